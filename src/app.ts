@@ -1,0 +1,25 @@
+import { Elysia } from 'elysia'
+import { buildContext, type Deps } from './context'
+import { accountRoutes } from './modules/accounts/routes'
+import { authRoutes } from './modules/auth/routes'
+import { healthRoutes } from './modules/health/routes'
+import { managerRoutes } from './modules/manager/routes'
+import { uploadRoutes } from './modules/uploads/routes'
+import { httpPlatform } from './platform/http'
+import { openapiPlugin } from './platform/openapi'
+
+/** Builds the HTTP app from explicit dependencies; no I/O happens here. */
+export function createApp(deps: Deps) {
+  const ctx = buildContext(deps)
+  const app = new Elysia({ name: 'trading-client-service', seed: ctx.instanceId })
+    .use(httpPlatform(ctx))
+    .use(openapiPlugin(ctx.instanceId, deps.loadAsset))
+    .use(healthRoutes(ctx))
+    .use(authRoutes(ctx))
+    .use(accountRoutes(ctx))
+    .use(uploadRoutes(ctx))
+    .use(managerRoutes(ctx))
+  return Object.assign(app, { ctx })
+}
+
+export type App = ReturnType<typeof createApp>

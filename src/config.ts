@@ -1,0 +1,121 @@
+import { z } from 'zod'
+
+/** Development-only signing secret; production refuses to start without its own JWT_SECRET. */
+const DEV_JWT_SECRET = 'dev-only-secret-change-me-0123456789abcdef'
+
+const bool = z
+  .enum(['1', '0', 'true', 'false', 'yes', 'no', 'on', 'off', ''])
+  .transform((v) => ['1', 'true', 'yes', 'on'].includes(v))
+
+const schema = z
+  .object({
+    APP_ENV: z.enum(['development', 'test', 'production']).default('development'),
+    PORT: z.coerce.number().int().min(0).max(65535).default(3000),
+    HOST: z.string().default('0.0.0.0'),
+    DATABASE_URL: z.string().min(1).default('file:data/app.db'),
+    DATABASE_AUTH_TOKEN: z.string().optional(),
+    JWT_SECRET: z.string().optional(),
+    JWT_ISSUER: z.string().min(1).default('trading-client-service'),
+    JWT_AUDIENCE: z.string().min(1).default('trading-client-api'),
+    TOKEN_TTL_SECONDS: z.coerce.number().int().min(60).max(30 * 86400).default(12 * 3600),
+    SESSION_COOKIE_NAME: z
+      .string()
+      .regex(/^[A-Za-z0-9_-]+$/)
+      .default('tcs_token'),
+    REDIS_URL: z.string().url().optional(),
+    UPSTASH_REDIS_REST_URL: z.string().url().optional(),
+    UPSTASH_REDIS_REST_TOKEN: z.string().optional(),
+    CACHE_TIMEOUT_MS: z.coerce.number().int().min(10).max(10_000).default(250),
+    TRUST_PROXY: bool.default(false),
+    MASTER_PASSWORD: z.string().min(12).optional(),
+    MASTER_PASSWORD_IN_PRODUCTION: bool.default(false),
+    UPLOAD_DIR: z.string().default('data/uploads'),
+    UPLOAD_MAX_BYTES: z.coerce
+      .number()
+      .int()
+      .min(1024)
+      .default(10 * 1024 * 1024),
+    SIGNIN_MAX_FAILURES: z.coerce.number().int().min(1).default(10),
+    SIGNIN_LOCK_SECONDS: z.coerce.number().int().min(1).default(15 * 60),
+    SEED_DEMO: bool.optional(),
+    LOG_LEVEL: z.enum(['debug', 'info', 'warn', 'error', 'silent']).default('info'),
+  })
+  .superRefine((env, ctx) => {
+    if (env.APP_ENV !== 'production') return
+    if (!env.JWT_SECRET || new TextEncoder().encode(env.JWT_SECRET).length < 32)
+      ctx.addIssue({
+        code: 'custom',
+        path: ['JWT_SECRET'],
+        message: 'JWT_SECRET of at least 32 bytes is required in production',
+      })
+    if (env.MASTER_PASSWORD && !env.MASTER_PASSWORD_IN_PRODUCTION)
+      ctx.addIssue({
+        code: 'custom',
+        path: ['MASTER_PASSWORD'],
+        message: 'MASTER_PASSWORD is refused in production unless MASTER_PASSWORD_IN_PRODUCTION=true',
+      })
+    if (env.SEED_DEMO)
+      ctx.addIssue({ code: 'custom', path: ['SEED_DEMO'], message: 'demo data is never seeded in production' })
+  })
+
+export type Env = z.infer<typeof schema>
+
+export interface Config {
+  env: Env['APP_ENV']
+  production: boolean
+  port: number
+  host: string
+  database: { url: string; authToken?: string }
+  jwt: { secret: string; issuer: string; audience: string; ttlSeconds: number; cookieName: string }
+  cache:
+    | { kind: 'memory' }
+    | { kind: 'redis'; url: string }
+    | { kind: 'upstash'; url: string; token: string }
+  cacheTimeoutMs: number
+  trustProxy: boolean
+  masterPassword?: string
+  upload: { dir: string; maxBytes: number }
+  signin: { maxFailures: number; lockSeconds: number }
+  seedDemo: boolean
+  logLevel: Env['LOG_LEVEL']
+}
+
+/** Parses the environment once; throws a readable error naming every bad variable. */
+export function loadConfig(source: Record<string, string | undefined> = process.env): Config {
+  const parsed = schema.safeParse(source)
+  if (!parsed.success) {
+    const lines = parsed.error.issues.map((i) => `  ${i.path.join('.') || '(env)'}: ${i.message}`)
+    throw new Error(`Invalid configuration:\n${lines.join('\n')}`)
+  }
+  const e = parsed.data
+  const production = e.APP_ENV === 'production'
+  let cache: Config['cache'] = { kind: 'memory' }
+  if (e.REDIS_URL) cache = { kind: 'redis', url: e.REDIS_URL }
+  else if (e.UPSTASH_REDIS_REST_URL) {
+    if (!e.UPSTASH_REDIS_REST_TOKEN)
+      throw new Error('Invalid configuration:\n  UPSTASH_REDIS_REST_TOKEN: required with UPSTASH_REDIS_REST_URL')
+    cache = { kind: 'upstash', url: e.UPSTASH_REDIS_REST_URL, token: e.UPSTASH_REDIS_REST_TOKEN }
+  }
+  return {
+    env: e.APP_ENV,
+    production,
+    port: e.PORT,
+    host: e.HOST,
+    database: { url: e.DATABASE_URL, authToken: e.DATABASE_AUTH_TOKEN },
+    jwt: {
+      secret: e.JWT_SECRET ?? DEV_JWT_SECRET,
+      issuer: e.JWT_ISSUER,
+      audience: e.JWT_AUDIENCE,
+      ttlSeconds: e.TOKEN_TTL_SECONDS,
+      cookieName: e.SESSION_COOKIE_NAME,
+    },
+    cache,
+    cacheTimeoutMs: e.CACHE_TIMEOUT_MS,
+    trustProxy: e.TRUST_PROXY,
+    masterPassword: e.MASTER_PASSWORD,
+    upload: { dir: e.UPLOAD_DIR, maxBytes: e.UPLOAD_MAX_BYTES },
+    signin: { maxFailures: e.SIGNIN_MAX_FAILURES, lockSeconds: e.SIGNIN_LOCK_SECONDS },
+    seedDemo: production ? false : (e.SEED_DEMO ?? true),
+    logLevel: e.LOG_LEVEL,
+  }
+}

@@ -1,0 +1,48 @@
+import { createApp } from '../app'
+import type { Config } from '../config'
+import { createStore } from '../platform/cache'
+import { type Clock, systemClock } from '../platform/clock'
+import { openDatabase } from '../platform/db/client'
+import { migrateDatabase } from '../platform/db/migrate'
+import { createLogger, type Logger } from '../platform/logger'
+import { LocalDiskStorage } from '../platform/storage/local'
+import { seedDemo } from '../seed/demo'
+import { loadAssetFromDisk } from './assets'
+
+/**
+ * Everything the Bun entry does, as a function tests and benchmarks can call: open the database,
+ * migrate, build the app, seed demo data outside production, listen.
+ */
+export async function startServer(config: Config, opts: { clock?: Clock; logger?: Logger } = {}) {
+  const logger = opts.logger ?? createLogger(config.logLevel)
+  const clock = opts.clock ?? systemClock
+  const database = await openDatabase(config.database.url, config.database.authToken)
+  await migrateDatabase(database.db)
+  const store = createStore(config, logger, clock)
+  const app = createApp({
+    config,
+    db: database.db,
+    store,
+    clock,
+    logger,
+    storage: new LocalDiskStorage(config.upload.dir),
+    loadAsset: loadAssetFromDisk,
+  })
+  if (config.seedDemo && (await seedDemo(app.ctx))) logger.log('info', 'demo data seeded')
+  app.listen({
+    hostname: config.host,
+    port: config.port,
+    maxRequestBodySize: config.upload.maxBytes + 1024 * 1024,
+  })
+  const port = app.server?.port ?? config.port
+  logger.log('info', 'listening', { url: `http://${config.host}:${port}`, env: config.env, cache: store.kind })
+  return {
+    app,
+    port,
+    async stop() {
+      await app.stop()
+      await store.close()
+      database.close()
+    },
+  }
+}

@@ -1,0 +1,106 @@
+import { and, desc, eq, lt } from 'drizzle-orm'
+import type { AppContext } from '../../context'
+import type { Brand } from '../../platform/brand/registry'
+import { epochSeconds } from '../../platform/clock'
+import { ApiError } from '../../platform/errors'
+import { enqueueEvent } from '../../platform/outbox'
+import { fromMinor } from './domain/money'
+import { operationView } from './ledger'
+import { accounts, balanceOperations, groups } from './schema'
+import { accountNotFound } from './service'
+
+export function groupView(g: typeof groups.$inferSelect) {
+  return {
+    id: g.id,
+    name: g.name,
+    account_mode: g.accountMode,
+    currency: g.currency,
+    leverage: g.leverage,
+    default_deposit: fromMinor(g.defaultDeposit, g.currency),
+    margin_call: g.marginCall,
+    stop_out: g.stopOut,
+  }
+}
+
+export async function listGroups(ctx: AppContext, brand: Brand) {
+  const rows = await ctx.db.select().from(groups).where(eq(groups.brandId, brand.id)).orderBy(groups.name)
+  return { rows: rows.map(groupView) }
+}
+
+export interface AccountSettings {
+  group?: string
+  leverage?: number
+  enable?: number
+  enable_read_only?: number
+  enable_change_password?: number
+  comment?: string
+}
+
+/** Staff change an account's group, leverage, flags or comment (brand-scoped). */
+export async function changeAccountSettings(ctx: AppContext, brand: Brand, login: number, s: AccountSettings) {
+  const updated = await ctx.db.transaction(async (tx) => {
+    let groupId: number | undefined
+    if (s.group !== undefined) {
+      const [g] = await tx
+        .select({ id: groups.id })
+        .from(groups)
+        .where(and(eq(groups.brandId, brand.id), eq(groups.name, s.group)))
+      if (!g) throw new ApiError(404, 'GROUP_NOT_FOUND', `group ${s.group} not found`)
+      groupId = g.id
+    }
+    const set = Object.fromEntries(
+      Object.entries({
+        groupId,
+        leverage: s.leverage,
+        enable: s.enable,
+        enableReadOnly: s.enable_read_only,
+        enableChangePassword: s.enable_change_password,
+        comment: s.comment,
+      }).filter(([, v]) => v !== undefined),
+    )
+    const now = ctx.clock.now()
+    const [row] = await tx
+      .update(accounts)
+      .set({ ...set, updateTime: epochSeconds(now) })
+      .where(and(eq(accounts.login, login), eq(accounts.brandId, brand.id)))
+      .returning({ login: accounts.login })
+    if (!row) throw accountNotFound()
+    await enqueueEvent(tx, brand.id, 'account.updated', { login, changes: s }, now)
+    return row
+  })
+  await ctx.accountsRead.invalidateAccount(updated.login)
+}
+
+/** The ledger of an account, newest first, with a cursor (the id of the last row seen). */
+export async function listOperations(
+  ctx: AppContext,
+  brand: Brand,
+  login: number,
+  page: { cursor?: number; limit: number },
+) {
+  const [acct] = await ctx.db
+    .select({ currency: groups.currency })
+    .from(accounts)
+    .innerJoin(groups, eq(groups.id, accounts.groupId))
+    .where(and(eq(accounts.login, login), eq(accounts.brandId, brand.id)))
+  if (!acct) throw accountNotFound()
+  const rows = await ctx.db
+    .select()
+    .from(balanceOperations)
+    .where(
+      and(
+        eq(balanceOperations.login, login),
+        eq(balanceOperations.brandId, brand.id),
+        page.cursor ? lt(balanceOperations.id, page.cursor) : undefined,
+      ),
+    )
+    .orderBy(desc(balanceOperations.id))
+    .limit(page.limit + 1)
+  const more = rows.length > page.limit
+  const items = rows.slice(0, page.limit)
+  return {
+    rows: items.map((r) => operationView(r, acct.currency)),
+    has_more: more,
+    next_cursor: more ? items[items.length - 1].id : null,
+  }
+}

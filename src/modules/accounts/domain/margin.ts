@@ -1,0 +1,37 @@
+/** Figures of an account in its currency (major units). */
+export interface MarginInputs {
+  balance: number
+  credit: number
+  /** Floating profit of open positions, already converted to the account currency. */
+  floatingProfit: number
+  /** Margin held by open positions, in the account currency. */
+  margin: number
+  commission: number
+  storage: number
+}
+
+export interface MarginSnapshot extends MarginInputs {
+  equity: number
+  margin_free: number
+  margin_level: number
+}
+
+const round2 = (x: number) => Math.round(x * 100) / 100
+
+/**
+ * equity = balance + credit + floating profit (swap and commission of open positions are part of their
+ * floating result); margin_level = equity / margin * 100, 0 without margin. Null when any figure is not a
+ * finite number, which the sign-in route reports as INVALID_MARGIN_LEVEL.
+ */
+export function marginSnapshot(i: MarginInputs): MarginSnapshot | null {
+  const values = [i.balance, i.credit, i.floatingProfit, i.margin, i.commission, i.storage]
+  if (!values.every(Number.isFinite) || i.margin < 0) return null
+  const equity = round2(i.balance + i.credit + i.floatingProfit + i.commission + i.storage)
+  return {
+    ...i,
+    equity,
+    margin: round2(i.margin),
+    margin_free: round2(equity - i.margin),
+    margin_level: i.margin > 0 ? round2((equity / i.margin) * 100) : 0,
+  }
+}

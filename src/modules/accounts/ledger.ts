@@ -1,0 +1,121 @@
+import { and, eq, sql } from 'drizzle-orm'
+import type { AppContext } from '../../context'
+import type { Tx } from '../../platform/db/client'
+import { isUniqueViolation } from '../../platform/db/errors'
+import { ApiError, invalid } from '../../platform/errors'
+import { enqueueEvent } from '../../platform/outbox'
+import { fromMinor, toMinor } from './domain/money'
+import { accounts, balanceOperations, groups } from './schema'
+import { accountNotFound } from './service'
+
+export const OPERATIONS = ['OP_BALANCE_IN', 'OP_BALANCE_OUT', 'OP_CREDIT_IN', 'OP_CREDIT_OUT'] as const
+export type Operation = (typeof OPERATIONS)[number]
+
+export interface BalanceOperationInput {
+  brandId: number
+  login: number
+  op: Operation
+  /** Positive amount in major units of the account currency; the sign follows the operation. */
+  amount: number
+  reason: string
+  comment?: string
+  apiData?: Record<string, unknown>
+  idempotencyKey?: string
+  createdBy: string
+}
+
+type OperationRow = typeof balanceOperations.$inferSelect
+
+export function operationView(row: OperationRow, currency: string) {
+  return {
+    id: row.id,
+    login: row.login,
+    op: row.op,
+    amount: fromMinor(row.amount, currency),
+    balance_after: fromMinor(row.balanceAfter, currency),
+    credit_after: fromMinor(row.creditAfter, currency),
+    currency,
+    reason: row.reason,
+    comment: row.comment,
+    api_data: row.apiData ? JSON.parse(row.apiData) : null,
+    idempotency_key: row.idempotencyKey,
+    created_by: row.createdBy,
+    created_time: Math.floor(row.createdAt / 1000),
+  }
+}
+
+/**
+ * Posts one ledger row and moves the account total in the same transaction (DESIGN rules 3 and 4):
+ * the total changes by a conditional UPDATE that refuses to go below zero, so two concurrent
+ * withdrawals can never both pass. A repeated idempotency key returns the first result.
+ */
+export async function postOperationTx(ctx: AppContext, tx: Tx, input: BalanceOperationInput) {
+  const [acct] = await tx
+    .select({ currency: groups.currency })
+    .from(accounts)
+    .innerJoin(groups, eq(groups.id, accounts.groupId))
+    .where(and(eq(accounts.login, input.login), eq(accounts.brandId, input.brandId)))
+  if (!acct) throw accountNotFound()
+  const minor = toMinor(input.amount, acct.currency)
+  if (minor === null || minor <= 0)
+    throw invalid(`amount: must be a positive amount with at most the decimals of ${acct.currency}`)
+
+  if (input.idempotencyKey) {
+    const [prior] = await tx
+      .select()
+      .from(balanceOperations)
+      .where(and(eq(balanceOperations.login, input.login), eq(balanceOperations.idempotencyKey, input.idempotencyKey)))
+    if (prior) return { row: prior, currency: acct.currency, idempotent: true }
+  }
+
+  const isCredit = input.op.startsWith('OP_CREDIT')
+  const delta = input.op.endsWith('_IN') ? minor : -minor
+  const column = isCredit ? accounts.credit : accounts.balance
+  const [after] = await tx
+    .update(accounts)
+    .set(isCredit ? { credit: sql`${accounts.credit} + ${delta}` } : { balance: sql`${accounts.balance} + ${delta}` })
+    .where(
+      and(eq(accounts.login, input.login), eq(accounts.brandId, input.brandId), sql`${column} + ${delta} >= 0`),
+    )
+    .returning({ balance: accounts.balance, credit: accounts.credit })
+  if (!after)
+    throw new ApiError(
+      400,
+      'NOT_ENOUGH_FUNDS',
+      `the ${isCredit ? 'credit' : 'balance'} of account ${input.login} is lower than ${input.amount}`,
+    )
+  const now = ctx.clock.now()
+  const [row] = await tx
+    .insert(balanceOperations)
+    .values({
+      brandId: input.brandId,
+      login: input.login,
+      op: input.op,
+      amount: delta,
+      balanceAfter: after.balance,
+      creditAfter: after.credit,
+      reason: input.reason,
+      comment: input.comment ?? '',
+      apiData: input.apiData ? JSON.stringify(input.apiData) : null,
+      idempotencyKey: input.idempotencyKey ?? null,
+      createdBy: input.createdBy,
+      createdAt: now,
+    })
+    .returning()
+  await enqueueEvent(tx, input.brandId, 'account.balance_operation', operationView(row, acct.currency), now)
+  return { row, currency: acct.currency, idempotent: false }
+}
+
+export async function postBalanceOperation(ctx: AppContext, input: BalanceOperationInput) {
+  let result: Awaited<ReturnType<typeof postOperationTx>>
+  try {
+    result = await ctx.db.transaction((tx) => postOperationTx(ctx, tx, input))
+  } catch (e) {
+    // Two requests raced with one idempotency key: the unique index let one through; answer with it.
+    if (input.idempotencyKey && isUniqueViolation(e))
+      result = await ctx.db.transaction((tx) => postOperationTx(ctx, tx, input))
+    else throw e
+  }
+  await ctx.accountsRead.invalidateAccount(input.login)
+  return { operation: operationView(result.row, result.currency), idempotent: result.idempotent }
+}

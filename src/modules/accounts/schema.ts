@@ -1,0 +1,79 @@
+import { index, integer, sqliteTable, text, uniqueIndex } from 'drizzle-orm/sqlite-core'
+
+export const groups = sqliteTable(
+  'groups',
+  {
+    id: integer('id').primaryKey({ autoIncrement: true }),
+    brandId: integer('brand_id').notNull(),
+    name: text('name').notNull(),
+    accountMode: text('account_mode', { enum: ['REAL', 'DEMO'] }).notNull(),
+    currency: text('currency').notNull(),
+    leverage: integer('leverage').notNull(),
+    /** Minor units of the group currency; credited to new DEMO accounts. */
+    defaultDeposit: integer('default_deposit').notNull().default(0),
+    marginCall: integer('margin_call').notNull().default(100),
+    stopOut: integer('stop_out').notNull().default(50),
+    createdAt: integer('created_at').notNull(),
+  },
+  (t) => [uniqueIndex('groups_brand_name').on(t.brandId, t.name)],
+)
+
+export const accounts = sqliteTable(
+  'accounts',
+  {
+    login: integer('login').primaryKey(),
+    brandId: integer('brand_id').notNull(),
+    customerId: integer('customer_id'),
+    /** No foreign key on purpose: an account whose group is gone answers GROUP_NOT_FOUND. */
+    groupId: integer('group_id').notNull(),
+    passwordHash: text('password_hash').notNull(),
+    enable: integer('enable').notNull().default(1),
+    enableReadOnly: integer('enable_read_only').notNull().default(0),
+    enableChangePassword: integer('enable_change_password').notNull().default(1),
+    leverage: integer('leverage').notNull(),
+    name: text('name').notNull().default(''),
+    email: text('email').notNull().default(''),
+    phone: text('phone').notNull().default(''),
+    address: text('address').notNull().default(''),
+    city: text('city').notNull().default(''),
+    state: text('state').notNull().default(''),
+    country: text('country').notNull().default(''),
+    zipcode: text('zipcode').notNull().default(''),
+    comment: text('comment').notNull().default(''),
+    avatar: text('avatar').notNull().default(''),
+    userColor: text('user_color').notNull().default(''),
+    /** Ledger totals in minor units, kept equal to the sum of balance_operations in the same transaction. */
+    balance: integer('balance').notNull().default(0),
+    credit: integer('credit').notNull().default(0),
+    prevBalance: integer('prev_balance').notNull().default(0),
+    prevMonthBalance: integer('prev_month_balance').notNull().default(0),
+    regdate: integer('regdate').notNull(),
+    updateTime: integer('update_time').notNull(),
+  },
+  (t) => [index('accounts_brand_customer').on(t.brandId, t.customerId)],
+)
+
+/** The ledger. One row per balance or credit movement; never updated, never deleted. */
+export const balanceOperations = sqliteTable(
+  'balance_operations',
+  {
+    id: integer('id').primaryKey({ autoIncrement: true }),
+    brandId: integer('brand_id').notNull(),
+    login: integer('login').notNull(),
+    op: text('op', { enum: ['OP_BALANCE_IN', 'OP_BALANCE_OUT', 'OP_CREDIT_IN', 'OP_CREDIT_OUT'] }).notNull(),
+    /** Signed minor units: negative for *_OUT. */
+    amount: integer('amount').notNull(),
+    balanceAfter: integer('balance_after').notNull(),
+    creditAfter: integer('credit_after').notNull(),
+    reason: text('reason').notNull(),
+    comment: text('comment').notNull().default(''),
+    apiData: text('api_data'),
+    idempotencyKey: text('idempotency_key'),
+    createdBy: text('created_by').notNull(),
+    createdAt: integer('created_at').notNull(),
+  },
+  (t) => [
+    index('balance_operations_login').on(t.login, t.id),
+    uniqueIndex('balance_operations_idem').on(t.login, t.idempotencyKey),
+  ],
+)

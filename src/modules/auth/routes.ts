@@ -1,0 +1,184 @@
+import { Elysia, t } from 'elysia'
+import type { AppContext } from '../../context'
+import { ANY_SESSION, STAFF_SESSIONS } from '../../platform/auth/session'
+import { doc, errors } from '../../platform/openapi'
+import { Login, Ok, Password } from '../../platform/schemas'
+import { security } from '../../platform/security'
+import {
+  customerProfile,
+  registerCustomer,
+  setAccountPassword,
+  signInAccount,
+  signInCustomer,
+  signInStaff,
+  signOut,
+} from './service'
+
+const SignInResult = t.Object({
+  id: t.Integer(),
+  login: t.Integer(),
+  regdate: t.Integer({ description: 'epoch seconds' }),
+  leverage: t.Integer(),
+  email: t.String(),
+  avatar: t.String(),
+  name: t.String(),
+  phone: t.String(),
+  address: t.String(),
+  city: t.String(),
+  state: t.String(),
+  country: t.String(),
+  zipcode: t.String(),
+  group: t.String(),
+  currency: t.String(),
+  session_type: t.String(),
+  expires_at: t.Integer({ description: 'token expiry, epoch seconds' }),
+  __token: t.String({ description: 'The JWT; also set as an HttpOnly cookie' }),
+})
+
+const Customer = t.Object({
+  id: t.Integer(),
+  email: t.String(),
+  name: t.String(),
+  phone: t.String(),
+  country: t.String(),
+  deposit_allowed: t.Integer(),
+  withdrawal_allowed: t.Integer(),
+  accounts: t.Array(t.Integer(), { description: 'logins of the trading accounts the customer owns' }),
+})
+const CustomerSession = t.Composite([
+  Customer,
+  t.Object({ session_type: t.String(), expires_at: t.Integer(), __token: t.String() }),
+])
+
+const StaffSession = t.Object({
+  id: t.Integer(),
+  login: t.Integer(),
+  name: t.String(),
+  role: t.Union([t.Literal('MANAGER'), t.Literal('ADMIN'), t.Literal('DEALER')]),
+  session_type: t.String(),
+  expires_at: t.Integer(),
+  __token: t.String(),
+})
+
+const Attribution = t.Record(t.String({ pattern: '^[a-z][a-z0-9_]{0,31}$' }), t.String({ maxLength: 256 }), {
+  description: 'public attribution values (campaign, affiliate, link, utm_*, sub ids); not credentials',
+  maxProperties: 20,
+})
+
+export const authRoutes = (ctx: AppContext) => {
+  const cookieName = ctx.config.jwt.cookieName
+  const setSessionCookie = (cookie: Record<string, any>, token: string) =>
+    cookie[cookieName].set({
+      value: token,
+      httpOnly: true,
+      secure: ctx.config.production,
+      sameSite: 'lax',
+      path: '/',
+      maxAge: ctx.config.jwt.ttlSeconds,
+    })
+
+  return new Elysia({ name: 'auth-routes', seed: ctx.instanceId })
+    .use(security(ctx))
+    .post(
+      '/sign/in',
+      async ({ body, brand, cookie, clientIp, requestId }) => {
+        const r = await signInAccount(ctx, brand, body, { ip: clientIp, requestId })
+        setSessionCookie(cookie, r.token)
+        return r.body
+      },
+      {
+        brand: true,
+        body: t.Object({ login: Login, password: Password }),
+        response: { 200: SignInResult, ...errors(400, 402, 403, 404, 429) },
+        detail: {
+          ...doc('Auth', 'Sign in with a trading account', {
+            secured: false,
+            description:
+              'Returns the JWT in `__token` and sets it as an HttpOnly cookie. Errors: 400 INVALID_DATA, ' +
+              '400 INVALID_MARGIN_LEVEL, 402 USER_DISABLED, 403 USER_NOT_FOUND_OR_INCORRECT (also for an ' +
+              'account of another brand), 404 GROUP_NOT_FOUND, 429 TOO_MANY_ATTEMPTS after repeated failures.',
+          }),
+        },
+      },
+    )
+    .post(
+      '/customer/sign/in',
+      async ({ body, brand, cookie, clientIp, requestId }) => {
+        const r = await signInCustomer(ctx, brand, body, { ip: clientIp, requestId })
+        setSessionCookie(cookie, r.token)
+        return r.body
+      },
+      {
+        brand: true,
+        body: t.Object({ email: t.String({ format: 'email', maxLength: 254 }), password: Password }),
+        response: { 200: CustomerSession, ...errors(400, 402, 403, 429) },
+        detail: doc('Auth', 'Sign in as a customer (SESSION_CUSTOMER)', { secured: false }),
+      },
+    )
+    .post(
+      '/customer/register',
+      async ({ body, brand, cookie }) => {
+        const r = await registerCustomer(ctx, brand, body)
+        setSessionCookie(cookie, r.token)
+        return r.body
+      },
+      {
+        brand: true,
+        body: t.Object({
+          email: t.String({ format: 'email', maxLength: 254 }),
+          password: Password,
+          name: t.String({ minLength: 1, maxLength: 128 }),
+          phone: t.Optional(t.String({ maxLength: 64 })),
+          country: t.Optional(t.String({ maxLength: 128 })),
+          attribution: t.Optional(Attribution),
+        }),
+        response: { 200: CustomerSession, ...errors(400, 409) },
+        detail: doc('Auth', 'Register a customer and sign it in', {
+          secured: false,
+          description: '409 EMAIL_ALREADY_REGISTERED when the email exists in this brand.',
+        }),
+      },
+    )
+    .get('/customer/me', ({ brand, session }) => customerProfile(ctx, brand, session), {
+      auth: { roles: ['SESSION_CUSTOMER'] },
+      response: { 200: Customer, ...errors(401, 403, 404) },
+      detail: doc('Auth', 'Current customer profile and its account logins'),
+    })
+    .post(
+      '/manager/sign/in',
+      async ({ body, brand, cookie, clientIp, requestId }) => {
+        const r = await signInStaff(ctx, brand, body, { ip: clientIp, requestId })
+        setSessionCookie(cookie, r.token)
+        return r.body
+      },
+      {
+        brand: true,
+        body: t.Object({ login: Login, password: Password }),
+        response: { 200: StaffSession, ...errors(400, 402, 403, 429) },
+        detail: doc('Auth', 'Sign in as staff (SESSION_MANAGER, SESSION_ADMIN or SESSION_DEALER)', {
+          secured: false,
+        }),
+      },
+    )
+    .post(
+      '/sign/out',
+      async ({ session, cookie }) => {
+        await signOut(ctx, session)
+        cookie[cookieName].remove()
+        return { data: 'OK' as const }
+      },
+      {
+        auth: { roles: ANY_SESSION },
+        response: { 200: Ok, ...errors(401) },
+        detail: doc('Auth', 'Sign out: revoke the token and clear the cookie'),
+      },
+    )
+    .put('/password', ({ body, brand }) => setAccountPassword(ctx, brand, body), {
+      auth: { roles: STAFF_SESSIONS },
+      body: t.Object({ login: Login, password: Password }),
+      response: { 200: t.Object({ login: t.Literal('OK') }), ...errors(400, 401, 403) },
+      detail: doc('Auth', "Set a trading account's password (staff)", {
+        description: '401 UPDATE_PASSWORD_ERROR when the account does not exist in this brand or the update fails.',
+      }),
+    })
+}

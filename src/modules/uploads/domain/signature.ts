@@ -1,0 +1,103 @@
+import { XMLParser, XMLValidator } from 'fast-xml-parser'
+import { fileTypeFromBuffer } from 'file-type'
+
+export const AVATAR_EXTENSIONS = ['png', 'jpg', 'jpeg', 'webp', 'gif'] as const
+export const GENERAL_EXTENSIONS = [
+  'png',
+  'jpg',
+  'jpeg',
+  'gif',
+  'webp',
+  'svg',
+  'ico',
+  'pdf',
+  'txt',
+  'csv',
+  'doc',
+  'docx',
+  'xls',
+  'xlsx',
+] as const
+
+/** The format file-type must recognize in the content for each allowed extension. */
+const BINARY_SIGNATURE: Record<string, { ext: string; mime: string }> = {
+  png: { ext: 'png', mime: 'image/png' },
+  jpg: { ext: 'jpg', mime: 'image/jpeg' },
+  jpeg: { ext: 'jpg', mime: 'image/jpeg' },
+  gif: { ext: 'gif', mime: 'image/gif' },
+  webp: { ext: 'webp', mime: 'image/webp' },
+  ico: { ext: 'ico', mime: 'image/x-icon' },
+  pdf: { ext: 'pdf', mime: 'application/pdf' },
+  doc: { ext: 'cfb', mime: 'application/msword' },
+  xls: { ext: 'cfb', mime: 'application/vnd.ms-excel' },
+  docx: { ext: 'docx', mime: 'application/vnd.openxmlformats-officedocument.wordprocessingml.document' },
+  xlsx: { ext: 'xlsx', mime: 'application/vnd.openxmlformats-officedocument.spreadsheetml.sheet' },
+}
+
+/** Markup that makes a file dangerous when a browser sniffs it (polyglots, disguised pages). */
+const ACTIVE_MARKUP = /<\s*(script|html|body|iframe|object|embed|svg|\?php)\b|<!doctype\s+html|javascript:/i
+const PDF_ACTIVE = /\/(JavaScript|JS|Launch|EmbeddedFile|OpenAction)\b/
+const SVG_ACTIVE = /<\s*(script|foreignObject|iframe|embed|object)\b|\son[a-z]+\s*=|javascript:|data:text\/html/i
+
+export type Verdict = { ok: true; signature: string; contentType: string } | { ok: false; reason: string }
+
+export function extensionOf(name: string): string {
+  const dot = name.lastIndexOf('.')
+  return dot === -1 ? '' : name.slice(dot + 1).toLowerCase()
+}
+
+function decodeUtf8(bytes: Uint8Array): string | null {
+  try {
+    return new TextDecoder('utf-8', { fatal: true }).decode(bytes)
+  } catch {
+    return null
+  }
+}
+
+// biome-ignore lint/suspicious/noControlCharactersInRegex: detecting control characters is the point
+const CONTROL = /[\u0000-\u0008\u000B\u000E-\u001F\u007F]/
+
+function checkText(bytes: Uint8Array, ext: 'txt' | 'csv'): Verdict {
+  const text = decodeUtf8(bytes)
+  if (text === null) return { ok: false, reason: 'not valid UTF-8 text' }
+  if (CONTROL.test(text)) return { ok: false, reason: 'binary content in a text file' }
+  if (ACTIVE_MARKUP.test(text)) return { ok: false, reason: 'text contains active markup' }
+  return { ok: true, signature: ext, contentType: ext === 'csv' ? 'text/csv; charset=utf-8' : 'text/plain; charset=utf-8' }
+}
+
+function checkSvg(bytes: Uint8Array): Verdict {
+  const text = decodeUtf8(bytes)
+  if (text === null) return { ok: false, reason: 'not valid UTF-8 XML' }
+  if (XMLValidator.validate(text) !== true) return { ok: false, reason: 'not well-formed XML' }
+  const doc = new XMLParser({ ignoreAttributes: true, ignoreDeclaration: true, ignorePiTags: true }).parse(text)
+  const roots = Object.keys(doc).filter((k) => !k.startsWith('#') && !k.startsWith('?') && !k.startsWith('!'))
+  if (roots.length !== 1 || roots[0] !== 'svg') return { ok: false, reason: 'the XML root is not <svg>' }
+  if (SVG_ACTIVE.test(text) || /<!ENTITY/i.test(text)) return { ok: false, reason: 'SVG contains active content' }
+  return { ok: true, signature: 'svg', contentType: 'image/svg+xml' }
+}
+
+/**
+ * Decides from the content, never from the name alone, whether `bytes` are a file of extension `ext`
+ * (pure; async only because file-type is).
+ */
+export async function inspect(bytes: Uint8Array, ext: string): Promise<Verdict> {
+  if (bytes.length === 0) return { ok: false, reason: 'the file is empty' }
+  if (ext === 'txt' || ext === 'csv') return checkText(bytes, ext)
+  if (ext === 'svg') return checkSvg(bytes)
+  const want = BINARY_SIGNATURE[ext]
+  if (!want) return { ok: false, reason: `extension .${ext} is not allowed` }
+  const found = await fileTypeFromBuffer(bytes)
+  if (!found || found.ext !== want.ext)
+    return { ok: false, reason: `content is ${found ? found.ext : 'unrecognized'}, not .${ext}` }
+  const latin1 = new TextDecoder('latin1').decode(bytes)
+  if (ACTIVE_MARKUP.test(latin1)) return { ok: false, reason: 'file embeds active markup (polyglot)' }
+  if (ext === 'pdf' && PDF_ACTIVE.test(latin1)) return { ok: false, reason: 'PDF contains active content' }
+  return { ok: true, signature: want.ext, contentType: want.mime }
+}
+
+/** The original name as shown back: base name only, no control or path characters, at most 255 chars. */
+export function cleanOriginalName(name: string): string {
+  const base = name.split(/[\\/]/).pop() ?? ''
+  // biome-ignore lint/suspicious/noControlCharactersInRegex: stripping control characters is the point
+  return base.replace(/[\u0000-\u001F\u007F"<>]/g, '').slice(0, 255) || 'file'
+}

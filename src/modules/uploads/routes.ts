@@ -1,0 +1,69 @@
+import { Elysia, t } from 'elysia'
+import type { AppContext } from '../../context'
+import { ANY_SESSION } from '../../platform/auth/session'
+import { doc, errors } from '../../platform/openapi'
+import { security } from '../../platform/security'
+import { downloadUpload, listUploads, PURPOSES, uploadFile } from './service'
+
+const Purpose = t.UnionEnum(
+  PURPOSES,
+  { description: 'account_avatar (png, jpg, jpeg, webp, gif), kyc_document or attachment (general list)' },
+)
+
+const FileEntry = t.Object({
+  uuid: t.String(),
+  storage_name: t.String(),
+  original_name: t.String(),
+  extension: t.String(),
+  signature: t.String({ description: 'format recognized from the content' }),
+  content_type: t.String(),
+  file_size: t.Integer(),
+  checksum: t.String({ description: 'SHA-256, hex' }),
+})
+
+const UploadResult = t.Object({
+  file_name: t.String(),
+  file_id: t.String({ description: 'the uuid' }),
+  files: t.Array(FileEntry),
+  avatar: t.Optional(t.String({ description: 'avatar reference for PUT /account/me (account_avatar only)' })),
+})
+
+const ListEntry = t.Object({
+  uuid: t.String(),
+  file_name: t.String(),
+  original_name: t.String(),
+  content_type: t.String(),
+  file_size: t.Integer(),
+  scope: t.Integer({ description: '1 trading account, 2 customer, 3 staff' }),
+  purpose: t.String(),
+  created_time: t.Integer(),
+})
+
+export const uploadRoutes = (ctx: AppContext) =>
+  new Elysia({ name: 'upload-routes', seed: ctx.instanceId })
+    .use(security(ctx))
+    .post('/upload', ({ brand, session, body }) => uploadFile(ctx, brand, session, body.file, body.purpose), {
+      auth: { roles: ANY_SESSION },
+      type: 'multipart/form-data',
+      body: t.Object({ file: t.File(), purpose: Purpose }),
+      response: { 200: UploadResult, ...errors(400, 401, 403, 413, 500) },
+      detail: doc('Uploads', 'Upload a file', {
+        description:
+          `The real signature is checked (not the extension alone); at most ${ctx.config.upload.maxBytes} ` +
+          'bytes (413 PAYLOAD_TOO_LARGE). Stored under a generated uuid name with the original extension.',
+      }),
+    })
+    .get('/upload/list', ({ brand, session, query }) => listUploads(ctx, brand, session, query.purpose), {
+      auth: { roles: ANY_SESSION },
+      query: t.Object({ purpose: t.Optional(Purpose) }),
+      response: { 200: t.Object({ rows: t.Array(ListEntry) }), ...errors(400, 401, 403) },
+      detail: doc('Uploads', "List the session's own uploads, newest first"),
+    })
+    .get('/upload/:uuid', ({ brand, session, params }) => downloadUpload(ctx, brand, session, params.uuid), {
+      auth: { roles: ANY_SESSION },
+      params: t.Object({ uuid: t.String({ format: 'uuid' }) }),
+      response: { 200: t.File({ description: 'the file; SVG and documents as attachments' }), ...errors(400, 401, 404) },
+      detail: doc('Uploads', 'Download one of your own uploads', {
+        description: "Served with a restrictive CSP and nosniff; another principal's file answers 404.",
+      }),
+    })

@@ -1,0 +1,134 @@
+import { and, desc, eq } from 'drizzle-orm'
+import type { AppContext } from '../../context'
+import type { Session } from '../../platform/auth/session'
+import type { Brand } from '../../platform/brand/registry'
+import type { Queryable } from '../../platform/db/client'
+import { ApiError, invalid } from '../../platform/errors'
+import { AVATAR_EXTENSIONS, cleanOriginalName, extensionOf, GENERAL_EXTENSIONS, inspect } from './domain/signature'
+import { uploads } from './schema'
+
+export const PURPOSES = ['account_avatar', 'kyc_document', 'attachment'] as const
+export type Purpose = (typeof PURPOSES)[number]
+
+/** Uploads belong to the session's principal: 1 account login, 2 customer, 3 staff member. */
+export function ownerOf(session: Session): { scope: number; ownerId: number } {
+  if (session.type === 'SESSION_USER') return { scope: 1, ownerId: session.login! }
+  if (session.type === 'SESSION_CUSTOMER') return { scope: 2, ownerId: session.customerId! }
+  return { scope: 3, ownerId: session.staffId! }
+}
+
+type UploadRow = typeof uploads.$inferSelect
+
+export const listEntry = (r: UploadRow) => ({
+  uuid: r.uuid,
+  file_name: r.fileName,
+  original_name: r.originalName,
+  content_type: r.contentType,
+  file_size: r.fileSize,
+  scope: r.scope,
+  purpose: r.purpose,
+  created_time: Math.floor(r.createdAt / 1000),
+})
+
+export async function uploadFile(ctx: AppContext, brand: Brand, session: Session, file: File, purpose: Purpose) {
+  if (file.size > ctx.config.upload.maxBytes)
+    throw new ApiError(413, 'PAYLOAD_TOO_LARGE', `file: larger than ${ctx.config.upload.maxBytes} bytes`)
+  const originalName = cleanOriginalName(file.name)
+  const ext = extensionOf(originalName)
+  const allowed: readonly string[] = purpose === 'account_avatar' ? AVATAR_EXTENSIONS : GENERAL_EXTENSIONS
+  if (!allowed.includes(ext))
+    throw invalid(`file: extension .${ext || '(none)'} is not allowed for ${purpose} (allowed: ${allowed.join(', ')})`)
+  const bytes = new Uint8Array(await file.arrayBuffer())
+  const verdict = await inspect(bytes, ext)
+  if (!verdict.ok) throw invalid(`file: ${verdict.reason}`)
+
+  const uuid = crypto.randomUUID()
+  const storageName = `${uuid}.${ext}`
+  const checksum = new Bun.CryptoHasher('sha256').update(bytes).digest('hex')
+  const { scope, ownerId } = ownerOf(session)
+  await ctx.storage.put(storageName, bytes, verdict.contentType)
+  try {
+    await ctx.db.insert(uploads).values({
+      uuid,
+      brandId: brand.id,
+      scope,
+      ownerId,
+      purpose,
+      fileName: storageName,
+      originalName,
+      extension: ext,
+      contentType: verdict.contentType,
+      fileSize: bytes.length,
+      checksum,
+      signature: verdict.signature,
+      createdAt: ctx.clock.now(),
+    })
+  } catch (e) {
+    // Nothing half-written: no metadata, no orphan file.
+    await ctx.storage.delete(storageName).catch(() => {})
+    throw e
+  }
+  return {
+    file_name: storageName,
+    file_id: uuid,
+    files: [
+      {
+        uuid,
+        storage_name: storageName,
+        original_name: originalName,
+        extension: ext,
+        signature: verdict.signature,
+        content_type: verdict.contentType,
+        file_size: bytes.length,
+        checksum,
+      },
+    ],
+    ...(purpose === 'account_avatar' ? { avatar: uuid } : {}),
+  }
+}
+
+const ownedBy = (brand: Brand, session: Session) => {
+  const { scope, ownerId } = ownerOf(session)
+  return and(eq(uploads.brandId, brand.id), eq(uploads.scope, scope), eq(uploads.ownerId, ownerId))
+}
+
+export async function listUploads(ctx: AppContext, brand: Brand, session: Session, purpose?: Purpose) {
+  const rows = await ctx.db
+    .select()
+    .from(uploads)
+    .where(and(ownedBy(brand, session), purpose ? eq(uploads.purpose, purpose) : undefined))
+    .orderBy(desc(uploads.createdAt))
+    .limit(500)
+  return { rows: rows.map(listEntry) }
+}
+
+export async function downloadUpload(ctx: AppContext, brand: Brand, session: Session, uuid: string) {
+  const [row] = await ctx.db
+    .select()
+    .from(uploads)
+    .where(and(eq(uploads.uuid, uuid), ownedBy(brand, session)))
+  const notFound = new ApiError(404, 'FILE_NOT_FOUND', 'file not found')
+  if (!row) throw notFound
+  const bytes = await ctx.storage.get(row.fileName)
+  if (!bytes) throw notFound
+  const inline = row.contentType.startsWith('image/') && row.signature !== 'svg'
+  return new Response(bytes as Uint8Array<ArrayBuffer>, {
+    headers: {
+      'content-type': row.contentType,
+      'content-length': String(bytes.length),
+      'content-disposition': `${inline ? 'inline' : 'attachment'}; filename="${row.fileName}"`,
+      'content-security-policy': "default-src 'none'; sandbox",
+      'x-content-type-options': 'nosniff',
+      'cache-control': 'private, max-age=300',
+    },
+  })
+}
+
+/** PUT /account/me accepts an avatar only if it is an account_avatar upload of the same principal. */
+export async function avatarBelongs(db: Queryable, brand: Brand, session: Session, _login: number, ref: string) {
+  const [row] = await db
+    .select({ uuid: uploads.uuid })
+    .from(uploads)
+    .where(and(eq(uploads.uuid, ref), eq(uploads.purpose, 'account_avatar'), ownedBy(brand, session)))
+  return !!row
+}

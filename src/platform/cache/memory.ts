@@ -1,0 +1,75 @@
+import { type Clock, systemClock } from '../clock'
+import type { KeyValueStore } from './store'
+
+interface Entry {
+  value: string
+  expiresAt: number
+}
+
+/** In-process store for a single instance (the embedded default). Expired entries are swept lazily. */
+export class MemoryStore implements KeyValueStore {
+  readonly kind = 'memory' as const
+  private readonly map = new Map<string, Entry>()
+  private writes = 0
+
+  constructor(private readonly clock: Clock = systemClock) {}
+
+  private live(key: string): Entry | undefined {
+    const e = this.map.get(key)
+    if (!e) return undefined
+    if (e.expiresAt <= this.clock.now()) {
+      this.map.delete(key)
+      return undefined
+    }
+    return e
+  }
+
+  private sweep() {
+    if (++this.writes % 1024 !== 0) return
+    const now = this.clock.now()
+    for (const [k, e] of this.map) if (e.expiresAt <= now) this.map.delete(k)
+  }
+
+  /** Synchronous read for hot paths that know the store is in-process. */
+  peek(key: string): string | null {
+    return this.live(key)?.value ?? null
+  }
+
+  async get(key: string) {
+    return this.peek(key)
+  }
+
+  async set(key: string, value: string, ttlMs?: number) {
+    this.sweep()
+    this.map.set(key, { value, expiresAt: ttlMs === undefined ? Number.POSITIVE_INFINITY : this.clock.now() + ttlMs })
+  }
+
+  async setNX(key: string, value: string, ttlMs: number) {
+    if (this.live(key)) return false
+    await this.set(key, value, ttlMs)
+    return true
+  }
+
+  async del(...keys: string[]) {
+    for (const k of keys) this.map.delete(k)
+  }
+
+  async incr(key: string, ttlMs: number) {
+    const e = this.live(key)
+    if (!e) {
+      await this.set(key, '1', ttlMs)
+      return 1
+    }
+    const n = Number(e.value) + 1
+    e.value = String(n)
+    return n
+  }
+
+  async ping() {
+    return true
+  }
+
+  async close() {
+    this.map.clear()
+  }
+}

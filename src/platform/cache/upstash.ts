@@ -1,0 +1,42 @@
+import { Redis } from '@upstash/redis'
+import { INCR_WITH_TTL, type KeyValueStore } from './store'
+
+/** Upstash Redis over its REST protocol, for the edge where TCP sockets are not the norm. */
+export class UpstashStore implements KeyValueStore {
+  readonly kind = 'upstash' as const
+  private readonly client: Redis
+
+  constructor(url: string, token: string) {
+    this.client = new Redis({ url, token, automaticDeserialization: false, retry: false })
+  }
+
+  async get(key: string) {
+    const v = await this.client.get<string>(key)
+    return v ?? null
+  }
+
+  async set(key: string, value: string, ttlMs?: number) {
+    if (ttlMs === undefined) await this.client.set(key, value)
+    else await this.client.set(key, value, { px: Math.max(1, Math.ceil(ttlMs)) })
+  }
+
+  async setNX(key: string, value: string, ttlMs: number) {
+    const r = await this.client.set(key, value, { px: Math.max(1, Math.ceil(ttlMs)), nx: true })
+    return r === 'OK'
+  }
+
+  async del(...keys: string[]) {
+    if (keys.length) await this.client.del(...keys)
+  }
+
+  async incr(key: string, ttlMs: number) {
+    const r = await this.client.eval(INCR_WITH_TTL, [key], [String(Math.max(1, Math.ceil(ttlMs)))])
+    return Number(r)
+  }
+
+  async ping() {
+    return (await this.client.ping()) === 'PONG'
+  }
+
+  async close() {}
+}

@@ -1,0 +1,3 @@
+declare module 'swagger-ui-dist' {
+  export function getAbsoluteFSPath(): string
+}
