@@ -181,11 +181,13 @@ export async function updateProfile(
     userColor: input.user_color,
   }
   const set = Object.fromEntries(Object.entries(fields).filter(([, v]) => v !== undefined))
-  const [row] = await ctx.db
-    .update(accounts)
-    .set({ ...set, updateTime: now })
-    .where(and(eq(accounts.login, account.login), eq(accounts.brandId, brand.id)))
-    .returning()
+  const [row] = await ctx.db.transaction((tx) =>
+    tx
+      .update(accounts)
+      .set({ ...set, updateTime: now })
+      .where(and(eq(accounts.login, account.login), eq(accounts.brandId, brand.id)))
+      .returning(),
+  )
   if (!row) throw accountNotFound()
   await ctx.accountsRead.invalidateAccount(row.login)
   return {

@@ -164,7 +164,7 @@ export const authRoutes = (ctx: AppContext) => {
       '/sign/out',
       async ({ session, cookie }) => {
         await signOut(ctx, session)
-        cookie[cookieName].remove()
+        cookie[cookieName].set({ value: '', maxAge: 0, expires: new Date(0), path: '/', httpOnly: true, sameSite: 'lax' })
         return { data: 'OK' as const }
       },
       {

@@ -259,11 +259,13 @@ export async function setAccountPassword(ctx: AppContext, brand: Brand, input: {
   const passwordHash = await hashPassword(input.password)
   let updated: { login: number }[]
   try {
-    updated = await ctx.db
-      .update(accounts)
-      .set({ passwordHash })
-      .where(and(eq(accounts.login, input.login), eq(accounts.brandId, brand.id)))
-      .returning({ login: accounts.login })
+    updated = await ctx.db.transaction((tx) =>
+      tx
+        .update(accounts)
+        .set({ passwordHash })
+        .where(and(eq(accounts.login, input.login), eq(accounts.brandId, brand.id)))
+        .returning({ login: accounts.login }),
+    )
   } catch (e) {
     throw new ApiError(401, 'UPDATE_PASSWORD_ERROR', `password update failed: ${(e as Error).message}`)
   }

@@ -48,7 +48,7 @@ export async function uploadFile(ctx: AppContext, brand: Brand, session: Session
   const { scope, ownerId } = ownerOf(session)
   await ctx.storage.put(storageName, bytes, verdict.contentType)
   try {
-    await ctx.db.insert(uploads).values({
+    await ctx.db.transaction((tx) => tx.insert(uploads).values({
       uuid,
       brandId: brand.id,
       scope,
@@ -62,7 +62,7 @@ export async function uploadFile(ctx: AppContext, brand: Brand, session: Session
       checksum,
       signature: verdict.signature,
       createdAt: ctx.clock.now(),
-    })
+    }))
   } catch (e) {
     // Nothing half-written: no metadata, no orphan file.
     await ctx.storage.delete(storageName).catch(() => {})

@@ -30,10 +30,28 @@ export async function openDatabase(url: string, authToken?: string): Promise<Dat
   const path = filePath(url)
   if (path && path !== ':memory:') mkdirSync(dirname(path), { recursive: true })
   const client = createClient({ url, authToken, intMode: 'number', timeout: 5, concurrency: 8 } as never)
+  const db = makeDrizzle(client)
   if (path) {
     await client.execute('PRAGMA journal_mode = WAL')
     await client.execute('PRAGMA synchronous = NORMAL')
     await client.execute('PRAGMA busy_timeout = 5000')
+    serializeWrites(db)
   }
-  return { client, db: makeDrizzle(client), close: () => client.close() }
+  return { client, db, close: () => client.close() }
+}
+
+/**
+ * The local libSQL driver is synchronous: a second connection waiting on SQLite's write lock blocks the
+ * only JS thread, so the transaction holding the lock can never commit (an in-process deadlock until the
+ * busy timeout). Write transactions of one process therefore queue here; other processes still
+ * coordinate through SQLite's lock. Every write in this code base runs inside `db.transaction`.
+ */
+function serializeWrites(db: Db) {
+  const original = db.transaction.bind(db)
+  let tail: Promise<unknown> = Promise.resolve()
+  db.transaction = ((fn: never, config?: never) => {
+    const run = tail.then(() => original(fn, config))
+    tail = run.catch(() => {})
+    return run
+  }) as Db['transaction']
 }

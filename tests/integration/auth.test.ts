@@ -1,0 +1,259 @@
+import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
+import { eq } from 'drizzle-orm'
+import { groups } from '../../src/modules/accounts/schema'
+import { makeTestApp, type TestApp } from '../support/app'
+
+let t: TestApp
+beforeAll(async () => {
+  t = await makeTestApp()
+})
+afterAll(() => t.close())
+
+describe('POST /sign/in (spec 4.1)', () => {
+  test('200 returns every field of 2.4, the JWT in __token and in an HttpOnly SameSite=Lax cookie', async () => {
+    const r = await t.request('POST', '/sign/in', { body: { login: 100001, password: 'demo-pass-1' } })
+    expect(r.status).toBe(200)
+    for (const f of ['id', 'login', 'regdate', 'leverage']) expect(Number.isInteger(r.json[f])).toBe(true)
+    for (const f of ['email', 'avatar', 'name', 'phone', 'address', 'city', 'state', 'country', 'zipcode', 'group', 'currency', '__token'])
+      expect(typeof r.json[f]).toBe('string')
+    expect(r.json).toMatchObject({ login: 100001, group: 'real\\USD', currency: 'USD', leverage: 100 })
+    const cookie = r.headers.get('set-cookie') ?? ''
+    expect(cookie).toContain(`tcs_token=${r.json.__token}`)
+    expect(cookie).toMatch(/HttpOnly/i)
+    expect(cookie).toMatch(/SameSite=Lax/i)
+    expect(cookie).not.toMatch(/Secure/i)
+    expect(r.headers.get('x-request-id')).toBeTruthy()
+  })
+
+  test.each([
+    [{ login: -1, password: 'demo-pass-1' }, 'login'],
+    [{ login: 'abc', password: 'demo-pass-1' }, 'login'],
+    [{ login: 1.5, password: 'demo-pass-1' }, 'login'],
+    [{ password: 'demo-pass-1' }, 'login'],
+    [{ login: 100001, password: '12345' }, 'password'],
+    [{ login: 100001, password: 'x'.repeat(65) }, 'password'],
+    [{ login: 100001 }, 'password'],
+  ])('400 INVALID_DATA naming the field for %j', async (body, field) => {
+    const r = await t.request('POST', '/sign/in', { body })
+    expect(r.status).toBe(400)
+    expect(r.json.error).toBe('INVALID_DATA')
+    expect(r.json.message).toContain(field)
+  })
+
+  test('400 INVALID_DATA for malformed JSON', async () => {
+    const r = await t.request('POST', '/sign/in', { body: '{"login":', headers: { 'content-type': 'application/json' } })
+    expect(r.status).toBe(400)
+    expect(r.json.error).toBe('INVALID_DATA')
+  })
+
+  test('403 USER_NOT_FOUND_OR_INCORRECT for a wrong password, an unknown login and another brand', async () => {
+    for (const body of [
+      { login: 100001, password: 'wrong-pass-1' },
+      { login: 999999, password: 'demo-pass-1' },
+      { login: 200001, password: 'beta-pass-1' },
+    ]) {
+      const r = await t.request('POST', '/sign/in', { body })
+      expect(r.status).toBe(403)
+      expect(r.json).toEqual({ error: 'USER_NOT_FOUND_OR_INCORRECT', message: expect.any(String) })
+    }
+    const beta = await t.request('POST', '/sign/in', { body: { login: 200001, password: 'beta-pass-1' }, host: 'beta.localhost:3000' })
+    expect(beta.status).toBe(200)
+  })
+
+  test('402 USER_DISABLED for a disabled account', async () => {
+    const staff = await t.staffToken()
+    expect((await t.request('PATCH', '/manager/accounts/100003', { token: staff, body: { enable: 0 } })).status).toBe(200)
+    const r = await t.request('POST', '/sign/in', { body: { login: 100003, password: 'demo-pass-1' } })
+    expect(r.status).toBe(402)
+    expect(r.json.error).toBe('USER_DISABLED')
+    await t.request('PATCH', '/manager/accounts/100003', { token: staff, body: { enable: 1 } })
+  })
+
+  test('404 GROUP_NOT_FOUND when the account group is gone', async () => {
+    const staff = await t.staffToken()
+    const created = await t.request('POST', '/manager/accounts', {
+      token: staff,
+      body: { group: 'real\\USD', password: 'orphan-pass-1' },
+    })
+    expect(created.status).toBe(200)
+    const g = await t.ctx.db.insert(groups).values({
+      brandId: 1, name: 'tmp\\USD', accountMode: 'REAL', currency: 'USD', leverage: 100, createdAt: Date.now(),
+    }).returning()
+    await t.request('PATCH', `/manager/accounts/${created.json.login}`, { token: staff, body: { group: 'tmp\\USD' } })
+    await t.ctx.db.delete(groups).where(eq(groups.id, g[0].id))
+    await t.ctx.accountsRead.invalidateGroup(g[0].id)
+    const r = await t.request('POST', '/sign/in', { body: { login: created.json.login, password: 'orphan-pass-1' } })
+    expect(r.status).toBe(404)
+    expect(r.json.error).toBe('GROUP_NOT_FOUND')
+  })
+
+  test('404 BRAND_NOT_FOUND for a host outside the allowlist', async () => {
+    const r = await t.request('POST', '/sign/in', { body: { login: 100001, password: 'demo-pass-1' }, host: 'evil.example' })
+    expect(r.status).toBe(404)
+    expect(r.json.error).toBe('BRAND_NOT_FOUND')
+  })
+
+  test('X-Forwarded-Host is ignored unless TRUST_PROXY is set', async () => {
+    const r = await t.request('POST', '/sign/in', {
+      body: { login: 200001, password: 'beta-pass-1' },
+      headers: { 'x-forwarded-host': 'beta.localhost' },
+    })
+    expect(r.status).toBe(403)
+    const proxied = await makeTestApp({ env: { TRUST_PROXY: 'true' } })
+    try {
+      const ok = await proxied.request('POST', '/sign/in', {
+        body: { login: 200001, password: 'beta-pass-1' },
+        headers: { 'x-forwarded-host': 'beta.localhost' },
+      })
+      expect(ok.status).toBe(200)
+    } finally {
+      await proxied.close()
+    }
+  })
+})
+
+describe('brute force', () => {
+  test('after 10 failures from one IP the login answers 429 TOO_MANY_ATTEMPTS, even with the right password', async () => {
+    const staff = await t.staffToken()
+    const acct = await t.request('POST', '/manager/accounts', { token: staff, body: { group: 'real\\USD', password: 'brute-pass-1' } })
+    const login = acct.json.login
+    for (let i = 0; i < 10; i++) {
+      const r = await t.request('POST', '/sign/in', { body: { login, password: 'wrong-pass-1' } })
+      expect(r.status).toBe(403)
+    }
+    const locked = await t.request('POST', '/sign/in', { body: { login, password: 'brute-pass-1' } })
+    expect(locked.status).toBe(429)
+    expect(locked.json.error).toBe('TOO_MANY_ATTEMPTS')
+    // another identity is not affected
+    expect((await t.request('POST', '/sign/in', { body: { login: 100002, password: 'demo-pass-1' } })).status).toBe(200)
+  })
+
+  test('a success resets the counter', async () => {
+    for (let i = 0; i < 9; i++) await t.request('POST', '/sign/in', { body: { login: 100002, password: 'wrong-pass-1' } })
+    expect((await t.request('POST', '/sign/in', { body: { login: 100002, password: 'demo-pass-1' } })).status).toBe(200)
+    for (let i = 0; i < 9; i++) await t.request('POST', '/sign/in', { body: { login: 100002, password: 'wrong-pass-1' } })
+    expect((await t.request('POST', '/sign/in', { body: { login: 100002, password: 'demo-pass-1' } })).status).toBe(200)
+  })
+})
+
+describe('customer and staff sessions', () => {
+  test('customer sign-in lists owned accounts; wrong password is 403', async () => {
+    const r = await t.request('POST', '/customer/sign/in', { body: { email: 'Demo@Example.com', password: 'demo-pass-1' } })
+    expect(r.status).toBe(200)
+    expect(r.json.accounts).toEqual(expect.arrayContaining([100001, 100002, 100003]))
+    expect(r.json.session_type).toBe('SESSION_CUSTOMER')
+    const bad = await t.request('POST', '/customer/sign/in', { body: { email: 'demo@example.com', password: 'nope-nope' } })
+    expect(bad.status).toBe(403)
+    const invalid = await t.request('POST', '/customer/sign/in', { body: { email: 'not-an-email', password: 'demo-pass-1' } })
+    expect(invalid.status).toBe(400)
+    expect(invalid.json.message).toContain('email')
+  })
+
+  test('staff sign-in maps roles to session types', async () => {
+    for (const [login, password, type] of [
+      [1, 'manager-pass-1', 'SESSION_MANAGER'],
+      [2, 'admin-pass-1', 'SESSION_ADMIN'],
+      [3, 'dealer-pass-1', 'SESSION_DEALER'],
+    ] as const) {
+      const r = await t.request('POST', '/manager/sign/in', { body: { login, password } })
+      expect(r.status).toBe(200)
+      expect(r.json.session_type).toBe(type)
+    }
+  })
+
+  test('registration creates a customer, signs it in, keeps attribution, refuses a duplicate email', async () => {
+    const body = {
+      email: 'new.customer@example.com',
+      password: 'new-pass-123',
+      name: 'New Customer',
+      attribution: { campaign: 'spring', utm_source: 'news' },
+    }
+    const r = await t.request('POST', '/customer/register', { body })
+    expect(r.status).toBe(200)
+    expect(r.json.accounts).toEqual([])
+    const dup = await t.request('POST', '/customer/register', { body: { ...body, email: 'NEW.customer@example.com' } })
+    expect(dup.status).toBe(409)
+    expect(dup.json.error).toBe('EMAIL_ALREADY_REGISTERED')
+    const open = await t.request('POST', '/customer/accounts', {
+      token: r.json.__token,
+      body: { group: 'demo\\USD', password: 'acct-pass-1' },
+    })
+    expect(open.status).toBe(200)
+    expect(open.json).toMatchObject({ group: 'demo\\USD', account_mode: 'DEMO', balance: 10000, currency: 'USD' })
+    const me = await t.request('GET', '/account/me', { token: r.json.__token })
+    expect(me.status).toBe(200)
+    expect(me.json).toMatchObject({ login: open.json.login, balance: 10000, equity: 10000 })
+    const other = await t.request('POST', '/customer/accounts', {
+      token: r.json.__token,
+      body: { group: 'beta\\real\\USD', password: 'acct-pass-1' },
+    })
+    expect(other.status).toBe(404)
+    expect(other.json.error).toBe('GROUP_NOT_FOUND')
+  })
+})
+
+describe('sign-out and tokens', () => {
+  test('bare, Bearer and cookie forms are accepted; sign-out revokes the token and clears the cookie', async () => {
+    const token = await t.userToken()
+    expect((await t.request('GET', '/account/me', { token })).status).toBe(200)
+    expect((await t.request('GET', '/account/me', { token: `Bearer ${token}` })).status).toBe(200)
+    expect((await t.request('GET', '/account/me', { headers: { cookie: `tcs_token=${token}` } })).status).toBe(200)
+    const out = await t.request('POST', '/sign/out', { token })
+    expect(out.status).toBe(200)
+    expect(out.json).toEqual({ data: 'OK' })
+    expect(out.headers.get('set-cookie') ?? '').toMatch(/tcs_token=;|Max-Age=0|Expires=Thu, 01 Jan 1970/i)
+    const after = await t.request('GET', '/account/me', { token })
+    expect(after.status).toBe(401)
+  })
+})
+
+describe('PUT /password (spec 4.2)', () => {
+  test('staff set the password; the account signs in with it; trailing slash works', async () => {
+    for (const [login, password] of [[1, 'manager-pass-1'], [2, 'admin-pass-1'], [3, 'dealer-pass-1']] as const) {
+      const staff = await t.staffToken(login, password)
+      const r = await t.request('PUT', '/password', { token: staff, body: { login: 100002, password: `new-pass-${login}` } })
+      expect(r.status).toBe(200)
+      expect(r.json).toEqual({ login: 'OK' })
+      expect((await t.request('POST', '/sign/in', { body: { login: 100002, password: `new-pass-${login}` } })).status).toBe(200)
+    }
+    const staff = await t.staffToken()
+    const slash = await t.request('PUT', '/password/', { token: staff, body: { login: 100002, password: 'demo-pass-1' } })
+    expect(slash.status).toBe(200)
+  })
+
+  test('400 INVALID_DATA, 401 UPDATE_PASSWORD_ERROR for an unknown or other-brand account, 403 for non-staff', async () => {
+    const staff = await t.staffToken()
+    const bad = await t.request('PUT', '/password', { token: staff, body: { login: 100002, password: 'short' } })
+    expect(bad.status).toBe(400)
+    expect(bad.json.error).toBe('INVALID_DATA')
+    for (const login of [999999, 200001]) {
+      const r = await t.request('PUT', '/password', { token: staff, body: { login, password: 'whatever-1' } })
+      expect(r.status).toBe(401)
+      expect(r.json.error).toBe('UPDATE_PASSWORD_ERROR')
+      expect(r.json.message).toContain(String(login))
+    }
+    const user = await t.userToken()
+    expect((await t.request('PUT', '/password', { token: user, body: { login: 100001, password: 'whatever-1' } })).status).toBe(403)
+    // Beta's account still signs in with its own password: nothing changed across brands
+    expect((await t.request('POST', '/sign/in', { body: { login: 200001, password: 'beta-pass-1' }, host: 'beta.localhost' })).status).toBe(200)
+  })
+})
+
+describe('master password', () => {
+  test('off unless configured; when configured it signs in and is logged', async () => {
+    expect((await t.request('POST', '/sign/in', { body: { login: 100001, password: 'master-password-123' } })).status).toBe(403)
+    const lines: string[] = []
+    const m = await makeTestApp({
+      env: { MASTER_PASSWORD: 'master-password-123' },
+      logger: { log: (level, msg, fields) => lines.push(JSON.stringify({ level, msg, ...fields })) },
+    })
+    try {
+      const r = await m.request('POST', '/sign/in', { body: { login: 100001, password: 'master-password-123' } })
+      expect(r.status).toBe(200)
+      expect(lines.some((l) => l.includes('master password used') && l.includes('100001'))).toBe(true)
+      expect(lines.join('\n')).not.toContain('master-password-123')
+    } finally {
+      await m.close()
+    }
+  })
+})

@@ -1,0 +1,99 @@
+import { mkdtempSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { createApp } from '../../src/app'
+import { type Config, loadConfig } from '../../src/config'
+import { loadAssetFromDisk } from '../../src/entry/assets'
+import type { KeyValueStore } from '../../src/platform/cache'
+import { MemoryStore } from '../../src/platform/cache/memory'
+import { type Clock, systemClock } from '../../src/platform/clock'
+import { openDatabase } from '../../src/platform/db/client'
+import { migrateDatabase } from '../../src/platform/db/migrate'
+import { type Logger, silentLogger } from '../../src/platform/logger'
+import { LocalDiskStorage } from '../../src/platform/storage/local'
+import { seedDemo } from '../../src/seed/demo'
+
+export interface TestAppOptions {
+  env?: Record<string, string>
+  store?: KeyValueStore
+  clock?: Clock
+  logger?: Logger
+  seed?: boolean
+}
+
+export type TestApp = Awaited<ReturnType<typeof makeTestApp>>
+
+/** The real app on a fresh libSQL file in a temp dir, demo data seeded, requests through app.handle. */
+export async function makeTestApp(opts: TestAppOptions = {}) {
+  const dir = mkdtempSync(join(tmpdir(), 'tcs-test-'))
+  const config: Config = loadConfig({
+    APP_ENV: 'test',
+    DATABASE_URL: `file:${join(dir, 'test.db')}`,
+    UPLOAD_DIR: join(dir, 'uploads'),
+    LOG_LEVEL: 'silent',
+    ...opts.env,
+  })
+  const database = await openDatabase(config.database.url)
+  await migrateDatabase(database.db)
+  const clock = opts.clock ?? systemClock
+  const store = opts.store ?? new MemoryStore(clock)
+  const app = createApp({
+    config,
+    db: database.db,
+    store,
+    clock,
+    logger: opts.logger ?? silentLogger,
+    storage: new LocalDiskStorage(config.upload.dir),
+    loadAsset: loadAssetFromDisk,
+  })
+  if (opts.seed !== false) await seedDemo(app.ctx)
+
+  async function request(
+    method: string,
+    path: string,
+    o: { body?: unknown; token?: string; host?: string; headers?: Record<string, string>; form?: FormData } = {},
+  ) {
+    const headers: Record<string, string> = { host: o.host ?? 'localhost', ...o.headers }
+    if (o.token) headers.authorization = o.token
+    let body: BodyInit | undefined
+    if (o.form) body = o.form
+    else if (o.body !== undefined) {
+      body = typeof o.body === 'string' ? o.body : JSON.stringify(o.body)
+      headers['content-type'] ??= 'application/json'
+    }
+    const res = await app.handle(new Request(`http://${headers.host}${path}`, { method, headers, body }))
+    const text = await res.text()
+    let json: any
+    try {
+      json = text ? JSON.parse(text) : undefined
+    } catch {
+      json = undefined
+    }
+    return { status: res.status, headers: res.headers, json, text }
+  }
+
+  async function token(path: string, body: unknown, host = 'localhost') {
+    const r = await request('POST', path, { body, host })
+    if (r.status !== 200) throw new Error(`sign-in ${path} failed: ${r.status} ${r.text}`)
+    return r.json.__token as string
+  }
+
+  return {
+    app,
+    ctx: app.ctx,
+    config,
+    request,
+    userToken: (login = 100001, password = 'demo-pass-1', host = 'localhost') =>
+      token('/sign/in', { login, password }, host),
+    customerToken: (email = 'demo@example.com', password = 'demo-pass-1', host = 'localhost') =>
+      token('/customer/sign/in', { email, password }, host),
+    staffToken: (login = 1, password = 'manager-pass-1') => token('/manager/sign/in', { login, password }),
+    async close() {
+      await app.ctx.store.close()
+      database.close()
+      rmSync(dir, { recursive: true, force: true })
+    },
+  }
+}
+
+export { systemClock }
