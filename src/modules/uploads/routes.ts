@@ -3,7 +3,7 @@ import type { AppContext } from '../../context'
 import { ANY_SESSION } from '../../platform/auth/session'
 import { doc, errors } from '../../platform/openapi'
 import { security } from '../../platform/security'
-import { downloadUpload, listUploads, PURPOSES, uploadFile } from './service'
+import { downloadUpload, listUploads, PURPOSES, type Purpose, uploadFile } from './service'
 
 const Purpose = t.UnionEnum(
   PURPOSES,
@@ -53,9 +53,10 @@ export const uploadRoutes = (ctx: AppContext) =>
           'bytes (413 PAYLOAD_TOO_LARGE). Stored under a generated uuid name with the original extension.',
       }),
     })
-    .get('/upload/list', ({ brand, session, query }) => listUploads(ctx, brand, session, query.purpose), {
+    .get('/upload/list', ({ brand, session, query }) => listUploads(ctx, brand, session, query.purpose as Purpose | undefined), {
       auth: { roles: ANY_SESSION },
-      query: t.Object({ purpose: t.Optional(Purpose) }),
+      // A plain string pattern: Elysia fills an optional UnionEnum query value with its first member.
+      query: t.Object({ purpose: t.Optional(t.String({ pattern: `^(${PURPOSES.join('|')})$` })) }),
       response: { 200: t.Object({ rows: t.Array(ListEntry) }), ...errors(400, 401, 403) },
       detail: doc('Uploads', "List the session's own uploads, newest first"),
     })
