@@ -33,6 +33,7 @@ export async function startRedis(port?: number): Promise<RedisServer> {
     port: p,
     pid: proc.pid,
     async stop() {
+      if (proc.exitCode !== null || proc.signalCode !== null) return
       proc.kill('SIGKILL')
       await proc.exited
     },

@@ -10,37 +10,44 @@ export class RedisStore implements KeyValueStore {
     this.client = new RedisClient(url, {
       connectionTimeout: connectionTimeoutMs,
       autoReconnect: true,
-      maxRetries: Number.MAX_SAFE_INTEGER,
+      maxRetries: 2 ** 32 - 1,
       enableOfflineQueue: false,
       enableAutoPipelining: true,
     })
   }
 
-  get(key: string) {
-    return this.client.get(key)
+  /** Bun connects lazily; without the offline queue a command must wait for the connection itself. */
+  private async c(): Promise<RedisClient> {
+    if (!this.client.connected) await this.client.connect()
+    return this.client
+  }
+
+  async get(key: string) {
+    return (await this.c()).get(key)
   }
 
   async set(key: string, value: string, ttlMs?: number) {
-    if (ttlMs === undefined) await this.client.set(key, value)
-    else await this.client.set(key, value, 'PX', Math.max(1, Math.ceil(ttlMs)))
+    const c = await this.c()
+    if (ttlMs === undefined) await c.set(key, value)
+    else await c.set(key, value, 'PX', Math.max(1, Math.ceil(ttlMs)))
   }
 
   async setNX(key: string, value: string, ttlMs: number) {
-    const r = await this.client.send('SET', [key, value, 'PX', String(Math.max(1, Math.ceil(ttlMs))), 'NX'])
+    const r = await (await this.c()).send('SET', [key, value, 'PX', String(Math.max(1, Math.ceil(ttlMs))), 'NX'])
     return r === 'OK'
   }
 
   async del(...keys: string[]) {
-    if (keys.length) await this.client.send('DEL', keys)
+    if (keys.length) await (await this.c()).send('DEL', keys)
   }
 
   async incr(key: string, ttlMs: number) {
-    const r = await this.client.send('EVAL', [INCR_WITH_TTL, '1', key, String(Math.max(1, Math.ceil(ttlMs)))])
+    const r = await (await this.c()).send('EVAL', [INCR_WITH_TTL, '1', key, String(Math.max(1, Math.ceil(ttlMs)))])
     return Number(r)
   }
 
   async ping() {
-    return (await this.client.send('PING', [])) === 'PONG'
+    return (await (await this.c()).send('PING', [])) === 'PONG'
   }
 
   async close() {

@@ -1,0 +1,148 @@
+import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
+import type { KeyValueStore } from '../../src/platform/cache'
+import { MemoryStore } from '../../src/platform/cache/memory'
+import { RedisStore } from '../../src/platform/cache/redis'
+import { ResilientStore } from '../../src/platform/cache/resilient'
+import { UpstashStore } from '../../src/platform/cache/upstash'
+import { silentLogger } from '../../src/platform/logger'
+import { makeTestApp } from '../support/app'
+import { type RedisServer, startRedis } from '../support/redis'
+import { startUpstashBridge } from '../support/upstash-bridge'
+
+let redis: RedisServer
+let bridge: ReturnType<typeof startUpstashBridge>
+beforeAll(async () => {
+  redis = await startRedis()
+  bridge = startUpstashBridge(redis.url, 'test-token')
+})
+afterAll(async () => {
+  bridge.stop()
+  await redis.stop()
+})
+
+const adapters: [string, () => KeyValueStore][] = [
+  ['memory', () => new MemoryStore()],
+  ['redis', () => new RedisStore(redis.url)],
+  ['upstash', () => new UpstashStore(bridge.url, 'test-token')],
+]
+
+for (const [name, make] of adapters) {
+  describe(`KeyValueStore contract: ${name}`, () => {
+    let s: KeyValueStore
+    const k = (x: string) => `contract:${name}:${x}:${crypto.randomUUID()}`
+    beforeAll(() => {
+      s = make()
+    })
+    afterAll(() => s.close())
+
+    test('get of a missing key is null; set then get round-trips text', async () => {
+      const key = k('rt')
+      expect(await s.get(key)).toBeNull()
+      await s.set(key, '{"a":1,"ü":"ß"}')
+      expect(await s.get(key)).toBe('{"a":1,"ü":"ß"}')
+    })
+
+    test('values that look like numbers or JSON stay strings', async () => {
+      const key = k('num')
+      await s.set(key, '42')
+      expect(await s.get(key)).toBe('42')
+    })
+
+    test('ttl expires a key', async () => {
+      const key = k('ttl')
+      await s.set(key, 'v', 60)
+      expect(await s.get(key)).toBe('v')
+      await Bun.sleep(120)
+      expect(await s.get(key)).toBeNull()
+    })
+
+    test('setNX sets only once', async () => {
+      const key = k('nx')
+      expect(await s.setNX(key, 'first', 5000)).toBe(true)
+      expect(await s.setNX(key, 'second', 5000)).toBe(false)
+      expect(await s.get(key)).toBe('first')
+    })
+
+    test('setNX races: exactly one winner', async () => {
+      const key = k('race')
+      const wins = await Promise.all(Array.from({ length: 10 }, (_, i) => s.setNX(key, String(i), 5000)))
+      expect(wins.filter(Boolean).length).toBe(1)
+    })
+
+    test('incr counts atomically and the expiry starts with the first increment', async () => {
+      const key = k('incr')
+      const results = await Promise.all(Array.from({ length: 10 }, () => s.incr(key, 150)))
+      expect(results.sort((a, b) => a - b)).toEqual([1, 2, 3, 4, 5, 6, 7, 8, 9, 10])
+      await Bun.sleep(250)
+      expect(await s.get(key)).toBeNull()
+      expect(await s.incr(key, 1000)).toBe(1)
+    })
+
+    test('del removes several keys', async () => {
+      const a = k('a')
+      const b = k('b')
+      await s.set(a, '1')
+      await s.set(b, '2')
+      await s.del(a, b)
+      expect(await s.get(a)).toBeNull()
+      expect(await s.get(b)).toBeNull()
+      await s.del()
+    })
+
+    test('ping', async () => {
+      expect(await s.ping()).toBe(true)
+    })
+  })
+}
+
+describe('Redis outage: callers degrade, no request answers 5xx', () => {
+  test('the app keeps serving sign-in, account reads and health while redis-server is down, and recovers', async () => {
+    const own = await startRedis()
+    const warnings: string[] = []
+    const logger = { log: (level: string, msg: string) => level === 'warn' && warnings.push(msg) }
+    const store = new ResilientStore(new RedisStore(own.url, 300), logger, 200)
+    const t = await makeTestApp({ store, logger: logger as never }).catch(async (e) => {
+      await own.stop()
+      throw e
+    })
+    try {
+      const token = await t.userToken()
+      expect((await t.request('GET', '/account/me', { token })).status).toBe(200)
+      await own.stop()
+      for (let i = 0; i < 5; i++) {
+        const me = await t.request('GET', '/account/me', { token })
+        expect(me.status).toBe(200)
+        expect(me.json.login).toBe(100001)
+      }
+      expect((await t.request('POST', '/sign/in', { body: { login: 100002, password: 'demo-pass-1' } })).status).toBe(200)
+      expect((await t.request('POST', '/sign/in', { body: { login: 100002, password: 'wrong-pass-1' } })).status).toBe(403)
+      const health = await t.request('GET', '/health')
+      expect(health.status).toBe(200)
+      expect(health.json).toMatchObject({ status: 'degraded', db: 'ok', cache: 'error' })
+      expect(warnings).toContain('cache unavailable; degrading')
+
+      const back = await startRedis(own.port)
+      try {
+        let ok = false
+        for (let i = 0; i < 60 && !ok; i++) {
+          ok = (await t.request('GET', '/health')).json.cache === 'ok'
+          if (!ok) await Bun.sleep(100)
+        }
+        expect(ok).toBe(true)
+      } finally {
+        await back.stop()
+      }
+    } finally {
+      await t.close()
+      await own.stop()
+    }
+  }, 60_000)
+
+  test('the resilient wrapper answers within its timeout when the server never replies', async () => {
+    const slow = { kind: 'redis', get: () => new Promise<string | null>(() => {}) } as unknown as KeyValueStore
+    const s = new ResilientStore(slow, silentLogger, 50)
+    const started = performance.now()
+    expect(await s.get('x')).toBeNull()
+    expect(performance.now() - started).toBeLessThan(500)
+  })
+})

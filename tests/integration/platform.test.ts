@@ -1,0 +1,109 @@
+import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
+import { makeTestApp, type TestApp } from '../support/app'
+
+let t: TestApp
+beforeAll(async () => {
+  t = await makeTestApp()
+})
+afterAll(() => t.close())
+
+describe('errors and request ids', () => {
+  test('unknown route: 404 NOT_FOUND in the error shape, with X-Request-Id', async () => {
+    const r = await t.request('GET', '/nope')
+    expect(r.status).toBe(404)
+    expect(r.json).toEqual({ error: 'NOT_FOUND', message: expect.any(String) })
+    expect(r.headers.get('x-request-id')).toMatch(/^[0-9a-f-]{36}$/)
+  })
+
+  test('a valid incoming X-Request-Id is echoed', async () => {
+    const r = await t.request('GET', '/health', { headers: { 'x-request-id': 'trace-12345678' } })
+    expect(r.headers.get('x-request-id')).toBe('trace-12345678')
+  })
+
+  test('GET /health reports db and cache', async () => {
+    const r = await t.request('GET', '/health', { host: 'anything.example' })
+    expect(r.status).toBe(200)
+    expect(r.json).toMatchObject({ status: 'ok', db: 'ok', cache: 'ok', cache_kind: 'memory' })
+  })
+
+  test('a 500 never shows internals and is logged with the request id', async () => {
+    const lines: string[] = []
+    const broken = await makeTestApp({ logger: { log: (_l, msg, f) => lines.push(JSON.stringify({ msg, ...f })) } })
+    try {
+      const token = await broken.userToken()
+      broken.ctx.accountsRead.account = async () => {
+        throw new Error('secret internal detail: SELECT * FROM accounts')
+      }
+      const r = await broken.request('GET', '/account/me', { token })
+      expect(r.status).toBe(500)
+      expect(r.json).toEqual({ error: 'INTERNAL_ERROR', message: 'internal server error' })
+      expect(r.text).not.toContain('secret')
+      const id = r.headers.get('x-request-id')!
+      expect(lines.some((l) => l.includes('unhandled error') && l.includes(id))).toBe(true)
+    } finally {
+      await broken.close()
+    }
+  })
+
+  test('one JSON log line per request with request id, route, status and duration, no secrets', async () => {
+    const lines: any[] = []
+    const logged = await makeTestApp({ logger: { log: (level, msg, f) => lines.push({ level, msg, ...f }) } })
+    try {
+      await logged.request('POST', '/sign/in', { body: { login: 100001, password: 'demo-pass-1' } })
+      await Bun.sleep(20) // the log line is written after the response is sent
+      const line = lines.find((l) => l.msg === 'request' && l.route === '/sign/in')
+      expect(line).toMatchObject({ method: 'POST', status: 200 })
+      expect(typeof line.request_id).toBe('string')
+      expect(typeof line.duration_ms).toBe('number')
+      expect(JSON.stringify(lines)).not.toContain('demo-pass-1')
+    } finally {
+      await logged.close()
+    }
+  })
+})
+
+describe('OpenAPI document', () => {
+  let doc: any
+  beforeAll(async () => {
+    const r = await t.request('GET', '/swagger/json')
+    expect(r.status).toBe(200)
+    doc = r.json
+  })
+
+  test('is OpenAPI 3.0.3, version 1.0.0, with the ApiTokenAuth scheme', () => {
+    expect(doc.openapi).toBe('3.0.3')
+    expect(doc.info.version).toBe('1.0.0')
+    expect(doc.components.securitySchemes.ApiTokenAuth).toMatchObject({ type: 'apiKey', in: 'header', name: 'Authorization' })
+  })
+
+  test('every route has a tag, a summary, responses with a 200 schema and its error responses', () => {
+    const ops = Object.entries(doc.paths).flatMap(([path, item]: [string, any]) =>
+      Object.entries(item).map(([method, op]: [string, any]) => ({ path, method, op })),
+    )
+    expect(ops.length).toBeGreaterThanOrEqual(18)
+    for (const { path, method, op } of ops) {
+      const where = `${method.toUpperCase()} ${path}`
+      expect(op.tags?.length, where).toBeGreaterThan(0)
+      expect(typeof op.summary, where).toBe('string')
+      expect(op.responses?.['200'], where).toBeDefined()
+      const errorStatuses = Object.keys(op.responses).filter((s) => s !== '200')
+      if (path !== '/health') expect(errorStatuses.length, where).toBeGreaterThan(0)
+      if (['post', 'put', 'patch'].includes(method) && path !== '/sign/out') expect(op.requestBody, where).toBeDefined()
+    }
+  })
+
+  test('lists the spec routes', () => {
+    for (const p of ['/sign/in', '/password', '/account/me', '/balance/me', '/upload']) expect(doc.paths[p], p).toBeDefined()
+  })
+
+  test('Swagger UI page and its assets are served by the app (no CDN)', async () => {
+    const page = await t.request('GET', '/swagger')
+    expect(page.status).toBe(200)
+    expect(page.text).toContain('/swagger/assets/swagger-ui-bundle.js')
+    expect(page.text).not.toMatch(/unpkg|jsdelivr|cdn\./)
+    const js = await t.request('GET', '/swagger/assets/swagger-ui-bundle.js')
+    expect(js.status).toBe(200)
+    expect(js.headers.get('content-type')).toContain('javascript')
+    expect((await t.request('GET', '/swagger/assets/..%2Fpackage.json')).status).toBe(404)
+  })
+})

@@ -1,0 +1,143 @@
+import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
+import { SignJWT } from 'jose'
+import { ACCESS_TYP } from '../../src/platform/auth/tokens'
+import { ManualClock } from '../../src/platform/clock'
+import { makeTestApp, type TestApp } from '../support/app'
+
+let t: TestApp
+const clock = new ManualClock(Date.now())
+let tokens: Record<string, string | undefined>
+beforeAll(async () => {
+  t = await makeTestApp({ clock })
+  tokens = {
+    none: undefined,
+    user: await t.userToken(),
+    customer: await t.customerToken(),
+    manager: await t.staffToken(1, 'manager-pass-1'),
+    admin: await t.staffToken(2, 'admin-pass-1'),
+    dealer: await t.staffToken(3, 'dealer-pass-1'),
+  }
+})
+afterAll(() => t.close())
+
+describe('JWT attack set: every forgery answers 401', () => {
+  const secret = () => new TextEncoder().encode(t.config.jwt.secret)
+  const claims = () => ({ st: 'SESSION_USER', bid: 1, login: 100001, jti: crypto.randomUUID() })
+  const now = () => Math.floor(clock.now() / 1000)
+  const sign = (c: object, header: object = { alg: 'HS256', typ: ACCESS_TYP }) =>
+    new SignJWT({ ...c }).setProtectedHeader(header as never).sign(secret())
+  const b64url = (o: object) => Buffer.from(JSON.stringify(o)).toString('base64url')
+
+  const forged: Record<string, () => Promise<string>> = {
+    'a well-formed control token (must pass)': () =>
+      sign({ ...claims(), iss: t.config.jwt.issuer, aud: t.config.jwt.audience, exp: now() + 60 }),
+    'alg none': async () =>
+      `${b64url({ alg: 'none', typ: ACCESS_TYP })}.${b64url({ ...claims(), iss: t.config.jwt.issuer, aud: t.config.jwt.audience, exp: now() + 60 })}.`,
+    'another algorithm (HS512)': () =>
+      sign({ ...claims(), iss: t.config.jwt.issuer, aud: t.config.jwt.audience, exp: now() + 60 }, { alg: 'HS512', typ: ACCESS_TYP }),
+    expired: () => sign({ ...claims(), iss: t.config.jwt.issuer, aud: t.config.jwt.audience, exp: now() - 1 }),
+    'no exp': () => sign({ ...claims(), iss: t.config.jwt.issuer, aud: t.config.jwt.audience }),
+    'no jti': () => sign({ st: 'SESSION_USER', bid: 1, login: 100001, iss: t.config.jwt.issuer, aud: t.config.jwt.audience, exp: now() + 60 }),
+    'wrong iss': () => sign({ ...claims(), iss: 'someone-else', aud: t.config.jwt.audience, exp: now() + 60 }),
+    'wrong aud': () => sign({ ...claims(), iss: t.config.jwt.issuer, aud: 'other-api', exp: now() + 60 }),
+    'wrong typ (another token class)': () =>
+      sign({ ...claims(), iss: t.config.jwt.issuer, aud: t.config.jwt.audience, exp: now() + 60 }, { alg: 'HS256', typ: 'tcs-affiliate+jwt' }),
+    'wrong secret': () =>
+      new SignJWT({ ...claims(), iss: t.config.jwt.issuer, aud: t.config.jwt.audience, exp: now() + 60 })
+        .setProtectedHeader({ alg: 'HS256', typ: ACCESS_TYP })
+        .sign(new TextEncoder().encode('x'.repeat(40))),
+    'tampered payload': async () => {
+      const real = tokens.user!
+      const [h, , s] = real.split('.')
+      const payload = JSON.parse(Buffer.from(real.split('.')[1], 'base64url').toString())
+      return `${h}.${b64url({ ...payload, login: 100002 })}.${s}`
+    },
+    'tampered signature': async () => {
+      const real = tokens.user!
+      const last = real.at(-1) === 'A' ? 'B' : 'A'
+      return real.slice(0, -2) + last + last
+    },
+  }
+
+  for (const [name, make] of Object.entries(forged)) {
+    test(name, async () => {
+      const r = await t.request('GET', '/account/me', { token: await make() })
+      expect(r.status).toBe(name.startsWith('a well-formed') ? 200 : 401)
+    })
+  }
+
+  test('a token becomes invalid when it expires (clock moved, no sleeping)', async () => {
+    const token = await t.userToken()
+    expect((await t.request('GET', '/account/me', { token })).status).toBe(200)
+    clock.advance((t.config.jwt.ttlSeconds + 1) * 1000)
+    try {
+      expect((await t.request('GET', '/account/me', { token })).status).toBe(401)
+    } finally {
+      clock.advance(-(t.config.jwt.ttlSeconds + 1) * 1000)
+    }
+  })
+
+  test('a revoked jti answers 401', async () => {
+    const token = await t.userToken()
+    await t.request('POST', '/sign/out', { token })
+    expect((await t.request('GET', '/account/me', { token })).status).toBe(401)
+  })
+})
+
+describe('authorization matrix: each session type against each route', () => {
+  const F = 403
+  // [method, path, body, expected status for none, user, customer, manager, admin, dealer]
+  const routes: [string, string, unknown, number[]][] = [
+    ['GET', '/account/me?login=100002', undefined, [401, 404, 200, 200, 200, 200]],
+    ['PUT', '/account/me', { login: 100002, city: 'Paris' }, [401, 404, 200, 200, 200, 200]],
+    ['GET', '/balance/me?login=100002', undefined, [401, 404, 200, 200, 200, 200]],
+    ['GET', '/upload/list', undefined, [401, 200, 200, 200, 200, 200]],
+    ['POST', '/sign/out', undefined, [401, 200, 200, 200, 200, 200]],
+    ['GET', '/customer/me', undefined, [401, F, 200, F, F, F]],
+    ['POST', '/customer/accounts', { group: 'demo\\USD', password: 'matrix-pass-1' }, [401, F, 200, F, F, F]],
+    ['PUT', '/password', { login: 100003, password: 'demo-pass-1' }, [401, F, F, 200, 200, 200]],
+    ['GET', '/manager/groups', undefined, [401, F, F, 200, 200, 200]],
+    ['GET', '/manager/accounts/100002', undefined, [401, F, F, 200, 200, 200]],
+    ['PATCH', '/manager/accounts/100002', { comment: 'matrix' }, [401, F, F, 200, 200, F]],
+    ['POST', '/manager/accounts', { group: 'real\\USD', password: 'matrix-pass-1' }, [401, F, F, 200, 200, F]],
+    ['POST', '/manager/accounts/100002/balance', { type: 'deposit', amount: 1 }, [401, F, F, 200, 200, F]],
+    ['GET', '/manager/accounts/100002/operations', undefined, [401, F, F, 200, 200, 200]],
+    ['GET', '/health', undefined, [200, 200, 200, 200, 200, 200]],
+  ]
+  const kinds = ['none', 'user', 'customer', 'manager', 'admin', 'dealer']
+  for (const [method, path, body, expected] of routes)
+    test(`${method} ${path}`, async () => {
+      const got: number[] = []
+      for (const kind of kinds) {
+        // sign-out revokes: use a fresh token for that row
+        const token = path === '/sign/out' && kind !== 'none' ? await freshToken(kind) : tokens[kind]
+        got.push((await t.request(method, path, { token, body })).status)
+      }
+      expect(got).toEqual(expected)
+    })
+
+  async function freshToken(kind: string) {
+    if (kind === 'user') return t.userToken()
+    if (kind === 'customer') return t.customerToken()
+    const [login, pass] = { manager: [1, 'manager-pass-1'], admin: [2, 'admin-pass-1'], dealer: [3, 'dealer-pass-1'] }[kind] as [number, string]
+    return t.staffToken(login, pass)
+  }
+})
+
+describe('cross-brand probes answer as not found and change nothing', () => {
+  test('Beta staff token and Beta customer cannot see or touch Demo records', async () => {
+    const betaCustomer = await t.customerToken('beta@example.com', 'beta-pass-1', 'beta.localhost')
+    for (const [method, path, body] of [
+      ['GET', '/account/me?login=100001', undefined],
+      ['GET', '/balance/me?login=100001', undefined],
+      ['PUT', '/account/me', { login: 100001, name: 'pwned' }],
+    ] as const) {
+      const r = await t.request(method, path, { token: betaCustomer, body, host: 'beta.localhost' })
+      expect(r.status).toBe(404)
+    }
+    const demo = await t.request('GET', '/account/me?login=100001', { token: tokens.manager })
+    expect(demo.json.name).not.toBe('pwned')
+    // a Demo token presented on the Beta host is not valid there
+    expect((await t.request('GET', '/account/me', { token: tokens.user, host: 'beta.localhost' })).status).toBe(401)
+  })
+})
