@@ -17,7 +17,12 @@ const schema = z
     JWT_SECRET: z.string().optional(),
     JWT_ISSUER: z.string().min(1).default('trading-client-service'),
     JWT_AUDIENCE: z.string().min(1).default('trading-client-api'),
-    TOKEN_TTL_SECONDS: z.coerce.number().int().min(60).max(30 * 86400).default(12 * 3600),
+    TOKEN_TTL_SECONDS: z.coerce
+      .number()
+      .int()
+      .min(60)
+      .max(30 * 86400)
+      .default(12 * 3600),
     SESSION_COOKIE_NAME: z
       .string()
       .regex(/^[A-Za-z0-9_-]+$/)
@@ -36,7 +41,11 @@ const schema = z
       .min(1024)
       .default(10 * 1024 * 1024),
     SIGNIN_MAX_FAILURES: z.coerce.number().int().min(1).default(10),
-    SIGNIN_LOCK_SECONDS: z.coerce.number().int().min(1).default(15 * 60),
+    SIGNIN_LOCK_SECONDS: z.coerce
+      .number()
+      .int()
+      .min(1)
+      .default(15 * 60),
     SEED_DEMO: bool.optional(),
     LOG_LEVEL: z.enum(['debug', 'info', 'warn', 'error', 'silent']).default('info'),
   })
@@ -55,7 +64,11 @@ const schema = z
         message: 'MASTER_PASSWORD is refused in production unless MASTER_PASSWORD_IN_PRODUCTION=true',
       })
     if (env.SEED_DEMO)
-      ctx.addIssue({ code: 'custom', path: ['SEED_DEMO'], message: 'demo data is never seeded in production' })
+      ctx.addIssue({
+        code: 'custom',
+        path: ['SEED_DEMO'],
+        message: 'demo data is never seeded in production',
+      })
   })
 
 export type Env = z.infer<typeof schema>
@@ -67,10 +80,7 @@ export interface Config {
   host: string
   database: { url: string; authToken?: string }
   jwt: { secret: string; issuer: string; audience: string; ttlSeconds: number; cookieName: string }
-  cache:
-    | { kind: 'memory' }
-    | { kind: 'redis'; url: string }
-    | { kind: 'upstash'; url: string; token: string }
+  cache: { kind: 'memory' } | { kind: 'redis'; url: string } | { kind: 'upstash'; url: string; token: string }
   cacheTimeoutMs: number
   trustProxy: boolean
   masterPassword?: string
@@ -93,7 +103,9 @@ export function loadConfig(source: Record<string, string | undefined> = process.
   if (e.REDIS_URL) cache = { kind: 'redis', url: e.REDIS_URL }
   else if (e.UPSTASH_REDIS_REST_URL) {
     if (!e.UPSTASH_REDIS_REST_TOKEN)
-      throw new Error('Invalid configuration:\n  UPSTASH_REDIS_REST_TOKEN: required with UPSTASH_REDIS_REST_URL')
+      throw new Error(
+        'Invalid configuration:\n  UPSTASH_REDIS_REST_TOKEN: required with UPSTASH_REDIS_REST_URL',
+      )
     cache = { kind: 'upstash', url: e.UPSTASH_REDIS_REST_URL, token: e.UPSTASH_REDIS_REST_TOKEN }
   }
   return {

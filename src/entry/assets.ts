@@ -13,6 +13,9 @@ export async function loadAssetFromDisk(name: string): Promise<Response | null> 
   if (!(await file.exists())) return null
   const ext = name.split('.').pop() ?? ''
   return new Response(file, {
-    headers: { 'content-type': TYPES[ext] ?? 'application/octet-stream', 'cache-control': 'public, max-age=86400' },
+    headers: {
+      'content-type': TYPES[ext] ?? 'application/octet-stream',
+      'cache-control': 'public, max-age=86400',
+    },
   })
 }

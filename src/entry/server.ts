@@ -35,7 +35,11 @@ export async function startServer(config: Config, opts: { clock?: Clock; logger?
     maxRequestBodySize: config.upload.maxBytes + 1024 * 1024,
   })
   const port = app.server?.port ?? config.port
-  logger.log('info', 'listening', { url: `http://${config.host}:${port}`, env: config.env, cache: store.kind })
+  logger.log('info', 'listening', {
+    url: `http://${config.host}:${port}`,
+    env: config.env,
+    cache: store.kind,
+  })
   return {
     app,
     port,

@@ -12,7 +12,8 @@ export function describeValidation(err: ValidationError, url: string): string {
   if (type === 'property') {
     // Elysia validates coerced query values one by one and drops the name; recover it from the URL.
     type = 'query'
-    for (const [k, v] of new URL(url).searchParams) if (v === String(err.value) || Number(v) === err.value) field = k
+    for (const [k, v] of new URL(url).searchParams)
+      if (v === String(err.value) || Number(v) === err.value) field = k
   }
   const where = type === 'body' ? '' : `${type} `
   const name = field || (type === 'body' ? 'body' : type)
@@ -48,7 +49,8 @@ export const httpPlatform = (ctx: AppContext) =>
         method: request.method,
         route,
         status: typeof set.status === 'number' ? set.status : 200,
-        duration_ms: startedAt === undefined ? undefined : Math.round((performance.now() - startedAt) * 100) / 100,
+        duration_ms:
+          startedAt === undefined ? undefined : Math.round((performance.now() - startedAt) * 100) / 100,
       })
     })
     .onError({ as: 'global' }, ({ code, error, set, request, requestId }) => {

@@ -26,7 +26,8 @@ const statusText: Record<number, string> = {
 /** Error responses for a route's OpenAPI entry (and for Eden types). */
 export function errors<S extends number>(...statuses: S[]) {
   const out = {} as Record<S, typeof ErrorBody>
-  for (const s of statuses) out[s] = t.Object(ErrorBody.properties, { description: statusText[s] ?? 'Error' }) as never
+  for (const s of statuses)
+    out[s] = t.Object(ErrorBody.properties, { description: statusText[s] ?? 'Error' }) as never
   return out
 }
 
@@ -56,6 +57,9 @@ const SWAGGER_ASSETS = ['swagger-ui-bundle.js', 'swagger-ui.css', 'favicon-32x32
  */
 export const openapiPlugin = (instanceId: number, loadAsset: (name: string) => Promise<Response | null>) =>
   new Elysia({ name: 'openapi-docs', seed: instanceId })
+    .onAfterHandle({ as: 'global' }, ({ path, response }) => {
+      if (path === '/swagger/json') cleanCoercedParameters(response)
+    })
     .use(
       openapi({
         path: '/swagger',
@@ -109,3 +113,20 @@ export const openapiPlugin = (instanceId: number, loadAsset: (name: string) => P
       },
       { detail: { hide: true } },
     )
+
+/**
+ * Elysia documents a coerced integer query value as `anyOf [string with default 0, integer]`, and Swagger
+ * UI then pre-fills `login=0`. Documents publish the plain integer schema instead.
+ */
+export function cleanCoercedParameters(doc: any) {
+  for (const item of Object.values<any>(doc?.paths ?? {}))
+    for (const op of Object.values<any>(item))
+      for (const p of op?.parameters ?? []) {
+        const anyOf = p.schema?.anyOf as any[] | undefined
+        const typed = anyOf?.find((s) => s.type === 'integer' || s.type === 'number')
+        if (anyOf && typed && anyOf.every((s) => s === typed || s.type === 'string')) {
+          const { anyOf: _drop, default: _d, ...rest } = p.schema
+          p.schema = { ...rest, ...typed }
+        }
+      }
+}

@@ -1,8 +1,8 @@
 import { Elysia } from 'elysia'
+import type { AppContext } from '../context'
 import { extractToken } from './auth/extract'
 import type { Session, SessionType } from './auth/session'
 import { type Brand, normalizeHost } from './brand/registry'
-import type { AppContext } from '../context'
 import { ApiError } from './errors'
 import { httpPlatform } from './http'
 

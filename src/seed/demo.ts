@@ -4,8 +4,8 @@ import { postOperationTx } from '../modules/accounts/ledger'
 import { accounts, groups } from '../modules/accounts/schema'
 import { customers, staff } from '../modules/auth/schema'
 import { hashPassword } from '../platform/auth/passwords'
-import { epochSeconds } from '../platform/clock'
 import { brandHosts, brands } from '../platform/brand/schema'
+import { epochSeconds } from '../platform/clock'
 
 /** The demo data contract (README lists it). Amounts in major units. */
 export const DEMO = {
@@ -17,17 +17,68 @@ export const DEMO = {
     { brand: 'Demo', name: 'demo\\USD', mode: 'DEMO', currency: 'USD', leverage: 100, defaultDeposit: 10000 },
     { brand: 'Demo', name: 'real\\USD', mode: 'REAL', currency: 'USD', leverage: 100, defaultDeposit: 0 },
     { brand: 'Demo', name: 'real\\EUR', mode: 'REAL', currency: 'EUR', leverage: 100, defaultDeposit: 0 },
-    { brand: 'Beta', name: 'beta\\real\\USD', mode: 'REAL', currency: 'USD', leverage: 100, defaultDeposit: 0 },
+    {
+      brand: 'Beta',
+      name: 'beta\\real\\USD',
+      mode: 'REAL',
+      currency: 'USD',
+      leverage: 100,
+      defaultDeposit: 0,
+    },
   ],
   customers: [
-    { brand: 'Demo', email: 'demo@example.com', password: 'demo-pass-1', name: 'Demo Customer', country: 'GB' },
-    { brand: 'Beta', email: 'beta@example.com', password: 'beta-pass-1', name: 'Beta Customer', country: 'DE' },
+    {
+      brand: 'Demo',
+      email: 'demo@example.com',
+      password: 'demo-pass-1',
+      name: 'Demo Customer',
+      country: 'GB',
+    },
+    {
+      brand: 'Beta',
+      email: 'beta@example.com',
+      password: 'beta-pass-1',
+      name: 'Beta Customer',
+      country: 'DE',
+    },
   ],
   accounts: [
-    { login: 100001, brand: 'Demo', group: 'real\\USD', balance: 10000, password: 'demo-pass-1', customer: 'demo@example.com', name: 'Demo Real USD' },
-    { login: 100002, brand: 'Demo', group: 'demo\\USD', balance: 10000, password: 'demo-pass-1', customer: 'demo@example.com', name: 'Demo Demo USD' },
-    { login: 100003, brand: 'Demo', group: 'real\\EUR', balance: 5000, password: 'demo-pass-1', customer: 'demo@example.com', name: 'Demo Real EUR' },
-    { login: 200001, brand: 'Beta', group: 'beta\\real\\USD', balance: 10000, password: 'beta-pass-1', customer: 'beta@example.com', name: 'Beta Real USD' },
+    {
+      login: 100001,
+      brand: 'Demo',
+      group: 'real\\USD',
+      balance: 10000,
+      password: 'demo-pass-1',
+      customer: 'demo@example.com',
+      name: 'Demo Real USD',
+    },
+    {
+      login: 100002,
+      brand: 'Demo',
+      group: 'demo\\USD',
+      balance: 10000,
+      password: 'demo-pass-1',
+      customer: 'demo@example.com',
+      name: 'Demo Demo USD',
+    },
+    {
+      login: 100003,
+      brand: 'Demo',
+      group: 'real\\EUR',
+      balance: 5000,
+      password: 'demo-pass-1',
+      customer: 'demo@example.com',
+      name: 'Demo Real EUR',
+    },
+    {
+      login: 200001,
+      brand: 'Beta',
+      group: 'beta\\real\\USD',
+      balance: 10000,
+      password: 'beta-pass-1',
+      customer: 'beta@example.com',
+      name: 'Beta Real USD',
+    },
   ],
   staff: [
     { brand: 'Demo', login: 1, password: 'manager-pass-1', role: 'MANAGER', name: 'Demo Manager' },

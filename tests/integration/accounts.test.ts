@@ -11,9 +11,40 @@ beforeAll(async () => {
 })
 afterAll(() => t.close())
 
-const PROFILE_INTS = ['id', 'login', 'enable', 'enable_read_only', 'enable_change_password', 'leverage', 'regdate']
-const PROFILE_STRINGS = ['currency', 'group', 'comment', 'avatar', 'email', 'name', 'phone', 'address', 'city', 'country', 'zipcode']
-const PROFILE_NUMBERS = ['prevbalance', 'prevmonthbalance', 'balance', 'storage', 'commission', 'credit', 'margin', 'margin_free', 'margin_level', 'equity']
+const PROFILE_INTS = [
+  'id',
+  'login',
+  'enable',
+  'enable_read_only',
+  'enable_change_password',
+  'leverage',
+  'regdate',
+]
+const PROFILE_STRINGS = [
+  'currency',
+  'group',
+  'comment',
+  'avatar',
+  'email',
+  'name',
+  'phone',
+  'address',
+  'city',
+  'country',
+  'zipcode',
+]
+const PROFILE_NUMBERS = [
+  'prevbalance',
+  'prevmonthbalance',
+  'balance',
+  'storage',
+  'commission',
+  'credit',
+  'margin',
+  'margin_free',
+  'margin_level',
+  'equity',
+]
 
 describe('GET /account/me (spec 4.3, 2.1)', () => {
   test('a user session reads its own account with every field and live margin figures', async () => {
@@ -22,7 +53,15 @@ describe('GET /account/me (spec 4.3, 2.1)', () => {
     for (const f of PROFILE_INTS) expect(Number.isInteger(r.json[f])).toBe(true)
     for (const f of PROFILE_STRINGS) expect(typeof r.json[f]).toBe('string')
     for (const f of PROFILE_NUMBERS) expect(typeof r.json[f]).toBe('number')
-    expect(r.json).toMatchObject({ login: 100001, balance: 10000, credit: 0, equity: 10000, margin: 0, margin_free: 10000, margin_level: 0 })
+    expect(r.json).toMatchObject({
+      login: 100001,
+      balance: 10000,
+      credit: 0,
+      equity: 10000,
+      margin: 0,
+      margin_free: 10000,
+      margin_level: 0,
+    })
   })
 
   test('a user session asking for another login gets 404 (no existence leak)', async () => {
@@ -77,9 +116,16 @@ describe('PUT /account/me (spec 4.4, 2.2)', () => {
       body: { name: 'Jane Trader', city: 'London', state: 'LDN', user_color: '#ff0000' },
     })
     expect(r.status).toBe(200)
-    expect(r.json).toMatchObject({ login: 100001, name: 'Jane Trader', city: 'London', state: 'LDN', user_color: '#ff0000' })
+    expect(r.json).toMatchObject({
+      login: 100001,
+      name: 'Jane Trader',
+      city: 'London',
+      state: 'LDN',
+      user_color: '#ff0000',
+    })
     expect(Number.isInteger(r.json.update_time)).toBe(true)
-    for (const f of ['avatar', 'phone', 'address', 'country', 'zipcode']) expect(typeof r.json[f]).toBe('string')
+    for (const f of ['avatar', 'phone', 'address', 'country', 'zipcode'])
+      expect(typeof r.json[f]).toBe('string')
     const me = await t.request('GET', '/account/me', { token: user })
     expect(me.json).toMatchObject({ name: 'Jane Trader', city: 'London' })
   })
@@ -92,10 +138,20 @@ describe('PUT /account/me (spec 4.4, 2.2)', () => {
   })
 
   test.each([
-    ['name', 129], ['phone', 65], ['address', 257], ['city', 129], ['state', 129],
-    ['country', 129], ['zipcode', 33], ['user_color', 33], ['avatar', 4097],
+    ['name', 129],
+    ['phone', 65],
+    ['address', 257],
+    ['city', 129],
+    ['state', 129],
+    ['country', 129],
+    ['zipcode', 33],
+    ['user_color', 33],
+    ['avatar', 4097],
   ])('400 INVALID_DATA when %s exceeds its limit, and nothing is written', async (field, len) => {
-    const r = await t.request('PUT', '/account/me', { token: user, body: { name: 'Should Not Stick', [field]: 'x'.repeat(len) } })
+    const r = await t.request('PUT', '/account/me', {
+      token: user,
+      body: { name: 'Should Not Stick', [field]: 'x'.repeat(len) },
+    })
     expect(r.status).toBe(400)
     expect(r.json.error).toBe('INVALID_DATA')
     expect(r.json.message).toContain(field)
@@ -104,15 +160,24 @@ describe('PUT /account/me (spec 4.4, 2.2)', () => {
   })
 
   test('at the limits it is accepted', async () => {
-    const r = await t.request('PUT', '/account/me', { token: user, body: { name: 'n'.repeat(128), zipcode: 'z'.repeat(32) } })
+    const r = await t.request('PUT', '/account/me', {
+      token: user,
+      body: { name: 'n'.repeat(128), zipcode: 'z'.repeat(32) },
+    })
     expect(r.status).toBe(200)
   })
 
   test('a customer updates one of its accounts by login; another customer account answers 404 and is unchanged', async () => {
-    const r = await t.request('PUT', '/account/me', { token: customer, body: { login: 100002, phone: '+44 1234' } })
+    const r = await t.request('PUT', '/account/me', {
+      token: customer,
+      body: { login: 100002, phone: '+44 1234' },
+    })
     expect(r.status).toBe(200)
     expect(r.json.login).toBe(100002)
-    const beta = await t.request('PUT', '/account/me', { token: customer, body: { login: 200001, phone: 'hacked' } })
+    const beta = await t.request('PUT', '/account/me', {
+      token: customer,
+      body: { login: 200001, phone: 'hacked' },
+    })
     expect(beta.status).toBe(404)
     const betaToken = await t.userToken(200001, 'beta-pass-1', 'beta.localhost')
     const betaMe = await t.request('GET', '/account/me', { token: betaToken, host: 'beta.localhost' })
@@ -130,7 +195,17 @@ describe('GET /balance/me (spec 4.3b, 2.3)', () => {
   test('every field of 2.3 with live figures', async () => {
     const r = await t.request('GET', '/balance/me?login=100001', { token: user })
     expect(r.status).toBe(200)
-    for (const f of ['balance', 'credit', 'profit', 'commission', 'storage', 'margin', 'margin_free', 'margin_level', 'equity'])
+    for (const f of [
+      'balance',
+      'credit',
+      'profit',
+      'commission',
+      'storage',
+      'margin',
+      'margin_free',
+      'margin_level',
+      'equity',
+    ])
       expect(typeof r.json[f]).toBe('number')
     expect(r.json).toMatchObject({ balance: 10000, equity: 10000, level_type: 0, leverage: 100 })
   })
@@ -146,7 +221,10 @@ describe('GET /balance/me (spec 4.3b, 2.3)', () => {
 
   test('a credit and a deposit show up immediately (read model invalidated on write)', async () => {
     const admin = await t.staffToken(2, 'admin-pass-1')
-    await t.request('POST', '/manager/accounts/100003/balance', { token: admin, body: { type: 'credit_in', amount: 250.5 } })
+    await t.request('POST', '/manager/accounts/100003/balance', {
+      token: admin,
+      body: { type: 'credit_in', amount: 250.5 },
+    })
     const r = await t.request('GET', '/balance/me?login=100003', { token: customer })
     expect(r.json).toMatchObject({ balance: 5000, credit: 250.5, equity: 5250.5 })
   })

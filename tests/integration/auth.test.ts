@@ -14,7 +14,20 @@ describe('POST /sign/in (spec 4.1)', () => {
     const r = await t.request('POST', '/sign/in', { body: { login: 100001, password: 'demo-pass-1' } })
     expect(r.status).toBe(200)
     for (const f of ['id', 'login', 'regdate', 'leverage']) expect(Number.isInteger(r.json[f])).toBe(true)
-    for (const f of ['email', 'avatar', 'name', 'phone', 'address', 'city', 'state', 'country', 'zipcode', 'group', 'currency', '__token'])
+    for (const f of [
+      'email',
+      'avatar',
+      'name',
+      'phone',
+      'address',
+      'city',
+      'state',
+      'country',
+      'zipcode',
+      'group',
+      'currency',
+      '__token',
+    ])
       expect(typeof r.json[f]).toBe('string')
     expect(r.json).toMatchObject({ login: 100001, group: 'real\\USD', currency: 'USD', leverage: 100 })
     const cookie = r.headers.get('set-cookie') ?? ''
@@ -41,7 +54,10 @@ describe('POST /sign/in (spec 4.1)', () => {
   })
 
   test('400 INVALID_DATA for malformed JSON', async () => {
-    const r = await t.request('POST', '/sign/in', { body: '{"login":', headers: { 'content-type': 'application/json' } })
+    const r = await t.request('POST', '/sign/in', {
+      body: '{"login":',
+      headers: { 'content-type': 'application/json' },
+    })
     expect(r.status).toBe(400)
     expect(r.json.error).toBe('INVALID_DATA')
   })
@@ -56,13 +72,18 @@ describe('POST /sign/in (spec 4.1)', () => {
       expect(r.status).toBe(403)
       expect(r.json).toEqual({ error: 'USER_NOT_FOUND_OR_INCORRECT', message: expect.any(String) })
     }
-    const beta = await t.request('POST', '/sign/in', { body: { login: 200001, password: 'beta-pass-1' }, host: 'beta.localhost:3000' })
+    const beta = await t.request('POST', '/sign/in', {
+      body: { login: 200001, password: 'beta-pass-1' },
+      host: 'beta.localhost:3000',
+    })
     expect(beta.status).toBe(200)
   })
 
   test('402 USER_DISABLED for a disabled account', async () => {
     const staff = await t.staffToken()
-    expect((await t.request('PATCH', '/manager/accounts/100003', { token: staff, body: { enable: 0 } })).status).toBe(200)
+    expect(
+      (await t.request('PATCH', '/manager/accounts/100003', { token: staff, body: { enable: 0 } })).status,
+    ).toBe(200)
     const r = await t.request('POST', '/sign/in', { body: { login: 100003, password: 'demo-pass-1' } })
     expect(r.status).toBe(402)
     expect(r.json.error).toBe('USER_DISABLED')
@@ -76,19 +97,35 @@ describe('POST /sign/in (spec 4.1)', () => {
       body: { group: 'real\\USD', password: 'orphan-pass-1' },
     })
     expect(created.status).toBe(200)
-    const g = await t.ctx.db.insert(groups).values({
-      brandId: 1, name: 'tmp\\USD', accountMode: 'REAL', currency: 'USD', leverage: 100, createdAt: Date.now(),
-    }).returning()
-    await t.request('PATCH', `/manager/accounts/${created.json.login}`, { token: staff, body: { group: 'tmp\\USD' } })
+    const g = await t.ctx.db
+      .insert(groups)
+      .values({
+        brandId: 1,
+        name: 'tmp\\USD',
+        accountMode: 'REAL',
+        currency: 'USD',
+        leverage: 100,
+        createdAt: Date.now(),
+      })
+      .returning()
+    await t.request('PATCH', `/manager/accounts/${created.json.login}`, {
+      token: staff,
+      body: { group: 'tmp\\USD' },
+    })
     await t.ctx.db.delete(groups).where(eq(groups.id, g[0].id))
     await t.ctx.accountsRead.invalidateGroup(g[0].id)
-    const r = await t.request('POST', '/sign/in', { body: { login: created.json.login, password: 'orphan-pass-1' } })
+    const r = await t.request('POST', '/sign/in', {
+      body: { login: created.json.login, password: 'orphan-pass-1' },
+    })
     expect(r.status).toBe(404)
     expect(r.json.error).toBe('GROUP_NOT_FOUND')
   })
 
   test('404 BRAND_NOT_FOUND for a host outside the allowlist', async () => {
-    const r = await t.request('POST', '/sign/in', { body: { login: 100001, password: 'demo-pass-1' }, host: 'evil.example' })
+    const r = await t.request('POST', '/sign/in', {
+      body: { login: 100001, password: 'demo-pass-1' },
+      host: 'evil.example',
+    })
     expect(r.status).toBe(404)
     expect(r.json.error).toBe('BRAND_NOT_FOUND')
   })
@@ -115,7 +152,10 @@ describe('POST /sign/in (spec 4.1)', () => {
 describe('brute force', () => {
   test('after 10 failures from one IP the login answers 429 TOO_MANY_ATTEMPTS, even with the right password', async () => {
     const staff = await t.staffToken()
-    const acct = await t.request('POST', '/manager/accounts', { token: staff, body: { group: 'real\\USD', password: 'brute-pass-1' } })
+    const acct = await t.request('POST', '/manager/accounts', {
+      token: staff,
+      body: { group: 'real\\USD', password: 'brute-pass-1' },
+    })
     const login = acct.json.login
     for (let i = 0; i < 10; i++) {
       const r = await t.request('POST', '/sign/in', { body: { login, password: 'wrong-pass-1' } })
@@ -125,26 +165,40 @@ describe('brute force', () => {
     expect(locked.status).toBe(429)
     expect(locked.json.error).toBe('TOO_MANY_ATTEMPTS')
     // another identity is not affected
-    expect((await t.request('POST', '/sign/in', { body: { login: 100002, password: 'demo-pass-1' } })).status).toBe(200)
+    expect(
+      (await t.request('POST', '/sign/in', { body: { login: 100002, password: 'demo-pass-1' } })).status,
+    ).toBe(200)
   })
 
   test('a success resets the counter', async () => {
-    for (let i = 0; i < 9; i++) await t.request('POST', '/sign/in', { body: { login: 100002, password: 'wrong-pass-1' } })
-    expect((await t.request('POST', '/sign/in', { body: { login: 100002, password: 'demo-pass-1' } })).status).toBe(200)
-    for (let i = 0; i < 9; i++) await t.request('POST', '/sign/in', { body: { login: 100002, password: 'wrong-pass-1' } })
-    expect((await t.request('POST', '/sign/in', { body: { login: 100002, password: 'demo-pass-1' } })).status).toBe(200)
+    for (let i = 0; i < 9; i++)
+      await t.request('POST', '/sign/in', { body: { login: 100002, password: 'wrong-pass-1' } })
+    expect(
+      (await t.request('POST', '/sign/in', { body: { login: 100002, password: 'demo-pass-1' } })).status,
+    ).toBe(200)
+    for (let i = 0; i < 9; i++)
+      await t.request('POST', '/sign/in', { body: { login: 100002, password: 'wrong-pass-1' } })
+    expect(
+      (await t.request('POST', '/sign/in', { body: { login: 100002, password: 'demo-pass-1' } })).status,
+    ).toBe(200)
   })
 })
 
 describe('customer and staff sessions', () => {
   test('customer sign-in lists owned accounts; wrong password is 403', async () => {
-    const r = await t.request('POST', '/customer/sign/in', { body: { email: 'Demo@Example.com', password: 'demo-pass-1' } })
+    const r = await t.request('POST', '/customer/sign/in', {
+      body: { email: 'Demo@Example.com', password: 'demo-pass-1' },
+    })
     expect(r.status).toBe(200)
     expect(r.json.accounts).toEqual(expect.arrayContaining([100001, 100002, 100003]))
     expect(r.json.session_type).toBe('SESSION_CUSTOMER')
-    const bad = await t.request('POST', '/customer/sign/in', { body: { email: 'demo@example.com', password: 'nope-nope' } })
+    const bad = await t.request('POST', '/customer/sign/in', {
+      body: { email: 'demo@example.com', password: 'nope-nope' },
+    })
     expect(bad.status).toBe(403)
-    const invalid = await t.request('POST', '/customer/sign/in', { body: { email: 'not-an-email', password: 'demo-pass-1' } })
+    const invalid = await t.request('POST', '/customer/sign/in', {
+      body: { email: 'not-an-email', password: 'demo-pass-1' },
+    })
     expect(invalid.status).toBe(400)
     expect(invalid.json.message).toContain('email')
   })
@@ -171,7 +225,9 @@ describe('customer and staff sessions', () => {
     const r = await t.request('POST', '/customer/register', { body })
     expect(r.status).toBe(200)
     expect(r.json.accounts).toEqual([])
-    const dup = await t.request('POST', '/customer/register', { body: { ...body, email: 'NEW.customer@example.com' } })
+    const dup = await t.request('POST', '/customer/register', {
+      body: { ...body, email: 'NEW.customer@example.com' },
+    })
     expect(dup.status).toBe(409)
     expect(dup.json.error).toBe('EMAIL_ALREADY_REGISTERED')
     const open = await t.request('POST', '/customer/accounts', {
@@ -179,7 +235,12 @@ describe('customer and staff sessions', () => {
       body: { group: 'demo\\USD', password: 'acct-pass-1' },
     })
     expect(open.status).toBe(200)
-    expect(open.json).toMatchObject({ group: 'demo\\USD', account_mode: 'DEMO', balance: 10000, currency: 'USD' })
+    expect(open.json).toMatchObject({
+      group: 'demo\\USD',
+      account_mode: 'DEMO',
+      balance: 10000,
+      currency: 'USD',
+    })
     const me = await t.request('GET', '/account/me', { token: r.json.__token })
     expect(me.status).toBe(200)
     expect(me.json).toMatchObject({ login: open.json.login, balance: 10000, equity: 10000 })
@@ -197,7 +258,9 @@ describe('sign-out and tokens', () => {
     const token = await t.userToken()
     expect((await t.request('GET', '/account/me', { token })).status).toBe(200)
     expect((await t.request('GET', '/account/me', { token: `Bearer ${token}` })).status).toBe(200)
-    expect((await t.request('GET', '/account/me', { headers: { cookie: `tcs_token=${token}` } })).status).toBe(200)
+    expect(
+      (await t.request('GET', '/account/me', { headers: { cookie: `tcs_token=${token}` } })).status,
+    ).toBe(200)
     const out = await t.request('POST', '/sign/out', { token })
     expect(out.status).toBe(200)
     expect(out.json).toEqual({ data: 'OK' })
@@ -209,21 +272,37 @@ describe('sign-out and tokens', () => {
 
 describe('PUT /password (spec 4.2)', () => {
   test('staff set the password; the account signs in with it; trailing slash works', async () => {
-    for (const [login, password] of [[1, 'manager-pass-1'], [2, 'admin-pass-1'], [3, 'dealer-pass-1']] as const) {
+    for (const [login, password] of [
+      [1, 'manager-pass-1'],
+      [2, 'admin-pass-1'],
+      [3, 'dealer-pass-1'],
+    ] as const) {
       const staff = await t.staffToken(login, password)
-      const r = await t.request('PUT', '/password', { token: staff, body: { login: 100002, password: `new-pass-${login}` } })
+      const r = await t.request('PUT', '/password', {
+        token: staff,
+        body: { login: 100002, password: `new-pass-${login}` },
+      })
       expect(r.status).toBe(200)
       expect(r.json).toEqual({ login: 'OK' })
-      expect((await t.request('POST', '/sign/in', { body: { login: 100002, password: `new-pass-${login}` } })).status).toBe(200)
+      expect(
+        (await t.request('POST', '/sign/in', { body: { login: 100002, password: `new-pass-${login}` } }))
+          .status,
+      ).toBe(200)
     }
     const staff = await t.staffToken()
-    const slash = await t.request('PUT', '/password/', { token: staff, body: { login: 100002, password: 'demo-pass-1' } })
+    const slash = await t.request('PUT', '/password/', {
+      token: staff,
+      body: { login: 100002, password: 'demo-pass-1' },
+    })
     expect(slash.status).toBe(200)
   })
 
   test('400 INVALID_DATA, 401 UPDATE_PASSWORD_ERROR for an unknown or other-brand account, 403 for non-staff', async () => {
     const staff = await t.staffToken()
-    const bad = await t.request('PUT', '/password', { token: staff, body: { login: 100002, password: 'short' } })
+    const bad = await t.request('PUT', '/password', {
+      token: staff,
+      body: { login: 100002, password: 'short' },
+    })
     expect(bad.status).toBe(400)
     expect(bad.json.error).toBe('INVALID_DATA')
     for (const login of [999999, 200001]) {
@@ -233,22 +312,37 @@ describe('PUT /password (spec 4.2)', () => {
       expect(r.json.message).toContain(String(login))
     }
     const user = await t.userToken()
-    expect((await t.request('PUT', '/password', { token: user, body: { login: 100001, password: 'whatever-1' } })).status).toBe(403)
+    expect(
+      (await t.request('PUT', '/password', { token: user, body: { login: 100001, password: 'whatever-1' } }))
+        .status,
+    ).toBe(403)
     // Beta's account still signs in with its own password: nothing changed across brands
-    expect((await t.request('POST', '/sign/in', { body: { login: 200001, password: 'beta-pass-1' }, host: 'beta.localhost' })).status).toBe(200)
+    expect(
+      (
+        await t.request('POST', '/sign/in', {
+          body: { login: 200001, password: 'beta-pass-1' },
+          host: 'beta.localhost',
+        })
+      ).status,
+    ).toBe(200)
   })
 })
 
 describe('master password', () => {
   test('off unless configured; when configured it signs in and is logged', async () => {
-    expect((await t.request('POST', '/sign/in', { body: { login: 100001, password: 'master-password-123' } })).status).toBe(403)
+    expect(
+      (await t.request('POST', '/sign/in', { body: { login: 100001, password: 'master-password-123' } }))
+        .status,
+    ).toBe(403)
     const lines: string[] = []
     const m = await makeTestApp({
       env: { MASTER_PASSWORD: 'master-password-123' },
       logger: { log: (level, msg, fields) => lines.push(JSON.stringify({ level, msg, ...fields })) },
     })
     try {
-      const r = await m.request('POST', '/sign/in', { body: { login: 100001, password: 'master-password-123' } })
+      const r = await m.request('POST', '/sign/in', {
+        body: { login: 100001, password: 'master-password-123' },
+      })
       expect(r.status).toBe(200)
       expect(lines.some((l) => l.includes('master password used') && l.includes('100001'))).toBe(true)
       expect(lines.join('\n')).not.toContain('master-password-123')

@@ -114,8 +114,12 @@ describe('Redis outage: callers degrade, no request answers 5xx', () => {
         expect(me.status).toBe(200)
         expect(me.json.login).toBe(100001)
       }
-      expect((await t.request('POST', '/sign/in', { body: { login: 100002, password: 'demo-pass-1' } })).status).toBe(200)
-      expect((await t.request('POST', '/sign/in', { body: { login: 100002, password: 'wrong-pass-1' } })).status).toBe(403)
+      expect(
+        (await t.request('POST', '/sign/in', { body: { login: 100002, password: 'demo-pass-1' } })).status,
+      ).toBe(200)
+      expect(
+        (await t.request('POST', '/sign/in', { body: { login: 100002, password: 'wrong-pass-1' } })).status,
+      ).toBe(403)
       const health = await t.request('GET', '/health')
       expect(health.status).toBe(200)
       expect(health.json).toMatchObject({ status: 'degraded', db: 'ok', cache: 'error' })
@@ -139,7 +143,10 @@ describe('Redis outage: callers degrade, no request answers 5xx', () => {
   }, 60_000)
 
   test('the resilient wrapper answers within its timeout when the server never replies', async () => {
-    const slow = { kind: 'redis', get: () => new Promise<string | null>(() => {}) } as unknown as KeyValueStore
+    const slow = {
+      kind: 'redis',
+      get: () => new Promise<string | null>(() => {}),
+    } as unknown as KeyValueStore
     const s = new ResilientStore(slow, silentLogger, 50)
     const started = performance.now()
     expect(await s.get('x')).toBeNull()

@@ -15,8 +15,14 @@ beforeAll(async () => {
 afterAll(() => t.close())
 
 async function ledgerSum(login: number) {
-  const [r] = await t.ctx.db.select({ s: sum(balanceOperations.amount) }).from(balanceOperations).where(eq(balanceOperations.login, login))
-  const [a] = await t.ctx.db.select({ balance: accounts.balance }).from(accounts).where(eq(accounts.login, login))
+  const [r] = await t.ctx.db
+    .select({ s: sum(balanceOperations.amount) })
+    .from(balanceOperations)
+    .where(eq(balanceOperations.login, login))
+  const [a] = await t.ctx.db
+    .select({ balance: accounts.balance })
+    .from(accounts)
+    .where(eq(accounts.login, login))
   return { ledger: Number(r.s ?? 0), balance: a.balance }
 }
 
@@ -33,17 +39,33 @@ describe('manager accounts', () => {
       body: { group: 'demo\\USD', password: 'fresh-pass-1', name: 'Fresh', leverage: 200 },
     })
     expect(r.status).toBe(200)
-    expect(r.json).toMatchObject({ group: 'demo\\USD', balance: 10000, leverage: 200, name: 'Fresh', customer_id: null })
+    expect(r.json).toMatchObject({
+      group: 'demo\\USD',
+      balance: 10000,
+      leverage: 200,
+      name: 'Fresh',
+      customer_id: null,
+    })
     expect(await ledgerSum(r.json.login)).toEqual({ ledger: 1_000_000, balance: 1_000_000 })
   })
 
   test('unknown group 404 GROUP_NOT_FOUND; another brand group too; dealers may not create', async () => {
     for (const group of ['nope', 'beta\\real\\USD']) {
-      const r = await t.request('POST', '/manager/accounts', { token: manager, body: { group, password: 'fresh-pass-1' } })
+      const r = await t.request('POST', '/manager/accounts', {
+        token: manager,
+        body: { group, password: 'fresh-pass-1' },
+      })
       expect(r.status).toBe(404)
       expect(r.json.error).toBe('GROUP_NOT_FOUND')
     }
-    expect((await t.request('POST', '/manager/accounts', { token: dealer, body: { group: 'real\\USD', password: 'fresh-pass-1' } })).status).toBe(403)
+    expect(
+      (
+        await t.request('POST', '/manager/accounts', {
+          token: dealer,
+          body: { group: 'real\\USD', password: 'fresh-pass-1' },
+        })
+      ).status,
+    ).toBe(403)
   })
 
   test('change group, leverage and flags; another brand account is 404', async () => {
@@ -53,7 +75,10 @@ describe('manager accounts', () => {
     })
     expect(r.status).toBe(200)
     expect(r.json).toMatchObject({ leverage: 50, enable_read_only: 1, comment: 'watch' })
-    expect((await t.request('PATCH', '/manager/accounts/200001', { token: manager, body: { leverage: 50 } })).status).toBe(404)
+    expect(
+      (await t.request('PATCH', '/manager/accounts/200001', { token: manager, body: { leverage: 50 } }))
+        .status,
+    ).toBe(404)
     const empty = await t.request('PATCH', '/manager/accounts/100001', { token: manager, body: {} })
     expect(empty.status).toBe(400)
     const flag = await t.request('PATCH', '/manager/accounts/100001', { token: manager, body: { enable: 2 } })
@@ -66,12 +91,24 @@ describe('manager accounts', () => {
 describe('balance operations', () => {
   test('deposit, withdrawal, credit in/out: one ledger row each, balance = sum of the ledger, events in the outbox', async () => {
     const events0 = (await t.ctx.db.select().from(outbox)).length
-    const post = (body: object) => t.request('POST', '/manager/accounts/100002/balance', { token: manager, body })
+    const post = (body: object) =>
+      t.request('POST', '/manager/accounts/100002/balance', { token: manager, body })
     const dep = await post({ type: 'deposit', amount: 123.45, comment: 'wire', api_data: { ref: 'W-1' } })
     expect(dep.status).toBe(200)
-    expect(dep.json.operation).toMatchObject({ op: 'OP_BALANCE_IN', amount: 123.45, balance_after: 10123.45, reason: 'TR_REASON_DEPOSIT', api_data: { ref: 'W-1' } })
+    expect(dep.json.operation).toMatchObject({
+      op: 'OP_BALANCE_IN',
+      amount: 123.45,
+      balance_after: 10123.45,
+      reason: 'TR_REASON_DEPOSIT',
+      api_data: { ref: 'W-1' },
+    })
     const wd = await post({ type: 'withdrawal', amount: 23.45, reason: 'TR_REASON_MANUAL' })
-    expect(wd.json.operation).toMatchObject({ op: 'OP_BALANCE_OUT', amount: -23.45, balance_after: 10100, reason: 'TR_REASON_MANUAL' })
+    expect(wd.json.operation).toMatchObject({
+      op: 'OP_BALANCE_OUT',
+      amount: -23.45,
+      balance_after: 10100,
+      reason: 'TR_REASON_MANUAL',
+    })
     expect((await post({ type: 'credit_in', amount: 50 })).json.operation.credit_after).toBe(50)
     expect((await post({ type: 'credit_out', amount: 50 })).json.operation.credit_after).toBe(0)
     expect(await ledgerSum(100002)).toEqual({ ledger: 1_010_000, balance: 1_010_000 })
@@ -80,18 +117,27 @@ describe('balance operations', () => {
 
   test('a withdrawal that would make the balance negative is refused and writes nothing', async () => {
     const before = await ledgerSum(100002)
-    const r = await t.request('POST', '/manager/accounts/100002/balance', { token: manager, body: { type: 'withdrawal', amount: 1_000_000 } })
+    const r = await t.request('POST', '/manager/accounts/100002/balance', {
+      token: manager,
+      body: { type: 'withdrawal', amount: 1_000_000 },
+    })
     expect(r.status).toBe(400)
     expect(r.json.error).toBe('NOT_ENOUGH_FUNDS')
     expect(await ledgerSum(100002)).toEqual(before)
   })
 
   test('concurrent withdrawals never overdraw', async () => {
-    const created = await t.request('POST', '/manager/accounts', { token: manager, body: { group: 'demo\\USD', password: 'race-pass-1' } })
+    const created = await t.request('POST', '/manager/accounts', {
+      token: manager,
+      body: { group: 'demo\\USD', password: 'race-pass-1' },
+    })
     const login = created.json.login
     const results = await Promise.all(
       Array.from({ length: 8 }, () =>
-        t.request('POST', `/manager/accounts/${login}/balance`, { token: manager, body: { type: 'withdrawal', amount: 3000 } }),
+        t.request('POST', `/manager/accounts/${login}/balance`, {
+          token: manager,
+          body: { type: 'withdrawal', amount: 3000 },
+        }),
       ),
     )
     expect(results.filter((r) => r.status === 200).length).toBe(3)
@@ -114,7 +160,8 @@ describe('balance operations', () => {
   })
 
   test('validation: amount > 0 with the currency decimals, known type, reason pattern; dealers may not post', async () => {
-    const post = (body: object, token = manager) => t.request('POST', '/manager/accounts/100001/balance', { token, body })
+    const post = (body: object, token = manager) =>
+      t.request('POST', '/manager/accounts/100001/balance', { token, body })
     for (const [body, field] of [
       [{ type: 'deposit', amount: 0 }, 'amount'],
       [{ type: 'deposit', amount: -5 }, 'amount'],
@@ -128,7 +175,14 @@ describe('balance operations', () => {
       expect(r.json.message).toContain(field)
     }
     expect((await post({ type: 'deposit', amount: 5 }, dealer)).status).toBe(403)
-    expect((await t.request('POST', '/manager/accounts/200001/balance', { token: manager, body: { type: 'deposit', amount: 5 } })).status).toBe(404)
+    expect(
+      (
+        await t.request('POST', '/manager/accounts/200001/balance', {
+          token: manager,
+          body: { type: 'deposit', amount: 5 },
+        })
+      ).status,
+    ).toBe(404)
   })
 
   test('the ledger pages newest first with a cursor', async () => {
@@ -136,7 +190,11 @@ describe('balance operations', () => {
     expect(p1.status).toBe(200)
     expect(p1.json.rows.length).toBe(2)
     expect(p1.json.has_more).toBe(true)
-    const p2 = await t.request('GET', `/manager/accounts/100002/operations?limit=2&cursor=${p1.json.next_cursor}`, { token: dealer })
+    const p2 = await t.request(
+      'GET',
+      `/manager/accounts/100002/operations?limit=2&cursor=${p1.json.next_cursor}`,
+      { token: dealer },
+    )
     expect(p2.json.rows[0].id).toBeLessThan(p1.json.rows[1].id)
   })
 })

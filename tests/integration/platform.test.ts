@@ -28,7 +28,9 @@ describe('errors and request ids', () => {
 
   test('a 500 never shows internals and is logged with the request id', async () => {
     const lines: string[] = []
-    const broken = await makeTestApp({ logger: { log: (_l, msg, f) => lines.push(JSON.stringify({ msg, ...f })) } })
+    const broken = await makeTestApp({
+      logger: { log: (_l, msg, f) => lines.push(JSON.stringify({ msg, ...f })) },
+    })
     try {
       const token = await broken.userToken()
       broken.ctx.accountsRead.account = async () => {
@@ -73,7 +75,11 @@ describe('OpenAPI document', () => {
   test('is OpenAPI 3.0.3, version 1.0.0, with the ApiTokenAuth scheme', () => {
     expect(doc.openapi).toBe('3.0.3')
     expect(doc.info.version).toBe('1.0.0')
-    expect(doc.components.securitySchemes.ApiTokenAuth).toMatchObject({ type: 'apiKey', in: 'header', name: 'Authorization' })
+    expect(doc.components.securitySchemes.ApiTokenAuth).toMatchObject({
+      type: 'apiKey',
+      in: 'header',
+      name: 'Authorization',
+    })
   })
 
   test('every route has a tag, a summary, responses with a 200 schema and its error responses', () => {
@@ -88,12 +94,21 @@ describe('OpenAPI document', () => {
       expect(op.responses?.['200'], where).toBeDefined()
       const errorStatuses = Object.keys(op.responses).filter((s) => s !== '200')
       if (path !== '/health') expect(errorStatuses.length, where).toBeGreaterThan(0)
-      if (['post', 'put', 'patch'].includes(method) && path !== '/sign/out') expect(op.requestBody, where).toBeDefined()
+      if (['post', 'put', 'patch'].includes(method) && path !== '/sign/out')
+        expect(op.requestBody, where).toBeDefined()
     }
   })
 
+  test('query integers are published as plain integers (Swagger UI must not pre-fill login=0)', () => {
+    const login = doc.paths['/account/me'].get.parameters.find((p: any) => p.name === 'login')
+    expect(login.schema).toMatchObject({ type: 'integer', minimum: 0 })
+    expect(login.schema.anyOf).toBeUndefined()
+    expect(login.schema.default).toBeUndefined()
+  })
+
   test('lists the spec routes', () => {
-    for (const p of ['/sign/in', '/password', '/account/me', '/balance/me', '/upload']) expect(doc.paths[p], p).toBeDefined()
+    for (const p of ['/sign/in', '/password', '/account/me', '/balance/me', '/upload'])
+      expect(doc.paths[p], p).toBeDefined()
   })
 
   test('Swagger UI page and its assets are served by the app (no CDN)', async () => {

@@ -34,14 +34,30 @@ describe('JWT attack set: every forgery answers 401', () => {
     'alg none': async () =>
       `${b64url({ alg: 'none', typ: ACCESS_TYP })}.${b64url({ ...claims(), iss: t.config.jwt.issuer, aud: t.config.jwt.audience, exp: now() + 60 })}.`,
     'another algorithm (HS512)': () =>
-      sign({ ...claims(), iss: t.config.jwt.issuer, aud: t.config.jwt.audience, exp: now() + 60 }, { alg: 'HS512', typ: ACCESS_TYP }),
-    expired: () => sign({ ...claims(), iss: t.config.jwt.issuer, aud: t.config.jwt.audience, exp: now() - 1 }),
+      sign(
+        { ...claims(), iss: t.config.jwt.issuer, aud: t.config.jwt.audience, exp: now() + 60 },
+        { alg: 'HS512', typ: ACCESS_TYP },
+      ),
+    expired: () =>
+      sign({ ...claims(), iss: t.config.jwt.issuer, aud: t.config.jwt.audience, exp: now() - 1 }),
     'no exp': () => sign({ ...claims(), iss: t.config.jwt.issuer, aud: t.config.jwt.audience }),
-    'no jti': () => sign({ st: 'SESSION_USER', bid: 1, login: 100001, iss: t.config.jwt.issuer, aud: t.config.jwt.audience, exp: now() + 60 }),
-    'wrong iss': () => sign({ ...claims(), iss: 'someone-else', aud: t.config.jwt.audience, exp: now() + 60 }),
+    'no jti': () =>
+      sign({
+        st: 'SESSION_USER',
+        bid: 1,
+        login: 100001,
+        iss: t.config.jwt.issuer,
+        aud: t.config.jwt.audience,
+        exp: now() + 60,
+      }),
+    'wrong iss': () =>
+      sign({ ...claims(), iss: 'someone-else', aud: t.config.jwt.audience, exp: now() + 60 }),
     'wrong aud': () => sign({ ...claims(), iss: t.config.jwt.issuer, aud: 'other-api', exp: now() + 60 }),
     'wrong typ (another token class)': () =>
-      sign({ ...claims(), iss: t.config.jwt.issuer, aud: t.config.jwt.audience, exp: now() + 60 }, { alg: 'HS256', typ: 'tcs-affiliate+jwt' }),
+      sign(
+        { ...claims(), iss: t.config.jwt.issuer, aud: t.config.jwt.audience, exp: now() + 60 },
+        { alg: 'HS256', typ: 'tcs-affiliate+jwt' },
+      ),
     'wrong secret': () =>
       new SignJWT({ ...claims(), iss: t.config.jwt.issuer, aud: t.config.jwt.audience, exp: now() + 60 })
         .setProtectedHeader({ alg: 'HS256', typ: ACCESS_TYP })
@@ -99,7 +115,12 @@ describe('authorization matrix: each session type against each route', () => {
     ['GET', '/manager/groups', undefined, [401, F, F, 200, 200, 200]],
     ['GET', '/manager/accounts/100002', undefined, [401, F, F, 200, 200, 200]],
     ['PATCH', '/manager/accounts/100002', { comment: 'matrix' }, [401, F, F, 200, 200, F]],
-    ['POST', '/manager/accounts', { group: 'real\\USD', password: 'matrix-pass-1' }, [401, F, F, 200, 200, F]],
+    [
+      'POST',
+      '/manager/accounts',
+      { group: 'real\\USD', password: 'matrix-pass-1' },
+      [401, F, F, 200, 200, F],
+    ],
     ['POST', '/manager/accounts/100002/balance', { type: 'deposit', amount: 1 }, [401, F, F, 200, 200, F]],
     ['GET', '/manager/accounts/100002/operations', undefined, [401, F, F, 200, 200, 200]],
     ['GET', '/health', undefined, [200, 200, 200, 200, 200, 200]],
@@ -119,7 +140,11 @@ describe('authorization matrix: each session type against each route', () => {
   async function freshToken(kind: string) {
     if (kind === 'user') return t.userToken()
     if (kind === 'customer') return t.customerToken()
-    const [login, pass] = { manager: [1, 'manager-pass-1'], admin: [2, 'admin-pass-1'], dealer: [3, 'dealer-pass-1'] }[kind] as [number, string]
+    const [login, pass] = {
+      manager: [1, 'manager-pass-1'],
+      admin: [2, 'admin-pass-1'],
+      dealer: [3, 'dealer-pass-1'],
+    }[kind] as [number, string]
     return t.staffToken(login, pass)
   }
 })
@@ -138,6 +163,8 @@ describe('cross-brand probes answer as not found and change nothing', () => {
     const demo = await t.request('GET', '/account/me?login=100001', { token: tokens.manager })
     expect(demo.json.name).not.toBe('pwned')
     // a Demo token presented on the Beta host is not valid there
-    expect((await t.request('GET', '/account/me', { token: tokens.user, host: 'beta.localhost' })).status).toBe(401)
+    expect(
+      (await t.request('GET', '/account/me', { token: tokens.user, host: 'beta.localhost' })).status,
+    ).toBe(401)
   })
 })

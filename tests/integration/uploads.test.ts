@@ -1,8 +1,8 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { count } from 'drizzle-orm'
 import { uploads } from '../../src/modules/uploads/schema'
-import * as F from '../support/files'
 import { makeTestApp, type TestApp } from '../support/app'
+import * as F from '../support/files'
 
 let t: TestApp
 let user: string
@@ -26,12 +26,18 @@ const stored = async () => (await t.ctx.db.select({ n: count() }).from(uploads))
 
 describe('POST /upload accepts each allowed type by its real signature', () => {
   const accepted: [string, Uint8Array, string][] = [
-    ['a.png', F.PNG, 'image/png'], ['a.jpg', F.JPG, 'image/jpeg'], ['a.jpeg', F.JPG, 'image/jpeg'],
-    ['a.gif', F.GIF, 'image/gif'], ['a.webp', F.WEBP, 'image/webp'], ['a.ico', F.ICO, 'image/x-icon'],
-    ['a.pdf', F.PDF, 'application/pdf'], ['a.svg', F.SVG, 'image/svg+xml'],
+    ['a.png', F.PNG, 'image/png'],
+    ['a.jpg', F.JPG, 'image/jpeg'],
+    ['a.jpeg', F.JPG, 'image/jpeg'],
+    ['a.gif', F.GIF, 'image/gif'],
+    ['a.webp', F.WEBP, 'image/webp'],
+    ['a.ico', F.ICO, 'image/x-icon'],
+    ['a.pdf', F.PDF, 'application/pdf'],
+    ['a.svg', F.SVG, 'image/svg+xml'],
     ['a.txt', new TextEncoder().encode('hello, world\nline two'), 'text/plain; charset=utf-8'],
     ['a.csv', new TextEncoder().encode('symbol,price\nEURUSD,1.1'), 'text/csv; charset=utf-8'],
-    ['a.doc', F.CFB, 'application/msword'], ['a.xls', F.CFB, 'application/vnd.ms-excel'],
+    ['a.doc', F.CFB, 'application/msword'],
+    ['a.xls', F.CFB, 'application/vnd.ms-excel'],
     ['a.docx', F.DOCX, 'application/vnd.openxmlformats-officedocument.wordprocessingml.document'],
     ['a.xlsx', F.XLSX, 'application/vnd.openxmlformats-officedocument.spreadsheetml.sheet'],
   ]
@@ -42,7 +48,11 @@ describe('POST /upload accepts each allowed type by its real signature', () => {
     const ext = name.split('.')[1]
     expect(r.json.file_name).toBe(`${r.json.file_id}.${ext}`)
     expect(r.json.files[0]).toMatchObject({
-      storage_name: r.json.file_name, original_name: name, extension: ext, content_type: contentType, file_size: bytes.length,
+      storage_name: r.json.file_name,
+      original_name: name,
+      extension: ext,
+      content_type: contentType,
+      file_size: bytes.length,
     })
     expect(r.json.files[0].checksum).toMatch(/^[0-9a-f]{64}$/)
     expect(r.json.avatar).toBeUndefined()
@@ -50,13 +60,29 @@ describe('POST /upload accepts each allowed type by its real signature', () => {
 })
 
 describe('POST /upload rejects disguised and hostile files, storing nothing', () => {
-  const rejected: [string, Uint8Array, string][] = ([
-    ['page.png', F.HTML], ['page.txt', F.HTML], ['page.csv', F.HTML], ['run.pdf', F.ELF], ['setup.jpg', F.EXE],
-    ['script.txt', F.SHELL], ['poly.gif', F.GIF_POLYGLOT], ['evil.svg', F.SVG_SCRIPT], ['onload.svg', F.SVG_ONLOAD],
-    ['broken.svg', F.SVG_BROKEN], ['html.svg', F.NOT_SVG_ROOT], ['js.pdf', F.PDF_JS], ['png-as.gif', F.PNG],
-    ['empty.png', new Uint8Array()], ['page.html', F.HTML], ['noext', F.PNG], ['doc.docx', F.XLSX],
-    ['avatar.svg', F.SVG, 'account_avatar'], ['avatar.pdf', F.PDF, 'account_avatar'],
-  ] as [string, Uint8Array, string?][]).map(([n, b, p]) => [n, b, p ?? 'attachment'])
+  const rejected: [string, Uint8Array, string][] = (
+    [
+      ['page.png', F.HTML],
+      ['page.txt', F.HTML],
+      ['page.csv', F.HTML],
+      ['run.pdf', F.ELF],
+      ['setup.jpg', F.EXE],
+      ['script.txt', F.SHELL],
+      ['poly.gif', F.GIF_POLYGLOT],
+      ['evil.svg', F.SVG_SCRIPT],
+      ['onload.svg', F.SVG_ONLOAD],
+      ['broken.svg', F.SVG_BROKEN],
+      ['html.svg', F.NOT_SVG_ROOT],
+      ['js.pdf', F.PDF_JS],
+      ['png-as.gif', F.PNG],
+      ['empty.png', new Uint8Array()],
+      ['page.html', F.HTML],
+      ['noext', F.PNG],
+      ['doc.docx', F.XLSX],
+      ['avatar.svg', F.SVG, 'account_avatar'],
+      ['avatar.pdf', F.PDF, 'account_avatar'],
+    ] as [string, Uint8Array, string?][]
+  ).map(([n, b, p]) => [n, b, p ?? 'attachment'])
   test.each(rejected)('%s', async (name, bytes, purpose) => {
     const before = await stored()
     const r = await upload(bytes, name, purpose)

@@ -51,7 +51,13 @@ export async function makeTestApp(opts: TestAppOptions = {}) {
   async function request(
     method: string,
     path: string,
-    o: { body?: unknown; token?: string; host?: string; headers?: Record<string, string>; form?: FormData } = {},
+    o: {
+      body?: unknown
+      token?: string
+      host?: string
+      headers?: Record<string, string>
+      form?: FormData
+    } = {},
   ) {
     const headers: Record<string, string> = { host: o.host ?? 'localhost', ...o.headers }
     if (o.token) headers.authorization = o.token

@@ -1,13 +1,39 @@
 /** Small, real files of each allowed format (and hostile ones), built in memory for the upload corpus. */
 const b64 = (s: string) => Uint8Array.from(Buffer.from(s, 'base64'))
 
-export const PNG = b64('iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg==')
+export const PNG = b64(
+  'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg==',
+)
 export const GIF = b64('R0lGODlhAQABAIAAAAAAAP///yH5BAEAAAAALAAAAAABAAEAAAIBRAA7')
 export const JPG = b64(
   '/9j/4AAQSkZJRgABAQEASABIAAD/2wBDAAMCAgICAgMCAgIDAwMDBAYEBAQEBAgGBgUGCQgKCgkICQkKDA8MCgsOCwkJDRENDg8QEBEQCgwSExIQEw8QEBD/yQALCAABAAEBAREA/8wABgAQEAX/2gAIAQEAAD8A0s8g/9k=',
 )
 export const WEBP = b64('UklGRiIAAABXRUJQVlA4IBYAAAAwAQCdASoBAAEADsD+JaQAA3AAAAAA')
-export const ICO = new Uint8Array([0, 0, 1, 0, 1, 0, 1, 1, 0, 0, 1, 0, 32, 0, 40, 0, 0, 0, 22, 0, 0, 0, ...new Uint8Array(40)])
+export const ICO = new Uint8Array([
+  0,
+  0,
+  1,
+  0,
+  1,
+  0,
+  1,
+  1,
+  0,
+  0,
+  1,
+  0,
+  32,
+  0,
+  40,
+  0,
+  0,
+  0,
+  22,
+  0,
+  0,
+  0,
+  ...new Uint8Array(40),
+])
 export const PDF = new TextEncoder().encode(
   '%PDF-1.4\n1 0 obj << /Type /Catalog /Pages 2 0 R >> endobj\n2 0 obj << /Type /Pages /Kids [] /Count 0 >> endobj\ntrailer << /Root 1 0 R >>\n%%EOF\n',
 )
@@ -21,7 +47,9 @@ export const SVG = new TextEncoder().encode(
 export const SVG_SCRIPT = new TextEncoder().encode(
   '<svg xmlns="http://www.w3.org/2000/svg"><script>alert(document.cookie)</script></svg>',
 )
-export const SVG_ONLOAD = new TextEncoder().encode('<svg xmlns="http://www.w3.org/2000/svg" onload="alert(1)"/>')
+export const SVG_ONLOAD = new TextEncoder().encode(
+  '<svg xmlns="http://www.w3.org/2000/svg" onload="alert(1)"/>',
+)
 export const SVG_BROKEN = new TextEncoder().encode('<svg xmlns="http://www.w3.org/2000/svg"><rect></svg>')
 export const NOT_SVG_ROOT = new TextEncoder().encode('<html><body>hi</body></html>')
 export const HTML = new TextEncoder().encode('<!DOCTYPE html><html><script>alert(1)</script></html>')
@@ -43,23 +71,70 @@ export function zip(entries: Record<string, string>): Uint8Array {
     const nameBytes = [...enc.encode(name)]
     const data = enc.encode(content)
     const crc = Bun.hash.crc32(data)
-    const header = [...u32(0x04034b50), ...u16(20), ...u16(0), ...u16(0), ...u16(0), ...u16(0), ...u32(crc), ...u32(data.length), ...u32(data.length), ...u16(nameBytes.length), ...u16(0), ...nameBytes]
-    central.push(...u32(0x02014b50), ...u16(20), ...u16(20), ...u16(0), ...u16(0), ...u16(0), ...u16(0), ...u32(crc), ...u32(data.length), ...u32(data.length), ...u16(nameBytes.length), ...u16(0), ...u16(0), ...u16(0), ...u16(0), ...u32(0), ...u32(offset), ...nameBytes)
+    const header = [
+      ...u32(0x04034b50),
+      ...u16(20),
+      ...u16(0),
+      ...u16(0),
+      ...u16(0),
+      ...u16(0),
+      ...u32(crc),
+      ...u32(data.length),
+      ...u32(data.length),
+      ...u16(nameBytes.length),
+      ...u16(0),
+      ...nameBytes,
+    ]
+    central.push(
+      ...u32(0x02014b50),
+      ...u16(20),
+      ...u16(20),
+      ...u16(0),
+      ...u16(0),
+      ...u16(0),
+      ...u16(0),
+      ...u32(crc),
+      ...u32(data.length),
+      ...u32(data.length),
+      ...u16(nameBytes.length),
+      ...u16(0),
+      ...u16(0),
+      ...u16(0),
+      ...u16(0),
+      ...u32(0),
+      ...u32(offset),
+      ...nameBytes,
+    )
     locals.push(...header, ...data)
     offset += header.length + data.length
   }
   const count = Object.keys(entries).length
-  const end = [...u32(0x06054b50), ...u16(0), ...u16(0), ...u16(count), ...u16(count), ...u32(central.length), ...u32(offset), ...u16(0)]
+  const end = [
+    ...u32(0x06054b50),
+    ...u16(0),
+    ...u16(0),
+    ...u16(count),
+    ...u16(count),
+    ...u32(central.length),
+    ...u32(offset),
+    ...u16(0),
+  ]
   return new Uint8Array([...locals, ...central, ...end])
 }
 
 const CT = (part: string, type: string) =>
   `<?xml version="1.0"?><Types xmlns="http://schemas.openxmlformats.org/package/2006/content-types"><Override PartName="${part}" ContentType="${type}"/></Types>`
 export const DOCX = zip({
-  '[Content_Types].xml': CT('/word/document.xml', 'application/vnd.openxmlformats-officedocument.wordprocessingml.document.main+xml'),
+  '[Content_Types].xml': CT(
+    '/word/document.xml',
+    'application/vnd.openxmlformats-officedocument.wordprocessingml.document.main+xml',
+  ),
   'word/document.xml': '<w:document/>',
 })
 export const XLSX = zip({
-  '[Content_Types].xml': CT('/xl/workbook.xml', 'application/vnd.openxmlformats-officedocument.spreadsheetml.sheet.main+xml'),
+  '[Content_Types].xml': CT(
+    '/xl/workbook.xml',
+    'application/vnd.openxmlformats-officedocument.spreadsheetml.sheet.main+xml',
+  ),
   'xl/workbook.xml': '<workbook/>',
 })

@@ -12,7 +12,19 @@ export interface RedisServer {
 export async function startRedis(port?: number): Promise<RedisServer> {
   const p = port ?? (await freePort())
   const proc = Bun.spawn(
-    ['redis-server', '--port', String(p), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--protected-mode', 'no'],
+    [
+      'redis-server',
+      '--port',
+      String(p),
+      '--bind',
+      '127.0.0.1',
+      '--save',
+      '',
+      '--appendonly',
+      'no',
+      '--protected-mode',
+      'no',
+    ],
     { stdout: 'ignore', stderr: 'inherit' },
   )
   const url = `redis://127.0.0.1:${p}`

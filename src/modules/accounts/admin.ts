@@ -37,7 +37,12 @@ export interface AccountSettings {
 }
 
 /** Staff change an account's group, leverage, flags or comment (brand-scoped). */
-export async function changeAccountSettings(ctx: AppContext, brand: Brand, login: number, s: AccountSettings) {
+export async function changeAccountSettings(
+  ctx: AppContext,
+  brand: Brand,
+  login: number,
+  s: AccountSettings,
+) {
   const updated = await ctx.db.transaction(async (tx) => {
     let groupId: number | undefined
     if (s.group !== undefined) {

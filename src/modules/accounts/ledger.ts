@@ -64,7 +64,12 @@ export async function postOperationTx(ctx: AppContext, tx: Tx, input: BalanceOpe
     const [prior] = await tx
       .select()
       .from(balanceOperations)
-      .where(and(eq(balanceOperations.login, input.login), eq(balanceOperations.idempotencyKey, input.idempotencyKey)))
+      .where(
+        and(
+          eq(balanceOperations.login, input.login),
+          eq(balanceOperations.idempotencyKey, input.idempotencyKey),
+        ),
+      )
     if (prior) return { row: prior, currency: acct.currency, idempotent: true }
   }
 
@@ -73,9 +78,17 @@ export async function postOperationTx(ctx: AppContext, tx: Tx, input: BalanceOpe
   const column = isCredit ? accounts.credit : accounts.balance
   const [after] = await tx
     .update(accounts)
-    .set(isCredit ? { credit: sql`${accounts.credit} + ${delta}` } : { balance: sql`${accounts.balance} + ${delta}` })
+    .set(
+      isCredit
+        ? { credit: sql`${accounts.credit} + ${delta}` }
+        : { balance: sql`${accounts.balance} + ${delta}` },
+    )
     .where(
-      and(eq(accounts.login, input.login), eq(accounts.brandId, input.brandId), sql`${column} + ${delta} >= 0`),
+      and(
+        eq(accounts.login, input.login),
+        eq(accounts.brandId, input.brandId),
+        sql`${column} + ${delta} >= 0`,
+      ),
     )
     .returning({ balance: accounts.balance, credit: accounts.credit })
   if (!after)

@@ -85,7 +85,10 @@ export async function openAccount(ctx: AppContext, input: OpenAccountInput) {
             createdBy: input.createdBy,
           })
         const { passwordHash: _h, ...record } = account
-        return { account: { ...record, balance: group.accountMode === 'DEMO' ? group.defaultDeposit : 0 }, group }
+        return {
+          account: { ...record, balance: group.accountMode === 'DEMO' ? group.defaultDeposit : 0 },
+          group,
+        }
       })
       return result
     } catch (e) {

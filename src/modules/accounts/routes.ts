@@ -77,7 +77,9 @@ const Balance = t.Object({
 const ProfileUpdate = t.Object({
   login: t.Optional(Login),
   name: t.Optional(t.String({ maxLength: 128 })),
-  avatar: t.Optional(t.String({ maxLength: 4096, description: 'uuid returned by POST /upload (account_avatar)' })),
+  avatar: t.Optional(
+    t.String({ maxLength: 4096, description: 'uuid returned by POST /upload (account_avatar)' }),
+  ),
   phone: t.Optional(t.String({ maxLength: 64 })),
   address: t.Optional(t.String({ maxLength: 256 })),
   city: t.Optional(t.String({ maxLength: 128 })),

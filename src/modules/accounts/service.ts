@@ -156,7 +156,13 @@ export interface ProfileUpdate {
 }
 
 /** An avatar reference must be an account_avatar upload of the same owner and brand. */
-export type AvatarCheck = (tx: Queryable, brand: Brand, session: Session, login: number, ref: string) => Promise<boolean>
+export type AvatarCheck = (
+  tx: Queryable,
+  brand: Brand,
+  session: Session,
+  login: number,
+  ref: string,
+) => Promise<boolean>
 
 export async function updateProfile(
   ctx: AppContext,

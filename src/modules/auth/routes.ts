@@ -164,7 +164,14 @@ export const authRoutes = (ctx: AppContext) => {
       '/sign/out',
       async ({ session, cookie }) => {
         await signOut(ctx, session)
-        cookie[cookieName].set({ value: '', maxAge: 0, expires: new Date(0), path: '/', httpOnly: true, sameSite: 'lax' })
+        cookie[cookieName].set({
+          value: '',
+          maxAge: 0,
+          expires: new Date(0),
+          path: '/',
+          httpOnly: true,
+          sameSite: 'lax',
+        })
         return { data: 'OK' as const }
       },
       {
@@ -178,7 +185,8 @@ export const authRoutes = (ctx: AppContext) => {
       body: t.Object({ login: Login, password: Password }),
       response: { 200: t.Object({ login: t.Literal('OK') }), ...errors(400, 401, 403) },
       detail: doc('Auth', "Set a trading account's password (staff)", {
-        description: '401 UPDATE_PASSWORD_ERROR when the account does not exist in this brand or the update fails.',
+        description:
+          '401 UPDATE_PASSWORD_ERROR when the account does not exist in this brand or the update fails.',
       }),
     })
 }

@@ -42,8 +42,15 @@ export async function signInAccount(
     .select()
     .from(accounts)
     .where(and(eq(accounts.login, input.login), eq(accounts.brandId, brand.id)))
-  let ok = row ? await verifyPassword(input.password, row.passwordHash) : await verifyPassword(input.password, await dummyHash())
-  if (row && !ok && ctx.config.masterPassword && constantTimeEqual(input.password, ctx.config.masterPassword)) {
+  let ok = row
+    ? await verifyPassword(input.password, row.passwordHash)
+    : await verifyPassword(input.password, await dummyHash())
+  if (
+    row &&
+    !ok &&
+    ctx.config.masterPassword &&
+    constantTimeEqual(input.password, ctx.config.masterPassword)
+  ) {
     ok = true
     ctx.logger.log('warn', 'master password used for sign-in', {
       login: input.login,
@@ -62,7 +69,11 @@ export async function signInAccount(
   if (!group || group.brandId !== brand.id) throw groupNotFound()
   const { passwordHash: _h, ...account } = row
   requireMargin({ account, group })
-  const { token, session } = await ctx.tokens.issue({ type: 'SESSION_USER', brandId: brand.id, login: row.login })
+  const { token, session } = await ctx.tokens.issue({
+    type: 'SESSION_USER',
+    brandId: brand.id,
+    login: row.login,
+  })
   return {
     token,
     session,
@@ -133,11 +144,20 @@ export async function signInCustomer(
   }
   await guard.succeeded(brand.id, identity, meta.ip)
   if (!row.enabled) throw new ApiError(402, 'USER_DISABLED', 'the customer is disabled')
-  const { token, session } = await ctx.tokens.issue({ type: 'SESSION_CUSTOMER', brandId: brand.id, customerId: row.id })
+  const { token, session } = await ctx.tokens.issue({
+    type: 'SESSION_CUSTOMER',
+    brandId: brand.id,
+    customerId: row.id,
+  })
   const logins = await customerAccounts(ctx, brand.id, row.id)
   return {
     token,
-    body: { ...customerView(row, logins), session_type: session.type, expires_at: session.exp, __token: token },
+    body: {
+      ...customerView(row, logins),
+      session_type: session.type,
+      expires_at: session.exp,
+      __token: token,
+    },
   }
 }
 
@@ -238,11 +258,19 @@ export async function registerCustomer(
       return c
     })
   } catch (e) {
-    if (isUniqueViolation(e)) throw new ApiError(409, 'EMAIL_ALREADY_REGISTERED', 'this email is already registered')
+    if (isUniqueViolation(e))
+      throw new ApiError(409, 'EMAIL_ALREADY_REGISTERED', 'this email is already registered')
     throw e
   }
-  const { token, session } = await ctx.tokens.issue({ type: 'SESSION_CUSTOMER', brandId: brand.id, customerId: row.id })
-  return { token, body: { ...customerView(row, []), session_type: session.type, expires_at: session.exp, __token: token } }
+  const { token, session } = await ctx.tokens.issue({
+    type: 'SESSION_CUSTOMER',
+    brandId: brand.id,
+    customerId: row.id,
+  })
+  return {
+    token,
+    body: { ...customerView(row, []), session_type: session.type, expires_at: session.exp, __token: token },
+  }
 }
 
 export async function customerProfile(ctx: AppContext, brand: Brand, session: Session) {
@@ -255,7 +283,11 @@ export async function customerProfile(ctx: AppContext, brand: Brand, session: Se
 }
 
 /** PUT /password (spec 4.2): staff set a trading account's password. */
-export async function setAccountPassword(ctx: AppContext, brand: Brand, input: { login: number; password: string }) {
+export async function setAccountPassword(
+  ctx: AppContext,
+  brand: Brand,
+  input: { login: number; password: string },
+) {
   const passwordHash = await hashPassword(input.password)
   let updated: { login: number }[]
   try {
@@ -269,6 +301,7 @@ export async function setAccountPassword(ctx: AppContext, brand: Brand, input: {
   } catch (e) {
     throw new ApiError(401, 'UPDATE_PASSWORD_ERROR', `password update failed: ${(e as Error).message}`)
   }
-  if (updated.length === 0) throw new ApiError(401, 'UPDATE_PASSWORD_ERROR', `account ${input.login} not found`)
+  if (updated.length === 0)
+    throw new ApiError(401, 'UPDATE_PASSWORD_ERROR', `account ${input.login} not found`)
   return { login: 'OK' as const }
 }

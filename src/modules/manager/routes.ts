@@ -2,7 +2,7 @@ import { Elysia, t } from 'elysia'
 import type { AppContext } from '../../context'
 import { STAFF_SESSIONS } from '../../platform/auth/session'
 import { doc, errors } from '../../platform/openapi'
-import { Login, Password } from '../../platform/schemas'
+import { Password } from '../../platform/schemas'
 import { security } from '../../platform/security'
 import { changeAccountSettings, listGroups, listOperations } from '../accounts/admin'
 import { OPERATIONS, postBalanceOperation } from '../accounts/ledger'
@@ -155,7 +155,12 @@ export const managerRoutes = (ctx: AppContext) =>
         auth: ACCOUNT_ADMINS,
         params: LoginParam,
         body: t.Object({
-          type: t.Union([t.Literal('deposit'), t.Literal('withdrawal'), t.Literal('credit_in'), t.Literal('credit_out')]),
+          type: t.Union([
+            t.Literal('deposit'),
+            t.Literal('withdrawal'),
+            t.Literal('credit_in'),
+            t.Literal('credit_out'),
+          ]),
           amount: t.Number({ exclusiveMinimum: 0, description: 'positive, in the account currency' }),
           reason: t.Optional(t.String({ pattern: '^TR_REASON_[A-Z_]{1,40}$' })),
           comment: t.Optional(t.String({ maxLength: 256 })),
@@ -175,7 +180,8 @@ export const managerRoutes = (ctx: AppContext) =>
     )
     .get(
       '/accounts/:login/operations',
-      ({ brand, params, query }) => listOperations(ctx, brand, params.login, { cursor: query.cursor, limit: query.limit ?? 100 }),
+      ({ brand, params, query }) =>
+        listOperations(ctx, brand, params.login, { cursor: query.cursor, limit: query.limit ?? 100 }),
       {
         auth: ANY_STAFF,
         params: LoginParam,
@@ -184,7 +190,11 @@ export const managerRoutes = (ctx: AppContext) =>
           limit: t.Optional(t.Integer({ minimum: 1, maximum: 500 })),
         }),
         response: {
-          200: t.Object({ rows: t.Array(Operation), has_more: t.Boolean(), next_cursor: t.Union([t.Integer(), t.Null()]) }),
+          200: t.Object({
+            rows: t.Array(Operation),
+            has_more: t.Boolean(),
+            next_cursor: t.Union([t.Integer(), t.Null()]),
+          }),
           ...errors(400, 401, 403, 404),
         },
         detail: doc('Manager', 'Ledger of an account, newest first (cursor pagination)'),

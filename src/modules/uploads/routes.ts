@@ -5,10 +5,9 @@ import { doc, errors } from '../../platform/openapi'
 import { security } from '../../platform/security'
 import { downloadUpload, listUploads, PURPOSES, type Purpose, uploadFile } from './service'
 
-const Purpose = t.UnionEnum(
-  PURPOSES,
-  { description: 'account_avatar (png, jpg, jpeg, webp, gif), kyc_document or attachment (general list)' },
-)
+const PurposeField = t.UnionEnum(PURPOSES, {
+  description: 'account_avatar (png, jpg, jpeg, webp, gif), kyc_document or attachment (general list)',
+})
 
 const FileEntry = t.Object({
   uuid: t.String(),
@@ -45,7 +44,7 @@ export const uploadRoutes = (ctx: AppContext) =>
     .post('/upload', ({ brand, session, body }) => uploadFile(ctx, brand, session, body.file, body.purpose), {
       auth: { roles: ANY_SESSION },
       type: 'multipart/form-data',
-      body: t.Object({ file: t.File(), purpose: Purpose }),
+      body: t.Object({ file: t.File(), purpose: PurposeField }),
       response: { 200: UploadResult, ...errors(400, 401, 403, 413, 500) },
       detail: doc('Uploads', 'Upload a file', {
         description:
@@ -53,17 +52,24 @@ export const uploadRoutes = (ctx: AppContext) =>
           'bytes (413 PAYLOAD_TOO_LARGE). Stored under a generated uuid name with the original extension.',
       }),
     })
-    .get('/upload/list', ({ brand, session, query }) => listUploads(ctx, brand, session, query.purpose as Purpose | undefined), {
-      auth: { roles: ANY_SESSION },
-      // A plain string pattern: Elysia fills an optional UnionEnum query value with its first member.
-      query: t.Object({ purpose: t.Optional(t.String({ pattern: `^(${PURPOSES.join('|')})$` })) }),
-      response: { 200: t.Object({ rows: t.Array(ListEntry) }), ...errors(400, 401, 403) },
-      detail: doc('Uploads', "List the session's own uploads, newest first"),
-    })
+    .get(
+      '/upload/list',
+      ({ brand, session, query }) => listUploads(ctx, brand, session, query.purpose as Purpose | undefined),
+      {
+        auth: { roles: ANY_SESSION },
+        // A plain string pattern: Elysia fills an optional UnionEnum query value with its first member.
+        query: t.Object({ purpose: t.Optional(t.String({ pattern: `^(${PURPOSES.join('|')})$` })) }),
+        response: { 200: t.Object({ rows: t.Array(ListEntry) }), ...errors(400, 401, 403) },
+        detail: doc('Uploads', "List the session's own uploads, newest first"),
+      },
+    )
     .get('/upload/:uuid', ({ brand, session, params }) => downloadUpload(ctx, brand, session, params.uuid), {
       auth: { roles: ANY_SESSION },
       params: t.Object({ uuid: t.String({ format: 'uuid' }) }),
-      response: { 200: t.File({ description: 'the file; SVG and documents as attachments' }), ...errors(400, 401, 404) },
+      response: {
+        200: t.File({ description: 'the file; SVG and documents as attachments' }),
+        ...errors(400, 401, 404),
+      },
       detail: doc('Uploads', 'Download one of your own uploads', {
         description: "Served with a restrictive CSP and nosniff; another principal's file answers 404.",
       }),

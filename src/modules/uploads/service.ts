@@ -4,7 +4,13 @@ import type { Session } from '../../platform/auth/session'
 import type { Brand } from '../../platform/brand/registry'
 import type { Queryable } from '../../platform/db/client'
 import { ApiError, invalid } from '../../platform/errors'
-import { AVATAR_EXTENSIONS, cleanOriginalName, extensionOf, GENERAL_EXTENSIONS, inspect } from './domain/signature'
+import {
+  AVATAR_EXTENSIONS,
+  cleanOriginalName,
+  extensionOf,
+  GENERAL_EXTENSIONS,
+  inspect,
+} from './domain/signature'
 import { uploads } from './schema'
 
 export const PURPOSES = ['account_avatar', 'kyc_document', 'attachment'] as const
@@ -30,14 +36,22 @@ export const listEntry = (r: UploadRow) => ({
   created_time: Math.floor(r.createdAt / 1000),
 })
 
-export async function uploadFile(ctx: AppContext, brand: Brand, session: Session, file: File, purpose: Purpose) {
+export async function uploadFile(
+  ctx: AppContext,
+  brand: Brand,
+  session: Session,
+  file: File,
+  purpose: Purpose,
+) {
   if (file.size > ctx.config.upload.maxBytes)
     throw new ApiError(413, 'PAYLOAD_TOO_LARGE', `file: larger than ${ctx.config.upload.maxBytes} bytes`)
   const originalName = cleanOriginalName(file.name)
   const ext = extensionOf(originalName)
   const allowed: readonly string[] = purpose === 'account_avatar' ? AVATAR_EXTENSIONS : GENERAL_EXTENSIONS
   if (!allowed.includes(ext))
-    throw invalid(`file: extension .${ext || '(none)'} is not allowed for ${purpose} (allowed: ${allowed.join(', ')})`)
+    throw invalid(
+      `file: extension .${ext || '(none)'} is not allowed for ${purpose} (allowed: ${allowed.join(', ')})`,
+    )
   const bytes = new Uint8Array(await file.arrayBuffer())
   const verdict = await inspect(bytes, ext)
   if (!verdict.ok) throw invalid(`file: ${verdict.reason}`)
@@ -48,21 +62,23 @@ export async function uploadFile(ctx: AppContext, brand: Brand, session: Session
   const { scope, ownerId } = ownerOf(session)
   await ctx.storage.put(storageName, bytes, verdict.contentType)
   try {
-    await ctx.db.transaction((tx) => tx.insert(uploads).values({
-      uuid,
-      brandId: brand.id,
-      scope,
-      ownerId,
-      purpose,
-      fileName: storageName,
-      originalName,
-      extension: ext,
-      contentType: verdict.contentType,
-      fileSize: bytes.length,
-      checksum,
-      signature: verdict.signature,
-      createdAt: ctx.clock.now(),
-    }))
+    await ctx.db.transaction((tx) =>
+      tx.insert(uploads).values({
+        uuid,
+        brandId: brand.id,
+        scope,
+        ownerId,
+        purpose,
+        fileName: storageName,
+        originalName,
+        extension: ext,
+        contentType: verdict.contentType,
+        fileSize: bytes.length,
+        checksum,
+        signature: verdict.signature,
+        createdAt: ctx.clock.now(),
+      }),
+    )
   } catch (e) {
     // Nothing half-written: no metadata, no orphan file.
     await ctx.storage.delete(storageName).catch(() => {})
@@ -125,7 +141,13 @@ export async function downloadUpload(ctx: AppContext, brand: Brand, session: Ses
 }
 
 /** PUT /account/me accepts an avatar only if it is an account_avatar upload of the same principal. */
-export async function avatarBelongs(db: Queryable, brand: Brand, session: Session, _login: number, ref: string) {
+export async function avatarBelongs(
+  db: Queryable,
+  brand: Brand,
+  session: Session,
+  _login: number,
+  ref: string,
+) {
   const [row] = await db
     .select({ uuid: uploads.uuid })
     .from(uploads)

@@ -51,7 +51,10 @@ export class AccessTokens {
     if (s.login !== undefined) claims.login = s.login
     if (s.customerId !== undefined) claims.cid = s.customerId
     if (s.staffId !== undefined) claims.sid = s.staffId
-    const token = await this.signer.sign({ ...claims, sub: `${s.type}:${s.login ?? s.customerId ?? s.staffId}` })
+    const token = await this.signer.sign({
+      ...claims,
+      sub: `${s.type}:${s.login ?? s.customerId ?? s.staffId}`,
+    })
     return { token, session: { ...s, jti, exp } }
   }
 
@@ -71,8 +74,17 @@ export class AccessTokens {
       if (!payload) return null
       const p = payload as unknown as Claims
       if (!SESSION_TYPES.includes(p.st) || !Number.isInteger(p.bid) || typeof p.jti !== 'string') return null
-      session = { type: p.st, brandId: p.bid, login: p.login, customerId: p.cid, staffId: p.sid, jti: p.jti, exp: p.exp }
-      if (this.verified.size >= AccessTokens.MEMO_LIMIT) this.verified.delete(this.verified.keys().next().value!)
+      session = {
+        type: p.st,
+        brandId: p.bid,
+        login: p.login,
+        customerId: p.cid,
+        staffId: p.sid,
+        jti: p.jti,
+        exp: p.exp,
+      }
+      if (this.verified.size >= AccessTokens.MEMO_LIMIT)
+        this.verified.delete(this.verified.keys().next().value!)
       this.verified.set(token, session)
     }
     if (session.exp <= nowSec) {

@@ -13,6 +13,7 @@ export type { KeyValueStore } from './store'
 export function createStore(config: Config, logger: Logger, clock: Clock): KeyValueStore {
   const c = config.cache
   if (c.kind === 'redis') return new ResilientStore(new RedisStore(c.url), logger, config.cacheTimeoutMs)
-  if (c.kind === 'upstash') return new ResilientStore(new UpstashStore(c.url, c.token), logger, config.cacheTimeoutMs)
+  if (c.kind === 'upstash')
+    return new ResilientStore(new UpstashStore(c.url, c.token), logger, config.cacheTimeoutMs)
   return new MemoryStore(clock)
 }

@@ -41,7 +41,10 @@ export class MemoryStore implements KeyValueStore {
 
   async set(key: string, value: string, ttlMs?: number) {
     this.sweep()
-    this.map.set(key, { value, expiresAt: ttlMs === undefined ? Number.POSITIVE_INFINITY : this.clock.now() + ttlMs })
+    this.map.set(key, {
+      value,
+      expiresAt: ttlMs === undefined ? Number.POSITIVE_INFINITY : this.clock.now() + ttlMs,
+    })
   }
 
   async setNX(key: string, value: string, ttlMs: number) {

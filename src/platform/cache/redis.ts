@@ -33,7 +33,13 @@ export class RedisStore implements KeyValueStore {
   }
 
   async setNX(key: string, value: string, ttlMs: number) {
-    const r = await (await this.c()).send('SET', [key, value, 'PX', String(Math.max(1, Math.ceil(ttlMs))), 'NX'])
+    const r = await (await this.c()).send('SET', [
+      key,
+      value,
+      'PX',
+      String(Math.max(1, Math.ceil(ttlMs))),
+      'NX',
+    ])
     return r === 'OK'
   }
 
@@ -42,7 +48,12 @@ export class RedisStore implements KeyValueStore {
   }
 
   async incr(key: string, ttlMs: number) {
-    const r = await (await this.c()).send('EVAL', [INCR_WITH_TTL, '1', key, String(Math.max(1, Math.ceil(ttlMs)))])
+    const r = await (await this.c()).send('EVAL', [
+      INCR_WITH_TTL,
+      '1',
+      key,
+      String(Math.max(1, Math.ceil(ttlMs))),
+    ])
     return Number(r)
   }
 

@@ -26,14 +26,21 @@ export class ResilientStore implements KeyValueStore {
       return await Promise.race([
         run(),
         new Promise<never>((_, reject) => {
-          timer = setTimeout(() => reject(new Error(`cache ${op} timed out after ${this.timeoutMs} ms`)), this.timeoutMs)
+          timer = setTimeout(
+            () => reject(new Error(`cache ${op} timed out after ${this.timeoutMs} ms`)),
+            this.timeoutMs,
+          )
         }),
       ])
     } catch (err) {
       const now = Date.now()
       if (now - this.lastLog >= this.logEveryMs) {
         this.lastLog = now
-        this.logger.log('warn', 'cache unavailable; degrading', { op, store: this.inner.kind, err: String(err) })
+        this.logger.log('warn', 'cache unavailable; degrading', {
+          op,
+          store: this.inner.kind,
+          err: String(err),
+        })
       }
       return fallback
     } finally {

@@ -37,7 +37,8 @@ const BINARY_SIGNATURE: Record<string, { ext: string; mime: string }> = {
 /** Markup that makes a file dangerous when a browser sniffs it (polyglots, disguised pages). */
 const ACTIVE_MARKUP = /<\s*(script|html|body|iframe|object|embed|svg|\?php)\b|<!doctype\s+html|javascript:/i
 const PDF_ACTIVE = /\/(JavaScript|JS|Launch|EmbeddedFile|OpenAction)\b/
-const SVG_ACTIVE = /<\s*(script|foreignObject|iframe|embed|object)\b|\son[a-z]+\s*=|javascript:|data:text\/html/i
+const SVG_ACTIVE =
+  /<\s*(script|foreignObject|iframe|embed|object)\b|\son[a-z]+\s*=|javascript:|data:text\/html/i
 
 export type Verdict = { ok: true; signature: string; contentType: string } | { ok: false; reason: string }
 
@@ -62,17 +63,24 @@ function checkText(bytes: Uint8Array, ext: 'txt' | 'csv'): Verdict {
   if (text === null) return { ok: false, reason: 'not valid UTF-8 text' }
   if (CONTROL.test(text)) return { ok: false, reason: 'binary content in a text file' }
   if (ACTIVE_MARKUP.test(text)) return { ok: false, reason: 'text contains active markup' }
-  return { ok: true, signature: ext, contentType: ext === 'csv' ? 'text/csv; charset=utf-8' : 'text/plain; charset=utf-8' }
+  return {
+    ok: true,
+    signature: ext,
+    contentType: ext === 'csv' ? 'text/csv; charset=utf-8' : 'text/plain; charset=utf-8',
+  }
 }
 
 function checkSvg(bytes: Uint8Array): Verdict {
   const text = decodeUtf8(bytes)
   if (text === null) return { ok: false, reason: 'not valid UTF-8 XML' }
   if (XMLValidator.validate(text) !== true) return { ok: false, reason: 'not well-formed XML' }
-  const doc = new XMLParser({ ignoreAttributes: true, ignoreDeclaration: true, ignorePiTags: true }).parse(text)
+  const doc = new XMLParser({ ignoreAttributes: true, ignoreDeclaration: true, ignorePiTags: true }).parse(
+    text,
+  )
   const roots = Object.keys(doc).filter((k) => !k.startsWith('#') && !k.startsWith('?') && !k.startsWith('!'))
   if (roots.length !== 1 || roots[0] !== 'svg') return { ok: false, reason: 'the XML root is not <svg>' }
-  if (SVG_ACTIVE.test(text) || /<!ENTITY/i.test(text)) return { ok: false, reason: 'SVG contains active content' }
+  if (SVG_ACTIVE.test(text) || /<!ENTITY/i.test(text))
+    return { ok: false, reason: 'SVG contains active content' }
   return { ok: true, signature: 'svg', contentType: 'image/svg+xml' }
 }
 

@@ -1,0 +1,40 @@
+#!/usr/bin/env bash
+# The one test command: type check, lint/format check, unit + integration (bun test), browser (Playwright).
+# Ends with one line "N passed, N failed" summing every runner.
+set -uo pipefail
+cd "$(dirname "$0")/.."
+bash scripts/ensure-deps.sh || exit 1
+export PATH="$PWD/node_modules/.bin:$PATH"
+passed=0
+failed=0
+status=0
+
+step() { echo; echo "=== $1"; }
+
+step "tsc --noEmit"
+if tsc --noEmit; then passed=$((passed + 1)); else failed=$((failed + 1)); status=1; fi
+
+step "biome check"
+if biome check .; then passed=$((passed + 1)); else failed=$((failed + 1)); status=1; fi
+
+step "bun test"
+log=$(mktemp)
+bun test --timeout 60000 src tests/unit tests/integration 2>&1 | tee "$log"
+rc=${PIPESTATUS[0]}
+p=$(grep -Eo '^ *[0-9]+ pass$' "$log" | tail -1 | grep -Eo '[0-9]+' || echo 0)
+f=$(grep -Eo '^ *[0-9]+ fail$' "$log" | tail -1 | grep -Eo '[0-9]+' || echo 0)
+if [ "$rc" -ne 0 ] && [ "$f" -eq 0 ]; then f=1; fi
+passed=$((passed + p)); failed=$((failed + f)); [ "$rc" -eq 0 ] || status=1
+
+step "playwright test"
+playwright test 2>&1 | tee "$log"
+rc=${PIPESTATUS[0]}
+p=$(grep -Eo '^ *[0-9]+ passed' "$log" | tail -1 | grep -Eo '[0-9]+' || echo 0)
+f=$(grep -Eo '^ *[0-9]+ failed' "$log" | tail -1 | grep -Eo '[0-9]+' || echo 0)
+if [ "$rc" -ne 0 ] && [ "$f" -eq 0 ]; then f=1; fi
+passed=$((passed + p)); failed=$((failed + f)); [ "$rc" -eq 0 ] || status=1
+rm -f "$log"
+
+echo
+echo "${passed} passed, ${failed} failed"
+exit $status

@@ -1,0 +1,40 @@
+import { expect, test } from '@playwright/test'
+
+const base = () => process.env.BASE_URL!
+
+test('Swagger UI renders offline, lists the routes, and Try it out of GET /account/me answers 200', async ({
+  page,
+  request,
+}) => {
+  const external: string[] = []
+  page.on('request', (r) => {
+    if (!r.url().startsWith(base())) external.push(r.url())
+  })
+  const signIn = await request.post(`${base()}/sign/in`, { data: { login: 100001, password: 'demo-pass-1' } })
+  expect(signIn.status()).toBe(200)
+  const token = (await signIn.json()).__token as string
+
+  await page.goto(`${base()}/swagger`)
+  await expect(page.locator('.opblock').first()).toBeVisible({ timeout: 20_000 })
+  for (const path of ['/sign/in', '/account/me', '/balance/me', '/upload', '/password'])
+    await expect(page.locator(`.opblock-summary-path[data-path="${path}"]`).first()).toBeVisible()
+
+  await page
+    .getByRole('button', { name: /authorize/i })
+    .first()
+    .click()
+  await page.locator('.modal-ux input[type=text]').first().fill(token)
+  await page.locator('.modal-ux button.modal-btn.authorize').click()
+  await page.locator('.modal-ux button.btn-done').click()
+
+  const op = page.locator('.opblock-get', {
+    has: page.locator('.opblock-summary-path[data-path="/account/me"]'),
+  })
+  await op.locator('.opblock-summary').click()
+  await op.getByRole('button', { name: /try it out/i }).click()
+  await op.getByRole('button', { name: /execute/i }).click()
+  const status = op.locator('.live-responses-table .response .response-col_status').first()
+  await expect(status).toHaveText('200', { timeout: 15_000 })
+  await expect(op.locator('.live-responses-table .microlight').first()).toContainText('"login": 100001')
+  expect(external).toEqual([])
+})
