@@ -14,12 +14,46 @@ function redact(fields: Record<string, unknown>): Record<string, unknown> {
   return out
 }
 
-export function createLogger(minLevel: LogLevel, write: (line: string) => void = console.log): Logger {
+let lastMs = 0
+let lastIso = ''
+/** ISO time, formatted at most once per millisecond (many request lines share one). */
+function isoNow() {
+  const ms = Date.now()
+  if (ms !== lastMs) {
+    lastMs = ms
+    lastIso = new Date(ms).toISOString()
+  }
+  return lastIso
+}
+
+/**
+ * Default sink: lines are joined and written to stdout in batches (one write per ~10 ms), because a
+ * synchronous write per request line costs more than the request itself on the hot path.
+ */
+export function batchedStdout(flushMs = 10): (line: string) => void {
+  let pending: string[] = []
+  let timer: ReturnType<typeof setTimeout> | null = null
+  const flush = () => {
+    timer = null
+    if (pending.length === 0) return
+    const chunk = `${pending.join('\n')}\n`
+    pending = []
+    process.stdout.write(chunk)
+  }
+  process.once('exit', flush)
+  return (line) => {
+    pending.push(line)
+    if (pending.length >= 512) flush()
+    else timer ??= setTimeout(flush, flushMs)
+  }
+}
+
+export function createLogger(minLevel: LogLevel, write: (line: string) => void = batchedStdout()): Logger {
   const min = order[minLevel]
   return {
     log(level, msg, fields) {
       if (order[level] < min) return
-      write(JSON.stringify({ t: new Date().toISOString(), level, msg, ...(fields ? redact(fields) : {}) }))
+      write(JSON.stringify({ t: isoNow(), level, msg, ...(fields ? redact(fields) : {}) }))
     },
   }
 }
