@@ -1,0 +1,105 @@
+import { describe, expect, test } from 'bun:test'
+import { loadConfig } from '../../src/config'
+import { accountScope } from '../../src/modules/accounts/domain/access'
+import { marginSnapshot } from '../../src/modules/accounts/domain/margin'
+import { fromMinor, toMinor } from '../../src/modules/accounts/domain/money'
+import { cleanOriginalName, extensionOf } from '../../src/modules/uploads/domain/signature'
+import { extractToken } from '../../src/platform/auth/extract'
+import type { Session } from '../../src/platform/auth/session'
+import { normalizeHost } from '../../src/platform/brand/registry'
+
+const s = (type: Session['type'], extra: Partial<Session> = {}): Session => ({
+  type,
+  brandId: 1,
+  jti: 'j',
+  exp: 0,
+  ...extra,
+})
+
+describe('money', () => {
+  test('minor units by currency decimals; too much precision is refused', () => {
+    expect(toMinor(123.45, 'USD')).toBe(12345)
+    expect(toMinor(0.1 + 0.2, 'USD')).toBe(30)
+    expect(toMinor(1.234, 'USD')).toBeNull()
+    expect(toMinor(100, 'JPY')).toBe(100)
+    expect(toMinor(1.5, 'JPY')).toBeNull()
+    expect(fromMinor(12345, 'EUR')).toBe(123.45)
+  })
+})
+
+describe('margin snapshot', () => {
+  test('equity = balance + credit + floating; level = equity / margin * 100; 0 without margin', () => {
+    const m = marginSnapshot({
+      balance: 1000,
+      credit: 100,
+      floatingProfit: -50,
+      margin: 200,
+      commission: 0,
+      storage: 0,
+    })!
+    expect(m).toMatchObject({ equity: 1050, margin_free: 850, margin_level: 525 })
+    expect(
+      marginSnapshot({ balance: 1, credit: 0, floatingProfit: 0, margin: 0, commission: 0, storage: 0 })!
+        .margin_level,
+    ).toBe(0)
+    expect(
+      marginSnapshot({
+        balance: Number.NaN,
+        credit: 0,
+        floatingProfit: 0,
+        margin: 0,
+        commission: 0,
+        storage: 0,
+      }),
+    ).toBeNull()
+  })
+})
+
+describe('account scope', () => {
+  test('user: own login only; customer: owner predicate; staff: login required', () => {
+    expect(accountScope(s('SESSION_USER', { login: 5 }), undefined)).toEqual({ kind: 'login', login: 5 })
+    expect(accountScope(s('SESSION_USER', { login: 5 }), 6)).toEqual({ kind: 'hidden' })
+    expect(accountScope(s('SESSION_CUSTOMER', { customerId: 9 }), 6)).toEqual({
+      kind: 'login',
+      login: 6,
+      customerId: 9,
+    })
+    expect(accountScope(s('SESSION_CUSTOMER', { customerId: 9 }), undefined)).toEqual({
+      kind: 'only-account-of-customer',
+      customerId: 9,
+    })
+    expect(accountScope(s('SESSION_DEALER'), undefined).kind).toBe('invalid')
+    expect(accountScope(s('SESSION_ADMIN'), 7)).toEqual({ kind: 'login', login: 7 })
+  })
+})
+
+describe('small helpers', () => {
+  test('token extraction: bare, Bearer, cookie', () => {
+    expect(extractToken('abc', undefined)).toBe('abc')
+    expect(extractToken('Bearer abc', 'zzz')).toBe('abc')
+    expect(extractToken(undefined, 'cookie-token')).toBe('cookie-token')
+    expect(extractToken('', undefined)).toBeNull()
+  })
+  test('host normalization drops the port', () => {
+    expect(normalizeHost('Beta.LocalHost:3000')).toBe('beta.localhost')
+    expect(normalizeHost('[::1]:3000')).toBe('[::1]')
+  })
+  test('upload names', () => {
+    expect(extensionOf('a.b.PNG')).toBe('png')
+    expect(cleanOriginalName('../../etc/pa"ss<wd>.txt')).toBe('passwd.txt')
+  })
+})
+
+describe('configuration', () => {
+  test('production refuses to start without a 32-byte JWT_SECRET and never seeds', () => {
+    expect(() => loadConfig({ APP_ENV: 'production' })).toThrow(/JWT_SECRET/)
+    expect(() => loadConfig({ APP_ENV: 'production', JWT_SECRET: 'short' })).toThrow(/JWT_SECRET/)
+    const c = loadConfig({ APP_ENV: 'production', JWT_SECRET: 'x'.repeat(32) })
+    expect(c.seedDemo).toBe(false)
+    expect(() =>
+      loadConfig({ APP_ENV: 'production', JWT_SECRET: 'x'.repeat(32), MASTER_PASSWORD: 'master-password-1' }),
+    ).toThrow(/MASTER_PASSWORD/)
+    expect(() => loadConfig({ PORT: 'abc' })).toThrow(/PORT/)
+    expect(loadConfig({ REDIS_URL: 'redis://127.0.0.1:6379' }).cache.kind).toBe('redis')
+  })
+})
