@@ -10,7 +10,7 @@ await wrk(`http://127.0.0.1:${raw.port}/`, { core: 1, seconds: 2, connections })
 const base = await wrk(`http://127.0.0.1:${raw.port}/`, { core: 1, seconds, connections })
 raw.stop()
 
-const app = await startPinned('bench/app-server.ts', 0, { LOG_LEVEL: process.env.LOG_LEVEL ?? 'info' })
+const app = await startPinned('scripts/serve-temp.ts', 0, { LOG_LEVEL: process.env.LOG_LEVEL ?? 'info' })
 const signIn = await fetch(`http://127.0.0.1:${app.port}/sign/in`, {
   method: 'POST',
   headers: { 'content-type': 'application/json' },

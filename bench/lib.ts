@@ -15,7 +15,7 @@ export async function startPinned(script: string, core: number, env: Record<stri
       const { value, done } = await reader.read()
       if (done) return reject(new Error(`${script} exited`))
       buf += new TextDecoder().decode(value)
-      const m = /READY (\d+)/.exec(buf)
+      const m = /READY \S+:(\d+)/.exec(buf)
       if (m) {
         clearTimeout(timer)
         return resolve(Number(m[1]))

@@ -1,3 +1,3 @@
-// Baseline: raw Bun.serve returning a small JSON. Prints READY <port>.
+// Baseline: raw Bun.serve returning a small JSON. Prints READY <url>.
 const server = Bun.serve({ hostname: '127.0.0.1', port: 0, fetch: () => Response.json({ ok: true, n: 1 }) })
-console.log(`READY ${server.port}`)
+console.log(`READY http://127.0.0.1:${server.port}`)

@@ -16,4 +16,3 @@ export class ApiError extends Error {
 }
 
 export const invalid = (message: string) => new ApiError(400, 'INVALID_DATA', message)
-export const notFound = (code: string, message?: string) => new ApiError(404, code, message)

@@ -2,7 +2,10 @@ import { spawn } from 'node:child_process'
 
 /** Spawns the Bun server (the test runner itself runs on Node) and stops it by its pid afterwards. */
 export default async function globalSetup() {
-  const child = spawn('bun', ['tests/e2e/serve.ts'], { stdio: ['ignore', 'pipe', 'inherit'] })
+  const child = spawn('bun', ['scripts/serve-temp.ts'], {
+    stdio: ['ignore', 'pipe', 'inherit'],
+    env: { ...process.env, LOG_LEVEL: 'warn' },
+  })
   const url = await new Promise<string>((resolve, reject) => {
     const timer = setTimeout(() => reject(new Error('server did not start')), 30_000)
     let buf = ''

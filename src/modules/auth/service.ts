@@ -11,9 +11,6 @@ import { groupNotFound, requireMargin } from '../accounts/service'
 import { customers, staff } from './schema'
 import { SignInGuard } from './signin-guard'
 
-const wrongCredentials = () =>
-  new ApiError(403, 'USER_NOT_FOUND_OR_INCORRECT', 'login or password is incorrect')
-
 function constantTimeEqual(a: string, b: string) {
   const x = new TextEncoder().encode(a)
   const y = new TextEncoder().encode(b)
@@ -59,11 +56,7 @@ export async function signInAccount(
       request_id: meta.requestId,
     })
   }
-  if (!row || !ok) {
-    await guard.failed(brand.id, identity, meta.ip)
-    throw wrongCredentials()
-  }
-  await guard.succeeded(brand.id, identity, meta.ip)
+  await guard.settle(brand.id, identity, meta.ip, !!row && ok)
   if (!row.enable) throw new ApiError(402, 'USER_DISABLED', 'the account is disabled')
   const group = await ctx.accountsRead.group(row.groupId)
   if (!group || group.brandId !== brand.id) throw groupNotFound()
@@ -138,11 +131,7 @@ export async function signInCustomer(
     .from(customers)
     .where(and(eq(customers.brandId, brand.id), eq(customers.email, email)))
   const ok = await verifyPassword(input.password, row?.passwordHash ?? (await dummyHash()))
-  if (!row || !ok) {
-    await guard.failed(brand.id, identity, meta.ip)
-    throw wrongCredentials()
-  }
-  await guard.succeeded(brand.id, identity, meta.ip)
+  await guard.settle(brand.id, identity, meta.ip, !!row && ok)
   if (!row.enabled) throw new ApiError(402, 'USER_DISABLED', 'the customer is disabled')
   const { token, session } = await ctx.tokens.issue({
     type: 'SESSION_CUSTOMER',
@@ -176,11 +165,7 @@ export async function signInStaff(
     .from(staff)
     .where(and(eq(staff.brandId, brand.id), eq(staff.login, input.login)))
   const ok = await verifyPassword(input.password, row?.passwordHash ?? (await dummyHash()))
-  if (!row || !ok) {
-    await guard.failed(brand.id, identity, meta.ip)
-    throw wrongCredentials()
-  }
-  await guard.succeeded(brand.id, identity, meta.ip)
+  await guard.settle(brand.id, identity, meta.ip, !!row && ok)
   if (!row.enabled) throw new ApiError(402, 'USER_DISABLED', 'the staff member is disabled')
   const { token, session } = await ctx.tokens.issue({
     type: staffRoleSession[row.role],

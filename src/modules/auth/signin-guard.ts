@@ -29,4 +29,13 @@ export class SignInGuard {
   succeeded(brandId: number, identity: string, ip: string) {
     return this.ctx.store.del(this.key(brandId, identity, ip))
   }
+
+  /** Records the outcome of a credential check; a failure throws USER_NOT_FOUND_OR_INCORRECT. */
+  async settle(brandId: number, identity: string, ip: string, ok: boolean) {
+    if (!ok) {
+      await this.failed(brandId, identity, ip)
+      throw new ApiError(403, 'USER_NOT_FOUND_OR_INCORRECT', 'login or password is incorrect')
+    }
+    await this.succeeded(brandId, identity, ip)
+  }
 }

@@ -22,7 +22,6 @@ export function normalizeHost(raw: string | null | undefined): string {
  */
 export class BrandRegistry {
   private byHostMap = new Map<string, Brand>()
-  private byId = new Map<number, Brand>()
   private loadedAt = Number.NEGATIVE_INFINITY
   private loading: Promise<void> | null = null
 
@@ -39,7 +38,6 @@ export class BrandRegistry {
       const brand = byId.get(row.brandId)
       if (brand) byHost.set(row.host, brand)
     }
-    this.byId = byId
     this.byHostMap = byHost
     this.loadedAt = Date.now()
   }
@@ -56,11 +54,6 @@ export class BrandRegistry {
     if (age === Number.POSITIVE_INFINITY) await this.refresh()
     else if (age > this.ttlMs) void this.refresh().catch(() => {})
     return this.byHostMap.get(host) ?? null
-  }
-
-  async get(id: number): Promise<Brand | null> {
-    if (this.loadedAt === Number.NEGATIVE_INFINITY) await this.refresh()
-    return this.byId.get(id) ?? null
   }
 
   invalidate() {

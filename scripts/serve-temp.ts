@@ -1,20 +1,20 @@
-// The real service on a fresh libSQL file with demo data, embedded defaults. Prints READY <port>.
+// Starts the real service on a fresh libSQL file in a temp dir, demo data seeded, on a free loopback port,
+// and prints READY <url>. Used by the browser tests and the benchmarks. LOG_LEVEL is taken from the env.
 import { mkdtempSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { loadConfig } from '../src/config'
 import { startServer } from '../src/entry/server'
 
-const dir = mkdtempSync(join(tmpdir(), 'tcs-bench-'))
+const dir = mkdtempSync(join(tmpdir(), 'tcs-serve-'))
 const server = await startServer(
   loadConfig({
     APP_ENV: 'development',
     HOST: '127.0.0.1',
     PORT: '0',
-    DATABASE_URL: `file:${join(dir, 'bench.db')}`,
+    DATABASE_URL: `file:${join(dir, 'app.db')}`,
     UPLOAD_DIR: join(dir, 'uploads'),
     LOG_LEVEL: process.env.LOG_LEVEL ?? 'info',
   }),
-  // request logs go to /dev/null-like sink only when LOG_LEVEL says so; default keeps them on (real cost)
 )
-console.log(`READY ${server.port}`)
+console.log(`READY http://127.0.0.1:${server.port}`)
