@@ -1,40 +1,46 @@
+import { mkdtempSync, readFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
 import { spawn } from 'bun'
 
-/** Starts a server script pinned to one core; resolves with its port once it prints READY. */
+/**
+ * Starts a server script pinned to one core; resolves with its port once it prints READY. The server's
+ * stdout (its request log) goes to a file, as in production, so no reader process competes for CPU.
+ */
 export async function startPinned(script: string, core: number, env: Record<string, string> = {}) {
+  const logFile = join(mkdtempSync(join(tmpdir(), 'tcs-bench-')), 'stdout.log')
   const proc = spawn(['taskset', '-c', String(core), 'bun', script], {
-    stdout: 'pipe',
+    stdout: Bun.file(logFile),
     stderr: 'inherit',
     env: { ...process.env, ...env },
   })
-  const reader = proc.stdout.getReader()
-  let buf = ''
-  const port = await new Promise<number>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`${script} did not start`)), 30_000)
-    const pump = async (): Promise<void> => {
-      const { value, done } = await reader.read()
-      if (done) return reject(new Error(`${script} exited`))
-      buf += new TextDecoder().decode(value)
-      const m = /READY \S+:(\d+)/.exec(buf)
-      if (m) {
-        clearTimeout(timer)
-        return resolve(Number(m[1]))
-      }
-      return pump()
+  const deadline = Date.now() + 60_000
+  for (;;) {
+    let text = ''
+    try {
+      text = readFileSync(logFile, 'utf8')
+    } catch {}
+    const m = /READY \S+:(\d+)/.exec(text)
+    if (m) return { port: Number(m[1]), logFile, stop: () => proc.kill('SIGKILL') }
+    if (proc.exitCode !== null) throw new Error(`${script} exited with ${proc.exitCode}`)
+    if (Date.now() > deadline) {
+      proc.kill('SIGKILL')
+      throw new Error(`${script} did not start`)
     }
-    void pump()
-  })
-  // keep draining stdout so the server never blocks on a full pipe
-  void (async () => {
-    while (!(await reader.read()).done) {}
-  })()
-  return { port, stop: () => proc.kill('SIGKILL') }
+    await Bun.sleep(50)
+  }
 }
 
 /** Runs wrk pinned to another core against loopback; returns requests/second and latency percentiles. */
 export async function wrk(
   url: string,
-  opts: { core: number; seconds: number; connections: number; headers?: Record<string, string> },
+  opts: {
+    core: number
+    seconds: number
+    connections: number
+    headers?: Record<string, string>
+    script?: string
+  },
 ) {
   const args = [
     'taskset',
@@ -47,6 +53,7 @@ export async function wrk(
     '--latency',
   ]
   for (const [k, v] of Object.entries(opts.headers ?? {})) args.push('-H', `${k}: ${v}`)
+  if (opts.script) args.push('-s', opts.script)
   args.push(url)
   const proc = spawn(args, { stdout: 'pipe', stderr: 'pipe' })
   const out = await new Response(proc.stdout).text()
@@ -54,5 +61,12 @@ export async function wrk(
   const rps = Number(/Requests\/sec:\s+([\d.]+)/.exec(out)?.[1] ?? 0)
   const non2xx = Number(/Non-2xx or 3xx responses:\s+(\d+)/.exec(out)?.[1] ?? 0)
   const p99 = /99%\s+([\d.]+\w+)/.exec(out)?.[1] ?? '?'
-  return { rps, non2xx, p99, raw: out }
+  return { rps, non2xx, p99, p99ms: toMs(p99), raw: out }
+}
+
+function toMs(v: string): number {
+  const m = /^([\d.]+)(us|ms|s)$/.exec(v)
+  if (!m) return Number.NaN
+  const n = Number(m[1])
+  return m[2] === 'us' ? n / 1000 : m[2] === 's' ? n * 1000 : n
 }

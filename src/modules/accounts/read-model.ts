@@ -19,6 +19,8 @@ const groupKey = (id: number) => `grp:v1:${id}`
  * their next read. The TTL bounds staleness should an invalidation be lost.
  */
 export class AccountReadModel {
+  /** Last decoded value per key: a hit that returns the very same cached text skips JSON.parse. */
+  private readonly decoded = new Map<string, { raw: string; value: unknown }>()
   private readonly accountStmt
   private readonly groupStmt
 
@@ -39,8 +41,9 @@ export class AccountReadModel {
   }
 
   async account(login: number): Promise<AccountRecord | null> {
-    const hit = await this.store.get(accountKey(login))
-    if (hit) return JSON.parse(hit) as AccountRecord
+    const key = accountKey(login)
+    const hit = await this.store.get(key)
+    if (hit) return this.decode<AccountRecord>(key, hit)
     const [row] = await this.accountStmt.execute({ login })
     if (!row) return null
     await this.store.set(accountKey(login), JSON.stringify(row), TTL_MS)
@@ -48,12 +51,23 @@ export class AccountReadModel {
   }
 
   async group(id: number): Promise<GroupRecord | null> {
-    const hit = await this.store.get(groupKey(id))
-    if (hit) return JSON.parse(hit) as GroupRecord
+    const key = groupKey(id)
+    const hit = await this.store.get(key)
+    if (hit) return this.decode<GroupRecord>(key, hit)
     const [row] = await this.groupStmt.execute({ id })
     if (!row) return null
     await this.store.set(groupKey(id), JSON.stringify(row), TTL_MS)
     return row
+  }
+
+  /** Callers treat the returned records as read-only; they are shared between requests. */
+  private decode<T>(key: string, raw: string): T {
+    const memo = this.decoded.get(key)
+    if (memo && memo.raw === raw) return memo.value as T
+    const value = JSON.parse(raw) as T
+    if (this.decoded.size >= 10_000) this.decoded.clear()
+    this.decoded.set(key, { raw, value })
+    return value
   }
 
   invalidateAccount(...logins: number[]) {
