@@ -4,6 +4,8 @@ import { accountRoutes } from './modules/accounts/routes'
 import { authRoutes } from './modules/auth/routes'
 import { healthRoutes } from './modules/health/routes'
 import { managerRoutes } from './modules/manager/routes'
+import { marketRoutes } from './modules/market/routes'
+import { tradingRoutes } from './modules/trading/routes'
 import { uploadRoutes } from './modules/uploads/routes'
 import { httpPlatform } from './platform/http'
 import { openapiPlugin } from './platform/openapi'
@@ -26,6 +28,8 @@ export function createApp(deps: Deps, opts: { adapter?: ElysiaConfig<''>['adapte
     .use(accountRoutes(ctx))
     .use(uploadRoutes(ctx))
     .use(managerRoutes(ctx))
+    .use(tradingRoutes(ctx))
+    .use(marketRoutes(ctx))
   return Object.assign(app, { ctx })
 }
 

@@ -47,6 +47,11 @@ const schema = z
       .min(1)
       .default(15 * 60),
     SEED_DEMO: bool.optional(),
+    QUOTE_SIMULATOR: bool.optional(),
+    QUOTE_SEED: z.coerce.number().int().default(20260101),
+    QUOTE_TICK_MS: z.coerce.number().int().min(10).max(60_000).default(500),
+    FEED_TOKEN: z.string().min(24).optional(),
+    SEED_HISTORY: bool.default(true),
     LOG_LEVEL: z.enum(['debug', 'info', 'warn', 'error', 'silent']).default('info'),
   })
   .superRefine((env, ctx) => {
@@ -87,6 +92,10 @@ export interface Config {
   upload: { dir: string; maxBytes: number }
   signin: { maxFailures: number; lockSeconds: number }
   seedDemo: boolean
+  /** Quote simulator (on by default outside production), its seed and tick interval. */
+  quotes: { simulator: boolean; seed: number; tickMs: number; feedToken?: string }
+  /** Backfill candle history with the simulator when demo data is seeded. */
+  seedHistory: boolean
   logLevel: Env['LOG_LEVEL']
 }
 
@@ -128,6 +137,13 @@ export function loadConfig(source: Record<string, string | undefined> = process.
     upload: { dir: e.UPLOAD_DIR, maxBytes: e.UPLOAD_MAX_BYTES },
     signin: { maxFailures: e.SIGNIN_MAX_FAILURES, lockSeconds: e.SIGNIN_LOCK_SECONDS },
     seedDemo: production ? false : (e.SEED_DEMO ?? true),
+    quotes: {
+      simulator: e.QUOTE_SIMULATOR ?? !production,
+      seed: e.QUOTE_SEED,
+      tickMs: e.QUOTE_TICK_MS,
+      feedToken: e.FEED_TOKEN,
+    },
+    seedHistory: e.SEED_HISTORY,
     logLevel: e.LOG_LEVEL,
   }
 }

@@ -1,5 +1,13 @@
 import type { Config } from './config'
+import type { AccountRecord, GroupRecord } from './modules/accounts/read-model'
 import { AccountReadModel } from './modules/accounts/read-model'
+import { CandleStore } from './modules/market/candle-store'
+import { QuoteHub } from './modules/market/quotes'
+import { ReferenceData } from './modules/market/reference'
+import { watchCandleClosed } from './modules/market/service'
+import { TriggerEngine } from './modules/trading/engine'
+import { accountExposure, type Exposure } from './modules/trading/exposure'
+import { PositionReadModel } from './modules/trading/positions'
 import { AccessTokens } from './platform/auth/tokens'
 import { BrandRegistry } from './platform/brand/registry'
 import type { KeyValueStore } from './platform/cache'
@@ -25,6 +33,13 @@ export interface AppContext extends Deps {
   tokens: AccessTokens
   brands: BrandRegistry
   accountsRead: AccountReadModel
+  refdata: ReferenceData
+  candles: CandleStore
+  quotes: QuoteHub
+  positions: PositionReadModel
+  engine: TriggerEngine
+  /** Live exposure of an account's open positions (the trading module's answer to accounts). */
+  exposure: (account: AccountRecord, group: GroupRecord) => Promise<Exposure | null>
   /** Distinguishes app instances so Elysia does not deduplicate plugins across them. */
   instanceId: number
 }
@@ -32,11 +47,25 @@ export interface AppContext extends Deps {
 let instances = 0
 
 export function buildContext(deps: Deps): AppContext {
-  return {
+  const refdata = new ReferenceData(deps.db, deps.store, deps.clock)
+  const candles = new CandleStore(deps.db)
+  const ctx = {
     ...deps,
     tokens: new AccessTokens(deps.config.jwt, deps.store, deps.clock),
     brands: new BrandRegistry(deps.db),
     accountsRead: new AccountReadModel(deps.db, deps.store),
+    refdata,
+    candles,
+    quotes: new QuoteHub(deps.store, refdata, candles, deps.clock, deps.logger),
+    positions: new PositionReadModel(deps.db, deps.store),
     instanceId: ++instances,
-  }
+  } as AppContext
+  ctx.engine = new TriggerEngine(ctx)
+  ctx.exposure = (account, group) => accountExposure(ctx, account, group)
+  ctx.quotes.onTicks((ticks) => ctx.engine.onTicks(ticks))
+  // When an hourly candle closes, cached watch lists expire (their key holds the candle version).
+  candles.onBarClosed((_symbol, _bar, hourClosed) => {
+    if (hourClosed) void watchCandleClosed(ctx)
+  })
+  return ctx
 }

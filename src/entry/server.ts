@@ -1,5 +1,6 @@
 import { createApp } from '../app'
 import type { Config } from '../config'
+import { startTradingLoops } from '../modules/trading/background'
 import { createStore } from '../platform/cache'
 import { type Clock, systemClock } from '../platform/clock'
 import { openDatabase } from '../platform/db/client'
@@ -29,6 +30,7 @@ export async function startServer(config: Config, opts: { clock?: Clock; logger?
     loadAsset: loadAssetFromDisk,
   })
   if (config.seedDemo && (await seedDemo(app.ctx))) logger.log('info', 'demo data seeded')
+  const loops = await startTradingLoops(app.ctx)
   app.listen({
     hostname: config.host,
     port: config.port,
@@ -45,6 +47,7 @@ export async function startServer(config: Config, opts: { clock?: Clock; logger?
     port,
     async stop() {
       await app.stop()
+      await loops.stop()
       await store.close()
       database.close()
     },

@@ -46,6 +46,8 @@ const TAGS = [
   { name: 'Auth', description: 'Sign-in for accounts, customers and staff; sign-out; registration' },
   { name: 'Account', description: 'Profile and balance of trading accounts' },
   { name: 'Uploads', description: 'File uploads (avatars, documents)' },
+  { name: 'Trading', description: 'Orders and positions: open, modify, close, cancel, list, history' },
+  { name: 'Market', description: 'Market watch, symbols, quotes (SSE stream and ingest)' },
   { name: 'Manager', description: 'Back-office routes for manager, admin and dealer sessions' },
 ]
 

@@ -3,9 +3,12 @@ import type { AppContext } from '../context'
 import { postOperationTx } from '../modules/accounts/ledger'
 import { accounts, groups } from '../modules/accounts/schema'
 import { customers, staff } from '../modules/auth/schema'
+import { backfillCandles } from '../modules/market/backfill'
+import { groupSecurities, groupSymbols, symbols } from '../modules/market/schema'
 import { hashPassword } from '../platform/auth/passwords'
 import { brandHosts, brands } from '../platform/brand/schema'
 import { epochSeconds } from '../platform/clock'
+import { DEMO_OVERRIDES, demoSecurities, demoSymbols } from './symbols'
 
 /** The demo data contract (README lists it). Amounts in major units. */
 export const DEMO = {
@@ -92,6 +95,7 @@ export const DEMO = {
  * balance equals the sum of the ledger from the first start.
  */
 export async function seedDemo(ctx: AppContext): Promise<boolean> {
+  // History (400 days D1, 30 days H1, 48 hours M1 per symbol) is simulated with the quote seed.
   const [{ n }] = await ctx.db.select({ n: count() }).from(brands)
   if (n > 0) return false
   const hashes = new Map<string, string>()
@@ -123,7 +127,13 @@ export async function seedDemo(ctx: AppContext): Promise<boolean> {
         })
         .returning()
       groupIds.set(g.name, row.id)
+      for (const sec of demoSecurities(g.name))
+        await tx.insert(groupSecurities).values({ groupId: row.id, ...sec })
+      for (const o of DEMO_OVERRIDES[g.name] ?? [])
+        await tx.insert(groupSymbols).values({ groupId: row.id, ...o })
     }
+    const universe = demoSymbols(now)
+    for (let i = 0; i < universe.length; i += 50) await tx.insert(symbols).values(universe.slice(i, i + 50))
     const customerIds = new Map<string, number>()
     for (const c of DEMO.customers) {
       const [row] = await tx
@@ -174,5 +184,7 @@ export async function seedDemo(ctx: AppContext): Promise<boolean> {
       })
   })
   ctx.brands.invalidate()
+  await ctx.refdata.changed()
+  if (ctx.config.seedHistory) await backfillCandles(ctx.db, demoSymbols(now), now, ctx.config.quotes.seed)
   return true
 }

@@ -31,6 +31,9 @@ export async function makeTestApp(opts: TestAppOptions = {}) {
     DATABASE_URL: `file:${join(dir, 'test.db')}`,
     UPLOAD_DIR: join(dir, 'uploads'),
     LOG_LEVEL: 'silent',
+    // Candle history costs seconds per file; the market tests turn it on.
+    SEED_HISTORY: '0',
+    QUOTE_SIMULATOR: '0',
     ...opts.env,
   })
   const database = await openDatabase(config.database.url)

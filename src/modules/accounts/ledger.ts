@@ -31,6 +31,7 @@ export function operationView(row: OperationRow, currency: string) {
     id: row.id,
     login: row.login,
     op: row.op,
+    ticket: row.ticket,
     amount: fromMinor(row.amount, currency),
     balance_after: fromMinor(row.balanceAfter, currency),
     credit_after: fromMinor(row.creditAfter, currency),
@@ -131,4 +132,35 @@ export async function postBalanceOperation(ctx: AppContext, input: BalanceOperat
   }
   await ctx.accountsRead.invalidateAccount(input.login)
   return { operation: operationView(result.row, result.currency), idempotent: result.idempotent }
+}
+
+/**
+ * Books a closed trade's result (profit + swap + commission, signed minor units) as one OP_TRADE ledger
+ * row in the closing transaction. Unlike a withdrawal it may take the balance below zero: a stop-out
+ * can close at a loss larger than the deposit, and the ledger must still say so exactly.
+ */
+export async function postTradeResultTx(
+  tx: Tx,
+  input: { brandId: number; login: number; amount: number; ticket: number; comment: string; now: number },
+) {
+  const [after] = await tx
+    .update(accounts)
+    .set({ balance: sql`${accounts.balance} + ${input.amount}` })
+    .where(and(eq(accounts.login, input.login), eq(accounts.brandId, input.brandId)))
+    .returning({ balance: accounts.balance, credit: accounts.credit })
+  if (!after) throw accountNotFound()
+  await tx.insert(balanceOperations).values({
+    brandId: input.brandId,
+    login: input.login,
+    op: 'OP_TRADE',
+    ticket: input.ticket,
+    amount: input.amount,
+    balanceAfter: after.balance,
+    creditAfter: after.credit,
+    reason: 'TR_REASON_TRADE',
+    comment: input.comment,
+    createdBy: 'trading',
+    createdAt: input.now,
+  })
+  return after
 }

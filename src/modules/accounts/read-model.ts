@@ -1,5 +1,6 @@
 import { eq, getTableColumns, sql } from 'drizzle-orm'
 import type { KeyValueStore } from '../../platform/cache'
+import { JsonCache } from '../../platform/cache/json-cache'
 import type { Db } from '../../platform/db/client'
 import { accounts, groups } from './schema'
 
@@ -19,15 +20,12 @@ const groupKey = (id: number) => `grp:v1:${id}`
  * their next read. The TTL bounds staleness should an invalidation be lost.
  */
 export class AccountReadModel {
-  /** Last decoded value per key: a hit that returns the very same cached text skips JSON.parse. */
-  private readonly decoded = new Map<string, { raw: string; value: unknown }>()
+  private readonly cache: JsonCache
   private readonly accountStmt
   private readonly groupStmt
 
-  constructor(
-    db: Db,
-    private readonly store: KeyValueStore,
-  ) {
+  constructor(db: Db, store: KeyValueStore) {
+    this.cache = new JsonCache(store, TTL_MS)
     this.accountStmt = db
       .select(accountColumns)
       .from(accounts)
@@ -40,41 +38,22 @@ export class AccountReadModel {
       .prepare()
   }
 
-  async account(login: number): Promise<AccountRecord | null> {
-    const key = accountKey(login)
-    const hit = await this.store.get(key)
-    if (hit) return this.decode<AccountRecord>(key, hit)
-    const [row] = await this.accountStmt.execute({ login })
-    if (!row) return null
-    await this.store.set(accountKey(login), JSON.stringify(row), TTL_MS)
-    return row
+  account(login: number): Promise<AccountRecord | null> {
+    return this.cache.get(
+      accountKey(login),
+      async () => (await this.accountStmt.execute({ login }))[0] ?? null,
+    )
   }
 
-  async group(id: number): Promise<GroupRecord | null> {
-    const key = groupKey(id)
-    const hit = await this.store.get(key)
-    if (hit) return this.decode<GroupRecord>(key, hit)
-    const [row] = await this.groupStmt.execute({ id })
-    if (!row) return null
-    await this.store.set(groupKey(id), JSON.stringify(row), TTL_MS)
-    return row
-  }
-
-  /** Callers treat the returned records as read-only; they are shared between requests. */
-  private decode<T>(key: string, raw: string): T {
-    const memo = this.decoded.get(key)
-    if (memo && memo.raw === raw) return memo.value as T
-    const value = JSON.parse(raw) as T
-    if (this.decoded.size >= 10_000) this.decoded.clear()
-    this.decoded.set(key, { raw, value })
-    return value
+  group(id: number): Promise<GroupRecord | null> {
+    return this.cache.get(groupKey(id), async () => (await this.groupStmt.execute({ id }))[0] ?? null)
   }
 
   invalidateAccount(...logins: number[]) {
-    return this.store.del(...logins.map(accountKey))
+    return this.cache.del(...logins.map(accountKey))
   }
 
   invalidateGroup(id: number) {
-    return this.store.del(groupKey(id))
+    return this.cache.del(groupKey(id))
   }
 }

@@ -110,7 +110,7 @@ export const accountRoutes = (ctx: AppContext) =>
       '/account/me',
       async ({ brand, session, query }) => {
         const view = await loadAccountView(ctx, brand, session, query.login)
-        return profileView(view, requireMargin(view))
+        return profileView(view, await requireMargin(ctx, view))
       },
       {
         auth: { roles: ANY_SESSION },
@@ -135,7 +135,7 @@ export const accountRoutes = (ctx: AppContext) =>
       '/balance/me',
       async ({ brand, session, query }) => {
         const view = await loadAccountView(ctx, brand, session, query.login)
-        return balanceView(view, requireMargin(view))
+        return balanceView(view, await requireMargin(ctx, view))
       },
       {
         auth: { roles: ANY_SESSION },

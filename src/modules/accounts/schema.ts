@@ -60,7 +60,11 @@ export const balanceOperations = sqliteTable(
     id: integer('id').primaryKey({ autoIncrement: true }),
     brandId: integer('brand_id').notNull(),
     login: integer('login').notNull(),
-    op: text('op', { enum: ['OP_BALANCE_IN', 'OP_BALANCE_OUT', 'OP_CREDIT_IN', 'OP_CREDIT_OUT'] }).notNull(),
+    op: text('op', {
+      enum: ['OP_BALANCE_IN', 'OP_BALANCE_OUT', 'OP_CREDIT_IN', 'OP_CREDIT_OUT', 'OP_TRADE'],
+    }).notNull(),
+    /** Closed trade ticket for OP_TRADE rows (profit + swap + commission of that close). */
+    ticket: integer('ticket'),
     /** Signed minor units: negative for *_OUT. */
     amount: integer('amount').notNull(),
     balanceAfter: integer('balance_after').notNull(),

@@ -61,21 +61,23 @@ export async function loadAccountView(
   return { account, group }
 }
 
-/** Live margin figures. Open positions add floating profit and margin once trading exists. */
-export function liveMargin(view: AccountView): MarginSnapshot | null {
+/**
+ * Live margin figures: the ledger totals plus the exposure of open positions (floating profit, margin,
+ * commission and swap at the current quotes), which the trading module provides through the context.
+ */
+export async function liveMargin(ctx: AppContext, view: AccountView): Promise<MarginSnapshot | null> {
   const cur = view.group.currency
+  const e = await ctx.exposure(view.account, view.group)
+  if (!e) return null
   return marginSnapshot({
     balance: fromMinor(view.account.balance, cur),
     credit: fromMinor(view.account.credit, cur),
-    floatingProfit: 0,
-    margin: 0,
-    commission: 0,
-    storage: 0,
+    ...e,
   })
 }
 
-export function requireMargin(view: AccountView): MarginSnapshot {
-  const m = liveMargin(view)
+export async function requireMargin(ctx: AppContext, view: AccountView): Promise<MarginSnapshot> {
+  const m = await liveMargin(ctx, view)
   if (!m) throw new ApiError(400, 'INVALID_MARGIN_LEVEL', 'margin information could not be calculated')
   return m
 }

@@ -61,7 +61,7 @@ export async function signInAccount(
   const group = await ctx.accountsRead.group(row.groupId)
   if (!group || group.brandId !== brand.id) throw groupNotFound()
   const { passwordHash: _h, ...account } = row
-  requireMargin({ account, group })
+  await requireMargin(ctx, { account, group })
   const { token, session } = await ctx.tokens.issue({
     type: 'SESSION_USER',
     brandId: brand.id,

@@ -29,7 +29,8 @@ const Group = t.Object({
 const Operation = t.Object({
   id: t.Integer(),
   login: t.Integer(),
-  op: t.UnionEnum(OPERATIONS),
+  op: t.UnionEnum([...OPERATIONS, 'OP_TRADE'], { description: 'OP_TRADE: result of a closed trade' }),
+  ticket: t.Union([t.Integer(), t.Null()], { description: 'closed trade ticket of OP_TRADE rows' }),
   amount: t.Number({ description: 'signed, in the account currency' }),
   balance_after: t.Number(),
   credit_after: t.Number(),
@@ -75,7 +76,7 @@ export const managerRoutes = (ctx: AppContext) =>
           createdBy: `staff:${session.staffId}`,
         })
         const view = await loadAccountView(ctx, brand, session, account.login)
-        return { ...profileView(view, requireMargin(view)), customer_id: view.account.customerId }
+        return { ...profileView(view, await requireMargin(ctx, view)), customer_id: view.account.customerId }
       },
       {
         auth: ACCOUNT_ADMINS,
@@ -103,7 +104,7 @@ export const managerRoutes = (ctx: AppContext) =>
       '/accounts/:login',
       async ({ brand, session, params }) => {
         const view = await loadAccountView(ctx, brand, session, params.login)
-        return { ...profileView(view, requireMargin(view)), customer_id: view.account.customerId }
+        return { ...profileView(view, await requireMargin(ctx, view)), customer_id: view.account.customerId }
       },
       {
         auth: ANY_STAFF,
@@ -117,7 +118,7 @@ export const managerRoutes = (ctx: AppContext) =>
       async ({ brand, session, params, body }) => {
         await changeAccountSettings(ctx, brand, params.login, body)
         const view = await loadAccountView(ctx, brand, session, params.login)
-        return { ...profileView(view, requireMargin(view)), customer_id: view.account.customerId }
+        return { ...profileView(view, await requireMargin(ctx, view)), customer_id: view.account.customerId }
       },
       {
         auth: ACCOUNT_ADMINS,

@@ -14,3 +14,9 @@ export function toMinor(amount: number, currency: string): number | null {
 }
 
 export const fromMinor = (minor: number, currency: string) => minor / 10 ** currencyDecimals(currency)
+
+/** A computed amount (profit, swap, commission) rounded half away from zero to integer minor units. */
+export function roundToMinor(amount: number, currency: string): number {
+  const scaled = amount * 10 ** currencyDecimals(currency)
+  return Math.sign(scaled) * Math.round(Math.abs(scaled))
+}

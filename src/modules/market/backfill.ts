@@ -1,0 +1,74 @@
+import type { Db } from '../../platform/db/client'
+import { insertBars } from './candle-store'
+import { type Bar, rollUp, type Timeframe } from './domain/candles'
+import { gbmStep, normal, rng, symbolSeed } from './domain/simulator'
+import type { symbols } from './schema'
+
+const HOUR = 3600
+const DAY = 86400
+
+/** Candle history of one symbol from the simulator: D1 for `days`, H1 for the last 30 days, M1 for 48 hours. */
+export function simulateHistory(
+  s: Pick<typeof symbols.$inferSelect, 'symbol' | 'digits' | 'simPrice' | 'simVolatility'>,
+  nowSeconds: number,
+  seed: number,
+  days = 400,
+): Record<Timeframe, Bar[]> {
+  const z = normal(rng(symbolSeed(seed, s.symbol)))
+  const f = 10 ** s.digits
+  const r = (x: number) => Math.round(x * f) / f
+  const endHour = nowSeconds - (nowSeconds % HOUR)
+  const startHour = endHour - days * DAY
+  const m1From = endHour - 48 * HOUR
+  let price = s.simPrice
+  const hours: Bar[] = []
+  const minutes: Bar[] = []
+  for (let h = startHour; h < endHour; h += HOUR) {
+    const detailed = h >= m1From
+    const steps = detailed ? 60 : 6
+    const open = price
+    let high = price
+    let low = price
+    for (let i = 0; i < steps; i++) {
+      const before = price
+      price = gbmStep(price, s.simVolatility, HOUR / steps, z())
+      high = Math.max(high, price)
+      low = Math.min(low, price)
+      if (detailed)
+        minutes.push({
+          time: h + i * 60,
+          open: r(before),
+          high: r(Math.max(before, price)),
+          low: r(Math.min(before, price)),
+          close: r(price),
+          volume: 1 + Math.floor(z() ** 2 * 20),
+        })
+    }
+    hours.push({ time: h, open: r(open), high: r(high), low: r(low), close: r(price), volume: steps * 10 })
+  }
+  return {
+    D1: rollUp(hours, 'D1'),
+    H1: hours.filter((b) => b.time >= endHour - 30 * DAY),
+    M1: minutes,
+  }
+}
+
+/** Writes simulated history for every symbol (demo seeding), so charts and metrics have data at once. */
+export async function backfillCandles(
+  db: Db,
+  list: Pick<typeof symbols.$inferSelect, 'symbol' | 'digits' | 'simPrice' | 'simVolatility'>[],
+  nowMs: number,
+  seed: number,
+) {
+  const now = Math.floor(nowMs / 1000)
+  await db.transaction(async (tx) => {
+    for (const s of list) {
+      const h = simulateHistory(s, now, seed)
+      for (const tf of ['D1', 'H1', 'M1'] as const)
+        await insertBars(
+          tx,
+          h[tf].map((b) => ({ symbol: s.symbol, timeframe: tf, ...b })),
+        )
+    }
+  })
+}

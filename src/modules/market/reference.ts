@@ -1,0 +1,127 @@
+import { eq } from 'drizzle-orm'
+import type { KeyValueStore } from '../../platform/cache'
+import type { Clock } from '../../platform/clock'
+import type { Db } from '../../platform/db/client'
+import type { DaySessions } from './domain/sessions'
+import { groupSecurities, groupSymbols, symbols } from './schema'
+
+export type SymbolRow = typeof symbols.$inferSelect
+export type SecurityRow = typeof groupSecurities.$inferSelect
+export type OverrideRow = typeof groupSymbols.$inferSelect
+
+export interface SymbolInfo extends SymbolRow {
+  sessionList: DaySessions[]
+}
+
+/** A symbol as a group sees it: the symbol, the group's security settings and its overrides applied. */
+export interface GroupSymbol {
+  info: SymbolInfo
+  sec: SecurityRow
+  spread: number
+  spreadBalance: number
+  marginDivider: number
+}
+
+const VERSION_KEY = 'ref:v1:version'
+const CHECK_MS = 1000
+
+/**
+ * Symbols, group securities and overrides held in memory (they change rarely and every tick and trade
+ * reads them). Writers bump a version in the shared cache; every instance reloads when it sees a new
+ * version (checked at most once a second), so edits reach all instances within a second.
+ */
+export class ReferenceData {
+  private symbolMap = new Map<string, SymbolInfo>()
+  private groupSecs = new Map<number, Map<string, SecurityRow>>()
+  private groupOverrides = new Map<number, Map<string, OverrideRow>>()
+  private version: string | null = null
+  private checkedAt = 0
+  private loading: Promise<void> | null = null
+
+  constructor(
+    private readonly db: Db,
+    private readonly store: KeyValueStore,
+    private readonly clock: Clock,
+  ) {}
+
+  private async load() {
+    const rows = await this.db.select().from(symbols)
+    const next = new Map<string, SymbolInfo>()
+    for (const r of rows) next.set(r.symbol, { ...r, sessionList: JSON.parse(r.sessions) as DaySessions[] })
+    this.symbolMap = next
+    this.groupSecs.clear()
+    this.groupOverrides.clear()
+  }
+
+  /** Makes sure the in-memory copy is current; cheap when it is. */
+  async fresh(): Promise<void> {
+    const now = this.clock.now()
+    if (this.version !== null && now - this.checkedAt < CHECK_MS) return
+    if (this.loading) return this.loading
+    this.loading = (async () => {
+      const v = (await this.store.get(VERSION_KEY)) ?? '0'
+      this.checkedAt = now
+      if (v !== this.version) {
+        await this.load()
+        this.version = v
+      }
+    })().finally(() => {
+      this.loading = null
+    })
+    return this.loading
+  }
+
+  /** Called after a reference-data write commits. */
+  async changed() {
+    await this.store.incr(VERSION_KEY, 365 * 24 * 3600 * 1000)
+    this.version = null
+  }
+
+  symbol(name: string): SymbolInfo | undefined {
+    return this.symbolMap.get(name)
+  }
+
+  all(): SymbolInfo[] {
+    return [...this.symbolMap.values()].sort((a, b) => a.symbol.localeCompare(b.symbol))
+  }
+
+  private async securities(groupId: number) {
+    let m = this.groupSecs.get(groupId)
+    if (!m) {
+      const rows = await this.db.select().from(groupSecurities).where(eq(groupSecurities.groupId, groupId))
+      m = new Map(rows.map((r) => [r.secGroup, r]))
+      this.groupSecs.set(groupId, m)
+      const ov = await this.db.select().from(groupSymbols).where(eq(groupSymbols.groupId, groupId))
+      this.groupOverrides.set(groupId, new Map(ov.map((r) => [r.symbol, r])))
+    }
+    return m
+  }
+
+  /** The symbol as the group sees it, or null when the group has no settings for its security group. */
+  async forGroup(groupId: number, name: string): Promise<GroupSymbol | null> {
+    await this.fresh()
+    const info = this.symbolMap.get(name)
+    if (!info) return null
+    const sec = (await this.securities(groupId)).get(info.secGroup)
+    if (!sec) return null
+    const ov = this.groupOverrides.get(groupId)?.get(name)
+    return {
+      info,
+      sec,
+      spread: ov?.spread ?? info.spread,
+      spreadBalance: ov?.spreadBalance ?? info.spreadBalance,
+      marginDivider: ov?.marginDivider ?? info.marginDivider,
+    }
+  }
+
+  /** Every symbol the group may see (security group shown), with overrides applied. */
+  async visible(groupId: number): Promise<GroupSymbol[]> {
+    await this.fresh()
+    const out: GroupSymbol[] = []
+    for (const s of this.all()) {
+      const g = await this.forGroup(groupId, s.symbol)
+      if (g && g.sec.show === 1) out.push(g)
+    }
+    return out
+  }
+}

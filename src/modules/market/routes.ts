@@ -1,0 +1,236 @@
+import { timingSafeEqual } from 'node:crypto'
+import { Elysia, t } from 'elysia'
+import type { AppContext } from '../../context'
+import { ANY_SESSION, type SessionType } from '../../platform/auth/session'
+import { ApiError } from '../../platform/errors'
+import { doc, errors } from '../../platform/openapi'
+import { Login } from '../../platform/schemas'
+import { security } from '../../platform/security'
+import { addToWatch, ingestQuotes, removeFromWatch, shortList, symbolDetail, watchList } from './service'
+import { quoteStream } from './stream'
+
+const MARKET: SessionType[] = ['SESSION_USER', 'SESSION_MANAGER', 'SESSION_ADMIN', 'SESSION_DEALER']
+const SymbolName = t.String({ minLength: 1, maxLength: 32, pattern: '^[A-Za-z0-9._#-]+$' })
+const num = t.Number()
+const int = t.Integer()
+const str = t.String()
+
+const Metrics = {
+  price1d: t.Number({
+    description: 'percent change of the last hourly close against the close 24 hours earlier',
+  }),
+  high: t.Number({ description: 'high of the last closed hourly candle (0 without candles)' }),
+  low: t.Number({ description: 'low of the last closed hourly candle (0 without candles)' }),
+  prices: t.Array(num, { description: 'closes of the hourly candles of the last 24 hours, oldest first' }),
+}
+const WatchEntry = t.Object(
+  { symbol: str, sort_index: int, color: str, ...Metrics },
+  { title: 'MarketWatchEntry' },
+)
+const WatchAdded = t.Record(t.String(), t.Object({ symbol: str, ...Metrics }), {
+  description: 'one key, the symbol, holding the entry',
+})
+const Interval = t.Object({ open_hour: int, open_min: int, close_hour: int, close_min: int })
+
+const SymbolDetail = t.Object(
+  {
+    symbol: str,
+    description: str,
+    currency: str,
+    margin_currency: str,
+    quote_currency: str,
+    group: t.String({ description: 'security group (Forex, Metals, Indices, Energies, Crypto, Stocks)' }),
+    digits: int,
+    ask: num,
+    bid: num,
+    point: num,
+    tick_value: num,
+    tick_size: num,
+    trade: t.Integer({ description: '0 disabled, 1 close only, 2 full' }),
+    spread: t.Integer({ description: 'points; 0 = source spread (group override applied)' }),
+    spread_balance: int,
+    swap_enable: int,
+    stops_level: int,
+    long_only: int,
+    profit_mode: t.Integer({ description: '0 forex, 1 CFD, 2 futures' }),
+    exemode: int,
+    gtc_pendings: int,
+    swap_type: t.Integer({ description: '0 points, 1 money per lot (base currency), 2 annual interest %' }),
+    swap_long: num,
+    swap_short: num,
+    swap_rollover3days: t.Integer({ description: 'weekday (0 Sunday) charged three times' }),
+    margin_divider: num,
+    margin_mode: t.Integer({ description: '0 forex, 1 CFD, 2 futures, 3 CFD index, 4 CFD leverage' }),
+    margin_initial: num,
+    margin_maintenance: num,
+    margin_hedged: num,
+    contract_size: int,
+    instant_max_volume: int,
+    max_volume: int,
+    lot_min: t.Number({ description: 'lots' }),
+    lot_max: num,
+    lot_step: num,
+    comm_base: num,
+    comm_type: t.Integer({ description: '0 money per lot, 1 pips, 2 percent' }),
+    comm_lots: t.Integer({ description: '0 per lot, 1 per deal' }),
+    comm_agent: num,
+    comm_agent_type: int,
+    comm_agent_lots: int,
+    comm_tax: num,
+    exchange: str,
+    category: str,
+    industry: str,
+    sector: str,
+    shareholders: int,
+    market_cap: num,
+    icon: str,
+    ratings: t.Record(t.String(), t.Unknown()),
+    price1d: num,
+    performance: t.Object(
+      { '1W': num, '1M': num, '3M': num, '6M': num, YTD: num, '1Y': num },
+      { description: 'percent, from D1 candles' },
+    ),
+    seasons: t.Array(t.Array(t.Union([num, t.Null()])), {
+      description: 'per year (see season_years), the 12 monthly returns in percent; null without data',
+    }),
+    season_years: t.Array(int),
+    sessions: t.Array(t.Object({ trade_overnight: int, trade: t.Array(Interval) }), {
+      description: '7 days, Sunday first, server time (UTC)',
+    }),
+  },
+  { title: 'SymbolDetail' },
+)
+
+const TickIn = t.Object({
+  symbol: SymbolName,
+  bid: t.Number({ exclusiveMinimum: 0 }),
+  ask: t.Number({ exclusiveMinimum: 0 }),
+  time: t.Optional(t.Integer({ minimum: 0, description: 'epoch seconds or milliseconds; default now' })),
+})
+const IngestBody = t.Object({ ticks: t.Array(TickIn, { minItems: 1, maxItems: 5000 }) })
+const IngestResult = t.Object({
+  accepted: int,
+  rejected: t.Integer({ description: 'older than the latest tick of the symbol' }),
+})
+
+function feedTokenMatches(expected: string | undefined, given: string | undefined) {
+  if (!expected || !given) return false
+  const a = Buffer.from(expected)
+  const b = Buffer.from(given)
+  return a.length === b.length && timingSafeEqual(a, b)
+}
+
+export const marketRoutes = (ctx: AppContext) =>
+  new Elysia({ name: 'market-routes', seed: ctx.instanceId })
+    .use(security(ctx))
+    .get(
+      '/market/watch/list',
+      ({ brand, session, query }) => watchList(ctx, brand, session, query.login, query.prefix),
+      {
+        auth: { roles: MARKET },
+        query: t.Object({
+          login: Login,
+          prefix: t.String({ maxLength: 32, description: 'symbol prefix; empty for all' }),
+        }),
+        response: { 200: t.Object({ assets: t.Record(t.String(), WatchEntry) }), ...errors(400, 401, 403) },
+        detail: doc('Market', 'Market watch list of a login', {
+          description: 'Served from the shared cache; hidden symbols left out.',
+        }),
+      },
+    )
+    .post(
+      '/market/watch',
+      ({ brand, session, body }) => addToWatch(ctx, brand, session, body.login, body.symbol),
+      {
+        auth: { roles: MARKET },
+        body: t.Object({ login: Login, symbol: SymbolName }),
+        response: { 200: WatchAdded, ...errors(400, 401, 403, 500) },
+        detail: doc('Market', 'Add a symbol to the market watch', {
+          description:
+            '500 INVALID_ADD_SYMBOL_TO_MARKET_WATCH when the symbol is not available for the group.',
+        }),
+      },
+    )
+    .delete(
+      '/market/watch',
+      ({ brand, session, body }) => removeFromWatch(ctx, brand, session, body.login, body.symbol),
+      {
+        auth: { roles: MARKET },
+        body: t.Object({ login: Login, symbol: SymbolName }),
+        response: { 200: t.Object({ data: t.Literal('OK') }), ...errors(400, 401, 403, 500) },
+        detail: doc('Market', 'Remove a symbol from the market watch', {
+          description: '500 INVALID_ADD_SYMBOL_TO_MARKET_WATCH when it is not in the list.',
+        }),
+      },
+    )
+    .get(
+      '/market/symbol',
+      ({ brand, session, query }) => symbolDetail(ctx, brand, session, query.login, query.symbol),
+      {
+        auth: { roles: MARKET },
+        query: t.Object({ login: Login, symbol: SymbolName }),
+        response: { 200: SymbolDetail, ...errors(400, 401, 403, 404) },
+        detail: doc('Market', "SymbolName detail as the login's group sees it", {
+          description:
+            '403 SYMBOL_NOT_ALLOWED: hidden for the group (or unknown); 403 USER_NOT_FOUND_OR_INCORRECT; 404 GROUP_NOT_FOUND.',
+        }),
+      },
+    )
+    .get('/market/short/list', ({ brand, session, query }) => shortList(ctx, brand, session, query.login), {
+      auth: { roles: MARKET },
+      query: t.Object({ login: Login }),
+      response: {
+        200: t.Object({
+          assets: t.Object({ structure: t.Array(str), rows: t.Array(t.Array(t.Union([str, num]))) }),
+          groups: t.Array(str, { description: 'security groups; the first is always ALL' }),
+        }),
+        ...errors(400, 401, 403, 404),
+      },
+      detail: doc('Market', "All symbols visible to the login's group, as columns and rows"),
+    })
+    .get(
+      '/market/stream',
+      ({ brand, session, query, request }) =>
+        quoteStream(ctx, brand, session, query.symbols, request.headers.get('last-event-id'), request.signal),
+      {
+        auth: { roles: ANY_SESSION },
+        query: t.Object({
+          symbols: t.String({ minLength: 1, maxLength: 2000, description: 'comma-separated symbols' }),
+        }),
+        response: {
+          200: t.String({
+            description: 'text/event-stream: `event: quote`, `id: <seq>`, data {symbol, bid, ask, time}',
+          }),
+          ...errors(400, 401),
+        },
+        detail: doc('Market', 'Live quotes as Server-Sent Events (resumable with Last-Event-ID)', {
+          description:
+            "Beyond the spec: low-latency clients subscribe instead of polling. Account sessions receive their group's prices.",
+        }),
+      },
+    )
+    .post('/market/quotes', ({ body }) => ingestQuotes(ctx, body.ticks), {
+      auth: { roles: ['SESSION_DEALER', 'SESSION_ADMIN'] },
+      body: IngestBody,
+      response: { 200: IngestResult, ...errors(400, 401, 403) },
+      detail: doc('Market', 'Ingest a batch of quotes (dealer or admin session)', {
+        description: 'A broker plugs in its own feed here. Triggers, candles and stop-outs run on the batch.',
+      }),
+    })
+    .post(
+      '/feed/quotes',
+      ({ body, headers }) => {
+        if (!feedTokenMatches(ctx.config.quotes.feedToken, headers['x-feed-token']))
+          throw new ApiError(401, 'UNAUTHORIZED', 'a valid X-Feed-Token is required')
+        return ingestQuotes(ctx, body.ticks)
+      },
+      {
+        brand: true,
+        body: IngestBody,
+        headers: t.Object({ 'x-feed-token': t.Optional(t.String()) }),
+        response: { 200: IngestResult, ...errors(400, 401) },
+        detail: doc('Market', 'Ingest a batch of quotes with the feed token (FEED_TOKEN)', {
+          secured: false,
+        }),
+      },
+    )

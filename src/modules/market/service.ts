@@ -1,0 +1,350 @@
+import { and, asc, eq, gte, inArray, lt, max } from 'drizzle-orm'
+import type { AppContext } from '../../context'
+import type { Session } from '../../platform/auth/session'
+import type { Brand } from '../../platform/brand/registry'
+import { ApiError, invalid } from '../../platform/errors'
+import { loadAccountView } from '../accounts/service'
+import { groupPrice } from '../trading/exposure'
+import { type Bar, bucket } from './domain/candles'
+import { performance, price1d, seasons } from './domain/metrics'
+import type { GroupSymbol } from './reference'
+import { candles, marketWatch } from './schema'
+
+const HOUR = 3600
+const watchError = (m: string) => new ApiError(500, 'INVALID_ADD_SYMBOL_TO_MARKET_WATCH', m)
+
+/** The account and group a market request names; another login answers 403 USER_NOT_FOUND_OR_INCORRECT. */
+export async function marketAccount(ctx: AppContext, brand: Brand, session: Session, login: number) {
+  try {
+    return await loadAccountView(ctx, brand, session, login)
+  } catch (e) {
+    if (e instanceof ApiError && e.code === 'ACCOUNT_NOT_FOUND')
+      throw new ApiError(403, 'USER_NOT_FOUND_OR_INCORRECT', 'login not found for this session')
+    throw e
+  }
+}
+
+interface Metrics {
+  price1d: number
+  high: number
+  low: number
+  prices: number[]
+}
+
+/** Metrics of closed hourly candles of the last 24 hours (the watch-list definition of spec 2.7). */
+async function hourlyMetrics(ctx: AppContext, symbolList: string[]): Promise<Map<string, Metrics>> {
+  const out = new Map<string, Metrics>()
+  if (symbolList.length === 0) return out
+  const hour = bucket(Math.floor(ctx.clock.now() / 1000), 'H1')
+  const rows = await ctx.db
+    .select()
+    .from(candles)
+    .where(
+      and(
+        inArray(candles.symbol, symbolList),
+        eq(candles.timeframe, 'H1'),
+        gte(candles.time, hour - 48 * HOUR),
+        lt(candles.time, hour),
+      ),
+    )
+    .orderBy(asc(candles.time))
+  const bySymbol = new Map<string, Bar[]>()
+  for (const r of rows) {
+    const list = bySymbol.get(r.symbol) ?? []
+    list.push(r)
+    bySymbol.set(r.symbol, list)
+  }
+  for (const s of symbolList) {
+    const bars = bySymbol.get(s) ?? []
+    const last24 = bars.filter((b) => b.time >= hour - 24 * HOUR)
+    const last = bars[bars.length - 1]
+    out.set(s, {
+      price1d: price1d(bars),
+      high: last?.high ?? 0,
+      low: last?.low ?? 0,
+      prices: last24.map((b) => b.close),
+    })
+  }
+  return out
+}
+
+const WATCH_VERSION = 'mw:v1:version'
+const watchKey = (brandId: number, login: number, version: string) => `mw:v1:${brandId}:${login}:${version}`
+
+/** Bumped when an hourly candle closes (the cached lists then expire by key). */
+export function watchCandleClosed(ctx: AppContext) {
+  return ctx.store.incr(WATCH_VERSION, 365 * 86_400_000)
+}
+
+type WatchEntry = Metrics & { symbol: string; sort_index: number; color: string }
+
+/**
+ * A login's watch list, served from the shared cache under a key holding the brand, the login and the
+ * candle version, so a list is never served to another login and expires when an hourly candle closes
+ * or the list changes (add/delete delete the key).
+ */
+export async function watchList(
+  ctx: AppContext,
+  brand: Brand,
+  session: Session,
+  login: number,
+  prefix: string,
+) {
+  const { account, group } = await marketAccount(ctx, brand, session, login)
+  const version = (await ctx.store.get(WATCH_VERSION)) ?? '0'
+  const key = watchKey(brand.id, account.login, version)
+  let entries: WatchEntry[]
+  const hit = await ctx.store.get(key)
+  if (hit) entries = JSON.parse(hit)
+  else {
+    const rows = await ctx.db
+      .select()
+      .from(marketWatch)
+      .where(eq(marketWatch.login, account.login))
+      .orderBy(asc(marketWatch.sortIndex))
+    const visible: typeof rows = []
+    for (const r of rows) {
+      const gs = await ctx.refdata.forGroup(group.id, r.symbol)
+      if (gs && gs.sec.show === 1) visible.push(r)
+    }
+    const metrics = await hourlyMetrics(
+      ctx,
+      visible.map((r) => r.symbol),
+    )
+    entries = visible.map((r) => ({
+      symbol: r.symbol,
+      sort_index: r.sortIndex,
+      color: r.color,
+      ...metrics.get(r.symbol)!,
+    }))
+    await ctx.store.set(key, JSON.stringify(entries), HOUR * 1000)
+  }
+  const p = prefix.toUpperCase()
+  const assets: Record<string, WatchEntry> = {}
+  for (const e of entries) if (e.symbol.toUpperCase().startsWith(p)) assets[e.symbol] = e
+  return { assets }
+}
+
+async function visibleSymbol(ctx: AppContext, groupId: number, symbol: string): Promise<GroupSymbol | null> {
+  const gs = await ctx.refdata.forGroup(groupId, symbol)
+  return gs && gs.sec.show === 1 ? gs : null
+}
+
+async function dropWatchCache(ctx: AppContext, brandId: number, login: number) {
+  const version = (await ctx.store.get(WATCH_VERSION)) ?? '0'
+  await ctx.store.del(watchKey(brandId, login, version))
+}
+
+export async function addToWatch(
+  ctx: AppContext,
+  brand: Brand,
+  session: Session,
+  login: number,
+  symbol: string,
+) {
+  const { account, group } = await marketAccount(ctx, brand, session, login)
+  if (!(await visibleSymbol(ctx, group.id, symbol)))
+    throw watchError(`symbol ${symbol} is not available for group ${group.name}`)
+  await ctx.db.transaction(async (tx) => {
+    const [m] = await tx
+      .select({ max: max(marketWatch.sortIndex) })
+      .from(marketWatch)
+      .where(eq(marketWatch.login, account.login))
+    await tx
+      .insert(marketWatch)
+      .values({ login: account.login, symbol, sortIndex: (m?.max ?? -1) + 1 })
+      .onConflictDoNothing()
+  })
+  await dropWatchCache(ctx, brand.id, account.login)
+  const metrics = (await hourlyMetrics(ctx, [symbol])).get(symbol)!
+  return {
+    [symbol]: {
+      symbol,
+      price1d: metrics.price1d,
+      high: metrics.high,
+      low: metrics.low,
+      prices: metrics.prices,
+    },
+  }
+}
+
+export async function removeFromWatch(
+  ctx: AppContext,
+  brand: Brand,
+  session: Session,
+  login: number,
+  symbol: string,
+) {
+  const { account } = await marketAccount(ctx, brand, session, login)
+  const removed = await ctx.db.transaction((tx) =>
+    tx
+      .delete(marketWatch)
+      .where(and(eq(marketWatch.login, account.login), eq(marketWatch.symbol, symbol)))
+      .returning(),
+  )
+  if (removed.length === 0)
+    throw watchError(`symbol ${symbol} is not in the market watch of ${account.login}`)
+  await dropWatchCache(ctx, brand.id, account.login)
+  return { data: 'OK' as const }
+}
+
+/** The symbol fields of 2.8/2.9 as a group sees them (overrides and group security settings applied). */
+async function symbolFields(ctx: AppContext, gs: GroupSymbol) {
+  const i = gs.info
+  const q = await groupPrice(ctx, gs)
+  return {
+    symbol: i.symbol,
+    description: i.description,
+    currency: i.currency,
+    margin_currency: i.marginCurrency,
+    quote_currency: i.quoteCurrency,
+    group: i.secGroup,
+    digits: i.digits,
+    trade: i.trade,
+    spread: gs.spread,
+    spread_balance: gs.spreadBalance,
+    swap_enable: i.swapEnable,
+    margin_divider: gs.marginDivider,
+    margin_mode: i.marginMode,
+    stops_level: i.stopsLevel,
+    contract_size: i.contractSize,
+    long_only: i.longOnly,
+    ask: q?.ask ?? 0,
+    bid: q?.bid ?? 0,
+    point: 10 ** -i.digits,
+    tick_value: i.tickValue,
+    tick_size: i.tickSize,
+    lot_min: gs.sec.lotMin / 100,
+    lot_max: gs.sec.lotMax / 100,
+    lot_step: gs.sec.lotStep / 100,
+    comm_base: gs.sec.commBase,
+    comm_type: gs.sec.commType,
+    exchange: i.exchange,
+    category: i.category,
+    industry: i.industry,
+    shareholders: i.shareholders,
+    market_cap: i.marketCap,
+    icon: i.icon,
+  }
+}
+
+export async function symbolDetail(
+  ctx: AppContext,
+  brand: Brand,
+  session: Session,
+  login: number,
+  symbol: string,
+) {
+  const { group } = await marketAccount(ctx, brand, session, login)
+  const gs = await visibleSymbol(ctx, group.id, symbol)
+  if (!gs)
+    throw new ApiError(403, 'SYMBOL_NOT_ALLOWED', `symbol ${symbol} is not available for group ${group.name}`)
+  const i = gs.info
+  const now = Math.floor(ctx.clock.now() / 1000)
+  const d1 = await ctx.candles.range(symbol, 'D1', now - 2 * 366 * 86400)
+  const h1 = await ctx.candles.range(symbol, 'H1', now - 2 * 86400)
+  const s = seasons(d1)
+  return {
+    ...(await symbolFields(ctx, gs)),
+    price1d: price1d(h1.filter((b) => b.time < bucket(now, 'H1'))),
+    profit_mode: i.profitMode,
+    exemode: i.exemode,
+    gtc_pendings: i.gtcPendings,
+    swap_type: i.swapType,
+    swap_long: i.swapLong,
+    swap_short: i.swapShort,
+    swap_rollover3days: i.swapRollover3days,
+    margin_initial: i.marginInitial,
+    margin_maintenance: i.marginMaintenance,
+    margin_hedged: i.marginHedged,
+    instant_max_volume: i.instantMaxVolume,
+    max_volume: i.maxVolume,
+    comm_lots: gs.sec.commLots,
+    comm_agent: gs.sec.commAgent,
+    comm_agent_type: gs.sec.commAgentType,
+    comm_agent_lots: gs.sec.commAgentLots,
+    comm_tax: gs.sec.commTax,
+    sector: i.sector,
+    ratings: JSON.parse(i.ratings) as Record<string, unknown>,
+    performance: performance(d1, now),
+    seasons: s.rows,
+    season_years: s.years,
+    sessions: i.sessionList,
+  }
+}
+
+export const SHORT_COLUMNS = [
+  'symbol',
+  'description',
+  'currency',
+  'margin_currency',
+  'quote_currency',
+  'group',
+  'digits',
+  'trade',
+  'spread',
+  'spread_balance',
+  'swap_enable',
+  'margin_divider',
+  'margin_mode',
+  'stops_level',
+  'contract_size',
+  'long_only',
+  'ask',
+  'bid',
+  'point',
+  'tick_value',
+  'tick_size',
+  'lot_min',
+  'lot_max',
+  'lot_step',
+  'comm_base',
+  'comm_type',
+  'exchange',
+  'category',
+  'industry',
+  'shareholders',
+  'market_cap',
+  'price1d',
+  'icon',
+] as const
+
+export async function shortList(ctx: AppContext, brand: Brand, session: Session, login: number) {
+  const { group } = await marketAccount(ctx, brand, session, login)
+  const visible = await ctx.refdata.visible(group.id)
+  const metrics = await hourlyMetrics(
+    ctx,
+    visible.map((g) => g.info.symbol),
+  )
+  const rows = []
+  for (const gs of visible) {
+    const f = { ...(await symbolFields(ctx, gs)), price1d: metrics.get(gs.info.symbol)?.price1d ?? 0 }
+    rows.push(SHORT_COLUMNS.map((c) => f[c]))
+  }
+  const groups = ['ALL', ...new Set(visible.map((g) => g.info.secGroup))]
+  return { assets: { structure: [...SHORT_COLUMNS], rows }, groups }
+}
+
+/** Ingest batch validation: known symbols, 0 < bid <= ask, a sane time. */
+export async function ingestQuotes(
+  ctx: AppContext,
+  ticks: { symbol: string; bid: number; ask: number; time?: number }[],
+) {
+  await ctx.refdata.fresh()
+  const now = ctx.clock.now()
+  ticks.forEach((t, i) => {
+    if (!ctx.refdata.symbol(t.symbol)) throw invalid(`ticks.${i}.symbol: unknown symbol ${t.symbol}`)
+    if (!(t.bid > 0 && t.ask >= t.bid)) throw invalid(`ticks.${i}: bid must be > 0 and <= ask`)
+  })
+  const accepted = await ctx.quotes.apply(
+    ticks.map((t) => ({
+      symbol: t.symbol,
+      bid: t.bid,
+      ask: t.ask,
+      time: t.time ? (t.time > 1e12 ? t.time : t.time * 1000) : now,
+    })),
+  )
+  // A feed batch is explicit: check every account against its stop-out level now.
+  await ctx.engine.sweepStopOuts()
+  return { accepted: accepted.length, rejected: ticks.length - accepted.length }
+}

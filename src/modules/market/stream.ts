@@ -1,0 +1,102 @@
+import type { AppContext } from '../../context'
+import type { Session } from '../../platform/auth/session'
+import type { Brand } from '../../platform/brand/registry'
+import { invalid } from '../../platform/errors'
+import { groupQuote } from './domain/pricing'
+import type { Tick } from './quotes'
+
+const enc = new TextEncoder()
+
+/**
+ * Server-Sent Events of quotes for chosen symbols. A user session gets its group's prices (spread
+ * settings applied, hidden symbols refused); staff get source prices. Each event's id is the tick
+ * sequence; a reconnect with Last-Event-ID replays the ticks missed (or, when they are no longer buffered,
+ * the latest quote of each symbol). A comment line every 15 s keeps proxies from closing the stream.
+ */
+export async function quoteStream(
+  ctx: AppContext,
+  brand: Brand,
+  session: Session,
+  symbolsParam: string,
+  lastEventId: string | null,
+  signal: AbortSignal,
+) {
+  const wanted = [
+    ...new Set(
+      symbolsParam
+        .split(',')
+        .map((s) => s.trim())
+        .filter(Boolean),
+    ),
+  ]
+  if (wanted.length === 0 || wanted.length > 100) throw invalid('symbols: 1 to 100 comma-separated symbols')
+  await ctx.refdata.fresh()
+  let groupId: number | null = null
+  if (session.type === 'SESSION_USER') {
+    const account = await ctx.accountsRead.account(session.login!)
+    groupId = account && account.brandId === brand.id ? account.groupId : null
+    if (groupId === null) throw invalid('session: account not found')
+  }
+  for (const s of wanted) {
+    const gs = groupId === null ? ctx.refdata.symbol(s) : await ctx.refdata.forGroup(groupId, s)
+    if (!gs || ('sec' in gs && gs.sec.show !== 1)) throw invalid(`symbols: ${s} is not available`)
+  }
+  const set = new Set(wanted)
+  const price = async (t: { symbol: string; bid: number; ask: number; time: number }) => {
+    if (groupId === null) return { bid: t.bid, ask: t.ask }
+    const gs = await ctx.refdata.forGroup(groupId, t.symbol)
+    if (!gs) return null
+    return groupQuote(t, {
+      digits: gs.info.digits,
+      spread: gs.spread,
+      spreadBalance: gs.spreadBalance,
+      spreadDiff: gs.sec.spreadDiff,
+    })
+  }
+  const event = async (t: Tick | (Tick & { seq: number })) => {
+    const p = await price(t)
+    if (!p) return ''
+    return `id: ${t.seq}\nevent: quote\ndata: ${JSON.stringify({ symbol: t.symbol, bid: p.bid, ask: p.ask, time: t.time })}\n\n`
+  }
+  let unsubscribe = () => {}
+  let keepAlive: ReturnType<typeof setInterval> | undefined
+  const stream = new ReadableStream<Uint8Array>({
+    async start(controller) {
+      const send = (text: string) => {
+        if (text) controller.enqueue(enc.encode(text))
+      }
+      send('retry: 2000\n\n')
+      const last = lastEventId !== null && /^\d+$/.test(lastEventId) ? Number(lastEventId) : null
+      const replay = last === null ? null : ctx.quotes.since(last)
+      if (replay) for (const t of replay) if (set.has(t.symbol)) send(await event(t))
+      if (!replay) {
+        for (const s of wanted) {
+          const q = await ctx.quotes.get(s)
+          if (q) send(await event({ symbol: s, ...q, seq: ctx.quotes.lastSeq }))
+        }
+      }
+      unsubscribe = ctx.quotes.onTicks(async (ticks) => {
+        for (const t of ticks) if (set.has(t.symbol)) send(await event(t))
+      })
+      keepAlive = setInterval(() => send(': keep-alive\n\n'), 15_000)
+      signal.addEventListener('abort', () => {
+        unsubscribe()
+        clearInterval(keepAlive)
+        try {
+          controller.close()
+        } catch {}
+      })
+    },
+    cancel() {
+      unsubscribe()
+      clearInterval(keepAlive)
+    },
+  })
+  return new Response(stream, {
+    headers: {
+      'content-type': 'text/event-stream; charset=utf-8',
+      'cache-control': 'no-cache, no-transform',
+      'x-accel-buffering': 'no',
+    },
+  })
+}

@@ -1,0 +1,81 @@
+import { isBuy, point, roundTo } from './formulas'
+
+/** A refusal with the message the client sees (OPEN_ORDER_ERROR / INCORRECT_SL_TP). */
+export type Check = { ok: true } | { ok: false; message: string }
+const fail = (message: string): Check => ({ ok: false, message })
+const OK: Check = { ok: true }
+
+export const CMD_NAMES = ['BUY', 'SELL', 'BUY_LIMIT', 'SELL_LIMIT', 'BUY_STOP', 'SELL_STOP'] as const
+export const isPendingCmd = (cmd: number) => cmd >= 2 && cmd <= 5
+
+/** Volume in hundredths of a lot against the group's lot_min / lot_max / lot_step. */
+export function checkVolume(volume: number, g: { lotMin: number; lotMax: number; lotStep: number }): Check {
+  if (volume < g.lotMin) return fail(`volume: ${volume} is below lot_min ${g.lotMin}`)
+  if (volume > g.lotMax) return fail(`volume: ${volume} is above lot_max ${g.lotMax}`)
+  if (g.lotStep > 0 && (volume - g.lotMin) % g.lotStep !== 0)
+    return fail(`volume: ${volume} is not lot_min ${g.lotMin} plus a multiple of lot_step ${g.lotStep}`)
+  return OK
+}
+
+/**
+ * A pending price must be on the correct side of the market and at least stops_level points away:
+ * BUY_LIMIT below the ask, SELL_LIMIT above the bid, BUY_STOP above the ask, SELL_STOP below the bid.
+ */
+export function checkPendingPrice(
+  cmd: number,
+  price: number,
+  bid: number,
+  ask: number,
+  stopsLevel: number,
+  digits: number,
+): Check {
+  const gap = stopsLevel * point(digits)
+  const eps = point(digits) / 2
+  const ok =
+    cmd === 2
+      ? price <= ask - gap + eps && price < ask
+      : cmd === 3
+        ? price >= bid + gap - eps && price > bid
+        : cmd === 4
+          ? price >= ask + gap - eps && price > ask
+          : cmd === 5
+            ? price <= bid - gap + eps && price < bid
+            : false
+  if (ok) return OK
+  const where = cmd === 2 || cmd === 5 ? 'below' : 'above'
+  const ref = cmd === 2 || cmd === 4 ? `ask ${ask}` : `bid ${bid}`
+  return fail(`open_price: a ${CMD_NAMES[cmd]} must be ${where} the ${ref} by at least ${stopsLevel} points`)
+}
+
+/**
+ * SL and TP (0 = none) relative to the price a position closes at (bid for BUY, ask for SELL) or, for a
+ * pending order, to its open price: a BUY's SL below and TP above, a SELL's the other way round, each at
+ * least stops_level points away.
+ */
+export function checkStops(
+  cmd: number,
+  sl: number,
+  tp: number,
+  reference: number,
+  stopsLevel: number,
+  digits: number,
+): Check {
+  const gap = stopsLevel * point(digits)
+  const eps = point(digits) / 2
+  const buy = isBuy(cmd)
+  const ref = roundTo(reference, digits)
+  if (sl > 0) {
+    const ok = buy ? sl <= ref - gap + eps && sl < ref : sl >= ref + gap - eps && sl > ref
+    if (!ok) return fail(`sl: must be ${buy ? 'below' : 'above'} ${ref} by at least ${stopsLevel} points`)
+  }
+  if (tp > 0) {
+    const ok = buy ? tp >= ref + gap - eps && tp > ref : tp <= ref - gap + eps && tp < ref
+    if (!ok) return fail(`tp: must be ${buy ? 'above' : 'below'} ${ref} by at least ${stopsLevel} points`)
+  }
+  return OK
+}
+
+/** Stop-out order: the position with the largest loss first (ties: oldest ticket). */
+export function stopOutOrder<T extends { ticket: number; profit: number }>(positions: T[]): T[] {
+  return [...positions].sort((a, b) => a.profit - b.profit || a.ticket - b.ticket)
+}

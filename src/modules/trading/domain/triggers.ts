@@ -1,0 +1,166 @@
+import { isBuy } from './formulas'
+
+export type TriggerKind = 'sl' | 'tp' | 'activate'
+/** Which price is watched and in which direction the level is crossed. */
+export type BookSide = 'bidBelow' | 'bidAbove' | 'askBelow' | 'askAbove'
+
+export interface Trigger {
+  ticket: number
+  kind: TriggerKind
+  level: number
+}
+
+export interface TriggerSource {
+  ticket: number
+  cmd: number
+  state: 'pending' | 'open' | string
+  openPrice: number
+  sl: number
+  tp: number
+}
+
+/**
+ * The resting triggers of an order (pure):
+ * - pending: BUY_LIMIT fills when ask <= price, SELL_LIMIT when bid >= price, BUY_STOP when ask >= price,
+ *   SELL_STOP when bid <= price;
+ * - a BUY position closes at the bid: SL when bid <= sl, TP when bid >= tp;
+ * - a SELL position closes at the ask: SL when ask >= sl, TP when ask <= tp.
+ */
+export function triggersOf(o: TriggerSource): { side: BookSide; trigger: Trigger }[] {
+  const out: { side: BookSide; trigger: Trigger }[] = []
+  const t = (side: BookSide, kind: TriggerKind, level: number) =>
+    out.push({ side, trigger: { ticket: o.ticket, kind, level } })
+  if (o.state === 'pending') {
+    const side = (['', '', 'askBelow', 'bidAbove', 'askAbove', 'bidBelow'] as const)[o.cmd]
+    if (side) t(side, 'activate', o.openPrice)
+  } else if (o.state === 'open') {
+    if (isBuy(o.cmd)) {
+      if (o.sl > 0) t('bidBelow', 'sl', o.sl)
+      if (o.tp > 0) t('bidAbove', 'tp', o.tp)
+    } else {
+      if (o.sl > 0) t('askAbove', 'sl', o.sl)
+      if (o.tp > 0) t('askBelow', 'tp', o.tp)
+    }
+  }
+  return out
+}
+
+/** Whether a trigger is due at a quote (the definition the book must agree with). */
+export function isDue(side: BookSide, level: number, bid: number, ask: number): boolean {
+  switch (side) {
+    case 'bidBelow':
+      return bid <= level
+    case 'bidAbove':
+      return bid >= level
+    case 'askBelow':
+      return ask <= level
+    case 'askAbove':
+      return ask >= level
+  }
+}
+
+/** First index whose level is >= x in an ascending array. */
+function lowerBound(a: Trigger[], x: number): number {
+  let lo = 0
+  let hi = a.length
+  while (lo < hi) {
+    const mid = (lo + hi) >>> 1
+    if (a[mid].level < x) lo = mid + 1
+    else hi = mid
+  }
+  return lo
+}
+
+/** First index whose level is > x in an ascending array. */
+function upperBound(a: Trigger[], x: number): number {
+  let lo = 0
+  let hi = a.length
+  while (lo < hi) {
+    const mid = (lo + hi) >>> 1
+    if (a[mid].level <= x) lo = mid + 1
+    else hi = mid
+  }
+  return lo
+}
+
+type SymbolBook = Record<BookSide, Trigger[]>
+
+/**
+ * Resting triggers per symbol in four arrays sorted by level, so a tick finds what is due with a binary
+ * search and touches only due entries (never every order). Pure data structure: no I/O, no time.
+ */
+export class TriggerBook {
+  private readonly books = new Map<string, SymbolBook>()
+  private readonly byTicket = new Map<number, { symbol: string; side: BookSide; trigger: Trigger }[]>()
+
+  get size() {
+    let n = 0
+    for (const list of this.byTicket.values()) n += list.length
+    return n
+  }
+
+  /** Replaces the triggers of an order (none when it is closed or cancelled). */
+  upsert(symbol: string, o: TriggerSource) {
+    this.remove(o.ticket)
+    const entries = triggersOf(o)
+    if (entries.length === 0) return
+    let book = this.books.get(symbol)
+    if (!book) {
+      book = { bidBelow: [], bidAbove: [], askBelow: [], askAbove: [] }
+      this.books.set(symbol, book)
+    }
+    for (const e of entries) {
+      const arr = book[e.side]
+      arr.splice(upperBound(arr, e.trigger.level), 0, e.trigger)
+    }
+    this.byTicket.set(
+      o.ticket,
+      entries.map((e) => ({ symbol, ...e })),
+    )
+  }
+
+  remove(ticket: number) {
+    const entries = this.byTicket.get(ticket)
+    if (!entries) return
+    for (const e of entries) {
+      const arr = this.books.get(e.symbol)?.[e.side]
+      if (!arr) continue
+      let i = lowerBound(arr, e.trigger.level)
+      while (i < arr.length && arr[i].level === e.trigger.level && arr[i] !== e.trigger) i++
+      if (arr[i] === e.trigger) arr.splice(i, 1)
+    }
+    this.byTicket.delete(ticket)
+  }
+
+  /** Triggers due at this quote; entries stay in the book until the caller removes or replaces them. */
+  due(symbol: string, bid: number, ask: number): Trigger[] {
+    const book = this.books.get(symbol)
+    if (!book) return []
+    const out: Trigger[] = []
+    // "price <= level" books: every level >= price is due (a suffix); "price >= level": a prefix.
+    const bb = book.bidBelow
+    for (let i = lowerBound(bb, bid); i < bb.length; i++) out.push(bb[i])
+    const ab = book.askBelow
+    for (let i = lowerBound(ab, ask); i < ab.length; i++) out.push(ab[i])
+    const ba = book.bidAbove
+    for (let i = 0, end = upperBound(ba, bid); i < end; i++) out.push(ba[i])
+    const aa = book.askAbove
+    for (let i = 0, end = upperBound(aa, ask); i < end; i++) out.push(aa[i])
+    return out
+  }
+}
+
+/** The baseline a book replaces: test every order of the symbol on every tick. */
+export function scanDue(
+  orders: (TriggerSource & { symbol: string })[],
+  symbol: string,
+  bid: number,
+  ask: number,
+) {
+  const out: Trigger[] = []
+  for (const o of orders) {
+    if (o.symbol !== symbol) continue
+    for (const e of triggersOf(o)) if (isDue(e.side, e.trigger.level, bid, ask)) out.push(e.trigger)
+  }
+  return out
+}

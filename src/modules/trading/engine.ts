@@ -1,0 +1,336 @@
+import { and, eq, gt, inArray, lte } from 'drizzle-orm'
+import type { AppContext } from '../../context'
+import { enqueueEvent } from '../../platform/outbox'
+import { marginSnapshot } from '../accounts/domain/margin'
+import { fromMinor, roundToMinor } from '../accounts/domain/money'
+import { accounts } from '../accounts/schema'
+import { groupQuote } from '../market/domain/pricing'
+import type { Tick } from '../market/quotes'
+import { stopOutOrder } from './domain/checks'
+import type { Quote } from './domain/conversion'
+import { isBuy, swapCharge } from './domain/formulas'
+import { type Trigger, TriggerBook } from './domain/triggers'
+import { afterTradeCommit, closeTx } from './execution'
+import { pricePositions, quoteLookup, sumExposure } from './exposure'
+import type { OrderRow } from './positions'
+import { orders } from './schema'
+import { tradeEvent } from './views'
+
+const DAY_MS = 86_400_000
+const bookKey = (symbol: string, groupId: number) => `${symbol}|${groupId}`
+
+/**
+ * Executes resting triggers (pending activation, SL, TP), expirations, stop-outs and swap rollovers.
+ * Triggers sit in a sorted book per symbol and group (the group's spread decides the price), so a tick
+ * looks only at what is due. Every execution is a conditional UPDATE, so with several instances each
+ * trigger still fires once; each instance keeps its book current by tracking its own writes and
+ * re-reading orders changed elsewhere (`resync`).
+ */
+export class TriggerEngine {
+  readonly book = new TriggerBook()
+  private readonly resting = new Map<number, { order: OrderRow; groupId: number }>()
+  private readonly groupsBySymbol = new Map<string, Map<number, number>>()
+  private readonly openByLogin = new Map<number, Set<number>>()
+  private lastSweep = 0
+  private syncedUpTo = 0
+  readonly stats = { activated: 0, sl: 0, tp: 0, expired: 0, stoppedOut: 0, lostRaces: 0 }
+
+  constructor(private readonly ctx: AppContext) {}
+
+  private groupOf = async (login: number) => (await this.ctx.accountsRead.account(login))?.groupId ?? null
+
+  /** Files (or re-files, or removes) an order's triggers after a write. */
+  async track(o: OrderRow, groupId?: number) {
+    this.untrack(o.ticket)
+    if (o.state !== 'open' && o.state !== 'pending') return
+    const g = groupId ?? (await this.groupOf(o.login))
+    if (g === null) return
+    this.resting.set(o.ticket, { order: o, groupId: g })
+    this.book.upsert(bookKey(o.symbol, g), o)
+    const bySymbol = this.groupsBySymbol.get(o.symbol) ?? new Map<number, number>()
+    bySymbol.set(g, (bySymbol.get(g) ?? 0) + 1)
+    this.groupsBySymbol.set(o.symbol, bySymbol)
+    if (o.state === 'open') {
+      const set = this.openByLogin.get(o.login) ?? new Set<number>()
+      set.add(o.ticket)
+      this.openByLogin.set(o.login, set)
+    }
+  }
+
+  untrack(ticket: number) {
+    const r = this.resting.get(ticket)
+    if (!r) return
+    this.resting.delete(ticket)
+    this.book.remove(ticket)
+    const bySymbol = this.groupsBySymbol.get(r.order.symbol)
+    const n = (bySymbol?.get(r.groupId) ?? 1) - 1
+    if (n <= 0) bySymbol?.delete(r.groupId)
+    else bySymbol?.set(r.groupId, n)
+    const set = this.openByLogin.get(r.order.login)
+    set?.delete(ticket)
+    if (set && set.size === 0) this.openByLogin.delete(r.order.login)
+  }
+
+  /** Loads every active order (start-up), then keeps up with other instances' writes. */
+  async resync() {
+    const since = Math.max(0, this.syncedUpTo - 5000)
+    const now = this.ctx.clock.now()
+    const rows = await this.ctx.db
+      .select({ order: orders, groupId: accounts.groupId })
+      .from(orders)
+      .innerJoin(accounts, eq(accounts.login, orders.login))
+      .where(this.syncedUpTo === 0 ? inArray(orders.state, ['open', 'pending']) : gt(orders.updatedAt, since))
+    for (const r of rows) {
+      const known = this.resting.get(r.order.ticket)
+      if (known && known.order.updatedAt > r.order.updatedAt) continue
+      await this.track(r.order, r.groupId)
+    }
+    this.syncedUpTo = now
+  }
+
+  /** Tick listener: fires due triggers per group price, expires pending orders, sweeps stop-outs. */
+  async onTicks(ticks: Tick[], opts: { forceSweep?: boolean } = {}) {
+    const touched = new Set<string>()
+    for (const t of ticks) {
+      const groups = this.groupsBySymbol.get(t.symbol)
+      if (!groups || groups.size === 0) continue
+      touched.add(t.symbol)
+      for (const groupId of [...groups.keys()]) {
+        const gs = await this.ctx.refdata.forGroup(groupId, t.symbol)
+        if (!gs) continue
+        const q = groupQuote(t, {
+          digits: gs.info.digits,
+          spread: gs.spread,
+          spreadBalance: gs.spreadBalance,
+          spreadDiff: gs.sec.spreadDiff,
+        })
+        for (const trigger of this.book.due(bookKey(t.symbol, groupId), q.bid, q.ask))
+          await this.fire(trigger, q)
+      }
+    }
+    await this.expire()
+    const now = this.ctx.clock.now()
+    if (opts.forceSweep || now - this.lastSweep >= 250) {
+      this.lastSweep = now
+      await this.sweepStopOuts(opts.forceSweep ? undefined : touched)
+    }
+  }
+
+  private async fire(trigger: Trigger, q: Quote) {
+    const r = this.resting.get(trigger.ticket)
+    if (!r) return this.book.remove(trigger.ticket)
+    const o = r.order
+    if (trigger.kind === 'activate') return this.activate(o, q)
+    const account = await this.ctx.accountsRead.account(o.login)
+    const group = account && (await this.ctx.accountsRead.group(account.groupId))
+    const gs = group && (await this.ctx.refdata.forGroup(group.id, o.symbol))
+    if (!group || !gs) return
+    const level = trigger.kind === 'sl' ? o.sl : o.tp
+    const closed = await this.ctx.db.transaction(async (tx) =>
+      closeTx(tx, {
+        order: o,
+        spec: gs.info,
+        currency: group.currency,
+        volume: o.volume,
+        price: isBuy(o.cmd) ? q.bid : q.ask,
+        reason: trigger.kind as 'sl' | 'tp',
+        lookup: await quoteLookup(this.ctx),
+        now: this.ctx.clock.now(),
+        guard: eq(trigger.kind === 'sl' ? orders.sl : orders.tp, level),
+      }),
+    )
+    if (closed) {
+      this.stats[trigger.kind as 'sl' | 'tp']++
+      await afterTradeCommit(this.ctx, closed)
+    } else await this.refresh(o.ticket)
+  }
+
+  /** A pending order reached its price: it becomes a position at that price, or is cancelled without margin. */
+  private async activate(o: OrderRow, q: Quote) {
+    const ctx = this.ctx
+    const account = await ctx.accountsRead.account(o.login)
+    const group = account && (await ctx.accountsRead.group(account.groupId))
+    if (!account || !group) return
+    const now = ctx.clock.now()
+    const row = await ctx.db.transaction(async (tx) => {
+      const open = await tx
+        .select()
+        .from(orders)
+        .where(and(eq(orders.login, o.login), eq(orders.state, 'open')))
+      const candidate: OrderRow = { ...o, state: 'open', cmd: o.cmd % 2 }
+      const priced = await pricePositions(ctx, account, group, [...open, candidate])
+      const [acct] = await tx.select().from(accounts).where(eq(accounts.login, o.login))
+      const e = priced && sumExposure(priced, group.currency)
+      const m =
+        e &&
+        marginSnapshot({
+          balance: fromMinor(acct.balance, group.currency),
+          credit: fromMinor(acct.credit, group.currency),
+          ...e,
+        })
+      const enough = m !== null && m.margin_free >= 0
+      const [r] = await tx
+        .update(orders)
+        .set(
+          enough
+            ? {
+                state: 'open',
+                cmd: o.cmd % 2,
+                openTime: now,
+                rolloverDay: Math.floor(now / DAY_MS),
+                updatedAt: now,
+              }
+            : { state: 'cancelled', closeTime: now, closeReason: 'no_money', updatedAt: now },
+        )
+        .where(
+          and(eq(orders.ticket, o.ticket), eq(orders.state, 'pending'), eq(orders.openPrice, o.openPrice)),
+        )
+        .returning()
+      if (r)
+        await enqueueEvent(
+          tx,
+          o.brandId,
+          enough ? 'trade.activated' : 'trade.cancelled',
+          tradeEvent(r, { quote: q }),
+          now,
+        )
+      return r
+    })
+    if (row) {
+      if (row.state === 'open') this.stats.activated++
+      await afterTradeCommit(ctx, row)
+    } else await this.refresh(o.ticket)
+  }
+
+  /** Lost a race: re-read the order so the book matches the database. */
+  private async refresh(ticket: number) {
+    this.stats.lostRaces++
+    const [row] = await this.ctx.db.select().from(orders).where(eq(orders.ticket, ticket))
+    if (row) await this.track(row)
+    else this.untrack(ticket)
+  }
+
+  /** Pending orders past their expiration become `expired`. */
+  async expire() {
+    const nowS = Math.floor(this.ctx.clock.now() / 1000)
+    const due = [...this.resting.values()].filter(
+      (r) => r.order.state === 'pending' && r.order.expiration > 0 && r.order.expiration <= nowS,
+    )
+    for (const { order: o } of due) {
+      const now = this.ctx.clock.now()
+      const row = await this.ctx.db.transaction(async (tx) => {
+        const [r] = await tx
+          .update(orders)
+          .set({ state: 'expired', closeTime: now, closeReason: 'expiration', updatedAt: now })
+          .where(
+            and(
+              eq(orders.ticket, o.ticket),
+              eq(orders.state, 'pending'),
+              lte(orders.expiration, nowS),
+              gt(orders.expiration, 0),
+            ),
+          )
+          .returning()
+        if (r) await enqueueEvent(tx, o.brandId, 'trade.expired', tradeEvent(r), now)
+        return r
+      })
+      if (row) {
+        this.stats.expired++
+        await afterTradeCommit(this.ctx, row)
+      } else await this.refresh(o.ticket)
+    }
+  }
+
+  /**
+   * Stop-out: while an account's margin level is at or below its group's stop-out level, close the
+   * position with the largest loss and re-check (MetaTrader's order).
+   */
+  async sweepStopOuts(symbols?: Set<string>) {
+    const ctx = this.ctx
+    for (const [login, tickets] of [...this.openByLogin]) {
+      if (symbols && ![...tickets].some((t) => symbols.has(this.resting.get(t)?.order.symbol ?? ''))) continue
+      for (let guard = 0; guard < 1000; guard++) {
+        const account = await ctx.accountsRead.account(login)
+        const group = account && (await ctx.accountsRead.group(account.groupId))
+        if (!account || !group) break
+        const open = await ctx.positions.open(login)
+        if (open.length === 0) break
+        const priced = await pricePositions(ctx, account, group, open)
+        if (!priced) break
+        const e = sumExposure(priced, group.currency)
+        const m = marginSnapshot({
+          balance: fromMinor(account.balance, group.currency),
+          credit: fromMinor(account.credit, group.currency),
+          ...e,
+        })
+        if (!m || m.margin <= 0 || m.margin_level > group.stopOut) break
+        const worst = stopOutOrder(priced.map((p) => ({ ...p, ticket: p.order.ticket })))[0]
+        const closed = await ctx.db.transaction(async (tx) =>
+          closeTx(tx, {
+            order: worst.order,
+            spec: worst.gs.info,
+            currency: group.currency,
+            volume: worst.order.volume,
+            price: worst.closePrice,
+            reason: 'stopout',
+            comment: `[so: ${m.margin_level.toFixed(2)}%/${m.equity.toFixed(2)}/${m.margin.toFixed(2)}]`,
+            lookup: await quoteLookup(ctx),
+            now: ctx.clock.now(),
+          }),
+        )
+        if (!closed) {
+          await this.refresh(worst.order.ticket)
+          break
+        }
+        this.stats.stoppedOut++
+        await afterTradeCommit(ctx, closed)
+      }
+    }
+  }
+
+  /**
+   * Daily swap: at each UTC midnight every open position is charged the swap of the day that ended
+   * (if its symbol traded that day), three times on the symbol's triple-swap weekday. Each position and
+   * day is charged once (conditional on rollover_day).
+   */
+  async rollover() {
+    const ctx = this.ctx
+    const today = Math.floor(ctx.clock.now() / DAY_MS)
+    const lookup = await quoteLookup(ctx)
+    for (const { order: o, groupId } of [...this.resting.values()]) {
+      if (o.state !== 'open' || o.rolloverDay >= today) continue
+      const group = await ctx.accountsRead.group(groupId)
+      const gs = group && (await ctx.refdata.forGroup(groupId, o.symbol))
+      if (!group || !gs || gs.info.swapEnable !== 1) continue
+      let total = 0
+      for (let d = o.rolloverDay + 1; d <= today; d++) {
+        const weekday = new Date((d - 1) * DAY_MS).getUTCDay()
+        if ((gs.info.sessionList[weekday]?.trade.length ?? 0) === 0) continue
+        const days = weekday === gs.info.swapRollover3days ? 3 : 1
+        const q = ctx.quotes.peek(o.symbol)
+        const charge = swapCharge(
+          gs.info,
+          o.cmd,
+          o.volume,
+          q ? (isBuy(o.cmd) ? q.bid : q.ask) : o.openPrice,
+          days,
+          group.currency,
+          lookup,
+        )
+        if (charge !== null) total += charge
+      }
+      const minor = roundToMinor(total, group.currency)
+      const [row] = await ctx.db.transaction((tx) =>
+        tx
+          .update(orders)
+          .set({ storage: o.storage + minor, rolloverDay: today, updatedAt: ctx.clock.now() })
+          .where(
+            and(eq(orders.ticket, o.ticket), eq(orders.state, 'open'), eq(orders.rolloverDay, o.rolloverDay)),
+          )
+          .returning(),
+      )
+      if (row) await afterTradeCommit(ctx, row)
+      else await this.refresh(o.ticket)
+    }
+  }
+}

@@ -1,0 +1,110 @@
+import type { AppContext } from '../../context'
+import { fromMinor } from '../accounts/domain/money'
+import type { AccountRecord, GroupRecord } from '../accounts/read-model'
+import { groupQuote } from '../market/domain/pricing'
+import type { GroupSymbol } from '../market/reference'
+import type { Quote, QuoteLookup } from './domain/conversion'
+import { isBuy, marginInAccount, profitInAccount } from './domain/formulas'
+import type { OrderRow } from './positions'
+
+export interface Exposure {
+  floatingProfit: number
+  margin: number
+  commission: number
+  storage: number
+}
+
+export interface PricedPosition {
+  order: OrderRow
+  gs: GroupSymbol
+  quote: Quote
+  /** Price the position would close at now. */
+  closePrice: number
+  /** Floating profit in the account currency (without swap and commission). */
+  profit: number
+  margin: number
+}
+
+/** The group's quote of a symbol now, or null without a price. */
+export async function groupPrice(ctx: AppContext, gs: GroupSymbol): Promise<Quote | null> {
+  const raw = await ctx.quotes.get(gs.info.symbol)
+  if (!raw) return null
+  return groupQuote(raw, {
+    digits: gs.info.digits,
+    spread: gs.spread,
+    spreadBalance: gs.spreadBalance,
+    spreadDiff: gs.sec.spreadDiff,
+  })
+}
+
+export async function quoteLookup(ctx: AppContext): Promise<QuoteLookup> {
+  await ctx.quotes.warmAll()
+  return (s) => ctx.quotes.peek(s)
+}
+
+/**
+ * Prices open positions at the group's current quote: floating profit and margin (current price) in the
+ * account currency. Null when a conversion rate is missing (reported as INVALID_MARGIN_LEVEL).
+ */
+export async function pricePositions(
+  ctx: AppContext,
+  account: Pick<AccountRecord, 'leverage'>,
+  group: Pick<GroupRecord, 'id' | 'currency'>,
+  positions: OrderRow[],
+): Promise<PricedPosition[] | null> {
+  if (positions.length === 0) return []
+  const lookup = await quoteLookup(ctx)
+  const out: PricedPosition[] = []
+  for (const order of positions) {
+    const gs = await ctx.refdata.forGroup(group.id, order.symbol)
+    if (!gs) return null
+    const quote = (await groupPrice(ctx, gs)) ?? { bid: order.openPrice, ask: order.openPrice, time: 0 }
+    const buy = isBuy(order.cmd)
+    const closePrice = buy ? quote.bid : quote.ask
+    const profit = profitInAccount(
+      gs.info,
+      order.cmd,
+      order.volume,
+      order.openPrice,
+      closePrice,
+      group.currency,
+      lookup,
+    )
+    const margin = marginInAccount(
+      gs.info,
+      order.volume,
+      buy ? quote.ask : quote.bid,
+      account.leverage,
+      group.currency,
+      lookup,
+      gs.marginDivider,
+    )
+    if (profit === null || margin === null) return null
+    out.push({ order, gs, quote, closePrice, profit, margin })
+  }
+  return out
+}
+
+export function sumExposure(priced: PricedPosition[], currency: string): Exposure {
+  const e: Exposure = { floatingProfit: 0, margin: 0, commission: 0, storage: 0 }
+  for (const p of priced) {
+    e.floatingProfit += p.profit
+    e.margin += p.margin
+    e.commission += fromMinor(p.order.commission, currency)
+    e.storage += fromMinor(p.order.storage, currency)
+  }
+  e.floatingProfit = Math.round(e.floatingProfit * 100) / 100
+  return e
+}
+
+/** Live exposure of an account from its open positions (cached read model). */
+export async function accountExposure(
+  ctx: AppContext,
+  account: AccountRecord,
+  group: GroupRecord,
+): Promise<Exposure | null> {
+  const open = await ctx.positions.open(account.login)
+  if (open.length === 0) return { floatingProfit: 0, margin: 0, commission: 0, storage: 0 }
+  const priced = await pricePositions(ctx, account, group, open)
+  return priced && sumExposure(priced, group.currency)
+}

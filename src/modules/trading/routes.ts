@@ -1,0 +1,168 @@
+import { Elysia, t } from 'elysia'
+import type { AppContext } from '../../context'
+import type { SessionType } from '../../platform/auth/session'
+import { doc, errors } from '../../platform/openapi'
+import { Login } from '../../platform/schemas'
+import { security } from '../../platform/security'
+import { cancelOrder, closeGroup, closeOrder, history, listActive, modifyOrder, openOrder } from './service'
+
+const TRADERS: SessionType[] = ['SESSION_USER', 'SESSION_MANAGER', 'SESSION_ADMIN', 'SESSION_DEALER']
+const denied = { status: 401, code: 'PERMISSION_DENIED' }
+const price = t.Number({ minimum: 0 })
+const Ticket = t.Integer({ minimum: 1, description: 'order ticket' })
+
+export const Order = t.Object(
+  {
+    order: t.Integer({ description: 'ticket' }),
+    login: t.Integer(),
+    symbol: t.String(),
+    cmd: t.Integer({ description: '0 BUY, 1 SELL, 2 BUY_LIMIT, 3 SELL_LIMIT, 4 BUY_STOP, 5 SELL_STOP' }),
+    type: t.String({ description: 'name of cmd' }),
+    state: t.String({ description: 'pending | open | closed | cancelled | expired' }),
+    volume: t.Integer({ description: 'hundredths of a lot (100 = 1.00 lot)' }),
+    open_price: t.Number(),
+    open_time: t.Integer({ description: 'epoch seconds' }),
+    sl: t.Number(),
+    tp: t.Number(),
+    expiration: t.Integer({ description: 'epoch seconds, 0 = good till cancelled' }),
+    commission: t.Number({ description: 'account currency; charged round-turn at open, booked at close' }),
+    storage: t.Number({ description: 'accumulated swap, account currency' }),
+    profit: t.Number({
+      description: 'live floating profit of a position; realized profit of a closed trade',
+    }),
+    close_price: t.Number({
+      description: 'current close price of a position; close price of a closed trade',
+    }),
+    close_time: t.Integer({ description: 'epoch seconds, 0 while active' }),
+    close_reason: t.String({ description: 'client, sl, tp, stopout, group_close, expiration, no_money' }),
+    comment: t.String(),
+    parent: t.Integer({ description: 'for the closed part of a partial close: the ticket it came from' }),
+  },
+  { title: 'Order' },
+)
+
+const OpenBody = t.Object({
+  login: Login,
+  cmd: t.Integer({
+    minimum: 0,
+    maximum: 5,
+    description: '0 BUY, 1 SELL, 2 BUY_LIMIT, 3 SELL_LIMIT, 4 BUY_STOP, 5 SELL_STOP',
+  }),
+  volume: t.Integer({
+    minimum: 1,
+    description: 'hundredths of a lot; within lot_min/lot_max/lot_step of the group',
+  }),
+  symbol: t.String({ minLength: 1, maxLength: 32 }),
+  sl: price,
+  tp: price,
+  open_price: t.Optional(
+    t.Number({
+      exclusiveMinimum: 0,
+      description: 'required for pending orders (cmd 2-5); ignored for market orders',
+    }),
+  ),
+  open_time: t.Optional(
+    t.Integer({ minimum: 0, description: 'accepted for compatibility; the server sets the open time' }),
+  ),
+  expiration: t.Optional(t.Integer({ minimum: 0, description: 'pending orders: epoch seconds, 0 = none' })),
+  comment: t.Optional(t.String({ maxLength: 64 })),
+})
+
+const Ok = t.Object({ data: t.Literal('OK') })
+
+export const tradingRoutes = (ctx: AppContext) =>
+  new Elysia({ name: 'trading-routes', seed: ctx.instanceId, prefix: '/trade' })
+    .use(security(ctx))
+    .post('/open', ({ brand, session, body }) => openOrder(ctx, brand, session, body), {
+      auth: { roles: TRADERS, denied },
+      body: OpenBody,
+      response: {
+        200: t.Object({ order: t.Integer({ description: 'the new ticket' }), trade: Order }),
+        ...errors(400, 401, 403, 404, 500),
+      },
+      detail: doc('Trading', 'Open a market position or place a pending order', {
+        description:
+          "Market orders fill at the live quote of the account group (BUY at ask, SELL at bid). Refusals answer 500 OPEN_ORDER_ERROR with the reason: market closed, symbol not available or not tradable, account disabled or read-only, long-only symbol, volume outside the group limits, not enough free margin, SL/TP on the wrong side or closer than stops_level, pending price on the wrong side. 403 USER_NOT_FOUND: the login is not the session's (or not of its brand). A customer session answers 401 PERMISSION_DENIED: trading needs the account sign-in (POST /sign/in) or a staff session.",
+      }),
+    })
+    .put('/modify', ({ brand, session, body }) => modifyOrder(ctx, brand, session, body), {
+      auth: { roles: ['SESSION_USER'], denied },
+      body: t.Object({ order: Ticket, sl: price, tp: price }),
+      response: {
+        200: t.Object({ data: t.Literal('OK'), trade: Order }),
+        ...errors(400, 401, 403, 404, 500),
+      },
+      detail: doc('Trading', 'Change SL and TP of a position or pending order', {
+        description:
+          "Client (account) sessions only. 403 MODIFY_TRADE_ERROR: another user's order; 404 MODIFY_TRADE_ERROR: no such active order; 500 INCORRECT_SL_TP: wrong side or closer than stops_level.",
+      }),
+    })
+    .delete('/close', ({ brand, session, body }) => closeOrder(ctx, brand, session, body), {
+      auth: { roles: TRADERS, denied },
+      body: t.Object({
+        order: Ticket,
+        volume: t.Optional(
+          t.Integer({ minimum: 1, description: 'hundredths of a lot; absent = the whole position' }),
+        ),
+        comment: t.Optional(t.String({ maxLength: 64 })),
+      }),
+      response: { 200: Ok, ...errors(400, 401, 404, 500) },
+      detail: doc('Trading', 'Close a position, fully or partially, at the current quote', {
+        description:
+          'The close price is the group quote (BUY closes at bid, SELL at ask). 404 TRADE_ERROR: no such open position; 500 TRADE_ERROR: the close failed (market closed, invalid volume).',
+      }),
+    })
+    .delete('/close/group', ({ brand, session, body }) => closeGroup(ctx, brand, session, body), {
+      auth: { roles: TRADERS, denied },
+      body: t.Object({
+        login: Login,
+        type: t.Integer({
+          minimum: -1,
+          maximum: 1,
+          description: '0 all, 1 only profit > 0, -1 only profit < 0',
+        }),
+        symbol: t.Optional(t.String({ minLength: 1, maxLength: 32 })),
+        comment: t.Optional(
+          t.String({ maxLength: 64, description: 'when given, closed orders get the comment GROUP_CLOSE' }),
+        ),
+      }),
+      response: {
+        200: t.Object({ data: t.Literal('OK'), closed: t.Integer({ description: 'positions closed' }) }),
+        ...errors(400, 401, 403),
+      },
+      detail: doc('Trading', 'Close many positions of a login', {
+        description: 'Positions that fail the close check are skipped silently; the batch still answers 200.',
+      }),
+    })
+    .delete('/cancel', ({ brand, session, body }) => cancelOrder(ctx, brand, session, body), {
+      auth: { roles: TRADERS, denied },
+      body: t.Object({ order: Ticket }),
+      response: { 200: t.Object({ data: t.Literal('ok') }), ...errors(400, 401) },
+      detail: doc('Trading', 'Cancel a pending order', {
+        description: '401 CANCEL_PENDING_TRADE_ERROR with the reason (not found, not pending).',
+      }),
+    })
+    .get('/list', ({ brand, session, query }) => listActive(ctx, brand, session, query.login), {
+      auth: { roles: TRADERS, denied },
+      query: t.Object({ login: Login }),
+      response: {
+        200: t.Object({ positions: t.Array(Order), orders: t.Array(Order) }),
+        ...errors(400, 401, 403),
+      },
+      detail: doc('Trading', 'Open positions (live profit) and pending orders of a login'),
+    })
+    .get('/history', ({ brand, session, query }) => history(ctx, brand, session, query), {
+      auth: { roles: TRADERS, denied },
+      query: t.Object({
+        login: Login,
+        from: t.Optional(t.Integer({ minimum: 0, description: 'close time >= from (epoch seconds)' })),
+        to: t.Optional(t.Integer({ minimum: 0, description: 'close time < to (epoch seconds)' })),
+        limit: t.Optional(t.Integer({ minimum: 1, maximum: 1000, description: 'default 100' })),
+        cursor: t.Optional(t.String({ maxLength: 64, description: 'next_cursor of the previous page' })),
+      }),
+      response: {
+        200: t.Object({ rows: t.Array(Order), next_cursor: t.Union([t.String(), t.Null()]) }),
+        ...errors(400, 401, 403),
+      },
+      detail: doc('Trading', 'Closed, cancelled and expired orders of a login, newest first'),
+    })

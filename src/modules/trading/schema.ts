@@ -1,0 +1,45 @@
+import { index, integer, real, sqliteTable, text } from 'drizzle-orm/sqlite-core'
+
+/**
+ * Orders and positions in one table, as MetaTrader keeps them: a pending order becomes a position in
+ * place (same ticket); a partial close writes the closed part as a new closed row (`parent` = ticket).
+ * Money columns are integer minor units of the account currency (DESIGN rule 3).
+ */
+export const orders = sqliteTable(
+  'orders',
+  {
+    ticket: integer('ticket').primaryKey({ autoIncrement: true }),
+    brandId: integer('brand_id').notNull(),
+    login: integer('login').notNull(),
+    symbol: text('symbol').notNull(),
+    /** 0 BUY, 1 SELL, 2 BUY_LIMIT, 3 SELL_LIMIT, 4 BUY_STOP, 5 SELL_STOP (becomes 0/1 on activation). */
+    cmd: integer('cmd').notNull(),
+    /** Hundredths of a lot. */
+    volume: integer('volume').notNull(),
+    state: text('state', { enum: ['pending', 'open', 'closed', 'cancelled', 'expired'] }).notNull(),
+    openPrice: real('open_price').notNull(),
+    /** Epoch milliseconds. */
+    openTime: integer('open_time').notNull(),
+    sl: real('sl').notNull().default(0),
+    tp: real('tp').notNull().default(0),
+    /** Epoch seconds; 0 = good till cancelled. */
+    expiration: integer('expiration').notNull().default(0),
+    comment: text('comment').notNull().default(''),
+    commission: integer('commission').notNull().default(0),
+    storage: integer('storage').notNull().default(0),
+    profit: integer('profit').notNull().default(0),
+    closePrice: real('close_price').notNull().default(0),
+    closeTime: integer('close_time').notNull().default(0),
+    closeReason: text('close_reason').notNull().default(''),
+    parent: integer('parent'),
+    /** Day number (epoch days) of the last swap rollover charged; a rollover runs once per day. */
+    rolloverDay: integer('rollover_day').notNull().default(0),
+    updatedAt: integer('updated_at').notNull(),
+  },
+  (t) => [
+    index('orders_login_state').on(t.login, t.state),
+    index('orders_state_symbol').on(t.state, t.symbol),
+    index('orders_history').on(t.login, t.closeTime, t.ticket),
+    index('orders_updated').on(t.updatedAt),
+  ],
+)

@@ -1,0 +1,435 @@
+import { and, desc, eq, gte, inArray, lt, or } from 'drizzle-orm'
+import type { AppContext } from '../../context'
+import type { Session } from '../../platform/auth/session'
+import type { Brand } from '../../platform/brand/registry'
+import type { Tx } from '../../platform/db/client'
+import { ApiError, invalid } from '../../platform/errors'
+import { enqueueEvent } from '../../platform/outbox'
+import { marginSnapshot } from '../accounts/domain/margin'
+import { fromMinor, roundToMinor } from '../accounts/domain/money'
+import type { AccountRecord, GroupRecord } from '../accounts/read-model'
+import { accounts } from '../accounts/schema'
+import { loadAccountView } from '../accounts/service'
+import { isTradingOpen } from '../market/domain/sessions'
+import { checkPendingPrice, checkStops, checkVolume, isPendingCmd } from './domain/checks'
+import { commission as commissionOf, isBuy, marginInAccount } from './domain/formulas'
+import { afterTradeCommit, closeTx } from './execution'
+import { groupPrice, pricePositions, quoteLookup, sumExposure } from './exposure'
+import type { OrderRow } from './positions'
+import { orders } from './schema'
+import { orderView, tradeEvent } from './views'
+
+const openError = (message: string) => new ApiError(500, 'OPEN_ORDER_ERROR', message)
+
+/** The account a trade request names, scoped to the session; another user's or brand's login is `notFound`. */
+async function tradingAccount(
+  ctx: AppContext,
+  brand: Brand,
+  session: Session,
+  login: number,
+  notFound: ApiError,
+) {
+  try {
+    return await loadAccountView(ctx, brand, session, login)
+  } catch (e) {
+    if (e instanceof ApiError && e.code === 'ACCOUNT_NOT_FOUND') throw notFound
+    throw e
+  }
+}
+
+/** Symbol, session, permissions and price checks shared by opening and closing. */
+async function tradableSymbol(
+  ctx: AppContext,
+  group: GroupRecord,
+  symbol: string,
+  fail: (m: string) => ApiError,
+) {
+  const gs = await ctx.refdata.forGroup(group.id, symbol)
+  if (!gs || gs.sec.show !== 1) throw fail(`symbol ${symbol} is not available for group ${group.name}`)
+  if (gs.info.trade === 0 || gs.sec.trade !== 1)
+    throw fail(`symbol ${symbol} is not tradable for group ${group.name}`)
+  if (!isTradingOpen(gs.info.sessionList, ctx.clock.now()))
+    throw fail(`market closed: ${symbol} is outside its trading session`)
+  const quote = await groupPrice(ctx, gs)
+  if (!quote) throw fail(`no price for ${symbol}`)
+  return { gs, quote }
+}
+
+/** Free margin after adding `extraMargin`, computed from the account and its positions inside the transaction. */
+async function freeMarginTx(
+  ctx: AppContext,
+  tx: Tx,
+  account: AccountRecord,
+  group: GroupRecord,
+  extraMargin: number,
+) {
+  const [acct] = await tx.select().from(accounts).where(eq(accounts.login, account.login))
+  const open = await tx
+    .select()
+    .from(orders)
+    .where(and(eq(orders.login, account.login), eq(orders.state, 'open')))
+  const priced = await pricePositions(ctx, acct, group, open)
+  if (!priced) return null
+  const e = sumExposure(priced, group.currency)
+  const m = marginSnapshot({
+    balance: fromMinor(acct.balance, group.currency),
+    credit: fromMinor(acct.credit, group.currency),
+    ...e,
+    margin: e.margin + extraMargin,
+  })
+  return m?.margin_free ?? null
+}
+
+export interface OpenInput {
+  login: number
+  cmd: number
+  volume: number
+  symbol: string
+  sl: number
+  tp: number
+  open_price?: number
+  expiration?: number
+  comment?: string
+}
+
+export async function openOrder(ctx: AppContext, brand: Brand, session: Session, input: OpenInput) {
+  const { account, group } = await tradingAccount(
+    ctx,
+    brand,
+    session,
+    input.login,
+    new ApiError(403, 'USER_NOT_FOUND', 'login not found for this session'),
+  )
+  if (account.enable !== 1) throw openError('account is disabled')
+  if (account.enableReadOnly === 1) throw openError('account is read-only')
+  const pending = isPendingCmd(input.cmd)
+  if (pending && !(input.open_price && input.open_price > 0))
+    throw invalid('open_price: required for pending orders (cmd 2-5)')
+  const { gs, quote } = await tradableSymbol(ctx, group, input.symbol, openError)
+  const info = gs.info
+  if (info.trade === 1) throw openError(`symbol ${input.symbol} is close-only`)
+  if (info.longOnly === 1 && !isBuy(input.cmd))
+    throw openError(`symbol ${input.symbol} is long only: sell orders are refused`)
+  const vol = checkVolume(input.volume, gs.sec)
+  if (!vol.ok) throw openError(vol.message)
+  const now = ctx.clock.now()
+  const digits = info.digits
+  const price = pending
+    ? Math.round(input.open_price! * 10 ** digits) / 10 ** digits
+    : isBuy(input.cmd)
+      ? quote.ask
+      : quote.bid
+  if (pending) {
+    const p = checkPendingPrice(input.cmd, price, quote.bid, quote.ask, info.stopsLevel, digits)
+    if (!p.ok) throw openError(p.message)
+    if (input.expiration && input.expiration * 1000 <= now)
+      throw openError('expiration: must be in the future')
+  }
+  const reference = pending ? price : isBuy(input.cmd) ? quote.bid : quote.ask
+  const stops = checkStops(input.cmd, input.sl, input.tp, reference, info.stopsLevel, digits)
+  if (!stops.ok) throw openError(stops.message)
+  const lookup = await quoteLookup(ctx)
+  const comm = commissionOf(info, gs.sec, input.volume, price, group.currency, lookup)
+  if (comm === null) throw openError(`no conversion rate from ${info.quoteCurrency} to ${group.currency}`)
+  const order = await ctx.db.transaction(async (tx) => {
+    if (!pending) {
+      const margin = marginInAccount(
+        info,
+        input.volume,
+        price,
+        account.leverage,
+        group.currency,
+        lookup,
+        gs.marginDivider,
+      )
+      if (margin === null) throw openError(`no conversion rate for the margin of ${input.symbol}`)
+      const free = await freeMarginTx(ctx, tx, account, group, margin)
+      if (free === null || free < 0)
+        throw openError(
+          `not enough money: the position needs ${margin.toFixed(2)} ${group.currency} of margin`,
+        )
+    }
+    const [row] = await tx
+      .insert(orders)
+      .values({
+        brandId: brand.id,
+        login: account.login,
+        symbol: input.symbol,
+        cmd: input.cmd,
+        volume: input.volume,
+        state: pending ? 'pending' : 'open',
+        openPrice: price,
+        openTime: now,
+        sl: input.sl,
+        tp: input.tp,
+        expiration: pending ? (input.expiration ?? 0) : 0,
+        comment: input.comment ?? '',
+        commission: roundToMinor(comm, group.currency),
+        rolloverDay: Math.floor(now / 86_400_000),
+        updatedAt: now,
+      })
+      .returning()
+    await enqueueEvent(tx, brand.id, 'trade.opened', tradeEvent(row), now)
+    return row
+  })
+  await afterTradeCommit(ctx, order)
+  return { order: order.ticket, trade: orderView(order, group.currency) }
+}
+
+/** An order of the brand that the session may touch; `hidden` for another brand, `foreign` for another login. */
+async function sessionOrder(ctx: AppContext, brand: Brand, session: Session, ticket: number) {
+  const [o] = await ctx.db
+    .select()
+    .from(orders)
+    .where(and(eq(orders.ticket, ticket), eq(orders.brandId, brand.id)))
+  if (!o) return { kind: 'hidden' as const }
+  if (session.type === 'SESSION_USER' && o.login !== session.login) return { kind: 'foreign' as const }
+  return { kind: 'ok' as const, order: o }
+}
+
+async function orderContext(ctx: AppContext, brand: Brand, o: OrderRow) {
+  const account = await ctx.accountsRead.account(o.login)
+  const group = account && (await ctx.accountsRead.group(account.groupId))
+  if (!account || !group || group.brandId !== brand.id) return null
+  return { account, group }
+}
+
+export async function modifyOrder(
+  ctx: AppContext,
+  brand: Brand,
+  session: Session,
+  input: { order: number; sl: number; tp: number },
+) {
+  const found = await sessionOrder(ctx, brand, session, input.order)
+  if (found.kind === 'hidden') throw new ApiError(404, 'MODIFY_TRADE_ERROR', `order ${input.order} not found`)
+  if (found.kind === 'foreign')
+    throw new ApiError(403, 'MODIFY_TRADE_ERROR', `order ${input.order} belongs to another user`)
+  const o = found.order
+  if (o.state !== 'open' && o.state !== 'pending')
+    throw new ApiError(404, 'MODIFY_TRADE_ERROR', `order ${input.order} is not active`)
+  const oc = await orderContext(ctx, brand, o)
+  if (!oc) throw new ApiError(404, 'MODIFY_TRADE_ERROR', `order ${input.order} not found`)
+  const gs = await ctx.refdata.forGroup(oc.group.id, o.symbol)
+  const quote = gs && (await groupPrice(ctx, gs))
+  if (!gs || !quote) throw new ApiError(500, 'INCORRECT_SL_TP', `no price for ${o.symbol}`)
+  const reference = o.state === 'pending' ? o.openPrice : isBuy(o.cmd) ? quote.bid : quote.ask
+  const check = checkStops(o.cmd, input.sl, input.tp, reference, gs.info.stopsLevel, gs.info.digits)
+  if (!check.ok) throw new ApiError(500, 'INCORRECT_SL_TP', check.message)
+  const now = ctx.clock.now()
+  const row = await ctx.db.transaction(async (tx) => {
+    const [r] = await tx
+      .update(orders)
+      .set({ sl: input.sl, tp: input.tp, updatedAt: now })
+      .where(and(eq(orders.ticket, o.ticket), eq(orders.state, o.state), eq(orders.volume, o.volume)))
+      .returning()
+    if (r) await enqueueEvent(tx, brand.id, 'trade.modified', tradeEvent(r), now)
+    return r
+  })
+  if (!row) throw new ApiError(404, 'MODIFY_TRADE_ERROR', `order ${input.order} changed meanwhile; retry`)
+  await afterTradeCommit(ctx, row)
+  return { data: 'OK' as const, trade: orderView(row, oc.group.currency) }
+}
+
+/** Closes a position (all or `volume`) at the group's current quote. Used by the close and group-close routes. */
+async function closePosition(
+  ctx: AppContext,
+  brand: Brand,
+  o: OrderRow,
+  volume: number | undefined,
+  reason: 'client' | 'group_close',
+  comment?: string,
+) {
+  const fail = (m: string) => new ApiError(500, 'TRADE_ERROR', m)
+  const oc = await orderContext(ctx, brand, o)
+  if (!oc) throw new ApiError(404, 'TRADE_ERROR', `order ${o.ticket} not found`)
+  if (oc.account.enable !== 1 || oc.account.enableReadOnly === 1)
+    throw fail('account is disabled or read-only')
+  const { gs, quote } = await tradableSymbol(ctx, oc.group, o.symbol, fail)
+  const v = volume ?? o.volume
+  if (v > o.volume) throw fail(`volume: ${v} is more than the position's ${o.volume}`)
+  if (v < o.volume) {
+    const step = checkVolume(v, { ...gs.sec, lotMax: o.volume })
+    if (!step.ok) throw fail(step.message)
+    if (o.volume - v < gs.sec.lotMin)
+      throw fail(`volume: the remaining ${o.volume - v} would be below lot_min ${gs.sec.lotMin}`)
+  }
+  const lookup = await quoteLookup(ctx)
+  const closed = await ctx.db.transaction((tx) =>
+    closeTx(tx, {
+      order: o,
+      spec: gs.info,
+      currency: oc.group.currency,
+      volume: v,
+      price: isBuy(o.cmd) ? quote.bid : quote.ask,
+      reason,
+      comment,
+      lookup,
+      now: ctx.clock.now(),
+    }),
+  )
+  if (!closed) throw fail(`order ${o.ticket} changed meanwhile; retry`)
+  const [rest] = await ctx.db.select().from(orders).where(eq(orders.ticket, o.ticket))
+  await afterTradeCommit(ctx, rest ?? closed)
+  return closed
+}
+
+export async function closeOrder(
+  ctx: AppContext,
+  brand: Brand,
+  session: Session,
+  input: { order: number; volume?: number; comment?: string },
+) {
+  const found = await sessionOrder(ctx, brand, session, input.order)
+  if (found.kind !== 'ok' || found.order.state !== 'open')
+    throw new ApiError(404, 'TRADE_ERROR', `no open position ${input.order}`)
+  await closePosition(ctx, brand, found.order, input.volume, 'client', input.comment)
+  return { data: 'OK' as const }
+}
+
+export async function closeGroup(
+  ctx: AppContext,
+  brand: Brand,
+  session: Session,
+  input: { login: number; type: number; symbol?: string; comment?: string },
+) {
+  const { account, group } = await tradingAccount(
+    ctx,
+    brand,
+    session,
+    input.login,
+    new ApiError(403, 'USER_NOT_FOUND', 'login not found for this session'),
+  )
+  const open = await ctx.db
+    .select()
+    .from(orders)
+    .where(
+      and(
+        eq(orders.login, account.login),
+        eq(orders.state, 'open'),
+        input.symbol ? eq(orders.symbol, input.symbol) : undefined,
+      ),
+    )
+  const priced = (await pricePositions(ctx, account, group, open)) ?? []
+  let closed = 0
+  for (const p of priced) {
+    if (input.type === 1 && !(p.profit > 0)) continue
+    if (input.type === -1 && !(p.profit < 0)) continue
+    try {
+      await closePosition(
+        ctx,
+        brand,
+        p.order,
+        undefined,
+        'group_close',
+        input.comment !== undefined ? 'GROUP_CLOSE' : undefined,
+      )
+      closed++
+    } catch (e) {
+      // Spec 4.7: positions failing the close check are skipped; the batch still answers 200.
+      ctx.logger.log('info', 'group close skipped a position', {
+        ticket: p.order.ticket,
+        reason: e instanceof Error ? e.message : String(e),
+      })
+    }
+  }
+  return { data: 'OK' as const, closed }
+}
+
+export async function cancelOrder(ctx: AppContext, brand: Brand, session: Session, input: { order: number }) {
+  const fail = (m: string) => new ApiError(401, 'CANCEL_PENDING_TRADE_ERROR', m)
+  const found = await sessionOrder(ctx, brand, session, input.order)
+  if (found.kind !== 'ok') throw fail(`order ${input.order} not found`)
+  if (found.order.state !== 'pending')
+    throw fail(`order ${input.order} is not a pending order (state ${found.order.state})`)
+  const now = ctx.clock.now()
+  const row = await ctx.db.transaction(async (tx) => {
+    const [r] = await tx
+      .update(orders)
+      .set({ state: 'cancelled', closeTime: now, closeReason: 'client', updatedAt: now })
+      .where(and(eq(orders.ticket, input.order), eq(orders.state, 'pending')))
+      .returning()
+    if (r) await enqueueEvent(tx, brand.id, 'trade.cancelled', tradeEvent(r), now)
+    return r
+  })
+  if (!row) throw fail(`order ${input.order} was filled or cancelled meanwhile`)
+  await afterTradeCommit(ctx, row)
+  return { data: 'ok' as const }
+}
+
+/** Open positions (with live profit) and pending orders of a login. */
+export async function listActive(ctx: AppContext, brand: Brand, session: Session, login: number) {
+  const { account, group } = await tradingAccount(
+    ctx,
+    brand,
+    session,
+    login,
+    new ApiError(403, 'USER_NOT_FOUND', 'login not found for this session'),
+  )
+  const active = await ctx.positions.active(account.login)
+  const open = active.filter((o) => o.state === 'open')
+  const priced = (await pricePositions(ctx, account, group, open)) ?? []
+  const live = new Map(priced.map((p) => [p.order.ticket, p]))
+  return {
+    positions: open.map((o) => {
+      const p = live.get(o.ticket)
+      return orderView(
+        o,
+        group.currency,
+        p && { profit: Math.round(p.profit * 100) / 100, closePrice: p.closePrice },
+      )
+    }),
+    orders: active.filter((o) => o.state === 'pending').map((o) => orderView(o, group.currency)),
+  }
+}
+
+/**
+ * Closed, cancelled and expired orders of a login, newest first, in [from, to) (epoch seconds), paged by
+ * an opaque cursor (the close time and ticket of the last row served).
+ */
+export async function history(
+  ctx: AppContext,
+  brand: Brand,
+  session: Session,
+  q: { login: number; from?: number; to?: number; limit?: number; cursor?: string },
+) {
+  const { account, group } = await tradingAccount(
+    ctx,
+    brand,
+    session,
+    q.login,
+    new ApiError(403, 'USER_NOT_FOUND', 'login not found for this session'),
+  )
+  const limit = q.limit ?? 100
+  let after: { time: number; ticket: number } | undefined
+  if (q.cursor) {
+    const m = /^(\d+)\.(\d+)$/.exec(q.cursor)
+    if (!m) throw invalid('cursor: not a cursor returned by this route')
+    after = { time: Number(m[1]), ticket: Number(m[2]) }
+  }
+  const rows = await ctx.db
+    .select()
+    .from(orders)
+    .where(
+      and(
+        eq(orders.login, account.login),
+        eq(orders.brandId, brand.id),
+        inArray(orders.state, ['closed', 'cancelled', 'expired']),
+        q.from !== undefined ? gte(orders.closeTime, q.from * 1000) : undefined,
+        q.to !== undefined ? lt(orders.closeTime, q.to * 1000) : undefined,
+        after
+          ? or(
+              lt(orders.closeTime, after.time),
+              and(eq(orders.closeTime, after.time), lt(orders.ticket, after.ticket)),
+            )
+          : undefined,
+      ),
+    )
+    .orderBy(desc(orders.closeTime), desc(orders.ticket))
+    .limit(limit + 1)
+  const page = rows.slice(0, limit)
+  const last = page[page.length - 1]
+  return {
+    rows: page.map((o) => orderView(o, group.currency)),
+    next_cursor: rows.length > limit && last ? `${last.closeTime}.${last.ticket}` : null,
+  }
+}

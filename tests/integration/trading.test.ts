@@ -1,0 +1,313 @@
+import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
+import { and, eq, sum } from 'drizzle-orm'
+import { accounts, balanceOperations } from '../../src/modules/accounts/schema'
+import { orders } from '../../src/modules/trading/schema'
+import { ManualClock } from '../../src/platform/clock'
+import { outbox } from '../../src/platform/outbox-schema'
+import { makeTestApp, type TestApp } from '../support/app'
+
+// Monday 2026-01-05 12:00 UTC: forex, metals, indices and crypto trade; US stocks are closed.
+const clock = new ManualClock(Date.UTC(2026, 0, 5, 12, 0, 0))
+let t: TestApp
+let user: string
+let dealer: string
+
+async function ingest(ticks: { symbol: string; bid: number; ask: number }[]) {
+  clock.advance(1000)
+  const r = await t.request('POST', '/market/quotes', { token: dealer, body: { ticks } })
+  expect(r.status).toBe(200)
+  return r.json
+}
+const open = (body: Record<string, unknown>, token = user) =>
+  t.request('POST', '/trade/open', { token, body: { login: 100001, sl: 0, tp: 0, ...body } })
+const state = async (ticket: number) =>
+  (await t.ctx.db.select().from(orders).where(eq(orders.ticket, ticket)))[0]
+async function ledgerSum(login: number) {
+  const [r] = await t.ctx.db
+    .select({ s: sum(balanceOperations.amount) })
+    .from(balanceOperations)
+    .where(eq(balanceOperations.login, login))
+  const [a] = await t.ctx.db.select().from(accounts).where(eq(accounts.login, login))
+  return { ledger: Number(r.s), balance: a.balance }
+}
+
+beforeAll(async () => {
+  t = await makeTestApp({ clock })
+  user = await t.userToken()
+  dealer = await t.staffToken(3, 'dealer-pass-1')
+  await ingest([
+    { symbol: 'EURUSD', bid: 1.1, ask: 1.1001 },
+    { symbol: 'GBPUSD', bid: 1.27, ask: 1.2702 },
+    { symbol: 'USDJPY', bid: 150, ask: 150.02 },
+    { symbol: 'XAUUSD', bid: 2000, ask: 2000.3 },
+    { symbol: 'EURGBP', bid: 0.86, ask: 0.8602 },
+    { symbol: 'AAPL', bid: 185, ask: 185.04 },
+    { symbol: 'TSLA', bid: 210, ask: 210.04 },
+  ])
+})
+afterAll(() => t.close())
+
+describe('POST /trade/open', () => {
+  test('market BUY fills at the group ask; commission 7 USD per lot; answer carries the stored order', async () => {
+    const r = await open({ cmd: 0, volume: 100, symbol: 'EURUSD', comment: 'first' })
+    expect(r.status).toBe(200)
+    expect(r.json.order).toBeGreaterThan(0)
+    expect(r.json.trade).toMatchObject({
+      symbol: 'EURUSD',
+      cmd: 0,
+      volume: 100,
+      open_price: 1.1001,
+      commission: -7,
+      state: 'open',
+      comment: 'first',
+    })
+    const me = await t.request('GET', '/account/me', { token: user })
+    // margin = 1 lot * 100000 / 100 leverage = 1000 EUR = 1100 USD at EURUSD bid 1.1
+    expect(me.json.margin).toBeCloseTo(1100, 2)
+    // floating = (1.1 - 1.1001) * 100000 = -10; equity = 10000 - 10 - 7
+    expect(me.json.equity).toBeCloseTo(9983, 2)
+  })
+
+  test.each([
+    [{ cmd: 0, volume: 100, symbol: 'AAPL' }, /market closed/],
+    [{ cmd: 1, volume: 100, symbol: 'TSLA' }, /market closed|long only/],
+    [{ cmd: 0, volume: 150000, symbol: 'EURUSD' }, /lot_max/],
+    [{ cmd: 0, volume: 100, symbol: 'NOPE' }, /not available/],
+    [{ cmd: 0, volume: 5000, symbol: 'EURUSD' }, /not enough money/],
+    [{ cmd: 0, volume: 100, symbol: 'EURUSD', sl: 1.2 }, /sl: must be below/],
+    [{ cmd: 1, volume: 100, symbol: 'EURUSD', tp: 1.2 }, /tp: must be below/],
+    [{ cmd: 0, volume: 100, symbol: 'EURUSD', sl: 1.09995 }, /stops_level|sl:/],
+    [{ cmd: 2, volume: 100, symbol: 'EURUSD', open_price: 1.2 }, /BUY_LIMIT must be below/],
+    [{ cmd: 5, volume: 100, symbol: 'EURUSD', open_price: 1.2 }, /SELL_STOP must be below/],
+  ])('refused with OPEN_ORDER_ERROR: %j', async (body, message) => {
+    const r = await open(body)
+    expect(r.status).toBe(500)
+    expect(r.json.error).toBe('OPEN_ORDER_ERROR')
+    expect(r.json.message).toMatch(message)
+  })
+
+  test('validation, ownership and session type', async () => {
+    expect((await open({ cmd: 9, volume: 100, symbol: 'EURUSD' })).json.error).toBe('INVALID_DATA')
+    expect((await open({ cmd: 0, volume: 100, symbol: 'EURUSD', sl: -1 })).json.message).toMatch(/sl/)
+    expect((await open({ cmd: 2, volume: 100, symbol: 'EURUSD' })).json.message).toMatch(/open_price/)
+    const other = await open({ cmd: 0, volume: 100, symbol: 'EURUSD', login: 100002 })
+    expect([other.status, other.json.error]).toEqual([403, 'USER_NOT_FOUND'])
+    const customer = await open({ cmd: 0, volume: 100, symbol: 'EURUSD' }, await t.customerToken())
+    expect([customer.status, customer.json.error]).toEqual([401, 'PERMISSION_DENIED'])
+    const none = await t.request('POST', '/trade/open', {
+      body: { login: 100001, cmd: 0, volume: 10, symbol: 'EURUSD', sl: 0, tp: 0 },
+    })
+    expect(none.status).toBe(401)
+  })
+
+  test('read-only and disabled accounts are refused', async () => {
+    await t.ctx.db.transaction((tx) =>
+      tx.update(accounts).set({ enableReadOnly: 1 }).where(eq(accounts.login, 100001)),
+    )
+    await t.ctx.accountsRead.invalidateAccount(100001)
+    const r = await open({ cmd: 0, volume: 100, symbol: 'EURUSD' })
+    expect(r.json.message).toMatch(/read-only/)
+    await t.ctx.db.transaction((tx) =>
+      tx.update(accounts).set({ enableReadOnly: 0 }).where(eq(accounts.login, 100001)),
+    )
+    await t.ctx.accountsRead.invalidateAccount(100001)
+  })
+})
+
+describe('triggers driven by ingested quotes', () => {
+  test('SL closes at the triggering bid, exactly once, and the ledger matches the balance', async () => {
+    const r = await open({ cmd: 0, volume: 10, symbol: 'GBPUSD', sl: 1.265, tp: 1.28 })
+    const ticket = r.json.order
+    await ingest([{ symbol: 'GBPUSD', bid: 1.2649, ask: 1.2651 }])
+    await ingest([{ symbol: 'GBPUSD', bid: 1.2648, ask: 1.265 }])
+    const o = await state(ticket)
+    expect(o.state).toBe('closed')
+    expect(o.closeReason).toBe('sl')
+    expect(o.closePrice).toBe(1.2649)
+    // (1.2649 - 1.2702) * 100000 * 0.1 = -53.00 USD
+    expect(o.profit).toBe(-5300)
+    const events = await t.ctx.db.select().from(outbox).where(eq(outbox.topic, 'trade.closed'))
+    expect(events.filter((e) => JSON.parse(e.payload).ticket === ticket)).toHaveLength(1)
+    const l = await ledgerSum(100001)
+    expect(l.ledger).toBe(l.balance)
+  })
+
+  test('TP of a SELL closes at the ask', async () => {
+    const r = await open({ cmd: 1, volume: 10, symbol: 'XAUUSD', tp: 1990 })
+    await ingest([{ symbol: 'XAUUSD', bid: 1989.5, ask: 1989.8 }])
+    const o = await state(r.json.order)
+    expect([o.state, o.closeReason]).toEqual(['closed', 'tp'])
+  })
+
+  test('BUY_LIMIT activates when the ask reaches it; SELL_STOP with expiration expires', async () => {
+    const limit = await open({ cmd: 2, volume: 10, symbol: 'EURUSD', open_price: 1.095 })
+    expect(limit.json.trade.state).toBe('pending')
+    const stop = await open({
+      cmd: 5,
+      volume: 10,
+      symbol: 'EURUSD',
+      open_price: 1.08,
+      expiration: Math.floor(clock.now() / 1000) + 60,
+    })
+    await ingest([{ symbol: 'EURUSD', bid: 1.0948, ask: 1.0949 }])
+    const a = await state(limit.json.order)
+    expect([a.state, a.cmd, a.openPrice]).toEqual(['open', 0, 1.095])
+    clock.advance(120_000)
+    await ingest([{ symbol: 'EURUSD', bid: 1.0947, ask: 1.0948 }])
+    expect((await state(stop.json.order)).state).toBe('expired')
+  })
+
+  test('stop-out closes the largest loss first and stops when the level recovers', async () => {
+    const demo = await t.userToken(100002)
+    await ingest([
+      { symbol: 'EURUSD', bid: 1.1, ask: 1.1001 },
+      { symbol: 'EURGBP', bid: 0.86, ask: 0.8602 },
+    ])
+    // margin: 5 lots EURUSD + 3 lots EURGBP = 8 * 100000 EUR / 100 = 8000 EUR, about 8800 USD
+    const a = await open({ login: 100002, cmd: 0, volume: 500, symbol: 'EURUSD' }, demo)
+    const b = await open({ login: 100002, cmd: 1, volume: 300, symbol: 'EURGBP' }, demo)
+    expect([a.status, b.status]).toEqual([200, 200])
+    // EURUSD falls to 1.0860: the BUY loses (1.1001 - 1.0860) * 500000 = 7050 USD; equity about 2870
+    // against 8688 margin = 33% < 50% stop-out. Closing it leaves balance 2950 against 3258 margin (90%).
+    await ingest([{ symbol: 'EURUSD', bid: 1.086, ask: 1.0861 }])
+    const first = await state(a.json.order)
+    expect([first.state, first.closeReason]).toEqual(['closed', 'stopout'])
+    expect((await state(b.json.order)).state).toBe('open')
+    const events = await t.ctx.db.select().from(outbox).where(eq(outbox.topic, 'trade.stopped_out'))
+    expect(events).toHaveLength(1)
+    const l = await ledgerSum(100002)
+    expect(l.ledger).toBe(l.balance)
+  })
+})
+
+describe('modify, close, cancel, close group, lists', () => {
+  test('modify: codes of 4.7', async () => {
+    const r = await open({ cmd: 0, volume: 10, symbol: 'USDJPY' })
+    const order = r.json.order
+    const ok = await t.request('PUT', '/trade/modify', { token: user, body: { order, sl: 149, tp: 151 } })
+    expect([ok.status, ok.json.data, ok.json.trade.sl]).toEqual([200, 'OK', 149])
+    const bad = await t.request('PUT', '/trade/modify', { token: user, body: { order, sl: 151, tp: 0 } })
+    expect([bad.status, bad.json.error]).toEqual([500, 'INCORRECT_SL_TP'])
+    const other = await t.request('PUT', '/trade/modify', {
+      token: await t.userToken(100003),
+      body: { order, sl: 0, tp: 0 },
+    })
+    expect([other.status, other.json.error]).toEqual([403, 'MODIFY_TRADE_ERROR'])
+    const missing = await t.request('PUT', '/trade/modify', {
+      token: user,
+      body: { order: 999999, sl: 0, tp: 0 },
+    })
+    expect([missing.status, missing.json.error]).toEqual([404, 'MODIFY_TRADE_ERROR'])
+    const staff = await t.request('PUT', '/trade/modify', { token: dealer, body: { order, sl: 0, tp: 0 } })
+    expect([staff.status, staff.json.error]).toEqual([401, 'PERMISSION_DENIED'])
+    const beta = await t.request('PUT', '/trade/modify', {
+      token: await t.userToken(200001, 'beta-pass-1', 'beta.localhost'),
+      host: 'beta.localhost',
+      body: { order, sl: 0, tp: 0 },
+    })
+    expect([beta.status, beta.json.error]).toEqual([404, 'MODIFY_TRADE_ERROR'])
+  })
+
+  test('partial then full close; ledger stays the sum of rows', async () => {
+    const r = await open({ cmd: 0, volume: 30, symbol: 'USDJPY' })
+    const order = r.json.order
+    const part = await t.request('DELETE', '/trade/close', { token: user, body: { order, volume: 10 } })
+    expect([part.status, part.json.data]).toEqual([200, 'OK'])
+    expect((await state(order)).volume).toBe(20)
+    const children = await t.ctx.db.select().from(orders).where(eq(orders.parent, order))
+    expect(children).toHaveLength(1)
+    expect(children[0].volume).toBe(10)
+    const tooMuch = await t.request('DELETE', '/trade/close', { token: user, body: { order, volume: 50 } })
+    expect([tooMuch.status, tooMuch.json.error]).toEqual([500, 'TRADE_ERROR'])
+    const full = await t.request('DELETE', '/trade/close', { token: user, body: { order } })
+    expect(full.status).toBe(200)
+    const again = await t.request('DELETE', '/trade/close', { token: user, body: { order } })
+    expect([again.status, again.json.error]).toEqual([404, 'TRADE_ERROR'])
+    const events = (await t.ctx.db.select().from(outbox)).map((e) => e.topic)
+    expect(events).toContain('trade.partially_closed')
+    const l = await ledgerSum(100001)
+    expect(l.ledger).toBe(l.balance)
+  })
+
+  test('cancel: data ok lowercase; a position cannot be cancelled', async () => {
+    const p = await open({ cmd: 3, volume: 10, symbol: 'EURUSD', open_price: 1.2 })
+    const c = await t.request('DELETE', '/trade/cancel', { token: user, body: { order: p.json.order } })
+    expect([c.status, c.json]).toEqual([200, { data: 'ok' }])
+    const twice = await t.request('DELETE', '/trade/cancel', { token: user, body: { order: p.json.order } })
+    expect([twice.status, twice.json.error]).toEqual([401, 'CANCEL_PENDING_TRADE_ERROR'])
+    const bad = await t.request('DELETE', '/trade/cancel', { token: user, body: {} })
+    expect(bad.json.error).toBe('INVALID_DATA')
+  })
+
+  test('close group by profit sign with GROUP_CLOSE comment', async () => {
+    const win = await open({ cmd: 0, volume: 10, symbol: 'USDJPY' })
+    const lose = await open({ cmd: 1, volume: 10, symbol: 'USDJPY' })
+    await ingest([{ symbol: 'USDJPY', bid: 150.5, ask: 150.52 }])
+    const r = await t.request('DELETE', '/trade/close/group', {
+      token: user,
+      body: { login: 100001, type: 1, symbol: 'USDJPY', comment: 'x' },
+    })
+    expect([r.status, r.json.data]).toEqual([200, 'OK'])
+    const w = await state(win.json.order)
+    expect([w.state, w.comment]).toEqual(['closed', 'GROUP_CLOSE'])
+    expect((await state(lose.json.order)).state).toBe('open')
+    const all = await t.request('DELETE', '/trade/close/group', {
+      token: user,
+      body: { login: 100001, type: 0 },
+    })
+    expect(all.status).toBe(200)
+    expect((await state(lose.json.order)).state).toBe('closed')
+    expect(
+      (await t.request('DELETE', '/trade/close/group', { token: user, body: { login: 100001, type: 5 } }))
+        .json.error,
+    ).toBe('INVALID_DATA')
+  })
+
+  test('list and history with cursor pagination', async () => {
+    const p = await open({ cmd: 0, volume: 10, symbol: 'EURUSD' })
+    const list = await t.request('GET', '/trade/list?login=100001', { token: user })
+    expect(list.status).toBe(200)
+    expect(list.json.positions.map((x: { order: number }) => x.order)).toContain(p.json.order)
+    const first = await t.request('GET', '/trade/history?login=100001&limit=2', { token: user })
+    expect(first.json.rows).toHaveLength(2)
+    expect(first.json.next_cursor).toBeString()
+    const second = await t.request(
+      'GET',
+      `/trade/history?login=100001&limit=2&cursor=${first.json.next_cursor}`,
+      { token: user },
+    )
+    const seen = new Set([...first.json.rows, ...second.json.rows].map((x: { order: number }) => x.order))
+    expect(seen.size).toBe(first.json.rows.length + second.json.rows.length)
+    const foreign = await t.request('GET', '/trade/list?login=100002', { token: user })
+    expect([foreign.status, foreign.json.error]).toEqual([403, 'USER_NOT_FOUND'])
+    const staff = await t.request('GET', '/trade/history?login=100001', { token: dealer })
+    expect(staff.status).toBe(200)
+  })
+
+  test('rollover charges swap once per day, tripled on the triple-swap weekday', async () => {
+    const p = await open({ cmd: 0, volume: 100, symbol: 'EURUSD' })
+    const before = await state(p.json.order)
+    clock.set(Date.UTC(2026, 0, 8, 0, 5)) // Thursday 00:05: Monday..Wednesday rolled, Wednesday triple
+    dealer = await t.staffToken(3, 'dealer-pass-1')
+    await t.ctx.engine.rollover()
+    await t.ctx.engine.rollover()
+    const after = await state(p.json.order)
+    // EURUSD long swap -6.5 points * 0.00001 * 100000 * 1 lot = -6.50 USD per day; Tue + Wed*3 + Thu? no:
+    // days closed after opening on Mon: Mon (1), Tue (1), Wed (3) = 5 days = -32.50 USD
+    expect(after.storage - before.storage).toBe(-3250)
+    expect(after.rolloverDay).toBe(Math.floor(clock.now() / 86_400_000))
+    await ingest([{ symbol: 'EURUSD', bid: 1.0947, ask: 1.0948 }])
+  })
+})
+
+test('balance equals the ledger sum for every account after all of the above', async () => {
+  for (const login of [100001, 100002, 100003]) {
+    const l = await ledgerSum(login)
+    expect(l.ledger).toBe(l.balance)
+  }
+  const rows = await t.ctx.db
+    .select()
+    .from(balanceOperations)
+    .where(and(eq(balanceOperations.op, 'OP_TRADE')))
+  expect(rows.length).toBeGreaterThan(3)
+})
