@@ -227,7 +227,7 @@ export const marketRoutes = (ctx: AppContext) =>
       {
         brand: true,
         body: IngestBody,
-        headers: t.Object({ 'x-feed-token': t.Optional(t.String()) }),
+        headers: t.Object({ 'x-feed-token': t.Optional(t.String()) }, { additionalProperties: true }),
         response: { 200: IngestResult, ...errors(400, 401) },
         detail: doc('Market', 'Ingest a batch of quotes with the feed token (FEED_TOKEN)', {
           secured: false,

@@ -1,0 +1,83 @@
+// POST /trade/open and GET /market/watch/list (cache hit) as ratios to raw Bun.serve, measured in one run.
+// Server on core 0, wrk on core 1. Goals (issue 3): watch list >= 0.3, trade open >= 0.05, trade open p99 < 20 ms
+// at 50 connections. Orders are BTCUSD (trades 24/7) market buys of 0.01 lot, spread over 100 demo accounts
+// opened for the run and sent with a dealer token, so no single account grows thousands of positions.
+import { mkdtempSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { startPinned, wrk } from './lib'
+
+const seconds = Number(process.env.BENCH_SECONDS ?? 10)
+const connections = Number(process.env.BENCH_CONNECTIONS ?? 50)
+const ACCOUNTS = 100
+
+const raw = await startPinned('bench/raw-server.ts', 0)
+await wrk(`http://127.0.0.1:${raw.port}/`, { core: 1, seconds: 2, connections })
+const base = await wrk(`http://127.0.0.1:${raw.port}/`, { core: 1, seconds, connections })
+raw.stop()
+
+const app = await startPinned('scripts/serve-temp.ts', 0, { LOG_LEVEL: process.env.LOG_LEVEL ?? 'info' })
+const url = (p: string) => `http://127.0.0.1:${app.port}${p}`
+async function post(path: string, body: unknown, token?: string) {
+  const r = await fetch(url(path), {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', ...(token ? { authorization: token } : {}) },
+    body: JSON.stringify(body),
+  })
+  if (r.status !== 200) throw new Error(`${path} answered ${r.status}: ${await r.text()}`)
+  return r.json() as Promise<Record<string, unknown>>
+}
+const manager = (await post('/manager/sign/in', { login: 1, password: 'manager-pass-1' })).__token as string
+const dealer = (await post('/manager/sign/in', { login: 3, password: 'dealer-pass-1' })).__token as string
+const user = (await post('/sign/in', { login: 100001, password: 'demo-pass-1' })).__token as string
+const logins: number[] = []
+for (let i = 0; i < ACCOUNTS; i++)
+  logins.push(
+    (await post('/manager/accounts', { group: 'demo\\USD', password: 'bench-pass-1' }, manager))
+      .login as number,
+  )
+for (const s of ['EURUSD', 'GBPUSD', 'XAUUSD', 'BTCUSD', 'US500'])
+  await post('/market/watch', { login: 100001, symbol: s }, user)
+
+// watch list, cache hit
+const watchUrl = url('/market/watch/list?login=100001&prefix=')
+await wrk(watchUrl, { core: 1, seconds: 2, connections, headers: { authorization: user } })
+const watch = await wrk(watchUrl, { core: 1, seconds, connections, headers: { authorization: user } })
+
+// trade open: wrk rotates the login of the body
+const dir = mkdtempSync(join(tmpdir(), 'tcs-bench-'))
+const script = join(dir, 'open.lua')
+writeFileSync(
+  script,
+  `local logins = {${logins.join(',')}}
+local i = 0
+wrk.method = "POST"
+wrk.headers["content-type"] = "application/json"
+wrk.headers["authorization"] = "${dealer}"
+request = function()
+  i = i + 1
+  local body = '{"login":' .. logins[(i % #logins) + 1] .. ',"cmd":0,"volume":1,"symbol":"BTCUSD","sl":0,"tp":0}'
+  return wrk.format(nil, nil, nil, body)
+end
+`,
+)
+const open = await wrk(url('/trade/open'), { core: 1, seconds, connections, script })
+const stats = await (
+  await fetch(url('/trade/list?login=' + logins[0]), { headers: { authorization: dealer } })
+).json()
+app.stop()
+
+if (watch.non2xx > 0) throw new Error(`${watch.non2xx} non-2xx answers from the watch list`)
+const line = (name: string, r: { rps: number; p99: string }) =>
+  console.log(
+    `${name.padEnd(28)}${r.rps.toFixed(0).padStart(8)} req/s   p99 ${r.p99}   ratio ${(r.rps / base.rps).toFixed(3)}`,
+  )
+line('raw Bun.serve', base)
+line('GET /market/watch/list', watch)
+line('POST /trade/open', open)
+console.log(
+  `trade open: ${open.non2xx} non-2xx of ${Math.round(open.rps * seconds)}; ${(stats as { positions: unknown[] }).positions.length} positions on the first account`,
+)
+console.log(
+  `goals: watch list >= 0.3 (${(watch.rps / base.rps).toFixed(3)}), trade open >= 0.05 (${(open.rps / base.rps).toFixed(3)}), trade open p99 < 20ms (${open.p99}); ${connections} connections, ${seconds}s`,
+)

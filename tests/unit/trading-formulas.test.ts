@@ -1,0 +1,217 @@
+import { describe, expect, test } from 'bun:test'
+import fc from 'fast-check'
+import { groupQuote } from '../../src/modules/market/domain/pricing'
+import { checkStops, checkVolume, stopOutOrder } from '../../src/modules/trading/domain/checks'
+import { conversionRate, type Quote } from '../../src/modules/trading/domain/conversion'
+import {
+  commission,
+  marginInAccount,
+  profitInAccount,
+  type SymbolSpec,
+  swapCharge,
+} from '../../src/modules/trading/domain/formulas'
+import { scanDue, TriggerBook } from '../../src/modules/trading/domain/triggers'
+
+const quotes: Record<string, Quote> = {
+  EURUSD: { bid: 1.1, ask: 1.1002, time: 0 },
+  USDJPY: { bid: 151, ask: 151.02, time: 0 },
+  EURGBP: { bid: 0.86, ask: 0.8602, time: 0 },
+  GBPUSD: { bid: 1.27, ask: 1.2702, time: 0 },
+}
+const lookup = (s: string) => quotes[s] ?? null
+
+const spec = (p: Partial<SymbolSpec>): SymbolSpec => ({
+  symbol: 'X',
+  digits: 5,
+  contractSize: 100000,
+  tickSize: 0.00001,
+  tickValue: 1,
+  marginCurrency: 'EUR',
+  quoteCurrency: 'USD',
+  currency: 'EUR',
+  marginMode: 0,
+  marginDivider: 1,
+  marginInitial: 0,
+  profitMode: 0,
+  swapType: 0,
+  swapLong: 0,
+  swapShort: 0,
+  ...p,
+})
+const EURUSD = spec({ symbol: 'EURUSD' })
+const USDJPY = spec({
+  symbol: 'USDJPY',
+  digits: 3,
+  marginCurrency: 'USD',
+  currency: 'USD',
+  quoteCurrency: 'JPY',
+})
+
+describe('margin (MetaTrader margin modes)', () => {
+  test('forex, USD account: 1 lot EURUSD at 1:100 = 100000 / 100 = 1000 EUR, x EURUSD bid 1.1 = 1100 USD', () => {
+    expect(marginInAccount(EURUSD, 100, 1.1002, 100, 'USD', lookup)).toBeCloseTo(1100, 6)
+  })
+  test('forex, EUR account: the margin currency is the account currency, 1000 EUR', () => {
+    expect(marginInAccount(EURUSD, 100, 1.1002, 100, 'EUR', lookup)).toBeCloseTo(1000, 6)
+  })
+  test('forex, margin_divider 2 halves it: 0.5 lot EURUSD = 50000/100/2 = 250 EUR', () => {
+    expect(marginInAccount(EURUSD, 50, 1.1, 100, 'EUR', lookup, 2)).toBeCloseTo(250, 6)
+  })
+  test('CFD: 1 lot oil, contract 1000 x 75.5 / divider 10 = 7550 USD', () => {
+    const oil = spec({ marginMode: 1, contractSize: 1000, marginCurrency: 'USD', marginDivider: 10 })
+    expect(marginInAccount(oil, 100, 75.5, 100, 'USD', lookup)).toBeCloseTo(7550, 6)
+  })
+  test('CFD leverage: 1 lot US500 at 4950, contract 1, 1:100 = 49.5 USD; in EUR / EURUSD ask 1.1002', () => {
+    const idx = spec({ marginMode: 4, contractSize: 1, marginCurrency: 'USD' })
+    expect(marginInAccount(idx, 100, 4950, 100, 'USD', lookup)).toBeCloseTo(49.5, 6)
+    expect(marginInAccount(idx, 100, 4950, 100, 'EUR', lookup)).toBeCloseTo(49.5 / 1.1002, 6)
+  })
+  test('CFD index: lots x contract x price x tick_value / tick_size = 1 x 1 x 17000 x 0.5/0.1 = 85000', () => {
+    const idx = spec({ marginMode: 3, contractSize: 1, tickSize: 0.1, tickValue: 0.5, marginCurrency: 'USD' })
+    expect(marginInAccount(idx, 100, 17000, 100, 'USD', lookup)).toBeCloseTo(85000, 6)
+  })
+  test('futures: lots x margin_initial = 2 x 2500 = 5000', () => {
+    const ng = spec({ marginMode: 2, marginInitial: 2500, marginCurrency: 'USD' })
+    expect(marginInAccount(ng, 200, 2.55, 100, 'USD', lookup)).toBeCloseTo(5000, 6)
+  })
+})
+
+describe('profit (MetaTrader profit modes) and conversion', () => {
+  test('forex BUY EURUSD 1 lot 1.1000 -> 1.1050: 0.005 x 100000 = 500 USD', () => {
+    expect(profitInAccount(EURUSD, 0, 100, 1.1, 1.105, 'USD', lookup)).toBeCloseTo(500, 6)
+  })
+  test('SELL is negated: -500 USD', () => {
+    expect(profitInAccount(EURUSD, 1, 100, 1.1, 1.105, 'USD', lookup)).toBeCloseTo(-500, 6)
+  })
+  test('cross currency: BUY USDJPY 1 lot 150 -> 151 = 100000 JPY; to USD divide by USDJPY ask 151.02', () => {
+    expect(profitInAccount(USDJPY, 0, 100, 150, 151, 'USD', lookup)).toBeCloseTo(100000 / 151.02, 6)
+  })
+  test('EUR account, USD profit: 500 USD / EURUSD ask 1.1002', () => {
+    expect(profitInAccount(EURUSD, 0, 100, 1.1, 1.105, 'EUR', lookup)).toBeCloseTo(500 / 1.1002, 6)
+  })
+  test('futures: (2.60 - 2.55) / 0.001 x 10 x 1 lot = 500', () => {
+    const ng = spec({ profitMode: 2, tickSize: 0.001, tickValue: 10, contractSize: 10000 })
+    expect(profitInAccount(ng, 0, 100, 2.55, 2.6, 'USD', lookup)).toBeCloseTo(500, 6)
+  })
+  test('JPY -> EUR through USD: (1 / 151.02) x (1 / 1.1002); GBP -> EUR by the inverse EURGBP ask', () => {
+    expect(conversionRate('JPY', 'EUR', lookup)).toBeCloseTo(1 / 151.02 / 1.1002, 10)
+    expect(conversionRate('GBP', 'EUR', lookup)).toBeCloseTo(1 / 0.8602, 10)
+    expect(conversionRate('CHF', 'EUR', lookup)).toBeNull()
+  })
+})
+
+describe('commission and swap', () => {
+  test('money per lot: 7 x 0.5 lot = -3.5; per deal: -7', () => {
+    expect(commission(EURUSD, { commBase: 7, commType: 0, commLots: 0 }, 50, 1.1, 'USD', lookup)).toBeCloseTo(
+      -3.5,
+      9,
+    )
+    expect(commission(EURUSD, { commBase: 7, commType: 0, commLots: 1 }, 50, 1.1, 'USD', lookup)).toBeCloseTo(
+      -7,
+      9,
+    )
+  })
+  test('pips: 2 x point 0.01 x contract 1000 x 1 lot = -20 USD', () => {
+    const oil = spec({ digits: 2, contractSize: 1000 })
+    expect(commission(oil, { commBase: 2, commType: 1, commLots: 0 }, 100, 75, 'USD', lookup)).toBeCloseTo(
+      -20,
+      9,
+    )
+  })
+  test('percent: 0.05% of 1 lot x 1 x 43000 = -21.5 USD', () => {
+    const btc = spec({ digits: 2, contractSize: 1 })
+    expect(
+      commission(btc, { commBase: 0.05, commType: 2, commLots: 0 }, 100, 43000, 'USD', lookup),
+    ).toBeCloseTo(-21.5, 9)
+  })
+  test('swap in points: -6.5 x 0.00001 x 100000 x 1 lot = -6.5 USD; triple day -19.5', () => {
+    const s = spec({ swapLong: -6.5, swapShort: 1.2 })
+    expect(swapCharge(s, 0, 100, 1.1, 1, 'USD', lookup)).toBeCloseTo(-6.5, 9)
+    expect(swapCharge(s, 0, 100, 1.1, 3, 'USD', lookup)).toBeCloseTo(-19.5, 9)
+    expect(swapCharge(s, 1, 100, 1.1, 1, 'USD', lookup)).toBeCloseTo(1.2, 9)
+  })
+  test('swap by interest: -20% a year on 1 lot x 43000 = 43000 x -20 / 100 / 360 = -23.888...', () => {
+    const btc = spec({ digits: 2, contractSize: 1, swapType: 2, swapLong: -20 })
+    expect(swapCharge(btc, 0, 100, 43000, 1, 'USD', lookup)).toBeCloseTo((43000 * -20) / 100 / 360, 9)
+  })
+})
+
+describe('checks and pricing', () => {
+  test('volume limits and step', () => {
+    const g = { lotMin: 10, lotMax: 1000, lotStep: 10 }
+    expect(checkVolume(10, g).ok).toBe(true)
+    expect(checkVolume(15, g).ok).toBe(false)
+    expect(checkVolume(5, g).ok).toBe(false)
+    expect(checkVolume(1010, g).ok).toBe(false)
+  })
+  test('SL/TP side and stops_level (10 points = 0.0001)', () => {
+    expect(checkStops(0, 1.0999, 1.1001, 1.1, 0, 5).ok).toBe(true)
+    expect(checkStops(0, 1.0999, 0, 1.1, 10, 5).ok).toBe(true)
+    expect(checkStops(0, 1.09995, 0, 1.1, 10, 5).ok).toBe(false)
+    expect(checkStops(1, 1.0999, 0, 1.1, 0, 5).ok).toBe(false)
+  })
+  test('stop-out picks the largest loss first', () => {
+    expect(
+      stopOutOrder([
+        { ticket: 1, profit: -5 },
+        { ticket: 2, profit: -50 },
+        { ticket: 3, profit: 10 },
+      ]).map((p) => p.ticket),
+    ).toEqual([2, 1, 3])
+  })
+  test('group spread: fixed 8 points around the mid, then spread_diff 3 (1 bid, 2 ask)', () => {
+    expect(
+      groupQuote(
+        { bid: 1.1, ask: 1.1002, time: 0 },
+        { digits: 5, spread: 8, spreadBalance: 0, spreadDiff: 0 },
+      ),
+    ).toEqual({ bid: 1.10006, ask: 1.10014, time: 0 })
+    expect(
+      groupQuote(
+        { bid: 1.1, ask: 1.1002, time: 0 },
+        { digits: 5, spread: 0, spreadBalance: 0, spreadDiff: 3 },
+      ),
+    ).toEqual({ bid: 1.09999, ask: 1.10022, time: 0 })
+  })
+})
+
+describe('trigger book', () => {
+  test('agrees with a full scan for random orders and quotes (property)', () => {
+    const order = fc.record({
+      cmd: fc.integer({ min: 0, max: 5 }),
+      openPrice: fc.integer({ min: 900, max: 1100 }),
+      sl: fc.integer({ min: 0, max: 1100 }),
+      tp: fc.integer({ min: 0, max: 1100 }),
+    })
+    fc.assert(
+      fc.property(
+        fc.array(order, { maxLength: 60 }),
+        fc.integer({ min: 850, max: 1150 }),
+        fc.integer({ min: 0, max: 5 }),
+        (list, bid, spread) => {
+          const book = new TriggerBook()
+          const rows = list.map((o, i) => ({
+            ...o,
+            ticket: i + 1,
+            symbol: 'S',
+            state: o.cmd >= 2 ? 'pending' : 'open',
+          }))
+          for (const r of rows) book.upsert('S', r)
+          // remove a third again to exercise removal
+          for (const r of rows.filter((r) => r.ticket % 3 === 0)) book.remove(r.ticket)
+          const kept = rows.filter((r) => r.ticket % 3 !== 0)
+          const key = (t: { ticket: number; kind: string }) => `${t.ticket}:${t.kind}`
+          const fromBook = book
+            .due('S', bid, bid + spread)
+            .map(key)
+            .sort()
+          const fromScan = scanDue(kept, 'S', bid, bid + spread)
+            .map(key)
+            .sort()
+          expect(fromBook).toEqual(fromScan)
+        },
+      ),
+      { numRuns: 300 },
+    )
+  })
+})
