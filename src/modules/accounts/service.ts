@@ -62,6 +62,25 @@ export async function loadAccountView(
 }
 
 /**
+ * loadAccountView for routes whose spec names another code than ACCOUNT_NOT_FOUND for a login the session
+ * may not see (trading: USER_NOT_FOUND, market: USER_NOT_FOUND_OR_INCORRECT); the scoping is the same.
+ */
+export async function loadAccountViewAs(
+  ctx: AppContext,
+  brand: Brand,
+  session: Session,
+  login: number,
+  notFound: () => ApiError,
+): Promise<AccountView> {
+  try {
+    return await loadAccountView(ctx, brand, session, login)
+  } catch (e) {
+    if (e instanceof ApiError && e.code === 'ACCOUNT_NOT_FOUND') throw notFound()
+    throw e
+  }
+}
+
+/**
  * Live margin figures: the ledger totals plus the exposure of open positions (floating profit, margin,
  * commission and swap at the current quotes), which the trading module provides through the context.
  */

@@ -3,7 +3,7 @@ import type { AppContext } from '../../context'
 import type { Session } from '../../platform/auth/session'
 import type { Brand } from '../../platform/brand/registry'
 import { ApiError, invalid } from '../../platform/errors'
-import { loadAccountView } from '../accounts/service'
+import { loadAccountViewAs } from '../accounts/service'
 import { groupPrice } from '../trading/exposure'
 import { type Bar, bucket } from './domain/candles'
 import { performance, price1d, seasons } from './domain/metrics'
@@ -14,15 +14,14 @@ const HOUR = 3600
 const watchError = (m: string) => new ApiError(500, 'INVALID_ADD_SYMBOL_TO_MARKET_WATCH', m)
 
 /** The account and group a market request names; another login answers 403 USER_NOT_FOUND_OR_INCORRECT. */
-export async function marketAccount(ctx: AppContext, brand: Brand, session: Session, login: number) {
-  try {
-    return await loadAccountView(ctx, brand, session, login)
-  } catch (e) {
-    if (e instanceof ApiError && e.code === 'ACCOUNT_NOT_FOUND')
-      throw new ApiError(403, 'USER_NOT_FOUND_OR_INCORRECT', 'login not found for this session')
-    throw e
-  }
-}
+export const marketAccount = (ctx: AppContext, brand: Brand, session: Session, login: number) =>
+  loadAccountViewAs(
+    ctx,
+    brand,
+    session,
+    login,
+    () => new ApiError(403, 'USER_NOT_FOUND_OR_INCORRECT', 'login not found for this session'),
+  )
 
 interface Metrics {
   price1d: number

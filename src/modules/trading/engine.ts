@@ -141,7 +141,7 @@ export class TriggerEngine {
     )
     if (closed) {
       this.stats[trigger.kind as 'sl' | 'tp']++
-      await afterTradeCommit(this.ctx, closed)
+      await afterTradeCommit(this.ctx, closed.closed)
     } else await this.refresh(o.ticket)
   }
 
@@ -283,7 +283,7 @@ export class TriggerEngine {
           break
         }
         this.stats.stoppedOut++
-        await afterTradeCommit(ctx, closed)
+        await afterTradeCommit(ctx, closed.closed)
       }
     }
   }

@@ -41,7 +41,13 @@ export interface CloseInput {
  * (still open, same volume, guard) decides who wins; profit, swap and commission of the closed part
  * go to the ledger as one OP_TRADE row; the event goes to the outbox. Null when someone else won.
  */
-export async function closeTx(tx: Tx, c: CloseInput): Promise<OrderRow | null> {
+/** The closed row, and for a partial close the position that stays open (null after a full close). */
+export interface CloseResult {
+  closed: OrderRow
+  rest: OrderRow | null
+}
+
+export async function closeTx(tx: Tx, c: CloseInput): Promise<CloseResult | null> {
   const o = c.order
   const profitMajor = profitInAccount(c.spec, o.cmd, c.volume, o.openPrice, c.price, c.currency, c.lookup)
   if (profitMajor === null) throw new Error(`no conversion rate for ${o.symbol} into ${c.currency}`)
@@ -58,6 +64,7 @@ export async function closeTx(tx: Tx, c: CloseInput): Promise<OrderRow | null> {
   )
   const comment = c.comment ?? o.comment
   let closed: OrderRow | undefined
+  let rest: OrderRow | undefined
   if (full) {
     ;[closed] = await tx
       .update(orders)
@@ -73,7 +80,7 @@ export async function closeTx(tx: Tx, c: CloseInput): Promise<OrderRow | null> {
       .where(where)
       .returning()
   } else {
-    const [rest] = await tx
+    ;[rest] = await tx
       .update(orders)
       .set({
         volume: o.volume - c.volume,
@@ -120,7 +127,7 @@ export async function closeTx(tx: Tx, c: CloseInput): Promise<OrderRow | null> {
     now: c.now,
   })
   await enqueueEvent(tx, o.brandId, EVENT[c.reason], tradeEvent(closed, { reason: c.reason }), c.now)
-  return closed
+  return { closed, rest: rest ?? null }
 }
 
 /** After a trade write commits: drop cached positions and account totals, re-file the order's triggers. */

@@ -9,7 +9,7 @@ import { marginSnapshot } from '../accounts/domain/margin'
 import { fromMinor, roundToMinor } from '../accounts/domain/money'
 import type { AccountRecord, GroupRecord } from '../accounts/read-model'
 import { accounts } from '../accounts/schema'
-import { loadAccountView } from '../accounts/service'
+import { loadAccountViewAs } from '../accounts/service'
 import { isTradingOpen } from '../market/domain/sessions'
 import { checkPendingPrice, checkStops, checkVolume, isPendingCmd } from './domain/checks'
 import { commission as commissionOf, isBuy, marginInAccount } from './domain/formulas'
@@ -21,21 +21,15 @@ import { orderView, tradeEvent } from './views'
 
 const openError = (message: string) => new ApiError(500, 'OPEN_ORDER_ERROR', message)
 
-/** The account a trade request names, scoped to the session; another user's or brand's login is `notFound`. */
-async function tradingAccount(
-  ctx: AppContext,
-  brand: Brand,
-  session: Session,
-  login: number,
-  notFound: ApiError,
-) {
-  try {
-    return await loadAccountView(ctx, brand, session, login)
-  } catch (e) {
-    if (e instanceof ApiError && e.code === 'ACCOUNT_NOT_FOUND') throw notFound
-    throw e
-  }
-}
+/** The account a trade request names, scoped to the session; a login it may not see is 403 USER_NOT_FOUND. */
+const tradingAccount = (ctx: AppContext, brand: Brand, session: Session, login: number) =>
+  loadAccountViewAs(
+    ctx,
+    brand,
+    session,
+    login,
+    () => new ApiError(403, 'USER_NOT_FOUND', 'login not found for this session'),
+  )
 
 /** Symbol, session, permissions and price checks shared by opening and closing. */
 async function tradableSymbol(
@@ -93,13 +87,7 @@ export interface OpenInput {
 }
 
 export async function openOrder(ctx: AppContext, brand: Brand, session: Session, input: OpenInput) {
-  const { account, group } = await tradingAccount(
-    ctx,
-    brand,
-    session,
-    input.login,
-    new ApiError(403, 'USER_NOT_FOUND', 'login not found for this session'),
-  )
+  const { account, group } = await tradingAccount(ctx, brand, session, input.login)
   if (account.enable !== 1) throw openError('account is disabled')
   if (account.enableReadOnly === 1) throw openError('account is read-only')
   const pending = isPendingCmd(input.cmd)
@@ -254,7 +242,7 @@ async function closePosition(
       throw fail(`volume: the remaining ${o.volume - v} would be below lot_min ${gs.sec.lotMin}`)
   }
   const lookup = await quoteLookup(ctx)
-  const closed = await ctx.db.transaction((tx) =>
+  const result = await ctx.db.transaction((tx) =>
     closeTx(tx, {
       order: o,
       spec: gs.info,
@@ -267,10 +255,9 @@ async function closePosition(
       now: ctx.clock.now(),
     }),
   )
-  if (!closed) throw fail(`order ${o.ticket} changed meanwhile; retry`)
-  const [rest] = await ctx.db.select().from(orders).where(eq(orders.ticket, o.ticket))
-  await afterTradeCommit(ctx, rest ?? closed)
-  return closed
+  if (!result) throw fail(`order ${o.ticket} changed meanwhile; retry`)
+  await afterTradeCommit(ctx, result.rest ?? result.closed)
+  return result.closed
 }
 
 export async function closeOrder(
@@ -292,13 +279,7 @@ export async function closeGroup(
   session: Session,
   input: { login: number; type: number; symbol?: string; comment?: string },
 ) {
-  const { account, group } = await tradingAccount(
-    ctx,
-    brand,
-    session,
-    input.login,
-    new ApiError(403, 'USER_NOT_FOUND', 'login not found for this session'),
-  )
+  const { account, group } = await tradingAccount(ctx, brand, session, input.login)
   const open = await ctx.db
     .select()
     .from(orders)
@@ -358,13 +339,7 @@ export async function cancelOrder(ctx: AppContext, brand: Brand, session: Sessio
 
 /** Open positions (with live profit) and pending orders of a login. */
 export async function listActive(ctx: AppContext, brand: Brand, session: Session, login: number) {
-  const { account, group } = await tradingAccount(
-    ctx,
-    brand,
-    session,
-    login,
-    new ApiError(403, 'USER_NOT_FOUND', 'login not found for this session'),
-  )
+  const { account, group } = await tradingAccount(ctx, brand, session, login)
   const active = await ctx.positions.active(account.login)
   const open = active.filter((o) => o.state === 'open')
   const priced = (await pricePositions(ctx, account, group, open)) ?? []
@@ -392,13 +367,7 @@ export async function history(
   session: Session,
   q: { login: number; from?: number; to?: number; limit?: number; cursor?: string },
 ) {
-  const { account, group } = await tradingAccount(
-    ctx,
-    brand,
-    session,
-    q.login,
-    new ApiError(403, 'USER_NOT_FOUND', 'login not found for this session'),
-  )
+  const { account, group } = await tradingAccount(ctx, brand, session, q.login)
   const limit = q.limit ?? 100
   let after: { time: number; ticket: number } | undefined
   if (q.cursor) {
