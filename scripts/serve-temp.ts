@@ -1,5 +1,6 @@
 // Starts the real service on a fresh libSQL file in a temp dir, demo data seeded, on a free loopback port,
-// and prints READY <url>. Used by the browser tests and the benchmarks. LOG_LEVEL is taken from the env.
+// and prints READY <url>. Used by the browser tests and the benchmarks. LOG_LEVEL, SEED_HISTORY and
+// QUOTE_SIMULATOR are taken from the env.
 import { mkdtempSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -15,6 +16,15 @@ const server = await startServer(
     DATABASE_URL: `file:${join(dir, 'app.db')}`,
     UPLOAD_DIR: join(dir, 'uploads'),
     LOG_LEVEL: process.env.LOG_LEVEL ?? 'info',
+    // Profiling runs may turn off the candle backfill or the simulator.
+    ...(process.env.SEED_HISTORY ? { SEED_HISTORY: process.env.SEED_HISTORY } : {}),
+    ...(process.env.QUOTE_SIMULATOR ? { QUOTE_SIMULATOR: process.env.QUOTE_SIMULATOR } : {}),
   }),
 )
 console.log(`READY http://127.0.0.1:${server.port}`)
+// A graceful stop lets `bun --cpu-prof` write its profile.
+for (const signal of ['SIGINT', 'SIGTERM'] as const)
+  process.on(signal, async () => {
+    await server.stop()
+    process.exit(0)
+  })

@@ -7,12 +7,14 @@ import { ReferenceData } from './modules/market/reference'
 import { watchCandleClosed } from './modules/market/service'
 import { TriggerEngine } from './modules/trading/engine'
 import { accountExposure, type Exposure } from './modules/trading/exposure'
+import { type Opened, type OpenRequest, openCommitter } from './modules/trading/open-commit'
 import { PositionReadModel } from './modules/trading/positions'
 import { AccessTokens } from './platform/auth/tokens'
 import { BrandRegistry } from './platform/brand/registry'
 import type { KeyValueStore } from './platform/cache'
 import type { Clock } from './platform/clock'
 import type { Db } from './platform/db/client'
+import type { GroupCommit } from './platform/db/group-commit'
 import type { Logger } from './platform/logger'
 import type { FileStorage } from './platform/storage/port'
 
@@ -38,8 +40,12 @@ export interface AppContext extends Deps {
   quotes: QuoteHub
   positions: PositionReadModel
   engine: TriggerEngine
+  /** Group commit of trade opens (one transaction per burst). */
+  tradeOpens: GroupCommit<OpenRequest, Opened>
   /** Live exposure of an account's open positions (the trading module's answer to accounts). */
   exposure: (account: AccountRecord, group: GroupRecord) => Promise<Exposure | null>
+  /** Random id of this app instance, written on the orders it changes (orders.origin). */
+  origin: string
   /** Distinguishes app instances so Elysia does not deduplicate plugins across them. */
   instanceId: number
 }
@@ -59,8 +65,10 @@ export function buildContext(deps: Deps): AppContext {
     quotes: new QuoteHub(deps.store, refdata, candles, deps.clock, deps.logger),
     positions: new PositionReadModel(deps.db, deps.store),
     instanceId: ++instances,
+    origin: crypto.randomUUID().slice(0, 8),
   } as AppContext
   ctx.engine = new TriggerEngine(ctx)
+  ctx.tradeOpens = openCommitter(ctx)
   ctx.exposure = (account, group) => accountExposure(ctx, account, group)
   ctx.quotes.onTicks((ticks) => ctx.engine.onTicks(ticks))
   // When an hourly candle closes, cached watch lists expire (their key holds the candle version).

@@ -1,13 +1,25 @@
+import { sql } from 'drizzle-orm'
 import type { Queryable } from './db/client'
-import { outbox } from './outbox-schema'
+
+export interface OutboxEvent {
+  brandId: number
+  topic: string
+  payload: unknown
+}
 
 /** Writes an event in the caller's transaction, so it exists exactly when the change it describes does. */
-export async function enqueueEvent(
-  tx: Queryable,
-  brandId: number,
-  topic: string,
-  payload: unknown,
-  now: number,
-) {
-  await tx.insert(outbox).values({ brandId, topic, payload: JSON.stringify(payload), createdAt: now })
+export function enqueueEvent(tx: Queryable, brandId: number, topic: string, payload: unknown, now: number) {
+  return enqueueEvents(tx, [{ brandId, topic, payload }], now)
+}
+
+/**
+ * Several events in one statement: they travel as one JSON parameter, so the SQL is the same whatever
+ * their number (batched writers insert dozens at a time).
+ */
+export async function enqueueEvents(tx: Queryable, events: OutboxEvent[], now: number) {
+  if (events.length === 0) return
+  const rows = events.map((e) => ({ b: e.brandId, t: e.topic, p: JSON.stringify(e.payload) }))
+  await tx.run(sql`
+    insert into outbox (brand_id, topic, payload, created_at)
+    select value ->> 'b', value ->> 't', value ->> 'p', ${now} from json_each(${JSON.stringify(rows)}) order by key`)
 }

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, expect, test } from 'bun:test'
-import { eq, sum } from 'drizzle-orm'
+import { eq, sql, sum } from 'drizzle-orm'
 import fc from 'fast-check'
 import { accounts, balanceOperations } from '../../src/modules/accounts/schema'
 import { orders } from '../../src/modules/trading/schema'
@@ -107,6 +107,16 @@ test('random opens, partial closes, closes, modifications and ticks keep the led
         bal.json.balance + bal.json.credit + bal.json.profit + bal.json.commission + bal.json.storage,
         1,
       )
+      // the holdings kept with every position change equal the open positions aggregated
+      const kept = await t.ctx.db.all<{ k: string }>(
+        sql`select symbol || ':' || cmd || ':' || volume || ':' || round(volume_price, 6) || ':' || commission || ':' || storage as k
+            from holdings where login = 100001 and volume > 0 order by symbol, cmd`,
+      )
+      const derived = await t.ctx.db.all<{ k: string }>(
+        sql`select symbol || ':' || (cmd % 2) || ':' || sum(volume) || ':' || round(sum(volume * open_price), 6) || ':' || sum(commission) || ':' || sum(storage) as k
+            from orders where login = 100001 and state = 'open' group by symbol, cmd % 2 order by symbol, cmd % 2`,
+      )
+      expect(kept.map((r) => r.k)).toEqual(derived.map((r) => r.k))
       // no trigger fired twice: at most one closing event per ticket, one activation per ticket
       const events = await t.ctx.db.select().from(outbox)
       const seen = new Map<string, number>()

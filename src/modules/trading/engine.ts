@@ -1,4 +1,4 @@
-import { and, eq, gt, inArray, lte } from 'drizzle-orm'
+import { and, eq, gt, inArray, lte, ne, type SQL } from 'drizzle-orm'
 import type { AppContext } from '../../context'
 import { enqueueEvent } from '../../platform/outbox'
 import { marginSnapshot } from '../accounts/domain/margin'
@@ -9,14 +9,18 @@ import type { Tick } from '../market/quotes'
 import { stopOutOrder } from './domain/checks'
 import type { Quote } from './domain/conversion'
 import { isBuy, swapCharge } from './domain/formulas'
+import { addHolding, type Holding, removeHolding } from './domain/holdings'
 import { type Trigger, TriggerBook } from './domain/triggers'
 import { afterTradeCommit, closeTx } from './execution'
-import { pricePositions, quoteLookup, sumExposure } from './exposure'
+import { marginWith, pricePositions, quoteLookup } from './exposure'
+import { holdingsOf } from './holdings-table'
 import type { OrderRow } from './positions'
 import { orders } from './schema'
 import { tradeEvent } from './views'
 
 const DAY_MS = 86_400_000
+/** Another instance's transaction may commit a little after its clock stamped updated_at. */
+const RESYNC_OVERLAP_MS = 5000
 const bookKey = (symbol: string, groupId: number) => `${symbol}|${groupId}`
 
 /**
@@ -31,6 +35,12 @@ export class TriggerEngine {
   private readonly resting = new Map<number, { order: OrderRow; groupId: number }>()
   private readonly groupsBySymbol = new Map<string, Map<number, number>>()
   private readonly openByLogin = new Map<number, Set<number>>()
+  /** Holdings of every login with open positions, kept in step with `track`, for the stop-out sweep. */
+  private readonly holdingsByLogin = new Map<number, Holding[]>()
+  /** updated_at of every order this instance filed recently, so `resync` skips what it already knows. */
+  private readonly seen = new Map<number, number>()
+  /** Pending orders with an expiration, so a tick does not walk every resting order. */
+  private readonly expiring = new Set<number>()
   private lastSweep = 0
   private syncedUpTo = 0
   readonly stats = { activated: 0, sl: 0, tp: 0, expired: 0, stoppedOut: 0, lostRaces: 0 }
@@ -42,11 +52,13 @@ export class TriggerEngine {
   /** Files (or re-files, or removes) an order's triggers after a write. */
   async track(o: OrderRow, groupId?: number) {
     this.untrack(o.ticket)
+    this.seen.set(o.ticket, o.updatedAt)
     if (o.state !== 'open' && o.state !== 'pending') return
     const g = groupId ?? (await this.groupOf(o.login))
     if (g === null) return
     this.resting.set(o.ticket, { order: o, groupId: g })
     this.book.upsert(bookKey(o.symbol, g), o)
+    if (o.state === 'pending' && o.expiration > 0) this.expiring.add(o.ticket)
     const bySymbol = this.groupsBySymbol.get(o.symbol) ?? new Map<number, number>()
     bySymbol.set(g, (bySymbol.get(g) ?? 0) + 1)
     this.groupsBySymbol.set(o.symbol, bySymbol)
@@ -54,6 +66,8 @@ export class TriggerEngine {
       const set = this.openByLogin.get(o.login) ?? new Set<number>()
       set.add(o.ticket)
       this.openByLogin.set(o.login, set)
+      const held = this.holdingsByLogin.get(o.login) ?? []
+      this.holdingsByLogin.set(o.login, addHolding(held, o))
     }
   }
 
@@ -62,24 +76,50 @@ export class TriggerEngine {
     if (!r) return
     this.resting.delete(ticket)
     this.book.remove(ticket)
+    this.expiring.delete(ticket)
     const bySymbol = this.groupsBySymbol.get(r.order.symbol)
     const n = (bySymbol?.get(r.groupId) ?? 1) - 1
     if (n <= 0) bySymbol?.delete(r.groupId)
     else bySymbol?.set(r.groupId, n)
-    const set = this.openByLogin.get(r.order.login)
+    if (r.order.state !== 'open') return
+    const login = r.order.login
+    const set = this.openByLogin.get(login)
     set?.delete(ticket)
-    if (set && set.size === 0) this.openByLogin.delete(r.order.login)
+    const held = this.holdingsByLogin.get(login)
+    if (held) removeHolding(held, r.order)
+    if (!set || set.size === 0) {
+      this.openByLogin.delete(login)
+      this.holdingsByLogin.delete(login)
+    }
   }
 
-  /** Loads every active order (start-up), then keeps up with other instances' writes. */
+  /**
+   * Loads every active order (start-up), then keeps up with other instances' writes: the tickets and
+   * update times changed in the last few seconds are compared with what this instance filed, and only
+   * the unknown ones are read in full (its own writes, the bulk under load, cost two integers a row).
+   */
   async resync() {
-    const since = Math.max(0, this.syncedUpTo - 5000)
     const now = this.ctx.clock.now()
-    const rows = await this.ctx.db
-      .select({ order: orders, groupId: accounts.groupId })
-      .from(orders)
-      .innerJoin(accounts, eq(accounts.login, orders.login))
-      .where(this.syncedUpTo === 0 ? inArray(orders.state, ['open', 'pending']) : gt(orders.updatedAt, since))
+    const full = (where: SQL) =>
+      this.ctx.db
+        .select({ order: orders, groupId: accounts.groupId })
+        .from(orders)
+        .innerJoin(accounts, eq(accounts.login, orders.login))
+        .where(where)
+    let rows: { order: OrderRow; groupId: number }[]
+    if (this.syncedUpTo === 0) rows = await full(inArray(orders.state, ['open', 'pending']))
+    else {
+      const since = this.syncedUpTo - RESYNC_OVERLAP_MS
+      const changed = await this.ctx.db
+        .select({ ticket: orders.ticket, updatedAt: orders.updatedAt })
+        .from(orders)
+        .where(and(gt(orders.updatedAt, since), ne(orders.origin, this.ctx.origin)))
+      const unknown = changed.filter((c) => this.seen.get(c.ticket) !== c.updatedAt).map((c) => c.ticket)
+      rows = []
+      for (let i = 0; i < unknown.length; i += 500)
+        rows.push(...(await full(inArray(orders.ticket, unknown.slice(i, i + 500)))))
+      for (const [ticket, at] of this.seen) if (at <= since) this.seen.delete(ticket)
+    }
     for (const r of rows) {
       const known = this.resting.get(r.order.ticket)
       if (known && known.order.updatedAt > r.order.updatedAt) continue
@@ -128,6 +168,7 @@ export class TriggerEngine {
     const level = trigger.kind === 'sl' ? o.sl : o.tp
     const closed = await this.ctx.db.transaction(async (tx) =>
       closeTx(tx, {
+        origin: this.ctx.origin,
         order: o,
         spec: gs.info,
         currency: group.currency,
@@ -153,22 +194,11 @@ export class TriggerEngine {
     if (!account || !group) return
     const now = ctx.clock.now()
     const row = await ctx.db.transaction(async (tx) => {
-      const open = await tx
-        .select()
-        .from(orders)
-        .where(and(eq(orders.login, o.login), eq(orders.state, 'open')))
-      const candidate: OrderRow = { ...o, state: 'open', cmd: o.cmd % 2 }
-      const priced = await pricePositions(ctx, account, group, [...open, candidate])
       const [acct] = await tx.select().from(accounts).where(eq(accounts.login, o.login))
-      const e = priced && sumExposure(priced, group.currency)
-      const m =
-        e &&
-        marginSnapshot({
-          balance: fromMinor(acct.balance, group.currency),
-          credit: fromMinor(acct.credit, group.currency),
-          ...e,
-        })
-      const enough = m !== null && m.margin_free >= 0
+      const held = (await holdingsOf(tx, [o.login])).get(o.login) ?? []
+      const trial = addHolding(held, o)
+      const m = acct && (await marginWith(ctx, acct, group, trial))
+      const enough = !!m && m.margin_free >= 0
       const [r] = await tx
         .update(orders)
         .set(
@@ -179,8 +209,15 @@ export class TriggerEngine {
                 openTime: now,
                 rolloverDay: Math.floor(now / DAY_MS),
                 updatedAt: now,
+                origin: ctx.origin,
               }
-            : { state: 'cancelled', closeTime: now, closeReason: 'no_money', updatedAt: now },
+            : {
+                state: 'cancelled',
+                closeTime: now,
+                closeReason: 'no_money',
+                updatedAt: now,
+                origin: ctx.origin,
+              },
         )
         .where(
           and(eq(orders.ticket, o.ticket), eq(orders.state, 'pending'), eq(orders.openPrice, o.openPrice)),
@@ -213,15 +250,23 @@ export class TriggerEngine {
   /** Pending orders past their expiration become `expired`. */
   async expire() {
     const nowS = Math.floor(this.ctx.clock.now() / 1000)
-    const due = [...this.resting.values()].filter(
-      (r) => r.order.state === 'pending' && r.order.expiration > 0 && r.order.expiration <= nowS,
-    )
-    for (const { order: o } of due) {
+    const due: OrderRow[] = []
+    for (const t of this.expiring) {
+      const o = this.resting.get(t)?.order
+      if (o && o.state === 'pending' && o.expiration <= nowS) due.push(o)
+    }
+    for (const o of due) {
       const now = this.ctx.clock.now()
       const row = await this.ctx.db.transaction(async (tx) => {
         const [r] = await tx
           .update(orders)
-          .set({ state: 'expired', closeTime: now, closeReason: 'expiration', updatedAt: now })
+          .set({
+            state: 'expired',
+            closeTime: now,
+            closeReason: 'expiration',
+            updatedAt: now,
+            origin: this.ctx.origin,
+          })
           .where(
             and(
               eq(orders.ticket, o.ticket),
@@ -247,26 +292,21 @@ export class TriggerEngine {
    */
   async sweepStopOuts(symbols?: Set<string>) {
     const ctx = this.ctx
-    for (const [login, tickets] of [...this.openByLogin]) {
-      if (symbols && ![...tickets].some((t) => symbols.has(this.resting.get(t)?.order.symbol ?? ''))) continue
+    for (const [login, held] of [...this.holdingsByLogin]) {
+      if (symbols && !held.some((h) => symbols.has(h.symbol))) continue
       for (let guard = 0; guard < 1000; guard++) {
         const account = await ctx.accountsRead.account(login)
         const group = account && (await ctx.accountsRead.group(account.groupId))
         if (!account || !group) break
-        const open = await ctx.positions.open(login)
-        if (open.length === 0) break
-        const priced = await pricePositions(ctx, account, group, open)
-        if (!priced) break
-        const e = sumExposure(priced, group.currency)
-        const m = marginSnapshot({
-          balance: fromMinor(account.balance, group.currency),
-          credit: fromMinor(account.credit, group.currency),
-          ...e,
-        })
+        // The check prices holdings (one row per symbol); only an account at stop-out prices its positions.
+        const m = await marginWith(ctx, account, group, this.holdingsByLogin.get(login) ?? [])
         if (!m || m.margin <= 0 || m.margin_level > group.stopOut) break
+        const priced = await pricePositions(ctx, account, group, await ctx.positions.open(login))
+        if (!priced || priced.length === 0) break
         const worst = stopOutOrder(priced.map((p) => ({ ...p, ticket: p.order.ticket })))[0]
         const closed = await ctx.db.transaction(async (tx) =>
           closeTx(tx, {
+            origin: ctx.origin,
             order: worst.order,
             spec: worst.gs.info,
             currency: group.currency,
@@ -323,7 +363,12 @@ export class TriggerEngine {
       const [row] = await ctx.db.transaction((tx) =>
         tx
           .update(orders)
-          .set({ storage: o.storage + minor, rolloverDay: today, updatedAt: ctx.clock.now() })
+          .set({
+            storage: o.storage + minor,
+            rolloverDay: today,
+            updatedAt: ctx.clock.now(),
+            origin: ctx.origin,
+          })
           .where(
             and(eq(orders.ticket, o.ticket), eq(orders.state, 'open'), eq(orders.rolloverDay, o.rolloverDay)),
           )

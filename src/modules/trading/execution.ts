@@ -22,6 +22,8 @@ const EVENT: Record<CloseReason, string> = {
 }
 
 export interface CloseInput {
+  /** The instance writing (orders.origin). */
+  origin: string
   order: OrderRow
   spec: SymbolSpec
   currency: string
@@ -76,6 +78,7 @@ export async function closeTx(tx: Tx, c: CloseInput): Promise<CloseResult | null
         closeReason: c.reason,
         comment,
         updatedAt: c.now,
+        origin: c.origin,
       })
       .where(where)
       .returning()
@@ -87,6 +90,7 @@ export async function closeTx(tx: Tx, c: CloseInput): Promise<CloseResult | null
         commission: o.commission - commission,
         storage: o.storage - storage,
         updatedAt: c.now,
+        origin: c.origin,
       })
       .where(where)
       .returning()
@@ -107,6 +111,7 @@ export async function closeTx(tx: Tx, c: CloseInput): Promise<CloseResult | null
         comment,
         parent: o.ticket,
         updatedAt: c.now,
+        origin: c.origin,
       })
       .returning()
     await enqueueEvent(

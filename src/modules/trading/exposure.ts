@@ -1,10 +1,12 @@
 import type { AppContext } from '../../context'
+import { marginSnapshot } from '../accounts/domain/margin'
 import { fromMinor } from '../accounts/domain/money'
 import type { AccountRecord, GroupRecord } from '../accounts/read-model'
 import { groupQuote } from '../market/domain/pricing'
 import type { GroupSymbol } from '../market/reference'
 import type { Quote, QuoteLookup } from './domain/conversion'
 import { isBuy, marginInAccount, profitInAccount } from './domain/formulas'
+import { averagePrice, type Holding } from './domain/holdings'
 import type { OrderRow } from './positions'
 
 export interface Exposure {
@@ -97,14 +99,76 @@ export function sumExposure(priced: PricedPosition[], currency: string): Exposur
   return e
 }
 
-/** Live exposure of an account from its open positions (cached read model). */
+/**
+ * Exposure of holdings at the group's current quotes (see domain/holdings: exact for the sum of the
+ * positions, one pricing per symbol and direction). Null when a conversion rate is missing.
+ */
+export async function priceHoldings(
+  ctx: AppContext,
+  leverage: number,
+  group: Pick<GroupRecord, 'id' | 'currency'>,
+  holdings: Holding[],
+): Promise<Exposure | null> {
+  const e: Exposure = { floatingProfit: 0, margin: 0, commission: 0, storage: 0 }
+  if (holdings.length === 0) return e
+  const lookup = await quoteLookup(ctx)
+  for (const h of holdings) {
+    const gs = await ctx.refdata.forGroup(group.id, h.symbol)
+    if (!gs) return null
+    const open = averagePrice(h)
+    const quote = (await groupPrice(ctx, gs)) ?? { bid: open, ask: open, time: 0 }
+    const buy = isBuy(h.cmd)
+    const profit = profitInAccount(
+      gs.info,
+      h.cmd,
+      h.volume,
+      open,
+      buy ? quote.bid : quote.ask,
+      group.currency,
+      lookup,
+    )
+    const margin = marginInAccount(
+      gs.info,
+      h.volume,
+      buy ? quote.ask : quote.bid,
+      leverage,
+      group.currency,
+      lookup,
+      gs.marginDivider,
+    )
+    if (profit === null || margin === null) return null
+    e.floatingProfit += profit
+    e.margin += margin
+    e.commission += fromMinor(h.commission, group.currency)
+    e.storage += fromMinor(h.storage, group.currency)
+  }
+  e.floatingProfit = Math.round(e.floatingProfit * 100) / 100
+  return e
+}
+
+/** Margin figures of an account once `holdings` are its open positions. */
+export async function marginWith(
+  ctx: AppContext,
+  a: { balance: number; credit: number; leverage: number },
+  group: Pick<GroupRecord, 'id' | 'currency'>,
+  holdings: Holding[],
+) {
+  const e = await priceHoldings(ctx, a.leverage, group, holdings)
+  return (
+    e &&
+    marginSnapshot({
+      balance: fromMinor(a.balance, group.currency),
+      credit: fromMinor(a.credit, group.currency),
+      ...e,
+    })
+  )
+}
+
+/** Live exposure of an account from its holdings (cached read model). */
 export async function accountExposure(
   ctx: AppContext,
   account: AccountRecord,
   group: GroupRecord,
 ): Promise<Exposure | null> {
-  const open = await ctx.positions.open(account.login)
-  if (open.length === 0) return { floatingProfit: 0, margin: 0, commission: 0, storage: 0 }
-  const priced = await pricePositions(ctx, account, group, open)
-  return priced && sumExposure(priced, group.currency)
+  return priceHoldings(ctx, account.leverage, group, await ctx.positions.holdings(account.login))
 }

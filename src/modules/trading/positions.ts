@@ -2,22 +2,28 @@ import { and, eq, inArray, sql } from 'drizzle-orm'
 import type { KeyValueStore } from '../../platform/cache'
 import { JsonCache } from '../../platform/cache/json-cache'
 import type { Db } from '../../platform/db/client'
+import type { Holding } from './domain/holdings'
+import { holdingsOf } from './holdings-table'
 import { orders } from './schema'
 
 export type OrderRow = typeof orders.$inferSelect
 
-const key = (login: number) => `pos:v1:${login}`
+const listKey = (login: number) => `pos:v1:${login}`
+const holdingsKey = (login: number) => `hold:v1:${login}`
 
 /**
- * Open positions and pending orders of a login, read through the shared cache (like the account read
- * model) because every account read computes live margin from them. Every trade write invalidates the
- * login after its transaction commits.
+ * Open positions and pending orders of a login, and its holdings, read through the shared cache (like
+ * the account read model) because every account read computes live margin from them. Every trade write
+ * invalidates the login after its transaction commits.
  */
 export class PositionReadModel {
   private readonly cache: JsonCache
   private readonly stmt
 
-  constructor(db: Db, store: KeyValueStore) {
+  constructor(
+    private readonly db: Db,
+    store: KeyValueStore,
+  ) {
     this.cache = new JsonCache(store, 30_000)
     this.stmt = db
       .select()
@@ -28,14 +34,19 @@ export class PositionReadModel {
   }
 
   async active(login: number): Promise<OrderRow[]> {
-    return (await this.cache.get(key(login), () => this.stmt.execute({ login }))) ?? []
+    return (await this.cache.get(listKey(login), () => this.stmt.execute({ login }))) ?? []
   }
 
   async open(login: number): Promise<OrderRow[]> {
     return (await this.active(login)).filter((o) => o.state === 'open')
   }
 
+  async holdings(login: number): Promise<Holding[]> {
+    const load = async () => (await holdingsOf(this.db, [login])).get(login) ?? []
+    return (await this.cache.get(holdingsKey(login), load)) ?? []
+  }
+
   invalidate(...logins: number[]) {
-    return this.cache.del(...logins.map(key))
+    return this.cache.del(...logins.flatMap((l) => [listKey(l), holdingsKey(l)]))
   }
 }

@@ -1,4 +1,5 @@
-import { index, integer, real, sqliteTable, text } from 'drizzle-orm/sqlite-core'
+import { sql } from 'drizzle-orm'
+import { index, integer, primaryKey, real, sqliteTable, text } from 'drizzle-orm/sqlite-core'
 
 /**
  * Orders and positions in one table, as MetaTrader keeps them: a pending order becomes a position in
@@ -35,11 +36,36 @@ export const orders = sqliteTable(
     /** Day number (epoch days) of the last swap rollover charged; a rollover runs once per day. */
     rolloverDay: integer('rollover_day').notNull().default(0),
     updatedAt: integer('updated_at').notNull(),
+    /** The app instance that wrote the row last, so `resync` reads only other instances' changes. */
+    origin: text('origin').notNull().default(''),
   },
   (t) => [
     index('orders_login_state').on(t.login, t.state),
-    index('orders_state_symbol').on(t.state, t.symbol),
-    index('orders_history').on(t.login, t.closeTime, t.ticket),
-    index('orders_updated').on(t.updatedAt),
+    // Partial: an open or pending order (every insert under load) does not touch the history index.
+    index('orders_history')
+      .on(t.login, t.closeTime, t.ticket)
+      .where(sql`state in ('closed', 'cancelled', 'expired')`),
+    index('orders_updated').on(t.updatedAt, t.origin),
   ],
+)
+
+/**
+ * Open positions netted per login, symbol and direction (domain/holdings.ts), kept in the transaction of
+ * every change to an open position. The margin check of an open reads one row per symbol here instead of
+ * aggregating every position of the account; the property test checks it against `orders`.
+ */
+export const holdings = sqliteTable(
+  'holdings',
+  {
+    login: integer('login').notNull(),
+    symbol: text('symbol').notNull(),
+    /** 0 buy, 1 sell. */
+    cmd: integer('cmd').notNull(),
+    volume: integer('volume').notNull(),
+    /** Sum of volume * open price. */
+    volumePrice: real('volume_price').notNull(),
+    commission: integer('commission').notNull(),
+    storage: integer('storage').notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.login, t.symbol, t.cmd] })],
 )

@@ -1,4 +1,4 @@
-import { and, desc, eq, gte, inArray, lt, or } from 'drizzle-orm'
+import { and, desc, eq, gte, lt, or, sql } from 'drizzle-orm'
 import type { AppContext } from '../../context'
 import type { Session } from '../../platform/auth/session'
 import type { Brand } from '../../platform/brand/registry'
@@ -15,11 +15,10 @@ import { checkPendingPrice, checkStops, checkVolume, isPendingCmd } from './doma
 import { commission as commissionOf, isBuy, marginInAccount } from './domain/formulas'
 import { afterTradeCommit, closeTx } from './execution'
 import { groupPrice, pricePositions, quoteLookup, sumExposure } from './exposure'
+import { openError } from './open-commit'
 import type { OrderRow } from './positions'
 import { orders } from './schema'
 import { orderView, tradeEvent } from './views'
-
-const openError = (message: string) => new ApiError(500, 'OPEN_ORDER_ERROR', message)
 
 /** The account a trade request names, scoped to the session; a login it may not see is 403 USER_NOT_FOUND. */
 const tradingAccount = (ctx: AppContext, brand: Brand, session: Session, login: number) =>
@@ -47,31 +46,6 @@ async function tradableSymbol(
   const quote = await groupPrice(ctx, gs)
   if (!quote) throw fail(`no price for ${symbol}`)
   return { gs, quote }
-}
-
-/** Free margin after adding `extraMargin`, computed from the account and its positions inside the transaction. */
-async function freeMarginTx(
-  ctx: AppContext,
-  tx: Tx,
-  account: AccountRecord,
-  group: GroupRecord,
-  extraMargin: number,
-) {
-  const [acct] = await tx.select().from(accounts).where(eq(accounts.login, account.login))
-  const open = await tx
-    .select()
-    .from(orders)
-    .where(and(eq(orders.login, account.login), eq(orders.state, 'open')))
-  const priced = await pricePositions(ctx, acct, group, open)
-  if (!priced) return null
-  const e = sumExposure(priced, group.currency)
-  const m = marginSnapshot({
-    balance: fromMinor(acct.balance, group.currency),
-    credit: fromMinor(acct.credit, group.currency),
-    ...e,
-    margin: e.margin + extraMargin,
-  })
-  return m?.margin_free ?? null
 }
 
 export interface OpenInput {
@@ -119,48 +93,41 @@ export async function openOrder(ctx: AppContext, brand: Brand, session: Session,
   const lookup = await quoteLookup(ctx)
   const comm = commissionOf(info, gs.sec, input.volume, price, group.currency, lookup)
   if (comm === null) throw openError(`no conversion rate from ${info.quoteCurrency} to ${group.currency}`)
-  const order = await ctx.db.transaction(async (tx) => {
-    if (!pending) {
-      const margin = marginInAccount(
-        info,
-        input.volume,
-        price,
-        account.leverage,
-        group.currency,
-        lookup,
-        gs.marginDivider,
-      )
-      if (margin === null) throw openError(`no conversion rate for the margin of ${input.symbol}`)
-      const free = await freeMarginTx(ctx, tx, account, group, margin)
-      if (free === null || free < 0)
-        throw openError(
-          `not enough money: the position needs ${margin.toFixed(2)} ${group.currency} of margin`,
-        )
-    }
-    const [row] = await tx
-      .insert(orders)
-      .values({
-        brandId: brand.id,
-        login: account.login,
-        symbol: input.symbol,
-        cmd: input.cmd,
-        volume: input.volume,
-        state: pending ? 'pending' : 'open',
-        openPrice: price,
-        openTime: now,
-        sl: input.sl,
-        tp: input.tp,
-        expiration: pending ? (input.expiration ?? 0) : 0,
-        comment: input.comment ?? '',
-        commission: roundToMinor(comm, group.currency),
-        rolloverDay: Math.floor(now / 86_400_000),
-        updatedAt: now,
-      })
-      .returning()
-    await enqueueEvent(tx, brand.id, 'trade.opened', tradeEvent(row), now)
-    return row
+  let margin: number | null = null
+  if (!pending) {
+    margin = marginInAccount(
+      info,
+      input.volume,
+      price,
+      account.leverage,
+      group.currency,
+      lookup,
+      gs.marginDivider,
+    )
+    if (margin === null) throw openError(`no conversion rate for the margin of ${input.symbol}`)
+  }
+  const { row: order } = await ctx.tradeOpens.submit({
+    group,
+    margin,
+    values: {
+      brandId: brand.id,
+      login: account.login,
+      symbol: input.symbol,
+      cmd: input.cmd,
+      volume: input.volume,
+      state: pending ? 'pending' : 'open',
+      openPrice: price,
+      openTime: now,
+      sl: input.sl,
+      tp: input.tp,
+      expiration: pending ? (input.expiration ?? 0) : 0,
+      comment: input.comment ?? '',
+      commission: roundToMinor(comm, group.currency),
+      rolloverDay: Math.floor(now / 86_400_000),
+      updatedAt: now,
+      origin: ctx.origin,
+    },
   })
-  await afterTradeCommit(ctx, order)
   return { order: order.ticket, trade: orderView(order, group.currency) }
 }
 
@@ -207,7 +174,7 @@ export async function modifyOrder(
   const row = await ctx.db.transaction(async (tx) => {
     const [r] = await tx
       .update(orders)
-      .set({ sl: input.sl, tp: input.tp, updatedAt: now })
+      .set({ sl: input.sl, tp: input.tp, updatedAt: now, origin: ctx.origin })
       .where(and(eq(orders.ticket, o.ticket), eq(orders.state, o.state), eq(orders.volume, o.volume)))
       .returning()
     if (r) await enqueueEvent(tx, brand.id, 'trade.modified', tradeEvent(r), now)
@@ -244,6 +211,7 @@ async function closePosition(
   const lookup = await quoteLookup(ctx)
   const result = await ctx.db.transaction((tx) =>
     closeTx(tx, {
+      origin: ctx.origin,
       order: o,
       spec: gs.info,
       currency: oc.group.currency,
@@ -326,7 +294,7 @@ export async function cancelOrder(ctx: AppContext, brand: Brand, session: Sessio
   const row = await ctx.db.transaction(async (tx) => {
     const [r] = await tx
       .update(orders)
-      .set({ state: 'cancelled', closeTime: now, closeReason: 'client', updatedAt: now })
+      .set({ state: 'cancelled', closeTime: now, closeReason: 'client', updatedAt: now, origin: ctx.origin })
       .where(and(eq(orders.ticket, input.order), eq(orders.state, 'pending')))
       .returning()
     if (r) await enqueueEvent(tx, brand.id, 'trade.cancelled', tradeEvent(r), now)
@@ -382,7 +350,8 @@ export async function history(
       and(
         eq(orders.login, account.login),
         eq(orders.brandId, brand.id),
-        inArray(orders.state, ['closed', 'cancelled', 'expired']),
+        // Literal, so SQLite can use the partial history index.
+        sql`${orders.state} in ('closed', 'cancelled', 'expired')`,
         q.from !== undefined ? gte(orders.closeTime, q.from * 1000) : undefined,
         q.to !== undefined ? lt(orders.closeTime, q.to * 1000) : undefined,
         after

@@ -2,14 +2,14 @@ import { mkdirSync } from 'node:fs'
 import { dirname } from 'node:path'
 import { type Client, createClient } from '@libsql/client'
 import { drizzle } from 'drizzle-orm/libsql'
-import * as schema from './schema'
 
 export type Db = ReturnType<typeof makeDrizzle>
 export type Tx = Parameters<Parameters<Db['transaction']>[0]>[0]
 /** Queries that work inside or outside a transaction. */
 export type Queryable = Db | Tx
 
-const makeDrizzle = (client: Client) => drizzle(client, { schema })
+// No relational `schema`: nothing uses db.query, and with it every transaction builds a query builder per table.
+const makeDrizzle = (client: Client) => drizzle(client)
 
 export interface Database {
   client: Client

@@ -1,0 +1,135 @@
+import { sql } from 'drizzle-orm'
+import type { AppContext } from '../../context'
+import type { Tx } from '../../platform/db/client'
+import { GroupCommit } from '../../platform/db/group-commit'
+import { ApiError } from '../../platform/errors'
+import { enqueueEvents } from '../../platform/outbox'
+import type { GroupRecord } from '../accounts/read-model'
+import { addHolding, type Holding } from './domain/holdings'
+import { marginWith } from './exposure'
+import { fundsOf } from './holdings-table'
+import type { OrderRow } from './positions'
+import type { orders } from './schema'
+import { tradeEvent } from './views'
+
+export const openError = (message: string) => new ApiError(500, 'OPEN_ORDER_ERROR', message)
+
+/** An order checked against symbol, session, volume and stops, waiting for the margin check and insert. */
+export interface OpenRequest {
+  values: typeof orders.$inferInsert & { login: number; brandId: number }
+  group: Pick<GroupRecord, 'id' | 'currency'>
+  /** Margin of the new position in the account currency; null for a pending order (no margin yet). */
+  margin: number | null
+}
+
+export interface Opened {
+  row: OrderRow
+  groupId: number
+}
+
+/**
+ * Opens orders by group commit (platform/db/group-commit): one transaction reads the balances and the
+ * holdings of every login in the batch, checks each order's free margin in arrival order (an order sees
+ * the ones accepted before it), inserts the accepted rows and their outbox events with one statement
+ * each. The margin check runs on the committed state inside the write lock, so two opens of one account
+ * never both spend the same free margin, on this instance or another.
+ */
+export function openCommitter(ctx: AppContext) {
+  return new GroupCommit<OpenRequest, Opened>(ctx.db, (tx, reqs) => commitOpens(ctx, tx, reqs), {
+    afterCommit: async (opened) => {
+      await ctx.positions.invalidate(...new Set(opened.map((o) => o.row.login)))
+      for (const o of opened) await ctx.engine.track(o.row, o.groupId)
+    },
+    onAfterCommitError: (e) =>
+      ctx.logger.log('error', 'after trade open', { err: e instanceof Error ? e.message : String(e) }),
+  })
+}
+
+async function commitOpens(ctx: AppContext, tx: Tx, reqs: OpenRequest[]): Promise<(Opened | Error)[]> {
+  const logins = [...new Set(reqs.filter((r) => r.margin !== null).map((r) => r.values.login))]
+  const funds = await fundsOf(tx, logins)
+  const results: (Opened | Error | null)[] = []
+  const accepted: OpenRequest[] = []
+  for (const r of reqs) {
+    if (r.margin !== null) {
+      const v = r.values
+      const a = funds.get(v.login)
+      const trial: Holding[] = (a?.holdings ?? []).map((h) => ({ ...h }))
+      addHolding(trial, {
+        symbol: v.symbol,
+        cmd: v.cmd,
+        volume: v.volume,
+        openPrice: v.openPrice,
+        commission: v.commission ?? 0,
+        storage: 0,
+      })
+      const m = a && (await marginWith(ctx, a, r.group, trial))
+      if (!m || m.margin_free < 0) {
+        results.push(
+          openError(
+            `not enough money: the position needs ${r.margin.toFixed(2)} ${r.group.currency} of margin`,
+          ),
+        )
+        continue
+      }
+      if (a) a.holdings = trial
+    }
+    results.push(null)
+    accepted.push(r)
+  }
+  if (accepted.length === 0) return results as Error[]
+  const rows = await insertOrders(tx, accepted)
+  await enqueueEvents(
+    tx,
+    rows.map((row) => ({ brandId: row.brandId, topic: 'trade.opened', payload: tradeEvent(row) })),
+    ctx.clock.now(),
+  )
+  let i = 0
+  return results.map((r) => r ?? { row: rows[i], groupId: accepted[i++].group.id })
+}
+
+/**
+ * Inserts the accepted orders with one constant statement (rows as one JSON parameter) and returns them
+ * as stored. Under the write lock the rows of one INSERT get consecutive tickets in the order given, the
+ * last being the statement's last insert rowid.
+ */
+async function insertOrders(tx: Tx, reqs: OpenRequest[]): Promise<OrderRow[]> {
+  const rows = reqs.map(
+    (r): Omit<OrderRow, 'ticket'> => ({
+      brandId: r.values.brandId,
+      login: r.values.login,
+      symbol: r.values.symbol,
+      cmd: r.values.cmd,
+      volume: r.values.volume,
+      state: r.values.state,
+      openPrice: r.values.openPrice,
+      openTime: r.values.openTime,
+      sl: r.values.sl ?? 0,
+      tp: r.values.tp ?? 0,
+      expiration: r.values.expiration ?? 0,
+      comment: r.values.comment ?? '',
+      commission: r.values.commission ?? 0,
+      storage: 0,
+      profit: 0,
+      closePrice: 0,
+      closeTime: 0,
+      closeReason: '',
+      parent: null,
+      rolloverDay: r.values.rolloverDay ?? 0,
+      updatedAt: r.values.updatedAt,
+      origin: r.values.origin ?? '',
+    }),
+  )
+  const res = await tx.run(sql`
+    insert into orders (brand_id, login, symbol, cmd, volume, state, open_price, open_time, sl, tp,
+                        expiration, comment, commission, rollover_day, updated_at, origin)
+    select value ->> 'brandId', value ->> 'login', value ->> 'symbol', value ->> 'cmd', value ->> 'volume',
+           value ->> 'state', value ->> 'openPrice', value ->> 'openTime', value ->> 'sl', value ->> 'tp',
+           value ->> 'expiration', value ->> 'comment', value ->> 'commission', value ->> 'rolloverDay',
+           value ->> 'updatedAt', value ->> 'origin'
+    from json_each(${JSON.stringify(rows)}) order by key`)
+  if (res.rowsAffected !== rows.length || res.lastInsertRowid === undefined)
+    throw new Error(`order insert wrote ${res.rowsAffected} of ${rows.length} rows`)
+  const first = Number(res.lastInsertRowid) - rows.length + 1
+  return rows.map((r, i) => ({ ...r, ticket: first + i }))
+}

@@ -1,0 +1,77 @@
+import type { Db, Tx } from './client'
+
+interface Waiting<In, Out> {
+  input: In
+  resolve: (v: Out) => void
+  reject: (e: unknown) => void
+}
+
+/**
+ * Group commit: requests that arrive while a write transaction runs are handled together in the next
+ * one, so a burst of N writes costs one BEGIN/COMMIT and a few set-based statements instead of N of
+ * each (the way matching engines and databases batch their journal writes). Idle, a request waits one
+ * event-loop turn at most. The handler answers every input with a value or an Error of its own; if it
+ * throws, the transaction rolls back and every request of the batch fails with that error.
+ */
+export class GroupCommit<In, Out> {
+  private queue: Waiting<In, Out>[] = []
+  private scheduled = false
+  private running = false
+
+  constructor(
+    private readonly db: Db,
+    private readonly handler: (tx: Tx, inputs: In[]) => Promise<(Out | Error)[]>,
+    private readonly opts: {
+      /** Runs once per committed batch before the requests resolve (cache invalidation, in-memory books). */
+      afterCommit?: (outputs: Out[]) => Promise<void>
+      /** A failed afterCommit does not fail requests whose writes are committed; it is reported here. */
+      onAfterCommitError?: (e: unknown) => void
+      maxBatch?: number
+    } = {},
+  ) {}
+
+  submit(input: In): Promise<Out> {
+    return new Promise<Out>((resolve, reject) => {
+      this.queue.push({ input, resolve, reject })
+      if (!this.scheduled && !this.running) {
+        this.scheduled = true
+        // One turn of the loop lets the requests parsed in the same poll join the batch.
+        setImmediate(() => void this.drain())
+      }
+    })
+  }
+
+  private async drain() {
+    this.scheduled = false
+    this.running = true
+    try {
+      while (this.queue.length > 0) {
+        const batch = this.queue.splice(0, this.opts.maxBatch ?? 500)
+        let results: (Out | Error)[]
+        try {
+          results = await this.db.transaction((tx) =>
+            this.handler(
+              tx,
+              batch.map((b) => b.input),
+            ),
+          )
+        } catch (e) {
+          for (const b of batch) b.reject(e)
+          continue
+        }
+        try {
+          await this.opts.afterCommit?.(results.filter((r): r is Out => !(r instanceof Error)))
+        } catch (e) {
+          this.opts.onAfterCommitError?.(e)
+        }
+        batch.forEach((b, i) => {
+          const r = results[i]
+          if (r instanceof Error) b.reject(r)
+          else b.resolve(r)
+        })
+      }
+    } finally {
+      this.running = false
+    }
+  }
+}
