@@ -34,9 +34,7 @@ export class CandleStore {
         closed.push({ symbol: t.symbol, bar, hourClosed: bucket(seconds, 'H1') !== bucket(bar.time, 'H1') })
     }
     if (closed.length === 0) return
-    await this.db.transaction(async (tx) => {
-      for (const c of closed) await writeBar(tx, c.symbol, c.bar)
-    })
+    await this.db.transaction((tx) => writeBars(tx, closed))
     for (const c of closed) for (const l of this.listeners) l(c.symbol, c.bar, c.hourClosed)
   }
 
@@ -47,9 +45,7 @@ export class CandleStore {
     )
     this.builders.clear()
     if (open.length === 0) return
-    await this.db.transaction(async (tx) => {
-      for (const c of open) await writeBar(tx, c.symbol, c.bar)
-    })
+    await this.db.transaction((tx) => writeBars(tx, open))
   }
 
   /** Bars of a timeframe since `fromSeconds`, ascending. */
@@ -73,20 +69,33 @@ export class CandleStore {
   }
 }
 
-async function writeBar(tx: Queryable, symbol: string, bar: Bar) {
-  for (const tf of ['M1', 'H1', 'D1'] as const)
-    await tx
-      .insert(candles)
-      .values({ symbol, timeframe: tf, ...bar, time: bucket(bar.time, tf) })
-      .onConflictDoUpdate({
-        target: [candles.symbol, candles.timeframe, candles.time],
-        set: {
-          high: sql`max(${candles.high}, excluded.high)`,
-          low: sql`min(${candles.low}, excluded.low)`,
-          close: sql`excluded.close`,
-          volume: sql`${candles.volume} + excluded.volume`,
-        },
-      })
+/**
+ * Rolls closed M1 bars into M1, H1 and D1 with one upsert statement (the rows travel as one JSON
+ * parameter): a minute boundary closes a bar for every quoted symbol at once, and a statement per bar
+ * and timeframe would hold the write lock for tens of milliseconds.
+ */
+async function writeBars(tx: Queryable, bars: { symbol: string; bar: Bar }[]) {
+  const rows = bars.flatMap(({ symbol, bar }) =>
+    (['M1', 'H1', 'D1'] as const).map((tf) => [
+      symbol,
+      tf,
+      bucket(bar.time, tf),
+      bar.open,
+      bar.high,
+      bar.low,
+      bar.close,
+      bar.volume,
+    ]),
+  )
+  await tx.run(sql`
+    insert into candles (symbol, timeframe, time, open, high, low, close, volume)
+    select value ->> 0, value ->> 1, value ->> 2, value ->> 3, value ->> 4, value ->> 5, value ->> 6, value ->> 7
+    from json_each(${JSON.stringify(rows)}) where true order by key
+    on conflict (symbol, timeframe, time) do update set
+      high = max(high, excluded.high),
+      low = min(low, excluded.low),
+      close = excluded.close,
+      volume = volume + excluded.volume`)
 }
 
 /** Inserts many bars of one timeframe (backfill), in chunks. */

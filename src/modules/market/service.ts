@@ -70,17 +70,40 @@ async function hourlyMetrics(ctx: AppContext, symbolList: string[]): Promise<Map
 const WATCH_VERSION = 'mw:v1:version'
 const watchKey = (brandId: number, login: number, version: string) => `mw:v1:${brandId}:${login}:${version}`
 
+const VERSION_FRESH_MS = 250
+const versions = new WeakMap<AppContext, { value: string; at: number }>()
+
 /** Bumped when an hourly candle closes (the cached lists then expire by key). */
-export function watchCandleClosed(ctx: AppContext) {
-  return ctx.store.incr(WATCH_VERSION, 365 * 86_400_000)
+export async function watchCandleClosed(ctx: AppContext) {
+  versions.delete(ctx)
+  await ctx.store.incr(WATCH_VERSION, 365 * 86_400_000)
+}
+
+/**
+ * The candle version of watch-list keys, re-read from the shared cache at most every 250 ms: another
+ * instance's hourly close reaches this one within that, this instance's own at once.
+ */
+async function watchVersion(ctx: AppContext) {
+  const now = ctx.clock.now()
+  const v = versions.get(ctx)
+  if (v && now - v.at >= 0 && now - v.at < VERSION_FRESH_MS) return v.value
+  const value = (await ctx.store.get(WATCH_VERSION)) ?? '0'
+  versions.set(ctx, { value, at: now })
+  return value
 }
 
 type WatchEntry = Metrics & { symbol: string; sort_index: number; color: string }
 
+const JSON_HEADERS = { headers: { 'content-type': 'application/json' } }
+const rendered = new WeakMap<AppContext, Map<string, { raw: string; assets: Record<string, WatchEntry> }>>()
+
 /**
  * A login's watch list, served from the shared cache under a key holding the brand, the login and the
  * candle version, so a list is never served to another login and expires when an hourly candle closes
- * or the list changes (add/delete delete the key).
+ * or the list changes (add/delete delete the key). The cache holds the rendered answer: the full list
+ * (empty prefix, what clients poll) is sent byte for byte; a prefix filters the decoded copy, which is
+ * kept per instance while the cached text stays the same. Both are sent as built (a Response), which
+ * is what the route's documented schema describes.
  */
 export async function watchList(
   ctx: AppContext,
@@ -88,40 +111,59 @@ export async function watchList(
   session: Session,
   login: number,
   prefix: string,
-) {
+): Promise<Response> {
   const { account, group } = await marketAccount(ctx, brand, session, login)
-  const version = (await ctx.store.get(WATCH_VERSION)) ?? '0'
+  const version = await watchVersion(ctx)
   const key = watchKey(brand.id, account.login, version)
-  let entries: WatchEntry[]
-  const hit = await ctx.store.get(key)
-  if (hit) entries = JSON.parse(hit)
-  else {
-    const rows = await ctx.db
-      .select()
-      .from(marketWatch)
-      .where(eq(marketWatch.login, account.login))
-      .orderBy(asc(marketWatch.sortIndex))
-    const visible: typeof rows = []
-    for (const r of rows) {
-      const gs = await ctx.refdata.forGroup(group.id, r.symbol)
-      if (gs && gs.sec.show === 1) visible.push(r)
-    }
-    const metrics = await hourlyMetrics(
-      ctx,
-      visible.map((r) => r.symbol),
-    )
-    entries = visible.map((r) => ({
+  let raw = await ctx.store.get(key)
+  if (!raw) {
+    raw = JSON.stringify({ assets: await buildWatchList(ctx, account.login, group.id) })
+    await ctx.store.set(key, raw, HOUR * 1000)
+  }
+  if (prefix === '') return new Response(raw, JSON_HEADERS)
+  let memo = rendered.get(ctx)
+  if (!memo) {
+    memo = new Map()
+    rendered.set(ctx, memo)
+  }
+  let decoded = memo.get(key)
+  if (!decoded || decoded.raw !== raw) {
+    if (memo.size >= 10_000) memo.clear()
+    decoded = { raw, assets: (JSON.parse(raw) as { assets: Record<string, WatchEntry> }).assets }
+    memo.set(key, decoded)
+  }
+  const p = prefix.toUpperCase()
+  const assets: Record<string, WatchEntry> = {}
+  for (const [symbol, e] of Object.entries(decoded.assets))
+    if (symbol.toUpperCase().startsWith(p)) assets[symbol] = e
+  return Response.json({ assets })
+}
+
+/** The entries of a watch list in its order, hidden symbols left out. */
+async function buildWatchList(ctx: AppContext, login: number, groupId: number) {
+  const rows = await ctx.db
+    .select()
+    .from(marketWatch)
+    .where(eq(marketWatch.login, login))
+    .orderBy(asc(marketWatch.sortIndex))
+  const visible: typeof rows = []
+  for (const r of rows) {
+    const gs = await ctx.refdata.forGroup(groupId, r.symbol)
+    if (gs && gs.sec.show === 1) visible.push(r)
+  }
+  const metrics = await hourlyMetrics(
+    ctx,
+    visible.map((r) => r.symbol),
+  )
+  const assets: Record<string, WatchEntry> = {}
+  for (const r of visible)
+    assets[r.symbol] = {
       symbol: r.symbol,
       sort_index: r.sortIndex,
       color: r.color,
       ...metrics.get(r.symbol)!,
-    }))
-    await ctx.store.set(key, JSON.stringify(entries), HOUR * 1000)
-  }
-  const p = prefix.toUpperCase()
-  const assets: Record<string, WatchEntry> = {}
-  for (const e of entries) if (e.symbol.toUpperCase().startsWith(p)) assets[e.symbol] = e
-  return { assets }
+    }
+  return assets
 }
 
 async function visibleSymbol(ctx: AppContext, groupId: number, symbol: string): Promise<GroupSymbol | null> {
@@ -130,6 +172,7 @@ async function visibleSymbol(ctx: AppContext, groupId: number, symbol: string): 
 }
 
 async function dropWatchCache(ctx: AppContext, brandId: number, login: number) {
+  // The shared version, not this instance's copy: the list must drop whatever key readers use now.
   const version = (await ctx.store.get(WATCH_VERSION)) ?? '0'
   await ctx.store.del(watchKey(brandId, login, version))
 }
