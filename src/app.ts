@@ -4,6 +4,7 @@ import { accountRoutes } from './modules/accounts/routes'
 import { authRoutes } from './modules/auth/routes'
 import { healthRoutes } from './modules/health/routes'
 import { managerRoutes } from './modules/manager/routes'
+import { marketAdminRoutes } from './modules/market/admin-routes'
 import { marketRoutes } from './modules/market/routes'
 import { tradingRoutes } from './modules/trading/routes'
 import { uploadRoutes } from './modules/uploads/routes'
@@ -30,6 +31,7 @@ export function createApp(deps: Deps, opts: { adapter?: ElysiaConfig<''>['adapte
     .use(managerRoutes(ctx))
     .use(tradingRoutes(ctx))
     .use(marketRoutes(ctx))
+    .use(marketAdminRoutes(ctx))
   return Object.assign(app, { ctx })
 }
 

@@ -4,7 +4,7 @@ import { AccountReadModel } from './modules/accounts/read-model'
 import { CandleStore } from './modules/market/candle-store'
 import { QuoteHub } from './modules/market/quotes'
 import { ReferenceData } from './modules/market/reference'
-import { watchCandleClosed } from './modules/market/service'
+import { bumpWatchVersion } from './modules/market/service'
 import { TriggerEngine } from './modules/trading/engine'
 import { accountExposure, type Exposure } from './modules/trading/exposure'
 import { type Opened, type OpenRequest, openCommitter } from './modules/trading/open-commit'
@@ -73,7 +73,7 @@ export function buildContext(deps: Deps): AppContext {
   ctx.quotes.onTicks((ticks) => ctx.engine.onTicks(ticks))
   // When an hourly candle closes, cached watch lists expire (their key holds the candle version).
   candles.onBarClosed((_symbol, _bar, hourClosed) => {
-    if (hourClosed) void watchCandleClosed(ctx)
+    if (hourClosed) void bumpWatchVersion(ctx)
   })
   return ctx
 }

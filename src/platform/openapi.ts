@@ -49,6 +49,11 @@ const TAGS = [
   { name: 'Trading', description: 'Orders and positions: open, modify, close, cancel, list, history' },
   { name: 'Market', description: 'Market watch, symbols, quotes (SSE stream and ingest)' },
   { name: 'Manager', description: 'Back-office routes for manager, admin and dealer sessions' },
+  {
+    name: 'Reference data',
+    description:
+      'Staff maintenance of symbols (deployment-wide), group security settings and symbol overrides',
+  },
 ]
 
 const SWAGGER_ASSETS = ['swagger-ui-bundle.js', 'swagger-ui.css', 'favicon-32x32.png'] as const

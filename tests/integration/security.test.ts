@@ -3,6 +3,7 @@ import { SignJWT } from 'jose'
 import { ACCESS_TYP } from '../../src/platform/auth/tokens'
 import { ManualClock } from '../../src/platform/clock'
 import { makeTestApp, type TestApp } from '../support/app'
+import { forexSymbol } from '../support/symbols'
 
 let t: TestApp
 const clock = new ManualClock(Date.now())
@@ -102,7 +103,16 @@ describe('JWT attack set: every forgery answers 401', () => {
 
 describe('authorization matrix: each session type against each route', () => {
   const F = 403
-  // [method, path, body, expected status for none, user, customer, manager, admin, dealer]
+  const D = 401 // trading routes answer PERMISSION_DENIED with 401 (spec 4.7)
+  const newSymbol = (kind: string) => forexSymbol(`MTX${kind.toUpperCase()}`)
+  const newGroup = (kind: string) => ({
+    name: `matrix-${kind}`,
+    account_mode: 'DEMO',
+    currency: 'USD',
+    leverage: 100,
+  })
+  const security = { show: 1, trade: 1, lot_min: 1, lot_max: 10_000, lot_step: 1 }
+  // [method, path, body (or body per session kind), expected status for none, user, customer, manager, admin, dealer]
   const routes: [string, string, unknown, number[]][] = [
     ['GET', '/account/me?login=100002', undefined, [401, 404, 200, 200, 200, 200]],
     ['PUT', '/account/me', { login: 100002, city: 'Paris' }, [401, 404, 200, 200, 200, 200]],
@@ -124,6 +134,34 @@ describe('authorization matrix: each session type against each route', () => {
     ['POST', '/manager/accounts/100002/balance', { type: 'deposit', amount: 1 }, [401, F, F, 200, 200, F]],
     ['GET', '/manager/accounts/100002/operations', undefined, [401, F, F, 200, 200, 200]],
     ['GET', '/health', undefined, [200, 200, 200, 200, 200, 200]],
+    // trading (spec 4.7: a session type without the right answers 401 PERMISSION_DENIED); no quotes are
+    // loaded here, so an allowed open reaches the price check and answers 500 OPEN_ORDER_ERROR
+    ['GET', '/trade/list?login=100001', undefined, [401, 200, D, 200, 200, 200]],
+    ['GET', '/trade/history?login=100001', undefined, [401, 200, D, 200, 200, 200]],
+    [
+      'POST',
+      '/trade/open',
+      { login: 100001, cmd: 0, volume: 1, symbol: 'EURUSD', sl: 0, tp: 0 },
+      [401, 500, D, 500, 500, 500],
+    ],
+    ['PUT', '/trade/modify', { order: 999_999, sl: 0, tp: 0 }, [401, 404, D, D, D, D]],
+    ['DELETE', '/trade/close', { order: 999_999 }, [401, 404, D, 404, 404, 404]],
+    ['DELETE', '/trade/cancel', { order: 999_999 }, [401, 401, D, 401, 401, 401]],
+    // market
+    ['GET', '/market/watch/list?login=100001&prefix=', undefined, [401, 200, F, 200, 200, 200]],
+    ['GET', '/market/symbol?login=100001&symbol=EURUSD', undefined, [401, 200, F, 200, 200, 200]],
+    ['GET', '/market/short/list?login=100001', undefined, [401, 200, F, 200, 200, 200]],
+    ['POST', '/market/quotes', { ticks: [{ symbol: 'BTCUSD', bid: 1, ask: 2 }] }, [401, F, F, F, 200, 200]],
+    // reference data: symbols are deployment-wide (admin), group settings belong to the brand's managers
+    ['GET', '/manager/symbols', undefined, [401, F, F, 200, 200, 200]],
+    ['POST', '/manager/symbols', newSymbol, [401, F, F, F, 200, F]],
+    ['PATCH', '/manager/symbols/EURUSD', { stops_level: 5 }, [401, F, F, F, 200, F]],
+    ['POST', '/manager/groups', newGroup, [401, F, F, 200, 200, F]],
+    ['PATCH', '/manager/groups/1', { margin_call: 90 }, [401, F, F, 200, 200, F]],
+    ['GET', '/manager/groups/1/trading', undefined, [401, F, F, 200, 200, 200]],
+    ['PUT', '/manager/groups/1/securities/Forex', security, [401, F, F, 200, 200, F]],
+    ['PUT', '/manager/groups/1/symbols/EURUSD', { spread: 12 }, [401, F, F, 200, 200, F]],
+    ['DELETE', '/manager/groups/1/symbols/EURUSD', undefined, [401, F, F, 200, 404, F]],
   ]
   const kinds = ['none', 'user', 'customer', 'manager', 'admin', 'dealer']
   for (const [method, path, body, expected] of routes)
@@ -132,7 +170,8 @@ describe('authorization matrix: each session type against each route', () => {
       for (const kind of kinds) {
         // sign-out revokes: use a fresh token for that row
         const token = path === '/sign/out' && kind !== 'none' ? await freshToken(kind) : tokens[kind]
-        got.push((await t.request(method, path, { token, body })).status)
+        const b = typeof body === 'function' ? body(kind) : body
+        got.push((await t.request(method, path, { token, body: b })).status)
       }
       expect(got).toEqual(expected)
     })

@@ -2,9 +2,10 @@ import { and, desc, eq, lt } from 'drizzle-orm'
 import type { AppContext } from '../../context'
 import type { Brand } from '../../platform/brand/registry'
 import { epochSeconds } from '../../platform/clock'
-import { ApiError } from '../../platform/errors'
+import { isUniqueViolation } from '../../platform/db/errors'
+import { ApiError, invalid } from '../../platform/errors'
 import { enqueueEvent } from '../../platform/outbox'
-import { fromMinor } from './domain/money'
+import { fromMinor, toMinor } from './domain/money'
 import { operationView } from './ledger'
 import { accounts, balanceOperations, groups } from './schema'
 import { accountNotFound } from './service'
@@ -107,5 +108,94 @@ export async function listOperations(
     rows: items.map((r) => operationView(r, acct.currency)),
     has_more: more,
     next_cursor: more ? items[items.length - 1].id : null,
+  }
+}
+
+export interface GroupInput {
+  name: string
+  account_mode: 'REAL' | 'DEMO'
+  currency: string
+  leverage: number
+  default_deposit?: number
+  margin_call?: number
+  stop_out?: number
+}
+
+export type GroupChanges = Partial<Omit<GroupInput, 'currency' | 'account_mode'>>
+
+const groupExists = (name: string) =>
+  new ApiError(409, 'GROUP_EXISTS', `group ${name} already exists in this brand`)
+
+function depositMinor(amount: number, currency: string) {
+  const m = toMinor(amount, currency)
+  if (m === null || m < 0) throw invalid(`default_deposit: not a non-negative amount of ${currency}`)
+  return m
+}
+
+/** The stop-out level must lie below the margin call level (both margin levels in percent). */
+function checkLevels(marginCall: number, stopOut: number) {
+  if (stopOut >= marginCall) throw invalid('stop_out: must be below margin_call')
+}
+
+/**
+ * A new group of the brand. Its security settings start empty (nothing visible or tradable) until staff
+ * add them with PUT /manager/groups/{id}/securities/{sec_group}.
+ */
+export async function createGroup(ctx: AppContext, brand: Brand, g: GroupInput) {
+  const marginCall = g.margin_call ?? 100
+  const stopOut = g.stop_out ?? 50
+  checkLevels(marginCall, stopOut)
+  try {
+    const [row] = await ctx.db.transaction((tx) =>
+      tx
+        .insert(groups)
+        .values({
+          brandId: brand.id,
+          name: g.name,
+          accountMode: g.account_mode,
+          currency: g.currency,
+          leverage: g.leverage,
+          defaultDeposit: depositMinor(g.default_deposit ?? 0, g.currency),
+          marginCall,
+          stopOut,
+          createdAt: ctx.clock.now(),
+        })
+        .returning(),
+    )
+    return groupView(row)
+  } catch (e) {
+    if (isUniqueViolation(e)) throw groupExists(g.name)
+    throw e
+  }
+}
+
+/** Renames a group or changes its leverage, demo deposit, margin call or stop-out level (brand-scoped). */
+export async function updateGroup(ctx: AppContext, brand: Brand, id: number, c: GroupChanges) {
+  try {
+    const row = await ctx.db.transaction(async (tx) => {
+      const [current] = await tx
+        .select()
+        .from(groups)
+        .where(and(eq(groups.id, id), eq(groups.brandId, brand.id)))
+      if (!current) throw new ApiError(404, 'GROUP_NOT_FOUND', 'group not found in this brand')
+      checkLevels(c.margin_call ?? current.marginCall, c.stop_out ?? current.stopOut)
+      const set = Object.fromEntries(
+        Object.entries({
+          name: c.name,
+          leverage: c.leverage,
+          defaultDeposit:
+            c.default_deposit === undefined ? undefined : depositMinor(c.default_deposit, current.currency),
+          marginCall: c.margin_call,
+          stopOut: c.stop_out,
+        }).filter(([, v]) => v !== undefined),
+      )
+      const [r] = await tx.update(groups).set(set).where(eq(groups.id, id)).returning()
+      return r
+    })
+    await ctx.accountsRead.invalidateGroup(id)
+    return groupView(row)
+  } catch (e) {
+    if (isUniqueViolation(e)) throw groupExists(c.name ?? '')
+    throw e
   }
 }

@@ -4,7 +4,13 @@ import { STAFF_SESSIONS } from '../../platform/auth/session'
 import { doc, errors } from '../../platform/openapi'
 import { Password } from '../../platform/schemas'
 import { security } from '../../platform/security'
-import { changeAccountSettings, listGroups, listOperations } from '../accounts/admin'
+import {
+  changeAccountSettings,
+  createGroup,
+  listGroups,
+  listOperations,
+  updateGroup,
+} from '../accounts/admin'
 import { OPERATIONS, postBalanceOperation } from '../accounts/ledger'
 import { openAccount } from '../accounts/open'
 import { Profile } from '../accounts/routes'
@@ -14,6 +20,15 @@ const ACCOUNT_ADMINS = { roles: ['SESSION_MANAGER', 'SESSION_ADMIN'] as const }
 const ANY_STAFF = { roles: STAFF_SESSIONS }
 const LoginParam = t.Object({ login: t.Integer({ minimum: 0 }) })
 const Flag = t.Integer({ minimum: 0, maximum: 1 })
+
+const GroupIdParam = t.Object({ id: t.Integer({ minimum: 1 }) })
+const GroupName = t.String({ minLength: 1, maxLength: 64, pattern: '^[A-Za-z0-9_\\\\-]+$' })
+const Leverage = t.Integer({ minimum: 1, maximum: 1000 })
+const GroupSettings = {
+  default_deposit: t.Optional(t.Number({ minimum: 0, description: 'credited to new DEMO accounts' })),
+  margin_call: t.Optional(t.Integer({ minimum: 1, maximum: 10_000, description: 'margin level (%)' })),
+  stop_out: t.Optional(t.Integer({ minimum: 0, maximum: 10_000, description: 'margin level (%)' })),
+}
 
 const Group = t.Object({
   id: t.Integer(),
@@ -65,6 +80,36 @@ export const managerRoutes = (ctx: AppContext) =>
       auth: ANY_STAFF,
       response: { 200: t.Object({ rows: t.Array(Group) }), ...errors(401, 403) },
       detail: doc('Manager', 'Groups of the brand'),
+    })
+    .post('/groups', ({ brand, body }) => createGroup(ctx, brand, body), {
+      auth: ACCOUNT_ADMINS,
+      body: t.Object({
+        name: GroupName,
+        account_mode: t.UnionEnum(['REAL', 'DEMO']),
+        currency: t.String({ pattern: '^[A-Z]{3}$', description: 'ISO 4217 code of the account currency' }),
+        leverage: Leverage,
+        ...GroupSettings,
+      }),
+      response: { 200: Group, ...errors(400, 401, 403, 409) },
+      detail: doc('Manager', 'Create a group of the brand', {
+        description:
+          'margin_call defaults to 100 and stop_out to 50 (margin levels in %); stop_out must be below margin_call. ' +
+          'The group starts with no security settings: add them with PUT /manager/groups/{id}/securities/{sec_group}. ' +
+          '409 GROUP_EXISTS for a name the brand already uses.',
+      }),
+    })
+    .patch('/groups/:id', ({ brand, params, body }) => updateGroup(ctx, brand, params.id, body), {
+      auth: ACCOUNT_ADMINS,
+      params: GroupIdParam,
+      body: t.Object(
+        { name: t.Optional(GroupName), leverage: t.Optional(Leverage), ...GroupSettings },
+        { minProperties: 1 },
+      ),
+      response: { 200: Group, ...errors(400, 401, 403, 404, 409) },
+      detail: doc('Manager', 'Change name, leverage, demo deposit, margin call or stop-out of a group', {
+        description:
+          'Currency and account mode are fixed once accounts exist. 404 GROUP_NOT_FOUND outside the brand.',
+      }),
     })
     .post(
       '/accounts',

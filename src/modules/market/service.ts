@@ -73,8 +73,8 @@ const watchKey = (brandId: number, login: number, version: string) => `mw:v1:${b
 const VERSION_FRESH_MS = 250
 const versions = new WeakMap<AppContext, { value: string; at: number }>()
 
-/** Bumped when an hourly candle closes (the cached lists then expire by key). */
-export async function watchCandleClosed(ctx: AppContext) {
+/** Bumped when an hourly candle closes or reference data changes (the cached lists then expire by key). */
+export async function bumpWatchVersion(ctx: AppContext) {
   versions.delete(ctx)
   await ctx.store.incr(WATCH_VERSION, 365 * 86_400_000)
 }

@@ -1,0 +1,262 @@
+import { and, eq, getTableColumns } from 'drizzle-orm'
+import type { AppContext } from '../../context'
+import type { Brand } from '../../platform/brand/registry'
+import { isUniqueViolation } from '../../platform/db/errors'
+import { ApiError, invalid } from '../../platform/errors'
+import { groups } from '../accounts/schema'
+import type { DaySessions } from './domain/sessions'
+import { groupSecurities, groupSymbols, symbols } from './schema'
+import { bumpWatchVersion } from './service'
+
+/**
+ * Staff maintenance of the reference data: symbols (deployment-wide, admin sessions), and per group of
+ * the brand its security settings and per-symbol overrides. Every write bumps the reference version so
+ * all instances reload within a second, and the watch-list version so no cached list keeps a symbol the
+ * group may no longer see.
+ */
+
+const symbolNotFound = (s: string) => new ApiError(404, 'SYMBOL_NOT_FOUND', `symbol ${s} does not exist`)
+const groupNotFound = () => new ApiError(404, 'GROUP_NOT_FOUND', 'group not found in this brand')
+
+type SymbolRow = typeof symbols.$inferSelect
+type SymbolColumns = ReturnType<typeof getTableColumns<typeof symbols>>
+const SYMBOL_COLUMNS = Object.entries(getTableColumns(symbols)) as [keyof SymbolColumns, { name: string }][]
+
+/** A symbol as the admin API shows it: every column under its spec 2.8 (snake_case) name, sessions parsed. */
+export function symbolAdminView(row: SymbolRow) {
+  const out: Record<string, unknown> = {}
+  for (const [key, col] of SYMBOL_COLUMNS) {
+    if (key === 'updatedAt') continue
+    out[col.name] =
+      key === 'sessions' ? JSON.parse(row.sessions) : key === 'ratings' ? JSON.parse(row.ratings) : row[key]
+  }
+  out.updated_time = Math.floor(row.updatedAt / 1000)
+  return out
+}
+
+/** The columns of a snake_case body (fields the schema accepted), sessions and ratings serialized. */
+function symbolColumns(body: Record<string, unknown>): Partial<SymbolRow> {
+  const out: Record<string, unknown> = {}
+  for (const [key, col] of SYMBOL_COLUMNS) {
+    if (!(col.name in body)) continue
+    const v = body[col.name]
+    out[key] = key === 'sessions' || key === 'ratings' ? JSON.stringify(v) : v
+  }
+  return out as Partial<SymbolRow>
+}
+
+/** Checks the rules a schema cannot express; `merged` is the symbol as it would be stored. */
+function checkSymbol(merged: Partial<SymbolRow>) {
+  const sessions = merged.sessions ? (JSON.parse(merged.sessions) as DaySessions[]) : null
+  if (sessions) {
+    if (sessions.length !== 7) throw invalid('sessions: 7 days are required, Sunday first')
+    sessions.forEach((d, i) => {
+      if (d.trade.length > 3) throw invalid(`sessions.${i}.trade: at most 3 intervals a day`)
+      d.trade.forEach((s, j) => {
+        const open = s.open_hour * 60 + s.open_min
+        const close = s.close_hour * 60 + s.close_min
+        if (!(open < close && close <= 24 * 60))
+          throw invalid(`sessions.${i}.trade.${j}: the interval must open before it closes, within the day`)
+      })
+    })
+  }
+  if (merged.marginMode === 2 && !(merged.marginInitial && merged.marginInitial > 0))
+    throw invalid('margin_initial: required (> 0) for the futures margin mode')
+}
+
+export async function listSymbols(ctx: AppContext) {
+  const rows = await ctx.db.select().from(symbols).orderBy(symbols.symbol)
+  return { rows: rows.map(symbolAdminView) }
+}
+
+export async function createSymbol(ctx: AppContext, body: Record<string, unknown>) {
+  const values = { ...symbolColumns(body), updatedAt: ctx.clock.now() } as SymbolRow
+  checkSymbol(values)
+  try {
+    const [row] = await ctx.db.transaction((tx) => tx.insert(symbols).values(values).returning())
+    await referenceChanged(ctx)
+    return symbolAdminView(row)
+  } catch (e) {
+    if (isUniqueViolation(e))
+      throw new ApiError(409, 'SYMBOL_EXISTS', `symbol ${values.symbol} already exists`)
+    throw e
+  }
+}
+
+export async function updateSymbol(ctx: AppContext, name: string, body: Record<string, unknown>) {
+  const changes = symbolColumns(body)
+  const row = await ctx.db.transaction(async (tx) => {
+    const [current] = await tx.select().from(symbols).where(eq(symbols.symbol, name))
+    if (!current) throw symbolNotFound(name)
+    checkSymbol({ ...current, ...changes })
+    const [r] = await tx
+      .update(symbols)
+      .set({ ...changes, updatedAt: ctx.clock.now() })
+      .where(eq(symbols.symbol, name))
+      .returning()
+    return r
+  })
+  await referenceChanged(ctx)
+  return symbolAdminView(row)
+}
+
+async function brandGroup(ctx: AppContext, brand: Brand, id: number) {
+  const [g] = await ctx.db
+    .select()
+    .from(groups)
+    .where(and(eq(groups.id, id), eq(groups.brandId, brand.id)))
+  if (!g) throw groupNotFound()
+  return g
+}
+
+const securityView = (s: typeof groupSecurities.$inferSelect) => ({
+  sec_group: s.secGroup,
+  show: s.show,
+  trade: s.trade,
+  lot_min: s.lotMin,
+  lot_max: s.lotMax,
+  lot_step: s.lotStep,
+  spread_diff: s.spreadDiff,
+  comm_base: s.commBase,
+  comm_type: s.commType,
+  comm_lots: s.commLots,
+  comm_agent: s.commAgent,
+  comm_agent_type: s.commAgentType,
+  comm_agent_lots: s.commAgentLots,
+  comm_tax: s.commTax,
+})
+
+const overrideView = (o: typeof groupSymbols.$inferSelect) => ({
+  symbol: o.symbol,
+  spread: o.spread,
+  spread_balance: o.spreadBalance,
+  margin_divider: o.marginDivider,
+})
+
+/** Security settings and symbol overrides of a group of the brand. */
+export async function groupTradingSettings(ctx: AppContext, brand: Brand, groupId: number) {
+  await brandGroup(ctx, brand, groupId)
+  const [secs, overrides] = await Promise.all([
+    ctx.db
+      .select()
+      .from(groupSecurities)
+      .where(eq(groupSecurities.groupId, groupId))
+      .orderBy(groupSecurities.secGroup),
+    ctx.db.select().from(groupSymbols).where(eq(groupSymbols.groupId, groupId)).orderBy(groupSymbols.symbol),
+  ])
+  return { securities: secs.map(securityView), overrides: overrides.map(overrideView) }
+}
+
+export interface SecurityInput {
+  show: number
+  trade: number
+  lot_min: number
+  lot_max: number
+  lot_step: number
+  spread_diff?: number
+  comm_base?: number
+  comm_type?: number
+  comm_lots?: number
+  comm_agent?: number
+  comm_agent_type?: number
+  comm_agent_lots?: number
+  comm_tax?: number
+}
+
+/** Creates or replaces the settings of one security group (e.g. Forex) for a group of the brand. */
+export async function putSecurity(
+  ctx: AppContext,
+  brand: Brand,
+  groupId: number,
+  secGroup: string,
+  s: SecurityInput,
+) {
+  await brandGroup(ctx, brand, groupId)
+  if (s.lot_min > s.lot_max) throw invalid('lot_min: must not exceed lot_max')
+  const known = await ctx.db
+    .select({ s: symbols.symbol })
+    .from(symbols)
+    .where(eq(symbols.secGroup, secGroup))
+    .limit(1)
+  if (known.length === 0) throw invalid(`sec_group: no symbol belongs to security group ${secGroup}`)
+  const values = {
+    groupId,
+    secGroup,
+    show: s.show,
+    trade: s.trade,
+    lotMin: s.lot_min,
+    lotMax: s.lot_max,
+    lotStep: s.lot_step,
+    spreadDiff: s.spread_diff ?? 0,
+    commBase: s.comm_base ?? 0,
+    commType: s.comm_type ?? 0,
+    commLots: s.comm_lots ?? 0,
+    commAgent: s.comm_agent ?? 0,
+    commAgentType: s.comm_agent_type ?? 0,
+    commAgentLots: s.comm_agent_lots ?? 0,
+    commTax: s.comm_tax ?? 0,
+  }
+  const [row] = await ctx.db.transaction((tx) =>
+    tx
+      .insert(groupSecurities)
+      .values(values)
+      .onConflictDoUpdate({ target: [groupSecurities.groupId, groupSecurities.secGroup], set: values })
+      .returning(),
+  )
+  await referenceChanged(ctx)
+  return securityView(row)
+}
+
+export interface OverrideInput {
+  spread?: number | null
+  spread_balance?: number | null
+  margin_divider?: number | null
+}
+
+/** Creates or replaces a group's override of one symbol; null fields fall back to the symbol's value. */
+export async function putOverride(
+  ctx: AppContext,
+  brand: Brand,
+  groupId: number,
+  symbol: string,
+  o: OverrideInput,
+) {
+  await brandGroup(ctx, brand, groupId)
+  const [known] = await ctx.db.select({ s: symbols.symbol }).from(symbols).where(eq(symbols.symbol, symbol))
+  if (!known) throw symbolNotFound(symbol)
+  const values = {
+    groupId,
+    symbol,
+    spread: o.spread ?? null,
+    spreadBalance: o.spread_balance ?? null,
+    marginDivider: o.margin_divider ?? null,
+  }
+  const [row] = await ctx.db.transaction((tx) =>
+    tx
+      .insert(groupSymbols)
+      .values(values)
+      .onConflictDoUpdate({ target: [groupSymbols.groupId, groupSymbols.symbol], set: values })
+      .returning(),
+  )
+  await referenceChanged(ctx)
+  return overrideView(row)
+}
+
+export async function deleteOverride(ctx: AppContext, brand: Brand, groupId: number, symbol: string) {
+  await brandGroup(ctx, brand, groupId)
+  const gone = await ctx.db.transaction((tx) =>
+    tx
+      .delete(groupSymbols)
+      .where(and(eq(groupSymbols.groupId, groupId), eq(groupSymbols.symbol, symbol)))
+      .returning(),
+  )
+  if (gone.length === 0)
+    throw new ApiError(404, 'OVERRIDE_NOT_FOUND', `group ${groupId} has no override for ${symbol}`)
+  await referenceChanged(ctx)
+  return { data: 'OK' as const }
+}
+
+async function referenceChanged(ctx: AppContext) {
+  await ctx.refdata.changed()
+  await bumpWatchVersion(ctx)
+}
