@@ -60,8 +60,9 @@ export async function wrk(
   await proc.exited
   const rps = Number(/Requests\/sec:\s+([\d.]+)/.exec(out)?.[1] ?? 0)
   const non2xx = Number(/Non-2xx or 3xx responses:\s+(\d+)/.exec(out)?.[1] ?? 0)
-  const p99 = /99%\s+([\d.]+\w+)/.exec(out)?.[1] ?? '?'
-  return { rps, non2xx, p99, p99ms: toMs(p99), raw: out }
+  const pct = (p: number) => new RegExp(`${p}%\\s+([\\d.]+\\w+)`).exec(out)?.[1] ?? '?'
+  const p99 = pct(99)
+  return { rps, non2xx, p50: pct(50), p90: pct(90), p99, p99ms: toMs(p99), raw: out }
 }
 
 function toMs(v: string): number {

@@ -37,10 +37,13 @@ export const httpPlatform = (ctx: AppContext) =>
       const incoming = request.headers.get('x-request-id')
       const requestId = incoming && REQUEST_ID.test(incoming) ? incoming : crypto.randomUUID()
       set.headers['x-request-id'] = requestId
-      const forwarded = ctx.config.trustProxy
-        ? request.headers.get('x-forwarded-for')?.split(',')[0]?.trim()
-        : undefined
-      const clientIp = forwarded || server?.requestIP(request)?.address || 'unknown'
+      // The client address is looked up only by the routes that need it (sign-in throttling).
+      const clientIp = () => {
+        const forwarded = ctx.config.trustProxy
+          ? request.headers.get('x-forwarded-for')?.split(',')[0]?.trim()
+          : undefined
+        return forwarded || server?.requestIP(request)?.address || 'unknown'
+      }
       return { requestId, clientIp, startedAt: performance.now() }
     })
     .onAfterResponse({ as: 'global' }, ({ request, route, set, requestId, startedAt }) => {

@@ -8,9 +8,25 @@ export interface Logger {
 const order: Record<LogLevel, number> = { debug: 10, info: 20, warn: 30, error: 40, silent: 100 }
 const secretKeys = /pass(word)?|secret|token|authorization|cookie/i
 
+const secretKeyMemo = new Map<string, boolean>()
+/** Whether a field name looks secret; field names repeat on every line, so the answer is remembered. */
+function isSecretKey(k: string) {
+  let s = secretKeyMemo.get(k)
+  if (s === undefined) {
+    s = secretKeys.test(k)
+    if (secretKeyMemo.size < 1000) secretKeyMemo.set(k, s)
+  }
+  return s
+}
+
 function redact(fields: Record<string, unknown>): Record<string, unknown> {
+  for (const k in fields) if (isSecretKey(k)) return redactCopy(fields)
+  return fields
+}
+
+function redactCopy(fields: Record<string, unknown>): Record<string, unknown> {
   const out: Record<string, unknown> = {}
-  for (const [k, v] of Object.entries(fields)) out[k] = secretKeys.test(k) ? '[redacted]' : v
+  for (const k in fields) out[k] = isSecretKey(k) ? '[redacted]' : fields[k]
   return out
 }
 

@@ -82,7 +82,7 @@ export const authRoutes = (ctx: AppContext) => {
     .post(
       '/sign/in',
       async ({ body, brand, cookie, clientIp, requestId }) => {
-        const r = await signInAccount(ctx, brand, body, { ip: clientIp, requestId })
+        const r = await signInAccount(ctx, brand, body, { ip: clientIp(), requestId })
         setSessionCookie(cookie, r.token)
         return r.body
       },
@@ -104,7 +104,7 @@ export const authRoutes = (ctx: AppContext) => {
     .post(
       '/customer/sign/in',
       async ({ body, brand, cookie, clientIp, requestId }) => {
-        const r = await signInCustomer(ctx, brand, body, { ip: clientIp, requestId })
+        const r = await signInCustomer(ctx, brand, body, { ip: clientIp(), requestId })
         setSessionCookie(cookie, r.token)
         return r.body
       },
@@ -147,7 +147,7 @@ export const authRoutes = (ctx: AppContext) => {
     .post(
       '/manager/sign/in',
       async ({ body, brand, cookie, clientIp, requestId }) => {
-        const r = await signInStaff(ctx, brand, body, { ip: clientIp, requestId })
+        const r = await signInStaff(ctx, brand, body, { ip: clientIp(), requestId })
         setSessionCookie(cookie, r.token)
         return r.body
       },
