@@ -29,17 +29,33 @@ function filePath(url: string): string | null {
 export async function openDatabase(url: string, authToken?: string): Promise<Database> {
   const path = filePath(url)
   if (path && path !== ':memory:') mkdirSync(dirname(path), { recursive: true })
-  const client = createClient({ url, authToken, intMode: 'number', timeout: 5, concurrency: 8 } as never)
+  const client = createClient({ url, authToken, intMode: 'number', timeout: 5, concurrency: POOL } as never)
   const db = makeDrizzle(client)
-  if (path) {
-    await client.execute('PRAGMA journal_mode = WAL')
-    await client.execute('PRAGMA synchronous = NORMAL')
-    await client.execute('PRAGMA busy_timeout = 5000')
-    serializeWrites(db)
-  }
+  if (!path) return { client, db, close: () => client.close() }
+  await client.execute('PRAGMA journal_mode = WAL')
+  await configureEveryConnection(client)
+  serializeWrites(db)
   return { client, db, close: () => client.close() }
 }
 
+const POOL = 8
+
+/**
+ * Connection settings of SQLite are per connection, and the client opens its pool lazily: every
+ * connection is opened and configured here, by pinning each one in a deferred transaction while the
+ * next is created (before, only the first connection had them, and a write could run on another with
+ * synchronous FULL and no busy timeout). synchronous NORMAL is durable in WAL mode except for the last
+ * commits on power loss.
+ */
+async function configureEveryConnection(client: Client) {
+  const pinned = []
+  for (let i = 0; i < POOL; i++) {
+    await client.execute('PRAGMA synchronous = NORMAL')
+    await client.execute('PRAGMA busy_timeout = 5000')
+    if (i < POOL - 1) pinned.push(await client.transaction('deferred'))
+  }
+  for (const tx of pinned) tx.close()
+}
 /**
  * The local libSQL driver is synchronous: a second connection waiting on SQLite's write lock blocks the
  * only JS thread, so the transaction holding the lock can never commit (an in-process deadlock until the
