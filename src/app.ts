@@ -6,6 +6,8 @@ import { healthRoutes } from './modules/health/routes'
 import { managerRoutes } from './modules/manager/routes'
 import { marketAdminRoutes } from './modules/market/admin-routes'
 import { marketRoutes } from './modules/market/routes'
+import { notificationRoutes } from './modules/notifications/routes'
+import { scriptRoutes } from './modules/scripts/routes'
 import { tradingRoutes } from './modules/trading/routes'
 import { uploadRoutes } from './modules/uploads/routes'
 import { httpPlatform } from './platform/http'
@@ -32,6 +34,8 @@ export function createApp(deps: Deps, opts: { adapter?: ElysiaConfig<''>['adapte
     .use(tradingRoutes(ctx))
     .use(marketRoutes(ctx))
     .use(marketAdminRoutes(ctx))
+    .use(notificationRoutes(ctx))
+    .use(scriptRoutes(ctx))
   return Object.assign(app, { ctx })
 }
 

@@ -49,6 +49,8 @@ const TAGS = [
   { name: 'Trading', description: 'Orders and positions: open, modify, close, cancel, list, history' },
   { name: 'Market', description: 'Market watch, symbols, quotes (SSE stream and ingest)' },
   { name: 'Manager', description: 'Back-office routes for manager, admin and dealer sessions' },
+  { name: 'Scripts', description: 'User scripts of an account login' },
+  { name: 'Notifications', description: 'Notifications of an account login; staff messages and broadcasts' },
   {
     name: 'Reference data',
     description:

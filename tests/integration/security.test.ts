@@ -162,6 +162,13 @@ describe('authorization matrix: each session type against each route', () => {
     ['PUT', '/manager/groups/1/securities/Forex', security, [401, F, F, 200, 200, F]],
     ['PUT', '/manager/groups/1/symbols/EURUSD', { spread: 12 }, [401, F, F, 200, 200, F]],
     ['DELETE', '/manager/groups/1/symbols/EURUSD', undefined, [401, F, F, 200, 404, F]],
+    // notifications: read by the account session, sent by managers and admins
+    ['GET', '/notify/list?limit=10&offset=0&filter=', undefined, [401, 200, F, F, F, F]],
+    ['PUT', '/notify/read', { all: true }, [401, 200, F, F, F, F]],
+    ['POST', '/manager/notify', { login: 100002, title: 'matrix', body: 'matrix' }, [401, F, F, 200, 200, F]],
+    // scripts: USER, MANAGER, ADMIN, DEALER (spec 4.6)
+    ['GET', '/scripts?login=100001', undefined, [401, 200, F, 200, 200, 200]],
+    ['POST', '/script', { login: 100001, name: 'matrix', script: 'x' }, [401, 200, F, 200, 200, 200]],
   ]
   const kinds = ['none', 'user', 'customer', 'manager', 'admin', 'dealer']
   for (const [method, path, body, expected] of routes)

@@ -5,6 +5,7 @@ import { orders } from '../../src/modules/trading/schema'
 import { ManualClock } from '../../src/platform/clock'
 import { outbox } from '../../src/platform/outbox-schema'
 import { makeTestApp, type TestApp } from '../support/app'
+import { quoteIngest } from '../support/quotes'
 
 // Monday 2026-01-05 12:00 UTC: forex, metals, indices and crypto trade; US stocks are closed.
 const clock = new ManualClock(Date.UTC(2026, 0, 5, 12, 0, 0))
@@ -12,12 +13,11 @@ let t: TestApp
 let user: string
 let dealer: string
 
-async function ingest(ticks: { symbol: string; bid: number; ask: number }[]) {
-  clock.advance(1000)
-  const r = await t.request('POST', '/market/quotes', { token: dealer, body: { ticks } })
-  expect(r.status).toBe(200)
-  return r.json
-}
+const ingest = quoteIngest(
+  () => t,
+  clock,
+  () => dealer,
+)
 const open = (body: Record<string, unknown>, token = user) =>
   t.request('POST', '/trade/open', { token, body: { login: 100001, sl: 0, tp: 0, ...body } })
 const state = async (ticket: number) =>

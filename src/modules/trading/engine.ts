@@ -6,6 +6,7 @@ import { fromMinor, roundToMinor } from '../accounts/domain/money'
 import { accounts } from '../accounts/schema'
 import { groupQuote } from '../market/domain/pricing'
 import type { Tick } from '../market/quotes'
+import { notifyTx } from '../notifications/service'
 import { stopOutOrder } from './domain/checks'
 import type { Quote } from './domain/conversion'
 import { isBuy, swapCharge } from './domain/formulas'
@@ -14,6 +15,7 @@ import { type Trigger, TriggerBook } from './domain/triggers'
 import { afterTradeCommit, closeTx } from './execution'
 import { marginWith, pricePositions, quoteLookup } from './exposure'
 import { holdingsOf } from './holdings-table'
+import * as notices from './notices'
 import type { OrderRow } from './positions'
 import { orders } from './schema'
 import { tradeEvent } from './views'
@@ -42,6 +44,8 @@ export class TriggerEngine {
   /** Pending orders with an expiration, so a tick does not walk every resting order. */
   private readonly expiring = new Set<number>()
   private lastSweep = 0
+  /** Logins whose margin call this instance has seen (the notification is written once per episode). */
+  private readonly marginCalled = new Set<number>()
   private syncedUpTo = 0
   readonly stats = { activated: 0, sl: 0, tp: 0, expired: 0, stoppedOut: 0, lostRaces: 0 }
 
@@ -166,20 +170,23 @@ export class TriggerEngine {
     const gs = group && (await this.ctx.refdata.forGroup(group.id, o.symbol))
     if (!group || !gs) return
     const level = trigger.kind === 'sl' ? o.sl : o.tp
-    const closed = await this.ctx.db.transaction(async (tx) =>
-      closeTx(tx, {
+    const kind = trigger.kind as 'sl' | 'tp'
+    const closed = await this.ctx.db.transaction(async (tx) => {
+      const r = await closeTx(tx, {
         origin: this.ctx.origin,
         order: o,
         spec: gs.info,
         currency: group.currency,
         volume: o.volume,
         price: isBuy(o.cmd) ? q.bid : q.ask,
-        reason: trigger.kind as 'sl' | 'tp',
+        reason: kind,
         lookup: await quoteLookup(this.ctx),
         now: this.ctx.clock.now(),
         guard: eq(trigger.kind === 'sl' ? orders.sl : orders.tp, level),
-      }),
-    )
+      })
+      if (r) await notifyTx(tx, notices.closedByTrigger(r.closed, kind, group.currency), this.ctx.clock.now())
+      return r
+    })
     if (closed) {
       this.stats[trigger.kind as 'sl' | 'tp']++
       await afterTradeCommit(this.ctx, closed.closed)
@@ -223,7 +230,7 @@ export class TriggerEngine {
           and(eq(orders.ticket, o.ticket), eq(orders.state, 'pending'), eq(orders.openPrice, o.openPrice)),
         )
         .returning()
-      if (r)
+      if (r) {
         await enqueueEvent(
           tx,
           o.brandId,
@@ -231,6 +238,8 @@ export class TriggerEngine {
           tradeEvent(r, { quote: q }),
           now,
         )
+        await notifyTx(tx, enough ? notices.activated(r, o.cmd) : notices.cancelledNoMoney(r), now)
+      }
       return r
     })
     if (row) {
@@ -276,7 +285,10 @@ export class TriggerEngine {
             ),
           )
           .returning()
-        if (r) await enqueueEvent(tx, o.brandId, 'trade.expired', tradeEvent(r), now)
+        if (r) {
+          await enqueueEvent(tx, o.brandId, 'trade.expired', tradeEvent(r), now)
+          await notifyTx(tx, notices.expired(r), now)
+        }
         return r
       })
       if (row) {
@@ -300,12 +312,13 @@ export class TriggerEngine {
         if (!account || !group) break
         // The check prices holdings (one row per symbol); only an account at stop-out prices its positions.
         const m = await marginWith(ctx, account, group, this.holdingsByLogin.get(login) ?? [])
+        if (m && guard === 0) await this.marginCallNotice(account, group, m)
         if (!m || m.margin <= 0 || m.margin_level > group.stopOut) break
         const priced = await pricePositions(ctx, account, group, await ctx.positions.open(login))
         if (!priced || priced.length === 0) break
         const worst = stopOutOrder(priced.map((p) => ({ ...p, ticket: p.order.ticket })))[0]
-        const closed = await ctx.db.transaction(async (tx) =>
-          closeTx(tx, {
+        const closed = await ctx.db.transaction(async (tx) => {
+          const r = await closeTx(tx, {
             origin: ctx.origin,
             order: worst.order,
             spec: worst.gs.info,
@@ -316,8 +329,11 @@ export class TriggerEngine {
             comment: `[so: ${m.margin_level.toFixed(2)}%/${m.equity.toFixed(2)}/${m.margin.toFixed(2)}]`,
             lookup: await quoteLookup(ctx),
             now: ctx.clock.now(),
-          }),
-        )
+          })
+          if (r)
+            await notifyTx(tx, notices.stoppedOut(r.closed, m.margin_level, group.currency), ctx.clock.now())
+          return r
+        })
         if (!closed) {
           await this.refresh(worst.order.ticket)
           break
@@ -326,6 +342,34 @@ export class TriggerEngine {
         await afterTradeCommit(ctx, closed.closed)
       }
     }
+  }
+
+  /**
+   * One margin-call notification per episode: written when the level first reaches the group's margin
+   * call, again only after it has recovered above it. SET NX in the shared cache makes it one across
+   * instances.
+   */
+  private async marginCallNotice(
+    account: { login: number; brandId: number },
+    group: { marginCall: number; stopOut: number },
+    m: { margin: number; margin_level: number },
+  ) {
+    const key = `mc:v1:${account.login}`
+    if (m.margin <= 0 || m.margin_level > group.marginCall) {
+      if (this.marginCalled.delete(account.login)) await this.ctx.store.del(key)
+      return
+    }
+    if (this.marginCalled.has(account.login)) return
+    this.marginCalled.add(account.login)
+    if (!(await this.ctx.store.setNX(key, '1', 7 * DAY_MS))) return
+    const n = notices.marginCall(
+      account.brandId,
+      account.login,
+      m.margin_level,
+      group.marginCall,
+      group.stopOut,
+    )
+    await this.ctx.db.transaction((tx) => notifyTx(tx, n, this.ctx.clock.now()))
   }
 
   /**

@@ -1,0 +1,88 @@
+import { Elysia, t } from 'elysia'
+import type { AppContext } from '../../context'
+import { doc, errors } from '../../platform/openapi'
+import { Login } from '../../platform/schemas'
+import { security } from '../../platform/security'
+import {
+  NOTIFICATION_LEVELS,
+  NOTIFICATION_TOKENS,
+  NOTIFICATION_TYPES,
+  STRUCTURE,
+} from './domain/notification'
+import { listNotifications, markRead, sendNotification } from './service'
+
+const USER_ONLY = { roles: ['SESSION_USER'] as const }
+const STAFF_WRITERS = { roles: ['SESSION_MANAGER', 'SESSION_ADMIN'] as const }
+
+const Message = t.Object({ title: t.String(), body: t.String() }, { title: 'NotificationMessage' })
+const Row = t.Tuple(
+  [
+    t.Integer({ description: 'id' }),
+    t.String({ description: `token: ${Object.keys(NOTIFICATION_TOKENS).join(', ')}` }),
+    Message,
+    t.Integer({ description: 'create_time, epoch seconds' }),
+    t.Integer({ description: 'open_time: when read, epoch seconds; 0 unread' }),
+    t.String({ description: `type: ${NOTIFICATION_TYPES.join(', ')}` }),
+    t.Integer({ description: 'status: 0 unread, 1 read' }),
+    t.String({ description: `level: ${NOTIFICATION_LEVELS.join(', ')}` }),
+    t.Record(t.String(), t.Unknown(), { description: 'description' }),
+    t.Record(t.String(), t.Unknown(), { description: 'data (e.g. ticket, symbol, price, alert id)' }),
+  ],
+  { title: 'NotificationRow' },
+)
+
+export const notificationRoutes = (ctx: AppContext) =>
+  new Elysia({ name: 'notification-routes', seed: ctx.instanceId })
+    .use(security(ctx))
+    .get('/notify/list', ({ brand, session, query }) => listNotifications(ctx, brand, session, query), {
+      auth: USER_ONLY,
+      query: t.Object({
+        limit: t.Integer({ minimum: 1, maximum: 500 }),
+        offset: t.Integer({ minimum: 0 }),
+        filter: t.String({
+          maxLength: 128,
+          description: 'text matched in the message title or body; empty for all',
+        }),
+      }),
+      response: {
+        200: t.Object({
+          structure: t.Array(t.String(), { description: `always ${STRUCTURE.join(', ')}` }),
+          rows: t.Array(Row),
+        }),
+        ...errors(400, 401, 403),
+      },
+      detail: doc('Notifications', "Notifications of the session's login, newest first", {
+        description:
+          'Account sessions only. Rows are arrays in the order of `structure`. Only rows addressed to the ' +
+          'login are listed; broadcasts (user id 0) never are. Tokens: order.activated, order.sl, order.tp, ' +
+          'order.expired (type trade); margin.call, margin.stop_out (type margin); alert.fired (type alert); ' +
+          'staff.message (type system). Levels: info, warning, critical.',
+      }),
+    })
+    .put('/notify/read', ({ brand, session, body }) => markRead(ctx, brand, session, body), {
+      auth: USER_ONLY,
+      body: t.Object({
+        ids: t.Optional(t.Array(t.Integer({ minimum: 1 }), { maxItems: 500 })),
+        all: t.Optional(t.Boolean()),
+      }),
+      response: { 200: t.Object({ data: t.Literal('OK'), updated: t.Integer() }), ...errors(400, 401, 403) },
+      detail: doc('Notifications', 'Mark notifications read', {
+        description:
+          'The given ids of the login, or all of them with `all: true`; sets status 1 and open_time.',
+      }),
+    })
+    .post('/manager/notify', ({ brand, body }) => sendNotification(ctx, brand, body), {
+      auth: STAFF_WRITERS,
+      body: t.Object({
+        login: t.Union([Login, t.Literal(0)], {
+          description: 'account login of the brand; 0 for a broadcast',
+        }),
+        title: t.String({ minLength: 1, maxLength: 120 }),
+        body: t.String({ minLength: 1, maxLength: 2000 }),
+        level: t.Optional(t.UnionEnum([...NOTIFICATION_LEVELS])),
+      }),
+      response: { 200: t.Object({ id: t.Integer() }), ...errors(400, 401, 403, 404) },
+      detail: doc('Notifications', 'Send a notification to a login or broadcast it (staff)', {
+        description: 'token staff.message, type system. 404 ACCOUNT_NOT_FOUND for a login outside the brand.',
+      }),
+    })
