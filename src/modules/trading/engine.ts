@@ -24,6 +24,7 @@ const DAY_MS = 86_400_000
 /** Another instance's transaction may commit a little after its clock stamped updated_at. */
 const RESYNC_OVERLAP_MS = 5000
 const bookKey = (symbol: string, groupId: number) => `${symbol}|${groupId}`
+const marginCallKey = (login: number) => `mc:v1:${login}`
 
 /**
  * Executes resting triggers (pending activation, SL, TP), expirations, stop-outs and swap rollovers.
@@ -94,6 +95,8 @@ export class TriggerEngine {
     if (!set || set.size === 0) {
       this.openByLogin.delete(login)
       this.holdingsByLogin.delete(login)
+      // no position, no margin: the margin-call episode is over
+      if (this.marginCalled.delete(login)) void this.ctx.store.del(marginCallKey(login)).catch(() => {})
     }
   }
 
@@ -354,7 +357,7 @@ export class TriggerEngine {
     group: { marginCall: number; stopOut: number },
     m: { margin: number; margin_level: number },
   ) {
-    const key = `mc:v1:${account.login}`
+    const key = marginCallKey(account.login)
     if (m.margin <= 0 || m.margin_level > group.marginCall) {
       if (this.marginCalled.delete(account.login)) await this.ctx.store.del(key)
       return
