@@ -1,6 +1,7 @@
 import { Elysia, type ElysiaConfig } from 'elysia'
 import { buildContext, type Deps } from './context'
 import { accountRoutes } from './modules/accounts/routes'
+import { alertRoutes } from './modules/alerts/routes'
 import { authRoutes } from './modules/auth/routes'
 import { healthRoutes } from './modules/health/routes'
 import { managerRoutes } from './modules/manager/routes'
@@ -36,6 +37,7 @@ export function createApp(deps: Deps, opts: { adapter?: ElysiaConfig<''>['adapte
     .use(marketAdminRoutes(ctx))
     .use(notificationRoutes(ctx))
     .use(scriptRoutes(ctx))
+    .use(alertRoutes(ctx))
   return Object.assign(app, { ctx })
 }
 

@@ -1,6 +1,7 @@
 import type { Config } from './config'
 import type { AccountRecord, GroupRecord } from './modules/accounts/read-model'
 import { AccountReadModel } from './modules/accounts/read-model'
+import { AlertEngine } from './modules/alerts/engine'
 import { CandleStore } from './modules/market/candle-store'
 import { QuoteHub } from './modules/market/quotes'
 import { ReferenceData } from './modules/market/reference'
@@ -40,6 +41,7 @@ export interface AppContext extends Deps {
   quotes: QuoteHub
   positions: PositionReadModel
   engine: TriggerEngine
+  alerts: AlertEngine
   /** Group commit of trade opens (one transaction per burst). */
   tradeOpens: GroupCommit<OpenRequest, Opened>
   /** Live exposure of an account's open positions (the trading module's answer to accounts). */
@@ -68,9 +70,11 @@ export function buildContext(deps: Deps): AppContext {
     origin: crypto.randomUUID().slice(0, 8),
   } as AppContext
   ctx.engine = new TriggerEngine(ctx)
+  ctx.alerts = new AlertEngine(ctx)
   ctx.tradeOpens = openCommitter(ctx)
   ctx.exposure = (account, group) => accountExposure(ctx, account, group)
   ctx.quotes.onTicks((ticks) => ctx.engine.onTicks(ticks))
+  ctx.quotes.onTicks((ticks) => ctx.alerts.onTicks(ticks))
   // When an hourly candle closes, cached watch lists expire (their key holds the candle version).
   candles.onBarClosed((_symbol, _bar, hourClosed) => {
     if (hourClosed) void bumpWatchVersion(ctx)

@@ -49,6 +49,7 @@ const TAGS = [
   { name: 'Trading', description: 'Orders and positions: open, modify, close, cancel, list, history' },
   { name: 'Market', description: 'Market watch, symbols, quotes (SSE stream and ingest)' },
   { name: 'Manager', description: 'Back-office routes for manager, admin and dealer sessions' },
+  { name: 'Price alerts', description: 'Price alerts of an account login, evaluated on every tick' },
   { name: 'Scripts', description: 'User scripts of an account login' },
   { name: 'Notifications', description: 'Notifications of an account login; staff messages and broadcasts' },
   {

@@ -169,6 +169,14 @@ describe('authorization matrix: each session type against each route', () => {
     // scripts: USER, MANAGER, ADMIN, DEALER (spec 4.6)
     ['GET', '/scripts?login=100001', undefined, [401, 200, F, 200, 200, 200]],
     ['POST', '/script', { login: 100001, name: 'matrix', script: 'x' }, [401, 200, F, 200, 200, 200]],
+    // price alerts: any session, for a login it may see (100002 is the demo customer's account)
+    [
+      'POST',
+      '/price_alert',
+      { login: 100002, symbol: 'EURUSD', side: 0, condition: 0, target_price: 2 },
+      [401, 404, 200, 200, 200, 200],
+    ],
+    ['GET', '/price_alerts?login=100002', undefined, [401, 404, 200, 200, 200, 200]],
   ]
   const kinds = ['none', 'user', 'customer', 'manager', 'admin', 'dealer']
   for (const [method, path, body, expected] of routes)

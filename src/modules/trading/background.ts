@@ -3,10 +3,11 @@ import { QuoteSimulator } from '../market/simulator-source'
 
 /**
  * Background loops of a server instance: the trigger engine's book (loaded, then kept in step with
- * other instances), the daily swap rollover and, when configured, the quote simulator.
+ * other instances), price alerts (loaded, expired on time), the daily swap rollover and, when configured, the quote simulator.
  */
 export async function startTradingLoops(ctx: AppContext) {
   await ctx.engine.resync()
+  await ctx.alerts.load()
   const timers: ReturnType<typeof setInterval>[] = []
   const safely = (name: string, fn: () => Promise<unknown>) => async () => {
     try {
@@ -18,6 +19,15 @@ export async function startTradingLoops(ctx: AppContext) {
   timers.push(
     setInterval(
       safely('order resync', () => ctx.engine.resync()),
+      2000,
+    ),
+  )
+  timers.push(
+    setInterval(
+      safely('alerts', async () => {
+        await ctx.alerts.load()
+        await ctx.alerts.expireDue()
+      }),
       2000,
     ),
   )

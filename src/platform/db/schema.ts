@@ -1,5 +1,6 @@
 // Every table of every module, for drizzle's relational queries and drizzle-kit.
 export * from '../../modules/accounts/schema'
+export * from '../../modules/alerts/schema'
 export * from '../../modules/auth/schema'
 export * from '../../modules/market/schema'
 export * from '../../modules/notifications/schema'

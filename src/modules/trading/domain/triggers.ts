@@ -1,3 +1,4 @@
+import { lowerBound, upperBound } from '../../../platform/sorted'
 import { isBuy } from './formulas'
 
 export type TriggerKind = 'sl' | 'tp' | 'activate'
@@ -57,30 +58,6 @@ export function isDue(side: BookSide, level: number, bid: number, ask: number): 
     case 'askAbove':
       return ask >= level
   }
-}
-
-/** First index whose level is >= x in an ascending array. */
-function lowerBound(a: Trigger[], x: number): number {
-  let lo = 0
-  let hi = a.length
-  while (lo < hi) {
-    const mid = (lo + hi) >>> 1
-    if (a[mid].level < x) lo = mid + 1
-    else hi = mid
-  }
-  return lo
-}
-
-/** First index whose level is > x in an ascending array. */
-function upperBound(a: Trigger[], x: number): number {
-  let lo = 0
-  let hi = a.length
-  while (lo < hi) {
-    const mid = (lo + hi) >>> 1
-    if (a[mid].level <= x) lo = mid + 1
-    else hi = mid
-  }
-  return lo
 }
 
 type SymbolBook = Record<BookSide, Trigger[]>

@@ -1,0 +1,188 @@
+/**
+ * Price alert conditions (spec 4.5 leaves the enumeration open). A level or moving condition describes a
+ * region of prices and fires when the price is in it while armed; a crossing or channel condition is armed
+ * only after a price outside its region was seen, so it fires on the transition. After a firing, repeat
+ * mode re-arms only once the price has left the region again (no firing on every tick beyond a level).
+ */
+export const CONDITIONS = {
+  PRICE_ABOVE: 0,
+  PRICE_BELOW: 1,
+  CROSS_UP: 2,
+  CROSS_DOWN: 3,
+  CROSS_ANY: 4,
+  CHANNEL_ENTER: 5,
+  CHANNEL_EXIT: 6,
+  MOVE_UP_PERCENT: 7,
+  MOVE_DOWN_PERCENT: 8,
+  MOVE_UP_AMOUNT: 9,
+  MOVE_DOWN_AMOUNT: 10,
+} as const
+
+export const CONDITION_NAMES = Object.fromEntries(
+  Object.entries(CONDITIONS).map(([k, v]) => [v, k]),
+) as Record<number, keyof typeof CONDITIONS>
+
+export const CONDITION_DOC = [
+  '0 PRICE_ABOVE: price >= target_price',
+  '1 PRICE_BELOW: price <= target_price',
+  '2 CROSS_UP: price reaches target_price from below (a price below it must have been seen)',
+  '3 CROSS_DOWN: price reaches target_price from above',
+  '4 CROSS_ANY: price crosses target_price either way',
+  '5 CHANNEL_ENTER: price enters [channel_low, channel_high] from outside',
+  '6 CHANNEL_EXIT: price leaves [channel_low, channel_high] from inside',
+  '7 MOVE_UP_PERCENT: price >= reference_price * (1 + move_threshold / 100)',
+  '8 MOVE_DOWN_PERCENT: price <= reference_price * (1 - move_threshold / 100)',
+  '9 MOVE_UP_AMOUNT: price >= reference_price + move_threshold',
+  '10 MOVE_DOWN_AMOUNT: price <= reference_price - move_threshold',
+].join('; ')
+
+export interface AlertSpec {
+  condition: number
+  targetPrice: number
+  channelLow: number
+  channelHigh: number
+  moveThreshold: number
+  referencePrice: number
+}
+
+export type Kind = 'level' | 'cross' | 'channel' | 'cross_any'
+const KIND: Record<number, Kind> = {
+  0: 'level',
+  1: 'level',
+  2: 'cross',
+  3: 'cross',
+  4: 'cross_any',
+  5: 'channel',
+  6: 'channel',
+  7: 'level',
+  8: 'level',
+  9: 'level',
+  10: 'level',
+}
+export const kindOf = (condition: number) => KIND[condition]
+
+/** Drops binary floating-point residue (1.1 * 1.01 is 1.1110000000000002); prices have at most 8 digits. */
+const clean = (x: number) => Math.round(x * 1e10) / 1e10
+
+/** The level a level/crossing/moving condition watches (moving conditions from their reference price). */
+export function levelOf(a: AlertSpec): number {
+  switch (a.condition) {
+    case CONDITIONS.MOVE_UP_PERCENT:
+      return clean(a.referencePrice * (1 + a.moveThreshold / 100))
+    case CONDITIONS.MOVE_DOWN_PERCENT:
+      return clean(a.referencePrice * (1 - a.moveThreshold / 100))
+    case CONDITIONS.MOVE_UP_AMOUNT:
+      return clean(a.referencePrice + a.moveThreshold)
+    case CONDITIONS.MOVE_DOWN_AMOUNT:
+      return clean(a.referencePrice - a.moveThreshold)
+    default:
+      return a.targetPrice
+  }
+}
+
+const firesUp = (c: number) =>
+  c === CONDITIONS.PRICE_ABOVE ||
+  c === CONDITIONS.CROSS_UP ||
+  c === CONDITIONS.MOVE_UP_PERCENT ||
+  c === CONDITIONS.MOVE_UP_AMOUNT
+
+/** Whether price p is in the condition's region (where it fires when armed). Not used for CROSS_ANY. */
+export function inRegion(a: AlertSpec, p: number): boolean {
+  if (a.condition === CONDITIONS.CHANNEL_ENTER) return p >= a.channelLow && p <= a.channelHigh
+  if (a.condition === CONDITIONS.CHANNEL_EXIT) return p < a.channelLow || p > a.channelHigh
+  const level = levelOf(a)
+  return firesUp(a.condition) ? p >= level : p <= level
+}
+
+/** Validation of 4.5: the fields each condition needs; a message naming the field, or null. */
+export function checkSpec(a: AlertSpec & { condition: number }, has: (f: string) => boolean): string | null {
+  const kind = kindOf(a.condition)
+  if (!kind) return `condition: one of 0..10 (${CONDITION_DOC})`
+  const levelish = a.condition <= CONDITIONS.CROSS_ANY
+  if (levelish) {
+    if (!has('target_price') || !(a.targetPrice > 0))
+      return 'target_price: required (> 0) for level and crossing conditions'
+  } else if (has('target_price')) return 'target_price: only for level and crossing conditions'
+  if (kind === 'channel') {
+    if (!has('channel_low') || !has('channel_high'))
+      return 'channel_low, channel_high: required for channel conditions'
+    if (!(a.channelLow < a.channelHigh)) return 'channel_low: must be below channel_high'
+  } else if (has('channel_low') || has('channel_high'))
+    return 'channel_low, channel_high: only for channel conditions'
+  if (a.condition >= CONDITIONS.MOVE_UP_PERCENT) {
+    if (!has('move_threshold') || !(a.moveThreshold > 0))
+      return 'move_threshold: required, > 0, for moving conditions'
+    if (a.condition === CONDITIONS.MOVE_DOWN_PERCENT && a.moveThreshold >= 100)
+      return 'move_threshold: a fall of 100% or more cannot happen'
+  } else if (has('move_threshold')) return 'move_threshold: only for moving conditions'
+  return null
+}
+
+/** In-memory evaluation state: `armed` for region conditions, the last side for CROSS_ANY. */
+export interface AlertState {
+  armed: boolean
+  side: 'above' | 'below' | null
+}
+
+/** The state of a new alert given the price now (null when the symbol has no quote yet). */
+export function initialState(a: AlertSpec, p: number | null): AlertState {
+  const kind = kindOf(a.condition)
+  if (kind === 'cross_any')
+    return { armed: true, side: p === null ? null : p >= a.targetPrice ? 'above' : 'below' }
+  if (kind === 'level') return { armed: true, side: null }
+  return { armed: p !== null && !inRegion(a, p), side: null }
+}
+
+/** One observation: whether the alert fires at p, and its next state (repeat mode re-arms after a reset). */
+export function step(a: AlertSpec, s: AlertState, p: number): { fired: boolean; next: AlertState } {
+  if (kindOf(a.condition) === 'cross_any') {
+    const side = p >= a.targetPrice ? 'above' : 'below'
+    return { fired: s.side !== null && side !== s.side, next: { armed: true, side } }
+  }
+  const inside = inRegion(a, p)
+  if (s.armed && inside) return { fired: true, next: { armed: false, side: null } }
+  if (!s.armed && !inside) return { fired: false, next: { armed: true, side: null } }
+  return { fired: false, next: s }
+}
+
+export interface Watch {
+  /** up: wake when price >= level; down: wake when price <= level. */
+  dir: 'up' | 'down'
+  level: number
+}
+
+/** The price levels at which the alert's evaluation can change, seen from price p (book entries). */
+export function watches(a: AlertSpec, s: AlertState, p: number | null): Watch[] {
+  const kind = kindOf(a.condition)
+  if (kind === 'cross_any') {
+    const L = a.targetPrice
+    if (s.side === 'below') return [{ dir: 'up', level: L }]
+    if (s.side === 'above') return [{ dir: 'down', level: L }]
+    return [
+      { dir: 'up', level: L },
+      { dir: 'down', level: L },
+    ]
+  }
+  if (kind === 'channel') {
+    const lo = a.channelLow
+    const hi = a.channelHigh
+    if (p === null)
+      return [
+        { dir: 'up', level: lo },
+        { dir: 'down', level: hi },
+        { dir: 'down', level: lo },
+        { dir: 'up', level: hi },
+      ]
+    if (p < lo) return [{ dir: 'up', level: lo }]
+    if (p > hi) return [{ dir: 'down', level: hi }]
+    return [
+      { dir: 'down', level: lo },
+      { dir: 'up', level: hi },
+    ]
+  }
+  const level = levelOf(a)
+  // armed: wake on entering the region; not armed: wake on leaving it
+  const towardRegion = firesUp(a.condition) ? 'up' : 'down'
+  const away = towardRegion === 'up' ? 'down' : 'up'
+  return [{ dir: s.armed ? towardRegion : away, level }]
+}

@@ -1,0 +1,204 @@
+import { and, eq, gt } from 'drizzle-orm'
+import type { AppContext } from '../../context'
+import type { Tick } from '../market/quotes'
+import { notifyTx } from '../notifications/service'
+import { LevelBook } from './domain/book'
+import { type AlertState, CONDITION_NAMES, initialState, watches } from './domain/conditions'
+import { rewatch, wake } from './domain/evaluate'
+import { priceAlerts } from './schema'
+
+export type AlertRow = typeof priceAlerts.$inferSelect
+
+/** A transaction may commit a little after its clock stamped updated_at. */
+const RESYNC_OVERLAP_MS = 5000
+const bookKey = (symbol: string, side: number) => `${symbol}|${side}`
+const priceOf = (q: { bid: number; ask: number }, side: number) => (side === 1 ? q.ask : q.bid)
+
+/**
+ * Evaluates active price alerts on every tick of their symbol and side, through per-symbol level books
+ * (domain/book.ts): a tick wakes only the alerts whose level it reached. A firing is a conditional UPDATE
+ * (still active, same fired count) with its notification in the same transaction, so it happens once
+ * even with several instances; a once-alert is then disabled, a repeat-alert waits for its reset.
+ */
+export class AlertEngine {
+  private readonly books = new Map<string, LevelBook>()
+  private readonly alerts = new Map<number, { row: AlertRow; spec: AlertRow; state: AlertState }>()
+  readonly stats = { fired: 0, expired: 0 }
+
+  constructor(private readonly ctx: AppContext) {}
+
+  private book(symbol: string, side: number) {
+    const k = bookKey(symbol, side)
+    let b = this.books.get(k)
+    if (!b) {
+      b = new LevelBook()
+      this.books.set(k, b)
+    }
+    return b
+  }
+
+  private syncedUpTo = 0
+
+  /**
+   * Loads the active alerts (start-up), then keeps up with alerts created or changed through other
+   * instances: ticks are evaluated where they are applied, so that instance must know every alert.
+   */
+  async load() {
+    const now = this.ctx.clock.now()
+    const rows =
+      this.syncedUpTo === 0
+        ? await this.ctx.db.select().from(priceAlerts).where(eq(priceAlerts.active, 1))
+        : await this.ctx.db
+            .select()
+            .from(priceAlerts)
+            .where(gt(priceAlerts.updatedAt, this.syncedUpTo - RESYNC_OVERLAP_MS))
+    for (const r of rows) {
+      const known = this.alerts.get(r.id)
+      if (!known || known.row.updatedAt !== r.updatedAt || r.active !== 1) this.track(r)
+    }
+    this.syncedUpTo = now
+  }
+
+  /** Files (or re-files, or drops) an alert after a write; its state starts from the current quote. */
+  track(row: AlertRow) {
+    this.untrack(row.id)
+    if (row.active !== 1) return
+    const q = this.ctx.quotes.peek(row.symbol)
+    const p = q ? priceOf(q, row.side) : null
+    const state = initialState(row, p)
+    this.alerts.set(row.id, { row, spec: row, state })
+    this.book(row.symbol, row.side).place(row.id, watches(row, state, p))
+  }
+
+  untrack(id: number) {
+    const a = this.alerts.get(id)
+    if (!a) return
+    this.alerts.delete(id)
+    this.books.get(bookKey(a.row.symbol, a.row.side))?.remove(id)
+  }
+
+  get size() {
+    return this.alerts.size
+  }
+
+  async onTicks(ticks: Tick[]) {
+    const nowS = Math.floor(this.ctx.clock.now() / 1000)
+    for (const t of ticks)
+      for (const side of [0, 1]) {
+        const b = this.books.get(bookKey(t.symbol, side))
+        if (!b || b.size === 0) continue
+        const p = priceOf(t, side)
+        for (const { id, fired } of wake(b, p, (id) => this.alerts.get(id))) {
+          const a = this.alerts.get(id)
+          if (!a) continue
+          if (a.row.expiresAt > 0 && a.row.expiresAt <= nowS) {
+            await this.expire(a.row)
+            continue
+          }
+          if (fired && !(await this.fire(a.row, p))) continue
+          const still = this.alerts.get(id)
+          if (still) rewatch(b, id, still, p)
+        }
+      }
+  }
+
+  /** Writes the firing and its notification; false when the alert is gone (another instance, a client). */
+  private async fire(row: AlertRow, price: number): Promise<boolean> {
+    const now = this.ctx.clock.now()
+    const once = row.repeatMode === 0
+    const updated = await this.ctx.db.transaction(async (tx) => {
+      const [r] = await tx
+        .update(priceAlerts)
+        .set({
+          firedCount: row.firedCount + 1,
+          lastFiredAt: Math.floor(now / 1000),
+          lastPrice: price,
+          active: once ? 0 : 1,
+          updatedAt: now,
+        })
+        .where(
+          and(
+            eq(priceAlerts.id, row.id),
+            eq(priceAlerts.active, 1),
+            eq(priceAlerts.firedCount, row.firedCount),
+          ),
+        )
+        .returning()
+      if (r) await notifyTx(tx, firedNotice(r, price), now)
+      return r
+    })
+    if (!updated) {
+      this.untrack(row.id)
+      return false
+    }
+    this.stats.fired++
+    if (once) this.untrack(row.id)
+    else {
+      const a = this.alerts.get(row.id)
+      if (a) {
+        a.row = updated
+        a.spec = updated
+      }
+    }
+    return true
+  }
+
+  private async expire(row: AlertRow) {
+    this.untrack(row.id)
+    await this.ctx.db.transaction((tx) =>
+      tx
+        .update(priceAlerts)
+        .set({ active: 0, updatedAt: this.ctx.clock.now() })
+        .where(and(eq(priceAlerts.id, row.id), eq(priceAlerts.active, 1))),
+    )
+    this.stats.expired++
+  }
+
+  /** Alerts past expires_at are disabled even when their symbol does not tick. */
+  async expireDue() {
+    const nowS = Math.floor(this.ctx.clock.now() / 1000)
+    for (const { row } of [...this.alerts.values()])
+      if (row.expiresAt > 0 && row.expiresAt <= nowS) await this.expire(row)
+  }
+}
+
+const CONDITION_WORDS: Record<string, string> = {
+  PRICE_ABOVE: 'is at or above',
+  PRICE_BELOW: 'is at or below',
+  CROSS_UP: 'crossed up through',
+  CROSS_DOWN: 'crossed down through',
+  CROSS_ANY: 'crossed',
+  CHANNEL_ENTER: 'entered the channel',
+  CHANNEL_EXIT: 'left the channel',
+  MOVE_UP_PERCENT: 'rose',
+  MOVE_DOWN_PERCENT: 'fell',
+  MOVE_UP_AMOUNT: 'rose',
+  MOVE_DOWN_AMOUNT: 'fell',
+}
+
+function firedNotice(r: AlertRow, price: number) {
+  const name = CONDITION_NAMES[r.condition]
+  const sideName = r.side === 1 ? 'ask' : 'bid'
+  let what: string
+  if (name === 'CHANNEL_ENTER' || name === 'CHANNEL_EXIT')
+    what = `${CONDITION_WORDS[name]} ${r.channelLow}–${r.channelHigh}`
+  else if (name.startsWith('MOVE_'))
+    what = `${CONDITION_WORDS[name]} ${r.moveThreshold}${name.endsWith('PERCENT') ? '%' : ''} from ${r.referencePrice}`
+  else what = `${CONDITION_WORDS[name]} ${r.targetPrice}`
+  return {
+    brandId: r.brandId,
+    login: r.login,
+    token: 'alert.fired' as const,
+    level: 'info' as const,
+    title: `${r.symbol} ${sideName} ${what}`,
+    body: `${r.symbol} ${sideName} is ${price}: it ${what}.${r.message ? ` ${r.message}` : ''}`,
+    data: {
+      alert_id: r.id,
+      symbol: r.symbol,
+      side: r.side,
+      condition: r.condition,
+      condition_name: name,
+      price,
+    },
+  }
+}

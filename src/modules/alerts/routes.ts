@@ -1,0 +1,110 @@
+import { Elysia, t } from 'elysia'
+import type { AppContext } from '../../context'
+import { doc, errors } from '../../platform/openapi'
+import { Login, Ok } from '../../platform/schemas'
+import { security } from '../../platform/security'
+import { CONDITION_DOC } from './domain/conditions'
+import { createAlert, deleteAlert, listAlerts, MAX_ACTIVE_ALERTS, updateAlert } from './service'
+
+const ANY = {
+  roles: ['SESSION_USER', 'SESSION_CUSTOMER', 'SESSION_MANAGER', 'SESSION_ADMIN', 'SESSION_DEALER'] as const,
+}
+const price = t.Number({ exclusiveMinimum: 0 })
+
+const fields = {
+  login: Login,
+  symbol: t.String({ minLength: 1, maxLength: 32, pattern: '^[A-Za-z0-9._#-]+$' }),
+  indicator_name: t.Optional(t.String({ maxLength: 64, description: 'display name or source label' })),
+  message: t.Optional(t.String({ maxLength: 500, description: 'custom text added to the notification' })),
+  side: t.Integer({ minimum: 0, maximum: 1, description: 'price source: 0 bid, 1 ask' }),
+  condition: t.Integer({ minimum: 0, maximum: 10, description: CONDITION_DOC }),
+  target_price: t.Optional(price),
+  channel_low: t.Optional(price),
+  channel_high: t.Optional(price),
+  move_threshold: t.Optional(t.Number({ description: 'percent or price amount; > 0' })),
+  repeat_mode: t.Optional(
+    t.Integer({
+      minimum: 0,
+      maximum: 1,
+      description:
+        '0 once (the alert is disabled after firing), 1 repeat (re-armed after the condition resets)',
+    }),
+  ),
+  expires_at: t.Optional(t.Integer({ minimum: 0, description: 'epoch seconds; 0 none' })),
+  reference_price: t.Optional(price),
+  reference_time: t.Optional(t.Integer({ minimum: 0 })),
+}
+
+const Alert = t.Object(
+  {
+    id: t.Integer(),
+    login: t.Integer(),
+    symbol: t.String(),
+    indicator_name: t.String(),
+    message: t.String(),
+    side: t.Integer(),
+    condition: t.Integer(),
+    target_price: t.Number(),
+    channel_low: t.Number(),
+    channel_high: t.Number(),
+    move_threshold: t.Number(),
+    repeat_mode: t.Integer(),
+    expires_at: t.Integer(),
+    reference_price: t.Number(),
+    reference_time: t.Integer(),
+    active: t.Integer({ description: '1 active; 0 fired (once), expired or disabled' }),
+    fired_count: t.Integer(),
+    last_fired_at: t.Integer({ description: 'epoch seconds; 0 never' }),
+    last_price: t.Number({ description: 'price of the last firing' }),
+    created_time: t.Integer(),
+  },
+  { title: 'PriceAlert' },
+)
+const Saved = t.Object({ id: t.Integer(), alert: Alert })
+const IdParam = t.Object({ id: t.Integer({ minimum: 1 }) })
+
+export const alertRoutes = (ctx: AppContext) =>
+  new Elysia({ name: 'alert-routes', seed: ctx.instanceId })
+    .use(security(ctx))
+    .post('/price_alert', ({ brand, session, body }) => createAlert(ctx, brand, session, body), {
+      auth: ANY,
+      body: t.Object(fields),
+      response: { 200: Saved, ...errors(400, 401, 403, 404, 500) },
+      detail: doc('Price alerts', 'Create a price alert', {
+        description:
+          `Conditions: ${CONDITION_DOC}. target_price only for conditions 0-4; channel_low < channel_high for 5-6; ` +
+          'move_threshold > 0 for 7-10, measured from reference_price (default: the current price) ; 400 INVALID_DATA ' +
+          'otherwise. Evaluated on every tick of the symbol on the chosen side (the feed price). A firing writes a ' +
+          `notification (token alert.fired). At most ${MAX_ACTIVE_ALERTS} active alerts per login: ` +
+          "400 ALERT_LIMIT_REACHED. The login must be the session's (own login, a customer's own account, staff in the brand).",
+      }),
+    })
+    .get('/price_alerts', ({ brand, session, query }) => listAlerts(ctx, brand, session, query.login), {
+      auth: ANY,
+      query: t.Object({ login: Login }),
+      response: { 200: t.Object({ rows: t.Array(Alert) }), ...errors(400, 401, 403, 404) },
+      detail: doc('Price alerts', 'Alerts of a login, active and past'),
+    })
+    .put(
+      '/price_alert/:id',
+      ({ brand, session, params, body }) => updateAlert(ctx, brand, session, params.id, body),
+      {
+        auth: ANY,
+        params: IdParam,
+        body: t.Object({
+          ...fields,
+          active: t.Optional(t.Integer({ minimum: 0, maximum: 1, description: 'default 1; 0 disables' })),
+        }),
+        response: { 200: Saved, ...errors(400, 401, 403, 404) },
+        detail: doc('Price alerts', 'Replace an alert', {
+          description:
+            'Same rules as creation; the alert is re-armed from the current price. 404 ALERT_NOT_FOUND.',
+        }),
+      },
+    )
+    .delete('/price_alert/:id', ({ brand, session, params }) => deleteAlert(ctx, brand, session, params.id), {
+      auth: ANY,
+      params: IdParam,
+      response: { 200: Ok, ...errors(400, 401, 403, 404) },
+      detail: doc('Price alerts', 'Delete an alert', { description: '404 ALERT_NOT_FOUND.' }),
+    })

@@ -1,0 +1,184 @@
+import { and, count, eq } from 'drizzle-orm'
+import type { AppContext } from '../../context'
+import type { Session } from '../../platform/auth/session'
+import type { Brand } from '../../platform/brand/registry'
+import { ApiError, invalid } from '../../platform/errors'
+import { loadAccountView } from '../accounts/service'
+import { checkSpec } from './domain/conditions'
+import type { AlertRow } from './engine'
+import { priceAlerts } from './schema'
+
+/** Active alerts a login may keep. */
+export const MAX_ACTIVE_ALERTS = 200
+
+export interface AlertInput {
+  login: number
+  symbol: string
+  indicator_name?: string
+  message?: string
+  side: number
+  condition: number
+  target_price?: number
+  channel_low?: number
+  channel_high?: number
+  move_threshold?: number
+  repeat_mode?: number
+  expires_at?: number
+  reference_price?: number
+  reference_time?: number
+}
+
+export const alertView = (r: AlertRow) => ({
+  id: r.id,
+  login: r.login,
+  symbol: r.symbol,
+  indicator_name: r.indicatorName,
+  message: r.message,
+  side: r.side,
+  condition: r.condition,
+  target_price: r.targetPrice,
+  channel_low: r.channelLow,
+  channel_high: r.channelHigh,
+  move_threshold: r.moveThreshold,
+  repeat_mode: r.repeatMode,
+  expires_at: r.expiresAt,
+  reference_price: r.referencePrice,
+  reference_time: r.referenceTime,
+  active: r.active,
+  fired_count: r.firedCount,
+  last_fired_at: r.lastFiredAt,
+  last_price: r.lastPrice,
+  created_time: Math.floor(r.createdAt / 1000),
+})
+
+/** The alert's login scoped to the session (own login, a customer's own account, staff in the brand). */
+async function alertAccount(ctx: AppContext, brand: Brand, session: Session, login: number) {
+  return loadAccountView(ctx, brand, session, login)
+}
+
+/** Checks the fields of 4.5 and turns them into columns; moving conditions default their reference to now. */
+async function columns(ctx: AppContext, groupId: number, i: AlertInput) {
+  const gs = await ctx.refdata.forGroup(groupId, i.symbol)
+  if (!gs || gs.sec.show !== 1) throw invalid(`symbol: ${i.symbol} is not available for the account`)
+  const has = (f: string) => (i as unknown as Record<string, unknown>)[f] !== undefined
+  const q = ctx.quotes.peek(i.symbol)
+  const spec = {
+    condition: i.condition,
+    targetPrice: i.target_price ?? 0,
+    channelLow: i.channel_low ?? 0,
+    channelHigh: i.channel_high ?? 0,
+    moveThreshold: i.move_threshold ?? 0,
+    referencePrice: i.reference_price ?? (q ? (i.side === 1 ? q.ask : q.bid) : 0),
+  }
+  const problem = checkSpec(spec, has)
+  if (problem) throw invalid(problem)
+  if (i.condition >= 7 && !(spec.referencePrice > 0))
+    throw invalid('reference_price: required for moving conditions while the symbol has no quote')
+  const nowS = Math.floor(ctx.clock.now() / 1000)
+  if (i.expires_at && i.expires_at <= nowS) throw invalid('expires_at: must be in the future (or 0 for none)')
+  return {
+    symbol: i.symbol,
+    indicatorName: i.indicator_name ?? '',
+    message: i.message ?? '',
+    side: i.side,
+    ...spec,
+    repeatMode: i.repeat_mode ?? 0,
+    expiresAt: i.expires_at ?? 0,
+    referenceTime: i.reference_time ?? (i.condition >= 7 ? nowS : 0),
+  }
+}
+
+export async function createAlert(ctx: AppContext, brand: Brand, session: Session, input: AlertInput) {
+  const { account, group } = await alertAccount(ctx, brand, session, input.login)
+  const cols = await columns(ctx, group.id, input)
+  const now = ctx.clock.now()
+  const row = await ctx.db.transaction(async (tx) => {
+    const [{ n }] = await tx
+      .select({ n: count() })
+      .from(priceAlerts)
+      .where(and(eq(priceAlerts.login, account.login), eq(priceAlerts.active, 1)))
+    if (n >= MAX_ACTIVE_ALERTS)
+      throw new ApiError(
+        400,
+        'ALERT_LIMIT_REACHED',
+        `a login keeps at most ${MAX_ACTIVE_ALERTS} active alerts; delete or disable some first`,
+      )
+    const [r] = await tx
+      .insert(priceAlerts)
+      .values({ brandId: brand.id, login: account.login, ...cols, createdAt: now, updatedAt: now })
+      .returning()
+    return r
+  })
+  ctx.alerts.track(row)
+  return { id: row.id, alert: alertView(row) }
+}
+
+export async function listAlerts(ctx: AppContext, brand: Brand, session: Session, login: number) {
+  const { account } = await alertAccount(ctx, brand, session, login)
+  const rows = await ctx.db
+    .select()
+    .from(priceAlerts)
+    .where(and(eq(priceAlerts.login, account.login), eq(priceAlerts.brandId, brand.id)))
+    .orderBy(priceAlerts.id)
+  return { rows: rows.map(alertView) }
+}
+
+const notFound = (id: number) => new ApiError(404, 'ALERT_NOT_FOUND', `alert ${id} not found`)
+
+async function ownAlert(ctx: AppContext, brand: Brand, session: Session, id: number) {
+  const [r] = await ctx.db
+    .select()
+    .from(priceAlerts)
+    .where(and(eq(priceAlerts.id, id), eq(priceAlerts.brandId, brand.id)))
+  if (!r) throw notFound(id)
+  try {
+    await alertAccount(ctx, brand, session, r.login)
+  } catch {
+    throw notFound(id)
+  }
+  return r
+}
+
+/** Replaces an alert's definition (re-armed from the current price); `active` 0/1 disables or enables it. */
+export async function updateAlert(
+  ctx: AppContext,
+  brand: Brand,
+  session: Session,
+  id: number,
+  input: AlertInput & { active?: number },
+) {
+  const current = await ownAlert(ctx, brand, session, id)
+  if (input.login !== current.login) throw invalid('login: an alert cannot move to another login')
+  const { group } = await alertAccount(ctx, brand, session, current.login)
+  const cols = await columns(ctx, group.id, input)
+  const active = input.active ?? 1
+  const row = await ctx.db.transaction(async (tx) => {
+    if (active === 1 && current.active === 0) {
+      const [{ n }] = await tx
+        .select({ n: count() })
+        .from(priceAlerts)
+        .where(and(eq(priceAlerts.login, current.login), eq(priceAlerts.active, 1)))
+      if (n >= MAX_ACTIVE_ALERTS)
+        throw new ApiError(
+          400,
+          'ALERT_LIMIT_REACHED',
+          `a login keeps at most ${MAX_ACTIVE_ALERTS} active alerts`,
+        )
+    }
+    const [r] = await tx
+      .update(priceAlerts)
+      .set({ ...cols, active, updatedAt: ctx.clock.now() })
+      .where(eq(priceAlerts.id, id))
+      .returning()
+    return r
+  })
+  ctx.alerts.track(row)
+  return { id, alert: alertView(row) }
+}
+
+export async function deleteAlert(ctx: AppContext, brand: Brand, session: Session, id: number) {
+  await ownAlert(ctx, brand, session, id)
+  await ctx.db.transaction((tx) => tx.delete(priceAlerts).where(eq(priceAlerts.id, id)))
+  ctx.alerts.untrack(id)
+  return { data: 'OK' as const }
+}

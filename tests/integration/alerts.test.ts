@@ -1,0 +1,253 @@
+import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
+import { priceAlerts } from '../../src/modules/alerts/schema'
+import { ManualClock } from '../../src/platform/clock'
+import { makeTestApp, type TestApp } from '../support/app'
+import { quoteIngest } from '../support/quotes'
+
+const clock = new ManualClock(Date.UTC(2026, 0, 5, 12, 0, 0))
+let t: TestApp
+let user: string
+let dealer: string
+const ingest = quoteIngest(
+  () => t,
+  clock,
+  () => dealer,
+)
+/** Sets EURUSD's bid (the ask 1 pip above) with one tick per price. */
+const bids = async (...prices: number[]) => {
+  for (const p of prices)
+    await ingest([{ symbol: 'EURUSD', bid: p, ask: Math.round((p + 0.0001) * 1e5) / 1e5 }])
+}
+
+beforeAll(async () => {
+  t = await makeTestApp({ clock })
+  user = await t.userToken()
+  dealer = await t.staffToken(3, 'dealer-pass-1')
+  await bids(1.1)
+})
+afterAll(() => t.close())
+
+const create = (body: Record<string, unknown>, token = user) =>
+  t.request('POST', '/price_alert', {
+    token,
+    body: { login: 100001, symbol: 'EURUSD', side: 0, ...body },
+  })
+/** The alert.fired notifications of one alert id. */
+async function firings(id: number) {
+  const r = await t.request('GET', '/notify/list?limit=500&offset=0&filter=', { token: user })
+  return (r.json.rows as any[][]).filter((row) => row[1] === 'alert.fired' && row[9].alert_id === id)
+}
+async function alert(id: number) {
+  const r = await t.request('GET', '/price_alerts?login=100001', { token: user })
+  return (r.json.rows as { id: number; active: number; fired_count: number }[]).find((a) => a.id === id)!
+}
+
+describe('POST /price_alert validation (4.5)', () => {
+  const cases: [string, Record<string, unknown>, string][] = [
+    ['level without target_price', { condition: 0 }, 'target_price'],
+    [
+      'target_price on a channel condition',
+      { condition: 5, channel_low: 1, channel_high: 2, target_price: 1 },
+      'target_price',
+    ],
+    [
+      'channel_low not below channel_high',
+      { condition: 5, channel_low: 1.2, channel_high: 1.1 },
+      'channel_low',
+    ],
+    ['channel without bounds', { condition: 6 }, 'channel_low'],
+    ['moving without threshold', { condition: 7 }, 'move_threshold'],
+    ['moving with threshold 0', { condition: 9, move_threshold: 0 }, 'move_threshold'],
+    ['unknown condition', { condition: 11, target_price: 1 }, 'condition'],
+    ['side 2', { condition: 0, target_price: 1, side: 2 }, 'side'],
+    ['expired already', { condition: 0, target_price: 1, expires_at: 1 }, 'expires_at'],
+    ['unknown symbol', { condition: 0, target_price: 1, symbol: 'NOPE' }, 'symbol'],
+  ]
+  for (const [name, body, field] of cases)
+    test(`400 INVALID_DATA: ${name}`, async () => {
+      const r = await create(body)
+      expect([r.status, r.json.error]).toEqual([400, 'INVALID_DATA'])
+      expect(r.json.message).toContain(field)
+    })
+
+  test('the login must be the session’s; the answer carries the stored alert', async () => {
+    const other = await create({ login: 100002, condition: 0, target_price: 2 })
+    expect(other.status).toBe(404)
+    const ok = await create({ condition: 0, target_price: 2, message: 'hello', indicator_name: 'manual' })
+    expect(ok.status).toBe(200)
+    expect(ok.json.alert).toMatchObject({
+      id: ok.json.id,
+      condition: 0,
+      target_price: 2,
+      active: 1,
+      fired_count: 0,
+    })
+    expect((await t.request('DELETE', `/price_alert/${ok.json.id}`, { token: user })).json).toEqual({
+      data: 'OK',
+    })
+    const gone = await t.request('DELETE', `/price_alert/${ok.json.id}`, { token: user })
+    expect([gone.status, gone.json.error]).toEqual([404, 'ALERT_NOT_FOUND'])
+  })
+})
+
+describe('PUT /price_alert/{id}', () => {
+  test('replaces the definition, disables with active 0, keeps the login; foreign ids answer 404', async () => {
+    await bids(1.1)
+    const id = (await create({ condition: 0, target_price: 1.2 })).json.id
+    const put = (body: Record<string, unknown>, token = user) =>
+      t.request('PUT', `/price_alert/${id}`, {
+        token,
+        body: { login: 100001, symbol: 'EURUSD', side: 0, ...body },
+      })
+    const moved = await put({ condition: 1, target_price: 1.099, message: 'dip' })
+    expect(moved.status).toBe(200)
+    expect(moved.json.alert).toMatchObject({
+      id,
+      condition: 1,
+      target_price: 1.099,
+      message: 'dip',
+      active: 1,
+    })
+    await bids(1.0985)
+    expect(await firings(id)).toHaveLength(1)
+    const again = await put({ condition: 0, target_price: 1.1, repeat_mode: 1, active: 0 })
+    expect(again.json.alert.active).toBe(0)
+    await bids(1.101)
+    expect(await firings(id)).toHaveLength(1) // disabled: no new firing
+    const bad = await put({ condition: 5, channel_low: 1.2, channel_high: 1.1 })
+    expect([bad.status, bad.json.error]).toEqual([400, 'INVALID_DATA'])
+    const otherLogin = await put({ login: 100002, condition: 0, target_price: 1.3 })
+    expect(otherLogin.status).toBe(400)
+    const foreign = await t.request('PUT', `/price_alert/${id}`, {
+      token: await t.userToken(100002),
+      body: { login: 100002, symbol: 'EURUSD', side: 0, condition: 0, target_price: 1.3 },
+    })
+    expect([foreign.status, foreign.json.error]).toEqual([404, 'ALERT_NOT_FOUND'])
+    await t.request('DELETE', `/price_alert/${id}`, { token: user })
+  })
+})
+
+describe('alert semantics driven by ingested quotes', () => {
+  test('once: PRICE_ABOVE fires exactly once and is disabled; the notification reads well', async () => {
+    const a = (await create({ condition: 0, target_price: 1.102, message: 'take profit zone' })).json.id
+    await bids(1.101, 1.1025, 1.103, 1.101, 1.104)
+    const f = await firings(a)
+    expect(f).toHaveLength(1)
+    expect(f[0][2].title).toBe('EURUSD bid is at or above 1.102')
+    expect(f[0][2].body).toBe('EURUSD bid is 1.1025: it is at or above 1.102. take profit zone')
+    expect(f[0][9]).toEqual({
+      alert_id: a,
+      symbol: 'EURUSD',
+      side: 0,
+      condition: 0,
+      condition_name: 'PRICE_ABOVE',
+      price: 1.1025,
+    })
+    expect(await alert(a)).toMatchObject({ active: 0, fired_count: 1 })
+  })
+
+  test('repeat: fires again only after the price went back below the level', async () => {
+    await bids(1.1)
+    const a = (await create({ condition: 0, target_price: 1.102, repeat_mode: 1 })).json.id
+    await bids(1.1021, 1.1022, 1.103) // stays above: one firing
+    expect(await firings(a)).toHaveLength(1)
+    await bids(1.1019, 1.1023) // reset, then above again
+    expect(await firings(a)).toHaveLength(2)
+    expect(await alert(a)).toMatchObject({ active: 1, fired_count: 2 })
+    await t.request('DELETE', `/price_alert/${a}`, { token: user })
+  })
+
+  test('crossing needs the previous price on the other side; CROSS_ANY fires both ways', async () => {
+    await bids(1.105)
+    // already above 1.104 when created: a cross up needs a price below first
+    const up = (await create({ condition: 2, target_price: 1.104 })).json.id
+    const any = (await create({ condition: 4, target_price: 1.104, repeat_mode: 1 })).json.id
+    const down = (await create({ condition: 3, target_price: 1.104 })).json.id
+    await bids(1.106)
+    expect(await firings(up)).toHaveLength(0)
+    await bids(1.103) // cross down: down and any fire
+    expect(await firings(down)).toHaveLength(1)
+    expect(await firings(any)).toHaveLength(1)
+    expect(await firings(up)).toHaveLength(0)
+    await bids(1.1045) // cross up
+    expect(await firings(up)).toHaveLength(1)
+    expect(await firings(any)).toHaveLength(2)
+    await t.request('DELETE', `/price_alert/${any}`, { token: user })
+  })
+
+  test('channel enter and exit', async () => {
+    await bids(1.1)
+    const enter = (await create({ condition: 5, channel_low: 1.101, channel_high: 1.103 })).json.id
+    const exit = (await create({ condition: 6, channel_low: 1.095, channel_high: 1.105 })).json.id
+    await bids(1.1005)
+    expect(await firings(enter)).toHaveLength(0)
+    await bids(1.102) // entered
+    expect(await firings(enter)).toHaveLength(1)
+    expect(await firings(exit)).toHaveLength(0)
+    await bids(1.1051) // left the wide channel above
+    expect(await firings(exit)).toHaveLength(1)
+  })
+
+  test('moving by a percentage and by an amount from the reference price', async () => {
+    await bids(1.1)
+    const pct = (await create({ condition: 7, move_threshold: 1, reference_price: 1.1 })).json.id // >= 1.111
+    const amt = (await create({ condition: 10, move_threshold: 0.005 })).json.id // reference = current 1.1: <= 1.095
+    expect((await alert(amt)) as unknown as { reference_price: number }).toMatchObject({
+      reference_price: 1.1,
+    })
+    await bids(1.11, 1.0951)
+    expect(await firings(pct)).toHaveLength(0)
+    expect(await firings(amt)).toHaveLength(0)
+    await bids(1.095)
+    expect(await firings(amt)).toHaveLength(1)
+    await bids(1.111)
+    expect(await firings(pct)).toHaveLength(1)
+  })
+
+  test('expires_at disables the alert without firing', async () => {
+    await bids(1.1)
+    const a = (
+      await create({ condition: 0, target_price: 1.2, expires_at: Math.floor(clock.now() / 1000) + 10 })
+    ).json.id
+    clock.advance(20_000)
+    await t.ctx.alerts.expireDue()
+    await bids(1.21)
+    expect(await firings(a)).toHaveLength(0)
+    expect(await alert(a)).toMatchObject({ active: 0, fired_count: 0 })
+  })
+
+  test('an alert written through another instance is picked up by the resync and fires here', async () => {
+    await bids(1.1)
+    await t.ctx.alerts.load()
+    const now = clock.now()
+    // as another instance would write it: straight into the shared database
+    const [row] = await t.ctx.db
+      .insert(priceAlerts)
+      .values({
+        brandId: 1,
+        login: 100001,
+        symbol: 'EURUSD',
+        side: 0,
+        condition: 1,
+        targetPrice: 1.09,
+        createdAt: now,
+        updatedAt: now,
+      })
+      .returning()
+    await bids(1.0899)
+    expect(await firings(row.id)).toHaveLength(0)
+    await t.ctx.alerts.load()
+    await bids(1.0898)
+    expect(await firings(row.id)).toHaveLength(1)
+  })
+
+  test('a login keeps at most 200 active alerts', async () => {
+    const active = (await t.request('GET', '/price_alerts?login=100001', { token: user })).json.rows.filter(
+      (a: { active: number }) => a.active === 1,
+    ).length
+    for (let i = active; i < 200; i++)
+      expect((await create({ condition: 0, target_price: 5 + i })).status).toBe(200)
+    const over = await create({ condition: 0, target_price: 9 })
+    expect([over.status, over.json.error]).toEqual([400, 'ALERT_LIMIT_REACHED'])
+  })
+})
