@@ -2,9 +2,10 @@ import { and, count, eq } from 'drizzle-orm'
 import type { AppContext } from '../../context'
 import type { Session } from '../../platform/auth/session'
 import type { Brand } from '../../platform/brand/registry'
+import type { Tx } from '../../platform/db/client'
 import { ApiError, invalid } from '../../platform/errors'
 import { loadAccountView } from '../accounts/service'
-import { checkSpec } from './domain/conditions'
+import { CONDITIONS, checkSpec } from './domain/conditions'
 import type { AlertRow } from './engine'
 import { priceAlerts } from './schema'
 
@@ -51,11 +52,6 @@ export const alertView = (r: AlertRow) => ({
   created_time: Math.floor(r.createdAt / 1000),
 })
 
-/** The alert's login scoped to the session (own login, a customer's own account, staff in the brand). */
-async function alertAccount(ctx: AppContext, brand: Brand, session: Session, login: number) {
-  return loadAccountView(ctx, brand, session, login)
-}
-
 /** Checks the fields of 4.5 and turns them into columns; moving conditions default their reference to now. */
 async function columns(ctx: AppContext, groupId: number, i: AlertInput) {
   const gs = await ctx.refdata.forGroup(groupId, i.symbol)
@@ -70,9 +66,10 @@ async function columns(ctx: AppContext, groupId: number, i: AlertInput) {
     moveThreshold: i.move_threshold ?? 0,
     referencePrice: i.reference_price ?? (q ? (i.side === 1 ? q.ask : q.bid) : 0),
   }
+  const moving = i.condition >= CONDITIONS.MOVE_UP_PERCENT
   const problem = checkSpec(spec, has)
   if (problem) throw invalid(problem)
-  if (i.condition >= 7 && !(spec.referencePrice > 0))
+  if (moving && !(spec.referencePrice > 0))
     throw invalid('reference_price: required for moving conditions while the symbol has no quote')
   const nowS = Math.floor(ctx.clock.now() / 1000)
   if (i.expires_at && i.expires_at <= nowS) throw invalid('expires_at: must be in the future (or 0 for none)')
@@ -84,25 +81,30 @@ async function columns(ctx: AppContext, groupId: number, i: AlertInput) {
     ...spec,
     repeatMode: i.repeat_mode ?? 0,
     expiresAt: i.expires_at ?? 0,
-    referenceTime: i.reference_time ?? (i.condition >= 7 ? nowS : 0),
+    referenceTime: i.reference_time ?? (moving ? nowS : 0),
   }
 }
 
+/** Refuses one more active alert beyond the per-login limit (inside the writing transaction). */
+async function checkActiveLimit(tx: Tx, login: number) {
+  const [{ n }] = await tx
+    .select({ n: count() })
+    .from(priceAlerts)
+    .where(and(eq(priceAlerts.login, login), eq(priceAlerts.active, 1)))
+  if (n >= MAX_ACTIVE_ALERTS)
+    throw new ApiError(
+      400,
+      'ALERT_LIMIT_REACHED',
+      `a login keeps at most ${MAX_ACTIVE_ALERTS} active alerts; delete or disable some first`,
+    )
+}
+
 export async function createAlert(ctx: AppContext, brand: Brand, session: Session, input: AlertInput) {
-  const { account, group } = await alertAccount(ctx, brand, session, input.login)
+  const { account, group } = await loadAccountView(ctx, brand, session, input.login)
   const cols = await columns(ctx, group.id, input)
   const now = ctx.clock.now()
   const row = await ctx.db.transaction(async (tx) => {
-    const [{ n }] = await tx
-      .select({ n: count() })
-      .from(priceAlerts)
-      .where(and(eq(priceAlerts.login, account.login), eq(priceAlerts.active, 1)))
-    if (n >= MAX_ACTIVE_ALERTS)
-      throw new ApiError(
-        400,
-        'ALERT_LIMIT_REACHED',
-        `a login keeps at most ${MAX_ACTIVE_ALERTS} active alerts; delete or disable some first`,
-      )
+    await checkActiveLimit(tx, account.login)
     const [r] = await tx
       .insert(priceAlerts)
       .values({ brandId: brand.id, login: account.login, ...cols, createdAt: now, updatedAt: now })
@@ -114,7 +116,7 @@ export async function createAlert(ctx: AppContext, brand: Brand, session: Sessio
 }
 
 export async function listAlerts(ctx: AppContext, brand: Brand, session: Session, login: number) {
-  const { account } = await alertAccount(ctx, brand, session, login)
+  const { account } = await loadAccountView(ctx, brand, session, login)
   const rows = await ctx.db
     .select()
     .from(priceAlerts)
@@ -132,7 +134,7 @@ async function ownAlert(ctx: AppContext, brand: Brand, session: Session, id: num
     .where(and(eq(priceAlerts.id, id), eq(priceAlerts.brandId, brand.id)))
   if (!r) throw notFound(id)
   try {
-    await alertAccount(ctx, brand, session, r.login)
+    await loadAccountView(ctx, brand, session, r.login)
   } catch {
     throw notFound(id)
   }
@@ -149,22 +151,11 @@ export async function updateAlert(
 ) {
   const current = await ownAlert(ctx, brand, session, id)
   if (input.login !== current.login) throw invalid('login: an alert cannot move to another login')
-  const { group } = await alertAccount(ctx, brand, session, current.login)
+  const { group } = await loadAccountView(ctx, brand, session, current.login)
   const cols = await columns(ctx, group.id, input)
   const active = input.active ?? 1
   const row = await ctx.db.transaction(async (tx) => {
-    if (active === 1 && current.active === 0) {
-      const [{ n }] = await tx
-        .select({ n: count() })
-        .from(priceAlerts)
-        .where(and(eq(priceAlerts.login, current.login), eq(priceAlerts.active, 1)))
-      if (n >= MAX_ACTIVE_ALERTS)
-        throw new ApiError(
-          400,
-          'ALERT_LIMIT_REACHED',
-          `a login keeps at most ${MAX_ACTIVE_ALERTS} active alerts`,
-        )
-    }
+    if (active === 1 && current.active === 0) await checkActiveLimit(tx, current.login)
     const [r] = await tx
       .update(priceAlerts)
       .set({ ...cols, active, updatedAt: ctx.clock.now() })

@@ -2,6 +2,8 @@ import { eq } from 'drizzle-orm'
 import type { KeyValueStore } from '../../platform/cache'
 import type { Clock } from '../../platform/clock'
 import type { Db } from '../../platform/db/client'
+import type { Quote } from '../trading/domain/conversion'
+import { groupQuote } from './domain/pricing'
 import type { DaySessions } from './domain/sessions'
 import { groupSecurities, groupSymbols, symbols } from './schema'
 
@@ -21,6 +23,15 @@ export interface GroupSymbol {
   spreadBalance: number
   marginDivider: number
 }
+
+/** A raw (feed) quote as the group sees it: its spread, spread balance and spread_diff applied. */
+export const quoteForGroup = (raw: Quote, gs: GroupSymbol): Quote =>
+  groupQuote(raw, {
+    digits: gs.info.digits,
+    spread: gs.spread,
+    spreadBalance: gs.spreadBalance,
+    spreadDiff: gs.sec.spreadDiff,
+  })
 
 const VERSION_KEY = 'ref:v1:version'
 const CHECK_MS = 1000

@@ -170,7 +170,7 @@ export const marketRoutes = (ctx: AppContext) =>
         auth: { roles: MARKET },
         query: t.Object({ login: Login, symbol: SymbolName }),
         response: { 200: SymbolDetail, ...errors(400, 401, 403, 404) },
-        detail: doc('Market', "SymbolName detail as the login's group sees it", {
+        detail: doc('Market', "Symbol detail as the login's group sees it", {
           description:
             '403 SYMBOL_NOT_ALLOWED: hidden for the group (or unknown); 403 USER_NOT_FOUND_OR_INCORRECT; 404 GROUP_NOT_FOUND.',
         }),

@@ -2,8 +2,8 @@ import type { AppContext } from '../../context'
 import type { Session } from '../../platform/auth/session'
 import type { Brand } from '../../platform/brand/registry'
 import { invalid } from '../../platform/errors'
-import { groupQuote } from './domain/pricing'
 import type { Tick } from './quotes'
+import { quoteForGroup } from './reference'
 
 const enc = new TextEncoder()
 
@@ -46,12 +46,7 @@ export async function quoteStream(
     if (groupId === null) return { bid: t.bid, ask: t.ask }
     const gs = await ctx.refdata.forGroup(groupId, t.symbol)
     if (!gs) return null
-    return groupQuote(t, {
-      digits: gs.info.digits,
-      spread: gs.spread,
-      spreadBalance: gs.spreadBalance,
-      spreadDiff: gs.sec.spreadDiff,
-    })
+    return quoteForGroup(t, gs)
   }
   const event = async (t: Tick | (Tick & { seq: number })) => {
     const p = await price(t)

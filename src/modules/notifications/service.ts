@@ -4,7 +4,7 @@ import type { Session } from '../../platform/auth/session'
 import type { Brand } from '../../platform/brand/registry'
 import { epochSeconds } from '../../platform/clock'
 import type { Queryable } from '../../platform/db/client'
-import { ApiError } from '../../platform/errors'
+import { ApiError, invalid } from '../../platform/errors'
 import { accounts } from '../accounts/schema'
 import {
   likePattern,
@@ -113,7 +113,7 @@ export async function markRead(
 ) {
   const login = ownLogin(session)
   if (!input.all && !(input.ids && input.ids.length > 0))
-    throw new ApiError(400, 'INVALID_DATA', 'ids: give the notification ids, or all: true')
+    throw invalid('ids: give the notification ids, or all: true')
   const now = epochSeconds(ctx.clock.now())
   const updated = await ctx.db.transaction((tx) =>
     tx

@@ -4,8 +4,8 @@ import { enqueueEvent } from '../../platform/outbox'
 import { marginSnapshot } from '../accounts/domain/margin'
 import { fromMinor, roundToMinor } from '../accounts/domain/money'
 import { accounts } from '../accounts/schema'
-import { groupQuote } from '../market/domain/pricing'
 import type { Tick } from '../market/quotes'
+import { quoteForGroup } from '../market/reference'
 import { notifyTx } from '../notifications/service'
 import { stopOutOrder } from './domain/checks'
 import type { Quote } from './domain/conversion'
@@ -145,12 +145,7 @@ export class TriggerEngine {
       for (const groupId of [...groups.keys()]) {
         const gs = await this.ctx.refdata.forGroup(groupId, t.symbol)
         if (!gs) continue
-        const q = groupQuote(t, {
-          digits: gs.info.digits,
-          spread: gs.spread,
-          spreadBalance: gs.spreadBalance,
-          spreadDiff: gs.sec.spreadDiff,
-        })
+        const q = quoteForGroup(t, gs)
         for (const trigger of this.book.due(bookKey(t.symbol, groupId), q.bid, q.ask))
           await this.fire(trigger, q)
       }

@@ -2,8 +2,7 @@ import type { AppContext } from '../../context'
 import { marginSnapshot } from '../accounts/domain/margin'
 import { fromMinor } from '../accounts/domain/money'
 import type { AccountRecord, GroupRecord } from '../accounts/read-model'
-import { groupQuote } from '../market/domain/pricing'
-import type { GroupSymbol } from '../market/reference'
+import { type GroupSymbol, quoteForGroup } from '../market/reference'
 import type { Quote, QuoteLookup } from './domain/conversion'
 import { isBuy, marginInAccount, profitInAccount } from './domain/formulas'
 import { averagePrice, type Holding } from './domain/holdings'
@@ -31,17 +30,37 @@ export interface PricedPosition {
 export async function groupPrice(ctx: AppContext, gs: GroupSymbol): Promise<Quote | null> {
   const raw = await ctx.quotes.get(gs.info.symbol)
   if (!raw) return null
-  return groupQuote(raw, {
-    digits: gs.info.digits,
-    spread: gs.spread,
-    spreadBalance: gs.spreadBalance,
-    spreadDiff: gs.sec.spreadDiff,
-  })
+  return quoteForGroup(raw, gs)
 }
 
 export async function quoteLookup(ctx: AppContext): Promise<QuoteLookup> {
   await ctx.quotes.warmAll()
   return (s) => ctx.quotes.peek(s)
+}
+
+/** Floating profit and margin of a position (or a holding) at the group's quote now, in the account currency. */
+async function priceAt(
+  ctx: AppContext,
+  gs: GroupSymbol,
+  p: { cmd: number; volume: number; openPrice: number },
+  leverage: number,
+  currency: string,
+  lookup: QuoteLookup,
+) {
+  const quote = (await groupPrice(ctx, gs)) ?? { bid: p.openPrice, ask: p.openPrice, time: 0 }
+  const buy = isBuy(p.cmd)
+  const closePrice = buy ? quote.bid : quote.ask
+  const profit = profitInAccount(gs.info, p.cmd, p.volume, p.openPrice, closePrice, currency, lookup)
+  const margin = marginInAccount(
+    gs.info,
+    p.volume,
+    buy ? quote.ask : quote.bid,
+    leverage,
+    currency,
+    lookup,
+    gs.marginDivider,
+  )
+  return profit === null || margin === null ? null : { quote, closePrice, profit, margin }
 }
 
 /**
@@ -59,30 +78,9 @@ export async function pricePositions(
   const out: PricedPosition[] = []
   for (const order of positions) {
     const gs = await ctx.refdata.forGroup(group.id, order.symbol)
-    if (!gs) return null
-    const quote = (await groupPrice(ctx, gs)) ?? { bid: order.openPrice, ask: order.openPrice, time: 0 }
-    const buy = isBuy(order.cmd)
-    const closePrice = buy ? quote.bid : quote.ask
-    const profit = profitInAccount(
-      gs.info,
-      order.cmd,
-      order.volume,
-      order.openPrice,
-      closePrice,
-      group.currency,
-      lookup,
-    )
-    const margin = marginInAccount(
-      gs.info,
-      order.volume,
-      buy ? quote.ask : quote.bid,
-      account.leverage,
-      group.currency,
-      lookup,
-      gs.marginDivider,
-    )
-    if (profit === null || margin === null) return null
-    out.push({ order, gs, quote, closePrice, profit, margin })
+    const priced = gs && (await priceAt(ctx, gs, order, account.leverage, group.currency, lookup))
+    if (!gs || !priced) return null
+    out.push({ order, gs, ...priced })
   }
   return out
 }
@@ -114,29 +112,10 @@ export async function priceHoldings(
   const lookup = await quoteLookup(ctx)
   for (const h of holdings) {
     const gs = await ctx.refdata.forGroup(group.id, h.symbol)
-    if (!gs) return null
-    const open = averagePrice(h)
-    const quote = (await groupPrice(ctx, gs)) ?? { bid: open, ask: open, time: 0 }
-    const buy = isBuy(h.cmd)
-    const profit = profitInAccount(
-      gs.info,
-      h.cmd,
-      h.volume,
-      open,
-      buy ? quote.bid : quote.ask,
-      group.currency,
-      lookup,
-    )
-    const margin = marginInAccount(
-      gs.info,
-      h.volume,
-      buy ? quote.ask : quote.bid,
-      leverage,
-      group.currency,
-      lookup,
-      gs.marginDivider,
-    )
-    if (profit === null || margin === null) return null
+    const priced =
+      gs && (await priceAt(ctx, gs, { ...h, openPrice: averagePrice(h) }, leverage, group.currency, lookup))
+    if (!priced) return null
+    const { profit, margin } = priced
     e.floatingProfit += profit
     e.margin += margin
     e.commission += fromMinor(h.commission, group.currency)
