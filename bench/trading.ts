@@ -79,9 +79,11 @@ request = function()
 end
 `,
 )
+// Warm-up as for the watch list: JIT tiers and caches settle before the measured window.
+await wrk(url('/trade/open'), { core: 1, seconds: 2, connections, script })
 const open = await wrk(url('/trade/open'), { core: 1, seconds, connections, script })
 const stats = await (
-  await fetch(url('/trade/list?login=' + logins[0]), { headers: { authorization: dealer } })
+  await fetch(url(`/trade/list?login=${logins[0]}`), { headers: { authorization: dealer } })
 ).json()
 app.stop()
 

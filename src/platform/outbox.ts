@@ -18,8 +18,9 @@ export function enqueueEvent(tx: Queryable, brandId: number, topic: string, payl
  */
 export async function enqueueEvents(tx: Queryable, events: OutboxEvent[], now: number) {
   if (events.length === 0) return
-  const rows = events.map((e) => ({ b: e.brandId, t: e.topic, p: JSON.stringify(e.payload) }))
+  // positional arrays: SQLite parses a row once instead of once per `->> 'name'`
+  const rows = events.map((e) => [e.brandId, e.topic, JSON.stringify(e.payload)])
   await tx.run(sql`
     insert into outbox (brand_id, topic, payload, created_at)
-    select value ->> 'b', value ->> 't', value ->> 'p', ${now} from json_each(${JSON.stringify(rows)}) order by key`)
+    select value ->> 0, value ->> 1, value ->> 2, ${now} from json_each(${JSON.stringify(rows)}) order by key`)
 }

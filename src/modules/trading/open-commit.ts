@@ -120,14 +120,33 @@ async function insertOrders(tx: Tx, reqs: OpenRequest[]): Promise<OrderRow[]> {
       origin: r.values.origin ?? '',
     }),
   )
+  // Positional arrays: SQLite parses each row once, where `->> 'name'` on an object re-reads it per column.
   const res = await tx.run(sql`
     insert into orders (brand_id, login, symbol, cmd, volume, state, open_price, open_time, sl, tp,
                         expiration, comment, commission, rollover_day, updated_at, origin)
-    select value ->> 'brandId', value ->> 'login', value ->> 'symbol', value ->> 'cmd', value ->> 'volume',
-           value ->> 'state', value ->> 'openPrice', value ->> 'openTime', value ->> 'sl', value ->> 'tp',
-           value ->> 'expiration', value ->> 'comment', value ->> 'commission', value ->> 'rolloverDay',
-           value ->> 'updatedAt', value ->> 'origin'
-    from json_each(${JSON.stringify(rows)}) order by key`)
+    select value ->> 0, value ->> 1, value ->> 2, value ->> 3, value ->> 4, value ->> 5, value ->> 6,
+           value ->> 7, value ->> 8, value ->> 9, value ->> 10, value ->> 11, value ->> 12, value ->> 13,
+           value ->> 14, value ->> 15
+    from json_each(${JSON.stringify(
+      rows.map((r) => [
+        r.brandId,
+        r.login,
+        r.symbol,
+        r.cmd,
+        r.volume,
+        r.state,
+        r.openPrice,
+        r.openTime,
+        r.sl,
+        r.tp,
+        r.expiration,
+        r.comment,
+        r.commission,
+        r.rolloverDay,
+        r.updatedAt,
+        r.origin,
+      ]),
+    )}) order by key`)
   if (res.rowsAffected !== rows.length || res.lastInsertRowid === undefined)
     throw new Error(`order insert wrote ${res.rowsAffected} of ${rows.length} rows`)
   const first = Number(res.lastInsertRowid) - rows.length + 1

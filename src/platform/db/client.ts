@@ -2,6 +2,7 @@ import { mkdirSync } from 'node:fs'
 import { dirname } from 'node:path'
 import { type Client, createClient } from '@libsql/client'
 import { drizzle } from 'drizzle-orm/libsql'
+import { cacheLocalStatements } from './statement-cache'
 
 export type Db = ReturnType<typeof makeDrizzle>
 export type Tx = Parameters<Parameters<Db['transaction']>[0]>[0]
@@ -32,6 +33,7 @@ export async function openDatabase(url: string, authToken?: string): Promise<Dat
   const client = createClient({ url, authToken, intMode: 'number', timeout: 5, concurrency: POOL } as never)
   const db = makeDrizzle(client)
   if (!path) return { client, db, close: () => client.close() }
+  cacheLocalStatements()
   await client.execute('PRAGMA journal_mode = WAL')
   await configureEveryConnection(client)
   serializeWrites(db)
