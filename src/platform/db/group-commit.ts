@@ -17,6 +17,9 @@ export class GroupCommit<In, Out> {
   private queue: Waiting<In, Out>[] = []
   private scheduled = false
   private running = false
+  /** Queue length at the last turn and the time the first waiting request arrived (linger). */
+  private seen = 0
+  private firstAt = 0
 
   constructor(
     private readonly db: Db,
@@ -27,6 +30,15 @@ export class GroupCommit<In, Out> {
       /** A failed afterCommit does not fail requests whose writes are committed; it is reported here. */
       onAfterCommitError?: (e: unknown) => void
       maxBatch?: number
+      /**
+       * Under load, keep collecting while every loop turn brings new requests, for at most this long
+       * (ms) after the first one. A closed-loop client (a terminal, a bridge, a load test) sends its
+       * next request when the previous answer arrives; without this, the answers of one batch come back
+       * while the next commits and the traffic splits into two alternating half-size batches, each
+       * paying the fixed cost of a transaction. Idle, a lone request does not wait: the next turn
+       * brings nothing new and the batch commits.
+       */
+      lingerMs?: number
     } = {},
   ) {}
 
@@ -35,10 +47,22 @@ export class GroupCommit<In, Out> {
       this.queue.push({ input, resolve, reject })
       if (!this.scheduled && !this.running) {
         this.scheduled = true
+        this.seen = this.queue.length
+        this.firstAt = performance.now()
         // One turn of the loop lets the requests parsed in the same poll join the batch.
-        setImmediate(() => void this.drain())
+        setImmediate(this.turn)
       }
     })
+  }
+
+  private readonly turn = () => {
+    const linger = this.opts.lingerMs ?? 0
+    if (this.queue.length > this.seen && performance.now() - this.firstAt < linger) {
+      this.seen = this.queue.length
+      setImmediate(this.turn)
+      return
+    }
+    void this.drain()
   }
 
   private async drain() {

@@ -1,0 +1,95 @@
+import { afterAll, beforeAll, expect, test } from 'bun:test'
+import { mkdtempSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { sql } from 'drizzle-orm'
+import { type Database, openDatabase } from '../../src/platform/db/client'
+import { GroupCommit } from '../../src/platform/db/group-commit'
+
+// GroupCommit (src/platform/db/group-commit.ts) on a real libSQL file.
+let dir: string
+let database: Database
+beforeAll(async () => {
+  dir = mkdtempSync(join(tmpdir(), 'tcs-gc-'))
+  database = await openDatabase(`file:${join(dir, 'gc.db')}`)
+  await database.client.execute('create table t (v integer not null check (v >= 0))')
+})
+afterAll(() => {
+  database.close()
+  rmSync(dir, { recursive: true, force: true })
+})
+
+/**
+ * One request per event-loop turn, as a server reads them from its sockets: each arrival schedules the
+ * next turn before it submits, so the next arrival lands before the committer's own turn runs.
+ */
+function arrivals(gc: GroupCommit<number, number>, n: number): Promise<number[]> {
+  const pending: Promise<number>[] = []
+  return new Promise((resolve) => {
+    const step = (i: number) => {
+      if (i + 1 < n) setImmediate(() => step(i + 1))
+      pending.push(gc.submit(i))
+      if (i + 1 === n) resolve(Promise.all(pending))
+    }
+    step(0)
+  })
+}
+const count = async () => Number((await database.client.execute('select count(*) as n from t')).rows[0].n)
+
+/** Inserts each input; a negative one is refused with its own error; 999 makes the whole batch throw. */
+function committer(lingerMs?: number) {
+  const batches: number[] = []
+  const gc = new GroupCommit<number, number>(
+    database.db,
+    async (tx, inputs) => {
+      batches.push(inputs.length)
+      const out: (number | Error)[] = []
+      for (const v of inputs) {
+        if (v === 999) throw new Error('batch failed')
+        if (v < 0) out.push(new Error(`refused ${v}`))
+        else {
+          await tx.run(sql`insert into t (v) values (${v})`)
+          out.push(v * 10)
+        }
+      }
+      return out
+    },
+    { lingerMs },
+  )
+  return { gc, batches }
+}
+
+test('requests of one turn commit as one batch; a refused input fails alone', async () => {
+  const { gc, batches } = committer()
+  const before = await count()
+  const results = await Promise.allSettled([gc.submit(1), gc.submit(-1), gc.submit(2)])
+  expect(batches).toEqual([3])
+  expect(results[0]).toEqual({ status: 'fulfilled', value: 10 })
+  expect(results[1].status).toBe('rejected')
+  expect(results[2]).toEqual({ status: 'fulfilled', value: 20 })
+  expect(await count()).toBe(before + 2)
+})
+
+test('a handler that throws rolls the whole batch back and fails every request of it', async () => {
+  const { gc } = committer()
+  const before = await count()
+  const results = await Promise.allSettled([gc.submit(3), gc.submit(999)])
+  expect(results.map((r) => r.status)).toEqual(['rejected', 'rejected'])
+  expect(await count()).toBe(before)
+})
+
+test('without linger, requests arriving on consecutive turns form several batches', async () => {
+  const { gc, batches } = committer(0)
+  expect(await arrivals(gc, 5)).toEqual([0, 10, 20, 30, 40])
+  expect(batches.length).toBeGreaterThan(1)
+})
+
+test('with linger, arrivals on consecutive turns join one batch; a lone request does not wait', async () => {
+  const { gc, batches } = committer(1000)
+  expect(await arrivals(gc, 5)).toEqual([0, 10, 20, 30, 40])
+  expect(batches).toEqual([5])
+  const started = performance.now()
+  await gc.submit(7)
+  expect(performance.now() - started).toBeLessThan(500)
+  expect(batches).toEqual([5, 1])
+})
