@@ -2,6 +2,7 @@ import { afterAll, beforeAll, expect, test } from 'bun:test'
 import { eq, sql, sum } from 'drizzle-orm'
 import fc from 'fast-check'
 import { accounts, balanceOperations } from '../../src/modules/accounts/schema'
+import { fundsOf, holdingsOf } from '../../src/modules/trading/holdings-table'
 import { orders } from '../../src/modules/trading/schema'
 import { ManualClock } from '../../src/platform/clock'
 import { outbox } from '../../src/platform/outbox-schema'
@@ -117,6 +118,10 @@ test('random opens, partial closes, closes, modifications and ticks keep the led
             from orders where login = 100001 and state = 'open' group by symbol, cmd % 2 order by symbol, cmd % 2`,
       )
       expect(kept.map((r) => r.k)).toEqual(derived.map((r) => r.k))
+      // the margin check's one-statement read (rows as JSON) gives the holdings bit for bit
+      const funds = (await fundsOf(t.ctx.db, [100001])).get(100001)
+      expect(funds?.balance).toBe(a.balance)
+      expect(funds?.holdings).toEqual((await holdingsOf(t.ctx.db, [100001])).get(100001) ?? [])
       // no trigger fired twice: at most one closing event per ticket, one activation per ticket
       const events = await t.ctx.db.select().from(outbox)
       const seen = new Map<string, number>()
