@@ -17,7 +17,9 @@ import { loadAssetFromDisk } from './assets'
 export async function startServer(config: Config, opts: { clock?: Clock; logger?: Logger } = {}) {
   const logger = opts.logger ?? createLogger(config.logLevel)
   const clock = opts.clock ?? systemClock
-  const database = await openDatabase(config.database.url, config.database.authToken)
+  const database = await openDatabase(config.database.url, config.database.authToken, {
+    onCheckpointError: (message) => logger.log('warn', 'WAL checkpoint failed', { err: message }),
+  })
   await migrateDatabase(database.db)
   const store = createStore(config, logger, clock)
   const app = createApp({

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
-import { and, eq, sum } from 'drizzle-orm'
+import { and, eq, sql, sum } from 'drizzle-orm'
 import { accounts, balanceOperations } from '../../src/modules/accounts/schema'
 import { orders } from '../../src/modules/trading/schema'
 import { ManualClock } from '../../src/platform/clock'
@@ -130,6 +130,28 @@ describe('triggers driven by ingested quotes', () => {
     expect(events.filter((e) => JSON.parse(e.payload).ticket === ticket)).toHaveLength(1)
     const l = await ledgerSum(100001)
     expect(l.ledger).toBe(l.balance)
+  })
+
+  test('a position another instance opened, then modified, is picked up by the resync; its SL fires here', async () => {
+    // as another instance writes: straight into the shared database, stamped with its origin
+    const insert = await t.ctx.db.run(sql`
+      insert into orders (brand_id, login, symbol, cmd, volume, state, open_price, open_time, sl, tp, updated_at, origin)
+      values (1, 100001, 'EURUSD', 0, 10, 'open', 1.1001, ${clock.now()}, 0, 0, ${clock.now()}, 'other-instance')`)
+    const ticket = Number(insert.lastInsertRowid)
+    await t.ctx.engine.resync()
+    await ingest([{ symbol: 'EURUSD', bid: 1.0949, ask: 1.095 }])
+    expect((await state(ticket)).state).toBe('open')
+    // the other instance sets an SL above the market; this instance's book must learn it
+    await t.ctx.db.run(
+      sql`update orders set sl = 1.0945, updated_at = ${clock.now()}, origin = 'other-instance' where ticket = ${ticket}`,
+    )
+    await t.ctx.engine.resync()
+    await ingest([{ symbol: 'EURUSD', bid: 1.0944, ask: 1.0945 }])
+    const o = await state(ticket)
+    expect(o.state).toBe('closed')
+    expect(o.closeReason).toBe('sl')
+    expect(o.closePrice).toBe(1.0944)
+    await ingest([{ symbol: 'EURUSD', bid: 1.1, ask: 1.1001 }])
   })
 
   test('TP of a SELL closes at the ask', async () => {

@@ -2,6 +2,7 @@ import { mkdirSync } from 'node:fs'
 import { dirname } from 'node:path'
 import { type Client, createClient } from '@libsql/client'
 import { drizzle } from 'drizzle-orm/libsql'
+import { type Checkpointer, startCheckpointer } from './checkpointer'
 import { cacheLocalStatements } from './statement-cache'
 
 export type Db = ReturnType<typeof makeDrizzle>
@@ -15,6 +16,8 @@ const makeDrizzle = (client: Client) => drizzle(client)
 export interface Database {
   client: Client
   db: Db
+  /** Local files: the worker that checkpoints the WAL (null for remote databases). */
+  checkpointer: Checkpointer | null
   close(): void
 }
 
@@ -25,35 +28,56 @@ function filePath(url: string): string | null {
 
 /**
  * Opens libSQL: a local file (embedded default) or a remote sqld/Turso over HTTP/WS.
- * File databases run in WAL mode with a busy timeout so concurrent writers wait instead of failing.
+ * File databases run in WAL mode with a busy timeout so concurrent writers wait instead of failing,
+ * and a worker thread checkpoints their WAL (platform/db/checkpointer).
  */
-export async function openDatabase(url: string, authToken?: string): Promise<Database> {
+export async function openDatabase(
+  url: string,
+  authToken?: string,
+  opts: { onCheckpointError?: (message: string) => void } = {},
+): Promise<Database> {
   const path = filePath(url)
   if (path && path !== ':memory:') mkdirSync(dirname(path), { recursive: true })
   const client = createClient({ url, authToken, intMode: 'number', timeout: 5, concurrency: POOL } as never)
   const db = makeDrizzle(client)
-  if (!path) return { client, db, close: () => client.close() }
+  if (!path) return { client, db, checkpointer: null, close: () => client.close() }
   cacheLocalStatements()
   await client.execute('PRAGMA journal_mode = WAL')
   await configureEveryConnection(client)
   serializeWrites(db)
-  return { client, db, close: () => client.close() }
+  const checkpointer =
+    path === ':memory:' ? null : startCheckpointer(path, { onError: opts.onCheckpointError })
+  return {
+    client,
+    db,
+    checkpointer,
+    close() {
+      checkpointer?.stop()
+      client.close()
+    },
+  }
 }
 
 const POOL = 8
+/**
+ * Automatic checkpoint of the app's own connections, in pages (4 KiB): a safety net only, about 80 MiB
+ * of WAL, should the checkpoint worker stop; SQLite's default of 1000 put the copy inside a commit.
+ */
+const SAFETY_NET_CHECKPOINT_PAGES = 20_000
 
 /**
  * Connection settings of SQLite are per connection, and the client opens its pool lazily: every
  * connection is opened and configured here, by pinning each one in a deferred transaction while the
  * next is created (before, only the first connection had them, and a write could run on another with
  * synchronous FULL and no busy timeout). synchronous NORMAL is durable in WAL mode except for the last
- * commits on power loss.
+ * commits on power loss. The automatic checkpoint is the worker's job; what is left here is a safety net.
  */
 async function configureEveryConnection(client: Client) {
   const pinned = []
   for (let i = 0; i < POOL; i++) {
     await client.execute('PRAGMA synchronous = NORMAL')
     await client.execute('PRAGMA busy_timeout = 5000')
+    await client.execute(`PRAGMA wal_autocheckpoint = ${SAFETY_NET_CHECKPOINT_PAGES}`)
     if (i < POOL - 1) pinned.push(await client.transaction('deferred'))
   }
   for (const tx of pinned) tx.close()

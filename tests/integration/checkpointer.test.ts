@@ -1,0 +1,42 @@
+import { afterAll, expect, test } from 'bun:test'
+import { mkdtempSync, rmSync, statSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { openDatabase } from '../../src/platform/db/client'
+
+// The WAL checkpoint worker (src/platform/db/checkpointer.ts) on a real libSQL file.
+const dir = mkdtempSync(join(tmpdir(), 'tcs-ckpt-'))
+const file = join(dir, 'ckpt.db')
+const database = await openDatabase(`file:${file}`)
+afterAll(() => {
+  database.close()
+  rmSync(dir, { recursive: true, force: true })
+})
+
+test('commits no longer checkpoint; the worker copies the WAL back into the database file', async () => {
+  const { client } = database
+  expect((await client.execute('PRAGMA wal_autocheckpoint')).rows[0][0]).toBe(20_000)
+  await client.execute('create table t (v text not null)')
+  const before = statSync(file).size
+  // ~2,000 pages of WAL, twice SQLite's default automatic checkpoint
+  for (let i = 0; i < 40; i++) {
+    const tx = await client.transaction('write')
+    await tx.execute({
+      sql: 'insert into t (v) select ? from generate_series(1, 50)',
+      args: ['x'.repeat(4000)],
+    })
+    await tx.commit()
+  }
+  const deadline = Date.now() + 10_000
+  let last = database.checkpointer?.last
+  while (Date.now() < deadline) {
+    last = database.checkpointer?.last
+    if (last && last.log > 1000 && last.done === last.log) break
+    await Bun.sleep(50)
+  }
+  expect(last?.busy).toBe(0)
+  expect(last?.log).toBeGreaterThan(1000)
+  expect(last?.done).toBe(last?.log)
+  // the rows reached the database file itself, not only the WAL
+  expect(statSync(file).size - before).toBeGreaterThan(2000 * 4000 * 0.9)
+})
