@@ -14,6 +14,7 @@ const schema = z
     HOST: z.string().default('0.0.0.0'),
     DATABASE_URL: z.string().min(1).default('file:data/app.db'),
     DATABASE_AUTH_TOKEN: z.string().optional(),
+    DATABASE_CACHE_MB: z.coerce.number().int().min(2).max(4096).default(64),
     JWT_SECRET: z.string().optional(),
     JWT_ISSUER: z.string().min(1).default('trading-client-service'),
     JWT_AUDIENCE: z.string().min(1).default('trading-client-api'),
@@ -83,7 +84,7 @@ export interface Config {
   production: boolean
   port: number
   host: string
-  database: { url: string; authToken?: string }
+  database: { url: string; authToken?: string; cacheMb: number }
   jwt: { secret: string; issuer: string; audience: string; ttlSeconds: number; cookieName: string }
   cache: { kind: 'memory' } | { kind: 'redis'; url: string } | { kind: 'upstash'; url: string; token: string }
   cacheTimeoutMs: number
@@ -122,7 +123,7 @@ export function loadConfig(source: Record<string, string | undefined> = process.
     production,
     port: e.PORT,
     host: e.HOST,
-    database: { url: e.DATABASE_URL, authToken: e.DATABASE_AUTH_TOKEN },
+    database: { url: e.DATABASE_URL, authToken: e.DATABASE_AUTH_TOKEN, cacheMb: e.DATABASE_CACHE_MB },
     jwt: {
       secret: e.JWT_SECRET ?? DEV_JWT_SECRET,
       issuer: e.JWT_ISSUER,

@@ -19,6 +19,7 @@ export async function startServer(config: Config, opts: { clock?: Clock; logger?
   const clock = opts.clock ?? systemClock
   const database = await openDatabase(config.database.url, config.database.authToken, {
     onCheckpointError: (message) => logger.log('warn', 'WAL checkpoint failed', { err: message }),
+    cacheMb: config.database.cacheMb,
   })
   await migrateDatabase(database.db)
   const store = createStore(config, logger, clock)

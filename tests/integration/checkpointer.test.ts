@@ -16,6 +16,8 @@ afterAll(() => {
 test('commits no longer checkpoint; the worker copies the WAL back into the database file', async () => {
   const { client } = database
   expect((await client.execute('PRAGMA wal_autocheckpoint')).rows[0][0]).toBe(20_000)
+  // page cache: 64 MiB by default (SQLite's own is 2 MiB)
+  expect((await client.execute('PRAGMA cache_size')).rows[0][0]).toBe(-64 * 1024)
   await client.execute('create table t (v text not null)')
   const before = statSync(file).size
   // ~2,000 pages of WAL, twice SQLite's default automatic checkpoint

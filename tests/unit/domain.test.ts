@@ -102,4 +102,11 @@ describe('configuration', () => {
     expect(() => loadConfig({ PORT: 'abc' })).toThrow(/PORT/)
     expect(loadConfig({ REDIS_URL: 'redis://127.0.0.1:6379' }).cache.kind).toBe('redis')
   })
+
+  test('DATABASE_CACHE_MB: 64 by default, whole megabytes from 2 to 4096', () => {
+    expect(loadConfig({}).database.cacheMb).toBe(64)
+    expect(loadConfig({ DATABASE_CACHE_MB: '256' }).database.cacheMb).toBe(256)
+    for (const bad of ['1', '5000', '1.5', 'lots'])
+      expect(() => loadConfig({ DATABASE_CACHE_MB: bad })).toThrow(/DATABASE_CACHE_MB/)
+  })
 })

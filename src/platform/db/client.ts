@@ -34,7 +34,7 @@ function filePath(url: string): string | null {
 export async function openDatabase(
   url: string,
   authToken?: string,
-  opts: { onCheckpointError?: (message: string) => void } = {},
+  opts: { onCheckpointError?: (message: string) => void; cacheMb?: number } = {},
 ): Promise<Database> {
   const path = filePath(url)
   if (path && path !== ':memory:') mkdirSync(dirname(path), { recursive: true })
@@ -43,7 +43,7 @@ export async function openDatabase(
   if (!path) return { client, db, checkpointer: null, close: () => client.close() }
   cacheLocalStatements()
   await client.execute('PRAGMA journal_mode = WAL')
-  await configureEveryConnection(client)
+  await configureEveryConnection(client, opts.cacheMb ?? 64)
   serializeWrites(db)
   const checkpointer =
     path === ':memory:' ? null : startCheckpointer(path, { onError: opts.onCheckpointError })
@@ -71,13 +71,16 @@ const SAFETY_NET_CHECKPOINT_PAGES = 20_000
  * next is created (before, only the first connection had them, and a write could run on another with
  * synchronous FULL and no busy timeout). synchronous NORMAL is durable in WAL mode except for the last
  * commits on power loss. The automatic checkpoint is the worker's job; what is left here is a safety net.
+ * The page cache (SQLite's default is 2 MiB) holds the index pages a batch of opens touches all over
+ * `orders` (one per login); it grows only as pages are used (DATABASE_CACHE_MB).
  */
-async function configureEveryConnection(client: Client) {
+async function configureEveryConnection(client: Client, cacheMb: number) {
   const pinned = []
   for (let i = 0; i < POOL; i++) {
     await client.execute('PRAGMA synchronous = NORMAL')
     await client.execute('PRAGMA busy_timeout = 5000')
     await client.execute(`PRAGMA wal_autocheckpoint = ${SAFETY_NET_CHECKPOINT_PAGES}`)
+    await client.execute(`PRAGMA cache_size = ${-cacheMb * 1024}`)
     if (i < POOL - 1) pinned.push(await client.transaction('deferred'))
   }
   for (const tx of pinned) tx.close()
