@@ -9,7 +9,7 @@ import { addHolding, type Holding } from './domain/holdings'
 import { marginWith } from './exposure'
 import { fundsOf } from './holdings-table'
 import type { OrderRow } from './positions'
-import type { orders } from './schema'
+import { orders } from './schema'
 import { tradeEvent } from './views'
 
 export const openError = (message: string) => new ApiError(500, 'OPEN_ORDER_ERROR', message)
@@ -90,6 +90,31 @@ async function commitOpens(ctx: AppContext, tx: Tx, reqs: OpenRequest[]): Promis
   return results.map((r) => r ?? { row: rows[i], groupId: accepted[i++].group.id })
 }
 
+/** The columns an open writes, in the order of the positional rows below. */
+const INSERTED = [
+  'brandId',
+  'login',
+  'symbol',
+  'cmd',
+  'volume',
+  'state',
+  'openPrice',
+  'openTime',
+  'sl',
+  'tp',
+  'expiration',
+  'comment',
+  'commission',
+  'rolloverDay',
+  'updatedAt',
+  'origin',
+] as const satisfies readonly (keyof Omit<OrderRow, 'ticket'>)[]
+// Positional arrays: SQLite parses each row once, where `->> 'name'` on an object re-reads it per column.
+const INSERT_ORDERS = sql.raw(
+  `insert into orders (${INSERTED.map((k) => orders[k].name).join(', ')})
+   select ${INSERTED.map((_, i) => `value ->> ${i}`).join(', ')} from json_each(`,
+)
+
 /**
  * Inserts the accepted orders with one constant statement (rows as one JSON parameter) and returns them
  * as stored. Under the write lock the rows of one INSERT get consecutive tickets in the order given, the
@@ -122,33 +147,9 @@ async function insertOrders(tx: Tx, reqs: OpenRequest[]): Promise<OrderRow[]> {
       origin: r.values.origin ?? '',
     }),
   )
-  // Positional arrays: SQLite parses each row once, where `->> 'name'` on an object re-reads it per column.
-  const res = await tx.run(sql`
-    insert into orders (brand_id, login, symbol, cmd, volume, state, open_price, open_time, sl, tp,
-                        expiration, comment, commission, rollover_day, updated_at, origin)
-    select value ->> 0, value ->> 1, value ->> 2, value ->> 3, value ->> 4, value ->> 5, value ->> 6,
-           value ->> 7, value ->> 8, value ->> 9, value ->> 10, value ->> 11, value ->> 12, value ->> 13,
-           value ->> 14, value ->> 15
-    from json_each(${JSON.stringify(
-      rows.map((r) => [
-        r.brandId,
-        r.login,
-        r.symbol,
-        r.cmd,
-        r.volume,
-        r.state,
-        r.openPrice,
-        r.openTime,
-        r.sl,
-        r.tp,
-        r.expiration,
-        r.comment,
-        r.commission,
-        r.rolloverDay,
-        r.updatedAt,
-        r.origin,
-      ]),
-    )}) order by key`)
+  const res = await tx.run(
+    sql`${INSERT_ORDERS}${JSON.stringify(rows.map((r) => INSERTED.map((k) => r[k])))}) order by key`,
+  )
   if (res.rowsAffected !== rows.length || res.lastInsertRowid === undefined)
     throw new Error(`order insert wrote ${res.rowsAffected} of ${rows.length} rows`)
   const first = Number(res.lastInsertRowid) - rows.length + 1
