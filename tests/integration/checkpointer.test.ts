@@ -1,17 +1,11 @@
 import { afterAll, expect, test } from 'bun:test'
-import { mkdtempSync, rmSync, statSync } from 'node:fs'
-import { tmpdir } from 'node:os'
-import { join } from 'node:path'
-import { openDatabase } from '../../src/platform/db/client'
+import { statSync } from 'node:fs'
+import { tempDatabase } from '../support/database'
 
 // The WAL checkpoint worker (src/platform/db/checkpointer.ts) on a real libSQL file.
-const dir = mkdtempSync(join(tmpdir(), 'tcs-ckpt-'))
-const file = join(dir, 'ckpt.db')
-const database = await openDatabase(`file:${file}`)
-afterAll(() => {
-  database.close()
-  rmSync(dir, { recursive: true, force: true })
-})
+const database = await tempDatabase('ckpt')
+const { file } = database
+afterAll(() => database.close())
 
 test('commits no longer checkpoint; the worker copies the WAL back into the database file', async () => {
   const { client } = database

@@ -1,23 +1,12 @@
-import { afterAll, beforeAll, expect, test } from 'bun:test'
-import { mkdtempSync, rmSync } from 'node:fs'
-import { tmpdir } from 'node:os'
-import { join } from 'node:path'
+import { afterAll, expect, test } from 'bun:test'
 import { sql } from 'drizzle-orm'
-import { type Database, openDatabase } from '../../src/platform/db/client'
 import { GroupCommit } from '../../src/platform/db/group-commit'
+import { tempDatabase } from '../support/database'
 
 // GroupCommit (src/platform/db/group-commit.ts) on a real libSQL file.
-let dir: string
-let database: Database
-beforeAll(async () => {
-  dir = mkdtempSync(join(tmpdir(), 'tcs-gc-'))
-  database = await openDatabase(`file:${join(dir, 'gc.db')}`)
-  await database.client.execute('create table t (v integer not null check (v >= 0))')
-})
-afterAll(() => {
-  database.close()
-  rmSync(dir, { recursive: true, force: true })
-})
+const database = await tempDatabase('gc')
+afterAll(() => database.close())
+await database.client.execute('create table t (v integer not null check (v >= 0))')
 
 /**
  * One request per event-loop turn, as a server reads them from its sockets: each arrival schedules the

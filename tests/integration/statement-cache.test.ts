@@ -1,22 +1,15 @@
 import { afterAll, expect, test } from 'bun:test'
-import { mkdtempSync, rmSync } from 'node:fs'
-import { tmpdir } from 'node:os'
-import { join } from 'node:path'
 import Database from 'libsql'
-import { openDatabase } from '../../src/platform/db/client'
+import { tempDatabase } from '../support/database'
 
 // The cache of prepared statements (src/platform/db/statement-cache.ts) on a real libSQL file.
-const dir = mkdtempSync(join(tmpdir(), 'tcs-stmt-'))
-const database = await openDatabase(`file:${join(dir, 'cache.db')}`)
+const database = await tempDatabase('stmt')
 const { client } = database
-afterAll(() => {
-  database.close()
-  rmSync(dir, { recursive: true, force: true })
-})
+afterAll(() => database.close())
 await client.execute('create table t (id integer primary key, v text not null unique)')
 
 test('a connection hands out one prepared statement per SQL text', () => {
-  const raw = new Database(join(dir, 'cache.db'))
+  const raw = new Database(database.file)
   expect(raw.prepare('select 1')).toBe(raw.prepare('select 1'))
   expect(raw.prepare('select 1')).not.toBe(raw.prepare('select 2'))
   raw.close()

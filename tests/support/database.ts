@@ -1,0 +1,19 @@
+import { mkdtempSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { openDatabase } from '../../src/platform/db/client'
+
+/** A fresh libSQL file in a temp dir, opened as the app opens it; `close` also removes the dir. */
+export async function tempDatabase(name: string) {
+  const dir = mkdtempSync(join(tmpdir(), `tcs-${name}-`))
+  const file = join(dir, `${name}.db`)
+  const database = await openDatabase(`file:${file}`)
+  return {
+    ...database,
+    file,
+    close() {
+      database.close()
+      rmSync(dir, { recursive: true, force: true })
+    },
+  }
+}
