@@ -15,7 +15,7 @@ step "tsc --noEmit"
 if tsc --noEmit; then passed=$((passed + 1)); else failed=$((failed + 1)); status=1; fi
 
 step "biome check"
-if biome check .; then passed=$((passed + 1)); else failed=$((failed + 1)); status=1; fi
+if biome check --error-on-warnings .; then passed=$((passed + 1)); else failed=$((failed + 1)); status=1; fi
 
 step "bun test"
 log=$(mktemp)

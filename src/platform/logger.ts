@@ -60,7 +60,7 @@ export function batchedStdout(flushMs = 10): (line: string) => void {
   return (line) => {
     pending.push(line)
     if (pending.length >= 512) flush()
-    else timer ??= setTimeout(flush, flushMs)
+    else if (timer === null) timer = setTimeout(flush, flushMs)
   }
 }
 

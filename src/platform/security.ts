@@ -12,12 +12,14 @@ export interface AuthRule {
   denied?: { status: number; code: string }
 }
 
-export function requestHost(ctx: AppContext, headers: Record<string, string | undefined>) {
-  const forwarded = ctx.config.trustProxy ? headers['x-forwarded-host']?.split(',')[0] : undefined
-  return normalizeHost(forwarded ?? headers.host)
+// Guards read `request.headers` directly: naming `headers` in a hook makes Elysia copy every header of
+// every request into an object.
+function requestHost(ctx: AppContext, headers: Headers) {
+  const forwarded = ctx.config.trustProxy ? headers.get('x-forwarded-host')?.split(',')[0] : undefined
+  return normalizeHost(forwarded ?? headers.get('host'))
 }
 
-async function resolveBrand(ctx: AppContext, headers: Record<string, string | undefined>): Promise<Brand> {
+async function resolveBrand(ctx: AppContext, headers: Headers): Promise<Brand> {
   const brand = await ctx.brands.byHost(requestHost(ctx, headers))
   if (!brand) throw new ApiError(404, 'BRAND_NOT_FOUND', 'no brand is served on this host')
   return brand
@@ -30,14 +32,21 @@ async function resolveBrand(ctx: AppContext, headers: Record<string, string | un
 export const security = (ctx: AppContext) =>
   new Elysia({ name: 'security', seed: ctx.instanceId }).use(httpPlatform(ctx)).macro({
     brand: {
-      async resolve({ headers }) {
-        return { brand: await resolveBrand(ctx, headers) }
+      async resolve({ request }) {
+        return { brand: await resolveBrand(ctx, request.headers) }
       },
     },
     auth: (rule: AuthRule) => ({
-      async resolve({ headers, cookie }) {
+      // The cookie is read from the header, not Elysia's cookie jar, which would parse every cookie of
+      // every request of every guarded route.
+      async resolve({ request }) {
+        const headers = request.headers
         const brand = await resolveBrand(ctx, headers)
-        const token = extractToken(headers.authorization, cookie[ctx.config.jwt.cookieName]?.value)
+        const token = extractToken(
+          headers.get('authorization'),
+          headers.get('cookie'),
+          ctx.config.jwt.cookieName,
+        )
         if (!token) throw new ApiError(401, 'UNAUTHORIZED', 'a session token is required')
         const session: Session | null = await ctx.tokens.verify(token)
         if (!session || session.brandId !== brand.id)

@@ -12,7 +12,18 @@ describe('errors and request ids', () => {
     const r = await t.request('GET', '/nope')
     expect(r.status).toBe(404)
     expect(r.json).toEqual({ error: 'NOT_FOUND', message: expect.any(String) })
-    expect(r.headers.get('x-request-id')).toMatch(/^[0-9a-f-]{36}$/)
+    expect(r.headers.get('x-request-id')).toMatch(/^[0-9a-f]{20}-[0-9a-z]+$/)
+  })
+
+  test('generated request ids differ per request, on answers the handler built itself too', async () => {
+    const token = await t.userToken()
+    const ids = new Set<string>()
+    for (const path of ['/nope', '/health', '/health', '/market/watch/list?login=100001&prefix=']) {
+      const r = await t.request('GET', path, { token })
+      ids.add(r.headers.get('x-request-id') ?? '')
+    }
+    expect(ids.size).toBe(4)
+    expect([...ids].every((id) => /^[0-9a-f]{20}-[0-9a-z]+$/.test(id))).toBe(true)
   })
 
   test('a valid incoming X-Request-Id is echoed', async () => {

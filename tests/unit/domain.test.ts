@@ -75,10 +75,12 @@ describe('account scope', () => {
 
 describe('small helpers', () => {
   test('token extraction: bare, Bearer, cookie', () => {
-    expect(extractToken('abc', undefined)).toBe('abc')
-    expect(extractToken('Bearer abc', 'zzz')).toBe('abc')
-    expect(extractToken(undefined, 'cookie-token')).toBe('cookie-token')
-    expect(extractToken('', undefined)).toBeNull()
+    expect(extractToken('abc', undefined, 'tcs_session')).toBe('abc')
+    expect(extractToken('Bearer abc', 'tcs_session=zzz', 'tcs_session')).toBe('abc')
+    expect(extractToken(undefined, 'a=1; tcs_session=cookie-token; b=2', 'tcs_session')).toBe('cookie-token')
+    expect(extractToken(undefined, 'other=x', 'tcs_session')).toBeNull()
+    expect(extractToken(undefined, 'tcs_session=a%2Eb', 'tcs_session')).toBe('a.b')
+    expect(extractToken('', undefined, 'tcs_session')).toBeNull()
   })
   test('host normalization drops the port', () => {
     expect(normalizeHost('Beta.LocalHost:3000')).toBe('beta.localhost')

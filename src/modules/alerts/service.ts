@@ -55,7 +55,7 @@ export const alertView = (r: AlertRow) => ({
 /** Checks the fields of 4.5 and turns them into columns; moving conditions default their reference to now. */
 async function columns(ctx: AppContext, groupId: number, i: AlertInput) {
   const gs = await ctx.refdata.forGroup(groupId, i.symbol)
-  if (!gs || gs.sec.show !== 1) throw invalid(`symbol: ${i.symbol} is not available for the account`)
+  if (gs?.sec.show !== 1) throw invalid(`symbol: ${i.symbol} is not available for the account`)
   const has = (f: string) => (i as unknown as Record<string, unknown>)[f] !== undefined
   const q = ctx.quotes.peek(i.symbol)
   const spec = {

@@ -94,16 +94,22 @@ async function watchVersion(ctx: AppContext) {
 
 type WatchEntry = Metrics & { symbol: string; sort_index: number; color: string }
 
-const JSON_HEADERS = { headers: { 'content-type': 'application/json' } }
-const rendered = new WeakMap<AppContext, Map<string, { raw: string; assets: Record<string, WatchEntry> }>>()
+/** A cached list as this instance last saw it: the text, its bytes ready to send, its decoded entries. */
+interface Rendered {
+  raw: string
+  body: Blob
+  assets?: Record<string, WatchEntry>
+}
+const rendered = new WeakMap<AppContext, Map<string, Rendered>>()
 
 /**
  * A login's watch list, served from the shared cache under a key holding the brand, the login and the
  * candle version, so a list is never served to another login and expires when an hourly candle closes
  * or the list changes (add/delete delete the key). The cache holds the rendered answer: the full list
- * (empty prefix, what clients poll) is sent byte for byte; a prefix filters the decoded copy, which is
- * kept per instance while the cached text stays the same. Both are sent as built (a Response), which
- * is what the route's documented schema describes.
+ * (empty prefix, what clients poll) is sent byte for byte from a Blob kept while the cached text stays
+ * the same (building a Response from a string with header options cost more than the cache lookup); a
+ * prefix filters the decoded copy. Both are sent as built (a Response), which is what the route's
+ * documented schema describes.
  */
 export async function watchList(
   ctx: AppContext,
@@ -120,21 +126,22 @@ export async function watchList(
     raw = JSON.stringify({ assets: await buildWatchList(ctx, account.login, group.id) })
     await ctx.store.set(key, raw, HOUR * 1000)
   }
-  if (prefix === '') return new Response(raw, JSON_HEADERS)
   let memo = rendered.get(ctx)
   if (!memo) {
     memo = new Map()
     rendered.set(ctx, memo)
   }
-  let decoded = memo.get(key)
-  if (!decoded || decoded.raw !== raw) {
+  let r = memo.get(key)
+  if (!r || r.raw !== raw) {
     if (memo.size >= 10_000) memo.clear()
-    decoded = { raw, assets: (JSON.parse(raw) as { assets: Record<string, WatchEntry> }).assets }
-    memo.set(key, decoded)
+    r = { raw, body: new Blob([raw], { type: 'application/json' }) }
+    memo.set(key, r)
   }
+  if (prefix === '') return new Response(r.body)
+  r.assets ??= (JSON.parse(raw) as { assets: Record<string, WatchEntry> }).assets
   const p = prefix.toUpperCase()
   const assets: Record<string, WatchEntry> = {}
-  for (const [symbol, e] of Object.entries(decoded.assets))
+  for (const [symbol, e] of Object.entries(r.assets))
     if (symbol.toUpperCase().startsWith(p)) assets[symbol] = e
   return Response.json({ assets })
 }

@@ -2,19 +2,16 @@ import { and, desc, eq, gte, lt, or, sql } from 'drizzle-orm'
 import type { AppContext } from '../../context'
 import type { Session } from '../../platform/auth/session'
 import type { Brand } from '../../platform/brand/registry'
-import type { Tx } from '../../platform/db/client'
 import { ApiError, invalid } from '../../platform/errors'
 import { enqueueEvent } from '../../platform/outbox'
-import { marginSnapshot } from '../accounts/domain/margin'
-import { fromMinor, roundToMinor } from '../accounts/domain/money'
-import type { AccountRecord, GroupRecord } from '../accounts/read-model'
-import { accounts } from '../accounts/schema'
+import { roundToMinor } from '../accounts/domain/money'
+import type { GroupRecord } from '../accounts/read-model'
 import { loadAccountViewAs } from '../accounts/service'
 import { isTradingOpen } from '../market/domain/sessions'
 import { checkPendingPrice, checkStops, checkVolume, isPendingCmd } from './domain/checks'
 import { commission as commissionOf, isBuy, marginInAccount } from './domain/formulas'
 import { afterTradeCommit, closeTx } from './execution'
-import { groupPrice, pricePositions, quoteLookup, sumExposure } from './exposure'
+import { groupPrice, pricePositions, quoteLookup } from './exposure'
 import { openError } from './open-commit'
 import type { OrderRow } from './positions'
 import { orders } from './schema'
@@ -38,7 +35,7 @@ async function tradableSymbol(
   fail: (m: string) => ApiError,
 ) {
   const gs = await ctx.refdata.forGroup(group.id, symbol)
-  if (!gs || gs.sec.show !== 1) throw fail(`symbol ${symbol} is not available for group ${group.name}`)
+  if (gs?.sec.show !== 1) throw fail(`symbol ${symbol} is not available for group ${group.name}`)
   if (gs.info.trade === 0 || gs.sec.trade !== 1)
     throw fail(`symbol ${symbol} is not tradable for group ${group.name}`)
   if (!isTradingOpen(gs.info.sessionList, ctx.clock.now()))
