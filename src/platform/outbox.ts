@@ -1,5 +1,7 @@
-import { sql } from 'drizzle-orm'
+import { getTableName } from 'drizzle-orm'
+import { insertRows } from './db/bulk-insert'
 import type { Queryable } from './db/client'
+import { outbox } from './outbox-schema'
 
 export interface OutboxEvent {
   brandId: number
@@ -12,15 +14,15 @@ export function enqueueEvent(tx: Queryable, brandId: number, topic: string, payl
   return enqueueEvents(tx, [{ brandId, topic, payload }], now)
 }
 
-/**
- * Several events in one statement: they travel as one JSON parameter, so the SQL is the same whatever
- * their number (batched writers insert dozens at a time).
- */
+const COLUMNS = [outbox.brandId, outbox.topic, outbox.payload, outbox.createdAt].map((c) => c.name)
+
+/** Several events with multi-row statements (batched writers insert dozens at a time). */
 export async function enqueueEvents(tx: Queryable, events: OutboxEvent[], now: number) {
   if (events.length === 0) return
-  // positional arrays: SQLite parses a row once instead of once per `->> 'name'`
-  const rows = events.map((e) => [e.brandId, e.topic, JSON.stringify(e.payload)])
-  await tx.run(sql`
-    insert into outbox (brand_id, topic, payload, created_at)
-    select value ->> 0, value ->> 1, value ->> 2, ${now} from json_each(${JSON.stringify(rows)}) order by key`)
+  await insertRows(
+    tx,
+    getTableName(outbox),
+    COLUMNS,
+    events.map((e) => [e.brandId, e.topic, JSON.stringify(e.payload), now]),
+  )
 }
