@@ -1,5 +1,5 @@
 import { afterAll, expect, test } from 'bun:test'
-import { statSync } from 'node:fs'
+import { readdirSync, readFileSync, statSync } from 'node:fs'
 import { tempDatabase } from '../support/database'
 
 // The WAL checkpoint worker (src/platform/db/checkpointer.ts) on a real libSQL file.
@@ -35,4 +35,16 @@ test('commits no longer checkpoint; the worker copies the WAL back into the data
   expect(last?.done).toBe(last?.log)
   // the rows reached the database file itself, not only the WAL
   expect(statSync(file).size - before).toBeGreaterThan(2000 * 4000 * 0.9)
+})
+
+test('the worker thread runs at nice 10, below the threads that serve requests', () => {
+  const threads = readdirSync('/proc/self/task').map((tid) => ({
+    tid: Number(tid),
+    name: readFileSync(`/proc/self/task/${tid}/comm`, 'utf8').trim(),
+    // field 19 of stat; the fields after the parenthesised name start at field 3
+    nice: Number(readFileSync(`/proc/self/task/${tid}/stat`, 'utf8').split(') ')[1].split(' ')[16]),
+  }))
+  const main = threads.find((t) => t.tid === process.pid)!
+  expect(threads.filter((t) => t.name === 'Worker').map((t) => t.nice)).toContain(10)
+  expect(main.nice).toBeLessThan(10)
 })
