@@ -71,3 +71,20 @@ function toMs(v: string): number {
   const n = Number(m[1])
   return m[2] === 'us' ? n / 1000 : m[2] === 's' ? n * 1000 : n
 }
+
+/**
+ * CPU time stolen from this VM by its host, in percent of the window, from /proc/stat: runs on a
+ * contended host are slower for reasons outside the code, and say so next to their figures.
+ */
+export function stealMeter() {
+  const read = () => {
+    const f = readFileSync('/proc/stat', 'utf8').split('\n')[0].trim().split(/\s+/).slice(1).map(Number)
+    return { steal: f[7] ?? 0, total: f.slice(0, 8).reduce((a, b) => a + b, 0) }
+  }
+  const start = read()
+  return () => {
+    const end = read()
+    const total = end.total - start.total
+    return total > 0 ? (100 * (end.steal - start.steal)) / total : 0
+  }
+}
