@@ -48,13 +48,12 @@ function movePendingHeaders(
 ): Response | undefined {
   if (!(response instanceof Response) || set.cookie || (set.status !== undefined && set.status !== 200))
     return undefined
-  const headers = response.headers
-  for (const k in set.headers) {
-    const v = set.headers[k]
-    if (typeof v !== 'string') return undefined
-    if (!headers.has(k)) headers.set(k, v)
+  const pending = Object.entries(set.headers)
+  if (!pending.every(([, v]) => typeof v === 'string')) return undefined
+  for (const [k, v] of pending) {
+    if (!response.headers.has(k)) response.headers.set(k, v as string)
+    delete set.headers[k]
   }
-  for (const k in set.headers) delete set.headers[k]
   return response
 }
 
