@@ -2,8 +2,9 @@
 // Servers on core 0, wrk on core 1. Each route's ratio is to a raw Bun.serve window measured right before
 // it (the host's speed drifts over a minute), and every line shows the CPU time the host stole meanwhile.
 // Goals (issue 3): watch list >= 0.3, trade open >= 0.05, trade open p99 < 20 ms at 50 connections.
-// The server runs as in production (no simulator; quotes posted once by the dealer). Orders are BTCUSD (trades 24/7) market buys of 0.01 lot, spread over 100 demo
-// accounts opened for the run and sent with a dealer token, so no single account grows thousands of positions.
+// The server runs as in production (no simulator; quotes posted once by the dealer). Orders are BTCUSD
+// (trades 24/7) market buys of 0.01 lot, spread over 100 demo accounts opened for the run and sent with a
+// dealer token, so no single account grows thousands of positions.
 import { mkdtempSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
