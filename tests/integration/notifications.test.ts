@@ -165,6 +165,21 @@ describe('the trading back end notifies', () => {
     expect(exp[9]).toMatchObject({ ticket: stop.json.order })
   })
 
+  test('a pending order that reaches its price without the margin is cancelled, under a token of its own', async () => {
+    await ingest([{ symbol: 'EURUSD', bid: 1.1, ask: 1.1001 }])
+    // 50 lots of EURUSD at 1.09 and leverage 1:100 need about 54,500 USD of margin; the account has 10,000
+    const limit = await open({ cmd: 2, volume: 5000, symbol: 'EURUSD', open_price: 1.09 })
+    expect(limit.status).toBe(200)
+    const activatedBefore = (await byToken('order.activated')).length
+    await ingest([{ symbol: 'EURUSD', bid: 1.0899, ask: 1.09 }])
+    const [cancelled] = await byToken('order.cancelled')
+    expect(cancelled[5]).toBe('trade')
+    expect(cancelled[7]).toBe('warning')
+    expect(cancelled[2].title).toBe('Pending order on EURUSD cancelled')
+    expect(cancelled[9]).toMatchObject({ ticket: limit.json.order, reason: 'no_money' })
+    expect(await byToken('order.activated')).toHaveLength(activatedBefore)
+  })
+
   test('margin call once per episode, then stop-out, on the account that reached them', async () => {
     const demo = await t.userToken(100002)
     await ingest([

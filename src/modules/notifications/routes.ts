@@ -55,7 +55,7 @@ export const notificationRoutes = (ctx: AppContext) =>
         description:
           'Account sessions only. Rows are arrays in the order of `structure`. Only rows addressed to the ' +
           'login are listed; broadcasts (user id 0) never are. Tokens: order.activated, order.sl, order.tp, ' +
-          'order.expired (type trade); margin.call, margin.stop_out (type margin); alert.fired (type alert); ' +
+          'order.expired, order.cancelled (type trade); margin.call, margin.stop_out (type margin); alert.fired (type alert); ' +
           'staff.message (type system). Levels: info, warning, critical.',
       }),
     })

@@ -39,7 +39,7 @@ export function cancelledNoMoney(o: OrderRow): NewNotification {
   return {
     brandId: o.brandId,
     login: o.login,
-    token: 'order.activated',
+    token: 'order.cancelled',
     level: 'warning',
     title: `Pending order on ${o.symbol} cancelled`,
     body: `${side(o)} ${lots(o.volume)} ${o.symbol} #${o.ticket} reached ${o.openPrice} but the account had not enough free margin; the order was cancelled.`,

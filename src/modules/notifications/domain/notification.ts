@@ -10,6 +10,8 @@ export const NOTIFICATION_TOKENS = {
   'order.sl': 'trade',
   'order.tp': 'trade',
   'order.expired': 'trade',
+  /** A pending order reached its price without the free margin to become a position. */
+  'order.cancelled': 'trade',
   'margin.call': 'margin',
   'margin.stop_out': 'margin',
   'alert.fired': 'alert',
