@@ -87,8 +87,10 @@ request = function()
 end
 `,
 )
-// Warm-up as for the watch list: JIT tiers and caches settle before the measured window.
-await wrk(url('/trade/open'), { core: 1, seconds: 2, connections, script })
+// Warm-up: JIT tiers and caches settle before the measured window. The open path is longer than the
+// watch list's: after 2 s Bun's JIT worker still took 0.7 s of the pinned core in the next 10 s, after
+// 5 s 0.15-0.25 s (per-thread CPU from /proc), so trade open warms up for 5 s.
+await wrk(url('/trade/open'), { core: 1, seconds: 5, connections, script })
 const openBase = await measure(rawUrl)
 const open = await measure(url('/trade/open'), { script })
 const stats = await (
