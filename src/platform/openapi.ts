@@ -67,7 +67,8 @@ const SWAGGER_ASSETS = ['swagger-ui-bundle.js', 'swagger-ui.css', 'favicon-32x32
  */
 export const openapiPlugin = (instanceId: number, loadAsset: (name: string) => Promise<Response | null>) =>
   new Elysia({ name: 'openapi-docs', seed: instanceId })
-    .onAfterHandle({ as: 'global' }, ({ path, response }) => {
+    // local: it runs on the plugin's own routes (the document), not as one more hook of every request
+    .onAfterHandle(({ path, response }) => {
       if (path === '/swagger/json') cleanCoercedParameters(response)
     })
     .use(
