@@ -65,18 +65,26 @@ export class QuoteHub {
   }
 
   private warmedAt = 0
+  private warming: Promise<void> | null = null
 
   /**
    * Loads every symbol's quote not received locally (cross rates for conversion) so `peek` answers
    * synchronously; at most once per 250 ms, and free when this instance receives all ticks itself.
+   * Callers during a load wait for it, so none of them peeks before the shared cache has answered.
    */
-  async warmAll() {
+  warmAll(): Promise<void> {
+    if (this.warming) return this.warming
     const now = this.clock.now()
-    if (now - this.warmedAt < REMOTE_FRESH_MS) return
+    if (now - this.warmedAt < REMOTE_FRESH_MS) return Promise.resolve()
     this.warmedAt = now
-    await this.refdata.fresh()
-    const missing = this.refdata.all().filter((s) => !this.local.has(s.symbol))
-    if (missing.length) await Promise.all(missing.map((s) => this.get(s.symbol)))
+    this.warming = (async () => {
+      await this.refdata.fresh()
+      const missing = this.refdata.all().filter((s) => !this.local.has(s.symbol))
+      if (missing.length) await Promise.all(missing.map((s) => this.get(s.symbol)))
+    })().finally(() => {
+      this.warming = null
+    })
+    return this.warming
   }
 
   /**

@@ -33,6 +33,26 @@ export const quoteForGroup = (raw: Quote, gs: GroupSymbol): Quote =>
     spreadDiff: gs.sec.spreadDiff,
   })
 
+/** Symbols as some groups see them, looked up without awaiting (ReferenceData.snapshot). */
+export type GroupSymbols = (groupId: number, name: string) => GroupSymbol | null
+
+function groupSymbol(
+  info: SymbolInfo,
+  securities: Map<string, SecurityRow>,
+  overrides: Map<string, OverrideRow> | undefined,
+): GroupSymbol | null {
+  const sec = securities.get(info.secGroup)
+  if (!sec) return null
+  const ov = overrides?.get(info.symbol)
+  return {
+    info,
+    sec,
+    spread: ov?.spread ?? info.spread,
+    spreadBalance: ov?.spreadBalance ?? info.spreadBalance,
+    marginDivider: ov?.marginDivider ?? info.marginDivider,
+  }
+}
+
 const VERSION_KEY = 'ref:v1:version'
 const CHECK_MS = 1000
 
@@ -113,15 +133,24 @@ export class ReferenceData {
     await this.fresh()
     const info = this.symbolMap.get(name)
     if (!info) return null
-    const sec = (await this.securities(groupId)).get(info.secGroup)
-    if (!sec) return null
-    const ov = this.groupOverrides.get(groupId)?.get(name)
-    return {
-      info,
-      sec,
-      spread: ov?.spread ?? info.spread,
-      spreadBalance: ov?.spreadBalance ?? info.spreadBalance,
-      marginDivider: ov?.marginDivider ?? info.marginDivider,
+    return groupSymbol(info, await this.securities(groupId), this.groupOverrides.get(groupId))
+  }
+
+  /**
+   * `forGroup` for loops that look up many symbols (the margin checks of a batch of opens): the data is
+   * checked fresh and the groups' settings loaded once, then every lookup answers without awaiting. Each
+   * awaited lookup cost a promise and a suspended frame, a few hundred bytes of garbage per order.
+   */
+  async snapshot(groupIds: Iterable<number>): Promise<GroupSymbols> {
+    await this.fresh()
+    const symbolMap = this.symbolMap
+    const groups = new Map<number, [Map<string, SecurityRow>, Map<string, OverrideRow> | undefined]>()
+    for (const id of groupIds)
+      if (!groups.has(id)) groups.set(id, [await this.securities(id), this.groupOverrides.get(id)])
+    return (groupId, name) => {
+      const info = symbolMap.get(name)
+      const g = groups.get(groupId)
+      return info && g ? groupSymbol(info, g[0], g[1]) : null
     }
   }
 

@@ -61,10 +61,17 @@ export class TriggerEngine {
 
   /** Files (or re-files, or removes) an order's triggers after a write. */
   async track(o: OrderRow, groupId?: number) {
+    if (groupId !== undefined) return this.trackIn(o, groupId)
     this.untrack(o.ticket)
     if (o.state !== 'open' && o.state !== 'pending') return
-    const g = groupId ?? (await this.groupOf(o.login))
-    if (g === null) return
+    const g = await this.groupOf(o.login)
+    if (g !== null) this.trackIn(o, g)
+  }
+
+  /** `track` when the account's group is known (a batch of opens files dozens without awaiting). */
+  trackIn(o: OrderRow, g: number) {
+    this.untrack(o.ticket)
+    if (o.state !== 'open' && o.state !== 'pending') return
     this.resting.set(o.ticket, { order: o, groupId: g })
     this.book.upsert(bookKey(o.symbol, g), o)
     if (o.state === 'pending' && o.expiration > 0) this.expiring.add(o.ticket)

@@ -2,7 +2,7 @@ import type { AppContext } from '../../context'
 import { marginSnapshot } from '../accounts/domain/margin'
 import { fromMinor } from '../accounts/domain/money'
 import type { AccountRecord, GroupRecord } from '../accounts/read-model'
-import { type GroupSymbol, quoteForGroup } from '../market/reference'
+import { type GroupSymbol, type GroupSymbols, quoteForGroup } from '../market/reference'
 import type { Quote, QuoteLookup } from './domain/conversion'
 import { isBuy, marginInAccount, profitInAccount } from './domain/formulas'
 import { averagePrice, type Holding } from './domain/holdings'
@@ -38,26 +38,41 @@ export async function quoteLookup(ctx: AppContext): Promise<QuoteLookup> {
   return (s) => ctx.quotes.peek(s)
 }
 
+/**
+ * What pricing reads, loaded once and then used without awaiting: the symbols as the groups see them and
+ * the latest quotes (warmed, so conversion rates through other symbols are there too).
+ */
+export interface Pricing {
+  symbols: GroupSymbols
+  lookup: QuoteLookup
+}
+
+/** Pricing for positions of accounts in these groups (a batch of opens prices dozens at once). */
+export async function pricing(ctx: AppContext, groupIds: Iterable<number>): Promise<Pricing> {
+  const lookup = await quoteLookup(ctx)
+  return { symbols: await ctx.refdata.snapshot(groupIds), lookup }
+}
+
 /** Floating profit and margin of a position (or a holding) at the group's quote now, in the account currency. */
-async function priceAt(
-  ctx: AppContext,
+function priceAt(
+  p: Pricing,
   gs: GroupSymbol,
-  p: { cmd: number; volume: number; openPrice: number },
+  pos: { cmd: number; volume: number; openPrice: number },
   leverage: number,
   currency: string,
-  lookup: QuoteLookup,
 ) {
-  const quote = (await groupPrice(ctx, gs)) ?? { bid: p.openPrice, ask: p.openPrice, time: 0 }
-  const buy = isBuy(p.cmd)
+  const raw = p.lookup(gs.info.symbol)
+  const quote = raw ? quoteForGroup(raw, gs) : { bid: pos.openPrice, ask: pos.openPrice, time: 0 }
+  const buy = isBuy(pos.cmd)
   const closePrice = buy ? quote.bid : quote.ask
-  const profit = profitInAccount(gs.info, p.cmd, p.volume, p.openPrice, closePrice, currency, lookup)
+  const profit = profitInAccount(gs.info, pos.cmd, pos.volume, pos.openPrice, closePrice, currency, p.lookup)
   const margin = marginInAccount(
     gs.info,
-    p.volume,
+    pos.volume,
     buy ? quote.ask : quote.bid,
     leverage,
     currency,
-    lookup,
+    p.lookup,
     gs.marginDivider,
   )
   return profit === null || margin === null ? null : { quote, closePrice, profit, margin }
@@ -74,11 +89,11 @@ export async function pricePositions(
   positions: OrderRow[],
 ): Promise<PricedPosition[] | null> {
   if (positions.length === 0) return []
-  const lookup = await quoteLookup(ctx)
+  const p = await pricing(ctx, [group.id])
   const out: PricedPosition[] = []
   for (const order of positions) {
-    const gs = await ctx.refdata.forGroup(group.id, order.symbol)
-    const priced = gs && (await priceAt(ctx, gs, order, account.leverage, group.currency, lookup))
+    const gs = p.symbols(group.id, order.symbol)
+    const priced = gs && priceAt(p, gs, order, account.leverage, group.currency)
     if (!gs || !priced) return null
     out.push({ order, gs, ...priced })
   }
@@ -101,23 +116,19 @@ export function sumExposure(priced: PricedPosition[], currency: string): Exposur
  * Exposure of holdings at the group's current quotes (see domain/holdings: exact for the sum of the
  * positions, one pricing per symbol and direction). Null when a conversion rate is missing.
  */
-export async function priceHoldings(
-  ctx: AppContext,
+export function holdingsExposure(
+  p: Pricing,
   leverage: number,
   group: Pick<GroupRecord, 'id' | 'currency'>,
   holdings: Holding[],
-): Promise<Exposure | null> {
+): Exposure | null {
   const e: Exposure = { floatingProfit: 0, margin: 0, commission: 0, storage: 0 }
-  if (holdings.length === 0) return e
-  const lookup = await quoteLookup(ctx)
   for (const h of holdings) {
-    const gs = await ctx.refdata.forGroup(group.id, h.symbol)
-    const priced =
-      gs && (await priceAt(ctx, gs, { ...h, openPrice: averagePrice(h) }, leverage, group.currency, lookup))
+    const gs = p.symbols(group.id, h.symbol)
+    const priced = gs && priceAt(p, gs, { ...h, openPrice: averagePrice(h) }, leverage, group.currency)
     if (!priced) return null
-    const { profit, margin } = priced
-    e.floatingProfit += profit
-    e.margin += margin
+    e.floatingProfit += priced.profit
+    e.margin += priced.margin
     e.commission += fromMinor(h.commission, group.currency)
     e.storage += fromMinor(h.storage, group.currency)
   }
@@ -125,14 +136,14 @@ export async function priceHoldings(
   return e
 }
 
-/** Margin figures of an account once `holdings` are its open positions. */
-export async function marginWith(
-  ctx: AppContext,
+/** Margin figures of an account once `holdings` are its open positions (synchronous, see `pricing`). */
+export function marginOf(
+  p: Pricing,
   a: { balance: number; credit: number; leverage: number },
   group: Pick<GroupRecord, 'id' | 'currency'>,
   holdings: Holding[],
 ) {
-  const e = await priceHoldings(ctx, a.leverage, group, holdings)
+  const e = holdingsExposure(p, a.leverage, group, holdings)
   return (
     e &&
     marginSnapshot({
@@ -143,11 +154,23 @@ export async function marginWith(
   )
 }
 
+/** Margin figures of an account once `holdings` are its open positions. */
+export async function marginWith(
+  ctx: AppContext,
+  a: { balance: number; credit: number; leverage: number },
+  group: Pick<GroupRecord, 'id' | 'currency'>,
+  holdings: Holding[],
+) {
+  return marginOf(await pricing(ctx, [group.id]), a, group, holdings)
+}
+
 /** Live exposure of an account from its holdings (cached read model). */
 export async function accountExposure(
   ctx: AppContext,
   account: AccountRecord,
   group: GroupRecord,
 ): Promise<Exposure | null> {
-  return priceHoldings(ctx, account.leverage, group, await ctx.positions.holdings(account.login))
+  const holdings = await ctx.positions.holdings(account.login)
+  if (holdings.length === 0) return { floatingProfit: 0, margin: 0, commission: 0, storage: 0 }
+  return holdingsExposure(await pricing(ctx, [group.id]), account.leverage, group, holdings)
 }

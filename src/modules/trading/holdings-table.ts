@@ -1,5 +1,6 @@
 import { sql } from 'drizzle-orm'
 import type { Queryable } from '../../platform/db/client'
+import { driverOf } from '../../platform/db/driver'
 import type { Holding } from './domain/holdings'
 
 /**
@@ -24,8 +25,15 @@ export interface AccountFunds {
   holdings: Holding[]
 }
 
+const FUNDS = `
+  select json_group_array(json_array(a.login, a.balance, a.credit, a.leverage, h.symbol, h.cmd, h.volume,
+                                     printf('%!.17g', h.volume_price), h.commission, h.storage)) as rows
+  from accounts a left join holdings h on h.login = a.login and h.volume > 0
+  where a.login in (select value from json_each(?))`
+
 /**
- * Balance, credit, leverage and holdings of several logins in one statement (the margin check of opens).
+ * Balance, credit, leverage and holdings of several logins in one statement (the margin check of opens,
+ * bound on the driver: platform/db/driver).
  * The rows come back as one JSON text: a batch reads dozens of them, and the driver builds every row
  * of a result column by column, which cost more than the query. The one REAL column travels as a
  * 17-digit string, because SQLite writes JSON numbers with 15 significant digits.
@@ -33,11 +41,7 @@ export interface AccountFunds {
 export async function fundsOf(q: Queryable, logins: number[]): Promise<Map<number, AccountFunds>> {
   const out = new Map<number, AccountFunds>()
   if (logins.length === 0) return out
-  const [row] = await q.all<{ rows: string }>(sql`
-    select json_group_array(json_array(a.login, a.balance, a.credit, a.leverage, h.symbol, h.cmd, h.volume,
-                                       printf('%!.17g', h.volume_price), h.commission, h.storage)) as rows
-    from accounts a left join holdings h on h.login = a.login and h.volume > 0
-    where a.login in (select value from json_each(${JSON.stringify(logins)}))`)
+  const res = await driverOf(q).execute({ sql: FUNDS, args: [JSON.stringify(logins)] })
   type Row = [number, number, number, number, string | null, number, number, string, number, number]
   for (const [
     login,
@@ -50,7 +54,7 @@ export async function fundsOf(q: Queryable, logins: number[]): Promise<Map<numbe
     volumePrice,
     commission,
     storage,
-  ] of JSON.parse(row.rows) as Row[]) {
+  ] of JSON.parse(res.rows[0].rows as string) as Row[]) {
     let f = out.get(login)
     if (!f) {
       f = { login, balance, credit, leverage, holdings: [] }

@@ -7,7 +7,7 @@ import { ApiError } from '../../platform/errors'
 import { enqueueEvents } from '../../platform/outbox'
 import type { GroupRecord } from '../accounts/read-model'
 import { addHolding, type Holding } from './domain/holdings'
-import { marginWith } from './exposure'
+import { marginOf, pricing } from './exposure'
 import { fundsOf } from './holdings-table'
 import type { OrderRow } from './positions'
 import { orders } from './schema'
@@ -39,7 +39,7 @@ export function openCommitter(ctx: AppContext) {
   return new GroupCommit<OpenRequest, Opened>(ctx.db, (tx, reqs) => commitOpens(ctx, tx, reqs), {
     afterCommit: async (opened) => {
       await ctx.positions.invalidate(...new Set(opened.map((o) => o.row.login)))
-      for (const o of opened) await ctx.engine.track(o.row, o.groupId)
+      for (const o of opened) ctx.engine.trackIn(o.row, o.groupId)
     },
     onAfterCommitError: (e) =>
       ctx.logger.log('error', 'after trade open', { err: e instanceof Error ? e.message : String(e) }),
@@ -51,6 +51,10 @@ export function openCommitter(ctx: AppContext) {
 async function commitOpens(ctx: AppContext, tx: Tx, reqs: OpenRequest[]): Promise<(Opened | Error)[]> {
   const logins = [...new Set(reqs.filter((r) => r.margin !== null).map((r) => r.values.login))]
   const funds = await fundsOf(tx, logins)
+  const p = await pricing(
+    ctx,
+    reqs.map((r) => r.group.id),
+  )
   const results: (Opened | Error | null)[] = []
   const accepted: OpenRequest[] = []
   for (const r of reqs) {
@@ -66,7 +70,7 @@ async function commitOpens(ctx: AppContext, tx: Tx, reqs: OpenRequest[]): Promis
         commission: v.commission ?? 0,
         storage: 0,
       })
-      const m = a && (await marginWith(ctx, a, r.group, trial))
+      const m = a && marginOf(p, a, r.group, trial)
       if (!m || m.margin_free < 0) {
         results.push(
           openError(

@@ -1,24 +1,8 @@
-import type { Client, InArgs, InStatement, ResultSet, Transaction } from '@libsql/client'
+import type { InArgs } from '@libsql/client'
 import type { Queryable } from './client'
+import { driverOf } from './driver'
 
 type Value = string | number | bigint | null
-
-interface Driver {
-  execute(stmt: InStatement): Promise<ResultSet>
-}
-
-/**
- * The libSQL transaction (or client) beneath a drizzle handle. drizzle's `sql` builder costs about a
- * microsecond per bound parameter, ten times the statement itself for a batch of orders, so bulk writes
- * bind their rows on the driver. drizzle keeps it as `session.tx` inside a transaction and as
- * `session.client` outside; the check fails loudly should that ever change.
- */
-function driverOf(q: Queryable): Driver {
-  const session = (q as unknown as { session?: { tx?: Transaction; client?: Client } }).session
-  const driver = session?.tx ?? session?.client
-  if (typeof driver?.execute !== 'function') throw new Error('drizzle session has no libSQL driver')
-  return driver
-}
 
 /** Rows per statement: powers of two, so a table has at most seven statement texts to prepare and cache. */
 const CHUNKS = [64, 32, 16, 8, 4, 2, 1]
