@@ -82,3 +82,26 @@ test('with linger, arrivals on consecutive turns join one batch; a lone request 
   expect(performance.now() - started).toBeLessThan(500)
   expect(batches).toEqual([5, 1])
 })
+
+test('a request that comes in while a batch commits joins the arrivals of the next turns, not a batch of its own', async () => {
+  const batches: number[] = []
+  let during: Promise<number> | undefined
+  const gc = new GroupCommit<number, number>(
+    database.db,
+    async (tx, inputs) => {
+      batches.push(inputs.length)
+      // a request whose checks finish between the statements of this batch
+      during ??= gc.submit(100)
+      for (const v of inputs) await tx.run(sql`insert into t (v) values (${v})`)
+      return inputs.map((v) => v * 10)
+    },
+    { lingerMs: 1000 },
+  )
+  expect(await gc.submit(1)).toBe(10)
+  // the answer of the first batch brings new requests a moment later (a closed-loop client over the
+  // network), arriving on consecutive turns; the leftover waits for them instead of committing alone
+  await Bun.sleep(3)
+  expect(await arrivals(gc, 3)).toEqual([0, 10, 20])
+  expect(await during).toBe(1000)
+  expect(batches).toEqual([1, 4])
+})

@@ -17,9 +17,11 @@ export class GroupCommit<In, Out> {
   private queue: Waiting<In, Out>[] = []
   private scheduled = false
   private running = false
-  /** Queue length at the last turn and the time the first waiting request arrived (linger). */
+  /** Queue length at the last turn and the time the collection started (linger). */
   private seen = 0
   private firstAt = 0
+  /** The collection holds only requests left over from the last batch; no new one has come in yet. */
+  private leftover = false
 
   constructor(
     private readonly db: Db,
@@ -32,7 +34,7 @@ export class GroupCommit<In, Out> {
       maxBatch?: number
       /**
        * Under load, keep collecting while every loop turn brings new requests, for at most this long
-       * (ms) after the first one. A closed-loop client (a terminal, a bridge, a load test) sends its
+       * (ms) after the collection started (the first request, or the end of the last batch). A closed-loop client (a terminal, a bridge, a load test) sends its
        * next request when the previous answer arrives; without this, the answers of one batch come back
        * while the next commits and the traffic splits into two alternating half-size batches, each
        * paying the fixed cost of a transaction. Idle, a lone request does not wait: the next turn
@@ -45,19 +47,26 @@ export class GroupCommit<In, Out> {
   submit(input: In): Promise<Out> {
     return new Promise<Out>((resolve, reject) => {
       this.queue.push({ input, resolve, reject })
-      if (!this.scheduled && !this.running) {
-        this.scheduled = true
-        this.seen = this.queue.length
-        this.firstAt = performance.now()
-        // One turn of the loop lets the requests parsed in the same poll join the batch.
-        setImmediate(this.turn)
-      }
+      if (!this.scheduled && !this.running) this.collect()
     })
+  }
+
+  private collect(leftover = false) {
+    this.scheduled = true
+    this.leftover = leftover
+    this.seen = this.queue.length
+    this.firstAt = performance.now()
+    // One turn of the loop lets the requests parsed in the same poll join the batch.
+    setImmediate(this.turn)
   }
 
   private readonly turn = () => {
     const linger = this.opts.lingerMs ?? 0
-    if (this.queue.length > this.seen && performance.now() - this.firstAt < linger) {
+    const grew = this.queue.length > this.seen
+    // Leftovers wait (within the linger) for the first new arrival: the answers of the batch just
+    // committed are still on their way to the clients, whose next requests make up the next batch.
+    if ((grew || this.leftover) && performance.now() - this.firstAt < linger) {
+      if (grew) this.leftover = false
       this.seen = this.queue.length
       setImmediate(this.turn)
       return
@@ -69,33 +78,39 @@ export class GroupCommit<In, Out> {
     this.scheduled = false
     this.running = true
     try {
-      while (this.queue.length > 0) {
-        const batch = this.queue.splice(0, this.opts.maxBatch ?? 500)
-        let results: (Out | Error)[]
-        try {
-          results = await this.db.transaction((tx) =>
-            this.handler(
-              tx,
-              batch.map((b) => b.input),
-            ),
-          )
-        } catch (e) {
-          for (const b of batch) b.reject(e)
-          continue
-        }
-        try {
-          await this.opts.afterCommit?.(results.filter((r): r is Out => !(r instanceof Error)))
-        } catch (e) {
-          this.opts.onAfterCommitError?.(e)
-        }
-        batch.forEach((b, i) => {
-          const r = results[i]
-          if (r instanceof Error) b.reject(r)
-          else b.resolve(r)
-        })
-      }
+      await this.commit(this.queue.splice(0, this.opts.maxBatch ?? 500))
     } finally {
       this.running = false
+      // Requests that came in while the batch committed (their checks ran between its statements) start
+      // the next collection rather than committing at once: committed at once, the one or two of them
+      // made every other transaction a batch of one under load (1,117 of 2,460 batches in a 12 s run
+      // at 50 connections), a whole transaction's cost for a request that the next batch takes anyway.
+      if (this.queue.length > 0) this.collect(true)
     }
+  }
+
+  private async commit(batch: Waiting<In, Out>[]) {
+    let results: (Out | Error)[]
+    try {
+      results = await this.db.transaction((tx) =>
+        this.handler(
+          tx,
+          batch.map((b) => b.input),
+        ),
+      )
+    } catch (e) {
+      for (const b of batch) b.reject(e)
+      return
+    }
+    try {
+      await this.opts.afterCommit?.(results.filter((r): r is Out => !(r instanceof Error)))
+    } catch (e) {
+      this.opts.onAfterCommitError?.(e)
+    }
+    batch.forEach((b, i) => {
+      const r = results[i]
+      if (r instanceof Error) b.reject(r)
+      else b.resolve(r)
+    })
   }
 }
