@@ -83,25 +83,39 @@ test('with linger, arrivals on consecutive turns join one batch; a lone request 
   expect(batches).toEqual([5, 1])
 })
 
-test('a request that comes in while a batch commits joins the arrivals of the next turns, not a batch of its own', async () => {
+/** A committer that, while it commits its first batch, receives one more request (checks finished meanwhile). */
+function withRequestDuringCommit() {
   const batches: number[] = []
-  let during: Promise<number> | undefined
+  const during: { answer?: Promise<number> } = {}
   const gc = new GroupCommit<number, number>(
     database.db,
     async (tx, inputs) => {
       batches.push(inputs.length)
-      // a request whose checks finish between the statements of this batch
-      during ??= gc.submit(100)
+      during.answer ??= gc.submit(100)
       for (const v of inputs) await tx.run(sql`insert into t (v) values (${v})`)
       return inputs.map((v) => v * 10)
     },
     { lingerMs: 1000 },
   )
-  expect(await gc.submit(1)).toBe(10)
-  // the answer of the first batch brings new requests a moment later (a closed-loop client over the
+  return { gc, batches, during }
+}
+
+test('under load, a request that comes in while a batch commits joins the next arrivals, not a batch of its own', async () => {
+  const { gc, batches, during } = withRequestDuringCommit()
+  expect(await Promise.all([gc.submit(1), gc.submit(2)])).toEqual([10, 20])
+  // the answers of the first batch bring new requests a moment later (closed-loop clients over the
   // network), arriving on consecutive turns; the leftover waits for them instead of committing alone
   await Bun.sleep(3)
   expect(await arrivals(gc, 3)).toEqual([0, 10, 20])
-  expect(await during).toBe(1000)
-  expect(batches).toEqual([1, 4])
+  expect(await during.answer).toBe(1000)
+  expect(batches).toEqual([2, 4])
+})
+
+test('in light traffic (the batch was one request), a request that came in during its commit does not linger', async () => {
+  const { gc, batches, during } = withRequestDuringCommit()
+  expect(await gc.submit(1)).toBe(10)
+  const started = performance.now()
+  expect(await during.answer).toBe(1000)
+  expect(performance.now() - started).toBeLessThan(500)
+  expect(batches).toEqual([1, 1])
 })
