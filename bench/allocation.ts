@@ -56,8 +56,7 @@ async function child(m: string) {
   let next: () => Promise<unknown>
   let close = async () => {}
   if (m === 'raw') {
-    const fetch = () => Response.json({ ok: true, n: 1 })
-    next = async () => (await fetch()).text()
+    next = () => Response.json({ ok: true, n: 1 }).text()
   } else {
     const { makeTestApp } = await import('../tests/support/app')
     const t = await makeTestApp()

@@ -15,6 +15,8 @@ export interface Exposure {
   storage: number
 }
 
+const noExposure = (): Exposure => ({ floatingProfit: 0, margin: 0, commission: 0, storage: 0 })
+
 export interface PricedPosition {
   order: OrderRow
   gs: GroupSymbol
@@ -101,7 +103,7 @@ export async function pricePositions(
 }
 
 export function sumExposure(priced: PricedPosition[], currency: string): Exposure {
-  const e: Exposure = { floatingProfit: 0, margin: 0, commission: 0, storage: 0 }
+  const e = noExposure()
   for (const p of priced) {
     e.floatingProfit += p.profit
     e.margin += p.margin
@@ -122,7 +124,7 @@ export function holdingsExposure(
   group: Pick<GroupRecord, 'id' | 'currency'>,
   holdings: Holding[],
 ): Exposure | null {
-  const e: Exposure = { floatingProfit: 0, margin: 0, commission: 0, storage: 0 }
+  const e = noExposure()
   for (const h of holdings) {
     const gs = p.symbols(group.id, h.symbol)
     const priced = gs && priceAt(p, gs, { ...h, openPrice: averagePrice(h) }, leverage, group.currency)
@@ -171,6 +173,6 @@ export async function accountExposure(
   group: GroupRecord,
 ): Promise<Exposure | null> {
   const holdings = await ctx.positions.holdings(account.login)
-  if (holdings.length === 0) return { floatingProfit: 0, margin: 0, commission: 0, storage: 0 }
+  if (holdings.length === 0) return noExposure()
   return holdingsExposure(await pricing(ctx, [group.id]), account.leverage, group, holdings)
 }

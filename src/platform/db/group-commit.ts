@@ -34,11 +34,12 @@ export class GroupCommit<In, Out> {
       maxBatch?: number
       /**
        * Under load, keep collecting while every loop turn brings new requests, for at most this long
-       * (ms) after the collection started (the first request, or the end of the last batch). A closed-loop client (a terminal, a bridge, a load test) sends its
-       * next request when the previous answer arrives; without this, the answers of one batch come back
-       * while the next commits and the traffic splits into two alternating half-size batches, each
-       * paying the fixed cost of a transaction. Idle, a lone request does not wait: the next turn
-       * brings nothing new and the batch commits.
+       * (ms) after the collection started (the first request, or the end of the last batch). A
+       * closed-loop client (a terminal, a bridge, a load test) sends its next request when the previous
+       * answer arrives; without this, the answers of one batch come back while the next commits and the
+       * traffic splits into two alternating half-size batches, each paying the fixed cost of a
+       * transaction. Idle, a lone request does not wait: the next turn brings nothing new and the batch
+       * commits.
        */
       lingerMs?: number
     } = {},
