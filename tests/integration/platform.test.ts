@@ -117,6 +117,12 @@ describe('OpenAPI document', () => {
     expect(login.schema.default).toBeUndefined()
   })
 
+  test('body integers are published as JSON integers, not as anyOf [string, integer]', () => {
+    const body = doc.paths['/trade/open'].post.requestBody.content['application/json'].schema
+    expect(body.properties.volume).toMatchObject({ type: 'integer', minimum: 1 })
+    expect(body.properties.login.anyOf).toBeUndefined()
+  })
+
   test('lists the spec routes', () => {
     for (const p of ['/sign/in', '/password', '/account/me', '/balance/me', '/upload'])
       expect(doc.paths[p], p).toBeDefined()

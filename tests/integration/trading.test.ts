@@ -90,6 +90,12 @@ describe('POST /trade/open', () => {
     expect((await open({ cmd: 9, volume: 100, symbol: 'EURUSD' })).json.error).toBe('INVALID_DATA')
     expect((await open({ cmd: 0, volume: 100, symbol: 'EURUSD', sl: -1 })).json.message).toMatch(/sl/)
     expect((await open({ cmd: 2, volume: 100, symbol: 'EURUSD' })).json.message).toMatch(/open_price/)
+    // body integers are JSON integers: a numeric string or a fraction is refused, naming the field
+    for (const volume of ['100', 1.5]) {
+      const r = await open({ cmd: 0, volume, symbol: 'EURUSD' })
+      expect([r.status, r.json.error]).toEqual([400, 'INVALID_DATA'])
+      expect(r.json.message).toMatch(/^volume/)
+    }
     const other = await open({ cmd: 0, volume: 100, symbol: 'EURUSD', login: 100002 })
     expect([other.status, other.json.error]).toEqual([403, 'USER_NOT_FOUND'])
     const customer = await open({ cmd: 0, volume: 100, symbol: 'EURUSD' }, await t.customerToken())

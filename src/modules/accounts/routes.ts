@@ -2,7 +2,7 @@ import { Elysia, t } from 'elysia'
 import type { AppContext } from '../../context'
 import { ANY_SESSION } from '../../platform/auth/session'
 import { doc, errors } from '../../platform/openapi'
-import { Login, Password } from '../../platform/schemas'
+import { Int, Login, LoginQuery, Password } from '../../platform/schemas'
 import { security } from '../../platform/security'
 import { avatarBelongs } from '../uploads/service'
 import { fromMinor } from './domain/money'
@@ -10,7 +10,7 @@ import { openAccount } from './open'
 import { balanceView, loadAccountView, profileView, requireMargin, updateProfile } from './service'
 
 const num = t.Number()
-const int = t.Integer()
+const int = Int()
 const str = t.String()
 
 export const Profile = t.Object({
@@ -33,7 +33,7 @@ export const Profile = t.Object({
   enable_read_only: int,
   enable_change_password: int,
   leverage: int,
-  regdate: t.Integer({ description: 'epoch seconds' }),
+  regdate: Int({ description: 'epoch seconds' }),
   prevbalance: num,
   prevmonthbalance: num,
   balance: num,
@@ -57,7 +57,7 @@ const ProfileUpdateResult = t.Object({
   country: str,
   zipcode: str,
   user_color: str,
-  update_time: t.Integer({ description: 'epoch seconds' }),
+  update_time: Int({ description: 'epoch seconds' }),
 })
 
 const Balance = t.Object({
@@ -70,7 +70,7 @@ const Balance = t.Object({
   margin_free: num,
   margin_level: num,
   equity: num,
-  level_type: t.Integer({ description: '0 normal, 1 margin call level reached, 2 stop-out level reached' }),
+  level_type: Int({ description: '0 normal, 1 margin call level reached, 2 stop-out level reached' }),
   leverage: int,
 })
 
@@ -114,7 +114,7 @@ export const accountRoutes = (ctx: AppContext) =>
       },
       {
         auth: { roles: ANY_SESSION },
-        query: t.Object({ login: t.Optional(Login) }),
+        query: t.Object({ login: t.Optional(LoginQuery) }),
         response: { 200: Profile, ...errors(400, 401, 403, 404, 500) },
         detail: doc('Account', 'Account profile with live margin figures', { description: scopeNote }),
       },
@@ -139,7 +139,7 @@ export const accountRoutes = (ctx: AppContext) =>
       },
       {
         auth: { roles: ANY_SESSION },
-        query: t.Object({ login: Login }),
+        query: t.Object({ login: LoginQuery }),
         response: { 200: Balance, ...errors(400, 401, 403, 404, 500) },
         detail: doc('Account', 'Balance and margin snapshot of an account', { description: scopeNote }),
       },
@@ -171,7 +171,7 @@ export const accountRoutes = (ctx: AppContext) =>
         body: t.Object({
           group: t.String({ minLength: 1, maxLength: 64, description: 'REAL or DEMO group of the brand' }),
           password: Password,
-          leverage: t.Optional(t.Integer({ minimum: 1, maximum: 1000 })),
+          leverage: t.Optional(Int({ minimum: 1, maximum: 1000 })),
           name: t.Optional(t.String({ maxLength: 128 })),
         }),
         response: { 200: OpenedAccount, ...errors(400, 401, 403, 404) },

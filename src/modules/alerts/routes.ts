@@ -1,7 +1,7 @@
 import { Elysia, t } from 'elysia'
 import type { AppContext } from '../../context'
 import { doc, errors } from '../../platform/openapi'
-import { Login, Ok } from '../../platform/schemas'
+import { Int, Login, LoginQuery, Ok, QueryInt } from '../../platform/schemas'
 import { security } from '../../platform/security'
 import { CONDITION_DOC } from './domain/conditions'
 import { createAlert, deleteAlert, listAlerts, MAX_ACTIVE_ALERTS, updateAlert } from './service'
@@ -16,52 +16,52 @@ const fields = {
   symbol: t.String({ minLength: 1, maxLength: 32, pattern: '^[A-Za-z0-9._#-]+$' }),
   indicator_name: t.Optional(t.String({ maxLength: 64, description: 'display name or source label' })),
   message: t.Optional(t.String({ maxLength: 500, description: 'custom text added to the notification' })),
-  side: t.Integer({ minimum: 0, maximum: 1, description: 'price source: 0 bid, 1 ask' }),
-  condition: t.Integer({ minimum: 0, maximum: 10, description: CONDITION_DOC }),
+  side: Int({ minimum: 0, maximum: 1, description: 'price source: 0 bid, 1 ask' }),
+  condition: Int({ minimum: 0, maximum: 10, description: CONDITION_DOC }),
   target_price: t.Optional(price),
   channel_low: t.Optional(price),
   channel_high: t.Optional(price),
   move_threshold: t.Optional(t.Number({ description: 'percent or price amount; > 0' })),
   repeat_mode: t.Optional(
-    t.Integer({
+    Int({
       minimum: 0,
       maximum: 1,
       description:
         '0 once (the alert is disabled after firing), 1 repeat (re-armed after the condition resets)',
     }),
   ),
-  expires_at: t.Optional(t.Integer({ minimum: 0, description: 'epoch seconds; 0 none' })),
+  expires_at: t.Optional(Int({ minimum: 0, description: 'epoch seconds; 0 none' })),
   reference_price: t.Optional(price),
-  reference_time: t.Optional(t.Integer({ minimum: 0 })),
+  reference_time: t.Optional(Int({ minimum: 0 })),
 }
 
 const Alert = t.Object(
   {
-    id: t.Integer(),
-    login: t.Integer(),
+    id: Int(),
+    login: Int(),
     symbol: t.String(),
     indicator_name: t.String(),
     message: t.String(),
-    side: t.Integer(),
-    condition: t.Integer(),
+    side: Int(),
+    condition: Int(),
     target_price: t.Number(),
     channel_low: t.Number(),
     channel_high: t.Number(),
     move_threshold: t.Number(),
-    repeat_mode: t.Integer(),
-    expires_at: t.Integer(),
+    repeat_mode: Int(),
+    expires_at: Int(),
     reference_price: t.Number(),
-    reference_time: t.Integer(),
-    active: t.Integer({ description: '1 active; 0 fired (once), expired or disabled' }),
-    fired_count: t.Integer(),
-    last_fired_at: t.Integer({ description: 'epoch seconds; 0 never' }),
+    reference_time: Int(),
+    active: Int({ description: '1 active; 0 fired (once), expired or disabled' }),
+    fired_count: Int(),
+    last_fired_at: Int({ description: 'epoch seconds; 0 never' }),
     last_price: t.Number({ description: 'price of the last firing' }),
-    created_time: t.Integer(),
+    created_time: Int(),
   },
   { title: 'PriceAlert' },
 )
-const Saved = t.Object({ id: t.Integer(), alert: Alert })
-const IdParam = t.Object({ id: t.Integer({ minimum: 1 }) })
+const Saved = t.Object({ id: Int(), alert: Alert })
+const IdParam = t.Object({ id: QueryInt({ minimum: 1 }) })
 
 export const alertRoutes = (ctx: AppContext) =>
   new Elysia({ name: 'alert-routes', seed: ctx.instanceId })
@@ -81,7 +81,7 @@ export const alertRoutes = (ctx: AppContext) =>
     })
     .get('/price_alerts', ({ brand, session, query }) => listAlerts(ctx, brand, session, query.login), {
       auth: ANY,
-      query: t.Object({ login: Login }),
+      query: t.Object({ login: LoginQuery }),
       response: { 200: t.Object({ rows: t.Array(Alert) }), ...errors(400, 401, 403, 404) },
       detail: doc('Price alerts', 'Alerts of a login, active and past'),
     })
@@ -93,7 +93,7 @@ export const alertRoutes = (ctx: AppContext) =>
         params: IdParam,
         body: t.Object({
           ...fields,
-          active: t.Optional(t.Integer({ minimum: 0, maximum: 1, description: 'default 1; 0 disables' })),
+          active: t.Optional(Int({ minimum: 0, maximum: 1, description: 'default 1; 0 disables' })),
         }),
         response: { 200: Saved, ...errors(400, 401, 403, 404) },
         detail: doc('Price alerts', 'Replace an alert', {

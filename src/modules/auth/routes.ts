@@ -2,7 +2,7 @@ import { Elysia, t } from 'elysia'
 import type { AppContext } from '../../context'
 import { ANY_SESSION, STAFF_SESSIONS } from '../../platform/auth/session'
 import { doc, errors } from '../../platform/openapi'
-import { Login, Ok, Password } from '../../platform/schemas'
+import { Int, Login, Ok, Password } from '../../platform/schemas'
 import { security } from '../../platform/security'
 import {
   customerProfile,
@@ -15,10 +15,10 @@ import {
 } from './service'
 
 const SignInResult = t.Object({
-  id: t.Integer(),
-  login: t.Integer(),
-  regdate: t.Integer({ description: 'epoch seconds' }),
-  leverage: t.Integer(),
+  id: Int(),
+  login: Int(),
+  regdate: Int({ description: 'epoch seconds' }),
+  leverage: Int(),
   email: t.String(),
   avatar: t.String(),
   name: t.String(),
@@ -31,32 +31,32 @@ const SignInResult = t.Object({
   group: t.String(),
   currency: t.String(),
   session_type: t.String(),
-  expires_at: t.Integer({ description: 'token expiry, epoch seconds' }),
+  expires_at: Int({ description: 'token expiry, epoch seconds' }),
   __token: t.String({ description: 'The JWT; also set as an HttpOnly cookie' }),
 })
 
 const Customer = t.Object({
-  id: t.Integer(),
+  id: Int(),
   email: t.String(),
   name: t.String(),
   phone: t.String(),
   country: t.String(),
-  deposit_allowed: t.Integer(),
-  withdrawal_allowed: t.Integer(),
-  accounts: t.Array(t.Integer(), { description: 'logins of the trading accounts the customer owns' }),
+  deposit_allowed: Int(),
+  withdrawal_allowed: Int(),
+  accounts: t.Array(Int(), { description: 'logins of the trading accounts the customer owns' }),
 })
 const CustomerSession = t.Composite([
   Customer,
-  t.Object({ session_type: t.String(), expires_at: t.Integer(), __token: t.String() }),
+  t.Object({ session_type: t.String(), expires_at: Int(), __token: t.String() }),
 ])
 
 const StaffSession = t.Object({
-  id: t.Integer(),
-  login: t.Integer(),
+  id: Int(),
+  login: Int(),
   name: t.String(),
   role: t.Union([t.Literal('MANAGER'), t.Literal('ADMIN'), t.Literal('DEALER')]),
   session_type: t.String(),
-  expires_at: t.Integer(),
+  expires_at: Int(),
   __token: t.String(),
 })
 

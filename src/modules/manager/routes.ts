@@ -2,7 +2,7 @@ import { Elysia, t } from 'elysia'
 import type { AppContext } from '../../context'
 import { STAFF_SESSIONS } from '../../platform/auth/session'
 import { doc, errors } from '../../platform/openapi'
-import { Password } from '../../platform/schemas'
+import { Int, Password, QueryInt } from '../../platform/schemas'
 import { security } from '../../platform/security'
 import {
   changeAccountSettings,
@@ -18,34 +18,34 @@ import { loadAccountView, profileView, requireMargin } from '../accounts/service
 
 const ACCOUNT_ADMINS = { roles: ['SESSION_MANAGER', 'SESSION_ADMIN'] as const }
 const ANY_STAFF = { roles: STAFF_SESSIONS }
-const LoginParam = t.Object({ login: t.Integer({ minimum: 0 }) })
-const Flag = t.Integer({ minimum: 0, maximum: 1 })
+const LoginParam = t.Object({ login: QueryInt({ minimum: 0 }) })
+const Flag = Int({ minimum: 0, maximum: 1 })
 
-const GroupIdParam = t.Object({ id: t.Integer({ minimum: 1 }) })
+const GroupIdParam = t.Object({ id: QueryInt({ minimum: 1 }) })
 const GroupName = t.String({ minLength: 1, maxLength: 64, pattern: '^[A-Za-z0-9_\\\\-]+$' })
-const Leverage = t.Integer({ minimum: 1, maximum: 1000 })
+const Leverage = Int({ minimum: 1, maximum: 1000 })
 const GroupSettings = {
   default_deposit: t.Optional(t.Number({ minimum: 0, description: 'credited to new DEMO accounts' })),
-  margin_call: t.Optional(t.Integer({ minimum: 1, maximum: 10_000, description: 'margin level (%)' })),
-  stop_out: t.Optional(t.Integer({ minimum: 0, maximum: 10_000, description: 'margin level (%)' })),
+  margin_call: t.Optional(Int({ minimum: 1, maximum: 10_000, description: 'margin level (%)' })),
+  stop_out: t.Optional(Int({ minimum: 0, maximum: 10_000, description: 'margin level (%)' })),
 }
 
 const Group = t.Object({
-  id: t.Integer(),
+  id: Int(),
   name: t.String(),
   account_mode: t.Union([t.Literal('REAL'), t.Literal('DEMO')]),
   currency: t.String(),
-  leverage: t.Integer(),
+  leverage: Int(),
   default_deposit: t.Number(),
-  margin_call: t.Integer({ description: 'margin level (%) of the margin call' }),
-  stop_out: t.Integer({ description: 'margin level (%) of the stop-out' }),
+  margin_call: Int({ description: 'margin level (%) of the margin call' }),
+  stop_out: Int({ description: 'margin level (%) of the stop-out' }),
 })
 
 const Operation = t.Object({
-  id: t.Integer(),
-  login: t.Integer(),
+  id: Int(),
+  login: Int(),
   op: t.UnionEnum([...OPERATIONS, 'OP_TRADE'], { description: 'OP_TRADE: result of a closed trade' }),
-  ticket: t.Union([t.Integer(), t.Null()], { description: 'closed trade ticket of OP_TRADE rows' }),
+  ticket: t.Union([Int(), t.Null()], { description: 'closed trade ticket of OP_TRADE rows' }),
   amount: t.Number({ description: 'signed, in the account currency' }),
   balance_after: t.Number(),
   credit_after: t.Number(),
@@ -55,10 +55,10 @@ const Operation = t.Object({
   api_data: t.Union([t.Record(t.String(), t.Unknown()), t.Null()]),
   idempotency_key: t.Union([t.String(), t.Null()]),
   created_by: t.String(),
-  created_time: t.Integer(),
+  created_time: Int(),
 })
 
-const ManagedAccount = t.Composite([Profile, t.Object({ customer_id: t.Union([t.Integer(), t.Null()]) })])
+const ManagedAccount = t.Composite([Profile, t.Object({ customer_id: t.Union([Int(), t.Null()]) })])
 
 const OP_BY_TYPE = {
   deposit: 'OP_BALANCE_IN',
@@ -128,7 +128,7 @@ export const managerRoutes = (ctx: AppContext) =>
         body: t.Object({
           group: t.String({ minLength: 1, maxLength: 64 }),
           password: Password,
-          leverage: t.Optional(t.Integer({ minimum: 1, maximum: 1000 })),
+          leverage: t.Optional(Int({ minimum: 1, maximum: 1000 })),
           name: t.Optional(t.String({ maxLength: 128 })),
           email: t.Optional(t.String({ maxLength: 254 })),
           phone: t.Optional(t.String({ maxLength: 64 })),
@@ -137,7 +137,7 @@ export const managerRoutes = (ctx: AppContext) =>
           address: t.Optional(t.String({ maxLength: 256 })),
           zipcode: t.Optional(t.String({ maxLength: 32 })),
           comment: t.Optional(t.String({ maxLength: 256 })),
-          customer_id: t.Optional(t.Integer({ minimum: 1 })),
+          customer_id: t.Optional(Int({ minimum: 1 })),
         }),
         response: { 200: ManagedAccount, ...errors(400, 401, 403, 404) },
         detail: doc('Manager', 'Create a trading account', {
@@ -171,7 +171,7 @@ export const managerRoutes = (ctx: AppContext) =>
         body: t.Object(
           {
             group: t.Optional(t.String({ minLength: 1, maxLength: 64 })),
-            leverage: t.Optional(t.Integer({ minimum: 1, maximum: 1000 })),
+            leverage: t.Optional(Int({ minimum: 1, maximum: 1000 })),
             enable: t.Optional(Flag),
             enable_read_only: t.Optional(Flag),
             enable_change_password: t.Optional(Flag),
@@ -232,14 +232,14 @@ export const managerRoutes = (ctx: AppContext) =>
         auth: ANY_STAFF,
         params: LoginParam,
         query: t.Object({
-          cursor: t.Optional(t.Integer({ minimum: 1 })),
-          limit: t.Optional(t.Integer({ minimum: 1, maximum: 500 })),
+          cursor: t.Optional(QueryInt({ minimum: 1 })),
+          limit: t.Optional(QueryInt({ minimum: 1, maximum: 500 })),
         }),
         response: {
           200: t.Object({
             rows: t.Array(Operation),
             has_more: t.Boolean(),
-            next_cursor: t.Union([t.Integer(), t.Null()]),
+            next_cursor: t.Union([Int(), t.Null()]),
           }),
           ...errors(400, 401, 403, 404),
         },

@@ -2,7 +2,7 @@ import { Elysia, type Static, t } from 'elysia'
 import type { AppContext } from '../../context'
 import { STAFF_SESSIONS } from '../../platform/auth/session'
 import { doc, errors } from '../../platform/openapi'
-import { Ok } from '../../platform/schemas'
+import { Int, Ok, QueryInt } from '../../platform/schemas'
 import { security } from '../../platform/security'
 import {
   createSymbol,
@@ -21,12 +21,12 @@ const GROUP_ADMINS = { roles: ['SESSION_MANAGER', 'SESSION_ADMIN'] as const }
 const SymbolName = t.String({ minLength: 1, maxLength: 32, pattern: '^[A-Za-z0-9._#-]+$' })
 const SecGroup = t.String({ minLength: 1, maxLength: 32, pattern: '^[A-Za-z0-9 _-]+$' })
 const Currency = t.String({ pattern: '^[A-Z]{3,4}$' })
-const Flag = t.Integer({ minimum: 0, maximum: 1 })
+const Flag = Int({ minimum: 0, maximum: 1 })
 const Interval = t.Object({
-  open_hour: t.Integer({ minimum: 0, maximum: 24 }),
-  open_min: t.Integer({ minimum: 0, maximum: 59 }),
-  close_hour: t.Integer({ minimum: 0, maximum: 24 }),
-  close_min: t.Integer({ minimum: 0, maximum: 59 }),
+  open_hour: Int({ minimum: 0, maximum: 24 }),
+  open_min: Int({ minimum: 0, maximum: 59 }),
+  close_hour: Int({ minimum: 0, maximum: 24 }),
+  close_min: Int({ minimum: 0, maximum: 59 }),
 })
 const Day = t.Object({ trade_overnight: Flag, trade: t.Array(Interval, { maxItems: 3 }) })
 
@@ -37,24 +37,24 @@ const symbolFields = {
   margin_currency: Currency,
   quote_currency: t.String({ pattern: '^[A-Z]{3,4}$', description: 'profit currency' }),
   sec_group: t.String({ minLength: 1, maxLength: 32, description: 'security group, e.g. Forex' }),
-  digits: t.Integer({ minimum: 0, maximum: 8 }),
+  digits: Int({ minimum: 0, maximum: 8 }),
   tick_size: t.Number({ exclusiveMinimum: 0 }),
   tick_value: t.Number({ exclusiveMinimum: 0 }),
-  contract_size: t.Integer({ minimum: 1 }),
-  trade: t.Integer({ minimum: 0, maximum: 2, description: '0 disabled, 1 close only, 2 full access' }),
-  spread: t.Integer({ minimum: 0, description: 'fixed spread in points; 0 keeps the source spread' }),
-  spread_balance: t.Integer(),
-  stops_level: t.Integer({ minimum: 0, description: 'minimum SL/TP distance in points' }),
+  contract_size: Int({ minimum: 1 }),
+  trade: Int({ minimum: 0, maximum: 2, description: '0 disabled, 1 close only, 2 full access' }),
+  spread: Int({ minimum: 0, description: 'fixed spread in points; 0 keeps the source spread' }),
+  spread_balance: Int(),
+  stops_level: Int({ minimum: 0, description: 'minimum SL/TP distance in points' }),
   long_only: Flag,
-  exemode: t.Integer({ minimum: 0, maximum: 2 }),
-  profit_mode: t.Integer({ minimum: 0, maximum: 2, description: '0 forex, 1 CFD, 2 futures' }),
+  exemode: Int({ minimum: 0, maximum: 2 }),
+  profit_mode: Int({ minimum: 0, maximum: 2, description: '0 forex, 1 CFD, 2 futures' }),
   gtc_pendings: Flag,
   swap_enable: Flag,
-  swap_type: t.Integer({ minimum: 0, maximum: 2, description: '0 points, 1 money per lot, 2 interest %' }),
+  swap_type: Int({ minimum: 0, maximum: 2, description: '0 points, 1 money per lot, 2 interest %' }),
   swap_long: t.Number(),
   swap_short: t.Number(),
-  swap_rollover3days: t.Integer({ minimum: 0, maximum: 6, description: 'weekday of the triple swap' }),
-  margin_mode: t.Integer({
+  swap_rollover3days: Int({ minimum: 0, maximum: 6, description: 'weekday of the triple swap' }),
+  margin_mode: Int({
     minimum: 0,
     maximum: 4,
     description: '0 forex, 1 CFD, 2 futures, 3 CFD index, 4 CFD leverage',
@@ -63,14 +63,14 @@ const symbolFields = {
   margin_initial: t.Number({ minimum: 0 }),
   margin_maintenance: t.Number({ minimum: 0 }),
   margin_hedged: t.Number({ minimum: 0 }),
-  instant_max_volume: t.Integer({ minimum: 0 }),
-  max_volume: t.Integer({ minimum: 0 }),
+  instant_max_volume: Int({ minimum: 0 }),
+  max_volume: Int({ minimum: 0 }),
   exchange: t.String({ maxLength: 64 }),
   category: t.String({ maxLength: 64 }),
   industry: t.String({ maxLength: 64 }),
   sector: t.String({ maxLength: 64 }),
   market_cap: t.Number({ minimum: 0 }),
-  shareholders: t.Integer({ minimum: 0 }),
+  shareholders: Int({ minimum: 0 }),
   ratings: t.Record(t.String(), t.Union([t.Number(), t.String()])),
   icon: t.String({ maxLength: 512 }),
   sessions: t.Array(Day, {
@@ -80,7 +80,7 @@ const symbolFields = {
   }),
   sim_price: t.Number({ exclusiveMinimum: 0, description: 'simulator start price' }),
   sim_volatility: t.Number({ minimum: 0, maximum: 5, description: 'simulator annual volatility' }),
-  sim_spread: t.Integer({ minimum: 0, description: 'simulator spread in points' }),
+  sim_spread: Int({ minimum: 0, description: 'simulator spread in points' }),
 }
 type Field = keyof typeof symbolFields
 const REQUIRED: Field[] = [
@@ -108,7 +108,7 @@ const optional = (keys: Field[]) =>
 const SymbolCreate = t.Object({ symbol: SymbolName, ...optional(REQUIRED) })
 const SymbolPatch = t.Object(optional([]), { minProperties: 1 })
 const SymbolAdmin = t.Object(
-  { symbol: t.String(), ...symbolFields, updated_time: t.Integer() },
+  { symbol: t.String(), ...symbolFields, updated_time: Int() },
   { title: 'SymbolAdmin', additionalProperties: true },
 )
 
@@ -119,48 +119,48 @@ const Security = t.Object({
   sec_group: t.String(),
   show: Flag,
   trade: Flag,
-  lot_min: t.Integer({ description: 'hundredths of a lot' }),
-  lot_max: t.Integer(),
-  lot_step: t.Integer(),
-  spread_diff: t.Integer({ description: 'points added to the symbol spread' }),
+  lot_min: Int({ description: 'hundredths of a lot' }),
+  lot_max: Int(),
+  lot_step: Int(),
+  spread_diff: Int({ description: 'points added to the symbol spread' }),
   comm_base: t.Number(),
-  comm_type: t.Integer({ description: '0 money, 1 pips, 2 percent' }),
-  comm_lots: t.Integer({ description: '0 per lot, 1 per deal' }),
+  comm_type: Int({ description: '0 money, 1 pips, 2 percent' }),
+  comm_lots: Int({ description: '0 per lot, 1 per deal' }),
   comm_agent: t.Number(),
-  comm_agent_type: t.Integer(),
-  comm_agent_lots: t.Integer(),
+  comm_agent_type: Int(),
+  comm_agent_lots: Int(),
   comm_tax: t.Number(),
 })
 const SecurityBody = t.Object({
   show: Flag,
   trade: Flag,
-  lot_min: t.Integer({ minimum: 1, description: 'hundredths of a lot (100 = 1.00)' }),
-  lot_max: t.Integer({ minimum: 1 }),
-  lot_step: t.Integer({ minimum: 1 }),
-  spread_diff: t.Optional(t.Integer({ minimum: 0 })),
+  lot_min: Int({ minimum: 1, description: 'hundredths of a lot (100 = 1.00)' }),
+  lot_max: Int({ minimum: 1 }),
+  lot_step: Int({ minimum: 1 }),
+  spread_diff: t.Optional(Int({ minimum: 0 })),
   comm_base: t.Optional(t.Number({ minimum: 0 })),
-  comm_type: t.Optional(t.Integer({ minimum: 0, maximum: 2 })),
+  comm_type: t.Optional(Int({ minimum: 0, maximum: 2 })),
   comm_lots: t.Optional(Flag),
   comm_agent: t.Optional(t.Number({ minimum: 0 })),
-  comm_agent_type: t.Optional(t.Integer({ minimum: 0, maximum: 2 })),
+  comm_agent_type: t.Optional(Int({ minimum: 0, maximum: 2 })),
   comm_agent_lots: t.Optional(Flag),
   comm_tax: t.Optional(t.Number({ minimum: 0, maximum: 100 })),
 })
 const Override = t.Object({
   symbol: t.String(),
-  spread: t.Union([t.Integer(), t.Null()]),
-  spread_balance: t.Union([t.Integer(), t.Null()]),
+  spread: t.Union([Int(), t.Null()]),
+  spread_balance: t.Union([Int(), t.Null()]),
   margin_divider: t.Union([t.Number(), t.Null()]),
 })
 const OverrideBody = t.Object(
   {
-    spread: t.Optional(t.Union([t.Integer({ minimum: 0 }), t.Null()])),
-    spread_balance: t.Optional(t.Union([t.Integer(), t.Null()])),
+    spread: t.Optional(t.Union([Int({ minimum: 0 }), t.Null()])),
+    spread_balance: t.Optional(t.Union([Int(), t.Null()])),
     margin_divider: t.Optional(t.Union([t.Number({ exclusiveMinimum: 0 }), t.Null()])),
   },
   { minProperties: 1 },
 )
-const GroupId = { id: t.Integer({ minimum: 1 }) }
+const GroupId = { id: QueryInt({ minimum: 1 }) }
 
 /** Staff routes maintaining symbols, group security settings and per-symbol overrides. */
 export const marketAdminRoutes = (ctx: AppContext) =>

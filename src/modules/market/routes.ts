@@ -4,7 +4,7 @@ import type { AppContext } from '../../context'
 import { ANY_SESSION, type SessionType } from '../../platform/auth/session'
 import { ApiError } from '../../platform/errors'
 import { doc, errors } from '../../platform/openapi'
-import { Login } from '../../platform/schemas'
+import { Int, Login, LoginQuery } from '../../platform/schemas'
 import { security } from '../../platform/security'
 import { addToWatch, ingestQuotes, removeFromWatch, shortList, symbolDetail, watchList } from './service'
 import { quoteStream } from './stream'
@@ -12,7 +12,7 @@ import { quoteStream } from './stream'
 const MARKET: SessionType[] = ['SESSION_USER', 'SESSION_MANAGER', 'SESSION_ADMIN', 'SESSION_DEALER']
 const SymbolName = t.String({ minLength: 1, maxLength: 32, pattern: '^[A-Za-z0-9._#-]+$' })
 const num = t.Number()
-const int = t.Integer()
+const int = Int()
 const str = t.String()
 
 const Metrics = {
@@ -46,21 +46,21 @@ const SymbolDetail = t.Object(
     point: num,
     tick_value: num,
     tick_size: num,
-    trade: t.Integer({ description: '0 disabled, 1 close only, 2 full' }),
-    spread: t.Integer({ description: 'points; 0 = source spread (group override applied)' }),
+    trade: Int({ description: '0 disabled, 1 close only, 2 full' }),
+    spread: Int({ description: 'points; 0 = source spread (group override applied)' }),
     spread_balance: int,
     swap_enable: int,
     stops_level: int,
     long_only: int,
-    profit_mode: t.Integer({ description: '0 forex, 1 CFD, 2 futures' }),
+    profit_mode: Int({ description: '0 forex, 1 CFD, 2 futures' }),
     exemode: int,
     gtc_pendings: int,
-    swap_type: t.Integer({ description: '0 points, 1 money per lot (base currency), 2 annual interest %' }),
+    swap_type: Int({ description: '0 points, 1 money per lot (base currency), 2 annual interest %' }),
     swap_long: num,
     swap_short: num,
-    swap_rollover3days: t.Integer({ description: 'weekday (0 Sunday) charged three times' }),
+    swap_rollover3days: Int({ description: 'weekday (0 Sunday) charged three times' }),
     margin_divider: num,
-    margin_mode: t.Integer({ description: '0 forex, 1 CFD, 2 futures, 3 CFD index, 4 CFD leverage' }),
+    margin_mode: Int({ description: '0 forex, 1 CFD, 2 futures, 3 CFD index, 4 CFD leverage' }),
     margin_initial: num,
     margin_maintenance: num,
     margin_hedged: num,
@@ -71,8 +71,8 @@ const SymbolDetail = t.Object(
     lot_max: num,
     lot_step: num,
     comm_base: num,
-    comm_type: t.Integer({ description: '0 money per lot, 1 pips, 2 percent' }),
-    comm_lots: t.Integer({ description: '0 per lot, 1 per deal' }),
+    comm_type: Int({ description: '0 money per lot, 1 pips, 2 percent' }),
+    comm_lots: Int({ description: '0 per lot, 1 per deal' }),
     comm_agent: num,
     comm_agent_type: int,
     comm_agent_lots: int,
@@ -105,12 +105,12 @@ const TickIn = t.Object({
   symbol: SymbolName,
   bid: t.Number({ exclusiveMinimum: 0 }),
   ask: t.Number({ exclusiveMinimum: 0 }),
-  time: t.Optional(t.Integer({ minimum: 0, description: 'epoch seconds or milliseconds; default now' })),
+  time: t.Optional(Int({ minimum: 0, description: 'epoch seconds or milliseconds; default now' })),
 })
 const IngestBody = t.Object({ ticks: t.Array(TickIn, { minItems: 1, maxItems: 5000 }) })
 const IngestResult = t.Object({
   accepted: int,
-  rejected: t.Integer({ description: 'older than the latest tick of the symbol' }),
+  rejected: Int({ description: 'older than the latest tick of the symbol' }),
 })
 
 function feedTokenMatches(expected: string | undefined, given: string | undefined) {
@@ -129,7 +129,7 @@ export const marketRoutes = (ctx: AppContext) =>
       {
         auth: { roles: MARKET },
         query: t.Object({
-          login: Login,
+          login: LoginQuery,
           prefix: t.String({ maxLength: 32, description: 'symbol prefix; empty for all' }),
         }),
         response: { 200: t.Object({ assets: t.Record(t.String(), WatchEntry) }), ...errors(400, 401, 403) },
@@ -168,7 +168,7 @@ export const marketRoutes = (ctx: AppContext) =>
       ({ brand, session, query }) => symbolDetail(ctx, brand, session, query.login, query.symbol),
       {
         auth: { roles: MARKET },
-        query: t.Object({ login: Login, symbol: SymbolName }),
+        query: t.Object({ login: LoginQuery, symbol: SymbolName }),
         response: { 200: SymbolDetail, ...errors(400, 401, 403, 404) },
         detail: doc('Market', "Symbol detail as the login's group sees it", {
           description:
@@ -178,7 +178,7 @@ export const marketRoutes = (ctx: AppContext) =>
     )
     .get('/market/short/list', ({ brand, session, query }) => shortList(ctx, brand, session, query.login), {
       auth: { roles: MARKET },
-      query: t.Object({ login: Login }),
+      query: t.Object({ login: LoginQuery }),
       response: {
         200: t.Object({
           assets: t.Object({ structure: t.Array(str), rows: t.Array(t.Array(t.Union([str, num]))) }),

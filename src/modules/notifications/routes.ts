@@ -1,7 +1,7 @@
 import { Elysia, t } from 'elysia'
 import type { AppContext } from '../../context'
 import { doc, errors } from '../../platform/openapi'
-import { Login } from '../../platform/schemas'
+import { Int, Login, QueryInt } from '../../platform/schemas'
 import { security } from '../../platform/security'
 import {
   NOTIFICATION_LEVELS,
@@ -17,13 +17,13 @@ const STAFF_WRITERS = { roles: ['SESSION_MANAGER', 'SESSION_ADMIN'] as const }
 const Message = t.Object({ title: t.String(), body: t.String() }, { title: 'NotificationMessage' })
 const Row = t.Tuple(
   [
-    t.Integer({ description: 'id' }),
+    Int({ description: 'id' }),
     t.String({ description: `token: ${Object.keys(NOTIFICATION_TOKENS).join(', ')}` }),
     Message,
-    t.Integer({ description: 'create_time, epoch seconds' }),
-    t.Integer({ description: 'open_time: when read, epoch seconds; 0 unread' }),
+    Int({ description: 'create_time, epoch seconds' }),
+    Int({ description: 'open_time: when read, epoch seconds; 0 unread' }),
     t.String({ description: `type: ${NOTIFICATION_TYPES.join(', ')}` }),
-    t.Integer({ description: 'status: 0 unread, 1 read' }),
+    Int({ description: 'status: 0 unread, 1 read' }),
     t.String({ description: `level: ${NOTIFICATION_LEVELS.join(', ')}` }),
     t.Record(t.String(), t.Unknown(), { description: 'description' }),
     t.Record(t.String(), t.Unknown(), { description: 'data (e.g. ticket, symbol, price, alert id)' }),
@@ -37,8 +37,8 @@ export const notificationRoutes = (ctx: AppContext) =>
     .get('/notify/list', ({ brand, session, query }) => listNotifications(ctx, brand, session, query), {
       auth: USER_ONLY,
       query: t.Object({
-        limit: t.Integer({ minimum: 1, maximum: 500 }),
-        offset: t.Integer({ minimum: 0 }),
+        limit: QueryInt({ minimum: 1, maximum: 500 }),
+        offset: QueryInt({ minimum: 0 }),
         filter: t.String({
           maxLength: 128,
           description: 'text matched in the message title or body; empty for all',
@@ -62,10 +62,10 @@ export const notificationRoutes = (ctx: AppContext) =>
     .put('/notify/read', ({ brand, session, body }) => markRead(ctx, brand, session, body), {
       auth: USER_ONLY,
       body: t.Object({
-        ids: t.Optional(t.Array(t.Integer({ minimum: 1 }), { maxItems: 500 })),
+        ids: t.Optional(t.Array(Int({ minimum: 1 }), { maxItems: 500 })),
         all: t.Optional(t.Boolean()),
       }),
-      response: { 200: t.Object({ data: t.Literal('OK'), updated: t.Integer() }), ...errors(400, 401, 403) },
+      response: { 200: t.Object({ data: t.Literal('OK'), updated: Int() }), ...errors(400, 401, 403) },
       detail: doc('Notifications', 'Mark notifications read', {
         description:
           'The given ids of the login, or all of them with `all: true`; sets status 1 and open_time.',
@@ -81,7 +81,7 @@ export const notificationRoutes = (ctx: AppContext) =>
         body: t.String({ minLength: 1, maxLength: 2000 }),
         level: t.Optional(t.UnionEnum([...NOTIFICATION_LEVELS])),
       }),
-      response: { 200: t.Object({ id: t.Integer() }), ...errors(400, 401, 403, 404) },
+      response: { 200: t.Object({ id: Int() }), ...errors(400, 401, 403, 404) },
       detail: doc('Notifications', 'Send a notification to a login or broadcast it (staff)', {
         description: 'token staff.message, type system. 404 ACCOUNT_NOT_FOUND for a login outside the brand.',
       }),

@@ -2,7 +2,7 @@ import { Elysia, t } from 'elysia'
 import type { AppContext } from '../../context'
 import { invalid } from '../../platform/errors'
 import { doc, errors } from '../../platform/openapi'
-import { Login, Ok } from '../../platform/schemas'
+import { Int, Login, LoginQuery, Ok } from '../../platform/schemas'
 import { security } from '../../platform/security'
 import { addScript, deleteScript, listScripts, updateScript } from './service'
 
@@ -12,12 +12,12 @@ const MAX_SOURCE = 65_536
 
 const Script = t.Object(
   {
-    id: t.Integer(),
-    login: t.Integer(),
+    id: Int(),
+    login: Int(),
     name: t.String(),
     script: t.String(),
     type: t.Literal('private', { description: 'the server stores every script as private' }),
-    autostart: t.Integer({ description: '0 or 1' }),
+    autostart: Int({ description: '0 or 1' }),
   },
   { title: 'Script' },
 )
@@ -29,7 +29,7 @@ const fields = {
     maxLength: MAX_SOURCE,
     description: `source text, at most ${MAX_SOURCE} characters`,
   }),
-  autostart: t.Optional(t.Integer({ minimum: 0, maximum: 1 })),
+  autostart: t.Optional(Int({ minimum: 0, maximum: 1 })),
   type: t.Optional(t.String({ description: 'ignored: scripts are always private' })),
 }
 
@@ -58,7 +58,7 @@ export const scriptRoutes = (ctx: AppContext) =>
         listScripts(ctx, brand, session, await loginOf(request, query)),
       {
         auth: ROLES,
-        query: t.Object({ login: t.Optional(Login) }),
+        query: t.Object({ login: t.Optional(LoginQuery) }),
         response: { 200: t.Object({ rows: t.Array(Script) }), ...errors(400, 401, 403) },
         detail: doc('Scripts', 'Scripts of a login', {
           description:
@@ -80,7 +80,7 @@ export const scriptRoutes = (ctx: AppContext) =>
     })
     .put('/script', ({ brand, session, body }) => updateScript(ctx, brand, session, body), {
       auth: ROLES,
-      body: t.Object({ id: t.Integer({ minimum: 1 }), ...fields }),
+      body: t.Object({ id: Int({ minimum: 1 }), ...fields }),
       response: { 200: Ok, ...errors(400, 401, 403, 500) },
       detail: doc('Scripts', 'Replace name and source of a script', {
         description:
@@ -89,7 +89,7 @@ export const scriptRoutes = (ctx: AppContext) =>
     })
     .delete('/script', ({ brand, session, body }) => deleteScript(ctx, brand, session, body), {
       auth: ROLES,
-      body: t.Object({ id: t.Integer({ minimum: 1 }), login: Login }),
+      body: t.Object({ id: Int({ minimum: 1 }), login: Login }),
       response: { 200: Ok, ...errors(400, 401, 403, 404) },
       detail: doc('Scripts', 'Delete a script', {
         description: '404 SCRIPT_NOT_FOUND: no such script of the login.',

@@ -2,29 +2,29 @@ import { Elysia, t } from 'elysia'
 import type { AppContext } from '../../context'
 import type { SessionType } from '../../platform/auth/session'
 import { doc, errors } from '../../platform/openapi'
-import { Login } from '../../platform/schemas'
+import { Int, Login, LoginQuery, QueryInt } from '../../platform/schemas'
 import { security } from '../../platform/security'
 import { cancelOrder, closeGroup, closeOrder, history, listActive, modifyOrder, openOrder } from './service'
 
 const TRADERS: SessionType[] = ['SESSION_USER', 'SESSION_MANAGER', 'SESSION_ADMIN', 'SESSION_DEALER']
 const denied = { status: 401, code: 'PERMISSION_DENIED' }
 const price = t.Number({ minimum: 0 })
-const Ticket = t.Integer({ minimum: 1, description: 'order ticket' })
+const Ticket = Int({ minimum: 1, description: 'order ticket' })
 
 export const Order = t.Object(
   {
-    order: t.Integer({ description: 'ticket' }),
-    login: t.Integer(),
+    order: Int({ description: 'ticket' }),
+    login: Int(),
     symbol: t.String(),
-    cmd: t.Integer({ description: '0 BUY, 1 SELL, 2 BUY_LIMIT, 3 SELL_LIMIT, 4 BUY_STOP, 5 SELL_STOP' }),
+    cmd: Int({ description: '0 BUY, 1 SELL, 2 BUY_LIMIT, 3 SELL_LIMIT, 4 BUY_STOP, 5 SELL_STOP' }),
     type: t.String({ description: 'name of cmd' }),
     state: t.String({ description: 'pending | open | closed | cancelled | expired' }),
-    volume: t.Integer({ description: 'hundredths of a lot (100 = 1.00 lot)' }),
+    volume: Int({ description: 'hundredths of a lot (100 = 1.00 lot)' }),
     open_price: t.Number(),
-    open_time: t.Integer({ description: 'epoch seconds' }),
+    open_time: Int({ description: 'epoch seconds' }),
     sl: t.Number(),
     tp: t.Number(),
-    expiration: t.Integer({ description: 'epoch seconds, 0 = good till cancelled' }),
+    expiration: Int({ description: 'epoch seconds, 0 = good till cancelled' }),
     commission: t.Number({ description: 'account currency; charged round-turn at open, booked at close' }),
     storage: t.Number({ description: 'accumulated swap, account currency' }),
     profit: t.Number({
@@ -33,22 +33,22 @@ export const Order = t.Object(
     close_price: t.Number({
       description: 'current close price of a position; close price of a closed trade',
     }),
-    close_time: t.Integer({ description: 'epoch seconds, 0 while active' }),
+    close_time: Int({ description: 'epoch seconds, 0 while active' }),
     close_reason: t.String({ description: 'client, sl, tp, stopout, group_close, expiration, no_money' }),
     comment: t.String(),
-    parent: t.Integer({ description: 'for the closed part of a partial close: the ticket it came from' }),
+    parent: Int({ description: 'for the closed part of a partial close: the ticket it came from' }),
   },
   { title: 'Order' },
 )
 
 const OpenBody = t.Object({
   login: Login,
-  cmd: t.Integer({
+  cmd: Int({
     minimum: 0,
     maximum: 5,
     description: '0 BUY, 1 SELL, 2 BUY_LIMIT, 3 SELL_LIMIT, 4 BUY_STOP, 5 SELL_STOP',
   }),
-  volume: t.Integer({
+  volume: Int({
     minimum: 1,
     description: 'hundredths of a lot; within lot_min/lot_max/lot_step of the group',
   }),
@@ -62,9 +62,9 @@ const OpenBody = t.Object({
     }),
   ),
   open_time: t.Optional(
-    t.Integer({ minimum: 0, description: 'accepted for compatibility; the server sets the open time' }),
+    Int({ minimum: 0, description: 'accepted for compatibility; the server sets the open time' }),
   ),
-  expiration: t.Optional(t.Integer({ minimum: 0, description: 'pending orders: epoch seconds, 0 = none' })),
+  expiration: t.Optional(Int({ minimum: 0, description: 'pending orders: epoch seconds, 0 = none' })),
   comment: t.Optional(t.String({ maxLength: 64 })),
 })
 
@@ -77,7 +77,7 @@ export const tradingRoutes = (ctx: AppContext) =>
       auth: { roles: TRADERS, denied },
       body: OpenBody,
       response: {
-        200: t.Object({ order: t.Integer({ description: 'the new ticket' }), trade: Order }),
+        200: t.Object({ order: Int({ description: 'the new ticket' }), trade: Order }),
         ...errors(400, 401, 403, 404, 500),
       },
       detail: doc('Trading', 'Open a market position or place a pending order', {
@@ -102,7 +102,7 @@ export const tradingRoutes = (ctx: AppContext) =>
       body: t.Object({
         order: Ticket,
         volume: t.Optional(
-          t.Integer({ minimum: 1, description: 'hundredths of a lot; absent = the whole position' }),
+          Int({ minimum: 1, description: 'hundredths of a lot; absent = the whole position' }),
         ),
         comment: t.Optional(t.String({ maxLength: 64 })),
       }),
@@ -116,7 +116,7 @@ export const tradingRoutes = (ctx: AppContext) =>
       auth: { roles: TRADERS, denied },
       body: t.Object({
         login: Login,
-        type: t.Integer({
+        type: Int({
           minimum: -1,
           maximum: 1,
           description: '0 all, 1 only profit > 0, -1 only profit < 0',
@@ -127,7 +127,7 @@ export const tradingRoutes = (ctx: AppContext) =>
         ),
       }),
       response: {
-        200: t.Object({ data: t.Literal('OK'), closed: t.Integer({ description: 'positions closed' }) }),
+        200: t.Object({ data: t.Literal('OK'), closed: Int({ description: 'positions closed' }) }),
         ...errors(400, 401, 403),
       },
       detail: doc('Trading', 'Close many positions of a login', {
@@ -144,7 +144,7 @@ export const tradingRoutes = (ctx: AppContext) =>
     })
     .get('/list', ({ brand, session, query }) => listActive(ctx, brand, session, query.login), {
       auth: { roles: TRADERS, denied },
-      query: t.Object({ login: Login }),
+      query: t.Object({ login: LoginQuery }),
       response: {
         200: t.Object({ positions: t.Array(Order), orders: t.Array(Order) }),
         ...errors(400, 401, 403),
@@ -154,10 +154,10 @@ export const tradingRoutes = (ctx: AppContext) =>
     .get('/history', ({ brand, session, query }) => history(ctx, brand, session, query), {
       auth: { roles: TRADERS, denied },
       query: t.Object({
-        login: Login,
-        from: t.Optional(t.Integer({ minimum: 0, description: 'close time >= from (epoch seconds)' })),
-        to: t.Optional(t.Integer({ minimum: 0, description: 'close time < to (epoch seconds)' })),
-        limit: t.Optional(t.Integer({ minimum: 1, maximum: 1000, description: 'default 100' })),
+        login: LoginQuery,
+        from: t.Optional(QueryInt({ minimum: 0, description: 'close time >= from (epoch seconds)' })),
+        to: t.Optional(QueryInt({ minimum: 0, description: 'close time < to (epoch seconds)' })),
+        limit: t.Optional(QueryInt({ minimum: 1, maximum: 1000, description: 'default 100' })),
         cursor: t.Optional(t.String({ maxLength: 64, description: 'next_cursor of the previous page' })),
       }),
       response: {

@@ -2,6 +2,7 @@ import { Elysia, t } from 'elysia'
 import type { AppContext } from '../../context'
 import { ANY_SESSION } from '../../platform/auth/session'
 import { doc, errors } from '../../platform/openapi'
+import { Int } from '../../platform/schemas'
 import { security } from '../../platform/security'
 import { downloadUpload, listUploads, PURPOSES, type Purpose, uploadFile } from './service'
 
@@ -16,7 +17,7 @@ const FileEntry = t.Object({
   extension: t.String(),
   signature: t.String({ description: 'format recognized from the content' }),
   content_type: t.String(),
-  file_size: t.Integer(),
+  file_size: Int(),
   checksum: t.String({ description: 'SHA-256, hex' }),
 })
 
@@ -32,10 +33,10 @@ const ListEntry = t.Object({
   file_name: t.String(),
   original_name: t.String(),
   content_type: t.String(),
-  file_size: t.Integer(),
-  scope: t.Integer({ description: '1 trading account, 2 customer, 3 staff' }),
+  file_size: Int(),
+  scope: Int({ description: '1 trading account, 2 customer, 3 staff' }),
   purpose: t.String(),
-  created_time: t.Integer(),
+  created_time: Int(),
 })
 
 export const uploadRoutes = (ctx: AppContext) =>
