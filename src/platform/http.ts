@@ -15,16 +15,10 @@ const nextRequestId = (() => {
 })()
 
 /** Turns Elysia's validation error into a message that names the field. */
-export function describeValidation(err: ValidationError, url: string): string {
+export function describeValidation(err: ValidationError): string {
   const first = err.all[0] as { path?: string; message?: string; summary?: string } | undefined
-  let type = err.type
-  let field = first?.path ? first.path.replace(/^\//, '').replace(/\//g, '.') : ''
-  if (type === 'property') {
-    // Elysia validates coerced query values one by one and drops the name; recover it from the URL.
-    type = 'query'
-    for (const [k, v] of new URL(url).searchParams)
-      if (v === String(err.value) || Number(v) === err.value) field = k
-  }
+  const type = err.type
+  const field = first?.path ? first.path.replace(/^\//, '').replace(/\//g, '.') : ''
   const where = type === 'body' ? '' : `${type} `
   const name = field || (type === 'body' ? 'body' : type)
   return `${where}${name}: ${first?.summary ?? first?.message ?? 'invalid value'}`.trim()
@@ -96,7 +90,7 @@ export const httpPlatform = (ctx: AppContext) =>
       }
       if (code === 'VALIDATION' && error instanceof ValidationError) {
         set.status = 400
-        return json(400, { error: 'INVALID_DATA', message: describeValidation(error, request.url) }, id)
+        return json(400, { error: 'INVALID_DATA', message: describeValidation(error) }, id)
       }
       if (code === 'PARSE') {
         set.status = 400

@@ -67,10 +67,6 @@ const SWAGGER_ASSETS = ['swagger-ui-bundle.js', 'swagger-ui.css', 'favicon-32x32
  */
 export const openapiPlugin = (instanceId: number, loadAsset: (name: string) => Promise<Response | null>) =>
   new Elysia({ name: 'openapi-docs', seed: instanceId })
-    // local: it runs on the plugin's own routes (the document), not as one more hook of every request
-    .onAfterHandle(({ path, response }) => {
-      if (path === '/swagger/json') cleanCoercedParameters(response)
-    })
     .use(
       openapi({
         path: '/swagger',
@@ -124,20 +120,3 @@ export const openapiPlugin = (instanceId: number, loadAsset: (name: string) => P
       },
       { detail: { hide: true } },
     )
-
-/**
- * Elysia documents a coerced integer query value as `anyOf [string with default 0, integer]`, and Swagger
- * UI then pre-fills `login=0`. Documents publish the plain integer schema instead.
- */
-export function cleanCoercedParameters(doc: any) {
-  for (const item of Object.values<any>(doc?.paths ?? {}))
-    for (const op of Object.values<any>(item))
-      for (const p of op?.parameters ?? []) {
-        const anyOf = p.schema?.anyOf as any[] | undefined
-        const typed = anyOf?.find((s) => s.type === 'integer' || s.type === 'number')
-        if (anyOf && typed && anyOf.every((s) => s === typed || s.type === 'string')) {
-          const { anyOf: _drop, default: _d, ...rest } = p.schema
-          p.schema = { ...rest, ...typed }
-        }
-      }
-}

@@ -95,7 +95,7 @@ describe('GET /account/me (spec 4.3, 2.1)', () => {
       const r = await t.request('GET', `/account/me?${q}`, { token: user })
       expect(r.status).toBe(400)
       expect(r.json.error).toBe('INVALID_DATA')
-      expect(r.json.message).toContain('login')
+      expect(r.json.message).toStartWith('query login:')
     }
   })
 

@@ -197,4 +197,19 @@ describe('balance operations', () => {
     )
     expect(p2.json.rows[0].id).toBeLessThan(p1.json.rows[1].id)
   })
+
+  test('path and query integers arrive as text: integer text passes, anything else is 400 naming the field', async () => {
+    for (const [path, field] of [
+      ['/manager/accounts/abc/operations', 'params login'],
+      ['/manager/accounts/1e3/operations', 'params login'],
+      ['/manager/accounts/100002/operations?limit=2x', 'query limit'],
+      ['/manager/accounts/100002/operations?limit=0', 'query limit'],
+      ['/manager/accounts/100002/operations?cursor=', 'query cursor'],
+    ]) {
+      const r = await t.request('GET', path, { token: dealer })
+      expect([r.status, r.json.error], path).toEqual([400, 'INVALID_DATA'])
+      expect(r.json.message, path).toStartWith(`${field}:`)
+    }
+    expect((await t.request('GET', '/manager/accounts/0100002/operations?limit=02', { token: dealer })).status).toBe(200)
+  })
 })

@@ -1,7 +1,7 @@
 import { Elysia, t } from 'elysia'
 import type { AppContext } from '../../context'
 import { doc, errors } from '../../platform/openapi'
-import { Int, Login, LoginQuery, Ok, QueryInt } from '../../platform/schemas'
+import { Int, Login, Ok, textToInt } from '../../platform/schemas'
 import { security } from '../../platform/security'
 import { CONDITION_DOC } from './domain/conditions'
 import { createAlert, deleteAlert, listAlerts, MAX_ACTIVE_ALERTS, updateAlert } from './service'
@@ -61,7 +61,7 @@ const Alert = t.Object(
   { title: 'PriceAlert' },
 )
 const Saved = t.Object({ id: Int(), alert: Alert })
-const IdParam = t.Object({ id: QueryInt({ minimum: 1 }) })
+const IdParam = t.Object({ id: Int({ minimum: 1 }) })
 
 export const alertRoutes = (ctx: AppContext) =>
   new Elysia({ name: 'alert-routes', seed: ctx.instanceId })
@@ -81,7 +81,8 @@ export const alertRoutes = (ctx: AppContext) =>
     })
     .get('/price_alerts', ({ brand, session, query }) => listAlerts(ctx, brand, session, query.login), {
       auth: ANY,
-      query: t.Object({ login: LoginQuery }),
+      transform: textToInt({ query: ['login'] }),
+      query: t.Object({ login: Login }),
       response: { 200: t.Object({ rows: t.Array(Alert) }), ...errors(400, 401, 403, 404) },
       detail: doc('Price alerts', 'Alerts of a login, active and past'),
     })
@@ -90,6 +91,7 @@ export const alertRoutes = (ctx: AppContext) =>
       ({ brand, session, params, body }) => updateAlert(ctx, brand, session, params.id, body),
       {
         auth: ANY,
+        transform: textToInt({ params: ['id'] }),
         params: IdParam,
         body: t.Object({
           ...fields,
@@ -104,6 +106,7 @@ export const alertRoutes = (ctx: AppContext) =>
     )
     .delete('/price_alert/:id', ({ brand, session, params }) => deleteAlert(ctx, brand, session, params.id), {
       auth: ANY,
+      transform: textToInt({ params: ['id'] }),
       params: IdParam,
       response: { 200: Ok, ...errors(400, 401, 403, 404) },
       detail: doc('Price alerts', 'Delete an alert', { description: '404 ALERT_NOT_FOUND.' }),

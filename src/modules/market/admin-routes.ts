@@ -2,7 +2,7 @@ import { Elysia, type Static, t } from 'elysia'
 import type { AppContext } from '../../context'
 import { STAFF_SESSIONS } from '../../platform/auth/session'
 import { doc, errors } from '../../platform/openapi'
-import { Int, Ok, QueryInt } from '../../platform/schemas'
+import { Int, Ok, textToInt } from '../../platform/schemas'
 import { security } from '../../platform/security'
 import {
   createSymbol,
@@ -160,7 +160,7 @@ const OverrideBody = t.Object(
   },
   { minProperties: 1 },
 )
-const GroupId = { id: QueryInt({ minimum: 1 }) }
+const GroupId = { id: Int({ minimum: 1 }) }
 
 /** Staff routes maintaining symbols, group security settings and per-symbol overrides. */
 export const marketAdminRoutes = (ctx: AppContext) =>
@@ -194,6 +194,7 @@ export const marketAdminRoutes = (ctx: AppContext) =>
     })
     .get('/groups/:id/trading', ({ brand, params }) => groupTradingSettings(ctx, brand, params.id), {
       auth: ANY_STAFF,
+      transform: textToInt({ params: ['id'] }),
       params: t.Object(GroupId),
       response: {
         200: t.Object({ securities: t.Array(Security), overrides: t.Array(Override) }),
@@ -206,6 +207,7 @@ export const marketAdminRoutes = (ctx: AppContext) =>
       ({ brand, params, body }) => putSecurity(ctx, brand, params.id, params.sec_group, body),
       {
         auth: GROUP_ADMINS,
+        transform: textToInt({ params: ['id'] }),
         params: t.Object({ ...GroupId, sec_group: SecGroup }),
         body: SecurityBody,
         response: { 200: Security, ...errors(400, 401, 403, 404) },
@@ -221,6 +223,7 @@ export const marketAdminRoutes = (ctx: AppContext) =>
       ({ brand, params, body }) => putOverride(ctx, brand, params.id, params.symbol, body),
       {
         auth: GROUP_ADMINS,
+        transform: textToInt({ params: ['id'] }),
         params: t.Object({ ...GroupId, symbol: SymbolName }),
         body: OverrideBody,
         response: { 200: Override, ...errors(400, 401, 403, 404) },
@@ -234,6 +237,7 @@ export const marketAdminRoutes = (ctx: AppContext) =>
       ({ brand, params }) => deleteOverride(ctx, brand, params.id, params.symbol),
       {
         auth: GROUP_ADMINS,
+        transform: textToInt({ params: ['id'] }),
         params: t.Object({ ...GroupId, symbol: SymbolName }),
         response: { 200: Ok, ...errors(400, 401, 403, 404) },
         detail: doc('Reference data', "Remove a group's override of a symbol", {

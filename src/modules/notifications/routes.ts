@@ -1,7 +1,7 @@
 import { Elysia, t } from 'elysia'
 import type { AppContext } from '../../context'
 import { doc, errors } from '../../platform/openapi'
-import { Int, Login, QueryInt } from '../../platform/schemas'
+import { Int, Login, textToInt } from '../../platform/schemas'
 import { security } from '../../platform/security'
 import {
   NOTIFICATION_LEVELS,
@@ -36,9 +36,10 @@ export const notificationRoutes = (ctx: AppContext) =>
     .use(security(ctx))
     .get('/notify/list', ({ brand, session, query }) => listNotifications(ctx, brand, session, query), {
       auth: USER_ONLY,
+      transform: textToInt({ query: ['limit', 'offset'] }),
       query: t.Object({
-        limit: QueryInt({ minimum: 1, maximum: 500 }),
-        offset: QueryInt({ minimum: 0 }),
+        limit: Int({ minimum: 1, maximum: 500 }),
+        offset: Int({ minimum: 0 }),
         filter: t.String({
           maxLength: 128,
           description: 'text matched in the message title or body; empty for all',
