@@ -14,6 +14,12 @@ const nextRequestId = (() => {
   return () => `${prefix}-${(++n).toString(36)}`
 })()
 
+/** The caller's request id when it sent a well-formed one, otherwise a new one. */
+function requestIdOf(request: Request) {
+  const incoming = request.headers.get('x-request-id')
+  return incoming && REQUEST_ID.test(incoming) ? incoming : nextRequestId()
+}
+
 /** Turns Elysia's validation error into a message that names the field. */
 export function describeValidation(err: ValidationError): string {
   const first = err.all[0] as { path?: string; message?: string; summary?: string } | undefined
@@ -31,24 +37,45 @@ const json = (status: number, body: unknown, requestId: string) =>
   })
 
 /**
- * A Response a handler built itself (pre-rendered JSON, files, streams) gets the pending headers of `set`
- * (the request id) written onto it. Left to Elysia, any pending header makes it copy the body into a
- * second Response through a stream, which cost a quarter of a cached watch-list read. Status and
- * cookies stay Elysia's job.
+ * Puts the request id on the answer. A Response a handler built itself (pre-rendered JSON, files,
+ * streams) gets it, with any other pending header of `set`, written onto it: left to Elysia, a pending
+ * header makes it copy the body into a second Response through a stream, which cost a quarter of a
+ * cached watch-list read. Any other answer gets it through `set`, from which Elysia builds the Response.
+ * Status and cookies stay Elysia's job.
  */
-function movePendingHeaders(
+function withRequestId(
   response: unknown,
   set: { headers: Record<string, unknown>; status?: number | string; cookie?: unknown },
+  requestId: string,
 ): Response | undefined {
-  if (!(response instanceof Response) || set.cookie || (set.status !== undefined && set.status !== 200))
-    return undefined
-  const pending = Object.entries(set.headers)
-  if (!pending.every(([, v]) => typeof v === 'string')) return undefined
-  for (const [k, v] of pending) {
-    if (!response.headers.has(k)) response.headers.set(k, v as string)
-    delete set.headers[k]
+  const pending = set.headers
+  if (response instanceof Response && !set.cookie && (set.status === undefined || set.status === 200)) {
+    let movable = true
+    for (const k in pending) if (typeof pending[k] !== 'string') movable = false
+    if (movable) {
+      const headers = response.headers
+      for (const k in pending) {
+        if (!headers.has(k)) headers.set(k, pending[k] as string)
+        delete pending[k]
+      }
+      if (!headers.has('x-request-id')) headers.set('x-request-id', requestId)
+      return response
+    }
   }
-  return response
+  pending['x-request-id'] = requestId
+  return undefined
+}
+
+/** The client address, for the routes that need it (sign-in throttling); behind a trusted proxy, its header. */
+export function clientIp(
+  ctx: AppContext,
+  request: Request,
+  server: { requestIP(r: Request): { address: string } | null } | null,
+) {
+  const forwarded = ctx.config.trustProxy
+    ? request.headers.get('x-forwarded-for')?.split(',')[0]?.trim()
+    : undefined
+  return forwarded || server?.requestIP(request)?.address || 'unknown'
 }
 
 /**
@@ -58,20 +85,13 @@ function movePendingHeaders(
  */
 export const httpPlatform = (ctx: AppContext) =>
   new Elysia({ name: 'http-platform', seed: ctx.instanceId })
-    .derive({ as: 'global' }, ({ request, set, server }) => {
-      const incoming = request.headers.get('x-request-id')
-      const requestId = incoming && REQUEST_ID.test(incoming) ? incoming : nextRequestId()
-      set.headers['x-request-id'] = requestId
-      // The client address is looked up only by the routes that need it (sign-in throttling).
-      const clientIp = () => {
-        const forwarded = ctx.config.trustProxy
-          ? request.headers.get('x-forwarded-for')?.split(',')[0]?.trim()
-          : undefined
-        return forwarded || server?.requestIP(request)?.address || 'unknown'
-      }
-      return { requestId, clientIp, startedAt: performance.now() }
-    })
-    .mapResponse({ as: 'global' }, ({ responseValue, set }) => movePendingHeaders(responseValue, set))
+    .derive({ as: 'global' }, ({ request }) => ({
+      requestId: requestIdOf(request),
+      startedAt: performance.now(),
+    }))
+    .mapResponse({ as: 'global' }, ({ responseValue, set, requestId }) =>
+      withRequestId(responseValue, set, requestId),
+    )
     .onAfterResponse({ as: 'global' }, ({ request, route, set, requestId, startedAt }) => {
       ctx.logger.log('info', 'request', {
         request_id: requestId,
@@ -83,7 +103,8 @@ export const httpPlatform = (ctx: AppContext) =>
       })
     })
     .onError({ as: 'global' }, ({ code, error, set, request, requestId }) => {
-      const id = requestId ?? (set.headers['x-request-id'] as string | undefined) ?? nextRequestId()
+      // errors raised before the route's hooks ran (unknown route, unreadable body) have no id yet
+      const id = requestId ?? requestIdOf(request)
       if (error instanceof ApiError) {
         set.status = error.status
         return json(error.status, error.toBody(), id)

@@ -69,7 +69,11 @@ export function createLogger(minLevel: LogLevel, write: (line: string) => void =
   return {
     log(level, msg, fields) {
       if (order[level] < min) return
-      write(JSON.stringify({ t: isoNow(), level, msg, ...(fields ? redact(fields) : {}) }))
+      // the fields are serialized on their own and spliced in: spreading them into a new object cost more
+      // than the serialization on a line per request
+      const head = `{"t":"${isoNow()}","level":"${level}","msg":${JSON.stringify(msg)}`
+      const rest = fields ? JSON.stringify(redact(fields)) : '{}'
+      write(rest.length > 2 ? `${head},${rest.slice(1)}` : `${head}}`)
     },
   }
 }

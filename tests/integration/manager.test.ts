@@ -210,6 +210,8 @@ describe('balance operations', () => {
       expect([r.status, r.json.error], path).toEqual([400, 'INVALID_DATA'])
       expect(r.json.message, path).toStartWith(`${field}:`)
     }
-    expect((await t.request('GET', '/manager/accounts/0100002/operations?limit=02', { token: dealer })).status).toBe(200)
+    expect(
+      (await t.request('GET', '/manager/accounts/0100002/operations?limit=02', { token: dealer })).status,
+    ).toBe(200)
   })
 })

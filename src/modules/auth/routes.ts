@@ -1,6 +1,7 @@
 import { Elysia, t } from 'elysia'
 import type { AppContext } from '../../context'
 import { ANY_SESSION, STAFF_SESSIONS } from '../../platform/auth/session'
+import { clientIp } from '../../platform/http'
 import { doc, errors } from '../../platform/openapi'
 import { Int, Login, Ok, Password } from '../../platform/schemas'
 import { security } from '../../platform/security'
@@ -81,8 +82,8 @@ export const authRoutes = (ctx: AppContext) => {
     .use(security(ctx))
     .post(
       '/sign/in',
-      async ({ body, brand, cookie, clientIp, requestId }) => {
-        const r = await signInAccount(ctx, brand, body, { ip: clientIp(), requestId })
+      async ({ body, brand, cookie, request, server, requestId }) => {
+        const r = await signInAccount(ctx, brand, body, { ip: clientIp(ctx, request, server), requestId })
         setSessionCookie(cookie, r.token)
         return r.body
       },
@@ -103,8 +104,8 @@ export const authRoutes = (ctx: AppContext) => {
     )
     .post(
       '/customer/sign/in',
-      async ({ body, brand, cookie, clientIp, requestId }) => {
-        const r = await signInCustomer(ctx, brand, body, { ip: clientIp(), requestId })
+      async ({ body, brand, cookie, request, server, requestId }) => {
+        const r = await signInCustomer(ctx, brand, body, { ip: clientIp(ctx, request, server), requestId })
         setSessionCookie(cookie, r.token)
         return r.body
       },
@@ -146,8 +147,8 @@ export const authRoutes = (ctx: AppContext) => {
     })
     .post(
       '/manager/sign/in',
-      async ({ body, brand, cookie, clientIp, requestId }) => {
-        const r = await signInStaff(ctx, brand, body, { ip: clientIp(), requestId })
+      async ({ body, brand, cookie, request, server, requestId }) => {
+        const r = await signInStaff(ctx, brand, body, { ip: clientIp(ctx, request, server), requestId })
         setSessionCookie(cookie, r.token)
         return r.body
       },
