@@ -1,5 +1,6 @@
 import { afterAll, expect, test } from 'bun:test'
 import { readdirSync, readFileSync, statSync } from 'node:fs'
+import { sql } from 'drizzle-orm'
 import { tempDatabase } from '../support/database'
 
 // The WAL checkpoint worker (src/platform/db/checkpointer.ts) on a real libSQL file.
@@ -35,6 +36,38 @@ test('commits no longer checkpoint; the worker copies the WAL back into the data
   expect(last?.done).toBe(last?.log)
   // the rows reached the database file itself, not only the WAL
   expect(statSync(file).size - before).toBeGreaterThan(2000 * 4000 * 0.9)
+})
+
+test('under a steady stream of writes the WAL starts over at restartFrames, not at the safety net', async () => {
+  const restarting = await tempDatabase('ckpt-restart', {
+    checkpoint: { intervalMs: 20, restartFrames: 200, holdLimitMs: 500 },
+  })
+  try {
+    const { db, client } = restarting
+    await client.execute('create table t (v text not null)')
+    const frames = async () => {
+      const row = (await client.execute('PRAGMA wal_checkpoint(PASSIVE)')).rows[0]
+      return Number(row[0]) === 0 ? Number(row[1]) : Number.NaN
+    }
+    // ~50 pages per transaction, a transaction every few milliseconds, until two restarts (at most 10 s)
+    let written = 0
+    const deadline = Date.now() + 10_000
+    while ((restarting.checkpointer?.restarts ?? 0) < 2 && Date.now() < deadline) {
+      await db.transaction(async (tx) => {
+        await tx.run(sql`insert into t (v) select ${'x'.repeat(4000)} from generate_series(1, 50)`)
+      })
+      written += 50
+      await Bun.sleep(2)
+    }
+    expect(restarting.checkpointer?.restarts).toBe(2)
+    // the write after a restart round finds the WAL copied back and writes it from the start again
+    await db.transaction(async (tx) => {
+      await tx.run(sql`insert into t (v) values ('after')`)
+    })
+    expect(await frames()).toBeLessThan(written / 2)
+  } finally {
+    restarting.close()
+  }
 })
 
 test('the worker thread runs at nice 10, below the threads that serve requests', () => {

@@ -4,10 +4,10 @@ import { join } from 'node:path'
 import { openDatabase } from '../../src/platform/db/client'
 
 /** A fresh libSQL file in a temp dir, opened as the app opens it; `close` also removes the dir. */
-export async function tempDatabase(name: string) {
+export async function tempDatabase(name: string, opts: Parameters<typeof openDatabase>[2] = {}) {
   const dir = mkdtempSync(join(tmpdir(), `tcs-${name}-`))
   const file = join(dir, `${name}.db`)
-  const database = await openDatabase(`file:${file}`)
+  const database = await openDatabase(`file:${file}`, undefined, opts)
   return {
     ...database,
     file,

@@ -6,6 +6,9 @@ import Database from 'libsql'
 
 declare const self: Worker
 
+/** Start (path, interval), or run one round now and answer it with its id. */
+export type CheckpointWorkerMessage = { path: string; intervalMs: number } | { round: number }
+
 /**
  * Background maintenance yields to request handling: this thread runs at nice 10 (Linux sets the nice
  * value per thread). Where requests and checkpoints share a core, a 10-20 ms checkpoint otherwise
@@ -21,19 +24,23 @@ function lowerPriority() {
   }
 }
 
-self.onmessage = (e: MessageEvent<{ path: string; intervalMs: number }>) => {
+let round: ((id?: number) => void) | null = null
+
+self.onmessage = (e: MessageEvent<CheckpointWorkerMessage>) => {
+  if ('round' in e.data) return round?.(e.data.round)
   const { path, intervalMs } = e.data
   lowerPriority()
   const db = new Database(path)
   db.exec('PRAGMA busy_timeout = 0')
   const checkpoint = db.prepare('PRAGMA wal_checkpoint(PASSIVE)')
-  setInterval(() => {
+  round = (id) => {
     try {
       const [busy, log, done] = checkpoint.raw(true).get() as [number, number, number]
-      self.postMessage({ busy, log, done })
+      self.postMessage({ id, busy, log, done })
     } catch (err) {
       // SQLITE_BUSY while the app's own safety-net checkpoint runs: the next round catches up
-      self.postMessage({ error: err instanceof Error ? err.message : String(err) })
+      self.postMessage({ id, error: err instanceof Error ? err.message : String(err) })
     }
-  }, intervalMs)
+  }
+  setInterval(() => round?.(), intervalMs)
 }

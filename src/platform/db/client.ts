@@ -34,7 +34,12 @@ function filePath(url: string): string | null {
 export async function openDatabase(
   url: string,
   authToken?: string,
-  opts: { onCheckpointError?: (message: string) => void; cacheMb?: number } = {},
+  opts: {
+    onCheckpointError?: (message: string) => void
+    cacheMb?: number
+    /** Tuning of the checkpoint worker (tests); the defaults are the production values. */
+    checkpoint?: { intervalMs?: number; restartFrames?: number; holdLimitMs?: number }
+  } = {},
 ): Promise<Database> {
   const path = filePath(url)
   if (path && path !== ':memory:') mkdirSync(dirname(path), { recursive: true })
@@ -44,9 +49,15 @@ export async function openDatabase(
   cacheLocalStatements()
   await client.execute('PRAGMA journal_mode = WAL')
   await configureEveryConnection(client, opts.cacheMb ?? 64)
-  serializeWrites(db)
+  const holdWrites = serializeWrites(db)
   const checkpointer =
-    path === ':memory:' ? null : startCheckpointer(path, { onError: opts.onCheckpointError })
+    path === ':memory:'
+      ? null
+      : startCheckpointer(path, {
+          onError: opts.onCheckpointError,
+          holdWrites,
+          ...opts.checkpoint,
+        })
   return {
     client,
     db,
@@ -94,9 +105,12 @@ async function configureEveryConnection(client: Client, cacheMb: number) {
 function serializeWrites(db: Db) {
   const original = db.transaction.bind(db)
   let tail: Promise<unknown> = Promise.resolve()
-  db.transaction = ((fn: never, config?: never) => {
-    const run = tail.then(() => original(fn, config))
+  const queue = <T>(fn: () => Promise<T>): Promise<T> => {
+    const run = tail.then(fn)
     tail = run.catch(() => {})
     return run
-  }) as Db['transaction']
+  }
+  db.transaction = ((fn: never, config?: never) => queue(() => original(fn, config))) as Db['transaction']
+  // a turn in the same queue without a transaction: the checkpointer's restart round
+  return (fn: () => Promise<void>) => queue(fn)
 }
