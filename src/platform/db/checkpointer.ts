@@ -24,18 +24,19 @@ type Reply = (CheckpointResult | { error: string }) & { id?: number }
  * which grows the WAL past 1000 pages does this itself, inside the transaction that happens to cross
  * the line: under a steady stream of trade opens that was a 20-50 ms commit every few hundred ms, and
  * the slowest trade opens were exactly the requests of those batches (bench/trading.ts p99 22-29 ms,
- * 16-20 ms without). The app's connections keep a larger automatic checkpoint as a safety net.
+ * 16-20 ms without). The app's connections keep a much larger automatic checkpoint as a safety net.
  *
  * Copying alone does not keep the WAL small: SQLite writes it from the start again only when a write
  * transaction begins on a WAL copied back completely, and under a steady stream of writes some commit
- * always lands while a round copies. The WAL then grew to the safety net (20,000 pages), whose
- * checkpoint inside a commit waited on two fsyncs, 15-260 ms, every second or two; and a long WAL made
- * every trade open cost ~8% more CPU. So once the WAL holds `restartFrames`, the round after a complete
- * one runs while `holdWrites` keeps this process's write transactions queued (they wait without
- * blocking the event loop). It has only the commits of one round to copy, and when it finishes within
- * `holdLimitMs` the next write starts the WAL over; when it does not, the writes go on (the round is
- * PASSIVE, nothing waits on it) and a later round tries again. Another process's writes are not held:
- * its restarts may miss, and the safety net stays.
+ * always lands while a round copies. The WAL then grew to the safety net (20,000 pages then), whose
+ * checkpoint inside a commit waited on two fsyncs, 15-260 ms, every second or two (wrk corrects for
+ * the requests a stalled client could not send, so one such stall made a p99 of 45-160 ms), and a long
+ * WAL cost CPU on every commit. So once the WAL holds `restartFrames`, the round after a complete one
+ * runs while `holdWrites` keeps this process's write transactions queued (they wait without blocking
+ * the event loop). It has only the commits of one round to copy, and when it finishes within
+ * `holdLimitMs` (two fsyncs: 7-15 ms here) the next write starts the WAL over; when it does not, the
+ * writes go on (the round is PASSIVE, nothing waits on it) and a later round tries again. Another
+ * process's writes are not held: its restarts may miss, and the safety net stays.
  */
 export function startCheckpointer(
   path: string,
@@ -52,8 +53,8 @@ export function startCheckpointer(
   // a background duty: it never keeps the process alive (Bun's Worker has unref; the DOM type does not)
   ;(worker as unknown as { unref(): void }).unref()
   const post = (m: CheckpointWorkerMessage) => worker.postMessage(m)
-  const restartFrames = opts.restartFrames ?? 4096
-  const holdLimitMs = opts.holdLimitMs ?? 10
+  const restartFrames = opts.restartFrames ?? 8192
+  const holdLimitMs = opts.holdLimitMs ?? 15
   let last: CheckpointResult | null = null
   let restarts = 0
   let holding = false

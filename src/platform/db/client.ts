@@ -71,10 +71,12 @@ export async function openDatabase(
 
 const POOL = 8
 /**
- * Automatic checkpoint of the app's own connections, in pages (4 KiB): a safety net only, about 80 MiB
- * of WAL, should the checkpoint worker stop; SQLite's default of 1000 put the copy inside a commit.
+ * Automatic checkpoint of the app's own connections, in pages (4 KiB): a safety net only, about 400 MiB
+ * of WAL, should the checkpoint worker stop or its restarts keep missing (platform/db/checkpointer);
+ * SQLite's default of 1000 put the copy inside a commit, and at 20,000 a steady stream of writes reached
+ * it every second or two.
  */
-const SAFETY_NET_CHECKPOINT_PAGES = 20_000
+const SAFETY_NET_CHECKPOINT_PAGES = 100_000
 
 /**
  * Connection settings of SQLite are per connection, and the client opens its pool lazily: every
