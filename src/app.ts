@@ -20,8 +20,8 @@ export function createApp(deps: Deps, opts: { adapter?: ElysiaConfig<''>['adapte
   const app = new Elysia({
     name: 'trading-client-service',
     seed: ctx.instanceId,
-    // Responses are checked, not encoded: Elysia's coercing t.Integer makes every schema "transforming",
-    // and TypeBox's Encode walk cost a fifth of a hot read. No response schema here relies on a transform.
+    // Responses are checked, not encoded: no response schema holds a transform (integers are plain JSON
+    // integers, platform/schemas), and TypeBox's Encode walk cost a fifth of a hot read when they did.
     encodeSchema: false,
     adapter: opts.adapter,
   })

@@ -1,4 +1,4 @@
-import { type IntegerOptions, Type } from '@sinclair/typebox'
+import { type IntegerOptions, type TObject, type TProperties, Type } from '@sinclair/typebox'
 import { t } from 'elysia'
 
 /**
@@ -6,29 +6,57 @@ import { t } from 'elysia'
  * transform, so every request holding one went through TypeBox's Decode pass (a copy of the body or the
  * query: 2-3% of a trade open's CPU, a tenth of a cached watch-list read), a body `{"login": "5"}`
  * passed, and the document showed `anyOf [string, integer]`. Query and path values arrive as text:
- * routes turn theirs into numbers with `textToInt` before validation.
+ * routes declare them with `textInput`, which turns them into numbers before validation.
  */
 export const Int = (options?: IntegerOptions) => Type.Integer(options)
 
 /** Integer text, at most 15 digits (a larger value stays text and fails the integer schema). */
 const INTEGER_TEXT = /^-?\d{1,15}$/
 
+type Text = 'query' | 'params'
+/** The integer fields of a query or path schema (`Int`, optional or not). */
+const integerKeys = (props: TProperties = {}) =>
+  Object.keys(props).filter((k) => (props[k] as { type?: string }).type === 'integer')
+
 /**
- * A `transform` hook (Elysia runs it before validation) turning the named query and path values from
- * integer text into numbers, so the route's `Int` schemas check them. Anything else stays text and
- * fails its schema: 400 INVALID_DATA naming the field.
+ * The query and path schemas of a route, with the `transform` hook (Elysia runs it before validation)
+ * that turns their integer fields from integer text into numbers, so their `Int` schemas check them.
+ * Anything else stays text and fails its schema: 400 INVALID_DATA naming the field.
  */
-export function textToInt(fields: { query?: readonly string[]; params?: readonly string[] }) {
-  return (c: { query: Record<string, unknown>; params: Record<string, unknown> }) => {
-    for (const where of ['query', 'params'] as const) {
+export function textInput<Q extends TProperties, P extends TProperties>(parts: {
+  query: Q
+  params: P
+}): { query: TObject<Q>; params: TObject<P>; transform: TextTransform }
+export function textInput<Q extends TProperties>(parts: {
+  query: Q
+}): {
+  query: TObject<Q>
+  transform: TextTransform
+}
+export function textInput<P extends TProperties>(parts: {
+  params: P
+}): {
+  params: TObject<P>
+  transform: TextTransform
+}
+export function textInput(parts: Partial<Record<Text, TProperties>>) {
+  const ints = (['query', 'params'] as const).map((where) => [where, integerKeys(parts[where])] as const)
+  const transform: TextTransform = (c) => {
+    for (const [where, keys] of ints) {
       const values = c[where]
-      for (const k of fields[where] ?? []) {
+      for (const k of keys) {
         const v = values[k]
         if (typeof v === 'string' && INTEGER_TEXT.test(v)) values[k] = Number(v)
       }
     }
   }
+  return {
+    ...(parts.query ? { query: t.Object(parts.query) } : {}),
+    ...(parts.params ? { params: t.Object(parts.params) } : {}),
+    transform,
+  }
 }
+type TextTransform = (c: Record<Text, Record<string, unknown>>) => void
 
 /** Field schemas shared by several modules (spec part 8 limits). */
 export const Login = Int({ minimum: 0, description: 'Trading account login' })

@@ -2,7 +2,7 @@ import { Elysia, t } from 'elysia'
 import type { AppContext } from '../../context'
 import { ANY_SESSION } from '../../platform/auth/session'
 import { doc, errors } from '../../platform/openapi'
-import { Int, Login, Password, textToInt } from '../../platform/schemas'
+import { Int, Login, Password, textInput } from '../../platform/schemas'
 import { security } from '../../platform/security'
 import { avatarBelongs } from '../uploads/service'
 import { fromMinor } from './domain/money'
@@ -114,8 +114,7 @@ export const accountRoutes = (ctx: AppContext) =>
       },
       {
         auth: { roles: ANY_SESSION },
-        transform: textToInt({ query: ['login'] }),
-        query: t.Object({ login: t.Optional(Login) }),
+        ...textInput({ query: { login: t.Optional(Login) } }),
         response: { 200: Profile, ...errors(400, 401, 403, 404, 500) },
         detail: doc('Account', 'Account profile with live margin figures', { description: scopeNote }),
       },
@@ -140,8 +139,7 @@ export const accountRoutes = (ctx: AppContext) =>
       },
       {
         auth: { roles: ANY_SESSION },
-        transform: textToInt({ query: ['login'] }),
-        query: t.Object({ login: Login }),
+        ...textInput({ query: { login: Login } }),
         response: { 200: Balance, ...errors(400, 401, 403, 404, 500) },
         detail: doc('Account', 'Balance and margin snapshot of an account', { description: scopeNote }),
       },

@@ -1,7 +1,7 @@
 import { Elysia, t } from 'elysia'
 import type { AppContext } from '../../context'
 import { doc, errors } from '../../platform/openapi'
-import { Int, Login, Ok, textToInt } from '../../platform/schemas'
+import { Int, Login, Ok, textInput } from '../../platform/schemas'
 import { security } from '../../platform/security'
 import { CONDITION_DOC } from './domain/conditions'
 import { createAlert, deleteAlert, listAlerts, MAX_ACTIVE_ALERTS, updateAlert } from './service'
@@ -61,7 +61,7 @@ const Alert = t.Object(
   { title: 'PriceAlert' },
 )
 const Saved = t.Object({ id: Int(), alert: Alert })
-const IdParam = t.Object({ id: Int({ minimum: 1 }) })
+const IdParam = { id: Int({ minimum: 1 }) }
 
 export const alertRoutes = (ctx: AppContext) =>
   new Elysia({ name: 'alert-routes', seed: ctx.instanceId })
@@ -81,8 +81,7 @@ export const alertRoutes = (ctx: AppContext) =>
     })
     .get('/price_alerts', ({ brand, session, query }) => listAlerts(ctx, brand, session, query.login), {
       auth: ANY,
-      transform: textToInt({ query: ['login'] }),
-      query: t.Object({ login: Login }),
+      ...textInput({ query: { login: Login } }),
       response: { 200: t.Object({ rows: t.Array(Alert) }), ...errors(400, 401, 403, 404) },
       detail: doc('Price alerts', 'Alerts of a login, active and past'),
     })
@@ -91,8 +90,7 @@ export const alertRoutes = (ctx: AppContext) =>
       ({ brand, session, params, body }) => updateAlert(ctx, brand, session, params.id, body),
       {
         auth: ANY,
-        transform: textToInt({ params: ['id'] }),
-        params: IdParam,
+        ...textInput({ params: IdParam }),
         body: t.Object({
           ...fields,
           active: t.Optional(Int({ minimum: 0, maximum: 1, description: 'default 1; 0 disables' })),
@@ -106,8 +104,7 @@ export const alertRoutes = (ctx: AppContext) =>
     )
     .delete('/price_alert/:id', ({ brand, session, params }) => deleteAlert(ctx, brand, session, params.id), {
       auth: ANY,
-      transform: textToInt({ params: ['id'] }),
-      params: IdParam,
+      ...textInput({ params: IdParam }),
       response: { 200: Ok, ...errors(400, 401, 403, 404) },
       detail: doc('Price alerts', 'Delete an alert', { description: '404 ALERT_NOT_FOUND.' }),
     })

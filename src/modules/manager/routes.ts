@@ -2,7 +2,7 @@ import { Elysia, t } from 'elysia'
 import type { AppContext } from '../../context'
 import { STAFF_SESSIONS } from '../../platform/auth/session'
 import { doc, errors } from '../../platform/openapi'
-import { Int, Password, textToInt } from '../../platform/schemas'
+import { Int, Password, textInput } from '../../platform/schemas'
 import { security } from '../../platform/security'
 import {
   changeAccountSettings,
@@ -18,10 +18,10 @@ import { loadAccountView, profileView, requireMargin } from '../accounts/service
 
 const ACCOUNT_ADMINS = { roles: ['SESSION_MANAGER', 'SESSION_ADMIN'] as const }
 const ANY_STAFF = { roles: STAFF_SESSIONS }
-const LoginParam = t.Object({ login: Int({ minimum: 0 }) })
+const LoginParam = { login: Int({ minimum: 0 }) }
 const Flag = Int({ minimum: 0, maximum: 1 })
 
-const GroupIdParam = t.Object({ id: Int({ minimum: 1 }) })
+const GroupIdParam = { id: Int({ minimum: 1 }) }
 const GroupName = t.String({ minLength: 1, maxLength: 64, pattern: '^[A-Za-z0-9_\\\\-]+$' })
 const Leverage = Int({ minimum: 1, maximum: 1000 })
 const GroupSettings = {
@@ -100,8 +100,7 @@ export const managerRoutes = (ctx: AppContext) =>
     })
     .patch('/groups/:id', ({ brand, params, body }) => updateGroup(ctx, brand, params.id, body), {
       auth: ACCOUNT_ADMINS,
-      transform: textToInt({ params: ['id'] }),
-      params: GroupIdParam,
+      ...textInput({ params: GroupIdParam }),
       body: t.Object(
         { name: t.Optional(GroupName), leverage: t.Optional(Leverage), ...GroupSettings },
         { minProperties: 1 },
@@ -154,8 +153,7 @@ export const managerRoutes = (ctx: AppContext) =>
       },
       {
         auth: ANY_STAFF,
-        transform: textToInt({ params: ['login'] }),
-        params: LoginParam,
+        ...textInput({ params: LoginParam }),
         response: { 200: ManagedAccount, ...errors(400, 401, 403, 404) },
         detail: doc('Manager', 'Read an account of the brand'),
       },
@@ -169,8 +167,7 @@ export const managerRoutes = (ctx: AppContext) =>
       },
       {
         auth: ACCOUNT_ADMINS,
-        transform: textToInt({ params: ['login'] }),
-        params: LoginParam,
+        ...textInput({ params: LoginParam }),
         body: t.Object(
           {
             group: t.Optional(t.String({ minLength: 1, maxLength: 64 })),
@@ -202,8 +199,7 @@ export const managerRoutes = (ctx: AppContext) =>
         }),
       {
         auth: ACCOUNT_ADMINS,
-        transform: textToInt({ params: ['login'] }),
-        params: LoginParam,
+        ...textInput({ params: LoginParam }),
         body: t.Object({
           type: t.Union([
             t.Literal('deposit'),
@@ -234,11 +230,12 @@ export const managerRoutes = (ctx: AppContext) =>
         listOperations(ctx, brand, params.login, { cursor: query.cursor, limit: query.limit ?? 100 }),
       {
         auth: ANY_STAFF,
-        transform: textToInt({ params: ['login'], query: ['cursor', 'limit'] }),
-        params: LoginParam,
-        query: t.Object({
-          cursor: t.Optional(Int({ minimum: 1 })),
-          limit: t.Optional(Int({ minimum: 1, maximum: 500 })),
+        ...textInput({
+          params: LoginParam,
+          query: {
+            cursor: t.Optional(Int({ minimum: 1 })),
+            limit: t.Optional(Int({ minimum: 1, maximum: 500 })),
+          },
         }),
         response: {
           200: t.Object({

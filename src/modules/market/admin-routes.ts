@@ -2,7 +2,7 @@ import { Elysia, type Static, t } from 'elysia'
 import type { AppContext } from '../../context'
 import { STAFF_SESSIONS } from '../../platform/auth/session'
 import { doc, errors } from '../../platform/openapi'
-import { Int, Ok, textToInt } from '../../platform/schemas'
+import { Int, Ok, textInput } from '../../platform/schemas'
 import { security } from '../../platform/security'
 import {
   createSymbol,
@@ -194,8 +194,7 @@ export const marketAdminRoutes = (ctx: AppContext) =>
     })
     .get('/groups/:id/trading', ({ brand, params }) => groupTradingSettings(ctx, brand, params.id), {
       auth: ANY_STAFF,
-      transform: textToInt({ params: ['id'] }),
-      params: t.Object(GroupId),
+      ...textInput({ params: GroupId }),
       response: {
         200: t.Object({ securities: t.Array(Security), overrides: t.Array(Override) }),
         ...errors(400, 401, 403, 404),
@@ -207,8 +206,7 @@ export const marketAdminRoutes = (ctx: AppContext) =>
       ({ brand, params, body }) => putSecurity(ctx, brand, params.id, params.sec_group, body),
       {
         auth: GROUP_ADMINS,
-        transform: textToInt({ params: ['id'] }),
-        params: t.Object({ ...GroupId, sec_group: SecGroup }),
+        ...textInput({ params: { ...GroupId, sec_group: SecGroup } }),
         body: SecurityBody,
         response: { 200: Security, ...errors(400, 401, 403, 404) },
         detail: doc('Reference data', 'Create or replace the settings of a security group for a group', {
@@ -223,8 +221,7 @@ export const marketAdminRoutes = (ctx: AppContext) =>
       ({ brand, params, body }) => putOverride(ctx, brand, params.id, params.symbol, body),
       {
         auth: GROUP_ADMINS,
-        transform: textToInt({ params: ['id'] }),
-        params: t.Object({ ...GroupId, symbol: SymbolName }),
+        ...textInput({ params: { ...GroupId, symbol: SymbolName } }),
         body: OverrideBody,
         response: { 200: Override, ...errors(400, 401, 403, 404) },
         detail: doc('Reference data', "Create or replace a group's override of a symbol", {
@@ -237,8 +234,7 @@ export const marketAdminRoutes = (ctx: AppContext) =>
       ({ brand, params }) => deleteOverride(ctx, brand, params.id, params.symbol),
       {
         auth: GROUP_ADMINS,
-        transform: textToInt({ params: ['id'] }),
-        params: t.Object({ ...GroupId, symbol: SymbolName }),
+        ...textInput({ params: { ...GroupId, symbol: SymbolName } }),
         response: { 200: Ok, ...errors(400, 401, 403, 404) },
         detail: doc('Reference data', "Remove a group's override of a symbol", {
           description: '404 OVERRIDE_NOT_FOUND when the group has none.',

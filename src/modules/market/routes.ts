@@ -4,7 +4,7 @@ import type { AppContext } from '../../context'
 import { ANY_SESSION, type SessionType } from '../../platform/auth/session'
 import { ApiError } from '../../platform/errors'
 import { doc, errors } from '../../platform/openapi'
-import { Int, Login, textToInt } from '../../platform/schemas'
+import { Int, Login, textInput } from '../../platform/schemas'
 import { security } from '../../platform/security'
 import { addToWatch, ingestQuotes, removeFromWatch, shortList, symbolDetail, watchList } from './service'
 import { quoteStream } from './stream'
@@ -128,10 +128,11 @@ export const marketRoutes = (ctx: AppContext) =>
       ({ brand, session, query }) => watchList(ctx, brand, session, query.login, query.prefix),
       {
         auth: { roles: MARKET },
-        transform: textToInt({ query: ['login'] }),
-        query: t.Object({
-          login: Login,
-          prefix: t.String({ maxLength: 32, description: 'symbol prefix; empty for all' }),
+        ...textInput({
+          query: {
+            login: Login,
+            prefix: t.String({ maxLength: 32, description: 'symbol prefix; empty for all' }),
+          },
         }),
         response: { 200: t.Object({ assets: t.Record(t.String(), WatchEntry) }), ...errors(400, 401, 403) },
         detail: doc('Market', 'Market watch list of a login', {
@@ -169,8 +170,7 @@ export const marketRoutes = (ctx: AppContext) =>
       ({ brand, session, query }) => symbolDetail(ctx, brand, session, query.login, query.symbol),
       {
         auth: { roles: MARKET },
-        transform: textToInt({ query: ['login'] }),
-        query: t.Object({ login: Login, symbol: SymbolName }),
+        ...textInput({ query: { login: Login, symbol: SymbolName } }),
         response: { 200: SymbolDetail, ...errors(400, 401, 403, 404) },
         detail: doc('Market', "Symbol detail as the login's group sees it", {
           description:
@@ -180,8 +180,7 @@ export const marketRoutes = (ctx: AppContext) =>
     )
     .get('/market/short/list', ({ brand, session, query }) => shortList(ctx, brand, session, query.login), {
       auth: { roles: MARKET },
-      transform: textToInt({ query: ['login'] }),
-      query: t.Object({ login: Login }),
+      ...textInput({ query: { login: Login } }),
       response: {
         200: t.Object({
           assets: t.Object({ structure: t.Array(str), rows: t.Array(t.Array(t.Union([str, num]))) }),

@@ -1,7 +1,7 @@
 import { Elysia, t } from 'elysia'
 import type { AppContext } from '../../context'
 import { doc, errors } from '../../platform/openapi'
-import { Int, Login, textToInt } from '../../platform/schemas'
+import { Int, Login, textInput } from '../../platform/schemas'
 import { security } from '../../platform/security'
 import {
   NOTIFICATION_LEVELS,
@@ -36,14 +36,15 @@ export const notificationRoutes = (ctx: AppContext) =>
     .use(security(ctx))
     .get('/notify/list', ({ brand, session, query }) => listNotifications(ctx, brand, session, query), {
       auth: USER_ONLY,
-      transform: textToInt({ query: ['limit', 'offset'] }),
-      query: t.Object({
-        limit: Int({ minimum: 1, maximum: 500 }),
-        offset: Int({ minimum: 0 }),
-        filter: t.String({
-          maxLength: 128,
-          description: 'text matched in the message title or body; empty for all',
-        }),
+      ...textInput({
+        query: {
+          limit: Int({ minimum: 1, maximum: 500 }),
+          offset: Int({ minimum: 0 }),
+          filter: t.String({
+            maxLength: 128,
+            description: 'text matched in the message title or body; empty for all',
+          }),
+        },
       }),
       response: {
         200: t.Object({

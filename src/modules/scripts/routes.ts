@@ -2,7 +2,7 @@ import { Elysia, t } from 'elysia'
 import type { AppContext } from '../../context'
 import { invalid } from '../../platform/errors'
 import { doc, errors } from '../../platform/openapi'
-import { Int, Login, Ok, textToInt } from '../../platform/schemas'
+import { Int, Login, Ok, textInput } from '../../platform/schemas'
 import { security } from '../../platform/security'
 import { addScript, deleteScript, listScripts, updateScript } from './service'
 
@@ -58,8 +58,7 @@ export const scriptRoutes = (ctx: AppContext) =>
         listScripts(ctx, brand, session, await loginOf(request, query)),
       {
         auth: ROLES,
-        transform: textToInt({ query: ['login'] }),
-        query: t.Object({ login: t.Optional(Login) }),
+        ...textInput({ query: { login: t.Optional(Login) } }),
         response: { 200: t.Object({ rows: t.Array(Script) }), ...errors(400, 401, 403) },
         detail: doc('Scripts', 'Scripts of a login', {
           description:

@@ -2,7 +2,7 @@ import { Elysia, t } from 'elysia'
 import type { AppContext } from '../../context'
 import type { SessionType } from '../../platform/auth/session'
 import { doc, errors } from '../../platform/openapi'
-import { Int, Login, textToInt } from '../../platform/schemas'
+import { Int, Login, textInput } from '../../platform/schemas'
 import { security } from '../../platform/security'
 import { cancelOrder, closeGroup, closeOrder, history, listActive, modifyOrder, openOrder } from './service'
 
@@ -144,8 +144,7 @@ export const tradingRoutes = (ctx: AppContext) =>
     })
     .get('/list', ({ brand, session, query }) => listActive(ctx, brand, session, query.login), {
       auth: { roles: TRADERS, denied },
-      transform: textToInt({ query: ['login'] }),
-      query: t.Object({ login: Login }),
+      ...textInput({ query: { login: Login } }),
       response: {
         200: t.Object({ positions: t.Array(Order), orders: t.Array(Order) }),
         ...errors(400, 401, 403),
@@ -154,13 +153,14 @@ export const tradingRoutes = (ctx: AppContext) =>
     })
     .get('/history', ({ brand, session, query }) => history(ctx, brand, session, query), {
       auth: { roles: TRADERS, denied },
-      transform: textToInt({ query: ['login', 'from', 'to', 'limit'] }),
-      query: t.Object({
-        login: Login,
-        from: t.Optional(Int({ minimum: 0, description: 'close time >= from (epoch seconds)' })),
-        to: t.Optional(Int({ minimum: 0, description: 'close time < to (epoch seconds)' })),
-        limit: t.Optional(Int({ minimum: 1, maximum: 1000, description: 'default 100' })),
-        cursor: t.Optional(t.String({ maxLength: 64, description: 'next_cursor of the previous page' })),
+      ...textInput({
+        query: {
+          login: Login,
+          from: t.Optional(Int({ minimum: 0, description: 'close time >= from (epoch seconds)' })),
+          to: t.Optional(Int({ minimum: 0, description: 'close time < to (epoch seconds)' })),
+          limit: t.Optional(Int({ minimum: 1, maximum: 1000, description: 'default 100' })),
+          cursor: t.Optional(t.String({ maxLength: 64, description: 'next_cursor of the previous page' })),
+        },
       }),
       response: {
         200: t.Object({ rows: t.Array(Order), next_cursor: t.Union([t.String(), t.Null()]) }),
