@@ -8,7 +8,7 @@ const connections = Number(process.env.BENCH_CONNECTIONS ?? 50)
 const raw = await startPinned('bench/raw-server.ts', 0)
 await wrk(`http://127.0.0.1:${raw.port}/`, { core: 1, seconds: 2, connections }) // warm-up
 const base = await wrk(`http://127.0.0.1:${raw.port}/`, { core: 1, seconds, connections })
-raw.stop()
+await raw.stop()
 
 const app = await startPinned('scripts/serve-temp.ts', 0, { LOG_LEVEL: process.env.LOG_LEVEL ?? 'info' })
 const signIn = await fetch(`http://127.0.0.1:${app.port}/sign/in`, {
@@ -22,7 +22,7 @@ const check = await fetch(url, { headers: { authorization: token } })
 if (check.status !== 200) throw new Error(`GET /account/me answered ${check.status}`)
 await wrk(url, { core: 1, seconds: 2, connections, headers: { authorization: token } })
 const me = await wrk(url, { core: 1, seconds, connections, headers: { authorization: token } })
-app.stop()
+await app.stop()
 
 if (me.non2xx > 0) throw new Error(`${me.non2xx} non-2xx answers during the run`)
 const ratio = me.rps / base.rps

@@ -1,6 +1,6 @@
-import { mkdtempSync, readFileSync } from 'node:fs'
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
-import { join } from 'node:path'
+import { dirname, join } from 'node:path'
 import { spawn } from 'bun'
 
 /**
@@ -21,10 +21,21 @@ export async function startPinned(script: string, core: number, env: Record<stri
       text = readFileSync(logFile, 'utf8')
     } catch {}
     const m = /READY \S+:(\d+)/.exec(text)
-    if (m) return { port: Number(m[1]), logFile, stop: () => proc.kill('SIGKILL') }
+    if (m) {
+      // SIGTERM lets the server remove its own temp dir; SIGKILL if it has not gone in 10 s
+      const stop = async () => {
+        proc.kill('SIGTERM')
+        const killer = setTimeout(() => proc.kill('SIGKILL'), 10_000)
+        await proc.exited
+        clearTimeout(killer)
+        rmSync(dirname(logFile), { recursive: true, force: true })
+      }
+      return { port: Number(m[1]), logFile, stop }
+    }
     if (proc.exitCode !== null) throw new Error(`${script} exited with ${proc.exitCode}`)
     if (Date.now() > deadline) {
       proc.kill('SIGKILL')
+      rmSync(dirname(logFile), { recursive: true, force: true })
       throw new Error(`${script} did not start`)
     }
     await Bun.sleep(50)

@@ -5,7 +5,7 @@
 // The server runs as in production (no simulator; quotes posted once by the dealer). Orders are BTCUSD
 // (trades 24/7) market buys of 0.01 lot, spread over 100 demo accounts opened for the run and sent with a
 // dealer token, so no single account grows thousands of positions.
-import { mkdtempSync, writeFileSync } from 'node:fs'
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { startPinned, stealMeter, wrk } from './lib'
@@ -96,8 +96,9 @@ const open = await measure(url('/trade/open'), { script })
 const stats = await (
   await fetch(url(`/trade/list?login=${logins[0]}`), { headers: { authorization: dealer } })
 ).json()
-app.stop()
-raw.stop()
+await app.stop()
+await raw.stop()
+rmSync(dir, { recursive: true, force: true })
 
 if (watch.non2xx > 0) throw new Error(`${watch.non2xx} non-2xx answers from the watch list`)
 const line = (name: string, r: Run, base: Run) =>

@@ -1,7 +1,8 @@
 // Starts the real service on a fresh libSQL file in a temp dir, demo data seeded, on a free loopback port,
 // and prints READY <url>. Used by the browser tests and the benchmarks. LOG_LEVEL, SEED_HISTORY and
-// QUOTE_SIMULATOR are taken from the env.
-import { mkdtempSync } from 'node:fs'
+// QUOTE_SIMULATOR are taken from the env. SIGINT or SIGTERM stops it and removes the temp dir (a bench run
+// leaves a few hundred MB of database there).
+import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { loadConfig } from '../src/config'
@@ -26,5 +27,6 @@ console.log(`READY http://127.0.0.1:${server.port}`)
 for (const signal of ['SIGINT', 'SIGTERM'] as const)
   process.on(signal, async () => {
     await server.stop()
+    rmSync(dir, { recursive: true, force: true })
     process.exit(0)
   })
