@@ -6,6 +6,7 @@ import { type Clock, systemClock } from '../platform/clock'
 import { openDatabase } from '../platform/db/client'
 import { migrateDatabase } from '../platform/db/migrate'
 import { createLogger, type Logger } from '../platform/logger'
+import { lockMemory } from '../platform/memory-lock'
 import { LocalDiskStorage } from '../platform/storage/local'
 import { seedDemo } from '../seed/demo'
 import { loadAssetFromDisk } from './assets'
@@ -17,9 +18,14 @@ import { loadAssetFromDisk } from './assets'
 export async function startServer(config: Config, opts: { clock?: Clock; logger?: Logger } = {}) {
   const logger = opts.logger ?? createLogger(config.logLevel)
   const clock = opts.clock ?? systemClock
+  if (config.memoryLock === 'all') {
+    const lock = await lockMemory()
+    if (!lock.locked) logger.log('warn', 'process memory not locked', { reason: lock.reason })
+  }
   const database = await openDatabase(config.database.url, config.database.authToken, {
-    onCheckpointError: (message) => logger.log('warn', 'WAL checkpoint failed', { err: message }),
+    onCheckpointError: (message) => logger.log('warn', 'WAL checkpoint worker', { err: message }),
     cacheMb: config.database.cacheMb,
+    residentWal: config.memoryLock !== 'off',
   })
   await migrateDatabase(database.db)
   const store = createStore(config, logger, clock)

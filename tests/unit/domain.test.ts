@@ -111,4 +111,11 @@ describe('configuration', () => {
     for (const bad of ['1', '5000', '1.5', 'lots'])
       expect(() => loadConfig({ DATABASE_CACHE_MB: bad })).toThrow(/DATABASE_CACHE_MB/)
   })
+
+  test('MEMORY_LOCK: the WAL by default, or off, or the whole process', () => {
+    expect(loadConfig({}).memoryLock).toBe('wal')
+    for (const v of ['off', 'wal', 'all'] as const) expect(loadConfig({ MEMORY_LOCK: v }).memoryLock).toBe(v)
+    for (const bad of ['on', 'true', 'WAL'])
+      expect(() => loadConfig({ MEMORY_LOCK: bad })).toThrow(/MEMORY_LOCK/)
+  })
 })

@@ -3,11 +3,18 @@
 import { readlinkSync } from 'node:fs'
 import { setPriority } from 'node:os'
 import Database from 'libsql'
+import { keepWalResident } from './wal-residency'
 
 declare const self: Worker
 
-/** Start (path, interval), or run one round now and answer it with its id. */
-export type CheckpointWorkerMessage = { path: string; intervalMs: number } | { round: number }
+/**
+ * Start (path, interval, whether to lock the WAL in memory), run one round now and answer it with its
+ * id, or stop: unlock and unmap the WAL, close the connection and answer `stopped`.
+ */
+export type CheckpointWorkerMessage =
+  | { path: string; intervalMs: number; residentWal: boolean }
+  | { round: number }
+  | { stop: true }
 
 /**
  * Background maintenance yields to request handling: this thread runs at nice 10 (Linux sets the nice
@@ -25,10 +32,15 @@ function lowerPriority() {
 }
 
 let round: ((id?: number) => void) | null = null
+let stop = () => {}
 
-self.onmessage = (e: MessageEvent<CheckpointWorkerMessage>) => {
+self.onmessage = async (e: MessageEvent<CheckpointWorkerMessage>) => {
   if ('round' in e.data) return round?.(e.data.round)
-  const { path, intervalMs } = e.data
+  if ('stop' in e.data) {
+    stop()
+    return self.postMessage({ stopped: true })
+  }
+  const { path, intervalMs, residentWal } = e.data
   lowerPriority()
   const db = new Database(path)
   db.exec('PRAGMA busy_timeout = 0')
@@ -42,5 +54,22 @@ self.onmessage = (e: MessageEvent<CheckpointWorkerMessage>) => {
       self.postMessage({ id, error: err instanceof Error ? err.message : String(err) })
     }
   }
-  setInterval(() => round?.(), intervalMs)
+  const rounds = setInterval(() => round?.(), intervalMs)
+  const resident = residentWal ? await keepWalResident(path) : null
+  const locking =
+    resident &&
+    setInterval(() => {
+      const r = resident.tick()
+      if ('failed' in r) {
+        clearInterval(locking ?? undefined)
+        self.postMessage({ error: `WAL not kept in memory: ${r.failed}` })
+      }
+    }, 20)
+  stop = () => {
+    clearInterval(rounds)
+    clearInterval(locking ?? undefined)
+    round = null
+    resident?.close()
+    db.close()
+  }
 }

@@ -47,6 +47,8 @@ export function startCheckpointer(
     /** Runs `fn` while no write transaction of this process runs and none starts. */
     holdWrites?: (fn: () => Promise<void>) => Promise<void>
     onError?: (message: string) => void
+    /** Lock the WAL's pages in memory from the worker (platform/db/wal-residency). */
+    residentWal?: boolean
   } = {},
 ): Checkpointer {
   const worker = new Worker(new URL('./checkpoint-worker.ts', import.meta.url).href)
@@ -91,8 +93,10 @@ export function startCheckpointer(
       })
   }
 
-  worker.onmessage = (e: MessageEvent<Reply>) => {
+  let stopped: (() => void) | null = null
+  worker.onmessage = (e: MessageEvent<Reply | { stopped: true }>) => {
     const r = e.data
+    if ('stopped' in r) return stopped?.()
     if (r.id !== undefined) waiting.get(r.id)?.(r)
     if ('error' in r) return opts.onError?.(r.error)
     last = { busy: r.busy, log: r.log, done: r.done }
@@ -100,7 +104,7 @@ export function startCheckpointer(
     if (r.id === undefined) maybeRestart(last)
   }
   worker.onerror = (e) => opts.onError?.(e.message)
-  post({ path, intervalMs: opts.intervalMs ?? 200 })
+  post({ path, intervalMs: opts.intervalMs ?? 200, residentWal: opts.residentWal ?? false })
   return {
     get last() {
       return last
@@ -108,6 +112,14 @@ export function startCheckpointer(
     get restarts() {
       return restarts
     },
-    stop: () => worker.terminate(),
+    /** The worker unlocks the WAL and closes its connection first; terminated after 1 s regardless. */
+    stop() {
+      const timer = setTimeout(() => worker.terminate(), 1000)
+      stopped = () => {
+        clearTimeout(timer)
+        worker.terminate()
+      }
+      post({ stop: true })
+    },
   }
 }

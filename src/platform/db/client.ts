@@ -37,6 +37,8 @@ export async function openDatabase(
   opts: {
     onCheckpointError?: (message: string) => void
     cacheMb?: number
+    /** Lock the WAL's pages in memory (platform/db/wal-residency); off unless asked for. */
+    residentWal?: boolean
     /** Tuning of the checkpoint worker (tests); the defaults are the production values. */
     checkpoint?: { intervalMs?: number; restartFrames?: number; holdLimitMs?: number }
   } = {},
@@ -55,6 +57,7 @@ export async function openDatabase(
       ? null
       : startCheckpointer(path, {
           onError: opts.onCheckpointError,
+          residentWal: opts.residentWal,
           holdWrites,
           ...opts.checkpoint,
         })
