@@ -96,11 +96,11 @@ function residentFile(libc: Libc, path: string, maxBytes: number) {
  * a VM whose host reclaims pages left idle for a few seconds (DAMON) while the WAL started over from
  * its beginning, onto pages written tens of seconds before; and 40-150 ms page faults on mapped pages,
  * which the wal-index is. Locked pages are also never read back by the checkpoint. The WAL starts over
- * at ~34 MB (the checkpointer's 8,192 frames), so 64 MiB covers it; beyond that it is only cached.
+ * at ~135 MB (the checkpointer's 32,768 frames), so 160 MiB covers it; beyond that it is only cached.
  * Locking needs CAP_IPC_LOCK or an RLIMIT_MEMLOCK of that size: a refused lock is reported once and
  * the files are left to the page cache.
  */
-export async function keepWalResident(dbPath: string, walBytes = 64 * 1024 * 1024) {
+export async function keepWalResident(dbPath: string, walBytes = 160 * 1024 * 1024) {
   const libc = await loadLibc()
   if (!libc) return null
   const files = [
