@@ -66,6 +66,25 @@ function withRequestId(
   return undefined
 }
 
+/** One JSON line per request: its id, method, route, status and time spent up to its answer. */
+function logRequest(
+  ctx: AppContext,
+  method: string,
+  route: string | undefined,
+  status: number | string | undefined,
+  requestId: string | undefined,
+  startedAt: number | undefined,
+) {
+  ctx.logger.log('info', 'request', {
+    request_id: requestId,
+    method,
+    route,
+    status: typeof status === 'number' ? status : 200,
+    duration_ms:
+      startedAt === undefined ? undefined : Math.round((performance.now() - startedAt) * 100) / 100,
+  })
+}
+
 /** The client address, for the routes that need it (sign-in throttling); behind a trusted proxy, its header. */
 export function clientIp(
   ctx: AppContext,
@@ -89,22 +108,18 @@ export const httpPlatform = (ctx: AppContext) =>
       requestId: requestIdOf(request),
       startedAt: performance.now(),
     }))
-    .mapResponse({ as: 'global' }, ({ responseValue, set, requestId }) =>
-      withRequestId(responseValue, set, requestId),
-    )
-    .onAfterResponse({ as: 'global' }, ({ request, route, set, requestId, startedAt }) => {
-      ctx.logger.log('info', 'request', {
-        request_id: requestId,
-        method: request.method,
-        route,
-        status: typeof set.status === 'number' ? set.status : 200,
-        duration_ms:
-          startedAt === undefined ? undefined : Math.round((performance.now() - startedAt) * 100) / 100,
-      })
+    // The request's log line is written here, as its answer is mapped (after onError for a route's
+    // errors too), not in onAfterResponse: Elysia runs those hooks in a setImmediate of their own per
+    // request, which cost ~3% of a cached watch-list read (31.8 vs 32.9 µs). An unknown route has no
+    // mapping: onError logs it. A stream is logged as it starts.
+    .mapResponse({ as: 'global' }, ({ responseValue, set, requestId, request, route, startedAt }) => {
+      logRequest(ctx, request.method, route, set.status, requestId, startedAt)
+      return withRequestId(responseValue, set, requestId)
     })
-    .onError({ as: 'global' }, ({ code, error, set, request, requestId }) => {
+    .onError({ as: 'global' }, ({ code, error, set, request, requestId, route }) => {
       // errors raised before the route's hooks ran (unknown route, unreadable body) have no id yet
       const id = requestId ?? requestIdOf(request)
+      if (code === 'NOT_FOUND') logRequest(ctx, request.method, route, 404, id, undefined)
       if (error instanceof ApiError) {
         set.status = error.status
         return json(error.status, error.toBody(), id)

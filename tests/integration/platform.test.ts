@@ -62,12 +62,22 @@ describe('errors and request ids', () => {
     const lines: any[] = []
     const logged = await makeTestApp({ logger: { log: (level, msg, f) => lines.push({ level, msg, ...f }) } })
     try {
-      await logged.request('POST', '/sign/in', { body: { login: 100001, password: 'demo-pass-1' } })
-      await Bun.sleep(20) // the log line is written after the response is sent
-      const line = lines.find((l) => l.msg === 'request' && l.route === '/sign/in')
-      expect(line).toMatchObject({ method: 'POST', status: 200 })
-      expect(typeof line.request_id).toBe('string')
-      expect(typeof line.duration_ms).toBe('number')
+      const answers = [
+        await logged.request('POST', '/sign/in', { body: { login: 100001, password: 'demo-pass-1' } }),
+        await logged.request('POST', '/sign/in', { body: { login: 'x' } }),
+        await logged.request('GET', '/account/me'),
+        await logged.request('GET', '/no/such/route'),
+      ]
+      expect(answers.map((a) => a.status)).toEqual([200, 400, 401, 404])
+      const requests = lines.filter((l) => l.msg === 'request')
+      // exactly one line per request, in order, carrying the id its answer carries
+      expect(requests.map((l) => [l.method, l.route, l.status, l.request_id])).toEqual([
+        ['POST', '/sign/in', 200, answers[0].headers.get('x-request-id')],
+        ['POST', '/sign/in', 400, answers[1].headers.get('x-request-id')],
+        ['GET', '/account/me', 401, answers[2].headers.get('x-request-id')],
+        ['GET', undefined, 404, answers[3].headers.get('x-request-id')],
+      ])
+      for (const l of requests.slice(0, 3)) expect(typeof l.duration_ms).toBe('number')
       expect(JSON.stringify(lines)).not.toContain('demo-pass-1')
     } finally {
       await logged.close()
