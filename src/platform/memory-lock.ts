@@ -1,3 +1,5 @@
+import { loadLibc } from './libc'
+
 const MCL_CURRENT = 1
 const MCL_FUTURE = 2
 /** Lock pages as they are touched rather than populating every mapping up front (Linux 4.4+). */
@@ -15,16 +17,9 @@ export type MemoryLockResult = { locked: true } | { locked: false; reason: strin
  * cannot be had, the caller logs the reason and the service runs unlocked.
  */
 export async function lockMemory(): Promise<MemoryLockResult> {
-  if (process.platform !== 'linux') return { locked: false, reason: `not supported on ${process.platform}` }
-  try {
-    const { dlopen } = await import('bun:ffi')
-    const libc = dlopen('libc.so.6', { mlockall: { args: ['i32'], returns: 'i32' } })
-    const rc = libc.symbols.mlockall(MCL_CURRENT | MCL_FUTURE | MCL_ONFAULT)
-    libc.close()
-    return rc === 0
-      ? { locked: true }
-      : { locked: false, reason: 'mlockall failed (RLIMIT_MEMLOCK too low?)' }
-  } catch (err) {
-    return { locked: false, reason: err instanceof Error ? err.message : String(err) }
-  }
+  const libc = await loadLibc()
+  if (!libc) return { locked: false, reason: `no libc through Bun's FFI on ${process.platform}` }
+  return libc.mlockall(MCL_CURRENT | MCL_FUTURE | MCL_ONFAULT) === 0
+    ? { locked: true }
+    : { locked: false, reason: 'mlockall failed (RLIMIT_MEMLOCK too low?)' }
 }

@@ -56,18 +56,18 @@ self.onmessage = async (e: MessageEvent<CheckpointWorkerMessage>) => {
   }
   const rounds = setInterval(() => round?.(), intervalMs)
   const resident = residentWal ? await keepWalResident(path) : null
-  const locking =
-    resident &&
-    setInterval(() => {
-      const r = resident.tick()
-      if ('failed' in r) {
-        clearInterval(locking ?? undefined)
-        self.postMessage({ error: `WAL not kept in memory: ${r.failed}` })
-      }
-    }, 20)
+  const locking = resident
+    ? setInterval(() => {
+        const r = resident.tick()
+        if ('failed' in r) {
+          clearInterval(locking)
+          self.postMessage({ error: `WAL not kept in memory: ${r.failed}` })
+        }
+      }, 20)
+    : undefined
   stop = () => {
     clearInterval(rounds)
-    clearInterval(locking ?? undefined)
+    clearInterval(locking)
     round = null
     resident?.close()
     db.close()

@@ -1,30 +1,9 @@
 import { closeSync, fstatSync, openSync, statSync } from 'node:fs'
+import { type Libc, loadLibc } from '../libc'
 
 const PROT_READ = 1
 const MAP_SHARED = 1
 const OS_PAGE = 4096
-
-interface Libc {
-  mmap(addr: null, length: number, prot: number, flags: number, fd: number, offset: number): number | null
-  mlock(addr: number, length: number): number
-  munmap(addr: number, length: number): number
-}
-
-/** mmap, mlock and munmap of libc through Bun's FFI; null where there is none (not Linux, or no FFI). */
-async function loadLibc(): Promise<Libc | null> {
-  if (process.platform !== 'linux') return null
-  try {
-    const { dlopen } = await import('bun:ffi')
-    const { symbols } = dlopen('libc.so.6', {
-      mmap: { args: ['ptr', 'u64', 'i32', 'i32', 'i32', 'i64'], returns: 'ptr' },
-      mlock: { args: ['ptr', 'u64'], returns: 'i32' },
-      munmap: { args: ['ptr', 'u64'], returns: 'i32' },
-    })
-    return symbols as unknown as Libc
-  } catch {
-    return null
-  }
-}
 
 /** What `tick` did: bytes of the WAL and its index now held in memory, or why it stopped trying. */
 export type WalResidency = { lockedBytes: number } | { failed: string }
