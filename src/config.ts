@@ -1,7 +1,11 @@
 import { z } from 'zod'
+import { estimatedBits } from './platform/secrets'
 
-/** Development-only signing secret; production refuses to start without its own JWT_SECRET. */
-const DEV_JWT_SECRET = 'dev-only-secret-change-me-0123456789abcdef'
+/** Development-only signing secret; production refuses to start with it or without its own JWT_SECRET. */
+export const DEV_JWT_SECRET = 'dev-only-secret-change-me-0123456789abcdef'
+/** Estimated bits (platform/secrets) a production JWT_SECRET needs: 32 random bytes give ~200. */
+const MIN_JWT_SECRET_BITS = 128
+const MIN_FEED_TOKEN_BITS = 96
 
 const bool = z
   .enum(['1', '0', 'true', 'false', 'yes', 'no', 'on', 'off', ''])
@@ -37,12 +41,21 @@ const schema = z
     MASTER_PASSWORD: z.string().min(12).optional(),
     MASTER_PASSWORD_IN_PRODUCTION: bool.default(false),
     UPLOAD_DIR: z.string().default('data/uploads'),
+    BODY_MAX_BYTES: z.coerce
+      .number()
+      .int()
+      .min(1024)
+      .max(64 * 1024 * 1024)
+      .default(1024 * 1024),
     UPLOAD_MAX_BYTES: z.coerce
       .number()
       .int()
       .min(1024)
       .default(10 * 1024 * 1024),
     SIGNIN_MAX_FAILURES: z.coerce.number().int().min(1).default(10),
+    SIGNIN_MAX_FAILURES_PER_IP: z.coerce.number().int().min(1).default(20),
+    REGISTER_MAX_PER_HOUR: z.coerce.number().int().min(1).default(10),
+    ACCOUNT_OPEN_MAX_PER_DAY: z.coerce.number().int().min(1).default(10),
     SIGNIN_LOCK_SECONDS: z.coerce
       .number()
       .int()
@@ -63,6 +76,24 @@ const schema = z
         code: 'custom',
         path: ['JWT_SECRET'],
         message: 'JWT_SECRET of at least 32 bytes is required in production',
+      })
+    else if (env.JWT_SECRET.includes(DEV_JWT_SECRET))
+      ctx.addIssue({
+        code: 'custom',
+        path: ['JWT_SECRET'],
+        message: 'JWT_SECRET is the published development secret; generate one (openssl rand -base64 48)',
+      })
+    else if (estimatedBits(env.JWT_SECRET) < MIN_JWT_SECRET_BITS)
+      ctx.addIssue({
+        code: 'custom',
+        path: ['JWT_SECRET'],
+        message: 'JWT_SECRET is not random enough; generate one (openssl rand -base64 48)',
+      })
+    if (env.FEED_TOKEN && estimatedBits(env.FEED_TOKEN) < MIN_FEED_TOKEN_BITS)
+      ctx.addIssue({
+        code: 'custom',
+        path: ['FEED_TOKEN'],
+        message: 'FEED_TOKEN is not random enough; generate one (openssl rand -hex 24)',
       })
     if (env.MASTER_PASSWORD && !env.MASTER_PASSWORD_IN_PRODUCTION)
       ctx.addIssue({
@@ -94,7 +125,11 @@ export interface Config {
   trustProxy: boolean
   masterPassword?: string
   upload: { dir: string; maxBytes: number }
-  signin: { maxFailures: number; lockSeconds: number }
+  /** JSON bodies: at most `maxBytes`; anything announced above `hardLimit` is refused before it is read. */
+  body: { maxBytes: number; hardLimit: number }
+  signin: { maxFailures: number; maxFailuresPerIp: number; lockSeconds: number }
+  /** Self-service limits per client address (and per customer for accounts). */
+  limits: { registerPerHour: number; accountOpensPerDay: number }
   seedDemo: boolean
   /** Quote simulator (on by default outside production), its seed and tick interval. */
   quotes: { simulator: boolean; seed: number; tickMs: number; feedToken?: string }
@@ -140,7 +175,16 @@ export function loadConfig(source: Record<string, string | undefined> = process.
     trustProxy: e.TRUST_PROXY,
     masterPassword: e.MASTER_PASSWORD,
     upload: { dir: e.UPLOAD_DIR, maxBytes: e.UPLOAD_MAX_BYTES },
-    signin: { maxFailures: e.SIGNIN_MAX_FAILURES, lockSeconds: e.SIGNIN_LOCK_SECONDS },
+    body: {
+      maxBytes: e.BODY_MAX_BYTES,
+      hardLimit: Math.max(e.BODY_MAX_BYTES, e.UPLOAD_MAX_BYTES + 64 * 1024),
+    },
+    signin: {
+      maxFailures: e.SIGNIN_MAX_FAILURES,
+      maxFailuresPerIp: e.SIGNIN_MAX_FAILURES_PER_IP,
+      lockSeconds: e.SIGNIN_LOCK_SECONDS,
+    },
+    limits: { registerPerHour: e.REGISTER_MAX_PER_HOUR, accountOpensPerDay: e.ACCOUNT_OPEN_MAX_PER_DAY },
     seedDemo: production ? false : (e.SEED_DEMO ?? true),
     quotes: {
       simulator: e.QUOTE_SIMULATOR ?? !production,

@@ -2,6 +2,7 @@ import type { Config } from './config'
 import type { AccountRecord, GroupRecord } from './modules/accounts/read-model'
 import { AccountReadModel } from './modules/accounts/read-model'
 import { AlertEngine } from './modules/alerts/engine'
+import { Principals } from './modules/auth/principals'
 import { CandleStore } from './modules/market/candle-store'
 import { QuoteHub } from './modules/market/quotes'
 import { ReferenceData } from './modules/market/reference'
@@ -11,6 +12,7 @@ import { accountExposure, type Exposure } from './modules/trading/exposure'
 import { type Opened, type OpenRequest, openCommitter } from './modules/trading/open-commit'
 import { PositionReadModel } from './modules/trading/positions'
 import { AccessTokens } from './platform/auth/tokens'
+import type { BodyKind } from './platform/body'
 import { BrandRegistry } from './platform/brand/registry'
 import type { KeyValueStore } from './platform/cache'
 import type { Clock } from './platform/clock'
@@ -34,6 +36,10 @@ export interface Deps {
 /** Deps plus the shared services built from them once per app. Use cases receive it as `ctx`. */
 export interface AppContext extends Deps {
   tokens: AccessTokens
+  /** The records behind sessions (enabled, session epoch), checked by the route guard on every request. */
+  principals: Principals
+  /** The body each route accepts, keyed `METHOD /path` (filled by createApp from the routes' `parse`). */
+  routeBodies: Map<string, BodyKind>
   brands: BrandRegistry
   accountsRead: AccountReadModel
   refdata: ReferenceData
@@ -57,15 +63,18 @@ let instances = 0
 export function buildContext(deps: Deps): AppContext {
   const refdata = new ReferenceData(deps.db, deps.store, deps.clock)
   const candles = new CandleStore(deps.db)
+  const accountsRead = new AccountReadModel(deps.db, deps.store)
   const ctx = {
     ...deps,
-    tokens: new AccessTokens(deps.config.jwt, deps.store, deps.clock),
+    tokens: new AccessTokens(deps.config.jwt, deps.db, deps.store, deps.clock),
+    principals: new Principals(accountsRead, deps.db, deps.store),
+    routeBodies: new Map<string, BodyKind>(),
     brands: new BrandRegistry(deps.db),
-    accountsRead: new AccountReadModel(deps.db, deps.store),
+    accountsRead,
     refdata,
     candles,
-    quotes: new QuoteHub(deps.store, refdata, candles, deps.clock, deps.logger),
-    positions: new PositionReadModel(deps.db, deps.store),
+    quotes: new QuoteHub(deps.db, deps.store, refdata, candles, deps.clock, deps.logger),
+    positions: new PositionReadModel(deps.db, deps.store, deps.logger),
     instanceId: ++instances,
     origin: crypto.randomUUID().slice(0, 8),
   } as AppContext

@@ -1,5 +1,6 @@
 import { Elysia, ValidationError } from 'elysia'
 import type { AppContext } from '../context'
+import { DEFERRED_BODY, declaredLength } from './body'
 import { ApiError } from './errors'
 
 const REQUEST_ID = /^[A-Za-z0-9._-]{8,128}$/
@@ -20,14 +21,25 @@ function requestIdOf(request: Request) {
   return incoming && REQUEST_ID.test(incoming) ? incoming : nextRequestId()
 }
 
-/** Turns Elysia's validation error into a message that names the field. */
+/**
+ * Turns Elysia's validation error into a message that names the field: `volume: required` for a missing
+ * field, TypeBox's own wording (`Expected integer`, `Expected integer to be less or equal to 100`) for a
+ * wrong one, `must be one of ...` for an enumeration, `extra: not allowed` for an unknown body field.
+ */
 export function describeValidation(err: ValidationError): string {
-  const first = err.all[0] as { path?: string; message?: string; summary?: string } | undefined
+  const first = err.valueError as
+    | { path?: string; message?: string; value?: unknown; schema?: { type?: unknown } }
+    | undefined
   const type = err.type
   const field = first?.path ? first.path.replace(/^\//, '').replace(/\//g, '.') : ''
   const where = type === 'body' ? '' : `${type} `
   const name = field || (type === 'body' ? 'body' : type)
-  return `${where}${name}: ${first?.summary ?? first?.message ?? 'invalid value'}`.trim()
+  let what = first?.message ?? 'invalid value'
+  const values = (first?.schema as { enum?: unknown[] } | undefined)?.enum
+  if (first && first.value === undefined) what = 'required'
+  else if (first?.message === 'Unexpected property') what = 'not allowed'
+  else if (values) what = `must be one of ${values.join(', ')}`
+  return `${where}${name}: ${what}`.trim()
 }
 
 const json = (status: number, body: unknown, requestId: string) =>
@@ -104,6 +116,20 @@ export function clientIp(
  */
 export const httpPlatform = (ctx: AppContext) =>
   new Elysia({ name: 'http-platform', seed: ctx.instanceId })
+    // A body announced above every limit is refused before anything reads it (the route's guard holds
+    // the exact limit of its content type).
+    .onRequest(({ request }) => {
+      const length = declaredLength(request)
+      if (length === null || length <= ctx.config.body.hardLimit) return
+      const id = requestIdOf(request)
+      logRequest(ctx, request.method, new URL(request.url).pathname, 413, id, undefined)
+      const message = `body: larger than ${ctx.config.body.hardLimit} bytes`
+      return json(413, { error: 'PAYLOAD_TOO_LARGE', message }, id)
+    })
+    // The body is read by the route's guard after authentication (platform/security), not here.
+    .onParse({ as: 'global' }, function deferBody() {
+      return DEFERRED_BODY
+    })
     .derive({ as: 'global' }, ({ request }) => ({
       requestId: requestIdOf(request),
       startedAt: performance.now(),
@@ -127,6 +153,11 @@ export const httpPlatform = (ctx: AppContext) =>
       if (code === 'VALIDATION' && error instanceof ValidationError) {
         set.status = 400
         return json(400, { error: 'INVALID_DATA', message: describeValidation(error) }, id)
+      }
+      const cause = (error as { cause?: unknown }).cause
+      if (code === 'PARSE' && cause instanceof ApiError) {
+        set.status = cause.status
+        return json(cause.status, cause.toBody(), id)
       }
       if (code === 'PARSE') {
         set.status = 400

@@ -1,43 +1,59 @@
 import { openapi } from '@elysiajs/openapi'
 import { Elysia, t } from 'elysia'
+import { finishDocument } from './openapi-finish'
 
 export const API_VERSION = '1.0.0'
 
-export const ErrorBody = t.Object(
-  {
-    error: t.String({ description: 'Stable error code, e.g. INVALID_DATA' }),
-    message: t.Optional(t.String({ description: 'Human-readable detail' })),
-  },
-  { title: 'Error' },
-)
-
 const statusText: Record<number, string> = {
-  400: 'Bad request: INVALID_DATA names the field, or a route-specific code',
-  401: 'Unauthorized: missing, invalid, expired or revoked token (or a route-specific code)',
+  400: 'Bad request',
+  401: 'Unauthorized',
   402: 'Payment required',
-  403: 'Forbidden: the session may not do this',
+  403: 'Forbidden',
   404: 'Not found (also for records of another customer or brand)',
   409: 'Conflict',
   413: 'Payload too large',
-  429: 'Too many attempts',
-  500: 'Internal error; the body never shows internals',
+  429: 'Too many requests',
+  500: 'Internal error (the body never shows internals), or a code the route names',
+  503: 'Unavailable',
 }
 
-/** Error responses for a route's OpenAPI entry (and for Eden types). */
-export function errors<S extends number>(...statuses: S[]) {
-  const out = {} as Record<S, typeof ErrorBody>
-  for (const s of statuses)
-    out[s] = t.Object(ErrorBody.properties, { description: statusText[s] ?? 'Error' }) as never
+/** The error codes a route answers beyond the ones every guarded route answers (see `finishDocument`). */
+export type ErrorCodes = Partial<Record<number, readonly string[]>>
+
+const errorSchema = (status: number, codes: readonly string[]) =>
+  t.Object(
+    {
+      error: t.String({ enum: [...codes], description: 'Stable error code' } as never),
+      message: t.Optional(
+        t.String({ description: 'Human-readable detail; names the field for INVALID_DATA' }),
+      ),
+    },
+    { title: 'Error', description: statusText[status] ?? 'Error' },
+  )
+
+/**
+ * Error responses of a route for its OpenAPI entry: the codes the route itself answers, per status. The
+ * document adds what every route of its kind answers (INVALID_DATA, UNAUTHORIZED, FORBIDDEN or the
+ * route's denial code, PAYLOAD_TOO_LARGE, BRAND_NOT_FOUND, INTERNAL_ERROR).
+ */
+export function errors(codes: ErrorCodes = {}) {
+  const out: Record<number, ReturnType<typeof errorSchema>> = {}
+  for (const [status, list] of Object.entries(codes)) out[Number(status)] = errorSchema(Number(status), list!)
   return out
 }
 
-/** OpenAPI `detail` for a route. `secured` adds the ApiTokenAuth requirement. */
-export function doc(tag: string, summary: string, opts: { secured?: boolean; description?: string } = {}) {
+/** OpenAPI `detail` for a route. Guarded routes get their security requirement from the guard macro. */
+export function doc(
+  tag: string,
+  summary: string,
+  opts: { secured?: false; description?: string; optionalBody?: boolean } = {},
+) {
   return {
     tags: [tag],
     summary,
     ...(opts.description ? { description: opts.description } : {}),
-    ...(opts.secured === false ? { security: [] } : { security: [{ ApiTokenAuth: [] }] }),
+    ...(opts.secured === false ? { security: [] } : {}),
+    ...(opts.optionalBody ? { 'x-body-optional': true } : {}),
   }
 }
 
@@ -65,58 +81,78 @@ const SWAGGER_ASSETS = ['swagger-ui-bundle.js', 'swagger-ui.css', 'favicon-32x32
  * OpenAPI 3.0.3 at /swagger/json and Swagger UI at /swagger, its assets served from the app itself
  * (swagger-ui-dist), so the page works offline.
  */
-export const openapiPlugin = (instanceId: number, loadAsset: (name: string) => Promise<Response | null>) =>
-  new Elysia({ name: 'openapi-docs', seed: instanceId })
-    .use(
-      openapi({
-        path: '/swagger',
-        specPath: '/swagger/json',
-        provider: 'swagger-ui',
-        openapiVersion: '3.0.3',
-        exclude: { paths: [/^\/swagger/] },
-        swagger: {
-          cdn: '/swagger/assets/swagger-ui-bundle.js',
-          theme: '/swagger/assets/swagger-ui.css',
-          autoDarkMode: false,
-          persistAuthorization: true,
-          displayRequestDuration: true,
-        },
-        documentation: {
-          info: {
-            title: 'Trading Client Service',
-            version: API_VERSION,
-            description:
-              'Brokerage client API. Send the JWT from POST /sign/in in the Authorization header, bare or as ' +
-              '`Bearer <jwt>`; browsers may rely on the session cookie instead. Error bodies are ' +
-              '`{ "error": CODE, "message"?: text }`. Clients must tolerate additional response fields.',
+export const openapiPlugin = (instanceId: number, loadAsset: (name: string) => Promise<Response | null>) => {
+  // the generated document shares its schema objects with the routes' validators: finish a copy, once
+  let finished: { from: object; doc: Record<string, unknown> } | undefined
+  return (
+    new Elysia({ name: 'openapi-docs', seed: instanceId })
+      // local: it runs on the plugin's own routes (the document), not as one more hook of every request
+      .onAfterHandle(({ path, response }) => {
+        if (path !== '/swagger/json' || !response || typeof response !== 'object') return
+        if (finished?.from !== response) {
+          const copy = structuredClone(response) as Record<string, unknown>
+          finished = { from: response, doc: finishDocument(copy) }
+        }
+        return finished.doc
+      })
+      .use(
+        openapi({
+          path: '/swagger',
+          specPath: '/swagger/json',
+          provider: 'swagger-ui',
+          openapiVersion: '3.0.3',
+          exclude: { paths: [/^\/swagger/] },
+          swagger: {
+            cdn: '/swagger/assets/swagger-ui-bundle.js',
+            theme: '/swagger/assets/swagger-ui.css',
+            autoDarkMode: false,
+            persistAuthorization: true,
+            displayRequestDuration: true,
           },
-          tags: TAGS,
-          components: {
-            securitySchemes: {
-              ApiTokenAuth: {
-                type: 'apiKey',
-                in: 'header',
-                name: 'Authorization',
-                description: 'The JWT from a sign-in route; `Bearer <jwt>` is accepted too.',
+          documentation: {
+            info: {
+              title: 'Trading Client Service',
+              version: API_VERSION,
+              description:
+                'Brokerage client API. Send the JWT from POST /sign/in in the Authorization header, bare or as ' +
+                '`Bearer <jwt>`; browsers may rely on the session cookie instead. Error bodies are ' +
+                '`{ "error": CODE, "message"?: text }`. Clients must tolerate additional response fields.',
+            },
+            tags: TAGS,
+            components: {
+              securitySchemes: {
+                ApiTokenAuth: {
+                  type: 'apiKey',
+                  in: 'header',
+                  name: 'Authorization',
+                  description: 'The JWT from a sign-in route; `Bearer <jwt>` is accepted too.',
+                },
+                FeedToken: {
+                  type: 'apiKey',
+                  in: 'header',
+                  name: 'X-Feed-Token',
+                  description: 'The price feed token configured in FEED_TOKEN.',
+                },
               },
             },
           },
+        }),
+      )
+      .get(
+        '/swagger/assets/:file',
+        async ({ params, set }) => {
+          if (!(SWAGGER_ASSETS as readonly string[]).includes(params.file)) {
+            set.status = 404
+            return { error: 'NOT_FOUND' }
+          }
+          const res = await loadAsset(params.file)
+          if (!res) {
+            set.status = 404
+            return { error: 'NOT_FOUND' }
+          }
+          return res
         },
-      }),
-    )
-    .get(
-      '/swagger/assets/:file',
-      async ({ params, set }) => {
-        if (!(SWAGGER_ASSETS as readonly string[]).includes(params.file)) {
-          set.status = 404
-          return { error: 'NOT_FOUND' }
-        }
-        const res = await loadAsset(params.file)
-        if (!res) {
-          set.status = 404
-          return { error: 'NOT_FOUND' }
-        }
-        return res
-      },
-      { detail: { hide: true } },
-    )
+        { detail: { hide: true } },
+      )
+  )
+}

@@ -1,5 +1,6 @@
 import { type IntegerOptions, type TObject, type TProperties, Type } from '@sinclair/typebox'
 import { t } from 'elysia'
+import { MAX_EPOCH_SECONDS, MAX_ID } from './limits'
 
 /**
  * A JSON integer: TypeBox's own schema. Elysia's `t.Integer` also accepts numeric text through a
@@ -8,7 +9,8 @@ import { t } from 'elysia'
  * passed, and the document showed `anyOf [string, integer]`. Query and path values arrive as text:
  * routes declare them with `textInput`, which turns them into numbers before validation.
  */
-export const Int = (options?: IntegerOptions) => Type.Integer(options)
+export const Int = (options: IntegerOptions = {}) =>
+  Type.Integer({ minimum: -MAX_ID, maximum: MAX_ID, ...options })
 
 /** Integer text, at most 15 digits (a larger value stays text and fails the integer schema). */
 const INTEGER_TEXT = /^-?\d{1,15}$/
@@ -51,7 +53,8 @@ export function textInput(parts: Partial<Record<Text, TProperties>>) {
     }
   }
   return {
-    ...(parts.query ? { query: t.Object(parts.query) } : {}),
+    // unknown query parameters (a client's cache buster) are ignored, unlike unknown body fields
+    ...(parts.query ? { query: t.Object(parts.query, { additionalProperties: true }) } : {}),
     ...(parts.params ? { params: t.Object(parts.params) } : {}),
     transform,
   }
@@ -59,6 +62,20 @@ export function textInput(parts: Partial<Record<Text, TProperties>>) {
 type TextTransform = (c: Record<Text, Record<string, unknown>>) => void
 
 /** Field schemas shared by several modules (spec part 8 limits). */
-export const Login = Int({ minimum: 0, description: 'Trading account login' })
+export const Login = Int({ minimum: 0, description: 'Trading account login', example: 100001 })
+/** A record id (ticket, alert, script, ...): 1 .. 2^53 - 1. */
+export const Id = (description: string, example = 1) => Int({ minimum: 1, description, example })
+/** Epoch seconds of a real calendar (1970 .. 2100); 0 where the field says it means "none". */
+export const EpochSeconds = (description: string) =>
+  Int({ minimum: 0, maximum: MAX_EPOCH_SECONDS, description: `${description} (epoch seconds, up to 2100)` })
 export const Password = t.String({ minLength: 6, maxLength: 64, description: '6..64 characters' })
 export const Ok = t.Object({ data: t.Literal('OK') })
+
+/**
+ * One of a few values. Elysia's `t.UnionEnum` gives the schema its first value as the default, which
+ * filled a missing required field with it (a balance operation without `type` became a deposit).
+ */
+export const OneOf = <const V extends readonly [string, ...string[]]>(
+  values: V,
+  options: { description: string },
+) => t.UnionEnum(values, { default: undefined, ...options })

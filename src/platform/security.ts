@@ -1,7 +1,9 @@
+import { timingSafeEqual } from 'node:crypto'
 import { Elysia } from 'elysia'
 import type { AppContext } from '../context'
 import { extractToken } from './auth/extract'
 import type { Session, SessionType } from './auth/session'
+import { DEFERRED_BODY, readBody } from './body'
 import { type Brand, normalizeHost } from './brand/registry'
 import { ApiError } from './errors'
 import { httpPlatform } from './http'
@@ -25,37 +27,114 @@ async function resolveBrand(ctx: AppContext, headers: Headers): Promise<Brand> {
   return brand
 }
 
+const unauthorized = () =>
+  new ApiError(401, 'UNAUTHORIZED', 'the session token is invalid, expired or revoked')
+
+/**
+ * The session of the request's token, refused (401) unless the token is valid, of this brand, and its
+ * principal (account, customer or staff member) is still enabled with the session epoch the token was
+ * issued under: a disable or a password change ends every session at once.
+ */
+async function authenticate(ctx: AppContext, headers: Headers, brand: Brand, rule: AuthRule) {
+  const token = extractToken(headers.get('authorization'), headers.get('cookie'), ctx.config.jwt.cookieName)
+  if (!token) throw new ApiError(401, 'UNAUTHORIZED', 'a session token is required')
+  const session: Session | null = await ctx.tokens.verify(token)
+  if (!session || session.brandId !== brand.id) throw unauthorized()
+  if (!rule.roles.includes(session.type)) {
+    const d = rule.denied ?? { status: 403, code: 'FORBIDDEN' }
+    throw new ApiError(d.status, d.code, `${session.type} may not call this route`)
+  }
+  const principal = await ctx.principals.current(session)
+  if (principal === null) throw unauthorized()
+  // per request: the principal's record rides along, so the route does not read it a second time
+  return { ...session, principal }
+}
+
+function feedTokenMatches(expected: string | undefined, given: string | null) {
+  if (!expected || !given) return false
+  const a = Buffer.from(expected)
+  const b = Buffer.from(given)
+  return a.length === b.length && timingSafeEqual(a, b)
+}
+
+/** What the guards leave on Elysia's context for `resolve` to hand to the handler. */
+interface Guarded {
+  request: Request
+  route: string
+  body: unknown
+  brand?: Brand
+  session?: Session
+}
+
+/**
+ * The body, read after the guard has run (DESIGN rule 5: nobody learns a route's schema without the
+ * right to call it): Elysia's parse phase only defers it (platform/http), the guard reads it here, before
+ * validation, with the route's declared content type and the size limit.
+ */
+async function takeBody(ctx: AppContext, c: Guarded) {
+  if (c.body !== DEFERRED_BODY) return
+  const kind = ctx.routeBodies.get(`${c.request.method} ${c.route}`) ?? 'json'
+  if (kind === 'none') {
+    c.body = undefined
+    return
+  }
+  const limit = kind === 'multipart' ? ctx.config.upload.maxBytes + 64 * 1024 : ctx.config.body.maxBytes
+  c.body = await readBody(c.request, kind, limit)
+}
+
 /**
  * Route guards as macros (DESIGN rule 5). `brand: true` puts the brand of the Host on the context;
- * `auth: rule` also verifies the token and puts the session, refusing tokens of another brand.
+ * `auth: rule` also verifies the token and puts the session, refusing tokens of another brand. Both run
+ * in the transform phase, before any validation of the body, query or path, so an unauthenticated or
+ * unauthorized caller gets 401/403 whatever it sent. They declare the JSON body (an upload route
+ * declares multipart instead) and the security requirement in the OpenAPI document.
  */
 export const security = (ctx: AppContext) =>
   new Elysia({ name: 'security', seed: ctx.instanceId }).use(httpPlatform(ctx)).macro({
     brand: {
-      async resolve({ request }) {
-        return { brand: await resolveBrand(ctx, request.headers) }
+      // Elysia's types take a parser function only; its runtime also takes a content type name
+      parse: 'json' as never,
+      detail: { security: [], 'x-guard': { brand: true } } as Record<string, unknown>,
+      async transform(c) {
+        const g = c as unknown as Guarded
+        g.brand = await resolveBrand(ctx, g.request.headers)
+        await takeBody(ctx, g)
+      },
+      resolve(c) {
+        return { brand: (c as unknown as Guarded).brand as Brand }
+      },
+    },
+    feed: {
+      // Elysia's types take a parser function only; its runtime also takes a content type name
+      parse: 'json' as never,
+      detail: { security: [{ FeedToken: [] }], 'x-guard': { roles: [], feed: true } } as Record<
+        string,
+        unknown
+      >,
+      async transform(c) {
+        const g = c as unknown as Guarded
+        if (!feedTokenMatches(ctx.config.quotes.feedToken, g.request.headers.get('x-feed-token')))
+          throw new ApiError(401, 'UNAUTHORIZED', 'a valid X-Feed-Token is required')
+        await takeBody(ctx, g)
       },
     },
     auth: (rule: AuthRule) => ({
-      // The cookie is read from the header, not Elysia's cookie jar, which would parse every cookie of
-      // every request of every guarded route.
-      async resolve({ request }) {
-        const headers = request.headers
-        const brand = await resolveBrand(ctx, headers)
-        const token = extractToken(
-          headers.get('authorization'),
-          headers.get('cookie'),
-          ctx.config.jwt.cookieName,
-        )
-        if (!token) throw new ApiError(401, 'UNAUTHORIZED', 'a session token is required')
-        const session: Session | null = await ctx.tokens.verify(token)
-        if (!session || session.brandId !== brand.id)
-          throw new ApiError(401, 'UNAUTHORIZED', 'the session token is invalid, expired or revoked')
-        if (!rule.roles.includes(session.type)) {
-          const d = rule.denied ?? { status: 403, code: 'FORBIDDEN' }
-          throw new ApiError(d.status, d.code, `${session.type} may not call this route`)
-        }
-        return { brand, session }
+      // Elysia's types take a parser function only; its runtime also takes a content type name
+      parse: 'json' as never,
+      detail: {
+        security: [{ ApiTokenAuth: [] }],
+        'x-guard': { roles: rule.roles, denied: rule.denied ?? null },
+      } as Record<string, unknown>,
+      async transform(c) {
+        const g = c as unknown as Guarded
+        const brand = await resolveBrand(ctx, g.request.headers)
+        g.session = await authenticate(ctx, g.request.headers, brand, rule)
+        g.brand = brand
+        await takeBody(ctx, g)
+      },
+      resolve(c) {
+        const g = c as unknown as Guarded
+        return { brand: g.brand as Brand, session: g.session as Session }
       },
     }),
   })

@@ -1,10 +1,12 @@
 import { count } from 'drizzle-orm'
 import type { AppContext } from '../context'
+import { STARTER_WATCH } from '../modules/accounts/domain/watch'
 import { postOperationTx } from '../modules/accounts/ledger'
 import { accounts, groups } from '../modules/accounts/schema'
 import { customers, staff } from '../modules/auth/schema'
 import { backfillCandles } from '../modules/market/backfill'
 import { groupSecurities, groupSymbols, symbols } from '../modules/market/schema'
+import { seedWatchTx } from '../modules/market/watch-defaults'
 import { hashPassword } from '../platform/auth/passwords'
 import { brandHosts, brands } from '../platform/brand/schema'
 import { epochSeconds } from '../platform/clock'
@@ -163,6 +165,7 @@ export async function seedDemo(ctx: AppContext): Promise<boolean> {
         regdate: epochSeconds(now),
         updateTime: epochSeconds(now),
       })
+      await seedWatchTx(tx, a.login, STARTER_WATCH)
       await postOperationTx(ctx, tx, {
         brandId,
         login: a.login,

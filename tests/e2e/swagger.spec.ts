@@ -1,6 +1,17 @@
-import { expect, test } from '@playwright/test'
+import { expect, type Page, test } from '@playwright/test'
 
 const base = () => process.env.BASE_URL!
+
+/** Pastes the token into Swagger UI's Authorize dialog (ApiTokenAuth, the first scheme). */
+async function authorize(page: Page, token: string) {
+  await page
+    .getByRole('button', { name: /authorize/i })
+    .first()
+    .click()
+  await page.locator('.modal-ux input[type=text]').first().fill(token)
+  await page.locator('.modal-ux button.modal-btn.authorize').first().click()
+  await page.locator('.modal-ux button.btn-done').first().click()
+}
 
 test('Swagger UI renders offline, lists the routes, and Try it out of GET /account/me answers 200', async ({
   page,
@@ -19,13 +30,7 @@ test('Swagger UI renders offline, lists the routes, and Try it out of GET /accou
   for (const path of ['/sign/in', '/account/me', '/balance/me', '/upload', '/password'])
     await expect(page.locator(`.opblock-summary-path[data-path="${path}"]`).first()).toBeVisible()
 
-  await page
-    .getByRole('button', { name: /authorize/i })
-    .first()
-    .click()
-  await page.locator('.modal-ux input[type=text]').first().fill(token)
-  await page.locator('.modal-ux button.modal-btn.authorize').click()
-  await page.locator('.modal-ux button.btn-done').click()
+  await authorize(page, token)
 
   const op = page.locator('.opblock-get', {
     has: page.locator('.opblock-summary-path[data-path="/account/me"]'),
@@ -37,4 +42,39 @@ test('Swagger UI renders offline, lists the routes, and Try it out of GET /accou
   await expect(status).toHaveText('200', { timeout: 15_000 })
   await expect(op.locator('.live-responses-table .microlight').first()).toContainText('"login": 100001')
   expect(external).toEqual([])
+})
+
+test('Try it out: the example body of POST /trade/open works as is; uploads offer a file picker; JSON only', async ({
+  page,
+  request,
+}) => {
+  const signIn = await request.post(`${base()}/sign/in`, { data: { login: 100001, password: 'demo-pass-1' } })
+  const token = (await signIn.json()).__token as string
+  await page.goto(`${base()}/swagger`)
+  await expect(page.locator('.opblock').first()).toBeVisible({ timeout: 20_000 })
+  await authorize(page, token)
+
+  const open = page.locator('.opblock-post', {
+    has: page.locator('.opblock-summary-path[data-path="/trade/open"]'),
+  })
+  await open.locator('.opblock-summary').click()
+  await open.getByRole('button', { name: /try it out/i }).click()
+  // one request content type offered: application/json
+  const types = open.locator('.body-param-content-type select option')
+  await expect(types).toHaveCount(1)
+  await expect(types.first()).toHaveText('application/json')
+  await expect(open.locator('textarea.body-param__text')).toContainText(`"symbol": "BTCUSD"`)
+  await open.getByRole('button', { name: /execute/i }).click()
+  const status = open.locator('.live-responses-table .response .response-col_status').first()
+  await expect(status).toHaveText('200', { timeout: 15_000 })
+
+  const upload = page.locator('.opblock-post', {
+    has: page.locator('.opblock-summary-path[data-path="/upload"]'),
+  })
+  await upload.locator('.opblock-summary').click()
+  await upload.getByRole('button', { name: /try it out/i }).click()
+  await expect(upload.locator('input[type=file]')).toHaveCount(1)
+  await expect(upload.locator('.body-param-content-type select option').first()).toHaveText(
+    'multipart/form-data',
+  )
 })

@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { eq } from 'drizzle-orm'
 import { groups } from '../../src/modules/accounts/schema'
+import { customers } from '../../src/modules/auth/schema'
 import { makeTestApp, type TestApp } from '../support/app'
 
 let t: TestApp
@@ -215,7 +216,7 @@ describe('customer and staff sessions', () => {
     }
   })
 
-  test('registration creates a customer, signs it in, keeps attribution, refuses a duplicate email', async () => {
+  test('registration creates a customer and answers the same for a taken email; sign-in, attribution, accounts', async () => {
     const body = {
       email: 'new.customer@example.com',
       password: 'new-pass-123',
@@ -224,14 +225,43 @@ describe('customer and staff sessions', () => {
     }
     const r = await t.request('POST', '/customer/register', { body })
     expect(r.status).toBe(200)
-    expect(r.json.accounts).toEqual([])
+    expect(r.json.status).toBe('accepted')
+    expect(r.headers.get('set-cookie')).toBeNull()
+    // a taken email (any case) gets exactly the same answer, so registration reveals nothing
     const dup = await t.request('POST', '/customer/register', {
-      body: { ...body, email: 'NEW.customer@example.com' },
+      body: { ...body, email: 'NEW.customer@example.com', password: 'other-pass-9' },
     })
-    expect(dup.status).toBe(409)
-    expect(dup.json.error).toBe('EMAIL_ALREADY_REGISTERED')
+    expect(dup.status).toBe(200)
+    expect(dup.text).toBe(r.text)
+    const taken = await t.request('POST', '/customer/register', {
+      body: { ...body, email: 'demo@example.com' },
+    })
+    expect(taken.text).toBe(r.text)
+    // the demo customer's password is untouched, the duplicate's password does not sign in
+    expect(
+      (
+        await t.request('POST', '/customer/sign/in', {
+          body: { email: 'demo@example.com', password: 'demo-pass-1' },
+        })
+      ).status,
+    ).toBe(200)
+    expect(
+      (
+        await t.request('POST', '/customer/sign/in', {
+          body: { email: body.email, password: 'other-pass-9' },
+        })
+      ).status,
+    ).toBe(403)
+    const signIn = await t.request('POST', '/customer/sign/in', {
+      body: { email: body.email, password: body.password },
+    })
+    expect(signIn.status).toBe(200)
+    expect(signIn.json.accounts).toEqual([])
+    const token = signIn.json.__token
+    const [row] = await t.ctx.db.select().from(customers).where(eq(customers.email, body.email))
+    expect(JSON.parse(row.attribution!)).toEqual(body.attribution)
     const open = await t.request('POST', '/customer/accounts', {
-      token: r.json.__token,
+      token,
       body: { group: 'demo\\USD', password: 'acct-pass-1' },
     })
     expect(open.status).toBe(200)
@@ -241,11 +271,11 @@ describe('customer and staff sessions', () => {
       balance: 10000,
       currency: 'USD',
     })
-    const me = await t.request('GET', '/account/me', { token: r.json.__token })
+    const me = await t.request('GET', '/account/me', { token })
     expect(me.status).toBe(200)
     expect(me.json).toMatchObject({ login: open.json.login, balance: 10000, equity: 10000 })
     const other = await t.request('POST', '/customer/accounts', {
-      token: r.json.__token,
+      token,
       body: { group: 'beta\\real\\USD', password: 'acct-pass-1' },
     })
     expect(other.status).toBe(404)

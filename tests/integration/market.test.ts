@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { and, count, eq } from 'drizzle-orm'
+import { STARTER_WATCH } from '../../src/modules/accounts/domain/watch'
 import { candles } from '../../src/modules/market/schema'
 import { SHORT_COLUMNS } from '../../src/modules/market/service'
 import { RedisStore } from '../../src/platform/cache/redis'
@@ -56,36 +57,38 @@ describe('demo history', () => {
 })
 
 describe('market watch', () => {
-  test('add, list (24 hourly closes, last candle high/low), prefix filter, delete', async () => {
+  test('a demo account starts with the starter watch list; add, list, prefix filter, delete', async () => {
+    const start = await t.request('GET', '/market/watch/list?login=100001&prefix=', { token: user })
+    expect(Object.keys(start.json.assets)).toEqual([...STARTER_WATCH])
     const add = await t.request('POST', '/market/watch', {
       token: user,
-      body: { login: 100001, symbol: 'EURUSD' },
+      body: { login: 100001, symbol: 'USDCHF' },
     })
     expect(add.status).toBe(200)
-    expect(Object.keys(add.json)).toEqual(['EURUSD'])
-    expect(add.json.EURUSD.prices).toHaveLength(24)
-    await t.request('POST', '/market/watch', { token: user, body: { login: 100001, symbol: 'XAUUSD' } })
+    expect(Object.keys(add.json)).toEqual(['USDCHF'])
+    expect(add.json.USDCHF.prices).toHaveLength(24)
+    await t.request('POST', '/market/watch', { token: user, body: { login: 100001, symbol: 'XAGUSD' } })
     const list = await t.request('GET', '/market/watch/list?login=100001&prefix=', { token: user })
     expect(list.status).toBe(200)
-    expect(Object.keys(list.json.assets)).toEqual(['EURUSD', 'XAUUSD'])
+    expect(Object.keys(list.json.assets)).toEqual([...STARTER_WATCH, 'USDCHF', 'XAGUSD'])
     const e = list.json.assets.EURUSD
     expect(e.high).toBeGreaterThanOrEqual(e.low)
     expect(e.low).toBeGreaterThan(0)
     expect(e.sort_index).toBe(0)
-    const x = await t.request('GET', '/market/watch/list?login=100001&prefix=xau', { token: user })
-    expect(Object.keys(x.json.assets)).toEqual(['XAUUSD'])
+    const x = await t.request('GET', '/market/watch/list?login=100001&prefix=xa', { token: user })
+    expect(Object.keys(x.json.assets)).toEqual(['XAUUSD', 'XAGUSD'])
     const del = await t.request('DELETE', '/market/watch', {
       token: user,
-      body: { login: 100001, symbol: 'XAUUSD' },
+      body: { login: 100001, symbol: 'XAGUSD' },
     })
     expect(del.json).toEqual({ data: 'OK' })
     const again = await t.request('DELETE', '/market/watch', {
       token: user,
-      body: { login: 100001, symbol: 'XAUUSD' },
+      body: { login: 100001, symbol: 'XAGUSD' },
     })
     expect([again.status, again.json.error]).toEqual([500, 'INVALID_ADD_SYMBOL_TO_MARKET_WATCH'])
     const after = await t.request('GET', '/market/watch/list?login=100001&prefix=', { token: user })
-    expect(Object.keys(after.json.assets)).toEqual(['EURUSD'])
+    expect(Object.keys(after.json.assets)).toEqual([...STARTER_WATCH, 'USDCHF'])
   })
 
   test("served from Redis, never another login's list, refreshed when an hourly candle closes", async () => {
@@ -93,7 +96,7 @@ describe('market watch', () => {
     expect((keys as string[]).some((k) => k.includes(':100001:'))).toBe(true)
     const demoUser = await t.userToken(100002)
     const other = await t.request('GET', '/market/watch/list?login=100002&prefix=', { token: demoUser })
-    expect(other.json.assets).toEqual({})
+    expect(Object.keys(other.json.assets)).toEqual([...STARTER_WATCH])
     const before = (await t.request('GET', '/market/watch/list?login=100001&prefix=', { token: user })).json
       .assets.EURUSD
     // Ticks across the top of the hour close the 12:00 hourly candle.

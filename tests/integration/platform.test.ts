@@ -120,6 +120,39 @@ describe('OpenAPI document', () => {
     }
   })
 
+  test('each body declares exactly the content type it takes, an example, and a description per field', () => {
+    for (const [path, item] of Object.entries<any>(doc.paths))
+      for (const [method, op] of Object.entries<any>(item)) {
+        const where = `${method.toUpperCase()} ${path}`
+        for (const p of op.parameters ?? []) {
+          expect(p.schema?.description, `${where} ${p.name}`).toBeString()
+          if (p.required) expect(p.example, `${where} ${p.name}`).toBeDefined()
+        }
+        if (!op.requestBody) continue
+        const types = Object.keys(op.requestBody.content)
+        expect(types, where).toEqual([path === '/upload' ? 'multipart/form-data' : 'application/json'])
+        const schema = op.requestBody.content[types[0]].schema
+        expect(schema.example, where).toBeDefined()
+        for (const [name, field] of Object.entries<any>(schema.properties ?? {}))
+          expect(field.description, `${where} ${name}`).toBeString()
+      }
+  })
+
+  test('each error response lists the codes the route answers', () => {
+    const codes = (path: string, method: string, status: number) =>
+      doc.paths[path][method].responses[status].content['application/json'].schema.properties.error.enum
+    expect(codes('/trade/open', 'post', 401)).toEqual(['UNAUTHORIZED', 'PERMISSION_DENIED'])
+    expect(codes('/trade/open', 'post', 500)).toEqual(['OPEN_ORDER_ERROR', 'INTERNAL_ERROR'])
+    expect(codes('/sign/in', 'post', 403)).toEqual(['USER_NOT_FOUND_OR_INCORRECT'])
+    expect(codes('/manager/symbols', 'post', 403)).toEqual(['FORBIDDEN'])
+    expect(codes('/account/me', 'put', 400)).toEqual(['INVALID_DATA'])
+    expect(doc.paths['/trade/open'].post.responses[500].description).toContain('OPEN_ORDER_ERROR')
+    expect(doc.paths['/account/me'].put.requestBody.required).toBe(false)
+    const upload = doc.paths['/upload'].post.requestBody.content['multipart/form-data'].schema
+    expect(upload.properties.file).toEqual(expect.objectContaining({ type: 'string', format: 'binary' }))
+    expect(upload.properties.file.default).toBeUndefined()
+  })
+
   test('query integers are published as plain integers (Swagger UI must not pre-fill login=0)', () => {
     const login = doc.paths['/account/me'].get.parameters.find((p: any) => p.name === 'login')
     expect(login.schema).toMatchObject({ type: 'integer', minimum: 0 })

@@ -34,6 +34,11 @@ export async function makeTestApp(opts: TestAppOptions = {}) {
     // Candle history costs seconds per file; the market tests turn it on.
     SEED_HISTORY: '0',
     QUOTE_SIMULATOR: '0',
+    // in-process requests all come from one address ('unknown'): the per-address limits are tested with
+    // their own values (tests/integration/hardening.test.ts)
+    SIGNIN_MAX_FAILURES_PER_IP: '100000',
+    REGISTER_MAX_PER_HOUR: '100000',
+    ACCOUNT_OPEN_MAX_PER_DAY: '100000',
     ...opts.env,
   })
   const database = await openDatabase(config.database.url)

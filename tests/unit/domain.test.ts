@@ -1,5 +1,5 @@
 import { describe, expect, test } from 'bun:test'
-import { loadConfig } from '../../src/config'
+import { DEV_JWT_SECRET, loadConfig } from '../../src/config'
 import { accountScope } from '../../src/modules/accounts/domain/access'
 import { marginSnapshot } from '../../src/modules/accounts/domain/margin'
 import { fromMinor, toMinor } from '../../src/modules/accounts/domain/money'
@@ -11,6 +11,7 @@ import { normalizeHost } from '../../src/platform/brand/registry'
 const s = (type: Session['type'], extra: Partial<Session> = {}): Session => ({
   type,
   brandId: 1,
+  epoch: 0,
   jti: 'j',
   exp: 0,
   ...extra,
@@ -96,13 +97,39 @@ describe('configuration', () => {
   test('production refuses to start without a 32-byte JWT_SECRET and never seeds', () => {
     expect(() => loadConfig({ APP_ENV: 'production' })).toThrow(/JWT_SECRET/)
     expect(() => loadConfig({ APP_ENV: 'production', JWT_SECRET: 'short' })).toThrow(/JWT_SECRET/)
-    const c = loadConfig({ APP_ENV: 'production', JWT_SECRET: 'x'.repeat(32) })
+    const secret = 'q7Vt2pX9LmRz4sKw8NcYb3HdJf6GaE1uTo5iPnQx'
+    const c = loadConfig({ APP_ENV: 'production', JWT_SECRET: secret })
     expect(c.seedDemo).toBe(false)
     expect(() =>
-      loadConfig({ APP_ENV: 'production', JWT_SECRET: 'x'.repeat(32), MASTER_PASSWORD: 'master-password-1' }),
+      loadConfig({ APP_ENV: 'production', JWT_SECRET: secret, MASTER_PASSWORD: 'master-password-1' }),
     ).toThrow(/MASTER_PASSWORD/)
     expect(() => loadConfig({ PORT: 'abc' })).toThrow(/PORT/)
     expect(loadConfig({ REDIS_URL: 'redis://127.0.0.1:6379' }).cache.kind).toBe('redis')
+  })
+
+  test('production refuses the published development secret and secrets of low entropy', () => {
+    expect(() => loadConfig({ APP_ENV: 'production', JWT_SECRET: DEV_JWT_SECRET })).toThrow(
+      /development secret/,
+    )
+    for (const weak of [
+      'x'.repeat(40),
+      'abababababababababababababababab',
+      'changeme-changeme-changeme-changeme',
+    ])
+      expect(() => loadConfig({ APP_ENV: 'production', JWT_SECRET: weak })).toThrow(/not random enough/)
+    // development keeps working with the built-in secret
+    expect(loadConfig({}).jwt.secret).toBe(DEV_JWT_SECRET)
+    const secret = 'q7Vt2pX9LmRz4sKw8NcYb3HdJf6GaE1uTo5iPnQx'
+    expect(() =>
+      loadConfig({ APP_ENV: 'production', JWT_SECRET: secret, FEED_TOKEN: 'feedfeedfeedfeedfeedfeed' }),
+    ).toThrow(/FEED_TOKEN/)
+    expect(
+      loadConfig({
+        APP_ENV: 'production',
+        JWT_SECRET: secret,
+        FEED_TOKEN: 'c41f0e9a7b2d58e6f3a1c907be4d2f86',
+      }).quotes.feedToken,
+    ).toBe('c41f0e9a7b2d58e6f3a1c907be4d2f86')
   })
 
   test('DATABASE_CACHE_MB: 64 by default, whole megabytes from 2 to 4096', () => {

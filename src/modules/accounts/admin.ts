@@ -1,4 +1,4 @@
-import { and, desc, eq, lt } from 'drizzle-orm'
+import { and, desc, eq, lt, sql } from 'drizzle-orm'
 import type { AppContext } from '../../context'
 import type { Brand } from '../../platform/brand/registry'
 import { epochSeconds } from '../../platform/clock'
@@ -6,6 +6,7 @@ import { isUniqueViolation } from '../../platform/db/errors'
 import { ApiError, invalid } from '../../platform/errors'
 import { enqueueEvent } from '../../platform/outbox'
 import { fromMinor, toMinor } from './domain/money'
+import { defaultSymbols } from './domain/watch'
 import { operationView } from './ledger'
 import { accounts, balanceOperations, groups } from './schema'
 import { accountNotFound } from './service'
@@ -20,6 +21,7 @@ export function groupView(g: typeof groups.$inferSelect) {
     default_deposit: fromMinor(g.defaultDeposit, g.currency),
     margin_call: g.marginCall,
     stop_out: g.stopOut,
+    default_symbols: defaultSymbols(g.defaultSymbols),
   }
 }
 
@@ -65,9 +67,11 @@ export async function changeAccountSettings(
       }).filter(([, v]) => v !== undefined),
     )
     const now = ctx.clock.now()
+    // a disable ends every session of the account at once (its tokens carry the old epoch)
+    const epoch = s.enable === 0 ? { sessionEpoch: sql`${accounts.sessionEpoch} + 1` } : {}
     const [row] = await tx
       .update(accounts)
-      .set({ ...set, updateTime: epochSeconds(now) })
+      .set({ ...set, ...epoch, updateTime: epochSeconds(now) })
       .where(and(eq(accounts.login, login), eq(accounts.brandId, brand.id)))
       .returning({ login: accounts.login })
     if (!row) throw accountNotFound()
@@ -198,4 +202,27 @@ export async function updateGroup(ctx: AppContext, brand: Brand, id: number, c: 
     if (isUniqueViolation(e)) throw groupExists(c.name ?? '')
     throw e
   }
+}
+
+/** The market watch new accounts of a group start with; every symbol must be visible to the group. */
+export async function setDefaultWatch(ctx: AppContext, brand: Brand, id: number, symbolList: string[]) {
+  const [current] = await ctx.db
+    .select({ id: groups.id })
+    .from(groups)
+    .where(and(eq(groups.id, id), eq(groups.brandId, brand.id)))
+  if (!current) throw new ApiError(404, 'GROUP_NOT_FOUND', 'group not found in this brand')
+  await ctx.refdata.fresh()
+  for (const [i, symbol] of symbolList.entries()) {
+    const gs = await ctx.refdata.forGroup(id, symbol)
+    if (gs?.sec.show !== 1) throw invalid(`symbols.${i}: ${symbol} is not visible to the group`)
+  }
+  const [row] = await ctx.db.transaction((tx) =>
+    tx
+      .update(groups)
+      .set({ defaultSymbols: JSON.stringify(symbolList) })
+      .where(eq(groups.id, id))
+      .returning(),
+  )
+  await ctx.accountsRead.invalidateGroup(id)
+  return groupView(row)
 }

@@ -3,9 +3,13 @@ import type { AppContext } from '../../context'
 import { hashPassword } from '../../platform/auth/passwords'
 import { epochSeconds } from '../../platform/clock'
 import { isUniqueViolation } from '../../platform/db/errors'
-import { ApiError } from '../../platform/errors'
+import { ApiError, invalid } from '../../platform/errors'
 import { enqueueEvent } from '../../platform/outbox'
+import { customers } from '../auth/schema'
+import { seedWatchTx } from '../market/watch-defaults'
+import { leverageOptions } from './domain/leverage'
 import { fromMinor } from './domain/money'
+import { defaultSymbols } from './domain/watch'
 import { postOperationTx } from './ledger'
 import { accounts, groups } from './schema'
 import { nextLogin } from './service'
@@ -26,6 +30,8 @@ export interface OpenAccountInput {
   comment?: string
   /** Restrict to REAL or DEMO groups (customers choose among the brand's groups of that mode). */
   allowedModes?: ('REAL' | 'DEMO')[]
+  /** Self-service: the leverage must be one the group offers (domain/leverage); staff may set any. */
+  selfService?: boolean
   createdBy: string
 }
 
@@ -44,6 +50,21 @@ export async function openAccount(ctx: AppContext, input: OpenAccountInput) {
           .where(and(eq(groups.brandId, input.brandId), eq(groups.name, input.group)))
         if (!group || (input.allowedModes && !input.allowedModes.includes(group.accountMode)))
           throw new ApiError(404, 'GROUP_NOT_FOUND', `group ${input.group} not found`)
+        if (input.selfService && input.leverage !== undefined) {
+          const options = leverageOptions(group.leverage)
+          if (!options.includes(input.leverage))
+            throw invalid(
+              `leverage: ${input.leverage} is not offered by group ${group.name} (${options.join(', ')})`,
+            )
+        }
+        if (input.customerId != null) {
+          // the owner must be a customer of the same brand (the database enforces it too: 0006 triggers)
+          const [owner] = await tx
+            .select({ id: customers.id })
+            .from(customers)
+            .where(and(eq(customers.id, input.customerId), eq(customers.brandId, input.brandId)))
+          if (!owner) throw new ApiError(404, 'CUSTOMER_NOT_FOUND', `customer ${input.customerId} not found`)
+        }
         const now = ctx.clock.now()
         const login = await nextLogin(tx)
         const [account] = await tx
@@ -74,6 +95,7 @@ export async function openAccount(ctx: AppContext, input: OpenAccountInput) {
           { login, group: group.name, mode: group.accountMode, customer_id: input.customerId ?? null },
           now,
         )
+        await seedWatchTx(tx, login, defaultSymbols(group.defaultSymbols))
         if (group.accountMode === 'DEMO' && group.defaultDeposit > 0)
           await postOperationTx(ctx, tx, {
             brandId: input.brandId,
@@ -96,5 +118,20 @@ export async function openAccount(ctx: AppContext, input: OpenAccountInput) {
       if (attempt < 3 && isUniqueViolation(e)) continue
       throw e
     }
+  }
+}
+
+/** GET /customer/groups: the brand's groups open to self-service, with the leverage each offers. */
+export async function selfServiceGroups(ctx: AppContext, brand: { id: number }) {
+  const rows = await ctx.db.select().from(groups).where(eq(groups.brandId, brand.id)).orderBy(groups.name)
+  return {
+    rows: rows.map((g) => ({
+      name: g.name,
+      account_mode: g.accountMode,
+      currency: g.currency,
+      leverage: g.leverage,
+      leverage_options: leverageOptions(g.leverage),
+      default_deposit: fromMinor(g.defaultDeposit, g.currency),
+    })),
   }
 }

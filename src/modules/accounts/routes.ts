@@ -1,12 +1,14 @@
 import { Elysia, t } from 'elysia'
 import type { AppContext } from '../../context'
 import { ANY_SESSION } from '../../platform/auth/session'
+import { clientIp } from '../../platform/http'
 import { doc, errors } from '../../platform/openapi'
-import { Int, Login, Password, textInput } from '../../platform/schemas'
+import { consume } from '../../platform/rate-limit'
+import { Int, Login, textInput } from '../../platform/schemas'
 import { security } from '../../platform/security'
 import { avatarBelongs } from '../uploads/service'
 import { fromMinor } from './domain/money'
-import { openAccount } from './open'
+import { openAccount, selfServiceGroups } from './open'
 import { balanceView, loadAccountView, profileView, requireMargin, updateProfile } from './service'
 
 const num = t.Number()
@@ -74,20 +76,31 @@ const Balance = t.Object({
   leverage: int,
 })
 
-const ProfileUpdate = t.Object({
-  login: t.Optional(Login),
-  name: t.Optional(t.String({ maxLength: 128 })),
-  avatar: t.Optional(
-    t.String({ maxLength: 4096, description: 'uuid returned by POST /upload (account_avatar)' }),
-  ),
-  phone: t.Optional(t.String({ maxLength: 64 })),
-  address: t.Optional(t.String({ maxLength: 256 })),
-  city: t.Optional(t.String({ maxLength: 128 })),
-  state: t.Optional(t.String({ maxLength: 128 })),
-  country: t.Optional(t.String({ maxLength: 128 })),
-  zipcode: t.Optional(t.String({ maxLength: 32 })),
-  user_color: t.Optional(t.String({ maxLength: 32 })),
-})
+const ProfileUpdate = t.Object(
+  {
+    login: t.Optional(
+      Int({
+        minimum: 0,
+        example: 100001,
+        description: 'which account: optional for an account session, needed by a customer owning several',
+      }),
+    ),
+    name: t.Optional(t.String({ maxLength: 128, description: 'account holder name' })),
+    avatar: t.Optional(
+      t.String({ maxLength: 4096, description: 'uuid returned by POST /upload with purpose account_avatar' }),
+    ),
+    phone: t.Optional(t.String({ maxLength: 64, description: 'phone number' })),
+    address: t.Optional(t.String({ maxLength: 256, description: 'street address' })),
+    city: t.Optional(t.String({ maxLength: 128, description: 'city' })),
+    state: t.Optional(t.String({ maxLength: 128, description: 'state or region' })),
+    country: t.Optional(t.String({ maxLength: 128, description: 'country' })),
+    zipcode: t.Optional(t.String({ maxLength: 32, description: 'postal code' })),
+    user_color: t.Optional(
+      t.String({ maxLength: 32, description: 'colour the terminal shows for the account' }),
+    ),
+  },
+  { example: { name: 'Demo Real USD', city: 'London', country: 'GB' } },
+)
 
 const OpenedAccount = t.Object({
   login: int,
@@ -98,10 +111,20 @@ const OpenedAccount = t.Object({
   account_mode: t.Union([t.Literal('REAL'), t.Literal('DEMO')]),
 })
 
+const OpenGroup = t.Object({
+  name: str,
+  account_mode: t.Union([t.Literal('REAL'), t.Literal('DEMO')]),
+  currency: str,
+  leverage: Int({ description: 'default (and highest self-service) leverage' }),
+  leverage_options: t.Array(int, { description: 'leverages a customer may choose when opening' }),
+  default_deposit: t.Number({ description: 'balance a new DEMO account starts with' }),
+})
+
 const scopeNote =
   'A user session reads its own login; a customer session one of its accounts (`login` required when it ' +
   'owns several); staff any account of their brand (`login` required). Accounts of another customer or ' +
   'brand answer 404 ACCOUNT_NOT_FOUND.'
+const READ_CODES = { 400: ['INVALID_MARGIN_LEVEL'], 404: ['ACCOUNT_NOT_FOUND', 'GROUP_NOT_FOUND'] } as const
 
 export const accountRoutes = (ctx: AppContext) =>
   new Elysia({ name: 'account-routes', seed: ctx.instanceId })
@@ -115,19 +138,21 @@ export const accountRoutes = (ctx: AppContext) =>
       {
         auth: { roles: ANY_SESSION },
         ...textInput({ query: { login: t.Optional(Login) } }),
-        response: { 200: Profile, ...errors(400, 401, 403, 404, 500) },
+        response: { 200: Profile, ...errors(READ_CODES) },
         detail: doc('Account', 'Account profile with live margin figures', { description: scopeNote }),
       },
     )
     .put(
       '/account/me',
-      ({ brand, session, body }) => updateProfile(ctx, brand, session, body ?? {}, avatarBelongs),
+      ({ brand, session, body }) => updateProfile(ctx, brand, session, body, avatarBelongs),
       {
         auth: { roles: ANY_SESSION },
-        body: t.Optional(ProfileUpdate),
-        response: { 200: ProfileUpdateResult, ...errors(400, 401, 403, 404, 500) },
+        // required here: a body left out is read as {} (optionalBody below), one that is sent must be an object
+        body: ProfileUpdate,
+        response: { 200: ProfileUpdateResult, ...errors({ 404: ['ACCOUNT_NOT_FOUND'] }) },
         detail: doc('Account', 'Update the account profile', {
-          description: `${scopeNote} Only the fields sent are changed.`,
+          description: `${scopeNote} Only the fields sent are changed; the body may be left out (nothing changes), but a body that is sent must be a JSON object.`,
+          optionalBody: true,
         }),
       },
     )
@@ -140,13 +165,25 @@ export const accountRoutes = (ctx: AppContext) =>
       {
         auth: { roles: ANY_SESSION },
         ...textInput({ query: { login: Login } }),
-        response: { 200: Balance, ...errors(400, 401, 403, 404, 500) },
+        response: { 200: Balance, ...errors(READ_CODES) },
         detail: doc('Account', 'Balance and margin snapshot of an account', { description: scopeNote }),
       },
     )
+    .get('/customer/groups', ({ brand }) => selfServiceGroups(ctx, brand), {
+      auth: { roles: ['SESSION_CUSTOMER'] },
+      response: { 200: t.Object({ rows: t.Array(OpenGroup) }), ...errors() },
+      detail: doc('Account', 'Groups a customer may open accounts in, with their leverage options'),
+    })
     .post(
       '/customer/accounts',
-      async ({ brand, session, body }) => {
+      async ({ brand, session, body, request, server }) => {
+        const limit = {
+          name: 'accounts:open',
+          max: ctx.config.limits.accountOpensPerDay,
+          windowMs: 86_400_000,
+        }
+        await consume(ctx.store, limit, `c${session.customerId}`)
+        await consume(ctx.store, limit, clientIp(ctx, request, server))
         const { account, group } = await openAccount(ctx, {
           brandId: brand.id,
           customerId: session.customerId!,
@@ -155,6 +192,7 @@ export const accountRoutes = (ctx: AppContext) =>
           leverage: body.leverage,
           name: body.name,
           allowedModes: ['REAL', 'DEMO'],
+          selfService: true,
           createdBy: `customer:${session.customerId}`,
         })
         return {
@@ -168,15 +206,36 @@ export const accountRoutes = (ctx: AppContext) =>
       },
       {
         auth: { roles: ['SESSION_CUSTOMER'] },
-        body: t.Object({
-          group: t.String({ minLength: 1, maxLength: 64, description: 'REAL or DEMO group of the brand' }),
-          password: Password,
-          leverage: t.Optional(Int({ minimum: 1, maximum: 1000 })),
-          name: t.Optional(t.String({ maxLength: 128 })),
-        }),
-        response: { 200: OpenedAccount, ...errors(400, 401, 403, 404) },
+        body: t.Object(
+          {
+            group: t.String({
+              minLength: 1,
+              maxLength: 64,
+              description: 'name of a REAL or DEMO group of the brand (GET /customer/groups)',
+            }),
+            password: t.String({
+              minLength: 6,
+              maxLength: 64,
+              description: 'password of the new account (6..64 characters)',
+            }),
+            leverage: t.Optional(
+              Int({
+                minimum: 1,
+                maximum: 1000,
+                description: "one of the group's leverage_options; default the group's leverage",
+              }),
+            ),
+            name: t.Optional(t.String({ maxLength: 128, description: 'account holder name' })),
+          },
+          { example: { group: 'demo\\USD', password: 'my-demo-pass-1', leverage: 100, name: 'My demo' } },
+        ),
+        response: {
+          200: OpenedAccount,
+          ...errors({ 404: ['GROUP_NOT_FOUND'], 429: ['TOO_MANY_REQUESTS'] }),
+        },
         detail: doc('Account', 'Open a trading account for the signed-in customer', {
-          description: 'A DEMO account receives the group default_deposit as a balance operation.',
+          description:
+            "A DEMO account receives the group default_deposit as a balance operation. The leverage must be one of the group's leverage_options (400 INVALID_DATA otherwise). At most ACCOUNT_OPEN_MAX_PER_DAY openings per customer and per client address a day (429 TOO_MANY_REQUESTS).",
         }),
       },
     )

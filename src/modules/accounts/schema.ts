@@ -13,6 +13,8 @@ export const groups = sqliteTable(
     defaultDeposit: integer('default_deposit').notNull().default(0),
     marginCall: integer('margin_call').notNull().default(100),
     stopOut: integer('stop_out').notNull().default(50),
+    /** JSON array: the market watch new accounts start with; null = the platform's starter list. */
+    defaultSymbols: text('default_symbols'),
     createdAt: integer('created_at').notNull(),
   },
   (t) => [uniqueIndex('groups_brand_name').on(t.brandId, t.name)],
@@ -49,6 +51,8 @@ export const accounts = sqliteTable(
     prevMonthBalance: integer('prev_month_balance').notNull().default(0),
     regdate: integer('regdate').notNull(),
     updateTime: integer('update_time').notNull(),
+    /** Bumped by a disable or a password change: tokens issued under an older epoch stop working. */
+    sessionEpoch: integer('session_epoch').notNull().default(0),
   },
   (t) => [index('accounts_brand_customer').on(t.brandId, t.customerId)],
 )

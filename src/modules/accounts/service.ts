@@ -42,7 +42,11 @@ export async function findScopedAccount(
     if (owned.length === 0) throw accountNotFound()
     return findScopedAccount(ctx, brand, session, owned[0].login)
   }
-  const account = await ctx.accountsRead.account(scope.login)
+  // a user session's own account was read by the route guard for this request
+  const own = session.type === 'SESSION_USER' && scope.login === session.login
+  const account = own
+    ? ((session.principal as AccountRecord | undefined) ?? (await ctx.accountsRead.account(scope.login)))
+    : await ctx.accountsRead.account(scope.login)
   // The read model is keyed by login only; the brand and owner predicate is applied to every row it returns.
   if (!account || account.brandId !== brand.id) throw accountNotFound()
   if (scope.customerId !== undefined && account.customerId !== scope.customerId) throw accountNotFound()

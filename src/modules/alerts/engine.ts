@@ -1,5 +1,6 @@
 import { and, eq, gt } from 'drizzle-orm'
 import type { AppContext } from '../../context'
+import { readSkippingBadRows } from '../../platform/db/tolerant'
 import type { Tick } from '../market/quotes'
 import { notifyTx } from '../notifications/service'
 import { LevelBook } from './domain/book'
@@ -45,9 +46,17 @@ export class AlertEngine {
    */
   async load() {
     const now = this.ctx.clock.now()
+    const active = eq(priceAlerts.active, 1)
     const rows =
       this.syncedUpTo === 0
-        ? await this.ctx.db.select().from(priceAlerts).where(eq(priceAlerts.active, 1))
+        ? await readSkippingBadRows(this.ctx.logger, 'price alerts', {
+            all: () => this.ctx.db.select().from(priceAlerts).where(active),
+            keys: async () =>
+              (await this.ctx.db.select({ id: priceAlerts.id }).from(priceAlerts).where(active)).map(
+                (r) => r.id,
+              ),
+            one: (id) => this.ctx.db.select().from(priceAlerts).where(eq(priceAlerts.id, id)),
+          })
         : await this.ctx.db
             .select()
             .from(priceAlerts)

@@ -1,7 +1,8 @@
 import { Elysia, t } from 'elysia'
 import type { AppContext } from '../../context'
+import { MAX_PRICE } from '../../platform/limits'
 import { doc, errors } from '../../platform/openapi'
-import { Int, Login, Ok, textInput } from '../../platform/schemas'
+import { EpochSeconds, Id, Int, Login, Ok, textInput } from '../../platform/schemas'
 import { security } from '../../platform/security'
 import { CONDITION_DOC } from './domain/conditions'
 import { createAlert, deleteAlert, listAlerts, MAX_ACTIVE_ALERTS, updateAlert } from './service'
@@ -9,19 +10,26 @@ import { createAlert, deleteAlert, listAlerts, MAX_ACTIVE_ALERTS, updateAlert } 
 const ANY = {
   roles: ['SESSION_USER', 'SESSION_CUSTOMER', 'SESSION_MANAGER', 'SESSION_ADMIN', 'SESSION_DEALER'] as const,
 }
-const price = t.Number({ exclusiveMinimum: 0 })
+const price = (description: string) => t.Number({ exclusiveMinimum: 0, maximum: MAX_PRICE, description })
 
 const fields = {
   login: Login,
-  symbol: t.String({ minLength: 1, maxLength: 32, pattern: '^[A-Za-z0-9._#-]+$' }),
+  symbol: t.String({
+    minLength: 1,
+    maxLength: 32,
+    pattern: '^[A-Za-z0-9._#-]+$',
+    description: 'symbol name visible to the account group, e.g. EURUSD',
+  }),
   indicator_name: t.Optional(t.String({ maxLength: 64, description: 'display name or source label' })),
   message: t.Optional(t.String({ maxLength: 500, description: 'custom text added to the notification' })),
   side: Int({ minimum: 0, maximum: 1, description: 'price source: 0 bid, 1 ask' }),
   condition: Int({ minimum: 0, maximum: 10, description: CONDITION_DOC }),
-  target_price: t.Optional(price),
-  channel_low: t.Optional(price),
-  channel_high: t.Optional(price),
-  move_threshold: t.Optional(t.Number({ description: 'percent or price amount; > 0' })),
+  target_price: t.Optional(price('level of conditions 0-4')),
+  channel_low: t.Optional(price('lower bound of conditions 5-6')),
+  channel_high: t.Optional(price('upper bound of conditions 5-6')),
+  move_threshold: t.Optional(
+    t.Number({ maximum: MAX_PRICE, description: 'conditions 7-10: percent or price amount; > 0' }),
+  ),
   repeat_mode: t.Optional(
     Int({
       minimum: 0,
@@ -30,9 +38,19 @@ const fields = {
         '0 once (the alert is disabled after firing), 1 repeat (re-armed after the condition resets)',
     }),
   ),
-  expires_at: t.Optional(Int({ minimum: 0, description: 'epoch seconds; 0 none' })),
-  reference_price: t.Optional(price),
-  reference_time: t.Optional(Int({ minimum: 0 })),
+  expires_at: t.Optional(EpochSeconds('when the alert is disabled; 0 none')),
+  reference_price: t.Optional(
+    price('conditions 7-10: the price a move is measured from; default the current price'),
+  ),
+  reference_time: t.Optional(EpochSeconds('conditions 7-10: when reference_price was taken; default now')),
+}
+const EXAMPLE = {
+  login: 100001,
+  symbol: 'EURUSD',
+  side: 0,
+  condition: 0,
+  target_price: 1.25,
+  message: 'EURUSD at 1.25',
 }
 
 const Alert = t.Object(
@@ -61,15 +79,19 @@ const Alert = t.Object(
   { title: 'PriceAlert' },
 )
 const Saved = t.Object({ id: Int(), alert: Alert })
-const IdParam = { id: Int({ minimum: 1 }) }
+const IdParam = { id: Id('alert id (GET /price_alerts)') }
+const NOT_FOUND = { 404: ['ALERT_NOT_FOUND', 'ACCOUNT_NOT_FOUND', 'GROUP_NOT_FOUND'] } as const
 
 export const alertRoutes = (ctx: AppContext) =>
   new Elysia({ name: 'alert-routes', seed: ctx.instanceId })
     .use(security(ctx))
     .post('/price_alert', ({ brand, session, body }) => createAlert(ctx, brand, session, body), {
       auth: ANY,
-      body: t.Object(fields),
-      response: { 200: Saved, ...errors(400, 401, 403, 404, 500) },
+      body: t.Object(fields, { example: EXAMPLE }),
+      response: {
+        200: Saved,
+        ...errors({ 400: ['ALERT_LIMIT_REACHED'], 404: ['ACCOUNT_NOT_FOUND', 'GROUP_NOT_FOUND'] }),
+      },
       detail: doc('Price alerts', 'Create a price alert', {
         description:
           `Conditions: ${CONDITION_DOC}. target_price only for conditions 0-4; channel_low < channel_high for 5-6; ` +
@@ -82,7 +104,10 @@ export const alertRoutes = (ctx: AppContext) =>
     .get('/price_alerts', ({ brand, session, query }) => listAlerts(ctx, brand, session, query.login), {
       auth: ANY,
       ...textInput({ query: { login: Login } }),
-      response: { 200: t.Object({ rows: t.Array(Alert) }), ...errors(400, 401, 403, 404) },
+      response: {
+        200: t.Object({ rows: t.Array(Alert) }),
+        ...errors({ 404: ['ACCOUNT_NOT_FOUND', 'GROUP_NOT_FOUND'] }),
+      },
       detail: doc('Price alerts', 'Alerts of a login, active and past'),
     })
     .put(
@@ -91,11 +116,14 @@ export const alertRoutes = (ctx: AppContext) =>
       {
         auth: ANY,
         ...textInput({ params: IdParam }),
-        body: t.Object({
-          ...fields,
-          active: t.Optional(Int({ minimum: 0, maximum: 1, description: 'default 1; 0 disables' })),
-        }),
-        response: { 200: Saved, ...errors(400, 401, 403, 404) },
+        body: t.Object(
+          {
+            ...fields,
+            active: t.Optional(Int({ minimum: 0, maximum: 1, description: 'default 1; 0 disables' })),
+          },
+          { example: { ...EXAMPLE, active: 1 } },
+        ),
+        response: { 200: Saved, ...errors({ 400: ['ALERT_LIMIT_REACHED'], ...NOT_FOUND }) },
         detail: doc('Price alerts', 'Replace an alert', {
           description:
             'Same rules as creation; the alert is re-armed from the current price. 404 ALERT_NOT_FOUND.',
@@ -105,6 +133,6 @@ export const alertRoutes = (ctx: AppContext) =>
     .delete('/price_alert/:id', ({ brand, session, params }) => deleteAlert(ctx, brand, session, params.id), {
       auth: ANY,
       ...textInput({ params: IdParam }),
-      response: { 200: Ok, ...errors(400, 401, 403, 404) },
+      response: { 200: Ok, ...errors(NOT_FOUND) },
       detail: doc('Price alerts', 'Delete an alert', { description: '404 ALERT_NOT_FOUND.' }),
     })

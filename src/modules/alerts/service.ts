@@ -3,6 +3,7 @@ import type { AppContext } from '../../context'
 import type { Session } from '../../platform/auth/session'
 import type { Brand } from '../../platform/brand/registry'
 import type { Tx } from '../../platform/db/client'
+import { readOrNothing, readSkippingBadRows } from '../../platform/db/tolerant'
 import { ApiError, invalid } from '../../platform/errors'
 import { loadAccountView } from '../accounts/service'
 import { CONDITIONS, checkSpec } from './domain/conditions'
@@ -117,21 +118,27 @@ export async function createAlert(ctx: AppContext, brand: Brand, session: Sessio
 
 export async function listAlerts(ctx: AppContext, brand: Brand, session: Session, login: number) {
   const { account } = await loadAccountView(ctx, brand, session, login)
-  const rows = await ctx.db
-    .select()
-    .from(priceAlerts)
-    .where(and(eq(priceAlerts.login, account.login), eq(priceAlerts.brandId, brand.id)))
-    .orderBy(priceAlerts.id)
+  const own = and(eq(priceAlerts.login, account.login), eq(priceAlerts.brandId, brand.id))
+  const rows = await readSkippingBadRows(ctx.logger, `alerts of ${account.login}`, {
+    all: () => ctx.db.select().from(priceAlerts).where(own).orderBy(priceAlerts.id),
+    keys: async () =>
+      (await ctx.db.select({ id: priceAlerts.id }).from(priceAlerts).where(own).orderBy(priceAlerts.id)).map(
+        (r) => r.id,
+      ),
+    one: (id) => ctx.db.select().from(priceAlerts).where(eq(priceAlerts.id, id)),
+  })
   return { rows: rows.map(alertView) }
 }
 
 const notFound = (id: number) => new ApiError(404, 'ALERT_NOT_FOUND', `alert ${id} not found`)
 
 async function ownAlert(ctx: AppContext, brand: Brand, session: Session, id: number) {
-  const [r] = await ctx.db
-    .select()
-    .from(priceAlerts)
-    .where(and(eq(priceAlerts.id, id), eq(priceAlerts.brandId, brand.id)))
+  const [r] = await readOrNothing(ctx.logger, `alert ${id}`, () =>
+    ctx.db
+      .select()
+      .from(priceAlerts)
+      .where(and(eq(priceAlerts.id, id), eq(priceAlerts.brandId, brand.id))),
+  )
   if (!r) throw notFound(id)
   try {
     await loadAccountView(ctx, brand, session, r.login)

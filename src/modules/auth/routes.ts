@@ -3,7 +3,7 @@ import type { AppContext } from '../../context'
 import { ANY_SESSION, STAFF_SESSIONS } from '../../platform/auth/session'
 import { clientIp } from '../../platform/http'
 import { doc, errors } from '../../platform/openapi'
-import { Int, Login, Ok, Password } from '../../platform/schemas'
+import { Int, Login, Ok } from '../../platform/schemas'
 import { security } from '../../platform/security'
 import {
   customerProfile,
@@ -14,6 +14,9 @@ import {
   signInStaff,
   signOut,
 } from './service'
+
+/** Spec 8: 6..64 characters. */
+const PASSWORD = { minLength: 6, maxLength: 64 }
 
 const SignInResult = t.Object({
   id: Int(),
@@ -64,6 +67,7 @@ const StaffSession = t.Object({
 const Attribution = t.Record(t.String({ pattern: '^[a-z][a-z0-9_]{0,31}$' }), t.String({ maxLength: 256 }), {
   description: 'public attribution values (campaign, affiliate, link, utm_*, sub ids); not credentials',
   maxProperties: 20,
+  additionalProperties: false,
 })
 
 export const authRoutes = (ctx: AppContext) => {
@@ -89,8 +93,20 @@ export const authRoutes = (ctx: AppContext) => {
       },
       {
         brand: true,
-        body: t.Object({ login: Login, password: Password }),
-        response: { 200: SignInResult, ...errors(400, 402, 403, 404, 429) },
+        body: t.Object(
+          { login: Login, password: t.String({ ...PASSWORD, description: 'the account password' }) },
+          { example: { login: 100001, password: 'demo-pass-1' } },
+        ),
+        response: {
+          200: SignInResult,
+          ...errors({
+            400: ['INVALID_MARGIN_LEVEL'],
+            402: ['USER_DISABLED'],
+            403: ['USER_NOT_FOUND_OR_INCORRECT'],
+            404: ['GROUP_NOT_FOUND'],
+            429: ['TOO_MANY_ATTEMPTS'],
+          }),
+        },
         detail: {
           ...doc('Auth', 'Sign in with a trading account', {
             secured: false,
@@ -111,38 +127,71 @@ export const authRoutes = (ctx: AppContext) => {
       },
       {
         brand: true,
-        body: t.Object({ email: t.String({ format: 'email', maxLength: 254 }), password: Password }),
-        response: { 200: CustomerSession, ...errors(400, 402, 403, 429) },
+        body: t.Object(
+          {
+            email: t.String({ format: 'email', maxLength: 254, description: 'the customer email' }),
+            password: t.String({ ...PASSWORD, description: 'the customer password' }),
+          },
+          { example: { email: 'demo@example.com', password: 'demo-pass-1' } },
+        ),
+        response: {
+          200: CustomerSession,
+          ...errors({
+            402: ['USER_DISABLED'],
+            403: ['USER_NOT_FOUND_OR_INCORRECT'],
+            429: ['TOO_MANY_ATTEMPTS'],
+          }),
+        },
         detail: doc('Auth', 'Sign in as a customer (SESSION_CUSTOMER)', { secured: false }),
       },
     )
     .post(
       '/customer/register',
-      async ({ body, brand, cookie }) => {
-        const r = await registerCustomer(ctx, brand, body)
-        setSessionCookie(cookie, r.token)
-        return r.body
-      },
+      ({ body, brand, request, server }) =>
+        registerCustomer(ctx, brand, body, { ip: clientIp(ctx, request, server) }),
       {
         brand: true,
-        body: t.Object({
-          email: t.String({ format: 'email', maxLength: 254 }),
-          password: Password,
-          name: t.String({ minLength: 1, maxLength: 128 }),
-          phone: t.Optional(t.String({ maxLength: 64 })),
-          country: t.Optional(t.String({ maxLength: 128 })),
-          attribution: t.Optional(Attribution),
-        }),
-        response: { 200: CustomerSession, ...errors(400, 409) },
-        detail: doc('Auth', 'Register a customer and sign it in', {
+        body: t.Object(
+          {
+            email: t.String({
+              format: 'email',
+              maxLength: 254,
+              description: 'sign-in email, unique per brand',
+            }),
+            password: t.String({ ...PASSWORD, description: 'password for POST /customer/sign/in' }),
+            name: t.String({ minLength: 1, maxLength: 128, description: 'full name' }),
+            phone: t.Optional(t.String({ maxLength: 64, description: 'phone number' })),
+            country: t.Optional(t.String({ maxLength: 128, description: 'country of residence' })),
+            attribution: t.Optional(Attribution),
+          },
+          {
+            example: {
+              email: 'new.trader@example.com',
+              password: 'a-new-password',
+              name: 'New Trader',
+              country: 'GB',
+            },
+          },
+        ),
+        response: {
+          200: t.Object({
+            status: t.Literal('accepted'),
+            message: t.String({ description: 'what to do next: sign in with POST /customer/sign/in' }),
+          }),
+          ...errors({ 429: ['TOO_MANY_REQUESTS'] }),
+        },
+        detail: doc('Auth', 'Register a customer', {
           secured: false,
-          description: '409 EMAIL_ALREADY_REGISTERED when the email exists in this brand.',
+          description:
+            'Creates the customer; the answer is the same whether the email was new or already registered ' +
+            '(registration does not reveal which emails exist). Then sign in with POST /customer/sign/in. ' +
+            '429 TOO_MANY_REQUESTS beyond REGISTER_MAX_PER_HOUR registrations per client address.',
         }),
       },
     )
     .get('/customer/me', ({ brand, session }) => customerProfile(ctx, brand, session), {
       auth: { roles: ['SESSION_CUSTOMER'] },
-      response: { 200: Customer, ...errors(401, 403, 404) },
+      response: { 200: Customer, ...errors({ 404: ['CUSTOMER_NOT_FOUND'] }) },
       detail: doc('Auth', 'Current customer profile and its account logins'),
     })
     .post(
@@ -154,8 +203,21 @@ export const authRoutes = (ctx: AppContext) => {
       },
       {
         brand: true,
-        body: t.Object({ login: Login, password: Password }),
-        response: { 200: StaffSession, ...errors(400, 402, 403, 429) },
+        body: t.Object(
+          {
+            login: Int({ minimum: 0, description: 'staff login', example: 1 }),
+            password: t.String({ ...PASSWORD, description: 'the staff password' }),
+          },
+          { example: { login: 1, password: 'manager-pass-1' } },
+        ),
+        response: {
+          200: StaffSession,
+          ...errors({
+            402: ['USER_DISABLED'],
+            403: ['USER_NOT_FOUND_OR_INCORRECT'],
+            429: ['TOO_MANY_ATTEMPTS'],
+          }),
+        },
         detail: doc('Auth', 'Sign in as staff (SESSION_MANAGER, SESSION_ADMIN or SESSION_DEALER)', {
           secured: false,
         }),
@@ -177,17 +239,21 @@ export const authRoutes = (ctx: AppContext) => {
       },
       {
         auth: { roles: ANY_SESSION },
-        response: { 200: Ok, ...errors(401) },
+        response: { 200: Ok, ...errors() },
         detail: doc('Auth', 'Sign out: revoke the token and clear the cookie'),
       },
     )
     .put('/password', ({ body, brand }) => setAccountPassword(ctx, brand, body), {
       auth: { roles: STAFF_SESSIONS },
-      body: t.Object({ login: Login, password: Password }),
-      response: { 200: t.Object({ login: t.Literal('OK') }), ...errors(400, 401, 403) },
+      body: t.Object(
+        { login: Login, password: t.String({ ...PASSWORD, description: 'the new password' }) },
+        { example: { login: 100002, password: 'new-demo-pass-2' } },
+      ),
+      response: { 200: t.Object({ login: t.Literal('OK') }), ...errors({ 401: ['UPDATE_PASSWORD_ERROR'] }) },
       detail: doc('Auth', "Set a trading account's password (staff)", {
         description:
-          '401 UPDATE_PASSWORD_ERROR when the account does not exist in this brand or the update fails.',
+          '401 UPDATE_PASSWORD_ERROR when the account does not exist in this brand or the update fails. ' +
+          'Every session of the account ends: its tokens stop working at once.',
       }),
     })
 }

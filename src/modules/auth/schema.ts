@@ -16,6 +16,8 @@ export const customers = sqliteTable(
     enabled: integer('enabled').notNull().default(1),
     /** Marketing attribution copied at registration (JSON); filled by the attribution module. */
     attribution: text('attribution'),
+    /** Bumped by a disable or a password change: tokens issued under an older epoch stop working. */
+    sessionEpoch: integer('session_epoch').notNull().default(0),
     createdAt: integer('created_at').notNull(),
   },
   (t) => [uniqueIndex('customers_brand_email').on(t.brandId, t.email)],
@@ -31,6 +33,8 @@ export const staff = sqliteTable(
     name: text('name').notNull().default(''),
     passwordHash: text('password_hash').notNull(),
     enabled: integer('enabled').notNull().default(1),
+    /** Bumped by a disable, a role or a password change: tokens issued under an older epoch stop working. */
+    sessionEpoch: integer('session_epoch').notNull().default(0),
     createdAt: integer('created_at').notNull(),
   },
   (t) => [uniqueIndex('staff_brand_login').on(t.brandId, t.login)],

@@ -1,4 +1,4 @@
-import { and, eq } from 'drizzle-orm'
+import { and, eq, sql } from 'drizzle-orm'
 import type { AppContext } from '../../context'
 import { dummyHash, hashPassword, verifyPassword } from '../../platform/auth/passwords'
 import { type Session, staffRoleSession } from '../../platform/auth/session'
@@ -6,6 +6,7 @@ import type { Brand } from '../../platform/brand/registry'
 import { isUniqueViolation } from '../../platform/db/errors'
 import { ApiError } from '../../platform/errors'
 import { enqueueEvent } from '../../platform/outbox'
+import { consume } from '../../platform/rate-limit'
 import { accounts } from '../accounts/schema'
 import { groupNotFound, requireMargin } from '../accounts/service'
 import { customers, staff } from './schema'
@@ -66,6 +67,7 @@ export async function signInAccount(
     type: 'SESSION_USER',
     brandId: brand.id,
     login: row.login,
+    epoch: row.sessionEpoch,
   })
   return {
     token,
@@ -137,6 +139,7 @@ export async function signInCustomer(
     type: 'SESSION_CUSTOMER',
     brandId: brand.id,
     customerId: row.id,
+    epoch: row.sessionEpoch,
   })
   const logins = await customerAccounts(ctx, brand.id, row.id)
   return {
@@ -172,6 +175,7 @@ export async function signInStaff(
     brandId: brand.id,
     login: row.login,
     staffId: row.id,
+    epoch: row.sessionEpoch,
   })
   return {
     token,
@@ -212,20 +216,38 @@ export type AttributionResolver = (
 export const bodyAttribution: AttributionResolver = async (_ctx, _brand, input) =>
   input.attribution && Object.keys(input.attribution).length ? input.attribution : null
 
-/** POST /customer/register: creates the customer and signs it in. */
+/** The same answer whether the email was new or already registered (no enumeration through registration). */
+export const REGISTRATION_ACCEPTED = {
+  status: 'accepted' as const,
+  message:
+    'Registration accepted. Sign in with POST /customer/sign/in using this email and password. ' +
+    'If the email was registered before, its existing password stays in force.',
+}
+
+/**
+ * POST /customer/register: creates the customer. The answer never tells whether the email existed: both
+ * cases hash the password and attempt the insert, and answer the same body; a duplicate only records a
+ * `customer.registration_attempted` event (the owner can be told out of band). The client then signs in,
+ * which fails for a duplicate exactly as for a wrong password. Limited per client address.
+ */
 export async function registerCustomer(
   ctx: AppContext,
   brand: Brand,
   input: RegistrationInput,
+  meta: { ip: string },
   resolveAttribution: AttributionResolver = bodyAttribution,
 ) {
+  await consume(
+    ctx.store,
+    { name: 'register:ip', max: ctx.config.limits.registerPerHour, windowMs: 3_600_000 },
+    meta.ip,
+  )
   const email = input.email.trim().toLowerCase()
   const attribution = await resolveAttribution(ctx, brand, input)
   const passwordHash = await hashPassword(input.password)
   const now = ctx.clock.now()
-  let row: typeof customers.$inferSelect
   try {
-    row = await ctx.db.transaction(async (tx) => {
+    await ctx.db.transaction(async (tx) => {
       const [c] = await tx
         .insert(customers)
         .values({
@@ -238,24 +260,16 @@ export async function registerCustomer(
           attribution: attribution ? JSON.stringify(attribution) : null,
           createdAt: now,
         })
-        .returning()
+        .returning({ id: customers.id })
       await enqueueEvent(tx, brand.id, 'customer.registered', { customer_id: c.id, attribution }, now)
-      return c
     })
   } catch (e) {
-    if (isUniqueViolation(e))
-      throw new ApiError(409, 'EMAIL_ALREADY_REGISTERED', 'this email is already registered')
-    throw e
+    if (!isUniqueViolation(e)) throw e
+    await ctx.db.transaction((tx) =>
+      enqueueEvent(tx, brand.id, 'customer.registration_attempted', { email }, now),
+    )
   }
-  const { token, session } = await ctx.tokens.issue({
-    type: 'SESSION_CUSTOMER',
-    brandId: brand.id,
-    customerId: row.id,
-  })
-  return {
-    token,
-    body: { ...customerView(row, []), session_type: session.type, expires_at: session.exp, __token: token },
-  }
+  return REGISTRATION_ACCEPTED
 }
 
 export async function customerProfile(ctx: AppContext, brand: Brand, session: Session) {
@@ -276,10 +290,11 @@ export async function setAccountPassword(
   const passwordHash = await hashPassword(input.password)
   let updated: { login: number }[]
   try {
+    // a new password ends every session of the account (its tokens carry the old epoch)
     updated = await ctx.db.transaction((tx) =>
       tx
         .update(accounts)
-        .set({ passwordHash })
+        .set({ passwordHash, sessionEpoch: sql`${accounts.sessionEpoch} + 1` })
         .where(and(eq(accounts.login, input.login), eq(accounts.brandId, brand.id)))
         .returning({ login: accounts.login }),
     )
@@ -288,5 +303,6 @@ export async function setAccountPassword(
   }
   if (updated.length === 0)
     throw new ApiError(401, 'UPDATE_PASSWORD_ERROR', `account ${input.login} not found`)
+  await ctx.accountsRead.invalidateAccount(input.login)
   return { login: 'OK' as const }
 }

@@ -1,14 +1,16 @@
 import { Elysia, t } from 'elysia'
 import type { AppContext } from '../../context'
 import { STAFF_SESSIONS } from '../../platform/auth/session'
+import { MAX_AMOUNT } from '../../platform/limits'
 import { doc, errors } from '../../platform/openapi'
-import { Int, Password, textInput } from '../../platform/schemas'
+import { Id, Int, OneOf, textInput } from '../../platform/schemas'
 import { security } from '../../platform/security'
 import {
   changeAccountSettings,
   createGroup,
   listGroups,
   listOperations,
+  setDefaultWatch,
   updateGroup,
 } from '../accounts/admin'
 import { OPERATIONS, postBalanceOperation } from '../accounts/ledger'
@@ -18,16 +20,25 @@ import { loadAccountView, profileView, requireMargin } from '../accounts/service
 
 const ACCOUNT_ADMINS = { roles: ['SESSION_MANAGER', 'SESSION_ADMIN'] as const }
 const ANY_STAFF = { roles: STAFF_SESSIONS }
-const LoginParam = { login: Int({ minimum: 0 }) }
-const Flag = Int({ minimum: 0, maximum: 1 })
+const LoginParam = { login: Int({ minimum: 0, description: 'account login', example: 100001 }) }
+const Flag = (description: string) => Int({ minimum: 0, maximum: 1, description })
 
-const GroupIdParam = { id: Int({ minimum: 1 }) }
-const GroupName = t.String({ minLength: 1, maxLength: 64, pattern: '^[A-Za-z0-9_\\\\-]+$' })
-const Leverage = Int({ minimum: 1, maximum: 1000 })
+const GroupIdParam = { id: Id('group id (GET /manager/groups)') }
+const GroupName = t.String({
+  minLength: 1,
+  maxLength: 64,
+  pattern: '^[A-Za-z0-9_\\\\-]+$',
+  description: 'group name (letters, digits, _ - and backslash)',
+})
+const Leverage = Int({ minimum: 1, maximum: 1000, description: 'account leverage, 1:N' })
 const GroupSettings = {
-  default_deposit: t.Optional(t.Number({ minimum: 0, description: 'credited to new DEMO accounts' })),
-  margin_call: t.Optional(Int({ minimum: 1, maximum: 10_000, description: 'margin level (%)' })),
-  stop_out: t.Optional(Int({ minimum: 0, maximum: 10_000, description: 'margin level (%)' })),
+  default_deposit: t.Optional(
+    t.Number({ minimum: 0, maximum: MAX_AMOUNT, description: 'balance credited to new DEMO accounts' }),
+  ),
+  margin_call: t.Optional(
+    Int({ minimum: 1, maximum: 10_000, description: 'margin level (%) of the margin call' }),
+  ),
+  stop_out: t.Optional(Int({ minimum: 0, maximum: 10_000, description: 'margin level (%) of the stop-out' })),
 }
 
 const Group = t.Object({
@@ -39,6 +50,9 @@ const Group = t.Object({
   default_deposit: t.Number(),
   margin_call: Int({ description: 'margin level (%) of the margin call' }),
   stop_out: Int({ description: 'margin level (%) of the stop-out' }),
+  default_symbols: t.Array(t.String(), {
+    description: 'market watch a new account of the group starts with',
+  }),
 })
 
 const Operation = t.Object({
@@ -73,24 +87,38 @@ const DEFAULT_REASON = {
   credit_out: 'TR_REASON_CREDIT',
 } as const
 
+const text = (maxLength: number, description: string) => t.Optional(t.String({ maxLength, description }))
+const ACCOUNT_READ = { 400: ['INVALID_MARGIN_LEVEL'], 404: ['ACCOUNT_NOT_FOUND', 'GROUP_NOT_FOUND'] } as const
+
 export const managerRoutes = (ctx: AppContext) =>
   new Elysia({ name: 'manager-routes', seed: ctx.instanceId, prefix: '/manager' })
     .use(security(ctx))
     .get('/groups', ({ brand }) => listGroups(ctx, brand), {
       auth: ANY_STAFF,
-      response: { 200: t.Object({ rows: t.Array(Group) }), ...errors(401, 403) },
+      response: { 200: t.Object({ rows: t.Array(Group) }), ...errors() },
       detail: doc('Manager', 'Groups of the brand'),
     })
     .post('/groups', ({ brand, body }) => createGroup(ctx, brand, body), {
       auth: ACCOUNT_ADMINS,
-      body: t.Object({
-        name: GroupName,
-        account_mode: t.UnionEnum(['REAL', 'DEMO']),
-        currency: t.String({ pattern: '^[A-Z]{3}$', description: 'ISO 4217 code of the account currency' }),
-        leverage: Leverage,
-        ...GroupSettings,
-      }),
-      response: { 200: Group, ...errors(400, 401, 403, 409) },
+      body: t.Object(
+        {
+          name: GroupName,
+          account_mode: OneOf(['REAL', 'DEMO'], { description: 'REAL or DEMO money' }),
+          currency: t.String({ pattern: '^[A-Z]{3}$', description: 'ISO 4217 code of the account currency' }),
+          leverage: Leverage,
+          ...GroupSettings,
+        },
+        {
+          example: {
+            name: 'demo\\GBP',
+            account_mode: 'DEMO',
+            currency: 'GBP',
+            leverage: 100,
+            default_deposit: 10000,
+          },
+        },
+      ),
+      response: { 200: Group, ...errors({ 409: ['GROUP_EXISTS'] }) },
       detail: doc('Manager', 'Create a group of the brand', {
         description:
           'margin_call defaults to 100 and stop_out to 50 (margin levels in %); stop_out must be below margin_call. ' +
@@ -103,14 +131,38 @@ export const managerRoutes = (ctx: AppContext) =>
       ...textInput({ params: GroupIdParam }),
       body: t.Object(
         { name: t.Optional(GroupName), leverage: t.Optional(Leverage), ...GroupSettings },
-        { minProperties: 1 },
+        { minProperties: 1, example: { leverage: 200 } },
       ),
-      response: { 200: Group, ...errors(400, 401, 403, 404, 409) },
+      response: { 200: Group, ...errors({ 404: ['GROUP_NOT_FOUND'], 409: ['GROUP_EXISTS'] }) },
       detail: doc('Manager', 'Change name, leverage, demo deposit, margin call or stop-out of a group', {
         description:
           'Currency and account mode are fixed once accounts exist. 404 GROUP_NOT_FOUND outside the brand.',
       }),
     })
+    .put(
+      '/groups/:id/watch',
+      ({ brand, params, body }) => setDefaultWatch(ctx, brand, params.id, body.symbols),
+      {
+        auth: ACCOUNT_ADMINS,
+        ...textInput({ params: GroupIdParam }),
+        body: t.Object(
+          {
+            symbols: t.Array(t.String({ minLength: 1, maxLength: 32, description: 'symbol name' }), {
+              maxItems: 100,
+              uniqueItems: true,
+              description: 'market watch of new accounts, in display order; each visible to the group',
+            }),
+          },
+          { example: { symbols: ['EURUSD', 'GBPUSD', 'XAUUSD', 'BTCUSD'] } },
+        ),
+        response: { 200: Group, ...errors({ 404: ['GROUP_NOT_FOUND'] }) },
+        detail: doc('Manager', 'Set the market watch new accounts of a group start with', {
+          description:
+            'Accounts opened afterwards get these symbols in their market watch (existing accounts keep theirs). ' +
+            '400 INVALID_DATA names a symbol the group cannot see.',
+        }),
+      },
+    )
     .post(
       '/accounts',
       async ({ brand, session, body }) => {
@@ -125,23 +177,36 @@ export const managerRoutes = (ctx: AppContext) =>
       },
       {
         auth: ACCOUNT_ADMINS,
-        body: t.Object({
-          group: t.String({ minLength: 1, maxLength: 64 }),
-          password: Password,
-          leverage: t.Optional(Int({ minimum: 1, maximum: 1000 })),
-          name: t.Optional(t.String({ maxLength: 128 })),
-          email: t.Optional(t.String({ maxLength: 254 })),
-          phone: t.Optional(t.String({ maxLength: 64 })),
-          country: t.Optional(t.String({ maxLength: 128 })),
-          city: t.Optional(t.String({ maxLength: 128 })),
-          address: t.Optional(t.String({ maxLength: 256 })),
-          zipcode: t.Optional(t.String({ maxLength: 32 })),
-          comment: t.Optional(t.String({ maxLength: 256 })),
-          customer_id: t.Optional(Int({ minimum: 1 })),
-        }),
-        response: { 200: ManagedAccount, ...errors(400, 401, 403, 404) },
+        body: t.Object(
+          {
+            group: t.String({ minLength: 1, maxLength: 64, description: 'group name of the brand' }),
+            password: t.String({ minLength: 6, maxLength: 64, description: 'password of the account' }),
+            leverage: t.Optional(
+              Int({ minimum: 1, maximum: 1000, description: "account leverage, 1:N; default the group's" }),
+            ),
+            name: text(128, 'account holder name'),
+            email: text(254, 'contact email'),
+            phone: text(64, 'phone number'),
+            country: text(128, 'country'),
+            city: text(128, 'city'),
+            address: text(256, 'street address'),
+            zipcode: text(32, 'postal code'),
+            comment: text(256, 'staff comment'),
+            customer_id: t.Optional(Id('owner: a customer of this brand (GET /customer/me shows the id)')),
+          },
+          { example: { group: 'real\\USD', password: 'new-account-1', name: 'New Client', customer_id: 1 } },
+        ),
+        response: {
+          200: ManagedAccount,
+          ...errors({
+            400: ['INVALID_MARGIN_LEVEL'],
+            404: ['GROUP_NOT_FOUND', 'CUSTOMER_NOT_FOUND', 'ACCOUNT_NOT_FOUND'],
+          }),
+        },
         detail: doc('Manager', 'Create a trading account', {
-          description: 'A DEMO group account receives the group default_deposit. 404 GROUP_NOT_FOUND.',
+          description:
+            'A DEMO group account receives the group default_deposit. 404 GROUP_NOT_FOUND; 404 CUSTOMER_NOT_FOUND ' +
+            'when customer_id is not a customer of this brand.',
         }),
       },
     )
@@ -154,7 +219,7 @@ export const managerRoutes = (ctx: AppContext) =>
       {
         auth: ANY_STAFF,
         ...textInput({ params: LoginParam }),
-        response: { 200: ManagedAccount, ...errors(400, 401, 403, 404) },
+        response: { 200: ManagedAccount, ...errors(ACCOUNT_READ) },
         detail: doc('Manager', 'Read an account of the brand'),
       },
     )
@@ -170,17 +235,19 @@ export const managerRoutes = (ctx: AppContext) =>
         ...textInput({ params: LoginParam }),
         body: t.Object(
           {
-            group: t.Optional(t.String({ minLength: 1, maxLength: 64 })),
-            leverage: t.Optional(Int({ minimum: 1, maximum: 1000 })),
-            enable: t.Optional(Flag),
-            enable_read_only: t.Optional(Flag),
-            enable_change_password: t.Optional(Flag),
-            comment: t.Optional(t.String({ maxLength: 256 })),
+            group: t.Optional(t.String({ minLength: 1, maxLength: 64, description: 'move to this group' })),
+            leverage: t.Optional(Leverage),
+            enable: t.Optional(Flag('0 disables the account: its sessions end at once')),
+            enable_read_only: t.Optional(Flag('1: the account may sign in but not trade')),
+            enable_change_password: t.Optional(Flag('1: the account may change its own password')),
+            comment: text(256, 'staff comment'),
           },
-          { minProperties: 1 },
+          { minProperties: 1, example: { enable_read_only: 0, comment: 'verified' } },
         ),
-        response: { 200: ManagedAccount, ...errors(400, 401, 403, 404) },
-        detail: doc('Manager', 'Change group, leverage, enable flags or comment of an account'),
+        response: { 200: ManagedAccount, ...errors(ACCOUNT_READ) },
+        detail: doc('Manager', 'Change group, leverage, enable flags or comment of an account', {
+          description: 'Disabling an account (enable 0) ends every session of it at once.',
+        }),
       },
     )
     .post(
@@ -200,22 +267,46 @@ export const managerRoutes = (ctx: AppContext) =>
       {
         auth: ACCOUNT_ADMINS,
         ...textInput({ params: LoginParam }),
-        body: t.Object({
-          type: t.Union([
-            t.Literal('deposit'),
-            t.Literal('withdrawal'),
-            t.Literal('credit_in'),
-            t.Literal('credit_out'),
-          ]),
-          amount: t.Number({ exclusiveMinimum: 0, description: 'positive, in the account currency' }),
-          reason: t.Optional(t.String({ pattern: '^TR_REASON_[A-Z_]{1,40}$' })),
-          comment: t.Optional(t.String({ maxLength: 256 })),
-          api_data: t.Optional(t.Record(t.String(), t.Unknown())),
-          idempotency_key: t.Optional(t.String({ minLength: 1, maxLength: 128 })),
-        }),
+        body: t.Object(
+          {
+            type: OneOf(['deposit', 'withdrawal', 'credit_in', 'credit_out'], {
+              description: 'deposit / withdrawal move the balance, credit_in / credit_out the credit',
+            }),
+            amount: t.Number({
+              exclusiveMinimum: 0,
+              maximum: MAX_AMOUNT,
+              description: 'positive, in the account currency, at most its decimals',
+            }),
+            reason: t.Optional(
+              t.String({
+                pattern: '^TR_REASON_[A-Z_]{1,40}$',
+                description: 'ledger reason, e.g. TR_REASON_BONUS',
+              }),
+            ),
+            comment: text(256, 'ledger comment'),
+            api_data: t.Optional(
+              t.Record(t.String({ pattern: '^.{1,64}$' }), t.Unknown(), {
+                maxProperties: 50,
+                additionalProperties: false,
+                description: 'machine-readable context kept on the operation',
+              }),
+            ),
+            idempotency_key: t.Optional(
+              t.String({ minLength: 1, maxLength: 128, description: 'a repeat answers the first operation' }),
+            ),
+          },
+          {
+            example: {
+              type: 'deposit',
+              amount: 500,
+              comment: 'bank transfer',
+              idempotency_key: 'wire-2026-001',
+            },
+          },
+        ),
         response: {
           200: t.Object({ operation: Operation, idempotent: t.Boolean() }),
-          ...errors(400, 401, 403, 404),
+          ...errors({ 400: ['NOT_ENOUGH_FUNDS'], 404: ['ACCOUNT_NOT_FOUND'] }),
         },
         detail: doc('Manager', 'Post a balance operation (deposit, withdrawal, credit in/out)', {
           description:
@@ -233,8 +324,10 @@ export const managerRoutes = (ctx: AppContext) =>
         ...textInput({
           params: LoginParam,
           query: {
-            cursor: t.Optional(Int({ minimum: 1 })),
-            limit: t.Optional(Int({ minimum: 1, maximum: 500 })),
+            cursor: t.Optional(Id('next_cursor of the previous page')),
+            limit: t.Optional(
+              Int({ minimum: 1, maximum: 500, description: 'rows per page, default 100', example: 100 }),
+            ),
           },
         }),
         response: {
@@ -243,7 +336,7 @@ export const managerRoutes = (ctx: AppContext) =>
             has_more: t.Boolean(),
             next_cursor: t.Union([Int(), t.Null()]),
           }),
-          ...errors(400, 401, 403, 404),
+          ...errors({ 404: ['ACCOUNT_NOT_FOUND'] }),
         },
         detail: doc('Manager', 'Ledger of an account, newest first (cursor pagination)'),
       },

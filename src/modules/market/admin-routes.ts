@@ -1,8 +1,9 @@
 import { Elysia, type Static, t } from 'elysia'
 import type { AppContext } from '../../context'
 import { STAFF_SESSIONS } from '../../platform/auth/session'
+import { MAX_AMOUNT, MAX_PRICE, MAX_VOLUME } from '../../platform/limits'
 import { doc, errors } from '../../platform/openapi'
-import { Int, Ok, textInput } from '../../platform/schemas'
+import { Id, Int, Ok, textInput } from '../../platform/schemas'
 import { security } from '../../platform/security'
 import {
   createSymbol,
@@ -18,69 +19,109 @@ const ANY_STAFF = { roles: STAFF_SESSIONS }
 const ADMINS = { roles: ['SESSION_ADMIN'] as const }
 const GROUP_ADMINS = { roles: ['SESSION_MANAGER', 'SESSION_ADMIN'] as const }
 
-const SymbolName = t.String({ minLength: 1, maxLength: 32, pattern: '^[A-Za-z0-9._#-]+$' })
-const SecGroup = t.String({ minLength: 1, maxLength: 32, pattern: '^[A-Za-z0-9 _-]+$' })
-const Currency = t.String({ pattern: '^[A-Z]{3,4}$' })
-const Flag = Int({ minimum: 0, maximum: 1 })
-const Interval = t.Object({
-  open_hour: Int({ minimum: 0, maximum: 24 }),
-  open_min: Int({ minimum: 0, maximum: 59 }),
-  close_hour: Int({ minimum: 0, maximum: 24 }),
-  close_min: Int({ minimum: 0, maximum: 59 }),
+const SymbolName = t.String({
+  minLength: 1,
+  maxLength: 32,
+  pattern: '^[A-Za-z0-9._#-]+$',
+  description: 'symbol name',
+  example: 'EURUSD',
 })
-const Day = t.Object({ trade_overnight: Flag, trade: t.Array(Interval, { maxItems: 3 }) })
+const SecGroup = t.String({
+  minLength: 1,
+  maxLength: 32,
+  pattern: '^[A-Za-z0-9 _-]+$',
+  description: 'security group, e.g. Forex',
+  example: 'Forex',
+})
+const Flag = (description: string) => Int({ minimum: 0, maximum: 1, description })
+const Points = (description: string) => Int({ minimum: 0, maximum: 1_000_000, description })
+const Ratio = (description: string) => t.Number({ minimum: 0, maximum: MAX_AMOUNT, description })
+const Interval = t.Object({
+  open_hour: Int({ minimum: 0, maximum: 24, description: 'opening hour (UTC)' }),
+  open_min: Int({ minimum: 0, maximum: 59, description: 'opening minute' }),
+  close_hour: Int({ minimum: 0, maximum: 24, description: 'closing hour (UTC)' }),
+  close_min: Int({ minimum: 0, maximum: 59, description: 'closing minute' }),
+})
+const Day = t.Object({
+  trade_overnight: Flag('1: positions may be held over the day close'),
+  trade: t.Array(Interval, { maxItems: 3, description: 'up to three trading intervals of the day' }),
+})
 
 /** Every settable field of a symbol (spec 2.8 names); required ones are listed in `SymbolCreate`. */
 const symbolFields = {
-  description: t.String({ maxLength: 128 }),
+  description: t.String({ maxLength: 128, description: 'display name, e.g. Euro vs US Dollar' }),
   currency: t.String({ pattern: '^[A-Z0-9]{2,8}$', description: 'base currency or the instrument' }),
-  margin_currency: Currency,
+  margin_currency: t.String({ pattern: '^[A-Z]{3,4}$', description: 'currency the margin is computed in' }),
   quote_currency: t.String({ pattern: '^[A-Z]{3,4}$', description: 'profit currency' }),
   sec_group: t.String({ minLength: 1, maxLength: 32, description: 'security group, e.g. Forex' }),
-  digits: Int({ minimum: 0, maximum: 8 }),
-  tick_size: t.Number({ exclusiveMinimum: 0 }),
-  tick_value: t.Number({ exclusiveMinimum: 0 }),
-  contract_size: Int({ minimum: 1 }),
+  digits: Int({ minimum: 0, maximum: 8, description: 'price decimals' }),
+  tick_size: t.Number({ exclusiveMinimum: 0, maximum: MAX_PRICE, description: 'smallest price change' }),
+  tick_value: t.Number({
+    exclusiveMinimum: 0,
+    maximum: MAX_PRICE,
+    description: 'value of one tick for one lot, in the profit currency',
+  }),
+  contract_size: Int({
+    minimum: 1,
+    maximum: 1_000_000_000,
+    description: 'units of the instrument in one lot',
+  }),
   trade: Int({ minimum: 0, maximum: 2, description: '0 disabled, 1 close only, 2 full access' }),
-  spread: Int({ minimum: 0, description: 'fixed spread in points; 0 keeps the source spread' }),
-  spread_balance: Int(),
-  stops_level: Int({ minimum: 0, description: 'minimum SL/TP distance in points' }),
-  long_only: Flag,
-  exemode: Int({ minimum: 0, maximum: 2 }),
+  spread: Points('fixed spread in points; 0 keeps the source spread'),
+  spread_balance: Int({
+    minimum: -1_000_000,
+    maximum: 1_000_000,
+    description: 'points the spread is shifted towards the ask (+) or the bid (-)',
+  }),
+  stops_level: Points('minimum SL/TP distance from the price, in points'),
+  long_only: Flag('1: sell orders are refused'),
+  exemode: Int({ minimum: 0, maximum: 2, description: '0 request, 1 instant, 2 market execution' }),
   profit_mode: Int({ minimum: 0, maximum: 2, description: '0 forex, 1 CFD, 2 futures' }),
-  gtc_pendings: Flag,
-  swap_enable: Flag,
+  gtc_pendings: Flag('1: pending orders are good till cancelled'),
+  swap_enable: Flag('1: positions are charged swap at rollover'),
   swap_type: Int({ minimum: 0, maximum: 2, description: '0 points, 1 money per lot, 2 interest %' }),
-  swap_long: t.Number(),
-  swap_short: t.Number(),
-  swap_rollover3days: Int({ minimum: 0, maximum: 6, description: 'weekday of the triple swap' }),
+  swap_long: t.Number({
+    minimum: -1e6,
+    maximum: 1e6,
+    description: 'swap of a long position (per swap_type)',
+  }),
+  swap_short: t.Number({
+    minimum: -1e6,
+    maximum: 1e6,
+    description: 'swap of a short position (per swap_type)',
+  }),
+  swap_rollover3days: Int({ minimum: 0, maximum: 6, description: 'weekday of the triple swap (0 Sunday)' }),
   margin_mode: Int({
     minimum: 0,
     maximum: 4,
     description: '0 forex, 1 CFD, 2 futures, 3 CFD index, 4 CFD leverage',
   }),
-  margin_divider: t.Number({ exclusiveMinimum: 0 }),
-  margin_initial: t.Number({ minimum: 0 }),
-  margin_maintenance: t.Number({ minimum: 0 }),
-  margin_hedged: t.Number({ minimum: 0 }),
-  instant_max_volume: Int({ minimum: 0 }),
-  max_volume: Int({ minimum: 0 }),
-  exchange: t.String({ maxLength: 64 }),
-  category: t.String({ maxLength: 64 }),
-  industry: t.String({ maxLength: 64 }),
-  sector: t.String({ maxLength: 64 }),
-  market_cap: t.Number({ minimum: 0 }),
-  shareholders: Int({ minimum: 0 }),
-  ratings: t.Record(t.String(), t.Union([t.Number(), t.String()])),
-  icon: t.String({ maxLength: 512 }),
+  margin_divider: t.Number({ exclusiveMinimum: 0, maximum: 1e6, description: 'margin is divided by it' }),
+  margin_initial: Ratio('initial margin per lot (futures mode); 0 computes it'),
+  margin_maintenance: Ratio('maintenance margin per lot; 0 = initial'),
+  margin_hedged: Ratio('margin of a hedged lot'),
+  instant_max_volume: Int({ minimum: 0, maximum: MAX_VOLUME, description: 'largest instant volume; 0 none' }),
+  max_volume: Int({ minimum: 0, maximum: MAX_VOLUME, description: 'largest order volume; 0 none' }),
+  exchange: t.String({ maxLength: 64, description: 'exchange or venue' }),
+  category: t.String({ maxLength: 64, description: 'category shown to clients' }),
+  industry: t.String({ maxLength: 64, description: 'industry (stocks)' }),
+  sector: t.String({ maxLength: 64, description: 'sector (stocks)' }),
+  market_cap: t.Number({ minimum: 0, maximum: 1e16, description: 'market capitalisation (stocks)' }),
+  shareholders: Int({ minimum: 0, description: 'number of shareholders (stocks)' }),
+  ratings: t.Record(t.String({ pattern: '^.{1,32}$' }), t.Union([t.Number(), t.String({ maxLength: 64 })]), {
+    maxProperties: 20,
+    additionalProperties: false,
+    description: 'analyst ratings, free keys',
+  }),
+  icon: t.String({ maxLength: 512, description: 'icon URL or reference' }),
   sessions: t.Array(Day, {
     minItems: 7,
     maxItems: 7,
     description: '7 days, Sunday first, server time (UTC)',
   }),
-  sim_price: t.Number({ exclusiveMinimum: 0, description: 'simulator start price' }),
+  sim_price: t.Number({ exclusiveMinimum: 0, maximum: MAX_PRICE, description: 'simulator start price' }),
   sim_volatility: t.Number({ minimum: 0, maximum: 5, description: 'simulator annual volatility' }),
-  sim_spread: Int({ minimum: 0, description: 'simulator spread in points' }),
+  sim_spread: Points('simulator spread in points'),
 }
 type Field = keyof typeof symbolFields
 const REQUIRED: Field[] = [
@@ -105,8 +146,36 @@ const optional = (keys: Field[]) =>
     ]),
   ) as { [K in Field]: (typeof symbolFields)[K] | ReturnType<typeof t.Optional> }
 
-const SymbolCreate = t.Object({ symbol: SymbolName, ...optional(REQUIRED) })
-const SymbolPatch = t.Object(optional([]), { minProperties: 1 })
+const WEEK = [
+  { trade_overnight: 1, trade: [{ open_hour: 22, open_min: 0, close_hour: 24, close_min: 0 }] },
+  ...Array.from({ length: 4 }, () => ({
+    trade_overnight: 1,
+    trade: [{ open_hour: 0, open_min: 0, close_hour: 24, close_min: 0 }],
+  })),
+  { trade_overnight: 0, trade: [{ open_hour: 0, open_min: 0, close_hour: 22, close_min: 0 }] },
+  { trade_overnight: 0, trade: [] },
+]
+const SymbolCreate = t.Object(
+  { symbol: SymbolName, ...optional(REQUIRED) },
+  {
+    example: {
+      symbol: 'EURSEK',
+      description: 'Euro vs Swedish Krona',
+      currency: 'EUR',
+      margin_currency: 'EUR',
+      quote_currency: 'SEK',
+      sec_group: 'Forex',
+      digits: 5,
+      tick_size: 0.00001,
+      tick_value: 1,
+      contract_size: 100000,
+      sessions: WEEK,
+      sim_price: 11.45,
+      sim_volatility: 0.08,
+    },
+  },
+)
+const SymbolPatch = t.Object(optional([]), { minProperties: 1, example: { stops_level: 20 } })
 const SymbolAdmin = t.Object(
   { symbol: t.String(), ...symbolFields, updated_time: Int() },
   { title: 'SymbolAdmin', additionalProperties: true },
@@ -117,8 +186,8 @@ const checked = <S extends typeof SymbolAdmin>(p: Promise<Record<string, unknown
 
 const Security = t.Object({
   sec_group: t.String(),
-  show: Flag,
-  trade: Flag,
+  show: Int(),
+  trade: Int(),
   lot_min: Int({ description: 'hundredths of a lot' }),
   lot_max: Int(),
   lot_step: Int(),
@@ -131,21 +200,30 @@ const Security = t.Object({
   comm_agent_lots: Int(),
   comm_tax: t.Number(),
 })
-const SecurityBody = t.Object({
-  show: Flag,
-  trade: Flag,
-  lot_min: Int({ minimum: 1, description: 'hundredths of a lot (100 = 1.00)' }),
-  lot_max: Int({ minimum: 1 }),
-  lot_step: Int({ minimum: 1 }),
-  spread_diff: t.Optional(Int({ minimum: 0 })),
-  comm_base: t.Optional(t.Number({ minimum: 0 })),
-  comm_type: t.Optional(Int({ minimum: 0, maximum: 2 })),
-  comm_lots: t.Optional(Flag),
-  comm_agent: t.Optional(t.Number({ minimum: 0 })),
-  comm_agent_type: t.Optional(Int({ minimum: 0, maximum: 2 })),
-  comm_agent_lots: t.Optional(Flag),
-  comm_tax: t.Optional(t.Number({ minimum: 0, maximum: 100 })),
-})
+const SecurityBody = t.Object(
+  {
+    show: Flag('1: the group sees the security group'),
+    trade: Flag('1: the group may trade it'),
+    lot_min: Int({
+      minimum: 1,
+      maximum: MAX_VOLUME,
+      description: 'smallest volume, hundredths of a lot (100 = 1.00)',
+    }),
+    lot_max: Int({ minimum: 1, maximum: MAX_VOLUME, description: 'largest volume, hundredths of a lot' }),
+    lot_step: Int({ minimum: 1, maximum: MAX_VOLUME, description: 'volume step, hundredths of a lot' }),
+    spread_diff: t.Optional(Points('points added to the symbol spread')),
+    comm_base: t.Optional(
+      t.Number({ minimum: 0, maximum: MAX_AMOUNT, description: 'commission (per comm_type)' }),
+    ),
+    comm_type: t.Optional(Int({ minimum: 0, maximum: 2, description: '0 money, 1 pips, 2 percent' })),
+    comm_lots: t.Optional(Flag('0 per lot, 1 per deal')),
+    comm_agent: t.Optional(t.Number({ minimum: 0, maximum: MAX_AMOUNT, description: 'agent commission' })),
+    comm_agent_type: t.Optional(Int({ minimum: 0, maximum: 2, description: '0 money, 1 pips, 2 percent' })),
+    comm_agent_lots: t.Optional(Flag('0 per lot, 1 per deal')),
+    comm_tax: t.Optional(t.Number({ minimum: 0, maximum: 100, description: 'tax on commission, %' })),
+  },
+  { example: { show: 1, trade: 1, lot_min: 1, lot_max: 10000, lot_step: 1, comm_base: 7, comm_type: 0 } },
+)
 const Override = t.Object({
   symbol: t.String(),
   spread: t.Union([Int(), t.Null()]),
@@ -154,13 +232,24 @@ const Override = t.Object({
 })
 const OverrideBody = t.Object(
   {
-    spread: t.Optional(t.Union([Int({ minimum: 0 }), t.Null()])),
-    spread_balance: t.Optional(t.Union([Int(), t.Null()])),
-    margin_divider: t.Optional(t.Union([t.Number({ exclusiveMinimum: 0 }), t.Null()])),
+    spread: t.Optional(
+      t.Union([Points('fixed spread in points'), t.Null()], { description: 'null: the symbol value' }),
+    ),
+    spread_balance: t.Optional(
+      t.Union([Int({ minimum: -1_000_000, maximum: 1_000_000 }), t.Null()], {
+        description: 'points towards the ask (+) or bid (-); null: the symbol value',
+      }),
+    ),
+    margin_divider: t.Optional(
+      t.Union([t.Number({ exclusiveMinimum: 0, maximum: 1e6 }), t.Null()], {
+        description: 'margin divider; null: the symbol value',
+      }),
+    ),
   },
-  { minProperties: 1 },
+  { minProperties: 1, example: { spread: 15 } },
 )
-const GroupId = { id: Int({ minimum: 1 }) }
+const GroupId = { id: Id('group id (GET /manager/groups)') }
+const GROUP_NOT_FOUND = { 404: ['GROUP_NOT_FOUND'] } as const
 
 /** Staff routes maintaining symbols, group security settings and per-symbol overrides. */
 export const marketAdminRoutes = (ctx: AppContext) =>
@@ -168,13 +257,13 @@ export const marketAdminRoutes = (ctx: AppContext) =>
     .use(security(ctx))
     .get('/symbols', async () => ({ rows: (await listSymbols(ctx)).rows as Static<typeof SymbolAdmin>[] }), {
       auth: ANY_STAFF,
-      response: { 200: t.Object({ rows: t.Array(SymbolAdmin) }), ...errors(401, 403) },
+      response: { 200: t.Object({ rows: t.Array(SymbolAdmin) }), ...errors() },
       detail: doc('Reference data', 'Every symbol with all its settings'),
     })
     .post('/symbols', ({ body }) => checked(createSymbol(ctx, body)), {
       auth: ADMINS,
       body: SymbolCreate,
-      response: { 200: SymbolAdmin, ...errors(400, 401, 403, 409) },
+      response: { 200: SymbolAdmin, ...errors({ 409: ['SYMBOL_EXISTS'] }) },
       detail: doc('Reference data', 'Create a symbol (admin)', {
         description:
           'Symbols are shared by every brand of the deployment; groups decide per brand what is visible and ' +
@@ -184,9 +273,9 @@ export const marketAdminRoutes = (ctx: AppContext) =>
     })
     .patch('/symbols/:symbol', ({ params, body }) => checked(updateSymbol(ctx, params.symbol, body)), {
       auth: ADMINS,
-      params: t.Object({ symbol: SymbolName }),
+      ...textInput({ params: { symbol: SymbolName } }),
       body: SymbolPatch,
-      response: { 200: SymbolAdmin, ...errors(400, 401, 403, 404) },
+      response: { 200: SymbolAdmin, ...errors({ 404: ['SYMBOL_NOT_FOUND'] }) },
       detail: doc('Reference data', 'Change settings of a symbol (admin)', {
         description:
           '404 SYMBOL_NOT_FOUND. Open positions keep their prices; new margin and profit use the change.',
@@ -197,7 +286,7 @@ export const marketAdminRoutes = (ctx: AppContext) =>
       ...textInput({ params: GroupId }),
       response: {
         200: t.Object({ securities: t.Array(Security), overrides: t.Array(Override) }),
-        ...errors(400, 401, 403, 404),
+        ...errors(GROUP_NOT_FOUND),
       },
       detail: doc('Reference data', 'Security settings and symbol overrides of a group'),
     })
@@ -208,7 +297,7 @@ export const marketAdminRoutes = (ctx: AppContext) =>
         auth: GROUP_ADMINS,
         ...textInput({ params: { ...GroupId, sec_group: SecGroup } }),
         body: SecurityBody,
-        response: { 200: Security, ...errors(400, 401, 403, 404) },
+        response: { 200: Security, ...errors(GROUP_NOT_FOUND) },
         detail: doc('Reference data', 'Create or replace the settings of a security group for a group', {
           description:
             'show/trade make the security group visible and tradable; volumes in hundredths of a lot; ' +
@@ -223,7 +312,7 @@ export const marketAdminRoutes = (ctx: AppContext) =>
         auth: GROUP_ADMINS,
         ...textInput({ params: { ...GroupId, symbol: SymbolName } }),
         body: OverrideBody,
-        response: { 200: Override, ...errors(400, 401, 403, 404) },
+        response: { 200: Override, ...errors({ 404: ['GROUP_NOT_FOUND', 'SYMBOL_NOT_FOUND'] }) },
         detail: doc('Reference data', "Create or replace a group's override of a symbol", {
           description: 'spread, spread_balance and margin_divider; null falls back to the symbol value.',
         }),
@@ -235,7 +324,7 @@ export const marketAdminRoutes = (ctx: AppContext) =>
       {
         auth: GROUP_ADMINS,
         ...textInput({ params: { ...GroupId, symbol: SymbolName } }),
-        response: { 200: Ok, ...errors(400, 401, 403, 404) },
+        response: { 200: Ok, ...errors({ 404: ['GROUP_NOT_FOUND', 'OVERRIDE_NOT_FOUND'] }) },
         detail: doc('Reference data', "Remove a group's override of a symbol", {
           description: '404 OVERRIDE_NOT_FOUND when the group has none.',
         }),

@@ -1,9 +1,12 @@
+import { sql } from 'drizzle-orm'
 import type { KeyValueStore } from '../../platform/cache'
 import type { Clock } from '../../platform/clock'
+import type { Db } from '../../platform/db/client'
 import type { Logger } from '../../platform/logger'
 import type { Quote } from '../trading/domain/conversion'
 import type { CandleStore } from './candle-store'
 import type { ReferenceData } from './reference'
+import { lastQuotes } from './schema'
 
 export interface Tick extends Quote {
   symbol: string
@@ -28,8 +31,13 @@ export class QuoteHub {
   private readonly listeners: TickListener[] = []
   private readonly ring: Tick[] = []
   private seq = 0
+  /** Quotes saved by an earlier run (last_quotes): the answer of last resort until ticks arrive. */
+  private readonly saved = new Map<string, Quote>()
+  /** Symbols whose local quote changed since the last save. */
+  private readonly unsaved = new Set<string>()
 
   constructor(
+    private readonly db: Db,
     private readonly store: KeyValueStore,
     private readonly refdata: ReferenceData,
     private readonly candles: CandleStore,
@@ -48,7 +56,7 @@ export class QuoteHub {
 
   /** Synchronous latest quote known to this instance (the hot path of margin and trigger checks). */
   peek(symbol: string): Quote | null {
-    return this.local.get(symbol) ?? this.remote.get(symbol)?.quote ?? null
+    return this.local.get(symbol) ?? this.remote.get(symbol)?.quote ?? this.saved.get(symbol) ?? null
   }
 
   /** Latest quote, from this instance or the shared cache. */
@@ -61,7 +69,33 @@ export class QuoteHub {
     const raw = await this.store.get(quoteKey(symbol))
     const quote = raw ? (JSON.parse(raw) as Quote) : null
     this.remote.set(symbol, { quote, at: now })
-    return quote
+    return quote ?? this.saved.get(symbol) ?? null
+  }
+
+  /**
+   * Loads the quotes a previous run saved, so positions are priced from the first request after a
+   * restart, before any tick (with an in-memory cache the shared quotes are gone with the process).
+   */
+  async loadSaved() {
+    for (const q of await this.db.select().from(lastQuotes))
+      this.saved.set(q.symbol, { bid: q.bid, ask: q.ask, time: q.time })
+  }
+
+  /** Saves the local quotes that changed since the last call (a job every few seconds, and at shutdown). */
+  async saveLatest() {
+    if (this.unsaved.size === 0) return
+    const rows = [...this.unsaved].flatMap((s) => {
+      const q = this.local.get(s)
+      return q ? [[s, q.bid, q.ask, q.time]] : []
+    })
+    this.unsaved.clear()
+    await this.db.transaction((tx) =>
+      tx.run(sql`
+        insert into ${lastQuotes} (symbol, bid, ask, time)
+        select value ->> 0, value ->> 1, value ->> 2, value ->> 3 from json_each(${JSON.stringify(rows)}) where true
+        on conflict (symbol) do update set bid = excluded.bid, ask = excluded.ask, time = excluded.time
+        where excluded.time >= last_quotes.time`),
+    )
   }
 
   private warmedAt = 0
@@ -108,6 +142,7 @@ export class QuoteHub {
         seq: ++this.seq,
       }
       this.local.set(t.symbol, { bid: tick.bid, ask: tick.ask, time: tick.time })
+      this.unsaved.add(t.symbol)
       accepted.push(tick)
       this.ring.push(tick)
       if (this.ring.length > RING) this.ring.splice(0, this.ring.length - RING)

@@ -1,8 +1,7 @@
-import { timingSafeEqual } from 'node:crypto'
 import { Elysia, t } from 'elysia'
 import type { AppContext } from '../../context'
 import { ANY_SESSION, type SessionType } from '../../platform/auth/session'
-import { ApiError } from '../../platform/errors'
+import { MAX_EPOCH_MS, MAX_PRICE } from '../../platform/limits'
 import { doc, errors } from '../../platform/openapi'
 import { Int, Login, textInput } from '../../platform/schemas'
 import { security } from '../../platform/security'
@@ -10,7 +9,14 @@ import { addToWatch, ingestQuotes, removeFromWatch, shortList, symbolDetail, wat
 import { quoteStream } from './stream'
 
 const MARKET: SessionType[] = ['SESSION_USER', 'SESSION_MANAGER', 'SESSION_ADMIN', 'SESSION_DEALER']
-const SymbolName = t.String({ minLength: 1, maxLength: 32, pattern: '^[A-Za-z0-9._#-]+$' })
+const SymbolName = t.String({
+  minLength: 1,
+  maxLength: 32,
+  pattern: '^[A-Za-z0-9._#-]+$',
+  description: 'symbol name, e.g. EURUSD',
+  example: 'EURUSD',
+})
+const OWN_LOGIN = { 403: ['USER_NOT_FOUND_OR_INCORRECT'], 404: ['GROUP_NOT_FOUND'] } as const
 const num = t.Number()
 const int = Int()
 const str = t.String()
@@ -103,22 +109,30 @@ const SymbolDetail = t.Object(
 
 const TickIn = t.Object({
   symbol: SymbolName,
-  bid: t.Number({ exclusiveMinimum: 0 }),
-  ask: t.Number({ exclusiveMinimum: 0 }),
-  time: t.Optional(Int({ minimum: 0, description: 'epoch seconds or milliseconds; default now' })),
+  bid: t.Number({ exclusiveMinimum: 0, maximum: MAX_PRICE, description: 'bid price' }),
+  ask: t.Number({ exclusiveMinimum: 0, maximum: MAX_PRICE, description: 'ask price, >= bid' }),
+  time: t.Optional(
+    Int({
+      minimum: 0,
+      maximum: MAX_EPOCH_MS,
+      description: 'epoch seconds or milliseconds (up to 2100); default now',
+    }),
+  ),
 })
-const IngestBody = t.Object({ ticks: t.Array(TickIn, { minItems: 1, maxItems: 5000 }) })
+const IngestBody = t.Object(
+  {
+    ticks: t.Array(TickIn, {
+      minItems: 1,
+      maxItems: 5000,
+      description: 'quotes of one or more symbols, oldest first',
+    }),
+  },
+  { example: { ticks: [{ symbol: 'EURUSD', bid: 1.0841, ask: 1.0842 }] } },
+)
 const IngestResult = t.Object({
   accepted: int,
   rejected: Int({ description: 'older than the latest tick of the symbol' }),
 })
-
-function feedTokenMatches(expected: string | undefined, given: string | undefined) {
-  if (!expected || !given) return false
-  const a = Buffer.from(expected)
-  const b = Buffer.from(given)
-  return a.length === b.length && timingSafeEqual(a, b)
-}
 
 export const marketRoutes = (ctx: AppContext) =>
   new Elysia({ name: 'market-routes', seed: ctx.instanceId })
@@ -131,10 +145,14 @@ export const marketRoutes = (ctx: AppContext) =>
         ...textInput({
           query: {
             login: Login,
-            prefix: t.String({ maxLength: 32, description: 'symbol prefix; empty for all' }),
+            prefix: t.String({
+              maxLength: 32,
+              description: 'required; only symbols starting with it (case-insensitive); empty for all',
+              example: '',
+            }),
           },
         }),
-        response: { 200: t.Object({ assets: t.Record(t.String(), WatchEntry) }), ...errors(400, 401, 403) },
+        response: { 200: t.Object({ assets: t.Record(t.String(), WatchEntry) }), ...errors(OWN_LOGIN) },
         detail: doc('Market', 'Market watch list of a login', {
           description: 'Served from the shared cache; hidden symbols left out.',
         }),
@@ -145,8 +163,14 @@ export const marketRoutes = (ctx: AppContext) =>
       ({ brand, session, body }) => addToWatch(ctx, brand, session, body.login, body.symbol),
       {
         auth: { roles: MARKET },
-        body: t.Object({ login: Login, symbol: SymbolName }),
-        response: { 200: WatchAdded, ...errors(400, 401, 403, 500) },
+        body: t.Object(
+          { login: Login, symbol: SymbolName },
+          { example: { login: 100001, symbol: 'USDCHF' } },
+        ),
+        response: {
+          200: WatchAdded,
+          ...errors({ ...OWN_LOGIN, 500: ['INVALID_ADD_SYMBOL_TO_MARKET_WATCH'] }),
+        },
         detail: doc('Market', 'Add a symbol to the market watch', {
           description:
             '500 INVALID_ADD_SYMBOL_TO_MARKET_WATCH when the symbol is not available for the group.',
@@ -158,8 +182,14 @@ export const marketRoutes = (ctx: AppContext) =>
       ({ brand, session, body }) => removeFromWatch(ctx, brand, session, body.login, body.symbol),
       {
         auth: { roles: MARKET },
-        body: t.Object({ login: Login, symbol: SymbolName }),
-        response: { 200: t.Object({ data: t.Literal('OK') }), ...errors(400, 401, 403, 500) },
+        body: t.Object(
+          { login: Login, symbol: SymbolName },
+          { example: { login: 100001, symbol: 'USDCHF' } },
+        ),
+        response: {
+          200: t.Object({ data: t.Literal('OK') }),
+          ...errors({ ...OWN_LOGIN, 500: ['INVALID_ADD_SYMBOL_TO_MARKET_WATCH'] }),
+        },
         detail: doc('Market', 'Remove a symbol from the market watch', {
           description: '500 INVALID_ADD_SYMBOL_TO_MARKET_WATCH when it is not in the list.',
         }),
@@ -171,7 +201,10 @@ export const marketRoutes = (ctx: AppContext) =>
       {
         auth: { roles: MARKET },
         ...textInput({ query: { login: Login, symbol: SymbolName } }),
-        response: { 200: SymbolDetail, ...errors(400, 401, 403, 404) },
+        response: {
+          200: SymbolDetail,
+          ...errors({ 403: ['USER_NOT_FOUND_OR_INCORRECT', 'SYMBOL_NOT_ALLOWED'], 404: ['GROUP_NOT_FOUND'] }),
+        },
         detail: doc('Market', "Symbol detail as the login's group sees it", {
           description:
             '403 SYMBOL_NOT_ALLOWED: hidden for the group (or unknown); 403 USER_NOT_FOUND_OR_INCORRECT; 404 GROUP_NOT_FOUND.',
@@ -186,7 +219,7 @@ export const marketRoutes = (ctx: AppContext) =>
           assets: t.Object({ structure: t.Array(str), rows: t.Array(t.Array(t.Union([str, num]))) }),
           groups: t.Array(str, { description: 'security groups; the first is always ALL' }),
         }),
-        ...errors(400, 401, 403, 404),
+        ...errors(OWN_LOGIN),
       },
       detail: doc('Market', "All symbols visible to the login's group, as columns and rows"),
     })
@@ -196,14 +229,21 @@ export const marketRoutes = (ctx: AppContext) =>
         quoteStream(ctx, brand, session, query.symbols, request.headers.get('last-event-id'), request.signal),
       {
         auth: { roles: ANY_SESSION },
-        query: t.Object({
-          symbols: t.String({ minLength: 1, maxLength: 2000, description: 'comma-separated symbols' }),
+        ...textInput({
+          query: {
+            symbols: t.String({
+              minLength: 1,
+              maxLength: 2000,
+              description: 'required: 1 to 100 comma-separated symbol names',
+              example: 'EURUSD,XAUUSD',
+            }),
+          },
         }),
         response: {
           200: t.String({
             description: 'text/event-stream: `event: quote`, `id: <seq>`, data {symbol, bid, ask, time}',
           }),
-          ...errors(400, 401),
+          ...errors(),
         },
         detail: doc('Market', 'Live quotes as Server-Sent Events (resumable with Last-Event-ID)', {
           description:
@@ -214,25 +254,17 @@ export const marketRoutes = (ctx: AppContext) =>
     .post('/market/quotes', ({ body }) => ingestQuotes(ctx, body.ticks), {
       auth: { roles: ['SESSION_DEALER', 'SESSION_ADMIN'] },
       body: IngestBody,
-      response: { 200: IngestResult, ...errors(400, 401, 403) },
+      response: { 200: IngestResult, ...errors() },
       detail: doc('Market', 'Ingest a batch of quotes (dealer or admin session)', {
         description: 'A broker plugs in its own feed here. Triggers, candles and stop-outs run on the batch.',
       }),
     })
-    .post(
-      '/feed/quotes',
-      ({ body, headers }) => {
-        if (!feedTokenMatches(ctx.config.quotes.feedToken, headers['x-feed-token']))
-          throw new ApiError(401, 'UNAUTHORIZED', 'a valid X-Feed-Token is required')
-        return ingestQuotes(ctx, body.ticks)
-      },
-      {
-        brand: true,
-        body: IngestBody,
-        headers: t.Object({ 'x-feed-token': t.Optional(t.String()) }, { additionalProperties: true }),
-        response: { 200: IngestResult, ...errors(400, 401) },
-        detail: doc('Market', 'Ingest a batch of quotes with the feed token (FEED_TOKEN)', {
-          secured: false,
-        }),
-      },
-    )
+    .post('/feed/quotes', ({ body }) => ingestQuotes(ctx, body.ticks), {
+      feed: true,
+      body: IngestBody,
+      response: { 200: IngestResult, ...errors() },
+      detail: doc('Market', 'Ingest a batch of quotes with the feed token (FEED_TOKEN)', {
+        description:
+          'For a price feed process: the header X-Feed-Token carries the token configured in FEED_TOKEN.',
+      }),
+    })

@@ -128,3 +128,15 @@ export const marketWatch = sqliteTable(
   },
   (t) => [primaryKey({ columns: [t.login, t.symbol] })],
 )
+
+/**
+ * The latest quote of each symbol, saved every few seconds and at shutdown: after a restart without a
+ * shared cache the service prices positions from it until the first tick arrives.
+ */
+export const lastQuotes = sqliteTable('last_quotes', {
+  symbol: text('symbol').primaryKey(),
+  bid: real('bid').notNull(),
+  ask: real('ask').notNull(),
+  /** Epoch milliseconds of the quote. */
+  time: integer('time').notNull(),
+})

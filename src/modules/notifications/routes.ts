@@ -1,7 +1,7 @@
 import { Elysia, t } from 'elysia'
 import type { AppContext } from '../../context'
 import { doc, errors } from '../../platform/openapi'
-import { Int, Login, textInput } from '../../platform/schemas'
+import { Id, Int, OneOf, textInput } from '../../platform/schemas'
 import { security } from '../../platform/security'
 import {
   NOTIFICATION_LEVELS,
@@ -38,11 +38,12 @@ export const notificationRoutes = (ctx: AppContext) =>
       auth: USER_ONLY,
       ...textInput({
         query: {
-          limit: Int({ minimum: 1, maximum: 500 }),
-          offset: Int({ minimum: 0 }),
+          limit: Int({ minimum: 1, maximum: 500, description: 'rows to return (1..500)', example: 50 }),
+          offset: Int({ minimum: 0, maximum: 1_000_000, description: 'rows to skip', example: 0 }),
           filter: t.String({
             maxLength: 128,
             description: 'text matched in the message title or body; empty for all',
+            example: '',
           }),
         },
       }),
@@ -51,7 +52,7 @@ export const notificationRoutes = (ctx: AppContext) =>
           structure: t.Array(t.String(), { description: `always ${STRUCTURE.join(', ')}` }),
           rows: t.Array(Row),
         }),
-        ...errors(400, 401, 403),
+        ...errors(),
       },
       detail: doc('Notifications', "Notifications of the session's login, newest first", {
         description:
@@ -63,11 +64,19 @@ export const notificationRoutes = (ctx: AppContext) =>
     })
     .put('/notify/read', ({ brand, session, body }) => markRead(ctx, brand, session, body), {
       auth: USER_ONLY,
-      body: t.Object({
-        ids: t.Optional(t.Array(Int({ minimum: 1 }), { maxItems: 500 })),
-        all: t.Optional(t.Boolean()),
-      }),
-      response: { 200: t.Object({ data: t.Literal('OK'), updated: Int() }), ...errors(400, 401, 403) },
+      body: t.Object(
+        {
+          ids: t.Optional(
+            t.Array(Id('notification id'), {
+              maxItems: 500,
+              description: 'ids of notifications to mark read',
+            }),
+          ),
+          all: t.Optional(t.Boolean({ description: 'true marks every notification of the login read' })),
+        },
+        { example: { all: true } },
+      ),
+      response: { 200: t.Object({ data: t.Literal('OK'), updated: Int() }), ...errors() },
       detail: doc('Notifications', 'Mark notifications read', {
         description:
           'The given ids of the login, or all of them with `all: true`; sets status 1 and open_time.',
@@ -75,15 +84,20 @@ export const notificationRoutes = (ctx: AppContext) =>
     })
     .post('/manager/notify', ({ brand, body }) => sendNotification(ctx, brand, body), {
       auth: STAFF_WRITERS,
-      body: t.Object({
-        login: t.Union([Login, t.Literal(0)], {
-          description: 'account login of the brand; 0 for a broadcast',
-        }),
-        title: t.String({ minLength: 1, maxLength: 120 }),
-        body: t.String({ minLength: 1, maxLength: 2000 }),
-        level: t.Optional(t.UnionEnum([...NOTIFICATION_LEVELS])),
-      }),
-      response: { 200: t.Object({ id: Int() }), ...errors(400, 401, 403, 404) },
+      body: t.Object(
+        {
+          login: Int({
+            minimum: 0,
+            description: 'account login of the brand; 0 for a broadcast',
+            example: 100001,
+          }),
+          title: t.String({ minLength: 1, maxLength: 120, description: 'headline' }),
+          body: t.String({ minLength: 1, maxLength: 2000, description: 'message text' }),
+          level: t.Optional(OneOf(NOTIFICATION_LEVELS, { description: 'default info' })),
+        },
+        { example: { login: 100001, title: 'Welcome', body: 'Your account is ready.', level: 'info' } },
+      ),
+      response: { 200: t.Object({ id: Int() }), ...errors({ 404: ['ACCOUNT_NOT_FOUND'] }) },
       detail: doc('Notifications', 'Send a notification to a login or broadcast it (staff)', {
         description: 'token staff.message, type system. 404 ACCOUNT_NOT_FOUND for a login outside the brand.',
       }),

@@ -1,8 +1,9 @@
 import { Elysia, t } from 'elysia'
 import type { AppContext } from '../../context'
+import { announcesBody } from '../../platform/body'
 import { invalid } from '../../platform/errors'
 import { doc, errors } from '../../platform/openapi'
-import { Int, Login, Ok, textInput } from '../../platform/schemas'
+import { Id, Int, Login, Ok, textInput } from '../../platform/schemas'
 import { security } from '../../platform/security'
 import { addScript, deleteScript, listScripts, updateScript } from './service'
 
@@ -23,20 +24,32 @@ const Script = t.Object(
 )
 const fields = {
   login: Login,
-  name: t.String({ minLength: 1, maxLength: 64 }),
+  name: t.String({ minLength: 1, maxLength: 64, description: 'script name shown in the terminal' }),
   script: t.String({
     minLength: 1,
+    // characters here; the service holds the source to MAX_SOURCE bytes of UTF-8
     maxLength: MAX_SOURCE,
-    description: `source text, at most ${MAX_SOURCE} characters`,
+    description: `source text, at most ${MAX_SOURCE} bytes of UTF-8`,
   }),
-  autostart: t.Optional(Int({ minimum: 0, maximum: 1 })),
-  type: t.Optional(t.String({ description: 'ignored: scripts are always private' })),
+  autostart: t.Optional(
+    Int({ minimum: 0, maximum: 1, description: '1 starts the script with the terminal' }),
+  ),
+  type: t.Optional(t.String({ maxLength: 32, description: 'ignored: scripts are always private' })),
 }
+const EXAMPLE = { login: 100001, name: 'MA cross', script: 'input int fast = 9;', autostart: 0 }
 
-/** GET /scripts takes the login from a JSON body, or from the query when a client cannot send one. */
+/**
+ * GET /scripts takes the login from a JSON body, or from the query when a client cannot send one.
+ * Fetch-standard servers (Bun.serve, Workers) drop the body of a GET before the app sees it: a request
+ * that announced one is told to use the query instead of being answered as if it had sent nothing.
+ */
 async function loginOf(request: Request, query: { login?: number }) {
   if (query.login !== undefined) return query.login
   const text = await request.text().catch(() => '')
+  if (!text && announcesBody(request))
+    throw invalid(
+      'login: this server cannot read the body of a GET request (HTTP servers built on the Fetch standard drop it); send login as the query parameter: GET /scripts?login=<login>',
+    )
   let body: unknown
   try {
     body = text ? JSON.parse(text) : undefined
@@ -44,7 +57,7 @@ async function loginOf(request: Request, query: { login?: number }) {
     throw invalid('body: malformed JSON')
   }
   const login = (body as { login?: unknown } | undefined)?.login
-  if (typeof login !== 'number' || !Number.isInteger(login) || login < 0)
+  if (typeof login !== 'number' || !Number.isSafeInteger(login) || login < 0)
     throw invalid('login: required, an integer, in the JSON body or the query')
   return login
 }
@@ -59,19 +72,20 @@ export const scriptRoutes = (ctx: AppContext) =>
       {
         auth: ROLES,
         ...textInput({ query: { login: t.Optional(Login) } }),
-        response: { 200: t.Object({ rows: t.Array(Script) }), ...errors(400, 401, 403) },
+        response: { 200: t.Object({ rows: t.Array(Script) }), ...errors() },
         detail: doc('Scripts', 'Scripts of a login', {
           description:
-            'login in a JSON body ({"login": 100001}) or, for clients that cannot send a body with GET, as the ' +
-            'query parameter login. A user session reads its own login; staff any login of the brand. ' +
-            '400 INVALID_DATA for a missing login or one the session may not see.',
+            'The login as the query parameter `login` (portable), or in a JSON body ({"login": 100001}) where the ' +
+            'transport delivers GET bodies (HTTP servers built on the Fetch standard, this one included, drop ' +
+            'them: such a request answers 400 INVALID_DATA saying so). A user session reads its own login; ' +
+            'staff any login of the brand. 400 INVALID_DATA for a missing login or one the session may not see.',
         }),
       },
     )
     .post('/script', ({ brand, session, body }) => addScript(ctx, brand, session, body), {
       auth: ROLES,
-      body: t.Object(fields),
-      response: { 200: Ok, ...errors(400, 401, 403, 500) },
+      body: t.Object(fields, { example: EXAMPLE }),
+      response: { 200: Ok, ...errors({ 500: ['INVALID_ADD_SCRIPT'] }) },
       detail: doc('Scripts', 'Add a script', {
         description:
           'type is forced to private; autostart defaults to 0. The new id is not returned (list the scripts). ' +
@@ -80,8 +94,8 @@ export const scriptRoutes = (ctx: AppContext) =>
     })
     .put('/script', ({ brand, session, body }) => updateScript(ctx, brand, session, body), {
       auth: ROLES,
-      body: t.Object({ id: Int({ minimum: 1 }), ...fields }),
-      response: { 200: Ok, ...errors(400, 401, 403, 500) },
+      body: t.Object({ id: Id('script id (GET /scripts)'), ...fields }, { example: { id: 1, ...EXAMPLE } }),
+      response: { 200: Ok, ...errors({ 500: ['INVALID_UPDATE_SCRIPT'] }) },
       detail: doc('Scripts', 'Replace name and source of a script', {
         description:
           'autostart omitted keeps the current value. 500 INVALID_UPDATE_SCRIPT: no such script of the login.',
@@ -89,8 +103,11 @@ export const scriptRoutes = (ctx: AppContext) =>
     })
     .delete('/script', ({ brand, session, body }) => deleteScript(ctx, brand, session, body), {
       auth: ROLES,
-      body: t.Object({ id: Int({ minimum: 1 }), login: Login }),
-      response: { 200: Ok, ...errors(400, 401, 403, 404) },
+      body: t.Object(
+        { id: Id('script id (GET /scripts)'), login: Login },
+        { example: { id: 1, login: 100001 } },
+      ),
+      response: { 200: Ok, ...errors({ 404: ['SCRIPT_NOT_FOUND'] }) },
       detail: doc('Scripts', 'Delete a script', {
         description: '404 SCRIPT_NOT_FOUND: no such script of the login.',
       }),

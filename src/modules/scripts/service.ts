@@ -42,6 +42,14 @@ export async function listScripts(ctx: AppContext, brand: Brand, session: Sessio
   return { rows: rows.map(view) }
 }
 
+/** Source text a script may hold, in bytes of UTF-8 (a character can take up to four). */
+export const MAX_SOURCE_BYTES = 65_536
+
+function checkSource(script: string) {
+  const bytes = Buffer.byteLength(script, 'utf8')
+  if (bytes > MAX_SOURCE_BYTES) throw invalid(`script: ${bytes} bytes of UTF-8; at most ${MAX_SOURCE_BYTES}`)
+}
+
 export interface ScriptInput {
   login: number
   name: string
@@ -50,6 +58,7 @@ export interface ScriptInput {
 }
 
 export async function addScript(ctx: AppContext, brand: Brand, session: Session, input: ScriptInput) {
+  checkSource(input.script)
   const fail = (m: string) => new ApiError(500, 'INVALID_ADD_SCRIPT', m)
   const login = await scriptLogin(ctx, brand, session, input.login, () =>
     fail('login not found for this session'),
@@ -78,6 +87,7 @@ export async function updateScript(
   session: Session,
   input: ScriptInput & { id: number },
 ) {
+  checkSource(input.script)
   const fail = (m: string) => new ApiError(500, 'INVALID_UPDATE_SCRIPT', m)
   const login = await scriptLogin(ctx, brand, session, input.login, () =>
     fail('login not found for this session'),

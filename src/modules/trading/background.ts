@@ -6,6 +6,7 @@ import { QuoteSimulator } from '../market/simulator-source'
  * other instances), price alerts (loaded, expired on time), the daily swap rollover and, when configured, the quote simulator.
  */
 export async function startTradingLoops(ctx: AppContext) {
+  await ctx.quotes.loadSaved()
   await ctx.engine.resync()
   await ctx.alerts.load()
   const timers: ReturnType<typeof setInterval>[] = []
@@ -37,6 +38,12 @@ export async function startTradingLoops(ctx: AppContext) {
       60_000,
     ),
   )
+  timers.push(
+    setInterval(
+      safely('quote snapshot', () => ctx.quotes.saveLatest()),
+      5000,
+    ),
+  )
   let simulator: QuoteSimulator | null = null
   if (ctx.config.quotes.simulator) {
     simulator = new QuoteSimulator(
@@ -55,6 +62,7 @@ export async function startTradingLoops(ctx: AppContext) {
       for (const t of timers) clearInterval(t)
       simulator?.stop()
       await ctx.candles.flush()
+      await ctx.quotes.saveLatest()
     },
   }
 }

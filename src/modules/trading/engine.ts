@@ -1,5 +1,6 @@
 import { and, eq, gt, inArray, lte, ne, type SQL } from 'drizzle-orm'
 import type { AppContext } from '../../context'
+import { readSkippingBadRows } from '../../platform/db/tolerant'
 import { enqueueEvent } from '../../platform/outbox'
 import { roundToMinor } from '../accounts/domain/money'
 import { accounts } from '../accounts/schema'
@@ -128,7 +129,14 @@ export class TriggerEngine {
         .innerJoin(accounts, eq(accounts.login, orders.login))
         .where(where)
     let rows: { order: OrderRow; groupId: number }[]
-    if (this.syncedUpTo === 0) rows = await full(inArray(orders.state, ['open', 'pending']))
+    const active = inArray(orders.state, ['open', 'pending'])
+    if (this.syncedUpTo === 0)
+      rows = await readSkippingBadRows(this.ctx.logger, 'resting orders', {
+        all: () => full(active),
+        keys: async () =>
+          (await this.ctx.db.select({ t: orders.ticket }).from(orders).where(active)).map((r) => r.t),
+        one: (ticket) => full(eq(orders.ticket, ticket)),
+      })
     else {
       const since = this.syncedUpTo - RESYNC_OVERLAP_MS
       const changed: { ticket: number; updatedAt: number }[] = []

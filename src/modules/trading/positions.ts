@@ -2,11 +2,15 @@ import { and, eq, inArray, sql } from 'drizzle-orm'
 import type { KeyValueStore } from '../../platform/cache'
 import { JsonCache } from '../../platform/cache/json-cache'
 import type { Db } from '../../platform/db/client'
+import { readSkippingBadRows } from '../../platform/db/tolerant'
+import type { Logger } from '../../platform/logger'
 import type { Holding } from './domain/holdings'
 import { holdingsOf } from './holdings-table'
 import { orders } from './schema'
 
 export type OrderRow = typeof orders.$inferSelect
+
+const ACTIVE = inArray(orders.state, ['open', 'pending'])
 
 const listKey = (login: number) => `pos:v1:${login}`
 const holdingsKey = (login: number) => `hold:v1:${login}`
@@ -23,18 +27,31 @@ export class PositionReadModel {
   constructor(
     private readonly db: Db,
     store: KeyValueStore,
+    private readonly logger: Logger,
   ) {
     this.cache = new JsonCache(store, 30_000)
     this.stmt = db
       .select()
       .from(orders)
-      .where(and(eq(orders.login, sql.placeholder('login')), inArray(orders.state, ['open', 'pending'])))
+      .where(and(eq(orders.login, sql.placeholder('login')), ACTIVE))
       .orderBy(orders.ticket)
       .prepare()
   }
 
   async active(login: number): Promise<OrderRow[]> {
-    return (await this.cache.get(listKey(login), () => this.stmt.execute({ login }))) ?? []
+    const load = () =>
+      readSkippingBadRows(this.logger, `active orders of ${login}`, {
+        all: () => this.stmt.execute({ login }),
+        keys: async () =>
+          (
+            await this.db
+              .select({ t: orders.ticket })
+              .from(orders)
+              .where(and(eq(orders.login, login), ACTIVE))
+          ).map((r) => r.t),
+        one: (ticket) => this.db.select().from(orders).where(eq(orders.ticket, ticket)),
+      })
+    return (await this.cache.get(listKey(login), load)) ?? []
   }
 
   async open(login: number): Promise<OrderRow[]> {

@@ -1,15 +1,17 @@
 import { Elysia, t } from 'elysia'
 import type { AppContext } from '../../context'
 import type { SessionType } from '../../platform/auth/session'
+import { MAX_PRICE, MAX_VOLUME } from '../../platform/limits'
 import { doc, errors } from '../../platform/openapi'
-import { Int, Login, textInput } from '../../platform/schemas'
+import { EpochSeconds, Id, Int, Login, textInput } from '../../platform/schemas'
 import { security } from '../../platform/security'
 import { cancelOrder, closeGroup, closeOrder, history, listActive, modifyOrder, openOrder } from './service'
 
 const TRADERS: SessionType[] = ['SESSION_USER', 'SESSION_MANAGER', 'SESSION_ADMIN', 'SESSION_DEALER']
 const denied = { status: 401, code: 'PERMISSION_DENIED' }
-const price = t.Number({ minimum: 0 })
-const Ticket = Int({ minimum: 1, description: 'order ticket' })
+const price = (description: string) => t.Number({ minimum: 0, maximum: MAX_PRICE, description })
+const Ticket = Id('order ticket (from POST /trade/open or GET /trade/list)', 1)
+const OWN_LOGIN = { 403: ['USER_NOT_FOUND'], 404: ['GROUP_NOT_FOUND'] } as const
 
 export const Order = t.Object(
   {
@@ -34,39 +36,46 @@ export const Order = t.Object(
       description: 'current close price of a position; close price of a closed trade',
     }),
     close_time: Int({ description: 'epoch seconds, 0 while active' }),
-    close_reason: t.String({ description: 'client, sl, tp, stopout, group_close, expiration, no_money' }),
+    close_reason: t.String({
+      description:
+        'client, sl, tp, stopout, group_close, expiration, no_money, invalid (repaired by an upgrade)',
+    }),
     comment: t.String(),
     parent: Int({ description: 'for the closed part of a partial close: the ticket it came from' }),
   },
   { title: 'Order' },
 )
 
-const OpenBody = t.Object({
-  login: Login,
-  cmd: Int({
-    minimum: 0,
-    maximum: 5,
-    description: '0 BUY, 1 SELL, 2 BUY_LIMIT, 3 SELL_LIMIT, 4 BUY_STOP, 5 SELL_STOP',
-  }),
-  volume: Int({
-    minimum: 1,
-    description: 'hundredths of a lot; within lot_min/lot_max/lot_step of the group',
-  }),
-  symbol: t.String({ minLength: 1, maxLength: 32 }),
-  sl: price,
-  tp: price,
-  open_price: t.Optional(
-    t.Number({
-      exclusiveMinimum: 0,
-      description: 'required for pending orders (cmd 2-5); ignored for market orders',
+const OpenBody = t.Object(
+  {
+    login: Login,
+    cmd: Int({
+      minimum: 0,
+      maximum: 5,
+      description: '0 BUY, 1 SELL, 2 BUY_LIMIT, 3 SELL_LIMIT, 4 BUY_STOP, 5 SELL_STOP',
     }),
-  ),
-  open_time: t.Optional(
-    Int({ minimum: 0, description: 'accepted for compatibility; the server sets the open time' }),
-  ),
-  expiration: t.Optional(Int({ minimum: 0, description: 'pending orders: epoch seconds, 0 = none' })),
-  comment: t.Optional(t.String({ maxLength: 64 })),
-})
+    volume: Int({
+      minimum: 1,
+      maximum: MAX_VOLUME,
+      description: 'hundredths of a lot (10 = 0.10 lot); within lot_min/lot_max/lot_step of the group',
+    }),
+    symbol: t.String({ minLength: 1, maxLength: 32, description: 'symbol name, e.g. EURUSD' }),
+    sl: price('stop loss price; 0 for none'),
+    tp: price('take profit price; 0 for none'),
+    open_price: t.Optional(
+      t.Number({
+        exclusiveMinimum: 0,
+        maximum: MAX_PRICE,
+        description: 'required for pending orders (cmd 2-5); ignored for market orders',
+      }),
+    ),
+    open_time: t.Optional(EpochSeconds('accepted for compatibility; the server sets the open time')),
+    expiration: t.Optional(EpochSeconds('pending orders: when the order expires; 0 = good till cancelled')),
+    comment: t.Optional(t.String({ maxLength: 64, description: 'free text kept on the order' })),
+  },
+  // a crypto CFD trades every day of the week, so the example works whenever it is tried
+  { example: { login: 100001, cmd: 0, volume: 10, symbol: 'BTCUSD', sl: 0, tp: 0, comment: 'first trade' } },
+)
 
 const Ok = t.Object({ data: t.Literal('OK') })
 
@@ -78,7 +87,7 @@ export const tradingRoutes = (ctx: AppContext) =>
       body: OpenBody,
       response: {
         200: t.Object({ order: Int({ description: 'the new ticket' }), trade: Order }),
-        ...errors(400, 401, 403, 404, 500),
+        ...errors({ ...OWN_LOGIN, 500: ['OPEN_ORDER_ERROR'] }),
       },
       detail: doc('Trading', 'Open a market position or place a pending order', {
         description:
@@ -87,10 +96,17 @@ export const tradingRoutes = (ctx: AppContext) =>
     })
     .put('/modify', ({ brand, session, body }) => modifyOrder(ctx, brand, session, body), {
       auth: { roles: ['SESSION_USER'], denied },
-      body: t.Object({ order: Ticket, sl: price, tp: price }),
+      body: t.Object(
+        {
+          order: Ticket,
+          sl: price('new stop loss; 0 removes it'),
+          tp: price('new take profit; 0 removes it'),
+        },
+        { example: { order: 1, sl: 0, tp: 0 } },
+      ),
       response: {
         200: t.Object({ data: t.Literal('OK'), trade: Order }),
-        ...errors(400, 401, 403, 404, 500),
+        ...errors({ 403: ['MODIFY_TRADE_ERROR'], 404: ['MODIFY_TRADE_ERROR'], 500: ['INCORRECT_SL_TP'] }),
       },
       detail: doc('Trading', 'Change SL and TP of a position or pending order', {
         description:
@@ -99,14 +115,23 @@ export const tradingRoutes = (ctx: AppContext) =>
     })
     .delete('/close', ({ brand, session, body }) => closeOrder(ctx, brand, session, body), {
       auth: { roles: TRADERS, denied },
-      body: t.Object({
-        order: Ticket,
-        volume: t.Optional(
-          Int({ minimum: 1, description: 'hundredths of a lot; absent = the whole position' }),
-        ),
-        comment: t.Optional(t.String({ maxLength: 64 })),
-      }),
-      response: { 200: Ok, ...errors(400, 401, 404, 500) },
+      body: t.Object(
+        {
+          order: Ticket,
+          volume: t.Optional(
+            Int({
+              minimum: 1,
+              maximum: MAX_VOLUME,
+              description: 'hundredths of a lot to close; absent = the whole position',
+            }),
+          ),
+          comment: t.Optional(
+            t.String({ maxLength: 64, description: 'replaces the comment of the closed part' }),
+          ),
+        },
+        { example: { order: 1 } },
+      ),
+      response: { 200: Ok, ...errors({ 404: ['TRADE_ERROR'], 500: ['TRADE_ERROR'] }) },
       detail: doc('Trading', 'Close a position, fully or partially, at the current quote', {
         description:
           'The close price is the group quote (BUY closes at bid, SELL at ask). 404 TRADE_ERROR: no such open position; 500 TRADE_ERROR: the close failed (market closed, invalid volume).',
@@ -114,21 +139,24 @@ export const tradingRoutes = (ctx: AppContext) =>
     })
     .delete('/close/group', ({ brand, session, body }) => closeGroup(ctx, brand, session, body), {
       auth: { roles: TRADERS, denied },
-      body: t.Object({
-        login: Login,
-        type: Int({
-          minimum: -1,
-          maximum: 1,
-          description: '0 all, 1 only profit > 0, -1 only profit < 0',
-        }),
-        symbol: t.Optional(t.String({ minLength: 1, maxLength: 32 })),
-        comment: t.Optional(
-          t.String({ maxLength: 64, description: 'when given, closed orders get the comment GROUP_CLOSE' }),
-        ),
-      }),
+      body: t.Object(
+        {
+          login: Login,
+          type: Int({
+            minimum: -1,
+            maximum: 1,
+            description: '0 all, 1 only profit > 0, -1 only profit < 0',
+          }),
+          symbol: t.Optional(t.String({ minLength: 1, maxLength: 32, description: 'only this symbol' })),
+          comment: t.Optional(
+            t.String({ maxLength: 64, description: 'when given, closed orders get the comment GROUP_CLOSE' }),
+          ),
+        },
+        { example: { login: 100001, type: 0 } },
+      ),
       response: {
         200: t.Object({ data: t.Literal('OK'), closed: Int({ description: 'positions closed' }) }),
-        ...errors(400, 401, 403),
+        ...errors(OWN_LOGIN),
       },
       detail: doc('Trading', 'Close many positions of a login', {
         description: 'Positions that fail the close check are skipped silently; the batch still answers 200.',
@@ -136,8 +164,11 @@ export const tradingRoutes = (ctx: AppContext) =>
     })
     .delete('/cancel', ({ brand, session, body }) => cancelOrder(ctx, brand, session, body), {
       auth: { roles: TRADERS, denied },
-      body: t.Object({ order: Ticket }),
-      response: { 200: t.Object({ data: t.Literal('ok') }), ...errors(400, 401) },
+      body: t.Object({ order: Ticket }, { example: { order: 1 } }),
+      response: {
+        200: t.Object({ data: t.Literal('ok') }),
+        ...errors({ 401: ['CANCEL_PENDING_TRADE_ERROR'] }),
+      },
       detail: doc('Trading', 'Cancel a pending order', {
         description: '401 CANCEL_PENDING_TRADE_ERROR with the reason (not found, not pending).',
       }),
@@ -147,7 +178,7 @@ export const tradingRoutes = (ctx: AppContext) =>
       ...textInput({ query: { login: Login } }),
       response: {
         200: t.Object({ positions: t.Array(Order), orders: t.Array(Order) }),
-        ...errors(400, 401, 403),
+        ...errors(OWN_LOGIN),
       },
       detail: doc('Trading', 'Open positions (live profit) and pending orders of a login'),
     })
@@ -156,15 +187,19 @@ export const tradingRoutes = (ctx: AppContext) =>
       ...textInput({
         query: {
           login: Login,
-          from: t.Optional(Int({ minimum: 0, description: 'close time >= from (epoch seconds)' })),
-          to: t.Optional(Int({ minimum: 0, description: 'close time < to (epoch seconds)' })),
-          limit: t.Optional(Int({ minimum: 1, maximum: 1000, description: 'default 100' })),
-          cursor: t.Optional(t.String({ maxLength: 64, description: 'next_cursor of the previous page' })),
+          from: t.Optional(EpochSeconds('close time >= from')),
+          to: t.Optional(EpochSeconds('close time < to')),
+          limit: t.Optional(
+            Int({ minimum: 1, maximum: 1000, description: 'rows per page, default 100', example: 100 }),
+          ),
+          cursor: t.Optional(
+            t.String({ pattern: '^\\d{1,15}\\.\\d{1,15}$', description: 'next_cursor of the previous page' }),
+          ),
         },
       }),
       response: {
         200: t.Object({ rows: t.Array(Order), next_cursor: t.Union([t.String(), t.Null()]) }),
-        ...errors(400, 401, 403),
+        ...errors(OWN_LOGIN),
       },
       detail: doc('Trading', 'Closed, cancelled and expired orders of a login, newest first'),
     })

@@ -2,6 +2,7 @@ import { and, desc, eq, gte, lt, or, sql } from 'drizzle-orm'
 import type { AppContext } from '../../context'
 import type { Session } from '../../platform/auth/session'
 import type { Brand } from '../../platform/brand/registry'
+import { readOrNothing, readSkippingBadRows } from '../../platform/db/tolerant'
 import { ApiError, invalid } from '../../platform/errors'
 import { enqueueEvent } from '../../platform/outbox'
 import { roundToMinor } from '../accounts/domain/money'
@@ -130,10 +131,12 @@ export async function openOrder(ctx: AppContext, brand: Brand, session: Session,
 
 /** An order of the brand that the session may touch; `hidden` for another brand, `foreign` for another login. */
 async function sessionOrder(ctx: AppContext, brand: Brand, session: Session, ticket: number) {
-  const [o] = await ctx.db
-    .select()
-    .from(orders)
-    .where(and(eq(orders.ticket, ticket), eq(orders.brandId, brand.id)))
+  const [o] = await readOrNothing(ctx.logger, `order ${ticket}`, () =>
+    ctx.db
+      .select()
+      .from(orders)
+      .where(and(eq(orders.ticket, ticket), eq(orders.brandId, brand.id))),
+  )
   if (!o) return { kind: 'hidden' as const }
   if (session.type === 'SESSION_USER' && o.login !== session.login) return { kind: 'foreign' as const }
   return { kind: 'ok' as const, order: o }
@@ -340,27 +343,40 @@ export async function history(
     if (!m) throw invalid('cursor: not a cursor returned by this route')
     after = { time: Number(m[1]), ticket: Number(m[2]) }
   }
-  const rows = await ctx.db
-    .select()
-    .from(orders)
-    .where(
-      and(
-        eq(orders.login, account.login),
-        eq(orders.brandId, brand.id),
-        // Literal, so SQLite can use the partial history index.
-        sql`${orders.state} in ('closed', 'cancelled', 'expired')`,
-        q.from !== undefined ? gte(orders.closeTime, q.from * 1000) : undefined,
-        q.to !== undefined ? lt(orders.closeTime, q.to * 1000) : undefined,
-        after
-          ? or(
-              lt(orders.closeTime, after.time),
-              and(eq(orders.closeTime, after.time), lt(orders.ticket, after.ticket)),
-            )
-          : undefined,
-      ),
-    )
-    .orderBy(desc(orders.closeTime), desc(orders.ticket))
-    .limit(limit + 1)
+  const where = and(
+    eq(orders.login, account.login),
+    eq(orders.brandId, brand.id),
+    // Literal, so SQLite can use the partial history index.
+    sql`${orders.state} in ('closed', 'cancelled', 'expired')`,
+    q.from !== undefined ? gte(orders.closeTime, q.from * 1000) : undefined,
+    q.to !== undefined ? lt(orders.closeTime, q.to * 1000) : undefined,
+    after
+      ? or(
+          lt(orders.closeTime, after.time),
+          and(eq(orders.closeTime, after.time), lt(orders.ticket, after.ticket)),
+        )
+      : undefined,
+  )
+  const order = [desc(orders.closeTime), desc(orders.ticket)]
+  const rows = await readSkippingBadRows(ctx.logger, `history of ${account.login}`, {
+    all: () =>
+      ctx.db
+        .select()
+        .from(orders)
+        .where(where)
+        .orderBy(...order)
+        .limit(limit + 1),
+    keys: async () =>
+      (
+        await ctx.db
+          .select({ t: orders.ticket })
+          .from(orders)
+          .where(where)
+          .orderBy(...order)
+          .limit(limit + 1)
+      ).map((r) => r.t),
+    one: (ticket) => ctx.db.select().from(orders).where(eq(orders.ticket, ticket)),
+  })
   const page = rows.slice(0, limit)
   const last = page[page.length - 1]
   return {

@@ -2,11 +2,11 @@ import { Elysia, t } from 'elysia'
 import type { AppContext } from '../../context'
 import { ANY_SESSION } from '../../platform/auth/session'
 import { doc, errors } from '../../platform/openapi'
-import { Int } from '../../platform/schemas'
+import { Int, OneOf, textInput } from '../../platform/schemas'
 import { security } from '../../platform/security'
 import { downloadUpload, listUploads, PURPOSES, type Purpose, uploadFile } from './service'
 
-const PurposeField = t.UnionEnum(PURPOSES, {
+const PurposeField = OneOf(PURPOSES, {
   description: 'account_avatar (png, jpg, jpeg, webp, gif), kyc_document or attachment (general list)',
 })
 
@@ -44,9 +44,15 @@ export const uploadRoutes = (ctx: AppContext) =>
     .use(security(ctx))
     .post('/upload', ({ brand, session, body }) => uploadFile(ctx, brand, session, body.file, body.purpose), {
       auth: { roles: ANY_SESSION },
-      type: 'multipart/form-data',
-      body: t.Object({ file: t.File(), purpose: PurposeField }),
-      response: { 200: UploadResult, ...errors(400, 401, 403, 413, 500) },
+      parse: 'multipart/form-data',
+      body: t.Object(
+        {
+          file: t.File({ description: 'the file (its real signature is checked, not only its extension)' }),
+          purpose: PurposeField,
+        },
+        { example: { purpose: 'account_avatar' } },
+      ),
+      response: { 200: UploadResult, ...errors({ 413: ['PAYLOAD_TOO_LARGE'] }) },
       detail: doc('Uploads', 'Upload a file', {
         description:
           `The real signature is checked (not the extension alone); at most ${ctx.config.upload.maxBytes} ` +
@@ -59,17 +65,35 @@ export const uploadRoutes = (ctx: AppContext) =>
       {
         auth: { roles: ANY_SESSION },
         // A plain string pattern: Elysia fills an optional UnionEnum query value with its first member.
-        query: t.Object({ purpose: t.Optional(t.String({ pattern: `^(${PURPOSES.join('|')})$` })) }),
-        response: { 200: t.Object({ rows: t.Array(ListEntry) }), ...errors(400, 401, 403) },
+        ...textInput({
+          query: {
+            purpose: t.Optional(
+              t.String({
+                pattern: `^(${PURPOSES.join('|')})$`,
+                description: `only uploads of this purpose (${PURPOSES.join(', ')})`,
+                example: 'account_avatar',
+              }),
+            ),
+          },
+        }),
+        response: { 200: t.Object({ rows: t.Array(ListEntry) }), ...errors() },
         detail: doc('Uploads', "List the session's own uploads, newest first"),
       },
     )
     .get('/upload/:uuid', ({ brand, session, params }) => downloadUpload(ctx, brand, session, params.uuid), {
       auth: { roles: ANY_SESSION },
-      params: t.Object({ uuid: t.String({ format: 'uuid' }) }),
+      ...textInput({
+        params: {
+          uuid: t.String({
+            format: 'uuid',
+            description: 'file_id returned by POST /upload',
+            example: '00000000-0000-4000-8000-000000000000',
+          }),
+        },
+      }),
       response: {
         200: t.File({ description: 'the file; SVG and documents as attachments' }),
-        ...errors(400, 401, 404),
+        ...errors({ 404: ['FILE_NOT_FOUND'] }),
       },
       detail: doc('Uploads', 'Download one of your own uploads', {
         description: "Served with a restrictive CSP and nosniff; another principal's file answers 404.",

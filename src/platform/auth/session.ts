@@ -24,9 +24,21 @@ export interface Session {
   login?: number
   customerId?: number
   staffId?: number
+  /** The principal's session epoch when the token was issued; a disable or password change bumps it. */
+  epoch: number
   jti: string
   /** Expiry, epoch seconds. */
   exp: number
+  /**
+   * The principal's record as the guard read it for this request (an account, customer or staff row),
+   * so a route does not read it again. Only on sessions handed to routes, never on the token's memo.
+   */
+  principal?: unknown
+}
+
+/** Finds the record behind a session when it may still act: enabled, of its brand, same session epoch. */
+export interface PrincipalDirectory {
+  current(session: Session): Promise<unknown | null>
 }
 
 export const isStaff = (s: Session) => STAFF_SESSIONS.includes(s.type)

@@ -1,28 +1,58 @@
 import { jwt } from '@elysiajs/jwt'
+import { eq, inArray, lt } from 'drizzle-orm'
+import { z } from 'zod'
 import type { Config } from '../../config'
 import type { KeyValueStore } from '../cache'
 import { type Clock, epochSeconds } from '../clock'
+import type { Db } from '../db/client'
+import { MAX_ID } from '../limits'
+import { revokedTokens } from './schema'
 import { SESSION_TYPES, type Session, type SessionType } from './session'
 
 /** Header `typ` of client access tokens; other token classes (affiliate, integration) use their own. */
 export const ACCESS_TYP = 'tcs-access+jwt'
 
-interface Claims {
-  st: SessionType
-  bid: number
-  login?: number
-  cid?: number
-  sid?: number
-  jti: string
-  exp: number
-}
+const id = z.number().int().min(1).max(MAX_ID)
+/**
+ * The claims a valid token carries, checked after the signature: a well-signed token of another shape
+ * (a missing login, a login as text, an unknown session type) is refused like a forged one.
+ */
+const Claims = z
+  .object({
+    st: z.enum(SESSION_TYPES),
+    bid: id,
+    login: z.number().int().min(0).max(MAX_ID).optional(),
+    cid: id.optional(),
+    sid: id.optional(),
+    // tokens issued before session epochs existed carry none: epoch 0
+    se: z.number().int().min(0).max(MAX_ID).default(0),
+    jti: z.string().uuid(),
+    exp: z.number().int().positive(),
+  })
+  .refine((c) => {
+    if (c.st === 'SESSION_USER') return c.login !== undefined && c.cid === undefined && c.sid === undefined
+    if (c.st === 'SESSION_CUSTOMER')
+      return c.cid !== undefined && c.login === undefined && c.sid === undefined
+    return c.sid !== undefined && c.login !== undefined && c.cid === undefined
+  })
+type Claims = z.infer<typeof Claims>
 
-const revokedKey = (jti: string) => `auth:revoked:${jti}`
+/** Cache markers of a token id: revoked, or verified as not revoked (re-checked against the table after a while). */
+const REVOKED = 'R'
+const VALID = 'V'
+const markerKey = (jti: string) => `auth:rev:v2:${jti}`
+/**
+ * How long "not revoked" is believed from the cache. A sign-out overwrites the marker at once; this
+ * only bounds the case where the cache was unreachable when the sign-out tried to.
+ */
+const VALID_MARKER_MS = 60_000
 
 /**
  * Issues and verifies access tokens: HS256 pinned, iss/aud/exp/jti required, a distinct `typ` per token
- * class, and revocation by jti in the shared cache. Verified tokens are memoized (bounded) because the
- * HMAC check dominates the cost of a cached read; expiry and revocation are still checked every time.
+ * class, the claims' shape checked, and revocation by jti: durable in `revoked_tokens`, with the shared
+ * cache in front. A token the cache knows nothing about is checked against the table (fail-closed: a
+ * database error fails the request). Verified tokens are memoized (bounded) because the HMAC check
+ * dominates the cost of a cached read; expiry and revocation are still checked every time.
  */
 export class AccessTokens {
   private readonly signer
@@ -31,6 +61,7 @@ export class AccessTokens {
 
   constructor(
     private readonly config: Config['jwt'],
+    private readonly db: Db,
     private readonly store: KeyValueStore,
     private readonly clock: Clock,
   ) {
@@ -47,7 +78,7 @@ export class AccessTokens {
   async issue(s: Omit<Session, 'jti' | 'exp'>): Promise<{ token: string; session: Session }> {
     const jti = crypto.randomUUID()
     const exp = epochSeconds(this.clock.now()) + this.config.ttlSeconds
-    const claims: Claims = { st: s.type, bid: s.brandId, jti, exp }
+    const claims: Claims = { st: s.type, bid: s.brandId, se: s.epoch, jti, exp }
     if (s.login !== undefined) claims.login = s.login
     if (s.customerId !== undefined) claims.cid = s.customerId
     if (s.staffId !== undefined) claims.sid = s.staffId
@@ -58,7 +89,7 @@ export class AccessTokens {
     return { token, session: { ...s, jti, exp } }
   }
 
-  /** The session of a valid, unexpired, unrevoked token; null otherwise. */
+  /** The session of a valid, well-formed, unexpired, unrevoked token; null otherwise. */
   async verify(token: string): Promise<Session | null> {
     const nowSec = epochSeconds(this.clock.now())
     let session = this.verified.get(token)
@@ -72,14 +103,16 @@ export class AccessTokens {
         currentDate: new Date(this.clock.now()),
       })
       if (!payload) return null
-      const p = payload as unknown as Claims
-      if (!SESSION_TYPES.includes(p.st) || !Number.isInteger(p.bid) || typeof p.jti !== 'string') return null
+      const parsed = Claims.safeParse(payload)
+      if (!parsed.success) return null
+      const p = parsed.data
       session = {
-        type: p.st,
+        type: p.st as SessionType,
         brandId: p.bid,
         login: p.login,
         customerId: p.cid,
         staffId: p.sid,
+        epoch: p.se,
         jti: p.jti,
         exp: p.exp,
       }
@@ -91,13 +124,47 @@ export class AccessTokens {
       this.verified.delete(token)
       return null
     }
-    if (await this.store.get(revokedKey(session.jti))) return null
+    if (await this.isRevoked(session)) return null
     return session
   }
 
-  /** Revokes until the token would have expired anyway. */
+  private async isRevoked(session: Session): Promise<boolean> {
+    const key = markerKey(session.jti)
+    const marker = await this.store.get(key)
+    if (marker === REVOKED) return true
+    if (marker === VALID) return false
+    const [row] = await this.db
+      .select({ jti: revokedTokens.jti })
+      .from(revokedTokens)
+      .where(eq(revokedTokens.jti, session.jti))
+    const ttl = (session.exp - epochSeconds(this.clock.now())) * 1000
+    if (row) {
+      if (ttl > 0) await this.store.set(key, REVOKED, ttl)
+      return true
+    }
+    // NX: a sign-out that wrote its marker meanwhile must not be overwritten
+    if (ttl > 0) await this.store.setNX(key, VALID, Math.min(ttl, VALID_MARKER_MS))
+    return false
+  }
+
+  /** Revokes until the token would have expired anyway: in the table first, then in the cache. */
   async revoke(session: Session) {
-    const ttlMs = (session.exp - epochSeconds(this.clock.now())) * 1000
-    if (ttlMs > 0) await this.store.set(revokedKey(session.jti), '1', ttlMs)
+    const nowSec = epochSeconds(this.clock.now())
+    const ttlMs = (session.exp - nowSec) * 1000
+    if (ttlMs <= 0) return
+    await this.db.transaction(async (tx) => {
+      await tx
+        .insert(revokedTokens)
+        .values({ jti: session.jti, expiresAt: session.exp })
+        .onConflictDoNothing()
+      // rows of expired tokens are useless; each sign-out clears a few
+      const stale = tx
+        .select({ jti: revokedTokens.jti })
+        .from(revokedTokens)
+        .where(lt(revokedTokens.expiresAt, nowSec))
+        .limit(100)
+      await tx.delete(revokedTokens).where(inArray(revokedTokens.jti, stale))
+    })
+    await this.store.set(markerKey(session.jti), REVOKED, ttlMs)
   }
 }

@@ -104,11 +104,11 @@ export function checkSpec(a: AlertSpec & { condition: number }, has: (f: string)
       return 'target_price: required (> 0) for level and crossing conditions'
   } else if (has('target_price')) return 'target_price: only for level and crossing conditions'
   if (kind === 'channel') {
-    if (!has('channel_low') || !has('channel_high'))
-      return 'channel_low, channel_high: required for channel conditions'
+    if (!has('channel_low')) return 'channel_low: required (with channel_high) for channel conditions'
+    if (!has('channel_high')) return 'channel_high: required (with channel_low) for channel conditions'
     if (!(a.channelLow < a.channelHigh)) return 'channel_low: must be below channel_high'
-  } else if (has('channel_low') || has('channel_high'))
-    return 'channel_low, channel_high: only for channel conditions'
+  } else if (has('channel_low')) return 'channel_low: only for channel conditions'
+  else if (has('channel_high')) return 'channel_high: only for channel conditions'
   if (a.condition >= CONDITIONS.MOVE_UP_PERCENT) {
     if (!has('move_threshold') || !(a.moveThreshold > 0))
       return 'move_threshold: required, > 0, for moving conditions'

@@ -1,0 +1,43 @@
+CREATE TABLE `last_quotes` (
+	`symbol` text PRIMARY KEY NOT NULL,
+	`bid` real NOT NULL,
+	`ask` real NOT NULL,
+	`time` integer NOT NULL
+);
+--> statement-breakpoint
+CREATE TABLE `revoked_tokens` (
+	`jti` text PRIMARY KEY NOT NULL,
+	`expires_at` integer NOT NULL
+);
+--> statement-breakpoint
+CREATE INDEX `revoked_tokens_expiry` ON `revoked_tokens` (`expires_at`);--> statement-breakpoint
+ALTER TABLE `accounts` ADD `session_epoch` integer DEFAULT 0 NOT NULL;--> statement-breakpoint
+ALTER TABLE `groups` ADD `default_symbols` text;--> statement-breakpoint
+ALTER TABLE `customers` ADD `session_epoch` integer DEFAULT 0 NOT NULL;--> statement-breakpoint
+ALTER TABLE `staff` ADD `session_epoch` integer DEFAULT 0 NOT NULL;--> statement-breakpoint
+-- an account's owner is a customer of its own brand, whatever code path writes it
+CREATE TRIGGER `accounts_owner_on_insert` BEFORE INSERT ON `accounts`
+WHEN NEW.`customer_id` IS NOT NULL AND NOT EXISTS (
+  SELECT 1 FROM `customers` WHERE `id` = NEW.`customer_id` AND `brand_id` = NEW.`brand_id`
+) BEGIN
+  SELECT RAISE(ABORT, 'accounts.customer_id: not a customer of the account brand');
+END;
+--> statement-breakpoint
+CREATE TRIGGER `accounts_owner_on_update` BEFORE UPDATE OF `customer_id`, `brand_id` ON `accounts`
+WHEN NEW.`customer_id` IS NOT NULL AND NOT EXISTS (
+  SELECT 1 FROM `customers` WHERE `id` = NEW.`customer_id` AND `brand_id` = NEW.`brand_id`
+) BEGIN
+  SELECT RAISE(ABORT, 'accounts.customer_id: not a customer of the account brand');
+END;
+--> statement-breakpoint
+-- Repair what unbounded inputs could store before: a time beyond JavaScript's safe integers made every
+-- read of the row fail (and the start-up with it). Such pending orders are cancelled, such alerts disabled.
+UPDATE `orders` SET `state` = 'cancelled', `close_reason` = 'invalid', `close_time` = `updated_at`, `expiration` = 0
+WHERE `state` = 'pending' AND (`expiration` > 4102444800 OR `expiration` < 0);
+--> statement-breakpoint
+UPDATE `orders` SET `expiration` = 0 WHERE `expiration` > 4102444800 OR `expiration` < 0;
+--> statement-breakpoint
+UPDATE `price_alerts` SET `active` = 0, `expires_at` = 0
+WHERE `expires_at` > 4102444800 OR `expires_at` < 0;
+--> statement-breakpoint
+UPDATE `price_alerts` SET `reference_time` = 0 WHERE `reference_time` > 4102444800 OR `reference_time` < 0;

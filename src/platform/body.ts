@@ -1,0 +1,107 @@
+import { ApiError, invalid } from './errors'
+
+/**
+ * What a route accepts as its body: a JSON value (the default), a JSON object that may be left out (read
+ * as `{}`), a multipart form (uploads), or nothing (a body sent anyway is not read).
+ */
+export type BodyKind = 'json' | 'optional-json' | 'multipart' | 'none'
+
+/** Elysia's parse phase yields this instead of a body; the route guard reads the body after authenticating. */
+export const DEFERRED_BODY = Object.freeze({ deferred: true })
+
+const tooLarge = (limit: number) => new ApiError(413, 'PAYLOAD_TOO_LARGE', `body: larger than ${limit} bytes`)
+
+/** The declared length of a request body, or null when it is not announced (chunked). */
+export function declaredLength(request: Request): number | null {
+  const v = request.headers.get('content-length')
+  if (v === null) return null
+  const n = Number(v)
+  return Number.isSafeInteger(n) && n >= 0 ? n : null
+}
+
+/** Whether the client announced a body (a length above 0, or a chunked transfer). */
+export const announcesBody = (request: Request) =>
+  (declaredLength(request) ?? 0) > 0 || request.headers.has('transfer-encoding')
+
+/** Reads the body's bytes, refusing (413) as soon as it grows past `limit`, announced or not. */
+async function readCapped(request: Request, limit: number): Promise<Uint8Array> {
+  const declared = declaredLength(request)
+  if (declared !== null && declared > limit) throw tooLarge(limit)
+  if (!request.body) return new Uint8Array(0)
+  const reader = request.body.getReader()
+  const chunks: Uint8Array[] = []
+  let size = 0
+  for (;;) {
+    const { done, value } = await reader.read()
+    if (done) break
+    size += value.byteLength
+    if (size > limit) {
+      await reader.cancel().catch(() => {})
+      throw tooLarge(limit)
+    }
+    chunks.push(value)
+  }
+  if (chunks.length === 1) return chunks[0]
+  const out = new Uint8Array(size)
+  let at = 0
+  for (const c of chunks) {
+    out.set(c, at)
+    at += c.byteLength
+  }
+  return out
+}
+
+const mediaType = (request: Request) =>
+  (request.headers.get('content-type') ?? '').split(';')[0].trim().toLowerCase()
+
+const utf8 = new TextDecoder('utf-8', { fatal: true })
+
+/** A multipart form as Elysia's own parser shapes it: one value per field, repeated fields as arrays. */
+function formObject(form: FormData): Record<string, unknown> {
+  const out: Record<string, unknown> = {}
+  for (const key of new Set(form.keys())) {
+    const all = form.getAll(key)
+    out[key] = all.length === 1 ? all[0] : all
+  }
+  return out
+}
+
+/**
+ * The body of a request, read strictly: no body is `undefined`; a route accepting JSON takes
+ * `application/json` only (valid UTF-8, well-formed), an upload route `multipart/form-data` only. Any
+ * other content type, a malformed body, or a JSON value that is not an object, is 400 INVALID_DATA naming the body; more than `limit`
+ * bytes is 413 PAYLOAD_TOO_LARGE.
+ */
+export async function readBody(request: Request, kind: BodyKind, limit: number): Promise<unknown> {
+  const bytes = await readCapped(request, limit)
+  if (bytes.byteLength === 0) return kind === 'optional-json' ? {} : undefined
+  const type = mediaType(request)
+  if (kind === 'multipart') {
+    if (type !== 'multipart/form-data') throw invalid('body: content-type must be multipart/form-data')
+    try {
+      const form = await new Response(bytes as Uint8Array<ArrayBuffer>, {
+        headers: { 'content-type': request.headers.get('content-type')! },
+      }).formData()
+      return formObject(form)
+    } catch {
+      throw invalid('body: malformed multipart/form-data')
+    }
+  }
+  if (type !== 'application/json') throw invalid('body: content-type must be application/json')
+  let text: string
+  try {
+    text = utf8.decode(bytes)
+  } catch {
+    throw invalid('body: not valid UTF-8')
+  }
+  let value: unknown
+  try {
+    value = JSON.parse(text)
+  } catch {
+    throw invalid('body: malformed JSON')
+  }
+  // Every body of this API is an object; Elysia's normalization would turn an array into {}.
+  if (typeof value !== 'object' || value === null || Array.isArray(value))
+    throw invalid('body: must be a JSON object')
+  return value
+}

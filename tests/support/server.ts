@@ -1,0 +1,107 @@
+import { mkdtempSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+
+export interface RealServer {
+  url: string
+  pid: number
+  /** Everything the process wrote to stdout and stderr so far (JSON log lines). */
+  output(): string
+  /** Waits (up to 5 s) until the output matches; log lines are written in batches every few ms. */
+  waitForOutput(pattern: RegExp): Promise<string>
+  stop(): Promise<void>
+  /** Kills it without a graceful stop (a crash). */
+  kill(): Promise<void>
+}
+
+/** A directory for a real server's database and uploads; `remove` deletes it. */
+export function serverDir() {
+  const dir = mkdtempSync(join(tmpdir(), 'tcs-real-'))
+  return { dir, remove: () => rmSync(dir, { recursive: true, force: true }) }
+}
+
+/**
+ * Starts the service as its own process (tests/support/serve.ts) on a free loopback port, on the database
+ * in `dir` (seeded on first start), and waits for READY. Stopped by its process id.
+ */
+export async function startRealServer(dir: string, env: Record<string, string> = {}): Promise<RealServer> {
+  const proc = Bun.spawn(['bun', 'tests/support/serve.ts'], {
+    env: {
+      ...process.env,
+      APP_ENV: 'test',
+      DATABASE_URL: `file:${join(dir, 'app.db')}`,
+      UPLOAD_DIR: join(dir, 'uploads'),
+      SEED_HISTORY: '0',
+      QUOTE_SIMULATOR: '0',
+      LOG_LEVEL: 'info',
+      ...env,
+    },
+    stdout: 'pipe',
+    stderr: 'pipe',
+  })
+  let out = ''
+  const pump = async (stream: ReadableStream<Uint8Array>) => {
+    const dec = new TextDecoder()
+    const reader = stream.getReader()
+    for (;;) {
+      const { done, value } = await reader.read()
+      if (done) return
+      out += dec.decode(value)
+    }
+  }
+  void pump(proc.stdout)
+  void pump(proc.stderr)
+  const until = Date.now() + 30_000
+  let url: string | undefined
+  while (!url) {
+    const m = /READY (\S+)/.exec(out)
+    if (m) url = m[1]
+    else if (proc.exitCode !== null) throw new Error(`server exited with ${proc.exitCode}:\n${out}`)
+    else if (Date.now() > until) {
+      proc.kill('SIGKILL')
+      throw new Error(`server did not start:\n${out}`)
+    } else await Bun.sleep(25)
+  }
+  const gone = async (signal: 'SIGTERM' | 'SIGKILL') => {
+    if (proc.exitCode !== null || proc.signalCode !== null) return
+    proc.kill(signal)
+    const timer = setTimeout(() => proc.kill('SIGKILL'), 10_000)
+    await proc.exited
+    clearTimeout(timer)
+  }
+  return {
+    url,
+    pid: proc.pid,
+    output: () => out,
+    async waitForOutput(pattern) {
+      const end = Date.now() + 5000
+      while (!pattern.test(out) && Date.now() < end) await Bun.sleep(20)
+      return out
+    },
+    stop: () => gone('SIGTERM'),
+    kill: () => gone('SIGKILL'),
+  }
+}
+
+/** fetch with a JSON body and the Host the demo brand is served on. */
+export async function call(
+  base: string,
+  method: string,
+  path: string,
+  o: { body?: unknown; token?: string; headers?: Record<string, string>; raw?: BodyInit } = {},
+) {
+  const headers: Record<string, string> = { ...o.headers }
+  if (o.token) headers.authorization = o.token
+  let body: BodyInit | undefined = o.raw
+  if (o.body !== undefined) {
+    body = JSON.stringify(o.body)
+    headers['content-type'] ??= 'application/json'
+  }
+  const res = await fetch(`${base}${path}`, { method, headers, body })
+  const text = await res.text()
+  let json: any
+  try {
+    json = text ? JSON.parse(text) : undefined
+  } catch {}
+  return { status: res.status, headers: res.headers, json, text }
+}
