@@ -28,6 +28,9 @@ async function readCapped(request: Request, limit: number): Promise<Uint8Array> 
   const declared = declaredLength(request)
   if (declared !== null && declared > limit) throw tooLarge(limit)
   if (!request.body) return new Uint8Array(0)
+  // an announced length within the limit: the runtime reads it at once (it stops at that length)
+  if (declared !== null && !request.headers.has('transfer-encoding'))
+    return new Uint8Array(await request.arrayBuffer())
   const reader = request.body.getReader()
   const chunks: Uint8Array[] = []
   let size = 0
@@ -73,6 +76,16 @@ function formObject(form: FormData): Record<string, unknown> {
  * bytes is 413 PAYLOAD_TOO_LARGE.
  */
 export async function readBody(request: Request, kind: BodyKind, limit: number): Promise<unknown> {
+  if (kind !== 'multipart' && mediaType(request) === 'application/json') {
+    const declared = declaredLength(request)
+    // the common case, an announced JSON body within the limit, parsed natively (no copy of its bytes)
+    if (declared !== null && declared > 0 && declared <= limit && !request.headers.has('transfer-encoding'))
+      return objectOnly(
+        await request.json().catch(() => {
+          throw invalid('body: malformed JSON')
+        }),
+      )
+  }
   const bytes = await readCapped(request, limit)
   if (bytes.byteLength === 0) return kind === 'optional-json' ? {} : undefined
   const type = mediaType(request)
@@ -94,12 +107,20 @@ export async function readBody(request: Request, kind: BodyKind, limit: number):
   } catch {
     throw invalid('body: not valid UTF-8')
   }
+  return jsonObject(text)
+}
+
+function jsonObject(text: string): object {
   let value: unknown
   try {
     value = JSON.parse(text)
   } catch {
     throw invalid('body: malformed JSON')
   }
+  return objectOnly(value)
+}
+
+function objectOnly(value: unknown): object {
   // Every body of this API is an object; Elysia's normalization would turn an array into {}.
   if (typeof value !== 'object' || value === null || Array.isArray(value))
     throw invalid('body: must be a JSON object')
