@@ -1,7 +1,7 @@
 // Applies drizzle/ migrations to DATABASE_URL (a libSQL file or a remote sqld/Turso).
 import { loadConfig } from '../src/config'
-import { openDatabase } from '../src/platform/db/client'
-import { migrateDatabase } from '../src/platform/db/migrate'
+import { openDatabase } from '../src/kernel/db/client'
+import { migrateDatabase } from '../src/kernel/db/migrate'
 
 const config = loadConfig()
 const database = await openDatabase(config.database.url, config.database.authToken)

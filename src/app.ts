@@ -1,5 +1,8 @@
 import { Elysia, type ElysiaConfig } from 'elysia'
 import { buildContext, type Deps } from './context'
+import type { BodyKind } from './kernel/body'
+import { httpPlatform } from './kernel/http'
+import { openapiPlugin } from './kernel/openapi'
 import { accountRoutes } from './modules/accounts/routes'
 import { alertRoutes } from './modules/alerts/routes'
 import { authRoutes } from './modules/auth/routes'
@@ -11,9 +14,6 @@ import { notificationRoutes } from './modules/notifications/routes'
 import { scriptRoutes } from './modules/scripts/routes'
 import { tradingRoutes } from './modules/trading/routes'
 import { uploadRoutes } from './modules/uploads/routes'
-import type { BodyKind } from './platform/body'
-import { httpPlatform } from './platform/http'
-import { openapiPlugin } from './platform/openapi'
 
 /** Builds the HTTP app from explicit dependencies; no I/O happens here. */
 export function createApp(deps: Deps, opts: { adapter?: ElysiaConfig<''>['adapter'] } = {}) {
@@ -22,7 +22,7 @@ export function createApp(deps: Deps, opts: { adapter?: ElysiaConfig<''>['adapte
     name: 'trading-client-service',
     seed: ctx.instanceId,
     // Responses are checked, not encoded: no response schema holds a transform (integers are plain JSON
-    // integers, platform/schemas), and TypeBox's Encode walk cost a fifth of a hot read when they did.
+    // integers, kernel/schemas), and TypeBox's Encode walk cost a fifth of a hot read when they did.
     encodeSchema: false,
     // Inputs are validated as sent, not normalized first: Elysia's normalization turned a text into an
     // object for a map field ("12" -> {"0":"1","1":"2"}) and filled a missing enum field with its first

@@ -1,9 +1,9 @@
 import { z } from 'zod'
-import { estimatedBits } from './platform/secrets'
+import { estimatedBits } from './kernel/secrets'
 
 /** Development-only signing secret; production refuses to start with it or without its own JWT_SECRET. */
 export const DEV_JWT_SECRET = 'dev-only-secret-change-me-0123456789abcdef'
-/** Estimated bits (platform/secrets) a production JWT_SECRET needs: 32 random bytes give ~200. */
+/** Estimated bits (kernel/secrets) a production JWT_SECRET needs: 32 random bytes give ~200. */
 const MIN_JWT_SECRET_BITS = 128
 const MIN_FEED_TOKEN_BITS = 96
 

@@ -1,5 +1,8 @@
 import { count } from 'drizzle-orm'
 import type { AppContext } from '../context'
+import { hashPassword } from '../kernel/auth/passwords'
+import { brandHosts, brands } from '../kernel/brand/schema'
+import { epochSeconds } from '../kernel/clock'
 import { STARTER_WATCH } from '../modules/accounts/domain/watch'
 import { postOperationTx } from '../modules/accounts/ledger'
 import { accounts, groups } from '../modules/accounts/schema'
@@ -7,9 +10,6 @@ import { customers, staff } from '../modules/auth/schema'
 import { backfillCandles } from '../modules/market/backfill'
 import { groupSecurities, groupSymbols, symbols } from '../modules/market/schema'
 import { seedWatchTx } from '../modules/market/watch-defaults'
-import { hashPassword } from '../platform/auth/passwords'
-import { brandHosts, brands } from '../platform/brand/schema'
-import { epochSeconds } from '../platform/clock'
 import { DEMO_OVERRIDES, demoSecurities, demoSymbols } from './symbols'
 
 /** The demo data contract (README lists it). Amounts in major units. */

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
+import { ManualClock } from '../../src/kernel/clock'
 import { priceAlerts } from '../../src/modules/alerts/schema'
-import { ManualClock } from '../../src/platform/clock'
 import { makeTestApp, type TestApp } from '../support/app'
 import { quoteIngest } from '../support/quotes'
 

@@ -1,8 +1,8 @@
 import { afterAll, expect, test } from 'bun:test'
-import { insertRows } from '../../src/platform/db/bulk-insert'
+import { insertRows } from '../../src/kernel/db/bulk-insert'
 import { tempDatabase } from '../support/database'
 
-// Multi-row inserts bound on the libSQL driver beneath drizzle (src/platform/db/bulk-insert.ts).
+// Multi-row inserts bound on the libSQL driver beneath drizzle (src/kernel/db/bulk-insert.ts).
 const database = await tempDatabase('bulk')
 const { client, db } = database
 afterAll(() => database.close())

@@ -3,7 +3,7 @@ import { readdirSync, readFileSync, statSync } from 'node:fs'
 import { sql } from 'drizzle-orm'
 import { tempDatabase } from '../support/database'
 
-// The WAL checkpoint worker (src/platform/db/checkpointer.ts) on a real libSQL file.
+// The WAL checkpoint worker (src/kernel/db/checkpointer.ts) on a real libSQL file.
 const database = await tempDatabase('ckpt')
 const { file } = database
 afterAll(() => database.close())

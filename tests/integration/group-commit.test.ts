@@ -1,9 +1,9 @@
 import { afterAll, expect, test } from 'bun:test'
 import { sql } from 'drizzle-orm'
-import { GroupCommit } from '../../src/platform/db/group-commit'
+import { GroupCommit } from '../../src/kernel/db/group-commit'
 import { tempDatabase } from '../support/database'
 
-// GroupCommit (src/platform/db/group-commit.ts) on a real libSQL file.
+// GroupCommit (src/kernel/db/group-commit.ts) on a real libSQL file.
 const database = await tempDatabase('gc')
 afterAll(() => database.close())
 await database.client.execute('create table t (v integer not null check (v >= 0))')

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { eq, sum } from 'drizzle-orm'
+import { outbox } from '../../src/kernel/outbox-schema'
 import { accounts, balanceOperations } from '../../src/modules/accounts/schema'
-import { outbox } from '../../src/platform/outbox-schema'
 import { makeTestApp, type TestApp } from '../support/app'
 
 let t: TestApp

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, expect, test } from 'bun:test'
-import { MemoryStore } from '../../src/platform/cache/memory'
-import { ManualClock } from '../../src/platform/clock'
+import { MemoryStore } from '../../src/kernel/cache/memory'
+import { ManualClock } from '../../src/kernel/clock'
 import { makeTestApp, type TestApp } from '../support/app'
 
 /** The shared cache of a remote deployment: every read takes a few milliseconds. */

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { SignJWT } from 'jose'
-import { ACCESS_TYP } from '../../src/platform/auth/tokens'
-import { ManualClock } from '../../src/platform/clock'
+import { ACCESS_TYP } from '../../src/kernel/auth/tokens'
+import { ManualClock } from '../../src/kernel/clock'
 import { makeTestApp, type TestApp } from '../support/app'
 import { forexSymbol } from '../support/symbols'
 

@@ -2,7 +2,7 @@ import { afterAll, expect, test } from 'bun:test'
 import Database from 'libsql'
 import { tempDatabase } from '../support/database'
 
-// The cache of prepared statements (src/platform/db/statement-cache.ts) on a real libSQL file.
+// The cache of prepared statements (src/kernel/db/statement-cache.ts) on a real libSQL file.
 const database = await tempDatabase('stmt')
 const { client } = database
 afterAll(() => database.close())

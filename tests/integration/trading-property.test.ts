@@ -1,11 +1,11 @@
 import { afterAll, beforeAll, expect, test } from 'bun:test'
 import { eq, sql, sum } from 'drizzle-orm'
 import fc from 'fast-check'
+import { ManualClock } from '../../src/kernel/clock'
+import { outbox } from '../../src/kernel/outbox-schema'
 import { accounts, balanceOperations } from '../../src/modules/accounts/schema'
 import { fundsOf, holdingsOf } from '../../src/modules/trading/holdings-table'
 import { orders } from '../../src/modules/trading/schema'
-import { ManualClock } from '../../src/platform/clock'
-import { outbox } from '../../src/platform/outbox-schema'
 import { makeTestApp, type TestApp } from '../support/app'
 
 const clock = new ManualClock(Date.UTC(2026, 0, 6, 10, 0, 0))

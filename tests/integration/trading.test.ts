@@ -1,9 +1,9 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { and, eq, sql, sum } from 'drizzle-orm'
+import { ManualClock } from '../../src/kernel/clock'
+import { outbox } from '../../src/kernel/outbox-schema'
 import { accounts, balanceOperations } from '../../src/modules/accounts/schema'
 import { orders } from '../../src/modules/trading/schema'
-import { ManualClock } from '../../src/platform/clock'
-import { outbox } from '../../src/platform/outbox-schema'
 import { makeTestApp, type TestApp } from '../support/app'
 import { quoteIngest } from '../support/quotes'
 

@@ -1,9 +1,9 @@
 import { afterAll, expect, test } from 'bun:test'
 import { readFileSync, statSync } from 'node:fs'
-import { keepWalResident } from '../../src/platform/db/wal-residency'
+import { keepWalResident } from '../../src/kernel/db/wal-residency'
 import { tempDatabase } from '../support/database'
 
-// Locking a libSQL file's WAL and wal-index in memory (src/platform/db/wal-residency.ts), measured by
+// Locking a libSQL file's WAL and wal-index in memory (src/kernel/db/wal-residency.ts), measured by
 // the kernel's own count of this process's locked memory.
 const lockedKb = () => Number(/VmLck:\s+(\d+) kB/.exec(readFileSync('/proc/self/status', 'utf8'))?.[1])
 const pages = (bytes: number) => Math.ceil(bytes / 4096) * 4096

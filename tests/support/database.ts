@@ -1,7 +1,7 @@
 import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { openDatabase } from '../../src/platform/db/client'
+import { openDatabase } from '../../src/kernel/db/client'
 
 /** A fresh libSQL file in a temp dir, opened as the app opens it; `close` also removes the dir. */
 export async function tempDatabase(name: string, opts: Parameters<typeof openDatabase>[2] = {}) {

@@ -1,5 +1,5 @@
 import { expect } from 'bun:test'
-import type { ManualClock } from '../../src/platform/clock'
+import type { ManualClock } from '../../src/kernel/clock'
 import type { TestApp } from './app'
 
 export type Tick = { symbol: string; bid: number; ask: number }

@@ -1,12 +1,12 @@
 import { describe, expect, test } from 'bun:test'
 import { DEV_JWT_SECRET, loadConfig } from '../../src/config'
+import { extractToken } from '../../src/kernel/auth/extract'
+import type { Session } from '../../src/kernel/auth/session'
+import { normalizeHost } from '../../src/kernel/brand/registry'
 import { accountScope } from '../../src/modules/accounts/domain/access'
 import { marginSnapshot } from '../../src/modules/accounts/domain/margin'
 import { fromMinor, toMinor } from '../../src/modules/accounts/domain/money'
 import { cleanOriginalName, extensionOf } from '../../src/modules/uploads/domain/signature'
-import { extractToken } from '../../src/platform/auth/extract'
-import type { Session } from '../../src/platform/auth/session'
-import { normalizeHost } from '../../src/platform/brand/registry'
 
 const s = (type: Session['type'], extra: Partial<Session> = {}): Session => ({
   type,

@@ -1,5 +1,5 @@
 import { expect, test } from 'bun:test'
-import { createLogger } from '../../src/platform/logger'
+import { createLogger } from '../../src/kernel/logger'
 
 const capture = (level: 'info' | 'warn' = 'info') => {
   const lines: string[] = []

@@ -1,7 +1,7 @@
 import { eq, getTableColumns, sql } from 'drizzle-orm'
-import type { KeyValueStore } from '../../platform/cache'
-import { JsonCache } from '../../platform/cache/json-cache'
-import type { Db } from '../../platform/db/client'
+import type { KeyValueStore } from '../../kernel/cache'
+import { JsonCache } from '../../kernel/cache/json-cache'
+import type { Db } from '../../kernel/db/client'
 import { accounts, groups } from './schema'
 
 export type AccountRecord = Omit<typeof accounts.$inferSelect, 'passwordHash'>

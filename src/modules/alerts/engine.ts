@@ -1,6 +1,6 @@
 import { and, eq, gt } from 'drizzle-orm'
 import type { AppContext } from '../../context'
-import { readSkippingBadRows } from '../../platform/db/tolerant'
+import { readSkippingBadRows } from '../../kernel/db/tolerant'
 import type { Tick } from '../market/quotes'
 import { notifyTx } from '../notifications/service'
 import { LevelBook } from './domain/book'

@@ -1,9 +1,9 @@
 import { Elysia, t } from 'elysia'
 import type { AppContext } from '../../context'
-import { MAX_PRICE } from '../../platform/limits'
-import { doc, errors } from '../../platform/openapi'
-import { EpochSeconds, Id, Int, Login, Ok, textInput } from '../../platform/schemas'
-import { security } from '../../platform/security'
+import { MAX_PRICE } from '../../kernel/limits'
+import { doc, errors } from '../../kernel/openapi'
+import { EpochSeconds, Id, Int, Login, Ok, textInput } from '../../kernel/schemas'
+import { security } from '../../kernel/security'
 import { CONDITION_DOC } from './domain/conditions'
 import { createAlert, deleteAlert, listAlerts, MAX_ACTIVE_ALERTS, updateAlert } from './service'
 

@@ -1,8 +1,8 @@
 import { eq, getTableColumns, sql } from 'drizzle-orm'
-import { type PrincipalDirectory, type Session, staffRoleSession } from '../../platform/auth/session'
-import type { KeyValueStore } from '../../platform/cache'
-import { JsonCache } from '../../platform/cache/json-cache'
-import type { Db } from '../../platform/db/client'
+import { type PrincipalDirectory, type Session, staffRoleSession } from '../../kernel/auth/session'
+import type { KeyValueStore } from '../../kernel/cache'
+import { JsonCache } from '../../kernel/cache/json-cache'
+import type { Db } from '../../kernel/db/client'
 import type { AccountReadModel } from '../accounts/read-model'
 import { customers, staff } from './schema'
 

@@ -1,10 +1,10 @@
 import { Elysia, t } from 'elysia'
 import type { AppContext } from '../../context'
-import { ANY_SESSION, STAFF_SESSIONS } from '../../platform/auth/session'
-import { clientIp } from '../../platform/http'
-import { doc, errors } from '../../platform/openapi'
-import { Int, Login, Ok } from '../../platform/schemas'
-import { security } from '../../platform/security'
+import { ANY_SESSION, STAFF_SESSIONS } from '../../kernel/auth/session'
+import { clientIp } from '../../kernel/http'
+import { doc, errors } from '../../kernel/openapi'
+import { Int, Login, Ok } from '../../kernel/schemas'
+import { security } from '../../kernel/security'
 import {
   customerProfile,
   registerCustomer,

@@ -1,5 +1,5 @@
 import type { AppContext } from '../../context'
-import { ApiError } from '../../platform/errors'
+import { ApiError } from '../../kernel/errors'
 
 const locked = () => new ApiError(429, 'TOO_MANY_ATTEMPTS', 'too many failed sign-ins; try again later')
 

@@ -1,7 +1,7 @@
 import { sql } from 'drizzle-orm'
 import { Elysia, t } from 'elysia'
 import type { AppContext } from '../../context'
-import { API_VERSION, doc } from '../../platform/openapi'
+import { API_VERSION, doc } from '../../kernel/openapi'
 
 const Health = t.Object({
   status: t.Union([t.Literal('ok'), t.Literal('degraded'), t.Literal('down')]),

@@ -1,10 +1,10 @@
 import { Elysia, t } from 'elysia'
 import type { AppContext } from '../../context'
-import { STAFF_SESSIONS } from '../../platform/auth/session'
-import { MAX_AMOUNT } from '../../platform/limits'
-import { doc, errors } from '../../platform/openapi'
-import { Id, Int, OneOf, textInput } from '../../platform/schemas'
-import { security } from '../../platform/security'
+import { STAFF_SESSIONS } from '../../kernel/auth/session'
+import { MAX_AMOUNT } from '../../kernel/limits'
+import { doc, errors } from '../../kernel/openapi'
+import { Id, Int, OneOf, textInput } from '../../kernel/schemas'
+import { security } from '../../kernel/security'
 import {
   changeAccountSettings,
   createGroup,

@@ -1,10 +1,10 @@
 import { Elysia, type Static, t } from 'elysia'
 import type { AppContext } from '../../context'
-import { STAFF_SESSIONS } from '../../platform/auth/session'
-import { MAX_AMOUNT, MAX_PRICE, MAX_VOLUME } from '../../platform/limits'
-import { doc, errors } from '../../platform/openapi'
-import { Id, Int, Ok, textInput } from '../../platform/schemas'
-import { security } from '../../platform/security'
+import { STAFF_SESSIONS } from '../../kernel/auth/session'
+import { MAX_AMOUNT, MAX_PRICE, MAX_VOLUME } from '../../kernel/limits'
+import { doc, errors } from '../../kernel/openapi'
+import { Id, Int, Ok, textInput } from '../../kernel/schemas'
+import { security } from '../../kernel/security'
 import {
   createSymbol,
   deleteOverride,

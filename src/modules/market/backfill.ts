@@ -1,4 +1,4 @@
-import type { Db } from '../../platform/db/client'
+import type { Db } from '../../kernel/db/client'
 import { insertBars } from './candle-store'
 import { type Bar, rollUp, type Timeframe } from './domain/candles'
 import { gbmStep, normal, rng, symbolSeed } from './domain/simulator'

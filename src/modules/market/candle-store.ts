@@ -1,5 +1,5 @@
 import { and, asc, desc, eq, gte, sql } from 'drizzle-orm'
-import type { Db, Queryable } from '../../platform/db/client'
+import type { Db, Queryable } from '../../kernel/db/client'
 import { type Bar, BarBuilder, bucket, type Timeframe } from './domain/candles'
 import { candles } from './schema'
 

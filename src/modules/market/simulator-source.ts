@@ -1,5 +1,5 @@
-import type { Clock } from '../../platform/clock'
-import type { Logger } from '../../platform/logger'
+import type { Clock } from '../../kernel/clock'
+import type { Logger } from '../../kernel/logger'
 import { gbmStep, normal, rng, symbolSeed } from './domain/simulator'
 import type { QuoteHub } from './quotes'
 import type { ReferenceData, SymbolInfo } from './reference'

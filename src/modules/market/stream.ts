@@ -1,7 +1,7 @@
 import type { AppContext } from '../../context'
-import type { Session } from '../../platform/auth/session'
-import type { Brand } from '../../platform/brand/registry'
-import { invalid } from '../../platform/errors'
+import type { Session } from '../../kernel/auth/session'
+import type { Brand } from '../../kernel/brand/registry'
+import { invalid } from '../../kernel/errors'
 import type { Tick } from './quotes'
 import { quoteForGroup } from './reference'
 

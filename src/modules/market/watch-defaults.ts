@@ -1,5 +1,5 @@
 import { inArray } from 'drizzle-orm'
-import type { Queryable } from '../../platform/db/client'
+import type { Queryable } from '../../kernel/db/client'
 import { marketWatch, symbols } from './schema'
 
 /**

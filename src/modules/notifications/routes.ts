@@ -1,8 +1,8 @@
 import { Elysia, t } from 'elysia'
 import type { AppContext } from '../../context'
-import { doc, errors } from '../../platform/openapi'
-import { Id, Int, OneOf, textInput } from '../../platform/schemas'
-import { security } from '../../platform/security'
+import { doc, errors } from '../../kernel/openapi'
+import { Id, Int, OneOf, textInput } from '../../kernel/schemas'
+import { security } from '../../kernel/security'
 import {
   NOTIFICATION_LEVELS,
   NOTIFICATION_TOKENS,

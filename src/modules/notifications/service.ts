@@ -1,10 +1,10 @@
 import { and, desc, eq, inArray, sql } from 'drizzle-orm'
 import type { AppContext } from '../../context'
-import type { Session } from '../../platform/auth/session'
-import type { Brand } from '../../platform/brand/registry'
-import { epochSeconds } from '../../platform/clock'
-import type { Queryable } from '../../platform/db/client'
-import { ApiError, invalid } from '../../platform/errors'
+import type { Session } from '../../kernel/auth/session'
+import type { Brand } from '../../kernel/brand/registry'
+import { epochSeconds } from '../../kernel/clock'
+import type { Queryable } from '../../kernel/db/client'
+import { ApiError, invalid } from '../../kernel/errors'
 import { accounts } from '../accounts/schema'
 import {
   likePattern,

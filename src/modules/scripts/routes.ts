@@ -1,10 +1,10 @@
 import { Elysia, t } from 'elysia'
 import type { AppContext } from '../../context'
-import { announcesBody } from '../../platform/body'
-import { invalid } from '../../platform/errors'
-import { doc, errors } from '../../platform/openapi'
-import { Id, Int, Login, Ok, textInput } from '../../platform/schemas'
-import { security } from '../../platform/security'
+import { announcesBody } from '../../kernel/body'
+import { invalid } from '../../kernel/errors'
+import { doc, errors } from '../../kernel/openapi'
+import { Id, Int, Login, Ok, textInput } from '../../kernel/schemas'
+import { security } from '../../kernel/security'
 import { addScript, deleteScript, listScripts, updateScript } from './service'
 
 const ROLES = { roles: ['SESSION_USER', 'SESSION_MANAGER', 'SESSION_ADMIN', 'SESSION_DEALER'] as const }

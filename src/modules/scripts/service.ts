@@ -1,8 +1,8 @@
 import { and, count, eq } from 'drizzle-orm'
 import type { AppContext } from '../../context'
-import type { Session } from '../../platform/auth/session'
-import type { Brand } from '../../platform/brand/registry'
-import { ApiError, invalid } from '../../platform/errors'
+import type { Session } from '../../kernel/auth/session'
+import type { Brand } from '../../kernel/brand/registry'
+import { ApiError, invalid } from '../../kernel/errors'
 import { loadAccountViewAs } from '../accounts/service'
 import { scripts } from './schema'
 

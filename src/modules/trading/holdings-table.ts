@@ -1,6 +1,6 @@
 import { sql } from 'drizzle-orm'
-import type { Queryable } from '../../platform/db/client'
-import { driverOf } from '../../platform/db/driver'
+import type { Queryable } from '../../kernel/db/client'
+import { driverOf } from '../../kernel/db/driver'
 import type { Holding } from './domain/holdings'
 
 /**
@@ -33,7 +33,7 @@ const FUNDS = `
 
 /**
  * Balance, credit, leverage and holdings of several logins in one statement (the margin check of opens,
- * bound on the driver: platform/db/driver).
+ * bound on the driver: kernel/db/driver).
  * The rows come back as one JSON text: a batch reads dozens of them, and the driver builds every row
  * of a result column by column, which cost more than the query. The one REAL column travels as a
  * 17-digit string, because SQLite writes JSON numbers with 15 significant digits.

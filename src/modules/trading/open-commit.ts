@@ -1,10 +1,10 @@
 import { getTableName } from 'drizzle-orm'
 import type { AppContext } from '../../context'
-import { insertRows } from '../../platform/db/bulk-insert'
-import type { Tx } from '../../platform/db/client'
-import { GroupCommit } from '../../platform/db/group-commit'
-import { ApiError } from '../../platform/errors'
-import { enqueueEvents } from '../../platform/outbox'
+import { insertRows } from '../../kernel/db/bulk-insert'
+import type { Tx } from '../../kernel/db/client'
+import { GroupCommit } from '../../kernel/db/group-commit'
+import { ApiError } from '../../kernel/errors'
+import { enqueueEvents } from '../../kernel/outbox'
 import type { GroupRecord } from '../accounts/read-model'
 import { addHolding, type Holding } from './domain/holdings'
 import { marginOf, pricing } from './exposure'
@@ -29,7 +29,7 @@ export interface Opened {
 }
 
 /**
- * Opens orders by group commit (platform/db/group-commit): one transaction reads the balances and the
+ * Opens orders by group commit (kernel/db/group-commit): one transaction reads the balances and the
  * holdings of every login in the batch, checks each order's free margin in arrival order (an order sees
  * the ones accepted before it), inserts the accepted rows and their outbox events with one statement
  * each. The margin check runs on the committed state inside the write lock, so two opens of one account
@@ -117,7 +117,7 @@ const INSERTED = [
 const INSERTED_COLUMNS = INSERTED.map((k) => orders[k].name)
 
 /**
- * Inserts the accepted orders with multi-row statements of bound values (platform/db/bulk-insert; the
+ * Inserts the accepted orders with multi-row statements of bound values (kernel/db/bulk-insert; the
  * rows once travelled as one JSON parameter, but SQLite's JSON extraction cost more than the insert) and
  * returns them as stored, with their tickets.
  */

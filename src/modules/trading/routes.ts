@@ -1,10 +1,10 @@
 import { Elysia, t } from 'elysia'
 import type { AppContext } from '../../context'
-import type { SessionType } from '../../platform/auth/session'
-import { MAX_PRICE, MAX_VOLUME } from '../../platform/limits'
-import { doc, errors } from '../../platform/openapi'
-import { EpochSeconds, Id, Int, Login, textInput } from '../../platform/schemas'
-import { security } from '../../platform/security'
+import type { SessionType } from '../../kernel/auth/session'
+import { MAX_PRICE, MAX_VOLUME } from '../../kernel/limits'
+import { doc, errors } from '../../kernel/openapi'
+import { EpochSeconds, Id, Int, Login, textInput } from '../../kernel/schemas'
+import { security } from '../../kernel/security'
 import { cancelOrder, closeGroup, closeOrder, history, listActive, modifyOrder, openOrder } from './service'
 
 const TRADERS: SessionType[] = ['SESSION_USER', 'SESSION_MANAGER', 'SESSION_ADMIN', 'SESSION_DEALER']

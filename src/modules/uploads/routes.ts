@@ -1,9 +1,9 @@
 import { Elysia, t } from 'elysia'
 import type { AppContext } from '../../context'
-import { ANY_SESSION } from '../../platform/auth/session'
-import { doc, errors } from '../../platform/openapi'
-import { Int, OneOf, textInput } from '../../platform/schemas'
-import { security } from '../../platform/security'
+import { ANY_SESSION } from '../../kernel/auth/session'
+import { doc, errors } from '../../kernel/openapi'
+import { Int, OneOf, textInput } from '../../kernel/schemas'
+import { security } from '../../kernel/security'
 import { downloadUpload, listUploads, PURPOSES, type Purpose, uploadFile } from './service'
 
 const PurposeField = OneOf(PURPOSES, {

@@ -1,9 +1,9 @@
 import { and, desc, eq } from 'drizzle-orm'
 import type { AppContext } from '../../context'
-import type { Session } from '../../platform/auth/session'
-import type { Brand } from '../../platform/brand/registry'
-import type { Queryable } from '../../platform/db/client'
-import { ApiError, invalid } from '../../platform/errors'
+import type { Session } from '../../kernel/auth/session'
+import type { Brand } from '../../kernel/brand/registry'
+import type { Queryable } from '../../kernel/db/client'
+import { ApiError, invalid } from '../../kernel/errors'
 import {
   AVATAR_EXTENSIONS,
   cleanOriginalName,

@@ -1,5 +1,5 @@
-import type { Session } from '../../../platform/auth/session'
-import { isStaff } from '../../../platform/auth/session'
+import type { Session } from '../../../kernel/auth/session'
+import { isStaff } from '../../../kernel/auth/session'
 
 /** How an account read is scoped for a session: the login to read and the owner predicate to enforce. */
 export type AccountScope =

@@ -1,4 +1,4 @@
-import { lowerBound, upperBound } from '../../../platform/sorted'
+import { lowerBound, upperBound } from '../../../kernel/sorted'
 import type { Watch } from './conditions'
 
 interface Entry {

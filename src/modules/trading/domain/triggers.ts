@@ -1,4 +1,4 @@
-import { lowerBound, upperBound } from '../../../platform/sorted'
+import { lowerBound, upperBound } from '../../../kernel/sorted'
 import { isBuy } from './formulas'
 
 export type TriggerKind = 'sl' | 'tp' | 'activate'

@@ -68,7 +68,7 @@ interface Guarded {
 
 /**
  * The body, read after the guard has run (DESIGN rule 5: nobody learns a route's schema without the
- * right to call it): Elysia's parse phase only defers it (platform/http), the guard reads it here, before
+ * right to call it): Elysia's parse phase only defers it (kernel/http), the guard reads it here, before
  * validation, with the route's declared content type and the size limit.
  */
 async function takeBody(ctx: AppContext, c: Guarded) {

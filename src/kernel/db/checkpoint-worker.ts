@@ -1,4 +1,4 @@
-// Worker thread of src/platform/db/checkpointer.ts: its own connection copies the WAL back into the
+// Worker thread of src/kernel/db/checkpointer.ts: its own connection copies the WAL back into the
 // database file (PASSIVE: never waits for, nor blocks, the readers and the writer).
 import { readlinkSync } from 'node:fs'
 import { setPriority } from 'node:os'

@@ -1,6 +1,6 @@
 import { SESSION_TYPES } from './auth/session'
 
-/** What the guard macros leave on an operation (platform/security). */
+/** What the guard macros leave on an operation (kernel/security). */
 interface Guard {
   brand?: true
   feed?: true

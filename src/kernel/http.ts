@@ -126,7 +126,7 @@ export const httpPlatform = (ctx: AppContext) =>
       const message = `body: larger than ${ctx.config.body.hardLimit} bytes`
       return json(413, { error: 'PAYLOAD_TOO_LARGE', message }, id)
     })
-    // The body is read by the route's guard after authentication (platform/security), not here.
+    // The body is read by the route's guard after authentication (kernel/security), not here.
     .onParse({ as: 'global' }, function deferBody() {
       return DEFERRED_BODY
     })

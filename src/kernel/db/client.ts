@@ -29,7 +29,7 @@ function filePath(url: string): string | null {
 /**
  * Opens libSQL: a local file (embedded default) or a remote sqld/Turso over HTTP/WS.
  * File databases run in WAL mode with a busy timeout so concurrent writers wait instead of failing,
- * and a worker thread checkpoints their WAL (platform/db/checkpointer).
+ * and a worker thread checkpoints their WAL (kernel/db/checkpointer).
  */
 export async function openDatabase(
   url: string,
@@ -37,7 +37,7 @@ export async function openDatabase(
   opts: {
     onCheckpointError?: (message: string) => void
     cacheMb?: number
-    /** Lock the WAL's pages in memory (platform/db/wal-residency); off unless asked for. */
+    /** Lock the WAL's pages in memory (kernel/db/wal-residency); off unless asked for. */
     residentWal?: boolean
     /** Tuning of the checkpoint worker (tests); the defaults are the production values. */
     checkpoint?: { intervalMs?: number; restartFrames?: number; holdLimitMs?: number }
@@ -75,7 +75,7 @@ export async function openDatabase(
 const POOL = 8
 /**
  * Automatic checkpoint of the app's own connections, in pages (4 KiB): a safety net only, about 400 MiB
- * of WAL, should the checkpoint worker stop or its restarts keep missing (platform/db/checkpointer);
+ * of WAL, should the checkpoint worker stop or its restarts keep missing (kernel/db/checkpointer);
  * SQLite's default of 1000 put the copy inside a commit, and at 20,000 a steady stream of writes reached
  * it every second or two.
  */

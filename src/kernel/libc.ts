@@ -1,4 +1,4 @@
-/** The few libc calls the server makes for memory locking (platform/memory-lock, db/wal-residency). */
+/** The few libc calls the server makes for memory locking (kernel/memory-lock, db/wal-residency). */
 export interface Libc {
   mmap(addr: null, length: number, prot: number, flags: number, fd: number, offset: number): number | null
   mlock(addr: number, length: number): number
