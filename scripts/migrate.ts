@@ -1,5 +1,5 @@
 // Applies drizzle/ migrations to DATABASE_URL (a libSQL file or a remote sqld/Turso).
-import { loadConfig } from '../src/config'
+import { loadConfig } from '../src/kernel/config'
 import { openDatabase } from '../src/kernel/db/client'
 import { migrateDatabase } from '../src/kernel/db/migrate'
 

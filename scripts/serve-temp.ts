@@ -5,7 +5,7 @@
 import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { loadConfig } from '../src/config'
+import { loadConfig } from '../src/kernel/config'
 import { startServer } from '../src/main/server'
 
 const dir = mkdtempSync(join(tmpdir(), 'tcs-serve-'))

@@ -1,4 +1,4 @@
-import { loadConfig } from '../config'
+import { loadConfig } from '../kernel/config'
 import { startServer } from './server'
 
 let config: ReturnType<typeof loadConfig>

@@ -1,19 +1,26 @@
-import { createApp } from '../app'
-import type { Config } from '../config'
+import { createApp } from '../kernel/app'
 import { createStore } from '../kernel/cache'
 import { type Clock, systemClock } from '../kernel/clock'
+import type { Config } from '../kernel/config'
 import { openDatabase } from '../kernel/db/client'
+import { lockMemory } from '../kernel/db/local/memory-lock'
 import { migrateDatabase } from '../kernel/db/migrate'
 import { createLogger, type Logger } from '../kernel/logger'
-import { lockMemory } from '../kernel/memory-lock'
 import { LocalDiskStorage } from '../kernel/storage/local'
-import { startTradingLoops } from '../modules/trading/background'
-import { seedDemo } from '../seed/demo'
 import { loadAssetFromDisk } from './assets'
+import { MODULES } from './modules'
+
+/**
+ * Bun's own limit on a request body: far above the app's (BODY_MAX_BYTES, UPLOAD_MAX_BYTES), so a body
+ * over them reaches the app and gets its JSON 413 (past Bun's limit Bun answers a bare 413). Nothing is
+ * buffered: the app refuses an announced length at once and stops reading a chunked body at its limit.
+ */
+const BUN_BODY_LIMIT = 2 ** 30
 
 /**
  * Everything the Bun entry does, as a function tests and benchmarks can call: open the database,
- * migrate, build the app, seed demo data outside production, listen.
+ * migrate, build the app from the module list, seed demo data outside production, load the modules'
+ * in-memory state, start the jobs (the event relay among them), listen. One process runs every role.
  */
 export async function startServer(config: Config, opts: { clock?: Clock; logger?: Logger } = {}) {
   const logger = opts.logger ?? createLogger(config.logLevel)
@@ -29,34 +36,38 @@ export async function startServer(config: Config, opts: { clock?: Clock; logger?
   })
   await migrateDatabase(database.db)
   const store = createStore(config, logger, clock)
-  const app = createApp({
-    config,
-    db: database.db,
-    store,
-    clock,
-    logger,
-    storage: new LocalDiskStorage(config.upload.dir),
-    loadAsset: loadAssetFromDisk,
-  })
-  if (config.seedDemo && (await seedDemo(app.ctx))) logger.log('info', 'demo data seeded')
-  const loops = await startTradingLoops(app.ctx)
-  app.listen({
-    hostname: config.host,
-    port: config.port,
-    maxRequestBodySize: config.upload.maxBytes + 1024 * 1024,
-  })
+  const app = createApp(
+    {
+      config,
+      db: database.db,
+      store,
+      clock,
+      logger,
+      storage: new LocalDiskStorage(config.upload.dir),
+      loadAsset: loadAssetFromDisk,
+    },
+    MODULES,
+  )
+  if (config.seedDemo) {
+    await app.lifecycle.seedDemo()
+    logger.log('info', 'demo data in place')
+  }
+  await app.lifecycle.start()
+  app.runner.start()
+  app.listen({ hostname: config.host, port: config.port, maxRequestBodySize: BUN_BODY_LIMIT })
   const port = app.server?.port ?? config.port
   logger.log('info', 'listening', {
     url: `http://${config.host}:${port}`,
     env: config.env,
     cache: store.kind,
+    modules: MODULES.map((m) => m.name),
   })
   return {
     app,
     port,
     async stop() {
       await app.stop()
-      await loops.stop()
+      await app.lifecycle.stop()
       await store.close()
       database.close()
     },

@@ -1,24 +1,28 @@
 // Cloudflare Workers entry (DESIGN: one app, two entry points). libSQL over HTTP (sqld/Turso), Upstash
 // Redis over REST, R2 for files. Minimal until the edge issue: it is type-checked with the rest of the
 // code but not yet exercised under workerd (passwords still use Bun.password there, see README).
-import { createClient } from '@libsql/client/web'
-import { drizzle } from 'drizzle-orm/libsql'
+import { type Client, createClient } from '@libsql/client/web'
 import { CloudflareAdapter } from 'elysia/adapter/cloudflare-worker'
-import { createApp } from '../app'
-import { loadConfig } from '../config'
+import { createApp } from '../kernel/app'
 import { ResilientStore } from '../kernel/cache/resilient'
 import { UpstashStore } from '../kernel/cache/upstash'
 import { systemClock } from '../kernel/clock'
-import type { Db } from '../kernel/db/client'
-import * as schema from '../kernel/db/schema'
+import { loadConfig } from '../kernel/config'
+import { Db } from '../kernel/db/client'
 import { createLogger } from '../kernel/logger'
 import { type R2BucketLike, R2Storage } from '../kernel/storage/r2'
+import { MODULES } from './modules'
 
 interface Env extends Record<string, unknown> {
   FILES: R2BucketLike
 }
 
-let app: ReturnType<typeof createApp> | undefined
+interface ScheduledContext {
+  waitUntil(promise: Promise<unknown>): void
+}
+
+let instance: ReturnType<typeof createApp> | undefined
+let app: ReturnType<ReturnType<typeof createApp>['compile']> | undefined
 
 function build(env: Env) {
   const vars = Object.fromEntries(Object.entries(env).filter(([, v]) => typeof v === 'string')) as Record<
@@ -33,10 +37,10 @@ function build(env: Env) {
     authToken: config.database.authToken,
     intMode: 'number',
   })
-  const instance = createApp(
+  instance = createApp(
     {
       config,
-      db: drizzle(client, { schema }) as unknown as Db,
+      db: new Db(client as unknown as Client),
       store: new ResilientStore(
         new UpstashStore(config.cache.url, config.cache.token),
         logger,
@@ -47,6 +51,7 @@ function build(env: Env) {
       storage: new R2Storage(env.FILES),
       loadAsset: async () => null,
     },
+    MODULES,
     { adapter: CloudflareAdapter },
   )
   return instance.compile()
@@ -56,5 +61,13 @@ export default {
   fetch(request: Request, env: Env) {
     app ??= build(env)
     return app.fetch(request)
+  },
+  /** Cron Triggers (wrangler.toml): the jobs that are due, each cluster job once per period (its lease). */
+  scheduled(_controller: unknown, env: Env, ctx: ScheduledContext) {
+    app ??= build(env)
+    const jobs = instance!.runner
+    ctx.waitUntil(
+      jobs.runDue().then((outcome) => console.log(JSON.stringify({ msg: 'scheduled jobs', outcome }))),
+    )
   },
 }

@@ -34,6 +34,7 @@ const create = (body: Record<string, unknown>, token = user) =>
   })
 /** The alert.fired notifications of one alert id. */
 async function firings(id: number) {
+  await t.settle()
   const r = await t.request('GET', '/notify/list?limit=500&offset=0&filter=', { token: user })
   return (r.json.rows as any[][]).filter((row) => row[1] === 'alert.fired' && row[9].alert_id === id)
 }
@@ -210,7 +211,7 @@ describe('alert semantics driven by ingested quotes', () => {
       await create({ condition: 0, target_price: 1.2, expires_at: Math.floor(clock.now() / 1000) + 10 })
     ).json.id
     clock.advance(20_000)
-    await t.ctx.alerts.expireDue()
+    await t.runJob('alerts.expire')
     await bids(1.21)
     expect(await firings(a)).toHaveLength(0)
     expect(await alert(a)).toMatchObject({ active: 0, fired_count: 0 })
@@ -218,7 +219,7 @@ describe('alert semantics driven by ingested quotes', () => {
 
   test('an alert written through another instance is picked up by the resync and fires here', async () => {
     await bids(1.1)
-    await t.ctx.alerts.load()
+    await t.runJob('alerts.sync')
     const now = clock.now()
     // as another instance would write it: straight into the shared database
     const [row] = await t.ctx.db
@@ -236,7 +237,7 @@ describe('alert semantics driven by ingested quotes', () => {
       .returning()
     await bids(1.0899)
     expect(await firings(row.id)).toHaveLength(0)
-    await t.ctx.alerts.load()
+    await t.runJob('alerts.sync')
     await bids(1.0898)
     expect(await firings(row.id)).toHaveLength(1)
   })

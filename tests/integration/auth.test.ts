@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { eq } from 'drizzle-orm'
-import { groups } from '../../src/modules/accounts/schema'
-import { customers } from '../../src/modules/auth/schema'
+import { AccountsPort } from '../../src/modules/accounts'
+import { customers, groups } from '../../src/modules/accounts/schema'
 import { makeTestApp, type TestApp } from '../support/app'
 
 let t: TestApp
@@ -114,7 +114,7 @@ describe('POST /sign/in (spec 4.1)', () => {
       body: { group: 'tmp\\USD' },
     })
     await t.ctx.db.delete(groups).where(eq(groups.id, g[0].id))
-    await t.ctx.accountsRead.invalidateGroup(g[0].id)
+    await t.ports.get(AccountsPort).read.invalidateGroup(g[0].id)
     const r = await t.request('POST', '/sign/in', {
       body: { login: created.json.login, password: 'orphan-pass-1' },
     })

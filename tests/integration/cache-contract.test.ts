@@ -69,6 +69,27 @@ for (const [name, make] of adapters) {
       expect(wins.filter(Boolean).length).toBe(1)
     })
 
+    test('lease: one holder at a time, renewed by it, told to others with the time it has left', async () => {
+      const key = k('lease')
+      const answers = await Promise.all(['a', 'b', 'c', 'd'].map((o) => s.lease(key, o, 300)))
+      expect(answers.filter((a) => a.held)).toHaveLength(1)
+      const holder = ['a', 'b', 'c', 'd'][answers.findIndex((a) => a.held)]
+      const other = holder === 'a' ? 'b' : 'a'
+      const refused = await s.lease(key, other, 300)
+      expect(refused.held).toBe(false)
+      if (!refused.held) expect(refused.freeInMs).toBeGreaterThan(200)
+      await Bun.sleep(200)
+      expect((await s.lease(key, holder, 300)).held).toBe(true) // renewed: good for 300 ms more
+      await Bun.sleep(200)
+      expect((await s.lease(key, other, 300)).held).toBe(false)
+      await s.unlease(key, other) // not the holder: nothing happens
+      expect((await s.lease(key, other, 300)).held).toBe(false)
+      await s.unlease(key, holder)
+      expect((await s.lease(key, other, 300)).held).toBe(true)
+      await Bun.sleep(350)
+      expect((await s.lease(key, holder, 300)).held).toBe(true) // lapsed: anyone may take it
+    })
+
     test('incr counts atomically and the expiry starts with the first increment', async () => {
       const key = k('incr')
       const results = await Promise.all(Array.from({ length: 10 }, () => s.incr(key, 150)))

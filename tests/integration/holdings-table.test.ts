@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, expect, test } from 'bun:test'
 import { sql } from 'drizzle-orm'
+import { AccountsPort } from '../../src/modules/accounts'
 import { fundsOf, holdingsOf } from '../../src/modules/trading/holdings-table'
 import { makeTestApp, type TestApp } from '../support/app'
 
@@ -15,7 +16,7 @@ test('the margin check read (rows as one JSON text) keeps every bit of a REAL an
   await t.ctx.db.run(sql`
     insert into holdings (login, symbol, cmd, volume, volume_price, commission, storage)
     values (100001, 'EURUSD', 0, 3, ${awkward}, -150, 25), (100001, 'XAUUSD', 1, 7, ${1e300 / 3}, 0, 0)`)
-  const funds = (await fundsOf(t.ctx.db, [100001, 999_999_999])).get(100001)
+  const funds = (await fundsOf(t.ports.get(AccountsPort), t.ctx.db, [100001, 999_999_999])).get(100001)
   expect(funds?.holdings.find((h) => h.symbol === 'EURUSD')).toEqual({
     symbol: 'EURUSD',
     cmd: 0,
@@ -31,5 +32,5 @@ test('the margin check read (rows as one JSON text) keeps every bit of a REAL an
   )
   expect(funds).toMatchObject(a)
   // an unknown login is absent, not an empty account
-  expect((await fundsOf(t.ctx.db, [999_999_999])).size).toBe(0)
+  expect((await fundsOf(t.ports.get(AccountsPort), t.ctx.db, [999_999_999])).size).toBe(0)
 })

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { eq, sum } from 'drizzle-orm'
-import { outbox } from '../../src/kernel/outbox-schema'
+import { outbox } from '../../src/kernel/events/schema'
 import { accounts, balanceOperations } from '../../src/modules/accounts/schema'
 import { makeTestApp, type TestApp } from '../support/app'
 

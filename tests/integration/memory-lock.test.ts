@@ -1,12 +1,12 @@
 import { expect, test } from 'bun:test'
 import { spawn } from 'bun'
 
-// MEMORY_LOCK=all (src/kernel/memory-lock.ts) in a process of its own: mlockall would lock the test
+// MEMORY_LOCK=all (src/kernel/db/local/memory-lock.ts) in a process of its own: mlockall would lock the test
 // runner's memory too. The kernel's count of the child's resident locked pages (smaps_rollup) says
 // whether it took effect.
 test('lockMemory locks the pages of the process, and those it touches later', async () => {
   const script = `
-    import { lockMemory } from './src/kernel/memory-lock'
+    import { lockMemory } from './src/kernel/db/local/memory-lock'
     const locked = () => Number(/Locked:\\s+(\\d+) kB/.exec(require('node:fs').readFileSync('/proc/self/smaps_rollup', 'utf8'))[1])
     const before = locked()
     const result = await lockMemory()

@@ -14,8 +14,11 @@ const ingest = quoteIngest(
   clock,
   () => dealer,
 )
-const list = (token: string, q = 'limit=50&offset=0&filter=') =>
-  t.request('GET', `/notify/list?${q}`, { token })
+/** Notifications arrive through the event relay; settle() waits until it has delivered what is committed. */
+const list = async (token: string, q = 'limit=50&offset=0&filter=') => {
+  await t.settle()
+  return t.request('GET', `/notify/list?${q}`, { token })
+}
 const send = (login: number, title: string, body = 'details') =>
   t.request('POST', '/manager/notify', { token: manager, body: { login, title, body } })
 

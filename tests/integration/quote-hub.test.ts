@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, expect, test } from 'bun:test'
 import { MemoryStore } from '../../src/kernel/cache/memory'
 import { ManualClock } from '../../src/kernel/clock'
+import { MarketPort } from '../../src/modules/market'
 import { makeTestApp, type TestApp } from '../support/app'
 
 /** The shared cache of a remote deployment: every read takes a few milliseconds. */
@@ -30,14 +31,16 @@ afterAll(async () => {
 test('an instance without local ticks: callers during a warm-up wait for the shared cache before pricing', async () => {
   // the feed instance receives the tick and writes it to the shared cache; the other instance has no
   // local quote and prices margin and cross rates from what warmAll loaded (exposure.ts `pricing`)
-  await feed.ctx.quotes.apply([{ symbol: 'EURUSD', bid: 1.1, ask: 1.1002, time: Date.now() }])
-  const first = other.ctx.quotes.warmAll()
-  const second = other.ctx.quotes.warmAll()
+  await feed.ports
+    .get(MarketPort)
+    .quotes.apply([{ symbol: 'EURUSD', bid: 1.1, ask: 1.1002, time: Date.now() }])
+  const first = other.ports.get(MarketPort).quotes.warmAll()
+  const second = other.ports.get(MarketPort).quotes.warmAll()
   await second
-  expect(other.ctx.quotes.peek('EURUSD')).toMatchObject({ bid: 1.1, ask: 1.1002 })
+  expect(other.ports.get(MarketPort).quotes.peek('EURUSD')).toMatchObject({ bid: 1.1, ask: 1.1002 })
   await first
   // within 250 ms of a finished warm-up nothing is read again
   const reads = shared.reads
-  await other.ctx.quotes.warmAll()
+  await other.ports.get(MarketPort).quotes.warmAll()
   expect(shared.reads).toBe(reads)
 })

@@ -2,7 +2,8 @@ import { afterAll, beforeAll, expect, test } from 'bun:test'
 import { eq, sql, sum } from 'drizzle-orm'
 import fc from 'fast-check'
 import { ManualClock } from '../../src/kernel/clock'
-import { outbox } from '../../src/kernel/outbox-schema'
+import { outbox } from '../../src/kernel/events/schema'
+import { AccountsPort } from '../../src/modules/accounts'
 import { accounts, balanceOperations } from '../../src/modules/accounts/schema'
 import { fundsOf, holdingsOf } from '../../src/modules/trading/holdings-table'
 import { orders } from '../../src/modules/trading/schema'
@@ -119,7 +120,7 @@ test('random opens, partial closes, closes, modifications and ticks keep the led
       )
       expect(kept.map((r) => r.k)).toEqual(derived.map((r) => r.k))
       // the margin check's one-statement read (rows as JSON) gives the holdings bit for bit
-      const funds = (await fundsOf(t.ctx.db, [100001])).get(100001)
+      const funds = (await fundsOf(t.ports.get(AccountsPort), t.ctx.db, [100001])).get(100001)
       expect(funds?.balance).toBe(a.balance)
       expect(funds?.holdings).toEqual((await holdingsOf(t.ctx.db, [100001])).get(100001) ?? [])
       // no trigger fired twice: at most one closing event per ticket, one activation per ticket

@@ -1,7 +1,8 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { and, eq, sql, sum } from 'drizzle-orm'
 import { ManualClock } from '../../src/kernel/clock'
-import { outbox } from '../../src/kernel/outbox-schema'
+import { outbox } from '../../src/kernel/events/schema'
+import { AccountsPort } from '../../src/modules/accounts'
 import { accounts, balanceOperations } from '../../src/modules/accounts/schema'
 import { orders } from '../../src/modules/trading/schema'
 import { makeTestApp, type TestApp } from '../support/app'
@@ -110,13 +111,13 @@ describe('POST /trade/open', () => {
     await t.ctx.db.transaction((tx) =>
       tx.update(accounts).set({ enableReadOnly: 1 }).where(eq(accounts.login, 100001)),
     )
-    await t.ctx.accountsRead.invalidateAccount(100001)
+    await t.ports.get(AccountsPort).read.invalidateAccount(100001)
     const r = await open({ cmd: 0, volume: 100, symbol: 'EURUSD' })
     expect(r.json.message).toMatch(/read-only/)
     await t.ctx.db.transaction((tx) =>
       tx.update(accounts).set({ enableReadOnly: 0 }).where(eq(accounts.login, 100001)),
     )
-    await t.ctx.accountsRead.invalidateAccount(100001)
+    await t.ports.get(AccountsPort).read.invalidateAccount(100001)
   })
 })
 
@@ -144,14 +145,14 @@ describe('triggers driven by ingested quotes', () => {
       insert into orders (brand_id, login, symbol, cmd, volume, state, open_price, open_time, sl, tp, updated_at, origin)
       values (1, 100001, 'EURUSD', 0, 10, 'open', 1.1001, ${clock.now()}, 0, 0, ${clock.now()}, 'other-instance')`)
     const ticket = Number(insert.lastInsertRowid)
-    await t.ctx.engine.resync()
+    await t.runJob('trading.resync')
     await ingest([{ symbol: 'EURUSD', bid: 1.0949, ask: 1.095 }])
     expect((await state(ticket)).state).toBe('open')
     // the other instance sets an SL above the market; this instance's book must learn it
     await t.ctx.db.run(
       sql`update orders set sl = 1.0945, updated_at = ${clock.now()}, origin = 'other-instance' where ticket = ${ticket}`,
     )
-    await t.ctx.engine.resync()
+    await t.runJob('trading.resync')
     await ingest([{ symbol: 'EURUSD', bid: 1.0944, ask: 1.0945 }])
     const o = await state(ticket)
     expect(o.state).toBe('closed')
@@ -317,8 +318,8 @@ describe('modify, close, cancel, close group, lists', () => {
     const before = await state(p.json.order)
     clock.set(Date.UTC(2026, 0, 8, 0, 5)) // Thursday 00:05: Monday..Wednesday rolled, Wednesday triple
     dealer = await t.staffToken(3, 'dealer-pass-1')
-    await t.ctx.engine.rollover()
-    await t.ctx.engine.rollover()
+    await t.runJob('trading.rollover')
+    await t.runJob('trading.rollover')
     const after = await state(p.json.order)
     // EURUSD long swap -6.5 points * 0.00001 * 100000 * 1 lot = -6.50 USD per day; Tue + Wed*3 + Thu? no:
     // days closed after opening on Mon: Mon (1), Tue (1), Wed (3) = 5 days = -32.50 USD

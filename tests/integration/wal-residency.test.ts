@@ -1,6 +1,6 @@
 import { afterAll, expect, test } from 'bun:test'
 import { readFileSync, statSync } from 'node:fs'
-import { keepWalResident } from '../../src/kernel/db/wal-residency'
+import { keepWalResident } from '../../src/kernel/db/local/wal-residency'
 import { tempDatabase } from '../support/database'
 
 // Locking a libSQL file's WAL and wal-index in memory (src/kernel/db/wal-residency.ts), measured by

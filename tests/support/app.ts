@@ -1,17 +1,18 @@
 import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { createApp } from '../../src/app'
-import { type Config, loadConfig } from '../../src/config'
+import { createApp } from '../../src/kernel/app'
 import type { KeyValueStore } from '../../src/kernel/cache'
 import { MemoryStore } from '../../src/kernel/cache/memory'
 import { type Clock, systemClock } from '../../src/kernel/clock'
+import { type Config, loadConfig } from '../../src/kernel/config'
 import { openDatabase } from '../../src/kernel/db/client'
 import { migrateDatabase } from '../../src/kernel/db/migrate'
 import { type Logger, silentLogger } from '../../src/kernel/logger'
+import type { ModuleDefinition } from '../../src/kernel/module'
 import { LocalDiskStorage } from '../../src/kernel/storage/local'
 import { loadAssetFromDisk } from '../../src/main/assets'
-import { seedDemo } from '../../src/seed/demo'
+import { MODULES } from '../../src/main/modules'
 
 export interface TestAppOptions {
   env?: Record<string, string>
@@ -19,6 +20,8 @@ export interface TestAppOptions {
   clock?: Clock
   logger?: Logger
   seed?: boolean
+  /** Modules added after the product's own (tests of the kernel plug in consumers and jobs this way). */
+  modules?: ModuleDefinition[]
 }
 
 export type TestApp = Awaited<ReturnType<typeof makeTestApp>>
@@ -45,16 +48,24 @@ export async function makeTestApp(opts: TestAppOptions = {}) {
   await migrateDatabase(database.db)
   const clock = opts.clock ?? systemClock
   const store = opts.store ?? new MemoryStore(clock)
-  const app = createApp({
-    config,
-    db: database.db,
-    store,
-    clock,
-    logger: opts.logger ?? silentLogger,
-    storage: new LocalDiskStorage(config.upload.dir),
-    loadAsset: loadAssetFromDisk,
-  })
-  if (opts.seed !== false) await seedDemo(app.ctx)
+  const app = createApp(
+    {
+      config,
+      db: database.db,
+      store,
+      clock,
+      logger: opts.logger ?? silentLogger,
+      storage: new LocalDiskStorage(config.upload.dir),
+      loadAsset: loadAssetFromDisk,
+    },
+    [...MODULES, ...(opts.modules ?? [])],
+  )
+  if (opts.seed !== false) {
+    await app.lifecycle.seedDemo()
+    // the market module gives the demo accounts their watch lists (a consumer of account.created)
+    await app.relay.drain()
+  }
+  await app.lifecycle.start()
 
   async function request(
     method: string,
@@ -94,7 +105,16 @@ export async function makeTestApp(opts: TestAppOptions = {}) {
 
   return {
     app,
-    ctx: app.ctx,
+    /** The kernel (db, store, clock, events, ...). */
+    ctx: app.kernel,
+    ports: app.kernel.ports,
+    /** Runs a job now (e.g. `trading.rollover`, `alerts.sync`), as the cron route does. */
+    runJob: async (name: string) => {
+      const r = await app.runner.runOnce(name)
+      if (!r.ran) throw new Error(`job ${name} did not run: ${r.reason}`)
+    },
+    /** Delivers the events written so far to their consumers (notifications are written by consumers). */
+    settle: () => app.relay.drain(),
     config,
     request,
     userToken: (login = 100001, password = 'demo-pass-1', host = 'localhost') =>
@@ -103,7 +123,8 @@ export async function makeTestApp(opts: TestAppOptions = {}) {
       token('/customer/sign/in', { email, password }, host),
     staffToken: (login = 1, password = 'manager-pass-1') => token('/manager/sign/in', { login, password }),
     async close() {
-      await app.ctx.store.close()
+      await app.lifecycle.stop()
+      await app.kernel.store.close()
       database.close()
       rmSync(dir, { recursive: true, force: true })
     },

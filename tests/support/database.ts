@@ -10,6 +10,8 @@ export async function tempDatabase(name: string, opts: Parameters<typeof openDat
   const database = await openDatabase(`file:${file}`, undefined, opts)
   return {
     ...database,
+    /** The libSQL client beneath (the local adapter's for a file). */
+    client: database.db.client,
     file,
     close() {
       database.close()

@@ -1,7 +1,7 @@
 // A real server process for tests that need a real socket or a real restart: the environment configures
 // it (DATABASE_URL, UPLOAD_DIR, ...), it listens on a free loopback port and prints READY <url>. SIGTERM
 // stops it gracefully; the test that spawned it owns the database directory.
-import { loadConfig } from '../../src/config'
+import { loadConfig } from '../../src/kernel/config'
 import { startServer } from '../../src/main/server'
 
 const server = await startServer(loadConfig({ ...process.env, HOST: '127.0.0.1', PORT: '0' }))

@@ -1,8 +1,8 @@
 import { describe, expect, test } from 'bun:test'
-import { DEV_JWT_SECRET, loadConfig } from '../../src/config'
 import { extractToken } from '../../src/kernel/auth/extract'
 import type { Session } from '../../src/kernel/auth/session'
 import { normalizeHost } from '../../src/kernel/brand/registry'
+import { DEV_JWT_SECRET, loadConfig } from '../../src/kernel/config'
 import { accountScope } from '../../src/modules/accounts/domain/access'
 import { marginSnapshot } from '../../src/modules/accounts/domain/margin'
 import { fromMinor, toMinor } from '../../src/modules/accounts/domain/money'
@@ -139,8 +139,8 @@ describe('configuration', () => {
       expect(() => loadConfig({ DATABASE_CACHE_MB: bad })).toThrow(/DATABASE_CACHE_MB/)
   })
 
-  test('MEMORY_LOCK: the WAL by default, or off, or the whole process', () => {
-    expect(loadConfig({}).memoryLock).toBe('wal')
+  test('MEMORY_LOCK: off by default (ADR 0005), or the WAL, or the whole process', () => {
+    expect(loadConfig({}).memoryLock).toBe('off')
     for (const v of ['off', 'wal', 'all'] as const) expect(loadConfig({ MEMORY_LOCK: v }).memoryLock).toBe(v)
     for (const bad of ['on', 'true', 'WAL'])
       expect(() => loadConfig({ MEMORY_LOCK: bad })).toThrow(/MEMORY_LOCK/)

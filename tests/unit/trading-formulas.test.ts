@@ -1,8 +1,8 @@
 import { describe, expect, test } from 'bun:test'
 import fc from 'fast-check'
+import { conversionRate, type Quote } from '../../src/modules/market/domain/conversion'
 import { groupQuote } from '../../src/modules/market/domain/pricing'
 import { checkStops, checkVolume, stopOutOrder } from '../../src/modules/trading/domain/checks'
-import { conversionRate, type Quote } from '../../src/modules/trading/domain/conversion'
 import {
   commission,
   marginInAccount,

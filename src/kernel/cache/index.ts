@@ -1,5 +1,5 @@
-import type { Config } from '../../config'
 import type { Clock } from '../clock'
+import type { Config } from '../config'
 import type { Logger } from '../logger'
 import { MemoryStore } from './memory'
 import { RedisStore } from './redis'

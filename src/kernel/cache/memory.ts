@@ -1,5 +1,5 @@
 import { type Clock, systemClock } from '../clock'
-import type { KeyValueStore } from './store'
+import type { KeyValueStore, LeaseAnswer } from './store'
 
 interface Entry {
   value: string
@@ -66,6 +66,17 @@ export class MemoryStore implements KeyValueStore {
     const n = Number(e.value) + 1
     e.value = String(n)
     return n
+  }
+
+  async lease(key: string, owner: string, ttlMs: number): Promise<LeaseAnswer> {
+    const e = this.live(key)
+    if (e && e.value !== owner) return { held: false, freeInMs: Math.max(0, e.expiresAt - this.clock.now()) }
+    await this.set(key, owner, ttlMs)
+    return { held: true }
+  }
+
+  async unlease(key: string, owner: string) {
+    if (this.live(key)?.value === owner) this.map.delete(key)
   }
 
   async ping() {

@@ -1,5 +1,5 @@
 import { RedisClient } from 'bun'
-import { INCR_WITH_TTL, type KeyValueStore } from './store'
+import { INCR_WITH_TTL, type KeyValueStore, LEASE, leaseAnswer, UNLEASE } from './store'
 
 /** Redis over TCP with Bun's built-in client. Commands fail fast while disconnected (no offline queue). */
 export class RedisStore implements KeyValueStore {
@@ -55,6 +55,15 @@ export class RedisStore implements KeyValueStore {
       String(Math.max(1, Math.ceil(ttlMs))),
     ])
     return Number(r)
+  }
+
+  async lease(key: string, owner: string, ttlMs: number) {
+    const ttl = String(Math.max(1, Math.ceil(ttlMs)))
+    return leaseAnswer(Number(await (await this.c()).send('EVAL', [LEASE, '1', key, owner, ttl])))
+  }
+
+  async unlease(key: string, owner: string) {
+    await (await this.c()).send('EVAL', [UNLEASE, '1', key, owner])
   }
 
   async ping() {

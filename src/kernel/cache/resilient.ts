@@ -1,5 +1,5 @@
 import type { Logger } from '../logger'
-import type { KeyValueStore } from './store'
+import type { KeyValueStore, LeaseAnswer } from './store'
 
 /**
  * Wraps a remote store so that an outage degrades callers instead of failing requests: reads miss,
@@ -63,6 +63,16 @@ export class ResilientStore implements KeyValueStore {
   }
   incr(key: string, ttlMs: number) {
     return this.guard('incr', () => this.inner.incr(key, ttlMs), 0)
+  }
+  /** When the store is down nobody can take a lease through it. */
+  lease(key: string, owner: string, ttlMs: number) {
+    return this.guard<LeaseAnswer>('lease', () => this.inner.lease(key, owner, ttlMs), {
+      held: false,
+      freeInMs: ttlMs,
+    })
+  }
+  unlease(key: string, owner: string) {
+    return this.guard('unlease', () => this.inner.unlease(key, owner), undefined)
   }
   ping() {
     return this.guard('ping', () => this.inner.ping(), false)

@@ -13,10 +13,34 @@ export interface KeyValueStore {
   del(...keys: string[]): Promise<void>
   /** Atomic increment; the expiry starts with the first increment of a key. */
   incr(key: string, ttlMs: number): Promise<number>
+  /**
+   * Takes the lease `key` for `owner` for `ttlMs` when nobody holds it, or renews it when `owner` does
+   * (atomically: `SET NX PX`, else compare and `PEXPIRE`). When another owner holds it, says how long
+   * that lease has left, so a waiting instance can try again the moment it lapses.
+   */
+  lease(key: string, owner: string, ttlMs: number): Promise<LeaseAnswer>
+  /** Gives the lease up, if `owner` still holds it. */
+  unlease(key: string, owner: string): Promise<void>
   ping(): Promise<boolean>
   close(): Promise<void>
 }
 
+export type LeaseAnswer = { held: true } | { held: false; freeInMs: number }
+
+/** Reads the LEASE script's answer: -1 held, else the other holder's PTTL (negative when just lapsed). */
+export const leaseAnswer = (n: number): LeaseAnswer =>
+  n === -1 ? { held: true } : { held: false, freeInMs: Math.max(0, n) }
+
 /** Lua script shared by the Redis and Upstash adapters: INCR with an expiry set on creation. */
 export const INCR_WITH_TTL =
   "local n = redis.call('INCR', KEYS[1]) if n == 1 then redis.call('PEXPIRE', KEYS[1], ARGV[1]) end return n"
+
+/**
+ * Lua shared by the Redis and Upstash adapters: take the lease, or renew it for its holder (-1); else the
+ * milliseconds left on the other holder's lease.
+ */
+export const LEASE =
+  "if redis.call('SET', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[2]) then return -1 end " +
+  "if redis.call('GET', KEYS[1]) == ARGV[1] then redis.call('PEXPIRE', KEYS[1], ARGV[2]) return -1 end " +
+  "return redis.call('PTTL', KEYS[1])"
+export const UNLEASE = "if redis.call('GET', KEYS[1]) == ARGV[1] then redis.call('DEL', KEYS[1]) end return 0"

@@ -1,5 +1,5 @@
 import { Redis } from '@upstash/redis'
-import { INCR_WITH_TTL, type KeyValueStore } from './store'
+import { INCR_WITH_TTL, type KeyValueStore, LEASE, leaseAnswer, UNLEASE } from './store'
 
 /** Upstash Redis over its REST protocol, for the edge where TCP sockets are not the norm. */
 export class UpstashStore implements KeyValueStore {
@@ -32,6 +32,16 @@ export class UpstashStore implements KeyValueStore {
   async incr(key: string, ttlMs: number) {
     const r = await this.client.eval(INCR_WITH_TTL, [key], [String(Math.max(1, Math.ceil(ttlMs)))])
     return Number(r)
+  }
+
+  async lease(key: string, owner: string, ttlMs: number) {
+    return leaseAnswer(
+      Number(await this.client.eval(LEASE, [key], [owner, String(Math.max(1, Math.ceil(ttlMs)))])),
+    )
+  }
+
+  async unlease(key: string, owner: string) {
+    await this.client.eval(UNLEASE, [key], [owner])
   }
 
   async ping() {

@@ -1,6 +1,5 @@
 import type { InArgs } from '@libsql/client'
 import type { Queryable } from './client'
-import { driverOf } from './driver'
 
 type Value = string | number | bigint | null
 
@@ -30,7 +29,6 @@ export async function insertRows(
   columns: readonly string[],
   rows: readonly (readonly Value[])[],
 ): Promise<number[]> {
-  const driver = driverOf(q)
   const ids: number[] = []
   let at = 0
   while (at < rows.length) {
@@ -42,7 +40,7 @@ export async function insertRows(
         throw new Error(`row ${i} has ${r.length} values for ${columns.length} columns`)
       for (const v of r) args.push(v)
     }
-    const res = await driver.execute({ sql: statementText(table, columns, n), args: args as InArgs })
+    const res = await q.execute({ sql: statementText(table, columns, n), args: args as InArgs })
     if (res.rowsAffected !== n || res.lastInsertRowid === undefined)
       throw new Error(`insert into ${table} wrote ${res.rowsAffected} of ${n} rows`)
     const last = Number(res.lastInsertRowid)

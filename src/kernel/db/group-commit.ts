@@ -1,5 +1,40 @@
 import type { Db, Tx } from './client'
 
+/** Writes one request in a transaction, alone or together with others (the port of ADR 0001). */
+export interface Committer<In, Out> {
+  submit(input: In): Promise<Out>
+}
+
+interface CommitHooks<Out> {
+  /** Runs once per committed batch before the requests resolve (cache invalidation, in-memory books). */
+  afterCommit?: (outputs: Out[]) => Promise<void>
+  /** A failed afterCommit does not fail requests whose writes are committed; it is reported here. */
+  onAfterCommitError?: (e: unknown) => void
+}
+
+/**
+ * One transaction per request, no batching: where a request must not wait on another one's work (the
+ * edge: every request of a Worker does its own), and where throughput does not matter.
+ */
+export class PerRequestCommit<In, Out> implements Committer<In, Out> {
+  constructor(
+    private readonly db: Db,
+    private readonly handler: (tx: Tx, inputs: In[]) => Promise<(Out | Error)[]>,
+    private readonly opts: CommitHooks<Out> = {},
+  ) {}
+
+  async submit(input: In): Promise<Out> {
+    const [result] = await this.db.transaction((tx) => this.handler(tx, [input]))
+    if (result instanceof Error) throw result
+    try {
+      await this.opts.afterCommit?.([result])
+    } catch (e) {
+      this.opts.onAfterCommitError?.(e)
+    }
+    return result
+  }
+}
+
 interface Waiting<In, Out> {
   input: In
   resolve: (v: Out) => void
@@ -13,7 +48,7 @@ interface Waiting<In, Out> {
  * event-loop turn at most. The handler answers every input with a value or an Error of its own; if it
  * throws, the transaction rolls back and every request of the batch fails with that error.
  */
-export class GroupCommit<In, Out> {
+export class GroupCommit<In, Out> implements Committer<In, Out> {
   private queue: Waiting<In, Out>[] = []
   private scheduled = false
   private running = false

@@ -6,5 +6,5 @@ export const MIGRATIONS_DIR = fileURLToPath(new URL('../../../drizzle', import.m
 
 /** Applies the drizzle-kit migrations in drizzle/ (idempotent; drizzle keeps its own journal table). */
 export async function migrateDatabase(db: Db, migrationsFolder = MIGRATIONS_DIR) {
-  await migrate(db, { migrationsFolder })
+  await migrate(db.orm(), { migrationsFolder })
 }

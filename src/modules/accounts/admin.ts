@@ -1,12 +1,11 @@
 import { and, desc, eq, lt, sql } from 'drizzle-orm'
-import type { AppContext } from '../../context'
 import type { Brand } from '../../kernel/brand/registry'
 import { epochSeconds } from '../../kernel/clock'
 import { isUniqueViolation } from '../../kernel/db/errors'
-import { ApiError, invalid } from '../../kernel/errors'
-import { enqueueEvent } from '../../kernel/outbox'
+import { ApiError, invalid } from '../../kernel/http/errors'
+import type { AccountsCtx } from './context'
 import { fromMinor, toMinor } from './domain/money'
-import { defaultSymbols } from './domain/watch'
+import { AccountUpdated } from './events'
 import { operationView } from './ledger'
 import { accounts, balanceOperations, groups } from './schema'
 import { accountNotFound } from './service'
@@ -21,11 +20,10 @@ export function groupView(g: typeof groups.$inferSelect) {
     default_deposit: fromMinor(g.defaultDeposit, g.currency),
     margin_call: g.marginCall,
     stop_out: g.stopOut,
-    default_symbols: defaultSymbols(g.defaultSymbols),
   }
 }
 
-export async function listGroups(ctx: AppContext, brand: Brand) {
+export async function listGroups(ctx: AccountsCtx, brand: Brand) {
   const rows = await ctx.db.select().from(groups).where(eq(groups.brandId, brand.id)).orderBy(groups.name)
   return { rows: rows.map(groupView) }
 }
@@ -41,12 +39,12 @@ export interface AccountSettings {
 
 /** Staff change an account's group, leverage, flags or comment (brand-scoped). */
 export async function changeAccountSettings(
-  ctx: AppContext,
+  ctx: AccountsCtx,
   brand: Brand,
   login: number,
   s: AccountSettings,
 ) {
-  const updated = await ctx.db.transaction(async (tx) => {
+  const updated = await ctx.uow.run(async (tx, work) => {
     let groupId: number | undefined
     if (s.group !== undefined) {
       const [g] = await tx
@@ -75,15 +73,16 @@ export async function changeAccountSettings(
       .where(and(eq(accounts.login, login), eq(accounts.brandId, brand.id)))
       .returning({ login: accounts.login })
     if (!row) throw accountNotFound()
-    await enqueueEvent(tx, brand.id, 'account.updated', { login, changes: s }, now)
+    work.emit(AccountUpdated, brand.id, { login, changes: { ...s } })
+    work.after(`account:${login}`, () => ctx.accountsRead.invalidateAccount(login))
     return row
   })
-  await ctx.accountsRead.invalidateAccount(updated.login)
+  return updated
 }
 
 /** The ledger of an account, newest first, with a cursor (the id of the last row seen). */
 export async function listOperations(
-  ctx: AppContext,
+  ctx: AccountsCtx,
   brand: Brand,
   login: number,
   page: { cursor?: number; limit: number },
@@ -145,7 +144,7 @@ function checkLevels(marginCall: number, stopOut: number) {
  * A new group of the brand. Its security settings start empty (nothing visible or tradable) until staff
  * add them with PUT /manager/groups/{id}/securities/{sec_group}.
  */
-export async function createGroup(ctx: AppContext, brand: Brand, g: GroupInput) {
+export async function createGroup(ctx: AccountsCtx, brand: Brand, g: GroupInput) {
   const marginCall = g.margin_call ?? 100
   const stopOut = g.stop_out ?? 50
   checkLevels(marginCall, stopOut)
@@ -174,7 +173,7 @@ export async function createGroup(ctx: AppContext, brand: Brand, g: GroupInput) 
 }
 
 /** Renames a group or changes its leverage, demo deposit, margin call or stop-out level (brand-scoped). */
-export async function updateGroup(ctx: AppContext, brand: Brand, id: number, c: GroupChanges) {
+export async function updateGroup(ctx: AccountsCtx, brand: Brand, id: number, c: GroupChanges) {
   try {
     const row = await ctx.db.transaction(async (tx) => {
       const [current] = await tx
@@ -202,27 +201,4 @@ export async function updateGroup(ctx: AppContext, brand: Brand, id: number, c: 
     if (isUniqueViolation(e)) throw groupExists(c.name ?? '')
     throw e
   }
-}
-
-/** The market watch new accounts of a group start with; every symbol must be visible to the group. */
-export async function setDefaultWatch(ctx: AppContext, brand: Brand, id: number, symbolList: string[]) {
-  const [current] = await ctx.db
-    .select({ id: groups.id })
-    .from(groups)
-    .where(and(eq(groups.id, id), eq(groups.brandId, brand.id)))
-  if (!current) throw new ApiError(404, 'GROUP_NOT_FOUND', 'group not found in this brand')
-  await ctx.refdata.fresh()
-  for (const [i, symbol] of symbolList.entries()) {
-    const gs = await ctx.refdata.forGroup(id, symbol)
-    if (gs?.sec.show !== 1) throw invalid(`symbols.${i}: ${symbol} is not visible to the group`)
-  }
-  const [row] = await ctx.db.transaction((tx) =>
-    tx
-      .update(groups)
-      .set({ defaultSymbols: JSON.stringify(symbolList) })
-      .where(eq(groups.id, id))
-      .returning(),
-  )
-  await ctx.accountsRead.invalidateGroup(id)
-  return groupView(row)
 }

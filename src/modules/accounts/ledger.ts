@@ -1,10 +1,11 @@
 import { and, eq, sql } from 'drizzle-orm'
-import type { AppContext } from '../../context'
 import type { Tx } from '../../kernel/db/client'
 import { isUniqueViolation } from '../../kernel/db/errors'
-import { ApiError, invalid } from '../../kernel/errors'
-import { enqueueEvent } from '../../kernel/outbox'
+import type { Work } from '../../kernel/db/unit-of-work'
+import { ApiError, invalid } from '../../kernel/http/errors'
+import type { AccountsCtx } from './context'
 import { fromMinor, toMinor } from './domain/money'
+import { BalanceOperation } from './events'
 import { accounts, balanceOperations, groups } from './schema'
 import { accountNotFound } from './service'
 
@@ -50,7 +51,7 @@ export function operationView(row: OperationRow, currency: string) {
  * the total changes by a conditional UPDATE that refuses to go below zero, so two concurrent
  * withdrawals can never both pass. A repeated idempotency key returns the first result.
  */
-export async function postOperationTx(ctx: AppContext, tx: Tx, input: BalanceOperationInput) {
+export async function postOperationTx(ctx: AccountsCtx, tx: Tx, work: Work, input: BalanceOperationInput) {
   const [acct] = await tx
     .select({ currency: groups.currency })
     .from(accounts)
@@ -116,21 +117,21 @@ export async function postOperationTx(ctx: AppContext, tx: Tx, input: BalanceOpe
       createdAt: now,
     })
     .returning()
-  await enqueueEvent(tx, input.brandId, 'account.balance_operation', operationView(row, acct.currency), now)
+  work.emit(BalanceOperation, input.brandId, operationView(row, acct.currency))
+  work.after(`account:${input.login}`, () => ctx.accountsRead.invalidateAccount(input.login))
   return { row, currency: acct.currency, idempotent: false }
 }
 
-export async function postBalanceOperation(ctx: AppContext, input: BalanceOperationInput) {
+export async function postBalanceOperation(ctx: AccountsCtx, input: BalanceOperationInput) {
+  const post = () => ctx.uow.run((tx, work) => postOperationTx(ctx, tx, work, input))
   let result: Awaited<ReturnType<typeof postOperationTx>>
   try {
-    result = await ctx.db.transaction((tx) => postOperationTx(ctx, tx, input))
+    result = await post()
   } catch (e) {
     // Two requests raced with one idempotency key: the unique index let one through; answer with it.
-    if (input.idempotencyKey && isUniqueViolation(e))
-      result = await ctx.db.transaction((tx) => postOperationTx(ctx, tx, input))
+    if (input.idempotencyKey && isUniqueViolation(e)) result = await post()
     else throw e
   }
-  await ctx.accountsRead.invalidateAccount(input.login)
   return { operation: operationView(result.row, result.currency), idempotent: result.idempotent }
 }
 

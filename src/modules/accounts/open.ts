@@ -1,17 +1,14 @@
 import { and, eq } from 'drizzle-orm'
-import type { AppContext } from '../../context'
 import { hashPassword } from '../../kernel/auth/passwords'
 import { epochSeconds } from '../../kernel/clock'
 import { isUniqueViolation } from '../../kernel/db/errors'
-import { ApiError, invalid } from '../../kernel/errors'
-import { enqueueEvent } from '../../kernel/outbox'
-import { customers } from '../auth/schema'
-import { seedWatchTx } from '../market/watch-defaults'
+import { ApiError, invalid } from '../../kernel/http/errors'
+import type { AccountsCtx } from './context'
 import { leverageOptions } from './domain/leverage'
 import { fromMinor } from './domain/money'
-import { defaultSymbols } from './domain/watch'
+import { AccountCreated } from './events'
 import { postOperationTx } from './ledger'
-import { accounts, groups } from './schema'
+import { accounts, customers, groups } from './schema'
 import { nextLogin } from './service'
 
 export interface OpenAccountInput {
@@ -39,11 +36,11 @@ export interface OpenAccountInput {
  * Opens a trading account in a group of the brand. A DEMO account receives the group's default_deposit
  * as a balance operation in the same transaction, so its balance is backed by the ledger from the start.
  */
-export async function openAccount(ctx: AppContext, input: OpenAccountInput) {
+export async function openAccount(ctx: AccountsCtx, input: OpenAccountInput) {
   const passwordHash = await hashPassword(input.password)
   for (let attempt = 0; ; attempt++) {
     try {
-      const result = await ctx.db.transaction(async (tx) => {
+      const result = await ctx.uow.run(async (tx, work) => {
         const [group] = await tx
           .select()
           .from(groups)
@@ -88,16 +85,16 @@ export async function openAccount(ctx: AppContext, input: OpenAccountInput) {
             updateTime: epochSeconds(now),
           })
           .returning()
-        await enqueueEvent(
-          tx,
-          input.brandId,
-          'account.created',
-          { login, group: group.name, mode: group.accountMode, customer_id: input.customerId ?? null },
-          now,
-        )
-        await seedWatchTx(tx, login, defaultSymbols(group.defaultSymbols))
+        // the market module gives it its group's starting watch list (a consumer of this event)
+        work.emit(AccountCreated, input.brandId, {
+          login,
+          group: group.name,
+          group_id: group.id,
+          mode: group.accountMode,
+          customer_id: input.customerId ?? null,
+        })
         if (group.accountMode === 'DEMO' && group.defaultDeposit > 0)
-          await postOperationTx(ctx, tx, {
+          await postOperationTx(ctx, tx, work, {
             brandId: input.brandId,
             login,
             op: 'OP_BALANCE_IN',
@@ -122,7 +119,7 @@ export async function openAccount(ctx: AppContext, input: OpenAccountInput) {
 }
 
 /** GET /customer/groups: the brand's groups open to self-service, with the leverage each offers. */
-export async function selfServiceGroups(ctx: AppContext, brand: { id: number }) {
+export async function selfServiceGroups(ctx: AccountsCtx, brand: { id: number }) {
   const rows = await ctx.db.select().from(groups).where(eq(groups.brandId, brand.id)).orderBy(groups.name)
   return {
     rows: rows.map((g) => ({

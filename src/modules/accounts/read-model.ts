@@ -2,19 +2,22 @@ import { eq, getTableColumns, sql } from 'drizzle-orm'
 import type { KeyValueStore } from '../../kernel/cache'
 import { JsonCache } from '../../kernel/cache/json-cache'
 import type { Db } from '../../kernel/db/client'
-import { accounts, groups } from './schema'
+import { accounts, customers, groups } from './schema'
 
 export type AccountRecord = Omit<typeof accounts.$inferSelect, 'passwordHash'>
 export type GroupRecord = typeof groups.$inferSelect
+export type CustomerRecord = Omit<typeof customers.$inferSelect, 'passwordHash'>
 
 const { passwordHash: _omit, ...accountColumns } = getTableColumns(accounts)
+const { passwordHash: _omitCustomer, ...customerColumns } = getTableColumns(customers)
 
 const TTL_MS = 30_000
 const accountKey = (login: number) => `acct:v1:${login}`
 const groupKey = (id: number) => `grp:v1:${id}`
+const customerKey = (id: number) => `cust:v1:${id}`
 
 /**
- * Hot read model of accounts and groups (the issue's design choice for GET /account/me): rows are read
+ * Hot read model of accounts, groups and customers (the issue's design choice for GET /account/me): rows are read
  * through the shared cache with prepared statements behind it, and every write path calls
  * `invalidate*` after its transaction commits, so all instances sharing the cache see the change on
  * their next read. The TTL bounds staleness should an invalidation be lost.
@@ -23,6 +26,7 @@ export class AccountReadModel {
   private readonly cache: JsonCache
   private readonly accountStmt
   private readonly groupStmt
+  private readonly customerStmt
 
   constructor(db: Db, store: KeyValueStore) {
     this.cache = new JsonCache(store, TTL_MS)
@@ -35,6 +39,11 @@ export class AccountReadModel {
       .select()
       .from(groups)
       .where(eq(groups.id, sql.placeholder('id')))
+      .prepare()
+    this.customerStmt = db
+      .select(customerColumns)
+      .from(customers)
+      .where(eq(customers.id, sql.placeholder('id')))
       .prepare()
   }
 
@@ -49,11 +58,19 @@ export class AccountReadModel {
     return this.cache.get(groupKey(id), async () => (await this.groupStmt.execute({ id }))[0] ?? null)
   }
 
+  customer(id: number): Promise<CustomerRecord | null> {
+    return this.cache.get(customerKey(id), async () => (await this.customerStmt.execute({ id }))[0] ?? null)
+  }
+
   invalidateAccount(...logins: number[]) {
     return this.cache.del(...logins.map(accountKey))
   }
 
   invalidateGroup(id: number) {
     return this.cache.del(groupKey(id))
+  }
+
+  invalidateCustomer(id: number) {
+    return this.cache.del(customerKey(id))
   }
 }

@@ -1,12 +1,12 @@
 import { Elysia, t } from 'elysia'
-import type { AppContext } from '../../context'
 import { ANY_SESSION } from '../../kernel/auth/session'
-import { clientIp } from '../../kernel/http'
-import { doc, errors } from '../../kernel/openapi'
-import { consume } from '../../kernel/rate-limit'
-import { Int, Login, textInput } from '../../kernel/schemas'
-import { security } from '../../kernel/security'
-import { avatarBelongs } from '../uploads/service'
+import { clientIp } from '../../kernel/http/http'
+import { doc, errors } from '../../kernel/http/openapi'
+import { consume } from '../../kernel/http/rate-limit'
+import { Int, Login, textInput } from '../../kernel/http/schemas'
+import { security } from '../../kernel/http/security'
+import type { AccountsCtx } from './context'
+import { customerProfile } from './customers'
 import { fromMinor } from './domain/money'
 import { openAccount, selfServiceGroups } from './open'
 import { balanceView, loadAccountView, profileView, requireMargin, updateProfile } from './service'
@@ -102,6 +102,17 @@ const ProfileUpdate = t.Object(
   { example: { name: 'Demo Real USD', city: 'London', country: 'GB' } },
 )
 
+export const Customer = t.Object({
+  id: Int(),
+  email: t.String(),
+  name: t.String(),
+  phone: t.String(),
+  country: t.String(),
+  deposit_allowed: Int(),
+  withdrawal_allowed: Int(),
+  accounts: t.Array(Int(), { description: 'logins of the trading accounts the customer owns' }),
+})
+
 const OpenedAccount = t.Object({
   login: int,
   group: str,
@@ -126,7 +137,7 @@ const scopeNote =
   'brand answer 404 ACCOUNT_NOT_FOUND.'
 const READ_CODES = { 400: ['INVALID_MARGIN_LEVEL'], 404: ['ACCOUNT_NOT_FOUND', 'GROUP_NOT_FOUND'] } as const
 
-export const accountRoutes = (ctx: AppContext) =>
+export const accountRoutes = (ctx: AccountsCtx) =>
   new Elysia({ name: 'account-routes', seed: ctx.instanceId })
     .use(security(ctx))
     .get(
@@ -142,20 +153,16 @@ export const accountRoutes = (ctx: AppContext) =>
         detail: doc('Account', 'Account profile with live margin figures', { description: scopeNote }),
       },
     )
-    .put(
-      '/account/me',
-      ({ brand, session, body }) => updateProfile(ctx, brand, session, body, avatarBelongs),
-      {
-        auth: { roles: ANY_SESSION },
-        // required here: a body left out is read as {} (optionalBody below), one that is sent must be an object
-        body: ProfileUpdate,
-        response: { 200: ProfileUpdateResult, ...errors({ 404: ['ACCOUNT_NOT_FOUND'] }) },
-        detail: doc('Account', 'Update the account profile', {
-          description: `${scopeNote} Only the fields sent are changed; the body may be left out (nothing changes), but a body that is sent must be a JSON object.`,
-          optionalBody: true,
-        }),
-      },
-    )
+    .put('/account/me', ({ brand, session, body }) => updateProfile(ctx, brand, session, body), {
+      auth: { roles: ANY_SESSION },
+      // required here: a body left out is read as {} (optionalBody below), one that is sent must be an object
+      body: ProfileUpdate,
+      response: { 200: ProfileUpdateResult, ...errors({ 404: ['ACCOUNT_NOT_FOUND'] }) },
+      detail: doc('Account', 'Update the account profile', {
+        description: `${scopeNote} Only the fields sent are changed; the body may be left out (nothing changes), but a body that is sent must be a JSON object.`,
+        optionalBody: true,
+      }),
+    })
     .get(
       '/balance/me',
       async ({ brand, session, query }) => {
@@ -169,6 +176,11 @@ export const accountRoutes = (ctx: AppContext) =>
         detail: doc('Account', 'Balance and margin snapshot of an account', { description: scopeNote }),
       },
     )
+    .get('/customer/me', ({ brand, session }) => customerProfile(ctx, brand, session), {
+      auth: { roles: ['SESSION_CUSTOMER'] },
+      response: { 200: Customer, ...errors({ 404: ['CUSTOMER_NOT_FOUND'] }) },
+      detail: doc('Auth', 'Current customer profile and its account logins'),
+    })
     .get('/customer/groups', ({ brand }) => selfServiceGroups(ctx, brand), {
       auth: { roles: ['SESSION_CUSTOMER'] },
       response: { 200: t.Object({ rows: t.Array(OpenGroup) }), ...errors() },

@@ -13,8 +13,6 @@ export const groups = sqliteTable(
     defaultDeposit: integer('default_deposit').notNull().default(0),
     marginCall: integer('margin_call').notNull().default(100),
     stopOut: integer('stop_out').notNull().default(50),
-    /** JSON array: the market watch new accounts start with; null = the platform's starter list. */
-    defaultSymbols: text('default_symbols'),
     createdAt: integer('created_at').notNull(),
   },
   (t) => [uniqueIndex('groups_brand_name').on(t.brandId, t.name)],
@@ -84,4 +82,28 @@ export const balanceOperations = sqliteTable(
     index('balance_operations_login').on(t.login, t.id),
     uniqueIndex('balance_operations_idem').on(t.login, t.idempotencyKey),
   ],
+)
+
+/** Customers: the owners of accounts (a CRM record); they sign in with email and password. */
+export const customers = sqliteTable(
+  'customers',
+  {
+    id: integer('id').primaryKey({ autoIncrement: true }),
+    brandId: integer('brand_id').notNull(),
+    /** Stored lower-cased; unique per brand. */
+    email: text('email').notNull(),
+    passwordHash: text('password_hash').notNull(),
+    name: text('name').notNull().default(''),
+    phone: text('phone').notNull().default(''),
+    country: text('country').notNull().default(''),
+    depositAllowed: integer('deposit_allowed').notNull().default(1),
+    withdrawalAllowed: integer('withdrawal_allowed').notNull().default(1),
+    enabled: integer('enabled').notNull().default(1),
+    /** Marketing attribution copied at registration (JSON); filled by the attribution module. */
+    attribution: text('attribution'),
+    /** Bumped by a disable or a password change: tokens issued under an older epoch stop working. */
+    sessionEpoch: integer('session_epoch').notNull().default(0),
+    createdAt: integer('created_at').notNull(),
+  },
+  (t) => [uniqueIndex('customers_brand_email').on(t.brandId, t.email)],
 )

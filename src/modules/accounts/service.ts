@@ -1,10 +1,10 @@
 import { and, eq, sql } from 'drizzle-orm'
-import type { AppContext } from '../../context'
 import type { Session } from '../../kernel/auth/session'
 import type { Brand } from '../../kernel/brand/registry'
 import { epochSeconds } from '../../kernel/clock'
 import type { Queryable } from '../../kernel/db/client'
-import { ApiError, invalid } from '../../kernel/errors'
+import { ApiError, invalid } from '../../kernel/http/errors'
+import type { AccountsCtx } from './context'
 import { accountScope } from './domain/access'
 import { type MarginSnapshot, marginSnapshot } from './domain/margin'
 import { fromMinor } from './domain/money'
@@ -24,7 +24,7 @@ export interface AccountView {
  * another brand's account answers exactly like a missing one.
  */
 export async function findScopedAccount(
-  ctx: AppContext,
+  ctx: AccountsCtx,
   brand: Brand,
   session: Session,
   login: number | undefined,
@@ -54,7 +54,7 @@ export async function findScopedAccount(
 }
 
 export async function loadAccountView(
-  ctx: AppContext,
+  ctx: AccountsCtx,
   brand: Brand,
   session: Session,
   login: number | undefined,
@@ -70,7 +70,7 @@ export async function loadAccountView(
  * may not see (trading: USER_NOT_FOUND, market: USER_NOT_FOUND_OR_INCORRECT); the scoping is the same.
  */
 export async function loadAccountViewAs(
-  ctx: AppContext,
+  ctx: AccountsCtx,
   brand: Brand,
   session: Session,
   login: number,
@@ -88,7 +88,7 @@ export async function loadAccountViewAs(
  * Live margin figures: the ledger totals plus the exposure of open positions (floating profit, margin,
  * commission and swap at the current quotes), which the trading module provides through the context.
  */
-export async function liveMargin(ctx: AppContext, view: AccountView): Promise<MarginSnapshot | null> {
+export async function liveMargin(ctx: AccountsCtx, view: AccountView): Promise<MarginSnapshot | null> {
   const cur = view.group.currency
   const e = await ctx.exposure(view.account, view.group)
   if (!e) return null
@@ -99,7 +99,7 @@ export async function liveMargin(ctx: AppContext, view: AccountView): Promise<Ma
   })
 }
 
-export async function requireMargin(ctx: AppContext, view: AccountView): Promise<MarginSnapshot> {
+export async function requireMargin(ctx: AccountsCtx, view: AccountView): Promise<MarginSnapshot> {
   const m = await liveMargin(ctx, view)
   if (!m) throw new ApiError(400, 'INVALID_MARGIN_LEVEL', 'margin information could not be calculated')
   return m
@@ -180,24 +180,9 @@ export interface ProfileUpdate {
   user_color?: string
 }
 
-/** An avatar reference must be an account_avatar upload of the same owner and brand. */
-export type AvatarCheck = (
-  tx: Queryable,
-  brand: Brand,
-  session: Session,
-  login: number,
-  ref: string,
-) => Promise<boolean>
-
-export async function updateProfile(
-  ctx: AppContext,
-  brand: Brand,
-  session: Session,
-  input: ProfileUpdate,
-  avatarBelongs: AvatarCheck,
-) {
+export async function updateProfile(ctx: AccountsCtx, brand: Brand, session: Session, input: ProfileUpdate) {
   const account = await findScopedAccount(ctx, brand, session, input.login)
-  if (input.avatar && !(await avatarBelongs(ctx.db, brand, session, account.login, input.avatar)))
+  if (input.avatar && !(await ctx.uploads.avatarBelongs(ctx.db, brand, session, account.login, input.avatar)))
     throw invalid('avatar: not an account_avatar upload of this account')
   const now = epochSeconds(ctx.clock.now())
   const fields = {
@@ -212,15 +197,15 @@ export async function updateProfile(
     userColor: input.user_color,
   }
   const set = Object.fromEntries(Object.entries(fields).filter(([, v]) => v !== undefined))
-  const [row] = await ctx.db.transaction((tx) =>
-    tx
+  const [row] = await ctx.uow.run((tx, work) => {
+    work.after(`account:${account.login}`, () => ctx.accountsRead.invalidateAccount(account.login))
+    return tx
       .update(accounts)
       .set({ ...set, updateTime: now })
       .where(and(eq(accounts.login, account.login), eq(accounts.brandId, brand.id)))
-      .returning(),
-  )
+      .returning()
+  })
   if (!row) throw accountNotFound()
-  await ctx.accountsRead.invalidateAccount(row.login)
   return {
     login: row.login,
     avatar: row.avatar,

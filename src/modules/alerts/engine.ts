@@ -1,14 +1,13 @@
 import { and, eq, gt } from 'drizzle-orm'
-import type { AppContext } from '../../context'
 import { readSkippingBadRows } from '../../kernel/db/tolerant'
-import type { Tick } from '../market/quotes'
-import { notifyTx } from '../notifications/service'
+import type { Tick } from '../market'
+import type { AlertsCtx } from './context'
 import { LevelBook } from './domain/book'
-import { type AlertState, CONDITION_NAMES, initialState, watches } from './domain/conditions'
+import { type AlertState, initialState, watches } from './domain/conditions'
 import { rewatch, wake } from './domain/evaluate'
-import { priceAlerts } from './schema'
-
-export type AlertRow = typeof priceAlerts.$inferSelect
+import { AlertFired } from './events'
+import { type AlertRow, priceAlerts } from './schema'
+import { alertView } from './views'
 
 /** A transaction may commit a little after its clock stamped updated_at. */
 const RESYNC_OVERLAP_MS = 5000
@@ -26,7 +25,7 @@ export class AlertEngine {
   private readonly alerts = new Map<number, { row: AlertRow; spec: AlertRow; state: AlertState }>()
   readonly stats = { fired: 0, expired: 0 }
 
-  constructor(private readonly ctx: AppContext) {}
+  constructor(private readonly ctx: AlertsCtx) {}
 
   private book(symbol: string, side: number) {
     const k = bookKey(symbol, side)
@@ -115,7 +114,7 @@ export class AlertEngine {
   private async fire(row: AlertRow, price: number): Promise<boolean> {
     const now = this.ctx.clock.now()
     const once = row.repeatMode === 0
-    const updated = await this.ctx.db.transaction(async (tx) => {
+    const updated = await this.ctx.uow.run(async (tx, work) => {
       const [r] = await tx
         .update(priceAlerts)
         .set({
@@ -133,7 +132,9 @@ export class AlertEngine {
           ),
         )
         .returning()
-      if (r) await notifyTx(tx, firedNotice(r, price), now)
+      if (r)
+        // the alert as the API shows it, cut to the topic's fields
+        work.emit(AlertFired, r.brandId, AlertFired.schema.parse({ ...alertView(r), alert_id: r.id, price }))
       return r
     })
     if (!updated) {
@@ -168,46 +169,5 @@ export class AlertEngine {
     const nowS = Math.floor(this.ctx.clock.now() / 1000)
     for (const { row } of [...this.alerts.values()])
       if (row.expiresAt > 0 && row.expiresAt <= nowS) await this.expire(row)
-  }
-}
-
-const CONDITION_WORDS: Record<string, string> = {
-  PRICE_ABOVE: 'is at or above',
-  PRICE_BELOW: 'is at or below',
-  CROSS_UP: 'crossed up through',
-  CROSS_DOWN: 'crossed down through',
-  CROSS_ANY: 'crossed',
-  CHANNEL_ENTER: 'entered the channel',
-  CHANNEL_EXIT: 'left the channel',
-  MOVE_UP_PERCENT: 'rose',
-  MOVE_DOWN_PERCENT: 'fell',
-  MOVE_UP_AMOUNT: 'rose',
-  MOVE_DOWN_AMOUNT: 'fell',
-}
-
-function firedNotice(r: AlertRow, price: number) {
-  const name = CONDITION_NAMES[r.condition]
-  const sideName = r.side === 1 ? 'ask' : 'bid'
-  let what: string
-  if (name === 'CHANNEL_ENTER' || name === 'CHANNEL_EXIT')
-    what = `${CONDITION_WORDS[name]} ${r.channelLow}–${r.channelHigh}`
-  else if (name.startsWith('MOVE_'))
-    what = `${CONDITION_WORDS[name]} ${r.moveThreshold}${name.endsWith('PERCENT') ? '%' : ''} from ${r.referencePrice}`
-  else what = `${CONDITION_WORDS[name]} ${r.targetPrice}`
-  return {
-    brandId: r.brandId,
-    login: r.login,
-    token: 'alert.fired' as const,
-    level: 'info' as const,
-    title: `${r.symbol} ${sideName} ${what}`,
-    body: `${r.symbol} ${sideName} is ${price}: it ${what}.${r.message ? ` ${r.message}` : ''}`,
-    data: {
-      alert_id: r.id,
-      symbol: r.symbol,
-      side: r.side,
-      condition: r.condition,
-      condition_name: name,
-      price,
-    },
   }
 }

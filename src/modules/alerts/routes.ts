@@ -1,10 +1,10 @@
 import { Elysia, t } from 'elysia'
-import type { AppContext } from '../../context'
+import { doc, errors } from '../../kernel/http/openapi'
+import { EpochSeconds, Id, Int, Login, Ok, textInput } from '../../kernel/http/schemas'
+import { security } from '../../kernel/http/security'
 import { MAX_PRICE } from '../../kernel/limits'
-import { doc, errors } from '../../kernel/openapi'
-import { EpochSeconds, Id, Int, Login, Ok, textInput } from '../../kernel/schemas'
-import { security } from '../../kernel/security'
 import { CONDITION_DOC } from './domain/conditions'
+import type { AlertsServices } from './service'
 import { createAlert, deleteAlert, listAlerts, MAX_ACTIVE_ALERTS, updateAlert } from './service'
 
 const ANY = {
@@ -82,7 +82,7 @@ const Saved = t.Object({ id: Int(), alert: Alert })
 const IdParam = { id: Id('alert id (GET /price_alerts)') }
 const NOT_FOUND = { 404: ['ALERT_NOT_FOUND', 'ACCOUNT_NOT_FOUND', 'GROUP_NOT_FOUND'] } as const
 
-export const alertRoutes = (ctx: AppContext) =>
+export const alertRoutes = (ctx: AlertsServices) =>
   new Elysia({ name: 'alert-routes', seed: ctx.instanceId })
     .use(security(ctx))
     .post('/price_alert', ({ brand, session, body }) => createAlert(ctx, brand, session, body), {

@@ -36,3 +36,5 @@ export const priceAlerts = sqliteTable(
     index('price_alerts_active').on(t.active, t.symbol),
   ],
 )
+
+export type AlertRow = typeof priceAlerts.$inferSelect

@@ -1,14 +1,19 @@
 import { and, count, eq } from 'drizzle-orm'
-import type { AppContext } from '../../context'
 import type { Session } from '../../kernel/auth/session'
 import type { Brand } from '../../kernel/brand/registry'
 import type { Tx } from '../../kernel/db/client'
 import { readOrNothing, readSkippingBadRows } from '../../kernel/db/tolerant'
-import { ApiError, invalid } from '../../kernel/errors'
-import { loadAccountView } from '../accounts/service'
+import { ApiError, invalid } from '../../kernel/http/errors'
+import type { AlertsCtx } from './context'
 import { CONDITIONS, checkSpec } from './domain/conditions'
-import type { AlertRow } from './engine'
+import type { AlertEngine } from './engine'
 import { priceAlerts } from './schema'
+import { alertView } from './views'
+
+/** The alert services: the module's context and its engine. */
+export interface AlertsServices extends AlertsCtx {
+  alerts: AlertEngine
+}
 
 /** Active alerts a login may keep. */
 export const MAX_ACTIVE_ALERTS = 200
@@ -30,31 +35,8 @@ export interface AlertInput {
   reference_time?: number
 }
 
-export const alertView = (r: AlertRow) => ({
-  id: r.id,
-  login: r.login,
-  symbol: r.symbol,
-  indicator_name: r.indicatorName,
-  message: r.message,
-  side: r.side,
-  condition: r.condition,
-  target_price: r.targetPrice,
-  channel_low: r.channelLow,
-  channel_high: r.channelHigh,
-  move_threshold: r.moveThreshold,
-  repeat_mode: r.repeatMode,
-  expires_at: r.expiresAt,
-  reference_price: r.referencePrice,
-  reference_time: r.referenceTime,
-  active: r.active,
-  fired_count: r.firedCount,
-  last_fired_at: r.lastFiredAt,
-  last_price: r.lastPrice,
-  created_time: Math.floor(r.createdAt / 1000),
-})
-
 /** Checks the fields of 4.5 and turns them into columns; moving conditions default their reference to now. */
-async function columns(ctx: AppContext, groupId: number, i: AlertInput) {
+async function columns(ctx: AlertsServices, groupId: number, i: AlertInput) {
   const gs = await ctx.refdata.forGroup(groupId, i.symbol)
   if (gs?.sec.show !== 1) throw invalid(`symbol: ${i.symbol} is not available for the account`)
   const has = (f: string) => (i as unknown as Record<string, unknown>)[f] !== undefined
@@ -100,8 +82,8 @@ async function checkActiveLimit(tx: Tx, login: number) {
     )
 }
 
-export async function createAlert(ctx: AppContext, brand: Brand, session: Session, input: AlertInput) {
-  const { account, group } = await loadAccountView(ctx, brand, session, input.login)
+export async function createAlert(ctx: AlertsServices, brand: Brand, session: Session, input: AlertInput) {
+  const { account, group } = await ctx.accounts.loadAccountView(brand, session, input.login)
   const cols = await columns(ctx, group.id, input)
   const now = ctx.clock.now()
   const row = await ctx.db.transaction(async (tx) => {
@@ -116,8 +98,8 @@ export async function createAlert(ctx: AppContext, brand: Brand, session: Sessio
   return { id: row.id, alert: alertView(row) }
 }
 
-export async function listAlerts(ctx: AppContext, brand: Brand, session: Session, login: number) {
-  const { account } = await loadAccountView(ctx, brand, session, login)
+export async function listAlerts(ctx: AlertsServices, brand: Brand, session: Session, login: number) {
+  const { account } = await ctx.accounts.loadAccountView(brand, session, login)
   const own = and(eq(priceAlerts.login, account.login), eq(priceAlerts.brandId, brand.id))
   const rows = await readSkippingBadRows(ctx.logger, `alerts of ${account.login}`, {
     all: () => ctx.db.select().from(priceAlerts).where(own).orderBy(priceAlerts.id),
@@ -132,7 +114,7 @@ export async function listAlerts(ctx: AppContext, brand: Brand, session: Session
 
 const notFound = (id: number) => new ApiError(404, 'ALERT_NOT_FOUND', `alert ${id} not found`)
 
-async function ownAlert(ctx: AppContext, brand: Brand, session: Session, id: number) {
+async function ownAlert(ctx: AlertsServices, brand: Brand, session: Session, id: number) {
   const [r] = await readOrNothing(ctx.logger, `alert ${id}`, () =>
     ctx.db
       .select()
@@ -141,7 +123,7 @@ async function ownAlert(ctx: AppContext, brand: Brand, session: Session, id: num
   )
   if (!r) throw notFound(id)
   try {
-    await loadAccountView(ctx, brand, session, r.login)
+    await ctx.accounts.loadAccountView(brand, session, r.login)
   } catch {
     throw notFound(id)
   }
@@ -150,7 +132,7 @@ async function ownAlert(ctx: AppContext, brand: Brand, session: Session, id: num
 
 /** Replaces an alert's definition (re-armed from the current price); `active` 0/1 disables or enables it. */
 export async function updateAlert(
-  ctx: AppContext,
+  ctx: AlertsServices,
   brand: Brand,
   session: Session,
   id: number,
@@ -158,7 +140,7 @@ export async function updateAlert(
 ) {
   const current = await ownAlert(ctx, brand, session, id)
   if (input.login !== current.login) throw invalid('login: an alert cannot move to another login')
-  const { group } = await loadAccountView(ctx, brand, session, current.login)
+  const { group } = await ctx.accounts.loadAccountView(brand, session, current.login)
   const cols = await columns(ctx, group.id, input)
   const active = input.active ?? 1
   const row = await ctx.db.transaction(async (tx) => {
@@ -174,7 +156,7 @@ export async function updateAlert(
   return { id, alert: alertView(row) }
 }
 
-export async function deleteAlert(ctx: AppContext, brand: Brand, session: Session, id: number) {
+export async function deleteAlert(ctx: AlertsServices, brand: Brand, session: Session, id: number) {
   await ownAlert(ctx, brand, session, id)
   await ctx.db.transaction((tx) => tx.delete(priceAlerts).where(eq(priceAlerts.id, id)))
   ctx.alerts.untrack(id)

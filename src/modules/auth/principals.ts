@@ -3,47 +3,34 @@ import { type PrincipalDirectory, type Session, staffRoleSession } from '../../k
 import type { KeyValueStore } from '../../kernel/cache'
 import { JsonCache } from '../../kernel/cache/json-cache'
 import type { Db } from '../../kernel/db/client'
-import type { AccountReadModel } from '../accounts/read-model'
-import { customers, staff } from './schema'
+import type { AccountsApi } from '../accounts'
+import { staff } from './schema'
 
-const { passwordHash: _c, ...customerColumns } = getTableColumns(customers)
 const { passwordHash: _s, ...staffColumns } = getTableColumns(staff)
-export type CustomerRecord = Omit<typeof customers.$inferSelect, 'passwordHash'>
 export type StaffRecord = Omit<typeof staff.$inferSelect, 'passwordHash'>
 
-const customerKey = (id: number) => `cust:v1:${id}`
 const staffKey = (id: number) => `staff:v1:${id}`
 
 /**
- * The records behind sessions, read through the shared cache like accounts (every authenticated request
- * checks its principal): a session may act only while its account, customer or staff member is enabled,
- * of the token's brand, and at the session epoch the token carries. Writers invalidate after commit.
+ * The records behind sessions, read through the shared cache (every authenticated request checks its
+ * principal): a session may act only while its account, customer or staff member is enabled, of the
+ * token's brand, and at the session epoch the token carries (ADR 0007). Writers invalidate after commit.
  */
 export class Principals implements PrincipalDirectory {
   private readonly cache: JsonCache
-  private readonly customerStmt
   private readonly staffStmt
 
   constructor(
-    private readonly accounts: AccountReadModel,
+    private readonly accounts: AccountsApi,
     db: Db,
     store: KeyValueStore,
   ) {
     this.cache = new JsonCache(store, 30_000)
-    this.customerStmt = db
-      .select(customerColumns)
-      .from(customers)
-      .where(eq(customers.id, sql.placeholder('id')))
-      .prepare()
     this.staffStmt = db
       .select(staffColumns)
       .from(staff)
       .where(eq(staff.id, sql.placeholder('id')))
       .prepare()
-  }
-
-  customer(id: number): Promise<CustomerRecord | null> {
-    return this.cache.get(customerKey(id), async () => (await this.customerStmt.execute({ id }))[0] ?? null)
   }
 
   staffMember(id: number): Promise<StaffRecord | null> {
@@ -52,20 +39,16 @@ export class Principals implements PrincipalDirectory {
 
   async current(s: Session): Promise<unknown | null> {
     if (s.type === 'SESSION_USER') {
-      const a = await this.accounts.account(s.login!)
+      const a = await this.accounts.read.account(s.login!)
       return a && a.brandId === s.brandId && a.enable === 1 && a.sessionEpoch === s.epoch ? a : null
     }
     if (s.type === 'SESSION_CUSTOMER') {
-      const c = await this.customer(s.customerId!)
+      const c = await this.accounts.read.customer(s.customerId!)
       return c && c.brandId === s.brandId && c.enabled === 1 && c.sessionEpoch === s.epoch ? c : null
     }
     const m = await this.staffMember(s.staffId!)
     const same = m && m.brandId === s.brandId && m.login === s.login && staffRoleSession[m.role] === s.type
     return same && m.enabled === 1 && m.sessionEpoch === s.epoch ? m : null
-  }
-
-  invalidateCustomer(id: number) {
-    return this.cache.del(customerKey(id))
   }
 
   invalidateStaff(id: number) {

@@ -1,12 +1,12 @@
 import { Elysia, t } from 'elysia'
-import type { AppContext } from '../../context'
 import { ANY_SESSION, STAFF_SESSIONS } from '../../kernel/auth/session'
-import { clientIp } from '../../kernel/http'
-import { doc, errors } from '../../kernel/openapi'
-import { Int, Login, Ok } from '../../kernel/schemas'
-import { security } from '../../kernel/security'
+import { clientIp } from '../../kernel/http/http'
+import { doc, errors } from '../../kernel/http/openapi'
+import { Int, Login, Ok } from '../../kernel/http/schemas'
+import { security } from '../../kernel/http/security'
+import { CustomerSchema as Customer } from '../accounts'
+import type { AuthCtx } from './context'
 import {
-  customerProfile,
   registerCustomer,
   setAccountPassword,
   signInAccount,
@@ -39,16 +39,6 @@ const SignInResult = t.Object({
   __token: t.String({ description: 'The JWT; also set as an HttpOnly cookie' }),
 })
 
-const Customer = t.Object({
-  id: Int(),
-  email: t.String(),
-  name: t.String(),
-  phone: t.String(),
-  country: t.String(),
-  deposit_allowed: Int(),
-  withdrawal_allowed: Int(),
-  accounts: t.Array(Int(), { description: 'logins of the trading accounts the customer owns' }),
-})
 const CustomerSession = t.Composite([
   Customer,
   t.Object({ session_type: t.String(), expires_at: Int(), __token: t.String() }),
@@ -70,7 +60,7 @@ const Attribution = t.Record(t.String({ pattern: '^[a-z][a-z0-9_]{0,31}$' }), t.
   additionalProperties: false,
 })
 
-export const authRoutes = (ctx: AppContext) => {
+export const authRoutes = (ctx: AuthCtx) => {
   const cookieName = ctx.config.jwt.cookieName
   const setSessionCookie = (cookie: Record<string, any>, token: string) =>
     cookie[cookieName].set({
@@ -189,11 +179,6 @@ export const authRoutes = (ctx: AppContext) => {
         }),
       },
     )
-    .get('/customer/me', ({ brand, session }) => customerProfile(ctx, brand, session), {
-      auth: { roles: ['SESSION_CUSTOMER'] },
-      response: { 200: Customer, ...errors({ 404: ['CUSTOMER_NOT_FOUND'] }) },
-      detail: doc('Auth', 'Current customer profile and its account logins'),
-    })
     .post(
       '/manager/sign/in',
       async ({ body, brand, cookie, request, server, requestId }) => {

@@ -1,15 +1,12 @@
-import { and, eq, sql } from 'drizzle-orm'
-import type { AppContext } from '../../context'
+import { and, eq } from 'drizzle-orm'
 import { dummyHash, hashPassword, verifyPassword } from '../../kernel/auth/passwords'
 import { type Session, staffRoleSession } from '../../kernel/auth/session'
 import type { Brand } from '../../kernel/brand/registry'
-import { isUniqueViolation } from '../../kernel/db/errors'
-import { ApiError } from '../../kernel/errors'
-import { enqueueEvent } from '../../kernel/outbox'
-import { consume } from '../../kernel/rate-limit'
-import { accounts } from '../accounts/schema'
-import { groupNotFound, requireMargin } from '../accounts/service'
-import { customers, staff } from './schema'
+import { ApiError } from '../../kernel/http/errors'
+import { consume } from '../../kernel/http/rate-limit'
+import { groupNotFound } from '../accounts'
+import type { AuthCtx } from './context'
+import { staff } from './schema'
 import { SignInGuard } from './signin-guard'
 
 function constantTimeEqual(a: string, b: string) {
@@ -28,7 +25,7 @@ export interface SignInMeta {
 
 /** POST /sign/in (spec 4.1, 2.4): a trading account signs in and gets a SESSION_USER token. */
 export async function signInAccount(
-  ctx: AppContext,
+  ctx: AuthCtx,
   brand: Brand,
   input: { login: number; password: string },
   meta: SignInMeta,
@@ -36,10 +33,7 @@ export async function signInAccount(
   const guard = new SignInGuard(ctx)
   const identity = `acct:${input.login}`
   await guard.assertAllowed(brand.id, identity, meta.ip)
-  const [row] = await ctx.db
-    .select()
-    .from(accounts)
-    .where(and(eq(accounts.login, input.login), eq(accounts.brandId, brand.id)))
+  const row = await ctx.accounts.accountCredentials(brand.id, input.login)
   let ok = row
     ? await verifyPassword(input.password, row.passwordHash)
     : await verifyPassword(input.password, await dummyHash())
@@ -58,11 +52,11 @@ export async function signInAccount(
     })
   }
   await guard.settle(brand.id, identity, meta.ip, !!row && ok)
-  if (!row.enable) throw new ApiError(402, 'USER_DISABLED', 'the account is disabled')
-  const group = await ctx.accountsRead.group(row.groupId)
+  if (!row?.enable) throw new ApiError(402, 'USER_DISABLED', 'the account is disabled')
+  const group = await ctx.accounts.read.group(row.groupId)
   if (!group || group.brandId !== brand.id) throw groupNotFound()
   const { passwordHash: _h, ...account } = row
-  await requireMargin(ctx, { account, group })
+  await ctx.accounts.requireMargin({ account, group })
   const { token, session } = await ctx.tokens.issue({
     type: 'SESSION_USER',
     brandId: brand.id,
@@ -95,31 +89,9 @@ export async function signInAccount(
   }
 }
 
-async function customerAccounts(ctx: AppContext, brandId: number, customerId: number) {
-  const rows = await ctx.db
-    .select({ login: accounts.login })
-    .from(accounts)
-    .where(and(eq(accounts.brandId, brandId), eq(accounts.customerId, customerId)))
-    .orderBy(accounts.login)
-  return rows.map((r) => r.login)
-}
-
-function customerView(c: typeof customers.$inferSelect, logins: number[]) {
-  return {
-    id: c.id,
-    email: c.email,
-    name: c.name,
-    phone: c.phone,
-    country: c.country,
-    deposit_allowed: c.depositAllowed,
-    withdrawal_allowed: c.withdrawalAllowed,
-    accounts: logins,
-  }
-}
-
 /** POST /customer/sign/in: a customer (owner of accounts) signs in with email and password. */
 export async function signInCustomer(
-  ctx: AppContext,
+  ctx: AuthCtx,
   brand: Brand,
   input: { email: string; password: string },
   meta: SignInMeta,
@@ -128,24 +100,21 @@ export async function signInCustomer(
   const guard = new SignInGuard(ctx)
   const identity = `cust:${email}`
   await guard.assertAllowed(brand.id, identity, meta.ip)
-  const [row] = await ctx.db
-    .select()
-    .from(customers)
-    .where(and(eq(customers.brandId, brand.id), eq(customers.email, email)))
+  const row = await ctx.accounts.customerByEmail(brand.id, email)
   const ok = await verifyPassword(input.password, row?.passwordHash ?? (await dummyHash()))
   await guard.settle(brand.id, identity, meta.ip, !!row && ok)
-  if (!row.enabled) throw new ApiError(402, 'USER_DISABLED', 'the customer is disabled')
+  if (!row?.enabled) throw new ApiError(402, 'USER_DISABLED', 'the customer is disabled')
   const { token, session } = await ctx.tokens.issue({
     type: 'SESSION_CUSTOMER',
     brandId: brand.id,
     customerId: row.id,
     epoch: row.sessionEpoch,
   })
-  const logins = await customerAccounts(ctx, brand.id, row.id)
+  const logins = await ctx.accounts.customerAccounts(brand.id, row.id)
   return {
     token,
     body: {
-      ...customerView(row, logins),
+      ...ctx.accounts.customerView(row, logins),
       session_type: session.type,
       expires_at: session.exp,
       __token: token,
@@ -155,7 +124,7 @@ export async function signInCustomer(
 
 /** POST /manager/sign/in: staff sign in; the role decides the session type. */
 export async function signInStaff(
-  ctx: AppContext,
+  ctx: AuthCtx,
   brand: Brand,
   input: { login: number; password: string },
   meta: SignInMeta,
@@ -169,7 +138,7 @@ export async function signInStaff(
     .where(and(eq(staff.brandId, brand.id), eq(staff.login, input.login)))
   const ok = await verifyPassword(input.password, row?.passwordHash ?? (await dummyHash()))
   await guard.settle(brand.id, identity, meta.ip, !!row && ok)
-  if (!row.enabled) throw new ApiError(402, 'USER_DISABLED', 'the staff member is disabled')
+  if (!row?.enabled) throw new ApiError(402, 'USER_DISABLED', 'the staff member is disabled')
   const { token, session } = await ctx.tokens.issue({
     type: staffRoleSession[row.role],
     brandId: brand.id,
@@ -191,7 +160,7 @@ export async function signInStaff(
   }
 }
 
-export const signOut = (ctx: AppContext, session: Session) => ctx.tokens.revoke(session)
+export const signOut = (ctx: AuthCtx, session: Session) => ctx.tokens.revoke(session)
 
 export interface RegistrationInput {
   email: string
@@ -208,7 +177,7 @@ export interface RegistrationInput {
  * the visitor; until then the public values passed in the registration body are kept as given.
  */
 export type AttributionResolver = (
-  ctx: AppContext,
+  ctx: AuthCtx,
   brand: Brand,
   input: RegistrationInput,
 ) => Promise<Record<string, string> | null>
@@ -231,7 +200,7 @@ export const REGISTRATION_ACCEPTED = {
  * which fails for a duplicate exactly as for a wrong password. Limited per client address.
  */
 export async function registerCustomer(
-  ctx: AppContext,
+  ctx: AuthCtx,
   brand: Brand,
   input: RegistrationInput,
   meta: { ip: string },
@@ -245,64 +214,32 @@ export async function registerCustomer(
   const email = input.email.trim().toLowerCase()
   const attribution = await resolveAttribution(ctx, brand, input)
   const passwordHash = await hashPassword(input.password)
-  const now = ctx.clock.now()
-  try {
-    await ctx.db.transaction(async (tx) => {
-      const [c] = await tx
-        .insert(customers)
-        .values({
-          brandId: brand.id,
-          email,
-          passwordHash,
-          name: input.name,
-          phone: input.phone ?? '',
-          country: input.country ?? '',
-          attribution: attribution ? JSON.stringify(attribution) : null,
-          createdAt: now,
-        })
-        .returning({ id: customers.id })
-      await enqueueEvent(tx, brand.id, 'customer.registered', { customer_id: c.id, attribution }, now)
-    })
-  } catch (e) {
-    if (!isUniqueViolation(e)) throw e
-    await ctx.db.transaction((tx) =>
-      enqueueEvent(tx, brand.id, 'customer.registration_attempted', { email }, now),
-    )
-  }
+  await ctx.accounts.createCustomer({
+    brandId: brand.id,
+    email,
+    passwordHash,
+    name: input.name,
+    phone: input.phone,
+    country: input.country,
+    attribution,
+  })
   return REGISTRATION_ACCEPTED
-}
-
-export async function customerProfile(ctx: AppContext, brand: Brand, session: Session) {
-  const [row] = await ctx.db
-    .select()
-    .from(customers)
-    .where(and(eq(customers.brandId, brand.id), eq(customers.id, session.customerId!)))
-  if (!row) throw new ApiError(404, 'CUSTOMER_NOT_FOUND', 'customer not found')
-  return customerView(row, await customerAccounts(ctx, brand.id, row.id))
 }
 
 /** PUT /password (spec 4.2): staff set a trading account's password. */
 export async function setAccountPassword(
-  ctx: AppContext,
+  ctx: AuthCtx,
   brand: Brand,
   input: { login: number; password: string },
 ) {
   const passwordHash = await hashPassword(input.password)
-  let updated: { login: number }[]
+  let updated: boolean
   try {
     // a new password ends every session of the account (its tokens carry the old epoch)
-    updated = await ctx.db.transaction((tx) =>
-      tx
-        .update(accounts)
-        .set({ passwordHash, sessionEpoch: sql`${accounts.sessionEpoch} + 1` })
-        .where(and(eq(accounts.login, input.login), eq(accounts.brandId, brand.id)))
-        .returning({ login: accounts.login }),
-    )
+    updated = await ctx.accounts.setPasswordHash(brand.id, input.login, passwordHash)
   } catch (e) {
     throw new ApiError(401, 'UPDATE_PASSWORD_ERROR', `password update failed: ${(e as Error).message}`)
   }
-  if (updated.length === 0)
-    throw new ApiError(401, 'UPDATE_PASSWORD_ERROR', `account ${input.login} not found`)
-  await ctx.accountsRead.invalidateAccount(input.login)
+  if (!updated) throw new ApiError(401, 'UPDATE_PASSWORD_ERROR', `account ${input.login} not found`)
   return { login: 'OK' as const }
 }

@@ -1,5 +1,5 @@
-import type { AppContext } from '../../context'
-import { ApiError } from '../../kernel/errors'
+import { ApiError } from '../../kernel/http/errors'
+import type { AuthCtx } from './context'
 
 const locked = () => new ApiError(429, 'TOO_MANY_ATTEMPTS', 'too many failed sign-ins; try again later')
 
@@ -14,7 +14,7 @@ const locked = () => new ApiError(429, 'TOO_MANY_ATTEMPTS', 'too many failed sig
  * reset what it sprayed.
  */
 export class SignInGuard {
-  constructor(private readonly ctx: AppContext) {}
+  constructor(private readonly ctx: AuthCtx) {}
 
   private identityKey(brandId: number, identity: string) {
     return `auth:fail:id:${brandId}:${identity}`

@@ -1,10 +1,9 @@
 import { Elysia, type Static, t } from 'elysia'
-import type { AppContext } from '../../context'
 import { STAFF_SESSIONS } from '../../kernel/auth/session'
+import { doc, errors } from '../../kernel/http/openapi'
+import { Id, Int, Ok, textInput } from '../../kernel/http/schemas'
+import { security } from '../../kernel/http/security'
 import { MAX_AMOUNT, MAX_PRICE, MAX_VOLUME } from '../../kernel/limits'
-import { doc, errors } from '../../kernel/openapi'
-import { Id, Int, Ok, textInput } from '../../kernel/schemas'
-import { security } from '../../kernel/security'
 import {
   createSymbol,
   deleteOverride,
@@ -14,6 +13,8 @@ import {
   putSecurity,
   updateSymbol,
 } from './admin'
+import type { MarketCtx } from './context'
+import { getDefaultWatch, setDefaultWatch } from './watch-defaults'
 
 const ANY_STAFF = { roles: STAFF_SESSIONS }
 const ADMINS = { roles: ['SESSION_ADMIN'] as const }
@@ -249,10 +250,14 @@ const OverrideBody = t.Object(
   { minProperties: 1, example: { spread: 15 } },
 )
 const GroupId = { id: Id('group id (GET /manager/groups)') }
+const DefaultWatch = t.Object({
+  group_id: Int(),
+  symbols: t.Array(t.String(), { description: 'the starting market watch, in display order' }),
+})
 const GROUP_NOT_FOUND = { 404: ['GROUP_NOT_FOUND'] } as const
 
 /** Staff routes maintaining symbols, group security settings and per-symbol overrides. */
-export const marketAdminRoutes = (ctx: AppContext) =>
+export const marketAdminRoutes = (ctx: MarketCtx) =>
   new Elysia({ name: 'market-admin-routes', seed: ctx.instanceId, prefix: '/manager' })
     .use(security(ctx))
     .get('/symbols', async () => ({ rows: (await listSymbols(ctx)).rows as Static<typeof SymbolAdmin>[] }), {
@@ -327,6 +332,36 @@ export const marketAdminRoutes = (ctx: AppContext) =>
         response: { 200: Ok, ...errors({ 404: ['GROUP_NOT_FOUND', 'OVERRIDE_NOT_FOUND'] }) },
         detail: doc('Reference data', "Remove a group's override of a symbol", {
           description: '404 OVERRIDE_NOT_FOUND when the group has none.',
+        }),
+      },
+    )
+    .get('/groups/:id/watch', ({ brand, params }) => getDefaultWatch(ctx, brand, params.id), {
+      auth: ANY_STAFF,
+      ...textInput({ params: GroupId }),
+      response: { 200: DefaultWatch, ...errors(GROUP_NOT_FOUND) },
+      detail: doc('Reference data', 'The market watch new accounts of a group start with'),
+    })
+    .put(
+      '/groups/:id/watch',
+      ({ brand, params, body }) => setDefaultWatch(ctx, brand, params.id, body.symbols),
+      {
+        auth: GROUP_ADMINS,
+        ...textInput({ params: GroupId }),
+        body: t.Object(
+          {
+            symbols: t.Array(t.String({ minLength: 1, maxLength: 32, description: 'symbol name' }), {
+              maxItems: 100,
+              uniqueItems: true,
+              description: 'market watch of new accounts, in display order; each visible to the group',
+            }),
+          },
+          { example: { symbols: ['EURUSD', 'GBPUSD', 'XAUUSD', 'BTCUSD'] } },
+        ),
+        response: { 200: DefaultWatch, ...errors(GROUP_NOT_FOUND) },
+        detail: doc('Reference data', 'Set the market watch new accounts of a group start with', {
+          description:
+            'Accounts opened afterwards get these symbols in their market watch (existing accounts keep theirs). ' +
+            '400 INVALID_DATA names a symbol the group cannot see.',
         }),
       },
     )

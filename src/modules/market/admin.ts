@@ -1,9 +1,8 @@
 import { and, eq, getTableColumns } from 'drizzle-orm'
-import type { AppContext } from '../../context'
 import type { Brand } from '../../kernel/brand/registry'
 import { isUniqueViolation } from '../../kernel/db/errors'
-import { ApiError, invalid } from '../../kernel/errors'
-import { groups } from '../accounts/schema'
+import { ApiError, invalid } from '../../kernel/http/errors'
+import type { MarketCtx } from './context'
 import type { DaySessions } from './domain/sessions'
 import { groupSecurities, groupSymbols, symbols } from './schema'
 import { bumpWatchVersion } from './service'
@@ -64,12 +63,12 @@ function checkSymbol(merged: Partial<SymbolRow>) {
     throw invalid('margin_initial: required (> 0) for the futures margin mode')
 }
 
-export async function listSymbols(ctx: AppContext) {
+export async function listSymbols(ctx: MarketCtx) {
   const rows = await ctx.db.select().from(symbols).orderBy(symbols.symbol)
   return { rows: rows.map(symbolAdminView) }
 }
 
-export async function createSymbol(ctx: AppContext, body: Record<string, unknown>) {
+export async function createSymbol(ctx: MarketCtx, body: Record<string, unknown>) {
   const values = { ...symbolColumns(body), updatedAt: ctx.clock.now() } as SymbolRow
   checkSymbol(values)
   try {
@@ -83,7 +82,7 @@ export async function createSymbol(ctx: AppContext, body: Record<string, unknown
   }
 }
 
-export async function updateSymbol(ctx: AppContext, name: string, body: Record<string, unknown>) {
+export async function updateSymbol(ctx: MarketCtx, name: string, body: Record<string, unknown>) {
   const changes = symbolColumns(body)
   const row = await ctx.db.transaction(async (tx) => {
     const [current] = await tx.select().from(symbols).where(eq(symbols.symbol, name))
@@ -100,12 +99,9 @@ export async function updateSymbol(ctx: AppContext, name: string, body: Record<s
   return symbolAdminView(row)
 }
 
-async function brandGroup(ctx: AppContext, brand: Brand, id: number) {
-  const [g] = await ctx.db
-    .select()
-    .from(groups)
-    .where(and(eq(groups.id, id), eq(groups.brandId, brand.id)))
-  if (!g) throw groupNotFound()
+async function brandGroup(ctx: MarketCtx, brand: Brand, id: number) {
+  const g = await ctx.accounts.read.group(id)
+  if (!g || g.brandId !== brand.id) throw groupNotFound()
   return g
 }
 
@@ -134,7 +130,7 @@ const overrideView = (o: typeof groupSymbols.$inferSelect) => ({
 })
 
 /** Security settings and symbol overrides of a group of the brand. */
-export async function groupTradingSettings(ctx: AppContext, brand: Brand, groupId: number) {
+export async function groupTradingSettings(ctx: MarketCtx, brand: Brand, groupId: number) {
   await brandGroup(ctx, brand, groupId)
   const [secs, overrides] = await Promise.all([
     ctx.db
@@ -165,7 +161,7 @@ export interface SecurityInput {
 
 /** Creates or replaces the settings of one security group (e.g. Forex) for a group of the brand. */
 export async function putSecurity(
-  ctx: AppContext,
+  ctx: MarketCtx,
   brand: Brand,
   groupId: number,
   secGroup: string,
@@ -215,7 +211,7 @@ export interface OverrideInput {
 
 /** Creates or replaces a group's override of one symbol; null fields fall back to the symbol's value. */
 export async function putOverride(
-  ctx: AppContext,
+  ctx: MarketCtx,
   brand: Brand,
   groupId: number,
   symbol: string,
@@ -242,7 +238,7 @@ export async function putOverride(
   return overrideView(row)
 }
 
-export async function deleteOverride(ctx: AppContext, brand: Brand, groupId: number, symbol: string) {
+export async function deleteOverride(ctx: MarketCtx, brand: Brand, groupId: number, symbol: string) {
   await brandGroup(ctx, brand, groupId)
   const gone = await ctx.db.transaction((tx) =>
     tx
@@ -256,7 +252,7 @@ export async function deleteOverride(ctx: AppContext, brand: Brand, groupId: num
   return { data: 'OK' as const }
 }
 
-async function referenceChanged(ctx: AppContext) {
+async function referenceChanged(ctx: MarketCtx) {
   await ctx.refdata.changed()
   await bumpWatchVersion(ctx)
 }

@@ -1,8 +1,9 @@
+import { and, eq } from 'drizzle-orm'
 import type { Db } from '../../kernel/db/client'
 import { insertBars } from './candle-store'
 import { type Bar, rollUp, type Timeframe } from './domain/candles'
 import { gbmStep, normal, rng, symbolSeed } from './domain/simulator'
-import type { symbols } from './schema'
+import { candles, type symbols } from './schema'
 
 const HOUR = 3600
 const DAY = 86400
@@ -53,7 +54,11 @@ export function simulateHistory(
   }
 }
 
-/** Writes simulated history for every symbol (demo seeding), so charts and metrics have data at once. */
+/**
+ * Writes simulated history for every symbol that has none (demo seeding), so charts and metrics have data
+ * at once: one transaction per symbol, so no long write transaction holds the database (sqld ends one that
+ * runs for seconds while another writer waits) and a second instance booting meanwhile merges its rows.
+ */
 export async function backfillCandles(
   db: Db,
   list: Pick<typeof symbols.$inferSelect, 'symbol' | 'digits' | 'simPrice' | 'simVolatility'>[],
@@ -61,14 +66,20 @@ export async function backfillCandles(
   seed: number,
 ) {
   const now = Math.floor(nowMs / 1000)
-  await db.transaction(async (tx) => {
-    for (const s of list) {
-      const h = simulateHistory(s, now, seed)
+  for (const s of list) {
+    const [has] = await db
+      .select({ t: candles.time })
+      .from(candles)
+      .where(and(eq(candles.symbol, s.symbol), eq(candles.timeframe, 'D1')))
+      .limit(1)
+    if (has) continue
+    const h = simulateHistory(s, now, seed)
+    await db.transaction(async (tx) => {
       for (const tf of ['D1', 'H1', 'M1'] as const)
         await insertBars(
           tx,
           h[tf].map((b) => ({ symbol: s.symbol, timeframe: tf, ...b })),
         )
-    }
-  })
+    })
+  }
 }

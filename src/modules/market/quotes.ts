@@ -3,8 +3,8 @@ import type { KeyValueStore } from '../../kernel/cache'
 import type { Clock } from '../../kernel/clock'
 import type { Db } from '../../kernel/db/client'
 import type { Logger } from '../../kernel/logger'
-import type { Quote } from '../trading/domain/conversion'
 import type { CandleStore } from './candle-store'
+import type { Quote } from './domain/conversion'
 import type { ReferenceData } from './reference'
 import { lastQuotes } from './schema'
 
@@ -14,7 +14,8 @@ export interface Tick extends Quote {
   seq: number
 }
 
-export type TickListener = (ticks: Tick[]) => Promise<void> | void
+/** `explicit`: a feed batch posted to the ingest routes (every account is then checked for stop-out). */
+export type TickListener = (ticks: Tick[], meta: { explicit: boolean }) => Promise<void> | void
 
 const quoteKey = (symbol: string) => `quote:v1:${symbol}`
 const REMOTE_FRESH_MS = 250
@@ -125,7 +126,10 @@ export class QuoteHub {
    * Applies a batch of ticks (validated by the caller: known symbols, 0 < bid <= ask). Ticks older than
    * the symbol's latest are dropped. Returns the ticks accepted.
    */
-  async apply(batch: { symbol: string; bid: number; ask: number; time: number }[]): Promise<Tick[]> {
+  async apply(
+    batch: { symbol: string; bid: number; ask: number; time: number }[],
+    meta: { explicit: boolean } = { explicit: false },
+  ): Promise<Tick[]> {
     await this.refdata.fresh()
     const accepted: Tick[] = []
     for (const t of batch) {
@@ -156,7 +160,7 @@ export class QuoteHub {
     await this.candles.onTicks(accepted)
     for (const l of [...this.listeners]) {
       try {
-        await l(accepted)
+        await l(accepted, meta)
       } catch (e) {
         this.logger.log('error', 'tick listener failed', { err: e instanceof Error ? e.message : String(e) })
       }

@@ -1,10 +1,10 @@
 import { Elysia, t } from 'elysia'
-import type { AppContext } from '../../context'
 import { ANY_SESSION, type SessionType } from '../../kernel/auth/session'
+import { doc, errors } from '../../kernel/http/openapi'
+import { Int, Login, textInput } from '../../kernel/http/schemas'
+import { security } from '../../kernel/http/security'
 import { MAX_EPOCH_MS, MAX_PRICE } from '../../kernel/limits'
-import { doc, errors } from '../../kernel/openapi'
-import { Int, Login, textInput } from '../../kernel/schemas'
-import { security } from '../../kernel/security'
+import type { MarketCtx } from './context'
 import { addToWatch, ingestQuotes, removeFromWatch, shortList, symbolDetail, watchList } from './service'
 import { quoteStream } from './stream'
 
@@ -134,7 +134,7 @@ const IngestResult = t.Object({
   rejected: Int({ description: 'older than the latest tick of the symbol' }),
 })
 
-export const marketRoutes = (ctx: AppContext) =>
+export const marketRoutes = (ctx: MarketCtx) =>
   new Elysia({ name: 'market-routes', seed: ctx.instanceId })
     .use(security(ctx))
     .get(

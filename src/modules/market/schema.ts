@@ -140,3 +140,10 @@ export const lastQuotes = sqliteTable('last_quotes', {
   /** Epoch milliseconds of the quote. */
   time: integer('time').notNull(),
 })
+
+/** The market watch a new account of a group starts with (PUT /manager/groups/{id}/watch). */
+export const groupWatchDefaults = sqliteTable('group_watch_defaults', {
+  groupId: integer('group_id').primaryKey(),
+  /** JSON array of symbol names, in display order. */
+  symbols: text('symbols').notNull(),
+})

@@ -1,12 +1,11 @@
 import { and, asc, eq, gte, inArray, lt, max } from 'drizzle-orm'
-import type { AppContext } from '../../context'
 import type { Session } from '../../kernel/auth/session'
 import type { Brand } from '../../kernel/brand/registry'
-import { ApiError, invalid } from '../../kernel/errors'
-import { loadAccountViewAs } from '../accounts/service'
-import { groupPrice } from '../trading/exposure'
+import { ApiError, invalid } from '../../kernel/http/errors'
+import type { MarketCtx } from './context'
 import { type Bar, bucket } from './domain/candles'
 import { performance, price1d, seasons } from './domain/metrics'
+import { groupPrice } from './prices'
 import type { GroupSymbol } from './reference'
 import { candles, marketWatch } from './schema'
 
@@ -14,9 +13,8 @@ const HOUR = 3600
 const watchError = (m: string) => new ApiError(500, 'INVALID_ADD_SYMBOL_TO_MARKET_WATCH', m)
 
 /** The account and group a market request names; another login answers 403 USER_NOT_FOUND_OR_INCORRECT. */
-export const marketAccount = (ctx: AppContext, brand: Brand, session: Session, login: number) =>
-  loadAccountViewAs(
-    ctx,
+export const marketAccount = (ctx: MarketCtx, brand: Brand, session: Session, login: number) =>
+  ctx.accounts.loadAccountViewAs(
     brand,
     session,
     login,
@@ -31,7 +29,7 @@ interface Metrics {
 }
 
 /** Metrics of closed hourly candles of the last 24 hours (the watch-list definition of spec 2.7). */
-async function hourlyMetrics(ctx: AppContext, symbolList: string[]): Promise<Map<string, Metrics>> {
+async function hourlyMetrics(ctx: MarketCtx, symbolList: string[]): Promise<Map<string, Metrics>> {
   const out = new Map<string, Metrics>()
   if (symbolList.length === 0) return out
   const hour = bucket(Math.floor(ctx.clock.now() / 1000), 'H1')
@@ -71,10 +69,10 @@ const WATCH_VERSION = 'mw:v1:version'
 const watchKey = (brandId: number, login: number, version: string) => `mw:v1:${brandId}:${login}:${version}`
 
 const VERSION_FRESH_MS = 250
-const versions = new WeakMap<AppContext, { value: string; at: number }>()
+const versions = new WeakMap<MarketCtx, { value: string; at: number }>()
 
 /** Bumped when an hourly candle closes or reference data changes (the cached lists then expire by key). */
-export async function bumpWatchVersion(ctx: AppContext) {
+export async function bumpWatchVersion(ctx: MarketCtx) {
   versions.delete(ctx)
   await ctx.store.incr(WATCH_VERSION, 365 * 86_400_000)
 }
@@ -83,7 +81,7 @@ export async function bumpWatchVersion(ctx: AppContext) {
  * The candle version of watch-list keys, re-read from the shared cache at most every 250 ms: another
  * instance's hourly close reaches this one within that, this instance's own at once.
  */
-async function watchVersion(ctx: AppContext) {
+async function watchVersion(ctx: MarketCtx) {
   const now = ctx.clock.now()
   const v = versions.get(ctx)
   if (v && now - v.at >= 0 && now - v.at < VERSION_FRESH_MS) return v.value
@@ -100,7 +98,7 @@ interface Rendered {
   body: Blob
   assets?: Record<string, WatchEntry>
 }
-const rendered = new WeakMap<AppContext, Map<string, Rendered>>()
+const rendered = new WeakMap<MarketCtx, Map<string, Rendered>>()
 
 /**
  * A login's watch list, served from the shared cache under a key holding the brand, the login and the
@@ -112,7 +110,7 @@ const rendered = new WeakMap<AppContext, Map<string, Rendered>>()
  * documented schema describes.
  */
 export async function watchList(
-  ctx: AppContext,
+  ctx: MarketCtx,
   brand: Brand,
   session: Session,
   login: number,
@@ -147,7 +145,7 @@ export async function watchList(
 }
 
 /** The entries of a watch list in its order, hidden symbols left out. */
-async function buildWatchList(ctx: AppContext, login: number, groupId: number) {
+async function buildWatchList(ctx: MarketCtx, login: number, groupId: number) {
   const rows = await ctx.db
     .select()
     .from(marketWatch)
@@ -173,19 +171,19 @@ async function buildWatchList(ctx: AppContext, login: number, groupId: number) {
   return assets
 }
 
-async function visibleSymbol(ctx: AppContext, groupId: number, symbol: string): Promise<GroupSymbol | null> {
+async function visibleSymbol(ctx: MarketCtx, groupId: number, symbol: string): Promise<GroupSymbol | null> {
   const gs = await ctx.refdata.forGroup(groupId, symbol)
   return gs && gs.sec.show === 1 ? gs : null
 }
 
-async function dropWatchCache(ctx: AppContext, brandId: number, login: number) {
+async function dropWatchCache(ctx: MarketCtx, brandId: number, login: number) {
   // The shared version, not this instance's copy: the list must drop whatever key readers use now.
   const version = (await ctx.store.get(WATCH_VERSION)) ?? '0'
   await ctx.store.del(watchKey(brandId, login, version))
 }
 
 export async function addToWatch(
-  ctx: AppContext,
+  ctx: MarketCtx,
   brand: Brand,
   session: Session,
   login: number,
@@ -218,7 +216,7 @@ export async function addToWatch(
 }
 
 export async function removeFromWatch(
-  ctx: AppContext,
+  ctx: MarketCtx,
   brand: Brand,
   session: Session,
   login: number,
@@ -238,9 +236,9 @@ export async function removeFromWatch(
 }
 
 /** The symbol fields of 2.8/2.9 as a group sees them (overrides and group security settings applied). */
-async function symbolFields(ctx: AppContext, gs: GroupSymbol) {
+async function symbolFields(ctx: MarketCtx, gs: GroupSymbol) {
   const i = gs.info
-  const q = await groupPrice(ctx, gs)
+  const q = await groupPrice(ctx.quotes, gs)
   return {
     symbol: i.symbol,
     description: i.description,
@@ -278,7 +276,7 @@ async function symbolFields(ctx: AppContext, gs: GroupSymbol) {
 }
 
 export async function symbolDetail(
-  ctx: AppContext,
+  ctx: MarketCtx,
   brand: Brand,
   session: Session,
   login: number,
@@ -358,7 +356,7 @@ export const SHORT_COLUMNS = [
   'icon',
 ] as const
 
-export async function shortList(ctx: AppContext, brand: Brand, session: Session, login: number) {
+export async function shortList(ctx: MarketCtx, brand: Brand, session: Session, login: number) {
   const { group } = await marketAccount(ctx, brand, session, login)
   const visible = await ctx.refdata.visible(group.id)
   const metrics = await hourlyMetrics(
@@ -376,7 +374,7 @@ export async function shortList(ctx: AppContext, brand: Brand, session: Session,
 
 /** Ingest batch validation: known symbols, 0 < bid <= ask, a sane time. */
 export async function ingestQuotes(
-  ctx: AppContext,
+  ctx: MarketCtx,
   ticks: { symbol: string; bid: number; ask: number; time?: number }[],
 ) {
   await ctx.refdata.fresh()
@@ -385,6 +383,7 @@ export async function ingestQuotes(
     if (!ctx.refdata.symbol(t.symbol)) throw invalid(`ticks.${i}.symbol: unknown symbol ${t.symbol}`)
     if (!(t.bid > 0 && t.ask >= t.bid)) throw invalid(`ticks.${i}: bid must be > 0 and <= ask`)
   })
+  // a feed batch is explicit: the trading engine checks every account against its stop-out level now
   const accepted = await ctx.quotes.apply(
     ticks.map((t) => ({
       symbol: t.symbol,
@@ -392,8 +391,7 @@ export async function ingestQuotes(
       ask: t.ask,
       time: t.time ? (t.time > 1e12 ? t.time : t.time * 1000) : now,
     })),
+    { explicit: true },
   )
-  // A feed batch is explicit: check every account against its stop-out level now.
-  await ctx.engine.sweepStopOuts()
   return { accepted: accepted.length, rejected: ticks.length - accepted.length }
 }

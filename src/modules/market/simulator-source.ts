@@ -1,5 +1,4 @@
 import type { Clock } from '../../kernel/clock'
-import type { Logger } from '../../kernel/logger'
 import { gbmStep, normal, rng, symbolSeed } from './domain/simulator'
 import type { QuoteHub } from './quotes'
 import type { ReferenceData, SymbolInfo } from './reference'
@@ -20,20 +19,17 @@ export function simulatedQuote(info: SymbolInfo, mid: number) {
 
 /**
  * Quote source: a seeded geometric Brownian motion per symbol (the symbol's annual volatility), so the
- * same seed replays the same prices. It continues from the last stored close. One instance of a
- * deployment runs it (QUOTE_SIMULATOR); a broker with a real feed turns it off and posts to the ingest route.
+ * same seed replays the same prices. It continues from the last stored close. It runs as a cluster job
+ * (one instance at a time, QUOTE_SIMULATOR); a broker with a real feed turns it off and posts to the ingest route.
  */
 export class QuoteSimulator {
   private readonly paths = new Map<string, PathState>()
-  private timer: ReturnType<typeof setInterval> | null = null
   private lastMs = 0
-  private running = false
 
   constructor(
     private readonly hub: QuoteHub,
     private readonly refdata: ReferenceData,
     private readonly clock: Clock,
-    private readonly logger: Logger,
     private readonly seed: number,
     private readonly lastClose: (symbol: string) => Promise<number | null>,
   ) {}
@@ -59,25 +55,8 @@ export class QuoteSimulator {
     return ticks
   }
 
-  start(tickMs: number) {
-    if (this.timer) return
-    this.timer = setInterval(async () => {
-      if (this.running) return
-      this.running = true
-      try {
-        await this.hub.apply(await this.step(this.clock.now()))
-      } catch (e) {
-        this.logger.log('error', 'quote simulator step failed', {
-          err: e instanceof Error ? e.message : String(e),
-        })
-      } finally {
-        this.running = false
-      }
-    }, tickMs)
-  }
-
-  stop() {
-    if (this.timer) clearInterval(this.timer)
-    this.timer = null
+  /** Steps every symbol to now and applies the ticks (the `market.simulator` job, one instance at a time). */
+  async tick() {
+    await this.hub.apply(await this.step(this.clock.now()))
   }
 }

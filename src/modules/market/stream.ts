@@ -1,7 +1,7 @@
-import type { AppContext } from '../../context'
 import type { Session } from '../../kernel/auth/session'
 import type { Brand } from '../../kernel/brand/registry'
-import { invalid } from '../../kernel/errors'
+import { invalid } from '../../kernel/http/errors'
+import type { MarketCtx } from './context'
 import type { Tick } from './quotes'
 import { quoteForGroup } from './reference'
 
@@ -14,7 +14,7 @@ const enc = new TextEncoder()
  * the latest quote of each symbol). A comment line every 15 s keeps proxies from closing the stream.
  */
 export async function quoteStream(
-  ctx: AppContext,
+  ctx: MarketCtx,
   brand: Brand,
   session: Session,
   symbolsParam: string,
@@ -33,7 +33,7 @@ export async function quoteStream(
   await ctx.refdata.fresh()
   let groupId: number | null = null
   if (session.type === 'SESSION_USER') {
-    const account = await ctx.accountsRead.account(session.login!)
+    const account = await ctx.accounts.read.account(session.login!)
     groupId = account && account.brandId === brand.id ? account.groupId : null
     if (groupId === null) throw invalid('session: account not found')
   }

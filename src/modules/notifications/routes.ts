@@ -1,8 +1,8 @@
 import { Elysia, t } from 'elysia'
-import type { AppContext } from '../../context'
-import { doc, errors } from '../../kernel/openapi'
-import { Id, Int, OneOf, textInput } from '../../kernel/schemas'
-import { security } from '../../kernel/security'
+import { doc, errors } from '../../kernel/http/openapi'
+import { Id, Int, OneOf, textInput } from '../../kernel/http/schemas'
+import { security } from '../../kernel/http/security'
+import type { NotificationsCtx } from './context'
 import {
   NOTIFICATION_LEVELS,
   NOTIFICATION_TOKENS,
@@ -31,7 +31,7 @@ const Row = t.Tuple(
   { title: 'NotificationRow' },
 )
 
-export const notificationRoutes = (ctx: AppContext) =>
+export const notificationRoutes = (ctx: NotificationsCtx) =>
   new Elysia({ name: 'notification-routes', seed: ctx.instanceId })
     .use(security(ctx))
     .get('/notify/list', ({ brand, session, query }) => listNotifications(ctx, brand, session, query), {

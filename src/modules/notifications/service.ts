@@ -1,11 +1,10 @@
 import { and, desc, eq, inArray, sql } from 'drizzle-orm'
-import type { AppContext } from '../../context'
 import type { Session } from '../../kernel/auth/session'
 import type { Brand } from '../../kernel/brand/registry'
 import { epochSeconds } from '../../kernel/clock'
 import type { Queryable } from '../../kernel/db/client'
-import { ApiError, invalid } from '../../kernel/errors'
-import { accounts } from '../accounts/schema'
+import { ApiError, invalid } from '../../kernel/http/errors'
+import type { NotificationsCtx } from './context'
 import {
   likePattern,
   NOTIFICATION_TOKENS,
@@ -66,7 +65,7 @@ export async function notifyTx(q: Queryable, n: NewNotification, nowMs: number) 
  * logins never appear. `filter` matches the message text (title or body) literally, case-insensitively.
  */
 export async function listNotifications(
-  ctx: AppContext,
+  ctx: NotificationsCtx,
   brand: Brand,
   session: Session,
   q: { limit: number; offset: number; filter: string },
@@ -106,7 +105,7 @@ export async function listNotifications(
 
 /** Marks the session login's notifications read: the given ids, or all of them. */
 export async function markRead(
-  ctx: AppContext,
+  ctx: NotificationsCtx,
   brand: Brand,
   session: Session,
   input: { ids?: number[]; all?: boolean },
@@ -134,16 +133,13 @@ export async function markRead(
 
 /** Staff send a message to one login of the brand, or a broadcast (login 0). */
 export async function sendNotification(
-  ctx: AppContext,
+  ctx: NotificationsCtx,
   brand: Brand,
   input: { login: number; title: string; body: string; level?: NotificationLevel },
 ) {
   if (input.login !== 0) {
-    const [a] = await ctx.db
-      .select({ login: accounts.login })
-      .from(accounts)
-      .where(and(eq(accounts.login, input.login), eq(accounts.brandId, brand.id)))
-    if (!a) throw new ApiError(404, 'ACCOUNT_NOT_FOUND', 'account not found')
+    const a = await ctx.accounts.read.account(input.login)
+    if (!a || a.brandId !== brand.id) throw new ApiError(404, 'ACCOUNT_NOT_FOUND', 'account not found')
   }
   const id = await ctx.db.transaction((tx) =>
     notifyTx(

@@ -1,10 +1,10 @@
 import { Elysia, t } from 'elysia'
-import type { AppContext } from '../../context'
-import { announcesBody } from '../../kernel/body'
-import { invalid } from '../../kernel/errors'
-import { doc, errors } from '../../kernel/openapi'
-import { Id, Int, Login, Ok, textInput } from '../../kernel/schemas'
-import { security } from '../../kernel/security'
+import { announcesBody } from '../../kernel/http/body'
+import { invalid } from '../../kernel/http/errors'
+import { doc, errors } from '../../kernel/http/openapi'
+import { Id, Int, Login, Ok, textInput } from '../../kernel/http/schemas'
+import { security } from '../../kernel/http/security'
+import type { ScriptsCtx } from './context'
 import { addScript, deleteScript, listScripts, updateScript } from './service'
 
 const ROLES = { roles: ['SESSION_USER', 'SESSION_MANAGER', 'SESSION_ADMIN', 'SESSION_DEALER'] as const }
@@ -62,7 +62,7 @@ async function loginOf(request: Request, query: { login?: number }) {
   return login
 }
 
-export const scriptRoutes = (ctx: AppContext) =>
+export const scriptRoutes = (ctx: ScriptsCtx) =>
   new Elysia({ name: 'script-routes', seed: ctx.instanceId })
     .use(security(ctx))
     .get(

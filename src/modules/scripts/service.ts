@@ -1,9 +1,8 @@
 import { and, count, eq } from 'drizzle-orm'
-import type { AppContext } from '../../context'
 import type { Session } from '../../kernel/auth/session'
 import type { Brand } from '../../kernel/brand/registry'
-import { ApiError, invalid } from '../../kernel/errors'
-import { loadAccountViewAs } from '../accounts/service'
+import { ApiError, invalid } from '../../kernel/http/errors'
+import type { ScriptsCtx } from './context'
 import { scripts } from './schema'
 
 /** Scripts a login may keep; a client that needs more deletes old ones. */
@@ -20,17 +19,17 @@ const view = (s: typeof scripts.$inferSelect) => ({
 
 /** The login, scoped like every account route: a user session its own login, staff any login of the brand. */
 async function scriptLogin(
-  ctx: AppContext,
+  ctx: ScriptsCtx,
   brand: Brand,
   session: Session,
   login: number,
   fail: () => ApiError,
 ) {
-  const { account } = await loadAccountViewAs(ctx, brand, session, login, fail)
+  const { account } = await ctx.accounts.loadAccountViewAs(brand, session, login, fail)
   return account.login
 }
 
-export async function listScripts(ctx: AppContext, brand: Brand, session: Session, login: number) {
+export async function listScripts(ctx: ScriptsCtx, brand: Brand, session: Session, login: number) {
   const own = await scriptLogin(ctx, brand, session, login, () =>
     invalid('login: not found for this session'),
   )
@@ -57,7 +56,7 @@ export interface ScriptInput {
   autostart?: number
 }
 
-export async function addScript(ctx: AppContext, brand: Brand, session: Session, input: ScriptInput) {
+export async function addScript(ctx: ScriptsCtx, brand: Brand, session: Session, input: ScriptInput) {
   checkSource(input.script)
   const fail = (m: string) => new ApiError(500, 'INVALID_ADD_SCRIPT', m)
   const login = await scriptLogin(ctx, brand, session, input.login, () =>
@@ -82,7 +81,7 @@ export async function addScript(ctx: AppContext, brand: Brand, session: Session,
 }
 
 export async function updateScript(
-  ctx: AppContext,
+  ctx: ScriptsCtx,
   brand: Brand,
   session: Session,
   input: ScriptInput & { id: number },
@@ -111,7 +110,7 @@ export async function updateScript(
 }
 
 export async function deleteScript(
-  ctx: AppContext,
+  ctx: ScriptsCtx,
   brand: Brand,
   session: Session,
   input: { id: number; login: number },

@@ -1,21 +1,16 @@
 import { and, eq, gt, inArray, lte, ne, type SQL } from 'drizzle-orm'
-import type { AppContext } from '../../context'
 import { readSkippingBadRows } from '../../kernel/db/tolerant'
-import { enqueueEvent } from '../../kernel/outbox'
-import { roundToMinor } from '../accounts/domain/money'
-import { accounts } from '../accounts/schema'
-import type { Tick } from '../market/quotes'
-import { quoteForGroup } from '../market/reference'
-import { notifyTx } from '../notifications/service'
+import { roundToMinor } from '../accounts'
+import { type Quote, quoteForGroup, type Tick } from '../market'
+import type { TradingCtx } from './context'
 import { stopOutOrder } from './domain/checks'
-import type { Quote } from './domain/conversion'
 import { isBuy, swapCharge } from './domain/formulas'
 import { addHolding, type Holding, removeHolding } from './domain/holdings'
 import { type Trigger, TriggerBook } from './domain/triggers'
-import { afterTradeCommit, closeTx } from './execution'
-import { marginWith, pricePositions, quoteLookup } from './exposure'
-import { holdingsOf } from './holdings-table'
-import * as notices from './notices'
+import { MarginCall, SwapCharged, TradeActivated, TradeCancelled, TradeExpired } from './events'
+import { closeTx, refreshAfterCommit, type TradeRefresh } from './execution'
+import { marginOf, pricePositions, pricing } from './exposure'
+import { fundsOf } from './holdings-table'
 import type { OrderRow } from './positions'
 import { orders } from './schema'
 import { tradeEvent } from './views'
@@ -58,7 +53,17 @@ export class TriggerEngine {
   private syncedUpTo = 0
   readonly stats = { activated: 0, sl: 0, tp: 0, expired: 0, stoppedOut: 0, lostRaces: 0 }
 
-  constructor(private readonly ctx: AppContext) {}
+  /** What a write of the engine refreshes once it commits (the positions cache, this book). */
+  private readonly refreshes: TradeRefresh
+
+  constructor(private readonly ctx: TradingCtx) {
+    this.refreshes = { positions: ctx.positions, accountsRead: ctx.accountsRead, track: (o) => this.track(o) }
+  }
+
+  /** The account currency of a group (events carry money in it). */
+  private async currencyOf(groupId: number) {
+    return (await this.ctx.accountsRead.group(groupId))?.currency ?? ''
+  }
 
   private groupOf = async (login: number) => (await this.ctx.accountsRead.account(login))?.groupId ?? null
 
@@ -122,12 +127,15 @@ export class TriggerEngine {
    */
   async resync() {
     const now = this.ctx.clock.now()
-    const full = (where: SQL) =>
-      this.ctx.db
-        .select({ order: orders, groupId: accounts.groupId })
-        .from(orders)
-        .innerJoin(accounts, eq(accounts.login, orders.login))
-        .where(where)
+    // the group of each order's account, from the accounts module (orders of a login that is gone are left out)
+    const full = async (where: SQL) => {
+      const found = await this.ctx.db.select().from(orders).where(where)
+      const groups = await this.ctx.accounts.groupIdsOf(this.ctx.db, [...new Set(found.map((o) => o.login))])
+      return found.flatMap((order) => {
+        const groupId = groups.get(order.login)
+        return groupId === undefined ? [] : [{ order, groupId }]
+      })
+    }
     let rows: { order: OrderRow; groupId: number }[]
     const active = inArray(orders.state, ['open', 'pending'])
     if (this.syncedUpTo === 0)
@@ -202,8 +210,9 @@ export class TriggerEngine {
     if (!group || !gs) return
     const level = trigger.kind === 'sl' ? o.sl : o.tp
     const kind = trigger.kind as 'sl' | 'tp'
-    const closed = await this.ctx.db.transaction(async (tx) => {
-      const r = await closeTx(tx, {
+    const lookup = await this.ctx.market.quoteLookup()
+    const closed = await this.ctx.uow.run(async (tx, work) => {
+      const r = await closeTx(this.ctx.accounts, tx, work, {
         origin: this.ctx.origin,
         order: o,
         spec: gs.info,
@@ -211,17 +220,15 @@ export class TriggerEngine {
         volume: o.volume,
         price: isBuy(o.cmd) ? q.bid : q.ask,
         reason: kind,
-        lookup: await quoteLookup(this.ctx),
+        lookup,
         now: this.ctx.clock.now(),
         guard: eq(trigger.kind === 'sl' ? orders.sl : orders.tp, level),
       })
-      if (r) await notifyTx(tx, notices.closedByTrigger(r.closed, kind, group.currency), this.ctx.clock.now())
+      if (r) refreshAfterCommit(work, this.refreshes, r.closed)
       return r
     })
-    if (closed) {
-      this.stats[trigger.kind as 'sl' | 'tp']++
-      await afterTradeCommit(this.ctx, closed.closed)
-    } else await this.refresh(o.ticket)
+    if (closed) this.stats[trigger.kind as 'sl' | 'tp']++
+    else await this.refresh(o.ticket)
   }
 
   /** A pending order reached its price: it becomes a position at that price, or is cancelled without margin. */
@@ -231,11 +238,11 @@ export class TriggerEngine {
     const group = account && (await ctx.accountsRead.group(account.groupId))
     if (!account || !group) return
     const now = ctx.clock.now()
-    const row = await ctx.db.transaction(async (tx) => {
-      const [acct] = await tx.select().from(accounts).where(eq(accounts.login, o.login))
-      const held = (await holdingsOf(tx, [o.login])).get(o.login) ?? []
-      const trial = addHolding(held, o)
-      const m = acct && (await marginWith(ctx, acct, group, trial))
+    const p = await pricing(ctx, [group.id])
+    const row = await ctx.uow.run(async (tx, work) => {
+      const funds = (await fundsOf(ctx.accounts, tx, [o.login])).get(o.login)
+      const trial = addHolding(funds?.holdings ?? [], o)
+      const m = funds && marginOf(p, funds, group, trial)
       const enough = !!m && m.margin_free >= 0
       const [r] = await tx
         .update(orders)
@@ -262,21 +269,15 @@ export class TriggerEngine {
         )
         .returning()
       if (r) {
-        await enqueueEvent(
-          tx,
-          o.brandId,
-          enough ? 'trade.activated' : 'trade.cancelled',
-          tradeEvent(r, { quote: q }),
-          now,
-        )
-        await notifyTx(tx, enough ? notices.activated(r, o.cmd) : notices.cancelledNoMoney(r), now)
+        const payload = tradeEvent(r, group.currency)
+        if (enough) work.emit(TradeActivated, o.brandId, { ...payload, pending_cmd: o.cmd, quote: q })
+        else work.emit(TradeCancelled, o.brandId, { ...payload, reason: 'no_money', quote: q })
+        refreshAfterCommit(work, this.refreshes, r)
       }
       return r
     })
-    if (row) {
-      if (row.state === 'open') this.stats.activated++
-      await afterTradeCommit(ctx, row)
-    } else await this.refresh(o.ticket)
+    if (row?.state === 'open') this.stats.activated++
+    if (!row) await this.refresh(o.ticket)
   }
 
   /** Lost a race: re-read the order so the book matches the database. */
@@ -297,7 +298,8 @@ export class TriggerEngine {
     }
     for (const o of due) {
       const now = this.ctx.clock.now()
-      const row = await this.ctx.db.transaction(async (tx) => {
+      const currency = await this.currencyOf(this.resting.get(o.ticket)?.groupId ?? 0)
+      const row = await this.ctx.uow.run(async (tx, work) => {
         const [r] = await tx
           .update(orders)
           .set({
@@ -317,15 +319,13 @@ export class TriggerEngine {
           )
           .returning()
         if (r) {
-          await enqueueEvent(tx, o.brandId, 'trade.expired', tradeEvent(r), now)
-          await notifyTx(tx, notices.expired(r), now)
+          work.emit(TradeExpired, o.brandId, tradeEvent(r, currency))
+          refreshAfterCommit(work, this.refreshes, r)
         }
         return r
       })
-      if (row) {
-        this.stats.expired++
-        await afterTradeCommit(this.ctx, row)
-      } else await this.refresh(o.ticket)
+      if (row) this.stats.expired++
+      else await this.refresh(o.ticket)
     }
   }
 
@@ -342,14 +342,20 @@ export class TriggerEngine {
         const group = account && (await ctx.accountsRead.group(account.groupId))
         if (!account || !group) break
         // The check prices holdings (one row per symbol); only an account at stop-out prices its positions.
-        const m = await marginWith(ctx, account, group, this.holdingsByLogin.get(login) ?? [])
+        const m = marginOf(
+          await pricing(ctx, [group.id]),
+          account,
+          group,
+          this.holdingsByLogin.get(login) ?? [],
+        )
         if (m && guard === 0) await this.marginCallNotice(account, group, m)
         if (!m || m.margin <= 0 || m.margin_level > group.stopOut) break
         const priced = await pricePositions(ctx, account, group, await ctx.positions.open(login))
         if (!priced || priced.length === 0) break
         const worst = stopOutOrder(priced.map((p) => ({ ...p, ticket: p.order.ticket })))[0]
-        const closed = await ctx.db.transaction(async (tx) => {
-          const r = await closeTx(tx, {
+        const lookup = await ctx.market.quoteLookup()
+        const closed = await ctx.uow.run(async (tx, work) => {
+          const r = await closeTx(ctx.accounts, tx, work, {
             origin: ctx.origin,
             order: worst.order,
             spec: worst.gs.info,
@@ -358,11 +364,11 @@ export class TriggerEngine {
             price: worst.closePrice,
             reason: 'stopout',
             comment: `[so: ${m.margin_level.toFixed(2)}%/${m.equity.toFixed(2)}/${m.margin.toFixed(2)}]`,
-            lookup: await quoteLookup(ctx),
+            lookup,
             now: ctx.clock.now(),
+            marginLevel: m.margin_level,
           })
-          if (r)
-            await notifyTx(tx, notices.stoppedOut(r.closed, m.margin_level, group.currency), ctx.clock.now())
+          if (r) refreshAfterCommit(work, this.refreshes, r.closed)
           return r
         })
         if (!closed) {
@@ -370,7 +376,6 @@ export class TriggerEngine {
           break
         }
         this.stats.stoppedOut++
-        await afterTradeCommit(ctx, closed.closed)
       }
     }
   }
@@ -393,14 +398,14 @@ export class TriggerEngine {
     if (this.marginCalled.has(account.login)) return
     this.marginCalled.add(account.login)
     if (!(await this.ctx.store.setNX(key, '1', 7 * DAY_MS))) return
-    const n = notices.marginCall(
-      account.brandId,
-      account.login,
-      m.margin_level,
-      group.marginCall,
-      group.stopOut,
-    )
-    await this.ctx.db.transaction((tx) => notifyTx(tx, n, this.ctx.clock.now()))
+    await this.ctx.uow.run(async (_tx, work) => {
+      work.emit(MarginCall, account.brandId, {
+        login: account.login,
+        margin_level: m.margin_level,
+        margin_call: group.marginCall,
+        stop_out: group.stopOut,
+      })
+    })
   }
 
   /**
@@ -411,7 +416,7 @@ export class TriggerEngine {
   async rollover() {
     const ctx = this.ctx
     const today = Math.floor(ctx.clock.now() / DAY_MS)
-    const lookup = await quoteLookup(ctx)
+    const lookup = await ctx.market.quoteLookup()
     let scanned = 0
     // the live map, in slices: copying and scanning every resting order at once held the request thread
     // ~20 ms each minute at 150,000 positions (bench/trading.ts; the once-a-minute loop never warms up).
@@ -441,8 +446,9 @@ export class TriggerEngine {
         if (charge !== null) total += charge
       }
       const minor = roundToMinor(total, group.currency)
-      const [row] = await ctx.db.transaction((tx) =>
-        tx
+      // every change that moves money or positions emits an event: the swap charged is one
+      const row = await ctx.uow.run(async (tx, work) => {
+        const [r] = await tx
           .update(orders)
           .set({
             storage: o.storage + minor,
@@ -453,10 +459,18 @@ export class TriggerEngine {
           .where(
             and(eq(orders.ticket, o.ticket), eq(orders.state, 'open'), eq(orders.rolloverDay, o.rolloverDay)),
           )
-          .returning(),
-      )
-      if (row) await afterTradeCommit(ctx, row)
-      else await this.refresh(o.ticket)
+          .returning()
+        if (r) {
+          work.emit(SwapCharged, r.brandId, {
+            ...tradeEvent(r, group.currency),
+            charge_minor: minor,
+            day: today,
+          })
+          refreshAfterCommit(work, this.refreshes, r)
+        }
+        return r
+      })
+      if (!row) await this.refresh(o.ticket)
     }
   }
 }

@@ -1,25 +1,16 @@
 import { and, eq, type SQL } from 'drizzle-orm'
-import type { AppContext } from '../../context'
 import type { Tx } from '../../kernel/db/client'
-import { enqueueEvent } from '../../kernel/outbox'
-import { roundToMinor } from '../accounts/domain/money'
-import { postTradeResultTx } from '../accounts/ledger'
-import type { QuoteLookup } from './domain/conversion'
+import type { Work } from '../../kernel/db/unit-of-work'
+import { type AccountReadModel, type AccountsApi, roundToMinor } from '../accounts'
+import type { QuoteLookup } from '../market'
 import type { SymbolSpec } from './domain/formulas'
 import { profitInAccount } from './domain/formulas'
-import type { OrderRow } from './positions'
+import { TradeClosed, TradePartiallyClosed, TradeStoppedOut } from './events'
+import type { OrderRow, PositionReadModel } from './positions'
 import { orders } from './schema'
 import { tradeEvent } from './views'
 
 export type CloseReason = 'client' | 'sl' | 'tp' | 'stopout' | 'group_close'
-
-const EVENT: Record<CloseReason, string> = {
-  client: 'trade.closed',
-  sl: 'trade.closed',
-  tp: 'trade.closed',
-  stopout: 'trade.stopped_out',
-  group_close: 'trade.closed',
-}
 
 export interface CloseInput {
   /** The instance writing (orders.origin). */
@@ -36,6 +27,8 @@ export interface CloseInput {
   now: number
   /** Extra predicate the row must still satisfy (e.g. the SL level that fired), so a trigger fires once. */
   guard?: SQL
+  /** A stop-out's margin level (percent), for its event. */
+  marginLevel?: number
 }
 
 /**
@@ -49,7 +42,12 @@ export interface CloseResult {
   rest: OrderRow | null
 }
 
-export async function closeTx(tx: Tx, c: CloseInput): Promise<CloseResult | null> {
+export async function closeTx(
+  accounts: Pick<AccountsApi, 'postTradeResultTx'>,
+  tx: Tx,
+  work: Work,
+  c: CloseInput,
+): Promise<CloseResult | null> {
   const o = c.order
   const profitMajor = profitInAccount(c.spec, o.cmd, c.volume, o.openPrice, c.price, c.currency, c.lookup)
   if (profitMajor === null) throw new Error(`no conversion rate for ${o.symbol} into ${c.currency}`)
@@ -114,16 +112,13 @@ export async function closeTx(tx: Tx, c: CloseInput): Promise<CloseResult | null
         origin: c.origin,
       })
       .returning()
-    await enqueueEvent(
-      tx,
-      o.brandId,
-      'trade.partially_closed',
-      tradeEvent(rest, { closed_ticket: closed.ticket }),
-      c.now,
-    )
+    work.emit(TradePartiallyClosed, o.brandId, {
+      ...tradeEvent(rest, c.currency),
+      closed_ticket: closed.ticket,
+    })
   }
   if (!closed) return null
-  await postTradeResultTx(tx, {
+  await accounts.postTradeResultTx(tx, {
     brandId: o.brandId,
     login: o.login,
     amount: profit + commission + storage,
@@ -131,14 +126,31 @@ export async function closeTx(tx: Tx, c: CloseInput): Promise<CloseResult | null
     comment: `close #${o.ticket} ${c.reason}`,
     now: c.now,
   })
-  await enqueueEvent(tx, o.brandId, EVENT[c.reason], tradeEvent(closed, { reason: c.reason }), c.now)
+  const payload = tradeEvent(closed, c.currency)
+  if (c.reason === 'stopout')
+    work.emit(TradeStoppedOut, o.brandId, { ...payload, reason: 'stopout', margin_level: c.marginLevel ?? 0 })
+  else work.emit(TradeClosed, o.brandId, { ...payload, reason: c.reason })
   return { closed, rest: rest ?? null }
 }
 
-/** After a trade write commits: drop cached positions and account totals, re-file the order's triggers. */
-export async function afterTradeCommit(ctx: AppContext, ...changed: OrderRow[]) {
-  const logins = [...new Set(changed.map((o) => o.login))]
-  await ctx.positions.invalidate(...logins)
-  await ctx.accountsRead.invalidateAccount(...logins)
-  for (const o of changed) await ctx.engine.track(o)
+/** What a trade write refreshes once it commits. */
+export interface TradeRefresh {
+  positions: PositionReadModel
+  accountsRead: AccountReadModel
+  /** Files (or re-files, or removes) an order's triggers. */
+  track(o: OrderRow): Promise<void>
+}
+
+/**
+ * After a trade write commits (effects of its unit of work, once per login and order): drop the cached
+ * positions and account totals, re-file the order's triggers.
+ */
+export function refreshAfterCommit(work: Work, r: TradeRefresh, ...changed: OrderRow[]) {
+  for (const o of changed) {
+    work.after(`login:${o.login}`, async () => {
+      await r.positions.invalidate(o.login)
+      await r.accountsRead.invalidateAccount(o.login)
+    })
+    work.after(`order:${o.ticket}`, () => r.track(o))
+  }
 }

@@ -1,19 +1,9 @@
-import type { AppContext } from '../../context'
-import { marginSnapshot } from '../accounts/domain/margin'
-import { fromMinor } from '../accounts/domain/money'
-import type { AccountRecord, GroupRecord } from '../accounts/read-model'
-import { type GroupSymbol, type GroupSymbols, quoteForGroup } from '../market/reference'
-import type { Quote, QuoteLookup } from './domain/conversion'
+import { type AccountRecord, type Exposure, fromMinor, type GroupRecord, marginSnapshot } from '../accounts'
+import { type GroupSymbol, type GroupSymbols, type Quote, type QuoteLookup, quoteForGroup } from '../market'
+import type { TradingCtx } from './context'
 import { isBuy, marginInAccount, profitInAccount } from './domain/formulas'
 import { averagePrice, type Holding } from './domain/holdings'
 import type { OrderRow } from './positions'
-
-export interface Exposure {
-  floatingProfit: number
-  margin: number
-  commission: number
-  storage: number
-}
 
 const noExposure = (): Exposure => ({ floatingProfit: 0, margin: 0, commission: 0, storage: 0 })
 
@@ -28,18 +18,6 @@ export interface PricedPosition {
   margin: number
 }
 
-/** The group's quote of a symbol now, or null without a price. */
-export async function groupPrice(ctx: AppContext, gs: GroupSymbol): Promise<Quote | null> {
-  const raw = await ctx.quotes.get(gs.info.symbol)
-  if (!raw) return null
-  return quoteForGroup(raw, gs)
-}
-
-export async function quoteLookup(ctx: AppContext): Promise<QuoteLookup> {
-  await ctx.quotes.warmAll()
-  return (s) => ctx.quotes.peek(s)
-}
-
 /**
  * What pricing reads, loaded once and then used without awaiting: the symbols as the groups see them and
  * the latest quotes (warmed, so conversion rates through other symbols are there too).
@@ -50,8 +28,8 @@ export interface Pricing {
 }
 
 /** Pricing for positions of accounts in these groups (a batch of opens prices dozens at once). */
-export async function pricing(ctx: AppContext, groupIds: Iterable<number>): Promise<Pricing> {
-  const lookup = await quoteLookup(ctx)
+export async function pricing(ctx: TradingCtx, groupIds: Iterable<number>): Promise<Pricing> {
+  const lookup = await ctx.market.quoteLookup()
   return { symbols: await ctx.refdata.snapshot(groupIds), lookup }
 }
 
@@ -85,7 +63,7 @@ function priceAt(
  * account currency. Null when a conversion rate is missing (reported as INVALID_MARGIN_LEVEL).
  */
 export async function pricePositions(
-  ctx: AppContext,
+  ctx: TradingCtx,
   account: Pick<AccountRecord, 'leverage'>,
   group: Pick<GroupRecord, 'id' | 'currency'>,
   positions: OrderRow[],
@@ -158,7 +136,7 @@ export function marginOf(
 
 /** Margin figures of an account once `holdings` are its open positions. */
 export async function marginWith(
-  ctx: AppContext,
+  ctx: TradingCtx,
   a: { balance: number; credit: number; leverage: number },
   group: Pick<GroupRecord, 'id' | 'currency'>,
   holdings: Holding[],
@@ -168,7 +146,7 @@ export async function marginWith(
 
 /** Live exposure of an account from its holdings (cached read model). */
 export async function accountExposure(
-  ctx: AppContext,
+  ctx: TradingCtx,
   account: AccountRecord,
   group: GroupRecord,
 ): Promise<Exposure | null> {

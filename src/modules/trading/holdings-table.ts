@@ -1,6 +1,6 @@
 import { sql } from 'drizzle-orm'
 import type { Queryable } from '../../kernel/db/client'
-import { driverOf } from '../../kernel/db/driver'
+import type { AccountsApi, Funds } from '../accounts'
 import type { Holding } from './domain/holdings'
 
 /**
@@ -17,51 +17,36 @@ export async function holdingsOf(q: Queryable, logins: number[]): Promise<Map<nu
   return out
 }
 
-export interface AccountFunds {
-  login: number
-  balance: number
-  credit: number
-  leverage: number
+export interface AccountFunds extends Funds {
   holdings: Holding[]
 }
 
-const FUNDS = `
-  select json_group_array(json_array(a.login, a.balance, a.credit, a.leverage, h.symbol, h.cmd, h.volume,
-                                     printf('%!.17g', h.volume_price), h.commission, h.storage)) as rows
-  from accounts a left join holdings h on h.login = a.login and h.volume > 0
-  where a.login in (select value from json_each(?))`
+const HOLDINGS = `
+  select json_group_array(json_array(login, symbol, cmd, volume, printf('%!.17g', volume_price), commission, storage))
+    as rows
+  from holdings where login in (select value from json_each(?)) and volume > 0`
 
 /**
- * Balance, credit, leverage and holdings of several logins in one statement (the margin check of opens,
- * bound on the driver: kernel/db/driver).
- * The rows come back as one JSON text: a batch reads dozens of them, and the driver builds every row
- * of a result column by column, which cost more than the query. The one REAL column travels as a
- * 17-digit string, because SQLite writes JSON numbers with 15 significant digits.
+ * Balance, credit, leverage (from the accounts module) and holdings of several logins, in the caller's
+ * transaction: the margin check of a batch of opens. The holdings come back as one JSON text (the driver
+ * builds every row of a result column by column, which cost more than the query); the one REAL column
+ * travels as a 17-digit string, because SQLite writes JSON numbers with 15 significant digits.
  */
-export async function fundsOf(q: Queryable, logins: number[]): Promise<Map<number, AccountFunds>> {
+export async function fundsOf(
+  accounts: Pick<AccountsApi, 'fundsOf'>,
+  q: Queryable,
+  logins: number[],
+): Promise<Map<number, AccountFunds>> {
   const out = new Map<number, AccountFunds>()
   if (logins.length === 0) return out
-  const res = await driverOf(q).execute({ sql: FUNDS, args: [JSON.stringify(logins)] })
-  type Row = [number, number, number, number, string | null, number, number, string, number, number]
-  for (const [
-    login,
-    balance,
-    credit,
-    leverage,
-    symbol,
-    cmd,
-    volume,
-    volumePrice,
-    commission,
-    storage,
-  ] of JSON.parse(res.rows[0].rows as string) as Row[]) {
-    let f = out.get(login)
-    if (!f) {
-      f = { login, balance, credit, leverage, holdings: [] }
-      out.set(login, f)
-    }
-    if (symbol !== null)
-      f.holdings.push({ symbol, cmd, volume, volumePrice: Number(volumePrice), commission, storage })
-  }
+  for (const [login, f] of await accounts.fundsOf(q, logins)) out.set(login, { ...f, holdings: [] })
+  const res = await q.execute({ sql: HOLDINGS, args: [JSON.stringify(logins)] })
+  type Row = [number, string, number, number, string, number, number]
+  for (const [login, symbol, cmd, volume, volumePrice, commission, storage] of JSON.parse(
+    res.rows[0].rows as string,
+  ) as Row[])
+    out
+      .get(login)
+      ?.holdings.push({ symbol, cmd, volume, volumePrice: Number(volumePrice), commission, storage })
   return out
 }

@@ -1,12 +1,13 @@
 import { getTableName } from 'drizzle-orm'
-import type { AppContext } from '../../context'
 import { insertRows } from '../../kernel/db/bulk-insert'
 import type { Tx } from '../../kernel/db/client'
-import { GroupCommit } from '../../kernel/db/group-commit'
-import { ApiError } from '../../kernel/errors'
-import { enqueueEvents } from '../../kernel/outbox'
-import type { GroupRecord } from '../accounts/read-model'
+import { type Committer, GroupCommit, PerRequestCommit } from '../../kernel/db/group-commit'
+import { event } from '../../kernel/events/topic'
+import { ApiError } from '../../kernel/http/errors'
+import type { GroupRecord } from '../accounts'
+import type { TradingCtx } from './context'
 import { addHolding, type Holding } from './domain/holdings'
+import { TradeOpened } from './events'
 import { marginOf, pricing } from './exposure'
 import { fundsOf } from './holdings-table'
 import type { OrderRow } from './positions'
@@ -35,22 +36,27 @@ export interface Opened {
  * each. The margin check runs on the committed state inside the write lock, so two opens of one account
  * never both spend the same free margin, on this instance or another.
  */
-export function openCommitter(ctx: AppContext) {
-  return new GroupCommit<OpenRequest, Opened>(ctx.db, (tx, reqs) => commitOpens(ctx, tx, reqs), {
-    afterCommit: async (opened) => {
-      await ctx.positions.invalidate(...new Set(opened.map((o) => o.row.login)))
-      for (const o of opened) ctx.engine.trackIn(o.row, o.groupId)
-    },
-    onAfterCommitError: (e) =>
-      ctx.logger.log('error', 'after trade open', { err: e instanceof Error ? e.message : String(e) }),
-    // bench/trading.ts: 50 connections commit as one batch of ~50 instead of alternating halves
-    lingerMs: 5,
-  })
+export function openCommitter(
+  ctx: TradingCtx,
+  track: (o: OrderRow, groupId: number) => void,
+): Committer<OpenRequest, Opened> {
+  const afterCommit = async (opened: Opened[]) => {
+    await ctx.positions.invalidate(...new Set(opened.map((o) => o.row.login)))
+    for (const o of opened) track(o.row, o.groupId)
+    if (opened.length > 0) ctx.events.wake()
+  }
+  const onAfterCommitError = (e: unknown) =>
+    ctx.logger.log('error', 'after trade open', { err: e instanceof Error ? e.message : String(e) })
+  const handler = (tx: Tx, reqs: OpenRequest[]) => commitOpens(ctx, tx, reqs)
+  if (!ctx.config.groupCommit)
+    return new PerRequestCommit(ctx.db, handler, { afterCommit, onAfterCommitError })
+  // bench/trading.ts: 50 connections commit as one batch of ~50 instead of alternating halves (ADR 0001)
+  return new GroupCommit(ctx.db, handler, { afterCommit, onAfterCommitError, lingerMs: 5 })
 }
 
-async function commitOpens(ctx: AppContext, tx: Tx, reqs: OpenRequest[]): Promise<(Opened | Error)[]> {
+async function commitOpens(ctx: TradingCtx, tx: Tx, reqs: OpenRequest[]): Promise<(Opened | Error)[]> {
   const logins = [...new Set(reqs.filter((r) => r.margin !== null).map((r) => r.values.login))]
-  const funds = await fundsOf(tx, logins)
+  const funds = await fundsOf(ctx.accounts, tx, logins)
   const p = await pricing(
     ctx,
     reqs.map((r) => r.group.id),
@@ -86,9 +92,9 @@ async function commitOpens(ctx: AppContext, tx: Tx, reqs: OpenRequest[]): Promis
   }
   if (accepted.length === 0) return results as Error[]
   const rows = await insertOrders(tx, accepted)
-  await enqueueEvents(
+  await ctx.events.write(
     tx,
-    rows.map((row) => ({ brandId: row.brandId, topic: 'trade.opened', payload: tradeEvent(row) })),
+    rows.map((row, i) => event(TradeOpened, row.brandId, tradeEvent(row, accepted[i].group.currency))),
     ctx.clock.now(),
   )
   let i = 0

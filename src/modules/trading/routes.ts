@@ -1,10 +1,10 @@
 import { Elysia, t } from 'elysia'
-import type { AppContext } from '../../context'
 import type { SessionType } from '../../kernel/auth/session'
+import { doc, errors } from '../../kernel/http/openapi'
+import { EpochSeconds, Id, Int, Login, textInput } from '../../kernel/http/schemas'
+import { security } from '../../kernel/http/security'
 import { MAX_PRICE, MAX_VOLUME } from '../../kernel/limits'
-import { doc, errors } from '../../kernel/openapi'
-import { EpochSeconds, Id, Int, Login, textInput } from '../../kernel/schemas'
-import { security } from '../../kernel/security'
+import type { TradingServices } from './service'
 import { cancelOrder, closeGroup, closeOrder, history, listActive, modifyOrder, openOrder } from './service'
 
 const TRADERS: SessionType[] = ['SESSION_USER', 'SESSION_MANAGER', 'SESSION_ADMIN', 'SESSION_DEALER']
@@ -79,7 +79,7 @@ const OpenBody = t.Object(
 
 const Ok = t.Object({ data: t.Literal('OK') })
 
-export const tradingRoutes = (ctx: AppContext) =>
+export const tradingRoutes = (ctx: TradingServices) =>
   new Elysia({ name: 'trading-routes', seed: ctx.instanceId, prefix: '/trade' })
     .use(security(ctx))
     .post('/open', ({ brand, session, body }) => openOrder(ctx, brand, session, body), {

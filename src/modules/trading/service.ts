@@ -1,27 +1,38 @@
 import { and, desc, eq, gte, lt, or, sql } from 'drizzle-orm'
-import type { AppContext } from '../../context'
 import type { Session } from '../../kernel/auth/session'
 import type { Brand } from '../../kernel/brand/registry'
+import type { Committer } from '../../kernel/db/group-commit'
 import { readOrNothing, readSkippingBadRows } from '../../kernel/db/tolerant'
-import { ApiError, invalid } from '../../kernel/errors'
-import { enqueueEvent } from '../../kernel/outbox'
-import { roundToMinor } from '../accounts/domain/money'
-import type { GroupRecord } from '../accounts/read-model'
-import { loadAccountViewAs } from '../accounts/service'
-import { isTradingOpen } from '../market/domain/sessions'
+import { ApiError, invalid } from '../../kernel/http/errors'
+import { type GroupRecord, roundToMinor } from '../accounts'
+import { isTradingOpen } from '../market'
+import type { TradingCtx } from './context'
 import { checkPendingPrice, checkStops, checkVolume, isPendingCmd } from './domain/checks'
 import { commission as commissionOf, isBuy, marginInAccount } from './domain/formulas'
-import { afterTradeCommit, closeTx } from './execution'
-import { groupPrice, pricePositions, quoteLookup } from './exposure'
-import { openError } from './open-commit'
+import type { TriggerEngine } from './engine'
+import { TradeCancelled, TradeModified } from './events'
+import { closeTx, refreshAfterCommit } from './execution'
+import { pricePositions } from './exposure'
+import { type Opened, type OpenRequest, openError } from './open-commit'
 import type { OrderRow } from './positions'
 import { orders } from './schema'
 import { orderView, tradeEvent } from './views'
 
+/** The trading services: the module's context plus its engine and the committer of opens. */
+export interface TradingServices extends TradingCtx {
+  engine: TriggerEngine
+  tradeOpens: Committer<OpenRequest, Opened>
+}
+
+const refresh = (ctx: TradingServices) => ({
+  positions: ctx.positions,
+  accountsRead: ctx.accountsRead,
+  track: (o: OrderRow) => ctx.engine.track(o),
+})
+
 /** The account a trade request names, scoped to the session; a login it may not see is 403 USER_NOT_FOUND. */
-const tradingAccount = (ctx: AppContext, brand: Brand, session: Session, login: number) =>
-  loadAccountViewAs(
-    ctx,
+const tradingAccount = (ctx: TradingCtx, brand: Brand, session: Session, login: number) =>
+  ctx.accounts.loadAccountViewAs(
     brand,
     session,
     login,
@@ -30,7 +41,7 @@ const tradingAccount = (ctx: AppContext, brand: Brand, session: Session, login: 
 
 /** Symbol, session, permissions and price checks shared by opening and closing. */
 async function tradableSymbol(
-  ctx: AppContext,
+  ctx: TradingServices,
   group: GroupRecord,
   symbol: string,
   fail: (m: string) => ApiError,
@@ -41,7 +52,7 @@ async function tradableSymbol(
     throw fail(`symbol ${symbol} is not tradable for group ${group.name}`)
   if (!isTradingOpen(gs.info.sessionList, ctx.clock.now()))
     throw fail(`market closed: ${symbol} is outside its trading session`)
-  const quote = await groupPrice(ctx, gs)
+  const quote = await ctx.market.groupPrice(gs)
   if (!quote) throw fail(`no price for ${symbol}`)
   return { gs, quote }
 }
@@ -58,7 +69,7 @@ export interface OpenInput {
   comment?: string
 }
 
-export async function openOrder(ctx: AppContext, brand: Brand, session: Session, input: OpenInput) {
+export async function openOrder(ctx: TradingServices, brand: Brand, session: Session, input: OpenInput) {
   const { account, group } = await tradingAccount(ctx, brand, session, input.login)
   if (account.enable !== 1) throw openError('account is disabled')
   if (account.enableReadOnly === 1) throw openError('account is read-only')
@@ -88,7 +99,7 @@ export async function openOrder(ctx: AppContext, brand: Brand, session: Session,
   const reference = pending ? price : isBuy(input.cmd) ? quote.bid : quote.ask
   const stops = checkStops(input.cmd, input.sl, input.tp, reference, info.stopsLevel, digits)
   if (!stops.ok) throw openError(stops.message)
-  const lookup = await quoteLookup(ctx)
+  const lookup = await ctx.market.quoteLookup()
   const comm = commissionOf(info, gs.sec, input.volume, price, group.currency, lookup)
   if (comm === null) throw openError(`no conversion rate from ${info.quoteCurrency} to ${group.currency}`)
   let margin: number | null = null
@@ -130,7 +141,7 @@ export async function openOrder(ctx: AppContext, brand: Brand, session: Session,
 }
 
 /** An order of the brand that the session may touch; `hidden` for another brand, `foreign` for another login. */
-async function sessionOrder(ctx: AppContext, brand: Brand, session: Session, ticket: number) {
+async function sessionOrder(ctx: TradingServices, brand: Brand, session: Session, ticket: number) {
   const [o] = await readOrNothing(ctx.logger, `order ${ticket}`, () =>
     ctx.db
       .select()
@@ -142,7 +153,7 @@ async function sessionOrder(ctx: AppContext, brand: Brand, session: Session, tic
   return { kind: 'ok' as const, order: o }
 }
 
-async function orderContext(ctx: AppContext, brand: Brand, o: OrderRow) {
+async function orderContext(ctx: TradingServices, brand: Brand, o: OrderRow) {
   const account = await ctx.accountsRead.account(o.login)
   const group = account && (await ctx.accountsRead.group(account.groupId))
   if (!account || !group || group.brandId !== brand.id) return null
@@ -150,7 +161,7 @@ async function orderContext(ctx: AppContext, brand: Brand, o: OrderRow) {
 }
 
 export async function modifyOrder(
-  ctx: AppContext,
+  ctx: TradingServices,
   brand: Brand,
   session: Session,
   input: { order: number; sl: number; tp: number },
@@ -165,29 +176,31 @@ export async function modifyOrder(
   const oc = await orderContext(ctx, brand, o)
   if (!oc) throw new ApiError(404, 'MODIFY_TRADE_ERROR', `order ${input.order} not found`)
   const gs = await ctx.refdata.forGroup(oc.group.id, o.symbol)
-  const quote = gs && (await groupPrice(ctx, gs))
+  const quote = gs && (await ctx.market.groupPrice(gs))
   if (!gs || !quote) throw new ApiError(500, 'INCORRECT_SL_TP', `no price for ${o.symbol}`)
   const reference = o.state === 'pending' ? o.openPrice : isBuy(o.cmd) ? quote.bid : quote.ask
   const check = checkStops(o.cmd, input.sl, input.tp, reference, gs.info.stopsLevel, gs.info.digits)
   if (!check.ok) throw new ApiError(500, 'INCORRECT_SL_TP', check.message)
   const now = ctx.clock.now()
-  const row = await ctx.db.transaction(async (tx) => {
+  const row = await ctx.uow.run(async (tx, work) => {
     const [r] = await tx
       .update(orders)
       .set({ sl: input.sl, tp: input.tp, updatedAt: now, origin: ctx.origin })
       .where(and(eq(orders.ticket, o.ticket), eq(orders.state, o.state), eq(orders.volume, o.volume)))
       .returning()
-    if (r) await enqueueEvent(tx, brand.id, 'trade.modified', tradeEvent(r), now)
+    if (r) {
+      work.emit(TradeModified, brand.id, tradeEvent(r, oc.group.currency))
+      refreshAfterCommit(work, refresh(ctx), r)
+    }
     return r
   })
   if (!row) throw new ApiError(404, 'MODIFY_TRADE_ERROR', `order ${input.order} changed meanwhile; retry`)
-  await afterTradeCommit(ctx, row)
   return { data: 'OK' as const, trade: orderView(row, oc.group.currency) }
 }
 
 /** Closes a position (all or `volume`) at the group's current quote. Used by the close and group-close routes. */
 async function closePosition(
-  ctx: AppContext,
+  ctx: TradingServices,
   brand: Brand,
   o: OrderRow,
   volume: number | undefined,
@@ -208,9 +221,9 @@ async function closePosition(
     if (o.volume - v < gs.sec.lotMin)
       throw fail(`volume: the remaining ${o.volume - v} would be below lot_min ${gs.sec.lotMin}`)
   }
-  const lookup = await quoteLookup(ctx)
-  const result = await ctx.db.transaction((tx) =>
-    closeTx(tx, {
+  const lookup = await ctx.market.quoteLookup()
+  const result = await ctx.uow.run(async (tx, work) => {
+    const r = await closeTx(ctx.accounts, tx, work, {
       origin: ctx.origin,
       order: o,
       spec: gs.info,
@@ -221,15 +234,16 @@ async function closePosition(
       comment,
       lookup,
       now: ctx.clock.now(),
-    }),
-  )
+    })
+    if (r) refreshAfterCommit(work, refresh(ctx), r.rest ?? r.closed)
+    return r
+  })
   if (!result) throw fail(`order ${o.ticket} changed meanwhile; retry`)
-  await afterTradeCommit(ctx, result.rest ?? result.closed)
   return result.closed
 }
 
 export async function closeOrder(
-  ctx: AppContext,
+  ctx: TradingServices,
   brand: Brand,
   session: Session,
   input: { order: number; volume?: number; comment?: string },
@@ -242,7 +256,7 @@ export async function closeOrder(
 }
 
 export async function closeGroup(
-  ctx: AppContext,
+  ctx: TradingServices,
   brand: Brand,
   session: Session,
   input: { login: number; type: number; symbol?: string; comment?: string },
@@ -284,29 +298,38 @@ export async function closeGroup(
   return { data: 'OK' as const, closed }
 }
 
-export async function cancelOrder(ctx: AppContext, brand: Brand, session: Session, input: { order: number }) {
+export async function cancelOrder(
+  ctx: TradingServices,
+  brand: Brand,
+  session: Session,
+  input: { order: number },
+) {
   const fail = (m: string) => new ApiError(401, 'CANCEL_PENDING_TRADE_ERROR', m)
   const found = await sessionOrder(ctx, brand, session, input.order)
   if (found.kind !== 'ok') throw fail(`order ${input.order} not found`)
   if (found.order.state !== 'pending')
     throw fail(`order ${input.order} is not a pending order (state ${found.order.state})`)
+  const oc = await orderContext(ctx, brand, found.order)
+  if (!oc) throw fail(`order ${input.order} not found`)
   const now = ctx.clock.now()
-  const row = await ctx.db.transaction(async (tx) => {
+  const row = await ctx.uow.run(async (tx, work) => {
     const [r] = await tx
       .update(orders)
       .set({ state: 'cancelled', closeTime: now, closeReason: 'client', updatedAt: now, origin: ctx.origin })
       .where(and(eq(orders.ticket, input.order), eq(orders.state, 'pending')))
       .returning()
-    if (r) await enqueueEvent(tx, brand.id, 'trade.cancelled', tradeEvent(r), now)
+    if (r) {
+      work.emit(TradeCancelled, brand.id, { ...tradeEvent(r, oc.group.currency), reason: 'client' })
+      refreshAfterCommit(work, refresh(ctx), r)
+    }
     return r
   })
   if (!row) throw fail(`order ${input.order} was filled or cancelled meanwhile`)
-  await afterTradeCommit(ctx, row)
   return { data: 'ok' as const }
 }
 
 /** Open positions (with live profit) and pending orders of a login. */
-export async function listActive(ctx: AppContext, brand: Brand, session: Session, login: number) {
+export async function listActive(ctx: TradingServices, brand: Brand, session: Session, login: number) {
   const { account, group } = await tradingAccount(ctx, brand, session, login)
   const active = await ctx.positions.active(account.login)
   const open = active.filter((o) => o.state === 'open')
@@ -330,7 +353,7 @@ export async function listActive(ctx: AppContext, brand: Brand, session: Session
  * an opaque cursor (the close time and ticket of the last row served).
  */
 export async function history(
-  ctx: AppContext,
+  ctx: TradingServices,
   brand: Brand,
   session: Session,
   q: { login: number; from?: number; to?: number; limit?: number; cursor?: string },

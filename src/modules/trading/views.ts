@@ -1,5 +1,6 @@
-import { fromMinor } from '../accounts/domain/money'
+import { fromMinor } from '../accounts'
 import { CMD_NAMES } from './domain/checks'
+import type { TradePayload } from './events'
 import type { OrderRow } from './positions'
 
 /** An order or position as the API shows it (prices in the symbol's digits, money in the account currency). */
@@ -28,8 +29,8 @@ export function orderView(o: OrderRow, currency: string, live?: { profit: number
   }
 }
 
-/** The outbox payload of a trade event (copy trading and notifications consume it). */
-export function tradeEvent(o: OrderRow, extra: Record<string, unknown> = {}) {
+/** The payload of a trade event (trading/events.ts): copy trading and notifications consume it. */
+export function tradeEvent(o: OrderRow, currency: string): TradePayload {
   return {
     ticket: o.ticket,
     login: o.login,
@@ -48,6 +49,6 @@ export function tradeEvent(o: OrderRow, extra: Record<string, unknown> = {}) {
     commission_minor: o.commission,
     storage_minor: o.storage,
     parent: o.parent,
-    ...extra,
+    currency,
   }
 }

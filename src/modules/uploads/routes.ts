@@ -1,9 +1,9 @@
 import { Elysia, t } from 'elysia'
-import type { AppContext } from '../../context'
 import { ANY_SESSION } from '../../kernel/auth/session'
-import { doc, errors } from '../../kernel/openapi'
-import { Int, OneOf, textInput } from '../../kernel/schemas'
-import { security } from '../../kernel/security'
+import { doc, errors } from '../../kernel/http/openapi'
+import { Int, OneOf, textInput } from '../../kernel/http/schemas'
+import { security } from '../../kernel/http/security'
+import type { Kernel } from '../../kernel/kernel'
 import { downloadUpload, listUploads, PURPOSES, type Purpose, uploadFile } from './service'
 
 const PurposeField = OneOf(PURPOSES, {
@@ -39,7 +39,7 @@ const ListEntry = t.Object({
   created_time: Int(),
 })
 
-export const uploadRoutes = (ctx: AppContext) =>
+export const uploadRoutes = (ctx: Kernel) =>
   new Elysia({ name: 'upload-routes', seed: ctx.instanceId })
     .use(security(ctx))
     .post('/upload', ({ brand, session, body }) => uploadFile(ctx, brand, session, body.file, body.purpose), {

@@ -1,9 +1,9 @@
 import { and, desc, eq } from 'drizzle-orm'
-import type { AppContext } from '../../context'
 import type { Session } from '../../kernel/auth/session'
 import type { Brand } from '../../kernel/brand/registry'
 import type { Queryable } from '../../kernel/db/client'
-import { ApiError, invalid } from '../../kernel/errors'
+import { ApiError, invalid } from '../../kernel/http/errors'
+import type { Kernel } from '../../kernel/kernel'
 import {
   AVATAR_EXTENSIONS,
   cleanOriginalName,
@@ -36,13 +36,7 @@ export const listEntry = (r: UploadRow) => ({
   created_time: Math.floor(r.createdAt / 1000),
 })
 
-export async function uploadFile(
-  ctx: AppContext,
-  brand: Brand,
-  session: Session,
-  file: File,
-  purpose: Purpose,
-) {
+export async function uploadFile(ctx: Kernel, brand: Brand, session: Session, file: File, purpose: Purpose) {
   if (file.size > ctx.config.upload.maxBytes)
     throw new ApiError(413, 'PAYLOAD_TOO_LARGE', `file: larger than ${ctx.config.upload.maxBytes} bytes`)
   const originalName = cleanOriginalName(file.name)
@@ -108,7 +102,7 @@ const ownedBy = (brand: Brand, session: Session) => {
   return and(eq(uploads.brandId, brand.id), eq(uploads.scope, scope), eq(uploads.ownerId, ownerId))
 }
 
-export async function listUploads(ctx: AppContext, brand: Brand, session: Session, purpose?: Purpose) {
+export async function listUploads(ctx: Kernel, brand: Brand, session: Session, purpose?: Purpose) {
   const rows = await ctx.db
     .select()
     .from(uploads)
@@ -118,7 +112,7 @@ export async function listUploads(ctx: AppContext, brand: Brand, session: Sessio
   return { rows: rows.map(listEntry) }
 }
 
-export async function downloadUpload(ctx: AppContext, brand: Brand, session: Session, uuid: string) {
+export async function downloadUpload(ctx: Kernel, brand: Brand, session: Session, uuid: string) {
   const [row] = await ctx.db
     .select()
     .from(uploads)

@@ -1,4 +1,4 @@
-import type { Quote } from '../../trading/domain/conversion'
+import type { Quote } from './conversion'
 
 export interface SpreadSettings {
   digits: number

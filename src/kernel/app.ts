@@ -1,0 +1,100 @@
+import { type AnyElysia, Elysia, type ElysiaConfig } from 'elysia'
+import { seedDemoBrands } from './brand/demo'
+import { eventJobs } from './events/jobs'
+import { Relay, type RelayOptions } from './events/relay'
+import type { BodyKind } from './http/body'
+import { healthRoutes } from './http/health'
+import { httpPlatform } from './http/http'
+import { kernelRoutes } from './http/kernel-routes'
+import { openapiPlugin } from './http/openapi'
+import { DbLeases, StoreLeases } from './jobs/leases'
+import { JobRunner } from './jobs/runner'
+import { createKernel, type Deps } from './kernel'
+import type { ModuleDefinition, ModuleParts } from './module'
+
+export interface AppOptions {
+  adapter?: ElysiaConfig<''>['adapter']
+  relay?: Partial<Omit<RelayOptions, 'owner'>>
+}
+
+/**
+ * Builds the service from explicit dependencies and a list of modules (no I/O here): the kernel, then
+ * each module in list order (it takes the ports of the ones before it), the event consumers, the jobs
+ * and the HTTP app. It names no module: the entries pass the list (src/main/modules.ts).
+ */
+export function createApp(deps: Deps, modules: readonly ModuleDefinition[], opts: AppOptions = {}) {
+  const kernel = createKernel(deps)
+  const parts: (ModuleParts & { module: string })[] = modules.map((m) => ({
+    module: m.name,
+    ...m.setup(kernel, kernel.ports),
+  }))
+  kernel.events.register(parts.flatMap((p) => p.consumers ?? []))
+  const relay = new Relay(deps.db, kernel.events, deps.clock, deps.logger, {
+    owner: kernel.origin,
+    ...opts.relay,
+  })
+  kernel.events.onWake(() => relay.wake())
+  const jobs = [
+    ...eventJobs(deps.db, deps.clock, relay, deps.config.eventsRetentionMs),
+    ...parts.flatMap((p) => p.jobs ?? []),
+  ]
+  const leases =
+    deps.config.cache.kind === 'memory' ? new DbLeases(deps.db, deps.clock) : new StoreLeases(deps.store)
+  const runner = new JobRunner(jobs, leases, kernel.origin, deps.clock, deps.logger)
+
+  let app: AnyElysia = new Elysia({
+    name: 'trading-client-service',
+    seed: kernel.instanceId,
+    // Responses are checked, not encoded: no response schema holds a transform (integers are plain JSON
+    // integers, kernel/http/schemas), and TypeBox's Encode walk cost a fifth of a hot read when they did.
+    encodeSchema: false,
+    // Inputs are validated as sent, not normalized first (ADR 0006).
+    normalize: false,
+    adapter: opts.adapter,
+  })
+    .use(httpPlatform(kernel))
+    .use(openapiPlugin(kernel.instanceId, deps.loadAsset))
+    .use(healthRoutes(kernel))
+    .use(kernelRoutes(kernel, runner))
+  for (const p of parts) if (p.routes) app = app.use(p.routes)
+  recordBodyKinds(app, kernel.routeBodies)
+
+  const lifecycle = {
+    /** Loads what the modules keep in memory (books of resting orders and alerts) before serving. */
+    async start() {
+      for (const p of parts) await p.start?.()
+    },
+    async stop() {
+      await runner.stop()
+      await relay.stop()
+      for (const p of [...parts].reverse()) await p.stop?.()
+    },
+    /** Demo data of the kernel (brands) and of every module, in list order; idempotent. */
+    async seedDemo() {
+      // consumers of what one module seeds may read what a later one seeds: they run once all is in
+      await relay.whilePaused(async () => {
+        await seedDemoBrands(kernel)
+        for (const p of parts) await p.seedDemo?.()
+      })
+    },
+  }
+  return Object.assign(app as Elysia, { kernel, runner, relay, lifecycle, jobs })
+}
+
+export type App = ReturnType<typeof createApp>
+
+/**
+ * What body each route declared (`parse`: JSON by default, multipart for uploads; `doc(..., { optionalBody })`
+ * for a JSON object that may be left out), for the guards to read.
+ */
+function recordBodyKinds(app: AnyElysia, into: Map<string, BodyKind>) {
+  for (const r of app.routes) {
+    const hooks = r.hooks as { body?: unknown; parse?: { fn: unknown }[]; detail?: Record<string, unknown> }
+    const declared = (hooks.parse ?? []).map((p) => p.fn).filter((fn): fn is string => typeof fn === 'string')
+    let kind: BodyKind = 'json'
+    if (!hooks.body) kind = 'none'
+    else if (declared.includes('multipart/form-data')) kind = 'multipart'
+    else if (hooks.detail?.['x-body-optional']) kind = 'optional-json'
+    into.set(`${r.method} ${r.path}`, kind)
+  }
+}

@@ -1,0 +1,221 @@
+import { z } from 'zod'
+import { estimatedBits } from './secrets'
+
+/** Development-only signing secret; production refuses to start with it or without its own JWT_SECRET. */
+export const DEV_JWT_SECRET = 'dev-only-secret-change-me-0123456789abcdef'
+/** Estimated bits (kernel/secrets) a production JWT_SECRET needs: 32 random bytes give ~200. */
+const MIN_JWT_SECRET_BITS = 128
+const MIN_FEED_TOKEN_BITS = 96
+
+const bool = z
+  .enum(['1', '0', 'true', 'false', 'yes', 'no', 'on', 'off', ''])
+  .transform((v) => ['1', 'true', 'yes', 'on'].includes(v))
+
+const schema = z
+  .object({
+    APP_ENV: z.enum(['development', 'test', 'production']).default('development'),
+    PORT: z.coerce.number().int().min(0).max(65535).default(3000),
+    HOST: z.string().default('0.0.0.0'),
+    DATABASE_URL: z.string().min(1).default('file:data/app.db'),
+    DATABASE_AUTH_TOKEN: z.string().optional(),
+    DATABASE_CACHE_MB: z.coerce.number().int().min(2).max(4096).default(64),
+    MEMORY_LOCK: z.enum(['off', 'wal', 'all']).default('off'),
+    JWT_SECRET: z.string().optional(),
+    JWT_ISSUER: z.string().min(1).default('trading-client-service'),
+    JWT_AUDIENCE: z.string().min(1).default('trading-client-api'),
+    TOKEN_TTL_SECONDS: z.coerce
+      .number()
+      .int()
+      .min(60)
+      .max(30 * 86400)
+      .default(12 * 3600),
+    SESSION_COOKIE_NAME: z
+      .string()
+      .regex(/^[A-Za-z0-9_-]+$/)
+      .default('tcs_token'),
+    REDIS_URL: z.string().url().optional(),
+    UPSTASH_REDIS_REST_URL: z.string().url().optional(),
+    UPSTASH_REDIS_REST_TOKEN: z.string().optional(),
+    CACHE_TIMEOUT_MS: z.coerce.number().int().min(10).max(10_000).default(250),
+    TRUST_PROXY: bool.default(false),
+    MASTER_PASSWORD: z.string().min(12).optional(),
+    MASTER_PASSWORD_IN_PRODUCTION: bool.default(false),
+    UPLOAD_DIR: z.string().default('data/uploads'),
+    BODY_MAX_BYTES: z.coerce
+      .number()
+      .int()
+      .min(1024)
+      .max(64 * 1024 * 1024)
+      .default(1024 * 1024),
+    UPLOAD_MAX_BYTES: z.coerce
+      .number()
+      .int()
+      .min(1024)
+      .default(10 * 1024 * 1024),
+    SIGNIN_MAX_FAILURES: z.coerce.number().int().min(1).default(10),
+    SIGNIN_MAX_FAILURES_PER_IP: z.coerce.number().int().min(1).default(20),
+    REGISTER_MAX_PER_HOUR: z.coerce.number().int().min(1).default(10),
+    ACCOUNT_OPEN_MAX_PER_DAY: z.coerce.number().int().min(1).default(10),
+    SIGNIN_LOCK_SECONDS: z.coerce
+      .number()
+      .int()
+      .min(1)
+      .default(15 * 60),
+    SEED_DEMO: bool.optional(),
+    QUOTE_SIMULATOR: bool.optional(),
+    QUOTE_SEED: z.coerce.number().int().default(20260101),
+    QUOTE_TICK_MS: z.coerce.number().int().min(10).max(60_000).default(500),
+    FEED_TOKEN: z.string().min(24).optional(),
+    SEED_HISTORY: bool.default(true),
+    LOG_LEVEL: z.enum(['debug', 'info', 'warn', 'error', 'silent']).default('info'),
+    CRON_SECRET: z.string().min(24).optional(),
+    GROUP_COMMIT: bool.default(true),
+    EVENTS_RETENTION_HOURS: z.coerce
+      .number()
+      .int()
+      .min(1)
+      .max(24 * 365)
+      .default(72),
+  })
+  .superRefine((env, ctx) => {
+    if (env.APP_ENV !== 'production') return
+    if (!env.JWT_SECRET || new TextEncoder().encode(env.JWT_SECRET).length < 32)
+      ctx.addIssue({
+        code: 'custom',
+        path: ['JWT_SECRET'],
+        message: 'JWT_SECRET of at least 32 bytes is required in production',
+      })
+    else if (env.JWT_SECRET.includes(DEV_JWT_SECRET))
+      ctx.addIssue({
+        code: 'custom',
+        path: ['JWT_SECRET'],
+        message: 'JWT_SECRET is the published development secret; generate one (openssl rand -base64 48)',
+      })
+    else if (estimatedBits(env.JWT_SECRET) < MIN_JWT_SECRET_BITS)
+      ctx.addIssue({
+        code: 'custom',
+        path: ['JWT_SECRET'],
+        message: 'JWT_SECRET is not random enough; generate one (openssl rand -base64 48)',
+      })
+    if (env.CRON_SECRET && estimatedBits(env.CRON_SECRET) < MIN_FEED_TOKEN_BITS)
+      ctx.addIssue({
+        code: 'custom',
+        path: ['CRON_SECRET'],
+        message: 'CRON_SECRET is not random enough; generate one (openssl rand -hex 24)',
+      })
+    if (env.FEED_TOKEN && estimatedBits(env.FEED_TOKEN) < MIN_FEED_TOKEN_BITS)
+      ctx.addIssue({
+        code: 'custom',
+        path: ['FEED_TOKEN'],
+        message: 'FEED_TOKEN is not random enough; generate one (openssl rand -hex 24)',
+      })
+    if (env.MASTER_PASSWORD && !env.MASTER_PASSWORD_IN_PRODUCTION)
+      ctx.addIssue({
+        code: 'custom',
+        path: ['MASTER_PASSWORD'],
+        message: 'MASTER_PASSWORD is refused in production unless MASTER_PASSWORD_IN_PRODUCTION=true',
+      })
+    if (env.SEED_DEMO)
+      ctx.addIssue({
+        code: 'custom',
+        path: ['SEED_DEMO'],
+        message: 'demo data is never seeded in production',
+      })
+  })
+
+export type Env = z.infer<typeof schema>
+
+export interface Config {
+  env: Env['APP_ENV']
+  production: boolean
+  port: number
+  host: string
+  database: { url: string; authToken?: string; cacheMb: number }
+  /** What the server locks in memory (Linux): the local WAL's pages, or also the whole process. */
+  memoryLock: Env['MEMORY_LOCK']
+  jwt: { secret: string; issuer: string; audience: string; ttlSeconds: number; cookieName: string }
+  cache: { kind: 'memory' } | { kind: 'redis'; url: string } | { kind: 'upstash'; url: string; token: string }
+  cacheTimeoutMs: number
+  trustProxy: boolean
+  masterPassword?: string
+  upload: { dir: string; maxBytes: number }
+  /** JSON bodies: at most `maxBytes`; anything announced above `hardLimit` is refused before it is read. */
+  body: { maxBytes: number; hardLimit: number }
+  signin: { maxFailures: number; maxFailuresPerIp: number; lockSeconds: number }
+  /** Self-service limits per client address (and per customer for accounts). */
+  limits: { registerPerHour: number; accountOpensPerDay: number }
+  seedDemo: boolean
+  /** Quote simulator (on by default outside production), its seed and tick interval. */
+  quotes: { simulator: boolean; seed: number; tickMs: number; feedToken?: string }
+  /** Backfill candle history with the simulator when demo data is seeded. */
+  seedHistory: boolean
+  logLevel: Env['LOG_LEVEL']
+  /** Trade opens committed in batches (ADR 0001), or one transaction each. */
+  groupCommit: boolean
+  /** Shared secret of POST /cron/{job} (header X-Cron-Secret); the route refuses everything without it. */
+  cronSecret?: string
+  /** How long dispatched events stay in the outbox. */
+  eventsRetentionMs: number
+}
+
+/** Parses the environment once; throws a readable error naming every bad variable. */
+export function loadConfig(source: Record<string, string | undefined> = process.env): Config {
+  const parsed = schema.safeParse(source)
+  if (!parsed.success) {
+    const lines = parsed.error.issues.map((i) => `  ${i.path.join('.') || '(env)'}: ${i.message}`)
+    throw new Error(`Invalid configuration:\n${lines.join('\n')}`)
+  }
+  const e = parsed.data
+  const production = e.APP_ENV === 'production'
+  let cache: Config['cache'] = { kind: 'memory' }
+  if (e.REDIS_URL) cache = { kind: 'redis', url: e.REDIS_URL }
+  else if (e.UPSTASH_REDIS_REST_URL) {
+    if (!e.UPSTASH_REDIS_REST_TOKEN)
+      throw new Error(
+        'Invalid configuration:\n  UPSTASH_REDIS_REST_TOKEN: required with UPSTASH_REDIS_REST_URL',
+      )
+    cache = { kind: 'upstash', url: e.UPSTASH_REDIS_REST_URL, token: e.UPSTASH_REDIS_REST_TOKEN }
+  }
+  return {
+    env: e.APP_ENV,
+    production,
+    port: e.PORT,
+    host: e.HOST,
+    database: { url: e.DATABASE_URL, authToken: e.DATABASE_AUTH_TOKEN, cacheMb: e.DATABASE_CACHE_MB },
+    memoryLock: e.MEMORY_LOCK,
+    jwt: {
+      secret: e.JWT_SECRET ?? DEV_JWT_SECRET,
+      issuer: e.JWT_ISSUER,
+      audience: e.JWT_AUDIENCE,
+      ttlSeconds: e.TOKEN_TTL_SECONDS,
+      cookieName: e.SESSION_COOKIE_NAME,
+    },
+    cache,
+    cacheTimeoutMs: e.CACHE_TIMEOUT_MS,
+    trustProxy: e.TRUST_PROXY,
+    masterPassword: e.MASTER_PASSWORD,
+    upload: { dir: e.UPLOAD_DIR, maxBytes: e.UPLOAD_MAX_BYTES },
+    body: {
+      maxBytes: e.BODY_MAX_BYTES,
+      hardLimit: Math.max(e.BODY_MAX_BYTES, e.UPLOAD_MAX_BYTES + 64 * 1024),
+    },
+    signin: {
+      maxFailures: e.SIGNIN_MAX_FAILURES,
+      maxFailuresPerIp: e.SIGNIN_MAX_FAILURES_PER_IP,
+      lockSeconds: e.SIGNIN_LOCK_SECONDS,
+    },
+    limits: { registerPerHour: e.REGISTER_MAX_PER_HOUR, accountOpensPerDay: e.ACCOUNT_OPEN_MAX_PER_DAY },
+    seedDemo: production ? false : (e.SEED_DEMO ?? true),
+    quotes: {
+      simulator: e.QUOTE_SIMULATOR ?? !production,
+      seed: e.QUOTE_SEED,
+      tickMs: e.QUOTE_TICK_MS,
+      feedToken: e.FEED_TOKEN,
+    },
+    seedHistory: e.SEED_HISTORY,
+    logLevel: e.LOG_LEVEL,
+    cronSecret: e.CRON_SECRET,
+    groupCommit: e.GROUP_COMMIT,
+    eventsRetentionMs: e.EVENTS_RETENTION_HOURS * 3_600_000,
+  }
+}

@@ -1,0 +1,299 @@
+import type { InArgs, InStatement, InValue, ResultSet, Row, TransactionMode } from '@libsql/client'
+import Database from 'libsql'
+
+type Connection = InstanceType<typeof Database>
+type Statement = ReturnType<Connection['prepare']>
+
+/** Statements that change the schema: a statement prepared before one may keep its old shape. */
+const DDL = /^\s*(create|alter|drop)\b/i
+const MIN_SAFE = BigInt(Number.MIN_SAFE_INTEGER)
+const MAX_SAFE = BigInt(Number.MAX_SAFE_INTEGER)
+const PER_CONNECTION = 256
+/** Statements that write: outside a transaction they still go through the writer, in turn. */
+const WRITE = /^\s*(insert|update|delete|replace)\b/i
+
+/** A prepared statement and what it returns, kept per connection (least recently used out first). */
+interface Prepared {
+  stmt: Statement
+  columns: string[] | null
+  columnTypes: string[]
+}
+
+function fromSql(v: unknown): InValue {
+  if (typeof v === 'bigint') {
+    if (v < MIN_SAFE || v > MAX_SAFE)
+      throw new RangeError('Received integer which cannot be safely represented as a JavaScript number')
+    return Number(v)
+  }
+  if (v instanceof Uint8Array) return v.buffer as ArrayBuffer
+  return v as InValue
+}
+
+function toSql(v: InValue): unknown {
+  if (typeof v === 'number' && !Number.isFinite(v))
+    throw new RangeError('Only finite numbers (not Infinity or NaN) can be passed as arguments')
+  if (typeof v === 'boolean') return v ? 1 : 0
+  if (v instanceof Date) return v.valueOf()
+  if (v instanceof ArrayBuffer) return Buffer.from(v)
+  if (v === undefined) throw new TypeError('undefined cannot be passed as argument to the database')
+  return v
+}
+
+function bindArgs(args: InArgs | undefined): unknown[] {
+  if (!args) return []
+  if (Array.isArray(args)) return [args.map(toSql)]
+  const named: Record<string, unknown> = {}
+  for (const name in args)
+    named[name[0] === '@' || name[0] === '$' || name[0] === ':' ? name.slice(1) : name] = toSql(args[name])
+  return [named]
+}
+
+/** A row as @libsql/client shapes it: positions and, enumerable, the column names. */
+function toRow(values: unknown[], columns: string[]): Row {
+  const row: Record<string | number, unknown> = {}
+  Object.defineProperty(row, 'length', { value: values.length })
+  for (let i = 0; i < values.length; i++) {
+    const v = fromSql(values[i])
+    Object.defineProperty(row, i, { value: v })
+    const name = columns[i]
+    if (!Object.hasOwn(row, name))
+      Object.defineProperty(row, name, { value: v, enumerable: true, configurable: true, writable: true })
+  }
+  return row as unknown as Row
+}
+
+function resultSet(columns: string[], columnTypes: string[], rows: Row[], affected: number, last?: bigint) {
+  return {
+    columns,
+    columnTypes,
+    rows,
+    rowsAffected: affected,
+    lastInsertRowid: last,
+    toJSON() {
+      return { columns, columnTypes, rows, rowsAffected: affected, lastInsertRowid: last?.toString() }
+    },
+  } as ResultSet
+}
+
+/** One connection and its statement cache. */
+class Conn {
+  readonly db: Connection
+  private cache = new Map<string, Prepared>()
+
+  constructor(path: string, setup: readonly string[]) {
+    this.db = new Database(path)
+    for (const s of setup) this.db.exec(s)
+  }
+
+  private prepared(sql: string): Prepared {
+    const hit = this.cache.get(sql)
+    if (hit) {
+      // refresh its place in the LRU order
+      this.cache.delete(sql)
+      this.cache.set(sql, hit)
+      return hit
+    }
+    const stmt = this.db.prepare(sql)
+    stmt.safeIntegers(true)
+    const columns = stmt.reader ? stmt.columns().map((c) => c.name) : null
+    const p = { stmt, columns, columnTypes: stmt.reader ? stmt.columns().map((c) => c.type ?? '') : [] }
+    if (DDL.test(sql)) return p
+    if (this.cache.size >= PER_CONNECTION) this.cache.delete(this.cache.keys().next().value!)
+    this.cache.set(sql, p)
+    return p
+  }
+
+  execute(s: InStatement): ResultSet {
+    const sql = typeof s === 'string' ? s : s.sql
+    const args = typeof s === 'string' ? [] : bindArgs(s.args)
+    // a schema change empties the cache: statements prepared before it may keep the old shape
+    if (DDL.test(sql)) this.cache = new Map()
+    const p = this.prepared(sql)
+    if (p.columns) {
+      const raw = (p.stmt.raw(true).all as (...a: unknown[]) => unknown[])(...args) as unknown[][]
+      const columns = p.columns
+      return resultSet(
+        columns,
+        p.columnTypes,
+        raw.map((r) => toRow(r, columns)),
+        0,
+      )
+    }
+    const info = (p.stmt.run as (...a: unknown[]) => { changes: number; lastInsertRowid: number | bigint })(
+      ...args,
+    )
+    return resultSet([], [], [], info.changes, BigInt(info.lastInsertRowid))
+  }
+
+  get cached() {
+    return this.cache.size
+  }
+
+  close() {
+    this.cache.clear()
+    this.db.close()
+  }
+}
+
+const begin = (mode: TransactionMode) =>
+  mode === 'read' ? 'BEGIN DEFERRED' : mode === 'deferred' ? 'BEGIN DEFERRED' : 'BEGIN IMMEDIATE'
+
+/** The transaction of `LocalClient.transaction`: statements on the writer connection until it settles. */
+class LocalTransaction {
+  private open = true
+  constructor(
+    private readonly conn: Conn,
+    private readonly onSettle: () => void,
+  ) {}
+
+  get closed() {
+    return !this.open
+  }
+
+  async execute(s: InStatement): Promise<ResultSet> {
+    if (!this.open) throw new Error('the transaction is closed')
+    return this.conn.execute(s)
+  }
+
+  async batch(stmts: InStatement[]): Promise<ResultSet[]> {
+    return stmts.map((s) => this.conn.execute(s))
+  }
+
+  async executeMultiple(sql: string) {
+    this.conn.db.exec(sql)
+  }
+
+  async commit() {
+    if (!this.open) return
+    this.open = false
+    try {
+      this.conn.execute('COMMIT')
+    } catch (e) {
+      if (this.conn.db.inTransaction) this.conn.execute('ROLLBACK')
+      throw e
+    } finally {
+      this.onSettle()
+    }
+  }
+
+  async rollback() {
+    if (!this.open) return
+    this.open = false
+    try {
+      if (this.conn.db.inTransaction) this.conn.execute('ROLLBACK')
+    } finally {
+      this.onSettle()
+    }
+  }
+
+  close() {
+    void this.rollback()
+  }
+}
+
+/**
+ * A libSQL client for a local file, through the `libsql` package's own API (better-sqlite3's): what
+ * `@libsql/client` does for a file, plus what one process writing a local file needs. @libsql/client
+ * prepares every statement again on every execute, and preparing a statement on `orders` compiles its
+ * triggers and indexes (100-300 µs, several times what running it costs for a batch of opens): each
+ * connection here keeps its statements (ADR 0004). Two connections: the writer, owned by one transaction
+ * at a time (the others wait their turn), and the reader for everything else; both get the same
+ * settings. Rows, errors and integers behave as in @libsql/client (`intMode: 'number'`).
+ */
+export class LocalClient {
+  private readonly writer: Conn
+  private readonly reader: Conn
+  /** The writer's queue: each transaction (or `exclusive` turn) waits for the one before to settle. */
+  private tail: Promise<void> = Promise.resolve()
+  closed = false
+  readonly protocol = 'file'
+
+  constructor(path: string, setup: readonly string[]) {
+    this.writer = new Conn(path, setup)
+    // an in-memory database exists per connection: there it is one connection for everything
+    this.reader = path === ':memory:' ? this.writer : new Conn(path, setup)
+  }
+
+  /**
+   * Reads on the reader connection. A write outside a transaction takes its turn on the writer: on the
+   * reader it would wait, blocking the only JavaScript thread, for a write lock this process holds.
+   */
+  async execute(s: InStatement): Promise<ResultSet> {
+    if (WRITE.test(typeof s === 'string' ? s : s.sql)) return (await this.batch([s], 'write'))[0]
+    return this.reader.execute(s)
+  }
+
+  /** Waits for the writer's turn (a second connection waiting on SQLite's lock would block the thread). */
+  private turn(): Promise<() => void> {
+    let release!: () => void
+    const mine = new Promise<void>((resolve) => {
+      release = resolve
+    })
+    const before = this.tail
+    this.tail = before.then(() => mine)
+    return before.then(() => release)
+  }
+
+  async transaction(mode: TransactionMode = 'write') {
+    const release = await this.turn()
+    try {
+      this.writer.execute(begin(mode))
+    } catch (e) {
+      release()
+      throw e
+    }
+    return new LocalTransaction(this.writer, release)
+  }
+
+  /** Holds the writer's queue while `fn` runs (the checkpointer's restart round). */
+  async exclusive<T>(fn: () => Promise<T>): Promise<T> {
+    const release = await this.turn()
+    try {
+      return await fn()
+    } finally {
+      release()
+    }
+  }
+
+  async batch(stmts: InStatement[], mode: TransactionMode = 'deferred'): Promise<ResultSet[]> {
+    const tx = await this.transaction(mode)
+    try {
+      const out = await tx.batch(stmts)
+      await tx.commit()
+      return out
+    } catch (e) {
+      await tx.rollback()
+      throw e
+    }
+  }
+
+  /** drizzle's migrator: the statements in one transaction with foreign keys off. */
+  async migrate(stmts: InStatement[]): Promise<ResultSet[]> {
+    this.writer.execute('PRAGMA foreign_keys=off')
+    try {
+      return await this.batch(stmts, 'deferred')
+    } finally {
+      this.writer.execute('PRAGMA foreign_keys=on')
+    }
+  }
+
+  async executeMultiple(sql: string) {
+    this.reader.db.exec(sql)
+  }
+
+  async sync() {
+    return undefined
+  }
+
+  /** Prepared statements kept by the reader and the writer connection (tests). */
+  get statementsCached() {
+    return { reader: this.reader.cached, writer: this.writer.cached }
+  }
+
+  close() {
+    if (this.closed) return
+    this.closed = true
+    this.writer.close()
+    if (this.reader !== this.writer) this.reader.close()
+  }
+}

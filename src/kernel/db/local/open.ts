@@ -1,0 +1,57 @@
+import { mkdirSync } from 'node:fs'
+import { dirname } from 'node:path'
+import { type Checkpointer, startCheckpointer } from './checkpointer'
+import { LocalClient } from './client'
+
+/**
+ * Automatic checkpoint of the app's own connections, in pages (4 KiB): a safety net only, about 400 MiB
+ * of WAL, should the checkpoint worker stop or its restarts keep missing (ADR 0003).
+ */
+const SAFETY_NET_CHECKPOINT_PAGES = 100_000
+
+export interface LocalOptions {
+  onCheckpointError?: (message: string) => void
+  cacheMb?: number
+  /** Lock the WAL's pages in memory (kernel/db/local/wal-residency, ADR 0005); off unless asked for. */
+  residentWal?: boolean
+  /** Tuning of the checkpoint worker (tests); the defaults are the production values. */
+  checkpoint?: { intervalMs?: number; restartFrames?: number; holdLimitMs?: number }
+}
+
+/**
+ * The local adapter: a libSQL file in WAL mode with per-connection settings and statement cache, writes
+ * queued on one writer connection (./client.ts), and a worker thread that checkpoints the WAL (ADR 0003).
+ * What it tunes serves one process writing one file; remote databases need none of it.
+ */
+export function openLocal(
+  path: string,
+  opts: LocalOptions = {},
+): { client: LocalClient; checkpointer: Checkpointer | null; close(): void } {
+  if (path !== ':memory:') mkdirSync(dirname(path), { recursive: true })
+  // synchronous NORMAL is durable in WAL mode except for the last commits on power loss; the page cache
+  // (SQLite's default is 2 MiB) holds the index pages a batch of opens touches all over `orders`
+  const local = new LocalClient(path, [
+    'PRAGMA journal_mode = WAL',
+    'PRAGMA synchronous = NORMAL',
+    'PRAGMA busy_timeout = 5000',
+    `PRAGMA wal_autocheckpoint = ${SAFETY_NET_CHECKPOINT_PAGES}`,
+    `PRAGMA cache_size = ${-(opts.cacheMb ?? 64) * 1024}`,
+  ])
+  const checkpointer =
+    path === ':memory:'
+      ? null
+      : startCheckpointer(path, {
+          onError: opts.onCheckpointError,
+          residentWal: opts.residentWal,
+          holdWrites: (fn) => local.exclusive(fn),
+          ...opts.checkpoint,
+        })
+  return {
+    client: local,
+    checkpointer,
+    close() {
+      checkpointer?.stop()
+      local.close()
+    },
+  }
+}

@@ -1,0 +1,63 @@
+import { getTableName } from 'drizzle-orm'
+import { insertRows } from '../db/bulk-insert'
+import type { Queryable } from '../db/client'
+import { outbox } from './schema'
+import type { Consumer, PendingEvent } from './topic'
+
+const COLUMNS = [outbox.brandId, outbox.topic, outbox.payload, outbox.createdAt, outbox.dispatchedAt].map(
+  (c) => c.name,
+)
+
+/**
+ * The event log of the deployment: writes events into the outbox in the caller's transaction, knows the
+ * consumers of every topic (registered once, when the modules are set up), and wakes the relay after a
+ * commit so an event reaches its consumers within milliseconds; the table stays the durable truth.
+ */
+export class Events {
+  private readonly byTopic = new Map<string, Consumer<unknown>[]>()
+  private readonly wakers: (() => void)[] = []
+
+  register(consumers: readonly Consumer<unknown>[]) {
+    const names = new Set([...this.byTopic.values()].flat().map((c) => c.name))
+    for (const c of consumers) {
+      if (names.has(c.name)) throw new Error(`consumer ${c.name} is registered twice`)
+      names.add(c.name)
+      const list = this.byTopic.get(c.topic.name) ?? []
+      list.push(c)
+      this.byTopic.set(c.topic.name, list)
+    }
+  }
+
+  consumersOf(topic: string): readonly Consumer<unknown>[] {
+    return this.byTopic.get(topic) ?? []
+  }
+
+  /**
+   * Writes events in the caller's transaction. An event of a topic nobody consumes is written delivered:
+   * it stays in the log for the retention period, and the relay never has to claim it.
+   */
+  async write(tx: Queryable, events: readonly PendingEvent[], now: number) {
+    if (events.length === 0) return
+    await insertRows(
+      tx,
+      getTableName(outbox),
+      COLUMNS,
+      events.map((e) => [
+        e.brandId,
+        e.topic,
+        JSON.stringify(e.payload),
+        now,
+        this.byTopic.has(e.topic) ? null : now,
+      ]),
+    )
+  }
+
+  /** Called after a commit that wrote events: the local relay runs a pass right away. */
+  wake() {
+    for (const w of this.wakers) w()
+  }
+
+  onWake(waker: () => void) {
+    this.wakers.push(waker)
+  }
+}

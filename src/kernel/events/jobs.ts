@@ -1,0 +1,52 @@
+import type { Clock } from '../clock'
+import type { Db } from '../db/client'
+import type { Job } from '../jobs/job'
+import type { Relay } from './relay'
+
+const CLEANUP_CHUNK = 5000
+
+/**
+ * Deletes dispatched events older than the retention, with their delivery rows, a chunk per transaction
+ * (old rows are the first ids: the walk stops as soon as a chunk is found). Returns how many went.
+ */
+export async function cleanupEvents(db: Db, clock: Clock, retentionMs: number) {
+  const cutoff = clock.now() - retentionMs
+  let removed = 0
+  for (;;) {
+    const n = await db.transaction(async (tx) => {
+      const ids = (
+        await tx.execute({
+          sql: 'select id from outbox where created_at < ? and dispatched_at is not null order by id limit ?',
+          args: [cutoff, CLEANUP_CHUNK],
+        })
+      ).rows.map((r) => Number(r[0]))
+      if (ids.length === 0) return 0
+      const list = JSON.stringify(ids)
+      await tx.execute({
+        sql: 'delete from event_deliveries where event_id in (select value from json_each(?))',
+        args: [list],
+      })
+      await tx.execute({
+        sql: 'delete from outbox where id in (select value from json_each(?))',
+        args: [list],
+      })
+      return ids.length
+    })
+    removed += n
+    if (n < CLEANUP_CHUNK) return removed
+    await new Promise((r) => setImmediate(r))
+  }
+}
+
+/** The kernel's jobs: the relay's poll (events of other instances, retries that came due) and cleanup. */
+export function eventJobs(db: Db, clock: Clock, relay: Relay, retentionMs: number): Job[] {
+  return [
+    { name: 'events.relay', every: 1000, scope: 'instance', run: () => relay.drain() },
+    {
+      name: 'events.cleanup',
+      every: 10 * 60_000,
+      scope: 'cluster',
+      run: () => cleanupEvents(db, clock, retentionMs),
+    },
+  ]
+}

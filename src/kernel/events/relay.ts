@@ -1,0 +1,278 @@
+import type { Clock } from '../clock'
+import type { Db } from '../db/client'
+import { isUniqueViolation } from '../db/errors'
+import type { Logger } from '../logger'
+import type { Events } from './events'
+import type { Consumer, DeliveredEvent } from './topic'
+
+export interface RelayOptions {
+  /** This relay's name in `outbox.lease_owner` (the instance). */
+  owner: string
+  /** Events claimed per pass. */
+  batch?: number
+  /** How long a claim holds (ms): a relay that dies mid-pass leaves its events to another after it. */
+  leaseMs?: number
+  /** Attempts before a consumer's event is parked in the dead-letter table. */
+  maxAttempts?: number
+  /** Delay before attempt `n + 1` (ms). */
+  backoffMs?: (attempts: number) => number
+}
+
+interface Claimed {
+  id: number
+  brand_id: number
+  topic: string
+  payload: string
+  created_at: number
+  attempts: number
+}
+
+interface Failure {
+  consumer: Consumer<unknown>
+  error: string
+  /** Retrying cannot help (the payload does not parse or match its topic). */
+  permanent: boolean
+}
+
+const defaultBackoff = (attempts: number) => Math.min(1000 * 2 ** (attempts - 1), 300_000)
+
+/**
+ * Delivers outbox events to their consumers, exactly once per (consumer, event):
+ * - a pass claims undelivered, due events with a lease (`UPDATE ... RETURNING`), so two relays (two
+ *   instances, or two processes on one database) never work on the same event at once;
+ * - each consumer's `handle` runs in a transaction that also inserts its delivery row: the primary key
+ *   (event, consumer) makes a second delivery fail and roll back, after a crash or an expired lease;
+ * - a consumer that throws is retried with backoff; after `maxAttempts` the event is parked for it in
+ *   `dead_letters` (staff see and retry them) and the other consumers are not held up; a payload that
+ *   does not match its topic's schema is parked at once;
+ * - an event every consumer has had is marked dispatched; the cleanup job deletes it after retention.
+ * Passes run when a commit wakes the relay and on a poll, never two at once in one process.
+ */
+export class Relay {
+  private running: Promise<void> | null = null
+  private again = false
+  private timer: ReturnType<typeof setInterval> | null = null
+  readonly stats = { delivered: 0, failed: 0, parked: 0, passes: 0 }
+
+  constructor(
+    private readonly db: Db,
+    private readonly events: Events,
+    private readonly clock: Clock,
+    private readonly logger: Logger,
+    private readonly opts: RelayOptions,
+  ) {}
+
+  private paused = false
+
+  /**
+   * Runs `fn` with the relay paused (demo seeding: the consumers of what one module seeds read what a
+   * later module seeds), then wakes it.
+   */
+  async whilePaused<T>(fn: () => Promise<T>): Promise<T> {
+    this.paused = true
+    await this.running
+    try {
+      return await fn()
+    } finally {
+      this.paused = false
+      this.wake()
+    }
+  }
+
+  /** Runs a pass soon (coalesced: one more after the current one at most). */
+  wake() {
+    if (this.paused) return
+    if (this.running) {
+      this.again = true
+      return
+    }
+    this.running = new Promise<void>((resolve) => setImmediate(resolve))
+      .then(() => this.loop())
+      .finally(() => {
+        this.running = null
+      })
+  }
+
+  private async loop() {
+    do {
+      this.again = false
+      try {
+        // keep going while full batches come back
+        while ((await this.pass()) === (this.opts.batch ?? 200));
+      } catch (e) {
+        this.logger.log('error', 'event relay pass failed', {
+          err: e instanceof Error ? e.message : String(e),
+        })
+      }
+    } while (this.again)
+  }
+
+  /** Polls for events of other instances and for retries that came due. */
+  start(pollMs: number) {
+    this.timer ??= setInterval(() => this.wake(), pollMs)
+    this.wake()
+  }
+
+  async stop() {
+    if (this.timer) clearInterval(this.timer)
+    this.timer = null
+    await this.running
+  }
+
+  /** Passes until nothing is due (tests, shutdown, the cron route). */
+  async drain() {
+    await this.running
+    while ((await this.pass()) > 0);
+  }
+
+  /** Claims one batch and delivers it; the number of events claimed. */
+  async pass(): Promise<number> {
+    this.stats.passes++
+    const now = this.clock.now()
+    const leaseMs = this.opts.leaseMs ?? 30_000
+    const claimed = (
+      await this.db.execute({
+        sql: `update outbox set lease_owner = ?, lease_until = ?
+              where id in (select id from outbox
+                           where dispatched_at is null and next_at <= ? and (lease_until is null or lease_until < ?)
+                           order by id limit ?)
+              returning id, brand_id, topic, payload, created_at, attempts`,
+        args: [this.opts.owner, now + leaseMs, now, now, this.opts.batch ?? 200],
+      })
+    ).rows as unknown as Claimed[]
+    if (claimed.length === 0) return 0
+    claimed.sort((a, b) => a.id - b.id)
+    const had = await this.deliveries(claimed.map((c) => c.id))
+    const done: number[] = []
+    for (const row of claimed) {
+      const failures: Failure[] = []
+      let payload: unknown
+      let unreadable: string | null = null
+      try {
+        payload = JSON.parse(row.payload)
+      } catch (e) {
+        unreadable = `payload is not JSON: ${(e as Error).message}`
+      }
+      for (const consumer of this.events.consumersOf(row.topic)) {
+        if (had.get(row.id)?.has(consumer.name)) continue
+        const failure = unreadable
+          ? { consumer, error: unreadable, permanent: true }
+          : await this.deliver(consumer, row, payload)
+        if (failure) failures.push(failure)
+      }
+      if (failures.length === 0) done.push(row.id)
+      else if (row.attempts + 1 >= (this.opts.maxAttempts ?? 8) || failures.every((f) => f.permanent)) {
+        await this.park(row, failures)
+        done.push(row.id)
+      } else await this.retryLater(row)
+    }
+    if (done.length > 0)
+      await this.db.execute({
+        sql: `update outbox set dispatched_at = ?, lease_owner = null, lease_until = null
+              where id in (${done.map(() => '?').join(',')})`,
+        args: [this.clock.now(), ...done],
+      })
+    return claimed.length
+  }
+
+  private async deliveries(ids: number[]) {
+    const rows = (
+      await this.db.execute({
+        sql: `select event_id, consumer from event_deliveries where event_id in (${ids.map(() => '?').join(',')})`,
+        args: ids,
+      })
+    ).rows as unknown as { event_id: number; consumer: string }[]
+    const had = new Map<number, Set<string>>()
+    for (const r of rows) {
+      const set = had.get(r.event_id) ?? new Set<string>()
+      set.add(r.consumer)
+      had.set(r.event_id, set)
+    }
+    return had
+  }
+
+  /** One consumer, one event, one transaction with the delivery row; what failed, if it did. */
+  private async deliver(consumer: Consumer<unknown>, row: Claimed, raw: unknown): Promise<Failure | null> {
+    const parsed = consumer.topic.schema.safeParse(raw)
+    // no retry changes a payload: parked at once, for staff to send back once the code reads it
+    if (!parsed.success)
+      return {
+        consumer,
+        error: `payload does not match ${row.topic}: ${parsed.error.message}`,
+        permanent: true,
+      }
+    const event: DeliveredEvent<unknown> = {
+      id: row.id,
+      topic: row.topic,
+      brandId: row.brand_id,
+      payload: parsed.data,
+      createdAt: row.created_at,
+    }
+    try {
+      await this.db.transaction(async (tx) => {
+        await consumer.handle(event, tx)
+        await tx.execute({
+          sql: `insert into event_deliveries (event_id, consumer, status, at) values (?, ?, 'delivered', ?)`,
+          args: [row.id, consumer.name, this.clock.now()],
+        })
+      })
+      this.stats.delivered++
+      return null
+    } catch (e) {
+      // another relay recorded it first (its lease ran out on us): delivered, and our writes rolled back
+      if (isUniqueViolation(e)) return null
+      this.stats.failed++
+      const error = e instanceof Error ? `${e.name}: ${e.message}` : String(e)
+      this.logger.log('warn', 'event consumer failed', {
+        consumer: consumer.name,
+        event_id: row.id,
+        topic: row.topic,
+        attempt: row.attempts + 1,
+        err: error,
+      })
+      return { consumer, error, permanent: false }
+    }
+  }
+
+  private async retryLater(row: Claimed) {
+    const delay = (this.opts.backoffMs ?? defaultBackoff)(row.attempts + 1)
+    await this.db.execute({
+      sql: `update outbox set attempts = attempts + 1, next_at = ?, lease_owner = null, lease_until = null
+            where id = ?`,
+      args: [this.clock.now() + delay, row.id],
+    })
+  }
+
+  private async park(row: Claimed, failures: Failure[]) {
+    const now = this.clock.now()
+    await this.db.transaction(async (tx) => {
+      for (const f of failures) {
+        await tx.execute({
+          sql: `insert into dead_letters (event_id, consumer, brand_id, topic, payload, error, attempts, failed_at)
+                values (?, ?, ?, ?, ?, ?, ?, ?)`,
+          args: [
+            row.id,
+            f.consumer.name,
+            row.brand_id,
+            row.topic,
+            row.payload,
+            f.error,
+            row.attempts + 1,
+            now,
+          ],
+        })
+        await tx.execute({
+          sql: `insert into event_deliveries (event_id, consumer, status, at) values (?, ?, 'dead', ?)
+                on conflict do nothing`,
+          args: [row.id, f.consumer.name, now],
+        })
+      }
+    })
+    this.stats.parked += failures.length
+    this.logger.log('error', 'event parked in dead letters', {
+      event_id: row.id,
+      topic: row.topic,
+      consumers: failures.map((f) => f.consumer.name),
+    })
+  }
+}

@@ -1,0 +1,49 @@
+import type { z } from 'zod'
+import type { Tx } from '../db/client'
+
+/** A typed event topic: its name (`module.fact`, e.g. `trade.closed`) and the schema of its payload. */
+export interface Topic<T> {
+  readonly name: string
+  readonly schema: z.ZodType<T>
+}
+
+/** Each module declares its topics in its `events.ts`; consumers of other modules import them from its index. */
+export const defineTopic = <T>(name: string, schema: z.ZodType<T>): Topic<T> => ({ name, schema })
+
+/** An event as a consumer receives it. `id` is unique and stable: a consumer that has side effects outside
+ * the database keys them by it (a redelivery after a crash then changes nothing). */
+export interface DeliveredEvent<T> {
+  id: number
+  topic: string
+  brandId: number
+  payload: T
+  createdAt: number
+}
+
+/**
+ * A reaction to one topic. `handle` runs in a transaction that also records the delivery, so its database
+ * writes happen exactly once; a throw rolls both back and the relay retries with backoff, then parks the
+ * event in the dead-letter table for this consumer.
+ */
+export interface Consumer<T> {
+  /** Unique and stable (deliveries are recorded under it), e.g. `notifications.trade-closed`. */
+  name: string
+  topic: Topic<T>
+  handle(event: DeliveredEvent<T>, tx: Tx): Promise<void>
+}
+
+/** An event on its way into the outbox (written in the transaction of the change it describes). */
+export interface PendingEvent {
+  brandId: number
+  topic: string
+  payload: unknown
+}
+
+export const event = <T>(topic: Topic<T>, brandId: number, payload: T): PendingEvent => ({
+  brandId,
+  topic: topic.name,
+  payload,
+})
+
+/** The payload type of a topic (`PayloadOf<typeof TradeClosed>`). */
+export type PayloadOf<T> = T extends Topic<infer P> ? P : never

@@ -1,0 +1,138 @@
+import { SESSION_TYPES } from '../auth/session'
+
+/** What the guard macros leave on an operation (kernel/security). */
+interface Guard {
+  brand?: true
+  feed?: true
+  roles?: string[]
+  denied?: { status: number; code: string } | null
+}
+
+type Json = Record<string, any>
+
+const METHODS = ['get', 'put', 'post', 'delete', 'patch', 'head', 'options'] as const
+
+const responseText: Record<string, string> = {
+  '400': 'Bad request',
+  '401': 'Unauthorized',
+  '402': 'Payment required',
+  '403': 'Forbidden',
+  '404': 'Not found (also for records of another customer or brand)',
+  '409': 'Conflict',
+  '413': 'Payload too large',
+  '429': 'Too many requests',
+  '500': 'Internal error (never shows internals), or a code the route names',
+  '503': 'Unavailable',
+}
+
+function errorResponse(codes: string[]): Json {
+  return {
+    description: '',
+    content: {
+      'application/json': {
+        schema: {
+          title: 'Error',
+          type: 'object',
+          required: ['error'],
+          properties: {
+            error: { type: 'string', enum: codes, description: 'Stable error code' },
+            message: {
+              type: 'string',
+              description: 'Human-readable detail; names the field for INVALID_DATA',
+            },
+          },
+        },
+      },
+    },
+  }
+}
+
+/** Adds `code` to the error response of `status`, creating it when the route declared none. */
+function addCode(op: Json, status: number, code: string) {
+  op.responses ??= {}
+  const key = String(status)
+  if (!op.responses[key]) op.responses[key] = errorResponse([])
+  const schema = op.responses[key].content?.['application/json']?.schema
+  if (!schema) return
+  schema.properties ??= {}
+  schema.properties.error ??= { type: 'string' }
+  schema.properties.error.enum ??= []
+  const list: string[] = schema.properties.error.enum
+  if (!list.includes(code)) list.push(code)
+}
+
+/**
+ * OpenAPI 3.0 schemas are JSON Schema draft 5: `exclusiveMinimum` is a flag beside `minimum`, where
+ * TypeBox writes the later form (a number). A binary field keeps no default (Elysia writes "File").
+ */
+function toOpenApi30(node: unknown) {
+  if (!node || typeof node !== 'object') return
+  if (Array.isArray(node)) {
+    for (const n of node) toOpenApi30(n)
+    return
+  }
+  const o = node as Json
+  for (const [bound, flag] of [
+    ['exclusiveMinimum', 'minimum'],
+    ['exclusiveMaximum', 'maximum'],
+  ] as const)
+    if (typeof o[bound] === 'number') {
+      o[flag] = o[bound]
+      o[bound] = true
+    }
+  if (o.format === 'binary' && o.default !== undefined) delete o.default
+  for (const v of Object.values(o)) toOpenApi30(v)
+}
+
+const roleNames = (roles: string[]) => roles.map((r) => r.replace('SESSION_', '')).join(', ')
+
+/**
+ * Completes the generated document so that each operation says everything a client needs: the error
+ * codes every route of its kind answers next to its own (INVALID_DATA for any input, 413 for a body,
+ * 401/403 and the denial code for guarded routes, BRAND_NOT_FOUND for an unknown host, INTERNAL_ERROR),
+ * each error response's description listing its codes, who may call it, and parameter examples where
+ * Swagger UI's "Try it out" picks them up. Runs once per document.
+ */
+export function finishDocument(doc: Json): Json {
+  const allRoles = SESSION_TYPES.length
+  for (const item of Object.values<Json>(doc.paths ?? {}))
+    for (const method of METHODS) {
+      const op = item[method]
+      if (!op) continue
+      const guard: Guard | undefined = op['x-guard']
+      delete op['x-guard']
+      if (op.parameters?.length || op.requestBody) addCode(op, 400, 'INVALID_DATA')
+      if (op.requestBody) addCode(op, 413, 'PAYLOAD_TOO_LARGE')
+      if (guard && !guard.feed) addCode(op, 404, 'BRAND_NOT_FOUND')
+      if (guard?.feed) {
+        addCode(op, 401, 'UNAUTHORIZED')
+        const access = '**Access:** the price feed, with the X-Feed-Token header.'
+        op.description = op.description ? `${access} ${op.description}` : access
+      } else if (guard?.roles) {
+        addCode(op, 401, 'UNAUTHORIZED')
+        if (guard.roles.length < allRoles) {
+          const d = guard.denied ?? { status: 403, code: 'FORBIDDEN' }
+          addCode(op, d.status, d.code)
+        }
+        op['x-roles'] = guard.roles
+        const access = `**Access:** ${roleNames(guard.roles)} sessions.`
+        op.description = op.description ? `${access} ${op.description}` : access
+      } else if (guard?.brand) {
+        const access = '**Access:** public (no token); the brand comes from the Host.'
+        op.description = op.description ? `${access} ${op.description}` : access
+      }
+      addCode(op, 500, 'INTERNAL_ERROR')
+      if (op['x-body-optional'] && op.requestBody) op.requestBody.required = false
+      delete op['x-body-optional']
+      for (const [status, res] of Object.entries<Json>(op.responses ?? {})) {
+        const codes: string[] | undefined = res.content?.['application/json']?.schema?.properties?.error?.enum
+        if (status >= '400' && codes?.length)
+          res.description = `${responseText[status] ?? 'Error'}: ${codes.join(', ')}`
+      }
+      for (const p of op.parameters ?? [])
+        if (p.example === undefined && p.schema?.example !== undefined) p.example = p.schema.example
+    }
+  toOpenApi30(doc.paths)
+  toOpenApi30(doc.components)
+  return doc
+}

@@ -1,0 +1,140 @@
+import { timingSafeEqual } from 'node:crypto'
+import { Elysia } from 'elysia'
+import { extractToken } from '../auth/extract'
+import type { Session, SessionType } from '../auth/session'
+import { type Brand, normalizeHost } from '../brand/registry'
+import { type Kernel, PrincipalsPort } from '../kernel'
+import { DEFERRED_BODY, readBody } from './body'
+import { ApiError } from './errors'
+import { httpPlatform } from './http'
+
+/** Who may call a route: the session types, and the answer for a valid token of another type. */
+export interface AuthRule {
+  roles: readonly SessionType[]
+  denied?: { status: number; code: string }
+}
+
+// Guards read `request.headers` directly: naming `headers` in a hook makes Elysia copy every header of
+// every request into an object.
+function requestHost(ctx: Kernel, headers: Headers) {
+  const forwarded = ctx.config.trustProxy ? headers.get('x-forwarded-host')?.split(',')[0] : undefined
+  return normalizeHost(forwarded ?? headers.get('host'))
+}
+
+async function resolveBrand(ctx: Kernel, headers: Headers): Promise<Brand> {
+  const brand = await ctx.brands.byHost(requestHost(ctx, headers))
+  if (!brand) throw new ApiError(404, 'BRAND_NOT_FOUND', 'no brand is served on this host')
+  return brand
+}
+
+const unauthorized = () =>
+  new ApiError(401, 'UNAUTHORIZED', 'the session token is invalid, expired or revoked')
+
+/**
+ * The session of the request's token, refused (401) unless the token is valid, of this brand, and its
+ * principal (account, customer or staff member) is still enabled with the session epoch the token was
+ * issued under: a disable or a password change ends every session at once.
+ */
+async function authenticate(ctx: Kernel, headers: Headers, brand: Brand, rule: AuthRule) {
+  const token = extractToken(headers.get('authorization'), headers.get('cookie'), ctx.config.jwt.cookieName)
+  if (!token) throw new ApiError(401, 'UNAUTHORIZED', 'a session token is required')
+  const session: Session | null = await ctx.tokens.verify(token)
+  if (!session || session.brandId !== brand.id) throw unauthorized()
+  if (!rule.roles.includes(session.type)) {
+    const d = rule.denied ?? { status: 403, code: 'FORBIDDEN' }
+    throw new ApiError(d.status, d.code, `${session.type} may not call this route`)
+  }
+  const principal = await ctx.ports.get(PrincipalsPort).current(session)
+  if (principal === null) throw unauthorized()
+  // per request: the principal's record rides along, so the route does not read it a second time
+  return { ...session, principal }
+}
+
+function feedTokenMatches(expected: string | undefined, given: string | null) {
+  if (!expected || !given) return false
+  const a = Buffer.from(expected)
+  const b = Buffer.from(given)
+  return a.length === b.length && timingSafeEqual(a, b)
+}
+
+/** What the guards leave on Elysia's context for `resolve` to hand to the handler. */
+interface Guarded {
+  request: Request
+  route: string
+  body: unknown
+  brand?: Brand
+  session?: Session
+}
+
+/**
+ * The body, read after the guard has run (DESIGN rule 5: nobody learns a route's schema without the
+ * right to call it): Elysia's parse phase only defers it (kernel/http), the guard reads it here, before
+ * validation, with the route's declared content type and the size limit.
+ */
+async function takeBody(ctx: Kernel, c: Guarded) {
+  if (c.body !== DEFERRED_BODY) return
+  const kind = ctx.routeBodies.get(`${c.request.method} ${c.route}`) ?? 'json'
+  if (kind === 'none') {
+    c.body = undefined
+    return
+  }
+  const limit = kind === 'multipart' ? ctx.config.upload.maxBytes + 64 * 1024 : ctx.config.body.maxBytes
+  c.body = await readBody(c.request, kind, limit)
+}
+
+/**
+ * Route guards as macros (DESIGN rule 5). `brand: true` puts the brand of the Host on the context;
+ * `auth: rule` also verifies the token and puts the session, refusing tokens of another brand. Both run
+ * in the transform phase, before any validation of the body, query or path, so an unauthenticated or
+ * unauthorized caller gets 401/403 whatever it sent. They declare the JSON body (an upload route
+ * declares multipart instead) and the security requirement in the OpenAPI document.
+ */
+export const security = (ctx: Kernel) =>
+  new Elysia({ name: 'security', seed: ctx.instanceId }).use(httpPlatform(ctx)).macro({
+    brand: {
+      // Elysia's types take a parser function only; its runtime also takes a content type name
+      parse: 'json' as never,
+      detail: { security: [], 'x-guard': { brand: true } } as Record<string, unknown>,
+      async transform(c) {
+        const g = c as unknown as Guarded
+        g.brand = await resolveBrand(ctx, g.request.headers)
+        await takeBody(ctx, g)
+      },
+      resolve(c) {
+        return { brand: (c as unknown as Guarded).brand as Brand }
+      },
+    },
+    feed: {
+      // Elysia's types take a parser function only; its runtime also takes a content type name
+      parse: 'json' as never,
+      detail: { security: [{ FeedToken: [] }], 'x-guard': { roles: [], feed: true } } as Record<
+        string,
+        unknown
+      >,
+      async transform(c) {
+        const g = c as unknown as Guarded
+        if (!feedTokenMatches(ctx.config.quotes.feedToken, g.request.headers.get('x-feed-token')))
+          throw new ApiError(401, 'UNAUTHORIZED', 'a valid X-Feed-Token is required')
+        await takeBody(ctx, g)
+      },
+    },
+    auth: (rule: AuthRule) => ({
+      // Elysia's types take a parser function only; its runtime also takes a content type name
+      parse: 'json' as never,
+      detail: {
+        security: [{ ApiTokenAuth: [] }],
+        'x-guard': { roles: rule.roles, denied: rule.denied ?? null },
+      } as Record<string, unknown>,
+      async transform(c) {
+        const g = c as unknown as Guarded
+        const brand = await resolveBrand(ctx, g.request.headers)
+        g.session = await authenticate(ctx, g.request.headers, brand, rule)
+        g.brand = brand
+        await takeBody(ctx, g)
+      },
+      resolve(c) {
+        const g = c as unknown as Guarded
+        return { brand: g.brand as Brand, session: g.session as Session }
+      },
+    }),
+  })

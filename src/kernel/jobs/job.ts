@@ -1,0 +1,14 @@
+/**
+ * Periodic work. `cluster` jobs run on one instance at a time (under a lease: Redis when configured, a
+ * database row otherwise) and move to another when that one dies; `instance` jobs keep something of each
+ * process current (an in-memory book) and run everywhere. The same jobs run from the cron route
+ * (POST /cron/{job}) for external schedulers and from the Workers `scheduled()` handler.
+ */
+export interface Job {
+  /** Unique, `module.what` (the lease and the cron route use it). */
+  name: string
+  /** Period (ms): a cluster job runs at most once per period across instances. */
+  every: number
+  scope: 'cluster' | 'instance'
+  run(at: { now: number }): Promise<unknown>
+}

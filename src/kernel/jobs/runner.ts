@@ -1,0 +1,158 @@
+import type { Clock } from '../clock'
+import type { Logger } from '../logger'
+import type { Job } from './job'
+import type { Leases } from './leases'
+
+/** How long a cluster job's lease lasts: three periods (at least 3 s), renewed every period it runs. */
+export const leaseMs = (job: Job) => Math.max(job.every * 3, 3000)
+
+export type RunOutcome = { ran: true; ms: number } | { ran: false; reason: 'busy' | 'unknown' }
+
+/**
+ * Starts every job on its period. A cluster job runs where its lease is held: the holder renews it each
+ * period and runs; the others ask each period and, told how long the lease has left, ask again the
+ * moment it lapses, so a job moves within `leaseMs` of its holder's death. A job never overlaps itself
+ * in one process; a slow run delays its next period.
+ */
+export class JobRunner {
+  private readonly timers = new Map<string, ReturnType<typeof setInterval>>()
+  private readonly retries = new Map<string, ReturnType<typeof setTimeout>>()
+  private stopped = false
+  private readonly running = new Map<string, Promise<unknown>>()
+  private readonly held = new Set<string>()
+  readonly counts = new Map<string, number>()
+
+  constructor(
+    private readonly jobs: readonly Job[],
+    private readonly leases: Leases,
+    private readonly owner: string,
+    private readonly clock: Clock,
+    private readonly logger: Logger,
+  ) {}
+
+  get names() {
+    return this.jobs.map((j) => j.name)
+  }
+
+  start(only?: (job: Job) => boolean) {
+    this.stopped = false
+    for (const job of this.jobs) {
+      if (only && !only(job)) continue
+      this.schedule(job)
+    }
+  }
+
+  /** Ticks now and every period from now (a takeover restarts the period at the moment it took over). */
+  private schedule(job: Job) {
+    clearInterval(this.timers.get(job.name))
+    this.timers.set(
+      job.name,
+      setInterval(() => void this.tick(job), job.every),
+    )
+    void this.tick(job)
+  }
+
+  async stop() {
+    this.stopped = true
+    for (const t of this.timers.values()) clearInterval(t)
+    this.timers.clear()
+    for (const t of this.retries.values()) clearTimeout(t)
+    this.retries.clear()
+    await Promise.allSettled(this.running.values())
+    for (const name of this.held) await this.leases.release(name, this.owner).catch(() => {})
+    this.held.clear()
+  }
+
+  private async tick(job: Job) {
+    if (this.running.has(job.name)) return
+    if (job.scope === 'cluster') {
+      const lease = await this.leases.hold(job.name, this.owner, leaseMs(job)).catch((e) => {
+        this.logger.log('warn', 'job lease unavailable', { job: job.name, err: String(e) })
+        return null
+      })
+      if (!lease?.held) {
+        this.held.delete(job.name)
+        if (lease && lease.freeInMs < job.every) this.retryAt(job, lease.freeInMs)
+        return
+      }
+      this.held.add(job.name)
+    }
+    await this.execute(job)
+  }
+
+  /** One extra attempt when the holder's lease lapses before our next period. */
+  private retryAt(job: Job, inMs: number) {
+    if (this.stopped || this.retries.has(job.name)) return
+    const timer = setTimeout(() => {
+      this.retries.delete(job.name)
+      if (!this.stopped) this.schedule(job)
+    }, inMs + 1)
+    this.retries.set(job.name, timer)
+  }
+
+  private async execute(job: Job) {
+    const run = job
+      .run({ now: this.clock.now() })
+      .then(() => {
+        this.counts.set(job.name, (this.counts.get(job.name) ?? 0) + 1)
+      })
+      .catch((e) =>
+        this.logger.log('error', 'job failed', {
+          job: job.name,
+          err: e instanceof Error ? e.message : String(e),
+        }),
+      )
+      .finally(() => this.running.delete(job.name))
+    this.running.set(job.name, run)
+    await run
+  }
+
+  /**
+   * Runs one job now (the cron route, Workers `scheduled()`): a cluster job only when its lease can be
+   * taken, so it never runs beside the runner of another instance. A lease taken only for this run is
+   * given back after it: the external scheduler sets the pace, and its next call may land elsewhere.
+   */
+  async runOnce(name: string): Promise<RunOutcome> {
+    const job = this.jobs.find((j) => j.name === name)
+    if (!job) return { ran: false, reason: 'unknown' }
+    if (this.running.has(name)) return { ran: false, reason: 'busy' }
+    const borrowed = job.scope === 'cluster' && !this.held.has(name)
+    if (job.scope === 'cluster' && !(await this.leases.hold(job.name, this.owner, leaseMs(job))).held)
+      return { ran: false, reason: 'busy' }
+    const started = performance.now()
+    try {
+      await this.execute(job)
+    } finally {
+      if (borrowed && !this.held.has(name)) await this.leases.release(name, this.owner).catch(() => {})
+    }
+    return { ran: true, ms: Math.round(performance.now() - started) }
+  }
+
+  /**
+   * Every job once, for a scheduler that calls at a fixed pace (Workers `scheduled()`, every minute): an
+   * instance job runs each call; a cluster job runs when no caller ran it within its period, marked by its
+   * lease, kept (not released) for the period less a margin so a call a moment early still finds it due.
+   * Each call holds it under a name of its own, so no call renews what an earlier one took.
+   */
+  async runDue(): Promise<Record<string, RunOutcome>> {
+    const out: Record<string, RunOutcome> = {}
+    for (const job of this.jobs) {
+      if (this.running.has(job.name)) {
+        out[job.name] = { ran: false, reason: 'busy' }
+        continue
+      }
+      if (job.scope === 'cluster') {
+        const period = job.every - Math.min(job.every / 10, 5000)
+        const call = `${this.owner}/${crypto.randomUUID()}`
+        if (!(await this.leases.hold(job.name, call, period)).held) {
+          out[job.name] = { ran: false, reason: 'busy' }
+          continue
+        }
+      }
+      const started = performance.now()
+      await this.execute(job)
+      out[job.name] = { ran: true, ms: Math.round(performance.now() - started) }
+    }
+    return out
+  }
+}

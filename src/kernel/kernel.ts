@@ -1,0 +1,64 @@
+import type { PrincipalDirectory } from './auth/session'
+import { AccessTokens } from './auth/tokens'
+import { BrandRegistry } from './brand/registry'
+import type { KeyValueStore } from './cache'
+import type { Clock } from './clock'
+import type { Config } from './config'
+import type { Db } from './db/client'
+import { UnitOfWork } from './db/unit-of-work'
+import { Events } from './events/events'
+import type { BodyKind } from './http/body'
+import type { Logger } from './logger'
+import { definePort, Ports } from './ports'
+import type { FileStorage } from './storage/port'
+
+/** What the kernel needs from the outside world; each entry builds it, tests build their own. */
+export interface Deps {
+  config: Config
+  db: Db
+  store: KeyValueStore
+  clock: Clock
+  logger: Logger
+  storage: FileStorage
+  /** Static assets such as the Swagger UI bundle; each entry knows where they live. */
+  loadAsset: (name: string) => Promise<Response | null>
+}
+
+/**
+ * The shared layer every module receives: the infrastructure ports (database, cache, clock, logger,
+ * files), tokens and brands, the event log and the unit of work, and the registry of module ports. It
+ * imports nothing from modules/.
+ */
+export interface Kernel extends Deps {
+  /** Distinguishes app instances in one process, so Elysia does not deduplicate their plugins. */
+  instanceId: number
+  /** Random id of this process (outbox leases, job leases, orders.origin). */
+  origin: string
+  ports: Ports
+  tokens: AccessTokens
+  brands: BrandRegistry
+  events: Events
+  uow: UnitOfWork
+  /** The body each route accepts, keyed `METHOD /path` (filled from the routes' `parse` once they exist). */
+  routeBodies: Map<string, BodyKind>
+}
+
+/** The records behind sessions (enabled, same brand, same session epoch): the auth module provides it. */
+export const PrincipalsPort = definePort<PrincipalDirectory>('kernel.principals')
+
+let instances = 0
+
+export function createKernel(deps: Deps): Kernel {
+  const events = new Events()
+  return {
+    ...deps,
+    instanceId: ++instances,
+    origin: crypto.randomUUID().slice(0, 8),
+    ports: new Ports(),
+    tokens: new AccessTokens(deps.config.jwt, deps.db, deps.store, deps.clock),
+    brands: new BrandRegistry(deps.db),
+    events,
+    uow: new UnitOfWork(deps.db, events, deps.clock, deps.logger),
+    routeBodies: new Map(),
+  }
+}

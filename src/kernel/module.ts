@@ -1,0 +1,36 @@
+import type { AnyElysia } from 'elysia'
+import type { Consumer } from './events/topic'
+import type { Job } from './jobs/job'
+import type { Kernel } from './kernel'
+import type { Ports } from './ports'
+
+export { definePort, type PortKey, Ports } from './ports'
+
+/** What a module contributes once it is set up. */
+export interface ModuleParts {
+  /** Its HTTP routes (an Elysia plugin using the kernel's guards). */
+  routes?: AnyElysia
+  /** Reactions to events of other modules, delivered once each by the relay. */
+  consumers?: Consumer<any>[]
+  /** Periodic work, run by the job runner, the cron route and the Workers `scheduled()` handler. */
+  jobs?: Job[]
+  /** Loads its in-memory state before the instance serves (books of resting orders, alerts). */
+  start?(): Promise<void>
+  /** Writes what it holds in memory before the process ends. */
+  stop?(): Promise<void>
+  /** Demo data of its own (development), idempotent: safe when two instances boot at once. */
+  seedDemo?(): Promise<void>
+}
+
+/**
+ * The module contract (docs/architecture.md): a name, its tables (drizzle-kit collects every
+ * `modules/<m>/schema.ts`), and `setup`, which builds its services from the kernel and the ports of the
+ * modules before it, provides its own ports, and returns its routes, consumers and jobs.
+ */
+export interface ModuleDefinition {
+  name: string
+  tables: Record<string, unknown>
+  setup(kernel: Kernel, ports: Ports): ModuleParts
+}
+
+export const defineModule = (m: ModuleDefinition) => m

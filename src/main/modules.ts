@@ -1,0 +1,24 @@
+import type { ModuleDefinition } from '../kernel/module'
+import { accountsModule } from '../modules/accounts'
+import { alertsModule } from '../modules/alerts'
+import { authModule } from '../modules/auth'
+import { marketModule } from '../modules/market'
+import { notificationsModule } from '../modules/notifications'
+import { scriptsModule } from '../modules/scripts'
+import { tradingModule } from '../modules/trading'
+import { uploadsModule } from '../modules/uploads'
+
+/**
+ * The modules of this deployment, in dependency order: a module takes the ports of the modules before it
+ * (docs/architecture.md). A new module is one more line here and a folder under src/modules.
+ */
+export const MODULES: readonly ModuleDefinition[] = [
+  uploadsModule,
+  accountsModule,
+  authModule,
+  marketModule,
+  tradingModule,
+  alertsModule,
+  notificationsModule,
+  scriptsModule,
+]

@@ -1,0 +1,22 @@
+import type { Kernel } from '../../kernel/kernel'
+import type { UploadsApi } from '../uploads'
+import type { AccountReadModel, AccountRecord, GroupRecord } from './read-model'
+
+/** What open positions add to an account's figures, in its currency (major units). */
+export interface Exposure {
+  floatingProfit: number
+  margin: number
+  commission: number
+  storage: number
+}
+
+/** Prices an account's open positions; the trading module provides it (null when a price is missing). */
+export type ExposureSource = (account: AccountRecord, group: GroupRecord) => Promise<Exposure | null>
+
+/** What the accounts module's services work with: the kernel, its read model, and what it asks of others. */
+export interface AccountsCtx extends Kernel {
+  accountsRead: AccountReadModel
+  uploads: UploadsApi
+  /** The exposure of open positions (read when used: trading is set up after accounts). */
+  exposure: ExposureSource
+}

@@ -1,0 +1,117 @@
+import { and, eq, sql } from 'drizzle-orm'
+import type { Session } from '../../kernel/auth/session'
+import type { Brand } from '../../kernel/brand/registry'
+import { isUniqueViolation } from '../../kernel/db/errors'
+import { ApiError } from '../../kernel/http/errors'
+import type { AccountsCtx } from './context'
+import { CustomerRegistered, CustomerRegistrationAttempted } from './events'
+import { accounts, customers } from './schema'
+
+export type CustomerRow = typeof customers.$inferSelect
+
+/** Logins of the accounts a customer owns in the brand. */
+export async function customerAccounts(ctx: AccountsCtx, brandId: number, customerId: number) {
+  const rows = await ctx.db
+    .select({ login: accounts.login })
+    .from(accounts)
+    .where(and(eq(accounts.brandId, brandId), eq(accounts.customerId, customerId)))
+    .orderBy(accounts.login)
+  return rows.map((r) => r.login)
+}
+
+export function customerView(c: Omit<CustomerRow, 'passwordHash'>, logins: number[]) {
+  return {
+    id: c.id,
+    email: c.email,
+    name: c.name,
+    phone: c.phone,
+    country: c.country,
+    deposit_allowed: c.depositAllowed,
+    withdrawal_allowed: c.withdrawalAllowed,
+    accounts: logins,
+  }
+}
+
+/** The customer behind an email of the brand, with its password hash (sign-in). */
+export async function customerByEmail(ctx: AccountsCtx, brandId: number, email: string) {
+  const [row] = await ctx.db
+    .select()
+    .from(customers)
+    .where(and(eq(customers.brandId, brandId), eq(customers.email, email)))
+  return row ?? null
+}
+
+export async function customerProfile(ctx: AccountsCtx, brand: Brand, session: Session) {
+  const row = await ctx.accountsRead.customer(session.customerId!)
+  if (!row || row.brandId !== brand.id) throw new ApiError(404, 'CUSTOMER_NOT_FOUND', 'customer not found')
+  return customerView(row, await customerAccounts(ctx, brand.id, row.id))
+}
+
+export interface NewCustomer {
+  brandId: number
+  email: string
+  passwordHash: string
+  name: string
+  phone?: string
+  country?: string
+  attribution: Record<string, string> | null
+}
+
+/**
+ * Creates a customer; a taken email (unique per brand) creates nothing and records a
+ * `customer.registration_attempted` event instead. `created` says which, for the caller to keep to itself.
+ */
+export async function createCustomer(ctx: AccountsCtx, c: NewCustomer): Promise<{ created: boolean }> {
+  try {
+    await ctx.uow.run(async (tx, work) => {
+      const [row] = await tx
+        .insert(customers)
+        .values({
+          brandId: c.brandId,
+          email: c.email,
+          passwordHash: c.passwordHash,
+          name: c.name,
+          phone: c.phone ?? '',
+          country: c.country ?? '',
+          attribution: c.attribution ? JSON.stringify(c.attribution) : null,
+          createdAt: ctx.clock.now(),
+        })
+        .returning({ id: customers.id })
+      work.emit(CustomerRegistered, c.brandId, { customer_id: row.id, attribution: c.attribution })
+    })
+    return { created: true }
+  } catch (e) {
+    if (!isUniqueViolation(e)) throw e
+    await ctx.uow.run(async (_tx, work) => {
+      work.emit(CustomerRegistrationAttempted, c.brandId, { email: c.email })
+    })
+    return { created: false }
+  }
+}
+
+/** An account of the brand with its password hash (sign-in). */
+export async function accountCredentials(ctx: AccountsCtx, brandId: number, login: number) {
+  const [row] = await ctx.db
+    .select()
+    .from(accounts)
+    .where(and(eq(accounts.login, login), eq(accounts.brandId, brandId)))
+  return row ?? null
+}
+
+/** Sets an account's password; every session of it ends (its tokens carry the old epoch). */
+export async function setPasswordHash(
+  ctx: AccountsCtx,
+  brandId: number,
+  login: number,
+  passwordHash: string,
+) {
+  const updated = await ctx.uow.run((tx, work) => {
+    work.after(`account:${login}`, () => ctx.accountsRead.invalidateAccount(login))
+    return tx
+      .update(accounts)
+      .set({ passwordHash, sessionEpoch: sql`${accounts.sessionEpoch} + 1` })
+      .where(and(eq(accounts.login, login), eq(accounts.brandId, brandId)))
+      .returning({ login: accounts.login })
+  })
+  return updated.length > 0
+}

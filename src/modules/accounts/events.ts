@@ -1,0 +1,53 @@
+import { z } from 'zod'
+import { defineTopic } from '../../kernel/events/topic'
+
+/** A trading account was opened (self-service, staff or seed). */
+export const AccountCreated = defineTopic(
+  'account.created',
+  z.object({
+    login: z.number().int(),
+    group: z.string(),
+    group_id: z.number().int(),
+    mode: z.enum(['REAL', 'DEMO']),
+    customer_id: z.number().int().nullable(),
+  }),
+)
+
+/** Staff changed an account's group, leverage, flags or comment. */
+export const AccountUpdated = defineTopic(
+  'account.updated',
+  z.object({ login: z.number().int(), changes: z.record(z.string(), z.unknown()) }),
+)
+
+/** A balance or credit operation was posted to the ledger (deposits, withdrawals, credits, demo funding). */
+export const BalanceOperation = defineTopic(
+  'account.balance_operation',
+  z.object({
+    id: z.number().int(),
+    login: z.number().int(),
+    op: z.string(),
+    ticket: z.number().int().nullable(),
+    amount: z.number(),
+    balance_after: z.number(),
+    credit_after: z.number(),
+    currency: z.string(),
+    reason: z.string(),
+    comment: z.string(),
+    api_data: z.record(z.string(), z.unknown()).nullable(),
+    idempotency_key: z.string().nullable(),
+    created_by: z.string(),
+    created_time: z.number().int(),
+  }),
+)
+
+/** A customer registered (attribution will consume it). */
+export const CustomerRegistered = defineTopic(
+  'customer.registered',
+  z.object({ customer_id: z.number().int(), attribution: z.record(z.string(), z.string()).nullable() }),
+)
+
+/** Someone registered with an email that exists (the owner can be told out of band). */
+export const CustomerRegistrationAttempted = defineTopic(
+  'customer.registration_attempted',
+  z.object({ email: z.string() }),
+)

@@ -1,0 +1,122 @@
+import { and, eq } from 'drizzle-orm'
+import { Elysia } from 'elysia'
+import type { Session } from '../../kernel/auth/session'
+import type { Brand } from '../../kernel/brand/registry'
+import type { Tx } from '../../kernel/db/client'
+import type { ApiError } from '../../kernel/http/errors'
+import { defineModule, definePort } from '../../kernel/module'
+import { UploadsPort } from '../uploads'
+import type { AccountsCtx, ExposureSource } from './context'
+import {
+  accountCredentials,
+  createCustomer,
+  customerAccounts,
+  customerByEmail,
+  customerView,
+  type NewCustomer,
+  setPasswordHash,
+} from './customers'
+import { seedDemoAccounts } from './demo'
+import type { MarginSnapshot } from './domain/margin'
+import { fundsOf, groupIdsOf } from './funds'
+import { postTradeResultTx } from './ledger'
+import { accountManagerRoutes } from './manager-routes'
+import { type OpenAccountInput, openAccount } from './open'
+import { AccountReadModel, type GroupRecord } from './read-model'
+import { accountRoutes } from './routes'
+import * as schema from './schema'
+import { type AccountView, loadAccountView, loadAccountViewAs, requireMargin } from './service'
+
+export type { Exposure, ExposureSource } from './context'
+export { type MarginSnapshot, marginSnapshot } from './domain/margin'
+export { currencyDecimals, fromMinor, roundToMinor, toMinor } from './domain/money'
+export * from './events'
+export type { Funds } from './funds'
+export type { AccountReadModel, AccountRecord, CustomerRecord, GroupRecord } from './read-model'
+export { Customer as CustomerSchema } from './routes'
+export { type AccountView, accountNotFound, groupNotFound } from './service'
+
+/** What other modules ask of accounts. */
+export interface AccountsApi {
+  /** Accounts, groups and customers through the shared cache; writers invalidate after commit. */
+  read: AccountReadModel
+  /** The account a session asks for, scoped by brand and owner (another's answers 404 ACCOUNT_NOT_FOUND). */
+  loadAccountView(brand: Brand, session: Session, login: number | undefined): Promise<AccountView>
+  /** The same, with the code a route's spec names for a login the session may not see. */
+  loadAccountViewAs(
+    brand: Brand,
+    session: Session,
+    login: number,
+    notFound: () => ApiError,
+  ): Promise<AccountView>
+  /** Live margin figures (400 INVALID_MARGIN_LEVEL when they cannot be computed). */
+  requireMargin(view: AccountView): Promise<MarginSnapshot>
+  /** Books a closed trade's result as one OP_TRADE ledger row, in the closing transaction. */
+  postTradeResultTx: typeof postTradeResultTx
+  openAccount(input: OpenAccountInput): ReturnType<typeof openAccount>
+  findGroup(brandId: number, name: string): Promise<GroupRecord | null>
+  /** Sign-in: the account or customer with its password hash. */
+  accountCredentials(brandId: number, login: number): ReturnType<typeof accountCredentials>
+  customerByEmail(brandId: number, email: string): ReturnType<typeof customerByEmail>
+  customerAccounts(brandId: number, customerId: number): Promise<number[]>
+  customerView: typeof customerView
+  createCustomer(c: NewCustomer): Promise<{ created: boolean }>
+  setPasswordHash(brandId: number, login: number, passwordHash: string): Promise<boolean>
+  /** Balance, credit and leverage of logins, read in the caller's transaction (margin checks). */
+  fundsOf: typeof fundsOf
+  /** The group of each login. */
+  groupIdsOf: typeof groupIdsOf
+}
+
+export const AccountsPort = definePort<AccountsApi>('accounts')
+
+/** Extension point: the exposure of open positions, which the trading module provides. */
+export const ExposurePort = definePort<ExposureSource>('accounts.exposure')
+
+const NO_POSITIONS = { floatingProfit: 0, margin: 0, commission: 0, storage: 0 }
+
+/** Groups, accounts, customers and the ledger (README.md of this folder). */
+export const accountsModule = defineModule({
+  name: 'accounts',
+  tables: schema,
+  setup(k, ports) {
+    const ctx: AccountsCtx = {
+      ...k,
+      accountsRead: new AccountReadModel(k.db, k.store),
+      uploads: ports.get(UploadsPort),
+      // trading is set up later; without it there are no positions
+      exposure: (account, group) =>
+        ports.has(ExposurePort) ? ports.get(ExposurePort)(account, group) : Promise.resolve(NO_POSITIONS),
+    }
+    ports.provide(AccountsPort, {
+      read: ctx.accountsRead,
+      loadAccountView: (brand, session, login) => loadAccountView(ctx, brand, session, login),
+      loadAccountViewAs: (brand, session, login, notFound) =>
+        loadAccountViewAs(ctx, brand, session, login, notFound),
+      requireMargin: (view) => requireMargin(ctx, view),
+      postTradeResultTx: (tx: Tx, input) => postTradeResultTx(tx, input),
+      openAccount: (input) => openAccount(ctx, input),
+      findGroup: async (brandId, name) =>
+        (
+          await ctx.db
+            .select()
+            .from(schema.groups)
+            .where(and(eq(schema.groups.brandId, brandId), eq(schema.groups.name, name)))
+        )[0] ?? null,
+      accountCredentials: (brandId, login) => accountCredentials(ctx, brandId, login),
+      customerByEmail: (brandId, email) => customerByEmail(ctx, brandId, email),
+      customerAccounts: (brandId, customerId) => customerAccounts(ctx, brandId, customerId),
+      customerView,
+      createCustomer: (c) => createCustomer(ctx, c),
+      setPasswordHash: (brandId, login, hash) => setPasswordHash(ctx, brandId, login, hash),
+      fundsOf,
+      groupIdsOf,
+    })
+    return {
+      routes: new Elysia({ name: 'accounts', seed: k.instanceId })
+        .use(accountRoutes(ctx))
+        .use(accountManagerRoutes(ctx)),
+      seedDemo: () => seedDemoAccounts(ctx),
+    }
+  },
+})

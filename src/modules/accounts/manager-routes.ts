@@ -1,0 +1,309 @@
+import { Elysia, t } from 'elysia'
+import { STAFF_SESSIONS } from '../../kernel/auth/session'
+import { doc, errors } from '../../kernel/http/openapi'
+import { Id, Int, OneOf, textInput } from '../../kernel/http/schemas'
+import { security } from '../../kernel/http/security'
+import { MAX_AMOUNT } from '../../kernel/limits'
+import { changeAccountSettings, createGroup, listGroups, listOperations, updateGroup } from './admin'
+import type { AccountsCtx } from './context'
+import { OPERATIONS, postBalanceOperation } from './ledger'
+import { openAccount } from './open'
+import { Profile } from './routes'
+import { loadAccountView, profileView, requireMargin } from './service'
+
+const ACCOUNT_ADMINS = { roles: ['SESSION_MANAGER', 'SESSION_ADMIN'] as const }
+const ANY_STAFF = { roles: STAFF_SESSIONS }
+const LoginParam = { login: Int({ minimum: 0, description: 'account login', example: 100001 }) }
+const Flag = (description: string) => Int({ minimum: 0, maximum: 1, description })
+
+const GroupIdParam = { id: Id('group id (GET /manager/groups)') }
+const GroupName = t.String({
+  minLength: 1,
+  maxLength: 64,
+  pattern: '^[A-Za-z0-9_\\\\-]+$',
+  description: 'group name (letters, digits, _ - and backslash)',
+})
+const Leverage = Int({ minimum: 1, maximum: 1000, description: 'account leverage, 1:N' })
+const GroupSettings = {
+  default_deposit: t.Optional(
+    t.Number({ minimum: 0, maximum: MAX_AMOUNT, description: 'balance credited to new DEMO accounts' }),
+  ),
+  margin_call: t.Optional(
+    Int({ minimum: 1, maximum: 10_000, description: 'margin level (%) of the margin call' }),
+  ),
+  stop_out: t.Optional(Int({ minimum: 0, maximum: 10_000, description: 'margin level (%) of the stop-out' })),
+}
+
+const Group = t.Object({
+  id: Int(),
+  name: t.String(),
+  account_mode: t.Union([t.Literal('REAL'), t.Literal('DEMO')]),
+  currency: t.String(),
+  leverage: Int(),
+  default_deposit: t.Number(),
+  margin_call: Int({ description: 'margin level (%) of the margin call' }),
+  stop_out: Int({ description: 'margin level (%) of the stop-out' }),
+})
+
+const Operation = t.Object({
+  id: Int(),
+  login: Int(),
+  op: t.UnionEnum([...OPERATIONS, 'OP_TRADE'], { description: 'OP_TRADE: result of a closed trade' }),
+  ticket: t.Union([Int(), t.Null()], { description: 'closed trade ticket of OP_TRADE rows' }),
+  amount: t.Number({ description: 'signed, in the account currency' }),
+  balance_after: t.Number(),
+  credit_after: t.Number(),
+  currency: t.String(),
+  reason: t.String(),
+  comment: t.String(),
+  api_data: t.Union([t.Record(t.String(), t.Unknown()), t.Null()]),
+  idempotency_key: t.Union([t.String(), t.Null()]),
+  created_by: t.String(),
+  created_time: Int(),
+})
+
+const ManagedAccount = t.Composite([Profile, t.Object({ customer_id: t.Union([Int(), t.Null()]) })])
+
+const OP_BY_TYPE = {
+  deposit: 'OP_BALANCE_IN',
+  withdrawal: 'OP_BALANCE_OUT',
+  credit_in: 'OP_CREDIT_IN',
+  credit_out: 'OP_CREDIT_OUT',
+} as const
+const DEFAULT_REASON = {
+  deposit: 'TR_REASON_DEPOSIT',
+  withdrawal: 'TR_REASON_WITHDRAWAL',
+  credit_in: 'TR_REASON_CREDIT',
+  credit_out: 'TR_REASON_CREDIT',
+} as const
+
+const text = (maxLength: number, description: string) => t.Optional(t.String({ maxLength, description }))
+const ACCOUNT_READ = { 400: ['INVALID_MARGIN_LEVEL'], 404: ['ACCOUNT_NOT_FOUND', 'GROUP_NOT_FOUND'] } as const
+
+export const accountManagerRoutes = (ctx: AccountsCtx) =>
+  new Elysia({ name: 'account-manager-routes', seed: ctx.instanceId, prefix: '/manager' })
+    .use(security(ctx))
+    .get('/groups', ({ brand }) => listGroups(ctx, brand), {
+      auth: ANY_STAFF,
+      response: { 200: t.Object({ rows: t.Array(Group) }), ...errors() },
+      detail: doc('Manager', 'Groups of the brand'),
+    })
+    .post('/groups', ({ brand, body }) => createGroup(ctx, brand, body), {
+      auth: ACCOUNT_ADMINS,
+      body: t.Object(
+        {
+          name: GroupName,
+          account_mode: OneOf(['REAL', 'DEMO'], { description: 'REAL or DEMO money' }),
+          currency: t.String({ pattern: '^[A-Z]{3}$', description: 'ISO 4217 code of the account currency' }),
+          leverage: Leverage,
+          ...GroupSettings,
+        },
+        {
+          example: {
+            name: 'demo\\GBP',
+            account_mode: 'DEMO',
+            currency: 'GBP',
+            leverage: 100,
+            default_deposit: 10000,
+          },
+        },
+      ),
+      response: { 200: Group, ...errors({ 409: ['GROUP_EXISTS'] }) },
+      detail: doc('Manager', 'Create a group of the brand', {
+        description:
+          'margin_call defaults to 100 and stop_out to 50 (margin levels in %); stop_out must be below margin_call. ' +
+          'The group starts with no security settings: add them with PUT /manager/groups/{id}/securities/{sec_group}. ' +
+          '409 GROUP_EXISTS for a name the brand already uses.',
+      }),
+    })
+    .patch('/groups/:id', ({ brand, params, body }) => updateGroup(ctx, brand, params.id, body), {
+      auth: ACCOUNT_ADMINS,
+      ...textInput({ params: GroupIdParam }),
+      body: t.Object(
+        { name: t.Optional(GroupName), leverage: t.Optional(Leverage), ...GroupSettings },
+        { minProperties: 1, example: { leverage: 200 } },
+      ),
+      response: { 200: Group, ...errors({ 404: ['GROUP_NOT_FOUND'], 409: ['GROUP_EXISTS'] }) },
+      detail: doc('Manager', 'Change name, leverage, demo deposit, margin call or stop-out of a group', {
+        description:
+          'Currency and account mode are fixed once accounts exist. 404 GROUP_NOT_FOUND outside the brand.',
+      }),
+    })
+    .post(
+      '/accounts',
+      async ({ brand, session, body }) => {
+        const { account } = await openAccount(ctx, {
+          ...body,
+          brandId: brand.id,
+          customerId: body.customer_id ?? null,
+          createdBy: `staff:${session.staffId}`,
+        })
+        const view = await loadAccountView(ctx, brand, session, account.login)
+        return { ...profileView(view, await requireMargin(ctx, view)), customer_id: view.account.customerId }
+      },
+      {
+        auth: ACCOUNT_ADMINS,
+        body: t.Object(
+          {
+            group: t.String({ minLength: 1, maxLength: 64, description: 'group name of the brand' }),
+            password: t.String({ minLength: 6, maxLength: 64, description: 'password of the account' }),
+            leverage: t.Optional(
+              Int({ minimum: 1, maximum: 1000, description: "account leverage, 1:N; default the group's" }),
+            ),
+            name: text(128, 'account holder name'),
+            email: text(254, 'contact email'),
+            phone: text(64, 'phone number'),
+            country: text(128, 'country'),
+            city: text(128, 'city'),
+            address: text(256, 'street address'),
+            zipcode: text(32, 'postal code'),
+            comment: text(256, 'staff comment'),
+            customer_id: t.Optional(Id('owner: a customer of this brand (GET /customer/me shows the id)')),
+          },
+          { example: { group: 'real\\USD', password: 'new-account-1', name: 'New Client', customer_id: 1 } },
+        ),
+        response: {
+          200: ManagedAccount,
+          ...errors({
+            400: ['INVALID_MARGIN_LEVEL'],
+            404: ['GROUP_NOT_FOUND', 'CUSTOMER_NOT_FOUND', 'ACCOUNT_NOT_FOUND'],
+          }),
+        },
+        detail: doc('Manager', 'Create a trading account', {
+          description:
+            'A DEMO group account receives the group default_deposit. 404 GROUP_NOT_FOUND; 404 CUSTOMER_NOT_FOUND ' +
+            'when customer_id is not a customer of this brand.',
+        }),
+      },
+    )
+    .get(
+      '/accounts/:login',
+      async ({ brand, session, params }) => {
+        const view = await loadAccountView(ctx, brand, session, params.login)
+        return { ...profileView(view, await requireMargin(ctx, view)), customer_id: view.account.customerId }
+      },
+      {
+        auth: ANY_STAFF,
+        ...textInput({ params: LoginParam }),
+        response: { 200: ManagedAccount, ...errors(ACCOUNT_READ) },
+        detail: doc('Manager', 'Read an account of the brand'),
+      },
+    )
+    .patch(
+      '/accounts/:login',
+      async ({ brand, session, params, body }) => {
+        await changeAccountSettings(ctx, brand, params.login, body)
+        const view = await loadAccountView(ctx, brand, session, params.login)
+        return { ...profileView(view, await requireMargin(ctx, view)), customer_id: view.account.customerId }
+      },
+      {
+        auth: ACCOUNT_ADMINS,
+        ...textInput({ params: LoginParam }),
+        body: t.Object(
+          {
+            group: t.Optional(t.String({ minLength: 1, maxLength: 64, description: 'move to this group' })),
+            leverage: t.Optional(Leverage),
+            enable: t.Optional(Flag('0 disables the account: its sessions end at once')),
+            enable_read_only: t.Optional(Flag('1: the account may sign in but not trade')),
+            enable_change_password: t.Optional(Flag('1: the account may change its own password')),
+            comment: text(256, 'staff comment'),
+          },
+          { minProperties: 1, example: { enable_read_only: 0, comment: 'verified' } },
+        ),
+        response: { 200: ManagedAccount, ...errors(ACCOUNT_READ) },
+        detail: doc('Manager', 'Change group, leverage, enable flags or comment of an account', {
+          description: 'Disabling an account (enable 0) ends every session of it at once.',
+        }),
+      },
+    )
+    .post(
+      '/accounts/:login/balance',
+      async ({ brand, session, params, body }) =>
+        postBalanceOperation(ctx, {
+          brandId: brand.id,
+          login: params.login,
+          op: OP_BY_TYPE[body.type],
+          amount: body.amount,
+          reason: body.reason ?? DEFAULT_REASON[body.type],
+          comment: body.comment,
+          apiData: body.api_data,
+          idempotencyKey: body.idempotency_key,
+          createdBy: `staff:${session.staffId}`,
+        }),
+      {
+        auth: ACCOUNT_ADMINS,
+        ...textInput({ params: LoginParam }),
+        body: t.Object(
+          {
+            type: OneOf(['deposit', 'withdrawal', 'credit_in', 'credit_out'], {
+              description: 'deposit / withdrawal move the balance, credit_in / credit_out the credit',
+            }),
+            amount: t.Number({
+              exclusiveMinimum: 0,
+              maximum: MAX_AMOUNT,
+              description: 'positive, in the account currency, at most its decimals',
+            }),
+            reason: t.Optional(
+              t.String({
+                pattern: '^TR_REASON_[A-Z_]{1,40}$',
+                description: 'ledger reason, e.g. TR_REASON_BONUS',
+              }),
+            ),
+            comment: text(256, 'ledger comment'),
+            api_data: t.Optional(
+              t.Record(t.String({ pattern: '^.{1,64}$' }), t.Unknown(), {
+                maxProperties: 50,
+                additionalProperties: false,
+                description: 'machine-readable context kept on the operation',
+              }),
+            ),
+            idempotency_key: t.Optional(
+              t.String({ minLength: 1, maxLength: 128, description: 'a repeat answers the first operation' }),
+            ),
+          },
+          {
+            example: {
+              type: 'deposit',
+              amount: 500,
+              comment: 'bank transfer',
+              idempotency_key: 'wire-2026-001',
+            },
+          },
+        ),
+        response: {
+          200: t.Object({ operation: Operation, idempotent: t.Boolean() }),
+          ...errors({ 400: ['NOT_ENOUGH_FUNDS'], 404: ['ACCOUNT_NOT_FOUND'] }),
+        },
+        detail: doc('Manager', 'Post a balance operation (deposit, withdrawal, credit in/out)', {
+          description:
+            'One ledger row per call. 400 NOT_ENOUGH_FUNDS when a withdrawal or credit-out would go below ' +
+            'zero. A repeated idempotency_key returns the first operation with idempotent = true.',
+        }),
+      },
+    )
+    .get(
+      '/accounts/:login/operations',
+      ({ brand, params, query }) =>
+        listOperations(ctx, brand, params.login, { cursor: query.cursor, limit: query.limit ?? 100 }),
+      {
+        auth: ANY_STAFF,
+        ...textInput({
+          params: LoginParam,
+          query: {
+            cursor: t.Optional(Id('next_cursor of the previous page')),
+            limit: t.Optional(
+              Int({ minimum: 1, maximum: 500, description: 'rows per page, default 100', example: 100 }),
+            ),
+          },
+        }),
+        response: {
+          200: t.Object({
+            rows: t.Array(Operation),
+            has_more: t.Boolean(),
+            next_cursor: t.Union([Int(), t.Null()]),
+          }),
+          ...errors({ 404: ['ACCOUNT_NOT_FOUND'] }),
+        },
+        detail: doc('Manager', 'Ledger of an account, newest first (cursor pagination)'),
+      },
+    )

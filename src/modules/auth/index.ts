@@ -1,0 +1,19 @@
+import { PrincipalsPort } from '../../kernel/kernel'
+import { defineModule } from '../../kernel/module'
+import { AccountsPort } from '../accounts'
+import type { AuthCtx } from './context'
+import { seedDemoStaff } from './demo'
+import { Principals } from './principals'
+import { authRoutes } from './routes'
+import * as schema from './schema'
+
+/** Sign-in of accounts, customers and staff; sign-out; registration; the staff table (README.md). */
+export const authModule = defineModule({
+  name: 'auth',
+  tables: schema,
+  setup(k, ports) {
+    const ctx: AuthCtx = { ...k, accounts: ports.get(AccountsPort) }
+    ports.provide(PrincipalsPort, new Principals(ctx.accounts, k.db, k.store))
+    return { routes: authRoutes(ctx), seedDemo: () => seedDemoStaff(ctx) }
+  },
+})

@@ -1,0 +1,13 @@
+import type { Kernel } from '../../kernel/kernel'
+import type { AccountsApi } from '../accounts'
+import type { CandleStore } from './candle-store'
+import type { QuoteHub } from './quotes'
+import type { ReferenceData } from './reference'
+
+/** What the market module's services work with. */
+export interface MarketCtx extends Kernel {
+  accounts: AccountsApi
+  refdata: ReferenceData
+  candles: CandleStore
+  quotes: QuoteHub
+}

@@ -1,0 +1,25 @@
+import type { Session } from '../../kernel/auth/session'
+import type { Brand } from '../../kernel/brand/registry'
+import type { Queryable } from '../../kernel/db/client'
+import { defineModule, definePort } from '../../kernel/module'
+import { uploadRoutes } from './routes'
+import * as schema from './schema'
+import { avatarBelongs } from './service'
+
+/** What other modules ask of uploads. */
+export interface UploadsApi {
+  /** Whether `ref` is an account_avatar upload of the session's principal in the brand. */
+  avatarBelongs(q: Queryable, brand: Brand, session: Session, login: number, ref: string): Promise<boolean>
+}
+
+export const UploadsPort = definePort<UploadsApi>('uploads')
+
+/** Files of accounts, customers and staff, checked by their real signature (README.md of this folder). */
+export const uploadsModule = defineModule({
+  name: 'uploads',
+  tables: schema,
+  setup(k, ports) {
+    ports.provide(UploadsPort, { avatarBelongs })
+    return { routes: uploadRoutes(k) }
+  },
+})
