@@ -1,0 +1,201 @@
+import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
+import { mkdtempSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { RedisClient } from 'bun'
+import { MemoryStore } from '../../src/kernel/cache/memory'
+import { ManualClock } from '../../src/kernel/clock'
+import { openDatabase } from '../../src/kernel/db/client'
+import { migrateDatabase } from '../../src/kernel/db/migrate'
+import { StoreLeases } from '../../src/kernel/jobs/leases'
+import { JobRunner, leaseMs } from '../../src/kernel/jobs/runner'
+import { silentLogger } from '../../src/kernel/logger'
+import { defineModule } from '../../src/kernel/module'
+import { makeTestApp, type TestApp } from '../support/app'
+import { type RedisServer, startRedis } from '../support/redis'
+
+let redis: RedisServer
+let r: RedisClient
+const dirs: string[] = []
+beforeAll(async () => {
+  redis = await startRedis()
+  r = new RedisClient(redis.url)
+})
+afterAll(async () => {
+  r.close()
+  await redis.stop()
+  for (const d of dirs) rmSync(d, { recursive: true, force: true })
+})
+
+const EVERY = 250
+const LEASE = leaseMs({ name: 'test.tick', every: EVERY, scope: 'cluster', run: async () => {} })
+
+function runnerProcess(owner: string, env: Record<string, string>) {
+  const proc = Bun.spawn(['bun', 'tests/support/job-process.ts'], {
+    env: { ...process.env, OWNER: owner, REDIS_URL: redis.url, EVERY: String(EVERY), ...env },
+    stdout: 'pipe',
+    stderr: 'inherit',
+  })
+  return proc
+}
+async function ready(proc: ReturnType<typeof runnerProcess>) {
+  const reader = proc.stdout.getReader()
+  let out = ''
+  while (!out.includes('READY')) {
+    const { done, value } = await reader.read()
+    if (done) throw new Error(`runner exited: ${out}`)
+    out += new TextDecoder().decode(value)
+  }
+  reader.releaseLock()
+}
+async function runs() {
+  const list = (await r.send('LRANGE', ['runs', '0', '-1'])) as string[]
+  return list.map((x) => {
+    const [owner, at] = x.split(' ')
+    return { owner, at: Number(at) }
+  })
+}
+
+for (const leases of ['redis', 'db'] as const)
+  describe(`cluster jobs across processes, leases in ${leases}`, () => {
+    test('two runners: one runs each period; the holder dies and the other takes over within the lease', async () => {
+      await r.send('FLUSHDB', [])
+      const env: Record<string, string> = { LEASES: leases }
+      if (leases === 'db') {
+        const dir = mkdtempSync(join(tmpdir(), 'tcs-jobs-'))
+        dirs.push(dir)
+        env.DB_URL = `file:${join(dir, 'jobs.db')}`
+        const database = await openDatabase(env.DB_URL)
+        await migrateDatabase(database.db)
+        database.close()
+      }
+      const a = runnerProcess('runner-a', env)
+      const b = runnerProcess('runner-b', env)
+      try {
+        await Promise.all([ready(a), ready(b)])
+        const started = Date.now()
+        await Bun.sleep(3000)
+        const before = await runs()
+        const span = (before.at(-1)?.at ?? 0) - (before[0]?.at ?? 0)
+        // one execution per period: a single holder, never two runs closer than most of a period
+        expect(new Set(before.map((x) => x.owner)).size).toBe(1)
+        expect(before.length).toBeGreaterThanOrEqual(Math.floor(span / EVERY) - 1)
+        expect(before.length).toBeLessThanOrEqual(Math.floor((Date.now() - started) / EVERY) + 2)
+        for (let i = 1; i < before.length; i++)
+          expect(before[i].at - before[i - 1].at).toBeGreaterThan(EVERY * 0.6)
+
+        const holder = before[0].owner === 'runner-a' ? a : b
+        const survivor = holder === a ? 'runner-b' : 'runner-a'
+        holder.kill('SIGKILL')
+        await holder.exited
+        const killedAt = Date.now()
+        const lastRun = before.at(-1)!.at
+        await Bun.sleep(LEASE + 1500)
+        const after = (await runs()).filter((x) => x.at > lastRun)
+        const firstBySurvivor = after.find((x) => x.owner === survivor)
+        expect(firstBySurvivor).toBeDefined()
+        // the dead holder's lease ran at most LEASE from its last renewal; the survivor asked again then
+        expect(firstBySurvivor!.at - killedAt).toBeLessThanOrEqual(LEASE + 250)
+        expect(after.every((x) => x.owner === survivor || x.at <= killedAt)).toBe(true)
+        const survivorRuns = after.filter((x) => x.owner === survivor)
+        for (let i = 1; i < survivorRuns.length; i++)
+          expect(survivorRuns[i].at - survivorRuns[i - 1].at).toBeGreaterThan(EVERY * 0.6)
+      } finally {
+        a.kill('SIGKILL')
+        b.kill('SIGKILL')
+        await Promise.all([a.exited, b.exited])
+      }
+    }, 30_000)
+  })
+
+describe('runOnce and runDue (the cron route, Workers scheduled())', () => {
+  test('runDue runs a cluster job once per period across callers, an instance job on every call', async () => {
+    const clock = new ManualClock(Date.UTC(2026, 0, 5))
+    const store = new MemoryStore(clock)
+    const ran: string[] = []
+    const jobs = [
+      { name: 'c.hourly', every: 3_600_000, scope: 'cluster' as const, run: async () => ran.push('c') },
+      { name: 'i.fast', every: 1000, scope: 'instance' as const, run: async () => ran.push('i') },
+    ]
+    const one = new JobRunner(jobs, new StoreLeases(store), 'isolate-1', clock, silentLogger)
+    const two = new JobRunner(jobs, new StoreLeases(store), 'isolate-2', clock, silentLogger)
+    expect((await one.runDue())['c.hourly']).toMatchObject({ ran: true })
+    expect((await one.runDue())['c.hourly']).toEqual({ ran: false, reason: 'busy' })
+    expect((await two.runDue())['c.hourly']).toEqual({ ran: false, reason: 'busy' })
+    clock.advance(3_600_000 - 5000) // a call a moment early still finds it due
+    expect((await two.runDue())['c.hourly']).toMatchObject({ ran: true })
+    expect(ran).toEqual(['c', 'i', 'i', 'i', 'c', 'i'])
+  })
+})
+
+describe('POST /cron/{job}', () => {
+  let t: TestApp
+  const SECRET = 'cron-secret-for-tests-0123456789abcdef'
+  const calls: number[] = []
+  beforeAll(async () => {
+    t = await makeTestApp({
+      env: { CRON_SECRET: SECRET },
+      modules: [
+        defineModule({
+          name: 'probe',
+          tables: {},
+          setup: () => ({
+            jobs: [
+              {
+                name: 'probe.count',
+                every: 60_000,
+                scope: 'cluster',
+                run: async () => {
+                  calls.push(Date.now())
+                },
+              },
+            ],
+          }),
+        }),
+      ],
+    })
+  })
+  afterAll(() => t.close())
+  const cron = (job: string, secret?: string) =>
+    t.request('POST', `/cron/${job}`, { headers: secret === undefined ? {} : { 'x-cron-secret': secret } })
+
+  test('refuses a missing or wrong secret and runs nothing', async () => {
+    for (const secret of [undefined, '', 'wrong', `${SECRET}x`, SECRET.slice(0, -1)]) {
+      const res = await cron('probe.count', secret)
+      expect([res.status, res.json.error]).toEqual([401, 'UNAUTHORIZED'])
+    }
+    expect(calls).toHaveLength(0)
+  })
+
+  test('runs the job with the secret; unknown jobs 404; a job another instance holds 409', async () => {
+    const ok = await cron('probe.count', SECRET)
+    expect(ok.status).toBe(200)
+    expect(ok.json).toMatchObject({ job: 'probe.count', ran: true })
+    expect(calls).toHaveLength(1)
+    const unknown = await cron('nope.nothing', SECRET)
+    expect([unknown.status, unknown.json.error]).toEqual([404, 'JOB_NOT_FOUND'])
+    const invalid = await cron('Bad Name!', SECRET)
+    expect([invalid.status, invalid.json.error]).toEqual([400, 'INVALID_DATA'])
+    // a runner elsewhere holds the lease (leases in the database: no Redis in this app)
+    await t.ctx.db.execute({
+      sql: 'insert into job_leases (name, owner, until) values (?, ?, ?)',
+      args: ['probe.count', 'other-instance', Date.now() + 60_000],
+    })
+    const busy = await cron('probe.count', SECRET)
+    expect([busy.status, busy.json.error]).toEqual([409, 'JOB_BUSY'])
+    expect(calls).toHaveLength(1)
+  })
+
+  test('without CRON_SECRET configured the route refuses everyone', async () => {
+    const bare = await makeTestApp({ seed: false })
+    try {
+      const res = await bare.request('POST', '/cron/events.relay', {
+        headers: { 'x-cron-secret': 'anything' },
+      })
+      expect(res.status).toBe(401)
+      expect(res.json.message).toContain('CRON_SECRET')
+    } finally {
+      await bare.close()
+    }
+  })
+})
