@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# The one test command: type check, lint/format check, unit + integration (bun test), browser (Playwright).
+# The one test command: type check, lint/format check, dependency rules, unit + integration (bun test),
+# browser (Playwright).
 # Ends with one line "N passed, N failed" summing every runner.
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -16,6 +17,14 @@ if tsc --noEmit; then passed=$((passed + 1)); else failed=$((failed + 1)); statu
 
 step "biome check"
 if biome check --error-on-warnings .; then passed=$((passed + 1)); else failed=$((failed + 1)); status=1; fi
+
+step "dependency rules (.dependency-cruiser.cjs)"
+# dependency-cruiser wants Node 22+; Bun runs it (the machine's node may be older)
+if bun node_modules/dependency-cruiser/bin/dependency-cruiser.mjs src --config .dependency-cruiser.cjs --output-type err; then
+  passed=$((passed + 1))
+else
+  failed=$((failed + 1)); status=1
+fi
 
 step "bun test"
 log=$(mktemp)

@@ -1,0 +1,63 @@
+// The dependency rules of docs/architecture.md, checked by `npm test` (scripts/test.sh): a violation
+// fails the test command. tests/unit/dependency-rules.test.ts proves each rule catches what it forbids.
+/** @type {import('dependency-cruiser').IConfiguration} */
+module.exports = {
+  forbidden: [
+    {
+      name: 'kernel-imports-no-module',
+      comment: 'The kernel is shared infrastructure: it knows no module (modules plug in through src/main).',
+      severity: 'error',
+      from: { path: '^src/kernel/' },
+      to: { path: '^src/modules/' },
+    },
+    {
+      name: 'module-through-index',
+      comment: "A module uses another only through that module's index.ts (its ports and event types).",
+      severity: 'error',
+      from: { path: '^src/modules/([^/]+)/' },
+      to: { path: '^src/modules/[^/]+/', pathNot: ['^src/modules/$1/', '^src/modules/[^/]+/index\\.ts$'] },
+    },
+    {
+      name: 'entries-through-index',
+      comment: 'The entries list modules; they reach none of their internals.',
+      severity: 'error',
+      from: { path: '^src/main/' },
+      to: { path: '^src/modules/[^/]+/', pathNot: '^src/modules/[^/]+/index\\.ts$' },
+    },
+    {
+      name: 'domain-is-pure',
+      comment:
+        'domain/ holds pure functions of their inputs: no database, cache, HTTP, clock of the host or I/O.',
+      severity: 'error',
+      from: { path: '^src/modules/[^/]+/domain/' },
+      to: {
+        path: [
+          '^src/kernel/(db|cache|http|events|jobs|storage)/',
+          '^src/modules/[^/]+/(?!domain/|index\\.ts$)',
+          '^(node:)?(fs|net|http|https|child_process|worker_threads)$',
+          '^bun$',
+          'node_modules/(elysia|drizzle-orm|@libsql|libsql|@upstash)/',
+        ],
+      },
+    },
+    {
+      name: 'no-source-imports-tests',
+      severity: 'error',
+      from: { path: '^src/' },
+      to: { path: '^(tests|bench|scripts)/' },
+    },
+    {
+      name: 'no-circular-modules',
+      comment: 'Modules form a list, each built on the ones before it (ports); no cycle between their files.',
+      severity: 'error',
+      from: { path: '^src/' },
+      to: { circular: true },
+    },
+  ],
+  options: {
+    doNotFollow: { path: 'node_modules' },
+    tsPreCompilationDeps: true,
+    tsConfig: { fileName: 'tsconfig.json' },
+    exclude: { path: '^(node_modules|\\.tools)/' },
+  },
+}
