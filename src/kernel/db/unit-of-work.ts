@@ -38,9 +38,10 @@ export class UnitOfWork {
         effects.set(key, effect)
       },
     }
+    let deliver = false
     const result = await this.db.transaction(async (tx) => {
       const r = await fn(tx, work)
-      await this.events.write(tx, pending, this.clock.now())
+      deliver = await this.events.write(tx, pending, this.clock.now())
       return r
     })
     for (const [key, effect] of effects)
@@ -52,7 +53,7 @@ export class UnitOfWork {
           err: e instanceof Error ? e.message : String(e),
         })
       }
-    if (pending.length > 0) this.events.wake()
+    if (deliver) this.events.wake()
     return result
   }
 }

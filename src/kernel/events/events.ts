@@ -34,10 +34,11 @@ export class Events {
 
   /**
    * Writes events in the caller's transaction. An event of a topic nobody consumes is written delivered:
-   * it stays in the log for the retention period, and the relay never has to claim it.
+   * it stays in the log for the retention period, and the relay never has to claim it. True when some
+   * event awaits a consumer (the caller wakes the relay after its commit).
    */
-  async write(tx: Queryable, events: readonly PendingEvent[], now: number) {
-    if (events.length === 0) return
+  async write(tx: Queryable, events: readonly PendingEvent[], now: number): Promise<boolean> {
+    if (events.length === 0) return false
     await insertRows(
       tx,
       getTableName(outbox),
@@ -50,6 +51,7 @@ export class Events {
         this.byTopic.has(e.topic) ? null : now,
       ]),
     )
+    return events.some((e) => this.byTopic.has(e.topic))
   }
 
   /** Called after a commit that wrote events: the local relay runs a pass right away. */

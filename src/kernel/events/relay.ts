@@ -130,6 +130,13 @@ export class Relay {
     this.stats.passes++
     const now = this.clock.now()
     const leaseMs = this.opts.leaseMs ?? 30_000
+    // a read first: most passes find nothing, and a claim is a write (the writer's turn on a local file)
+    const due = await this.db.execute({
+      sql: `select 1 from outbox where dispatched_at is null and next_at <= ? and (lease_until is null or lease_until < ?)
+            limit 1`,
+      args: [now, now],
+    })
+    if (due.rows.length === 0) return 0
     const claimed = (
       await this.db.execute({
         sql: `update outbox set lease_owner = ?, lease_until = ?

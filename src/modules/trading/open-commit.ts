@@ -43,7 +43,8 @@ export function openCommitter(
   const afterCommit = async (opened: Opened[]) => {
     await ctx.positions.invalidate(...new Set(opened.map((o) => o.row.login)))
     for (const o of opened) track(o.row, o.groupId)
-    if (opened.length > 0) ctx.events.wake()
+    // trade.opened has no consumer today: then its events are written delivered and nothing is to wake
+    if (opened.length > 0 && ctx.events.consumersOf(TradeOpened.name).length > 0) ctx.events.wake()
   }
   const onAfterCommitError = (e: unknown) =>
     ctx.logger.log('error', 'after trade open', { err: e instanceof Error ? e.message : String(e) })
