@@ -7,7 +7,6 @@ import { healthRoutes } from './http/health'
 import { httpPlatform } from './http/http'
 import { kernelRoutes } from './http/kernel-routes'
 import { openapiPlugin } from './http/openapi'
-import { DbLeases, StoreLeases } from './jobs/leases'
 import { JobRunner } from './jobs/runner'
 import { createKernel, type Deps } from './kernel'
 import type { ModuleDefinition, ModuleParts } from './module'
@@ -38,9 +37,14 @@ export function createApp(deps: Deps, modules: readonly ModuleDefinition[], opts
     ...eventJobs(deps.db, deps.clock, relay, deps.config.eventsRetentionMs),
     ...parts.flatMap((p) => p.jobs ?? []),
   ]
-  const leases =
-    deps.config.cache.kind === 'memory' ? new DbLeases(deps.db, deps.clock) : new StoreLeases(deps.store)
-  const runner = new JobRunner(jobs, leases, kernel.origin, deps.clock, deps.logger)
+  const runner = new JobRunner(
+    jobs,
+    kernel.leases,
+    kernel.origin,
+    deps.clock,
+    deps.logger,
+    () => kernel.engine.isLeader,
+  )
 
   let app: AnyElysia = new Elysia({
     name: 'trading-client-service',
@@ -60,14 +64,21 @@ export function createApp(deps: Deps, modules: readonly ModuleDefinition[], opts
   recordBodyKinds(app, kernel.routeBodies)
 
   const lifecycle = {
-    /** Loads what the modules keep in memory (books of resting orders and alerts) before serving. */
-    async start() {
+    /**
+     * Loads what the modules keep in memory before serving, then takes the engine role if it is free
+     * (loading the books of resting orders and alerts); with `standby`, keeps trying while another
+     * instance holds it (a server; tests take it once).
+     */
+    async start(o: { standby?: boolean } = {}) {
       for (const p of parts) await p.start?.()
+      await kernel.engine.start(o.standby ?? false)
     },
     async stop() {
       await runner.stop()
       await relay.stop()
+      // modules write what the engine holds (candles, latest quotes) before the role is given up
       for (const p of [...parts].reverse()) await p.stop?.()
+      await kernel.engine.stop()
     },
     /** Demo data of the kernel (brands) and of every module, in list order; idempotent. */
     async seedDemo() {

@@ -70,6 +70,7 @@ const schema = z
     LOG_LEVEL: z.enum(['debug', 'info', 'warn', 'error', 'silent']).default('info'),
     CRON_SECRET: z.string().min(24).optional(),
     GROUP_COMMIT: bool.default(true),
+    ROLE: z.enum(['all', 'api', 'engine']).default('all'),
     EVENTS_RETENTION_HOURS: z.coerce
       .number()
       .int()
@@ -152,6 +153,8 @@ export interface Config {
   logLevel: Env['LOG_LEVEL']
   /** Trade opens committed in batches (ADR 0001), or one transaction each. */
   groupCommit: boolean
+  /** `all`: API and a candidate for the engine role; `api`: never the engine; `engine`: the engine's standby too. */
+  role: Env['ROLE']
   /** Shared secret of POST /cron/{job} (header X-Cron-Secret); the route refuses everything without it. */
   cronSecret?: string
   /** How long dispatched events stay in the outbox. */
@@ -216,6 +219,7 @@ export function loadConfig(source: Record<string, string | undefined> = process.
     logLevel: e.LOG_LEVEL,
     cronSecret: e.CRON_SECRET,
     groupCommit: e.GROUP_COMMIT,
+    role: e.ROLE,
     eventsRetentionMs: e.EVENTS_RETENTION_HOURS * 3_600_000,
   }
 }

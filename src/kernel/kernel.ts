@@ -1,13 +1,16 @@
 import type { PrincipalDirectory } from './auth/session'
 import { AccessTokens } from './auth/tokens'
 import { BrandRegistry } from './brand/registry'
+import type { MessageBus } from './bus/bus'
 import type { KeyValueStore } from './cache'
 import type { Clock } from './clock'
 import type { Config } from './config'
 import type { Db } from './db/client'
 import { UnitOfWork } from './db/unit-of-work'
+import { EngineRole } from './engine/role'
 import { Events } from './events/events'
 import type { BodyKind } from './http/body'
+import { DbLeases, type Leases, StoreLeases } from './jobs/leases'
 import type { Logger } from './logger'
 import { definePort, Ports } from './ports'
 import type { FileStorage } from './storage/port'
@@ -20,6 +23,8 @@ export interface Deps {
   clock: Clock
   logger: Logger
   storage: FileStorage
+  /** Ticks and changes every instance sees in one order (in-process, or a Redis stream). */
+  bus: MessageBus
   /** Static assets such as the Swagger UI bundle; each entry knows where they live. */
   loadAsset: (name: string) => Promise<Response | null>
 }
@@ -41,6 +46,10 @@ export interface Kernel extends Deps {
   uow: UnitOfWork
   /** The body each route accepts, keyed `METHOD /path` (filled from the routes' `parse` once they exist). */
   routeBodies: Map<string, BodyKind>
+  /** Named leases (the shared cache when configured, else the database). */
+  leases: Leases
+  /** Which instance owns the books and the tick loop (docs/architecture.md, runtime roles). */
+  engine: EngineRole
 }
 
 /** The records behind sessions (enabled, same brand, same session epoch): the auth module provides it. */
@@ -50,10 +59,22 @@ let instances = 0
 
 export function createKernel(deps: Deps): Kernel {
   const events = new Events()
-  return {
+  const leases =
+    deps.config.cache.kind === 'memory' ? new DbLeases(deps.db, deps.clock) : new StoreLeases(deps.store)
+  // drawn when first read: Workers refuse random numbers at module scope, where the app is built
+  let origin: string | undefined
+  const originOf = () => {
+    origin ??= crypto.randomUUID().slice(0, 8)
+    return origin
+  }
+  const kernel = {
     ...deps,
     instanceId: ++instances,
-    origin: crypto.randomUUID().slice(0, 8),
+    get origin() {
+      return originOf()
+    },
+    leases,
+    engine: new EngineRole(deps.config.role, deps.bus, leases, deps.store, originOf, deps.logger),
     ports: new Ports(),
     tokens: new AccessTokens(deps.config.jwt, deps.db, deps.store, deps.clock),
     brands: new BrandRegistry(deps.db),
@@ -61,4 +82,5 @@ export function createKernel(deps: Deps): Kernel {
     uow: new UnitOfWork(deps.db, events, deps.clock, deps.logger),
     routeBodies: new Map(),
   }
+  return kernel as Kernel
 }

@@ -1,4 +1,5 @@
 import { createApp } from '../kernel/app'
+import { createBus } from '../kernel/bus'
 import { createStore } from '../kernel/cache'
 import { type Clock, systemClock } from '../kernel/clock'
 import type { Config } from '../kernel/config'
@@ -20,7 +21,8 @@ const BUN_BODY_LIMIT = 2 ** 30
 /**
  * Everything the Bun entry does, as a function tests and benchmarks can call: open the database,
  * migrate, build the app from the module list, seed demo data outside production, load the modules'
- * in-memory state, start the jobs (the event relay among them), listen. One process runs every role.
+ * in-memory state, start the jobs (the event relay among them), listen. With ROLE=all (the default) it also takes the engine
+ * role when no other instance holds it, and stands by while one does.
  */
 export async function startServer(config: Config, opts: { clock?: Clock; logger?: Logger } = {}) {
   const logger = opts.logger ?? createLogger(config.logLevel)
@@ -36,6 +38,7 @@ export async function startServer(config: Config, opts: { clock?: Clock; logger?
   })
   await migrateDatabase(database.db)
   const store = createStore(config, logger, clock)
+  const bus = createBus(config, logger)
   const app = createApp(
     {
       config,
@@ -44,6 +47,7 @@ export async function startServer(config: Config, opts: { clock?: Clock; logger?
       clock,
       logger,
       storage: new LocalDiskStorage(config.upload.dir),
+      bus,
       loadAsset: loadAssetFromDisk,
     },
     MODULES,
@@ -52,7 +56,7 @@ export async function startServer(config: Config, opts: { clock?: Clock; logger?
     await app.lifecycle.seedDemo()
     logger.log('info', 'demo data in place')
   }
-  await app.lifecycle.start()
+  await app.lifecycle.start({ standby: true })
   app.runner.start()
   app.listen({ hostname: config.host, port: config.port, maxRequestBodySize: BUN_BODY_LIMIT })
   const port = app.server?.port ?? config.port
@@ -68,6 +72,7 @@ export async function startServer(config: Config, opts: { clock?: Clock; logger?
     async stop() {
       await app.stop()
       await app.lifecycle.stop()
+      await bus.close()
       await store.close()
       database.close()
     },

@@ -4,6 +4,7 @@
 import { type Client, createClient } from '@libsql/client/web'
 import { CloudflareAdapter } from 'elysia/adapter/cloudflare-worker'
 import { createApp } from '../kernel/app'
+import { UpstashBus } from '../kernel/bus/upstash'
 import { ResilientStore } from '../kernel/cache/resilient'
 import { UpstashStore } from '../kernel/cache/upstash'
 import { systemClock } from '../kernel/clock'
@@ -49,6 +50,7 @@ function build(env: Env) {
       clock: systemClock,
       logger,
       storage: new R2Storage(env.FILES),
+      bus: new UpstashBus(config.cache.url, config.cache.token, logger),
       loadAsset: async () => null,
     },
     MODULES,

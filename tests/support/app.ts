@@ -2,6 +2,7 @@ import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { createApp } from '../../src/kernel/app'
+import { LocalBus } from '../../src/kernel/bus/local'
 import type { KeyValueStore } from '../../src/kernel/cache'
 import { MemoryStore } from '../../src/kernel/cache/memory'
 import { type Clock, systemClock } from '../../src/kernel/clock'
@@ -56,6 +57,7 @@ export async function makeTestApp(opts: TestAppOptions = {}) {
       clock,
       logger: opts.logger ?? silentLogger,
       storage: new LocalDiskStorage(config.upload.dir),
+      bus: new LocalBus(),
       loadAsset: loadAssetFromDisk,
     },
     [...MODULES, ...(opts.modules ?? [])],

@@ -1,7 +1,8 @@
 /**
  * Periodic work. `cluster` jobs run on one instance at a time (under a lease: Redis when configured, a
  * database row otherwise) and move to another when that one dies; `instance` jobs keep something of each
- * process current (an in-memory book) and run everywhere. The same jobs run from the cron route
+ * process current and run everywhere; `engine` jobs run only on the instance that holds the engine role
+ * (they work on its in-memory books, or must follow one price path: the simulator). The same jobs run from the cron route
  * (POST /cron/{job}) for external schedulers and from the Workers `scheduled()` handler.
  */
 export interface Job {
@@ -9,6 +10,6 @@ export interface Job {
   name: string
   /** Period (ms): a cluster job runs at most once per period across instances. */
   every: number
-  scope: 'cluster' | 'instance'
+  scope: 'cluster' | 'instance' | 'engine'
   run(at: { now: number }): Promise<unknown>
 }

@@ -28,6 +28,8 @@ export class JobRunner {
     private readonly owner: string,
     private readonly clock: Clock,
     private readonly logger: Logger,
+    /** Whether this instance holds the engine role now (engine jobs run only there). */
+    private readonly isEngine: () => boolean = () => true,
   ) {}
 
   get names() {
@@ -65,6 +67,7 @@ export class JobRunner {
 
   private async tick(job: Job) {
     if (this.running.has(job.name)) return
+    if (job.scope === 'engine' && !this.isEngine()) return
     if (job.scope === 'cluster') {
       const lease = await this.leases.hold(job.name, this.owner, leaseMs(job)).catch((e) => {
         this.logger.log('warn', 'job lease unavailable', { job: job.name, err: String(e) })
@@ -116,6 +119,7 @@ export class JobRunner {
     const job = this.jobs.find((j) => j.name === name)
     if (!job) return { ran: false, reason: 'unknown' }
     if (this.running.has(name)) return { ran: false, reason: 'busy' }
+    if (job.scope === 'engine' && !this.isEngine()) return { ran: false, reason: 'busy' }
     const borrowed = job.scope === 'cluster' && !this.held.has(name)
     if (job.scope === 'cluster' && !(await this.leases.hold(job.name, this.owner, leaseMs(job))).held)
       return { ran: false, reason: 'busy' }
@@ -137,7 +141,7 @@ export class JobRunner {
   async runDue(): Promise<Record<string, RunOutcome>> {
     const out: Record<string, RunOutcome> = {}
     for (const job of this.jobs) {
-      if (this.running.has(job.name)) {
+      if (this.running.has(job.name) || (job.scope === 'engine' && !this.isEngine())) {
         out[job.name] = { ran: false, reason: 'busy' }
         continue
       }

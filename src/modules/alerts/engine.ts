@@ -1,4 +1,5 @@
 import { and, eq, gt } from 'drizzle-orm'
+import { type BusEntry, idTime } from '../../kernel/bus/bus'
 import { readSkippingBadRows } from '../../kernel/db/tolerant'
 import type { Tick } from '../market'
 import type { AlertsCtx } from './context'
@@ -11,6 +12,8 @@ import { alertView } from './views'
 
 /** A transaction may commit a little after its clock stamped updated_at. */
 const RESYNC_OVERLAP_MS = 5000
+/** Bus entries of alert writes made on instances other than the engine. */
+export const ALERTS_CHANGED = 'alerts.changed'
 const bookKey = (symbol: string, side: number) => `${symbol}|${side}`
 const priceOf = (q: { bid: number; ask: number }, side: number) => (side === 1 ? q.ask : q.bid)
 
@@ -78,6 +81,36 @@ export class AlertEngine {
     this.book(row.symbol, row.side).place(row.id, watches(row, state, p))
   }
 
+  /** After a write commits: the engine files it at once, another instance tells it through the bus. */
+  async changed(row: AlertRow) {
+    if (this.ctx.engine.isLeader) this.track(row)
+    else await this.ctx.bus.publish(ALERTS_CHANGED, { row })
+  }
+
+  async removed(id: number) {
+    if (this.ctx.engine.isLeader) this.untrack(id)
+    else await this.ctx.bus.publish(ALERTS_CHANGED, { removed: id })
+  }
+
+  /** The engine's handler of alert changes made on other instances. */
+  onChangedEntries(entries: BusEntry[]) {
+    for (const e of entries) {
+      const d = e.data as { row?: AlertRow; removed?: number }
+      if (d.removed !== undefined) this.untrack(d.removed)
+      else if (d.row) {
+        const known = this.alerts.get(d.row.id)
+        if (!known || known.row.updatedAt <= d.row.updatedAt) this.track(d.row)
+      }
+    }
+  }
+
+  /** Empties the books (this instance gave up the engine role). */
+  reset() {
+    this.alerts.clear()
+    this.books.clear()
+    this.syncedUpTo = 0
+  }
+
   untrack(id: number) {
     const a = this.alerts.get(id)
     if (!a) return
@@ -89,7 +122,8 @@ export class AlertEngine {
     return this.alerts.size
   }
 
-  async onTicks(ticks: Tick[]) {
+  /** While replaying after a takeover, an alert fires only on ticks published after it was last written. */
+  async onTicks(ticks: Tick[], opts: { replay?: boolean } = {}) {
     const nowS = Math.floor(this.ctx.clock.now() / 1000)
     for (const t of ticks)
       for (const side of [0, 1]) {
@@ -103,7 +137,8 @@ export class AlertEngine {
             await this.expire(a.row)
             continue
           }
-          if (fired && !(await this.fire(a.row, p))) continue
+          const stale = opts.replay && a.row.updatedAt > idTime(t.id)
+          if (fired && !stale && !(await this.fire(a.row, p))) continue
           const still = this.alerts.get(id)
           if (still) rewatch(b, id, still, p)
         }

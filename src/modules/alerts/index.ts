@@ -2,7 +2,7 @@ import { defineModule } from '../../kernel/module'
 import { AccountsPort } from '../accounts'
 import { MarketPort } from '../market'
 import type { AlertsCtx } from './context'
-import { AlertEngine } from './engine'
+import { ALERTS_CHANGED, AlertEngine } from './engine'
 import { alertRoutes } from './routes'
 import * as schema from './schema'
 
@@ -22,16 +22,23 @@ export const alertsModule = defineModule({
       quotes: market.quotes,
     }
     const alerts = new AlertEngine(ctx)
-    market.quotes.onTicks((ticks) => alerts.onTicks(ticks))
+    market.quotes.onEngineTicks((ticks, meta) => alerts.onTicks(ticks, { replay: meta.replay }))
+    k.engine.on(ALERTS_CHANGED, async (entries) => alerts.onChangedEntries(entries))
+    k.engine.onLoad(
+      async () => {
+        alerts.reset()
+        await alerts.load()
+      },
+      () => alerts.reset(),
+    )
     return {
       routes: alertRoutes({ ...ctx, alerts }),
       jobs: [
-        // every instance evaluates the ticks it applies, so it keeps every alert in its book
-        { name: 'alerts.sync', every: 2000, scope: 'instance', run: () => alerts.load() },
+        // changes reach the engine through the bus at once; this re-read is the safety net
+        { name: 'alerts.sync', every: 2000, scope: 'engine', run: () => alerts.load() },
         // alerts past expires_at are disabled even when their symbol does not tick
-        { name: 'alerts.expire', every: 2000, scope: 'cluster', run: () => alerts.expireDue() },
+        { name: 'alerts.expire', every: 2000, scope: 'engine', run: () => alerts.expireDue() },
       ],
-      start: () => alerts.load(),
     }
   },
 })

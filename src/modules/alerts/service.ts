@@ -94,7 +94,7 @@ export async function createAlert(ctx: AlertsServices, brand: Brand, session: Se
       .returning()
     return r
   })
-  ctx.alerts.track(row)
+  await ctx.alerts.changed(row)
   return { id: row.id, alert: alertView(row) }
 }
 
@@ -152,13 +152,13 @@ export async function updateAlert(
       .returning()
     return r
   })
-  ctx.alerts.track(row)
+  await ctx.alerts.changed(row)
   return { id, alert: alertView(row) }
 }
 
 export async function deleteAlert(ctx: AlertsServices, brand: Brand, session: Session, id: number) {
   await ownAlert(ctx, brand, session, id)
   await ctx.db.transaction((tx) => tx.delete(priceAlerts).where(eq(priceAlerts.id, id)))
-  ctx.alerts.untrack(id)
+  await ctx.alerts.removed(id)
   return { data: 'OK' as const }
 }

@@ -7,7 +7,7 @@ import type { MarketCtx } from './context'
 import { seedDemoMarket } from './demo'
 import type { Quote, QuoteLookup } from './domain/conversion'
 import { groupPrice, quoteLookup } from './prices'
-import { QuoteHub } from './quotes'
+import { QuoteHub, TICKS } from './quotes'
 import { type GroupSymbol, ReferenceData } from './reference'
 import { marketRoutes } from './routes'
 import * as schema from './schema'
@@ -41,7 +41,8 @@ export const marketModule = defineModule({
   setup(k, ports) {
     const refdata = new ReferenceData(k.db, k.store, k.clock)
     const candles = new CandleStore(k.db)
-    const quotes = new QuoteHub(k.db, k.store, refdata, candles, k.clock, k.logger)
+    const quotes = new QuoteHub(k.db, k.store, k.bus, refdata, candles, k.clock, k.logger)
+    k.engine.on(TICKS, (entries, at) => quotes.onEngineEntries(entries, at))
     const ctx: MarketCtx = { ...k, accounts: ports.get(AccountsPort), refdata, candles, quotes }
     // When an hourly candle closes, cached watch lists expire (their key holds the candle version).
     candles.onBarClosed((_symbol, _bar, hourClosed) => {
@@ -53,13 +54,11 @@ export const marketModule = defineModule({
       groupPrice: (gs) => groupPrice(quotes, gs),
       quoteLookup: () => quoteLookup(quotes),
     })
-    const simulator = new QuoteSimulator(
-      quotes,
-      refdata,
-      k.clock,
-      k.config.quotes.seed,
-      async (s) => (await candles.last(s, 'M1', 1))[0]?.close ?? null,
-    )
+    const simulator = new QuoteSimulator(quotes, refdata, k.clock, k.config.quotes.seed, async (s) => {
+      // a new engine continues the path where the last one left it
+      const q = quotes.peek(s)
+      return q ? (q.bid + q.ask) / 2 : ((await candles.last(s, 'M1', 1))[0]?.close ?? null)
+    })
     return {
       routes: new Elysia({ name: 'market', seed: k.instanceId })
         .use(marketRoutes(ctx))
@@ -71,7 +70,8 @@ export const marketModule = defineModule({
               {
                 name: 'market.simulator',
                 every: k.config.quotes.tickMs,
-                scope: 'cluster' as const,
+                // one price path: only the engine simulates
+                scope: 'engine' as const,
                 run: () => simulator.tick(),
               },
             ]
@@ -79,14 +79,20 @@ export const marketModule = defineModule({
         {
           name: 'market.quote-snapshot',
           every: 5000,
-          scope: 'instance' as const,
+          scope: 'engine' as const,
           run: () => quotes.saveLatest(),
         },
       ],
-      start: () => quotes.loadSaved(),
+      async start() {
+        await quotes.loadSaved()
+        quotes.start()
+      },
       async stop() {
-        await candles.flush()
-        await quotes.saveLatest()
+        await quotes.stop()
+        if (k.engine.isLeader) {
+          await candles.flush()
+          await quotes.saveLatest()
+        }
       },
       seedDemo: () => seedDemoMarket(ctx),
     }

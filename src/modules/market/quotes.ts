@@ -1,4 +1,5 @@
 import { sql } from 'drizzle-orm'
+import { type BusEntry, compareIds, type MessageBus, type Subscription, ZERO_ID } from '../../kernel/bus/bus'
 import type { KeyValueStore } from '../../kernel/cache'
 import type { Clock } from '../../kernel/clock'
 import type { Db } from '../../kernel/db/client'
@@ -10,49 +11,67 @@ import { lastQuotes } from './schema'
 
 export interface Tick extends Quote {
   symbol: string
-  /** Sequence number of this instance's stream (SSE event id). */
-  seq: number
+  /** Id of the bus entry that carried it: global, so an SSE client resumes on any instance. */
+  id: string
 }
 
-/** `explicit`: a feed batch posted to the ingest routes (every account is then checked for stop-out). */
-export type TickListener = (ticks: Tick[], meta: { explicit: boolean }) => Promise<void> | void
+/**
+ * `explicit`: a feed batch posted to the ingest routes (every account is then checked for stop-out);
+ * `replay`: the engine catching up after a takeover (triggers only fire for orders set before the tick).
+ */
+export type TickListener = (
+  ticks: Tick[],
+  meta: { explicit: boolean; replay: boolean },
+) => Promise<void> | void
+
+interface TicksEntry {
+  ticks: { symbol: string; bid: number; ask: number; time: number }[]
+  explicit: boolean
+}
 
 const quoteKey = (symbol: string) => `quote:v1:${symbol}`
 const REMOTE_FRESH_MS = 250
-const RING = 4096
+export const TICKS = 'market.ticks'
 
 /**
- * The latest quote per symbol. A tick applied here is kept in memory, written to the shared cache so
- * every instance sees it, aggregated into candles and handed to listeners (trigger engine, alerts, SSE).
- * Instances that did not receive a tick read the cache (re-read at most every 250 ms).
+ * The latest quote per symbol. Ticks go through the bus (kernel/bus): every instance applies every tick
+ * in bus order to its latest quotes (the newest by quote time wins) and hands them to its listeners (SSE);
+ * the engine instance also aggregates candles, writes the shared latest quotes (for instances that read
+ * no bus: the edge) and hands them to the engine's listeners (triggers, alerts). Without a bus reader
+ * (the edge) the shared cache answers, re-read at most every 250 ms.
  */
 export class QuoteHub {
   private readonly local = new Map<string, Quote>()
   private readonly remote = new Map<string, { quote: Quote | null; at: number }>()
   private readonly listeners: TickListener[] = []
-  private readonly ring: Tick[] = []
-  private seq = 0
+  private readonly engineListeners: TickListener[] = []
+  /** Quote time of the last tick per symbol the engine processed (an older one is dropped). */
+  private readonly engineLast = new Map<string, number>()
+  private lastApplied = ZERO_ID
+  private subscription: Subscription | null = null
   /** Quotes saved by an earlier run (last_quotes): the answer of last resort until ticks arrive. */
   private readonly saved = new Map<string, Quote>()
-  /** Symbols whose local quote changed since the last save. */
+  /** Symbols whose quote changed since the last save (the engine saves). */
   private readonly unsaved = new Set<string>()
 
   constructor(
     private readonly db: Db,
     private readonly store: KeyValueStore,
+    private readonly bus: MessageBus,
     private readonly refdata: ReferenceData,
     private readonly candles: CandleStore,
     private readonly clock: Clock,
     private readonly logger: Logger,
   ) {}
 
-  /** Subscribes to applied ticks; returns the unsubscribe function. */
+  /** Subscribes to the ticks this instance applies (every instance); returns the unsubscribe function. */
   onTicks(listener: TickListener): () => void {
-    this.listeners.push(listener)
-    return () => {
-      const i = this.listeners.indexOf(listener)
-      if (i >= 0) this.listeners.splice(i, 1)
-    }
+    return subscribe(this.listeners, listener)
+  }
+
+  /** Subscribes to the ticks the engine processes (only on the instance holding the engine role). */
+  onEngineTicks(listener: TickListener): () => void {
+    return subscribe(this.engineListeners, listener)
   }
 
   /** Synchronous latest quote known to this instance (the hot path of margin and trigger checks). */
@@ -123,59 +142,118 @@ export class QuoteHub {
   }
 
   /**
-   * Applies a batch of ticks (validated by the caller: known symbols, 0 < bid <= ask). Ticks older than
-   * the symbol's latest are dropped. Returns the ticks accepted.
+   * Publishes a batch of ticks (validated by the caller: known symbols, 0 < bid <= ask), rounded to each
+   * symbol's digits; ticks older than the symbol's latest quote are dropped. Returns the ticks published
+   * (on the embedded bus, once applied and processed by the engine).
    */
   async apply(
     batch: { symbol: string; bid: number; ask: number; time: number }[],
     meta: { explicit: boolean } = { explicit: false },
   ): Promise<Tick[]> {
     await this.refdata.fresh()
-    const accepted: Tick[] = []
+    const ticks: TicksEntry['ticks'] = []
     for (const t of batch) {
       const info = this.refdata.symbol(t.symbol)
       if (!info) continue
       const prev = this.local.get(t.symbol)
       if (prev && t.time < prev.time) continue
       const f = 10 ** info.digits
-      const tick: Tick = {
+      ticks.push({
         symbol: t.symbol,
         bid: Math.round(t.bid * f) / f,
         ask: Math.round(t.ask * f) / f,
         time: t.time,
-        seq: ++this.seq,
-      }
-      this.local.set(t.symbol, { bid: tick.bid, ask: tick.ask, time: tick.time })
-      this.unsaved.add(t.symbol)
-      accepted.push(tick)
-      this.ring.push(tick)
-      if (this.ring.length > RING) this.ring.splice(0, this.ring.length - RING)
+      })
     }
-    if (accepted.length === 0) return accepted
-    await Promise.all(
-      accepted.map((t) =>
-        this.store.set(quoteKey(t.symbol), JSON.stringify({ bid: t.bid, ask: t.ask, time: t.time })),
-      ),
-    )
-    await this.candles.onTicks(accepted)
-    for (const l of [...this.listeners]) {
+    if (ticks.length === 0) return []
+    const entry: TicksEntry = { ticks, explicit: meta.explicit }
+    const id = await this.bus.publish(TICKS, entry)
+    return ticks.map((t) => ({ ...t, id }))
+  }
+
+  /** Reads the bus from now on (every instance with a long-lived process). */
+  start() {
+    this.subscription ??= this.bus.subscribe('$', async (entries) => {
+      for (const e of entries) if (e.type === TICKS) await this.applyEntry(e)
+    })
+  }
+
+  async stop() {
+    await this.subscription?.close()
+    this.subscription = null
+  }
+
+  /** Applies one entry to this instance's quotes (once: the engine's reader may bring it again). */
+  private async applyEntry(e: BusEntry): Promise<void> {
+    if (compareIds(e.id, this.lastApplied) <= 0) return
+    this.lastApplied = e.id
+    const accepted: Tick[] = []
+    for (const t of (e.data as TicksEntry).ticks) {
+      const prev = this.local.get(t.symbol)
+      if (prev && t.time < prev.time) continue
+      this.local.set(t.symbol, { bid: t.bid, ask: t.ask, time: t.time })
+      accepted.push({ ...t, id: e.id })
+    }
+    if (accepted.length) await this.notify(this.listeners, accepted, { explicit: false, replay: false })
+  }
+
+  /**
+   * The engine's handler of tick entries (its own reader, after this instance's: `local` is as new),
+   * aggregates candles, writes the shared latest quotes and runs the engine listeners, in bus order.
+   */
+  async onEngineEntries(entries: BusEntry[], at: { replay: boolean }) {
+    for (const e of entries) {
+      const data = e.data as TicksEntry
+      const ticks: Tick[] = []
+      for (const t of data.ticks) {
+        if (t.time < (this.engineLast.get(t.symbol) ?? 0)) continue
+        this.engineLast.set(t.symbol, t.time)
+        this.unsaved.add(t.symbol)
+        ticks.push({ ...t, id: e.id })
+      }
+      if (ticks.length === 0) continue
+      if (!at.replay)
+        await Promise.all(
+          ticks.map((t) =>
+            this.store.set(quoteKey(t.symbol), JSON.stringify({ bid: t.bid, ask: t.ask, time: t.time })),
+          ),
+        )
+      await this.candles.onTicks(ticks)
+      await this.notify(this.engineListeners, ticks, { explicit: data.explicit, replay: at.replay })
+    }
+  }
+
+  private async notify(list: TickListener[], ticks: Tick[], meta: { explicit: boolean; replay: boolean }) {
+    for (const l of [...list]) {
       try {
-        await l(accepted, meta)
+        await l(ticks, meta)
       } catch (e) {
         this.logger.log('error', 'tick listener failed', { err: e instanceof Error ? e.message : String(e) })
       }
     }
-    return accepted
   }
 
-  /** Ticks after `seq` still in the replay buffer (SSE resume), or null when `seq` is too old. */
-  since(seq: number): Tick[] | null {
-    if (this.ring.length === 0) return seq <= this.seq ? [] : null
-    if (seq < this.ring[0].seq - 1) return null
-    return this.ring.filter((t) => t.seq > seq)
+  /**
+   * Ticks after the bus id `after` (SSE resume), or null when the bus no longer keeps what followed it.
+   */
+  async since(after: string): Promise<Tick[] | null> {
+    const entries = await this.bus.range(after, 4096)
+    if (!entries) return null
+    return entries.flatMap((e) =>
+      e.type === TICKS ? (e.data as TicksEntry).ticks.map((t) => ({ ...t, id: e.id })) : [],
+    )
   }
 
-  get lastSeq() {
-    return this.seq
+  /** Id of the newest bus entry (the id of a snapshot event). */
+  newestId() {
+    return this.bus.newest()
+  }
+}
+
+function subscribe(list: TickListener[], listener: TickListener) {
+  list.push(listener)
+  return () => {
+    const i = list.indexOf(listener)
+    if (i >= 0) list.splice(i, 1)
   }
 }

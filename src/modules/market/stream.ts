@@ -1,5 +1,6 @@
 import type { Session } from '../../kernel/auth/session'
 import type { Brand } from '../../kernel/brand/registry'
+import { isBusId } from '../../kernel/bus/bus'
 import { invalid } from '../../kernel/http/errors'
 import type { MarketCtx } from './context'
 import type { Tick } from './quotes'
@@ -9,8 +10,8 @@ const enc = new TextEncoder()
 
 /**
  * Server-Sent Events of quotes for chosen symbols. A user session gets its group's prices (spread
- * settings applied, hidden symbols refused); staff get source prices. Each event's id is the tick
- * sequence; a reconnect with Last-Event-ID replays the ticks missed (or, when they are no longer buffered,
+ * settings applied, hidden symbols refused); staff get source prices. Each event's id is the bus id
+ * of its tick (global: any instance resumes it); a reconnect with Last-Event-ID replays the ticks missed (or, when they are no longer buffered,
  * the latest quote of each symbol). A comment line every 15 s keeps proxies from closing the stream.
  */
 export async function quoteStream(
@@ -48,10 +49,10 @@ export async function quoteStream(
     if (!gs) return null
     return quoteForGroup(t, gs)
   }
-  const event = async (t: Tick | (Tick & { seq: number })) => {
+  const event = async (t: Tick) => {
     const p = await price(t)
     if (!p) return ''
-    return `id: ${t.seq}\nevent: quote\ndata: ${JSON.stringify({ symbol: t.symbol, bid: p.bid, ask: p.ask, time: t.time })}\n\n`
+    return `id: ${t.id}\nevent: quote\ndata: ${JSON.stringify({ symbol: t.symbol, bid: p.bid, ask: p.ask, time: t.time })}\n\n`
   }
   let unsubscribe = () => {}
   let keepAlive: ReturnType<typeof setInterval> | undefined
@@ -61,13 +62,14 @@ export async function quoteStream(
         if (text) controller.enqueue(enc.encode(text))
       }
       send('retry: 2000\n\n')
-      const last = lastEventId !== null && /^\d+$/.test(lastEventId) ? Number(lastEventId) : null
-      const replay = last === null ? null : ctx.quotes.since(last)
+      const last = lastEventId !== null && isBusId(lastEventId) ? lastEventId : null
+      const replay = last === null ? null : await ctx.quotes.since(last)
       if (replay) for (const t of replay) if (set.has(t.symbol)) send(await event(t))
       if (!replay) {
+        const id = await ctx.quotes.newestId()
         for (const s of wanted) {
           const q = await ctx.quotes.get(s)
-          if (q) send(await event({ symbol: s, ...q, seq: ctx.quotes.lastSeq }))
+          if (q) send(await event({ symbol: s, ...q, id }))
         }
       }
       unsubscribe = ctx.quotes.onTicks(async (ticks) => {

@@ -1,4 +1,5 @@
 import { and, eq, gt, inArray, lte, ne, type SQL } from 'drizzle-orm'
+import { type BusEntry, idTime } from '../../kernel/bus/bus'
 import { readSkippingBadRows } from '../../kernel/db/tolerant'
 import { roundToMinor } from '../accounts'
 import { type Quote, quoteForGroup, type Tick } from '../market'
@@ -26,6 +27,8 @@ const RESYNC_OVERLAP_MS = 5000
 const RESYNC_SLICE_MS = 500
 /** Resting orders the daily rollover looks at between two turns of the event loop. */
 const ROLLOVER_SLICE = 2000
+/** Bus entries of order writes made on instances other than the engine. */
+export const ORDERS_CHANGED = 'trading.orders-changed'
 const bookKey = (symbol: string, groupId: number) => `${symbol}|${groupId}`
 const marginCallKey = (login: number) => `mc:v1:${login}`
 
@@ -57,7 +60,11 @@ export class TriggerEngine {
   private readonly refreshes: TradeRefresh
 
   constructor(private readonly ctx: TradingCtx) {
-    this.refreshes = { positions: ctx.positions, accountsRead: ctx.accountsRead, track: (o) => this.track(o) }
+    this.refreshes = {
+      positions: ctx.positions,
+      accountsRead: ctx.accountsRead,
+      track: (o) => this.changed([{ order: o }]),
+    }
   }
 
   /** The account currency of a group (events carry money in it). */
@@ -119,6 +126,45 @@ export class TriggerEngine {
     }
   }
 
+  /** Empties the books (this instance gave up the engine role). */
+  reset() {
+    for (const ticket of [...this.resting.keys()]) this.untrack(ticket)
+    this.seen.clear()
+    this.syncedUpTo = 0
+  }
+
+  /** Loads every active order from the database (this instance took the engine role). */
+  async load() {
+    this.reset()
+    await this.resync()
+  }
+
+  /**
+   * After a trade write commits: the engine files the order at once; another instance tells the engine
+   * through the bus, before its request answers, so a tick ingested after the answer finds the order filed.
+   */
+  async changed(rows: { order: OrderRow; groupId?: number }[]) {
+    if (rows.length === 0) return
+    if (!this.ctx.engine.isLeader) {
+      await this.ctx.bus.publish(ORDERS_CHANGED, rows)
+      return
+    }
+    for (const r of rows)
+      if (r.groupId !== undefined) this.trackIn(r.order, r.groupId)
+      else await this.track(r.order)
+  }
+
+  /** The engine's handler of order changes published by other instances. */
+  async onChangedEntries(entries: BusEntry[]) {
+    for (const e of entries)
+      for (const r of e.data as { order: OrderRow; groupId?: number }[]) {
+        const known = this.resting.get(r.order.ticket)
+        if (known && known.order.updatedAt > r.order.updatedAt) continue
+        this.seen.set(r.order.ticket, r.order.updatedAt)
+        await this.track(r.order, r.groupId)
+      }
+  }
+
   /**
    * Loads every active order (start-up), then keeps up with other instances' writes: the tickets and
    * update times another instance changed in the last few seconds (every write stamps `origin`, so this
@@ -176,8 +222,12 @@ export class TriggerEngine {
     this.syncedUpTo = now
   }
 
-  /** Tick listener: fires due triggers per group price, expires pending orders, sweeps stop-outs. */
-  async onTicks(ticks: Tick[], opts: { forceSweep?: boolean } = {}) {
+  /**
+   * Tick listener of the engine: fires due triggers per group price, expires pending orders, sweeps
+   * stop-outs. While replaying after a takeover, a trigger fires only on ticks published after its
+   * order was last written (the book was loaded from the database as it is now).
+   */
+  async onTicks(ticks: Tick[], opts: { forceSweep?: boolean; replay?: boolean } = {}) {
     const touched = new Set<string>()
     for (const t of ticks) {
       const groups = this.groupsBySymbol.get(t.symbol)
@@ -187,8 +237,10 @@ export class TriggerEngine {
         const gs = await this.ctx.refdata.forGroup(groupId, t.symbol)
         if (!gs) continue
         const q = quoteForGroup(t, gs)
-        for (const trigger of this.book.due(bookKey(t.symbol, groupId), q.bid, q.ask))
+        for (const trigger of this.book.due(bookKey(t.symbol, groupId), q.bid, q.ask)) {
+          if (opts.replay && (this.resting.get(trigger.ticket)?.order.updatedAt ?? 0) > idTime(t.id)) continue
           await this.fire(trigger, q)
+        }
       }
     }
     await this.expire()

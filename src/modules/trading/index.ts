@@ -2,7 +2,7 @@ import { defineModule } from '../../kernel/module'
 import { AccountsPort, ExposurePort } from '../accounts'
 import { MarketPort } from '../market'
 import type { TradingCtx } from './context'
-import { TriggerEngine } from './engine'
+import { ORDERS_CHANGED, TriggerEngine } from './engine'
 import { accountExposure } from './exposure'
 import { openCommitter } from './open-commit'
 import { PositionReadModel } from './positions'
@@ -31,21 +31,29 @@ export const tradingModule = defineModule({
     const engine = new TriggerEngine(ctx)
     const services: TradingServices = {
       ...ctx,
-      engine,
-      tradeOpens: openCommitter(ctx, (o, groupId) => engine.trackIn(o, groupId)),
+      triggers: engine,
+      tradeOpens: openCommitter(ctx, (rows) => engine.changed(rows)),
     }
     // the accounts module prices open positions through this extension point (GET /account/me)
     ports.provide(ExposurePort, (account, group) => accountExposure(ctx, account, group))
-    market.quotes.onTicks((ticks, meta) => engine.onTicks(ticks, { forceSweep: meta.explicit }))
+    // the engine role (kernel/engine): one instance holds the books and sees every tick and order change
+    market.quotes.onEngineTicks((ticks, meta) =>
+      engine.onTicks(ticks, { forceSweep: meta.explicit, replay: meta.replay }),
+    )
+    k.engine.on(ORDERS_CHANGED, (entries) => engine.onChangedEntries(entries))
+    k.engine.onLoad(
+      () => engine.load(),
+      () => engine.reset(),
+    )
     return {
       routes: tradingRoutes(services),
       jobs: [
-        // other instances' order changes reach this instance's book (until the engine role, issue 18)
-        { name: 'trading.resync', every: 2000, scope: 'instance', run: () => engine.resync() },
+        // order changes reach the engine through the bus at once; this re-read of recent writes is the
+        // safety net (a change published while the role moved)
+        { name: 'trading.resync', every: 2000, scope: 'engine', run: () => engine.resync() },
         // conditional on each position's rollover day, so a second run in a day charges nothing
-        { name: 'trading.rollover', every: 60_000, scope: 'cluster', run: () => engine.rollover() },
+        { name: 'trading.rollover', every: 60_000, scope: 'engine', run: () => engine.rollover() },
       ],
-      start: () => engine.resync(),
     }
   },
 })

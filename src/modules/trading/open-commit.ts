@@ -38,11 +38,11 @@ export interface Opened {
  */
 export function openCommitter(
   ctx: TradingCtx,
-  track: (o: OrderRow, groupId: number) => void,
+  track: (rows: { order: OrderRow; groupId: number }[]) => Promise<void>,
 ): Committer<OpenRequest, Opened> {
   const afterCommit = async (opened: Opened[]) => {
     await ctx.positions.invalidate(...new Set(opened.map((o) => o.row.login)))
-    for (const o of opened) track(o.row, o.groupId)
+    await track(opened.map((o) => ({ order: o.row, groupId: o.groupId })))
     // trade.opened has no consumer today: then its events are written delivered and nothing is to wake
     if (opened.length > 0 && ctx.events.consumersOf(TradeOpened.name).length > 0) ctx.events.wake()
   }

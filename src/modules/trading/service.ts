@@ -20,14 +20,14 @@ import { orderView, tradeEvent } from './views'
 
 /** The trading services: the module's context plus its engine and the committer of opens. */
 export interface TradingServices extends TradingCtx {
-  engine: TriggerEngine
+  triggers: TriggerEngine
   tradeOpens: Committer<OpenRequest, Opened>
 }
 
 const refresh = (ctx: TradingServices) => ({
   positions: ctx.positions,
   accountsRead: ctx.accountsRead,
-  track: (o: OrderRow) => ctx.engine.track(o),
+  track: (o: OrderRow) => ctx.triggers.changed([{ order: o }]),
 })
 
 /** The account a trade request names, scoped to the session; a login it may not see is 403 USER_NOT_FOUND. */

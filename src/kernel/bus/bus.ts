@@ -1,0 +1,49 @@
+/**
+ * The message bus: one ordered log of what every instance must see in the same order (ticks, changes
+ * of resting orders and alerts). Entries get global ids (`<ms>-<n>`, Redis stream ids), so an SSE
+ * client resumes on any instance and the engine resumes where the previous one stopped.
+ */
+export interface BusEntry {
+  id: string
+  type: string
+  data: unknown
+}
+
+export type BusHandler = (entries: BusEntry[]) => Promise<void> | void
+
+export interface Subscription {
+  /** Id of the last entry handed to the handler. */
+  readonly position: string
+  close(): Promise<void>
+}
+
+export interface MessageBus {
+  readonly kind: 'local' | 'redis' | 'upstash'
+  /** Appends an entry; resolves with its id (the local bus: once every subscriber has handled it). */
+  publish(type: string, data: unknown): Promise<string>
+  /**
+   * Hands every entry after `from` (`'$'`: after the newest now) to `handler`, in order, one batch at a
+   * time: the next batch waits for the handler.
+   */
+  subscribe(from: string, handler: BusHandler): Subscription
+  /** Entries after `after`, oldest first, at most `limit`; null when `after` is older than what is kept. */
+  range(after: string, limit: number): Promise<BusEntry[] | null>
+  /** Id of the newest entry ('0-0' when empty). */
+  newest(): Promise<string>
+  close(): Promise<void>
+}
+
+export const ZERO_ID = '0-0'
+const ID = /^(\d{1,15})-(\d{1,15})$/
+
+export const isBusId = (s: string) => ID.test(s)
+
+/** Orders two bus ids (-1, 0, 1). */
+export function compareIds(a: string, b: string): number {
+  const [am, an] = a.split('-').map(Number)
+  const [bm, bn] = b.split('-').map(Number)
+  return am !== bm ? Math.sign(am - bm) : Math.sign(an - bn)
+}
+
+/** Milliseconds part of an id: when the entry was appended. */
+export const idTime = (id: string) => Number(id.split('-')[0])

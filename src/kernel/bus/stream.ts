@@ -1,0 +1,55 @@
+import { type BusEntry, compareIds, ZERO_ID } from './bus'
+
+export const BUS_STREAM = 'bus:v1'
+/** Entries kept in the stream (approximately): minutes of ticks, for SSE resume and engine takeover. */
+export const BUS_KEEP = 200_000
+
+export type Raw = [string, string[]]
+
+export const parseEntry = ([id, fields]: Raw): BusEntry => {
+  const f: Record<string, string> = {}
+  for (let i = 0; i + 1 < fields.length; i += 2) f[fields[i]] = fields[i + 1]
+  return { id, type: f.t ?? '', data: f.d ? JSON.parse(f.d) : null }
+}
+
+/** Appending arguments of XADD, shared with the Upstash adapter. */
+export const xaddArgs = (type: string, data: unknown) => [
+  BUS_STREAM,
+  'MAXLEN',
+  '~',
+  String(BUS_KEEP),
+  '*',
+  't',
+  type,
+  'd',
+  JSON.stringify(data),
+]
+
+export type Send = (cmd: string, args: string[]) => Promise<unknown>
+
+export async function newestOf(send: Send) {
+  const [last] = ((await send('XREVRANGE', [BUS_STREAM, '+', '-', 'COUNT', '1'])) ?? []) as Raw[]
+  return last?.[0] ?? ZERO_ID
+}
+
+/** XRANGE after an id, or null when the stream was trimmed past it (its first entry is later). */
+export async function rangeOf(send: Send, after: string, limit: number) {
+  const [first] = ((await send('XRANGE', [BUS_STREAM, '-', '+', 'COUNT', '1'])) ?? []) as Raw[]
+  if (first && after !== ZERO_ID && compareIds(after, first[0]) < 0) {
+    // a trimmed stream starts later than `after`: what lay between is gone
+    const info = (await send('XINFO', ['STREAM', BUS_STREAM])) as unknown
+    const removed = infoField(info, 'max-deleted-entry-id')
+    if (removed && removed !== ZERO_ID && compareIds(after, removed) < 0) return null
+  }
+  const rows = ((await send('XRANGE', [BUS_STREAM, `(${after}`, '+', 'COUNT', String(limit)])) ?? []) as Raw[]
+  return rows.map(parseEntry)
+}
+
+function infoField(info: unknown, name: string): string | null {
+  if (Array.isArray(info)) {
+    const i = info.indexOf(name)
+    return i >= 0 ? String(info[i + 1]) : null
+  }
+  if (info && typeof info === 'object') return String((info as Record<string, unknown>)[name] ?? '') || null
+  return null
+}

@@ -1,0 +1,96 @@
+import type { Logger } from '../logger'
+import type { BusEntry, BusHandler, MessageBus, Subscription } from './bus'
+import { newestOf, rangeOf, type Send, xaddArgs } from './stream'
+
+/**
+ * The bus on the same Redis stream through Upstash's REST protocol (the edge has no long-lived
+ * connection): appends with XADD; a subscription polls XRANGE (an API instance at the edge subscribes to
+ * nothing; the Bun engine reads the stream over TCP).
+ */
+export class UpstashBus implements MessageBus {
+  readonly kind = 'upstash' as const
+  private readonly subs = new Set<PollingSubscription>()
+  private readonly send: Send
+
+  constructor(url: string, token: string, logger: Logger, pollMs = 100) {
+    this.send = async (cmd, args) => {
+      const res = await fetch(url, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+        body: JSON.stringify([cmd, ...args]),
+      })
+      const body = (await res.json()) as { result?: unknown; error?: string }
+      if (body.error) throw new Error(`upstash ${cmd}: ${body.error}`)
+      return body.result
+    }
+    this.pollMs = pollMs
+    this.logger = logger
+  }
+  private readonly pollMs: number
+  private readonly logger: Logger
+
+  async publish(type: string, data: unknown) {
+    return String(await this.send('XADD', xaddArgs(type, data)))
+  }
+
+  subscribe(from: string, handler: BusHandler): Subscription {
+    const sub = new PollingSubscription(this, from, handler, this.pollMs, this.logger, () =>
+      this.subs.delete(sub),
+    )
+    this.subs.add(sub)
+    return sub
+  }
+
+  range(after: string, limit: number) {
+    return rangeOf(this.send, after, limit)
+  }
+
+  newest() {
+    return newestOf(this.send)
+  }
+
+  async close() {
+    await Promise.all([...this.subs].map((s) => s.close()))
+  }
+}
+
+class PollingSubscription implements Subscription {
+  position: string
+  private closed = false
+  private readonly loop: Promise<void>
+
+  constructor(
+    private readonly bus: MessageBus,
+    from: string,
+    private readonly handler: BusHandler,
+    private readonly pollMs: number,
+    private readonly logger: Logger,
+    private readonly detach: () => void,
+  ) {
+    this.position = from
+    this.loop = this.run()
+  }
+
+  private async run() {
+    while (!this.closed) {
+      try {
+        if (this.position === '$') this.position = await this.bus.newest()
+        const entries: BusEntry[] = (await this.bus.range(this.position, 1000)) ?? []
+        if (entries.length && !this.closed) {
+          this.position = entries.at(-1)!.id
+          await this.handler(entries)
+          continue
+        }
+      } catch (e) {
+        this.logger.log('warn', 'bus poll failed', { err: e instanceof Error ? e.message : String(e) })
+      }
+      await new Promise((r) => setTimeout(r, this.pollMs))
+    }
+  }
+
+  async close() {
+    this.closed = true
+    this.detach()
+    await this.loop.catch(() => {})
+  }
+}

@@ -1,0 +1,176 @@
+import type { BusEntry, MessageBus, Subscription } from '../bus/bus'
+import { compareIds, idTime } from '../bus/bus'
+import type { KeyValueStore } from '../cache'
+import type { Leases } from '../jobs/leases'
+import type { Logger } from '../logger'
+
+export type EngineRoleSetting = 'all' | 'api' | 'engine'
+
+/** What a handler of engine entries is told: `replay` while catching up after a takeover. */
+export interface EngineBatch {
+  entries: BusEntry[]
+  replay: boolean
+}
+
+export type EngineHandler = (entries: BusEntry[], at: { replay: boolean }) => Promise<void>
+
+const LEASE = 'engine'
+const CURSOR_KEY = 'engine:cursor:v1'
+/** A dead engine's lease lapses within this; the standby asks again the moment it does. */
+export const ENGINE_LEASE_MS = 3000
+const RENEW_MS = 1000
+/** A cursor older than this is not replayed (the books were loaded from the database since). */
+const REPLAY_MAX_MS = 60_000
+
+/**
+ * The engine role: one instance at a time (a lease) owns the in-memory books (resting triggers, alerts),
+ * stop-outs, expiry, rollover and the quote simulator; the others serve the API and stand by. The engine
+ * reads the bus from where the previous engine stopped (a cursor in the shared cache), so no entry is
+ * missed across a takeover; every execution is a conditional update, so none is applied twice.
+ */
+export class EngineRole {
+  private leader = false
+  private readonly loaders: (() => Promise<void>)[] = []
+  private readonly unloaders: (() => void)[] = []
+  private readonly handlers = new Map<string, EngineHandler[]>()
+  private sub: Subscription | null = null
+  private timer: ReturnType<typeof setTimeout> | null = null
+  private stopped = false
+  private catchUpTo: string | null = null
+  private savedAt = 0
+  /** Entries handled as engine (tests and the benchmark read it). */
+  handled = 0
+
+  constructor(
+    readonly setting: EngineRoleSetting,
+    private readonly bus: MessageBus,
+    private readonly leases: Leases,
+    private readonly store: KeyValueStore,
+    private readonly owner: () => string,
+    private readonly logger: Logger,
+  ) {}
+
+  get isLeader() {
+    return this.leader
+  }
+
+  /** May this instance be the engine at all (ROLE=all or engine). */
+  get eligible() {
+    return this.setting !== 'api'
+  }
+
+  /** Loads a module's books from the database when this instance becomes the engine. */
+  onLoad(load: () => Promise<void>, unload: () => void = () => {}) {
+    this.loaders.push(load)
+    this.unloaders.push(unload)
+  }
+
+  /** Handles bus entries of `type` while this instance is the engine, in bus order. */
+  on(type: string, handler: EngineHandler) {
+    const list = this.handlers.get(type) ?? []
+    list.push(handler)
+    this.handlers.set(type, list)
+  }
+
+  /** One attempt to take the role now (start-up), then, with `keep`, keep it or stand by. */
+  async start(keep: boolean) {
+    this.stopped = false
+    if (!this.eligible) return
+    await this.attempt()
+    if (keep) this.schedule(this.leader ? RENEW_MS : 200)
+  }
+
+  private schedule(ms: number) {
+    if (this.stopped) return
+    this.timer = setTimeout(async () => {
+      const next = await this.attempt()
+      this.schedule(next)
+    }, ms)
+  }
+
+  /** Takes or renews the lease; returns when to ask again. */
+  private async attempt(): Promise<number> {
+    const lease = await this.leases.hold(LEASE, this.owner(), ENGINE_LEASE_MS).catch((e) => {
+      this.logger.log('warn', 'engine lease unavailable', { err: String(e) })
+      return null
+    })
+    if (lease?.held) {
+      if (!this.leader) await this.becomeLeader()
+      return RENEW_MS
+    }
+    if (this.leader) await this.stepDown('lease lost')
+    return lease ? Math.min(Math.max(lease.freeInMs + 1, 20), RENEW_MS) : RENEW_MS
+  }
+
+  private async becomeLeader() {
+    const cursor = await this.store.get(CURSOR_KEY).catch(() => null)
+    const newest = await this.bus.newest()
+    // start from the previous engine's cursor when it is recent, else from now
+    const from = cursor && Date.now() - idTime(cursor) < REPLAY_MAX_MS ? cursor : newest
+    for (const load of this.loaders) await load()
+    this.catchUpTo = compareIds(from, newest) < 0 ? newest : null
+    this.leader = true
+    this.logger.log('info', 'engine role taken', { from, replaying: this.catchUpTo !== null })
+    this.sub = this.bus.subscribe(from, (entries) => this.dispatch(entries))
+  }
+
+  private async dispatch(entries: BusEntry[]) {
+    if (!this.leader) return
+    const replay = this.catchUpTo !== null
+    for (const [type, list] of groupRuns(entries))
+      for (const h of this.handlers.get(type) ?? [])
+        try {
+          await h(list, { replay })
+        } catch (e) {
+          this.logger.log('error', 'engine handler failed', {
+            type,
+            err: e instanceof Error ? e.message : String(e),
+          })
+        }
+    this.handled += entries.length
+    const last = entries.at(-1)!.id
+    if (this.catchUpTo && compareIds(last, this.catchUpTo) >= 0) this.catchUpTo = null
+    await this.saveCursor(last)
+  }
+
+  /** At most every 50 ms (a takeover replays at most that much again; every execution is conditional). */
+  private async saveCursor(id: string, force = false) {
+    if (this.bus.kind === 'local') return
+    const now = Date.now()
+    if (!force && now - this.savedAt < 50) return
+    this.savedAt = now
+    await this.store.set(CURSOR_KEY, id).catch(() => {})
+  }
+
+  private async stepDown(reason: string) {
+    this.leader = false
+    this.logger.log('warn', 'engine role given up', { reason })
+    const sub = this.sub
+    this.sub = null
+    await sub?.close()
+    for (const u of this.unloaders) u()
+  }
+
+  async stop() {
+    this.stopped = true
+    if (this.timer) clearTimeout(this.timer)
+    if (!this.leader) return
+    const sub = this.sub
+    this.leader = false
+    this.sub = null
+    await sub?.close()
+    if (sub && sub.position !== '$') await this.saveCursor(sub.position, true)
+    await this.leases.release(LEASE, this.owner()).catch(() => {})
+  }
+}
+
+/** Consecutive entries of one type, in order (a handler gets a run of ticks at once). */
+function groupRuns(entries: BusEntry[]): [string, BusEntry[]][] {
+  const runs: [string, BusEntry[]][] = []
+  for (const e of entries) {
+    const last = runs.at(-1)
+    if (last && last[0] === e.type) last[1].push(e)
+    else runs.push([e.type, [e]])
+  }
+  return runs
+}
