@@ -11,6 +11,17 @@ failed=0
 status=0
 
 step() { echo; echo "=== $1"; }
+log=$(mktemp)
+
+# bun test on the given paths; adds its pass and fail counts
+bun_tests() {
+  bun test --timeout 60000 "$@" 2>&1 | tee "$log"
+  local rc=${PIPESTATUS[0]} p f
+  p=$(grep -Eo '^ *[0-9]+ pass$' "$log" | tail -1 | grep -Eo '[0-9]+' || echo 0)
+  f=$(grep -Eo '^ *[0-9]+ fail$' "$log" | tail -1 | grep -Eo '[0-9]+' || echo 0)
+  if [ "$rc" -ne 0 ] && [ "$f" -eq 0 ]; then f=1; fi
+  passed=$((passed + p)); failed=$((failed + f)); [ "$rc" -eq 0 ] || status=1
+}
 
 step "tsc --noEmit"
 if tsc --noEmit; then passed=$((passed + 1)); else failed=$((failed + 1)); status=1; fi
@@ -27,13 +38,17 @@ else
 fi
 
 step "bun test"
-log=$(mktemp)
-bun test --timeout 60000 src tests/unit tests/integration 2>&1 | tee "$log"
-rc=${PIPESTATUS[0]}
-p=$(grep -Eo '^ *[0-9]+ pass$' "$log" | tail -1 | grep -Eo '[0-9]+' || echo 0)
-f=$(grep -Eo '^ *[0-9]+ fail$' "$log" | tail -1 | grep -Eo '[0-9]+' || echo 0)
-if [ "$rc" -ne 0 ] && [ "$f" -eq 0 ]; then f=1; fi
-passed=$((passed + p)); failed=$((failed + f)); [ "$rc" -eq 0 ] || status=1
+bun_tests src tests/unit tests/integration
+
+step "bun test: the integration suites again on a real sqld (TEST_DATABASE=sqld)"
+# the suites that exercise the app through makeTestApp; those about the local file adapter itself
+# (WAL, checkpointer, memory lock), real server processes or sqld already are left out
+sqld_suites=()
+for s in accounts alerts auth events hardening holdings-table manager market notifications open-commit-modes \
+  platform quote-hub reference-data scripts security trading-property trading uploads; do
+  sqld_suites+=("tests/integration/$s.test.ts")
+done
+TEST_DATABASE=sqld bun_tests "${sqld_suites[@]}"
 
 step "playwright test"
 playwright test 2>&1 | tee "$log"

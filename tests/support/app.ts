@@ -14,6 +14,7 @@ import type { ModuleDefinition } from '../../src/kernel/module'
 import { LocalDiskStorage } from '../../src/kernel/storage/local'
 import { loadAssetFromDisk } from '../../src/main/assets'
 import { MODULES } from '../../src/main/modules'
+import { startSqld } from './sqld'
 
 export interface TestAppOptions {
   env?: Record<string, string>
@@ -27,12 +28,14 @@ export interface TestAppOptions {
 
 export type TestApp = Awaited<ReturnType<typeof makeTestApp>>
 
-/** The real app on a fresh libSQL file in a temp dir, demo data seeded, requests through app.handle. */
+/** The real app on a fresh libSQL file in a temp dir (or a fresh sqld), demo data seeded, requests through app.handle. */
 export async function makeTestApp(opts: TestAppOptions = {}) {
   const dir = mkdtempSync(join(tmpdir(), 'tcs-test-'))
+  // TEST_DATABASE=sqld: the same suites on a real libSQL server (scripts/test.sh runs them both ways)
+  const sqld = process.env.TEST_DATABASE === 'sqld' ? await startSqld() : null
   const config: Config = loadConfig({
     APP_ENV: 'test',
-    DATABASE_URL: `file:${join(dir, 'test.db')}`,
+    DATABASE_URL: sqld ? sqld.url : `file:${join(dir, 'test.db')}`,
     UPLOAD_DIR: join(dir, 'uploads'),
     LOG_LEVEL: 'silent',
     // Candle history costs seconds per file; the market tests turn it on.
@@ -128,6 +131,7 @@ export async function makeTestApp(opts: TestAppOptions = {}) {
       await app.lifecycle.stop()
       await app.kernel.store.close()
       database.close()
+      await sqld?.stop()
       rmSync(dir, { recursive: true, force: true })
     },
   }
