@@ -50,6 +50,9 @@ for s in accounts alerts auth events hardening holdings-table manager market not
 done
 TEST_DATABASE=sqld bun_tests "${sqld_suites[@]}"
 
+step "bun test: the Workers entry under wrangler dev (workerd), on sqld and the Upstash REST bridge"
+bun_tests tests/workers
+
 step "playwright test"
 playwright test 2>&1 | tee "$log"
 rc=${PIPESTATUS[0]}

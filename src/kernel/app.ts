@@ -14,6 +14,11 @@ import type { ModuleDefinition, ModuleParts } from './module'
 export interface AppOptions {
   adapter?: ElysiaConfig<''>['adapter']
   relay?: Partial<Omit<RelayOptions, 'owner'>>
+  /**
+   * The edge: no code generation (Elysia's dynamic mode), and no work that outlives a request (the
+   * relay is not woken by writes; `scheduled()` delivers events).
+   */
+  edge?: boolean
 }
 
 /**
@@ -29,10 +34,12 @@ export function createApp(deps: Deps, modules: readonly ModuleDefinition[], opts
   }))
   kernel.events.register(parts.flatMap((p) => p.consumers ?? []))
   const relay = new Relay(deps.db, kernel.events, deps.clock, deps.logger, {
-    owner: kernel.origin,
+    get owner() {
+      return kernel.origin
+    },
     ...opts.relay,
   })
-  kernel.events.onWake(() => relay.wake())
+  if (!opts.edge) kernel.events.onWake(() => relay.wake())
   const jobs = [
     ...eventJobs(deps.db, deps.clock, relay, deps.config.eventsRetentionMs),
     ...parts.flatMap((p) => p.jobs ?? []),
@@ -55,6 +62,8 @@ export function createApp(deps: Deps, modules: readonly ModuleDefinition[], opts
     // Inputs are validated as sent, not normalized first (ADR 0006).
     normalize: false,
     adapter: opts.adapter,
+    // workerd refuses code generated from strings once a request runs
+    ...(opts.edge ? { aot: false } : {}),
   })
     .use(httpPlatform(kernel))
     .use(openapiPlugin(kernel.instanceId, deps.loadAsset))

@@ -1,15 +1,15 @@
-// Cloudflare Workers entry (DESIGN: one app, two entry points). libSQL over HTTP (sqld/Turso), Upstash
-// Redis over REST, R2 for files. Minimal until the edge issue: it is type-checked with the rest of the
-// code but not yet exercised under workerd (passwords still use Bun.password there, see README).
+// Cloudflare Workers entry (DESIGN: one app, two entry points): an API instance (ROLE=api) on libSQL over
+// HTTP (sqld/Turso), Upstash Redis over REST (cache, leases and the bus) and R2 for files. The engine
+// role runs in a Bun process on the same database and Redis (README, docs/architecture.md). Exercised
+// under `wrangler dev` by tests/workers.
 import { type Client, createClient } from '@libsql/client/web'
-import { CloudflareAdapter } from 'elysia/adapter/cloudflare-worker'
 import { createApp } from '../kernel/app'
 import { UpstashBus } from '../kernel/bus/upstash'
 import { ResilientStore } from '../kernel/cache/resilient'
 import { UpstashStore } from '../kernel/cache/upstash'
 import { systemClock } from '../kernel/clock'
 import { loadConfig } from '../kernel/config'
-import { Db } from '../kernel/db/client'
+import { Db } from '../kernel/db/db'
 import { createLogger } from '../kernel/logger'
 import { type R2BucketLike, R2Storage } from '../kernel/storage/r2'
 import { MODULES } from './modules'
@@ -23,14 +23,15 @@ interface ScheduledContext {
 }
 
 let instance: ReturnType<typeof createApp> | undefined
-let app: ReturnType<ReturnType<typeof createApp>['compile']> | undefined
+let app: ReturnType<typeof createApp> | undefined
 
 function build(env: Env) {
   const vars = Object.fromEntries(Object.entries(env).filter(([, v]) => typeof v === 'string')) as Record<
     string,
     string
   >
-  const config = loadConfig(vars)
+  // every request does its own work at the edge: no group commit across requests, never the engine
+  const config = { ...loadConfig(vars), groupCommit: false, role: 'api' as const }
   if (config.cache.kind !== 'upstash') throw new Error('the edge entry needs UPSTASH_REDIS_REST_URL/_TOKEN')
   const logger = createLogger(config.logLevel, (line) => console.log(line))
   const client = createClient({
@@ -54,9 +55,13 @@ function build(env: Env) {
       loadAsset: async () => null,
     },
     MODULES,
-    { adapter: CloudflareAdapter },
+    // Elysia's Cloudflare adapter compiles every route with generated code, which workerd allows only
+    // at start-up; the app is built on the first event (no random numbers at module scope), so it runs
+    // in Elysia's dynamic mode on the Web Standard adapter (createApp's `edge`)
+    { edge: true },
   )
-  return instance.compile()
+  // built on the first event, not at module scope: Workers refuse random numbers there (process origin)
+  return instance
 }
 
 export default {

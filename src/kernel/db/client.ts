@@ -1,86 +1,10 @@
-import { type Client, createClient, type InStatement, type ResultSet } from '@libsql/client'
-import { drizzle, type LibSQLDatabase } from 'drizzle-orm/libsql'
+import type { Client } from '@libsql/client'
+import { createClient } from '@libsql/client'
+import { Db } from './db'
 import type { Checkpointer } from './local/checkpointer'
 import { type LocalOptions, openLocal } from './local/open'
 
-/** drizzle's query builder over a libSQL client or transaction (no relational schema: nothing uses db.query). */
-type Orm = LibSQLDatabase<Record<string, never>>
-
-/** The statements of a libSQL client or transaction (@libsql/client's public interface). */
-interface Driver {
-  execute(stmt: InStatement): Promise<ResultSet>
-}
-
-/**
- * What runs statements: drizzle's query builder and, for hot paths, the driver itself (`execute`: drizzle's
- * builder costs about a microsecond per bound parameter, ten times the statement for a batch of orders).
- */
-class Handle {
-  readonly select: Orm['select']
-  readonly selectDistinct: Orm['selectDistinct']
-  readonly insert: Orm['insert']
-  readonly update: Orm['update']
-  readonly delete: Orm['delete']
-  readonly run: Orm['run']
-  readonly all: Orm['all']
-  readonly get: Orm['get']
-
-  constructor(
-    orm: Orm,
-    private readonly driver: Driver,
-  ) {
-    this.select = orm.select.bind(orm)
-    this.selectDistinct = orm.selectDistinct.bind(orm)
-    this.insert = orm.insert.bind(orm)
-    this.update = orm.update.bind(orm)
-    this.delete = orm.delete.bind(orm)
-    this.run = orm.run.bind(orm)
-    this.all = orm.all.bind(orm)
-    this.get = orm.get.bind(orm)
-  }
-
-  execute(stmt: InStatement): Promise<ResultSet> {
-    return this.driver.execute(stmt)
-  }
-}
-
-/** A write transaction (kernel/db/unit-of-work.ts runs services' writes in one). */
-export class Tx extends Handle {}
-
-/**
- * The database: queries outside a transaction, and `transaction`, which begins a libSQL write transaction
- * and hands the callback a drizzle query builder over it. Every write of the code base runs in one. The
- * client decides how transactions share the database: remote ones (sqld, Turso) run as they come, the
- * local adapter queues them on its writer connection (kernel/db/local/client.ts).
- */
-export class Db extends Handle {
-  constructor(readonly client: Client) {
-    super(drizzle(client), client)
-  }
-
-  /** drizzle over the client, for its migrator. */
-  orm(): Orm {
-    return drizzle(this.client)
-  }
-
-  async transaction<T>(fn: (tx: Tx) => Promise<T>): Promise<T> {
-    const ltx = await this.client.transaction('write')
-    try {
-      // drizzle over the libSQL transaction: its public driver interface (execute, batch) is all it uses
-      const result = await fn(new Tx(drizzle(ltx as unknown as Client), ltx))
-      await ltx.commit()
-      return result
-    } catch (e) {
-      await ltx.rollback()
-      throw e
-    } finally {
-      ltx.close()
-    }
-  }
-}
-
-/** Queries that work inside or outside a transaction. */
-export type Queryable = Db | Tx
+export { Db, type Queryable, Tx } from './db'
 
 export interface Database {
   db: Db

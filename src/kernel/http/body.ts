@@ -6,8 +6,24 @@ import { ApiError, invalid } from './errors'
  */
 export type BodyKind = 'json' | 'optional-json' | 'multipart' | 'none'
 
-/** Elysia's parse phase yields this instead of a body; the route guard reads the body after authenticating. */
-export const DEFERRED_BODY = Object.freeze({ deferred: true })
+const DEFERRED = Symbol('deferred body')
+
+/**
+ * Elysia's parse phase yields this instead of a body; the route guard reads the body after authenticating
+ * and fills it in (`fillDeferred`). A fresh object per request: Elysia's dynamic mode (the edge) validates
+ * the object its parse phase produced, not the one the guard put on the context.
+ */
+export const deferredBody = (): Record<PropertyKey, unknown> => ({ [DEFERRED]: true })
+
+export const isDeferred = (body: unknown): body is Record<PropertyKey, unknown> =>
+  typeof body === 'object' && body !== null && DEFERRED in body
+
+/** Copies a JSON object body into the placeholder the parse phase produced; returns the body. */
+export function fillDeferred(holder: Record<PropertyKey, unknown>, body: unknown) {
+  delete holder[DEFERRED]
+  if (body && typeof body === 'object' && !Array.isArray(body)) Object.assign(holder, body)
+  return body
+}
 
 const tooLarge = (limit: number) => new ApiError(413, 'PAYLOAD_TOO_LARGE', `body: larger than ${limit} bytes`)
 

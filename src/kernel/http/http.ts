@@ -1,6 +1,6 @@
 import { Elysia, ValidationError } from 'elysia'
 import type { Kernel } from '../kernel'
-import { DEFERRED_BODY, declaredLength } from './body'
+import { declaredLength, deferredBody } from './body'
 import { ApiError } from './errors'
 
 const REQUEST_ID = /^[A-Za-z0-9._-]{8,128}$/
@@ -9,11 +9,15 @@ const REQUEST_ID = /^[A-Za-z0-9._-]{8,128}$/
  * Request ids of this process: a random 80-bit prefix and a counter, unique across instances without a
  * random draw per request.
  */
-const nextRequestId = (() => {
-  const prefix = Buffer.from(crypto.getRandomValues(new Uint8Array(10))).toString('hex')
-  let n = 0
-  return () => `${prefix}-${(++n).toString(36)}`
-})()
+let prefix: string | undefined
+let n = 0
+// drawn on the first request: Workers refuse random numbers at module scope
+const nextRequestId = () => {
+  prefix ??= Array.from(crypto.getRandomValues(new Uint8Array(10)), (b) =>
+    b.toString(16).padStart(2, '0'),
+  ).join('')
+  return `${prefix}-${(++n).toString(36)}`
+}
 
 /** The caller's request id when it sent a well-formed one, otherwise a new one. */
 function requestIdOf(request: Request) {
@@ -128,7 +132,7 @@ export const httpPlatform = (ctx: Kernel) =>
     })
     // The body is read by the route's guard after authentication (kernel/security), not here.
     .onParse({ as: 'global' }, function deferBody() {
-      return DEFERRED_BODY
+      return deferredBody()
     })
     .derive({ as: 'global' }, ({ request }) => ({
       requestId: requestIdOf(request),

@@ -4,7 +4,7 @@ import { extractToken } from '../auth/extract'
 import type { Session, SessionType } from '../auth/session'
 import { type Brand, normalizeHost } from '../brand/registry'
 import { type Kernel, PrincipalsPort } from '../kernel'
-import { DEFERRED_BODY, readBody } from './body'
+import { fillDeferred, isDeferred, readBody } from './body'
 import { ApiError } from './errors'
 import { httpPlatform } from './http'
 
@@ -72,14 +72,16 @@ interface Guarded {
  * validation, with the route's declared content type and the size limit.
  */
 async function takeBody(ctx: Kernel, c: Guarded) {
-  if (c.body !== DEFERRED_BODY) return
+  if (!isDeferred(c.body)) return
+  const holder = c.body
   const kind = ctx.routeBodies.get(`${c.request.method} ${c.route}`) ?? 'json'
   if (kind === 'none') {
+    fillDeferred(holder, undefined)
     c.body = undefined
     return
   }
   const limit = kind === 'multipart' ? ctx.config.upload.maxBytes + 64 * 1024 : ctx.config.body.maxBytes
-  c.body = await readBody(c.request, kind, limit)
+  c.body = fillDeferred(holder, await readBody(c.request, kind, limit))
 }
 
 /**

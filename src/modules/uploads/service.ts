@@ -1,3 +1,4 @@
+import { bytesToHex } from '@noble/hashes/utils.js'
 import { and, desc, eq } from 'drizzle-orm'
 import type { Session } from '../../kernel/auth/session'
 import type { Brand } from '../../kernel/brand/registry'
@@ -52,7 +53,8 @@ export async function uploadFile(ctx: Kernel, brand: Brand, session: Session, fi
 
   const uuid = crypto.randomUUID()
   const storageName = `${uuid}.${ext}`
-  const checksum = new Bun.CryptoHasher('sha256').update(bytes).digest('hex')
+  // Web Crypto: the same on Bun and Workers
+  const checksum = bytesToHex(new Uint8Array(await crypto.subtle.digest('SHA-256', bytes)))
   const { scope, ownerId } = ownerOf(session)
   await ctx.storage.put(storageName, bytes, verdict.contentType)
   try {

@@ -1,0 +1,105 @@
+import { mkdtempSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { freePort, waitFor } from './ports'
+
+export interface WranglerDev {
+  url: string
+  pid: number
+  output(): string
+  stop(): Promise<void>
+}
+
+/** Node 22 and wrangler (scripts/ensure-wrangler.sh installs them into .tools/ on first use). */
+function wranglerTools(): { node: string; wrangler: string } {
+  const r = Bun.spawnSync(['bash', 'scripts/ensure-wrangler.sh'], { stderr: 'inherit' })
+  if (r.exitCode !== 0) throw new Error('scripts/ensure-wrangler.sh failed')
+  const [node, wrangler] = r.stdout.toString().trim().split('\n').slice(-2)
+  return { node, wrangler }
+}
+
+/**
+ * Runs the Workers entry (wrangler.toml) under `wrangler dev` (workerd, local mode) on a free loopback
+ * port with the given variables, and with /__scheduled to fire `scheduled()`. Stopped by its pid.
+ */
+export async function startWranglerDev(vars: Record<string, string>): Promise<WranglerDev> {
+  const { node, wrangler } = wranglerTools()
+  const port = await freePort()
+  const inspector = await freePort()
+  const state = mkdtempSync(join(tmpdir(), 'tcs-wrangler-'))
+  const args = [
+    wrangler,
+    'dev',
+    '--config',
+    'wrangler.toml',
+    '--ip',
+    '127.0.0.1',
+    '--port',
+    String(port),
+    '--inspector-port',
+    String(inspector),
+    '--persist-to',
+    state,
+    '--test-scheduled',
+    '--show-interactive-dev-session=false',
+    '--log-level',
+    'log',
+    ...Object.entries(vars).flatMap(([k, v]) => ['--var', `${k}:${v}`]),
+  ]
+  const proc = Bun.spawn([node, ...args], {
+    env: { ...process.env, WRANGLER_SEND_METRICS: 'false', CI: '1', NO_COLOR: '1' },
+    stdout: 'pipe',
+    stderr: 'pipe',
+  })
+  let out = ''
+  const pump = async (stream: ReadableStream<Uint8Array>) => {
+    const dec = new TextDecoder()
+    const reader = stream.getReader()
+    for (;;) {
+      const { done, value } = await reader.read()
+      if (done) return
+      out += dec.decode(value)
+    }
+  }
+  void pump(proc.stdout)
+  void pump(proc.stderr)
+  const url = `http://127.0.0.1:${port}`
+  try {
+    await waitFor(
+      async () => {
+        if (proc.exitCode !== null || /failed to start/.test(out))
+          throw new Error('wrangler dev did not start')
+        return (await fetch(`${url}/health`)).status > 0
+      },
+      90_000,
+      'wrangler dev',
+    )
+  } catch (e) {
+    await stopTree(proc.pid)
+    throw new Error(`${(e as Error).message}\n${out}`)
+  }
+  return {
+    url,
+    pid: proc.pid,
+    output: () => out,
+    async stop() {
+      await stopTree(proc.pid)
+      rmSync(state, { recursive: true, force: true })
+    },
+  }
+}
+
+/** wrangler runs workerd as its child: both go, found by parent pid (never by name). */
+async function stopTree(pid: number) {
+  const children = Bun.spawnSync(['pgrep', '-P', String(pid)])
+    .stdout.toString()
+    .split('\n')
+    .filter(Boolean)
+  const grandchildren = children.flatMap((c) =>
+    Bun.spawnSync(['pgrep', '-P', c]).stdout.toString().split('\n').filter(Boolean),
+  )
+  for (const p of [pid, ...children, ...grandchildren].map(Number))
+    try {
+      process.kill(p, 'SIGKILL')
+    } catch {}
+}

@@ -1,0 +1,124 @@
+// The Workers suite (issue 18): the Workers entry under `wrangler dev` (workerd) as an API instance, on a
+// real sqld and the Upstash REST protocol (bridge to a real redis-server), beside the engine in a Bun
+// process on the same database and Redis.
+import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
+import { waitFor } from '../support/ports'
+import { type RedisServer, startRedis } from '../support/redis'
+import { call, type RealServer, serverDir, startRealServer } from '../support/server'
+import { type SqldServer, startSqld } from '../support/sqld'
+import { startUpstashBridge } from '../support/upstash-bridge'
+import { startWranglerDev, type WranglerDev } from '../support/wrangler'
+
+const SECRET = 'workers-suite-jwt-secret-0123456789abcdef'
+const CRON = 'workers-suite-cron-secret-0123456789'
+let sqld: SqldServer
+let redis: RedisServer
+let bridge: ReturnType<typeof startUpstashBridge>
+const home = serverDir()
+let engine: RealServer
+let worker: WranglerDev
+let user: string
+
+beforeAll(async () => {
+  ;[sqld, redis] = await Promise.all([startSqld(), startRedis()])
+  bridge = startUpstashBridge(redis.url, 'bridge-token')
+  // the Bun engine seeds the database: the demo passwords are hashed by Bun
+  engine = await startRealServer(home.dir, {
+    DATABASE_URL: sqld.url,
+    REDIS_URL: redis.url,
+    ROLE: 'engine',
+    JWT_SECRET: SECRET,
+  })
+  await engine.waitForOutput(/engine role taken/)
+  worker = await startWranglerDev({
+    APP_ENV: 'test',
+    SEED_DEMO: '0',
+    JWT_SECRET: SECRET,
+    DATABASE_URL: sqld.url,
+    UPSTASH_REDIS_REST_URL: bridge.url,
+    UPSTASH_REDIS_REST_TOKEN: 'bridge-token',
+    CRON_SECRET: CRON,
+    LOG_LEVEL: 'warn',
+  })
+}, 180_000)
+
+afterAll(async () => {
+  await worker?.stop()
+  await engine?.stop()
+  bridge?.stop()
+  await Promise.all([sqld?.stop(), redis?.stop()])
+  home.remove()
+})
+
+describe('the Workers entry under wrangler dev', () => {
+  test('sign-in with a password hashed by the Bun server, then the account', async () => {
+    const r = await call(worker.url, 'POST', '/sign/in', { body: { login: 100001, password: 'demo-pass-1' } })
+    if (r.status !== 200) console.log(r.text.slice(0, 500), worker.output().slice(-1500))
+    expect(r.status).toBe(200)
+    user = r.json.__token
+    const wrong = await call(worker.url, 'POST', '/sign/in', {
+      body: { login: 100001, password: 'nope-nope-1' },
+    })
+    expect(wrong.status).toBe(403)
+    const me = await call(worker.url, 'GET', '/account/me', { token: user })
+    expect(me.status).toBe(200)
+    expect(me.json.login).toBe(100001)
+  }, 60_000)
+
+  test('20 concurrent trade opens are all answered', async () => {
+    const dealer = await call(worker.url, 'POST', '/manager/sign/in', {
+      body: { login: 3, password: 'dealer-pass-1' },
+    })
+    expect(dealer.status).toBe(200)
+    const q = await call(worker.url, 'POST', '/market/quotes', {
+      token: dealer.json.__token,
+      body: { ticks: [{ symbol: 'EURUSD', bid: 1.1, ask: 1.1002 }] },
+    })
+    expect(q.status).toBe(200)
+    // the engine applies the tick and writes the shared quote the Worker reads
+    await Bun.sleep(300)
+    const opens = await Promise.all(
+      Array.from({ length: 20 }, () =>
+        call(worker.url, 'POST', '/trade/open', {
+          token: user,
+          body: { login: 100001, cmd: 0, volume: 1, symbol: 'EURUSD', sl: 0, tp: 0 },
+        }),
+      ),
+    )
+    expect(opens.map((o) => o.status)).toEqual(Array(20).fill(200))
+    expect(new Set(opens.map((o) => o.json.order)).size).toBe(20)
+  }, 60_000)
+
+  test('an SL set through the Worker is fired by the engine', async () => {
+    const open = await call(worker.url, 'POST', '/trade/open', {
+      token: user,
+      body: { login: 100001, cmd: 0, volume: 10, symbol: 'EURUSD', sl: 1.095, tp: 0 },
+    })
+    expect(open.status).toBe(200)
+    const dealer = (
+      await call(engine.url, 'POST', '/manager/sign/in', { body: { login: 3, password: 'dealer-pass-1' } })
+    ).json.__token
+    await call(engine.url, 'POST', '/market/quotes', {
+      token: dealer,
+      body: { ticks: [{ symbol: 'EURUSD', bid: 1.09, ask: 1.0902 }] },
+    })
+    let closed: any
+    await waitFor(
+      async () => {
+        const h = await call(worker.url, 'GET', '/trade/history?login=100001&limit=50', { token: user })
+        closed = h.json.rows?.find((o: { order: number }) => o.order === open.json.order)
+        return !!closed
+      },
+      5000,
+      'the SL executed',
+    )
+    expect(closed.close_reason).toBe('sl')
+  }, 30_000)
+
+  test('scheduled() runs the due jobs', async () => {
+    const r = await fetch(`${worker.url}/__scheduled?cron=*+*+*+*+*`)
+    expect(r.status).toBe(200)
+    await waitFor(async () => /scheduled jobs/.test(worker.output()), 10_000, 'scheduled jobs line')
+    expect(worker.output()).toMatch(/"events\.[a-z-]+":\{"ran":true/)
+  }, 30_000)
+})
