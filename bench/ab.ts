@@ -3,10 +3,8 @@
 // the host's drift (raw Bun.serve moves ±30% here between minutes) hits both alike.
 //   bun bench/ab.ts /tmp/before            GET /account/me, cached watch list, POST /trade/open
 // Prints requests/s per window (with p99 for trade open) and the ratio this tree / the other.
-import { mkdtempSync, writeFileSync } from 'node:fs'
-import { tmpdir } from 'node:os'
-import { join, resolve } from 'node:path'
-import { startPinned, wrk } from './lib'
+import { resolve } from 'node:path'
+import { openScript, startPinned, wrk } from './lib'
 
 const other = process.argv[2]
 if (!other) throw new Error('usage: bun bench/ab.ts <other checkout>')
@@ -39,21 +37,7 @@ async function start(dir: string, name: string) {
       (await post('/manager/accounts', { group: 'demo\\USD', password: 'bench-pass-1' }, manager))
         .login as number,
     )
-  const script = join(mkdtempSync(join(tmpdir(), 'tcs-ab-')), 'open.lua')
-  writeFileSync(
-    script,
-    `local logins = {${logins.join(',')}}
-local i = 0
-wrk.method = "POST"
-wrk.headers["content-type"] = "application/json"
-wrk.headers["authorization"] = "${dealer}"
-request = function()
-  i = i + 1
-  local body = '{"login":' .. logins[(i % #logins) + 1] .. ',"cmd":0,"volume":1,"symbol":"BTCUSD","sl":0,"tp":0}'
-  return wrk.format(nil, nil, nil, body)
-end
-`,
-  )
+  const script = openScript(logins, dealer)
   const routes = [
     { name: 'GET /account/me', target: url('/account/me?login=100001'), headers: { authorization: user } },
     {

@@ -1,4 +1,4 @@
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs'
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { dirname, join } from 'node:path'
 import { spawn } from 'bun'
@@ -98,4 +98,27 @@ export function stealMeter() {
     const total = end.total - start.total
     return total > 0 ? (100 * (end.steal - start.steal)) / total : 0
   }
+}
+
+/**
+ * A wrk script posting trade opens (0.01 lot BTCUSD) as `token` for the given logins in turn; returns its
+ * path.
+ */
+export function openScript(logins: number[], token: string) {
+  const script = join(mkdtempSync(join(tmpdir(), 'tcs-bench-')), 'open.lua')
+  writeFileSync(
+    script,
+    `local logins = {${logins.join(',')}}
+local i = 0
+wrk.method = "POST"
+wrk.headers["content-type"] = "application/json"
+wrk.headers["authorization"] = "${token}"
+request = function()
+  i = i + 1
+  local body = '{"login":' .. logins[(i % #logins) + 1] .. ',"cmd":0,"volume":1,"symbol":"BTCUSD","sl":0,"tp":0}'
+  return wrk.format(nil, nil, nil, body)
+end
+`,
+  )
+  return script
 }

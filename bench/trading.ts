@@ -5,10 +5,9 @@
 // The server runs as in production (no simulator; quotes posted once by the dealer). Orders are BTCUSD
 // (trades 24/7) market buys of 0.01 lot, spread over 100 demo accounts opened for the run and sent with a
 // dealer token, so no single account grows thousands of positions.
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
-import { tmpdir } from 'node:os'
-import { join } from 'node:path'
-import { startPinned, stealMeter, wrk } from './lib'
+import { rmSync } from 'node:fs'
+import { dirname } from 'node:path'
+import { openScript, startPinned, stealMeter, wrk } from './lib'
 
 const seconds = Number(process.env.BENCH_SECONDS ?? 10)
 const connections = Number(process.env.BENCH_CONNECTIONS ?? 50)
@@ -71,22 +70,7 @@ const watchBase = await measure(rawUrl)
 const watch = await measure(watchUrl, { headers: { authorization: user } })
 
 // trade open: wrk rotates the login of the body
-const dir = mkdtempSync(join(tmpdir(), 'tcs-bench-'))
-const script = join(dir, 'open.lua')
-writeFileSync(
-  script,
-  `local logins = {${logins.join(',')}}
-local i = 0
-wrk.method = "POST"
-wrk.headers["content-type"] = "application/json"
-wrk.headers["authorization"] = "${dealer}"
-request = function()
-  i = i + 1
-  local body = '{"login":' .. logins[(i % #logins) + 1] .. ',"cmd":0,"volume":1,"symbol":"BTCUSD","sl":0,"tp":0}'
-  return wrk.format(nil, nil, nil, body)
-end
-`,
-)
+const script = openScript(logins, dealer)
 // Warm-up: JIT tiers and caches settle before the measured window. The open path is longer than the
 // watch list's: after 2 s Bun's JIT worker still took 0.7 s of the pinned core in the next 10 s, after
 // 5 s 0.15-0.25 s (per-thread CPU from /proc), so trade open warms up for 5 s.
@@ -98,7 +82,7 @@ const stats = await (
 ).json()
 await app.stop()
 await raw.stop()
-rmSync(dir, { recursive: true, force: true })
+rmSync(dirname(script), { recursive: true, force: true })
 
 if (watch.non2xx > 0) throw new Error(`${watch.non2xx} non-2xx answers from the watch list`)
 const line = (name: string, r: Run, base: Run) =>

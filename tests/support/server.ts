@@ -14,6 +14,26 @@ export interface RealServer {
   kill(): Promise<void>
 }
 
+/** Everything a child process writes to stdout and stderr, as it comes. */
+export function collectOutput(proc: {
+  stdout: ReadableStream<Uint8Array>
+  stderr: ReadableStream<Uint8Array>
+}) {
+  const sink = { text: '' }
+  const pump = async (stream: ReadableStream<Uint8Array>) => {
+    const dec = new TextDecoder()
+    const reader = stream.getReader()
+    for (;;) {
+      const { done, value } = await reader.read()
+      if (done) return
+      sink.text += dec.decode(value)
+    }
+  }
+  void pump(proc.stdout)
+  void pump(proc.stderr)
+  return sink
+}
+
 /** A directory for a real server's database and uploads; `remove` deletes it. */
 export function serverDir() {
   const dir = mkdtempSync(join(tmpdir(), 'tcs-real-'))
@@ -39,27 +59,16 @@ export async function startRealServer(dir: string, env: Record<string, string> =
     stdout: 'pipe',
     stderr: 'pipe',
   })
-  let out = ''
-  const pump = async (stream: ReadableStream<Uint8Array>) => {
-    const dec = new TextDecoder()
-    const reader = stream.getReader()
-    for (;;) {
-      const { done, value } = await reader.read()
-      if (done) return
-      out += dec.decode(value)
-    }
-  }
-  void pump(proc.stdout)
-  void pump(proc.stderr)
+  const output = collectOutput(proc)
   const until = Date.now() + 30_000
   let url: string | undefined
   while (!url) {
-    const m = /READY (\S+)/.exec(out)
+    const m = /READY (\S+)/.exec(output.text)
     if (m) url = m[1]
-    else if (proc.exitCode !== null) throw new Error(`server exited with ${proc.exitCode}:\n${out}`)
+    else if (proc.exitCode !== null) throw new Error(`server exited with ${proc.exitCode}:\n${output.text}`)
     else if (Date.now() > until) {
       proc.kill('SIGKILL')
-      throw new Error(`server did not start:\n${out}`)
+      throw new Error(`server did not start:\n${output.text}`)
     } else await Bun.sleep(25)
   }
   const gone = async (signal: 'SIGTERM' | 'SIGKILL') => {
@@ -72,11 +81,11 @@ export async function startRealServer(dir: string, env: Record<string, string> =
   return {
     url,
     pid: proc.pid,
-    output: () => out,
+    output: () => output.text,
     async waitForOutput(pattern) {
       const end = Date.now() + 5000
-      while (!pattern.test(out) && Date.now() < end) await Bun.sleep(20)
-      return out
+      while (!pattern.test(output.text) && Date.now() < end) await Bun.sleep(20)
+      return output.text
     },
     stop: () => gone('SIGTERM'),
     kill: () => gone('SIGKILL'),

@@ -2,6 +2,7 @@ import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { freePort, waitFor } from './ports'
+import { collectOutput } from './server'
 
 export interface WranglerDev {
   url: string
@@ -51,23 +52,12 @@ export async function startWranglerDev(vars: Record<string, string>): Promise<Wr
     stdout: 'pipe',
     stderr: 'pipe',
   })
-  let out = ''
-  const pump = async (stream: ReadableStream<Uint8Array>) => {
-    const dec = new TextDecoder()
-    const reader = stream.getReader()
-    for (;;) {
-      const { done, value } = await reader.read()
-      if (done) return
-      out += dec.decode(value)
-    }
-  }
-  void pump(proc.stdout)
-  void pump(proc.stderr)
+  const output = collectOutput(proc)
   const url = `http://127.0.0.1:${port}`
   try {
     await waitFor(
       async () => {
-        if (proc.exitCode !== null || /failed to start/.test(out))
+        if (proc.exitCode !== null || /failed to start/.test(output.text))
           throw new Error('wrangler dev did not start')
         return (await fetch(`${url}/health`)).status > 0
       },
@@ -76,12 +66,12 @@ export async function startWranglerDev(vars: Record<string, string>): Promise<Wr
     )
   } catch (e) {
     await stopTree(proc.pid)
-    throw new Error(`${(e as Error).message}\n${out}`)
+    throw new Error(`${(e as Error).message}\n${output.text}`)
   }
   return {
     url,
     pid: proc.pid,
-    output: () => out,
+    output: () => output.text,
     async stop() {
       await stopTree(proc.pid)
       rmSync(state, { recursive: true, force: true })
