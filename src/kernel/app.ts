@@ -1,4 +1,4 @@
-import { type AnyElysia, Elysia, type ElysiaConfig } from 'elysia'
+import { type AnyElysia, Elysia } from 'elysia'
 import { seedDemoBrands } from './brand/demo'
 import { eventJobs } from './events/jobs'
 import { Relay, type RelayOptions } from './events/relay'
@@ -12,7 +12,6 @@ import { createKernel, type Deps } from './kernel'
 import type { ModuleDefinition, ModuleParts } from './module'
 
 export interface AppOptions {
-  adapter?: ElysiaConfig<''>['adapter']
   relay?: Partial<Omit<RelayOptions, 'owner'>>
   /**
    * The edge: no code generation (Elysia's dynamic mode), and no work that outlives a request (the
@@ -34,9 +33,7 @@ export function createApp(deps: Deps, modules: readonly ModuleDefinition[], opts
   }))
   kernel.events.register(parts.flatMap((p) => p.consumers ?? []))
   const relay = new Relay(deps.db, kernel.events, deps.clock, deps.logger, {
-    get owner() {
-      return kernel.origin
-    },
+    owner: kernel.origin,
     ...opts.relay,
   })
   if (!opts.edge) kernel.events.onWake(() => relay.wake())
@@ -61,7 +58,6 @@ export function createApp(deps: Deps, modules: readonly ModuleDefinition[], opts
     encodeSchema: false,
     // Inputs are validated as sent, not normalized first (ADR 0006).
     normalize: false,
-    adapter: opts.adapter,
     // workerd refuses code generated from strings once a request runs
     ...(opts.edge ? { aot: false } : {}),
   })

@@ -61,20 +61,13 @@ export function createKernel(deps: Deps): Kernel {
   const events = new Events()
   const leases =
     deps.config.cache.kind === 'memory' ? new DbLeases(deps.db, deps.clock) : new StoreLeases(deps.store)
-  // drawn when first read: Workers refuse random numbers at module scope, where the app is built
-  let origin: string | undefined
-  const originOf = () => {
-    origin ??= crypto.randomUUID().slice(0, 8)
-    return origin
-  }
-  const kernel = {
+  const origin = crypto.randomUUID().slice(0, 8)
+  return {
     ...deps,
     instanceId: ++instances,
-    get origin() {
-      return originOf()
-    },
+    origin,
     leases,
-    engine: new EngineRole(deps.config.role, deps.bus, leases, deps.store, originOf, deps.logger),
+    engine: new EngineRole(deps.config.role, deps.bus, leases, deps.store, origin, deps.logger),
     ports: new Ports(),
     tokens: new AccessTokens(deps.config.jwt, deps.db, deps.store, deps.clock),
     brands: new BrandRegistry(deps.db),
@@ -82,5 +75,4 @@ export function createKernel(deps: Deps): Kernel {
     uow: new UnitOfWork(deps.db, events, deps.clock, deps.logger),
     routeBodies: new Map(),
   }
-  return kernel as Kernel
 }

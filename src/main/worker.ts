@@ -22,7 +22,7 @@ interface ScheduledContext {
   waitUntil(promise: Promise<unknown>): void
 }
 
-let instance: ReturnType<typeof createApp> | undefined
+// built on the first event, not at module scope: Workers refuse random numbers there (the process origin)
 let app: ReturnType<typeof createApp> | undefined
 
 function build(env: Env) {
@@ -39,7 +39,7 @@ function build(env: Env) {
     authToken: config.database.authToken,
     intMode: 'number',
   })
-  instance = createApp(
+  return createApp(
     {
       config,
       db: new Db(client as unknown as Client),
@@ -60,8 +60,6 @@ function build(env: Env) {
     // in Elysia's dynamic mode on the Web Standard adapter (createApp's `edge`)
     { edge: true },
   )
-  // built on the first event, not at module scope: Workers refuse random numbers there (process origin)
-  return instance
 }
 
 export default {
@@ -72,7 +70,7 @@ export default {
   /** Cron Triggers (wrangler.toml): the jobs that are due, each cluster job once per period (its lease). */
   scheduled(_controller: unknown, env: Env, ctx: ScheduledContext) {
     app ??= build(env)
-    const jobs = instance!.runner
+    const jobs = app.runner
     ctx.waitUntil(
       jobs.runDue().then((outcome) => console.log(JSON.stringify({ msg: 'scheduled jobs', outcome }))),
     )

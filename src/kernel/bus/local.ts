@@ -46,12 +46,13 @@ export class LocalBus implements MessageBus {
     return this.kept.filter((e) => compareIds(e.id, after) > 0).slice(0, limit)
   }
 
+  /** The last id handed out ('0-0' before the first). */
   private newestSync() {
-    return this.kept.at(-1)?.id ?? `${this.lastMs}-${this.n}`
+    return `${this.lastMs}-${this.n}`
   }
 
   async newest() {
-    return this.kept.length || this.lastMs ? this.newestSync() : ZERO_ID
+    return this.newestSync()
   }
 
   async close() {

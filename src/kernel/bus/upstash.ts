@@ -12,7 +12,12 @@ export class UpstashBus implements MessageBus {
   private readonly subs = new Set<PollingSubscription>()
   private readonly send: Send
 
-  constructor(url: string, token: string, logger: Logger, pollMs = 100) {
+  constructor(
+    url: string,
+    token: string,
+    private readonly logger: Logger,
+    private readonly pollMs = 100,
+  ) {
     this.send = async (cmd, args) => {
       const res = await fetch(url, {
         method: 'POST',
@@ -23,11 +28,7 @@ export class UpstashBus implements MessageBus {
       if (body.error) throw new Error(`upstash ${cmd}: ${body.error}`)
       return body.result
     }
-    this.pollMs = pollMs
-    this.logger = logger
   }
-  private readonly pollMs: number
-  private readonly logger: Logger
 
   async publish(type: string, data: unknown) {
     return String(await this.send('XADD', xaddArgs(type, data)))

@@ -1,17 +1,11 @@
 import type { BusEntry, MessageBus, Subscription } from '../bus/bus'
 import { compareIds, idTime } from '../bus/bus'
 import type { KeyValueStore } from '../cache'
+import type { Config } from '../config'
 import type { Leases } from '../jobs/leases'
 import type { Logger } from '../logger'
 
-export type EngineRoleSetting = 'all' | 'api' | 'engine'
-
-/** What a handler of engine entries is told: `replay` while catching up after a takeover. */
-export interface EngineBatch {
-  entries: BusEntry[]
-  replay: boolean
-}
-
+/** Handles a run of bus entries of one type; `replay` while catching up after a takeover. */
 export type EngineHandler = (entries: BusEntry[], at: { replay: boolean }) => Promise<void>
 
 const LEASE = 'engine'
@@ -38,25 +32,18 @@ export class EngineRole {
   private stopped = false
   private catchUpTo: string | null = null
   private savedAt = 0
-  /** Entries handled as engine (tests and the benchmark read it). */
-  handled = 0
 
   constructor(
-    readonly setting: EngineRoleSetting,
+    private readonly setting: Config['role'],
     private readonly bus: MessageBus,
     private readonly leases: Leases,
     private readonly store: KeyValueStore,
-    private readonly owner: () => string,
+    private readonly owner: string,
     private readonly logger: Logger,
   ) {}
 
   get isLeader() {
     return this.leader
-  }
-
-  /** May this instance be the engine at all (ROLE=all or engine). */
-  get eligible() {
-    return this.setting !== 'api'
   }
 
   /** Loads a module's books from the database when this instance becomes the engine. */
@@ -75,7 +62,8 @@ export class EngineRole {
   /** One attempt to take the role now (start-up), then, with `keep`, keep it or stand by. */
   async start(keep: boolean) {
     this.stopped = false
-    if (!this.eligible) return
+    // ROLE=api never takes the role
+    if (this.setting === 'api') return
     await this.attempt()
     if (keep) this.schedule(this.leader ? RENEW_MS : 200)
   }
@@ -90,7 +78,7 @@ export class EngineRole {
 
   /** Takes or renews the lease; returns when to ask again. */
   private async attempt(): Promise<number> {
-    const lease = await this.leases.hold(LEASE, this.owner(), ENGINE_LEASE_MS).catch((e) => {
+    const lease = await this.leases.hold(LEASE, this.owner, ENGINE_LEASE_MS).catch((e) => {
       this.logger.log('warn', 'engine lease unavailable', { err: String(e) })
       return null
     })
@@ -127,7 +115,6 @@ export class EngineRole {
             err: e instanceof Error ? e.message : String(e),
           })
         }
-    this.handled += entries.length
     const last = entries.at(-1)!.id
     if (this.catchUpTo && compareIds(last, this.catchUpTo) >= 0) this.catchUpTo = null
     await this.saveCursor(last)
@@ -142,12 +129,18 @@ export class EngineRole {
     await this.store.set(CURSOR_KEY, id).catch(() => {})
   }
 
-  private async stepDown(reason: string) {
+  /** Stops reading the bus as the engine; returns the position it reached. */
+  private async leave(): Promise<string | null> {
     this.leader = false
-    this.logger.log('warn', 'engine role given up', { reason })
     const sub = this.sub
     this.sub = null
     await sub?.close()
+    return sub && sub.position !== '$' ? sub.position : null
+  }
+
+  private async stepDown(reason: string) {
+    this.logger.log('warn', 'engine role given up', { reason })
+    await this.leave()
     for (const u of this.unloaders) u()
   }
 
@@ -155,12 +148,9 @@ export class EngineRole {
     this.stopped = true
     if (this.timer) clearTimeout(this.timer)
     if (!this.leader) return
-    const sub = this.sub
-    this.leader = false
-    this.sub = null
-    await sub?.close()
-    if (sub && sub.position !== '$') await this.saveCursor(sub.position, true)
-    await this.leases.release(LEASE, this.owner()).catch(() => {})
+    const position = await this.leave()
+    if (position) await this.saveCursor(position, true)
+    await this.leases.release(LEASE, this.owner).catch(() => {})
   }
 }
 

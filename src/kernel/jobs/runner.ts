@@ -65,9 +65,13 @@ export class JobRunner {
     this.held.clear()
   }
 
+  /** An engine job on an instance that does not hold the engine role. */
+  private offEngine(job: Job) {
+    return job.scope === 'engine' && !this.isEngine()
+  }
+
   private async tick(job: Job) {
-    if (this.running.has(job.name)) return
-    if (job.scope === 'engine' && !this.isEngine()) return
+    if (this.running.has(job.name) || this.offEngine(job)) return
     if (job.scope === 'cluster') {
       const lease = await this.leases.hold(job.name, this.owner, leaseMs(job)).catch((e) => {
         this.logger.log('warn', 'job lease unavailable', { job: job.name, err: String(e) })
@@ -118,8 +122,7 @@ export class JobRunner {
   async runOnce(name: string): Promise<RunOutcome> {
     const job = this.jobs.find((j) => j.name === name)
     if (!job) return { ran: false, reason: 'unknown' }
-    if (this.running.has(name)) return { ran: false, reason: 'busy' }
-    if (job.scope === 'engine' && !this.isEngine()) return { ran: false, reason: 'busy' }
+    if (this.running.has(name) || this.offEngine(job)) return { ran: false, reason: 'busy' }
     const borrowed = job.scope === 'cluster' && !this.held.has(name)
     if (job.scope === 'cluster' && !(await this.leases.hold(job.name, this.owner, leaseMs(job))).held)
       return { ran: false, reason: 'busy' }
@@ -141,7 +144,7 @@ export class JobRunner {
   async runDue(): Promise<Record<string, RunOutcome>> {
     const out: Record<string, RunOutcome> = {}
     for (const job of this.jobs) {
-      if (this.running.has(job.name) || (job.scope === 'engine' && !this.isEngine())) {
+      if (this.running.has(job.name) || this.offEngine(job)) {
         out[job.name] = { ran: false, reason: 'busy' }
         continue
       }

@@ -1,5 +1,5 @@
 import { sql } from 'drizzle-orm'
-import { type BusEntry, compareIds, type MessageBus, type Subscription, ZERO_ID } from '../../kernel/bus/bus'
+import type { BusEntry, MessageBus, Subscription } from '../../kernel/bus/bus'
 import type { KeyValueStore } from '../../kernel/cache'
 import type { Clock } from '../../kernel/clock'
 import type { Db } from '../../kernel/db/client'
@@ -47,7 +47,6 @@ export class QuoteHub {
   private readonly engineListeners: TickListener[] = []
   /** Quote time of the last tick per symbol the engine processed (an older one is dropped). */
   private readonly engineLast = new Map<string, number>()
-  private lastApplied = ZERO_ID
   private subscription: Subscription | null = null
   /** Quotes saved by an earlier run (last_quotes): the answer of last resort until ticks arrive. */
   private readonly saved = new Map<string, Quote>()
@@ -183,10 +182,8 @@ export class QuoteHub {
     this.subscription = null
   }
 
-  /** Applies one entry to this instance's quotes (once: the engine's reader may bring it again). */
+  /** Applies one entry to this instance's quotes and hands what it changed to the listeners. */
   private async applyEntry(e: BusEntry): Promise<void> {
-    if (compareIds(e.id, this.lastApplied) <= 0) return
-    this.lastApplied = e.id
     const accepted: Tick[] = []
     for (const t of (e.data as TicksEntry).ticks) {
       const prev = this.local.get(t.symbol)
