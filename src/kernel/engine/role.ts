@@ -27,6 +27,7 @@ export class EngineRole {
   private readonly loaders: (() => Promise<void>)[] = []
   private readonly unloaders: (() => void)[] = []
   private readonly handlers = new Map<string, EngineHandler[]>()
+  private readonly settlers: (() => Promise<void>)[] = []
   private sub: Subscription | null = null
   private timer: ReturnType<typeof setTimeout> | null = null
   private stopped = false
@@ -57,6 +58,15 @@ export class EngineRole {
     const list = this.handlers.get(type) ?? []
     list.push(handler)
     this.handlers.set(type, list)
+  }
+
+  /**
+   * Runs after the handlers of each read of the bus, before the cursor moves past it: what handlers
+   * decided on several entries (executions of triggers) commits here as one batch, so a burst of ticks
+   * costs one transaction instead of one each, and a takeover replays whatever was not committed.
+   */
+  onSettle(settle: () => Promise<void>) {
+    this.settlers.push(settle)
   }
 
   /** One attempt to take the role now (start-up), then, with `keep`, keep it or stand by. */
@@ -115,6 +125,12 @@ export class EngineRole {
             err: e instanceof Error ? e.message : String(e),
           })
         }
+    for (const settle of this.settlers)
+      try {
+        await settle()
+      } catch (e) {
+        this.logger.log('error', 'engine settle failed', { err: e instanceof Error ? e.message : String(e) })
+      }
     const last = entries.at(-1)!.id
     if (this.catchUpTo && compareIds(last, this.catchUpTo) >= 0) this.catchUpTo = null
     await this.saveCursor(last)

@@ -1,7 +1,9 @@
 import { and, eq, gt, inArray, lte, ne, type SQL } from 'drizzle-orm'
 import { type BusEntry, idTime } from '../../kernel/bus/bus'
+import type { Tx } from '../../kernel/db/client'
 import { readSkippingBadRows } from '../../kernel/db/tolerant'
-import { roundToMinor } from '../accounts'
+import type { Work } from '../../kernel/db/unit-of-work'
+import { type GroupRecord, roundToMinor } from '../accounts'
 import { type Quote, quoteForGroup, type Tick } from '../market'
 import type { TradingCtx } from './context'
 import { stopOutOrder } from './domain/checks'
@@ -17,6 +19,14 @@ import { orders } from './schema'
 import { tradeEvent } from './views'
 
 const DAY_MS = 86_400_000
+
+/** What an execution did: the stat it counts, or a pending order cancelled for lack of margin. */
+type Outcome = 'activated' | 'sl' | 'tp' | 'cancelled'
+/** A due trigger's write; null when the order had changed (it lost its race). */
+interface Execution {
+  ticket: number
+  write: (tx: Tx, work: Work) => Promise<Outcome | null>
+}
 /** Another instance's transaction may commit a little after its clock stamped updated_at. */
 const RESYNC_OVERLAP_MS = 5000
 /**
@@ -51,6 +61,11 @@ export class TriggerEngine {
   /** Pending orders with an expiration, so a tick does not walk every resting order. */
   private readonly expiring = new Set<number>()
   private lastSweep = 0
+  /** Symbols that moved since the last stop-out sweep; every account on the next settle when set. */
+  private readonly sweepSymbols = new Set<string>()
+  private sweepAll = false
+  /** Executions decided on the ticks of the current read of the bus, by ticket (one each). */
+  private readonly queued = new Map<number, Execution>()
   /** Logins whose margin call this instance has seen (the notification is written once per episode). */
   private readonly marginCalled = new Set<number>()
   private syncedUpTo = 0
@@ -129,6 +144,9 @@ export class TriggerEngine {
   /** Empties the books (this instance gave up the engine role). */
   reset() {
     for (const ticket of [...this.resting.keys()]) this.untrack(ticket)
+    this.queued.clear()
+    this.sweepSymbols.clear()
+    this.sweepAll = false
     this.seen.clear()
     this.syncedUpTo = 0
   }
@@ -223,113 +241,174 @@ export class TriggerEngine {
   }
 
   /**
-   * Tick listener of the engine: fires due triggers per group price, expires pending orders, sweeps
-   * stop-outs. While replaying after a takeover, a trigger fires only on ticks published after its
-   * order was last written (the book was loaded from the database as it is now).
+   * Tick listener of the engine: decides which triggers are due per group price and queues their
+   * executions; `settle` commits them. While replaying after a takeover, a trigger fires only on ticks
+   * published after its order was last written (the book was loaded from the database as it is now).
    */
   async onTicks(ticks: Tick[], opts: { forceSweep?: boolean; replay?: boolean } = {}) {
-    const touched = new Set<string>()
     for (const t of ticks) {
       const groups = this.groupsBySymbol.get(t.symbol)
       if (!groups || groups.size === 0) continue
-      touched.add(t.symbol)
+      this.sweepSymbols.add(t.symbol)
       for (const groupId of [...groups.keys()]) {
         const gs = await this.ctx.refdata.forGroup(groupId, t.symbol)
         if (!gs) continue
         const q = quoteForGroup(t, gs)
         for (const trigger of this.book.due(bookKey(t.symbol, groupId), q.bid, q.ask)) {
+          if (this.queued.has(trigger.ticket)) continue
           if (opts.replay && (this.resting.get(trigger.ticket)?.order.updatedAt ?? 0) > idTime(t.id)) continue
-          await this.fire(trigger, q)
+          const e = await this.prepare(trigger, q)
+          if (e) this.queued.set(trigger.ticket, e)
         }
+      }
+    }
+    if (opts.forceSweep) this.sweepAll = true
+  }
+
+  /**
+   * After a read of the bus: commits the executions its ticks decided, in one transaction (a burst of
+   * ticks costs one commit, and the engine never falls behind the feed by one commit per trigger), then
+   * expires pending orders and sweeps stop-outs on the prices that moved.
+   */
+  async settle() {
+    if (this.queued.size > 0) {
+      const batch = [...this.queued.values()]
+      try {
+        await this.execute(batch)
+      } finally {
+        this.queued.clear()
       }
     }
     await this.expire()
     const now = this.ctx.clock.now()
-    if (opts.forceSweep || now - this.lastSweep >= 250) {
+    if (this.sweepAll || (this.sweepSymbols.size > 0 && now - this.lastSweep >= 250)) {
+      const symbols = this.sweepAll ? undefined : new Set(this.sweepSymbols)
       this.lastSweep = now
-      await this.sweepStopOuts(opts.forceSweep ? undefined : touched)
+      this.sweepAll = false
+      this.sweepSymbols.clear()
+      await this.sweepStopOuts(symbols)
     }
   }
 
-  private async fire(trigger: Trigger, q: Quote) {
+  /**
+   * Writes executions in one unit of work; if it fails, each again alone, so one that cannot be written
+   * (logged) does not hold back the others. One that lost its race re-reads its order.
+   */
+  private async execute(batch: Execution[]) {
+    let results: (Outcome | 'failed' | null)[]
+    try {
+      results = await this.ctx.uow.run(async (tx, work) => {
+        const out: (Outcome | null)[] = []
+        for (const e of batch) out.push(await e.write(tx, work))
+        return out
+      })
+    } catch (err) {
+      if (batch.length === 1) throw err
+      results = []
+      for (const e of batch)
+        results.push(
+          await this.ctx.uow
+            .run((tx, work) => e.write(tx, work))
+            .catch((err: unknown) => {
+              this.ctx.logger.log('error', 'trigger execution failed', {
+                ticket: e.ticket,
+                err: err instanceof Error ? err.message : String(err),
+              })
+              return 'failed' as const
+            }),
+        )
+    }
+    for (const [i, r] of results.entries()) {
+      if (r === null) await this.refresh(batch[i].ticket)
+      else if (r !== 'cancelled' && r !== 'failed') this.stats[r]++
+    }
+  }
+
+  /** The write of a due trigger, with what it needs read before the transaction. */
+  private async prepare(trigger: Trigger, q: Quote): Promise<Execution | null> {
     const r = this.resting.get(trigger.ticket)
-    if (!r) return this.book.remove(trigger.ticket)
+    if (!r) {
+      this.book.remove(trigger.ticket)
+      return null
+    }
     const o = r.order
-    if (trigger.kind === 'activate') return this.activate(o, q)
     const account = await this.ctx.accountsRead.account(o.login)
     const group = account && (await this.ctx.accountsRead.group(account.groupId))
-    const gs = group && (await this.ctx.refdata.forGroup(group.id, o.symbol))
-    if (!group || !gs) return
+    if (!account || !group) return null
+    if (trigger.kind === 'activate') {
+      const p = await pricing(this.ctx, [group.id])
+      return { ticket: o.ticket, write: (tx, work) => this.activateTx(tx, work, o, group, p, q) }
+    }
+    const gs = await this.ctx.refdata.forGroup(group.id, o.symbol)
+    if (!gs) return null
     const level = trigger.kind === 'sl' ? o.sl : o.tp
-    const kind = trigger.kind as 'sl' | 'tp'
+    const kind = trigger.kind
     const lookup = await this.ctx.market.quoteLookup()
-    const closed = await this.ctx.uow.run(async (tx, work) => {
-      const r = await closeTx(this.ctx.accounts, tx, work, {
-        origin: this.ctx.origin,
-        order: o,
-        spec: gs.info,
-        currency: group.currency,
-        volume: o.volume,
-        price: isBuy(o.cmd) ? q.bid : q.ask,
-        reason: kind,
-        lookup,
-        now: this.ctx.clock.now(),
-        guard: eq(trigger.kind === 'sl' ? orders.sl : orders.tp, level),
-      })
-      if (r) refreshAfterCommit(work, this.refreshes, r.closed)
-      return r
-    })
-    if (closed) this.stats[trigger.kind as 'sl' | 'tp']++
-    else await this.refresh(o.ticket)
+    return {
+      ticket: o.ticket,
+      write: async (tx, work) => {
+        const r = await closeTx(this.ctx.accounts, tx, work, {
+          origin: this.ctx.origin,
+          order: o,
+          spec: gs.info,
+          currency: group.currency,
+          volume: o.volume,
+          price: isBuy(o.cmd) ? q.bid : q.ask,
+          reason: kind,
+          lookup,
+          now: this.ctx.clock.now(),
+          guard: eq(kind === 'sl' ? orders.sl : orders.tp, level),
+        })
+        if (!r) return null
+        refreshAfterCommit(work, this.refreshes, r.closed)
+        return kind
+      },
+    }
   }
 
   /** A pending order reached its price: it becomes a position at that price, or is cancelled without margin. */
-  private async activate(o: OrderRow, q: Quote) {
+  private async activateTx(
+    tx: Tx,
+    work: Work,
+    o: OrderRow,
+    group: GroupRecord,
+    p: Awaited<ReturnType<typeof pricing>>,
+    q: Quote,
+  ): Promise<Outcome | null> {
     const ctx = this.ctx
-    const account = await ctx.accountsRead.account(o.login)
-    const group = account && (await ctx.accountsRead.group(account.groupId))
-    if (!account || !group) return
     const now = ctx.clock.now()
-    const p = await pricing(ctx, [group.id])
-    const row = await ctx.uow.run(async (tx, work) => {
-      const funds = (await fundsOf(ctx.accounts, tx, [o.login])).get(o.login)
-      const trial = addHolding(funds?.holdings ?? [], o)
-      const m = funds && marginOf(p, funds, group, trial)
-      const enough = !!m && m.margin_free >= 0
-      const [r] = await tx
-        .update(orders)
-        .set(
-          enough
-            ? {
-                state: 'open',
-                cmd: o.cmd % 2,
-                openTime: now,
-                rolloverDay: Math.floor(now / DAY_MS),
-                updatedAt: now,
-                origin: ctx.origin,
-              }
-            : {
-                state: 'cancelled',
-                closeTime: now,
-                closeReason: 'no_money',
-                updatedAt: now,
-                origin: ctx.origin,
-              },
-        )
-        .where(
-          and(eq(orders.ticket, o.ticket), eq(orders.state, 'pending'), eq(orders.openPrice, o.openPrice)),
-        )
-        .returning()
-      if (r) {
-        const payload = tradeEvent(r, group.currency)
-        if (enough) work.emit(TradeActivated, o.brandId, { ...payload, pending_cmd: o.cmd, quote: q })
-        else work.emit(TradeCancelled, o.brandId, { ...payload, reason: 'no_money', quote: q })
-        refreshAfterCommit(work, this.refreshes, r)
-      }
-      return r
-    })
-    if (row?.state === 'open') this.stats.activated++
-    if (!row) await this.refresh(o.ticket)
+    const funds = (await fundsOf(ctx.accounts, tx, [o.login])).get(o.login)
+    const trial = addHolding(funds?.holdings ?? [], o)
+    const m = funds && marginOf(p, funds, group, trial)
+    const enough = !!m && m.margin_free >= 0
+    const [r] = await tx
+      .update(orders)
+      .set(
+        enough
+          ? {
+              state: 'open',
+              cmd: o.cmd % 2,
+              openTime: now,
+              rolloverDay: Math.floor(now / DAY_MS),
+              updatedAt: now,
+              origin: ctx.origin,
+            }
+          : {
+              state: 'cancelled',
+              closeTime: now,
+              closeReason: 'no_money',
+              updatedAt: now,
+              origin: ctx.origin,
+            },
+      )
+      .where(and(eq(orders.ticket, o.ticket), eq(orders.state, 'pending'), eq(orders.openPrice, o.openPrice)))
+      .returning()
+    if (!r) return null
+    const payload = tradeEvent(r, group.currency)
+    if (enough) work.emit(TradeActivated, o.brandId, { ...payload, pending_cmd: o.cmd, quote: q })
+    else work.emit(TradeCancelled, o.brandId, { ...payload, reason: 'no_money', quote: q })
+    refreshAfterCommit(work, this.refreshes, r)
+    return enough ? 'activated' : 'cancelled'
   }
 
   /** Lost a race: re-read the order so the book matches the database. */

@@ -41,6 +41,7 @@ export const tradingModule = defineModule({
       engine.onTicks(ticks, { forceSweep: meta.explicit, replay: meta.replay }),
     )
     k.engine.on(ORDERS_CHANGED, (entries) => engine.onChangedEntries(entries))
+    k.engine.onSettle(() => engine.settle())
     k.engine.onLoad(
       () => engine.load(),
       () => engine.reset(),
