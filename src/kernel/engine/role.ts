@@ -115,22 +115,20 @@ export class EngineRole {
   private async dispatch(entries: BusEntry[]) {
     if (!this.leader) return
     const replay = this.catchUpTo !== null
-    for (const [type, list] of groupRuns(entries))
-      for (const h of this.handlers.get(type) ?? [])
-        try {
-          await h(list, { replay })
-        } catch (e) {
-          this.logger.log('error', 'engine handler failed', {
-            type,
-            err: e instanceof Error ? e.message : String(e),
-          })
-        }
-    for (const settle of this.settlers)
+    // one failing handler or settler does not stop the others (each is logged)
+    const guarded = async (what: string, type: string | undefined, run: () => Promise<void>) => {
       try {
-        await settle()
+        await run()
       } catch (e) {
-        this.logger.log('error', 'engine settle failed', { err: e instanceof Error ? e.message : String(e) })
+        this.logger.log('error', `engine ${what} failed`, {
+          type,
+          err: e instanceof Error ? e.message : String(e),
+        })
       }
+    }
+    for (const [type, list] of groupRuns(entries))
+      for (const h of this.handlers.get(type) ?? []) await guarded('handler', type, () => h(list, { replay }))
+    for (const settle of this.settlers) await guarded('settle', undefined, settle)
     const last = entries.at(-1)!.id
     if (this.catchUpTo && compareIds(last, this.catchUpTo) >= 0) this.catchUpTo = null
     await this.saveCursor(last)

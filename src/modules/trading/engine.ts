@@ -273,11 +273,8 @@ export class TriggerEngine {
   async settle() {
     if (this.queued.size > 0) {
       const batch = [...this.queued.values()]
-      try {
-        await this.execute(batch)
-      } finally {
-        this.queued.clear()
-      }
+      this.queued.clear()
+      await this.execute(batch)
     }
     await this.expire()
     const now = this.ctx.clock.now()
