@@ -69,10 +69,14 @@ describe('JWT attack set: every forgery answers 401', () => {
       const payload = JSON.parse(Buffer.from(real.split('.')[1], 'base64url').toString())
       return `${h}.${b64url({ ...payload, login: 100002 })}.${s}`
     },
+    // One bit of the signature's first byte flipped: editing the last base64url characters can leave
+    // the decoded bytes unchanged (the final character carries padding bits a lenient decoder drops).
     'tampered signature': async () => {
       const real = tokens.user!
-      const last = real.at(-1) === 'A' ? 'B' : 'A'
-      return real.slice(0, -2) + last + last
+      const [h, p, s] = real.split('.')
+      const bytes = Buffer.from(s, 'base64url')
+      bytes[0] ^= 1
+      return `${h}.${p}.${bytes.toString('base64url')}`
     },
   }
 
