@@ -108,7 +108,8 @@ function recordBodyKinds(app: AnyElysia, into: Map<string, BodyKind>) {
     const hooks = r.hooks as { body?: unknown; parse?: { fn: unknown }[]; detail?: Record<string, unknown> }
     const declared = (hooks.parse ?? []).map((p) => p.fn).filter((fn): fn is string => typeof fn === 'string')
     let kind: BodyKind = 'json'
-    if (!hooks.body) kind = 'none'
+    if (hooks.detail?.['x-body-raw']) kind = 'raw'
+    else if (!hooks.body) kind = 'none'
     else if (declared.includes('multipart/form-data')) kind = 'multipart'
     else if (hooks.detail?.['x-body-optional']) kind = 'optional-json'
     into.set(`${r.method} ${r.path}`, kind)

@@ -71,6 +71,8 @@ const schema = z
     CRON_SECRET: z.string().min(24).optional(),
     GROUP_COMMIT: bool.default(true),
     ROLE: z.enum(['all', 'api', 'engine']).default('all'),
+    CASHIER_SECRETS: z.string().optional(),
+    CASHIER_WIRE_BANK: z.string().optional(),
     EVENTS_RETENTION_HOURS: z.coerce
       .number()
       .int()
@@ -159,6 +161,46 @@ export interface Config {
   cronSecret?: string
   /** How long dispatched events stay in the outbox. */
   eventsRetentionMs: number
+  /**
+   * Webhook secrets per brand name and provider (several during a rotation), and the bank details
+   * shown for wire deposits.
+   */
+  cashier: {
+    secrets: Record<string, Record<string, string[]>>
+    wireBank: { name: string; iban: string; bic: string; holder: string }
+  }
+}
+
+/** Development secrets of the demo brands (README); production starts with none. */
+export const DEV_CASHIER_SECRETS: Record<string, Record<string, string[]>> = {
+  Demo: { sandbox: ['sandbox-demo-secret-dev-only'], checkout: ['checkout-demo-secret-dev-only'] },
+  Beta: { sandbox: ['sandbox-beta-secret-dev-only'], checkout: ['checkout-beta-secret-dev-only'] },
+}
+
+const CashierSecrets = z.record(
+  z.string().min(1),
+  z.record(z.string().regex(/^[a-z][a-z0-9_]*$/), z.array(z.string().min(16)).min(1).max(5)),
+)
+const WireBank = z.object({
+  name: z.string().min(1),
+  iban: z.string().min(5),
+  bic: z.string().min(8),
+  holder: z.string().min(1),
+})
+
+function parseJsonSetting<T>(name: string, schema: z.ZodType<T>, raw: string): T {
+  let value: unknown
+  try {
+    value = JSON.parse(raw)
+  } catch {
+    throw new Error(`Invalid configuration:\n  ${name}: not valid JSON`)
+  }
+  const r = schema.safeParse(value)
+  if (!r.success) {
+    const i = r.error.issues[0]
+    throw new Error(`Invalid configuration:\n  ${name}.${i.path.join('.')}: ${i.message}`)
+  }
+  return r.data
 }
 
 /** Parses the environment once; throws a readable error naming every bad variable. */
@@ -221,5 +263,20 @@ export function loadConfig(source: Record<string, string | undefined> = process.
     groupCommit: e.GROUP_COMMIT,
     role: e.ROLE,
     eventsRetentionMs: e.EVENTS_RETENTION_HOURS * 3_600_000,
+    cashier: {
+      secrets: e.CASHIER_SECRETS
+        ? parseJsonSetting('CASHIER_SECRETS', CashierSecrets, e.CASHIER_SECRETS)
+        : production
+          ? {}
+          : DEV_CASHIER_SECRETS,
+      wireBank: e.CASHIER_WIRE_BANK
+        ? parseJsonSetting('CASHIER_WIRE_BANK', WireBank, e.CASHIER_WIRE_BANK)
+        : {
+            name: 'Sandbox Bank',
+            iban: 'GB33BUKB20201555555555',
+            bic: 'BUKBGB22',
+            holder: 'Demo Broker Ltd',
+          },
+    },
   }
 }

@@ -2,6 +2,8 @@ import type { ModuleDefinition } from '../kernel/module'
 import { accountsModule } from '../modules/accounts'
 import { alertsModule } from '../modules/alerts'
 import { authModule } from '../modules/auth'
+import { cashierModule } from '../modules/cashier'
+import { kycModule } from '../modules/kyc'
 import { marketModule } from '../modules/market'
 import { notificationsModule } from '../modules/notifications'
 import { scriptsModule } from '../modules/scripts'
@@ -21,4 +23,6 @@ export const MODULES: readonly ModuleDefinition[] = [
   alertsModule,
   notificationsModule,
   scriptsModule,
+  kycModule,
+  cashierModule,
 ]

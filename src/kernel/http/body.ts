@@ -2,9 +2,10 @@ import { ApiError, invalid } from './errors'
 
 /**
  * What a route accepts as its body: a JSON value (the default), a JSON object that may be left out (read
- * as `{}`), a multipart form (uploads), or nothing (a body sent anyway is not read).
+ * as `{}`), a multipart form (uploads), nothing (a body sent anyway is not read), or the exact UTF-8 text
+ * (a signed webhook, verified over its bytes before it is parsed).
  */
-export type BodyKind = 'json' | 'optional-json' | 'multipart' | 'none'
+export type BodyKind = 'json' | 'optional-json' | 'multipart' | 'none' | 'raw'
 
 const DEFERRED = Symbol('deferred body')
 
@@ -92,6 +93,14 @@ function formObject(form: FormData): Record<string, unknown> {
  * bytes is 413 PAYLOAD_TOO_LARGE.
  */
 export async function readBody(request: Request, kind: BodyKind, limit: number): Promise<unknown> {
+  if (kind === 'raw') {
+    try {
+      return utf8.decode(await readCapped(request, limit))
+    } catch (e) {
+      if (e instanceof ApiError) throw e
+      throw invalid('body: not valid UTF-8')
+    }
+  }
   if (kind !== 'multipart' && mediaType(request) === 'application/json') {
     const declared = declaredLength(request)
     // the common case, an announced JSON body within the limit, parsed natively (no copy of its bytes)

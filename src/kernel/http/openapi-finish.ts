@@ -101,6 +101,17 @@ export function finishDocument(doc: Json): Json {
       if (!op) continue
       const guard: Guard | undefined = op['x-guard']
       delete op['x-guard']
+      // a raw body (a signed webhook) has no schema of ours: the bytes are verified, then parsed
+      if (op['x-body-raw'])
+        op.requestBody = {
+          required: true,
+          content: {
+            'application/json': {
+              schema: { type: 'object', description: "the provider's event, exactly as signed" },
+            },
+          },
+        }
+      delete op['x-body-raw']
       if (op.parameters?.length || op.requestBody) addCode(op, 400, 'INVALID_DATA')
       if (op.requestBody) addCode(op, 413, 'PAYLOAD_TOO_LARGE')
       if (guard && !guard.feed) addCode(op, 404, 'BRAND_NOT_FOUND')

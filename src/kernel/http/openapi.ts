@@ -46,7 +46,7 @@ export function errors(codes: ErrorCodes = {}) {
 export function doc(
   tag: string,
   summary: string,
-  opts: { secured?: false; description?: string; optionalBody?: boolean } = {},
+  opts: { secured?: false; description?: string; optionalBody?: boolean; rawBody?: boolean } = {},
 ) {
   return {
     tags: [tag],
@@ -54,6 +54,7 @@ export function doc(
     ...(opts.description ? { description: opts.description } : {}),
     ...(opts.secured === false ? { security: [] } : {}),
     ...(opts.optionalBody ? { 'x-body-optional': true } : {}),
+    ...(opts.rawBody ? { 'x-body-raw': true } : {}),
   }
 }
 
@@ -67,6 +68,13 @@ const TAGS = [
   { name: 'Manager', description: 'Back-office routes for manager, admin and dealer sessions' },
   { name: 'Price alerts', description: 'Price alerts of an account login, evaluated on every tick' },
   { name: 'Scripts', description: 'User scripts of an account login' },
+  { name: 'KYC', description: "The customer's verification: profile, steps, documents (spec 4.10)" },
+  {
+    name: 'KYC review',
+    description: 'Back office: review KYC profiles, steps and documents; risk; settings',
+  },
+  { name: 'Cashier', description: 'Deposits, withdrawals, payment methods, provider webhooks (spec 4.11)' },
+  { name: 'Cashier back office', description: 'Back office: transactions, reviews, wires, payouts, refunds' },
   { name: 'Notifications', description: 'Notifications of an account login; staff messages and broadcasts' },
   {
     name: 'Reference data',

@@ -3,6 +3,7 @@ import { Elysia } from 'elysia'
 import type { Session } from '../../kernel/auth/session'
 import type { Brand } from '../../kernel/brand/registry'
 import type { Tx } from '../../kernel/db/client'
+import type { Work } from '../../kernel/db/unit-of-work'
 import type { ApiError } from '../../kernel/http/errors'
 import { defineModule, definePort } from '../../kernel/module'
 import { UploadsPort } from '../uploads'
@@ -19,7 +20,7 @@ import {
 import { seedDemoAccounts } from './demo'
 import type { MarginSnapshot } from './domain/margin'
 import { fundsOf, groupIdsOf } from './funds'
-import { postTradeResultTx } from './ledger'
+import { type BalanceOperationInput, postOperationTx, postTradeResultTx } from './ledger'
 import { accountManagerRoutes } from './manager-routes'
 import { type OpenAccountInput, openAccount } from './open'
 import { AccountReadModel, type GroupRecord } from './read-model'
@@ -32,6 +33,7 @@ export { type MarginSnapshot, marginSnapshot } from './domain/margin'
 export { currencyDecimals, fromMinor, roundToMinor, toMinor } from './domain/money'
 export * from './events'
 export type { Funds } from './funds'
+export type { BalanceOperationInput } from './ledger'
 export type { AccountReadModel, AccountRecord, CustomerRecord, GroupRecord } from './read-model'
 export { Customer as CustomerSchema } from './routes'
 export { type AccountView, accountNotFound, groupNotFound } from './service'
@@ -51,6 +53,11 @@ export interface AccountsApi {
   ): Promise<AccountView>
   /** Live margin figures (400 INVALID_MARGIN_LEVEL when they cannot be computed). */
   requireMargin(view: AccountView): Promise<MarginSnapshot>
+  /**
+   * Posts a balance or credit operation in the caller's unit of work (cashier credits, holds, reversals):
+   * a repeated idempotency key returns the first row; a balance-out below zero is refused unless allowed.
+   */
+  postOperationTx(tx: Tx, work: Work, input: BalanceOperationInput): ReturnType<typeof postOperationTx>
   /** Books a closed trade's result as one OP_TRADE ledger row, in the closing transaction. */
   postTradeResultTx: typeof postTradeResultTx
   openAccount(input: OpenAccountInput): ReturnType<typeof openAccount>
@@ -95,6 +102,7 @@ export const accountsModule = defineModule({
         loadAccountViewAs(ctx, brand, session, login, notFound),
       requireMargin: (view) => requireMargin(ctx, view),
       postTradeResultTx: (tx: Tx, input) => postTradeResultTx(tx, input),
+      postOperationTx: (tx, work, input) => postOperationTx(ctx, tx, work, input),
       openAccount: (input) => openAccount(ctx, input),
       findGroup: async (brandId, name) =>
         (

@@ -23,6 +23,8 @@ export interface BalanceOperationInput {
   apiData?: Record<string, unknown>
   idempotencyKey?: string
   createdBy: string
+  /** A balance-out that may take the balance below zero (a chargeback takes back what was credited). */
+  allowNegative?: boolean
 }
 
 type OperationRow = typeof balanceOperations.$inferSelect
@@ -89,7 +91,7 @@ export async function postOperationTx(ctx: AccountsCtx, tx: Tx, work: Work, inpu
       and(
         eq(accounts.login, input.login),
         eq(accounts.brandId, input.brandId),
-        sql`${column} + ${delta} >= 0`,
+        input.allowNegative ? undefined : sql`${column} + ${delta} >= 0`,
       ),
     )
     .returning({ balance: accounts.balance, credit: accounts.credit })

@@ -4,12 +4,14 @@ import type { Queryable } from '../../kernel/db/client'
 import { defineModule, definePort } from '../../kernel/module'
 import { uploadRoutes } from './routes'
 import * as schema from './schema'
-import { avatarBelongs } from './service'
+import { avatarBelongs, customerFile } from './service'
 
 /** What other modules ask of uploads. */
 export interface UploadsApi {
   /** Whether `ref` is an account_avatar upload of the session's principal in the brand. */
   avatarBelongs(q: Queryable, brand: Brand, session: Session, login: number, ref: string): Promise<boolean>
+  /** A file the customer uploaded in the brand (any purpose but avatars), or null (another's answers null too). */
+  customerFile: typeof customerFile
 }
 
 export const UploadsPort = definePort<UploadsApi>('uploads')
@@ -19,7 +21,7 @@ export const uploadsModule = defineModule({
   name: 'uploads',
   tables: schema,
   setup(k, ports) {
-    ports.provide(UploadsPort, { avatarBelongs })
+    ports.provide(UploadsPort, { avatarBelongs, customerFile })
     return { routes: uploadRoutes(k) }
   },
 })

@@ -150,3 +150,25 @@ export async function avatarBelongs(
     .where(and(eq(uploads.uuid, ref), eq(uploads.purpose, 'account_avatar'), ownedBy(brand, session)))
   return !!row
 }
+
+/** A customer's own upload (KYC attaches files by id): scoped by brand and owner in the query. */
+export async function customerFile(q: Queryable, brandId: number, customerId: number, uuid: string) {
+  const [row] = await q
+    .select({
+      uuid: uploads.uuid,
+      purpose: uploads.purpose,
+      contentType: uploads.contentType,
+      originalName: uploads.originalName,
+      fileSize: uploads.fileSize,
+    })
+    .from(uploads)
+    .where(
+      and(
+        eq(uploads.uuid, uuid),
+        eq(uploads.brandId, brandId),
+        eq(uploads.scope, 2),
+        eq(uploads.ownerId, customerId),
+      ),
+    )
+  return row && row.purpose !== 'account_avatar' ? row : null
+}

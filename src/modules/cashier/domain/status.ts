@@ -1,0 +1,123 @@
+/** Cashier transaction statuses (spec 3.1). */
+export const STATUS = {
+  created: 0,
+  pending_payment: 1,
+  provider_confirmed: 2,
+  credited: 3,
+  credit_failed: 4,
+  failed: 5,
+  cancelled: 6,
+  refunded: 7,
+  chargeback: 8,
+  manual_review: 9,
+} as const
+export type StatusName = keyof typeof STATUS
+export type Status = (typeof STATUS)[StatusName]
+export const STATUS_NAMES = Object.keys(STATUS) as StatusName[]
+export const statusName = (s: number): StatusName => STATUS_NAMES[s] ?? 'created'
+
+/** What a provider says about a payment (a module's parsed webhook, or its status API). */
+export type ProviderUpdate = 'pending' | 'confirmed' | 'failed' | 'cancelled' | 'refunded' | 'chargeback'
+
+/** What the server or staff do. */
+export type Action =
+  | ProviderUpdate
+  | 'route' // handed to the provider
+  | 'mismatch' // the provider confirmed another amount or currency
+  | 'credit' // the ledger credit succeeded
+  | 'credit_error' // the ledger credit failed
+  | 'give_up' // credit retries exhausted
+  | 'resolve_credit' // staff: credit a reviewed transaction
+  | 'resolve_fail' // staff: close a reviewed transaction as failed
+  | 'refund' // staff: refund a credited deposit
+  // withdrawals
+  | 'approve' // staff approved, payout sent
+  | 'reject' // staff rejected, hold returned
+  | 'paid' // payout settled
+  | 'payout_failed' // payout failed, hold returned
+
+type Table = Partial<Record<Status, Partial<Record<Action, Status>>>>
+const S = STATUS
+
+/**
+ * Deposits: created -> pending_payment -> provider_confirmed -> credited; provider_confirmed ->
+ * credit_failed -> credited (retry) or manual_review; failed and cancelled end a payment; credited ->
+ * refunded or chargeback. Anything not listed is ignored, so an event arriving late or twice never moves
+ * a transaction backwards. A confirmation after a failure or cancellation means money moved where we
+ * thought none did: a person looks at it.
+ */
+const DEPOSIT: Table = {
+  [S.created]: {
+    route: S.pending_payment,
+    pending: S.pending_payment,
+    confirmed: S.provider_confirmed,
+    failed: S.failed,
+    cancelled: S.cancelled,
+    mismatch: S.manual_review,
+  },
+  [S.pending_payment]: {
+    confirmed: S.provider_confirmed,
+    failed: S.failed,
+    cancelled: S.cancelled,
+    mismatch: S.manual_review,
+  },
+  [S.provider_confirmed]: { credit: S.credited, credit_error: S.credit_failed, chargeback: S.manual_review },
+  [S.credit_failed]: { credit: S.credited, give_up: S.manual_review, chargeback: S.manual_review },
+  [S.credited]: { refunded: S.refunded, refund: S.refunded, chargeback: S.chargeback },
+  [S.manual_review]: { resolve_credit: S.credited, resolve_fail: S.failed },
+  [S.failed]: { confirmed: S.manual_review, mismatch: S.manual_review },
+  [S.cancelled]: { confirmed: S.manual_review, mismatch: S.manual_review },
+}
+
+/**
+ * Withdrawals (funds held by a balance-out when requested): pending_payment waits for staff; approve
+ * sends the payout (provider_confirmed: "approved, payout under way"); paid settles it (credited means
+ * "settled with the customer" for a withdrawal); reject and a failed payout return the hold.
+ */
+const WITHDRAWAL: Table = {
+  [S.created]: { route: S.pending_payment },
+  [S.pending_payment]: { approve: S.provider_confirmed, reject: S.cancelled },
+  [S.provider_confirmed]: { paid: S.credited, payout_failed: S.failed },
+}
+
+export type Kind = 'deposit' | 'withdrawal'
+
+/** The status after `action`, or null when the action does not apply (the caller changes nothing). */
+export function next(kind: Kind, from: number, action: Action): Status | null {
+  return (kind === 'deposit' ? DEPOSIT : WITHDRAWAL)[from as Status]?.[action] ?? null
+}
+
+/** Every status `action` may start from (for the conditional UPDATE's WHERE). */
+export function sources(kind: Kind, action: Action): Status[] {
+  const table = kind === 'deposit' ? DEPOSIT : WITHDRAWAL
+  return (Object.keys(table).map(Number) as Status[]).filter((s) => table[s]?.[action] !== undefined)
+}
+
+/** The whole table (OpenAPI description and docs). */
+export function transitionsText(kind: Kind): string {
+  const table = kind === 'deposit' ? DEPOSIT : WITHDRAWAL
+  return Object.entries(table)
+    .map(
+      ([from, moves]) =>
+        `${statusName(Number(from))}: ${Object.entries(moves!)
+          .map(([a, to]) => `${a} -> ${statusName(to!)}`)
+          .join(', ')}`,
+    )
+    .join('; ')
+}
+
+/** Statuses in which a deposit counts toward the KYC limit (money in or on its way). */
+export const COUNTING = [
+  S.pending_payment,
+  S.provider_confirmed,
+  S.credited,
+  S.credit_failed,
+  S.manual_review,
+]
+/** Statuses reconciliation asks the provider about. */
+export const OPEN = [S.created, S.pending_payment, S.provider_confirmed, S.credit_failed]
+
+/** Fee of an amount (minor units): basis points rounded half up, plus the fixed part; never above it. */
+export function feeOf(amountMinor: number, bps: number, fixedMinor: number): number {
+  return Math.min(amountMinor, Math.round((amountMinor * bps) / 10_000) + fixedMinor)
+}

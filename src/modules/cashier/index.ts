@@ -1,0 +1,53 @@
+import { Elysia } from 'elysia'
+import { defineModule } from '../../kernel/module'
+import { AccountsPort } from '../accounts'
+import { KycPort } from '../kyc'
+import { reconcile, retryCredits } from './backoffice'
+import type { CashierCtx } from './context'
+import { seedCashierDemo } from './demo'
+import { checkoutProvider } from './providers/checkout'
+import type { PaymentProvider } from './providers/port'
+import { sandboxProvider } from './providers/sandbox'
+import { wireProvider } from './providers/wire'
+import { cashierManagerRoutes, cashierRoutes } from './routes'
+import { SandboxGateway, sandboxRoutes } from './sandbox-page'
+import * as schema from './schema'
+import { drainInbox } from './webhooks'
+
+export * from './events'
+
+/** Deposits, withdrawals, provider modules and their webhooks (README.md of this folder). */
+export const cashierModule = defineModule({
+  name: 'cashier',
+  tables: schema,
+  setup(k, ports) {
+    const ctx: CashierCtx = {
+      ...k,
+      accounts: ports.get(AccountsPort),
+      kyc: ports.get(KycPort),
+      providers: new Map<string, PaymentProvider>(),
+    }
+    const gateway = new SandboxGateway(ctx)
+    for (const p of [
+      sandboxProvider(gateway),
+      checkoutProvider(gateway),
+      wireProvider(k.config.cashier.wireBank),
+    ])
+      ctx.providers.set(p.id, p)
+    return {
+      routes: new Elysia({ name: 'cashier', seed: k.instanceId })
+        .use(cashierRoutes(ctx))
+        .use(cashierManagerRoutes(ctx))
+        .use(sandboxRoutes(ctx, gateway)),
+      jobs: [
+        // webhooks stored but not applied (a crash between the inbox write and the credit, a failure)
+        { name: 'cashier.inbox', every: 1000, scope: 'cluster', run: () => drainInbox(ctx) },
+        { name: 'cashier.credit-retry', every: 30_000, scope: 'cluster', run: () => retryCredits(ctx) },
+        { name: 'cashier.reconcile', every: 60_000, scope: 'cluster', run: () => reconcile(ctx) },
+        // the sandbox provider's own retries of webhooks the merchant did not acknowledge
+        { name: 'cashier.sandbox-deliver', every: 2000, scope: 'cluster', run: () => gateway.redeliver() },
+      ],
+      seedDemo: () => seedCashierDemo(ctx),
+    }
+  },
+})

@@ -1,0 +1,97 @@
+import { hmac } from '@noble/hashes/hmac.js'
+import { sha256 } from '@noble/hashes/sha2.js'
+import { bytesToHex, utf8ToBytes } from '@noble/hashes/utils.js'
+import type { ProviderUpdate } from '../domain/status'
+
+/** A deposit handed to a provider module. Amounts in minor units. */
+export interface DepositStart {
+  transactionId: number
+  brandId: number
+  amount: number
+  currency: string
+  /** Where the provider posts its webhooks (this brand's host). */
+  notifyUrl: string
+  /** Where the customer's browser goes after paying. */
+  returnUrl: string
+}
+
+/** What the client does next. */
+export type NextStep =
+  | { type: 'redirect'; url: string }
+  | { type: 'instructions'; text: string; details: Record<string, string> }
+
+/** A webhook turned into a lifecycle update of one transaction. */
+export interface ParsedWebhook {
+  eventId: string
+  /** Our transaction id, as the provider echoes it (its `reference`). */
+  transactionId: number
+  providerRef: string
+  update: ProviderUpdate
+  amount: number
+  currency: string
+}
+
+/**
+ * The port every payment provider module implements. A module talks to its provider and translates;
+ * it never touches balances: the server credits, once, from the lifecycle update.
+ */
+export interface PaymentProvider {
+  id: string
+  /** Whether webhooks come in (wire transfers are confirmed by staff instead). */
+  webhooks: boolean
+  startDeposit(d: DepositStart, secret: string): Promise<{ next: NextStep; providerRef: string | null }>
+  /** True only for a body signed with one of the brand's current secrets, within the tolerance. */
+  verifyWebhook(headers: Headers, body: string, secrets: string[], nowMs: number): boolean
+  /** The update a verified body carries, or a message naming what is wrong with it. */
+  parseWebhook(body: string): ParsedWebhook | { error: string }
+  /** Sends a withdrawal's payout; the provider's reference. */
+  startPayout(p: {
+    transactionId: number
+    amount: number
+    currency: string
+  }): Promise<{ providerRef: string }>
+  /** The provider's side of its scheme, for the hosted sandbox page that stands in for it. */
+  simulator?: WebhookSimulator
+  /** The provider's own view of a payment (reconciliation), or null when it cannot be asked. */
+  fetchStatus?(providerRef: string): Promise<ProviderUpdate | null>
+}
+
+/** A payment as the simulated provider keeps it. */
+export interface SimulatedPayment {
+  token: string
+  reference: string
+  amount: number
+  currency: string
+}
+
+/** How a provider signs and shapes its webhooks (the sandbox page sends them in the provider's scheme). */
+export interface WebhookSimulator {
+  body(eventId: string, update: 'pending' | 'confirmed' | 'failed' | 'refunded', p: SimulatedPayment): string
+  headers(secret: string, body: string, nowMs: number): Record<string, string>
+}
+
+/** Payments made on the hosted sandbox page (the provider side, inside this app). */
+export interface HostedPayments {
+  create(p: {
+    brandId: number
+    provider: string
+    reference: string
+    amount: number
+    currency: string
+    notifyUrl: string
+    returnUrl: string
+  }): Promise<{ token: string; url: string }>
+  status(token: string): Promise<ProviderUpdate | null>
+}
+
+/** HMAC-SHA256 as lower-case hex (portable: Bun and Workers). */
+export const hmacHex = (secret: string, message: string) =>
+  bytesToHex(hmac(sha256, utf8ToBytes(secret), utf8ToBytes(message)))
+
+/** Compares two strings in time independent of where they differ. */
+export function constantTimeEqual(a: string, b: string) {
+  if (a.length !== b.length) return false
+  let diff = 0
+  for (let i = 0; i < a.length; i++) diff |= a.charCodeAt(i) ^ b.charCodeAt(i)
+  return diff === 0
+}

@@ -1,0 +1,134 @@
+import { z } from 'zod'
+import type { ProviderUpdate } from '../domain/status'
+import { constantTimeEqual, type HostedPayments, hmacHex, type PaymentProvider } from './port'
+
+/** Seconds a signed webhook stays acceptable (replays of older ones are refused). */
+export const SANDBOX_TOLERANCE_S = 300
+
+/** `t=<unix>,v1=<hex HMAC-SHA256(secret, t + "." + body)>` (the scheme Stripe made common). */
+export function signSandbox(secret: string, body: string, unixSeconds: number) {
+  return `t=${unixSeconds},v1=${hmacHex(secret, `${unixSeconds}.${body}`)}`
+}
+
+/** Verifies a sandbox signature against every secret of the rotation (several `v1` may be present). */
+export function verifySandbox(header: string | null, body: string, secrets: string[], nowMs: number) {
+  if (!header) return false
+  let t: number | null = null
+  const sigs: string[] = []
+  for (const part of header.split(',')) {
+    const [k, v] = part.split('=', 2).map((x) => x?.trim())
+    if (k === 't' && v && /^\d{1,12}$/.test(v)) t = Number(v)
+    else if (k === 'v1' && v && /^[0-9a-f]{64}$/.test(v)) sigs.push(v)
+  }
+  if (t === null || sigs.length === 0) return false
+  if (Math.abs(nowMs / 1000 - t) > SANDBOX_TOLERANCE_S) return false
+  return secrets.some((s) => {
+    const expected = hmacHex(s, `${t}.${body}`)
+    return sigs.some((sig) => constantTimeEqual(sig, expected))
+  })
+}
+
+const Event = z.object({
+  id: z.string().min(1).max(100),
+  type: z.enum([
+    'payment.pending',
+    'payment.succeeded',
+    'payment.failed',
+    'payment.canceled',
+    'payment.refunded',
+    'payment.disputed',
+  ]),
+  data: z.object({
+    payment_id: z.string().min(1).max(100),
+    reference: z.string().regex(/^\d{1,15}$/),
+    amount: z.number().int().min(0),
+    currency: z.string().regex(/^[A-Z]{3}$/),
+  }),
+})
+const UPDATE: Record<z.infer<typeof Event>['type'], ProviderUpdate> = {
+  'payment.pending': 'pending',
+  'payment.succeeded': 'confirmed',
+  'payment.failed': 'failed',
+  'payment.canceled': 'cancelled',
+  'payment.refunded': 'refunded',
+  'payment.disputed': 'chargeback',
+}
+export type SandboxEventType = keyof typeof UPDATE
+
+/** The webhook body the sandbox sends. */
+export const sandboxEvent = (
+  id: string,
+  type: SandboxEventType,
+  p: { token: string; reference: string; amount: number; currency: string },
+) =>
+  JSON.stringify({
+    id,
+    type,
+    data: { payment_id: p.token, reference: p.reference, amount: p.amount, currency: p.currency },
+  })
+
+export function parseJson<T>(schema: z.ZodType<T>, body: string): T | { error: string } {
+  let raw: unknown
+  try {
+    raw = JSON.parse(body)
+  } catch {
+    return { error: 'body: malformed JSON' }
+  }
+  const r = schema.safeParse(raw)
+  if (r.success) return r.data
+  const i = r.error.issues[0]
+  return { error: `${i.path.join('.') || 'body'}: ${i.message}` }
+}
+
+const SIM_TYPE: Record<'pending' | 'confirmed' | 'failed' | 'refunded', SandboxEventType> = {
+  pending: 'payment.pending',
+  confirmed: 'payment.succeeded',
+  failed: 'payment.failed',
+  refunded: 'payment.refunded',
+}
+
+/**
+ * The sandbox card provider: its hosted payment page runs inside this app (sandbox-page.ts) so a
+ * developer deposits with no account anywhere; pay, decline and a 3-D Secure-style challenge.
+ */
+export const sandboxProvider = (hosted: HostedPayments): PaymentProvider => ({
+  id: 'sandbox',
+  webhooks: true,
+  async startDeposit(d) {
+    const { token, url } = await hosted.create({
+      brandId: d.brandId,
+      provider: 'sandbox',
+      reference: String(d.transactionId),
+      amount: d.amount,
+      currency: d.currency,
+      notifyUrl: d.notifyUrl,
+      returnUrl: d.returnUrl,
+    })
+    return { next: { type: 'redirect', url }, providerRef: token }
+  },
+  verifyWebhook: (headers, body, secrets, nowMs) =>
+    verifySandbox(headers.get('sandbox-signature'), body, secrets, nowMs),
+  parseWebhook(body) {
+    const e = parseJson(Event, body)
+    if ('error' in e) return e
+    return {
+      eventId: e.id,
+      transactionId: Number(e.data.reference),
+      providerRef: e.data.payment_id,
+      update: UPDATE[e.type],
+      amount: e.data.amount,
+      currency: e.data.currency,
+    }
+  },
+  async startPayout(p) {
+    return { providerRef: `sbx_po_${p.transactionId}` }
+  },
+  simulator: {
+    body: (id, update, p) => sandboxEvent(id, SIM_TYPE[update], p),
+    headers: (secret, body, nowMs) => ({
+      'content-type': 'application/json',
+      'sandbox-signature': signSandbox(secret, body, Math.floor(nowMs / 1000)),
+    }),
+  },
+  fetchStatus: (ref) => hosted.status(ref),
+})

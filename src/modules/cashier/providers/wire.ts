@@ -1,0 +1,28 @@
+import type { PaymentProvider } from './port'
+
+/** Bank wire: the customer transfers with our reference; staff confirm the amount received. */
+export const wireProvider = (bank: {
+  name: string
+  iban: string
+  bic: string
+  holder: string
+}): PaymentProvider => ({
+  id: 'wire',
+  webhooks: false,
+  async startDeposit(d) {
+    const reference = `W${d.transactionId}`
+    return {
+      next: {
+        type: 'instructions',
+        text: `Transfer ${d.amount / 100} ${d.currency} quoting ${reference}; the balance is credited once the bank transfer arrives.`,
+        details: { bank: bank.name, iban: bank.iban, bic: bank.bic, account_holder: bank.holder, reference },
+      },
+      providerRef: reference,
+    }
+  },
+  verifyWebhook: () => false,
+  parseWebhook: () => ({ error: 'bank wires have no webhooks' }),
+  async startPayout(p) {
+    return { providerRef: `W-PO${p.transactionId}` }
+  },
+})

@@ -1,0 +1,238 @@
+import { eq, ne } from 'drizzle-orm'
+import { Elysia, t } from 'elysia'
+import { brands } from '../../kernel/brand/schema'
+import { ApiError } from '../../kernel/http/errors'
+import { doc, errors } from '../../kernel/http/openapi'
+import { security } from '../../kernel/http/security'
+import { fromMinor } from '../accounts'
+import { type CashierCtx, secretsOf } from './context'
+import type { ProviderUpdate } from './domain/status'
+import type { HostedPayments } from './providers/port'
+import { sandboxPayments } from './schema'
+
+type PaymentRow = typeof sandboxPayments.$inferSelect
+type Owed = { id: string; update: 'pending' | 'confirmed' | 'failed' | 'refunded' }
+
+const STATUS_UPDATE: Record<string, ProviderUpdate> = {
+  pending_3ds: 'pending',
+  captured: 'confirmed',
+  declined: 'failed',
+  refunded: 'refunded',
+}
+
+/**
+ * The provider side of the sandbox (and of the checkout-shaped module in development): payments created
+ * by `startDeposit`, paid on a hosted page this app serves, and the signed webhooks the provider owes
+ * the merchant, sent at once and again by a job until acknowledged with a 2xx (as real providers retry).
+ */
+export class SandboxGateway implements HostedPayments {
+  constructor(private readonly ctx: CashierCtx) {}
+
+  async create(p: Parameters<HostedPayments['create']>[0]) {
+    const token = crypto.randomUUID().replaceAll('-', '')
+    const now = this.ctx.clock.now()
+    await this.ctx.db
+      .insert(sandboxPayments)
+      .values({ token, ...p, status: 'created', createdAt: now, updatedAt: now })
+    const origin = new URL(p.notifyUrl).origin
+    return { token, url: `${origin}/cashier/sandbox/pay/${token}` }
+  }
+
+  async status(token: string) {
+    const [row] = await this.ctx.db.select().from(sandboxPayments).where(eq(sandboxPayments.token, token))
+    return row ? (STATUS_UPDATE[row.status] ?? null) : null
+  }
+
+  async payment(brandId: number, token: string) {
+    const [row] = await this.ctx.db.select().from(sandboxPayments).where(eq(sandboxPayments.token, token))
+    if (!row || row.brandId !== brandId) throw new ApiError(404, 'PAYMENT_NOT_FOUND', 'payment not found')
+    return row
+  }
+
+  /** The customer's choice on the hosted page. */
+  async act(
+    brandId: number,
+    token: string,
+    action: 'pay' | 'decline' | 'challenge' | 'challenge_pass' | 'challenge_fail',
+  ) {
+    const row = await this.payment(brandId, token)
+    const moves: Record<string, [string[], string, Owed['update']]> = {
+      pay: [['created'], 'captured', 'confirmed'],
+      decline: [['created'], 'declined', 'failed'],
+      challenge: [['created'], 'pending_3ds', 'pending'],
+      challenge_pass: [['pending_3ds'], 'captured', 'confirmed'],
+      challenge_fail: [['pending_3ds'], 'declined', 'failed'],
+    }
+    const [from, to, update] = moves[action]
+    if (!from.includes(row.status))
+      throw new ApiError(
+        409,
+        'PAYMENT_STATE_CONFLICT',
+        `the payment is ${row.status}: ${action} is not possible`,
+      )
+    const owed: Owed[] = [...JSON.parse(row.outbox), { id: `${token}-${to}`, update }]
+    const [r] = await this.ctx.db
+      .update(sandboxPayments)
+      .set({ status: to, outbox: JSON.stringify(owed), updatedAt: this.ctx.clock.now() })
+      .where(eq(sandboxPayments.token, token))
+      .returning()
+    await this.deliver(r)
+    return { status: to, return_url: row.returnUrl }
+  }
+
+  /** Sends the webhooks owed for one payment; what the merchant acknowledged leaves the list. */
+  async deliver(row: PaymentRow) {
+    const owed: Owed[] = JSON.parse(row.outbox)
+    if (owed.length === 0) return
+    const provider = this.ctx.providers.get(row.provider)
+    const [brand] = await this.ctx.db
+      .select({ name: brands.name })
+      .from(brands)
+      .where(eq(brands.id, row.brandId))
+    const secret = brand ? secretsOf(this.ctx, brand.name, row.provider)[0] : undefined
+    if (!provider?.simulator || !secret) return
+    const left: Owed[] = []
+    for (const o of owed) {
+      const body = provider.simulator.body(o.id, o.update, row)
+      const ok = await fetch(row.notifyUrl, {
+        method: 'POST',
+        headers: provider.simulator.headers(secret, body, this.ctx.clock.now()),
+        body,
+        signal: AbortSignal.timeout(5000),
+      })
+        .then((r) => r.ok)
+        .catch(() => false)
+      if (!ok) left.push(o)
+    }
+    await this.ctx.db
+      .update(sandboxPayments)
+      .set({ outbox: JSON.stringify(left) })
+      .where(eq(sandboxPayments.token, row.token))
+  }
+
+  /** Job: webhooks not acknowledged yet are sent again. */
+  async redeliver() {
+    const rows = await this.ctx.db
+      .select()
+      .from(sandboxPayments)
+      .where(ne(sandboxPayments.outbox, '[]'))
+      .limit(100)
+    for (const r of rows) await this.deliver(r)
+    return rows.length
+  }
+}
+
+const esc = (s: string) => s.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`)
+
+function page(row: PaymentRow, nonce: string) {
+  const amount = `${fromMinor(row.amount, row.currency)} ${row.currency}`
+  const challenge = row.status === 'pending_3ds'
+  const open = row.status === 'created' || challenge
+  return `<!doctype html><html lang="en"><head><meta charset="utf-8"><title>Sandbox payment</title>
+<meta name="viewport" content="width=device-width,initial-scale=1">
+<style nonce="${nonce}">body{font:16px system-ui,sans-serif;max-width:28rem;margin:3rem auto;padding:0 1rem}
+button{font:inherit;padding:.6rem 1rem;margin:.3rem .3rem 0 0;cursor:pointer}.note{color:#555;font-size:.9rem}</style></head>
+<body><h1>Sandbox payment</h1>
+<p>Amount: <strong id="amount">${esc(amount)}</strong></p>
+<p>Card: <code>4242 4242 4242 4242</code> (sandbox; no money moves)</p>
+<p id="status" data-status="${esc(row.status)}">Status: ${esc(row.status)}</p>
+<div id="actions">${
+    !open
+      ? ''
+      : challenge
+        ? '<p>3-D Secure check: confirm with your bank.</p><button data-action="challenge_pass">Confirm (3-D Secure)</button><button data-action="challenge_fail">Fail the check</button>'
+        : '<button data-action="pay">Pay</button><button data-action="decline">Decline</button><button data-action="challenge">Pay with 3-D Secure</button>'
+  }</div>
+<p class="note">This page stands in for the payment provider in development.</p>
+<script nonce="${nonce}">
+for (const b of document.querySelectorAll('button[data-action]')) b.addEventListener('click', async () => {
+  for (const x of document.querySelectorAll('button')) x.disabled = true
+  const r = await fetch(location.pathname, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ action: b.dataset.action }) })
+  const j = await r.json()
+  if (!r.ok) { document.getElementById('status').textContent = 'Error: ' + (j.message || j.error); return }
+  if (j.status === 'pending_3ds') { location.reload(); return }
+  document.getElementById('status').dataset.status = j.status
+  document.getElementById('status').textContent = 'Status: ' + j.status
+  const a = document.createElement('a')
+  a.id = 'back'
+  a.href = j.return_url
+  a.textContent = 'Back to the merchant'
+  document.getElementById('actions').replaceChildren(a)
+})
+</script></body></html>`
+}
+
+const html = (body: string, nonce: string) =>
+  new Response(body, {
+    headers: {
+      'content-type': 'text/html; charset=utf-8',
+      'content-security-policy': `default-src 'none'; script-src 'nonce-${nonce}'; style-src 'nonce-${nonce}'; connect-src 'self'; form-action 'none'; frame-ancestors 'none'`,
+      'cache-control': 'no-store',
+      'x-content-type-options': 'nosniff',
+    },
+  })
+
+const Token = t.String({
+  pattern: '^[0-9a-f]{32}$',
+  description: 'payment token from the redirect URL',
+  example: '0123456789abcdef0123456789abcdef',
+})
+
+/** The hosted sandbox page (public: the token is the capability, as on a provider's own page). */
+export const sandboxRoutes = (ctx: CashierCtx, gateway: SandboxGateway) =>
+  new Elysia({ name: 'cashier-sandbox', seed: ctx.instanceId })
+    .use(security(ctx))
+    .get(
+      '/cashier/sandbox/pay/:token',
+      async ({ brand, params }) => {
+        const nonce = crypto.randomUUID().replaceAll('-', '')
+        return html(page(await gateway.payment(brand.id, params.token), nonce), nonce)
+      },
+      {
+        brand: true,
+        params: t.Object({ token: Token }),
+        detail: doc('Cashier', 'Sandbox hosted payment page (development provider)', {
+          secured: false,
+          description: 'HTML: pay, decline, or pay with a 3-D Secure-style challenge. 404 PAYMENT_NOT_FOUND.',
+        }),
+      },
+    )
+    .post(
+      '/cashier/sandbox/pay/:token',
+      ({ brand, params, body }) => gateway.act(brand.id, params.token, body.action),
+      {
+        brand: true,
+        params: t.Object({ token: Token }),
+        body: t.Object(
+          {
+            action: t.UnionEnum(['pay', 'decline', 'challenge', 'challenge_pass', 'challenge_fail'], {
+              description: 'the customer’s choice on the page',
+            }),
+          },
+          { example: { action: 'pay' } },
+        ),
+        response: {
+          200: t.Object({ status: t.String(), return_url: t.String() }),
+          ...errors({ 404: ['PAYMENT_NOT_FOUND'], 409: ['PAYMENT_STATE_CONFLICT'] }),
+        },
+        detail: doc('Cashier', 'Sandbox payment page action', {
+          secured: false,
+          description:
+            'The sandbox provider records the outcome and sends its signed webhook to the merchant.',
+        }),
+      },
+    )
+    .get(
+      '/cashier/sandbox/done',
+      () => {
+        const nonce = crypto.randomUUID().replaceAll('-', '')
+        return html(
+          '<!doctype html><title>Payment finished</title><p id="done">Payment finished. You can close this page.</p>',
+          nonce,
+        )
+      },
+      {
+        brand: true,
+        detail: doc('Cashier', 'Default return page after a sandbox payment', { secured: false }),
+      },
+    )

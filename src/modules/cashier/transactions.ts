@@ -1,0 +1,241 @@
+import { and, asc, eq, inArray } from 'drizzle-orm'
+import type { Tx } from '../../kernel/db/client'
+import type { Work } from '../../kernel/db/unit-of-work'
+import { ApiError } from '../../kernel/http/errors'
+import { fromMinor } from '../accounts'
+import type { CashierCtx } from './context'
+import { type Action, next, STATUS, statusName } from './domain/status'
+import { CashierCredited, CashierReversed } from './events'
+import { cashierHistory, cashierTransactions } from './schema'
+
+export type TxRow = typeof cashierTransactions.$inferSelect
+type HistoryRow = typeof cashierHistory.$inferSelect
+
+export const txNotFound = () => new ApiError(404, 'TRANSACTION_NOT_FOUND', 'transaction not found')
+export const wrongState = (row: TxRow, what: string) =>
+  new ApiError(
+    409,
+    'TRANSACTION_STATE_CONFLICT',
+    `transaction ${row.id} is ${statusName(row.status)}: cannot ${what}`,
+  )
+
+const seconds = (ms: number) => Math.floor(ms / 1000)
+
+export function txView(r: TxRow, history: HistoryRow[]) {
+  const m = (x: number) => fromMinor(x, r.currency)
+  return {
+    id: r.id,
+    kind: r.kind,
+    login: r.login,
+    method: r.method,
+    provider: r.provider,
+    status: r.status,
+    status_name: statusName(r.status),
+    amount: m(r.amount),
+    fee: m(r.fee),
+    net_amount: m(r.amount - r.fee),
+    currency: r.currency,
+    provider_ref: r.providerRef,
+    reason: r.reason,
+    created_time: seconds(r.createdAt),
+    updated_time: seconds(r.updatedAt),
+    history: history.map(historyView),
+  }
+}
+
+const historyView = (h: HistoryRow) => ({
+  from: h.fromStatus,
+  to: h.toStatus,
+  to_name: statusName(h.toStatus),
+  // which staff member acted is for the back office
+  actor: h.actor.startsWith('staff:') ? 'staff' : h.actor,
+  note: h.note,
+  time: seconds(h.createdAt),
+})
+/** The back office's view: who did what, and what the provider said. */
+export function staffTxView(r: TxRow, history: HistoryRow[]) {
+  return {
+    ...txView(r, history),
+    customer_id: r.customerId,
+    staff_note: r.staffNote,
+    provider_amount: r.providerAmount === null ? null : fromMinor(r.providerAmount, r.currency),
+    provider_currency: r.providerCurrency,
+    credit_attempts: r.creditAttempts,
+    flagged: r.flagged === 1,
+    history: history.map((h) => ({ ...historyView(h), actor: h.actor })),
+  }
+}
+
+export async function historyOf(ctx: CashierCtx, ids: number[]) {
+  const out = new Map<number, HistoryRow[]>()
+  if (ids.length === 0) return out
+  const rows = await ctx.db
+    .select()
+    .from(cashierHistory)
+    .where(inArray(cashierHistory.transactionId, ids))
+    .orderBy(asc(cashierHistory.id))
+  for (const h of rows) out.set(h.transactionId, [...(out.get(h.transactionId) ?? []), h])
+  return out
+}
+
+async function load(ctx: CashierCtx, id: number) {
+  const [row] = await ctx.db.select().from(cashierTransactions).where(eq(cashierTransactions.id, id))
+  if (!row) throw txNotFound()
+  return { row, history: (await historyOf(ctx, [id])).get(id) ?? [] }
+}
+
+export async function viewOf(ctx: CashierCtx, id: number) {
+  const l = await load(ctx, id)
+  return txView(l.row, l.history)
+}
+
+export async function staffViewOf(ctx: CashierCtx, id: number) {
+  const l = await load(ctx, id)
+  return staffTxView(l.row, l.history)
+}
+
+export async function record(
+  tx: Tx,
+  id: number,
+  from: number | null,
+  to: number,
+  actor: string,
+  note: string,
+  now: number,
+) {
+  await tx
+    .insert(cashierHistory)
+    .values({ transactionId: id, fromStatus: from, toStatus: to, actor, note, createdAt: now })
+}
+
+/**
+ * One transition (domain/status.ts) as a conditional UPDATE with its history row; null when the action
+ * does not apply to the row's status or another writer moved it first (nothing changes then).
+ */
+export async function move(
+  tx: Tx,
+  row: TxRow,
+  action: Action,
+  actor: string,
+  now: number,
+  set: Partial<TxRow> = {},
+  note = '',
+): Promise<TxRow | null> {
+  const to = next(row.kind, row.status, action)
+  if (to === null) return null
+  const [r] = await tx
+    .update(cashierTransactions)
+    .set({ ...set, status: to, updatedAt: now })
+    .where(and(eq(cashierTransactions.id, row.id), eq(cashierTransactions.status, row.status)))
+    .returning()
+  if (!r) return null
+  await record(tx, r.id, row.status, to, actor, note || action, now)
+  return r
+}
+
+const money = (r: TxRow) => ({
+  transaction_id: r.id,
+  customer_id: r.customerId,
+  login: r.login,
+  method: r.method,
+  provider: r.provider,
+  amount: fromMinor(r.amount, r.currency),
+  fee: fromMinor(r.fee, r.currency),
+  currency: r.currency,
+})
+
+/**
+ * Credits a confirmed deposit (amount less fee): one ledger row under the key `cashier:<id>` (unique per
+ * login, so never twice), the move to credited and `cashier.credited`, all in the caller's transaction.
+ * A ledger refusal (the account is gone) moves it to credit_failed instead, for the retry job.
+ */
+export async function credit(
+  ctx: CashierCtx,
+  tx: Tx,
+  work: Work,
+  row: TxRow,
+  actor: string,
+  now: number,
+  action: Action = 'credit',
+) {
+  if (next(row.kind, row.status, action) === null) return null
+  try {
+    const net = row.amount - row.fee
+    if (net > 0)
+      await ctx.accounts.postOperationTx(tx, work, {
+        brandId: row.brandId,
+        login: row.login,
+        op: 'OP_BALANCE_IN',
+        amount: fromMinor(net, row.currency),
+        reason: 'TR_REASON_DEPOSIT',
+        comment: `deposit #${row.id} ${row.method}`,
+        apiData: { transaction_id: row.id, provider: row.provider, provider_ref: row.providerRef },
+        idempotencyKey: `cashier:${row.id}`,
+        createdBy: actor,
+      })
+  } catch (e) {
+    if (!(e instanceof ApiError)) throw e
+    return move(tx, row, 'credit_error', 'system', now, { creditAttempts: row.creditAttempts + 1 }, e.message)
+  }
+  const r = await move(tx, row, action, actor, now, { creditAttempts: row.creditAttempts + 1 })
+  // the ledger row is written already: another writer moved the row first, so all of it rolls back
+  if (!r) throw new LostRace(row.id)
+  work.emit(CashierCredited, r.brandId, money(r))
+  return r
+}
+
+/** Another writer changed the transaction within our transaction's window; the caller retries. */
+export class LostRace extends Error {
+  constructor(id: number) {
+    super(`transaction ${id} changed meanwhile`)
+  }
+}
+
+/**
+ * Takes a credited deposit back (refund or chargeback): a balance-out of what was credited under the key
+ * `cashier-reversal:<id>`. A chargeback may take the balance below zero (the money is gone already).
+ */
+export async function reverse(
+  ctx: CashierCtx,
+  tx: Tx,
+  work: Work,
+  row: TxRow,
+  action: 'refunded' | 'refund' | 'chargeback',
+  actor: string,
+  now: number,
+  note = '',
+) {
+  const r = await move(tx, row, action, actor, now, {}, note)
+  if (!r || r.status === STATUS.manual_review) return r
+  const net = row.amount - row.fee
+  if (net > 0)
+    await ctx.accounts.postOperationTx(tx, work, {
+      brandId: row.brandId,
+      login: row.login,
+      op: 'OP_BALANCE_OUT',
+      amount: fromMinor(net, row.currency),
+      reason: 'TR_REASON_DEPOSIT',
+      comment: `${statusName(r.status)} of deposit #${row.id}`,
+      apiData: { transaction_id: row.id, provider: row.provider },
+      idempotencyKey: `cashier-reversal:${row.id}`,
+      createdBy: actor,
+      allowNegative: action === 'chargeback',
+    })
+  work.emit(CashierReversed, r.brandId, { ...money(r), status: statusName(r.status) })
+  return r
+}
+
+/** Returns a withdrawal's held funds (rejected, or its payout failed). */
+export async function releaseHold(ctx: CashierCtx, tx: Tx, work: Work, row: TxRow, actor: string) {
+  await ctx.accounts.postOperationTx(tx, work, {
+    brandId: row.brandId,
+    login: row.login,
+    op: 'OP_BALANCE_IN',
+    amount: fromMinor(row.amount, row.currency),
+    reason: 'TR_REASON_WITHDRAWAL',
+    comment: `withdrawal #${row.id} returned`,
+    apiData: { transaction_id: row.id },
+    idempotencyKey: `cashier-release:${row.id}`,
+    createdBy: actor,
+  })
+}

@@ -1,0 +1,203 @@
+import { and, asc, eq, lt, or } from 'drizzle-orm'
+import type { Brand } from '../../kernel/brand/registry'
+import type { Tx } from '../../kernel/db/client'
+import type { Work } from '../../kernel/db/unit-of-work'
+import { ApiError } from '../../kernel/http/errors'
+import { type CashierCtx, secretsOf } from './context'
+import { STATUS } from './domain/status'
+import type { ParsedWebhook } from './providers/port'
+import { cashierInbox, cashierTransactions } from './schema'
+import { credit, LostRace, move, reverse } from './transactions'
+
+const CLAIM_MS = 30_000
+const MAX_ATTEMPTS = 10
+
+/**
+ * Applies one provider update to its deposit in the caller's transaction; returns what happened (kept
+ * on the inbox row). A confirmation of another amount or currency goes to manual review; a confirmation
+ * credits at once; a refund or dispute of a credited deposit takes it back. Whatever does not apply to
+ * the current status changes nothing (late, repeated or out-of-order events).
+ */
+export async function applyUpdate(
+  ctx: CashierCtx,
+  tx: Tx,
+  work: Work,
+  brandId: number,
+  provider: string,
+  u: ParsedWebhook,
+  now: number,
+): Promise<{ state: 'processed' | 'ignored'; result: string }> {
+  const [row] = await tx
+    .select()
+    .from(cashierTransactions)
+    .where(
+      and(
+        eq(cashierTransactions.id, u.transactionId),
+        eq(cashierTransactions.brandId, brandId),
+        eq(cashierTransactions.provider, provider),
+        eq(cashierTransactions.kind, 'deposit'),
+      ),
+    )
+  if (!row) return { state: 'ignored', result: 'no such deposit of this provider and brand' }
+  const actor = `provider:${provider}`
+  const ref = row.providerRef ?? u.providerRef
+  if (u.update === 'confirmed' && (u.amount !== row.amount || u.currency !== row.currency)) {
+    const r = await move(
+      tx,
+      row,
+      'mismatch',
+      actor,
+      now,
+      {
+        providerRef: ref,
+        providerAmount: u.amount,
+        providerCurrency: u.currency,
+        reason: 'the payment is being reviewed',
+      },
+      `provider confirmed ${u.amount} ${u.currency}, expected ${row.amount} ${row.currency}`,
+    )
+    return r ? { state: 'processed', result: 'manual_review: amount or currency differs' } : ignored(row)
+  }
+  if (u.update === 'refunded' || u.update === 'chargeback') {
+    const r = await reverse(ctx, tx, work, row, u.update, actor, now)
+    return r ? { state: 'processed', result: `status ${r.status}` } : ignored(row)
+  }
+  const reason =
+    u.update === 'failed' ? 'the payment was declined' : u.update === 'cancelled' ? 'cancelled' : ''
+  const r = await move(tx, row, u.update, actor, now, { providerRef: ref, ...(reason ? { reason } : {}) })
+  if (!r) return ignored(row)
+  if (r.status === STATUS.provider_confirmed) {
+    const c = await credit(ctx, tx, work, r, actor, now)
+    return { state: 'processed', result: c?.status === STATUS.credited ? 'credited' : 'credit_failed' }
+  }
+  return { state: 'processed', result: `status ${r.status}` }
+}
+
+const ignored = (row: { status: number }) => ({
+  state: 'ignored' as const,
+  result: `does not apply to status ${row.status}`,
+})
+
+/**
+ * Processes one inbox row under a claim (another instance takes it only after the claim lapses): the
+ * update and the row's outcome commit together, so a crash before the commit leaves it to be processed
+ * again, and after it nothing is done twice.
+ */
+export async function processInbox(ctx: CashierCtx, id: number): Promise<string | null> {
+  const now = ctx.clock.now()
+  const [claimed] = await ctx.db
+    .update(cashierInbox)
+    .set({ state: 'processing', claimedUntil: now + CLAIM_MS })
+    .where(
+      and(
+        eq(cashierInbox.id, id),
+        or(
+          eq(cashierInbox.state, 'received'),
+          and(eq(cashierInbox.state, 'processing'), lt(cashierInbox.claimedUntil, now)),
+        ),
+      ),
+    )
+    .returning()
+  if (!claimed) return null
+  const provider = ctx.providers.get(claimed.provider)
+  const parsed = provider?.parseWebhook(claimed.body)
+  try {
+    return await ctx.uow.run(async (tx, work) => {
+      const outcome =
+        !parsed || 'error' in parsed
+          ? { state: 'ignored' as const, result: parsed ? parsed.error : 'provider not loaded' }
+          : await applyUpdate(ctx, tx, work, claimed.brandId, claimed.provider, parsed, ctx.clock.now())
+      const [done] = await tx
+        .update(cashierInbox)
+        .set({
+          state: outcome.state,
+          result: outcome.result,
+          processedAt: ctx.clock.now(),
+          attempts: claimed.attempts + 1,
+        })
+        .where(and(eq(cashierInbox.id, id), eq(cashierInbox.claimedUntil, claimed.claimedUntil)))
+        .returning({ id: cashierInbox.id })
+      // our claim lapsed and another processor took the row: roll back, it does the work
+      if (!done) throw new LostRace(id)
+      return outcome.result
+    })
+  } catch (e) {
+    const attempts = claimed.attempts + 1
+    await ctx.db
+      .update(cashierInbox)
+      .set({
+        state: attempts >= MAX_ATTEMPTS ? 'failed' : 'received',
+        result: e instanceof Error ? e.message : String(e),
+        attempts,
+        claimedUntil: 0,
+      })
+      .where(and(eq(cashierInbox.id, id), eq(cashierInbox.claimedUntil, claimed.claimedUntil)))
+    if (!(e instanceof LostRace))
+      ctx.logger.log('error', 'cashier webhook processing failed', {
+        inbox: id,
+        err: e instanceof Error ? e.message : String(e),
+      })
+    return null
+  }
+}
+
+/** Inbox rows not processed yet (a crash between the inbox write and the credit, a failed attempt). */
+export async function drainInbox(ctx: CashierCtx) {
+  const now = ctx.clock.now()
+  const due = await ctx.db
+    .select({ id: cashierInbox.id })
+    .from(cashierInbox)
+    .where(
+      or(
+        eq(cashierInbox.state, 'received'),
+        and(eq(cashierInbox.state, 'processing'), lt(cashierInbox.claimedUntil, now)),
+      ),
+    )
+    .orderBy(asc(cashierInbox.id))
+    .limit(200)
+  let n = 0
+  for (const r of due) if ((await processInbox(ctx, r.id)) !== null) n++
+  return n
+}
+
+/**
+ * POST /cashier/webhook/{provider}: the signature is verified over the exact bytes before anything
+ * else; the event is stored in the inbox (unique per provider and event id) and that row is committed
+ * before the answer; a repeated event answers 200 and does nothing. The update is then applied; if that
+ * fails, the inbox job applies it later.
+ */
+export async function receiveWebhook(
+  ctx: CashierCtx,
+  brand: Brand,
+  providerId: string,
+  headers: Headers,
+  body: string,
+) {
+  const provider = ctx.providers.get(providerId)
+  const secrets = secretsOf(ctx, brand.name, providerId)
+  if (!provider?.webhooks || secrets.length === 0)
+    throw new ApiError(404, 'PROVIDER_NOT_FOUND', `no webhooks of ${providerId} are accepted on this brand`)
+  if (!provider.verifyWebhook(headers, body, secrets, ctx.clock.now())) {
+    ctx.logger.log('warn', 'cashier webhook refused: bad signature', {
+      provider: providerId,
+      brand: brand.id,
+    })
+    throw new ApiError(401, 'INVALID_SIGNATURE', 'the webhook signature is missing, wrong or too old')
+  }
+  const parsed = provider.parseWebhook(body)
+  if ('error' in parsed) throw new ApiError(400, 'INVALID_DATA', parsed.error)
+  const [row] = await ctx.db
+    .insert(cashierInbox)
+    .values({
+      brandId: brand.id,
+      provider: providerId,
+      eventId: parsed.eventId,
+      body,
+      receivedAt: ctx.clock.now(),
+    })
+    .onConflictDoNothing()
+    .returning({ id: cashierInbox.id })
+  if (!row) return { received: true, duplicate: true }
+  await processInbox(ctx, row.id)
+  return { received: true, duplicate: false }
+}

@@ -1,0 +1,31 @@
+import { defineModule, definePort } from '../../kernel/module'
+import { UploadsPort } from '../uploads'
+import type { KycCtx } from './context'
+import { kycRoutes } from './routes'
+import * as schema from './schema'
+import { expireDocuments, gatesFor } from './service'
+
+export * from './events'
+
+/** What other modules ask of KYC. */
+export interface KycApi {
+  /** What KYC allows a customer now: the deposit limit before approval (null: none) and withdrawals. */
+  gates: (brandId: number, customerId: number) => ReturnType<typeof gatesFor>
+}
+
+export const KycPort = definePort<KycApi>('kyc')
+
+/** Customer verification: profiles, steps, documents, staff review, tiers (README.md of this folder). */
+export const kycModule = defineModule({
+  name: 'kyc',
+  tables: schema,
+  setup(k, ports) {
+    const ctx: KycCtx = { ...k, uploads: ports.get(UploadsPort) }
+    ports.provide(KycPort, { gates: (brandId, customerId) => gatesFor(ctx, brandId, customerId) })
+    return {
+      routes: kycRoutes(ctx),
+      // documents past their validity date expire, and the steps approved on them
+      jobs: [{ name: 'kyc.expire', every: 60_000, scope: 'cluster', run: () => expireDocuments(ctx) }],
+    }
+  },
+})

@@ -1,0 +1,122 @@
+import { describe, expect, test } from 'bun:test'
+import {
+  type Action,
+  next,
+  STATUS,
+  STATUS_NAMES,
+  sources,
+  statusName,
+} from '../../src/modules/cashier/domain/status'
+import { signCheckout } from '../../src/modules/cashier/providers/checkout'
+import { signSandbox, verifySandbox } from '../../src/modules/cashier/providers/sandbox'
+
+const ACTIONS: Action[] = [
+  'pending',
+  'confirmed',
+  'failed',
+  'cancelled',
+  'refunded',
+  'chargeback',
+  'route',
+  'mismatch',
+  'credit',
+  'credit_error',
+  'give_up',
+  'resolve_credit',
+  'resolve_fail',
+  'refund',
+  'approve',
+  'reject',
+  'paid',
+  'payout_failed',
+]
+const S = STATUS
+/** Every allowed deposit move, written out: anything else must be refused (null). */
+const DEPOSIT: [number, Action, number][] = [
+  [S.created, 'route', S.pending_payment],
+  [S.created, 'pending', S.pending_payment],
+  [S.created, 'confirmed', S.provider_confirmed],
+  [S.created, 'failed', S.failed],
+  [S.created, 'cancelled', S.cancelled],
+  [S.created, 'mismatch', S.manual_review],
+  [S.pending_payment, 'confirmed', S.provider_confirmed],
+  [S.pending_payment, 'failed', S.failed],
+  [S.pending_payment, 'cancelled', S.cancelled],
+  [S.pending_payment, 'mismatch', S.manual_review],
+  [S.provider_confirmed, 'credit', S.credited],
+  [S.provider_confirmed, 'credit_error', S.credit_failed],
+  [S.provider_confirmed, 'chargeback', S.manual_review],
+  [S.credit_failed, 'credit', S.credited],
+  [S.credit_failed, 'give_up', S.manual_review],
+  [S.credit_failed, 'chargeback', S.manual_review],
+  [S.credited, 'refunded', S.refunded],
+  [S.credited, 'refund', S.refunded],
+  [S.credited, 'chargeback', S.chargeback],
+  [S.manual_review, 'resolve_credit', S.credited],
+  [S.manual_review, 'resolve_fail', S.failed],
+  [S.failed, 'confirmed', S.manual_review],
+  [S.failed, 'mismatch', S.manual_review],
+  [S.cancelled, 'confirmed', S.manual_review],
+  [S.cancelled, 'mismatch', S.manual_review],
+]
+const WITHDRAWAL: [number, Action, number][] = [
+  [S.created, 'route', S.pending_payment],
+  [S.pending_payment, 'approve', S.provider_confirmed],
+  [S.pending_payment, 'reject', S.cancelled],
+  [S.provider_confirmed, 'paid', S.credited],
+  [S.provider_confirmed, 'payout_failed', S.failed],
+]
+
+describe('cashier status machine (3.1)', () => {
+  for (const [kind, table] of [
+    ['deposit', DEPOSIT],
+    ['withdrawal', WITHDRAWAL],
+  ] as const)
+    test(`${kind}: every status x action pair, ${STATUS_NAMES.length * ACTIONS.length} of them`, () => {
+      for (let from = 0; from < STATUS_NAMES.length; from++)
+        for (const a of ACTIONS) {
+          const want = table.find(([f, x]) => f === from && x === a)?.[2] ?? null
+          expect([statusName(from), a, next(kind, from, a) as number | null]).toEqual([
+            statusName(from),
+            a,
+            want,
+          ])
+        }
+    })
+
+  test('no provider event moves a deposit back to an earlier stage, and credited is reached only by crediting', () => {
+    const stage = (s: number) => [0, 1, 2, 4, 3].indexOf(s)
+    for (const [from, a, to] of DEPOSIT) {
+      if (stage(from) >= 0 && stage(to) >= 0) expect(stage(to)).toBeGreaterThan(stage(from))
+      if (to === S.credited) expect(['credit', 'resolve_credit']).toContain(a)
+    }
+  })
+
+  test('sources lists where an action may start', () => {
+    expect(sources('deposit', 'confirmed').sort()).toEqual(
+      [S.created, S.pending_payment, S.failed, S.cancelled].sort(),
+    )
+  })
+})
+
+describe('webhook signatures', () => {
+  const body = '{"id":"evt_1"}'
+  const now = 1_800_000_000_000
+  test('sandbox: t and v1, 300 s tolerance, any secret of a rotation, exact body', () => {
+    const h = signSandbox('secret-one-0123456789', body, now / 1000)
+    expect(verifySandbox(h, body, ['secret-one-0123456789'], now)).toBe(true)
+    expect(verifySandbox(h, body, ['other-secret-00000000', 'secret-one-0123456789'], now)).toBe(true)
+    expect(verifySandbox(h, body, ['other-secret-00000000'], now)).toBe(false)
+    expect(verifySandbox(h, `${body} `, ['secret-one-0123456789'], now)).toBe(false)
+    expect(verifySandbox(h, body, ['secret-one-0123456789'], now + 301_000)).toBe(false)
+    expect(verifySandbox(h, body, ['secret-one-0123456789'], now + 299_000)).toBe(true)
+    expect(verifySandbox(null, body, ['secret-one-0123456789'], now)).toBe(false)
+    expect(verifySandbox('t=abc,v1=00', body, ['secret-one-0123456789'], now)).toBe(false)
+  })
+  test('checkout: hex HMAC-SHA256 of the body (RFC 4231 case 2 key/message check)', () => {
+    // HMAC-SHA256("Jefe", "what do ya want for nothing?")
+    expect(signCheckout('Jefe', 'what do ya want for nothing?')).toBe(
+      '5bdcc146bf60754e6a042426089575c75a003f089d2739839dec58b964ec3843',
+    )
+  })
+})
