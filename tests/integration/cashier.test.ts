@@ -1,4 +1,7 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
+import { eq } from 'drizzle-orm'
+import { AccountsPort } from '../../src/modules/accounts'
+import { customers } from '../../src/modules/accounts/schema'
 import { signCheckout } from '../../src/modules/cashier/providers/checkout'
 import { sandboxEvent, signSandbox } from '../../src/modules/cashier/providers/sandbox'
 import { makeTestApp, type TestApp } from '../support/app'
@@ -283,6 +286,106 @@ describe('KYC (4.10) and withdrawals', () => {
     })
     expect(rej.json.status_name).toBe('cancelled')
     expect(await balance()).toBe(before)
+  })
+
+  test('every cashier route answers its documented codes', async () => {
+    const staff = (path: string, body?: unknown) => t.request('POST', path, { token: manager, body })
+    const tx = (id: number, action: string, body?: unknown) =>
+      staff(`/manager/cashier/transactions/${id}/${action}`, body)
+    // unknown or another brand's transaction: 404 for every action
+    for (const [action, body] of [
+      ['resolve', { decision: 'fail', note: 'x' }],
+      ['retry-credit', {}],
+      ['confirm-wire', { amount: 1 }],
+      ['refund', { note: 'x' }],
+      ['approve', {}],
+      ['reject', { reason: 'x' }],
+      ['mark-paid', {}],
+      ['payout-failed', { reason: 'x' }],
+    ] as const)
+      expect((await tx(999_999, action, body)).json.error).toBe('TRANSACTION_NOT_FOUND')
+    expect((await t.request('GET', '/cashier/transactions/999999', { token: customer })).status).toBe(404)
+    // a pending card deposit: none of the staff actions apply to it
+    const d = await deposit({ amount: 30 })
+    const id = d.json.transaction.id as number
+    for (const [action, body] of [
+      ['resolve', { decision: 'credit', note: 'x' }],
+      ['retry-credit', {}],
+      ['confirm-wire', { amount: 30 }],
+      ['refund', { note: 'x' }],
+      ['approve', {}],
+      ['reject', { reason: 'x' }],
+      ['mark-paid', {}],
+      ['payout-failed', { reason: 'x' }],
+    ] as const) {
+      const r = await tx(id, action, body)
+      expect([action, r.status, r.json.error]).toEqual([action, 409, 'TRANSACTION_STATE_CONFLICT'])
+    }
+    // methods: unknown method, a DEMO account, a closed deposit_allowed, staff-only override
+    expect((await deposit({ method: 'nothing', amount: 30 })).json.error).toBe('METHOD_NOT_AVAILABLE')
+    const hide = await t.request('PUT', `/manager/cashier/customers/${d.json.transaction.login}/methods/card`, {
+      token: manager,
+      body: { enabled: false },
+    })
+    expect(hide.json.error).toBe('CUSTOMER_NOT_FOUND')
+    const me = (await t.request('GET', '/customer/kyc', { token: customer })).json.customer_id
+    const put = (enabled: boolean | null) =>
+      t.request('PUT', `/manager/cashier/customers/${me}/methods/card`, { token: manager, body: { enabled } })
+    expect((await put(false)).json.overrides).toEqual([{ method: 'card', enabled: false }])
+    expect((await deposit({ amount: 30 })).json.error).toBe('METHOD_NOT_AVAILABLE')
+    expect((await put(null)).json.overrides).toEqual([])
+    // the CRM's flag, written as its writers do: the row, then the shared read model invalidated
+    const setDeposits = async (on: number) => {
+      await t.ctx.db.update(customers).set({ depositAllowed: on }).where(eq(customers.id, me))
+      await t.ports.get(AccountsPort).read.invalidateCustomer(me)
+    }
+    await setDeposits(0)
+    expect((await deposit({ amount: 30 })).json.error).toBe('DEPOSIT_NOT_ALLOWED')
+    const methods = await t.request('GET', '/cashier/methods?login=100001', { token: customer })
+    expect([methods.status, methods.json.error]).toEqual([403, 'DEPOSIT_NOT_ALLOWED'])
+    await setDeposits(1)
+    // webhooks: an unknown provider, the wire (no webhooks), a body that is not the provider's event
+    const e = signed('evt-codes', 'payment.succeeded', { id, amount: 3000 })
+    expect((await webhook(e.body, e.headers, 'nothing')).json.error).toBe('PROVIDER_NOT_FOUND')
+    expect((await webhook(e.body, e.headers, 'wire')).json.error).toBe('PROVIDER_NOT_FOUND')
+    const junk = '{"id":"evt-junk","type":"payment.exploded"}'
+    const bad = await webhook(junk, { 'sandbox-signature': signSandbox(SECRET, junk, Math.floor(Date.now() / 1000)) })
+    expect([bad.status, bad.json.error, bad.json.message]).toEqual([400, 'INVALID_DATA', expect.stringMatching(/^type:/)])
+    // a method saved by staff: invalid limits are refused, a valid one is listed
+    const save = (body: Record<string, unknown>) =>
+      t.request('PUT', '/manager/cashier/methods/card_eur', { token: manager, body })
+    const method = {
+      provider: 'sandbox',
+      title: 'Card (EUR)',
+      deposit: true,
+      withdrawal: false,
+      currencies: ['EUR'],
+      min_amount: 10,
+      max_amount: 5000,
+      enabled: true,
+    }
+    expect((await save({ ...method, min_amount: 9000 })).json.message).toStartWith('min_amount:')
+    expect((await save({ ...method, provider: 'nothing' })).json.message).toStartWith('provider:')
+    expect((await save(method)).status).toBe(200)
+    const eur = await t.request('GET', '/cashier/methods?login=100003', { token: customer })
+    expect(eur.json.methods.map((m: { code: string }) => m.code)).toContain('card_eur')
+    // the customer's history: filters and cursor paging
+    const page1 = await t.request('GET', '/cashier/transactions?kind=deposit&limit=2', { token: customer })
+    expect(page1.json.rows).toHaveLength(2)
+    const page2 = await t.request('GET', `/cashier/transactions?kind=deposit&limit=2&cursor=${page1.json.next_cursor}`, {
+      token: customer,
+    })
+    expect(page2.json.rows[0].id).toBeLessThan(page1.json.rows[1].id)
+    const credited = await t.request('GET', '/cashier/transactions?status=credited', { token: customer })
+    expect(credited.json.rows.every((r: { status_name: string }) => r.status_name === 'credited')).toBe(true)
+    expect((await t.request('GET', '/cashier/transactions?status=paid_twice', { token: customer })).json.message).toStartWith(
+      'query status:',
+    )
+    const search = await t.request('GET', `/manager/cashier/transactions?customer=${me}&status=manual_review`, {
+      token: manager,
+    })
+    expect(search.status).toBe(200)
+    expect((await t.request('GET', '/manager/cashier/transactions', { token: customer })).status).toBe(403)
   })
 
   test('the ledger equals the balance after all of the above', async () => {

@@ -101,16 +101,12 @@ export function finishDocument(doc: Json): Json {
       if (!op) continue
       const guard: Guard | undefined = op['x-guard']
       delete op['x-guard']
-      // a raw body (a signed webhook) has no schema of ours: the bytes are verified, then parsed
-      if (op['x-body-raw'])
-        op.requestBody = {
-          required: true,
-          content: {
-            'application/json': {
-              schema: { type: 'object', description: "the provider's event, exactly as signed" },
-            },
-          },
-        }
+      // a raw body (a signed webhook) is verified as bytes, then parsed: the route documents its shape
+      // (`x-raw-body` stays in the document: clients learn that the bytes, not the JSON value, are signed)
+      if (op['x-body-raw']) {
+        op.requestBody = { required: true, content: { 'application/json': { schema: op['x-body-raw'] } } }
+        op['x-raw-body'] = true
+      }
       delete op['x-body-raw']
       if (op.parameters?.length || op.requestBody) addCode(op, 400, 'INVALID_DATA')
       if (op.requestBody) addCode(op, 413, 'PAYLOAD_TOO_LARGE')

@@ -46,7 +46,13 @@ export function errors(codes: ErrorCodes = {}) {
 export function doc(
   tag: string,
   summary: string,
-  opts: { secured?: false; description?: string; optionalBody?: boolean; rawBody?: boolean } = {},
+  opts: {
+    secured?: false
+    description?: string
+    optionalBody?: boolean
+    /** the body is read as raw bytes (a signed webhook); the JSON schema documents what is signed */
+    rawBody?: Record<string, unknown>
+  } = {},
 ) {
   return {
     tags: [tag],
@@ -54,7 +60,7 @@ export function doc(
     ...(opts.description ? { description: opts.description } : {}),
     ...(opts.secured === false ? { security: [] } : {}),
     ...(opts.optionalBody ? { 'x-body-optional': true } : {}),
-    ...(opts.rawBody ? { 'x-body-raw': true } : {}),
+    ...(opts.rawBody ? { 'x-body-raw': opts.rawBody } : {}),
   }
 }
 

@@ -1,4 +1,5 @@
 import { Elysia, t } from 'elysia'
+import { z } from 'zod'
 import { doc, errors } from '../../kernel/http/openapi'
 import { EpochSeconds, Id, Int, Login, OneOf, textInput } from '../../kernel/http/schemas'
 import { security } from '../../kernel/http/security'
@@ -26,6 +27,7 @@ import {
   startDeposit,
 } from './customer'
 import { STATUS_NAMES, type StatusName, transitionsText } from './domain/status'
+import { SandboxEvent } from './providers/sandbox'
 import { receiveWebhook } from './webhooks'
 
 const CUSTOMER = { roles: ['SESSION_CUSTOMER'] as const }
@@ -43,14 +45,16 @@ const MethodCode = t.String({
   description: 'method code from GET /cashier/methods',
   example: 'card',
 })
-const Note = t.String({ maxLength: 500 })
+const Note = (description: string) => t.String({ maxLength: 500, description })
+const StaffNote = Note('staff-only note kept in the status history')
+const Reason = t.String({ minLength: 1, maxLength: 500, description: 'shown to the customer' })
 
 const History = t.Object({
   from: Nullable(Int()),
   to: Int(),
   to_name: t.String(),
   actor: t.String({ description: 'customer, provider:<id>, system, staff' }),
-  note: t.String(),
+  note: t.String({ description: 'the customer sees notes of the customer and the provider only' }),
   time: Int(),
 })
 const txFields = {
@@ -103,6 +107,11 @@ const Method = t.Object({
 })
 const MACHINE = `Deposit transitions: ${transitionsText('deposit')}. Withdrawal transitions: ${transitionsText('withdrawal')}.`
 const StatusFilter = t.Optional(OneOf(STATUS_NAMES as [string, ...string[]], { description: 'status name' }))
+const WEBHOOK_BODY = {
+  ...z.toJSONSchema(SandboxEvent, { target: 'openapi-3.0', io: 'input' }),
+  description:
+    "The provider's event exactly as signed (shown: the sandbox's; checkout sends {id, type, data})",
+}
 const TxId = { id: Id('cashier transaction id') }
 const CONFLICT = { 404: ['TRANSACTION_NOT_FOUND'], 409: ['TRANSACTION_STATE_CONFLICT'] } as const
 
@@ -241,7 +250,11 @@ export const cashierRoutes = (ctx: CashierCtx) =>
       {
         brand: true,
         params: t.Object({
-          provider: t.String({ pattern: '^[a-z][a-z0-9_]{0,31}$', description: 'sandbox, checkout' }),
+          provider: t.String({
+            pattern: '^[a-z][a-z0-9_]{0,31}$',
+            description: 'sandbox, checkout',
+            example: 'sandbox',
+          }),
         }),
         response: {
           200: t.Object({
@@ -252,7 +265,7 @@ export const cashierRoutes = (ctx: CashierCtx) =>
         },
         detail: doc('Cashier', 'Provider webhook', {
           secured: false,
-          rawBody: true,
+          rawBody: WEBHOOK_BODY,
           description:
             'Public; the signature is checked over the exact body first (sandbox: header Sandbox-Signature ' +
             '`t=<unix>,v1=<hex HMAC-SHA256(secret, t + "." + body)>`, 300 s tolerance, any secret of the rotation; ' +
@@ -304,23 +317,33 @@ export const cashierManagerRoutes = (ctx: CashierCtx) =>
       {
         auth: FINANCE,
         ...textInput({ params: TxId }),
-        body: t.Object({
-          decision: OneOf(['credit', 'fail'], { description: 'credit the deposit, or close it as failed' }),
-          note: Note,
-          reason: t.Optional(Note),
-        }),
+        body: t.Object(
+          {
+            decision: OneOf(['credit', 'fail'], { description: 'credit the deposit, or close it as failed' }),
+            note: StaffNote,
+            reason: t.Optional(Note('for fail: shown to the customer')),
+          },
+          { example: { decision: 'credit', note: 'provider confirmed the amount by phone' } },
+        ),
         response: { 200: StaffTransaction, ...errors(CONFLICT) },
         detail: doc('Cashier back office', 'Resolve a deposit in manual review'),
       },
     )
     .post(
       '/manager/cashier/transactions/:id/retry-credit',
-      ({ brand, session, params }) => retryCredit(ctx, brand.id, session.staffId!, params.id),
+      ({ brand, session, params, body }) =>
+        retryCredit(ctx, brand.id, session.staffId!, params.id, body.note ?? ''),
       {
         auth: FINANCE,
         ...textInput({ params: TxId }),
+        body: t.Object(
+          { note: t.Optional(StaffNote) },
+          { example: { note: 'ledger back after maintenance' } },
+        ),
         response: { 200: StaffTransaction, ...errors(CONFLICT) },
-        detail: doc('Cashier back office', 'Retry the credit of a credit_failed deposit'),
+        detail: doc('Cashier back office', 'Retry the credit of a credit_failed deposit', {
+          optionalBody: true,
+        }),
       },
     )
     .post(
@@ -344,7 +367,7 @@ export const cashierManagerRoutes = (ctx: CashierCtx) =>
       {
         auth: FINANCE,
         ...textInput({ params: TxId }),
-        body: t.Object({ note: Note }),
+        body: t.Object({ note: StaffNote }, { example: { note: 'customer asked; card refund' } }),
         response: { 200: StaffTransaction, ...errors({ ...CONFLICT, 400: ['NOT_ENOUGH_FUNDS'] }) },
         detail: doc('Cashier back office', 'Refund a credited deposit (the balance must cover it)'),
       },
@@ -356,7 +379,7 @@ export const cashierManagerRoutes = (ctx: CashierCtx) =>
       {
         auth: FINANCE,
         ...textInput({ params: TxId }),
-        body: t.Object({ note: t.Optional(Note) }),
+        body: t.Object({ note: t.Optional(StaffNote) }, { example: { note: 'checked' } }),
         response: { 200: StaffTransaction, ...errors(CONFLICT) },
         detail: doc('Cashier back office', 'Approve a withdrawal and send its payout', {
           optionalBody: true,
@@ -370,9 +393,7 @@ export const cashierManagerRoutes = (ctx: CashierCtx) =>
       {
         auth: FINANCE,
         ...textInput({ params: TxId }),
-        body: t.Object({
-          reason: t.String({ minLength: 1, maxLength: 500, description: 'shown to the customer' }),
-        }),
+        body: t.Object({ reason: Reason }, { example: { reason: 'The account holder name differs.' } }),
         response: { 200: StaffTransaction, ...errors(CONFLICT) },
         detail: doc('Cashier back office', 'Reject a withdrawal (the held funds return)'),
       },
@@ -384,7 +405,7 @@ export const cashierManagerRoutes = (ctx: CashierCtx) =>
       {
         auth: FINANCE,
         ...textInput({ params: TxId }),
-        body: t.Object({ note: t.Optional(Note) }),
+        body: t.Object({ note: t.Optional(StaffNote) }, { example: { note: 'checked' } }),
         response: { 200: StaffTransaction, ...errors(CONFLICT) },
         detail: doc('Cashier back office', 'Mark an approved withdrawal paid', { optionalBody: true }),
       },
@@ -396,7 +417,7 @@ export const cashierManagerRoutes = (ctx: CashierCtx) =>
       {
         auth: FINANCE,
         ...textInput({ params: TxId }),
-        body: t.Object({ reason: t.String({ minLength: 1, maxLength: 500 }) }),
+        body: t.Object({ reason: Reason }, { example: { reason: 'The bank returned the transfer.' } }),
         response: { 200: StaffTransaction, ...errors(CONFLICT) },
         detail: doc('Cashier back office', 'Record a failed payout (the held funds return)'),
       },
@@ -437,16 +458,29 @@ export const cashierManagerRoutes = (ctx: CashierCtx) =>
         body: t.Object(
           {
             provider: t.String({ pattern: '^[a-z][a-z0-9_]{0,31}$', description: 'sandbox, checkout, wire' }),
-            title: t.String({ minLength: 1, maxLength: 100 }),
-            deposit: t.Boolean(),
-            withdrawal: t.Boolean(),
-            currencies: t.Array(t.String({ pattern: '^[A-Z]{3}$' }), { minItems: 1, maxItems: 50 }),
-            countries: t.Optional(t.Array(t.String({ pattern: '^[A-Z]{2}$' }), { maxItems: 250 })),
-            min_amount: Int({ minimum: 0, maximum: MAX_AMOUNT }),
-            max_amount: Int({ minimum: 1, maximum: MAX_AMOUNT }),
-            fee_percent: t.Optional(t.Number({ minimum: 0, maximum: 50 })),
-            fee_fixed_minor: t.Optional(Int({ minimum: 0, maximum: 1_000_000 })),
-            enabled: t.Boolean(),
+            title: t.String({ minLength: 1, maxLength: 100, description: 'shown to customers' }),
+            deposit: t.Boolean({ description: 'offered for deposits' }),
+            withdrawal: t.Boolean({ description: 'offered for withdrawals' }),
+            currencies: t.Array(t.String({ pattern: '^[A-Z]{3}$' }), {
+              minItems: 1,
+              maxItems: 50,
+              description: 'account currencies served',
+            }),
+            countries: t.Optional(
+              t.Array(t.String({ pattern: '^[A-Z]{2}$' }), {
+                maxItems: 250,
+                description: 'ISO 3166 countries served; empty or absent: all',
+              }),
+            ),
+            min_amount: Int({ minimum: 0, maximum: MAX_AMOUNT, description: 'smallest amount' }),
+            max_amount: Int({ minimum: 1, maximum: MAX_AMOUNT, description: 'largest amount' }),
+            fee_percent: t.Optional(
+              t.Number({ minimum: 0, maximum: 50, description: 'percent of the amount' }),
+            ),
+            fee_fixed_minor: t.Optional(
+              Int({ minimum: 0, maximum: 1_000_000, description: 'fixed fee in minor units' }),
+            ),
+            enabled: t.Boolean({ description: 'false hides it unless a customer override shows it' }),
           },
           {
             example: {

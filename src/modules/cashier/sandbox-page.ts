@@ -191,10 +191,11 @@ export const sandboxRoutes = (ctx: CashierCtx, gateway: SandboxGateway) =>
       {
         brand: true,
         params: t.Object({ token: Token }),
-        detail: doc('Cashier', 'Sandbox hosted payment page (development provider)', {
-          secured: false,
-          description: 'HTML: pay, decline, or pay with a 3-D Secure-style challenge. 404 PAYMENT_NOT_FOUND.',
-        }),
+        response: {
+          200: t.String({ description: 'text/html: pay, decline, or pay with a 3-D Secure-style challenge' }),
+          ...errors({ 404: ['PAYMENT_NOT_FOUND'] }),
+        },
+        detail: doc('Cashier', 'Sandbox hosted payment page (development provider)', { secured: false }),
       },
     )
     .post(
@@ -233,6 +234,7 @@ export const sandboxRoutes = (ctx: CashierCtx, gateway: SandboxGateway) =>
       },
       {
         brand: true,
+        response: { 200: t.String({ description: 'text/html' }), ...errors() },
         detail: doc('Cashier', 'Default return page after a sandbox payment', { secured: false }),
       },
     )

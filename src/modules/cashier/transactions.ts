@@ -43,13 +43,14 @@ export function txView(r: TxRow, history: HistoryRow[]) {
   }
 }
 
+// which staff member acted, and staff and system notes (comments, internal errors), are for the back office
+const internal = (actor: string) => actor === 'system' || actor.startsWith('staff:')
 const historyView = (h: HistoryRow) => ({
   from: h.fromStatus,
   to: h.toStatus,
   to_name: statusName(h.toStatus),
-  // which staff member acted is for the back office
   actor: h.actor.startsWith('staff:') ? 'staff' : h.actor,
-  note: h.note,
+  note: internal(h.actor) ? '' : h.note,
   time: seconds(h.createdAt),
 })
 /** The back office's view: who did what, and what the provider said. */
@@ -62,7 +63,7 @@ export function staffTxView(r: TxRow, history: HistoryRow[]) {
     provider_currency: r.providerCurrency,
     credit_attempts: r.creditAttempts,
     flagged: r.flagged === 1,
-    history: history.map((h) => ({ ...historyView(h), actor: h.actor })),
+    history: history.map((h) => ({ ...historyView(h), actor: h.actor, note: h.note })),
   }
 }
 
@@ -157,6 +158,7 @@ export async function credit(
   actor: string,
   now: number,
   action: Action = 'credit',
+  note = '',
 ) {
   if (next(row.kind, row.status, action) === null) return null
   try {
@@ -177,7 +179,7 @@ export async function credit(
     if (!(e instanceof ApiError)) throw e
     return move(tx, row, 'credit_error', 'system', now, { creditAttempts: row.creditAttempts + 1 }, e.message)
   }
-  const r = await move(tx, row, action, actor, now, { creditAttempts: row.creditAttempts + 1 })
+  const r = await move(tx, row, action, actor, now, { creditAttempts: row.creditAttempts + 1 }, note)
   // the ledger row is written already: another writer moved the row first, so all of it rolls back
   if (!r) throw new LostRace(row.id)
   work.emit(CashierCredited, r.brandId, money(r))

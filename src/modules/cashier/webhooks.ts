@@ -184,6 +184,9 @@ export async function receiveWebhook(
     })
     throw new ApiError(401, 'INVALID_SIGNATURE', 'the webhook signature is missing, wrong or too old')
   }
+  const type = (headers.get('content-type') ?? '').split(';')[0]!.trim().toLowerCase()
+  if (type !== 'application/json')
+    throw new ApiError(400, 'INVALID_DATA', 'body: content-type must be application/json')
   const parsed = provider.parseWebhook(body)
   if ('error' in parsed) throw new ApiError(400, 'INVALID_DATA', parsed.error)
   const [row] = await ctx.db

@@ -3,6 +3,7 @@ import { doc, errors } from '../../kernel/http/openapi'
 import { Id, Int, OneOf, textInput } from '../../kernel/http/schemas'
 import { security } from '../../kernel/http/security'
 import type { KycCtx } from './context'
+import { DEFAULT_SETTINGS } from './domain/settings'
 import { DOCUMENT_STATUSES, PROFILE_STATUSES, RISK_LEVELS, STEP_STATUSES } from './domain/status'
 import {
   attachDocument,
@@ -138,7 +139,13 @@ export const kycRoutes = (ctx: KycCtx) =>
         auth: CUSTOMER,
         params: t.Object(StepParam),
         body: t.Object(
-          { answers: t.Optional(t.Record(t.String({ maxLength: 40 }), t.Unknown())) },
+          {
+            answers: t.Optional(
+              t.Record(t.String({ maxLength: 40 }), t.Unknown(), {
+                description: "question key to answer, checked against the step's questions",
+              }),
+            ),
+          },
           { example: { answers: { first_name: 'Ada', last_name: 'Lovelace' } } },
         ),
         response: {
@@ -318,10 +325,16 @@ export const kycRoutes = (ctx: KycCtx) =>
       auth: COMPLIANCE,
       body: t.Object(
         {
-          steps: t.Array(t.Record(t.String(), t.Unknown()), { minItems: 1, maxItems: 20 }),
-          tiers: t.Record(t.String(), t.Unknown()),
+          steps: t.Array(t.Record(t.String(), t.Unknown()), {
+            minItems: 1,
+            maxItems: 20,
+            description: 'in order: code, title, required, questions, documents (checked in full)',
+          }),
+          tiers: t.Record(t.String(), t.Unknown(), {
+            description: 'deposit_limit_unverified, deposit_unlimited_after, withdrawal_after',
+          }),
         },
-        { description: 'steps (code, title, required, questions, documents) and tiers; checked in full' },
+        { example: DEFAULT_SETTINGS },
       ),
       response: { 200: t.Record(t.String(), t.Unknown()) },
       detail: doc('KYC review', "Replace the brand's KYC steps and tiers", {

@@ -28,24 +28,48 @@ export function verifySandbox(header: string | null, body: string, secrets: stri
   })
 }
 
-const Event = z.object({
-  id: z.string().min(1).max(100),
-  type: z.enum([
-    'payment.pending',
-    'payment.succeeded',
-    'payment.failed',
-    'payment.canceled',
-    'payment.refunded',
-    'payment.disputed',
-  ]),
-  data: z.object({
-    payment_id: z.string().min(1).max(100),
-    reference: z.string().regex(/^\d{1,15}$/),
-    amount: z.number().int().min(0),
-    currency: z.string().regex(/^[A-Z]{3}$/),
-  }),
-})
-const UPDATE: Record<z.infer<typeof Event>['type'], ProviderUpdate> = {
+/** The event the sandbox posts (also what the webhook route documents as its body). */
+export const SandboxEvent = z
+  .object({
+    id: z.string().min(1).max(100).describe('event id, unique per provider: a repeat is a duplicate'),
+    type: z
+      .enum([
+        'payment.pending',
+        'payment.succeeded',
+        'payment.failed',
+        'payment.canceled',
+        'payment.refunded',
+        'payment.disputed',
+      ])
+      .describe('what happened to the payment'),
+    data: z
+      .object({
+        payment_id: z.string().min(1).max(100).describe("the provider's payment id"),
+        reference: z
+          .string()
+          .regex(/^\d{1,15}$/)
+          .describe('our transaction id'),
+        amount: z.number().int().min(0).describe('in minor units'),
+        currency: z
+          .string()
+          .regex(/^[A-Z]{3}$/)
+          .describe('ISO 4217'),
+      })
+      .describe('the payment'),
+  })
+  .meta({
+    example: {
+      id: 'evt_01',
+      type: 'payment.succeeded',
+      data: {
+        payment_id: '0123456789abcdef0123456789abcdef',
+        reference: '1',
+        amount: 10000,
+        currency: 'USD',
+      },
+    },
+  })
+const UPDATE: Record<z.infer<typeof SandboxEvent>['type'], ProviderUpdate> = {
   'payment.pending': 'pending',
   'payment.succeeded': 'confirmed',
   'payment.failed': 'failed',
@@ -109,7 +133,7 @@ export const sandboxProvider = (hosted: HostedPayments): PaymentProvider => ({
   verifyWebhook: (headers, body, secrets, nowMs) =>
     verifySandbox(headers.get('sandbox-signature'), body, secrets, nowMs),
   parseWebhook(body) {
-    const e = parseJson(Event, body)
+    const e = parseJson(SandboxEvent, body)
     if ('error' in e) return e
     return {
       eventId: e.id,
