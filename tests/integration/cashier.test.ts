@@ -323,10 +323,14 @@ describe('KYC (4.10) and withdrawals', () => {
     }
     // methods: unknown method, a DEMO account, a closed deposit_allowed, staff-only override
     expect((await deposit({ method: 'nothing', amount: 30 })).json.error).toBe('METHOD_NOT_AVAILABLE')
-    const hide = await t.request('PUT', `/manager/cashier/customers/${d.json.transaction.login}/methods/card`, {
-      token: manager,
-      body: { enabled: false },
-    })
+    const hide = await t.request(
+      'PUT',
+      `/manager/cashier/customers/${d.json.transaction.login}/methods/card`,
+      {
+        token: manager,
+        body: { enabled: false },
+      },
+    )
     expect(hide.json.error).toBe('CUSTOMER_NOT_FOUND')
     const me = (await t.request('GET', '/customer/kyc', { token: customer })).json.customer_id
     const put = (enabled: boolean | null) =>
@@ -349,8 +353,14 @@ describe('KYC (4.10) and withdrawals', () => {
     expect((await webhook(e.body, e.headers, 'nothing')).json.error).toBe('PROVIDER_NOT_FOUND')
     expect((await webhook(e.body, e.headers, 'wire')).json.error).toBe('PROVIDER_NOT_FOUND')
     const junk = '{"id":"evt-junk","type":"payment.exploded"}'
-    const bad = await webhook(junk, { 'sandbox-signature': signSandbox(SECRET, junk, Math.floor(Date.now() / 1000)) })
-    expect([bad.status, bad.json.error, bad.json.message]).toEqual([400, 'INVALID_DATA', expect.stringMatching(/^type:/)])
+    const bad = await webhook(junk, {
+      'sandbox-signature': signSandbox(SECRET, junk, Math.floor(Date.now() / 1000)),
+    })
+    expect([bad.status, bad.json.error, bad.json.message]).toEqual([
+      400,
+      'INVALID_DATA',
+      expect.stringMatching(/^type:/),
+    ])
     // a method saved by staff: invalid limits are refused, a valid one is listed
     const save = (body: Record<string, unknown>) =>
       t.request('PUT', '/manager/cashier/methods/card_eur', { token: manager, body })
@@ -372,18 +382,26 @@ describe('KYC (4.10) and withdrawals', () => {
     // the customer's history: filters and cursor paging
     const page1 = await t.request('GET', '/cashier/transactions?kind=deposit&limit=2', { token: customer })
     expect(page1.json.rows).toHaveLength(2)
-    const page2 = await t.request('GET', `/cashier/transactions?kind=deposit&limit=2&cursor=${page1.json.next_cursor}`, {
-      token: customer,
-    })
+    const page2 = await t.request(
+      'GET',
+      `/cashier/transactions?kind=deposit&limit=2&cursor=${page1.json.next_cursor}`,
+      {
+        token: customer,
+      },
+    )
     expect(page2.json.rows[0].id).toBeLessThan(page1.json.rows[1].id)
     const credited = await t.request('GET', '/cashier/transactions?status=credited', { token: customer })
     expect(credited.json.rows.every((r: { status_name: string }) => r.status_name === 'credited')).toBe(true)
-    expect((await t.request('GET', '/cashier/transactions?status=paid_twice', { token: customer })).json.message).toStartWith(
-      'query status:',
+    expect(
+      (await t.request('GET', '/cashier/transactions?status=paid_twice', { token: customer })).json.message,
+    ).toStartWith('query status:')
+    const search = await t.request(
+      'GET',
+      `/manager/cashier/transactions?customer=${me}&status=manual_review`,
+      {
+        token: manager,
+      },
     )
-    const search = await t.request('GET', `/manager/cashier/transactions?customer=${me}&status=manual_review`, {
-      token: manager,
-    })
     expect(search.status).toBe(200)
     expect((await t.request('GET', '/manager/cashier/transactions', { token: customer })).status).toBe(403)
   })

@@ -328,19 +328,27 @@ async function send(o: Operation, c: Case) {
   const qs = new URLSearchParams(c.query).toString()
   const headers: Record<string, string> = { ...tokenFor(o) }
   if (c.body?.type) headers['content-type'] = c.body.type
-  if (o.signed && c.path.provider === 'sandbox' && typeof c.body?.raw === 'string')
+  let raw = c.body?.raw
+  if (o.signed && c.path.provider === 'sandbox') {
+    // the signature covers the exact bytes sent: a form is encoded first, no body is the empty string
+    const encoded = new Request('http://x/', { method: 'POST', body: raw ?? '', headers })
+    const text = await encoded.text()
+    if (!c.body?.type && encoded.headers.get('content-type') && raw)
+      headers['content-type'] = encoded.headers.get('content-type')!
+    raw = raw === undefined ? undefined : text
     headers['sandbox-signature'] = signSandbox(
       DEV_CASHIER_SECRETS.Demo!.sandbox![0]!,
-      c.body.raw,
+      text,
       Math.floor(Date.now() / 1000),
     )
+  }
   const controller = new AbortController()
   const timer = setTimeout(() => controller.abort(), 15_000)
   try {
     const res = await fetch(`${server.url}${path}${qs ? `?${qs}` : ''}`, {
       method: o.method,
       headers,
-      body: c.body?.raw,
+      body: raw,
       signal: controller.signal,
     })
     if ((res.headers.get('content-type') ?? '').includes('text/event-stream')) {

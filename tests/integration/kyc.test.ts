@@ -139,7 +139,9 @@ describe('customer routes (4.10)', () => {
     const list = await get('/customer/kyc/documents')
     expect(list.json.rows.map((d: { step: string }) => d.step)).toEqual(['address', 'identity'])
     // the other customer sees none of them
-    expect((await t.request('GET', '/customer/kyc/documents', { token: beta, host: 'beta.localhost' })).json.rows).toEqual([])
+    expect(
+      (await t.request('GET', '/customer/kyc/documents', { token: beta, host: 'beta.localhost' })).json.rows,
+    ).toEqual([])
     for (const step of ['identity', 'address'])
       expect((await post(`/customer/kyc/steps/${step}/submit`, {})).json.status).toBe('submitted')
   })
@@ -149,7 +151,9 @@ describe('staff review', () => {
   test('list in progress, read a profile of the brand only, decide steps and documents with reasons', async () => {
     const list = await get('/manager/kyc/profiles?status=in_progress', manager)
     expect(list.json.rows.map((r: { customer_id: number }) => r.customer_id)).toContain(me)
-    expect((await get('/manager/kyc/profiles?status=nope', manager)).json.message).toStartWith('query status:')
+    expect((await get('/manager/kyc/profiles?status=nope', manager)).json.message).toStartWith(
+      'query status:',
+    )
     const betaId = (await t.request('GET', '/customer/kyc', { token: beta, host: 'beta.localhost' })).json
       .customer_id
     // the Demo brand's staff do not see a Beta customer
@@ -196,10 +200,15 @@ describe('staff review', () => {
   test('resubmitted, approved: the profile is approved, kyc.approved, and the gates open', async () => {
     expect((await attach('address', 'bank_statement')).status).toBe(200)
     expect((await post('/customer/kyc/steps/address/submit', {})).json.status).not.toBe('rejected')
-    for (const step of ['personal', 'identity', 'address']) expect((await decide(step, 'approve')).status).toBe(200)
+    for (const step of ['personal', 'identity', 'address'])
+      expect((await decide(step, 'approve')).status).toBe(200)
     const mine = (await get('/customer/kyc')).json
     expect(stepOf(mine, 'identity').documents[0].status).toBe('approved')
-    expect(mine.gates).toMatchObject({ deposit_limit: null, withdrawal_allowed: true, withdrawal_requires: [] })
+    expect(mine.gates).toMatchObject({
+      deposit_limit: null,
+      withdrawal_allowed: true,
+      withdrawal_requires: [],
+    })
     const economic = await post('/customer/kyc/steps/economic/submit', {
       answers: {
         employment_status: 'employed',
@@ -248,10 +257,18 @@ describe('staff review', () => {
 describe('settings and tier gates', () => {
   test('settings: read, refuse an invalid set naming the field, replace', async () => {
     const s = await get('/manager/kyc/settings', manager)
-    expect(s.json.steps.map((x: { code: string }) => x.code)).toEqual(['personal', 'identity', 'address', 'economic'])
+    expect(s.json.steps.map((x: { code: string }) => x.code)).toEqual([
+      'personal',
+      'identity',
+      'address',
+      'economic',
+    ])
     const put = (body: unknown) => t.request('PUT', '/manager/kyc/settings', { token: manager, body })
     const badTier = await put({ ...s.json, tiers: { ...s.json.tiers, withdrawal_after: ['selfie'] } })
-    expect([badTier.status, badTier.json.message]).toEqual([400, expect.stringMatching(/^tiers\.withdrawal_after/)])
+    expect([badTier.status, badTier.json.message]).toEqual([
+      400,
+      expect.stringMatching(/^tiers\.withdrawal_after/),
+    ])
     const badStep = await put({ ...s.json, steps: [{ code: 'x', title: '' }] })
     expect(badStep.json.message).toStartWith('steps.0.')
     const ok = await put({
@@ -259,7 +276,9 @@ describe('settings and tier gates', () => {
       tiers: { ...s.json.tiers, deposit_limit_unverified: { USD: 100 }, withdrawal_after: ['personal'] },
     })
     expect(ok.status).toBe(200)
-    expect((await get('/manager/kyc/settings', manager)).json.tiers.deposit_limit_unverified).toEqual({ USD: 100 })
+    expect((await get('/manager/kyc/settings', manager)).json.tiers.deposit_limit_unverified).toEqual({
+      USD: 100,
+    })
     expect((await put(s.json)).status).toBe(200)
   })
 
@@ -267,7 +286,10 @@ describe('settings and tier gates', () => {
     // the Beta customer has done nothing: 2,000 USD before approval, counted over open and credited deposits
     const betaPost = (path: string, body: unknown) =>
       t.request('POST', path, { token: beta, body, host: 'beta.localhost' })
-    const methods = await t.request('GET', '/cashier/methods?login=200001', { token: beta, host: 'beta.localhost' })
+    const methods = await t.request('GET', '/cashier/methods?login=200001', {
+      token: beta,
+      host: 'beta.localhost',
+    })
     expect(methods.status).toBe(200)
     const method = methods.json.methods.find((m: { type: string }) => m.type === 'bank_wire').code
     expect((await betaPost('/cashier/deposit', { login: 200001, method, amount: 1500 })).status).toBe(200)

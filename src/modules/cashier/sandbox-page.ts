@@ -3,6 +3,7 @@ import { Elysia, t } from 'elysia'
 import { brands } from '../../kernel/brand/schema'
 import { ApiError } from '../../kernel/http/errors'
 import { doc, errors } from '../../kernel/http/openapi'
+import { OneOf } from '../../kernel/http/schemas'
 import { security } from '../../kernel/http/security'
 import { fromMinor } from '../accounts'
 import { type CashierCtx, secretsOf } from './context'
@@ -206,7 +207,7 @@ export const sandboxRoutes = (ctx: CashierCtx, gateway: SandboxGateway) =>
         params: t.Object({ token: Token }),
         body: t.Object(
           {
-            action: t.UnionEnum(['pay', 'decline', 'challenge', 'challenge_pass', 'challenge_fail'], {
+            action: OneOf(['pay', 'decline', 'challenge', 'challenge_pass', 'challenge_fail'], {
               description: 'the customer’s choice on the page',
             }),
           },
