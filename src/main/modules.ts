@@ -6,6 +6,7 @@ import { cashierModule } from '../modules/cashier'
 import { kycModule } from '../modules/kyc'
 import { marketModule } from '../modules/market'
 import { notificationsModule } from '../modules/notifications'
+import { propModule } from '../modules/prop'
 import { scriptsModule } from '../modules/scripts'
 import { tradingModule } from '../modules/trading'
 import { uploadsModule } from '../modules/uploads'
@@ -25,4 +26,5 @@ export const MODULES: readonly ModuleDefinition[] = [
   scriptsModule,
   kycModule,
   cashierModule,
+  propModule,
 ]

@@ -79,6 +79,11 @@ const TAGS = [
     name: 'KYC review',
     description: 'Back office: review KYC profiles, steps and documents; risk; settings',
   },
+  {
+    name: 'Prop',
+    description: 'Prop challenges: programs, purchase, challenges, metrics, breaches (spec 4.13-4.15)',
+  },
+  { name: 'Prop back office', description: 'Back office: prop programs' },
   { name: 'Cashier', description: 'Deposits, withdrawals, payment methods, provider webhooks (spec 4.11)' },
   { name: 'Cashier back office', description: 'Back office: transactions, reviews, wires, payouts, refunds' },
   { name: 'Notifications', description: 'Notifications of an account login; staff messages and broadcasts' },

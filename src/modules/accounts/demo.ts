@@ -13,6 +13,23 @@ export const DEMO_ACCOUNTS = {
     { brand: 'Demo', name: 'demo\\USD', mode: 'DEMO', currency: 'USD', leverage: 100, defaultDeposit: 10000 },
     { brand: 'Demo', name: 'real\\USD', mode: 'REAL', currency: 'USD', leverage: 100, defaultDeposit: 0 },
     { brand: 'Demo', name: 'real\\EUR', mode: 'REAL', currency: 'EUR', leverage: 100, defaultDeposit: 0 },
+    // prop challenges: the evaluation phases trade a DEMO group, the funded phase a REAL one (10,000 each)
+    {
+      brand: 'Demo',
+      name: 'prop\\eval\\USD',
+      mode: 'DEMO',
+      currency: 'USD',
+      leverage: 100,
+      defaultDeposit: 10000,
+    },
+    {
+      brand: 'Demo',
+      name: 'prop\\funded\\USD',
+      mode: 'REAL',
+      currency: 'USD',
+      leverage: 100,
+      defaultDeposit: 10000,
+    },
     {
       brand: 'Beta',
       name: 'beta\\real\\USD',

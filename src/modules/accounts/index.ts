@@ -2,6 +2,7 @@ import { and, eq } from 'drizzle-orm'
 import { Elysia } from 'elysia'
 import type { Session } from '../../kernel/auth/session'
 import type { Brand } from '../../kernel/brand/registry'
+import { epochSeconds } from '../../kernel/clock'
 import type { Tx } from '../../kernel/db/client'
 import type { Work } from '../../kernel/db/unit-of-work'
 import type { ApiError } from '../../kernel/http/errors'
@@ -58,6 +59,8 @@ export interface AccountsApi {
    * a repeated idempotency key returns the first row; a balance-out below zero is refused unless allowed.
    */
   postOperationTx(tx: Tx, work: Work, input: BalanceOperationInput): ReturnType<typeof postOperationTx>
+  /** Disables trading on an account (it may still sign in), in the caller's unit of work. */
+  setReadOnlyTx(tx: Tx, work: Work, brandId: number, login: number): Promise<void>
   /** Books a closed trade's result as one OP_TRADE ledger row, in the closing transaction. */
   postTradeResultTx: typeof postTradeResultTx
   openAccount(input: OpenAccountInput): ReturnType<typeof openAccount>
@@ -103,6 +106,13 @@ export const accountsModule = defineModule({
       requireMargin: (view) => requireMargin(ctx, view),
       postTradeResultTx: (tx: Tx, input) => postTradeResultTx(tx, input),
       postOperationTx: (tx, work, input) => postOperationTx(ctx, tx, work, input),
+      async setReadOnlyTx(tx, work, brandId, login) {
+        await tx
+          .update(schema.accounts)
+          .set({ enableReadOnly: 1, updateTime: epochSeconds(ctx.clock.now()) })
+          .where(and(eq(schema.accounts.login, login), eq(schema.accounts.brandId, brandId)))
+        work.after(`account:${login}`, () => ctx.accountsRead.invalidateAccount(login))
+      },
       openAccount: (input) => openAccount(ctx, input),
       findGroup: async (brandId, name) =>
         (

@@ -29,6 +29,8 @@ export interface OpenAccountInput {
   allowedModes?: ('REAL' | 'DEMO')[]
   /** Self-service: the leverage must be one the group offers (domain/leverage); staff may set any. */
   selfService?: boolean
+  /** false: a DEMO account opens without its group's default deposit (the caller books its own, e.g. prop). */
+  initialDeposit?: boolean
   createdBy: string
 }
 
@@ -93,7 +95,9 @@ export async function openAccount(ctx: AccountsCtx, input: OpenAccountInput) {
           mode: group.accountMode,
           customer_id: input.customerId ?? null,
         })
-        if (group.accountMode === 'DEMO' && group.defaultDeposit > 0)
+        const deposit =
+          group.accountMode === 'DEMO' && group.defaultDeposit > 0 && input.initialDeposit !== false
+        if (deposit)
           await postOperationTx(ctx, tx, work, {
             brandId: input.brandId,
             login,
@@ -105,7 +109,7 @@ export async function openAccount(ctx: AccountsCtx, input: OpenAccountInput) {
           })
         const { passwordHash: _h, ...record } = account
         return {
-          account: { ...record, balance: group.accountMode === 'DEMO' ? group.defaultDeposit : 0 },
+          account: { ...record, balance: deposit ? group.defaultDeposit : 0 },
           group,
         }
       })

@@ -9,6 +9,8 @@ const DEMO_GROUPS = [
   ['Demo', 'demo\\USD'],
   ['Demo', 'real\\USD'],
   ['Demo', 'real\\EUR'],
+  ['Demo', 'prop\\eval\\USD'],
+  ['Demo', 'prop\\funded\\USD'],
   ['Beta', 'beta\\real\\USD'],
 ] as const
 

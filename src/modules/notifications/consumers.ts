@@ -1,5 +1,6 @@
 import type { Consumer, DeliveredEvent, PayloadOf, Topic } from '../../kernel/events/topic'
 import { AlertFired } from '../alerts'
+import { PropBreached, PropPhasePassed, PropWarning } from '../prop'
 import {
   MarginCall,
   TradeActivated,
@@ -9,6 +10,7 @@ import {
   TradeStoppedOut,
 } from '../trading'
 import * as notices from './notices'
+import { propBreach, propPassed, propWarning } from './prop-notices'
 import { type NewNotification, notifyTx } from './service'
 
 /** A consumer that writes the notification `make` gives for an event (none when it gives null). */
@@ -28,8 +30,9 @@ function notifying<T extends Topic<any>>(
 }
 
 /**
- * Notifications react to what trading and alerts report: stop loss and take profit, activations,
- * cancellations for lack of margin, expiries, stop-outs, margin calls and fired alerts. Written once per
+ * Notifications react to what trading, alerts and prop report: stop loss and take profit, activations,
+ * cancellations for lack of margin, expiries, stop-outs, margin calls, fired alerts, prop breaches,
+ * warnings and passed phases. Written once per
  * event (the relay records the delivery in the transaction that writes the notification).
  */
 export const notificationConsumers = (): Consumer<any>[] => [
@@ -50,4 +53,7 @@ export const notificationConsumers = (): Consumer<any>[] => [
   ),
   notifying('margin-call', MarginCall, (e) => notices.marginCall(e.brandId, e.payload)),
   notifying('alert-fired', AlertFired, (e) => notices.alertFired(e.brandId, e.payload)),
+  notifying('prop-breach', PropBreached, (e) => propBreach(e.brandId, e.payload)),
+  notifying('prop-warning', PropWarning, (e) => propWarning(e.brandId, e.payload)),
+  notifying('prop-passed', PropPhasePassed, (e) => propPassed(e.brandId, e.payload)),
 ]

@@ -15,6 +15,7 @@ import { closeTx, refreshAfterCommit, type TradeRefresh } from './execution'
 import { marginOf, pricePositions, pricing } from './exposure'
 import { fundsOf } from './holdings-table'
 import type { OrderRow } from './positions'
+import type { RiskWatcher } from './risk-watch'
 import { orders } from './schema'
 import { tradeEvent } from './views'
 
@@ -69,7 +70,10 @@ export class TriggerEngine {
   /** Logins whose margin call this instance has seen (the notification is written once per episode). */
   private readonly marginCalled = new Set<number>()
   private syncedUpTo = 0
-  readonly stats = { activated: 0, sl: 0, tp: 0, expired: 0, stoppedOut: 0, lostRaces: 0 }
+  /** A module watching accounts' equity on every tick (risk-watch.ts), and the symbols moved since it looked. */
+  private riskWatcher: RiskWatcher | null = null
+  private readonly riskMoved = new Map<string, number>()
+  readonly stats = { activated: 0, sl: 0, tp: 0, expired: 0, stoppedOut: 0, lostRaces: 0, riskClosed: 0 }
 
   /** What a write of the engine refreshes once it commits (the positions cache, this book). */
   private readonly refreshes: TradeRefresh
@@ -250,6 +254,7 @@ export class TriggerEngine {
       const groups = this.groupsBySymbol.get(t.symbol)
       if (!groups || groups.size === 0) continue
       this.sweepSymbols.add(t.symbol)
+      if (this.riskWatcher) this.riskMoved.set(t.symbol, t.time)
       for (const groupId of [...groups.keys()]) {
         const gs = await this.ctx.refdata.forGroup(groupId, t.symbol)
         if (!gs) continue
@@ -276,6 +281,7 @@ export class TriggerEngine {
       this.queued.clear()
       await this.execute(batch)
     }
+    await this.checkRisk()
     await this.expire()
     const now = this.ctx.clock.now()
     if (this.sweepAll || (this.sweepSymbols.size > 0 && now - this.lastSweep >= 250)) {
@@ -455,6 +461,78 @@ export class TriggerEngine {
       if (row) this.stats.expired++
       else await this.refresh(o.ticket)
     }
+  }
+
+  setRiskWatcher(w: RiskWatcher) {
+    this.riskWatcher = w
+  }
+
+  /**
+   * The watcher's accounts holding a symbol that moved since the last look are priced at the quotes now
+   * (one pricing per group and pass), and closed out where the watcher says so. Not throttled like the
+   * stop-out sweep: a limit is caught on the read of the bus that carried the tick.
+   */
+  private async checkRisk() {
+    const w = this.riskWatcher
+    if (!w || this.riskMoved.size === 0) return
+    const moved = new Map(this.riskMoved)
+    this.riskMoved.clear()
+    const priced = new Map<number, Awaited<ReturnType<typeof pricing>>>()
+    for (const login of w.logins()) {
+      const held = this.holdingsByLogin.get(login)
+      if (!held) continue
+      let time = 0
+      for (const h of held) time = Math.max(time, moved.get(h.symbol) ?? 0)
+      if (time === 0) continue
+      const account = await this.ctx.accountsRead.account(login)
+      const group = account && (await this.ctx.accountsRead.group(account.groupId))
+      if (!account || !group) continue
+      let p = priced.get(group.id)
+      if (!p) {
+        p = await pricing(this.ctx, [group.id])
+        priced.set(group.id, p)
+      }
+      const m = marginOf(p, account, group, held)
+      if (!m) continue
+      const equity = roundToMinor(m.equity, group.currency)
+      if ((await w.check(login, { balance: account.balance, equity }, time)) === 'close')
+        w.closedOut(login, await this.closeOut(login, 'risk_limit'))
+    }
+  }
+
+  /** Closes every open position of an account at the quotes now, in one unit of work. */
+  async closeOut(login: number, reason: 'risk_limit') {
+    const ctx = this.ctx
+    const account = await ctx.accountsRead.account(login)
+    const group = account && (await ctx.accountsRead.group(account.groupId))
+    if (!account || !group) return 0
+    const priced = await pricePositions(ctx, account, group, await ctx.positions.open(login))
+    if (!priced || priced.length === 0) return 0
+    const lookup = await ctx.market.quoteLookup()
+    const closed = await ctx.uow.run(async (tx, work) => {
+      let n = 0
+      for (const p of priced) {
+        const r = await closeTx(ctx.accounts, tx, work, {
+          origin: ctx.origin,
+          order: p.order,
+          spec: p.gs.info,
+          currency: group.currency,
+          volume: p.order.volume,
+          price: p.closePrice,
+          reason,
+          comment: `[${reason}]`,
+          lookup,
+          now: ctx.clock.now(),
+        })
+        if (r) {
+          refreshAfterCommit(work, this.refreshes, r.closed)
+          n++
+        }
+      }
+      return n
+    })
+    this.stats.riskClosed += closed
+    return closed
   }
 
   /**

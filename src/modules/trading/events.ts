@@ -28,10 +28,13 @@ const Quote = z.object({ bid: z.number(), ask: z.number(), time: z.number() })
 
 export const TradeOpened = defineTopic('trade.opened', TradePayload)
 export const TradeModified = defineTopic('trade.modified', TradePayload)
-/** A position closed in full: by the client or a group close, or by its stop loss or take profit. */
+/**
+ * A position closed in full: by the client or a group close, by its stop loss or take profit, or by a
+ * risk limit of the account (a prop challenge's loss limit: every position at the breaching quote).
+ */
 export const TradeClosed = defineTopic(
   'trade.closed',
-  TradePayload.extend({ reason: z.enum(['client', 'sl', 'tp', 'group_close']) }),
+  TradePayload.extend({ reason: z.enum(['client', 'sl', 'tp', 'group_close', 'risk_limit']) }),
 )
 /** Part of a position closed: the payload is the part still open, `closed_ticket` the closed part. */
 export const TradePartiallyClosed = defineTopic(

@@ -10,7 +10,7 @@ import type { OrderRow, PositionReadModel } from './positions'
 import { orders } from './schema'
 import { tradeEvent } from './views'
 
-export type CloseReason = 'client' | 'sl' | 'tp' | 'stopout' | 'group_close'
+export type CloseReason = 'client' | 'sl' | 'tp' | 'stopout' | 'group_close' | 'risk_limit'
 
 export interface CloseInput {
   /** The instance writing (orders.origin). */

@@ -1,4 +1,5 @@
-import { defineModule } from '../../kernel/module'
+import { and, eq, gte, inArray, isNull } from 'drizzle-orm'
+import { defineModule, definePort } from '../../kernel/module'
 import { AccountsPort, ExposurePort } from '../accounts'
 import { MarketPort } from '../market'
 import type { TradingCtx } from './context'
@@ -6,11 +7,26 @@ import { ORDERS_CHANGED, TriggerEngine } from './engine'
 import { accountExposure } from './exposure'
 import { openCommitter } from './open-commit'
 import { PositionReadModel } from './positions'
+import type { RiskWatcher } from './risk-watch'
 import { tradingRoutes } from './routes'
 import * as schema from './schema'
+import { orders } from './schema'
 import type { TradingServices } from './service'
 
 export * from './events'
+export type { RiskWatcher } from './risk-watch'
+
+/** What other modules ask of trading. */
+export interface TradingApi {
+  /** Registers the engine's risk watcher (one per deployment: prop challenges' loss limits). */
+  watchRisk(w: RiskWatcher): void
+  /** Open positions of a login now. */
+  openPositions(login: number): Promise<number>
+  /** Open and close times (ms; close 0 while open) of the positions of a login opened since `since`. */
+  positionsSince(login: number, since: number): Promise<{ openTime: number; closeTime: number }[]>
+}
+
+export const TradingPort = definePort<TradingApi>('trading')
 
 /** Orders, positions, triggers, stop-outs and swaps (README.md of this folder). */
 export const tradingModule = defineModule({
@@ -34,6 +50,23 @@ export const tradingModule = defineModule({
       triggers: engine,
       tradeOpens: openCommitter(ctx, (rows) => engine.changed(rows)),
     }
+    ports.provide(TradingPort, {
+      watchRisk: (w) => engine.setRiskWatcher(w),
+      openPositions: async (login) => (await ctx.positions.open(login)).length,
+      positionsSince: (login, since) =>
+        k.db
+          .select({ openTime: orders.openTime, closeTime: orders.closeTime })
+          .from(orders)
+          .where(
+            and(
+              eq(orders.login, login),
+              inArray(orders.cmd, [0, 1]),
+              inArray(orders.state, ['open', 'closed']),
+              isNull(orders.parent),
+              gte(orders.openTime, since),
+            ),
+          ),
+    })
     // the accounts module prices open positions through this extension point (GET /account/me)
     ports.provide(ExposurePort, (account, group) => accountExposure(ctx, account, group))
     // the engine role (kernel/engine): one instance holds the books and sees every tick and order change

@@ -16,10 +16,14 @@ export const NOTIFICATION_TOKENS = {
   'margin.stop_out': 'margin',
   'alert.fired': 'alert',
   'staff.message': 'system',
+  /** Prop challenges: a loss limit broke (the phase failed), a share of one was used, a phase passed. */
+  'prop.breach': 'prop',
+  'prop.warning': 'prop',
+  'prop.phase_passed': 'prop',
 } as const
 
 export type NotificationToken = keyof typeof NOTIFICATION_TOKENS
-export const NOTIFICATION_TYPES = ['trade', 'margin', 'alert', 'system'] as const
+export const NOTIFICATION_TYPES = ['trade', 'margin', 'alert', 'prop', 'system'] as const
 export const NOTIFICATION_LEVELS = ['info', 'warning', 'critical'] as const
 export type NotificationLevel = (typeof NOTIFICATION_LEVELS)[number]
 export const STATUS = { UNREAD: 0, READ: 1 } as const

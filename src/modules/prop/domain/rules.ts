@@ -1,0 +1,179 @@
+import { z } from 'zod'
+
+/**
+ * The rules of one phase (versioned with the program) and their evaluation. Pure: money in minor units,
+ * times in epoch ms, the program's IANA zone for "day".
+ *
+ * Definitions (after FTMO, The5ers and FundedNext, whose published rules they follow):
+ * - daily loss: equity, floating profit and loss included, may not reach the day's start equity minus
+ *   `daily_loss_pct` of the initial balance. The day's start equity is snapshotted by the first evaluator
+ *   pass of the local day.
+ * - total loss, `static`: equity may not reach the initial balance minus `total_loss_pct` of it.
+ *   `trailing`: the floor follows the highest end-of-day balance seen (never the initial balance less),
+ *   minus the same amount.
+ * - profit target: closed profit (balance minus initial balance) of at least `profit_target_pct` of the
+ *   initial balance, with no position open, and `min_trading_days` trading days.
+ * - trading day: a local day on which a position was opened (`position_opened`), or on which one was opened
+ *   or closed (`any_trade`).
+ * - `max_trading_days`: the phase's time limit in local calendar days (the start day is day 1); 0 is none.
+ * Reaching a limit exactly is a breach: the limit is what may be lost, not a little more.
+ */
+export const PhaseRules = z.object({
+  profit_target_pct: z.number().min(0).max(1000).describe('0: no target (the funded phase)'),
+  daily_loss_pct: z.number().gt(0).max(100),
+  total_loss_pct: z.number().gt(0).max(100),
+  total_loss_mode: z.enum(['static', 'trailing']).default('static'),
+  min_trading_days: z.number().int().min(0).max(365).default(0),
+  max_trading_days: z.number().int().min(0).max(3650).default(0),
+  max_positions: z.number().int().min(0).max(1000).default(0).describe('0: no limit'),
+  trading_day: z.enum(['position_opened', 'any_trade']).default('position_opened'),
+  warn_at_pct: z.array(z.number().gt(0).lt(100)).max(5).default([80]),
+})
+export type PhaseRules = z.infer<typeof PhaseRules>
+
+/** What the evaluation needs of a phase at one instant. */
+export interface PhaseState {
+  initialBalance: number
+  balance: number
+  equity: number
+  /** The day's start equity (the snapshot), or the initial balance before the first one. */
+  dayStartEquity: number
+  /** The highest end-of-day balance so far (trailing total loss); the initial balance at first. */
+  highestEodBalance: number
+  openPositions: number
+  tradingDays: number
+  /** Local calendar days since the phase started, the start day being 1. */
+  daysElapsed: number
+}
+
+export type Rule = 'daily_loss' | 'total_loss' | 'max_trading_days'
+
+export interface Breach {
+  rule: Rule
+  /** The amount that may be lost (minor units). */
+  limit: number
+  /** The equity the limit is measured from (minor units). */
+  anchor: number
+  /** The equity observed (minor units). */
+  observed: number
+}
+
+const pctOf = (base: number, pct: number) => Math.round((base * pct) / 100)
+
+export function dailyFloor(r: PhaseRules, s: PhaseState) {
+  const limit = pctOf(s.initialBalance, r.daily_loss_pct)
+  return { anchor: s.dayStartEquity, limit, floor: s.dayStartEquity - limit }
+}
+
+export function totalFloor(r: PhaseRules, s: PhaseState) {
+  const limit = pctOf(s.initialBalance, r.total_loss_pct)
+  const anchor =
+    r.total_loss_mode === 'trailing' ? Math.max(s.initialBalance, s.highestEodBalance) : s.initialBalance
+  return { anchor, limit, floor: anchor - limit }
+}
+
+/** The loss limits the equity breaks, daily first (it is the nearer one on the day it is hit). */
+export function lossBreach(r: PhaseRules, s: PhaseState): Breach | null {
+  const d = dailyFloor(r, s)
+  if (s.equity <= d.floor) return { rule: 'daily_loss', limit: d.limit, anchor: d.anchor, observed: s.equity }
+  const t = totalFloor(r, s)
+  if (s.equity <= t.floor) return { rule: 'total_loss', limit: t.limit, anchor: t.anchor, observed: s.equity }
+  return null
+}
+
+/** Share (percent) of each loss limit used at this equity: 0 at the anchor, 100 at the floor. */
+export function usedPct(r: PhaseRules, s: PhaseState) {
+  const used = (f: { anchor: number; limit: number }) =>
+    f.limit <= 0 ? 0 : Math.max(0, ((f.anchor - s.equity) / f.limit) * 100)
+  return { daily_loss: used(dailyFloor(r, s)), total_loss: used(totalFloor(r, s)) }
+}
+
+/** The warning levels reached now, per rule (each is sent once per local day and rule). */
+export function warningsDue(r: PhaseRules, s: PhaseState) {
+  const used = usedPct(r, s)
+  const out: { rule: 'daily_loss' | 'total_loss'; level: number }[] = []
+  for (const rule of ['daily_loss', 'total_loss'] as const)
+    for (const level of r.warn_at_pct) if (used[rule] >= level && used[rule] < 100) out.push({ rule, level })
+  return out
+}
+
+export function profitTargetMet(r: PhaseRules, s: PhaseState) {
+  return (
+    r.profit_target_pct > 0 && s.balance - s.initialBalance >= pctOf(s.initialBalance, r.profit_target_pct)
+  )
+}
+
+/** The evaluator's verdict at the end of a pass: passed, failed (time limit or loss), or still running. */
+export function verdict(
+  r: PhaseRules,
+  s: PhaseState,
+): { outcome: 'passed' | 'running' } | { outcome: 'failed'; breach: Breach } {
+  const loss = lossBreach(r, s)
+  if (loss) return { outcome: 'failed', breach: loss }
+  if (profitTargetMet(r, s) && s.openPositions === 0 && s.tradingDays >= r.min_trading_days)
+    return { outcome: 'passed' }
+  if (r.max_trading_days > 0 && s.daysElapsed > r.max_trading_days)
+    return {
+      outcome: 'failed',
+      breach: {
+        rule: 'max_trading_days',
+        limit: r.max_trading_days,
+        anchor: s.initialBalance,
+        observed: s.equity,
+      },
+    }
+  return { outcome: 'running' }
+}
+
+/** Progress figures of 2.15 (percent of the initial balance). */
+export function progress(r: PhaseRules, s: PhaseState) {
+  const pct = (x: number) => Math.round((x / s.initialBalance) * 10_000) / 100
+  const profit = s.balance - s.initialBalance
+  const target = pctOf(s.initialBalance, r.profit_target_pct)
+  return {
+    profit_pct: pct(profit),
+    profit_target_pct: r.profit_target_pct,
+    profit_target_progress_pct:
+      target > 0 ? Math.max(0, Math.min(100, Math.round((profit / target) * 10_000) / 100)) : 0,
+    daily_loss_pct: pct(Math.max(0, s.dayStartEquity - s.equity)),
+    daily_loss_limit_pct: r.daily_loss_pct,
+    total_loss_pct: pct(Math.max(0, totalFloor(r, s).anchor - s.equity)),
+    total_loss_limit_pct: r.total_loss_pct,
+    trading_days: s.tradingDays,
+    min_trading_days: r.min_trading_days,
+    max_trading_days: r.max_trading_days,
+    max_positions: r.max_positions,
+  }
+}
+
+const dayFormats = new Map<string, Intl.DateTimeFormat>()
+
+/** The local calendar day (YYYY-MM-DD) of an instant in an IANA zone; DST-correct (the zone's own rules). */
+export function localDay(ms: number, zone: string): string {
+  let f = dayFormats.get(zone)
+  if (!f) {
+    f = new Intl.DateTimeFormat('en-CA', {
+      timeZone: zone,
+      year: 'numeric',
+      month: '2-digit',
+      day: '2-digit',
+    })
+    dayFormats.set(zone, f)
+  }
+  return f.format(ms)
+}
+
+/** Calendar days from one local day to another (both YYYY-MM-DD), counting both: the same day is 1. */
+export function daysInclusive(from: string, to: string) {
+  return Math.round((Date.parse(`${to}T00:00:00Z`) - Date.parse(`${from}T00:00:00Z`)) / 86_400_000) + 1
+}
+
+/** Whether `zone` is an IANA zone this runtime knows. */
+export function isZone(zone: string) {
+  try {
+    new Intl.DateTimeFormat('en', { timeZone: zone })
+    return true
+  } catch {
+    return false
+  }
+}

@@ -1,0 +1,57 @@
+import { Elysia } from 'elysia'
+import { defineModule, definePort } from '../../kernel/module'
+import { AccountsPort } from '../accounts'
+import { TradingPort } from '../trading'
+import type { PropCtx } from './context'
+import { seedPropDemo } from './demo'
+import { evaluateAll } from './evaluator'
+import { PHASES_CHANGED, PropWatch } from './live'
+import { propManagerRoutes, propRoutes } from './routes'
+import * as schema from './schema'
+import { defaultSteps, type PurchaseSteps } from './steps'
+
+export * from './events'
+
+/** What other modules (and tests) reach of prop. */
+export interface PropApi {
+  /** The steps of a purchase; a test replaces one to make it fail (4.19). */
+  steps: PurchaseSteps
+  /** The engine's watch of active phase accounts. */
+  watch: PropWatch
+}
+
+export const PropPort = definePort<PropApi>('prop')
+
+/** Prop challenges: programs, purchases, phases evaluated on ticks and daily (README.md of this folder). */
+export const propModule = defineModule({
+  name: 'prop',
+  tables: schema,
+  setup(k, ports) {
+    const accounts = ports.get(AccountsPort)
+    const trading = ports.get(TradingPort)
+    const ctx = { ...k, accounts } as PropCtx
+    ctx.steps = defaultSteps(ctx, accounts)
+    const watch = new PropWatch(ctx)
+    ports.provide(PropPort, { steps: ctx.steps, watch })
+    // tests replace a step on the port's object: the services read it from there
+    Object.defineProperty(ctx, 'steps', { get: () => ports.get(PropPort).steps })
+    trading.watchRisk(watch)
+    k.engine.onLoad(
+      () => watch.load(),
+      () => watch.reset(),
+    )
+    k.engine.on(PHASES_CHANGED, async (entries) => {
+      await watch.reload(entries.flatMap((e) => e.data as number[]))
+    })
+    return {
+      routes: new Elysia({ name: 'prop', seed: k.instanceId })
+        .use(propRoutes(ctx))
+        .use(propManagerRoutes(ctx)),
+      jobs: [
+        // the day's work: snapshots, trading days, time limits, targets (also POST /cron/prop.evaluate)
+        { name: 'prop.evaluate', every: 60_000, scope: 'cluster', run: () => evaluateAll(ctx, trading) },
+      ],
+      seedDemo: () => seedPropDemo(ctx),
+    }
+  },
+})

@@ -1,0 +1,125 @@
+import { and, asc, eq } from 'drizzle-orm'
+import { isUniqueViolation } from '../../kernel/db/errors'
+import { ApiError, invalid } from '../../kernel/http/errors'
+import { fromMinor, toMinor } from '../accounts'
+import type { PropCtx } from './context'
+import { type GroupFacts, ProgramInput, ProgramStep, profitSplit, programProblem } from './domain/program'
+import { propPrograms } from './schema'
+
+type ProgramRow = typeof propPrograms.$inferSelect
+
+export const programNotFound = (id: number) =>
+  new ApiError(404, 'PROGRAM_NOT_FOUND', `program ${id} not found`)
+
+export function programView(p: ProgramRow) {
+  const steps = ProgramStep.array().parse(JSON.parse(p.steps))
+  return {
+    id: p.id,
+    name: p.name,
+    description: p.description,
+    price: fromMinor(p.priceMinor, p.currency),
+    currency: p.currency,
+    active: p.active === 1,
+    time_zone: p.timeZone,
+    version: p.version,
+    profit_split: profitSplit(steps),
+    steps: steps.map((s, i) => ({ index: i + 1, ...s })),
+    created_time: Math.floor(p.createdAt / 1000),
+    updated_time: Math.floor(p.updatedAt / 1000),
+  }
+}
+
+export async function programRow(ctx: PropCtx, brandId: number, id: number) {
+  const [p] = await ctx.db
+    .select()
+    .from(propPrograms)
+    .where(and(eq(propPrograms.id, id), eq(propPrograms.brandId, brandId)))
+  if (!p) throw programNotFound(id)
+  return p
+}
+
+export async function listPrograms(ctx: PropCtx, brandId: number, activeOnly: boolean) {
+  const rows = await ctx.db
+    .select()
+    .from(propPrograms)
+    .where(
+      activeOnly
+        ? and(eq(propPrograms.brandId, brandId), eq(propPrograms.active, 1))
+        : eq(propPrograms.brandId, brandId),
+    )
+    .orderBy(asc(propPrograms.priceMinor), asc(propPrograms.id))
+  return { rows: rows.map(programView) }
+}
+
+/** Parses and checks a program as staff send it; 400 INVALID_DATA naming the first field at fault. */
+async function checked(ctx: PropCtx, brandId: number, input: unknown) {
+  const r = ProgramInput.safeParse(input)
+  if (!r.success) {
+    const i = r.error.issues[0]!
+    throw invalid(`${i.path.join('.') || 'body'}: ${i.message}`)
+  }
+  const p = r.data
+  const groups = new Map<string, GroupFacts>()
+  for (const s of p.steps) {
+    const g = await ctx.accounts.findGroup(brandId, s.account_group)
+    if (g) groups.set(g.name, { accountMode: g.accountMode, currency: g.currency })
+  }
+  const problem = programProblem(p, groups)
+  if (problem) throw invalid(problem)
+  const price = toMinor(p.price, p.currency)
+  if (price === null) throw invalid(`price: at most the decimals of ${p.currency}`)
+  return { p, price }
+}
+
+const values = (p: ProgramInput, price: number) => ({
+  name: p.name,
+  description: p.description,
+  priceMinor: price,
+  currency: p.currency,
+  active: p.active ? 1 : 0,
+  timeZone: p.time_zone,
+  steps: JSON.stringify(p.steps),
+})
+
+const nameTaken = (e: unknown, name: string) =>
+  isUniqueViolation(e) ? new ApiError(409, 'PROGRAM_NAME_TAKEN', `a program named ${name} exists`) : e
+
+export async function createProgram(ctx: PropCtx, brandId: number, input: unknown) {
+  const { p, price } = await checked(ctx, brandId, input)
+  const now = ctx.clock.now()
+  try {
+    const [row] = await ctx.db
+      .insert(propPrograms)
+      .values({ brandId, ...values(p, price), createdAt: now, updatedAt: now })
+      .returning()
+    return programView(row!)
+  } catch (e) {
+    throw nameTaken(e, p.name)
+  }
+}
+
+/** Replaces a program; its version goes up. Running challenges keep the rules they were bought with. */
+export async function updateProgram(ctx: PropCtx, brandId: number, id: number, input: unknown) {
+  const current = await programRow(ctx, brandId, id)
+  const { p, price } = await checked(ctx, brandId, input)
+  try {
+    const [row] = await ctx.db
+      .update(propPrograms)
+      .set({ ...values(p, price), version: current.version + 1, updatedAt: ctx.clock.now() })
+      .where(and(eq(propPrograms.id, id), eq(propPrograms.brandId, brandId)))
+      .returning()
+    return programView(row!)
+  } catch (e) {
+    throw nameTaken(e, p.name)
+  }
+}
+
+export async function setProgramActive(ctx: PropCtx, brandId: number, id: number, active: boolean) {
+  await programRow(ctx, brandId, id)
+  const [row] = await ctx.db
+    .update(propPrograms)
+    .set({ active: active ? 1 : 0, updatedAt: ctx.clock.now() })
+    .where(and(eq(propPrograms.id, id), eq(propPrograms.brandId, brandId)))
+    .returning()
+  return programView(row!)
+}

@@ -1,0 +1,277 @@
+import { and, eq } from 'drizzle-orm'
+import type { Session } from '../../kernel/auth/session'
+import type { Brand } from '../../kernel/brand/registry'
+import { isUniqueViolation } from '../../kernel/db/errors'
+import { ApiError } from '../../kernel/http/errors'
+import { fromMinor } from '../accounts'
+import type { PropCtx } from './context'
+import { ProgramStep } from './domain/program'
+import { CHALLENGE, FAILURES, type FailedStep, failedOutcome, PHASE, PURCHASE } from './domain/purchase'
+import { localDay } from './domain/rules'
+import { PropPurchased } from './events'
+import { propPrograms, propPurchases } from './schema'
+import type { PropApiData } from './steps'
+
+type PurchaseRow = typeof propPurchases.$inferSelect
+
+const bad = (status: number, code: string, message: string) => new ApiError(status, code, message)
+
+/** A temporary password for the challenge account: shown once in the answer, never stored in clear. */
+function temporaryPassword() {
+  const alphabet = 'ABCDEFGHJKLMNPQRSTUVWXYZabcdefghijkmnopqrstuvwxyz23456789'
+  const bytes = crypto.getRandomValues(new Uint8Array(14))
+  return Array.from(bytes, (b) => alphabet[b % alphabet.length]).join('')
+}
+
+async function existing(ctx: PropCtx, brandId: number, customerId: number, key: string) {
+  const [row] = await ctx.db
+    .select()
+    .from(propPurchases)
+    .where(
+      and(
+        eq(propPurchases.brandId, brandId),
+        eq(propPurchases.customerId, customerId),
+        eq(propPurchases.idempotencyKey, key),
+      ),
+    )
+  return row ?? null
+}
+
+/** Validations 1–7 of 4.14, in order, with the codes of 7.4. */
+async function validate(
+  ctx: PropCtx,
+  brand: Brand,
+  customerId: number,
+  programId: number,
+  payerLogin: number,
+) {
+  const [program] = await ctx.db
+    .select()
+    .from(propPrograms)
+    .where(and(eq(propPrograms.id, programId), eq(propPrograms.brandId, brand.id)))
+  if (!program) throw bad(404, 'PROGRAM_NOT_FOUND', `program ${programId} not found`)
+  if (program.active !== 1) throw bad(400, 'PROGRAM_DISABLED', `program ${programId} is not active`)
+  const payer = await ctx.accounts.read.account(payerLogin)
+  if (!payer || payer.brandId !== brand.id || payer.customerId !== customerId || payer.enable !== 1)
+    throw bad(403, 'INVALID_PAYER_ACCOUNT', `payer_login: ${payerLogin} is not an enabled account of yours`)
+  const payerGroup = await ctx.accounts.read.group(payer.groupId)
+  if (payerGroup?.accountMode !== 'REAL')
+    throw bad(400, 'PAYER_ACCOUNT_NOT_REAL', `payer_login: ${payerLogin} is not a REAL account`)
+  if (payerGroup.currency !== program.currency)
+    throw bad(
+      400,
+      'CURRENCY_CONVERSION_REQUIRED',
+      `the program is priced in ${program.currency}, the payer account holds ${payerGroup.currency}`,
+    )
+  if (payer.balance < program.priceMinor)
+    throw bad(400, 'NOT_ENOUGH_FUNDS', `payer_login: the balance is below the price`)
+  const steps = ProgramStep.array().parse(JSON.parse(program.steps))
+  const first = steps[0]
+  const group = first ? await ctx.accounts.findGroup(brand.id, first.account_group) : null
+  if (!first || !group) throw bad(400, 'INVALID_DEMO_GROUP', 'the program has no first step group')
+  if (group.accountMode !== 'DEMO')
+    throw bad(400, 'DEMO_GROUP_REQUIRED', `the first step group ${group.name} is not DEMO`)
+  return { program, steps, first, group }
+}
+
+/**
+ * POST /prop/challenge/buy (4.14, 4.19). The purchase row is written first (unique per customer and
+ * idempotency key: a repeat, even a concurrent one, gets that row); then each step commits on its own,
+ * and a failed step requests exactly the rollbacks of 4.19 before the purchase takes its final status.
+ */
+export async function buy(
+  ctx: PropCtx,
+  brand: Brand,
+  session: Session,
+  body: { program_id: number; payer_login: number; idempotency_key?: string },
+) {
+  const customerId = session.customerId!
+  const key = body.idempotency_key ?? null
+  if (key) {
+    const prior = await existing(ctx, brand.id, customerId, key)
+    if (prior) return { prior }
+  }
+  const v = await validate(ctx, brand, customerId, body.program_id, body.payer_login)
+  const now = ctx.clock.now()
+  let purchase: PurchaseRow
+  try {
+    ;[purchase] = (await ctx.db
+      .insert(propPurchases)
+      .values({
+        brandId: brand.id,
+        programId: v.program.id,
+        programVersion: v.program.version,
+        customerId,
+        payerLogin: body.payer_login,
+        status: PURCHASE.pending,
+        idempotencyKey: key,
+        paymentStatus: v.program.priceMinor > 0 ? 'pending' : 'not_required',
+        activationStatus: 'pending',
+        currency: v.program.currency,
+        amountMinor: v.program.priceMinor,
+        createdAt: now,
+        updatedAt: now,
+      })
+      .returning()) as [PurchaseRow]
+  } catch (e) {
+    if (key && isUniqueViolation(e)) {
+      const prior = await existing(ctx, brand.id, customerId, key)
+      if (prior) return { prior }
+    }
+    throw e
+  }
+  const data = (operation: string, login: number | null): PropApiData => ({
+    module: 'prop',
+    operation,
+    program_id: v.program.id,
+    purchase_id: purchase.id,
+    customer_id: customerId,
+    payer_login: body.payer_login,
+    challenge_login: login,
+    idempotency_key: key,
+  })
+  const price = fromMinor(v.program.priceMinor, v.program.currency)
+  const set = async (values: Partial<PurchaseRow>) => {
+    ;[purchase] = (await ctx.db
+      .update(propPurchases)
+      .set({ ...values, updatedAt: ctx.clock.now() })
+      .where(eq(propPurchases.id, purchase.id))
+      .returning()) as [PurchaseRow]
+  }
+  let login: number | null = null
+  let deposit = 0
+  const fail = async (step: FailedStep, cause: unknown) => {
+    const feeTaken = purchase.paymentOrder !== null
+    let rollbackFailed = false
+    for (const r of FAILURES[step].rollbacks)
+      try {
+        if (r === 'payment' && feeTaken)
+          await ctx.steps.refundFee(brand.id, body.payer_login, price, data('payment_rollback', login))
+        if (r === 'initial_balance' && login !== null && purchase.initialBalanceOrder !== null)
+          await ctx.steps.reverseInitialBalance(
+            brand.id,
+            login,
+            deposit,
+            data('initial_balance_rollback', login),
+          )
+      } catch (e) {
+        rollbackFailed = true
+        ctx.logger.log('error', 'prop purchase rollback failed', {
+          purchase: purchase.id,
+          rollback: r,
+          err: String(e),
+        })
+      }
+    const o = failedOutcome(step, feeTaken, rollbackFailed)
+    await set({
+      status: o.status,
+      paymentStatus: o.payment_status,
+      activationStatus: o.activation_status,
+      nextAction: o.next_action,
+      canRetry: o.can_retry ? 1 : 0,
+      canCancel: o.can_cancel ? 1 : 0,
+      failureReason: FAILURES[step].code,
+      comment: cause instanceof Error ? cause.message.slice(0, 200) : '',
+    })
+    const code = FAILURES[step].code
+    throw bad(
+      step === 'payment' ? 402 : 500,
+      code,
+      `purchase ${purchase.id} failed at ${step.replace('_', ' ')}`,
+    )
+  }
+
+  if (v.program.priceMinor > 0) {
+    try {
+      const order = await ctx.steps.takeFee(brand.id, body.payer_login, price, data('payment', null))
+      await set({ status: PURCHASE.paid, paymentStatus: 'paid', paymentOrder: order })
+    } catch (e) {
+      return fail('payment', e)
+    }
+  }
+  const password = temporaryPassword()
+  let account: Awaited<ReturnType<PropCtx['steps']['openAccount']>>
+  try {
+    account = await ctx.steps.openAccount(brand.id, customerId, v.group.name, password)
+    login = account.login
+    await set({ status: PURCHASE.account_created, accountLogin: login })
+  } catch (e) {
+    return fail('account', e)
+  }
+  deposit = fromMinor(v.group.defaultDeposit, v.group.currency)
+  try {
+    const order = await ctx.steps.initialBalance(
+      brand.id,
+      account.login,
+      deposit,
+      data('initial_balance', login),
+    )
+    await set({ initialBalanceOrder: order })
+  } catch (e) {
+    return fail('initial_balance', e)
+  }
+  const started = ctx.clock.now()
+  let challengeId: number
+  try {
+    challengeId = await ctx.steps.createChallenge(
+      {
+        brandId: brand.id,
+        purchaseId: purchase.id,
+        programId: v.program.id,
+        customerId,
+        accountLogin: account.login,
+        currentPhaseIndex: 1,
+        status: CHALLENGE.active,
+        startTime: started,
+        createdAt: started,
+        updatedAt: started,
+      },
+      {
+        brandId: brand.id,
+        programId: v.program.id,
+        phaseIndex: 1,
+        phaseType: v.first.phase_type,
+        accountLogin: account.login,
+        accountGroup: v.group.name,
+        currency: v.group.currency,
+        rules: JSON.stringify(v.first.rules),
+        timeZone: v.program.timeZone,
+        status: PHASE.active,
+        initialBalance: v.group.defaultDeposit,
+        initialEquity: v.group.defaultDeposit,
+        highestEodBalance: v.group.defaultDeposit,
+        startDay: localDay(started, v.program.timeZone),
+        startTime: started,
+        createdAt: started,
+        updatedAt: started,
+      },
+    )
+  } catch (e) {
+    return fail('challenge', e)
+  }
+  // active, and announced (affiliates will consume prop.purchased), in one transaction
+  await ctx.uow.run(async (tx, work) => {
+    ;[purchase] = (await tx
+      .update(propPurchases)
+      .set({
+        status: PURCHASE.active,
+        paymentStatus: v.program.priceMinor > 0 ? 'paid' : 'not_required',
+        activationStatus: 'active',
+        nextAction: 'OPEN_CHALLENGE',
+        canRetry: 0,
+        canCancel: 0,
+        updatedAt: ctx.clock.now(),
+      })
+      .where(eq(propPurchases.id, purchase.id))
+      .returning()) as [PurchaseRow]
+    work.emit(PropPurchased, brand.id, {
+      purchase_id: purchase.id,
+      customer_id: customerId,
+      program_id: v.program.id,
+      amount: price,
+      currency: v.program.currency,
+      challenge_id: challengeId,
+    })
+  })
+  return { purchase, challengeId, account, password }
+}

@@ -1,0 +1,166 @@
+import { index, integer, primaryKey, sqliteTable, text, uniqueIndex } from 'drizzle-orm/sqlite-core'
+
+/** Prop programs of a brand. `steps` is JSON (domain/program.ts); a save bumps `version`. */
+export const propPrograms = sqliteTable(
+  'prop_programs',
+  {
+    id: integer('id').primaryKey({ autoIncrement: true }),
+    brandId: integer('brand_id').notNull(),
+    name: text('name').notNull(),
+    description: text('description').notNull().default(''),
+    priceMinor: integer('price_minor').notNull(),
+    currency: text('currency').notNull(),
+    active: integer('active').notNull(),
+    timeZone: text('time_zone').notNull(),
+    version: integer('version').notNull().default(1),
+    steps: text('steps').notNull(),
+    createdAt: integer('created_at').notNull(),
+    updatedAt: integer('updated_at').notNull(),
+  },
+  (t) => [uniqueIndex('prop_programs_name').on(t.brandId, t.name)],
+)
+
+/** Purchases (2.14); one per (customer, idempotency key). Status values: spec 3.2. */
+export const propPurchases = sqliteTable(
+  'prop_purchases',
+  {
+    id: integer('id').primaryKey({ autoIncrement: true }),
+    brandId: integer('brand_id').notNull(),
+    programId: integer('program_id').notNull(),
+    programVersion: integer('program_version').notNull(),
+    customerId: integer('customer_id').notNull(),
+    payerLogin: integer('payer_login').notNull(),
+    accountLogin: integer('account_login'),
+    status: integer('status').notNull(),
+    nextAction: text('next_action').notNull().default(''),
+    comment: text('comment').notNull().default(''),
+    idempotencyKey: text('idempotency_key'),
+    paymentStatus: text('payment_status').notNull(),
+    activationStatus: text('activation_status').notNull(),
+    failureReason: text('failure_reason').notNull().default(''),
+    currency: text('currency').notNull(),
+    canRetry: integer('can_retry').notNull().default(0),
+    canCancel: integer('can_cancel').notNull().default(0),
+    amountMinor: integer('amount_minor').notNull(),
+    conversionRate: integer('conversion_rate_ppm').notNull().default(1_000_000),
+    paymentOrder: integer('payment_order'),
+    initialBalanceOrder: integer('initial_balance_order'),
+    createdAt: integer('created_at').notNull(),
+    updatedAt: integer('updated_at').notNull(),
+  },
+  (t) => [
+    uniqueIndex('prop_purchases_idem').on(t.brandId, t.customerId, t.idempotencyKey),
+    index('prop_purchases_customer').on(t.customerId, t.id),
+  ],
+)
+
+/** Challenges (2.15), one per purchase. Status values: spec 3.3. */
+export const propChallenges = sqliteTable(
+  'prop_challenges',
+  {
+    id: integer('id').primaryKey({ autoIncrement: true }),
+    brandId: integer('brand_id').notNull(),
+    purchaseId: integer('purchase_id').notNull(),
+    programId: integer('program_id').notNull(),
+    customerId: integer('customer_id').notNull(),
+    accountLogin: integer('account_login').notNull(),
+    currentPhaseIndex: integer('current_phase_index').notNull(),
+    status: integer('status').notNull(),
+    startTime: integer('start_time').notNull(),
+    endTime: integer('end_time').notNull().default(0),
+    createdAt: integer('created_at').notNull(),
+    updatedAt: integer('updated_at').notNull(),
+  },
+  (t) => [
+    uniqueIndex('prop_challenges_purchase').on(t.purchaseId),
+    index('prop_challenges_customer').on(t.customerId, t.id),
+  ],
+)
+
+/**
+ * Phases of a challenge: each has its own account and a copy of its step's rules (the version bought),
+ * so a later edit of the program changes no running phase. Status: 0 pending, 1 active, 2 passed,
+ * 3 failed, 4 cancelled.
+ */
+export const propPhases = sqliteTable(
+  'prop_phases',
+  {
+    id: integer('id').primaryKey({ autoIncrement: true }),
+    brandId: integer('brand_id').notNull(),
+    challengeId: integer('challenge_id').notNull(),
+    programId: integer('program_id').notNull(),
+    phaseIndex: integer('phase_index').notNull(),
+    phaseType: integer('phase_type').notNull(),
+    accountLogin: integer('account_login').notNull(),
+    accountGroup: text('account_group').notNull(),
+    currency: text('currency').notNull(),
+    rules: text('rules').notNull(),
+    timeZone: text('time_zone').notNull(),
+    status: integer('status').notNull(),
+    initialBalance: integer('initial_balance').notNull(),
+    initialEquity: integer('initial_equity').notNull(),
+    finalBalance: integer('final_balance'),
+    finalEquity: integer('final_equity'),
+    highestEodBalance: integer('highest_eod_balance').notNull(),
+    tradingDays: integer('trading_days').notNull().default(0),
+    startDay: text('start_day').notNull(),
+    startTime: integer('start_time').notNull(),
+    endTime: integer('end_time').notNull().default(0),
+    createdAt: integer('created_at').notNull(),
+    updatedAt: integer('updated_at').notNull(),
+  },
+  (t) => [
+    uniqueIndex('prop_phases_index').on(t.challengeId, t.phaseIndex),
+    uniqueIndex('prop_phases_login').on(t.accountLogin),
+    index('prop_phases_status').on(t.status),
+  ],
+)
+
+/** One row per phase and local day: the day's start snapshot and, once the day is over, its metrics. */
+export const propDays = sqliteTable(
+  'prop_days',
+  {
+    phaseId: integer('phase_id').notNull(),
+    day: text('day').notNull(),
+    startBalance: integer('start_balance').notNull(),
+    startEquity: integer('start_equity').notNull(),
+    endBalance: integer('end_balance'),
+    endEquity: integer('end_equity'),
+    minEquity: integer('min_equity').notNull(),
+    positionsOpened: integer('positions_opened').notNull().default(0),
+    tradingDay: integer('trading_day').notNull().default(0),
+    createdAt: integer('created_at').notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.phaseId, t.day] })],
+)
+
+/** The breach that ended a phase: one per phase (the unique index makes a second a no-op). */
+export const propBreaches = sqliteTable(
+  'prop_breaches',
+  {
+    id: integer('id').primaryKey({ autoIncrement: true }),
+    brandId: integer('brand_id').notNull(),
+    phaseId: integer('phase_id').notNull(),
+    challengeId: integer('challenge_id').notNull(),
+    rule: text('rule').notNull(),
+    limitValue: integer('limit_value').notNull(),
+    anchor: integer('anchor').notNull(),
+    observed: integer('observed').notNull(),
+    tickTime: integer('tick_time').notNull(),
+    detectedAt: integer('detected_at').notNull(),
+  },
+  (t) => [uniqueIndex('prop_breaches_phase').on(t.phaseId)],
+)
+
+/** Warnings sent (once per phase, day, rule and level). */
+export const propWarnings = sqliteTable(
+  'prop_warnings',
+  {
+    phaseId: integer('phase_id').notNull(),
+    day: text('day').notNull(),
+    rule: text('rule').notNull(),
+    level: integer('level').notNull(),
+    createdAt: integer('created_at').notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.phaseId, t.day, t.rule, t.level] })],
+)

@@ -1,0 +1,141 @@
+import type { AccountsApi } from '../accounts'
+import type { PropCtx } from './context'
+import { propChallenges, propPhases } from './schema'
+
+/** The finance operations' common api_data (4.14). */
+export interface PropApiData {
+  module: 'prop'
+  operation: string
+  program_id: number
+  purchase_id: number
+  customer_id: number
+  payer_login: number
+  challenge_login: number | null
+  idempotency_key: string | null
+}
+
+export interface OpenedAccount {
+  login: number
+  group: string
+  currency: string
+  leverage: number
+  enable: number
+  customer_id: number
+}
+
+/**
+ * The steps of a purchase, each its own commit, behind one object so that a test can make any of them
+ * fail (4.19) and see exactly the rollbacks it requests. Each finance operation has an idempotency key of
+ * its purchase, so a retried step never books twice.
+ */
+export interface PurchaseSteps {
+  takeFee(brandId: number, login: number, amount: number, data: PropApiData): Promise<number>
+  openAccount(brandId: number, customerId: number, group: string, password: string): Promise<OpenedAccount>
+  initialBalance(brandId: number, login: number, amount: number, data: PropApiData): Promise<number>
+  createChallenge(
+    challenge: typeof propChallenges.$inferInsert,
+    phase: Omit<typeof propPhases.$inferInsert, 'challengeId'>,
+  ): Promise<number>
+  refundFee(brandId: number, login: number, amount: number, data: PropApiData): Promise<number>
+  reverseInitialBalance(brandId: number, login: number, amount: number, data: PropApiData): Promise<number>
+}
+
+const op = (
+  ctx: PropCtx,
+  accounts: AccountsApi,
+  o: {
+    brandId: number
+    login: number
+    amount: number
+    data: PropApiData
+    out: boolean
+    comment: string
+    key: string
+  },
+) =>
+  ctx.uow.run(async (tx, work) => {
+    const r = await accounts.postOperationTx(tx, work, {
+      brandId: o.brandId,
+      login: o.login,
+      op: o.out ? 'OP_BALANCE_OUT' : 'OP_BALANCE_IN',
+      amount: o.amount,
+      reason: 'TR_REASON_PROP',
+      comment: o.comment,
+      apiData: { ...o.data },
+      idempotencyKey: `prop:${o.data.purchase_id}:${o.key}`,
+      createdBy: 'prop',
+      // a rollback of an initial balance takes back what was given, whatever was traded since
+      allowNegative: o.key.endsWith('-rollback'),
+    })
+    return r.row.id
+  })
+
+export function defaultSteps(ctx: PropCtx, accounts: AccountsApi): PurchaseSteps {
+  return {
+    takeFee: (brandId, login, amount, data) =>
+      op(ctx, accounts, {
+        brandId,
+        login,
+        amount,
+        data,
+        out: true,
+        comment: 'PROP_CHALLENGE_PURCHASE',
+        key: 'fee',
+      }),
+    initialBalance: (brandId, login, amount, data) =>
+      op(ctx, accounts, {
+        brandId,
+        login,
+        amount,
+        data,
+        out: false,
+        comment: 'PROP_CHALLENGE_INITIAL_BALANCE',
+        key: `initial:${login}`,
+      }),
+    refundFee: (brandId, login, amount, data) =>
+      op(ctx, accounts, {
+        brandId,
+        login,
+        amount,
+        data,
+        out: false,
+        comment: 'PROP_CHALLENGE_PURCHASE_ROLLBACK',
+        key: 'fee-rollback',
+      }),
+    reverseInitialBalance: (brandId, login, amount, data) =>
+      op(ctx, accounts, {
+        brandId,
+        login,
+        amount,
+        data,
+        out: true,
+        comment: 'PROP_CHALLENGE_INITIAL_BALANCE_ROLLBACK',
+        key: `initial:${login}-rollback`,
+      }),
+    async openAccount(brandId, customerId, group, password) {
+      const { account, group: g } = await accounts.openAccount({
+        brandId,
+        customerId,
+        group,
+        password,
+        initialDeposit: false,
+        comment: 'prop challenge',
+        createdBy: 'prop',
+      })
+      return {
+        login: account.login,
+        group: g.name,
+        currency: g.currency,
+        leverage: account.leverage,
+        enable: account.enable,
+        customer_id: customerId,
+      }
+    },
+    createChallenge: (challenge, phase) =>
+      ctx.uow.run(async (tx) => {
+        const [c] = await tx.insert(propChallenges).values(challenge).returning({ id: propChallenges.id })
+        await tx.insert(propPhases).values({ ...phase, challengeId: c!.id })
+        return c!.id
+      }),
+  }
+}

@@ -1,0 +1,162 @@
+import { describe, expect, test } from 'bun:test'
+import {
+  daysInclusive,
+  localDay,
+  lossBreach,
+  type PhaseRules,
+  type PhaseState,
+  progress,
+  PhaseRules as Rules,
+  verdict,
+  warningsDue,
+} from '../../src/modules/prop/domain/rules'
+
+// Worked examples derived from the published definitions (money in cents):
+// - FTMO, Maximum Daily Loss: "the equity ... must not decline below the balance at the start of the day
+//   minus 5% of the initial account balance", floating losses included.
+// - FTMO, Maximum Loss (static): equity may not go below 90% of the initial balance.
+// - The5ers / FundedNext trailing drawdown: the floor moves up with the highest end-of-day balance.
+// - Trading days: a day with at least one position opened (FTMO's "trading day").
+
+const rules = (r: Partial<PhaseRules> = {}): PhaseRules =>
+  Rules.parse({ profit_target_pct: 10, daily_loss_pct: 5, total_loss_pct: 10, ...r })
+
+const state = (s: Partial<PhaseState> = {}): PhaseState => ({
+  initialBalance: 10_000_00,
+  balance: 10_000_00,
+  equity: 10_000_00,
+  dayStartEquity: 10_000_00,
+  highestEodBalance: 10_000_00,
+  openPositions: 0,
+  tradingDays: 0,
+  daysElapsed: 1,
+  ...s,
+})
+
+describe('daily loss: against the day start equity, floating loss included', () => {
+  // initial 100,000; yesterday closed with equity 102,000 (the snapshot). The limit is 5% of the initial
+  // balance = 5,000, so the floor is 102,000 - 5,000 = 97,000. An open trade floating -5,000 with a
+  // closed balance still at 102,000 gives equity 97,000: the floor is reached, a breach although the
+  // balance never fell.
+  const r = rules()
+  const base = { initialBalance: 100_000_00, dayStartEquity: 102_000_00, highestEodBalance: 102_000_00 }
+
+  test('equity 97,000.01 is allowed, 97,000 is a breach', () => {
+    expect(lossBreach(r, state({ ...base, balance: 102_000_00, equity: 97_000_01 }))).toBeNull()
+    expect(lossBreach(r, state({ ...base, balance: 102_000_00, equity: 97_000_00 }))).toEqual({
+      rule: 'daily_loss',
+      limit: 5_000_00,
+      anchor: 102_000_00,
+      observed: 97_000_00,
+    })
+  })
+
+  test('warnings at 80% of the limit: a loss of 4,000 of the 5,000 warns once per rule', () => {
+    expect(warningsDue(r, state({ ...base, equity: 98_000_01 }))).toEqual([])
+    expect(warningsDue(r, state({ ...base, equity: 98_000_00 }))).toEqual([{ rule: 'daily_loss', level: 80 }])
+  })
+})
+
+describe('total loss: static against trailing', () => {
+  // initial 100,000, limit 10% = 10,000. The account made 8,000 (highest end-of-day balance 108,000), then
+  // lost: equity 95,000 intraday, from a day start of 99,000 (a daily loss of 4,000, within its 5,000).
+  // Static: floor 90,000, 95,000 is fine. Trailing: floor 108,000 - 10,000 = 98,000: a breach.
+  const s = { initialBalance: 100_000_00, dayStartEquity: 99_000_00, highestEodBalance: 108_000_00 }
+
+  test('static: 95,000 stays above 90,000', () => {
+    expect(lossBreach(rules(), state({ ...s, equity: 95_000_00 }))).toBeNull()
+    expect(lossBreach(rules(), state({ ...s, equity: 90_000_00, dayStartEquity: 94_000_00 }))).toMatchObject({
+      rule: 'total_loss',
+      anchor: 100_000_00,
+    })
+  })
+
+  test('trailing: the floor is 98,000, so 95,000 is a breach anchored at 108,000', () => {
+    expect(lossBreach(rules({ total_loss_mode: 'trailing' }), state({ ...s, equity: 95_000_00 }))).toEqual({
+      rule: 'total_loss',
+      limit: 10_000_00,
+      anchor: 108_000_00,
+      observed: 95_000_00,
+    })
+  })
+
+  test('trailing never anchors below the initial balance', () => {
+    const r = rules({ total_loss_mode: 'trailing' })
+    expect(
+      lossBreach(
+        r,
+        state({ ...s, highestEodBalance: 97_000_00, equity: 90_000_01, dayStartEquity: 91_000_00 }),
+      ),
+    ).toBeNull()
+  })
+})
+
+describe('profit target, trading days, time limit', () => {
+  // target 10% of 10,000 = 1,000 closed profit, 4 trading days at least, 30 days at most
+  const r = rules({ min_trading_days: 4, max_trading_days: 30 })
+
+  test('the target needs closed profit, no open position and the minimum trading days', () => {
+    const met = { balance: 11_000_00, equity: 11_000_00, tradingDays: 4 }
+    expect(verdict(r, state(met)).outcome).toBe('passed')
+    expect(verdict(r, state({ ...met, tradingDays: 3 })).outcome).toBe('running')
+    expect(verdict(r, state({ ...met, openPositions: 1 })).outcome).toBe('running')
+    expect(verdict(r, state({ ...met, balance: 10_999_99 })).outcome).toBe('running')
+  })
+
+  test('day 31 without the target fails on the time limit; a loss breach wins over everything', () => {
+    expect(verdict(r, state({ daysElapsed: 30 })).outcome).toBe('running')
+    expect(verdict(r, state({ daysElapsed: 31 }))).toMatchObject({
+      outcome: 'failed',
+      breach: { rule: 'max_trading_days', limit: 30 },
+    })
+    expect(verdict(r, state({ balance: 11_000_00, tradingDays: 9, equity: 9_000_00 }))).toMatchObject({
+      breach: { rule: 'daily_loss' },
+    })
+  })
+
+  test('progress figures of 2.15', () => {
+    const p = progress(
+      r,
+      state({ balance: 10_500_00, equity: 10_400_00, dayStartEquity: 10_600_00, tradingDays: 2 }),
+    )
+    expect(p).toEqual({
+      profit_pct: 5,
+      profit_target_pct: 10,
+      profit_target_progress_pct: 50,
+      daily_loss_pct: 2,
+      daily_loss_limit_pct: 5,
+      total_loss_pct: 0,
+      total_loss_limit_pct: 10,
+      trading_days: 2,
+      min_trading_days: 4,
+      max_trading_days: 30,
+      max_positions: 0,
+    })
+  })
+})
+
+describe("the program's zone decides the day, DST included", () => {
+  test('Europe/Prague, the spring change (29 March 2026, a 23-hour day)', () => {
+    // 2026-03-28 23:30 UTC is 00:30 CET on the 29th; 2026-03-29 21:59 UTC is 23:59 CEST on the 29th, and
+    // 22:00 UTC is already the 30th (CEST, UTC+2). A UTC day boundary would put 22:00-24:00 UTC wrongly
+    // on the 29th.
+    const zone = 'Europe/Prague'
+    expect(localDay(Date.UTC(2026, 2, 28, 23, 30), zone)).toBe('2026-03-29')
+    expect(localDay(Date.UTC(2026, 2, 29, 21, 59), zone)).toBe('2026-03-29')
+    expect(localDay(Date.UTC(2026, 2, 29, 22, 0), zone)).toBe('2026-03-30')
+  })
+
+  test('America/New_York, the autumn change (1 November 2026, a 25-hour day)', () => {
+    // EDT (UTC-4) until 06:00 UTC, then EST (UTC-5): the day runs 04:00 UTC on the 1st to 05:00 UTC on the 2nd
+    const zone = 'America/New_York'
+    expect(localDay(Date.UTC(2026, 10, 1, 4, 0), zone)).toBe('2026-11-01')
+    expect(localDay(Date.UTC(2026, 10, 2, 4, 59), zone)).toBe('2026-11-01')
+    expect(localDay(Date.UTC(2026, 10, 2, 5, 0), zone)).toBe('2026-11-02')
+  })
+
+  test('days elapsed count calendar days, the first being 1', () => {
+    expect(daysInclusive('2026-03-29', '2026-03-29')).toBe(1)
+    expect(daysInclusive('2026-03-28', '2026-03-30')).toBe(3)
+    expect(daysInclusive('2026-10-31', '2026-11-02')).toBe(3)
+  })
+})
