@@ -43,6 +43,21 @@ CREATE TABLE `prop_days` (
 	PRIMARY KEY(`phase_id`, `day`)
 );
 --> statement-breakpoint
+CREATE TABLE `prop_payouts` (
+	`id` integer PRIMARY KEY AUTOINCREMENT NOT NULL,
+	`brand_id` integer NOT NULL,
+	`challenge_id` integer NOT NULL,
+	`phase_id` integer NOT NULL,
+	`seq` integer NOT NULL,
+	`profit` integer NOT NULL,
+	`share` integer NOT NULL,
+	`split_ppm` integer NOT NULL,
+	`payer_login` integer NOT NULL,
+	`funded_login` integer NOT NULL,
+	`created_at` integer NOT NULL
+);
+--> statement-breakpoint
+CREATE UNIQUE INDEX `prop_payouts_seq` ON `prop_payouts` (`phase_id`,`seq`);--> statement-breakpoint
 CREATE TABLE `prop_phases` (
 	`id` integer PRIMARY KEY AUTOINCREMENT NOT NULL,
 	`brand_id` integer NOT NULL,

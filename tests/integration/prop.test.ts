@@ -28,14 +28,16 @@ const buy = (body: Record<string, unknown>, token = customer) =>
 const balance = async (login: number) =>
   (await t.request('GET', `/manager/accounts/${login}`, { token: manager })).json.balance as number
 const operations = async (login: number) =>
-  (await t.request('GET', `/manager/accounts/${login}/operations?limit=500`, { token: manager })).json.rows as {
+  (await t.request('GET', `/manager/accounts/${login}/operations?limit=500`, { token: manager })).json
+    .rows as {
     op: string
     amount: number
     reason: string
     comment: string
     api_data: Record<string, unknown> | null
   }[]
-const propOps = async (login: number) => (await operations(login)).filter((o) => o.reason === 'TR_REASON_PROP')
+const propOps = async (login: number) =>
+  (await operations(login)).filter((o) => o.reason === 'TR_REASON_PROP')
 const program = (over: Record<string, unknown> = {}) => ({
   name: `Test ${Math.random().toString(36).slice(2, 8)}`,
   price: 50,
@@ -55,34 +57,58 @@ const program = (over: Record<string, unknown> = {}) => ({
 describe('programs', () => {
   test('the demo programs are on offer: free, two-step and one-step, with their profit split', async () => {
     const r = await t.request('GET', '/prop/programs', { token: customer })
-    expect(r.json.rows.map((p: { name: string; price: number; profit_split: number; steps: unknown[] }) => [p.name, p.price, p.profit_split, p.steps.length])).toEqual([
+    expect(
+      r.json.rows.map((p: { name: string; price: number; profit_split: number; steps: unknown[] }) => [
+        p.name,
+        p.price,
+        p.profit_split,
+        p.steps.length,
+      ]),
+    ).toEqual([
       ['Free Trial 10k', 0, 0, 1],
       ['Two-Step 10k', 99, 0.8, 3],
       ['One-Step 10k', 149, 0.9, 2],
     ])
     const one = await t.request('GET', `/prop/programs/${programs['Two-Step 10k']}`, { token: customer })
     expect(one.json.steps[2]).toMatchObject({ index: 3, account_group: 'prop\\funded\\USD', phase_type: 1 })
-    expect((await t.request('GET', '/prop/programs/999', { token: customer })).json.error).toBe('PROGRAM_NOT_FOUND')
+    expect((await t.request('GET', '/prop/programs/999', { token: customer })).json.error).toBe(
+      'PROGRAM_NOT_FOUND',
+    )
   })
 
   test('staff: an invalid program is refused naming the field; a valid one is created and versioned', async () => {
     const save = (body: unknown) => t.request('POST', '/manager/prop/programs', { token: manager, body })
-    const funded = { account_group: 'prop\\funded\\USD', phase_type: 1, profit_split: 0.8, rules: { profit_target_pct: 0, daily_loss_pct: 5, total_loss_pct: 10 } }
+    const funded = {
+      account_group: 'prop\\funded\\USD',
+      phase_type: 1,
+      profit_split: 0.8,
+      rules: { profit_target_pct: 0, daily_loss_pct: 5, total_loss_pct: 10 },
+    }
     const evaluation = program().steps[0]
     const cases: [unknown, string][] = [
       [program({ time_zone: 'Mars/Olympus' }), 'time_zone:'],
       [program({ steps: [funded, evaluation] }), 'steps.0.phase_type:'],
       [program({ steps: [evaluation, funded, funded] }), 'steps:'],
       [program({ steps: [{ ...evaluation, account_group: 'real\\USD' }] }), 'steps.0.account_group:'],
-      [program({ steps: [evaluation, { ...funded, account_group: 'prop\\eval\\USD' }] }), 'steps.1.account_group:'],
+      [
+        program({ steps: [evaluation, { ...funded, account_group: 'prop\\eval\\USD' }] }),
+        'steps.1.account_group:',
+      ],
       [program({ steps: [evaluation, { ...funded, profit_split: undefined }] }), 'steps.1.profit_split:'],
       [program({ steps: [{ ...evaluation, account_group: 'nope' }] }), 'steps.0.account_group:'],
       [program({ currency: 'EUR' }), 'steps.0.account_group:'],
-      [program({ steps: [{ ...evaluation, rules: { ...evaluation!.rules, profit_target_pct: 0 } }] }), 'steps.0.rules.profit_target_pct:'],
+      [
+        program({ steps: [{ ...evaluation, rules: { ...evaluation!.rules, profit_target_pct: 0 } }] }),
+        'steps.0.rules.profit_target_pct:',
+      ],
     ]
     for (const [body, field] of cases) {
       const r = await save(body)
-      expect([r.status, r.json.error, r.json.message.startsWith(field)], JSON.stringify(body)).toEqual([400, 'INVALID_DATA', true])
+      expect([r.status, r.json.error, r.json.message.startsWith(field)], JSON.stringify(body)).toEqual([
+        400,
+        'INVALID_DATA',
+        true,
+      ])
     }
     const ok = await save(program({ name: 'Staff 1', steps: [evaluation, funded] }))
     expect(ok.status).toBe(200)
@@ -93,7 +119,10 @@ describe('programs', () => {
       body: program({ name: 'Staff 1', price: 75 }),
     })
     expect(edited.json).toMatchObject({ version: 2, price: 75 })
-    const off = await t.request('PUT', `/manager/prop/programs/${ok.json.id}/active`, { token: manager, body: { active: false } })
+    const off = await t.request('PUT', `/manager/prop/programs/${ok.json.id}/active`, {
+      token: manager,
+      body: { active: false },
+    })
     expect(off.json.active).toBe(false)
     expect((await t.request('GET', '/manager/prop/programs', { token: customer })).status).toBe(403)
   })
@@ -123,7 +152,12 @@ describe('POST /prop/challenge/buy', () => {
       .returning()
     const [gone] = await t.ctx.db
       .insert(propPrograms)
-      .values({ ...real!, id: undefined, name: 'Gone', steps: JSON.stringify([{ ...program().steps[0], account_group: 'deleted' }]) })
+      .values({
+        ...real!,
+        id: undefined,
+        name: 'Gone',
+        steps: JSON.stringify([{ ...program().steps[0], account_group: 'deleted' }]),
+      })
       .returning()
     const cases: [Record<string, unknown>, number, string][] = [
       [{ program_id: 999_999, payer_login: 100001 }, 404, 'PROGRAM_NOT_FOUND'],
@@ -147,7 +181,11 @@ describe('POST /prop/challenge/buy', () => {
 
   test('a paid purchase: fee, a DEMO account with its initial balance, the challenge; every field of the answer', async () => {
     const before = await balance(100001)
-    const r = await buy({ program_id: programs['Two-Step 10k'], payer_login: 100001, idempotency_key: 'buy-test-0001' })
+    const r = await buy({
+      program_id: programs['Two-Step 10k'],
+      payer_login: 100001,
+      idempotency_key: 'buy-test-0001',
+    })
     expect(r.status).toBe(200)
     const b = r.json
     expect(b).toMatchObject({ accepted: true, idempotent: false, must_change_password: true })
@@ -164,7 +202,12 @@ describe('POST /prop/challenge/buy', () => {
       can_cancel: false,
       payer_login: 100001,
     })
-    expect(b.challenge).toMatchObject({ status: 1, status_name: 'active', current_phase_index: 1, end_time: 0 })
+    expect(b.challenge).toMatchObject({
+      status: 1,
+      status_name: 'active',
+      current_phase_index: 1,
+      end_time: 0,
+    })
     expect(b.account).toMatchObject({ group: 'prop\\eval\\USD', brand: 'Demo', currency: 'USD', enable: 1 })
     expect(b.temporary_password).toMatch(/^[A-Za-z2-9]{14}$/)
     expect(typeof b.payment_order).toBe('number')
@@ -180,7 +223,12 @@ describe('POST /prop/challenge/buy', () => {
       idempotency_key: 'buy-test-0001',
     }
     expect(await propOps(100001)).toEqual([
-      expect.objectContaining({ op: 'OP_BALANCE_OUT', amount: -99, comment: 'PROP_CHALLENGE_PURCHASE', api_data: { ...apiData, operation: 'payment', challenge_login: null } }),
+      expect.objectContaining({
+        op: 'OP_BALANCE_OUT',
+        amount: -99,
+        comment: 'PROP_CHALLENGE_PURCHASE',
+        api_data: { ...apiData, operation: 'payment', challenge_login: null },
+      }),
     ])
     expect(await operations(b.account.login)).toEqual([
       expect.objectContaining({
@@ -192,21 +240,41 @@ describe('POST /prop/challenge/buy', () => {
       }),
     ])
     // the temporary password signs in to the challenge account
-    const signIn = await t.request('POST', '/sign/in', { body: { login: b.account.login, password: b.temporary_password } })
+    const signIn = await t.request('POST', '/sign/in', {
+      body: { login: b.account.login, password: b.temporary_password },
+    })
     expect(signIn.status).toBe(200)
     // the challenge, with its phase, metric and progress
     const c = await t.request('GET', `/prop/challenges/${b.challenge.id}`, { token: customer })
     expect(c.json.phases).toHaveLength(1)
-    expect(c.json.current_phase).toMatchObject({ phase_index: 1, status_name: 'active', initial_balance: 10_000 })
-    expect(c.json.latest_metric).toMatchObject({ balance: 10_000, equity: 10_000, profit_target: 1000, trading_days: 0 })
-    expect(c.json.current_phase.progress).toMatchObject({ profit_target_pct: 10, daily_loss_limit_pct: 5, min_trading_days: 4, max_trading_days: 30 })
+    expect(c.json.current_phase).toMatchObject({
+      phase_index: 1,
+      status_name: 'active',
+      initial_balance: 10_000,
+    })
+    expect(c.json.latest_metric).toMatchObject({
+      balance: 10_000,
+      equity: 10_000,
+      profit_target: 1000,
+      trading_days: 0,
+    })
+    expect(c.json.current_phase.progress).toMatchObject({
+      profit_target_pct: 10,
+      daily_loss_limit_pct: 5,
+      min_trading_days: 4,
+      max_trading_days: 30,
+    })
     expect(c.json.latest_breach).toBeNull()
     expect(c.json.purchase.id).toBe(b.purchase.id)
   })
 
   test('the same key again: the existing purchase with its challenges, idempotent, no password, nothing charged', async () => {
     const before = await balance(100001)
-    const r = await buy({ program_id: programs['Two-Step 10k'], payer_login: 100001, idempotency_key: 'buy-test-0001' })
+    const r = await buy({
+      program_id: programs['Two-Step 10k'],
+      payer_login: 100001,
+      idempotency_key: 'buy-test-0001',
+    })
     expect(r.json.idempotent).toBe(true)
     expect(r.json.temporary_password).toBeUndefined()
     expect(r.json.challenges).toHaveLength(1)
@@ -215,7 +283,11 @@ describe('POST /prop/challenge/buy', () => {
 
   test('20 concurrent identical requests: one purchase, one fee', async () => {
     const before = await balance(100001)
-    const body = { program_id: programs['One-Step 10k'], payer_login: 100001, idempotency_key: 'buy-race-0001' }
+    const body = {
+      program_id: programs['One-Step 10k'],
+      payer_login: 100001,
+      idempotency_key: 'buy-race-0001',
+    }
     const all = await Promise.all(Array.from({ length: 20 }, () => buy(body)))
     expect(all.every((r) => r.status === 200)).toBe(true)
     expect(new Set(all.map((r) => r.json.purchase.id)).size).toBe(1)
@@ -255,20 +327,35 @@ describe('POST /prop/challenge/buy', () => {
       Object.assign(steps, original, { [step]: boom })
       const payerBefore = await balance(100001)
       const opsBefore = (await propOps(100001)).length
-      const r = await buy({ program_id: programs['Two-Step 10k'], payer_login: 100001, idempotency_key: `fail-${step}` })
+      const r = await buy({
+        program_id: programs['Two-Step 10k'],
+        payer_login: 100001,
+        idempotency_key: `fail-${step}`,
+      })
       expect([step, r.status, r.json.error]).toEqual([step, status, code])
       Object.assign(steps, original)
       expect(await balance(100001)).toBe(payerBefore)
       const purchase = (await t.request('GET', '/prop/purchases', { token: customer })).json.rows[0]
-      expect(purchase).toMatchObject({ status_name: final, failure_reason: code, can_retry: true, can_cancel: false })
+      expect(purchase).toMatchObject({
+        status_name: final,
+        failure_reason: code,
+        can_retry: true,
+        can_cancel: false,
+      })
       // the rollbacks, on the payer and on the challenge account
       const newPayerOps = (await propOps(100001)).slice(0, (await propOps(100001)).length - opsBefore)
       const challengeOps = purchase.account_login ? await propOps(purchase.account_login) : []
-      const comments = [...newPayerOps, ...challengeOps].map((o) => o.comment).filter((c) => c.endsWith('ROLLBACK'))
+      const comments = [...newPayerOps, ...challengeOps]
+        .map((o) => o.comment)
+        .filter((c) => c.endsWith('ROLLBACK'))
       expect([step, comments.sort()]).toEqual([step, [...rollbacks].sort()])
       if (purchase.account_login) expect(await balance(purchase.account_login)).toBe(0)
       // the same key afterwards: the failed purchase, not a new one
-      const again = await buy({ program_id: programs['Two-Step 10k'], payer_login: 100001, idempotency_key: `fail-${step}` })
+      const again = await buy({
+        program_id: programs['Two-Step 10k'],
+        payer_login: 100001,
+        idempotency_key: `fail-${step}`,
+      })
       expect([again.json.idempotent, again.json.purchase.failure_reason]).toEqual([true, code])
     }
   })

@@ -283,3 +283,18 @@ export const Account = t.Object({
   enable: Int(),
   customer_id: Int(),
 })
+
+export const Payout = t.Object(
+  {
+    id: Int(),
+    seq: Int({ description: '1 for the first payout of the phase' }),
+    profit: t.Number({ description: 'taken from the funded account' }),
+    share: t.Number({ description: "the trader's split, paid to the payer account" }),
+    profit_split: t.Number(),
+    payer_login: Int(),
+    funded_login: Int(),
+    currency: t.String(),
+    created_time: Time(),
+  },
+  { title: 'PropPayout' },
+)

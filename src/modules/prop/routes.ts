@@ -13,6 +13,7 @@ import {
   payerAccounts,
   preview,
 } from './customer'
+import { listPayouts, requestPayout } from './payouts'
 import {
   createProgram,
   listPrograms,
@@ -22,7 +23,17 @@ import {
   setProgramActive,
   updateProgram,
 } from './programs'
-import { Account, Breach, Challenge, Day, Phase, Program, ProgramBody, Purchase } from './route-schemas'
+import {
+  Account,
+  Breach,
+  Challenge,
+  Day,
+  Payout,
+  Phase,
+  Program,
+  ProgramBody,
+  Purchase,
+} from './route-schemas'
 
 const CUSTOMER = { roles: ['SESSION_CUSTOMER'] as const }
 const STAFF = { roles: ['SESSION_MANAGER', 'SESSION_ADMIN'] as const }
@@ -216,6 +227,38 @@ export const propRoutes = (ctx: PropCtx) =>
         ...textInput({ params: ChallengeId }),
         response: { 200: t.Object({ challenge_id: t.Integer(), rows: t.Array(Breach) }), ...NOT_FOUND },
         detail: doc('Prop', 'Breaches of the challenge (at most one per phase)'),
+      },
+    )
+    .post(
+      '/prop/challenges/:id/payout',
+      ({ brand, session, params }) => requestPayout(ctx, brand.id, session.customerId!, params.id),
+      {
+        auth: CUSTOMER,
+        ...textInput({ params: ChallengeId }),
+        body: t.Object(
+          { comment: t.Optional(t.String({ maxLength: 200, description: 'kept in the request log only' })) },
+          { example: {} },
+        ),
+        response: {
+          200: t.Object({ payout: Payout }),
+          ...errors({ 404: ['CHALLENGE_NOT_FOUND'], 409: ['NOT_FUNDED', 'NO_PROFIT', 'PAYOUT_IN_PROGRESS'] }),
+        },
+        detail: doc('Prop', 'Take the profit of the funded phase', {
+          optionalBody: true,
+          description:
+            "The balance over the funded account's initial balance leaves it (PROP_PAYOUT) and the program's " +
+            'profit_split of it is paid to the payer account (PROP_PAYOUT_SPLIT), both TR_REASON_PROP.',
+        }),
+      },
+    )
+    .get(
+      '/prop/challenges/:id/payouts',
+      ({ brand, session, params }) => listPayouts(ctx, brand.id, session.customerId!, params.id),
+      {
+        auth: CUSTOMER,
+        ...textInput({ params: ChallengeId }),
+        response: { 200: t.Object({ challenge_id: t.Integer(), rows: t.Array(Payout) }), ...NOT_FOUND },
+        detail: doc('Prop', 'Payouts of the challenge, newest first'),
       },
     )
 

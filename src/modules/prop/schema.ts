@@ -164,3 +164,25 @@ export const propWarnings = sqliteTable(
   },
   (t) => [primaryKey({ columns: [t.phaseId, t.day, t.rule, t.level] })],
 )
+
+/**
+ * Payouts of a funded phase: the profit over the initial balance leaves the funded account and the
+ * trader's split reaches the payer account. `seq` is unique per phase, so two requests pay once.
+ */
+export const propPayouts = sqliteTable(
+  'prop_payouts',
+  {
+    id: integer('id').primaryKey({ autoIncrement: true }),
+    brandId: integer('brand_id').notNull(),
+    challengeId: integer('challenge_id').notNull(),
+    phaseId: integer('phase_id').notNull(),
+    seq: integer('seq').notNull(),
+    profit: integer('profit').notNull(),
+    share: integer('share').notNull(),
+    splitPpm: integer('split_ppm').notNull(),
+    payerLogin: integer('payer_login').notNull(),
+    fundedLogin: integer('funded_login').notNull(),
+    createdAt: integer('created_at').notNull(),
+  },
+  (t) => [uniqueIndex('prop_payouts_seq').on(t.phaseId, t.seq)],
+)

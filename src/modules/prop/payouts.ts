@@ -1,0 +1,125 @@
+import { and, count, desc, eq } from 'drizzle-orm'
+import { isUniqueViolation } from '../../kernel/db/errors'
+import { ApiError } from '../../kernel/http/errors'
+import { fromMinor } from '../accounts'
+import type { PropCtx } from './context'
+import { ownChallenge } from './customer'
+import { FUNDED, ProgramStep } from './domain/program'
+import { PHASE } from './domain/purchase'
+import { propPayouts, propPhases, propPrograms, propPurchases } from './schema'
+
+type PayoutRow = typeof propPayouts.$inferSelect
+
+export function payoutView(p: PayoutRow, currency: string) {
+  return {
+    id: p.id,
+    seq: p.seq,
+    profit: fromMinor(p.profit, currency),
+    share: fromMinor(p.share, currency),
+    profit_split: p.splitPpm / 1_000_000,
+    payer_login: p.payerLogin,
+    funded_login: p.fundedLogin,
+    currency,
+    created_time: Math.floor(p.createdAt / 1000),
+  }
+}
+
+/**
+ * A funded trader takes the profit: everything the funded account's balance holds over its initial
+ * balance leaves it (OP_BALANCE_OUT, PROP_PAYOUT), and the program's split of it reaches the payer account
+ * (OP_BALANCE_IN, PROP_PAYOUT_SPLIT), both TR_REASON_PROP, with the payout row, in one transaction.
+ * After it the balance is back at the initial balance, so the next payout is the profit since this one.
+ */
+export async function requestPayout(ctx: PropCtx, brandId: number, customerId: number, challengeId: number) {
+  const c = await ownChallenge(ctx, brandId, customerId, challengeId)
+  const [phase] = await ctx.db
+    .select()
+    .from(propPhases)
+    .where(and(eq(propPhases.challengeId, c.id), eq(propPhases.phaseIndex, c.currentPhaseIndex)))
+  if (!phase || phase.phaseType !== FUNDED || phase.status !== PHASE.active)
+    throw new ApiError(409, 'NOT_FUNDED', 'payouts are taken from an active funded phase')
+  const [program] = await ctx.db.select().from(propPrograms).where(eq(propPrograms.id, c.programId))
+  const [purchase] = await ctx.db.select().from(propPurchases).where(eq(propPurchases.id, c.purchaseId))
+  const split =
+    ProgramStep.array()
+      .parse(JSON.parse(program!.steps))
+      .find((s) => s.phase_type === FUNDED)?.profit_split ?? 0
+  const account = await ctx.accounts.read.account(phase.accountLogin)
+  const profit = (account?.balance ?? 0) - phase.initialBalance
+  if (profit <= 0)
+    throw new ApiError(409, 'NO_PROFIT', 'the funded account holds no profit over its initial balance')
+  const share = Math.floor(profit * split)
+  try {
+    const row = await ctx.uow.run(async (tx, work) => {
+      const [{ n }] = (await tx
+        .select({ n: count() })
+        .from(propPayouts)
+        .where(eq(propPayouts.phaseId, phase.id))) as [{ n: number }]
+      const [p] = await tx
+        .insert(propPayouts)
+        .values({
+          brandId,
+          challengeId: c.id,
+          phaseId: phase.id,
+          seq: n + 1,
+          profit,
+          share,
+          splitPpm: Math.round(split * 1_000_000),
+          payerLogin: purchase!.payerLogin,
+          fundedLogin: phase.accountLogin,
+          createdAt: ctx.clock.now(),
+        })
+        .returning()
+      const apiData = {
+        module: 'prop',
+        operation: 'payout',
+        payout_id: p!.id,
+        challenge_id: c.id,
+        customer_id: customerId,
+      }
+      await ctx.accounts.postOperationTx(tx, work, {
+        brandId,
+        login: phase.accountLogin,
+        op: 'OP_BALANCE_OUT',
+        amount: fromMinor(profit, phase.currency),
+        reason: 'TR_REASON_PROP',
+        comment: 'PROP_PAYOUT',
+        apiData,
+        idempotencyKey: `prop-payout:${p!.id}:out`,
+        createdBy: 'prop',
+      })
+      if (share > 0)
+        await ctx.accounts.postOperationTx(tx, work, {
+          brandId,
+          login: purchase!.payerLogin,
+          op: 'OP_BALANCE_IN',
+          amount: fromMinor(share, phase.currency),
+          reason: 'TR_REASON_PROP',
+          comment: 'PROP_PAYOUT_SPLIT',
+          apiData,
+          idempotencyKey: `prop-payout:${p!.id}:in`,
+          createdBy: 'prop',
+        })
+      return p!
+    })
+    return { payout: payoutView(row, phase.currency) }
+  } catch (e) {
+    if (isUniqueViolation(e))
+      throw new ApiError(409, 'PAYOUT_IN_PROGRESS', 'another payout of this phase was just made')
+    throw e
+  }
+}
+
+export async function listPayouts(ctx: PropCtx, brandId: number, customerId: number, challengeId: number) {
+  const c = await ownChallenge(ctx, brandId, customerId, challengeId)
+  const rows = await ctx.db
+    .select()
+    .from(propPayouts)
+    .where(eq(propPayouts.challengeId, c.id))
+    .orderBy(desc(propPayouts.id))
+  const [phase] = await ctx.db
+    .select({ currency: propPhases.currency })
+    .from(propPhases)
+    .where(eq(propPhases.challengeId, c.id))
+  return { challenge_id: c.id, rows: rows.map((r) => payoutView(r, phase?.currency ?? 'USD')) }
+}

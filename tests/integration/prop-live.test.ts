@@ -1,0 +1,179 @@
+import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
+import { ManualClock } from '../../src/kernel/clock'
+import { makeTestApp, type TestApp } from '../support/app'
+import { quoteIngest } from '../support/quotes'
+
+/**
+ * Prop challenges driven by ingested quotes (issue 20): a breach caught on the tick that caused it, and a
+ * challenge that passes its evaluation phases, reaches the funded account and pays out.
+ */
+
+const clock = new ManualClock(Date.UTC(2026, 10, 23, 9, 0, 0))
+let t: TestApp
+let customer: string
+let manager: string
+let dealer: string
+const ingest = quoteIngest(
+  () => t,
+  clock,
+  () => dealer,
+)
+
+beforeAll(async () => {
+  t = await makeTestApp({ clock })
+  customer = await t.customerToken()
+  manager = await t.staffToken()
+  dealer = await t.staffToken(3, 'dealer-pass-1')
+  await ingest([{ symbol: 'EURUSD', bid: 1.1, ask: 1.1002 }])
+})
+afterAll(() => t.close())
+
+async function buy(programId: number) {
+  const r = await t.request('POST', '/prop/challenge/buy', {
+    token: customer,
+    body: { program_id: programId, payer_login: 100001 },
+  })
+  expect(r.status).toBe(200)
+  const token = (
+    await t.request('POST', '/sign/in', {
+      body: { login: r.json.account.login, password: r.json.temporary_password },
+    })
+  ).json.__token as string
+  return { challenge: r.json.challenge.id as number, login: r.json.account.login as number, token }
+}
+
+const open = (login: number, token: string, volume = 100) =>
+  t.request('POST', '/trade/open', { token, body: { login, cmd: 0, volume, symbol: 'EURUSD', sl: 0, tp: 0 } })
+const detail = async (id: number) =>
+  (await t.request('GET', `/prop/challenges/${id}`, { token: customer })).json
+
+describe('a breach on a tick', () => {
+  test('daily loss: warned at 80%, then failed at the breaching quote within that tick', async () => {
+    const programs = (await t.request('GET', '/prop/programs', { token: customer })).json.rows
+    const c = await buy(programs.find((p: { name: string }) => p.name === 'Two-Step 10k').id)
+    // the day's first evaluator pass snapshots the start equity: 10,000
+    await t.runJob('prop.evaluate')
+    const o = await open(c.login, c.token)
+    expect(o.status).toBe(200)
+    // 1 lot EURUSD bought at 1.1002: 10 USD a pip. Bid 1.0962 loses 400 + commission: over 80% of 500
+    await ingest([{ symbol: 'EURUSD', bid: 1.0962, ask: 1.0964 }])
+    expect((await detail(c.challenge)).challenge.status_name).toBe('active')
+    // bid 1.0950 loses 520: equity under 9,500, the daily floor (10,000 - 5% of 10,000)
+    const breachAt = clock.now() + 1000
+    await ingest([{ symbol: 'EURUSD', bid: 1.095, ask: 1.0952 }])
+    const d = await detail(c.challenge)
+    expect(d.challenge.status_name).toBe('failed')
+    expect(d.current_phase.status_name).toBe('failed')
+    expect(d.latest_breach).toMatchObject({
+      rule: 'daily_loss',
+      limit: 500,
+      anchor: 10_000,
+      tick_time: breachAt,
+    })
+    expect(d.latest_breach.observed_equity).toBeLessThanOrEqual(9500)
+    // the position was closed at the breaching quote, and the account trades no more
+    const history = await t.request('GET', `/trade/history?login=${c.login}`, { token: c.token })
+    expect(history.json.rows[0]).toMatchObject({ close_price: 1.095 })
+    expect(
+      (await t.request('GET', `/trade/list?login=${c.login}`, { token: c.token })).json.rows ?? [],
+    ).toEqual([])
+    const again = await open(c.login, c.token)
+    expect(again.status).not.toBe(200)
+    // another tick: still one breach
+    await ingest([{ symbol: 'EURUSD', bid: 1.09, ask: 1.0902 }])
+    const breaches = await t.request('GET', `/prop/challenges/${c.challenge}/breaches`, { token: customer })
+    expect(breaches.json.rows).toHaveLength(1)
+    await t.settle()
+    const notes = await t.request('GET', '/notify/list?limit=20&offset=0&filter=', { token: c.token })
+    const tokens = notes.json.rows.map((n: unknown[]) => n[1])
+    expect(tokens).toEqual(expect.arrayContaining(['prop.warning', 'prop.breach']))
+  })
+})
+
+describe('passing: phase 1, phase 2, funded, payout', () => {
+  async function profitAndClose(login: number, token: string) {
+    const o = await open(login, token)
+    expect([o.status, o.json.error, o.json.message]).toEqual([200, undefined, undefined])
+    const ask = o.json.trade.open_price as number
+    // 30 pips up on 1 lot: about 300 USD over a 1% (100 USD) target
+    const px = (x: number) => Math.round(x * 100_000) / 100_000
+    await ingest([{ symbol: 'EURUSD', bid: px(ask + 0.003), ask: px(ask + 0.0032) }])
+    const closed = await t.request('DELETE', '/trade/close', { token, body: { order: o.json.order } })
+    expect(closed.status).toBe(200)
+  }
+
+  test('each target met with its trading day opens the next phase; the funded trader takes 80% of the profit', async () => {
+    const rules = { profit_target_pct: 1, daily_loss_pct: 5, total_loss_pct: 10, min_trading_days: 1 }
+    const created = await t.request('POST', '/manager/prop/programs', {
+      token: manager,
+      body: {
+        name: 'Quick',
+        price: 10,
+        currency: 'USD',
+        active: true,
+        time_zone: 'America/New_York',
+        steps: [
+          { account_group: 'prop\\eval\\USD', phase_type: 0, rules },
+          { account_group: 'prop\\eval\\USD', phase_type: 0, rules },
+          {
+            account_group: 'prop\\funded\\USD',
+            phase_type: 1,
+            profit_split: 0.8,
+            rules: { ...rules, profit_target_pct: 0, min_trading_days: 0 },
+          },
+        ],
+      },
+    })
+    expect(created.status).toBe(200)
+    const c = await buy(created.json.id)
+    let login = c.login
+    let token = c.token
+    for (const phase of [1, 2]) {
+      await t.runJob('prop.evaluate')
+      await profitAndClose(login, token)
+      await t.runJob('prop.evaluate')
+      const d = await detail(c.challenge)
+      expect(d.phases[phase - 1].status_name).toBe('passed')
+      expect(d.challenge).toMatchObject({ status_name: 'active', current_phase_index: phase + 1 })
+      expect(d.current_phase).toMatchObject({ status_name: 'active', initial_balance: 10_000 })
+      // the passed account trades no more; the next one signs in with a password set by staff
+      expect((await open(login, token)).status).not.toBe(200)
+      login = d.current_phase.account_login
+      await t.request('PUT', `/manager/accounts/${login}`, { token: manager, body: { comment: 'prop' } })
+      await t.request('PUT', '/password', { token: manager, body: { login, password: 'phase-pass-1' } })
+      token = (await t.request('POST', '/sign/in', { body: { login, password: 'phase-pass-1' } })).json
+        .__token
+    }
+    const funded = await detail(c.challenge)
+    expect(funded.current_phase).toMatchObject({ phase_type: 1, account_group: 'prop\\funded\\USD' })
+    // nothing to take yet
+    const early = await t.request('POST', `/prop/challenges/${c.challenge}/payout`, {
+      token: customer,
+      body: {},
+    })
+    expect([early.status, early.json.error]).toEqual([409, 'NO_PROFIT'])
+    await profitAndClose(login, token)
+    const balance = (await t.request('GET', `/manager/accounts/${login}`, { token: manager })).json
+      .balance as number
+    const payerBefore = (await t.request('GET', '/manager/accounts/100001', { token: manager })).json
+      .balance as number
+    const p = await t.request('POST', `/prop/challenges/${c.challenge}/payout`, { token: customer, body: {} })
+    expect(p.status).toBe(200)
+    const profit = Math.round((balance - 10_000) * 100) / 100
+    expect(p.json.payout).toMatchObject({ seq: 1, profit, profit_split: 0.8 })
+    expect(p.json.payout.share).toBe(Math.floor(profit * 80) / 100)
+    expect((await t.request('GET', `/manager/accounts/${login}`, { token: manager })).json.balance).toBe(
+      10_000,
+    )
+    expect((await t.request('GET', '/manager/accounts/100001', { token: manager })).json.balance).toBe(
+      Math.round((payerBefore + p.json.payout.share) * 100) / 100,
+    )
+    const again = await t.request('POST', `/prop/challenges/${c.challenge}/payout`, {
+      token: customer,
+      body: {},
+    })
+    expect(again.json.error).toBe('NO_PROFIT')
+    const metrics = await t.request('GET', `/prop/challenges/${c.challenge}/metrics`, { token: customer })
+    expect(metrics.json.rows.some((r: { trading_day: boolean }) => r.trading_day)).toBe(true)
+  })
+})
