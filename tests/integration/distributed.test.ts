@@ -78,6 +78,8 @@ describe('two API instances and the engine on sqld + Redis', () => {
     const groups = await call(b.url, 'GET', '/manager/groups', { token: staff })
     expect(groups.json.rows.map((g: { name: string }) => g.name).sort()).toEqual([
       'demo\\USD',
+      'prop\\eval\\USD',
+      'prop\\funded\\USD',
       'real\\EUR',
       'real\\USD',
     ])

@@ -30,7 +30,13 @@ describe('manager accounts', () => {
   test('groups of the brand only', async () => {
     const r = await t.request('GET', '/manager/groups', { token: dealer })
     expect(r.status).toBe(200)
-    expect(r.json.rows.map((g: any) => g.name).sort()).toEqual(['demo\\USD', 'real\\EUR', 'real\\USD'])
+    expect(r.json.rows.map((g: any) => g.name).sort()).toEqual([
+      'demo\\USD',
+      'prop\\eval\\USD',
+      'prop\\funded\\USD',
+      'real\\EUR',
+      'real\\USD',
+    ])
   })
 
   test('create a DEMO account: it gets default_deposit through the ledger', async () => {
