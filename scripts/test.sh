@@ -44,8 +44,9 @@ step "bun test: the integration suites again on a real sqld (TEST_DATABASE=sqld)
 # the suites that exercise the app through makeTestApp; those about the local file adapter itself
 # (WAL, checkpointer, memory lock), real server processes or sqld already are left out
 sqld_suites=()
-for s in accounts alerts auth events hardening holdings-table manager market notifications open-commit-modes \
-  platform quote-hub reference-data scripts security trading-property trading uploads; do
+for s in accounts alerts auth cashier cashier-property events hardening holdings-table kyc manager market \
+  notifications open-commit-modes platform prop prop-live prop-property quote-hub reference-data scripts \
+  security trading-property trading uploads; do
   sqld_suites+=("tests/integration/$s.test.ts")
 done
 TEST_DATABASE=sqld bun_tests "${sqld_suites[@]}"

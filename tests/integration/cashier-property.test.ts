@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { type SandboxEventType, sandboxEvent, signSandbox } from '../../src/modules/cashier/providers/sandbox'
+import { rng } from '../../src/modules/market/domain/simulator'
 import { makeTestApp, type TestApp } from '../support/app'
 
 /**
@@ -16,17 +17,6 @@ let t: TestApp
 let customer: string
 let manager: string
 const reached = new Set<string>()
-
-/** A small seeded generator (mulberry32), so a failing round is replayed by its seed. */
-function rng(seed: number) {
-  let a = seed >>> 0
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0
-    let x = Math.imul(a ^ (a >>> 15), 1 | a)
-    x = (x + Math.imul(x ^ (x >>> 7), 61 | x)) ^ x
-    return ((x ^ (x >>> 14)) >>> 0) / 4294967296
-  }
-}
 
 const TYPES: SandboxEventType[] = [
   'payment.pending',

@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { ManualClock } from '../../src/kernel/clock'
+import { rng } from '../../src/modules/market/domain/simulator'
 import { makeTestApp, type TestApp } from '../support/app'
 
 /**
@@ -23,16 +24,6 @@ let manager: string
 let dealer: string
 let quick: number
 const reached = new Set<string>()
-
-function rng(seed: number) {
-  let a = seed >>> 0
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0
-    let x = Math.imul(a ^ (a >>> 15), 1 | a)
-    x = (x + Math.imul(x ^ (x >>> 7), 61 | x)) ^ x
-    return ((x ^ (x >>> 14)) >>> 0) / 4294967296
-  }
-}
 
 beforeAll(async () => {
   // the clock moves days: sessions last the whole test

@@ -1,9 +1,10 @@
 import { and, desc, eq, gte, inArray, lt, lte, sql } from 'drizzle-orm'
 import type { Session } from '../../kernel/auth/session'
 import type { Brand } from '../../kernel/brand/registry'
+import type { Tx } from '../../kernel/db/client'
 import { isUniqueViolation } from '../../kernel/db/errors'
 import { ApiError, invalid } from '../../kernel/http/errors'
-import { type AccountView, fromMinor, toMinor } from '../accounts'
+import { type AccountView, type CustomerRecord, fromMinor, toMinor } from '../accounts'
 import { type CashierCtx, providerReady } from './context'
 import { eligibleMethods, type MethodConfig } from './domain/methods'
 import { COUNTING, feeOf, STATUS, type StatusName } from './domain/status'
@@ -153,6 +154,56 @@ async function byKey(ctx: CashierCtx, brandId: number, customerId: number, key: 
   return row ? viewOf(ctx, row.id) : null
 }
 
+/** The eligible method of that code for the account (400 METHOD_NOT_AVAILABLE otherwise). */
+async function methodFor(
+  ctx: CashierCtx,
+  brand: Brand,
+  customer: CustomerRecord,
+  view: AccountView,
+  purpose: 'deposit' | 'withdrawal',
+  code: string,
+) {
+  const m = (await available(ctx, brand, customer, view, purpose)).find((x) => x.code === code)
+  if (!m) throw new ApiError(400, 'METHOD_NOT_AVAILABLE', `method: ${code} is not available for this account`)
+  return m
+}
+
+/** A new transaction in status created, with its first history row. */
+async function insertCreated(
+  tx: Tx,
+  v: {
+    brandId: number
+    customerId: number
+    kind: 'deposit' | 'withdrawal'
+    m: MethodConfig
+    amount: number
+    currency: string
+    now: number
+  },
+  input: { login: number; idempotency_key?: string },
+) {
+  const [r] = await tx
+    .insert(cashierTransactions)
+    .values({
+      brandId: v.brandId,
+      customerId: v.customerId,
+      login: input.login,
+      kind: v.kind,
+      method: v.m.code,
+      provider: v.m.provider,
+      status: STATUS.created,
+      amount: v.amount,
+      fee: feeOf(v.amount, v.m.feeBps, v.m.feeFixedMinor),
+      currency: v.currency,
+      idempotencyKey: input.idempotency_key ?? null,
+      createdAt: v.now,
+      updatedAt: v.now,
+    })
+    .returning()
+  await record(tx, r!.id, null, STATUS.created, 'customer', `${v.kind} requested`, v.now)
+  return r!
+}
+
 /**
  * POST /cashier/deposit: the gates (deposit_allowed, a REAL account of the customer, an eligible
  * method, its limits, the KYC limit), then the local transaction (created), then the provider
@@ -172,13 +223,7 @@ export async function startDeposit(
   if (prior) return { transaction: prior, next: null, idempotent: true }
   const view = await realAccount(ctx, brand, session, input.login)
   const currency = view.group.currency
-  const m = (await available(ctx, brand, customer, view, 'deposit')).find((x) => x.code === input.method)
-  if (!m)
-    throw new ApiError(
-      400,
-      'METHOD_NOT_AVAILABLE',
-      `method: ${input.method} is not available for this account`,
-    )
+  const m = await methodFor(ctx, brand, customer, view, 'deposit', input.method)
   const amount = amountIn(m, input.amount, currency)
   const gates = await ctx.kyc.gates(brand.id, customer.id)
   const now = ctx.clock.now()
@@ -196,26 +241,11 @@ export async function startDeposit(
               `${fromMinor(Math.max(0, limit - used), currency)} remain. Complete: ${gates.deposit_unlimited_requires.join(', ')}`,
           )
       }
-      const [r] = await tx
-        .insert(cashierTransactions)
-        .values({
-          brandId: brand.id,
-          customerId: customer.id,
-          login: input.login,
-          kind: 'deposit',
-          method: m.code,
-          provider: m.provider,
-          status: STATUS.created,
-          amount,
-          fee: feeOf(amount, m.feeBps, m.feeFixedMinor),
-          currency,
-          idempotencyKey: input.idempotency_key ?? null,
-          createdAt: now,
-          updatedAt: now,
-        })
-        .returning()
-      await record(tx, r.id, null, STATUS.created, 'customer', 'deposit requested', now)
-      return r
+      return insertCreated(
+        tx,
+        { brandId: brand.id, customerId: customer.id, kind: 'deposit', m, amount, currency, now },
+        input,
+      )
     })
   } catch (e) {
     const again = isUniqueViolation(e) ? await byKey(ctx, brand.id, customer.id, input.idempotency_key) : null
@@ -274,13 +304,7 @@ export async function requestWithdrawal(
     )
   const view = await realAccount(ctx, brand, session, input.login)
   const currency = view.group.currency
-  const m = (await available(ctx, brand, customer, view, 'withdrawal')).find((x) => x.code === input.method)
-  if (!m)
-    throw new ApiError(
-      400,
-      'METHOD_NOT_AVAILABLE',
-      `method: ${input.method} is not available for this account`,
-    )
+  const m = await methodFor(ctx, brand, customer, view, 'withdrawal', input.method)
   const amount = amountIn(m, input.amount, currency)
   const margin = await ctx.accounts.requireMargin(view)
   if (margin.margin_free < input.amount)
@@ -291,25 +315,11 @@ export async function requestWithdrawal(
     )
   const now = ctx.clock.now()
   const row = await ctx.uow.run(async (tx, work) => {
-    const [r] = await tx
-      .insert(cashierTransactions)
-      .values({
-        brandId: brand.id,
-        customerId: customer.id,
-        login: input.login,
-        kind: 'withdrawal',
-        method: m.code,
-        provider: m.provider,
-        status: STATUS.created,
-        amount,
-        fee: feeOf(amount, m.feeBps, m.feeFixedMinor),
-        currency,
-        idempotencyKey: input.idempotency_key ?? null,
-        createdAt: now,
-        updatedAt: now,
-      })
-      .returning()
-    await record(tx, r.id, null, STATUS.created, 'customer', 'withdrawal requested', now)
+    const r = await insertCreated(
+      tx,
+      { brandId: brand.id, customerId: customer.id, kind: 'withdrawal', m, amount, currency, now },
+      input,
+    )
     await ctx.accounts.postOperationTx(tx, work, {
       brandId: brand.id,
       login: input.login,

@@ -4,13 +4,12 @@ import type { Brand } from '../../kernel/brand/registry'
 import { isUniqueViolation } from '../../kernel/db/errors'
 import { ApiError } from '../../kernel/http/errors'
 import { fromMinor } from '../accounts'
-import type { PropCtx } from './context'
+import type { PropApiData, PropCtx } from './context'
 import { ProgramStep } from './domain/program'
 import { CHALLENGE, FAILURES, type FailedStep, failedOutcome, PHASE, PURCHASE } from './domain/purchase'
 import { localDay } from './domain/rules'
 import { PropPurchased } from './events'
 import { propPrograms, propPurchases } from './schema'
-import type { PropApiData } from './steps'
 
 type PurchaseRow = typeof propPurchases.$inferSelect
 

@@ -1,0 +1,152 @@
+// Prop challenges at scale (issue 20), on the embedded default (one process, libSQL file):
+//  1. CHALLENGES active challenges, each holding one small position, spread over the demo's non-stock
+//     symbols; one evaluator pass over all of them (goal: under 1 s);
+//  2. ticks per second with breach checks on: batches of random-walk ticks over every symbol, ended by a
+//     sentinel breach whose record marks when the engine has worked through the flood (goal: 20,000+);
+//  3. breach latency: a tick sent that breaks a challenge's daily loss -> the breach record's detection
+//     time, p50/p99 (goal: p99 under 250 ms).
+// Forex and metals trade on weekdays only (the demo's sessions): run it Monday to Friday.
+import { demoSymbols } from '../src/modules/market/demo-symbols'
+import { call, serverDir, startRealServer } from '../tests/support/server'
+
+const CHALLENGES = Number(process.env.BENCH_CHALLENGES ?? 10_000)
+const BREACHES = Number(process.env.BENCH_BREACHES ?? 50)
+const FLOOD = Number(process.env.BENCH_TICKS ?? 50_000)
+const CRON = 'bench-cron-secret-0123456789abcdef'
+
+const home = serverDir()
+const server = await startRealServer(home.dir, {
+  LOG_LEVEL: 'warn',
+  CRON_SECRET: CRON,
+  SIGNIN_MAX_FAILURES_PER_IP: '1000000',
+  QUOTE_SIMULATOR: '0',
+  SEED_HISTORY: '0',
+})
+const base = server.url
+const ok = async (r: Promise<{ status: number; json: any; text: string }>) => {
+  const x = await r
+  if (x.status !== 200) throw new Error(`${x.status} ${x.text.slice(0, 300)}`)
+  return x.json
+}
+const token = async (path: string, body: unknown) => (await ok(call(base, 'POST', path, { body }))).__token as string
+const pct = (xs: number[], p: number) => [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor((p / 100) * xs.length))]!
+async function pool<T>(n: number, width: number, job: (i: number) => Promise<T>) {
+  const out: T[] = new Array(n)
+  let next = 0
+  await Promise.all(
+    Array.from({ length: width }, async () => {
+      while (next < n) {
+        const i = next++
+        out[i] = await job(i)
+      }
+    }),
+  )
+  return out
+}
+
+try {
+  const dealer = await token('/manager/sign/in', { login: 3, password: 'dealer-pass-1' })
+  const manager = await token('/manager/sign/in', { login: 1, password: 'manager-pass-1' })
+  const customer = await token('/customer/sign/in', { email: 'demo@example.com', password: 'demo-pass-1' })
+  const symbols = demoSymbols(Date.now()).filter((s) => s.secGroup !== 'Stocks')
+  const mid = new Map(symbols.map((s) => [s.symbol, s.simPrice as number]))
+  const quote = (symbol: string) => {
+    const s = symbols.find((x) => x.symbol === symbol)!
+    const m = mid.get(symbol)!
+    const spread = (s.simSpread ?? 2) * 10 ** -s.digits
+    const r = (x: number) => Math.round(x * 10 ** s.digits) / 10 ** s.digits
+    return { symbol, bid: r(m), ask: r(m + spread) }
+  }
+  const ingest = (ticks: { symbol: string; bid: number; ask: number }[]) =>
+    ok(call(base, 'POST', '/market/quotes', { token: dealer, body: { ticks } }))
+  await ingest(symbols.map((s) => quote(s.symbol)))
+
+  const program = await ok(
+    call(base, 'POST', '/manager/prop/programs', {
+      token: manager,
+      body: {
+        name: 'Bench',
+        price: 0,
+        currency: 'USD',
+        active: true,
+        steps: [
+          {
+            account_group: 'prop\\eval\\USD',
+            phase_type: 0,
+            rules: { profit_target_pct: 10, daily_loss_pct: 5, total_loss_pct: 10 },
+          },
+        ],
+      },
+    }),
+  )
+  let t0 = performance.now()
+  const bought = await pool(CHALLENGES + BREACHES, 8, async () => {
+    const b = await ok(
+      call(base, 'POST', '/prop/challenge/buy', {
+        token: customer,
+        body: { program_id: program.id, payer_login: 100001 },
+      }),
+    )
+    return { login: b.account.login as number, challenge: b.challenge.id as number }
+  })
+  const buySeconds = (performance.now() - t0) / 1000
+  // one small position each (0.01 lot), every symbol in turn; a sentinel holds 1 lot of EURUSD
+  const open = (login: number, symbol: string, volume: number) =>
+    ok(call(base, 'POST', '/trade/open', { token: dealer, body: { login, cmd: 0, volume, symbol, sl: 0, tp: 0 } }))
+  t0 = performance.now()
+  await pool(CHALLENGES, 8, (i) => open(bought[i]!.login, symbols[i % symbols.length]!.symbol, 1))
+  const openSeconds = (performance.now() - t0) / 1000
+  const sentinels = bought.slice(CHALLENGES)
+  await open(sentinels[0]!.login, 'EURUSD', 100)
+
+  // 1. one evaluator pass over every active phase (it also takes each day's start snapshot)
+  t0 = performance.now()
+  const evaluated = await ok(call(base, 'POST', '/cron/prop.evaluate', { headers: { 'x-cron-secret': CRON } }))
+  const evaluatorMs = performance.now() - t0
+
+  // 2. a flood of small moves in batches of 100, then one sentinel breach: its record marks the end
+  const walk = () => {
+    const s = symbols[Math.floor(Math.random() * symbols.length)]!.symbol
+    mid.set(s, mid.get(s)! * (1 + (Math.random() - 0.5) * 0.0004))
+    return quote(s)
+  }
+  const breachOf = async (challenge: number) =>
+    (await ok(call(base, 'GET', `/prop/challenges/${challenge}/breaches`, { token: customer }))).rows[0] as
+      | { detected_time: number }
+      | undefined
+  t0 = performance.now()
+  for (let sent = 0; sent < FLOOD; sent += 100) await ingest(Array.from({ length: 100 }, walk))
+  // 1 lot, 1% lower: about 1,000 USD lost, over the 500 of the daily limit
+  mid.set('EURUSD', mid.get('EURUSD')! * 0.99)
+  await ingest([quote('EURUSD')])
+  while (!(await breachOf(sentinels[0]!.challenge))) await Bun.sleep(1)
+  const floodSeconds = (performance.now() - t0) / 1000
+
+  // 3. breach latency: each other sentinel opens 1 lot at the price now, then a tick 1% lower breaks it
+  const latencies: number[] = []
+  for (const s of sentinels.slice(1)) {
+    await open(s.login, 'EURUSD', 100)
+    mid.set('EURUSD', mid.get('EURUSD')! * 0.99)
+    const sentAt = Date.now()
+    await ingest([quote('EURUSD')])
+    let b = await breachOf(s.challenge)
+    while (!b) {
+      await Bun.sleep(1)
+      b = await breachOf(s.challenge)
+    }
+    latencies.push(b.detected_time - sentAt)
+  }
+  console.log(`prop, embedded default, ${CHALLENGES} challenges with a position each over ${symbols.length} symbols`)
+  console.log(`  setup: ${bought.length} purchases in ${buySeconds.toFixed(1)} s, opens in ${openSeconds.toFixed(1)} s`)
+  console.log(
+    `  evaluator pass over ${bought.length} phases: ${evaluated.ms} ms in the job, ${evaluatorMs.toFixed(0)} ms for the call (goal < 1000)`,
+  )
+  console.log(`  ticks processed with breach checks: ${(FLOOD / floodSeconds).toFixed(0)}/s over ${FLOOD} (goal >= 20000)`)
+  if (latencies.length)
+    console.log(
+      `  breach latency tick -> record: p50 ${pct(latencies, 50)} ms, p99 ${pct(latencies, 99)} ms over ${latencies.length} (goal p99 < 250)`,
+    )
+} finally {
+  await server.stop()
+  home.remove()
+}
