@@ -28,8 +28,10 @@ const ok = async (r: Promise<{ status: number; json: any; text: string }>) => {
   if (x.status !== 200) throw new Error(`${x.status} ${x.text.slice(0, 300)}`)
   return x.json
 }
-const token = async (path: string, body: unknown) => (await ok(call(base, 'POST', path, { body }))).__token as string
-const pct = (xs: number[], p: number) => [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor((p / 100) * xs.length))]!
+const token = async (path: string, body: unknown) =>
+  (await ok(call(base, 'POST', path, { body }))).__token as string
+const pct = (xs: number[], p: number) =>
+  [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor((p / 100) * xs.length))]!
 async function pool<T>(n: number, width: number, job: (i: number) => Promise<T>) {
   const out: T[] = new Array(n)
   let next = 0
@@ -92,7 +94,12 @@ try {
   const buySeconds = (performance.now() - t0) / 1000
   // one small position each (0.01 lot), every symbol in turn; a sentinel holds 1 lot of EURUSD
   const open = (login: number, symbol: string, volume: number) =>
-    ok(call(base, 'POST', '/trade/open', { token: dealer, body: { login, cmd: 0, volume, symbol, sl: 0, tp: 0 } }))
+    ok(
+      call(base, 'POST', '/trade/open', {
+        token: dealer,
+        body: { login, cmd: 0, volume, symbol, sl: 0, tp: 0 },
+      }),
+    )
   t0 = performance.now()
   await pool(CHALLENGES, 8, (i) => open(bought[i]!.login, symbols[i % symbols.length]!.symbol, 1))
   const openSeconds = (performance.now() - t0) / 1000
@@ -101,7 +108,9 @@ try {
 
   // 1. one evaluator pass over every active phase (it also takes each day's start snapshot)
   t0 = performance.now()
-  const evaluated = await ok(call(base, 'POST', '/cron/prop.evaluate', { headers: { 'x-cron-secret': CRON } }))
+  const evaluated = await ok(
+    call(base, 'POST', '/cron/prop.evaluate', { headers: { 'x-cron-secret': CRON } }),
+  )
   const evaluatorMs = performance.now() - t0
 
   // 2. a flood of small moves in batches of 100, then one sentinel breach: its record marks the end
@@ -136,12 +145,18 @@ try {
     }
     latencies.push(b.detected_time - sentAt)
   }
-  console.log(`prop, embedded default, ${CHALLENGES} challenges with a position each over ${symbols.length} symbols`)
-  console.log(`  setup: ${bought.length} purchases in ${buySeconds.toFixed(1)} s, opens in ${openSeconds.toFixed(1)} s`)
+  console.log(
+    `prop, embedded default, ${CHALLENGES} challenges with a position each over ${symbols.length} symbols`,
+  )
+  console.log(
+    `  setup: ${bought.length} purchases in ${buySeconds.toFixed(1)} s, opens in ${openSeconds.toFixed(1)} s`,
+  )
   console.log(
     `  evaluator pass over ${bought.length} phases: ${evaluated.ms} ms in the job, ${evaluatorMs.toFixed(0)} ms for the call (goal < 1000)`,
   )
-  console.log(`  ticks processed with breach checks: ${(FLOOD / floodSeconds).toFixed(0)}/s over ${FLOOD} (goal >= 20000)`)
+  console.log(
+    `  ticks processed with breach checks: ${(FLOOD / floodSeconds).toFixed(0)}/s over ${FLOOD} (goal >= 20000)`,
+  )
   if (latencies.length)
     console.log(
       `  breach latency tick -> record: p50 ${pct(latencies, 50)} ms, p99 ${pct(latencies, 99)} ms over ${latencies.length} (goal p99 < 250)`,
