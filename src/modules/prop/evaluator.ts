@@ -8,7 +8,10 @@ import { daysInclusive, localDay, type PhaseRules, PhaseRules as Rules, verdict 
 import { PropPhasePassed } from './events'
 import { PHASES_CHANGED } from './live'
 import { propChallenges, propDays, propPhases, propPrograms, propPurchases } from './schema'
-import { daySnapshot, figuresOf, type PhaseRow, recordBreach } from './state'
+
+type DayRow = typeof propDays.$inferSelect
+
+import { daySnapshots, type Figures, type PhaseRow, recordBreach } from './state'
 
 /** Trading days of a phase: local days with a position opened (or opened or closed, per the rules). */
 export function tradingDays(
@@ -25,77 +28,119 @@ export function tradingDays(
 }
 
 /**
- * One evaluator pass over every active phase (the `prop.evaluate` job and `POST /cron/prop.evaluate`):
- * the day's snapshot, the previous days' end figures and the highest end-of-day balance, today's metrics
- * row, trading days; then the verdict: a loss limit or the time limit fails the phase, the target with
- * the minimum trading days passes it and opens the next one. Each phase is its own transaction(s).
+ * One evaluator pass over every active phase (the `prop.evaluate` job and `POST /cron/prop.evaluate`),
+ * in a few statements for all of them: the phases, their accounts' balance and equity, their positions
+ * since the phase began, their open day rows; the day's snapshots of the phases that have none yet; then
+ * one transaction with what changed (the previous days' end figures and the highest end-of-day balance,
+ * today's minimum equity, positions opened, trading days). Verdicts follow, each phase on its own: a loss
+ * limit or the time limit fails it, its target with the minimum trading days passes it.
  */
 export async function evaluateAll(ctx: PropCtx, trading: TradingApi) {
+  const now = ctx.clock.now()
   const phases = await ctx.db.select().from(propPhases).where(eq(propPhases.status, PHASE.active))
   let passed = 0
   let failed = 0
-  for (const p of phases) {
-    const r = await evaluatePhase(ctx, trading, p).catch((e) => {
-      ctx.logger.log('error', 'prop evaluation failed', { phase: p.id, err: String(e) })
-      return null
-    })
-    if (r === 'passed') passed++
-    if (r === 'failed') failed++
+  for (let i = 0; i < phases.length; i += CHUNK) {
+    const r = await evaluateChunk(ctx, trading, phases.slice(i, i + CHUNK), now)
+    passed += r.passed
+    failed += r.failed
   }
   return { phases: phases.length, passed, failed }
 }
 
-export async function evaluatePhase(ctx: PropCtx, trading: TradingApi, p: PhaseRow) {
-  const now = ctx.clock.now()
-  const figures = await figuresOf(ctx, p.accountLogin)
-  if (!figures) return null
-  const rules = Rules.parse(JSON.parse(p.rules))
-  const day = localDay(now, p.timeZone)
-  const snap = await daySnapshot(ctx, p.id, day, figures)
-  // the days before today end where today started
-  await ctx.db
-    .update(propDays)
-    .set({ endBalance: snap.balance, endEquity: snap.equity })
-    .where(and(eq(propDays.phaseId, p.id), lt(propDays.day, day), isNull(propDays.endBalance)))
-  const [eod] = await ctx.db
-    .select({ high: sql<number | null>`max(${propDays.endBalance})` })
+const CHUNK = 2000
+
+async function evaluateChunk(ctx: PropCtx, trading: TradingApi, phases: PhaseRow[], now: number) {
+  const logins = phases.map((p) => p.accountLogin)
+  const ids = phases.map((p) => p.id)
+  const figures = await trading.figures(logins)
+  const positions = await trading.positionsOf(logins, Math.min(...phases.map((p) => p.startTime)))
+  const open = await ctx.db
+    .select()
     .from(propDays)
-    .where(eq(propDays.phaseId, p.id))
-  const highest = Math.max(p.highestEodBalance, eod?.high ?? 0)
-  const positions = await trading.positionsSince(p.accountLogin, p.startTime)
-  const days = tradingDays(rules, p.timeZone, positions)
-  const openedToday = positions.filter((x) => localDay(x.openTime, p.timeZone) === day).length
-  await ctx.db
-    .update(propDays)
-    .set({
-      minEquity: sql`min(${propDays.minEquity}, ${figures.equity})`,
-      positionsOpened: openedToday,
-      tradingDay: days.has(day) ? 1 : 0,
-    })
-    .where(and(eq(propDays.phaseId, p.id), eq(propDays.day, day)))
-  await ctx.db
-    .update(propPhases)
-    .set({ tradingDays: days.size, highestEodBalance: highest, updatedAt: now })
-    .where(and(eq(propPhases.id, p.id), eq(propPhases.status, PHASE.active)))
-  const v = verdict(rules, {
-    initialBalance: p.initialBalance,
-    balance: figures.balance,
-    equity: figures.equity,
-    dayStartEquity: snap.equity,
-    highestEodBalance: highest,
-    openPositions: await trading.openPositions(p.accountLogin),
-    tradingDays: days.size,
-    daysElapsed: daysInclusive(p.startDay, day),
+    .where(
+      and(
+        isNull(propDays.endBalance),
+        sql`${propDays.phaseId} in (select value from json_each(${JSON.stringify(ids)}))`,
+      ),
+    )
+  const openDays = new Map<number, DayRow[]>()
+  for (const d of open) openDays.set(d.phaseId, [...(openDays.get(d.phaseId) ?? []), d])
+  const todayOf = (p: PhaseRow) => localDay(now, p.timeZone)
+  // the day's snapshot of the phases that have none yet (the first pass of their local day)
+  const fresh = phases.filter(
+    (p) => figures.get(p.accountLogin) && !openDays.get(p.id)?.some((d) => d.day === todayOf(p)),
+  )
+  const snaps = await daySnapshots(
+    ctx,
+    fresh.map((p) => ({ phaseId: p.id, day: todayOf(p), now: figures.get(p.accountLogin)! })),
+  )
+  const verdicts: { p: PhaseRow; v: ReturnType<typeof verdict>; f: Figures }[] = []
+  await ctx.uow.run(async (tx) => {
+    for (const p of phases) {
+      const f = figures.get(p.accountLogin)
+      if (!f) continue
+      const rules = Rules.parse(JSON.parse(p.rules))
+      const day = todayOf(p)
+      const rows = openDays.get(p.id) ?? []
+      const today = rows.find((d) => d.day === day)
+      const snap = today ? { balance: today.startBalance, equity: today.startEquity } : snaps.get(p.id)!
+      let highest = p.highestEodBalance
+      // the days before today end where today started
+      if (rows.some((d) => d.day < day)) {
+        await tx
+          .update(propDays)
+          .set({ endBalance: snap.balance, endEquity: snap.equity })
+          .where(and(eq(propDays.phaseId, p.id), lt(propDays.day, day), isNull(propDays.endBalance)))
+        highest = Math.max(highest, snap.balance)
+      }
+      const mine = positions.get(p.accountLogin) ?? []
+      const days = tradingDays(rules, p.timeZone, mine)
+      const openedToday = mine.filter((x) => localDay(x.openTime, p.timeZone) === day).length
+      const minEquity = Math.min(today?.minEquity ?? snap.equity, f.equity)
+      const tradingDay = days.has(day) ? 1 : 0
+      if (
+        !today ||
+        today.minEquity !== minEquity ||
+        today.positionsOpened !== openedToday ||
+        today.tradingDay !== tradingDay
+      )
+        await tx
+          .update(propDays)
+          .set({ minEquity, positionsOpened: openedToday, tradingDay })
+          .where(and(eq(propDays.phaseId, p.id), eq(propDays.day, day)))
+      if (p.tradingDays !== days.size || p.highestEodBalance !== highest)
+        await tx
+          .update(propPhases)
+          .set({ tradingDays: days.size, highestEodBalance: highest, updatedAt: now })
+          .where(and(eq(propPhases.id, p.id), eq(propPhases.status, PHASE.active)))
+      const v = verdict(rules, {
+        initialBalance: p.initialBalance,
+        balance: f.balance,
+        equity: f.equity,
+        dayStartEquity: snap.equity,
+        highestEodBalance: highest,
+        openPositions: mine.filter((x) => x.closeTime === 0).length,
+        tradingDays: days.size,
+        daysElapsed: daysInclusive(p.startDay, day),
+      })
+      if (v.outcome !== 'running') verdicts.push({ p, v, f })
+    }
   })
-  if (v.outcome === 'failed') {
-    if (await recordBreach(ctx, p, v.breach, figures, now)) await ctx.bus.publish(PHASES_CHANGED, [p.id])
-    return 'failed'
+  let passed = 0
+  let failed = 0
+  for (const { p, v, f } of verdicts) {
+    if (v.outcome === 'failed') {
+      if (await recordBreach(ctx, p, v.breach, f, now)) await ctx.bus.publish(PHASES_CHANGED, [p.id])
+      failed++
+    } else {
+      await passPhase(ctx, p, f).catch((e) =>
+        ctx.logger.log('error', 'prop phase could not pass', { phase: p.id, err: String(e) }),
+      )
+      passed++
+    }
   }
-  if (v.outcome === 'passed') {
-    await passPhase(ctx, p, figures)
-    return 'passed'
-  }
-  return 'running'
+  return { passed, failed }
 }
 
 /**

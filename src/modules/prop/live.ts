@@ -40,8 +40,8 @@ export class PropWatch implements RiskWatcher {
 
   constructor(private readonly ctx: PropCtx) {}
 
-  logins() {
-    return this.byLogin.keys()
+  watches(login: number) {
+    return this.byLogin.has(login)
   }
 
   get size() {

@@ -1,4 +1,4 @@
-import { and, eq } from 'drizzle-orm'
+import { and, eq, inArray, sql } from 'drizzle-orm'
 import { fromMinor, roundToMinor } from '../accounts'
 import type { PropCtx } from './context'
 import { CHALLENGE, PHASE } from './domain/purchase'
@@ -21,34 +21,66 @@ const SNAPSHOT_TTL_MS = 3 * 86_400_000
  * (insert or nothing); whoever comes second, or a restarted evaluator, reads the one that exists.
  */
 export async function daySnapshot(ctx: PropCtx, phaseId: number, day: string, now: Figures) {
-  const key = snapshotKey(phaseId, day)
-  const cached = await ctx.store.get(key).catch(() => null)
+  const cached = await ctx.store.get(snapshotKey(phaseId, day)).catch(() => null)
   if (cached) return JSON.parse(cached) as Figures
-  const value = JSON.stringify(now)
-  const first = await ctx.store.setNX(key, value, SNAPSHOT_TTL_MS).catch(() => false)
-  const proposed = first
-    ? now
-    : ((JSON.parse((await ctx.store.get(key).catch(() => null)) ?? value) as Figures) ?? now)
-  await ctx.db
-    .insert(propDays)
-    .values({
-      phaseId,
-      day,
-      startBalance: proposed.balance,
-      startEquity: proposed.equity,
-      minEquity: proposed.equity,
-      createdAt: ctx.clock.now(),
+  return (await daySnapshots(ctx, [{ phaseId, day, now }])).get(phaseId)!
+}
+
+/** `daySnapshot` for many phases at once (the evaluator's pass): one insert and one read for all. */
+export async function daySnapshots(ctx: PropCtx, wanted: { phaseId: number; day: string; now: Figures }[]) {
+  const out = new Map<number, Figures>()
+  if (wanted.length === 0) return out
+  const proposed = await Promise.all(
+    wanted.map(async (w) => {
+      const key = snapshotKey(w.phaseId, w.day)
+      if (await ctx.store.setNX(key, JSON.stringify(w.now), SNAPSHOT_TTL_MS).catch(() => false)) return w.now
+      const held = await ctx.store.get(key).catch(() => null)
+      return held ? (JSON.parse(held) as Figures) : w.now
+    }),
+  )
+  const createdAt = ctx.clock.now()
+  const rows = wanted.map((w, i) => ({
+    phaseId: w.phaseId,
+    day: w.day,
+    startBalance: proposed[i]!.balance,
+    startEquity: proposed[i]!.equity,
+    minEquity: proposed[i]!.equity,
+    createdAt,
+  }))
+  await ctx.db.transaction(async (tx) => {
+    for (let i = 0; i < rows.length; i += 500)
+      await tx
+        .insert(propDays)
+        .values(rows.slice(i, i + 500))
+        .onConflictDoNothing()
+  })
+  // the durable rows decide (the cache may have been emptied, e.g. an embedded restart)
+  const days = new Map(wanted.map((w) => [w.phaseId, w.day]))
+  const stored = await ctx.db
+    .select({
+      phaseId: propDays.phaseId,
+      day: propDays.day,
+      balance: propDays.startBalance,
+      equity: propDays.startEquity,
     })
-    .onConflictDoNothing()
-  // the durable row decides (the cache may have been emptied, e.g. an embedded restart)
-  const [row] = await ctx.db
-    .select({ balance: propDays.startBalance, equity: propDays.startEquity })
     .from(propDays)
-    .where(and(eq(propDays.phaseId, phaseId), eq(propDays.day, day)))
-  const truth = row ?? proposed
-  if (!first || truth.equity !== proposed.equity)
-    await ctx.store.set(key, JSON.stringify(truth), SNAPSHOT_TTL_MS)
-  return truth
+    .where(
+      and(
+        sql`${propDays.phaseId} in (select value from json_each(${JSON.stringify([...days.keys()])}))`,
+        inArray(propDays.day, [...new Set(days.values())]),
+      ),
+    )
+  for (const r of stored)
+    if (days.get(r.phaseId) === r.day) out.set(r.phaseId, { balance: r.balance, equity: r.equity })
+  await Promise.all(
+    wanted.map((w, i) => {
+      const truth = out.get(w.phaseId)
+      return truth && truth.equity !== proposed[i]!.equity
+        ? ctx.store.set(snapshotKey(w.phaseId, w.day), JSON.stringify(truth), SNAPSHOT_TTL_MS).catch(() => {})
+        : null
+    }),
+  )
+  return out
 }
 
 /** Balance and equity of an account now (minor units), floating profit included; null without a price. */

@@ -73,6 +73,8 @@ export class TriggerEngine {
   /** A module watching accounts' equity on every tick (risk-watch.ts), and the symbols moved since it looked. */
   private riskWatcher: RiskWatcher | null = null
   private readonly riskMoved = new Map<string, number>()
+  /** Logins holding an open position in each symbol, so a tick reaches only the accounts it moves. */
+  private readonly holdersBySymbol = new Map<string, Set<number>>()
   readonly stats = { activated: 0, sl: 0, tp: 0, expired: 0, stoppedOut: 0, lostRaces: 0, riskClosed: 0 }
 
   /** What a write of the engine refreshes once it commits (the positions cache, this book). */
@@ -118,6 +120,9 @@ export class TriggerEngine {
       this.openByLogin.set(o.login, set)
       const held = this.holdingsByLogin.get(o.login) ?? []
       this.holdingsByLogin.set(o.login, addHolding(held, o))
+      const holders = this.holdersBySymbol.get(o.symbol) ?? new Set<number>()
+      holders.add(o.login)
+      this.holdersBySymbol.set(o.symbol, holders)
     }
   }
 
@@ -137,6 +142,8 @@ export class TriggerEngine {
     set?.delete(ticket)
     const held = this.holdingsByLogin.get(login)
     if (held) removeHolding(held, r.order)
+    if (!held?.some((h) => h.symbol === r.order.symbol && h.volume > 0))
+      this.holdersBySymbol.get(r.order.symbol)?.delete(login)
     if (!set || set.size === 0) {
       this.openByLogin.delete(login)
       this.holdingsByLogin.delete(login)
@@ -478,12 +485,14 @@ export class TriggerEngine {
     const moved = new Map(this.riskMoved)
     this.riskMoved.clear()
     const priced = new Map<number, Awaited<ReturnType<typeof pricing>>>()
-    for (const login of w.logins()) {
+    // each watched account holding a moved symbol, with the latest time among the ticks that moved it
+    const due = new Map<number, number>()
+    for (const [symbol, time] of moved)
+      for (const login of this.holdersBySymbol.get(symbol) ?? [])
+        if (w.watches(login) && time > (due.get(login) ?? 0)) due.set(login, time)
+    for (const [login, time] of due) {
       const held = this.holdingsByLogin.get(login)
       if (!held) continue
-      let time = 0
-      for (const h of held) time = Math.max(time, moved.get(h.symbol) ?? 0)
-      if (time === 0) continue
       const account = await this.ctx.accountsRead.account(login)
       const group = account && (await this.ctx.accountsRead.group(account.groupId))
       if (!account || !group) continue

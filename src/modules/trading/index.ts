@@ -1,16 +1,15 @@
-import { and, eq, gte, inArray, isNull } from 'drizzle-orm'
 import { defineModule, definePort } from '../../kernel/module'
 import { AccountsPort, ExposurePort } from '../accounts'
 import { MarketPort } from '../market'
 import type { TradingCtx } from './context'
 import { ORDERS_CHANGED, TriggerEngine } from './engine'
 import { accountExposure } from './exposure'
+import { accountFigures, positionsOf } from './figures'
 import { openCommitter } from './open-commit'
 import { PositionReadModel } from './positions'
 import type { RiskWatcher } from './risk-watch'
 import { tradingRoutes } from './routes'
 import * as schema from './schema'
-import { orders } from './schema'
 import type { TradingServices } from './service'
 
 export * from './events'
@@ -22,8 +21,13 @@ export interface TradingApi {
   watchRisk(w: RiskWatcher): void
   /** Open positions of a login now. */
   openPositions(login: number): Promise<number>
-  /** Open and close times (ms; close 0 while open) of the positions of a login opened since `since`. */
-  positionsSince(login: number, since: number): Promise<{ openTime: number; closeTime: number }[]>
+  /** Balance and equity (minor units, floating profit included) of many logins; null without a price. */
+  figures(logins: number[]): Promise<Map<number, { balance: number; equity: number } | null>>
+  /** The positions of many logins opened since `since`: open and close times (ms; close 0 while open). */
+  positionsOf(
+    logins: number[],
+    since: number,
+  ): Promise<Map<number, { openTime: number; closeTime: number }[]>>
 }
 
 export const TradingPort = definePort<TradingApi>('trading')
@@ -53,19 +57,8 @@ export const tradingModule = defineModule({
     ports.provide(TradingPort, {
       watchRisk: (w) => engine.setRiskWatcher(w),
       openPositions: async (login) => (await ctx.positions.open(login)).length,
-      positionsSince: (login, since) =>
-        k.db
-          .select({ openTime: orders.openTime, closeTime: orders.closeTime })
-          .from(orders)
-          .where(
-            and(
-              eq(orders.login, login),
-              inArray(orders.cmd, [0, 1]),
-              inArray(orders.state, ['open', 'closed']),
-              isNull(orders.parent),
-              gte(orders.openTime, since),
-            ),
-          ),
+      figures: (logins) => accountFigures(ctx, logins),
+      positionsOf: (logins, since) => positionsOf(k.db, logins, since),
     })
     // the accounts module prices open positions through this extension point (GET /account/me)
     ports.provide(ExposurePort, (account, group) => accountExposure(ctx, account, group))

@@ -4,8 +4,8 @@
  * and may have the engine close every position of an account at the quote that broke the limit.
  */
 export interface RiskWatcher {
-  /** The logins watched now (each one's positions are priced when their symbols move). */
-  logins(): Iterable<number>
+  /** Whether a login is watched now (its positions are priced when their symbols move). */
+  watches(login: number): boolean
   /**
    * Balance and equity (minor units of the account currency, floating profit included) at the tick of
    * `tickTime`; `close` when every position of the account must be closed now (the watcher has recorded

@@ -1,0 +1,47 @@
+import { sql } from 'drizzle-orm'
+import type { Db } from '../../kernel/db/client'
+import { roundToMinor } from '../accounts'
+import type { TradingCtx } from './context'
+import { marginOf, pricing } from './exposure'
+import { fundsOf } from './holdings-table'
+
+const CHUNK = 2000
+
+/**
+ * Balance and equity (minor units) of many logins in a few statements: their funds and holdings in one
+ * read per chunk, priced at the quotes now (an evaluator's pass over thousands of accounts).
+ */
+export async function accountFigures(ctx: TradingCtx, logins: number[]) {
+  const out = new Map<number, { balance: number; equity: number } | null>()
+  for (let i = 0; i < logins.length; i += CHUNK) {
+    const chunk = logins.slice(i, i + CHUNK)
+    const [funds, groupIds] = await Promise.all([
+      fundsOf(ctx.accounts, ctx.db, chunk),
+      ctx.accounts.groupIdsOf(ctx.db, chunk),
+    ])
+    const p = await pricing(ctx, new Set(groupIds.values()))
+    for (const [login, f] of funds) {
+      const group = await ctx.accountsRead.group(groupIds.get(login)!)
+      const m = group && marginOf(p, f, group, f.holdings)
+      out.set(
+        login,
+        m && group ? { balance: f.balance, equity: roundToMinor(m.equity, group.currency) } : null,
+      )
+    }
+  }
+  return out
+}
+
+/** Positions (not pending orders, not the closed parts of a partial close) of many logins opened since `since`. */
+export async function positionsOf(db: Db, logins: number[], since: number) {
+  const out = new Map<number, { openTime: number; closeTime: number }[]>()
+  for (let i = 0; i < logins.length; i += CHUNK) {
+    const rows = await db.all<{ login: number; openTime: number; closeTime: number }>(sql`
+      select login, open_time as openTime, close_time as closeTime from orders
+      where login in (select value from json_each(${JSON.stringify(logins.slice(i, i + CHUNK))}))
+        and cmd in (0, 1) and state in ('open', 'closed') and parent is null and open_time >= ${since}`)
+    for (const r of rows)
+      out.set(r.login, [...(out.get(r.login) ?? []), { openTime: r.openTime, closeTime: r.closeTime }])
+  }
+  return out
+}
