@@ -50,6 +50,15 @@ export async function evaluateAll(ctx: PropCtx, trading: TradingApi) {
 
 const CHUNK = 2000
 
+/** A function of one string, computed once per distinct argument. */
+function memo<T>(f: (key: string) => T) {
+  const seen = new Map<string, T>()
+  return (key: string) => {
+    if (!seen.has(key)) seen.set(key, f(key))
+    return seen.get(key) as T
+  }
+}
+
 async function evaluateChunk(ctx: PropCtx, trading: TradingApi, phases: PhaseRow[], now: number) {
   const logins = phases.map((p) => p.accountLogin)
   const ids = phases.map((p) => p.id)
@@ -66,22 +75,24 @@ async function evaluateChunk(ctx: PropCtx, trading: TradingApi, phases: PhaseRow
     )
   const openDays = new Map<number, DayRow[]>()
   for (const d of open) openDays.set(d.phaseId, [...(openDays.get(d.phaseId) ?? []), d])
-  const todayOf = (p: PhaseRow) => localDay(now, p.timeZone)
+  // phases share their zone and their rules text: each is worked out once per pass
+  const todayOf = memo((zone: string) => localDay(now, zone))
+  const rulesOf = memo((text: string) => Rules.parse(JSON.parse(text)))
   // the day's snapshot of the phases that have none yet (the first pass of their local day)
   const fresh = phases.filter(
-    (p) => figures.get(p.accountLogin) && !openDays.get(p.id)?.some((d) => d.day === todayOf(p)),
+    (p) => figures.get(p.accountLogin) && !openDays.get(p.id)?.some((d) => d.day === todayOf(p.timeZone)),
   )
   const snaps = await daySnapshots(
     ctx,
-    fresh.map((p) => ({ phaseId: p.id, day: todayOf(p), now: figures.get(p.accountLogin)! })),
+    fresh.map((p) => ({ phaseId: p.id, day: todayOf(p.timeZone), now: figures.get(p.accountLogin)! })),
   )
   const verdicts: { p: PhaseRow; v: ReturnType<typeof verdict>; f: Figures }[] = []
   await ctx.uow.run(async (tx) => {
     for (const p of phases) {
       const f = figures.get(p.accountLogin)
       if (!f) continue
-      const rules = Rules.parse(JSON.parse(p.rules))
-      const day = todayOf(p)
+      const rules = rulesOf(p.rules)
+      const day = todayOf(p.timeZone)
       const rows = openDays.get(p.id) ?? []
       const today = rows.find((d) => d.day === day)
       const snap = today ? { balance: today.startBalance, equity: today.startEquity } : snaps.get(p.id)!
@@ -95,10 +106,12 @@ async function evaluateChunk(ctx: PropCtx, trading: TradingApi, phases: PhaseRow
         highest = Math.max(highest, snap.balance)
       }
       const mine = positions.get(p.accountLogin) ?? []
-      const days = tradingDays(rules, p.timeZone, mine)
-      const openedToday = mine.filter((x) => localDay(x.openTime, p.timeZone) === day).length
+      const traded = tradingDays(rules, p.timeZone, mine)
+      const openedToday = mine.filter(
+        (x) => x.openTime >= now - 26 * 3_600_000 && localDay(x.openTime, p.timeZone) === day,
+      ).length
       const minEquity = Math.min(today?.minEquity ?? snap.equity, f.equity)
-      const tradingDay = days.has(day) ? 1 : 0
+      const tradingDay = traded.has(day) ? 1 : 0
       if (
         !today ||
         today.minEquity !== minEquity ||
@@ -109,10 +122,10 @@ async function evaluateChunk(ctx: PropCtx, trading: TradingApi, phases: PhaseRow
           .update(propDays)
           .set({ minEquity, positionsOpened: openedToday, tradingDay })
           .where(and(eq(propDays.phaseId, p.id), eq(propDays.day, day)))
-      if (p.tradingDays !== days.size || p.highestEodBalance !== highest)
+      if (p.tradingDays !== traded.size || p.highestEodBalance !== highest)
         await tx
           .update(propPhases)
-          .set({ tradingDays: days.size, highestEodBalance: highest, updatedAt: now })
+          .set({ tradingDays: traded.size, highestEodBalance: highest, updatedAt: now })
           .where(and(eq(propPhases.id, p.id), eq(propPhases.status, PHASE.active)))
       const v = verdict(rules, {
         initialBalance: p.initialBalance,
@@ -121,7 +134,7 @@ async function evaluateChunk(ctx: PropCtx, trading: TradingApi, phases: PhaseRow
         dayStartEquity: snap.equity,
         highestEodBalance: highest,
         openPositions: mine.filter((x) => x.closeTime === 0).length,
-        tradingDays: days.size,
+        tradingDays: traded.size,
         daysElapsed: daysInclusive(p.startDay, day),
       })
       if (v.outcome !== 'running') verdicts.push({ p, v, f })
