@@ -6,7 +6,7 @@ import { createClient } from '@libsql/client'
 import { sandboxEvent, signSandbox } from '../../src/modules/cashier/providers/sandbox'
 import { waitFor } from '../support/ports'
 import { type RedisServer, startRedis } from '../support/redis'
-import { call, type RealServer, serverDir, startRealServer } from '../support/server'
+import { call, type RealServer, serverDir, signIn, startRealServer } from '../support/server'
 import { type SqldServer, startSqld } from '../support/sqld'
 
 const SECRET = 'sandbox-demo-secret-dev-only'
@@ -20,12 +20,6 @@ let customer: string
 let manager: string
 
 const env = () => ({ DATABASE_URL: sqld.url, REDIS_URL: redis.url })
-
-async function signIn(base: string, path: string, body: unknown) {
-  const r = await call(base, 'POST', path, { body })
-  if (r.status !== 200) throw new Error(`${path}: ${r.status} ${r.text}`)
-  return r.json.__token as string
-}
 
 async function newDeposit(amount: number) {
   const r = await call(a.url, 'POST', '/cashier/deposit', {

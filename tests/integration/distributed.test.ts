@@ -3,7 +3,7 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { waitFor } from '../support/ports'
 import { type RedisServer, startRedis } from '../support/redis'
-import { call, type RealServer, serverDir, startRealServer } from '../support/server'
+import { call, type RealServer, serverDir, signIn, startRealServer } from '../support/server'
 import { type SqldServer, startSqld } from '../support/sqld'
 
 let sqld: SqldServer
@@ -17,12 +17,6 @@ let dealer: string
 let user: string
 
 const env = (role: string) => ({ DATABASE_URL: sqld.url, REDIS_URL: redis.url, ROLE: role })
-
-async function signIn(base: string, path: string, body: unknown) {
-  const r = await call(base, 'POST', path, { body })
-  if (r.status !== 200) throw new Error(`${path}: ${r.status} ${r.text}`)
-  return r.json.__token as string
-}
 
 const ingest = async (base: string, ticks: { symbol: string; bid: number; ask: number }[]) => {
   const r = await call(base, 'POST', '/market/quotes', { token: dealer, body: { ticks } })

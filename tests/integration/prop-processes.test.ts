@@ -3,7 +3,7 @@
 // that pays only one never take it negative.
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { type RedisServer, startRedis } from '../support/redis'
-import { call, type RealServer, serverDir, startRealServer } from '../support/server'
+import { call, type RealServer, serverDir, signIn, startRealServer } from '../support/server'
 import { type SqldServer, startSqld } from '../support/sqld'
 
 let sqld: SqldServer
@@ -13,12 +13,6 @@ let a: RealServer
 let b: RealServer
 let customer: string
 let manager: string
-
-async function signIn(base: string, path: string, body: unknown) {
-  const r = await call(base, 'POST', path, { body })
-  if (r.status !== 200) throw new Error(`${path}: ${r.status} ${r.text}`)
-  return r.json.__token as string
-}
 
 const balance = async () =>
   (await call(a.url, 'GET', '/manager/accounts/100001', { token: manager })).json.balance as number

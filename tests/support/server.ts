@@ -114,3 +114,10 @@ export async function call(
   } catch {}
   return { status: res.status, headers: res.headers, json, text }
 }
+
+/** Signs in over the socket and returns the token (a sign-in that fails throws with its answer). */
+export async function signIn(base: string, path: string, body: unknown) {
+  const r = await call(base, 'POST', path, { body })
+  if (r.status !== 200) throw new Error(`${path}: ${r.status} ${r.text}`)
+  return r.json.__token as string
+}

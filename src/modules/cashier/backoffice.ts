@@ -7,8 +7,8 @@ import { WithdrawalPaid } from './events'
 import { cashierInbox, cashierMethods, cashierOverrides, cashierTransactions } from './schema'
 import {
   credit,
-  historyOf,
   move,
+  pageOf,
   releaseHold,
   reverse,
   staffTxView,
@@ -59,15 +59,7 @@ export async function searchTransactions(
     )
     .orderBy(desc(cashierTransactions.id))
     .limit(limit + 1)
-  const page = rows.slice(0, limit)
-  const history = await historyOf(
-    ctx,
-    page.map((r) => r.id),
-  )
-  return {
-    rows: page.map((r) => staffTxView(r, history.get(r.id) ?? [])),
-    next_cursor: rows.length > limit ? page[page.length - 1].id : null,
-  }
+  return pageOf(ctx, rows, limit, staffTxView)
 }
 
 export async function staffTransaction(ctx: CashierCtx, brandId: number, id: number) {

@@ -11,7 +11,7 @@ import { COUNTING, feeOf, STATUS, type StatusName } from './domain/status'
 import { WithdrawalRequested } from './events'
 import type { NextStep } from './providers/port'
 import { cashierMethods, cashierOverrides, cashierTransactions } from './schema'
-import { historyOf, move, record, txNotFound, txView, viewOf } from './transactions'
+import { move, pageOf, record, txNotFound, txView, viewOf } from './transactions'
 
 const methodOf = (r: typeof cashierMethods.$inferSelect): MethodConfig => ({
   code: r.code,
@@ -380,15 +380,7 @@ export async function customerTransactions(
     )
     .orderBy(desc(cashierTransactions.id))
     .limit(limit + 1)
-  const page = rows.slice(0, limit)
-  const history = await historyOf(
-    ctx,
-    page.map((r) => r.id),
-  )
-  return {
-    rows: page.map((r) => txView(r, history.get(r.id) ?? [])),
-    next_cursor: rows.length > limit ? page[page.length - 1].id : null,
-  }
+  return pageOf(ctx, rows, limit, txView)
 }
 
 export async function customerTransaction(ctx: CashierCtx, brand: Brand, session: Session, id: number) {

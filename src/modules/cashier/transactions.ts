@@ -79,6 +79,24 @@ export async function historyOf(ctx: CashierCtx, ids: number[]) {
   return out
 }
 
+/** A page of a list read with `limit + 1` rows (newest first): the views with their histories and the cursor. */
+export async function pageOf<V>(
+  ctx: CashierCtx,
+  rows: TxRow[],
+  limit: number,
+  view: (r: TxRow, history: HistoryRow[]) => V,
+) {
+  const page = rows.slice(0, limit)
+  const history = await historyOf(
+    ctx,
+    page.map((r) => r.id),
+  )
+  return {
+    rows: page.map((r) => view(r, history.get(r.id) ?? [])),
+    next_cursor: rows.length > limit ? page[page.length - 1]!.id : null,
+  }
+}
+
 async function load(ctx: CashierCtx, id: number) {
   const [row] = await ctx.db.select().from(cashierTransactions).where(eq(cashierTransactions.id, id))
   if (!row) throw txNotFound()

@@ -1,4 +1,4 @@
-import { and, asc, desc, eq, inArray, lt } from 'drizzle-orm'
+import { and, asc, desc, eq, inArray } from 'drizzle-orm'
 import type { Session } from '../../kernel/auth/session'
 import type { Brand } from '../../kernel/brand/registry'
 import { ApiError } from '../../kernel/http/errors'
@@ -6,7 +6,7 @@ import { fromMinor } from '../accounts'
 import type { PropCtx } from './context'
 import { ProgramStep } from './domain/program'
 import { type PhaseState, PhaseRules as Rules } from './domain/rules'
-import { programRow, programView } from './programs'
+import { type ProgramRow, programRow, programView } from './programs'
 import { propBreaches, propChallenges, propDays, propPhases, propPurchases } from './schema'
 import { figuresOf } from './state'
 import { breachView, challengeView, dayView, phaseView, purchaseView } from './views'
@@ -16,7 +16,10 @@ const challengeNotFound = (id: number) =>
 
 /** The customer's REAL accounts in the program's currency, each with whether it can pay now and why not. */
 export async function payerAccounts(ctx: PropCtx, brand: Brand, session: Session, programId: number) {
-  const program = await programRow(ctx, brand.id, programId)
+  return payersFor(ctx, brand, session, await programRow(ctx, brand.id, programId))
+}
+
+async function payersFor(ctx: PropCtx, brand: Brand, session: Session, program: ProgramRow) {
   const logins = await ctx.accounts.customerAccounts(brand.id, session.customerId!)
   const rows = []
   for (const login of logins) {
@@ -57,7 +60,7 @@ export async function preview(
   payerLogin: number,
 ) {
   const program = await programRow(ctx, brand.id, programId)
-  const payers = await payerAccounts(ctx, brand, session, programId)
+  const payers = await payersFor(ctx, brand, session, program)
   const payer = payers.rows.find((r) => r.login === payerLogin)
   const steps = ProgramStep.array().parse(JSON.parse(program.steps))
   const first = steps[0] ? await ctx.accounts.findGroup(brand.id, steps[0].account_group) : null
@@ -223,7 +226,7 @@ export async function challengeBreaches(ctx: PropCtx, brandId: number, customerI
   const rows = await ctx.db
     .select()
     .from(propBreaches)
-    .where(and(eq(propBreaches.challengeId, c.id), lt(propBreaches.id, Number.MAX_SAFE_INTEGER)))
+    .where(eq(propBreaches.challengeId, c.id))
     .orderBy(desc(propBreaches.id))
   return {
     challenge_id: c.id,

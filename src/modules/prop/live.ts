@@ -164,12 +164,3 @@ export class PropWatch implements RiskWatcher {
     })
   }
 }
-
-/** Reads whether a login's phase is active (the buy route publishes changes; tests look here). */
-export const activePhaseOf = async (ctx: PropCtx, login: number) =>
-  (
-    await ctx.db
-      .select()
-      .from(propPhases)
-      .where(and(eq(propPhases.accountLogin, login), eq(propPhases.status, PHASE.active)))
-  )[0] ?? null

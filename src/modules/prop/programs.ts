@@ -6,7 +6,7 @@ import type { PropCtx } from './context'
 import { type GroupFacts, ProgramInput, ProgramStep, profitSplit, programProblem } from './domain/program'
 import { propPrograms } from './schema'
 
-type ProgramRow = typeof propPrograms.$inferSelect
+export type ProgramRow = typeof propPrograms.$inferSelect
 
 export const programNotFound = (id: number) =>
   new ApiError(404, 'PROGRAM_NOT_FOUND', `program ${id} not found`)

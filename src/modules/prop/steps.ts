@@ -13,6 +13,8 @@ const op = (
     out: boolean
     comment: string
     key: string
+    /** a rollback of an initial balance takes back what was given, whatever was traded since */
+    allowNegative?: boolean
   },
 ) =>
   ctx.uow.run(async (tx, work) => {
@@ -26,8 +28,7 @@ const op = (
       apiData: { ...o.data },
       idempotencyKey: `prop:${o.data.purchase_id}:${o.key}`,
       createdBy: 'prop',
-      // a rollback of an initial balance takes back what was given, whatever was traded since
-      allowNegative: o.key.endsWith('-rollback'),
+      allowNegative: o.allowNegative,
     })
     return r.row.id
   })
@@ -73,6 +74,7 @@ export function defaultSteps(ctx: PropCtx, accounts: AccountsApi): PurchaseSteps
         out: true,
         comment: 'PROP_CHALLENGE_INITIAL_BALANCE_ROLLBACK',
         key: `initial:${login}-rollback`,
+        allowNegative: true,
       }),
     async openAccount(brandId, customerId, group, password) {
       const { account, group: g } = await accounts.openAccount({

@@ -14,17 +14,9 @@ export const PROFILE_STATUSES = [
 ] as const
 export type ProfileStatus = (typeof PROFILE_STATUSES)[number]
 
-export const STEP_STATUSES = [
-  'not_started',
-  'in_progress',
-  'submitted',
-  'in_review',
-  'approved',
-  'resubmission_requested',
-  'rejected',
-  'expired',
-] as const
-export type StepStatus = (typeof STEP_STATUSES)[number]
+/** A step goes through the same states as the profile (which derives its own from its required steps). */
+export const STEP_STATUSES = PROFILE_STATUSES
+export type StepStatus = ProfileStatus
 
 export const DOCUMENT_STATUSES = ['pending', 'approved', 'rejected', 'expired'] as const
 export type DocumentStatus = (typeof DOCUMENT_STATUSES)[number]
