@@ -116,6 +116,33 @@ describe('3. a disable or a password change ends the sessions', () => {
 })
 
 describe('4. self-service leverage is what the group offers', () => {
+  test("groups closed to self-service (the prop phases') are neither listed nor opened by customers", async () => {
+    const customer = await t.customerToken()
+    const names = async () =>
+      ((await t.request('GET', '/customer/groups', { token: customer })).json.rows as { name: string }[]).map(
+        (g) => g.name,
+      )
+    expect(await names()).toContain('real\\USD')
+    expect(await names()).not.toContain('prop\\funded\\USD')
+    for (const group of ['prop\\funded\\USD', 'prop\\eval\\USD']) {
+      const r = await t.request('POST', '/customer/accounts', {
+        token: customer,
+        body: { group, password: 'prop-self-pass-1' },
+      })
+      expect([r.status, r.json.error]).toEqual([404, 'GROUP_NOT_FOUND'])
+    }
+    // staff open it again, and close it back
+    const listed = (await t.request('GET', '/manager/groups', { token: staff })).json.rows
+    const funded = listed.find((g: { name: string }) => g.name === 'prop\\funded\\USD')
+    expect(funded.self_service).toBe(0)
+    const set = (v: number) =>
+      t.request('PATCH', `/manager/groups/${funded.id}`, { token: staff, body: { self_service: v } })
+    expect((await set(1)).json.self_service).toBe(1)
+    expect(await names()).toContain('prop\\funded\\USD')
+    expect((await set(0)).json.self_service).toBe(0)
+    expect(await names()).not.toContain('prop\\funded\\USD')
+  })
+
   test('1:1000 on a 1:100 REAL group is refused; the offered steps are accepted', async () => {
     const customer = await t.customerToken()
     const groups = await t.request('GET', '/customer/groups', { token: customer })

@@ -20,6 +20,7 @@ export function groupView(g: typeof groups.$inferSelect) {
     default_deposit: fromMinor(g.defaultDeposit, g.currency),
     margin_call: g.marginCall,
     stop_out: g.stopOut,
+    self_service: g.selfService,
   }
 }
 
@@ -122,6 +123,7 @@ export interface GroupInput {
   default_deposit?: number
   margin_call?: number
   stop_out?: number
+  self_service?: number
 }
 
 export type GroupChanges = Partial<Omit<GroupInput, 'currency' | 'account_mode'>>
@@ -161,6 +163,7 @@ export async function createGroup(ctx: AccountsCtx, brand: Brand, g: GroupInput)
           defaultDeposit: depositMinor(g.default_deposit ?? 0, g.currency),
           marginCall,
           stopOut,
+          selfService: g.self_service ?? 1,
           createdAt: ctx.clock.now(),
         })
         .returning(),
@@ -190,6 +193,7 @@ export async function updateGroup(ctx: AccountsCtx, brand: Brand, id: number, c:
             c.default_deposit === undefined ? undefined : depositMinor(c.default_deposit, current.currency),
           marginCall: c.margin_call,
           stopOut: c.stop_out,
+          selfService: c.self_service,
         }).filter(([, v]) => v !== undefined),
       )
       const [r] = await tx.update(groups).set(set).where(eq(groups.id, id)).returning()

@@ -21,6 +21,7 @@ export const DEMO_ACCOUNTS = {
       currency: 'USD',
       leverage: 100,
       defaultDeposit: 10000,
+      selfService: 0,
     },
     {
       brand: 'Demo',
@@ -29,6 +30,7 @@ export const DEMO_ACCOUNTS = {
       currency: 'USD',
       leverage: 100,
       defaultDeposit: 10000,
+      selfService: 0,
     },
     {
       brand: 'Beta',
@@ -117,6 +119,7 @@ export async function seedDemoAccounts(ctx: AccountsCtx) {
           currency: g.currency,
           leverage: g.leverage,
           defaultDeposit: g.defaultDeposit * 100,
+          selfService: 'selfService' in g ? g.selfService : 1,
           createdAt: now,
         })
         .onConflictDoNothing()

@@ -32,6 +32,9 @@ const GroupSettings = {
     Int({ minimum: 1, maximum: 10_000, description: 'margin level (%) of the margin call' }),
   ),
   stop_out: t.Optional(Int({ minimum: 0, maximum: 10_000, description: 'margin level (%) of the stop-out' })),
+  self_service: t.Optional(
+    Flag('1 (default): customers may open accounts in it (GET /customer/groups); 0: staff and modules only'),
+  ),
 }
 
 const Group = t.Object({
@@ -43,6 +46,9 @@ const Group = t.Object({
   default_deposit: t.Number(),
   margin_call: Int({ description: 'margin level (%) of the margin call' }),
   stop_out: Int({ description: 'margin level (%) of the stop-out' }),
+  self_service: Int({
+    description: '1: customers may open accounts in it themselves; 0: staff and modules only',
+  }),
 })
 
 const Operation = t.Object({

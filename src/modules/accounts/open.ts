@@ -47,7 +47,11 @@ export async function openAccount(ctx: AccountsCtx, input: OpenAccountInput) {
           .select()
           .from(groups)
           .where(and(eq(groups.brandId, input.brandId), eq(groups.name, input.group)))
-        if (!group || (input.allowedModes && !input.allowedModes.includes(group.accountMode)))
+        if (
+          !group ||
+          (input.allowedModes && !input.allowedModes.includes(group.accountMode)) ||
+          (input.selfService && group.selfService === 0)
+        )
           throw new ApiError(404, 'GROUP_NOT_FOUND', `group ${input.group} not found`)
         if (input.selfService && input.leverage !== undefined) {
           const options = leverageOptions(group.leverage)
@@ -124,7 +128,11 @@ export async function openAccount(ctx: AccountsCtx, input: OpenAccountInput) {
 
 /** GET /customer/groups: the brand's groups open to self-service, with the leverage each offers. */
 export async function selfServiceGroups(ctx: AccountsCtx, brand: { id: number }) {
-  const rows = await ctx.db.select().from(groups).where(eq(groups.brandId, brand.id)).orderBy(groups.name)
+  const rows = await ctx.db
+    .select()
+    .from(groups)
+    .where(and(eq(groups.brandId, brand.id), eq(groups.selfService, 1)))
+    .orderBy(groups.name)
   return {
     rows: rows.map((g) => ({
       name: g.name,

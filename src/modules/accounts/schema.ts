@@ -13,6 +13,8 @@ export const groups = sqliteTable(
     defaultDeposit: integer('default_deposit').notNull().default(0),
     marginCall: integer('margin_call').notNull().default(100),
     stopOut: integer('stop_out').notNull().default(50),
+    /** 0: customers cannot open accounts in it themselves (prop phases' groups; staff and modules can). */
+    selfService: integer('self_service').notNull().default(1),
     createdAt: integer('created_at').notNull(),
   },
   (t) => [uniqueIndex('groups_brand_name').on(t.brandId, t.name)],
