@@ -1,4 +1,4 @@
-import { and, eq, isNull, lt, sql } from 'drizzle-orm'
+import { and, eq, isNull, sql } from 'drizzle-orm'
 import { fromMinor } from '../accounts'
 import type { TradingApi } from '../trading'
 import type { PropCtx } from './context'
@@ -87,59 +87,75 @@ async function evaluateChunk(ctx: PropCtx, trading: TradingApi, phases: PhaseRow
     fresh.map((p) => ({ phaseId: p.id, day: todayOf(p.timeZone), now: figures.get(p.accountLogin)! })),
   )
   const verdicts: { p: PhaseRow; v: ReturnType<typeof verdict>; f: Figures }[] = []
-  await ctx.uow.run(async (tx) => {
-    for (const p of phases) {
-      const f = figures.get(p.accountLogin)
-      if (!f) continue
-      const rules = rulesOf(p.rules)
-      const day = todayOf(p.timeZone)
-      const rows = openDays.get(p.id) ?? []
-      const today = rows.find((d) => d.day === day)
-      const snap = today ? { balance: today.startBalance, equity: today.startEquity } : snaps.get(p.id)!
-      let highest = p.highestEodBalance
-      // the days before today end where today started
-      if (rows.some((d) => d.day < day)) {
-        await tx
-          .update(propDays)
-          .set({ endBalance: snap.balance, endEquity: snap.equity })
-          .where(and(eq(propDays.phaseId, p.id), lt(propDays.day, day), isNull(propDays.endBalance)))
-        highest = Math.max(highest, snap.balance)
-      }
-      const mine = positions.get(p.accountLogin) ?? []
-      const traded = tradingDays(rules, p.timeZone, mine)
-      const openedToday = mine.filter(
-        (x) => x.openTime >= now - 26 * 3_600_000 && localDay(x.openTime, p.timeZone) === day,
-      ).length
-      const minEquity = Math.min(today?.minEquity ?? snap.equity, f.equity)
-      const tradingDay = traded.has(day) ? 1 : 0
-      if (
-        !today ||
-        today.minEquity !== minEquity ||
-        today.positionsOpened !== openedToday ||
-        today.tradingDay !== tradingDay
-      )
-        await tx
-          .update(propDays)
-          .set({ minEquity, positionsOpened: openedToday, tradingDay })
-          .where(and(eq(propDays.phaseId, p.id), eq(propDays.day, day)))
-      if (p.tradingDays !== traded.size || p.highestEodBalance !== highest)
-        await tx
-          .update(propPhases)
-          .set({ tradingDays: traded.size, highestEodBalance: highest, updatedAt: now })
-          .where(and(eq(propPhases.id, p.id), eq(propPhases.status, PHASE.active)))
-      const v = verdict(rules, {
-        initialBalance: p.initialBalance,
-        balance: f.balance,
-        equity: f.equity,
-        dayStartEquity: snap.equity,
-        highestEodBalance: highest,
-        openPositions: mine.filter((x) => x.closeTime === 0).length,
-        tradingDays: traded.size,
-        daysElapsed: daysInclusive(p.startDay, day),
-      })
-      if (v.outcome !== 'running') verdicts.push({ p, v, f })
+  /** Phases whose trailing loss floor moved: the engine's watch reads them again. */
+  const raised: number[] = []
+  // what changed, written below in three statements for the whole chunk
+  const ended: { p: number; d: string; b: number; e: number }[] = []
+  const days: { p: number; d: string; m: number; o: number; t: number }[] = []
+  const counts: { i: number; t: number; h: number }[] = []
+  for (const p of phases) {
+    const f = figures.get(p.accountLogin)
+    if (!f) continue
+    const rules = rulesOf(p.rules)
+    const day = todayOf(p.timeZone)
+    const rows = openDays.get(p.id) ?? []
+    const today = rows.find((d) => d.day === day)
+    const snap = today ? { balance: today.startBalance, equity: today.startEquity } : snaps.get(p.id)!
+    let highest = p.highestEodBalance
+    // the days before today end where today started
+    if (rows.some((d) => d.day < day)) {
+      ended.push({ p: p.id, d: day, b: snap.balance, e: snap.equity })
+      highest = Math.max(highest, snap.balance)
     }
+    const mine = positions.get(p.accountLogin) ?? []
+    const traded = tradingDays(rules, p.timeZone, mine)
+    const openedToday = mine.filter(
+      (x) => x.openTime >= now - 26 * 3_600_000 && localDay(x.openTime, p.timeZone) === day,
+    ).length
+    const minEquity = Math.min(today?.minEquity ?? snap.equity, f.equity)
+    const tradingDay = traded.has(day) ? 1 : 0
+    if (
+      !today ||
+      today.minEquity !== minEquity ||
+      today.positionsOpened !== openedToday ||
+      today.tradingDay !== tradingDay
+    )
+      days.push({ p: p.id, d: day, m: minEquity, o: openedToday, t: tradingDay })
+    if (p.highestEodBalance !== highest && rules.total_loss_mode === 'trailing') raised.push(p.id)
+    if (p.tradingDays !== traded.size || p.highestEodBalance !== highest)
+      counts.push({ i: p.id, t: traded.size, h: highest })
+    const v = verdict(rules, {
+      initialBalance: p.initialBalance,
+      balance: f.balance,
+      equity: f.equity,
+      dayStartEquity: snap.equity,
+      highestEodBalance: highest,
+      openPositions: mine.filter((x) => x.closeTime === 0).length,
+      tradingDays: traded.size,
+      daysElapsed: daysInclusive(p.startDay, day),
+    })
+    if (v.outcome !== 'running') verdicts.push({ p, v, f })
+  }
+  // each statement walks the JSON rows and finds its row by primary key (the unary + keeps the planner
+  // off the status index, which would scan every active phase once per JSON row)
+  const field = (name: string) => sql.raw(`json_extract(j.value, '$.${name}')`)
+  await ctx.uow.run(async (tx) => {
+    if (ended.length)
+      await tx.run(sql`update prop_days set end_balance = ${field('b')}, end_equity = ${field('e')}
+        from json_each(${JSON.stringify(ended)}) j
+        where prop_days.phase_id = ${field('p')} and prop_days.day < ${field('d')} and prop_days.end_balance is null`)
+    if (days.length)
+      await tx.run(sql`update prop_days set min_equity = ${field('m')}, positions_opened = ${field('o')},
+          trading_day = ${field('t')}
+        from json_each(${JSON.stringify(days)}) j
+        where prop_days.phase_id = ${field('p')} and prop_days.day = ${field('d')}`)
+    if (counts.length)
+      await tx.run(sql`update prop_phases set trading_days = ${field('t')}, highest_eod_balance = ${field('h')},
+          updated_at = ${now}
+        from json_each(${JSON.stringify(counts)}) j
+        where prop_phases.id = ${field('i')} and +prop_phases.status = ${PHASE.active}`)
   })
+  if (raised.length) await ctx.bus.publish(PHASES_CHANGED, raised)
   let passed = 0
   let failed = 0
   for (const { p, v, f } of verdicts) {
