@@ -100,8 +100,24 @@ try {
         body: { login, cmd: 0, volume, symbol, sl: 0, tp: 0 },
       }),
     )
+  // symbols in a session break now (metals and energies pause daily) are left out
+  const closed = new Set<string>()
+  const openSome = async (login: number, i: number) => {
+    for (let k = 0; k < symbols.length; k++) {
+      const symbol = symbols[(i + k) % symbols.length]!.symbol
+      if (closed.has(symbol)) continue
+      const r = await call(base, 'POST', '/trade/open', {
+        token: dealer,
+        body: { login, cmd: 0, volume: 1, symbol, sl: 0, tp: 0 },
+      })
+      if (r.status === 200) return
+      if (!/market closed/.test(r.text)) throw new Error(`${r.status} ${r.text.slice(0, 300)}`)
+      closed.add(symbol)
+    }
+    throw new Error('every symbol is outside its session: run the bench on a weekday')
+  }
   t0 = performance.now()
-  await pool(CHALLENGES, 8, (i) => open(bought[i]!.login, symbols[i % symbols.length]!.symbol, 1))
+  await pool(CHALLENGES, 8, (i) => openSome(bought[i]!.login, i))
   const openSeconds = (performance.now() - t0) / 1000
   const sentinels = bought.slice(CHALLENGES)
   await open(sentinels[0]!.login, 'EURUSD', 100)
@@ -146,7 +162,7 @@ try {
     latencies.push(b.detected_time - sentAt)
   }
   console.log(
-    `prop, embedded default, ${CHALLENGES} challenges with a position each over ${symbols.length} symbols`,
+    `prop, embedded default, ${CHALLENGES} challenges with a position each over ${symbols.length - closed.size} symbols`,
   )
   console.log(
     `  setup: ${bought.length} purchases in ${buySeconds.toFixed(1)} s, opens in ${openSeconds.toFixed(1)} s`,

@@ -90,6 +90,62 @@ describe('a breach on a tick', () => {
   })
 })
 
+describe('what the price bands must not miss', () => {
+  // the engine looks at an account only when a tick leaves its price band or the account changes
+  // (domain/risk-band.ts): a band must also cover the symbols its conversion rate reads, and a balance
+  // operation must bring the account to a look without any tick
+  const twoStep = async () =>
+    (await t.request('GET', '/prop/programs', { token: customer })).json.rows.find(
+      (p: { name: string }) => p.name === 'Two-Step 10k',
+    ).id as number
+
+  test('a cross priced through another symbol: a tick of GBPUSD alone breaks the limit of an EURGBP position', async () => {
+    await ingest([
+      { symbol: 'EURGBP', bid: 0.86, ask: 0.8602 },
+      { symbol: 'GBPUSD', bid: 1.27, ask: 1.2702 },
+    ])
+    const c = await buy(await twoStep())
+    await t.runJob('prop.evaluate')
+    const o = await t.request('POST', '/trade/open', {
+      token: c.token,
+      body: { login: c.login, cmd: 0, volume: 100, symbol: 'EURGBP', sl: 0, tp: 0 },
+    })
+    expect(o.status).toBe(200)
+    // 32 pips on 1 lot = 320 GBP, at GBPUSD 1.27 about 406 USD of the 500 allowed
+    await ingest([{ symbol: 'EURGBP', bid: 0.857, ask: 0.8572 }])
+    expect((await detail(c.challenge)).challenge.status_name).toBe('active')
+    // the pound alone rises: 320 GBP are now 544 USD
+    const breachAt = clock.now() + 1000
+    await ingest([{ symbol: 'GBPUSD', bid: 1.7, ask: 1.7002 }])
+    const d = await detail(c.challenge)
+    expect(d.challenge.status_name).toBe('failed')
+    expect(d.latest_breach).toMatchObject({ rule: 'daily_loss', tick_time: breachAt })
+    await ingest([{ symbol: 'GBPUSD', bid: 1.27, ask: 1.2702 }])
+  })
+
+  test('a balance correction by staff, with no tick after it, is looked at', async () => {
+    await ingest([{ symbol: 'EURUSD', bid: 1.1, ask: 1.1002 }])
+    const c = await buy(await twoStep())
+    await t.runJob('prop.evaluate')
+    expect((await open(c.login, c.token)).status).toBe(200)
+    // a small floating loss (about 170 USD), far from the 9,500 floor
+    await ingest([{ symbol: 'EURUSD', bid: 1.0985, ask: 1.0987 }])
+    expect((await detail(c.challenge)).challenge.status_name).toBe('active')
+    const w = await t.request('POST', `/manager/accounts/${c.login}/balance`, {
+      token: manager,
+      body: { type: 'withdrawal', amount: 400, comment: 'correction' },
+    })
+    expect(w.status).toBe(200)
+    // the relay delivers the operation to prop, which has the engine look at the account
+    await t.settle()
+    for (let i = 0; i < 50 && (await detail(c.challenge)).challenge.status_name === 'active'; i++)
+      await Bun.sleep(10)
+    const d = await detail(c.challenge)
+    expect(d.challenge.status_name).toBe('failed')
+    expect(d.latest_breach.rule).toBe('daily_loss')
+  })
+})
+
 describe('passing: phase 1, phase 2, funded, payout', () => {
   async function profitAndClose(login: number, token: string) {
     const o = await open(login, token)

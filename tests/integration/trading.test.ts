@@ -207,6 +207,34 @@ describe('triggers driven by ingested quotes', () => {
     const l = await ledgerSum(100002)
     expect(l.ledger).toBe(l.balance)
   })
+
+  test('no tick needed: a leverage cut that takes the margin level under stop-out closes at the quotes now', async () => {
+    const manager = await t.staffToken()
+    const created = await t.request('POST', '/manager/accounts', {
+      token: manager,
+      body: { group: 'demo\\USD', password: 'stop-out-pass-1' },
+    })
+    expect(created.status).toBe(200)
+    const login = created.json.login as number
+    await ingest([{ symbol: 'EURUSD', bid: 1.1, ask: 1.1001 }])
+    // 2 lots at 1:100: 2 x 100,000 EUR / 100 = 2,000 EUR, 2,200 USD of margin on the 10,000 deposit
+    const o = await t.request('POST', '/trade/open', {
+      token: dealer,
+      body: { login, cmd: 0, volume: 200, symbol: 'EURUSD', sl: 0, tp: 0 },
+    })
+    expect(o.status).toBe(200)
+    // at 1:1 the margin is 220,000 USD: a level of about 4.5%, under the 50% stop-out
+    const cut = await t.request('PATCH', `/manager/accounts/${login}`, {
+      token: manager,
+      body: { leverage: 1 },
+    })
+    expect(cut.status).toBe(200)
+    // no quote moves: the account.updated event reaches the engine, which looks at the account
+    await t.settle()
+    for (let i = 0; i < 50 && (await state(o.json.order)).state === 'open'; i++) await Bun.sleep(10)
+    const closed = await state(o.json.order)
+    expect([closed.state, closed.closeReason, closed.closePrice]).toEqual(['closed', 'stopout', 1.1])
+  })
 })
 
 describe('modify, close, cancel, close group, lists', () => {

@@ -1,8 +1,10 @@
 import { describe, expect, test } from 'bun:test'
 import {
   daysInclusive,
+  headroom,
   localDay,
   lossBreach,
+  nextDayStart,
   type PhaseRules,
   type PhaseState,
   progress,
@@ -54,6 +56,23 @@ describe('daily loss: against the day start equity, floating loss included', () 
   test('warnings at 80% of the limit: a loss of 4,000 of the 5,000 warns once per rule', () => {
     expect(warningsDue(r, state({ ...base, equity: 98_000_01 }))).toEqual([])
     expect(warningsDue(r, state({ ...base, equity: 98_000_00 }))).toEqual([{ rule: 'daily_loss', level: 80 }])
+  })
+})
+
+describe('headroom: the equity that may be lost before the next warning or limit', () => {
+  // initial 100,000, day start equity 102,000, equity 101,000: the daily floor is 97,000 and its 80% warning
+  // 102,000 - 4,000 = 98,000; the static total floor is 90,000 and its warning 100,000 - 8,000 = 92,000.
+  // The highest of these below the equity is the daily warning: 101,000 - 98,000 = 3,000 may be lost.
+  const r = rules()
+  const s = state({ initialBalance: 100_000_00, dayStartEquity: 102_000_00, equity: 101_000_00 })
+  test('the nearest level below the equity decides', () => {
+    expect(headroom(r, s, () => false)).toBe(3_000_00)
+  })
+  test('a warning sent today no longer counts: then the daily floor, 101,000 - 97,000 = 4,000', () => {
+    expect(headroom(r, s, (rule, level) => rule === 'daily_loss' && level === 80)).toBe(4_000_00)
+  })
+  test('past the warning level (equity 97,500), the floor: 500 left', () => {
+    expect(headroom(r, { ...s, equity: 97_500_00 }, () => false)).toBe(500_00)
   })
 })
 
@@ -152,6 +171,17 @@ describe("the program's zone decides the day, DST included", () => {
     expect(localDay(Date.UTC(2026, 10, 1, 4, 0), zone)).toBe('2026-11-01')
     expect(localDay(Date.UTC(2026, 10, 2, 4, 59), zone)).toBe('2026-11-01')
     expect(localDay(Date.UTC(2026, 10, 2, 5, 0), zone)).toBe('2026-11-02')
+  })
+
+  test('the next day starts at local midnight: 23 hours after the Prague spring midnight, 25 after New York autumn', () => {
+    // Prague 29 March 2026 starts at 23:00 UTC on the 28th (CET) and ends at 22:00 UTC on the 29th (CEST)
+    expect(nextDayStart(Date.UTC(2026, 2, 28, 23, 30), 'Europe/Prague')).toBe(Date.UTC(2026, 2, 29, 22, 0))
+    // New York 1 November 2026 starts at 04:00 UTC (EDT) and ends at 05:00 UTC on the 2nd (EST)
+    expect(nextDayStart(Date.UTC(2026, 10, 1, 4, 0), 'America/New_York')).toBe(Date.UTC(2026, 10, 2, 5, 0))
+    // from the last millisecond of a day, the next millisecond
+    expect(nextDayStart(Date.UTC(2026, 10, 2, 4, 59, 59, 999), 'America/New_York')).toBe(
+      Date.UTC(2026, 10, 2, 5, 0),
+    )
   })
 
   test('days elapsed count calendar days, the first being 1', () => {

@@ -224,7 +224,6 @@ export class Relay {
         })
       })
       this.stats.delivered++
-      return null
     } catch (e) {
       // another relay recorded it first (its lease ran out on us): delivered, and our writes rolled back
       if (isUniqueViolation(e)) return null
@@ -239,6 +238,14 @@ export class Relay {
       })
       return { consumer, error, permanent: false }
     }
+    await consumer.after?.(event).catch((e: unknown) =>
+      this.logger.log('warn', 'event consumer after-commit step failed', {
+        consumer: consumer.name,
+        event_id: row.id,
+        err: e instanceof Error ? e.message : String(e),
+      }),
+    )
+    return null
   }
 
   private async retryLater(row: Claimed) {

@@ -30,6 +30,11 @@ export interface Consumer<T> {
   name: string
   topic: Topic<T>
   handle(event: DeliveredEvent<T>, tx: Tx): Promise<void>
+  /**
+   * Once the delivery has committed: an effect outside the database that must not run inside its
+   * transaction (waking the engine, which writes on its own). Best effort: a failure is logged, not retried.
+   */
+  after?(event: DeliveredEvent<T>): Promise<void>
 }
 
 /** An event on its way into the outbox (written in the transaction of the change it describes). */

@@ -15,18 +15,11 @@ export interface Tick extends Quote {
   id: string
 }
 
-/**
- * `explicit`: a feed batch posted to the ingest routes (every account is then checked for stop-out);
- * `replay`: the engine catching up after a takeover (triggers only fire for orders set before the tick).
- */
-export type TickListener = (
-  ticks: Tick[],
-  meta: { explicit: boolean; replay: boolean },
-) => Promise<void> | void
+/** `replay`: the engine catching up after a takeover (triggers only fire for orders set before the tick). */
+export type TickListener = (ticks: Tick[], meta: { replay: boolean }) => Promise<void> | void
 
 interface TicksEntry {
   ticks: { symbol: string; bid: number; ask: number; time: number }[]
-  explicit: boolean
 }
 
 const quoteKey = (symbol: string) => `quote:v1:${symbol}`
@@ -145,10 +138,7 @@ export class QuoteHub {
    * symbol's digits; ticks older than the symbol's latest quote are dropped. Returns the ticks published
    * (on the embedded bus, once applied and processed by the engine).
    */
-  async apply(
-    batch: { symbol: string; bid: number; ask: number; time: number }[],
-    meta: { explicit: boolean } = { explicit: false },
-  ): Promise<Tick[]> {
+  async apply(batch: { symbol: string; bid: number; ask: number; time: number }[]): Promise<Tick[]> {
     await this.refdata.fresh()
     const ticks: TicksEntry['ticks'] = []
     for (const t of batch) {
@@ -165,7 +155,7 @@ export class QuoteHub {
       })
     }
     if (ticks.length === 0) return []
-    const entry: TicksEntry = { ticks, explicit: meta.explicit }
+    const entry: TicksEntry = { ticks }
     const id = await this.bus.publish(TICKS, entry)
     return ticks.map((t) => ({ ...t, id }))
   }
@@ -191,7 +181,7 @@ export class QuoteHub {
       this.local.set(t.symbol, { bid: t.bid, ask: t.ask, time: t.time })
       accepted.push({ ...t, id: e.id })
     }
-    if (accepted.length) await this.notify(this.listeners, accepted, { explicit: false, replay: false })
+    if (accepted.length) await this.notify(this.listeners, accepted, { replay: false })
   }
 
   /**
@@ -216,11 +206,11 @@ export class QuoteHub {
           ),
         )
       await this.candles.onTicks(ticks)
-      await this.notify(this.engineListeners, ticks, { explicit: data.explicit, replay: at.replay })
+      await this.notify(this.engineListeners, ticks, { replay: at.replay })
     }
   }
 
-  private async notify(list: TickListener[], ticks: Tick[], meta: { explicit: boolean; replay: boolean }) {
+  private async notify(list: TickListener[], ticks: Tick[], meta: { replay: boolean }) {
     for (const l of [...list]) {
       try {
         await l(ticks, meta)

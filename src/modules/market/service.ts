@@ -383,7 +383,6 @@ export async function ingestQuotes(
     if (!ctx.refdata.symbol(t.symbol)) throw invalid(`ticks.${i}.symbol: unknown symbol ${t.symbol}`)
     if (!(t.bid > 0 && t.ask >= t.bid)) throw invalid(`ticks.${i}: bid must be > 0 and <= ask`)
   })
-  // a feed batch is explicit: the trading engine checks every account against its stop-out level now
   const accepted = await ctx.quotes.apply(
     ticks.map((t) => ({
       symbol: t.symbol,
@@ -391,7 +390,6 @@ export async function ingestQuotes(
       ask: t.ask,
       time: t.time ? (t.time > 1e12 ? t.time : t.time * 1000) : now,
     })),
-    { explicit: true },
   )
   return { accepted: accepted.length, rejected: ticks.length - accepted.length }
 }

@@ -1,10 +1,12 @@
 import { and, eq, gte, inArray } from 'drizzle-orm'
-import type { RiskWatcher } from '../trading'
+import type { RiskRoom, RiskWatcher } from '../trading'
 import type { PropCtx } from './context'
 import { PHASE } from './domain/purchase'
 import {
+  headroom,
   localDay,
   lossBreach,
+  nextDayStart,
   type PhaseRules,
   type PhaseState,
   PhaseRules as Rules,
@@ -37,11 +39,18 @@ interface Watched {
  */
 export class PropWatch implements RiskWatcher {
   private readonly byLogin = new Map<number, Watched>()
+  private recheck: (login: number) => void = () => {}
+  /** The end of the local day each zone is in, so a look does not search for midnight again. */
+  private readonly dayEnds = new Map<string, { day: string; end: number }>()
 
   constructor(private readonly ctx: PropCtx) {}
 
   watches(login: number) {
     return this.byLogin.has(login)
+  }
+
+  listen(recheck: (login: number) => void) {
+    this.recheck = recheck
   }
 
   get size() {
@@ -75,7 +84,10 @@ export class PropWatch implements RiskWatcher {
     const rows = await this.ctx.db.select().from(propPhases).where(inArray(propPhases.id, ids))
     for (const r of rows)
       if (r.status === PHASE.active) this.watch(r)
-      else if (this.byLogin.get(r.accountLogin)?.closing !== true) this.byLogin.delete(r.accountLogin)
+      else if (this.byLogin.get(r.accountLogin)?.closing !== true) {
+        this.byLogin.delete(r.accountLogin)
+        this.recheck(r.accountLogin)
+      }
   }
 
   private watch(phase: PhaseRow) {
@@ -88,11 +100,12 @@ export class PropWatch implements RiskWatcher {
       warned: known?.warned ?? new Set(),
       closing: false,
     })
+    this.recheck(phase.accountLogin)
   }
 
-  async check(login: number, figures: Figures, tickTime: number): Promise<'close' | null> {
+  async check(login: number, figures: Figures, tickTime: number): Promise<'close' | RiskRoom> {
     const w = this.byLogin.get(login)
-    if (!w) return null
+    if (!w) return { headroom: Number.POSITIVE_INFINITY, until: Number.POSITIVE_INFINITY }
     if (w.closing) return 'close'
     const day = localDay(tickTime, w.phase.timeZone)
     if (day !== w.day) {
@@ -105,11 +118,22 @@ export class PropWatch implements RiskWatcher {
     const breach = lossBreach(w.rules, s)
     if (!breach) {
       await this.warn(w, s)
-      return null
+      return {
+        headroom: headroom(w.rules, s, (rule, level) => w.warned.has(`${rule}:${level}`)),
+        until: this.dayEnd(w.phase.timeZone, day, tickTime),
+      }
     }
     await recordBreach(this.ctx, w.phase, breach, figures, tickTime)
     w.closing = true
     return 'close'
+  }
+
+  private dayEnd(zone: string, day: string, at: number) {
+    const known = this.dayEnds.get(zone)
+    if (known?.day === day) return known.end
+    const end = nextDayStart(at, zone)
+    this.dayEnds.set(zone, { day, end })
+    return end
   }
 
   /** The engine closed a failed phase's positions: it stops being watched. */

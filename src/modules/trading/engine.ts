@@ -3,16 +3,18 @@ import { type BusEntry, idTime } from '../../kernel/bus/bus'
 import type { Tx } from '../../kernel/db/client'
 import { readSkippingBadRows } from '../../kernel/db/tolerant'
 import type { Work } from '../../kernel/db/unit-of-work'
-import { type GroupRecord, roundToMinor } from '../accounts'
+import { type AccountRecord, fromMinor, type GroupRecord, roundToMinor } from '../accounts'
 import { type Quote, quoteForGroup, type Tick } from '../market'
 import type { TradingCtx } from './context'
 import { stopOutOrder } from './domain/checks'
 import { isBuy, swapCharge } from './domain/formulas'
 import { addHolding, type Holding, removeHolding } from './domain/holdings'
+import { type BandLimits, everyTick, riskBands } from './domain/risk-band'
+import { RiskBook } from './domain/risk-book'
 import { type Trigger, TriggerBook } from './domain/triggers'
 import { MarginCall, SwapCharged, TradeActivated, TradeCancelled, TradeExpired } from './events'
 import { closeTx, refreshAfterCommit, type TradeRefresh } from './execution'
-import { marginOf, pricePositions, pricing } from './exposure'
+import { marginOf, type Pricing, pricePositions, pricing } from './exposure'
 import { fundsOf } from './holdings-table'
 import type { OrderRow } from './positions'
 import type { RiskWatcher } from './risk-watch'
@@ -20,6 +22,8 @@ import { orders } from './schema'
 import { tradeEvent } from './views'
 
 const DAY_MS = 86_400_000
+/** Accounts looked at for a change (not a tick) in one settle; the rest wait for the next. */
+const CHECKS_PER_SETTLE = 2000
 
 /** What an execution did: the stat it counts, or a pending order cancelled for lack of margin. */
 type Outcome = 'activated' | 'sl' | 'tp' | 'cancelled'
@@ -61,20 +65,21 @@ export class TriggerEngine {
   private readonly seen = new Map<number, number>()
   /** Pending orders with an expiration, so a tick does not walk every resting order. */
   private readonly expiring = new Set<number>()
-  private lastSweep = 0
-  /** Symbols that moved since the last stop-out sweep; every account on the next settle when set. */
-  private readonly sweepSymbols = new Set<string>()
-  private sweepAll = false
   /** Executions decided on the ticks of the current read of the bus, by ticket (one each). */
   private readonly queued = new Map<number, Execution>()
   /** Logins whose margin call this instance has seen (the notification is written once per episode). */
   private readonly marginCalled = new Set<number>()
   private syncedUpTo = 0
-  /** A module watching accounts' equity on every tick (risk-watch.ts), and the symbols moved since it looked. */
+  /** A module holding accounts to limits of its own (risk-watch.ts). */
   private riskWatcher: RiskWatcher | null = null
-  private readonly riskMoved = new Map<string, number>()
-  /** Logins holding an open position in each symbol, so a tick reaches only the accounts it moves. */
-  private readonly holdersBySymbol = new Map<string, Set<number>>()
+  /** The price bands of every login with positions (domain/risk-band.ts): inside them it reaches no limit. */
+  private readonly riskBook = new RiskBook()
+  /** Logins to look at on the next settle: a tick left their band (its time), or they changed. */
+  private riskDue = new Map<number, number>()
+  private readonly riskDirty = new Set<number>()
+  /** When each login's band stops holding whatever the price (its watcher's day ends), and the first. */
+  private readonly riskUntil = new Map<number, number>()
+  private riskNextUntil = Number.POSITIVE_INFINITY
   readonly stats = { activated: 0, sl: 0, tp: 0, expired: 0, stoppedOut: 0, lostRaces: 0, riskClosed: 0 }
 
   /** What a write of the engine refreshes once it commits (the positions cache, this book). */
@@ -120,9 +125,7 @@ export class TriggerEngine {
       this.openByLogin.set(o.login, set)
       const held = this.holdingsByLogin.get(o.login) ?? []
       this.holdingsByLogin.set(o.login, addHolding(held, o))
-      const holders = this.holdersBySymbol.get(o.symbol) ?? new Set<number>()
-      holders.add(o.login)
-      this.holdersBySymbol.set(o.symbol, holders)
+      this.riskChanged(o.login)
     }
   }
 
@@ -142,8 +145,7 @@ export class TriggerEngine {
     set?.delete(ticket)
     const held = this.holdingsByLogin.get(login)
     if (held) removeHolding(held, r.order)
-    if (!held?.some((h) => h.symbol === r.order.symbol && h.volume > 0))
-      this.holdersBySymbol.get(r.order.symbol)?.delete(login)
+    this.riskChanged(login)
     if (!set || set.size === 0) {
       this.openByLogin.delete(login)
       this.holdingsByLogin.delete(login)
@@ -156,8 +158,11 @@ export class TriggerEngine {
   reset() {
     for (const ticket of [...this.resting.keys()]) this.untrack(ticket)
     this.queued.clear()
-    this.sweepSymbols.clear()
-    this.sweepAll = false
+    this.riskBook.clear()
+    this.riskDue.clear()
+    this.riskDirty.clear()
+    this.riskUntil.clear()
+    this.riskNextUntil = Number.POSITIVE_INFINITY
     this.seen.clear()
     this.syncedUpTo = 0
   }
@@ -256,12 +261,11 @@ export class TriggerEngine {
    * executions; `settle` commits them. While replaying after a takeover, a trigger fires only on ticks
    * published after its order was last written (the book was loaded from the database as it is now).
    */
-  async onTicks(ticks: Tick[], opts: { forceSweep?: boolean; replay?: boolean } = {}) {
+  async onTicks(ticks: Tick[], opts: { replay?: boolean } = {}) {
     for (const t of ticks) {
+      this.riskTick(t)
       const groups = this.groupsBySymbol.get(t.symbol)
       if (!groups || groups.size === 0) continue
-      this.sweepSymbols.add(t.symbol)
-      if (this.riskWatcher) this.riskMoved.set(t.symbol, t.time)
       for (const groupId of [...groups.keys()]) {
         const gs = await this.ctx.refdata.forGroup(groupId, t.symbol)
         if (!gs) continue
@@ -274,13 +278,13 @@ export class TriggerEngine {
         }
       }
     }
-    if (opts.forceSweep) this.sweepAll = true
   }
 
   /**
    * After a read of the bus: commits the executions its ticks decided, in one transaction (a burst of
    * ticks costs one commit, and the engine never falls behind the feed by one commit per trigger), then
-   * expires pending orders and sweeps stop-outs on the prices that moved.
+   * looks at the accounts whose price band a tick left (stop-out, margin call, watchers) and expires
+   * pending orders.
    */
   async settle() {
     if (this.queued.size > 0) {
@@ -288,16 +292,8 @@ export class TriggerEngine {
       this.queued.clear()
       await this.execute(batch)
     }
-    await this.checkRisk()
+    await this.checkAccounts()
     await this.expire()
-    const now = this.ctx.clock.now()
-    if (this.sweepAll || (this.sweepSymbols.size > 0 && now - this.lastSweep >= 250)) {
-      const symbols = this.sweepAll ? undefined : new Set(this.sweepSymbols)
-      this.lastSweep = now
-      this.sweepAll = false
-      this.sweepSymbols.clear()
-      await this.sweepStopOuts(symbols)
-    }
   }
 
   /**
@@ -472,41 +468,160 @@ export class TriggerEngine {
 
   setRiskWatcher(w: RiskWatcher) {
     this.riskWatcher = w
+    w.listen((login) => this.riskChanged(login))
+  }
+
+  /** Every login with positions is looked at on the next settles (a change the bands cannot see: group settings). */
+  recheckAll() {
+    for (const login of this.holdingsByLogin.keys()) this.riskDirty.add(login)
   }
 
   /**
-   * The watcher's accounts holding a symbol that moved since the last look are priced at the quotes now
-   * (one pricing per group and pass), and closed out where the watcher says so. Not throttled like the
-   * stop-out sweep: a limit is caught on the read of the bus that carried the tick.
+   * A login's figures changed (its positions, balance, credit, leverage or a watcher's limits): its bands
+   * no longer hold. It is looked at on the next settle, and until then on every tick of a symbol it holds.
    */
-  private async checkRisk() {
-    const w = this.riskWatcher
-    if (!w || this.riskMoved.size === 0) return
-    const moved = new Map(this.riskMoved)
-    this.riskMoved.clear()
-    const priced = new Map<number, Awaited<ReturnType<typeof pricing>>>()
-    // each watched account holding a moved symbol, with the latest time among the ticks that moved it
-    const due = new Map<number, number>()
-    for (const [symbol, time] of moved)
-      for (const login of this.holdersBySymbol.get(symbol) ?? [])
-        if (w.watches(login) && time > (due.get(login) ?? 0)) due.set(login, time)
+  riskChanged(login: number) {
+    this.riskDirty.add(login)
+    const held = this.holdingsByLogin.get(login)
+    if (held) this.riskBook.set(login, [...new Set(held.map((h) => h.symbol))].map(everyTick))
+  }
+
+  /** The logins whose band a tick leaves are due (with the latest such tick's time). */
+  private riskTick(t: Tick) {
+    this.riskBook.leaving(t.symbol, t.bid, t.ask, (login) => {
+      if (t.time > (this.riskDue.get(login) ?? -1)) this.riskDue.set(login, t.time)
+    })
+    if (t.time < this.riskNextUntil) return
+    // a watcher's day ended: its accounts are looked at whatever the price
+    this.riskNextUntil = Number.POSITIVE_INFINITY
+    for (const [login, until] of this.riskUntil)
+      if (until <= t.time) {
+        this.riskUntil.delete(login)
+        if (t.time > (this.riskDue.get(login) ?? -1)) this.riskDue.set(login, t.time)
+      } else if (until < this.riskNextUntil) this.riskNextUntil = until
+  }
+
+  private forgetRisk(login: number) {
+    this.riskBook.delete(login)
+    this.riskUntil.delete(login)
+  }
+
+  /**
+   * The accounts a tick moved out of their price band, or that changed, are priced at the quotes now (one
+   * pricing per group and pass): a margin call is noticed, a stop-out closes positions, a watcher's limit
+   * closes them all; each then gets new bands from how far it is from the nearest of those levels. The
+   * other accounts are not looked at. At most CHECKS_PER_SETTLE dirty ones a pass (a re-check of every
+   * account must not hold up the triggers), the rest on the next.
+   */
+  private async checkAccounts() {
+    if (this.riskDue.size === 0 && this.riskDirty.size === 0) return
+    const due = this.riskDue
+    this.riskDue = new Map()
+    const now = this.ctx.clock.now()
+    let dirty = 0
+    for (const login of this.riskDirty) {
+      if (dirty++ >= CHECKS_PER_SETTLE) break
+      if (!due.has(login)) due.set(login, now)
+      this.riskDirty.delete(login)
+    }
+    const priced = new Map<number, Pricing>()
     for (const [login, time] of due) {
       const held = this.holdingsByLogin.get(login)
-      if (!held) continue
-      const account = await this.ctx.accountsRead.account(login)
+      const account = held && (await this.ctx.accountsRead.account(login))
       const group = account && (await this.ctx.accountsRead.group(account.groupId))
-      if (!account || !group) continue
+      if (!held || !account || !group) {
+        this.forgetRisk(login)
+        continue
+      }
       let p = priced.get(group.id)
       if (!p) {
         p = await pricing(this.ctx, [group.id])
         priced.set(group.id, p)
       }
-      const m = marginOf(p, account, group, held)
-      if (!m) continue
-      const equity = roundToMinor(m.equity, group.currency)
-      if ((await w.check(login, { balance: account.balance, equity }, time)) === 'close')
-        w.closedOut(login, await this.closeOut(login, 'risk_limit'))
+      await this.checkAccount(login, time, p, account, group, held).catch((err: unknown) => {
+        // looked at again on the next settle (and on every tick of its symbols until then)
+        this.riskChanged(login)
+        this.ctx.logger.log('error', 'account check failed', {
+          login,
+          err: err instanceof Error ? err.message : String(err),
+        })
+      })
     }
+  }
+
+  private async checkAccount(
+    login: number,
+    time: number,
+    p: Pricing,
+    account: AccountRecord,
+    group: GroupRecord,
+    held: Holding[],
+  ) {
+    const band = (limits: BandLimits) =>
+      this.riskBook.set(
+        login,
+        riskBands(
+          held,
+          (h) => {
+            const gs = p.symbols(group.id, h.symbol)
+            const raw = p.lookup(h.symbol)
+            if (!gs || !raw) return null
+            const q = quoteForGroup(raw, gs)
+            const buy = isBuy(h.cmd)
+            return {
+              spec: gs.info,
+              raw,
+              close: buy ? q.bid : q.ask,
+              open: buy ? q.ask : q.bid,
+              marginDivider: gs.marginDivider,
+            }
+          },
+          group.currency,
+          p.lookup,
+          limits,
+        ),
+      )
+    const everyTick = {
+      equity: Number.NEGATIVE_INFINITY,
+      fall: 0,
+      marginRatio: 0,
+      leverage: account.leverage,
+    }
+    const m = marginOf(p, account, group, held)
+    // a quote or conversion rate is missing: looked at on every tick until it can be priced
+    if (!m) return band(everyTick)
+    await this.marginCallNotice(account, group, m)
+    if (m.margin > 0 && m.margin_level <= group.stopOut) {
+      // its positions change: it is dirty again and looked at on the next settle
+      await this.stopOut(login)
+      return band(everyTick)
+    }
+    const w = this.riskWatcher
+    let fall = Number.POSITIVE_INFINITY
+    this.riskUntil.delete(login)
+    if (w?.watches(login)) {
+      const equity = roundToMinor(m.equity, group.currency)
+      const verdict = await w.check(login, { balance: account.balance, equity }, time)
+      if (verdict === 'close') {
+        // looked at on every tick until its positions are closed (a close-out that failed is tried again)
+        band(everyTick)
+        w.closedOut(login, await this.closeOut(login, 'risk_limit'))
+        return
+      }
+      // two minor units for the rounding of the floating profit and of the equity
+      fall = fromMinor(verdict.headroom - 2, group.currency)
+      this.riskUntil.set(login, verdict.until)
+      if (verdict.until < this.riskNextUntil) this.riskNextUntil = verdict.until
+    }
+    // in a margin-call episode its recovery is looked for on every tick; otherwise the band keeps the
+    // equity above the margin-call (and so the stop-out) share of the margin, with room for rounding
+    if (this.marginCalled.has(login)) return band(everyTick)
+    band({
+      equity: m.equity - fromMinor(2, group.currency),
+      fall,
+      marginRatio: (Math.max(group.marginCall, group.stopOut) / 100) * 1.0001,
+      leverage: account.leverage,
+    })
   }
 
   /** Closes every open position of an account at the quotes now, in one unit of work. */
@@ -545,53 +660,49 @@ export class TriggerEngine {
   }
 
   /**
-   * Stop-out: while an account's margin level is at or below its group's stop-out level, close the
+   * Stop-out of one account: while its margin level is at or below its group's stop-out level, close the
    * position with the largest loss and re-check (MetaTrader's order).
    */
-  async sweepStopOuts(symbols?: Set<string>) {
+  private async stopOut(login: number) {
     const ctx = this.ctx
-    for (const [login, held] of [...this.holdingsByLogin]) {
-      if (symbols && !held.some((h) => symbols.has(h.symbol))) continue
-      for (let guard = 0; guard < 1000; guard++) {
-        const account = await ctx.accountsRead.account(login)
-        const group = account && (await ctx.accountsRead.group(account.groupId))
-        if (!account || !group) break
-        // The check prices holdings (one row per symbol); only an account at stop-out prices its positions.
-        const m = marginOf(
-          await pricing(ctx, [group.id]),
-          account,
-          group,
-          this.holdingsByLogin.get(login) ?? [],
-        )
-        if (m && guard === 0) await this.marginCallNotice(account, group, m)
-        if (!m || m.margin <= 0 || m.margin_level > group.stopOut) break
-        const priced = await pricePositions(ctx, account, group, await ctx.positions.open(login))
-        if (!priced || priced.length === 0) break
-        const worst = stopOutOrder(priced.map((p) => ({ ...p, ticket: p.order.ticket })))[0]
-        const lookup = await ctx.market.quoteLookup()
-        const closed = await ctx.uow.run(async (tx, work) => {
-          const r = await closeTx(ctx.accounts, tx, work, {
-            origin: ctx.origin,
-            order: worst.order,
-            spec: worst.gs.info,
-            currency: group.currency,
-            volume: worst.order.volume,
-            price: worst.closePrice,
-            reason: 'stopout',
-            comment: `[so: ${m.margin_level.toFixed(2)}%/${m.equity.toFixed(2)}/${m.margin.toFixed(2)}]`,
-            lookup,
-            now: ctx.clock.now(),
-            marginLevel: m.margin_level,
-          })
-          if (r) refreshAfterCommit(work, this.refreshes, r.closed)
-          return r
+    for (let guard = 0; guard < 1000; guard++) {
+      const account = await ctx.accountsRead.account(login)
+      const group = account && (await ctx.accountsRead.group(account.groupId))
+      if (!account || !group) break
+      // The check prices holdings (one row per symbol); only an account at stop-out prices its positions.
+      const m = marginOf(
+        await pricing(ctx, [group.id]),
+        account,
+        group,
+        this.holdingsByLogin.get(login) ?? [],
+      )
+      if (!m || m.margin <= 0 || m.margin_level > group.stopOut) break
+      const priced = await pricePositions(ctx, account, group, await ctx.positions.open(login))
+      if (!priced || priced.length === 0) break
+      const worst = stopOutOrder(priced.map((p) => ({ ...p, ticket: p.order.ticket })))[0]
+      const lookup = await ctx.market.quoteLookup()
+      const closed = await ctx.uow.run(async (tx, work) => {
+        const r = await closeTx(ctx.accounts, tx, work, {
+          origin: ctx.origin,
+          order: worst.order,
+          spec: worst.gs.info,
+          currency: group.currency,
+          volume: worst.order.volume,
+          price: worst.closePrice,
+          reason: 'stopout',
+          comment: `[so: ${m.margin_level.toFixed(2)}%/${m.equity.toFixed(2)}/${m.margin.toFixed(2)}]`,
+          lookup,
+          now: ctx.clock.now(),
+          marginLevel: m.margin_level,
         })
-        if (!closed) {
-          await this.refresh(worst.order.ticket)
-          break
-        }
-        this.stats.stoppedOut++
+        if (r) refreshAfterCommit(work, this.refreshes, r.closed)
+        return r
+      })
+      if (!closed) {
+        await this.refresh(worst.order.ticket)
+        break
       }
+      this.stats.stoppedOut++
     }
   }
 

@@ -1,6 +1,7 @@
 import { defineModule, definePort } from '../../kernel/module'
 import { AccountsPort, ExposurePort } from '../accounts'
 import { MarketPort } from '../market'
+import { ACCOUNTS_CHANGED, accountChangeConsumers } from './consumers'
 import type { TradingCtx } from './context'
 import { ORDERS_CHANGED, TriggerEngine } from './engine'
 import { accountExposure } from './exposure'
@@ -13,7 +14,7 @@ import * as schema from './schema'
 import type { TradingServices } from './service'
 
 export * from './events'
-export type { RiskWatcher } from './risk-watch'
+export type { RiskRoom, RiskWatcher } from './risk-watch'
 
 /** What other modules ask of trading. */
 export interface TradingApi {
@@ -63,10 +64,11 @@ export const tradingModule = defineModule({
     // the accounts module prices open positions through this extension point (GET /account/me)
     ports.provide(ExposurePort, (account, group) => accountExposure(ctx, account, group))
     // the engine role (kernel/engine): one instance holds the books and sees every tick and order change
-    market.quotes.onEngineTicks((ticks, meta) =>
-      engine.onTicks(ticks, { forceSweep: meta.explicit, replay: meta.replay }),
-    )
+    market.quotes.onEngineTicks((ticks, meta) => engine.onTicks(ticks, { replay: meta.replay }))
     k.engine.on(ORDERS_CHANGED, (entries) => engine.onChangedEntries(entries))
+    k.engine.on(ACCOUNTS_CHANGED, async (entries) => {
+      for (const e of entries) for (const login of e.data as number[]) engine.riskChanged(login)
+    })
     k.engine.onSettle(() => engine.settle())
     k.engine.onLoad(
       () => engine.load(),
@@ -74,12 +76,22 @@ export const tradingModule = defineModule({
     )
     return {
       routes: tradingRoutes(services),
+      consumers: accountChangeConsumers(k.bus),
       jobs: [
         // order changes reach the engine through the bus at once; this re-read of recent writes is the
         // safety net (a change published while the role moved)
         { name: 'trading.resync', every: 2000, scope: 'engine', run: () => engine.resync() },
         // conditional on each position's rollover day, so a second run in a day charges nothing
-        { name: 'trading.rollover', every: 60_000, scope: 'engine', run: () => engine.rollover() },
+        {
+          name: 'trading.rollover',
+          every: 60_000,
+          scope: 'engine',
+          run: async () => {
+            await engine.rollover()
+            // the safety net of the price bands: a change no event reports (group or symbol settings)
+            engine.recheckAll()
+          },
+        },
       ],
     }
   },

@@ -97,6 +97,29 @@ export function warningsDue(r: PhaseRules, s: PhaseState) {
   return out
 }
 
+/**
+ * Equity the phase may lose before a warning not yet sent (`warned` says which were) or a loss limit is
+ * reached: the distance to the highest such level below the equity now (Infinity when there is none).
+ */
+export function headroom(
+  r: PhaseRules,
+  s: PhaseState,
+  warned: (rule: 'daily_loss' | 'total_loss', level: number) => boolean,
+): number {
+  let level = Number.NEGATIVE_INFINITY
+  const consider = (x: number) => {
+    if (x < s.equity && x > level) level = x
+  }
+  for (const [rule, f] of [
+    ['daily_loss', dailyFloor(r, s)],
+    ['total_loss', totalFloor(r, s)],
+  ] as const) {
+    consider(f.floor)
+    for (const pct of r.warn_at_pct) if (!warned(rule, pct)) consider(f.anchor - (f.limit * pct) / 100)
+  }
+  return s.equity - level
+}
+
 export function profitTargetMet(r: PhaseRules, s: PhaseState) {
   return (
     r.profit_target_pct > 0 && s.balance - s.initialBalance >= pctOf(s.initialBalance, r.profit_target_pct)
@@ -161,6 +184,26 @@ export function localDay(ms: number, zone: string): string {
     dayFormats.set(zone, f)
   }
   return f.format(ms)
+}
+
+/**
+ * The first instant (epoch ms) of the local day after the one `ms` falls on, in an IANA zone: hour steps
+ * to the next day (a DST day has 23 or 25 hours), then bisection to the millisecond.
+ */
+export function nextDayStart(ms: number, zone: string): number {
+  const day = localDay(ms, zone)
+  let lo = ms
+  let hi = ms + 3_600_000
+  while (localDay(hi, zone) === day) {
+    lo = hi
+    hi += 3_600_000
+  }
+  while (hi - lo > 1) {
+    const mid = Math.floor((lo + hi) / 2)
+    if (localDay(mid, zone) === day) lo = mid
+    else hi = mid
+  }
+  return hi
 }
 
 /** Calendar days from one local day to another (both YYYY-MM-DD), counting both: the same day is 1. */

@@ -1,0 +1,24 @@
+import type { MessageBus } from '../../kernel/bus/bus'
+import type { Consumer } from '../../kernel/events/topic'
+import { AccountUpdated, BalanceOperation } from '../accounts'
+
+/** Bus entries naming logins whose balance, credit or settings changed without an order change. */
+export const ACCOUNTS_CHANGED = 'trading.accounts-changed'
+
+/**
+ * A balance or credit operation, or a change of leverage or group, moves an account's margin level (and a
+ * watcher's equity) without a tick: the engine is told to look at the account again. After the delivery
+ * commits: in one process the bus hands the entry to the engine at once, and the engine's writes would
+ * wait for the delivery's transaction.
+ */
+export function accountChangeConsumers(bus: MessageBus): Consumer<{ login: number }>[] {
+  const tell = (name: string, topic: Consumer<{ login: number }>['topic']): Consumer<{ login: number }> => ({
+    name: `trading.${name}`,
+    topic,
+    handle: async () => {},
+    async after(event) {
+      await bus.publish(ACCOUNTS_CHANGED, [event.payload.login])
+    },
+  })
+  return [tell('balance-operation', BalanceOperation), tell('account-updated', AccountUpdated)]
+}
