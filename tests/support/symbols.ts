@@ -1,3 +1,5 @@
+import type { SymbolSpec } from '../../src/modules/trading/domain/formulas'
+
 /** Seven days (Sunday first) open around the clock. */
 export const allDay = Array.from({ length: 7 }, () => ({
   trade_overnight: 1,
@@ -20,4 +22,24 @@ export const forexSymbol = (symbol: string, extra: Record<string, unknown> = {})
   sim_price: 1.2,
   sim_volatility: 0.07,
   ...extra,
+})
+
+/** What the pure formulas read of a symbol: a EUR/USD-like pair (contract 100,000, 5 digits), with changes. */
+export const spec = (p: Partial<SymbolSpec>): SymbolSpec => ({
+  symbol: 'X',
+  digits: 5,
+  contractSize: 100000,
+  tickSize: 0.00001,
+  tickValue: 1,
+  marginCurrency: 'EUR',
+  quoteCurrency: 'USD',
+  currency: 'EUR',
+  marginMode: 0,
+  marginDivider: 1,
+  marginInitial: 0,
+  profitMode: 0,
+  swapType: 0,
+  swapLong: 0,
+  swapShort: 0,
+  ...p,
 })

@@ -16,25 +16,7 @@ import {
   riskBands,
 } from '../../src/modules/trading/domain/risk-band'
 import { RiskBook } from '../../src/modules/trading/domain/risk-book'
-
-const spec = (p: Partial<SymbolSpec>): SymbolSpec => ({
-  symbol: 'X',
-  digits: 5,
-  contractSize: 100000,
-  tickSize: 0.00001,
-  tickValue: 1,
-  marginCurrency: 'EUR',
-  quoteCurrency: 'USD',
-  currency: 'EUR',
-  marginMode: 0,
-  marginDivider: 1,
-  marginInitial: 0,
-  profitMode: 0,
-  swapType: 0,
-  swapLong: 0,
-  swapShort: 0,
-  ...p,
-})
+import { spec } from '../support/symbols'
 
 // the kinds of dependence an equity can have on quotes: none (USD quote), the held symbol itself (JPY
 // through USDJPY), other symbols (GBP through GBPUSD, CHF through USDCHF), two of them (JPY into EUR)

@@ -7,10 +7,10 @@ import {
   commission,
   marginInAccount,
   profitInAccount,
-  type SymbolSpec,
   swapCharge,
 } from '../../src/modules/trading/domain/formulas'
 import { scanDue, TriggerBook } from '../../src/modules/trading/domain/triggers'
+import { spec } from '../support/symbols'
 
 const quotes: Record<string, Quote> = {
   EURUSD: { bid: 1.1, ask: 1.1002, time: 0 },
@@ -20,24 +20,6 @@ const quotes: Record<string, Quote> = {
 }
 const lookup = (s: string) => quotes[s] ?? null
 
-const spec = (p: Partial<SymbolSpec>): SymbolSpec => ({
-  symbol: 'X',
-  digits: 5,
-  contractSize: 100000,
-  tickSize: 0.00001,
-  tickValue: 1,
-  marginCurrency: 'EUR',
-  quoteCurrency: 'USD',
-  currency: 'EUR',
-  marginMode: 0,
-  marginDivider: 1,
-  marginInitial: 0,
-  profitMode: 0,
-  swapType: 0,
-  swapLong: 0,
-  swapShort: 0,
-  ...p,
-})
 const EURUSD = spec({ symbol: 'EURUSD' })
 const USDJPY = spec({
   symbol: 'USDJPY',

@@ -486,18 +486,21 @@ export class TriggerEngine {
     if (held) this.riskBook.set(login, [...new Set(held.map((h) => h.symbol))].map(everyTick))
   }
 
-  /** The logins whose band a tick leaves are due (with the latest such tick's time). */
+  /** A login is looked at on the next settle, with the latest tick time that made it due. */
+  private markDue(login: number, time: number) {
+    if (time > (this.riskDue.get(login) ?? -1)) this.riskDue.set(login, time)
+  }
+
+  /** The logins whose band a tick leaves are due. */
   private riskTick(t: Tick) {
-    this.riskBook.leaving(t.symbol, t.bid, t.ask, (login) => {
-      if (t.time > (this.riskDue.get(login) ?? -1)) this.riskDue.set(login, t.time)
-    })
+    this.riskBook.leaving(t.symbol, t.bid, t.ask, (login) => this.markDue(login, t.time))
     if (t.time < this.riskNextUntil) return
     // a watcher's day ended: its accounts are looked at whatever the price
     this.riskNextUntil = Number.POSITIVE_INFINITY
     for (const [login, until] of this.riskUntil)
       if (until <= t.time) {
         this.riskUntil.delete(login)
-        if (t.time > (this.riskDue.get(login) ?? -1)) this.riskDue.set(login, t.time)
+        this.markDue(login, t.time)
       } else if (until < this.riskNextUntil) this.riskNextUntil = until
   }
 
@@ -557,7 +560,7 @@ export class TriggerEngine {
     group: GroupRecord,
     held: Holding[],
   ) {
-    const band = (limits: BandLimits) =>
+    const band = (limits: BandLimits | null) =>
       this.riskBook.set(
         login,
         riskBands(
@@ -581,20 +584,14 @@ export class TriggerEngine {
           limits,
         ),
       )
-    const everyTick = {
-      equity: Number.NEGATIVE_INFINITY,
-      fall: 0,
-      marginRatio: 0,
-      leverage: account.leverage,
-    }
     const m = marginOf(p, account, group, held)
     // a quote or conversion rate is missing: looked at on every tick until it can be priced
-    if (!m) return band(everyTick)
+    if (!m) return band(null)
     await this.marginCallNotice(account, group, m)
     if (m.margin > 0 && m.margin_level <= group.stopOut) {
       // its positions change: it is dirty again and looked at on the next settle
       await this.stopOut(login)
-      return band(everyTick)
+      return band(null)
     }
     const w = this.riskWatcher
     let fall = Number.POSITIVE_INFINITY
@@ -604,7 +601,7 @@ export class TriggerEngine {
       const verdict = await w.check(login, { balance: account.balance, equity }, time)
       if (verdict === 'close') {
         // looked at on every tick until its positions are closed (a close-out that failed is tried again)
-        band(everyTick)
+        band(null)
         w.closedOut(login, await this.closeOut(login, 'risk_limit'))
         return
       }
@@ -615,7 +612,7 @@ export class TriggerEngine {
     }
     // in a margin-call episode its recovery is looked for on every tick; otherwise the band keeps the
     // equity above the margin-call (and so the stop-out) share of the margin, with room for rounding
-    if (this.marginCalled.has(login)) return band(everyTick)
+    if (this.marginCalled.has(login)) return band(null)
     band({
       equity: m.equity - fromMinor(2, group.currency),
       fall,

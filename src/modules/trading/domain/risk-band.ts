@@ -33,7 +33,7 @@ export interface PriceBand {
 }
 
 /** What a holding's sensitivity to the quotes is made of (see the bounds above). */
-export interface Exposed {
+interface Exposed {
   /** Money per unit of the close price in the profit currency (contract size or tick value per tick size, by lots). */
   perUnit: number
   /** Conversion rate from the profit currency into the account currency, now. */
@@ -75,7 +75,7 @@ export interface BandLimits {
 const MAX_MOVE = 1
 
 /** Largest equity fall (account currency) when every quote the holdings read moves by a relative ρ at most. */
-export function worstFall(xs: readonly Exposed[], rho: number): number {
+function worstFall(xs: readonly Exposed[], rho: number): number {
   let sum = 0
   for (const x of xs) {
     const g = (1 + rho) ** x.factors
@@ -85,14 +85,14 @@ export function worstFall(xs: readonly Exposed[], rho: number): number {
 }
 
 /** Largest margin (account currency) under the same moves. */
-export function worstMargin(xs: readonly Exposed[], rho: number): number {
+function worstMargin(xs: readonly Exposed[], rho: number): number {
   let sum = 0
   for (const x of xs) sum += x.margin * (1 + rho + x.marginPoint) ** (1 + x.marginFactors)
   return sum
 }
 
 /** The largest ρ in [0, 1] with `fits(ρ)` (decreasing in ρ); null when not even ρ = 0 fits. */
-export function largestMove(fits: (rho: number) => boolean): number | null {
+function largestMove(fits: (rho: number) => boolean): number | null {
   if (!fits(0)) return null
   if (fits(MAX_MOVE)) return MAX_MOVE
   let lo = 0
@@ -106,7 +106,7 @@ export function largestMove(fits: (rho: number) => boolean): number | null {
 }
 
 /** The box of raw quotes around `q` whose prices stay within a relative ρ of it; null when the spread alone exceeds it. */
-export function bandAround(q: Quote, rho: number): { lo: number; hi: number } | null {
+function bandAround(q: Quote, rho: number): { lo: number; hi: number } | null {
   if (!(q.bid > 0) || !(q.ask >= q.bid)) return null
   const f = ((1 + rho) * q.bid - q.ask) / ((1 + rho) * q.bid + q.ask)
   return f > 0 ? { lo: q.bid * (1 - f), hi: q.ask * (1 + f) } : null
@@ -121,14 +121,15 @@ export const everyTick = (symbol: string): PriceBand => ({
 
 /**
  * The bands of an account's holdings: one per symbol its figures read. `held` gives each holding's symbol
- * as the group sees it now (null when it cannot be priced).
+ * as the group sees it now (null when it cannot be priced). No limits: bands every tick leaves (the
+ * account is looked at on every tick of what it reads).
  */
 export function riskBands(
   holdings: readonly Holding[],
   held: (h: Holding) => HeldSymbol | null,
   currency: string,
   lookup: QuoteLookup,
-  limits: BandLimits,
+  limits: BandLimits | null,
 ): PriceBand[] {
   const read = new Map<string, Quote | null>()
   /** A lookup that remembers the quotes it found, and counts them. */
@@ -157,7 +158,8 @@ export function riskBands(
     const profit = reading()
     const rate = conversionRate(s.spec.quoteCurrency, currency, profit.f)
     const margin = reading()
-    const m = marginInAccount(s.spec, h.volume, s.open, limits.leverage, currency, margin.f, s.marginDivider)
+    const leverage = limits?.leverage ?? 1
+    const m = marginInAccount(s.spec, h.volume, s.open, leverage, currency, margin.f, s.marginDivider)
     if (rate === null || m === null || !(s.open > 0)) {
       priced = false
       continue
@@ -174,14 +176,15 @@ export function riskBands(
       marginPoint: 10 ** -s.spec.digits / s.open,
     })
   }
-  const { equity, fall, marginRatio } = limits
-  const rho = priced
-    ? largestMove(
-        (r) =>
-          worstFall(xs, r) < fall &&
-          (marginRatio <= 0 || equity - worstFall(xs, r) > marginRatio * worstMargin(xs, r)),
-      )
-    : null
+  const rho =
+    priced && limits
+      ? largestMove(
+          (r) =>
+            worstFall(xs, r) < limits.fall &&
+            (limits.marginRatio <= 0 ||
+              limits.equity - worstFall(xs, r) > limits.marginRatio * worstMargin(xs, r)),
+        )
+      : null
   return [...read].map(([symbol, q]) => {
     const band = rho === null || !q ? null : bandAround(q, rho)
     return band ? { symbol, ...band } : everyTick(symbol)

@@ -29,12 +29,9 @@ export class RiskBook {
   private readonly highs = new Map<string, Level[]>()
   private readonly byLogin = new Map<number, PriceBand[]>()
 
+  /** Logins with bands. */
   get size() {
     return this.byLogin.size
-  }
-
-  has(login: number) {
-    return this.byLogin.has(login)
   }
 
   set(login: number, bands: PriceBand[]) {
