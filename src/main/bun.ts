@@ -1,4 +1,6 @@
 import { loadConfig } from '../kernel/config'
+import { createLogger } from '../kernel/logger'
+import { guardProcess } from './process-guards'
 import { startServer } from './server'
 
 let config: ReturnType<typeof loadConfig>
@@ -8,7 +10,9 @@ try {
   console.error((e as Error).message)
   process.exit(1)
 }
-const server = await startServer(config)
+const logger = createLogger(config.logLevel)
+guardProcess(logger)
+const server = await startServer(config, { logger })
 for (const signal of ['SIGINT', 'SIGTERM'] as const)
   process.on(signal, async () => {
     await server.stop()

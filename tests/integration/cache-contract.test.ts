@@ -141,15 +141,19 @@ describe('Redis outage: callers degrade, no request answers 5xx', () => {
       expect(
         (await t.request('POST', '/sign/in', { body: { login: 100002, password: 'wrong-pass-1' } })).status,
       ).toBe(403)
+      // readiness says what is down: 503 for load balancers; liveness still answers
       const health = await t.request('GET', '/health')
-      expect(health.status).toBe(200)
+      expect(health.status).toBe(503)
       expect(health.json).toMatchObject({ status: 'degraded', db: 'ok', cache: 'error' })
-      expect(warnings).toContain('cache unavailable; degrading')
+      expect(health.json.checks.cache.state).toBe('down')
+      expect((await t.request('GET', '/health/live')).status).toBe(200)
+      expect(warnings).toContain('dependency down')
 
       const back = await startRedis(own.port)
       try {
         let ok = false
-        for (let i = 0; i < 60 && !ok; i++) {
+        // the breaker lets a probe through after its backoff (at most 5 s)
+        for (let i = 0; i < 120 && !ok; i++) {
           ok = (await t.request('GET', '/health')).json.cache === 'ok'
           if (!ok) await Bun.sleep(100)
         }

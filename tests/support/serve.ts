@@ -1,10 +1,16 @@
 // A real server process for tests that need a real socket or a real restart: the environment configures
 // it (DATABASE_URL, UPLOAD_DIR, ...), it listens on a free loopback port and prints READY <url>. SIGTERM
-// stops it gracefully; the test that spawned it owns the database directory.
+// stops it gracefully; the test that spawned it owns the database directory. Like the Bun entry, it logs
+// an unhandled rejection instead of dying of it (the fault suite looks for those lines).
 import { loadConfig } from '../../src/kernel/config'
+import { createLogger } from '../../src/kernel/logger'
+import { guardProcess } from '../../src/main/process-guards'
 import { startServer } from '../../src/main/server'
 
-const server = await startServer(loadConfig({ ...process.env, HOST: '127.0.0.1', PORT: '0' }))
+const config = loadConfig({ ...process.env, HOST: '127.0.0.1', PORT: '0' })
+const logger = createLogger(config.logLevel)
+guardProcess(logger)
+const server = await startServer(config, { logger })
 console.log(`READY http://127.0.0.1:${server.port}`)
 for (const signal of ['SIGINT', 'SIGTERM'] as const)
   process.on(signal, async () => {

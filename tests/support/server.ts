@@ -12,6 +12,8 @@ export interface RealServer {
   stop(): Promise<void>
   /** Kills it without a graceful stop (a crash). */
   kill(): Promise<void>
+  /** The process has not exited. */
+  alive(): boolean
 }
 
 /** Everything a child process writes to stdout and stderr, as it comes. */
@@ -89,6 +91,7 @@ export async function startRealServer(dir: string, env: Record<string, string> =
     },
     stop: () => gone('SIGTERM'),
     kill: () => gone('SIGKILL'),
+    alive: () => proc.exitCode === null && proc.signalCode === null,
   }
 }
 

@@ -18,24 +18,41 @@ function sqldBinary(): string {
 }
 
 /** Starts a real libSQL server (sqld) on a free loopback port with a fresh database; stopped by its pid. */
-export async function startSqld(): Promise<SqldServer> {
+export async function startSqld(): Promise<
+  SqldServer & { crash(): Promise<void>; restart(): Promise<void> }
+> {
   const bin = sqldBinary()
   const dir = mkdtempSync(join(tmpdir(), 'tcs-sqld-'))
   const port = await freePort()
-  const proc = Bun.spawn(
-    [bin, '--no-welcome', '--db-path', join(dir, 'data.sqld'), '--http-listen-addr', `127.0.0.1:${port}`],
-    { stdout: 'ignore', stderr: 'pipe', env: { ...process.env, RUST_LOG: 'error' } },
-  )
   const url = `http://127.0.0.1:${port}`
-  await waitFor(async () => (await fetch(`${url}/health`)).ok, 20_000, `sqld on ${port}`)
+  const spawn = async () => {
+    const proc = Bun.spawn(
+      [bin, '--no-welcome', '--db-path', join(dir, 'data.sqld'), '--http-listen-addr', `127.0.0.1:${port}`],
+      { stdout: 'ignore', stderr: 'pipe', env: { ...process.env, RUST_LOG: 'error' } },
+    )
+    await waitFor(async () => (await fetch(`${url}/health`)).ok, 20_000, `sqld on ${port}`)
+    return proc
+  }
+  let proc = await spawn()
+  const kill = async () => {
+    if (proc.exitCode === null && proc.signalCode === null) {
+      proc.kill('SIGKILL')
+      await proc.exited
+    }
+  }
   return {
     url,
-    pid: proc.pid,
+    get pid() {
+      return proc.pid
+    },
+    /** Kills the server, keeping its database (a fault test restarts it on the same port). */
+    crash: kill,
+    async restart() {
+      await kill()
+      proc = await spawn()
+    },
     async stop() {
-      if (proc.exitCode === null && proc.signalCode === null) {
-        proc.kill('SIGKILL')
-        await proc.exited
-      }
+      await kill()
       rmSync(dir, { recursive: true, force: true })
     },
   }

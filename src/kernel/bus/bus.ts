@@ -1,3 +1,5 @@
+import type { Dependency } from '../resilience'
+
 /**
  * The message bus: one ordered log of what every instance must see in the same order (ticks, changes
  * of resting orders and alerts). Entries get global ids (`<ms>-<n>`, Redis stream ids), so an SSE
@@ -14,6 +16,11 @@ export type BusHandler = (entries: BusEntry[]) => Promise<void> | void
 export interface Subscription {
   /** Id of the last entry handed to the handler. */
   readonly position: string
+  /**
+   * When a read of the bus last succeeded (epoch ms; an empty blocking read counts): a reader whose last
+   * read is old knows its prices may be stale (the local bus is always current).
+   */
+  readonly lastReadAt: number
   close(): Promise<void>
 }
 
@@ -30,6 +37,8 @@ export interface MessageBus {
   range(after: string, limit: number): Promise<BusEntry[] | null>
   /** Id of the newest entry ('0-0' when empty). */
   newest(): Promise<string>
+  /** The remote bus's reachability (null for the local bus, which cannot be away). */
+  readonly dependency: Dependency | null
   close(): Promise<void>
 }
 
@@ -47,3 +56,24 @@ export function compareIds(a: string, b: string): number {
 
 /** Milliseconds part of an id: when the entry was appended. */
 export const idTime = (id: string) => Number(id.split('-')[0])
+
+/**
+ * Tells the engine of a change already committed to the database. Best effort: while the bus is away the
+ * answer must not turn a committed write into an error, and the engine finds the change anyway (its
+ * resync reads changed rows from the database; a takeover reloads every book).
+ */
+export async function publishChange(
+  bus: MessageBus,
+  logger: { log(level: 'warn', msg: string, fields?: Record<string, unknown>): void },
+  type: string,
+  data: unknown,
+): Promise<void> {
+  try {
+    await bus.publish(type, data)
+  } catch (e) {
+    logger.log('warn', 'change not published; the engine resyncs it', {
+      type,
+      err: e instanceof Error ? e.message : String(e),
+    })
+  }
+}

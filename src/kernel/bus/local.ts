@@ -10,6 +10,7 @@ const KEEP = 16_384
  */
 export class LocalBus implements MessageBus {
   readonly kind = 'local' as const
+  readonly dependency = null
   private readonly kept: BusEntry[] = []
   private readonly subscribers = new Set<LocalSubscription>()
   private lastMs = 0
@@ -62,6 +63,9 @@ export class LocalBus implements MessageBus {
 
 class LocalSubscription implements Subscription {
   position = ZERO_ID
+  get lastReadAt() {
+    return Date.now()
+  }
   private chain: Promise<void> = Promise.resolve()
   private closed = false
 

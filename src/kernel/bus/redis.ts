@@ -1,14 +1,23 @@
-import { RedisClient } from 'bun'
+import type { RedisClient } from 'bun'
 import type { Logger } from '../logger'
-import type { BusHandler, MessageBus, Subscription } from './bus'
+import { connected, openRedis } from '../redis'
+import { backoff, Dependency } from '../resilience'
+import type { BusEntry, BusHandler, MessageBus, Subscription } from './bus'
 import { BUS_STREAM, newestOf, parseEntry, type Raw, rangeOf, xaddArgs } from './stream'
+
+/** How long one call of the bus may take before it counts as failed (a blocking read is apart). */
+const CALL_TIMEOUT_MS = 1000
+const BLOCK_MS = 1000
 
 /**
  * The bus on a Redis stream. Each subscription reads with a blocking XREAD on a connection of its own,
- * so an entry reaches every instance about a millisecond after it is appended.
+ * so an entry reaches every instance about a millisecond after it is appended. While Redis is away,
+ * appends fail at once (a circuit breaker, kernel/resilience) and readers retry with a capped backoff,
+ * then resume from their position: nothing appended before the outage is skipped.
  */
 export class RedisBus implements MessageBus {
   readonly kind = 'redis' as const
+  readonly dependency: Dependency
   private readonly client: RedisClient
   private readonly subs = new Set<RedisSubscription>()
 
@@ -16,11 +25,16 @@ export class RedisBus implements MessageBus {
     private readonly url: string,
     private readonly logger: Logger,
   ) {
-    this.client = new RedisClient(url, { enableAutoPipelining: true, autoReconnect: true })
+    this.client = openRedis(url)
+    this.dependency = new Dependency('bus', CALL_TIMEOUT_MS, logger)
   }
 
+  private readonly ping = async () => (await connected(this.client)).send('PING', [])
+  private readonly send = (cmd: string, args: string[]) =>
+    this.dependency.call(async () => (await connected(this.client)).send(cmd, args), this.ping)
+
   async publish(type: string, data: unknown) {
-    return String(await this.client.send('XADD', xaddArgs(type, data)))
+    return String(await this.send('XADD', xaddArgs(type, data)))
   }
 
   subscribe(from: string, handler: BusHandler): Subscription {
@@ -30,11 +44,11 @@ export class RedisBus implements MessageBus {
   }
 
   async range(after: string, limit: number) {
-    return rangeOf((cmd, args) => this.client.send(cmd, args), after, limit)
+    return rangeOf(this.send, after, limit)
   }
 
   async newest() {
-    return newestOf((cmd, args) => this.client.send(cmd, args))
+    return newestOf(this.send)
   }
 
   async close() {
@@ -45,6 +59,7 @@ export class RedisBus implements MessageBus {
 
 class RedisSubscription implements Subscription {
   position: string
+  lastReadAt = Date.now()
   private readonly reader: RedisClient
   private closed = false
   private readonly loop: Promise<void>
@@ -58,45 +73,56 @@ class RedisSubscription implements Subscription {
     private readonly detach: () => void,
   ) {
     this.position = from
-    this.reader = new RedisClient(url, { autoReconnect: true, enableAutoPipelining: false })
+    this.reader = openRedis(url, { pipelining: false })
     this.loop = this.run()
   }
 
+  /** Reads until closed; a failure (Redis away, a handler's error) is logged and retried, never thrown. */
   private async run() {
-    if (this.position === '$') this.position = await this.retrying(() => this.bus.newest())
+    let failures = 0
     while (!this.closed) {
       try {
-        const r = (await this.reader.send('XREAD', [
+        if (this.position === '$') this.position = await this.bus.newest()
+        const r = (await (
+          await connected(this.reader)
+        ).send('XREAD', [
           'COUNT',
           '1000',
           'BLOCK',
-          '1000',
+          String(BLOCK_MS),
           'STREAMS',
           BUS_STREAM,
           this.position,
         ])) as Record<string, Raw[]> | [string, Raw[]][] | null
+        if (failures > 0) this.logger.log('info', 'bus read resumed', { after_failures: failures })
+        failures = 0
+        this.lastReadAt = Date.now()
         if (!r || this.closed) continue
         const rows = Array.isArray(r) ? (r[0]?.[1] ?? []) : (r[BUS_STREAM] ?? [])
         if (rows.length === 0) continue
         const entries = rows.map(parseEntry)
         this.position = entries.at(-1)!.id
-        await this.handler(entries)
+        await this.handle(entries)
       } catch (e) {
         if (this.closed) break
-        this.logger.log('warn', 'bus read failed', { err: e instanceof Error ? e.message : String(e) })
-        await Bun.sleep(200)
+        // one line per outage and then every 50th retry, not one every 200 ms for ever
+        if (failures % 50 === 0)
+          this.logger.log('warn', 'bus read failed', {
+            err: e instanceof Error ? e.message : String(e),
+            failures,
+          })
+        this.bus.dependency.fail(e)
+        await Bun.sleep(backoff(failures++, 2000))
       }
     }
   }
 
-  private async retrying<T>(f: () => Promise<T>): Promise<T> {
-    for (;;) {
-      try {
-        return await f()
-      } catch (e) {
-        if (this.closed) throw e
-        await Bun.sleep(200)
-      }
+  /** A handler's failure is the handler's (logged); it says nothing about Redis. */
+  private async handle(entries: BusEntry[]) {
+    try {
+      await this.handler(entries)
+    } catch (e) {
+      this.logger.log('error', 'bus handler failed', { err: e instanceof Error ? e.message : String(e) })
     }
   }
 
@@ -105,6 +131,7 @@ class RedisSubscription implements Subscription {
     this.closed = true
     this.detach()
     this.reader.close()
-    await this.loop.catch(() => {})
+    // a read waiting for Redis to come back ends with the close; the bound is for a client that does not
+    await Promise.race([this.loop.catch(() => {}), Bun.sleep(2000)])
   }
 }

@@ -1,4 +1,5 @@
 import type { Logger } from '../logger'
+import { backoff, Dependency } from '../resilience'
 import type { BusEntry, BusHandler, MessageBus, Subscription } from './bus'
 import { newestOf, rangeOf, type Send, xaddArgs } from './stream'
 
@@ -9,6 +10,7 @@ import { newestOf, rangeOf, type Send, xaddArgs } from './stream'
  */
 export class UpstashBus implements MessageBus {
   readonly kind = 'upstash' as const
+  readonly dependency: Dependency
   private readonly subs = new Set<PollingSubscription>()
   private readonly send: Send
 
@@ -18,16 +20,20 @@ export class UpstashBus implements MessageBus {
     private readonly logger: Logger,
     private readonly pollMs = 100,
   ) {
-    this.send = async (cmd, args) => {
-      const res = await fetch(url, {
-        method: 'POST',
-        headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
-        body: JSON.stringify([cmd, ...args]),
-      })
-      const body = (await res.json()) as { result?: unknown; error?: string }
-      if (body.error) throw new Error(`upstash ${cmd}: ${body.error}`)
-      return body.result
-    }
+    this.dependency = new Dependency('bus', 2000, logger)
+    const ping = () => this.post(url, token, 'PING', [])
+    this.send = (cmd, args) => this.dependency.call(() => this.post(url, token, cmd, args), ping)
+  }
+
+  private async post(url: string, token: string, cmd: string, args: string[]) {
+    const res = await fetch(url, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+      body: JSON.stringify([cmd, ...args]),
+    })
+    const body = (await res.json()) as { result?: unknown; error?: string }
+    if (body.error) throw new Error(`upstash ${cmd}: ${body.error}`)
+    return body.result
   }
 
   async publish(type: string, data: unknown) {
@@ -57,6 +63,7 @@ export class UpstashBus implements MessageBus {
 
 class PollingSubscription implements Subscription {
   position: string
+  lastReadAt = Date.now()
   private closed = false
   private readonly loop: Promise<void>
 
@@ -73,17 +80,28 @@ class PollingSubscription implements Subscription {
   }
 
   private async run() {
+    let failures = 0
     while (!this.closed) {
+      let entries: BusEntry[] = []
       try {
         if (this.position === '$') this.position = await this.bus.newest()
-        const entries: BusEntry[] = (await this.bus.range(this.position, 1000)) ?? []
-        if (entries.length && !this.closed) {
-          this.position = entries.at(-1)!.id
-          await this.handler(entries)
-          continue
-        }
+        entries = (await this.bus.range(this.position, 1000)) ?? []
+        failures = 0
+        this.lastReadAt = Date.now()
       } catch (e) {
-        this.logger.log('warn', 'bus poll failed', { err: e instanceof Error ? e.message : String(e) })
+        if (failures++ % 50 === 0)
+          this.logger.log('warn', 'bus poll failed', { err: e instanceof Error ? e.message : String(e) })
+        await new Promise((r) => setTimeout(r, backoff(failures, 2000)))
+        continue
+      }
+      if (entries.length && !this.closed) {
+        this.position = entries.at(-1)!.id
+        try {
+          await this.handler(entries)
+        } catch (e) {
+          this.logger.log('error', 'bus handler failed', { err: e instanceof Error ? e.message : String(e) })
+        }
+        continue
       }
       await new Promise((r) => setTimeout(r, this.pollMs))
     }

@@ -1,25 +1,18 @@
-import { RedisClient } from 'bun'
+import type { RedisClient } from 'bun'
+import { connected, openRedis } from '../redis'
 import { INCR_WITH_TTL, type KeyValueStore, LEASE, leaseAnswer, UNLEASE } from './store'
 
-/** Redis over TCP with Bun's built-in client. Commands fail fast while disconnected (no offline queue). */
+/** Redis over TCP with Bun's built-in client (kernel/redis: reconnects for ever, no offline queue). */
 export class RedisStore implements KeyValueStore {
   readonly kind = 'redis' as const
   private readonly client: RedisClient
 
   constructor(url: string, connectionTimeoutMs = 2000) {
-    this.client = new RedisClient(url, {
-      connectionTimeout: connectionTimeoutMs,
-      autoReconnect: true,
-      maxRetries: 2 ** 32 - 1,
-      enableOfflineQueue: false,
-      enableAutoPipelining: true,
-    })
+    this.client = openRedis(url, { connectionTimeoutMs })
   }
 
-  /** Bun connects lazily; without the offline queue a command must wait for the connection itself. */
-  private async c(): Promise<RedisClient> {
-    if (!this.client.connected) await this.client.connect()
-    return this.client
+  private c(): Promise<RedisClient> {
+    return connected(this.client)
   }
 
   async get(key: string) {

@@ -1,3 +1,5 @@
+import type { Dependency } from '../resilience'
+
 /**
  * The cache port. Every shared, short-lived fact (revoked token ids, sign-in failure counters, hot read
  * models, latest quotes) lives behind it, so several app instances share it when it is Redis/Upstash.
@@ -5,6 +7,8 @@
  */
 export interface KeyValueStore {
   readonly kind: 'memory' | 'redis' | 'upstash'
+  /** A remote store's reachability (ResilientStore); absent for the in-process store. */
+  readonly dependency?: Dependency
   get(key: string): Promise<string | null>
   /** ttlMs omitted = no expiry. */
   set(key: string, value: string, ttlMs?: number): Promise<void>
@@ -25,7 +29,8 @@ export interface KeyValueStore {
   close(): Promise<void>
 }
 
-export type LeaseAnswer = { held: true } | { held: false; freeInMs: number }
+/** `unreachable`: the store did not answer, so the caller cannot know who holds it (nor renew its own). */
+export type LeaseAnswer = { held: true } | { held: false; freeInMs: number; unreachable?: true }
 
 /** Reads the LEASE script's answer: -1 held, else the other holder's PTTL (negative when just lapsed). */
 export const leaseAnswer = (n: number): LeaseAnswer =>

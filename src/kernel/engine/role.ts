@@ -13,6 +13,8 @@ const CURSOR_KEY = 'engine:cursor:v1'
 /** A dead engine's lease lapses within this; the standby asks again the moment it does. */
 export const ENGINE_LEASE_MS = 3000
 const RENEW_MS = 1000
+/** A holder cut off from the lease store gives the role up this long before its lease can lapse. */
+const LEASE_MARGIN_MS = 750
 /** A cursor older than this is not replayed (the books were loaded from the database since). */
 const REPLAY_MAX_MS = 60_000
 
@@ -33,6 +35,8 @@ export class EngineRole {
   private stopped = false
   private catchUpTo: string | null = null
   private savedAt = 0
+  /** Until when the lease this instance last renewed is surely its own. */
+  private heldUntil = 0
 
   constructor(
     private readonly setting: Config['role'],
@@ -45,6 +49,11 @@ export class EngineRole {
 
   get isLeader() {
     return this.leader
+  }
+
+  /** The instance holding the engine role now (its process origin), or null. */
+  holder(): Promise<string | null> {
+    return this.leases.holder(LEASE)
   }
 
   /** Loads a module's books from the database when this instance becomes the engine. */
@@ -80,36 +89,60 @@ export class EngineRole {
 
   private schedule(ms: number) {
     if (this.stopped) return
-    this.timer = setTimeout(async () => {
-      const next = await this.attempt()
-      this.schedule(next)
-    }, ms)
+    this.timer = setTimeout(() => void this.turn(), ms)
+  }
+
+  /** One look at the lease; whatever fails is logged and asked again later, never thrown into a timer. */
+  private async turn() {
+    let next = RENEW_MS
+    try {
+      next = await this.attempt()
+    } catch (e) {
+      this.logger.log('error', 'engine role check failed', {
+        err: e instanceof Error ? e.message : String(e),
+      })
+    }
+    this.schedule(next)
   }
 
   /** Takes or renews the lease; returns when to ask again. */
   private async attempt(): Promise<number> {
+    const asked = Date.now()
     const lease = await this.leases.hold(LEASE, this.owner, ENGINE_LEASE_MS).catch((e) => {
-      this.logger.log('warn', 'engine lease unavailable', { err: String(e) })
-      return null
+      this.logger.log('warn', 'engine lease unavailable', { err: e instanceof Error ? e.message : String(e) })
+      return { held: false, freeInMs: ENGINE_LEASE_MS, unreachable: true } as const
     })
-    if (lease?.held) {
+    if (lease.held) {
+      this.heldUntil = asked + ENGINE_LEASE_MS
       if (!this.leader) await this.becomeLeader()
       return RENEW_MS
     }
-    if (this.leader) await this.stepDown('lease lost')
-    return lease ? Math.min(Math.max(lease.freeInMs + 1, 20), RENEW_MS) : RENEW_MS
+    const unreachable = 'unreachable' in lease && lease.unreachable === true
+    // cut off from the lease store: nobody else can take the lease before it lapses, so keep the role
+    // until just before then, asking again often (a blip of Redis does not reload every book)
+    if (unreachable && this.leader && Date.now() < this.heldUntil - LEASE_MARGIN_MS) return 200
+    if (this.leader) await this.stepDown(unreachable ? 'lease store unreachable' : 'lease lost')
+    return unreachable ? 500 : Math.min(Math.max(lease.freeInMs + 1, 20), RENEW_MS)
   }
 
+  /** Loads the books and reads the bus; on any failure leaves nothing half-taken (and the lease goes). */
   private async becomeLeader() {
-    const cursor = await this.store.get(CURSOR_KEY).catch(() => null)
-    const newest = await this.bus.newest()
-    // start from the previous engine's cursor when it is recent, else from now
-    const from = cursor && Date.now() - idTime(cursor) < REPLAY_MAX_MS ? cursor : newest
-    for (const load of this.loaders) await load()
-    this.catchUpTo = compareIds(from, newest) < 0 ? newest : null
-    this.leader = true
-    this.logger.log('info', 'engine role taken', { from, replaying: this.catchUpTo !== null })
-    this.sub = this.bus.subscribe(from, (entries) => this.dispatch(entries))
+    try {
+      const cursor = await this.store.get(CURSOR_KEY).catch(() => null)
+      const newest = await this.bus.newest()
+      // start from the previous engine's cursor when it is recent, else from now
+      const from = cursor && Date.now() - idTime(cursor) < REPLAY_MAX_MS ? cursor : newest
+      for (const load of this.loaders) await load()
+      this.catchUpTo = compareIds(from, newest) < 0 ? newest : null
+      this.leader = true
+      this.logger.log('info', 'engine role taken', { from, replaying: this.catchUpTo !== null })
+      this.sub = this.bus.subscribe(from, (entries) => this.dispatch(entries))
+    } catch (e) {
+      this.logger.log('warn', 'engine role not taken', { err: e instanceof Error ? e.message : String(e) })
+      await this.leave()
+      for (const u of this.unloaders) u()
+      await this.leases.release(LEASE, this.owner).catch(() => {})
+    }
   }
 
   private async dispatch(entries: BusEntry[]) {

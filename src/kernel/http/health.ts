@@ -3,30 +3,121 @@ import { Elysia, t } from 'elysia'
 import type { Kernel } from '../kernel'
 import { API_VERSION, doc } from './openapi'
 
-const Health = t.Object({
-  status: t.Union([t.Literal('ok'), t.Literal('degraded'), t.Literal('down')]),
-  version: t.String(),
-  db: t.Union([t.Literal('ok'), t.Literal('error')]),
-  cache: t.Union([t.Literal('ok'), t.Literal('error')]),
-  cache_kind: t.String(),
+const State = t.Union([t.Literal('up'), t.Literal('down')])
+const Check = t.Object({
+  state: State,
+  latency_ms: t.Union([t.Number(), t.Null()], { description: 'time the probe took; null when it failed' }),
+  error: t.Optional(t.String({ description: 'why it is down' })),
 })
 
-/** Liveness for load balancers; answers on any host. 503 only when the database is unreachable. */
-export const healthRoutes = (ctx: Kernel) =>
-  new Elysia({ name: 'health-routes', seed: ctx.instanceId }).get(
-    '/health',
-    async ({ set }) => {
-      const db = await ctx.db
-        .run(sql`select 1`)
-        .then(() => 'ok' as const)
-        .catch(() => 'error' as const)
-      const cache = (await ctx.store.ping().catch(() => false)) ? ('ok' as const) : ('error' as const)
-      const status = db === 'error' ? 'down' : cache === 'error' ? 'degraded' : 'ok'
-      if (db === 'error') set.status = 503
-      return { status, version: API_VERSION, db, cache, cache_kind: ctx.store.kind } as const
+const Health = t.Object(
+  {
+    status: t.Union([t.Literal('ok'), t.Literal('degraded')], {
+      description: 'degraded (HTTP 503) when the database, the cache or the bus of this instance is down',
+    }),
+    version: t.String(),
+    role: t.String({ description: 'ROLE of this instance: all, api or engine' }),
+    db: t.Union([t.Literal('ok'), t.Literal('error')]),
+    cache: t.Union([t.Literal('ok'), t.Literal('error')]),
+    cache_kind: t.String(),
+    checks: t.Object({
+      database: Check,
+      cache: t.Object({ ...Check.properties, kind: t.String() }),
+      bus: t.Object({ ...Check.properties, kind: t.String() }),
+      engine: t.Object({
+        state: State,
+        this_instance: t.Boolean({ description: 'this instance holds the engine role' }),
+        error: t.Optional(t.String()),
+      }),
+    }),
+  },
+  {
+    description:
+      'Readiness. The engine check is informative: without an engine SL/TP/stop-out wait for one (a standby takes the role within 3 s), but the instance still serves, so it does not make the answer 503.',
+  },
+)
+
+const Live = t.Object({ status: t.Literal('ok'), version: t.String() })
+
+const PROBE_MS = 2000
+
+/** Runs a probe bounded by PROBE_MS: up with its latency, or down with the reason. */
+async function probe(run: () => Promise<unknown>) {
+  const started = performance.now()
+  let timer: ReturnType<typeof setTimeout> | undefined
+  try {
+    const ok = await Promise.race([
+      run(),
+      new Promise((_, reject) => {
+        timer = setTimeout(() => reject(new Error(`no answer in ${PROBE_MS} ms`)), PROBE_MS)
+      }),
+    ])
+    if (ok === false) return { state: 'down' as const, latency_ms: null, error: 'no answer' }
+    return { state: 'up' as const, latency_ms: Math.round((performance.now() - started) * 100) / 100 }
+  } catch (e) {
+    return { state: 'down' as const, latency_ms: null, error: e instanceof Error ? e.message : String(e) }
+  } finally {
+    clearTimeout(timer)
+  }
+}
+
+/** What this instance can reach now; each probe is bounded, and they run side by side. */
+async function readiness(ctx: Kernel) {
+  const [database, cache, bus, holder] = await Promise.all([
+    probe(() => ctx.db.run(sql`select 1`)),
+    probe(() => ctx.store.ping()),
+    ctx.bus.kind === 'local' ? probe(async () => true) : probe(() => ctx.bus.newest()),
+    ctx.engine.holder().then(
+      (h) => ({ h, error: undefined }),
+      (e: unknown) => ({ h: null, error: e instanceof Error ? e.message : String(e) }),
+    ),
+  ])
+  const engine = {
+    state: holder.h ? ('up' as const) : ('down' as const),
+    this_instance: ctx.engine.isLeader,
+    ...(holder.h ? {} : { error: holder.error ?? 'no instance holds the engine role' }),
+  }
+  const degraded = [database, cache, bus].some((c) => c.state === 'down')
+  return {
+    status: degraded ? ('degraded' as const) : ('ok' as const),
+    version: API_VERSION,
+    role: ctx.config.role,
+    db: database.state === 'up' ? ('ok' as const) : ('error' as const),
+    cache: cache.state === 'up' ? ('ok' as const) : ('error' as const),
+    cache_kind: ctx.store.kind,
+    checks: {
+      database,
+      cache: { ...cache, kind: ctx.store.kind },
+      bus: { ...bus, kind: ctx.bus.kind },
+      engine,
     },
-    {
+  }
+}
+
+/**
+ * Health for load balancers and orchestrators (README, Operations): `/health/live` says the process
+ * answers (restart it when it does not); `/health/ready` (and `/health`) says whether this instance can
+ * serve: 503 `degraded` while its database, cache or bus is down. Both answer on any host.
+ */
+export const healthRoutes = (ctx: Kernel) => {
+  const ready = async ({ set }: { set: { status?: number | string } }) => {
+    const r = await readiness(ctx)
+    if (r.status !== 'ok') set.status = 503
+    return r
+  }
+  return new Elysia({ name: 'health-routes', seed: ctx.instanceId })
+    .get('/health/live', () => ({ status: 'ok' as const, version: API_VERSION }), {
+      response: { 200: Live },
+      detail: doc('System', 'Liveness: the process answers (no dependency is asked)', { secured: false }),
+    })
+    .get('/health/ready', ready, {
       response: { 200: Health, 503: Health },
-      detail: doc('System', 'Health of the service, its database and its cache', { secured: false }),
-    },
-  )
+      detail: doc('System', 'Readiness: database, cache, bus and engine, each with its state and latency', {
+        secured: false,
+      }),
+    })
+    .get('/health', ready, {
+      response: { 200: Health, 503: Health },
+      detail: doc('System', 'Readiness (the same as /health/ready)', { secured: false }),
+    })
+}

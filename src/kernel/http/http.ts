@@ -1,5 +1,7 @@
 import { Elysia, ValidationError } from 'elysia'
+import { isUnreachable } from '../db/errors'
 import type { Kernel } from '../kernel'
+import { DependencyDown } from '../resilience'
 import { declaredLength, deferredBody } from './body'
 import { ApiError } from './errors'
 
@@ -170,6 +172,19 @@ export const httpPlatform = (ctx: Kernel) =>
       if (code === 'NOT_FOUND') {
         set.status = 404
         return json(404, { error: 'NOT_FOUND', message: 'no such route' }, id)
+      }
+      // a dependency away (Redis, sqld): nothing was done, the client may retry (docs/adr/0014)
+      const down =
+        error instanceof DependencyDown ? error.dependency : isUnreachable(error) ? 'database' : null
+      if (down) {
+        logRequest(ctx, request.method, route, 503, id, undefined)
+        const res = json(
+          503,
+          { error: 'SERVICE_UNAVAILABLE', message: `${down} unavailable; retry later` },
+          id,
+        )
+        res.headers.set('retry-after', '1')
+        return res
       }
       ctx.logger.log('error', 'unhandled error', {
         request_id: id,

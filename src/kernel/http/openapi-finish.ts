@@ -22,7 +22,7 @@ const responseText: Record<string, string> = {
   '413': 'Payload too large',
   '429': 'Too many requests',
   '500': 'Internal error (never shows internals), or a code the route names',
-  '503': 'Unavailable',
+  '503': 'Unavailable (a dependency is away: nothing was done; retry after Retry-After)',
 }
 
 function errorResponse(codes: string[]): Json {
@@ -95,7 +95,7 @@ const roleNames = (roles: string[]) => roles.map((r) => r.replace('SESSION_', ''
  */
 export function finishDocument(doc: Json): Json {
   const allRoles = SESSION_TYPES.length
-  for (const item of Object.values<Json>(doc.paths ?? {}))
+  for (const [path, item] of Object.entries<Json>(doc.paths ?? {}))
     for (const method of METHODS) {
       const op = item[method]
       if (!op) continue
@@ -129,6 +129,8 @@ export function finishDocument(doc: Json): Json {
         op.description = op.description ? `${access} ${op.description}` : access
       }
       addCode(op, 500, 'INTERNAL_ERROR')
+      // a dependency away (database, cache, bus): nothing done, retry after the Retry-After header
+      if (!path.startsWith('/health')) addCode(op, 503, 'SERVICE_UNAVAILABLE')
       if (op['x-body-optional'] && op.requestBody) op.requestBody.required = false
       delete op['x-body-optional']
       for (const [status, res] of Object.entries<Json>(op.responses ?? {})) {

@@ -11,6 +11,8 @@ export interface Leases {
    */
   hold(name: string, owner: string, ttlMs: number): Promise<LeaseAnswer>
   release(name: string, owner: string): Promise<void>
+  /** Who holds `name` now (null when nobody does). */
+  holder(name: string): Promise<string | null>
 }
 
 /** Leases in the shared cache (Redis or Upstash): `SET NX PX`, renewed with a compare-and-expire. */
@@ -21,6 +23,9 @@ export class StoreLeases implements Leases {
   }
   release(name: string, owner: string) {
     return this.store.unlease(`lease:${name}`, owner)
+  }
+  holder(name: string) {
+    return this.store.get(`lease:${name}`)
   }
 }
 
@@ -45,6 +50,14 @@ export class DbLeases implements Leases {
       const other = await tx.execute({ sql: 'select until from job_leases where name = ?', args: [name] })
       return { held: false, freeInMs: Math.max(0, Number(other.rows[0]?.until ?? now) - now) }
     })
+  }
+
+  async holder(name: string) {
+    const r = await this.db.execute({
+      sql: 'select owner from job_leases where name = ? and until > ?',
+      args: [name, this.clock.now()],
+    })
+    return r.rows.length ? String(r.rows[0].owner) : null
   }
 
   async release(name: string, owner: string) {

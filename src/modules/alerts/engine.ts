@@ -1,5 +1,5 @@
 import { and, eq, gt } from 'drizzle-orm'
-import { type BusEntry, idTime } from '../../kernel/bus/bus'
+import { type BusEntry, idTime, publishChange } from '../../kernel/bus/bus'
 import { readSkippingBadRows } from '../../kernel/db/tolerant'
 import type { Tick } from '../market'
 import type { AlertsCtx } from './context'
@@ -84,12 +84,12 @@ export class AlertEngine {
   /** After a write commits: the engine files it at once, another instance tells it through the bus. */
   async changed(row: AlertRow) {
     if (this.ctx.engine.isLeader) this.track(row)
-    else await this.ctx.bus.publish(ALERTS_CHANGED, { row })
+    else await publishChange(this.ctx.bus, this.ctx.logger, ALERTS_CHANGED, { row })
   }
 
   async removed(id: number) {
     if (this.ctx.engine.isLeader) this.untrack(id)
-    else await this.ctx.bus.publish(ALERTS_CHANGED, { removed: id })
+    else await publishChange(this.ctx.bus, this.ctx.logger, ALERTS_CHANGED, { removed: id })
   }
 
   /** The engine's handler of alert changes made on other instances. */

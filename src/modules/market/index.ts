@@ -30,6 +30,8 @@ export interface MarketApi {
   groupPrice(gs: GroupSymbol): Promise<Quote | null>
   /** Every symbol's latest quote, looked up without awaiting (cross rates for conversions). */
   quoteLookup(): Promise<QuoteLookup>
+  /** Why this instance's prices may be stale now (null when current): no fill may use them. */
+  staleness(): string | null
 }
 
 export const MarketPort = definePort<MarketApi>('market')
@@ -53,6 +55,7 @@ export const marketModule = defineModule({
       quotes,
       groupPrice: (gs) => groupPrice(quotes, gs),
       quoteLookup: () => quoteLookup(quotes),
+      staleness: () => quotes.staleness(),
     })
     const simulator = new QuoteSimulator(quotes, refdata, k.clock, k.config.quotes.seed, async (s) => {
       // a new engine continues the path where the last one left it

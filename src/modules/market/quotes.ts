@@ -24,6 +24,11 @@ interface TicksEntry {
 
 const quoteKey = (symbol: string) => `quote:v1:${symbol}`
 const REMOTE_FRESH_MS = 250
+/**
+ * A bus reader that has not completed a read for this long is cut off (a healthy idle reader completes
+ * a blocking read every second): its prices may be stale (docs/adr/0014).
+ */
+export const STALE_AFTER_MS = 3000
 export const TICKS = 'market.ticks'
 
 /**
@@ -69,6 +74,21 @@ export class QuoteHub {
   /** Synchronous latest quote known to this instance (the hot path of margin and trigger checks). */
   peek(symbol: string): Quote | null {
     return this.local.get(symbol) ?? this.remote.get(symbol)?.quote ?? this.saved.get(symbol) ?? null
+  }
+
+  /**
+   * Why this instance's prices may be stale, or null when they are current: its bus reader has not read
+   * for STALE_AFTER_MS (Redis away), or, for an instance that reads no bus (the edge), the shared cache
+   * that holds the latest quotes is unreachable. A fill must not use such a price.
+   */
+  staleness(): string | null {
+    if (this.subscription) {
+      const age = Date.now() - this.subscription.lastReadAt
+      if (age <= STALE_AFTER_MS) return null
+      return `no price update for ${(age / 1000).toFixed(1)} s: the price bus is unreachable`
+    }
+    if (this.store.dependency && !this.store.dependency.up) return 'the quote cache is unreachable'
+    return null
   }
 
   /** Latest quote, from this instance or the shared cache. */

@@ -1,6 +1,7 @@
 import { eq } from 'drizzle-orm'
 import type { Session } from '../../kernel/auth/session'
 import type { Brand } from '../../kernel/brand/registry'
+import { publishChange } from '../../kernel/bus/bus'
 import type { PropCtx } from './context'
 import { PURCHASE } from './domain/purchase'
 import { PHASES_CHANGED } from './live'
@@ -41,7 +42,7 @@ export async function buyAnswer(
     .from(propPhases)
     .where(eq(propPhases.challengeId, r.challengeId))
   // the engine watches the new phase's account from its first trade
-  await ctx.bus.publish(PHASES_CHANGED, [phase!.id])
+  await publishChange(ctx.bus, ctx.logger, PHASES_CHANGED, [phase!.id])
   return {
     accepted: true,
     idempotent: false,

@@ -1,5 +1,5 @@
 import { and, eq, gt, inArray, lte, ne, type SQL } from 'drizzle-orm'
-import { type BusEntry, idTime } from '../../kernel/bus/bus'
+import { type BusEntry, idTime, publishChange } from '../../kernel/bus/bus'
 import type { Tx } from '../../kernel/db/client'
 import { readSkippingBadRows } from '../../kernel/db/tolerant'
 import type { Work } from '../../kernel/db/unit-of-work'
@@ -180,7 +180,7 @@ export class TriggerEngine {
   async changed(rows: { order: OrderRow; groupId?: number }[]) {
     if (rows.length === 0) return
     if (!this.ctx.engine.isLeader) {
-      await this.ctx.bus.publish(ORDERS_CHANGED, rows)
+      await publishChange(this.ctx.bus, this.ctx.logger, ORDERS_CHANGED, rows)
       return
     }
     for (const r of rows)

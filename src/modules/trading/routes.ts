@@ -87,11 +87,11 @@ export const tradingRoutes = (ctx: TradingServices) =>
       body: OpenBody,
       response: {
         200: t.Object({ order: Int({ description: 'the new ticket' }), trade: Order }),
-        ...errors({ ...OWN_LOGIN, 500: ['OPEN_ORDER_ERROR'] }),
+        ...errors({ ...OWN_LOGIN, 500: ['OPEN_ORDER_ERROR'], 503: ['PRICE_STALE'] }),
       },
       detail: doc('Trading', 'Open a market position or place a pending order', {
         description:
-          "Market orders fill at the live quote of the account group (BUY at ask, SELL at bid). Refusals answer 500 OPEN_ORDER_ERROR with the reason: market closed, symbol not available or not tradable, account disabled or read-only, long-only symbol, volume outside the group limits, not enough free margin, SL/TP on the wrong side or closer than stops_level, pending price on the wrong side. 403 USER_NOT_FOUND: the login is not the session's (or not of its brand). A customer session answers 401 PERMISSION_DENIED: trading needs the account sign-in (POST /sign/in) or a staff session.",
+          "Market orders fill at the live quote of the account group (BUY at ask, SELL at bid). Refusals answer 500 OPEN_ORDER_ERROR with the reason: market closed, symbol not available or not tradable, account disabled or read-only, long-only symbol, volume outside the group limits, not enough free margin, SL/TP on the wrong side or closer than stops_level, pending price on the wrong side. 503 PRICE_STALE: this instance has no current price (its price feed is cut off), nothing is filled, retry. 403 USER_NOT_FOUND: the login is not the session's (or not of its brand). A customer session answers 401 PERMISSION_DENIED: trading needs the account sign-in (POST /sign/in) or a staff session.",
       }),
     })
     .put('/modify', ({ brand, session, body }) => modifyOrder(ctx, brand, session, body), {
@@ -131,10 +131,10 @@ export const tradingRoutes = (ctx: TradingServices) =>
         },
         { example: { order: 1 } },
       ),
-      response: { 200: Ok, ...errors({ 404: ['TRADE_ERROR'], 500: ['TRADE_ERROR'] }) },
+      response: { 200: Ok, ...errors({ 404: ['TRADE_ERROR'], 500: ['TRADE_ERROR'], 503: ['PRICE_STALE'] }) },
       detail: doc('Trading', 'Close a position, fully or partially, at the current quote', {
         description:
-          'The close price is the group quote (BUY closes at bid, SELL at ask). 404 TRADE_ERROR: no such open position; 500 TRADE_ERROR: the close failed (market closed, invalid volume).',
+          'The close price is the group quote (BUY closes at bid, SELL at ask). 404 TRADE_ERROR: no such open position; 500 TRADE_ERROR: the close failed (market closed, invalid volume); 503 PRICE_STALE: no current price on this instance, nothing closed, retry.',
       }),
     })
     .delete('/close/group', ({ brand, session, body }) => closeGroup(ctx, brand, session, body), {
@@ -156,7 +156,7 @@ export const tradingRoutes = (ctx: TradingServices) =>
       ),
       response: {
         200: t.Object({ data: t.Literal('OK'), closed: Int({ description: 'positions closed' }) }),
-        ...errors(OWN_LOGIN),
+        ...errors({ ...OWN_LOGIN, 503: ['PRICE_STALE'] }),
       },
       detail: doc('Trading', 'Close many positions of a login', {
         description: 'Positions that fail the close check are skipped silently; the batch still answers 200.',

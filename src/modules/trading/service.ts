@@ -39,6 +39,16 @@ const tradingAccount = (ctx: TradingCtx, brand: Brand, session: Session, login: 
     () => new ApiError(403, 'USER_NOT_FOUND', 'login not found for this session'),
   )
 
+/**
+ * No trade at a price this instance knows may be stale (its bus reader is cut off from Redis): 503
+ * PRICE_STALE, nothing written, the client retries (docs/adr/0014).
+ */
+function refuseStalePrices(ctx: TradingServices) {
+  const stale = ctx.market.staleness()
+  if (stale)
+    throw new ApiError(503, 'PRICE_STALE', `${stale}; no order is filled at an old price, retry later`)
+}
+
 /** Symbol, session, permissions and price checks shared by opening and closing. */
 async function tradableSymbol(
   ctx: TradingServices,
@@ -52,6 +62,7 @@ async function tradableSymbol(
     throw fail(`symbol ${symbol} is not tradable for group ${group.name}`)
   if (!isTradingOpen(gs.info.sessionList, ctx.clock.now()))
     throw fail(`market closed: ${symbol} is outside its trading session`)
+  refuseStalePrices(ctx)
   const quote = await ctx.market.groupPrice(gs)
   if (!quote) throw fail(`no price for ${symbol}`)
   return { gs, quote }
@@ -262,6 +273,8 @@ export async function closeGroup(
   input: { login: number; type: number; symbol?: string; comment?: string },
 ) {
   const { account, group } = await tradingAccount(ctx, brand, session, input.login)
+  // the whole batch waits for current prices rather than each position being skipped
+  refuseStalePrices(ctx)
   const open = await ctx.db
     .select()
     .from(orders)

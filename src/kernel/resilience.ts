@@ -1,0 +1,135 @@
+import {
+  BrokenCircuitError,
+  CircuitState,
+  ConsecutiveBreaker,
+  circuitBreaker,
+  ExponentialBackoff,
+  handleAll,
+  TaskCancelledError,
+  TimeoutStrategy,
+  timeout,
+  wrap,
+} from 'cockatiel'
+import type { Logger } from './logger'
+
+/** A call to a remote dependency that was not made (its circuit is open) or did not answer in time. */
+export class DependencyDown extends Error {
+  constructor(
+    readonly dependency: string,
+    reason: string,
+  ) {
+    super(`${dependency} unavailable: ${reason}`)
+    this.name = 'DependencyDown'
+  }
+}
+
+export interface DependencyState {
+  name: string
+  /** up: calls go through; down: calls fail fast until a probe succeeds; probing: one probe in flight. */
+  state: 'up' | 'down' | 'probing'
+  /** Milliseconds the last successful call took. */
+  latency_ms: number | null
+  /** When it went down (epoch ms), while it is. */
+  down_since: number | null
+  last_error: string | null
+}
+
+/**
+ * The calls of one remote dependency (the cache, the bus): each bounded by `timeoutMs`; the first failure
+ * opens a circuit breaker (cockatiel), so while the dependency is away calls fail at once instead of each
+ * waiting for the timeout; after a backoff (250 ms doubling to 2 s) one probe goes through, and its
+ * success closes the circuit. With a `probe` (a PING), requests never wait for the probe: they fail at
+ * once while the probe runs beside them. Every caller decides what a failed call means (a miss, a 503).
+ */
+export class Dependency {
+  private readonly policy
+  private readonly breaker
+  private latency: number | null = null
+  private downSince: number | null = null
+  private lastError: string | null = null
+  private probing: Promise<unknown> | null = null
+
+  constructor(
+    readonly name: string,
+    timeoutMs: number,
+    logger: Logger,
+  ) {
+    this.breaker = circuitBreaker(handleAll, {
+      halfOpenAfter: new ExponentialBackoff({ initialDelay: 250, maxDelay: 2000 }),
+      breaker: new ConsecutiveBreaker(1),
+    })
+    this.policy = wrap(this.breaker, timeout(timeoutMs, TimeoutStrategy.Aggressive))
+    this.breaker.onBreak((reason) => {
+      this.downSince ??= Date.now()
+      const err = 'error' in reason ? errText(reason.error) : 'isolated'
+      this.lastError = err
+      logger.log('warn', 'dependency down', { dependency: name, err })
+    })
+    this.breaker.onReset(() => {
+      if (this.downSince !== null)
+        logger.log('info', 'dependency back', { dependency: name, down_ms: Date.now() - this.downSince })
+      this.downSince = null
+    })
+  }
+
+  /**
+   * Runs `fn` under the timeout and the breaker; throws DependencyDown when either refuses. While the
+   * circuit is not closed and a `probe` is given, `fn` is not run: the probe runs in the background (one
+   * at a time) and this call fails at once.
+   */
+  async call<T>(fn: () => Promise<T>, probe?: () => Promise<unknown>): Promise<T> {
+    if (probe && !this.up) {
+      this.probing ??= this.run(probe)
+        .catch(() => {})
+        .finally(() => {
+          this.probing = null
+        })
+      throw new DependencyDown(this.name, this.lastError ?? 'circuit open')
+    }
+    return this.run(fn)
+  }
+
+  private async run<T>(fn: () => Promise<T>): Promise<T> {
+    const started = performance.now()
+    try {
+      const out = await this.policy.execute(() => fn())
+      this.latency = Math.round((performance.now() - started) * 100) / 100
+      return out
+    } catch (e) {
+      if (e instanceof BrokenCircuitError)
+        throw new DependencyDown(this.name, this.lastError ?? 'circuit open')
+      if (e instanceof TaskCancelledError) throw new DependencyDown(this.name, 'timed out')
+      throw new DependencyDown(this.name, errText(e))
+    }
+  }
+
+  get up() {
+    return this.breaker.state === CircuitState.Closed
+  }
+
+  /** Records a failure seen outside `call` (a blocking reader's error), so the state tells the truth. */
+  fail(err: unknown) {
+    this.lastError = errText(err)
+    if (this.breaker.state === CircuitState.Closed)
+      void this.breaker.execute(() => Promise.reject(err)).catch(() => {})
+  }
+
+  status(): DependencyState {
+    const s = this.breaker.state
+    return {
+      name: this.name,
+      state: s === CircuitState.Closed ? 'up' : s === CircuitState.HalfOpen ? 'probing' : 'down',
+      latency_ms: this.latency,
+      down_since: this.downSince,
+      last_error: s === CircuitState.Closed ? null : this.lastError,
+    }
+  }
+}
+
+const errText = (e: unknown) => (e instanceof Error ? e.message : String(e))
+
+/** Delays of a loop that retries for ever: 100 ms doubling to `maxMs`, with jitter so instances spread. */
+export function backoff(attempt: number, maxMs = 5000) {
+  const base = Math.min(maxMs, 100 * 2 ** Math.min(attempt, 16))
+  return Math.round(base / 2 + (Math.random() * base) / 2)
+}
