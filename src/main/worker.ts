@@ -3,7 +3,10 @@
 // role runs in a Bun process on the same database and Redis (README, docs/architecture.md). Exercised
 // under `wrangler dev` by tests/workers.
 import { type Client, createClient } from '@libsql/client/web'
+import argon2Wasm from '@phi-ag/argon2/argon2.wasm'
 import { createApp } from '../kernel/app'
+import { usePasswordEngine } from '../kernel/auth/passwords'
+import { wasmPasswordEngine } from '../kernel/auth/passwords-wasm'
 import { UpstashBus } from '../kernel/bus/upstash'
 import { ResilientStore } from '../kernel/cache/resilient'
 import { UpstashStore } from '../kernel/cache/upstash'
@@ -13,6 +16,7 @@ import { Db } from '../kernel/db/db'
 import { createLogger } from '../kernel/logger'
 import { type R2BucketLike, R2Storage } from '../kernel/storage/r2'
 import { MODULES } from './modules'
+import { loadBundledAsset } from './worker-assets'
 
 interface Env extends Record<string, unknown> {
   FILES: R2BucketLike
@@ -21,6 +25,9 @@ interface Env extends Record<string, unknown> {
 interface ScheduledContext {
   waitUntil(promise: Promise<unknown>): void
 }
+
+// argon2 in WebAssembly: the module is compiled by the bundler (Workers refuse to compile it at run time)
+usePasswordEngine(wasmPasswordEngine(() => WebAssembly.instantiate(argon2Wasm)))
 
 // built on the first event, not at module scope: Workers refuse random numbers there (the process origin)
 let app: ReturnType<typeof createApp> | undefined
@@ -52,7 +59,7 @@ function build(env: Env) {
       logger,
       storage: new R2Storage(env.FILES),
       bus: new UpstashBus(config.cache.url, config.cache.token, logger),
-      loadAsset: async () => null,
+      loadAsset: loadBundledAsset,
     },
     MODULES,
     // Elysia's Cloudflare adapter compiles every route with generated code, which workerd allows only

@@ -381,3 +381,52 @@ describe('master password', () => {
     }
   })
 })
+
+describe('password hashes with older parameters', () => {
+  test('a 64 MiB hash signs in and is replaced by an OWASP 19 MiB one; sessions stay; a wrong password changes nothing', async () => {
+    const { accounts } = await import('../../src/modules/accounts/schema')
+    const { staff } = await import('../../src/modules/auth/schema')
+    const old = await Bun.password.hash('demo-pass-1', {
+      algorithm: 'argon2id',
+      memoryCost: 65536,
+      timeCost: 2,
+    })
+    await t.ctx.db.update(accounts).set({ passwordHash: old }).where(eq(accounts.login, 100002))
+    await t.ctx.db.update(customers).set({ passwordHash: old }).where(eq(customers.email, 'demo@example.com'))
+    const staffOld = await Bun.password.hash('manager-pass-1', {
+      algorithm: 'argon2id',
+      memoryCost: 65536,
+      timeCost: 2,
+    })
+    await t.ctx.db.update(staff).set({ passwordHash: staffOld }).where(eq(staff.login, 1))
+    const stored = async () => ({
+      account: (await t.ctx.db.select().from(accounts).where(eq(accounts.login, 100002)))[0].passwordHash,
+      customer: (await t.ctx.db.select().from(customers).where(eq(customers.email, 'demo@example.com')))[0]
+        .passwordHash,
+      staff: (await t.ctx.db.select().from(staff).where(eq(staff.login, 1)))[0].passwordHash,
+    })
+    const wrong = await t.request('POST', '/sign/in', { body: { login: 100002, password: 'wrong-pass-9' } })
+    expect(wrong.status).toBe(403)
+    expect((await stored()).account).toBe(old)
+    const first = await t.request('POST', '/sign/in', { body: { login: 100002, password: 'demo-pass-1' } })
+    expect(first.status).toBe(200)
+    expect(
+      (
+        await t.request('POST', '/customer/sign/in', {
+          body: { email: 'demo@example.com', password: 'demo-pass-1' },
+        })
+      ).status,
+    ).toBe(200)
+    expect(
+      (await t.request('POST', '/manager/sign/in', { body: { login: 1, password: 'manager-pass-1' } }))
+        .status,
+    ).toBe(200)
+    const now = await stored()
+    for (const h of Object.values(now)) expect(h).toStartWith('$argon2id$v=19$m=19456,t=2,p=1$')
+    // the session of the first sign-in is still good, and the new hash signs in
+    expect((await t.request('GET', '/account/me', { token: first.json.__token })).status).toBe(200)
+    expect(
+      (await t.request('POST', '/sign/in', { body: { login: 100002, password: 'demo-pass-1' } })).status,
+    ).toBe(200)
+  }, 60_000)
+})

@@ -115,6 +115,41 @@ describe('the Workers entry under wrangler dev', () => {
     expect(closed.close_reason).toBe('sl')
   }, 30_000)
 
+  test('Swagger UI works at the edge: the page and its bundled assets (nothing from a CDN)', async () => {
+    const page = await fetch(`${worker.url}/swagger`)
+    expect(page.status).toBe(200)
+    const html = await page.text()
+    expect(html).toContain('/swagger/assets/swagger-ui-bundle.js')
+    for (const [file, type, size] of [
+      ['swagger-ui-bundle.js', 'text/javascript', 1_000_000],
+      ['swagger-ui.css', 'text/css', 10_000],
+      ['favicon-32x32.png', 'image/png', 100],
+    ] as const) {
+      const r = await fetch(`${worker.url}/swagger/assets/${file}`)
+      expect(r.status).toBe(200)
+      expect(r.headers.get('content-type')).toStartWith(type)
+      expect((await r.arrayBuffer()).byteLength).toBeGreaterThan(size)
+    }
+  }, 30_000)
+
+  test('the Worker serves the same OpenAPI document as the Bun server', async () => {
+    const edge = await (await fetch(`${worker.url}/swagger/json`)).json()
+    const bun = await (await fetch(`${engine.url}/swagger/json`)).json()
+    expect(Object.keys(edge.paths).length).toBeGreaterThan(90)
+    // the places where they differ, as JSON pointers (empty when they are one document)
+    const differences: string[] = []
+    const walk = (x: unknown, y: unknown, at: string) => {
+      if (differences.length >= 20) return
+      if (x && y && typeof x === 'object' && typeof y === 'object') {
+        for (const k of new Set([...Object.keys(x), ...Object.keys(y)]))
+          walk((x as Record<string, unknown>)[k], (y as Record<string, unknown>)[k], `${at}/${k}`)
+      } else if (JSON.stringify(x) !== JSON.stringify(y))
+        differences.push(`${at}: ${JSON.stringify(x)} vs ${JSON.stringify(y)}`)
+    }
+    walk(edge, bun, '')
+    expect(differences).toEqual([])
+  }, 30_000)
+
   test('scheduled() runs the due jobs', async () => {
     const r = await fetch(`${worker.url}/__scheduled?cron=*+*+*+*+*`)
     expect(r.status).toBe(200)

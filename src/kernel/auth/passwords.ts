@@ -1,25 +1,69 @@
 import { argon2dAsync, argon2iAsync, argon2idAsync } from '@noble/hashes/argon2.js'
 
 /**
- * Passwords as argon2id PHC strings (`$argon2id$v=19$m=65536,t=2,p=1$salt$hash`), the same on every
- * runtime: Bun hashes and verifies natively (Bun.password); elsewhere (Workers) the audited pure-JS
- * argon2 of @noble/hashes reads and writes the same strings, so a hash made by either verifies on both.
+ * Passwords as argon2id PHC strings (`$argon2id$v=19$m=19456,t=2,p=1$salt$hash`), the same on every
+ * runtime: Bun hashes and verifies natively (Bun.password); the Workers entry installs the WebAssembly
+ * argon2 (passwords-wasm.ts); anywhere else the audited pure-JS argon2 of @noble/hashes. A hash made by
+ * any of them verifies on all, whatever parameters it carries (old hashes of 64 MiB included).
  */
 const native = (globalThis as { Bun?: { password: BunPassword } }).Bun?.password
 
 interface BunPassword {
-  hash(plain: string, opts: { algorithm: 'argon2id' }): Promise<string>
+  hash(plain: string, opts: { algorithm: 'argon2id'; memoryCost: number; timeCost: number }): Promise<string>
   verify(plain: string, hash: string): Promise<boolean>
 }
 
-/** Bun.password's argon2id defaults (64 MiB, 2 passes, 1 lane), so both runtimes write the same cost. */
-const PARAMS = { m: 65536, t: 2, p: 1 }
+/**
+ * OWASP's first argon2id configuration (19 MiB, 2 passes, 1 lane): on every runtime, so a hash costs the
+ * same wherever it is checked. 64 MiB (Bun's default, used before) cost ~1 s of CPU and 65 MB a sign-in
+ * in a Worker isolate of 128 MB; hashes with other parameters are rehashed at the next sign-in.
+ */
+export const PASSWORD_PARAMS = { m: 19456, t: 2, p: 1 } as const
 
-export const hashPassword = (plain: string) =>
-  native ? native.hash(plain, { algorithm: 'argon2id' }) : portableHash(plain)
+export interface PasswordEngine {
+  hash(plain: string): Promise<string>
+  verify(plain: string, hash: string): Promise<boolean>
+}
 
-export const verifyPassword = (plain: string, hash: string) =>
-  native ? native.verify(plain, hash) : portableVerify(plain, hash)
+const nativeEngine = (bun: BunPassword): PasswordEngine => ({
+  hash: (plain) =>
+    bun.hash(plain, { algorithm: 'argon2id', memoryCost: PASSWORD_PARAMS.m, timeCost: PASSWORD_PARAMS.t }),
+  // Bun.password throws on a string that is not a hash; a stored value must never fail a sign-in
+  verify: (plain, hash) => (PHC.test(hash) ? bun.verify(plain, hash) : Promise.resolve(false)),
+})
+
+/** One portable computation at a time: each holds its memory cost, and an isolate has 128 MB. */
+let queue: Promise<unknown> = Promise.resolve()
+const oneAtATime = <T>(run: () => Promise<T>): Promise<T> => {
+  const next = queue.then(run, run)
+  queue = next.catch(() => {})
+  return next
+}
+
+const portableEngine: PasswordEngine = {
+  hash: (plain) => oneAtATime(() => portableHash(plain)),
+  verify: (plain, hash) => oneAtATime(() => portableVerify(plain, hash)),
+}
+
+let engine: PasswordEngine = native ? nativeEngine(native) : portableEngine
+
+/** A runtime without Bun installs a faster engine (the Workers entry: WebAssembly). */
+export function usePasswordEngine(e: PasswordEngine) {
+  engine = e
+}
+
+export const hashPassword = (plain: string) => engine.hash(plain)
+
+export const verifyPassword = (plain: string, hash: string) => engine.verify(plain, hash)
+
+/** True when a stored hash was made with other parameters (or another variant) than PASSWORD_PARAMS. */
+export function needsRehash(hash: string): boolean {
+  const m = PHC.exec(hash)
+  if (!m) return false
+  const [, kind, , mem, time, lanes] = m
+  const p = PASSWORD_PARAMS
+  return kind !== 'argon2id' || Number(mem) !== p.m || Number(time) !== p.t || Number(lanes) !== p.p
+}
 
 const b64 = (bytes: Uint8Array) => btoa(String.fromCharCode(...bytes)).replace(/=+$/, '')
 const unb64 = (s: string) => Uint8Array.from(atob(s), (c) => c.charCodeAt(0))
@@ -27,11 +71,12 @@ const utf8 = (s: string) => new TextEncoder().encode(s)
 
 export async function portableHash(plain: string) {
   const salt = crypto.getRandomValues(new Uint8Array(16))
-  const out = await argon2idAsync(utf8(plain), salt, { ...PARAMS, dkLen: 32 })
-  return `$argon2id$v=19$m=${PARAMS.m},t=${PARAMS.t},p=${PARAMS.p}$${b64(salt)}$${b64(out)}`
+  const { m, t, p } = PASSWORD_PARAMS
+  const out = await argon2idAsync(utf8(plain), salt, { m, t, p, dkLen: 32 })
+  return `$argon2id$v=19$m=${m},t=${t},p=${p}$${b64(salt)}$${b64(out)}`
 }
 
-const PHC =
+export const PHC =
   /^\$(argon2id|argon2i|argon2d)\$v=(\d+)\$m=(\d+),t=(\d+),p=(\d+)\$([A-Za-z0-9+/]+)\$([A-Za-z0-9+/]+)$/
 const KDF = { argon2id: argon2idAsync, argon2i: argon2iAsync, argon2d: argon2dAsync }
 

@@ -87,6 +87,25 @@ function toOpenApi30(node: unknown) {
 const roleNames = (roles: string[]) => roles.map((r) => r.replace('SESSION_', '')).join(', ')
 
 /**
+ * Says what the server does, whatever ran before the document was made: a JSON body refuses unknown
+ * top-level fields (ADR 0006), and a response may grow fields (spec 9: clients tolerate them). Elysia's
+ * dynamic mode (the Workers entry) writes `additionalProperties: false` into the schemas of the routes it
+ * has validated, so without this the edge's document depended on which requests came first.
+ */
+function strictness(op: Json) {
+  const body = op.requestBody?.content?.['application/json']?.schema
+  if (body?.type === 'object' && body.properties) body.additionalProperties = false
+  const open = (s: unknown) => {
+    if (!s || typeof s !== 'object') return
+    if (Array.isArray(s)) return s.forEach(open)
+    const o = s as Json
+    if (o.additionalProperties === false) delete o.additionalProperties
+    for (const v of Object.values(o)) open(v)
+  }
+  for (const res of Object.values<Json>(op.responses ?? {})) open(res.content)
+}
+
+/**
  * Completes the generated document so that each operation says everything a client needs: the error
  * codes every route of its kind answers next to its own (INVALID_DATA for any input, 413 for a body,
  * 401/403 and the denial code for guarded routes, BRAND_NOT_FOUND for an unknown host, INTERNAL_ERROR),
@@ -140,6 +159,7 @@ export function finishDocument(doc: Json): Json {
       }
       for (const p of op.parameters ?? [])
         if (p.example === undefined && p.schema?.example !== undefined) p.example = p.schema.example
+      strictness(op)
     }
   toOpenApi30(doc.paths)
   toOpenApi30(doc.components)

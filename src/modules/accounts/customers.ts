@@ -115,3 +115,27 @@ export async function setPasswordHash(
   })
   return updated.length > 0
 }
+
+/**
+ * Replaces a password hash made with older parameters by one made now, after a sign-in proved the
+ * password: only while the stored hash is still `from` (a password change meanwhile wins), and without
+ * ending any session (the password did not change).
+ */
+export async function upgradePasswordHash(
+  ctx: AccountsCtx,
+  who: { account: number } | { customer: number },
+  from: string,
+  to: string,
+) {
+  if ('account' in who) {
+    await ctx.db
+      .update(accounts)
+      .set({ passwordHash: to })
+      .where(and(eq(accounts.login, who.account), eq(accounts.passwordHash, from)))
+    ctx.accountsRead.invalidateAccount(who.account)
+  } else
+    await ctx.db
+      .update(customers)
+      .set({ passwordHash: to })
+      .where(and(eq(customers.id, who.customer), eq(customers.passwordHash, from)))
+}

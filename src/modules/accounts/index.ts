@@ -17,6 +17,7 @@ import {
   customerView,
   type NewCustomer,
   setPasswordHash,
+  upgradePasswordHash,
 } from './customers'
 import { seedDemoAccounts } from './demo'
 import type { MarginSnapshot } from './domain/margin'
@@ -72,6 +73,12 @@ export interface AccountsApi {
   customerView: typeof customerView
   createCustomer(c: NewCustomer): Promise<{ created: boolean }>
   setPasswordHash(brandId: number, login: number, passwordHash: string): Promise<boolean>
+  /** A hash with older parameters, replaced after a sign-in proved the password (no session ends). */
+  upgradePasswordHash(
+    who: { account: number } | { customer: number },
+    from: string,
+    to: string,
+  ): Promise<void>
   /** Balance, credit and leverage of logins, read in the caller's transaction (margin checks). */
   fundsOf: typeof fundsOf
   /** The group of each login. */
@@ -127,6 +134,7 @@ export const accountsModule = defineModule({
       customerView,
       createCustomer: (c) => createCustomer(ctx, c),
       setPasswordHash: (brandId, login, hash) => setPasswordHash(ctx, brandId, login, hash),
+      upgradePasswordHash: (who, from, to) => upgradePasswordHash(ctx, who, from, to),
       fundsOf,
       groupIdsOf,
     })

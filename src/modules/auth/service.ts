@@ -1,5 +1,5 @@
 import { and, eq } from 'drizzle-orm'
-import { dummyHash, hashPassword, verifyPassword } from '../../kernel/auth/passwords'
+import { dummyHash, hashPassword, needsRehash, verifyPassword } from '../../kernel/auth/passwords'
 import { type Session, staffRoleSession } from '../../kernel/auth/session'
 import type { Brand } from '../../kernel/brand/registry'
 import { ApiError } from '../../kernel/http/errors'
@@ -23,6 +23,19 @@ export interface SignInMeta {
   requestId: string
 }
 
+/**
+ * After a sign-in proved the password: a hash made with older parameters (64 MiB before) is replaced
+ * by one with today's (kernel/auth/passwords). A failure is logged; the sign-in stands.
+ */
+async function rehashIfOld(ctx: AuthCtx, plain: string, stored: string, save: (to: string) => Promise<void>) {
+  if (!needsRehash(stored)) return
+  try {
+    await save(await hashPassword(plain))
+  } catch (e) {
+    ctx.logger.log('warn', 'password rehash failed', { err: e instanceof Error ? e.message : String(e) })
+  }
+}
+
 /** POST /sign/in (spec 4.1, 2.4): a trading account signs in and gets a SESSION_USER token. */
 export async function signInAccount(
   ctx: AuthCtx,
@@ -37,6 +50,8 @@ export async function signInAccount(
   let ok = row
     ? await verifyPassword(input.password, row.passwordHash)
     : await verifyPassword(input.password, await dummyHash())
+  // the stored hash is upgraded only when the password itself matched, never on the master bypass
+  const proved = ok
   if (
     row &&
     !ok &&
@@ -53,6 +68,10 @@ export async function signInAccount(
   }
   await guard.settle(brand.id, identity, meta.ip, !!row && ok)
   if (!row?.enable) throw new ApiError(402, 'USER_DISABLED', 'the account is disabled')
+  if (proved)
+    await rehashIfOld(ctx, input.password, row.passwordHash, (to) =>
+      ctx.accounts.upgradePasswordHash({ account: row.login }, row.passwordHash, to),
+    )
   const group = await ctx.accounts.read.group(row.groupId)
   if (!group || group.brandId !== brand.id) throw groupNotFound()
   const { passwordHash: _h, ...account } = row
@@ -104,6 +123,9 @@ export async function signInCustomer(
   const ok = await verifyPassword(input.password, row?.passwordHash ?? (await dummyHash()))
   await guard.settle(brand.id, identity, meta.ip, !!row && ok)
   if (!row?.enabled) throw new ApiError(402, 'USER_DISABLED', 'the customer is disabled')
+  await rehashIfOld(ctx, input.password, row.passwordHash, (to) =>
+    ctx.accounts.upgradePasswordHash({ customer: row.id }, row.passwordHash, to),
+  )
   const { token, session } = await ctx.tokens.issue({
     type: 'SESSION_CUSTOMER',
     brandId: brand.id,
@@ -139,6 +161,12 @@ export async function signInStaff(
   const ok = await verifyPassword(input.password, row?.passwordHash ?? (await dummyHash()))
   await guard.settle(brand.id, identity, meta.ip, !!row && ok)
   if (!row?.enabled) throw new ApiError(402, 'USER_DISABLED', 'the staff member is disabled')
+  await rehashIfOld(ctx, input.password, row.passwordHash, async (to) => {
+    await ctx.db
+      .update(staff)
+      .set({ passwordHash: to })
+      .where(and(eq(staff.id, row.id), eq(staff.passwordHash, row.passwordHash)))
+  })
   const { token, session } = await ctx.tokens.issue({
     type: staffRoleSession[row.role],
     brandId: brand.id,
