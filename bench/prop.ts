@@ -144,7 +144,7 @@ try {
   }
   const breachOf = async (challenge: number) =>
     (await ok(call(base, 'GET', `/prop/challenges/${challenge}/breaches`, { token: customer }))).rows[0] as
-      | { detected_time: number }
+      | { detected_time_ms: number }
       | undefined
   t0 = performance.now()
   for (let sent = 0; sent < FLOOD; sent += 100) await ingest(Array.from({ length: 100 }, walk))
@@ -166,7 +166,7 @@ try {
       await Bun.sleep(1)
       b = await breachOf(s.challenge)
     }
-    latencies.push(b.detected_time - sentAt)
+    latencies.push(b.detected_time_ms - sentAt)
   }
   console.log(
     `prop, embedded default, ${CHALLENGES} challenges with a position each over ${symbols.length - closed.size} symbols`,

@@ -273,7 +273,7 @@ describe('KYC (4.10) and withdrawals', () => {
       token: customer,
       body: { login: 100001, method: 'wire', amount: 100 },
     })
-    expect(w.json.transaction.status_name).toBe('pending_payment')
+    expect(w.json.transaction.status_name).toBe('pending_approval')
     expect(await balance()).toBe(before - 100)
     const tooMuch = await t.request('POST', '/cashier/withdrawal', {
       token: customer,

@@ -34,11 +34,15 @@ async function buy(programId: number) {
     body: { program_id: programId, payer_login: 100001 },
   })
   expect(r.status).toBe(200)
-  const token = (
-    await t.request('POST', '/sign/in', {
-      body: { login: r.json.account.login, password: r.json.temporary_password },
-    })
-  ).json.__token as string
+  // the temporary password must be replaced before the account trades (must_change_password)
+  const login = r.json.account.login as number
+  const set = await t.request('PUT', `/customer/accounts/${login}/password`, {
+    token: customer,
+    body: { password: 'challenge-pass-1' },
+  })
+  expect(set.status).toBe(200)
+  const token = (await t.request('POST', '/sign/in', { body: { login, password: 'challenge-pass-1' } })).json
+    .__token as string
   return { challenge: r.json.challenge.id as number, login: r.json.account.login as number, token }
 }
 
@@ -68,7 +72,8 @@ describe('a breach on a tick', () => {
       rule: 'daily_loss',
       limit: 500,
       anchor: 10_000,
-      tick_time: breachAt,
+      tick_time_ms: breachAt,
+      tick_time: Math.floor(breachAt / 1000),
     })
     expect(d.latest_breach.observed_equity).toBeLessThanOrEqual(9500)
     // the position was closed at the breaching quote, and the account trades no more
@@ -77,8 +82,13 @@ describe('a breach on a tick', () => {
     expect(
       (await t.request('GET', `/trade/list?login=${c.login}`, { token: c.token })).json.rows ?? [],
     ).toEqual([])
+    // the refusal says why: the challenge failed on its breach (spec 4.7 keeps the 500 of a trade error)
     const again = await open(c.login, c.token)
-    expect(again.status).not.toBe(200)
+    expect(again.status).toBe(500)
+    expect(again.json.error).toBe('OPEN_ORDER_ERROR')
+    expect(again.json.message).toBe(
+      `account is read-only: challenge ${c.challenge} failed: phase 1 breached its daily_loss limit (breach ${d.latest_breach.id})`,
+    )
     // another tick: still one breach
     await ingest([{ symbol: 'EURUSD', bid: 1.09, ask: 1.0902 }])
     const breaches = await t.request('GET', `/prop/challenges/${c.challenge}/breaches`, { token: customer })
@@ -119,7 +129,7 @@ describe('what the price bands must not miss', () => {
     await ingest([{ symbol: 'GBPUSD', bid: 1.7, ask: 1.7002 }])
     const d = await detail(c.challenge)
     expect(d.challenge.status_name).toBe('failed')
-    expect(d.latest_breach).toMatchObject({ rule: 'daily_loss', tick_time: breachAt })
+    expect(d.latest_breach).toMatchObject({ rule: 'daily_loss', tick_time_ms: breachAt })
     await ingest([{ symbol: 'GBPUSD', bid: 1.27, ask: 1.2702 }])
   })
 

@@ -37,6 +37,8 @@ beforeAll(async () => {
     body: {
       name: 'Property',
       price: 0,
+      // a free program: staff lift the default of one trial at a time
+      limits: {},
       currency: 'USD',
       active: true,
       time_zone: 'Asia/Tokyo',
@@ -82,8 +84,16 @@ describe('random trading over prop challenges', () => {
         })
         expect(b.status).toBe(200)
         challenges.push(b.json.challenge.id)
-        const s = await t.request('POST', '/sign/in', {
+        // the temporary password must be replaced before the account trades (must_change_password)
+        const changed = await t.request('POST', '/sign/in', {
           body: { login: b.json.account.login, password: b.json.temporary_password },
+        })
+        await t.request('PUT', '/account/password', {
+          token: changed.json.__token,
+          body: { password: b.json.temporary_password, new_password: 'challenge-pass-1' },
+        })
+        const s = await t.request('POST', '/sign/in', {
+          body: { login: b.json.account.login, password: 'challenge-pass-1' },
         })
         accounts.set(b.json.account.login, s.json.__token)
       }

@@ -14,8 +14,8 @@ export function wasmPasswordEngine(instance: () => Promise<WebAssembly.Instance>
     return argon2
   }
   return {
-    async hash(plain) {
-      const { m, t, p } = PASSWORD_PARAMS
+    async hash(plain, params = PASSWORD_PARAMS) {
+      const { m, t, p } = params
       return (await get()).hash(plain, {
         type: Argon2Type.Argon2id,
         memoryCost: m,

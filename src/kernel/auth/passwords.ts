@@ -20,14 +20,23 @@ interface BunPassword {
  */
 export const PASSWORD_PARAMS = { m: 19456, t: 2, p: 1 } as const
 
+export type PasswordParams = { m: number; t: number; p: number }
+
+/**
+ * For secrets the server generates (≥ 80 bits of entropy, shown once): guessing them is hopeless
+ * whatever the cost, so 1 MiB and one pass (~1 ms, where PASSWORD_PARAMS cost 85 ms a prop purchase).
+ * The account must replace it (must_change_password) with a password of its own, hashed at full cost.
+ */
+export const GENERATED_SECRET_PARAMS: PasswordParams = { m: 1024, t: 1, p: 1 }
+
 export interface PasswordEngine {
-  hash(plain: string): Promise<string>
+  hash(plain: string, params?: PasswordParams): Promise<string>
   verify(plain: string, hash: string): Promise<boolean>
 }
 
 const nativeEngine = (bun: BunPassword): PasswordEngine => ({
-  hash: (plain) =>
-    bun.hash(plain, { algorithm: 'argon2id', memoryCost: PASSWORD_PARAMS.m, timeCost: PASSWORD_PARAMS.t }),
+  hash: (plain, params = PASSWORD_PARAMS) =>
+    bun.hash(plain, { algorithm: 'argon2id', memoryCost: params.m, timeCost: params.t }),
   // Bun.password throws on a string that is not a hash; a stored value must never fail a sign-in
   verify: (plain, hash) => (PHC.test(hash) ? bun.verify(plain, hash) : Promise.resolve(false)),
 })
@@ -41,7 +50,7 @@ const oneAtATime = <T>(run: () => Promise<T>): Promise<T> => {
 }
 
 const portableEngine: PasswordEngine = {
-  hash: (plain) => oneAtATime(() => portableHash(plain)),
+  hash: (plain, params) => oneAtATime(() => portableHash(plain, params)),
   verify: (plain, hash) => oneAtATime(() => portableVerify(plain, hash)),
 }
 
@@ -53,6 +62,9 @@ export function usePasswordEngine(e: PasswordEngine) {
 }
 
 export const hashPassword = (plain: string) => engine.hash(plain)
+
+/** A generated high-entropy secret (GENERATED_SECRET_PARAMS): verified like any password. */
+export const hashGeneratedSecret = (plain: string) => engine.hash(plain, GENERATED_SECRET_PARAMS)
 
 export const verifyPassword = (plain: string, hash: string) => engine.verify(plain, hash)
 
@@ -69,9 +81,9 @@ const b64 = (bytes: Uint8Array) => btoa(String.fromCharCode(...bytes)).replace(/
 const unb64 = (s: string) => Uint8Array.from(atob(s), (c) => c.charCodeAt(0))
 const utf8 = (s: string) => new TextEncoder().encode(s)
 
-export async function portableHash(plain: string) {
+export async function portableHash(plain: string, params: PasswordParams = PASSWORD_PARAMS) {
   const salt = crypto.getRandomValues(new Uint8Array(16))
-  const { m, t, p } = PASSWORD_PARAMS
+  const { m, t, p } = params
   const out = await argon2idAsync(utf8(plain), salt, { m, t, p, dkLen: 32 })
   return `$argon2id$v=19$m=${m},t=${t},p=${p}$${b64(salt)}$${b64(out)}`
 }

@@ -1,4 +1,5 @@
 import { ApiError, invalid } from './errors'
+import { refuseUnsafeText } from './safe-text'
 
 /**
  * What a route accepts as its body: a JSON value (the default), a JSON object that may be left out (read
@@ -83,6 +84,7 @@ function formObject(form: FormData): Record<string, unknown> {
     const all = form.getAll(key)
     out[key] = all.length === 1 ? all[0] : all
   }
+  refuseUnsafeText(out)
   return out
 }
 
@@ -149,5 +151,6 @@ function objectOnly(value: unknown): object {
   // Every body of this API is an object; Elysia's normalization would turn an array into {}.
   if (typeof value !== 'object' || value === null || Array.isArray(value))
     throw invalid('body: must be a JSON object')
+  refuseUnsafeText(value)
   return value
 }

@@ -6,6 +6,7 @@ interface Guard {
   feed?: true
   roles?: string[]
   denied?: { status: number; code: string } | null
+  passwordChange?: boolean
 }
 
 type Json = Record<string, any>
@@ -140,6 +141,9 @@ export function finishDocument(doc: Json): Json {
           const d = guard.denied ?? { status: 403, code: 'FORBIDDEN' }
           addCode(op, d.status, d.code)
         }
+        // an account with a generated password is refused everything but setting its own
+        if (guard.roles.includes('SESSION_USER') && !guard.passwordChange)
+          addCode(op, 403, 'PASSWORD_CHANGE_REQUIRED')
         op['x-roles'] = guard.roles
         const access = `**Access:** ${roleNames(guard.roles)} sessions.`
         op.description = op.description ? `${access} ${op.description}` : access

@@ -12,6 +12,8 @@ import { httpPlatform } from './http'
 export interface AuthRule {
   roles: readonly SessionType[]
   denied?: { status: number; code: string }
+  /** The route that sets a new password: open to an account that must change its generated one. */
+  passwordChange?: true
 }
 
 // Guards read `request.headers` directly: naming `headers` in a hook makes Elysia copy every header of
@@ -46,6 +48,13 @@ async function authenticate(ctx: Kernel, headers: Headers, brand: Brand, rule: A
   }
   const principal = await ctx.ports.get(PrincipalsPort).current(session)
   if (principal === null) throw unauthorized()
+  // a generated password (shown once, e.g. a prop challenge's) must be replaced before anything else
+  if (!rule.passwordChange && (principal as { mustChangePassword?: number }).mustChangePassword === 1)
+    throw new ApiError(
+      403,
+      'PASSWORD_CHANGE_REQUIRED',
+      'this account must set its own password first: PUT /account/password, or its owner PUT /customer/accounts/{login}/password',
+    )
   // per request: the principal's record rides along, so the route does not read it a second time
   return { ...session, principal }
 }
@@ -125,7 +134,11 @@ export const security = (ctx: Kernel) =>
       parse: 'json' as never,
       detail: {
         security: [{ ApiTokenAuth: [] }],
-        'x-guard': { roles: rule.roles, denied: rule.denied ?? null },
+        'x-guard': {
+          roles: rule.roles,
+          denied: rule.denied ?? null,
+          passwordChange: rule.passwordChange ?? false,
+        },
       } as Record<string, unknown>,
       async transform(c) {
         const g = c as unknown as Guarded

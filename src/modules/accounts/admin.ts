@@ -61,6 +61,9 @@ export async function changeAccountSettings(
         leverage: s.leverage,
         enable: s.enable,
         enableReadOnly: s.enable_read_only,
+        // staff decide now: a module's reason no longer applies
+        readOnlyReason:
+          s.enable_read_only === undefined ? undefined : s.enable_read_only ? 'set by staff' : '',
         enableChangePassword: s.enable_change_password,
         comment: s.comment,
       }).filter(([, v]) => v !== undefined),

@@ -109,7 +109,7 @@ export async function setPasswordHash(
     work.after(`account:${login}`, () => ctx.accountsRead.invalidateAccount(login))
     return tx
       .update(accounts)
-      .set({ passwordHash, sessionEpoch: sql`${accounts.sessionEpoch} + 1` })
+      .set({ passwordHash, mustChangePassword: 0, sessionEpoch: sql`${accounts.sessionEpoch} + 1` })
       .where(and(eq(accounts.login, login), eq(accounts.brandId, brandId)))
       .returning({ login: accounts.login })
   })

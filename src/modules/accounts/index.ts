@@ -61,7 +61,8 @@ export interface AccountsApi {
    */
   postOperationTx(tx: Tx, work: Work, input: BalanceOperationInput): ReturnType<typeof postOperationTx>
   /** Disables trading on an account (it may still sign in), in the caller's unit of work. */
-  setReadOnlyTx(tx: Tx, work: Work, brandId: number, login: number): Promise<void>
+  /** Makes an account read-only; `reason` is what a refused trade says (e.g. the breached challenge). */
+  setReadOnlyTx(tx: Tx, work: Work, brandId: number, login: number, reason: string): Promise<void>
   /** Books a closed trade's result as one OP_TRADE ledger row, in the closing transaction. */
   postTradeResultTx: typeof postTradeResultTx
   openAccount(input: OpenAccountInput): ReturnType<typeof openAccount>
@@ -113,10 +114,10 @@ export const accountsModule = defineModule({
       requireMargin: (view) => requireMargin(ctx, view),
       postTradeResultTx: (tx: Tx, input) => postTradeResultTx(tx, input),
       postOperationTx: (tx, work, input) => postOperationTx(ctx, tx, work, input),
-      async setReadOnlyTx(tx, work, brandId, login) {
+      async setReadOnlyTx(tx, work, brandId, login, reason) {
         await tx
           .update(schema.accounts)
-          .set({ enableReadOnly: 1, updateTime: epochSeconds(ctx.clock.now()) })
+          .set({ enableReadOnly: 1, readOnlyReason: reason, updateTime: epochSeconds(ctx.clock.now()) })
           .where(and(eq(schema.accounts.login, login), eq(schema.accounts.brandId, brandId)))
         work.after(`account:${login}`, () => ctx.accountsRead.invalidateAccount(login))
       },

@@ -91,7 +91,8 @@ export async function postOperationTx(ctx: AccountsCtx, tx: Tx, work: Work, inpu
       and(
         eq(accounts.login, input.login),
         eq(accounts.brandId, input.brandId),
-        input.allowNegative ? undefined : sql`${column} + ${delta} >= 0`,
+        // money in is always taken (it may be what brings a charged-back balance back above zero)
+        input.allowNegative || delta > 0 ? undefined : sql`${column} + ${delta} >= 0`,
       ),
     )
     .returning({ balance: accounts.balance, credit: accounts.credit })

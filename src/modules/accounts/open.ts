@@ -1,5 +1,5 @@
 import { and, eq } from 'drizzle-orm'
-import { hashPassword } from '../../kernel/auth/passwords'
+import { hashGeneratedSecret, hashPassword } from '../../kernel/auth/passwords'
 import { epochSeconds } from '../../kernel/clock'
 import { isUniqueViolation } from '../../kernel/db/errors'
 import { ApiError, invalid } from '../../kernel/http/errors'
@@ -31,6 +31,8 @@ export interface OpenAccountInput {
   selfService?: boolean
   /** false: a DEMO account opens without its group's default deposit (the caller books its own, e.g. prop). */
   initialDeposit?: boolean
+  /** The password was generated (shown once): a fast hash, and the account must set its own first. */
+  generatedPassword?: boolean
   createdBy: string
 }
 
@@ -39,7 +41,9 @@ export interface OpenAccountInput {
  * as a balance operation in the same transaction, so its balance is backed by the ledger from the start.
  */
 export async function openAccount(ctx: AccountsCtx, input: OpenAccountInput) {
-  const passwordHash = await hashPassword(input.password)
+  const passwordHash = input.generatedPassword
+    ? await hashGeneratedSecret(input.password)
+    : await hashPassword(input.password)
   for (let attempt = 0; ; attempt++) {
     try {
       const result = await ctx.uow.run(async (tx, work) => {
@@ -78,6 +82,7 @@ export async function openAccount(ctx: AccountsCtx, input: OpenAccountInput) {
             customerId: input.customerId ?? null,
             groupId: group.id,
             passwordHash,
+            mustChangePassword: input.generatedPassword ? 1 : 0,
             leverage: input.leverage ?? group.leverage,
             name: input.name ?? '',
             email: input.email ?? '',

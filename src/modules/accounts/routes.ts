@@ -9,7 +9,15 @@ import type { AccountsCtx } from './context'
 import { customerProfile } from './customers'
 import { fromMinor } from './domain/money'
 import { openAccount, selfServiceGroups } from './open'
+import { changeAccountPassword, setOwnAccountPassword } from './passwords'
 import { balanceView, loadAccountView, profileView, requireMargin, updateProfile } from './service'
+
+const PasswordSet = t.Object({
+  data: t.Literal('OK'),
+  sessions_ended: t.Boolean({
+    description: 'every session of the account ended; sign in with the new password',
+  }),
+})
 
 const num = t.Number()
 const int = Int()
@@ -33,6 +41,9 @@ export const Profile = t.Object({
   user_color: str,
   enable: int,
   enable_read_only: int,
+  read_only_reason: t.String({
+    description: 'why the account is read-only (e.g. its prop challenge failed)',
+  }),
   enable_change_password: int,
   leverage: int,
   regdate: Int({ description: 'epoch seconds' }),
@@ -248,6 +259,56 @@ export const accountRoutes = (ctx: AccountsCtx) =>
         detail: doc('Account', 'Open a trading account for the signed-in customer', {
           description:
             "A DEMO account receives the group default_deposit as a balance operation. The leverage must be one of the group's leverage_options (400 INVALID_DATA otherwise). At most ACCOUNT_OPEN_MAX_PER_DAY openings per customer and per client address a day (429 TOO_MANY_REQUESTS).",
+        }),
+      },
+    )
+    .put(
+      '/customer/accounts/:login/password',
+      ({ brand, session, params, body }) =>
+        setOwnAccountPassword(ctx, brand, session, params.login, body.password),
+      {
+        auth: { roles: ['SESSION_CUSTOMER'] },
+        ...textInput({ params: { login: Login } }),
+        body: t.Object(
+          {
+            password: t.String({
+              minLength: 6,
+              maxLength: 64,
+              description: 'the new password (6..64 characters)',
+            }),
+          },
+          { example: { password: 'my-new-pass-1' } },
+        ),
+        response: { 200: PasswordSet, ...errors({ 404: ['ACCOUNT_NOT_FOUND'] }) },
+        detail: doc('Account', "Set the password of one of the customer's accounts", {
+          description:
+            "For a lost or forgotten password, such as a prop challenge's temporary one (shown once). Every session of the account ends; an account that had to change its generated password no longer has to. 404 ACCOUNT_NOT_FOUND for an account that is not the customer's.",
+        }),
+      },
+    )
+    .put(
+      '/account/password',
+      ({ brand, session, body }) => changeAccountPassword(ctx, brand, session, body),
+      {
+        auth: { roles: ['SESSION_USER'], passwordChange: true },
+        body: t.Object(
+          {
+            password: t.String({ minLength: 1, maxLength: 64, description: 'the current password' }),
+            new_password: t.String({
+              minLength: 6,
+              maxLength: 64,
+              description: 'the new password (6..64 characters)',
+            }),
+          },
+          { example: { password: 'Tmp-pass-shown-once', new_password: 'my-new-pass-1' } },
+        ),
+        response: {
+          200: PasswordSet,
+          ...errors({ 403: ['INCORRECT_PASSWORD', 'CHANGE_PASSWORD_DISABLED'] }),
+        },
+        detail: doc('Account', "Change the signed-in account's password", {
+          description:
+            'Proves the current password. Every session of the account ends, this one too: sign in again. The one route open to an account with a generated password (must_change_password), which every other route answers 403 PASSWORD_CHANGE_REQUIRED.',
         }),
       },
     )

@@ -53,6 +53,10 @@ export const accounts = sqliteTable(
     updateTime: integer('update_time').notNull(),
     /** Bumped by a disable or a password change: tokens issued under an older epoch stop working. */
     sessionEpoch: integer('session_epoch').notNull().default(0),
+    /** 1: the password was generated (a prop challenge's): the account must set its own before acting. */
+    mustChangePassword: integer('must_change_password').notNull().default(0),
+    /** Why the account is read-only, when a module made it so (shown in trade refusals). */
+    readOnlyReason: text('read_only_reason').notNull().default(''),
   },
   (t) => [index('accounts_brand_customer').on(t.brandId, t.customerId)],
 )

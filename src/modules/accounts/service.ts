@@ -134,6 +134,7 @@ export function profileView(view: AccountView, m: MarginSnapshot) {
     user_color: a.userColor,
     enable: a.enable,
     enable_read_only: a.enableReadOnly,
+    read_only_reason: a.readOnlyReason,
     enable_change_password: a.enableChangePassword,
     leverage: a.leverage,
     regdate: a.regdate,

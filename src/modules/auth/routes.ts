@@ -36,6 +36,10 @@ const SignInResult = t.Object({
   currency: t.String(),
   session_type: t.String(),
   expires_at: Int({ description: 'token expiry, epoch seconds' }),
+  must_change_password: t.Boolean({
+    description:
+      'the password was generated (a prop challenge account): every route but PUT /account/password answers 403 PASSWORD_CHANGE_REQUIRED until it is changed',
+  }),
   __token: t.String({ description: 'The JWT; also set as an HttpOnly cookie' }),
 })
 
@@ -151,7 +155,12 @@ export const authRoutes = (ctx: AuthCtx) => {
             password: t.String({ ...PASSWORD, description: 'password for POST /customer/sign/in' }),
             name: t.String({ minLength: 1, maxLength: 128, description: 'full name' }),
             phone: t.Optional(t.String({ maxLength: 64, description: 'phone number' })),
-            country: t.Optional(t.String({ maxLength: 128, description: 'country of residence' })),
+            country: t.Optional(
+              t.String({
+                pattern: '^[A-Z]{2}$',
+                description: 'country of residence, ISO 3166-1 alpha-2 (GB, DE, US)',
+              }),
+            ),
             attribution: t.Optional(Attribution),
           },
           {

@@ -2,6 +2,7 @@ import { and, eq } from 'drizzle-orm'
 import { dummyHash, hashPassword, needsRehash, verifyPassword } from '../../kernel/auth/passwords'
 import { type Session, staffRoleSession } from '../../kernel/auth/session'
 import type { Brand } from '../../kernel/brand/registry'
+import { isCountryCode } from '../../kernel/countries'
 import { ApiError } from '../../kernel/http/errors'
 import { consume } from '../../kernel/http/rate-limit'
 import { groupNotFound } from '../accounts'
@@ -68,7 +69,8 @@ export async function signInAccount(
   }
   await guard.settle(brand.id, identity, meta.ip, !!row && ok)
   if (!row?.enable) throw new ApiError(402, 'USER_DISABLED', 'the account is disabled')
-  if (proved)
+  // a generated password is replaced by the account's own anyway (must_change_password)
+  if (proved && row.mustChangePassword !== 1)
     await rehashIfOld(ctx, input.password, row.passwordHash, (to) =>
       ctx.accounts.upgradePasswordHash({ account: row.login }, row.passwordHash, to),
     )
@@ -103,6 +105,7 @@ export async function signInAccount(
       currency: group.currency,
       session_type: session.type,
       expires_at: session.exp,
+      must_change_password: row.mustChangePassword === 1,
       __token: token,
     },
   }
@@ -239,6 +242,8 @@ export async function registerCustomer(
     { name: 'register:ip', max: ctx.config.limits.registerPerHour, windowMs: 3_600_000 },
     meta.ip,
   )
+  if (input.country !== undefined && !isCountryCode(input.country))
+    throw new ApiError(400, 'INVALID_DATA', `country: ${input.country} is not an ISO 3166-1 alpha-2 code`)
   const email = input.email.trim().toLowerCase()
   const attribution = await resolveAttribution(ctx, brand, input)
   const passwordHash = await hashPassword(input.password)

@@ -4,6 +4,7 @@ import type { Brand } from '../../kernel/brand/registry'
 import type { Tx } from '../../kernel/db/client'
 import { isUniqueViolation } from '../../kernel/db/errors'
 import { ApiError, invalid } from '../../kernel/http/errors'
+import { assertSameRequest, fingerprint } from '../../kernel/http/idempotency'
 import { type AccountView, type CustomerRecord, fromMinor, toMinor } from '../accounts'
 import { type CashierCtx, providerReady } from './context'
 import { eligibleMethods, type MethodConfig } from './domain/methods'
@@ -139,10 +140,16 @@ function amountIn(m: MethodConfig, amount: number, currency: string) {
   return minor
 }
 
-async function byKey(ctx: CashierCtx, brandId: number, customerId: number, key: string | undefined) {
+async function byKey(
+  ctx: CashierCtx,
+  brandId: number,
+  customerId: number,
+  key: string | undefined,
+  request: string,
+) {
   if (!key) return null
   const [row] = await ctx.db
-    .select({ id: cashierTransactions.id })
+    .select({ id: cashierTransactions.id, requestHash: cashierTransactions.requestHash })
     .from(cashierTransactions)
     .where(
       and(
@@ -151,8 +158,16 @@ async function byKey(ctx: CashierCtx, brandId: number, customerId: number, key: 
         eq(cashierTransactions.idempotencyKey, key),
       ),
     )
-  return row ? viewOf(ctx, row.id) : null
+  if (!row) return null
+  assertSameRequest(row.requestHash, request)
+  return viewOf(ctx, row.id)
 }
+
+/** What a deposit or withdrawal asks for: the fingerprint stored with its idempotency key. */
+const requestOf = (
+  kind: 'deposit' | 'withdrawal',
+  input: { login: number; method: string; amount: number },
+) => fingerprint({ kind, login: input.login, method: input.method, amount: input.amount })
 
 /** The eligible method of that code for the account (400 METHOD_NOT_AVAILABLE otherwise). */
 async function methodFor(
@@ -180,7 +195,7 @@ async function insertCreated(
     currency: string
     now: number
   },
-  input: { login: number; idempotency_key?: string },
+  input: { login: number; method: string; amount: number; idempotency_key?: string },
 ) {
   const [r] = await tx
     .insert(cashierTransactions)
@@ -196,6 +211,7 @@ async function insertCreated(
       fee: feeOf(v.amount, v.m.feeBps, v.m.feeFixedMinor),
       currency: v.currency,
       idempotencyKey: input.idempotency_key ?? null,
+      requestHash: input.idempotency_key ? requestOf(v.kind, input) : null,
       createdAt: v.now,
       updatedAt: v.now,
     })
@@ -219,7 +235,8 @@ export async function startDeposit(
   const customer = await customerOf(ctx, session)
   if (customer.depositAllowed !== 1)
     throw new ApiError(403, 'DEPOSIT_NOT_ALLOWED', 'deposits are closed for this customer')
-  const prior = await byKey(ctx, brand.id, customer.id, input.idempotency_key)
+  const request = requestOf('deposit', input)
+  const prior = await byKey(ctx, brand.id, customer.id, input.idempotency_key, request)
   if (prior) return { transaction: prior, next: null, idempotent: true }
   const view = await realAccount(ctx, brand, session, input.login)
   const currency = view.group.currency
@@ -248,7 +265,9 @@ export async function startDeposit(
       )
     })
   } catch (e) {
-    const again = isUniqueViolation(e) ? await byKey(ctx, brand.id, customer.id, input.idempotency_key) : null
+    const again = isUniqueViolation(e)
+      ? await byKey(ctx, brand.id, customer.id, input.idempotency_key, request)
+      : null
     if (again) return { transaction: again, next: null, idempotent: true }
     throw e
   }
@@ -293,7 +312,7 @@ export async function requestWithdrawal(
   const customer = await customerOf(ctx, session)
   if (customer.withdrawalAllowed !== 1)
     throw new ApiError(403, 'WITHDRAWAL_NOT_ALLOWED', 'withdrawals are closed for this customer')
-  const prior = await byKey(ctx, brand.id, customer.id, input.idempotency_key)
+  const prior = await byKey(ctx, brand.id, customer.id, input.idempotency_key, requestOf('withdrawal', input))
   if (prior) return { transaction: prior, idempotent: true }
   const gates = await ctx.kyc.gates(brand.id, customer.id)
   if (!gates.withdrawal_allowed)

@@ -15,7 +15,11 @@ const Money = z.object({
 /** A deposit was credited to the trading account (once per transaction; affiliates consume it). */
 export const CashierCredited = defineTopic('cashier.credited', Money)
 /** A credited deposit was refunded or charged back (its amount taken back from the balance). */
-export const CashierReversed = defineTopic('cashier.reversed', Money.extend({ status: z.string() }))
+export const CashierReversed = defineTopic(
+  'cashier.reversed',
+  // shortfall: what the balance went below zero by (a provider's reversal of money already spent)
+  Money.extend({ status: z.string(), shortfall: z.number().optional() }),
+)
 /** A withdrawal was requested (its funds held). */
 export const WithdrawalRequested = defineTopic('cashier.withdrawal_requested', Money)
 /** A withdrawal was paid out. */

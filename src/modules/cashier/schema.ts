@@ -67,6 +67,8 @@ export const cashierTransactions = sqliteTable(
     /** Set by reconciliation when the provider's state disagrees with ours. */
     flagged: integer('flagged').notNull().default(0),
     idempotencyKey: text('idempotency_key'),
+    /** SHA-256 of the request the key was first used for (kernel/http/idempotency). */
+    requestHash: text('request_hash'),
     createdAt: integer('created_at').notNull(),
     updatedAt: integer('updated_at').notNull(),
   },

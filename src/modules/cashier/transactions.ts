@@ -4,7 +4,7 @@ import type { Work } from '../../kernel/db/unit-of-work'
 import { ApiError } from '../../kernel/http/errors'
 import { fromMinor } from '../accounts'
 import type { CashierCtx } from './context'
-import { type Action, next, STATUS, statusName } from './domain/status'
+import { type Action, next, STATUS, statusName, txStatusName } from './domain/status'
 import { CashierCredited, CashierReversed } from './events'
 import { cashierHistory, cashierTransactions } from './schema'
 
@@ -30,7 +30,7 @@ export function txView(r: TxRow, history: HistoryRow[]) {
     method: r.method,
     provider: r.provider,
     status: r.status,
-    status_name: statusName(r.status),
+    status_name: txStatusName(r.kind, r.status),
     amount: m(r.amount),
     fee: m(r.fee),
     net_amount: m(r.amount - r.fee),
@@ -39,16 +39,16 @@ export function txView(r: TxRow, history: HistoryRow[]) {
     reason: r.reason,
     created_time: seconds(r.createdAt),
     updated_time: seconds(r.updatedAt),
-    history: history.map(historyView),
+    history: history.map((h) => historyView(r.kind, h)),
   }
 }
 
 // which staff member acted, and staff and system notes (comments, internal errors), are for the back office
 const internal = (actor: string) => actor === 'system' || actor.startsWith('staff:')
-const historyView = (h: HistoryRow) => ({
+const historyView = (kind: TxRow['kind'], h: HistoryRow) => ({
   from: h.fromStatus,
   to: h.toStatus,
-  to_name: statusName(h.toStatus),
+  to_name: txStatusName(kind, h.toStatus),
   actor: h.actor.startsWith('staff:') ? 'staff' : h.actor,
   note: internal(h.actor) ? '' : h.note,
   time: seconds(h.createdAt),
@@ -63,7 +63,7 @@ export function staffTxView(r: TxRow, history: HistoryRow[]) {
     provider_currency: r.providerCurrency,
     credit_attempts: r.creditAttempts,
     flagged: r.flagged === 1,
-    history: history.map((h) => ({ ...historyView(h), actor: h.actor, note: h.note })),
+    history: history.map((h) => ({ ...historyView(r.kind, h), actor: h.actor, note: h.note })),
   }
 }
 
@@ -213,7 +213,10 @@ export class LostRace extends Error {
 
 /**
  * Takes a credited deposit back (refund or chargeback): a balance-out of what was credited under the key
- * `cashier-reversal:<id>`. A chargeback may take the balance below zero (the money is gone already).
+ * `cashier-reversal:<id>`. A provider's refund or chargeback is a fact (the provider has taken the money
+ * back already): it is always recorded, even when the customer spent the money, and may take the balance
+ * below zero, as brokers do for chargebacks; the transaction is then flagged for staff with the
+ * shortfall to collect (ADR 0011). A refund staff start themselves needs the money on the balance.
  */
 export async function reverse(
   ctx: CashierCtx,
@@ -228,8 +231,9 @@ export async function reverse(
   const r = await move(tx, row, action, actor, now, {}, note)
   if (!r || r.status === STATUS.manual_review) return r
   const net = row.amount - row.fee
-  if (net > 0)
-    await ctx.accounts.postOperationTx(tx, work, {
+  const fromProvider = action !== 'refund'
+  if (net > 0) {
+    const posted = await ctx.accounts.postOperationTx(tx, work, {
       brandId: row.brandId,
       login: row.login,
       op: 'OP_BALANCE_OUT',
@@ -239,8 +243,25 @@ export async function reverse(
       apiData: { transaction_id: row.id, provider: row.provider },
       idempotencyKey: `cashier-reversal:${row.id}`,
       createdBy: actor,
-      allowNegative: action === 'chargeback',
+      allowNegative: fromProvider,
     })
+    const after = posted.row.balanceAfter
+    if (fromProvider && !posted.idempotent && after < 0) {
+      const note = `${statusName(r.status)} not covered: the balance is short by ${fromMinor(-after, row.currency)} ${row.currency}; collect it from the customer`
+      const [flagged] = await tx
+        .update(cashierTransactions)
+        .set({ flagged: 1, staffNote: note })
+        .where(eq(cashierTransactions.id, r.id))
+        .returning()
+      await record(tx, r.id, r.status, r.status, 'system', note, now)
+      work.emit(CashierReversed, r.brandId, {
+        ...money(flagged),
+        status: statusName(r.status),
+        shortfall: fromMinor(-after, row.currency),
+      })
+      return flagged
+    }
+  }
   work.emit(CashierReversed, r.brandId, { ...money(r), status: statusName(r.status) })
   return r
 }

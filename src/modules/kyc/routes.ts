@@ -57,6 +57,7 @@ const Question = t.Object({
   max: t.Optional(t.Number()),
   max_length: t.Optional(Int()),
   min_age: t.Optional(Int()),
+  max_age: t.Optional(Int({ description: 'date of birth: the oldest age accepted (default 120)' })),
   must_be_true: t.Optional(t.Boolean()),
 })
 const Step = t.Object(

@@ -4,9 +4,12 @@ import type { Brand } from '../../kernel/brand/registry'
 import { ApiError } from '../../kernel/http/errors'
 import { fromMinor } from '../accounts'
 import type { PropCtx } from './context'
+import { limitProblem } from './domain/limits'
 import { ProgramStep } from './domain/program'
 import { type PhaseState, PhaseRules as Rules } from './domain/rules'
-import { type ProgramRow, programRow, programView } from './programs'
+import { checkPayer } from './payer-check'
+import { type ProgramRow, programLimits, programRow, programView } from './programs'
+import { purchaseCounts } from './purchase'
 import { propBreaches, propChallenges, propDays, propPhases, propPurchases } from './schema'
 import { figuresOf } from './state'
 import { breachView, challengeView, dayView, phaseView, purchaseView } from './views'
@@ -23,24 +26,21 @@ async function payersFor(ctx: PropCtx, brand: Brand, session: Session, program: 
   const logins = await ctx.accounts.customerAccounts(brand.id, session.customerId!)
   const rows = []
   for (const login of logins) {
-    const a = await ctx.accounts.read.account(login)
-    const g = a && (await ctx.accounts.read.group(a.groupId))
+    const {
+      account: a,
+      group: g,
+      problem,
+    } = await checkPayer(ctx, brand.id, session.customerId!, program, login)
+    // a DEMO account is no payer at all; a REAL one is listed with why it cannot pay now
     if (!a || !g || g.accountMode !== 'REAL') continue
-    const reason =
-      a.enable !== 1
-        ? 'INVALID_PAYER_ACCOUNT'
-        : g.currency !== program.currency
-          ? 'CURRENCY_CONVERSION_REQUIRED'
-          : a.balance < program.priceMinor
-            ? 'NOT_ENOUGH_FUNDS'
-            : null
     rows.push({
       login,
       group: g.name,
       currency: g.currency,
       balance: fromMinor(a.balance, g.currency),
-      can_pay: reason === null,
-      reason: reason ?? '',
+      can_pay: problem === null,
+      reason: problem?.code ?? '',
+      reason_message: problem?.message ?? '',
     })
   }
   return {
@@ -60,26 +60,46 @@ export async function preview(
   payerLogin: number,
 ) {
   const program = await programRow(ctx, brand.id, programId)
-  const payers = await payersFor(ctx, brand, session, program)
-  const payer = payers.rows.find((r) => r.login === payerLogin)
+  const payer = await checkPayer(ctx, brand.id, session.customerId!, program, payerLogin)
+  // as the purchase counts: with the one it would make
+  const limits = programLimits(program)
+  const made = await purchaseCounts(
+    ctx.db,
+    brand.id,
+    session.customerId!,
+    program.id,
+    ctx.clock.now(),
+    limits,
+  )
+  const overLimit = limitProblem(limits, {
+    total: made.total + 1,
+    inPeriod: made.inPeriod + 1,
+    active: made.active + 1,
+  })
   const steps = ProgramStep.array().parse(JSON.parse(program.steps))
   const first = steps[0] ? await ctx.accounts.findGroup(brand.id, steps[0].account_group) : null
+  // the order of spec 4.14's validations, as the purchase runs them
   const problem =
     program.active !== 1
-      ? 'PROGRAM_DISABLED'
-      : !payer
-        ? 'INVALID_PAYER_ACCOUNT'
-        : payer.reason ||
-          (!first ? 'INVALID_DEMO_GROUP' : first.accountMode !== 'DEMO' ? 'DEMO_GROUP_REQUIRED' : '')
+      ? { code: 'PROGRAM_DISABLED', message: `program ${program.id} is not active` }
+      : (payer.problem ??
+        (!first
+          ? { code: 'INVALID_DEMO_GROUP', message: 'the program has no first step group' }
+          : first.accountMode !== 'DEMO'
+            ? { code: 'DEMO_GROUP_REQUIRED', message: `the first step group ${first.name} is not DEMO` }
+            : overLimit))
   const price = fromMinor(program.priceMinor, program.currency)
+  const balance = payer.account && payer.group ? fromMinor(payer.account.balance, payer.group.currency) : null
   return {
     program: programView(program),
     payer_login: payerLogin,
-    can_buy: problem === '',
-    reason: problem,
+    can_buy: problem === null,
+    reason: problem?.code ?? '',
+    reason_message: problem?.message ?? '',
     price,
     currency: program.currency,
-    payer_balance_after: payer ? Math.round((payer.balance - price) * 100) / 100 : null,
+    payer_balance_after:
+      balance !== null && !payer.problem ? Math.round((balance - price) * 100) / 100 : null,
     first_account: first
       ? {
           group: first.name,
@@ -87,14 +107,17 @@ export async function preview(
           currency: first.currency,
         }
       : null,
-    effects: [
-      ...(price > 0
-        ? [`${price} ${program.currency} is taken from account ${payerLogin} (PROP_CHALLENGE_PURCHASE)`]
-        : []),
-      `a new account opens in ${first?.name ?? '?'} with a temporary password shown once`,
-      `it receives ${first ? fromMinor(first.defaultDeposit, first.currency) : 0} as its initial balance`,
-      'the challenge starts at phase 1',
-    ],
+    // what a purchase would do: nothing, when it would be refused
+    effects: problem
+      ? []
+      : [
+          ...(price > 0
+            ? [`${price} ${program.currency} is taken from account ${payerLogin} (PROP_CHALLENGE_PURCHASE)`]
+            : []),
+          `a new account opens in ${first?.name ?? '?'} with a temporary password shown once`,
+          `it receives ${first ? fromMinor(first.defaultDeposit, first.currency) : 0} as its initial balance`,
+          'the challenge starts at phase 1',
+        ],
   }
 }
 

@@ -262,7 +262,15 @@ async function passPhase(ctx: PropCtx, p: PhaseRow, figures: { balance: number; 
           : { status: CHALLENGE.passed, endTime: now, updatedAt: now },
       )
       .where(and(eq(propChallenges.id, p.challengeId), eq(propChallenges.status, CHALLENGE.active)))
-    await ctx.accounts.setReadOnlyTx(tx, work, p.brandId, p.accountLogin)
+    await ctx.accounts.setReadOnlyTx(
+      tx,
+      work,
+      p.brandId,
+      p.accountLogin,
+      opened
+        ? `phase ${p.phaseIndex} of challenge ${p.challengeId} passed: trade on account ${opened.login}`
+        : `challenge ${p.challengeId} passed`,
+    )
     work.emit(PropPhasePassed, p.brandId, {
       login: p.accountLogin,
       challenge_id: p.challengeId,

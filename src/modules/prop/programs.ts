@@ -3,6 +3,7 @@ import { isUniqueViolation } from '../../kernel/db/errors'
 import { ApiError, invalid } from '../../kernel/http/errors'
 import { fromMinor, toMinor } from '../accounts'
 import type { PropCtx } from './context'
+import { effectiveLimits, PurchaseLimits } from './domain/limits'
 import { type GroupFacts, ProgramInput, ProgramStep, profitSplit, programProblem } from './domain/program'
 import { propPrograms } from './schema'
 
@@ -24,10 +25,16 @@ export function programView(p: ProgramRow) {
     version: p.version,
     profit_split: profitSplit(steps),
     steps: steps.map((s, i) => ({ index: i + 1, ...s })),
+    limits: programLimits(p),
+    limits_default: p.limits === null,
     created_time: Math.floor(p.createdAt / 1000),
     updated_time: Math.floor(p.updatedAt / 1000),
   }
 }
+
+/** The purchase limits that apply to a program (its own, or the default for a free program). */
+export const programLimits = (p: ProgramRow) =>
+  effectiveLimits(p.limits === null ? null : PurchaseLimits.parse(JSON.parse(p.limits)), p.priceMinor)
 
 export async function programRow(ctx: PropCtx, brandId: number, id: number) {
   const [p] = await ctx.db
@@ -79,6 +86,7 @@ const values = (p: ProgramInput, price: number) => ({
   active: p.active ? 1 : 0,
   timeZone: p.time_zone,
   steps: JSON.stringify(p.steps),
+  limits: p.limits === undefined ? null : JSON.stringify(p.limits),
 })
 
 const nameTaken = (e: unknown, name: string) =>

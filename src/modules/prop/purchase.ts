@@ -1,14 +1,19 @@
-import { and, eq } from 'drizzle-orm'
+import { and, eq, sql } from 'drizzle-orm'
 import type { Session } from '../../kernel/auth/session'
 import type { Brand } from '../../kernel/brand/registry'
+import type { Tx } from '../../kernel/db/client'
 import { isUniqueViolation } from '../../kernel/db/errors'
 import { ApiError } from '../../kernel/http/errors'
+import { assertSameRequest, fingerprint } from '../../kernel/http/idempotency'
 import { fromMinor } from '../accounts'
 import type { PropApiData, PropCtx } from './context'
+import { limitProblem, type PurchaseCounts, type PurchaseLimits } from './domain/limits'
 import { ProgramStep } from './domain/program'
 import { CHALLENGE, FAILURES, type FailedStep, failedOutcome, PHASE, PURCHASE } from './domain/purchase'
 import { localDay } from './domain/rules'
 import { PropPurchased } from './events'
+import { checkPayer } from './payer-check'
+import { programLimits } from './programs'
 import { propPrograms, propPurchases } from './schema'
 
 type PurchaseRow = typeof propPurchases.$inferSelect
@@ -22,7 +27,7 @@ function temporaryPassword() {
   return Array.from(bytes, (b) => alphabet[b % alphabet.length]).join('')
 }
 
-async function existing(ctx: PropCtx, brandId: number, customerId: number, key: string) {
+async function existing(ctx: PropCtx, brandId: number, customerId: number, key: string, request: string) {
   const [row] = await ctx.db
     .select()
     .from(propPurchases)
@@ -33,7 +38,28 @@ async function existing(ctx: PropCtx, brandId: number, customerId: number, key: 
         eq(propPurchases.idempotencyKey, key),
       ),
     )
+  if (row) assertSameRequest(row.requestHash, request)
   return row ?? null
+}
+
+/** The customer's purchases of a program that count toward its limits (made so far). */
+export async function purchaseCounts(
+  tx: Pick<Tx, 'all'>,
+  brandId: number,
+  customerId: number,
+  programId: number,
+  now: number,
+  limits: PurchaseLimits,
+): Promise<PurchaseCounts> {
+  const since = now - (limits.period_days ?? 0) * 86_400_000
+  const r = await tx.all<{ total: number; in_period: number | null; active: number | null }>(sql`
+    select count(*) as total, sum(p.created_at >= ${since}) as in_period,
+      sum(c.id is null or c.status in (${CHALLENGE.pending}, ${CHALLENGE.active})) as active
+    from prop_purchases p left join prop_challenges c on c.purchase_id = p.id
+    where p.brand_id = ${brandId} and p.customer_id = ${customerId} and p.program_id = ${programId}
+      and p.status not in (${PURCHASE.failed}, ${PURCHASE.refunded})`)
+  const c = r[0]
+  return { total: Number(c?.total ?? 0), inPeriod: Number(c?.in_period ?? 0), active: Number(c?.active ?? 0) }
 }
 
 /** Validations 1–7 of 4.14, in order, with the codes of 7.4. */
@@ -50,20 +76,8 @@ async function validate(
     .where(and(eq(propPrograms.id, programId), eq(propPrograms.brandId, brand.id)))
   if (!program) throw bad(404, 'PROGRAM_NOT_FOUND', `program ${programId} not found`)
   if (program.active !== 1) throw bad(400, 'PROGRAM_DISABLED', `program ${programId} is not active`)
-  const payer = await ctx.accounts.read.account(payerLogin)
-  if (!payer || payer.brandId !== brand.id || payer.customerId !== customerId || payer.enable !== 1)
-    throw bad(403, 'INVALID_PAYER_ACCOUNT', `payer_login: ${payerLogin} is not an enabled account of yours`)
-  const payerGroup = await ctx.accounts.read.group(payer.groupId)
-  if (payerGroup?.accountMode !== 'REAL')
-    throw bad(400, 'PAYER_ACCOUNT_NOT_REAL', `payer_login: ${payerLogin} is not a REAL account`)
-  if (payerGroup.currency !== program.currency)
-    throw bad(
-      400,
-      'CURRENCY_CONVERSION_REQUIRED',
-      `the program is priced in ${program.currency}, the payer account holds ${payerGroup.currency}`,
-    )
-  if (payer.balance < program.priceMinor)
-    throw bad(400, 'NOT_ENOUGH_FUNDS', `payer_login: the balance is below the price`)
+  const { problem } = await checkPayer(ctx, brand.id, customerId, program, payerLogin)
+  if (problem) throw bad(problem.status, problem.code, problem.message)
   const steps = ProgramStep.array().parse(JSON.parse(program.steps))
   const first = steps[0]
   const group = first ? await ctx.accounts.findGroup(brand.id, first.account_group) : null
@@ -86,35 +100,48 @@ export async function buy(
 ) {
   const customerId = session.customerId!
   const key = body.idempotency_key ?? null
+  const request = fingerprint({ program_id: body.program_id, payer_login: body.payer_login })
   if (key) {
-    const prior = await existing(ctx, brand.id, customerId, key)
+    const prior = await existing(ctx, brand.id, customerId, key, request)
     if (prior) return { prior }
   }
   const v = await validate(ctx, brand, customerId, body.program_id, body.payer_login)
   const now = ctx.clock.now()
   let purchase: PurchaseRow
   try {
-    ;[purchase] = (await ctx.db
-      .insert(propPurchases)
-      .values({
-        brandId: brand.id,
-        programId: v.program.id,
-        programVersion: v.program.version,
-        customerId,
-        payerLogin: body.payer_login,
-        status: PURCHASE.pending,
-        idempotencyKey: key,
-        paymentStatus: v.program.priceMinor > 0 ? 'pending' : 'not_required',
-        activationStatus: 'pending',
-        currency: v.program.currency,
-        amountMinor: v.program.priceMinor,
-        createdAt: now,
-        updatedAt: now,
-      })
-      .returning()) as [PurchaseRow]
+    // the row and the limits' count in one transaction: the write lock orders concurrent purchases, so
+    // each counts the ones before it (two racing trials cannot both pass a limit of one)
+    purchase = await ctx.db.transaction(async (tx) => {
+      const [row] = (await tx
+        .insert(propPurchases)
+        .values({
+          brandId: brand.id,
+          programId: v.program.id,
+          programVersion: v.program.version,
+          customerId,
+          payerLogin: body.payer_login,
+          status: PURCHASE.pending,
+          idempotencyKey: key,
+          requestHash: key ? request : null,
+          paymentStatus: v.program.priceMinor > 0 ? 'pending' : 'not_required',
+          activationStatus: 'pending',
+          currency: v.program.currency,
+          amountMinor: v.program.priceMinor,
+          createdAt: now,
+          updatedAt: now,
+        })
+        .returning()) as [PurchaseRow]
+      const limits = programLimits(v.program)
+      const over = limitProblem(
+        limits,
+        await purchaseCounts(tx, brand.id, customerId, v.program.id, now, limits),
+      )
+      if (over) throw bad(400, over.code, over.message)
+      return row
+    })
   } catch (e) {
     if (key && isUniqueViolation(e)) {
-      const prior = await existing(ctx, brand.id, customerId, key)
+      const prior = await existing(ctx, brand.id, customerId, key, request)
       if (prior) return { prior }
     }
     throw e

@@ -64,6 +64,21 @@ export const Step = t.Object({
   rules: Rules,
 })
 
+const Limits = t.Object(
+  {
+    per_customer: t.Optional(
+      Int({ minimum: 1, maximum: 10_000, description: 'purchases ever per customer' }),
+    ),
+    per_period: t.Optional(Int({ minimum: 1, maximum: 10_000, description: 'purchases within period_days' })),
+    period_days: t.Optional(Int({ minimum: 1, maximum: 3650, description: 'the period of per_period' })),
+    active: t.Optional(Int({ minimum: 1, maximum: 10_000, description: 'challenges in progress at once' })),
+  },
+  {
+    description:
+      'How often a customer may buy the program; failed and refunded purchases do not count. Omitted: no limits for a paid program, and for a free one 1 per 30 days and 1 in progress ({} sets none). A purchase over a limit answers 400 PURCHASE_LIMIT_PER_CUSTOMER, PURCHASE_LIMIT_PER_PERIOD or PURCHASE_LIMIT_ACTIVE.',
+  },
+)
+
 export const ProgramBody = t.Object(
   {
     name: t.String({ minLength: 1, maxLength: 100, description: 'unique in the brand' }),
@@ -79,6 +94,7 @@ export const ProgramBody = t.Object(
       }),
     ),
     steps: t.Array(Step, { minItems: 1, maxItems: 5, description: 'phases in order' }),
+    limits: t.Optional(Limits),
   },
   {
     example: {
@@ -88,6 +104,7 @@ export const ProgramBody = t.Object(
       currency: 'USD',
       active: true,
       time_zone: 'Europe/Prague',
+      limits: { active: 2 },
       steps: [
         {
           account_group: 'prop\\eval\\USD',
@@ -142,6 +159,8 @@ export const Program = t.Object(
         rules: t.Record(t.String(), t.Unknown()),
       }),
     ),
+    limits: Limits,
+    limits_default: t.Boolean({ description: 'no limits were set: the default applies' }),
     created_time: Time(),
     updated_time: Time(),
   },
@@ -251,9 +270,13 @@ export const Breach = t.Object(
     anchor: t.Number({ description: 'the equity the limit is measured from' }),
     observed_equity: t.Number(),
     tick_time: Int({
-      description: 'epoch ms of the quote that broke it (the evaluator pass for the time limit)',
+      description: 'epoch seconds of the quote that broke it (the evaluator pass for the time limit)',
     }),
-    detected_time: Int({ description: 'epoch ms when it was recorded' }),
+    detected_time: Int({ description: 'epoch seconds when it was recorded' }),
+    tick_time_ms: Int({ description: 'tick_time in epoch milliseconds' }),
+    detected_time_ms: Int({
+      description: 'detected_time in epoch milliseconds (latency: minus tick_time_ms)',
+    }),
   },
   { title: 'PropBreach' },
 )

@@ -14,6 +14,8 @@ export const propPrograms = sqliteTable(
     timeZone: text('time_zone').notNull(),
     version: integer('version').notNull().default(1),
     steps: text('steps').notNull(),
+    /** PurchaseLimits as JSON; null: the default (domain/limits.ts). */
+    limits: text('limits'),
     createdAt: integer('created_at').notNull(),
     updatedAt: integer('updated_at').notNull(),
   },
@@ -35,6 +37,8 @@ export const propPurchases = sqliteTable(
     nextAction: text('next_action').notNull().default(''),
     comment: text('comment').notNull().default(''),
     idempotencyKey: text('idempotency_key'),
+    /** SHA-256 of the request the key was first used for (kernel/http/idempotency). */
+    requestHash: text('request_hash'),
     paymentStatus: text('payment_status').notNull(),
     activationStatus: text('activation_status').notNull(),
     failureReason: text('failure_reason').notNull().default(''),

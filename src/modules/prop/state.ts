@@ -140,7 +140,13 @@ export async function recordBreach(
       .update(propChallenges)
       .set({ status: CHALLENGE.failed, endTime: now, updatedAt: now })
       .where(and(eq(propChallenges.id, phase.challengeId), eq(propChallenges.status, CHALLENGE.active)))
-    await ctx.accounts.setReadOnlyTx(tx, work, phase.brandId, phase.accountLogin)
+    await ctx.accounts.setReadOnlyTx(
+      tx,
+      work,
+      phase.brandId,
+      phase.accountLogin,
+      `challenge ${phase.challengeId} failed: phase ${phase.phaseIndex} breached its ${breach.rule} limit (breach ${b.id})`,
+    )
     const money = (x: number) => fromMinor(x, phase.currency)
     work.emit(PropBreached, phase.brandId, {
       login: phase.accountLogin,

@@ -83,6 +83,7 @@ export function defaultSteps(ctx: PropCtx, accounts: AccountsApi): PurchaseSteps
         group,
         password,
         initialDeposit: false,
+        generatedPassword: true,
         comment: 'prop challenge',
         createdBy: 'prop',
       })

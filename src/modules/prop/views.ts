@@ -122,7 +122,9 @@ export function breachView(b: BreachRow, currency: string, phaseIndex: number) {
     limit: b.rule === 'max_trading_days' ? b.limitValue : m(b.limitValue),
     anchor: m(b.anchor),
     observed_equity: m(b.observed),
-    tick_time: b.tickTime,
-    detected_time: b.detectedAt,
+    tick_time: Math.floor(b.tickTime / 1000),
+    detected_time: Math.floor(b.detectedAt / 1000),
+    tick_time_ms: b.tickTime,
+    detected_time_ms: b.detectedAt,
   }
 }

@@ -39,6 +39,10 @@ const tradingAccount = (ctx: TradingCtx, brand: Brand, session: Session, login: 
     () => new ApiError(403, 'USER_NOT_FOUND', 'login not found for this session'),
   )
 
+/** Why an account may not trade: its reason when a module made it read-only (a breached challenge). */
+const readOnly = (a: { readOnlyReason: string }) =>
+  a.readOnlyReason ? `account is read-only: ${a.readOnlyReason}` : 'account is read-only'
+
 /**
  * No trade at a price this instance knows may be stale (its bus reader is cut off from Redis): 503
  * PRICE_STALE, nothing written, the client retries (docs/adr/0014).
@@ -83,7 +87,7 @@ export interface OpenInput {
 export async function openOrder(ctx: TradingServices, brand: Brand, session: Session, input: OpenInput) {
   const { account, group } = await tradingAccount(ctx, brand, session, input.login)
   if (account.enable !== 1) throw openError('account is disabled')
-  if (account.enableReadOnly === 1) throw openError('account is read-only')
+  if (account.enableReadOnly === 1) throw openError(readOnly(account))
   const pending = isPendingCmd(input.cmd)
   if (pending && !(input.open_price && input.open_price > 0))
     throw invalid('open_price: required for pending orders (cmd 2-5)')
@@ -222,7 +226,7 @@ async function closePosition(
   const oc = await orderContext(ctx, brand, o)
   if (!oc) throw new ApiError(404, 'TRADE_ERROR', `order ${o.ticket} not found`)
   if (oc.account.enable !== 1 || oc.account.enableReadOnly === 1)
-    throw fail('account is disabled or read-only')
+    throw fail(oc.account.enable !== 1 ? 'account is disabled' : readOnly(oc.account))
   const { gs, quote } = await tradableSymbol(ctx, oc.group, o.symbol, fail)
   const v = volume ?? o.volume
   if (v > o.volume) throw fail(`volume: ${v} is more than the position's ${o.volume}`)

@@ -6,11 +6,22 @@ export const currencyDecimals = (currency: string) => DECIMALS[currency.toUpperC
 /** Major units -> integer minor units; null when the amount has more precision than the currency. */
 export function toMinor(amount: number, currency: string): number | null {
   const d = currencyDecimals(currency)
+  // more decimals than the currency has is refused at any size (a relative tolerance let 5000.004 pass
+  // as 5000.00 while 20.004 was refused)
+  if (!Number.isFinite(amount) || decimalsOf(amount) > d) return null
   const scaled = Math.round(amount * 10 ** d)
-  if (!Number.isFinite(amount) || Math.abs(scaled - amount * 10 ** d) > 1e-6 * Math.max(1, Math.abs(scaled)))
-    return null
   if (!Number.isSafeInteger(scaled)) return null
   return scaled
+}
+
+/**
+ * Decimal places of a number as written: JavaScript prints the shortest text that reads back as the same
+ * double, so 20.01 has 2 and 5000.004 has 3, whatever the binary error of the double underneath.
+ */
+export function decimalsOf(x: number): number {
+  const m = /^(\d+)(?:\.(\d+))?(?:e([+-]\d+))?$/.exec(String(Math.abs(x)))
+  if (!m) return Number.POSITIVE_INFINITY
+  return Math.max(0, (m[2]?.length ?? 0) - Number(m[3] ?? 0))
 }
 
 export const fromMinor = (minor: number, currency: string) => minor / 10 ** currencyDecimals(currency)

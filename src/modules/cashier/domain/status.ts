@@ -16,6 +16,25 @@ export type Status = (typeof STATUS)[StatusName]
 export const STATUS_NAMES = Object.keys(STATUS) as StatusName[]
 export const statusName = (s: number): StatusName => STATUS_NAMES[s] ?? 'created'
 
+/**
+ * What a withdrawal's statuses mean, named for a customer: the numbers are spec 3.1's, but a paid
+ * withdrawal is not "credited" (issue 27). Deposits keep the spec's names.
+ */
+const WITHDRAWAL_NAMES = {
+  [STATUS.pending_payment]: 'pending_approval',
+  [STATUS.provider_confirmed]: 'payout_in_progress',
+  [STATUS.credited]: 'paid',
+  [STATUS.failed]: 'payout_failed',
+} as const
+export type WithdrawalName = (typeof WITHDRAWAL_NAMES)[keyof typeof WITHDRAWAL_NAMES]
+export const TX_STATUS_NAMES = [...STATUS_NAMES, ...Object.values(WITHDRAWAL_NAMES)] as (
+  | StatusName
+  | WithdrawalName
+)[]
+
+export const txStatusName = (kind: 'deposit' | 'withdrawal', s: number): StatusName | WithdrawalName =>
+  (kind === 'withdrawal' ? WITHDRAWAL_NAMES[s as keyof typeof WITHDRAWAL_NAMES] : undefined) ?? statusName(s)
+
 /** What a provider says about a payment (a module's parsed webhook, or its status API). */
 export type ProviderUpdate = 'pending' | 'confirmed' | 'failed' | 'cancelled' | 'refunded' | 'chargeback'
 

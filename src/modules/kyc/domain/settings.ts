@@ -1,4 +1,8 @@
 import { z } from 'zod'
+import { isCountryCode } from '../../../kernel/countries'
+
+/** A date of birth further back than this is a typing error (brands may set max_age per question). */
+const DEFAULT_MAX_AGE = 120
 
 /** A question of a questionnaire step; answers are checked against it (`checkAnswers`). */
 const Question = z.object({
@@ -12,6 +16,8 @@ const Question = z.object({
   max_length: z.number().int().min(1).max(2000).optional(),
   /** `date` questions: the youngest age accepted (date of birth). */
   min_age: z.number().int().min(0).max(120).optional(),
+  /** `date` questions with `min_age`: the oldest age accepted (default 120), so 0001-01-01 is no birth date. */
+  max_age: z.number().int().min(1).max(150).optional(),
   /** `boolean` questions that must be answered true (a risk acknowledgement). */
   must_be_true: z.boolean().optional(),
 })
@@ -85,7 +91,7 @@ export const DEFAULT_SETTINGS: KycSettings = KycSettings.parse({
       questions: [
         { key: 'first_name', label: 'First name', type: 'text', max_length: 100 },
         { key: 'last_name', label: 'Last name', type: 'text', max_length: 100 },
-        { key: 'date_of_birth', label: 'Date of birth', type: 'date', min_age: 18 },
+        { key: 'date_of_birth', label: 'Date of birth', type: 'date', min_age: 18, max_age: 120 },
         { key: 'nationality', label: 'Nationality', type: 'country' },
         { key: 'address_line', label: 'Street address', type: 'text', max_length: 200 },
         { key: 'city', label: 'City', type: 'text', max_length: 100 },
@@ -183,7 +189,7 @@ export function checkAnswers(
         out[q.key] = v.trim()
         break
       case 'country':
-        if (typeof v !== 'string' || !COUNTRY.test(v))
+        if (typeof v !== 'string' || !COUNTRY.test(v) || !isCountryCode(v))
           return { ok: false, message: `${field}: an ISO 3166-1 alpha-2 code such as DE` }
         out[q.key] = v
         break
@@ -198,6 +204,8 @@ export function checkAnswers(
           if (m < 0 || (m === 0 && today.getUTCDate() < born.getUTCDate())) age--
           if (age < q.min_age)
             return { ok: false, message: `${field}: must be at least ${q.min_age} years ago` }
+          const oldest = q.max_age ?? DEFAULT_MAX_AGE
+          if (age > oldest) return { ok: false, message: `${field}: more than ${oldest} years ago` }
           if (ms > now) return { ok: false, message: `${field}: lies in the future` }
         }
         out[q.key] = v

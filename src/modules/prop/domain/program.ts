@@ -1,4 +1,5 @@
 import { z } from 'zod'
+import { PurchaseLimits } from './limits'
 import { isZone, PhaseRules } from './rules'
 
 /** phase_type of a step (2.14): 0 evaluation, 1 funded. */
@@ -22,6 +23,7 @@ export const ProgramInput = z.object({
   active: z.boolean(),
   time_zone: z.string().min(1).max(64).default('UTC'),
   steps: z.array(ProgramStep).min(1).max(5),
+  limits: PurchaseLimits.optional(),
 })
 export type ProgramInput = z.infer<typeof ProgramInput>
 

@@ -1,0 +1,2 @@
+ALTER TABLE `cashier_transactions` ADD `request_hash` text;--> statement-breakpoint
+ALTER TABLE `prop_purchases` ADD `request_hash` text;

@@ -1,0 +1,32 @@
+import { invalid } from './errors'
+
+/**
+ * Characters no free-text field of this API takes: C0 controls but tab, line feed and carriage return
+ * (NUL included), DEL and the C1 controls, and the bidirectional embeddings, overrides and isolates
+ * (U+202A–U+202E, U+2066–U+2069) that make "txt.exe" display as "exe.txt" (Trojan Source). Marks that
+ * right-to-left scripts need (U+200E, U+200F, U+061C) stay allowed.
+ */
+// biome-ignore lint/suspicious/noControlCharactersInRegex: matching control characters is the point
+const UNSAFE = /[\u0000-\u0008\u000B\u000C\u000E-\u001F\u007F-\u009F\u202A-\u202E\u2066-\u2069]/
+
+/**
+ * Refuses a request value holding an unsafe character anywhere (400 INVALID_DATA naming the field):
+ * one rule for every JSON and form body, applied before any route sees them.
+ */
+export function refuseUnsafeText(value: unknown, path = ''): void {
+  if (typeof value === 'string') {
+    if (UNSAFE.test(value))
+      throw invalid(`${path || 'body'}: control or bidirectional-override characters are not allowed`)
+    return
+  }
+  if (Array.isArray(value)) {
+    for (const [i, v] of value.entries()) refuseUnsafeText(v, path ? `${path}.${i}` : String(i))
+    return
+  }
+  if (value && typeof value === 'object' && !(value instanceof Blob))
+    for (const k of Object.keys(value)) {
+      const at = path ? `${path}.${k}` : k
+      if (UNSAFE.test(k)) throw invalid(`${at}: control or bidirectional-override characters are not allowed`)
+      refuseUnsafeText((value as Record<string, unknown>)[k], at)
+    }
+}

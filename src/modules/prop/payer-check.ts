@@ -1,0 +1,65 @@
+import { fromMinor } from '../accounts'
+import type { PropCtx } from './context'
+
+/** Why an account cannot pay a program's fee: the status and code of spec 7.4, and a message. */
+export interface PayerProblem {
+  status: number
+  code: string
+  message: string
+}
+
+/**
+ * Validations 2–5 of spec 4.14 and the fee's free-margin rule, as data: one check, so the payer list,
+ * the purchase preview and the purchase itself cannot disagree (they did: preview said
+ * INVALID_PAYER_ACCOUNT where buy answered PAYER_ACCOUNT_NOT_REAL). A fee is money out, like a
+ * withdrawal: it must leave the free margin (equity less margin) at or above zero, or a margin call
+ * follows the purchase.
+ */
+export async function checkPayer(
+  ctx: PropCtx,
+  brandId: number,
+  customerId: number,
+  program: { currency: string; priceMinor: number },
+  login: number,
+) {
+  const account = await ctx.accounts.read.account(login)
+  const group = account && (await ctx.accounts.read.group(account.groupId))
+  const problem = (status: number, code: string, message: string) => ({
+    account,
+    group,
+    problem: { status, code, message } as PayerProblem,
+  })
+  if (
+    !account ||
+    !group ||
+    account.brandId !== brandId ||
+    account.customerId !== customerId ||
+    account.enable !== 1
+  )
+    return problem(403, 'INVALID_PAYER_ACCOUNT', `payer_login: ${login} is not an enabled account of yours`)
+  if (group.accountMode !== 'REAL')
+    return problem(400, 'PAYER_ACCOUNT_NOT_REAL', `payer_login: ${login} is not a REAL account`)
+  if (group.currency !== program.currency)
+    return problem(
+      400,
+      'CURRENCY_CONVERSION_REQUIRED',
+      `the program is priced in ${program.currency}, the payer account holds ${group.currency}`,
+    )
+  const price = fromMinor(program.priceMinor, program.currency)
+  if (account.balance < program.priceMinor)
+    return problem(
+      400,
+      'NOT_ENOUGH_FUNDS',
+      `payer_login: the balance is below the price of ${price} ${group.currency}`,
+    )
+  if (program.priceMinor > 0) {
+    const m = await ctx.accounts.requireMargin({ account, group })
+    if (m.margin_free < price)
+      return problem(
+        400,
+        'NOT_ENOUGH_FUNDS',
+        `payer_login: free margin is ${m.margin_free} ${group.currency} (equity ${m.equity} less margin ${m.margin}), below the price of ${price}`,
+      )
+  }
+  return { account, group, problem: null }
+}
