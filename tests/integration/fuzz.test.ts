@@ -87,6 +87,9 @@ async function restoreAccounts() {
   await signInAll()
 }
 
+/** Routes that set a password (and so end the sessions the other routes use). */
+const setsPasswords = (o: { path: string }) => o.path === '/password' || o.path.endsWith('/password')
+
 function operations(doc: any): Operation[] {
   const out: Operation[] = []
   for (const [path, item] of Object.entries<any>(doc.paths))
@@ -121,7 +124,7 @@ function operations(doc: any): Operation[] {
     }
   // staff routes that change accounts, symbols and groups run last; sign-out and password changes too
   const late = (o: Operation) =>
-    o.path.startsWith('/manager') || o.path === '/password' || o.path === '/sign/out' ? 1 : 0
+    o.path.startsWith('/manager') || setsPasswords(o) || o.path === '/sign/out' ? 1 : 0
   return out.sort((a, b) => late(a) - late(b))
 }
 
@@ -439,7 +442,7 @@ describe('fuzzing every operation of the OpenAPI document against a real server'
         valid: valid.length,
         ms: Math.round(performance.now() - started),
       })
-      if (o.path.startsWith('/manager') || o.path === '/password') await restoreAccounts()
+      if (o.path.startsWith('/manager') || setsPasswords(o)) await restoreAccounts()
     }
     const width = Math.max(...counts.map((c) => c.id.length))
     console.log(

@@ -25,6 +25,14 @@ describe('money', () => {
     expect(toMinor(100, 'JPY')).toBe(100)
     expect(toMinor(1.5, 'JPY')).toBeNull()
     expect(fromMinor(12345, 'EUR')).toBe(123.45)
+    // at any size (issue 27: 5000.004 was taken as 5000.00, 20.004 refused)
+    for (const x of [20.004, 5000.004, 123456789.001, 0.001]) expect(toMinor(x, 'USD')).toBeNull()
+    expect(toMinor(5000.01, 'USD')).toBe(500001)
+    // every amount of cents round-trips
+    for (let i = 0; i < 10_000; i++) {
+      const minor = Math.floor(Math.random() * 1e13)
+      expect(toMinor(fromMinor(minor, 'USD'), 'USD')).toBe(minor)
+    }
   })
 })
 

@@ -6,10 +6,13 @@ export const currencyDecimals = (currency: string) => DECIMALS[currency.toUpperC
 /** Major units -> integer minor units; null when the amount has more precision than the currency. */
 export function toMinor(amount: number, currency: string): number | null {
   const d = currencyDecimals(currency)
-  // more decimals than the currency has is refused at any size (a relative tolerance let 5000.004 pass
-  // as 5000.00 while 20.004 was refused)
-  if (!Number.isFinite(amount) || decimalsOf(amount) > d) return null
-  const scaled = Math.round(amount * 10 ** d)
+  if (!Number.isFinite(amount)) return null
+  const exact = amount * 10 ** d
+  const scaled = Math.round(exact)
+  // more decimals than the currency has is refused at any size: the decimals as written, or only the
+  // binary noise of a computed sum (0.1 + 0.2) beyond them. A relative tolerance let 5000.004 pass as
+  // 5000.00 while 20.004 was refused.
+  if (decimalsOf(amount) > d && Math.abs(exact - scaled) > 1e-6) return null
   if (!Number.isSafeInteger(scaled)) return null
   return scaled
 }
