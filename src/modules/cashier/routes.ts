@@ -38,7 +38,8 @@ const IdemKey = t.String({
   minLength: 8,
   maxLength: 64,
   pattern: '^[A-Za-z0-9_.:-]+$',
-  description: 'repeating it returns the first transaction',
+  description:
+    'repeating it with the same request returns the first transaction; with another request, 409 IDEMPOTENCY_KEY_REUSED',
 })
 const MethodCode = t.String({
   pattern: '^[a-z][a-z0-9_]{0,31}$',
@@ -177,6 +178,7 @@ export const cashierRoutes = (ctx: CashierCtx) =>
             400: ['ACCOUNT_NOT_REAL', 'METHOD_NOT_AVAILABLE', 'AMOUNT_OUT_OF_RANGE'],
             403: ['DEPOSIT_NOT_ALLOWED', 'KYC_LIMIT_EXCEEDED'],
             404: ['ACCOUNT_NOT_FOUND', 'CUSTOMER_NOT_FOUND'],
+            409: ['IDEMPOTENCY_KEY_REUSED'],
             502: ['PROVIDER_UNAVAILABLE'],
           }),
         },
@@ -207,6 +209,7 @@ export const cashierRoutes = (ctx: CashierCtx) =>
           ],
           403: ['WITHDRAWAL_NOT_ALLOWED', 'KYC_REQUIRED'],
           404: ['ACCOUNT_NOT_FOUND', 'CUSTOMER_NOT_FOUND'],
+          409: ['IDEMPOTENCY_KEY_REUSED'],
         }),
       },
       detail: doc('Cashier', 'Request a withdrawal', {
