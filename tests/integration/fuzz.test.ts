@@ -26,7 +26,13 @@ interface Operation {
   bodyRequired: boolean
   /** a signed webhook (`x-raw-body`): bodies are signed with the demo brand's sandbox secret */
   signed: boolean
-  params: { name: string; in: 'query' | 'path'; required: boolean; schema: Schema; example: unknown }[]
+  params: {
+    name: string
+    in: 'query' | 'path' | 'header'
+    required: boolean
+    schema: Schema
+    example: unknown
+  }[]
   documented: Map<number, Set<string>>
   roles: string[]
 }
@@ -37,6 +43,8 @@ type Expect = { kind: 'field'; field: string } | { kind: 'body' } | { kind: 'val
 interface Case {
   query: Record<string, string>
   path: Record<string, string>
+  /** Header parameters the operation documents (Idempotency-Key). */
+  header?: Record<string, string>
   body?: { raw: BodyInit; type?: string }
   expect: Expect
   why: string
@@ -140,11 +148,12 @@ const textOf = (v: unknown) => (typeof v === 'string' ? v : JSON.stringify(v))
 function exampleParams(o: Operation) {
   const query: Record<string, string> = {}
   const path: Record<string, string> = {}
+  const header: Record<string, string> = {}
   for (const p of o.params) {
     if (p.example === undefined) continue
-    ;(p.in === 'query' ? query : path)[p.name] = textOf(p.example)
+    ;(p.in === 'query' ? query : p.in === 'header' ? header : path)[p.name] = textOf(p.example)
   }
-  return { query, path }
+  return { query, path, header }
 }
 
 const json = (v: unknown): Case['body'] => ({ raw: JSON.stringify(v), type: 'application/json' })
@@ -277,14 +286,20 @@ function invalidCases(o: Operation): Case[] {
     }
   }
   for (const p of o.params) {
-    const where = p.in === 'query' ? 'query' : 'path'
+    const where = p.in === 'query' ? 'query' : p.in === 'header' ? 'header' : 'path'
     for (const bad of badText(p.schema)) {
       if (p.in === 'path' && (bad.value === '' || bad.value.includes('/'))) continue
+      // a header carries printable ASCII only: fetch refuses anything else before it is sent
+      if (p.in === 'header' && (bad.value === '' || ![...bad.value].every((ch) => ch >= ' ' && ch <= '~')))
+        continue
       const params = { ...base, [where]: { ...base[where], [p.name]: bad.value } }
       cases.push({
         ...params,
         body: bodyOf(o, example),
-        expect: { kind: 'field', field: `${p.in === 'query' ? 'query' : 'params'} ${p.name}` },
+        expect: {
+          kind: 'field',
+          field: p.in === 'header' ? p.name : `${p.in === 'query' ? 'query' : 'params'} ${p.name}`,
+        },
         why: `${p.name}: ${bad.why}`,
       })
     }
@@ -329,7 +344,7 @@ async function send(o: Operation, c: Case) {
   let path = o.path
   for (const [k, v] of Object.entries(c.path)) path = path.replace(`{${k}}`, encodeURIComponent(v))
   const qs = new URLSearchParams(c.query).toString()
-  const headers: Record<string, string> = { ...tokenFor(o) }
+  const headers: Record<string, string> = { ...c.header, ...tokenFor(o) }
   if (c.body?.type) headers['content-type'] = c.body.type
   let raw = c.body?.raw
   if (o.signed && c.path.provider === 'sandbox') {
@@ -392,7 +407,7 @@ function check(o: Operation, c: Case, r: { status: number; json: any }) {
       (r.status === 400 && code === 'INVALID_DATA') || (r.status === 413 && code === 'PAYLOAD_TOO_LARGE')
     if (!ok) return fail('expected 400 INVALID_DATA or 413 for the body')
   }
-  if (code === 'INVALID_DATA' && !/^(query |params )?[\w.]+: /.test(r.json.message ?? ''))
+  if (code === 'INVALID_DATA' && !/^(query |params )?[\w.-]+: /.test(r.json.message ?? ''))
     fail('INVALID_DATA without a field name')
 }
 

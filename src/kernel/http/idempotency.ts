@@ -1,6 +1,6 @@
 import { sha256 } from '@noble/hashes/sha2.js'
 import { bytesToHex, utf8ToBytes } from '@noble/hashes/utils.js'
-import { ApiError } from './errors'
+import { ApiError, invalid } from './errors'
 
 /** Canonical JSON: keys sorted at every level, so the same request always gives the same text. */
 function canonical(v: unknown): string {
@@ -32,4 +32,18 @@ export function assertSameRequest(stored: string | null, current: string) {
       'IDEMPOTENCY_KEY_REUSED',
       'idempotency_key: already used for a different request; use a new key for a new request',
     )
+}
+
+const KEY = /^[A-Za-z0-9_.:-]{8,64}$/
+
+/**
+ * The `Idempotency-Key` header of a request (Stripe's convention), when sent: 8 to 64 letters, digits
+ * and `_ . : -`, else 400 INVALID_DATA. Read from the request, not Elysia's `headers` (which copies every
+ * header of every request into an object).
+ */
+export function idempotencyKeyOf(request: Request): string | undefined {
+  const v = request.headers.get('idempotency-key')
+  if (v === null) return undefined
+  if (!KEY.test(v)) throw invalid('Idempotency-Key: 8 to 64 letters, digits or _ . : -')
+  return v
 }

@@ -128,6 +128,26 @@ export function finishDocument(doc: Json): Json {
         op['x-raw-body'] = true
       }
       delete op['x-body-raw']
+      if (op['x-idempotent']) {
+        op.parameters = [
+          ...(op.parameters ?? []),
+          {
+            name: 'Idempotency-Key',
+            in: 'header',
+            required: false,
+            description:
+              'Makes a retry safe: a request repeated with its key answers what the first did (`idempotent: true`, header Idempotent-Replayed) and changes nothing; the key reused for another request is 409 IDEMPOTENCY_KEY_REUSED. 8 to 64 of A-Z a-z 0-9 _ . : -, per account, kept 7 days.',
+            schema: {
+              type: 'string',
+              pattern: '^[A-Za-z0-9_.:-]{8,64}$',
+              description: 'a key of the client, unique per account for 7 days',
+            },
+            example: 'open-2026-11-24-0001',
+          },
+        ]
+        addCode(op, 409, 'IDEMPOTENCY_KEY_REUSED')
+      }
+      delete op['x-idempotent']
       if (op.parameters?.length || op.requestBody) addCode(op, 400, 'INVALID_DATA')
       if (op.requestBody) addCode(op, 413, 'PAYLOAD_TOO_LARGE')
       if (guard && !guard.feed) addCode(op, 404, 'BRAND_NOT_FOUND')

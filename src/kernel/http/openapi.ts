@@ -52,6 +52,8 @@ export function doc(
     optionalBody?: boolean
     /** the body is read as raw bytes (a signed webhook); the JSON schema documents what is signed */
     rawBody?: Record<string, unknown>
+    /** takes the optional `Idempotency-Key` header */
+    idempotent?: true
   } = {},
 ) {
   return {
@@ -61,6 +63,7 @@ export function doc(
     ...(opts.secured === false ? { security: [] } : {}),
     ...(opts.optionalBody ? { 'x-body-optional': true } : {}),
     ...(opts.rawBody ? { 'x-body-raw': opts.rawBody } : {}),
+    ...(opts.idempotent ? { 'x-idempotent': true } : {}),
   }
 }
 

@@ -1,3 +1,4 @@
+import { lt } from 'drizzle-orm'
 import { defineModule, definePort } from '../../kernel/module'
 import { AccountsPort, ExposurePort } from '../accounts'
 import { MarketPort } from '../market'
@@ -12,12 +13,14 @@ import type { RiskWatcher } from './risk-watch'
 import { tradingRoutes } from './routes'
 import * as schema from './schema'
 import type { TradingServices } from './service'
+import { type TradingWritePort, writePort } from './write-port'
 
 export * from './events'
 export type { RiskRoom, RiskWatcher } from './risk-watch'
+export type { SystemRequest, TradeResult } from './write-port'
 
-/** What other modules ask of trading. */
-export interface TradingApi {
+/** What other modules ask of trading: reads, the risk watch, and the write port for a system actor. */
+export interface TradingApi extends TradingWritePort {
   /** Registers the engine's risk watcher (one per deployment: prop challenges' loss limits). */
   watchRisk(w: RiskWatcher): void
   /** Open positions of a login now. */
@@ -56,6 +59,7 @@ export const tradingModule = defineModule({
       tradeOpens: openCommitter(ctx, (rows) => engine.changed(rows)),
     }
     ports.provide(TradingPort, {
+      ...writePort(services),
       watchRisk: (w) => engine.setRiskWatcher(w),
       openPositions: async (login) => (await ctx.positions.open(login)).length,
       figures: (logins) => accountFigures(ctx, logins),
@@ -78,6 +82,17 @@ export const tradingModule = defineModule({
       routes: tradingRoutes(services),
       consumers: accountChangeConsumers(k.bus),
       jobs: [
+        // idempotency keys answer repeats for 7 days (Stripe keeps them 24 hours)
+        {
+          name: 'trading.requests-expire',
+          every: 3_600_000,
+          scope: 'cluster',
+          run: async ({ now }) => {
+            await k.db
+              .delete(schema.tradeRequests)
+              .where(lt(schema.tradeRequests.createdAt, now - 7 * 86_400_000))
+          },
+        },
         // order changes reach the engine through the bus at once; this re-read of recent writes is the
         // safety net (a change published while the role moved)
         { name: 'trading.resync', every: 2000, scope: 'engine', run: () => engine.resync() },

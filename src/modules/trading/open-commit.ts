@@ -1,4 +1,4 @@
-import { getTableName } from 'drizzle-orm'
+import { getTableName, inArray } from 'drizzle-orm'
 import { insertRows } from '../../kernel/db/bulk-insert'
 import type { Tx } from '../../kernel/db/client'
 import { type Committer, GroupCommit, PerRequestCommit } from '../../kernel/db/group-commit'
@@ -11,22 +11,26 @@ import { TradeOpened } from './events'
 import { marginOf, pricing } from './exposure'
 import { fundsOf } from './holdings-table'
 import type { OrderRow } from './positions'
-import { orders } from './schema'
+import { orders, tradeRequests } from './schema'
 import { tradeEvent } from './views'
 
 export const openError = (message: string) => new ApiError(500, 'OPEN_ORDER_ERROR', message)
 
 /** An order checked against symbol, session, volume and stops, waiting for the margin check and insert. */
 export interface OpenRequest {
-  values: typeof orders.$inferInsert & { login: number; brandId: number }
+  values: typeof orders.$inferInsert & { login: number; brandId: number; actor: string }
   group: Pick<GroupRecord, 'id' | 'currency'>
   /** Margin of the new position in the account currency; null for a pending order (no margin yet). */
   margin: number | null
+  /** The idempotency key and the fingerprint of the request it names (kernel/http/idempotency). */
+  key?: { value: string; hash: string }
 }
 
 export interface Opened {
   row: OrderRow
   groupId: number
+  /** The key was seen before: this is the order its first request opened; nothing was written. */
+  idempotent: boolean
 }
 
 /**
@@ -40,7 +44,8 @@ export function openCommitter(
   ctx: TradingCtx,
   track: (rows: { order: OrderRow; groupId: number }[]) => Promise<void>,
 ): Committer<OpenRequest, Opened> {
-  const afterCommit = async (opened: Opened[]) => {
+  const afterCommit = async (all: Opened[]) => {
+    const opened = all.filter((o) => !o.idempotent)
     await ctx.positions.invalidate(...new Set(opened.map((o) => o.row.login)))
     await track(opened.map((o) => ({ order: o.row, groupId: o.groupId })))
     // trade.opened has no consumer today: then its events are written delivered and nothing is to wake
@@ -55,7 +60,64 @@ export function openCommitter(
   return new GroupCommit(ctx.db, handler, { afterCommit, onAfterCommitError, lingerMs: 5 })
 }
 
-async function commitOpens(ctx: TradingCtx, tx: Tx, reqs: OpenRequest[]): Promise<(Opened | Error)[]> {
+/**
+ * Requests whose idempotency key was used before (committed, or earlier in this batch) answer with the
+ * order the key opened; one reused for another request is refused. Read inside the batch's write
+ * transaction, so two instances cannot both take a key.
+ */
+async function replays(tx: Tx, reqs: OpenRequest[]) {
+  const keyed = reqs.filter((r) => r.key)
+  const out = new Map<OpenRequest, { ticket: number } | { index: number } | Error>()
+  if (keyed.length === 0) return out
+  const stored = await tx
+    .select()
+    .from(tradeRequests)
+    .where(inArray(tradeRequests.idempotencyKey, [...new Set(keyed.map((r) => r.key!.value))]))
+  const known = new Map(stored.map((s) => [`${s.login}\u0000${s.idempotencyKey}`, s]))
+  const firstInBatch = new Map<string, { index: number; hash: string }>()
+  reqs.forEach((r, index) => {
+    if (!r.key) return
+    const id = `${r.values.login}\u0000${r.key.value}`
+    const s = known.get(id)
+    const earlier = firstInBatch.get(id)
+    const hash = s?.requestHash ?? earlier?.hash
+    if (hash !== undefined && hash !== r.key.hash) out.set(r, keyReused())
+    else if (s) out.set(r, { ticket: s.ticket })
+    else if (earlier) out.set(r, { index: earlier.index })
+    else firstInBatch.set(id, { index, hash: r.key.hash })
+  })
+  return out
+}
+
+const keyReused = () =>
+  new ApiError(409, 'IDEMPOTENCY_KEY_REUSED', 'Idempotency-Key: already used for a different request')
+
+async function commitOpens(ctx: TradingCtx, tx: Tx, all: OpenRequest[]): Promise<(Opened | Error)[]> {
+  const seen = await replays(tx, all)
+  const reqs = all.filter((r) => !seen.has(r))
+  const fresh = await commitNew(ctx, tx, reqs)
+  const byReq = new Map(reqs.map((r, i) => [r, fresh[i]!]))
+  const tickets = [...seen.values()].flatMap((s) => ('ticket' in s ? [s.ticket] : []))
+  const before = tickets.length
+    ? new Map(
+        (await tx.select().from(orders).where(inArray(orders.ticket, tickets))).map((o) => [o.ticket, o]),
+      )
+    : new Map<number, OrderRow>()
+  return all.map((r) => {
+    const s = seen.get(r)
+    if (!s) return byReq.get(r)!
+    if (s instanceof Error) return s
+    if ('index' in s) {
+      // a duplicate within the batch: what its first request got
+      const first = byReq.get(all[s.index]!)!
+      return first instanceof Error ? first : { ...first, idempotent: true }
+    }
+    const row = before.get(s.ticket)
+    return row ? { row, groupId: r.group.id, idempotent: true } : openError(`order ${s.ticket} is gone`)
+  })
+}
+
+async function commitNew(ctx: TradingCtx, tx: Tx, reqs: OpenRequest[]): Promise<(Opened | Error)[]> {
   const logins = [...new Set(reqs.filter((r) => r.margin !== null).map((r) => r.values.login))]
   const funds = await fundsOf(ctx.accounts, tx, logins)
   const p = await pricing(
@@ -93,13 +155,30 @@ async function commitOpens(ctx: TradingCtx, tx: Tx, reqs: OpenRequest[]): Promis
   }
   if (accepted.length === 0) return results as Error[]
   const rows = await insertOrders(tx, accepted)
+  const now = ctx.clock.now()
+  const keyed = accepted.flatMap((r, i) =>
+    r.key
+      ? [
+          {
+            login: r.values.login,
+            idempotencyKey: r.key.value,
+            kind: 'open' as const,
+            requestHash: r.key.hash,
+            ticket: rows[i]!.ticket,
+            actor: r.values.actor,
+            createdAt: now,
+          },
+        ]
+      : [],
+  )
+  if (keyed.length) await tx.insert(tradeRequests).values(keyed)
   await ctx.events.write(
     tx,
     rows.map((row, i) => event(TradeOpened, row.brandId, tradeEvent(row, accepted[i].group.currency))),
-    ctx.clock.now(),
+    now,
   )
   let i = 0
-  return results.map((r) => r ?? { row: rows[i], groupId: accepted[i++].group.id })
+  return results.map((r) => r ?? { row: rows[i], groupId: accepted[i++].group.id, idempotent: false })
 }
 
 /** The columns an open writes, in the order of the positional rows below. */
@@ -120,6 +199,7 @@ const INSERTED = [
   'rolloverDay',
   'updatedAt',
   'origin',
+  'actor',
 ] as const satisfies readonly (keyof Omit<OrderRow, 'ticket'>)[]
 const INSERTED_COLUMNS = INSERTED.map((k) => orders[k].name)
 
@@ -153,6 +233,7 @@ async function insertOrders(tx: Tx, reqs: OpenRequest[]): Promise<OrderRow[]> {
       rolloverDay: r.values.rolloverDay ?? 0,
       updatedAt: r.values.updatedAt,
       origin: r.values.origin ?? '',
+      actor: r.values.actor,
     }),
   )
   const tickets = await insertRows(

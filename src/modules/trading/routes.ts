@@ -1,5 +1,6 @@
 import { Elysia, t } from 'elysia'
 import type { SessionType } from '../../kernel/auth/session'
+import { idempotencyKeyOf } from '../../kernel/http/idempotency'
 import { doc, errors } from '../../kernel/http/openapi'
 import { EpochSeconds, Id, Int, Login, textInput } from '../../kernel/http/schemas'
 import { security } from '../../kernel/http/security'
@@ -77,66 +78,99 @@ const OpenBody = t.Object(
   { example: { login: 100001, cmd: 0, volume: 10, symbol: 'BTCUSD', sl: 0, tp: 0, comment: 'first trade' } },
 )
 
-const Ok = t.Object({ data: t.Literal('OK') })
+const Idempotent = t.Boolean({
+  description: 'present (true) on a repeat of a request with the same Idempotency-Key, which changed nothing',
+})
+
+/** A repeated request says so in a header too (Idempotent-Replayed: true), as Stripe does. */
+function marked<T extends object>(set: { headers: Record<string, unknown> }, body: T): T {
+  if ('idempotent' in body && body.idempotent) set.headers['idempotent-replayed'] = 'true'
+  return body
+}
 
 export const tradingRoutes = (ctx: TradingServices) =>
   new Elysia({ name: 'trading-routes', seed: ctx.instanceId, prefix: '/trade' })
     .use(security(ctx))
-    .post('/open', ({ brand, session, body }) => openOrder(ctx, brand, session, body), {
-      auth: { roles: TRADERS, denied },
-      body: OpenBody,
-      response: {
-        200: t.Object({ order: Int({ description: 'the new ticket' }), trade: Order }),
-        ...errors({ ...OWN_LOGIN, 500: ['OPEN_ORDER_ERROR'], 503: ['PRICE_STALE'] }),
-      },
-      detail: doc('Trading', 'Open a market position or place a pending order', {
-        description:
-          "Market orders fill at the live quote of the account group (BUY at ask, SELL at bid). Refusals answer 500 OPEN_ORDER_ERROR with the reason: market closed, symbol not available or not tradable, account disabled or read-only, long-only symbol, volume outside the group limits, not enough free margin, SL/TP on the wrong side or closer than stops_level, pending price on the wrong side. 503 PRICE_STALE: this instance has no current price (its price feed is cut off), nothing is filled, retry. 403 USER_NOT_FOUND: the login is not the session's (or not of its brand). A customer session answers 401 PERMISSION_DENIED: trading needs the account sign-in (POST /sign/in) or a staff session.",
-      }),
-    })
-    .put('/modify', ({ brand, session, body }) => modifyOrder(ctx, brand, session, body), {
-      auth: { roles: ['SESSION_USER'], denied },
-      body: t.Object(
-        {
-          order: Ticket,
-          sl: price('new stop loss; 0 removes it'),
-          tp: price('new take profit; 0 removes it'),
+    .post(
+      '/open',
+      async ({ brand, session, body, request, set }) =>
+        marked(set, await openOrder(ctx, brand, session, body, idempotencyKeyOf(request))),
+      {
+        auth: { roles: TRADERS, denied },
+        body: OpenBody,
+        response: {
+          200: t.Object({
+            order: Int({ description: 'the new ticket' }),
+            trade: Order,
+            idempotent: t.Optional(Idempotent),
+          }),
+          ...errors({ ...OWN_LOGIN, 500: ['OPEN_ORDER_ERROR'], 503: ['PRICE_STALE'] }),
         },
-        { example: { order: 1, sl: 0, tp: 0 } },
-      ),
-      response: {
-        200: t.Object({ data: t.Literal('OK'), trade: Order }),
-        ...errors({ 403: ['MODIFY_TRADE_ERROR'], 404: ['MODIFY_TRADE_ERROR'], 500: ['INCORRECT_SL_TP'] }),
+        detail: doc('Trading', 'Open a market position or place a pending order', {
+          idempotent: true,
+          description:
+            "Market orders fill at the live quote of the account group (BUY at ask, SELL at bid). Refusals answer 500 OPEN_ORDER_ERROR with the reason: market closed, symbol not available or not tradable, account disabled or read-only, long-only symbol, volume outside the group limits, not enough free margin, SL/TP on the wrong side or closer than stops_level, pending price on the wrong side. With an Idempotency-Key, a retry after a lost answer gets the order the first request opened (`idempotent: true`), whatever the market did since. 503 PRICE_STALE: this instance has no current price (its price feed is cut off), nothing is filled, retry. 403 USER_NOT_FOUND: the login is not the session's (or not of its brand). A customer session answers 401 PERMISSION_DENIED: trading needs the account sign-in (POST /sign/in) or a staff session.",
+        }),
       },
-      detail: doc('Trading', 'Change SL and TP of a position or pending order', {
-        description:
-          "Client (account) sessions only. 403 MODIFY_TRADE_ERROR: another user's order; 404 MODIFY_TRADE_ERROR: no such active order; 500 INCORRECT_SL_TP: wrong side or closer than stops_level.",
-      }),
-    })
-    .delete('/close', ({ brand, session, body }) => closeOrder(ctx, brand, session, body), {
-      auth: { roles: TRADERS, denied },
-      body: t.Object(
-        {
-          order: Ticket,
-          volume: t.Optional(
-            Int({
-              minimum: 1,
-              maximum: MAX_VOLUME,
-              description: 'hundredths of a lot to close; absent = the whole position',
-            }),
-          ),
-          comment: t.Optional(
-            t.String({ maxLength: 64, description: 'replaces the comment of the closed part' }),
-          ),
+    )
+    .put(
+      '/modify',
+      async ({ brand, session, body, request, set }) =>
+        marked(set, await modifyOrder(ctx, brand.id, { session }, body, idempotencyKeyOf(request))),
+      {
+        auth: { roles: ['SESSION_USER'], denied },
+        body: t.Object(
+          {
+            order: Ticket,
+            sl: price('new stop loss; 0 removes it'),
+            tp: price('new take profit; 0 removes it'),
+          },
+          { example: { order: 1, sl: 0, tp: 0 } },
+        ),
+        response: {
+          200: t.Object({ data: t.Literal('OK'), trade: Order, idempotent: t.Optional(Idempotent) }),
+          ...errors({ 403: ['MODIFY_TRADE_ERROR'], 404: ['MODIFY_TRADE_ERROR'], 500: ['INCORRECT_SL_TP'] }),
         },
-        { example: { order: 1 } },
-      ),
-      response: { 200: Ok, ...errors({ 404: ['TRADE_ERROR'], 500: ['TRADE_ERROR'], 503: ['PRICE_STALE'] }) },
-      detail: doc('Trading', 'Close a position, fully or partially, at the current quote', {
-        description:
-          'The close price is the group quote (BUY closes at bid, SELL at ask). 404 TRADE_ERROR: no such open position; 500 TRADE_ERROR: the close failed (market closed, invalid volume); 503 PRICE_STALE: no current price on this instance, nothing closed, retry.',
-      }),
-    })
+        detail: doc('Trading', 'Change SL and TP of a position or pending order', {
+          idempotent: true,
+          description:
+            "Client (account) sessions only. 403 MODIFY_TRADE_ERROR: another user's order; 404 MODIFY_TRADE_ERROR: no such active order; 500 INCORRECT_SL_TP: wrong side or closer than stops_level.",
+        }),
+      },
+    )
+    .delete(
+      '/close',
+      async ({ brand, session, body, request, set }) =>
+        marked(set, await closeOrder(ctx, brand.id, { session }, body, idempotencyKeyOf(request))),
+      {
+        auth: { roles: TRADERS, denied },
+        body: t.Object(
+          {
+            order: Ticket,
+            volume: t.Optional(
+              Int({
+                minimum: 1,
+                maximum: MAX_VOLUME,
+                description: 'hundredths of a lot to close; absent = the whole position',
+              }),
+            ),
+            comment: t.Optional(
+              t.String({ maxLength: 64, description: 'replaces the comment of the closed part' }),
+            ),
+          },
+          { example: { order: 1 } },
+        ),
+        response: {
+          200: t.Object({ data: t.Literal('OK'), idempotent: t.Optional(Idempotent) }),
+          ...errors({ 404: ['TRADE_ERROR'], 500: ['TRADE_ERROR'], 503: ['PRICE_STALE'] }),
+        },
+        detail: doc('Trading', 'Close a position, fully or partially, at the current quote', {
+          idempotent: true,
+          description:
+            'The close price is the group quote (BUY closes at bid, SELL at ask). 404 TRADE_ERROR: no such open position; 500 TRADE_ERROR: the close failed (market closed, invalid volume); 503 PRICE_STALE: no current price on this instance, nothing closed, retry.',
+        }),
+      },
+    )
     .delete('/close/group', ({ brand, session, body }) => closeGroup(ctx, brand, session, body), {
       auth: { roles: TRADERS, denied },
       body: t.Object(
@@ -162,17 +196,23 @@ export const tradingRoutes = (ctx: TradingServices) =>
         description: 'Positions that fail the close check are skipped silently; the batch still answers 200.',
       }),
     })
-    .delete('/cancel', ({ brand, session, body }) => cancelOrder(ctx, brand, session, body), {
-      auth: { roles: TRADERS, denied },
-      body: t.Object({ order: Ticket }, { example: { order: 1 } }),
-      response: {
-        200: t.Object({ data: t.Literal('ok') }),
-        ...errors({ 401: ['CANCEL_PENDING_TRADE_ERROR'] }),
+    .delete(
+      '/cancel',
+      async ({ brand, session, body, request, set }) =>
+        marked(set, await cancelOrder(ctx, brand.id, { session }, body, idempotencyKeyOf(request))),
+      {
+        auth: { roles: TRADERS, denied },
+        body: t.Object({ order: Ticket }, { example: { order: 1 } }),
+        response: {
+          200: t.Object({ data: t.Literal('ok'), idempotent: t.Optional(Idempotent) }),
+          ...errors({ 401: ['CANCEL_PENDING_TRADE_ERROR'] }),
+        },
+        detail: doc('Trading', 'Cancel a pending order', {
+          idempotent: true,
+          description: '401 CANCEL_PENDING_TRADE_ERROR with the reason (not found, not pending).',
+        }),
       },
-      detail: doc('Trading', 'Cancel a pending order', {
-        description: '401 CANCEL_PENDING_TRADE_ERROR with the reason (not found, not pending).',
-      }),
-    })
+    )
     .get('/list', ({ brand, session, query }) => listActive(ctx, brand, session, query.login), {
       auth: { roles: TRADERS, denied },
       ...textInput({ query: { login: Login } }),

@@ -38,6 +38,8 @@ export const orders = sqliteTable(
     updatedAt: integer('updated_at').notNull(),
     /** The app instance that wrote the row last, so `resync` reads only other instances' changes. */
     origin: text('origin').notNull().default(''),
+    /** Who opened it: `client`, `staff:<id>`, or a module acting through the write port (`copy:<id>`). */
+    actor: text('actor').notNull().default(''),
   },
   (t) => [
     index('orders_login_state').on(t.login, t.state),
@@ -46,6 +48,29 @@ export const orders = sqliteTable(
       .on(t.login, t.closeTime, t.ticket)
       .where(sql`state in ('closed', 'cancelled', 'expired')`),
     index('orders_updated').on(t.updatedAt, t.origin),
+  ],
+)
+
+/**
+ * Idempotency keys of trade requests (the `Idempotency-Key` header, the write port's key), one per
+ * login: a request repeated with its key returns what the first did and changes nothing; a key reused
+ * for another request is refused (its fingerprint differs). Kept for 7 days (`trading.requests-expire`).
+ */
+export const tradeRequests = sqliteTable(
+  'trade_requests',
+  {
+    login: integer('login').notNull(),
+    idempotencyKey: text('idempotency_key').notNull(),
+    kind: text('kind', { enum: ['open', 'close', 'modify', 'cancel'] }).notNull(),
+    requestHash: text('request_hash').notNull(),
+    /** The order it opened or acted on. */
+    ticket: integer('ticket').notNull(),
+    actor: text('actor').notNull(),
+    createdAt: integer('created_at').notNull(),
+  },
+  (t) => [
+    primaryKey({ columns: [t.login, t.idempotencyKey] }),
+    index('trade_requests_created').on(t.createdAt),
   ],
 )
 

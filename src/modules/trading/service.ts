@@ -4,7 +4,7 @@ import type { Brand } from '../../kernel/brand/registry'
 import type { Committer } from '../../kernel/db/group-commit'
 import { readOrNothing, readSkippingBadRows } from '../../kernel/db/tolerant'
 import { ApiError, invalid } from '../../kernel/http/errors'
-import { type GroupRecord, roundToMinor } from '../accounts'
+import { type AccountRecord, type GroupRecord, roundToMinor } from '../accounts'
 import { isTradingOpen } from '../market'
 import type { TradingCtx } from './context'
 import { checkPendingPrice, checkStops, checkVolume, isPendingCmd } from './domain/checks'
@@ -13,6 +13,7 @@ import type { TriggerEngine } from './engine'
 import { TradeCancelled, TradeModified } from './events'
 import { closeTx, refreshAfterCommit } from './execution'
 import { pricePositions } from './exposure'
+import { priorRequest, recordRequest, tradeKey } from './idempotency'
 import { type Opened, type OpenRequest, openError } from './open-commit'
 import type { OrderRow } from './positions'
 import { orders } from './schema'
@@ -84,8 +85,48 @@ export interface OpenInput {
   comment?: string
 }
 
-export async function openOrder(ctx: TradingServices, brand: Brand, session: Session, input: OpenInput) {
+/**
+ * Who acts on an order: a session (the routes), or a module through trading's write port with no
+ * session (the copier, prop, staff tools), named in the order (`orders.actor`) and its key's record.
+ */
+export type Actor = { session: Session } | { system: string }
+
+export const actorName = (a: Actor) =>
+  'system' in a ? a.system : a.session.type === 'SESSION_USER' ? 'client' : `staff:${a.session.staffId}`
+
+/** POST /trade/open: the session's account, then the shared core. */
+export async function openOrder(
+  ctx: TradingServices,
+  brand: Brand,
+  session: Session,
+  input: OpenInput,
+  idempotencyKey?: string,
+) {
   const { account, group } = await tradingAccount(ctx, brand, session, input.login)
+  return openFor(ctx, brand.id, account, group, input, actorName({ session }), idempotencyKey)
+}
+
+/**
+ * Opens a position or places a pending order on an account already resolved (by the session's scope or
+ * the write port's brand): every check of a trade, then the group commit. With a key, a repeat answers
+ * the order its first request opened (`idempotent`) and opens nothing.
+ */
+export async function openFor(
+  ctx: TradingServices,
+  brandId: number,
+  account: AccountRecord,
+  group: GroupRecord,
+  input: OpenInput,
+  actor: string,
+  idempotencyKey?: string,
+) {
+  const { comment: _c, ...asked } = input
+  const key = tradeKey(idempotencyKey, 'open', asked)
+  const prior = await priorRequest(ctx.db, account.login, key)
+  if (prior) {
+    const [row] = await ctx.db.select().from(orders).where(eq(orders.ticket, prior.ticket))
+    if (row) return replayed({ order: row.ticket, trade: orderView(row, group.currency) })
+  }
   if (account.enable !== 1) throw openError('account is disabled')
   if (account.enableReadOnly === 1) throw openError(readOnly(account))
   const pending = isPendingCmd(input.cmd)
@@ -130,11 +171,13 @@ export async function openOrder(ctx: TradingServices, brand: Brand, session: Ses
     )
     if (margin === null) throw openError(`no conversion rate for the margin of ${input.symbol}`)
   }
-  const { row: order } = await ctx.tradeOpens.submit({
+  const { row: order, idempotent } = await ctx.tradeOpens.submit({
     group,
     margin,
+    key,
     values: {
-      brandId: brand.id,
+      brandId,
+      actor,
       login: account.login,
       symbol: input.symbol,
       cmd: input.cmd,
@@ -152,44 +195,56 @@ export async function openOrder(ctx: TradingServices, brand: Brand, session: Ses
       origin: ctx.origin,
     },
   })
-  return { order: order.ticket, trade: orderView(order, group.currency) }
+  const answer = { order: order.ticket, trade: orderView(order, group.currency) }
+  return idempotent ? replayed(answer) : answer
 }
 
-/** An order of the brand that the session may touch; `hidden` for another brand, `foreign` for another login. */
-async function sessionOrder(ctx: TradingServices, brand: Brand, session: Session, ticket: number) {
+/**
+ * An order of the brand that the actor may touch: `hidden` for another brand (or none), `foreign` for a
+ * user session's other logins. A system actor (the write port) acts on any order of the brand.
+ */
+async function actorOrder(ctx: TradingServices, brandId: number, actor: Actor, ticket: number) {
   const [o] = await readOrNothing(ctx.logger, `order ${ticket}`, () =>
     ctx.db
       .select()
       .from(orders)
-      .where(and(eq(orders.ticket, ticket), eq(orders.brandId, brand.id))),
+      .where(and(eq(orders.ticket, ticket), eq(orders.brandId, brandId))),
   )
   if (!o) return { kind: 'hidden' as const }
-  if (session.type === 'SESSION_USER' && o.login !== session.login) return { kind: 'foreign' as const }
+  if ('session' in actor && actor.session.type === 'SESSION_USER' && o.login !== actor.session.login)
+    return { kind: 'foreign' as const }
   return { kind: 'ok' as const, order: o }
 }
 
-async function orderContext(ctx: TradingServices, brand: Brand, o: OrderRow) {
+async function orderContext(ctx: TradingServices, brandId: number, o: OrderRow) {
   const account = await ctx.accountsRead.account(o.login)
   const group = account && (await ctx.accountsRead.group(account.groupId))
-  if (!account || !group || group.brandId !== brand.id) return null
+  if (!account || !group || group.brandId !== brandId) return null
   return { account, group }
 }
 
+/** The answer of a repeated request: the same shape, `idempotent`, nothing done again. */
+const replayed = <T extends object>(body: T) => ({ ...body, idempotent: true as const })
+
 export async function modifyOrder(
   ctx: TradingServices,
-  brand: Brand,
-  session: Session,
+  brandId: number,
+  actor: Actor,
   input: { order: number; sl: number; tp: number },
+  idempotencyKey?: string,
 ) {
-  const found = await sessionOrder(ctx, brand, session, input.order)
+  const found = await actorOrder(ctx, brandId, actor, input.order)
   if (found.kind === 'hidden') throw new ApiError(404, 'MODIFY_TRADE_ERROR', `order ${input.order} not found`)
   if (found.kind === 'foreign')
     throw new ApiError(403, 'MODIFY_TRADE_ERROR', `order ${input.order} belongs to another user`)
   const o = found.order
+  const key = tradeKey(idempotencyKey, 'modify', input)
+  const oc = await orderContext(ctx, brandId, o)
+  if (!oc) throw new ApiError(404, 'MODIFY_TRADE_ERROR', `order ${input.order} not found`)
+  if (await priorRequest(ctx.db, o.login, key))
+    return replayed({ data: 'OK' as const, trade: orderView(o, oc.group.currency) })
   if (o.state !== 'open' && o.state !== 'pending')
     throw new ApiError(404, 'MODIFY_TRADE_ERROR', `order ${input.order} is not active`)
-  const oc = await orderContext(ctx, brand, o)
-  if (!oc) throw new ApiError(404, 'MODIFY_TRADE_ERROR', `order ${input.order} not found`)
   const gs = await ctx.refdata.forGroup(oc.group.id, o.symbol)
   const quote = gs && (await ctx.market.groupPrice(gs))
   if (!gs || !quote) throw new ApiError(500, 'INCORRECT_SL_TP', `no price for ${o.symbol}`)
@@ -197,33 +252,48 @@ export async function modifyOrder(
   const check = checkStops(o.cmd, input.sl, input.tp, reference, gs.info.stopsLevel, gs.info.digits)
   if (!check.ok) throw new ApiError(500, 'INCORRECT_SL_TP', check.message)
   const now = ctx.clock.now()
-  const row = await ctx.uow.run(async (tx, work) => {
+  const done = await ctx.uow.run(async (tx, work) => {
+    if (await priorRequest(tx, o.login, key)) return { replay: true as const }
     const [r] = await tx
       .update(orders)
       .set({ sl: input.sl, tp: input.tp, updatedAt: now, origin: ctx.origin })
       .where(and(eq(orders.ticket, o.ticket), eq(orders.state, o.state), eq(orders.volume, o.volume)))
       .returning()
     if (r) {
-      work.emit(TradeModified, brand.id, tradeEvent(r, oc.group.currency))
+      await recordRequest(tx, {
+        login: o.login,
+        key,
+        kind: 'modify',
+        ticket: o.ticket,
+        actor: actorName(actor),
+        now,
+      })
+      work.emit(TradeModified, brandId, tradeEvent(r, oc.group.currency))
       refreshAfterCommit(work, refresh(ctx), r)
     }
-    return r
+    return { row: r }
   })
-  if (!row) throw new ApiError(404, 'MODIFY_TRADE_ERROR', `order ${input.order} changed meanwhile; retry`)
-  return { data: 'OK' as const, trade: orderView(row, oc.group.currency) }
+  if ('replay' in done) return replayed({ data: 'OK' as const, trade: orderView(o, oc.group.currency) })
+  if (!done.row)
+    throw new ApiError(404, 'MODIFY_TRADE_ERROR', `order ${input.order} changed meanwhile; retry`)
+  return { data: 'OK' as const, trade: orderView(done.row, oc.group.currency) }
 }
 
-/** Closes a position (all or `volume`) at the group's current quote. Used by the close and group-close routes. */
+/**
+ * Closes a position (all or `volume`) at the group's current quote. Used by the close and group-close
+ * routes and the write port; with a key, recorded in the closing transaction.
+ */
 async function closePosition(
   ctx: TradingServices,
-  brand: Brand,
+  brandId: number,
   o: OrderRow,
   volume: number | undefined,
   reason: 'client' | 'group_close',
   comment?: string,
+  request?: { key: TradeKeyValue; actor: string },
 ) {
   const fail = (m: string) => new ApiError(500, 'TRADE_ERROR', m)
-  const oc = await orderContext(ctx, brand, o)
+  const oc = await orderContext(ctx, brandId, o)
   if (!oc) throw new ApiError(404, 'TRADE_ERROR', `order ${o.ticket} not found`)
   if (oc.account.enable !== 1 || oc.account.enableReadOnly === 1)
     throw fail(oc.account.enable !== 1 ? 'account is disabled' : readOnly(oc.account))
@@ -238,6 +308,8 @@ async function closePosition(
   }
   const lookup = await ctx.market.quoteLookup()
   const result = await ctx.uow.run(async (tx, work) => {
+    if (request && (await priorRequest(tx, o.login, request.key))) return { replay: true as const }
+    const now = ctx.clock.now()
     const r = await closeTx(ctx.accounts, tx, work, {
       origin: ctx.origin,
       order: o,
@@ -248,26 +320,53 @@ async function closePosition(
       reason,
       comment,
       lookup,
-      now: ctx.clock.now(),
+      now,
     })
-    if (r) refreshAfterCommit(work, refresh(ctx), r.rest ?? r.closed)
+    if (r) {
+      if (request)
+        await recordRequest(tx, {
+          login: o.login,
+          key: request.key,
+          kind: 'close',
+          ticket: o.ticket,
+          actor: request.actor,
+          now,
+        })
+      refreshAfterCommit(work, refresh(ctx), r.rest ?? r.closed)
+    }
     return r
   })
+  if (result && 'replay' in result) return null
   if (!result) throw fail(`order ${o.ticket} changed meanwhile; retry`)
   return result.closed
 }
 
+type TradeKeyValue = NonNullable<ReturnType<typeof tradeKey>>
+
 export async function closeOrder(
   ctx: TradingServices,
-  brand: Brand,
-  session: Session,
+  brandId: number,
+  actor: Actor,
   input: { order: number; volume?: number; comment?: string },
+  idempotencyKey?: string,
 ) {
-  const found = await sessionOrder(ctx, brand, session, input.order)
-  if (found.kind !== 'ok' || found.order.state !== 'open')
-    throw new ApiError(404, 'TRADE_ERROR', `no open position ${input.order}`)
-  await closePosition(ctx, brand, found.order, input.volume, 'client', input.comment)
-  return { data: 'OK' as const }
+  const found = await actorOrder(ctx, brandId, actor, input.order)
+  if (found.kind !== 'ok') throw new ApiError(404, 'TRADE_ERROR', `no open position ${input.order}`)
+  const { comment: _c, ...asked } = input
+  const key = tradeKey(idempotencyKey, 'close', asked)
+  // a repeat answers what the first close did, though the position is closed now
+  if (await priorRequest(ctx.db, found.order.login, key)) return replayed({ data: 'OK' as const })
+  if (found.order.state !== 'open') throw new ApiError(404, 'TRADE_ERROR', `no open position ${input.order}`)
+  const closed = await closePosition(
+    ctx,
+    brandId,
+    found.order,
+    input.volume,
+    'client',
+    input.comment,
+    key ? { key, actor: actorName(actor) } : undefined,
+  )
+  return closed === null ? replayed({ data: 'OK' as const }) : { data: 'OK' as const }
 }
 
 export async function closeGroup(
@@ -297,7 +396,7 @@ export async function closeGroup(
     try {
       await closePosition(
         ctx,
-        brand,
+        brand.id,
         p.order,
         undefined,
         'group_close',
@@ -317,35 +416,47 @@ export async function closeGroup(
 
 export async function cancelOrder(
   ctx: TradingServices,
-  brand: Brand,
-  session: Session,
+  brandId: number,
+  actor: Actor,
   input: { order: number },
+  idempotencyKey?: string,
 ) {
   const fail = (m: string) => new ApiError(401, 'CANCEL_PENDING_TRADE_ERROR', m)
-  const found = await sessionOrder(ctx, brand, session, input.order)
+  const found = await actorOrder(ctx, brandId, actor, input.order)
   if (found.kind !== 'ok') throw fail(`order ${input.order} not found`)
+  const key = tradeKey(idempotencyKey, 'cancel', input)
+  if (await priorRequest(ctx.db, found.order.login, key)) return replayed({ data: 'ok' as const })
   if (found.order.state !== 'pending')
     throw fail(`order ${input.order} is not a pending order (state ${found.order.state})`)
-  const oc = await orderContext(ctx, brand, found.order)
+  const oc = await orderContext(ctx, brandId, found.order)
   if (!oc) throw fail(`order ${input.order} not found`)
   const now = ctx.clock.now()
-  const row = await ctx.uow.run(async (tx, work) => {
+  const done = await ctx.uow.run(async (tx, work) => {
+    if (await priorRequest(tx, found.order.login, key)) return { replay: true as const }
     const [r] = await tx
       .update(orders)
       .set({ state: 'cancelled', closeTime: now, closeReason: 'client', updatedAt: now, origin: ctx.origin })
       .where(and(eq(orders.ticket, input.order), eq(orders.state, 'pending')))
       .returning()
     if (r) {
-      work.emit(TradeCancelled, brand.id, { ...tradeEvent(r, oc.group.currency), reason: 'client' })
+      await recordRequest(tx, {
+        login: r.login,
+        key,
+        kind: 'cancel',
+        ticket: r.ticket,
+        actor: actorName(actor),
+        now,
+      })
+      work.emit(TradeCancelled, brandId, { ...tradeEvent(r, oc.group.currency), reason: 'client' })
       refreshAfterCommit(work, refresh(ctx), r)
     }
-    return r
+    return { row: r }
   })
-  if (!row) throw fail(`order ${input.order} was filled or cancelled meanwhile`)
+  if ('replay' in done) return replayed({ data: 'ok' as const })
+  if (!done.row) throw fail(`order ${input.order} was filled or cancelled meanwhile`)
   return { data: 'ok' as const }
 }
 
-/** Open positions (with live profit) and pending orders of a login. */
 export async function listActive(ctx: TradingServices, brand: Brand, session: Session, login: number) {
   const { account, group } = await tradingAccount(ctx, brand, session, login)
   const active = await ctx.positions.active(account.login)
