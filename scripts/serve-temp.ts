@@ -17,7 +17,6 @@ const server = await startServer(
     DATABASE_URL: `file:${join(dir, 'app.db')}`,
     UPLOAD_DIR: join(dir, 'uploads'),
     LOG_LEVEL: process.env.LOG_LEVEL ?? 'info',
-    ...(process.env.MEMORY_LOCK ? { MEMORY_LOCK: process.env.MEMORY_LOCK } : {}),
     // Profiling runs may turn off the candle backfill or the simulator.
     ...(process.env.SEED_HISTORY ? { SEED_HISTORY: process.env.SEED_HISTORY } : {}),
     ...(process.env.QUOTE_SIMULATOR ? { QUOTE_SIMULATOR: process.env.QUOTE_SIMULATOR } : {}),

@@ -19,7 +19,6 @@ const schema = z
     DATABASE_URL: z.string().min(1).default('file:data/app.db'),
     DATABASE_AUTH_TOKEN: z.string().optional(),
     DATABASE_CACHE_MB: z.coerce.number().int().min(2).max(4096).default(64),
-    MEMORY_LOCK: z.enum(['off', 'wal', 'all']).default('off'),
     JWT_SECRET: z.string().optional(),
     JWT_ISSUER: z.string().min(1).default('trading-client-service'),
     JWT_AUDIENCE: z.string().min(1).default('trading-client-api'),
@@ -135,7 +134,6 @@ export interface Config {
   host: string
   database: { url: string; authToken?: string; cacheMb: number }
   /** What the server locks in memory (Linux): the local WAL's pages, or also the whole process. */
-  memoryLock: Env['MEMORY_LOCK']
   jwt: { secret: string; issuer: string; audience: string; ttlSeconds: number; cookieName: string }
   cache: { kind: 'memory' } | { kind: 'redis'; url: string } | { kind: 'upstash'; url: string; token: string }
   cacheTimeoutMs: number
@@ -227,7 +225,6 @@ export function loadConfig(source: Record<string, string | undefined> = process.
     port: e.PORT,
     host: e.HOST,
     database: { url: e.DATABASE_URL, authToken: e.DATABASE_AUTH_TOKEN, cacheMb: e.DATABASE_CACHE_MB },
-    memoryLock: e.MEMORY_LOCK,
     jwt: {
       secret: e.JWT_SECRET ?? DEV_JWT_SECRET,
       issuer: e.JWT_ISSUER,

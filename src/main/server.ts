@@ -4,7 +4,6 @@ import { createStore } from '../kernel/cache'
 import { type Clock, systemClock } from '../kernel/clock'
 import type { Config } from '../kernel/config'
 import { openDatabase } from '../kernel/db/client'
-import { lockMemory } from '../kernel/db/local/memory-lock'
 import { migrateDatabase } from '../kernel/db/migrate'
 import { createLogger, type Logger } from '../kernel/logger'
 import { LocalDiskStorage } from '../kernel/storage/local'
@@ -27,14 +26,9 @@ const BUN_BODY_LIMIT = 2 ** 30
 export async function startServer(config: Config, opts: { clock?: Clock; logger?: Logger } = {}) {
   const logger = opts.logger ?? createLogger(config.logLevel)
   const clock = opts.clock ?? systemClock
-  if (config.memoryLock === 'all') {
-    const lock = await lockMemory()
-    if (!lock.locked) logger.log('warn', 'process memory not locked', { reason: lock.reason })
-  }
   const database = await openDatabase(config.database.url, config.database.authToken, {
     onCheckpointError: (message) => logger.log('warn', 'WAL checkpoint worker', { err: message }),
     cacheMb: config.database.cacheMb,
-    residentWal: config.memoryLock !== 'off',
   })
   await migrateDatabase(database.db)
   const store = createStore(config, logger, clock)

@@ -1,35 +1,14 @@
 // Worker thread of src/kernel/db/local/checkpointer.ts: its own connection copies the WAL back into the
 // database file (PASSIVE: never waits for, nor blocks, the readers and the writer).
-import { readlinkSync } from 'node:fs'
-import { setPriority } from 'node:os'
 import Database from 'libsql'
-import { keepWalResident } from './wal-residency'
 
 declare const self: Worker
 
-/**
- * Start (path, interval, whether to lock the WAL in memory), run one round now and answer it with its
- * id, or stop: unlock and unmap the WAL, close the connection and answer `stopped`.
- */
+/** Start (path, interval), run one round now and answer it with its id, or stop: close and answer `stopped`. */
 export type CheckpointWorkerMessage =
-  | { path: string; intervalMs: number; residentWal: boolean }
+  | { path: string; intervalMs: number }
   | { round: number }
   | { stop: true }
-
-/**
- * Background maintenance yields to request handling: this thread runs at nice 10 (Linux sets the nice
- * value per thread). Where requests and checkpoints share a core, a 10-20 ms checkpoint otherwise
- * halves the speed of the batch that is committing meanwhile; the safety-net checkpoint of the app's
- * connections bounds the WAL should this thread fall behind.
- */
-function lowerPriority() {
-  try {
-    const tid = Number(readlinkSync('/proc/thread-self').split('/').pop())
-    if (Number.isInteger(tid)) setPriority(tid, 10)
-  } catch {
-    // not Linux: the thread keeps the process's priority
-  }
-}
 
 let round: ((id?: number) => void) | null = null
 let stop = () => {}
@@ -40,8 +19,7 @@ self.onmessage = async (e: MessageEvent<CheckpointWorkerMessage>) => {
     stop()
     return self.postMessage({ stopped: true })
   }
-  const { path, intervalMs, residentWal } = e.data
-  lowerPriority()
+  const { path, intervalMs } = e.data
   const db = new Database(path)
   db.exec('PRAGMA busy_timeout = 0')
   const checkpoint = db.prepare('PRAGMA wal_checkpoint(PASSIVE)')
@@ -55,21 +33,9 @@ self.onmessage = async (e: MessageEvent<CheckpointWorkerMessage>) => {
     }
   }
   const rounds = setInterval(() => round?.(), intervalMs)
-  const resident = residentWal ? await keepWalResident(path) : null
-  const locking = resident
-    ? setInterval(() => {
-        const r = resident.tick()
-        if ('failed' in r) {
-          clearInterval(locking)
-          self.postMessage({ error: `WAL not kept in memory: ${r.failed}` })
-        }
-      }, 20)
-    : undefined
   stop = () => {
     clearInterval(rounds)
-    clearInterval(locking)
     round = null
-    resident?.close()
     db.close()
   }
 }

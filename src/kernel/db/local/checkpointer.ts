@@ -42,7 +42,7 @@ type Reply = (CheckpointResult | { error: string }) & { id?: number }
  * `restartFrames` trades WAL length for how often that happens: at 8,192 frames a stream of 12,000
  * trade opens a second (1.2 frames each) restarted 13-17 times per 10 s, at 32,768 5-8 times, and the
  * slowest 1% of commits went from 8-10 ms to 6.6-6.8 ms with no measurable cost per commit. The WAL
- * then reaches ~135 MB before it starts over, which kernel/db/wal-residency keeps in memory.
+ * then reaches ~135 MB before it starts over.
  */
 export function startCheckpointer(
   path: string,
@@ -53,8 +53,6 @@ export function startCheckpointer(
     /** Runs `fn` while no write transaction of this process runs and none starts. */
     holdWrites?: (fn: () => Promise<void>) => Promise<void>
     onError?: (message: string) => void
-    /** Lock the WAL's pages in memory from the worker (kernel/db/wal-residency). */
-    residentWal?: boolean
   } = {},
 ): Checkpointer {
   const worker = new Worker(new URL('./checkpoint-worker.ts', import.meta.url).href)
@@ -110,7 +108,7 @@ export function startCheckpointer(
     if (r.id === undefined) maybeRestart(last)
   }
   worker.onerror = (e) => opts.onError?.(e.message)
-  post({ path, intervalMs: opts.intervalMs ?? 200, residentWal: opts.residentWal ?? false })
+  post({ path, intervalMs: opts.intervalMs ?? 200 })
   return {
     get last() {
       return last

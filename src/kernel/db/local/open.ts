@@ -12,8 +12,6 @@ const SAFETY_NET_CHECKPOINT_PAGES = 100_000
 export interface LocalOptions {
   onCheckpointError?: (message: string) => void
   cacheMb?: number
-  /** Lock the WAL's pages in memory (kernel/db/local/wal-residency, ADR 0005); off unless asked for. */
-  residentWal?: boolean
   /** Tuning of the checkpoint worker (tests); the defaults are the production values. */
   checkpoint?: { intervalMs?: number; restartFrames?: number; holdLimitMs?: number }
 }
@@ -42,7 +40,6 @@ export function openLocal(
       ? null
       : startCheckpointer(path, {
           onError: opts.onCheckpointError,
-          residentWal: opts.residentWal,
           holdWrites: (fn) => local.exclusive(fn),
           ...opts.checkpoint,
         })
