@@ -69,15 +69,3 @@ test('under a steady stream of writes the WAL starts over at restartFrames, not 
     restarting.close()
   }
 })
-
-test('the worker thread runs at nice 10, below the threads that serve requests', () => {
-  const threads = readdirSync('/proc/self/task').map((tid) => ({
-    tid: Number(tid),
-    name: readFileSync(`/proc/self/task/${tid}/comm`, 'utf8').trim(),
-    // field 19 of stat; the fields after the parenthesised name start at field 3
-    nice: Number(readFileSync(`/proc/self/task/${tid}/stat`, 'utf8').split(') ')[1].split(' ')[16]),
-  }))
-  const main = threads.find((t) => t.tid === process.pid)!
-  expect(threads.filter((t) => t.name === 'Worker').map((t) => t.nice)).toContain(10)
-  expect(main.nice).toBeLessThan(10)
-})
