@@ -1,5 +1,5 @@
 import { afterAll, expect, test } from 'bun:test'
-import { readdirSync, readFileSync, statSync } from 'node:fs'
+import { statSync } from 'node:fs'
 import { sql } from 'drizzle-orm'
 import { tempDatabase } from '../support/database'
 
