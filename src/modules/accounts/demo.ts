@@ -3,6 +3,7 @@ import { hashPassword } from '../../kernel/auth/passwords'
 import { brands } from '../../kernel/brand/schema'
 import { epochSeconds } from '../../kernel/clock'
 import type { AccountsCtx } from './context'
+import { toMinor } from './domain/money'
 import { AccountCreated } from './events'
 import { postOperationTx } from './ledger'
 import { accounts, customers, groups } from './schema'
@@ -175,7 +176,7 @@ export async function seedDemoAccounts(ctx: AccountsCtx) {
         brandId,
         login: a.login,
         op: 'OP_BALANCE_IN',
-        amount: a.balance,
+        amountMinor: toMinor(a.balance, group.currency)!,
         reason: 'TR_REASON_DEPOSIT',
         comment: 'DEMO_SEED',
         createdBy: 'seed',

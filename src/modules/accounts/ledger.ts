@@ -16,8 +16,11 @@ export interface BalanceOperationInput {
   brandId: number
   login: number
   op: Operation
-  /** Positive amount in major units of the account currency; the sign follows the operation. */
-  amount: number
+  /**
+   * Positive amount in integer minor units of the account currency (DESIGN rule 3: no amount travels
+   * between modules as a float); the sign follows the operation.
+   */
+  amountMinor: number
   reason: string
   comment?: string
   apiData?: Record<string, unknown>
@@ -60,9 +63,9 @@ export async function postOperationTx(ctx: AccountsCtx, tx: Tx, work: Work, inpu
     .innerJoin(groups, eq(groups.id, accounts.groupId))
     .where(and(eq(accounts.login, input.login), eq(accounts.brandId, input.brandId)))
   if (!acct) throw accountNotFound()
-  const minor = toMinor(input.amount, acct.currency)
-  if (minor === null || minor <= 0)
-    throw invalid(`amount: must be a positive amount with at most the decimals of ${acct.currency}`)
+  const minor = input.amountMinor
+  if (!Number.isSafeInteger(minor) || minor <= 0)
+    throw invalid(`amount: must be a positive whole number of minor units of ${acct.currency}`)
 
   if (input.idempotencyKey) {
     const [prior] = await tx
@@ -100,7 +103,7 @@ export async function postOperationTx(ctx: AccountsCtx, tx: Tx, work: Work, inpu
     throw new ApiError(
       400,
       'NOT_ENOUGH_FUNDS',
-      `the ${isCredit ? 'credit' : 'balance'} of account ${input.login} is lower than ${input.amount}`,
+      `the ${isCredit ? 'credit' : 'balance'} of account ${input.login} is lower than ${fromMinor(minor, acct.currency)}`,
     )
   const now = ctx.clock.now()
   const [row] = await tx
@@ -125,7 +128,19 @@ export async function postOperationTx(ctx: AccountsCtx, tx: Tx, work: Work, inpu
   return { row, currency: acct.currency, idempotent: false }
 }
 
-export async function postBalanceOperation(ctx: AccountsCtx, input: BalanceOperationInput) {
+/** A staff balance operation from the HTTP route: the amount in major units, converted here, once. */
+export async function postBalanceOperation(
+  ctx: AccountsCtx,
+  request: Omit<BalanceOperationInput, 'amountMinor'> & { amount: number },
+) {
+  const { amount, ...rest } = request
+  const account = await ctx.accountsRead.account(rest.login)
+  const group = account && (await ctx.accountsRead.group(account.groupId))
+  if (!account || !group || account.brandId !== rest.brandId) throw accountNotFound()
+  const amountMinor = toMinor(amount, group.currency)
+  if (amountMinor === null || amountMinor <= 0)
+    throw invalid(`amount: must be a positive amount with at most the decimals of ${group.currency}`)
+  const input: BalanceOperationInput = { ...rest, amountMinor }
   const post = () => ctx.uow.run((tx, work) => postOperationTx(ctx, tx, work, input))
   let result: Awaited<ReturnType<typeof postOperationTx>>
   try {

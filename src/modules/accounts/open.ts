@@ -111,7 +111,7 @@ export async function openAccount(ctx: AccountsCtx, input: OpenAccountInput) {
             brandId: input.brandId,
             login,
             op: 'OP_BALANCE_IN',
-            amount: fromMinor(group.defaultDeposit, group.currency),
+            amountMinor: group.defaultDeposit,
             reason: 'TR_REASON_DEMO_DEPOSIT',
             comment: 'DEMO_INITIAL_DEPOSIT',
             createdBy: input.createdBy,

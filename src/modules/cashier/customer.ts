@@ -343,7 +343,7 @@ export async function requestWithdrawal(
       brandId: brand.id,
       login: input.login,
       op: 'OP_BALANCE_OUT',
-      amount: input.amount,
+      amountMinor: amount,
       reason: 'TR_REASON_WITHDRAWAL',
       comment: `withdrawal #${r.id} ${m.code} (held)`,
       apiData: { transaction_id: r.id },

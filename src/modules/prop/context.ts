@@ -35,14 +35,20 @@ export interface OpenedAccount {
  * fail (4.19) and see exactly the rollbacks it requests. Each finance operation has an idempotency key of
  * its purchase, so a retried step never books twice.
  */
+/** Amounts are integer minor units of the account currency. */
 export interface PurchaseSteps {
-  takeFee(brandId: number, login: number, amount: number, data: PropApiData): Promise<number>
+  takeFee(brandId: number, login: number, amountMinor: number, data: PropApiData): Promise<number>
   openAccount(brandId: number, customerId: number, group: string, password: string): Promise<OpenedAccount>
-  initialBalance(brandId: number, login: number, amount: number, data: PropApiData): Promise<number>
+  initialBalance(brandId: number, login: number, amountMinor: number, data: PropApiData): Promise<number>
   createChallenge(
     challenge: typeof propChallenges.$inferInsert,
     phase: Omit<typeof propPhases.$inferInsert, 'challengeId'>,
   ): Promise<number>
-  refundFee(brandId: number, login: number, amount: number, data: PropApiData): Promise<number>
-  reverseInitialBalance(brandId: number, login: number, amount: number, data: PropApiData): Promise<number>
+  refundFee(brandId: number, login: number, amountMinor: number, data: PropApiData): Promise<number>
+  reverseInitialBalance(
+    brandId: number,
+    login: number,
+    amountMinor: number,
+    data: PropApiData,
+  ): Promise<number>
 }

@@ -1,5 +1,4 @@
 import { and, eq, isNull, sql } from 'drizzle-orm'
-import { fromMinor } from '../accounts'
 import type { TradingApi } from '../trading'
 import type { PropCtx } from './context'
 import { FUNDED, ProgramStep } from './domain/program'
@@ -196,8 +195,7 @@ async function passPhase(ctx: PropCtx, p: PhaseRow, figures: { balance: number; 
     if (!group) throw new Error(`group ${next.account_group} of program ${program.id} is gone`)
     const password = crypto.randomUUID()
     const account = await ctx.steps.openAccount(p.brandId, challenge.customerId, group.name, password)
-    const deposit = fromMinor(group.defaultDeposit, group.currency)
-    await ctx.steps.initialBalance(p.brandId, account.login, deposit, {
+    await ctx.steps.initialBalance(p.brandId, account.login, group.defaultDeposit, {
       module: 'prop',
       operation: 'initial_balance',
       program_id: program.id,

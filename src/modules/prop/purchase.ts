@@ -172,7 +172,12 @@ export async function buy(
     for (const r of FAILURES[step].rollbacks)
       try {
         if (r === 'payment' && feeTaken)
-          await ctx.steps.refundFee(brand.id, body.payer_login, price, data('payment_rollback', login))
+          await ctx.steps.refundFee(
+            brand.id,
+            body.payer_login,
+            v.program.priceMinor,
+            data('payment_rollback', login),
+          )
         if (r === 'initial_balance' && login !== null && purchase.initialBalanceOrder !== null)
           await ctx.steps.reverseInitialBalance(
             brand.id,
@@ -209,7 +214,12 @@ export async function buy(
 
   if (v.program.priceMinor > 0) {
     try {
-      const order = await ctx.steps.takeFee(brand.id, body.payer_login, price, data('payment', null))
+      const order = await ctx.steps.takeFee(
+        brand.id,
+        body.payer_login,
+        v.program.priceMinor,
+        data('payment', null),
+      )
       await set({ status: PURCHASE.paid, paymentStatus: 'paid', paymentOrder: order })
     } catch (e) {
       return fail('payment', e)
@@ -224,7 +234,7 @@ export async function buy(
   } catch (e) {
     return fail('account', e)
   }
-  deposit = fromMinor(v.group.defaultDeposit, v.group.currency)
+  deposit = v.group.defaultDeposit
   try {
     const order = await ctx.steps.initialBalance(
       brand.id,

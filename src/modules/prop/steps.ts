@@ -8,7 +8,8 @@ const op = (
   o: {
     brandId: number
     login: number
-    amount: number
+    /** Integer minor units. */
+    amountMinor: number
     data: PropApiData
     out: boolean
     comment: string
@@ -22,7 +23,7 @@ const op = (
       brandId: o.brandId,
       login: o.login,
       op: o.out ? 'OP_BALANCE_OUT' : 'OP_BALANCE_IN',
-      amount: o.amount,
+      amountMinor: o.amountMinor,
       reason: 'TR_REASON_PROP',
       comment: o.comment,
       apiData: { ...o.data },
@@ -39,7 +40,7 @@ export function defaultSteps(ctx: PropCtx, accounts: AccountsApi): PurchaseSteps
       op(ctx, accounts, {
         brandId,
         login,
-        amount,
+        amountMinor: amount,
         data,
         out: true,
         comment: 'PROP_CHALLENGE_PURCHASE',
@@ -49,7 +50,7 @@ export function defaultSteps(ctx: PropCtx, accounts: AccountsApi): PurchaseSteps
       op(ctx, accounts, {
         brandId,
         login,
-        amount,
+        amountMinor: amount,
         data,
         out: false,
         comment: 'PROP_CHALLENGE_INITIAL_BALANCE',
@@ -59,7 +60,7 @@ export function defaultSteps(ctx: PropCtx, accounts: AccountsApi): PurchaseSteps
       op(ctx, accounts, {
         brandId,
         login,
-        amount,
+        amountMinor: amount,
         data,
         out: false,
         comment: 'PROP_CHALLENGE_PURCHASE_ROLLBACK',
@@ -69,7 +70,7 @@ export function defaultSteps(ctx: PropCtx, accounts: AccountsApi): PurchaseSteps
       op(ctx, accounts, {
         brandId,
         login,
-        amount,
+        amountMinor: amount,
         data,
         out: true,
         comment: 'PROP_CHALLENGE_INITIAL_BALANCE_ROLLBACK',
