@@ -32,6 +32,7 @@ export function createApp(deps: Deps, modules: readonly ModuleDefinition[], opts
     ...m.setup(kernel, kernel.ports),
   }))
   kernel.events.register(parts.flatMap((p) => p.consumers ?? []))
+  for (const p of parts) if (p.engine) kernel.role.register(p.engine)
   const relay = new Relay(deps.db, kernel.events, deps.clock, deps.logger, {
     owner: kernel.origin,
     ...opts.relay,
@@ -76,14 +77,14 @@ export function createApp(deps: Deps, modules: readonly ModuleDefinition[], opts
      */
     async start(o: { standby?: boolean } = {}) {
       for (const p of parts) await p.start?.()
-      await kernel.engine.start(o.standby ?? false)
+      await kernel.role.start(o.standby ?? false)
     },
     async stop() {
       await runner.stop()
       await relay.stop()
       // modules write what the engine holds (candles, latest quotes) before the role is given up
       for (const p of [...parts].reverse()) await p.stop?.()
-      await kernel.engine.stop()
+      await kernel.role.stop()
     },
     /** Demo data of the kernel (brands) and of every module, in list order; idempotent. */
     async seedDemo() {

@@ -48,26 +48,35 @@ export interface Kernel extends Deps {
   routeBodies: Map<string, BodyKind>
   /** Named leases (the shared cache when configured, else the database). */
   leases: Leases
-  /** Which instance owns the books and the tick loop (docs/architecture.md, runtime roles). */
-  engine: EngineRole
+  /**
+   * Whether this instance owns the books and the tick loop (docs/architecture.md, runtime roles). What a
+   * module does as the engine it declares (ModuleParts.engine); it registers nothing here.
+   */
+  engine: EngineStatus
 }
+
+/** What a module may ask of the engine role. */
+export type EngineStatus = Pick<EngineRole, 'isLeader' | 'holder'>
 
 /** The records behind sessions (enabled, same brand, same session epoch): the auth module provides it. */
 export const PrincipalsPort = definePort<PrincipalDirectory>('kernel.principals')
 
 let instances = 0
 
-export function createKernel(deps: Deps): Kernel {
+/** The kernel and, for createApp alone, the engine role itself (it registers the modules' engine parts). */
+export function createKernel(deps: Deps): Kernel & { role: EngineRole } {
   const events = new Events()
   const leases =
     deps.config.cache.kind === 'memory' ? new DbLeases(deps.db, deps.clock) : new StoreLeases(deps.store)
   const origin = crypto.randomUUID().slice(0, 8)
+  const role = new EngineRole(deps.config.role, deps.bus, leases, deps.store, origin, deps.logger)
   return {
     ...deps,
     instanceId: ++instances,
     origin,
     leases,
-    engine: new EngineRole(deps.config.role, deps.bus, leases, deps.store, origin, deps.logger),
+    engine: role,
+    role,
     ports: new Ports(),
     tokens: new AccessTokens(deps.config.jwt, deps.db, deps.store, deps.clock),
     brands: new BrandRegistry(deps.db),

@@ -1,4 +1,5 @@
 import type { AnyElysia } from 'elysia'
+import type { EnginePart } from './engine/part'
 import type { Consumer } from './events/topic'
 import type { Job } from './jobs/job'
 import type { Kernel } from './kernel'
@@ -20,6 +21,12 @@ export interface ModuleParts {
   stop?(): Promise<void>
   /** Demo data of its own (development), idempotent: safe when two instances boot at once. */
   seedDemo?(): Promise<void>
+  /**
+   * What it does while its instance holds the engine role (kernel/engine): load its books when the role
+   * is taken (and drop them when it is given up), handle the bus channels it listens to, in bus order,
+   * and settle what the handlers of one read decided (one commit per read of the bus).
+   */
+  engine?: EnginePart
 }
 
 /**
@@ -34,3 +41,5 @@ export interface ModuleDefinition {
 }
 
 export const defineModule = (m: ModuleDefinition) => m
+
+export type { EnginePart } from './engine/part'

@@ -56,24 +56,3 @@ export function compareIds(a: string, b: string): number {
 
 /** Milliseconds part of an id: when the entry was appended. */
 export const idTime = (id: string) => Number(id.split('-')[0])
-
-/**
- * Tells the engine of a change already committed to the database. Best effort: while the bus is away the
- * answer must not turn a committed write into an error, and the engine finds the change anyway (its
- * resync reads changed rows from the database; a takeover reloads every book).
- */
-export async function publishChange(
-  bus: MessageBus,
-  logger: { log(level: 'warn', msg: string, fields?: Record<string, unknown>): void },
-  type: string,
-  data: unknown,
-): Promise<void> {
-  try {
-    await bus.publish(type, data)
-  } catch (e) {
-    logger.log('warn', 'change not published; the engine resyncs it', {
-      type,
-      err: e instanceof Error ? e.message : String(e),
-    })
-  }
-}

@@ -1,12 +1,14 @@
 import type { BusEntry, MessageBus, Subscription } from '../bus/bus'
 import { compareIds, idTime } from '../bus/bus'
+import type { Channel, ChannelEntry } from '../bus/channel'
 import type { KeyValueStore } from '../cache'
 import type { Config } from '../config'
 import type { Leases } from '../jobs/leases'
 import type { Logger } from '../logger'
+import type { EnginePart } from './part'
 
-/** Handles a run of bus entries of one type; `replay` while catching up after a takeover. */
-export type EngineHandler = (entries: BusEntry[], at: { replay: boolean }) => Promise<void>
+/** Handles a run of bus entries of one channel; `replay` while catching up after a takeover. */
+type EngineHandler = (entries: BusEntry[], at: { replay: boolean }) => Promise<void>
 
 const LEASE = 'engine'
 const CURSOR_KEY = 'engine:cursor:v1'
@@ -62,11 +64,37 @@ export class EngineRole {
     this.unloaders.push(unload)
   }
 
-  /** Handles bus entries of `type` while this instance is the engine, in bus order. */
-  on(type: string, handler: EngineHandler) {
-    const list = this.handlers.get(type) ?? []
+  /**
+   * Handles entries of a channel while this instance is the engine, in bus order. A channel with a schema
+   * has each entry checked first: one that does not match is logged and left out (a publisher's bug
+   * must not stop the engine).
+   */
+  on<T>(channel: Channel<T>, handle: (entries: ChannelEntry<T>[], at: { replay: boolean }) => Promise<void>) {
+    const schema = channel.schema
+    const handler: EngineHandler = schema
+      ? (entries, at) => {
+          const valid = entries.filter((e) => {
+            const ok = schema.safeParse(e.data).success
+            if (!ok)
+              this.logger.log('error', 'bus entry does not match its channel', {
+                channel: channel.name,
+                id: e.id,
+              })
+            return ok
+          })
+          return valid.length ? handle(valid as ChannelEntry<T>[], at) : Promise.resolve()
+        }
+      : (entries, at) => handle(entries as ChannelEntry<T>[], at)
+    const list = this.handlers.get(channel.name) ?? []
     list.push(handler)
-    this.handlers.set(type, list)
+    this.handlers.set(channel.name, list)
+  }
+
+  /** What a module declared for the engine role (ModuleParts.engine), in the order of the modules. */
+  register(part: EnginePart) {
+    if (part.load) this.onLoad(part.load, part.unload)
+    for (const h of part.handlers ?? []) this.on(h.channel, h.handle)
+    if (part.settle) this.onSettle(part.settle)
   }
 
   /**

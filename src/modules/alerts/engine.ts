@@ -1,5 +1,7 @@
 import { and, eq, gt } from 'drizzle-orm'
-import { type BusEntry, idTime, publishChange } from '../../kernel/bus/bus'
+import { z } from 'zod'
+import { idTime } from '../../kernel/bus/bus'
+import { type ChannelEntry, defineChannel, publishChange } from '../../kernel/bus/channel'
 import { readSkippingBadRows } from '../../kernel/db/tolerant'
 import type { Tick } from '../market'
 import type { AlertsCtx } from './context'
@@ -12,8 +14,19 @@ import { alertView } from './views'
 
 /** A transaction may commit a little after its clock stamped updated_at. */
 const RESYNC_OVERLAP_MS = 5000
+/** An alert written (or removed) on an instance other than the engine. */
+export type AlertChange = { row: AlertRow } | { removed: number }
+
 /** Bus entries of alert writes made on instances other than the engine. */
-export const ALERTS_CHANGED = 'alerts.changed'
+export const ALERTS_CHANGED = defineChannel(
+  'alerts.changed',
+  z.custom<AlertChange>(
+    (v) =>
+      typeof (v as { removed?: unknown })?.removed === 'number' ||
+      typeof (v as { row?: { id?: unknown } })?.row?.id === 'number',
+    'an alert change',
+  ),
+)
 const bookKey = (symbol: string, side: number) => `${symbol}|${side}`
 const priceOf = (q: { bid: number; ask: number }, side: number) => (side === 1 ? q.ask : q.bid)
 
@@ -93,11 +106,11 @@ export class AlertEngine {
   }
 
   /** The engine's handler of alert changes made on other instances. */
-  onChangedEntries(entries: BusEntry[]) {
+  onChangedEntries(entries: ChannelEntry<AlertChange>[]) {
     for (const e of entries) {
-      const d = e.data as { row?: AlertRow; removed?: number }
-      if (d.removed !== undefined) this.untrack(d.removed)
-      else if (d.row) {
+      const d = e.data
+      if ('removed' in d) this.untrack(d.removed)
+      else {
         const known = this.alerts.get(d.row.id)
         if (!known || known.row.updatedAt <= d.row.updatedAt) this.track(d.row)
       }

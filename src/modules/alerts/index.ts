@@ -1,3 +1,4 @@
+import { onChannel } from '../../kernel/bus/channel'
 import { defineModule } from '../../kernel/module'
 import { AccountsPort } from '../accounts'
 import { MarketPort } from '../market'
@@ -23,15 +24,15 @@ export const alertsModule = defineModule({
     }
     const alerts = new AlertEngine(ctx)
     market.quotes.onEngineTicks((ticks, meta) => alerts.onTicks(ticks, { replay: meta.replay }))
-    k.engine.on(ALERTS_CHANGED, async (entries) => alerts.onChangedEntries(entries))
-    k.engine.onLoad(
-      async () => {
-        alerts.reset()
-        await alerts.load()
-      },
-      () => alerts.reset(),
-    )
     return {
+      engine: {
+        load: async () => {
+          alerts.reset()
+          await alerts.load()
+        },
+        unload: () => alerts.reset(),
+        handlers: [onChannel(ALERTS_CHANGED, async (entries) => alerts.onChangedEntries(entries))],
+      },
       routes: alertRoutes({ ...ctx, alerts }),
       jobs: [
         // changes reach the engine through the bus at once; this re-read is the safety net

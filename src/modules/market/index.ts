@@ -1,4 +1,5 @@
 import { Elysia } from 'elysia'
+import { onChannel } from '../../kernel/bus/channel'
 import { defineModule, definePort } from '../../kernel/module'
 import { AccountsPort } from '../accounts'
 import { marketAdminRoutes } from './admin-routes'
@@ -44,7 +45,6 @@ export const marketModule = defineModule({
     const refdata = new ReferenceData(k.db, k.store, k.clock)
     const candles = new CandleStore(k.db)
     const quotes = new QuoteHub(k.db, k.store, k.bus, refdata, candles, k.clock, k.logger)
-    k.engine.on(TICKS, (entries, at) => quotes.onEngineEntries(entries, at))
     const ctx: MarketCtx = { ...k, accounts: ports.get(AccountsPort), refdata, candles, quotes }
     // When an hourly candle closes, cached watch lists expire (their key holds the candle version).
     candles.onBarClosed((_symbol, _bar, hourClosed) => {
@@ -63,6 +63,8 @@ export const marketModule = defineModule({
       return q ? (q.bid + q.ask) / 2 : ((await candles.last(s, 'M1', 1))[0]?.close ?? null)
     })
     return {
+      // the engine aggregates candles, writes the shared quotes and runs its tick listeners
+      engine: { handlers: [onChannel(TICKS, (entries, at) => quotes.onEngineEntries(entries, at))] },
       routes: new Elysia({ name: 'market', seed: k.instanceId })
         .use(marketRoutes(ctx))
         .use(marketAdminRoutes(ctx)),

@@ -1,5 +1,6 @@
 import { sql } from 'drizzle-orm'
 import type { BusEntry, MessageBus, Subscription } from '../../kernel/bus/bus'
+import { type ChannelEntry, defineChannel, publishTo } from '../../kernel/bus/channel'
 import type { KeyValueStore } from '../../kernel/cache'
 import type { Clock } from '../../kernel/clock'
 import type { Db } from '../../kernel/db/client'
@@ -29,7 +30,8 @@ const REMOTE_FRESH_MS = 250
  * a blocking read every second): its prices may be stale (docs/adr/0014).
  */
 export const STALE_AFTER_MS = 3000
-export const TICKS = 'market.ticks'
+/** Ticks on the bus: hot (tens of thousands a second), so typed by its publisher here, not checked. */
+export const TICKS = defineChannel<TicksEntry>('market.ticks')
 
 /**
  * The latest quote per symbol. Ticks go through the bus (kernel/bus): every instance applies every tick
@@ -176,14 +178,14 @@ export class QuoteHub {
     }
     if (ticks.length === 0) return []
     const entry: TicksEntry = { ticks }
-    const id = await this.bus.publish(TICKS, entry)
+    const id = await publishTo(this.bus, TICKS, entry)
     return ticks.map((t) => ({ ...t, id }))
   }
 
   /** Reads the bus from now on (every instance with a long-lived process). */
   start() {
     this.subscription ??= this.bus.subscribe('$', async (entries) => {
-      for (const e of entries) if (e.type === TICKS) await this.applyEntry(e)
+      for (const e of entries) if (e.type === TICKS.name) await this.applyEntry(e)
     })
   }
 
@@ -208,7 +210,7 @@ export class QuoteHub {
    * The engine's handler of tick entries (its own reader, after this instance's: `local` is as new),
    * aggregates candles, writes the shared latest quotes and runs the engine listeners, in bus order.
    */
-  async onEngineEntries(entries: BusEntry[], at: { replay: boolean }) {
+  async onEngineEntries(entries: ChannelEntry<TicksEntry>[], at: { replay: boolean }) {
     for (const e of entries) {
       const data = e.data as TicksEntry
       const ticks: Tick[] = []
@@ -247,7 +249,7 @@ export class QuoteHub {
     const entries = await this.bus.range(after, 4096)
     if (!entries) return null
     return entries.flatMap((e) =>
-      e.type === TICKS ? (e.data as TicksEntry).ticks.map((t) => ({ ...t, id: e.id })) : [],
+      e.type === TICKS.name ? (e.data as TicksEntry).ticks.map((t) => ({ ...t, id: e.id })) : [],
     )
   }
 

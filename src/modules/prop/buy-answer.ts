@@ -1,7 +1,7 @@
 import { eq } from 'drizzle-orm'
 import type { Session } from '../../kernel/auth/session'
 import type { Brand } from '../../kernel/brand/registry'
-import { publishChange } from '../../kernel/bus/bus'
+import { publishChange } from '../../kernel/bus/channel'
 import type { PropCtx } from './context'
 import { PURCHASE } from './domain/purchase'
 import { PHASES_CHANGED } from './live'

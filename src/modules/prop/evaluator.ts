@@ -1,4 +1,5 @@
 import { and, eq, isNull, sql } from 'drizzle-orm'
+import { publishTo } from '../../kernel/bus/channel'
 import type { TradingApi } from '../trading'
 import type { PropCtx } from './context'
 import { FUNDED, ProgramStep } from './domain/program'
@@ -154,12 +155,12 @@ async function evaluateChunk(ctx: PropCtx, trading: TradingApi, phases: PhaseRow
         from json_each(${JSON.stringify(counts)}) j
         where prop_phases.id = ${field('i')} and +prop_phases.status = ${PHASE.active}`)
   })
-  if (raised.length) await ctx.bus.publish(PHASES_CHANGED, raised)
+  if (raised.length) await publishTo(ctx.bus, PHASES_CHANGED, raised)
   let passed = 0
   let failed = 0
   for (const { p, v, f } of verdicts) {
     if (v.outcome === 'failed') {
-      if (await recordBreach(ctx, p, v.breach, f, now)) await ctx.bus.publish(PHASES_CHANGED, [p.id])
+      if (await recordBreach(ctx, p, v.breach, f, now)) await publishTo(ctx.bus, PHASES_CHANGED, [p.id])
       failed++
     } else {
       await passPhase(ctx, p, f).catch((e) =>
@@ -280,5 +281,5 @@ async function passPhase(ctx: PropCtx, p: PhaseRow, figures: { balance: number; 
     })
     return nextId
   })
-  await ctx.bus.publish(PHASES_CHANGED, moved ? [p.id, moved] : [p.id])
+  await publishTo(ctx.bus, PHASES_CHANGED, moved ? [p.id, moved] : [p.id])
 }

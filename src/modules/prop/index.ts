@@ -1,4 +1,5 @@
 import { Elysia } from 'elysia'
+import { onChannel } from '../../kernel/bus/channel'
 import { defineModule, definePort } from '../../kernel/module'
 import { AccountsPort } from '../accounts'
 import { TradingPort } from '../trading'
@@ -34,14 +35,16 @@ export const propModule = defineModule({
     const watch = new PropWatch(ctx)
     ports.provide(PropPort, { steps: ctx.steps, watch })
     trading.watchRisk(watch)
-    k.engine.onLoad(
-      () => watch.load(),
-      () => watch.reset(),
-    )
-    k.engine.on(PHASES_CHANGED, async (entries) => {
-      await watch.reload(entries.flatMap((e) => e.data as number[]))
-    })
     return {
+      engine: {
+        load: () => watch.load(),
+        unload: () => watch.reset(),
+        handlers: [
+          onChannel(PHASES_CHANGED, async (entries) => {
+            await watch.reload(entries.flatMap((e) => e.data))
+          }),
+        ],
+      },
       routes: new Elysia({ name: 'prop', seed: k.instanceId })
         .use(propRoutes(ctx))
         .use(propManagerRoutes(ctx)),

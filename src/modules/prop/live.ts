@@ -1,4 +1,6 @@
 import { and, eq, gte, inArray } from 'drizzle-orm'
+import { z } from 'zod'
+import { defineChannel } from '../../kernel/bus/channel'
 import type { RiskRoom, RiskWatcher } from '../trading'
 import type { PropCtx } from './context'
 import { PHASE } from './domain/purchase'
@@ -18,7 +20,7 @@ import { propPhases, propWarnings } from './schema'
 import { daySnapshot, type Figures, type PhaseRow, recordBreach } from './state'
 
 /** Bus entries naming phases whose state changed (a purchase, a passed or failed phase). */
-export const PHASES_CHANGED = 'prop.phases-changed'
+export const PHASES_CHANGED = defineChannel('prop.phases-changed', z.array(z.number().int()))
 
 interface Watched {
   phase: PhaseRow

@@ -1,9 +1,11 @@
+import { z } from 'zod'
 import type { MessageBus } from '../../kernel/bus/bus'
+import { defineChannel, publishTo } from '../../kernel/bus/channel'
 import type { Consumer } from '../../kernel/events/topic'
 import { AccountUpdated, BalanceOperation } from '../accounts'
 
 /** Bus entries naming logins whose balance, credit or settings changed without an order change. */
-export const ACCOUNTS_CHANGED = 'trading.accounts-changed'
+export const ACCOUNTS_CHANGED = defineChannel('trading.accounts-changed', z.array(z.number().int()))
 
 /**
  * A balance or credit operation, or a change of leverage or group, moves an account's margin level (and a
@@ -17,7 +19,7 @@ export function accountChangeConsumers(bus: MessageBus): Consumer<{ login: numbe
     topic,
     handle: async () => {},
     async after(event) {
-      await bus.publish(ACCOUNTS_CHANGED, [event.payload.login])
+      await publishTo(bus, ACCOUNTS_CHANGED, [event.payload.login])
     },
   })
   return [tell('balance-operation', BalanceOperation), tell('account-updated', AccountUpdated)]

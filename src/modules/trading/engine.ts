@@ -1,5 +1,7 @@
 import { and, eq, gt, inArray, lte, ne, type SQL } from 'drizzle-orm'
-import { type BusEntry, idTime, publishChange } from '../../kernel/bus/bus'
+import { z } from 'zod'
+import { idTime } from '../../kernel/bus/bus'
+import { type ChannelEntry, defineChannel, publishChange } from '../../kernel/bus/channel'
 import type { Tx } from '../../kernel/db/client'
 import { readSkippingBadRows } from '../../kernel/db/tolerant'
 import type { Work } from '../../kernel/db/unit-of-work'
@@ -42,8 +44,22 @@ const RESYNC_OVERLAP_MS = 5000
 const RESYNC_SLICE_MS = 500
 /** Resting orders the daily rollover looks at between two turns of the event loop. */
 const ROLLOVER_SLICE = 2000
+/** An order written on an instance other than the engine, with the group it was priced in. */
+export interface OrderChange {
+  order: OrderRow
+  groupId?: number
+}
+
 /** Bus entries of order writes made on instances other than the engine. */
-export const ORDERS_CHANGED = 'trading.orders-changed'
+export const ORDERS_CHANGED = defineChannel(
+  'trading.orders-changed',
+  z.custom<OrderChange[]>(
+    (v) =>
+      Array.isArray(v) &&
+      v.every((c) => typeof c?.order?.ticket === 'number' && typeof c.order.updatedAt === 'number'),
+    'a list of order changes',
+  ),
+)
 const bookKey = (symbol: string, groupId: number) => `${symbol}|${groupId}`
 const marginCallKey = (login: number) => `mc:v1:${login}`
 
@@ -189,9 +205,9 @@ export class TriggerEngine {
   }
 
   /** The engine's handler of order changes published by other instances. */
-  async onChangedEntries(entries: BusEntry[]) {
+  async onChangedEntries(entries: ChannelEntry<OrderChange[]>[]) {
     for (const e of entries)
-      for (const r of e.data as { order: OrderRow; groupId?: number }[]) {
+      for (const r of e.data) {
         const known = this.resting.get(r.order.ticket)
         if (known && known.order.updatedAt > r.order.updatedAt) continue
         this.seen.set(r.order.ticket, r.order.updatedAt)

@@ -1,4 +1,5 @@
 import { lt } from 'drizzle-orm'
+import { onChannel } from '../../kernel/bus/channel'
 import { defineModule, definePort } from '../../kernel/module'
 import { AccountsPort, ExposurePort } from '../accounts'
 import { MarketPort } from '../market'
@@ -69,16 +70,19 @@ export const tradingModule = defineModule({
     ports.provide(ExposurePort, (account, group) => accountExposure(ctx, account, group))
     // the engine role (kernel/engine): one instance holds the books and sees every tick and order change
     market.quotes.onEngineTicks((ticks, meta) => engine.onTicks(ticks, { replay: meta.replay }))
-    k.engine.on(ORDERS_CHANGED, (entries) => engine.onChangedEntries(entries))
-    k.engine.on(ACCOUNTS_CHANGED, async (entries) => {
-      for (const e of entries) for (const login of e.data as number[]) engine.riskChanged(login)
-    })
-    k.engine.onSettle(() => engine.settle())
-    k.engine.onLoad(
-      () => engine.load(),
-      () => engine.reset(),
-    )
     return {
+      // the engine role: its books, the order and account changes of other instances, one commit per read
+      engine: {
+        load: () => engine.load(),
+        unload: () => engine.reset(),
+        handlers: [
+          onChannel(ORDERS_CHANGED, (entries) => engine.onChangedEntries(entries)),
+          onChannel(ACCOUNTS_CHANGED, async (entries) => {
+            for (const e of entries) for (const login of e.data) engine.riskChanged(login)
+          }),
+        ],
+        settle: () => engine.settle(),
+      },
       routes: tradingRoutes(services),
       consumers: accountChangeConsumers(k.bus),
       jobs: [

@@ -1,0 +1,59 @@
+import type { z } from 'zod'
+import type { BusEntry, MessageBus } from './bus'
+
+/**
+ * A typed channel of the bus, declared by the module that publishes on it (like an outbox topic): its
+ * name and, for changes, the schema its entries are checked against when the engine reads them. A hot
+ * channel (ticks) may go without a schema: its type is then the publisher's promise alone.
+ */
+export interface Channel<T> {
+  readonly name: string
+  readonly schema?: z.ZodType<T>
+}
+
+export const defineChannel = <T>(name: string, schema?: z.ZodType<T>): Channel<T> => ({ name, schema })
+
+/** An entry of a channel as a handler receives it: its bus id and its typed data. */
+export interface ChannelEntry<T> extends BusEntry {
+  data: T
+}
+
+/** A module's reaction to a channel while its instance holds the engine role; `replay` after a takeover. */
+export interface ChannelHandler<T> {
+  channel: Channel<T>
+  handle(entries: ChannelEntry<T>[], at: { replay: boolean }): Promise<void>
+}
+
+/** Declares a handler with its channel's type (a list of handlers holds several types). */
+export const onChannel = <T>(
+  channel: Channel<T>,
+  handle: ChannelHandler<T>['handle'],
+): ChannelHandler<T> => ({
+  channel,
+  handle,
+})
+
+/**
+ * Tells the engine of a change already committed to the database. Best effort: while the bus is away the
+ * answer must not turn a committed write into an error, and the engine finds the change anyway (its
+ * resync reads changed rows from the database; a takeover reloads every book).
+ */
+export async function publishChange<T>(
+  bus: MessageBus,
+  logger: { log(level: 'warn', msg: string, fields?: Record<string, unknown>): void },
+  channel: Channel<T>,
+  data: T,
+): Promise<void> {
+  const type = channel.name
+  try {
+    await bus.publish(type, data)
+  } catch (e) {
+    logger.log('warn', 'change not published; the engine resyncs it', {
+      type,
+      err: e instanceof Error ? e.message : String(e),
+    })
+  }
+}
+
+/** Appends typed data to a channel; resolves with the entry's id. */
+export const publishTo = <T>(bus: MessageBus, channel: Channel<T>, data: T) => bus.publish(channel.name, data)
