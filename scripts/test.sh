@@ -31,7 +31,8 @@ if biome check --error-on-warnings .; then passed=$((passed + 1)); else failed=$
 
 step "dependency rules (.dependency-cruiser.cjs)"
 # dependency-cruiser wants Node 22+; Bun runs it (the machine's node may be older)
-if bun node_modules/dependency-cruiser/bin/dependency-cruiser.mjs src --config .dependency-cruiser.cjs --output-type err; then
+if bun node_modules/dependency-cruiser/bin/dependency-cruiser.mjs src --config .dependency-cruiser.cjs --output-type err &&
+  bun scripts/kernel-names.ts; then
   passed=$((passed + 1))
 else
   failed=$((failed + 1)); status=1
@@ -41,14 +42,11 @@ step "bun test"
 bun_tests src tests/unit tests/integration
 
 step "bun test: the integration suites again on a real sqld (TEST_DATABASE=sqld)"
-# the suites that exercise the app through makeTestApp; those about the local file adapter itself
-# (WAL, checkpointer, memory lock), real server processes or sqld already are left out
-sqld_suites=()
-for s in accounts alerts auth cashier cashier-property events hardening holdings-table kyc manager market \
-  notifications open-commit-modes platform prop prop-live prop-property quote-hub reference-data scripts \
-  security trading-property trading uploads; do
-  sqld_suites+=("tests/integration/$s.test.ts")
-done
+# the suites that exercise the app through makeTestApp mark themselves with a first line
+# "// runs on sqld too"; those about the local file adapter itself (WAL, checkpointer), real server
+# processes or sqld already do not
+mapfile -t sqld_suites < <(grep -l '^// runs on sqld too' tests/integration/*.test.ts)
+echo "${#sqld_suites[@]} suites"
 TEST_DATABASE=sqld bun_tests "${sqld_suites[@]}"
 
 step "bun test: the Workers entry under wrangler dev (workerd), on sqld and the Upstash REST bridge"

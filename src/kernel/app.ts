@@ -6,7 +6,7 @@ import type { BodyKind } from './http/body'
 import { healthRoutes } from './http/health'
 import { httpPlatform } from './http/http'
 import { kernelRoutes } from './http/kernel-routes'
-import { openapiPlugin } from './http/openapi'
+import { openapiPlugin, SYSTEM_TAG } from './http/openapi'
 import { JobRunner } from './jobs/runner'
 import { createKernel, type Deps } from './kernel'
 import type { ModuleDefinition, ModuleParts } from './module'
@@ -63,7 +63,9 @@ export function createApp(deps: Deps, modules: readonly ModuleDefinition[], opts
     ...(opts.edge ? { aot: false } : {}),
   })
     .use(httpPlatform(kernel))
-    .use(openapiPlugin(kernel.instanceId, deps.loadAsset))
+    .use(
+      openapiPlugin(kernel.instanceId, deps.loadAsset, [SYSTEM_TAG, ...modules.flatMap((m) => m.tags ?? [])]),
+    )
     .use(healthRoutes(kernel))
     .use(kernelRoutes(kernel, runner))
   for (const p of parts) if (p.routes) app = app.use(p.routes)

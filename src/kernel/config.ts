@@ -70,8 +70,6 @@ const schema = z
     CRON_SECRET: z.string().min(24).optional(),
     GROUP_COMMIT: bool.default(true),
     ROLE: z.enum(['all', 'api', 'engine']).default('all'),
-    CASHIER_SECRETS: z.string().optional(),
-    CASHIER_WIRE_BANK: z.string().optional(),
     EVENTS_RETENTION_HOURS: z.coerce
       .number()
       .int()
@@ -159,34 +157,12 @@ export interface Config {
   cronSecret?: string
   /** How long dispatched events stay in the outbox. */
   eventsRetentionMs: number
-  /**
-   * Webhook secrets per brand name and provider (several during a rotation), and the bank details
-   * shown for wire deposits.
-   */
-  cashier: {
-    secrets: Record<string, Record<string, string[]>>
-    wireBank: { name: string; iban: string; bic: string; holder: string }
-  }
+  /** The environment it was read from: a module reads its own variables with `moduleConfig`. */
+  source: Readonly<Record<string, string | undefined>>
 }
 
-/** Development secrets of the demo brands (README); production starts with none. */
-export const DEV_CASHIER_SECRETS: Record<string, Record<string, string[]>> = {
-  Demo: { sandbox: ['sandbox-demo-secret-dev-only'], checkout: ['checkout-demo-secret-dev-only'] },
-  Beta: { sandbox: ['sandbox-beta-secret-dev-only'], checkout: ['checkout-beta-secret-dev-only'] },
-}
-
-const CashierSecrets = z.record(
-  z.string().min(1),
-  z.record(z.string().regex(/^[a-z][a-z0-9_]*$/), z.array(z.string().min(16)).min(1).max(5)),
-)
-const WireBank = z.object({
-  name: z.string().min(1),
-  iban: z.string().min(5),
-  bic: z.string().min(8),
-  holder: z.string().min(1),
-})
-
-function parseJsonSetting<T>(name: string, schema: z.ZodType<T>, raw: string): T {
+/** A variable holding JSON, checked against a schema; a readable error names the variable and field. */
+export function parseJsonSetting<T>(name: string, schema: z.ZodType<T>, raw: string): T {
   let value: unknown
   try {
     value = JSON.parse(raw)
@@ -260,20 +236,19 @@ export function loadConfig(source: Record<string, string | undefined> = process.
     groupCommit: e.GROUP_COMMIT,
     role: e.ROLE,
     eventsRetentionMs: e.EVENTS_RETENTION_HOURS * 3_600_000,
-    cashier: {
-      secrets: e.CASHIER_SECRETS
-        ? parseJsonSetting('CASHIER_SECRETS', CashierSecrets, e.CASHIER_SECRETS)
-        : production
-          ? {}
-          : DEV_CASHIER_SECRETS,
-      wireBank: e.CASHIER_WIRE_BANK
-        ? parseJsonSetting('CASHIER_WIRE_BANK', WireBank, e.CASHIER_WIRE_BANK)
-        : {
-            name: 'Sandbox Bank',
-            iban: 'GB33BUKB20201555555555',
-            bic: 'BUKBGB22',
-            holder: 'Demo Broker Ltd',
-          },
-    },
+    source,
   }
+}
+
+/**
+ * A module's own settings, read from the same environment (a module declares its variables; the kernel
+ * names none of them): invalid values fail the start with the same readable error as the kernel's.
+ */
+export function moduleConfig<T extends z.ZodType>(config: Config, schema: T): z.infer<T> {
+  const parsed = schema.safeParse(config.source)
+  if (!parsed.success) {
+    const lines = parsed.error.issues.map((i) => `  ${i.path.join('.') || '(env)'}: ${i.message}`)
+    throw new Error(`Invalid configuration:\n${lines.join('\n')}`)
+  }
+  return parsed.data
 }

@@ -1,6 +1,7 @@
 import type { AnyElysia } from 'elysia'
 import type { EnginePart } from './engine/part'
 import type { Consumer } from './events/topic'
+import type { Tag } from './http/openapi'
 import type { Job } from './jobs/job'
 import type { Kernel } from './kernel'
 import type { Ports } from './ports'
@@ -36,6 +37,8 @@ export interface ModuleParts {
  */
 export interface ModuleDefinition {
   name: string
+  /** Its OpenAPI tags (name and description), in the order Swagger UI shows them. */
+  tags?: Tag[]
   tables: Record<string, unknown>
   setup(kernel: Kernel, ports: Ports): ModuleParts
 }

@@ -1,3 +1,4 @@
+// runs on sqld too (scripts/test.sh: TEST_DATABASE=sqld)
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { ManualClock } from '../../src/kernel/clock'
 import { priceAlerts } from '../../src/modules/alerts/schema'

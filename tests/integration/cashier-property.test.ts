@@ -1,3 +1,4 @@
+// runs on sqld too (scripts/test.sh: TEST_DATABASE=sqld)
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { type SandboxEventType, sandboxEvent, signSandbox } from '../../src/modules/cashier/providers/sandbox'
 import { rng } from '../../src/modules/market/domain/simulator'

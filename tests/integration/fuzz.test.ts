@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
-import { DEV_CASHIER_SECRETS } from '../../src/kernel/config'
+import { DEV_CASHIER_SECRETS } from '../../src/modules/cashier/config'
 import { signSandbox } from '../../src/modules/cashier/providers/sandbox'
 import * as F from '../support/files'
 import { arbitrary, badText, draw, refusedValues, type Schema, satisfies } from '../support/fuzz'

@@ -1,3 +1,4 @@
+// runs on sqld too (scripts/test.sh: TEST_DATABASE=sqld)
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { cpSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'

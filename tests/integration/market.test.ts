@@ -1,3 +1,4 @@
+// runs on sqld too (scripts/test.sh: TEST_DATABASE=sqld)
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { and, count, eq } from 'drizzle-orm'
 import { RedisStore } from '../../src/kernel/cache/redis'

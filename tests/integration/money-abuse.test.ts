@@ -1,3 +1,4 @@
+// runs on sqld too (scripts/test.sh: TEST_DATABASE=sqld)
 // What a hostile client and a first-time user found in cashier, KYC and prop (issue 27): each case
 // failed before its fix.
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'

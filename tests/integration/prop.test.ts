@@ -1,3 +1,4 @@
+// runs on sqld too (scripts/test.sh: TEST_DATABASE=sqld)
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { PropPort } from '../../src/modules/prop'
 import { propPrograms } from '../../src/modules/prop/schema'

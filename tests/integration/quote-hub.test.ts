@@ -1,3 +1,4 @@
+// runs on sqld too (scripts/test.sh: TEST_DATABASE=sqld)
 import { afterAll, beforeAll, expect, test } from 'bun:test'
 import { MemoryStore } from '../../src/kernel/cache/memory'
 import { ManualClock } from '../../src/kernel/clock'

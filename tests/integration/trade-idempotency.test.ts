@@ -1,3 +1,4 @@
+// runs on sqld too (scripts/test.sh: TEST_DATABASE=sqld)
 // Trading as a service (issue 29): the Idempotency-Key header on open, close, modify and cancel, and the
 // write port used by a module that is not in the product (registered from tests/ with one line).
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'

@@ -1,3 +1,4 @@
+// runs on sqld too (scripts/test.sh: TEST_DATABASE=sqld)
 import { afterAll, beforeAll, expect, test } from 'bun:test'
 import { eq, sql, sum } from 'drizzle-orm'
 import fc from 'fast-check'

@@ -1,3 +1,4 @@
+// runs on sqld too (scripts/test.sh: TEST_DATABASE=sqld)
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { and, eq, sql, sum } from 'drizzle-orm'
 import { ManualClock } from '../../src/kernel/clock'

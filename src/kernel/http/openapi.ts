@@ -67,35 +67,13 @@ export function doc(
   }
 }
 
-const TAGS = [
-  { name: 'System', description: 'Health and service information' },
-  { name: 'Auth', description: 'Sign-in for accounts, customers and staff; sign-out; registration' },
-  { name: 'Account', description: 'Profile and balance of trading accounts' },
-  { name: 'Uploads', description: 'File uploads (avatars, documents)' },
-  { name: 'Trading', description: 'Orders and positions: open, modify, close, cancel, list, history' },
-  { name: 'Market', description: 'Market watch, symbols, quotes (SSE stream and ingest)' },
-  { name: 'Manager', description: 'Back-office routes for manager, admin and dealer sessions' },
-  { name: 'Price alerts', description: 'Price alerts of an account login, evaluated on every tick' },
-  { name: 'Scripts', description: 'User scripts of an account login' },
-  { name: 'KYC', description: "The customer's verification: profile, steps, documents (spec 4.10)" },
-  {
-    name: 'KYC review',
-    description: 'Back office: review KYC profiles, steps and documents; risk; settings',
-  },
-  {
-    name: 'Prop',
-    description: 'Prop challenges: programs, purchase, challenges, metrics, breaches (spec 4.13-4.15)',
-  },
-  { name: 'Prop back office', description: 'Back office: prop programs' },
-  { name: 'Cashier', description: 'Deposits, withdrawals, payment methods, provider webhooks (spec 4.11)' },
-  { name: 'Cashier back office', description: 'Back office: transactions, reviews, wires, payouts, refunds' },
-  { name: 'Notifications', description: 'Notifications of an account login; staff messages and broadcasts' },
-  {
-    name: 'Reference data',
-    description:
-      'Staff maintenance of symbols (deployment-wide), group security settings and symbol overrides',
-  },
-]
+/** An OpenAPI tag: each module declares its own (ModuleDefinition.tags); the kernel has System. */
+export interface Tag {
+  name: string
+  description: string
+}
+
+export const SYSTEM_TAG: Tag = { name: 'System', description: 'Health and service information' }
 
 const SWAGGER_ASSETS = ['swagger-ui-bundle.js', 'swagger-ui.css', 'favicon-32x32.png'] as const
 
@@ -103,7 +81,11 @@ const SWAGGER_ASSETS = ['swagger-ui-bundle.js', 'swagger-ui.css', 'favicon-32x32
  * OpenAPI 3.0.3 at /swagger/json and Swagger UI at /swagger, its assets served from the app itself
  * (swagger-ui-dist), so the page works offline.
  */
-export const openapiPlugin = (instanceId: number, loadAsset: (name: string) => Promise<Response | null>) => {
+export const openapiPlugin = (
+  instanceId: number,
+  loadAsset: (name: string) => Promise<Response | null>,
+  tags: Tag[],
+) => {
   // the generated document shares its schema objects with the routes' validators: finish a copy, once
   let finished: { from: object; doc: Record<string, unknown> } | undefined
   return (
@@ -140,7 +122,7 @@ export const openapiPlugin = (instanceId: number, loadAsset: (name: string) => P
                 '`Bearer <jwt>`; browsers may rely on the session cookie instead. Error bodies are ' +
                 '`{ "error": CODE, "message"?: text }`. Clients must tolerate additional response fields.',
             },
-            tags: TAGS,
+            tags,
             components: {
               securitySchemes: {
                 ApiTokenAuth: {

@@ -62,7 +62,7 @@ export function textInput(parts: Partial<Record<Text, TProperties>>) {
 type TextTransform = (c: Record<Text, Record<string, unknown>>) => void
 
 /** Field schemas shared by several modules (spec part 8 limits). */
-export const Login = Int({ minimum: 0, description: 'Trading account login', example: 100001 })
+export const Login = Int({ minimum: 0, description: 'Login of an account (spec: int >= 0)', example: 100001 })
 /** A record id (ticket, alert, script, ...): 1 .. 2^53 - 1. */
 export const Id = (description: string, example = 1) => Int({ minimum: 1, description, example })
 /** Epoch seconds of a real calendar (1970 .. 2100); 0 where the field says it means "none". */

@@ -53,7 +53,7 @@ async function authenticate(ctx: Kernel, headers: Headers, brand: Brand, rule: A
     throw new ApiError(
       403,
       'PASSWORD_CHANGE_REQUIRED',
-      'this account must set its own password first: PUT /account/password, or its owner PUT /customer/accounts/{login}/password',
+      'this account must set its own password first (PUT /account/password)',
     )
   // per request: the principal's record rides along, so the route does not read it a second time
   return { ...session, principal }

@@ -96,6 +96,10 @@ const NO_POSITIONS = { floatingProfit: 0, margin: 0, commission: 0, storage: 0 }
 /** Groups, accounts, customers and the ledger (README.md of this folder). */
 export const accountsModule = defineModule({
   name: 'accounts',
+  tags: [
+    { name: 'Account', description: 'Profile and balance of trading accounts' },
+    { name: 'Manager', description: 'Back-office routes for manager, admin and dealer sessions' },
+  ],
   tables: schema,
   setup(k, ports) {
     const ctx: AccountsCtx = {

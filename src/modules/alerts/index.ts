@@ -13,6 +13,7 @@ export * from './events'
 /** Price alerts evaluated on every tick (README.md of this folder). */
 export const alertsModule = defineModule({
   name: 'alerts',
+  tags: [{ name: 'Price alerts', description: 'Price alerts of an account login, evaluated on every tick' }],
   tables: schema,
   setup(k, ports) {
     const market = ports.get(MarketPort)

@@ -10,6 +10,7 @@ import * as schema from './schema'
 /** Sign-in of accounts, customers and staff; sign-out; registration; the staff table (README.md). */
 export const authModule = defineModule({
   name: 'auth',
+  tags: [{ name: 'Auth', description: 'Sign-in for accounts, customers and staff; sign-out; registration' }],
   tables: schema,
   setup(k, ports) {
     const ctx: AuthCtx = { ...k, accounts: ports.get(AccountsPort) }

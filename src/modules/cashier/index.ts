@@ -3,6 +3,7 @@ import { defineModule } from '../../kernel/module'
 import { AccountsPort } from '../accounts'
 import { KycPort } from '../kyc'
 import { reconcile, retryCredits } from './backoffice'
+import { cashierConfig } from './config'
 import type { CashierCtx } from './context'
 import { seedCashierDemo } from './demo'
 import { checkoutProvider } from './providers/checkout'
@@ -19,6 +20,13 @@ export * from './events'
 /** Deposits, withdrawals, provider modules and their webhooks (README.md of this folder). */
 export const cashierModule = defineModule({
   name: 'cashier',
+  tags: [
+    { name: 'Cashier', description: 'Deposits, withdrawals, payment methods, provider webhooks (spec 4.11)' },
+    {
+      name: 'Cashier back office',
+      description: 'Back office: transactions, reviews, wires, payouts, refunds',
+    },
+  ],
   tables: schema,
   setup(k, ports) {
     const ctx: CashierCtx = {
@@ -26,12 +34,13 @@ export const cashierModule = defineModule({
       accounts: ports.get(AccountsPort),
       kyc: ports.get(KycPort),
       providers: new Map<string, PaymentProvider>(),
+      settings: cashierConfig(k.config),
     }
     const gateway = new SandboxGateway(ctx)
     for (const p of [
       sandboxProvider(gateway),
       checkoutProvider(gateway),
-      wireProvider(k.config.cashier.wireBank),
+      wireProvider(ctx.settings.wireBank),
     ])
       ctx.providers.set(p.id, p)
     return {

@@ -18,6 +18,13 @@ export const KycPort = definePort<KycApi>('kyc')
 /** Customer verification: profiles, steps, documents, staff review, tiers (README.md of this folder). */
 export const kycModule = defineModule({
   name: 'kyc',
+  tags: [
+    { name: 'KYC', description: "The customer's verification: profile, steps, documents (spec 4.10)" },
+    {
+      name: 'KYC review',
+      description: 'Back office: review KYC profiles, steps and documents; risk; settings',
+    },
+  ],
   tables: schema,
   setup(k, ports) {
     const ctx: KycCtx = { ...k, uploads: ports.get(UploadsPort) }

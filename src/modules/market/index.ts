@@ -40,6 +40,14 @@ export const MarketPort = definePort<MarketApi>('market')
 /** Symbols, quotes, candles, market watch lists and reference data (README.md of this folder). */
 export const marketModule = defineModule({
   name: 'market',
+  tags: [
+    { name: 'Market', description: 'Market watch, symbols, quotes (SSE stream and ingest)' },
+    {
+      name: 'Reference data',
+      description:
+        'Staff maintenance of symbols (deployment-wide), group security settings and symbol overrides',
+    },
+  ],
   tables: schema,
   setup(k, ports) {
     const refdata = new ReferenceData(k.db, k.store, k.clock)

@@ -8,6 +8,12 @@ import * as schema from './schema'
 /** Notifications of an account login: written by consumers of trading and alert events (README.md). */
 export const notificationsModule = defineModule({
   name: 'notifications',
+  tags: [
+    {
+      name: 'Notifications',
+      description: 'Notifications of an account login; staff messages and broadcasts',
+    },
+  ],
   tables: schema,
   setup(k, ports) {
     const ctx: NotificationsCtx = { ...k, accounts: ports.get(AccountsPort) }

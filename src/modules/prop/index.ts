@@ -26,6 +26,13 @@ export const PropPort = definePort<PropApi>('prop')
 /** Prop challenges: programs, purchases, phases evaluated on ticks and daily (README.md of this folder). */
 export const propModule = defineModule({
   name: 'prop',
+  tags: [
+    {
+      name: 'Prop',
+      description: 'Prop challenges: programs, purchase, challenges, metrics, breaches (spec 4.13-4.15)',
+    },
+    { name: 'Prop back office', description: 'Back office: prop programs' },
+  ],
   tables: schema,
   setup(k, ports) {
     const accounts = ports.get(AccountsPort)

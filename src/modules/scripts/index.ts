@@ -7,6 +7,7 @@ import * as schema from './schema'
 /** User scripts of an account login (README.md of this folder). */
 export const scriptsModule = defineModule({
   name: 'scripts',
+  tags: [{ name: 'Scripts', description: 'User scripts of an account login' }],
   tables: schema,
   setup(k, ports) {
     const ctx: ScriptsCtx = { ...k, accounts: ports.get(AccountsPort) }

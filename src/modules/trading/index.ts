@@ -40,6 +40,9 @@ export const TradingPort = definePort<TradingApi>('trading')
 /** Orders, positions, triggers, stop-outs and swaps (README.md of this folder). */
 export const tradingModule = defineModule({
   name: 'trading',
+  tags: [
+    { name: 'Trading', description: 'Orders and positions: open, modify, close, cancel, list, history' },
+  ],
   tables: schema,
   setup(k, ports) {
     const accounts = ports.get(AccountsPort)

@@ -19,6 +19,7 @@ export const UploadsPort = definePort<UploadsApi>('uploads')
 /** Files of accounts, customers and staff, checked by their real signature (README.md of this folder). */
 export const uploadsModule = defineModule({
   name: 'uploads',
+  tags: [{ name: 'Uploads', description: 'File uploads (avatars, documents)' }],
   tables: schema,
   setup(k, ports) {
     ports.provide(UploadsPort, { avatarBelongs, customerFile })
