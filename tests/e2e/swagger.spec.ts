@@ -78,3 +78,12 @@ test('Try it out: the example body of POST /trade/open works as is; uploads offe
     'multipart/form-data',
   )
 })
+
+test('/swagger/ with a trailing slash renders the same page; its meta description is one attribute', async ({
+  page,
+}) => {
+  await page.goto(`${base()}/swagger/`)
+  await expect(page.locator('.opblock').first()).toBeVisible({ timeout: 20_000 })
+  const description = await page.locator('meta[name="description"]').getAttribute('content')
+  expect(description).toContain('Clients must tolerate additional response fields.')
+})

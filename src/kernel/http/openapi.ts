@@ -107,6 +107,9 @@ export const openapiPlugin = (
           openapiVersion: '3.0.3',
           exclude: { paths: [/^\/swagger/] },
           swagger: {
+            // absolute: the page also loads from /swagger/ (a relative url fetched /swagger/swagger/json);
+            // the plugin's types leave `url` to it, its page takes ours
+            ...({ url: '/swagger/json' } as object),
             cdn: '/swagger/assets/swagger-ui-bundle.js',
             theme: '/swagger/assets/swagger-ui.css',
             autoDarkMode: false,
@@ -119,8 +122,8 @@ export const openapiPlugin = (
               version: API_VERSION,
               description:
                 'Brokerage client API. Send the JWT from POST /sign/in in the Authorization header, bare or as ' +
-                '`Bearer <jwt>`; browsers may rely on the session cookie instead. Error bodies are ' +
-                '`{ "error": CODE, "message"?: text }`. Clients must tolerate additional response fields.',
+                '`Bearer <jwt>`; browsers may rely on the session cookie instead. Error bodies are JSON objects ' +
+                '`{ error: CODE, message?: text }`. Clients must tolerate additional response fields.',
             },
             tags,
             components: {
