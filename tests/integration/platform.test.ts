@@ -95,6 +95,35 @@ describe('OpenAPI document', () => {
     doc = r.json
   })
 
+  test('speaks OpenAPI 3.0 only: no const, patternProperties, tuples, or nullable without a type; integers have a format', () => {
+    const found: string[] = []
+    const walk = (x: unknown, at: string) => {
+      if (!x || typeof x !== 'object') return
+      if (Array.isArray(x)) return x.forEach((v, i) => walk(v, `${at}/${i}`))
+      const o = x as Record<string, unknown>
+      for (const k of ['const', 'patternProperties', 'additionalItems', 'prefixItems', '$defs'])
+        if (k in o) found.push(`${at}/${k}`)
+      if (Array.isArray(o.items)) found.push(`${at}/items (a tuple)`)
+      if (o.nullable === true && o.type === undefined) found.push(`${at}/nullable (no type)`)
+      for (const k of ['exclusiveMinimum', 'exclusiveMaximum'])
+        if (k in o && typeof o[k] !== 'boolean') found.push(`${at}/${k} (a number)`)
+      if (o.type === 'integer' && !['int32', 'int64'].includes(o.format as string))
+        found.push(`${at} (integer without format)`)
+      for (const [k, v] of Object.entries(o)) walk(v, `${at}/${k}`)
+    }
+    walk(doc.paths, '')
+    expect(found.slice(0, 20)).toEqual([])
+    // ids and amounts that pass 2^31 are int64 for generated clients
+    expect(
+      doc.paths['/trade/open'].post.responses['200'].content['application/json'].schema.properties.order
+        .format,
+    ).toBe('int64')
+    expect(doc.servers).toHaveLength(1)
+    expect(doc.paths['/cron/{job}'].post.security).toEqual([{ CronSecret: [] }])
+    expect(doc.components.securitySchemes.CronSecret).toMatchObject({ in: 'header', name: 'X-Cron-Secret' })
+    expect(doc.paths['/cron/{job}'].post.description).toContain('prop.evaluate')
+  })
+
   test('is OpenAPI 3.0.3, version 1.0.0, with the ApiTokenAuth scheme', () => {
     expect(doc.openapi).toBe('3.0.3')
     expect(doc.info.version).toBe('1.0.0')

@@ -59,12 +59,15 @@ export const kernelRoutes = (k: Kernel, runner: JobRunner) =>
           200: t.Object({ job: t.String(), ran: t.Literal(true), ms: Int({ description: 'duration' }) }),
           ...errors({ 401: ['UNAUTHORIZED'], 404: ['JOB_NOT_FOUND'], 409: ['JOB_BUSY'] }),
         },
-        detail: doc('System', 'Run a job now (external schedulers)', {
-          secured: false,
-          description:
-            'For a scheduler outside the service (cron, a Workers trigger): header X-Cron-Secret carries CRON_SECRET. ' +
-            'A cluster job runs only where its lease can be taken (409 JOB_BUSY while another instance holds it).',
-        }),
+        detail: {
+          ...doc('System', 'Run a job now (external schedulers)', {
+            description:
+              'For a scheduler outside the service (cron, a Workers trigger): header X-Cron-Secret carries CRON_SECRET. ' +
+              'A cluster job runs only where its lease can be taken (409 JOB_BUSY while another instance holds it). ' +
+              `Jobs: ${runner.names.join(', ')}.`,
+          }),
+          security: [{ CronSecret: [] }],
+        },
       },
     )
     .get(

@@ -82,6 +82,40 @@ function toOpenApi30(node: unknown) {
       o[bound] = true
     }
   if (o.format === 'binary' && o.default !== undefined) delete o.default
+  // 3.0 has no `const`: a one-value enum says the same
+  if ('const' in o) {
+    o.enum = [o.const]
+    delete o.const
+  }
+  // nor `patternProperties`: a map whose values follow the schema, the key pattern in words
+  if (o.patternProperties && typeof o.patternProperties === 'object') {
+    const [[pattern, schema]] = Object.entries<Json>(o.patternProperties)
+    o.additionalProperties = schema
+    o.description = [o.description, `keys match ${pattern}`].filter(Boolean).join('; ')
+    delete o.patternProperties
+  }
+  // nor tuples: an array of the positions' types, its length fixed by minItems and maxItems
+  if (Array.isArray(o.items)) {
+    const positions = o.items as Json[]
+    o.minItems = o.minItems ?? positions.length
+    o.maxItems = o.maxItems ?? positions.length
+    o.description = [o.description, `positions: ${positions.map((p) => p.description ?? p.type).join(', ')}`]
+      .filter(Boolean)
+      .join('; ')
+    o.items = { anyOf: positions }
+    delete o.additionalItems
+  }
+  // `nullable` needs a `type` beside it: each branch of an anyOf says it instead
+  if (o.nullable === true && Array.isArray(o.anyOf) && o.type === undefined) {
+    for (const branch of o.anyOf as Json[]) if (branch.type) branch.nullable = true
+    delete o.nullable
+  }
+  // an integer that can pass 2^31 is int64 for client generators (Java, Kotlin, C#, Go)
+  if (o.type === 'integer' && o.format === undefined)
+    o.format =
+      typeof o.maximum === 'number' && o.maximum <= 2_147_483_647 && (o.minimum ?? 0) >= -2_147_483_648
+        ? 'int32'
+        : 'int64'
   for (const v of Object.values(o)) toOpenApi30(v)
 }
 
@@ -187,5 +221,13 @@ export function finishDocument(doc: Json): Json {
     }
   toOpenApi30(doc.paths)
   toOpenApi30(doc.components)
+  // one deployment serves several brands, each chosen by the Host of the request (spec 1)
+  doc.servers ??= [
+    {
+      url: '/',
+      description:
+        "The host this document was loaded from: the brand is resolved from the request's Host (each brand has its own hosts)",
+    },
+  ]
   return doc
 }

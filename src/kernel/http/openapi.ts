@@ -140,6 +140,12 @@ export const openapiPlugin = (
                   name: 'X-Feed-Token',
                   description: 'The price feed token configured in FEED_TOKEN.',
                 },
+                CronSecret: {
+                  type: 'apiKey',
+                  in: 'header',
+                  name: 'X-Cron-Secret',
+                  description: 'The shared secret of external schedulers, configured in CRON_SECRET.',
+                },
               },
             },
           },
