@@ -64,7 +64,7 @@ export const kernelRoutes = (k: Kernel, runner: JobRunner) =>
             description:
               'For a scheduler outside the service (cron, a Workers trigger): header X-Cron-Secret carries CRON_SECRET. ' +
               'A cluster job runs only where its lease can be taken (409 JOB_BUSY while another instance holds it). ' +
-              `Jobs: ${runner.names.join(', ')}.`,
+              'The jobs of a deployment depend on its configuration: 404 JOB_NOT_FOUND lists them (README, modules).',
           }),
           security: [{ CronSecret: [] }],
         },
