@@ -124,6 +124,21 @@ describe('OpenAPI document', () => {
     expect(doc.servers).toHaveLength(1)
     expect(doc.paths['/cron/{job}'].post.security).toEqual([{ CronSecret: [] }])
     expect(doc.components.securitySchemes.CronSecret).toMatchObject({ in: 'header', name: 'X-Cron-Secret' })
+    // a request that follows the document works: phase_type is an integer, not a string of digits
+    const step =
+      doc.paths['/manager/prop/programs'].post.requestBody.content['application/json'].schema.properties.steps
+        .items.properties
+    expect(step.phase_type).toMatchObject({ type: 'integer', enum: [0, 1] })
+    // the empty value of a required text that means "all" may be sent
+    const prefix = doc.paths['/market/watch/list'].get.parameters.find(
+      (p: { name: string }) => p.name === 'prefix',
+    )
+    expect(prefix.allowEmptyValue).toBe(true)
+    // what is not JSON says what it is
+    const media = (path: string) => Object.keys(doc.paths[path].get.responses['200'].content)
+    expect(media('/upload/{uuid}')).toContain('image/png')
+    expect(media('/market/stream')).toEqual(['text/event-stream'])
+    expect(media('/cashier/sandbox/done')).toEqual(['text/html'])
   })
 
   test('is OpenAPI 3.0.3, version 1.0.0, with the ApiTokenAuth scheme', () => {

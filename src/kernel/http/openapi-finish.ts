@@ -82,6 +82,9 @@ function toOpenApi30(node: unknown) {
       o[bound] = true
     }
   if (o.format === 'binary' && o.default !== undefined) delete o.default
+  // Elysia writes a union of number literals as a string enum: the values say what the type is
+  if (Array.isArray(o.enum) && o.type === 'string' && o.enum.every((v: unknown) => typeof v === 'number'))
+    o.type = o.enum.every((v: number) => Number.isInteger(v)) ? 'integer' : 'number'
   // 3.0 has no `const`: a one-value enum says the same
   if ('const' in o) {
     o.enum = [o.const]
@@ -182,6 +185,21 @@ export function finishDocument(doc: Json): Json {
         addCode(op, 409, 'IDEMPOTENCY_KEY_REUSED')
       }
       delete op['x-idempotent']
+      // a 200 that is not JSON says what it is, so a generated client does not parse a PNG as JSON
+      if (op['x-media'] && op.responses?.['200']) {
+        const media: string[] = op['x-media']
+        op.responses['200'].content = Object.fromEntries(
+          media.map((m) => [
+            m,
+            { schema: m.startsWith('text/') ? { type: 'string' } : { type: 'string', format: 'binary' } },
+          ]),
+        )
+      }
+      delete op['x-media']
+      // a required query text whose empty value means "all" (prefix=, filter=) is sent empty
+      for (const p of op.parameters ?? [])
+        if (p.in === 'query' && p.required && p.schema?.type === 'string' && !(p.schema.minLength > 0))
+          p.allowEmptyValue = true
       if (op.parameters?.length || op.requestBody) addCode(op, 400, 'INVALID_DATA')
       if (op.requestBody) addCode(op, 413, 'PAYLOAD_TOO_LARGE')
       if (guard && !guard.feed) addCode(op, 404, 'BRAND_NOT_FOUND')

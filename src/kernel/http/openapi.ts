@@ -54,6 +54,8 @@ export function doc(
     rawBody?: Record<string, unknown>
     /** takes the optional `Idempotency-Key` header */
     idempotent?: true
+    /** what a 200 holds when it is not JSON: files, HTML pages, an event stream */
+    media?: string[]
   } = {},
 ) {
   return {
@@ -64,6 +66,7 @@ export function doc(
     ...(opts.optionalBody ? { 'x-body-optional': true } : {}),
     ...(opts.rawBody ? { 'x-body-raw': opts.rawBody } : {}),
     ...(opts.idempotent ? { 'x-idempotent': true } : {}),
+    ...(opts.media ? { 'x-media': opts.media } : {}),
   }
 }
 

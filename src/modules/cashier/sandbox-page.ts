@@ -196,7 +196,10 @@ export const sandboxRoutes = (ctx: CashierCtx, gateway: SandboxGateway) =>
           200: t.String({ description: 'text/html: pay, decline, or pay with a 3-D Secure-style challenge' }),
           ...errors({ 404: ['PAYMENT_NOT_FOUND'] }),
         },
-        detail: doc('Cashier', 'Sandbox hosted payment page (development provider)', { secured: false }),
+        detail: doc('Cashier', 'Sandbox hosted payment page (development provider)', {
+          secured: false,
+          media: ['text/html'],
+        }),
       },
     )
     .post(
@@ -236,6 +239,9 @@ export const sandboxRoutes = (ctx: CashierCtx, gateway: SandboxGateway) =>
       {
         brand: true,
         response: { 200: t.String({ description: 'text/html' }), ...errors() },
-        detail: doc('Cashier', 'Default return page after a sandbox payment', { secured: false }),
+        detail: doc('Cashier', 'Default return page after a sandbox payment', {
+          secured: false,
+          media: ['text/html'],
+        }),
       },
     )

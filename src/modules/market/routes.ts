@@ -246,6 +246,7 @@ export const marketRoutes = (ctx: MarketCtx) =>
           ...errors(),
         },
         detail: doc('Market', 'Live quotes as Server-Sent Events (resumable with Last-Event-ID)', {
+          media: ['text/event-stream'],
           description:
             "Beyond the spec: low-latency clients subscribe instead of polling. Account sessions receive their group's prices.",
         }),

@@ -96,6 +96,15 @@ export const uploadRoutes = (ctx: Kernel) =>
         ...errors({ 404: ['FILE_NOT_FOUND'] }),
       },
       detail: doc('Uploads', 'Download one of your own uploads', {
+        media: [
+          'image/png',
+          'image/jpeg',
+          'image/webp',
+          'image/gif',
+          'image/svg+xml',
+          'application/pdf',
+          'application/octet-stream',
+        ],
         description: "Served with a restrictive CSP and nosniff; another principal's file answers 404.",
       }),
     })
