@@ -7,6 +7,7 @@ import { signCheckout } from '../../src/modules/cashier/providers/checkout'
 import { sandboxEvent, signSandbox } from '../../src/modules/cashier/providers/sandbox'
 import { makeTestApp, type TestApp } from '../support/app'
 import * as F from '../support/files'
+import { PERSONAL_ANSWERS } from '../support/kyc'
 
 const SECRET = 'sandbox-demo-secret-dev-only'
 let t: TestApp
@@ -204,16 +205,7 @@ describe('KYC (4.10) and withdrawals', () => {
     })
     expect(bad.json.error).toBe('INVALID_DATA')
     expect(bad.json.message).toContain('answers.last_name')
-    const personal = {
-      first_name: 'Ada',
-      last_name: 'Lovelace',
-      date_of_birth: '1990-12-10',
-      nationality: 'GB',
-      address_line: '1 Main St',
-      city: 'London',
-      postal_code: 'N1 1AA',
-      country: 'GB',
-    }
+    const personal = PERSONAL_ANSWERS
     const ok = await t.request('POST', '/customer/kyc/steps/personal/submit', {
       token: customer,
       body: { answers: personal },

@@ -4,6 +4,7 @@ import { ManualClock } from '../../src/kernel/clock'
 import { outbox } from '../../src/kernel/events/schema'
 import { makeTestApp, type TestApp } from '../support/app'
 import * as F from '../support/files'
+import { PERSONAL_ANSWERS } from '../support/kyc'
 
 /**
  * KYC (spec 4.10 and the back office): every route with its error codes, file ownership, the staff review
@@ -19,16 +20,7 @@ let beta: string
 let manager: string
 let me: number
 
-const PERSONAL = {
-  first_name: 'Ada',
-  last_name: 'Lovelace',
-  date_of_birth: '1990-12-10',
-  nationality: 'GB',
-  address_line: '1 Main St',
-  city: 'London',
-  postal_code: 'N1 1AA',
-  country: 'GB',
-}
+const PERSONAL = PERSONAL_ANSWERS
 
 beforeAll(async () => {
   t = await makeTestApp({ clock })

@@ -6,6 +6,7 @@ import { eq } from 'drizzle-orm'
 import { accounts, balanceOperations } from '../../src/modules/accounts/schema'
 import { sandboxEvent, signSandbox } from '../../src/modules/cashier/providers/sandbox'
 import { makeTestApp, type TestApp } from '../support/app'
+import { PERSONAL_ANSWERS } from '../support/kyc'
 
 const SECRET = 'sandbox-demo-secret-dev-only'
 let t: TestApp
@@ -319,18 +320,8 @@ describe('validation', () => {
   })
 
   test('10: KYC: nationality XX, a birth date of year 1, and a name with NUL are refused, naming the field', async () => {
-    const personal = {
-      first_name: 'Ada',
-      last_name: 'Lovelace',
-      date_of_birth: '1990-12-10',
-      nationality: 'GB',
-      address_line: '1 Main St',
-      city: 'London',
-      postal_code: 'N1 1AA',
-      country: 'GB',
-    }
     const submit = (answers: Record<string, unknown>) =>
-      post('/customer/kyc/steps/personal/submit', { answers: { ...personal, ...answers } })
+      post('/customer/kyc/steps/personal/submit', { answers: { ...PERSONAL_ANSWERS, ...answers } })
     const cases: [Record<string, unknown>, string][] = [
       [{ nationality: 'XX' }, 'answers.nationality:'],
       [{ country: 'ZZ' }, 'answers.country:'],
