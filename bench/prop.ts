@@ -72,6 +72,8 @@ try {
         price: 0,
         currency: 'USD',
         active: true,
+        // one customer buys them all: no purchase limits (a free program's default is one trial)
+        limits: {},
         steps: [
           {
             account_group: 'prop\\eval\\USD',

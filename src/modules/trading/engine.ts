@@ -5,27 +5,24 @@ import { type ChannelEntry, defineChannel, publishChange } from '../../kernel/bu
 import type { Tx } from '../../kernel/db/client'
 import { readSkippingBadRows } from '../../kernel/db/tolerant'
 import type { Work } from '../../kernel/db/unit-of-work'
-import { type AccountRecord, fromMinor, type GroupRecord, roundToMinor } from '../accounts'
+import type { GroupRecord } from '../accounts'
 import { type Quote, quoteForGroup, type Tick } from '../market'
 import type { TradingCtx } from './context'
-import { stopOutOrder } from './domain/checks'
-import { isBuy, swapCharge } from './domain/formulas'
+import { isBuy } from './domain/formulas'
 import { addHolding, type Holding, removeHolding } from './domain/holdings'
-import { type BandLimits, everyTick, riskBands } from './domain/risk-band'
-import { RiskBook } from './domain/risk-book'
 import { type Trigger, TriggerBook } from './domain/triggers'
-import { MarginCall, SwapCharged, TradeActivated, TradeCancelled, TradeExpired } from './events'
+import { TradeActivated, TradeCancelled, TradeExpired } from './events'
 import { closeTx, refreshAfterCommit, type TradeRefresh } from './execution'
-import { marginOf, type Pricing, pricePositions, pricing } from './exposure'
+import { marginOf, pricing } from './exposure'
 import { fundsOf } from './holdings-table'
 import type { OrderRow } from './positions'
+import { RiskMonitor } from './risk-monitor'
 import type { RiskWatcher } from './risk-watch'
+import { rollover } from './rollover'
 import { orders } from './schema'
 import { tradeEvent } from './views'
 
 const DAY_MS = 86_400_000
-/** Accounts looked at for a change (not a tick) in one settle; the rest wait for the next. */
-const CHECKS_PER_SETTLE = 2000
 
 /** What an execution did: the stat it counts, or a pending order cancelled for lack of margin. */
 type Outcome = 'activated' | 'sl' | 'tp' | 'cancelled'
@@ -42,8 +39,6 @@ const RESYNC_OVERLAP_MS = 5000
  * that walk was a 6-17 ms stall of every request in flight.
  */
 const RESYNC_SLICE_MS = 500
-/** Resting orders the daily rollover looks at between two turns of the event loop. */
-const ROLLOVER_SLICE = 2000
 /** An order written on an instance other than the engine, with the group it was priced in. */
 export interface OrderChange {
   order: OrderRow
@@ -61,7 +56,6 @@ export const ORDERS_CHANGED = defineChannel(
   ),
 )
 const bookKey = (symbol: string, groupId: number) => `${symbol}|${groupId}`
-const marginCallKey = (login: number) => `mc:v1:${login}`
 
 /**
  * Executes resting triggers (pending activation, SL, TP), expirations, stop-outs and swap rollovers.
@@ -83,19 +77,9 @@ export class TriggerEngine {
   private readonly expiring = new Set<number>()
   /** Executions decided on the ticks of the current read of the bus, by ticket (one each). */
   private readonly queued = new Map<number, Execution>()
-  /** Logins whose margin call this instance has seen (the notification is written once per episode). */
-  private readonly marginCalled = new Set<number>()
   private syncedUpTo = 0
-  /** A module holding accounts to limits of its own (risk-watch.ts). */
-  private riskWatcher: RiskWatcher | null = null
-  /** The price bands of every login with positions (domain/risk-band.ts): inside them it reaches no limit. */
-  private readonly riskBook = new RiskBook()
-  /** Logins to look at on the next settle: a tick left their band (its time), or they changed. */
-  private riskDue = new Map<number, number>()
-  private readonly riskDirty = new Set<number>()
-  /** When each login's band stops holding whatever the price (its watcher's day ends), and the first. */
-  private readonly riskUntil = new Map<number, number>()
-  private riskNextUntil = Number.POSITIVE_INFINITY
+  /** Margin calls, stop-outs and watchers' limits of the accounts with positions (risk-monitor.ts). */
+  private readonly risk: RiskMonitor
   readonly stats = { activated: 0, sl: 0, tp: 0, expired: 0, stoppedOut: 0, lostRaces: 0, riskClosed: 0 }
 
   /** What a write of the engine refreshes once it commits (the positions cache, this book). */
@@ -107,6 +91,13 @@ export class TriggerEngine {
       accountsRead: ctx.accountsRead,
       track: (o) => this.changed([{ order: o }]),
     }
+    this.risk = new RiskMonitor(ctx, {
+      of: (login) => this.holdingsByLogin.get(login),
+      logins: () => this.holdingsByLogin.keys(),
+      refreshes: this.refreshes,
+      stats: this.stats,
+      refresh: (ticket) => this.refresh(ticket),
+    })
   }
 
   /** The account currency of a group (events carry money in it). */
@@ -165,8 +156,7 @@ export class TriggerEngine {
     if (!set || set.size === 0) {
       this.openByLogin.delete(login)
       this.holdingsByLogin.delete(login)
-      // no position, no margin: the margin-call episode is over
-      if (this.marginCalled.delete(login)) void this.ctx.store.del(marginCallKey(login)).catch(() => {})
+      this.risk.noPositions(login)
     }
   }
 
@@ -174,11 +164,7 @@ export class TriggerEngine {
   reset() {
     for (const ticket of [...this.resting.keys()]) this.untrack(ticket)
     this.queued.clear()
-    this.riskBook.clear()
-    this.riskDue.clear()
-    this.riskDirty.clear()
-    this.riskUntil.clear()
-    this.riskNextUntil = Number.POSITIVE_INFINITY
+    this.risk.reset()
     this.seen.clear()
     this.syncedUpTo = 0
   }
@@ -279,7 +265,7 @@ export class TriggerEngine {
    */
   async onTicks(ticks: Tick[], opts: { replay?: boolean } = {}) {
     for (const t of ticks) {
-      this.riskTick(t)
+      this.risk.tick(t)
       const groups = this.groupsBySymbol.get(t.symbol)
       if (!groups || groups.size === 0) continue
       for (const groupId of [...groups.keys()]) {
@@ -308,7 +294,7 @@ export class TriggerEngine {
       this.queued.clear()
       await this.execute(batch)
     }
-    await this.checkAccounts()
+    await this.risk.check()
     await this.expire()
   }
 
@@ -483,333 +469,26 @@ export class TriggerEngine {
   }
 
   setRiskWatcher(w: RiskWatcher) {
-    this.riskWatcher = w
-    w.listen((login) => this.riskChanged(login))
+    this.risk.setWatcher(w)
   }
 
-  /** Every login with positions is looked at on the next settles (a change the bands cannot see: group settings). */
+  /** Every login with positions is looked at on the next settles (a change the bands cannot see). */
   recheckAll() {
-    for (const login of this.holdingsByLogin.keys()) this.riskDirty.add(login)
+    this.risk.recheckAll()
   }
 
-  /**
-   * A login's figures changed (its positions, balance, credit, leverage or a watcher's limits): its bands
-   * no longer hold. It is looked at on the next settle, and until then on every tick of a symbol it holds.
-   */
+  /** A login's figures changed without a tick: its bands no longer hold (risk-monitor.ts). */
   riskChanged(login: number) {
-    this.riskDirty.add(login)
-    const held = this.holdingsByLogin.get(login)
-    if (held) this.riskBook.set(login, [...new Set(held.map((h) => h.symbol))].map(everyTick))
+    this.risk.changed(login)
   }
 
-  /** A login is looked at on the next settle, with the latest tick time that made it due. */
-  private markDue(login: number, time: number) {
-    if (time > (this.riskDue.get(login) ?? -1)) this.riskDue.set(login, time)
+  /** Closes every open position of an account at the quotes now (a watcher's limit). */
+  closeOut(login: number, reason: 'risk_limit') {
+    return this.risk.closeOut(login, reason)
   }
 
-  /** The logins whose band a tick leaves are due. */
-  private riskTick(t: Tick) {
-    this.riskBook.leaving(t.symbol, t.bid, t.ask, (login) => this.markDue(login, t.time))
-    if (t.time < this.riskNextUntil) return
-    // a watcher's day ended: its accounts are looked at whatever the price
-    this.riskNextUntil = Number.POSITIVE_INFINITY
-    for (const [login, until] of this.riskUntil)
-      if (until <= t.time) {
-        this.riskUntil.delete(login)
-        this.markDue(login, t.time)
-      } else if (until < this.riskNextUntil) this.riskNextUntil = until
-  }
-
-  private forgetRisk(login: number) {
-    this.riskBook.delete(login)
-    this.riskUntil.delete(login)
-  }
-
-  /**
-   * The accounts a tick moved out of their price band, or that changed, are priced at the quotes now (one
-   * pricing per group and pass): a margin call is noticed, a stop-out closes positions, a watcher's limit
-   * closes them all; each then gets new bands from how far it is from the nearest of those levels. The
-   * other accounts are not looked at. At most CHECKS_PER_SETTLE dirty ones a pass (a re-check of every
-   * account must not hold up the triggers), the rest on the next.
-   */
-  private async checkAccounts() {
-    if (this.riskDue.size === 0 && this.riskDirty.size === 0) return
-    const due = this.riskDue
-    this.riskDue = new Map()
-    const now = this.ctx.clock.now()
-    let dirty = 0
-    for (const login of this.riskDirty) {
-      if (dirty++ >= CHECKS_PER_SETTLE) break
-      if (!due.has(login)) due.set(login, now)
-      this.riskDirty.delete(login)
-    }
-    const priced = new Map<number, Pricing>()
-    for (const [login, time] of due) {
-      const held = this.holdingsByLogin.get(login)
-      const account = held && (await this.ctx.accountsRead.account(login))
-      const group = account && (await this.ctx.accountsRead.group(account.groupId))
-      if (!held || !account || !group) {
-        this.forgetRisk(login)
-        continue
-      }
-      let p = priced.get(group.id)
-      if (!p) {
-        p = await pricing(this.ctx, [group.id])
-        priced.set(group.id, p)
-      }
-      await this.checkAccount(login, time, p, account, group, held).catch((err: unknown) => {
-        // looked at again on the next settle (and on every tick of its symbols until then)
-        this.riskChanged(login)
-        this.ctx.logger.log('error', 'account check failed', {
-          login,
-          err: err instanceof Error ? err.message : String(err),
-        })
-      })
-    }
-  }
-
-  private async checkAccount(
-    login: number,
-    time: number,
-    p: Pricing,
-    account: AccountRecord,
-    group: GroupRecord,
-    held: Holding[],
-  ) {
-    const band = (limits: BandLimits | null) =>
-      this.riskBook.set(
-        login,
-        riskBands(
-          held,
-          (h) => {
-            const gs = p.symbols(group.id, h.symbol)
-            const raw = p.lookup(h.symbol)
-            if (!gs || !raw) return null
-            const q = quoteForGroup(raw, gs)
-            const buy = isBuy(h.cmd)
-            return {
-              spec: gs.info,
-              raw,
-              close: buy ? q.bid : q.ask,
-              open: buy ? q.ask : q.bid,
-              marginDivider: gs.marginDivider,
-            }
-          },
-          group.currency,
-          p.lookup,
-          limits,
-        ),
-      )
-    const m = marginOf(p, account, group, held)
-    // a quote or conversion rate is missing: looked at on every tick until it can be priced
-    if (!m) return band(null)
-    await this.marginCallNotice(account, group, m)
-    if (m.margin > 0 && m.margin_level <= group.stopOut) {
-      // its positions change: it is dirty again and looked at on the next settle
-      await this.stopOut(login)
-      return band(null)
-    }
-    const w = this.riskWatcher
-    let fall = Number.POSITIVE_INFINITY
-    this.riskUntil.delete(login)
-    if (w?.watches(login)) {
-      const equity = roundToMinor(m.equity, group.currency)
-      const verdict = await w.check(login, { balance: account.balance, equity }, time)
-      if (verdict === 'close') {
-        // looked at on every tick until its positions are closed (a close-out that failed is tried again)
-        band(null)
-        w.closedOut(login, await this.closeOut(login, 'risk_limit'))
-        return
-      }
-      // two minor units for the rounding of the floating profit and of the equity
-      fall = fromMinor(verdict.headroom - 2, group.currency)
-      this.riskUntil.set(login, verdict.until)
-      if (verdict.until < this.riskNextUntil) this.riskNextUntil = verdict.until
-    }
-    // in a margin-call episode its recovery is looked for on every tick; otherwise the band keeps the
-    // equity above the margin-call (and so the stop-out) share of the margin, with room for rounding
-    if (this.marginCalled.has(login)) return band(null)
-    band({
-      equity: m.equity - fromMinor(2, group.currency),
-      fall,
-      marginRatio: (Math.max(group.marginCall, group.stopOut) / 100) * 1.0001,
-      leverage: account.leverage,
-    })
-  }
-
-  /** Closes every open position of an account at the quotes now, in one unit of work. */
-  async closeOut(login: number, reason: 'risk_limit') {
-    const ctx = this.ctx
-    const account = await ctx.accountsRead.account(login)
-    const group = account && (await ctx.accountsRead.group(account.groupId))
-    if (!account || !group) return 0
-    const priced = await pricePositions(ctx, account, group, await ctx.positions.open(login))
-    if (!priced || priced.length === 0) return 0
-    const lookup = await ctx.market.quoteLookup()
-    const closed = await ctx.uow.run(async (tx, work) => {
-      let n = 0
-      for (const p of priced) {
-        const r = await closeTx(ctx.accounts, tx, work, {
-          origin: ctx.origin,
-          order: p.order,
-          spec: p.gs.info,
-          currency: group.currency,
-          volume: p.order.volume,
-          price: p.closePrice,
-          reason,
-          comment: `[${reason}]`,
-          lookup,
-          now: ctx.clock.now(),
-        })
-        if (r) {
-          refreshAfterCommit(work, this.refreshes, r.closed)
-          n++
-        }
-      }
-      return n
-    })
-    this.stats.riskClosed += closed
-    return closed
-  }
-
-  /**
-   * Stop-out of one account: while its margin level is at or below its group's stop-out level, close the
-   * position with the largest loss and re-check (MetaTrader's order).
-   */
-  private async stopOut(login: number) {
-    const ctx = this.ctx
-    for (let guard = 0; guard < 1000; guard++) {
-      const account = await ctx.accountsRead.account(login)
-      const group = account && (await ctx.accountsRead.group(account.groupId))
-      if (!account || !group) break
-      // The check prices holdings (one row per symbol); only an account at stop-out prices its positions.
-      const m = marginOf(
-        await pricing(ctx, [group.id]),
-        account,
-        group,
-        this.holdingsByLogin.get(login) ?? [],
-      )
-      if (!m || m.margin <= 0 || m.margin_level > group.stopOut) break
-      const priced = await pricePositions(ctx, account, group, await ctx.positions.open(login))
-      if (!priced || priced.length === 0) break
-      const worst = stopOutOrder(priced.map((p) => ({ ...p, ticket: p.order.ticket })))[0]
-      const lookup = await ctx.market.quoteLookup()
-      const closed = await ctx.uow.run(async (tx, work) => {
-        const r = await closeTx(ctx.accounts, tx, work, {
-          origin: ctx.origin,
-          order: worst.order,
-          spec: worst.gs.info,
-          currency: group.currency,
-          volume: worst.order.volume,
-          price: worst.closePrice,
-          reason: 'stopout',
-          comment: `[so: ${m.margin_level.toFixed(2)}%/${m.equity.toFixed(2)}/${m.margin.toFixed(2)}]`,
-          lookup,
-          now: ctx.clock.now(),
-          marginLevel: m.margin_level,
-        })
-        if (r) refreshAfterCommit(work, this.refreshes, r.closed)
-        return r
-      })
-      if (!closed) {
-        await this.refresh(worst.order.ticket)
-        break
-      }
-      this.stats.stoppedOut++
-    }
-  }
-
-  /**
-   * One margin-call notification per episode: written when the level first reaches the group's margin
-   * call, again only after it has recovered above it. SET NX in the shared cache makes it one across
-   * instances.
-   */
-  private async marginCallNotice(
-    account: { login: number; brandId: number },
-    group: { marginCall: number; stopOut: number },
-    m: { margin: number; margin_level: number },
-  ) {
-    const key = marginCallKey(account.login)
-    if (m.margin <= 0 || m.margin_level > group.marginCall) {
-      if (this.marginCalled.delete(account.login)) await this.ctx.store.del(key)
-      return
-    }
-    if (this.marginCalled.has(account.login)) return
-    this.marginCalled.add(account.login)
-    if (!(await this.ctx.store.setNX(key, '1', 7 * DAY_MS))) return
-    await this.ctx.uow.run(async (_tx, work) => {
-      work.emit(MarginCall, account.brandId, {
-        login: account.login,
-        margin_level: m.margin_level,
-        margin_call: group.marginCall,
-        stop_out: group.stopOut,
-      })
-    })
-  }
-
-  /**
-   * Daily swap: at each UTC midnight every open position is charged the swap of the day that ended
-   * (if its symbol traded that day), three times on the symbol's triple-swap weekday. Each position and
-   * day is charged once (conditional on rollover_day).
-   */
-  async rollover() {
-    const ctx = this.ctx
-    const today = Math.floor(ctx.clock.now() / DAY_MS)
-    const lookup = await ctx.market.quoteLookup()
-    let scanned = 0
-    // the live map, in slices: copying and scanning every resting order at once held the request thread
-    // ~20 ms each minute at 150,000 positions (bench/trading.ts; the once-a-minute loop never warms up).
-    // Entries added meanwhile are rolled already; the UPDATE below is conditional, so an order closed
-    // meanwhile is left alone.
-    for (const { order: o, groupId } of this.resting.values()) {
-      if (++scanned % ROLLOVER_SLICE === 0) await new Promise((r) => setImmediate(r))
-      if (o.state !== 'open' || o.rolloverDay >= today) continue
-      const group = await ctx.accountsRead.group(groupId)
-      const gs = group && (await ctx.refdata.forGroup(groupId, o.symbol))
-      if (!group || !gs || gs.info.swapEnable !== 1) continue
-      let total = 0
-      for (let d = o.rolloverDay + 1; d <= today; d++) {
-        const weekday = new Date((d - 1) * DAY_MS).getUTCDay()
-        if ((gs.info.sessionList[weekday]?.trade.length ?? 0) === 0) continue
-        const days = weekday === gs.info.swapRollover3days ? 3 : 1
-        const q = ctx.quotes.peek(o.symbol)
-        const charge = swapCharge(
-          gs.info,
-          o.cmd,
-          o.volume,
-          q ? (isBuy(o.cmd) ? q.bid : q.ask) : o.openPrice,
-          days,
-          group.currency,
-          lookup,
-        )
-        if (charge !== null) total += charge
-      }
-      const minor = roundToMinor(total, group.currency)
-      // every change that moves money or positions emits an event: the swap charged is one
-      const row = await ctx.uow.run(async (tx, work) => {
-        const [r] = await tx
-          .update(orders)
-          .set({
-            storage: o.storage + minor,
-            rolloverDay: today,
-            updatedAt: ctx.clock.now(),
-            origin: ctx.origin,
-          })
-          .where(
-            and(eq(orders.ticket, o.ticket), eq(orders.state, 'open'), eq(orders.rolloverDay, o.rolloverDay)),
-          )
-          .returning()
-        if (r) {
-          work.emit(SwapCharged, r.brandId, {
-            ...tradeEvent(r, group.currency),
-            charge_minor: minor,
-            day: today,
-          })
-          refreshAfterCommit(work, this.refreshes, r)
-        }
-        return r
-      })
-      if (!row) await this.refresh(o.ticket)
-    }
+  /** Daily swap of every open position (rollover.ts). */
+  rollover() {
+    return rollover(this.ctx, this.resting.values(), this.refreshes, (t) => this.refresh(t))
   }
 }

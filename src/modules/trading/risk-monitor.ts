@@ -1,0 +1,327 @@
+import { type AccountRecord, fromMinor, type GroupRecord, roundToMinor } from '../accounts'
+import { quoteForGroup, type Tick } from '../market'
+import type { TradingCtx } from './context'
+import { stopOutOrder } from './domain/checks'
+import { isBuy } from './domain/formulas'
+import type { Holding } from './domain/holdings'
+import { type BandLimits, everyTick, riskBands } from './domain/risk-band'
+import { RiskBook } from './domain/risk-book'
+import { MarginCall } from './events'
+import { closeTx, refreshAfterCommit, type TradeRefresh } from './execution'
+import { marginOf, type Pricing, pricePositions, pricing } from './exposure'
+import type { RiskWatcher } from './risk-watch'
+
+const DAY_MS = 86_400_000
+/** Accounts looked at for a change (not a tick) in one settle; the rest wait for the next. */
+const CHECKS_PER_SETTLE = 2000
+const marginCallKey = (login: number) => `mc:v1:${login}`
+
+/** What the risk monitor reads of the trigger engine's book, and what it reports back. */
+export interface HeldPositions {
+  /** The holdings of a login with open positions. */
+  of(login: number): Holding[] | undefined
+  logins(): Iterable<number>
+  refreshes: TradeRefresh
+  stats: { stoppedOut: number; riskClosed: number }
+  /** Re-reads an order that lost a race. */
+  refresh(ticket: number): Promise<void>
+}
+
+/**
+ * The engine's watch over accounts with positions: margin calls, stop-outs and a watcher's limits (prop),
+ * looked at when a tick leaves an account's price band (domain/risk-band.ts, ADR 0013) or the account
+ * changed, not on every tick.
+ */
+export class RiskMonitor {
+  /** Logins whose margin call this instance has seen (the notification is written once per episode). */
+  private readonly marginCalled = new Set<number>()
+  /** A module holding accounts to limits of its own (risk-watch.ts). */
+  private riskWatcher: RiskWatcher | null = null
+  /** The price bands of every login with positions (domain/risk-band.ts): inside them it reaches no limit. */
+  private readonly riskBook = new RiskBook()
+  /** Logins to look at on the next settle: a tick left their band (its time), or they changed. */
+  private riskDue = new Map<number, number>()
+  private readonly riskDirty = new Set<number>()
+  /** When each login's band stops holding whatever the price (its watcher's day ends), and the first. */
+  private readonly riskUntil = new Map<number, number>()
+  private riskNextUntil = Number.POSITIVE_INFINITY
+
+  constructor(
+    private readonly ctx: TradingCtx,
+    private readonly held: HeldPositions,
+  ) {}
+
+  /** A login has no positions any more: no margin, so its margin-call episode is over. */
+  noPositions(login: number) {
+    if (this.marginCalled.delete(login)) void this.ctx.store.del(marginCallKey(login)).catch(() => {})
+  }
+
+  /** Empties what it holds (this instance gave up the engine role). */
+  reset() {
+    this.riskBook.clear()
+    this.riskDue.clear()
+    this.riskDirty.clear()
+    this.riskUntil.clear()
+    this.riskNextUntil = Number.POSITIVE_INFINITY
+  }
+
+  setWatcher(w: RiskWatcher) {
+    this.riskWatcher = w
+    w.listen((login) => this.changed(login))
+  }
+
+  /** Every login with positions is looked at on the next settles (a change the bands cannot see: group settings). */
+  recheckAll() {
+    for (const login of this.held.logins()) this.riskDirty.add(login)
+  }
+
+  /**
+   * A login's figures changed (its positions, balance, credit, leverage or a watcher's limits): its bands
+   * no longer hold. It is looked at on the next settle, and until then on every tick of a symbol it holds.
+   */
+  changed(login: number) {
+    this.riskDirty.add(login)
+    const held = this.held.of(login)
+    if (held) this.riskBook.set(login, [...new Set(held.map((h) => h.symbol))].map(everyTick))
+  }
+
+  /** A login is looked at on the next settle, with the latest tick time that made it due. */
+  private markDue(login: number, time: number) {
+    if (time > (this.riskDue.get(login) ?? -1)) this.riskDue.set(login, time)
+  }
+
+  /** The logins whose band a tick leaves are due. */
+  tick(t: Tick) {
+    this.riskBook.leaving(t.symbol, t.bid, t.ask, (login) => this.markDue(login, t.time))
+    if (t.time < this.riskNextUntil) return
+    // a watcher's day ended: its accounts are looked at whatever the price
+    this.riskNextUntil = Number.POSITIVE_INFINITY
+    for (const [login, until] of this.riskUntil)
+      if (until <= t.time) {
+        this.riskUntil.delete(login)
+        this.markDue(login, t.time)
+      } else if (until < this.riskNextUntil) this.riskNextUntil = until
+  }
+
+  private forgetBands(login: number) {
+    this.riskBook.delete(login)
+    this.riskUntil.delete(login)
+  }
+
+  /**
+   * The accounts a tick moved out of their price band, or that changed, are priced at the quotes now (one
+   * pricing per group and pass): a margin call is noticed, a stop-out closes positions, a watcher's limit
+   * closes them all; each then gets new bands from how far it is from the nearest of those levels. The
+   * other accounts are not looked at. At most CHECKS_PER_SETTLE dirty ones a pass (a re-check of every
+   * account must not hold up the triggers), the rest on the next.
+   */
+  async check() {
+    if (this.riskDue.size === 0 && this.riskDirty.size === 0) return
+    const due = this.riskDue
+    this.riskDue = new Map()
+    const now = this.ctx.clock.now()
+    let dirty = 0
+    for (const login of this.riskDirty) {
+      if (dirty++ >= CHECKS_PER_SETTLE) break
+      if (!due.has(login)) due.set(login, now)
+      this.riskDirty.delete(login)
+    }
+    const priced = new Map<number, Pricing>()
+    for (const [login, time] of due) {
+      const held = this.held.of(login)
+      const account = held && (await this.ctx.accountsRead.account(login))
+      const group = account && (await this.ctx.accountsRead.group(account.groupId))
+      if (!held || !account || !group) {
+        this.forgetBands(login)
+        continue
+      }
+      let p = priced.get(group.id)
+      if (!p) {
+        p = await pricing(this.ctx, [group.id])
+        priced.set(group.id, p)
+      }
+      await this.checkAccount(login, time, p, account, group, held).catch((err: unknown) => {
+        // looked at again on the next settle (and on every tick of its symbols until then)
+        this.changed(login)
+        this.ctx.logger.log('error', 'account check failed', {
+          login,
+          err: err instanceof Error ? err.message : String(err),
+        })
+      })
+    }
+  }
+
+  private async checkAccount(
+    login: number,
+    time: number,
+    p: Pricing,
+    account: AccountRecord,
+    group: GroupRecord,
+    held: Holding[],
+  ) {
+    const band = (limits: BandLimits | null) =>
+      this.riskBook.set(
+        login,
+        riskBands(
+          held,
+          (h) => {
+            const gs = p.symbols(group.id, h.symbol)
+            const raw = p.lookup(h.symbol)
+            if (!gs || !raw) return null
+            const q = quoteForGroup(raw, gs)
+            const buy = isBuy(h.cmd)
+            return {
+              spec: gs.info,
+              raw,
+              close: buy ? q.bid : q.ask,
+              open: buy ? q.ask : q.bid,
+              marginDivider: gs.marginDivider,
+            }
+          },
+          group.currency,
+          p.lookup,
+          limits,
+        ),
+      )
+    const m = marginOf(p, account, group, held)
+    // a quote or conversion rate is missing: looked at on every tick until it can be priced
+    if (!m) return band(null)
+    await this.marginCallNotice(account, group, m)
+    if (m.margin > 0 && m.margin_level <= group.stopOut) {
+      // its positions change: it is dirty again and looked at on the next settle
+      await this.stopOut(login)
+      return band(null)
+    }
+    const w = this.riskWatcher
+    let fall = Number.POSITIVE_INFINITY
+    this.riskUntil.delete(login)
+    if (w?.watches(login)) {
+      const equity = roundToMinor(m.equity, group.currency)
+      const verdict = await w.check(login, { balance: account.balance, equity }, time)
+      if (verdict === 'close') {
+        // looked at on every tick until its positions are closed (a close-out that failed is tried again)
+        band(null)
+        w.closedOut(login, await this.closeOut(login, 'risk_limit'))
+        return
+      }
+      // two minor units for the rounding of the floating profit and of the equity
+      fall = fromMinor(verdict.headroom - 2, group.currency)
+      this.riskUntil.set(login, verdict.until)
+      if (verdict.until < this.riskNextUntil) this.riskNextUntil = verdict.until
+    }
+    // in a margin-call episode its recovery is looked for on every tick; otherwise the band keeps the
+    // equity above the margin-call (and so the stop-out) share of the margin, with room for rounding
+    if (this.marginCalled.has(login)) return band(null)
+    band({
+      equity: m.equity - fromMinor(2, group.currency),
+      fall,
+      marginRatio: (Math.max(group.marginCall, group.stopOut) / 100) * 1.0001,
+      leverage: account.leverage,
+    })
+  }
+
+  /** Closes every open position of an account at the quotes now, in one unit of work. */
+  async closeOut(login: number, reason: 'risk_limit') {
+    const ctx = this.ctx
+    const account = await ctx.accountsRead.account(login)
+    const group = account && (await ctx.accountsRead.group(account.groupId))
+    if (!account || !group) return 0
+    const priced = await pricePositions(ctx, account, group, await ctx.positions.open(login))
+    if (!priced || priced.length === 0) return 0
+    const lookup = await ctx.market.quoteLookup()
+    const closed = await ctx.uow.run(async (tx, work) => {
+      let n = 0
+      for (const p of priced) {
+        const r = await closeTx(ctx.accounts, tx, work, {
+          origin: ctx.origin,
+          order: p.order,
+          spec: p.gs.info,
+          currency: group.currency,
+          volume: p.order.volume,
+          price: p.closePrice,
+          reason,
+          comment: `[${reason}]`,
+          lookup,
+          now: ctx.clock.now(),
+        })
+        if (r) {
+          refreshAfterCommit(work, this.held.refreshes, r.closed)
+          n++
+        }
+      }
+      return n
+    })
+    this.held.stats.riskClosed += closed
+    return closed
+  }
+
+  /**
+   * Stop-out of one account: while its margin level is at or below its group's stop-out level, close the
+   * position with the largest loss and re-check (MetaTrader's order).
+   */
+  private async stopOut(login: number) {
+    const ctx = this.ctx
+    for (let guard = 0; guard < 1000; guard++) {
+      const account = await ctx.accountsRead.account(login)
+      const group = account && (await ctx.accountsRead.group(account.groupId))
+      if (!account || !group) break
+      // The check prices holdings (one row per symbol); only an account at stop-out prices its positions.
+      const m = marginOf(await pricing(ctx, [group.id]), account, group, this.held.of(login) ?? [])
+      if (!m || m.margin <= 0 || m.margin_level > group.stopOut) break
+      const priced = await pricePositions(ctx, account, group, await ctx.positions.open(login))
+      if (!priced || priced.length === 0) break
+      const worst = stopOutOrder(priced.map((p) => ({ ...p, ticket: p.order.ticket })))[0]
+      const lookup = await ctx.market.quoteLookup()
+      const closed = await ctx.uow.run(async (tx, work) => {
+        const r = await closeTx(ctx.accounts, tx, work, {
+          origin: ctx.origin,
+          order: worst.order,
+          spec: worst.gs.info,
+          currency: group.currency,
+          volume: worst.order.volume,
+          price: worst.closePrice,
+          reason: 'stopout',
+          comment: `[so: ${m.margin_level.toFixed(2)}%/${m.equity.toFixed(2)}/${m.margin.toFixed(2)}]`,
+          lookup,
+          now: ctx.clock.now(),
+          marginLevel: m.margin_level,
+        })
+        if (r) refreshAfterCommit(work, this.held.refreshes, r.closed)
+        return r
+      })
+      if (!closed) {
+        await this.held.refresh(worst.order.ticket)
+        break
+      }
+      this.held.stats.stoppedOut++
+    }
+  }
+
+  /**
+   * One margin-call notification per episode: written when the level first reaches the group's margin
+   * call, again only after it has recovered above it. SET NX in the shared cache makes it one across
+   * instances.
+   */
+  private async marginCallNotice(
+    account: { login: number; brandId: number },
+    group: { marginCall: number; stopOut: number },
+    m: { margin: number; margin_level: number },
+  ) {
+    const key = marginCallKey(account.login)
+    if (m.margin <= 0 || m.margin_level > group.marginCall) {
+      if (this.marginCalled.delete(account.login)) await this.ctx.store.del(key)
+      return
+    }
+    if (this.marginCalled.has(account.login)) return
+    this.marginCalled.add(account.login)
+    if (!(await this.ctx.store.setNX(key, '1', 7 * DAY_MS))) return
+    await this.ctx.uow.run(async (_tx, work) => {
+      work.emit(MarginCall, account.brandId, {
+        login: account.login,
+        margin_level: m.margin_level,
+        margin_call: group.marginCall,
+        stop_out: group.stopOut,
+      })
+    })
+  }
+}
