@@ -123,6 +123,7 @@ export const openapiPlugin = (
             info: {
               title: 'Trading Client Service',
               version: API_VERSION,
+              license: { name: 'Proprietary' },
               description:
                 'Brokerage client API. Send the JWT from POST /sign/in in the Authorization header, bare or as ' +
                 '`Bearer <jwt>`; browsers may rely on the session cookie instead. Error bodies are JSON objects ' +
