@@ -108,16 +108,24 @@ export const healthRoutes = (ctx: Kernel) => {
   return new Elysia({ name: 'health-routes', seed: ctx.instanceId })
     .get('/health/live', () => ({ status: 'ok' as const, version: API_VERSION }), {
       response: { 200: Live },
-      detail: doc('System', 'Liveness: the process answers (no dependency is asked)', { secured: false }),
+      detail: doc('System', 'Liveness: the process answers (no dependency is asked)', {
+        secured: false,
+        description: 'For a liveness probe: restart the process when this does not answer 200.',
+      }),
     })
     .get('/health/ready', ready, {
       response: { 200: Health, 503: Health },
       detail: doc('System', 'Readiness: database, cache, bus and engine, each with its state and latency', {
         secured: false,
+        description:
+          'For a readiness probe or a load balancer: 503 degraded while the database, cache or bus of this instance is down (take it out of rotation); the engine is reported, not required.',
       }),
     })
     .get('/health', ready, {
       response: { 200: Health, 503: Health },
-      detail: doc('System', 'Readiness (the same as /health/ready)', { secured: false }),
+      detail: doc('System', 'Readiness (the same as /health/ready)', {
+        secured: false,
+        description: 'The same answer as GET /health/ready, at the path load balancers often ask by default.',
+      }),
     })
 }

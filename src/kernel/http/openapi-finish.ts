@@ -202,6 +202,12 @@ export function finishDocument(doc: Json): Json {
           p.allowEmptyValue = true
       if (op.parameters?.length || op.requestBody) addCode(op, 400, 'INVALID_DATA')
       if (op.requestBody) addCode(op, 413, 'PAYLOAD_TOO_LARGE')
+      // a form's example names its file parts too (a placeholder: an example cannot hold the bytes)
+      const form = op.requestBody?.content?.['multipart/form-data']?.schema
+      if (form?.example)
+        for (const name of form.required ?? [])
+          if (form.properties?.[name]?.format === 'binary' && form.example[name] === undefined)
+            form.example[name] = 'scan.png'
       if (guard && !guard.feed) addCode(op, 404, 'BRAND_NOT_FOUND')
       if (guard?.feed) {
         addCode(op, 401, 'UNAUTHORIZED')

@@ -124,6 +124,7 @@ export const openapiPlugin = (
               title: 'Trading Client Service',
               version: API_VERSION,
               license: { name: 'Proprietary' },
+              contact: { name: 'API support of the broker running this deployment' },
               description:
                 'Brokerage client API. Send the JWT from POST /sign/in in the Authorization header, bare or as ' +
                 '`Bearer <jwt>`; browsers may rely on the session cookie instead. Error bodies are JSON objects ' +

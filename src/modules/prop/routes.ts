@@ -1,6 +1,6 @@
 import { Elysia, t } from 'elysia'
 import { doc, errors } from '../../kernel/http/openapi'
-import { Id, Login, textInput } from '../../kernel/http/schemas'
+import { Id, Int, Login, textInput } from '../../kernel/http/schemas'
 import { security } from '../../kernel/http/security'
 import { buyAnswer } from './buy-answer'
 import type { PropCtx } from './context'
@@ -92,12 +92,12 @@ export const propRoutes = (ctx: PropCtx) =>
         ...textInput({ params: ProgramId }),
         response: {
           200: t.Object({
-            program_id: t.Integer(),
+            program_id: Int(),
             price: t.Number(),
             currency: t.String(),
             rows: t.Array(
               t.Object({
-                login: t.Integer(),
+                login: Int(),
                 group: t.String(),
                 currency: t.String(),
                 balance: t.Number(),
@@ -126,7 +126,7 @@ export const propRoutes = (ctx: PropCtx) =>
         response: {
           200: t.Object({
             program: Program,
-            payer_login: t.Integer(),
+            payer_login: Int(),
             can_buy: t.Boolean(),
             reason: t.String({ description: 'the code the purchase would answer; empty when it can go' }),
             reason_message: t.String({ description: 'the message the purchase would answer' }),
@@ -173,8 +173,8 @@ export const propRoutes = (ctx: PropCtx) =>
           account: t.Union([Account, t.Null()]),
           temporary_password: t.Optional(t.String({ description: 'shown once, in the first answer only' })),
           must_change_password: t.Boolean(),
-          payment_order: t.Optional(t.Integer({ description: 'fee ledger row; omitted for a free program' })),
-          initial_balance_order: t.Union([t.Integer(), t.Null()]),
+          payment_order: t.Optional(Int({ description: 'fee ledger row; omitted for a free program' })),
+          initial_balance_order: t.Union([Int(), t.Null()]),
         }),
         ...errors(BUY_CODES),
       },
@@ -223,7 +223,7 @@ export const propRoutes = (ctx: PropCtx) =>
       {
         auth: CUSTOMER,
         ...textInput({ params: ChallengeId }),
-        response: { 200: t.Object({ challenge_id: t.Integer(), rows: t.Array(Day) }), ...NOT_FOUND },
+        response: { 200: t.Object({ challenge_id: Int(), rows: t.Array(Day) }), ...NOT_FOUND },
         detail: doc('Prop', 'Daily metrics of every phase, newest day first'),
       },
     )
@@ -233,7 +233,7 @@ export const propRoutes = (ctx: PropCtx) =>
       {
         auth: CUSTOMER,
         ...textInput({ params: ChallengeId }),
-        response: { 200: t.Object({ challenge_id: t.Integer(), rows: t.Array(Breach) }), ...NOT_FOUND },
+        response: { 200: t.Object({ challenge_id: Int(), rows: t.Array(Breach) }), ...NOT_FOUND },
         detail: doc('Prop', 'Breaches of the challenge (at most one per phase)'),
       },
     )
@@ -265,7 +265,7 @@ export const propRoutes = (ctx: PropCtx) =>
       {
         auth: CUSTOMER,
         ...textInput({ params: ChallengeId }),
-        response: { 200: t.Object({ challenge_id: t.Integer(), rows: t.Array(Payout) }), ...NOT_FOUND },
+        response: { 200: t.Object({ challenge_id: Int(), rows: t.Array(Payout) }), ...NOT_FOUND },
         detail: doc('Prop', 'Payouts of the challenge, newest first'),
       },
     )
