@@ -1,9 +1,8 @@
-import { and, eq, gt, inArray, lte, ne, type SQL } from 'drizzle-orm'
+import { and, eq } from 'drizzle-orm'
 import { z } from 'zod'
 import { idTime } from '../../kernel/bus/bus'
 import { type ChannelEntry, defineChannel, publishChange } from '../../kernel/bus/channel'
 import type { Tx } from '../../kernel/db/client'
-import { readSkippingBadRows } from '../../kernel/db/tolerant'
 import type { Work } from '../../kernel/db/unit-of-work'
 import type { GroupRecord } from '../accounts'
 import { type Quote, quoteForGroup, type Tick } from '../market'
@@ -11,10 +10,12 @@ import type { TradingCtx } from './context'
 import { isBuy } from './domain/formulas'
 import { addHolding, type Holding, removeHolding } from './domain/holdings'
 import { type Trigger, TriggerBook } from './domain/triggers'
-import { TradeActivated, TradeCancelled, TradeExpired } from './events'
+import { TradeActivated, TradeCancelled } from './events'
 import { closeTx, refreshAfterCommit, type TradeRefresh } from './execution'
+import { expireDue } from './expiry'
 import { marginOf, pricing } from './exposure'
 import { fundsOf } from './holdings-table'
+import { OrderSync } from './order-sync'
 import type { OrderRow } from './positions'
 import { RiskMonitor } from './risk-monitor'
 import type { RiskWatcher } from './risk-watch'
@@ -31,14 +32,6 @@ interface Execution {
   ticket: number
   write: (tx: Tx, work: Work) => Promise<Outcome | null>
 }
-/** Another instance's transaction may commit a little after its clock stamped updated_at. */
-const RESYNC_OVERLAP_MS = 5000
-/**
- * The resync window is read in slices with a turn of the event loop between them: under load it holds
- * tens of thousands of this instance's own writes, which the index still walks, and in one statement
- * that walk was a 6-17 ms stall of every request in flight.
- */
-const RESYNC_SLICE_MS = 500
 /** An order written on an instance other than the engine, with the group it was priced in. */
 export interface OrderChange {
   order: OrderRow
@@ -71,13 +64,12 @@ export class TriggerEngine {
   private readonly openByLogin = new Map<number, Set<number>>()
   /** Holdings of every login with open positions, kept in step with `track`, for the stop-out sweep. */
   private readonly holdingsByLogin = new Map<number, Holding[]>()
-  /** updated_at of other instances' orders read recently, so `resync` skips what it already knows. */
-  private readonly seen = new Map<number, number>()
   /** Pending orders with an expiration, so a tick does not walk every resting order. */
   private readonly expiring = new Set<number>()
   /** Executions decided on the ticks of the current read of the bus, by ticket (one each). */
   private readonly queued = new Map<number, Execution>()
-  private syncedUpTo = 0
+  /** The book kept in step with other instances' writes (order-sync.ts). */
+  private readonly sync: OrderSync
   /** Margin calls, stop-outs and watchers' limits of the accounts with positions (risk-monitor.ts). */
   private readonly risk: RiskMonitor
   readonly stats = { activated: 0, sl: 0, tp: 0, expired: 0, stoppedOut: 0, lostRaces: 0, riskClosed: 0 }
@@ -91,6 +83,10 @@ export class TriggerEngine {
       accountsRead: ctx.accountsRead,
       track: (o) => this.changed([{ order: o }]),
     }
+    this.sync = new OrderSync(ctx, {
+      resting: (ticket) => this.resting.get(ticket),
+      track: (o, groupId) => this.track(o, groupId),
+    })
     this.risk = new RiskMonitor(ctx, {
       of: (login) => this.holdingsByLogin.get(login),
       logins: () => this.holdingsByLogin.keys(),
@@ -98,11 +94,6 @@ export class TriggerEngine {
       stats: this.stats,
       refresh: (ticket) => this.refresh(ticket),
     })
-  }
-
-  /** The account currency of a group (events carry money in it). */
-  private async currencyOf(groupId: number) {
-    return (await this.ctx.accountsRead.group(groupId))?.currency ?? ''
   }
 
   private groupOf = async (login: number) => (await this.ctx.accountsRead.account(login))?.groupId ?? null
@@ -165,8 +156,7 @@ export class TriggerEngine {
     for (const ticket of [...this.resting.keys()]) this.untrack(ticket)
     this.queued.clear()
     this.risk.reset()
-    this.seen.clear()
-    this.syncedUpTo = 0
+    this.sync.reset()
   }
 
   /** Loads every active order from the database (this instance took the engine role). */
@@ -196,66 +186,17 @@ export class TriggerEngine {
       for (const r of e.data) {
         const known = this.resting.get(r.order.ticket)
         if (known && known.order.updatedAt > r.order.updatedAt) continue
-        this.seen.set(r.order.ticket, r.order.updatedAt)
+        this.sync.seen.set(r.order.ticket, r.order.updatedAt)
         await this.track(r.order, r.groupId)
       }
   }
 
   /**
-   * Loads every active order (start-up), then keeps up with other instances' writes: the tickets and
-   * update times another instance changed in the last few seconds (every write stamps `origin`, so this
-   * instance's own are left out) are compared with what was read before, and only the unknown ones are
-   * read in full.
+   * Loads every active order (start-up), then keeps up with other instances' writes (order-sync.ts): only
+   * the orders another instance changed since the last run are read in full.
    */
-  async resync() {
-    const now = this.ctx.clock.now()
-    // the group of each order's account, from the accounts module (orders of a login that is gone are left out)
-    const full = async (where: SQL) => {
-      const found = await this.ctx.db.select().from(orders).where(where)
-      const groups = await this.ctx.accounts.groupIdsOf(this.ctx.db, [...new Set(found.map((o) => o.login))])
-      return found.flatMap((order) => {
-        const groupId = groups.get(order.login)
-        return groupId === undefined ? [] : [{ order, groupId }]
-      })
-    }
-    let rows: { order: OrderRow; groupId: number }[]
-    const active = inArray(orders.state, ['open', 'pending'])
-    if (this.syncedUpTo === 0)
-      rows = await readSkippingBadRows(this.ctx.logger, 'resting orders', {
-        all: () => full(active),
-        keys: async () =>
-          (await this.ctx.db.select({ t: orders.ticket }).from(orders).where(active)).map((r) => r.t),
-        one: (ticket) => full(eq(orders.ticket, ticket)),
-      })
-    else {
-      const since = this.syncedUpTo - RESYNC_OVERLAP_MS
-      const changed: { ticket: number; updatedAt: number }[] = []
-      for (let from = since; ; from += RESYNC_SLICE_MS) {
-        // the last slice is open-ended: another instance's clock may run ahead of this one
-        const last = from + RESYNC_SLICE_MS >= now
-        const to = last ? undefined : lte(orders.updatedAt, from + RESYNC_SLICE_MS)
-        changed.push(
-          ...(await this.ctx.db
-            .select({ ticket: orders.ticket, updatedAt: orders.updatedAt })
-            .from(orders)
-            .where(and(gt(orders.updatedAt, from), to, ne(orders.origin, this.ctx.origin)))),
-        )
-        if (last) break
-        await new Promise((r) => setImmediate(r))
-      }
-      const unknown = changed.filter((c) => this.seen.get(c.ticket) !== c.updatedAt).map((c) => c.ticket)
-      rows = []
-      for (let i = 0; i < unknown.length; i += 500)
-        rows.push(...(await full(inArray(orders.ticket, unknown.slice(i, i + 500)))))
-      for (const [ticket, at] of this.seen) if (at <= since) this.seen.delete(ticket)
-    }
-    for (const r of rows) {
-      this.seen.set(r.order.ticket, r.order.updatedAt)
-      const known = this.resting.get(r.order.ticket)
-      if (known && known.order.updatedAt > r.order.updatedAt) continue
-      await this.track(r.order, r.groupId)
-    }
-    this.syncedUpTo = now
+  resync() {
+    return this.sync.run()
   }
 
   /**
@@ -427,45 +368,15 @@ export class TriggerEngine {
     else this.untrack(ticket)
   }
 
-  /** Pending orders past their expiration become `expired`. */
-  async expire() {
+  /** Pending orders past their expiration become `expired` (expiry.ts). */
+  expire() {
     const nowS = Math.floor(this.ctx.clock.now() / 1000)
-    const due: OrderRow[] = []
+    const due: { order: OrderRow; groupId: number }[] = []
     for (const t of this.expiring) {
-      const o = this.resting.get(t)?.order
-      if (o && o.state === 'pending' && o.expiration <= nowS) due.push(o)
+      const r = this.resting.get(t)
+      if (r && r.order.state === 'pending' && r.order.expiration <= nowS) due.push(r)
     }
-    for (const o of due) {
-      const now = this.ctx.clock.now()
-      const currency = await this.currencyOf(this.resting.get(o.ticket)?.groupId ?? 0)
-      const row = await this.ctx.uow.run(async (tx, work) => {
-        const [r] = await tx
-          .update(orders)
-          .set({
-            state: 'expired',
-            closeTime: now,
-            closeReason: 'expiration',
-            updatedAt: now,
-            origin: this.ctx.origin,
-          })
-          .where(
-            and(
-              eq(orders.ticket, o.ticket),
-              eq(orders.state, 'pending'),
-              lte(orders.expiration, nowS),
-              gt(orders.expiration, 0),
-            ),
-          )
-          .returning()
-        if (r) {
-          work.emit(TradeExpired, o.brandId, tradeEvent(r, currency))
-          refreshAfterCommit(work, this.refreshes, r)
-        }
-        return r
-      })
-      if (row) this.stats.expired++
-      else await this.refresh(o.ticket)
-    }
+    return expireDue(this.ctx, due, this.refreshes, (t) => this.refresh(t), this.stats)
   }
 
   setRiskWatcher(w: RiskWatcher) {
