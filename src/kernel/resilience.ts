@@ -23,17 +23,6 @@ export class DependencyDown extends Error {
   }
 }
 
-export interface DependencyState {
-  name: string
-  /** up: calls go through; down: calls fail fast until a probe succeeds; probing: one probe in flight. */
-  state: 'up' | 'down' | 'probing'
-  /** Milliseconds the last successful call took. */
-  latency_ms: number | null
-  /** When it went down (epoch ms), while it is. */
-  down_since: number | null
-  last_error: string | null
-}
-
 /**
  * The calls of one remote dependency (the cache, the bus): each bounded by `timeoutMs`; the first failure
  * opens a circuit breaker (cockatiel), so while the dependency is away calls fail at once instead of each
@@ -44,7 +33,6 @@ export interface DependencyState {
 export class Dependency {
   private readonly policy
   private readonly breaker
-  private latency: number | null = null
   private downSince: number | null = null
   private lastError: string | null = null
   private probing: Promise<unknown> | null = null
@@ -90,11 +78,8 @@ export class Dependency {
   }
 
   private async run<T>(fn: () => Promise<T>): Promise<T> {
-    const started = performance.now()
     try {
-      const out = await this.policy.execute(() => fn())
-      this.latency = Math.round((performance.now() - started) * 100) / 100
-      return out
+      return await this.policy.execute(() => fn())
     } catch (e) {
       if (e instanceof BrokenCircuitError)
         throw new DependencyDown(this.name, this.lastError ?? 'circuit open')
@@ -112,17 +97,6 @@ export class Dependency {
     this.lastError = errText(err)
     if (this.breaker.state === CircuitState.Closed)
       void this.breaker.execute(() => Promise.reject(err)).catch(() => {})
-  }
-
-  status(): DependencyState {
-    const s = this.breaker.state
-    return {
-      name: this.name,
-      state: s === CircuitState.Closed ? 'up' : s === CircuitState.HalfOpen ? 'probing' : 'down',
-      latency_ms: this.latency,
-      down_since: this.downSince,
-      last_error: s === CircuitState.Closed ? null : this.lastError,
-    }
   }
 }
 

@@ -1,4 +1,4 @@
-import type { Dependency } from '../resilience'
+import type { Logger } from '../logger'
 
 /**
  * The message bus: one ordered log of what every instance must see in the same order (ticks, changes
@@ -37,8 +37,6 @@ export interface MessageBus {
   range(after: string, limit: number): Promise<BusEntry[] | null>
   /** Id of the newest entry ('0-0' when empty). */
   newest(): Promise<string>
-  /** The remote bus's reachability (null for the local bus, which cannot be away). */
-  readonly dependency: Dependency | null
   close(): Promise<void>
 }
 
@@ -56,3 +54,15 @@ export function compareIds(a: string, b: string): number {
 
 /** Milliseconds part of an id: when the entry was appended. */
 export const idTime = (id: string) => Number(id.split('-')[0])
+
+/**
+ * Hands entries to a subscriber's handler; its failure is the handler's (logged), not the bus's, so a
+ * reader goes on reading.
+ */
+export async function handOver(handler: BusHandler, entries: BusEntry[], logger: Logger) {
+  try {
+    await handler(entries)
+  } catch (e) {
+    logger.log('error', 'bus handler failed', { err: e instanceof Error ? e.message : String(e) })
+  }
+}

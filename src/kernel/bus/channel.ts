@@ -1,4 +1,5 @@
 import type { z } from 'zod'
+import type { Logger } from '../logger'
 import type { BusEntry, MessageBus } from './bus'
 
 /**
@@ -40,7 +41,7 @@ export const onChannel = <T>(
  */
 export async function publishChange<T>(
   bus: MessageBus,
-  logger: { log(level: 'warn', msg: string, fields?: Record<string, unknown>): void },
+  logger: Logger,
   channel: Channel<T>,
   data: T,
 ): Promise<void> {

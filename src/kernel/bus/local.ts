@@ -10,7 +10,6 @@ const KEEP = 16_384
  */
 export class LocalBus implements MessageBus {
   readonly kind = 'local' as const
-  readonly dependency = null
   private readonly kept: BusEntry[] = []
   private readonly subscribers = new Set<LocalSubscription>()
   private lastMs = 0

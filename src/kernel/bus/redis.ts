@@ -2,7 +2,7 @@ import type { RedisClient } from 'bun'
 import type { Logger } from '../logger'
 import { connected, openRedis } from '../redis'
 import { backoff, Dependency } from '../resilience'
-import type { BusEntry, BusHandler, MessageBus, Subscription } from './bus'
+import { type BusHandler, handOver, type MessageBus, type Subscription } from './bus'
 import { BUS_STREAM, newestOf, parseEntry, type Raw, rangeOf, xaddArgs } from './stream'
 
 /** How long one call of the bus may take before it counts as failed (a blocking read is apart). */
@@ -102,7 +102,7 @@ class RedisSubscription implements Subscription {
         if (rows.length === 0) continue
         const entries = rows.map(parseEntry)
         this.position = entries.at(-1)!.id
-        await this.handle(entries)
+        await handOver(this.handler, entries, this.logger)
       } catch (e) {
         if (this.closed) break
         // one line per outage and then every 50th retry, not one every 200 ms for ever
@@ -114,15 +114,6 @@ class RedisSubscription implements Subscription {
         this.bus.dependency.fail(e)
         await Bun.sleep(backoff(failures++, 2000))
       }
-    }
-  }
-
-  /** A handler's failure is the handler's (logged); it says nothing about Redis. */
-  private async handle(entries: BusEntry[]) {
-    try {
-      await this.handler(entries)
-    } catch (e) {
-      this.logger.log('error', 'bus handler failed', { err: e instanceof Error ? e.message : String(e) })
     }
   }
 

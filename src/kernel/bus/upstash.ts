@@ -1,6 +1,6 @@
 import type { Logger } from '../logger'
 import { backoff, Dependency } from '../resilience'
-import type { BusEntry, BusHandler, MessageBus, Subscription } from './bus'
+import { type BusEntry, type BusHandler, handOver, type MessageBus, type Subscription } from './bus'
 import { newestOf, rangeOf, type Send, xaddArgs } from './stream'
 
 /**
@@ -96,11 +96,7 @@ class PollingSubscription implements Subscription {
       }
       if (entries.length && !this.closed) {
         this.position = entries.at(-1)!.id
-        try {
-          await this.handler(entries)
-        } catch (e) {
-          this.logger.log('error', 'bus handler failed', { err: e instanceof Error ? e.message : String(e) })
-        }
+        await handOver(this.handler, entries, this.logger)
         continue
       }
       await new Promise((r) => setTimeout(r, this.pollMs))

@@ -232,6 +232,7 @@ export async function reverse(
   if (!r || r.status === STATUS.manual_review) return r
   const net = row.amount - row.fee
   const fromProvider = action !== 'refund'
+  let shortMinor = 0
   if (net > 0) {
     const posted = await ctx.accounts.postOperationTx(tx, work, {
       brandId: row.brandId,
@@ -245,25 +246,25 @@ export async function reverse(
       createdBy: actor,
       allowNegative: fromProvider,
     })
-    const after = posted.row.balanceAfter
-    if (fromProvider && !posted.idempotent && after < 0) {
-      const note = `${statusName(r.status)} not covered: the balance is short by ${fromMinor(-after, row.currency)} ${row.currency}; collect it from the customer`
-      const [flagged] = await tx
-        .update(cashierTransactions)
-        .set({ flagged: 1, staffNote: note })
-        .where(eq(cashierTransactions.id, r.id))
-        .returning()
-      await record(tx, r.id, r.status, r.status, 'system', note, now)
-      work.emit(CashierReversed, r.brandId, {
-        ...money(flagged),
-        status: statusName(r.status),
-        shortfall: fromMinor(-after, row.currency),
-      })
-      return flagged
-    }
+    if (fromProvider && !posted.idempotent) shortMinor = Math.max(0, -posted.row.balanceAfter)
   }
-  work.emit(CashierReversed, r.brandId, { ...money(r), status: statusName(r.status) })
-  return r
+  const shortfall = fromMinor(shortMinor, row.currency)
+  let done = r
+  if (shortMinor > 0) {
+    const staffNote = `${statusName(r.status)} not covered: the balance is short by ${shortfall} ${row.currency}; collect it from the customer`
+    ;[done] = (await tx
+      .update(cashierTransactions)
+      .set({ flagged: 1, staffNote })
+      .where(eq(cashierTransactions.id, r.id))
+      .returning()) as [TxRow]
+    await record(tx, r.id, r.status, r.status, 'system', staffNote, now)
+  }
+  work.emit(CashierReversed, r.brandId, {
+    ...money(done),
+    status: statusName(r.status),
+    ...(shortMinor > 0 ? { shortfall } : {}),
+  })
+  return done
 }
 
 /** Returns a withdrawal's held funds (rejected, or its payout failed). */
