@@ -3,6 +3,7 @@ import { accountsModule } from '../modules/accounts'
 import { alertsModule } from '../modules/alerts'
 import { authModule } from '../modules/auth'
 import { cashierModule } from '../modules/cashier'
+import { copytradeModule } from '../modules/copytrade'
 import { kycModule } from '../modules/kyc'
 import { marketModule } from '../modules/market'
 import { notificationsModule } from '../modules/notifications'
@@ -27,4 +28,5 @@ export const MODULES: readonly ModuleDefinition[] = [
   kycModule,
   cashierModule,
   propModule,
+  copytradeModule,
 ]

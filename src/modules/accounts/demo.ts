@@ -51,6 +51,13 @@ export const DEMO_ACCOUNTS = {
       country: 'GB',
     },
     {
+      brand: 'Demo',
+      email: 'master@example.com',
+      password: 'master-pass-1',
+      name: 'Demo Master',
+      country: 'GB',
+    },
+    {
       brand: 'Beta',
       email: 'beta@example.com',
       password: 'beta-pass-1',
@@ -85,6 +92,15 @@ export const DEMO_ACCOUNTS = {
       password: 'demo-pass-1',
       customer: 'demo@example.com',
       name: 'Demo Real EUR',
+    },
+    {
+      login: 100004,
+      brand: 'Demo',
+      group: 'real\\USD',
+      balance: 25000,
+      password: 'master-pass-1',
+      customer: 'master@example.com',
+      name: 'Demo Master Real USD',
     },
     {
       login: 200001,

@@ -18,7 +18,7 @@ import { type TradingWritePort, writePort } from './write-port'
 
 export * from './events'
 export type { RiskRoom, RiskWatcher } from './risk-watch'
-export type { SystemRequest, TradeResult } from './write-port'
+export type { OrderState, SystemRequest, TradeResult } from './write-port'
 
 /** What other modules ask of trading: reads, the risk watch, and the write port for a system actor. */
 export interface TradingApi extends TradingWritePort {
@@ -119,3 +119,4 @@ export const tradingModule = defineModule({
   },
 })
 export { CMD_NAMES } from './domain/checks'
+export { profitInAccount, type SymbolSpec } from './domain/formulas'

@@ -1,4 +1,6 @@
+import { and, desc, eq, inArray, lt } from 'drizzle-orm'
 import { ApiError } from '../../kernel/http/errors'
+import { orders, tradeRequests } from './schema'
 import {
   cancelOrder,
   closeOrder,
@@ -20,6 +22,46 @@ export interface SystemRequest {
   brandId: number
   actor: string
   idempotencyKey: string
+}
+
+const ORDER_STATE = {
+  ticket: orders.ticket,
+  login: orders.login,
+  symbol: orders.symbol,
+  cmd: orders.cmd,
+  state: orders.state,
+  volume: orders.volume,
+  openPrice: orders.openPrice,
+  /** Epoch milliseconds. */
+  openTime: orders.openTime,
+  sl: orders.sl,
+  tp: orders.tp,
+  closePrice: orders.closePrice,
+  closeTime: orders.closeTime,
+  /** Minor units of the account currency. */
+  profit: orders.profit,
+  commission: orders.commission,
+  storage: orders.storage,
+  parent: orders.parent,
+}
+/** An order as other modules read it (TradingApi.orderStates, openPositionsOf). */
+export interface OrderState {
+  ticket: number
+  login: number
+  symbol: string
+  cmd: number
+  state: string
+  volume: number
+  openPrice: number
+  openTime: number
+  sl: number
+  tp: number
+  closePrice: number
+  closeTime: number
+  profit: number
+  commission: number
+  storage: number
+  parent: number | null
 }
 
 /** Runs a trade; a refusal (every check of the HTTP routes applies) comes back as data, not thrown. */
@@ -45,7 +87,11 @@ export function writePort(ctx: TradingServices) {
         const group = account && (await ctx.accountsRead.group(account.groupId))
         if (!account || !group || account.brandId !== brandId) throw notFound(input.login)
         const opened = await openFor(ctx, brandId, account, group, input, actor, idempotencyKey)
-        return { order: opened.order, idempotent: 'idempotent' in opened }
+        return {
+          order: opened.order,
+          price: opened.trade.open_price,
+          idempotent: 'idempotent' in opened,
+        }
       }),
     close: (r: SystemRequest & { order: number; volume?: number; comment?: string }) =>
       attempt(async () => {
@@ -59,6 +105,43 @@ export function writePort(ctx: TradingServices) {
         const done = await modifyOrder(ctx, brandId, { system: actor }, input, idempotencyKey)
         return { idempotent: 'idempotent' in done }
       }),
+    /** The order a key acted on, or null: whether a call whose answer was lost took effect. */
+    keyTicket: async (login: number, idempotencyKey: string) => {
+      const [row] = await ctx.db
+        .select({ ticket: tradeRequests.ticket })
+        .from(tradeRequests)
+        .where(and(eq(tradeRequests.login, login), eq(tradeRequests.idempotencyKey, idempotencyKey)))
+      return row?.ticket ?? null
+    },
+    /** Orders by ticket: state, volume, prices and results (a module's reconciliation of its links). */
+    orderStates: async (tickets: number[]) => {
+      const out = new Map<number, OrderState>()
+      if (tickets.length === 0) return out
+      for (const r of await ctx.db.select(ORDER_STATE).from(orders).where(inArray(orders.ticket, tickets)))
+        out.set(r.ticket, r)
+      return out
+    },
+    /** The open positions of a login (copy trading copies a master's when a subscription starts). */
+    openPositionsOf: (login: number) =>
+      ctx.db
+        .select(ORDER_STATE)
+        .from(orders)
+        .where(and(eq(orders.login, login), eq(orders.state, 'open')))
+        .orderBy(orders.ticket),
+    /** Closed positions of a login, newest first, below ticket `before` (a public trade history). */
+    closedPositionsOf: (login: number, limit: number, before?: number) =>
+      ctx.db
+        .select(ORDER_STATE)
+        .from(orders)
+        .where(
+          and(
+            eq(orders.login, login),
+            eq(orders.state, 'closed'),
+            before ? lt(orders.ticket, before) : undefined,
+          ),
+        )
+        .orderBy(desc(orders.ticket))
+        .limit(limit),
     cancel: (r: SystemRequest & { order: number }) =>
       attempt(async () => {
         const { brandId, actor, idempotencyKey, ...input } = r

@@ -1,0 +1,11 @@
+import type { Kernel } from '../../kernel/kernel'
+import type { AccountsApi } from '../accounts'
+import type { MarketApi } from '../market'
+import type { TradingApi } from '../trading'
+
+/** What the copy trading services work with: the kernel and the ports of accounts, market and trading. */
+export interface CopyCtx extends Kernel {
+  accounts: AccountsApi
+  market: MarketApi
+  trading: TradingApi
+}

@@ -1,0 +1,340 @@
+import { and, eq, inArray, isNull } from 'drizzle-orm'
+import type { Tx } from '../../../kernel/db/client'
+import type { Consumer, DeliveredEvent } from '../../../kernel/events/topic'
+import {
+  TradeActivated,
+  TradeClosed,
+  TradeModified,
+  TradeOpened,
+  TradePartiallyClosed,
+  type TradePayload,
+  TradeStoppedOut,
+} from '../../trading'
+import type { CopyCtx } from '../context'
+import { profitShare, REWARD } from '../domain/rewards'
+import { copiesCloses, copiesOpens, type SubscriptionSettings } from '../domain/settings'
+import { afterClosedTrade } from '../domain/stats'
+import { SUB_STATUS } from '../domain/status'
+import { copyLinks, copyMasters, copyRecords, copyRewards, copySubscriptions } from '../schema'
+import { rewardPolicyOf } from '../views'
+import { closeLinks, partialCloseLinks } from './close-copy'
+import { copyStops } from './modify-copy'
+import { openLinks } from './open-copy'
+import { settleRewards } from './rewards'
+
+const settingsOf = (s: { settings: string }) => JSON.parse(s.settings) as SubscriptionSettings
+const day = (ms: number) => Math.floor(ms / 86_400_000)
+
+async function liveMaster(tx: Tx, login: number) {
+  const [m] = await tx
+    .select()
+    .from(copyMasters)
+    .where(and(eq(copyMasters.login, login), isNull(copyMasters.deletedAt)))
+  return m ?? null
+}
+
+/**
+ * A master position came into being (a market open, or a pending order reached its price): in the
+ * delivery's transaction, one link per live subscription (the unique (subscription, master ticket) key:
+ * a redelivery adds none), pending for ACTIVE subscriptions that copy opens, skipped with its reason for
+ * the others; after the commit the pending ones are opened (copier/open-copy.ts). Copies of copies are
+ * not made.
+ */
+async function masterOpened(ctx: CopyCtx, e: DeliveredEvent<TradePayload>, tx: Tx) {
+  const p = e.payload
+  if (p.cmd > 1) return
+  const master = await liveMaster(tx, p.login)
+  if (master?.enabled !== 1) return
+  const [copy] = await tx
+    .select({ id: copyLinks.id })
+    .from(copyLinks)
+    .where(eq(copyLinks.followerTicket, p.ticket))
+    .limit(1)
+  if (copy) return
+  const subs = await tx
+    .select()
+    .from(copySubscriptions)
+    .where(
+      and(
+        eq(copySubscriptions.masterId, master.id),
+        inArray(copySubscriptions.status, [SUB_STATUS.ACTIVE, SUB_STATUS.PAUSED]),
+      ),
+    )
+  if (subs.length === 0) return
+  const now = ctx.clock.now()
+  const rows = subs.map((s) => {
+    const why =
+      s.status !== SUB_STATUS.ACTIVE
+        ? 'SUBSCRIPTION_PAUSED'
+        : copiesOpens(settingsOf(s).copy_mode)
+          ? ''
+          : 'COPY_MODE'
+    return {
+      brandId: e.brandId,
+      subscriptionId: s.id,
+      masterLogin: p.login,
+      masterTicket: p.ticket,
+      followerLogin: s.followerLogin,
+      status: (why ? 'skipped' : 'pending') as 'skipped' | 'pending',
+      reason: why,
+      symbol: p.symbol,
+      masterCmd: p.cmd,
+      masterVolume: p.volume,
+      masterPrice: p.open_price,
+      masterTime: p.open_time,
+      createdAt: now,
+      updatedAt: now,
+    }
+  })
+  for (let i = 0; i < rows.length; i += 500) {
+    const made = await tx
+      .insert(copyLinks)
+      .values(rows.slice(i, i + 500))
+      .onConflictDoNothing()
+      .returning()
+    const skipped = made.filter((l) => l.status === 'skipped')
+    if (skipped.length > 0)
+      await tx
+        .insert(copyRecords)
+        .values(
+          skipped.map((l) => ({
+            key: `open:${l.id}`,
+            brandId: l.brandId,
+            subscriptionId: l.subscriptionId,
+            linkId: l.id,
+            action: 'open' as const,
+            result: 'skipped' as const,
+            reason: l.reason,
+            message:
+              l.reason === 'COPY_MODE' ? 'the subscription copies closes only' : 'the subscription is paused',
+            symbol: l.symbol,
+            masterTicket: l.masterTicket,
+            masterPrice: l.masterPrice,
+            masterTime: l.masterTime,
+            decidedAt: now,
+            createdAt: now,
+          })),
+        )
+        .onConflictDoNothing()
+  }
+}
+
+async function pendingOf(ctx: CopyCtx, masterTicket: number, status: 'pending' | 'closing') {
+  return (
+    await ctx.db
+      .select({ id: copyLinks.id })
+      .from(copyLinks)
+      .where(and(eq(copyLinks.masterTicket, masterTicket), eq(copyLinks.status, status)))
+  ).map((r) => r.id)
+}
+
+/** The master's close: its links move to `closing` (FULL_SYNC, CLOSE_ONLY) or end (OPEN_ONLY). */
+async function masterClosedTx(ctx: CopyCtx, p: TradePayload, tx: Tx) {
+  const links = await tx
+    .select({ link: copyLinks, sub: copySubscriptions })
+    .from(copyLinks)
+    .innerJoin(copySubscriptions, eq(copySubscriptions.id, copyLinks.subscriptionId))
+    .where(and(eq(copyLinks.masterTicket, p.ticket), inArray(copyLinks.status, ['pending', 'open'])))
+  const now = ctx.clock.now()
+  for (const { link, sub } of links) {
+    const closes = copiesCloses(settingsOf(sub).copy_mode)
+    const set =
+      link.status === 'pending'
+        ? { status: 'skipped' as const, reason: 'MASTER_CLOSED' }
+        : closes
+          ? { status: 'closing' as const, reason: 'the master closed', leaseUntil: 0 }
+          : { status: 'ended' as const, reason: 'COPY_MODE' }
+    await tx
+      .update(copyLinks)
+      .set({ ...set, masterClosePrice: p.close_price, masterCloseTime: p.close_time, updatedAt: now })
+      .where(and(eq(copyLinks.id, link.id), eq(copyLinks.status, link.status)))
+  }
+}
+
+/** A follower's copy closed (whole or part, by anyone): its result counts, and a profit share accrues. */
+async function copyClosedTx(
+  ctx: CopyCtx,
+  tx: Tx,
+  e: DeliveredEvent<TradePayload>,
+  closed: {
+    ticket: number
+    net: number
+    closeTime: number
+    byCopier: boolean
+    whole: boolean
+    reason: string
+  },
+  linkTicket: number,
+) {
+  const [row] = await tx
+    .select({ link: copyLinks, sub: copySubscriptions })
+    .from(copyLinks)
+    .innerJoin(copySubscriptions, eq(copySubscriptions.id, copyLinks.subscriptionId))
+    .where(eq(copyLinks.followerTicket, linkTicket))
+  if (!row) return null
+  const { link, sub } = row
+  const d = day(closed.closeTime)
+  await tx
+    .update(copySubscriptions)
+    .set({
+      resultMinor: sub.resultMinor + closed.net,
+      lossDay: d,
+      dayResultMinor: (sub.lossDay === d ? sub.dayResultMinor : 0) + closed.net,
+    })
+    .where(eq(copySubscriptions.id, sub.id))
+  // closed by the follower, its SL/TP or a stop-out: the link ends (a resync never reopens it)
+  if (closed.whole && link.status === 'open')
+    await tx
+      .update(copyLinks)
+      .set({ status: 'ended', reason: closed.reason, updatedAt: ctx.clock.now() })
+      .where(and(eq(copyLinks.id, link.id), eq(copyLinks.status, 'open')))
+  const [master] = await tx.select().from(copyMasters).where(eq(copyMasters.id, sub.masterId))
+  if (!master || master.rewardType !== REWARD.PROFIT_SHARE_PER_TRADE) return null
+  const policy = rewardPolicyOf(master)
+  if (policy.reward_type !== REWARD.PROFIT_SHARE_PER_TRADE) return null
+  const amount = profitShare(closed.net, policy.percent)
+  if (amount <= 0) return null
+  const payout = await ctx.accounts.read.account(master.payoutLogin)
+  const payoutGroup = payout && (await ctx.accounts.read.group(payout.groupId))
+  const [accrual] = await tx
+    .insert(copyRewards)
+    .values({
+      key: `profit:${closed.ticket}`,
+      brandId: e.brandId,
+      subscriptionId: sub.id,
+      masterId: master.id,
+      rewardType: REWARD.PROFIT_SHARE_PER_TRADE,
+      followerLogin: sub.followerLogin,
+      payoutLogin: master.payoutLogin,
+      base: closed.net,
+      amountMinor: amount,
+      currency: e.payload.currency,
+      payoutCurrency: payoutGroup?.currency ?? master.currency,
+      status: 'pending',
+      note: `${policy.percent} % of the copy's net result (ticket ${closed.ticket})`,
+      createdAt: ctx.clock.now(),
+    })
+    .onConflictDoNothing()
+    .returning({ id: copyRewards.id })
+  return accrual?.id ?? null
+}
+
+/** The master's statistics after one of its trades closed (whole or part). */
+async function masterStatsTx(ctx: CopyCtx, tx: Tx, login: number, net: number, volume: number) {
+  const master = await liveMaster(tx, login)
+  if (!master) return
+  const f = (await ctx.trading.figures([login])).get(login)
+  const s = afterClosedTrade(master, net, volume, f?.balance ?? 0)
+  await tx.update(copyMasters).set(s).where(eq(copyMasters.id, master.id))
+}
+
+const netOf = (p: { profit_minor: number; commission_minor: number; storage_minor: number }) =>
+  p.profit_minor + p.commission_minor + p.storage_minor
+
+/** Copy trading's reactions to trading's events (README: copying). */
+export function copyConsumers(ctx: CopyCtx): Consumer<any>[] {
+  const accrued = new Map<number, number[]>()
+  const opened = (
+    name: string,
+    topic: typeof TradeOpened | typeof TradeActivated,
+  ): Consumer<TradePayload> => ({
+    name,
+    topic: topic as typeof TradeOpened,
+    handle: (e, tx) => masterOpened(ctx, e, tx),
+    after: async (e) => openLinks(ctx, await pendingOf(ctx, e.payload.ticket, 'pending')),
+  })
+  const closed = (
+    name: string,
+    topic: typeof TradeClosed | typeof TradeStoppedOut,
+  ): Consumer<TradePayload & { reason: string }> => ({
+    name,
+    topic: topic as unknown as typeof TradeClosed,
+    async handle(e, tx) {
+      const p = e.payload
+      await masterClosedTx(ctx, p, tx)
+      await masterStatsTx(ctx, tx, p.login, netOf(p), p.volume)
+      const id = await copyClosedTx(
+        ctx,
+        tx,
+        e,
+        {
+          ticket: p.ticket,
+          net: netOf(p),
+          closeTime: p.close_time,
+          byCopier: false,
+          whole: true,
+          reason: `CLOSED_${p.reason.toUpperCase()}`,
+        },
+        p.ticket,
+      )
+      if (id) accrued.set(e.id, [id])
+    },
+    async after(e) {
+      await closeLinks(ctx, await pendingOf(ctx, e.payload.ticket, 'closing'))
+      const ids = accrued.get(e.id)
+      accrued.delete(e.id)
+      if (ids) await settleRewards(ctx, ids)
+    },
+  })
+  const partial: Consumer<TradePayload & { closed_ticket: number }> = {
+    name: 'copytrade.partially-closed',
+    topic: TradePartiallyClosed,
+    async handle(e, tx) {
+      const p = e.payload
+      const part = (await ctx.trading.orderStates([p.closed_ticket])).get(p.closed_ticket)
+      if (!part) return
+      const net = part.profit + part.commission + part.storage
+      await masterStatsTx(ctx, tx, p.login, net, part.volume)
+      const id = await copyClosedTx(
+        ctx,
+        tx,
+        e,
+        {
+          ticket: p.closed_ticket,
+          net,
+          closeTime: part.closeTime,
+          byCopier: false,
+          whole: false,
+          reason: '',
+        },
+        p.ticket,
+      )
+      if (id) accrued.set(e.id, [id])
+    },
+    async after(e) {
+      const p = e.payload
+      const links = await ctx.db
+        .select()
+        .from(copyLinks)
+        .innerJoin(copySubscriptions, eq(copySubscriptions.id, copyLinks.subscriptionId))
+        .where(and(eq(copyLinks.masterTicket, p.ticket), eq(copyLinks.status, 'open')))
+      const part = (await ctx.trading.orderStates([p.closed_ticket])).get(p.closed_ticket)
+      await partialCloseLinks(
+        ctx,
+        links
+          .filter((r) => copiesCloses(settingsOf(r.copy_subscriptions).copy_mode))
+          .map((r) => r.copy_links),
+        p.volume,
+        part?.closePrice ?? 0,
+        part?.closeTime ?? ctx.clock.now(),
+      )
+      const ids = accrued.get(e.id)
+      accrued.delete(e.id)
+      if (ids) await settleRewards(ctx, ids)
+    },
+  }
+  const modified: Consumer<TradePayload> = {
+    name: 'copytrade.modified',
+    topic: TradeModified,
+    handle: async () => {},
+    after: (e) => copyStops(ctx, e.payload),
+  }
+  return [
+    opened('copytrade.master-opened', TradeOpened),
+    opened('copytrade.master-activated', TradeActivated),
+    closed('copytrade.closed', TradeClosed),
+    closed('copytrade.stopped-out', TradeStoppedOut),
+    partial,
+    modified,
+  ]
+}

@@ -1,0 +1,368 @@
+import { and, eq, inArray, lt, or, sql } from 'drizzle-orm'
+import { currencyDecimals } from '../../accounts'
+import { conversionRate, isTradingOpen } from '../../market'
+import { profitInAccount } from '../../trading'
+import type { CopyCtx } from '../context'
+import { REWARD, volumeRebate } from '../domain/rewards'
+import { type SubscriptionSettings, symbolAllowed } from '../domain/settings'
+import { copyOrder, copyVolume, slippagePoints } from '../domain/sizing'
+import { SUB_STATUS } from '../domain/status'
+import { copyLinks, copyMasters, copyRecords, copyRewards, copySubscriptions } from '../schema'
+import { rewardPolicyOf } from '../views'
+import { settleSoon } from './rewards'
+
+/** How long one executor holds a link it opens; after it another (the reconcile job) may take it over. */
+export const OPEN_LEASE_MS = 15_000
+const CHUNK = 400
+
+type Link = typeof copyLinks.$inferSelect
+type Sub = typeof copySubscriptions.$inferSelect
+
+export const openKey = (l: Pick<Link, 'subscriptionId' | 'masterTicket'>) =>
+  `copy:${l.subscriptionId}:${l.masterTicket}:open`
+
+/** A refusal of trading's write port as a stable skip reason (README: skip reasons). */
+export function refusalReason(code: string, message: string) {
+  if (code === 'PRICE_STALE') return 'PRICE_STALE'
+  const m = message.toLowerCase()
+  if (m.includes('not enough money')) return 'NOT_ENOUGH_MARGIN'
+  if (m.includes('market closed')) return 'MARKET_CLOSED'
+  if (m.includes('read-only') || m.includes('disabled')) return 'ACCOUNT_DISABLED'
+  if (
+    m.includes('not available') ||
+    m.includes('not tradable') ||
+    m.includes('close-only') ||
+    m.includes('long only')
+  )
+    return 'SYMBOL_NOT_ALLOWED'
+  if (m.startsWith('volume')) return 'VOLUME_LIMITS'
+  if (code === 'INCORRECT_SL_TP' || m.includes('stop')) return 'INVALID_STOPS'
+  return 'TRADE_REFUSED'
+}
+
+interface Outcome {
+  link: Link
+  sub: Sub
+  copied: boolean
+  reason: string
+  message: string
+  decidedAt: number
+  followerTicket?: number
+  followerPrice?: number
+  followerTime?: number
+  volume?: number
+  slippagePoints?: number
+  slippageMinor?: number | null
+}
+
+/**
+ * Opens the follower positions of links decided by the fan-out (copier/consumers.ts) or left by an
+ * executor that died (the reconcile job): claims them under a lease, checks each against its
+ * subscription (README: skip reasons), opens through trading's write port with the key
+ * `copy:<subscription>:<master ticket>:open` (all at once: the group commit takes them together), and
+ * records every outcome in one transaction. A link taken over from a dead executor first asks trading
+ * whether its key already opened a position, so a copy is never opened twice.
+ */
+export async function openLinks(ctx: CopyCtx, ids: number[]) {
+  for (let i = 0; i < ids.length; i += CHUNK) await openChunk(ctx, ids.slice(i, i + CHUNK))
+}
+
+async function openChunk(ctx: CopyCtx, ids: number[]) {
+  const now = ctx.clock.now()
+  const links = await ctx.db
+    .update(copyLinks)
+    .set({
+      status: 'opening',
+      leaseUntil: now + OPEN_LEASE_MS,
+      attempts: sql`${copyLinks.attempts} + 1`,
+      updatedAt: now,
+    })
+    .where(
+      and(
+        inArray(copyLinks.id, ids),
+        or(
+          eq(copyLinks.status, 'pending'),
+          and(eq(copyLinks.status, 'opening'), lt(copyLinks.leaseUntil, now)),
+        ),
+      ),
+    )
+    .returning()
+  if (links.length === 0) return
+  const subs = new Map(
+    (
+      await ctx.db
+        .select()
+        .from(copySubscriptions)
+        .where(inArray(copySubscriptions.id, [...new Set(links.map((l) => l.subscriptionId))]))
+    ).map((s) => [s.id, s]),
+  )
+  const masterLogins = [...new Set(links.map((l) => l.masterLogin))]
+  const figures = await ctx.trading.figures([...masterLogins, ...new Set(links.map((l) => l.followerLogin))])
+  const quotes = await ctx.market.quoteLookup()
+  const outcomes = await Promise.all(
+    links.map((link) => openOne(ctx, link, subs.get(link.subscriptionId)!, figures, quotes, now)),
+  )
+  await finishOpens(ctx, outcomes)
+}
+
+async function openOne(
+  ctx: CopyCtx,
+  link: Link,
+  sub: Sub,
+  figures: Awaited<ReturnType<CopyCtx['trading']['figures']>>,
+  quotes: Awaited<ReturnType<CopyCtx['market']['quoteLookup']>>,
+  decidedAt: number,
+): Promise<Outcome> {
+  const skip = (reason: string, message: string): Outcome => ({
+    link,
+    sub,
+    copied: false,
+    reason,
+    message,
+    decidedAt,
+  })
+  const key = openKey(link)
+  // taken over from an executor that died: its open may have committed
+  if (link.attempts > 1) {
+    const ticket = await ctx.trading.keyTicket(link.followerLogin, key)
+    if (ticket !== null) {
+      const o = (await ctx.trading.orderStates([ticket])).get(ticket)
+      return {
+        link,
+        sub,
+        copied: true,
+        reason: '',
+        message: 'opened by an earlier attempt',
+        decidedAt,
+        followerTicket: ticket,
+        followerPrice: o?.openPrice ?? 0,
+        followerTime: o?.openTime ?? decidedAt,
+        volume: o?.volume ?? 0,
+      }
+    }
+  }
+  const s = JSON.parse(sub.settings) as SubscriptionSettings
+  if (sub.status !== SUB_STATUS.ACTIVE)
+    return skip('SUBSCRIPTION_NOT_ACTIVE', `the subscription is ${sub.status === 1 ? 'paused' : 'disabled'}`)
+  if (link.resync === 0 && decidedAt - link.masterTime > s.open_ttl_seconds * 1000)
+    return skip(
+      'SIGNAL_TOO_OLD',
+      `the master filled ${decidedAt - link.masterTime} ms ago (open_ttl_seconds ${s.open_ttl_seconds})`,
+    )
+  if (!symbolAllowed(s, link.symbol))
+    return skip('SYMBOL_FILTERED', `${link.symbol} is filtered out by symbols_mode ${s.symbols_mode}`)
+  const account = await ctx.accounts.read.account(link.followerLogin)
+  const group = account && (await ctx.accounts.read.group(account.groupId))
+  if (!account || !group || account.enable !== 1 || account.enableReadOnly === 1)
+    return skip('ACCOUNT_DISABLED', `account ${link.followerLogin} may not trade`)
+  const gs = await ctx.market.refdata.forGroup(group.id, link.symbol)
+  if (gs?.sec.show !== 1 || gs.sec.trade !== 1 || gs.info.trade === 0)
+    return skip('SYMBOL_NOT_ALLOWED', `${link.symbol} is not tradable for group ${group.name}`)
+  if (!isTradingOpen(gs.info.sessionList, decidedAt))
+    return skip('MARKET_CLOSED', `${link.symbol} is outside its session`)
+  if (s.max_positions > 0) {
+    const [n] = await ctx.db
+      .select({ n: sql<number>`count(*)` })
+      .from(copyLinks)
+      .where(
+        and(
+          eq(copyLinks.subscriptionId, sub.id),
+          inArray(copyLinks.status, ['opening', 'open', 'closing']),
+          sql`${copyLinks.id} <> ${link.id}`,
+        ),
+      )
+    if (n!.n >= s.max_positions)
+      return skip('MAX_POSITIONS', `${n!.n} copies are open (max_positions ${s.max_positions})`)
+  }
+  const decimals = currencyDecimals(group.currency)
+  if (s.daily_loss_limit > 0 && sub.lossDay === Math.floor(decidedAt / 86_400_000)) {
+    const lost = -sub.dayResultMinor / 10 ** decimals
+    if (lost >= s.daily_loss_limit)
+      return skip(
+        'DAILY_LOSS_LIMIT',
+        `copies lost ${lost} ${group.currency} today (daily_loss_limit ${s.daily_loss_limit})`,
+      )
+  }
+  const quote = await ctx.market.groupPrice(gs)
+  if (!quote) return skip('NO_PRICE', `no price for ${link.symbol}`)
+  const masterAcc = await ctx.accounts.read.account(link.masterLogin)
+  const masterGroup = masterAcc && (await ctx.accounts.read.group(masterAcc.groupId))
+  const mf = figures.get(link.masterLogin)
+  const ff = figures.get(link.followerLogin)
+  const major = (x: { balance: number; equity: number } | null | undefined, d: number) => ({
+    balance: (x?.balance ?? 0) / 10 ** d,
+    equity: (x?.equity ?? 0) / 10 ** d,
+  })
+  const masterCurrency = masterGroup?.currency ?? group.currency
+  const sized = copyVolume({
+    mode: s.volume_mode,
+    param: s.volume_param,
+    masterVolume: link.masterVolume,
+    master: major(mf, currencyDecimals(masterCurrency)),
+    follower: major(ff, decimals),
+    rate: conversionRate(group.currency, masterCurrency, quotes),
+    minVolume: s.min_volume,
+    maxVolume: s.max_volume,
+    lot: gs.sec,
+  })
+  if (!sized.ok) return skip(sized.reason, sized.message)
+  const master = (await ctx.trading.orderStates([link.masterTicket])).get(link.masterTicket)
+  const order = copyOrder(
+    { cmd: link.masterCmd, sl: master?.sl ?? 0, tp: master?.tp ?? 0 },
+    s.reverse === 1,
+    s.copy_sl_tp === 1,
+  )
+  const price = order.cmd % 2 === 0 ? quote.ask : quote.bid
+  if (s.max_slippage_points > 0 && link.resync === 0) {
+    const pts = slippagePoints(order.cmd, link.masterPrice, price, gs.info.digits)
+    if (pts > s.max_slippage_points)
+      return skip(
+        'SLIPPAGE',
+        `the price is ${pts} points from the master's fill (max_slippage_points ${s.max_slippage_points})`,
+      )
+  }
+  const r = await ctx.trading.open({
+    brandId: link.brandId,
+    actor: `copy:${sub.id}`,
+    idempotencyKey: key,
+    login: link.followerLogin,
+    cmd: order.cmd,
+    volume: sized.volume,
+    symbol: link.symbol,
+    sl: order.sl,
+    tp: order.tp,
+    comment: `copy #${link.masterTicket}`,
+  })
+  if (!r.ok) return skip(refusalReason(r.code, r.reason), r.reason)
+  const filled = ctx.clock.now()
+  const pts = slippagePoints(order.cmd, link.masterPrice, r.price, gs.info.digits)
+  const slip = profitInAccount(
+    gs.info,
+    order.cmd,
+    sized.volume,
+    link.masterPrice,
+    r.price,
+    group.currency,
+    quotes,
+  )
+  return {
+    link,
+    sub,
+    copied: true,
+    reason: '',
+    message: link.resync ? 'copied at the current price (resync)' : '',
+    decidedAt,
+    followerTicket: r.order,
+    followerPrice: r.price,
+    followerTime: filled,
+    volume: sized.volume,
+    slippagePoints: pts,
+    slippageMinor: slip === null ? null : Math.round(slip * 10 ** decimals),
+  }
+}
+
+/** Records every outcome of a chunk in one transaction; a link another executor finished is left alone. */
+async function finishOpens(ctx: CopyCtx, outcomes: Outcome[]) {
+  const now = ctx.clock.now()
+  const rebates: number[] = []
+  await ctx.uow.run(async (tx) => {
+    const copiedVolume = new Map<number, number>()
+    for (const o of outcomes) {
+      const done = await tx
+        .update(copyLinks)
+        .set(
+          o.copied
+            ? {
+                status: 'open',
+                followerTicket: o.followerTicket!,
+                followerVolume: o.volume!,
+                reason: '',
+                updatedAt: now,
+              }
+            : { status: 'skipped', reason: o.reason, updatedAt: now },
+        )
+        .where(and(eq(copyLinks.id, o.link.id), eq(copyLinks.status, 'opening')))
+        .returning({ id: copyLinks.id })
+      if (done.length === 0) continue
+      await tx
+        .insert(copyRecords)
+        .values({
+          key: `open:${o.link.id}`,
+          brandId: o.link.brandId,
+          subscriptionId: o.sub.id,
+          linkId: o.link.id,
+          action: 'open',
+          result: o.copied ? 'copied' : 'skipped',
+          reason: o.reason,
+          message: o.message,
+          symbol: o.link.symbol,
+          masterTicket: o.link.masterTicket,
+          masterPrice: o.link.masterPrice,
+          masterTime: o.link.masterTime,
+          decidedAt: o.decidedAt,
+          followerTicket: o.followerTicket ?? null,
+          followerPrice: o.followerPrice ?? null,
+          followerTime: o.followerTime ?? null,
+          volume: o.volume ?? 0,
+          slippagePoints: o.slippagePoints ?? null,
+          slippageMinor: o.slippageMinor ?? null,
+          createdAt: now,
+        })
+        .onConflictDoNothing()
+      if (o.copied) {
+        copiedVolume.set(o.sub.masterId, (copiedVolume.get(o.sub.masterId) ?? 0) + o.volume!)
+        const id = await accrueRebateTx(ctx, tx, o, now)
+        if (id) rebates.push(id)
+      }
+    }
+    for (const [masterId, v] of copiedVolume)
+      await tx
+        .update(copyMasters)
+        .set({ copiedVolume: sql`${copyMasters.copiedVolume} + ${v}` })
+        .where(eq(copyMasters.id, masterId))
+  })
+  if (rebates.length > 0) settleSoon(ctx, rebates)
+}
+
+/** VOLUME_REBATE: per lot copied, accrued once per link (its key). */
+async function accrueRebateTx(
+  ctx: CopyCtx,
+  tx: Parameters<Parameters<CopyCtx['uow']['run']>[0]>[0],
+  o: Outcome,
+  now: number,
+) {
+  const [m] = await tx.select().from(copyMasters).where(eq(copyMasters.id, o.sub.masterId))
+  if (!m || m.rewardType !== REWARD.VOLUME_REBATE) return null
+  const policy = rewardPolicyOf(m)
+  if (policy.reward_type !== REWARD.VOLUME_REBATE || policy.per_lot <= 0) return null
+  const account = await ctx.accounts.read.account(o.link.followerLogin)
+  const group = account && (await ctx.accounts.read.group(account.groupId))
+  if (!group) return null
+  const rate = conversionRate(m.currency, group.currency, await ctx.market.quoteLookup())
+  if (rate === null) return null
+  const amount = volumeRebate(o.volume!, policy.per_lot, rate, currencyDecimals(group.currency))
+  if (amount <= 0) return null
+  const payout = await ctx.accounts.read.account(m.payoutLogin)
+  const payoutGroup = payout && (await ctx.accounts.read.group(payout.groupId))
+  const [row] = await tx
+    .insert(copyRewards)
+    .values({
+      key: `rebate:${o.link.id}`,
+      brandId: o.link.brandId,
+      subscriptionId: o.sub.id,
+      masterId: m.id,
+      rewardType: REWARD.VOLUME_REBATE,
+      followerLogin: o.link.followerLogin,
+      payoutLogin: m.payoutLogin,
+      base: o.volume!,
+      amountMinor: amount,
+      currency: group.currency,
+      payoutCurrency: payoutGroup?.currency ?? m.currency,
+      status: 'pending',
+      note: `${o.volume! / 100} lots x ${policy.per_lot} ${m.currency}`,
+      createdAt: now,
+    })
+    .onConflictDoNothing()
+    .returning({ id: copyRewards.id })
+  return row?.id ?? null
+}

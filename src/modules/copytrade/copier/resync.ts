@@ -1,0 +1,66 @@
+import { and, eq, inArray } from 'drizzle-orm'
+import type { CopyCtx } from '../context'
+import { copiesOpens, type SubscriptionSettings } from '../domain/settings'
+import { SUB_STATUS } from '../domain/status'
+import { copyLinks, copySubscriptions } from '../schema'
+import { openLinks } from './open-copy'
+
+/**
+ * Copies the master's open positions that the subscription has no link for yet, at the current price
+ * (a subscription created, changed or resumed). A position the follower closed by hand keeps its ended
+ * link, so it is never reopened (CopyFactory reopens it; its users complain). Positions that are
+ * themselves copies of another master are not copied (no chains, no loops).
+ */
+export async function resyncSubscription(ctx: CopyCtx, subId: number) {
+  const [sub] = await ctx.db.select().from(copySubscriptions).where(eq(copySubscriptions.id, subId))
+  if (!sub || sub.status !== SUB_STATUS.ACTIVE) return
+  const s = JSON.parse(sub.settings) as SubscriptionSettings
+  if (!copiesOpens(s.copy_mode)) return
+  const positions = (await ctx.trading.openPositionsOf(sub.masterLogin)).filter((p) => p.cmd <= 1)
+  if (positions.length === 0) return
+  const copies = new Set(
+    (
+      await ctx.db
+        .select({ t: copyLinks.followerTicket })
+        .from(copyLinks)
+        .where(
+          inArray(
+            copyLinks.followerTicket,
+            positions.map((p) => p.ticket),
+          ),
+        )
+    ).map((r) => r.t),
+  )
+  const now = ctx.clock.now()
+  const fresh = positions.filter((p) => !copies.has(p.ticket))
+  if (fresh.length === 0) return
+  await ctx.db
+    .insert(copyLinks)
+    .values(
+      fresh.map((p) => ({
+        brandId: sub.brandId,
+        subscriptionId: sub.id,
+        masterLogin: sub.masterLogin,
+        masterTicket: p.ticket,
+        followerLogin: sub.followerLogin,
+        status: 'pending' as const,
+        symbol: p.symbol,
+        masterCmd: p.cmd,
+        masterVolume: p.volume,
+        masterPrice: p.openPrice,
+        masterTime: p.openTime,
+        resync: 1,
+        createdAt: now,
+        updatedAt: now,
+      })),
+    )
+    .onConflictDoNothing()
+  const pending = await ctx.db
+    .select({ id: copyLinks.id })
+    .from(copyLinks)
+    .where(and(eq(copyLinks.subscriptionId, sub.id), eq(copyLinks.status, 'pending')))
+  await openLinks(
+    ctx,
+    pending.map((p) => p.id),
+  )
+}

@@ -1,0 +1,153 @@
+import { and, eq, inArray, isNotNull, lte } from 'drizzle-orm'
+import { ApiError } from '../../../kernel/http/errors'
+import { currencyDecimals } from '../../accounts'
+import { conversionRate } from '../../market'
+import type { CopyCtx } from '../context'
+import { convertMinor, REWARD, subscriptionFee } from '../domain/rewards'
+import { SUB_STATUS } from '../domain/status'
+import { copyMasters, copyRewards, copySubscriptions } from '../schema'
+import { rewardPolicyOf } from '../views'
+
+/** Settles accruals after the commit that made them; what fails stays pending for `copytrade.settle`. */
+export function settleSoon(ctx: CopyCtx, ids: number[]) {
+  void settleRewards(ctx, ids).catch((e) =>
+    ctx.logger.log('warn', 'copy reward settlement deferred', {
+      err: e instanceof Error ? e.message : String(e),
+    }),
+  )
+}
+
+/**
+ * Settles pending accruals (spec 4.12): per accrual, in one transaction, the conditional move
+ * pending -> settled and two balance operations with reason TR_REASON_COPY_REWARD, OP_BALANCE_OUT from the
+ * follower and OP_BALANCE_IN to the master's payout account (converted at the cross rate when the
+ * currencies differ), both carrying `copy_reward_accrual_id` and keyed by it, so a second settlement
+ * of the same accrual changes nothing. A follower without the balance keeps it pending.
+ */
+export async function settleRewards(ctx: CopyCtx, ids?: number[]) {
+  const pending = await ctx.db
+    .select()
+    .from(copyRewards)
+    .where(and(eq(copyRewards.status, 'pending'), ids ? inArray(copyRewards.id, ids) : undefined))
+    .limit(500)
+  let settled = 0
+  for (const a of pending) {
+    const rate = conversionRate(a.currency, a.payoutCurrency, await ctx.market.quoteLookup())
+    if (rate === null) continue
+    const payoutMinor = convertMinor(
+      a.amountMinor,
+      rate,
+      currencyDecimals(a.currency),
+      currencyDecimals(a.payoutCurrency),
+    )
+    const apiData = {
+      module: 'copytrade',
+      copy_reward_accrual_id: a.id,
+      subscription_id: a.subscriptionId,
+      master_id: a.masterId,
+      reward_type: a.rewardType,
+    }
+    try {
+      await ctx.uow.run(async (tx, work) => {
+        const moved = await tx
+          .update(copyRewards)
+          .set({ status: 'settled', payoutAmountMinor: payoutMinor, settledAt: ctx.clock.now() })
+          .where(and(eq(copyRewards.id, a.id), eq(copyRewards.status, 'pending')))
+          .returning({ id: copyRewards.id })
+        if (moved.length === 0) return
+        await ctx.accounts.postOperationTx(tx, work, {
+          brandId: a.brandId,
+          login: a.followerLogin,
+          op: 'OP_BALANCE_OUT',
+          amountMinor: a.amountMinor,
+          reason: 'TR_REASON_COPY_REWARD',
+          comment: 'COPY_REWARD',
+          apiData,
+          idempotencyKey: `copy-reward:${a.id}:out`,
+          createdBy: 'copytrade',
+        })
+        if (payoutMinor > 0)
+          await ctx.accounts.postOperationTx(tx, work, {
+            brandId: a.brandId,
+            login: a.payoutLogin,
+            op: 'OP_BALANCE_IN',
+            amountMinor: payoutMinor,
+            reason: 'TR_REASON_COPY_REWARD',
+            comment: 'COPY_REWARD',
+            apiData,
+            idempotencyKey: `copy-reward:${a.id}:in`,
+            createdBy: 'copytrade',
+          })
+      })
+      settled++
+    } catch (e) {
+      // not enough balance on the follower: stays pending, tried again by the job
+      if (!(e instanceof ApiError)) throw e
+    }
+  }
+  return settled
+}
+
+/**
+ * SUBSCRIPTION_FEE: each ACTIVE subscription of a master with that policy owes the period's amount when
+ * its `next_fee_at` comes (at the start, then every `period_days`); the accrual's key names the period,
+ * so two runs of the job accrue it once.
+ */
+export async function accrueSubscriptionFees(ctx: CopyCtx, now: number) {
+  const due = await ctx.db
+    .select({ sub: copySubscriptions, master: copyMasters })
+    .from(copySubscriptions)
+    .innerJoin(copyMasters, eq(copyMasters.id, copySubscriptions.masterId))
+    .where(
+      and(
+        eq(copySubscriptions.status, SUB_STATUS.ACTIVE),
+        isNotNull(copySubscriptions.nextFeeAt),
+        lte(copySubscriptions.nextFeeAt, now),
+        eq(copyMasters.rewardType, REWARD.SUBSCRIPTION_FEE),
+      ),
+    )
+    .limit(500)
+  const ids: number[] = []
+  for (const { sub, master } of due) {
+    const policy = rewardPolicyOf(master)
+    if (policy.reward_type !== REWARD.SUBSCRIPTION_FEE) continue
+    const account = await ctx.accounts.read.account(sub.followerLogin)
+    const group = account && (await ctx.accounts.read.group(account.groupId))
+    const payout = await ctx.accounts.read.account(master.payoutLogin)
+    const payoutGroup = payout && (await ctx.accounts.read.group(payout.groupId))
+    const rate = group && conversionRate(master.currency, group.currency, await ctx.market.quoteLookup())
+    if (!group || !payoutGroup || rate === null || rate === undefined) continue
+    const periodStart = sub.nextFeeAt!
+    const amount = subscriptionFee(policy.amount, rate, currencyDecimals(group.currency))
+    await ctx.db.transaction(async (tx) => {
+      const moved = await tx
+        .update(copySubscriptions)
+        .set({ nextFeeAt: periodStart + policy.period_days * 86_400_000 })
+        .where(and(eq(copySubscriptions.id, sub.id), eq(copySubscriptions.nextFeeAt, periodStart)))
+        .returning({ id: copySubscriptions.id })
+      if (moved.length === 0 || amount <= 0) return
+      const [row] = await tx
+        .insert(copyRewards)
+        .values({
+          key: `fee:${sub.id}:${periodStart}`,
+          brandId: sub.brandId,
+          subscriptionId: sub.id,
+          masterId: master.id,
+          rewardType: REWARD.SUBSCRIPTION_FEE,
+          followerLogin: sub.followerLogin,
+          payoutLogin: master.payoutLogin,
+          base: policy.period_days,
+          amountMinor: amount,
+          currency: group.currency,
+          payoutCurrency: payoutGroup.currency,
+          status: 'pending',
+          note: `${policy.amount} ${master.currency} for ${policy.period_days} days from ${new Date(periodStart).toISOString().slice(0, 10)}`,
+          createdAt: now,
+        })
+        .onConflictDoNothing()
+        .returning({ id: copyRewards.id })
+      if (row) ids.push(row.id)
+    })
+  }
+  if (ids.length > 0) await settleRewards(ctx, ids)
+}

@@ -1,0 +1,54 @@
+import { Elysia } from 'elysia'
+import { defineModule } from '../../kernel/module'
+import { AccountsPort } from '../accounts'
+import { MarketPort } from '../market'
+import { TradingPort } from '../trading'
+import type { CopyCtx } from './context'
+import { copyConsumers } from './copier/consumers'
+import { reconcile } from './copier/reconcile'
+import { accrueSubscriptionFees, settleRewards } from './copier/rewards'
+import { seedCopyDemo } from './demo'
+import { copyRoutes, copyStaffRoutes } from './routes'
+import * as schema from './schema'
+
+/** Copy trading: masters, followers, subscriptions, the copier and rewards (README.md of this folder). */
+export const copytradeModule = defineModule({
+  name: 'copytrade',
+  tags: [
+    {
+      name: 'Copy trading',
+      description: 'Masters, followers, subscriptions, the marketplace, copies and rewards (spec 4.12)',
+    },
+    { name: 'Copy trading back office', description: 'Staff: list and disable masters and subscriptions' },
+  ],
+  tables: schema,
+  setup(k, ports) {
+    const ctx: CopyCtx = {
+      ...k,
+      accounts: ports.get(AccountsPort),
+      market: ports.get(MarketPort),
+      trading: ports.get(TradingPort),
+    }
+    return {
+      routes: new Elysia({ name: 'copytrade', seed: k.instanceId })
+        .use(copyRoutes(ctx))
+        .use(copyStaffRoutes(ctx)),
+      consumers: copyConsumers(ctx),
+      jobs: [
+        // the copier's safety net: missed opens and closes, links against trading's positions
+        { name: 'copytrade.reconcile', every: 5_000, scope: 'cluster', run: () => reconcile(ctx) },
+        // subscription fees that came due, and accruals a settlement left pending
+        {
+          name: 'copytrade.settle',
+          every: 60_000,
+          scope: 'cluster',
+          run: async ({ now }) => {
+            await accrueSubscriptionFees(ctx, now)
+            await settleRewards(ctx)
+          },
+        },
+      ],
+      seedDemo: () => seedCopyDemo(ctx),
+    }
+  },
+})

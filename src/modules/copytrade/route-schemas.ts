@@ -1,0 +1,303 @@
+import { t } from 'elysia'
+import { Int, Login } from '../../kernel/http/schemas'
+
+const Flag = (description: string) => Int({ minimum: 0, maximum: 1, description })
+const Enum = (max: number, description: string) => Int({ minimum: 0, maximum: max, description })
+const Volume = (description: string) => Int({ minimum: 0, maximum: 100_000_000, description })
+
+/** The settings of a subscription (a follower's defaults have the same fields); all optional in a body. */
+const settingsFields = {
+  copy_mode: Enum(2, '0 FULL_SYNC, 1 OPEN_ONLY, 2 CLOSE_ONLY (default 0)'),
+  volume_mode: Enum(3, '0 FIXED, 1 MULTIPLIER, 2 EQUITY_RATIO, 3 BALANCE_RATIO (default 1)'),
+  volume_param: t.Number({
+    exclusiveMinimum: 0,
+    maximum: 1_000_000,
+    description:
+      'FIXED: the volume (hundredths of a lot, an integer); MULTIPLIER: the factor on the master volume; ratios: a factor on the accounts ratio (default 1)',
+  }),
+  symbols_mode: Enum(2, '0 ALL, 1 INCLUDE, 2 EXCLUDE (default 0)'),
+  symbols: t.Array(t.String({ minLength: 1, maxLength: 32 }), {
+    maxItems: 200,
+    description: 'the INCLUDE or EXCLUDE list',
+  }),
+  min_volume: Volume('smallest copy (hundredths of a lot); a smaller sized copy is skipped; 0 none'),
+  max_volume: Volume('largest copy (hundredths of a lot): a larger one is capped; 0 none'),
+  max_positions: Int({ minimum: 0, maximum: 10_000, description: 'open copies at most; 0 none' }),
+  copy_sl_tp: Flag('1: copy the master stop loss and take profit, and their changes (default 1)'),
+  reverse: Flag('1: copy market trades in the opposite direction, stops mirrored (default 0)'),
+  max_slippage_points: Int({
+    minimum: 0,
+    maximum: 1_000_000,
+    description: "skip an open whose price is more than this many points worse than the master's fill; 0 off",
+  }),
+  open_ttl_seconds: Int({
+    minimum: 1,
+    maximum: 86_400,
+    description: 'skip an open signal older than this (default 60)',
+  }),
+  equity_stop: t.Number({ minimum: 0, maximum: 1_000_000_000, description: 'see equity_stop_type; 0 off' }),
+  equity_stop_type: Flag(
+    '0: equity_stop is an amount of the follower currency; 1: a percent of the start balance',
+  ),
+  daily_loss_limit: t.Number({
+    minimum: 0,
+    maximum: 1_000_000_000,
+    description: 'realized loss of copies in a UTC day that halts new copies until the next day; 0 off',
+  }),
+}
+export const SettingsBody = t.Partial(t.Object(settingsFields))
+export const Settings = t.Object(settingsFields)
+
+const IgnoredCustomer = t.Optional(Int({ description: 'ignored: ownership comes from the session (rule 9)' }))
+
+export const RewardPolicyBody = t.Object(
+  {
+    reward_type: Enum(
+      4,
+      '0 SUBSCRIPTION_FEE, 1 PERFORMANCE_FEE_HWM, 2 VOLUME_REBATE, 3 PROFIT_SHARE_PER_TRADE, 4 MANAGEMENT_FEE',
+    ),
+    percent: t.Optional(
+      t.Number({ minimum: 0, maximum: 100, description: 'PROFIT_SHARE_PER_TRADE, PERFORMANCE_FEE_HWM' }),
+    ),
+    amount: t.Optional(
+      t.Number({
+        minimum: 0,
+        maximum: 1_000_000,
+        description: 'SUBSCRIPTION_FEE, master currency per period',
+      }),
+    ),
+    period_days: t.Optional(
+      Int({ minimum: 1, maximum: 366, description: 'SUBSCRIPTION_FEE, PERFORMANCE_FEE_HWM' }),
+    ),
+    per_lot: t.Optional(
+      t.Number({
+        minimum: 0,
+        maximum: 1_000_000,
+        description: 'VOLUME_REBATE, master currency per lot copied',
+      }),
+    ),
+    annual_percent: t.Optional(t.Number({ minimum: 0, maximum: 100, description: 'MANAGEMENT_FEE' })),
+  },
+  { description: 'the reward policy: reward_type and the parameters of that type only' },
+)
+
+const masterFields = {
+  name: t.String({ minLength: 1, maxLength: 64 }),
+  description: t.String({ maxLength: 2000 }),
+  allowed_follower_modes: Enum(2, '0 REAL_ONLY, 1 DEMO_ONLY, 2 REAL_AND_DEMO (default 0)'),
+  show_trade_history: Flag('1: GET /copytrade/master/trades shows the history (default 0)'),
+  show_followers: Flag('1: GET /copytrade/master/followers shows the followers (default 0)'),
+  manual_trading_mode: Enum(2, '0 DISABLED, 1 ALLOW_NON_COPIED, 2 ALLOW_ALL (default 2)'),
+  reward_policy: RewardPolicyBody,
+  payout_login: Login,
+  enabled: Flag('default 1'),
+  public: Flag('1: listed in the marketplace (default 0)'),
+}
+
+export const MasterCreateBody = t.Object(
+  {
+    login: Login,
+    name: masterFields.name,
+    description: t.Optional(masterFields.description),
+    allowed_follower_modes: t.Optional(masterFields.allowed_follower_modes),
+    show_trade_history: t.Optional(masterFields.show_trade_history),
+    show_followers: t.Optional(masterFields.show_followers),
+    manual_trading_mode: t.Optional(masterFields.manual_trading_mode),
+    reward_policy: t.Optional(RewardPolicyBody),
+    payout_login: t.Optional(Login),
+    enabled: t.Optional(masterFields.enabled),
+    public: t.Optional(masterFields.public),
+    customer_id: IgnoredCustomer,
+  },
+  {
+    example: {
+      login: 100001,
+      name: 'Steady FX',
+      description: 'Majors, one position at a time',
+      allowed_follower_modes: 2,
+      show_trade_history: 1,
+      show_followers: 1,
+      manual_trading_mode: 2,
+      reward_policy: { reward_type: 3, percent: 20 },
+      payout_login: 100001,
+      public: 1,
+    },
+  },
+)
+
+export const MasterUpdateBody = t.Partial(t.Object({ ...masterFields, customer_id: Int() }), {
+  example: { description: 'Majors and gold', public: 1 },
+})
+
+const Policy = t.Object({
+  reward_type: Int(),
+  reward_name: t.String(),
+  percent: t.Optional(t.Number()),
+  amount: t.Optional(t.Number()),
+  period_days: t.Optional(Int()),
+  per_lot: t.Optional(t.Number()),
+  annual_percent: t.Optional(t.Number()),
+})
+
+const Stats = t.Object({
+  roi: t.Number({ description: 'time-weighted return of closed trades, a fraction (0.05 = 5 %)' }),
+  pnl: t.Number({ description: 'net result of closed trades, master currency' }),
+  win_rate: t.Number({ description: 'winning / closed trades' }),
+  max_drawdown: t.Number({ description: 'largest peak-to-trough fall of the return index, a fraction' }),
+  avg_pnl_per_trade: t.Number(),
+  trades: Int(),
+  winning_trades: Int(),
+  losing_trades: Int(),
+})
+
+const publicMasterFields = {
+  id: Int(),
+  name: t.String(),
+  description: t.String(),
+  currency: t.String(),
+  allowed_follower_modes: Int(),
+  show_trade_history: Int(),
+  show_followers: Int(),
+  manual_trading_mode: Int(),
+  reward_policy: Policy,
+  followers: Int({ description: 'live (ACTIVE or PAUSED) subscriptions' }),
+  copied_volume: Int({ description: 'hundredths of a lot copied into followers' }),
+  stats: Stats,
+  created_time: Int(),
+}
+export const PublicMaster = t.Object(publicMasterFields)
+export const Master = t.Object({
+  ...publicMasterFields,
+  login: Int(),
+  payout_login: Int(),
+  enabled: Int(),
+  public: Int(),
+  blocked_reason: t.String({ description: 'set when staff disabled it' }),
+  customer_id: Int(),
+  updated_time: Int(),
+})
+
+export const FollowerBody = t.Object(
+  { login: Login, defaults: t.Optional(SettingsBody), customer_id: IgnoredCustomer },
+  { example: { login: 100002, defaults: { volume_mode: 1, volume_param: 0.5, max_positions: 10 } } },
+)
+export const Follower = t.Object({
+  login: Int(),
+  account_mode: t.String({ description: 'REAL or DEMO (from its group)' }),
+  defaults: Settings,
+  created_time: Int(),
+  updated_time: Int(),
+})
+
+export const SubscriptionCreateBody = t.Composite(
+  [
+    t.Object({ follower_login: Login, master_id: Int({ minimum: 1 }), customer_id: IgnoredCustomer }),
+    SettingsBody,
+  ],
+  { example: { follower_login: 100002, master_id: 1, volume_mode: 1, volume_param: 1, copy_sl_tp: 1 } },
+)
+export const SubscriptionUpdateBody = t.Composite(
+  [t.Object({ customer_id: IgnoredCustomer }), SettingsBody],
+  {
+    example: { max_positions: 5, max_slippage_points: 50 },
+  },
+)
+
+export const Subscription = t.Composite([
+  t.Object({
+    id: Int(),
+    follower_login: Int(),
+    master_id: Int(),
+    status: Int({ description: '0 ACTIVE, 1 PAUSED, 2 DISABLED' }),
+    status_name: t.String(),
+    status_reason: t.String(),
+    start_balance: t.Number(),
+    copied_result: t.Number({ description: 'net result of copies closed, follower currency' }),
+    currency: t.String(),
+    created_time: Int(),
+    updated_time: Int(),
+  }),
+  Settings,
+])
+export const StaffSubscription = t.Composite([Subscription, t.Object({ customer_id: Int() })])
+
+export const CopyRecord = t.Object({
+  id: Int(),
+  subscription_id: Int(),
+  action: t.String({ description: 'open, close, partial_close, modify' }),
+  result: t.String({ description: 'copied or skipped' }),
+  reason: t.String({ description: 'why it was skipped (README: skip reasons); empty when copied' }),
+  message: t.String(),
+  symbol: t.String(),
+  master_ticket: Int(),
+  master_price: t.Number(),
+  master_time_ms: Int({ description: "the master's fill, epoch ms" }),
+  decided_time_ms: Int({ description: 'when the copier decided, epoch ms' }),
+  follower_ticket: Int(),
+  follower_price: t.Number(),
+  follower_time_ms: Int({ description: "the follower's committed fill, epoch ms" }),
+  volume: Int(),
+  slippage_points: t.Number({
+    description: "against the follower: positive when its fill is worse than the master's",
+  }),
+  slippage: t.Number({ description: 'the same in the follower currency' }),
+  currency: t.String(),
+})
+
+export const Reward = t.Object({
+  id: Int({ description: 'the copy_reward_accrual_id of its balance operations' }),
+  subscription_id: Int(),
+  master_id: Int(),
+  reward_type: Int(),
+  reward_name: t.String(),
+  follower_login: Int(),
+  payout_login: Int(),
+  base: Int({
+    description: 'what it is computed on: the net result (minor units), the volume, or the period days',
+  }),
+  amount: t.Number({ description: 'follower currency' }),
+  currency: t.String(),
+  payout_amount: t.Number({ description: 'credited to the payout account, its currency' }),
+  payout_currency: t.String(),
+  status: t.String({ description: 'pending or settled' }),
+  note: t.String(),
+  created_time: Int(),
+  settled_time: Int(),
+})
+
+export const MasterTrades = t.Object({
+  master_id: Int(),
+  currency: t.String(),
+  rows: t.Array(
+    t.Object({
+      ticket: Int(),
+      symbol: t.String(),
+      cmd: Int(),
+      volume: Int(),
+      open_price: t.Number(),
+      open_time: Int(),
+      close_price: t.Number(),
+      close_time: Int(),
+      profit: t.Number({ description: 'net of commission and swap' }),
+    }),
+  ),
+  next_before: Int({ description: 'pass as `before` for the next page; 0 at the end' }),
+})
+
+export const MasterFollowers = t.Object({
+  master_id: Int(),
+  followers: Int(),
+  active: Int(),
+  paused: Int(),
+  rows: t.Array(
+    t.Object({
+      n: Int(),
+      status: Int(),
+      account_mode: t.String(),
+      following_days: Int(),
+      copy_mode: Int(),
+      copied_result: t.Number(),
+      currency: t.String(),
+    }),
+  ),
+})

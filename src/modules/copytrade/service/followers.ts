@@ -1,0 +1,116 @@
+import { and, eq, inArray } from 'drizzle-orm'
+import { isUniqueViolation } from '../../../kernel/db/errors'
+import { invalid } from '../../../kernel/http/errors'
+import type { CopyCtx } from '../context'
+import { SubscriptionSettings } from '../domain/settings'
+import { copyFollowers, copySubscriptions } from '../schema'
+import { copyError } from './errors'
+import type { Owner } from './masters'
+import { accountMode, ownAccount } from './ownership'
+
+/** Settings from a body, every problem a 400 naming its field. */
+export function parseSettings(input: Record<string, unknown>) {
+  const r = SubscriptionSettings.safeParse(input)
+  if (!r.success) {
+    const i = r.error.issues[0]!
+    throw invalid(`${i.path.join('.')}: ${i.message}`)
+  }
+  return r.data
+}
+
+export function followerView(f: typeof copyFollowers.$inferSelect, mode: string) {
+  return {
+    login: f.login,
+    account_mode: mode,
+    defaults: SubscriptionSettings.parse(JSON.parse(f.defaults)),
+    created_time: Math.floor(f.createdAt / 1000),
+    updated_time: Math.floor(f.updatedAt / 1000),
+  }
+}
+
+/** The customer's follower profile of `login` (rule 4): FOLLOWER_NOT_FOUND when it has none. */
+export async function ownFollower(ctx: CopyCtx, o: Owner, login: number) {
+  const { group } = await ownAccount(ctx, o.brandId, o.customerId, login)
+  const [f] = await ctx.db
+    .select()
+    .from(copyFollowers)
+    .where(and(eq(copyFollowers.login, login), eq(copyFollowers.brandId, o.brandId)))
+  if (!f) throw copyError('FOLLOWER_NOT_FOUND', `login: ${login} has no follower profile`)
+  return { follower: f, group }
+}
+
+export async function createFollower(
+  ctx: CopyCtx,
+  o: Owner,
+  login: number,
+  defaults: Record<string, unknown>,
+) {
+  const { group } = await ownAccount(ctx, o.brandId, o.customerId, login)
+  const settings = parseSettings(defaults)
+  const now = ctx.clock.now()
+  try {
+    const [f] = await ctx.db
+      .insert(copyFollowers)
+      .values({
+        login,
+        brandId: o.brandId,
+        customerId: o.customerId,
+        defaults: JSON.stringify(settings),
+        createdAt: now,
+        updatedAt: now,
+      })
+      .returning()
+    return followerView(f!, accountMode(group))
+  } catch (e) {
+    if (isUniqueViolation(e))
+      throw copyError('FOLLOWER_EXISTS', `login: ${login} already has a follower profile`)
+    throw e
+  }
+}
+
+export async function updateFollower(
+  ctx: CopyCtx,
+  o: Owner,
+  login: number,
+  defaults: Record<string, unknown>,
+) {
+  const { follower, group } = await ownFollower(ctx, o, login)
+  const merged = parseSettings({ ...JSON.parse(follower.defaults), ...defaults })
+  const [f] = await ctx.db
+    .update(copyFollowers)
+    .set({ defaults: JSON.stringify(merged), updatedAt: ctx.clock.now() })
+    .where(eq(copyFollowers.login, login))
+    .returning()
+  return followerView(f!, accountMode(group))
+}
+
+/** A follower profile with live subscriptions is kept: they are disabled first (409 otherwise). */
+export async function deleteFollower(ctx: CopyCtx, o: Owner, login: number) {
+  await ownFollower(ctx, o, login)
+  const [live] = await ctx.db
+    .select({ id: copySubscriptions.id })
+    .from(copySubscriptions)
+    .where(and(eq(copySubscriptions.followerLogin, login), inArray(copySubscriptions.status, [0, 1])))
+    .limit(1)
+  if (live)
+    throw copyError(
+      'ALREADY_SUBSCRIBED',
+      `login: ${login} still copies (subscription ${live.id}); disable it first`,
+    )
+  await ctx.db.delete(copyFollowers).where(eq(copyFollowers.login, login))
+}
+
+export async function myFollowers(ctx: CopyCtx, o: Owner) {
+  const rows = await ctx.db
+    .select()
+    .from(copyFollowers)
+    .where(and(eq(copyFollowers.brandId, o.brandId), eq(copyFollowers.customerId, o.customerId)))
+    .orderBy(copyFollowers.login)
+  const out = []
+  for (const f of rows) {
+    const a = await ctx.accounts.read.account(f.login)
+    const g = a && (await ctx.accounts.read.group(a.groupId))
+    out.push(followerView(f, g ? accountMode(g) : 'DEMO'))
+  }
+  return out
+}

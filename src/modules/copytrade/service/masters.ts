@@ -1,0 +1,185 @@
+import { and, eq, inArray, isNull } from 'drizzle-orm'
+import { isUniqueViolation } from '../../../kernel/db/errors'
+import type { CopyCtx } from '../context'
+import { RewardPolicy } from '../domain/rewards'
+import { SUB_STATUS } from '../domain/status'
+import { copyMasters, copySubscriptions } from '../schema'
+import { copyError } from './errors'
+import { ownAccount } from './ownership'
+import { moveSubscriptionsTx } from './subscription-status'
+
+/** Who asks: the brand and the session's customer (rule 9: never a body's customer_id). */
+export interface Owner {
+  brandId: number
+  customerId: number
+}
+
+export interface MasterInput {
+  login?: number
+  name?: string
+  description?: string
+  allowed_follower_modes?: number
+  show_trade_history?: number
+  show_followers?: number
+  manual_trading_mode?: number
+  reward_policy?: Record<string, unknown>
+  payout_login?: number
+  enabled?: number
+  public?: number
+}
+
+function parsePolicy(p: Record<string, unknown>) {
+  const r = RewardPolicy.safeParse(p)
+  if (!r.success) {
+    const i = r.error.issues[0]!
+    throw copyError(
+      'INVALID_REWARD_POLICY',
+      `reward_policy.${i.path.join('.') || 'reward_type'}: ${i.message}`,
+    )
+  }
+  const { reward_type, ...params } = r.data
+  return { rewardType: reward_type, rewardParams: JSON.stringify(params) }
+}
+
+/** The payout account: an enabled REAL account of the same customer (INVALID_PAYOUT_ACCOUNT). */
+async function payoutAccount(ctx: CopyCtx, o: Owner, login: number | undefined) {
+  if (login === undefined) throw copyError('INVALID_PAYOUT_ACCOUNT', 'payout_login: required')
+  const { account, group } = await ownAccount(
+    ctx,
+    o.brandId,
+    o.customerId,
+    login,
+    'INVALID_PAYOUT_ACCOUNT',
+    'payout_login',
+  )
+  if (account.enable !== 1 || group.accountMode !== 'REAL')
+    throw copyError('INVALID_PAYOUT_ACCOUNT', `payout_login: ${login} is not an enabled REAL account`)
+  return login
+}
+
+/** CreateCopyTradeMaster (rules 1-3 of spec 4.12). */
+export async function createMaster(
+  ctx: CopyCtx,
+  o: Owner,
+  input: MasterInput & { login: number; name: string },
+) {
+  const { group } = await ownAccount(ctx, o.brandId, o.customerId, input.login)
+  if (group.accountMode !== 'REAL')
+    throw copyError('MASTER_ACCOUNT_MUST_BE_REAL', `login: ${input.login} is in a ${group.accountMode} group`)
+  if (!input.reward_policy)
+    throw copyError('REWARD_POLICY_REQUIRED', 'reward_policy: required when a master is created')
+  const policy = parsePolicy(input.reward_policy)
+  const payoutLogin = await payoutAccount(ctx, o, input.payout_login ?? input.login)
+  const now = ctx.clock.now()
+  try {
+    const [row] = await ctx.db
+      .insert(copyMasters)
+      .values({
+        brandId: o.brandId,
+        customerId: o.customerId,
+        login: input.login,
+        name: input.name,
+        description: input.description ?? '',
+        allowedFollowerModes: input.allowed_follower_modes ?? 0,
+        showTradeHistory: input.show_trade_history ?? 0,
+        showFollowers: input.show_followers ?? 0,
+        manualTradingMode: input.manual_trading_mode ?? 2,
+        ...policy,
+        payoutLogin,
+        enabled: input.enabled ?? 1,
+        public: input.public ?? 0,
+        currency: group.currency,
+        createdAt: now,
+        updatedAt: now,
+      })
+      .returning()
+    return row!
+  } catch (e) {
+    if (isUniqueViolation(e))
+      throw copyError('MASTER_EXISTS', `login: ${input.login} already has a master profile`)
+    throw e
+  }
+}
+
+/** A live master of the brand by id (MASTER_NOT_FOUND), any owner. */
+export async function masterById(ctx: CopyCtx, brandId: number, id: number) {
+  const [m] = await ctx.db
+    .select()
+    .from(copyMasters)
+    .where(and(eq(copyMasters.id, id), eq(copyMasters.brandId, brandId), isNull(copyMasters.deletedAt)))
+  if (!m) throw copyError('MASTER_NOT_FOUND', `master ${id} not found`)
+  return m
+}
+
+/** The customer's own master (rule 1): another customer's is PERMISSION_DENIED. */
+export async function ownMaster(ctx: CopyCtx, o: Owner, id: number) {
+  const m = await masterById(ctx, o.brandId, id)
+  if (m.customerId !== o.customerId) throw copyError('PERMISSION_DENIED', `master ${id} is not yours`)
+  return m
+}
+
+export async function myMasters(ctx: CopyCtx, o: Owner) {
+  return ctx.db
+    .select()
+    .from(copyMasters)
+    .where(
+      and(
+        eq(copyMasters.brandId, o.brandId),
+        eq(copyMasters.customerId, o.customerId),
+        isNull(copyMasters.deletedAt),
+      ),
+    )
+    .orderBy(copyMasters.id)
+}
+
+/** Updates a master's profile; the account is fixed, the reward policy may change (new accruals use it). */
+export async function updateMaster(ctx: CopyCtx, o: Owner, id: number, input: MasterInput) {
+  const m = await ownMaster(ctx, o, id)
+  if (input.enabled === 1 && m.blockedReason)
+    throw copyError('MASTER_NOT_AVAILABLE', `master ${id} was disabled by staff: ${m.blockedReason}`)
+  const set: Partial<typeof copyMasters.$inferInsert> = { updatedAt: ctx.clock.now() }
+  if (input.name !== undefined) set.name = input.name
+  if (input.description !== undefined) set.description = input.description
+  if (input.allowed_follower_modes !== undefined) set.allowedFollowerModes = input.allowed_follower_modes
+  if (input.show_trade_history !== undefined) set.showTradeHistory = input.show_trade_history
+  if (input.show_followers !== undefined) set.showFollowers = input.show_followers
+  if (input.manual_trading_mode !== undefined) set.manualTradingMode = input.manual_trading_mode
+  if (input.enabled !== undefined) set.enabled = input.enabled
+  if (input.public !== undefined) set.public = input.public
+  if (input.reward_policy !== undefined) Object.assign(set, parsePolicy(input.reward_policy))
+  if (input.payout_login !== undefined) set.payoutLogin = await payoutAccount(ctx, o, input.payout_login)
+  const [row] = await ctx.db.update(copyMasters).set(set).where(eq(copyMasters.id, m.id)).returning()
+  return row!
+}
+
+/**
+ * Deletes a master profile: it leaves the marketplace, its live subscriptions become DISABLED (their
+ * copies stay open on the followers' accounts, no longer linked) and its history stays for the rewards.
+ */
+export async function deleteMaster(ctx: CopyCtx, o: Owner, id: number) {
+  const m = await ownMaster(ctx, o, id)
+  await ctx.uow.run(async (tx, work) => {
+    const now = ctx.clock.now()
+    await tx
+      .update(copyMasters)
+      .set({ deletedAt: now, enabled: 0, updatedAt: now })
+      .where(eq(copyMasters.id, m.id))
+    const live = await tx
+      .select({ id: copySubscriptions.id })
+      .from(copySubscriptions)
+      .where(
+        and(
+          eq(copySubscriptions.masterId, m.id),
+          inArray(copySubscriptions.status, [SUB_STATUS.ACTIVE, SUB_STATUS.PAUSED]),
+        ),
+      )
+    await moveSubscriptionsTx(
+      ctx,
+      tx,
+      work,
+      live.map((s) => s.id),
+      'master_gone',
+      'the master profile was deleted',
+    )
+  })
+}

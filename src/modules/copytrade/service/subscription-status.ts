@@ -1,0 +1,81 @@
+import { and, eq, inArray, sql } from 'drizzle-orm'
+import type { Tx } from '../../../kernel/db/client'
+import type { Work } from '../../../kernel/db/unit-of-work'
+import type { CopyCtx } from '../context'
+import { closeLinks } from '../copier/close-copy'
+import { nextStatus, SUB_STATUS, type SubAction } from '../domain/status'
+import { copyLinks, copyMasters, copySubscriptions } from '../schema'
+import { copyError } from './errors'
+
+/** A master's follower count: its live (ACTIVE or PAUSED) subscriptions, in the writer's transaction. */
+export async function recountFollowers(tx: Tx, masterIds: number[]) {
+  for (const id of new Set(masterIds))
+    await tx
+      .update(copyMasters)
+      .set({
+        followers: sql`(select count(*) from copy_subscriptions where master_id = ${id} and status in (0, 1))`,
+      })
+      .where(eq(copyMasters.id, id))
+}
+
+/**
+ * Moves subscriptions by `action` (domain/status.ts), conditional on the status each was read in. A
+ * subscription that ends (DISABLED) has its open copies closed after the commit, as cTrader's "stop
+ * copying" does: the follower is not left holding positions nobody manages.
+ */
+export async function moveSubscriptionsTx(
+  ctx: CopyCtx,
+  tx: Tx,
+  work: Work,
+  ids: number[],
+  action: SubAction,
+  reason: string,
+) {
+  if (ids.length === 0) return []
+  const rows = await tx.select().from(copySubscriptions).where(inArray(copySubscriptions.id, ids))
+  const moved: number[] = []
+  const now = ctx.clock.now()
+  for (const s of rows) {
+    const to = nextStatus(s.status, action)
+    if (to === null) continue
+    const done = await tx
+      .update(copySubscriptions)
+      .set({ status: to, statusReason: reason, updatedAt: now })
+      .where(and(eq(copySubscriptions.id, s.id), eq(copySubscriptions.status, s.status)))
+      .returning({ id: copySubscriptions.id })
+    if (done.length > 0) moved.push(s.id)
+  }
+  await recountFollowers(
+    tx,
+    rows.map((r) => r.masterId),
+  )
+  if (nextStatus(SUB_STATUS.ACTIVE, action) === SUB_STATUS.DISABLED && moved.length > 0) {
+    const closing = await tx
+      .update(copyLinks)
+      .set({ status: 'closing', reason, leaseUntil: 0, updatedAt: now })
+      .where(and(inArray(copyLinks.subscriptionId, moved), eq(copyLinks.status, 'open')))
+      .returning({ id: copyLinks.id })
+    // links decided but not yet opened are not opened any more
+    await tx
+      .update(copyLinks)
+      .set({ status: 'skipped', reason: 'SUBSCRIPTION_NOT_ACTIVE', updatedAt: now })
+      .where(and(inArray(copyLinks.subscriptionId, moved), eq(copyLinks.status, 'pending')))
+    const linkIds = closing.map((l) => l.id)
+    if (linkIds.length > 0) work.after(`copy-close:${moved.join(',')}`, () => closeLinks(ctx, linkIds))
+  }
+  return moved
+}
+
+/** Pause, resume or disable one subscription (the customer's, or any of the brand for staff). */
+export async function transition(
+  ctx: CopyCtx,
+  sub: { id: number; status: number },
+  action: SubAction,
+  reason: string,
+) {
+  if (nextStatus(sub.status, action) === null)
+    throw copyError('INVALID_TRANSITION', `a subscription in status ${sub.status} cannot ${action}`)
+  const moved = await ctx.uow.run((tx, work) => moveSubscriptionsTx(ctx, tx, work, [sub.id], action, reason))
+  if (moved.length === 0)
+    throw copyError('INVALID_TRANSITION', `subscription ${sub.id} changed meanwhile; read it again`)
+}

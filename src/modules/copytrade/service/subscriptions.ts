@@ -1,0 +1,157 @@
+import { and, desc, eq, lt } from 'drizzle-orm'
+import { isUniqueViolation } from '../../../kernel/db/errors'
+import type { CopyCtx } from '../context'
+import { resyncSubscription } from '../copier/resync'
+import { followerModeAllowed } from '../domain/settings'
+import { SUB_STATUS } from '../domain/status'
+import { copyRecords, copyRewards, copySubscriptions } from '../schema'
+import { recordView, rewardView, subscriptionView } from '../views'
+import { copyError } from './errors'
+import { ownFollower, parseSettings } from './followers'
+import { masterById, type Owner } from './masters'
+import { accountMode } from './ownership'
+import { recountFollowers } from './subscription-status'
+
+/** Rules 5-8 of spec 4.12, then the subscription with the follower's defaults under the body's settings. */
+export async function createSubscription(
+  ctx: CopyCtx,
+  o: Owner,
+  input: { follower_login: number; master_id: number } & Record<string, unknown>,
+) {
+  const { follower_login, master_id, customer_id: _ignored, ...rest } = input
+  const { follower, group } = await ownFollower(ctx, o, follower_login)
+  const master = await masterById(ctx, o.brandId, master_id)
+  if (master.enabled !== 1 || (master.public !== 1 && master.customerId !== o.customerId))
+    throw copyError('MASTER_NOT_AVAILABLE', `master ${master_id} is not open to followers`)
+  if (master.login === follower_login)
+    throw copyError('SELF_COPY', 'follower_login: an account cannot copy itself')
+  if (!followerModeAllowed(master.allowedFollowerModes, accountMode(group)))
+    throw copyError(
+      'FOLLOWER_MODE_NOT_ALLOWED',
+      `follower_login: the master does not take ${accountMode(group)} followers`,
+    )
+  const settings = parseSettings({ ...JSON.parse(follower.defaults), ...rest })
+  const account = (await ctx.accounts.read.account(follower_login))!
+  const now = ctx.clock.now()
+  let sub: typeof copySubscriptions.$inferSelect
+  try {
+    sub = await ctx.db.transaction(async (tx) => {
+      const [row] = await tx
+        .insert(copySubscriptions)
+        .values({
+          brandId: o.brandId,
+          customerId: o.customerId,
+          followerLogin: follower_login,
+          masterId: master.id,
+          masterLogin: master.login,
+          status: SUB_STATUS.ACTIVE,
+          settings: JSON.stringify(settings),
+          startBalanceMinor: account.balance,
+          nextFeeAt: master.rewardType === 0 ? now : null,
+          createdAt: now,
+          updatedAt: now,
+        })
+        .returning()
+      await recountFollowers(tx, [master.id])
+      return row!
+    })
+  } catch (e) {
+    if (isUniqueViolation(e))
+      throw copyError(
+        'ALREADY_SUBSCRIBED',
+        `follower_login: ${follower_login} already follows master ${master_id}`,
+      )
+    throw e
+  }
+  // the master's positions open now are copied at the current price (rules of copier/resync.ts)
+  await resyncSubscription(ctx, sub.id)
+  return subscriptionView(sub, group.currency)
+}
+
+/** A subscription of the customer (rule 5): another customer's is PERMISSION_DENIED, another brand's 404. */
+export async function ownSubscription(ctx: CopyCtx, o: Owner, id: number) {
+  const [s] = await ctx.db
+    .select()
+    .from(copySubscriptions)
+    .where(and(eq(copySubscriptions.id, id), eq(copySubscriptions.brandId, o.brandId)))
+  if (!s) throw copyError('SUBSCRIPTION_NOT_FOUND', `subscription ${id} not found`)
+  if (s.customerId !== o.customerId) throw copyError('PERMISSION_DENIED', `subscription ${id} is not yours`)
+  return s
+}
+
+const currencyOf = async (ctx: CopyCtx, login: number) => {
+  const a = await ctx.accounts.read.account(login)
+  const g = a && (await ctx.accounts.read.group(a.groupId))
+  return g?.currency ?? 'USD'
+}
+
+export async function subscriptionDetail(ctx: CopyCtx, o: Owner, id: number) {
+  const s = await ownSubscription(ctx, o, id)
+  return subscriptionView(s, await currencyOf(ctx, s.followerLogin))
+}
+
+/** New settings apply to the next copies; the master's open positions not yet linked are copied now. */
+export async function updateSubscription(ctx: CopyCtx, o: Owner, id: number, input: Record<string, unknown>) {
+  const s = await ownSubscription(ctx, o, id)
+  if (s.status === SUB_STATUS.DISABLED)
+    throw copyError('INVALID_TRANSITION', `subscription ${id} is disabled; create a new one`)
+  const { customer_id: _ignored, ...rest } = input
+  const settings = parseSettings({ ...JSON.parse(s.settings), ...rest })
+  const [row] = await ctx.db
+    .update(copySubscriptions)
+    .set({ settings: JSON.stringify(settings), updatedAt: ctx.clock.now() })
+    .where(eq(copySubscriptions.id, s.id))
+    .returning()
+  if (row!.status === SUB_STATUS.ACTIVE) await resyncSubscription(ctx, s.id)
+  return subscriptionView(row!, await currencyOf(ctx, s.followerLogin))
+}
+
+export async function mySubscriptions(ctx: CopyCtx, o: Owner) {
+  const rows = await ctx.db
+    .select()
+    .from(copySubscriptions)
+    .where(and(eq(copySubscriptions.brandId, o.brandId), eq(copySubscriptions.customerId, o.customerId)))
+    .orderBy(desc(copySubscriptions.id))
+  const out = []
+  for (const s of rows) out.push(subscriptionView(s, await currencyOf(ctx, s.followerLogin)))
+  return out
+}
+
+/** What the copier did for a subscription, newest first (copied and skipped, with why). */
+export async function subscriptionRecords(
+  ctx: CopyCtx,
+  o: Owner,
+  id: number,
+  q: { result?: 'copied' | 'skipped'; before?: number; limit?: number },
+) {
+  const s = await ownSubscription(ctx, o, id)
+  const limit = q.limit ?? 100
+  const rows = await ctx.db
+    .select()
+    .from(copyRecords)
+    .where(
+      and(
+        eq(copyRecords.subscriptionId, s.id),
+        q.result ? eq(copyRecords.result, q.result) : undefined,
+        q.before ? lt(copyRecords.id, q.before) : undefined,
+      ),
+    )
+    .orderBy(desc(copyRecords.id))
+    .limit(limit + 1)
+  const currency = await currencyOf(ctx, s.followerLogin)
+  return {
+    rows: rows.slice(0, limit).map((r) => recordView(r, currency)),
+    next_before: rows.length > limit ? rows[limit - 1]!.id : 0,
+  }
+}
+
+export async function subscriptionRewards(ctx: CopyCtx, o: Owner, id: number) {
+  const s = await ownSubscription(ctx, o, id)
+  const rows = await ctx.db
+    .select()
+    .from(copyRewards)
+    .where(eq(copyRewards.subscriptionId, s.id))
+    .orderBy(desc(copyRewards.id))
+    .limit(500)
+  return { rows: rows.map(rewardView) }
+}
