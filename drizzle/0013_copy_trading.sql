@@ -133,7 +133,12 @@ CREATE TABLE `copy_subscriptions` (
 	`loss_day` integer DEFAULT 0 NOT NULL,
 	`day_result_minor` integer DEFAULT 0 NOT NULL,
 	`result_minor` integer DEFAULT 0 NOT NULL,
+	`capital_minor` integer DEFAULT 0 NOT NULL,
+	`hwm_minor` integer DEFAULT 0 NOT NULL,
+	`fees_minor` integer DEFAULT 0 NOT NULL,
 	`next_fee_at` integer,
+	`next_perf_at` integer,
+	`mgmt_day` integer DEFAULT 0 NOT NULL,
 	`created_at` integer NOT NULL,
 	`updated_at` integer NOT NULL
 );

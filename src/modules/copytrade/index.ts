@@ -5,6 +5,8 @@ import { MarketPort } from '../market'
 import { TradingPort } from '../trading'
 import type { CopyCtx } from './context'
 import { copyConsumers } from './copier/consumers'
+import { runEquityStop } from './copier/equity-stop'
+import { runEquityFees } from './copier/fees'
 import { reconcile } from './copier/reconcile'
 import { accrueSubscriptionFees, settleRewards } from './copier/rewards'
 import { seedCopyDemo } from './demo'
@@ -37,6 +39,8 @@ export const copytradeModule = defineModule({
       jobs: [
         // the copier's safety net: missed opens and closes, links against trading's positions
         { name: 'copytrade.reconcile', every: 5_000, scope: 'cluster', run: () => reconcile(ctx) },
+        // equity stops: a copy that lost its limit closes and pauses
+        { name: 'copytrade.equity-stops', every: 5_000, scope: 'cluster', run: () => runEquityStop(ctx) },
         // subscription fees that came due, and accruals a settlement left pending
         {
           name: 'copytrade.settle',
@@ -44,6 +48,7 @@ export const copytradeModule = defineModule({
           scope: 'cluster',
           run: async ({ now }) => {
             await accrueSubscriptionFees(ctx, now)
+            await runEquityFees(ctx, now)
             await settleRewards(ctx)
           },
         },

@@ -301,3 +301,19 @@ export const MasterFollowers = t.Object({
     }),
   ),
 })
+
+export const FeePreview = t.Object({
+  subscription_id: Int(),
+  currency: t.String({ description: 'the follower currency' }),
+  copy_capital: t.Number(),
+  copy_result: t.Number({ description: 'realized result of copies' }),
+  fees_paid: t.Number(),
+  floating: t.Number({ description: 'floating result of open copies' }),
+  copy_equity: t.Number(),
+  high_water_mark: t.Number(),
+  performance_fee_now: t.Number(),
+  management_fee_per_day: t.Number(),
+  open_copies: Int(),
+  next_performance_fee_time: Int({ description: 'epoch seconds; 0 without that policy' }),
+  next_subscription_fee_time: Int({ description: 'epoch seconds; 0 without that policy' }),
+})

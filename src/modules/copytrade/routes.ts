@@ -4,8 +4,10 @@ import { doc, errors } from '../../kernel/http/openapi'
 import { Id, Int, Login, Ok, textInput } from '../../kernel/http/schemas'
 import { security } from '../../kernel/http/security'
 import type { CopyCtx } from './context'
+import { feePreview } from './copier/fees'
 import {
   CopyRecord,
+  FeePreview,
   Follower,
   FollowerBody,
   Master,
@@ -76,8 +78,12 @@ export const copyRoutes = (ctx: CopyCtx) =>
           ),
           currency: t.Optional(t.String({ pattern: '^[A-Z]{3}$' })),
           reward_type: t.Optional(Int({ minimum: 0, maximum: 4 })),
-          min_roi_pct: t.Optional(Int({ minimum: -100, maximum: 100_000, description: 'ROI at least, percent' })),
-          max_drawdown_pct: t.Optional(Int({ minimum: 0, maximum: 100, description: 'max drawdown at most, percent' })),
+          min_roi_pct: t.Optional(
+            Int({ minimum: -100, maximum: 100_000, description: 'ROI at least, percent' }),
+          ),
+          max_drawdown_pct: t.Optional(
+            Int({ minimum: 0, maximum: 100, description: 'max drawdown at most, percent' }),
+          ),
           min_trades: t.Optional(Int({ minimum: 0 })),
           search: t.Optional(t.String({ maxLength: 64, description: 'part of the name' })),
           limit: t.Optional(Int({ minimum: 1, maximum: 100 })),
@@ -406,6 +412,22 @@ export const copyRoutes = (ctx: CopyCtx) =>
           ...err('SUBSCRIPTION_NOT_FOUND', 'PERMISSION_DENIED'),
         },
         detail: doc(TAG, 'Rewards accrued and settled for a subscription'),
+      },
+    )
+    .get(
+      '/copytrade/subscription/:id/fees',
+      async ({ brand, session, params }) =>
+        feePreview(ctx, await ownSubscription(ctx, owner(brand, session), params.id)),
+      {
+        auth: CUSTOMER,
+        ...textInput({ params: IdParam('subscription') }),
+        response: { 200: FeePreview, ...err('SUBSCRIPTION_NOT_FOUND', 'PERMISSION_DENIED') },
+        detail: doc(TAG, 'Fee preview: the copy equity, its high-water mark and what would be charged now', {
+          description:
+            'Copy equity = capital (start balance + deposits - withdrawals) + realized result of copies - rewards ' +
+            'paid + floating result of open copies. performance_fee_now is what PERFORMANCE_FEE_HWM would ' +
+            'charge if the period ended now; management_fee_per_day what MANAGEMENT_FEE accrues per day.',
+        }),
       },
     )
 

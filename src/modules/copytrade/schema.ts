@@ -85,7 +85,18 @@ export const copySubscriptions = sqliteTable(
     dayResultMinor: integer('day_result_minor').notNull().default(0),
     /** Net result of all copies closed (minor units of the follower). */
     resultMinor: integer('result_minor').notNull().default(0),
+    /** Capital in the copy (minor units): the start balance, plus deposits, less withdrawals since. */
+    capitalMinor: integer('capital_minor').notNull().default(0),
+    /** PERFORMANCE_FEE_HWM's high-water mark of the copy equity (minor units). */
+    hwmMinor: integer('hwm_minor').notNull().default(0),
+    /** Rewards settled from the follower for this subscription (minor units): they lower the copy equity. */
+    feesMinor: integer('fees_minor').notNull().default(0),
+    /** When the next SUBSCRIPTION_FEE period starts (epoch ms). */
     nextFeeAt: integer('next_fee_at'),
+    /** When the current PERFORMANCE_FEE_HWM period ends (epoch ms). */
+    nextPerfAt: integer('next_perf_at'),
+    /** The last day (epoch days) a MANAGEMENT_FEE accrued for. */
+    mgmtDay: integer('mgmt_day').notNull().default(0),
     createdAt: integer('created_at').notNull(),
     updatedAt: integer('updated_at').notNull(),
   },

@@ -18,6 +18,7 @@ import { SUB_STATUS } from '../domain/status'
 import { copyLinks, copyMasters, copyRecords, copyRewards, copySubscriptions } from '../schema'
 import { rewardPolicyOf } from '../views'
 import { closeLinks, partialCloseLinks } from './close-copy'
+import { flowConsumer } from './fees'
 import { copyStops } from './modify-copy'
 import { openLinks } from './open-copy'
 import { settleRewards } from './rewards'
@@ -336,5 +337,6 @@ export function copyConsumers(ctx: CopyCtx): Consumer<any>[] {
     closed('copytrade.stopped-out', TradeStoppedOut),
     partial,
     modified,
+    flowConsumer(ctx),
   ]
 }

@@ -1,4 +1,4 @@
-import { and, eq, inArray, isNotNull, lte } from 'drizzle-orm'
+import { and, eq, inArray, isNotNull, lte, sql } from 'drizzle-orm'
 import { ApiError } from '../../../kernel/http/errors'
 import { currencyDecimals } from '../../accounts'
 import { conversionRate } from '../../market'
@@ -55,6 +55,11 @@ export async function settleRewards(ctx: CopyCtx, ids?: number[]) {
           .where(and(eq(copyRewards.id, a.id), eq(copyRewards.status, 'pending')))
           .returning({ id: copyRewards.id })
         if (moved.length === 0) return
+        // paid from the copy: the copy equity of fees on equity counts it (copier/equity.ts)
+        await tx
+          .update(copySubscriptions)
+          .set({ feesMinor: sql`${copySubscriptions.feesMinor} + ${a.amountMinor}` })
+          .where(eq(copySubscriptions.id, a.subscriptionId))
         await ctx.accounts.postOperationTx(tx, work, {
           brandId: a.brandId,
           login: a.followerLogin,

@@ -3,7 +3,8 @@ import type { Tx } from '../../../kernel/db/client'
 import type { Work } from '../../../kernel/db/unit-of-work'
 import type { CopyCtx } from '../context'
 import { closeLinks } from '../copier/close-copy'
-import { nextStatus, SUB_STATUS, type SubAction } from '../domain/status'
+import { crystallize } from '../copier/fees'
+import { nextStatus, type SubAction } from '../domain/status'
 import { copyLinks, copyMasters, copySubscriptions } from '../schema'
 import { copyError } from './errors'
 
@@ -49,7 +50,8 @@ export async function moveSubscriptionsTx(
     tx,
     rows.map((r) => r.masterId),
   )
-  if (nextStatus(SUB_STATUS.ACTIVE, action) === SUB_STATUS.DISABLED && moved.length > 0) {
+  // an end, or an equity stop: the copies are closed
+  if (action !== 'pause' && action !== 'resume' && moved.length > 0) {
     const closing = await tx
       .update(copyLinks)
       .set({ status: 'closing', reason, leaseUntil: 0, updatedAt: now })
@@ -75,6 +77,8 @@ export async function transition(
 ) {
   if (nextStatus(sub.status, action) === null)
     throw copyError('INVALID_TRANSITION', `a subscription in status ${sub.status} cannot ${action}`)
+  // a performance fee on the gains so far is charged when the subscription ends
+  if (action === 'disable') await crystallize(ctx, sub.id, `hwm:${sub.id}:end`, 'subscription ended')
   const moved = await ctx.uow.run((tx, work) => moveSubscriptionsTx(ctx, tx, work, [sub.id], action, reason))
   if (moved.length === 0)
     throw copyError('INVALID_TRANSITION', `subscription ${sub.id} changed meanwhile; read it again`)

@@ -1,7 +1,9 @@
 import { and, desc, eq, lt } from 'drizzle-orm'
 import { isUniqueViolation } from '../../../kernel/db/errors'
 import type { CopyCtx } from '../context'
+import { perfPeriodEnd } from '../copier/fees'
 import { resyncSubscription } from '../copier/resync'
+import { REWARD } from '../domain/rewards'
 import { followerModeAllowed } from '../domain/settings'
 import { SUB_STATUS } from '../domain/status'
 import { copyRecords, copyRewards, copySubscriptions } from '../schema'
@@ -47,7 +49,11 @@ export async function createSubscription(
           status: SUB_STATUS.ACTIVE,
           settings: JSON.stringify(settings),
           startBalanceMinor: account.balance,
-          nextFeeAt: master.rewardType === 0 ? now : null,
+          capitalMinor: account.balance,
+          hwmMinor: account.balance,
+          nextFeeAt: master.rewardType === REWARD.SUBSCRIPTION_FEE ? now : null,
+          nextPerfAt: perfPeriodEnd(master, now),
+          mgmtDay: Math.floor(now / 86_400_000),
           createdAt: now,
           updatedAt: now,
         })

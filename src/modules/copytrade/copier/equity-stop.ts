@@ -1,0 +1,57 @@
+import { and, eq, sql } from 'drizzle-orm'
+import { currencyDecimals } from '../../accounts'
+import type { CopyCtx } from '../context'
+import { equityStopReached } from '../domain/fees'
+import type { SubscriptionSettings } from '../domain/settings'
+import { SUB_STATUS } from '../domain/status'
+import { copyRecords, copySubscriptions } from '../schema'
+import { moveSubscriptionsTx } from '../service/subscription-status'
+import { copyEquity } from './equity'
+
+/**
+ * Equity stops (job): a subscription whose copy equity lost `equity_stop` of its capital is PAUSED with
+ * the reason EQUITY_STOP, its copies are closed, and a `stop` record says why.
+ */
+export async function runEquityStop(ctx: CopyCtx) {
+  const subs = await ctx.db
+    .select()
+    .from(copySubscriptions)
+    .where(
+      and(
+        eq(copySubscriptions.status, SUB_STATUS.ACTIVE),
+        sql`json_extract(${copySubscriptions.settings}, '$.equity_stop') > 0`,
+      ),
+    )
+    .limit(2000)
+  for (const sub of subs) {
+    const s = JSON.parse(sub.settings) as SubscriptionSettings
+    const e = await copyEquity(ctx, sub)
+    if (
+      !equityStopReached(e.capital, e.equity, s.equity_stop, s.equity_stop_type, currencyDecimals(e.currency))
+    )
+      continue
+    const now = ctx.clock.now()
+    await ctx.uow.run(async (tx, work) => {
+      const moved = await moveSubscriptionsTx(ctx, tx, work, [sub.id], 'equity_stop', 'EQUITY_STOP')
+      if (moved.length === 0) return
+      await tx
+        .insert(copyRecords)
+        .values({
+          key: `stop:${sub.id}:${now}`,
+          brandId: sub.brandId,
+          subscriptionId: sub.id,
+          action: 'stop',
+          result: 'skipped',
+          reason: 'EQUITY_STOP',
+          message: `copy equity ${e.equity} against capital ${e.capital} reached the equity stop ${s.equity_stop}${s.equity_stop_type === 1 ? ' %' : ` ${e.currency}`}; copies closed, subscription paused`,
+          symbol: '',
+          masterTicket: 0,
+          masterPrice: 0,
+          masterTime: now,
+          decidedAt: now,
+          createdAt: now,
+        })
+        .onConflictDoNothing()
+    })
+  }
+}

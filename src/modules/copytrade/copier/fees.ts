@@ -1,0 +1,235 @@
+import { and, eq, inArray, sql } from 'drizzle-orm'
+import type { Tx } from '../../../kernel/db/client'
+import type { Consumer, PayloadOf } from '../../../kernel/events/topic'
+import { BalanceOperation, currencyDecimals, toMinor } from '../../accounts'
+import type { CopyCtx } from '../context'
+import { hwmAfterDeposit, hwmAfterWithdrawal, managementFee, performanceFee } from '../domain/fees'
+import { REWARD } from '../domain/rewards'
+import { SUB_STATUS } from '../domain/status'
+import { copyLinks, copyMasters, copyRewards, copySubscriptions } from '../schema'
+import { rewardPolicyOf } from '../views'
+import { copyEquity } from './equity'
+import { settleRewards } from './rewards'
+
+type Sub = typeof copySubscriptions.$inferSelect
+type Master = typeof copyMasters.$inferSelect
+const DAY = 86_400_000
+
+/** When the first PERFORMANCE_FEE_HWM period of a new subscription ends (null for other policies). */
+export function perfPeriodEnd(m: Pick<Master, 'rewardType' | 'rewardParams'>, now: number) {
+  if (m.rewardType !== REWARD.PERFORMANCE_FEE_HWM) return null
+  const p = rewardPolicyOf(m)
+  return p.reward_type === REWARD.PERFORMANCE_FEE_HWM ? now + p.period_days * DAY : null
+}
+
+async function payoutCurrency(ctx: CopyCtx, m: Master) {
+  const a = await ctx.accounts.read.account(m.payoutLogin)
+  const g = a && (await ctx.accounts.read.group(a.groupId))
+  return g?.currency ?? m.currency
+}
+
+async function accrueTx(
+  ctx: CopyCtx,
+  tx: Tx,
+  sub: Sub,
+  m: Master,
+  r: { key: string; type: number; base: number; amount: number; currency: string; note: string },
+) {
+  const [row] = await tx
+    .insert(copyRewards)
+    .values({
+      key: r.key,
+      brandId: sub.brandId,
+      subscriptionId: sub.id,
+      masterId: m.id,
+      rewardType: r.type,
+      followerLogin: sub.followerLogin,
+      payoutLogin: m.payoutLogin,
+      base: r.base,
+      amountMinor: r.amount,
+      currency: r.currency,
+      payoutCurrency: await payoutCurrency(ctx, m),
+      status: 'pending',
+      note: r.note,
+      createdAt: ctx.clock.now(),
+    })
+    .onConflictDoNothing()
+    .returning({ id: copyRewards.id })
+  return row?.id ?? null
+}
+
+/**
+ * Charges PERFORMANCE_FEE_HWM on the copy equity above the mark (domain/fees.ts), once per `key` (a
+ * period end, a withdrawal, the end of the subscription), and moves the mark; conditional on the mark
+ * it read, so two runs charge once.
+ */
+export async function crystallize(ctx: CopyCtx, subId: number, key: string, why: string) {
+  const [row] = await ctx.db
+    .select({ sub: copySubscriptions, master: copyMasters })
+    .from(copySubscriptions)
+    .innerJoin(copyMasters, eq(copyMasters.id, copySubscriptions.masterId))
+    .where(eq(copySubscriptions.id, subId))
+  if (!row || row.master.rewardType !== REWARD.PERFORMANCE_FEE_HWM) return null
+  const policy = rewardPolicyOf(row.master)
+  if (policy.reward_type !== REWARD.PERFORMANCE_FEE_HWM) return null
+  const eq0 = await copyEquity(ctx, row.sub)
+  const due = performanceFee(eq0.equity, row.sub.hwmMinor, policy.percent)
+  if (due.fee <= 0) return null
+  const id = await ctx.db.transaction(async (tx) => {
+    const moved = await tx
+      .update(copySubscriptions)
+      .set({ hwmMinor: due.hwm })
+      .where(and(eq(copySubscriptions.id, subId), eq(copySubscriptions.hwmMinor, row.sub.hwmMinor)))
+      .returning({ id: copySubscriptions.id })
+    if (moved.length === 0) return null
+    return accrueTx(ctx, tx, row.sub, row.master, {
+      key,
+      type: REWARD.PERFORMANCE_FEE_HWM,
+      base: eq0.equity - row.sub.hwmMinor,
+      amount: due.fee,
+      currency: eq0.currency,
+      note: `${policy.percent} % of the copy equity ${eq0.equity} above the mark ${row.sub.hwmMinor} (${why})`,
+    })
+  })
+  if (id) await settleRewards(ctx, [id])
+  return id
+}
+
+/** Period ends of PERFORMANCE_FEE_HWM that came due, and MANAGEMENT_FEE days to accrue (job). */
+export async function runEquityFees(ctx: CopyCtx, now: number) {
+  const due = await ctx.db
+    .select({ sub: copySubscriptions, master: copyMasters })
+    .from(copySubscriptions)
+    .innerJoin(copyMasters, eq(copyMasters.id, copySubscriptions.masterId))
+    .where(
+      and(
+        inArray(copySubscriptions.status, [SUB_STATUS.ACTIVE, SUB_STATUS.PAUSED]),
+        inArray(copyMasters.rewardType, [REWARD.PERFORMANCE_FEE_HWM, REWARD.MANAGEMENT_FEE]),
+      ),
+    )
+    .limit(2000)
+  const today = Math.floor(now / DAY)
+  const ids: number[] = []
+  for (const { sub, master } of due) {
+    const policy = rewardPolicyOf(master)
+    if (
+      policy.reward_type === REWARD.PERFORMANCE_FEE_HWM &&
+      sub.nextPerfAt !== null &&
+      sub.nextPerfAt <= now
+    ) {
+      await crystallize(ctx, sub.id, `hwm:${sub.id}:${sub.nextPerfAt}`, 'period end')
+      await ctx.db
+        .update(copySubscriptions)
+        .set({ nextPerfAt: sub.nextPerfAt + policy.period_days * DAY })
+        .where(and(eq(copySubscriptions.id, sub.id), eq(copySubscriptions.nextPerfAt, sub.nextPerfAt)))
+    }
+    if (policy.reward_type === REWARD.MANAGEMENT_FEE && sub.mgmtDay < today) {
+      const days = Math.min(31, today - sub.mgmtDay)
+      const e = await copyEquity(ctx, sub)
+      const fee = managementFee(e.equity, policy.annual_percent, days)
+      const id = await ctx.db.transaction(async (tx) => {
+        const moved = await tx
+          .update(copySubscriptions)
+          .set({ mgmtDay: today })
+          .where(and(eq(copySubscriptions.id, sub.id), eq(copySubscriptions.mgmtDay, sub.mgmtDay)))
+          .returning({ id: copySubscriptions.id })
+        if (moved.length === 0 || fee <= 0) return null
+        return accrueTx(ctx, tx, sub, master, {
+          key: `mgmt:${sub.id}:${today}`,
+          type: REWARD.MANAGEMENT_FEE,
+          base: e.equity,
+          amount: fee,
+          currency: e.currency,
+          note: `${policy.annual_percent} % a year on the copy equity ${e.equity} for ${days} day(s)`,
+        })
+      })
+      if (id) ids.push(id)
+    }
+  }
+  if (ids.length > 0) await settleRewards(ctx, ids)
+}
+
+/**
+ * Money in or out of a follower account moves each live subscription's capital and high-water mark
+ * (deposits raise both; a withdrawal first charges the performance fee due, then lowers the mark in
+ * proportion). Copy rewards are not flows. With several subscriptions on one account, each sees the
+ * account's flows (README: one subscription per account keeps fees on equity exact).
+ */
+export function flowConsumer(ctx: CopyCtx): Consumer<PayloadOf<typeof BalanceOperation>> {
+  return {
+    name: 'copytrade.capital-flow',
+    topic: BalanceOperation,
+    handle: async () => {},
+    async after(e) {
+      const p = e.payload
+      if (p.reason === 'TR_REASON_COPY_REWARD' || (p.op !== 'OP_BALANCE_IN' && p.op !== 'OP_BALANCE_OUT'))
+        return
+      const subs = await ctx.db
+        .select()
+        .from(copySubscriptions)
+        .where(
+          and(
+            eq(copySubscriptions.followerLogin, p.login),
+            inArray(copySubscriptions.status, [SUB_STATUS.ACTIVE, SUB_STATUS.PAUSED]),
+          ),
+        )
+      const amount = Math.abs(toMinor(p.amount, p.currency) ?? 0)
+      for (const sub of subs) {
+        if (sub.createdAt > e.createdAt) continue
+        if (p.op === 'OP_BALANCE_IN') {
+          await ctx.db
+            .update(copySubscriptions)
+            .set({
+              capitalMinor: sql`${copySubscriptions.capitalMinor} + ${amount}`,
+              hwmMinor: sql`${copySubscriptions.hwmMinor} + ${hwmAfterDeposit(0, amount)}`,
+            })
+            .where(eq(copySubscriptions.id, sub.id))
+          continue
+        }
+        await crystallize(ctx, sub.id, `hwm:${sub.id}:out:${p.id}`, 'withdrawal')
+        const [now] = await ctx.db.select().from(copySubscriptions).where(eq(copySubscriptions.id, sub.id))
+        const before = (await copyEquity(ctx, now!)).equity
+        await ctx.db
+          .update(copySubscriptions)
+          .set({
+            capitalMinor: now!.capitalMinor - amount,
+            hwmMinor: hwmAfterWithdrawal(now!.hwmMinor, before, amount),
+          })
+          .where(and(eq(copySubscriptions.id, sub.id), eq(copySubscriptions.capitalMinor, now!.capitalMinor)))
+      }
+    },
+  }
+}
+
+/** What the fees on equity would charge now (GET /copytrade/subscription/{id}/fees). */
+export async function feePreview(ctx: CopyCtx, sub: Sub) {
+  const [m] = await ctx.db.select().from(copyMasters).where(eq(copyMasters.id, sub.masterId))
+  const e = await copyEquity(ctx, sub)
+  const d = 10 ** currencyDecimals(e.currency)
+  const policy = m ? rewardPolicyOf(m) : null
+  const perf =
+    policy?.reward_type === REWARD.PERFORMANCE_FEE_HWM
+      ? performanceFee(e.equity, sub.hwmMinor, policy.percent).fee
+      : 0
+  const mgmt =
+    policy?.reward_type === REWARD.MANAGEMENT_FEE ? managementFee(e.equity, policy.annual_percent, 1) : 0
+  const [open] = await ctx.db
+    .select({ n: sql<number>`count(*)` })
+    .from(copyLinks)
+    .where(and(eq(copyLinks.subscriptionId, sub.id), eq(copyLinks.status, 'open')))
+  return {
+    subscription_id: sub.id,
+    currency: e.currency,
+    copy_capital: e.capital / d,
+    copy_result: sub.resultMinor / d,
+    fees_paid: sub.feesMinor / d,
+    floating: e.floating / d,
+    copy_equity: e.equity / d,
+    high_water_mark: sub.hwmMinor / d,
+    performance_fee_now: perf / d,
+    management_fee_per_day: mgmt / d,
+    open_copies: open!.n,
+    next_performance_fee_time: sub.nextPerfAt ? Math.floor(sub.nextPerfAt / 1000) : 0,
+    next_subscription_fee_time: sub.nextFeeAt ? Math.floor(sub.nextFeeAt / 1000) : 0,
+  }
+}

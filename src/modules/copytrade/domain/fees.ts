@@ -1,0 +1,50 @@
+/**
+ * PERFORMANCE_FEE_HWM and MANAGEMENT_FEE on a subscription's copy equity (minor units of the follower's
+ * currency), pure (DESIGN rule 2). Copy equity = capital (start balance + deposits - withdrawals) + the
+ * realized result of copies - rewards paid + the floating result of open copies.
+ */
+
+/**
+ * The performance fee due now: `percent` of the copy equity above the high-water mark, rounded down; the
+ * mark then moves to the equity after the fee (the follower pays again only for new gains).
+ */
+export function performanceFee(equity: number, hwm: number, percent: number) {
+  if (equity <= hwm) return { fee: 0, hwm }
+  const fee = Math.floor(((equity - hwm) * percent) / 100)
+  return { fee, hwm: equity - fee }
+}
+
+/** A deposit raises the mark by its amount: new money is not performance. */
+export const hwmAfterDeposit = (hwm: number, amount: number) => hwm + amount
+
+/**
+ * A withdrawal lowers the mark in proportion to the share of the equity taken out (cTrader Copy's rule):
+ * taking out a quarter of the equity takes a quarter of the mark, so the gains still owed a fee keep
+ * their share of it.
+ */
+export function hwmAfterWithdrawal(hwm: number, equityBefore: number, amount: number) {
+  if (equityBefore <= 0) return hwm
+  return Math.max(0, Math.round(hwm * (1 - Math.min(1, amount / equityBefore))))
+}
+
+/** The management fee of `days` days: the annual rate on the copy equity, accrued daily (365-day year). */
+export function managementFee(equity: number, annualPercent: number, days: number) {
+  if (equity <= 0 || days <= 0) return 0
+  return Math.floor((equity * annualPercent * days) / 100 / 365)
+}
+
+/**
+ * The equity stop: the loss of the copy equity against its capital that stops copying (an amount in
+ * minor units, or a percent of the capital); true when reached.
+ */
+export function equityStopReached(
+  capital: number,
+  equity: number,
+  stop: number,
+  type: number,
+  decimals: number,
+) {
+  if (stop <= 0) return false
+  const limit = type === 1 ? (capital * stop) / 100 : stop * 10 ** decimals
+  return capital - equity >= limit
+}
