@@ -1,8 +1,7 @@
 // Copy trading's executed rewards beyond the spec's list (issue 31): PERFORMANCE_FEE_HWM with its mark
 // moved by deposits and withdrawals, MANAGEMENT_FEE accrued daily, SUBSCRIPTION_FEE per period,
 // VOLUME_REBATE per lot, the fee preview, and the equity stop. Time is moved, never slept.
-import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
-import { eq } from 'drizzle-orm'
+import { afterAll, beforeAll, expect, test } from 'bun:test'
 import { ManualClock } from '../../src/kernel/clock'
 import { balanceOperations } from '../../src/modules/accounts/schema'
 import { copyRewards, copySubscriptions } from '../../src/modules/copytrade/schema'
