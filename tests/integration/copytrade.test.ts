@@ -376,6 +376,45 @@ describe('copying driven by quotes', () => {
     expect(m.followers).toBe(2)
   })
 
+  test('manual_trading_mode on the follower account: DISABLED refuses every own trade, ALLOW_NON_COPIED the copies only', async () => {
+    const user2 = await t.userToken(100002)
+    const o = await open(100004, masterUser, { cmd: 0, volume: 1 })
+    await t.settle()
+    const [copy] = await openOf(100002)
+    await t.request('PUT', `/copytrade/master/${masterId}`, {
+      token: master,
+      body: { manual_trading_mode: 0 },
+    })
+    const refused = await open(100002, user2, { cmd: 0, volume: 1 })
+    expect([refused.status, refused.json.error]).toEqual([403, 'MANUAL_TRADING_DISABLED'])
+    await t.request('PUT', `/copytrade/master/${masterId}`, {
+      token: master,
+      body: { manual_trading_mode: 1 },
+    })
+    const own = await open(100002, user2, { cmd: 0, volume: 1 })
+    expect(own.status).toBe(200)
+    const closeCopy = await t.request('DELETE', '/trade/close', {
+      token: user2,
+      body: { order: copy!.ticket },
+    })
+    expect([closeCopy.status, closeCopy.json.error]).toEqual([403, 'MANUAL_TRADING_DISABLED'])
+    const modifyCopy = await t.request('PUT', '/trade/modify', {
+      token: user2,
+      body: { order: copy!.ticket, sl: 1, tp: 0 },
+    })
+    expect(modifyCopy.json.error).toBe('MANUAL_TRADING_DISABLED')
+    expect(
+      (await t.request('DELETE', '/trade/close', { token: user2, body: { order: own.json.order } })).status,
+    ).toBe(200)
+    await t.request('PUT', `/copytrade/master/${masterId}`, {
+      token: master,
+      body: { manual_trading_mode: 2 },
+    })
+    await t.request('DELETE', '/trade/close', { token: masterUser, body: { order: o.json.order } })
+    await t.settle()
+    expect(await openOf(100002)).toHaveLength(0)
+  })
+
   test('disable closes the copies; ownership and brand probes', async () => {
     const o = await open(100004, masterUser, { cmd: 0, volume: 3 })
     await t.settle()

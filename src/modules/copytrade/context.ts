@@ -8,4 +8,6 @@ export interface CopyCtx extends Kernel {
   accounts: AccountsApi
   market: MarketApi
   trading: TradingApi
+  /** Drops the cached manual_trading_mode of follower logins (copier/manual-guard.ts) after a change. */
+  forgetManual(...logins: number[]): Promise<unknown>
 }

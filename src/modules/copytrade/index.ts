@@ -2,11 +2,12 @@ import { Elysia } from 'elysia'
 import { defineModule } from '../../kernel/module'
 import { AccountsPort } from '../accounts'
 import { MarketPort } from '../market'
-import { TradingPort } from '../trading'
+import { ManualTradeGuardPort, TradingPort } from '../trading'
 import type { CopyCtx } from './context'
 import { copyConsumers } from './copier/consumers'
 import { runEquityStop } from './copier/equity-stop'
 import { runEquityFees } from './copier/fees'
+import { manualGuard } from './copier/manual-guard'
 import { reconcile } from './copier/reconcile'
 import { accrueSubscriptionFees, settleRewards } from './copier/rewards'
 import { seedCopyDemo } from './demo'
@@ -30,7 +31,11 @@ export const copytradeModule = defineModule({
       accounts: ports.get(AccountsPort),
       market: ports.get(MarketPort),
       trading: ports.get(TradingPort),
+      forgetManual: async () => {},
     }
+    const manual = manualGuard(ctx)
+    ctx.forgetManual = manual.forget
+    ports.provide(ManualTradeGuardPort, manual.guard)
     return {
       routes: new Elysia({ name: 'copytrade', seed: k.instanceId })
         .use(copyRoutes(ctx))

@@ -17,6 +17,7 @@ import type { TradingServices } from './service'
 import { type TradingWritePort, writePort } from './write-port'
 
 export * from './events'
+export { type ManualAction, type ManualTradeGuard, ManualTradeGuardPort } from './guard'
 export type { RiskRoom, RiskWatcher } from './risk-watch'
 export type { OrderState, SystemRequest, TradeResult } from './write-port'
 

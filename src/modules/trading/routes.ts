@@ -13,6 +13,9 @@ const denied = { status: 401, code: 'PERMISSION_DENIED' }
 const price = (description: string) => t.Number({ minimum: 0, maximum: MAX_PRICE, description })
 const Ticket = Id('order ticket (from POST /trade/open or GET /trade/list)', 1)
 const OWN_LOGIN = { 403: ['USER_NOT_FOUND'], 404: ['GROUP_NOT_FOUND'] } as const
+/** A client's own trade on an account whose copy subscription's master forbids it (copy trading). */
+const MANUAL = 'MANUAL_TRADING_DISABLED'
+const OWN_LOGIN_MANUAL = { ...OWN_LOGIN, 403: ['USER_NOT_FOUND', MANUAL] } as const
 
 export const Order = t.Object(
   {
@@ -104,7 +107,7 @@ export const tradingRoutes = (ctx: TradingServices) =>
             trade: Order,
             idempotent: t.Optional(Idempotent),
           }),
-          ...errors({ ...OWN_LOGIN, 500: ['OPEN_ORDER_ERROR'], 503: ['PRICE_STALE'] }),
+          ...errors({ ...OWN_LOGIN_MANUAL, 500: ['OPEN_ORDER_ERROR'], 503: ['PRICE_STALE'] }),
         },
         detail: doc('Trading', 'Open a market position or place a pending order', {
           idempotent: true,
@@ -129,7 +132,11 @@ export const tradingRoutes = (ctx: TradingServices) =>
         ),
         response: {
           200: t.Object({ data: t.Literal('OK'), trade: Order, idempotent: t.Optional(Idempotent) }),
-          ...errors({ 403: ['MODIFY_TRADE_ERROR'], 404: ['MODIFY_TRADE_ERROR'], 500: ['INCORRECT_SL_TP'] }),
+          ...errors({
+            403: ['MODIFY_TRADE_ERROR', MANUAL],
+            404: ['MODIFY_TRADE_ERROR'],
+            500: ['INCORRECT_SL_TP'],
+          }),
         },
         detail: doc('Trading', 'Change SL and TP of a position or pending order', {
           idempotent: true,
@@ -162,7 +169,7 @@ export const tradingRoutes = (ctx: TradingServices) =>
         ),
         response: {
           200: t.Object({ data: t.Literal('OK'), idempotent: t.Optional(Idempotent) }),
-          ...errors({ 404: ['TRADE_ERROR'], 500: ['TRADE_ERROR'], 503: ['PRICE_STALE'] }),
+          ...errors({ 403: [MANUAL], 404: ['TRADE_ERROR'], 500: ['TRADE_ERROR'], 503: ['PRICE_STALE'] }),
         },
         detail: doc('Trading', 'Close a position, fully or partially, at the current quote', {
           idempotent: true,
@@ -190,7 +197,7 @@ export const tradingRoutes = (ctx: TradingServices) =>
       ),
       response: {
         200: t.Object({ data: t.Literal('OK'), closed: Int({ description: 'positions closed' }) }),
-        ...errors({ ...OWN_LOGIN, 503: ['PRICE_STALE'] }),
+        ...errors({ ...OWN_LOGIN_MANUAL, 503: ['PRICE_STALE'] }),
       },
       detail: doc('Trading', 'Close many positions of a login', {
         description: 'Positions that fail the close check are skipped silently; the batch still answers 200.',
@@ -205,7 +212,7 @@ export const tradingRoutes = (ctx: TradingServices) =>
         body: t.Object({ order: Ticket }, { example: { order: 1 } }),
         response: {
           200: t.Object({ data: t.Literal('ok'), idempotent: t.Optional(Idempotent) }),
-          ...errors({ 401: ['CANCEL_PENDING_TRADE_ERROR'] }),
+          ...errors({ 401: ['CANCEL_PENDING_TRADE_ERROR'], 403: [MANUAL] }),
         },
         detail: doc('Trading', 'Cancel a pending order', {
           idempotent: true,

@@ -13,6 +13,7 @@ import type { TriggerEngine } from './engine'
 import { TradeCancelled, TradeModified } from './events'
 import { closeTx, refreshAfterCommit } from './execution'
 import { pricePositions } from './exposure'
+import { type ManualAction, ManualTradeGuardPort } from './guard'
 import { priorRequest, recordRequest, tradeKey } from './idempotency'
 import { type Opened, type OpenRequest, openError } from './open-commit'
 import type { OrderRow } from './positions'
@@ -94,6 +95,23 @@ export type Actor = { session: Session } | { system: string }
 export const actorName = (a: Actor) =>
   'system' in a ? a.system : a.session.type === 'SESSION_USER' ? 'client' : `staff:${a.session.staffId}`
 
+/**
+ * A client's own action on an account another module manages (copy trading's manual_trading_mode):
+ * staff and modules acting through the write port are not asked.
+ */
+async function refuseManual(
+  ctx: TradingServices,
+  actor: Actor,
+  login: number,
+  action: ManualAction,
+  ticket?: number,
+) {
+  if (!('session' in actor) || actor.session.type !== 'SESSION_USER' || !ctx.ports.has(ManualTradeGuardPort))
+    return
+  const why = await ctx.ports.get(ManualTradeGuardPort)(login, action, ticket)
+  if (why) throw new ApiError(403, 'MANUAL_TRADING_DISABLED', why)
+}
+
 /** POST /trade/open: the session's account, then the shared core. */
 export async function openOrder(
   ctx: TradingServices,
@@ -103,6 +121,7 @@ export async function openOrder(
   idempotencyKey?: string,
 ) {
   const { account, group } = await tradingAccount(ctx, brand, session, input.login)
+  await refuseManual(ctx, { session }, account.login, 'open')
   return openFor(ctx, brand.id, account, group, input, actorName({ session }), idempotencyKey)
 }
 
@@ -243,6 +262,7 @@ export async function modifyOrder(
   if (!oc) throw new ApiError(404, 'MODIFY_TRADE_ERROR', `order ${input.order} not found`)
   if (await priorRequest(ctx.db, o.login, key))
     return replayed({ data: 'OK' as const, trade: orderView(o, oc.group.currency) })
+  await refuseManual(ctx, actor, o.login, 'modify', o.ticket)
   if (o.state !== 'open' && o.state !== 'pending')
     throw new ApiError(404, 'MODIFY_TRADE_ERROR', `order ${input.order} is not active`)
   const gs = await ctx.refdata.forGroup(oc.group.id, o.symbol)
@@ -357,6 +377,7 @@ export async function closeOrder(
   // a repeat answers what the first close did, though the position is closed now
   if (await priorRequest(ctx.db, found.order.login, key)) return replayed({ data: 'OK' as const })
   if (found.order.state !== 'open') throw new ApiError(404, 'TRADE_ERROR', `no open position ${input.order}`)
+  await refuseManual(ctx, actor, found.order.login, 'close', found.order.ticket)
   const closed = await closePosition(
     ctx,
     brandId,
@@ -376,6 +397,7 @@ export async function closeGroup(
   input: { login: number; type: number; symbol?: string; comment?: string },
 ) {
   const { account, group } = await tradingAccount(ctx, brand, session, input.login)
+  await refuseManual(ctx, { session }, account.login, 'close')
   // the whole batch waits for current prices rather than each position being skipped
   refuseStalePrices(ctx)
   const open = await ctx.db
@@ -428,6 +450,7 @@ export async function cancelOrder(
   if (await priorRequest(ctx.db, found.order.login, key)) return replayed({ data: 'ok' as const })
   if (found.order.state !== 'pending')
     throw fail(`order ${input.order} is not a pending order (state ${found.order.state})`)
+  await refuseManual(ctx, actor, found.order.login, 'cancel', found.order.ticket)
   const oc = await orderContext(ctx, brandId, found.order)
   if (!oc) throw fail(`order ${input.order} not found`)
   const now = ctx.clock.now()

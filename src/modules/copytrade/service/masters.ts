@@ -149,6 +149,13 @@ export async function updateMaster(ctx: CopyCtx, o: Owner, id: number, input: Ma
   if (input.reward_policy !== undefined) Object.assign(set, parsePolicy(input.reward_policy))
   if (input.payout_login !== undefined) set.payoutLogin = await payoutAccount(ctx, o, input.payout_login)
   const [row] = await ctx.db.update(copyMasters).set(set).where(eq(copyMasters.id, m.id)).returning()
+  if (input.manual_trading_mode !== undefined && input.manual_trading_mode !== m.manualTradingMode) {
+    const followers = await ctx.db
+      .select({ login: copySubscriptions.followerLogin })
+      .from(copySubscriptions)
+      .where(eq(copySubscriptions.masterId, m.id))
+    await ctx.forgetManual(...followers.map((f) => f.login))
+  }
   return row!
 }
 

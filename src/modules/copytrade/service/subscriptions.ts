@@ -69,6 +69,7 @@ export async function createSubscription(
       )
     throw e
   }
+  await ctx.forgetManual(follower_login)
   // the master's positions open now are copied at the current price (rules of copier/resync.ts)
   await resyncSubscription(ctx, sub.id)
   return subscriptionView(sub, group.currency)
