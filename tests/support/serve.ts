@@ -11,7 +11,8 @@ const config = loadConfig({ ...process.env, HOST: '127.0.0.1', PORT: '0' })
 const logger = createLogger(config.logLevel)
 guardProcess(logger)
 const server = await startServer(config, { logger })
-console.log(`READY http://127.0.0.1:${server.port}`)
+// the instance (orders.origin, the relay's lease owner) after the address: a test kills the one at work
+console.log(`READY http://127.0.0.1:${server.port} ${server.app.kernel.origin}`)
 for (const signal of ['SIGINT', 'SIGTERM'] as const)
   process.on(signal, async () => {
     await server.stop()

@@ -1,3 +1,4 @@
+import type { LimitFunction } from 'p-limit'
 import type { Kernel } from '../../kernel/kernel'
 import type { AccountsApi } from '../accounts'
 import type { MarketApi } from '../market'
@@ -8,6 +9,11 @@ export interface CopyCtx extends Kernel {
   accounts: AccountsApi
   market: MarketApi
   trading: TradingApi
+  /**
+   * Bounds the trades the copier has in flight (a fan-out of 1,000 would otherwise send 1,000 requests
+   * at once to a remote database: sqld answers 429 beyond its limit).
+   */
+  limit: LimitFunction
   /** Drops the cached manual_trading_mode of follower logins (copier/manual-guard.ts) after a change. */
   forgetManual(...logins: number[]): Promise<unknown>
 }

@@ -52,13 +52,23 @@ export async function seedCopyDemo(ctx: CopyCtx) {
       updatedAt: now,
     })
     .onConflictDoNothing()
-  // a history: three round trips; without a price yet (no feed), none
+  await seedDemoHistory(ctx, demo.id)
+}
+
+/**
+ * The demo master's history: three round trips through trading's write port (keyed). Without a price yet
+ * (the simulator starts after the seed) nothing happens, and the job `copytrade.demo-history` tries again.
+ */
+export async function seedDemoHistory(ctx: CopyCtx, brandId?: number) {
+  const id = brandId ?? (await ctx.db.select().from(brands)).find((b) => b.name === 'Demo')?.id
+  if (id === undefined) return
+  if ((await ctx.trading.closedPositionsOf(DEMO_MASTER_LOGIN, 3)).length >= 3) return
   for (const [i, symbol, cmd] of [
     [1, 'EURUSD', 0],
     [2, 'BTCUSD', 1],
     [3, 'EURUSD', 1],
   ] as const) {
-    const base = { brandId: demo.id, actor: 'copytrade:demo' }
+    const base = { brandId: id, actor: 'copytrade:demo' }
     const opened = await ctx.trading.open({
       ...base,
       idempotencyKey: `copy-demo:${i}:open`,

@@ -1,4 +1,5 @@
 import { Elysia } from 'elysia'
+import pLimit from 'p-limit'
 import { defineModule } from '../../kernel/module'
 import { AccountsPort } from '../accounts'
 import { MarketPort } from '../market'
@@ -10,9 +11,12 @@ import { runEquityFees } from './copier/fees'
 import { manualGuard } from './copier/manual-guard'
 import { reconcile } from './copier/reconcile'
 import { accrueSubscriptionFees, settleRewards } from './copier/rewards'
-import { seedCopyDemo } from './demo'
+import { seedCopyDemo, seedDemoHistory } from './demo'
 import { copyRoutes, copyStaffRoutes } from './routes'
 import * as schema from './schema'
+
+/** Trades the copier runs at once: enough to fill a group commit, few enough for a remote database. */
+const COPY_CONCURRENCY = 64
 
 /** Copy trading: masters, followers, subscriptions, the copier and rewards (README.md of this folder). */
 export const copytradeModule = defineModule({
@@ -32,6 +36,7 @@ export const copytradeModule = defineModule({
       market: ports.get(MarketPort),
       trading: ports.get(TradingPort),
       forgetManual: async () => {},
+      limit: pLimit(COPY_CONCURRENCY),
     }
     const manual = manualGuard(ctx)
     ctx.forgetManual = manual.forget
@@ -46,6 +51,17 @@ export const copytradeModule = defineModule({
         { name: 'copytrade.reconcile', every: 5_000, scope: 'cluster', run: () => reconcile(ctx) },
         // equity stops: a copy that lost its limit closes and pauses
         { name: 'copytrade.equity-stops', every: 5_000, scope: 'cluster', run: () => runEquityStop(ctx) },
+        // the demo master's history once a price is there (development data only)
+        ...(k.config.seedDemo
+          ? [
+              {
+                name: 'copytrade.demo-history',
+                every: 30_000,
+                scope: 'cluster' as const,
+                run: () => seedDemoHistory(ctx),
+              },
+            ]
+          : []),
         // subscription fees that came due, and accruals a settlement left pending
         {
           name: 'copytrade.settle',

@@ -23,7 +23,7 @@ export async function closeLinks(ctx: CopyCtx, ids: number[]) {
     .set({ leaseUntil: now + CLOSE_RETRY_MS, attempts: sql`${copyLinks.attempts} + 1`, updatedAt: now })
     .where(and(inArray(copyLinks.id, ids), eq(copyLinks.status, 'closing'), lt(copyLinks.leaseUntil, now)))
     .returning()
-  await Promise.all(links.map((l) => closeOne(ctx, l, now)))
+  await Promise.all(links.map((l) => ctx.limit(() => closeOne(ctx, l, now))))
 }
 
 async function closeOne(ctx: CopyCtx, link: Link, decidedAt: number) {
@@ -93,80 +93,82 @@ export async function partialCloseLinks(
   masterTime: number,
 ) {
   await Promise.all(
-    links.map(async (link) => {
-      if (link.status !== 'open' || link.followerTicket === null || remaining >= link.masterVolume) return
-      const account = await ctx.accounts.read.account(link.followerLogin)
-      const gs = account && (await ctx.market.refdata.forGroup(account.groupId, link.symbol))
-      const lot = gs?.sec ?? { lotMin: 1, lotStep: 1 }
-      const volume = partialCloseVolume(
-        link.followerVolume,
-        link.masterVolume,
-        link.masterVolume - remaining,
-        lot,
-      )
-      const decidedAt = ctx.clock.now()
-      const r =
-        volume > 0
-          ? await ctx.trading.close({
-              brandId: link.brandId,
-              actor: `copy:${link.subscriptionId}`,
-              idempotencyKey: `copy:${link.subscriptionId}:${link.masterTicket}:pclose:${remaining}`,
-              order: link.followerTicket,
-              ...(volume < link.followerVolume ? { volume } : {}),
-            })
-          : null
-      if (r && !r.ok) {
-        await record(ctx, link, {
-          key: `pclose-skip:${link.id}:${remaining}`,
-          action: 'partial_close',
-          result: 'skipped',
-          reason: refusalReason(r.code, r.reason),
-          message: r.reason,
-          decidedAt,
-        })
-        return
-      }
-      const now = ctx.clock.now()
-      const whole = volume >= link.followerVolume
-      await ctx.db.transaction(async (tx) => {
-        const done = await tx
-          .update(copyLinks)
-          .set({
-            masterVolume: remaining,
-            followerVolume: link.followerVolume - volume,
-            ...(whole
-              ? { status: 'closed' as const, reason: 'master closed part; the rest was below lot_min' }
-              : {}),
-            updatedAt: now,
-          })
-          .where(
-            and(
-              eq(copyLinks.id, link.id),
-              eq(copyLinks.masterVolume, link.masterVolume),
-              eq(copyLinks.status, 'open'),
-            ),
-          )
-          .returning({ id: copyLinks.id })
-        if (done.length === 0) return
-        await record(
-          ctx,
-          link,
-          {
-            key: `pclose:${link.id}:${remaining}`,
-            action: 'partial_close',
-            result: volume > 0 ? 'copied' : 'skipped',
-            reason: volume > 0 ? '' : 'VOLUME_BELOW_MINIMUM',
-            message: `master ${link.masterVolume} -> ${remaining}; follower ${link.followerVolume} -> ${link.followerVolume - volume}`,
-            decidedAt,
-            masterPrice,
-            masterTime,
-            followerTime: now,
-            volume,
-          },
-          tx,
+    links.map((link) =>
+      ctx.limit(async () => {
+        if (link.status !== 'open' || link.followerTicket === null || remaining >= link.masterVolume) return
+        const account = await ctx.accounts.read.account(link.followerLogin)
+        const gs = account && (await ctx.market.refdata.forGroup(account.groupId, link.symbol))
+        const lot = gs?.sec ?? { lotMin: 1, lotStep: 1 }
+        const volume = partialCloseVolume(
+          link.followerVolume,
+          link.masterVolume,
+          link.masterVolume - remaining,
+          lot,
         )
-      })
-    }),
+        const decidedAt = ctx.clock.now()
+        const r =
+          volume > 0
+            ? await ctx.trading.close({
+                brandId: link.brandId,
+                actor: `copy:${link.subscriptionId}`,
+                idempotencyKey: `copy:${link.subscriptionId}:${link.masterTicket}:pclose:${remaining}`,
+                order: link.followerTicket,
+                ...(volume < link.followerVolume ? { volume } : {}),
+              })
+            : null
+        if (r && !r.ok) {
+          await record(ctx, link, {
+            key: `pclose-skip:${link.id}:${remaining}`,
+            action: 'partial_close',
+            result: 'skipped',
+            reason: refusalReason(r.code, r.reason),
+            message: r.reason,
+            decidedAt,
+          })
+          return
+        }
+        const now = ctx.clock.now()
+        const whole = volume >= link.followerVolume
+        await ctx.db.transaction(async (tx) => {
+          const done = await tx
+            .update(copyLinks)
+            .set({
+              masterVolume: remaining,
+              followerVolume: link.followerVolume - volume,
+              ...(whole
+                ? { status: 'closed' as const, reason: 'master closed part; the rest was below lot_min' }
+                : {}),
+              updatedAt: now,
+            })
+            .where(
+              and(
+                eq(copyLinks.id, link.id),
+                eq(copyLinks.masterVolume, link.masterVolume),
+                eq(copyLinks.status, 'open'),
+              ),
+            )
+            .returning({ id: copyLinks.id })
+          if (done.length === 0) return
+          await record(
+            ctx,
+            link,
+            {
+              key: `pclose:${link.id}:${remaining}`,
+              action: 'partial_close',
+              result: volume > 0 ? 'copied' : 'skipped',
+              reason: volume > 0 ? '' : 'VOLUME_BELOW_MINIMUM',
+              message: `master ${link.masterVolume} -> ${remaining}; follower ${link.followerVolume} -> ${link.followerVolume - volume}`,
+              decidedAt,
+              masterPrice,
+              masterTime,
+              followerTime: now,
+              volume,
+            },
+            tx,
+          )
+        })
+      }),
+    ),
   )
 }
 

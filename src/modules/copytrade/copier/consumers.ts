@@ -88,11 +88,12 @@ async function masterOpened(ctx: CopyCtx, e: DeliveredEvent<TradePayload>, tx: T
     }
   })
   for (let i = 0; i < rows.length; i += 500) {
-    const made = await tx
-      .insert(copyLinks)
-      .values(rows.slice(i, i + 500))
-      .onConflictDoNothing()
-      .returning()
+    const chunk = rows.slice(i, i + 500)
+    if (chunk.every((r) => r.status === 'pending')) {
+      await tx.insert(copyLinks).values(chunk).onConflictDoNothing()
+      continue
+    }
+    const made = await tx.insert(copyLinks).values(chunk).onConflictDoNothing().returning()
     const skipped = made.filter((l) => l.status === 'skipped')
     if (skipped.length > 0)
       await tx
@@ -132,24 +133,45 @@ async function pendingOf(ctx: CopyCtx, masterTicket: number, status: 'pending' |
 /** The master's close: its links move to `closing` (FULL_SYNC, CLOSE_ONLY) or end (OPEN_ONLY). */
 async function masterClosedTx(ctx: CopyCtx, p: TradePayload, tx: Tx) {
   const links = await tx
-    .select({ link: copyLinks, sub: copySubscriptions })
+    .select({ id: copyLinks.id, status: copyLinks.status, settings: copySubscriptions.settings })
     .from(copyLinks)
     .innerJoin(copySubscriptions, eq(copySubscriptions.id, copyLinks.subscriptionId))
     .where(and(eq(copyLinks.masterTicket, p.ticket), inArray(copyLinks.status, ['pending', 'open'])))
+  if (links.length === 0) return
+  const closes = (l: { settings: string }) => copiesCloses(settingsOf(l).copy_mode)
+  const groups = [
+    {
+      from: 'pending' as const,
+      ids: links.filter((l) => l.status === 'pending'),
+      set: { status: 'skipped' as const, reason: 'MASTER_CLOSED' },
+    },
+    {
+      from: 'open' as const,
+      ids: links.filter((l) => l.status === 'open' && closes(l)),
+      set: { status: 'closing' as const, reason: 'the master closed', leaseUntil: 0 },
+    },
+    {
+      from: 'open' as const,
+      ids: links.filter((l) => l.status === 'open' && !closes(l)),
+      set: { status: 'ended' as const, reason: 'COPY_MODE' },
+    },
+  ]
   const now = ctx.clock.now()
-  for (const { link, sub } of links) {
-    const closes = copiesCloses(settingsOf(sub).copy_mode)
-    const set =
-      link.status === 'pending'
-        ? { status: 'skipped' as const, reason: 'MASTER_CLOSED' }
-        : closes
-          ? { status: 'closing' as const, reason: 'the master closed', leaseUntil: 0 }
-          : { status: 'ended' as const, reason: 'COPY_MODE' }
-    await tx
-      .update(copyLinks)
-      .set({ ...set, masterClosePrice: p.close_price, masterCloseTime: p.close_time, updatedAt: now })
-      .where(and(eq(copyLinks.id, link.id), eq(copyLinks.status, link.status)))
-  }
+  // one statement per kind of move (on sqld each statement is a round trip)
+  for (const g of groups)
+    for (let i = 0; i < g.ids.length; i += 500)
+      await tx
+        .update(copyLinks)
+        .set({ ...g.set, masterClosePrice: p.close_price, masterCloseTime: p.close_time, updatedAt: now })
+        .where(
+          and(
+            inArray(
+              copyLinks.id,
+              g.ids.slice(i, i + 500).map((l) => l.id),
+            ),
+            eq(copyLinks.status, g.from),
+          ),
+        )
 }
 
 /** A follower's copy closed (whole or part, by anyone): its result counts, and a profit share accrues. */

@@ -18,40 +18,42 @@ export async function copyStops(ctx: CopyCtx, p: TradePayload) {
     .innerJoin(copySubscriptions, eq(copySubscriptions.id, copyLinks.subscriptionId))
     .where(and(eq(copyLinks.masterTicket, p.ticket), eq(copyLinks.status, 'open')))
   await Promise.all(
-    rows.map(async ({ copy_links: link, copy_subscriptions: sub }) => {
-      const s = JSON.parse(sub.settings) as SubscriptionSettings
-      if (s.copy_sl_tp !== 1 || link.followerTicket === null) return
-      const o = copyOrder({ cmd: p.cmd, sl: p.sl, tp: p.tp }, s.reverse === 1, true)
-      const decidedAt = ctx.clock.now()
-      const r = await ctx.trading.modify({
-        brandId: link.brandId,
-        actor: `copy:${sub.id}`,
-        idempotencyKey: `copy:${sub.id}:${p.ticket}:modify:${o.sl}:${o.tp}`,
-        order: link.followerTicket,
-        sl: o.sl,
-        tp: o.tp,
-      })
-      await ctx.db
-        .insert(copyRecords)
-        .values({
-          key: `modify:${link.id}:${o.sl}:${o.tp}`,
+    rows.map(({ copy_links: link, copy_subscriptions: sub }) =>
+      ctx.limit(async () => {
+        const s = JSON.parse(sub.settings) as SubscriptionSettings
+        if (s.copy_sl_tp !== 1 || link.followerTicket === null) return
+        const o = copyOrder({ cmd: p.cmd, sl: p.sl, tp: p.tp }, s.reverse === 1, true)
+        const decidedAt = ctx.clock.now()
+        const r = await ctx.trading.modify({
           brandId: link.brandId,
-          subscriptionId: sub.id,
-          linkId: link.id,
-          action: 'modify',
-          result: r.ok ? 'copied' : 'skipped',
-          reason: r.ok ? '' : refusalReason(r.code, r.reason),
-          message: r.ok ? `sl ${o.sl}, tp ${o.tp}` : r.reason,
-          symbol: link.symbol,
-          masterTicket: p.ticket,
-          masterPrice: p.open_price,
-          masterTime: link.masterTime,
-          decidedAt,
-          followerTicket: link.followerTicket,
-          followerTime: ctx.clock.now(),
-          createdAt: ctx.clock.now(),
+          actor: `copy:${sub.id}`,
+          idempotencyKey: `copy:${sub.id}:${p.ticket}:modify:${o.sl}:${o.tp}`,
+          order: link.followerTicket,
+          sl: o.sl,
+          tp: o.tp,
         })
-        .onConflictDoNothing()
-    }),
+        await ctx.db
+          .insert(copyRecords)
+          .values({
+            key: `modify:${link.id}:${o.sl}:${o.tp}`,
+            brandId: link.brandId,
+            subscriptionId: sub.id,
+            linkId: link.id,
+            action: 'modify',
+            result: r.ok ? 'copied' : 'skipped',
+            reason: r.ok ? '' : refusalReason(r.code, r.reason),
+            message: r.ok ? `sl ${o.sl}, tp ${o.tp}` : r.reason,
+            symbol: link.symbol,
+            masterTicket: p.ticket,
+            masterPrice: p.open_price,
+            masterTime: link.masterTime,
+            decidedAt,
+            followerTicket: link.followerTicket,
+            followerTime: ctx.clock.now(),
+            createdAt: ctx.clock.now(),
+          })
+          .onConflictDoNothing()
+      }),
+    ),
   )
 }

@@ -4,7 +4,7 @@ import { conversionRate, isTradingOpen } from '../../market'
 import { profitInAccount } from '../../trading'
 import type { CopyCtx } from '../context'
 import { REWARD, volumeRebate } from '../domain/rewards'
-import { type SubscriptionSettings, symbolAllowed } from '../domain/settings'
+import { type SubscriptionSettings, symbolAllowed, VOLUME_MODE } from '../domain/settings'
 import { copyOrder, copyVolume, slippagePoints } from '../domain/sizing'
 import { SUB_STATUS } from '../domain/status'
 import { copyLinks, copyMasters, copyRecords, copyRewards, copySubscriptions } from '../schema'
@@ -14,6 +14,8 @@ import { settleSoon } from './rewards'
 /** How long one executor holds a link it opens; after it another (the reconcile job) may take it over. */
 export const OPEN_LEASE_MS = 15_000
 const CHUNK = 400
+/** Links per statement when their outcomes are recorded (records have 21 columns: 2,100 values). */
+const FINISH_CHUNK = 100
 
 type Link = typeof copyLinks.$inferSelect
 type Sub = typeof copySubscriptions.$inferSelect
@@ -97,10 +99,27 @@ async function openChunk(ctx: CopyCtx, ids: number[]) {
     ).map((s) => [s.id, s]),
   )
   const masterLogins = [...new Set(links.map((l) => l.masterLogin))]
-  const figures = await ctx.trading.figures([...masterLogins, ...new Set(links.map((l) => l.followerLogin))])
+  // balances and equities only for the subscriptions that size by them
+  const ratio = links.filter((l) => {
+    const mode = (JSON.parse(subs.get(l.subscriptionId)!.settings) as SubscriptionSettings).volume_mode
+    return mode === VOLUME_MODE.EQUITY_RATIO || mode === VOLUME_MODE.BALANCE_RATIO
+  })
+  const figures =
+    ratio.length > 0
+      ? await ctx.trading.figures([...masterLogins, ...new Set(ratio.map((l) => l.followerLogin))])
+      : new Map()
   const quotes = await ctx.market.quoteLookup()
+  // what every link of the chunk shares: the master positions and accounts
+  const masters = await ctx.trading.orderStates([...new Set(links.map((l) => l.masterTicket))])
+  const masterCurrency = new Map<number, string>()
+  for (const login of masterLogins) {
+    const a = await ctx.accounts.read.account(login)
+    const g = a && (await ctx.accounts.read.group(a.groupId))
+    if (g) masterCurrency.set(login, g.currency)
+  }
+  const shared = { figures, quotes, masters, masterCurrency }
   const outcomes = await Promise.all(
-    links.map((link) => openOne(ctx, link, subs.get(link.subscriptionId)!, figures, quotes, now)),
+    links.map((link) => ctx.limit(() => openOne(ctx, link, subs.get(link.subscriptionId)!, shared, now))),
   )
   await finishOpens(ctx, outcomes)
 }
@@ -109,10 +128,15 @@ async function openOne(
   ctx: CopyCtx,
   link: Link,
   sub: Sub,
-  figures: Awaited<ReturnType<CopyCtx['trading']['figures']>>,
-  quotes: Awaited<ReturnType<CopyCtx['market']['quoteLookup']>>,
+  shared: {
+    figures: Awaited<ReturnType<CopyCtx['trading']['figures']>>
+    quotes: Awaited<ReturnType<CopyCtx['market']['quoteLookup']>>
+    masters: Awaited<ReturnType<CopyCtx['trading']['orderStates']>>
+    masterCurrency: Map<number, string>
+  },
   decidedAt: number,
 ): Promise<Outcome> {
+  const { figures, quotes } = shared
   const skip = (reason: string, message: string): Outcome => ({
     link,
     sub,
@@ -185,15 +209,13 @@ async function openOne(
   }
   const quote = await ctx.market.groupPrice(gs)
   if (!quote) return skip('NO_PRICE', `no price for ${link.symbol}`)
-  const masterAcc = await ctx.accounts.read.account(link.masterLogin)
-  const masterGroup = masterAcc && (await ctx.accounts.read.group(masterAcc.groupId))
   const mf = figures.get(link.masterLogin)
   const ff = figures.get(link.followerLogin)
   const major = (x: { balance: number; equity: number } | null | undefined, d: number) => ({
     balance: (x?.balance ?? 0) / 10 ** d,
     equity: (x?.equity ?? 0) / 10 ** d,
   })
-  const masterCurrency = masterGroup?.currency ?? group.currency
+  const masterCurrency = shared.masterCurrency.get(link.masterLogin) ?? group.currency
   const sized = copyVolume({
     mode: s.volume_mode,
     param: s.volume_param,
@@ -206,7 +228,7 @@ async function openOne(
     lot: gs.sec,
   })
   if (!sized.ok) return skip(sized.reason, sized.message)
-  const master = (await ctx.trading.orderStates([link.masterTicket])).get(link.masterTicket)
+  const master = shared.masters.get(link.masterTicket)
   const order = copyOrder(
     { cmd: link.masterCmd, sl: master?.sl ?? 0, tp: master?.tp ?? 0 },
     s.reverse === 1,
@@ -266,60 +288,90 @@ async function finishOpens(ctx: CopyCtx, outcomes: Outcome[]) {
   const now = ctx.clock.now()
   const rebates: number[] = []
   await ctx.uow.run(async (tx) => {
-    const copiedVolume = new Map<number, number>()
-    for (const o of outcomes) {
-      const done = await tx
+    // a few statements per chunk, not one per link: on sqld each statement is a round trip
+    const done = new Set<number>()
+    const move = async (batch: Outcome[], copied: boolean) => {
+      if (batch.length === 0) return
+      const ids = batch.map((o) => o.link.id)
+      const byId = (value: (o: Outcome) => number | string) =>
+        sql`case ${copyLinks.id} ${sql.join(
+          batch.map((o) => sql`when ${o.link.id} then ${value(o)}`),
+          sql` `,
+        )} end`
+      const rows = await tx
         .update(copyLinks)
         .set(
-          o.copied
+          copied
             ? {
                 status: 'open',
-                followerTicket: o.followerTicket!,
-                followerVolume: o.volume!,
+                followerTicket: byId((o) => o.followerTicket!),
+                followerVolume: byId((o) => o.volume!),
                 reason: '',
                 updatedAt: now,
               }
-            : { status: 'skipped', reason: o.reason, updatedAt: now },
+            : { status: 'skipped', reason: byId((o) => o.reason), updatedAt: now },
         )
-        .where(and(eq(copyLinks.id, o.link.id), eq(copyLinks.status, 'opening')))
+        .where(and(inArray(copyLinks.id, ids), eq(copyLinks.status, 'opening')))
         .returning({ id: copyLinks.id })
-      if (done.length === 0) continue
+      for (const r of rows) done.add(r.id)
+    }
+    for (let i = 0; i < outcomes.length; i += FINISH_CHUNK) {
+      const part = outcomes.slice(i, i + FINISH_CHUNK)
+      await move(
+        part.filter((o) => o.copied),
+        true,
+      )
+      await move(
+        part.filter((o) => !o.copied),
+        false,
+      )
+    }
+    // a link another executor finished meanwhile is left alone
+    const mine = outcomes.filter((o) => done.has(o.link.id))
+    for (let i = 0; i < mine.length; i += FINISH_CHUNK)
       await tx
         .insert(copyRecords)
-        .values({
-          key: `open:${o.link.id}`,
-          brandId: o.link.brandId,
-          subscriptionId: o.sub.id,
-          linkId: o.link.id,
-          action: 'open',
-          result: o.copied ? 'copied' : 'skipped',
-          reason: o.reason,
-          message: o.message,
-          symbol: o.link.symbol,
-          masterTicket: o.link.masterTicket,
-          masterPrice: o.link.masterPrice,
-          masterTime: o.link.masterTime,
-          decidedAt: o.decidedAt,
-          followerTicket: o.followerTicket ?? null,
-          followerPrice: o.followerPrice ?? null,
-          followerTime: o.followerTime ?? null,
-          volume: o.volume ?? 0,
-          slippagePoints: o.slippagePoints ?? null,
-          slippageMinor: o.slippageMinor ?? null,
-          createdAt: now,
-        })
+        .values(
+          mine.slice(i, i + FINISH_CHUNK).map((o) => ({
+            key: `open:${o.link.id}`,
+            brandId: o.link.brandId,
+            subscriptionId: o.sub.id,
+            linkId: o.link.id,
+            action: 'open' as const,
+            result: o.copied ? ('copied' as const) : ('skipped' as const),
+            reason: o.reason,
+            message: o.message,
+            symbol: o.link.symbol,
+            masterTicket: o.link.masterTicket,
+            masterPrice: o.link.masterPrice,
+            masterTime: o.link.masterTime,
+            decidedAt: o.decidedAt,
+            followerTicket: o.followerTicket ?? null,
+            followerPrice: o.followerPrice ?? null,
+            followerTime: o.followerTime ?? null,
+            volume: o.volume ?? 0,
+            slippagePoints: o.slippagePoints ?? null,
+            slippageMinor: o.slippageMinor ?? null,
+            createdAt: now,
+          })),
+        )
         .onConflictDoNothing()
-      if (o.copied) {
-        copiedVolume.set(o.sub.masterId, (copiedVolume.get(o.sub.masterId) ?? 0) + o.volume!)
-        const id = await accrueRebateTx(ctx, tx, o, now)
-        if (id) rebates.push(id)
-      }
-    }
-    for (const [masterId, v] of copiedVolume)
-      await tx
+    const copiedVolume = new Map<number, number>()
+    for (const o of mine)
+      if (o.copied) copiedVolume.set(o.sub.masterId, (copiedVolume.get(o.sub.masterId) ?? 0) + o.volume!)
+    for (const [masterId, v] of copiedVolume) {
+      const [m] = await tx
         .update(copyMasters)
         .set({ copiedVolume: sql`${copyMasters.copiedVolume} + ${v}` })
         .where(eq(copyMasters.id, masterId))
+        .returning()
+      if (m?.rewardType !== REWARD.VOLUME_REBATE) continue
+      for (const o of mine) {
+        if (!o.copied || o.sub.masterId !== masterId) continue
+        const id = await accrueRebateTx(ctx, tx, m, o, now)
+        if (id) rebates.push(id)
+      }
+    }
   })
   if (rebates.length > 0) settleSoon(ctx, rebates)
 }
@@ -328,11 +380,10 @@ async function finishOpens(ctx: CopyCtx, outcomes: Outcome[]) {
 async function accrueRebateTx(
   ctx: CopyCtx,
   tx: Parameters<Parameters<CopyCtx['uow']['run']>[0]>[0],
+  m: typeof copyMasters.$inferSelect,
   o: Outcome,
   now: number,
 ) {
-  const [m] = await tx.select().from(copyMasters).where(eq(copyMasters.id, o.sub.masterId))
-  if (!m || m.rewardType !== REWARD.VOLUME_REBATE) return null
   const policy = rewardPolicyOf(m)
   if (policy.reward_type !== REWARD.VOLUME_REBATE || policy.per_lot <= 0) return null
   const account = await ctx.accounts.read.account(o.link.followerLogin)
