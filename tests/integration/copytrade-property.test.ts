@@ -120,7 +120,10 @@ test('random master trades, ticks, subscription changes and own closes keep the 
               body: { copy_mode: c.copy_mode, volume_param: c.volume_param },
             })
           else await t.request('POST', `/copytrade/subscription/${sub}/${c.action}`, { token: demo })
-        } else await t.runJob('copytrade.reconcile')
+        } else {
+          await t.runJob('copytrade.reconcile')
+          await t.runJob('copytrade.audit')
+        }
         await t.settle()
       }
       await t.settle()

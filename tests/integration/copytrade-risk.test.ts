@@ -169,3 +169,47 @@ describe('modes', () => {
     await masterClose(ticket)
   })
 })
+
+describe('pending orders', () => {
+  const place = async (cmd: number, price: number) => {
+    const r = await t.request('POST', '/trade/open', {
+      token: masterUser,
+      body: { login: 100004, cmd, volume: 10, symbol: 'EURUSD', sl: 0, tp: 0, open_price: price },
+    })
+    expect(r.status).toBe(200)
+    await t.settle()
+    return r.json.order as number
+  }
+  const follower = async (ticket: number) =>
+    (
+      await t.ctx.db
+        .select()
+        .from(orders)
+        .where(eq(orders.ticket, (await copyOf(ticket)).followerTicket!))
+    )[0]!
+
+  test('a BUY_LIMIT is copied at its price; both trigger on the tick; the master close closes the copy', async () => {
+    await settings({ volume_mode: 1, volume_param: 1 })
+    await quote(1.1)
+    const ticket = await place(2, 1.095)
+    const copy = await follower(ticket)
+    expect([copy.cmd, copy.state, copy.openPrice, copy.volume]).toEqual([2, 'pending', 1.095, 10])
+    await quote(1.0948)
+    await t.settle()
+    expect((await follower(ticket)).state).toBe('open')
+    await masterClose(ticket)
+    expect((await copyOf(ticket)).status).toBe('closed')
+    expect((await follower(ticket)).state).toBe('closed')
+  })
+
+  test("the master's cancel cancels the copy; a copy still pending when the master's position closes is cancelled", async () => {
+    await quote(1.1)
+    const ticket = await place(3, 1.105) // SELL_LIMIT above
+    expect((await follower(ticket)).state).toBe('pending')
+    expect(
+      (await t.request('DELETE', '/trade/cancel', { token: masterUser, body: { order: ticket } })).status,
+    ).toBe(200)
+    await t.settle()
+    expect([(await copyOf(ticket)).status, (await follower(ticket)).state]).toEqual(['closed', 'cancelled'])
+  })
+})

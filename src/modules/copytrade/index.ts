@@ -9,7 +9,7 @@ import { copyConsumers } from './copier/consumers'
 import { runEquityStop } from './copier/equity-stop'
 import { runEquityFees } from './copier/fees'
 import { manualGuard } from './copier/manual-guard'
-import { reconcile } from './copier/reconcile'
+import { audit, reconcile } from './copier/reconcile'
 import { accrueSubscriptionFees, settleRewards } from './copier/rewards'
 import { seedCopyDemo, seedDemoHistory } from './demo'
 import { copyRoutes, copyStaffRoutes } from './routes'
@@ -49,6 +49,8 @@ export const copytradeModule = defineModule({
       jobs: [
         // the copier's safety net: missed opens and closes, links against trading's positions
         { name: 'copytrade.reconcile', every: 5_000, scope: 'cluster', run: () => reconcile(ctx) },
+        // open links against trading's positions (a close event missed, a part closed meanwhile)
+        { name: 'copytrade.audit', every: 30_000, scope: 'cluster', run: () => audit(ctx) },
         // equity stops: a copy that lost its limit closes and pauses
         { name: 'copytrade.equity-stops', every: 5_000, scope: 'cluster', run: () => runEquityStop(ctx) },
         // the demo master's history once a price is there (development data only)

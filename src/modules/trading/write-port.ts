@@ -36,6 +36,8 @@ const ORDER_STATE = {
   openTime: orders.openTime,
   sl: orders.sl,
   tp: orders.tp,
+  /** Epoch seconds; 0 = good till cancelled. */
+  expiration: orders.expiration,
   closePrice: orders.closePrice,
   closeTime: orders.closeTime,
   /** Minor units of the account currency. */
@@ -56,6 +58,7 @@ export interface OrderState {
   openTime: number
   sl: number
   tp: number
+  expiration: number
   closePrice: number
   closeTime: number
   profit: number

@@ -28,14 +28,26 @@ export async function closeLinks(ctx: CopyCtx, ids: number[]) {
 
 async function closeOne(ctx: CopyCtx, link: Link, decidedAt: number) {
   if (link.followerTicket === null) return
-  const r = await ctx.trading.close({
+  const before = (await ctx.trading.orderStates([link.followerTicket])).get(link.followerTicket)
+  const request = {
     brandId: link.brandId,
     actor: `copy:${link.subscriptionId}`,
-    idempotencyKey: `copy:${link.subscriptionId}:${link.masterTicket}:close`,
     order: link.followerTicket,
-  })
+  }
+  // a pending copy (the master's pending order went, or its position closed before the copy's price came)
+  // is cancelled, a position closed
+  const r =
+    before?.state === 'pending'
+      ? await ctx.trading.cancel({
+          ...request,
+          idempotencyKey: `copy:${link.subscriptionId}:${link.masterTicket}:cancel`,
+        })
+      : await ctx.trading.close({
+          ...request,
+          idempotencyKey: `copy:${link.subscriptionId}:${link.masterTicket}:close`,
+        })
   const o = (await ctx.trading.orderStates([link.followerTicket])).get(link.followerTicket)
-  const gone = !r.ok && o !== undefined && o.state !== 'open'
+  const gone = !r.ok && o !== undefined && o.state !== 'open' && o.state !== 'pending'
   if (!r.ok && !gone) {
     await record(ctx, link, {
       key: `close-skip:${link.id}`,

@@ -3,7 +3,9 @@ import type { Tx } from '../../../kernel/db/client'
 import type { Consumer, DeliveredEvent } from '../../../kernel/events/topic'
 import {
   TradeActivated,
+  TradeCancelled,
   TradeClosed,
+  TradeExpired,
   TradeModified,
   TradeOpened,
   TradePartiallyClosed,
@@ -35,7 +37,8 @@ async function liveMaster(tx: Tx, login: number) {
 }
 
 /**
- * A master position came into being (a market open, or a pending order reached its price): in the
+ * A master position or pending order came into being (a market open, a pending order placed, or one
+ * that reached its price without a copy yet): in the
  * delivery's transaction, one link per live subscription (the unique (subscription, master ticket) key:
  * a redelivery adds none), pending for ACTIVE subscriptions that copy opens, skipped with its reason for
  * the others; after the commit the pending ones are opened (copier/open-copy.ts). Copies of copies are
@@ -43,7 +46,6 @@ async function liveMaster(tx: Tx, login: number) {
  */
 async function masterOpened(ctx: CopyCtx, e: DeliveredEvent<TradePayload>, tx: Tx) {
   const p = e.payload
-  if (p.cmd > 1) return
   const master = await liveMaster(tx, p.login)
   if (master?.enabled !== 1) return
   const [copy] = await tx
@@ -346,6 +348,34 @@ export function copyConsumers(ctx: CopyCtx): Consumer<any>[] {
       if (ids) await settleRewards(ctx, ids)
     },
   }
+  // a master's pending order cancelled or expired: its copies go (a copy already triggered is closed);
+  // a follower's own pending copy cancelled (no money at its price) or expired ends its link
+  const gone = (name: string, topic: typeof TradeExpired): Consumer<TradePayload> => ({
+    name,
+    topic,
+    async handle(e, tx) {
+      const p = e.payload
+      const now = ctx.clock.now()
+      await tx
+        .update(copyLinks)
+        .set({
+          status: 'closing',
+          reason: `the master's order was ${p.state}`,
+          leaseUntil: 0,
+          updatedAt: now,
+        })
+        .where(and(eq(copyLinks.masterTicket, p.ticket), eq(copyLinks.status, 'open')))
+      await tx
+        .update(copyLinks)
+        .set({ status: 'skipped', reason: 'MASTER_CLOSED', updatedAt: now })
+        .where(and(eq(copyLinks.masterTicket, p.ticket), eq(copyLinks.status, 'pending')))
+      await tx
+        .update(copyLinks)
+        .set({ status: 'ended', reason: `CLOSED_${p.state.toUpperCase()}`, updatedAt: now })
+        .where(and(eq(copyLinks.followerTicket, p.ticket), eq(copyLinks.status, 'open')))
+    },
+    after: async (e) => closeLinks(ctx, await pendingOf(ctx, e.payload.ticket, 'closing')),
+  })
   const modified: Consumer<TradePayload> = {
     name: 'copytrade.modified',
     topic: TradeModified,
@@ -358,6 +388,8 @@ export function copyConsumers(ctx: CopyCtx): Consumer<any>[] {
     closed('copytrade.closed', TradeClosed),
     closed('copytrade.stopped-out', TradeStoppedOut),
     partial,
+    gone('copytrade.cancelled', TradeCancelled as unknown as typeof TradeExpired),
+    gone('copytrade.expired', TradeExpired),
     modified,
     flowConsumer(ctx),
   ]

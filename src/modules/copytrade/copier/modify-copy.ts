@@ -11,7 +11,6 @@ import { refusalReason } from './open-copy'
  * the same levels (mirrored for a reversed copy), keyed by the levels, so a redelivery changes nothing.
  */
 export async function copyStops(ctx: CopyCtx, p: TradePayload) {
-  if (p.cmd > 1) return
   const rows = await ctx.db
     .select()
     .from(copyLinks)

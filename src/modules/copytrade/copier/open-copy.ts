@@ -234,8 +234,10 @@ async function openOne(
     s.reverse === 1,
     s.copy_sl_tp === 1,
   )
+  // a pending order is copied as the same order at the master's price: no slippage to guard
+  const pending = link.masterCmd > 1
   const price = order.cmd % 2 === 0 ? quote.ask : quote.bid
-  if (s.max_slippage_points > 0 && link.resync === 0) {
+  if (s.max_slippage_points > 0 && link.resync === 0 && !pending) {
     const pts = slippagePoints(order.cmd, link.masterPrice, price, gs.info.digits)
     if (pts > s.max_slippage_points)
       return skip(
@@ -253,20 +255,15 @@ async function openOne(
     symbol: link.symbol,
     sl: order.sl,
     tp: order.tp,
+    ...(pending ? { open_price: link.masterPrice, expiration: master?.expiration ?? 0 } : {}),
     comment: `copy #${link.masterTicket}`,
   })
   if (!r.ok) return skip(refusalReason(r.code, r.reason), r.reason)
   const filled = ctx.clock.now()
-  const pts = slippagePoints(order.cmd, link.masterPrice, r.price, gs.info.digits)
-  const slip = profitInAccount(
-    gs.info,
-    order.cmd,
-    sized.volume,
-    link.masterPrice,
-    r.price,
-    group.currency,
-    quotes,
-  )
+  const pts = pending ? 0 : slippagePoints(order.cmd, link.masterPrice, r.price, gs.info.digits)
+  const slip = pending
+    ? 0
+    : profitInAccount(gs.info, order.cmd, sized.volume, link.masterPrice, r.price, group.currency, quotes)
   return {
     link,
     sub,

@@ -5,6 +5,8 @@ import { copyLinks, copySubscriptions } from '../schema'
 import { closeLinks, partialCloseLinks } from './close-copy'
 import { openLinks } from './open-copy'
 
+const LIVE = new Set(['open', 'pending'])
+
 /** A pending link this old was missed by its fan-out's executor (a crash, a failover): the job opens it. */
 const PENDING_GRACE_MS = 3_000
 
@@ -12,9 +14,7 @@ const PENDING_GRACE_MS = 3_000
  * The copier's safety net (job `copytrade.reconcile`), every few seconds on one instance:
  * - pending links left by an executor that died, and opens whose lease lapsed, are executed again (an
  *   open taken over asks trading whether its key already opened: never twice);
- * - closes that failed (market closed, stale price) or whose executor died are tried again;
- * - each open link is checked against trading: a master position that is gone closes the copy (a
- *   close event missed); one that shrank closes the same part; a follower position closed by hand ends it.
+ * - closes that failed (market closed, stale price) or whose executor died are tried again.
  */
 export async function reconcile(ctx: CopyCtx) {
   const now = ctx.clock.now()
@@ -37,12 +37,23 @@ export async function reconcile(ctx: CopyCtx) {
     ctx,
     stale.filter((l) => l.status === 'closing').map((l) => l.id),
   )
+}
 
+/** Links the events moved this recently are left to them. */
+const AUDIT_AFTER_MS = 10_000
+
+/**
+ * The audit of open links against trading (job `copytrade.audit`, 30 s): a master position gone closes
+ * the copy (a close event missed), one that shrank closes the same part, a follower position gone ends
+ * the link. Links changed in the last 10 s are left to their events.
+ */
+export async function audit(ctx: CopyCtx) {
+  const now = ctx.clock.now()
   const rows = await ctx.db
     .select({ link: copyLinks, settings: copySubscriptions.settings })
     .from(copyLinks)
     .innerJoin(copySubscriptions, eq(copySubscriptions.id, copyLinks.subscriptionId))
-    .where(eq(copyLinks.status, 'open'))
+    .where(and(eq(copyLinks.status, 'open'), lt(copyLinks.updatedAt, now - AUDIT_AFTER_MS)))
     .limit(5000)
   if (rows.length === 0) return
   const open = rows.map((r) => r.link)
@@ -55,7 +66,8 @@ export async function reconcile(ctx: CopyCtx) {
   const toClose: number[] = []
   for (const l of open) {
     const f = states.get(l.followerTicket!)
-    if (f?.state !== 'open') {
+    // a pending order (the master's, or its copy) is as alive as a position
+    if (!f || !LIVE.has(f.state)) {
       await ctx.db
         .update(copyLinks)
         .set({ status: 'ended', reason: 'CLOSED_ELSEWHERE', updatedAt: now })
@@ -65,14 +77,14 @@ export async function reconcile(ctx: CopyCtx) {
     const m = states.get(l.masterTicket)
     if (!closes.get(l.id)) {
       // OPEN_ONLY: the copy outlives the master's position, unlinked
-      if (m?.state !== 'open')
+      if (!m || !LIVE.has(m.state))
         await ctx.db
           .update(copyLinks)
           .set({ status: 'ended', reason: 'COPY_MODE', updatedAt: now })
           .where(and(eq(copyLinks.id, l.id), eq(copyLinks.status, 'open')))
       continue
     }
-    if (m?.state !== 'open') {
+    if (!m || !LIVE.has(m.state)) {
       const moved = await ctx.db
         .update(copyLinks)
         .set({
@@ -86,7 +98,8 @@ export async function reconcile(ctx: CopyCtx) {
         .where(and(eq(copyLinks.id, l.id), eq(copyLinks.status, 'open')))
         .returning({ id: copyLinks.id })
       if (moved.length > 0) toClose.push(l.id)
-    } else if (m.volume < l.masterVolume) await partialCloseLinks(ctx, [l], m.volume, m.closePrice, now)
+    } else if (m.state === 'open' && m.volume < l.masterVolume)
+      await partialCloseLinks(ctx, [l], m.volume, m.closePrice, now)
   }
   await closeLinks(ctx, toClose)
 }
