@@ -75,7 +75,26 @@ async function scenario(label: string, api: RealServer, other: RealServer, dbUrl
     for (;;) {
       const n = Number((await db.execute({ sql, args })).rows[0]![0])
       if (n >= want) return
-      if (Date.now() > end) throw new Error(`timed out: ${sql} ${args} ${n}/${want}`)
+      if (Date.now() > end) {
+        const why = await db.execute({
+          sql: `select status, reason, count(*) as n from copy_links where master_ticket = ? group by status, reason`,
+          args: [args[0]!],
+        })
+        const stuck = await db.execute({
+          sql: `select l.*, o.state as follower_state, (select count(*) from trade_requests r where r.login = l.follower_login and r.idempotency_key like 'copy:%') as keys
+                from copy_links l left join orders o on o.ticket = l.follower_ticket
+                where l.master_ticket = ? and l.status in ('pending', 'opening', 'closing') limit 3`,
+          args: [args[0]!],
+        })
+        console.error(JSON.stringify(stuck.rows), Date.now())
+        const skips = await db.execute({
+          sql: `select action, reason, message, count(*) as n from copy_records where master_ticket = ? and result = 'skipped' group by action, reason`,
+          args: [args[0]!],
+        })
+        throw new Error(
+          `timed out: ${sql} ${args} ${n}/${want}\n${JSON.stringify(why.rows)}\n${JSON.stringify(skips.rows)}`,
+        )
+      }
       await Bun.sleep(3)
     }
   }
@@ -212,16 +231,7 @@ try {
     ACCOUNT_OPEN_MAX_PER_DAY: '100000',
   })
   started.push(one)
-  await scenario('embedded', one, one, `file:${join(home.dir, 'app.db')}`)
-  if (process.env.SHOW)
-    console.log(
-      one
-        .output()
-        .split('\n')
-        .filter((l) => l.startsWith('OPEN'))
-        .slice(-30)
-        .join('\n'),
-    )
+  if (process.env.EMBEDDED !== '0') await scenario('embedded', one, one, `file:${join(home.dir, 'app.db')}`)
   await one.stop()
   if (process.env.DISTRIBUTED !== '0') {
     const [sqld, redis] = await Promise.all([startSqld(), startRedis()])
@@ -244,6 +254,11 @@ try {
     started.push(b)
     await scenario('2 api + engine, sqld + Redis', a, b, sqld.url)
   }
+} catch (e) {
+  // the servers' logs, for what went wrong
+  for (const [i, s] of started.entries())
+    if ('output' in s) await Bun.write(`/tmp/bench-copytrade-server-${i}.log`, (s as RealServer).output())
+  throw e
 } finally {
   for (const s of started.reverse()) await s.stop().catch(() => {})
 }

@@ -8,14 +8,15 @@ export function isUniqueViolation(e: unknown): boolean {
 }
 
 /**
- * True when a database error says the server could not be reached (sqld or Turso away), as opposed to a
- * statement that failed: such a request may be retried and is answered 503, not 500.
+ * True when a database error says the server could not be reached (sqld or Turso away) or is over its
+ * limit of concurrent requests (HTTP 429), as opposed to a statement that failed: such a request may be
+ * retried and is answered 503, not 500.
  */
 export function isUnreachable(e: unknown): boolean {
   for (let cur: any = e, depth = 0; cur && depth < 6; cur = cur.cause, depth++) {
     const text = `${cur.code ?? ''} ${cur.message ?? ''}`
     if (
-      /ECONNREFUSED|ECONNRESET|ConnectionRefused|ConnectionClosed|fetch failed|Unable to connect|socket connection was closed|HRANA_WEBSOCKET_ERROR|SERVER_ERROR.*50[234]/i.test(
+      /ECONNREFUSED|ECONNRESET|ConnectionRefused|ConnectionClosed|fetch failed|Unable to connect|socket connection was closed|HRANA_WEBSOCKET_ERROR|SERVER_ERROR.*(429|50[234])/i.test(
         text,
       )
     )
