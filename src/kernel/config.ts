@@ -131,7 +131,6 @@ export interface Config {
   port: number
   host: string
   database: { url: string; authToken?: string; cacheMb: number }
-  /** What the server locks in memory (Linux): the local WAL's pages, or also the whole process. */
   jwt: { secret: string; issuer: string; audience: string; ttlSeconds: number; cookieName: string }
   cache: { kind: 'memory' } | { kind: 'redis'; url: string } | { kind: 'upstash'; url: string; token: string }
   cacheTimeoutMs: number

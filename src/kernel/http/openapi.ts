@@ -118,6 +118,10 @@ export const openapiPlugin = (
             autoDarkMode: false,
             persistAuthorization: true,
             displayRequestDuration: true,
+            // a filter box (by tag) and links to each operation: with this many operations Swagger UI
+            // renders the list virtualized, only what is in view
+            filter: true,
+            deepLinking: true,
           },
           documentation: {
             info: {

@@ -9,8 +9,8 @@ export const DEMO_FOLLOWER_LOGIN = 100002
 
 /**
  * The demo master and follower profiles, each only when absent (unique login), so two instances booting
- * at once seed once; then a short trade history of the master through trading's write port (keyed, so a
- * second boot repeats nothing), when there is a price to trade at.
+ * at once seed once. The master's trade history comes from the job `copytrade.demo-history` once the
+ * simulator has prices.
  */
 export async function seedCopyDemo(ctx: CopyCtx) {
   const [demo] = (await ctx.db.select().from(brands)).filter((b) => b.name === 'Demo')
@@ -52,12 +52,11 @@ export async function seedCopyDemo(ctx: CopyCtx) {
       updatedAt: now,
     })
     .onConflictDoNothing()
-  await seedDemoHistory(ctx, demo.id)
 }
 
 /**
- * The demo master's history: three round trips through trading's write port (keyed). Without a price yet
- * (the simulator starts after the seed) nothing happens, and the job `copytrade.demo-history` tries again.
+ * The demo master's history: three round trips through trading's write port (keyed, so a second run
+ * repeats nothing); without a price yet, nothing, and the job tries again.
  */
 export async function seedDemoHistory(ctx: CopyCtx, brandId?: number) {
   const id = brandId ?? (await ctx.db.select().from(brands)).find((b) => b.name === 'Demo')?.id

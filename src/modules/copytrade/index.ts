@@ -53,8 +53,8 @@ export const copytradeModule = defineModule({
         { name: 'copytrade.audit', every: 30_000, scope: 'cluster', run: () => audit(ctx) },
         // equity stops: a copy that lost its limit closes and pauses
         { name: 'copytrade.equity-stops', every: 5_000, scope: 'cluster', run: () => runEquityStop(ctx) },
-        // the demo master's history once a price is there (development data only)
-        ...(k.config.seedDemo
+        // the demo master's history once the simulator has prices (the embedded default's demo data only)
+        ...(k.config.seedDemo && k.config.quotes.simulator && k.config.env === 'development'
           ? [
               {
                 name: 'copytrade.demo-history',

@@ -46,6 +46,9 @@ const settingsFields = {
   }),
 }
 export const SettingsBody = t.Partial(t.Object(settingsFields))
+export const FollowerSettingsBody = t.Partial(t.Object(settingsFields), {
+  example: { volume_mode: 1, volume_param: 0.5, max_positions: 10 },
+})
 export const Settings = t.Object(settingsFields)
 
 const IgnoredCustomer = t.Optional(Int({ description: 'ignored: ownership comes from the session (rule 9)' }))
@@ -82,8 +85,8 @@ export const RewardPolicyBody = t.Object(
 )
 
 const masterFields = {
-  name: t.String({ minLength: 1, maxLength: 64 }),
-  description: t.String({ maxLength: 2000 }),
+  name: t.String({ minLength: 1, maxLength: 64, description: 'shown in the marketplace' }),
+  description: t.String({ maxLength: 2000, description: 'the strategy, shown in the marketplace' }),
   allowed_follower_modes: Enum(2, '0 REAL_ONLY, 1 DEMO_ONLY, 2 REAL_AND_DEMO (default 0)'),
   show_trade_history: Flag('1: GET /copytrade/master/trades shows the history (default 0)'),
   show_followers: Flag('1: GET /copytrade/master/followers shows the followers (default 0)'),
@@ -125,9 +128,15 @@ export const MasterCreateBody = t.Object(
   },
 )
 
-export const MasterUpdateBody = t.Partial(t.Object({ ...masterFields, customer_id: Int() }), {
-  example: { description: 'Majors and gold', public: 1 },
-})
+export const MasterUpdateBody = t.Partial(
+  t.Object({
+    ...masterFields,
+    customer_id: Int({ description: 'ignored: ownership comes from the session (rule 9)' }),
+  }),
+  {
+    example: { description: 'Majors and gold', public: 1 },
+  },
+)
 
 const Policy = t.Object({
   reward_type: Int(),
@@ -178,7 +187,13 @@ export const Master = t.Object({
 })
 
 export const FollowerBody = t.Object(
-  { login: Login, defaults: t.Optional(SettingsBody), customer_id: IgnoredCustomer },
+  {
+    login: Login,
+    defaults: t.Optional(
+      t.Partial(t.Object(settingsFields), { description: 'defaults of its subscriptions' }),
+    ),
+    customer_id: IgnoredCustomer,
+  },
   { example: { login: 100002, defaults: { volume_mode: 1, volume_param: 0.5, max_positions: 10 } } },
 )
 export const Follower = t.Object({
@@ -191,7 +206,11 @@ export const Follower = t.Object({
 
 export const SubscriptionCreateBody = t.Composite(
   [
-    t.Object({ follower_login: Login, master_id: Int({ minimum: 1 }), customer_id: IgnoredCustomer }),
+    t.Object({
+      follower_login: Login,
+      master_id: Int({ minimum: 1, description: 'GET /copytrade/masters' }),
+      customer_id: IgnoredCustomer,
+    }),
     SettingsBody,
   ],
   { example: { follower_login: 100002, master_id: 1, volume_mode: 1, volume_param: 1, copy_sl_tp: 1 } },

@@ -10,6 +10,7 @@ import {
   FeePreview,
   Follower,
   FollowerBody,
+  FollowerSettingsBody,
   Master,
   MasterCreateBody,
   MasterFollowers,
@@ -17,7 +18,6 @@ import {
   MasterUpdateBody,
   PublicMaster,
   Reward,
-  SettingsBody,
   StaffSubscription,
   Subscription,
   SubscriptionCreateBody,
@@ -76,17 +76,21 @@ export const copyRoutes = (ctx: CopyCtx) =>
               description: 'default desc (asc for max_drawdown)',
             }),
           ),
-          currency: t.Optional(t.String({ pattern: '^[A-Z]{3}$' })),
-          reward_type: t.Optional(Int({ minimum: 0, maximum: 4 })),
+          currency: t.Optional(
+            t.String({ pattern: '^[A-Z]{3}$', description: "the master account's currency" }),
+          ),
+          reward_type: t.Optional(
+            Int({ minimum: 0, maximum: 4, description: 'only masters with this reward_type' }),
+          ),
           min_roi_pct: t.Optional(
             Int({ minimum: -100, maximum: 100_000, description: 'ROI at least, percent' }),
           ),
           max_drawdown_pct: t.Optional(
             Int({ minimum: 0, maximum: 100, description: 'max drawdown at most, percent' }),
           ),
-          min_trades: t.Optional(Int({ minimum: 0 })),
+          min_trades: t.Optional(Int({ minimum: 0, description: 'closed trades at least' })),
           search: t.Optional(t.String({ maxLength: 64, description: 'part of the name' })),
-          limit: t.Optional(Int({ minimum: 1, maximum: 100 })),
+          limit: t.Optional(Int({ minimum: 1, maximum: 100, description: 'rows per page (default 20)' })),
           cursor: t.Optional(t.String({ maxLength: 200, description: 'next_cursor of the page before' })),
         },
       }),
@@ -115,7 +119,7 @@ export const copyRoutes = (ctx: CopyCtx) =>
         ...textInput({
           query: {
             master_id: Id('master id'),
-            limit: t.Optional(Int({ minimum: 1, maximum: 500 })),
+            limit: t.Optional(Int({ minimum: 1, maximum: 500, description: 'rows per page (default 50)' })),
             before: t.Optional(Int({ minimum: 1, description: 'next_before of the page before' })),
           },
         }),
@@ -246,7 +250,7 @@ export const copyRoutes = (ctx: CopyCtx) =>
       {
         auth: CUSTOMER,
         ...textInput({ params: LoginParam }),
-        body: SettingsBody,
+        body: FollowerSettingsBody,
         response: { 200: Follower, ...err('INVALID_ACCOUNT', 'FOLLOWER_NOT_FOUND') },
         detail: doc(TAG, "Change a follower's defaults"),
       },
@@ -330,10 +334,10 @@ export const copyRoutes = (ctx: CopyCtx) =>
     )
     .post(
       '/copytrade/subscription/:id/:action',
-      async ({ brand, session, params }) => {
+      async ({ brand, session, params, body }) => {
         const o = owner(brand, session)
         const s = await ownSubscription(ctx, o, params.id)
-        await transition(ctx, s, params.action, `${params.action} by the customer`)
+        await transition(ctx, s, params.action, body.reason || `${params.action} by the customer`)
         return subscriptionDetail(ctx, o, s.id)
       },
       {
@@ -344,14 +348,20 @@ export const copyRoutes = (ctx: CopyCtx) =>
             action: t.UnionEnum(['pause', 'resume', 'disable'], {
               default: undefined,
               description: 'the transition',
+              example: 'pause',
             }),
           },
         }),
+        body: t.Object(
+          { reason: t.Optional(t.String({ maxLength: 200, description: 'kept as the status reason' })) },
+          { example: { reason: 'holiday' } },
+        ),
         response: {
           200: Subscription,
           ...err('SUBSCRIPTION_NOT_FOUND', 'PERMISSION_DENIED', 'INVALID_TRANSITION'),
         },
         detail: doc(TAG, 'Pause, resume or disable a subscription', {
+          optionalBody: true,
           description:
             'Status table (spec 3.5, designed here): ACTIVE -pause-> PAUSED -resume-> ACTIVE; ACTIVE or PAUSED ' +
             '-disable-> DISABLED (final; its copies are closed). PAUSED copies nothing new but still copies the ' +
@@ -385,9 +395,14 @@ export const copyRoutes = (ctx: CopyCtx) =>
         ...textInput({
           params: IdParam('subscription'),
           query: {
-            result: t.Optional(t.UnionEnum(['copied', 'skipped'], { default: undefined })),
-            before: t.Optional(Int({ minimum: 1 })),
-            limit: t.Optional(Int({ minimum: 1, maximum: 500 })),
+            result: t.Optional(
+              t.UnionEnum(['copied', 'skipped'], {
+                default: undefined,
+                description: 'only copies or only skips',
+              }),
+            ),
+            before: t.Optional(Int({ minimum: 1, description: 'next_before of the page before' })),
+            limit: t.Optional(Int({ minimum: 1, maximum: 500, description: 'rows per page (default 100)' })),
           },
         }),
         response: {
@@ -439,10 +454,10 @@ export const copyStaffRoutes = (ctx: CopyCtx) =>
       auth: STAFF,
       ...textInput({
         query: {
-          enabled: t.Optional(Int({ minimum: 0, maximum: 1 })),
+          enabled: t.Optional(Int({ minimum: 0, maximum: 1, description: '1 enabled, 0 disabled' })),
           customer_id: t.Optional(Id('customer id')),
-          before: t.Optional(Int({ minimum: 1 })),
-          limit: t.Optional(Int({ minimum: 1, maximum: 500 })),
+          before: t.Optional(Int({ minimum: 1, description: 'next_before of the page before' })),
+          limit: t.Optional(Int({ minimum: 1, maximum: 500, description: 'rows per page (default 100)' })),
         },
       }),
       response: { 200: t.Object({ rows: t.Array(Master), next_before: Int() }) },
@@ -457,7 +472,7 @@ export const copyStaffRoutes = (ctx: CopyCtx) =>
         ...textInput({ params: IdParam('master') }),
         body: t.Object(
           {
-            reason: t.String({ maxLength: 200 }),
+            reason: t.String({ maxLength: 200, description: 'shown to the owner as blocked_reason' }),
             end_subscriptions: t.Optional(
               t.Boolean({ description: 'also disable its subscriptions (their copies close)' }),
             ),
@@ -477,9 +492,9 @@ export const copyStaffRoutes = (ctx: CopyCtx) =>
         query: {
           master_id: t.Optional(Id('master id')),
           follower_login: t.Optional(Login),
-          status: t.Optional(Int({ minimum: 0, maximum: 2 })),
-          before: t.Optional(Int({ minimum: 1 })),
-          limit: t.Optional(Int({ minimum: 1, maximum: 500 })),
+          status: t.Optional(Int({ minimum: 0, maximum: 2, description: '0 ACTIVE, 1 PAUSED, 2 DISABLED' })),
+          before: t.Optional(Int({ minimum: 1, description: 'next_before of the page before' })),
+          limit: t.Optional(Int({ minimum: 1, maximum: 500, description: 'rows per page (default 100)' })),
         },
       }),
       response: { 200: t.Object({ rows: t.Array(StaffSubscription), next_before: Int() }) },
@@ -494,7 +509,10 @@ export const copyStaffRoutes = (ctx: CopyCtx) =>
       {
         auth: STAFF,
         ...textInput({ params: IdParam('subscription') }),
-        body: t.Object({ reason: t.String({ maxLength: 200 }) }, { example: { reason: 'customer request' } }),
+        body: t.Object(
+          { reason: t.String({ maxLength: 200, description: 'kept as the status reason' }) },
+          { example: { reason: 'customer request' } },
+        ),
         response: { 200: Ok, ...err('SUBSCRIPTION_NOT_FOUND', 'INVALID_TRANSITION') },
         detail: doc(STAFF_TAG, 'Disable a subscription (its copies are closed)'),
       },
