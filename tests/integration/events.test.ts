@@ -31,7 +31,14 @@ const consumer = (name: string): Consumer<z.infer<typeof Probe.schema>> => ({
 const probeModule = defineModule({
   name: 'probe',
   tables: {},
-  setup: () => ({ consumers: [consumer('probe.steady'), consumer('probe.flaky')] }),
+  setup: () => ({
+    consumers: [
+      consumer('probe.steady'),
+      consumer('probe.flaky'),
+      // Consumer.wants: odd events only; the even ones pass it by without a transaction or a delivery row
+      { ...consumer('probe.odd'), wants: (e) => e.payload.n % 2 === 1 },
+    ],
+  }),
 })
 
 const clock = new ManualClock(Date.UTC(2026, 0, 5, 12, 0, 0))
@@ -99,6 +106,25 @@ describe('delivery', () => {
     ).rejects.toThrow()
     expect(ran).toEqual(['second', 'other'])
     expect(await lastEventId()).toBe(before)
+  })
+})
+
+describe('a consumer that wants some events only', () => {
+  test('the others are passed over: no handle, no delivery row, and the event is still dispatched', async () => {
+    await emit(9001)
+    const odd = await lastEventId()
+    await emit(9002)
+    const even = await lastEventId()
+    await t.settle()
+    expect(await effects('probe.odd', odd)).toBe(1)
+    expect(await effects('probe.odd', even)).toBe(0)
+    expect(await effects('probe.steady', even)).toBe(1)
+    const rows = await t.ctx.db.execute({
+      sql: `select event_id from event_deliveries where consumer = 'probe.odd' and event_id in (?, ?)`,
+      args: [odd, even],
+    })
+    expect(rows.rows.map((r) => Number(r.event_id))).toEqual([odd])
+    expect((await outboxRow(even))?.dispatched_at).not.toBeNull()
   })
 })
 
@@ -201,7 +227,7 @@ describe('retry and dead letters', () => {
         args: [id],
       })
     ).rows as unknown as { consumer: string; error: string }[]
-    expect(parked.map((p) => p.consumer).sort()).toEqual(['probe.flaky', 'probe.steady'])
+    expect(parked.map((p) => p.consumer).sort()).toEqual(['probe.flaky', 'probe.odd', 'probe.steady'])
     expect(parked[0].error).toContain('payload does not match probe.happened')
   })
 })

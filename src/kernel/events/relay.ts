@@ -216,6 +216,8 @@ export class Relay {
       createdAt: row.created_at,
     }
     try {
+      // an event this consumer has no business with is passed over: no transaction, no delivery row
+      if (consumer.wants && !(await consumer.wants(event))) return null
       await this.db.transaction(async (tx) => {
         await consumer.handle(event, tx)
         await tx.execute({

@@ -1,4 +1,4 @@
-import { and, eq, inArray, isNull } from 'drizzle-orm'
+import { and, eq, inArray, isNull, sql } from 'drizzle-orm'
 import type { Tx } from '../../../kernel/db/client'
 import type { Consumer, DeliveredEvent } from '../../../kernel/events/topic'
 import {
@@ -256,8 +256,39 @@ async function masterStatsTx(ctx: CopyCtx, tx: Tx, login: number, net: number, v
 const netOf = (p: { profit_minor: number; commission_minor: number; storage_minor: number }) =>
   p.profit_minor + p.commission_minor + p.storage_minor
 
+/**
+ * Whether an event concerns copy trading at all, read before any transaction (Consumer.wants): most
+ * trades are neither a master's nor a copy, and each would otherwise cost a delivery transaction.
+ */
+function interest(ctx: CopyCtx) {
+  // prepared once: asked for every trade event of the deployment
+  const masterStmt = ctx.db
+    .select({ followers: copyMasters.followers })
+    .from(copyMasters)
+    .where(and(eq(copyMasters.login, sql.placeholder('login')), isNull(copyMasters.deletedAt)))
+    .limit(1)
+    .prepare()
+  const copyStmt = ctx.db
+    .select({ id: copyLinks.id })
+    .from(copyLinks)
+    .where(eq(copyLinks.followerTicket, sql.placeholder('ticket')))
+    .limit(1)
+    .prepare()
+  const master = async (login: number) => (await masterStmt.execute({ login }))[0]
+  const isMaster = async (login: number) => (await master(login)) !== undefined
+  return {
+    /** A master with live followers opened: what the fan-out needs. */
+    masterWithFollowers: async (login: number) => ((await master(login))?.followers ?? 0) > 0,
+    /** A master's order (its statistics, its copies) or a copy (its link, its result). */
+    masterOrCopy: async (p: { login: number; ticket: number }) =>
+      (await isMaster(p.login)) || (await copyStmt.execute({ ticket: p.ticket })).length > 0,
+    isMaster,
+  }
+}
+
 /** Copy trading's reactions to trading's events (README: copying). */
 export function copyConsumers(ctx: CopyCtx): Consumer<any>[] {
+  const cares = interest(ctx)
   const accrued = new Map<number, number[]>()
   const opened = (
     name: string,
@@ -265,6 +296,7 @@ export function copyConsumers(ctx: CopyCtx): Consumer<any>[] {
   ): Consumer<TradePayload> => ({
     name,
     topic: topic as typeof TradeOpened,
+    wants: (e) => cares.masterWithFollowers(e.payload.login),
     handle: (e, tx) => masterOpened(ctx, e, tx),
     after: async (e) => openLinks(ctx, await pendingOf(ctx, e.payload.ticket, 'pending')),
   })
@@ -274,6 +306,7 @@ export function copyConsumers(ctx: CopyCtx): Consumer<any>[] {
   ): Consumer<TradePayload & { reason: string }> => ({
     name,
     topic: topic as unknown as typeof TradeClosed,
+    wants: (e) => cares.masterOrCopy(e.payload),
     async handle(e, tx) {
       const p = e.payload
       await masterClosedTx(ctx, p, tx)
@@ -304,6 +337,7 @@ export function copyConsumers(ctx: CopyCtx): Consumer<any>[] {
   const partial: Consumer<TradePayload & { closed_ticket: number }> = {
     name: 'copytrade.partially-closed',
     topic: TradePartiallyClosed,
+    wants: (e) => cares.masterOrCopy(e.payload),
     async handle(e, tx) {
       const p = e.payload
       const part = (await ctx.trading.orderStates([p.closed_ticket])).get(p.closed_ticket)
@@ -353,6 +387,7 @@ export function copyConsumers(ctx: CopyCtx): Consumer<any>[] {
   const gone = (name: string, topic: typeof TradeExpired): Consumer<TradePayload> => ({
     name,
     topic,
+    wants: (e) => cares.masterOrCopy(e.payload),
     async handle(e, tx) {
       const p = e.payload
       const now = ctx.clock.now()
@@ -379,6 +414,7 @@ export function copyConsumers(ctx: CopyCtx): Consumer<any>[] {
   const modified: Consumer<TradePayload> = {
     name: 'copytrade.modified',
     topic: TradeModified,
+    wants: (e) => cares.isMaster(e.payload.login),
     handle: async () => {},
     after: (e) => copyStops(ctx, e.payload),
   }

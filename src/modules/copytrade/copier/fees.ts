@@ -159,6 +159,20 @@ export function flowConsumer(ctx: CopyCtx): Consumer<PayloadOf<typeof BalanceOpe
   return {
     name: 'copytrade.capital-flow',
     topic: BalanceOperation,
+    // only the accounts that follow someone
+    wants: async (e) =>
+      (
+        await ctx.db
+          .select({ id: copySubscriptions.id })
+          .from(copySubscriptions)
+          .where(
+            and(
+              eq(copySubscriptions.followerLogin, e.payload.login),
+              inArray(copySubscriptions.status, [SUB_STATUS.ACTIVE, SUB_STATUS.PAUSED]),
+            ),
+          )
+          .limit(1)
+      ).length > 0,
     handle: async () => {},
     async after(e) {
       const p = e.payload
