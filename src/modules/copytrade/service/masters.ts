@@ -1,12 +1,11 @@
-import { and, eq, inArray, isNull } from 'drizzle-orm'
+import { and, eq, isNull } from 'drizzle-orm'
 import { isUniqueViolation } from '../../../kernel/db/errors'
 import type { CopyCtx } from '../context'
 import { RewardPolicy } from '../domain/rewards'
-import { SUB_STATUS } from '../domain/status'
 import { copyMasters, copySubscriptions } from '../schema'
 import { copyError } from './errors'
 import { ownAccount } from './ownership'
-import { moveSubscriptionsTx } from './subscription-status'
+import { moveMasterSubscriptionsTx } from './subscription-status'
 
 /** Who asks: the brand and the session's customer (rule 9: never a body's customer_id). */
 export interface Owner {
@@ -171,22 +170,6 @@ export async function deleteMaster(ctx: CopyCtx, o: Owner, id: number) {
       .update(copyMasters)
       .set({ deletedAt: now, enabled: 0, updatedAt: now })
       .where(eq(copyMasters.id, m.id))
-    const live = await tx
-      .select({ id: copySubscriptions.id })
-      .from(copySubscriptions)
-      .where(
-        and(
-          eq(copySubscriptions.masterId, m.id),
-          inArray(copySubscriptions.status, [SUB_STATUS.ACTIVE, SUB_STATUS.PAUSED]),
-        ),
-      )
-    await moveSubscriptionsTx(
-      ctx,
-      tx,
-      work,
-      live.map((s) => s.id),
-      'master_gone',
-      'the master profile was deleted',
-    )
+    await moveMasterSubscriptionsTx(ctx, tx, work, m.id, 'master_gone', 'the master profile was deleted')
   })
 }

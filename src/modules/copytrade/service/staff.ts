@@ -1,11 +1,10 @@
-import { and, desc, eq, inArray, isNull, lt } from 'drizzle-orm'
+import { and, desc, eq, isNull, lt } from 'drizzle-orm'
 import type { CopyCtx } from '../context'
-import { SUB_STATUS } from '../domain/status'
 import { copyMasters, copySubscriptions } from '../schema'
 import { masterView, subscriptionView } from '../views'
 import { copyError } from './errors'
 import { masterById } from './masters'
-import { moveSubscriptionsTx, transition } from './subscription-status'
+import { moveMasterSubscriptionsTx, transition } from './subscription-status'
 
 export async function staffMasters(
   ctx: CopyCtx,
@@ -53,23 +52,7 @@ export async function staffDisableMaster(
       .set({ enabled: 0, blockedReason: reason, updatedAt: ctx.clock.now() })
       .where(eq(copyMasters.id, m.id))
     if (input.end_subscriptions) {
-      const live = await tx
-        .select({ id: copySubscriptions.id })
-        .from(copySubscriptions)
-        .where(
-          and(
-            eq(copySubscriptions.masterId, m.id),
-            inArray(copySubscriptions.status, [SUB_STATUS.ACTIVE, SUB_STATUS.PAUSED]),
-          ),
-        )
-      await moveSubscriptionsTx(
-        ctx,
-        tx,
-        work,
-        live.map((s) => s.id),
-        'disable',
-        reason,
-      )
+      await moveMasterSubscriptionsTx(ctx, tx, work, m.id, 'disable', reason)
     }
   })
   return masterView((await ctx.db.select().from(copyMasters).where(eq(copyMasters.id, m.id)))[0]!)

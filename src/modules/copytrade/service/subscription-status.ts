@@ -4,7 +4,7 @@ import type { Work } from '../../../kernel/db/unit-of-work'
 import type { CopyCtx } from '../context'
 import { closeLinks } from '../copier/close-copy'
 import { crystallize } from '../copier/fees'
-import { nextStatus, type SubAction } from '../domain/status'
+import { nextStatus, SUB_STATUS, type SubAction } from '../domain/status'
 import { copyLinks, copyMasters, copySubscriptions } from '../schema'
 import { copyError } from './errors'
 
@@ -66,6 +66,34 @@ export async function moveSubscriptionsTx(
     if (linkIds.length > 0) work.after(`copy-close:${moved.join(',')}`, () => closeLinks(ctx, linkIds))
   }
   return moved
+}
+
+/** Ends (or moves by `action`) every live subscription of a master, in the caller's unit of work. */
+export async function moveMasterSubscriptionsTx(
+  ctx: CopyCtx,
+  tx: Tx,
+  work: Work,
+  masterId: number,
+  action: SubAction,
+  reason: string,
+) {
+  const live = await tx
+    .select({ id: copySubscriptions.id })
+    .from(copySubscriptions)
+    .where(
+      and(
+        eq(copySubscriptions.masterId, masterId),
+        inArray(copySubscriptions.status, [SUB_STATUS.ACTIVE, SUB_STATUS.PAUSED]),
+      ),
+    )
+  return moveSubscriptionsTx(
+    ctx,
+    tx,
+    work,
+    live.map((s) => s.id),
+    action,
+    reason,
+  )
 }
 
 /** Pause, resume or disable one subscription (the customer's, or any of the brand for staff). */
