@@ -58,8 +58,8 @@ export async function seedCopyDemo(ctx: CopyCtx) {
  * The demo master's history: three round trips through trading's write port (keyed, so a second run
  * repeats nothing); without a price yet, nothing, and the job tries again.
  */
-export async function seedDemoHistory(ctx: CopyCtx, brandId?: number) {
-  const id = brandId ?? (await ctx.db.select().from(brands)).find((b) => b.name === 'Demo')?.id
+export async function seedDemoHistory(ctx: CopyCtx) {
+  const id = (await ctx.db.select().from(brands)).find((b) => b.name === 'Demo')?.id
   if (id === undefined) return
   if ((await ctx.trading.closedPositionsOf(DEMO_MASTER_LOGIN, 3)).length >= 3) return
   for (const [i, symbol, cmd] of [

@@ -3,7 +3,7 @@ import { REWARD_NAMES, RewardPolicy } from './domain/rewards'
 import { SubscriptionSettings } from './domain/settings'
 import { statsView } from './domain/stats'
 import { SUB_STATUS_NAMES } from './domain/status'
-import type { copyLinks, copyMasters, copyRecords, copyRewards, copySubscriptions } from './schema'
+import type { copyMasters, copyRecords, copyRewards, copySubscriptions } from './schema'
 
 type Master = typeof copyMasters.$inferSelect
 const sec = (ms: number) => Math.floor(ms / 1000)
@@ -58,19 +58,6 @@ export function subscriptionView(s: typeof copySubscriptions.$inferSelect, curre
     currency,
     created_time: sec(s.createdAt),
     updated_time: sec(s.updatedAt),
-  }
-}
-
-export function linkView(l: typeof copyLinks.$inferSelect) {
-  return {
-    id: l.id,
-    master_ticket: l.masterTicket,
-    follower_ticket: l.followerTicket ?? 0,
-    status: l.status,
-    reason: l.reason,
-    symbol: l.symbol,
-    master_volume: l.masterVolume,
-    follower_volume: l.followerVolume,
   }
 }
 

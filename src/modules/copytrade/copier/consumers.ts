@@ -17,13 +17,13 @@ import { profitShare, REWARD } from '../domain/rewards'
 import { copiesCloses, copiesOpens, type SubscriptionSettings } from '../domain/settings'
 import { afterClosedTrade } from '../domain/stats'
 import { SUB_STATUS } from '../domain/status'
-import { copyLinks, copyMasters, copyRecords, copyRewards, copySubscriptions } from '../schema'
+import { copyLinks, copyMasters, copyRecords, copySubscriptions } from '../schema'
 import { rewardPolicyOf } from '../views'
 import { closeLinks, partialCloseLinks } from './close-copy'
 import { flowConsumer } from './fees'
 import { copyStops } from './modify-copy'
 import { openLinks } from './open-copy'
-import { settleRewards } from './rewards'
+import { accrueTx, settleRewards } from './rewards'
 
 const settingsOf = (s: { settings: string }) => JSON.parse(s.settings) as SubscriptionSettings
 const day = (ms: number) => Math.floor(ms / 86_400_000)
@@ -185,7 +185,6 @@ async function copyClosedTx(
     ticket: number
     net: number
     closeTime: number
-    byCopier: boolean
     whole: boolean
     reason: string
   },
@@ -219,29 +218,14 @@ async function copyClosedTx(
   if (policy.reward_type !== REWARD.PROFIT_SHARE_PER_TRADE) return null
   const amount = profitShare(closed.net, policy.percent)
   if (amount <= 0) return null
-  const payout = await ctx.accounts.read.account(master.payoutLogin)
-  const payoutGroup = payout && (await ctx.accounts.read.group(payout.groupId))
-  const [accrual] = await tx
-    .insert(copyRewards)
-    .values({
-      key: `profit:${closed.ticket}`,
-      brandId: e.brandId,
-      subscriptionId: sub.id,
-      masterId: master.id,
-      rewardType: REWARD.PROFIT_SHARE_PER_TRADE,
-      followerLogin: sub.followerLogin,
-      payoutLogin: master.payoutLogin,
-      base: closed.net,
-      amountMinor: amount,
-      currency: e.payload.currency,
-      payoutCurrency: payoutGroup?.currency ?? master.currency,
-      status: 'pending',
-      note: `${policy.percent} % of the copy's net result (ticket ${closed.ticket})`,
-      createdAt: ctx.clock.now(),
-    })
-    .onConflictDoNothing()
-    .returning({ id: copyRewards.id })
-  return accrual?.id ?? null
+  return accrueTx(ctx, tx, sub, master, {
+    key: `profit:${closed.ticket}`,
+    type: REWARD.PROFIT_SHARE_PER_TRADE,
+    base: closed.net,
+    amount,
+    currency: e.payload.currency,
+    note: `${policy.percent} % of the copy's net result (ticket ${closed.ticket})`,
+  })
 }
 
 /** The master's statistics after one of its trades closed (whole or part). */
@@ -319,7 +303,6 @@ export function copyConsumers(ctx: CopyCtx): Consumer<any>[] {
           ticket: p.ticket,
           net: netOf(p),
           closeTime: p.close_time,
-          byCopier: false,
           whole: true,
           reason: `CLOSED_${p.reason.toUpperCase()}`,
         },
@@ -352,7 +335,6 @@ export function copyConsumers(ctx: CopyCtx): Consumer<any>[] {
           ticket: p.closed_ticket,
           net,
           closeTime: part.closeTime,
-          byCopier: false,
           whole: false,
           reason: '',
         },

@@ -1,6 +1,7 @@
 import { and, eq, inArray } from 'drizzle-orm'
 import { currencyDecimals } from '../../accounts'
 import { profitInAccount } from '../../trading'
+import { accountOf } from '../accounts-of'
 import type { CopyCtx } from '../context'
 import { copyLinks, type copySubscriptions } from '../schema'
 
@@ -16,8 +17,7 @@ export async function copyEquity(ctx: CopyCtx, sub: Sub) {
     .select({ ticket: copyLinks.followerTicket })
     .from(copyLinks)
     .where(and(eq(copyLinks.subscriptionId, sub.id), inArray(copyLinks.status, ['open', 'closing'])))
-  const account = await ctx.accounts.read.account(sub.followerLogin)
-  const group = account && (await ctx.accounts.read.group(account.groupId))
+  const { group } = await accountOf(ctx, sub.followerLogin)
   const currency = group?.currency ?? 'USD'
   let floating = 0
   if (links.length > 0 && group) {

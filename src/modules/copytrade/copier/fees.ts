@@ -1,15 +1,14 @@
 import { and, eq, inArray, sql } from 'drizzle-orm'
-import type { Tx } from '../../../kernel/db/client'
 import type { Consumer, PayloadOf } from '../../../kernel/events/topic'
 import { BalanceOperation, currencyDecimals, toMinor } from '../../accounts'
 import type { CopyCtx } from '../context'
 import { hwmAfterDeposit, hwmAfterWithdrawal, managementFee, performanceFee } from '../domain/fees'
 import { REWARD } from '../domain/rewards'
 import { SUB_STATUS } from '../domain/status'
-import { copyLinks, copyMasters, copyRewards, copySubscriptions } from '../schema'
+import { copyLinks, copyMasters, copySubscriptions } from '../schema'
 import { rewardPolicyOf } from '../views'
 import { copyEquity } from './equity'
-import { settleRewards } from './rewards'
+import { accrueTx, settleRewards } from './rewards'
 
 type Sub = typeof copySubscriptions.$inferSelect
 type Master = typeof copyMasters.$inferSelect
@@ -20,42 +19,6 @@ export function perfPeriodEnd(m: Pick<Master, 'rewardType' | 'rewardParams'>, no
   if (m.rewardType !== REWARD.PERFORMANCE_FEE_HWM) return null
   const p = rewardPolicyOf(m)
   return p.reward_type === REWARD.PERFORMANCE_FEE_HWM ? now + p.period_days * DAY : null
-}
-
-async function payoutCurrency(ctx: CopyCtx, m: Master) {
-  const a = await ctx.accounts.read.account(m.payoutLogin)
-  const g = a && (await ctx.accounts.read.group(a.groupId))
-  return g?.currency ?? m.currency
-}
-
-async function accrueTx(
-  ctx: CopyCtx,
-  tx: Tx,
-  sub: Sub,
-  m: Master,
-  r: { key: string; type: number; base: number; amount: number; currency: string; note: string },
-) {
-  const [row] = await tx
-    .insert(copyRewards)
-    .values({
-      key: r.key,
-      brandId: sub.brandId,
-      subscriptionId: sub.id,
-      masterId: m.id,
-      rewardType: r.type,
-      followerLogin: sub.followerLogin,
-      payoutLogin: m.payoutLogin,
-      base: r.base,
-      amountMinor: r.amount,
-      currency: r.currency,
-      payoutCurrency: await payoutCurrency(ctx, m),
-      status: 'pending',
-      note: r.note,
-      createdAt: ctx.clock.now(),
-    })
-    .onConflictDoNothing()
-    .returning({ id: copyRewards.id })
-  return row?.id ?? null
 }
 
 /**

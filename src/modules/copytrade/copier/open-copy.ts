@@ -2,14 +2,15 @@ import { and, eq, inArray, lt, or, sql } from 'drizzle-orm'
 import { currencyDecimals } from '../../accounts'
 import { conversionRate, isTradingOpen } from '../../market'
 import { profitInAccount } from '../../trading'
+import { accountOf } from '../accounts-of'
 import type { CopyCtx } from '../context'
 import { REWARD, volumeRebate } from '../domain/rewards'
 import { type SubscriptionSettings, symbolAllowed, VOLUME_MODE } from '../domain/settings'
 import { copyOrder, copyVolume, slippagePoints } from '../domain/sizing'
 import { SUB_STATUS } from '../domain/status'
-import { copyLinks, copyMasters, copyRecords, copyRewards, copySubscriptions } from '../schema'
+import { copyLinks, copyMasters, copyRecords, copySubscriptions } from '../schema'
 import { rewardPolicyOf } from '../views'
-import { settleSoon } from './rewards'
+import { accrueTx, settleSoon } from './rewards'
 
 /** How long one executor holds a link it opens; after it another (the reconcile job) may take it over. */
 export const OPEN_LEASE_MS = 15_000
@@ -113,9 +114,8 @@ async function openChunk(ctx: CopyCtx, ids: number[]) {
   const masters = await ctx.trading.orderStates([...new Set(links.map((l) => l.masterTicket))])
   const masterCurrency = new Map<number, string>()
   for (const login of masterLogins) {
-    const a = await ctx.accounts.read.account(login)
-    const g = a && (await ctx.accounts.read.group(a.groupId))
-    if (g) masterCurrency.set(login, g.currency)
+    const { group } = await accountOf(ctx, login)
+    if (group) masterCurrency.set(login, group.currency)
   }
   const shared = { figures, quotes, masters, masterCurrency }
   const outcomes = await Promise.all(
@@ -175,8 +175,7 @@ async function openOne(
     )
   if (!symbolAllowed(s, link.symbol))
     return skip('SYMBOL_FILTERED', `${link.symbol} is filtered out by symbols_mode ${s.symbols_mode}`)
-  const account = await ctx.accounts.read.account(link.followerLogin)
-  const group = account && (await ctx.accounts.read.group(account.groupId))
+  const { account, group } = await accountOf(ctx, link.followerLogin)
   if (!account || !group || account.enable !== 1 || account.enableReadOnly === 1)
     return skip('ACCOUNT_DISABLED', `account ${link.followerLogin} may not trade`)
   const gs = await ctx.market.refdata.forGroup(group.id, link.symbol)
@@ -365,7 +364,7 @@ async function finishOpens(ctx: CopyCtx, outcomes: Outcome[]) {
       if (m?.rewardType !== REWARD.VOLUME_REBATE) continue
       for (const o of mine) {
         if (!o.copied || o.sub.masterId !== masterId) continue
-        const id = await accrueRebateTx(ctx, tx, m, o, now)
+        const id = await accrueRebateTx(ctx, tx, m, o)
         if (id) rebates.push(id)
       }
     }
@@ -379,38 +378,21 @@ async function accrueRebateTx(
   tx: Parameters<Parameters<CopyCtx['uow']['run']>[0]>[0],
   m: typeof copyMasters.$inferSelect,
   o: Outcome,
-  now: number,
 ) {
   const policy = rewardPolicyOf(m)
   if (policy.reward_type !== REWARD.VOLUME_REBATE || policy.per_lot <= 0) return null
-  const account = await ctx.accounts.read.account(o.link.followerLogin)
-  const group = account && (await ctx.accounts.read.group(account.groupId))
+  const { group } = await accountOf(ctx, o.link.followerLogin)
   if (!group) return null
   const rate = conversionRate(m.currency, group.currency, await ctx.market.quoteLookup())
   if (rate === null) return null
   const amount = volumeRebate(o.volume!, policy.per_lot, rate, currencyDecimals(group.currency))
   if (amount <= 0) return null
-  const payout = await ctx.accounts.read.account(m.payoutLogin)
-  const payoutGroup = payout && (await ctx.accounts.read.group(payout.groupId))
-  const [row] = await tx
-    .insert(copyRewards)
-    .values({
-      key: `rebate:${o.link.id}`,
-      brandId: o.link.brandId,
-      subscriptionId: o.sub.id,
-      masterId: m.id,
-      rewardType: REWARD.VOLUME_REBATE,
-      followerLogin: o.link.followerLogin,
-      payoutLogin: m.payoutLogin,
-      base: o.volume!,
-      amountMinor: amount,
-      currency: group.currency,
-      payoutCurrency: payoutGroup?.currency ?? m.currency,
-      status: 'pending',
-      note: `${o.volume! / 100} lots x ${policy.per_lot} ${m.currency}`,
-      createdAt: now,
-    })
-    .onConflictDoNothing()
-    .returning({ id: copyRewards.id })
-  return row?.id ?? null
+  return accrueTx(ctx, tx, o.sub, m, {
+    key: `rebate:${o.link.id}`,
+    type: REWARD.VOLUME_REBATE,
+    base: o.volume!,
+    amount,
+    currency: group.currency,
+    note: `${o.volume! / 100} lots x ${policy.per_lot} ${m.currency}`,
+  })
 }

@@ -1,12 +1,48 @@
 import { and, eq, inArray, isNotNull, lte, sql } from 'drizzle-orm'
+import type { Tx } from '../../../kernel/db/client'
 import { ApiError } from '../../../kernel/http/errors'
 import { currencyDecimals } from '../../accounts'
 import { conversionRate } from '../../market'
+import { accountOf, currencyOf } from '../accounts-of'
 import type { CopyCtx } from '../context'
 import { convertMinor, REWARD, subscriptionFee } from '../domain/rewards'
 import { SUB_STATUS } from '../domain/status'
 import { copyMasters, copyRewards, copySubscriptions } from '../schema'
 import { rewardPolicyOf } from '../views'
+
+/**
+ * Accrues a reward owed by a subscription to its master, once per `key` (its cause), in the caller's
+ * transaction; the id, or null when that cause was accrued already.
+ */
+export async function accrueTx(
+  ctx: CopyCtx,
+  tx: Tx,
+  sub: { id: number; brandId: number; followerLogin: number },
+  m: { id: number; payoutLogin: number; currency: string },
+  r: { key: string; type: number; base: number; amount: number; currency: string; note: string },
+) {
+  const [row] = await tx
+    .insert(copyRewards)
+    .values({
+      key: r.key,
+      brandId: sub.brandId,
+      subscriptionId: sub.id,
+      masterId: m.id,
+      rewardType: r.type,
+      followerLogin: sub.followerLogin,
+      payoutLogin: m.payoutLogin,
+      base: r.base,
+      amountMinor: r.amount,
+      currency: r.currency,
+      payoutCurrency: await currencyOf(ctx, m.payoutLogin, m.currency),
+      status: 'pending',
+      note: r.note,
+      createdAt: ctx.clock.now(),
+    })
+    .onConflictDoNothing()
+    .returning({ id: copyRewards.id })
+  return row?.id ?? null
+}
 
 /** Settles accruals after the commit that made them; what fails stays pending for `copytrade.settle`. */
 export function settleSoon(ctx: CopyCtx, ids: number[]) {
@@ -31,8 +67,9 @@ export async function settleRewards(ctx: CopyCtx, ids?: number[]) {
     .where(and(eq(copyRewards.status, 'pending'), ids ? inArray(copyRewards.id, ids) : undefined))
     .limit(500)
   let settled = 0
+  const quotes = await ctx.market.quoteLookup()
   for (const a of pending) {
-    const rate = conversionRate(a.currency, a.payoutCurrency, await ctx.market.quoteLookup())
+    const rate = conversionRate(a.currency, a.payoutCurrency, quotes)
     if (rate === null) continue
     const payoutMinor = convertMinor(
       a.amountMinor,
@@ -113,15 +150,13 @@ export async function accrueSubscriptionFees(ctx: CopyCtx, now: number) {
     )
     .limit(500)
   const ids: number[] = []
+  const quotes = await ctx.market.quoteLookup()
   for (const { sub, master } of due) {
     const policy = rewardPolicyOf(master)
     if (policy.reward_type !== REWARD.SUBSCRIPTION_FEE) continue
-    const account = await ctx.accounts.read.account(sub.followerLogin)
-    const group = account && (await ctx.accounts.read.group(account.groupId))
-    const payout = await ctx.accounts.read.account(master.payoutLogin)
-    const payoutGroup = payout && (await ctx.accounts.read.group(payout.groupId))
-    const rate = group && conversionRate(master.currency, group.currency, await ctx.market.quoteLookup())
-    if (!group || !payoutGroup || rate === null || rate === undefined) continue
+    const { group } = await accountOf(ctx, sub.followerLogin)
+    const rate = group && conversionRate(master.currency, group.currency, quotes)
+    if (!group || !rate) continue
     const periodStart = sub.nextFeeAt!
     const amount = subscriptionFee(policy.amount, rate, currencyDecimals(group.currency))
     await ctx.db.transaction(async (tx) => {
@@ -131,27 +166,15 @@ export async function accrueSubscriptionFees(ctx: CopyCtx, now: number) {
         .where(and(eq(copySubscriptions.id, sub.id), eq(copySubscriptions.nextFeeAt, periodStart)))
         .returning({ id: copySubscriptions.id })
       if (moved.length === 0 || amount <= 0) return
-      const [row] = await tx
-        .insert(copyRewards)
-        .values({
-          key: `fee:${sub.id}:${periodStart}`,
-          brandId: sub.brandId,
-          subscriptionId: sub.id,
-          masterId: master.id,
-          rewardType: REWARD.SUBSCRIPTION_FEE,
-          followerLogin: sub.followerLogin,
-          payoutLogin: master.payoutLogin,
-          base: policy.period_days,
-          amountMinor: amount,
-          currency: group.currency,
-          payoutCurrency: payoutGroup.currency,
-          status: 'pending',
-          note: `${policy.amount} ${master.currency} for ${policy.period_days} days from ${new Date(periodStart).toISOString().slice(0, 10)}`,
-          createdAt: now,
-        })
-        .onConflictDoNothing()
-        .returning({ id: copyRewards.id })
-      if (row) ids.push(row.id)
+      const id = await accrueTx(ctx, tx, sub, master, {
+        key: `fee:${sub.id}:${periodStart}`,
+        type: REWARD.SUBSCRIPTION_FEE,
+        base: policy.period_days,
+        amount,
+        currency: group.currency,
+        note: `${policy.amount} ${master.currency} for ${policy.period_days} days from ${new Date(periodStart).toISOString().slice(0, 10)}`,
+      })
+      if (id) ids.push(id)
     })
   }
   if (ids.length > 0) await settleRewards(ctx, ids)

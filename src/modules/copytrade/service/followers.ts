@@ -1,6 +1,7 @@
 import { and, eq, inArray } from 'drizzle-orm'
 import { isUniqueViolation } from '../../../kernel/db/errors'
 import { invalid } from '../../../kernel/http/errors'
+import { accountOf } from '../accounts-of'
 import type { CopyCtx } from '../context'
 import { SubscriptionSettings } from '../domain/settings'
 import { copyFollowers, copySubscriptions } from '../schema'
@@ -108,9 +109,8 @@ export async function myFollowers(ctx: CopyCtx, o: Owner) {
     .orderBy(copyFollowers.login)
   const out = []
   for (const f of rows) {
-    const a = await ctx.accounts.read.account(f.login)
-    const g = a && (await ctx.accounts.read.group(a.groupId))
-    out.push(followerView(f, g ? accountMode(g) : 'DEMO'))
+    const { group } = await accountOf(ctx, f.login)
+    out.push(followerView(f, group ? accountMode(group) : 'DEMO'))
   }
   return out
 }

@@ -1,6 +1,7 @@
 import { and, asc, desc, eq, gt, gte, inArray, isNull, like, lt, lte, or, type SQL, sql } from 'drizzle-orm'
 import { invalid } from '../../../kernel/http/errors'
 import { currencyDecimals, fromMinor } from '../../accounts'
+import { accountOf } from '../accounts-of'
 import type { CopyCtx } from '../context'
 import { SUB_STATUS } from '../domain/status'
 import { copyMasters, copySubscriptions } from '../schema'
@@ -173,8 +174,7 @@ export async function masterFollowers(
     paused: subs.filter((s) => s.status === SUB_STATUS.PAUSED).length,
     rows: await Promise.all(
       subs.map(async (s, i) => {
-        const a = await ctx.accounts.read.account(s.followerLogin)
-        const g = a && (await ctx.accounts.read.group(a.groupId))
+        const { group: g } = await accountOf(ctx, s.followerLogin)
         const currency = g?.currency ?? m.currency
         return {
           n: i + 1,

@@ -1,3 +1,4 @@
+import { accountOf } from '../accounts-of'
 import type { CopyCtx } from '../context'
 import { type CopyCode, copyError } from './errors'
 
@@ -13,8 +14,7 @@ export async function ownAccount(
   code: CopyCode = 'INVALID_ACCOUNT',
   field = 'login',
 ) {
-  const account = await ctx.accounts.read.account(login)
-  const group = account && (await ctx.accounts.read.group(account.groupId))
+  const { account, group } = await accountOf(ctx, login)
   if (!account || !group || account.brandId !== brandId || account.customerId !== customerId)
     throw copyError(code, `${field}: ${login} is not an account of yours`)
   return { account, group }

@@ -1,4 +1,5 @@
 import { and, desc, eq, isNull, lt } from 'drizzle-orm'
+import { currencyOf } from '../accounts-of'
 import type { CopyCtx } from '../context'
 import { copyMasters, copySubscriptions } from '../schema'
 import { masterView, subscriptionView } from '../views'
@@ -80,9 +81,8 @@ export async function staffSubscriptions(
     .limit(limit + 1)
   const out = []
   for (const s of rows.slice(0, limit)) {
-    const a = await ctx.accounts.read.account(s.followerLogin)
-    const g = a && (await ctx.accounts.read.group(a.groupId))
-    out.push({ ...subscriptionView(s, g?.currency ?? 'USD'), customer_id: s.customerId })
+    const currency = await currencyOf(ctx, s.followerLogin, 'USD')
+    out.push({ ...subscriptionView(s, currency), customer_id: s.customerId })
   }
   return { rows: out, next_before: rows.length > limit ? rows[limit - 1]!.id : 0 }
 }

@@ -1,5 +1,6 @@
 import { and, desc, eq, lt } from 'drizzle-orm'
 import { isUniqueViolation } from '../../../kernel/db/errors'
+import { currencyOf } from '../accounts-of'
 import type { CopyCtx } from '../context'
 import { perfPeriodEnd } from '../copier/fees'
 import { resyncSubscription } from '../copier/resync'
@@ -86,15 +87,9 @@ export async function ownSubscription(ctx: CopyCtx, o: Owner, id: number) {
   return s
 }
 
-const currencyOf = async (ctx: CopyCtx, login: number) => {
-  const a = await ctx.accounts.read.account(login)
-  const g = a && (await ctx.accounts.read.group(a.groupId))
-  return g?.currency ?? 'USD'
-}
-
 export async function subscriptionDetail(ctx: CopyCtx, o: Owner, id: number) {
   const s = await ownSubscription(ctx, o, id)
-  return subscriptionView(s, await currencyOf(ctx, s.followerLogin))
+  return subscriptionView(s, await currencyOf(ctx, s.followerLogin, 'USD'))
 }
 
 /** New settings apply to the next copies; the master's open positions not yet linked are copied now. */
@@ -110,7 +105,7 @@ export async function updateSubscription(ctx: CopyCtx, o: Owner, id: number, inp
     .where(eq(copySubscriptions.id, s.id))
     .returning()
   if (row!.status === SUB_STATUS.ACTIVE) await resyncSubscription(ctx, s.id)
-  return subscriptionView(row!, await currencyOf(ctx, s.followerLogin))
+  return subscriptionView(row!, await currencyOf(ctx, s.followerLogin, 'USD'))
 }
 
 export async function mySubscriptions(ctx: CopyCtx, o: Owner) {
@@ -120,7 +115,7 @@ export async function mySubscriptions(ctx: CopyCtx, o: Owner) {
     .where(and(eq(copySubscriptions.brandId, o.brandId), eq(copySubscriptions.customerId, o.customerId)))
     .orderBy(desc(copySubscriptions.id))
   const out = []
-  for (const s of rows) out.push(subscriptionView(s, await currencyOf(ctx, s.followerLogin)))
+  for (const s of rows) out.push(subscriptionView(s, await currencyOf(ctx, s.followerLogin, 'USD')))
   return out
 }
 
@@ -145,7 +140,7 @@ export async function subscriptionRecords(
     )
     .orderBy(desc(copyRecords.id))
     .limit(limit + 1)
-  const currency = await currencyOf(ctx, s.followerLogin)
+  const currency = await currencyOf(ctx, s.followerLogin, 'USD')
   return {
     rows: rows.slice(0, limit).map((r) => recordView(r, currency)),
     next_before: rows.length > limit ? rows[limit - 1]!.id : 0,
