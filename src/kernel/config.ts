@@ -69,6 +69,7 @@ const schema = z
     LOG_LEVEL: z.enum(['debug', 'info', 'warn', 'error', 'silent']).default('info'),
     CRON_SECRET: z.string().min(24).optional(),
     GROUP_COMMIT: bool.default(true),
+    ATTRIBUTION_WINDOW_DAYS: z.coerce.number().int().min(1).max(365).default(30),
     ROLE: z.enum(['all', 'api', 'engine']).default('all'),
     EVENTS_RETENTION_HOURS: z.coerce
       .number()
@@ -142,6 +143,8 @@ export interface Config {
   signin: { maxFailures: number; maxFailuresPerIp: number; lockSeconds: number }
   /** Self-service limits per client address (and per customer for accounts). */
   limits: { registerPerHour: number; accountOpensPerDay: number }
+  /** Days a marketing touch can win a registration (spec 4.16). */
+  attributionWindowDays: number
   seedDemo: boolean
   /** Quote simulator (on by default outside production), its seed and tick interval. */
   quotes: { simulator: boolean; seed: number; tickMs: number; feedToken?: string }
@@ -222,6 +225,7 @@ export function loadConfig(source: Record<string, string | undefined> = process.
       lockSeconds: e.SIGNIN_LOCK_SECONDS,
     },
     limits: { registerPerHour: e.REGISTER_MAX_PER_HOUR, accountOpensPerDay: e.ACCOUNT_OPEN_MAX_PER_DAY },
+    attributionWindowDays: e.ATTRIBUTION_WINDOW_DAYS,
     seedDemo: production ? false : (e.SEED_DEMO ?? true),
     quotes: {
       simulator: e.QUOTE_SIMULATOR ?? !production,

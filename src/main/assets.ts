@@ -5,17 +5,24 @@ const TYPES: Record<string, string> = {
   js: 'text/javascript; charset=utf-8',
   css: 'text/css; charset=utf-8',
   png: 'image/png',
+  html: 'text/html; charset=utf-8',
 }
+
+/** A brand's static pages (attribution's landing pages): `site/<brand>/<page>.html` under the project. */
+const SITE_PAGE = /^site\/[a-z0-9-]{1,64}\/[a-z0-9-]{1,64}\.html$/
+const SITE_ROOT = join(import.meta.dir, '..', '..')
 
 /** Serves bundled static assets (Swagger UI) from node_modules, so the docs page works offline. */
 export async function loadAssetFromDisk(name: string): Promise<Response | null> {
-  const file = Bun.file(join(getAbsoluteFSPath(), name))
+  const site = SITE_PAGE.test(name)
+  if (name.startsWith('site/') && !site) return null
+  const file = Bun.file(site ? join(SITE_ROOT, name) : join(getAbsoluteFSPath(), name))
   if (!(await file.exists())) return null
   const ext = name.split('.').pop() ?? ''
   return new Response(file, {
     headers: {
       'content-type': TYPES[ext] ?? 'application/octet-stream',
-      'cache-control': 'public, max-age=86400',
+      'cache-control': site ? 'public, max-age=300' : 'public, max-age=86400',
     },
   })
 }

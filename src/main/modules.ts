@@ -1,6 +1,8 @@
 import type { ModuleDefinition } from '../kernel/module'
 import { accountsModule } from '../modules/accounts'
+import { affiliateModule } from '../modules/affiliate'
 import { alertsModule } from '../modules/alerts'
+import { attributionModule } from '../modules/attribution'
 import { authModule } from '../modules/auth'
 import { cashierModule } from '../modules/cashier'
 import { copytradeModule } from '../modules/copytrade'
@@ -29,4 +31,6 @@ export const MODULES: readonly ModuleDefinition[] = [
   cashierModule,
   propModule,
   copytradeModule,
+  affiliateModule,
+  attributionModule,
 ]

@@ -3,11 +3,18 @@
 import favicon from 'swagger-ui-dist/favicon-32x32.png'
 import css from 'swagger-ui-dist/swagger-ui.css'
 import bundle from 'swagger-ui-dist/swagger-ui-bundle.js'
+import betaIndex from '../../site/beta/index.html'
+import defaultIndex from '../../site/default/index.html'
+import defaultPromo from '../../site/default/promo.html'
 
 const ASSETS: Record<string, { body: string | ArrayBuffer; type: string }> = {
   'swagger-ui-bundle.js': { body: bundle, type: 'text/javascript; charset=utf-8' },
   'swagger-ui.css': { body: css, type: 'text/css; charset=utf-8' },
   'favicon-32x32.png': { body: favicon, type: 'image/png' },
+  // the brands' landing pages (site/): a page added there is one more line here
+  'site/default/index.html': { body: defaultIndex as unknown as string, type: 'text/html; charset=utf-8' },
+  'site/default/promo.html': { body: defaultPromo as unknown as string, type: 'text/html; charset=utf-8' },
+  'site/beta/index.html': { body: betaIndex as unknown as string, type: 'text/html; charset=utf-8' },
 }
 
 export async function loadBundledAsset(name: string): Promise<Response | null> {

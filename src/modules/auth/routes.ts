@@ -142,7 +142,11 @@ export const authRoutes = (ctx: AuthCtx) => {
     .post(
       '/customer/register',
       ({ body, brand, request, server }) =>
-        registerCustomer(ctx, brand, body, { ip: clientIp(ctx, request, server) }),
+        registerCustomer(ctx, brand, body, {
+          ip: clientIp(ctx, request, server),
+          cookies: request.headers.get('cookie'),
+          userAgent: request.headers.get('user-agent'),
+        }),
       {
         brand: true,
         body: t.Object(
@@ -162,6 +166,12 @@ export const authRoutes = (ctx: AuthCtx) => {
               }),
             ),
             attribution: t.Optional(Attribution),
+            installation_id: t.Optional(
+              t.String({
+                pattern: '^[A-Za-z0-9._:-]{8,128}$',
+                description: 'the app installation registering (recorded with POST /app): attributes from its install',
+              }),
+            ),
           },
           {
             example: {
@@ -184,7 +194,11 @@ export const authRoutes = (ctx: AuthCtx) => {
           description:
             'Creates the customer; the answer is the same whether the email was new or already registered ' +
             '(registration does not reveal which emails exist). Then sign in with POST /customer/sign/in. ' +
-            '429 TOO_MANY_REQUESTS beyond REGISTER_MAX_PER_HOUR registrations per client address.',
+            '429 TOO_MANY_REQUESTS beyond REGISTER_MAX_PER_HOUR registrations per client address. ' +
+            'Attribution (spec 4.16), first match wins: the install of `installation_id` when it carried values; ' +
+            'the `attribution` values of the body (an external landing page); the latest touch with values of the ' +
+            'visitor cookie `tcs_vid` within ATTRIBUTION_WINDOW_DAYS; its latest direct touch. Staff read the decision ' +
+            'with GET /manager/customers/{id}/attribution.',
         }),
       },
     )

@@ -1,3 +1,4 @@
+import { definePort } from '../../kernel/ports'
 import { and, eq } from 'drizzle-orm'
 import { dummyHash, hashPassword, needsRehash, verifyPassword } from '../../kernel/auth/passwords'
 import { type Session, staffRoleSession } from '../../kernel/auth/session'
@@ -201,19 +202,23 @@ export interface RegistrationInput {
   country?: string
   /** Public attribution values from an external landing page (spec 4.16). */
   attribution?: Record<string, string>
+  /** The app installation registering (POST /app recorded it). */
+  installation_id?: string
 }
 
 /**
- * Attribution seam (spec 4.16): the marketing-attribution module will supply the latest valid touch of
- * the visitor; until then the public values passed in the registration body are kept as given.
+ * Attribution seam (spec 4.16): the marketing-attribution module, when the deployment has it, provides
+ * this port and decides the customer's attribution (its touches, the install, the body values); without
+ * it the public values passed in the body are kept as given.
  */
 export type AttributionResolver = (
-  ctx: AuthCtx,
   brand: Brand,
   input: RegistrationInput,
+  meta: { ip: string; cookies: string | null; userAgent: string | null },
 ) => Promise<Record<string, string> | null>
+export const RegistrationAttributionPort = definePort<AttributionResolver>('auth.registration-attribution')
 
-export const bodyAttribution: AttributionResolver = async (_ctx, _brand, input) =>
+export const bodyAttribution: AttributionResolver = async (_brand, input) =>
   input.attribution && Object.keys(input.attribution).length ? input.attribution : null
 
 /** The same answer whether the email was new or already registered (no enumeration through registration). */
@@ -234,8 +239,7 @@ export async function registerCustomer(
   ctx: AuthCtx,
   brand: Brand,
   input: RegistrationInput,
-  meta: { ip: string },
-  resolveAttribution: AttributionResolver = bodyAttribution,
+  meta: { ip: string; cookies: string | null; userAgent: string | null },
 ) {
   await consume(
     ctx.store,
@@ -245,7 +249,10 @@ export async function registerCustomer(
   if (input.country !== undefined && !isCountryCode(input.country))
     throw new ApiError(400, 'INVALID_DATA', `country: ${input.country} is not an ISO 3166-1 alpha-2 code`)
   const email = input.email.trim().toLowerCase()
-  const attribution = await resolveAttribution(ctx, brand, input)
+  const resolve = ctx.ports.has(RegistrationAttributionPort)
+    ? ctx.ports.get(RegistrationAttributionPort)
+    : bodyAttribution
+  const attribution = await resolve(brand, input, meta)
   const passwordHash = await hashPassword(input.password)
   await ctx.accounts.createCustomer({
     brandId: brand.id,

@@ -1,0 +1,86 @@
+import type { Tx } from '../../kernel/db/client'
+import type { Consumer, DeliveredEvent, Topic } from '../../kernel/events/topic'
+import { CustomerRegistered, toMinor } from '../accounts'
+import { CashierCredited, CashierReversed } from '../cashier'
+import { KycApproved } from '../kyc'
+import { TradeClosed, TradeStoppedOut } from '../trading'
+import type { AffiliateCtx } from './context'
+import type { Fact } from './domain/conversions'
+import { recordFact } from './service/ledger'
+import { type Referral, referralOf, referralOfLogin } from './service/referral'
+
+/**
+ * One consumer per source of a conversion (spec 4.17): each turns its event into a fact of a referred
+ * customer; events of customers nobody referred are passed over with a cached read (`wants`).
+ */
+function factConsumer<T>(
+  ctx: AffiliateCtx,
+  name: string,
+  topic: Topic<T>,
+  who: (p: T) => Promise<Referral | null>,
+  fact: (e: DeliveredEvent<T>) => Omit<Fact, 'eventId'> | null,
+): Consumer<T> {
+  return {
+    name: `affiliate.${name}`,
+    topic,
+    wants: async (e) => (await who(e.payload)) !== null,
+    async handle(e, tx: Tx) {
+      const ref = await who(e.payload)
+      const f = fact(e)
+      if (!ref || !f || ref.brandId !== e.brandId) return
+      await recordFact(ctx, tx, ref, { ...f, eventId: e.id })
+    },
+  }
+}
+
+const money = (p: { amount: number; currency: string }) =>
+  toMinor(Math.abs(p.amount), p.currency) ?? Math.round(Math.abs(p.amount) * 100)
+
+export function affiliateConsumers(ctx: AffiliateCtx): Consumer<any>[] {
+  const byCustomer = (p: { customer_id: number }) => referralOf(ctx, p.customer_id)
+  const byLogin = (p: { login: number }) => referralOfLogin(ctx, p.login)
+  const trade = (e: DeliveredEvent<{ ticket: number; volume: number; close_time: number }>) => ({
+    kind: 'trade' as const,
+    reference: String(e.payload.ticket),
+    valueMinor: null,
+    currency: '',
+    volume: e.payload.volume,
+    eventTime: e.payload.close_time || e.createdAt,
+  })
+  return [
+    factConsumer(ctx, 'registration', CustomerRegistered, byCustomer, (e) => ({
+      kind: 'registration',
+      reference: String(e.payload.customer_id),
+      valueMinor: null,
+      currency: '',
+      volume: 0,
+      eventTime: e.createdAt,
+    })),
+    factConsumer(ctx, 'kyc-approved', KycApproved, byCustomer, (e) => ({
+      kind: 'kyc',
+      reference: String(e.payload.customer_id),
+      valueMinor: null,
+      currency: '',
+      volume: 0,
+      eventTime: e.createdAt,
+    })),
+    factConsumer(ctx, 'deposit-credited', CashierCredited, byCustomer, (e) => ({
+      kind: 'deposit',
+      reference: String(e.payload.transaction_id),
+      valueMinor: money(e.payload),
+      currency: e.payload.currency,
+      volume: 0,
+      eventTime: e.createdAt,
+    })),
+    factConsumer(ctx, 'deposit-reversed', CashierReversed, byCustomer, (e) => ({
+      kind: 'reversal',
+      reference: String(e.payload.transaction_id),
+      valueMinor: money(e.payload),
+      currency: e.payload.currency,
+      volume: 0,
+      eventTime: e.createdAt,
+    })),
+    factConsumer(ctx, 'trade-closed', TradeClosed, byLogin, trade),
+    factConsumer(ctx, 'trade-stopped-out', TradeStoppedOut, byLogin, trade),
+  ]
+}

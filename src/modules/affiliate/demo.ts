@@ -1,0 +1,100 @@
+import { and, eq } from 'drizzle-orm'
+import { hashPassword } from '../../kernel/auth/passwords'
+import { brands } from '../../kernel/brand/schema'
+import type { AffiliateCtx } from './context'
+import type { Fact } from './domain/conversions'
+import { affiliateAccess, affiliateSettings, affiliates, trackingLinks } from './schema'
+import { recordFact } from './service/ledger'
+
+/** The demo affiliates (README): one per demo brand, with cabinet credentials and two links each. */
+export const DEMO_AFFILIATES = [
+  { brand: 'Demo', email: 'partner@example.com', code: 'DEMOPARTNER', password: 'partner-pass-1', prefix: 'demo' },
+  { brand: 'Beta', email: 'beta-partner@example.com', code: 'BETAPARTNER', password: 'beta-partner-pass-1', prefix: 'beta' },
+] as const
+
+const DAY = 86_400_000
+
+/**
+ * Affiliates, links and referred customers with conversions of every kind, so the cabinet shows a funnel
+ * on first start. Every insert is conditional (unique email, code, fact), so two instances seed once.
+ * The demo customers' later history (KYC, deposits, trades) is recorded as facts with negative event ids:
+ * no outbox event made them.
+ */
+export async function seedAffiliateDemo(ctx: AffiliateCtx) {
+  const now = ctx.clock.now()
+  for (const d of DEMO_AFFILIATES) {
+    const [brand] = await ctx.db.select().from(brands).where(eq(brands.name, d.brand))
+    if (!brand) continue
+    await ctx.db
+      .insert(affiliates)
+      .values({ brandId: brand.id, email: d.email, code: d.code, name: `${d.brand} Partner`, createdAt: now })
+      .onConflictDoNothing()
+    const [aff] = await ctx.db.select().from(affiliates).where(eq(affiliates.code, d.code))
+    const [access] = await ctx.db
+      .select()
+      .from(affiliateAccess)
+      .where(and(eq(affiliateAccess.affiliateId, aff.id), eq(affiliateAccess.brandId, brand.id)))
+    if (!access)
+      await ctx.db
+        .insert(affiliateAccess)
+        .values({ affiliateId: aff.id, brandId: brand.id, passwordHash: await hashPassword(d.password), createdAt: now })
+        .onConflictDoNothing()
+    await ctx.db
+      .insert(affiliateSettings)
+      .values({ brandId: brand.id, postbackHosts: JSON.stringify(['127.0.0.1', 'localhost']) })
+      .onConflictDoNothing()
+    for (const l of [
+      { code: `${d.prefix}-spring`, landingPath: '/p/promo', campaign: 'spring' },
+      { code: `${d.prefix}-home`, landingPath: '/', campaign: 'always-on' },
+    ])
+      await ctx.db
+        .insert(trackingLinks)
+        .values({ brandId: brand.id, affiliateId: aff.id, ...l, createdAt: now })
+        .onConflictDoNothing()
+    const [link] = await ctx.db
+      .select()
+      .from(trackingLinks)
+      .where(and(eq(trackingLinks.brandId, brand.id), eq(trackingLinks.code, `${d.prefix}-spring`)))
+    await seedReferred(ctx, brand.id, aff.id, link, d.prefix, now)
+  }
+}
+
+async function seedReferred(
+  ctx: AffiliateCtx,
+  brandId: number,
+  affiliateId: number,
+  link: typeof trackingLinks.$inferSelect,
+  prefix: string,
+  now: number,
+) {
+  const attribution = {
+    affiliate_id: String(affiliateId),
+    link_id: String(link.id),
+    link_code: link.code,
+    campaign: link.campaign,
+    utm_source: 'partner',
+    won_by: 'demo',
+  }
+  const passwordHash = await hashPassword('referred-pass-1')
+  for (let i = 1; i <= 6; i++) {
+    const email = `${prefix}-referred-${i}@example.com`
+    await ctx.accounts.createCustomer({ brandId, email, passwordHash, name: `Referred ${i}`, attribution })
+    const c = await ctx.accounts.customerByEmail(brandId, email)
+    if (!c) continue
+    const at = (days: number) => now - days * DAY
+    const ref = { brandId, customerId: c.id, affiliateId, linkId: link.id }
+    // a funnel that narrows: 6 registered, 5 approved, 4 deposited (two of them twice), 3 trading, 1 refund
+    const facts: Omit<Fact, 'eventId'>[] = [
+      { kind: 'registration', reference: String(c.id), valueMinor: null, currency: '', volume: 0, eventTime: at(40 - i * 5) },
+      ...(i <= 5 ? [{ kind: 'kyc' as const, reference: String(c.id), valueMinor: null, currency: '', volume: 0, eventTime: at(38 - i * 5) }] : []),
+      ...(i <= 4 ? [{ kind: 'deposit' as const, reference: `demo-${prefix}-${i}-a`, valueMinor: 50_000 * i, currency: 'USD', volume: 0, eventTime: at(37 - i * 5) }] : []),
+      ...(i <= 2 ? [{ kind: 'deposit' as const, reference: `demo-${prefix}-${i}-b`, valueMinor: 25_000, currency: 'USD', volume: 0, eventTime: at(36 - i * 5) }] : []),
+      ...(i === 2 ? [{ kind: 'reversal' as const, reference: `demo-${prefix}-${i}-b`, valueMinor: 25_000, currency: 'USD', volume: 0, eventTime: at(35 - i * 5) }] : []),
+      ...(i <= 3 ? [{ kind: 'trade' as const, reference: `demo-${i}`, valueMinor: null, currency: '', volume: 100, eventTime: at(34 - i * 5) }] : []),
+    ]
+    await ctx.db.transaction(async (tx) => {
+      let eventId = -i * 100
+      for (const f of facts) await recordFact(ctx, tx, ref, { ...f, eventId: eventId-- })
+    })
+  }
+}

@@ -1,0 +1,283 @@
+import { Elysia, t } from 'elysia'
+import { doc, errors } from '../../kernel/http/openapi'
+import { Id, Int, Ok, Password, textInput } from '../../kernel/http/schemas'
+import { security } from '../../kernel/http/security'
+import type { AffiliateCtx } from './context'
+import { CONVERSION_KINDS } from './domain/conversions'
+import {
+  createAffiliate,
+  listAffiliates,
+  readAffiliate,
+  setAccess,
+  updateAffiliate,
+} from './service/affiliates'
+import { conversionWithFacts, listConversions } from './service/conversions'
+import type { AffiliateDirectory } from './service/directory'
+import { createLink, listLinks, updateLink } from './service/links'
+import { createPostbackKey, deletePostbackKey, listPostbacks } from './service/postbacks'
+import { readSettings, updateSettings } from './service/settings'
+
+const STAFF = { roles: ['SESSION_MANAGER', 'SESSION_ADMIN'] as const }
+const TAG = 'Affiliates back office'
+const CODE = t.String({
+  pattern: '^[A-Za-z0-9_-]{2,32}$',
+  description: 'letters, digits, _ and -, 2..32 characters (travels in public URLs)',
+})
+
+const Affiliate = t.Object({
+  id: Int(),
+  email: t.String(),
+  code: t.String(),
+  name: t.String(),
+  status: t.String({ description: 'active | suspended' }),
+  home_brand_id: Int({ description: 'the brand that created it (staff there change its profile)' }),
+  access_status: t.String({ description: 'its access to this brand: active | revoked' }),
+  postback_url: t.String({ description: "'' for none" }),
+  postback_enabled: t.Boolean({ description: 'false after 20 failed sends in a row (see the reason)' }),
+  postback_failures: Int({ description: 'failed sends in a row' }),
+  postback_disabled_reason: t.String(),
+  postback_key_ids: t.Array(t.String(), { description: 'signing keys, newest (the one that signs) first' }),
+  created_time: Int({ description: 'epoch seconds' }),
+})
+const Link = t.Object({
+  id: Int(),
+  affiliate_id: Int(),
+  code: t.String(),
+  landing_path: t.String({ description: 'where /go/{code} redirects on the same host' }),
+  campaign: t.String(),
+  active: t.Boolean(),
+  url_path: t.String({ description: 'the tracking path on any of the brand hosts: /go/{code}' }),
+  created_time: Int({ description: 'epoch seconds' }),
+})
+export const Conversion = t.Object({
+  id: Int(),
+  kind: t.String({ enum: [...CONVERSION_KINDS], description: 'conversion kind (README of the affiliate module)' } as never),
+  value: t.Union([t.Number(), t.Null()], {
+    description:
+      'deposit kinds: amount in the currency (reversals negative); active_trader: lots; registration and kyc_approval: null',
+  }),
+  currency: t.String(),
+  reference_id: t.String({ description: 'cashier transaction id, ticket, or customer id' }),
+  event_time: Int({ description: 'when it happened (epoch seconds)' }),
+  affiliate_id: Int(),
+  link_id: t.Union([Int(), t.Null()]),
+  customer_id: Int(),
+  brand_id: Int(),
+})
+const Settings = t.Object({
+  affiliate_host: t.String({ description: 'hostname of the affiliate cabinet (no scheme, port or path)' }),
+  postback_hosts: t.Array(t.String(), { description: 'hosts postback URLs may point to' }),
+  active_trader_lots: t.Number({ description: 'closed lots that make an active trader; 0: the first closed trade' }),
+})
+const Page = { before: t.Optional(Id('next_before of the previous page')), limit: t.Optional(Int({ minimum: 1, maximum: 500, description: 'rows per page (default 100)' })) }
+const AffiliateId = { id: Id('affiliate id') }
+
+export const affiliateStaffRoutes = (ctx: AffiliateCtx, dir: AffiliateDirectory) =>
+  new Elysia({ name: 'affiliate-staff', seed: ctx.instanceId })
+    .use(security(ctx))
+    .get('/manager/affiliates', ({ brand, query }) => listAffiliates(ctx, brand.id, query), {
+      auth: STAFF,
+      ...textInput({ query: { status: t.Optional(t.UnionEnum(['active', 'suspended'], { default: undefined, description: 'filter' })), ...Page } }),
+      response: { 200: t.Object({ rows: t.Array(Affiliate), next_before: Int() }), ...errors() },
+      detail: doc(TAG, 'Affiliates with access to the brand'),
+    })
+    .post('/manager/affiliates', ({ brand, body }) => createAffiliate(ctx, brand.id, body), {
+      auth: STAFF,
+      body: t.Object(
+        {
+          email: t.String({ format: 'email', maxLength: 254, description: 'cabinet login (or the code)' }),
+          code: CODE,
+          name: t.Optional(t.String({ maxLength: 128 })),
+          password: t.String({ ...Password, description: 'cabinet password on this brand (6..64)' }),
+          postback_url: t.Optional(t.String({ maxLength: 512, description: "on the brand's postback_hosts" })),
+        },
+        { example: { email: 'partner@example.com', code: 'PARTNER1', name: 'Partner One', password: 'partner-pass-1' } },
+      ),
+      response: { 200: Affiliate, ...errors({ 400: ['POSTBACK_HOST_NOT_ALLOWED'], 409: ['AFFILIATE_EXISTS'] }) },
+      detail: doc(TAG, 'Create an affiliate of the brand', {
+        description: 'With access to this brand and its cabinet password here. Email and code are unique in the deployment.',
+      }),
+    })
+    .get('/manager/affiliates/:id', ({ brand, params }) => readAffiliate(ctx, brand.id, params.id), {
+      auth: STAFF,
+      ...textInput({ params: AffiliateId }),
+      response: { 200: Affiliate, ...errors({ 404: ['AFFILIATE_NOT_FOUND'] }) },
+      detail: doc(TAG, 'An affiliate'),
+    })
+    .patch('/manager/affiliates/:id', ({ brand, params, body }) => updateAffiliate(ctx, dir, brand.id, params.id, body), {
+      auth: STAFF,
+      ...textInput({ params: AffiliateId }),
+      body: t.Object(
+        {
+          name: t.Optional(t.String({ maxLength: 128 })),
+          status: t.Optional(t.UnionEnum(['active', 'suspended'], { default: undefined, description: 'suspended: its codes stop attributing, its sessions and tokens stop working' })),
+          password: t.Optional(t.String({ ...Password, description: 'new cabinet password on this brand' })),
+          postback_url: t.Optional(t.String({ maxLength: 512, description: "'' removes it" })),
+          postback_enabled: t.Optional(t.Boolean({ description: 'true re-enables a disabled endpoint' })),
+        },
+        { example: { status: 'suspended' } },
+      ),
+      response: {
+        200: Affiliate,
+        ...errors({ 400: ['POSTBACK_HOST_NOT_ALLOWED'], 403: ['NOT_HOME_BRAND'], 404: ['AFFILIATE_NOT_FOUND'] }),
+      },
+      detail: doc(TAG, 'Change an affiliate', {
+        description: "Profile, status and postbacks by staff of its home brand; the password of this brand's cabinet by staff of any brand it has access to.",
+      }),
+    })
+    .put('/manager/affiliates/access/:code', ({ brand, params, body }) => setAccess(ctx, dir, brand.id, params.code, body), {
+      auth: STAFF,
+      params: t.Object({ code: CODE }),
+      body: t.Object(
+        {
+          status: t.UnionEnum(['active', 'revoked'], { default: undefined, description: 'grant or revoke' }),
+          password: t.Optional(t.String({ ...Password, description: 'cabinet password on this brand (required on a first grant)' })),
+        },
+        { example: { status: 'active', password: 'partner-pass-2' } },
+      ),
+      response: { 200: Affiliate, ...errors({ 404: ['AFFILIATE_NOT_FOUND'] }) },
+      detail: doc(TAG, "Grant or revoke an affiliate's access to this brand (by its code)"),
+    })
+    .post('/manager/affiliates/:id/postback-keys', ({ brand, params }) => createPostbackKey(ctx, brand.id, params.id), {
+      auth: STAFF,
+      ...textInput({ params: AffiliateId }),
+      response: {
+        200: t.Object({ key_id: t.String(), secret: t.String({ description: 'shown once' }) }),
+        ...errors({ 404: ['AFFILIATE_NOT_FOUND'] }),
+      },
+      detail: doc(TAG, 'Create a postback signing key (the secret is shown once)', {
+        optionalBody: true,
+        description:
+          'The newest key signs: X-Postback-Signature `t=<unix>,v1=<hex HMAC-SHA256 of "<t>.<body>">` and X-Postback-Key-Id. ' +
+          'Rotate by creating a key, moving the receiver to it, then deleting the old one.',
+      }),
+    })
+    .delete(
+      '/manager/affiliates/:id/postback-keys/:key_id',
+      async ({ brand, params }) => {
+        await deletePostbackKey(ctx, brand.id, params.id, params.key_id)
+        return { data: 'OK' as const }
+      },
+      {
+        auth: STAFF,
+        ...textInput({ params: { ...AffiliateId, key_id: t.String({ maxLength: 40, description: 'key id' }) } }),
+        response: { 200: Ok, ...errors({ 404: ['AFFILIATE_NOT_FOUND', 'KEY_NOT_FOUND'] }) },
+        detail: doc(TAG, 'Delete a postback signing key'),
+      },
+    )
+    .get('/manager/affiliate-links', ({ brand, query }) => listLinks(ctx, brand.id, query), {
+      auth: STAFF,
+      ...textInput({ query: { affiliate_id: t.Optional(Id('affiliate id')), ...Page } }),
+      response: { 200: t.Object({ rows: t.Array(Link), next_before: Int() }), ...errors() },
+      detail: doc(TAG, 'Tracking links of the brand'),
+    })
+    .post('/manager/affiliate-links', ({ brand, body }) => createLink(ctx, dir, brand.id, body), {
+      auth: STAFF,
+      body: t.Object(
+        {
+          affiliate_id: Id('affiliate id'),
+          code: CODE,
+          landing_path: t.Optional(t.String({ maxLength: 512, description: "a path on the brand ('/' by default)" })),
+          campaign: t.Optional(t.String({ maxLength: 128 })),
+        },
+        { example: { affiliate_id: 1, code: 'spring-promo', landing_path: '/p/promo', campaign: 'spring' } },
+      ),
+      response: { 200: Link, ...errors({ 404: ['AFFILIATE_NOT_FOUND'], 409: ['LINK_EXISTS'] }) },
+      detail: doc(TAG, 'Create a tracking link'),
+    })
+    .patch('/manager/affiliate-links/:id', ({ brand, params, body }) => updateLink(ctx, dir, brand.id, params.id, body), {
+      auth: STAFF,
+      ...textInput({ params: { id: Id('link id') } }),
+      body: t.Object(
+        {
+          landing_path: t.Optional(t.String({ maxLength: 512 })),
+          campaign: t.Optional(t.String({ maxLength: 128 })),
+          active: t.Optional(t.Boolean({ description: 'false: clicks are recorded unattributed' })),
+        },
+        { example: { active: false } },
+      ),
+      response: { 200: Link, ...errors({ 404: ['LINK_NOT_FOUND'] }) },
+      detail: doc(TAG, 'Change a tracking link'),
+    })
+    .get('/manager/affiliate-settings', ({ brand }) => readSettings(ctx, brand.id), {
+      auth: STAFF,
+      response: { 200: Settings, ...errors() },
+      detail: doc(TAG, "The brand's affiliate settings"),
+    })
+    .put('/manager/affiliate-settings', ({ brand, body }) => updateSettings(ctx, brand.id, body), {
+      auth: STAFF,
+      body: t.Object(
+        {
+          affiliate_host: t.Optional(t.String({ maxLength: 253, description: 'hostname only: no scheme, port or path' })),
+          postback_hosts: t.Optional(t.Array(t.String({ maxLength: 253 }), { maxItems: 50 })),
+          active_trader_lots: t.Optional(t.Number({ minimum: 0, maximum: 100_000, multipleOf: 0.01 })),
+        },
+        { example: { affiliate_host: 'partners.example.com', postback_hosts: ['hooks.partner.example'], active_trader_lots: 1 } },
+      ),
+      response: { 200: Settings, ...errors({ 409: ['HOST_TAKEN'] }) },
+      detail: doc(TAG, "Change the brand's affiliate settings"),
+    })
+    .get('/manager/affiliate-conversions', ({ brand, query }) => listConversions(ctx, brand.id, query), {
+      auth: STAFF,
+      ...textInput({
+        query: {
+          affiliate_id: t.Optional(Id('affiliate id')),
+          customer_id: t.Optional(Id('customer id')),
+          kind: t.Optional(t.UnionEnum([...CONVERSION_KINDS], { default: undefined, description: 'conversion kind' })),
+          ...Page,
+        },
+      }),
+      response: { 200: t.Object({ rows: t.Array(Conversion), next_before: Int() }), ...errors() },
+      detail: doc(TAG, 'Conversions of the brand, newest first'),
+    })
+    .get('/manager/affiliate-conversions/:id', ({ brand, params }) => conversionWithFacts(ctx, brand.id, params.id), {
+      auth: STAFF,
+      ...textInput({ params: { id: Id('conversion id') } }),
+      response: {
+        200: t.Object({
+          conversion: Conversion,
+          facts: t.Array(
+            t.Object({
+              kind: t.String({ description: 'registration | kyc | deposit | reversal | trade' }),
+              reference: t.String(),
+              value_minor: t.Union([Int(), t.Null()]),
+              currency: t.String(),
+              volume: Int({ description: 'trades: hundredths of a lot' }),
+              event_id: Int({ description: 'the outbox event it came from' }),
+              event_time: Int({ description: 'epoch seconds' }),
+            }),
+            { description: "every event of the customer the ledger recorded, in time order: the row re-derives from them" },
+          ),
+        }),
+        ...errors({ 404: ['CONVERSION_NOT_FOUND'] }),
+      },
+      detail: doc(TAG, 'A conversion and the events it derives from'),
+    })
+    .get('/manager/affiliate-postbacks', ({ brand, query }) => listPostbacks(ctx, brand.id, query), {
+      auth: STAFF,
+      ...textInput({
+        query: {
+          status: t.Optional(t.UnionEnum(['pending', 'sent', 'dead'], { default: undefined, description: 'filter' })),
+          affiliate_id: t.Optional(Id('affiliate id')),
+          limit: Page.limit,
+        },
+      }),
+      response: {
+        200: t.Object({
+          rows: t.Array(
+            t.Object({
+              id: Int(),
+              affiliate_id: Int(),
+              conversion_id: Int(),
+              status: t.String({ description: 'pending | sent | dead' }),
+              attempts: Int(),
+              next_time: Int({ description: 'epoch seconds of the next send' }),
+              last_error: t.String(),
+              sent_time: Int({ description: 'epoch seconds; 0 until sent' }),
+            }),
+          ),
+        }),
+        ...errors(),
+      },
+      detail: doc(TAG, 'Postbacks of the brand (pending, sent, dead), newest first'),
+    })

@@ -1,0 +1,221 @@
+import { and, desc, eq, lt } from 'drizzle-orm'
+import { hashPassword } from '../../../kernel/auth/passwords'
+import { isUniqueViolation } from '../../../kernel/db/errors'
+import { ApiError } from '../../../kernel/http/errors'
+import type { AffiliateCtx } from '../context'
+import { affiliateAccess, affiliates, postbackKeys, trackingLinks } from '../schema'
+import type { AffiliateDirectory } from './directory'
+import { checkPostbackUrl } from './settings'
+
+type AffiliateRow = typeof affiliates.$inferSelect
+
+export const notFound = () => new ApiError(404, 'AFFILIATE_NOT_FOUND', 'affiliate not found')
+
+export function affiliateView(a: AffiliateRow, access: { status: string } | null, keys: string[] = []) {
+  return {
+    id: a.id,
+    email: a.email,
+    code: a.code,
+    name: a.name,
+    status: a.status,
+    home_brand_id: a.brandId,
+    access_status: access?.status ?? 'none',
+    postback_url: a.postbackUrl,
+    postback_enabled: a.postbackEnabled === 1,
+    postback_failures: a.postbackFailures,
+    postback_disabled_reason: a.postbackDisabledReason,
+    postback_key_ids: keys,
+    created_time: Math.floor(a.createdAt / 1000),
+  }
+}
+
+/** An affiliate with access to the brand (its own or granted): staff of other brands get 404. */
+export async function affiliateOfBrand(ctx: AffiliateCtx, brandId: number, id: number) {
+  const [row] = await ctx.db
+    .select({ a: affiliates, access: affiliateAccess })
+    .from(affiliates)
+    .innerJoin(
+      affiliateAccess,
+      and(eq(affiliateAccess.affiliateId, affiliates.id), eq(affiliateAccess.brandId, brandId)),
+    )
+    .where(eq(affiliates.id, id))
+  if (!row) throw notFound()
+  return row
+}
+
+async function keyIds(ctx: AffiliateCtx, id: number) {
+  const rows = await ctx.db
+    .select({ id: postbackKeys.id })
+    .from(postbackKeys)
+    .where(eq(postbackKeys.affiliateId, id))
+    .orderBy(desc(postbackKeys.createdAt))
+  return rows.map((r) => r.id)
+}
+
+export async function readAffiliate(ctx: AffiliateCtx, brandId: number, id: number) {
+  const { a, access } = await affiliateOfBrand(ctx, brandId, id)
+  return affiliateView(a, access, await keyIds(ctx, id))
+}
+
+export async function listAffiliates(
+  ctx: AffiliateCtx,
+  brandId: number,
+  q: { status?: string; before?: number; limit?: number },
+) {
+  const limit = q.limit ?? 100
+  const rows = await ctx.db
+    .select({ a: affiliates, access: affiliateAccess })
+    .from(affiliates)
+    .innerJoin(
+      affiliateAccess,
+      and(eq(affiliateAccess.affiliateId, affiliates.id), eq(affiliateAccess.brandId, brandId)),
+    )
+    .where(
+      and(
+        q.status ? eq(affiliates.status, q.status) : undefined,
+        q.before ? lt(affiliates.id, q.before) : undefined,
+      ),
+    )
+    .orderBy(desc(affiliates.id))
+    .limit(limit)
+  return {
+    rows: rows.map((r) => affiliateView(r.a, r.access)),
+    next_before: rows.length === limit ? rows[rows.length - 1].a.id : 0,
+  }
+}
+
+export interface NewAffiliate {
+  email: string
+  code: string
+  name?: string
+  password: string
+  postback_url?: string
+}
+
+/** Creates an affiliate of the brand with access to it and its cabinet password there. */
+export async function createAffiliate(ctx: AffiliateCtx, brandId: number, input: NewAffiliate) {
+  if (input.postback_url) await checkPostbackUrl(ctx, brandId, input.postback_url)
+  const passwordHash = await hashPassword(input.password)
+  const now = ctx.clock.now()
+  try {
+    const id = await ctx.db.transaction(async (tx) => {
+      const [a] = await tx
+        .insert(affiliates)
+        .values({
+          brandId,
+          email: input.email.trim().toLowerCase(),
+          code: input.code,
+          name: input.name ?? '',
+          postbackUrl: input.postback_url ?? '',
+          createdAt: now,
+        })
+        .returning({ id: affiliates.id })
+      await tx.insert(affiliateAccess).values({ affiliateId: a.id, brandId, passwordHash, createdAt: now })
+      return a.id
+    })
+    return readAffiliate(ctx, brandId, id)
+  } catch (e) {
+    if (isUniqueViolation(e))
+      throw new ApiError(409, 'AFFILIATE_EXISTS', 'an affiliate with this email or code exists')
+    throw e
+  }
+}
+
+export interface AffiliateChanges {
+  name?: string
+  status?: 'active' | 'suspended'
+  password?: string
+  postback_url?: string
+  postback_enabled?: boolean
+}
+
+/**
+ * Staff of the affiliate's home brand change its profile and status; staff of a brand it has access to
+ * change only its password there. A suspension stops its codes and links attributing (directory cache),
+ * its cabinet sessions and its tokens (their next request).
+ */
+export async function updateAffiliate(
+  ctx: AffiliateCtx,
+  dir: AffiliateDirectory,
+  brandId: number,
+  id: number,
+  input: AffiliateChanges,
+) {
+  const { a } = await affiliateOfBrand(ctx, brandId, id)
+  const profile = input.name !== undefined || input.status !== undefined || input.postback_url !== undefined
+  if ((profile || input.postback_enabled !== undefined) && a.brandId !== brandId)
+    throw new ApiError(403, 'NOT_HOME_BRAND', "only staff of the affiliate's home brand change its profile")
+  if (input.postback_url) await checkPostbackUrl(ctx, brandId, input.postback_url)
+  const passwordHash = input.password ? await hashPassword(input.password) : undefined
+  await ctx.db.transaction(async (tx) => {
+    const set: Partial<AffiliateRow> = {}
+    if (input.name !== undefined) set.name = input.name
+    if (input.status !== undefined) set.status = input.status
+    if (input.postback_url !== undefined) set.postbackUrl = input.postback_url
+    if (input.postback_enabled !== undefined) {
+      set.postbackEnabled = input.postback_enabled ? 1 : 0
+      // a re-enabled endpoint starts counting its failures afresh
+      if (input.postback_enabled) Object.assign(set, { postbackFailures: 0, postbackDisabledReason: '' })
+    }
+    if (Object.keys(set).length) await tx.update(affiliates).set(set).where(eq(affiliates.id, id))
+    if (passwordHash)
+      await tx
+        .update(affiliateAccess)
+        .set({ passwordHash })
+        .where(and(eq(affiliateAccess.affiliateId, id), eq(affiliateAccess.brandId, brandId)))
+  })
+  if (input.status !== undefined) await forgetAffiliate(ctx, dir, id)
+  return readAffiliate(ctx, brandId, id)
+}
+
+/** Drops the cached codes of an affiliate and its links on every brand it has access to. */
+export async function forgetAffiliate(ctx: AffiliateCtx, dir: AffiliateDirectory, id: number) {
+  const [a] = await ctx.db.select({ code: affiliates.code }).from(affiliates).where(eq(affiliates.id, id))
+  const access = await ctx.db
+    .select({ brandId: affiliateAccess.brandId })
+    .from(affiliateAccess)
+    .where(eq(affiliateAccess.affiliateId, id))
+  const links = await ctx.db
+    .select({ brandId: trackingLinks.brandId, code: trackingLinks.code })
+    .from(trackingLinks)
+    .where(eq(trackingLinks.affiliateId, id))
+  for (const b of access) await dir.forget(b.brandId, { affiliate: a?.code })
+  for (const l of links) await dir.forget(l.brandId, { link: l.code })
+}
+
+/**
+ * Grants or revokes an affiliate's access to the staff's brand, found by its code (an affiliate of
+ * another brand is not listed here until it has access). A grant sets the cabinet password there.
+ */
+export async function setAccess(
+  ctx: AffiliateCtx,
+  dir: AffiliateDirectory,
+  brandId: number,
+  code: string,
+  input: { status: 'active' | 'revoked'; password?: string },
+) {
+  const [a] = await ctx.db.select().from(affiliates).where(eq(affiliates.code, code))
+  if (!a) throw notFound()
+  const passwordHash = input.password ? await hashPassword(input.password) : undefined
+  const [had] = await ctx.db
+    .select()
+    .from(affiliateAccess)
+    .where(and(eq(affiliateAccess.affiliateId, a.id), eq(affiliateAccess.brandId, brandId)))
+  if (!had && input.status === 'active' && !passwordHash)
+    throw new ApiError(400, 'INVALID_DATA', 'password: required when access is granted')
+  await ctx.db
+    .insert(affiliateAccess)
+    .values({
+      affiliateId: a.id,
+      brandId,
+      status: input.status,
+      passwordHash: passwordHash ?? '',
+      createdAt: ctx.clock.now(),
+    })
+    .onConflictDoUpdate({
+      target: [affiliateAccess.affiliateId, affiliateAccess.brandId],
+      set: { status: input.status, ...(passwordHash ? { passwordHash } : {}) },
+    })
+  await forgetAffiliate(ctx, dir, a.id)
+  return readAffiliate(ctx, brandId, a.id)
+}

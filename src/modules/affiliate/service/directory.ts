@@ -1,0 +1,90 @@
+import { and, eq, sql } from 'drizzle-orm'
+import { JsonCache } from '../../../kernel/cache/json-cache'
+import type { AffiliateCtx } from '../context'
+import { affiliateAccess, affiliates, trackingLinks } from '../schema'
+
+/** An affiliate code or link code resolved for a brand: what a touch is attributed to. */
+export interface CodeMatch {
+  affiliateId: number
+  linkId: number | null
+  /** the link's landing path on the brand ('/' for an affiliate code) */
+  landingPath: string
+  campaign: string
+}
+
+const NONE = { none: true } as const
+const TTL_MS = 10_000
+
+/**
+ * Codes of the brand's active affiliates (active access to the brand) and active links, read through the
+ * shared cache: a landing page hit must not cost a database read, and a code is an attribution value,
+ * not a credential, so a suspension reaching touches within TTL_MS is enough (it reaches conversions and
+ * the cabinet at once: they read the tables).
+ */
+export class AffiliateDirectory {
+  private readonly cache: JsonCache
+  private readonly affStmt
+  private readonly linkStmt
+
+  constructor(ctx: AffiliateCtx) {
+    this.cache = new JsonCache(ctx.store, TTL_MS)
+    const active = and(
+      eq(affiliates.status, 'active'),
+      eq(affiliateAccess.status, 'active'),
+      eq(affiliateAccess.brandId, sql.placeholder('brand')),
+    )
+    this.affStmt = ctx.db
+      .select({ id: affiliates.id })
+      .from(affiliates)
+      .innerJoin(affiliateAccess, eq(affiliateAccess.affiliateId, affiliates.id))
+      .where(and(eq(affiliates.code, sql.placeholder('code')), active))
+      .prepare()
+    this.linkStmt = ctx.db
+      .select({
+        id: trackingLinks.id,
+        affiliateId: trackingLinks.affiliateId,
+        landingPath: trackingLinks.landingPath,
+        campaign: trackingLinks.campaign,
+      })
+      .from(trackingLinks)
+      .innerJoin(affiliates, eq(affiliates.id, trackingLinks.affiliateId))
+      .innerJoin(affiliateAccess, eq(affiliateAccess.affiliateId, affiliates.id))
+      .where(
+        and(
+          eq(trackingLinks.brandId, sql.placeholder('brand')),
+          eq(trackingLinks.code, sql.placeholder('code')),
+          eq(trackingLinks.active, 1),
+          active,
+        ),
+      )
+      .prepare()
+  }
+
+  async affiliate(brandId: number, code: string): Promise<CodeMatch | null> {
+    const hit = await this.cache.get<CodeMatch | typeof NONE>(`aff:v1:${brandId}:${code}`, async () => {
+      const [r] = await this.affStmt.execute({ brand: brandId, code })
+      return r ? { affiliateId: r.id, linkId: null, landingPath: '/', campaign: '' } : NONE
+    })
+    return hit && !('none' in hit) ? hit : null
+  }
+
+  async link(brandId: number, code: string): Promise<CodeMatch | null> {
+    const hit = await this.cache.get<CodeMatch | typeof NONE>(`afl:v1:${brandId}:${code}`, async () => {
+      const [r] = await this.linkStmt.execute({ brand: brandId, code })
+      return r
+        ? { affiliateId: r.affiliateId, linkId: r.id, landingPath: r.landingPath, campaign: r.campaign }
+        : NONE
+    })
+    return hit && !('none' in hit) ? hit : null
+  }
+
+  /** After a change of an affiliate or link (this instance and every one sharing the cache). */
+  forget(brandId: number, ...codes: { affiliate?: string; link?: string }[]) {
+    return this.cache.del(
+      ...codes.flatMap((c) => [
+        ...(c.affiliate ? [`aff:v1:${brandId}:${c.affiliate}`] : []),
+        ...(c.link ? [`afl:v1:${brandId}:${c.link}`] : []),
+      ]),
+    )
+  }
+}

@@ -1,0 +1,101 @@
+import { and, eq } from 'drizzle-orm'
+import type { Tx } from '../../../kernel/db/client'
+import type { AffiliateCtx } from '../context'
+import { type Fact, deriveConversions, rowChanged } from '../domain/conversions'
+import { affiliateSettings, affiliates, conversionFacts, conversions, postbacks } from '../schema'
+import { conversionView } from '../views'
+import type { Referral } from './referral'
+
+export async function rulesOf(tx: Tx, brandId: number) {
+  const [s] = await tx
+    .select({ lots: affiliateSettings.activeTraderLots })
+    .from(affiliateSettings)
+    .where(eq(affiliateSettings.brandId, brandId))
+  return { activeTraderCentilots: s?.lots ?? 0 }
+}
+
+/**
+ * Records one fact of a referred customer and brings its conversion rows to what the facts derive
+ * (domain/conversions.ts): new rows are inserted, a row an earlier fact corrects is updated, and each
+ * of those gets a postback when the affiliate has an endpoint. Runs in the delivery's transaction, so a
+ * redelivered event (its unique fact) changes nothing.
+ */
+export async function recordFact(ctx: AffiliateCtx, tx: Tx, ref: Referral, fact: Fact) {
+  if (fact.kind === 'trade' && (await activeBefore(tx, ref.customerId, fact.eventTime))) return
+  const inserted = await tx
+    .insert(conversionFacts)
+    .values({ brandId: ref.brandId, customerId: ref.customerId, ...fact })
+    .onConflictDoNothing()
+    .returning({ id: conversionFacts.id })
+  if (inserted.length === 0) return
+  await recompute(ctx, tx, ref)
+}
+
+/** An active-trader row already dated at or before `time`: a later trade cannot change anything. */
+async function activeBefore(tx: Tx, customerId: number, time: number) {
+  const [row] = await tx
+    .select({ at: conversions.eventTime })
+    .from(conversions)
+    .where(and(eq(conversions.customerId, customerId), eq(conversions.key, 'active_trader')))
+  return row !== undefined && row.at <= time
+}
+
+export async function recompute(ctx: AffiliateCtx, tx: Tx, ref: Referral) {
+  const facts = await tx
+    .select()
+    .from(conversionFacts)
+    .where(eq(conversionFacts.customerId, ref.customerId))
+  const derived = deriveConversions(facts as Fact[], await rulesOf(tx, ref.brandId))
+  const stored = new Map(
+    (await tx.select().from(conversions).where(eq(conversions.customerId, ref.customerId))).map((r) => [
+      r.key,
+      r,
+    ]),
+  )
+  const now = ctx.clock.now()
+  const touched: number[] = []
+  for (const row of derived) {
+    const have = stored.get(row.key)
+    if (!have) {
+      const [r] = await tx
+        .insert(conversions)
+        .values({
+          brandId: ref.brandId,
+          affiliateId: ref.affiliateId,
+          linkId: ref.linkId,
+          customerId: ref.customerId,
+          ...row,
+          createdAt: now,
+          updatedAt: now,
+        })
+        .returning({ id: conversions.id })
+      touched.push(r.id)
+    } else if (rowChanged(have, row)) {
+      await tx
+        .update(conversions)
+        .set({ ...row, updatedAt: now })
+        .where(eq(conversions.id, have.id))
+      touched.push(have.id)
+    }
+  }
+  if (touched.length > 0) await queuePostbacks(tx, ref, touched, now)
+}
+
+async function queuePostbacks(tx: Tx, ref: Referral, ids: number[], now: number) {
+  const [aff] = await tx
+    .select({ url: affiliates.postbackUrl, enabled: affiliates.postbackEnabled })
+    .from(affiliates)
+    .where(eq(affiliates.id, ref.affiliateId))
+  if (!aff?.url || !aff.enabled) return
+  for (const id of ids) {
+    const [row] = await tx.select().from(conversions).where(eq(conversions.id, id))
+    await tx.insert(postbacks).values({
+      brandId: ref.brandId,
+      affiliateId: ref.affiliateId,
+      conversionId: id,
+      body: JSON.stringify({ type: 'conversion', conversion: conversionView(row) }),
+      nextAt: now,
+      createdAt: now,
+    })
+  }
+}

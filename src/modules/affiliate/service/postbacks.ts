@@ -1,0 +1,174 @@
+import { and, asc, desc, eq, lte, sql } from 'drizzle-orm'
+import { ApiError } from '../../../kernel/http/errors'
+import type { AffiliateCtx } from '../context'
+import { postbackHostAllowed } from '../domain/hosts'
+import { backoffMs, ENDPOINT_FAILURE_LIMIT, MAX_ATTEMPTS, signPostback } from '../domain/postback'
+import { PostbackEndpointDisabled } from '../events'
+import { affiliates, postbackKeys, postbacks } from '../schema'
+import { affiliateOfBrand } from './affiliates'
+import { postbackHostsOf } from './settings'
+
+const BATCH = 50
+const LEASE_MS = 30_000
+const TIMEOUT_MS = 5_000
+
+/** A new signing key: the secret is shown once; it signs from now on, older keys stay known until deleted. */
+export async function createPostbackKey(ctx: AffiliateCtx, brandId: number, affiliateId: number) {
+  await affiliateOfBrand(ctx, brandId, affiliateId)
+  const id = `pk_${crypto.randomUUID().replaceAll('-', '').slice(0, 12)}`
+  const secret = Buffer.from(crypto.getRandomValues(new Uint8Array(32))).toString('base64url')
+  await ctx.db.insert(postbackKeys).values({ id, affiliateId, secret, createdAt: ctx.clock.now() })
+  return { key_id: id, secret }
+}
+
+export async function deletePostbackKey(ctx: AffiliateCtx, brandId: number, affiliateId: number, id: string) {
+  await affiliateOfBrand(ctx, brandId, affiliateId)
+  const gone = await ctx.db
+    .delete(postbackKeys)
+    .where(and(eq(postbackKeys.id, id), eq(postbackKeys.affiliateId, affiliateId)))
+    .returning({ id: postbackKeys.id })
+  if (gone.length === 0) throw new ApiError(404, 'KEY_NOT_FOUND', 'postback key not found')
+}
+
+export async function listPostbacks(
+  ctx: AffiliateCtx,
+  brandId: number,
+  q: { status?: string; affiliate_id?: number; limit?: number },
+) {
+  const rows = await ctx.db
+    .select()
+    .from(postbacks)
+    .where(
+      and(
+        eq(postbacks.brandId, brandId),
+        q.status ? eq(postbacks.status, q.status) : undefined,
+        q.affiliate_id ? eq(postbacks.affiliateId, q.affiliate_id) : undefined,
+      ),
+    )
+    .orderBy(desc(postbacks.id))
+    .limit(q.limit ?? 100)
+  return {
+    rows: rows.map((p) => ({
+      id: p.id,
+      affiliate_id: p.affiliateId,
+      conversion_id: p.conversionId,
+      status: p.status,
+      attempts: p.attempts,
+      next_time: Math.floor(p.nextAt / 1000),
+      last_error: p.lastError,
+      sent_time: p.sentAt ? Math.floor(p.sentAt / 1000) : 0,
+    })),
+  }
+}
+
+/**
+ * The postback sender (a cluster job): claims due postbacks under a lease, sends each to its affiliate's
+ * endpoint signed with the newest key, and reschedules a failure with backoff; after MAX_ATTEMPTS a
+ * postback is dead (listed for staff), and after ENDPOINT_FAILURE_LIMIT failures in a row the endpoint
+ * is disabled with an `affiliate.postback_disabled` event. Redirects are not followed (the allowlist is
+ * checked on the URL as sent).
+ */
+export async function sendDuePostbacks(ctx: AffiliateCtx, now: number) {
+  const due = await ctx.db
+    .select({ id: postbacks.id })
+    .from(postbacks)
+    .innerJoin(affiliates, eq(affiliates.id, postbacks.affiliateId))
+    .where(
+      and(
+        eq(postbacks.status, 'pending'),
+        lte(postbacks.nextAt, now),
+        lte(postbacks.leaseUntil, now),
+        eq(affiliates.postbackEnabled, 1),
+      ),
+    )
+    .orderBy(asc(postbacks.id))
+    .limit(BATCH)
+  let sent = 0
+  for (const { id } of due) {
+    const [p] = await ctx.db
+      .update(postbacks)
+      .set({ leaseUntil: now + LEASE_MS })
+      .where(and(eq(postbacks.id, id), eq(postbacks.status, 'pending'), lte(postbacks.leaseUntil, now)))
+      .returning()
+    if (!p) continue
+    const error = await send(ctx, p, now)
+    await settle(ctx, p, error, now)
+    if (!error) sent++
+  }
+  return sent
+}
+
+async function send(ctx: AffiliateCtx, p: typeof postbacks.$inferSelect, now: number): Promise<string> {
+  const [a] = await ctx.db.select().from(affiliates).where(eq(affiliates.id, p.affiliateId))
+  if (!a?.postbackUrl) return 'no postback_url'
+  if (!postbackHostAllowed(a.postbackUrl, await postbackHostsOf(ctx, p.brandId)))
+    return 'postback_url is not on the brand allowlist'
+  const [key] = await ctx.db
+    .select()
+    .from(postbackKeys)
+    .where(eq(postbackKeys.affiliateId, a.id))
+    .orderBy(desc(postbackKeys.createdAt))
+    .limit(1)
+  if (!key) return 'no signing key (POST /manager/affiliates/{id}/postback-keys)'
+  try {
+    const res = await ctx.fetch(a.postbackUrl, {
+      method: 'POST',
+      redirect: 'manual',
+      signal: AbortSignal.timeout(TIMEOUT_MS),
+      headers: {
+        'content-type': 'application/json',
+        'x-postback-id': String(p.id),
+        'x-postback-key-id': key.id,
+        'x-postback-signature': await signPostback(key.secret, Math.floor(now / 1000), p.body),
+      },
+      body: p.body,
+    })
+    await res.body?.cancel()
+    return res.ok ? '' : `HTTP ${res.status}`
+  } catch (e) {
+    return e instanceof Error ? e.message.slice(0, 200) : 'send failed'
+  }
+}
+
+async function settle(ctx: AffiliateCtx, p: typeof postbacks.$inferSelect, error: string, now: number) {
+  const attempts = p.attempts + 1
+  await ctx.uow.run(async (tx, work) => {
+    if (!error) {
+      await tx
+        .update(postbacks)
+        .set({ status: 'sent', attempts, sentAt: now, lastError: '', leaseUntil: 0 })
+        .where(eq(postbacks.id, p.id))
+      await tx.update(affiliates).set({ postbackFailures: 0 }).where(eq(affiliates.id, p.affiliateId))
+      return
+    }
+    await tx
+      .update(postbacks)
+      .set({
+        status: attempts >= MAX_ATTEMPTS ? 'dead' : 'pending',
+        attempts,
+        nextAt: now + backoffMs(attempts),
+        lastError: error,
+        leaseUntil: 0,
+      })
+      .where(eq(postbacks.id, p.id))
+    const [a] = await tx
+      .update(affiliates)
+      .set({ postbackFailures: sql`${affiliates.postbackFailures} + 1` })
+      .where(eq(affiliates.id, p.affiliateId))
+      .returning()
+    if (a.postbackEnabled === 1 && a.postbackFailures >= ENDPOINT_FAILURE_LIMIT) {
+      const reason = `${a.postbackFailures} failures in a row; last: ${error}`
+      await tx
+        .update(affiliates)
+        .set({ postbackEnabled: 0, postbackDisabledReason: reason })
+        .where(eq(affiliates.id, a.id))
+      work.emit(PostbackEndpointDisabled, a.brandId, {
+        affiliate_id: a.id,
+        url: a.postbackUrl,
+        failures: a.postbackFailures,
+        last_error: error,
+      })
+      ctx.logger.log('warn', 'affiliate postback endpoint disabled', { affiliate: a.id, reason })
+    }
+  })
+}

@@ -1,0 +1,79 @@
+import { eq } from 'drizzle-orm'
+import { brands } from '../../../kernel/brand/schema'
+import { isUniqueViolation } from '../../../kernel/db/errors'
+import { ApiError } from '../../../kernel/http/errors'
+import type { AffiliateCtx } from '../context'
+import { hostnameOrNull, postbackHostAllowed } from '../domain/hosts'
+import { affiliateSettings } from '../schema'
+
+export async function postbackHostsOf(ctx: AffiliateCtx, brandId: number): Promise<string[]> {
+  const [s] = await ctx.db
+    .select({ hosts: affiliateSettings.postbackHosts })
+    .from(affiliateSettings)
+    .where(eq(affiliateSettings.brandId, brandId))
+  return s ? (JSON.parse(s.hosts) as string[]) : []
+}
+
+export async function checkPostbackUrl(ctx: AffiliateCtx, brandId: number, url: string) {
+  if (!postbackHostAllowed(url, await postbackHostsOf(ctx, brandId)))
+    throw new ApiError(
+      400,
+      'POSTBACK_HOST_NOT_ALLOWED',
+      "postback_url: an http(s) URL on the brand's postback_hosts is required",
+    )
+}
+
+export async function readSettings(ctx: AffiliateCtx, brandId: number) {
+  const [b] = await ctx.db.select({ host: brands.affiliateHost }).from(brands).where(eq(brands.id, brandId))
+  const [s] = await ctx.db.select().from(affiliateSettings).where(eq(affiliateSettings.brandId, brandId))
+  return {
+    affiliate_host: b?.host ?? '',
+    postback_hosts: s ? (JSON.parse(s.postbackHosts) as string[]) : [],
+    active_trader_lots: (s?.activeTraderLots ?? 0) / 100,
+  }
+}
+
+/**
+ * The brand's affiliate settings. `affiliate_host` is a bare hostname (spec 4.17) that no brand serves its
+ * API on and no other brand uses for its cabinet.
+ */
+export async function updateSettings(
+  ctx: AffiliateCtx,
+  brandId: number,
+  input: { affiliate_host?: string; postback_hosts?: string[]; active_trader_lots?: number },
+) {
+  let host: string | undefined
+  if (input.affiliate_host !== undefined) {
+    host = hostnameOrNull(input.affiliate_host) ?? undefined
+    if (!host)
+      throw new ApiError(400, 'INVALID_DATA', 'affiliate_host: a hostname without scheme, port or path')
+    if (await ctx.brands.byHost(host))
+      throw new ApiError(409, 'HOST_TAKEN', 'affiliate_host: the API of a brand is served on this host')
+  }
+  const hosts = input.postback_hosts?.map((h) => {
+    const ok = hostnameOrNull(h)
+    if (!ok) throw new ApiError(400, 'INVALID_DATA', `postback_hosts: ${h} is not a hostname`)
+    return ok
+  })
+  try {
+    await ctx.db.transaction(async (tx) => {
+      if (host) await tx.update(brands).set({ affiliateHost: host }).where(eq(brands.id, brandId))
+      const set = {
+        ...(hosts ? { postbackHosts: JSON.stringify(hosts) } : {}),
+        ...(input.active_trader_lots !== undefined
+          ? { activeTraderLots: Math.round(input.active_trader_lots * 100) }
+          : {}),
+      }
+      await tx
+        .insert(affiliateSettings)
+        .values({ brandId, ...set })
+        .onConflictDoUpdate({ target: affiliateSettings.brandId, set: Object.keys(set).length ? set : { brandId } })
+    })
+  } catch (e) {
+    if (isUniqueViolation(e))
+      throw new ApiError(409, 'HOST_TAKEN', 'affiliate_host: another brand uses this host')
+    throw e
+  }
+  if (host) ctx.brands.invalidate()
+  return readSettings(ctx, brandId)
+}

@@ -1,0 +1,84 @@
+import type { Brand } from '../../../kernel/brand/registry'
+import type { AttributionCtx } from '../context'
+import { parseParams } from '../domain/params'
+import { hashAddress, matchCodes, recordVisit, type Visit } from './touches'
+
+export const VISITOR_COOKIE = 'tcs_vid'
+const VISITOR_ID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/
+const CLICK_DEDUPE_MS = 3_600_000
+
+/** The visitor id of the request's first-party cookie, when it is one of ours. */
+export function visitorOf(cookieHeader: string | null): string | null {
+  const m = cookieHeader ? /(?:^|;\s*)tcs_vid=([^;]+)/.exec(cookieHeader) : null
+  return m && VISITOR_ID.test(m[1]) ? m[1] : null
+}
+
+/** The visitor cookie: first-party, HttpOnly, SameSite=Lax, Secure in production, for a year. */
+export const visitorCookie = (id: string, secure: boolean) =>
+  `${VISITOR_COOKIE}=${id}; Path=/; Max-Age=${365 * 86_400}; HttpOnly; SameSite=Lax${secure ? '; Secure' : ''}`
+
+export interface Hit {
+  brand: Brand
+  host: string
+  url: URL
+  cookies: string | null
+  referrer: string
+  userAgent: string | null
+  ip: string
+}
+
+const visitOf = (h: Hit, visitorId: string): Visit => ({
+  brandId: h.brand.id,
+  visitorId,
+  params: parseParams(h.url.searchParams),
+  ip: h.ip,
+  userAgent: h.userAgent,
+  landingPath: h.url.pathname,
+  referrer: h.referrer.slice(0, 512),
+  host: h.host,
+})
+
+/** A brand page opened: its attribution values become a touch of the visitor (cookie set when new). */
+export async function pageVisit(ctx: AttributionCtx, h: Hit) {
+  const known = visitorOf(h.cookies)
+  const visitorId = known ?? crypto.randomUUID()
+  const visit = visitOf(h, visitorId)
+  await recordVisit(ctx, visit, 'page', await matchCodes(ctx, h.brand.id, visit.params))
+  return { setCookie: known ? null : visitorCookie(visitorId, ctx.config.production) }
+}
+
+/**
+ * GET /go/{code}: the click of a tracking link is recorded (once per visitor, link and hour: address
+ * hash and user agent, as dub counts) and answered with a redirect to the link's landing path on the
+ * same host, or to `/` for an unknown or inactive code, which is recorded unattributed.
+ */
+export async function linkClick(ctx: AttributionCtx, h: Hit, code: string) {
+  const known = visitorOf(h.cookies)
+  const visitorId = known ?? crypto.randomUUID()
+  const visit = visitOf(h, visitorId)
+  visit.params = { ...visit.params, link: code.slice(0, 128) }
+  const link = await ctx.codes.link(h.brand.id, visit.params.link!)
+  if (link?.campaign && !visit.params.campaign) visit.params.campaign = link.campaign
+  const who = `${await hashAddress(ctx, h.ip)}:${await hashAddress(ctx, h.userAgent ?? '')}`
+  if (await firstClick(ctx, `click:v1:${h.brand.id}:${visit.params.link}:${who}`))
+    await recordVisit(ctx, visit, 'click', link)
+  return {
+    location: link?.landingPath ?? '/',
+    setCookie: known ? null : visitorCookie(visitorId, ctx.config.production),
+  }
+}
+
+async function firstClick(ctx: AttributionCtx, key: string) {
+  try {
+    return await ctx.store.setNX(key, '1', CLICK_DEDUPE_MS)
+  } catch {
+    // the shared cache away: a repeated click may count twice rather than a click being lost
+    return true
+  }
+}
+
+/** The brand's page (site/<brand>/<page>.html), else the default site's, else null (404). */
+export async function loadPage(ctx: AttributionCtx, brand: Brand, page: string) {
+  const slug = brand.name.toLowerCase().replace(/[^a-z0-9-]/g, '-')
+  return (await ctx.loadAsset(`site/${slug}/${page}.html`)) ?? (await ctx.loadAsset(`site/default/${page}.html`))
+}

@@ -1,0 +1,113 @@
+import { and, eq, gte } from 'drizzle-orm'
+import type { Brand } from '../../../kernel/brand/registry'
+import type { AttributionCtx } from '../context'
+import { isBot } from '../domain/bots'
+import { hasValues, type Params, parseParams } from '../domain/params'
+import { chooseTouch } from '../domain/winner'
+import { decisions, installs, touches } from '../schema'
+import { hashAddress, insertTouches, matchCodes } from './touches'
+
+export interface RegistrationClues {
+  /** public values an external landing page passed in the body */
+  values?: Record<string, string>
+  installationId?: string
+  visitorId: string | null
+  ip: string
+  userAgent: string | null
+}
+
+/**
+ * The attribution a new customer gets (domain/winner.ts orders the candidates): the winning touch's
+ * values and ids, the rule, and the decision row that lists every touch considered (staff read it).
+ * Body values are recorded as a touch of their own, so every attributed customer has a touch that won.
+ */
+export async function attributeRegistration(
+  ctx: AttributionCtx,
+  brand: Brand,
+  clues: RegistrationClues,
+): Promise<Record<string, string> | null> {
+  const now = ctx.clock.now()
+  const visitorTouches = clues.visitorId
+    ? await ctx.db
+        .select()
+        .from(touches)
+        .where(
+          and(
+            eq(touches.brandId, brand.id),
+            eq(touches.visitorId, clues.visitorId),
+            gte(touches.createdAt, now - ctx.windowMs),
+          ),
+        )
+    : []
+  const installTouch = clues.installationId ? await installTouchOf(ctx, brand.id, clues.installationId) : null
+  const bodyParams: Params = clues.values ? parseParams(clues.values) : {}
+  return ctx.db.transaction(async (tx) => {
+    let bodyTouch: (typeof touches.$inferSelect) | null = null
+    if (hasValues(bodyParams) && !installTouch) {
+      const match = await matchCodes(ctx, brand.id, bodyParams)
+      const [id] = await insertTouches(tx, [
+        {
+          brandId: brand.id,
+          visitorId: clues.visitorId,
+          installationId: null,
+          source: 'registration',
+          affiliateId: match?.affiliateId ?? null,
+          linkId: match?.linkId ?? null,
+          params: bodyParams,
+          bot: isBot(clues.userAgent),
+          ipHash: await hashAddress(ctx, clues.ip),
+          userAgent: clues.userAgent ?? '',
+          landingPath: '',
+          referrer: '',
+          createdAt: now,
+        },
+      ])
+      ;[bodyTouch] = await tx.select().from(touches).where(eq(touches.id, id))
+    }
+    const choice = chooseTouch(visitorTouches, { now, windowMs: ctx.windowMs, installTouch, bodyTouch })
+    const [decision] = await tx
+      .insert(decisions)
+      .values({
+        brandId: brand.id,
+        visitorId: clues.visitorId,
+        installationId: clues.installationId ?? null,
+        touchId: choice.touchId,
+        wonBy: choice.wonBy,
+        considered: JSON.stringify(choice.considered),
+        windowDays: Math.round(ctx.windowMs / 86_400_000),
+        createdAt: now,
+      })
+      .returning({ id: decisions.id })
+    const won = [installTouch, bodyTouch, ...visitorTouches].find((t) => t && t.id === choice.touchId)
+    if (!won) return null
+    return attributionRecord(won, choice.wonBy, decision.id, clues.installationId)
+  })
+}
+
+async function installTouchOf(ctx: AttributionCtx, brandId: number, installationId: string) {
+  const [row] = await ctx.db
+    .select({ t: touches })
+    .from(installs)
+    .innerJoin(touches, eq(touches.id, installs.touchId))
+    .where(and(eq(installs.brandId, brandId), eq(installs.installationId, installationId)))
+  return row?.t ?? null
+}
+
+/** What the customer record keeps: text values only (accounts stores them as given). */
+function attributionRecord(
+  t: typeof touches.$inferSelect,
+  wonBy: string,
+  decisionId: number,
+  installationId: string | undefined,
+): Record<string, string> {
+  const params = JSON.parse(t.params) as Params
+  const out: Record<string, string> = {}
+  for (const [k, v] of Object.entries(params)) if (v) out[k === 'affiliate' ? 'affiliate_code' : k === 'link' ? 'link_code' : k] = v
+  if (t.affiliateId) out.affiliate_id = String(t.affiliateId)
+  if (t.linkId) out.link_id = String(t.linkId)
+  if (installationId && wonBy === 'install') out.installation_id = installationId
+  out.touch_id = String(t.id)
+  out.won_by = wonBy
+  out.decision_id = String(decisionId)
+  return out
+}
