@@ -140,4 +140,4 @@ CREATE TABLE `attribution_touches` (
 );
 --> statement-breakpoint
 CREATE INDEX `attribution_touches_visitor` ON `attribution_touches` (`brand_id`,`visitor_id`,`created_at`);--> statement-breakpoint
-CREATE INDEX `attribution_touches_install` ON `attribution_touches` (`brand_id`,`installation_id`);
+CREATE INDEX `attribution_touches_install` ON `attribution_touches` (`brand_id`,`installation_id`) WHERE installation_id is not null;

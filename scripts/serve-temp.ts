@@ -20,6 +20,10 @@ const server = await startServer(
     // Profiling runs may turn off the candle backfill or the simulator.
     ...(process.env.SEED_HISTORY ? { SEED_HISTORY: process.env.SEED_HISTORY } : {}),
     ...(process.env.QUOTE_SIMULATOR ? { QUOTE_SIMULATOR: process.env.QUOTE_SIMULATOR } : {}),
+    // the registration bench registers from one address
+    ...(process.env.REGISTER_MAX_PER_HOUR
+      ? { REGISTER_MAX_PER_HOUR: process.env.REGISTER_MAX_PER_HOUR }
+      : {}),
   }),
 )
 console.log(`READY http://127.0.0.1:${server.port}`)

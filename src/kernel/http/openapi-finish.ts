@@ -196,6 +196,15 @@ export function finishDocument(doc: Json): Json {
         )
       }
       delete op['x-media']
+      if (op['x-redirect']) {
+        op.responses ??= {}
+        delete op.responses['200']
+        op.responses['302'] = {
+          description: op['x-redirect'],
+          headers: { Location: { description: 'a path on the same host', schema: { type: 'string' } } },
+        }
+      }
+      delete op['x-redirect']
       // a required query text whose empty value means "all" (prefix=, filter=) is sent empty
       for (const p of op.parameters ?? [])
         if (p.in === 'query' && p.required && p.schema?.type === 'string' && !(p.schema.minLength > 0))

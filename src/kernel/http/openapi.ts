@@ -56,6 +56,8 @@ export function doc(
     idempotent?: true
     /** what a 200 holds when it is not JSON: files, HTML pages, an event stream */
     media?: string[]
+    /** the route answers a redirect (302 with Location) instead of a 200: what it redirects to */
+    redirect?: string
   } = {},
 ) {
   return {
@@ -67,6 +69,7 @@ export function doc(
     ...(opts.rawBody ? { 'x-body-raw': opts.rawBody } : {}),
     ...(opts.idempotent ? { 'x-idempotent': true } : {}),
     ...(opts.media ? { 'x-media': opts.media } : {}),
+    ...(opts.redirect ? { 'x-redirect': opts.redirect } : {}),
   }
 }
 

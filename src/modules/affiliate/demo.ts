@@ -8,8 +8,20 @@ import { recordFact } from './service/ledger'
 
 /** The demo affiliates (README): one per demo brand, with cabinet credentials and two links each. */
 export const DEMO_AFFILIATES = [
-  { brand: 'Demo', email: 'partner@example.com', code: 'DEMOPARTNER', password: 'partner-pass-1', prefix: 'demo' },
-  { brand: 'Beta', email: 'beta-partner@example.com', code: 'BETAPARTNER', password: 'beta-partner-pass-1', prefix: 'beta' },
+  {
+    brand: 'Demo',
+    email: 'partner@example.com',
+    code: 'DEMOPARTNER',
+    password: 'partner-pass-1',
+    prefix: 'demo',
+  },
+  {
+    brand: 'Beta',
+    email: 'beta-partner@example.com',
+    code: 'BETAPARTNER',
+    password: 'beta-partner-pass-1',
+    prefix: 'beta',
+  },
 ] as const
 
 const DAY = 86_400_000
@@ -37,7 +49,12 @@ export async function seedAffiliateDemo(ctx: AffiliateCtx) {
     if (!access)
       await ctx.db
         .insert(affiliateAccess)
-        .values({ affiliateId: aff.id, brandId: brand.id, passwordHash: await hashPassword(d.password), createdAt: now })
+        .values({
+          affiliateId: aff.id,
+          brandId: brand.id,
+          passwordHash: await hashPassword(d.password),
+          createdAt: now,
+        })
         .onConflictDoNothing()
     await ctx.db
       .insert(affiliateSettings)
@@ -85,12 +102,74 @@ async function seedReferred(
     const ref = { brandId, customerId: c.id, affiliateId, linkId: link.id }
     // a funnel that narrows: 6 registered, 5 approved, 4 deposited (two of them twice), 3 trading, 1 refund
     const facts: Omit<Fact, 'eventId'>[] = [
-      { kind: 'registration', reference: String(c.id), valueMinor: null, currency: '', volume: 0, eventTime: at(40 - i * 5) },
-      ...(i <= 5 ? [{ kind: 'kyc' as const, reference: String(c.id), valueMinor: null, currency: '', volume: 0, eventTime: at(38 - i * 5) }] : []),
-      ...(i <= 4 ? [{ kind: 'deposit' as const, reference: `demo-${prefix}-${i}-a`, valueMinor: 50_000 * i, currency: 'USD', volume: 0, eventTime: at(37 - i * 5) }] : []),
-      ...(i <= 2 ? [{ kind: 'deposit' as const, reference: `demo-${prefix}-${i}-b`, valueMinor: 25_000, currency: 'USD', volume: 0, eventTime: at(36 - i * 5) }] : []),
-      ...(i === 2 ? [{ kind: 'reversal' as const, reference: `demo-${prefix}-${i}-b`, valueMinor: 25_000, currency: 'USD', volume: 0, eventTime: at(35 - i * 5) }] : []),
-      ...(i <= 3 ? [{ kind: 'trade' as const, reference: `demo-${i}`, valueMinor: null, currency: '', volume: 100, eventTime: at(34 - i * 5) }] : []),
+      {
+        kind: 'registration',
+        reference: String(c.id),
+        valueMinor: null,
+        currency: '',
+        volume: 0,
+        eventTime: at(40 - i * 5),
+      },
+      ...(i <= 5
+        ? [
+            {
+              kind: 'kyc' as const,
+              reference: String(c.id),
+              valueMinor: null,
+              currency: '',
+              volume: 0,
+              eventTime: at(38 - i * 5),
+            },
+          ]
+        : []),
+      ...(i <= 4
+        ? [
+            {
+              kind: 'deposit' as const,
+              reference: `demo-${prefix}-${i}-a`,
+              valueMinor: 50_000 * i,
+              currency: 'USD',
+              volume: 0,
+              eventTime: at(37 - i * 5),
+            },
+          ]
+        : []),
+      ...(i <= 2
+        ? [
+            {
+              kind: 'deposit' as const,
+              reference: `demo-${prefix}-${i}-b`,
+              valueMinor: 25_000,
+              currency: 'USD',
+              volume: 0,
+              eventTime: at(36 - i * 5),
+            },
+          ]
+        : []),
+      ...(i === 2
+        ? [
+            {
+              kind: 'reversal' as const,
+              reference: `demo-${prefix}-${i}-b`,
+              valueMinor: 25_000,
+              currency: 'USD',
+              volume: 0,
+              eventTime: at(35 - i * 5),
+            },
+          ]
+        : []),
+      ...(i <= 3
+        ? [
+            {
+              kind: 'trade' as const,
+              reference: `demo-${i}`,
+              valueMinor: null,
+              currency: '',
+              volume: 100,
+              eventTime: at(34 - i * 5),
+            },
+          ]
+        : []),
     ]
     await ctx.db.transaction(async (tx) => {
       let eventId = -i * 100

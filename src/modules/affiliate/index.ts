@@ -25,17 +25,31 @@ export const affiliateModule = defineModule({
   tags: [
     {
       name: 'Affiliates back office',
-      description: 'Staff: affiliates, their brand access and postbacks, tracking links, settings, conversions',
+      description:
+        'Staff: affiliates, their brand access and postbacks, tracking links, settings, conversions',
     },
   ],
   tables: schema,
   setup(k, ports) {
-    const ctx: AffiliateCtx = { ...k, accounts: ports.get(AccountsPort), fetch: globalThis.fetch.bind(globalThis) }
+    const ctx: AffiliateCtx = {
+      ...k,
+      accounts: ports.get(AccountsPort),
+      fetch: globalThis.fetch.bind(globalThis),
+    }
     const dir = ports.provide(AffiliateCodesPort, new AffiliateDirectory(ctx))
     return {
-      routes: new Elysia({ name: 'affiliate', seed: k.instanceId }).use(affiliateStaffRoutes(ctx, dir as AffiliateDirectory)),
+      routes: new Elysia({ name: 'affiliate', seed: k.instanceId }).use(
+        affiliateStaffRoutes(ctx, dir as AffiliateDirectory),
+      ),
       consumers: affiliateConsumers(ctx),
-      jobs: [{ name: 'affiliate.postbacks', every: 2_000, scope: 'cluster', run: ({ now }) => sendDuePostbacks(ctx, now) }],
+      jobs: [
+        {
+          name: 'affiliate.postbacks',
+          every: 2_000,
+          scope: 'cluster',
+          run: ({ now }) => sendDuePostbacks(ctx, now),
+        },
+      ],
       seedDemo: () => seedAffiliateDemo(ctx),
     }
   },

@@ -22,6 +22,7 @@ const TAG = 'Affiliates back office'
 const CODE = t.String({
   pattern: '^[A-Za-z0-9_-]{2,32}$',
   description: 'letters, digits, _ and -, 2..32 characters (travels in public URLs)',
+  example: 'DEMOPARTNER',
 })
 
 const Affiliate = t.Object({
@@ -51,7 +52,10 @@ const Link = t.Object({
 })
 export const Conversion = t.Object({
   id: Int(),
-  kind: t.String({ enum: [...CONVERSION_KINDS], description: 'conversion kind (README of the affiliate module)' } as never),
+  kind: t.String({
+    enum: [...CONVERSION_KINDS],
+    description: 'conversion kind (README of the affiliate module)',
+  } as never),
   value: t.Union([t.Number(), t.Null()], {
     description:
       'deposit kinds: amount in the currency (reversals negative); active_trader: lots; registration and kyc_approval: null',
@@ -67,9 +71,14 @@ export const Conversion = t.Object({
 const Settings = t.Object({
   affiliate_host: t.String({ description: 'hostname of the affiliate cabinet (no scheme, port or path)' }),
   postback_hosts: t.Array(t.String(), { description: 'hosts postback URLs may point to' }),
-  active_trader_lots: t.Number({ description: 'closed lots that make an active trader; 0: the first closed trade' }),
+  active_trader_lots: t.Number({
+    description: 'closed lots that make an active trader; 0: the first closed trade',
+  }),
 })
-const Page = { before: t.Optional(Id('next_before of the previous page')), limit: t.Optional(Int({ minimum: 1, maximum: 500, description: 'rows per page (default 100)' })) }
+const Page = {
+  before: t.Optional(Id('next_before of the previous page')),
+  limit: t.Optional(Int({ minimum: 1, maximum: 500, description: 'rows per page (default 100)' })),
+}
 const AffiliateId = { id: Id('affiliate id') }
 
 export const affiliateStaffRoutes = (ctx: AffiliateCtx, dir: AffiliateDirectory) =>
@@ -77,7 +86,14 @@ export const affiliateStaffRoutes = (ctx: AffiliateCtx, dir: AffiliateDirectory)
     .use(security(ctx))
     .get('/manager/affiliates', ({ brand, query }) => listAffiliates(ctx, brand.id, query), {
       auth: STAFF,
-      ...textInput({ query: { status: t.Optional(t.UnionEnum(['active', 'suspended'], { default: undefined, description: 'filter' })), ...Page } }),
+      ...textInput({
+        query: {
+          status: t.Optional(
+            t.UnionEnum(['active', 'suspended'], { default: undefined, description: 'filter' }),
+          ),
+          ...Page,
+        },
+      }),
       response: { 200: t.Object({ rows: t.Array(Affiliate), next_before: Int() }), ...errors() },
       detail: doc(TAG, 'Affiliates with access to the brand'),
     })
@@ -87,15 +103,28 @@ export const affiliateStaffRoutes = (ctx: AffiliateCtx, dir: AffiliateDirectory)
         {
           email: t.String({ format: 'email', maxLength: 254, description: 'cabinet login (or the code)' }),
           code: CODE,
-          name: t.Optional(t.String({ maxLength: 128 })),
+          name: t.Optional(t.String({ maxLength: 128, description: 'display name' })),
           password: t.String({ ...Password, description: 'cabinet password on this brand (6..64)' }),
-          postback_url: t.Optional(t.String({ maxLength: 512, description: "on the brand's postback_hosts" })),
+          postback_url: t.Optional(
+            t.String({ maxLength: 512, description: "on the brand's postback_hosts" }),
+          ),
         },
-        { example: { email: 'partner@example.com', code: 'PARTNER1', name: 'Partner One', password: 'partner-pass-1' } },
+        {
+          example: {
+            email: 'partner@example.com',
+            code: 'PARTNER1',
+            name: 'Partner One',
+            password: 'partner-pass-1',
+          },
+        },
       ),
-      response: { 200: Affiliate, ...errors({ 400: ['POSTBACK_HOST_NOT_ALLOWED'], 409: ['AFFILIATE_EXISTS'] }) },
+      response: {
+        200: Affiliate,
+        ...errors({ 400: ['POSTBACK_HOST_NOT_ALLOWED'], 409: ['AFFILIATE_EXISTS'] }),
+      },
       detail: doc(TAG, 'Create an affiliate of the brand', {
-        description: 'With access to this brand and its cabinet password here. Email and code are unique in the deployment.',
+        description:
+          'With access to this brand and its cabinet password here. Email and code are unique in the deployment.',
       }),
     })
     .get('/manager/affiliates/:id', ({ brand, params }) => readAffiliate(ctx, brand.id, params.id), {
@@ -104,54 +133,86 @@ export const affiliateStaffRoutes = (ctx: AffiliateCtx, dir: AffiliateDirectory)
       response: { 200: Affiliate, ...errors({ 404: ['AFFILIATE_NOT_FOUND'] }) },
       detail: doc(TAG, 'An affiliate'),
     })
-    .patch('/manager/affiliates/:id', ({ brand, params, body }) => updateAffiliate(ctx, dir, brand.id, params.id, body), {
-      auth: STAFF,
-      ...textInput({ params: AffiliateId }),
-      body: t.Object(
-        {
-          name: t.Optional(t.String({ maxLength: 128 })),
-          status: t.Optional(t.UnionEnum(['active', 'suspended'], { default: undefined, description: 'suspended: its codes stop attributing, its sessions and tokens stop working' })),
-          password: t.Optional(t.String({ ...Password, description: 'new cabinet password on this brand' })),
-          postback_url: t.Optional(t.String({ maxLength: 512, description: "'' removes it" })),
-          postback_enabled: t.Optional(t.Boolean({ description: 'true re-enables a disabled endpoint' })),
+    .patch(
+      '/manager/affiliates/:id',
+      ({ brand, params, body }) => updateAffiliate(ctx, dir, brand.id, params.id, body),
+      {
+        auth: STAFF,
+        ...textInput({ params: AffiliateId }),
+        body: t.Object(
+          {
+            name: t.Optional(t.String({ maxLength: 128, description: 'display name' })),
+            status: t.Optional(
+              t.UnionEnum(['active', 'suspended'], {
+                default: undefined,
+                description: 'suspended: its codes stop attributing, its sessions and tokens stop working',
+              }),
+            ),
+            password: t.Optional(
+              t.String({ ...Password, description: 'new cabinet password on this brand' }),
+            ),
+            postback_url: t.Optional(t.String({ maxLength: 512, description: "'' removes it" })),
+            postback_enabled: t.Optional(t.Boolean({ description: 'true re-enables a disabled endpoint' })),
+          },
+          { example: { status: 'suspended' }, minProperties: 1 },
+        ),
+        response: {
+          200: Affiliate,
+          ...errors({
+            400: ['POSTBACK_HOST_NOT_ALLOWED'],
+            403: ['NOT_HOME_BRAND'],
+            404: ['AFFILIATE_NOT_FOUND'],
+          }),
         },
-        { example: { status: 'suspended' } },
-      ),
-      response: {
-        200: Affiliate,
-        ...errors({ 400: ['POSTBACK_HOST_NOT_ALLOWED'], 403: ['NOT_HOME_BRAND'], 404: ['AFFILIATE_NOT_FOUND'] }),
+        detail: doc(TAG, 'Change an affiliate', {
+          description:
+            "Profile, status and postbacks by staff of its home brand; the password of this brand's cabinet by staff of any brand it has access to.",
+        }),
       },
-      detail: doc(TAG, 'Change an affiliate', {
-        description: "Profile, status and postbacks by staff of its home brand; the password of this brand's cabinet by staff of any brand it has access to.",
-      }),
-    })
-    .put('/manager/affiliates/access/:code', ({ brand, params, body }) => setAccess(ctx, dir, brand.id, params.code, body), {
-      auth: STAFF,
-      params: t.Object({ code: CODE }),
-      body: t.Object(
-        {
-          status: t.UnionEnum(['active', 'revoked'], { default: undefined, description: 'grant or revoke' }),
-          password: t.Optional(t.String({ ...Password, description: 'cabinet password on this brand (required on a first grant)' })),
+    )
+    .put(
+      '/manager/affiliates/access/:code',
+      ({ brand, params, body }) => setAccess(ctx, dir, brand.id, params.code, body),
+      {
+        auth: STAFF,
+        params: t.Object({ code: CODE }),
+        body: t.Object(
+          {
+            status: t.UnionEnum(['active', 'revoked'], {
+              default: undefined,
+              description: 'grant or revoke',
+            }),
+            password: t.Optional(
+              t.String({
+                ...Password,
+                description: 'cabinet password on this brand (required on a first grant)',
+              }),
+            ),
+          },
+          { example: { status: 'active', password: 'partner-pass-2' } },
+        ),
+        response: { 200: Affiliate, ...errors({ 404: ['AFFILIATE_NOT_FOUND'] }) },
+        detail: doc(TAG, "Grant or revoke an affiliate's access to this brand (by its code)"),
+      },
+    )
+    .post(
+      '/manager/affiliates/:id/postback-keys',
+      ({ brand, params }) => createPostbackKey(ctx, brand.id, params.id),
+      {
+        auth: STAFF,
+        ...textInput({ params: AffiliateId }),
+        response: {
+          200: t.Object({ key_id: t.String(), secret: t.String({ description: 'shown once' }) }),
+          ...errors({ 404: ['AFFILIATE_NOT_FOUND'] }),
         },
-        { example: { status: 'active', password: 'partner-pass-2' } },
-      ),
-      response: { 200: Affiliate, ...errors({ 404: ['AFFILIATE_NOT_FOUND'] }) },
-      detail: doc(TAG, "Grant or revoke an affiliate's access to this brand (by its code)"),
-    })
-    .post('/manager/affiliates/:id/postback-keys', ({ brand, params }) => createPostbackKey(ctx, brand.id, params.id), {
-      auth: STAFF,
-      ...textInput({ params: AffiliateId }),
-      response: {
-        200: t.Object({ key_id: t.String(), secret: t.String({ description: 'shown once' }) }),
-        ...errors({ 404: ['AFFILIATE_NOT_FOUND'] }),
+        detail: doc(TAG, 'Create a postback signing key (the secret is shown once)', {
+          optionalBody: true,
+          description:
+            'The newest key signs: X-Postback-Signature `t=<unix>,v1=<hex HMAC-SHA256 of "<t>.<body>">` and X-Postback-Key-Id. ' +
+            'Rotate by creating a key, moving the receiver to it, then deleting the old one.',
+        }),
       },
-      detail: doc(TAG, 'Create a postback signing key (the secret is shown once)', {
-        optionalBody: true,
-        description:
-          'The newest key signs: X-Postback-Signature `t=<unix>,v1=<hex HMAC-SHA256 of "<t>.<body>">` and X-Postback-Key-Id. ' +
-          'Rotate by creating a key, moving the receiver to it, then deleting the old one.',
-      }),
-    })
+    )
     .delete(
       '/manager/affiliates/:id/postback-keys/:key_id',
       async ({ brand, params }) => {
@@ -160,7 +221,12 @@ export const affiliateStaffRoutes = (ctx: AffiliateCtx, dir: AffiliateDirectory)
       },
       {
         auth: STAFF,
-        ...textInput({ params: { ...AffiliateId, key_id: t.String({ maxLength: 40, description: 'key id' }) } }),
+        ...textInput({
+          params: {
+            ...AffiliateId,
+            key_id: t.String({ maxLength: 40, description: 'key id', example: 'pk_3f9a1c0d2b7e' }),
+          },
+        }),
         response: { 200: Ok, ...errors({ 404: ['AFFILIATE_NOT_FOUND', 'KEY_NOT_FOUND'] }) },
         detail: doc(TAG, 'Delete a postback signing key'),
       },
@@ -177,28 +243,46 @@ export const affiliateStaffRoutes = (ctx: AffiliateCtx, dir: AffiliateDirectory)
         {
           affiliate_id: Id('affiliate id'),
           code: CODE,
-          landing_path: t.Optional(t.String({ maxLength: 512, description: "a path on the brand ('/' by default)" })),
-          campaign: t.Optional(t.String({ maxLength: 128 })),
+          landing_path: t.Optional(
+            t.String({ maxLength: 512, description: "a path on the brand ('/' by default)" }),
+          ),
+          campaign: t.Optional(
+            t.String({
+              maxLength: 128,
+              description: 'campaign recorded on its clicks (unless the URL names one)',
+            }),
+          ),
         },
         { example: { affiliate_id: 1, code: 'spring-promo', landing_path: '/p/promo', campaign: 'spring' } },
       ),
       response: { 200: Link, ...errors({ 404: ['AFFILIATE_NOT_FOUND'], 409: ['LINK_EXISTS'] }) },
       detail: doc(TAG, 'Create a tracking link'),
     })
-    .patch('/manager/affiliate-links/:id', ({ brand, params, body }) => updateLink(ctx, dir, brand.id, params.id, body), {
-      auth: STAFF,
-      ...textInput({ params: { id: Id('link id') } }),
-      body: t.Object(
-        {
-          landing_path: t.Optional(t.String({ maxLength: 512 })),
-          campaign: t.Optional(t.String({ maxLength: 128 })),
-          active: t.Optional(t.Boolean({ description: 'false: clicks are recorded unattributed' })),
-        },
-        { example: { active: false } },
-      ),
-      response: { 200: Link, ...errors({ 404: ['LINK_NOT_FOUND'] }) },
-      detail: doc(TAG, 'Change a tracking link'),
-    })
+    .patch(
+      '/manager/affiliate-links/:id',
+      ({ brand, params, body }) => updateLink(ctx, dir, brand.id, params.id, body),
+      {
+        auth: STAFF,
+        ...textInput({ params: { id: Id('link id') } }),
+        body: t.Object(
+          {
+            landing_path: t.Optional(
+              t.String({ maxLength: 512, description: 'a path on the brand, starting with one /' }),
+            ),
+            campaign: t.Optional(
+              t.String({
+                maxLength: 128,
+                description: 'campaign recorded on its clicks (unless the URL names one)',
+              }),
+            ),
+            active: t.Optional(t.Boolean({ description: 'false: clicks are recorded unattributed' })),
+          },
+          { example: { active: false }, minProperties: 1 },
+        ),
+        response: { 200: Link, ...errors({ 404: ['LINK_NOT_FOUND'] }) },
+        detail: doc(TAG, 'Change a tracking link'),
+      },
+    )
     .get('/manager/affiliate-settings', ({ brand }) => readSettings(ctx, brand.id), {
       auth: STAFF,
       response: { 200: Settings, ...errors() },
@@ -208,11 +292,27 @@ export const affiliateStaffRoutes = (ctx: AffiliateCtx, dir: AffiliateDirectory)
       auth: STAFF,
       body: t.Object(
         {
-          affiliate_host: t.Optional(t.String({ maxLength: 253, description: 'hostname only: no scheme, port or path' })),
-          postback_hosts: t.Optional(t.Array(t.String({ maxLength: 253 }), { maxItems: 50 })),
-          active_trader_lots: t.Optional(t.Number({ minimum: 0, maximum: 100_000, multipleOf: 0.01 })),
+          affiliate_host: t.Optional(
+            t.String({ maxLength: 253, description: 'hostname only: no scheme, port or path' }),
+          ),
+          postback_hosts: t.Optional(
+            t.Array(t.String({ maxLength: 253 }), {
+              maxItems: 50,
+              description: 'hostnames postback URLs may point to (replaces the list)',
+            }),
+          ),
+          active_trader_lots: t.Optional(
+            t.Number({ minimum: 0, maximum: 100_000, description: 'lots, in steps of 0.01' }),
+          ),
         },
-        { example: { affiliate_host: 'partners.example.com', postback_hosts: ['hooks.partner.example'], active_trader_lots: 1 } },
+        {
+          example: {
+            affiliate_host: 'partners.example.com',
+            postback_hosts: ['hooks.partner.example'],
+            active_trader_lots: 1,
+          },
+          minProperties: 1,
+        },
       ),
       response: { 200: Settings, ...errors({ 409: ['HOST_TAKEN'] }) },
       detail: doc(TAG, "Change the brand's affiliate settings"),
@@ -223,41 +323,52 @@ export const affiliateStaffRoutes = (ctx: AffiliateCtx, dir: AffiliateDirectory)
         query: {
           affiliate_id: t.Optional(Id('affiliate id')),
           customer_id: t.Optional(Id('customer id')),
-          kind: t.Optional(t.UnionEnum([...CONVERSION_KINDS], { default: undefined, description: 'conversion kind' })),
+          kind: t.Optional(
+            t.UnionEnum([...CONVERSION_KINDS], { default: undefined, description: 'conversion kind' }),
+          ),
           ...Page,
         },
       }),
       response: { 200: t.Object({ rows: t.Array(Conversion), next_before: Int() }), ...errors() },
       detail: doc(TAG, 'Conversions of the brand, newest first'),
     })
-    .get('/manager/affiliate-conversions/:id', ({ brand, params }) => conversionWithFacts(ctx, brand.id, params.id), {
-      auth: STAFF,
-      ...textInput({ params: { id: Id('conversion id') } }),
-      response: {
-        200: t.Object({
-          conversion: Conversion,
-          facts: t.Array(
-            t.Object({
-              kind: t.String({ description: 'registration | kyc | deposit | reversal | trade' }),
-              reference: t.String(),
-              value_minor: t.Union([Int(), t.Null()]),
-              currency: t.String(),
-              volume: Int({ description: 'trades: hundredths of a lot' }),
-              event_id: Int({ description: 'the outbox event it came from' }),
-              event_time: Int({ description: 'epoch seconds' }),
-            }),
-            { description: "every event of the customer the ledger recorded, in time order: the row re-derives from them" },
-          ),
-        }),
-        ...errors({ 404: ['CONVERSION_NOT_FOUND'] }),
+    .get(
+      '/manager/affiliate-conversions/:id',
+      ({ brand, params }) => conversionWithFacts(ctx, brand.id, params.id),
+      {
+        auth: STAFF,
+        ...textInput({ params: { id: Id('conversion id') } }),
+        response: {
+          200: t.Object({
+            conversion: Conversion,
+            facts: t.Array(
+              t.Object({
+                kind: t.String({ description: 'registration | kyc | deposit | reversal | trade' }),
+                reference: t.String(),
+                value_minor: t.Union([Int(), t.Null()]),
+                currency: t.String(),
+                volume: Int({ description: 'trades: hundredths of a lot' }),
+                event_id: Int({ description: 'the outbox event it came from' }),
+                event_time: Int({ description: 'epoch seconds' }),
+              }),
+              {
+                description:
+                  'every event of the customer the ledger recorded, in time order: the row re-derives from them',
+              },
+            ),
+          }),
+          ...errors({ 404: ['CONVERSION_NOT_FOUND'] }),
+        },
+        detail: doc(TAG, 'A conversion and the events it derives from'),
       },
-      detail: doc(TAG, 'A conversion and the events it derives from'),
-    })
+    )
     .get('/manager/affiliate-postbacks', ({ brand, query }) => listPostbacks(ctx, brand.id, query), {
       auth: STAFF,
       ...textInput({
         query: {
-          status: t.Optional(t.UnionEnum(['pending', 'sent', 'dead'], { default: undefined, description: 'filter' })),
+          status: t.Optional(
+            t.UnionEnum(['pending', 'sent', 'dead'], { default: undefined, description: 'filter' }),
+          ),
           affiliate_id: t.Optional(Id('affiliate id')),
           limit: Page.limit,
         },

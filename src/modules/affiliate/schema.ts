@@ -61,7 +61,10 @@ export const trackingLinks = sqliteTable(
     active: integer('active').notNull().default(1),
     createdAt: integer('created_at').notNull(),
   },
-  (t) => [uniqueIndex('affiliate_links_code').on(t.brandId, t.code), index('affiliate_links_aff').on(t.affiliateId)],
+  (t) => [
+    uniqueIndex('affiliate_links_code').on(t.brandId, t.code),
+    index('affiliate_links_aff').on(t.affiliateId),
+  ],
 )
 
 /** Per brand: which hosts postbacks may go to, and what makes an active trader. */

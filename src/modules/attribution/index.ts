@@ -1,4 +1,4 @@
-import { defineModule } from '../../kernel/module'
+import { defineModule, definePort } from '../../kernel/module'
 import { AccountsPort } from '../accounts'
 import { AffiliateCodesPort } from '../affiliate'
 import { RegistrationAttributionPort } from '../auth'
@@ -7,7 +7,13 @@ import { attributionRoutes } from './routes'
 import * as schema from './schema'
 import { visitorOf } from './service/landing'
 import { attributeRegistration } from './service/resolve'
-import { touchWriter } from './service/touches'
+import { BufferedTouches, directTouches } from './service/touches'
+
+/** What attribution offers: writing the touches its landing pages hold (a drain; tests read after it). */
+export interface AttributionApi {
+  flushTouches(): Promise<void>
+}
+export const AttributionPort = definePort<AttributionApi>('attribution')
 
 /** Marketing attribution: touches, installs, the winning touch of a registration (README.md of this folder). */
 export const attributionModule = defineModule({
@@ -15,7 +21,8 @@ export const attributionModule = defineModule({
   tags: [
     {
       name: 'Marketing attribution',
-      description: "The brands' landing pages and tracking links (touches), app installs, a customer's attribution",
+      description:
+        "The brands' landing pages and tracking links (touches), app installs, a customer's attribution",
     },
   ],
   tables: schema,
@@ -24,9 +31,17 @@ export const attributionModule = defineModule({
       ...k,
       accounts: ports.get(AccountsPort),
       codes: ports.get(AffiliateCodesPort),
-      touchWriter: touchWriter(k.db, k.config.groupCommit),
+      touchWriter: k.config.groupCommit
+        ? new BufferedTouches(k.db, (e, held) =>
+            k.logger.log('warn', 'touches not written yet', {
+              held,
+              err: e instanceof Error ? e.message : String(e),
+            }),
+          )
+        : directTouches(k.db),
       windowMs: k.config.attributionWindowDays * 86_400_000,
     }
+    ports.provide(AttributionPort, { flushTouches: () => ctx.touchWriter.flush() })
     ports.provide(RegistrationAttributionPort, (brand, input, meta) =>
       attributeRegistration(ctx, brand, {
         values: input.attribution,
@@ -36,6 +51,6 @@ export const attributionModule = defineModule({
         userAgent: meta.userAgent,
       }),
     )
-    return { routes: attributionRoutes(ctx) }
+    return { routes: attributionRoutes(ctx), stop: () => ctx.touchWriter.flush() }
   },
 })

@@ -1,8 +1,9 @@
 import { Elysia, t } from 'elysia'
 import type { Brand } from '../../kernel/brand/registry'
 import { normalizeHost } from '../../kernel/brand/registry'
-import { doc, errors } from '../../kernel/http/openapi'
+import { ApiError } from '../../kernel/http/errors'
 import { clientIp } from '../../kernel/http/http'
+import { doc, errors } from '../../kernel/http/openapi'
 import { Id, Int, textInput } from '../../kernel/http/schemas'
 import { security } from '../../kernel/http/security'
 import type { AttributionCtx } from './context'
@@ -39,7 +40,8 @@ const PAGE_NOTE =
   'nothing here ever answers an error for them. A visit without values is recorded only when it comes from another site.'
 
 const SECURITY_HEADERS = {
-  'content-security-policy': "default-src 'none'; style-src 'unsafe-inline'; img-src 'self'; base-uri 'none'; form-action 'self'",
+  'content-security-policy':
+    "default-src 'none'; style-src 'unsafe-inline'; img-src 'self'; base-uri 'none'; form-action 'self'",
   'x-content-type-options': 'nosniff',
   'referrer-policy': 'strict-origin-when-cross-origin',
 }
@@ -51,7 +53,9 @@ const Values = t.Record(t.String({ maxLength: 32 }), t.String({ maxLength: 256 }
 const Install = t.Object({
   installation_id: t.String(),
   platform: t.String(),
-  attributed: t.Boolean({ description: 'the install carried attribution values (it can win a registration)' }),
+  attributed: t.Boolean({
+    description: 'the install carried attribution values (it can win a registration)',
+  }),
   created_time: Int({ description: 'epoch seconds' }),
   activated_time: Int({ description: 'first open (epoch seconds); 0 until POST /app/activate' }),
 })
@@ -74,12 +78,21 @@ const Touch = t.Object({
   created_time: Int({ description: 'epoch seconds' }),
 })
 
-function hitOf(ctx: AttributionCtx, brand: Brand, request: Request, server: Parameters<typeof clientIp>[2]): Hit {
+interface HitContext {
+  brand: Brand
+  request: Request
+  server: Parameters<typeof clientIp>[2]
+  path: string
+  query: Record<string, string | undefined>
+}
+
+function hitOf(ctx: AttributionCtx, { brand, request, server, path, query }: HitContext): Hit {
   const h = request.headers
   return {
     brand,
     host: normalizeHost(h.get('host')),
-    url: new URL(request.url),
+    path,
+    query,
     cookies: h.get('cookie'),
     referrer: h.get('referer') ?? '',
     userAgent: h.get('user-agent'),
@@ -90,94 +103,176 @@ function hitOf(ctx: AttributionCtx, brand: Brand, request: Request, server: Para
 export const attributionRoutes = (ctx: AttributionCtx) => {
   const page = async (brand: Brand, name: string, hit: Hit) => {
     const file = await loadPage(ctx, brand, name)
-    if (!file) return new Response(JSON.stringify({ error: 'NOT_FOUND', message: 'no such page' }), { status: 404, headers: { 'content-type': 'application/json' } })
+    if (!file) throw new ApiError(404, 'NOT_FOUND', 'no such page')
     const { setCookie } = await pageVisit(ctx, hit)
-    const headers = new Headers(file.headers)
-    for (const [k, v] of Object.entries(SECURITY_HEADERS)) headers.set(k, v)
     // the visit is recorded per request: a shared cache must not answer for it
-    headers.set('cache-control', 'private, no-store')
-    if (setCookie) headers.append('set-cookie', setCookie)
+    const headers: Record<string, string> = {
+      ...SECURITY_HEADERS,
+      'content-type': file.type,
+      'cache-control': 'private, no-store',
+    }
+    if (setCookie) headers['set-cookie'] = setCookie
     return new Response(file.body, { status: 200, headers })
   }
   return new Elysia({ name: 'attribution', seed: ctx.instanceId })
     .use(security(ctx))
-    .get('/', ({ brand, request, server }) => page(brand, 'index', hitOf(ctx, brand, request, server)), {
-      brand: true,
-      ...textInput({ query: QUERY }),
-      detail: doc(TAG, "The brand's landing page", { secured: false, media: ['text/html'], description: PAGE_NOTE }),
-    })
-    .get('/p/:page', ({ brand, params, request, server }) => page(brand, params.page, hitOf(ctx, brand, request, server)), {
-      brand: true,
-      ...textInput({
-        params: { page: t.String({ pattern: '^[a-z0-9-]{1,64}$', description: 'page name: site/<brand>/<page>.html' }) },
-        query: QUERY,
-      }),
-      detail: doc(TAG, 'A static page of the brand', {
-        secured: false,
-        media: ['text/html'],
-        description: `Pages come from site/<brand>/ (else site/default/); 404 NOT_FOUND when neither has it. ${PAGE_NOTE}`,
-      }),
-    })
+    .get(
+      '/',
+      ({ brand, request, server, path, query }) =>
+        page(brand, 'index', hitOf(ctx, { brand, request, server, path, query })),
+      {
+        brand: true,
+        ...textInput({ query: QUERY }),
+        response: {
+          200: t.String({ description: 'the page (text/html)' }),
+          ...errors({ 404: ['NOT_FOUND'] }),
+        },
+        detail: doc(TAG, "The brand's landing page", {
+          secured: false,
+          media: ['text/html'],
+          description: PAGE_NOTE,
+        }),
+      },
+    )
+    .get(
+      '/p/:page',
+      ({ brand, params, request, server, path, query }) =>
+        page(brand, params.page, hitOf(ctx, { brand, request, server, path, query })),
+      {
+        brand: true,
+        ...textInput({
+          params: {
+            page: t.String({
+              pattern: '^[a-z0-9-]{1,64}$',
+              description: 'page name: site/<brand>/<page>.html',
+              example: 'promo',
+            }),
+          },
+          query: QUERY,
+        }),
+        response: {
+          200: t.String({ description: 'the page (text/html)' }),
+          ...errors({ 404: ['NOT_FOUND'] }),
+        },
+        detail: doc(TAG, 'A static page of the brand', {
+          secured: false,
+          media: ['text/html'],
+          description: `Pages come from site/<brand>/ (else site/default/); 404 NOT_FOUND when neither has it. ${PAGE_NOTE}`,
+        }),
+      },
+    )
     .get(
       '/go/:code',
-      async ({ brand, params, request, server }) => {
-        const r = await linkClick(ctx, hitOf(ctx, brand, request, server), params.code)
-        const headers = new Headers({ location: r.location, 'cache-control': 'private, no-store', 'referrer-policy': 'no-referrer' })
+      // named, not `(c) =>`: Elysia builds only the parts of the context a handler names
+      async ({ brand, params, request, server, path, query }) => {
+        const r = await linkClick(ctx, hitOf(ctx, { brand, request, server, path, query }), params.code)
+        const headers = new Headers({
+          location: r.location,
+          'cache-control': 'private, no-store',
+          'referrer-policy': 'no-referrer',
+        })
         if (r.setCookie) headers.append('set-cookie', r.setCookie)
         return new Response(null, { status: 302, headers })
       },
       {
         brand: true,
-        ...textInput({ params: { code: t.String({ minLength: 1, maxLength: 512, description: 'link code' }) }, query: QUERY }),
+        ...textInput({
+          params: {
+            code: t.String({
+              minLength: 1,
+              maxLength: 512,
+              description: 'link code',
+              example: 'demo-spring',
+            }),
+          },
+          query: QUERY,
+        }),
+        response: { 302: t.Null({ description: 'redirect' }), ...errors() },
         detail: doc(TAG, 'Follow a tracking link (302 to its landing page on this host)', {
           secured: false,
+          redirect: "to the link's landing path, or / for an unknown or inactive code",
           description:
-            'Records the click (once per visitor, link and hour) and redirects to the link\'s landing path on the same host; ' +
+            "Records the click (once per visitor, link and hour) and redirects to the link's landing path on the same host; " +
             'an unknown or inactive code is recorded unattributed and redirects to `/`. The Location is always a path: ' +
             'this route never redirects to another host. sub1..sub5, click_id and utm_* of the query ride on the touch.',
         }),
       },
     )
-    .post('/app', ({ brand, body, request, server }) =>
-      recordInstall(ctx, brand.id, body, { ip: clientIp(ctx, request, server), userAgent: request.headers.get('user-agent') }), {
-      brand: true,
-      body: t.Object(
-        {
-          installation_id: INSTALLATION_ID,
-          platform: t.UnionEnum(['ios', 'android'], { default: undefined, description: 'the store it came from' }),
-          attribution: t.Optional(Values),
-          referrer: t.Optional(t.String({ maxLength: 1024, description: "the store's install referrer (utm_source=…&affiliate=…)" })),
-        },
-        { example: { installation_id: 'ios-6f1c2a9e-0b7d-4b43', platform: 'ios', attribution: { affiliate: 'DEMOPARTNER', utm_source: 'partner' } } },
-      ),
-      response: { 200: Install, ...errors() },
-      detail: doc(TAG, 'Record an app install', {
-        secured: false,
-        description:
-          'The first report of an installation_id records it with its values (given, or read from the store referrer); ' +
-          'a replay answers the same install and changes nothing. Register with `installation_id` to be attributed from it.',
-      }),
-    })
+    .post(
+      '/app',
+      ({ brand, body, request, server }) =>
+        recordInstall(ctx, brand.id, body, {
+          ip: clientIp(ctx, request, server),
+          userAgent: request.headers.get('user-agent'),
+        }),
+      {
+        brand: true,
+        body: t.Object(
+          {
+            installation_id: INSTALLATION_ID,
+            platform: t.UnionEnum(['ios', 'android'], {
+              default: undefined,
+              description: 'the store it came from',
+            }),
+            attribution: t.Optional(Values),
+            referrer: t.Optional(
+              t.String({
+                maxLength: 1024,
+                description: "the store's install referrer (utm_source=…&affiliate=…)",
+              }),
+            ),
+          },
+          {
+            example: {
+              installation_id: 'ios-6f1c2a9e-0b7d-4b43',
+              platform: 'ios',
+              attribution: { affiliate: 'DEMOPARTNER', utm_source: 'partner' },
+            },
+          },
+        ),
+        response: { 200: Install, ...errors() },
+        detail: doc(TAG, 'Record an app install', {
+          secured: false,
+          description:
+            'The first report of an installation_id records it with its values (given, or read from the store referrer); ' +
+            'a replay answers the same install and changes nothing. Register with `installation_id` to be attributed from it.',
+        }),
+      },
+    )
     .post('/app/activate', ({ brand, body }) => activateInstall(ctx, brand.id, body.installation_id), {
       brand: true,
-      body: t.Object({ installation_id: INSTALLATION_ID }, { example: { installation_id: 'ios-6f1c2a9e-0b7d-4b43' } }),
+      body: t.Object(
+        { installation_id: INSTALLATION_ID },
+        { example: { installation_id: 'ios-6f1c2a9e-0b7d-4b43' } },
+      ),
       response: { 200: Install, ...errors({ 404: ['INSTALL_NOT_FOUND'] }) },
-      detail: doc(TAG, "Record an install's first open", { secured: false, description: 'A replay keeps the first time.' }),
+      detail: doc(TAG, "Record an install's first open", {
+        secured: false,
+        description: 'A replay keeps the first time.',
+      }),
     })
-    .get('/manager/customers/:id/attribution', ({ brand, params }) => customerAttribution(ctx, brand.id, params.id), {
-      auth: STAFF,
-      ...textInput({ params: { id: Id('customer id') } }),
-      response: {
-        200: t.Object({
-          customer_id: Int(),
-          attribution: t.Union([t.Record(t.String(), t.String()), t.Null()], { description: 'what the customer record holds' }),
-          won_by: t.String({ description: 'install | registration_body | last_touch | last_direct | none (README)' }),
-          window_days: Int(),
-          touch: t.Union([Touch, t.Null()], { description: 'the touch that won' }),
-          considered: t.Array(Touch, { description: 'every touch the decision looked at, newest first' }),
-        }),
-        ...errors({ 404: ['CUSTOMER_NOT_FOUND'] }),
+    .get(
+      '/manager/customers/:id/attribution',
+      ({ brand, params }) => customerAttribution(ctx, brand.id, params.id),
+      {
+        auth: STAFF,
+        ...textInput({ params: { id: Id('customer id') } }),
+        response: {
+          200: t.Object({
+            customer_id: Int(),
+            attribution: t.Union([t.Record(t.String(), t.String()), t.Null()], {
+              description: 'what the customer record holds',
+            }),
+            won_by: t.String({
+              description: 'install | registration_body | last_touch | last_direct | none (README)',
+            }),
+            window_days: Int(),
+            touch: t.Union([Touch, t.Null()], { description: 'the touch that won' }),
+            considered: t.Array(Touch, { description: 'every touch the decision looked at, newest first' }),
+          }),
+          ...errors({ 404: ['CUSTOMER_NOT_FOUND'] }),
+        },
+        detail: doc(TAG, "A customer's attribution: the touch that won, the touches considered, the rule"),
       },
-      detail: doc(TAG, "A customer's attribution: the touch that won, the touches considered, the rule"),
-    })
+    )
 }

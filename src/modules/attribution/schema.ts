@@ -1,3 +1,4 @@
+import { sql } from 'drizzle-orm'
 import { index, integer, sqliteTable, text, uniqueIndex } from 'drizzle-orm/sqlite-core'
 
 /**
@@ -29,7 +30,10 @@ export const touches = sqliteTable(
   },
   (t) => [
     index('attribution_touches_visitor').on(t.brandId, t.visitorId, t.createdAt),
-    index('attribution_touches_install').on(t.brandId, t.installationId),
+    // only install touches are looked up by installation: page hits do not pay for this index
+    index('attribution_touches_install')
+      .on(t.brandId, t.installationId)
+      .where(sql`installation_id is not null`),
   ],
 )
 

@@ -169,7 +169,8 @@ export const authRoutes = (ctx: AuthCtx) => {
             installation_id: t.Optional(
               t.String({
                 pattern: '^[A-Za-z0-9._:-]{8,128}$',
-                description: 'the app installation registering (recorded with POST /app): attributes from its install',
+                description:
+                  'the app installation registering (recorded with POST /app): attributes from its install',
               }),
             ),
           },

@@ -83,6 +83,8 @@ export function deriveConversions(facts: readonly Fact[], rules: Rules): Convers
   }
   let lots = 0
   let active = false
+  // a ticket closes once: the same close reported twice counts once
+  const tickets = new Set<string>()
   for (const f of [...facts].sort(byTime)) {
     switch (f.kind) {
       case 'registration':
@@ -99,7 +101,8 @@ export function deriveConversions(facts: readonly Fact[], rules: Rules): Convers
         put(rowOf('deposit_reversal', `deposit_reversal:${f.reference}`, f, -Math.abs(f.valueMinor ?? 0)))
         break
       case 'trade':
-        if (active) break
+        if (active || tickets.has(f.reference)) break
+        tickets.add(f.reference)
         lots += f.volume
         if (lots >= Math.max(1, rules.activeTraderCentilots)) {
           active = true

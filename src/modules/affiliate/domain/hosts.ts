@@ -17,7 +17,8 @@ export function hostnameOrNull(raw: string): string | null {
 export function landingPathOrNull(raw: string): string | null {
   if (raw.length === 0 || raw.length > 512) return null
   if (!raw.startsWith('/') || raw.startsWith('//') || raw.startsWith('/\\')) return null
-  if (/[\s\\\u0000-\u001f\u007f]/.test(raw)) return null
+  // no whitespace, backslash or control character (a browser would drop or reinterpret them)
+  for (const ch of raw) if (ch <= ' ' || ch === '\\' || ch === '\u007f') return null
   try {
     const u = new URL(raw, 'http://brand.invalid')
     if (u.host !== 'brand.invalid') return null

@@ -1,3 +1,5 @@
+import { hmacHex } from '../../../kernel/hmac'
+
 /** Sends of one postback before it is parked as dead (spanning about eight hours with the backoff below). */
 export const MAX_ATTEMPTS = 10
 /** Failed sends in a row after which an affiliate's endpoint is disabled (and staff told). */
@@ -11,15 +13,5 @@ export const backoffMs = (attempts: number) => Math.min(30_000 * 2 ** Math.max(0
  * timestamp is signed, so a receiver refuses replays older than its tolerance (Stripe's scheme); the key
  * id travels in its own header, so a receiver knows which of two secrets to check while they rotate.
  */
-export async function signPostback(secret: string, timestampSec: number, body: string) {
-  const key = await crypto.subtle.importKey(
-    'raw',
-    new TextEncoder().encode(secret),
-    { name: 'HMAC', hash: 'SHA-256' },
-    false,
-    ['sign'],
-  )
-  const mac = await crypto.subtle.sign('HMAC', key, new TextEncoder().encode(`${timestampSec}.${body}`))
-  const hex = [...new Uint8Array(mac)].map((b) => b.toString(16).padStart(2, '0')).join('')
-  return `t=${timestampSec},v1=${hex}`
-}
+export const signPostback = (secret: string, timestampSec: number, body: string) =>
+  `t=${timestampSec},v1=${hmacHex(secret, `${timestampSec}.${body}`)}`

@@ -1,7 +1,7 @@
 import { and, eq } from 'drizzle-orm'
 import type { Tx } from '../../../kernel/db/client'
 import type { AffiliateCtx } from '../context'
-import { type Fact, deriveConversions, rowChanged } from '../domain/conversions'
+import { deriveConversions, type Fact, rowChanged } from '../domain/conversions'
 import { affiliateSettings, affiliates, conversionFacts, conversions, postbacks } from '../schema'
 import { conversionView } from '../views'
 import type { Referral } from './referral'
@@ -41,10 +41,7 @@ async function activeBefore(tx: Tx, customerId: number, time: number) {
 }
 
 export async function recompute(ctx: AffiliateCtx, tx: Tx, ref: Referral) {
-  const facts = await tx
-    .select()
-    .from(conversionFacts)
-    .where(eq(conversionFacts.customerId, ref.customerId))
+  const facts = await tx.select().from(conversionFacts).where(eq(conversionFacts.customerId, ref.customerId))
   const derived = deriveConversions(facts as Fact[], await rulesOf(tx, ref.brandId))
   const stored = new Map(
     (await tx.select().from(conversions).where(eq(conversions.customerId, ref.customerId))).map((r) => [

@@ -119,7 +119,7 @@ async function send(ctx: AffiliateCtx, p: typeof postbacks.$inferSelect, now: nu
         'content-type': 'application/json',
         'x-postback-id': String(p.id),
         'x-postback-key-id': key.id,
-        'x-postback-signature': await signPostback(key.secret, Math.floor(now / 1000), p.body),
+        'x-postback-signature': signPostback(key.secret, Math.floor(now / 1000), p.body),
       },
       body: p.body,
     })

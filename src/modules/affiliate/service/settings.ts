@@ -50,6 +50,9 @@ export async function updateSettings(
     if (await ctx.brands.byHost(host))
       throw new ApiError(409, 'HOST_TAKEN', 'affiliate_host: the API of a brand is served on this host')
   }
+  const lots = input.active_trader_lots
+  if (lots !== undefined && Math.abs(lots * 100 - Math.round(lots * 100)) > 1e-6)
+    throw new ApiError(400, 'INVALID_DATA', 'active_trader_lots: steps of 0.01 lot')
   const hosts = input.postback_hosts?.map((h) => {
     const ok = hostnameOrNull(h)
     if (!ok) throw new ApiError(400, 'INVALID_DATA', `postback_hosts: ${h} is not a hostname`)
@@ -67,7 +70,10 @@ export async function updateSettings(
       await tx
         .insert(affiliateSettings)
         .values({ brandId, ...set })
-        .onConflictDoUpdate({ target: affiliateSettings.brandId, set: Object.keys(set).length ? set : { brandId } })
+        .onConflictDoUpdate({
+          target: affiliateSettings.brandId,
+          set: Object.keys(set).length ? set : { brandId },
+        })
     })
   } catch (e) {
     if (isUniqueViolation(e))

@@ -23,7 +23,14 @@ export type ParamName = (typeof PARAM_NAMES)[number]
 export type Params = Partial<Record<ParamName, string>>
 
 /** Other names the same values arrive under (common in tracking tools). */
-const ALIASES: Record<string, ParamName> = { aff: 'affiliate', aff_id: 'affiliate', af_code: 'affiliate', gclid: 'click_id', fbclid: 'click_id', ttclid: 'click_id' }
+const ALIASES: Record<string, ParamName> = {
+  aff: 'affiliate',
+  aff_id: 'affiliate',
+  af_code: 'affiliate',
+  gclid: 'click_id',
+  fbclid: 'click_id',
+  ttclid: 'click_id',
+}
 
 export const MAX_VALUE = 128
 const PLAIN = /^[\p{L}\p{N} ._~:@!$'()*+,;=/%-]+$/u

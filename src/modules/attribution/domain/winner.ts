@@ -34,7 +34,10 @@ export function chooseTouch(
     ...visitorTouches.map((t) => t.id),
   ]
   const latest = (list: TouchLite[]) =>
-    list.reduce<TouchLite | null>((a, t) => (!a || t.createdAt > a.createdAt || (t.createdAt === a.createdAt && t.id > a.id) ? t : a), null)
+    list.reduce<TouchLite | null>(
+      (a, t) => (!a || t.createdAt > a.createdAt || (t.createdAt === a.createdAt && t.id > a.id) ? t : a),
+      null,
+    )
   if (opts.installTouch && opts.installTouch.bot === 0)
     return { touchId: opts.installTouch.id, wonBy: 'install', considered }
   if (opts.bodyTouch) return { touchId: opts.bodyTouch.id, wonBy: 'registration_body', considered }

@@ -31,15 +31,23 @@ async function find(ctx: AttributionCtx, brandId: number, installationId: string
 export async function recordInstall(
   ctx: AttributionCtx,
   brandId: number,
-  input: { installation_id: string; platform: string; attribution?: Record<string, string>; referrer?: string },
+  input: {
+    installation_id: string
+    platform: string
+    attribution?: Record<string, string>
+    referrer?: string
+  },
   meta: { ip: string; userAgent: string | null },
 ) {
   const had = await find(ctx, brandId, input.installation_id)
   if (had) return view(had)
-  const params = { ...(input.referrer ? parseReferrer(input.referrer) : {}), ...parseParams(input.attribution ?? {}) }
+  const params = {
+    ...(input.referrer ? parseReferrer(input.referrer) : {}),
+    ...parseParams(input.attribution ?? {}),
+  }
   const now = ctx.clock.now()
   const match = hasValues(params) ? await matchCodes(ctx, brandId, params) : null
-  const ipHash = await hashAddress(ctx, meta.ip)
+  const ipHash = hashAddress(ctx, meta.ip)
   await ctx.db.transaction(async (tx) => {
     const [created] = await tx
       .insert(installs)
@@ -74,8 +82,19 @@ export async function activateInstall(ctx: AttributionCtx, brandId: number, inst
   await ctx.db
     .update(installs)
     .set({ activatedAt: ctx.clock.now() })
-    .where(and(eq(installs.brandId, brandId), eq(installs.installationId, installationId), isNull(installs.activatedAt)))
+    .where(
+      and(
+        eq(installs.brandId, brandId),
+        eq(installs.installationId, installationId),
+        isNull(installs.activatedAt),
+      ),
+    )
   const row = await find(ctx, brandId, installationId)
-  if (!row) throw new ApiError(404, 'INSTALL_NOT_FOUND', 'installation_id: no install of this brand (POST /app first)')
+  if (!row)
+    throw new ApiError(
+      404,
+      'INSTALL_NOT_FOUND',
+      'installation_id: no install of this brand (POST /app first)',
+    )
   return view(row)
 }

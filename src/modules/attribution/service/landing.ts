@@ -1,6 +1,7 @@
 import type { Brand } from '../../../kernel/brand/registry'
 import type { AttributionCtx } from '../context'
 import { parseParams } from '../domain/params'
+import { visitorIdV7 } from '../domain/visitor-id'
 import { hashAddress, matchCodes, recordVisit, type Visit } from './touches'
 
 export const VISITOR_COOKIE = 'tcs_vid'
@@ -20,7 +21,8 @@ export const visitorCookie = (id: string, secure: boolean) =>
 export interface Hit {
   brand: Brand
   host: string
-  url: URL
+  path: string
+  query: Record<string, string | undefined>
   cookies: string | null
   referrer: string
   userAgent: string | null
@@ -30,10 +32,10 @@ export interface Hit {
 const visitOf = (h: Hit, visitorId: string): Visit => ({
   brandId: h.brand.id,
   visitorId,
-  params: parseParams(h.url.searchParams),
+  params: parseParams(h.query),
   ip: h.ip,
   userAgent: h.userAgent,
-  landingPath: h.url.pathname,
+  landingPath: h.path,
   referrer: h.referrer.slice(0, 512),
   host: h.host,
 })
@@ -41,7 +43,7 @@ const visitOf = (h: Hit, visitorId: string): Visit => ({
 /** A brand page opened: its attribution values become a touch of the visitor (cookie set when new). */
 export async function pageVisit(ctx: AttributionCtx, h: Hit) {
   const known = visitorOf(h.cookies)
-  const visitorId = known ?? crypto.randomUUID()
+  const visitorId = known ?? visitorIdV7(ctx.clock.now())
   const visit = visitOf(h, visitorId)
   await recordVisit(ctx, visit, 'page', await matchCodes(ctx, h.brand.id, visit.params))
   return { setCookie: known ? null : visitorCookie(visitorId, ctx.config.production) }
@@ -54,12 +56,12 @@ export async function pageVisit(ctx: AttributionCtx, h: Hit) {
  */
 export async function linkClick(ctx: AttributionCtx, h: Hit, code: string) {
   const known = visitorOf(h.cookies)
-  const visitorId = known ?? crypto.randomUUID()
+  const visitorId = known ?? visitorIdV7(ctx.clock.now())
   const visit = visitOf(h, visitorId)
   visit.params = { ...visit.params, link: code.slice(0, 128) }
   const link = await ctx.codes.link(h.brand.id, visit.params.link!)
   if (link?.campaign && !visit.params.campaign) visit.params.campaign = link.campaign
-  const who = `${await hashAddress(ctx, h.ip)}:${await hashAddress(ctx, h.userAgent ?? '')}`
+  const who = `${hashAddress(ctx, h.ip)}:${hashAddress(ctx, h.userAgent ?? '')}`
   if (await firstClick(ctx, `click:v1:${h.brand.id}:${visit.params.link}:${who}`))
     await recordVisit(ctx, visit, 'click', link)
   return {
@@ -77,8 +79,29 @@ async function firstClick(ctx: AttributionCtx, key: string) {
   }
 }
 
-/** The brand's page (site/<brand>/<page>.html), else the default site's, else null (404). */
-export async function loadPage(ctx: AttributionCtx, brand: Brand, page: string) {
+export interface Page {
+  body: string
+  type: string
+}
+
+const PAGE_TTL_MS = 60_000
+const pages = new Map<string, { page: Page | null; until: number }>()
+
+/**
+ * The brand's page (site/<brand>/<page>.html), else the default site's, else null (404). Held in memory
+ * for a minute: every landing hit serves one, and reading the file each time cost a third of the route.
+ */
+export async function loadPage(ctx: AttributionCtx, brand: Brand, name: string): Promise<Page | null> {
+  const key = `${brand.id}:${name}`
+  const hit = pages.get(key)
+  if (hit && hit.until > Date.now()) return hit.page
   const slug = brand.name.toLowerCase().replace(/[^a-z0-9-]/g, '-')
-  return (await ctx.loadAsset(`site/${slug}/${page}.html`)) ?? (await ctx.loadAsset(`site/default/${page}.html`))
+  const res =
+    (await ctx.loadAsset(`site/${slug}/${name}.html`)) ?? (await ctx.loadAsset(`site/default/${name}.html`))
+  const page = res
+    ? { body: await res.text(), type: res.headers.get('content-type') ?? 'text/html; charset=utf-8' }
+    : null
+  if (pages.size > 1_000) pages.clear()
+  pages.set(key, { page, until: Date.now() + PAGE_TTL_MS })
+  return page
 }

@@ -26,6 +26,8 @@ export async function attributeRegistration(
   brand: Brand,
   clues: RegistrationClues,
 ): Promise<Record<string, string> | null> {
+  // the visitor's last landing hits may still be in the buffer
+  if (clues.visitorId) await ctx.touchWriter.flush()
   const now = ctx.clock.now()
   const visitorTouches = clues.visitorId
     ? await ctx.db
@@ -42,7 +44,7 @@ export async function attributeRegistration(
   const installTouch = clues.installationId ? await installTouchOf(ctx, brand.id, clues.installationId) : null
   const bodyParams: Params = clues.values ? parseParams(clues.values) : {}
   return ctx.db.transaction(async (tx) => {
-    let bodyTouch: (typeof touches.$inferSelect) | null = null
+    let bodyTouch: typeof touches.$inferSelect | null = null
     if (hasValues(bodyParams) && !installTouch) {
       const match = await matchCodes(ctx, brand.id, bodyParams)
       const [id] = await insertTouches(tx, [
@@ -55,7 +57,7 @@ export async function attributeRegistration(
           linkId: match?.linkId ?? null,
           params: bodyParams,
           bot: isBot(clues.userAgent),
-          ipHash: await hashAddress(ctx, clues.ip),
+          ipHash: hashAddress(ctx, clues.ip),
           userAgent: clues.userAgent ?? '',
           landingPath: '',
           referrer: '',
@@ -102,7 +104,8 @@ function attributionRecord(
 ): Record<string, string> {
   const params = JSON.parse(t.params) as Params
   const out: Record<string, string> = {}
-  for (const [k, v] of Object.entries(params)) if (v) out[k === 'affiliate' ? 'affiliate_code' : k === 'link' ? 'link_code' : k] = v
+  for (const [k, v] of Object.entries(params))
+    if (v) out[k === 'affiliate' ? 'affiliate_code' : k === 'link' ? 'link_code' : k] = v
   if (t.affiliateId) out.affiliate_id = String(t.affiliateId)
   if (t.linkId) out.link_id = String(t.linkId)
   if (installationId && wonBy === 'install') out.installation_id = installationId

@@ -1,6 +1,4 @@
-import { hmac } from '@noble/hashes/hmac.js'
-import { sha256 } from '@noble/hashes/sha2.js'
-import { bytesToHex, utf8ToBytes } from '@noble/hashes/utils.js'
+import { hmacHex } from '../../../kernel/hmac'
 import type { ProviderUpdate } from '../domain/status'
 
 /** A deposit handed to a provider module. Amounts in minor units. */
@@ -84,9 +82,7 @@ export interface HostedPayments {
   status(token: string): Promise<ProviderUpdate | null>
 }
 
-/** HMAC-SHA256 as lower-case hex (portable: Bun and Workers). */
-export const hmacHex = (secret: string, message: string) =>
-  bytesToHex(hmac(sha256, utf8ToBytes(secret), utf8ToBytes(message)))
+export { hmacHex }
 
 /** Compares two strings in time independent of where they differ. */
 export function constantTimeEqual(a: string, b: string) {

@@ -1,0 +1,200 @@
+// Affiliate postbacks (issue 30) against a receiver on loopback: signed `t=…,v1=…` with a key id (rotation
+// with an overlap), only to hosts on the brand's allowlist, retried with backoff, dead after MAX_ATTEMPTS,
+// and the endpoint disabled after 20 failures in a row with an event for staff.
+import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
+import { createHmac } from 'node:crypto'
+import { and, eq } from 'drizzle-orm'
+import { ManualClock } from '../../src/kernel/clock'
+import { outbox } from '../../src/kernel/events/schema'
+import { customers } from '../../src/modules/accounts/schema'
+import { postbacks } from '../../src/modules/affiliate/schema'
+import { CashierCredited } from '../../src/modules/cashier'
+import { makeTestApp, type TestApp } from '../support/app'
+
+const clock = new ManualClock(Date.UTC(2026, 10, 24, 9, 0, 0))
+let t: TestApp
+let staff: string
+let receiver: ReturnType<typeof Bun.serve>
+let failWith = 0
+const got: { headers: Headers; body: string }[] = []
+let affiliateId: number
+let n = 0
+
+async function referredCustomer() {
+  const email = `pb-${++n}@example.com`
+  await t.request('POST', '/customer/register', {
+    body: { email, password: 'pb-pass-1', name: 'PB', attribution: { link: 'pb-link' } },
+  })
+  const [c] = await t.ctx.db.select().from(customers).where(eq(customers.email, email))
+  return c.id
+}
+const deposit = (customer_id: number, transaction_id: number) =>
+  t.ctx.uow.run(async (_tx, w) =>
+    w.emit(CashierCredited, 1, {
+      transaction_id,
+      customer_id,
+      login: 100001,
+      method: 'card',
+      provider: 'sandbox',
+      amount: 25,
+      fee: 0,
+      currency: 'USD',
+    }),
+  )
+const verify = (secret: string, header: string, body: string) => {
+  const m = /^t=(\d+),v1=([0-9a-f]{64})$/.exec(header)
+  return !!m && createHmac('sha256', secret).update(`${m[1]}.${body}`).digest('hex') === m[2]
+}
+const send = async () => {
+  await t.settle()
+  await t.runJob('affiliate.postbacks')
+}
+
+beforeAll(async () => {
+  receiver = Bun.serve({
+    hostname: '127.0.0.1',
+    port: 0,
+    async fetch(req) {
+      got.push({ headers: req.headers, body: await req.text() })
+      return new Response(failWith ? 'no' : 'ok', { status: failWith || 200 })
+    },
+  })
+  t = await makeTestApp({ clock })
+  staff = await t.staffToken()
+  const a = await t.request('POST', '/manager/affiliates', {
+    token: staff,
+    body: {
+      email: 'pb@example.com',
+      code: 'PBPARTNER',
+      password: 'pb-pass-1',
+      postback_url: `http://127.0.0.1:${receiver.port}/hook`,
+    },
+  })
+  expect(a.status).toBe(200)
+  affiliateId = a.json.id
+  expect(
+    (
+      await t.request('POST', '/manager/affiliate-links', {
+        token: staff,
+        body: { affiliate_id: affiliateId, code: 'pb-link' },
+      })
+    ).status,
+  ).toBe(200)
+})
+afterAll(async () => {
+  await t.close()
+  receiver.stop(true)
+})
+
+describe('postbacks', () => {
+  test('only to a host on the brand allowlist', async () => {
+    for (const postback_url of [
+      'http://evil.example/hook',
+      'ftp://127.0.0.1/x',
+      'http://user:pw@127.0.0.1/x',
+    ])
+      expect(
+        (
+          await t.request('PATCH', `/manager/affiliates/${affiliateId}`, {
+            token: staff,
+            body: { postback_url },
+          })
+        ).json.error,
+      ).toBe('POSTBACK_HOST_NOT_ALLOWED')
+  })
+
+  test('signed with the newest key; the receiver checks it with the key id; rotation keeps the old key known', async () => {
+    const k1 = await t.request('POST', `/manager/affiliates/${affiliateId}/postback-keys`, { token: staff })
+    expect(k1.json.secret.length).toBeGreaterThan(30)
+    const id = await referredCustomer()
+    await send()
+    expect(got).toHaveLength(1)
+    const first = got[0]
+    expect(first.headers.get('x-postback-key-id')).toBe(k1.json.key_id)
+    expect(verify(k1.json.secret, first.headers.get('x-postback-signature')!, first.body)).toBe(true)
+    expect(verify('another-secret', first.headers.get('x-postback-signature')!, first.body)).toBe(false)
+    expect(JSON.parse(first.body)).toMatchObject({
+      type: 'conversion',
+      conversion: { kind: 'registration', customer_id: id, affiliate_id: affiliateId },
+    })
+    // the secret is never shown again
+    const a = await t.request('GET', `/manager/affiliates/${affiliateId}`, { token: staff })
+    expect(a.text).not.toContain(k1.json.secret)
+    expect(a.json.postback_key_ids).toEqual([k1.json.key_id])
+
+    clock.advance(1_000)
+    const k2 = await t.request('POST', `/manager/affiliates/${affiliateId}/postback-keys`, { token: staff })
+    await deposit(id, 5001)
+    await send()
+    const signed = got.slice(1)
+    expect(signed.length).toBe(2) // first_deposit and deposit
+    for (const g of signed) {
+      expect(g.headers.get('x-postback-key-id')).toBe(k2.json.key_id)
+      expect(verify(k2.json.secret, g.headers.get('x-postback-signature')!, g.body)).toBe(true)
+    }
+    expect(
+      (await t.request('GET', `/manager/affiliates/${affiliateId}`, { token: staff })).json.postback_key_ids,
+    ).toEqual([k2.json.key_id, k1.json.key_id])
+    expect(
+      (
+        await t.request('DELETE', `/manager/affiliates/${affiliateId}/postback-keys/${k1.json.key_id}`, {
+          token: staff,
+        })
+      ).status,
+    ).toBe(200)
+  })
+
+  test('failures retry with backoff, die after ten attempts, and twenty in a row disable the endpoint', async () => {
+    failWith = 500
+    const id = await referredCustomer()
+    await t.settle()
+    const [p] = await t.ctx.db.select().from(postbacks).where(eq(postbacks.status, 'pending'))
+    for (let i = 0; i < 10; i++) {
+      await send()
+      // not due again before its backoff
+      const before = got.length
+      await send()
+      expect(got.length).toBe(before)
+      clock.advance(3_600_000)
+      staff = await t.staffToken()
+    }
+    const [dead] = await t.ctx.db.select().from(postbacks).where(eq(postbacks.id, p.id))
+    expect(dead).toMatchObject({ status: 'dead', attempts: 10, lastError: 'HTTP 500' })
+    // ten more failures in a row (two conversions of a new deposit, five rounds) reach twenty
+    await deposit(id, 5002)
+    for (let i = 0; i < 5; i++) {
+      await send()
+      clock.advance(3_600_000)
+    }
+    staff = await t.staffToken()
+    const a = await t.request('GET', `/manager/affiliates/${affiliateId}`, { token: staff })
+    expect(a.json).toMatchObject({ postback_enabled: false, postback_failures: 20 })
+    expect(a.json.postback_disabled_reason).toContain('HTTP 500')
+    const notices = await t.ctx.db
+      .select()
+      .from(outbox)
+      .where(eq(outbox.topic, 'affiliate.postback_disabled'))
+    expect(notices).toHaveLength(1)
+    // disabled: nothing is sent however long it waits
+    const sent = got.length
+    await send()
+    expect(got.length).toBe(sent)
+    // staff fix the endpoint and re-enable it: the pending postbacks go out
+    failWith = 0
+    const on = await t.request('PATCH', `/manager/affiliates/${affiliateId}`, {
+      token: staff,
+      body: { postback_enabled: true },
+    })
+    expect(on.json).toMatchObject({ postback_enabled: true, postback_failures: 0 })
+    clock.advance(3_600_000)
+    await send()
+    expect(got.length).toBe(sent + 2)
+    const pending = await t.ctx.db
+      .select()
+      .from(postbacks)
+      .where(and(eq(postbacks.affiliateId, affiliateId), eq(postbacks.status, 'pending')))
+    expect(pending).toHaveLength(0)
+    const list = await t.request('GET', '/manager/affiliate-postbacks?status=dead', { token: staff })
+    expect(list.json.rows.map((r: { id: number }) => r.id)).toEqual([p.id])
+  })
+})
