@@ -13,6 +13,22 @@ CREATE TABLE `affiliate_settings` (
 	`active_trader_centilots` integer DEFAULT 0 NOT NULL
 );
 --> statement-breakpoint
+CREATE TABLE `affiliate_tokens` (
+	`id` text PRIMARY KEY NOT NULL,
+	`kind` text NOT NULL,
+	`affiliate_id` integer NOT NULL,
+	`brand_id` integer NOT NULL,
+	`prefix` text DEFAULT '' NOT NULL,
+	`token_hash` text DEFAULT '' NOT NULL,
+	`scopes` text DEFAULT '[]' NOT NULL,
+	`created_by` integer DEFAULT 0 NOT NULL,
+	`created_at` integer NOT NULL,
+	`expires_at` integer NOT NULL,
+	`last_used_at` integer,
+	`revoked_at` integer
+);
+--> statement-breakpoint
+CREATE INDEX `affiliate_tokens_owner` ON `affiliate_tokens` (`affiliate_id`,`brand_id`,`kind`);--> statement-breakpoint
 CREATE TABLE `affiliates` (
 	`id` integer PRIMARY KEY AUTOINCREMENT NOT NULL,
 	`brand_id` integer NOT NULL,
@@ -62,6 +78,7 @@ CREATE TABLE `affiliate_conversions` (
 --> statement-breakpoint
 CREATE UNIQUE INDEX `affiliate_conversions_key` ON `affiliate_conversions` (`customer_id`,`key`);--> statement-breakpoint
 CREATE INDEX `affiliate_conversions_aff` ON `affiliate_conversions` (`brand_id`,`affiliate_id`,`event_time`);--> statement-breakpoint
+CREATE INDEX `affiliate_conversions_kind` ON `affiliate_conversions` (`brand_id`,`affiliate_id`,`kind`,`event_time`);--> statement-breakpoint
 CREATE TABLE `affiliate_postback_keys` (
 	`id` text PRIMARY KEY NOT NULL,
 	`affiliate_id` integer NOT NULL,

@@ -70,6 +70,7 @@ const schema = z
     CRON_SECRET: z.string().min(24).optional(),
     GROUP_COMMIT: bool.default(true),
     ATTRIBUTION_WINDOW_DAYS: z.coerce.number().int().min(1).max(365).default(30),
+    AFFILIATE_API_RATE_PER_MINUTE: z.coerce.number().int().min(1).max(1_000_000).default(600),
     ROLE: z.enum(['all', 'api', 'engine']).default('all'),
     EVENTS_RETENTION_HOURS: z.coerce
       .number()
@@ -145,6 +146,8 @@ export interface Config {
   limits: { registerPerHour: number; accountOpensPerDay: number }
   /** Days a marketing touch can win a registration (spec 4.16). */
   attributionWindowDays: number
+  /** Requests per minute of one affiliate integration token, across instances (spec 4.18). */
+  affiliateApiRatePerMinute: number
   seedDemo: boolean
   /** Quote simulator (on by default outside production), its seed and tick interval. */
   quotes: { simulator: boolean; seed: number; tickMs: number; feedToken?: string }
@@ -226,6 +229,7 @@ export function loadConfig(source: Record<string, string | undefined> = process.
     },
     limits: { registerPerHour: e.REGISTER_MAX_PER_HOUR, accountOpensPerDay: e.ACCOUNT_OPEN_MAX_PER_DAY },
     attributionWindowDays: e.ATTRIBUTION_WINDOW_DAYS,
+    affiliateApiRatePerMinute: e.AFFILIATE_API_RATE_PER_MINUTE,
     seedDemo: production ? false : (e.SEED_DEMO ?? true),
     quotes: {
       simulator: e.QUOTE_SIMULATOR ?? !production,

@@ -6,6 +6,9 @@ import bundle from 'swagger-ui-dist/swagger-ui-bundle.js'
 import betaIndex from '../../site/beta/index.html'
 import defaultIndex from '../../site/default/index.html'
 import defaultPromo from '../../site/default/promo.html'
+import cabinetFavicon from '../../web/affiliate/assets/favicon.svg'
+import cabinetCss from '../../web/affiliate/dist/bundle.css'
+import cabinetJs from '../../web/affiliate/dist/bundle.js'
 
 const ASSETS: Record<string, { body: string | ArrayBuffer; type: string }> = {
   'swagger-ui-bundle.js': { body: bundle, type: 'text/javascript; charset=utf-8' },
@@ -15,6 +18,10 @@ const ASSETS: Record<string, { body: string | ArrayBuffer; type: string }> = {
   'site/default/index.html': { body: defaultIndex as unknown as string, type: 'text/html; charset=utf-8' },
   'site/default/promo.html': { body: defaultPromo as unknown as string, type: 'text/html; charset=utf-8' },
   'site/beta/index.html': { body: betaIndex as unknown as string, type: 'text/html; charset=utf-8' },
+  // the affiliate cabinet, built before wrangler bundles this (scripts/build-web.ts)
+  'cabinet/bundle.js': { body: cabinetJs as unknown as string, type: 'text/javascript; charset=utf-8' },
+  'cabinet/bundle.css': { body: cabinetCss as unknown as string, type: 'text/css; charset=utf-8' },
+  'cabinet/assets/favicon.svg': { body: cabinetFavicon as unknown as string, type: 'image/svg+xml' },
 }
 
 export async function loadBundledAsset(name: string): Promise<Response | null> {

@@ -4,3 +4,15 @@ declare module '*.html' {
   const text: string
   export default text
 }
+declare module '*.svg' {
+  const text: string
+  export default text
+}
+declare module '*/dist/bundle.js' {
+  const text: string
+  export default text
+}
+declare module '*/dist/bundle.css' {
+  const text: string
+  export default text
+}

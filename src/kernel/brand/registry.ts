@@ -22,6 +22,8 @@ export function normalizeHost(raw: string | null | undefined): string {
  */
 export class BrandRegistry {
   private byHostMap = new Map<string, Brand>()
+  private byAffiliateHostMap = new Map<string, Brand>()
+  private hostsByBrand = new Map<number, string[]>()
   private loadedAt = Number.NEGATIVE_INFINITY
   private loading: Promise<void> | null = null
 
@@ -39,6 +41,10 @@ export class BrandRegistry {
       if (brand) byHost.set(row.host, brand)
     }
     this.byHostMap = byHost
+    this.byAffiliateHostMap = new Map([...byId.values()].map((b) => [b.affiliateHost, b]))
+    const hosts = new Map<number, string[]>()
+    for (const row of h) hosts.set(row.brandId, [...(hosts.get(row.brandId) ?? []), row.host])
+    this.hostsByBrand = hosts
     this.loadedAt = Date.now()
   }
 
@@ -54,6 +60,18 @@ export class BrandRegistry {
     if (age === Number.POSITIVE_INFINITY) await this.refresh()
     else if (age > this.ttlMs) void this.refresh().catch(() => {})
     return this.byHostMap.get(host) ?? null
+  }
+
+  /** The brand whose affiliate cabinet is served on `host` (spec 4.17), or null. */
+  async byAffiliateHost(host: string): Promise<Brand | null> {
+    await this.byHost(host)
+    return this.byAffiliateHostMap.get(host) ?? null
+  }
+
+  /** The hosts a brand's API and pages are served on. */
+  async hostsOf(brandId: number): Promise<string[]> {
+    await this.byHost('')
+    return this.hostsByBrand.get(brandId) ?? []
   }
 
   invalidate() {

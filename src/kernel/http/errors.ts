@@ -4,6 +4,8 @@ export class ApiError extends Error {
     readonly status: number,
     readonly code: string,
     message?: string,
+    /** headers the answer carries (Retry-After of a 429) */
+    readonly headers?: Record<string, string>,
   ) {
     super(message ?? code)
     this.hasMessage = message !== undefined

@@ -154,7 +154,9 @@ export const httpPlatform = (ctx: Kernel) =>
       if (code === 'NOT_FOUND') logRequest(ctx, request.method, route, 404, id, undefined)
       if (error instanceof ApiError) {
         set.status = error.status
-        return json(error.status, error.toBody(), id)
+        const res = json(error.status, error.toBody(), id)
+        for (const [k, v] of Object.entries(error.headers ?? {})) res.headers.set(k, v)
+        return res
       }
       if (code === 'VALIDATION' && error instanceof ValidationError) {
         set.status = 400

@@ -4,6 +4,9 @@ import { SESSION_TYPES } from '../auth/session'
 interface Guard {
   brand?: true
   feed?: true
+  site?: string
+  access?: string
+  refusals?: Record<string, string[]>
   roles?: string[]
   denied?: { status: number; code: string } | null
   passwordChange?: boolean
@@ -217,8 +220,15 @@ export function finishDocument(doc: Json): Json {
         for (const name of form.required ?? [])
           if (form.properties?.[name]?.format === 'binary' && form.example[name] === undefined)
             form.example[name] = 'scan.png'
-      if (guard && !guard.feed) addCode(op, 404, 'BRAND_NOT_FOUND')
-      if (guard?.feed) {
+      if (guard && !guard.feed && !guard.site) addCode(op, 404, 'BRAND_NOT_FOUND')
+      if (guard?.site) {
+        // served only on the brand's affiliate host: elsewhere the path does not exist
+        addCode(op, 404, guard.site === 'affiliate' ? 'NOT_FOUND' : 'BRAND_NOT_FOUND')
+        for (const [status, codes] of Object.entries(guard.refusals ?? {}))
+          for (const code of codes) addCode(op, Number(status), code)
+        const access = `**Access:** ${guard.access}`
+        op.description = op.description ? `${access} ${op.description}` : access
+      } else if (guard?.feed) {
         addCode(op, 401, 'UNAUTHORIZED')
         const access = '**Access:** the price feed, with the X-Feed-Token header.'
         op.description = op.description ? `${access} ${op.description}` : access

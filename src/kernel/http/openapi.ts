@@ -158,6 +158,20 @@ export const openapiPlugin = (
                   name: 'X-Cron-Secret',
                   description: 'The shared secret of external schedulers, configured in CRON_SECRET.',
                 },
+                AffiliateSession: {
+                  type: 'apiKey',
+                  in: 'cookie',
+                  name: 'tcs_aff',
+                  description:
+                    "The affiliate cabinet's session from POST /api/affiliate/login (its own audience: no other token is accepted).",
+                },
+                AffiliateToken: {
+                  type: 'apiKey',
+                  in: 'header',
+                  name: 'Authorization',
+                  description:
+                    'An affiliate integration token issued by staff, sent bare (no Bearer scheme), with the scope the route names.',
+                },
               },
             },
           },

@@ -29,6 +29,29 @@ async function resolveBrand(ctx: Kernel, headers: Headers): Promise<Brand> {
   return brand
 }
 
+/**
+ * A route of a brand's other site: the affiliate cabinet on its `affiliate_host` (spec 4.17). It is
+ * served only there (the brand's API hosts answer 404 NOT_FOUND), and the module checks its own callers.
+ */
+export interface SiteRule {
+  /** `brand-or-affiliate`: the root of any host of a brand (its landing page, or its cabinet); the
+   * handler's `principal` says which: `{ host: 'brand' | 'affiliate' }` */
+  site: 'affiliate' | 'brand-or-affiliate'
+  /** Verifies the caller once the brand is known; what it returns is the handler's `principal`. */
+  verify?: (request: Request, brand: Brand) => Promise<unknown>
+  /** The OpenAPI security requirement and the access line of the route. */
+  security?: Record<string, string[]>[]
+  access: string
+  /** codes the verification answers, per status (documented on the route) */
+  refusals?: Record<number, string[]>
+}
+
+async function resolveSite(ctx: Kernel, headers: Headers): Promise<Brand> {
+  const brand = await ctx.brands.byAffiliateHost(requestHost(ctx, headers))
+  if (!brand) throw new ApiError(404, 'NOT_FOUND', 'not found')
+  return brand
+}
+
 const unauthorized = () =>
   new ApiError(401, 'UNAUTHORIZED', 'the session token is invalid, expired or revoked')
 
@@ -73,6 +96,7 @@ interface Guarded {
   body: unknown
   brand?: Brand
   session?: Session
+  principal?: unknown
 }
 
 /**
@@ -129,6 +153,32 @@ export const security = (ctx: Kernel) =>
         await takeBody(ctx, g)
       },
     },
+    site: (rule: SiteRule) => ({
+      // Elysia's types take a parser function only; its runtime also takes a content type name
+      parse: 'json' as never,
+      detail: {
+        security: rule.security ?? [],
+        'x-guard': { site: rule.site, access: rule.access, refusals: rule.refusals ?? {} },
+      } as Record<string, unknown>,
+      async transform(c) {
+        const g = c as unknown as Guarded
+        if (rule.site === 'brand-or-affiliate') {
+          const apiBrand = await ctx.brands.byHost(requestHost(ctx, g.request.headers))
+          g.brand =
+            apiBrand ?? (await ctx.brands.byAffiliateHost(requestHost(ctx, g.request.headers))) ?? undefined
+          if (!g.brand) throw new ApiError(404, 'BRAND_NOT_FOUND', 'no brand is served on this host')
+          g.principal = { host: apiBrand ? 'brand' : 'affiliate' }
+        } else {
+          g.brand = await resolveSite(ctx, g.request.headers)
+          g.principal = rule.verify ? await rule.verify(g.request, g.brand) : null
+        }
+        await takeBody(ctx, g)
+      },
+      resolve(c) {
+        const g = c as unknown as Guarded
+        return { brand: g.brand as Brand, principal: g.principal }
+      },
+    }),
     auth: (rule: AuthRule) => ({
       // Elysia's types take a parser function only; its runtime also takes a content type name
       parse: 'json' as never,

@@ -125,6 +125,8 @@ export const conversions = sqliteTable(
   (t) => [
     uniqueIndex('affiliate_conversions_key').on(t.customerId, t.key),
     index('affiliate_conversions_aff').on(t.brandId, t.affiliateId, t.eventTime),
+    // one kind's pages (the integration API's customers) without stepping over the other kinds
+    index('affiliate_conversions_kind').on(t.brandId, t.affiliateId, t.kind, t.eventTime),
   ],
 )
 
@@ -147,4 +149,29 @@ export const postbacks = sqliteTable(
     sentAt: integer('sent_at'),
   },
   (t) => [index('affiliate_postbacks_due').on(t.status, t.nextAt)],
+)
+
+/**
+ * Affiliate tokens: cabinet sessions (`cabinet`) and integration tokens (`api`, spec 4.18, 5.5). The JWT
+ * carries the id; the row keeps a hash of the token, a short visible prefix, scopes, expiry, last use
+ * and revocation, and is checked on every request, so a revocation applies from the next one.
+ */
+export const affiliateTokens = sqliteTable(
+  'affiliate_tokens',
+  {
+    id: text('id').primaryKey(),
+    kind: text('kind').notNull(),
+    affiliateId: integer('affiliate_id').notNull(),
+    brandId: integer('brand_id').notNull(),
+    prefix: text('prefix').notNull().default(''),
+    tokenHash: text('token_hash').notNull().default(''),
+    /** JSON array */
+    scopes: text('scopes').notNull().default('[]'),
+    createdBy: integer('created_by').notNull().default(0),
+    createdAt: integer('created_at').notNull(),
+    expiresAt: integer('expires_at').notNull(),
+    lastUsedAt: integer('last_used_at'),
+    revokedAt: integer('revoked_at'),
+  },
+  (t) => [index('affiliate_tokens_owner').on(t.affiliateId, t.brandId, t.kind)],
 )

@@ -1,10 +1,12 @@
 import { defineModule, definePort } from '../../kernel/module'
 import { AccountsPort } from '../accounts'
-import { AffiliateCodesPort } from '../affiliate'
+import { AffiliateClicksPort, AffiliateCodesPort, CabinetPort } from '../affiliate'
 import { RegistrationAttributionPort } from '../auth'
 import type { AttributionCtx } from './context'
+import { seedAttributionDemo } from './demo'
 import { attributionRoutes } from './routes'
 import * as schema from './schema'
+import { affiliateClicks } from './service/clicks'
 import { visitorOf } from './service/landing'
 import { attributeRegistration } from './service/resolve'
 import { BufferedTouches, directTouches } from './service/touches'
@@ -31,6 +33,7 @@ export const attributionModule = defineModule({
       ...k,
       accounts: ports.get(AccountsPort),
       codes: ports.get(AffiliateCodesPort),
+      cabinet: ports.get(CabinetPort),
       touchWriter: k.config.groupCommit
         ? new BufferedTouches(k.db, (e, held) =>
             k.logger.log('warn', 'touches not written yet', {
@@ -41,6 +44,7 @@ export const attributionModule = defineModule({
         : directTouches(k.db),
       windowMs: k.config.attributionWindowDays * 86_400_000,
     }
+    ports.provide(AffiliateClicksPort, affiliateClicks(ctx))
     ports.provide(AttributionPort, { flushTouches: () => ctx.touchWriter.flush() })
     ports.provide(RegistrationAttributionPort, (brand, input, meta) =>
       attributeRegistration(ctx, brand, {
@@ -51,6 +55,10 @@ export const attributionModule = defineModule({
         userAgent: meta.userAgent,
       }),
     )
-    return { routes: attributionRoutes(ctx), stop: () => ctx.touchWriter.flush() }
+    return {
+      routes: attributionRoutes(ctx),
+      stop: () => ctx.touchWriter.flush(),
+      seedDemo: () => seedAttributionDemo(ctx),
+    }
   },
 })

@@ -118,16 +118,22 @@ export const attributionRoutes = (ctx: AttributionCtx) => {
     .use(security(ctx))
     .get(
       '/',
-      ({ brand, request, server, path, query }) =>
-        page(brand, 'index', hitOf(ctx, { brand, request, server, path, query })),
+      ({ brand, principal, request, server, path, query }) =>
+        (principal as { host: string }).host === 'affiliate'
+          ? ctx.cabinet.shell(brand)
+          : page(brand, 'index', hitOf(ctx, { brand, request, server, path, query })),
       {
-        brand: true,
+        site: {
+          site: 'brand-or-affiliate',
+          access:
+            "public. On a brand host, its landing page; on the brand's affiliate_host, the affiliate cabinet.",
+        },
         ...textInput({ query: QUERY }),
         response: {
           200: t.String({ description: 'the page (text/html)' }),
           ...errors({ 404: ['NOT_FOUND'] }),
         },
-        detail: doc(TAG, "The brand's landing page", {
+        detail: doc(TAG, "The brand's landing page (the affiliate cabinet on its affiliate host)", {
           secured: false,
           media: ['text/html'],
           description: PAGE_NOTE,

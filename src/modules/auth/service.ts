@@ -1,6 +1,7 @@
 import { and, eq } from 'drizzle-orm'
 import { dummyHash, hashPassword, needsRehash, verifyPassword } from '../../kernel/auth/passwords'
 import { type Session, staffRoleSession } from '../../kernel/auth/session'
+import { SignInGuard } from '../../kernel/auth/signin-guard'
 import type { Brand } from '../../kernel/brand/registry'
 import { isCountryCode } from '../../kernel/countries'
 import { ApiError } from '../../kernel/http/errors'
@@ -9,7 +10,6 @@ import { definePort } from '../../kernel/ports'
 import { groupNotFound } from '../accounts'
 import type { AuthCtx } from './context'
 import { staff } from './schema'
-import { SignInGuard } from './signin-guard'
 
 function constantTimeEqual(a: string, b: string) {
   const x = new TextEncoder().encode(a)

@@ -5,22 +5,9 @@ import { PerRequestCommit } from '../../../kernel/db/group-commit'
 import type { AttributionCtx } from '../context'
 import { isBot } from '../domain/bots'
 import { hasValues, type Params } from '../domain/params'
+import type { NewTouch, TouchSink } from '../domain/touch'
 
-export interface NewTouch {
-  brandId: number
-  visitorId: string | null
-  installationId: string | null
-  source: 'page' | 'click' | 'install' | 'registration'
-  affiliateId: number | null
-  linkId: number | null
-  params: Params
-  bot: boolean
-  ipHash: string
-  userAgent: string
-  landingPath: string
-  referrer: string
-  createdAt: number
-}
+export type { NewTouch, TouchSink }
 
 const COLUMNS = [
   'brand_id',
@@ -59,13 +46,6 @@ const row = (t: NewTouch) => [
 /** Inserts touches in one statement per chunk; the ids in order. */
 export const insertTouches = (tx: Tx, list: NewTouch[]) =>
   insertRows(tx, 'attribution_touches', COLUMNS, list.map(row))
-
-/** Where landing hits put their touches. */
-export interface TouchSink {
-  submit(t: NewTouch): Promise<unknown>
-  /** Writes what is held (before a registration weighs the visitor's touches; at shutdown). */
-  flush(): Promise<void>
-}
 
 /** The edge: each request writes its touch itself (a Worker keeps nothing between requests). */
 export const directTouches = (db: Db): TouchSink => {

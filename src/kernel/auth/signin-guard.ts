@@ -1,5 +1,5 @@
-import { ApiError } from '../../kernel/http/errors'
-import type { AuthCtx } from './context'
+import { ApiError } from '../http/errors'
+import type { Kernel } from '../kernel'
 
 const locked = () => new ApiError(429, 'TOO_MANY_ATTEMPTS', 'too many failed sign-ins; try again later')
 
@@ -14,10 +14,17 @@ const locked = () => new ApiError(429, 'TOO_MANY_ATTEMPTS', 'too many failed sig
  * reset what it sprayed.
  */
 export class SignInGuard {
-  constructor(private readonly ctx: AuthCtx) {}
+  constructor(
+    private readonly ctx: Pick<Kernel, 'store' | 'config'>,
+    /** counters of another kind of identity (affiliates) are kept apart from accounts' */
+    private readonly prefix = 'auth',
+    /** the answer to wrong credentials */
+    private readonly refusal = () =>
+      new ApiError(403, 'USER_NOT_FOUND_OR_INCORRECT', 'login or password is incorrect'),
+  ) {}
 
   private identityKey(brandId: number, identity: string) {
-    return `auth:fail:id:${brandId}:${identity}`
+    return `${this.prefix}:fail:id:${brandId}:${identity}`
   }
 
   private ipKey(ip: string) {
@@ -52,11 +59,11 @@ export class SignInGuard {
     return this.ctx.store.del(this.identityKey(brandId, identity))
   }
 
-  /** Records the outcome of a credential check; a failure throws USER_NOT_FOUND_OR_INCORRECT. */
+  /** Records the outcome of a credential check; a failure throws the refusal. */
   async settle(brandId: number, identity: string, ip: string, ok: boolean) {
     if (!ok) {
       await this.failed(brandId, identity, ip)
-      throw new ApiError(403, 'USER_NOT_FOUND_OR_INCORRECT', 'login or password is incorrect')
+      throw this.refusal()
     }
     await this.succeeded(brandId, identity)
   }

@@ -1,0 +1,325 @@
+import { Elysia, t } from 'elysia'
+import type { Brand } from '../../../kernel/brand/registry'
+import { ApiError } from '../../../kernel/http/errors'
+import { clientIp } from '../../../kernel/http/http'
+import { doc, errors } from '../../../kernel/http/openapi'
+import { Int, textInput } from '../../../kernel/http/schemas'
+import { security } from '../../../kernel/http/security'
+import { CONVERSION_KINDS, type ConversionKind } from '../domain/conversions'
+import { periodOf, RANGES } from '../domain/range'
+import { Conversion } from '../routes'
+import { clicksPage, conversionsPage, dashboard, type FunnelCtx, myLinks } from './funnel'
+import { CABINET_COOKIE, cabinetLogin, principalMe } from './session'
+import { CSP, cabinetShell, serveAsset } from './shell'
+import { type AffiliatePrincipal, type AffiliateTokens, TOKEN_REFUSALS } from './tokens'
+
+const TAG = 'Affiliate cabinet'
+
+const cookieOf = (header: string | null) => {
+  const m = header ? new RegExp(`(?:^|;\\s*)${CABINET_COOKIE}=([^;]+)`).exec(header) : null
+  return m ? m[1] : null
+}
+
+/**
+ * CSRF (spec 4.17's cookie session): a cabinet POST must come from a page of this very host. Browsers
+ * send Origin on every cross-site POST and on same-origin fetch POSTs; a request without it (a script,
+ * not a browser riding on the cookie) must then carry the token in Authorization instead of the cookie.
+ */
+function assertSameOrigin(request: Request, usesCookie: boolean) {
+  const origin = request.headers.get('origin')
+  const host = request.headers.get('host')
+  if (origin === null) {
+    if (usesCookie)
+      throw new ApiError(403, 'CSRF_REJECTED', 'a cabinet POST from a browser must carry its Origin')
+    return
+  }
+  let originHost = ''
+  try {
+    originHost = new URL(origin).host
+  } catch {}
+  if (originHost !== host) throw new ApiError(403, 'CSRF_REJECTED', 'the request comes from another site')
+}
+
+export const cabinetRoutes = (ctx: FunnelCtx, tokens: AffiliateTokens) => {
+  const secure = ctx.config.production
+  const session = (token: string, maxAge: number) =>
+    `${CABINET_COOKIE}=${token}; Path=/; Max-Age=${maxAge}; HttpOnly; SameSite=Strict${secure ? '; Secure' : ''}`
+  const tokenOf = (request: Request) => {
+    const bare = request.headers.get('authorization')
+    return {
+      token: bare && !bare.includes(' ') ? bare : cookieOf(request.headers.get('cookie')),
+      cookie: !bare,
+    }
+  }
+  const signedIn = {
+    site: 'affiliate' as const,
+    access:
+      "an affiliate cabinet session (cookie `tcs_aff` from POST /api/affiliate/login, or the token bare in Authorization), on the brand's affiliate_host only.",
+    security: [{ AffiliateSession: [] }],
+    refusals: TOKEN_REFUSALS,
+    verify: (request: Request, brand: Brand) => tokens.verify('cabinet', tokenOf(request).token, brand),
+  }
+  const open = { site: 'affiliate' as const, access: "public, on the brand's affiliate_host only." }
+  const who = (p: unknown) => p as AffiliatePrincipal
+  const period = (q: { range?: string; from?: string; to?: string }) => {
+    const p = periodOf(q, ctx.clock.now())
+    if (typeof p === 'string') throw new ApiError(400, 'INVALID_DATA', p)
+    return p
+  }
+  const RangeQuery = {
+    range: t.Optional(
+      t.String({
+        description: `period: ${RANGES.join(', ')} (default 30d; UTC days; custom takes from and to)`,
+        example: '30d',
+      }),
+    ),
+    from: t.Optional(t.String({ description: 'range=custom: first day, YYYY-MM-DD', example: '2026-11-01' })),
+    to: t.Optional(
+      t.String({
+        description: 'range=custom: last day, YYYY-MM-DD (at most 366 days)',
+        example: '2026-11-24',
+      }),
+    ),
+  }
+  const Paging = {
+    cursor: t.Optional(t.String({ maxLength: 64, description: 'next_cursor of the previous page' })),
+    limit: t.Optional(Int({ minimum: 1, maximum: 200, description: 'rows per page (default 50)' })),
+  }
+  const PageOf = (row: ReturnType<typeof t.Object>) =>
+    t.Object({ rows: t.Array(row), has_more: t.Boolean(), next_cursor: t.Union([t.String(), t.Null()]) })
+  const Me = t.Object({
+    id: Int(),
+    email: t.String(),
+    code: t.String(),
+    name: t.String(),
+    brand: t.Object({ id: Int(), name: t.String() }),
+  })
+
+  const page = (path: string) => ({
+    site: open,
+    response: { 200: t.String({ description: 'text/html: the cabinet app' }), ...errors() },
+    detail: doc(TAG, `Cabinet page ${path}`, { media: ['text/html'] }),
+  })
+  return (
+    new Elysia({ name: 'affiliate-cabinet', seed: ctx.instanceId })
+      .use(security(ctx))
+      .post(
+        '/api/affiliate/login',
+        async ({ brand, body, request, server, set }) => {
+          assertSameOrigin(request, false)
+          const r = await cabinetLogin(ctx, tokens, brand, body, clientIp(ctx, request, server))
+          set.headers['set-cookie'] = session(r.token, ctx.config.jwt.ttlSeconds)
+          return { me: r.me, expires_time: Math.floor(r.expiresAt / 1000) }
+        },
+        {
+          site: open,
+          body: t.Object(
+            {
+              login: t.String({ minLength: 1, maxLength: 254, description: 'the affiliate email or code' }),
+              password: t.String({
+                minLength: 6,
+                maxLength: 64,
+                description: 'its cabinet password on this brand',
+              }),
+            },
+            { example: { login: 'partner@example.com', password: 'partner-pass-1' } },
+          ),
+          response: {
+            200: t.Object({ me: Me, expires_time: Int({ description: 'epoch seconds' }) }),
+            ...errors({ 401: ['INVALID_CREDENTIALS'], 403: ['CSRF_REJECTED'], 429: ['TOO_MANY_ATTEMPTS'] }),
+          },
+          detail: doc(TAG, 'Sign in to the affiliate cabinet', {
+            description:
+              'Sets the session cookie `tcs_aff` (HttpOnly, SameSite=Strict, Secure in production). Wrong credentials, ' +
+              'a suspended affiliate and one without access to this brand answer the same 401; failures lock the login ' +
+              'like every sign-in (429). A browser POST must come from this host (Origin).',
+          }),
+        },
+      )
+      .post(
+        '/api/affiliate/logout',
+        async ({ brand, principal, request, set }) => {
+          assertSameOrigin(request, tokenOf(request).cookie)
+          await tokens.revoke(who(principal).tokenId, { kind: 'cabinet', brandId: brand.id })
+          set.headers['set-cookie'] = session('', 0)
+          return { data: 'OK' as const }
+        },
+        {
+          site: signedIn,
+          response: { 200: t.Object({ data: t.Literal('OK') }), ...errors({ 403: ['CSRF_REJECTED'] }) },
+          detail: doc(TAG, 'Sign out (the session ends on every instance)', { optionalBody: true }),
+        },
+      )
+      .get('/api/affiliate/me', ({ brand, principal }) => principalMe(who(principal), brand), {
+        site: signedIn,
+        response: { 200: Me, ...errors() },
+        detail: doc(TAG, 'The signed-in affiliate'),
+      })
+      .get(
+        '/api/affiliate/dashboard',
+        ({ principal, query }) => dashboard(ctx, who(principal), period(query)),
+        {
+          site: signedIn,
+          ...textInput({ query: RangeQuery }),
+          response: {
+            200: t.Object({
+              range: t.String(),
+              from: t.String({ description: 'first day (UTC)' }),
+              to: t.String({ description: 'last day (UTC)' }),
+              funnel: t.Object({
+                clicks: Int({ description: 'visits with its code or links (bots left out)' }),
+                registrations: Int(),
+                kyc_approvals: Int(),
+                first_deposits: Int(),
+                active_traders: Int(),
+                deposits: Int({ description: 'Deposit rows (one per cashier transaction)' }),
+                reversals: Int({ description: 'refunds and chargebacks' }),
+              }),
+              deposit_volume: t.Array(
+                t.Object({
+                  currency: t.String(),
+                  deposits: t.Number(),
+                  reversals: t.Number(),
+                  net: t.Number(),
+                }),
+              ),
+              rates: t.Object(
+                {
+                  registration: t.Number({ description: 'registrations / clicks' }),
+                  kyc_approval: t.Number({ description: 'KYC approvals / registrations' }),
+                  first_deposit: t.Number({ description: 'first deposits / registrations' }),
+                  active_trader: t.Number({ description: 'active traders / registrations' }),
+                },
+                {
+                  description:
+                    'ratios 0..1 (more than 1 when a period holds later steps of earlier registrations)',
+                },
+              ),
+              series: t.Object(
+                { days: t.Array(t.String()) },
+                {
+                  additionalProperties: t.Array(Int()),
+                  description: 'per day: clicks and each conversion kind',
+                },
+              ),
+            }),
+            ...errors(),
+          },
+          detail: doc(TAG, "The affiliate's funnel on this brand for a period", {
+            description:
+              'Each number counts the rows GET /api/affiliate/conversions (kind=…) and GET /api/affiliate/clicks list for the same range. ' +
+              'Ranges: today, 7d, 30d, 90d (including today), mtd, ytd, custom with from and to; others answer 400 INVALID_DATA.',
+          }),
+        },
+      )
+      .get(
+        '/api/affiliate/links',
+        async ({ principal, request }) => linksWithUrls(ctx, who(principal), request),
+        {
+          site: signedIn,
+          response: {
+            200: t.Object({
+              rows: t.Array(
+                t.Object({
+                  id: Int(),
+                  code: t.String(),
+                  landing_path: t.String(),
+                  campaign: t.String(),
+                  active: t.Boolean(),
+                  path: t.String(),
+                  url: t.String({ description: 'the link to share, on the brand host' }),
+                }),
+              ),
+            }),
+            ...errors(),
+          },
+          detail: doc(TAG, "The affiliate's tracking links on this brand"),
+        },
+      )
+      .get(
+        '/api/affiliate/conversions',
+        ({ principal, query }) =>
+          conversionsPage(ctx, who(principal), period(query), {
+            kind: query.kind as ConversionKind | undefined,
+            cursor: query.cursor,
+            limit: query.limit,
+          }),
+        {
+          site: signedIn,
+          ...textInput({
+            query: {
+              ...RangeQuery,
+              kind: t.Optional(
+                t.UnionEnum([...CONVERSION_KINDS], { default: undefined, description: 'one kind only' }),
+              ),
+              ...Paging,
+            },
+          }),
+          response: {
+            200: PageOf(t.Object({ ...Conversion.properties, link_code: t.String() })),
+            ...errors(),
+          },
+          detail: doc(TAG, "The affiliate's conversions in a period, newest first"),
+        },
+      )
+      .get(
+        '/api/affiliate/clicks',
+        ({ principal, query }) => clicksPage(ctx, who(principal), period(query), query),
+        {
+          site: signedIn,
+          ...textInput({ query: { ...RangeQuery, ...Paging } }),
+          response: {
+            200: PageOf(
+              t.Object({
+                id: Int(),
+                time: Int({ description: 'epoch seconds' }),
+                source: t.String({ description: 'page | click | install | registration' }),
+                link_code: t.String(),
+                landing_path: t.String(),
+                values: t.Record(t.String(), t.String()),
+              }),
+            ),
+            ...errors(),
+          },
+          detail: doc(TAG, "The affiliate's clicks in a period, newest first (the funnel's first number)"),
+        },
+      )
+      // the single-page app: its pages (one shell) and assets, on the affiliate host only; `/` is served
+      // by attribution's root route, which hands an affiliate host to this module (CabinetPort)
+      .get('/login', ({ brand }) => cabinetShell(brand), page('/login'))
+      .get('/links', ({ brand }) => cabinetShell(brand), page('/links'))
+      .get('/conversions', ({ brand }) => cabinetShell(brand), page('/conversions'))
+      .get('/bundle.js', () => serveAsset(ctx, 'cabinet/bundle.js'), {
+        site: open,
+        response: { 200: t.String({ description: 'the cabinet script' }), ...errors() },
+        detail: doc(TAG, 'The cabinet script', { media: ['text/javascript'] }),
+      })
+      .get('/bundle.css', () => serveAsset(ctx, 'cabinet/bundle.css'), {
+        site: open,
+        response: { 200: t.String({ description: 'the cabinet styles' }), ...errors() },
+        detail: doc(TAG, 'The cabinet styles', { media: ['text/css'] }),
+      })
+      .get('/assets/:name', ({ params }) => serveAsset(ctx, `cabinet/assets/${params.name}`), {
+        site: open,
+        params: t.Object({
+          name: t.String({
+            pattern: '^[a-z0-9-]{1,64}\\.(svg|png)$',
+            description: 'asset file',
+            example: 'favicon.svg',
+          }),
+        }),
+        response: { 200: t.String({ description: 'the file' }), ...errors() },
+        detail: doc(TAG, 'A cabinet asset', { media: ['image/svg+xml', 'image/png'] }),
+      })
+  )
+}
+
+async function linksWithUrls(ctx: FunnelCtx, p: AffiliatePrincipal, request: Request) {
+  const { rows } = await myLinks(ctx, p)
+  const [host] = await ctx.brands.hostsOf(p.brandId)
+  const port = /:(\d+)$/.exec(request.headers.get('host') ?? '')?.[1]
+  const base = `${ctx.config.production ? 'https' : 'http'}://${host ?? 'localhost'}${port ? `:${port}` : ''}`
+  return { rows: rows.map((l) => ({ ...l, url: `${base}${l.path}` })) }
+}
+
+export { CSP }

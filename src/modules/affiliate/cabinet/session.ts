@@ -1,0 +1,68 @@
+import { and, eq, or } from 'drizzle-orm'
+import { hashPassword, verifyPassword } from '../../../kernel/auth/passwords'
+import { SignInGuard } from '../../../kernel/auth/signin-guard'
+import type { Brand } from '../../../kernel/brand/registry'
+import { ApiError } from '../../../kernel/http/errors'
+import type { AffiliateCtx } from '../context'
+import { affiliateAccess, affiliates } from '../schema'
+import type { AffiliatePrincipal, AffiliateTokens } from './tokens'
+
+/** A cabinet session lasts as long as a staff or customer session (TOKEN_TTL_SECONDS). */
+export const CABINET_COOKIE = 'tcs_aff'
+
+// a hash to check when the login is unknown, so that answer takes as long as a wrong password
+let dummyHash: Promise<string> | null = null
+const dummy = () => {
+  dummyHash ??= hashPassword(crypto.randomUUID())
+  return dummyHash
+}
+
+/**
+ * POST /api/affiliate/login: an affiliate's email or code and its password on this brand (spec 5.4).
+ * Wrong credentials, an unknown login, a suspended affiliate and an affiliate without access to the brand
+ * all answer the same 401, counted by the sign-in guard (a locked login answers 429).
+ */
+export async function cabinetLogin(
+  ctx: AffiliateCtx,
+  tokens: AffiliateTokens,
+  brand: Brand,
+  input: { login: string; password: string },
+  ip: string,
+) {
+  const guard = new SignInGuard(
+    ctx,
+    'affiliate',
+    () => new ApiError(401, 'INVALID_CREDENTIALS', 'login or password is incorrect'),
+  )
+  const login = input.login.trim()
+  await guard.assertAllowed(brand.id, login.toLowerCase(), ip)
+  const [row] = await ctx.db
+    .select({ a: affiliates, access: affiliateAccess })
+    .from(affiliates)
+    .innerJoin(
+      affiliateAccess,
+      and(eq(affiliateAccess.affiliateId, affiliates.id), eq(affiliateAccess.brandId, brand.id)),
+    )
+    .where(or(eq(affiliates.email, login.toLowerCase()), eq(affiliates.code, login)))
+  const hash = row?.access.passwordHash || (await dummy())
+  const passwordOk = await verifyPassword(input.password, hash).catch(() => false)
+  const ok = !!row && passwordOk && row.a.status === 'active' && row.access.status === 'active'
+  await guard.settle(brand.id, login.toLowerCase(), ip, ok)
+  const issued = await tokens.issue('cabinet', {
+    affiliateId: row!.a.id,
+    brandId: brand.id,
+    scopes: [],
+    ttlSeconds: ctx.config.jwt.ttlSeconds,
+  })
+  return { token: issued.token, expiresAt: issued.expiresAt, me: meView(row!.a, brand) }
+}
+
+export const meView = (a: { id: number; email: string; code: string; name: string }, brand: Brand) => ({
+  id: a.id,
+  email: a.email,
+  code: a.code,
+  name: a.name,
+  brand: { id: brand.id, name: brand.name },
+})
+
+export const principalMe = (p: AffiliatePrincipal, brand: Brand) => meView(p.affiliate, brand)

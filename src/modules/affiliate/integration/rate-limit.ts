@@ -1,0 +1,26 @@
+import { ApiError } from '../../../kernel/http/errors'
+import type { Kernel } from '../../../kernel/kernel'
+
+/**
+ * Requests per minute of one integration token, counted in the shared store (Redis when configured), so
+ * every instance counts together; a fixed window of the clock's minute. Answers the X-RateLimit-*
+ * headers on every call and 429 RATE_LIMITED with Retry-After past the limit.
+ */
+export async function rateLimit(ctx: Pick<Kernel, 'store' | 'clock' | 'config'>, tokenId: string) {
+  const limit = ctx.config.affiliateApiRatePerMinute
+  const now = ctx.clock.now()
+  const window = Math.floor(now / 60_000)
+  const reset = (window + 1) * 60
+  const used = await ctx.store.incr(`rl:affapi:${tokenId}:${window}`, 61_000)
+  const headers = {
+    'x-ratelimit-limit': String(limit),
+    'x-ratelimit-remaining': String(Math.max(0, limit - used)),
+    'x-ratelimit-reset': String(reset),
+  }
+  if (used > limit)
+    throw new ApiError(429, 'RATE_LIMITED', `at most ${limit} requests a minute per token`, {
+      ...headers,
+      'retry-after': String(Math.max(1, reset - Math.floor(now / 1000))),
+    })
+  return headers
+}

@@ -1,0 +1,182 @@
+import { and, desc, eq, gte, inArray, lt, or } from 'drizzle-orm'
+import { ApiError } from '../../../kernel/http/errors'
+import type { AffiliatePrincipal } from '../cabinet/tokens'
+import type { AffiliateCtx } from '../context'
+import { type CursorPosition, decodeCursor, encodeCursor, PAGE_DEFAULT, PAGE_MAX } from '../domain/cursor'
+import { conversions, trackingLinks } from '../schema'
+import { conversionView } from '../views'
+
+const DAY = 86_400_000
+const DATE = /^\d{4}-\d{2}-\d{2}$/
+
+export interface PageQuery {
+  cursor?: string
+  page_size?: number
+  from?: string
+  to?: string
+}
+
+/** Page size, cursor and dates of a request, or a 400 naming the parameter (never a silent cut). */
+function pageOf(q: PageQuery) {
+  const size = q.page_size ?? PAGE_DEFAULT
+  if (size > PAGE_MAX) throw new ApiError(400, 'INVALID_DATA', `page_size: at most ${PAGE_MAX}`)
+  const cursor = q.cursor ? decodeCursor(q.cursor) : null
+  if (q.cursor && !cursor) throw new ApiError(400, 'INVALID_DATA', 'cursor: not a cursor of this API')
+  const day = (name: 'from' | 'to') => {
+    const v = q[name]
+    if (v === undefined) return null
+    const ms = DATE.test(v) ? Date.parse(`${v}T00:00:00Z`) : Number.NaN
+    if (Number.isNaN(ms)) throw new ApiError(400, 'INVALID_DATA', `${name}: a date YYYY-MM-DD`)
+    return ms
+  }
+  const from = day('from')
+  const to = day('to')
+  return { size, cursor, from, to: to === null ? null : to + DAY }
+}
+
+const below = (c: CursorPosition | null) =>
+  c
+    ? or(lt(conversions.eventTime, c.time), and(eq(conversions.eventTime, c.time), lt(conversions.id, c.id)))
+    : undefined
+
+/**
+ * One page of the token's own rows (its affiliate and brand come from the token, never from the request),
+ * newest first by (event time, id): an index range (affiliate_conversions_aff) wherever the cursor is.
+ */
+async function page(
+  ctx: AffiliateCtx,
+  p: AffiliatePrincipal,
+  kinds: string[],
+  q: ReturnType<typeof pageOf>,
+  extra?: ReturnType<typeof eq>,
+) {
+  const rows = await ctx.db
+    .select()
+    .from(conversions)
+    .where(
+      and(
+        eq(conversions.brandId, p.brandId),
+        eq(conversions.affiliateId, p.affiliate.id),
+        kinds.length === 1 ? eq(conversions.kind, kinds[0]) : inArray(conversions.kind, kinds),
+        q.from !== null ? gte(conversions.eventTime, q.from) : undefined,
+        q.to !== null ? lt(conversions.eventTime, q.to) : undefined,
+        extra,
+        below(q.cursor),
+      ),
+    )
+    .orderBy(desc(conversions.eventTime), desc(conversions.id))
+    .limit(q.size + 1)
+  const has_more = rows.length > q.size
+  const list = rows.slice(0, q.size)
+  const last = list[list.length - 1]
+  return {
+    list,
+    has_more,
+    next_cursor: has_more ? encodeCursor({ time: last.eventTime, id: last.id }) : null,
+  }
+}
+
+const secs = (ms: number | undefined) => (ms === undefined ? null : Math.floor(ms / 1000))
+
+/**
+ * GET /api/affiliate/v1/customers: the customers the affiliate referred on the brand, newest
+ * registration first, with their funnel milestones. What a partner may see, as brokers share it: the
+ * customer id, country and the attribution values it brought; never a name, email, phone or address.
+ */
+export async function referredCustomers(ctx: AffiliateCtx, p: AffiliatePrincipal, query: PageQuery) {
+  const q = pageOf(query)
+  const { list, has_more, next_cursor } = await page(ctx, p, ['registration'], q)
+  const ids = list.map((r) => r.customerId)
+  const milestones = ids.length
+    ? await ctx.db
+        .select()
+        .from(conversions)
+        .where(
+          and(
+            eq(conversions.affiliateId, p.affiliate.id),
+            inArray(conversions.customerId, ids),
+            inArray(conversions.kind, ['kyc_approval', 'first_deposit', 'active_trader']),
+          ),
+        )
+    : []
+  const of = new Map<string, (typeof milestones)[number]>()
+  for (const m of milestones) of.set(`${m.customerId}:${m.kind}`, m)
+  const linkIds = [...new Set(list.map((r) => r.linkId).filter((x): x is number => x !== null))]
+  const links = new Map(
+    (linkIds.length
+      ? await ctx.db.select().from(trackingLinks).where(inArray(trackingLinks.id, linkIds))
+      : []
+    ).map((l) => [l.id, l.code]),
+  )
+  const rows = await Promise.all(
+    list.map(async (r) => {
+      const c = await ctx.accounts.read.customer(r.customerId)
+      const a = c?.attribution ? (JSON.parse(c.attribution) as Record<string, string>) : {}
+      const ftd = of.get(`${r.customerId}:first_deposit`)
+      return {
+        customer_id: r.customerId,
+        registered_time: secs(r.eventTime),
+        country: c?.country ?? '',
+        link_id: r.linkId,
+        link_code: r.linkId ? (links.get(r.linkId) ?? '') : '',
+        campaign: a.campaign ?? '',
+        utm_source: a.utm_source ?? '',
+        utm_medium: a.utm_medium ?? '',
+        utm_campaign: a.utm_campaign ?? '',
+        sub1: a.sub1 ?? '',
+        sub2: a.sub2 ?? '',
+        sub3: a.sub3 ?? '',
+        sub4: a.sub4 ?? '',
+        sub5: a.sub5 ?? '',
+        click_id: a.click_id ?? '',
+        kyc_approved_time: secs(of.get(`${r.customerId}:kyc_approval`)?.eventTime),
+        first_deposit_time: secs(ftd?.eventTime),
+        first_deposit_amount: ftd ? conversionView(ftd).value : null,
+        first_deposit_currency: ftd?.currency ?? '',
+        active_trader_time: secs(of.get(`${r.customerId}:active_trader`)?.eventTime),
+      }
+    }),
+  )
+  return { rows, has_more, next_cursor }
+}
+
+/**
+ * GET /api/affiliate/v1/transactions: the financial transactions of the affiliate's referred customers on
+ * the brand (credited deposits, and refunds or chargebacks of them), newest first.
+ */
+export async function referredTransactions(
+  ctx: AffiliateCtx,
+  p: AffiliatePrincipal,
+  query: PageQuery & { type?: 'deposit' | 'reversal'; customer_id?: number },
+) {
+  const q = pageOf(query)
+  const kinds =
+    query.type === 'deposit'
+      ? ['deposit']
+      : query.type === 'reversal'
+        ? ['deposit_reversal']
+        : ['deposit', 'deposit_reversal']
+  const { list, has_more, next_cursor } = await page(
+    ctx,
+    p,
+    kinds,
+    q,
+    query.customer_id ? eq(conversions.customerId, query.customer_id) : undefined,
+  )
+  return {
+    rows: list.map((r) => {
+      const v = conversionView(r)
+      return {
+        id: r.id,
+        transaction_id: r.referenceId,
+        customer_id: r.customerId,
+        type: r.kind === 'deposit' ? 'deposit' : 'reversal',
+        amount: v.value,
+        currency: r.currency,
+        time: v.event_time,
+      }
+    }),
+    has_more,
+    next_cursor,
+  }
+}

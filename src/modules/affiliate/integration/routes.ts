@@ -1,0 +1,227 @@
+import { Elysia, t } from 'elysia'
+import type { Brand } from '../../../kernel/brand/registry'
+import { ApiError } from '../../../kernel/http/errors'
+import { doc, errors } from '../../../kernel/http/openapi'
+import { Id, Int, textInput } from '../../../kernel/http/schemas'
+import { security } from '../../../kernel/http/security'
+import {
+  type AffiliatePrincipal,
+  type AffiliateTokens,
+  SCOPES,
+  type Scope,
+  TOKEN_REFUSALS,
+} from '../cabinet/tokens'
+import type { AffiliateCtx } from '../context'
+import { PAGE_DEFAULT, PAGE_MAX } from '../domain/cursor'
+import { rateLimit } from './rate-limit'
+import { type PageQuery, referredCustomers, referredTransactions } from './records'
+import { issueToken, listTokens, revokeToken } from './tokens-admin'
+
+const TAG = 'Affiliate integration API'
+const STAFF_TAG = 'Affiliates back office'
+const STAFF = { roles: ['SESSION_MANAGER', 'SESSION_ADMIN'] as const }
+
+/** The token of a request, sent bare in Authorization (spec 5.5: no Bearer scheme, no cookie). */
+function bareToken(request: Request) {
+  const h = request.headers.get('authorization')
+  if (h?.startsWith('Bearer ') || h?.startsWith('bearer '))
+    throw new ApiError(
+      401,
+      'UNAUTHORIZED',
+      'send the token bare in Authorization, without a scheme (spec 5.5)',
+    )
+  return h
+}
+
+const Paging = {
+  cursor: t.Optional(
+    t.String({ maxLength: 64, description: 'next_cursor of the previous page; none for the first' }),
+  ),
+  page_size: t.Optional(
+    Int({
+      minimum: 1,
+      description: `rows per page, default ${PAGE_DEFAULT}, at most ${PAGE_MAX} (more: 400)`,
+      example: 100,
+    }),
+  ),
+  from: t.Optional(t.String({ description: 'first day (UTC), YYYY-MM-DD', example: '2026-11-01' })),
+  to: t.Optional(t.String({ description: 'last day (UTC), YYYY-MM-DD, included', example: '2026-11-30' })),
+}
+const PageOf = (row: ReturnType<typeof t.Object>) =>
+  t.Object({
+    rows: t.Array(row),
+    has_more: t.Boolean({ description: 'true: ask again with next_cursor' }),
+    next_cursor: t.Union([t.String(), t.Null()], { description: 'opaque: the position after the last row' }),
+  })
+const Token = t.Object({
+  id: t.String({ description: 'token id (the JWT carries it)' }),
+  prefix: t.String({ description: 'shown to tell tokens apart' }),
+  affiliate_id: Int(),
+  brand_id: Int(),
+  scopes: t.Array(t.String()),
+  created_time: Int({ description: 'epoch seconds' }),
+  expires_time: Int({ description: 'epoch seconds' }),
+  last_used_time: Int({ description: 'epoch seconds, to the minute; 0: never' }),
+  revoked_time: Int({ description: 'epoch seconds; 0: not revoked' }),
+  status: t.String({ description: 'active | expired | revoked' }),
+})
+const RATE_HEADERS =
+  'Every answer carries X-RateLimit-Limit, X-RateLimit-Remaining and X-RateLimit-Reset (epoch seconds); past the ' +
+  'limit (AFFILIATE_API_RATE_PER_MINUTE per token, 600 by default, counted across instances) 429 RATE_LIMITED with Retry-After.'
+
+export const integrationRoutes = (ctx: AffiliateCtx, tokens: AffiliateTokens) => {
+  const guard = (scope: Scope) => ({
+    site: 'affiliate' as const,
+    access: `an integration token with the scope \`${scope}\`, bare in Authorization (no Bearer), on the brand's affiliate_host.`,
+    security: [{ AffiliateToken: [] }],
+    refusals: TOKEN_REFUSALS,
+    verify: (request: Request, brand: Brand) => tokens.verify('api', bareToken(request), brand, scope),
+  })
+  const limited = async (principal: unknown, set: { headers: Record<string, unknown> }) => {
+    const p = principal as AffiliatePrincipal
+    Object.assign(set.headers, await rateLimit(ctx, p.tokenId))
+    return p
+  }
+  return new Elysia({ name: 'affiliate-integration', seed: ctx.instanceId })
+    .use(security(ctx))
+    .get(
+      '/api/affiliate/v1/customers',
+      async ({ principal, query, set }) =>
+        referredCustomers(ctx, await limited(principal, set), query as PageQuery),
+      {
+        site: guard('customers:read'),
+        ...textInput({ query: Paging }),
+        response: {
+          200: PageOf(
+            t.Object({
+              customer_id: Int(),
+              registered_time: Int({ description: 'epoch seconds' }),
+              country: t.String({ description: 'ISO 3166-1 alpha-2, or empty' }),
+              link_id: t.Union([Int(), t.Null()]),
+              link_code: t.String(),
+              campaign: t.String(),
+              utm_source: t.String(),
+              utm_medium: t.String(),
+              utm_campaign: t.String(),
+              sub1: t.String(),
+              sub2: t.String(),
+              sub3: t.String(),
+              sub4: t.String(),
+              sub5: t.String(),
+              click_id: t.String(),
+              kyc_approved_time: t.Union([Int(), t.Null()]),
+              first_deposit_time: t.Union([Int(), t.Null()]),
+              first_deposit_amount: t.Union([t.Number(), t.Null()]),
+              first_deposit_currency: t.String(),
+              active_trader_time: t.Union([Int(), t.Null()]),
+            }),
+          ),
+          ...errors({ 429: ['RATE_LIMITED'] }),
+        },
+        detail: doc(TAG, 'Customers the affiliate referred on this brand, newest registration first', {
+          description:
+            "The affiliate and brand are the token's: no parameter selects others. No personal data: id, country, the " +
+            `attribution values it came with and its funnel milestones. from/to filter the registration day. ${RATE_HEADERS}`,
+        }),
+      },
+    )
+    .get(
+      '/api/affiliate/v1/transactions',
+      async ({ principal, query, set }) =>
+        referredTransactions(
+          ctx,
+          await limited(principal, set),
+          query as Parameters<typeof referredTransactions>[2],
+        ),
+      {
+        site: guard('transactions:read'),
+        ...textInput({
+          query: {
+            ...Paging,
+            type: t.Optional(
+              t.UnionEnum(['deposit', 'reversal'], {
+                default: undefined,
+                description: 'deposit, or refund/chargeback',
+              }),
+            ),
+            customer_id: t.Optional(Id('one referred customer')),
+          },
+        }),
+        response: {
+          200: PageOf(
+            t.Object({
+              id: Int({ description: 'row id (with time, the cursor position)' }),
+              transaction_id: t.String({ description: 'the cashier transaction' }),
+              customer_id: Int(),
+              type: t.String({
+                description: 'deposit | reversal (a refund or chargeback of a deposit: negative)',
+              }),
+              amount: t.Union([t.Number(), t.Null()]),
+              currency: t.String(),
+              time: Int({ description: 'epoch seconds' }),
+            }),
+          ),
+          ...errors({ 429: ['RATE_LIMITED'] }),
+        },
+        detail: doc(
+          TAG,
+          "Financial transactions of the affiliate's referred customers on this brand, newest first",
+          {
+            description: `Credited deposits and their refunds or chargebacks. ${RATE_HEADERS}`,
+          },
+        ),
+      },
+    )
+    .post(
+      '/manager/affiliates/:id/tokens',
+      ({ brand, session, params, body }) =>
+        issueToken(ctx, tokens, brand.id, session.staffId!, params.id, body),
+      {
+        auth: STAFF,
+        ...textInput({ params: { id: Id('affiliate id') } }),
+        body: t.Object(
+          {
+            scopes: t.Array(t.UnionEnum([...SCOPES], { default: undefined }), {
+              minItems: 1,
+              maxItems: 2,
+              description: 'customers:read, transactions:read',
+            }),
+            expires_in_days: Int({ minimum: 1, maximum: 365, description: 'lifetime in days (1..365)' }),
+          },
+          { example: { scopes: ['customers:read', 'transactions:read'], expires_in_days: 90 } },
+        ),
+        response: {
+          200: t.Object({
+            ...Token.properties,
+            token: t.String({ description: 'the JWT: shown once, never again' }),
+          }),
+          ...errors({ 404: ['AFFILIATE_NOT_FOUND'], 409: ['BRAND_ACCESS_REVOKED'] }),
+        },
+        detail: doc(STAFF_TAG, 'Issue an integration token for an affiliate on this brand (shown once)'),
+      },
+    )
+    .get('/manager/affiliates/:id/tokens', ({ brand, params }) => listTokens(ctx, brand.id, params.id), {
+      auth: STAFF,
+      ...textInput({ params: { id: Id('affiliate id') } }),
+      response: { 200: t.Object({ rows: t.Array(Token) }), ...errors({ 404: ['AFFILIATE_NOT_FOUND'] }) },
+      detail: doc(STAFF_TAG, "An affiliate's integration tokens on this brand (metadata only)"),
+    })
+    .post(
+      '/manager/affiliate-tokens/:token_id/revoke',
+      ({ brand, params }) => revokeToken(ctx, tokens, brand.id, params.token_id),
+      {
+        auth: STAFF,
+        params: t.Object({
+          token_id: t.String({ maxLength: 40, description: 'token id', example: 'tok_Zm9vYmFyYmF6cXV4' }),
+        }),
+        response: { 200: Token, ...errors({ 404: ['TOKEN_NOT_FOUND'] }) },
+        detail: doc(
+          STAFF_TAG,
+          'Revoke an integration token (refused from the next request, on every instance)',
+          {
+            optionalBody: true,
+          },
+        ),
+      },
+    )
+}

@@ -1,0 +1,66 @@
+/** The cabinet's API on its own host: the session is an HttpOnly cookie, so requests carry no token. */
+export class Unauthorized extends Error {}
+
+export interface Problem {
+  error: string
+  message?: string
+}
+
+export async function api<T>(path: string, init: { method?: string; body?: unknown } = {}): Promise<T> {
+  const res = await fetch(path, {
+    method: init.method ?? 'GET',
+    credentials: 'same-origin',
+    headers: init.body === undefined ? {} : { 'content-type': 'application/json' },
+    body: init.body === undefined ? undefined : JSON.stringify(init.body),
+  })
+  const data = res.headers.get('content-type')?.includes('json') ? await res.json() : null
+  if (res.status === 401 && !path.endsWith('/login')) throw new Unauthorized()
+  if (!res.ok) {
+    const p = (data ?? { error: `HTTP_${res.status}` }) as Problem
+    throw new Error(p.message ?? p.error)
+  }
+  return data as T
+}
+
+export type RangeName = 'today' | '7d' | '30d' | '90d' | 'mtd' | 'ytd'
+export const RANGES: { value: RangeName; label: string }[] = [
+  { value: 'today', label: 'Today' },
+  { value: '7d', label: 'Last 7 days' },
+  { value: '30d', label: 'Last 30 days' },
+  { value: '90d', label: 'Last 90 days' },
+  { value: 'mtd', label: 'Month to date' },
+  { value: 'ytd', label: 'Year to date' },
+]
+
+export interface Me {
+  id: number
+  email: string
+  code: string
+  name: string
+  brand: { id: number; name: string }
+}
+
+export interface Dashboard {
+  range: string
+  from: string
+  to: string
+  funnel: Record<
+    | 'clicks'
+    | 'registrations'
+    | 'kyc_approvals'
+    | 'first_deposits'
+    | 'active_traders'
+    | 'deposits'
+    | 'reversals',
+    number
+  >
+  deposit_volume: { currency: string; deposits: number; reversals: number; net: number }[]
+  rates: Record<'registration' | 'kyc_approval' | 'first_deposit' | 'active_trader', number>
+  series: { days: string[] } & Record<string, number[]>
+}
+
+export interface Page<R> {
+  rows: R[]
+  has_more: boolean
+  next_cursor: string | null
+}

@@ -1,0 +1,62 @@
+import { useEffect, useState } from 'preact/hooks'
+import { api, type Me, Unauthorized } from './api'
+import { html } from './html'
+import { ConversionsPage } from './pages/conversions'
+import { DashboardPage } from './pages/dashboard'
+import { LinksPage } from './pages/links'
+import { Login } from './pages/login'
+import { navigate, useLocation } from './router'
+
+export function App() {
+  const loc = useLocation()
+  const [me, setMe] = useState<Me | null | undefined>(undefined)
+  const params = new URLSearchParams(loc.search)
+  const range = params.get('range') ?? '30d'
+  useEffect(() => {
+    api<Me>('/api/affiliate/me').then(setMe, () => setMe(null))
+  }, [])
+  // a request that finds the session gone sends the partner to the sign-in page
+  useEffect(() => {
+    const on = (e: PromiseRejectionEvent) => {
+      if (e.reason instanceof Unauthorized) {
+        setMe(null)
+        navigate('/login')
+      }
+    }
+    addEventListener('unhandledrejection', on)
+    return () => removeEventListener('unhandledrejection', on)
+  }, [])
+  if (me === undefined) return html`<p aria-busy="true">Loading…</p>`
+  if (me === null || loc.path === '/login') {
+    if (me) {
+      navigate('/')
+      return null
+    }
+    return html`<${Login} onIn=${(m: Me) => {
+      setMe(m)
+      navigate('/')
+    }} />`
+  }
+  const logout = async () => {
+    await api('/api/affiliate/logout', { method: 'POST', body: {} }).catch(() => {})
+    setMe(null)
+    navigate('/login')
+  }
+  const tab = (path: string, label: string) =>
+    html`<a href=${path} aria-current=${loc.path === path ? 'page' : undefined}>${label}</a>`
+  let page: unknown
+  if (loc.path === '/links') page = html`<${LinksPage} />`
+  else if (loc.path === '/conversions')
+    page = html`<${ConversionsPage} kind=${params.get('kind') ?? ''} range=${range}
+      onFilter=${(k: string, r: string) => navigate(`/conversions?${k ? `kind=${k}&` : ''}range=${r}`)} />`
+  else page = html`<${DashboardPage} range=${range} onRange=${(r: string) => navigate(`/?range=${r}`)} />`
+  return html`<div class="shell">
+    <nav aria-label="Cabinet">
+      <span class="brand">${me.brand.name} partners</span>
+      ${tab('/', 'Dashboard')} ${tab('/links', 'Links')} ${tab('/conversions', 'Conversions')}
+      <span class="who" data-testid="who">${me.name || me.email} · ${me.code}</span>
+      <button type="button" onClick=${logout}>Sign out</button>
+    </nav>
+    <main>${page}</main>
+  </div>`
+}

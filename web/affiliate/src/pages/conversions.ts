@@ -1,0 +1,80 @@
+import { useEffect, useState } from 'preact/hooks'
+import { api, type Page } from '../api'
+import { html } from '../html'
+import { RangePicker } from './range'
+
+const KINDS = [
+  ['', 'All conversions'],
+  ['clicks', 'Clicks'],
+  ['registration', 'Registrations'],
+  ['kyc_approval', 'KYC approvals'],
+  ['first_deposit', 'First deposits'],
+  ['active_trader', 'Active traders'],
+  ['deposit', 'Deposits'],
+  ['deposit_reversal', 'Refunds and chargebacks'],
+] as const
+
+type Row = Record<string, string | number | null | Record<string, string>>
+const when = (s: number) => new Date(s * 1000).toISOString().replace('T', ' ').slice(0, 16)
+
+export function ConversionsPage({
+  kind,
+  range,
+  onFilter,
+}: {
+  kind: string
+  range: string
+  onFilter: (k: string, r: string) => void
+}) {
+  const [rows, setRows] = useState<Row[]>([])
+  const [next, setNext] = useState<string | null>(null)
+  const [loading, setLoading] = useState(true)
+  const [error, setError] = useState('')
+  const url = (cursor?: string) =>
+    kind === 'clicks'
+      ? `/api/affiliate/clicks?range=${range}${cursor ? `&cursor=${cursor}` : ''}`
+      : `/api/affiliate/conversions?range=${range}${kind ? `&kind=${kind}` : ''}${cursor ? `&cursor=${cursor}` : ''}`
+  const load = async (cursor?: string) => {
+    setLoading(true)
+    try {
+      const page = await api<Page<Row>>(url(cursor))
+      setRows((r) => (cursor ? [...r, ...page.rows] : page.rows))
+      setNext(page.next_cursor)
+    } catch (e) {
+      setError((e as Error).message)
+    } finally {
+      setLoading(false)
+    }
+  }
+  useEffect(() => {
+    setRows([])
+    void load()
+  }, [kind, range])
+  return html`<section>
+    <header class="bar">
+      <h1>Conversions</h1>
+      <label>Kind <select value=${kind} data-testid="kind" onChange=${(e: Event) => onFilter((e.target as HTMLSelectElement).value, range)}>
+        ${KINDS.map(([v, l]) => html`<option value=${v}>${l}</option>`)}
+      </select></label>
+      <${RangePicker} value=${range} onChange=${(r: string) => onFilter(kind, r)} />
+    </header>
+    ${error && html`<p class="error" role="alert">${error}</p>`}
+    <table data-testid="rows">
+      ${
+        kind === 'clicks'
+          ? html`<thead><tr><th scope="col">Time (UTC)</th><th scope="col">Source</th><th scope="col">Link</th><th scope="col">Landing</th></tr></thead>
+          <tbody>${rows.map((r) => html`<tr><td>${when(r.time as number)}</td><td>${r.source}</td><td>${r.link_code}</td><td>${r.landing_path}</td></tr>`)}</tbody>`
+          : html`<thead><tr><th scope="col">Time (UTC)</th><th scope="col">Kind</th><th scope="col">Customer</th><th scope="col">Value</th><th scope="col">Reference</th><th scope="col">Link</th></tr></thead>
+          <tbody>${rows.map(
+            (
+              r,
+            ) => html`<tr><td>${when(r.event_time as number)}</td><td>${r.kind}</td><td>${r.customer_id}</td>
+              <td>${r.value === null ? '–' : `${r.value} ${r.currency}`}</td><td>${r.reference_id}</td><td>${r.link_code}</td></tr>`,
+          )}</tbody>`
+      }
+    </table>
+    <p class="count" data-testid="row-count">${rows.length} row${rows.length === 1 ? '' : 's'}${next ? ' so far' : ''}</p>
+    ${next && html`<button type="button" onClick=${() => load(next)} disabled=${loading}>Load more</button>`}
+    ${loading && html`<p aria-busy="true">Loading…</p>`}
+  </section>`
+}
