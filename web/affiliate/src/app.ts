@@ -47,7 +47,8 @@ export function App() {
   let page: unknown
   if (loc.path === '/links') page = html`<${LinksPage} />`
   else if (loc.path === '/conversions')
-    page = html`<${ConversionsPage} kind=${params.get('kind') ?? ''} range=${range}
+    // keyed: another kind or range is another list (its rows never render under the other's columns)
+    page = html`<${ConversionsPage} key=${`${params.get('kind') ?? ''}:${range}`} kind=${params.get('kind') ?? ''} range=${range}
       onFilter=${(k: string, r: string) => navigate(`/conversions?${k ? `kind=${k}&` : ''}range=${r}`)} />`
   else page = html`<${DashboardPage} range=${range} onRange=${(r: string) => navigate(`/?range=${r}`)} />`
   return html`<div class="shell">

@@ -15,7 +15,8 @@ const KINDS = [
 ] as const
 
 type Row = Record<string, string | number | null | Record<string, string>>
-const when = (s: number) => new Date(s * 1000).toISOString().replace('T', ' ').slice(0, 16)
+const when = (s: unknown) =>
+  typeof s === 'number' ? new Date(s * 1000).toISOString().replace('T', ' ').slice(0, 16) : ''
 
 export function ConversionsPage({
   kind,
@@ -63,12 +64,10 @@ export function ConversionsPage({
       ${
         kind === 'clicks'
           ? html`<thead><tr><th scope="col">Time (UTC)</th><th scope="col">Source</th><th scope="col">Link</th><th scope="col">Landing</th></tr></thead>
-          <tbody>${rows.map((r) => html`<tr><td>${when(r.time as number)}</td><td>${r.source}</td><td>${r.link_code}</td><td>${r.landing_path}</td></tr>`)}</tbody>`
+          <tbody>${rows.map((r) => html`<tr><td>${when(r.time)}</td><td>${r.source}</td><td>${r.link_code}</td><td>${r.landing_path}</td></tr>`)}</tbody>`
           : html`<thead><tr><th scope="col">Time (UTC)</th><th scope="col">Kind</th><th scope="col">Customer</th><th scope="col">Value</th><th scope="col">Reference</th><th scope="col">Link</th></tr></thead>
           <tbody>${rows.map(
-            (
-              r,
-            ) => html`<tr><td>${when(r.event_time as number)}</td><td>${r.kind}</td><td>${r.customer_id}</td>
+            (r) => html`<tr><td>${when(r.event_time)}</td><td>${r.kind}</td><td>${r.customer_id}</td>
               <td>${r.value === null ? '–' : `${r.value} ${r.currency}`}</td><td>${r.reference_id}</td><td>${r.link_code}</td></tr>`,
           )}</tbody>`
       }
