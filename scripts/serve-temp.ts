@@ -14,7 +14,8 @@ const server = await startServer(
     APP_ENV: 'development',
     HOST: '127.0.0.1',
     PORT: '0',
-    DATABASE_URL: `file:${join(dir, 'app.db')}`,
+    // a bench may bring its own database file (bench/affiliate-api.ts fills one with a million rows)
+    DATABASE_URL: process.env.SERVE_DATABASE_URL ?? `file:${join(dir, 'app.db')}`,
     UPLOAD_DIR: join(dir, 'uploads'),
     LOG_LEVEL: process.env.LOG_LEVEL ?? 'info',
     // Profiling runs may turn off the candle backfill or the simulator.

@@ -30,7 +30,10 @@ const get = (page: Page, path: string) =>
     return { status: r.status, body: await r.json().catch(() => null) }
   }, path)
 
-test('sign in, the demo funnel equals the API, ranges, rows behind a number, links, sign out', async ({ page, context }) => {
+test('sign in, the demo funnel equals the API, ranges, rows behind a number, links, sign out', async ({
+  page,
+  context,
+}) => {
   const origin = cabinet()
   const foreign = watchOrigins(page, origin)
   await page.goto(`${origin}/login`)
@@ -42,7 +45,14 @@ test('sign in, the demo funnel equals the API, ranges, rows behind a number, lin
     await page.getByTestId('range').selectOption(range)
     await expect(page).toHaveURL(new RegExp(`range=${range}`))
     const api = (await get(page, `/api/affiliate/dashboard?range=${range}`)).body
-    for (const key of ['clicks', 'registrations', 'kyc_approvals', 'first_deposits', 'active_traders', 'deposits'])
+    for (const key of [
+      'clicks',
+      'registrations',
+      'kyc_approvals',
+      'first_deposits',
+      'active_traders',
+      'deposits',
+    ])
       await expect(page.getByTestId(`funnel-${key}`).locator('.n')).toHaveText(String(api.funnel[key]))
     await expect(page.getByTestId('chart').locator('canvas')).toHaveCount(1)
   }
@@ -102,7 +112,12 @@ test('keyboard only, at a phone width', async ({ page }) => {
   await page.keyboard.press('Enter')
   await expect(page.getByTestId('who')).toContainText('DEMOPARTNER')
   // tab to the Links tab and follow it with Enter
-  for (let i = 0; i < 10 && !(await page.getByRole('link', { name: 'Links' }).evaluate((e) => e === document.activeElement)); i++)
+  for (
+    let i = 0;
+    i < 10 &&
+    !(await page.getByRole('link', { name: 'Links' }).evaluate((e) => e === document.activeElement));
+    i++
+  )
     await page.keyboard.press('Tab')
   await page.keyboard.press('Enter')
   await expect(page).toHaveURL(/\/links$/)

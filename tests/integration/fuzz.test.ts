@@ -57,6 +57,7 @@ const tokens: Record<string, string> = {}
 const counts: { id: string; invalid: number; valid: number; ignored: number; ms: number }[] = []
 const failures: string[] = []
 
+const AFFILIATE_HOST = 'affiliates.localhost'
 const env = {
   FEED_TOKEN,
   // every request comes from 127.0.0.1 and many valid ones sign in with random credentials
@@ -78,6 +79,18 @@ async function signInAll() {
   tokens.SESSION_MANAGER = await sign('/manager/sign/in', { login: 1, password: 'manager-pass-1' })
   tokens.SESSION_ADMIN = await sign('/manager/sign/in', { login: 2, password: 'admin-pass-1' })
   tokens.SESSION_DEALER = await sign('/manager/sign/in', { login: 3, password: 'dealer-pass-1' })
+  // the affiliate cabinet's session and an integration token, on the Demo brand's affiliate host
+  const cabinet = await call(server.url, 'POST', '/api/affiliate/login', {
+    body: { login: 'partner@example.com', password: 'partner-pass-1' },
+    headers: { host: AFFILIATE_HOST },
+  })
+  tokens.AffiliateSession = /tcs_aff=([^;]+)/.exec(cabinet.headers.get('set-cookie') ?? '')?.[1] ?? ''
+  tokens.AffiliateToken = (
+    await call(server.url, 'POST', '/manager/affiliates/1/tokens', {
+      token: tokens.SESSION_MANAGER,
+      body: { scopes: ['customers:read', 'transactions:read'], expires_in_days: 1 },
+    })
+  ).json?.token
 }
 
 /** Undoes what valid requests of staff routes may have done to the accounts the other routes use. */
@@ -132,12 +145,19 @@ function operations(doc: any): Operation[] {
     }
   // staff routes that change accounts, symbols and groups run last; sign-out and password changes too
   const late = (o: Operation) =>
-    o.path.startsWith('/manager') || setsPasswords(o) || o.path === '/sign/out' ? 1 : 0
+    o.path.startsWith('/manager') ||
+    setsPasswords(o) ||
+    o.path === '/sign/out' ||
+    o.path === '/api/affiliate/logout'
+      ? 1
+      : 0
   return out.sort((a, b) => late(a) - late(b))
 }
 
 function tokenFor(o: Operation): Record<string, string> {
   if (o.op.security?.some((s: object) => 'FeedToken' in s)) return { 'x-feed-token': FEED_TOKEN }
+  for (const scheme of ['AffiliateSession', 'AffiliateToken'])
+    if (o.op.security?.some((s: object) => scheme in s)) return { authorization: tokens[scheme] }
   const order = ['SESSION_USER', 'SESSION_CUSTOMER', 'SESSION_ADMIN', 'SESSION_MANAGER', 'SESSION_DEALER']
   const role = order.find((r) => o.roles.includes(r))
   return role ? { authorization: tokens[role] } : {}
@@ -345,6 +365,7 @@ async function send(o: Operation, c: Case) {
   for (const [k, v] of Object.entries(c.path)) path = path.replace(`{${k}}`, encodeURIComponent(v))
   const qs = new URLSearchParams(c.query).toString()
   const headers: Record<string, string> = { ...c.header, ...tokenFor(o) }
+  if (o.op['x-served-on'] === 'affiliate_host') headers.host = AFFILIATE_HOST
   if (c.body?.type) headers['content-type'] = c.body.type
   let raw = c.body?.raw
   if (o.signed && c.path.provider === 'sandbox') {

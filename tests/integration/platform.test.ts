@@ -164,12 +164,14 @@ describe('OpenAPI document', () => {
       expect(op.responses?.['200'] ?? op.responses?.['302'], where).toBeDefined()
       const errorStatuses = Object.keys(op.responses).filter((s) => s !== '200' && s !== '302')
       if (path !== '/health') expect(errorStatuses.length, where).toBeGreaterThan(0)
-      // actions that take no body: sign-out, a job run, a dead letter sent back, a new signing key
+      // actions that take no body: sign-outs, a job run, a dead letter sent back, a new signing key, a revocation
       const actions = [
         '/sign/out',
         '/cron/{job}',
         '/manager/events/dead-letters/{id}/retry',
         '/manager/affiliates/{id}/postback-keys',
+        '/api/affiliate/logout',
+        '/manager/affiliate-tokens/{token_id}/revoke',
       ]
       if (['post', 'put', 'patch'].includes(method) && !actions.includes(path))
         expect(op.requestBody, where).toBeDefined()

@@ -224,6 +224,17 @@ export function finishDocument(doc: Json): Json {
       if (guard?.site) {
         // served only on the brand's affiliate host: elsewhere the path does not exist
         addCode(op, 404, guard.site === 'affiliate' ? 'NOT_FOUND' : 'BRAND_NOT_FOUND')
+        if (guard.site === 'affiliate') {
+          // a client (or a generated one) must call these on the brand's affiliate host
+          op['x-served-on'] = 'affiliate_host'
+          op.servers = [
+            {
+              url: 'https://{affiliate_host}',
+              description: "the brand's affiliate_host (e.g. affiliates.localhost:3000 in development)",
+              variables: { affiliate_host: { default: 'affiliates.localhost:3000' } },
+            },
+          ]
+        }
         for (const [status, codes] of Object.entries(guard.refusals ?? {}))
           for (const code of codes) addCode(op, Number(status), code)
         const access = `**Access:** ${guard.access}`

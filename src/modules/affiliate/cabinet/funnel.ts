@@ -1,10 +1,11 @@
-import { and, desc, eq, gte, inArray, lt, or, sql } from 'drizzle-orm'
+import { and, desc, eq, inArray, sql } from 'drizzle-orm'
 import { fromMinor } from '../../accounts'
 import type { AffiliateCtx } from '../context'
 import { CONVERSION_KINDS, type ConversionKind } from '../domain/conversions'
-import { type CursorPosition, decodeCursor, encodeCursor } from '../domain/cursor'
+import { decodeCursor, encodeCursor } from '../domain/cursor'
 import { daysOf, type Period } from '../domain/range'
 import { conversions, trackingLinks } from '../schema'
+import { conversionPage, conversionsOf } from '../service/conversion-pages'
 import { conversionView } from '../views'
 import type { AffiliatePrincipal } from './tokens'
 
@@ -33,12 +34,7 @@ export async function dashboard(ctx: FunnelCtx, p: AffiliatePrincipal, period: P
     })
     .from(conversions)
     .where(
-      and(
-        eq(conversions.brandId, p.brandId),
-        eq(conversions.affiliateId, p.affiliate.id),
-        gte(conversions.eventTime, period.from),
-        lt(conversions.eventTime, period.to),
-      ),
+      conversionsOf({ brandId: p.brandId, affiliateId: p.affiliate.id, from: period.from, to: period.to }),
     )
     .groupBy(conversions.kind, conversions.currency, day)
   const clickDays = (await ctx.clicks()?.perDay(p.brandId, p.affiliate.id, period.from, period.to)) ?? []
@@ -93,9 +89,6 @@ export async function dashboard(ctx: FunnelCtx, p: AffiliatePrincipal, period: P
   }
 }
 
-const below = (c: CursorPosition | null, time: typeof conversions.eventTime, id: typeof conversions.id) =>
-  c ? or(lt(time, c.time), and(eq(time, c.time), lt(id, c.id))) : undefined
-
 /** The rows behind a funnel number: conversions of the period, newest first, by cursor. */
 export async function conversionsPage(
   ctx: FunnelCtx,
@@ -103,33 +96,26 @@ export async function conversionsPage(
   period: Period,
   q: { kind?: ConversionKind; cursor?: string; limit?: number },
 ) {
-  const limit = q.limit ?? 50
-  const cursor = q.cursor ? decodeCursor(q.cursor) : null
-  const rows = await ctx.db
-    .select()
-    .from(conversions)
-    .where(
-      and(
-        eq(conversions.brandId, p.brandId),
-        eq(conversions.affiliateId, p.affiliate.id),
-        gte(conversions.eventTime, period.from),
-        lt(conversions.eventTime, period.to),
-        q.kind ? eq(conversions.kind, q.kind) : undefined,
-        below(cursor, conversions.eventTime, conversions.id),
-      ),
-    )
-    .orderBy(desc(conversions.eventTime), desc(conversions.id))
-    .limit(limit + 1)
-  const page = rows.slice(0, limit)
+  const { list, has_more, next_cursor } = await conversionPage(
+    ctx,
+    {
+      brandId: p.brandId,
+      affiliateId: p.affiliate.id,
+      from: period.from,
+      to: period.to,
+      kinds: q.kind ? [q.kind] : undefined,
+    },
+    q.cursor ? decodeCursor(q.cursor) : null,
+    q.limit ?? 50,
+  )
   const links = await linkCodes(
     ctx,
-    page.map((r) => r.linkId),
+    list.map((r) => r.linkId),
   )
-  const last = page[page.length - 1]
   return {
-    rows: page.map((r) => ({ ...conversionView(r), link_code: r.linkId ? (links.get(r.linkId) ?? '') : '' })),
-    has_more: rows.length > limit,
-    next_cursor: rows.length > limit ? encodeCursor({ time: last.eventTime, id: last.id }) : null,
+    rows: list.map((r) => ({ ...conversionView(r), link_code: r.linkId ? (links.get(r.linkId) ?? '') : '' })),
+    has_more,
+    next_cursor,
   }
 }
 

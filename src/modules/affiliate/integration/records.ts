@@ -1,9 +1,10 @@
-import { and, desc, eq, gte, inArray, lt, or } from 'drizzle-orm'
+import { and, eq, inArray } from 'drizzle-orm'
 import { ApiError } from '../../../kernel/http/errors'
 import type { AffiliatePrincipal } from '../cabinet/tokens'
 import type { AffiliateCtx } from '../context'
-import { type CursorPosition, decodeCursor, encodeCursor, PAGE_DEFAULT, PAGE_MAX } from '../domain/cursor'
+import { decodeCursor, PAGE_DEFAULT, PAGE_MAX } from '../domain/cursor'
 import { conversions, trackingLinks } from '../schema'
+import { conversionPage } from '../service/conversion-pages'
 import { conversionView } from '../views'
 
 const DAY = 86_400_000
@@ -34,48 +35,6 @@ function pageOf(q: PageQuery) {
   return { size, cursor, from, to: to === null ? null : to + DAY }
 }
 
-const below = (c: CursorPosition | null) =>
-  c
-    ? or(lt(conversions.eventTime, c.time), and(eq(conversions.eventTime, c.time), lt(conversions.id, c.id)))
-    : undefined
-
-/**
- * One page of the token's own rows (its affiliate and brand come from the token, never from the request),
- * newest first by (event time, id): an index range (affiliate_conversions_aff) wherever the cursor is.
- */
-async function page(
-  ctx: AffiliateCtx,
-  p: AffiliatePrincipal,
-  kinds: string[],
-  q: ReturnType<typeof pageOf>,
-  extra?: ReturnType<typeof eq>,
-) {
-  const rows = await ctx.db
-    .select()
-    .from(conversions)
-    .where(
-      and(
-        eq(conversions.brandId, p.brandId),
-        eq(conversions.affiliateId, p.affiliate.id),
-        kinds.length === 1 ? eq(conversions.kind, kinds[0]) : inArray(conversions.kind, kinds),
-        q.from !== null ? gte(conversions.eventTime, q.from) : undefined,
-        q.to !== null ? lt(conversions.eventTime, q.to) : undefined,
-        extra,
-        below(q.cursor),
-      ),
-    )
-    .orderBy(desc(conversions.eventTime), desc(conversions.id))
-    .limit(q.size + 1)
-  const has_more = rows.length > q.size
-  const list = rows.slice(0, q.size)
-  const last = list[list.length - 1]
-  return {
-    list,
-    has_more,
-    next_cursor: has_more ? encodeCursor({ time: last.eventTime, id: last.id }) : null,
-  }
-}
-
 const secs = (ms: number | undefined) => (ms === undefined ? null : Math.floor(ms / 1000))
 
 /**
@@ -85,7 +44,12 @@ const secs = (ms: number | undefined) => (ms === undefined ? null : Math.floor(m
  */
 export async function referredCustomers(ctx: AffiliateCtx, p: AffiliatePrincipal, query: PageQuery) {
   const q = pageOf(query)
-  const { list, has_more, next_cursor } = await page(ctx, p, ['registration'], q)
+  const { list, has_more, next_cursor } = await conversionPage(
+    ctx,
+    { brandId: p.brandId, affiliateId: p.affiliate.id, from: q.from, to: q.to, kinds: ['registration'] },
+    q.cursor,
+    q.size,
+  )
   const ids = list.map((r) => r.customerId)
   const milestones = ids.length
     ? await ctx.db
@@ -156,12 +120,18 @@ export async function referredTransactions(
       : query.type === 'reversal'
         ? ['deposit_reversal']
         : ['deposit', 'deposit_reversal']
-  const { list, has_more, next_cursor } = await page(
+  const { list, has_more, next_cursor } = await conversionPage(
     ctx,
-    p,
-    kinds,
-    q,
-    query.customer_id ? eq(conversions.customerId, query.customer_id) : undefined,
+    {
+      brandId: p.brandId,
+      affiliateId: p.affiliate.id,
+      from: q.from,
+      to: q.to,
+      kinds,
+      customerId: query.customer_id,
+    },
+    q.cursor,
+    q.size,
   )
   return {
     rows: list.map((r) => {
