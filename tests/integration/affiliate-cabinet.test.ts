@@ -80,7 +80,10 @@ describe('the cabinet is served on the affiliate host only', () => {
     for (const path of ['/login', '/links', '/conversions', '/bundle.js', '/api/affiliate/me'])
       expect((await t.request('GET', path)).status).toBe(404)
     // the API host's root stays the brand's landing page
-    expect((await t.request('GET', '/')).text).not.toContain('/bundle.js')
+    const landing = await t.request('GET', '/')
+    expect(landing.status).toBe(200)
+    expect(landing.text).toContain('<html')
+    expect(landing.text).not.toContain('/bundle.js')
     // and the trading API is not served on the cabinet's host
     expect((await t.request('GET', '/account/me', { host: CAB })).json.error).toBe('BRAND_NOT_FOUND')
   })

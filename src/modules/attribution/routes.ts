@@ -118,7 +118,7 @@ export const attributionRoutes = (ctx: AttributionCtx) => {
     .use(security(ctx))
     .get(
       '/',
-      ({ brand, principal, request, server, path, query }) =>
+      async ({ brand, principal, request, server, path, query }) =>
         (principal as { host: string }).host === 'affiliate'
           ? ctx.cabinet.shell(brand)
           : page(brand, 'index', hitOf(ctx, { brand, request, server, path, query })),
