@@ -4,13 +4,14 @@ import type { AffiliateCtx } from '../context'
 import { CONVERSION_KINDS, type ConversionKind } from '../domain/conversions'
 import { decodeCursor, encodeCursor } from '../domain/cursor'
 import { daysOf, type Period } from '../domain/range'
+import type { AffiliateClicks } from '../ports'
 import { conversions, trackingLinks } from '../schema'
 import { conversionPage, conversionsOf } from '../service/conversion-pages'
 import { conversionView } from '../views'
 import type { AffiliatePrincipal } from './tokens'
 
 export interface FunnelCtx extends AffiliateCtx {
-  clicks: () => import('../index').AffiliateClicks | null
+  clicks: () => AffiliateClicks | null
 }
 
 const DAY = 86_400_000
