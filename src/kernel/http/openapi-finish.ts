@@ -146,6 +146,83 @@ function strictness(op: Json) {
   for (const res of Object.values<Json>(op.responses ?? {})) open(res.content)
 }
 
+/** An operationId a generator can use as a function name: `getManagerEventsDeadLetters`. */
+const identifier = (id: string) =>
+  id.replace(/[^A-Za-z0-9]+([A-Za-z0-9])/g, (_, c: string) => c.toUpperCase()).replace(/[^A-Za-z0-9]/g, '')
+
+/** The success answers say what they hold (the schema's description, else the operation's summary). */
+function describeSuccess(op: Json) {
+  for (const [status, res] of Object.entries<Json>(op.responses ?? {})) {
+    if (status >= '300' || (res.description && !res.description.startsWith('Response for status'))) continue
+    const schema = Object.values<Json>(res.content ?? {})[0]?.schema
+    res.description = schema?.description ?? op.summary ?? 'Success'
+  }
+}
+
+const ERROR_MODEL = {
+  type: 'object',
+  title: 'Error',
+  description:
+    'Every error answer: a stable code and, for people, a message (for INVALID_DATA it names the field)',
+  required: ['error'],
+  properties: {
+    error: { type: 'string', description: 'Stable error code' },
+    message: { type: 'string', description: 'Human-readable detail; names the field for INVALID_DATA' },
+  },
+}
+
+/**
+ * Shared models under components.schemas: every error answer refers to one `Error` (its own code enum
+ * beside the reference), and each object schema that carries a `title` (the resources of spec part 2)
+ * is named once and referred to wherever it appears, so generators make one type per resource.
+ */
+function nameSchemas(doc: Json) {
+  doc.components ??= {}
+  const schemas: Json = (doc.components.schemas ??= {})
+  schemas.Error = ERROR_MODEL
+  const seen = new Map<string, string>()
+  const hoist = (node: unknown): unknown => {
+    if (!node || typeof node !== 'object') return node
+    if (Array.isArray(node)) return node.map(hoist)
+    const o = node as Json
+    for (const [k, v] of Object.entries(o)) if (k !== 'example' && k !== 'examples') o[k] = hoist(v)
+    if (o.type !== 'object' || typeof o.title !== 'string' || o.title === 'Error') return o
+    // where it is used may make it nullable or describe the field: those stay at the use
+    const { nullable, description, ...model } = o
+    const text = JSON.stringify(model)
+    let name = seen.get(text)
+    if (!name) {
+      name = o.title as string
+      for (let i = 2; schemas[name] && JSON.stringify(schemas[name]) !== text; i++) name = `${o.title}${i}`
+      schemas[name] = model
+      seen.set(text, name)
+    }
+    const ref = { $ref: `#/components/schemas/${name}` }
+    return nullable || description
+      ? { type: 'object', allOf: [ref], ...(nullable ? { nullable } : {}), ...(description ? { description } : {}) }
+      : ref
+  }
+  for (const item of Object.values<Json>(doc.paths ?? {}))
+    for (const method of METHODS) {
+      const op = item[method]
+      if (!op) continue
+      for (const [status, res] of Object.entries<Json>(op.responses ?? {})) {
+        const media = res.content?.['application/json']
+        if (!media?.schema) continue
+        if (status >= '400' && media.schema.title === 'Error') {
+          const codes = media.schema.properties?.error?.enum
+          media.schema = {
+            allOf: [{ $ref: '#/components/schemas/Error' }],
+            type: 'object',
+            properties: { error: { type: 'string', enum: codes, description: 'Stable error code' } },
+          }
+        } else media.schema = hoist(media.schema)
+      }
+      for (const media of Object.values<Json>(op.requestBody?.content ?? {}))
+        if (media.schema) media.schema = hoist(media.schema)
+    }
+}
+
 /**
  * Completes the generated document so that each operation says everything a client needs: the error
  * codes every route of its kind answers next to its own (INVALID_DATA for any input, 413 for a body,
@@ -271,8 +348,11 @@ export function finishDocument(doc: Json): Json {
       }
       for (const p of op.parameters ?? [])
         if (p.example === undefined && p.schema?.example !== undefined) p.example = p.schema.example
+      describeSuccess(op)
+      if (op.operationId) op.operationId = identifier(op.operationId)
       strictness(op)
     }
+  nameSchemas(doc)
   toOpenApi30(doc.paths)
   toOpenApi30(doc.components)
   // one deployment serves several brands, each chosen by the Host of the request (spec 1)

@@ -79,3 +79,11 @@ export const OneOf = <const V extends readonly [string, ...string[]]>(
   values: V,
   options: { description: string },
 ) => t.UnionEnum(values, { default: undefined, ...options })
+
+/**
+ * Names the resources of a module (spec part 2) in the OpenAPI document: each schema given a title here is
+ * hoisted into components.schemas and referred to wherever it appears (kernel/http/openapi-finish.ts).
+ */
+export function nameModels(models: Record<string, object>) {
+  for (const [name, schema] of Object.entries(models)) (schema as { title?: string }).title ??= name
+}

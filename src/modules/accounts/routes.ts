@@ -3,7 +3,7 @@ import { ANY_SESSION } from '../../kernel/auth/session'
 import { clientIp } from '../../kernel/http/http'
 import { doc, errors } from '../../kernel/http/openapi'
 import { consume } from '../../kernel/http/rate-limit'
-import { Int, Login, textInput } from '../../kernel/http/schemas'
+import { Int, Login, nameModels, textInput } from '../../kernel/http/schemas'
 import { security } from '../../kernel/http/security'
 import type { AccountsCtx } from './context'
 import { customerProfile } from './customers'
@@ -312,3 +312,5 @@ export const accountRoutes = (ctx: AccountsCtx) =>
         }),
       },
     )
+
+nameModels({ AccountProfile: Profile, BalanceSnapshot: Balance, Customer, OpenedAccount })

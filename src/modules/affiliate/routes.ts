@@ -1,6 +1,6 @@
 import { Elysia, t } from 'elysia'
 import { doc, errors } from '../../kernel/http/openapi'
-import { Id, Int, Ok, Password, textInput } from '../../kernel/http/schemas'
+import { Id, Int, nameModels, Ok, Password, textInput } from '../../kernel/http/schemas'
 import { security } from '../../kernel/http/security'
 import type { AffiliateCtx } from './context'
 import { CONVERSION_KINDS } from './domain/conversions'
@@ -392,3 +392,5 @@ export const affiliateStaffRoutes = (ctx: AffiliateCtx, dir: AffiliateDirectory)
       },
       detail: doc(TAG, 'Postbacks of the brand (pending, sent, dead), newest first'),
     })
+
+nameModels({ Affiliate, TrackingLink: Link, AffiliateConversion: Conversion, AffiliateSettings: Settings })

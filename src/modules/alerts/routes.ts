@@ -1,6 +1,6 @@
 import { Elysia, t } from 'elysia'
 import { doc, errors } from '../../kernel/http/openapi'
-import { EpochSeconds, Id, Int, Login, Ok, textInput } from '../../kernel/http/schemas'
+import { EpochSeconds, Id, Int, Login, nameModels, Ok, textInput } from '../../kernel/http/schemas'
 import { security } from '../../kernel/http/security'
 import { MAX_PRICE } from '../../kernel/limits'
 import { CONDITION_DOC } from './domain/conditions'
@@ -136,3 +136,5 @@ export const alertRoutes = (ctx: AlertsServices) =>
       response: { 200: Ok, ...errors(NOT_FOUND) },
       detail: doc('Price alerts', 'Delete an alert', { description: '404 ALERT_NOT_FOUND.' }),
     })
+
+nameModels({ PriceAlert: Alert })

@@ -4,7 +4,7 @@ import { normalizeHost } from '../../kernel/brand/registry'
 import { ApiError } from '../../kernel/http/errors'
 import { clientIp } from '../../kernel/http/http'
 import { doc, errors } from '../../kernel/http/openapi'
-import { Id, Int, textInput } from '../../kernel/http/schemas'
+import { Id, Int, nameModels, textInput } from '../../kernel/http/schemas'
 import { security } from '../../kernel/http/security'
 import type { AttributionCtx } from './context'
 import { PARAM_NAMES } from './domain/params'
@@ -282,3 +282,5 @@ export const attributionRoutes = (ctx: AttributionCtx) => {
       },
     )
 }
+
+nameModels({ AppInstall: Install, AttributionTouch: Touch })

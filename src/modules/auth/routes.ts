@@ -2,7 +2,7 @@ import { Elysia, t } from 'elysia'
 import { ANY_SESSION, STAFF_SESSIONS } from '../../kernel/auth/session'
 import { clientIp } from '../../kernel/http/http'
 import { doc, errors } from '../../kernel/http/openapi'
-import { Int, Login, Ok } from '../../kernel/http/schemas'
+import { Int, Login, nameModels, Ok } from '../../kernel/http/schemas'
 import { security } from '../../kernel/http/security'
 import { CustomerSchema as Customer } from '../accounts'
 import type { AuthCtx } from './context'
@@ -266,3 +266,5 @@ export const authRoutes = (ctx: AuthCtx) => {
       }),
     })
 }
+
+nameModels({ SignInResult })

@@ -1,5 +1,5 @@
 import { t } from 'elysia'
-import { Int, Login } from '../../kernel/http/schemas'
+import { Int, Login, nameModels } from '../../kernel/http/schemas'
 
 const Flag = (description: string) => Int({ minimum: 0, maximum: 1, description })
 const Enum = (max: number, description: string) => Int({ minimum: 0, maximum: max, description })
@@ -335,4 +335,14 @@ export const FeePreview = t.Object({
   open_copies: Int(),
   next_performance_fee_time: Int({ description: 'epoch seconds; 0 without that policy' }),
   next_subscription_fee_time: Int({ description: 'epoch seconds; 0 without that policy' }),
+})
+
+nameModels({
+  CopyMaster: Master,
+  CopyMasterPublic: PublicMaster,
+  CopyFollower: Follower,
+  CopySubscription: Subscription,
+  CopyRecord,
+  CopyReward: Reward,
+  CopyFeePreview: FeePreview,
 })

@@ -1,7 +1,7 @@
 import { Elysia, t } from 'elysia'
 import { ANY_SESSION, type SessionType } from '../../kernel/auth/session'
 import { doc, errors } from '../../kernel/http/openapi'
-import { Int, Login, textInput } from '../../kernel/http/schemas'
+import { Int, Login, nameModels, textInput } from '../../kernel/http/schemas'
 import { security } from '../../kernel/http/security'
 import { MAX_EPOCH_MS, MAX_PRICE } from '../../kernel/limits'
 import type { MarketCtx } from './context'
@@ -269,3 +269,5 @@ export const marketRoutes = (ctx: MarketCtx) =>
           'For a price feed process: the header X-Feed-Token carries the token configured in FEED_TOKEN.',
       }),
     })
+
+nameModels({ WatchEntry, SymbolDetail })

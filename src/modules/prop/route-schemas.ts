@@ -1,5 +1,5 @@
 import { t } from 'elysia'
-import { Int } from '../../kernel/http/schemas'
+import { Int, nameModels } from '../../kernel/http/schemas'
 import { CHALLENGE_NAMES, PURCHASE_NAMES } from './domain/purchase'
 
 const Nullable = <T extends Parameters<typeof t.Union>[0][number]>(s: T) => t.Union([s, t.Null()])
@@ -321,3 +321,12 @@ export const Payout = t.Object(
   },
   { title: 'PropPayout' },
 )
+
+nameModels({
+  PropProgram: Program,
+  PropPurchase: Purchase,
+  PropChallenge: Challenge,
+  PropPhase: Phase,
+  PropBreach: Breach,
+  PropPayout: Payout,
+})

@@ -1,7 +1,7 @@
 import { Elysia, t } from 'elysia'
 import { ANY_SESSION } from '../../kernel/auth/session'
 import { doc, errors } from '../../kernel/http/openapi'
-import { Int, OneOf, textInput } from '../../kernel/http/schemas'
+import { Int, nameModels, OneOf, textInput } from '../../kernel/http/schemas'
 import { security } from '../../kernel/http/security'
 import type { Kernel } from '../../kernel/kernel'
 import { downloadUpload, listUploads, PURPOSES, type Purpose, uploadFile } from './service'
@@ -108,3 +108,5 @@ export const uploadRoutes = (ctx: Kernel) =>
         description: "Served with a restrictive CSP and nosniff; another principal's file answers 404.",
       }),
     })
+
+nameModels({ UploadedFile: FileEntry })

@@ -2,7 +2,7 @@ import { Elysia, t } from 'elysia'
 import type { Brand } from '../../../kernel/brand/registry'
 import { ApiError } from '../../../kernel/http/errors'
 import { doc, errors } from '../../../kernel/http/openapi'
-import { Id, Int, textInput } from '../../../kernel/http/schemas'
+import { Id, Int, nameModels, textInput } from '../../../kernel/http/schemas'
 import { security } from '../../../kernel/http/security'
 import {
   type AffiliatePrincipal,
@@ -225,3 +225,5 @@ export const integrationRoutes = (ctx: AffiliateCtx, tokens: AffiliateTokens) =>
       },
     )
 }
+
+nameModels({ IntegrationToken: Token })
