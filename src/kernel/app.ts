@@ -64,7 +64,12 @@ export function createApp(deps: Deps, modules: readonly ModuleDefinition[], opts
   })
     .use(httpPlatform(kernel))
     .use(
-      openapiPlugin(kernel.instanceId, deps.loadAsset, [SYSTEM_TAG, ...modules.flatMap((m) => m.tags ?? [])]),
+      openapiPlugin(
+        kernel.instanceId,
+        deps.loadAsset,
+        [SYSTEM_TAG, ...modules.flatMap((m) => m.tags ?? [])],
+        { jobNames: jobs.map((j) => j.name) },
+      ),
     )
     .use(healthRoutes(kernel))
     .use(kernelRoutes(kernel, runner))

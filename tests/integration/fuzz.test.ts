@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { DEV_CASHIER_SECRETS } from '../../src/modules/cashier/config'
+import { signCheckout } from '../../src/modules/cashier/providers/checkout'
 import { signSandbox } from '../../src/modules/cashier/providers/sandbox'
 import * as F from '../support/files'
 import { arbitrary, badText, draw, refusedValues, type Schema, satisfies } from '../support/fuzz'
@@ -368,18 +369,23 @@ async function send(o: Operation, c: Case) {
   if (o.op['x-served-on'] === 'affiliate_host') headers.host = AFFILIATE_HOST
   if (c.body?.type) headers['content-type'] = c.body.type
   let raw = c.body?.raw
-  if (o.signed && c.path.provider === 'sandbox') {
+  const provider = o.path.startsWith('/cashier/webhook/') ? o.path.slice('/cashier/webhook/'.length) : null
+  if (o.signed && (provider === 'sandbox' || provider === 'checkout')) {
+    // the real signature replaces the example's
+    for (const k of Object.keys(headers)) if (/-signature$/i.test(k)) delete headers[k]
     // the signature covers the exact bytes sent: a form is encoded first, no body is the empty string
     const encoded = new Request('http://x/', { method: 'POST', body: raw ?? '', headers })
     const text = await encoded.text()
     if (!c.body?.type && encoded.headers.get('content-type') && raw)
       headers['content-type'] = encoded.headers.get('content-type')!
     raw = raw === undefined ? undefined : text
-    headers['sandbox-signature'] = signSandbox(
-      DEV_CASHIER_SECRETS.Demo!.sandbox![0]!,
-      text,
-      Math.floor(Date.now() / 1000),
-    )
+    if (provider === 'sandbox')
+      headers['sandbox-signature'] = signSandbox(
+        DEV_CASHIER_SECRETS.Demo!.sandbox![0]!,
+        text,
+        Math.floor(Date.now() / 1000),
+      )
+    else headers['cko-signature'] = signCheckout(DEV_CASHIER_SECRETS.Demo!.checkout![0]!, text)
   }
   const controller = new AbortController()
   const timer = setTimeout(() => controller.abort(), 15_000)

@@ -199,7 +199,12 @@ function nameSchemas(doc: Json) {
     }
     const ref = { $ref: `#/components/schemas/${name}` }
     return nullable || description
-      ? { type: 'object', allOf: [ref], ...(nullable ? { nullable } : {}), ...(description ? { description } : {}) }
+      ? {
+          type: 'object',
+          allOf: [ref],
+          ...(nullable ? { nullable } : {}),
+          ...(description ? { description } : {}),
+        }
       : ref
   }
   for (const item of Object.values<Json>(doc.paths ?? {}))
@@ -230,7 +235,7 @@ function nameSchemas(doc: Json) {
  * each error response's description listing its codes, who may call it, and parameter examples where
  * Swagger UI's "Try it out" picks them up. Runs once per document.
  */
-export function finishDocument(doc: Json): Json {
+export function finishDocument(doc: Json, facts: { jobNames: string[] } = { jobNames: [] }): Json {
   const allRoles = SESSION_TYPES.length
   for (const [path, item] of Object.entries<Json>(doc.paths ?? {}))
     for (const method of METHODS) {
@@ -353,6 +358,9 @@ export function finishDocument(doc: Json): Json {
       strictness(op)
     }
   nameSchemas(doc)
+  // the jobs of this deployment, for external schedulers (they depend on its configuration)
+  const job = doc.paths?.['/cron/{job}']?.post?.parameters?.find((p: Json) => p.name === 'job')
+  if (job && facts.jobNames.length) job.schema.enum = [...facts.jobNames].sort()
   toOpenApi30(doc.paths)
   toOpenApi30(doc.components)
   // one deployment serves several brands, each chosen by the Host of the request (spec 1)

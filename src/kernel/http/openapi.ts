@@ -91,6 +91,8 @@ export const openapiPlugin = (
   instanceId: number,
   loadAsset: (name: string) => Promise<Response | null>,
   tags: Tag[],
+  /** what the document lists that only the composition knows (the jobs of POST /cron/{job}) */
+  facts: { jobNames: string[] } = { jobNames: [] },
 ) => {
   // the generated document shares its schema objects with the routes' validators: finish a copy, once
   let finished: { from: object; doc: Record<string, unknown> } | undefined
@@ -101,7 +103,7 @@ export const openapiPlugin = (
         if (path !== '/swagger/json' || !response || typeof response !== 'object') return
         if (finished?.from !== response) {
           const copy = structuredClone(response) as Record<string, unknown>
-          finished = { from: response, doc: finishDocument(copy) }
+          finished = { from: response, doc: finishDocument(copy, facts) }
         }
         return finished.doc
       })

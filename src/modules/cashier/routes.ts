@@ -27,6 +27,7 @@ import {
   startDeposit,
 } from './customer'
 import { STATUS_NAMES, TX_STATUS_NAMES, transitionsText } from './domain/status'
+import { CheckoutEvent } from './providers/checkout'
 import { SandboxEvent } from './providers/sandbox'
 import { receiveWebhook } from './webhooks'
 
@@ -111,11 +112,56 @@ const Method = t.Object({
 })
 const MACHINE = `Deposit transitions: ${transitionsText('deposit')}. Withdrawal transitions: ${transitionsText('withdrawal')}.`
 const StatusFilter = t.Optional(OneOf(STATUS_NAMES as [string, ...string[]], { description: 'status name' }))
-const WEBHOOK_BODY = {
+const SANDBOX_BODY = {
   ...z.toJSONSchema(SandboxEvent, { target: 'openapi-3.0', io: 'input' }),
-  description:
-    "The provider's event exactly as signed (shown: the sandbox's; checkout sends {id, type, data})",
+  description: "The sandbox provider's event, exactly as signed",
 }
+const CHECKOUT_BODY = {
+  ...z.toJSONSchema(CheckoutEvent, { target: 'openapi-3.0', io: 'input' }),
+  description:
+    "The checkout provider's event (Checkout.com's shape), exactly as signed; amounts in minor units",
+  example: {
+    id: 'evt_4f1c2d3e',
+    type: 'payment_captured',
+    data: { id: 'pay_8a7b6c5d', reference: '1', amount: 10000, currency: 'USD' },
+  },
+}
+
+/** A provider's webhook: public, signed (its header declared), the event stored once per event id. */
+const webhookRoute = (
+  provider: string,
+  body: Record<string, unknown>,
+  header: { name: string; description: string; example: string },
+) => ({
+  brand: true as const,
+  response: {
+    200: t.Object({
+      received: t.Boolean(),
+      duplicate: t.Boolean({ description: 'this event id was received before' }),
+    }),
+    ...errors({ 401: ['INVALID_SIGNATURE'], 404: ['PROVIDER_NOT_FOUND'] }),
+  },
+  detail: {
+    ...doc('Cashier', `Webhook of the ${provider} provider`, {
+      secured: false,
+      rawBody: body,
+      description:
+        `Public; the ${header.name} signature is checked over the exact body first (401 INVALID_SIGNATURE), ` +
+        'then the event is stored once per provider event id before the 200; a repeat answers 200 with ' +
+        'duplicate=true and changes nothing. 404 PROVIDER_NOT_FOUND when the brand has no such provider.',
+    }),
+    parameters: [
+      {
+        name: header.name,
+        in: 'header' as const,
+        required: true,
+        description: header.description,
+        schema: { type: 'string', description: header.description },
+        example: header.example,
+      },
+    ] as never,
+  },
+})
 const TxId = { id: Id('cashier transaction id') }
 const CONFLICT = { 404: ['TRANSACTION_NOT_FOUND'], 409: ['TRANSACTION_STATE_CONFLICT'] } as const
 
@@ -249,37 +295,42 @@ export const cashierRoutes = (ctx: CashierCtx) =>
         detail: doc('Cashier', 'One transaction with its status history'),
       },
     )
+    // each provider's webhook is its own operation, with the body it signs and its signature header; the
+    // generic path answers 404 PROVIDER_NOT_FOUND for a name the brand has no provider under
+    .post(
+      '/cashier/webhook/sandbox',
+      ({ brand, body, request }) =>
+        receiveWebhook(ctx, brand, 'sandbox', request.headers, body as unknown as string),
+      webhookRoute('sandbox', SANDBOX_BODY, {
+        name: 'Sandbox-Signature',
+        description:
+          '`t=<unix seconds>,v1=<hex HMAC-SHA256(secret, t + "." + body)>`; 300 s tolerance, any secret of the rotation',
+        example: 't=1795574400,v1=5d41402abc4b2a76b9719d911017c592ae7e2cc9e0c5c2d1f0d1b1d9c8f1e2a3',
+      }),
+    )
+    .post(
+      '/cashier/webhook/checkout',
+      ({ brand, body, request }) =>
+        receiveWebhook(ctx, brand, 'checkout', request.headers, body as unknown as string),
+      webhookRoute('checkout', CHECKOUT_BODY, {
+        name: 'Cko-Signature',
+        description: 'hex HMAC-SHA256(secret, body) of the exact bytes, any secret of the rotation',
+        example: '3b5d3c7d207e37dceeedd301e35e2e58a6d3b6b9e4f5b26a1b4c0d9b8e8a7f61',
+      }),
+    )
     .post(
       '/cashier/webhook/:provider',
       ({ brand, params, body, request }) =>
         receiveWebhook(ctx, brand, params.provider, request.headers, body as unknown as string),
       {
         brand: true,
-        // any name: one that names no provider of the brand is 404 PROVIDER_NOT_FOUND, as elsewhere
         params: t.Object({
-          provider: t.String({
-            minLength: 1,
-            maxLength: 64,
-            description: 'sandbox, checkout',
-            example: 'sandbox',
-          }),
+          provider: t.String({ minLength: 1, maxLength: 64, description: 'provider name' }),
         }),
-        response: {
-          200: t.Object({
-            received: t.Boolean(),
-            duplicate: t.Boolean({ description: 'this event id was received before' }),
-          }),
-          ...errors({ 401: ['INVALID_SIGNATURE'], 404: ['PROVIDER_NOT_FOUND'] }),
+        detail: {
+          ...doc('Cashier', 'Provider webhook', { secured: false, rawBody: SANDBOX_BODY }),
+          hide: true,
         },
-        detail: doc('Cashier', 'Provider webhook', {
-          secured: false,
-          rawBody: WEBHOOK_BODY,
-          description:
-            'Public; the signature is checked over the exact body first (sandbox: header Sandbox-Signature ' +
-            '`t=<unix>,v1=<hex HMAC-SHA256(secret, t + "." + body)>`, 300 s tolerance, any secret of the rotation; ' +
-            'checkout: header Cko-Signature = hex HMAC-SHA256(secret, body)). The event is stored once per provider ' +
-            'event id before the 200; a repeat answers 200 with duplicate=true and changes nothing.',
-        }),
       },
     )
 

@@ -8,7 +8,7 @@ import { parseJson } from './sandbox'
  * `Cko-Signature: hex(HMAC-SHA256(secret, body))`, with no timestamp, so replays are stopped by the
  * event id alone (the inbox). Events name the payment and echo our `reference`; amounts in minor units.
  */
-const Event = z.object({
+export const CheckoutEvent = z.object({
   id: z.string().regex(/^evt_[A-Za-z0-9]{1,64}$/),
   type: z.enum([
     'payment_pending',
@@ -25,7 +25,7 @@ const Event = z.object({
     currency: z.string().regex(/^[A-Z]{3}$/),
   }),
 })
-const UPDATE: Record<z.infer<typeof Event>['type'], ProviderUpdate> = {
+const UPDATE: Record<z.infer<typeof CheckoutEvent>['type'], ProviderUpdate> = {
   payment_pending: 'pending',
   payment_captured: 'confirmed',
   payment_declined: 'failed',
@@ -63,7 +63,7 @@ export const checkoutProvider = (hosted: HostedPayments): PaymentProvider => ({
     return secrets.some((s) => constantTimeEqual(sig, signCheckout(s, body)))
   },
   parseWebhook(body) {
-    const e = parseJson(Event, body)
+    const e = parseJson(CheckoutEvent, body)
     if ('error' in e) return e
     return {
       eventId: e.id,
