@@ -9,21 +9,37 @@ import { parseJson } from './sandbox'
  * event id alone (the inbox). Events name the payment and echo our `reference`; amounts in minor units.
  */
 export const CheckoutEvent = z.object({
-  id: z.string().regex(/^evt_[A-Za-z0-9]{1,64}$/),
-  type: z.enum([
-    'payment_pending',
-    'payment_captured',
-    'payment_declined',
-    'payment_canceled',
-    'payment_refunded',
-    'payment_chargeback',
-  ]),
-  data: z.object({
-    id: z.string().regex(/^pay_[A-Za-z0-9-]{1,64}$/),
-    reference: z.string().regex(/^\d{1,15}$/),
-    amount: z.number().int().min(0),
-    currency: z.string().regex(/^[A-Z]{3}$/),
-  }),
+  id: z
+    .string()
+    .regex(/^evt_[A-Za-z0-9]{1,64}$/)
+    .describe('event id, unique per provider: a repeat is a duplicate'),
+  type: z
+    .enum([
+      'payment_pending',
+      'payment_captured',
+      'payment_declined',
+      'payment_canceled',
+      'payment_refunded',
+      'payment_chargeback',
+    ])
+    .describe('what happened to the payment'),
+  data: z
+    .object({
+      id: z
+        .string()
+        .regex(/^pay_[A-Za-z0-9-]{1,64}$/)
+        .describe("the provider's payment id"),
+      reference: z
+        .string()
+        .regex(/^\d{1,15}$/)
+        .describe('our cashier transaction id'),
+      amount: z.number().int().min(0).describe('minor units'),
+      currency: z
+        .string()
+        .regex(/^[A-Z]{3}$/)
+        .describe('ISO 4217'),
+    })
+    .describe('the payment'),
 })
 const UPDATE: Record<z.infer<typeof CheckoutEvent>['type'], ProviderUpdate> = {
   payment_pending: 'pending',
