@@ -68,7 +68,10 @@ export function createApp(deps: Deps, modules: readonly ModuleDefinition[], opts
         kernel.instanceId,
         deps.loadAsset,
         [SYSTEM_TAG, ...modules.flatMap((m) => m.tags ?? [])],
-        { jobNames: jobs.map((j) => j.name) },
+        {
+          jobNames: jobs.map((j) => j.name),
+          securitySchemes: Object.assign({}, ...modules.map((m) => m.securitySchemes ?? {})),
+        },
       ),
     )
     .use(healthRoutes(kernel))

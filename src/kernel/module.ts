@@ -39,6 +39,8 @@ export interface ModuleDefinition {
   name: string
   /** Its OpenAPI tags (name and description), in the order Swagger UI shows them. */
   tags?: Tag[]
+  /** OpenAPI security schemes of its own guards (its tokens), by name. */
+  securitySchemes?: Record<string, Record<string, unknown>>
   tables: Record<string, unknown>
   setup(kernel: Kernel, ports: Ports): ModuleParts
 }

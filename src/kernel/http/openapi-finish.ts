@@ -305,8 +305,8 @@ export function finishDocument(doc: Json, facts: { jobNames: string[] } = { jobN
       if (guard && !guard.feed && !guard.site) addCode(op, 404, 'BRAND_NOT_FOUND')
       if (guard?.site) {
         // served only on the brand's affiliate host: elsewhere the path does not exist
-        addCode(op, 404, guard.site === 'affiliate' ? 'NOT_FOUND' : 'BRAND_NOT_FOUND')
-        if (guard.site === 'affiliate') {
+        addCode(op, 404, guard.site === 'partner' ? 'NOT_FOUND' : 'BRAND_NOT_FOUND')
+        if (guard.site === 'partner') {
           // a client (or a generated one) must call these on the brand's affiliate host
           op['x-served-on'] = 'affiliate_host'
           op.servers = [

@@ -92,7 +92,7 @@ export const openapiPlugin = (
   loadAsset: (name: string) => Promise<Response | null>,
   tags: Tag[],
   /** what the document lists that only the composition knows (the jobs of POST /cron/{job}) */
-  facts: { jobNames: string[] } = { jobNames: [] },
+  facts: { jobNames: string[]; securitySchemes?: Record<string, Record<string, unknown>> } = { jobNames: [] },
 ) => {
   // the generated document shares its schema objects with the routes' validators: finish a copy, once
   let finished: { from: object; doc: Record<string, unknown> } | undefined
@@ -160,20 +160,7 @@ export const openapiPlugin = (
                   name: 'X-Cron-Secret',
                   description: 'The shared secret of external schedulers, configured in CRON_SECRET.',
                 },
-                AffiliateSession: {
-                  type: 'apiKey',
-                  in: 'cookie',
-                  name: 'tcs_aff',
-                  description:
-                    "The affiliate cabinet's session from POST /api/affiliate/login (its own audience: no other token is accepted).",
-                },
-                AffiliateToken: {
-                  type: 'apiKey',
-                  in: 'header',
-                  name: 'Authorization',
-                  description:
-                    'An affiliate integration token issued by staff, sent bare (no Bearer scheme), with the scope the route names.',
-                },
+                ...facts.securitySchemes,
               },
             },
           },

@@ -34,9 +34,11 @@ async function resolveBrand(ctx: Kernel, headers: Headers): Promise<Brand> {
  * served only there (the brand's API hosts answer 404 NOT_FOUND), and the module checks its own callers.
  */
 export interface SiteRule {
-  /** `brand-or-affiliate`: the root of any host of a brand (its landing page, or its cabinet); the
-   * handler's `principal` says which: `{ host: 'brand' | 'affiliate' }` */
-  site: 'affiliate' | 'brand-or-affiliate'
+  /**
+   * `partner`: the brand's partner site on its `affiliate_host` (spec 4.17) only. `brand-or-partner`: the
+   * root of any host of a brand; the handler's `principal` says which: `{ host: 'brand' | 'partner' }`.
+   */
+  site: 'partner' | 'brand-or-partner'
   /** Verifies the caller once the brand is known; what it returns is the handler's `principal`. */
   verify?: (request: Request, brand: Brand) => Promise<unknown>
   /** The OpenAPI security requirement and the access line of the route. */
@@ -162,12 +164,12 @@ export const security = (ctx: Kernel) =>
       } as Record<string, unknown>,
       async transform(c) {
         const g = c as unknown as Guarded
-        if (rule.site === 'brand-or-affiliate') {
+        if (rule.site === 'brand-or-partner') {
           const apiBrand = await ctx.brands.byHost(requestHost(ctx, g.request.headers))
           g.brand =
             apiBrand ?? (await ctx.brands.byAffiliateHost(requestHost(ctx, g.request.headers))) ?? undefined
           if (!g.brand) throw new ApiError(404, 'BRAND_NOT_FOUND', 'no brand is served on this host')
-          g.principal = { host: apiBrand ? 'brand' : 'affiliate' }
+          g.principal = { host: apiBrand ? 'brand' : 'partner' }
         } else {
           g.brand = await resolveSite(ctx, g.request.headers)
           g.principal = rule.verify ? await rule.verify(g.request, g.brand) : null

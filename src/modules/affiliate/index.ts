@@ -39,6 +39,22 @@ export const affiliateModule = defineModule({
         'Referred customers and their transactions for a partner system, by integration token (spec 4.18)',
     },
   ],
+  securitySchemes: {
+    AffiliateSession: {
+      type: 'apiKey',
+      in: 'cookie',
+      name: 'tcs_aff',
+      description:
+        "The affiliate cabinet's session from POST /api/affiliate/login (its own audience: no other token is accepted).",
+    },
+    AffiliateToken: {
+      type: 'apiKey',
+      in: 'header',
+      name: 'Authorization',
+      description:
+        'An affiliate integration token issued by staff, sent bare (no Bearer scheme), with the scope the route names.',
+    },
+  },
   tables: schema,
   setup(k, ports) {
     const ctx: AffiliateCtx = {

@@ -119,12 +119,12 @@ export const attributionRoutes = (ctx: AttributionCtx) => {
     .get(
       '/',
       async ({ brand, principal, request, server, path, query }) =>
-        (principal as { host: string }).host === 'affiliate'
+        (principal as { host: string }).host === 'partner'
           ? ctx.cabinet.shell(brand)
           : page(brand, 'index', hitOf(ctx, { brand, request, server, path, query })),
       {
         site: {
-          site: 'brand-or-affiliate',
+          site: 'brand-or-partner',
           access:
             "public. On a brand host, its landing page; on the brand's affiliate_host, the affiliate cabinet.",
         },

@@ -52,14 +52,14 @@ export const cabinetRoutes = (ctx: FunnelCtx, tokens: AffiliateTokens) => {
     }
   }
   const signedIn = {
-    site: 'affiliate' as const,
+    site: 'partner' as const,
     access:
       "an affiliate cabinet session (cookie `tcs_aff` from POST /api/affiliate/login, or the token bare in Authorization), on the brand's affiliate_host only.",
     security: [{ AffiliateSession: [] }],
     refusals: TOKEN_REFUSALS,
     verify: (request: Request, brand: Brand) => tokens.verify('cabinet', tokenOf(request).token, brand),
   }
-  const open = { site: 'affiliate' as const, access: "public, on the brand's affiliate_host only." }
+  const open = { site: 'partner' as const, access: "public, on the brand's affiliate_host only." }
   const who = (p: unknown) => p as AffiliatePrincipal
   const period = (q: { range?: string; from?: string; to?: string }) => {
     const p = periodOf(q, ctx.clock.now())

@@ -71,7 +71,7 @@ const RATE_HEADERS =
 
 export const integrationRoutes = (ctx: AffiliateCtx, tokens: AffiliateTokens) => {
   const guard = (scope: Scope) => ({
-    site: 'affiliate' as const,
+    site: 'partner' as const,
     access: `an integration token with the scope \`${scope}\`, bare in Authorization (no Bearer), on the brand's affiliate_host.`,
     security: [{ AffiliateToken: [] }],
     refusals: TOKEN_REFUSALS,
