@@ -14,6 +14,7 @@ export interface CodeMatch {
 
 const NONE = { none: true } as const
 const TTL_MS = 10_000
+const LOCAL_MS = 1_000
 
 /**
  * Codes of the brand's active affiliates (active access to the brand) and active links, read through the
@@ -60,31 +61,47 @@ export class AffiliateDirectory {
       .prepare()
   }
 
-  async affiliate(brandId: number, code: string): Promise<CodeMatch | null> {
-    const hit = await this.cache.get<CodeMatch | typeof NONE>(`aff:v1:${brandId}:${code}`, async () => {
-      const [r] = await this.affStmt.execute({ brand: brandId, code })
-      return r ? { affiliateId: r.id, linkId: null, landingPath: '/', campaign: '' } : NONE
-    })
+  /**
+   * Each answer is also kept in this process for a second: a burst of hits on one campaign asks the
+   * shared cache once a second, not once a hit (a twentieth of a landing hit's CPU).
+   */
+  private readonly local = new Map<string, { value: CodeMatch | typeof NONE | null; until: number }>()
+
+  private async lookup(key: string, load: () => Promise<CodeMatch | typeof NONE>) {
+    const now = Date.now()
+    const memo = this.local.get(key)
+    const hit =
+      memo && memo.until > now ? memo.value : await this.cache.get<CodeMatch | typeof NONE>(key, load)
+    if (!memo || memo.until <= now) {
+      if (this.local.size >= 10_000) this.local.clear()
+      this.local.set(key, { value: hit, until: now + LOCAL_MS })
+    }
     return hit && !('none' in hit) ? hit : null
   }
 
-  async link(brandId: number, code: string): Promise<CodeMatch | null> {
-    const hit = await this.cache.get<CodeMatch | typeof NONE>(`afl:v1:${brandId}:${code}`, async () => {
+  affiliate(brandId: number, code: string): Promise<CodeMatch | null> {
+    return this.lookup(`aff:v1:${brandId}:${code}`, async () => {
+      const [r] = await this.affStmt.execute({ brand: brandId, code })
+      return r ? { affiliateId: r.id, linkId: null, landingPath: '/', campaign: '' } : NONE
+    })
+  }
+
+  link(brandId: number, code: string): Promise<CodeMatch | null> {
+    return this.lookup(`afl:v1:${brandId}:${code}`, async () => {
       const [r] = await this.linkStmt.execute({ brand: brandId, code })
       return r
         ? { affiliateId: r.affiliateId, linkId: r.id, landingPath: r.landingPath, campaign: r.campaign }
         : NONE
     })
-    return hit && !('none' in hit) ? hit : null
   }
 
   /** After a change of an affiliate or link (this instance and every one sharing the cache). */
   forget(brandId: number, ...codes: { affiliate?: string; link?: string }[]) {
-    return this.cache.del(
-      ...codes.flatMap((c) => [
-        ...(c.affiliate ? [`aff:v1:${brandId}:${c.affiliate}`] : []),
-        ...(c.link ? [`afl:v1:${brandId}:${c.link}`] : []),
-      ]),
-    )
+    const keys = codes.flatMap((c) => [
+      ...(c.affiliate ? [`aff:v1:${brandId}:${c.affiliate}`] : []),
+      ...(c.link ? [`afl:v1:${brandId}:${c.link}`] : []),
+    ])
+    for (const k of keys) this.local.delete(k)
+    return this.cache.del(...keys)
   }
 }

@@ -9,7 +9,11 @@ const HEX = Array.from({ length: 256 }, (_, i) => i.toString(16).padStart(2, '0'
 const pool = new Uint8Array(4096)
 let used = pool.length
 
+// Bun makes one natively (the Workers runtime does not have it)
+const native = (globalThis as { Bun?: { randomUUIDv7?: (t?: number) => string } }).Bun?.randomUUIDv7
+
 export function visitorIdV7(nowMs: number): string {
+  if (native) return native(nowMs)
   if (used + 10 > pool.length) {
     crypto.getRandomValues(pool)
     used = 0
