@@ -16,7 +16,12 @@ let db: ReturnType<typeof createClient>
 
 beforeAll(async () => {
   ;[sqld, redis] = await Promise.all([startSqld(), startRedis()])
-  const env = { DATABASE_URL: sqld.url, REDIS_URL: redis.url, QUOTE_SIMULATOR: '0' }
+  const env = {
+    DATABASE_URL: sqld.url,
+    REDIS_URL: redis.url,
+    QUOTE_SIMULATOR: '0',
+    AFFILIATE_API_RATE_PER_MINUTE: '6',
+  }
   servers.push(await startRealServer(home.dir, env))
   servers.push(await startRealServer(home.dir, env))
   db = createClient({ url: sqld.url, intMode: 'number' })
@@ -97,4 +102,41 @@ test('a deposit credited through both instances at once gives one Deposit row an
     args: [customerId],
   })
   expect(Number(facts.rows[0]![0])).toBe(1)
+}, 60_000)
+
+test('an integration token: revoked or its affiliate suspended on one instance, refused on the other at once; one rate limit across both', async () => {
+  const [a, b] = servers.map((s) => s.url)
+  const host = { host: 'affiliates.localhost' }
+  const manager = await signIn(a, '/manager/sign/in', { login: 1, password: 'manager-pass-1' })
+  const issue = async () =>
+    (
+      await call(a, 'POST', '/manager/affiliates/1/tokens', {
+        token: manager,
+        body: { scopes: ['customers:read'], expires_in_days: 1 },
+      })
+    ).json as { id: string; token: string }
+  const read = (base: string, token: string) =>
+    call(base, 'GET', '/api/affiliate/v1/customers?page_size=1', { token, headers: host })
+  // the limit (6 a minute here) is counted in Redis: both instances spend the same budget
+  const limited = await issue()
+  // a minute's window: not across its end
+  const intoMinute = Date.now() % 60_000
+  if (intoMinute > 55_000) await Bun.sleep(60_100 - intoMinute)
+  const answers: number[] = []
+  for (let i = 0; i < 8; i++) answers.push((await read(i % 2 ? b : a, limited.token)).status)
+  expect(answers).toEqual([200, 200, 200, 200, 200, 200, 429, 429])
+
+  const t1 = await issue()
+  expect((await read(b, t1.token)).status).toBe(200)
+  expect(
+    (await call(a, 'POST', `/manager/affiliate-tokens/${t1.id}/revoke`, { token: manager })).status,
+  ).toBe(200)
+  expect((await read(b, t1.token)).json.error).toBe('TOKEN_REVOKED')
+
+  const t2 = await issue()
+  expect((await read(b, t2.token)).status).toBe(200)
+  await call(a, 'PATCH', '/manager/affiliates/1', { token: manager, body: { status: 'suspended' } })
+  expect((await read(b, t2.token)).json.error).toBe('AFFILIATE_SUSPENDED')
+  await call(a, 'PATCH', '/manager/affiliates/1', { token: manager, body: { status: 'active' } })
+  expect((await read(b, t2.token)).status).toBe(200)
 }, 60_000)
