@@ -178,7 +178,8 @@ const ERROR_MODEL = {
  */
 function nameSchemas(doc: Json) {
   doc.components ??= {}
-  const schemas: Json = (doc.components.schemas ??= {})
+  doc.components.schemas ??= {}
+  const schemas: Json = doc.components.schemas
   schemas.Error = ERROR_MODEL
   const seen = new Map<string, string>()
   const hoist = (node: unknown): unknown => {
