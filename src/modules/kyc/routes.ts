@@ -138,7 +138,8 @@ export const kycRoutes = (ctx: KycCtx) =>
         submitStep(ctx, brand.id, session.customerId!, params.id, body.answers ?? {}),
       {
         auth: CUSTOMER,
-        params: t.Object(StepParam),
+        // the example submits the personal step with answers that pass its checks
+        params: t.Object({ id: t.String({ ...Code, example: 'personal' }) }),
         body: t.Object(
           {
             answers: t.Optional(
@@ -147,7 +148,20 @@ export const kycRoutes = (ctx: KycCtx) =>
               }),
             ),
           },
-          { example: { answers: { first_name: 'Ada', last_name: 'Lovelace' } } },
+          {
+            example: {
+              answers: {
+                first_name: 'Ada',
+                last_name: 'Lovelace',
+                date_of_birth: '1990-12-10',
+                nationality: 'GB',
+                address_line: '1 Main St',
+                city: 'London',
+                postal_code: 'N1 1AA',
+                country: 'GB',
+              },
+            },
+          },
         ),
         response: {
           200: Step,

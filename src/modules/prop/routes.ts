@@ -296,7 +296,8 @@ export const propManagerRoutes = (ctx: PropCtx) =>
       {
         auth: STAFF,
         ...textInput({ params: ProgramId }),
-        body: ProgramBody,
+        // its own example: the create example's name is taken once that example has run
+        body: { ...ProgramBody, example: { ...ProgramBody.example, name: 'Classic 10k, second edition' } },
         response: { 200: Program, ...errors({ 404: ['PROGRAM_NOT_FOUND'], 409: ['PROGRAM_NAME_TAKEN'] }) },
         detail: doc('Prop back office', 'Replace a program (a new version; running challenges keep theirs)'),
       },
