@@ -28,6 +28,9 @@ beforeAll(async () => {
     REDIS_URL: redis.url,
     ROLE: 'engine',
     JWT_SECRET: SECRET,
+    // the tests post their own quotes; and the document lists a deployment's jobs (POST /cron/{job}),
+    // so both sides run the same ones: no simulator here, as at the edge
+    QUOTE_SIMULATOR: '0',
   })
   await engine.waitForOutput(/engine role taken/)
   worker = await startWranglerDev({
@@ -39,6 +42,7 @@ beforeAll(async () => {
     UPSTASH_REDIS_REST_TOKEN: 'bridge-token',
     CRON_SECRET: CRON,
     LOG_LEVEL: 'warn',
+    QUOTE_SIMULATOR: '0',
   })
 }, 180_000)
 

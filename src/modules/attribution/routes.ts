@@ -101,7 +101,7 @@ function hitOf(ctx: AttributionCtx, { brand, request, server, path, query }: Hit
 }
 
 export const attributionRoutes = (ctx: AttributionCtx) => {
-  const page = async (brand: Brand, name: string, hit: Hit) => {
+  const page = async (brand: Brand, name: string, hit: Hit, set: { headers: Record<string, unknown> }) => {
     const file = await loadPage(ctx, brand, name)
     if (!file) throw new ApiError(404, 'NOT_FOUND', 'no such page')
     const { setCookie } = await pageVisit(ctx, hit)
@@ -112,16 +112,19 @@ export const attributionRoutes = (ctx: AttributionCtx) => {
       'cache-control': 'private, no-store',
     }
     if (setCookie) headers['set-cookie'] = setCookie
-    return new Response(file.body, { status: 200, headers })
+    // Elysia builds the answer of a text and the context's headers faster than a Response made here
+    Object.assign(set.headers, headers)
+    return file.body
   }
   return new Elysia({ name: 'attribution', seed: ctx.instanceId })
     .use(security(ctx))
     .get(
       '/',
-      async ({ brand, principal, request, server, path, query }) =>
+      async ({ brand, principal, request, server, path, query, set }) =>
         (principal as { host: string }).host === 'partner'
-          ? ctx.cabinet.shell(brand)
-          : page(brand, 'index', hitOf(ctx, { brand, request, server, path, query })),
+          ? // the cabinet's page is a Response of its own (Elysia sends it as it is)
+            (ctx.cabinet.shell(brand) as unknown as string)
+          : page(brand, 'index', hitOf(ctx, { brand, request, server, path, query }), set),
       {
         site: {
           site: 'brand-or-partner',
@@ -142,8 +145,8 @@ export const attributionRoutes = (ctx: AttributionCtx) => {
     )
     .get(
       '/p/:page',
-      ({ brand, params, request, server, path, query }) =>
-        page(brand, params.page, hitOf(ctx, { brand, request, server, path, query })),
+      ({ brand, params, request, server, path, query, set }) =>
+        page(brand, params.page, hitOf(ctx, { brand, request, server, path, query }), set),
       {
         brand: true,
         ...textInput({
