@@ -70,6 +70,10 @@ describe('touches', () => {
     expect(r.status).toBe(200)
     expect(r.headers.get('content-type')).toContain('text/html')
     expect(r.text).toContain('<html')
+    // nothing runs there and nothing loads from elsewhere (the policy is the page's first tag)
+    expect(r.text).toMatch(/<head>\s*<meta http-equiv="Content-Security-Policy" content="default-src 'none'/)
+    expect(r.headers.get('x-content-type-options')).toBe('nosniff')
+    expect(r.headers.get('cache-control')).toBe('private, no-store')
     const cookie = r.headers.get('set-cookie')!
     expect(cookie).toContain('HttpOnly')
     expect(cookie).toContain('SameSite=Lax')

@@ -79,6 +79,20 @@ async function firstClick(ctx: AttributionCtx, key: string) {
   }
 }
 
+/** Nothing runs on a landing page and nothing loads from elsewhere; the referrer stays on the site. */
+const POLICY =
+  "<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; style-src 'unsafe-inline'; " +
+  "img-src 'self'; base-uri 'none'; form-action 'self'\">" +
+  '<meta name="referrer" content="strict-origin-when-cross-origin">'
+
+/** The page with the policy first in its <head> (served once a minute from memory, not per hit). */
+const withPolicy = (html: string) => {
+  const at = html.search(/<head[^>]*>/i)
+  if (at === -1) return POLICY + html
+  const end = html.indexOf('>', at) + 1
+  return html.slice(0, end) + POLICY + html.slice(end)
+}
+
 export interface Page {
   body: string
   type: string
@@ -99,7 +113,10 @@ export async function loadPage(ctx: AttributionCtx, brand: Brand, name: string):
   const res =
     (await ctx.loadAsset(`site/${slug}/${name}.html`)) ?? (await ctx.loadAsset(`site/default/${name}.html`))
   const page = res
-    ? { body: await res.text(), type: res.headers.get('content-type') ?? 'text/html; charset=utf-8' }
+    ? {
+        body: withPolicy(await res.text()),
+        type: res.headers.get('content-type') ?? 'text/html; charset=utf-8',
+      }
     : null
   if (pages.size > 1_000) pages.clear()
   pages.set(key, { page, until: Date.now() + PAGE_TTL_MS })
