@@ -151,3 +151,7 @@ export const accountsModule = defineModule({
     }
   },
 })
+
+export { accountManagerRoutes } from './manager-routes'
+// its routes, for the type of the whole API (src/main/app-type.ts: Eden treaty)
+export { accountRoutes } from './routes'

@@ -85,3 +85,8 @@ export const affiliateModule = defineModule({
     }
   },
 })
+
+// its routes, for the type of the whole API (src/main/app-type.ts: Eden treaty)
+export { cabinetRoutes } from './cabinet/routes'
+export { integrationRoutes } from './integration/routes'
+export { affiliateStaffRoutes } from './routes'

@@ -44,3 +44,6 @@ export const alertsModule = defineModule({
     }
   },
 })
+
+// its routes, for the type of the whole API (src/main/app-type.ts: Eden treaty)
+export { alertRoutes } from './routes'

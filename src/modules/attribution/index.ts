@@ -62,3 +62,6 @@ export const attributionModule = defineModule({
     }
   },
 })
+
+// its routes, for the type of the whole API (src/main/app-type.ts: Eden treaty)
+export { attributionRoutes } from './routes'

@@ -20,3 +20,6 @@ export const authModule = defineModule({
     return { routes: authRoutes(ctx), seedDemo: () => seedDemoStaff(ctx) }
   },
 })
+
+// its routes, for the type of the whole API (src/main/app-type.ts: Eden treaty)
+export { authRoutes } from './routes'

@@ -60,3 +60,7 @@ export const cashierModule = defineModule({
     }
   },
 })
+
+// its routes, for the type of the whole API (src/main/app-type.ts: Eden treaty)
+export { cashierManagerRoutes, cashierRoutes } from './routes'
+export { sandboxRoutes } from './sandbox-page'

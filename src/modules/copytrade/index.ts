@@ -80,3 +80,6 @@ export const copytradeModule = defineModule({
     }
   },
 })
+
+// its routes, for the type of the whole API (src/main/app-type.ts: Eden treaty)
+export { copyRoutes, copyStaffRoutes } from './routes'

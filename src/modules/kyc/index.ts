@@ -36,3 +36,6 @@ export const kycModule = defineModule({
     }
   },
 })
+
+// its routes, for the type of the whole API (src/main/app-type.ts: Eden treaty)
+export { kycRoutes } from './routes'

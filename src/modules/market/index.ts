@@ -111,3 +111,7 @@ export const marketModule = defineModule({
     }
   },
 })
+
+export { marketAdminRoutes } from './admin-routes'
+// its routes, for the type of the whole API (src/main/app-type.ts: Eden treaty)
+export { marketRoutes } from './routes'

@@ -20,3 +20,6 @@ export const notificationsModule = defineModule({
     return { routes: notificationRoutes(ctx), consumers: notificationConsumers() }
   },
 })
+
+// its routes, for the type of the whole API (src/main/app-type.ts: Eden treaty)
+export { notificationRoutes } from './routes'

@@ -63,3 +63,6 @@ export const propModule = defineModule({
     }
   },
 })
+
+// its routes, for the type of the whole API (src/main/app-type.ts: Eden treaty)
+export { propManagerRoutes, propRoutes } from './routes'

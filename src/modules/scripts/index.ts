@@ -14,3 +14,6 @@ export const scriptsModule = defineModule({
     return { routes: scriptRoutes(ctx) }
   },
 })
+
+// its routes, for the type of the whole API (src/main/app-type.ts: Eden treaty)
+export { scriptRoutes } from './routes'

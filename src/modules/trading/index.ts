@@ -121,3 +121,6 @@ export const tradingModule = defineModule({
 })
 export { CMD_NAMES } from './domain/checks'
 export { profitInAccount, type SymbolSpec } from './domain/formulas'
+
+// its routes, for the type of the whole API (src/main/app-type.ts: Eden treaty)
+export { tradingRoutes } from './routes'

@@ -26,3 +26,6 @@ export const uploadsModule = defineModule({
     return { routes: uploadRoutes(k) }
   },
 })
+
+// its routes, for the type of the whole API (src/main/app-type.ts: Eden treaty)
+export { uploadRoutes } from './routes'
