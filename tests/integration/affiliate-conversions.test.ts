@@ -14,6 +14,7 @@ import { CashierCredited, CashierReversed } from '../../src/modules/cashier'
 import { KycApproved } from '../../src/modules/kyc'
 import { TradeClosed } from '../../src/modules/trading'
 import { makeTestApp, type TestApp } from '../support/app'
+import { closedTrade } from '../support/events'
 
 const clock = new ManualClock(Date.UTC(2026, 10, 24, 9, 0, 0))
 const T0 = clock.now()
@@ -156,27 +157,7 @@ describe('rules 1-3', () => {
     expect(acct.status).toBe(200)
     const login = acct.json.login
     const trade = (ticket: number, volume: number, at: number) =>
-      emitAt(at, TradeClosed, {
-        ticket,
-        login,
-        symbol: 'EURUSD',
-        cmd: 0,
-        volume,
-        state: 'closed',
-        open_price: 1.1,
-        open_time: at - 60_000,
-        sl: 0,
-        tp: 0,
-        close_price: 1.1,
-        close_time: at,
-        close_reason: 'client',
-        profit_minor: 0,
-        commission_minor: 0,
-        storage_minor: 0,
-        parent: null,
-        currency: 'USD',
-        reason: 'client',
-      })
+      emitAt(at, TradeClosed, closedTrade({ ticket, login, volume, at }))
     expect(
       (
         await t.request('PUT', '/manager/affiliate-settings', {

@@ -12,6 +12,7 @@ import { CashierCredited, CashierReversed } from '../../src/modules/cashier'
 import { KycApproved } from '../../src/modules/kyc'
 import { TradeClosed } from '../../src/modules/trading'
 import { makeTestApp, type TestApp } from '../support/app'
+import { closedTrade } from '../support/events'
 
 const clock = new ManualClock(Date.UTC(2026, 10, 24, 9, 0, 0))
 const T0 = clock.now()
@@ -56,27 +57,10 @@ async function emit(c: { id: number; login: number }, e: Ev) {
   else if (e.kind === 'reversal')
     await send(CashierReversed, { ...money(e.tx, e.amount), status: 'refunded' })
   else if (e.kind === 'trade')
-    await send(TradeClosed, {
-      ticket: e.ticket,
-      login: c.login,
-      symbol: 'EURUSD',
-      cmd: 0,
-      volume: e.volume,
-      state: 'closed',
-      open_price: 1,
-      open_time: T0,
-      sl: 0,
-      tp: 0,
-      close_price: 1,
-      close_time: T0 + e.at,
-      close_reason: 'client',
-      profit_minor: 0,
-      commission_minor: 0,
-      storage_minor: 0,
-      parent: null,
-      currency: 'USD',
-      reason: 'client',
-    })
+    await send(
+      TradeClosed,
+      closedTrade({ ticket: e.ticket, login: c.login, volume: e.volume, at: T0 + e.at }),
+    )
 }
 
 const rowsOf = async (id: number) =>
