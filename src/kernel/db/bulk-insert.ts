@@ -5,6 +5,8 @@ type Value = string | number | bigint | null
 
 /** Rows per statement: powers of two, so a table has at most seven statement texts to prepare and cache. */
 const CHUNKS = [64, 32, 16, 8, 4, 2, 1]
+/** For large batches of narrow rows (a buffer of touches): fewer, larger statements. */
+export const LARGE_CHUNKS = [512, 128, 32, 8, 2, 1]
 const texts = new Map<string, string>()
 
 function statementText(table: string, columns: readonly string[], rows: number) {
@@ -28,11 +30,12 @@ export async function insertRows(
   table: string,
   columns: readonly string[],
   rows: readonly (readonly Value[])[],
+  chunks: readonly number[] = CHUNKS,
 ): Promise<number[]> {
   const ids: number[] = []
   let at = 0
   while (at < rows.length) {
-    const n = CHUNKS.find((c) => c <= rows.length - at)!
+    const n = chunks.find((c) => c <= rows.length - at)!
     const args: Value[] = []
     for (let i = at; i < at + n; i++) {
       const r = rows[i]

@@ -1,5 +1,5 @@
 import { createHmac } from 'node:crypto'
-import { insertRows } from '../../../kernel/db/bulk-insert'
+import { insertRows, LARGE_CHUNKS } from '../../../kernel/db/bulk-insert'
 import type { Db, Tx } from '../../../kernel/db/client'
 import { PerRequestCommit } from '../../../kernel/db/group-commit'
 import type { AttributionCtx } from '../context'
@@ -45,7 +45,7 @@ const row = (t: NewTouch) => [
 
 /** Inserts touches in one statement per chunk; the ids in order. */
 export const insertTouches = (tx: Tx, list: NewTouch[]) =>
-  insertRows(tx, 'attribution_touches', COLUMNS, list.map(row))
+  insertRows(tx, 'attribution_touches', COLUMNS, list.map(row), LARGE_CHUNKS)
 
 /** The edge: each request writes its touch itself (a Worker keeps nothing between requests). */
 export const directTouches = (db: Db): TouchSink => {
