@@ -2,6 +2,7 @@
 // real sqld and the Upstash REST protocol (bridge to a real redis-server), beside the engine in a Bun
 // process on the same database and Redis.
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
+import { createClient } from '@libsql/client'
 import { waitFor } from '../support/ports'
 import { type RedisServer, startRedis } from '../support/redis'
 import { call, type RealServer, serverDir, startRealServer } from '../support/server'
@@ -18,6 +19,16 @@ const home = serverDir()
 let engine: RealServer
 let worker: WranglerDev
 let user: string
+
+/** Rows of a query on the shared database (sqld), as arrays of values. */
+async function sql(text: string, args: (string | number)[]) {
+  const client = createClient({ url: sqld.url, intMode: 'number' })
+  try {
+    return (await client.execute({ sql: text, args })).rows.map((r) => Object.values(r))
+  } finally {
+    client.close()
+  }
+}
 
 beforeAll(async () => {
   ;[sqld, redis] = await Promise.all([startSqld(), startRedis()])
@@ -135,6 +146,30 @@ describe('the Workers entry under wrangler dev', () => {
       expect((await r.arrayBuffer()).byteLength).toBeGreaterThan(size)
     }
   }, 30_000)
+
+  test('landing pages, tracking links and the affiliate cabinet at the edge', async () => {
+    const ua = { 'user-agent': 'Mozilla/5.0 Chrome/131' }
+    const page = await fetch(`${worker.url}/?affiliate=DEMOPARTNER&utm_source=edge`, { headers: ua })
+    const html = await page.text()
+    expect([page.status, html.slice(0, 120)]).toEqual([200, expect.stringContaining('<')])
+    expect(html).toContain('<html')
+    const vid = /tcs_vid=([^;]+)/.exec(page.headers.get('set-cookie') ?? '')?.[1]
+    expect(vid).toBeDefined()
+    const click = await fetch(`${worker.url}/go/demo-spring`, { headers: ua, redirect: 'manual' })
+    expect(click.status).toBe(302)
+    expect(click.headers.get('location')).toBe('/p/promo')
+    // the edge writes each touch in its request: it is in the database when the answer comes
+    const touch = await sql('select affiliate_id from attribution_touches where visitor_id = ?', [vid!])
+    expect(Number(touch[0]?.[0])).toBeGreaterThan(0)
+    const cabinet = await fetch(`${worker.url}/bundle.js`, { headers: { host: 'affiliates.localhost' } })
+    expect(cabinet.status).toBe(200)
+    expect((await cabinet.text()).length).toBeGreaterThan(10_000)
+    for (const path of ['/', '/login']) {
+      const shell = await fetch(`${worker.url}${path}`, { headers: { host: 'affiliates.localhost' } })
+      expect(shell.status).toBe(200)
+      expect(await shell.text()).toContain('/bundle.js')
+    }
+  })
 
   test('the Worker serves the same OpenAPI document as the Bun server', async () => {
     const edge = await (await fetch(`${worker.url}/swagger/json`)).json()

@@ -272,7 +272,11 @@ export function finishDocument(doc: Json, facts: { jobNames: string[] } = { jobN
       }
       delete op['x-idempotent']
       // a 200 that is not JSON says what it is, so a generated client does not parse a PNG as JSON
-      if (op['x-media'] && op.responses?.['200']) {
+      // a non-JSON answer has no response schema (Elysia's dynamic mode, the edge, would validate the
+      // Response object against it): the document gets its 200 from the media alone
+      if (op['x-media']) {
+        op.responses ??= {}
+        op.responses['200'] ??= { description: op.summary ?? 'Success' }
         const media: string[] = op['x-media']
         op.responses['200'].content = Object.fromEntries(
           media.map((m) => [

@@ -118,8 +118,7 @@ export const attributionRoutes = (ctx: AttributionCtx) => {
       '/',
       async ({ brand, principal, request, server, path, query, set }) =>
         (principal as { host: string }).host === 'partner'
-          ? // the cabinet's page is a Response of its own (Elysia sends it as it is)
-            (ctx.cabinet.shell(brand) as unknown as string)
+          ? ctx.cabinet.shell(brand)
           : page(brand, 'index', hitOf(ctx, { brand, request, server, path, query }), set),
       {
         site: {
@@ -128,10 +127,7 @@ export const attributionRoutes = (ctx: AttributionCtx) => {
             "public. On a brand host, its landing page; on the brand's affiliate_host, the affiliate cabinet.",
         },
         ...textInput({ query: QUERY }),
-        response: {
-          200: t.String({ description: 'the page (text/html)' }),
-          ...errors({ 404: ['NOT_FOUND'] }),
-        },
+        response: errors({ 404: ['NOT_FOUND'] }),
         detail: doc(TAG, "The brand's landing page (the affiliate cabinet on its affiliate host)", {
           secured: false,
           media: ['text/html'],
@@ -155,10 +151,7 @@ export const attributionRoutes = (ctx: AttributionCtx) => {
           },
           query: QUERY,
         }),
-        response: {
-          200: t.String({ description: 'the page (text/html)' }),
-          ...errors({ 404: ['NOT_FOUND'] }),
-        },
+        response: errors({ 404: ['NOT_FOUND'] }),
         detail: doc(TAG, 'A static page of the brand', {
           secured: false,
           media: ['text/html'],

@@ -192,10 +192,7 @@ export const sandboxRoutes = (ctx: CashierCtx, gateway: SandboxGateway) =>
       {
         brand: true,
         params: t.Object({ token: Token }),
-        response: {
-          200: t.String({ description: 'text/html: pay, decline, or pay with a 3-D Secure-style challenge' }),
-          ...errors({ 404: ['PAYMENT_NOT_FOUND'] }),
-        },
+        response: errors({ 404: ['PAYMENT_NOT_FOUND'] }),
         detail: doc('Cashier', 'Sandbox hosted payment page (development provider)', {
           secured: false,
           media: ['text/html'],
@@ -238,7 +235,7 @@ export const sandboxRoutes = (ctx: CashierCtx, gateway: SandboxGateway) =>
       },
       {
         brand: true,
-        response: { 200: t.String({ description: 'text/html' }), ...errors() },
+        response: errors(),
         detail: doc('Cashier', 'Default return page after a sandbox payment', {
           secured: false,
           media: ['text/html'],

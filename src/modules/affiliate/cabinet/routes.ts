@@ -97,7 +97,7 @@ export const cabinetRoutes = (ctx: FunnelCtx, tokens: AffiliateTokens) => {
 
   const page = (path: string) => ({
     site: open,
-    response: { 200: t.String({ description: 'text/html: the cabinet app' }), ...errors() },
+    response: errors(),
     detail: doc(TAG, `Cabinet page ${path}`, { media: ['text/html'] }),
   })
   return (
@@ -291,12 +291,12 @@ export const cabinetRoutes = (ctx: FunnelCtx, tokens: AffiliateTokens) => {
       .get('/conversions', ({ brand }) => cabinetShell(brand), page('/conversions'))
       .get('/bundle.js', () => serveAsset(ctx, 'cabinet/bundle.js'), {
         site: open,
-        response: { 200: t.String({ description: 'the cabinet script' }), ...errors() },
+        response: errors(),
         detail: doc(TAG, 'The cabinet script', { media: ['text/javascript'] }),
       })
       .get('/bundle.css', () => serveAsset(ctx, 'cabinet/bundle.css'), {
         site: open,
-        response: { 200: t.String({ description: 'the cabinet styles' }), ...errors() },
+        response: errors(),
         detail: doc(TAG, 'The cabinet styles', { media: ['text/css'] }),
       })
       .get('/assets/:name', ({ params }) => serveAsset(ctx, `cabinet/assets/${params.name}`), {
@@ -308,7 +308,7 @@ export const cabinetRoutes = (ctx: FunnelCtx, tokens: AffiliateTokens) => {
             example: 'favicon.svg',
           }),
         }),
-        response: { 200: t.String({ description: 'the file' }), ...errors() },
+        response: errors(),
         detail: doc(TAG, 'A cabinet asset', { media: ['image/svg+xml', 'image/png'] }),
       })
   )
