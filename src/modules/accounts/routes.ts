@@ -277,7 +277,8 @@ export const accountRoutes = (ctx: AccountsCtx) =>
               description: 'the new password (6..64 characters)',
             }),
           },
-          { example: { password: 'my-new-pass-1' } },
+          // the demo's own password: trying the example keeps the README's credentials true
+          { example: { password: 'demo-pass-1' } },
         ),
         response: { 200: PasswordSet, ...errors({ 404: ['ACCOUNT_NOT_FOUND'] }) },
         detail: doc('Account', "Set the password of one of the customer's accounts", {

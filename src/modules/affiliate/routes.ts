@@ -306,10 +306,11 @@ export const affiliateStaffRoutes = (ctx: AffiliateCtx, dir: AffiliateDirectory)
           ),
         },
         {
+          // the demo brand's own settings: trying the example leaves its cabinet where the README says
           example: {
-            affiliate_host: 'partners.example.com',
-            postback_hosts: ['hooks.partner.example'],
-            active_trader_lots: 1,
+            affiliate_host: 'affiliates.localhost',
+            postback_hosts: ['127.0.0.1', 'localhost'],
+            active_trader_lots: 0,
           },
           minProperties: 1,
         },

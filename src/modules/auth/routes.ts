@@ -256,7 +256,8 @@ export const authRoutes = (ctx: AuthCtx) => {
       auth: { roles: STAFF_SESSIONS },
       body: t.Object(
         { login: Login, password: t.String({ ...PASSWORD, description: 'the new password' }) },
-        { example: { login: 100002, password: 'new-demo-pass-2' } },
+        // the demo's own password: trying the example keeps the README's credentials true
+        { example: { login: 100002, password: 'demo-pass-1' } },
       ),
       response: { 200: t.Object({ login: t.Literal('OK') }), ...errors({ 401: ['UPDATE_PASSWORD_ERROR'] }) },
       detail: doc('Auth', "Set a trading account's password (staff)", {
