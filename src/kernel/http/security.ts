@@ -165,9 +165,9 @@ export const security = (ctx: Kernel) =>
       async transform(c) {
         const g = c as unknown as Guarded
         if (rule.site === 'brand-or-partner') {
-          const apiBrand = await ctx.brands.byHost(requestHost(ctx, g.request.headers))
-          g.brand =
-            apiBrand ?? (await ctx.brands.byAffiliateHost(requestHost(ctx, g.request.headers))) ?? undefined
+          const host = requestHost(ctx, g.request.headers)
+          const apiBrand = await ctx.brands.byHost(host)
+          g.brand = apiBrand ?? (await ctx.brands.byAffiliateHost(host)) ?? undefined
           if (!g.brand) throw new ApiError(404, 'BRAND_NOT_FOUND', 'no brand is served on this host')
           g.principal = { host: apiBrand ? 'brand' : 'partner' }
         } else {

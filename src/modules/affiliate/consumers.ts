@@ -18,7 +18,7 @@ function factConsumer<T>(
   name: string,
   topic: Topic<T>,
   who: (p: T) => Promise<Referral | null>,
-  fact: (e: DeliveredEvent<T>) => Omit<Fact, 'eventId'> | null,
+  fact: (e: DeliveredEvent<T>) => Omit<Fact, 'eventId'>,
 ): Consumer<T> {
   return {
     name: `affiliate.${name}`,
@@ -26,9 +26,8 @@ function factConsumer<T>(
     wants: async (e) => (await who(e.payload)) !== null,
     async handle(e, tx: Tx) {
       const ref = await who(e.payload)
-      const f = fact(e)
-      if (!ref || !f || ref.brandId !== e.brandId) return
-      await recordFact(ctx, tx, ref, { ...f, eventId: e.id })
+      if (!ref || ref.brandId !== e.brandId) return
+      await recordFact(ctx, tx, ref, { ...fact(e), eventId: e.id })
     },
   }
 }

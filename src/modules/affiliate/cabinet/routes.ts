@@ -10,7 +10,7 @@ import { periodOf, RANGES } from '../domain/range'
 import { Conversion } from '../routes'
 import { clicksPage, conversionsPage, dashboard, type FunnelCtx, myLinks } from './funnel'
 import { CABINET_COOKIE, cabinetLogin, principalMe } from './session'
-import { CSP, cabinetShell, serveAsset } from './shell'
+import { cabinetShell, serveAsset } from './shell'
 import { type AffiliatePrincipal, type AffiliateTokens, TOKEN_REFUSALS } from './tokens'
 
 const TAG = 'Affiliate cabinet'
@@ -321,5 +321,3 @@ async function linksWithUrls(ctx: FunnelCtx, p: AffiliatePrincipal, request: Req
   const base = `${ctx.config.production ? 'https' : 'http'}://${host ?? 'localhost'}${port ? `:${port}` : ''}`
   return { rows: rows.map((l) => ({ ...l, url: `${base}${l.path}` })) }
 }
-
-export { CSP }

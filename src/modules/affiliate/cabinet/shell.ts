@@ -3,7 +3,7 @@ import { ApiError } from '../../../kernel/http/errors'
 import type { Kernel } from '../../../kernel/kernel'
 
 /** Nothing from outside the host: scripts, styles, images and requests from this origin only. */
-export const CSP =
+const CSP =
   "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; " +
   "font-src 'self'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'"
 

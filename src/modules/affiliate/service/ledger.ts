@@ -6,7 +6,7 @@ import { affiliateSettings, affiliates, conversionFacts, conversions, postbacks 
 import { conversionView } from '../views'
 import type { Referral } from './referral'
 
-export async function rulesOf(tx: Tx, brandId: number) {
+async function rulesOf(tx: Tx, brandId: number) {
   const [s] = await tx
     .select({ lots: affiliateSettings.activeTraderLots })
     .from(affiliateSettings)
@@ -40,7 +40,7 @@ async function activeBefore(tx: Tx, customerId: number, time: number) {
   return row !== undefined && row.at <= time
 }
 
-export async function recompute(ctx: AffiliateCtx, tx: Tx, ref: Referral) {
+async function recompute(ctx: AffiliateCtx, tx: Tx, ref: Referral) {
   const facts = await tx.select().from(conversionFacts).where(eq(conversionFacts.customerId, ref.customerId))
   const derived = deriveConversions(facts as Fact[], await rulesOf(tx, ref.brandId))
   const stored = new Map(
@@ -50,7 +50,7 @@ export async function recompute(ctx: AffiliateCtx, tx: Tx, ref: Referral) {
     ]),
   )
   const now = ctx.clock.now()
-  const touched: number[] = []
+  const touched: (typeof conversions.$inferSelect)[] = []
   for (const row of derived) {
     const have = stored.get(row.key)
     if (!have) {
@@ -65,34 +65,34 @@ export async function recompute(ctx: AffiliateCtx, tx: Tx, ref: Referral) {
           createdAt: now,
           updatedAt: now,
         })
-        .returning({ id: conversions.id })
-      touched.push(r.id)
+        .returning()
+      touched.push(r)
     } else if (rowChanged(have, row)) {
-      await tx
+      const [r] = await tx
         .update(conversions)
         .set({ ...row, updatedAt: now })
         .where(eq(conversions.id, have.id))
-      touched.push(have.id)
+        .returning()
+      touched.push(r)
     }
   }
   if (touched.length > 0) await queuePostbacks(tx, ref, touched, now)
 }
 
-async function queuePostbacks(tx: Tx, ref: Referral, ids: number[], now: number) {
+async function queuePostbacks(tx: Tx, ref: Referral, rows: (typeof conversions.$inferSelect)[], now: number) {
   const [aff] = await tx
     .select({ url: affiliates.postbackUrl, enabled: affiliates.postbackEnabled })
     .from(affiliates)
     .where(eq(affiliates.id, ref.affiliateId))
   if (!aff?.url || !aff.enabled) return
-  for (const id of ids) {
-    const [row] = await tx.select().from(conversions).where(eq(conversions.id, id))
-    await tx.insert(postbacks).values({
+  await tx.insert(postbacks).values(
+    rows.map((row) => ({
       brandId: ref.brandId,
       affiliateId: ref.affiliateId,
-      conversionId: id,
+      conversionId: row.id,
       body: JSON.stringify({ type: 'conversion', conversion: conversionView(row) }),
       nextAt: now,
       createdAt: now,
-    })
-  }
+    })),
+  )
 }
