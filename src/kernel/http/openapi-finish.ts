@@ -159,6 +159,9 @@ function describeSuccess(op: Json) {
   }
 }
 
+/** The null of a nullable model's use: `X | null` to generators, null alone to validators. */
+const nullObject = () => ({ type: 'object', nullable: true, enum: [null], description: 'none' })
+
 const ERROR_MODEL = {
   type: 'object',
   title: 'Error',
@@ -199,14 +202,10 @@ function nameSchemas(doc: Json) {
       seen.set(text, name)
     }
     const ref = { $ref: `#/components/schemas/${name}` }
-    return nullable || description
-      ? {
-          type: 'object',
-          allOf: [ref],
-          ...(nullable ? { nullable } : {}),
-          ...(description ? { description } : {}),
-        }
-      : ref
+    // OpenAPI 3.0.3: `nullable` adds null only to the `type` beside it, and an allOf's branch still
+    // refuses null (validating proxies do); so a nullable use is the model or a null of its own
+    if (nullable) return { anyOf: [ref, nullObject()], ...(description ? { description } : {}) }
+    return description ? { type: 'object', allOf: [ref], description } : ref
   }
   for (const item of Object.values<Json>(doc.paths ?? {}))
     for (const method of METHODS) {
@@ -265,7 +264,8 @@ export function finishDocument(doc: Json, facts: { jobNames: string[] } = { jobN
               pattern: '^[A-Za-z0-9_.:-]{8,64}$',
               description: 'a key of the client, unique per account for 7 days',
             },
-            example: 'open-2026-11-24-0001',
+            // one key per operation: the same key for two different requests is a 409
+            example: `${path.split('/').filter(Boolean).join('-')}-2026-11-24-0001`,
           },
         ]
         addCode(op, 409, 'IDEMPOTENCY_KEY_REUSED')

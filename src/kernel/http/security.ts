@@ -18,9 +18,14 @@ export interface AuthRule {
 
 // Guards read `request.headers` directly: naming `headers` in a hook makes Elysia copy every header of
 // every request into an object.
+/** The host the client asked for, as sent: X-Forwarded-Host behind a trusted proxy, else Host. */
+export function publicHost(ctx: Pick<Kernel, 'config'>, headers: Headers): string | null {
+  const forwarded = ctx.config.trustProxy ? headers.get('x-forwarded-host')?.split(',')[0]?.trim() : undefined
+  return forwarded || headers.get('host')
+}
+
 function requestHost(ctx: Kernel, headers: Headers) {
-  const forwarded = ctx.config.trustProxy ? headers.get('x-forwarded-host')?.split(',')[0] : undefined
-  return normalizeHost(forwarded ?? headers.get('host'))
+  return normalizeHost(publicHost(ctx, headers))
 }
 
 async function resolveBrand(ctx: Kernel, headers: Headers): Promise<Brand> {

@@ -277,8 +277,8 @@ export const accountRoutes = (ctx: AccountsCtx) =>
               description: 'the new password (6..64 characters)',
             }),
           },
-          // the demo's own password: trying the example keeps the README's credentials true
-          { example: { password: 'demo-pass-1' } },
+          // in the document's order PUT /account/password's example sets the demo's own password back
+          { example: { password: 'demo-pass-2' } },
         ),
         response: { 200: PasswordSet, ...errors({ 404: ['ACCOUNT_NOT_FOUND'] }) },
         detail: doc('Account', "Set the password of one of the customer's accounts", {
@@ -301,7 +301,8 @@ export const accountRoutes = (ctx: AccountsCtx) =>
               description: 'the new password (6..64 characters)',
             }),
           },
-          { example: { password: 'Tmp-pass-shown-once', new_password: 'my-new-pass-1' } },
+          // the account's password as PUT /customer/accounts/{login}/password's example set it, back to the demo's
+          { example: { password: 'demo-pass-2', new_password: 'demo-pass-1' } },
         ),
         response: {
           200: PasswordSet,

@@ -111,10 +111,10 @@ export const affiliateStaffRoutes = (ctx: AffiliateCtx, dir: AffiliateDirectory)
         },
         {
           example: {
-            email: 'partner@example.com',
+            email: 'new-partner@example.com',
             code: 'PARTNER1',
             name: 'Partner One',
-            password: 'partner-pass-1',
+            password: 'partner-pass-9',
           },
         },
       ),
@@ -138,7 +138,8 @@ export const affiliateStaffRoutes = (ctx: AffiliateCtx, dir: AffiliateDirectory)
       ({ brand, params, body }) => updateAffiliate(ctx, dir, brand.id, params.id, body),
       {
         auth: STAFF,
-        ...textInput({ params: AffiliateId }),
+        // the example suspends the affiliate the create example made
+        ...textInput({ params: { id: Id('affiliate id', 3) } }),
         body: t.Object(
           {
             name: t.Optional(t.String({ maxLength: 128, description: 'display name' })),
@@ -189,7 +190,7 @@ export const affiliateStaffRoutes = (ctx: AffiliateCtx, dir: AffiliateDirectory)
               }),
             ),
           },
-          { example: { status: 'active', password: 'partner-pass-2' } },
+          { example: { status: 'active', password: 'partner-pass-1' } },
         ),
         response: { 200: Affiliate, ...errors({ 404: ['AFFILIATE_NOT_FOUND'] }) },
         detail: doc(TAG, "Grant or revoke an affiliate's access to this brand (by its code)"),

@@ -493,7 +493,8 @@ export const cashierManagerRoutes = (ctx: CashierCtx) =>
               description: 'true show, false hide, null back to the brand setting',
             }),
           },
-          { example: { enabled: false } },
+          // null: the brand's setting again (hiding the demo's card would end the README's deposit walk-through)
+          { example: { enabled: null } },
         ),
         response: {
           200: t.Object({

@@ -194,7 +194,7 @@ export const FollowerBody = t.Object(
     ),
     customer_id: IgnoredCustomer,
   },
-  { example: { login: 100002, defaults: { volume_mode: 1, volume_param: 0.5, max_positions: 10 } } },
+  { example: { login: 100001, defaults: { volume_mode: 1, volume_param: 0.5, max_positions: 10 } } },
 )
 export const Follower = t.Object({
   login: Int(),

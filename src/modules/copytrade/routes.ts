@@ -58,7 +58,7 @@ const owner = (brand: { id: number }, session: { customerId?: number }) => ({
   brandId: brand.id,
   customerId: session.customerId!,
 })
-const IdParam = (what: string) => ({ id: Id(`${what} id`) })
+const IdParam = (what: string, example = 1) => ({ id: Id(`${what} id`, example) })
 const LoginParam = { login: Login }
 
 /** Customer routes of spec 4.12 (paths and payloads designed here; README.md of this folder). */
@@ -187,7 +187,7 @@ export const copyRoutes = (ctx: CopyCtx) =>
         masterView(await updateMaster(ctx, owner(brand, session), params.id, body)),
       {
         auth: CUSTOMER,
-        ...textInput({ params: IdParam('master') }),
+        ...textInput({ params: IdParam('master', 2) }),
         body: MasterUpdateBody,
         response: {
           200: Master,
@@ -213,7 +213,7 @@ export const copyRoutes = (ctx: CopyCtx) =>
       },
       {
         auth: CUSTOMER,
-        ...textInput({ params: IdParam('master') }),
+        ...textInput({ params: IdParam('master', 2) }),
         response: { 200: Ok, ...err('MASTER_NOT_FOUND', 'PERMISSION_DENIED') },
         detail: doc(TAG, 'Delete a master', {
           description:
@@ -469,7 +469,8 @@ export const copyStaffRoutes = (ctx: CopyCtx) =>
         staffDisableMaster(ctx, brand.id, session.staffId!, params.id, body),
       {
         auth: STAFF,
-        ...textInput({ params: IdParam('master') }),
+        // the example disables the master the create example made, not the demo's marketplace master
+        ...textInput({ params: IdParam('master', 2) }),
         body: t.Object(
           {
             reason: t.String({ maxLength: 200, description: 'shown to the owner as blocked_reason' }),

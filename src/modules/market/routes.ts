@@ -127,7 +127,15 @@ const IngestBody = t.Object(
       description: 'quotes of one or more symbols, oldest first',
     }),
   },
-  { example: { ticks: [{ symbol: 'EURUSD', bid: 1.0841, ask: 1.0842 }] } },
+  // BTCUSD trades every day: with this tick the trade examples that follow fill on any weekday
+  {
+    example: {
+      ticks: [
+        { symbol: 'EURUSD', bid: 1.0841, ask: 1.0842 },
+        { symbol: 'BTCUSD', bid: 43_000, ask: 43_030 },
+      ],
+    },
+  },
 )
 const IngestResult = t.Object({
   accepted: int,
@@ -148,7 +156,7 @@ export const marketRoutes = (ctx: MarketCtx) =>
             prefix: t.String({
               maxLength: 32,
               description: 'required; only symbols starting with it (case-insensitive); empty for all',
-              example: '',
+              example: 'EUR',
             }),
           },
         }),

@@ -43,7 +43,7 @@ export const notificationRoutes = (ctx: NotificationsCtx) =>
           filter: t.String({
             maxLength: 128,
             description: 'text matched in the message title or body; empty for all',
-            example: '',
+            example: 'alert',
           }),
         },
       }),

@@ -50,7 +50,7 @@ export const uploadRoutes = (ctx: Kernel) =>
           file: t.File({ description: 'the file (its real signature is checked, not only its extension)' }),
           purpose: PurposeField,
         },
-        { example: { purpose: 'account_avatar' } },
+        { example: { purpose: 'kyc_document' } },
       ),
       response: { 200: UploadResult, ...errors({ 413: ['PAYLOAD_TOO_LARGE'] }) },
       detail: doc('Uploads', 'Upload a file', {

@@ -4,7 +4,7 @@ import { ApiError } from '../../../kernel/http/errors'
 import { clientIp } from '../../../kernel/http/http'
 import { doc, errors } from '../../../kernel/http/openapi'
 import { Int, textInput } from '../../../kernel/http/schemas'
-import { security } from '../../../kernel/http/security'
+import { publicHost, security } from '../../../kernel/http/security'
 import { CONVERSION_KINDS, type ConversionKind } from '../domain/conversions'
 import { periodOf, RANGES } from '../domain/range'
 import { Conversion } from '../routes'
@@ -25,9 +25,10 @@ const cookieOf = (header: string | null) => {
  * send Origin on every cross-site POST and on same-origin fetch POSTs; a request without it (a script,
  * not a browser riding on the cookie) must then carry the token in Authorization instead of the cookie.
  */
-function assertSameOrigin(request: Request, usesCookie: boolean) {
+function assertSameOrigin(ctx: FunnelCtx, request: Request, usesCookie: boolean) {
   const origin = request.headers.get('origin')
-  const host = request.headers.get('host')
+  // behind a trusted proxy the page's host is the forwarded one, as for the brand
+  const host = publicHost(ctx, request.headers)
   if (origin === null) {
     if (usesCookie)
       throw new ApiError(403, 'CSRF_REJECTED', 'a cabinet POST from a browser must carry its Origin')
@@ -106,7 +107,7 @@ export const cabinetRoutes = (ctx: FunnelCtx, tokens: AffiliateTokens) => {
       .post(
         '/api/affiliate/login',
         async ({ brand, body, request, server, set }) => {
-          assertSameOrigin(request, false)
+          assertSameOrigin(ctx, request, false)
           const r = await cabinetLogin(ctx, tokens, brand, body, clientIp(ctx, request, server))
           set.headers['set-cookie'] = session(r.token, ctx.config.jwt.ttlSeconds)
           return { me: r.me, expires_time: Math.floor(r.expiresAt / 1000) }
@@ -139,7 +140,7 @@ export const cabinetRoutes = (ctx: FunnelCtx, tokens: AffiliateTokens) => {
       .post(
         '/api/affiliate/logout',
         async ({ brand, principal, request, set }) => {
-          assertSameOrigin(request, tokenOf(request).cookie)
+          assertSameOrigin(ctx, request, tokenOf(request).cookie)
           await tokens.revoke(who(principal).tokenId, { kind: 'cabinet', brandId: brand.id })
           set.headers['set-cookie'] = session('', 0)
           return { data: 'OK' as const }
