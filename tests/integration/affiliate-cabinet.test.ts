@@ -127,6 +127,22 @@ describe('sign-in', () => {
     expect((await cab('/api/affiliate/me')).status).toBe(200)
   })
 
+  test('behind a trusted proxy, Origin is compared with the forwarded host (the page the browser shows)', async () => {
+    const proxied = await makeTestApp({ clock, env: { TRUST_PROXY: '1' } })
+    try {
+      const login = (origin: string) =>
+        proxied.request('POST', '/api/affiliate/login', {
+          host: '10.0.0.7:3000',
+          body: { login: 'partner@example.com', password: 'partner-pass-1' },
+          headers: { origin, 'x-forwarded-host': CAB },
+        })
+      expect((await login(`http://${CAB}`)).status).toBe(200)
+      expect((await login('http://10.0.0.7:3000')).json.error).toBe('CSRF_REJECTED')
+    } finally {
+      await proxied.close()
+    }
+  })
+
   test('only its own tokens: manager, customer and account tokens are refused here, its tokens everywhere else', async () => {
     const customer = await t.customerToken()
     const account = await t.userToken()
