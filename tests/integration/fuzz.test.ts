@@ -4,7 +4,14 @@ import { signCheckout } from '../../src/modules/cashier/providers/checkout'
 import { signSandbox } from '../../src/modules/cashier/providers/sandbox'
 import * as F from '../support/files'
 import { arbitrary, badText, draw, refusedValues, type Schema, satisfies } from '../support/fuzz'
-import { call, type RealServer, serverDir, startRealServer } from '../support/server'
+import {
+  call,
+  DEMO_AFFILIATE_HOST,
+  demoTokens,
+  type RealServer,
+  serverDir,
+  startRealServer,
+} from '../support/server'
 
 /**
  * Schema-driven fuzzing of every operation of the OpenAPI document against a real server (issue 16): at
@@ -58,7 +65,7 @@ const tokens: Record<string, string> = {}
 const counts: { id: string; invalid: number; valid: number; ignored: number; ms: number }[] = []
 const failures: string[] = []
 
-const AFFILIATE_HOST = 'affiliates.localhost'
+const AFFILIATE_HOST = DEMO_AFFILIATE_HOST
 const env = {
   FEED_TOKEN,
   // every request comes from 127.0.0.1 and many valid ones sign in with random credentials
@@ -70,28 +77,7 @@ const env = {
 }
 
 async function signInAll() {
-  const sign = async (path: string, body: unknown) =>
-    (await call(server.url, 'POST', path, { body })).json?.__token
-  tokens.SESSION_USER = await sign('/sign/in', { login: 100001, password: 'demo-pass-1' })
-  tokens.SESSION_CUSTOMER = await sign('/customer/sign/in', {
-    email: 'demo@example.com',
-    password: 'demo-pass-1',
-  })
-  tokens.SESSION_MANAGER = await sign('/manager/sign/in', { login: 1, password: 'manager-pass-1' })
-  tokens.SESSION_ADMIN = await sign('/manager/sign/in', { login: 2, password: 'admin-pass-1' })
-  tokens.SESSION_DEALER = await sign('/manager/sign/in', { login: 3, password: 'dealer-pass-1' })
-  // the affiliate cabinet's session and an integration token, on the Demo brand's affiliate host
-  const cabinet = await call(server.url, 'POST', '/api/affiliate/login', {
-    body: { login: 'partner@example.com', password: 'partner-pass-1' },
-    headers: { host: AFFILIATE_HOST },
-  })
-  tokens.AffiliateSession = /tcs_aff=([^;]+)/.exec(cabinet.headers.get('set-cookie') ?? '')?.[1] ?? ''
-  tokens.AffiliateToken = (
-    await call(server.url, 'POST', '/manager/affiliates/1/tokens', {
-      token: tokens.SESSION_MANAGER,
-      body: { scopes: ['customers:read', 'transactions:read'], expires_in_days: 1 },
-    })
-  ).json?.token
+  Object.assign(tokens, await demoTokens(server.url))
 }
 
 /** Undoes what valid requests of staff routes may have done to the accounts the other routes use. */

@@ -5,7 +5,14 @@ import { DEV_CASHIER_SECRETS } from '../../src/modules/cashier/config'
 import { signCheckout } from '../../src/modules/cashier/providers/checkout'
 import { signSandbox } from '../../src/modules/cashier/providers/sandbox'
 import * as F from '../support/files'
-import { call, type RealServer, serverDir, startRealServer } from '../support/server'
+import {
+  call,
+  DEMO_AFFILIATE_HOST,
+  demoTokens,
+  type RealServer,
+  serverDir,
+  startRealServer,
+} from '../support/server'
 
 /**
  * The contract test of issue 28: every operation of the document served at /swagger/json is sent once,
@@ -26,7 +33,7 @@ import { call, type RealServer, serverDir, startRealServer } from '../support/se
 const ROOT = resolve(import.meta.dir, '../..')
 const FEED_TOKEN = 'c41f0e9a7b2d58e6f3a1c907be4d2f86e1b0'
 const CRON_SECRET = '9b2e71d04c3fa85e6d1b7c29f0a4e8d3c5b6'
-const AFFILIATE_HOST = 'affiliates.localhost'
+const AFFILIATE_HOST = DEMO_AFFILIATE_HOST
 type Json = Record<string, any>
 
 interface Operation {
@@ -57,27 +64,7 @@ async function freePort() {
 let userPassword = 'demo-pass-1'
 
 async function signInAll() {
-  const sign = async (path: string, body: unknown) =>
-    (await call(server.url, 'POST', path, { body })).json?.__token as string
-  tokens.SESSION_USER = await sign('/sign/in', { login: 100001, password: userPassword })
-  tokens.SESSION_CUSTOMER = await sign('/customer/sign/in', {
-    email: 'demo@example.com',
-    password: 'demo-pass-1',
-  })
-  tokens.SESSION_MANAGER = await sign('/manager/sign/in', { login: 1, password: 'manager-pass-1' })
-  tokens.SESSION_ADMIN = await sign('/manager/sign/in', { login: 2, password: 'admin-pass-1' })
-  tokens.SESSION_DEALER = await sign('/manager/sign/in', { login: 3, password: 'dealer-pass-1' })
-  const cabinet = await call(server.url, 'POST', '/api/affiliate/login', {
-    body: { login: 'partner@example.com', password: 'partner-pass-1' },
-    headers: { host: AFFILIATE_HOST },
-  })
-  tokens.AffiliateSession = /tcs_aff=([^;]+)/.exec(cabinet.headers.get('set-cookie') ?? '')?.[1] ?? ''
-  tokens.AffiliateToken = (
-    await call(server.url, 'POST', '/manager/affiliates/1/tokens', {
-      token: tokens.SESSION_MANAGER,
-      body: { scopes: ['customers:read', 'transactions:read'], expires_in_days: 1 },
-    })
-  ).json?.token
+  Object.assign(tokens, await demoTokens(server.url, userPassword))
 }
 
 beforeAll(async () => {

@@ -124,3 +124,36 @@ export async function signIn(base: string, path: string, body: unknown) {
   if (r.status !== 200) throw new Error(`${path}: ${r.status} ${r.text}`)
   return r.json.__token as string
 }
+
+/** The demo brand's affiliate host (the cabinet and its API are served there). */
+export const DEMO_AFFILIATE_HOST = 'affiliates.localhost'
+
+/**
+ * A token of each demo user, by the security scheme or session type the document names: the account
+ * (with `userPassword`, when a test changed it), the customer, the staff roles, the affiliate cabinet's
+ * session cookie and a fresh integration token of the demo partner.
+ */
+export async function demoTokens(
+  base: string,
+  userPassword = 'demo-pass-1',
+): Promise<Record<string, string>> {
+  const sign = async (path: string, body: unknown) => (await call(base, 'POST', path, { body })).json?.__token
+  const t: Record<string, string> = {}
+  t.SESSION_USER = await sign('/sign/in', { login: 100001, password: userPassword })
+  t.SESSION_CUSTOMER = await sign('/customer/sign/in', { email: 'demo@example.com', password: 'demo-pass-1' })
+  t.SESSION_MANAGER = await sign('/manager/sign/in', { login: 1, password: 'manager-pass-1' })
+  t.SESSION_ADMIN = await sign('/manager/sign/in', { login: 2, password: 'admin-pass-1' })
+  t.SESSION_DEALER = await sign('/manager/sign/in', { login: 3, password: 'dealer-pass-1' })
+  const cabinet = await call(base, 'POST', '/api/affiliate/login', {
+    body: { login: 'partner@example.com', password: 'partner-pass-1' },
+    headers: { host: DEMO_AFFILIATE_HOST },
+  })
+  t.AffiliateSession = /tcs_aff=([^;]+)/.exec(cabinet.headers.get('set-cookie') ?? '')?.[1] ?? ''
+  t.AffiliateToken = (
+    await call(base, 'POST', '/manager/affiliates/1/tokens', {
+      token: t.SESSION_MANAGER,
+      body: { scopes: ['customers:read', 'transactions:read'], expires_in_days: 1 },
+    })
+  ).json?.token
+  return t
+}
