@@ -1,7 +1,8 @@
-import { and, desc, eq, gte, lt, or, sql } from 'drizzle-orm'
+import { and, desc, eq, gte, lt, sql } from 'drizzle-orm'
 import type { Session } from '../../kernel/auth/session'
 import type { Brand } from '../../kernel/brand/registry'
 import type { Committer } from '../../kernel/db/group-commit'
+import { type KeysetPosition, olderThan } from '../../kernel/db/keyset'
 import { readOrNothing, readSkippingBadRows } from '../../kernel/db/tolerant'
 import { ApiError, invalid } from '../../kernel/http/errors'
 import { type AccountRecord, type GroupRecord, roundToMinor } from '../accounts'
@@ -511,11 +512,11 @@ export async function history(
 ) {
   const { account, group } = await tradingAccount(ctx, brand, session, q.login)
   const limit = q.limit ?? 100
-  let after: { time: number; ticket: number } | undefined
+  let after: KeysetPosition | undefined
   if (q.cursor) {
     const m = /^(\d+)\.(\d+)$/.exec(q.cursor)
     if (!m) throw invalid('cursor: not a cursor returned by this route')
-    after = { time: Number(m[1]), ticket: Number(m[2]) }
+    after = { time: Number(m[1]), id: Number(m[2]) }
   }
   const where = and(
     eq(orders.login, account.login),
@@ -524,12 +525,7 @@ export async function history(
     sql`${orders.state} in ('closed', 'cancelled', 'expired')`,
     q.from !== undefined ? gte(orders.closeTime, q.from * 1000) : undefined,
     q.to !== undefined ? lt(orders.closeTime, q.to * 1000) : undefined,
-    after
-      ? or(
-          lt(orders.closeTime, after.time),
-          and(eq(orders.closeTime, after.time), lt(orders.ticket, after.ticket)),
-        )
-      : undefined,
+    olderThan(orders.closeTime, orders.ticket, after),
   )
   const order = [desc(orders.closeTime), desc(orders.ticket)]
   const rows = await readSkippingBadRows(ctx.logger, `history of ${account.login}`, {

@@ -1,4 +1,5 @@
-import { and, desc, eq, gte, inArray, lt, or } from 'drizzle-orm'
+import { and, desc, eq, gte, inArray, lt } from 'drizzle-orm'
+import { olderThan } from '../../../kernel/db/keyset'
 import type { AffiliateCtx } from '../context'
 import { type CursorPosition, encodeCursor } from '../domain/cursor'
 import { conversions } from '../schema'
@@ -40,17 +41,7 @@ export async function conversionPage(
   const rows = await ctx.db
     .select()
     .from(conversions)
-    .where(
-      and(
-        conversionsOf(f),
-        cursor
-          ? or(
-              lt(conversions.eventTime, cursor.time),
-              and(eq(conversions.eventTime, cursor.time), lt(conversions.id, cursor.id)),
-            )
-          : undefined,
-      ),
-    )
+    .where(and(conversionsOf(f), olderThan(conversions.eventTime, conversions.id, cursor)))
     .orderBy(desc(conversions.eventTime), desc(conversions.id))
     .limit(size + 1)
   const has_more = rows.length > size

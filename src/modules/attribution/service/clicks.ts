@@ -1,4 +1,5 @@
-import { and, desc, eq, gte, lt, or, sql } from 'drizzle-orm'
+import { and, desc, eq, gte, lt, sql } from 'drizzle-orm'
+import { olderThan } from '../../../kernel/db/keyset'
 import type { AffiliateClicks } from '../../affiliate'
 import type { AttributionCtx } from '../context'
 import { touches } from '../schema'
@@ -29,17 +30,7 @@ export function affiliateClicks(ctx: AttributionCtx): AffiliateClicks {
       const rows = await ctx.db
         .select()
         .from(touches)
-        .where(
-          and(
-            of(brandId, affiliateId, from, to),
-            below
-              ? or(
-                  lt(touches.createdAt, below.time),
-                  and(eq(touches.createdAt, below.time), lt(touches.id, below.id)),
-                )
-              : undefined,
-          ),
-        )
+        .where(and(of(brandId, affiliateId, from, to), olderThan(touches.createdAt, touches.id, below)))
         .orderBy(desc(touches.createdAt), desc(touches.id))
         .limit(limit)
       return rows.map((t) => ({
