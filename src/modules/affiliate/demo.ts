@@ -101,75 +101,35 @@ async function seedReferred(
     const at = (days: number) => now - days * DAY
     const ref = { brandId, customerId: c.id, affiliateId, linkId: link.id }
     // a funnel that narrows: 6 registered, 5 approved, 4 deposited (two of them twice), 3 trading, 1 refund
-    const facts: Omit<Fact, 'eventId'>[] = [
-      {
-        kind: 'registration',
-        reference: String(c.id),
-        valueMinor: null,
-        currency: '',
-        volume: 0,
-        eventTime: at(40 - i * 5),
-      },
-      ...(i <= 5
+    type Demo = Omit<Fact, 'eventId'>
+    const fact = (
+      when: boolean,
+      kind: Demo['kind'],
+      reference: string,
+      daysAgo: number,
+      money: { valueMinor: number; currency: string } | null = null,
+      volume = 0,
+    ): Demo[] =>
+      when
         ? [
             {
-              kind: 'kyc' as const,
-              reference: String(c.id),
-              valueMinor: null,
-              currency: '',
-              volume: 0,
-              eventTime: at(38 - i * 5),
+              kind,
+              reference,
+              valueMinor: money?.valueMinor ?? null,
+              currency: money?.currency ?? '',
+              volume,
+              eventTime: at(daysAgo - i * 5),
             },
           ]
-        : []),
-      ...(i <= 4
-        ? [
-            {
-              kind: 'deposit' as const,
-              reference: `demo-${prefix}-${i}-a`,
-              valueMinor: 50_000 * i,
-              currency: 'USD',
-              volume: 0,
-              eventTime: at(37 - i * 5),
-            },
-          ]
-        : []),
-      ...(i <= 2
-        ? [
-            {
-              kind: 'deposit' as const,
-              reference: `demo-${prefix}-${i}-b`,
-              valueMinor: 25_000,
-              currency: 'USD',
-              volume: 0,
-              eventTime: at(36 - i * 5),
-            },
-          ]
-        : []),
-      ...(i === 2
-        ? [
-            {
-              kind: 'reversal' as const,
-              reference: `demo-${prefix}-${i}-b`,
-              valueMinor: 25_000,
-              currency: 'USD',
-              volume: 0,
-              eventTime: at(35 - i * 5),
-            },
-          ]
-        : []),
-      ...(i <= 3
-        ? [
-            {
-              kind: 'trade' as const,
-              reference: `demo-${i}`,
-              valueMinor: null,
-              currency: '',
-              volume: 100,
-              eventTime: at(34 - i * 5),
-            },
-          ]
-        : []),
+        : []
+    const usd = (valueMinor: number) => ({ valueMinor, currency: 'USD' })
+    const facts: Demo[] = [
+      ...fact(true, 'registration', String(c.id), 40),
+      ...fact(i <= 5, 'kyc', String(c.id), 38),
+      ...fact(i <= 4, 'deposit', `demo-${prefix}-${i}-a`, 37, usd(50_000 * i)),
+      ...fact(i <= 2, 'deposit', `demo-${prefix}-${i}-b`, 36, usd(25_000)),
+      ...fact(i === 2, 'reversal', `demo-${prefix}-${i}-b`, 35, usd(25_000)),
+      ...fact(i <= 3, 'trade', `demo-${i}`, 34, null, 100),
     ]
     await ctx.db.transaction(async (tx) => {
       let eventId = -i * 100
