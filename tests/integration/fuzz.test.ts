@@ -65,7 +65,6 @@ const tokens: Record<string, string> = {}
 const counts: { id: string; invalid: number; valid: number; ignored: number; ms: number }[] = []
 const failures: string[] = []
 
-const AFFILIATE_HOST = DEMO_AFFILIATE_HOST
 const env = {
   FEED_TOKEN,
   // every request comes from 127.0.0.1 and many valid ones sign in with random credentials
@@ -352,7 +351,7 @@ async function send(o: Operation, c: Case) {
   for (const [k, v] of Object.entries(c.path)) path = path.replace(`{${k}}`, encodeURIComponent(v))
   const qs = new URLSearchParams(c.query).toString()
   const headers: Record<string, string> = { ...c.header, ...tokenFor(o) }
-  if (o.op['x-served-on'] === 'affiliate_host') headers.host = AFFILIATE_HOST
+  if (o.op['x-served-on'] === 'affiliate_host') headers.host = DEMO_AFFILIATE_HOST
   if (c.body?.type) headers['content-type'] = c.body.type
   let raw = c.body?.raw
   const provider = o.path.startsWith('/cashier/webhook/') ? o.path.slice('/cashier/webhook/'.length) : null

@@ -16,14 +16,14 @@ export interface AuthRule {
   passwordChange?: true
 }
 
-// Guards read `request.headers` directly: naming `headers` in a hook makes Elysia copy every header of
-// every request into an object.
 /** The host the client asked for, as sent: X-Forwarded-Host behind a trusted proxy, else Host. */
 export function publicHost(ctx: Pick<Kernel, 'config'>, headers: Headers): string | null {
   const forwarded = ctx.config.trustProxy ? headers.get('x-forwarded-host')?.split(',')[0]?.trim() : undefined
   return forwarded || headers.get('host')
 }
 
+// Guards read `request.headers` directly: naming `headers` in a hook makes Elysia copy every header of
+// every request into an object.
 function requestHost(ctx: Kernel, headers: Headers) {
   return normalizeHost(publicHost(ctx, headers))
 }
