@@ -36,6 +36,9 @@ interface Failure {
 
 const defaultBackoff = (attempts: number) => Math.min(1000 * 2 ** (attempts - 1), 300_000)
 
+/** The longest a pass delivers without letting requests and timers in. */
+const SLICE_MS = 5
+
 /**
  * Delivers outbox events to their consumers, exactly once per (consumer, event):
  * - a pass claims undelivered, due events with a lease (`UPDATE ... RETURNING`), so two relays (two
@@ -151,7 +154,14 @@ export class Relay {
     claimed.sort((a, b) => a.id - b.id)
     const had = await this.deliveries(claimed.map((c) => c.id))
     const done: number[] = []
+    let slice = performance.now()
     for (const row of claimed) {
+      // on a local file every statement resolves at once: without a turn of the event loop now and then,
+      // a batch of deliveries (the closes of 1,000 copies) held every request and timer for ~0.5 s
+      if (performance.now() - slice > SLICE_MS) {
+        await new Promise((r) => setImmediate(r))
+        slice = performance.now()
+      }
       const failures: Failure[] = []
       let payload: unknown
       let unreadable: string | null = null
