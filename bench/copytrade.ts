@@ -223,8 +223,11 @@ async function scenario(label: string, api: RealServer, other: RealServer, dbUrl
 }
 
 const started: { stop(): Promise<void> }[] = []
+/** The servers' directories: a run leaves a few hundred MB of database there. */
+const dirs: { remove(): void }[] = []
 try {
   const home = serverDir()
+  dirs.push(home)
   const one = await startRealServer(home.dir, {
     LOG_LEVEL: 'warn',
     SIGNIN_MAX_FAILURES_PER_IP: '100000',
@@ -245,6 +248,7 @@ try {
       ACCOUNT_OPEN_MAX_PER_DAY: '100000',
     })
     const dir = serverDir()
+    dirs.push(dir)
     const engine = await startRealServer(dir.dir, env('engine'))
     started.push(engine)
     await engine.waitForOutput(/engine role taken/)
@@ -261,4 +265,5 @@ try {
   throw e
 } finally {
   for (const s of started.reverse()) await s.stop().catch(() => {})
+  for (const d of dirs) d.remove()
 }
