@@ -7,6 +7,8 @@ export interface SqldServer {
   /** http://127.0.0.1:PORT, for @libsql/client. */
   url: string
   pid: number
+  /** The directory of its database files. */
+  dir: string
   stop(): Promise<void>
 }
 
@@ -42,6 +44,7 @@ export async function startSqld(): Promise<
   }
   return {
     url,
+    dir,
     get pid() {
       return proc.pid
     },

@@ -1,8 +1,8 @@
 import type { Client } from '@libsql/client'
-import { createClient } from '@libsql/client'
 import { Db } from './db'
 import type { Checkpointer } from './local/checkpointer'
 import { type LocalOptions, openLocal } from './local/open'
+import { RemoteClient, type RemoteOptions, type WriteQueueState } from './remote/client'
 
 export { Db, type Queryable, Tx } from './db'
 
@@ -10,10 +10,12 @@ export interface Database {
   db: Db
   /** Local files: the worker that checkpoints the WAL (null for remote databases). */
   checkpointer: Checkpointer | null
+  /** Remote databases: this process's write queue (null for local files, whose writer queues alike). */
+  writes: (() => WriteQueueState) | null
   close(): void
 }
 
-export type { LocalOptions }
+export type { LocalOptions, RemoteOptions, WriteQueueState }
 
 function filePath(url: string): string | null {
   if (!url.startsWith('file:')) return null
@@ -21,13 +23,14 @@ function filePath(url: string): string | null {
 }
 
 /**
- * Opens libSQL: a remote sqld/Turso over HTTP or WebSockets (@libsql/client), or a local file through
- * the local adapter (kernel/db/local/open.ts), whose tuning serves one process writing one file.
+ * Opens libSQL: a remote sqld/Turso over HTTP or WebSockets (@libsql/client) with this process's writes
+ * queued and committed together (kernel/db/remote/client.ts), or a local file through the local adapter
+ * (kernel/db/local/open.ts), whose tuning serves one process writing one file.
  */
 export async function openDatabase(
   url: string,
   authToken?: string,
-  opts: LocalOptions = {},
+  opts: LocalOptions & { remote?: RemoteOptions } = {},
 ): Promise<Database> {
   const path = filePath(url)
   if (path) {
@@ -35,9 +38,15 @@ export async function openDatabase(
     return {
       db: new Db(local.client as unknown as Client),
       checkpointer: local.checkpointer,
+      writes: null,
       close: local.close,
     }
   }
-  const client = createClient({ url, authToken, intMode: 'number' })
-  return { db: new Db(client), checkpointer: null, close: () => client.close() }
+  const remote = new RemoteClient(url, authToken, opts.remote)
+  return {
+    db: new Db(remote as unknown as Client),
+    checkpointer: null,
+    writes: () => remote.state(),
+    close: () => remote.close(),
+  }
 }

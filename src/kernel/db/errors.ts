@@ -8,15 +8,35 @@ export function isUniqueViolation(e: unknown): boolean {
 }
 
 /**
- * True when a database error says the server could not be reached (sqld or Turso away) or is over its
- * limit of concurrent requests (HTTP 429), as opposed to a statement that failed: such a request may be
- * retried and is answered 503, not 500.
+ * The database could not take a write in time: the write lock was not free, a transaction held its turn
+ * too long, or the database did not answer (kernel/db/remote). Nothing was written; the client may retry.
+ */
+export class DatabaseBusy extends Error {
+  override name = 'DatabaseBusy'
+}
+
+/**
+ * True when a database error says it is busy: SQLITE_BUSY (its write lock not free in time), sqld over
+ * its limit of concurrent requests (HTTP 429), or DatabaseBusy. Nothing was done; answered 503.
+ */
+export function isBusy(e: unknown): boolean {
+  for (let cur: any = e, depth = 0; cur && depth < 6; cur = cur.cause, depth++) {
+    if (cur instanceof DatabaseBusy) return true
+    const text = `${cur.code ?? ''} ${cur.message ?? ''}`
+    if (/SQLITE_BUSY|database is locked|SERVER_ERROR.*429|Too Many Requests/i.test(text)) return true
+  }
+  return false
+}
+
+/**
+ * True when a database error says the server could not be reached (sqld or Turso away), as opposed to a
+ * statement that failed: such a request may be retried and is answered 503, not 500.
  */
 export function isUnreachable(e: unknown): boolean {
   for (let cur: any = e, depth = 0; cur && depth < 6; cur = cur.cause, depth++) {
     const text = `${cur.code ?? ''} ${cur.message ?? ''}`
     if (
-      /ECONNREFUSED|ECONNRESET|ConnectionRefused|ConnectionClosed|fetch failed|Unable to connect|socket connection was closed|HRANA_WEBSOCKET_ERROR|SERVER_ERROR.*(429|50[234])/i.test(
+      /ECONNREFUSED|ECONNRESET|ConnectionRefused|ConnectionClosed|fetch failed|Unable to connect|socket connection was closed|HRANA_WEBSOCKET_ERROR|HRANA_CLOSED_ERROR|SERVER_ERROR.*50[234]/i.test(
         text,
       )
     )

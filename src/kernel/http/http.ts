@@ -1,5 +1,5 @@
 import { Elysia, ValidationError } from 'elysia'
-import { isUnreachable } from '../db/errors'
+import { isBusy, isUnreachable } from '../db/errors'
 import type { Kernel } from '../kernel'
 import { DependencyDown } from '../resilience'
 import { declaredLength, deferredBody } from './body'
@@ -177,14 +177,16 @@ export const httpPlatform = (ctx: Kernel) =>
       }
       // a dependency away (Redis, sqld): nothing was done, the client may retry (docs/adr/0014)
       const down =
-        error instanceof DependencyDown ? error.dependency : isUnreachable(error) ? 'database' : null
+        error instanceof DependencyDown
+          ? `${error.dependency} unavailable`
+          : isBusy(error)
+            ? 'database busy'
+            : isUnreachable(error)
+              ? 'database unavailable'
+              : null
       if (down) {
         logRequest(ctx, request.method, route, 503, id, undefined)
-        const res = json(
-          503,
-          { error: 'SERVICE_UNAVAILABLE', message: `${down} unavailable; retry later` },
-          id,
-        )
+        const res = json(503, { error: 'SERVICE_UNAVAILABLE', message: `${down}; retry later` }, id)
         res.headers.set('retry-after', '1')
         return res
       }
