@@ -240,7 +240,8 @@ try {
     const [sqld, redis] = await Promise.all([startSqld(), startRedis()])
     started.push(sqld, redis)
     const env = (role: string) => ({
-      DATABASE_URL: sqld.url,
+      // Hrana over WebSockets, as docs/operations.md recommends for Bun instances (ADR 0019)
+      DATABASE_URL: sqld.url.replace(/^http/, 'ws'),
       REDIS_URL: redis.url,
       ROLE: role,
       LOG_LEVEL: 'warn',

@@ -139,7 +139,7 @@ describe('rules 1-3', () => {
       payload: money(id, 9201, 10),
       createdAt: T0 + 60_000,
     }
-    for (let i = 0; i < 3; i++) await t.ctx.db.transaction((tx) => consumer.handle(delivered, tx))
+    for (let i = 0; i < 3; i++) await t.ctx.db.transaction((tx) => consumer.handle!(delivered, tx))
     expect((await rows(id)).filter((r) => r.kind === 'deposit')).toHaveLength(1)
     expect(
       (await t.ctx.db.select().from(conversionFacts).where(eq(conversionFacts.customerId, id))).filter(

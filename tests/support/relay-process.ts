@@ -32,7 +32,8 @@ const redis = new RedisClient(env.REDIS_URL)
 const { db, close } = await openDatabase(env.DB_URL)
 
 const record =
-  (consumer: string) => async (e: { id: number }, tx: Parameters<Consumer<unknown>['handle']>[1]) => {
+  (consumer: string) =>
+  async (e: { id: number }, tx: Parameters<NonNullable<Consumer<unknown>['handle']>>[1]) => {
     await tx.execute({
       sql: 'insert into relay_effects (event_id, consumer, owner) values (?, ?, ?)',
       args: [e.id, consumer, env.OWNER],

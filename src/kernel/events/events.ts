@@ -32,26 +32,27 @@ export class Events {
     return this.byTopic.get(topic) ?? []
   }
 
+  /** The consumers that accept an event by its payload (Consumer.accepts). */
+  acceptedBy(topic: string, e: { brandId: number; payload: unknown }): Consumer<unknown>[] {
+    return this.consumersOf(topic).filter((c) => !c.accepts || c.accepts(e))
+  }
+
   /**
-   * Writes events in the caller's transaction. An event of a topic nobody consumes is written delivered:
-   * it stays in the log for the retention period, and the relay never has to claim it. True when some
-   * event awaits a consumer (the caller wakes the relay after its commit).
+   * Writes events in the caller's transaction. An event no consumer accepts (none of its topic, or none
+   * whose `accepts` takes its payload) is written delivered: it stays in the log for the retention period,
+   * and the relay never has to claim it. True when some event awaits a consumer (the caller wakes the
+   * relay after its commit).
    */
   async write(tx: Queryable, events: readonly PendingEvent[], now: number): Promise<boolean> {
     if (events.length === 0) return false
+    const awaited = events.map((e) => this.acceptedBy(e.topic, e).length > 0)
     await insertRows(
       tx,
       getTableName(outbox),
       COLUMNS,
-      events.map((e) => [
-        e.brandId,
-        e.topic,
-        JSON.stringify(e.payload),
-        now,
-        this.byTopic.has(e.topic) ? null : now,
-      ]),
+      events.map((e, i) => [e.brandId, e.topic, JSON.stringify(e.payload), now, awaited[i] ? null : now]),
     )
-    return events.some((e) => this.byTopic.has(e.topic))
+    return awaited.some(Boolean)
   }
 
   /** Called after a commit that wrote events: the local relay runs a pass right away. */

@@ -170,7 +170,10 @@ export class Relay {
       } catch (e) {
         unreadable = `payload is not JSON: ${(e as Error).message}`
       }
-      for (const consumer of this.events.consumersOf(row.topic)) {
+      const accepted = unreadable
+        ? this.events.consumersOf(row.topic)
+        : this.events.acceptedBy(row.topic, { brandId: row.brand_id, payload })
+      for (const consumer of accepted) {
         if (had.get(row.id)?.has(consumer.name)) continue
         const failure = unreadable
           ? { consumer, error: unreadable, permanent: true }
@@ -228,13 +231,16 @@ export class Relay {
     try {
       // an event this consumer has no business with is passed over: no transaction, no delivery row
       if (consumer.wants && !(await consumer.wants(event))) return null
-      await this.db.transaction(async (tx) => {
-        await consumer.handle(event, tx)
-        await tx.execute({
-          sql: `insert into event_deliveries (event_id, consumer, status, at) values (?, ?, 'delivered', ?)`,
-          args: [row.id, consumer.name, this.clock.now()],
+      const handle = consumer.handle
+      // a consumer that writes nothing has no delivery to record: only its after-step runs
+      if (handle)
+        await this.db.transaction(async (tx) => {
+          await handle(event, tx)
+          await tx.execute({
+            sql: `insert into event_deliveries (event_id, consumer, status, at) values (?, ?, 'delivered', ?)`,
+            args: [row.id, consumer.name, this.clock.now()],
+          })
         })
-      })
       this.stats.delivered++
     } catch (e) {
       // another relay recorded it first (its lease ran out on us): delivered, and our writes rolled back

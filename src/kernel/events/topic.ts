@@ -29,7 +29,17 @@ export interface Consumer<T> {
   /** Unique and stable (deliveries are recorded under it), e.g. `notifications.trade-closed`. */
   name: string
   topic: Topic<T>
-  handle(event: DeliveredEvent<T>, tx: Tx): Promise<void>
+  /**
+   * Whether the event can concern this consumer, from its payload alone (pure, no I/O). Asked as the event
+   * is written: an event no consumer accepts is written delivered and never claimed (a client's own close
+   * is nothing to the notifications of stop loss and take profit). Without it every event is accepted.
+   */
+  accepts?(event: { brandId: number; payload: T }): boolean
+  /**
+   * The consumer's database writes, in the delivery's transaction. A consumer without it writes nothing
+   * and costs no transaction: its `after` runs once the event is claimed (best effort, as always).
+   */
+  handle?(event: DeliveredEvent<T>, tx: Tx): Promise<void>
   /**
    * Whether the event concerns this consumer at all, asked outside any transaction before `handle`
    * (a read, e.g. "is this login a copy master"): false passes it over without a transaction or a

@@ -22,7 +22,7 @@ import {
 import { seedDemoAccounts } from './demo'
 import type { MarginSnapshot } from './domain/margin'
 import { fundsOf, groupIdsOf } from './funds'
-import { type BalanceOperationInput, postOperationTx, postTradeResultTx } from './ledger'
+import { type BalanceOperationInput, postOperationTx, postTradeResultsTx } from './ledger'
 import { accountManagerRoutes } from './manager-routes'
 import { type OpenAccountInput, openAccount } from './open'
 import { AccountReadModel, type GroupRecord } from './read-model'
@@ -35,7 +35,7 @@ export { type MarginSnapshot, marginSnapshot } from './domain/margin'
 export { currencyDecimals, fromMinor, roundToMinor, toMinor } from './domain/money'
 export * from './events'
 export type { Funds } from './funds'
-export type { BalanceOperationInput } from './ledger'
+export type { BalanceOperationInput, TradeResultInput } from './ledger'
 export type { AccountReadModel, AccountRecord, CustomerRecord, GroupRecord } from './read-model'
 export { Customer as CustomerSchema } from './routes'
 export { type AccountView, accountNotFound, groupNotFound } from './service'
@@ -63,8 +63,8 @@ export interface AccountsApi {
   /** Disables trading on an account (it may still sign in), in the caller's unit of work. */
   /** Makes an account read-only; `reason` is what a refused trade says (e.g. the breached challenge). */
   setReadOnlyTx(tx: Tx, work: Work, brandId: number, login: number, reason: string): Promise<void>
-  /** Books a closed trade's result as one OP_TRADE ledger row, in the closing transaction. */
-  postTradeResultTx: typeof postTradeResultTx
+  /** Books closed trades' results as OP_TRADE ledger rows, in the closing transaction. */
+  postTradeResultsTx: typeof postTradeResultsTx
   openAccount(input: OpenAccountInput): ReturnType<typeof openAccount>
   findGroup(brandId: number, name: string): Promise<GroupRecord | null>
   /** Sign-in: the account or customer with its password hash. */
@@ -116,7 +116,7 @@ export const accountsModule = defineModule({
       loadAccountViewAs: (brand, session, login, notFound) =>
         loadAccountViewAs(ctx, brand, session, login, notFound),
       requireMargin: (view) => requireMargin(ctx, view),
-      postTradeResultTx: (tx: Tx, input) => postTradeResultTx(tx, input),
+      postTradeResultsTx,
       postOperationTx: (tx, work, input) => postOperationTx(ctx, tx, work, input),
       async setReadOnlyTx(tx, work, brandId, login, reason) {
         await tx

@@ -1,4 +1,4 @@
-import { and, eq, sql } from 'drizzle-orm'
+import { and, eq, inArray, sql } from 'drizzle-orm'
 import type { Tx } from '../../kernel/db/client'
 import { isUniqueViolation } from '../../kernel/db/errors'
 import type { Work } from '../../kernel/db/unit-of-work'
@@ -153,33 +153,73 @@ export async function postBalanceOperation(
   return { operation: operationView(result.row, result.currency), idempotent: result.idempotent }
 }
 
+/** A closed trade's result for the ledger: profit + swap + commission, in minor units of the account currency. */
+export interface TradeResultInput {
+  brandId: number
+  login: number
+  amountMinor: number
+  ticket: number
+  comment: string
+  now: number
+}
+
+/** Rows per statement (the CASE and VALUES lists grow with them). */
+const RESULTS_PER_STATEMENT = 200
+
 /**
- * Books a closed trade's result (profit + swap + commission, signed minor units) as one OP_TRADE ledger
- * row in the closing transaction. Unlike a withdrawal it may take the balance below zero: a stop-out
- * can close at a loss larger than the deposit, and the ledger must still say so exactly.
+ * Books closed trades' results as OP_TRADE ledger rows, in the closing transaction, with one UPDATE of
+ * the accounts and one INSERT of the rows per 200 results however many trades close together (the
+ * group commit of closes; on a remote database each statement is a round trip). Each row's balance_after
+ * is the balance once it and the rows before it were booked, as if they had been booked one by one.
+ * Unlike a withdrawal it may take the balance below zero: a stop-out can close at a loss larger than the
+ * deposit, and the ledger must still say so exactly.
  */
-export async function postTradeResultTx(
-  tx: Tx,
-  input: { brandId: number; login: number; amount: number; ticket: number; comment: string; now: number },
-) {
-  const [after] = await tx
+export async function postTradeResultsTx(tx: Tx, results: readonly TradeResultInput[]) {
+  for (let i = 0; i < results.length; i += RESULTS_PER_STATEMENT)
+    await postChunk(tx, results.slice(i, i + RESULTS_PER_STATEMENT))
+}
+
+async function postChunk(tx: Tx, results: readonly TradeResultInput[]) {
+  if (results.length === 0) return
+  const sums = new Map<number, number>()
+  for (const r of results) sums.set(r.login, (sums.get(r.login) ?? 0) + r.amountMinor)
+  const logins = [...sums.keys()]
+  const updated = await tx
     .update(accounts)
-    .set({ balance: sql`${accounts.balance} + ${input.amount}` })
-    .where(and(eq(accounts.login, input.login), eq(accounts.brandId, input.brandId)))
-    .returning({ balance: accounts.balance, credit: accounts.credit })
-  if (!after) throw accountNotFound()
-  await tx.insert(balanceOperations).values({
-    brandId: input.brandId,
-    login: input.login,
-    op: 'OP_TRADE',
-    ticket: input.ticket,
-    amount: input.amount,
-    balanceAfter: after.balance,
-    creditAfter: after.credit,
-    reason: 'TR_REASON_TRADE',
-    comment: input.comment,
-    createdBy: 'trading',
-    createdAt: input.now,
+    .set({
+      balance: sql`${accounts.balance} + case ${accounts.login} ${sql.join(
+        logins.map((l) => sql`when ${l} then ${sums.get(l)!}`),
+        sql` `,
+      )} end`,
+    })
+    .where(inArray(accounts.login, logins))
+    .returning({
+      login: accounts.login,
+      brandId: accounts.brandId,
+      balance: accounts.balance,
+      credit: accounts.credit,
+    })
+  const after = new Map(updated.map((u) => [u.login, u]))
+  // what later rows of the same login still add, taken off the final balance row by row
+  const later = new Map(sums)
+  const rows = results.map((r) => {
+    const a = after.get(r.login)
+    if (!a || a.brandId !== r.brandId) throw accountNotFound()
+    const rest = later.get(r.login)! - r.amountMinor
+    later.set(r.login, rest)
+    return {
+      brandId: r.brandId,
+      login: r.login,
+      op: 'OP_TRADE' as const,
+      ticket: r.ticket,
+      amount: r.amountMinor,
+      balanceAfter: a.balance - rest,
+      creditAfter: a.credit,
+      reason: 'TR_REASON_TRADE',
+      comment: r.comment,
+      createdBy: 'trading',
+      createdAt: r.now,
+    }
   })
-  return after
+  await tx.insert(balanceOperations).values(rows)
 }

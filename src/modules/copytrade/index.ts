@@ -16,7 +16,7 @@ import { copyRoutes, copyStaffRoutes } from './routes'
 import * as schema from './schema'
 
 /** Trades the copier runs at once: enough to fill a group commit, few enough for a remote database. */
-const COPY_CONCURRENCY = 64
+const COPY_CONCURRENCY = 500
 
 /** Copy trading: masters, followers, subscriptions, the copier and rewards (README.md of this folder). */
 export const copytradeModule = defineModule({

@@ -22,6 +22,8 @@ function notifying<T extends Topic<any>>(
   return {
     name: `notifications.${name}`,
     topic,
+    // what makes no notification costs no delivery (a client's own close, a cancel by the client)
+    accepts: (e) => make({ id: 0, topic: topic.name, createdAt: 0, ...e }) !== null,
     async handle(event, tx) {
       const n = make(event)
       if (n) await notifyTx(tx, n, event.createdAt)

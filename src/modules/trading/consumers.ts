@@ -17,7 +17,6 @@ export function accountChangeConsumers(bus: MessageBus): Consumer<{ login: numbe
   const tell = (name: string, topic: Consumer<{ login: number }>['topic']): Consumer<{ login: number }> => ({
     name: `trading.${name}`,
     topic,
-    handle: async () => {},
     async after(event) {
       await publishTo(bus, ACCOUNTS_CHANGED, [event.payload.login])
     },

@@ -1,7 +1,7 @@
-import { and, eq, type SQL } from 'drizzle-orm'
+import { and, eq, inArray, type SQL, sql } from 'drizzle-orm'
 import type { Tx } from '../../kernel/db/client'
 import type { Work } from '../../kernel/db/unit-of-work'
-import { type AccountReadModel, type AccountsApi, roundToMinor } from '../accounts'
+import { type AccountReadModel, type AccountsApi, roundToMinor, type TradeResultInput } from '../accounts'
 import type { QuoteLookup } from '../market'
 import type { SymbolSpec } from './domain/formulas'
 import { profitInAccount } from './domain/formulas'
@@ -43,7 +43,7 @@ export interface CloseResult {
 }
 
 export async function closeTx(
-  accounts: Pick<AccountsApi, 'postTradeResultTx'>,
+  accounts: Pick<AccountsApi, 'postTradeResultsTx'>,
   tx: Tx,
   work: Work,
   c: CloseInput,
@@ -118,19 +118,120 @@ export async function closeTx(
     })
   }
   if (!closed) return null
-  await accounts.postTradeResultTx(tx, {
-    brandId: o.brandId,
-    login: o.login,
-    amount: profit + commission + storage,
-    ticket: closed.ticket,
-    comment: `close #${o.ticket} ${c.reason}`,
-    now: c.now,
-  })
+  await accounts.postTradeResultsTx(tx, [resultOf(c, closed, profit + commission + storage)])
+  emitClosed(work, c, closed)
+  return { closed, rest: rest ?? null }
+}
+
+const resultOf = (c: CloseInput, closed: OrderRow, amountMinor: number): TradeResultInput => ({
+  brandId: c.order.brandId,
+  login: c.order.login,
+  amountMinor,
+  ticket: closed.ticket,
+  comment: `close #${c.order.ticket} ${c.reason}`,
+  now: c.now,
+})
+
+function emitClosed(work: Work, c: CloseInput, closed: OrderRow) {
   const payload = tradeEvent(closed, c.currency)
   if (c.reason === 'stopout')
-    work.emit(TradeStoppedOut, o.brandId, { ...payload, reason: 'stopout', margin_level: c.marginLevel ?? 0 })
-  else work.emit(TradeClosed, o.brandId, { ...payload, reason: c.reason })
-  return { closed, rest: rest ?? null }
+    work.emit(TradeStoppedOut, c.order.brandId, {
+      ...payload,
+      reason: 'stopout',
+      margin_level: c.marginLevel ?? 0,
+    })
+  else work.emit(TradeClosed, c.order.brandId, { ...payload, reason: c.reason })
+}
+
+/** Positions per UPDATE of a group of whole closes (each adds a few CASE branches). */
+const CLOSES_PER_STATEMENT = 100
+
+/**
+ * Closes many positions in one transaction (the group commit of closes, ADR 0019): whole closes without a
+ * guard with one conditional UPDATE ... RETURNING per 100 (each row still open with the volume it was
+ * priced at, or it is left alone and answers null), their results to the ledger in one statement per
+ * table (accounts' postTradeResultsTx), their events with the unit of work's one insert. Partial closes
+ * and guarded ones (a trigger's level) go one by one (closeTx). An input whose profit cannot be priced
+ * answers its Error; the others are not held up.
+ */
+export async function closeManyTx(
+  accounts: Pick<AccountsApi, 'postTradeResultsTx'>,
+  tx: Tx,
+  work: Work,
+  inputs: readonly CloseInput[],
+): Promise<(CloseResult | null | Error)[]> {
+  const out: (CloseResult | null | Error)[] = inputs.map(() => null)
+  const whole: { i: number; c: CloseInput; profit: number; commission: number; storage: number }[] = []
+  const tickets = new Set<number>()
+  for (const [i, c] of inputs.entries()) {
+    // a second close of one position in the batch finds it closed, as it would after the first
+    if (tickets.has(c.order.ticket)) continue
+    tickets.add(c.order.ticket)
+    if (c.volume !== c.order.volume || c.guard) {
+      try {
+        out[i] = await closeTx(accounts, tx, work, c)
+      } catch (e) {
+        out[i] = e instanceof Error ? e : new Error(String(e))
+      }
+      continue
+    }
+    const o = c.order
+    const major = profitInAccount(c.spec, o.cmd, c.volume, o.openPrice, c.price, c.currency, c.lookup)
+    if (major === null) {
+      out[i] = new Error(`no conversion rate for ${o.symbol} into ${c.currency}`)
+      continue
+    }
+    whole.push({
+      i,
+      c,
+      profit: roundToMinor(major, c.currency),
+      commission: o.commission,
+      storage: o.storage,
+    })
+  }
+  const booked: TradeResultInput[] = []
+  for (let at = 0; at < whole.length; at += CLOSES_PER_STATEMENT) {
+    const part = whole.slice(at, at + CLOSES_PER_STATEMENT)
+    const byTicket = (value: (w: (typeof part)[number]) => string | number) =>
+      sql`case ${orders.ticket} ${sql.join(
+        part.map((w) => sql`when ${w.c.order.ticket} then ${value(w)}`),
+        sql` `,
+      )} end`
+    const now = part[0]!.c.now
+    const rows = await tx
+      .update(orders)
+      .set({
+        state: 'closed',
+        closePrice: byTicket((w) => w.c.price),
+        closeTime: now,
+        profit: byTicket((w) => w.profit),
+        closeReason: byTicket((w) => w.c.reason),
+        comment: byTicket((w) => w.c.comment ?? w.c.order.comment),
+        updatedAt: now,
+        origin: part[0]!.c.origin,
+      })
+      .where(
+        and(
+          inArray(
+            orders.ticket,
+            part.map((w) => w.c.order.ticket),
+          ),
+          eq(orders.state, 'open'),
+          sql`${orders.volume} = ${byTicket((w) => w.c.order.volume)}`,
+        ),
+      )
+      .returning()
+    const closed = new Map(rows.map((r) => [r.ticket, r]))
+    for (const w of part) {
+      const row = closed.get(w.c.order.ticket)
+      if (!row) continue
+      out[w.i] = { closed: row, rest: null }
+      booked.push(resultOf(w.c, row, w.profit + w.commission + w.storage))
+      emitClosed(work, w.c, row)
+    }
+  }
+  await accounts.postTradeResultsTx(tx, booked)
+  return out
 }
 
 /** What a trade write refreshes once it commits. */

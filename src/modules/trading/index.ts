@@ -3,6 +3,7 @@ import { onChannel } from '../../kernel/bus/channel'
 import { defineModule, definePort } from '../../kernel/module'
 import { AccountsPort, ExposurePort } from '../accounts'
 import { MarketPort } from '../market'
+import { closeCommitter } from './close-commit'
 import { ACCOUNTS_CHANGED, accountChangeConsumers } from './consumers'
 import type { TradingCtx } from './context'
 import { ORDERS_CHANGED, TriggerEngine } from './engine'
@@ -62,6 +63,7 @@ export const tradingModule = defineModule({
       ...ctx,
       triggers: engine,
       tradeOpens: openCommitter(ctx, (rows) => engine.changed(rows)),
+      tradeCloses: closeCommitter(ctx, (rows) => engine.changed(rows)),
     }
     ports.provide(TradingPort, {
       ...writePort(services),

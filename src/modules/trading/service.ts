@@ -7,12 +7,13 @@ import { readOrNothing, readSkippingBadRows } from '../../kernel/db/tolerant'
 import { ApiError, invalid } from '../../kernel/http/errors'
 import { type AccountRecord, type GroupRecord, roundToMinor } from '../accounts'
 import { isTradingOpen } from '../market'
+import type { Closed, CloseRequest } from './close-commit'
 import type { TradingCtx } from './context'
 import { checkPendingPrice, checkStops, checkVolume, isPendingCmd } from './domain/checks'
 import { commission as commissionOf, isBuy, marginInAccount } from './domain/formulas'
 import type { TriggerEngine } from './engine'
 import { TradeCancelled, TradeModified } from './events'
-import { closeTx, refreshAfterCommit } from './execution'
+import { refreshAfterCommit } from './execution'
 import { pricePositions } from './exposure'
 import { type ManualAction, ManualTradeGuardPort } from './guard'
 import { priorRequest, recordRequest, tradeKey } from './idempotency'
@@ -25,6 +26,7 @@ import { orderView, tradeEvent } from './views'
 export interface TradingServices extends TradingCtx {
   triggers: TriggerEngine
   tradeOpens: Committer<OpenRequest, Opened>
+  tradeCloses: Committer<CloseRequest, Closed>
 }
 
 const refresh = (ctx: TradingServices) => ({
@@ -142,11 +144,34 @@ export async function openFor(
 ) {
   const { comment: _c, ...asked } = input
   const key = tradeKey(idempotencyKey, 'open', asked)
-  const prior = await priorRequest(ctx.db, account.login, key)
-  if (prior) {
-    const [row] = await ctx.db.select().from(orders).where(eq(orders.ticket, prior.ticket))
-    if (row) return replayed({ order: row.ticket, trade: orderView(row, group.currency) })
+  let request: OpenRequest
+  try {
+    request = await checkedOpen(ctx, brandId, account, group, input, actor, key)
+  } catch (e) {
+    // a repeat answers what its first request did, even when its checks fail now; a repeat whose checks
+    // pass is answered by the commit, which reads the key in its transaction (no read here per open)
+    if (key && e instanceof ApiError) {
+      const prior = await priorRequest(ctx.db, account.login, key)
+      const [row] = prior ? await ctx.db.select().from(orders).where(eq(orders.ticket, prior.ticket)) : []
+      if (row) return replayed({ order: row.ticket, trade: orderView(row, group.currency) })
+    }
+    throw e
   }
+  const { row: order, idempotent } = await ctx.tradeOpens.submit(request)
+  const answer = { order: order.ticket, trade: orderView(order, group.currency) }
+  return idempotent ? replayed(answer) : answer
+}
+
+/** Every check of an open, then what the group commit needs to commit it (its margin, its row). */
+async function checkedOpen(
+  ctx: TradingServices,
+  brandId: number,
+  account: AccountRecord,
+  group: GroupRecord,
+  input: OpenInput,
+  actor: string,
+  key: OpenRequest['key'],
+): Promise<OpenRequest> {
   if (account.enable !== 1) throw openError('account is disabled')
   if (account.enableReadOnly === 1) throw openError(readOnly(account))
   const pending = isPendingCmd(input.cmd)
@@ -191,7 +216,7 @@ export async function openFor(
     )
     if (margin === null) throw openError(`no conversion rate for the margin of ${input.symbol}`)
   }
-  const { row: order, idempotent } = await ctx.tradeOpens.submit({
+  return {
     group,
     margin,
     key,
@@ -214,9 +239,7 @@ export async function openFor(
       updatedAt: now,
       origin: ctx.origin,
     },
-  })
-  const answer = { order: order.ticket, trade: orderView(order, group.currency) }
-  return idempotent ? replayed(answer) : answer
+  }
 }
 
 /**
@@ -301,8 +324,9 @@ export async function modifyOrder(
 }
 
 /**
- * Closes a position (all or `volume`) at the group's current quote. Used by the close and group-close
- * routes and the write port; with a key, recorded in the closing transaction.
+ * Closes a position (all or `volume`) at the group's current quote, through the group commit of closes
+ * (close-commit.ts). Used by the close and group-close routes and the write port; with a key, recorded in
+ * the closing transaction. Null when the key had closed it before (a repeat: nothing done).
  */
 async function closePosition(
   ctx: TradingServices,
@@ -327,11 +351,8 @@ async function closePosition(
     if (o.volume - v < gs.sec.lotMin)
       throw fail(`volume: the remaining ${o.volume - v} would be below lot_min ${gs.sec.lotMin}`)
   }
-  const lookup = await ctx.market.quoteLookup()
-  const result = await ctx.uow.run(async (tx, work) => {
-    if (request && (await priorRequest(tx, o.login, request.key))) return { replay: true as const }
-    const now = ctx.clock.now()
-    const r = await closeTx(ctx.accounts, tx, work, {
+  const done = await ctx.tradeCloses.submit({
+    input: {
       origin: ctx.origin,
       order: o,
       spec: gs.info,
@@ -340,26 +361,14 @@ async function closePosition(
       price: isBuy(o.cmd) ? quote.bid : quote.ask,
       reason,
       comment,
-      lookup,
-      now,
-    })
-    if (r) {
-      if (request)
-        await recordRequest(tx, {
-          login: o.login,
-          key: request.key,
-          kind: 'close',
-          ticket: o.ticket,
-          actor: request.actor,
-          now,
-        })
-      refreshAfterCommit(work, refresh(ctx), r.rest ?? r.closed)
-    }
-    return r
+      lookup: await ctx.market.quoteLookup(),
+    },
+    key: request?.key,
+    actor: request?.actor ?? 'client',
   })
-  if (result && 'replay' in result) return null
-  if (!result) throw fail(`order ${o.ticket} changed meanwhile; retry`)
-  return result.closed
+  if (done.kind === 'replay') return null
+  if (done.kind === 'moved') throw fail(`order ${o.ticket} changed meanwhile; retry`)
+  return done.result.closed
 }
 
 type TradeKeyValue = NonNullable<ReturnType<typeof tradeKey>>
@@ -375,20 +384,32 @@ export async function closeOrder(
   if (found.kind !== 'ok') throw new ApiError(404, 'TRADE_ERROR', `no open position ${input.order}`)
   const { comment: _c, ...asked } = input
   const key = tradeKey(idempotencyKey, 'close', asked)
-  // a repeat answers what the first close did, though the position is closed now
-  if (await priorRequest(ctx.db, found.order.login, key)) return replayed({ data: 'OK' as const })
-  if (found.order.state !== 'open') throw new ApiError(404, 'TRADE_ERROR', `no open position ${input.order}`)
-  await refuseManual(ctx, actor, found.order.login, 'close', found.order.ticket)
-  const closed = await closePosition(
-    ctx,
-    brandId,
-    found.order,
-    input.volume,
-    'client',
-    input.comment,
-    key ? { key, actor: actorName(actor) } : undefined,
-  )
-  return closed === null ? replayed({ data: 'OK' as const }) : { data: 'OK' as const }
+  // a repeat answers what the first close did, though the position is closed now or its checks fail;
+  // a repeat of an open position is answered by the commit, which reads the key in its transaction
+  const repeat = async () =>
+    (await priorRequest(ctx.db, found.order.login, key)) ? replayed({ data: 'OK' as const }) : null
+  if (found.order.state !== 'open') {
+    const r = await repeat()
+    if (r) return r
+    throw new ApiError(404, 'TRADE_ERROR', `no open position ${input.order}`)
+  }
+  try {
+    await refuseManual(ctx, actor, found.order.login, 'close', found.order.ticket)
+    const closed = await closePosition(
+      ctx,
+      brandId,
+      found.order,
+      input.volume,
+      'client',
+      input.comment,
+      key ? { key, actor: actorName(actor) } : undefined,
+    )
+    return closed === null ? replayed({ data: 'OK' as const }) : { data: 'OK' as const }
+  } catch (e) {
+    const r = key && e instanceof ApiError ? await repeat() : null
+    if (r) return r
+    throw e
+  }
 }
 
 export async function closeGroup(
@@ -412,28 +433,31 @@ export async function closeGroup(
       ),
     )
   const priced = (await pricePositions(ctx, account, group, open)) ?? []
-  let closed = 0
-  for (const p of priced) {
-    if (input.type === 1 && !(p.profit > 0)) continue
-    if (input.type === -1 && !(p.profit < 0)) continue
-    try {
-      await closePosition(
-        ctx,
-        brand.id,
-        p.order,
-        undefined,
-        'group_close',
-        input.comment !== undefined ? 'GROUP_CLOSE' : undefined,
-      )
-      closed++
-    } catch (e) {
-      // Spec 4.7: positions failing the close check are skipped; the batch still answers 200.
-      ctx.logger.log('info', 'group close skipped a position', {
-        ticket: p.order.ticket,
-        reason: e instanceof Error ? e.message : String(e),
-      })
-    }
-  }
+  // submitted together: the group commit of closes takes them in one transaction
+  const outcomes = await Promise.allSettled(
+    priced
+      .filter((p) => (input.type === 1 ? p.profit > 0 : input.type === -1 ? p.profit < 0 : true))
+      .map(async (p) => {
+        try {
+          return await closePosition(
+            ctx,
+            brand.id,
+            p.order,
+            undefined,
+            'group_close',
+            input.comment !== undefined ? 'GROUP_CLOSE' : undefined,
+          )
+        } catch (e) {
+          // Spec 4.7: positions failing the close check are skipped; the batch still answers 200.
+          ctx.logger.log('info', 'group close skipped a position', {
+            ticket: p.order.ticket,
+            reason: e instanceof Error ? e.message : String(e),
+          })
+          throw e
+        }
+      }),
+  )
+  const closed = outcomes.filter((o) => o.status === 'fulfilled').length
   return { data: 'OK' as const, closed }
 }
 

@@ -1,5 +1,5 @@
 import type { InStatement, ResultSet, TransactionMode } from '@libsql/client'
-import type * as hrana from '@libsql/hrana-client'
+import * as hrana from '@libsql/hrana-client'
 import { GroupWriter, type WriteQueueState, type WriterOptions } from './group-writer'
 import { Link, mapError, runSteps, toHrana, toResultSet, transportOf } from './hrana'
 
@@ -21,7 +21,8 @@ export interface RemoteOptions extends WriterOptions {
 
 /** Reads over a few streams kept open, each read on the least busy one. */
 class ReadPool {
-  private readonly slots: { stream: hrana.Stream | null; busy: number }[]
+  /** Each slot's stream, as the promise of its opening: reads that arrive meanwhile wait for that one. */
+  private readonly slots: { stream: Promise<hrana.Stream> | null; busy: number }[]
 
   constructor(
     private readonly open: () => Promise<hrana.Stream>,
@@ -34,18 +35,23 @@ class ReadPool {
     for (let attempt = 0; ; attempt++) {
       let slot = this.slots[0]!
       for (const x of this.slots) if (x.busy < slot.busy) slot = x
-      if (!slot.stream || slot.stream.closed) slot.stream = await this.open()
-      const stream = slot.stream
+      const opening = slot.stream ?? this.open()
+      slot.stream = opening
       slot.busy++
+      let stream: hrana.Stream | undefined
       try {
+        stream = await opening
+        if (stream.closed) throw new hrana.ClosedError('the stream is closed', undefined)
         return toResultSet(await stream.query(toHrana(s)))
       } catch (e) {
         const mapped = mapError(e)
         const gone =
+          !stream ||
           stream.closed ||
           STREAM_GONE.test(`${(mapped as { code?: string }).code} ${(mapped as Error).message}`)
-        if (gone && slot.stream === stream) {
-          stream.close()
+        // one reopening per stream lost, however many reads were on it
+        if (gone && slot.stream === opening) {
+          stream?.close()
           slot.stream = null
         }
         // a read is asked again once on a fresh stream (the socket dropped, the HTTP stream expired)
@@ -59,7 +65,10 @@ class ReadPool {
 
   close() {
     for (const x of this.slots) {
-      x.stream?.close()
+      void x.stream?.then(
+        (st) => st.close(),
+        () => {},
+      )
       x.stream = null
     }
   }

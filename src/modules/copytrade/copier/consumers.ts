@@ -397,7 +397,6 @@ export function copyConsumers(ctx: CopyCtx): Consumer<any>[] {
     name: 'copytrade.modified',
     topic: TradeModified,
     wants: (e) => cares.isMaster(e.payload.login),
-    handle: async () => {},
     after: (e) => copyStops(ctx, e.payload),
   }
   return [

@@ -122,6 +122,9 @@ export function flowConsumer(ctx: CopyCtx): Consumer<PayloadOf<typeof BalanceOpe
   return {
     name: 'copytrade.capital-flow',
     topic: BalanceOperation,
+    // money in and out; a copy reward is not a flow
+    accepts: ({ payload: p }) =>
+      p.reason !== 'TR_REASON_COPY_REWARD' && (p.op === 'OP_BALANCE_IN' || p.op === 'OP_BALANCE_OUT'),
     // only the accounts that follow someone
     wants: async (e) =>
       (
@@ -136,11 +139,8 @@ export function flowConsumer(ctx: CopyCtx): Consumer<PayloadOf<typeof BalanceOpe
           )
           .limit(1)
       ).length > 0,
-    handle: async () => {},
     async after(e) {
       const p = e.payload
-      if (p.reason === 'TR_REASON_COPY_REWARD' || (p.op !== 'OP_BALANCE_IN' && p.op !== 'OP_BALANCE_OUT'))
-        return
       const subs = await ctx.db
         .select()
         .from(copySubscriptions)

@@ -67,7 +67,9 @@ interface Outcome {
  * whether its key already opened a position, so a copy is never opened twice.
  */
 export async function openLinks(ctx: CopyCtx, ids: number[]) {
-  for (let i = 0; i < ids.length; i += CHUNK) await openChunk(ctx, ids.slice(i, i + CHUNK))
+  const chunks: number[][] = []
+  for (let i = 0; i < ids.length; i += CHUNK) chunks.push(ids.slice(i, i + CHUNK))
+  await Promise.all(chunks.map((c) => openChunk(ctx, c)))
 }
 
 async function openChunk(ctx: CopyCtx, ids: number[]) {
