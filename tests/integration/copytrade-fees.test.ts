@@ -151,7 +151,12 @@ test('MANAGEMENT_FEE accrues daily on the copy equity; SUBSCRIPTION_FEE once per
   const rebateLogin = await newAccount(10_000)
   const rebate = await master(rebateLogin, { reward_type: 2, per_lot: 5 })
   const f = await newAccount(5_000)
-  const subM = await follow(100002, mgmt)
+  const mFollower = await newAccount(10_000)
+  // the deposits are flows before the subscriptions start (the test's clock stands still)
+  await t.settle()
+  const subM = await follow(mFollower, mgmt)
+  // the demo account 100002 follows the same REAL master: demo money never becomes real, it owes nothing
+  const subDemo = await follow(100002, mgmt)
   const subF = await follow(f, fixed)
   const subR = await follow(f, rebate)
   // the first period's fee is due at once; a second run accrues nothing more
@@ -164,6 +169,7 @@ test('MANAGEMENT_FEE accrues daily on the copy equity; SUBSCRIPTION_FEE once per
   await t.runJob('copytrade.settle')
   // 2 % a year on 10,000.00 for 2 days = floor(1,000,000 x 2 x 2 / 100 / 365) = 109 cents
   expect((await rewardsOf(subM)).map((r) => [r.reward_name, r.amount])).toEqual([['MANAGEMENT_FEE', 1.09]])
+  expect(await rewardsOf(subDemo)).toEqual([])
   await advance(28 * DAY)
   await t.runJob('copytrade.settle')
   expect((await rewardsOf(subF)).map((r) => r.amount)).toEqual([30, 30])

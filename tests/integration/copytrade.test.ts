@@ -336,40 +336,48 @@ describe('copying driven by quotes', () => {
     await t.request('PUT', `/copytrade/subscription/${subDemo}`, { token: demo, body: { reverse: 0 } })
   })
 
-  test('a copy closed in profit accrues a 20 % share, settled with two TR_REASON_COPY_REWARD operations', async () => {
+  test('a REAL copy closed in profit accrues a 20 % share, settled with two TR_REASON_COPY_REWARD operations; a DEMO copy owes the REAL master nothing', async () => {
     const o = await open(100004, masterUser, { cmd: 0, volume: 10 })
     await t.settle()
     const [d] = await openOf(100002)
+    const [r] = await openOf(100001)
     expect(d!.volume).toBe(10)
     await quote('EURUSD', 1.11, 1.1102)
     await t.request('DELETE', '/trade/close', { token: masterUser, body: { order: o.json.order } })
     await t.settle()
-    const [closed] = await t.ctx.db.select().from(orders).where(eq(orders.ticket, d!.ticket))
-    const net = closed!.profit + closed!.commission + closed!.storage
+    const netOf = async (ticket: number) => {
+      const [c] = await t.ctx.db.select().from(orders).where(eq(orders.ticket, ticket))
+      return c!.profit + c!.commission + c!.storage
+    }
+    expect(await netOf(d!.ticket)).toBeGreaterThan(0)
+    const net = await netOf(r!.ticket)
     expect(net).toBeGreaterThan(0)
-    const rewards = (await t.request('GET', `/copytrade/subscription/${subDemo}/rewards`, { token: demo }))
-      .json.rows
+    // demo money never becomes real money: the DEMO follower accrued nothing
+    const rewardsOf = async (sub: number) =>
+      (await t.request('GET', `/copytrade/subscription/${sub}/rewards`, { token: demo })).json.rows
+    expect(await rewardsOf(subDemo)).toEqual([])
+    const rewards = await rewardsOf(subReal)
     expect(rewards[0]).toMatchObject({ reward_name: 'PROFIT_SHARE_PER_TRADE', status: 'settled', base: net })
     expect(rewards[0].amount).toBe(Math.floor(net * 0.2) / 100)
-    // 100001 (FIXED 5) closed in profit too: its own accrual
     const all = await t.ctx.db
       .select()
       .from(balanceOperations)
       .where(eq(balanceOperations.reason, 'TR_REASON_COPY_REWARD'))
-    expect(all).toHaveLength(4)
+    expect(all.some((x) => x.login === 100002)).toBe(false)
     const ops = all.filter((x) => JSON.parse(x.apiData!).copy_reward_accrual_id === rewards[0].id)
     expect(ops.map((x) => [x.login, x.op, x.amount, JSON.parse(x.apiData!).copy_reward_accrual_id])).toEqual([
-      [100002, 'OP_BALANCE_OUT', -Math.floor(net * 0.2), rewards[0].id],
+      [100001, 'OP_BALANCE_OUT', -Math.floor(net * 0.2), rewards[0].id],
       [100004, 'OP_BALANCE_IN', Math.floor(net * 0.2), rewards[0].id],
     ])
     // settling again changes nothing
+    const before = all.length
     await t.runJob('copytrade.settle')
     expect(
       await t.ctx.db
         .select()
         .from(balanceOperations)
         .where(eq(balanceOperations.reason, 'TR_REASON_COPY_REWARD')),
-    ).toHaveLength(4)
+    ).toHaveLength(before)
     // the master's statistics moved with its closed trades
     const m = (await t.request('GET', `/copytrade/masters/${masterId}`, { token: demo })).json
     expect(m.stats.trades).toBeGreaterThanOrEqual(4)

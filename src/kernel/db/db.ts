@@ -9,6 +9,11 @@ type Orm = LibSQLDatabase<Record<string, never>>
 /** The statements of a libSQL client or transaction (@libsql/client's public interface). */
 interface Driver {
   execute(stmt: InStatement): Promise<ResultSet>
+  /**
+   * A statement whose answer nobody reads, sent with the transaction's next round trip (the remote
+   * adapter's transactions, kernel/db/remote); its failure fails the whole transaction.
+   */
+  defer?(sql: string, args?: (string | number | null)[]): void
 }
 
 /**
@@ -42,10 +47,42 @@ class Handle {
   execute(stmt: InStatement): Promise<ResultSet> {
     return this.driver.execute(stmt)
   }
+
+  /** Bookkeeping whose answer nobody reads: with the next round trip where the driver can, else now. */
+  protected async later(sql: string, args: (string | number | null)[] = []) {
+    if (this.driver.defer) this.driver.defer(sql, args)
+    else await this.driver.execute({ sql, args })
+  }
 }
 
+let savepoints = 0
+
 /** A write transaction (kernel/db/unit-of-work.ts runs services' writes in one). */
-export class Tx extends Handle {}
+export class Tx extends Handle {
+  /**
+   * Runs `fn` under a savepoint: if it throws, what it wrote is undone and the transaction goes on (the
+   * relay delivers a pass's events in one transaction, each consumer's work under its own). On a remote
+   * database the savepoint statements ride with the next statement: no round trip of their own.
+   */
+  async savepoint<T>(fn: () => Promise<T>): Promise<T> {
+    const name = `sp${++savepoints}`
+    await this.later(`SAVEPOINT ${name}`)
+    try {
+      const out = await fn()
+      await this.later(`RELEASE ${name}`)
+      return out
+    } catch (e) {
+      await this.later(`ROLLBACK TO ${name}`)
+      await this.later(`RELEASE ${name}`)
+      throw e
+    }
+  }
+
+  /** A write whose answer nobody reads (its failure fails the transaction), with the next round trip. */
+  deferred(sql: string, args: (string | number | null)[] = []) {
+    return this.later(sql, args)
+  }
+}
 
 /**
  * The database: queries outside a transaction, and `transaction`, which begins a libSQL write transaction

@@ -1,6 +1,5 @@
 import type { Clock } from '../clock'
 import type { Db } from '../db/client'
-import { isUniqueViolation } from '../db/errors'
 import type { Logger } from '../logger'
 import type { Events } from './events'
 import type { Consumer, DeliveredEvent } from './topic'
@@ -34,10 +33,22 @@ interface Failure {
   permanent: boolean
 }
 
+/** One event owed to one consumer in a pass. */
+interface Delivery {
+  row: Claimed
+  consumer: Consumer<unknown>
+  event: DeliveredEvent<unknown>
+}
+
 const defaultBackoff = (attempts: number) => Math.min(1000 * 2 ** (attempts - 1), 300_000)
+
+const errorText = (e: unknown) => (e instanceof Error ? `${e.name}: ${e.message}` : String(e))
 
 /** The longest a pass delivers without letting requests and timers in. */
 const SLICE_MS = 5
+/** Deliveries one transaction takes at most, and how long it takes further ones (the write lock's budget). */
+const TX_DELIVERIES = 20
+const TX_BUDGET_MS = 8
 
 /**
  * Delivers outbox events to their consumers, exactly once per (consumer, event):
@@ -153,36 +164,42 @@ export class Relay {
     if (claimed.length === 0) return 0
     claimed.sort((a, b) => a.id - b.id)
     const had = await this.deliveries(claimed.map((c) => c.id))
-    const done: number[] = []
+    const failures = new Map<number, Failure[]>()
+    const fail = (f: Failure & { row: Claimed }) => {
+      const list = failures.get(f.row.id) ?? []
+      list.push(f)
+      failures.set(f.row.id, list)
+    }
+    // what each event owes each consumer, asked before any transaction (wants reads, side by side)
+    const plan = await this.plan(claimed, had, fail)
+    // the consumers' writes, many to a transaction, each under its own savepoint; then their after-steps
+    const delivered = await this.deliverAll(
+      plan.filter((d) => d.consumer.handle),
+      fail,
+    )
     let slice = performance.now()
-    for (const row of claimed) {
+    for (const d of plan) {
+      if (d.consumer.handle && !delivered.has(d)) continue
       // on a local file every statement resolves at once: without a turn of the event loop now and then,
-      // a batch of deliveries (the closes of 1,000 copies) held every request and timer for ~0.5 s
+      // the after-steps of a pass (the closes of 1,000 copies) held every request and timer for ~0.5 s
       if (performance.now() - slice > SLICE_MS) {
         await new Promise((r) => setImmediate(r))
         slice = performance.now()
       }
-      const failures: Failure[] = []
-      let payload: unknown
-      let unreadable: string | null = null
-      try {
-        payload = JSON.parse(row.payload)
-      } catch (e) {
-        unreadable = `payload is not JSON: ${(e as Error).message}`
-      }
-      const accepted = unreadable
-        ? this.events.consumersOf(row.topic)
-        : this.events.acceptedBy(row.topic, { brandId: row.brand_id, payload })
-      for (const consumer of accepted) {
-        if (had.get(row.id)?.has(consumer.name)) continue
-        const failure = unreadable
-          ? { consumer, error: unreadable, permanent: true }
-          : await this.deliver(consumer, row, payload)
-        if (failure) failures.push(failure)
-      }
-      if (failures.length === 0) done.push(row.id)
-      else if (row.attempts + 1 >= (this.opts.maxAttempts ?? 8) || failures.every((f) => f.permanent)) {
-        await this.park(row, failures)
+      await d.consumer.after?.(d.event).catch((e: unknown) =>
+        this.logger.log('warn', 'event consumer after-commit step failed', {
+          consumer: d.consumer.name,
+          event_id: d.event.id,
+          err: e instanceof Error ? e.message : String(e),
+        }),
+      )
+    }
+    const done: number[] = []
+    for (const row of claimed) {
+      const failed = failures.get(row.id) ?? []
+      if (failed.length === 0) done.push(row.id)
+      else if (row.attempts + 1 >= (this.opts.maxAttempts ?? 8) || failed.every((f) => f.permanent)) {
+        await this.park(row, failed)
         done.push(row.id)
       } else await this.retryLater(row)
     }
@@ -211,59 +228,163 @@ export class Relay {
     return had
   }
 
-  /** One consumer, one event, one transaction with the delivery row; what failed, if it did. */
-  private async deliver(consumer: Consumer<unknown>, row: Claimed, raw: unknown): Promise<Failure | null> {
-    const parsed = consumer.topic.schema.safeParse(raw)
-    // no retry changes a payload: parked at once, for staff to send back once the code reads it
-    if (!parsed.success)
-      return {
-        consumer,
-        error: `payload does not match ${row.topic}: ${parsed.error.message}`,
-        permanent: true,
+  /**
+   * The deliveries a pass owes, in event order: every consumer that accepts the event, has not had it,
+   * and wants it. A payload that does not parse or match its topic is a permanent failure (parked at once:
+   * no retry changes a payload).
+   */
+  private async plan(
+    claimed: Claimed[],
+    had: Map<number, Set<string>>,
+    fail: (f: Failure & { row: Claimed }) => void,
+  ): Promise<Delivery[]> {
+    const owed: (Delivery | null)[] = []
+    const asks: Promise<void>[] = []
+    for (const row of claimed) {
+      let payload: unknown
+      try {
+        payload = JSON.parse(row.payload)
+      } catch (e) {
+        for (const consumer of this.events.consumersOf(row.topic))
+          if (!had.get(row.id)?.has(consumer.name))
+            fail({ row, consumer, error: `payload is not JSON: ${(e as Error).message}`, permanent: true })
+        continue
       }
-    const event: DeliveredEvent<unknown> = {
-      id: row.id,
-      topic: row.topic,
-      brandId: row.brand_id,
-      payload: parsed.data,
-      createdAt: row.created_at,
-    }
-    try {
-      // an event this consumer has no business with is passed over: no transaction, no delivery row
-      if (consumer.wants && !(await consumer.wants(event))) return null
-      const handle = consumer.handle
-      // a consumer that writes nothing has no delivery to record: only its after-step runs
-      if (handle)
-        await this.db.transaction(async (tx) => {
-          await handle(event, tx)
-          await tx.execute({
-            sql: `insert into event_deliveries (event_id, consumer, status, at) values (?, ?, 'delivered', ?)`,
-            args: [row.id, consumer.name, this.clock.now()],
+      for (const consumer of this.events.acceptedBy(row.topic, { brandId: row.brand_id, payload })) {
+        if (had.get(row.id)?.has(consumer.name)) continue
+        const parsed = consumer.topic.schema.safeParse(payload)
+        if (!parsed.success) {
+          fail({
+            row,
+            consumer,
+            error: `payload does not match ${row.topic}: ${parsed.error.message}`,
+            permanent: true,
           })
-        })
-      this.stats.delivered++
-    } catch (e) {
-      // another relay recorded it first (its lease ran out on us): delivered, and our writes rolled back
-      if (isUniqueViolation(e)) return null
-      this.stats.failed++
-      const error = e instanceof Error ? `${e.name}: ${e.message}` : String(e)
-      this.logger.log('warn', 'event consumer failed', {
-        consumer: consumer.name,
-        event_id: row.id,
-        topic: row.topic,
-        attempt: row.attempts + 1,
-        err: error,
-      })
-      return { consumer, error, permanent: false }
+          continue
+        }
+        const event: DeliveredEvent<unknown> = {
+          id: row.id,
+          topic: row.topic,
+          brandId: row.brand_id,
+          payload: parsed.data,
+          createdAt: row.created_at,
+        }
+        const at = owed.push({ row, consumer, event }) - 1
+        // an event this consumer has no business with is passed over: no transaction, no delivery row
+        if (consumer.wants)
+          asks.push(
+            Promise.resolve(consumer.wants(event)).then(
+              (yes) => {
+                if (!yes) owed[at] = null
+              },
+              (e: unknown) => {
+                owed[at] = null
+                this.failed(consumer, row, e)
+                fail({ row, consumer, error: errorText(e), permanent: false })
+              },
+            ),
+          )
+      }
     }
-    await consumer.after?.(event).catch((e: unknown) =>
-      this.logger.log('warn', 'event consumer after-commit step failed', {
-        consumer: consumer.name,
-        event_id: row.id,
-        err: e instanceof Error ? e.message : String(e),
-      }),
-    )
-    return null
+    await Promise.all(asks)
+    return owed.filter((d): d is Delivery => d !== null)
+  }
+
+  /**
+   * Runs the consumers' `handle`s of a pass in as few transactions as the write lock's budget allows:
+   * each transaction first records its deliveries in one statement (a delivery another relay recorded
+   * first is left out: it was done), then runs each consumer under a savepoint of its own; one that throws
+   * is undone, its delivery row removed, and retried later, the others commit. The set of deliveries
+   * that committed.
+   */
+  private async deliverAll(
+    todo: Delivery[],
+    fail: (f: Failure & { row: Claimed }) => void,
+  ): Promise<Set<Delivery>> {
+    const committed = new Set<Delivery>()
+    let at = 0
+    while (at < todo.length) {
+      const chunk = todo.slice(at, at + TX_DELIVERIES)
+      const ran: Delivery[] = []
+      const failed: { d: Delivery; e: unknown }[] = []
+      try {
+        await this.db.transaction(async (tx) => {
+          ran.length = 0
+          failed.length = 0
+          const now = this.clock.now()
+          const mine = new Set(
+            (
+              await tx.execute({
+                sql: `insert into event_deliveries (event_id, consumer, status, at) values ${chunk
+                  .map(() => `(?, ?, 'delivered', ?)`)
+                  .join(',')} on conflict do nothing returning event_id, consumer`,
+                args: chunk.flatMap((d) => [d.row.id, d.consumer.name, now]),
+              })
+            ).rows.map((r) => `${r.event_id}\u0000${r.consumer}`),
+          )
+          const started = performance.now()
+          let slice = started
+          for (const d of chunk) {
+            const key = `${d.row.id}\u0000${d.consumer.name}`
+            // past the budget, the rest waits for the next transaction: its rows go with it
+            if (ran.length + failed.length > 0 && performance.now() - started > TX_BUDGET_MS) {
+              if (mine.has(key))
+                await tx.deferred(`delete from event_deliveries where event_id = ? and consumer = ?`, [
+                  d.row.id,
+                  d.consumer.name,
+                ])
+              continue
+            }
+            if (performance.now() - slice > SLICE_MS) {
+              await new Promise((r) => setImmediate(r))
+              slice = performance.now()
+            }
+            // another relay recorded it first (its lease ran out on us): it is done
+            if (!mine.has(key)) {
+              ran.push(d)
+              continue
+            }
+            try {
+              await tx.savepoint(() => d.consumer.handle!(d.event, tx))
+              ran.push(d)
+            } catch (e) {
+              failed.push({ d, e })
+              await tx.deferred(`delete from event_deliveries where event_id = ? and consumer = ?`, [
+                d.row.id,
+                d.consumer.name,
+              ])
+            }
+          }
+        })
+      } catch (e) {
+        // the transaction itself failed: none of its deliveries happened; the chunk is tried again later
+        for (const d of chunk) {
+          this.failed(d.consumer, d.row, e)
+          fail({ row: d.row, consumer: d.consumer, error: errorText(e), permanent: false })
+        }
+        at += chunk.length
+        continue
+      }
+      for (const d of ran) committed.add(d)
+      this.stats.delivered += ran.length
+      for (const { d, e } of failed) {
+        this.failed(d.consumer, d.row, e)
+        fail({ row: d.row, consumer: d.consumer, error: errorText(e), permanent: false })
+      }
+      at += ran.length + failed.length
+    }
+    return committed
+  }
+
+  private failed(consumer: Consumer<unknown>, row: Claimed, e: unknown) {
+    this.stats.failed++
+    this.logger.log('warn', 'event consumer failed', {
+      consumer: consumer.name,
+      event_id: row.id,
+      topic: row.topic,
+      attempt: row.attempts + 1,
+      err: errorText(e),
+    })
   }
 
   private async retryLater(row: Claimed) {

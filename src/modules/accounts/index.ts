@@ -22,7 +22,13 @@ import {
 import { seedDemoAccounts } from './demo'
 import type { MarginSnapshot } from './domain/margin'
 import { fundsOf, groupIdsOf } from './funds'
-import { type BalanceOperationInput, postOperationTx, postTradeResultsTx } from './ledger'
+import {
+  type BalanceOperationInput,
+  postOperationTx,
+  postTradeResultsTx,
+  type TransferInput,
+  transferTx,
+} from './ledger'
 import { accountManagerRoutes } from './manager-routes'
 import { type OpenAccountInput, openAccount } from './open'
 import { AccountReadModel, type GroupRecord } from './read-model'
@@ -35,7 +41,7 @@ export { type MarginSnapshot, marginSnapshot } from './domain/margin'
 export { currencyDecimals, fromMinor, roundToMinor, toMinor } from './domain/money'
 export * from './events'
 export type { Funds } from './funds'
-export type { BalanceOperationInput, TradeResultInput } from './ledger'
+export type { BalanceOperationInput, TradeResultInput, TransferInput } from './ledger'
 export type { AccountReadModel, AccountRecord, CustomerRecord, GroupRecord } from './read-model'
 export { Customer as CustomerSchema } from './routes'
 export { type AccountView, accountNotFound, groupNotFound } from './service'
@@ -60,6 +66,11 @@ export interface AccountsApi {
    * a repeated idempotency key returns the first row; a balance-out below zero is refused unless allowed.
    */
   postOperationTx(tx: Tx, work: Work, input: BalanceOperationInput): ReturnType<typeof postOperationTx>
+  /**
+   * Value from one account to another (OUT then IN), in the caller's unit of work; 409
+   * ACCOUNT_MODE_MISMATCH between a DEMO and a REAL account: demo money never becomes real.
+   */
+  transferTx(tx: Tx, work: Work, input: TransferInput): ReturnType<typeof transferTx>
   /** Disables trading on an account (it may still sign in), in the caller's unit of work. */
   /** Makes an account read-only; `reason` is what a refused trade says (e.g. the breached challenge). */
   setReadOnlyTx(tx: Tx, work: Work, brandId: number, login: number, reason: string): Promise<void>
@@ -118,6 +129,7 @@ export const accountsModule = defineModule({
       requireMargin: (view) => requireMargin(ctx, view),
       postTradeResultsTx,
       postOperationTx: (tx, work, input) => postOperationTx(ctx, tx, work, input),
+      transferTx: (tx, work, input) => transferTx(ctx, tx, work, input),
       async setReadOnlyTx(tx, work, brandId, login, reason) {
         await tx
           .update(schema.accounts)

@@ -128,6 +128,67 @@ export async function postOperationTx(ctx: AccountsCtx, tx: Tx, work: Work, inpu
   return { row, currency: acct.currency, idempotent: false }
 }
 
+/** A transfer: value out of one account and into another, each amount in its account's currency. */
+export interface TransferInput {
+  brandId: number
+  from: { login: number; amountMinor: number }
+  to: { login: number; amountMinor: number }
+  reason: string
+  comment?: string
+  apiData?: Record<string, unknown>
+  /** Keys the two rows (`<key>:out`, `<key>:in`): a second transfer under it changes nothing. */
+  idempotencyKey: string
+  createdBy: string
+}
+
+export const modeMismatch = () =>
+  new ApiError(
+    409,
+    'ACCOUNT_MODE_MISMATCH',
+    'value never moves between a DEMO and a REAL account (DESIGN rule 3)',
+  )
+
+/**
+ * Moves value from one account to another in the caller's transaction: OP_BALANCE_OUT then
+ * OP_BALANCE_IN. Refused (409 ACCOUNT_MODE_MISMATCH, nothing written) when one account is DEMO and the
+ * other REAL: demo money must never become real money, whichever module asks (copy rewards today).
+ */
+export async function transferTx(ctx: AccountsCtx, tx: Tx, work: Work, t: TransferInput) {
+  const modes = await tx
+    .select({ login: accounts.login, mode: groups.accountMode })
+    .from(accounts)
+    .innerJoin(groups, eq(groups.id, accounts.groupId))
+    .where(and(inArray(accounts.login, [t.from.login, t.to.login]), eq(accounts.brandId, t.brandId)))
+  const mode = new Map(modes.map((m) => [m.login, m.mode]))
+  if (!mode.has(t.from.login) || !mode.has(t.to.login)) throw accountNotFound()
+  if (mode.get(t.from.login) !== mode.get(t.to.login)) throw modeMismatch()
+  const common = {
+    brandId: t.brandId,
+    reason: t.reason,
+    comment: t.comment,
+    apiData: t.apiData,
+    createdBy: t.createdBy,
+  }
+  const out = await postOperationTx(ctx, tx, work, {
+    ...common,
+    login: t.from.login,
+    op: 'OP_BALANCE_OUT',
+    amountMinor: t.from.amountMinor,
+    idempotencyKey: `${t.idempotencyKey}:out`,
+  })
+  const into =
+    t.to.amountMinor > 0
+      ? await postOperationTx(ctx, tx, work, {
+          ...common,
+          login: t.to.login,
+          op: 'OP_BALANCE_IN',
+          amountMinor: t.to.amountMinor,
+          idempotencyKey: `${t.idempotencyKey}:in`,
+        })
+      : null
+  return { out, into }
+}
+
 /** A staff balance operation from the HTTP route: the amount in major units, converted here, once. */
 export async function postBalanceOperation(
   ctx: AccountsCtx,

@@ -211,7 +211,7 @@ export const copyRewards = sqliteTable(
     currency: text('currency').notNull(),
     payoutAmountMinor: integer('payout_amount_minor'),
     payoutCurrency: text('payout_currency').notNull(),
-    status: text('status', { enum: ['pending', 'settled'] }).notNull(),
+    status: text('status', { enum: ['pending', 'settled', 'cancelled'] }).notNull(),
     note: text('note').notNull().default(''),
     createdAt: integer('created_at').notNull(),
     settledAt: integer('settled_at'),

@@ -36,8 +36,8 @@ const rolledBack = () =>
  * statement, savepoint bookkeeping with the next statement of whoever comes next, COMMIT at the end.
  */
 class Batch {
-  /** Savepoint statements sent with the next round trip. */
-  pending: string[] = []
+  /** Savepoint bookkeeping and deferred writes, sent with the next round trip. */
+  pending: InStatement[] = []
   broken: unknown = null
   begun = false
   private chain: Promise<unknown> = Promise.resolve()
@@ -118,6 +118,8 @@ class Batch {
   async commit() {
     await this.chain
     if (this.broken) throw this.broken
+    // members that only deferred their writes: BEGIN goes with them now
+    if (!this.begun && this.pending.length > 0) await this.run([])
     if (!this.begun) return
     const out = await this.timed(runSteps(this.stream, [...this.pending, 'COMMIT']))
     this.pending = []
@@ -212,6 +214,16 @@ export class GroupTx {
 
   async executeMultiple(sql: string) {
     for (const s of sql.split(';').filter((x) => x.trim())) await this.execute(s)
+  }
+
+  /** A statement whose answer nobody reads, sent with the next round trip of the batch (Tx.deferred). */
+  defer(sql: string, args: (string | number | null)[] = []) {
+    if (this.state !== 'open') throw new Error('the transaction is closed')
+    if (!this.materialized) {
+      this.group.pending.push(`SAVEPOINT ${this.name}`)
+      this.materialized = true
+    }
+    this.group.pending.push({ sql, args })
   }
 
   commit(): Promise<void> {

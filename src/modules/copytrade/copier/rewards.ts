@@ -21,6 +21,8 @@ export async function accrueTx(
   m: { id: number; payoutLogin: number; currency: string },
   r: { key: string; type: number; base: number; amount: number; currency: string; note: string },
 ) {
+  // a DEMO follower owes a REAL master nothing (and the reverse): demo money never becomes real
+  if (!(await sameMode(ctx, sub.followerLogin, m.payoutLogin))) return null
   const [row] = await tx
     .insert(copyRewards)
     .values({
@@ -42,6 +44,12 @@ export async function accrueTx(
     .onConflictDoNothing()
     .returning({ id: copyRewards.id })
   return row?.id ?? null
+}
+
+/** Whether two accounts are both DEMO or both REAL: only then can fees move between them (README). */
+export async function sameMode(ctx: CopyCtx, a: number, b: number) {
+  const [x, y] = await Promise.all([accountOf(ctx, a), accountOf(ctx, b)])
+  return !!x.group && !!y.group && x.group.accountMode === y.group.accountMode
 }
 
 /** Settles accruals after the commit that made them; what fails stays pending for `copytrade.settle`. */
@@ -97,34 +105,31 @@ export async function settleRewards(ctx: CopyCtx, ids?: number[]) {
           .update(copySubscriptions)
           .set({ feesMinor: sql`${copySubscriptions.feesMinor} + ${a.amountMinor}` })
           .where(eq(copySubscriptions.id, a.subscriptionId))
-        await ctx.accounts.postOperationTx(tx, work, {
+        await ctx.accounts.transferTx(tx, work, {
           brandId: a.brandId,
-          login: a.followerLogin,
-          op: 'OP_BALANCE_OUT',
-          amountMinor: a.amountMinor,
+          from: { login: a.followerLogin, amountMinor: a.amountMinor },
+          to: { login: a.payoutLogin, amountMinor: payoutMinor },
           reason: 'TR_REASON_COPY_REWARD',
           comment: 'COPY_REWARD',
           apiData,
-          idempotencyKey: `copy-reward:${a.id}:out`,
+          idempotencyKey: `copy-reward:${a.id}`,
           createdBy: 'copytrade',
         })
-        if (payoutMinor > 0)
-          await ctx.accounts.postOperationTx(tx, work, {
-            brandId: a.brandId,
-            login: a.payoutLogin,
-            op: 'OP_BALANCE_IN',
-            amountMinor: payoutMinor,
-            reason: 'TR_REASON_COPY_REWARD',
-            comment: 'COPY_REWARD',
-            apiData,
-            idempotencyKey: `copy-reward:${a.id}:in`,
-            createdBy: 'copytrade',
-          })
       })
       settled++
     } catch (e) {
+      // accrued before DEMO and REAL were kept apart: never payable, cancelled
+      if (e instanceof ApiError && e.code === 'ACCOUNT_MODE_MISMATCH')
+        await ctx.db
+          .update(copyRewards)
+          .set({
+            status: 'cancelled',
+            note: `${a.note}; cancelled: ${e.message}`,
+            settledAt: ctx.clock.now(),
+          })
+          .where(and(eq(copyRewards.id, a.id), eq(copyRewards.status, 'pending')))
       // not enough balance on the follower: stays pending, tried again by the job
-      if (!(e instanceof ApiError)) throw e
+      else if (!(e instanceof ApiError)) throw e
     }
   }
   return settled
