@@ -89,7 +89,12 @@ export function createApp(deps: Deps, modules: readonly ModuleDefinition[], opts
       for (const p of parts) await p.start?.()
       await kernel.role.start(o.standby ?? false)
     },
+    /** The instance begins to shut down: streams end, readiness says draining (kernel.closing). */
+    close() {
+      kernel.close()
+    },
     async stop() {
+      kernel.close()
       await runner.stop()
       await relay.stop()
       // modules write what the engine holds (candles, latest quotes) before the role is given up

@@ -19,6 +19,7 @@ const schema = z
     DATABASE_URL: z.string().min(1).default('file:data/app.db'),
     DATABASE_AUTH_TOKEN: z.string().optional(),
     DATABASE_CACHE_MB: z.coerce.number().int().min(2).max(4096).default(64),
+    DATABASE_WRITE_TIMEOUT_MS: z.coerce.number().int().min(100).max(60_000).default(5000),
     JWT_SECRET: z.string().optional(),
     JWT_ISSUER: z.string().min(1).default('trading-client-service'),
     JWT_AUDIENCE: z.string().min(1).default('trading-client-api'),
@@ -132,7 +133,8 @@ export interface Config {
   production: boolean
   port: number
   host: string
-  database: { url: string; authToken?: string; cacheMb: number }
+  /** writeTimeoutMs: how long a write may wait for the write lock, or a round trip of a remote database take. */
+  database: { url: string; authToken?: string; cacheMb: number; writeTimeoutMs: number }
   jwt: { secret: string; issuer: string; audience: string; ttlSeconds: number; cookieName: string }
   cache: { kind: 'memory' } | { kind: 'redis'; url: string } | { kind: 'upstash'; url: string; token: string }
   cacheTimeoutMs: number
@@ -205,7 +207,12 @@ export function loadConfig(source: Record<string, string | undefined> = process.
     production,
     port: e.PORT,
     host: e.HOST,
-    database: { url: e.DATABASE_URL, authToken: e.DATABASE_AUTH_TOKEN, cacheMb: e.DATABASE_CACHE_MB },
+    database: {
+      url: e.DATABASE_URL,
+      authToken: e.DATABASE_AUTH_TOKEN,
+      cacheMb: e.DATABASE_CACHE_MB,
+      writeTimeoutMs: e.DATABASE_WRITE_TIMEOUT_MS,
+    },
     jwt: {
       secret: e.JWT_SECRET ?? DEV_JWT_SECRET,
       issuer: e.JWT_ISSUER,

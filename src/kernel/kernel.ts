@@ -53,6 +53,11 @@ export interface Kernel extends Deps {
    * module does as the engine it declares (ModuleParts.engine); it registers nothing here.
    */
   engine: EngineStatus
+  /**
+   * Aborted when the instance begins to shut down (SIGTERM): what stays open on its own (a stream of
+   * quotes) ends, so clients reconnect to another instance, and in-flight requests can finish.
+   */
+  closing: AbortSignal
 }
 
 /** What a module may ask of the engine role. */
@@ -64,14 +69,17 @@ export const PrincipalsPort = definePort<PrincipalDirectory>('kernel.principals'
 let instances = 0
 
 /** The kernel and, for createApp alone, the engine role itself (it registers the modules' engine parts). */
-export function createKernel(deps: Deps): Kernel & { role: EngineRole } {
+export function createKernel(deps: Deps): Kernel & { role: EngineRole; close(): void } {
   const events = new Events()
   const leases =
     deps.config.cache.kind === 'memory' ? new DbLeases(deps.db, deps.clock) : new StoreLeases(deps.store)
   const origin = crypto.randomUUID().slice(0, 8)
   const role = new EngineRole(deps.config.role, deps.bus, leases, deps.store, origin, deps.logger)
+  const closing = new AbortController()
   return {
     ...deps,
+    closing: closing.signal,
+    close: () => closing.abort(),
     instanceId: ++instances,
     origin,
     leases,

@@ -1,6 +1,6 @@
 import { loadConfig } from '../kernel/config'
 import { createLogger } from '../kernel/logger'
-import { guardProcess } from './process-guards'
+import { guardProcess, stopOnSignals } from './process-guards'
 import { startServer } from './server'
 
 let config: ReturnType<typeof loadConfig>
@@ -13,8 +13,4 @@ try {
 const logger = createLogger(config.logLevel)
 guardProcess(logger)
 const server = await startServer(config, { logger })
-for (const signal of ['SIGINT', 'SIGTERM'] as const)
-  process.on(signal, async () => {
-    await server.stop()
-    process.exit(0)
-  })
+stopOnSignals(server, logger)

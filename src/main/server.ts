@@ -17,6 +17,30 @@ import { MODULES } from './modules'
  */
 const BUN_BODY_LIMIT = 2 ** 30
 
+/** How long in-flight requests get to finish at shutdown, and each later step of it (ms). */
+const DRAIN_MS = 5000
+const STEP_MS = 2000
+
+/** Waits for `work` at most `ms`; false (logged) when it did not finish in time or failed. */
+async function within(logger: Logger, what: string, ms: number, work: Promise<unknown> | undefined) {
+  let timer: ReturnType<typeof setTimeout> | undefined
+  const outcome = await Promise.race([
+    Promise.resolve(work).then(
+      () => 'done' as const,
+      (e: unknown) => (e instanceof Error ? e.message : String(e)),
+    ),
+    new Promise<'late'>((r) => {
+      timer = setTimeout(() => r('late'), ms)
+    }),
+  ])
+  clearTimeout(timer)
+  if (outcome === 'done') return true
+  logger.log('warn', `shutdown: not ${what}`, {
+    err: outcome === 'late' ? `still running after ${ms} ms` : outcome,
+  })
+  return false
+}
+
 /**
  * Everything the Bun entry does, as a function tests and benchmarks can call: open the database,
  * migrate, build the app from the module list, seed demo data outside production, load the modules'
@@ -29,6 +53,12 @@ export async function startServer(config: Config, opts: { clock?: Clock; logger?
   const database = await openDatabase(config.database.url, config.database.authToken, {
     onCheckpointError: (message) => logger.log('warn', 'WAL checkpoint worker', { err: message }),
     cacheMb: config.database.cacheMb,
+    busyTimeoutMs: config.database.writeTimeoutMs,
+    remote: {
+      queueTimeoutMs: config.database.writeTimeoutMs,
+      txTimeoutMs: config.database.writeTimeoutMs,
+      statementTimeoutMs: config.database.writeTimeoutMs,
+    },
   })
   await migrateDatabase(database.db)
   const store = createStore(config, logger, clock)
@@ -63,12 +93,25 @@ export async function startServer(config: Config, opts: { clock?: Clock; logger?
   return {
     app,
     port,
-    async stop() {
-      await app.stop()
-      await app.lifecycle.stop()
-      await bus.close()
-      await store.close()
+    /**
+     * Graceful shutdown (SIGTERM), each step bounded so that a hung dependency cannot hold it: no new
+     * connections, streams end (clients resume elsewhere with Last-Event-ID), in-flight requests get up
+     * to DRAIN_MS to finish, then the jobs, the relay and the modules stop and the engine role is given
+     * up (a standby takes it at once rather than when the lease lapses). True when every step finished.
+     */
+    async stop(): Promise<boolean> {
+      const server = app.server
+      app.lifecycle.close()
+      let clean = await within(logger, 'requests drained', DRAIN_MS, server?.stop(false))
+      if (!clean) server?.stop(true)
+      for (const [what, step] of [
+        ['background work stopped', () => app.lifecycle.stop()],
+        ['bus closed', () => bus.close()],
+        ['cache closed', () => store.close()],
+      ] as const)
+        clean = (await within(logger, what, STEP_MS, step())) && clean
       database.close()
+      return clean
     },
   }
 }

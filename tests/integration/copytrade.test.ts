@@ -5,6 +5,7 @@ import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { and, eq } from 'drizzle-orm'
 import { balanceOperations } from '../../src/modules/accounts/schema'
 import { copyLinks } from '../../src/modules/copytrade/schema'
+import { TradingPort } from '../../src/modules/trading'
 import { orders } from '../../src/modules/trading/schema'
 import { makeTestApp, type TestApp } from '../support/app'
 
@@ -382,6 +383,39 @@ describe('copying driven by quotes', () => {
     const m = (await t.request('GET', `/copytrade/masters/${masterId}`, { token: demo })).json
     expect(m.stats.trades).toBeGreaterThanOrEqual(4)
     expect(m.followers).toBe(2)
+  })
+
+  test('a copy whose master position closed before it opened is skipped MASTER_CLOSED, never opened', async () => {
+    let ticket = 0
+    // the master's open and close reach the copier together, as under a backlog
+    await t.app.relay.whilePaused(async () => {
+      ticket = (await open(100004, masterUser, { cmd: 0, volume: 1 })).json.order
+      await t.request('DELETE', '/trade/close', { token: masterUser, body: { order: ticket } })
+    })
+    await t.settle()
+    expect(
+      await t.ctx.db
+        .select()
+        .from(orders)
+        .where(eq(orders.comment, `copy #${ticket}`)),
+    ).toEqual([])
+    const links = await t.ctx.db.select().from(copyLinks).where(eq(copyLinks.masterTicket, ticket))
+    expect(links.length).toBeGreaterThan(0)
+    expect(new Set(links.map((l) => `${l.status} ${l.reason}`))).toEqual(new Set(['skipped MASTER_CLOSED']))
+    // and where a copy commits: trading's write port opens nothing against an order that is gone
+    const r = await t.ports.get(TradingPort).open({
+      brandId: 1,
+      actor: `copy:${subReal}`,
+      idempotencyKey: `test:${ticket}`,
+      login: 100001,
+      cmd: 0,
+      volume: 1,
+      symbol: 'EURUSD',
+      sl: 0,
+      tp: 0,
+      whileOpen: ticket,
+    })
+    expect(r).toMatchObject({ ok: false, code: 'PARENT_CLOSED' })
   })
 
   test('manual_trading_mode on the follower account: DISABLED refuses every own trade, ALLOW_NON_COPIED the copies only', async () => {

@@ -4,7 +4,7 @@
 // an unhandled rejection instead of dying of it (the fault suite looks for those lines).
 import { loadConfig } from '../../src/kernel/config'
 import { createLogger } from '../../src/kernel/logger'
-import { guardProcess } from '../../src/main/process-guards'
+import { guardProcess, stopOnSignals } from '../../src/main/process-guards'
 import { startServer } from '../../src/main/server'
 
 const config = loadConfig({ ...process.env, HOST: '127.0.0.1', PORT: '0' })
@@ -13,8 +13,4 @@ guardProcess(logger)
 const server = await startServer(config, { logger })
 // the instance (orders.origin, the relay's lease owner) after the address: a test kills the one at work
 console.log(`READY http://127.0.0.1:${server.port} ${server.app.kernel.origin}`)
-for (const signal of ['SIGINT', 'SIGTERM'] as const)
-  process.on(signal, async () => {
-    await server.stop()
-    process.exit(0)
-  })
+stopOnSignals(server, logger)

@@ -14,6 +14,10 @@ export interface RealServer {
   kill(): Promise<void>
   /** The process has not exited. */
   alive(): boolean
+  /** Sends a signal without waiting (a test of the graceful shutdown). */
+  signal(name: 'SIGTERM' | 'SIGINT'): void
+  /** Resolves with the exit code once the process has exited (null when a signal ended it). */
+  exited: Promise<number | null>
 }
 
 /** Everything a child process writes to stdout and stderr, as it comes. */
@@ -92,6 +96,8 @@ export async function startRealServer(dir: string, env: Record<string, string> =
     stop: () => gone('SIGTERM'),
     kill: () => gone('SIGKILL'),
     alive: () => proc.exitCode === null && proc.signalCode === null,
+    signal: (name) => proc.kill(name),
+    exited: proc.exited.then(() => proc.exitCode),
   }
 }
 

@@ -2,6 +2,7 @@ import type { Client, InStatement, ResultSet } from '@libsql/client'
 // the web build imports no native libSQL: the Workers bundle has none; it wraps whatever client it is given
 import type { LibSQLDatabase } from 'drizzle-orm/libsql'
 import { drizzle } from 'drizzle-orm/libsql/web'
+import type { WriteQueueState } from './remote/group-writer'
 
 /** drizzle's query builder over a libSQL client or transaction (no relational schema: nothing uses db.query). */
 type Orm = LibSQLDatabase<Record<string, never>>
@@ -93,6 +94,15 @@ export class Tx extends Handle {
 export class Db extends Handle {
   constructor(readonly client: Client) {
     super(drizzle(client), client)
+  }
+
+  /**
+   * What this process's write queue is doing, where the client keeps one (the remote adapter,
+   * kernel/db/remote); null otherwise.
+   */
+  writeQueue(): WriteQueueState | null {
+    const c = this.client as unknown as { state?: () => WriteQueueState }
+    return c.state ? c.state() : null
   }
 
   /** drizzle over the client, for its migrator. */

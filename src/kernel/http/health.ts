@@ -12,8 +12,9 @@ const Check = t.Object({
 
 const Health = t.Object(
   {
-    status: t.Union([t.Literal('ok'), t.Literal('degraded')], {
-      description: 'degraded (HTTP 503) when the database, the cache or the bus of this instance is down',
+    status: t.Union([t.Literal('ok'), t.Literal('degraded'), t.Literal('draining')], {
+      description:
+        'degraded (HTTP 503) when the database, its write path, the cache or the bus of this instance is down; draining (HTTP 503) while it shuts down',
     }),
     version: t.String(),
     role: t.String({ description: 'ROLE of this instance: all, api or engine' }),
@@ -22,6 +23,32 @@ const Health = t.Object(
     cache_kind: t.String(),
     checks: t.Object({
       database: Check,
+      writes: t.Object(
+        {
+          ...Check.properties,
+          waiting: t.Integer({
+            description: 'transactions of this instance waiting for their turn to write',
+          }),
+          oldest_wait_ms: t.Integer({ description: 'how long the oldest of them has waited' }),
+        },
+        {
+          description:
+            'The write path: a write transaction (BEGIN IMMEDIATE) bounded by 2 s, and the queue of transactions waiting for the write lock. Down when the probe fails or times out, or a transaction has waited over 2 s: the database answers reads but takes no writes.',
+        },
+      ),
+      events: t.Object(
+        {
+          state: State,
+          undelivered: t.Integer({ description: 'events not yet delivered to every consumer' }),
+          due: t.Integer({ description: 'of those, the ones due now (not waiting for a retry)' }),
+          oldest_due_age_ms: t.Integer({ description: 'age of the oldest event due now; 0 when none' }),
+          error: t.Optional(t.String()),
+        },
+        {
+          description:
+            'The outbox backlog of the deployment (informative: every instance relays, so it does not make this one 503).',
+        },
+      ),
       cache: t.Object({ ...Check.properties, kind: t.String() }),
       bus: t.Object({ ...Check.properties, kind: t.String() }),
       engine: t.Object({
@@ -61,10 +88,60 @@ async function probe(run: () => Promise<unknown>) {
   }
 }
 
+/** A transaction that has waited this long for the write lock means the write path is stalled. */
+const STALLED_MS = 2000
+
+/** The write path: a bounded write transaction, and this instance's queue of writers. */
+async function writePath(ctx: Kernel) {
+  const p = await probe(() => ctx.db.transaction((tx) => tx.execute('select 1')))
+  const q = ctx.db.writeQueue()
+  const waiting = q?.waiting ?? 0
+  const oldest = Math.max(q?.oldestWaitMs ?? 0, q?.batchAgeMs ?? 0)
+  if (p.state === 'up' && oldest > STALLED_MS)
+    return {
+      state: 'down' as const,
+      latency_ms: p.latency_ms,
+      error: `write path stalled: a transaction has waited ${oldest} ms for the write lock`,
+      waiting,
+      oldest_wait_ms: oldest,
+    }
+  return { ...p, waiting, oldest_wait_ms: oldest }
+}
+
+async function backlog(ctx: Kernel) {
+  const now = ctx.clock.now()
+  try {
+    const r = (
+      await ctx.db.execute({
+        sql: `select count(*) as n, coalesce(sum(next_at <= ?), 0) as due,
+                     min(case when next_at <= ? then created_at end) as oldest
+              from outbox where dispatched_at is null`,
+        args: [now, now],
+      })
+    ).rows[0] as unknown as { n: number; due: number; oldest: number | null }
+    return {
+      state: 'up' as const,
+      undelivered: Number(r.n),
+      due: Number(r.due),
+      oldest_due_age_ms: r.oldest === null ? 0 : Math.max(0, now - Number(r.oldest)),
+    }
+  } catch (e) {
+    return {
+      state: 'down' as const,
+      undelivered: 0,
+      due: 0,
+      oldest_due_age_ms: 0,
+      error: e instanceof Error ? e.message : String(e),
+    }
+  }
+}
+
 /** What this instance can reach now; each probe is bounded, and they run side by side. */
 async function readiness(ctx: Kernel) {
-  const [database, cache, bus, holder] = await Promise.all([
+  const [database, writes, events, cache, bus, holder] = await Promise.all([
     probe(() => ctx.db.run(sql`select 1`)),
+    writePath(ctx),
+    backlog(ctx),
     probe(() => ctx.store.ping()),
     ctx.bus.kind === 'local' ? probe(async () => true) : probe(() => ctx.bus.newest()),
     ctx.engine.holder().then(
@@ -77,16 +154,18 @@ async function readiness(ctx: Kernel) {
     this_instance: ctx.engine.isLeader,
     ...(holder.h ? {} : { error: holder.error ?? 'no instance holds the engine role' }),
   }
-  const degraded = [database, cache, bus].some((c) => c.state === 'down')
+  const degraded = [database, writes, cache, bus].some((c) => c.state === 'down')
   return {
-    status: degraded ? ('degraded' as const) : ('ok' as const),
+    status: ctx.closing.aborted ? ('draining' as const) : degraded ? ('degraded' as const) : ('ok' as const),
     version: API_VERSION,
     role: ctx.config.role,
-    db: database.state === 'up' ? ('ok' as const) : ('error' as const),
+    db: database.state === 'up' && writes.state === 'up' ? ('ok' as const) : ('error' as const),
     cache: cache.state === 'up' ? ('ok' as const) : ('error' as const),
     cache_kind: ctx.store.kind,
     checks: {
       database,
+      writes,
+      events,
       cache: { ...cache, kind: ctx.store.kind },
       bus: { ...bus, kind: ctx.bus.kind },
       engine,
@@ -118,7 +197,7 @@ export const healthRoutes = (ctx: Kernel) => {
       detail: doc('System', 'Readiness: database, cache, bus and engine, each with its state and latency', {
         secured: false,
         description:
-          'For a readiness probe or a load balancer: 503 degraded while the database, cache or bus of this instance is down (take it out of rotation); the engine is reported, not required.',
+          'For a readiness probe or a load balancer: 503 degraded while the database (reads, or its write path: a bounded write transaction and the age of the oldest transaction waiting for the write lock), cache or bus of this instance is down (take it out of rotation); the engine and the event backlog are reported, not required.',
       }),
     })
     .get('/health', ready, {

@@ -234,7 +234,14 @@ export const marketRoutes = (ctx: MarketCtx) =>
     .get(
       '/market/stream',
       ({ brand, session, query, request }) =>
-        quoteStream(ctx, brand, session, query.symbols, request.headers.get('last-event-id'), request.signal),
+        quoteStream(
+          ctx,
+          brand,
+          session,
+          query.symbols,
+          request.headers.get('last-event-id'),
+          AbortSignal.any([request.signal, ctx.closing]),
+        ),
       {
         auth: { roles: ANY_SESSION },
         ...textInput({

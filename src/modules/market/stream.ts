@@ -76,13 +76,16 @@ export async function quoteStream(
         for (const t of ticks) if (set.has(t.symbol)) send(await event(t))
       })
       keepAlive = setInterval(() => send(': keep-alive\n\n'), 15_000)
-      signal.addEventListener('abort', () => {
+      // the client went, or this instance shuts down (the client reconnects elsewhere with Last-Event-ID)
+      const end = () => {
         unsubscribe()
         clearInterval(keepAlive)
         try {
           controller.close()
         } catch {}
-      })
+      }
+      if (signal.aborted) end()
+      else signal.addEventListener('abort', end)
     },
     cancel() {
       unsubscribe()

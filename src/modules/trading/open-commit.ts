@@ -24,6 +24,8 @@ export interface OpenRequest {
   margin: number | null
   /** The idempotency key and the fingerprint of the request it names (kernel/http/idempotency). */
   key?: { value: string; hash: string }
+  /** Commit only while this order is open or pending (OpenInput.whileOpen). */
+  whileOpen?: number
 }
 
 export interface Opened {
@@ -117,7 +119,22 @@ async function commitOpens(ctx: TradingCtx, tx: Tx, all: OpenRequest[]): Promise
   })
 }
 
+export const parentClosed = (ticket: number) =>
+  new ApiError(409, 'PARENT_CLOSED', `order ${ticket} is no longer open: nothing opened`)
+
+/** The states of the orders some requests depend on (OpenRequest.whileOpen), read in the commit. */
+async function parentStates(tx: Tx, reqs: OpenRequest[]) {
+  const tickets = [...new Set(reqs.flatMap((r) => (r.whileOpen === undefined ? [] : [r.whileOpen])))]
+  if (tickets.length === 0) return new Map<number, string>()
+  const rows = await tx
+    .select({ ticket: orders.ticket, state: orders.state })
+    .from(orders)
+    .where(inArray(orders.ticket, tickets))
+  return new Map(rows.map((r) => [r.ticket, r.state]))
+}
+
 async function commitNew(ctx: TradingCtx, tx: Tx, reqs: OpenRequest[]): Promise<(Opened | Error)[]> {
+  const parents = await parentStates(tx, reqs)
   const logins = [...new Set(reqs.filter((r) => r.margin !== null).map((r) => r.values.login))]
   const funds = await fundsOf(ctx.accounts, tx, logins)
   const p = await pricing(
@@ -127,6 +144,13 @@ async function commitNew(ctx: TradingCtx, tx: Tx, reqs: OpenRequest[]): Promise<
   const results: (Opened | Error | null)[] = []
   const accepted: OpenRequest[] = []
   for (const r of reqs) {
+    if (r.whileOpen !== undefined) {
+      const state = parents.get(r.whileOpen)
+      if (state !== 'open' && state !== 'pending') {
+        results.push(parentClosed(r.whileOpen))
+        continue
+      }
+    }
     if (r.margin !== null) {
       const v = r.values
       const a = funds.get(v.login)

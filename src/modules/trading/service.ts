@@ -87,6 +87,11 @@ export interface OpenInput {
   open_price?: number
   expiration?: number
   comment?: string
+  /**
+   * Write port only: open only while this order is still open or pending, checked in the commit's
+   * transaction (a copy is never opened after its master position closed: 409 PARENT_CLOSED).
+   */
+  whileOpen?: number
 }
 
 /**
@@ -142,7 +147,7 @@ export async function openFor(
   actor: string,
   idempotencyKey?: string,
 ) {
-  const { comment: _c, ...asked } = input
+  const { comment: _c, whileOpen: _w, ...asked } = input
   const key = tradeKey(idempotencyKey, 'open', asked)
   let request: OpenRequest
   try {
@@ -220,6 +225,7 @@ async function checkedOpen(
     group,
     margin,
     key,
+    whileOpen: input.whileOpen,
     values: {
       brandId,
       actor,

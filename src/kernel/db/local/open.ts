@@ -12,6 +12,8 @@ const SAFETY_NET_CHECKPOINT_PAGES = 100_000
 export interface LocalOptions {
   onCheckpointError?: (message: string) => void
   cacheMb?: number
+  /** How long a write waits for another process's write lock before SQLITE_BUSY (503). */
+  busyTimeoutMs?: number
   /** Tuning of the checkpoint worker (tests); the defaults are the production values. */
   checkpoint?: { intervalMs?: number; restartFrames?: number; holdLimitMs?: number }
 }
@@ -31,7 +33,7 @@ export function openLocal(
   const local = new LocalClient(path, [
     'PRAGMA journal_mode = WAL',
     'PRAGMA synchronous = NORMAL',
-    'PRAGMA busy_timeout = 5000',
+    `PRAGMA busy_timeout = ${opts.busyTimeoutMs ?? 5000}`,
     `PRAGMA wal_autocheckpoint = ${SAFETY_NET_CHECKPOINT_PAGES}`,
     `PRAGMA cache_size = ${-(opts.cacheMb ?? 64) * 1024}`,
   ])

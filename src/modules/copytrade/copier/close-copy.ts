@@ -2,7 +2,7 @@ import { and, eq, inArray, lt, sql } from 'drizzle-orm'
 import type { CopyCtx } from '../context'
 import { partialCloseVolume } from '../domain/sizing'
 import { copyLinks, copyRecords } from '../schema'
-import { refusalReason } from './open-copy'
+import { refusalReason } from './refusals'
 
 /** A close that failed (market closed, a stale price) is tried again by the reconcile job after this. */
 export const CLOSE_RETRY_MS = 10_000

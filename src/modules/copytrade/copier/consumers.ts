@@ -138,7 +138,9 @@ async function masterClosedTx(ctx: CopyCtx, p: TradePayload, tx: Tx) {
     .select({ id: copyLinks.id, status: copyLinks.status, settings: copySubscriptions.settings })
     .from(copyLinks)
     .innerJoin(copySubscriptions, eq(copySubscriptions.id, copyLinks.subscriptionId))
-    .where(and(eq(copyLinks.masterTicket, p.ticket), inArray(copyLinks.status, ['pending', 'open'])))
+    .where(
+      and(eq(copyLinks.masterTicket, p.ticket), inArray(copyLinks.status, ['pending', 'opening', 'open'])),
+    )
   if (links.length === 0) return
   const closes = (l: { settings: string }) => copiesCloses(settingsOf(l).copy_mode)
   const groups = [
@@ -157,6 +159,8 @@ async function masterClosedTx(ctx: CopyCtx, p: TradePayload, tx: Tx) {
       ids: links.filter((l) => l.status === 'open' && !closes(l)),
       set: { status: 'ended' as const, reason: 'COPY_MODE' },
     },
+    // being opened now: the executor sees the close time and closes what it opened (open-copy.ts)
+    { from: 'opening' as const, ids: links.filter((l) => l.status === 'opening'), set: {} },
   ]
   const now = ctx.clock.now()
   // one statement per kind of move (on sqld each statement is a round trip)

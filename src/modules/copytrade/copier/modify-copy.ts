@@ -4,7 +4,7 @@ import type { CopyCtx } from '../context'
 import type { SubscriptionSettings } from '../domain/settings'
 import { copyOrder } from '../domain/sizing'
 import { copyLinks, copyRecords, copySubscriptions } from '../schema'
-import { refusalReason } from './open-copy'
+import { refusalReason } from './refusals'
 
 /**
  * The master moved its stop loss or take profit: each open copy of a subscription that copies stops gets

@@ -10,6 +10,8 @@ import { copyOrder, copyVolume, slippagePoints } from '../domain/sizing'
 import { SUB_STATUS } from '../domain/status'
 import { copyLinks, copyMasters, copyRecords, copySubscriptions } from '../schema'
 import { rewardPolicyOf } from '../views'
+import { closeLinks } from './close-copy'
+import { refusalReason } from './refusals'
 import { accrueTx, settleSoon } from './rewards'
 
 /** How long one executor holds a link it opens; after it another (the reconcile job) may take it over. */
@@ -23,25 +25,6 @@ type Sub = typeof copySubscriptions.$inferSelect
 
 export const openKey = (l: Pick<Link, 'subscriptionId' | 'masterTicket'>) =>
   `copy:${l.subscriptionId}:${l.masterTicket}:open`
-
-/** A refusal of trading's write port as a stable skip reason (README: skip reasons). */
-export function refusalReason(code: string, message: string) {
-  if (code === 'PRICE_STALE') return 'PRICE_STALE'
-  const m = message.toLowerCase()
-  if (m.includes('not enough money')) return 'NOT_ENOUGH_MARGIN'
-  if (m.includes('market closed')) return 'MARKET_CLOSED'
-  if (m.includes('read-only') || m.includes('disabled')) return 'ACCOUNT_DISABLED'
-  if (
-    m.includes('not available') ||
-    m.includes('not tradable') ||
-    m.includes('close-only') ||
-    m.includes('long only')
-  )
-    return 'SYMBOL_NOT_ALLOWED'
-  if (m.startsWith('volume')) return 'VOLUME_LIMITS'
-  if (code === 'INCORRECT_SL_TP' || m.includes('stop')) return 'INVALID_STOPS'
-  return 'TRADE_REFUSED'
-}
 
 interface Outcome {
   link: Link
@@ -230,6 +213,8 @@ async function openOne(
   })
   if (!sized.ok) return skip(sized.reason, sized.message)
   const master = shared.masters.get(link.masterTicket)
+  if (link.masterCloseTime !== null || (master && master.state !== 'open' && master.state !== 'pending'))
+    return skip('MASTER_CLOSED', `the master's order ${link.masterTicket} is no longer open`)
   const order = copyOrder(
     { cmd: link.masterCmd, sl: master?.sl ?? 0, tp: master?.tp ?? 0 },
     s.reverse === 1,
@@ -258,6 +243,8 @@ async function openOne(
     tp: order.tp,
     ...(pending ? { open_price: link.masterPrice, expiration: master?.expiration ?? 0 } : {}),
     comment: `copy #${link.masterTicket}`,
+    // checked where the copy commits: never opened once the master's order is gone
+    whileOpen: link.masterTicket,
   })
   if (!r.ok) return skip(refusalReason(r.code, r.reason), r.reason)
   const filled = ctx.clock.now()
@@ -285,6 +272,8 @@ async function openOne(
 async function finishOpens(ctx: CopyCtx, outcomes: Outcome[]) {
   const now = ctx.clock.now()
   const rebates: number[] = []
+  // copies whose master closed while they were being opened: closed at once, not left behind
+  const orphans: number[] = []
   await ctx.uow.run(async (tx) => {
     // a few statements per chunk, not one per link: on sqld each statement is a round trip
     const done = new Set<number>()
@@ -310,8 +299,16 @@ async function finishOpens(ctx: CopyCtx, outcomes: Outcome[]) {
             : { status: 'skipped', reason: byId((o) => o.reason), updatedAt: now },
         )
         .where(and(inArray(copyLinks.id, ids), eq(copyLinks.status, 'opening')))
-        .returning({ id: copyLinks.id })
+        .returning({ id: copyLinks.id, masterCloseTime: copyLinks.masterCloseTime })
       for (const r of rows) done.add(r.id)
+      const closed = rows.filter((r) => copied && r.masterCloseTime !== null).map((r) => r.id)
+      if (closed.length > 0) {
+        await tx
+          .update(copyLinks)
+          .set({ status: 'closing', reason: 'the master closed', leaseUntil: 0, updatedAt: now })
+          .where(and(inArray(copyLinks.id, closed), eq(copyLinks.status, 'open')))
+        orphans.push(...closed)
+      }
     }
     for (let i = 0; i < outcomes.length; i += FINISH_CHUNK) {
       const part = outcomes.slice(i, i + FINISH_CHUNK)
@@ -372,6 +369,7 @@ async function finishOpens(ctx: CopyCtx, outcomes: Outcome[]) {
     }
   })
   if (rebates.length > 0) settleSoon(ctx, rebates)
+  if (orphans.length > 0) await closeLinks(ctx, orphans)
 }
 
 /** VOLUME_REBATE: per lot copied, accrued once per link (its key). */

@@ -1,0 +1,19 @@
+/** A refusal of trading's write port as a stable skip reason (README: skip reasons). */
+export function refusalReason(code: string, message: string) {
+  if (code === 'PRICE_STALE') return 'PRICE_STALE'
+  if (code === 'PARENT_CLOSED') return 'MASTER_CLOSED'
+  const m = message.toLowerCase()
+  if (m.includes('not enough money')) return 'NOT_ENOUGH_MARGIN'
+  if (m.includes('market closed')) return 'MARKET_CLOSED'
+  if (m.includes('read-only') || m.includes('disabled')) return 'ACCOUNT_DISABLED'
+  if (
+    m.includes('not available') ||
+    m.includes('not tradable') ||
+    m.includes('close-only') ||
+    m.includes('long only')
+  )
+    return 'SYMBOL_NOT_ALLOWED'
+  if (m.startsWith('volume')) return 'VOLUME_LIMITS'
+  if (code === 'INCORRECT_SL_TP' || m.includes('stop')) return 'INVALID_STOPS'
+  return 'TRADE_REFUSED'
+}
