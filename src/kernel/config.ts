@@ -19,7 +19,7 @@ const schema = z
     DATABASE_URL: z.string().min(1).default('file:data/app.db'),
     DATABASE_AUTH_TOKEN: z.string().optional(),
     DATABASE_CACHE_MB: z.coerce.number().int().min(2).max(4096).default(64),
-    DATABASE_WRITE_TIMEOUT_MS: z.coerce.number().int().min(100).max(60_000).default(5000),
+    DATABASE_WRITE_TIMEOUT_MS: z.coerce.number().int().min(100).max(60_000).default(8000),
     JWT_SECRET: z.string().optional(),
     JWT_ISSUER: z.string().min(1).default('trading-client-service'),
     JWT_AUDIENCE: z.string().min(1).default('trading-client-api'),

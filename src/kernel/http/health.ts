@@ -2,6 +2,7 @@ import { sql } from 'drizzle-orm'
 import { Elysia, t } from 'elysia'
 import type { Kernel } from '../kernel'
 import { API_VERSION, doc } from './openapi'
+import { Int } from './schemas'
 
 const State = t.Union([t.Literal('up'), t.Literal('down')])
 const Check = t.Object({
@@ -26,10 +27,10 @@ const Health = t.Object(
       writes: t.Object(
         {
           ...Check.properties,
-          waiting: t.Integer({
+          waiting: Int({
             description: 'transactions of this instance waiting for their turn to write',
           }),
-          oldest_wait_ms: t.Integer({ description: 'how long the oldest of them has waited' }),
+          oldest_wait_ms: Int({ description: 'how long the oldest of them has waited' }),
         },
         {
           description:
@@ -39,9 +40,9 @@ const Health = t.Object(
       events: t.Object(
         {
           state: State,
-          undelivered: t.Integer({ description: 'events not yet delivered to every consumer' }),
-          due: t.Integer({ description: 'of those, the ones due now (not waiting for a retry)' }),
-          oldest_due_age_ms: t.Integer({ description: 'age of the oldest event due now; 0 when none' }),
+          undelivered: Int({ description: 'events not yet delivered to every consumer' }),
+          due: Int({ description: 'of those, the ones due now (not waiting for a retry)' }),
+          oldest_due_age_ms: Int({ description: 'age of the oldest event due now; 0 when none' }),
           error: t.Optional(t.String()),
         },
         {

@@ -298,9 +298,9 @@ export class GroupWriter {
     this.o = {
       maxBatch: opts.maxBatch ?? 200,
       batchBudgetMs: opts.batchBudgetMs ?? 40,
-      txTimeoutMs: opts.txTimeoutMs ?? 5000,
-      queueTimeoutMs: opts.queueTimeoutMs ?? 5000,
-      statementTimeoutMs: opts.statementTimeoutMs ?? 5000,
+      txTimeoutMs: opts.txTimeoutMs ?? 8000,
+      queueTimeoutMs: opts.queueTimeoutMs ?? 8000,
+      statementTimeoutMs: opts.statementTimeoutMs ?? 8000,
     }
   }
 
