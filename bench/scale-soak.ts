@@ -6,7 +6,9 @@
 // another client), the backlog of undelivered events and its age, /health/ready of every instance,
 // resident memory and the database size; at the end it prints the figures against the goals:
 // 0 hung requests (> 5 s), 0 5xx, p99 < 250 ms, write probe < 1 s, backlog age < 2 s; copies: fill to
-// the last follower's fill p99 < 250 ms with 100 followers, none opened after its master closed.
+// none opened after its master closed (their fill-to-last-fill times under this load are printed; the
+// goals of issue 38 for them, p99 < 250 ms with 100 followers and < 1 s with 1,000, are measured without
+// other load by npm run bench:copytrade).
 //   npm run bench:scale-soak                 (SOAK_RATE=300 SOAK_SECONDS=600 FOLLOWERS=100)
 //   SOAK_RATES=100,200,300,400 SOAK_SECONDS=60 npm run bench:scale-soak   (steps: the highest rate held)
 //   SOAK_SHAPE=all ...                       (two ROLE=all instances with the quote simulator)
@@ -26,7 +28,6 @@ const goals = (s: ReturnType<typeof summarize>, copies: Awaited<ReturnType<typeo
   'write probe < 1 s': s.probeMaxMs !== null && s.probeMaxMs < 1000,
   'backlog age < 2 s': s.backlogAgeMaxMs < 2000,
   'instances ready throughout': s.notReady === 0,
-  'copy fan-out p99 < 250 ms': copies.p99 < 250,
   'no copy after its master closed': copies.afterMasterClose === 0,
 })
 try {

@@ -46,9 +46,45 @@ const errorText = (e: unknown) => (e instanceof Error ? `${e.name}: ${e.message}
 
 /** The longest a pass delivers without letting requests and timers in. */
 const SLICE_MS = 5
-/** Deliveries one transaction takes at most, and how long it takes further ones (the write lock's budget). */
+/**
+ * Deliveries one transaction takes at most (a run of one consumer's deliveries handled together,
+ * Consumer.handleMany, counts once, up to RUN_MAX), and how long it takes further ones (the write lock's
+ * budget).
+ */
 const TX_DELIVERIES = 20
+const RUN_MAX = 200
 const TX_BUDGET_MS = 8
+
+/** The deliveries of the next transaction, from `at`. */
+function nextChunk(todo: Delivery[], at: number): Delivery[] {
+  const chunk: Delivery[] = []
+  let units = 0
+  let run = 0
+  while (at + chunk.length < todo.length) {
+    const d = todo[at + chunk.length]!
+    const joins = chunk.at(-1)?.consumer === d.consumer && !!d.consumer.handleMany && run < RUN_MAX
+    if (!joins) {
+      if (units >= TX_DELIVERIES) break
+      units++
+      run = 0
+    }
+    run++
+    chunk.push(d)
+  }
+  return chunk
+}
+
+/** Consecutive deliveries to one consumer that handles many at once; each other delivery alone. */
+function runsOf(chunk: Delivery[]): Delivery[][] {
+  const runs: Delivery[][] = []
+  for (const d of chunk) {
+    const last = runs.at(-1)
+    if (last && last[0]!.consumer === d.consumer && d.consumer.handleMany && last.length < RUN_MAX)
+      last.push(d)
+    else runs.push([d])
+  }
+  return runs
+}
 
 /**
  * Delivers outbox events to their consumers, exactly once per (consumer, event):
@@ -304,7 +340,7 @@ export class Relay {
     const committed = new Set<Delivery>()
     let at = 0
     while (at < todo.length) {
-      const chunk = todo.slice(at, at + TX_DELIVERIES)
+      const chunk = nextChunk(todo, at)
       const ran: Delivery[] = []
       const failed: { d: Delivery; e: unknown }[] = []
       try {
@@ -324,15 +360,16 @@ export class Relay {
           )
           const started = performance.now()
           let slice = started
-          for (const d of chunk) {
-            const key = `${d.row.id}\u0000${d.consumer.name}`
+          const owned = (d: Delivery) => mine.has(`${d.row.id}\u0000${d.consumer.name}`)
+          const undo = (d: Delivery) =>
+            tx.deferred(`delete from event_deliveries where event_id = ? and consumer = ?`, [
+              d.row.id,
+              d.consumer.name,
+            ])
+          for (const run of runsOf(chunk)) {
             // past the budget, the rest waits for the next transaction: its rows go with it
             if (ran.length + failed.length > 0 && performance.now() - started > TX_BUDGET_MS) {
-              if (mine.has(key))
-                await tx.deferred(`delete from event_deliveries where event_id = ? and consumer = ?`, [
-                  d.row.id,
-                  d.consumer.name,
-                ])
+              for (const d of run) if (owned(d)) await undo(d)
               continue
             }
             if (performance.now() - slice > SLICE_MS) {
@@ -340,19 +377,34 @@ export class Relay {
               slice = performance.now()
             }
             // another relay recorded it first (its lease ran out on us): it is done
-            if (!mine.has(key)) {
-              ran.push(d)
-              continue
+            const todoRun = run.filter(owned)
+            const consumer = run[0]!.consumer
+            if (todoRun.length > 1 && consumer.handleMany) {
+              try {
+                await tx.savepoint(() =>
+                  consumer.handleMany!(
+                    todoRun.map((d) => d.event),
+                    tx,
+                  ),
+                )
+                ran.push(...run)
+                continue
+              } catch {
+                // one of them failed: each alone, so the others are not held up
+              }
             }
-            try {
-              await tx.savepoint(() => d.consumer.handle!(d.event, tx))
-              ran.push(d)
-            } catch (e) {
-              failed.push({ d, e })
-              await tx.deferred(`delete from event_deliveries where event_id = ? and consumer = ?`, [
-                d.row.id,
-                d.consumer.name,
-              ])
+            for (const d of run) {
+              if (!owned(d)) {
+                ran.push(d)
+                continue
+              }
+              try {
+                await tx.savepoint(() => d.consumer.handle!(d.event, tx))
+                ran.push(d)
+              } catch (e) {
+                failed.push({ d, e })
+                await undo(d)
+              }
             }
           }
         })

@@ -41,6 +41,12 @@ export interface Consumer<T> {
    */
   handle?(event: DeliveredEvent<T>, tx: Tx): Promise<void>
   /**
+   * Several events of a pass at once, in order, in one transaction (set-based statements where `handle`
+   * would make a few round trips per event): the same writes as `handle` on each in turn. If it throws,
+   * the relay undoes it and hands the events to `handle` one by one.
+   */
+  handleMany?(events: DeliveredEvent<T>[], tx: Tx): Promise<void>
+  /**
    * Whether the event concerns this consumer at all, asked outside any transaction before `handle`
    * (a read, e.g. "is this login a copy master"): false passes it over without a transaction or a
    * delivery row. Without it a topic's every event costs each consumer a write transaction (trade opens
