@@ -5,7 +5,7 @@
 // and closes a position every 6 s. Every 5 s it samples a write probe (BEGIN IMMEDIATE; ROLLBACK by
 // another client), the backlog of undelivered events and its age, /health/ready of every instance,
 // resident memory and the database size; at the end it prints the figures against the goals:
-// 0 hung requests (> 5 s), 0 5xx, p99 < 250 ms, write probe < 1 s, backlog age < 2 s; copies: fill to
+// 0 hung requests (> 5 s), 0 5xx, p99 < 250 ms, write probe < 1 s, backlog age < 2 s; copies:
 // none opened after its master closed (their fill-to-last-fill times under this load are printed; the
 // goals of issue 38 for them, p99 < 250 ms with 100 followers and < 1 s with 1,000, are measured without
 // other load by npm run bench:copytrade).

@@ -65,7 +65,7 @@ describe('masters (rules 1-3, 9)', () => {
       ],
       [{ ...body, login: 100001, payout_login: 100002 }, 400, 'INVALID_PAYOUT_ACCOUNT'], // DEMO
       [{ ...body, login: 100001, payout_login: 100004 }, 400, 'INVALID_PAYOUT_ACCOUNT'], // not the customer's
-      [{ ...body, login: 100001, reward_policy: { reward_type: 9 } }, 400, 'INVALID_DATA'],
+      [{ ...body, login: 100001, reward_policy: { reward_type: 9 } }, 400, 'INVALID_REWARD_POLICY'], // one code for every invalid policy (issue 39)
     ]
     for (const [b, status, code] of cases) {
       const r = await t.request('POST', '/copytrade/master', { token: demo, body: b })

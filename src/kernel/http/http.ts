@@ -48,6 +48,24 @@ export function describeValidation(err: ValidationError): string {
   return `${where}${name}: ${what}`.trim()
 }
 
+/**
+ * The code a route's schema declares for a part of its input (`'x-error-code'` on a property's schema,
+ * e.g. a copy master's reward_policy answers INVALID_REWARD_POLICY, spec 7.5): the nearest one on the
+ * failing field's path; none means INVALID_DATA.
+ */
+function declaredCode(err: ValidationError): string | undefined {
+  const v = err.validator as { schema?: unknown } | undefined
+  let node = (v && 'schema' in v ? v.schema : v) as Record<string, any> | undefined
+  let found: string | undefined
+  const path = (err.valueError?.path ?? '').split('/').filter(Boolean)
+  for (const segment of path) {
+    node = node?.properties?.[segment] ?? node?.items
+    if (!node) break
+    if (typeof node['x-error-code'] === 'string') found = node['x-error-code']
+  }
+  return found
+}
+
 const json = (status: number, body: unknown, requestId: string) =>
   new Response(JSON.stringify(body), {
     status,
@@ -170,9 +188,10 @@ export const httpPlatform = (ctx: Kernel) =>
         return res
       }
       if (code === 'VALIDATION' && error instanceof ValidationError) {
-        codes.set(request, 'INVALID_DATA')
+        const errorCode = declaredCode(error) ?? 'INVALID_DATA'
+        codes.set(request, errorCode)
         set.status = 400
-        return json(400, { error: 'INVALID_DATA', message: describeValidation(error) }, id)
+        return json(400, { error: errorCode, message: describeValidation(error) }, id)
       }
       const cause = (error as { cause?: unknown }).cause
       if (code === 'PARSE' && cause instanceof ApiError) {

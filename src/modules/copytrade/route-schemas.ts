@@ -81,7 +81,11 @@ export const RewardPolicyBody = t.Object(
     ),
     annual_percent: t.Optional(t.Number({ minimum: 0, maximum: 100, description: 'MANAGEMENT_FEE' })),
   },
-  { description: 'the reward policy: reward_type and the parameters of that type only' },
+  {
+    description: 'the reward policy: reward_type and the parameters of that type only',
+    // every invalid policy answers INVALID_REWARD_POLICY naming the field (spec 7.5)
+    'x-error-code': 'INVALID_REWARD_POLICY',
+  },
 )
 
 const masterFields = {
@@ -169,6 +173,10 @@ const publicMasterFields = {
   show_followers: Int(),
   manual_trading_mode: Int(),
   reward_policy: Policy,
+  policy_version: Int({
+    description:
+      'raised by each change of the reward policy; existing subscriptions keep their terms until they accept it',
+  }),
   followers: Int({ description: 'live (ACTIVE or PAUSED) subscriptions' }),
   copied_volume: Int({ description: 'hundredths of a lot copied into followers' }),
   stats: Stats,
@@ -209,6 +217,14 @@ export const SubscriptionCreateBody = t.Composite(
     t.Object({
       follower_login: Login,
       master_id: Int({ minimum: 1, description: 'GET /copytrade/masters' }),
+      capital: t.Optional(
+        t.Number({
+          exclusiveMinimum: 0,
+          maximum: 1e12,
+          description:
+            "what of the account's balance this subscription manages (account currency; default: all of it): its fees on equity, equity stop and ratio sizing work on this capital, so an account can follow several masters with a share each",
+        }),
+      ),
       customer_id: IgnoredCustomer,
     }),
     SettingsBody,
@@ -232,6 +248,13 @@ export const Subscription = t.Composite([
     status_reason: t.String(),
     start_balance: t.Number(),
     copied_result: t.Number({ description: 'net result of copies closed, follower currency' }),
+    terms: t.Composite([Policy, t.Object({ version: Int({ description: "the master's policy version" }) })], {
+      description:
+        'the reward policy this subscription pays on: the one accepted when it was made (or accepted later); a change of the master applies only once accepted',
+    }),
+    terms_pending: t.Boolean({
+      description: 'the master offers newer terms (POST /copytrade/subscription/{id}/terms accepts them)',
+    }),
     currency: t.String(),
     created_time: Int(),
     updated_time: Int(),
@@ -335,6 +358,14 @@ export const FeePreview = t.Object({
   open_copies: Int(),
   next_performance_fee_time: Int({ description: 'epoch seconds; 0 without that policy' }),
   next_subscription_fee_time: Int({ description: 'epoch seconds; 0 without that policy' }),
+  terms: t.Composite([Policy, t.Object({ version: Int() })], {
+    description: 'the reward policy this subscription pays on (the one its follower accepted)',
+  }),
+  terms_pending: t.Boolean({ description: 'the master offers newer terms, not yet accepted' }),
+  fees_apply: t.Boolean({
+    description:
+      'false when the follower account and the master payout account are not both REAL or both DEMO: demo money never becomes real, so no fee accrues',
+  }),
 })
 
 nameModels({

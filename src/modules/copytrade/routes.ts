@@ -35,6 +35,7 @@ import {
 } from './service/staff'
 import { transition } from './service/subscription-status'
 import {
+  acceptTerms,
   createSubscription,
   mySubscriptions,
   ownSubscription,
@@ -329,6 +330,37 @@ export const copyRoutes = (ctx: CopyCtx) =>
         detail: doc(TAG, "Change a subscription's settings", {
           description:
             "They apply to the next copies; the master's open positions not yet copied are copied now.",
+        }),
+      },
+    )
+    .post(
+      '/copytrade/subscription/:id/terms',
+      ({ brand, session, params, body }) => acceptTerms(ctx, owner(brand, session), params.id, body.version),
+      {
+        auth: CUSTOMER,
+        ...textInput({ params: { id: Id('subscription id') } }),
+        body: t.Object(
+          {
+            version: Int({
+              minimum: 1,
+              description: "the master's policy version being accepted (reward_policy of the marketplace)",
+            }),
+          },
+          { example: { version: 1 } },
+        ),
+        response: {
+          200: Subscription,
+          ...err(
+            'SUBSCRIPTION_NOT_FOUND',
+            'PERMISSION_DENIED',
+            'MASTER_NOT_FOUND',
+            'INVALID_TRANSITION',
+            'TERMS_CHANGED',
+          ),
+        },
+        detail: doc(TAG, "Accept the master's current terms (reward policy) for a subscription", {
+          description:
+            "A subscription pays on the terms its follower accepted (`terms`); a master's change of its reward policy applies to new subscriptions, and to this one only once accepted here (`terms_pending` says there is something to accept). `version` must be the master's current policy version (GET /copytrade/masters/{id}: `policy_version`), else 409 TERMS_CHANGED: the terms changed again since they were read. The new fee schedule starts now; a subscription-fee period already paid runs to its end.",
         }),
       },
     )

@@ -27,6 +27,8 @@ export const copyMasters = sqliteTable(
     public: integer('public').notNull(),
     /** Set by staff when they disable a master: the owner cannot enable it again. */
     blockedReason: text('blocked_reason').notNull().default(''),
+    /** Raised by each change of the reward policy: subscriptions keep the version they accepted. */
+    policyVersion: integer('policy_version').notNull().default(1),
     deletedAt: integer('deleted_at'),
     currency: text('currency').notNull(),
     followers: integer('followers').notNull().default(0),
@@ -78,6 +80,16 @@ export const copySubscriptions = sqliteTable(
     statusReason: text('status_reason').notNull().default(''),
     /** SubscriptionSettings JSON (domain/settings.ts). */
     settings: text('settings').notNull(),
+    /**
+     * The terms the follower accepted: the master's reward policy when it subscribed (or accepted a newer
+     * one), with the policy version. Every fee of the subscription is charged on these, whatever the master
+     * changes later (DESIGN rule 3).
+     */
+    rewardType: integer('reward_type').notNull().default(0),
+    rewardParams: text('reward_params').notNull().default('{}'),
+    termsVersion: integer('terms_version').notNull().default(1),
+    /** Since when it is paused (epoch ms): the fee periods stand still while it is. */
+    pausedAt: integer('paused_at'),
     /** The follower's balance when it subscribed (minor units): the base of the equity stop. */
     startBalanceMinor: integer('start_balance_minor').notNull(),
     /** Day (epoch days, UTC) and realized result of copies closed that day, for the daily loss limit. */

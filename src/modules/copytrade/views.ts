@@ -23,6 +23,7 @@ export function publicMasterView(m: Master) {
     show_followers: m.showFollowers,
     manual_trading_mode: m.manualTradingMode,
     reward_policy: { ...rewardPolicyOf(m), reward_name: REWARD_NAMES[m.rewardType]! },
+    policy_version: m.policyVersion,
     followers: m.followers,
     copied_volume: m.copiedVolume,
     stats: statsView(m, currencyDecimals(m.currency)),
@@ -44,7 +45,15 @@ export function masterView(m: Master) {
   }
 }
 
-export function subscriptionView(s: typeof copySubscriptions.$inferSelect, currency: string) {
+/**
+ * A subscription with the terms its follower accepted (the reward policy it pays on) and whether the
+ * master offers newer ones (`terms_pending`: accept them with POST /copytrade/subscription/{id}/terms).
+ */
+export function subscriptionView(
+  s: typeof copySubscriptions.$inferSelect,
+  currency: string,
+  master?: Pick<Master, 'policyVersion'>,
+) {
   return {
     id: s.id,
     follower_login: s.followerLogin,
@@ -55,6 +64,12 @@ export function subscriptionView(s: typeof copySubscriptions.$inferSelect, curre
     ...SubscriptionSettings.parse(JSON.parse(s.settings)),
     start_balance: fromMinor(s.startBalanceMinor, currency),
     copied_result: fromMinor(s.resultMinor, currency),
+    terms: {
+      ...rewardPolicyOf(s),
+      reward_name: REWARD_NAMES[s.rewardType]!,
+      version: s.termsVersion,
+    },
+    terms_pending: master ? master.policyVersion > s.termsVersion : false,
     currency,
     created_time: sec(s.createdAt),
     updated_time: sec(s.updatedAt),

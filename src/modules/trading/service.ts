@@ -73,7 +73,8 @@ async function tradableSymbol(
     throw fail(`market closed: ${symbol} is outside its trading session`)
   refuseStalePrices(ctx)
   const quote = await ctx.market.groupPrice(gs)
-  if (!quote) throw fail(`no price for ${symbol}`)
+  // no quote yet on this instance (just restarted, its feed not caught up): nothing filled, retry
+  if (!quote) throw new ApiError(503, 'PRICE_STALE', `no price for ${symbol} on this instance yet; retry`)
   return { gs, quote }
 }
 

@@ -108,12 +108,17 @@ export async function partialCloseLinks(
   masterTime: number,
 ) {
   await Promise.all(
-    links.map((link) =>
+    links.map((given) =>
       ctx.limit(async () => {
+        let link = given
         if (link.status !== 'open' || link.followerTicket === null || remaining >= link.masterVolume) return
         const account = await ctx.accounts.read.account(link.followerLogin)
         const gs = account && (await ctx.market.refdata.forGroup(account.groupId, link.symbol))
         const lot = gs?.sec ?? { lotMin: 1, lotStep: 1 }
+        // the master's ratio of what the follower holds now (it may have closed part by hand)
+        const held = (await ctx.trading.orderStates([link.followerTicket])).get(link.followerTicket)
+        if (held && held.state !== 'open') return
+        link = { ...link, followerVolume: held?.volume ?? link.followerVolume }
         const volume = partialCloseVolume(
           link.followerVolume,
           link.masterVolume,
@@ -127,7 +132,7 @@ export async function partialCloseLinks(
                 brandId: link.brandId,
                 actor: `copy:${link.subscriptionId}`,
                 idempotencyKey: `copy:${link.subscriptionId}:${link.masterTicket}:pclose:${remaining}`,
-                order: link.followerTicket,
+                order: link.followerTicket!,
                 ...(volume < link.followerVolume ? { volume } : {}),
               })
             : null

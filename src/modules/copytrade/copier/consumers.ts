@@ -216,9 +216,11 @@ async function copyClosedTx(
       .update(copyLinks)
       .set({ status: 'ended', reason: closed.reason, updatedAt: ctx.clock.now() })
       .where(and(eq(copyLinks.id, link.id), eq(copyLinks.status, 'open')))
+  if (sub.rewardType !== REWARD.PROFIT_SHARE_PER_TRADE) return null
   const [master] = await tx.select().from(copyMasters).where(eq(copyMasters.id, sub.masterId))
-  if (!master || master.rewardType !== REWARD.PROFIT_SHARE_PER_TRADE) return null
-  const policy = rewardPolicyOf(master)
+  if (!master) return null
+  // on the terms the follower accepted
+  const policy = rewardPolicyOf(sub)
   if (policy.reward_type !== REWARD.PROFIT_SHARE_PER_TRADE) return null
   const amount = profitShare(closed.net, policy.percent)
   if (amount <= 0) return null
@@ -301,22 +303,21 @@ async function copiesClosedTx(
       })
       .where(and(inArray(copyLinks.id, ids), eq(copyLinks.status, 'open')))
   }
-  const masterIds = [...new Set(rows.map((r) => r.sub.masterId))]
+  const masterIds = [
+    ...new Set(
+      rows.filter((r) => r.sub.rewardType === REWARD.PROFIT_SHARE_PER_TRADE).map((r) => r.sub.masterId),
+    ),
+  ]
   const sharing = new Map(
-    (
-      await tx
-        .select()
-        .from(copyMasters)
-        .where(
-          and(inArray(copyMasters.id, masterIds), eq(copyMasters.rewardType, REWARD.PROFIT_SHARE_PER_TRADE)),
-        )
-    ).map((m) => [m.id, m]),
+    masterIds.length
+      ? (await tx.select().from(copyMasters).where(inArray(copyMasters.id, masterIds))).map((m) => [m.id, m])
+      : [],
   )
   for (const e of events) {
     const r = byTicket.get(e.payload.ticket)
-    const master = r && sharing.get(r.sub.masterId)
+    const master = r && r.sub.rewardType === REWARD.PROFIT_SHARE_PER_TRADE && sharing.get(r.sub.masterId)
     if (!r || !master) continue
-    const policy = rewardPolicyOf(master)
+    const policy = rewardPolicyOf(r.sub)
     if (policy.reward_type !== REWARD.PROFIT_SHARE_PER_TRADE) continue
     const net = netOf(e.payload)
     const amount = profitShare(net, policy.percent)
@@ -449,7 +450,7 @@ export function copyConsumers(ctx: CopyCtx): Consumer<any>[] {
       const part = (await ctx.trading.orderStates([p.closed_ticket])).get(p.closed_ticket)
       if (!part) return
       const net = part.profit + part.commission + part.storage
-      await masterStatsTx(ctx, tx, p.login, net, part.volume)
+      // the master's statistics count the closed part once, from its own trade.closed (closeTx emits it)
       const id = await copyClosedTx(
         ctx,
         tx,

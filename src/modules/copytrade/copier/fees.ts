@@ -1,14 +1,15 @@
 import { and, eq, inArray, sql } from 'drizzle-orm'
-import type { Consumer, PayloadOf } from '../../../kernel/events/topic'
+import type { Tx } from '../../../kernel/db/client'
+import type { Consumer, DeliveredEvent, PayloadOf } from '../../../kernel/events/topic'
 import { BalanceOperation, currencyDecimals, toMinor } from '../../accounts'
 import type { CopyCtx } from '../context'
 import { hwmAfterDeposit, hwmAfterWithdrawal, managementFee, performanceFee } from '../domain/fees'
-import { REWARD } from '../domain/rewards'
+import { REWARD, REWARD_NAMES } from '../domain/rewards'
 import { SUB_STATUS } from '../domain/status'
 import { copyLinks, copyMasters, copySubscriptions } from '../schema'
 import { rewardPolicyOf } from '../views'
 import { copyEquity } from './equity'
-import { accrueTx, settleRewards } from './rewards'
+import { accrueTx, sameMode, settleRewards } from './rewards'
 
 type Sub = typeof copySubscriptions.$inferSelect
 type Master = typeof copyMasters.$inferSelect
@@ -32,8 +33,9 @@ export async function crystallize(ctx: CopyCtx, subId: number, key: string, why:
     .from(copySubscriptions)
     .innerJoin(copyMasters, eq(copyMasters.id, copySubscriptions.masterId))
     .where(eq(copySubscriptions.id, subId))
-  if (!row || row.master.rewardType !== REWARD.PERFORMANCE_FEE_HWM) return null
-  const policy = rewardPolicyOf(row.master)
+  if (!row || row.sub.rewardType !== REWARD.PERFORMANCE_FEE_HWM) return null
+  // on the terms the follower accepted, not on what the master offers now
+  const policy = rewardPolicyOf(row.sub)
   if (policy.reward_type !== REWARD.PERFORMANCE_FEE_HWM) return null
   const eq0 = await copyEquity(ctx, row.sub)
   const due = performanceFee(eq0.equity, row.sub.hwmMinor, policy.percent)
@@ -66,15 +68,16 @@ export async function runEquityFees(ctx: CopyCtx, now: number) {
     .innerJoin(copyMasters, eq(copyMasters.id, copySubscriptions.masterId))
     .where(
       and(
-        inArray(copySubscriptions.status, [SUB_STATUS.ACTIVE, SUB_STATUS.PAUSED]),
-        inArray(copyMasters.rewardType, [REWARD.PERFORMANCE_FEE_HWM, REWARD.MANAGEMENT_FEE]),
+        // no fee while paused: the resume moves the periods on (service/subscription-status.ts)
+        eq(copySubscriptions.status, SUB_STATUS.ACTIVE),
+        inArray(copySubscriptions.rewardType, [REWARD.PERFORMANCE_FEE_HWM, REWARD.MANAGEMENT_FEE]),
       ),
     )
     .limit(2000)
   const today = Math.floor(now / DAY)
   const ids: number[] = []
   for (const { sub, master } of due) {
-    const policy = rewardPolicyOf(master)
+    const policy = rewardPolicyOf(sub)
     if (
       policy.reward_type === REWARD.PERFORMANCE_FEE_HWM &&
       sub.nextPerfAt !== null &&
@@ -115,10 +118,13 @@ export async function runEquityFees(ctx: CopyCtx, now: number) {
 /**
  * Money in or out of a follower account moves each live subscription's capital and high-water mark
  * (deposits raise both; a withdrawal first charges the performance fee due, then lowers the mark in
- * proportion). Copy rewards are not flows. With several subscriptions on one account, each sees the
- * account's flows (README: one subscription per account keeps fees on equity exact).
+ * proportion). Copy rewards are not flows. Written in the delivery's transaction, so exactly once per
+ * balance operation (a lost after-step loses nothing; the accrual of a fee is settled after the commit,
+ * or by `copytrade.settle`). With several subscriptions on one account each sees the account's flows
+ * (README: one subscription per account keeps fees on equity exact).
  */
 export function flowConsumer(ctx: CopyCtx): Consumer<PayloadOf<typeof BalanceOperation>> {
+  const accrued = new Map<number, number[]>()
   return {
     name: 'copytrade.capital-flow',
     topic: BalanceOperation,
@@ -139,43 +145,83 @@ export function flowConsumer(ctx: CopyCtx): Consumer<PayloadOf<typeof BalanceOpe
           )
           .limit(1)
       ).length > 0,
+    async handle(e, tx) {
+      const ids = await applyFlowTx(ctx, tx, e)
+      if (ids.length > 0) accrued.set(e.id, ids)
+    },
     async after(e) {
-      const p = e.payload
-      const subs = await ctx.db
-        .select()
-        .from(copySubscriptions)
-        .where(
-          and(
-            eq(copySubscriptions.followerLogin, p.login),
-            inArray(copySubscriptions.status, [SUB_STATUS.ACTIVE, SUB_STATUS.PAUSED]),
-          ),
-        )
-      const amount = Math.abs(toMinor(p.amount, p.currency) ?? 0)
-      for (const sub of subs) {
-        if (sub.createdAt > e.createdAt) continue
-        if (p.op === 'OP_BALANCE_IN') {
-          await ctx.db
-            .update(copySubscriptions)
-            .set({
-              capitalMinor: sql`${copySubscriptions.capitalMinor} + ${amount}`,
-              hwmMinor: sql`${copySubscriptions.hwmMinor} + ${hwmAfterDeposit(0, amount)}`,
-            })
-            .where(eq(copySubscriptions.id, sub.id))
-          continue
-        }
-        await crystallize(ctx, sub.id, `hwm:${sub.id}:out:${p.id}`, 'withdrawal')
-        const [now] = await ctx.db.select().from(copySubscriptions).where(eq(copySubscriptions.id, sub.id))
-        const before = (await copyEquity(ctx, now!)).equity
-        await ctx.db
-          .update(copySubscriptions)
-          .set({
-            capitalMinor: now!.capitalMinor - amount,
-            hwmMinor: hwmAfterWithdrawal(now!.hwmMinor, before, amount),
-          })
-          .where(and(eq(copySubscriptions.id, sub.id), eq(copySubscriptions.capitalMinor, now!.capitalMinor)))
-      }
+      const ids = accrued.get(e.id)
+      accrued.delete(e.id)
+      if (ids) await settleRewards(ctx, ids)
     },
   }
+}
+
+/** One balance operation's effect on the follower's live subscriptions, in the caller's transaction. */
+export async function applyFlowTx(
+  ctx: CopyCtx,
+  tx: Tx,
+  e: DeliveredEvent<PayloadOf<typeof BalanceOperation>>,
+): Promise<number[]> {
+  const p = e.payload
+  const subs = await tx
+    .select()
+    .from(copySubscriptions)
+    .where(
+      and(
+        eq(copySubscriptions.followerLogin, p.login),
+        inArray(copySubscriptions.status, [SUB_STATUS.ACTIVE, SUB_STATUS.PAUSED]),
+      ),
+    )
+  const amount = Math.abs(toMinor(p.amount, p.currency) ?? 0)
+  const ids: number[] = []
+  for (const sub of subs) {
+    // a flow before the subscription is in its start balance
+    if (sub.createdAt > e.createdAt) continue
+    if (p.op === 'OP_BALANCE_IN') {
+      await tx
+        .update(copySubscriptions)
+        .set({
+          capitalMinor: sql`${copySubscriptions.capitalMinor} + ${amount}`,
+          hwmMinor: sql`${copySubscriptions.hwmMinor} + ${hwmAfterDeposit(0, amount)}`,
+        })
+        .where(eq(copySubscriptions.id, sub.id))
+      continue
+    }
+    // a withdrawal first charges the performance fee due on the gains so far
+    const before = await copyEquity(ctx, sub)
+    let hwm = sub.hwmMinor
+    let fee = 0
+    const policy = rewardPolicyOf(sub)
+    if (policy.reward_type === REWARD.PERFORMANCE_FEE_HWM) {
+      const due = performanceFee(before.equity, sub.hwmMinor, policy.percent)
+      const [master] = await tx.select().from(copyMasters).where(eq(copyMasters.id, sub.masterId))
+      if (master && due.fee > 0) {
+        const id = await accrueTx(ctx, tx, sub, master, {
+          key: `hwm:${sub.id}:out:${p.id}`,
+          type: REWARD.PERFORMANCE_FEE_HWM,
+          base: before.equity - sub.hwmMinor,
+          amount: due.fee,
+          currency: before.currency,
+          note: `${policy.percent} % of the copy equity ${before.equity} above the mark ${sub.hwmMinor} (withdrawal)`,
+        })
+        if (id) {
+          ids.push(id)
+          hwm = due.hwm
+          fee = due.fee
+        }
+      }
+    }
+    // the mark falls in proportion to the equity taken out (after the fee it charged)
+    await tx
+      .update(copySubscriptions)
+      .set({
+        capitalMinor: sub.capitalMinor - amount,
+        hwmMinor: hwmAfterWithdrawal(hwm, before.equity - fee, amount),
+      })
+      .where(eq(copySubscriptions.id, sub.id))
+  }
+  return ids
 }
 
 /** What the fees on equity would charge now (GET /copytrade/subscription/{id}/fees). */
@@ -183,9 +229,9 @@ export async function feePreview(ctx: CopyCtx, sub: Sub) {
   const [m] = await ctx.db.select().from(copyMasters).where(eq(copyMasters.id, sub.masterId))
   const e = await copyEquity(ctx, sub)
   const d = 10 ** currencyDecimals(e.currency)
-  const policy = m ? rewardPolicyOf(m) : null
+  const policy = rewardPolicyOf(sub)
   const perf =
-    policy?.reward_type === REWARD.PERFORMANCE_FEE_HWM
+    policy.reward_type === REWARD.PERFORMANCE_FEE_HWM
       ? performanceFee(e.equity, sub.hwmMinor, policy.percent).fee
       : 0
   const mgmt =
@@ -208,5 +254,8 @@ export async function feePreview(ctx: CopyCtx, sub: Sub) {
     open_copies: open!.n,
     next_performance_fee_time: sub.nextPerfAt ? Math.floor(sub.nextPerfAt / 1000) : 0,
     next_subscription_fee_time: sub.nextFeeAt ? Math.floor(sub.nextFeeAt / 1000) : 0,
+    terms: { ...policy, reward_name: REWARD_NAMES[sub.rewardType]!, version: sub.termsVersion },
+    terms_pending: !!m && m.policyVersion > sub.termsVersion,
+    fees_apply: !!m && (await sameMode(ctx, sub.followerLogin, m.payoutLogin)),
   }
 }

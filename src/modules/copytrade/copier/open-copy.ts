@@ -23,6 +23,13 @@ const FINISH_CHUNK = 100
 type Link = typeof copyLinks.$inferSelect
 type Sub = typeof copySubscriptions.$inferSelect
 
+/**
+ * The key of a link's open record: one per decision. `resync` is 0 for the fan-out's links, 1 for those a
+ * resync made, and grows by 2 each time a resync revives a skipped link (a new decision, a new record).
+ */
+export const recordKey = (l: Pick<Link, 'id' | 'resync'>) =>
+  l.resync > 1 ? `open:${l.id}:${l.resync}` : `open:${l.id}`
+
 export const openKey = (l: Pick<Link, 'subscriptionId' | 'masterTicket'>) =>
   `copy:${l.subscriptionId}:${l.masterTicket}:open`
 
@@ -107,6 +114,18 @@ async function openChunk(ctx: CopyCtx, ids: number[]) {
     links.map((link) => ctx.limit(() => openOne(ctx, link, subs.get(link.subscriptionId)!, shared, now))),
   )
   await finishOpens(ctx, outcomes)
+}
+
+/**
+ * The follower side of ratio sizing: the money this subscription manages (its capital, plus what its
+ * copies made, less the fees it paid), with the account's floating result in proportion, so an account
+ * that follows several masters with a share each sizes each copy on its share.
+ */
+function managed(sub: Sub, account: { balance: number; equity: number } | null | undefined) {
+  if (!account) return account
+  const balance = sub.capitalMinor + sub.resultMinor - sub.feesMinor
+  const share = account.balance > 0 ? Math.min(1, Math.max(0, balance / account.balance)) : 0
+  return { balance, equity: balance + (account.equity - account.balance) * share }
 }
 
 async function openOne(
@@ -194,7 +213,7 @@ async function openOne(
   const quote = await ctx.market.groupPrice(gs)
   if (!quote) return skip('NO_PRICE', `no price for ${link.symbol}`)
   const mf = figures.get(link.masterLogin)
-  const ff = figures.get(link.followerLogin)
+  const ff = managed(sub, figures.get(link.followerLogin))
   const major = (x: { balance: number; equity: number } | null | undefined, d: number) => ({
     balance: (x?.balance ?? 0) / 10 ** d,
     equity: (x?.equity ?? 0) / 10 ** d,
@@ -328,7 +347,7 @@ async function finishOpens(ctx: CopyCtx, outcomes: Outcome[]) {
         .insert(copyRecords)
         .values(
           mine.slice(i, i + FINISH_CHUNK).map((o) => ({
-            key: `open:${o.link.id}`,
+            key: recordKey(o.link),
             brandId: o.link.brandId,
             subscriptionId: o.sub.id,
             linkId: o.link.id,
@@ -360,9 +379,10 @@ async function finishOpens(ctx: CopyCtx, outcomes: Outcome[]) {
         .set({ copiedVolume: sql`${copyMasters.copiedVolume} + ${v}` })
         .where(eq(copyMasters.id, masterId))
         .returning()
-      if (m?.rewardType !== REWARD.VOLUME_REBATE) continue
+      if (!m) continue
+      // the subscriptions whose accepted terms are a rebate
       for (const o of mine) {
-        if (!o.copied || o.sub.masterId !== masterId) continue
+        if (!o.copied || o.sub.masterId !== masterId || o.sub.rewardType !== REWARD.VOLUME_REBATE) continue
         const id = await accrueRebateTx(ctx, tx, m, o)
         if (id) rebates.push(id)
       }
@@ -379,7 +399,7 @@ async function accrueRebateTx(
   m: typeof copyMasters.$inferSelect,
   o: Outcome,
 ) {
-  const policy = rewardPolicyOf(m)
+  const policy = rewardPolicyOf(o.sub)
   if (policy.reward_type !== REWARD.VOLUME_REBATE || policy.per_lot <= 0) return null
   const { group } = await accountOf(ctx, o.link.followerLogin)
   if (!group) return null

@@ -1,4 +1,4 @@
-import { and, eq, inArray } from 'drizzle-orm'
+import { and, eq, inArray, sql } from 'drizzle-orm'
 import type { CopyCtx } from '../context'
 import { copiesOpens, type SubscriptionSettings } from '../domain/settings'
 import { SUB_STATUS } from '../domain/status'
@@ -34,6 +34,28 @@ export async function resyncSubscription(ctx: CopyCtx, subId: number) {
   const now = ctx.clock.now()
   const fresh = positions.filter((p) => !copies.has(p.ticket))
   if (fresh.length === 0) return
+  // a link skipped for a reason that may no longer hold (paused, filtered, copy mode, too many
+  // positions, too old...) is tried again; one the follower ended by closing its copy never is. Each
+  // revival has its own record key (open-copy.ts recordKey).
+  await ctx.db
+    .update(copyLinks)
+    .set({
+      status: 'pending',
+      reason: '',
+      resync: sql`${copyLinks.resync} + 2`,
+      leaseUntil: 0,
+      updatedAt: now,
+    })
+    .where(
+      and(
+        eq(copyLinks.subscriptionId, sub.id),
+        eq(copyLinks.status, 'skipped'),
+        inArray(
+          copyLinks.masterTicket,
+          fresh.map((p) => p.ticket),
+        ),
+      ),
+    )
   await ctx.db
     .insert(copyLinks)
     .values(

@@ -150,14 +150,14 @@ export async function accrueSubscriptionFees(ctx: CopyCtx, now: number) {
         eq(copySubscriptions.status, SUB_STATUS.ACTIVE),
         isNotNull(copySubscriptions.nextFeeAt),
         lte(copySubscriptions.nextFeeAt, now),
-        eq(copyMasters.rewardType, REWARD.SUBSCRIPTION_FEE),
+        eq(copySubscriptions.rewardType, REWARD.SUBSCRIPTION_FEE),
       ),
     )
     .limit(500)
   const ids: number[] = []
   const quotes = await ctx.market.quoteLookup()
   for (const { sub, master } of due) {
-    const policy = rewardPolicyOf(master)
+    const policy = rewardPolicyOf(sub)
     if (policy.reward_type !== REWARD.SUBSCRIPTION_FEE) continue
     const { group } = await accountOf(ctx, sub.followerLogin)
     const rate = group && conversionRate(master.currency, group.currency, quotes)

@@ -27,6 +27,7 @@ export const COPY_CODES = {
   INVALID_TRANSITION: 409,
   MASTER_BLOCKED: 403,
   MASTER_HAS_FOLLOWERS: 409,
+  TERMS_CHANGED: 409,
 } as const
 export type CopyCode = keyof typeof COPY_CODES
 

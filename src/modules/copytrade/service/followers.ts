@@ -10,12 +10,16 @@ import type { Owner } from './masters'
 import { accountMode, ownAccount } from './ownership'
 
 /** Settings from a body, every problem a 400 naming its field. */
-export function parseSettings(input: Record<string, unknown>) {
+/** Settings checked: their schema, and `symbols` naming symbols that exist (as written: EURUSD, not eurusd). */
+export async function parseSettings(ctx: CopyCtx, input: Record<string, unknown>) {
   const r = SubscriptionSettings.safeParse(input)
   if (!r.success) {
     const i = r.error.issues[0]!
     throw invalid(`${i.path.join('.')}: ${i.message}`)
   }
+  await ctx.market.refdata.fresh()
+  const unknown = r.data.symbols.filter((s) => !ctx.market.refdata.symbol(s))
+  if (unknown.length > 0) throw invalid(`symbols: no such symbol ${unknown.join(', ')}`)
   return r.data
 }
 
@@ -47,7 +51,7 @@ export async function createFollower(
   defaults: Record<string, unknown>,
 ) {
   const { group } = await ownAccount(ctx, o.brandId, o.customerId, login)
-  const settings = parseSettings(defaults)
+  const settings = await parseSettings(ctx, defaults)
   const now = ctx.clock.now()
   try {
     const [f] = await ctx.db
@@ -76,7 +80,7 @@ export async function updateFollower(
   defaults: Record<string, unknown>,
 ) {
   const { follower, group } = await ownFollower(ctx, o, login)
-  const merged = parseSettings({ ...JSON.parse(follower.defaults), ...defaults })
+  const merged = await parseSettings(ctx, { ...JSON.parse(follower.defaults), ...defaults })
   const [f] = await ctx.db
     .update(copyFollowers)
     .set({ defaults: JSON.stringify(merged), updatedAt: ctx.clock.now() })

@@ -145,7 +145,12 @@ export async function updateMaster(ctx: CopyCtx, o: Owner, id: number, input: Ma
   if (input.manual_trading_mode !== undefined) set.manualTradingMode = input.manual_trading_mode
   if (input.enabled !== undefined) set.enabled = input.enabled
   if (input.public !== undefined) set.public = input.public
-  if (input.reward_policy !== undefined) Object.assign(set, parsePolicy(input.reward_policy))
+  if (input.reward_policy !== undefined) {
+    const policy = parsePolicy(input.reward_policy)
+    // new terms: they apply to new subscriptions, and to existing ones once their followers accept them
+    if (policy.rewardType !== m.rewardType || policy.rewardParams !== m.rewardParams)
+      Object.assign(set, policy, { policyVersion: m.policyVersion + 1 })
+  }
   if (input.payout_login !== undefined) set.payoutLogin = await payoutAccount(ctx, o, input.payout_login)
   const [row] = await ctx.db.update(copyMasters).set(set).where(eq(copyMasters.id, m.id)).returning()
   if (input.manual_trading_mode !== undefined && input.manual_trading_mode !== m.manualTradingMode) {

@@ -4,6 +4,7 @@ import type { Work } from '../../../kernel/db/unit-of-work'
 import type { CopyCtx } from '../context'
 import { closeLinks } from '../copier/close-copy'
 import { crystallize } from '../copier/fees'
+import { resyncSubscription } from '../copier/resync'
 import { nextStatus, SUB_STATUS, type SubAction } from '../domain/status'
 import { copyLinks, copyMasters, copySubscriptions } from '../schema'
 import { copyError } from './errors'
@@ -17,6 +18,22 @@ export async function recountFollowers(tx: Tx, masterIds: number[]) {
         followers: sql`(select count(*) from copy_subscriptions where master_id = ${id} and status in (0, 1))`,
       })
       .where(eq(copyMasters.id, id))
+}
+
+/**
+ * No fee while paused (README: fees): a pause stops the fee clock, a resume moves the next subscription
+ * and performance fee dates on by the time it stood still, and management fees skip the paused days.
+ */
+function feeClock(s: typeof copySubscriptions.$inferSelect, to: number, now: number) {
+  if (to === SUB_STATUS.PAUSED) return { pausedAt: now }
+  if (s.status !== SUB_STATUS.PAUSED || to !== SUB_STATUS.ACTIVE) return {}
+  const stood = Math.max(0, now - (s.pausedAt ?? now))
+  return {
+    pausedAt: null,
+    nextFeeAt: s.nextFeeAt === null ? null : s.nextFeeAt + stood,
+    nextPerfAt: s.nextPerfAt === null ? null : s.nextPerfAt + stood,
+    mgmtDay: Math.max(s.mgmtDay, Math.floor(now / 86_400_000)),
+  }
 }
 
 /**
@@ -41,7 +58,7 @@ export async function moveSubscriptionsTx(
     if (to === null) continue
     const done = await tx
       .update(copySubscriptions)
-      .set({ status: to, statusReason: reason, updatedAt: now })
+      .set({ status: to, statusReason: reason, updatedAt: now, ...feeClock(s, to, now) })
       .where(and(eq(copySubscriptions.id, s.id), eq(copySubscriptions.status, s.status)))
       .returning({ id: copySubscriptions.id })
     if (done.length > 0) moved.push(s.id)
@@ -110,4 +127,6 @@ export async function transition(
   const moved = await ctx.uow.run((tx, work) => moveSubscriptionsTx(ctx, tx, work, [sub.id], action, reason))
   if (moved.length === 0)
     throw copyError('INVALID_TRANSITION', `subscription ${sub.id} changed meanwhile; read it again`)
+  // what the master holds now is copied at the current price (spec 4.12; links skipped while paused too)
+  if (action === 'resume') await resyncSubscription(ctx, sub.id)
 }

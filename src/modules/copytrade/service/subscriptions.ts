@@ -1,5 +1,7 @@
-import { and, desc, eq, lt } from 'drizzle-orm'
+import { and, desc, eq, gt, lt } from 'drizzle-orm'
 import { isUniqueViolation } from '../../../kernel/db/errors'
+import { invalid } from '../../../kernel/http/errors'
+import { fromMinor, toMinor } from '../../accounts'
 import { currencyOf } from '../accounts-of'
 import type { CopyCtx } from '../context'
 import { perfPeriodEnd } from '../copier/fees'
@@ -7,7 +9,7 @@ import { resyncSubscription } from '../copier/resync'
 import { REWARD } from '../domain/rewards'
 import { followerModeAllowed } from '../domain/settings'
 import { SUB_STATUS } from '../domain/status'
-import { copyRecords, copyRewards, copySubscriptions } from '../schema'
+import { copyMasters, copyRecords, copyRewards, copySubscriptions } from '../schema'
 import { recordView, rewardView, subscriptionView } from '../views'
 import { copyError } from './errors'
 import { ownFollower, parseSettings } from './followers'
@@ -21,7 +23,7 @@ export async function createSubscription(
   o: Owner,
   input: { follower_login: number; master_id: number } & Record<string, unknown>,
 ) {
-  const { follower_login, master_id, customer_id: _ignored, ...rest } = input
+  const { follower_login, master_id, capital, customer_id: _ignored, ...rest } = input
   const { follower, group } = await ownFollower(ctx, o, follower_login)
   const master = await masterById(ctx, o.brandId, master_id)
   if (master.enabled !== 1 || (master.public !== 1 && master.customerId !== o.customerId))
@@ -33,9 +35,28 @@ export async function createSubscription(
       'FOLLOWER_MODE_NOT_ALLOWED',
       `follower_login: the master does not take ${accountMode(group)} followers`,
     )
-  const settings = parseSettings({ ...JSON.parse(follower.defaults), ...rest })
+  const settings = await parseSettings(ctx, { ...JSON.parse(follower.defaults), ...rest })
   const account = (await ctx.accounts.read.account(follower_login))!
+  // the capital allocated to this subscription: all of the balance, or the share asked
+  const allocated =
+    typeof capital === 'number' ? (toMinor(capital, group.currency) ?? Number.NaN) : account.balance
+  if (!Number.isSafeInteger(allocated) || allocated <= 0 || allocated > account.balance)
+    throw invalid(`capital: between 0 and the balance ${fromMinor(account.balance, group.currency)}`)
   const now = ctx.clock.now()
+  // a period already paid under an earlier subscription to this master is not charged again
+  const [paid] = await ctx.db
+    .select({ nextFeeAt: copySubscriptions.nextFeeAt })
+    .from(copySubscriptions)
+    .where(
+      and(
+        eq(copySubscriptions.followerLogin, follower_login),
+        eq(copySubscriptions.masterId, master.id),
+        eq(copySubscriptions.rewardType, REWARD.SUBSCRIPTION_FEE),
+        gt(copySubscriptions.nextFeeAt, now),
+      ),
+    )
+    .orderBy(desc(copySubscriptions.nextFeeAt))
+    .limit(1)
   let sub: typeof copySubscriptions.$inferSelect
   try {
     sub = await ctx.db.transaction(async (tx) => {
@@ -49,10 +70,14 @@ export async function createSubscription(
           masterLogin: master.login,
           status: SUB_STATUS.ACTIVE,
           settings: JSON.stringify(settings),
-          startBalanceMinor: account.balance,
-          capitalMinor: account.balance,
-          hwmMinor: account.balance,
-          nextFeeAt: master.rewardType === REWARD.SUBSCRIPTION_FEE ? now : null,
+          // the terms it accepts: the master's policy now; a later change needs its acceptance
+          rewardType: master.rewardType,
+          rewardParams: master.rewardParams,
+          termsVersion: master.policyVersion,
+          startBalanceMinor: allocated,
+          capitalMinor: allocated,
+          hwmMinor: allocated,
+          nextFeeAt: master.rewardType === REWARD.SUBSCRIPTION_FEE ? (paid?.nextFeeAt ?? now) : null,
           nextPerfAt: perfPeriodEnd(master, now),
           mgmtDay: Math.floor(now / 86_400_000),
           createdAt: now,
@@ -73,7 +98,44 @@ export async function createSubscription(
   await ctx.forgetManual(follower_login)
   // the master's positions open now are copied at the current price (rules of copier/resync.ts)
   await resyncSubscription(ctx, sub.id)
-  return subscriptionView(sub, group.currency)
+  return subscriptionView(sub, group.currency, master)
+}
+
+/**
+ * Accepts the master's current reward policy (`version` must be the one the follower saw): from now on
+ * the subscription's fees are charged on it; a new fee schedule starts today.
+ */
+export async function acceptTerms(ctx: CopyCtx, o: Owner, id: number, version: number) {
+  const s = await ownSubscription(ctx, o, id)
+  if (s.status === SUB_STATUS.DISABLED)
+    throw copyError('INVALID_TRANSITION', `subscription ${id} is disabled; create a new one`)
+  const master = await masterById(ctx, o.brandId, s.masterId)
+  if (version !== master.policyVersion)
+    throw copyError(
+      'TERMS_CHANGED',
+      `version: the master's terms are at version ${master.policyVersion}; read them again`,
+    )
+  const now = ctx.clock.now()
+  const [row] = await ctx.db
+    .update(copySubscriptions)
+    .set({
+      rewardType: master.rewardType,
+      rewardParams: master.rewardParams,
+      termsVersion: master.policyVersion,
+      nextFeeAt:
+        master.rewardType === REWARD.SUBSCRIPTION_FEE
+          ? s.rewardType === REWARD.SUBSCRIPTION_FEE && s.nextFeeAt !== null
+            ? s.nextFeeAt
+            : now
+          : null,
+      nextPerfAt: perfPeriodEnd(master, now),
+      mgmtDay: Math.floor(now / 86_400_000),
+      updatedAt: now,
+    })
+    .where(and(eq(copySubscriptions.id, s.id), eq(copySubscriptions.termsVersion, s.termsVersion)))
+    .returning()
+  if (!row) throw copyError('INVALID_TRANSITION', `subscription ${id} changed meanwhile; read it again`)
+  return subscriptionView(row, await currencyOf(ctx, s.followerLogin, 'USD'), master)
 }
 
 /** A subscription of the customer (rule 5): another customer's is PERMISSION_DENIED, another brand's 404. */
@@ -89,8 +151,20 @@ export async function ownSubscription(ctx: CopyCtx, o: Owner, id: number) {
 
 export async function subscriptionDetail(ctx: CopyCtx, o: Owner, id: number) {
   const s = await ownSubscription(ctx, o, id)
-  return subscriptionView(s, await currencyOf(ctx, s.followerLogin, 'USD'))
+  return subscriptionView(
+    s,
+    await currencyOf(ctx, s.followerLogin, 'USD'),
+    await masterVersion(ctx, s.masterId),
+  )
 }
+
+const masterVersion = async (ctx: CopyCtx, id: number) =>
+  (
+    await ctx.db
+      .select({ policyVersion: copyMasters.policyVersion })
+      .from(copyMasters)
+      .where(eq(copyMasters.id, id))
+  )[0]
 
 /** New settings apply to the next copies; the master's open positions not yet linked are copied now. */
 export async function updateSubscription(ctx: CopyCtx, o: Owner, id: number, input: Record<string, unknown>) {
@@ -98,14 +172,18 @@ export async function updateSubscription(ctx: CopyCtx, o: Owner, id: number, inp
   if (s.status === SUB_STATUS.DISABLED)
     throw copyError('INVALID_TRANSITION', `subscription ${id} is disabled; create a new one`)
   const { customer_id: _ignored, ...rest } = input
-  const settings = parseSettings({ ...JSON.parse(s.settings), ...rest })
+  const settings = await parseSettings(ctx, { ...JSON.parse(s.settings), ...rest })
   const [row] = await ctx.db
     .update(copySubscriptions)
     .set({ settings: JSON.stringify(settings), updatedAt: ctx.clock.now() })
     .where(eq(copySubscriptions.id, s.id))
     .returning()
   if (row!.status === SUB_STATUS.ACTIVE) await resyncSubscription(ctx, s.id)
-  return subscriptionView(row!, await currencyOf(ctx, s.followerLogin, 'USD'))
+  return subscriptionView(
+    row!,
+    await currencyOf(ctx, s.followerLogin, 'USD'),
+    await masterVersion(ctx, s.masterId),
+  )
 }
 
 export async function mySubscriptions(ctx: CopyCtx, o: Owner) {
@@ -115,7 +193,14 @@ export async function mySubscriptions(ctx: CopyCtx, o: Owner) {
     .where(and(eq(copySubscriptions.brandId, o.brandId), eq(copySubscriptions.customerId, o.customerId)))
     .orderBy(desc(copySubscriptions.id))
   const out = []
-  for (const s of rows) out.push(subscriptionView(s, await currencyOf(ctx, s.followerLogin, 'USD')))
+  for (const s of rows)
+    out.push(
+      subscriptionView(
+        s,
+        await currencyOf(ctx, s.followerLogin, 'USD'),
+        await masterVersion(ctx, s.masterId),
+      ),
+    )
   return out
 }
 

@@ -1,0 +1,319 @@
+// Copy trading moves money only where a follower agreed it would (issue 39): the terms accepted stay the
+// terms charged, resume and settings changes copy what the master holds, no fee while paused or twice for
+// one period, statistics count a partial close once, a partial close follows what the follower holds, one
+// code for an invalid reward policy, capital flows written with their delivery. Time is moved, not slept.
+import { afterAll, beforeAll, expect, test } from 'bun:test'
+import { and, eq } from 'drizzle-orm'
+import { ManualClock } from '../../src/kernel/clock'
+import { copyLinks, copySubscriptions } from '../../src/modules/copytrade/schema'
+import { orders } from '../../src/modules/trading/schema'
+import { makeTestApp, type TestApp } from '../support/app'
+
+const DAY = 86_400_000
+const clock = new ManualClock(Date.UTC(2026, 10, 24, 8, 0, 0))
+let t: TestApp
+let demo: string
+let staff: string
+let dealer: string
+let customerId: number
+let eurusd = 1.1
+
+const quotes = () =>
+  t.request('POST', '/market/quotes', {
+    token: dealer,
+    body: {
+      ticks: [
+        { symbol: 'EURUSD', bid: eurusd, ask: eurusd + 0.0002 },
+        { symbol: 'GBPUSD', bid: 1.27, ask: 1.2702 },
+      ],
+    },
+  })
+const call = (method: string, path: string, body?: unknown, token = demo) =>
+  t.request(method, path, { token, body })
+const post = async (path: string, body: unknown, token = demo) => {
+  const r = await call('POST', path, body, token)
+  if (r.status !== 200) throw new Error(`${path}: ${r.status} ${r.text}`)
+  return r.json
+}
+const newAccount = async (deposit: number) => {
+  const a = await post(
+    '/manager/accounts',
+    { group: 'real\\USD', password: 'terms-pass-1', customer_id: customerId },
+    staff,
+  )
+  if (deposit > 0)
+    await post(`/manager/accounts/${a.login}/balance`, { type: 'deposit', amount: deposit }, staff)
+  return a.login as number
+}
+const master = async (login: number, reward_policy: object) =>
+  (await post('/copytrade/master', { login, name: `T${login}`, public: 1, reward_policy })).id as number
+const follow = async (login: number, masterId: number, settings: object = {}) => {
+  await call('POST', '/copytrade/follower', { login })
+  return (await post('/copytrade/subscription', { follower_login: login, master_id: masterId, ...settings }))
+    .id as number
+}
+const token = (login: number) => t.userToken(login, 'terms-pass-1')
+const openTrade = async (login: number, cmd: number, volume: number, symbol = 'EURUSD') =>
+  (await post('/trade/open', { login, symbol, cmd, volume, sl: 0, tp: 0 }, await token(login)))
+    .order as number
+const closeTrade = async (login: number, order: number, volume?: number) => {
+  const r = await t.request('DELETE', '/trade/close', {
+    token: await token(login),
+    body: { order, ...(volume ? { volume } : {}) },
+  })
+  if (r.status !== 200) throw new Error(`close: ${r.status} ${r.text}`)
+  return r.json
+}
+const rewardsOf = async (sub: number) =>
+  (await call('GET', `/copytrade/subscription/${sub}/rewards`)).json.rows as {
+    reward_name: string
+    amount: number
+    base: number
+  }[]
+const openOf = async (login: number) =>
+  t.ctx.db
+    .select()
+    .from(orders)
+    .where(and(eq(orders.login, login), eq(orders.state, 'open')))
+
+async function signIn() {
+  demo = await t.customerToken()
+  staff = await t.staffToken(2, 'admin-pass-1')
+  dealer = await t.staffToken(3, 'dealer-pass-1')
+}
+async function advance(ms: number) {
+  clock.advance(ms)
+  await signIn()
+  await quotes()
+}
+
+beforeAll(async () => {
+  t = await makeTestApp({ clock })
+  await signIn()
+  customerId = (await call('GET', '/customer/me')).json.id
+  await quotes()
+  await t.settle()
+})
+afterAll(() => t.close())
+
+test('a master raising its fee charges existing followers the terms they accepted until they accept the new ones', async () => {
+  const mLogin = await newAccount(10_000)
+  const m = await master(mLogin, { reward_type: 2, per_lot: 3 })
+  const f = await newAccount(10_000)
+  await t.settle()
+  const sub = await follow(f, m, { volume_mode: 1, volume_param: 1 })
+  expect((await call('GET', `/copytrade/subscription/${sub}`)).json.terms).toMatchObject({
+    reward_type: 2,
+    per_lot: 3,
+    version: 1,
+  })
+  const up = await call('PUT', `/copytrade/master/${m}`, { reward_policy: { reward_type: 2, per_lot: 1000 } })
+  expect(up.status).toBe(200)
+  const market = (await call('GET', `/copytrade/masters/${m}`)).json
+  expect([market.reward_policy.per_lot, market.policy_version]).toEqual([1000, 2])
+  const s = (await call('GET', `/copytrade/subscription/${sub}`)).json
+  expect([s.terms.per_lot, s.terms_pending]).toEqual([3, true])
+  expect((await call('GET', `/copytrade/subscription/${sub}/fees`)).json.terms.per_lot).toBe(3)
+  // 0.50 lot copied: 0.5 x 3 = 1.50, not 500
+  const o = await openTrade(mLogin, 0, 50)
+  await t.settle()
+  expect((await rewardsOf(sub)).map((r) => [r.reward_name, r.amount])).toEqual([['VOLUME_REBATE', 1.5]])
+  await closeTrade(mLogin, o)
+  await t.settle()
+  // accepting needs the version read; then the new terms apply to the next copies
+  const stale = await call('POST', `/copytrade/subscription/${sub}/terms`, { version: 1 })
+  expect([stale.status, stale.json.error]).toEqual([409, 'TERMS_CHANGED'])
+  const ok = await call('POST', `/copytrade/subscription/${sub}/terms`, { version: 2 })
+  expect([ok.json.terms.per_lot, ok.json.terms_pending]).toEqual([1000, false])
+  await openTrade(mLogin, 0, 1)
+  await t.settle()
+  expect((await rewardsOf(sub)).map((r) => r.amount)).toEqual([10, 1.5])
+  // a new subscription takes the terms of the moment
+  const f2 = await newAccount(10_000)
+  await t.settle()
+  const sub2 = await follow(f2, m)
+  expect((await call('GET', `/copytrade/subscription/${sub2}`)).json.terms).toMatchObject({
+    per_lot: 1000,
+    version: 2,
+  })
+})
+
+test('resume and settings changes copy what the master holds; a position the follower closed stays closed', async () => {
+  const mLogin = await newAccount(10_000)
+  const m = await master(mLogin, { reward_type: 3, percent: 10 })
+  const f = await newAccount(10_000)
+  await t.settle()
+  const sub = await follow(f, m, { volume_mode: 0, volume_param: 1, symbols_mode: 1, symbols: ['GBPUSD'] })
+  await post(`/copytrade/subscription/${sub}/pause`, {})
+  const a = await openTrade(mLogin, 0, 10)
+  await t.settle()
+  expect(await openOf(f)).toHaveLength(0)
+  // resumed: EURUSD is still filtered out
+  await post(`/copytrade/subscription/${sub}/resume`, {})
+  await t.settle()
+  expect(await openOf(f)).toHaveLength(0)
+  // INCLUDE [GBPUSD] -> ALL: the EURUSD position the skip was about is copied now
+  await call('PUT', `/copytrade/subscription/${sub}`, { symbols_mode: 0 })
+  await t.settle()
+  const copies = await openOf(f)
+  expect(copies.map((o) => o.comment)).toEqual([`copy #${a}`])
+  // the follower closes it by hand: a later change never reopens it
+  await closeTrade(f, copies[0]!.ticket)
+  await t.settle()
+  await call('PUT', `/copytrade/subscription/${sub}`, { max_positions: 5 })
+  await t.settle()
+  expect(await openOf(f)).toHaveLength(0)
+  const [link] = await t.ctx.db
+    .select()
+    .from(copyLinks)
+    .where(and(eq(copyLinks.subscriptionId, sub), eq(copyLinks.masterTicket, a)))
+  expect(link!.status).toBe('ended')
+  await closeTrade(mLogin, a)
+  await t.settle()
+})
+
+test("the master's statistics count a partial close once; a copy closes the master's ratio of what it holds", async () => {
+  const mLogin = await newAccount(10_000)
+  const m = await master(mLogin, { reward_type: 3, percent: 10 })
+  const f = await newAccount(10_000)
+  await t.settle()
+  await follow(f, m, { volume_mode: 1, volume_param: 1 })
+  const o = await openTrade(mLogin, 0, 30)
+  await t.settle()
+  const [copy] = await openOf(f)
+  expect(copy!.volume).toBe(30)
+  // the follower closes 0.10 of its 0.30 itself; the master then closes half of its position
+  await closeTrade(f, copy!.ticket, 10)
+  await t.settle()
+  eurusd = 1.101
+  await quotes()
+  await closeTrade(mLogin, o, 15)
+  await t.settle()
+  const [left] = await openOf(f)
+  expect(left!.volume).toBe(10)
+  await closeTrade(mLogin, o)
+  await t.settle()
+  expect(await openOf(f)).toHaveLength(0)
+  eurusd = 1.1
+  await quotes()
+  // two closed rows of the master: two trades, and their results once each
+  const closed = await t.ctx.db
+    .select()
+    .from(orders)
+    .where(and(eq(orders.login, mLogin), eq(orders.state, 'closed')))
+  expect(closed).toHaveLength(2)
+  const pnl = closed.reduce((a, r) => a + r.profit + r.commission + r.storage, 0)
+  const stats = (await call('GET', `/copytrade/masters/${m}`)).json.stats
+  expect(stats.trades).toBe(2)
+  expect(Math.round(stats.pnl * 100)).toBe(pnl)
+})
+
+test('every invalid reward policy answers INVALID_REWARD_POLICY naming the field', async () => {
+  const login = await newAccount(0)
+  const cases: [object, string][] = [
+    [{ reward_type: 3, percent: 150 }, 'reward_policy.percent'],
+    [{ reward_type: 7, percent: 20 }, 'reward_policy.reward_type'],
+    [{ reward_type: 3, percent: '20' }, 'reward_policy.percent'],
+    [{ reward_type: 3 }, 'reward_policy.percent'],
+    [{ reward_type: 0, amount: 5 }, 'reward_policy.period_days'],
+  ]
+  for (const [reward_policy, field] of cases) {
+    const r = await call('POST', '/copytrade/master', { login, name: 'X', reward_policy })
+    expect(
+      [r.status, r.json.error, r.json.message?.startsWith(field)],
+      JSON.stringify(reward_policy),
+    ).toEqual([400, 'INVALID_REWARD_POLICY', true])
+  }
+})
+
+test('capital flows are written with their delivery: a lost after-step loses nothing', async () => {
+  const mLogin = await newAccount(10_000)
+  const m = await master(mLogin, { reward_type: 3, percent: 10 })
+  const f = await newAccount(1_000)
+  await t.settle()
+  const sub = await follow(f, m)
+  const flow = t.ctx.events
+    .consumersOf('account.balance_operation')
+    .find((c) => c.name === 'copytrade.capital-flow')!
+  const after = flow.after
+  flow.after = async () => {
+    throw new Error('after-step lost')
+  }
+  try {
+    await post(`/manager/accounts/${f}/balance`, { type: 'deposit', amount: 500 }, staff)
+    await t.settle()
+  } finally {
+    flow.after = after
+  }
+  const [s] = await t.ctx.db.select().from(copySubscriptions).where(eq(copySubscriptions.id, sub))
+  expect([s!.capitalMinor, s!.hwmMinor]).toEqual([150_000, 150_000])
+})
+
+test('symbols are checked against the symbols that exist; a subscription manages the capital allocated to it', async () => {
+  const mLogin = await newAccount(10_000)
+  const m = await master(mLogin, { reward_type: 3, percent: 10 })
+  const f = await newAccount(10_000)
+  await t.settle()
+  await call('POST', '/copytrade/follower', { login: f })
+  const lower = await call('POST', '/copytrade/subscription', {
+    follower_login: f,
+    master_id: m,
+    symbols_mode: 1,
+    symbols: ['eurusd'],
+  })
+  expect([lower.status, lower.json.error, lower.json.message]).toEqual([
+    400,
+    'INVALID_DATA',
+    'symbols: no such symbol eurusd',
+  ])
+  const over = await call('POST', '/copytrade/subscription', {
+    follower_login: f,
+    master_id: m,
+    capital: 20_000,
+  })
+  expect([over.status, over.json.error]).toEqual([400, 'INVALID_DATA'])
+  // a quarter of the balance: sized on it (BALANCE_RATIO 1 against the master's 10,000)
+  const sub = await post('/copytrade/subscription', {
+    follower_login: f,
+    master_id: m,
+    capital: 2_500,
+    volume_mode: 3,
+    volume_param: 1,
+  })
+  expect(sub.start_balance).toBe(2500)
+  const o = await openTrade(mLogin, 0, 100)
+  await t.settle()
+  expect((await openOf(f)).map((x) => x.volume)).toEqual([25])
+  await closeTrade(mLogin, o)
+  await t.settle()
+})
+
+// last: it moves the clock by days (into a weekend, when EURUSD does not trade)
+test('no subscription fee while paused; a period paid is not charged again by a new subscription', async () => {
+  const mLogin = await newAccount(10_000)
+  const m = await master(mLogin, { reward_type: 0, amount: 10, period_days: 1 })
+  const f = await newAccount(1_000)
+  await t.settle()
+  const sub = await follow(f, m)
+  await t.runJob('copytrade.settle')
+  expect((await rewardsOf(sub)).map((r) => r.amount)).toEqual([10])
+  await post(`/copytrade/subscription/${sub}/pause`, {})
+  await advance(2 * DAY)
+  await t.runJob('copytrade.settle')
+  await post(`/copytrade/subscription/${sub}/resume`, {})
+  await t.runJob('copytrade.settle')
+  // the day paid before the pause runs on after it: nothing is due at the resume
+  expect(await rewardsOf(sub)).toHaveLength(1)
+  await advance(DAY + 60_000)
+  await t.runJob('copytrade.settle')
+  expect(await rewardsOf(sub)).toHaveLength(2)
+  // disabled and subscribed again within the period just paid: not charged twice
+  await post(`/copytrade/subscription/${sub}/disable`, {})
+  const again = await follow(f, m)
+  await t.runJob('copytrade.settle')
+  expect(await rewardsOf(again)).toEqual([])
+  await advance(DAY)
+  await t.runJob('copytrade.settle')
+  expect(await rewardsOf(again)).toHaveLength(1)
+  await post(`/copytrade/subscription/${again}/disable`, {})
+})
