@@ -129,3 +129,29 @@ test('keyboard only, at a phone width', async ({ page }) => {
     expect(overflow, path).toBeLessThanOrEqual(0)
   }
 })
+
+test('a custom period: dates in the picker, kept in the URL and across pages; the code signs in in any case', async ({
+  page,
+}) => {
+  const origin = cabinet()
+  await signIn(page, origin, 'demopartner', 'partner-pass-1', 'DEMOPARTNER')
+  // opened by its URL without dates: the last 30 days, no error, no endless loading
+  await page.goto(`${origin}/?range=custom`)
+  await expect(page.getByTestId('funnel-clicks')).toBeVisible()
+  await expect(page.getByRole('alert')).toHaveCount(0)
+  await expect(page.getByTestId('from')).not.toHaveValue('')
+  const year = new Date().getUTCFullYear()
+  await page.getByTestId('from').fill(`${year}-01-01`)
+  await expect(page).toHaveURL(new RegExp(`range=custom&from=${year}-01-01&to=`))
+  const to = await page.getByTestId('to').inputValue()
+  const api = (await get(page, `/api/affiliate/dashboard?range=custom&from=${year}-01-01&to=${to}`)).body
+  await expect(page.getByTestId('funnel-registrations').locator('.n')).toHaveText(
+    String(api.funnel.registrations),
+  )
+  await expect(page.getByTestId('unique-clicks')).toHaveText(String(api.funnel.unique_clicks))
+  // a number opens its rows for the same custom period
+  await page.getByTestId('funnel-registrations').click()
+  await expect(page).toHaveURL(new RegExp(`kind=registration&range=custom&from=${year}-01-01`))
+  await expect(page.getByTestId('row-count')).toHaveText(`${api.funnel.registrations} rows`)
+  await expect(page.getByTestId('from')).toHaveValue(`${year}-01-01`)
+})

@@ -3,7 +3,7 @@
 // and the endpoint disabled after 20 failures in a row with an event for staff.
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { createHmac } from 'node:crypto'
-import { and, eq } from 'drizzle-orm'
+import { and, eq, sql } from 'drizzle-orm'
 import { ManualClock } from '../../src/kernel/clock'
 import { outbox } from '../../src/kernel/events/schema'
 import { customers } from '../../src/modules/accounts/schema'
@@ -59,8 +59,14 @@ beforeAll(async () => {
       return new Response(failWith ? 'no' : 'ok', { status: failWith || 200 })
     },
   })
-  t = await makeTestApp({ clock })
+  // the receiver is on this machine: allowed explicitly, as in development
+  t = await makeTestApp({ clock, env: { AFFILIATE_POSTBACK_PRIVATE: 'true' } })
   staff = await t.staffToken()
+  const hosts = await t.request('PUT', '/manager/affiliate-settings', {
+    token: staff,
+    body: { postback_hosts: ['127.0.0.1', 'localhost'] },
+  })
+  expect(hosts.status).toBe(200)
   const a = await t.request('POST', '/manager/affiliates', {
     token: staff,
     body: {
@@ -84,6 +90,49 @@ beforeAll(async () => {
 afterAll(async () => {
   await t.close()
   receiver.stop(true)
+})
+
+describe('postbacks aimed inside the network (no AFFILIATE_POSTBACK_PRIVATE)', () => {
+  test('internal hosts are refused when saved, and at send time after resolution', async () => {
+    const strict = await makeTestApp()
+    try {
+      const s = await strict.staffToken()
+      for (const h of [
+        '169.254.169.254',
+        '10.0.0.1',
+        '0.0.0.0',
+        '127.0.0.1',
+        'localhost',
+        'metadata.google.internal',
+        '192.168.1.10',
+      ]) {
+        const r = await strict.request('PUT', '/manager/affiliate-settings', {
+          token: s,
+          body: { postback_hosts: [h] },
+        })
+        expect([r.status, r.json.error], h).toEqual([400, 'POSTBACK_HOST_NOT_ALLOWED'])
+      }
+      // an endpoint saved before the rule (written directly) is refused at send: nothing reaches it
+      await strict.ctx.db.run(sql`update affiliate_settings set postback_hosts = '["localhost"]'`)
+      await strict.ctx.db.run(
+        sql`update affiliates set postback_url = ${`http://localhost:${receiver.port}/hook`} where code = 'DEMOPARTNER'`,
+      )
+      await strict.request('POST', '/manager/affiliates/1/postback-keys', { token: s })
+      const before = got.length
+      await strict.ctx.db.run(
+        sql`insert into affiliate_postbacks (brand_id, affiliate_id, conversion_id, body, next_at, created_at)
+            values (1, 1, 1, '{}', 0, 0)`,
+      )
+      await strict.runJob('affiliate.postbacks')
+      expect(got.length).toBe(before)
+      const [pb] = (await strict.ctx.db.all(
+        sql`select last_error from affiliate_postbacks order by id desc limit 1`,
+      )) as { last_error: string }[]
+      expect(pb!.last_error).toContain('internal address')
+    } finally {
+      await strict.close()
+    }
+  })
 })
 
 describe('postbacks', () => {

@@ -120,7 +120,7 @@ describe('touches', () => {
 })
 
 describe('tracking links', () => {
-  test('a click redirects to the landing path on the same host, once per visitor and hour', async () => {
+  test('a click redirects to the landing path on the same host; unique once per visitor and hour, every click a touch', async () => {
     const r = await visit('/go/demo-spring?sub2=s2', { ip: '203.0.113.7' })
     expect(r.status).toBe(302)
     expect(r.headers.get('location')).toBe('/p/promo')
@@ -128,14 +128,16 @@ describe('tracking links', () => {
     const again = await visit('/go/demo-spring?sub2=s2', { vid, ip: '203.0.113.7' })
     expect(again.status).toBe(302)
     let rows = await touchesOf(vid)
-    expect(rows).toHaveLength(1)
-    expect(rows[0].source).toBe('click')
+    expect(rows.map((x) => [x.source, x.uniqueClick])).toEqual([
+      ['click', 1],
+      ['click', 0],
+    ])
     expect(rows[0].linkId).toBeGreaterThan(0)
     expect(JSON.parse(rows[0].params)).toMatchObject({ link: 'demo-spring', campaign: 'spring', sub2: 's2' })
     clock.advance(3_600_001)
     await visit('/go/demo-spring', { vid, ip: '203.0.113.7' })
     rows = await touchesOf(vid)
-    expect(rows).toHaveLength(2)
+    expect(rows.map((x) => x.uniqueClick)).toEqual([1, 0, 1])
   })
 
   test('an unknown or inactive link goes to / and is recorded unattributed', async () => {

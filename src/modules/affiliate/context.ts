@@ -6,4 +6,6 @@ export interface AffiliateCtx extends Kernel {
   accounts: AccountsApi
   /** Postbacks go out through this (tests and the bench point it at a receiver on loopback). */
   fetch: typeof fetch
+  /** AFFILIATE_POSTBACK_PRIVATE: postbacks may go to loopback and private addresses (development only). */
+  allowPrivatePostbacks: boolean
 }

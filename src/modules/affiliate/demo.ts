@@ -5,6 +5,7 @@ import type { AffiliateCtx } from './context'
 import type { Fact } from './domain/conversions'
 import { affiliateAccess, affiliateSettings, affiliates, trackingLinks } from './schema'
 import { recordFact } from './service/ledger'
+import { trackingOf } from './service/referral'
 
 /** The demo affiliates (README): one per demo brand, with cabinet credentials and two links each. */
 export const DEMO_AFFILIATES = [
@@ -58,7 +59,7 @@ export async function seedAffiliateDemo(ctx: AffiliateCtx) {
         .onConflictDoNothing()
     await ctx.db
       .insert(affiliateSettings)
-      .values({ brandId: brand.id, postbackHosts: JSON.stringify(['127.0.0.1', 'localhost']) })
+      .values({ brandId: brand.id, postbackHosts: JSON.stringify(['postbacks.example.com']) })
       .onConflictDoNothing()
     for (const l of [
       { code: `${d.prefix}-spring`, landingPath: '/p/promo', campaign: 'spring' },
@@ -95,11 +96,19 @@ async function seedReferred(
   const passwordHash = await hashPassword('referred-pass-1')
   for (let i = 1; i <= 6; i++) {
     const email = `${prefix}-referred-${i}@example.com`
-    await ctx.accounts.createCustomer({ brandId, email, passwordHash, name: `Referred ${i}`, attribution })
+    // each with the click id and sub-id a partner's tracker would have set
+    const theirs = { ...attribution, click_id: `${prefix}-click-${i}`, sub1: 'spring' }
+    await ctx.accounts.createCustomer({
+      brandId,
+      email,
+      passwordHash,
+      name: `Referred ${i}`,
+      attribution: theirs,
+    })
     const c = await ctx.accounts.customerByEmail(brandId, email)
     if (!c) continue
     const at = (days: number) => now - days * DAY
-    const ref = { brandId, customerId: c.id, affiliateId, linkId: link.id }
+    const ref = { brandId, customerId: c.id, affiliateId, linkId: link.id, tracking: trackingOf(theirs) }
     // a funnel that narrows: 6 registered, 5 approved, 4 deposited (two of them twice), 3 trading, 1 refund
     type Demo = Omit<Fact, 'eventId'>
     const fact = (

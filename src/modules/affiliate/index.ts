@@ -1,4 +1,6 @@
 import { Elysia } from 'elysia'
+import { z } from 'zod'
+import { moduleConfig } from '../../kernel/config'
 import { defineModule } from '../../kernel/module'
 import { AccountsPort } from '../accounts'
 import { cabinetRoutes } from './cabinet/routes'
@@ -12,12 +14,22 @@ import { AffiliateClicksPort, AffiliateCodesPort, CabinetPort } from './ports'
 import { affiliateStaffRoutes } from './routes'
 import * as schema from './schema'
 import { AffiliateDirectory, type CodeMatch } from './service/directory'
+import { repairFirstDeposits } from './service/first-deposit-repair'
 import { sendDuePostbacks } from './service/postbacks'
 
 export { DEMO_AFFILIATES } from './demo'
 export * from './events'
 export * from './ports'
 export type { CodeMatch }
+
+/** The affiliate module's environment variables (README: configuration). */
+const AffiliateEnv = z.object({
+  /** Postbacks to loopback and private addresses (a receiver on this machine): development only. */
+  AFFILIATE_POSTBACK_PRIVATE: z
+    .enum(['true', 'false', '1', '0'])
+    .default('false')
+    .transform((v) => v === 'true' || v === '1'),
+})
 
 /** Affiliates, brand access, tracking links, the conversion ledger and postbacks (README.md of this folder). */
 export const affiliateModule = defineModule({
@@ -61,6 +73,7 @@ export const affiliateModule = defineModule({
       ...k,
       accounts: ports.get(AccountsPort),
       fetch: globalThis.fetch.bind(globalThis),
+      allowPrivatePostbacks: moduleConfig(k.config, AffiliateEnv).AFFILIATE_POSTBACK_PRIVATE,
     }
     const dir = ports.provide(AffiliateCodesPort, new AffiliateDirectory(ctx))
     ports.provide(CabinetPort, { shell: cabinetShell })
@@ -79,6 +92,15 @@ export const affiliateModule = defineModule({
           every: 2_000,
           scope: 'cluster',
           run: ({ now }) => sendDuePostbacks(ctx, now),
+        },
+        // release 1.25.244's first-deposit rows: corrected, stamped and posted where still owed
+        {
+          name: 'affiliate.first-deposit-repair',
+          every: 3_600_000,
+          scope: 'cluster',
+          run: async () => {
+            await repairFirstDeposits(ctx)
+          },
         },
       ],
       seedDemo: () => seedAffiliateDemo(ctx),

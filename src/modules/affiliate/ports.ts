@@ -17,6 +17,10 @@ export interface ClickRow {
   link_id: number | null
   landing_path: string
   values: Record<string, string>
+  /** The first click of its visitor on its link within the hour (unique clicks count these). */
+  unique: boolean
+  /** Its address clicked like a script (a burst, rotating agents): counted raw, never unique. */
+  suspect: boolean
 }
 
 /**
@@ -30,7 +34,7 @@ export interface AffiliateClicks {
     affiliateId: number,
     from: number,
     to: number,
-  ): Promise<{ day: number; clicks: number }[]>
+  ): Promise<{ day: number; clicks: number; unique: number }[]>
   /** newest first, keyset below (time, id) */
   list(
     brandId: number,

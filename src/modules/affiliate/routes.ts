@@ -25,21 +25,27 @@ const CODE = t.String({
   example: 'DEMOPARTNER',
 })
 
-const Affiliate = t.Object({
-  id: Int(),
-  email: t.String(),
-  code: t.String(),
-  name: t.String(),
-  status: t.String({ description: 'active | suspended' }),
-  home_brand_id: Int({ description: 'the brand that created it (staff there change its profile)' }),
-  access_status: t.String({ description: 'its access to this brand: active | revoked' }),
-  postback_url: t.String({ description: "'' for none" }),
-  postback_enabled: t.Boolean({ description: 'false after 20 failed sends in a row (see the reason)' }),
-  postback_failures: Int({ description: 'failed sends in a row' }),
-  postback_disabled_reason: t.String(),
-  postback_key_ids: t.Array(t.String(), { description: 'signing keys, newest (the one that signs) first' }),
-  created_time: Int({ description: 'epoch seconds' }),
-})
+const Affiliate = t.Object(
+  {
+    id: Int(),
+    email: t.String({ description: "'' for an affiliate of another brand (its home brand's)" }),
+    code: t.String(),
+    name: t.String(),
+    status: t.String({ description: 'active | suspended' }),
+    home_brand_id: Int({ description: 'the brand that created it (staff there change its profile)' }),
+    access_status: t.String({ description: 'its access to this brand: active | revoked' }),
+    postback_url: t.String({ description: "'' for none" }),
+    postback_enabled: t.Boolean({ description: 'false after 20 failed sends in a row (see the reason)' }),
+    postback_failures: Int({ description: 'failed sends in a row' }),
+    postback_disabled_reason: t.String(),
+    postback_key_ids: t.Array(t.String(), { description: 'signing keys, newest (the one that signs) first' }),
+    created_time: Int({ description: 'epoch seconds' }),
+  },
+  {
+    description:
+      "An affiliate as this brand's staff see it. Of an affiliate of another brand that has access here, only what concerns this brand: email and the postback settings (its home brand's) are empty.",
+  },
+)
 const Link = t.Object({
   id: Int(),
   affiliate_id: Int(),
@@ -70,7 +76,10 @@ export const Conversion = t.Object({
 })
 const Settings = t.Object({
   affiliate_host: t.String({ description: 'hostname of the affiliate cabinet (no scheme, port or path)' }),
-  postback_hosts: t.Array(t.String(), { description: 'hosts postback URLs may point to' }),
+  postback_hosts: t.Array(t.String(), {
+    description:
+      'hosts postback URLs may point to; never internal ones (loopback, private, link-local, metadata), checked again after resolution at each send',
+  }),
   active_trader_lots: t.Number({
     description: 'closed lots that make an active trader; 0: the first closed trade',
   }),
@@ -204,7 +213,7 @@ export const affiliateStaffRoutes = (ctx: AffiliateCtx, dir: AffiliateDirectory)
         ...textInput({ params: AffiliateId }),
         response: {
           200: t.Object({ key_id: t.String(), secret: t.String({ description: 'shown once' }) }),
-          ...errors({ 404: ['AFFILIATE_NOT_FOUND'] }),
+          ...errors({ 403: ['NOT_HOME_BRAND'], 404: ['AFFILIATE_NOT_FOUND'] }),
         },
         detail: doc(TAG, 'Create a postback signing key (the secret is shown once)', {
           optionalBody: true,
@@ -228,8 +237,13 @@ export const affiliateStaffRoutes = (ctx: AffiliateCtx, dir: AffiliateDirectory)
             key_id: t.String({ maxLength: 40, description: 'key id', example: 'pk_3f9a1c0d2b7e' }),
           },
         }),
-        response: { 200: Ok, ...errors({ 404: ['AFFILIATE_NOT_FOUND', 'KEY_NOT_FOUND'] }) },
-        detail: doc(TAG, 'Delete a postback signing key'),
+        response: {
+          200: Ok,
+          ...errors({ 403: ['NOT_HOME_BRAND'], 404: ['AFFILIATE_NOT_FOUND', 'KEY_NOT_FOUND'] }),
+        },
+        detail: doc(TAG, 'Delete a postback signing key', {
+          description: 'By staff of its home brand (another brand: 403 NOT_HOME_BRAND).',
+        }),
       },
     )
     .get('/manager/affiliate-links', ({ brand, query }) => listLinks(ctx, brand.id, query), {
@@ -256,8 +270,14 @@ export const affiliateStaffRoutes = (ctx: AffiliateCtx, dir: AffiliateDirectory)
         },
         { example: { affiliate_id: 1, code: 'spring-promo', landing_path: '/p/promo', campaign: 'spring' } },
       ),
-      response: { 200: Link, ...errors({ 404: ['AFFILIATE_NOT_FOUND'], 409: ['LINK_EXISTS'] }) },
-      detail: doc(TAG, 'Create a tracking link'),
+      response: {
+        200: Link,
+        ...errors({ 404: ['AFFILIATE_NOT_FOUND'], 409: ['LINK_EXISTS', 'AFFILIATE_NOT_ACTIVE'] }),
+      },
+      detail: doc(TAG, 'Create a tracking link', {
+        description:
+          'For an affiliate with active access to this brand: a suspended one, or one whose access here is revoked, is 409 AFFILIATE_NOT_ACTIVE.',
+      }),
     })
     .patch(
       '/manager/affiliate-links/:id',
@@ -310,7 +330,7 @@ export const affiliateStaffRoutes = (ctx: AffiliateCtx, dir: AffiliateDirectory)
           // the demo brand's own settings: trying the example leaves its cabinet where the README says
           example: {
             affiliate_host: 'affiliates.localhost',
-            postback_hosts: ['127.0.0.1', 'localhost'],
+            postback_hosts: ['postbacks.example.com'],
             active_trader_lots: 0,
           },
           minProperties: 1,

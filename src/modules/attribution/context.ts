@@ -13,4 +13,6 @@ export interface AttributionCtx extends Kernel {
   touchWriter: TouchSink
   /** The window a touch can win a registration in (ATTRIBUTION_WINDOW_DAYS). */
   windowMs: number
+  /** ATTRIBUTION_TOUCH_RETENTION_DAYS: touches older are pruned, their clicks rolled up per day. */
+  retentionDays: number
 }

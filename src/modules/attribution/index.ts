@@ -1,3 +1,5 @@
+import { z } from 'zod'
+import { moduleConfig } from '../../kernel/config'
 import { defineModule, definePort } from '../../kernel/module'
 import { AccountsPort } from '../accounts'
 import { AffiliateClicksPort, AffiliateCodesPort, CabinetPort } from '../affiliate'
@@ -9,6 +11,7 @@ import * as schema from './schema'
 import { affiliateClicks } from './service/clicks'
 import { visitorOf } from './service/landing'
 import { attributeRegistration } from './service/resolve'
+import { pruneTouches } from './service/retention'
 import { BufferedTouches, directTouches } from './service/touches'
 
 /** What attribution offers: writing the touches its landing pages hold (a drain; tests read after it). */
@@ -16,6 +19,12 @@ export interface AttributionApi {
   flushTouches(): Promise<void>
 }
 export const AttributionPort = definePort<AttributionApi>('attribution')
+
+/** The attribution module's environment variables (README: configuration). */
+const AttributionEnv = z.object({
+  /** Days touches are kept one by one (at least the attribution window); older ones are rolled up per day. */
+  ATTRIBUTION_TOUCH_RETENTION_DAYS: z.coerce.number().int().min(1).max(3650).default(180),
+})
 
 /** Marketing attribution: touches, installs, the winning touch of a registration (README.md of this folder). */
 export const attributionModule = defineModule({
@@ -43,6 +52,7 @@ export const attributionModule = defineModule({
           )
         : directTouches(k.db),
       windowMs: k.config.attributionWindowDays * 86_400_000,
+      retentionDays: moduleConfig(k.config, AttributionEnv).ATTRIBUTION_TOUCH_RETENTION_DAYS,
     }
     ports.provide(AffiliateClicksPort, affiliateClicks(ctx))
     ports.provide(AttributionPort, { flushTouches: () => ctx.touchWriter.flush() })
@@ -59,6 +69,16 @@ export const attributionModule = defineModule({
       routes: attributionRoutes(ctx),
       stop: () => ctx.touchWriter.flush(),
       seedDemo: () => seedAttributionDemo(ctx),
+      jobs: [
+        {
+          name: 'attribution.touches-retention',
+          every: 3_600_000,
+          scope: 'cluster',
+          run: async ({ now }) => {
+            await pruneTouches(ctx, now)
+          },
+        },
+      ],
     }
   },
 })

@@ -42,7 +42,8 @@ const PAGE_NOTE =
 // the page's policy and referrer rule ride in its <head> (service/landing.ts): a header less per hit
 const SECURITY_HEADERS = { 'x-content-type-options': 'nosniff' }
 
-const Values = t.Record(t.String({ maxLength: 32 }), t.String({ maxLength: 256 }), {
+// the same keys as the registration's attribution (auth): lower-case names of 1-32 characters
+const Values = t.Record(t.String({ pattern: '^[a-z][a-z0-9_]{0,31}$' }), t.String({ maxLength: 256 }), {
   description: `public attribution values: ${PARAM_NAMES.join(', ')}`,
   maxProperties: 20,
 })

@@ -1,5 +1,5 @@
 import { sql } from 'drizzle-orm'
-import { index, integer, sqliteTable, text, uniqueIndex } from 'drizzle-orm/sqlite-core'
+import { index, integer, primaryKey, sqliteTable, text, uniqueIndex } from 'drizzle-orm/sqlite-core'
 
 /**
  * A marketing touch (spec 4.16): a brand page opened with attribution values, a tracking-link click, an
@@ -22,6 +22,10 @@ export const touches = sqliteTable(
     /** 1 when it holds no attribution value (a visit from a referring site) */
     direct: integer('direct').notNull().default(0),
     bot: integer('bot').notNull().default(0),
+    /** A click: 1 for the first of its visitor on its link within the hour (unique clicks), 0 for a repeat. */
+    uniqueClick: integer('unique_click').notNull().default(1),
+    /** Suspected fraud: its address clicked too often, or rotated user agents, within minutes. */
+    suspect: integer('suspect').notNull().default(0),
     ipHash: text('ip_hash').notNull().default(''),
     userAgent: text('user_agent').notNull().default(''),
     landingPath: text('landing_path').notNull().default(''),
@@ -66,3 +70,20 @@ export const decisions = sqliteTable('attribution_decisions', {
   windowDays: integer('window_days').notNull(),
   createdAt: integer('created_at').notNull(),
 })
+
+/**
+ * The clicks of pruned touches (attribution.touches-retention), per brand, affiliate and UTC day: the
+ * cabinet's funnel counts them for days no longer kept one by one.
+ */
+export const clickDays = sqliteTable(
+  'attribution_click_days',
+  {
+    brandId: integer('brand_id').notNull(),
+    affiliateId: integer('affiliate_id').notNull(),
+    /** epoch days (UTC) */
+    day: integer('day').notNull(),
+    clicks: integer('clicks').notNull(),
+    uniqueClicks: integer('unique_clicks').notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.brandId, t.affiliateId, t.day] })],
+)

@@ -22,7 +22,7 @@ export async function api<T>(path: string, init: { method?: string; body?: unkno
   return data as T
 }
 
-export type RangeName = 'today' | '7d' | '30d' | '90d' | 'mtd' | 'ytd'
+export type RangeName = 'today' | '7d' | '30d' | '90d' | 'mtd' | 'ytd' | 'custom'
 export const RANGES: { value: RangeName; label: string }[] = [
   { value: 'today', label: 'Today' },
   { value: '7d', label: 'Last 7 days' },
@@ -30,6 +30,7 @@ export const RANGES: { value: RangeName; label: string }[] = [
   { value: '90d', label: 'Last 90 days' },
   { value: 'mtd', label: 'Month to date' },
   { value: 'ytd', label: 'Year to date' },
+  { value: 'custom', label: 'Custom…' },
 ]
 
 export interface Me {
@@ -46,6 +47,7 @@ export interface Dashboard {
   to: string
   funnel: Record<
     | 'clicks'
+    | 'unique_clicks'
     | 'registrations'
     | 'kyc_approvals'
     | 'first_deposits'

@@ -5,13 +5,15 @@ import { ConversionsPage } from './pages/conversions'
 import { DashboardPage } from './pages/dashboard'
 import { LinksPage } from './pages/links'
 import { Login } from './pages/login'
+import { periodQuery } from './pages/range'
 import { navigate, useLocation } from './router'
 
 export function App() {
   const loc = useLocation()
   const [me, setMe] = useState<Me | null | undefined>(undefined)
   const params = new URLSearchParams(loc.search)
-  const range = params.get('range') ?? '30d'
+  // the period as a query (range, and from/to of a custom one): kept across pages
+  const range = periodQuery(params)
   useEffect(() => {
     api<Me>('/api/affiliate/me').then(setMe, () => setMe(null))
   }, [])
@@ -49,8 +51,8 @@ export function App() {
   else if (loc.path === '/conversions')
     // keyed: another kind or range is another list (its rows never render under the other's columns)
     page = html`<${ConversionsPage} key=${`${params.get('kind') ?? ''}:${range}`} kind=${params.get('kind') ?? ''} range=${range}
-      onFilter=${(k: string, r: string) => navigate(`/conversions?${k ? `kind=${k}&` : ''}range=${r}`)} />`
-  else page = html`<${DashboardPage} range=${range} onRange=${(r: string) => navigate(`/?range=${r}`)} />`
+      onFilter=${(k: string, r: string) => navigate(`/conversions?${k ? `kind=${k}&` : ''}${r}`)} />`
+  else page = html`<${DashboardPage} range=${range} onRange=${(r: string) => navigate(`/?${r}`)} />`
   return html`<div class="shell">
     <nav aria-label="Cabinet">
       <span class="brand">${me.brand.name} partners</span>

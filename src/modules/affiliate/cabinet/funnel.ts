@@ -1,4 +1,5 @@
 import { and, desc, eq, inArray, sql } from 'drizzle-orm'
+import { invalid } from '../../../kernel/http/errors'
 import { fromMinor } from '../../accounts'
 import type { AffiliateCtx } from '../context'
 import { CONVERSION_KINDS, type ConversionKind } from '../domain/conversions'
@@ -7,6 +8,7 @@ import { daysOf, type Period } from '../domain/range'
 import type { AffiliateClicks } from '../ports'
 import { conversions, trackingLinks } from '../schema'
 import { conversionPage, conversionsOf } from '../service/conversion-pages'
+import { trackingOfCustomers } from '../service/referral'
 import { conversionView } from '../views'
 import type { AffiliatePrincipal } from './tokens'
 
@@ -47,6 +49,7 @@ export async function dashboard(ctx: FunnelCtx, p: AffiliatePrincipal, period: P
   for (const c of clickDays) series.clicks[c.day - firstDay] += c.clicks
   const count: Record<string, number> = Object.fromEntries(['clicks', ...CONVERSION_KINDS].map((k) => [k, 0]))
   count.clicks = clickDays.reduce((s, c) => s + c.clicks, 0)
+  const uniqueClicks = clickDays.reduce((s, c) => s + c.unique, 0)
   const volume = new Map<string, { deposits: number; reversals: number }>()
   for (const r of rows) {
     const n = Number(r.n)
@@ -65,6 +68,7 @@ export async function dashboard(ctx: FunnelCtx, p: AffiliatePrincipal, period: P
     to: new Date(period.to - DAY).toISOString().slice(0, 10),
     funnel: {
       clicks: count.clicks,
+      unique_clicks: uniqueClicks,
       registrations: count.registration,
       kyc_approvals: count.kyc_approval,
       first_deposits: count.first_deposit,
@@ -81,7 +85,7 @@ export async function dashboard(ctx: FunnelCtx, p: AffiliatePrincipal, period: P
         net: fromMinor(v.deposits + v.reversals, currency),
       })),
     rates: {
-      registration: rate(count.registration, count.clicks),
+      registration: rate(count.registration, uniqueClicks),
       kyc_approval: rate(count.kyc_approval, count.registration),
       first_deposit: rate(count.first_deposit, count.registration),
       active_trader: rate(count.active_trader, count.registration),
@@ -106,18 +110,34 @@ export async function conversionsPage(
       to: period.to,
       kinds: q.kind ? [q.kind] : undefined,
     },
-    q.cursor ? decodeCursor(q.cursor) : null,
+    cursorOf(q.cursor),
     q.limit ?? 50,
   )
   const links = await linkCodes(
     ctx,
     list.map((r) => r.linkId),
   )
+  const tracking = await trackingOfCustomers(
+    ctx,
+    list.map((r) => r.customerId),
+  )
   return {
-    rows: list.map((r) => ({ ...conversionView(r), link_code: r.linkId ? (links.get(r.linkId) ?? '') : '' })),
+    rows: list.map((r) => ({
+      ...conversionView(r),
+      link_code: r.linkId ? (links.get(r.linkId) ?? '') : '',
+      tracking: tracking.get(r.customerId) ?? {},
+    })),
     has_more,
     next_cursor,
   }
+}
+
+/** A page's cursor: none for the first page; one that is not a cursor of these lists is 400. */
+function cursorOf(text: string | undefined) {
+  if (!text) return null
+  const c = decodeCursor(text)
+  if (!c) throw invalid('cursor: not a next_cursor of this list')
+  return c
 }
 
 /** The clicks behind the funnel's first number. */
@@ -130,14 +150,7 @@ export async function clicksPage(
   const limit = q.limit ?? 50
   const source = ctx.clicks()
   const rows = source
-    ? await source.list(
-        p.brandId,
-        p.affiliate.id,
-        period.from,
-        period.to,
-        q.cursor ? decodeCursor(q.cursor) : null,
-        limit + 1,
-      )
+    ? await source.list(p.brandId, p.affiliate.id, period.from, period.to, cursorOf(q.cursor), limit + 1)
     : []
   const page = rows.slice(0, limit)
   const links = await linkCodes(
@@ -153,6 +166,8 @@ export async function clicksPage(
       link_code: r.link_id ? (links.get(r.link_id) ?? '') : '',
       landing_path: r.landing_path,
       values: r.values,
+      unique: r.unique,
+      suspect: r.suspect,
     })),
     has_more: rows.length > limit,
     next_cursor: rows.length > limit ? encodeCursor({ time: last.time, id: last.id }) : null,

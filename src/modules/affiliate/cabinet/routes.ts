@@ -168,7 +168,11 @@ export const cabinetRoutes = (ctx: FunnelCtx, tokens: AffiliateTokens) => {
               from: t.String({ description: 'first day (UTC)' }),
               to: t.String({ description: 'last day (UTC)' }),
               funnel: t.Object({
-                clicks: Int({ description: 'visits with its code or links (bots left out)' }),
+                clicks: Int({ description: 'visits with its code or links (bots left out), raw' }),
+                unique_clicks: Int({
+                  description:
+                    'of those, the first of a visitor on a link within the hour, none from an address that clicks like a script',
+                }),
                 registrations: Int(),
                 kyc_approvals: Int(),
                 first_deposits: Int(),
@@ -186,7 +190,7 @@ export const cabinetRoutes = (ctx: FunnelCtx, tokens: AffiliateTokens) => {
               ),
               rates: t.Object(
                 {
-                  registration: t.Number({ description: 'registrations / clicks' }),
+                  registration: t.Number({ description: 'registrations / unique clicks' }),
                   kyc_approval: t.Number({ description: 'KYC approvals / registrations' }),
                   first_deposit: t.Number({ description: 'first deposits / registrations' }),
                   active_trader: t.Number({ description: 'active traders / registrations' }),
@@ -257,7 +261,16 @@ export const cabinetRoutes = (ctx: FunnelCtx, tokens: AffiliateTokens) => {
             },
           }),
           response: {
-            200: PageOf(t.Object({ ...Conversion.properties, link_code: t.String() })),
+            200: PageOf(
+              t.Object({
+                ...Conversion.properties,
+                link_code: t.String(),
+                tracking: t.Record(t.String(), t.String(), {
+                  description:
+                    "what the affiliate's tracker set on the touch that won the customer: click_id, sub1..sub5, utm_*, campaign",
+                }),
+              }),
+            ),
             ...errors(),
           },
           detail: doc(TAG, "The affiliate's conversions in a period, newest first"),
@@ -277,7 +290,13 @@ export const cabinetRoutes = (ctx: FunnelCtx, tokens: AffiliateTokens) => {
                 source: t.String({ description: 'page | click | install | registration' }),
                 link_code: t.String(),
                 landing_path: t.String(),
-                values: t.Record(t.String(), t.String()),
+                values: t.Record(t.String(), t.String(), {
+                  description: 'the values it carried: campaign, utm_*, sub1..sub5, click_id',
+                }),
+                unique: t.Boolean({ description: 'counted in unique_clicks' }),
+                suspect: t.Boolean({
+                  description: 'its address clicked like a script (a burst, rotating agents)',
+                }),
               }),
             ),
             ...errors(),

@@ -1,4 +1,4 @@
-import { and, eq, or } from 'drizzle-orm'
+import { and, eq, or, sql } from 'drizzle-orm'
 import { hashPassword, verifyPassword } from '../../../kernel/auth/passwords'
 import { SignInGuard } from '../../../kernel/auth/signin-guard'
 import type { Brand } from '../../../kernel/brand/registry'
@@ -43,7 +43,7 @@ export async function cabinetLogin(
       affiliateAccess,
       and(eq(affiliateAccess.affiliateId, affiliates.id), eq(affiliateAccess.brandId, brand.id)),
     )
-    .where(or(eq(affiliates.email, login.toLowerCase()), eq(affiliates.code, login)))
+    .where(or(eq(affiliates.email, login.toLowerCase()), sql`${affiliates.code} = ${login} collate nocase`))
   const hash = row?.access.passwordHash || (await dummy())
   const passwordOk = await verifyPassword(input.password, hash).catch(() => false)
   const ok = !!row && passwordOk && row.a.status === 'active' && row.access.status === 'active'

@@ -15,3 +15,35 @@ export const backoffMs = (attempts: number) => Math.min(30_000 * 2 ** Math.max(0
  */
 export const signPostback = (secret: string, timestampSec: number, body: string) =>
   `t=${timestampSec},v1=${hmacHex(secret, `${timestampSec}.${body}`)}`
+
+/**
+ * Postback macros (as Cellxpert and Affise offer): `{click_id}`, `{sub1}`…`{sub5}`, `{utm_source}`…,
+ * `{event}` (the conversion kind), `{value}`, `{currency}`, `{conversion_id}`, `{customer_id}`,
+ * `{reference_id}`, `{event_time}` in the path or query of a postback URL are replaced by the
+ * conversion's values, URL-encoded (an unknown macro or a missing value becomes empty). The host is
+ * never templated: it is checked as written.
+ */
+export function expandPostbackUrl(url: string, body: string): string {
+  let c: Record<string, unknown> = {}
+  try {
+    c = (JSON.parse(body) as { conversion?: Record<string, unknown> }).conversion ?? {}
+  } catch {}
+  const tracking = (c.tracking ?? {}) as Record<string, unknown>
+  const values: Record<string, unknown> = {
+    ...tracking,
+    event: c.kind,
+    value: c.value,
+    currency: c.currency,
+    conversion_id: c.id,
+    customer_id: c.customer_id,
+    reference_id: c.reference_id,
+    event_time: c.event_time,
+  }
+  const u = new URL(url)
+  const fill = (text: string) =>
+    text.replace(/\{([a-z0-9_]{1,32})\}|%7B([a-z0-9_]{1,32})%7D/gi, (_, a: string, b: string) => {
+      const v = values[(a ?? b).toLowerCase()]
+      return v === undefined || v === null ? '' : encodeURIComponent(String(v))
+    })
+  return `${u.protocol}//${u.host}${fill(u.pathname)}${fill(u.search)}`
+}

@@ -40,6 +40,7 @@ const Paging = {
   page_size: t.Optional(
     Int({
       minimum: 1,
+      maximum: PAGE_MAX,
       description: `rows per page, default ${PAGE_DEFAULT}, at most ${PAGE_MAX} (more: 400)`,
       example: 100,
     }),

@@ -11,22 +11,42 @@ type AffiliateRow = typeof affiliates.$inferSelect
 
 export const notFound = () => new ApiError(404, 'AFFILIATE_NOT_FOUND', 'affiliate not found')
 
-export function affiliateView(a: AffiliateRow, access: { status: string } | null, keys: string[] = []) {
+/**
+ * An affiliate as staff of `brandId` see it. Of an affiliate of another brand (with access to this one)
+ * they see what concerns their brand only: its home brand's contact and postback settings stay empty.
+ */
+export function affiliateView(
+  a: AffiliateRow,
+  access: { status: string } | null,
+  brandId: number,
+  keys: string[] = [],
+) {
+  const home = a.brandId === brandId
   return {
     id: a.id,
-    email: a.email,
+    email: home ? a.email : '',
     code: a.code,
     name: a.name,
     status: a.status,
     home_brand_id: a.brandId,
     access_status: access?.status ?? 'none',
-    postback_url: a.postbackUrl,
-    postback_enabled: a.postbackEnabled === 1,
-    postback_failures: a.postbackFailures,
-    postback_disabled_reason: a.postbackDisabledReason,
-    postback_key_ids: keys,
+    postback_url: home ? a.postbackUrl : '',
+    postback_enabled: home && a.postbackEnabled === 1,
+    postback_failures: home ? a.postbackFailures : 0,
+    postback_disabled_reason: home ? a.postbackDisabledReason : '',
+    postback_key_ids: home ? keys : [],
     created_time: Math.floor(a.createdAt / 1000),
   }
+}
+
+export const notHomeBrand = () =>
+  new ApiError(403, 'NOT_HOME_BRAND', "only staff of the affiliate's home brand may do this")
+
+/** An affiliate of the staff's own brand: another brand's (even with access here) is 403 NOT_HOME_BRAND. */
+export async function homeAffiliate(ctx: AffiliateCtx, brandId: number, id: number) {
+  const row = await affiliateOfBrand(ctx, brandId, id)
+  if (row.a.brandId !== brandId) throw notHomeBrand()
+  return row
 }
 
 /** An affiliate with access to the brand (its own or granted): staff of other brands get 404. */
@@ -54,7 +74,7 @@ async function keyIds(ctx: AffiliateCtx, id: number) {
 
 export async function readAffiliate(ctx: AffiliateCtx, brandId: number, id: number) {
   const { a, access } = await affiliateOfBrand(ctx, brandId, id)
-  return affiliateView(a, access, await keyIds(ctx, id))
+  return affiliateView(a, access, brandId, a.brandId === brandId ? await keyIds(ctx, id) : [])
 }
 
 export async function listAffiliates(
@@ -79,7 +99,7 @@ export async function listAffiliates(
     .orderBy(desc(affiliates.id))
     .limit(limit)
   return {
-    rows: rows.map((r) => affiliateView(r.a, r.access)),
+    rows: rows.map((r) => affiliateView(r.a, r.access, brandId)),
     next_before: rows.length === limit ? rows[rows.length - 1].a.id : 0,
   }
 }
@@ -143,8 +163,7 @@ export async function updateAffiliate(
 ) {
   const { a } = await affiliateOfBrand(ctx, brandId, id)
   const profile = input.name !== undefined || input.status !== undefined || input.postback_url !== undefined
-  if ((profile || input.postback_enabled !== undefined) && a.brandId !== brandId)
-    throw new ApiError(403, 'NOT_HOME_BRAND', "only staff of the affiliate's home brand change its profile")
+  if ((profile || input.postback_enabled !== undefined) && a.brandId !== brandId) throw notHomeBrand()
   if (input.postback_url) await checkPostbackUrl(ctx, brandId, input.postback_url)
   const passwordHash = input.password ? await hashPassword(input.password) : undefined
   await ctx.db.transaction(async (tx) => {

@@ -90,7 +90,10 @@ async function queuePostbacks(tx: Tx, ref: Referral, rows: (typeof conversions.$
       brandId: ref.brandId,
       affiliateId: ref.affiliateId,
       conversionId: row.id,
-      body: JSON.stringify({ type: 'conversion', conversion: conversionView(row) }),
+      body: JSON.stringify({
+        type: 'conversion',
+        conversion: { ...conversionView(row), tracking: ref.tracking },
+      }),
       nextAt: now,
       createdAt: now,
     })),

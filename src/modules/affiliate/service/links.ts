@@ -53,7 +53,13 @@ export async function createLink(
   brandId: number,
   input: { affiliate_id: number; code: string; landing_path?: string; campaign?: string },
 ) {
-  await affiliateOfBrand(ctx, brandId, input.affiliate_id)
+  const { a, access } = await affiliateOfBrand(ctx, brandId, input.affiliate_id)
+  if (a.status !== 'active' || access.status !== 'active')
+    throw new ApiError(
+      409,
+      'AFFILIATE_NOT_ACTIVE',
+      `affiliate_id: ${a.status !== 'active' ? 'the affiliate is suspended' : 'its access to this brand is revoked'}`,
+    )
   try {
     const [row] = await ctx.db
       .insert(trackingLinks)

@@ -2,10 +2,17 @@ import { and, asc, desc, eq, lte, sql } from 'drizzle-orm'
 import { ApiError } from '../../../kernel/http/errors'
 import type { AffiliateCtx } from '../context'
 import { postbackHostAllowed } from '../domain/hosts'
-import { backoffMs, ENDPOINT_FAILURE_LIMIT, MAX_ATTEMPTS, signPostback } from '../domain/postback'
+import {
+  backoffMs,
+  ENDPOINT_FAILURE_LIMIT,
+  expandPostbackUrl,
+  MAX_ATTEMPTS,
+  signPostback,
+} from '../domain/postback'
 import { PostbackEndpointDisabled } from '../events'
 import { affiliates, postbackKeys, postbacks } from '../schema'
-import { affiliateOfBrand } from './affiliates'
+import { homeAffiliate } from './affiliates'
+import { internalTarget } from './egress'
 import { postbackHostsOf } from './settings'
 
 const BATCH = 50
@@ -13,8 +20,9 @@ const LEASE_MS = 30_000
 const TIMEOUT_MS = 5_000
 
 /** A new signing key: the secret is shown once; it signs from now on, older keys stay known until deleted. */
+/** Signing keys are the affiliate's own: staff of its home brand only (another brand's: 403 NOT_HOME_BRAND). */
 export async function createPostbackKey(ctx: AffiliateCtx, brandId: number, affiliateId: number) {
-  await affiliateOfBrand(ctx, brandId, affiliateId)
+  await homeAffiliate(ctx, brandId, affiliateId)
   const id = `pk_${crypto.randomUUID().replaceAll('-', '').slice(0, 12)}`
   const secret = Buffer.from(crypto.getRandomValues(new Uint8Array(32))).toString('base64url')
   await ctx.db.insert(postbackKeys).values({ id, affiliateId, secret, createdAt: ctx.clock.now() })
@@ -22,7 +30,7 @@ export async function createPostbackKey(ctx: AffiliateCtx, brandId: number, affi
 }
 
 export async function deletePostbackKey(ctx: AffiliateCtx, brandId: number, affiliateId: number, id: string) {
-  await affiliateOfBrand(ctx, brandId, affiliateId)
+  await homeAffiliate(ctx, brandId, affiliateId)
   const gone = await ctx.db
     .delete(postbackKeys)
     .where(and(eq(postbackKeys.id, id), eq(postbackKeys.affiliateId, affiliateId)))
@@ -103,6 +111,9 @@ async function send(ctx: AffiliateCtx, p: typeof postbacks.$inferSelect, now: nu
   if (!a?.postbackUrl) return 'no postback_url'
   if (!postbackHostAllowed(a.postbackUrl, await postbackHostsOf(ctx, p.brandId)))
     return 'postback_url is not on the brand allowlist'
+  // resolved again at each send: a name may have been moved to an internal address since it was saved
+  const internal = await internalTarget(ctx, new URL(a.postbackUrl).hostname)
+  if (internal) return `postback_url refused: ${internal}`
   const [key] = await ctx.db
     .select()
     .from(postbackKeys)
@@ -111,7 +122,7 @@ async function send(ctx: AffiliateCtx, p: typeof postbacks.$inferSelect, now: nu
     .limit(1)
   if (!key) return 'no signing key (POST /manager/affiliates/{id}/postback-keys)'
   try {
-    const res = await ctx.fetch(a.postbackUrl, {
+    const res = await ctx.fetch(expandPostbackUrl(a.postbackUrl, p.body), {
       method: 'POST',
       redirect: 'manual',
       signal: AbortSignal.timeout(TIMEOUT_MS),

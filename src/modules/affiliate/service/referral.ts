@@ -6,6 +6,18 @@ export interface Referral {
   customerId: number
   affiliateId: number
   linkId: number | null
+  /** What the affiliate's tracker set on the winning touch: click_id, sub1..sub5, utm_*, campaign. */
+  tracking: Record<string, string>
+}
+
+/** The values of a customer's attribution an affiliate's tracker matches conversions by. */
+export const TRACKING_KEYS = /^(click_id|sub[1-5]|utm_(source|medium|campaign|term|content)|campaign)$/
+
+export function trackingOf(attribution: Record<string, unknown>): Record<string, string> {
+  const out: Record<string, string> = {}
+  for (const [k, v] of Object.entries(attribution))
+    if (TRACKING_KEYS.test(k) && typeof v === 'string' && v) out[k] = v
+  return out
 }
 
 const positive = (v: unknown) => {
@@ -30,11 +42,31 @@ export async function referralOf(ctx: AffiliateCtx, customerId: number | null): 
   }
   const affiliateId = positive(a.affiliate_id)
   if (!affiliateId) return null
-  return { brandId: c.brandId, customerId: c.id, affiliateId, linkId: positive(a.link_id) }
+  return {
+    brandId: c.brandId,
+    customerId: c.id,
+    affiliateId,
+    linkId: positive(a.link_id),
+    tracking: trackingOf(a),
+  }
 }
 
 /** The referral of the customer owning an account (trade events carry the login). */
 export async function referralOfLogin(ctx: AffiliateCtx, login: number) {
   const account = await ctx.accounts.read.account(login)
   return referralOf(ctx, account?.customerId ?? null)
+}
+
+/** The tracking values of customers (the cabinet's and staff's conversion lists show them per row). */
+export async function trackingOfCustomers(ctx: AffiliateCtx, ids: number[]) {
+  const out = new Map<number, Record<string, string>>()
+  for (const id of new Set(ids)) {
+    const c = await ctx.accounts.read.customer(id)
+    let a: Record<string, unknown> = {}
+    try {
+      a = c?.attribution ? JSON.parse(c.attribution) : {}
+    } catch {}
+    out.set(id, trackingOf(a))
+  }
+  return out
 }

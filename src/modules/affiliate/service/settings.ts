@@ -5,6 +5,7 @@ import { ApiError } from '../../../kernel/http/errors'
 import type { AffiliateCtx } from '../context'
 import { hostnameOrNull, postbackHostAllowed } from '../domain/hosts'
 import { affiliateSettings } from '../schema'
+import { internalTarget } from './egress'
 
 export async function postbackHostsOf(ctx: AffiliateCtx, brandId: number): Promise<string[]> {
   const [s] = await ctx.db
@@ -21,6 +22,8 @@ export async function checkPostbackUrl(ctx: AffiliateCtx, brandId: number, url: 
       'POSTBACK_HOST_NOT_ALLOWED',
       "postback_url: an http(s) URL on the brand's postback_hosts is required",
     )
+  const why = await internalTarget(ctx, new URL(url).hostname)
+  if (why) throw new ApiError(400, 'POSTBACK_HOST_NOT_ALLOWED', `postback_url: ${why}`)
 }
 
 export async function readSettings(ctx: AffiliateCtx, brandId: number) {
@@ -58,6 +61,10 @@ export async function updateSettings(
     if (!ok) throw new ApiError(400, 'INVALID_DATA', `postback_hosts: ${h} is not a hostname`)
     return ok
   })
+  for (const h of hosts ?? []) {
+    const why = await internalTarget(ctx, h)
+    if (why) throw new ApiError(400, 'POSTBACK_HOST_NOT_ALLOWED', `postback_hosts: ${why}`)
+  }
   try {
     await ctx.db.transaction(async (tx) => {
       if (host) await tx.update(brands).set({ affiliateHost: host }).where(eq(brands.id, brandId))

@@ -10,6 +10,10 @@ export interface NewTouch {
   linkId: number | null
   params: Params
   bot: boolean
+  /** A click that repeats its visitor's click on the link within the hour (counted raw, not unique). */
+  repeat?: boolean
+  /** Suspected fraud (rate or agent rotation of its address): kept, out of the funnel. */
+  suspect?: boolean
   ipHash: string
   userAgent: string
   landingPath: string

@@ -1,7 +1,7 @@
 import { and, eq, isNull } from 'drizzle-orm'
 import { ApiError } from '../../../kernel/http/errors'
 import type { AttributionCtx } from '../context'
-import { isBot } from '../domain/bots'
+import { isInstallBot } from '../domain/bots'
 import { hasValues, parseParams, parseReferrer } from '../domain/params'
 import { installs } from '../schema'
 import { hashAddress, insertTouches, matchCodes } from './touches'
@@ -64,7 +64,7 @@ export async function recordInstall(
         affiliateId: match?.affiliateId ?? null,
         linkId: match?.linkId ?? null,
         params,
-        bot: isBot(meta.userAgent),
+        bot: isInstallBot(meta.userAgent),
         ipHash,
         userAgent: meta.userAgent ?? '',
         landingPath: '',

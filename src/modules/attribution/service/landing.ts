@@ -61,12 +61,41 @@ export async function linkClick(ctx: AttributionCtx, h: Hit, code: string) {
   visit.params = { ...visit.params, link: code.slice(0, 128) }
   const link = await ctx.codes.link(h.brand.id, visit.params.link!)
   if (link?.campaign && !visit.params.campaign) visit.params.campaign = link.campaign
-  const who = `${hashAddress(ctx, h.ip)}:${hashAddress(ctx, h.userAgent ?? '')}`
-  if (await firstClick(ctx, `click:v1:${h.brand.id}:${visit.params.link}:${who}`))
-    await recordVisit(ctx, visit, 'click', link)
+  // every click is a touch (the latest one wins a registration); a repeat of the visitor's click on the
+  // link within the hour counts as raw, not unique; a burst from one address is flagged, not dropped
+  const address = hashAddress(ctx, h.ip)
+  const [first, suspect] = await Promise.all([
+    firstClick(ctx, `click:v2:${h.brand.id}:${visit.params.link}:${visitorId}`),
+    suspectAddress(ctx, h.brand.id, address, hashAddress(ctx, h.userAgent ?? '')),
+  ])
+  await recordVisit(ctx, visit, 'click', link, { repeat: !first, suspect })
   return {
     location: link?.landingPath ?? '/',
     setCookie: known ? null : visitorCookie(visitorId, ctx.config.production),
+  }
+}
+
+/** Clicks of one address in a minute past which its clicks are suspect, and agents it may rotate through. */
+const ADDRESS_CLICKS_PER_MINUTE = 30
+const ADDRESS_AGENTS_PER_10_MINUTES = 8
+
+/**
+ * Whether an address clicks like a script: over 30 clicks a minute, or more than 8 user agents in 10
+ * minutes (rotation). Counted in the shared cache, across instances; the cache away, nothing is flagged.
+ */
+async function suspectAddress(ctx: AttributionCtx, brandId: number, address: string, agent: string) {
+  try {
+    const minute = Math.floor(ctx.clock.now() / 60_000)
+    const [clicks, newAgent] = await Promise.all([
+      ctx.store.incr(`clicks:v1:${brandId}:${address}:${minute}`, 120_000),
+      ctx.store.setNX(`agent:v1:${brandId}:${address}:${agent}`, '1', 600_000),
+    ])
+    const agents = newAgent
+      ? await ctx.store.incr(`agents:v1:${brandId}:${address}`, 600_000)
+      : Number((await ctx.store.get(`agents:v1:${brandId}:${address}`)) ?? 0)
+    return clicks > ADDRESS_CLICKS_PER_MINUTE || agents > ADDRESS_AGENTS_PER_10_MINUTES
+  } catch {
+    return false
   }
 }
 

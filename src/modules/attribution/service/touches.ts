@@ -19,6 +19,8 @@ const COLUMNS = [
   'params',
   'direct',
   'bot',
+  'unique_click',
+  'suspect',
   'ip_hash',
   'user_agent',
   'landing_path',
@@ -36,6 +38,8 @@ const row = (t: NewTouch) => [
   JSON.stringify(t.params),
   hasValues(t.params) ? 0 : 1,
   t.bot ? 1 : 0,
+  t.repeat ? 0 : 1,
+  t.suspect ? 1 : 0,
   t.ipHash,
   t.userAgent.slice(0, 256),
   t.landingPath.slice(0, 512),
@@ -162,6 +166,7 @@ export async function recordVisit(
   v: Visit,
   source: 'page' | 'click',
   match: { affiliateId: number; linkId: number | null } | null,
+  flags: { repeat?: boolean; suspect?: boolean } = {},
 ) {
   if (source === 'page' && !hasValues(v.params) && !fromElsewhere(v.referrer, v.host)) return null
   return ctx.touchWriter.submit({
@@ -173,6 +178,7 @@ export async function recordVisit(
     linkId: match?.linkId ?? null,
     params: v.params,
     bot: isBot(v.userAgent),
+    ...flags,
     ipHash: hashAddress(ctx, v.ip),
     userAgent: v.userAgent ?? '',
     landingPath: v.landingPath,

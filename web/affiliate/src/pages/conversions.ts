@@ -14,9 +14,16 @@ const KINDS = [
   ['deposit_reversal', 'Refunds and chargebacks'],
 ] as const
 
-type Row = Record<string, string | number | null | Record<string, string>>
+type Row = Record<string, string | number | boolean | null | Record<string, string>>
 const when = (s: unknown) =>
   typeof s === 'number' ? new Date(s * 1000).toISOString().replace('T', ' ').slice(0, 16) : ''
+
+/** click_id and sub1..sub5 as the affiliate's tracker set them. */
+const subIds = (v: Record<string, string> | undefined) =>
+  Object.entries(v ?? {})
+    .filter(([k]) => k === 'click_id' || /^sub[1-5]$/.test(k))
+    .map(([k, x]) => `${k}=${x}`)
+    .join(' ')
 
 export function ConversionsPage({
   kind,
@@ -33,8 +40,8 @@ export function ConversionsPage({
   const [error, setError] = useState('')
   const url = (cursor?: string) =>
     kind === 'clicks'
-      ? `/api/affiliate/clicks?range=${range}${cursor ? `&cursor=${cursor}` : ''}`
-      : `/api/affiliate/conversions?range=${range}${kind ? `&kind=${kind}` : ''}${cursor ? `&cursor=${cursor}` : ''}`
+      ? `/api/affiliate/clicks?${range}${cursor ? `&cursor=${cursor}` : ''}`
+      : `/api/affiliate/conversions?${range}${kind ? `&kind=${kind}` : ''}${cursor ? `&cursor=${cursor}` : ''}`
   const load = async (cursor?: string) => {
     setLoading(true)
     try {
@@ -63,8 +70,13 @@ export function ConversionsPage({
     <table data-testid="rows">
       ${
         kind === 'clicks'
-          ? html`<thead><tr><th scope="col">Time (UTC)</th><th scope="col">Source</th><th scope="col">Link</th><th scope="col">Landing</th></tr></thead>
-          <tbody>${rows.map((r) => html`<tr><td>${when(r.time)}</td><td>${r.source}</td><td>${r.link_code}</td><td>${r.landing_path}</td></tr>`)}</tbody>`
+          ? html`<thead><tr><th scope="col">Time (UTC)</th><th scope="col">Source</th><th scope="col">Link</th><th scope="col">Landing</th><th scope="col">Sub-ids</th><th scope="col">Unique</th></tr></thead>
+          <tbody>${rows.map(
+            (
+              r,
+            ) => html`<tr><td>${when(r.time)}</td><td>${r.source}</td><td>${r.link_code}</td><td>${r.landing_path}</td>
+            <td>${subIds(r.values as Record<string, string> | undefined)}</td><td>${r.suspect ? 'suspect' : r.unique ? 'yes' : 'repeat'}</td></tr>`,
+          )}</tbody>`
           : html`<thead><tr><th scope="col">Time (UTC)</th><th scope="col">Kind</th><th scope="col">Customer</th><th scope="col">Value</th><th scope="col">Reference</th><th scope="col">Link</th></tr></thead>
           <tbody>${rows.map(
             (r) => html`<tr><td>${when(r.event_time)}</td><td>${r.kind}</td><td>${r.customer_id}</td>

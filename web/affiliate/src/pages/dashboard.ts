@@ -14,6 +14,12 @@ const STEPS: { key: keyof Dashboard['funnel']; label: string; kind: string }[] =
 ]
 
 const pct = (r: number) => `${(r * 100).toFixed(1)} %`
+const compact = (v: number) =>
+  Math.abs(v) >= 1e6
+    ? `${+(v / 1e6).toFixed(1)}M`
+    : Math.abs(v) >= 1e3
+      ? `${+(v / 1e3).toFixed(1)}k`
+      : String(v)
 
 /** A uPlot chart of the daily series (clicks, registrations, first deposits). */
 function Chart({ d }: { d: Dashboard }) {
@@ -33,7 +39,8 @@ function Chart({ d }: { d: Dashboard }) {
           { label: 'Registrations', stroke: '#1a7f37', width: 2 },
           { label: 'First deposits', stroke: '#bf3989', width: 2 },
         ],
-        axes: [{}, { size: 40 }],
+        // room for the widest label, and 1.2k rather than a cut 1,200
+        axes: [{}, { size: 56, values: (_u: uPlot, vals: number[]) => vals.map(compact) }],
       },
       [xs, d.series.clicks, d.series.registration, d.series.first_deposit],
       box.current,
@@ -54,26 +61,29 @@ export function DashboardPage({ range, onRange }: { range: string; onRange: (r: 
   const [error, setError] = useState('')
   useEffect(() => {
     setD(null)
-    api<Dashboard>(`/api/affiliate/dashboard?range=${range}`).then(setD, (e) => setError(e.message))
+    api<Dashboard>(`/api/affiliate/dashboard?${range}`).then(setD, (e) => setError(e.message))
   }, [range])
   return html`<section>
     <header class="bar"><h1>Dashboard</h1><${RangePicker} value=${range} onChange=${onRange} /></header>
     ${error && html`<p class="error" role="alert">${error}</p>`}
     ${
-      !d
-        ? html`<p aria-busy="true">Loading…</p>`
-        : html`
+      error
+        ? null
+        : !d
+          ? html`<p aria-busy="true">Loading…</p>`
+          : html`
       <ol class="funnel" aria-label="Funnel">
         ${STEPS.map(
           (s) => html`<li>
-            <a href=${`/conversions?kind=${s.kind}&range=${range}`} data-testid=${`funnel-${s.key}`}>
+            <a href=${`/conversions?kind=${s.kind}&${range}`} data-testid=${`funnel-${s.key}`}>
               <span class="n">${d.funnel[s.key]}</span><span class="label">${s.label}</span>
             </a>
           </li>`,
         )}
       </ol>
       <dl class="rates">
-        <div><dt>Click → registration</dt><dd>${pct(d.rates.registration)}</dd></div>
+        <div><dt>Unique clicks</dt><dd data-testid="unique-clicks">${d.funnel.unique_clicks}</dd></div>
+        <div><dt>Unique click → registration</dt><dd>${pct(d.rates.registration)}</dd></div>
         <div><dt>Registration → KYC</dt><dd>${pct(d.rates.kyc_approval)}</dd></div>
         <div><dt>Registration → first deposit</dt><dd>${pct(d.rates.first_deposit)}</dd></div>
         <div><dt>Registration → active trader</dt><dd>${pct(d.rates.active_trader)}</dd></div>
