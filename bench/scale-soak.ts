@@ -40,7 +40,7 @@ try {
     console.log(`\n== ${rate} req/s for ${seconds} s`)
     const onSample = (x: Sample) =>
       console.log(
-        `  t+${Math.round((x.at - t0) / 1000)}s sent ${x.sent} in flight ${x.inFlight} | write probe ${x.writeProbeMs === null ? 'TIMEOUT' : `${x.writeProbeMs.toFixed(1)} ms`} | backlog ${x.backlog} (oldest ${x.backlogAgeMs} ms) | ready ${x.ready.join(',')} | rss ${x.rssMb.join('/')} MB | db ${x.dbMb} MB`,
+        `  t+${Math.round((x.at - t0) / 1000)}s sent ${x.sent} in flight ${x.inFlight} | write probe ${x.writeProbeMs === null ? `FAILED (${x.writeProbeError})` : `${x.writeProbeMs.toFixed(1)} ms`} | backlog ${x.backlog} (oldest ${x.backlogAgeMs} ms) | ready ${x.ready.join(',')} | rss ${x.rssMb.join('/')} MB | db ${x.dbMb} MB`,
       )
     const t0 = Date.now()
     const run = await runMixedLoad(shape, prep, { rate, seconds, onSample })

@@ -27,6 +27,7 @@ export interface AppOptions {
  */
 export function createApp(deps: Deps, modules: readonly ModuleDefinition[], opts: AppOptions = {}) {
   const kernel = createKernel(deps)
+  kernel.edge = opts.edge ?? false
   const parts: (ModuleParts & { module: string })[] = modules.map((m) => ({
     module: m.name,
     ...m.setup(kernel, kernel.ports),

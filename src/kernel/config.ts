@@ -11,120 +11,109 @@ const bool = z
   .enum(['1', '0', 'true', 'false', 'yes', 'no', 'on', 'off', ''])
   .transform((v) => ['1', 'true', 'yes', 'on'].includes(v))
 
-const schema = z
-  .object({
-    APP_ENV: z.enum(['development', 'test', 'production']).default('development'),
-    PORT: z.coerce.number().int().min(0).max(65535).default(3000),
-    HOST: z.string().default('0.0.0.0'),
-    DATABASE_URL: z.string().min(1).default('file:data/app.db'),
-    DATABASE_AUTH_TOKEN: z.string().optional(),
-    DATABASE_CACHE_MB: z.coerce.number().int().min(2).max(4096).default(64),
-    DATABASE_WRITE_TIMEOUT_MS: z.coerce.number().int().min(100).max(60_000).default(8000),
-    JWT_SECRET: z.string().optional(),
-    JWT_ISSUER: z.string().min(1).default('trading-client-service'),
-    JWT_AUDIENCE: z.string().min(1).default('trading-client-api'),
-    TOKEN_TTL_SECONDS: z.coerce
-      .number()
-      .int()
-      .min(60)
-      .max(30 * 86400)
-      .default(12 * 3600),
-    SESSION_COOKIE_NAME: z
-      .string()
-      .regex(/^[A-Za-z0-9_-]+$/)
-      .default('tcs_token'),
-    REDIS_URL: z.string().url().optional(),
-    UPSTASH_REDIS_REST_URL: z.string().url().optional(),
-    UPSTASH_REDIS_REST_TOKEN: z.string().optional(),
-    CACHE_TIMEOUT_MS: z.coerce.number().int().min(10).max(10_000).default(250),
-    TRUST_PROXY: bool.default(false),
-    MASTER_PASSWORD: z.string().min(12).optional(),
-    MASTER_PASSWORD_IN_PRODUCTION: bool.default(false),
-    UPLOAD_DIR: z.string().default('data/uploads'),
-    BODY_MAX_BYTES: z.coerce
-      .number()
-      .int()
-      .min(1024)
-      .max(64 * 1024 * 1024)
-      .default(1024 * 1024),
-    UPLOAD_MAX_BYTES: z.coerce
-      .number()
-      .int()
-      .min(1024)
-      .default(10 * 1024 * 1024),
-    SIGNIN_MAX_FAILURES: z.coerce.number().int().min(1).default(10),
-    SIGNIN_MAX_FAILURES_PER_IP: z.coerce.number().int().min(1).default(20),
-    REGISTER_MAX_PER_HOUR: z.coerce.number().int().min(1).default(10),
-    ACCOUNT_OPEN_MAX_PER_DAY: z.coerce.number().int().min(1).default(10),
-    SIGNIN_LOCK_SECONDS: z.coerce
-      .number()
-      .int()
-      .min(1)
-      .default(15 * 60),
-    SEED_DEMO: bool.optional(),
-    QUOTE_SIMULATOR: bool.optional(),
-    QUOTE_SEED: z.coerce.number().int().default(20260101),
-    QUOTE_TICK_MS: z.coerce.number().int().min(10).max(60_000).default(500),
-    FEED_TOKEN: z.string().min(24).optional(),
-    SEED_HISTORY: bool.default(true),
-    LOG_LEVEL: z.enum(['debug', 'info', 'warn', 'error', 'silent']).default('info'),
-    CRON_SECRET: z.string().min(24).optional(),
-    GROUP_COMMIT: bool.default(true),
-    ATTRIBUTION_WINDOW_DAYS: z.coerce.number().int().min(1).max(365).default(30),
-    AFFILIATE_API_RATE_PER_MINUTE: z.coerce.number().int().min(1).max(1_000_000).default(600),
-    ROLE: z.enum(['all', 'api', 'engine']).default('all'),
-    EVENTS_RETENTION_HOURS: z.coerce
-      .number()
-      .int()
-      .min(1)
-      .max(24 * 365)
-      .default(72),
-  })
-  .superRefine((env, ctx) => {
-    if (env.APP_ENV !== 'production') return
-    if (!env.JWT_SECRET || new TextEncoder().encode(env.JWT_SECRET).length < 32)
-      ctx.addIssue({
-        code: 'custom',
-        path: ['JWT_SECRET'],
-        message: 'JWT_SECRET of at least 32 bytes is required in production',
-      })
-    else if (env.JWT_SECRET.includes(DEV_JWT_SECRET))
-      ctx.addIssue({
-        code: 'custom',
-        path: ['JWT_SECRET'],
-        message: 'JWT_SECRET is the published development secret; generate one (openssl rand -base64 48)',
-      })
-    else if (estimatedBits(env.JWT_SECRET) < MIN_JWT_SECRET_BITS)
-      ctx.addIssue({
-        code: 'custom',
-        path: ['JWT_SECRET'],
-        message: 'JWT_SECRET is not random enough; generate one (openssl rand -base64 48)',
-      })
-    if (env.CRON_SECRET && estimatedBits(env.CRON_SECRET) < MIN_FEED_TOKEN_BITS)
-      ctx.addIssue({
-        code: 'custom',
-        path: ['CRON_SECRET'],
-        message: 'CRON_SECRET is not random enough; generate one (openssl rand -hex 24)',
-      })
-    if (env.FEED_TOKEN && estimatedBits(env.FEED_TOKEN) < MIN_FEED_TOKEN_BITS)
-      ctx.addIssue({
-        code: 'custom',
-        path: ['FEED_TOKEN'],
-        message: 'FEED_TOKEN is not random enough; generate one (openssl rand -hex 24)',
-      })
-    if (env.MASTER_PASSWORD && !env.MASTER_PASSWORD_IN_PRODUCTION)
-      ctx.addIssue({
-        code: 'custom',
-        path: ['MASTER_PASSWORD'],
-        message: 'MASTER_PASSWORD is refused in production unless MASTER_PASSWORD_IN_PRODUCTION=true',
-      })
-    if (env.SEED_DEMO)
-      ctx.addIssue({
-        code: 'custom',
-        path: ['SEED_DEMO'],
-        message: 'demo data is never seeded in production',
-      })
-  })
+const schema = z.object({
+  APP_ENV: z.enum(['development', 'test', 'production']).default('development'),
+  PORT: z.coerce.number().int().min(0).max(65535).default(3000),
+  HOST: z.string().default('0.0.0.0'),
+  DATABASE_URL: z
+    .string()
+    .min(1)
+    .regex(/^(file|libsql|wss?|https?):/, 'libSQL speaks file:, libsql:, ws(s): and http(s): URLs only')
+    .default('file:data/app.db'),
+  DATABASE_AUTH_TOKEN: z.string().optional(),
+  DATABASE_CACHE_MB: z.coerce.number().int().min(2).max(4096).default(64),
+  DATABASE_WRITE_TIMEOUT_MS: z.coerce.number().int().min(100).max(60_000).default(8000),
+  JWT_SECRET: z.string().optional(),
+  JWT_ISSUER: z.string().min(1).default('trading-client-service'),
+  JWT_AUDIENCE: z.string().min(1).default('trading-client-api'),
+  TOKEN_TTL_SECONDS: z.coerce
+    .number()
+    .int()
+    .min(60)
+    .max(30 * 86400)
+    .default(12 * 3600),
+  SESSION_COOKIE_NAME: z
+    .string()
+    .regex(/^[A-Za-z0-9_-]+$/)
+    .default('tcs_token'),
+  REDIS_URL: z.string().url().optional(),
+  UPSTASH_REDIS_REST_URL: z.string().url().optional(),
+  UPSTASH_REDIS_REST_TOKEN: z.string().optional(),
+  CACHE_TIMEOUT_MS: z.coerce.number().int().min(10).max(10_000).default(250),
+  TRUST_PROXY: bool.default(false),
+  MASTER_PASSWORD: z.string().min(12).optional(),
+  MASTER_PASSWORD_IN_PRODUCTION: bool.default(false),
+  UPLOAD_DIR: z.string().default('data/uploads'),
+  BODY_MAX_BYTES: z.coerce
+    .number()
+    .int()
+    .min(1024)
+    .max(64 * 1024 * 1024)
+    .default(1024 * 1024),
+  UPLOAD_MAX_BYTES: z.coerce
+    .number()
+    .int()
+    .min(1024)
+    .default(10 * 1024 * 1024),
+  SIGNIN_MAX_FAILURES: z.coerce.number().int().min(1).default(10),
+  SIGNIN_MAX_FAILURES_PER_IP: z.coerce.number().int().min(1).default(20),
+  REGISTER_MAX_PER_HOUR: z.coerce.number().int().min(1).default(10),
+  ACCOUNT_OPEN_MAX_PER_DAY: z.coerce.number().int().min(1).default(10),
+  SIGNIN_LOCK_SECONDS: z.coerce
+    .number()
+    .int()
+    .min(1)
+    .default(15 * 60),
+  SEED_DEMO: bool.optional(),
+  QUOTE_SIMULATOR: bool.optional(),
+  QUOTE_SEED: z.coerce.number().int().default(20260101),
+  QUOTE_TICK_MS: z.coerce.number().int().min(10).max(60_000).default(500),
+  FEED_TOKEN: z.string().min(24).optional(),
+  SEED_HISTORY: bool.default(true),
+  LOG_LEVEL: z.enum(['debug', 'info', 'warn', 'error', 'silent']).default('info'),
+  CRON_SECRET: z.string().min(24).optional(),
+  GROUP_COMMIT: bool.default(true),
+  ATTRIBUTION_WINDOW_DAYS: z.coerce.number().int().min(1).max(365).default(30),
+  AFFILIATE_API_RATE_PER_MINUTE: z.coerce.number().int().min(1).max(1_000_000).default(600),
+  ROLE: z.enum(['all', 'api', 'engine']).default('all'),
+  EVENTS_RETENTION_HOURS: z.coerce
+    .number()
+    .int()
+    .min(1)
+    .max(24 * 365)
+    .default(72),
+})
+
+/**
+ * The rules of production, on the raw environment: checked beside the schema's own, so one start reports
+ * every invalid setting at once (zod runs a refinement only once everything else parses).
+ */
+function productionIssues(env: Record<string, string | undefined>) {
+  const issues: { path: string[]; message: string }[] = []
+  if (env.APP_ENV !== 'production') return issues
+  const issue = (path: string, message: string) => issues.push({ path: [path], message })
+  const on = (v: string | undefined) => ['1', 'true', 'yes', 'on'].includes(v ?? '')
+  if (!env.JWT_SECRET || new TextEncoder().encode(env.JWT_SECRET).length < 32)
+    issue('JWT_SECRET', 'JWT_SECRET of at least 32 bytes is required in production')
+  else if (env.JWT_SECRET.includes(DEV_JWT_SECRET))
+    issue(
+      'JWT_SECRET',
+      'JWT_SECRET is the published development secret; generate one (openssl rand -base64 48)',
+    )
+  else if (estimatedBits(env.JWT_SECRET) < MIN_JWT_SECRET_BITS)
+    issue('JWT_SECRET', 'JWT_SECRET is not random enough; generate one (openssl rand -base64 48)')
+  if (env.CRON_SECRET && estimatedBits(env.CRON_SECRET) < MIN_FEED_TOKEN_BITS)
+    issue('CRON_SECRET', 'CRON_SECRET is not random enough; generate one (openssl rand -hex 24)')
+  if (env.FEED_TOKEN && estimatedBits(env.FEED_TOKEN) < MIN_FEED_TOKEN_BITS)
+    issue('FEED_TOKEN', 'FEED_TOKEN is not random enough; generate one (openssl rand -hex 24)')
+  if (env.MASTER_PASSWORD && !on(env.MASTER_PASSWORD_IN_PRODUCTION))
+    issue(
+      'MASTER_PASSWORD',
+      'MASTER_PASSWORD is refused in production unless MASTER_PASSWORD_IN_PRODUCTION=true',
+    )
+  if (on(env.SEED_DEMO)) issue('SEED_DEMO', 'demo data is never seeded in production')
+  return issues
+}
 
 export type Env = z.infer<typeof schema>
 
@@ -187,8 +176,15 @@ export function parseJsonSetting<T>(name: string, schema: z.ZodType<T>, raw: str
 /** Parses the environment once; throws a readable error naming every bad variable. */
 export function loadConfig(source: Record<string, string | undefined> = process.env): Config {
   const parsed = schema.safeParse(source)
-  if (!parsed.success) {
-    const lines = parsed.error.issues.map((i) => `  ${i.path.join('.') || '(env)'}: ${i.message}`)
+  const issues = [
+    ...(parsed.success ? [] : parsed.error.issues),
+    ...(source.UPSTASH_REDIS_REST_URL && !source.REDIS_URL && !source.UPSTASH_REDIS_REST_TOKEN
+      ? [{ path: ['UPSTASH_REDIS_REST_TOKEN'], message: 'required with UPSTASH_REDIS_REST_URL' }]
+      : []),
+    ...productionIssues(source),
+  ]
+  if (!parsed.success || issues.length > 0) {
+    const lines = issues.map((i) => `  ${i.path.join('.') || '(env)'}: ${i.message}`)
     throw new Error(`Invalid configuration:\n${lines.join('\n')}`)
   }
   const e = parsed.data

@@ -58,6 +58,11 @@ export interface Kernel extends Deps {
    * quotes) ends, so clients reconnect to another instance, and in-flight requests can finish.
    */
   closing: AbortSignal
+  /**
+   * The app runs at the edge (Workers: Elysia's dynamic mode, which validates a handler's Response object
+   * against the route's JSON schema): a handler answers the value rather than a Response it built.
+   */
+  edge: boolean
 }
 
 /** What a module may ask of the engine role. */
@@ -80,6 +85,7 @@ export function createKernel(deps: Deps): Kernel & { role: EngineRole; close(): 
     ...deps,
     closing: closing.signal,
     close: () => closing.abort(),
+    edge: false,
     instanceId: ++instances,
     origin,
     leases,

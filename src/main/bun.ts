@@ -1,7 +1,7 @@
 import { loadConfig } from '../kernel/config'
 import { createLogger } from '../kernel/logger'
 import { guardProcess, stopOnSignals } from './process-guards'
-import { startServer } from './server'
+import { StartupError, startServer } from './server'
 
 let config: ReturnType<typeof loadConfig>
 try {
@@ -12,5 +12,12 @@ try {
 }
 const logger = createLogger(config.logLevel)
 guardProcess(logger)
-const server = await startServer(config, { logger })
+let server: Awaited<ReturnType<typeof startServer>>
+try {
+  server = await startServer(config, { logger })
+} catch (e) {
+  // one line naming the setting and the reason; anything else is a bug and keeps its stack
+  console.error(e instanceof StartupError ? e.message : e)
+  process.exit(1)
+}
 stopOnSignals(server, logger)

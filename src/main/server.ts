@@ -41,6 +41,45 @@ async function within(logger: Logger, what: string, ms: number, work: Promise<un
   return false
 }
 
+/** A setting the process cannot start with: bun.ts prints its message as one line and exits non-zero. */
+export class StartupError extends Error {}
+
+/** The URL without credentials, for the one line that names what failed. */
+function redacted(url: string): string {
+  return url
+    .replace(/\/\/[^@/]*@/, '//<credentials>@')
+    .replace(/([?&](?:authToken|auth_token)=)[^&]*/g, '$1<redacted>')
+}
+
+/**
+ * Opens and migrates the database, turning whatever fails (an unreachable sqld, a missing directory, a
+ * file that is not a database) into one StartupError naming DATABASE_URL and the reason.
+ */
+async function databaseOf(config: Config, logger: Logger) {
+  let database: Awaited<ReturnType<typeof openDatabase>> | undefined
+  try {
+    database = await openDatabase(config.database.url, config.database.authToken, {
+      onCheckpointError: (message) => logger.log('warn', 'WAL checkpoint worker', { err: message }),
+      cacheMb: config.database.cacheMb,
+      busyTimeoutMs: config.database.writeTimeoutMs,
+      remote: {
+        queueTimeoutMs: config.database.writeTimeoutMs,
+        txTimeoutMs: config.database.writeTimeoutMs,
+        statementTimeoutMs: config.database.writeTimeoutMs,
+      },
+    })
+    await migrateDatabase(database.db)
+    return database
+  } catch (e) {
+    database?.close()
+    // the innermost cause says why (a query wrapper's message is the SQL); one line whatever it holds
+    let root: unknown = e
+    while (root instanceof Error && root.cause instanceof Error) root = root.cause
+    const reason = (root instanceof Error ? root.message : String(root)).replace(/\s+/g, ' ').trim()
+    throw new StartupError(`DATABASE_URL (${redacted(config.database.url)}): ${reason}`)
+  }
+}
+
 /**
  * Everything the Bun entry does, as a function tests and benchmarks can call: open the database,
  * migrate, build the app from the module list, seed demo data outside production, load the modules'
@@ -50,17 +89,7 @@ async function within(logger: Logger, what: string, ms: number, work: Promise<un
 export async function startServer(config: Config, opts: { clock?: Clock; logger?: Logger } = {}) {
   const logger = opts.logger ?? createLogger(config.logLevel)
   const clock = opts.clock ?? systemClock
-  const database = await openDatabase(config.database.url, config.database.authToken, {
-    onCheckpointError: (message) => logger.log('warn', 'WAL checkpoint worker', { err: message }),
-    cacheMb: config.database.cacheMb,
-    busyTimeoutMs: config.database.writeTimeoutMs,
-    remote: {
-      queueTimeoutMs: config.database.writeTimeoutMs,
-      txTimeoutMs: config.database.writeTimeoutMs,
-      statementTimeoutMs: config.database.writeTimeoutMs,
-    },
-  })
-  await migrateDatabase(database.db)
+  const database = await databaseOf(config, logger)
   const store = createStore(config, logger, clock)
   const bus = createBus(config, logger)
   const app = createApp(

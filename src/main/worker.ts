@@ -22,9 +22,19 @@ interface Env extends Record<string, unknown> {
   FILES: R2BucketLike
 }
 
-interface ScheduledContext {
+interface ExecutionContext {
   waitUntil(promise: Promise<unknown>): void
 }
+
+/**
+ * Settles once the tasks queued before it ran: Elysia runs its after-response hooks (the request's log
+ * line) in a setImmediate of their own, which a Worker drops once the answer is out unless the request's
+ * context waits for it.
+ */
+const queuedWork = () =>
+  new Promise<void>((resolve) =>
+    typeof setImmediate === 'function' ? setImmediate(resolve) : setTimeout(resolve, 0),
+  )
 
 // argon2 in WebAssembly: the module is compiled by the bundler (Workers refuse to compile it at run time)
 usePasswordEngine(wasmPasswordEngine(() => WebAssembly.instantiate(argon2Wasm)))
@@ -37,9 +47,26 @@ function build(env: Env) {
     string,
     string
   >
+  // what the edge needs beyond what loadConfig checks, reported with its findings in one message
+  const edgeIssues = [
+    ...(vars.UPSTASH_REDIS_REST_URL && vars.UPSTASH_REDIS_REST_TOKEN
+      ? []
+      : ['UPSTASH_REDIS_REST_URL and UPSTASH_REDIS_REST_TOKEN: required at the edge']),
+    ...(vars.DATABASE_URL && !vars.DATABASE_URL.startsWith('file:')
+      ? []
+      : ['DATABASE_URL: a remote libSQL (libsql:, https:, wss:) is required at the edge']),
+  ].map((line) => `  ${line}`)
+  let loaded: ReturnType<typeof loadConfig>
+  try {
+    loaded = loadConfig(vars)
+  } catch (e) {
+    throw new Error([(e as Error).message, ...edgeIssues].join('\n'))
+  }
+  if (edgeIssues.length || loaded.cache.kind !== 'upstash')
+    throw new Error(['Invalid configuration:', ...edgeIssues].join('\n'))
   // every request does its own work at the edge: no group commit across requests, never the engine
-  const config = { ...loadConfig(vars), groupCommit: false, role: 'api' as const }
-  if (config.cache.kind !== 'upstash') throw new Error('the edge entry needs UPSTASH_REDIS_REST_URL/_TOKEN')
+  const config = { ...loaded, groupCommit: false, role: 'api' as const }
+  const cache = loaded.cache
   const logger = createLogger(config.logLevel, (line) => console.log(line))
   const client = createClient({
     url: config.database.url,
@@ -50,15 +77,11 @@ function build(env: Env) {
     {
       config,
       db: new Db(client as unknown as Client),
-      store: new ResilientStore(
-        new UpstashStore(config.cache.url, config.cache.token),
-        logger,
-        config.cacheTimeoutMs,
-      ),
+      store: new ResilientStore(new UpstashStore(cache.url, cache.token), logger, config.cacheTimeoutMs),
       clock: systemClock,
       logger,
       storage: new R2Storage(env.FILES),
-      bus: new UpstashBus(config.cache.url, config.cache.token, logger),
+      bus: new UpstashBus(cache.url, cache.token, logger),
       loadAsset: loadBundledAsset,
     },
     MODULES,
@@ -69,15 +92,43 @@ function build(env: Env) {
   )
 }
 
+/** Why the app could not be built (its configuration), kept for the isolate's life: env does not change. */
+let unusable: string | undefined
+
+/** The app, or undefined after logging once why it cannot run with these settings. */
+function appOf(env: Env) {
+  if (app || unusable) return app
+  try {
+    app = build(env)
+  } catch (e) {
+    unusable = e instanceof Error ? e.message : String(e)
+    console.error(JSON.stringify({ level: 'error', msg: 'the Worker cannot start', err: unusable }))
+  }
+  return app
+}
+
 export default {
-  fetch(request: Request, env: Env) {
-    app ??= build(env)
-    return app.fetch(request)
+  async fetch(request: Request, env: Env, ctx?: ExecutionContext) {
+    const ready = appOf(env)
+    if (ready) {
+      const response = await ready.fetch(request)
+      ctx?.waitUntil(queuedWork())
+      return response
+    }
+    // an operator sees what to set (names only, never values) instead of a bare 500 on every request
+    return Response.json(
+      {
+        error: 'SERVICE_UNAVAILABLE',
+        message: `the Worker is misconfigured: ${unusable?.replace(/\s+/g, ' ')}`,
+      },
+      { status: 503, headers: { 'retry-after': '60' } },
+    )
   },
   /** Cron Triggers (wrangler.toml): the jobs that are due, each cluster job once per period (its lease). */
-  scheduled(_controller: unknown, env: Env, ctx: ScheduledContext) {
-    app ??= build(env)
-    const jobs = app.runner
+  scheduled(_controller: unknown, env: Env, ctx: ExecutionContext) {
+    const ready = appOf(env)
+    if (!ready) return
+    const jobs = ready.runner
     ctx.waitUntil(
       jobs.runDue().then((outcome) => console.log(JSON.stringify({ msg: 'scheduled jobs', outcome }))),
     )

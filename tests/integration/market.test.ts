@@ -125,9 +125,15 @@ describe('market watch', () => {
     expect([hidden.status, hidden.json.error]).toEqual([500, 'INVALID_ADD_SYMBOL_TO_MARKET_WATCH'])
     const foreign = await t.request('GET', '/market/watch/list?login=100002&prefix=', { token: user })
     expect([foreign.status, foreign.json.error]).toEqual([403, 'USER_NOT_FOUND_OR_INCORRECT'])
+    // prefix is optional: absent means every symbol, as an empty one does
     const noPrefix = await t.request('GET', '/market/watch/list?login=100001', { token: user })
-    expect([noPrefix.status, noPrefix.json.error]).toEqual([400, 'INVALID_DATA'])
-    expect(noPrefix.json.message).toMatch(/prefix/)
+    const empty = await t.request('GET', '/market/watch/list?login=100001&prefix=', { token: user })
+    expect([noPrefix.status, noPrefix.json]).toEqual([200, empty.json])
+    const long = await t.request('GET', `/market/watch/list?login=100001&prefix=${'E'.repeat(33)}`, {
+      token: user,
+    })
+    expect([long.status, long.json.error]).toEqual([400, 'INVALID_DATA'])
+    expect(long.json.message).toMatch(/prefix/)
     const customer = await t.request('GET', '/market/watch/list?login=100001&prefix=', {
       token: await t.customerToken(),
     })

@@ -59,6 +59,15 @@ describe('GET /notify/list', () => {
     expect([description, data]).toEqual([{}, {}])
   })
 
+  test('limit, offset and filter may be left out: their defaults (50, 0, all)', async () => {
+    const all = await list(user)
+    const bare = await list(user, '')
+    expect([bare.status, bare.json]).toEqual([200, all.json])
+    const bad = await list(user, 'limit=0')
+    expect([bad.status, bad.json.error]).toEqual([400, 'INVALID_DATA'])
+    expect(bad.json.message).toMatch(/limit/)
+  })
+
   test('filter matches the message text literally; limit and offset page newest first', async () => {
     for (let i = 1; i <= 5; i++) await send(100001, `Statement ${i}`, `monthly statement number ${i}`)
     await send(100001, '100% margin', 'literal percent sign')
@@ -80,9 +89,9 @@ describe('GET /notify/list', () => {
   })
 
   test('validation and access: SESSION_USER only', async () => {
-    const missing = await list(user, 'limit=10&offset=0')
-    expect([missing.status, missing.json.error]).toEqual([400, 'INVALID_DATA'])
-    expect(missing.json.message).toContain('filter')
+    const long = await list(user, `limit=10&offset=0&filter=${'x'.repeat(129)}`)
+    expect([long.status, long.json.error]).toEqual([400, 'INVALID_DATA'])
+    expect(long.json.message).toContain('filter')
     const badLimit = await list(user, 'limit=0&offset=0&filter=')
     expect(badLimit.status).toBe(400)
     expect((await t.request('GET', '/notify/list?limit=1&offset=0&filter=')).status).toBe(401)

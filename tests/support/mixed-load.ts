@@ -41,6 +41,8 @@ export interface Sample {
   at: number
   /** A `BEGIN IMMEDIATE; ROLLBACK` by another client: how long the write lock took to get, ms (null: timed out). */
   writeProbeMs: number | null
+  /** Why the probe failed (its error, or `timed out` after 10 s). */
+  writeProbeError?: string
   backlog: number
   /** Age of the oldest undelivered event, ms. */
   backlogAgeMs: number
@@ -291,6 +293,7 @@ export async function runMixedLoad(shape: ScaleShape, prep: Prepared, o: LoadOpt
   const sample = async (): Promise<Sample> => {
     const t0 = performance.now()
     let writeProbeMs: number | null = null
+    let writeProbeError: string | undefined
     try {
       await Promise.race([
         (async () => {
@@ -307,7 +310,9 @@ export async function runMixedLoad(shape: ScaleShape, prep: Prepared, o: LoadOpt
         }),
       ])
       writeProbeMs = performance.now() - t0
-    } catch {}
+    } catch (e) {
+      writeProbeError = `${Math.round(performance.now() - t0)} ms: ${(e as Error).message}`
+    }
     let backlog = -1
     let backlogAgeMs = -1
     try {
@@ -332,6 +337,7 @@ export async function runMixedLoad(shape: ScaleShape, prep: Prepared, o: LoadOpt
     return {
       at: Date.now(),
       writeProbeMs,
+      writeProbeError,
       backlog,
       backlogAgeMs,
       ready: health.map((h) => h.status),

@@ -23,9 +23,12 @@ function wranglerTools(): { node: string; wrangler: string } {
  * Runs the Workers entry (wrangler.toml) under `wrangler dev` (workerd, local mode) on a free loopback
  * port with the given variables, and with /__scheduled to fire `scheduled()`. Stopped by its pid.
  */
-export async function startWranglerDev(vars: Record<string, string>): Promise<WranglerDev> {
+export async function startWranglerDev(
+  vars: Record<string, string>,
+  opts: { port?: number } = {},
+): Promise<WranglerDev> {
   const { node, wrangler } = wranglerTools()
-  const port = await freePort()
+  const port = opts.port ?? (await freePort())
   const inspector = await freePort()
   const state = mkdtempSync(join(tmpdir(), 'tcs-wrangler-'))
   const args = [

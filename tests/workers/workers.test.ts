@@ -3,6 +3,7 @@
 // process on the same database and Redis.
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { createClient } from '@libsql/client'
+import * as F from '../support/files'
 import { waitFor } from '../support/ports'
 import { type RedisServer, startRedis } from '../support/redis'
 import { call, type RealServer, serverDir, startRealServer } from '../support/server'
@@ -52,7 +53,7 @@ beforeAll(async () => {
     UPSTASH_REDIS_REST_URL: bridge.url,
     UPSTASH_REDIS_REST_TOKEN: 'bridge-token',
     CRON_SECRET: CRON,
-    LOG_LEVEL: 'warn',
+    LOG_LEVEL: 'info',
     QUOTE_SIMULATOR: '0',
   })
 }, 180_000)
@@ -130,6 +131,72 @@ describe('the Workers entry under wrangler dev', () => {
     expect(closed.close_reason).toBe('sl')
   }, 30_000)
 
+  test('the routes that answer a Response on Bun: watch list, quote stream, file download', async () => {
+    const full = await call(worker.url, 'GET', '/market/watch/list?login=100001', { token: user })
+    expect(full.status).toBe(200)
+    expect(Object.keys(full.json.assets).length).toBeGreaterThan(0)
+    const bun = await call(engine.url, 'GET', '/market/watch/list?login=100001&prefix=', { token: user })
+    expect(full.json).toEqual(bun.json)
+    const eur = await call(worker.url, 'GET', '/market/watch/list?login=100001&prefix=eur', { token: user })
+    expect(Object.keys(eur.json.assets).every((s) => s.startsWith('EUR'))).toBe(true)
+    expect(Object.keys(eur.json.assets).length).toBeGreaterThan(0)
+
+    const abort = new AbortController()
+    const stream = await fetch(`${worker.url}/market/stream?symbols=EURUSD`, {
+      headers: { authorization: `Bearer ${user}` },
+      signal: abort.signal,
+    })
+    expect([stream.status, stream.headers.get('content-type')]).toEqual([
+      200,
+      expect.stringContaining('text/event-stream'),
+    ])
+    abort.abort()
+
+    const form = new FormData()
+    form.append('file', new File([F.PNG as Uint8Array<ArrayBuffer>], 'edge.png'))
+    form.append('purpose', 'attachment')
+    const up = await fetch(`${worker.url}/upload`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${user}` },
+      body: form,
+    })
+    const stored = (await up.json()) as { file_id: string }
+    expect(up.status).toBe(200)
+    const down = await fetch(`${worker.url}/upload/${stored.file_id}`, {
+      headers: { authorization: `Bearer ${user}` },
+    })
+    expect([down.status, down.headers.get('content-type')]).toEqual([200, 'image/png'])
+    expect(new Uint8Array(await down.arrayBuffer())).toEqual(F.PNG)
+  }, 30_000)
+
+  test('one JSON line per request with its code, and x-request-id on every answer', async () => {
+    const ok = await fetch(`${worker.url}/account/me`, { headers: { authorization: `Bearer ${user}` } })
+    const refused = await fetch(`${worker.url}/account/me`)
+    const missing = await fetch(`${worker.url}/no/such/route`)
+    const ids = [ok, refused, missing].map((r) => r.headers.get('x-request-id'))
+    expect(ids.every((id) => typeof id === 'string' && id.length > 8)).toBe(true)
+    expect(new Set(ids).size).toBe(3)
+    const lineOf = async (id: string) => {
+      let line: Record<string, unknown> | undefined
+      await waitFor(
+        async () => {
+          line = worker
+            .output()
+            .split('\n')
+            .filter((l) => l.includes(id) && l.includes('{'))
+            .map((l) => JSON.parse(l.slice(l.indexOf('{'))))[0]
+          return !!line
+        },
+        5000,
+        `the line of ${id}`,
+      )
+      return line as Record<string, unknown>
+    }
+    expect(await lineOf(ids[0]!)).toMatchObject({ method: 'GET', route: '/account/me', status: 200 })
+    expect(await lineOf(ids[1]!)).toMatchObject({ status: 401, code: 'UNAUTHORIZED' })
+    expect(await lineOf(ids[2]!)).toMatchObject({ status: 404, code: 'NOT_FOUND' })
+  }, 30_000)
+
   test('Swagger UI works at the edge: the page and its bundled assets (nothing from a CDN)', async () => {
     const page = await fetch(`${worker.url}/swagger`)
     expect(page.status).toBe(200)
@@ -196,4 +263,18 @@ describe('the Workers entry under wrangler dev', () => {
     await waitFor(async () => /scheduled jobs/.test(worker.output()), 10_000, 'scheduled jobs line')
     expect(worker.output()).toMatch(/"events\.[a-z-]+":\{"ran":true/)
   }, 30_000)
+
+  test('a Worker missing its settings answers 503 naming them (never a bare 500, never their values)', async () => {
+    const bare = await startWranglerDev({ APP_ENV: 'production', DATABASE_URL: sqld.url })
+    try {
+      const r = await fetch(`${bare.url}/health`)
+      const body = (await r.json()) as { error: string; message: string }
+      expect([r.status, body.error]).toEqual([503, 'SERVICE_UNAVAILABLE'])
+      expect(body.message).toContain('JWT_SECRET')
+      expect(body.message).toContain('UPSTASH_REDIS_REST_URL')
+      expect(body.message).not.toContain(sqld.url)
+    } finally {
+      await bare.stop()
+    }
+  }, 120_000)
 })

@@ -104,6 +104,8 @@ function withRequestId(
 
 /** The error code each failed request answered, for its log line (set as the error is mapped). */
 const codes = new WeakMap<Request, string>()
+/** The id an error answer got before any route hook ran (unknown route): the edge's log line uses it. */
+const earlyIds = new WeakMap<Request, string>()
 
 /**
  * One JSON line per request: its id, method, route, status, error code and time spent up to its answer.
@@ -148,7 +150,26 @@ export function clientIp(
  * single error mapping (DESIGN rule 6): `{ error, message? }`, 400 INVALID_DATA for any validation
  * failure, 404 NOT_FOUND for unknown routes, and a 500 that never shows internals.
  */
-export const httpPlatform = (ctx: Kernel) =>
+export const httpPlatform = (ctx: Kernel) => {
+  const platform = basePlatform(ctx)
+  // at the edge Elysia's dynamic mode runs mapResponse hooks for errors only: the line is written once
+  // the answer is out, whatever it was (on Bun this hook would cost ~3 % of a cached read: not there)
+  return ctx.edge
+    ? platform.onAfterResponse({ as: 'global' }, ({ request, route, set, requestId, startedAt }) =>
+        logRequest(
+          ctx,
+          request.method,
+          route,
+          set.status,
+          requestId ?? earlyIds.get(request) ?? requestIdOf(request),
+          startedAt,
+          codes.get(request),
+        ),
+      )
+    : platform
+}
+
+const basePlatform = (ctx: Kernel) =>
   new Elysia({ name: 'http-platform', seed: ctx.instanceId })
     // A body announced above every limit is refused before anything reads it (the route's guard holds
     // the exact limit of its content type).
@@ -164,22 +185,30 @@ export const httpPlatform = (ctx: Kernel) =>
     .onParse({ as: 'global' }, function deferBody() {
       return deferredBody()
     })
-    .derive({ as: 'global' }, ({ request }) => ({
-      requestId: requestIdOf(request),
-      startedAt: performance.now(),
-    }))
+    .derive({ as: 'global' }, ({ request, set }) => {
+      const requestId = requestIdOf(request)
+      // at the edge the answer is built by the adapter alone (no mapResponse hook): the id goes with it
+      if (ctx.edge) set.headers['x-request-id'] = requestId
+      return { requestId, startedAt: performance.now() }
+    })
+
     // The request's log line is written here, as its answer is mapped (after onError for a route's
     // errors too), not in onAfterResponse: Elysia runs those hooks in a setImmediate of their own per
     // request, which cost ~3% of a cached watch-list read (31.8 vs 32.9 µs). An unknown route has no
     // mapping: onError logs it. A stream is logged as it starts.
     .mapResponse({ as: 'global' }, ({ responseValue, set, requestId, request, route, startedAt }) => {
-      logRequest(ctx, request.method, route, set.status, requestId, startedAt, codes.get(request))
+      if (!ctx.edge)
+        logRequest(ctx, request.method, route, set.status, requestId, startedAt, codes.get(request))
       return withRequestId(responseValue, set, requestId)
     })
     .onError({ as: 'global' }, ({ code, error, set, request, requestId, route }) => {
       // errors raised before the route's hooks ran (unknown route, unreadable body) have no id yet
       const id = requestId ?? requestIdOf(request)
-      if (code === 'NOT_FOUND') logRequest(ctx, request.method, route, 404, id, undefined, 'NOT_FOUND')
+      if (!requestId && ctx.edge) earlyIds.set(request, id)
+      if (code === 'NOT_FOUND') {
+        codes.set(request, 'NOT_FOUND')
+        if (!ctx.edge) logRequest(ctx, request.method, route, 404, id, undefined, 'NOT_FOUND')
+      }
       if (error instanceof ApiError) {
         codes.set(request, error.code)
         set.status = error.status

@@ -5,7 +5,15 @@ import { Int, Login, nameModels, textInput } from '../../kernel/http/schemas'
 import { security } from '../../kernel/http/security'
 import { MAX_EPOCH_MS, MAX_PRICE } from '../../kernel/limits'
 import type { MarketCtx } from './context'
-import { addToWatch, ingestQuotes, removeFromWatch, shortList, symbolDetail, watchList } from './service'
+import {
+  addToWatch,
+  ingestQuotes,
+  removeFromWatch,
+  shortList,
+  symbolDetail,
+  watchList,
+  watchListValue,
+} from './service'
 import { quoteStream } from './stream'
 
 const MARKET: SessionType[] = ['SESSION_USER', 'SESSION_MANAGER', 'SESSION_ADMIN', 'SESSION_DEALER']
@@ -147,17 +155,24 @@ export const marketRoutes = (ctx: MarketCtx) =>
     .use(security(ctx))
     .get(
       '/market/watch/list',
-      ({ brand, session, query }) => watchList(ctx, brand, session, query.login, query.prefix),
+      // Elysia awaits a handler only when its source looks asynchronous (`return f(`): each branch says so
+      ({ brand, session, query }) => {
+        const prefix = query.prefix ?? ''
+        if (ctx.edge) return watchListValue(ctx, brand, session, query.login, prefix)
+        return watchList(ctx, brand, session, query.login, prefix)
+      },
       {
         auth: { roles: MARKET },
         ...textInput({
           query: {
             login: Login,
-            prefix: t.String({
-              maxLength: 32,
-              description: 'required; only symbols starting with it (case-insensitive); empty for all',
-              example: 'EUR',
-            }),
+            prefix: t.Optional(
+              t.String({
+                maxLength: 32,
+                description: 'only symbols starting with it (case-insensitive); absent or empty: all',
+                example: 'EUR',
+              }),
+            ),
           },
         }),
         response: { 200: t.Object({ assets: t.Record(t.String(), WatchEntry) }), ...errors(OWN_LOGIN) },
@@ -254,16 +269,13 @@ export const marketRoutes = (ctx: MarketCtx) =>
             }),
           },
         }),
-        response: {
-          200: t.String({
-            description: 'text/event-stream: `event: quote`, `id: <seq>`, data {symbol, bid, ask, time}',
-          }),
-          ...errors(),
-        },
+        // a stream, not JSON: the document takes its 200 from the media (kernel/http/openapi-finish.ts)
+        response: errors(),
         detail: doc('Market', 'Live quotes as Server-Sent Events (resumable with Last-Event-ID)', {
           media: ['text/event-stream'],
           description:
-            "Beyond the spec: low-latency clients subscribe instead of polling. Account sessions receive their group's prices.",
+            "Beyond the spec: low-latency clients subscribe instead of polling. Account sessions receive their group's prices. " +
+            'text/event-stream: `event: quote`, `id: <seq>`, data {symbol, bid, ask, time}; an instance that shuts down ends its streams (reconnect with Last-Event-ID).',
         }),
       },
     )

@@ -116,6 +116,26 @@ export async function watchList(
   login: number,
   prefix: string,
 ): Promise<Response> {
+  const r = await renderedWatchList(ctx, brand, session, login)
+  if (prefix === '') return new Response(r.body)
+  return Response.json({ assets: withPrefix(r, prefix) })
+}
+
+/**
+ * The same answer as a value, for the edge: Elysia's dynamic mode (Workers) validates a Response the
+ * handler returns as if it were the body, so there the route answers the object.
+ */
+export async function watchListValue(
+  ctx: MarketCtx,
+  brand: Brand,
+  session: Session,
+  login: number,
+  prefix: string,
+): Promise<{ assets: Record<string, WatchEntry> }> {
+  return { assets: withPrefix(await renderedWatchList(ctx, brand, session, login), prefix) }
+}
+
+async function renderedWatchList(ctx: MarketCtx, brand: Brand, session: Session, login: number) {
   const { account, group } = await marketAccount(ctx, brand, session, login)
   const version = await watchVersion(ctx)
   const key = watchKey(brand.id, account.login, version)
@@ -135,13 +155,18 @@ export async function watchList(
     r = { raw, body: new Blob([raw], { type: 'application/json' }) }
     memo.set(key, r)
   }
-  if (prefix === '') return new Response(r.body)
-  r.assets ??= (JSON.parse(raw) as { assets: Record<string, WatchEntry> }).assets
+  return r
+}
+
+/** The entries whose symbol starts with `prefix` (case-insensitive); all of them for an empty one. */
+function withPrefix(r: Rendered, prefix: string): Record<string, WatchEntry> {
+  r.assets ??= (JSON.parse(r.raw) as { assets: Record<string, WatchEntry> }).assets
+  if (prefix === '') return r.assets
   const p = prefix.toUpperCase()
   const assets: Record<string, WatchEntry> = {}
   for (const [symbol, e] of Object.entries(r.assets))
     if (symbol.toUpperCase().startsWith(p)) assets[symbol] = e
-  return Response.json({ assets })
+  return assets
 }
 
 /** The entries of a watch list in its order, hidden symbols left out. */

@@ -34,34 +34,61 @@ const Row = t.Tuple(
 export const notificationRoutes = (ctx: NotificationsCtx) =>
   new Elysia({ name: 'notification-routes', seed: ctx.instanceId })
     .use(security(ctx))
-    .get('/notify/list', ({ brand, session, query }) => listNotifications(ctx, brand, session, query), {
-      auth: USER_ONLY,
-      ...textInput({
-        query: {
-          limit: Int({ minimum: 1, maximum: 500, description: 'rows to return (1..500)', example: 50 }),
-          offset: Int({ minimum: 0, maximum: 1_000_000, description: 'rows to skip', example: 0 }),
-          filter: t.String({
-            maxLength: 128,
-            description: 'text matched in the message title or body; empty for all',
-            example: 'alert',
-          }),
-        },
-      }),
-      response: {
-        200: t.Object({
-          structure: t.Array(t.String(), { description: `always ${STRUCTURE.join(', ')}` }),
-          rows: t.Array(Row),
+    .get(
+      '/notify/list',
+      ({ brand, session, query }) =>
+        listNotifications(ctx, brand, session, {
+          limit: query.limit ?? 50,
+          offset: query.offset ?? 0,
+          filter: query.filter ?? '',
         }),
-        ...errors(),
+      {
+        auth: USER_ONLY,
+        ...textInput({
+          query: {
+            limit: t.Optional(
+              Int({
+                minimum: 1,
+                maximum: 500,
+                description: 'rows to return (1..500), default 50',
+                default: 50,
+                example: 50,
+              }),
+            ),
+            offset: t.Optional(
+              Int({
+                minimum: 0,
+                maximum: 1_000_000,
+                description: 'rows to skip, default 0',
+                default: 0,
+                example: 0,
+              }),
+            ),
+            filter: t.Optional(
+              t.String({
+                maxLength: 128,
+                description: 'text matched in the message title or body; absent or empty: all',
+                example: 'alert',
+              }),
+            ),
+          },
+        }),
+        response: {
+          200: t.Object({
+            structure: t.Array(t.String(), { description: `always ${STRUCTURE.join(', ')}` }),
+            rows: t.Array(Row),
+          }),
+          ...errors(),
+        },
+        detail: doc('Notifications', "Notifications of the session's login, newest first", {
+          description:
+            'Account sessions only. Rows are arrays in the order of `structure`. Only rows addressed to the ' +
+            'login are listed; broadcasts (user id 0) never are. Tokens: order.activated, order.sl, order.tp, ' +
+            'order.expired, order.cancelled (type trade); margin.call, margin.stop_out (type margin); alert.fired (type alert); ' +
+            'staff.message (type system). Levels: info, warning, critical.',
+        }),
       },
-      detail: doc('Notifications', "Notifications of the session's login, newest first", {
-        description:
-          'Account sessions only. Rows are arrays in the order of `structure`. Only rows addressed to the ' +
-          'login are listed; broadcasts (user id 0) never are. Tokens: order.activated, order.sl, order.tp, ' +
-          'order.expired, order.cancelled (type trade); margin.call, margin.stop_out (type margin); alert.fired (type alert); ' +
-          'staff.message (type system). Levels: info, warning, critical.',
-      }),
-    })
+    )
     .put('/notify/read', ({ brand, session, body }) => markRead(ctx, brand, session, body), {
       auth: USER_ONLY,
       body: t.Object(

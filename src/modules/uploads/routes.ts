@@ -91,10 +91,8 @@ export const uploadRoutes = (ctx: Kernel) =>
           }),
         },
       }),
-      response: {
-        200: t.File({ description: 'the file; SVG and documents as attachments' }),
-        ...errors({ 404: ['FILE_NOT_FOUND'] }),
-      },
+      // a file, not JSON: the document takes its 200 from the media (kernel/http/openapi-finish.ts)
+      response: errors({ 404: ['FILE_NOT_FOUND'] }),
       detail: doc('Uploads', 'Download one of your own uploads', {
         media: [
           'image/png',
@@ -105,7 +103,8 @@ export const uploadRoutes = (ctx: Kernel) =>
           'application/pdf',
           'application/octet-stream',
         ],
-        description: "Served with a restrictive CSP and nosniff; another principal's file answers 404.",
+        description:
+          "The file; SVG and documents as attachments. Served with a restrictive CSP and nosniff; another principal's file answers 404.",
       }),
     })
 

@@ -1,5 +1,5 @@
-import { mkdirSync } from 'node:fs'
-import { dirname } from 'node:path'
+import { existsSync, mkdirSync, statSync } from 'node:fs'
+import { dirname, resolve } from 'node:path'
 import { type Checkpointer, startCheckpointer } from './checkpointer'
 import { LocalClient } from './client'
 
@@ -19,6 +19,21 @@ export interface LocalOptions {
 }
 
 /**
+ * The file's directory: created when only its last level is missing (a fresh clone's `data/`), refused
+ * when more is missing or it is not a directory, so that a mistyped path fails instead of silently
+ * growing a tree somewhere else.
+ */
+function ensureDirectory(path: string): void {
+  const dir = resolve(dirname(path))
+  if (existsSync(dir)) {
+    if (!statSync(dir).isDirectory()) throw new Error(`${dir} is not a directory`)
+    return
+  }
+  if (!existsSync(dirname(dir))) throw new Error(`directory ${dirname(dir)} does not exist`)
+  mkdirSync(dir)
+}
+
+/**
  * The local adapter: a libSQL file in WAL mode with per-connection settings and statement cache, writes
  * queued on one writer connection (./client.ts), and a worker thread that checkpoints the WAL (ADR 0003).
  * What it tunes serves one process writing one file; remote databases need none of it.
@@ -27,7 +42,7 @@ export function openLocal(
   path: string,
   opts: LocalOptions = {},
 ): { client: LocalClient; checkpointer: Checkpointer | null; close(): void } {
-  if (path !== ':memory:') mkdirSync(dirname(path), { recursive: true })
+  if (path !== ':memory:') ensureDirectory(path)
   // synchronous NORMAL is durable in WAL mode except for the last commits on power loss; the page cache
   // (SQLite's default is 2 MiB) holds the index pages a batch of opens touches all over `orders`
   const local = new LocalClient(path, [
