@@ -18,6 +18,11 @@ export interface AppOptions {
    * relay is not woken by writes; `scheduled()` delivers events).
    */
   edge?: boolean
+  /**
+   * Success answers for the document, by operation (`GET /account/me`): recorded from a demo run
+   * (src/main/openapi-examples.json, `npm run openapi:examples`), so each example is a real answer.
+   */
+  examples?: Record<string, unknown>
 }
 
 /**
@@ -71,6 +76,7 @@ export function createApp(deps: Deps, modules: readonly ModuleDefinition[], opts
         [SYSTEM_TAG, ...modules.flatMap((m) => m.tags ?? [])],
         {
           jobNames: jobs.map((j) => j.name),
+          examples: opts.examples,
           securitySchemes: Object.assign({}, ...modules.map((m) => m.securitySchemes ?? {})),
         },
       ),

@@ -9,6 +9,7 @@ import { createLogger, type Logger } from '../kernel/logger'
 import { LocalDiskStorage } from '../kernel/storage/local'
 import { loadAssetFromDisk } from './assets'
 import { MODULES } from './modules'
+import examples from './openapi-examples.json'
 
 /**
  * Bun's own limit on a request body: far above the app's (BODY_MAX_BYTES, UPLOAD_MAX_BYTES), so a body
@@ -104,6 +105,7 @@ export async function startServer(config: Config, opts: { clock?: Clock; logger?
       loadAsset: loadAssetFromDisk,
     },
     MODULES,
+    { examples },
   )
   if (config.seedDemo) {
     await app.lifecycle.seedDemo()

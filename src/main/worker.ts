@@ -16,6 +16,7 @@ import { Db } from '../kernel/db/db'
 import { createLogger } from '../kernel/logger'
 import { type R2BucketLike, R2Storage } from '../kernel/storage/r2'
 import { MODULES } from './modules'
+import examples from './openapi-examples.json'
 import { loadBundledAsset } from './worker-assets'
 
 interface Env extends Record<string, unknown> {
@@ -88,7 +89,7 @@ function build(env: Env) {
     // Elysia's Cloudflare adapter compiles every route with generated code, which workerd allows only
     // at start-up; the app is built on the first event (no random numbers at module scope), so it runs
     // in Elysia's dynamic mode on the Web Standard adapter (createApp's `edge`)
-    { edge: true },
+    { edge: true, examples },
   )
 }
 

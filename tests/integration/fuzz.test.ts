@@ -408,8 +408,12 @@ function check(o: Operation, c: Case, r: { status: number; json: any }) {
   const listed = o.documented.get(r.status)
   if (!listed?.has(code)) return fail('status and code not documented for the route')
   if (c.expect.kind === 'field') {
-    if (r.status !== 400 || code !== 'INVALID_DATA')
-      return fail(`expected 400 INVALID_DATA naming ${c.expect.field}`)
+    // a field may declare its own refusal code (`x-error-code`: reward_policy's INVALID_REWARD_POLICY)
+    const declared = (
+      o.body?.properties?.[c.expect.field.split('.')[0]!] as Record<string, unknown> | undefined
+    )?.['x-error-code']
+    const wanted = typeof declared === 'string' ? declared : 'INVALID_DATA'
+    if (r.status !== 400 || code !== wanted) return fail(`expected 400 ${wanted} naming ${c.expect.field}`)
     const field = c.expect.field
     if (!(r.json.message.startsWith(`${field}:`) || r.json.message.startsWith(`${field}.`)))
       return fail(`message does not name ${field}`)

@@ -550,12 +550,49 @@ const after: Record<string, (json: Json) => void> = {
   },
 }
 
+/** Where the recorded success answers go (`npm run openapi:examples`): the document's examples. */
+const EXAMPLES_FILE = join(ROOT, 'src/main/openapi-examples.json')
+const JWT = /^eyJ[\w-]+\.[\w-]+\.[\w-]+$/
+
+/**
+ * A real answer as a document example: lists cut to two items, or the fewest the schema allows (an
+ * example shows the shape, not the demo's data), and tokens replaced by a placeholder of their form (a
+ * real one stays valid for hours).
+ */
+function exampleFrom(value: unknown, schema: Json | undefined): unknown {
+  const s = ref(schema)
+  const branch = (s?.anyOf ?? s?.oneOf)
+    ?.map(ref)
+    .find((b: Json) => b?.type !== undefined && b.enum?.[0] !== null)
+  const shape = branch ?? s
+  if (Array.isArray(value))
+    return value.slice(0, Math.max(2, shape?.minItems ?? 0)).map((v) => exampleFrom(v, shape?.items))
+  if (value && typeof value === 'object')
+    return Object.fromEntries(
+      Object.entries(value).map(([k, v]) => [
+        k,
+        exampleFrom(
+          v,
+          shape?.properties?.[k] ??
+            (typeof shape?.additionalProperties === 'object' ? shape.additionalProperties : undefined),
+        ),
+      ]),
+    )
+  if (typeof value === 'string' && JWT.test(value))
+    return 'eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiJleGFtcGxlIn0.c2lnbmF0dXJlLW9mLXRoZS1leGFtcGxl'
+  return value
+}
+
+/** The operations whose success is JSON: each must carry an example in the document. */
+const answersJson = (o: Operation) => !!o.op.responses?.['200']?.content?.['application/json']
+
 /** Operations that end sessions: the demo users sign in again after them. */
 const endsSessions = (o: Operation) => /sign\/out|password|logout/.test(o.path)
 
 test('every operation, with its examples, through a Prism validating proxy', async () => {
   const ops = operations()
   const failures: string[] = []
+  const recorded: Record<string, unknown> = {}
   let sent = 0
   for (const o of ops) {
     const r = exampleOf(o)
@@ -564,7 +601,10 @@ test('every operation, with its examples, through a Prism validating proxy', asy
     sent++
     if (res.status >= 300 || res.violations)
       failures.push(`${o.id}: ${res.status} ${res.violations ?? ''} ${res.text.slice(0, 600)}`)
-    else if (res.json) after[o.id]?.(res.json)
+    else if (res.json) {
+      recorded[o.id] = exampleFrom(res.json, o.op.responses?.['200']?.content?.['application/json']?.schema)
+      after[o.id]?.(res.json)
+    }
     if (o.id === 'PUT /account/password') userPassword = (r.body as Json).new_password
     if (o.id === 'PUT /customer/accounts/{login}/password' && r.path.login === '100001')
       userPassword = (r.body as Json).password
@@ -572,4 +612,16 @@ test('every operation, with its examples, through a Prism validating proxy', asy
   }
   console.log(`[contract] ${sent} operations sent through Prism, ${failures.length} failed`)
   expect(failures).toEqual([])
+  if (process.env.RECORD_EXAMPLES) {
+    const sorted = Object.fromEntries(Object.entries(recorded).sort(([a], [b]) => a.localeCompare(b)))
+    writeFileSync(EXAMPLES_FILE, `${JSON.stringify(sorted, null, 2)}\n`)
+    console.log(`[contract] ${Object.keys(sorted).length} success examples written to ${EXAMPLES_FILE}`)
+  }
+  // every JSON success carries an example (a real answer, validated by Prism when it was recorded, and
+  // against the schema by Spectral's oas3-valid-media-example since); a new route needs a recording
+  const missing = ops
+    .filter((o) => answersJson(o) && o.op.responses['200'].content['application/json'].example === undefined)
+    .map((o) => o.id)
+  if (!process.env.RECORD_EXAMPLES)
+    expect(missing, 'operations without a success example: run npm run openapi:examples').toEqual([])
 }, 300_000)

@@ -5,13 +5,15 @@ import { afterAll, beforeAll, expect, test } from 'bun:test'
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join, resolve } from 'node:path'
+import examples from '../../src/main/openapi-examples.json'
 import { makeTestApp, type TestApp } from '../support/app'
 
 const ROOT = resolve(import.meta.dir, '../..')
 let t: TestApp
 const dir = mkdtempSync(join(tmpdir(), 'tcs-lint-'))
 beforeAll(async () => {
-  t = await makeTestApp()
+  // with the servers' success examples: Spectral checks each against its schema (oas3-valid-media-example)
+  t = await makeTestApp({ examples })
 })
 afterAll(async () => {
   await t.close()

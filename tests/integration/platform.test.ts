@@ -129,11 +129,16 @@ describe('OpenAPI document', () => {
       doc.paths['/manager/prop/programs'].post.requestBody.content['application/json'].schema.properties.steps
         .items.properties
     expect(step.phase_type).toMatchObject({ type: 'integer', enum: [0, 1] })
-    // the empty value of a required text that means "all" may be sent
+    // a query value that may be left out is optional, its default said (issue 41)
     const prefix = doc.paths['/market/watch/list'].get.parameters.find(
       (p: { name: string }) => p.name === 'prefix',
     )
-    expect(prefix.allowEmptyValue).toBe(true)
+    expect([prefix.required, prefix.description ?? prefix.schema.description]).toEqual([
+      false,
+      expect.stringContaining('absent'),
+    ])
+    const limit = doc.paths['/notify/list'].get.parameters.find((p: { name: string }) => p.name === 'limit')
+    expect([limit.required, limit.schema.default]).toEqual([false, 50])
     // what is not JSON says what it is
     const media = (path: string) => Object.keys(doc.paths[path].get.responses['200'].content)
     expect(media('/upload/{uuid}')).toContain('image/png')

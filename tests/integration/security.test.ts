@@ -140,14 +140,14 @@ describe('authorization matrix: each session type against each route', () => {
     ['GET', '/manager/accounts/100002/operations', undefined, [401, F, F, 200, 200, 200]],
     ['GET', '/health', undefined, [200, 200, 200, 200, 200, 200]],
     // trading (spec 4.7: a session type without the right answers 401 PERMISSION_DENIED); no quotes are
-    // loaded here, so an allowed open reaches the price check and answers 500 OPEN_ORDER_ERROR
+    // loaded here, so an allowed open reaches the price check and answers 503 PRICE_STALE (issue 39)
     ['GET', '/trade/list?login=100001', undefined, [401, 200, D, 200, 200, 200]],
     ['GET', '/trade/history?login=100001', undefined, [401, 200, D, 200, 200, 200]],
     [
       'POST',
       '/trade/open',
       { login: 100001, cmd: 0, volume: 1, symbol: 'EURUSD', sl: 0, tp: 0 },
-      [401, 500, D, 500, 500, 500],
+      [401, 503, D, 503, 503, 503],
     ],
     ['PUT', '/trade/modify', { order: 999_999, sl: 0, tp: 0 }, [401, 404, D, D, D, D]],
     ['DELETE', '/trade/close', { order: 999_999 }, [401, 404, D, 404, 404, 404]],

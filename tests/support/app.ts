@@ -24,6 +24,8 @@ export interface TestAppOptions {
   seed?: boolean
   /** Modules added after the product's own (tests of the kernel plug in consumers and jobs this way). */
   modules?: ModuleDefinition[]
+  /** The document's success examples (the servers' own: src/main/openapi-examples.json). */
+  examples?: Record<string, unknown>
 }
 
 export type TestApp = Awaited<ReturnType<typeof makeTestApp>>
@@ -64,6 +66,7 @@ export async function makeTestApp(opts: TestAppOptions = {}) {
       loadAsset: loadAssetFromDisk,
     },
     [...MODULES, ...(opts.modules ?? [])],
+    { examples: opts.examples },
   )
   if (opts.seed !== false) {
     await app.lifecycle.seedDemo()

@@ -235,12 +235,19 @@ function nameSchemas(doc: Json) {
  * each error response's description listing its codes, who may call it, and parameter examples where
  * Swagger UI's "Try it out" picks them up. Runs once per document.
  */
-export function finishDocument(doc: Json, facts: { jobNames: string[] } = { jobNames: [] }): Json {
+export function finishDocument(
+  doc: Json,
+  facts: { jobNames: string[]; examples?: Record<string, unknown> } = { jobNames: [] },
+): Json {
   const allRoles = SESSION_TYPES.length
   for (const [path, item] of Object.entries<Json>(doc.paths ?? {}))
     for (const method of METHODS) {
       const op = item[method]
       if (!op) continue
+      // a success answer's example is a real one (Swagger UI would show 9007199254740991 for an integer)
+      const example = facts.examples?.[`${method.toUpperCase()} ${path}`]
+      const success = op.responses?.['200']?.content?.['application/json']
+      if (example !== undefined && success) success.example = example
       const guard: Guard | undefined = op['x-guard']
       delete op['x-guard']
       // a raw body (a signed webhook) is verified as bytes, then parsed: the route documents its shape

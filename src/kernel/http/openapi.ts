@@ -92,7 +92,11 @@ export const openapiPlugin = (
   loadAsset: (name: string) => Promise<Response | null>,
   tags: Tag[],
   /** what the document lists that only the composition knows (the jobs of POST /cron/{job}) */
-  facts: { jobNames: string[]; securitySchemes?: Record<string, Record<string, unknown>> } = { jobNames: [] },
+  facts: {
+    jobNames: string[]
+    securitySchemes?: Record<string, Record<string, unknown>>
+    examples?: Record<string, unknown>
+  } = { jobNames: [] },
 ) => {
   // the generated document shares its schema objects with the routes' validators: finish a copy, once
   let finished: { from: object; doc: Record<string, unknown> } | undefined

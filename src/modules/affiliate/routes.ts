@@ -1,6 +1,6 @@
 import { Elysia, t } from 'elysia'
 import { doc, errors } from '../../kernel/http/openapi'
-import { Id, Int, nameModels, Ok, Password, textInput } from '../../kernel/http/schemas'
+import { Id, Int, nameModels, Ok, OneOf, Password, textInput } from '../../kernel/http/schemas'
 import { security } from '../../kernel/http/security'
 import type { AffiliateCtx } from './context'
 import { CONVERSION_KINDS } from './domain/conversions'
@@ -31,9 +31,11 @@ const Affiliate = t.Object(
     email: t.String({ description: "'' for an affiliate of another brand (its home brand's)" }),
     code: t.String(),
     name: t.String(),
-    status: t.String({ description: 'active | suspended' }),
+    status: OneOf(['active', 'suspended'], { description: 'a suspended affiliate earns nothing new' }),
     home_brand_id: Int({ description: 'the brand that created it (staff there change its profile)' }),
-    access_status: t.String({ description: 'its access to this brand: active | revoked' }),
+    access_status: OneOf(['active', 'revoked', 'none'], {
+      description: 'its access to this brand (none: never granted)',
+    }),
     postback_url: t.String({ description: "'' for none" }),
     postback_enabled: t.Boolean({ description: 'false after 20 failed sends in a row (see the reason)' }),
     postback_failures: Int({ description: 'failed sends in a row' }),
@@ -402,7 +404,9 @@ export const affiliateStaffRoutes = (ctx: AffiliateCtx, dir: AffiliateDirectory)
               id: Int(),
               affiliate_id: Int(),
               conversion_id: Int(),
-              status: t.String({ description: 'pending | sent | dead' }),
+              status: OneOf(['pending', 'sent', 'dead'], {
+                description: 'dead: given up after its last attempt',
+              }),
               attempts: Int(),
               next_time: Int({ description: 'epoch seconds of the next send' }),
               last_error: t.String(),

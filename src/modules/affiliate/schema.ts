@@ -13,7 +13,9 @@ export const affiliates = sqliteTable(
     code: text('code').notNull(),
     name: text('name').notNull().default(''),
     /** active | suspended */
-    status: text('status').notNull().default('active'),
+    status: text('status', { enum: ['active', 'suspended'] })
+      .notNull()
+      .default('active'),
     /** Server-to-server postback URL (on the brand's allowlist), '' for none. */
     postbackUrl: text('postback_url').notNull().default(''),
     postbackEnabled: integer('postback_enabled').notNull().default(1),
@@ -32,7 +34,9 @@ export const affiliateAccess = sqliteTable(
     affiliateId: integer('affiliate_id').notNull(),
     brandId: integer('brand_id').notNull(),
     /** active | revoked */
-    status: text('status').notNull().default('active'),
+    status: text('status', { enum: ['active', 'revoked'] })
+      .notNull()
+      .default('active'),
     passwordHash: text('password_hash').notNull().default(''),
     createdAt: integer('created_at').notNull(),
   },
@@ -140,7 +144,9 @@ export const postbacks = sqliteTable(
     conversionId: integer('conversion_id').notNull(),
     body: text('body').notNull(),
     /** pending | sent | dead */
-    status: text('status').notNull().default('pending'),
+    status: text('status', { enum: ['pending', 'sent', 'dead'] })
+      .notNull()
+      .default('pending'),
     attempts: integer('attempts').notNull().default(0),
     nextAt: integer('next_at').notNull(),
     leaseUntil: integer('lease_until').notNull().default(0),

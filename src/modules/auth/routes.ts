@@ -1,8 +1,8 @@
 import { Elysia, t } from 'elysia'
-import { ANY_SESSION, STAFF_SESSIONS } from '../../kernel/auth/session'
+import { ANY_SESSION, SESSION_TYPES, STAFF_SESSIONS } from '../../kernel/auth/session'
 import { clientIp } from '../../kernel/http/http'
 import { doc, errors } from '../../kernel/http/openapi'
-import { Int, Login, nameModels, Ok } from '../../kernel/http/schemas'
+import { Int, Login, nameModels, Ok, OneOf } from '../../kernel/http/schemas'
 import { security } from '../../kernel/http/security'
 import { CustomerSchema as Customer } from '../accounts'
 import type { AuthCtx } from './context'
@@ -14,6 +14,9 @@ import {
   signInStaff,
   signOut,
 } from './service'
+
+/** The kind of session a token carries (who may call what: every operation's x-roles). */
+const SessionKind = OneOf(SESSION_TYPES, { description: 'the kind of session the token carries' })
 
 /** Spec 8: 6..64 characters. */
 const PASSWORD = { minLength: 6, maxLength: 64 }
@@ -34,7 +37,7 @@ const SignInResult = t.Object({
   zipcode: t.String(),
   group: t.String(),
   currency: t.String(),
-  session_type: t.String(),
+  session_type: SessionKind,
   expires_at: Int({ description: 'token expiry, epoch seconds' }),
   must_change_password: t.Boolean({
     description:
@@ -45,7 +48,7 @@ const SignInResult = t.Object({
 
 const CustomerSession = t.Composite([
   Customer,
-  t.Object({ session_type: t.String(), expires_at: Int(), __token: t.String() }),
+  t.Object({ session_type: SessionKind, expires_at: Int(), __token: t.String() }),
 ])
 
 const StaffSession = t.Object({
@@ -53,7 +56,7 @@ const StaffSession = t.Object({
   login: Int(),
   name: t.String(),
   role: t.Union([t.Literal('MANAGER'), t.Literal('ADMIN'), t.Literal('DEALER')]),
-  session_type: t.String(),
+  session_type: SessionKind,
   expires_at: Int(),
   __token: t.String(),
 })

@@ -1,5 +1,5 @@
 import { t } from 'elysia'
-import { Int, Login, nameModels } from '../../kernel/http/schemas'
+import { Int, Login, nameModels, OneOf } from '../../kernel/http/schemas'
 
 const Flag = (description: string) => Int({ minimum: 0, maximum: 1, description })
 const Enum = (max: number, description: string) => Int({ minimum: 0, maximum: max, description })
@@ -301,7 +301,9 @@ export const Reward = t.Object({
   currency: t.String(),
   payout_amount: t.Number({ description: 'credited to the payout account, its currency' }),
   payout_currency: t.String(),
-  status: t.String({ description: 'pending or settled' }),
+  status: OneOf(['pending', 'settled', 'cancelled'], {
+    description: 'cancelled: a fee that can no longer be settled (the accounts are of different modes)',
+  }),
   note: t.String(),
   created_time: Int(),
   settled_time: Int(),

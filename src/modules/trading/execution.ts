@@ -3,6 +3,7 @@ import type { Tx } from '../../kernel/db/client'
 import type { Work } from '../../kernel/db/unit-of-work'
 import { type AccountReadModel, type AccountsApi, roundToMinor, type TradeResultInput } from '../accounts'
 import type { QuoteLookup } from '../market'
+import type { CloseReason } from './domain/close-reasons'
 import type { SymbolSpec } from './domain/formulas'
 import { profitInAccount } from './domain/formulas'
 import { TradeClosed, TradePartiallyClosed, TradeStoppedOut } from './events'
@@ -10,7 +11,7 @@ import type { OrderRow, PositionReadModel } from './positions'
 import { orders } from './schema'
 import { tradeEvent } from './views'
 
-export type CloseReason = 'client' | 'sl' | 'tp' | 'stopout' | 'group_close' | 'risk_limit'
+export type { CloseReason }
 
 export interface CloseInput {
   /** The instance writing (orders.origin). */

@@ -2,9 +2,11 @@ import { Elysia, t } from 'elysia'
 import type { SessionType } from '../../kernel/auth/session'
 import { idempotencyKeyOf } from '../../kernel/http/idempotency'
 import { doc, errors } from '../../kernel/http/openapi'
-import { EpochSeconds, Id, Int, Login, textInput } from '../../kernel/http/schemas'
+import { EpochSeconds, Id, Int, Login, OneOf, textInput } from '../../kernel/http/schemas'
 import { security } from '../../kernel/http/security'
 import { MAX_PRICE, MAX_VOLUME } from '../../kernel/limits'
+import { CMD_NAMES } from './domain/checks'
+import { CLOSE_REASONS } from './domain/close-reasons'
 import type { TradingServices } from './service'
 import { cancelOrder, closeGroup, closeOrder, history, listActive, modifyOrder, openOrder } from './service'
 
@@ -23,8 +25,11 @@ export const Order = t.Object(
     login: Int(),
     symbol: t.String(),
     cmd: Int({ description: '0 BUY, 1 SELL, 2 BUY_LIMIT, 3 SELL_LIMIT, 4 BUY_STOP, 5 SELL_STOP' }),
-    type: t.String({ description: 'name of cmd' }),
-    state: t.String({ description: 'pending | open | closed | cancelled | expired' }),
+    type: OneOf(CMD_NAMES, { description: 'name of cmd' }),
+    state: OneOf(['pending', 'open', 'closed', 'cancelled', 'expired'], {
+      description:
+        'pending: an order waiting for its price; open: a position; closed, cancelled, expired: history',
+    }),
     volume: Int({ description: 'hundredths of a lot (100 = 1.00 lot)' }),
     open_price: t.Number(),
     open_time: Int({ description: 'epoch seconds' }),
@@ -40,9 +45,9 @@ export const Order = t.Object(
       description: 'current close price of a position; close price of a closed trade',
     }),
     close_time: Int({ description: 'epoch seconds, 0 while active' }),
-    close_reason: t.String({
+    close_reason: OneOf(CLOSE_REASONS, {
       description:
-        'client, sl, tp, stopout, group_close, expiration, no_money, invalid (repaired by an upgrade)',
+        "'' while active; client, sl, tp, stopout, group_close, risk_limit (copy trading's protection), expiration, no_money, invalid (repaired by an upgrade)",
     }),
     comment: t.String(),
     parent: Int({ description: 'for the closed part of a partial close: the ticket it came from' }),

@@ -1,5 +1,6 @@
 import { sql } from 'drizzle-orm'
 import { index, integer, primaryKey, real, sqliteTable, text } from 'drizzle-orm/sqlite-core'
+import { CLOSE_REASONS } from './domain/close-reasons'
 
 /**
  * Orders and positions in one table, as MetaTrader keeps them: a pending order becomes a position in
@@ -31,7 +32,7 @@ export const orders = sqliteTable(
     profit: integer('profit').notNull().default(0),
     closePrice: real('close_price').notNull().default(0),
     closeTime: integer('close_time').notNull().default(0),
-    closeReason: text('close_reason').notNull().default(''),
+    closeReason: text('close_reason', { enum: CLOSE_REASONS }).notNull().default(''),
     parent: integer('parent'),
     /** Day number (epoch days) of the last swap rollover charged; a rollover runs once per day. */
     rolloverDay: integer('rollover_day').notNull().default(0),

@@ -17,7 +17,7 @@ export const notFound = () => new ApiError(404, 'AFFILIATE_NOT_FOUND', 'affiliat
  */
 export function affiliateView(
   a: AffiliateRow,
-  access: { status: string } | null,
+  access: { status: 'active' | 'revoked' } | null,
   brandId: number,
   keys: string[] = [],
 ) {
@@ -29,7 +29,7 @@ export function affiliateView(
     name: a.name,
     status: a.status,
     home_brand_id: a.brandId,
-    access_status: access?.status ?? 'none',
+    access_status: access?.status ?? ('none' as const),
     postback_url: home ? a.postbackUrl : '',
     postback_enabled: home && a.postbackEnabled === 1,
     postback_failures: home ? a.postbackFailures : 0,
@@ -80,7 +80,7 @@ export async function readAffiliate(ctx: AffiliateCtx, brandId: number, id: numb
 export async function listAffiliates(
   ctx: AffiliateCtx,
   brandId: number,
-  q: { status?: string; before?: number; limit?: number },
+  q: { status?: 'active' | 'suspended'; before?: number; limit?: number },
 ) {
   const limit = q.limit ?? 100
   const rows = await ctx.db

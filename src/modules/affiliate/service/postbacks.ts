@@ -41,7 +41,7 @@ export async function deletePostbackKey(ctx: AffiliateCtx, brandId: number, affi
 export async function listPostbacks(
   ctx: AffiliateCtx,
   brandId: number,
-  q: { status?: string; affiliate_id?: number; limit?: number },
+  q: { status?: 'pending' | 'sent' | 'dead'; affiliate_id?: number; limit?: number },
 ) {
   const rows = await ctx.db
     .select()
