@@ -10,8 +10,10 @@ passed=0
 failed=0
 status=0
 
-step() { echo; echo "=== $1"; }
+current=""
+step() { echo; echo "=== $1"; current="$1"; }
 log=$(mktemp)
+failures=$(mktemp)
 
 # bun test on the given paths; adds its pass and fail counts
 bun_tests() {
@@ -21,13 +23,14 @@ bun_tests() {
   f=$(grep -Eo '^ *[0-9]+ fail$' "$log" | tail -1 | grep -Eo '[0-9]+' || echo 0)
   if [ "$rc" -ne 0 ] && [ "$f" -eq 0 ]; then f=1; fi
   passed=$((passed + p)); failed=$((failed + f)); [ "$rc" -eq 0 ] || status=1
+  grep -E '^\(fail\)' "$log" | sed "s|^|[$current] |" >>"$failures" || true
 }
 
 step "tsc --noEmit"
-if tsc --noEmit; then passed=$((passed + 1)); else failed=$((failed + 1)); status=1; fi
+if tsc --noEmit; then passed=$((passed + 1)); else failed=$((failed + 1)); status=1; echo "[tsc] type errors" >>"$failures"; fi
 
 step "biome check"
-if biome check --error-on-warnings .; then passed=$((passed + 1)); else failed=$((failed + 1)); status=1; fi
+if biome check --error-on-warnings .; then passed=$((passed + 1)); else failed=$((failed + 1)); status=1; echo "[biome] findings" >>"$failures"; fi
 
 step "dependency rules (.dependency-cruiser.cjs)"
 # dependency-cruiser wants Node 22+; Bun runs it (the machine's node may be older)
@@ -35,7 +38,7 @@ if bun node_modules/dependency-cruiser/bin/dependency-cruiser.mjs src --config .
   bun scripts/kernel-names.ts; then
   passed=$((passed + 1))
 else
-  failed=$((failed + 1)); status=1
+  failed=$((failed + 1)); status=1; echo "[dependency rules] violations" >>"$failures"
 fi
 
 step "bun test"
@@ -59,8 +62,12 @@ p=$(grep -Eo '^ *[0-9]+ passed' "$log" | tail -1 | grep -Eo '[0-9]+' || echo 0)
 f=$(grep -Eo '^ *[0-9]+ failed' "$log" | tail -1 | grep -Eo '[0-9]+' || echo 0)
 if [ "$rc" -ne 0 ] && [ "$f" -eq 0 ]; then f=1; fi
 passed=$((passed + p)); failed=$((failed + f)); [ "$rc" -eq 0 ] || status=1
+grep -E '^ +[0-9]+\) ' "$log" | sed "s|^ *|[playwright] |" >>"$failures" || true
 rm -f "$log"
 
+# what failed, repeated at the end so that the tail of a CI log names it
+if [ -s "$failures" ]; then echo; echo "failed:"; sort -u "$failures"; fi
+rm -f "$failures"
 echo
 echo "${passed} passed, ${failed} failed"
 exit $status

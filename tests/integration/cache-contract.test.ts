@@ -4,6 +4,7 @@ import { MemoryStore } from '../../src/kernel/cache/memory'
 import { RedisStore } from '../../src/kernel/cache/redis'
 import { ResilientStore } from '../../src/kernel/cache/resilient'
 import { UpstashStore } from '../../src/kernel/cache/upstash'
+import { ManualClock } from '../../src/kernel/clock'
 import { silentLogger } from '../../src/kernel/logger'
 import { makeTestApp } from '../support/app'
 import { type RedisServer, startRedis } from '../support/redis'
@@ -20,13 +21,25 @@ afterAll(async () => {
   await redis.stop()
 })
 
-const adapters: [string, () => KeyValueStore][] = [
-  ['memory', () => new MemoryStore()],
-  ['redis', () => new RedisStore(redis.url)],
-  ['upstash', () => new UpstashStore(bridge.url, 'test-token')],
+/**
+ * Each adapter with the way time passes for it: the in-process store runs on a manual clock (no sleeping,
+ * nothing to race); the servers keep real time, so their expiries get margins of half a second, wide
+ * enough for a loaded CI machine (100 ms margins failed there once).
+ */
+interface Adapter {
+  make: () => KeyValueStore
+  /** one unit of time in ms: every ttl and wait below is a multiple of it */
+  unit: number
+  wait: (ms: number) => Promise<unknown>
+}
+const clock = new ManualClock()
+const adapters: [string, Adapter][] = [
+  ['memory', { make: () => new MemoryStore(clock), unit: 100, wait: async (ms) => clock.advance(ms) }],
+  ['redis', { make: () => new RedisStore(redis.url), unit: 500, wait: Bun.sleep }],
+  ['upstash', { make: () => new UpstashStore(bridge.url, 'test-token'), unit: 500, wait: Bun.sleep }],
 ]
 
-for (const [name, make] of adapters) {
+for (const [name, { make, unit: u, wait }] of adapters) {
   describe(`KeyValueStore contract: ${name}`, () => {
     let s: KeyValueStore
     const k = (x: string) => `contract:${name}:${x}:${crypto.randomUUID()}`
@@ -50,9 +63,9 @@ for (const [name, make] of adapters) {
 
     test('ttl expires a key', async () => {
       const key = k('ttl')
-      await s.set(key, 'v', 60)
+      await s.set(key, 'v', 2 * u)
       expect(await s.get(key)).toBe('v')
-      await Bun.sleep(120)
+      await wait(3 * u)
       expect(await s.get(key)).toBeNull()
     })
 
@@ -71,30 +84,31 @@ for (const [name, make] of adapters) {
 
     test('lease: one holder at a time, renewed by it, told to others with the time it has left', async () => {
       const key = k('lease')
-      const answers = await Promise.all(['a', 'b', 'c', 'd'].map((o) => s.lease(key, o, 300)))
+      const ttl = 3 * u
+      const answers = await Promise.all(['a', 'b', 'c', 'd'].map((o) => s.lease(key, o, ttl)))
       expect(answers.filter((a) => a.held)).toHaveLength(1)
       const holder = ['a', 'b', 'c', 'd'][answers.findIndex((a) => a.held)]
       const other = holder === 'a' ? 'b' : 'a'
-      const refused = await s.lease(key, other, 300)
+      const refused = await s.lease(key, other, ttl)
       expect(refused.held).toBe(false)
-      if (!refused.held) expect(refused.freeInMs).toBeGreaterThan(200)
-      await Bun.sleep(200)
-      expect((await s.lease(key, holder, 300)).held).toBe(true) // renewed: good for 300 ms more
-      await Bun.sleep(200)
-      expect((await s.lease(key, other, 300)).held).toBe(false)
+      if (!refused.held) expect(refused.freeInMs).toBeGreaterThan(2 * u)
+      await wait(2 * u)
+      expect((await s.lease(key, holder, ttl)).held).toBe(true) // renewed: good for a whole ttl more
+      await wait(2 * u)
+      expect((await s.lease(key, other, ttl)).held).toBe(false)
       await s.unlease(key, other) // not the holder: nothing happens
-      expect((await s.lease(key, other, 300)).held).toBe(false)
+      expect((await s.lease(key, other, ttl)).held).toBe(false)
       await s.unlease(key, holder)
-      expect((await s.lease(key, other, 300)).held).toBe(true)
-      await Bun.sleep(350)
-      expect((await s.lease(key, holder, 300)).held).toBe(true) // lapsed: anyone may take it
+      expect((await s.lease(key, other, ttl)).held).toBe(true)
+      await wait(ttl + u)
+      expect((await s.lease(key, holder, ttl)).held).toBe(true) // lapsed: anyone may take it
     })
 
     test('incr counts atomically and the expiry starts with the first increment', async () => {
       const key = k('incr')
-      const results = await Promise.all(Array.from({ length: 10 }, () => s.incr(key, 150)))
+      const results = await Promise.all(Array.from({ length: 10 }, () => s.incr(key, 2 * u)))
       expect(results.sort((a, b) => a - b)).toEqual([1, 2, 3, 4, 5, 6, 7, 8, 9, 10])
-      await Bun.sleep(250)
+      await wait(3 * u)
       expect(await s.get(key)).toBeNull()
       expect(await s.incr(key, 1000)).toBe(1)
     })
