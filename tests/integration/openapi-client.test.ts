@@ -4,13 +4,15 @@ import { afterAll, beforeAll, expect, test } from 'bun:test'
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join, resolve } from 'node:path'
+import examples from '../../src/main/openapi-examples.json'
 import { makeTestApp, type TestApp } from '../support/app'
 
 const ROOT = resolve(import.meta.dir, '../..')
 let t: TestApp
 const dir = mkdtempSync(join(tmpdir(), 'tcs-client-'))
 beforeAll(async () => {
-  t = await makeTestApp()
+  // with the servers' success examples (real answers, recorded by npm run openapi:examples)
+  t = await makeTestApp({ examples })
 })
 afterAll(async () => {
   await t.close()
@@ -82,3 +84,81 @@ test('openapi-typescript generates a client that compiles under tsc --strict, wi
   console.log(`[client] ${api.split('\n').length} lines of types for ${paths.length} paths`)
   expect(paths.filter((p) => !api.includes(`"${p}": {`))).toEqual([])
 }, 120_000)
+
+/** `getPropChallengesById` → `GetPropChallengesById`: the prefix of orval's names for an operation. */
+const pascal = (id: string) => id[0]!.toUpperCase() + id.slice(1)
+
+test('@hey-api/openapi-ts and orval (fetch and zod clients) generate clients that compile under tsc --strict; the zod schemas accept every recorded answer', async () => {
+  const doc = (await t.request('GET', '/swagger/json')).json as Record<string, any>
+  writeFileSync(join(dir, 'openapi.json'), JSON.stringify(doc))
+  const hey = await run([
+    join(ROOT, 'node_modules/@hey-api/openapi-ts/bin/run.js'),
+    '-i',
+    'openapi.json',
+    '-o',
+    'hey',
+  ])
+  expect(hey.code, hey.out + hey.err).toBe(0)
+  writeFileSync(
+    join(dir, 'orval.config.cjs'),
+    `module.exports = {
+  fetch: { input: './openapi.json', output: { target: './orval/fetch.ts', client: 'fetch', mode: 'single' } },
+  zod: { input: './openapi.json', output: { target: './orval/zod.ts', client: 'zod', mode: 'single' } },
+}`,
+  )
+  const orval = await run([
+    join(ROOT, 'node_modules/orval/dist/bin/orval.mjs'),
+    '--config',
+    'orval.config.cjs',
+  ])
+  expect(orval.code, orval.out + orval.err).toBe(0)
+  writeFileSync(
+    join(dir, 'tsconfig.clients.json'),
+    JSON.stringify({
+      compilerOptions: {
+        strict: true,
+        noEmit: true,
+        target: 'ES2022',
+        module: 'ESNext',
+        moduleResolution: 'bundler',
+        lib: ['ES2022', 'DOM', 'DOM.Iterable'],
+        skipLibCheck: true,
+        // the generated zod schemas import the project's zod
+        baseUrl: '.',
+        paths: { zod: [join(ROOT, 'node_modules/zod')] },
+      },
+      include: ['hey/**/*.ts', 'orval/*.ts'],
+    }),
+  )
+  const tsc = await run([join(ROOT, 'node_modules/typescript/bin/tsc'), '-p', 'tsconfig.clients.json'])
+  expect(tsc.out + tsc.err).toBe('')
+  expect(tsc.code).toBe(0)
+  // the document's success examples are real answers: orval's zod schema of each operation accepts its own
+  // (loaded from the temp dir, where no node_modules is: its import of zod points at the project's)
+  const source = readFileSync(join(dir, 'orval/zod.ts'), 'utf8')
+  writeFileSync(
+    join(dir, 'orval/zod.run.ts'),
+    source.replace(/from 'zod'/g, `from '${join(ROOT, 'node_modules/zod')}'`),
+  )
+  const zod = (await import(join(dir, 'orval/zod.run.ts'))) as Record<
+    string,
+    { safeParse: (v: unknown) => any }
+  >
+  const refused: string[] = []
+  let checked = 0
+  for (const [path, item] of Object.entries<Record<string, any>>(doc.paths))
+    for (const [method, op] of Object.entries<Record<string, any>>(item)) {
+      const example = op.responses?.['200']?.content?.['application/json']?.example
+      const schema = zod[`${pascal(op.operationId)}Response`]
+      if (example === undefined || !schema) continue
+      checked++
+      const parsed = schema.safeParse(example)
+      if (!parsed.success)
+        refused.push(`${method.toUpperCase()} ${path}: ${JSON.stringify(parsed.error.issues).slice(0, 300)}`)
+    }
+  console.log(
+    `[client] orval's zod schemas accepted ${checked - refused.length} of ${checked} recorded answers`,
+  )
+  expect(checked).toBeGreaterThan(150)
+  expect(refused).toEqual([])
+}, 180_000)

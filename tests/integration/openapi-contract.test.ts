@@ -1,35 +1,20 @@
 import { afterAll, beforeAll, expect, test } from 'bun:test'
 import { writeFileSync } from 'node:fs'
 import { join, resolve } from 'node:path'
-import { DEV_CASHIER_SECRETS } from '../../src/modules/cashier/config'
-import { signCheckout } from '../../src/modules/cashier/providers/checkout'
-import { signSandbox } from '../../src/modules/cashier/providers/sandbox'
-import * as F from '../support/files'
-import { freePort } from '../support/ports'
-import {
-  call,
-  DEMO_AFFILIATE_HOST,
-  demoTokens,
-  type RealServer,
-  serverDir,
-  startRealServer,
-} from '../support/server'
+import { createClient } from '@libsql/client'
+import { contractWalk } from '../support/contract-walk'
+import { type Prism, startPrism } from '../support/prism'
+import { call, type RealServer, serverDir, startRealServer } from '../support/server'
 
 /**
  * The contract test of issue 28: every operation of the document served at /swagger/json is sent once,
- * with its own examples, through a Prism validating proxy (`prism proxy --errors`) in front of a real
- * server on a fresh demo database. Any request or response that breaks the document, and any answer
- * that is not 2xx, fails the test.
- *
- * What a newcomer cannot know in advance comes from the answers before, as a Postman collection or
- * Dredd's hooks would chain it: the ids the server makes (an upload's uuid, a payment's token, a dead
- * letter), a webhook's signature over the bytes sent, and the tokens of the demo users (signed in again
- * after an operation that ends sessions). State an example needs (a transaction in review, a funded
- * challenge) is made through the API just before it. The order is the document's; three copy trading
- * deletions run last.
+ * with its own examples (tests/support/contract-walk.ts), through a Prism validating proxy
+ * (`prism proxy --errors`) in front of a real Bun server on a fresh demo database. Any request or response
+ * that breaks the document, and any answer that is not 2xx, fails the test. The edge runs the same walk
+ * (tests/workers/acceptance.test.ts).
  *
  * Prism buffers an answer before it validates it and follows redirects: the endless price stream and
- * the tracking link's 302 are checked here against the document directly (status, media type, Location).
+ * the tracking link's 302 are checked against the document directly (status, media type, Location).
  */
 
 const ROOT = resolve(import.meta.dir, '../..')
@@ -37,29 +22,10 @@ const FEED_TOKEN = 'c41f0e9a7b2d58e6f3a1c907be4d2f86e1b0'
 const CRON_SECRET = '9b2e71d04c3fa85e6d1b7c29f0a4e8d3c5b6'
 type Json = Record<string, any>
 
-interface Operation {
-  method: string
-  path: string
-  id: string
-  op: Json
-}
-
 let home: ReturnType<typeof serverDir>
 let server: RealServer
-let prism: ReturnType<typeof Bun.spawn>
-let proxy = ''
+let prism: Prism
 let doc: Json
-const tokens: Record<string, string> = {}
-
-/** Values the server made, taken from earlier answers. */
-const made: Record<string, unknown> = {}
-
-/** The demo account's password: two examples change it (and the second sets it back). */
-let userPassword = 'demo-pass-1'
-
-async function signInAll() {
-  Object.assign(tokens, await demoTokens(server.url, userPassword))
-}
 
 beforeAll(async () => {
   home = serverDir()
@@ -71,545 +37,33 @@ beforeAll(async () => {
     LOG_LEVEL: 'warn',
   })
   doc = (await call(server.url, 'GET', '/swagger/json')).json
-  const file = join(home.dir, 'openapi.json')
-  writeFileSync(file, JSON.stringify(doc))
-  const port = await freePort()
-  prism = Bun.spawn(
-    [
-      Bun.which('node') ?? process.execPath,
-      join(ROOT, 'node_modules/@stoplight/prism-cli/dist/index.js'),
-      'proxy',
-      file,
-      server.url,
-      '--host',
-      '127.0.0.1',
-      '--port',
-      String(port),
-      '--errors',
-    ],
-    { stdout: 'pipe', stderr: 'pipe' },
-  )
-  proxy = `http://127.0.0.1:${port}`
-  for (let i = 0; ; i++) {
-    try {
-      await fetch(`${proxy}/health`)
-      break
-    } catch (e) {
-      if (i > 300) throw e
-      await Bun.sleep(100)
-    }
-  }
-  await signInAll()
+  prism = await startPrism(doc, server.url, home.dir)
 }, 60_000)
 
 afterAll(async () => {
-  prism?.kill()
-  await prism?.exited
+  await prism?.stop()
   await server?.stop()
   home?.remove()
 })
 
-const text = (v: unknown) => (typeof v === 'string' ? v : JSON.stringify(v))
-const ref = (s: Json | undefined): Json | undefined =>
-  s?.$ref ? doc.components.schemas[String(s.$ref).split('/').pop()!] : s
-
-/** Run after the last copy trading operation, in this order: what they end, the others still use. */
-const LAST = [
-  'DELETE /copytrade/subscription/{id}',
-  'DELETE /copytrade/follower/{login}',
-  'DELETE /copytrade/master/{id}',
-]
-
-function operations(): Operation[] {
-  const out: Operation[] = []
-  for (const [path, item] of Object.entries<Json>(doc.paths))
-    for (const [method, op] of Object.entries<Json>(item))
-      out.push({ method: method.toUpperCase(), path, id: `${method.toUpperCase()} ${path}`, op })
-  const rank = (o: Operation) => LAST.indexOf(o.id) + 1
-  return out.sort((a, b) => rank(a) - rank(b))
-}
-
-function headersFor(o: Operation): Record<string, string> {
-  const h: Record<string, string> = {}
-  if (o.op['x-served-on'] === 'affiliate_host') h['x-forwarded-host'] = DEMO_AFFILIATE_HOST
-  const sec: Json[] = o.op.security ?? []
-  const has = (scheme: string) => sec.some((s) => scheme in s)
-  if (has('FeedToken')) h['x-feed-token'] = FEED_TOKEN
-  else if (has('CronSecret')) h['x-cron-secret'] = CRON_SECRET
-  else if (has('AffiliateSession')) {
-    h.cookie = `tcs_aff=${tokens.AffiliateSession}`
-    // as the cabinet's own page sends it (the cookie session's CSRF check)
-    if (o.method !== 'GET') h.origin = `http://${DEMO_AFFILIATE_HOST}`
-  } else if (has('AffiliateToken')) h.authorization = tokens.AffiliateToken!
-  else if (has('ApiTokenAuth')) {
-    const roles: string[] = o.op['x-roles'] ?? []
-    const order = ['SESSION_USER', 'SESSION_CUSTOMER', 'SESSION_ADMIN', 'SESSION_MANAGER', 'SESSION_DEALER']
-    const role = order.find((r) => roles.includes(r))
-    if (role) h.authorization = tokens[role]!
-  }
-  return h
-}
-
-interface Request {
-  path: Record<string, string>
-  query: Record<string, string>
-  headers: Record<string, string>
-  body?: unknown
-  type?: string
-}
-
-/** The operation's own examples: parameters, headers and body. */
-function exampleOf(o: Operation): Request {
-  const r: Request = { path: {}, query: {}, headers: headersFor(o) }
-  for (const p of o.op.parameters ?? []) {
-    const ex = p.example ?? p.schema?.example
-    if (ex === undefined) continue
-    if (p.in === 'path') r.path[p.name] = text(ex)
-    else if (p.in === 'query') r.query[p.name] = text(ex)
-    else if (p.in === 'header') r.headers[String(p.name).toLowerCase()] ??= text(ex)
-  }
-  const content: Json = o.op.requestBody?.content ?? {}
-  const type = Object.keys(content)[0]
-  if (type) {
-    r.type = type
-    r.body = structuredClone(content[type].example ?? ref(content[type].schema)?.example)
-  }
-  return r
-}
-
-/** The operation's path with its parameters, and its query. */
-function target(o: Operation, r: Request) {
-  let path = o.path
-  for (const [k, v] of Object.entries(r.path)) path = path.replace(`{${k}}`, encodeURIComponent(v))
-  const qs = new URLSearchParams(r.query).toString()
-  return `${path}${qs ? `?${qs}` : ''}`
-}
-
-async function send(o: Operation, r: Request) {
-  const headers = { ...r.headers }
-  let body: BodyInit | undefined
-  if (r.type === 'multipart/form-data') {
-    const form = new FormData()
-    for (const [k, v] of Object.entries<unknown>((r.body as Json) ?? {})) form.set(k, text(v))
-    // Prism reads a body as text: a PDF of plain ASCII passes it unchanged, a PNG would not
-    form.set('file', new File([F.PDF], 'passport.pdf', { type: 'application/pdf' }))
-    body = form
-  } else if (r.type) {
-    body = JSON.stringify(r.body ?? {})
-    headers['content-type'] = r.type
-  }
-  const webhook = /^\/cashier\/webhook\/(sandbox|checkout)$/.exec(o.path)?.[1]
-  if (webhook === 'sandbox')
-    headers['sandbox-signature'] = signSandbox(
-      DEV_CASHIER_SECRETS.Demo!.sandbox![0]!,
-      String(body),
-      Math.floor(Date.now() / 1000),
-    )
-  if (webhook === 'checkout')
-    headers['cko-signature'] = signCheckout(DEV_CASHIER_SECRETS.Demo!.checkout![0]!, String(body))
-  const res = await fetch(`${proxy}${target(o, r)}`, {
-    method: o.method,
-    headers,
-    body,
-    redirect: 'manual',
-  })
-  const answer = await res.text()
-  let json: any
-  try {
-    json = JSON.parse(answer)
-  } catch {}
-  return { status: res.status, violations: res.headers.get('sl-violations'), text: answer, json }
-}
-
-/** What Prism cannot carry: an endless stream (it buffers answers) and a redirect (it follows them). */
-const UNPROXIED = new Set(['GET /market/stream', 'GET /go/{code}'])
-
-/**
- * Sends one of those to the server and checks its answer against the document here: a documented
- * status, the documented media type, and for a redirect a Location on the same host.
- */
-async function sendDirect(o: Operation, r: Request) {
-  const controller = new AbortController()
-  const res = await fetch(`${server.url}${target(o, r)}`, {
-    method: o.method,
-    headers: r.headers,
-    redirect: 'manual',
-    signal: controller.signal,
-  })
-  const documented = o.op.responses?.[String(res.status)]
-  const media = Object.keys(documented?.content ?? {})
-  const type = (res.headers.get('content-type') ?? '').split(';')[0]!
-  const problems: string[] = []
-  if (!documented) problems.push(`status ${res.status} is not documented`)
-  if (media.length > 0 && !media.includes(type)) problems.push(`${type} is not one of ${media}`)
-  if (res.status === 302 && !res.headers.get('location')?.startsWith('/'))
-    problems.push(`Location ${res.headers.get('location')} is not a path`)
-  let first = ''
-  if (type === 'text/event-stream') {
-    const reader = res.body!.getReader()
-    first = new TextDecoder().decode((await reader.read()).value)
-    if (!/^(event|data|:|retry|id)/m.test(first)) problems.push(`not an event stream: ${first.slice(0, 80)}`)
-  }
-  controller.abort()
-  return {
-    status: res.status === 302 ? 200 : res.status,
-    violations: problems.length ? problems.join('; ') : null,
-    text: first,
-    json: undefined,
-  }
-}
-
-/** Runs a request on the server itself (setting up state is not what is under test). */
-const direct = (method: string, path: string, token: string, body?: unknown) =>
-  call(server.url, method, path, { token, body })
-
-/** A pending sandbox deposit of the demo's real account: its transaction id and payment token. */
-async function pendingDeposit(method = 'card', amount = 100) {
-  const r = await direct('POST', '/cashier/deposit', tokens.SESSION_CUSTOMER!, {
-    login: 100001,
-    method,
-    amount,
-  })
-  if (r.status !== 200) throw new Error(`deposit: ${r.status} ${r.text}`)
-  const token = /\/cashier\/sandbox\/pay\/([0-9a-f]+)/.exec(r.json.next?.url ?? '')?.[1]
-  return { id: r.json.transaction.id as number, token }
-}
-
-/** A pending withdrawal of the demo's real account (its KYC approved first). */
-async function pendingWithdrawal(amount = 50) {
-  await kycApproved()
-  const r = await direct('POST', '/cashier/withdrawal', tokens.SESSION_CUSTOMER!, {
-    login: 100001,
-    method: 'wire',
-    amount,
-  })
-  if (r.status !== 200) throw new Error(`withdrawal: ${r.status} ${r.text}`)
-  return r.json.transaction.id as number
-}
-
-async function customerUpload() {
-  const form = new FormData()
-  form.set('purpose', 'kyc_document')
-  form.set('file', new File([F.PDF], 'document.pdf', { type: 'application/pdf' }))
-  const r = await fetch(`${server.url}/upload`, {
-    method: 'POST',
-    headers: { authorization: tokens.SESSION_CUSTOMER! },
-    body: form,
-  })
-  return ((await r.json()) as Json).file_id as string
-}
-
-let kycDone = false
-/** Identity and address documents attached, submitted and approved (withdrawals need them). */
-async function kycApproved() {
-  if (kycDone) return
-  const c = tokens.SESSION_CUSTOMER!
-  const me = (await direct('GET', '/customer/kyc', c)).json.customer_id as number
-  for (const [step, document_type] of [
-    ['identity', 'passport'],
-    ['address', 'utility_bill'],
-  ] as const) {
-    const file_id = await customerUpload()
-    await direct('POST', '/customer/kyc/documents', c, {
-      file_id,
-      step,
-      document_type,
-      valid_until: '2031-01-01',
-    })
-    await direct('POST', `/customer/kyc/steps/${step}/submit`, c, {})
-    const d = await direct(
-      'POST',
-      `/manager/kyc/profiles/${me}/steps/${step}/decision`,
-      tokens.SESSION_MANAGER!,
-      {
-        decision: 'approve',
-      },
-    )
-    if (d.status !== 200) throw new Error(`kyc ${step}: ${d.status} ${d.text}`)
-  }
-  kycDone = true
-}
-
-async function db() {
-  const { createClient } = await import('@libsql/client')
-  return createClient({ url: `file:${join(home.dir, 'app.db')}`, intMode: 'number' })
-}
-
-type Hook = (r: Request) => Promise<void>
-/** State an operation's example needs, made before it is sent (ids the server makes replace the example's). */
-const before: Record<string, Hook> = {
-  // an event whose payload no consumer can read is parked at once: a dead letter to retry
-  'POST /manager/events/dead-letters/{id}/retry': async (r) => {
-    const c = await db()
-    await c.execute({
-      sql: `insert into outbox (brand_id, topic, payload, created_at, next_at) values (1, 'trade.opened', 'not json', ?, 0)`,
-      args: [Date.now()],
-    })
-    c.close()
-    for (let i = 0; i < 200; i++) {
-      const list = await direct('GET', '/manager/events/dead-letters', tokens.SESSION_ADMIN!)
-      const row = list.json?.rows?.[0]
-      if (row) {
-        r.path.id = String(row.id)
-        return
-      }
-      await Bun.sleep(50)
-    }
-  },
-  'POST /upload': async (r) => {
-    r.headers.authorization = tokens.SESSION_CUSTOMER!
-  },
-  'GET /upload/{uuid}': async (r) => {
-    r.headers.authorization = tokens.SESSION_CUSTOMER!
-    r.path.uuid = String(made.upload)
-  },
-  'POST /customer/kyc/documents': async (r) => {
-    ;(r.body as Json).file_id = made.upload
-  },
-  // the review the example decides on: the identity step submitted
-  'POST /manager/kyc/profiles/{customer}/steps/{id}/decision': async () => {
-    await direct('POST', '/customer/kyc/steps/identity/submit', tokens.SESSION_CUSTOMER!, {})
-  },
-  'POST /manager/kyc/documents/{id}/decision': async (r) => {
-    r.path.id = String(made.kycDocument)
-  },
-  'POST /cashier/withdrawal': kycApproved,
-  // a payment the provider confirmed with another amount: staff review it
-  'POST /manager/cashier/transactions/{id}/resolve': async (r) => {
-    const { id } = await pendingDeposit('card', 100)
-    const body = JSON.stringify({
-      id: `evt_${id}`,
-      type: 'payment.succeeded',
-      data: { payment_id: `${id}`.padStart(32, '0'), reference: String(id), amount: 1, currency: 'USD' },
-    })
-    await fetch(`${server.url}/cashier/webhook/sandbox`, {
-      method: 'POST',
-      headers: {
-        'content-type': 'application/json',
-        'sandbox-signature': signSandbox(
-          DEV_CASHIER_SECRETS.Demo!.sandbox![0]!,
-          body,
-          Math.floor(Date.now() / 1000),
-        ),
-      },
-      body,
-    })
-    r.path.id = String(id)
-  },
-  // a ledger credit that failed (a fault this test cannot cause from outside: set in the database)
-  'POST /manager/cashier/transactions/{id}/retry-credit': async (r) => {
-    const { id } = await pendingDeposit('card', 100)
-    const c = await db()
-    await c.execute({ sql: 'update cashier_transactions set status = 4 where id = ?', args: [id] })
-    c.close()
-    r.path.id = String(id)
-  },
-  'POST /manager/cashier/transactions/{id}/confirm-wire': async (r) => {
-    r.path.id = String((await pendingDeposit('wire', Number((r.body as Json).amount))).id)
-  },
-  'POST /manager/cashier/transactions/{id}/approve': async (r) => {
-    r.path.id = String(await pendingWithdrawal())
-  },
-  'POST /manager/cashier/transactions/{id}/reject': async (r) => {
-    r.path.id = String(await pendingWithdrawal())
-  },
-  'POST /manager/cashier/transactions/{id}/mark-paid': async (r) => {
-    const id = await pendingWithdrawal()
-    await direct('POST', `/manager/cashier/transactions/${id}/approve`, tokens.SESSION_MANAGER!, {})
-    r.path.id = String(id)
-  },
-  'POST /manager/cashier/transactions/{id}/payout-failed': async (r) => {
-    const id = await pendingWithdrawal()
-    await direct('POST', `/manager/cashier/transactions/${id}/approve`, tokens.SESSION_MANAGER!, {})
-    r.path.id = String(id)
-  },
-  'GET /cashier/sandbox/pay/{token}': async (r) => {
-    made.payment = (await pendingDeposit()).token
-    r.path.token = String(made.payment)
-  },
-  'POST /cashier/sandbox/pay/{token}': async (r) => {
-    r.path.token = String(made.payment)
-  },
-  'PUT /trade/modify': async (r) => {
-    ;(r.body as Json).order = made.ticket
-  },
-  'DELETE /trade/close': async (r) => {
-    ;(r.body as Json).order = made.ticket
-  },
-  // a pending order to cancel: a buy limit well below the price
-  'DELETE /trade/cancel': async (r) => {
-    const o = await direct('POST', '/trade/open', tokens.SESSION_USER!, {
-      login: 100001,
-      cmd: 2,
-      volume: 10,
-      symbol: 'BTCUSD',
-      open_price: 1000,
-      sl: 0,
-      tp: 0,
-    })
-    if (o.status !== 200) throw new Error(`pending order: ${o.status} ${o.text}`)
-    ;(r.body as Json).order = o.json.order
-  },
-  'POST /prop/challenges/{id}/payout': async (r) => {
-    r.path.id = String(await fundedWithProfit())
-  },
-  // a subscription of its own to disable (the customer's example ends the first one)
-  'POST /manager/copytrade/subscriptions/{id}/disable': async (r) => {
-    const s = await direct('POST', '/copytrade/subscription', tokens.SESSION_CUSTOMER!, {
-      follower_login: 100001,
-      master_id: 1,
-    })
-    if (s.status !== 200) throw new Error(`subscription: ${s.status} ${s.text}`)
-    r.path.id = String(s.json.id)
-  },
-  'DELETE /manager/affiliates/{id}/postback-keys/{key_id}': async (r) => {
-    r.path.key_id = String(made.postbackKey)
-  },
-  'POST /manager/affiliate-tokens/{token_id}/revoke': async (r) => {
-    r.path.token_id = String(made.affiliateToken)
-  },
-}
-
-/**
- * A challenge in its funded phase with profit to take, reached as a trader does (prop-live.test.ts):
- * each phase's 1% target met by a winning trade, the evaluator run by the cron route.
- */
-async function fundedWithProfit() {
-  const rules = { profit_target_pct: 1, daily_loss_pct: 5, total_loss_pct: 10, min_trading_days: 1 }
-  const program = await direct('POST', '/manager/prop/programs', tokens.SESSION_MANAGER!, {
-    name: 'Contract quick',
-    price: 10,
-    currency: 'USD',
-    active: true,
-    steps: [
-      { account_group: 'prop\\eval\\USD', phase_type: 0, rules },
-      {
-        account_group: 'prop\\funded\\USD',
-        phase_type: 1,
-        profit_split: 0.8,
-        rules: { ...rules, profit_target_pct: 0, min_trading_days: 0 },
-      },
-    ],
-  })
-  if (program.status !== 200) throw new Error(`program: ${program.status} ${program.text}`)
-  const buy = await direct('POST', '/prop/challenge/buy', tokens.SESSION_CUSTOMER!, {
-    program_id: program.json.id,
-    payer_login: 100001,
-  })
-  if (buy.status !== 200) throw new Error(`buy: ${buy.status} ${buy.text}`)
-  const challenge = buy.json.challenge.id as number
-  const evaluate = () =>
-    call(server.url, 'POST', '/cron/prop.evaluate', { headers: { 'x-cron-secret': CRON_SECRET } })
-  // BTCUSD trades every day (EURUSD not at weekends): 1 lot, 600 up, about 570 USD over a 100 USD target
-  const quote = (bid: number) =>
-    direct('POST', '/market/quotes', tokens.SESSION_DEALER!, {
-      ticks: [{ symbol: 'BTCUSD', bid, ask: bid + 30 }],
-    })
-  const winningTrade = async (login: number) => {
-    await quote(43_000)
-    await direct('PUT', '/password', tokens.SESSION_ADMIN!, { login, password: 'phase-pass-1' })
-    const token = (await call(server.url, 'POST', '/sign/in', { body: { login, password: 'phase-pass-1' } }))
-      .json.__token as string
-    const o = await direct('POST', '/trade/open', token, {
-      login,
-      cmd: 0,
-      volume: 100,
-      symbol: 'BTCUSD',
-      sl: 0,
-      tp: 0,
-    })
-    if (o.status !== 200) throw new Error(`open: ${o.status} ${o.text}`)
-    await quote(43_600)
-    await direct('DELETE', '/trade/close', token, { order: o.json.order })
-  }
-  await evaluate()
-  await winningTrade(buy.json.account.login)
-  await evaluate()
-  const funded = (await direct('GET', `/prop/challenges/${challenge}`, tokens.SESSION_CUSTOMER!)).json
-  await winningTrade(funded.current_phase.account_login)
-  await quote(43_000)
-  return challenge
-}
-
-/** Values taken from answers, for the operations after. */
-const after: Record<string, (json: Json) => void> = {
-  'POST /trade/open': (j) => {
-    made.ticket = j.order
-  },
-  'POST /upload': (j) => {
-    made.upload = j.file_id
-  },
-  'POST /customer/kyc/documents': (j) => {
-    made.kycDocument = j.document.id
-  },
-  'POST /manager/affiliates/{id}/postback-keys': (j) => {
-    made.postbackKey = j.key_id
-  },
-  'POST /manager/affiliates/{id}/tokens': (j) => {
-    made.affiliateToken = j.id
-  },
-}
-
 /** Where the recorded success answers go (`npm run openapi:examples`): the document's examples. */
 const EXAMPLES_FILE = join(ROOT, 'src/main/openapi-examples.json')
-const JWT = /^eyJ[\w-]+\.[\w-]+\.[\w-]+$/
-
-/**
- * A real answer as a document example: lists cut to two items, or the fewest the schema allows (an
- * example shows the shape, not the demo's data), and tokens replaced by a placeholder of their form (a
- * real one stays valid for hours).
- */
-function exampleFrom(value: unknown, schema: Json | undefined): unknown {
-  const s = ref(schema)
-  const branch = (s?.anyOf ?? s?.oneOf)
-    ?.map(ref)
-    .find((b: Json) => b?.type !== undefined && b.enum?.[0] !== null)
-  const shape = branch ?? s
-  if (Array.isArray(value))
-    return value.slice(0, Math.max(2, shape?.minItems ?? 0)).map((v) => exampleFrom(v, shape?.items))
-  if (value && typeof value === 'object')
-    return Object.fromEntries(
-      Object.entries(value).map(([k, v]) => [
-        k,
-        exampleFrom(
-          v,
-          shape?.properties?.[k] ??
-            (typeof shape?.additionalProperties === 'object' ? shape.additionalProperties : undefined),
-        ),
-      ]),
-    )
-  if (typeof value === 'string' && JWT.test(value))
-    return 'eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiJleGFtcGxlIn0.c2lnbmF0dXJlLW9mLXRoZS1leGFtcGxl'
-  return value
-}
-
-/** The operations whose success is JSON: each must carry an example in the document. */
-const answersJson = (o: Operation) => !!o.op.responses?.['200']?.content?.['application/json']
-
-/** Operations that end sessions: the demo users sign in again after them. */
-const endsSessions = (o: Operation) => /sign\/out|password|logout/.test(o.path)
 
 test('every operation, with its examples, through a Prism validating proxy', async () => {
-  const ops = operations()
-  const failures: string[] = []
-  const recorded: Record<string, unknown> = {}
-  let sent = 0
-  for (const o of ops) {
-    const r = exampleOf(o)
-    await before[o.id]?.(r)
-    const res = UNPROXIED.has(o.id) ? await sendDirect(o, r) : await send(o, r)
-    sent++
-    if (res.status >= 300 || res.violations)
-      failures.push(`${o.id}: ${res.status} ${res.violations ?? ''} ${res.text.slice(0, 600)}`)
-    else if (res.json) {
-      recorded[o.id] = exampleFrom(res.json, o.op.responses?.['200']?.content?.['application/json']?.schema)
-      after[o.id]?.(res.json)
-    }
-    if (o.id === 'PUT /account/password') userPassword = (r.body as Json).new_password
-    if (o.id === 'PUT /customer/accounts/{login}/password' && r.path.login === '100001')
-      userPassword = (r.body as Json).password
-    if (endsSessions(o)) await signInAll()
-  }
+  const walk = contractWalk({
+    doc,
+    through: prism.url,
+    origin: server.url,
+    setup: server.url,
+    sql: async (sql, args) => {
+      const c = createClient({ url: `file:${join(home.dir, 'app.db')}`, intMode: 'number' })
+      await c.execute({ sql, args })
+      c.close()
+    },
+    feedToken: FEED_TOKEN,
+    cronSecret: CRON_SECRET,
+  })
+  const { sent, failures, recorded, operations } = await walk.run()
   console.log(`[contract] ${sent} operations sent through Prism, ${failures.length} failed`)
   expect(failures).toEqual([])
   if (process.env.RECORD_EXAMPLES) {
@@ -619,8 +73,10 @@ test('every operation, with its examples, through a Prism validating proxy', asy
   }
   // every JSON success carries an example (a real answer, validated by Prism when it was recorded, and
   // against the schema by Spectral's oas3-valid-media-example since); a new route needs a recording
-  const missing = ops
-    .filter((o) => answersJson(o) && o.op.responses['200'].content['application/json'].example === undefined)
+  const missing = operations
+    .filter(
+      (o) => walk.answersJson(o) && o.op.responses['200'].content['application/json'].example === undefined,
+    )
     .map((o) => o.id)
   if (!process.env.RECORD_EXAMPLES)
     expect(missing, 'operations without a success example: run npm run openapi:examples').toEqual([])

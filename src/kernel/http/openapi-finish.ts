@@ -14,6 +14,9 @@ interface Guard {
 
 type Json = Record<string, any>
 
+/** The runtimes of the product: the Bun server and the Workers entry (tests/workers/acceptance.test.ts). */
+export const RUNTIMES = ['bun', 'workers'] as const
+
 const METHODS = ['get', 'put', 'post', 'delete', 'patch', 'head', 'options'] as const
 
 const responseText: Record<string, string> = {
@@ -159,8 +162,14 @@ function describeSuccess(op: Json) {
   }
 }
 
-/** The null of a nullable model's use: `X | null` to generators, null alone to validators. */
-const nullObject = () => ({ type: 'object', nullable: true, enum: [null], description: 'none' })
+/**
+ * The null of a nullable model's use: `X | null` to generators, null alone to validators. OpenAPI 3.0.3
+ * adds null only to a `type` beside `nullable` (Redocly's nullable-type-sibling), an allOf's branch still
+ * refuses it (Prism does), and a one-value enum of null is what openapi-generator's normalizer folds into
+ * `nullable`; `string` rather than `object` because orval's zod client cannot make an object of only null.
+ * openapi-typescript, @hey-api/openapi-ts and orval (fetch and zod) are run on it in openapi-client.test.ts.
+ */
+const nullObject = () => ({ type: 'string', nullable: true, enum: [null], description: 'none' })
 
 const ERROR_MODEL = {
   type: 'object',
@@ -250,6 +259,9 @@ export function finishDocument(
       if (example !== undefined && success) success.example = example
       const guard: Guard | undefined = op['x-guard']
       delete op['x-guard']
+      // where it is served: both runtimes, unless the route says otherwise (the edge then answers
+      // 501 NOT_AT_THE_EDGE); the acceptance suite sends every operation to each runtime it names
+      op['x-runtime'] ??= [...RUNTIMES]
       // a raw body (a signed webhook) is verified as bytes, then parsed: the route documents its shape
       // (`x-raw-body` stays in the document: clients learn that the bytes, not the JSON value, are signed)
       if (op['x-body-raw']) {

@@ -1,0 +1,105 @@
+// The acceptance suite at the edge (issue 41): the walk of the Bun server's contract test
+// (tests/support/contract-walk.ts) sent to the Workers entry under `wrangler dev` (workerd) on sqld and the
+// Upstash REST bridge, through a Prism validating proxy: every operation of the document, route by route,
+// every module, with the same examples and the same chained state; the Worker's own request log shows it
+// answered each one. The document says where each operation is served (`x-runtime`): both runtimes, for
+// every operation today.
+import { afterAll, beforeAll, expect, test } from 'bun:test'
+import { createClient } from '@libsql/client'
+import { RUNTIMES } from '../../src/kernel/http/openapi-finish'
+import { contractWalk } from '../support/contract-walk'
+import { type Prism, startPrism } from '../support/prism'
+import { type RedisServer, startRedis } from '../support/redis'
+import { call, type RealServer, serverDir, startRealServer } from '../support/server'
+import { type SqldServer, startSqld } from '../support/sqld'
+import { startUpstashBridge } from '../support/upstash-bridge'
+import { startWranglerDev, type WranglerDev } from '../support/wrangler'
+
+const SECRET = 'acceptance-suite-jwt-secret-0123456789ab'
+const CRON_SECRET = '9b2e71d04c3fa85e6d1b7c29f0a4e8d3c5b6'
+const FEED_TOKEN = 'c41f0e9a7b2d58e6f3a1c907be4d2f86e1b0'
+type Json = Record<string, any>
+
+let sqld: SqldServer
+let redis: RedisServer
+let bridge: ReturnType<typeof startUpstashBridge>
+const home = serverDir()
+let engine: RealServer
+let worker: WranglerDev
+let prism: Prism
+let doc: Json
+
+beforeAll(async () => {
+  ;[sqld, redis] = await Promise.all([startSqld(), startRedis()])
+  bridge = startUpstashBridge(redis.url, 'bridge-token')
+  const shared = { JWT_SECRET: SECRET, CRON_SECRET, FEED_TOKEN, QUOTE_SIMULATOR: '0' }
+  // the Bun engine seeds the demo (passwords hashed by Bun), runs triggers and relay consumers, and is
+  // where the walk makes the state an example needs; the operations under test go to the Worker
+  engine = await startRealServer(home.dir, {
+    ...shared,
+    DATABASE_URL: sqld.url,
+    REDIS_URL: redis.url,
+    ROLE: 'engine',
+    LOG_LEVEL: 'warn',
+  })
+  await engine.waitForOutput(/engine role taken/)
+  worker = await startWranglerDev({
+    ...shared,
+    APP_ENV: 'test',
+    SEED_DEMO: '0',
+    DATABASE_URL: sqld.url,
+    UPSTASH_REDIS_REST_URL: bridge.url,
+    UPSTASH_REDIS_REST_TOKEN: 'bridge-token',
+    // the affiliate host travels as X-Forwarded-Host: Prism sends its own Host upstream
+    TRUST_PROXY: '1',
+    LOG_LEVEL: 'info',
+  })
+  doc = (await call(worker.url, 'GET', '/swagger/json')).json
+  prism = await startPrism(doc, worker.url, home.dir)
+}, 180_000)
+
+afterAll(async () => {
+  await prism?.stop()
+  await worker?.stop()
+  await engine?.stop()
+  bridge?.stop()
+  await Promise.all([sqld?.stop(), redis?.stop()])
+  home.remove()
+})
+
+test('every operation of the document through the Worker, with its examples, through Prism', async () => {
+  const walk = contractWalk({
+    doc,
+    through: prism.url,
+    origin: worker.url,
+    setup: engine.url,
+    sql: async (sql, args) => {
+      const c = createClient({ url: sqld.url, intMode: 'number' })
+      await c.execute({ sql, args })
+      c.close()
+    },
+    feedToken: FEED_TOKEN,
+    cronSecret: CRON_SECRET,
+  })
+  // every operation says where it is served; today that is everywhere
+  const all = walk.operations()
+  expect(all.filter((o) => !RUNTIMES.every((r) => o.op['x-runtime']?.includes(r))).map((o) => o.id)).toEqual(
+    [],
+  )
+  const { sent, failures } = await walk.run()
+  console.log(`[acceptance] ${sent} operations sent to the Worker through Prism, ${failures.length} failed`)
+  if (failures.length) console.log(worker.output().slice(-3000))
+  expect(failures).toEqual([])
+  expect(sent).toBe(all.length)
+  // and the Worker answered each of them itself: its request log has a line for every operation
+  const served = new Set(
+    worker
+      .output()
+      .split('\n')
+      .filter((l) => l.startsWith('{'))
+      .map((l) => JSON.parse(l) as Json)
+      .filter((l) => l.msg === 'request')
+      .map((l) => `${l.method} ${String(l.route).replace(/:(\w+)/g, '{$1}')}`),
+  )
+  expect(all.map((o) => o.id).filter((id) => !served.has(id))).toEqual([])
+}, 600_000)
