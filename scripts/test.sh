@@ -15,15 +15,24 @@ step() { echo; echo "=== $1"; current="$1"; }
 log=$(mktemp)
 failures=$(mktemp)
 
-# bun test on the given paths; adds its pass and fail counts
-bun_tests() {
-  bun test --timeout 60000 "$@" 2>&1 | tee "$log"
-  local rc=${PIPESTATUS[0]} p f
-  p=$(grep -Eo '^ *[0-9]+ pass$' "$log" | tail -1 | grep -Eo '[0-9]+' || echo 0)
-  f=$(grep -Eo '^ *[0-9]+ fail$' "$log" | tail -1 | grep -Eo '[0-9]+' || echo 0)
+# bun test on the given paths into a log of its own (so that two can run at once), its exit code beside it
+bun_run() {
+  local out=$1; shift
+  bun test --timeout 60000 "$@" >"$out" 2>&1
+  echo $? >"$out.rc"
+}
+
+# prints a finished run's log and adds its pass and fail counts
+bun_collect() {
+  local out=$1 rc p f
+  cat "$out"
+  rc=$(cat "$out.rc")
+  p=$(grep -Eo '^ *[0-9]+ pass$' "$out" | tail -1 | grep -Eo '[0-9]+' || echo 0)
+  f=$(grep -Eo '^ *[0-9]+ fail$' "$out" | tail -1 | grep -Eo '[0-9]+' || echo 0)
   if [ "$rc" -ne 0 ] && [ "$f" -eq 0 ]; then f=1; fi
   passed=$((passed + p)); failed=$((failed + f)); [ "$rc" -eq 0 ] || status=1
-  grep -E '^\(fail\)' "$log" | sed "s|^|[$current] |" >>"$failures" || true
+  grep -E '^\(fail\)' "$out" | sed "s|^|[$current] |" >>"$failures" || true
+  rm -f "$out" "$out.rc"
 }
 
 step "tsc --noEmit"
@@ -41,19 +50,34 @@ else
   failed=$((failed + 1)); status=1; echo "[dependency rules] violations" >>"$failures"
 fi
 
-step "bun test"
-bun_tests src tests/unit tests/integration
+# Suites that mostly wait (a dependency stopped for 45 s, a 60 s load at a fixed rate, wrangler's start)
+# run beside the ones that mostly compute: the two cores are both busy and the command ends minutes sooner.
+# Each pair is independent: its own servers on free ports, its own databases, nothing shared but the CPU.
+waiting=(tests/integration/faults.test.ts tests/integration/scale-soak.test.ts)
+mapfile -t computing < <(find src tests/unit tests/integration -name '*.test.ts' | sort | grep -v -F -x "${waiting[@]/#/-e}")
+runs=$(mktemp -d)
 
-step "bun test: the integration suites again on a real sqld (TEST_DATABASE=sqld)"
+step "bun test (unit and integration; beside it: the fault and soak suites of the scale-out shape)"
+bun_run "$runs/waiting" "${waiting[@]}" &
+bun_run "$runs/computing" "${computing[@]}"
+wait
+bun_collect "$runs/computing"
+current="bun test: faults and soak"
+bun_collect "$runs/waiting"
+
+step "bun test: the integration suites again on a real sqld (TEST_DATABASE=sqld); beside it, the Workers entry under wrangler dev (workerd) on sqld and the Upstash REST bridge"
 # the suites that exercise the app through makeTestApp mark themselves with a first line
 # "// runs on sqld too"; those about the local file adapter itself (WAL, checkpointer), real server
 # processes or sqld already do not
 mapfile -t sqld_suites < <(grep -l '^// runs on sqld too' tests/integration/*.test.ts)
-echo "${#sqld_suites[@]} suites"
-TEST_DATABASE=sqld bun_tests "${sqld_suites[@]}"
-
-step "bun test: the Workers entry under wrangler dev (workerd), on sqld and the Upstash REST bridge"
-bun_tests tests/workers
+echo "${#sqld_suites[@]} suites on sqld"
+bun_run "$runs/workers" tests/workers &
+TEST_DATABASE=sqld bun_run "$runs/sqld" "${sqld_suites[@]}"
+wait
+bun_collect "$runs/sqld"
+current="bun test: the Workers entry"
+bun_collect "$runs/workers"
+rmdir "$runs"
 
 step "playwright test"
 playwright test 2>&1 | tee "$log"
