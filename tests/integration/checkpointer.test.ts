@@ -59,7 +59,9 @@ test('under a steady stream of writes the WAL starts over at restartFrames, not 
       written += 50
       await Bun.sleep(2)
     }
-    expect(restarting.checkpointer?.restarts).toBe(2)
+    // two at least: the worker runs beside this loop, and on a busy machine a third may come before the
+    // loop looks again (the CI run with suites side by side saw 3)
+    expect(restarting.checkpointer?.restarts).toBeGreaterThanOrEqual(2)
     // the write after a restart round finds the WAL copied back and writes it from the start again
     await db.transaction(async (tx) => {
       await tx.run(sql`insert into t (v) values ('after')`)

@@ -114,7 +114,9 @@ describe('OpenAPI document', () => {
         found.push(`${at} (integer without format)`)
       for (const [k, v] of Object.entries(o)) walk(v, `${at}/${k}`)
     }
+    // the operations and the named models they refer to
     walk(doc.paths, '')
+    walk(doc.components.schemas, '#/components/schemas')
     expect(found.slice(0, 20)).toEqual([])
     // ids and amounts that pass 2^31 are int64 for generated clients
     expect(
@@ -125,9 +127,11 @@ describe('OpenAPI document', () => {
     expect(doc.paths['/cron/{job}'].post.security).toEqual([{ CronSecret: [] }])
     expect(doc.components.securitySchemes.CronSecret).toMatchObject({ in: 'header', name: 'X-Cron-Secret' })
     // a request that follows the document works: phase_type is an integer, not a string of digits
-    const step =
-      doc.paths['/manager/prop/programs'].post.requestBody.content['application/json'].schema.properties.steps
-        .items.properties
+    const model = (s: { $ref?: string }) => (s.$ref ? doc.components.schemas[s.$ref.split('/').pop()!] : s)
+    const program = model(
+      doc.paths['/manager/prop/programs'].post.requestBody.content['application/json'].schema,
+    )
+    const step = model(program.properties.steps.items).properties
     expect(step.phase_type).toMatchObject({ type: 'integer', enum: [0, 1] })
     // a query value that may be left out is optional, its default said (issue 41)
     const prefix = doc.paths['/market/watch/list'].get.parameters.find(

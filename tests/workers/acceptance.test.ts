@@ -1,16 +1,19 @@
-// The acceptance suite at the edge (issue 41): the walk of the Bun server's contract test
-// (tests/support/contract-walk.ts) sent to the Workers entry under `wrangler dev` (workerd) on sqld and the
-// Upstash REST bridge, through a Prism validating proxy: every operation of the document, route by route,
-// every module, with the same examples and the same chained state; the Worker's own request log shows it
-// answered each one. The document says where each operation is served (`x-runtime`): both runtimes, for
-// every operation today.
+// The acceptance suite at the edge (issue 41): what the Bun server's suites send over HTTP, sent to the
+// Workers entry under `wrangler dev` (workerd) on sqld and the Upstash REST bridge:
+// - the contract walk (tests/support/contract-walk.ts) through a Prism validating proxy: every operation
+//   of the document, route by route, every module, with the same examples and the same chained state; the
+//   Worker's own request log shows it answered each one;
+// - the fuzzer's refusals (tests/support/fuzz-cases.ts): invalid cases of every operation, each answered as
+//   the document says (400 INVALID_DATA naming the field, 413 for a body over the limit), never a 5xx.
+// The document says where each operation is served (`x-runtime`): both runtimes, for every operation today.
 import { afterAll, beforeAll, expect, test } from 'bun:test'
 import { createClient } from '@libsql/client'
 import { RUNTIMES } from '../../src/kernel/http/openapi-finish'
 import { contractWalk } from '../support/contract-walk'
+import { fuzzClient, invalidCases, operations } from '../support/fuzz-cases'
 import { type Prism, startPrism } from '../support/prism'
 import { type RedisServer, startRedis } from '../support/redis'
-import { call, type RealServer, serverDir, startRealServer } from '../support/server'
+import { call, demoTokens, type RealServer, serverDir, startRealServer } from '../support/server'
 import { type SqldServer, startSqld } from '../support/sqld'
 import { startUpstashBridge } from '../support/upstash-bridge'
 import { startWranglerDev, type WranglerDev } from '../support/wrangler'
@@ -102,4 +105,28 @@ test('every operation of the document through the Worker, with its examples, thr
       .map((l) => `${l.method} ${String(l.route).replace(/:(\w+)/g, '{$1}')}`),
   )
   expect(all.map((o) => o.id).filter((id) => !served.has(id))).toEqual([])
+}, 600_000)
+
+/** Refusals per operation sent to the edge: evenly spread over the fuzzer's invalid cases (Bun gets them all). */
+const REFUSALS_PER_OPERATION = 15
+
+test("the edge refuses what the Bun server refuses: the fuzzer's invalid cases of every operation", async () => {
+  const tokens = await demoTokens(engine.url)
+  const fuzz = fuzzClient({ base: worker.url, tokens, feedToken: FEED_TOKEN })
+  let sent = 0
+  for (const o of operations(doc)) {
+    // refused inputs only: they change nothing, so the order and the walk before do not matter
+    const refused = invalidCases(o).filter((c) => c.expect.kind === 'field' || c.expect.kind === 'body')
+    const step = Math.max(1, refused.length / REFUSALS_PER_OPERATION)
+    for (let i = 0; i < refused.length; i += step) {
+      const c = refused[Math.floor(i)]!
+      fuzz.check(o, c, await fuzz.send(o, c))
+      sent++
+    }
+  }
+  console.log(
+    `[acceptance] ${sent} invalid requests to the Worker, ${fuzz.failures.length} answered otherwise`,
+  )
+  expect(fuzz.failures.slice(0, 40)).toEqual([])
+  expect(sent).toBeGreaterThan(1000)
 }, 600_000)

@@ -2,7 +2,7 @@ import { sql } from 'drizzle-orm'
 import { Elysia, t } from 'elysia'
 import type { Kernel } from '../kernel'
 import { API_VERSION, doc } from './openapi'
-import { Int } from './schemas'
+import { Int, nameModels } from './schemas'
 
 const State = t.Union([t.Literal('up'), t.Literal('down')])
 const Check = t.Object({
@@ -209,3 +209,5 @@ export const healthRoutes = (ctx: Kernel) => {
       }),
     })
 }
+
+nameModels({ Health, HealthCheck: Check, Liveness: Live })

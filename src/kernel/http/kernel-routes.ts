@@ -7,7 +7,7 @@ import type { JobRunner } from '../jobs/runner'
 import type { Kernel } from '../kernel'
 import { ApiError } from './errors'
 import { doc, errors } from './openapi'
-import { Id, Int, textInput } from './schemas'
+import { Id, Int, nameModels, textInput } from './schemas'
 import { security } from './security'
 
 function secretMatches(expected: string | undefined, given: string | null) {
@@ -177,3 +177,5 @@ export const kernelRoutes = (k: Kernel, runner: JobRunner) =>
         }),
       },
     )
+
+nameModels({ DeadLetter })

@@ -112,16 +112,19 @@ interface Guarded {
  * validation, with the route's declared content type and the size limit.
  */
 async function takeBody(ctx: Kernel, c: Guarded) {
-  if (!isDeferred(c.body)) return
-  const holder = c.body
+  // Elysia's dynamic mode (the edge) runs no parse phase for a request without a body: nothing was
+  // deferred, and the route's kind still decides (a signed webhook's empty body is verified as '')
+  if (c.body !== undefined ? !isDeferred(c.body) : c.request.method === 'GET') return
+  const holder = isDeferred(c.body) ? c.body : undefined
   const kind = ctx.routeBodies.get(`${c.request.method} ${c.route}`) ?? 'json'
   if (kind === 'none') {
-    fillDeferred(holder, undefined)
+    if (holder) fillDeferred(holder, undefined)
     c.body = undefined
     return
   }
   const limit = kind === 'multipart' ? ctx.config.upload.maxBytes + 64 * 1024 : ctx.config.body.maxBytes
-  c.body = fillDeferred(holder, await readBody(c.request, kind, limit))
+  const body = await readBody(c.request, kind, limit)
+  c.body = holder ? fillDeferred(holder, body) : body
 }
 
 /**

@@ -1,7 +1,7 @@
 import { Elysia, t } from 'elysia'
 import { STAFF_SESSIONS } from '../../kernel/auth/session'
 import { doc, errors } from '../../kernel/http/openapi'
-import { Id, Int, OneOf, textInput } from '../../kernel/http/schemas'
+import { Id, Int, nameModels, OneOf, textInput } from '../../kernel/http/schemas'
 import { security } from '../../kernel/http/security'
 import { MAX_AMOUNT } from '../../kernel/limits'
 import { changeAccountSettings, createGroup, listGroups, listOperations, updateGroup } from './admin'
@@ -313,3 +313,5 @@ export const accountManagerRoutes = (ctx: AccountsCtx) =>
         detail: doc('Manager', 'Ledger of an account, newest first (cursor pagination)'),
       },
     )
+
+nameModels({ Group, BalanceOperation: Operation, ManagedAccount })

@@ -315,4 +315,12 @@ export const accountRoutes = (ctx: AccountsCtx) =>
       },
     )
 
-nameModels({ AccountProfile: Profile, BalanceSnapshot: Balance, Customer, OpenedAccount })
+nameModels({
+  AccountProfile: Profile,
+  BalanceSnapshot: Balance,
+  Customer,
+  OpenedAccount,
+  ProfileUpdateResult,
+  GroupOffer: OpenGroup,
+  PasswordSet,
+})

@@ -366,15 +366,18 @@ export const affiliateStaffRoutes = (ctx: AffiliateCtx, dir: AffiliateDirectory)
           200: t.Object({
             conversion: Conversion,
             facts: t.Array(
-              t.Object({
-                kind: t.String({ description: 'registration | kyc | deposit | reversal | trade' }),
-                reference: t.String(),
-                value_minor: t.Union([Int(), t.Null()]),
-                currency: t.String(),
-                volume: Int({ description: 'trades: hundredths of a lot' }),
-                event_id: Int({ description: 'the outbox event it came from' }),
-                event_time: Int({ description: 'epoch seconds' }),
-              }),
+              t.Object(
+                {
+                  kind: t.String({ description: 'registration | kyc | deposit | reversal | trade' }),
+                  reference: t.String(),
+                  value_minor: t.Union([Int(), t.Null()]),
+                  currency: t.String(),
+                  volume: Int({ description: 'trades: hundredths of a lot' }),
+                  event_id: Int({ description: 'the outbox event it came from' }),
+                  event_time: Int({ description: 'epoch seconds' }),
+                },
+                { title: 'ConversionFact' },
+              ),
               {
                 description:
                   'every event of the customer the ledger recorded, in time order: the row re-derives from them',
@@ -400,18 +403,21 @@ export const affiliateStaffRoutes = (ctx: AffiliateCtx, dir: AffiliateDirectory)
       response: {
         200: t.Object({
           rows: t.Array(
-            t.Object({
-              id: Int(),
-              affiliate_id: Int(),
-              conversion_id: Int(),
-              status: OneOf(['pending', 'sent', 'dead'], {
-                description: 'dead: given up after its last attempt',
-              }),
-              attempts: Int(),
-              next_time: Int({ description: 'epoch seconds of the next send' }),
-              last_error: t.String(),
-              sent_time: Int({ description: 'epoch seconds; 0 until sent' }),
-            }),
+            t.Object(
+              {
+                id: Int(),
+                affiliate_id: Int(),
+                conversion_id: Int(),
+                status: OneOf(['pending', 'sent', 'dead'], {
+                  description: 'dead: given up after its last attempt',
+                }),
+                attempts: Int(),
+                next_time: Int({ description: 'epoch seconds of the next send' }),
+                last_error: t.String(),
+                sent_time: Int({ description: 'epoch seconds; 0 until sent' }),
+              },
+              { title: 'Postback' },
+            ),
           ),
         }),
         ...errors(),

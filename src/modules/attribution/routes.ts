@@ -257,18 +257,21 @@ export const attributionRoutes = (ctx: AttributionCtx) => {
         auth: STAFF,
         ...textInput({ params: { id: Id('customer id') } }),
         response: {
-          200: t.Object({
-            customer_id: Int(),
-            attribution: t.Union([t.Record(t.String(), t.String()), t.Null()], {
-              description: 'what the customer record holds',
-            }),
-            won_by: t.String({
-              description: 'install | registration_body | last_touch | last_direct | none (README)',
-            }),
-            window_days: Int(),
-            touch: t.Union([Touch, t.Null()], { description: 'the touch that won' }),
-            considered: t.Array(Touch, { description: 'every touch the decision looked at, newest first' }),
-          }),
+          200: t.Object(
+            {
+              customer_id: Int(),
+              attribution: t.Union([t.Record(t.String(), t.String()), t.Null()], {
+                description: 'what the customer record holds',
+              }),
+              won_by: t.String({
+                description: 'install | registration_body | last_touch | last_direct | none (README)',
+              }),
+              window_days: Int(),
+              touch: t.Union([Touch, t.Null()], { description: 'the touch that won' }),
+              considered: t.Array(Touch, { description: 'every touch the decision looked at, newest first' }),
+            },
+            { title: 'CustomerAttribution' },
+          ),
           ...errors({ 404: ['CUSTOMER_NOT_FOUND'] }),
         },
         detail: doc(TAG, "A customer's attribution: the touch that won, the touches considered, the rule"),

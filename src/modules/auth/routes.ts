@@ -271,4 +271,4 @@ export const authRoutes = (ctx: AuthCtx) => {
     })
 }
 
-nameModels({ SignInResult })
+nameModels({ SignInResult, CustomerSession, StaffSession })

@@ -1,7 +1,7 @@
 import { Elysia, t } from 'elysia'
 import { z } from 'zod'
 import { doc, errors } from '../../kernel/http/openapi'
-import { EpochSeconds, Id, Int, Login, OneOf, textInput } from '../../kernel/http/schemas'
+import { EpochSeconds, Id, Int, Login, nameModels, OneOf, textInput } from '../../kernel/http/schemas'
 import { security } from '../../kernel/http/security'
 import { MAX_AMOUNT } from '../../kernel/limits'
 import {
@@ -94,8 +94,11 @@ const StaffTransaction = t.Object(
   { title: 'CashierTransactionStaff' },
 )
 const Next = t.Union([
-  t.Object({ type: t.Literal('redirect'), url: t.String() }),
-  t.Object({ type: t.Literal('instructions'), text: t.String(), details: t.Record(t.String(), t.String()) }),
+  t.Object({ type: t.Literal('redirect'), url: t.String() }, { title: 'PaymentRedirect' }),
+  t.Object(
+    { type: t.Literal('instructions'), text: t.String(), details: t.Record(t.String(), t.String()) },
+    { title: 'PaymentInstructions' },
+  ),
   t.Null(),
 ])
 const Method = t.Object({
@@ -173,16 +176,19 @@ export const cashierRoutes = (ctx: CashierCtx) =>
       auth: CUSTOMER,
       ...textInput({ query: { login: Login } }),
       response: {
-        200: t.Object({
-          login: Int(),
-          currency: t.String(),
-          kyc_status: t.String(),
-          deposit_limit_remaining: Nullable(
-            t.Number({ description: 'before KYC approval; null: no KYC limit' }),
-          ),
-          withdrawal_allowed: t.Boolean(),
-          methods: t.Array(Method),
-        }),
+        200: t.Object(
+          {
+            login: Int(),
+            currency: t.String(),
+            kyc_status: t.String(),
+            deposit_limit_remaining: Nullable(
+              t.Number({ description: 'before KYC approval; null: no KYC limit' }),
+            ),
+            withdrawal_allowed: t.Boolean(),
+            methods: t.Array(Method),
+          },
+          { title: 'CashierMethods' },
+        ),
         ...errors({
           400: ['ACCOUNT_NOT_REAL'],
           403: ['DEPOSIT_NOT_ALLOWED'],
@@ -499,7 +505,9 @@ export const cashierManagerRoutes = (ctx: CashierCtx) =>
         response: {
           200: t.Object({
             customer_id: Int(),
-            overrides: t.Array(t.Object({ method: t.String(), enabled: t.Boolean() })),
+            overrides: t.Array(
+              t.Object({ method: t.String(), enabled: t.Boolean() }, { title: 'CashierMethodOverride' }),
+            ),
           }),
           ...errors({ 404: ['CUSTOMER_NOT_FOUND'] }),
         },
@@ -559,3 +567,5 @@ export const cashierManagerRoutes = (ctx: CashierCtx) =>
         detail: doc('Cashier back office', "Create or replace a brand's payment method"),
       },
     )
+
+nameModels({ CashierMethod: Method, CashierStatusChange: History })

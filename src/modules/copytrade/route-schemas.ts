@@ -249,6 +249,7 @@ export const Subscription = t.Composite([
     start_balance: t.Number(),
     copied_result: t.Number({ description: 'net result of copies closed, follower currency' }),
     terms: t.Composite([Policy, t.Object({ version: Int({ description: "the master's policy version" }) })], {
+      title: 'CopyTerms',
       description:
         'the reward policy this subscription pays on: the one accepted when it was made (or accepted later); a change of the master applies only once accepted',
     }),
@@ -313,17 +314,20 @@ export const MasterTrades = t.Object({
   master_id: Int(),
   currency: t.String(),
   rows: t.Array(
-    t.Object({
-      ticket: Int(),
-      symbol: t.String(),
-      cmd: Int(),
-      volume: Int(),
-      open_price: t.Number(),
-      open_time: Int(),
-      close_price: t.Number(),
-      close_time: Int(),
-      profit: t.Number({ description: 'net of commission and swap' }),
-    }),
+    t.Object(
+      {
+        ticket: Int(),
+        symbol: t.String(),
+        cmd: Int(),
+        volume: Int(),
+        open_price: t.Number(),
+        open_time: Int(),
+        close_price: t.Number(),
+        close_time: Int(),
+        profit: t.Number({ description: 'net of commission and swap' }),
+      },
+      { title: 'CopyMasterTrade' },
+    ),
   ),
   next_before: Int({ description: 'pass as `before` for the next page; 0 at the end' }),
 })
@@ -334,15 +338,18 @@ export const MasterFollowers = t.Object({
   active: Int(),
   paused: Int(),
   rows: t.Array(
-    t.Object({
-      n: Int(),
-      status: Int(),
-      account_mode: t.String(),
-      following_days: Int(),
-      copy_mode: Int(),
-      copied_result: t.Number(),
-      currency: t.String(),
-    }),
+    t.Object(
+      {
+        n: Int(),
+        status: Int(),
+        account_mode: t.String(),
+        following_days: Int(),
+        copy_mode: Int(),
+        copied_result: t.Number(),
+        currency: t.String(),
+      },
+      { title: 'CopyMasterFollowerRow', description: 'a follower as its master sees it: no identity' },
+    ),
   ),
 })
 
@@ -360,7 +367,8 @@ export const FeePreview = t.Object({
   open_copies: Int(),
   next_performance_fee_time: Int({ description: 'epoch seconds; 0 without that policy' }),
   next_subscription_fee_time: Int({ description: 'epoch seconds; 0 without that policy' }),
-  terms: t.Composite([Policy, t.Object({ version: Int() })], {
+  terms: t.Composite([Policy, t.Object({ version: Int({ description: "the master's policy version" }) })], {
+    title: 'CopyTerms',
     description: 'the reward policy this subscription pays on (the one its follower accepted)',
   }),
   terms_pending: t.Boolean({ description: 'the master offers newer terms, not yet accepted' }),
@@ -378,4 +386,10 @@ nameModels({
   CopyRecord,
   CopyReward: Reward,
   CopyFeePreview: FeePreview,
+  CopyRewardPolicy: Policy,
+  CopyMasterStats: Stats,
+  CopySettings: Settings,
+  CopySubscriptionStaff: StaffSubscription,
+  CopyMasterTrades: MasterTrades,
+  CopyMasterFollowers: MasterFollowers,
 })

@@ -1,6 +1,6 @@
 import { Elysia, t } from 'elysia'
 import { doc, errors } from '../../kernel/http/openapi'
-import { Id, Int, OneOf, textInput } from '../../kernel/http/schemas'
+import { Id, Int, nameModels, OneOf, textInput } from '../../kernel/http/schemas'
 import { security } from '../../kernel/http/security'
 import type { KycCtx } from './context'
 import { DEFAULT_SETTINGS } from './domain/settings'
@@ -244,13 +244,16 @@ export const kycRoutes = (ctx: KycCtx) =>
       response: {
         200: t.Object({
           rows: t.Array(
-            t.Object({
-              customer_id: Int(),
-              status: t.String(),
-              risk_level: t.String(),
-              submitted_time: Nullable(Int()),
-              updated_time: Int(),
-            }),
+            t.Object(
+              {
+                customer_id: Int(),
+                status: t.String(),
+                risk_level: t.String(),
+                submitted_time: Nullable(Int()),
+                updated_time: Int(),
+              },
+              { title: 'KycProfileSummary' },
+            ),
           ),
           next_cursor: Nullable(Int()),
         }),
@@ -357,3 +360,5 @@ export const kycRoutes = (ctx: KycCtx) =>
           'tiers: deposit_limit_unverified (per currency), deposit_unlimited_after and withdrawal_after (step codes).',
       }),
     })
+
+nameModels({ KycGates: Gates, KycQuestion: Question })

@@ -1,7 +1,7 @@
 import { Elysia, type Static, t } from 'elysia'
 import { STAFF_SESSIONS } from '../../kernel/auth/session'
 import { doc, errors } from '../../kernel/http/openapi'
-import { Id, Int, Ok, textInput } from '../../kernel/http/schemas'
+import { Id, Int, nameModels, Ok, textInput } from '../../kernel/http/schemas'
 import { security } from '../../kernel/http/security'
 import { MAX_AMOUNT, MAX_PRICE, MAX_VOLUME } from '../../kernel/limits'
 import {
@@ -365,3 +365,11 @@ export const marketAdminRoutes = (ctx: MarketCtx) =>
         }),
       },
     )
+
+nameModels({
+  GroupSecurity: Security,
+  GroupSymbolOverride: Override,
+  GroupWatchList: DefaultWatch,
+  TradingDay: Day,
+  TradingInterval: Interval,
+})

@@ -297,4 +297,4 @@ export const marketRoutes = (ctx: MarketCtx) =>
       }),
     })
 
-nameModels({ WatchEntry, SymbolDetail })
+nameModels({ WatchEntry, SymbolDetail, QuoteIngestResult: IngestResult })

@@ -329,4 +329,10 @@ nameModels({
   PropPhase: Phase,
   PropBreach: Breach,
   PropPayout: Payout,
+  PropAccount: Account,
+  PropRules: Rules,
+  PropStep: Step,
+  PropPurchaseLimits: Limits,
+  PropLatestMetric: LatestMetric,
+  PropProgress: Progress,
 })

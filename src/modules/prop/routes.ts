@@ -96,15 +96,20 @@ export const propRoutes = (ctx: PropCtx) =>
             price: t.Number(),
             currency: t.String(),
             rows: t.Array(
-              t.Object({
-                login: Int(),
-                group: t.String(),
-                currency: t.String(),
-                balance: t.Number(),
-                can_pay: t.Boolean(),
-                reason: t.String({ description: 'the purchase code it would answer; empty when it can pay' }),
-                reason_message: t.String({ description: 'the message the purchase would answer' }),
-              }),
+              t.Object(
+                {
+                  login: Int(),
+                  group: t.String(),
+                  currency: t.String(),
+                  balance: t.Number(),
+                  can_pay: t.Boolean(),
+                  reason: t.String({
+                    description: 'the purchase code it would answer; empty when it can pay',
+                  }),
+                  reason_message: t.String({ description: 'the message the purchase would answer' }),
+                },
+                { title: 'PropPayer' },
+              ),
             ),
           }),
           ...errors({ 404: ['PROGRAM_NOT_FOUND'] }),
@@ -124,23 +129,29 @@ export const propRoutes = (ctx: PropCtx) =>
           { example: { program_id: 2, payer_login: 100001 } },
         ),
         response: {
-          200: t.Object({
-            program: Program,
-            payer_login: Int(),
-            can_buy: t.Boolean(),
-            reason: t.String({ description: 'the code the purchase would answer; empty when it can go' }),
-            reason_message: t.String({ description: 'the message the purchase would answer' }),
-            price: t.Number(),
-            currency: t.String(),
-            payer_balance_after: t.Union([t.Number(), t.Null()]),
-            first_account: t.Union([
-              t.Object({ group: t.String(), initial_balance: t.Number(), currency: t.String() }),
-              t.Null(),
-            ]),
-            effects: t.Array(t.String(), {
-              description: 'what the purchase will do, in order; empty when it would be refused',
-            }),
-          }),
+          200: t.Object(
+            {
+              program: Program,
+              payer_login: Int(),
+              can_buy: t.Boolean(),
+              reason: t.String({ description: 'the code the purchase would answer; empty when it can go' }),
+              reason_message: t.String({ description: 'the message the purchase would answer' }),
+              price: t.Number(),
+              currency: t.String(),
+              payer_balance_after: t.Union([t.Number(), t.Null()]),
+              first_account: t.Union([
+                t.Object(
+                  { group: t.String(), initial_balance: t.Number(), currency: t.String() },
+                  { title: 'PropFirstAccount' },
+                ),
+                t.Null(),
+              ]),
+              effects: t.Array(t.String(), {
+                description: 'what the purchase will do, in order; empty when it would be refused',
+              }),
+            },
+            { title: 'PropPurchasePreview' },
+          ),
           ...errors({ 404: ['PROGRAM_NOT_FOUND'] }),
         },
         detail: doc('Prop', 'Purchase preview', { description: 'Changes nothing.' }),

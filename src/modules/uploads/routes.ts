@@ -108,4 +108,4 @@ export const uploadRoutes = (ctx: Kernel) =>
       }),
     })
 
-nameModels({ UploadedFile: FileEntry })
+nameModels({ UploadedFile: FileEntry, UploadResult, UploadListEntry: ListEntry })

@@ -88,13 +88,16 @@ export const cabinetRoutes = (ctx: FunnelCtx, tokens: AffiliateTokens) => {
   }
   const PageOf = (row: ReturnType<typeof t.Object>) =>
     t.Object({ rows: t.Array(row), has_more: t.Boolean(), next_cursor: t.Union([t.String(), t.Null()]) })
-  const Me = t.Object({
-    id: Int(),
-    email: t.String(),
-    code: t.String(),
-    name: t.String(),
-    brand: t.Object({ id: Int(), name: t.String() }),
-  })
+  const Me = t.Object(
+    {
+      id: Int(),
+      email: t.String(),
+      code: t.String(),
+      name: t.String(),
+      brand: t.Object({ id: Int(), name: t.String() }, { title: 'AffiliateBrand' }),
+    },
+    { title: 'AffiliateProfile' },
+  )
 
   const page = (path: string) => ({
     site: open,
@@ -163,51 +166,62 @@ export const cabinetRoutes = (ctx: FunnelCtx, tokens: AffiliateTokens) => {
           site: signedIn,
           ...textInput({ query: RangeQuery }),
           response: {
-            200: t.Object({
-              range: t.String(),
-              from: t.String({ description: 'first day (UTC)' }),
-              to: t.String({ description: 'last day (UTC)' }),
-              funnel: t.Object({
-                clicks: Int({ description: 'visits with its code or links (bots left out), raw' }),
-                unique_clicks: Int({
-                  description:
-                    'of those, the first of a visitor on a link within the hour, none from an address that clicks like a script',
-                }),
-                registrations: Int(),
-                kyc_approvals: Int(),
-                first_deposits: Int(),
-                active_traders: Int(),
-                deposits: Int({ description: 'Deposit rows (one per cashier transaction)' }),
-                reversals: Int({ description: 'refunds and chargebacks' }),
-              }),
-              deposit_volume: t.Array(
-                t.Object({
-                  currency: t.String(),
-                  deposits: t.Number(),
-                  reversals: t.Number(),
-                  net: t.Number(),
-                }),
-              ),
-              rates: t.Object(
-                {
-                  registration: t.Number({ description: 'registrations / unique clicks' }),
-                  kyc_approval: t.Number({ description: 'KYC approvals / registrations' }),
-                  first_deposit: t.Number({ description: 'first deposits / registrations' }),
-                  active_trader: t.Number({ description: 'active traders / registrations' }),
-                },
-                {
-                  description:
-                    'ratios 0..1 (more than 1 when a period holds later steps of earlier registrations)',
-                },
-              ),
-              series: t.Object(
-                { days: t.Array(t.String()) },
-                {
-                  additionalProperties: t.Array(Int()),
-                  description: 'per day: clicks and each conversion kind',
-                },
-              ),
-            }),
+            200: t.Object(
+              {
+                range: t.String(),
+                from: t.String({ description: 'first day (UTC)' }),
+                to: t.String({ description: 'last day (UTC)' }),
+                funnel: t.Object(
+                  {
+                    clicks: Int({ description: 'visits with its code or links (bots left out), raw' }),
+                    unique_clicks: Int({
+                      description:
+                        'of those, the first of a visitor on a link within the hour, none from an address that clicks like a script',
+                    }),
+                    registrations: Int(),
+                    kyc_approvals: Int(),
+                    first_deposits: Int(),
+                    active_traders: Int(),
+                    deposits: Int({ description: 'Deposit rows (one per cashier transaction)' }),
+                    reversals: Int({ description: 'refunds and chargebacks' }),
+                  },
+                  { title: 'AffiliateFunnel' },
+                ),
+                deposit_volume: t.Array(
+                  t.Object(
+                    {
+                      currency: t.String(),
+                      deposits: t.Number(),
+                      reversals: t.Number(),
+                      net: t.Number(),
+                    },
+                    { title: 'DepositVolume' },
+                  ),
+                ),
+                rates: t.Object(
+                  {
+                    registration: t.Number({ description: 'registrations / unique clicks' }),
+                    kyc_approval: t.Number({ description: 'KYC approvals / registrations' }),
+                    first_deposit: t.Number({ description: 'first deposits / registrations' }),
+                    active_trader: t.Number({ description: 'active traders / registrations' }),
+                  },
+                  {
+                    title: 'AffiliateRates',
+                    description:
+                      'ratios 0..1 (more than 1 when a period holds later steps of earlier registrations)',
+                  },
+                ),
+                series: t.Object(
+                  { days: t.Array(t.String()) },
+                  {
+                    title: 'AffiliateSeries',
+                    additionalProperties: t.Array(Int()),
+                    description: 'per day: clicks and each conversion kind',
+                  },
+                ),
+              },
+              { title: 'AffiliateDashboard' },
+            ),
             ...errors(),
           },
           detail: doc(TAG, "The affiliate's funnel on this brand for a period", {
@@ -225,15 +239,18 @@ export const cabinetRoutes = (ctx: FunnelCtx, tokens: AffiliateTokens) => {
           response: {
             200: t.Object({
               rows: t.Array(
-                t.Object({
-                  id: Int(),
-                  code: t.String(),
-                  landing_path: t.String(),
-                  campaign: t.String(),
-                  active: t.Boolean(),
-                  path: t.String(),
-                  url: t.String({ description: 'the link to share, on the brand host' }),
-                }),
+                t.Object(
+                  {
+                    id: Int(),
+                    code: t.String(),
+                    landing_path: t.String(),
+                    campaign: t.String(),
+                    active: t.Boolean(),
+                    path: t.String(),
+                    url: t.String({ description: 'the link to share, on the brand host' }),
+                  },
+                  { title: 'AffiliateSharedLink' },
+                ),
               ),
             }),
             ...errors(),
@@ -262,14 +279,17 @@ export const cabinetRoutes = (ctx: FunnelCtx, tokens: AffiliateTokens) => {
           }),
           response: {
             200: PageOf(
-              t.Object({
-                ...Conversion.properties,
-                link_code: t.String(),
-                tracking: t.Record(t.String(), t.String(), {
-                  description:
-                    "what the affiliate's tracker set on the touch that won the customer: click_id, sub1..sub5, utm_*, campaign",
-                }),
-              }),
+              t.Object(
+                {
+                  ...Conversion.properties,
+                  link_code: t.String(),
+                  tracking: t.Record(t.String(), t.String(), {
+                    description:
+                      "what the affiliate's tracker set on the touch that won the customer: click_id, sub1..sub5, utm_*, campaign",
+                  }),
+                },
+                { title: 'AffiliateCabinetConversion' },
+              ),
             ),
             ...errors(),
           },
@@ -284,20 +304,23 @@ export const cabinetRoutes = (ctx: FunnelCtx, tokens: AffiliateTokens) => {
           ...textInput({ query: { ...RangeQuery, ...Paging } }),
           response: {
             200: PageOf(
-              t.Object({
-                id: Int(),
-                time: Int({ description: 'epoch seconds' }),
-                source: t.String({ description: 'page | click | install | registration' }),
-                link_code: t.String(),
-                landing_path: t.String(),
-                values: t.Record(t.String(), t.String(), {
-                  description: 'the values it carried: campaign, utm_*, sub1..sub5, click_id',
-                }),
-                unique: t.Boolean({ description: 'counted in unique_clicks' }),
-                suspect: t.Boolean({
-                  description: 'its address clicked like a script (a burst, rotating agents)',
-                }),
-              }),
+              t.Object(
+                {
+                  id: Int(),
+                  time: Int({ description: 'epoch seconds' }),
+                  source: t.String({ description: 'page | click | install | registration' }),
+                  link_code: t.String(),
+                  landing_path: t.String(),
+                  values: t.Record(t.String(), t.String(), {
+                    description: 'the values it carried: campaign, utm_*, sub1..sub5, click_id',
+                  }),
+                  unique: t.Boolean({ description: 'counted in unique_clicks' }),
+                  suspect: t.Boolean({
+                    description: 'its address clicked like a script (a burst, rotating agents)',
+                  }),
+                },
+                { title: 'AffiliateClick' },
+              ),
             ),
             ...errors(),
           },
