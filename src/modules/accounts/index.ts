@@ -77,6 +77,8 @@ export interface AccountsApi {
   /** Books closed trades' results as OP_TRADE ledger rows, in the closing transaction. */
   postTradeResultsTx: typeof postTradeResultsTx
   openAccount(input: OpenAccountInput): ReturnType<typeof openAccount>
+  /** The amount of one of an account's ledger rows (integer minor units, signed), or null. */
+  operationAmount(brandId: number, login: number, id: number): Promise<number | null>
   findGroup(brandId: number, name: string): Promise<GroupRecord | null>
   /** Sign-in: the account or customer with its password hash. */
   accountCredentials(brandId: number, login: number): ReturnType<typeof accountCredentials>
@@ -138,6 +140,14 @@ export const accountsModule = defineModule({
         work.after(`account:${login}`, () => ctx.accountsRead.invalidateAccount(login))
       },
       openAccount: (input) => openAccount(ctx, input),
+      operationAmount: async (brandId, login, id) => {
+        const o = schema.balanceOperations
+        const [row] = await ctx.db
+          .select({ amount: o.amount })
+          .from(o)
+          .where(and(eq(o.id, id), eq(o.login, login), eq(o.brandId, brandId)))
+        return row?.amount ?? null
+      },
       findGroup: async (brandId, name) =>
         (
           await ctx.db

@@ -1,7 +1,9 @@
 import { and, eq } from 'drizzle-orm'
 import { hashGeneratedSecret, hashPassword } from '../../kernel/auth/passwords'
 import { epochSeconds } from '../../kernel/clock'
+import type { Tx } from '../../kernel/db/client'
 import { isUniqueViolation } from '../../kernel/db/errors'
+import type { Work } from '../../kernel/db/unit-of-work'
 import { ApiError, invalid } from '../../kernel/http/errors'
 import type { AccountsCtx } from './context'
 import { leverageOptions } from './domain/leverage'
@@ -34,6 +36,11 @@ export interface OpenAccountInput {
   /** The password was generated (shown once): a fast hash, and the account must set its own first. */
   generatedPassword?: boolean
   createdBy: string
+  /**
+   * Runs in the account's own transaction once its login is known: a caller records the account with
+   * what it belongs to (a prop purchase), so that a crash cannot leave one without the other.
+   */
+  within?: (tx: Tx, work: Work, login: number) => Promise<void>
 }
 
 /**
@@ -116,6 +123,7 @@ export async function openAccount(ctx: AccountsCtx, input: OpenAccountInput) {
             comment: 'DEMO_INITIAL_DEPOSIT',
             createdBy: input.createdBy,
           })
+        await input.within?.(tx, work, login)
         const { passwordHash: _h, ...record } = account
         return {
           account: { ...record, balance: deposit ? group.defaultDeposit : 0 },

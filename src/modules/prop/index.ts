@@ -7,6 +7,7 @@ import type { PropCtx, PurchaseSteps } from './context'
 import { seedPropDemo } from './demo'
 import { evaluateAll } from './evaluator'
 import { PHASES_CHANGED, PropWatch } from './live'
+import { recoverPurchases } from './purchase-rollback'
 import { propManagerRoutes, propRoutes } from './routes'
 import * as schema from './schema'
 import { defaultSteps } from './steps'
@@ -58,6 +59,8 @@ export const propModule = defineModule({
       jobs: [
         // the day's work: snapshots, trading days, time limits, targets (also POST /cron/prop.evaluate)
         { name: 'prop.evaluate', every: 60_000, scope: 'cluster', run: () => evaluateAll(ctx, trading) },
+        // ends a purchase a crash left between steps, as if its next step had failed (4.19's rollbacks)
+        { name: 'prop.purchases.recover', every: 60_000, scope: 'cluster', run: () => recoverPurchases(ctx) },
       ],
       seedDemo: () => seedPropDemo(ctx),
     }

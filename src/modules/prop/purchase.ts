@@ -9,14 +9,13 @@ import { fromMinor } from '../accounts'
 import type { PropApiData, PropCtx } from './context'
 import { limitProblem, type PurchaseCounts, type PurchaseLimits } from './domain/limits'
 import { ProgramStep } from './domain/program'
-import { CHALLENGE, FAILURES, type FailedStep, failedOutcome, PHASE, PURCHASE } from './domain/purchase'
+import { CHALLENGE, FAILURES, type FailedStep, PHASE, PURCHASE } from './domain/purchase'
 import { localDay } from './domain/rules'
 import { PropPurchased } from './events'
 import { checkPayer } from './payer-check'
 import { programLimits } from './programs'
+import { advance, type PurchaseRow, rollBack } from './purchase-rollback'
 import { propPrograms, propPurchases } from './schema'
-
-type PurchaseRow = typeof propPurchases.$inferSelect
 
 const bad = (status: number, code: string, message: string) => new ApiError(status, code, message)
 
@@ -89,8 +88,10 @@ async function validate(
 
 /**
  * POST /prop/challenge/buy (4.14, 4.19). The purchase row is written first (unique per customer and
- * idempotency key: a repeat, even a concurrent one, gets that row); then each step commits on its own,
- * and a failed step requests exactly the rollbacks of 4.19 before the purchase takes its final status.
+ * idempotency key: a repeat, even a concurrent one, gets that row); then each step commits on its own
+ * with its record on the purchase (so the row always says what was done), and a failed step requests
+ * exactly the rollbacks of 4.19 before the purchase takes its final status. A crash between steps is
+ * ended the same way by the job prop.purchases.recover (purchase-rollback.ts).
  */
 export async function buy(
   ctx: PropCtx,
@@ -157,70 +158,31 @@ export async function buy(
     idempotency_key: key,
   })
   const price = fromMinor(v.program.priceMinor, v.program.currency)
-  const set = async (values: Partial<PurchaseRow>) => {
-    ;[purchase] = (await ctx.db
-      .update(propPurchases)
-      .set({ ...values, updatedAt: ctx.clock.now() })
-      .where(eq(propPurchases.id, purchase.id))
-      .returning()) as [PurchaseRow]
-  }
-  let login: number | null = null
-  let deposit = 0
-  const fail = async (step: FailedStep, cause: unknown) => {
-    const feeTaken = purchase.paymentOrder !== null
-    let rollbackFailed = false
-    for (const r of FAILURES[step].rollbacks)
-      try {
-        if (r === 'payment' && feeTaken)
-          await ctx.steps.refundFee(
-            brand.id,
-            body.payer_login,
-            v.program.priceMinor,
-            data('payment_rollback', login),
-          )
-        if (r === 'initial_balance' && login !== null && purchase.initialBalanceOrder !== null)
-          await ctx.steps.reverseInitialBalance(
-            brand.id,
-            login,
-            deposit,
-            data('initial_balance_rollback', login),
-          )
-      } catch (e) {
-        rollbackFailed = true
-        ctx.logger.log('error', 'prop purchase rollback failed', {
-          purchase: purchase.id,
-          rollback: r,
-          err: String(e),
-        })
-      }
-    const o = failedOutcome(step, feeTaken, rollbackFailed)
-    await set({
-      status: o.status,
-      paymentStatus: o.payment_status,
-      activationStatus: o.activation_status,
-      nextAction: o.next_action,
-      canRetry: o.can_retry ? 1 : 0,
-      canCancel: o.can_cancel ? 1 : 0,
-      failureReason: FAILURES[step].code,
-      comment: cause instanceof Error ? cause.message.slice(0, 200) : '',
-    })
-    const code = FAILURES[step].code
+  // each step records itself on the purchase in its own transaction (purchase-rollback.ts: advance)
+  const recorded =
+    (values: (made: number) => Partial<PurchaseRow>, unrecorded?: 'initialBalanceOrder') =>
+    async (tx: Tx, _work: unknown, made: number) => {
+      purchase = await advance(tx, purchase, values(made), ctx.clock.now(), unrecorded)
+    }
+  const fail = async (step: FailedStep, cause: unknown): Promise<never> => {
+    // what the purchase recorded decides the rollbacks; a recovery that took it first answers the same
+    await rollBack(ctx, purchase, step, cause instanceof Error ? cause.message : String(cause))
     throw bad(
       step === 'payment' ? 402 : 500,
-      code,
+      FAILURES[step].code,
       `purchase ${purchase.id} failed at ${step.replace('_', ' ')}`,
     )
   }
 
   if (v.program.priceMinor > 0) {
     try {
-      const order = await ctx.steps.takeFee(
+      await ctx.steps.takeFee(
         brand.id,
         body.payer_login,
         v.program.priceMinor,
         data('payment', null),
+        recorded((order) => ({ status: PURCHASE.paid, paymentStatus: 'paid', paymentOrder: order })),
       )
-      await set({ status: PURCHASE.paid, paymentStatus: 'paid', paymentOrder: order })
     } catch (e) {
       return fail('payment', e)
     }
@@ -228,27 +190,32 @@ export async function buy(
   const password = temporaryPassword()
   let account: Awaited<ReturnType<PropCtx['steps']['openAccount']>>
   try {
-    account = await ctx.steps.openAccount(brand.id, customerId, v.group.name, password)
-    login = account.login
-    await set({ status: PURCHASE.account_created, accountLogin: login })
+    account = await ctx.steps.openAccount(
+      brand.id,
+      customerId,
+      v.group.name,
+      password,
+      recorded((login) => ({ status: PURCHASE.account_created, accountLogin: login })),
+    )
   } catch (e) {
     return fail('account', e)
   }
-  deposit = v.group.defaultDeposit
   try {
-    const order = await ctx.steps.initialBalance(
+    await ctx.steps.initialBalance(
       brand.id,
       account.login,
-      deposit,
-      data('initial_balance', login),
+      v.group.defaultDeposit,
+      data('initial_balance', account.login),
+      recorded((order) => ({ initialBalanceOrder: order }), 'initialBalanceOrder'),
     )
-    await set({ initialBalanceOrder: order })
   } catch (e) {
     return fail('initial_balance', e)
   }
   const started = ctx.clock.now()
   let challengeId: number
   try {
+    // the challenge, its first phase, the purchase active and announced (affiliates consume
+    // prop.purchased): one transaction
     challengeId = await ctx.steps.createChallenge(
       {
         brandId: brand.id,
@@ -281,33 +248,32 @@ export async function buy(
         createdAt: started,
         updatedAt: started,
       },
+      async (tx, work, challenge) => {
+        purchase = await advance(
+          tx,
+          purchase,
+          {
+            status: PURCHASE.active,
+            paymentStatus: v.program.priceMinor > 0 ? 'paid' : 'not_required',
+            activationStatus: 'active',
+            nextAction: 'OPEN_CHALLENGE',
+            canRetry: 0,
+            canCancel: 0,
+          },
+          ctx.clock.now(),
+        )
+        work.emit(PropPurchased, brand.id, {
+          purchase_id: purchase.id,
+          customer_id: customerId,
+          program_id: v.program.id,
+          amount: price,
+          currency: v.program.currency,
+          challenge_id: challenge,
+        })
+      },
     )
   } catch (e) {
     return fail('challenge', e)
   }
-  // active, and announced (affiliates will consume prop.purchased), in one transaction
-  await ctx.uow.run(async (tx, work) => {
-    ;[purchase] = (await tx
-      .update(propPurchases)
-      .set({
-        status: PURCHASE.active,
-        paymentStatus: v.program.priceMinor > 0 ? 'paid' : 'not_required',
-        activationStatus: 'active',
-        nextAction: 'OPEN_CHALLENGE',
-        canRetry: 0,
-        canCancel: 0,
-        updatedAt: ctx.clock.now(),
-      })
-      .where(eq(propPurchases.id, purchase.id))
-      .returning()) as [PurchaseRow]
-    work.emit(PropPurchased, brand.id, {
-      purchase_id: purchase.id,
-      customer_id: customerId,
-      program_id: v.program.id,
-      amount: price,
-      currency: v.program.currency,
-      challenge_id: challengeId,
-    })
-  })
   return { purchase, challengeId, account, password }
 }

@@ -1,5 +1,5 @@
 import type { AccountsApi } from '../accounts'
-import type { PropApiData, PropCtx, PurchaseSteps } from './context'
+import type { PropApiData, PropCtx, PurchaseSteps, RecordStep } from './context'
 import { propChallenges, propPhases } from './schema'
 
 const op = (
@@ -16,6 +16,7 @@ const op = (
     key: string
     /** a rollback of an initial balance takes back what was given, whatever was traded since */
     allowNegative?: boolean
+    record?: RecordStep
   },
 ) =>
   ctx.uow.run(async (tx, work) => {
@@ -31,13 +32,15 @@ const op = (
       createdBy: 'prop',
       allowNegative: o.allowNegative,
     })
+    await o.record?.(tx, work, r.row.id)
     return r.row.id
   })
 
 export function defaultSteps(ctx: PropCtx, accounts: AccountsApi): PurchaseSteps {
   return {
-    takeFee: (brandId, login, amount, data) =>
+    takeFee: (brandId, login, amount, data, record) =>
       op(ctx, accounts, {
+        record,
         brandId,
         login,
         amountMinor: amount,
@@ -46,8 +49,9 @@ export function defaultSteps(ctx: PropCtx, accounts: AccountsApi): PurchaseSteps
         comment: 'PROP_CHALLENGE_PURCHASE',
         key: 'fee',
       }),
-    initialBalance: (brandId, login, amount, data) =>
+    initialBalance: (brandId, login, amount, data, record) =>
       op(ctx, accounts, {
+        record,
         brandId,
         login,
         amountMinor: amount,
@@ -77,7 +81,7 @@ export function defaultSteps(ctx: PropCtx, accounts: AccountsApi): PurchaseSteps
         key: `initial:${login}-rollback`,
         allowNegative: true,
       }),
-    async openAccount(brandId, customerId, group, password) {
+    async openAccount(brandId, customerId, group, password, record) {
       const { account, group: g } = await accounts.openAccount({
         brandId,
         customerId,
@@ -87,6 +91,7 @@ export function defaultSteps(ctx: PropCtx, accounts: AccountsApi): PurchaseSteps
         generatedPassword: true,
         comment: 'prop challenge',
         createdBy: 'prop',
+        within: record,
       })
       return {
         login: account.login,
@@ -97,10 +102,11 @@ export function defaultSteps(ctx: PropCtx, accounts: AccountsApi): PurchaseSteps
         customer_id: customerId,
       }
     },
-    createChallenge: (challenge, phase) =>
-      ctx.uow.run(async (tx) => {
+    createChallenge: (challenge, phase, record) =>
+      ctx.uow.run(async (tx, work) => {
         const [c] = await tx.insert(propChallenges).values(challenge).returning({ id: propChallenges.id })
         await tx.insert(propPhases).values({ ...phase, challengeId: c!.id })
+        await record(tx, work, c!.id)
         return c!.id
       }),
   }
