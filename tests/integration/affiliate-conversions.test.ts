@@ -42,8 +42,8 @@ const money = (customer_id: number, transaction_id: number, amount: number) => (
   login: 100001,
   method: 'card',
   provider: 'sandbox',
-  amount,
-  fee: 0,
+  amount_minor: Math.round(amount * 100),
+  fee_minor: 0,
   currency: 'USD',
 })
 const rows = async (customerId: number) =>

@@ -36,8 +36,8 @@ const deposit = (customer_id: number, transaction_id: number) =>
       login: 100001,
       method: 'card',
       provider: 'sandbox',
-      amount: 25,
-      fee: 0,
+      amount_minor: 2500,
+      fee_minor: 0,
       currency: 'USD',
     }),
   )

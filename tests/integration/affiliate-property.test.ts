@@ -48,8 +48,8 @@ async function emit(c: { id: number; login: number }, e: Ev) {
     login: c.login,
     method: 'card',
     provider: 'sandbox',
-    amount,
-    fee: 0,
+    amount_minor: Math.round(amount * 100),
+    fee_minor: 0,
     currency: 'USD',
   })
   if (e.kind === 'kyc') await send(KycApproved, { customer_id: c.id, status: 'approved', risk_level: 'low' })

@@ -37,29 +37,60 @@ describe('money', () => {
 })
 
 describe('margin snapshot', () => {
-  test('equity = balance + credit + floating; level = equity / margin * 100; 0 without margin', () => {
-    const m = marginSnapshot({
-      balance: 1000,
-      credit: 100,
-      floatingProfit: -50,
-      margin: 200,
+  test("money at the currency's own decimals: yen whole, bitcoin to the satoshi; the level a percentage", () => {
+    const figures = {
+      balance: 0.12345678,
+      credit: 0,
+      floatingProfit: 0.00000004,
+      margin: 0.01,
       commission: 0,
       storage: 0,
-    })!
-    expect(m).toMatchObject({ equity: 1050, margin_free: 850, margin_level: 525 })
-    expect(
-      marginSnapshot({ balance: 1, credit: 0, floatingProfit: 0, margin: 0, commission: 0, storage: 0 })!
-        .margin_level,
-    ).toBe(0)
-    expect(
-      marginSnapshot({
-        balance: Number.NaN,
-        credit: 0,
-        floatingProfit: 0,
-        margin: 0,
+    }
+    expect(marginSnapshot(figures, 'BTC')).toMatchObject({ equity: 0.12345682, margin_free: 0.11345682 })
+    expect(marginSnapshot(figures, 'USD')).toMatchObject({ equity: 0.12, margin_free: 0.11 })
+    const yen = marginSnapshot(
+      { ...figures, balance: 1_000_000, floatingProfit: -1234.6, margin: 33_333.4 },
+      'JPY',
+    )!
+    expect(yen).toMatchObject({
+      equity: 998_765,
+      margin: 33_333,
+      margin_free: 965_432,
+      margin_level: 2996.29,
+    })
+  })
+
+  test('equity = balance + credit + floating; level = equity / margin * 100; 0 without margin', () => {
+    const m = marginSnapshot(
+      {
+        balance: 1000,
+        credit: 100,
+        floatingProfit: -50,
+        margin: 200,
         commission: 0,
         storage: 0,
-      }),
+      },
+      'USD',
+    )!
+    expect(m).toMatchObject({ equity: 1050, margin_free: 850, margin_level: 525 })
+    expect(
+      marginSnapshot(
+        { balance: 1, credit: 0, floatingProfit: 0, margin: 0, commission: 0, storage: 0 },
+        'USD',
+      )!.margin_level,
+    ).toBe(0)
+    expect(
+      marginSnapshot(
+        {
+          balance: Number.NaN,
+          credit: 0,
+          floatingProfit: 0,
+          margin: 0,
+          commission: 0,
+          storage: 0,
+        },
+        'USD',
+      ),
     ).toBeNull()
   })
 })

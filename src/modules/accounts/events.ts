@@ -1,5 +1,6 @@
 import { z } from 'zod'
 import { defineTopic } from '../../kernel/events/topic'
+import { upgradeMajorFields } from './domain/money'
 
 /** A trading account was opened (self-service, staff or seed). */
 export const AccountCreated = defineTopic(
@@ -22,22 +23,30 @@ export const AccountUpdated = defineTopic(
 /** A balance or credit operation was posted to the ledger (deposits, withdrawals, credits, demo funding). */
 export const BalanceOperation = defineTopic(
   'account.balance_operation',
-  z.object({
-    id: z.number().int(),
-    login: z.number().int(),
-    op: z.string(),
-    ticket: z.number().int().nullable(),
-    amount: z.number(),
-    balance_after: z.number(),
-    credit_after: z.number(),
-    currency: z.string(),
-    reason: z.string(),
-    comment: z.string(),
-    api_data: z.record(z.string(), z.unknown()).nullable(),
-    idempotency_key: z.string().nullable(),
-    created_by: z.string(),
-    created_time: z.number().int(),
-  }),
+  // amounts in integer minor units of `currency`, signed (events written before carried major units)
+  z.preprocess(
+    upgradeMajorFields({
+      amount: 'amount_minor',
+      balance_after: 'balance_after_minor',
+      credit_after: 'credit_after_minor',
+    }),
+    z.object({
+      id: z.number().int(),
+      login: z.number().int(),
+      op: z.string(),
+      ticket: z.number().int().nullable(),
+      amount_minor: z.number().int(),
+      balance_after_minor: z.number().int(),
+      credit_after_minor: z.number().int(),
+      currency: z.string(),
+      reason: z.string(),
+      comment: z.string(),
+      api_data: z.record(z.string(), z.unknown()).nullable(),
+      idempotency_key: z.string().nullable(),
+      created_by: z.string(),
+      created_time: z.number().int(),
+    }),
+  ),
 )
 
 /** A customer registered (attribution will consume it). */

@@ -38,7 +38,14 @@ import { type AccountView, loadAccountView, loadAccountViewAs, requireMargin } f
 
 export type { Exposure, ExposureSource } from './context'
 export { type MarginSnapshot, marginSnapshot } from './domain/margin'
-export { currencyDecimals, fromMinor, roundToMinor, toMinor } from './domain/money'
+export {
+  currencyDecimals,
+  fromMinor,
+  roundToCurrency,
+  roundToMinor,
+  toMinor,
+  upgradeMajorFields,
+} from './domain/money'
 export * from './events'
 export type { Funds } from './funds'
 export type { BalanceOperationInput, TradeResultInput, TransferInput } from './ledger'

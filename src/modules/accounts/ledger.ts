@@ -51,6 +51,17 @@ export function operationView(row: OperationRow, currency: string) {
   }
 }
 
+/** A ledger row as `account.balance_operation` carries it: integer minor units with their currency. */
+export function operationEvent(row: OperationRow, currency: string) {
+  const { amount, balance_after, credit_after, ...rest } = operationView(row, currency)
+  return {
+    ...rest,
+    amount_minor: row.amount,
+    balance_after_minor: row.balanceAfter,
+    credit_after_minor: row.creditAfter,
+  }
+}
+
 /**
  * Posts one ledger row and moves the account total in the same transaction (DESIGN rules 3 and 4):
  * the total changes by a conditional UPDATE that refuses to go below zero, so two concurrent
@@ -123,7 +134,7 @@ export async function postOperationTx(ctx: AccountsCtx, tx: Tx, work: Work, inpu
       createdAt: now,
     })
     .returning()
-  work.emit(BalanceOperation, input.brandId, operationView(row, acct.currency))
+  work.emit(BalanceOperation, input.brandId, operationEvent(row, acct.currency))
   work.after(`account:${input.login}`, () => ctx.accountsRead.invalidateAccount(input.login))
   return { row, currency: acct.currency, idempotent: false }
 }

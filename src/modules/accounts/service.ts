@@ -92,11 +92,14 @@ export async function liveMargin(ctx: AccountsCtx, view: AccountView): Promise<M
   const cur = view.group.currency
   const e = await ctx.exposure(view.account, view.group)
   if (!e) return null
-  return marginSnapshot({
-    balance: fromMinor(view.account.balance, cur),
-    credit: fromMinor(view.account.credit, cur),
-    ...e,
-  })
+  return marginSnapshot(
+    {
+      balance: fromMinor(view.account.balance, cur),
+      credit: fromMinor(view.account.credit, cur),
+      ...e,
+    },
+    cur,
+  )
 }
 
 export async function requireMargin(ctx: AccountsCtx, view: AccountView): Promise<MarginSnapshot> {

@@ -1,6 +1,6 @@
 import type { Tx } from '../../kernel/db/client'
 import type { Consumer, DeliveredEvent, Topic } from '../../kernel/events/topic'
-import { CustomerRegistered, toMinor } from '../accounts'
+import { CustomerRegistered } from '../accounts'
 import { CashierCredited, CashierReversed } from '../cashier'
 import { KycApproved } from '../kyc'
 import { TradeClosed, TradeStoppedOut } from '../trading'
@@ -31,9 +31,6 @@ function factConsumer<T>(
     },
   }
 }
-
-const money = (p: { amount: number; currency: string }) =>
-  toMinor(Math.abs(p.amount), p.currency) ?? Math.round(Math.abs(p.amount) * 100)
 
 export function affiliateConsumers(ctx: AffiliateCtx): Consumer<any>[] {
   const byCustomer = (p: { customer_id: number }) => referralOf(ctx, p.customer_id)
@@ -66,7 +63,7 @@ export function affiliateConsumers(ctx: AffiliateCtx): Consumer<any>[] {
     factConsumer(ctx, 'deposit-credited', CashierCredited, byCustomer, (e) => ({
       kind: 'deposit',
       reference: String(e.payload.transaction_id),
-      valueMinor: money(e.payload),
+      valueMinor: Math.abs(e.payload.amount_minor),
       currency: e.payload.currency,
       volume: 0,
       eventTime: e.createdAt,
@@ -74,7 +71,7 @@ export function affiliateConsumers(ctx: AffiliateCtx): Consumer<any>[] {
     factConsumer(ctx, 'deposit-reversed', CashierReversed, byCustomer, (e) => ({
       kind: 'reversal',
       reference: String(e.payload.transaction_id),
-      valueMinor: money(e.payload),
+      valueMinor: Math.abs(e.payload.amount_minor),
       currency: e.payload.currency,
       volume: 0,
       eventTime: e.createdAt,

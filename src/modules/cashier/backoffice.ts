@@ -7,6 +7,7 @@ import { WithdrawalPaid } from './events'
 import { cashierInbox, cashierMethods, cashierOverrides, cashierTransactions } from './schema'
 import {
   credit,
+  money,
   move,
   pageOf,
   releaseHold,
@@ -228,17 +229,7 @@ export const markPaid = (ctx: CashierCtx, brandId: number, staffId: number, id: 
   act(ctx, brandId, id, 'mark it paid', (row, now) =>
     ctx.uow.run(async (tx, work) => {
       const r = await move(tx, row, 'paid', staff(staffId), now, {}, note || 'paid')
-      if (r)
-        work.emit(WithdrawalPaid, r.brandId, {
-          transaction_id: r.id,
-          customer_id: r.customerId,
-          login: r.login,
-          method: r.method,
-          provider: r.provider,
-          amount: fromMinor(r.amount, r.currency),
-          fee: fromMinor(r.fee, r.currency),
-          currency: r.currency,
-        })
+      if (r) work.emit(WithdrawalPaid, r.brandId, money(r))
       return r
     }),
   )

@@ -12,7 +12,7 @@ import { COUNTING, feeOf, STATUS, type StatusName } from './domain/status'
 import { WithdrawalRequested } from './events'
 import type { NextStep } from './providers/port'
 import { cashierMethods, cashierOverrides, cashierTransactions } from './schema'
-import { move, pageOf, record, txNotFound, txView, viewOf } from './transactions'
+import { money, move, pageOf, record, txNotFound, txView, viewOf } from './transactions'
 
 const methodOf = (r: typeof cashierMethods.$inferSelect): MethodConfig => ({
   code: r.code,
@@ -351,16 +351,7 @@ export async function requestWithdrawal(
       createdBy: `customer:${customer.id}`,
     })
     const moved = await move(tx, r, 'route', 'system', now, {}, 'funds held; waiting for approval')
-    work.emit(WithdrawalRequested, brand.id, {
-      transaction_id: r.id,
-      customer_id: customer.id,
-      login: input.login,
-      method: m.code,
-      provider: m.provider,
-      amount: input.amount,
-      fee: fromMinor(r.fee, currency),
-      currency,
-    })
+    work.emit(WithdrawalRequested, brand.id, money(r))
     return moved!
   })
   return { transaction: await viewOf(ctx, row.id), idempotent: false }

@@ -152,14 +152,15 @@ export async function move(
   return r
 }
 
-const money = (r: TxRow) => ({
+/** A transaction as its events carry it: amounts in integer minor units with their currency. */
+export const money = (r: TxRow) => ({
   transaction_id: r.id,
   customer_id: r.customerId,
   login: r.login,
   method: r.method,
   provider: r.provider,
-  amount: fromMinor(r.amount, r.currency),
-  fee: fromMinor(r.fee, r.currency),
+  amount_minor: r.amount,
+  fee_minor: r.fee,
   currency: r.currency,
 })
 
@@ -262,7 +263,7 @@ export async function reverse(
   work.emit(CashierReversed, r.brandId, {
     ...money(done),
     status: statusName(r.status),
-    ...(shortMinor > 0 ? { shortfall } : {}),
+    ...(shortMinor > 0 ? { shortfall_minor: shortMinor } : {}),
   })
   return done
 }

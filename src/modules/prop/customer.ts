@@ -2,7 +2,7 @@ import { and, asc, desc, eq, inArray } from 'drizzle-orm'
 import type { Session } from '../../kernel/auth/session'
 import type { Brand } from '../../kernel/brand/registry'
 import { ApiError } from '../../kernel/http/errors'
-import { fromMinor } from '../accounts'
+import { fromMinor, roundToCurrency } from '../accounts'
 import type { PropCtx } from './context'
 import { limitProblem } from './domain/limits'
 import { ProgramStep } from './domain/program'
@@ -99,7 +99,7 @@ export async function preview(
     price,
     currency: program.currency,
     payer_balance_after:
-      balance !== null && !payer.problem ? Math.round((balance - price) * 100) / 100 : null,
+      balance !== null && !payer.problem ? roundToCurrency(balance - price, program.currency) : null,
     first_account: first
       ? {
           group: first.name,

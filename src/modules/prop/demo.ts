@@ -1,4 +1,5 @@
 import { brands } from '../../kernel/brand/schema'
+import { roundToMinor } from '../accounts'
 import type { PropCtx } from './context'
 import type { ProgramStep } from './domain/program'
 import { PhaseRules } from './domain/rules'
@@ -79,7 +80,7 @@ export async function seedPropDemo(ctx: PropCtx) {
         brandId: demo.id,
         name: p.name,
         description: p.description,
-        priceMinor: Math.round(p.price * 100),
+        priceMinor: roundToMinor(p.price, 'USD'),
         currency: 'USD',
         active: 1,
         timeZone: 'Europe/Prague',

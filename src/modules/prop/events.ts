@@ -1,5 +1,6 @@
 import { z } from 'zod'
 import { defineTopic } from '../../kernel/events/topic'
+import { upgradeMajorFields } from '../accounts'
 
 const Phase = z.object({
   login: z.number().int(),
@@ -12,14 +13,18 @@ const Phase = z.object({
 /** A purchase became active (affiliates will consume it). */
 export const PropPurchased = defineTopic(
   'prop.purchased',
-  z.object({
-    purchase_id: z.number().int(),
-    customer_id: z.number().int(),
-    program_id: z.number().int(),
-    amount: z.number(),
-    currency: z.string(),
-    challenge_id: z.number().int(),
-  }),
+  // the fee in integer minor units of `currency` (events written before carried major units)
+  z.preprocess(
+    upgradeMajorFields({ amount: 'amount_minor' }),
+    z.object({
+      purchase_id: z.number().int(),
+      customer_id: z.number().int(),
+      program_id: z.number().int(),
+      amount_minor: z.number().int(),
+      currency: z.string(),
+      challenge_id: z.number().int(),
+    }),
+  ),
 )
 /** A loss limit or the time limit ended a phase: the challenge failed. Money in major units. */
 export const PropBreached = defineTopic(

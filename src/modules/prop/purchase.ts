@@ -5,7 +5,6 @@ import type { Tx } from '../../kernel/db/client'
 import { isUniqueViolation } from '../../kernel/db/errors'
 import { ApiError } from '../../kernel/http/errors'
 import { assertSameRequest, fingerprint } from '../../kernel/http/idempotency'
-import { fromMinor } from '../accounts'
 import type { PropApiData, PropCtx } from './context'
 import { limitProblem, type PurchaseCounts, type PurchaseLimits } from './domain/limits'
 import { ProgramStep } from './domain/program'
@@ -157,7 +156,6 @@ export async function buy(
     challenge_login: login,
     idempotency_key: key,
   })
-  const price = fromMinor(v.program.priceMinor, v.program.currency)
   // each step records itself on the purchase in its own transaction (purchase-rollback.ts: advance)
   const recorded =
     (values: (made: number) => Partial<PurchaseRow>, unrecorded?: 'initialBalanceOrder') =>
@@ -266,7 +264,7 @@ export async function buy(
           purchase_id: purchase.id,
           customer_id: customerId,
           program_id: v.program.id,
-          amount: price,
+          amount_minor: v.program.priceMinor,
           currency: v.program.currency,
           challenge_id: challenge,
         })

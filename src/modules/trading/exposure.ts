@@ -1,4 +1,11 @@
-import { type AccountRecord, type Exposure, fromMinor, type GroupRecord, marginSnapshot } from '../accounts'
+import {
+  type AccountRecord,
+  type Exposure,
+  fromMinor,
+  type GroupRecord,
+  marginSnapshot,
+  roundToCurrency,
+} from '../accounts'
 import { type GroupSymbol, type GroupSymbols, type Quote, type QuoteLookup, quoteForGroup } from '../market'
 import type { TradingCtx } from './context'
 import { isBuy, marginInAccount, profitInAccount } from './domain/formulas'
@@ -88,7 +95,7 @@ export function sumExposure(priced: PricedPosition[], currency: string): Exposur
     e.commission += fromMinor(p.order.commission, currency)
     e.storage += fromMinor(p.order.storage, currency)
   }
-  e.floatingProfit = Math.round(e.floatingProfit * 100) / 100
+  e.floatingProfit = roundToCurrency(e.floatingProfit, currency)
   return e
 }
 
@@ -112,7 +119,7 @@ export function holdingsExposure(
     e.commission += fromMinor(h.commission, group.currency)
     e.storage += fromMinor(h.storage, group.currency)
   }
-  e.floatingProfit = Math.round(e.floatingProfit * 100) / 100
+  e.floatingProfit = roundToCurrency(e.floatingProfit, group.currency)
   return e
 }
 
@@ -126,11 +133,14 @@ export function marginOf(
   const e = holdingsExposure(p, a.leverage, group, holdings)
   return (
     e &&
-    marginSnapshot({
-      balance: fromMinor(a.balance, group.currency),
-      credit: fromMinor(a.credit, group.currency),
-      ...e,
-    })
+    marginSnapshot(
+      {
+        balance: fromMinor(a.balance, group.currency),
+        credit: fromMinor(a.credit, group.currency),
+        ...e,
+      },
+      group.currency,
+    )
   )
 }
 

@@ -5,7 +5,7 @@ import type { Committer } from '../../kernel/db/group-commit'
 import { type KeysetPosition, olderThan } from '../../kernel/db/keyset'
 import { readOrNothing, readSkippingBadRows } from '../../kernel/db/tolerant'
 import { ApiError, invalid } from '../../kernel/http/errors'
-import { type AccountRecord, type GroupRecord, roundToMinor } from '../accounts'
+import { type AccountRecord, type GroupRecord, roundToCurrency, roundToMinor } from '../accounts'
 import { isTradingOpen } from '../market'
 import type { Closed, CloseRequest } from './close-commit'
 import type { TradingCtx } from './context'
@@ -524,7 +524,7 @@ export async function listActive(ctx: TradingServices, brand: Brand, session: Se
       return orderView(
         o,
         group.currency,
-        p && { profit: Math.round(p.profit * 100) / 100, closePrice: p.closePrice },
+        p && { profit: roundToCurrency(p.profit, group.currency), closePrice: p.closePrice },
       )
     }),
     orders: active.filter((o) => o.state === 'pending').map((o) => orderView(o, group.currency)),

@@ -1,3 +1,5 @@
+import { roundToCurrency } from './money'
+
 /** Figures of an account in its currency (major units). */
 export interface MarginInputs {
   balance: number
@@ -23,15 +25,17 @@ const round2 = (x: number) => Math.round(x * 100) / 100
  * floating result); margin_level = equity / margin * 100, 0 without margin. Null when any figure is not a
  * finite number, which the sign-in route reports as INVALID_MARGIN_LEVEL.
  */
-export function marginSnapshot(i: MarginInputs): MarginSnapshot | null {
+export function marginSnapshot(i: MarginInputs, currency: string): MarginSnapshot | null {
   const values = [i.balance, i.credit, i.floatingProfit, i.margin, i.commission, i.storage]
   if (!values.every(Number.isFinite) || i.margin < 0) return null
-  const equity = round2(i.balance + i.credit + i.floatingProfit + i.commission + i.storage)
+  // money at the currency's own decimals (0 for JPY, 8 for BTC); the level is a percentage
+  const money = (x: number) => roundToCurrency(x, currency)
+  const equity = money(i.balance + i.credit + i.floatingProfit + i.commission + i.storage)
   return {
     ...i,
     equity,
-    margin: round2(i.margin),
-    margin_free: round2(equity - i.margin),
+    margin: money(i.margin),
+    margin_free: money(equity - i.margin),
     margin_level: i.margin > 0 ? round2((equity / i.margin) * 100) : 0,
   }
 }

@@ -29,6 +29,29 @@ export function decimalsOf(x: number): number {
 
 export const fromMinor = (minor: number, currency: string) => minor / 10 ** currencyDecimals(currency)
 
+/** A computed amount in major units rounded to its currency's minor unit (2 decimals for USD, 0 for JPY, 8 for BTC). */
+export const roundToCurrency = (amount: number, currency: string) =>
+  fromMinor(roundToMinor(amount, currency), currency)
+
+/**
+ * Reads an event payload written before its amounts were integer minor units (issue 42): each legacy
+ * major field becomes its `_minor` field at its currency's decimals (`currency` of the payload). One in
+ * the current shape passes unchanged. For `z.preprocess` in the schemas of the topics that changed.
+ */
+export function upgradeMajorFields(fields: Record<string, string>) {
+  return (value: unknown) => {
+    if (!value || typeof value !== 'object' || Array.isArray(value)) return value
+    const v: Record<string, unknown> = { ...value }
+    const currency = typeof v.currency === 'string' ? v.currency : ''
+    for (const [major, minor] of Object.entries(fields))
+      if (typeof v[major] === 'number' && v[minor] === undefined) {
+        v[minor] = roundToMinor(v[major] as number, currency)
+        delete v[major]
+      }
+    return v
+  }
+}
+
 /** A computed amount (profit, swap, commission) rounded half away from zero to integer minor units. */
 export function roundToMinor(amount: number, currency: string): number {
   const scaled = amount * 10 ** currencyDecimals(currency)

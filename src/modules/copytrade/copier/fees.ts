@@ -1,7 +1,7 @@
 import { and, eq, inArray, sql } from 'drizzle-orm'
 import type { Tx } from '../../../kernel/db/client'
 import type { Consumer, DeliveredEvent, PayloadOf } from '../../../kernel/events/topic'
-import { BalanceOperation, currencyDecimals, toMinor } from '../../accounts'
+import { BalanceOperation, currencyDecimals } from '../../accounts'
 import type { CopyCtx } from '../context'
 import { hwmAfterDeposit, hwmAfterWithdrawal, managementFee, performanceFee } from '../domain/fees'
 import { REWARD, REWARD_NAMES } from '../domain/rewards'
@@ -173,7 +173,7 @@ export async function applyFlowTx(
         inArray(copySubscriptions.status, [SUB_STATUS.ACTIVE, SUB_STATUS.PAUSED]),
       ),
     )
-  const amount = Math.abs(toMinor(p.amount, p.currency) ?? 0)
+  const amount = Math.abs(p.amount_minor)
   const ids: number[] = []
   for (const sub of subs) {
     // a flow before the subscription is in its start balance
