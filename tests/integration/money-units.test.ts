@@ -2,8 +2,11 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { and, eq } from 'drizzle-orm'
 import { outbox } from '../../src/kernel/events/schema'
+import { AccountsPort } from '../../src/modules/accounts'
 import { conversionFacts } from '../../src/modules/affiliate/schema'
 import { CashierCredited } from '../../src/modules/cashier'
+import { DEV_CASHIER_SECRETS } from '../../src/modules/cashier/config'
+import { sandboxEvent, signSandbox } from '../../src/modules/cashier/providers/sandbox'
 import { makeTestApp, type TestApp } from '../support/app'
 
 /**
@@ -22,11 +25,8 @@ const logins: Record<'JPY' | 'BTC', number> = { JPY: 0, BTC: 0 }
 beforeAll(async () => {
   t = await makeTestApp()
   manager = await t.staffToken()
-  const referred = await t.ctx.db
-    .select({ customerId: conversionFacts.customerId })
-    .from(conversionFacts)
-    .where(and(eq(conversionFacts.brandId, 1), eq(conversionFacts.kind, 'registration')))
-  customerId = referred[0]!.customerId
+  // a customer the demo partner referred (affiliate demo: its registration is a conversion fact)
+  customerId = (await t.ports.get(AccountsPort).customerByEmail(1, 'demo-referred-1@example.com'))!.id
   for (const currency of ['JPY', 'BTC'] as const) {
     const group = await t.request('POST', '/manager/groups', {
       token: manager,
@@ -121,4 +121,86 @@ describe('integer minor units in every money event, any currency', () => {
     })
     expect(dead.json.rows.filter((r: { topic: string }) => r.topic === CashierCredited.name)).toEqual([])
   })
+
+  for (const [currency, amount, minor] of [
+    ['JPY', 5432, 5432],
+    ['BTC', 0.015, 1_500_000],
+  ] as const)
+    test(`a ${currency} deposit through the cashier: credited, and counted by the affiliate ledger in ${currency}'s minor unit`, async () => {
+      const finance = await t.staffToken(2, 'admin-pass-1')
+      const method = await t.request('PUT', '/manager/cashier/methods/card', {
+        token: finance,
+        body: {
+          provider: 'sandbox',
+          title: 'Card',
+          deposit: true,
+          withdrawal: true,
+          currencies: ['USD', 'EUR', 'GBP', 'JPY', 'BTC'],
+          min_amount: 0,
+          max_amount: 1_000_000,
+          enabled: true,
+        },
+      })
+      expect(method.status).toBe(200)
+      // deposits before KYC are capped per currency: this brand's cap for JPY and BTC
+      const kyc = (await t.request('GET', '/manager/kyc/settings', { token: manager })).json
+      const limits = { ...kyc.tiers.deposit_limit_unverified, JPY: 1_000_000, BTC: 1 }
+      const saved = await t.request('PUT', '/manager/kyc/settings', {
+        token: manager,
+        body: { ...kyc, tiers: { ...kyc.tiers, deposit_limit_unverified: limits } },
+      })
+      if (saved.status !== 200) console.log(saved.text)
+      expect(saved.status).toBe(200)
+      const customer = await t.customerToken('demo-referred-1@example.com', 'referred-pass-1')
+      const login = logins[currency]
+      const before = (await t.request('GET', `/manager/accounts/${login}`, { token: manager })).json.balance
+      const deposit = await t.request('POST', '/cashier/deposit', {
+        token: customer,
+        body: { login, method: 'card', amount },
+      })
+      expect(deposit.status).toBe(200)
+      const token = /\/cashier\/sandbox\/pay\/([0-9a-f]+)/.exec(deposit.json.next.url)![1]
+      // the provider's signed webhook, as the sandbox sends it once paid (amounts in minor units)
+      const body = sandboxEvent(`evt-${token}`, 'payment.succeeded', {
+        token: token!,
+        reference: String(deposit.json.transaction.id),
+        amount: minor,
+        currency,
+      })
+      const signature = signSandbox(
+        DEV_CASHIER_SECRETS.Demo!.sandbox![0]!,
+        body,
+        Math.floor(Date.now() / 1000),
+      )
+      const hook = await t.request('POST', '/cashier/webhook/sandbox', {
+        body,
+        headers: { 'content-type': 'application/json', 'sandbox-signature': signature },
+      })
+      expect(hook.status).toBe(200)
+      let status = ''
+      for (let i = 0; i < 100 && status !== 'credited'; i++) {
+        await t.settle()
+        const rows = (await t.request('GET', `/cashier/transactions?login=${login}`, { token: customer }))
+          .json.rows
+        status = rows.find((r: { id: number }) => r.id === deposit.json.transaction.id)?.status_name ?? ''
+        if (status !== 'credited') await Bun.sleep(20)
+      }
+      expect(status).toBe('credited')
+      expect((await t.request('GET', `/manager/accounts/${login}`, { token: manager })).json.balance).toBe(
+        Number((before + amount).toFixed(8)),
+      )
+      const credited = (await payloads('cashier.credited')).filter((p) => p.login === login).at(-1)!
+      expect(credited).toMatchObject({ amount_minor: minor, fee_minor: 0, currency })
+      await t.settle()
+      const [fact] = await t.ctx.db
+        .select()
+        .from(conversionFacts)
+        .where(
+          and(
+            eq(conversionFacts.customerId, customerId),
+            eq(conversionFacts.reference, String(deposit.json.transaction.id)),
+          ),
+        )
+      expect(fact).toMatchObject({ kind: 'deposit', valueMinor: minor, currency })
+    })
 })
