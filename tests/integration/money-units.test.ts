@@ -14,7 +14,8 @@ import { makeTestApp, type TestApp } from '../support/app'
  * their currency, whatever the currency's decimals (JPY none, BTC eight); views alone show major units;
  * an event written in the earlier shape (major units) is read as the current one at its currency's
  * decimals. Through accounts (the ledger event), cashier and affiliate conversions (a referred customer's
- * deposits), with JPY and BTC accounts of a referred demo customer.
+ * deposits), prop (a program priced in JPY or BTC) and copy trading (a JPY or BTC follower paying a USD
+ * master), with JPY and BTC accounts of a referred demo customer.
  */
 
 let t: TestApp
@@ -202,5 +203,134 @@ describe('integer minor units in every money event, any currency', () => {
           ),
         )
       expect(fact).toMatchObject({ kind: 'deposit', valueMinor: minor, currency })
+    })
+})
+
+describe('prop: a program priced in JPY or BTC', () => {
+  for (const [currency, price, minor] of [
+    ['JPY', 5000, 5000],
+    ['BTC', 0.001, 100_000],
+  ] as const)
+    test(`the fee taken and announced in ${currency}'s minor unit`, async () => {
+      // the evaluation phase trades a DEMO account in the program's currency
+      const group = await t.request('POST', '/manager/groups', {
+        token: manager,
+        body: {
+          name: `prop\\eval\\${currency}`,
+          account_mode: 'DEMO',
+          currency,
+          leverage: 100,
+          default_deposit: currency === 'JPY' ? 1_000_000 : 1,
+          self_service: 0,
+        },
+      })
+      if (group.status !== 200) console.log(group.text)
+      expect(group.status).toBe(200)
+      const program = await t.request('POST', '/manager/prop/programs', {
+        token: manager,
+        body: {
+          name: `Units ${currency}`,
+          price,
+          currency,
+          active: true,
+          steps: [
+            {
+              account_group: `prop\\eval\\${currency}`,
+              phase_type: 0,
+              rules: { profit_target_pct: 10, daily_loss_pct: 5, total_loss_pct: 10 },
+            },
+          ],
+        },
+      })
+      if (program.status !== 200) console.log(program.text)
+      expect(program.status).toBe(200)
+      const customer = await t.customerToken('demo-referred-1@example.com', 'referred-pass-1')
+      const payer = logins[currency]
+      const before = (await t.request('GET', `/manager/accounts/${payer}`, { token: manager })).json.balance
+      const buy = await t.request('POST', '/prop/challenge/buy', {
+        token: customer,
+        body: { program_id: program.json.id, payer_login: payer },
+      })
+      if (buy.status !== 200) console.log(buy.text)
+      expect(buy.status).toBe(200)
+      expect(buy.json.purchase).toMatchObject({ amount: price, currency })
+      const after = (await t.request('GET', `/manager/accounts/${payer}`, { token: manager })).json.balance
+      expect(after).toBe(Number((before - price).toFixed(8)))
+      const fee = (await payloads('account.balance_operation'))
+        .filter((p) => p.login === payer && p.comment === 'PROP_CHALLENGE_PURCHASE')
+        .at(-1)!
+      expect(fee).toMatchObject({ amount_minor: -minor, currency })
+      const purchased = (await payloads('prop.purchased')).at(-1)!
+      expect(purchased).toMatchObject({ purchase_id: buy.json.purchase.id, amount_minor: minor, currency })
+    })
+})
+
+describe('copy trading: a JPY or BTC follower pays a USD master', () => {
+  // the follower's currency per USD, and the quote that makes it
+  for (const [currency, tick, perUsd] of [
+    ['JPY', { symbol: 'USDJPY', bid: 150, ask: 150.02 }, 150],
+    ['BTC', { symbol: 'BTCUSD', bid: 43_000, ask: 43_030 }, 1e8 / 43_000],
+  ] as const)
+    test(`the subscription fee leaves the follower in ${currency}'s minor unit and reaches the master in cents`, async () => {
+      const demo = await t.customerToken()
+      const dealer = await t.staffToken(3, 'dealer-pass-1')
+      const demoId = (await t.request('GET', '/customer/me', { token: demo })).json.id
+      expect(
+        (await t.request('POST', '/market/quotes', { token: dealer, body: { ticks: [tick] } })).status,
+      ).toBe(200)
+      const masterLogin = (
+        await t.request('POST', '/manager/accounts', {
+          token: manager,
+          body: { group: 'real\\USD', password: 'units-pass-1', customer_id: demoId },
+        })
+      ).json.login as number
+      const master = await t.request('POST', '/copytrade/master', {
+        token: demo,
+        body: {
+          login: masterLogin,
+          name: `Units ${currency}`,
+          reward_policy: { reward_type: 0, amount: 30, period_days: 30 },
+          allowed_follower_modes: 2,
+          public: 1,
+        },
+      })
+      expect(master.status).toBe(200)
+      const follower = await t.customerToken('demo-referred-1@example.com', 'referred-pass-1')
+      const login = logins[currency]
+      // enough for the fee (the prop purchase above spent some of it)
+      await t.request('POST', `/manager/accounts/${login}/balance`, {
+        token: manager,
+        body: { type: 'deposit', amount: currency === 'JPY' ? 100_000 : 1, comment: 'units' },
+      })
+      await t.settle()
+      await t.request('POST', '/copytrade/follower', { token: follower, body: { login } })
+      const sub = await t.request('POST', '/copytrade/subscription', {
+        token: follower,
+        body: { follower_login: login, master_id: master.json.id },
+      })
+      expect(sub.status).toBe(200)
+      const before = (await t.request('GET', `/manager/accounts/${login}`, { token: manager })).json.balance
+      await t.settle()
+      await t.runJob('copytrade.settle')
+      await t.settle()
+      const rewards = (
+        await t.request('GET', `/copytrade/subscription/${sub.json.id}/rewards`, { token: follower })
+      ).json.rows
+      expect(rewards).toMatchObject([
+        { reward_name: 'SUBSCRIPTION_FEE', base: 30, currency, payout_currency: 'USD', status: 'settled' },
+      ])
+      const ops = await payloads('account.balance_operation')
+      const out = ops.filter((p) => p.login === login && p.reason === 'TR_REASON_COPY_REWARD').at(-1)!
+      const into = ops.filter((p) => p.login === masterLogin && p.reason === 'TR_REASON_COPY_REWARD').at(-1)!
+      // (fields read one by one: bun's toMatchObject with an asymmetric matcher writes it into the object)
+      expect(out.currency).toBe(currency)
+      expect(Number.isInteger(out.amount_minor)).toBe(true)
+      expect(Math.abs(-(out.amount_minor as number) / 30 / perUsd - 1)).toBeLessThan(0.01)
+      // converted back to cents at the other side of the quote: whole cents
+      expect(into.currency).toBe('USD')
+      expect(Number.isInteger(into.amount_minor)).toBe(true)
+      expect(Math.abs((into.amount_minor as number) - 3000)).toBeLessThanOrEqual(3)
+      const after = (await t.request('GET', `/manager/accounts/${login}`, { token: manager })).json.balance
+      expect(after).toBeCloseTo(before + (out.amount_minor as number) / (currency === 'JPY' ? 1 : 1e8), 8)
     })
 })
