@@ -1,0 +1,62 @@
+import { and, eq } from 'drizzle-orm'
+import { ApiError } from '../../../kernel/http/errors'
+import { TradeCancelled } from '../events'
+import { refreshAfterCommit } from '../execution'
+import { priorRequest, recordRequest, tradeKey } from '../idempotency'
+import { orders } from '../schema'
+import { tradeEvent } from '../views'
+import {
+  type Actor,
+  actorName,
+  actorOrder,
+  orderContext,
+  refresh,
+  refuseManual,
+  replayed,
+  type TradingServices,
+} from './shared'
+
+/** DELETE /trade/cancel: cancels a pending order of the session's login. */
+export async function cancelOrder(
+  ctx: TradingServices,
+  brandId: number,
+  actor: Actor,
+  input: { order: number },
+  idempotencyKey?: string,
+) {
+  const fail = (m: string) => new ApiError(401, 'CANCEL_PENDING_TRADE_ERROR', m)
+  const found = await actorOrder(ctx, brandId, actor, input.order)
+  if (found.kind !== 'ok') throw fail(`order ${input.order} not found`)
+  const key = tradeKey(idempotencyKey, 'cancel', input)
+  if (await priorRequest(ctx.db, found.order.login, key)) return replayed({ data: 'ok' as const })
+  if (found.order.state !== 'pending')
+    throw fail(`order ${input.order} is not a pending order (state ${found.order.state})`)
+  await refuseManual(ctx, actor, found.order.login, 'cancel', found.order.ticket)
+  const oc = await orderContext(ctx, brandId, found.order)
+  if (!oc) throw fail(`order ${input.order} not found`)
+  const now = ctx.clock.now()
+  const done = await ctx.uow.run(async (tx, work) => {
+    if (await priorRequest(tx, found.order.login, key)) return { replay: true as const }
+    const [r] = await tx
+      .update(orders)
+      .set({ state: 'cancelled', closeTime: now, closeReason: 'client', updatedAt: now, origin: ctx.origin })
+      .where(and(eq(orders.ticket, input.order), eq(orders.state, 'pending')))
+      .returning()
+    if (r) {
+      await recordRequest(tx, {
+        login: r.login,
+        key,
+        kind: 'cancel',
+        ticket: r.ticket,
+        actor: actorName(actor),
+        now,
+      })
+      work.emit(TradeCancelled, brandId, { ...tradeEvent(r, oc.group.currency), reason: 'client' })
+      refreshAfterCommit(work, refresh(ctx), r)
+    }
+    return { row: r }
+  })
+  if ('replay' in done) return replayed({ data: 'ok' as const })
+  if (!done.row) throw fail(`order ${input.order} was filled or cancelled meanwhile`)
+  return { data: 'ok' as const }
+}

@@ -1,0 +1,105 @@
+import { ApiError } from '../../../kernel/http/errors'
+import { checkVolume } from '../domain/checks'
+import { isBuy } from '../domain/formulas'
+import { priorRequest, tradeKey } from '../idempotency'
+import type { OrderRow } from '../positions'
+import {
+  type Actor,
+  actorName,
+  actorOrder,
+  orderContext,
+  readOnly,
+  refuseManual,
+  replayed,
+  type TradeKeyValue,
+  type TradingServices,
+  tradableSymbol,
+} from './shared'
+
+/**
+ * Closes a position (all or `volume`) at the group's current quote, through the group commit of closes
+ * (close-commit.ts). Used by the close and group-close routes and the write port; with a key, recorded in
+ * the closing transaction. Null when the key had closed it before (a repeat: nothing done).
+ */
+export async function closePosition(
+  ctx: TradingServices,
+  brandId: number,
+  o: OrderRow,
+  volume: number | undefined,
+  reason: 'client' | 'group_close',
+  comment?: string,
+  request?: { key: TradeKeyValue; actor: string },
+) {
+  const fail = (m: string) => new ApiError(500, 'TRADE_ERROR', m)
+  const oc = await orderContext(ctx, brandId, o)
+  if (!oc) throw new ApiError(404, 'TRADE_ERROR', `order ${o.ticket} not found`)
+  if (oc.account.enable !== 1 || oc.account.enableReadOnly === 1)
+    throw fail(oc.account.enable !== 1 ? 'account is disabled' : readOnly(oc.account))
+  const { gs, quote } = await tradableSymbol(ctx, oc.group, o.symbol, fail)
+  const v = volume ?? o.volume
+  if (v > o.volume) throw fail(`volume: ${v} is more than the position's ${o.volume}`)
+  if (v < o.volume) {
+    const step = checkVolume(v, { ...gs.sec, lotMax: o.volume })
+    if (!step.ok) throw fail(step.message)
+    if (o.volume - v < gs.sec.lotMin)
+      throw fail(`volume: the remaining ${o.volume - v} would be below lot_min ${gs.sec.lotMin}`)
+  }
+  const done = await ctx.tradeCloses.submit({
+    input: {
+      origin: ctx.origin,
+      order: o,
+      spec: gs.info,
+      currency: oc.group.currency,
+      volume: v,
+      price: isBuy(o.cmd) ? quote.bid : quote.ask,
+      reason,
+      comment,
+      lookup: await ctx.market.quoteLookup(),
+    },
+    key: request?.key,
+    actor: request?.actor ?? 'client',
+  })
+  if (done.kind === 'replay') return null
+  if (done.kind === 'moved') throw fail(`order ${o.ticket} changed meanwhile; retry`)
+  return done.result.closed
+}
+
+/** DELETE /trade/close: closes a position, all of it or `volume`; a repeated key answers the first close. */
+export async function closeOrder(
+  ctx: TradingServices,
+  brandId: number,
+  actor: Actor,
+  input: { order: number; volume?: number; comment?: string },
+  idempotencyKey?: string,
+) {
+  const found = await actorOrder(ctx, brandId, actor, input.order)
+  if (found.kind !== 'ok') throw new ApiError(404, 'TRADE_ERROR', `no open position ${input.order}`)
+  const { comment: _c, ...asked } = input
+  const key = tradeKey(idempotencyKey, 'close', asked)
+  // a repeat answers what the first close did, though the position is closed now or its checks fail;
+  // a repeat of an open position is answered by the commit, which reads the key in its transaction
+  const repeat = async () =>
+    (await priorRequest(ctx.db, found.order.login, key)) ? replayed({ data: 'OK' as const }) : null
+  if (found.order.state !== 'open') {
+    const r = await repeat()
+    if (r) return r
+    throw new ApiError(404, 'TRADE_ERROR', `no open position ${input.order}`)
+  }
+  try {
+    await refuseManual(ctx, actor, found.order.login, 'close', found.order.ticket)
+    const closed = await closePosition(
+      ctx,
+      brandId,
+      found.order,
+      input.volume,
+      'client',
+      input.comment,
+      key ? { key, actor: actorName(actor) } : undefined,
+    )
+    return closed === null ? replayed({ data: 'OK' as const }) : { data: 'OK' as const }
+  } catch (e) {
+    const r = key && e instanceof ApiError ? await repeat() : null
+    if (r) return r
+    throw e
+  }
+}

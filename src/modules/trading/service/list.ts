@@ -1,0 +1,26 @@
+import type { Session } from '../../../kernel/auth/session'
+import type { Brand } from '../../../kernel/brand/registry'
+import { roundToCurrency } from '../../accounts'
+import { pricePositions } from '../exposure'
+import { orderView } from '../views'
+import { type TradingServices, tradingAccount } from './shared'
+
+/** GET /trade/list: open positions with their live profit, and pending orders. */
+export async function listActive(ctx: TradingServices, brand: Brand, session: Session, login: number) {
+  const { account, group } = await tradingAccount(ctx, brand, session, login)
+  const active = await ctx.positions.active(account.login)
+  const open = active.filter((o) => o.state === 'open')
+  const priced = (await pricePositions(ctx, account, group, open)) ?? []
+  const live = new Map(priced.map((p) => [p.order.ticket, p]))
+  return {
+    positions: open.map((o) => {
+      const p = live.get(o.ticket)
+      return orderView(
+        o,
+        group.currency,
+        p && { profit: roundToCurrency(p.profit, group.currency), closePrice: p.closePrice },
+      )
+    }),
+    orders: active.filter((o) => o.state === 'pending').map((o) => orderView(o, group.currency)),
+  }
+}

@@ -1,0 +1,74 @@
+import { and, eq } from 'drizzle-orm'
+import { ApiError } from '../../../kernel/http/errors'
+import { checkStops } from '../domain/checks'
+import { isBuy } from '../domain/formulas'
+import { TradeModified } from '../events'
+import { refreshAfterCommit } from '../execution'
+import { priorRequest, recordRequest, tradeKey } from '../idempotency'
+import { orders } from '../schema'
+import { orderView, tradeEvent } from '../views'
+import {
+  type Actor,
+  actorName,
+  actorOrder,
+  orderContext,
+  refresh,
+  refuseManual,
+  replayed,
+  type TradingServices,
+} from './shared'
+
+/** PUT /trade/modify: new SL and TP of a position or a pending order, checked against the current quote (a pending order: against its price). */
+export async function modifyOrder(
+  ctx: TradingServices,
+  brandId: number,
+  actor: Actor,
+  input: { order: number; sl: number; tp: number },
+  idempotencyKey?: string,
+) {
+  const found = await actorOrder(ctx, brandId, actor, input.order)
+  if (found.kind === 'hidden') throw new ApiError(404, 'MODIFY_TRADE_ERROR', `order ${input.order} not found`)
+  if (found.kind === 'foreign')
+    throw new ApiError(403, 'MODIFY_TRADE_ERROR', `order ${input.order} belongs to another user`)
+  const o = found.order
+  const key = tradeKey(idempotencyKey, 'modify', input)
+  const oc = await orderContext(ctx, brandId, o)
+  if (!oc) throw new ApiError(404, 'MODIFY_TRADE_ERROR', `order ${input.order} not found`)
+  if (await priorRequest(ctx.db, o.login, key))
+    return replayed({ data: 'OK' as const, trade: orderView(o, oc.group.currency) })
+  await refuseManual(ctx, actor, o.login, 'modify', o.ticket)
+  if (o.state !== 'open' && o.state !== 'pending')
+    throw new ApiError(404, 'MODIFY_TRADE_ERROR', `order ${input.order} is not active`)
+  const gs = await ctx.refdata.forGroup(oc.group.id, o.symbol)
+  const quote = gs && (await ctx.market.groupPrice(gs))
+  if (!gs || !quote) throw new ApiError(500, 'INCORRECT_SL_TP', `no price for ${o.symbol}`)
+  const reference = o.state === 'pending' ? o.openPrice : isBuy(o.cmd) ? quote.bid : quote.ask
+  const check = checkStops(o.cmd, input.sl, input.tp, reference, gs.info.stopsLevel, gs.info.digits)
+  if (!check.ok) throw new ApiError(500, 'INCORRECT_SL_TP', check.message)
+  const now = ctx.clock.now()
+  const done = await ctx.uow.run(async (tx, work) => {
+    if (await priorRequest(tx, o.login, key)) return { replay: true as const }
+    const [r] = await tx
+      .update(orders)
+      .set({ sl: input.sl, tp: input.tp, updatedAt: now, origin: ctx.origin })
+      .where(and(eq(orders.ticket, o.ticket), eq(orders.state, o.state), eq(orders.volume, o.volume)))
+      .returning()
+    if (r) {
+      await recordRequest(tx, {
+        login: o.login,
+        key,
+        kind: 'modify',
+        ticket: o.ticket,
+        actor: actorName(actor),
+        now,
+      })
+      work.emit(TradeModified, brandId, tradeEvent(r, oc.group.currency))
+      refreshAfterCommit(work, refresh(ctx), r)
+    }
+    return { row: r }
+  })
+  if ('replay' in done) return replayed({ data: 'OK' as const, trade: orderView(o, oc.group.currency) })
+  if (!done.row)
+    throw new ApiError(404, 'MODIFY_TRADE_ERROR', `order ${input.order} changed meanwhile; retry`)
+  return { data: 'OK' as const, trade: orderView(done.row, oc.group.currency) }
+}

@@ -1,0 +1,149 @@
+import { eq } from 'drizzle-orm'
+import type { Session } from '../../../kernel/auth/session'
+import type { Brand } from '../../../kernel/brand/registry'
+import { ApiError, invalid } from '../../../kernel/http/errors'
+import { type AccountRecord, type GroupRecord, roundToMinor } from '../../accounts'
+import { checkPendingPrice, checkStops, checkVolume, isPendingCmd } from '../domain/checks'
+import { commission as commissionOf, isBuy, marginInAccount } from '../domain/formulas'
+import { priorRequest, tradeKey } from '../idempotency'
+import { type OpenRequest, openError } from '../open-commit'
+import { orders } from '../schema'
+import { orderView } from '../views'
+import {
+  actorName,
+  type OpenInput,
+  readOnly,
+  refuseManual,
+  replayed,
+  type TradingServices,
+  tradableSymbol,
+  tradingAccount,
+} from './shared'
+
+/** POST /trade/open: the session's account, then the shared core. */
+export async function openOrder(
+  ctx: TradingServices,
+  brand: Brand,
+  session: Session,
+  input: OpenInput,
+  idempotencyKey?: string,
+) {
+  const { account, group } = await tradingAccount(ctx, brand, session, input.login)
+  await refuseManual(ctx, { session }, account.login, 'open')
+  return openFor(ctx, brand.id, account, group, input, actorName({ session }), idempotencyKey)
+}
+
+/**
+ * Opens a position or places a pending order on an account already resolved (by the session's scope or
+ * the write port's brand): every check of a trade, then the group commit. With a key, a repeat answers
+ * the order its first request opened (`idempotent`) and opens nothing.
+ */
+export async function openFor(
+  ctx: TradingServices,
+  brandId: number,
+  account: AccountRecord,
+  group: GroupRecord,
+  input: OpenInput,
+  actor: string,
+  idempotencyKey?: string,
+) {
+  const { comment: _c, whileOpen: _w, ...asked } = input
+  const key = tradeKey(idempotencyKey, 'open', asked)
+  let request: OpenRequest
+  try {
+    request = await checkedOpen(ctx, brandId, account, group, input, actor, key)
+  } catch (e) {
+    // a repeat answers what its first request did, even when its checks fail now; a repeat whose checks
+    // pass is answered by the commit, which reads the key in its transaction (no read here per open)
+    if (key && e instanceof ApiError) {
+      const prior = await priorRequest(ctx.db, account.login, key)
+      const [row] = prior ? await ctx.db.select().from(orders).where(eq(orders.ticket, prior.ticket)) : []
+      if (row) return replayed({ order: row.ticket, trade: orderView(row, group.currency) })
+    }
+    throw e
+  }
+  const { row: order, idempotent } = await ctx.tradeOpens.submit(request)
+  const answer = { order: order.ticket, trade: orderView(order, group.currency) }
+  return idempotent ? replayed(answer) : answer
+}
+
+/** Every check of an open, then what the group commit needs to commit it (its margin, its row). */
+async function checkedOpen(
+  ctx: TradingServices,
+  brandId: number,
+  account: AccountRecord,
+  group: GroupRecord,
+  input: OpenInput,
+  actor: string,
+  key: OpenRequest['key'],
+): Promise<OpenRequest> {
+  if (account.enable !== 1) throw openError('account is disabled')
+  if (account.enableReadOnly === 1) throw openError(readOnly(account))
+  const pending = isPendingCmd(input.cmd)
+  if (pending && !(input.open_price && input.open_price > 0))
+    throw invalid('open_price: required for pending orders (cmd 2-5)')
+  const { gs, quote } = await tradableSymbol(ctx, group, input.symbol, openError)
+  const info = gs.info
+  if (info.trade === 1) throw openError(`symbol ${input.symbol} is close-only`)
+  if (info.longOnly === 1 && !isBuy(input.cmd))
+    throw openError(`symbol ${input.symbol} is long only: sell orders are refused`)
+  const vol = checkVolume(input.volume, gs.sec)
+  if (!vol.ok) throw openError(vol.message)
+  const now = ctx.clock.now()
+  const digits = info.digits
+  const price = pending
+    ? Math.round(input.open_price! * 10 ** digits) / 10 ** digits
+    : isBuy(input.cmd)
+      ? quote.ask
+      : quote.bid
+  if (pending) {
+    const p = checkPendingPrice(input.cmd, price, quote.bid, quote.ask, info.stopsLevel, digits)
+    if (!p.ok) throw openError(p.message)
+    if (input.expiration && input.expiration * 1000 <= now)
+      throw openError('expiration: must be in the future')
+  }
+  const reference = pending ? price : isBuy(input.cmd) ? quote.bid : quote.ask
+  const stops = checkStops(input.cmd, input.sl, input.tp, reference, info.stopsLevel, digits)
+  if (!stops.ok) throw openError(stops.message)
+  const lookup = await ctx.market.quoteLookup()
+  const comm = commissionOf(info, gs.sec, input.volume, price, group.currency, lookup)
+  if (comm === null) throw openError(`no conversion rate from ${info.quoteCurrency} to ${group.currency}`)
+  let margin: number | null = null
+  if (!pending) {
+    margin = marginInAccount(
+      info,
+      input.volume,
+      price,
+      account.leverage,
+      group.currency,
+      lookup,
+      gs.marginDivider,
+    )
+    if (margin === null) throw openError(`no conversion rate for the margin of ${input.symbol}`)
+  }
+  return {
+    group,
+    margin,
+    key,
+    whileOpen: input.whileOpen,
+    values: {
+      brandId,
+      actor,
+      login: account.login,
+      symbol: input.symbol,
+      cmd: input.cmd,
+      volume: input.volume,
+      state: pending ? 'pending' : 'open',
+      openPrice: price,
+      openTime: now,
+      sl: input.sl,
+      tp: input.tp,
+      expiration: pending ? (input.expiration ?? 0) : 0,
+      comment: input.comment ?? '',
+      commission: roundToMinor(comm, group.currency),
+      rolloverDay: Math.floor(now / 86_400_000),
+      updatedAt: now,
+      origin: ctx.origin,
+    },
+  }
+}

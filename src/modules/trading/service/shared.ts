@@ -1,0 +1,145 @@
+import { and, eq } from 'drizzle-orm'
+import type { Session } from '../../../kernel/auth/session'
+import type { Brand } from '../../../kernel/brand/registry'
+import type { Committer } from '../../../kernel/db/group-commit'
+import { readOrNothing } from '../../../kernel/db/tolerant'
+import { ApiError } from '../../../kernel/http/errors'
+import type { GroupRecord } from '../../accounts'
+import { isTradingOpen } from '../../market'
+import type { Closed, CloseRequest } from '../close-commit'
+import type { TradingCtx } from '../context'
+import type { TriggerEngine } from '../engine'
+import { type ManualAction, ManualTradeGuardPort } from '../guard'
+import type { tradeKey } from '../idempotency'
+import type { Opened, OpenRequest } from '../open-commit'
+import type { OrderRow } from '../positions'
+import { orders } from '../schema'
+
+/** What the trading services share: the context, the account and symbol checks, who acts. */
+/** The trading services: the module's context plus its engine and the committer of opens. */
+export interface TradingServices extends TradingCtx {
+  triggers: TriggerEngine
+  tradeOpens: Committer<OpenRequest, Opened>
+  tradeCloses: Committer<CloseRequest, Closed>
+}
+
+export const refresh = (ctx: TradingServices) => ({
+  positions: ctx.positions,
+  accountsRead: ctx.accountsRead,
+  track: (o: OrderRow) => ctx.triggers.changed([{ order: o }]),
+})
+
+/** The account a trade request names, scoped to the session; a login it may not see is 403 USER_NOT_FOUND. */
+export const tradingAccount = (ctx: TradingCtx, brand: Brand, session: Session, login: number) =>
+  ctx.accounts.loadAccountViewAs(
+    brand,
+    session,
+    login,
+    () => new ApiError(403, 'USER_NOT_FOUND', 'login not found for this session'),
+  )
+
+/** Why an account may not trade: its reason when a module made it read-only (a breached challenge). */
+export const readOnly = (a: { readOnlyReason: string }) =>
+  a.readOnlyReason ? `account is read-only: ${a.readOnlyReason}` : 'account is read-only'
+
+/**
+ * No trade at a price this instance knows may be stale (its bus reader is cut off from Redis): 503
+ * PRICE_STALE, nothing written, the client retries (docs/adr/0014).
+ */
+export function refuseStalePrices(ctx: TradingServices) {
+  const stale = ctx.market.staleness()
+  if (stale)
+    throw new ApiError(503, 'PRICE_STALE', `${stale}; no order is filled at an old price, retry later`)
+}
+
+/** Symbol, session, permissions and price checks shared by opening and closing. */
+export async function tradableSymbol(
+  ctx: TradingServices,
+  group: GroupRecord,
+  symbol: string,
+  fail: (m: string) => ApiError,
+) {
+  const gs = await ctx.refdata.forGroup(group.id, symbol)
+  if (gs?.sec.show !== 1) throw fail(`symbol ${symbol} is not available for group ${group.name}`)
+  if (gs.info.trade === 0 || gs.sec.trade !== 1)
+    throw fail(`symbol ${symbol} is not tradable for group ${group.name}`)
+  if (!isTradingOpen(gs.info.sessionList, ctx.clock.now()))
+    throw fail(`market closed: ${symbol} is outside its trading session`)
+  refuseStalePrices(ctx)
+  const quote = await ctx.market.groupPrice(gs)
+  // no quote yet on this instance (just restarted, its feed not caught up): nothing filled, retry
+  if (!quote) throw new ApiError(503, 'PRICE_STALE', `no price for ${symbol} on this instance yet; retry`)
+  return { gs, quote }
+}
+
+export interface OpenInput {
+  login: number
+  cmd: number
+  volume: number
+  symbol: string
+  sl: number
+  tp: number
+  open_price?: number
+  expiration?: number
+  comment?: string
+  /**
+   * Write port only: open only while this order is still open or pending, checked in the commit's
+   * transaction (a copy is never opened after its master position closed: 409 PARENT_CLOSED).
+   */
+  whileOpen?: number
+}
+
+/**
+ * Who acts on an order: a session (the routes), or a module through trading's write port with no
+ * session (the copier, prop, staff tools), named in the order (`orders.actor`) and its key's record.
+ */
+export type Actor = { session: Session } | { system: string }
+
+export const actorName = (a: Actor) =>
+  'system' in a ? a.system : a.session.type === 'SESSION_USER' ? 'client' : `staff:${a.session.staffId}`
+
+/**
+ * A client's own action on an account another module manages (copy trading's manual_trading_mode):
+ * staff and modules acting through the write port are not asked.
+ */
+export async function refuseManual(
+  ctx: TradingServices,
+  actor: Actor,
+  login: number,
+  action: ManualAction,
+  ticket?: number,
+) {
+  if (!('session' in actor) || actor.session.type !== 'SESSION_USER' || !ctx.ports.has(ManualTradeGuardPort))
+    return
+  const why = await ctx.ports.get(ManualTradeGuardPort)(login, action, ticket)
+  if (why) throw new ApiError(403, 'MANUAL_TRADING_DISABLED', why)
+}
+
+/**
+ * An order of the brand that the actor may touch: `hidden` for another brand (or none), `foreign` for a
+ * user session's other logins. A system actor (the write port) acts on any order of the brand.
+ */
+export async function actorOrder(ctx: TradingServices, brandId: number, actor: Actor, ticket: number) {
+  const [o] = await readOrNothing(ctx.logger, `order ${ticket}`, () =>
+    ctx.db
+      .select()
+      .from(orders)
+      .where(and(eq(orders.ticket, ticket), eq(orders.brandId, brandId))),
+  )
+  if (!o) return { kind: 'hidden' as const }
+  if ('session' in actor && actor.session.type === 'SESSION_USER' && o.login !== actor.session.login)
+    return { kind: 'foreign' as const }
+  return { kind: 'ok' as const, order: o }
+}
+
+export async function orderContext(ctx: TradingServices, brandId: number, o: OrderRow) {
+  const account = await ctx.accountsRead.account(o.login)
+  const group = account && (await ctx.accountsRead.group(account.groupId))
+  if (!account || !group || group.brandId !== brandId) return null
+  return { account, group }
+}
+
+/** The answer of a repeated request: the same shape, `idempotent`, nothing done again. */
+export const replayed = <T extends object>(body: T) => ({ ...body, idempotent: true as const })
+
+export type TradeKeyValue = NonNullable<ReturnType<typeof tradeKey>>
