@@ -1,0 +1,60 @@
+import { and, eq, inArray } from 'drizzle-orm'
+import { invalid } from '../../../kernel/http/errors'
+import type { KycCtx } from '../context'
+import { decisionTarget, stepActionFrom } from '../domain/status'
+import { kycDocuments, kycSteps } from '../schema'
+import { conflict, existingProfile, recompute, scoped, settingsOf, stepNotFound } from './shared'
+import { staffProfile } from './staff-profile'
+
+/** Staff decide a step: review, approve, reject (final, with a reason the customer sees) or ask again. */
+export async function decideStep(
+  ctx: KycCtx,
+  brandId: number,
+  staffId: number,
+  customerId: number,
+  code: string,
+  input: { decision: 'review' | 'approve' | 'reject' | 'resubmit'; reason?: string; comment?: string },
+) {
+  await existingProfile(ctx, brandId, customerId)
+  const s = await settingsOf(ctx, brandId)
+  if (!s.steps.some((d) => d.code === code)) throw stepNotFound(code)
+  if ((input.decision === 'reject' || input.decision === 'resubmit') && !input.reason?.trim())
+    throw invalid('reason: required to reject or ask for resubmission (the customer sees it)')
+  const now = ctx.clock.now()
+  const action = input.decision
+  await ctx.uow.run(async (tx, work) => {
+    const [r] = await tx
+      .update(kycSteps)
+      .set({
+        status: decisionTarget(input.decision),
+        rejectionReason: action === 'reject' || action === 'resubmit' ? input.reason!.trim() : '',
+        ...(input.comment !== undefined ? { staffComment: input.comment } : {}),
+        reviewedAt: now,
+        reviewedBy: staffId,
+        updatedAt: now,
+      })
+      .where(
+        and(
+          scoped(brandId, customerId).steps,
+          eq(kycSteps.code, code),
+          inArray(kycSteps.status, [...stepActionFrom(action)]),
+        ),
+      )
+      .returning()
+    if (!r) throw conflict(`step ${code} cannot be given the decision ${input.decision} in its current state`)
+    // approving a step approves its documents still pending
+    if (action === 'approve')
+      await tx
+        .update(kycDocuments)
+        .set({ status: 'approved', reviewedAt: now, reviewedBy: staffId })
+        .where(
+          and(
+            scoped(brandId, customerId).docs,
+            eq(kycDocuments.stepCode, code),
+            eq(kycDocuments.status, 'pending'),
+          ),
+        )
+    await recompute(tx, work, brandId, customerId, s, now, { step: code, reason: input.reason ?? '' })
+  })
+  return staffProfile(ctx, brandId, customerId)
+}

@@ -1,0 +1,19 @@
+import { invalid } from '../../../kernel/http/errors'
+import type { KycCtx } from '../context'
+import { KycSettings } from '../domain/settings'
+import { kycSettings } from '../schema'
+
+export async function saveSettings(ctx: KycCtx, brandId: number, input: unknown) {
+  const parsed = KycSettings.safeParse(input)
+  if (!parsed.success) {
+    const i = parsed.error.issues[0]
+    throw invalid(`${i.path.join('.') || 'body'}: ${i.message}`)
+  }
+  const now = ctx.clock.now()
+  const settings = JSON.stringify(parsed.data)
+  await ctx.db
+    .insert(kycSettings)
+    .values({ brandId, settings, updatedAt: now })
+    .onConflictDoUpdate({ target: kycSettings.brandId, set: { settings, updatedAt: now } })
+  return parsed.data
+}

@@ -1,0 +1,201 @@
+import { and, asc, eq } from 'drizzle-orm'
+import type { Tx } from '../../../kernel/db/client'
+import type { Work } from '../../../kernel/db/unit-of-work'
+import { ApiError } from '../../../kernel/http/errors'
+import type { KycCtx } from '../context'
+import { DEFAULT_SETTINGS, KycSettings } from '../domain/settings'
+import {
+  approvedAll,
+  type DocumentStatus,
+  type ProfileStatus,
+  profileStatus,
+  type RiskLevel,
+  type StepStatus,
+} from '../domain/status'
+import { KycApproved, KycRejected, KycSubmitted } from '../events'
+import { kycDocuments, kycProfiles, kycSettings, kycSteps } from '../schema'
+
+export const DAY_MS = 86_400_000
+
+export const stepNotFound = (code: string) => new ApiError(404, 'KYC_STEP_NOT_FOUND', `no KYC step ${code}`)
+
+export const profileNotFound = () => new ApiError(404, 'KYC_PROFILE_NOT_FOUND', 'KYC profile not found')
+
+export const conflict = (message: string) => new ApiError(409, 'KYC_STATE_CONFLICT', message)
+
+export type StepRow = typeof kycSteps.$inferSelect
+
+export type DocumentRow = typeof kycDocuments.$inferSelect
+
+export type ProfileRow = typeof kycProfiles.$inferSelect
+
+export async function settingsOf(ctx: KycCtx, brandId: number): Promise<KycSettings> {
+  const [row] = await ctx.db.select().from(kycSettings).where(eq(kycSettings.brandId, brandId))
+  if (!row) return DEFAULT_SETTINGS
+  const parsed = KycSettings.safeParse(JSON.parse(row.settings))
+  if (parsed.success) return parsed.data
+  ctx.logger.log('error', 'stored KYC settings are invalid; defaults apply', { brand: brandId })
+  return DEFAULT_SETTINGS
+}
+
+/** The profile and a row per configured step, created on first use (idempotent under races). */
+export async function ensureProfile(
+  tx: Tx,
+  brandId: number,
+  customerId: number,
+  s: KycSettings,
+  now: number,
+) {
+  await tx
+    .insert(kycProfiles)
+    .values({ brandId, customerId, createdAt: now, updatedAt: now })
+    .onConflictDoNothing()
+  await tx
+    .insert(kycSteps)
+    .values(s.steps.map((st) => ({ brandId, customerId, code: st.code, updatedAt: now })))
+    .onConflictDoNothing()
+}
+
+export const scoped = (brandId: number, customerId: number) => ({
+  steps: and(eq(kycSteps.brandId, brandId), eq(kycSteps.customerId, customerId)),
+  docs: and(eq(kycDocuments.brandId, brandId), eq(kycDocuments.customerId, customerId)),
+  profile: and(eq(kycProfiles.brandId, brandId), eq(kycProfiles.customerId, customerId)),
+})
+
+/**
+ * Derives the profile's status from its required steps and stores it; emits kyc.submitted, kyc.approved
+ * or kyc.rejected when it moves into that state (in the caller's transaction, so once).
+ */
+export async function recompute(
+  tx: Tx,
+  work: Work,
+  brandId: number,
+  customerId: number,
+  s: KycSettings,
+  now: number,
+  rejected?: { step: string; reason: string },
+) {
+  const q = scoped(brandId, customerId)
+  const steps = await tx.select().from(kycSteps).where(q.steps)
+  const required = new Set(s.steps.filter((x) => x.required).map((x) => x.code))
+  const status = profileStatus(steps.filter((x) => required.has(x.code)).map((x) => x.status as StepStatus))
+  const [before] = await tx.select().from(kycProfiles).where(q.profile)
+  if (!before || before.status === status) return status
+  await tx
+    .update(kycProfiles)
+    .set({
+      status,
+      updatedAt: now,
+      ...(status === 'submitted' ? { submittedAt: now } : {}),
+      ...(status === 'approved' || status === 'rejected' ? { reviewedAt: now } : {}),
+    })
+    .where(and(q.profile, eq(kycProfiles.status, before.status)))
+  const payload = { customer_id: customerId, status, risk_level: before.riskLevel }
+  if (status === 'submitted') work.emit(KycSubmitted, brandId, payload)
+  if (status === 'approved') work.emit(KycApproved, brandId, payload)
+  if (status === 'rejected')
+    work.emit(KycRejected, brandId, {
+      ...payload,
+      step: rejected?.step ?? '',
+      reason: rejected?.reason ?? '',
+    })
+  return status
+}
+
+export const time = (ms: number | null) => (ms === null ? null : Math.floor(ms / 1000))
+
+export const dateOf = (ms: number | null) =>
+  ms === null ? null : new Date(ms - DAY_MS + 1).toISOString().slice(0, 10)
+
+export function documentView(d: DocumentRow, staff: boolean) {
+  return {
+    id: d.id,
+    step: d.stepCode,
+    file_id: d.fileId,
+    document_type: d.documentType,
+    status: d.status as DocumentStatus,
+    valid_until: dateOf(d.validUntil),
+    rejection_reason: d.rejectionReason,
+    ...(staff ? { staff_comment: d.staffComment, reviewed_by: d.reviewedBy } : {}),
+    reviewed_time: time(d.reviewedAt),
+    created_time: Math.floor(d.createdAt / 1000),
+  }
+}
+
+export function stepView(
+  def: KycSettings['steps'][number],
+  row: StepRow,
+  docs: DocumentRow[],
+  staff: boolean,
+) {
+  return {
+    id: def.code,
+    title: def.title,
+    required: def.required,
+    status: row.status as StepStatus,
+    questions: def.questions,
+    documents_required: def.documents ?? null,
+    answers: row.answers ? (JSON.parse(row.answers) as Record<string, unknown>) : null,
+    rejection_reason: row.rejectionReason,
+    ...(staff ? { staff_comment: row.staffComment, reviewed_by: row.reviewedBy } : {}),
+    submitted_time: time(row.submittedAt),
+    reviewed_time: time(row.reviewedAt),
+    documents: docs.filter((d) => d.stepCode === def.code).map((d) => documentView(d, staff)),
+  }
+}
+
+/** What KYC allows the customer (the cashier asks through the port). */
+export function gatesOf(s: KycSettings, steps: StepRow[]) {
+  const byCode = new Map(steps.map((x) => [x.code, x.status as StepStatus]))
+  const unlimited = approvedAll(s.tiers.deposit_unlimited_after, byCode)
+  return {
+    deposit_limit: unlimited ? null : s.tiers.deposit_limit_unverified,
+    withdrawal_allowed: approvedAll(s.tiers.withdrawal_after, byCode),
+    withdrawal_requires: s.tiers.withdrawal_after.filter((c) => byCode.get(c) !== 'approved'),
+    deposit_unlimited_requires: s.tiers.deposit_unlimited_after.filter((c) => byCode.get(c) !== 'approved'),
+  }
+}
+
+export async function load(ctx: KycCtx, brandId: number, customerId: number) {
+  const s = await settingsOf(ctx, brandId)
+  const now = ctx.clock.now()
+  const q = scoped(brandId, customerId)
+  let [profile] = await ctx.db.select().from(kycProfiles).where(q.profile)
+  let steps = await ctx.db.select().from(kycSteps).where(q.steps)
+  if (!profile || s.steps.some((d) => !steps.some((r) => r.code === d.code))) {
+    await ctx.uow.run(async (tx, work) => {
+      await ensureProfile(tx, brandId, customerId, s, now)
+      await recompute(tx, work, brandId, customerId, s, now)
+    })
+    ;[profile] = await ctx.db.select().from(kycProfiles).where(q.profile)
+    steps = await ctx.db.select().from(kycSteps).where(q.steps)
+  }
+  const docs = await ctx.db.select().from(kycDocuments).where(q.docs).orderBy(asc(kycDocuments.id))
+  return { s, profile, steps, docs }
+}
+
+export function profileView(
+  l: { s: KycSettings; profile: ProfileRow; steps: StepRow[]; docs: DocumentRow[] },
+  staff: boolean,
+) {
+  const stepRows = new Map(l.steps.map((r) => [r.code, r]))
+  return {
+    customer_id: l.profile.customerId,
+    status: l.profile.status as ProfileStatus,
+    risk_level: l.profile.riskLevel as RiskLevel,
+    ...(staff ? { risk_comment: l.profile.riskComment } : {}),
+    submitted_time: time(l.profile.submittedAt),
+    reviewed_time: time(l.profile.reviewedAt),
+    updated_time: Math.floor(l.profile.updatedAt / 1000),
+    steps: l.s.steps.flatMap((d) => {
+      const row = stepRows.get(d.code)
+      return row ? [stepView(d, row, l.docs, staff)] : []
+    }),
+    gates: gatesOf(l.s, l.steps),
+  }
+}
+
+export async function existingProfile(ctx: KycCtx, brandId: number, customerId: number) {
+  const [p] = await ctx.db.select().from(kycProfiles).where(scoped(brandId, customerId).profile)
+  if (!p) throw profileNotFound()
+}

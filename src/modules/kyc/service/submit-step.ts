@@ -1,0 +1,62 @@
+import { and, eq, inArray } from 'drizzle-orm'
+import { ApiError, invalid } from '../../../kernel/http/errors'
+import type { KycCtx } from '../context'
+import { checkAnswers } from '../domain/settings'
+import { stepActionFrom } from '../domain/status'
+import { kycSteps } from '../schema'
+import { customerStep } from './customer-read'
+import { conflict, load, recompute, scoped, stepNotFound } from './shared'
+
+/** Submits a step: its answers checked against its questions, its documents counted. */
+export async function submitStep(
+  ctx: KycCtx,
+  brandId: number,
+  customerId: number,
+  code: string,
+  answers: Record<string, unknown>,
+) {
+  const l = await load(ctx, brandId, customerId)
+  const def = l.s.steps.find((d) => d.code === code)
+  if (!def) throw stepNotFound(code)
+  const now = ctx.clock.now()
+  const checked = checkAnswers(def.questions, answers, now)
+  if (!checked.ok) throw invalid(checked.message)
+  if (def.documents) {
+    const usable = l.docs.filter(
+      (d) => d.stepCode === code && (d.status === 'pending' || d.status === 'approved'),
+    ).length
+    if (usable < def.documents.min)
+      throw new ApiError(
+        400,
+        'KYC_DOCUMENTS_MISSING',
+        `step ${code} needs ${def.documents.min} document(s) (${def.documents.types.join(', ')}); ${usable} attached`,
+      )
+  }
+  await ctx.uow.run(async (tx, work) => {
+    const [r] = await tx
+      .update(kycSteps)
+      .set({
+        status: 'submitted',
+        answers: def.questions.length ? JSON.stringify(checked.answers) : null,
+        rejectionReason: '',
+        submittedAt: now,
+        updatedAt: now,
+      })
+      .where(
+        and(
+          scoped(brandId, customerId).steps,
+          eq(kycSteps.code, code),
+          inArray(kycSteps.status, [...stepActionFrom('submit')]),
+        ),
+      )
+      .returning()
+    if (!r) {
+      const cur = l.steps.find((x) => x.code === code)?.status
+      throw conflict(`step ${code} is ${cur}: it cannot be submitted now`)
+    }
+    await recompute(tx, work, brandId, customerId, l.s, now)
+  })
+  return customerStep(ctx, brandId, customerId, code)
+}
+
+// ---- staff -------------------------------------------------------------------------------------
