@@ -164,4 +164,77 @@ describe('a crash between the steps of a purchase', () => {
     )
     expect(refunds.length).toBe(new Set(refunds.map((o) => JSON.stringify(o))).size)
   })
+
+  test('a step whose commit landed while it answered an error: what it recorded is given back', async () => {
+    const payerBefore = await balance(100001)
+    Object.assign(steps, original, {
+      takeFee: async (...args: Parameters<PurchaseSteps['takeFee']>) => {
+        await original.takeFee(...args)
+        throw new Error('the commit landed, the answer was lost')
+      },
+    })
+    const r = await t.request('POST', '/prop/challenge/buy', {
+      token: customer,
+      body: { program_id: twoStep, payer_login: 100001, idempotency_key: 'landed-fee' },
+    })
+    Object.assign(steps, original)
+    expect([r.status, r.json.error]).toEqual([402, 'PAYMENT_FAILED'])
+    expect(await latestPurchase()).toMatchObject({ status_name: 'refunded', payment_status: 'refunded' })
+    expect(await balance(100001)).toBe(payerBefore)
+  })
+
+  test('the last step landed while it answered an error: the purchase is answered as bought, nothing given back', async () => {
+    const payerBefore = await balance(100001)
+    Object.assign(steps, original, {
+      createChallenge: async (...args: Parameters<PurchaseSteps['createChallenge']>) => {
+        await original.createChallenge(...args)
+        throw new Error('the commit landed, the answer was lost')
+      },
+    })
+    const r = await t.request('POST', '/prop/challenge/buy', {
+      token: customer,
+      body: { program_id: twoStep, payer_login: 100001, idempotency_key: 'landed-challenge' },
+    })
+    Object.assign(steps, original)
+    expect(r.status).toBe(200)
+    expect(r.json).toMatchObject({ accepted: true, purchase: { status_name: 'active' } })
+    expect(r.json.challenge.id).toBeGreaterThan(0)
+    expect(await balance(100001)).toBe(payerBefore - fee)
+    expect(await balance(r.json.account.login)).toBeGreaterThan(0)
+  })
+
+  test('a rollback that fails is shown to the customer and retried by the job until it is done', async () => {
+    const payerBefore = await balance(100001)
+    let refusals = 1
+    Object.assign(steps, original, {
+      openAccount: async () => {
+        throw new Error('injected failure')
+      },
+      refundFee: async (...args: Parameters<PurchaseSteps['refundFee']>) => {
+        if (refusals-- > 0) throw new Error('the ledger is away')
+        return original.refundFee(...args)
+      },
+    })
+    const r = await t.request('POST', '/prop/challenge/buy', {
+      token: customer,
+      body: { program_id: twoStep, payer_login: 100001, idempotency_key: 'refund-retried' },
+    })
+    expect(r.json.error).toBe('ACCOUNT_CREATION_FAILED')
+    expect(await latestPurchase()).toMatchObject({
+      status_name: 'failed',
+      payment_status: 'rollback_failed',
+      next_action: 'CONTACT_SUPPORT',
+    })
+    expect(await balance(100001)).toBe(payerBefore - fee)
+    // the job, once the purchase is stale, gives the fee back (the refund works again)
+    clock.advance(PURCHASE_STALE_MS + 1000)
+    await t.runJob('prop.purchases.recover')
+    Object.assign(steps, original)
+    expect(await latestPurchase()).toMatchObject({
+      status_name: 'refunded',
+      payment_status: 'refunded',
+      next_action: 'RETRY_PURCHASE',
+    })
+    expect(await balance(100001)).toBe(payerBefore)
+  })
 })

@@ -1,4 +1,4 @@
-import { and, eq, inArray, isNull, lt } from 'drizzle-orm'
+import { and, eq, inArray, isNull, lt, or } from 'drizzle-orm'
 import type { Tx } from '../../kernel/db/client'
 import type { PropApiData, PropCtx } from './context'
 import { FAILURES, type FailedStep, failedOutcome, PURCHASE } from './domain/purchase'
@@ -11,6 +11,17 @@ export const ROLLBACK_PENDING = 'ROLLBACK_PENDING'
 
 /** How long a purchase may stay between steps before the recovery job ends it (a live one takes < 1 s). */
 export const PURCHASE_STALE_MS = 120_000
+
+/**
+ * The purchase turned active although its last step answered an error (the commit landed): the caller
+ * answers it as bought.
+ */
+export class PurchaseCompleted extends Error {
+  constructor(readonly row: PurchaseRow) {
+    super(`purchase ${row.id} is active`)
+    this.name = 'PurchaseCompleted'
+  }
+}
 
 /** Another (the recovery job, or the request itself) moved the purchase first: this step does not count. */
 export class PurchaseMoved extends Error {
@@ -56,13 +67,17 @@ export function stepAfter(row: PurchaseRow): FailedStep {
 const stepOfCode = (code: string) =>
   (Object.keys(FAILURES) as FailedStep[]).find((s) => FAILURES[s].code === code) ?? 'challenge'
 
+/** The states between steps: a purchase in one of them may be ended (never an active one). */
+const UNFINISHED = [PURCHASE.pending, PURCHASE.paid, PURCHASE.account_created]
+
 /**
  * Ends a purchase that stopped before `step` (the step failed, or a crash left it there): takes it first
- * (failed, rollbacks pending; conditional on the state it was seen in, so a request still running cannot
- * record another step after it), then gives back what its records say was taken. False when another
- * took it first.
+ * (failed, rollbacks pending; conditional on the unfinished state it was seen in, so a request still
+ * running cannot record another step after it), then gives back what its records say was taken. False
+ * when another took it first, or it is no longer between steps.
  */
 export async function rollBack(ctx: PropCtx, seen: PurchaseRow, step: FailedStep, cause: string) {
+  if (!(UNFINISHED as number[]).includes(seen.status)) return false
   const [taken] = (await ctx.db
     .update(propPurchases)
     .set({
@@ -79,6 +94,7 @@ export async function rollBack(ctx: PropCtx, seen: PurchaseRow, step: FailedStep
       and(
         eq(propPurchases.id, seen.id),
         eq(propPurchases.status, seen.status),
+        inArray(propPurchases.status, UNFINISHED),
         eq(propPurchases.updatedAt, seen.updatedAt),
       ),
     )
@@ -88,9 +104,18 @@ export async function rollBack(ctx: PropCtx, seen: PurchaseRow, step: FailedStep
   return true
 }
 
+/** A purchase whose rollbacks are owed: taken and not finished, or one that failed (retried by the job). */
+const owesRollbacks = or(
+  eq(propPurchases.nextAction, ROLLBACK_PENDING),
+  eq(propPurchases.paymentStatus, 'rollback_failed'),
+)
+
 /**
- * The rollbacks of 4.19 that a taken purchase's records call for, each idempotent (keyed by purchase), then
- * its final state. A crash in between leaves it ROLLBACK_PENDING: the recovery job runs this again.
+ * The rollbacks of 4.19, decided by what the purchase's records say was taken (a fee recorded is given
+ * back, an initial balance recorded is taken back: whichever step failed, even one whose commit landed
+ * while its caller saw an error), each idempotent (keyed by purchase), then its final state. A crash in
+ * between leaves it ROLLBACK_PENDING and a failed rollback leaves it `rollback_failed` (CONTACT_SUPPORT
+ * for the customer): the recovery job runs this again until it is done.
  */
 async function finishRollBack(ctx: PropCtx, row: PurchaseRow) {
   const step = stepOfCode(row.failureReason)
@@ -106,7 +131,7 @@ async function finishRollBack(ctx: PropCtx, row: PurchaseRow) {
   })
   const feeTaken = row.paymentOrder !== null
   let rollbackFailed = false
-  for (const r of FAILURES[step].rollbacks)
+  for (const r of ['payment', 'initial_balance'] as const)
     try {
       if (r === 'payment' && feeTaken)
         await ctx.steps.refundFee(row.brandId, row.payerLogin, row.amountMinor, data('payment_rollback'))
@@ -144,7 +169,7 @@ async function finishRollBack(ctx: PropCtx, row: PurchaseRow) {
       canCancel: o.can_cancel ? 1 : 0,
       updatedAt: ctx.clock.now(),
     })
-    .where(and(eq(propPurchases.id, row.id), eq(propPurchases.nextAction, ROLLBACK_PENDING)))
+    .where(and(eq(propPurchases.id, row.id), owesRollbacks))
 }
 
 /**
@@ -172,7 +197,7 @@ export async function recoverPurchases(ctx: PropCtx) {
   const unfinished = (await ctx.db
     .select()
     .from(propPurchases)
-    .where(and(eq(propPurchases.nextAction, ROLLBACK_PENDING), lt(propPurchases.updatedAt, stale)))
+    .where(and(owesRollbacks, lt(propPurchases.updatedAt, stale)))
     .limit(100)) as PurchaseRow[]
   for (const row of unfinished) {
     // taken again first (its time moves on), so that two instances do not both run it

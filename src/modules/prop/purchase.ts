@@ -13,8 +13,8 @@ import { localDay } from './domain/rules'
 import { PropPurchased } from './events'
 import { checkPayer } from './payer-check'
 import { programLimits } from './programs'
-import { advance, type PurchaseRow, rollBack } from './purchase-rollback'
-import { propPrograms, propPurchases } from './schema'
+import { advance, PurchaseCompleted, type PurchaseRow, rollBack } from './purchase-rollback'
+import { propChallenges, propPrograms, propPurchases } from './schema'
 
 const bad = (status: number, code: string, message: string) => new ApiError(status, code, message)
 
@@ -162,12 +162,26 @@ export async function buy(
     async (tx: Tx, _work: unknown, made: number) => {
       purchase = await advance(tx, purchase, values(made), ctx.clock.now(), unrecorded)
     }
-  const fail = async (step: FailedStep, cause: unknown): Promise<never> => {
-    // what the purchase recorded decides the rollbacks; a recovery that took it first answers the same
-    await rollBack(ctx, purchase, step, cause instanceof Error ? cause.message : String(cause))
+  const fail = async (failed: FailedStep, cause: unknown): Promise<never> => {
+    // the row as stored decides, not this request's view of it: the step's commit may have landed
+    // although it answered an error (a remote database's timeout), or the recovery job may have taken it
+    const [stored] = (await ctx.db
+      .select()
+      .from(propPurchases)
+      .where(eq(propPurchases.id, purchase.id))) as PurchaseRow[]
+    if (!stored) throw cause
+    if (stored.status === PURCHASE.active) throw new PurchaseCompleted(stored)
+    // the step this request was at names the failure; the records decide what is given back
+    const step = failed
+    await rollBack(ctx, stored, step, cause instanceof Error ? cause.message : String(cause))
+    const [ended] = (await ctx.db
+      .select()
+      .from(propPurchases)
+      .where(eq(propPurchases.id, purchase.id))) as PurchaseRow[]
+    const code = ended?.failureReason || FAILURES[step].code
     throw bad(
-      step === 'payment' ? 402 : 500,
-      FAILURES[step].code,
+      code === FAILURES.payment.code ? 402 : 500,
+      code,
       `purchase ${purchase.id} failed at ${step.replace('_', ' ')}`,
     )
   }
@@ -271,7 +285,18 @@ export async function buy(
       },
     )
   } catch (e) {
-    return fail('challenge', e)
+    try {
+      return await fail('challenge', e)
+    } catch (outcome) {
+      // its commit landed although it answered an error: bought, the challenge is there
+      if (!(outcome instanceof PurchaseCompleted)) throw outcome
+      const [c] = await ctx.db
+        .select({ id: propChallenges.id })
+        .from(propChallenges)
+        .where(eq(propChallenges.purchaseId, outcome.row.id))
+      if (!c) throw e
+      return { purchase: outcome.row, challengeId: c.id, account, password }
+    }
   }
   return { purchase, challengeId, account, password }
 }

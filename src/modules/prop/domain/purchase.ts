@@ -17,7 +17,11 @@ export const CHALLENGE_NAMES = ['pending', 'active', 'passed', 'failed', 'cancel
 export const PHASE = { pending: 0, active: 1, passed: 2, failed: 3, cancelled: 4 } as const
 export const PHASE_NAMES = CHALLENGE_NAMES
 
-/** The steps of a purchase, in order; each failure has its code and the rollbacks it needs (4.19). */
+/**
+ * The steps of a purchase, in order; each failure has its code and the rollbacks it needs (4.19): what
+ * the steps before it recorded. The rollback itself reads the records (a step whose commit landed while
+ * its caller saw an error counts as done).
+ */
 export type FailedStep = 'payment' | 'account' | 'initial_balance' | 'challenge'
 
 export const FAILURES: Record<FailedStep, { code: string; rollbacks: ('payment' | 'initial_balance')[] }> = {
@@ -44,7 +48,7 @@ export function failedOutcome(step: FailedStep, feeTaken: boolean, rollbackFaile
     }
   return {
     status: feeTaken ? PURCHASE.refunded : PURCHASE.failed,
-    payment_status: step === 'payment' ? 'failed' : feeTaken ? 'refunded' : 'not_required',
+    payment_status: feeTaken ? 'refunded' : step === 'payment' ? 'failed' : 'not_required',
     activation_status: 'failed',
     next_action: 'RETRY_PURCHASE',
     can_retry: true,
