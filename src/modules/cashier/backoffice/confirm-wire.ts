@@ -1,0 +1,36 @@
+import { ApiError } from '../../../kernel/http/errors'
+import { fromMinor, toMinor } from '../../accounts'
+import type { CashierCtx } from '../context'
+import { credit, move } from '../transactions'
+import { act, staff } from './shared'
+
+/** A bank wire arrived: the amount received decides between crediting and manual review. */
+export const confirmWire = (ctx: CashierCtx, brandId: number, staffId: number, id: number, amount: number) =>
+  act(ctx, brandId, id, 'confirm a wire', async (row, now) => {
+    if (row.provider !== 'wire' || row.kind !== 'deposit') return null
+    const received = toMinor(amount, row.currency)
+    if (received === null || received <= 0)
+      throw new ApiError(
+        400,
+        'INVALID_DATA',
+        `amount: a positive amount with the decimals of ${row.currency}`,
+      )
+    return ctx.uow.run(async (tx, work) => {
+      if (received !== row.amount)
+        return move(
+          tx,
+          row,
+          'mismatch',
+          staff(staffId),
+          now,
+          {
+            providerAmount: received,
+            providerCurrency: row.currency,
+            reason: 'the transfer is being reviewed',
+          },
+          `received ${fromMinor(received, row.currency)} ${row.currency}`,
+        )
+      const r = await move(tx, row, 'confirmed', staff(staffId), now, {}, 'wire received')
+      return r && credit(ctx, tx, work, r, staff(staffId), now)
+    })
+  })

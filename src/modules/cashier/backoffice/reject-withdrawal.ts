@@ -1,0 +1,19 @@
+import type { CashierCtx } from '../context'
+import { move, releaseHold } from '../transactions'
+import { act, staff } from './shared'
+
+export const rejectWithdrawal = (
+  ctx: CashierCtx,
+  brandId: number,
+  staffId: number,
+  id: number,
+  reason: string,
+) =>
+  act(ctx, brandId, id, 'reject it', (row, now) =>
+    ctx.uow.run(async (tx, work) => {
+      if (row.kind !== 'withdrawal') return null
+      const r = await move(tx, row, 'reject', staff(staffId), now, { reason }, reason)
+      if (r) await releaseHold(ctx, tx, work, r, staff(staffId))
+      return r
+    }),
+  )

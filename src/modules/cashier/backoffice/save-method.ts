@@ -1,0 +1,45 @@
+import { ApiError } from '../../../kernel/http/errors'
+import type { CashierCtx } from '../context'
+import { cashierMethods } from '../schema'
+
+export async function saveMethod(
+  ctx: CashierCtx,
+  brandId: number,
+  code: string,
+  m: {
+    provider: string
+    title: string
+    deposit: boolean
+    withdrawal: boolean
+    currencies: string[]
+    countries?: string[]
+    min_amount: number
+    max_amount: number
+    fee_percent?: number
+    fee_fixed_minor?: number
+    enabled: boolean
+  },
+) {
+  if (!ctx.providers.has(m.provider))
+    throw new ApiError(400, 'INVALID_DATA', `provider: one of ${[...ctx.providers.keys()].join(', ')}`)
+  if (m.min_amount > m.max_amount) throw new ApiError(400, 'INVALID_DATA', 'min_amount: above max_amount')
+  const values = {
+    provider: m.provider,
+    title: m.title,
+    deposit: m.deposit ? 1 : 0,
+    withdrawal: m.withdrawal ? 1 : 0,
+    currencies: JSON.stringify(m.currencies),
+    countries: JSON.stringify(m.countries ?? []),
+    minAmount: m.min_amount,
+    maxAmount: m.max_amount,
+    feeBps: Math.round((m.fee_percent ?? 0) * 100),
+    feeFixedMinor: m.fee_fixed_minor ?? 0,
+    enabled: m.enabled ? 1 : 0,
+    updatedAt: ctx.clock.now(),
+  }
+  await ctx.db
+    .insert(cashierMethods)
+    .values({ brandId, code, ...values })
+    .onConflictDoUpdate({ target: [cashierMethods.brandId, cashierMethods.code], set: values })
+  return { code, ...m }
+}

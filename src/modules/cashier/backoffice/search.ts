@@ -1,0 +1,44 @@
+import { and, desc, eq, lt } from 'drizzle-orm'
+import type { CashierCtx } from '../context'
+import { STATUS, type StatusName } from '../domain/status'
+import { cashierTransactions } from '../schema'
+import { pageOf, staffTxView, staffViewOf } from '../transactions'
+import { rowOf } from './shared'
+
+export async function searchTransactions(
+  ctx: CashierCtx,
+  brandId: number,
+  q: {
+    status?: StatusName
+    kind?: 'deposit' | 'withdrawal'
+    customer?: number
+    login?: number
+    flagged?: number
+    cursor?: number
+    limit?: number
+  },
+) {
+  const limit = q.limit ?? 50
+  const rows = await ctx.db
+    .select()
+    .from(cashierTransactions)
+    .where(
+      and(
+        eq(cashierTransactions.brandId, brandId),
+        q.status ? eq(cashierTransactions.status, STATUS[q.status]) : undefined,
+        q.kind ? eq(cashierTransactions.kind, q.kind) : undefined,
+        q.customer !== undefined ? eq(cashierTransactions.customerId, q.customer) : undefined,
+        q.login !== undefined ? eq(cashierTransactions.login, q.login) : undefined,
+        q.flagged !== undefined ? eq(cashierTransactions.flagged, q.flagged) : undefined,
+        q.cursor ? lt(cashierTransactions.id, q.cursor) : undefined,
+      ),
+    )
+    .orderBy(desc(cashierTransactions.id))
+    .limit(limit + 1)
+  return pageOf(ctx, rows, limit, staffTxView)
+}
+
+export async function staffTransaction(ctx: CashierCtx, brandId: number, id: number) {
+  await rowOf(ctx, brandId, id)
+  return staffViewOf(ctx, id)
+}

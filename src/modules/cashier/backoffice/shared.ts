@@ -1,0 +1,31 @@
+import { and, eq } from 'drizzle-orm'
+import type { CashierCtx } from '../context'
+import { cashierTransactions } from '../schema'
+import { staffViewOf, type TxRow, txNotFound, wrongState } from '../transactions'
+
+export const MAX_CREDIT_ATTEMPTS = 5
+
+export async function rowOf(ctx: CashierCtx, brandId: number, id: number) {
+  const [row] = await ctx.db
+    .select()
+    .from(cashierTransactions)
+    .where(and(eq(cashierTransactions.id, id), eq(cashierTransactions.brandId, brandId)))
+  if (!row) throw txNotFound()
+  return row
+}
+
+export const staff = (id: number) => `staff:${id}`
+
+/** Runs one staff action on a transaction; 409 when its status does not allow it. */
+export async function act(
+  ctx: CashierCtx,
+  brandId: number,
+  id: number,
+  what: string,
+  fn: (row: TxRow, now: number) => Promise<TxRow | null>,
+) {
+  const row = await rowOf(ctx, brandId, id)
+  const done = await fn(row, ctx.clock.now())
+  if (!done) throw wrongState(row, what)
+  return staffViewOf(ctx, id)
+}
