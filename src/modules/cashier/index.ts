@@ -6,11 +6,12 @@ import { reconcile, retryCredits } from './backoffice'
 import { cashierConfig } from './config'
 import type { CashierCtx } from './context'
 import { seedCashierDemo } from './demo'
+import { cashierManagerRoutes } from './manager-routes'
 import { checkoutProvider } from './providers/checkout'
 import type { PaymentProvider } from './providers/port'
 import { sandboxProvider } from './providers/sandbox'
 import { wireProvider } from './providers/wire'
-import { cashierManagerRoutes, cashierRoutes } from './routes'
+import { cashierRoutes } from './routes'
 import { SandboxGateway, sandboxRoutes } from './sandbox-page'
 import * as schema from './schema'
 import { drainInbox } from './webhooks'
@@ -62,5 +63,6 @@ export const cashierModule = defineModule({
 })
 
 // its routes, for the type of the whole API (src/main/app-type.ts: Eden treaty)
-export { cashierManagerRoutes, cashierRoutes } from './routes'
+export { cashierManagerRoutes } from './manager-routes'
+export { cashierRoutes } from './routes'
 export { sandboxRoutes } from './sandbox-page'

@@ -1,0 +1,262 @@
+import { Elysia, t } from 'elysia'
+import { doc, errors } from '../../kernel/http/openapi'
+import { Id, Int, Login, OneOf, textInput } from '../../kernel/http/schemas'
+import { security } from '../../kernel/http/security'
+import { MAX_AMOUNT } from '../../kernel/limits'
+import {
+  approveWithdrawal,
+  confirmWire,
+  markPaid,
+  payoutFailed,
+  refund,
+  rejectWithdrawal,
+  resolveReview,
+  retryCredit,
+  saveMethod,
+  searchTransactions,
+  setOverride,
+  staffTransaction,
+} from './backoffice'
+import type { CashierCtx } from './context'
+
+import {
+  Amount,
+  CONFLICT,
+  FINANCE,
+  MethodCode,
+  Note,
+  Nullable,
+  Reason,
+  StaffNote,
+  StaffTransaction,
+  StatusFilter,
+  TxId,
+} from './route-schemas'
+
+/** Back-office cashier routes. */
+export const cashierManagerRoutes = (ctx: CashierCtx) =>
+  new Elysia({ name: 'cashier-manager-routes', seed: ctx.instanceId })
+    .use(security(ctx))
+    .get(
+      '/manager/cashier/transactions',
+      ({ brand, query }) => searchTransactions(ctx, brand.id, query as never),
+      {
+        auth: FINANCE,
+        ...textInput({
+          query: {
+            status: StatusFilter,
+            kind: t.Optional(OneOf(['deposit', 'withdrawal'], { description: 'deposit or withdrawal' })),
+            customer: t.Optional(Id('customer id')),
+            login: t.Optional(Login),
+            flagged: t.Optional(
+              Int({ minimum: 0, maximum: 1, description: '1: reconciliation differences' }),
+            ),
+            cursor: t.Optional(Int({ minimum: 1, description: 'next_cursor of the previous page' })),
+            limit: t.Optional(Int({ minimum: 1, maximum: 200, description: 'default 50' })),
+          },
+        }),
+        response: { 200: t.Object({ rows: t.Array(StaffTransaction), next_cursor: Nullable(Int()) }) },
+        detail: doc('Cashier back office', 'Search transactions'),
+      },
+    )
+    .get(
+      '/manager/cashier/transactions/:id',
+      ({ brand, params }) => staffTransaction(ctx, brand.id, params.id),
+      {
+        auth: FINANCE,
+        ...textInput({ params: TxId }),
+        response: { 200: StaffTransaction, ...errors({ 404: ['TRANSACTION_NOT_FOUND'] }) },
+        detail: doc('Cashier back office', 'One transaction with its history'),
+      },
+    )
+    .post(
+      '/manager/cashier/transactions/:id/resolve',
+      ({ brand, session, params, body }) => resolveReview(ctx, brand.id, session.staffId!, params.id, body),
+      {
+        auth: FINANCE,
+        ...textInput({ params: TxId }),
+        body: t.Object(
+          {
+            decision: OneOf(['credit', 'fail'], { description: 'credit the deposit, or close it as failed' }),
+            note: StaffNote,
+            reason: t.Optional(Note('for fail: shown to the customer')),
+          },
+          { example: { decision: 'credit', note: 'provider confirmed the amount by phone' } },
+        ),
+        response: { 200: StaffTransaction, ...errors(CONFLICT) },
+        detail: doc('Cashier back office', 'Resolve a deposit in manual review'),
+      },
+    )
+    .post(
+      '/manager/cashier/transactions/:id/retry-credit',
+      ({ brand, session, params, body }) =>
+        retryCredit(ctx, brand.id, session.staffId!, params.id, body.note ?? ''),
+      {
+        auth: FINANCE,
+        ...textInput({ params: TxId }),
+        body: t.Object(
+          { note: t.Optional(StaffNote) },
+          { example: { note: 'ledger back after maintenance' } },
+        ),
+        response: { 200: StaffTransaction, ...errors(CONFLICT) },
+        detail: doc('Cashier back office', 'Retry the credit of a credit_failed deposit', {
+          optionalBody: true,
+        }),
+      },
+    )
+    .post(
+      '/manager/cashier/transactions/:id/confirm-wire',
+      ({ brand, session, params, body }) =>
+        confirmWire(ctx, brand.id, session.staffId!, params.id, body.amount),
+      {
+        auth: FINANCE,
+        ...textInput({ params: TxId }),
+        body: t.Object({ amount: Amount }, { example: { amount: 500 } }),
+        response: { 200: StaffTransaction, ...errors(CONFLICT) },
+        detail: doc('Cashier back office', 'Confirm a received bank wire', {
+          description:
+            'The amount received equal to the request credits it; any other amount goes to manual_review.',
+        }),
+      },
+    )
+    .post(
+      '/manager/cashier/transactions/:id/refund',
+      ({ brand, session, params, body }) => refund(ctx, brand.id, session.staffId!, params.id, body.note),
+      {
+        auth: FINANCE,
+        ...textInput({ params: TxId }),
+        body: t.Object({ note: StaffNote }, { example: { note: 'customer asked; card refund' } }),
+        response: { 200: StaffTransaction, ...errors({ ...CONFLICT, 400: ['NOT_ENOUGH_FUNDS'] }) },
+        detail: doc('Cashier back office', 'Refund a credited deposit (the balance must cover it)'),
+      },
+    )
+    .post(
+      '/manager/cashier/transactions/:id/approve',
+      ({ brand, session, params, body }) =>
+        approveWithdrawal(ctx, brand.id, session.staffId!, params.id, body.note ?? ''),
+      {
+        auth: FINANCE,
+        ...textInput({ params: TxId }),
+        body: t.Object({ note: t.Optional(StaffNote) }, { example: { note: 'checked' } }),
+        response: { 200: StaffTransaction, ...errors(CONFLICT) },
+        detail: doc('Cashier back office', 'Approve a withdrawal and send its payout', {
+          optionalBody: true,
+        }),
+      },
+    )
+    .post(
+      '/manager/cashier/transactions/:id/reject',
+      ({ brand, session, params, body }) =>
+        rejectWithdrawal(ctx, brand.id, session.staffId!, params.id, body.reason),
+      {
+        auth: FINANCE,
+        ...textInput({ params: TxId }),
+        body: t.Object({ reason: Reason }, { example: { reason: 'The account holder name differs.' } }),
+        response: { 200: StaffTransaction, ...errors(CONFLICT) },
+        detail: doc('Cashier back office', 'Reject a withdrawal (the held funds return)'),
+      },
+    )
+    .post(
+      '/manager/cashier/transactions/:id/mark-paid',
+      ({ brand, session, params, body }) =>
+        markPaid(ctx, brand.id, session.staffId!, params.id, body.note ?? ''),
+      {
+        auth: FINANCE,
+        ...textInput({ params: TxId }),
+        body: t.Object({ note: t.Optional(StaffNote) }, { example: { note: 'checked' } }),
+        response: { 200: StaffTransaction, ...errors(CONFLICT) },
+        detail: doc('Cashier back office', 'Mark an approved withdrawal paid', { optionalBody: true }),
+      },
+    )
+    .post(
+      '/manager/cashier/transactions/:id/payout-failed',
+      ({ brand, session, params, body }) =>
+        payoutFailed(ctx, brand.id, session.staffId!, params.id, body.reason),
+      {
+        auth: FINANCE,
+        ...textInput({ params: TxId }),
+        body: t.Object({ reason: Reason }, { example: { reason: 'The bank returned the transfer.' } }),
+        response: { 200: StaffTransaction, ...errors(CONFLICT) },
+        detail: doc('Cashier back office', 'Record a failed payout (the held funds return)'),
+      },
+    )
+    .put(
+      '/manager/cashier/customers/:customer/methods/:method',
+      ({ brand, params, body }) => setOverride(ctx, brand.id, params.customer, params.method, body.enabled),
+      {
+        auth: FINANCE,
+        ...textInput({ params: { customer: Id('customer id'), method: MethodCode } }),
+        body: t.Object(
+          {
+            enabled: t.Union([t.Boolean(), t.Null()], {
+              description: 'true show, false hide, null back to the brand setting',
+            }),
+          },
+          // null: the brand's setting again (hiding the demo's card would end the README's deposit walk-through)
+          { example: { enabled: null } },
+        ),
+        response: {
+          200: t.Object({
+            customer_id: Int(),
+            overrides: t.Array(
+              t.Object({ method: t.String(), enabled: t.Boolean() }, { title: 'CashierMethodOverride' }),
+            ),
+          }),
+          ...errors({ 404: ['CUSTOMER_NOT_FOUND'] }),
+        },
+        detail: doc(
+          'Cashier back office',
+          "Override a method for one customer (the CRM's per-customer setting)",
+        ),
+      },
+    )
+    .put(
+      '/manager/cashier/methods/:method',
+      ({ brand, params, body }) => saveMethod(ctx, brand.id, params.method, body),
+      {
+        auth: FINANCE,
+        params: t.Object({ method: MethodCode }),
+        body: t.Object(
+          {
+            provider: t.String({ pattern: '^[a-z][a-z0-9_]{0,31}$', description: 'sandbox, checkout, wire' }),
+            title: t.String({ minLength: 1, maxLength: 100, description: 'shown to customers' }),
+            deposit: t.Boolean({ description: 'offered for deposits' }),
+            withdrawal: t.Boolean({ description: 'offered for withdrawals' }),
+            currencies: t.Array(t.String({ pattern: '^[A-Z]{3}$' }), {
+              minItems: 1,
+              maxItems: 50,
+              description: 'account currencies served',
+            }),
+            countries: t.Optional(
+              t.Array(t.String({ pattern: '^[A-Z]{2}$' }), {
+                maxItems: 250,
+                description: 'ISO 3166 countries served; empty or absent: all',
+              }),
+            ),
+            min_amount: Int({ minimum: 0, maximum: MAX_AMOUNT, description: 'smallest amount' }),
+            max_amount: Int({ minimum: 1, maximum: MAX_AMOUNT, description: 'largest amount' }),
+            fee_percent: t.Optional(
+              t.Number({ minimum: 0, maximum: 50, description: 'percent of the amount' }),
+            ),
+            fee_fixed_minor: t.Optional(
+              Int({ minimum: 0, maximum: 1_000_000, description: 'fixed fee in minor units' }),
+            ),
+            enabled: t.Boolean({ description: 'false hides it unless a customer override shows it' }),
+          },
+          {
+            example: {
+              provider: 'sandbox',
+              title: 'Card',
+              deposit: true,
+              withdrawal: true,
+              currencies: ['USD', 'EUR'],
+              min_amount: 10,
+              max_amount: 10000,
+              enabled: true,
+            },
+          },
+        ),
+        response: { 200: t.Record(t.String(), t.Unknown()) },
+        detail: doc('Cashier back office', "Create or replace a brand's payment method"),
+      },
+    )

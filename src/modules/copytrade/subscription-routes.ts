@@ -1,0 +1,237 @@
+import { Elysia, t } from 'elysia'
+import { doc } from '../../kernel/http/openapi'
+import { Id, Int, Ok, textInput } from '../../kernel/http/schemas'
+import { security } from '../../kernel/http/security'
+import type { CopyCtx } from './context'
+import { feePreview } from './copier/fees'
+import { CUSTOMER, err, IdParam, owner, TAG } from './route-common'
+import {
+  CopyRecord,
+  FeePreview,
+  Reward,
+  Subscription,
+  SubscriptionCreateBody,
+  SubscriptionUpdateBody,
+} from './route-schemas'
+import { transition } from './service/subscription-status'
+import {
+  acceptTerms,
+  createSubscription,
+  mySubscriptions,
+  ownSubscription,
+  subscriptionDetail,
+  subscriptionRecords,
+  subscriptionRewards,
+  updateSubscription,
+} from './service/subscriptions'
+
+/** A follower's subscriptions: create, settings, terms, pause and resume, copies, rewards, fees (spec 4.12). */
+export const subscriptionRoutes = (ctx: CopyCtx) =>
+  new Elysia({ name: 'copytrade-subscription-routes', seed: ctx.instanceId })
+    .use(security(ctx))
+    .post(
+      '/copytrade/subscription',
+      ({ brand, session, body }) => createSubscription(ctx, owner(brand, session), body),
+      {
+        auth: CUSTOMER,
+        body: SubscriptionCreateBody,
+        response: {
+          200: Subscription,
+          ...err(
+            'INVALID_ACCOUNT',
+            'FOLLOWER_NOT_FOUND',
+            'MASTER_NOT_FOUND',
+            'MASTER_NOT_AVAILABLE',
+            'FOLLOWER_MODE_NOT_ALLOWED',
+            'SELF_COPY',
+            'ALREADY_SUBSCRIBED',
+            'INVALID_CUSTOMER_SESSION',
+          ),
+        },
+        detail: doc(TAG, 'Subscribe a follower account to a master', {
+          description:
+            'Rules 5-8 of spec 4.12. Settings not given come from the follower profile (404 FOLLOWER_NOT_FOUND ' +
+            "without one). The master's open positions are copied at once at the current price.",
+        }),
+      },
+    )
+    .get(
+      '/copytrade/subscriptions',
+      async ({ brand, session }) => ({ rows: await mySubscriptions(ctx, owner(brand, session)) }),
+      {
+        auth: CUSTOMER,
+        response: { 200: t.Object({ rows: t.Array(Subscription) }) },
+        detail: doc(TAG, "The customer's subscriptions"),
+      },
+    )
+    .get(
+      '/copytrade/subscription/:id',
+      ({ brand, session, params }) => subscriptionDetail(ctx, owner(brand, session), params.id),
+      {
+        auth: CUSTOMER,
+        ...textInput({ params: IdParam('subscription') }),
+        response: { 200: Subscription, ...err('SUBSCRIPTION_NOT_FOUND', 'PERMISSION_DENIED') },
+        detail: doc(TAG, 'One subscription'),
+      },
+    )
+    .put(
+      '/copytrade/subscription/:id',
+      ({ brand, session, params, body }) => updateSubscription(ctx, owner(brand, session), params.id, body),
+      {
+        auth: CUSTOMER,
+        ...textInput({ params: IdParam('subscription') }),
+        body: SubscriptionUpdateBody,
+        response: {
+          200: Subscription,
+          ...err('SUBSCRIPTION_NOT_FOUND', 'PERMISSION_DENIED', 'INVALID_TRANSITION'),
+        },
+        detail: doc(TAG, "Change a subscription's settings", {
+          description:
+            "They apply to the next copies; the master's open positions not yet copied are copied now.",
+        }),
+      },
+    )
+    .post(
+      '/copytrade/subscription/:id/terms',
+      ({ brand, session, params, body }) => acceptTerms(ctx, owner(brand, session), params.id, body.version),
+      {
+        auth: CUSTOMER,
+        ...textInput({ params: { id: Id('subscription id') } }),
+        body: t.Object(
+          {
+            version: Int({
+              minimum: 1,
+              description: "the master's policy version being accepted (reward_policy of the marketplace)",
+            }),
+          },
+          { example: { version: 1 } },
+        ),
+        response: {
+          200: Subscription,
+          ...err(
+            'SUBSCRIPTION_NOT_FOUND',
+            'PERMISSION_DENIED',
+            'MASTER_NOT_FOUND',
+            'INVALID_TRANSITION',
+            'TERMS_CHANGED',
+          ),
+        },
+        detail: doc(TAG, "Accept the master's current terms (reward policy) for a subscription", {
+          description:
+            "A subscription pays on the terms its follower accepted (`terms`); a master's change of its reward policy applies to new subscriptions, and to this one only once accepted here (`terms_pending` says there is something to accept). `version` must be the master's current policy version (GET /copytrade/masters/{id}: `policy_version`), else 409 TERMS_CHANGED: the terms changed again since they were read. The new fee schedule starts now; a subscription-fee period already paid runs to its end.",
+        }),
+      },
+    )
+    .post(
+      '/copytrade/subscription/:id/:action',
+      async ({ brand, session, params, body }) => {
+        const o = owner(brand, session)
+        const s = await ownSubscription(ctx, o, params.id)
+        await transition(ctx, s, params.action, body.reason || `${params.action} by the customer`)
+        return subscriptionDetail(ctx, o, s.id)
+      },
+      {
+        auth: CUSTOMER,
+        ...textInput({
+          params: {
+            id: Id('subscription id'),
+            action: t.UnionEnum(['pause', 'resume', 'disable'], {
+              default: undefined,
+              description: 'the transition',
+              example: 'pause',
+            }),
+          },
+        }),
+        body: t.Object(
+          { reason: t.Optional(t.String({ maxLength: 200, description: 'kept as the status reason' })) },
+          { example: { reason: 'holiday' } },
+        ),
+        response: {
+          200: Subscription,
+          ...err('SUBSCRIPTION_NOT_FOUND', 'PERMISSION_DENIED', 'INVALID_TRANSITION'),
+        },
+        detail: doc(TAG, 'Pause, resume or disable a subscription', {
+          optionalBody: true,
+          description:
+            'Status table (spec 3.5, designed here): ACTIVE -pause-> PAUSED -resume-> ACTIVE; ACTIVE or PAUSED ' +
+            '-disable-> DISABLED (final; its copies are closed). PAUSED copies nothing new but still copies the ' +
+            'closes of positions already copied. Resume copies the master positions opened meanwhile. Any other ' +
+            'move: 409 INVALID_TRANSITION.',
+        }),
+      },
+    )
+    .delete(
+      '/copytrade/subscription/:id',
+      async ({ brand, session, params }) => {
+        const s = await ownSubscription(ctx, owner(brand, session), params.id)
+        if (s.status !== 2) await transition(ctx, s, 'disable', 'deleted by the customer')
+        return { data: 'OK' as const }
+      },
+      {
+        auth: CUSTOMER,
+        ...textInput({ params: IdParam('subscription') }),
+        response: { 200: Ok, ...err('SUBSCRIPTION_NOT_FOUND', 'PERMISSION_DENIED') },
+        detail: doc(TAG, 'Delete (disable) a subscription', {
+          description: 'The same as disable; the record stays for its history and rewards.',
+        }),
+      },
+    )
+    .get(
+      '/copytrade/subscription/:id/copies',
+      ({ brand, session, params, query }) =>
+        subscriptionRecords(ctx, owner(brand, session), params.id, query),
+      {
+        auth: CUSTOMER,
+        ...textInput({
+          params: IdParam('subscription'),
+          query: {
+            result: t.Optional(
+              t.UnionEnum(['copied', 'skipped'], {
+                default: undefined,
+                description: 'only copies or only skips',
+              }),
+            ),
+            before: t.Optional(Int({ minimum: 1, description: 'next_before of the page before' })),
+            limit: t.Optional(Int({ minimum: 1, maximum: 500, description: 'rows per page (default 100)' })),
+          },
+        }),
+        response: {
+          200: t.Object({ rows: t.Array(CopyRecord), next_before: Int() }),
+          ...err('SUBSCRIPTION_NOT_FOUND', 'PERMISSION_DENIED'),
+        },
+        detail: doc(TAG, 'What the copier did: copies and skips with their reasons and timings', {
+          description:
+            'One row per action (open, close, partial_close, modify): copied, with the fill times and prices and ' +
+            'the slippage, or skipped with a stable reason (README: skip reasons).',
+        }),
+      },
+    )
+    .get(
+      '/copytrade/subscription/:id/rewards',
+      ({ brand, session, params }) => subscriptionRewards(ctx, owner(brand, session), params.id),
+      {
+        auth: CUSTOMER,
+        ...textInput({ params: IdParam('subscription') }),
+        response: {
+          200: t.Object({ rows: t.Array(Reward) }),
+          ...err('SUBSCRIPTION_NOT_FOUND', 'PERMISSION_DENIED'),
+        },
+        detail: doc(TAG, 'Rewards accrued and settled for a subscription'),
+      },
+    )
+    .get(
+      '/copytrade/subscription/:id/fees',
+      async ({ brand, session, params }) =>
+        feePreview(ctx, await ownSubscription(ctx, owner(brand, session), params.id)),
+      {
+        auth: CUSTOMER,
+        ...textInput({ params: IdParam('subscription') }),
+        response: { 200: FeePreview, ...err('SUBSCRIPTION_NOT_FOUND', 'PERMISSION_DENIED') },
+        detail: doc(TAG, 'Fee preview: the copy equity, its high-water mark and what would be charged now', {
+          description:
+            'Copy equity = capital (start balance + deposits - withdrawals) + realized result of copies - rewards ' +
+            'paid + floating result of open copies. performance_fee_now is what PERFORMANCE_FEE_HWM would ' +
+            'charge if the period ended now; management_fee_per_day what MANAGEMENT_FEE accrues per day.',
+        }),
+      },
+    )
