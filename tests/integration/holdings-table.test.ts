@@ -2,7 +2,7 @@
 import { afterAll, beforeAll, expect, test } from 'bun:test'
 import { sql } from 'drizzle-orm'
 import { AccountsPort } from '../../src/modules/accounts'
-import { fundsOf, holdingsOf } from '../../src/modules/trading/holdings-table'
+import { fundsOf, holdingsOf } from '../../src/modules/trading/book/holdings-table'
 import { makeTestApp, type TestApp } from '../support/app'
 
 let t: TestApp

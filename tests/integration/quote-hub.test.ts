@@ -31,7 +31,7 @@ afterAll(async () => {
 
 test('an instance without local ticks: callers during a warm-up wait for the shared cache before pricing', async () => {
   // the feed instance receives the tick and writes it to the shared cache; the other instance has no
-  // local quote and prices margin and cross rates from what warmAll loaded (exposure.ts `pricing`)
+  // local quote and prices margin and cross rates from what warmAll loaded (book/exposure.ts `pricing`)
   await feed.ports
     .get(MarketPort)
     .quotes.apply([{ symbol: 'EURUSD', bid: 1.1, ask: 1.1002, time: Date.now() }])

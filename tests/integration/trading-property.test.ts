@@ -6,7 +6,7 @@ import { ManualClock } from '../../src/kernel/clock'
 import { outbox } from '../../src/kernel/events/schema'
 import { AccountsPort } from '../../src/modules/accounts'
 import { accounts, balanceOperations } from '../../src/modules/accounts/schema'
-import { fundsOf, holdingsOf } from '../../src/modules/trading/holdings-table'
+import { fundsOf, holdingsOf } from '../../src/modules/trading/book/holdings-table'
 import { orders } from '../../src/modules/trading/schema'
 import { makeTestApp, type TestApp } from '../support/app'
 

@@ -1,7 +1,7 @@
 import type { Kernel } from '../../kernel/kernel'
 import type { AccountReadModel, AccountsApi } from '../accounts'
 import type { MarketApi } from '../market'
-import type { PositionReadModel } from './positions'
+import type { PositionReadModel } from './book/positions'
 
 /** What the trading module's engine and services work with. */
 export interface TradingCtx extends Kernel {

@@ -1,7 +1,7 @@
 import { fromMinor } from '../accounts'
+import type { OrderRow } from './book/positions'
 import { CMD_NAMES } from './domain/checks'
 import type { TradePayload } from './events'
-import type { OrderRow } from './positions'
 
 /** An order or position as the API shows it (prices in the symbol's digits, money in the account currency). */
 export function orderView(o: OrderRow, currency: string, live?: { profit: number; closePrice: number }) {

@@ -2,7 +2,7 @@ import { ApiError } from '../../../kernel/http/errors'
 
 /**
  * Spec 7.5's codes with the HTTP status chosen for each (the spec leaves them open), and the codes this
- * module adds. The routes document the same table (routes.ts, README.md).
+ * module adds. The routes document the same table (route-common.ts `err`, README.md).
  */
 export const COPY_CODES = {
   INVALID_CUSTOMER_SESSION: 403,

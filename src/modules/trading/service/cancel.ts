@@ -1,8 +1,8 @@
 import { and, eq } from 'drizzle-orm'
 import { ApiError } from '../../../kernel/http/errors'
+import { refreshAfterCommit } from '../commit/execution'
+import { priorRequest, recordRequest, tradeKey } from '../commit/idempotency'
 import { TradeCancelled } from '../events'
-import { refreshAfterCommit } from '../execution'
-import { priorRequest, recordRequest, tradeKey } from '../idempotency'
 import { orders } from '../schema'
 import { tradeEvent } from '../views'
 import {

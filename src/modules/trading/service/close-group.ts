@@ -1,7 +1,7 @@
 import { and, eq } from 'drizzle-orm'
 import type { Session } from '../../../kernel/auth/session'
 import type { Brand } from '../../../kernel/brand/registry'
-import { pricePositions } from '../exposure'
+import { pricePositions } from '../book/exposure'
 import { orders } from '../schema'
 import { closePosition } from './close'
 import { refuseManual, refuseStalePrices, type TradingServices, tradingAccount } from './shared'

@@ -1,8 +1,8 @@
 import { ApiError } from '../../../kernel/http/errors'
+import type { OrderRow } from '../book/positions'
+import { priorRequest, tradeKey } from '../commit/idempotency'
 import { checkVolume } from '../domain/checks'
 import { isBuy } from '../domain/formulas'
-import { priorRequest, tradeKey } from '../idempotency'
-import type { OrderRow } from '../positions'
 import {
   type Actor,
   actorName,
@@ -18,7 +18,7 @@ import {
 
 /**
  * Closes a position (all or `volume`) at the group's current quote, through the group commit of closes
- * (close-commit.ts). Used by the close and group-close routes and the write port; with a key, recorded in
+ * (commit/close-commit.ts). Used by the close and group-close routes and the write port; with a key, recorded in
  * the closing transaction. Null when the key had closed it before (a repeat: nothing done).
  */
 export async function closePosition(

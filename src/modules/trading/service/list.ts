@@ -1,7 +1,7 @@
 import type { Session } from '../../../kernel/auth/session'
 import type { Brand } from '../../../kernel/brand/registry'
 import { roundToCurrency } from '../../accounts'
-import { pricePositions } from '../exposure'
+import { pricePositions } from '../book/exposure'
 import { orderView } from '../views'
 import { type TradingServices, tradingAccount } from './shared'
 

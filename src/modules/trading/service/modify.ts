@@ -1,10 +1,10 @@
 import { and, eq } from 'drizzle-orm'
 import { ApiError } from '../../../kernel/http/errors'
+import { refreshAfterCommit } from '../commit/execution'
+import { priorRequest, recordRequest, tradeKey } from '../commit/idempotency'
 import { checkStops } from '../domain/checks'
 import { isBuy } from '../domain/formulas'
 import { TradeModified } from '../events'
-import { refreshAfterCommit } from '../execution'
-import { priorRequest, recordRequest, tradeKey } from '../idempotency'
 import { orders } from '../schema'
 import { orderView, tradeEvent } from '../views'
 import {

@@ -1,12 +1,12 @@
 import { and, eq, inArray, sql } from 'drizzle-orm'
-import type { KeyValueStore } from '../../kernel/cache'
-import { JsonCache } from '../../kernel/cache/json-cache'
-import type { Db } from '../../kernel/db/client'
-import { readSkippingBadRows } from '../../kernel/db/tolerant'
-import type { Logger } from '../../kernel/logger'
-import type { Holding } from './domain/holdings'
+import type { KeyValueStore } from '../../../kernel/cache'
+import { JsonCache } from '../../../kernel/cache/json-cache'
+import type { Db } from '../../../kernel/db/client'
+import { readSkippingBadRows } from '../../../kernel/db/tolerant'
+import type { Logger } from '../../../kernel/logger'
+import type { Holding } from '../domain/holdings'
+import { orders } from '../schema'
 import { holdingsOf } from './holdings-table'
-import { orders } from './schema'
 
 export type OrderRow = typeof orders.$inferSelect
 

@@ -1,12 +1,12 @@
 import { and, eq } from 'drizzle-orm'
-import { roundToMinor } from '../accounts'
-import type { TradingCtx } from './context'
-import { isBuy, swapCharge } from './domain/formulas'
-import { SwapCharged } from './events'
-import { refreshAfterCommit, type TradeRefresh } from './execution'
-import type { OrderRow } from './positions'
-import { orders } from './schema'
-import { tradeEvent } from './views'
+import { roundToMinor } from '../../accounts'
+import type { OrderRow } from '../book/positions'
+import { refreshAfterCommit, type TradeRefresh } from '../commit/execution'
+import type { TradingCtx } from '../context'
+import { isBuy, swapCharge } from '../domain/formulas'
+import { SwapCharged } from '../events'
+import { orders } from '../schema'
+import { tradeEvent } from '../views'
 
 const DAY_MS = 86_400_000
 /** Resting orders the daily rollover looks at between two turns of the event loop. */

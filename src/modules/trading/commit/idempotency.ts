@@ -1,7 +1,7 @@
 import { and, eq } from 'drizzle-orm'
-import type { Tx } from '../../kernel/db/client'
-import { assertSameRequest, fingerprint } from '../../kernel/http/idempotency'
-import { tradeRequests } from './schema'
+import type { Tx } from '../../../kernel/db/client'
+import { assertSameRequest, fingerprint } from '../../../kernel/http/idempotency'
+import { tradeRequests } from '../schema'
 
 export type TradeKind = 'open' | 'close' | 'modify' | 'cancel'
 

@@ -1,7 +1,7 @@
 import { sql } from 'drizzle-orm'
-import type { Db } from '../../kernel/db/client'
-import { roundToMinor } from '../accounts'
-import type { TradingCtx } from './context'
+import type { Db } from '../../../kernel/db/client'
+import { roundToMinor } from '../../accounts'
+import type { TradingCtx } from '../context'
 import { marginOf, pricing } from './exposure'
 import { fundsOf } from './holdings-table'
 

@@ -1,10 +1,10 @@
 import { and, eq, gt, lte } from 'drizzle-orm'
-import type { TradingCtx } from './context'
-import { TradeExpired } from './events'
-import { refreshAfterCommit, type TradeRefresh } from './execution'
-import type { OrderRow } from './positions'
-import { orders } from './schema'
-import { tradeEvent } from './views'
+import type { OrderRow } from '../book/positions'
+import { refreshAfterCommit, type TradeRefresh } from '../commit/execution'
+import type { TradingCtx } from '../context'
+import { TradeExpired } from '../events'
+import { orders } from '../schema'
+import { tradeEvent } from '../views'
 
 /**
  * Pending orders past their expiration become `expired`: each a conditional update, so an order filled

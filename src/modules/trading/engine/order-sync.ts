@@ -1,8 +1,8 @@
 import { and, eq, gt, inArray, lte, ne, type SQL } from 'drizzle-orm'
-import { readSkippingBadRows } from '../../kernel/db/tolerant'
-import type { TradingCtx } from './context'
-import type { OrderRow } from './positions'
-import { orders } from './schema'
+import { readSkippingBadRows } from '../../../kernel/db/tolerant'
+import type { OrderRow } from '../book/positions'
+import type { TradingCtx } from '../context'
+import { orders } from '../schema'
 
 /** Another instance's transaction may commit a little after its clock stamped updated_at. */
 const RESYNC_OVERLAP_MS = 5000

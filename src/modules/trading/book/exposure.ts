@@ -5,11 +5,17 @@ import {
   type GroupRecord,
   marginSnapshot,
   roundToCurrency,
-} from '../accounts'
-import { type GroupSymbol, type GroupSymbols, type Quote, type QuoteLookup, quoteForGroup } from '../market'
-import type { TradingCtx } from './context'
-import { isBuy, marginInAccount, profitInAccount } from './domain/formulas'
-import { averagePrice, type Holding } from './domain/holdings'
+} from '../../accounts'
+import {
+  type GroupSymbol,
+  type GroupSymbols,
+  type Quote,
+  type QuoteLookup,
+  quoteForGroup,
+} from '../../market'
+import type { TradingCtx } from '../context'
+import { isBuy, marginInAccount, profitInAccount } from '../domain/formulas'
+import { averagePrice, type Holding } from '../domain/holdings'
 import type { OrderRow } from './positions'
 
 const noExposure = (): Exposure => ({ floatingProfit: 0, margin: 0, commission: 0, storage: 0 })

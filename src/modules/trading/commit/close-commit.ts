@@ -1,14 +1,14 @@
 import { inArray } from 'drizzle-orm'
-import type { Tx } from '../../kernel/db/client'
-import { type Committer, GroupCommit, PerRequestCommit } from '../../kernel/db/group-commit'
-import type { Work } from '../../kernel/db/unit-of-work'
-import type { PendingEvent } from '../../kernel/events/topic'
-import { ApiError } from '../../kernel/http/errors'
-import type { TradingCtx } from './context'
+import type { Tx } from '../../../kernel/db/client'
+import { type Committer, GroupCommit, PerRequestCommit } from '../../../kernel/db/group-commit'
+import type { Work } from '../../../kernel/db/unit-of-work'
+import type { PendingEvent } from '../../../kernel/events/topic'
+import { ApiError } from '../../../kernel/http/errors'
+import type { OrderRow } from '../book/positions'
+import type { TradingCtx } from '../context'
+import { tradeRequests } from '../schema'
 import { type CloseInput, type CloseResult, closeManyTx } from './execution'
 import type { TradeKey } from './idempotency'
-import type { OrderRow } from './positions'
-import { tradeRequests } from './schema'
 
 /** A close checked against account, symbol and volume, priced, waiting for its commit. */
 export interface CloseRequest {
@@ -27,7 +27,7 @@ const keyReused = () =>
 /**
  * Closes by group commit (kernel/db/group-commit, as opens: ADR 0001, 0019): the closes that arrive
  * together (a master's followers, a burst of clients) commit in one transaction with a few set-based
- * statements (execution.ts closeManyTx) instead of five round trips each. Keys are read inside the write
+ * statements (commit/execution.ts closeManyTx) instead of five round trips each. Keys are read inside the write
  * transaction, so a repeat racing its first request on another instance closes nothing twice.
  */
 export function closeCommitter(

@@ -1,7 +1,7 @@
 import { sql } from 'drizzle-orm'
-import type { Queryable } from '../../kernel/db/client'
-import type { AccountsApi, Funds } from '../accounts'
-import type { Holding } from './domain/holdings'
+import type { Queryable } from '../../../kernel/db/client'
+import type { AccountsApi, Funds } from '../../accounts'
+import type { Holding } from '../domain/holdings'
 
 /**
  * Holdings of several logins (one row per login, symbol and direction with volume). The `holdings` table
