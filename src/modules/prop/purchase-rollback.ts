@@ -110,16 +110,53 @@ const owesRollbacks = or(
   eq(propPurchases.paymentStatus, 'rollback_failed'),
 )
 
+type ApiDataOf = (operation: string) => PropApiData
+
 /**
- * The rollbacks of 4.19, decided by what the purchase's records say was taken (a fee recorded is given
- * back, an initial balance recorded is taken back: whichever step failed, even one whose commit landed
- * while its caller saw an error), each idempotent (keyed by purchase), then its final state. A crash in
- * between leaves it ROLLBACK_PENDING and a failed rollback leaves it `rollback_failed` (CONTACT_SUPPORT
- * for the customer): the recovery job runs this again until it is done.
+ * The steps of a purchase in the order they run, each with what shows it done (its record on the
+ * purchase) and its compensation beside it (4.19): the fee is given back, the initial balance taken back;
+ * the account a failed purchase opened stays, empty; the challenge step is the purchase's activation (an
+ * active purchase is never rolled back).
+ */
+const STEPS: {
+  step: FailedStep
+  done: (r: PurchaseRow) => boolean
+  undo?: (ctx: PropCtx, r: PurchaseRow, data: ApiDataOf) => Promise<unknown>
+}[] = [
+  {
+    step: 'payment',
+    done: (r) => r.paymentOrder !== null,
+    undo: (ctx, r, data) =>
+      ctx.steps.refundFee(r.brandId, r.payerLogin, r.amountMinor, data('payment_rollback')),
+  },
+  { step: 'account', done: (r) => r.accountLogin !== null },
+  {
+    step: 'initial_balance',
+    done: (r) => r.accountLogin !== null && r.initialBalanceOrder !== null,
+    async undo(ctx, r, data) {
+      const given = await ctx.accounts.operationAmount(r.brandId, r.accountLogin!, r.initialBalanceOrder!)
+      if (given === null) throw new Error(`initial balance ${r.initialBalanceOrder} not found`)
+      return ctx.steps.reverseInitialBalance(
+        r.brandId,
+        r.accountLogin!,
+        Math.abs(given),
+        data('initial_balance_rollback'),
+      )
+    },
+  },
+  { step: 'challenge', done: (r) => r.status === PURCHASE.active },
+]
+
+/**
+ * The rollbacks of 4.19: the compensation of every step the purchase's records show done, latest first
+ * (whichever step failed, even one whose commit landed while its caller saw an error), each idempotent
+ * (keyed by purchase), then its final state. A crash in between leaves it ROLLBACK_PENDING and a failed
+ * rollback leaves it `rollback_failed` (CONTACT_SUPPORT for the customer): the recovery job runs this
+ * again until it is done.
  */
 async function finishRollBack(ctx: PropCtx, row: PurchaseRow) {
   const step = stepOfCode(row.failureReason)
-  const data = (operation: string): PropApiData => ({
+  const data: ApiDataOf = (operation) => ({
     module: 'prop',
     operation,
     program_id: row.programId,
@@ -129,34 +166,20 @@ async function finishRollBack(ctx: PropCtx, row: PurchaseRow) {
     challenge_login: row.accountLogin,
     idempotency_key: row.idempotencyKey,
   })
-  const feeTaken = row.paymentOrder !== null
   let rollbackFailed = false
-  for (const r of ['payment', 'initial_balance'] as const)
-    try {
-      if (r === 'payment' && feeTaken)
-        await ctx.steps.refundFee(row.brandId, row.payerLogin, row.amountMinor, data('payment_rollback'))
-      if (r === 'initial_balance' && row.accountLogin !== null && row.initialBalanceOrder !== null) {
-        const given = await ctx.accounts.operationAmount(
-          row.brandId,
-          row.accountLogin,
-          row.initialBalanceOrder,
-        )
-        if (given === null) throw new Error(`initial balance ${row.initialBalanceOrder} not found`)
-        await ctx.steps.reverseInitialBalance(
-          row.brandId,
-          row.accountLogin,
-          Math.abs(given),
-          data('initial_balance_rollback'),
-        )
+  for (const s of [...STEPS].reverse())
+    if (s.undo && s.done(row))
+      try {
+        await s.undo(ctx, row, data)
+      } catch (e) {
+        rollbackFailed = true
+        ctx.logger.log('error', 'prop purchase rollback failed', {
+          purchase: row.id,
+          rollback: s.step,
+          err: String(e),
+        })
       }
-    } catch (e) {
-      rollbackFailed = true
-      ctx.logger.log('error', 'prop purchase rollback failed', {
-        purchase: row.id,
-        rollback: r,
-        err: String(e),
-      })
-    }
+  const feeTaken = row.paymentOrder !== null
   const o = failedOutcome(step, feeTaken, rollbackFailed)
   await ctx.db
     .update(propPurchases)

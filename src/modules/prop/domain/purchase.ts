@@ -18,17 +18,17 @@ export const PHASE = { pending: 0, active: 1, passed: 2, failed: 3, cancelled: 4
 export const PHASE_NAMES = CHALLENGE_NAMES
 
 /**
- * The steps of a purchase, in order; each failure has its code and the rollbacks it needs (4.19): what
- * the steps before it recorded. The rollback itself reads the records (a step whose commit landed while
- * its caller saw an error counts as done).
+ * The steps of a purchase, in order, and the code a failure at each answers (4.19). What a failure gives
+ * back is each done step's compensation (purchase-rollback.ts STEPS: the fee before the account, the
+ * initial balance before the challenge), read from the purchase's records.
  */
 export type FailedStep = 'payment' | 'account' | 'initial_balance' | 'challenge'
 
-export const FAILURES: Record<FailedStep, { code: string; rollbacks: ('payment' | 'initial_balance')[] }> = {
-  payment: { code: 'PAYMENT_FAILED', rollbacks: [] },
-  account: { code: 'ACCOUNT_CREATION_FAILED', rollbacks: ['payment'] },
-  initial_balance: { code: 'INITIAL_BALANCE_FAILED', rollbacks: ['payment'] },
-  challenge: { code: 'CHALLENGE_CREATION_FAILED', rollbacks: ['payment', 'initial_balance'] },
+export const FAILURES: Record<FailedStep, { code: string }> = {
+  payment: { code: 'PAYMENT_FAILED' },
+  account: { code: 'ACCOUNT_CREATION_FAILED' },
+  initial_balance: { code: 'INITIAL_BALANCE_FAILED' },
+  challenge: { code: 'CHALLENGE_CREATION_FAILED' },
 }
 
 /**
