@@ -1,0 +1,36 @@
+import type { Session } from '../../../kernel/auth/session'
+import type { Brand } from '../../../kernel/brand/registry'
+import { ApiError } from '../../../kernel/http/errors'
+import { fromMinor } from '../../accounts'
+import type { CashierCtx } from '../context'
+import { available, customerOf, depositedTowardLimit, methodView, realAccount } from './shared'
+
+/** GET /cashier/methods: deposit_allowed first (a hard gate), then eligibility per purpose. */
+export async function listMethods(ctx: CashierCtx, brand: Brand, session: Session, login: number) {
+  const customer = await customerOf(ctx, session)
+  if (customer.depositAllowed !== 1)
+    throw new ApiError(403, 'DEPOSIT_NOT_ALLOWED', 'deposits are closed for this customer')
+  const view = await realAccount(ctx, brand, session, login)
+  const currency = view.group.currency
+  const dep = await available(ctx, brand, customer, view, 'deposit')
+  const wd = customer.withdrawalAllowed === 1 ? await available(ctx, brand, customer, view, 'withdrawal') : []
+  const codes = [...new Set([...dep, ...wd].map((m) => m.code))]
+  const gates = await ctx.kyc.gates(brand.id, customer.id)
+  const limit = gates.deposit_limit ? (gates.deposit_limit[currency] ?? 0) : null
+  const used = limit === null ? 0 : await depositedTowardLimit(ctx, brand.id, customer.id, currency)
+  return {
+    login,
+    currency,
+    kyc_status: gates.status,
+    deposit_limit_remaining: limit === null ? null : Math.max(0, limit - fromMinor(used, currency)),
+    withdrawal_allowed: customer.withdrawalAllowed === 1 && gates.withdrawal_allowed,
+    methods: codes.map((c) => {
+      const m = [...dep, ...wd].find((x) => x.code === c)!
+      const purposes = [
+        dep.some((x) => x.code === c) ? 'deposit' : '',
+        wd.some((x) => x.code === c) ? 'withdrawal' : '',
+      ]
+      return methodView(m, currency, purposes.filter(Boolean))
+    }),
+  }
+}

@@ -1,0 +1,58 @@
+import { and, desc, eq, gte, lt, lte } from 'drizzle-orm'
+import type { Session } from '../../../kernel/auth/session'
+import type { Brand } from '../../../kernel/brand/registry'
+import type { CashierCtx } from '../context'
+import { STATUS, type StatusName } from '../domain/status'
+import { cashierTransactions } from '../schema'
+import { pageOf, txNotFound, txView, viewOf } from '../transactions'
+
+/** GET /cashier/transactions: the customer's own, newest first, with filters and a cursor. */
+export async function customerTransactions(
+  ctx: CashierCtx,
+  brand: Brand,
+  session: Session,
+  q: {
+    login?: number
+    kind?: 'deposit' | 'withdrawal'
+    status?: StatusName
+    from?: number
+    to?: number
+    cursor?: number
+    limit?: number
+  },
+) {
+  const limit = q.limit ?? 50
+  const rows = await ctx.db
+    .select()
+    .from(cashierTransactions)
+    .where(
+      and(
+        eq(cashierTransactions.brandId, brand.id),
+        eq(cashierTransactions.customerId, session.customerId!),
+        q.login !== undefined ? eq(cashierTransactions.login, q.login) : undefined,
+        q.kind ? eq(cashierTransactions.kind, q.kind) : undefined,
+        q.status ? eq(cashierTransactions.status, STATUS[q.status]) : undefined,
+        q.from !== undefined ? gte(cashierTransactions.createdAt, q.from * 1000) : undefined,
+        q.to !== undefined ? lte(cashierTransactions.createdAt, q.to * 1000 + 999) : undefined,
+        q.cursor ? lt(cashierTransactions.id, q.cursor) : undefined,
+      ),
+    )
+    .orderBy(desc(cashierTransactions.id))
+    .limit(limit + 1)
+  return pageOf(ctx, rows, limit, txView)
+}
+
+export async function customerTransaction(ctx: CashierCtx, brand: Brand, session: Session, id: number) {
+  const [row] = await ctx.db
+    .select({ id: cashierTransactions.id })
+    .from(cashierTransactions)
+    .where(
+      and(
+        eq(cashierTransactions.id, id),
+        eq(cashierTransactions.brandId, brand.id),
+        eq(cashierTransactions.customerId, session.customerId!),
+      ),
+    )
+  if (!row) throw txNotFound()
+  return viewOf(ctx, id)
+}

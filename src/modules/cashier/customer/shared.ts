@@ -1,0 +1,193 @@
+import { and, eq, inArray, sql } from 'drizzle-orm'
+import type { Session } from '../../../kernel/auth/session'
+import type { Brand } from '../../../kernel/brand/registry'
+import type { Tx } from '../../../kernel/db/client'
+import { ApiError, invalid } from '../../../kernel/http/errors'
+import { assertSameRequest, fingerprint } from '../../../kernel/http/idempotency'
+import { type AccountView, type CustomerRecord, fromMinor, toMinor } from '../../accounts'
+import { type CashierCtx, providerReady } from '../context'
+import { eligibleMethods, type MethodConfig } from '../domain/methods'
+import { COUNTING, feeOf, STATUS } from '../domain/status'
+import { cashierMethods, cashierOverrides, cashierTransactions } from '../schema'
+import { record, viewOf } from '../transactions'
+
+export const methodOf = (r: typeof cashierMethods.$inferSelect): MethodConfig => ({
+  code: r.code,
+  provider: r.provider,
+  title: r.title,
+  deposit: r.deposit === 1,
+  withdrawal: r.withdrawal === 1,
+  currencies: JSON.parse(r.currencies),
+  countries: JSON.parse(r.countries),
+  minAmount: r.minAmount,
+  maxAmount: r.maxAmount,
+  feeBps: r.feeBps,
+  feeFixedMinor: r.feeFixedMinor,
+  enabled: r.enabled === 1,
+})
+
+export async function brandMethods(ctx: CashierCtx, brandId: number) {
+  const rows = await ctx.db.select().from(cashierMethods).where(eq(cashierMethods.brandId, brandId))
+  return rows.map(methodOf)
+}
+
+export async function customerOf(ctx: CashierCtx, session: Session) {
+  const c = await ctx.accounts.read.customer(session.customerId!)
+  if (!c) throw new ApiError(404, 'CUSTOMER_NOT_FOUND', 'customer not found')
+  return c
+}
+
+/** The customer's REAL account (a demo account takes no real money). */
+export async function realAccount(ctx: CashierCtx, brand: Brand, session: Session, login: number) {
+  const view = await ctx.accounts.loadAccountView(brand, session, login)
+  if (view.group.accountMode !== 'REAL')
+    throw new ApiError(400, 'ACCOUNT_NOT_REAL', `account ${login} is a DEMO account: it takes no real money`)
+  return view
+}
+
+export async function available(
+  ctx: CashierCtx,
+  brand: Brand,
+  customer: { id: number; country: string },
+  view: AccountView,
+  purpose: 'deposit' | 'withdrawal',
+) {
+  const overrides = await ctx.db
+    .select()
+    .from(cashierOverrides)
+    .where(and(eq(cashierOverrides.brandId, brand.id), eq(cashierOverrides.customerId, customer.id)))
+  return eligibleMethods(await brandMethods(ctx, brand.id), {
+    currency: view.group.currency,
+    country: customer.country,
+    overrides: new Map(overrides.map((o) => [o.method, o.enabled === 1])),
+    providerReady: (p) => providerReady(ctx, brand.name, p),
+    purpose,
+  })
+}
+
+export const methodView = (m: MethodConfig, currency: string, purposes: string[]) => ({
+  code: m.code,
+  provider: m.provider,
+  title: m.title,
+  type: m.provider === 'wire' ? ('bank_wire' as const) : ('card' as const),
+  purposes,
+  currencies: m.currencies,
+  min_amount: m.minAmount,
+  max_amount: m.maxAmount,
+  fee_percent: m.feeBps / 100,
+  fee_fixed: fromMinor(m.feeFixedMinor, currency),
+})
+
+export async function depositedTowardLimit(
+  ctx: CashierCtx,
+  brandId: number,
+  customerId: number,
+  currency: string,
+) {
+  const [r] = await ctx.db
+    .select({ total: sql<number>`coalesce(sum(${cashierTransactions.amount}), 0)` })
+    .from(cashierTransactions)
+    .where(
+      and(
+        eq(cashierTransactions.brandId, brandId),
+        eq(cashierTransactions.customerId, customerId),
+        eq(cashierTransactions.kind, 'deposit'),
+        eq(cashierTransactions.currency, currency),
+        inArray(cashierTransactions.status, COUNTING),
+      ),
+    )
+  return Number(r?.total ?? 0)
+}
+
+export function amountIn(m: MethodConfig, amount: number, currency: string) {
+  const minor = toMinor(amount, currency)
+  if (minor === null || minor <= 0)
+    throw invalid(`amount: a positive amount with the decimals of ${currency}`)
+  if (amount < m.minAmount || amount > m.maxAmount)
+    throw new ApiError(
+      400,
+      'AMOUNT_OUT_OF_RANGE',
+      `amount: ${m.code} takes ${m.minAmount} to ${m.maxAmount} ${currency}`,
+    )
+  return minor
+}
+
+export async function byKey(
+  ctx: CashierCtx,
+  brandId: number,
+  customerId: number,
+  key: string | undefined,
+  request: string,
+) {
+  if (!key) return null
+  const [row] = await ctx.db
+    .select({ id: cashierTransactions.id, requestHash: cashierTransactions.requestHash })
+    .from(cashierTransactions)
+    .where(
+      and(
+        eq(cashierTransactions.brandId, brandId),
+        eq(cashierTransactions.customerId, customerId),
+        eq(cashierTransactions.idempotencyKey, key),
+      ),
+    )
+  if (!row) return null
+  assertSameRequest(row.requestHash, request)
+  return viewOf(ctx, row.id)
+}
+
+/** What a deposit or withdrawal asks for: the fingerprint stored with its idempotency key. */
+export const requestOf = (
+  kind: 'deposit' | 'withdrawal',
+  input: { login: number; method: string; amount: number },
+) => fingerprint({ kind, login: input.login, method: input.method, amount: input.amount })
+
+/** The eligible method of that code for the account (400 METHOD_NOT_AVAILABLE otherwise). */
+export async function methodFor(
+  ctx: CashierCtx,
+  brand: Brand,
+  customer: CustomerRecord,
+  view: AccountView,
+  purpose: 'deposit' | 'withdrawal',
+  code: string,
+) {
+  const m = (await available(ctx, brand, customer, view, purpose)).find((x) => x.code === code)
+  if (!m) throw new ApiError(400, 'METHOD_NOT_AVAILABLE', `method: ${code} is not available for this account`)
+  return m
+}
+
+/** A new transaction in status created, with its first history row. */
+export async function insertCreated(
+  tx: Tx,
+  v: {
+    brandId: number
+    customerId: number
+    kind: 'deposit' | 'withdrawal'
+    m: MethodConfig
+    amount: number
+    currency: string
+    now: number
+  },
+  input: { login: number; method: string; amount: number; idempotency_key?: string },
+) {
+  const [r] = await tx
+    .insert(cashierTransactions)
+    .values({
+      brandId: v.brandId,
+      customerId: v.customerId,
+      login: input.login,
+      kind: v.kind,
+      method: v.m.code,
+      provider: v.m.provider,
+      status: STATUS.created,
+      amount: v.amount,
+      fee: feeOf(v.amount, v.m.feeBps, v.m.feeFixedMinor),
+      currency: v.currency,
+      idempotencyKey: input.idempotency_key ?? null,
+      requestHash: input.idempotency_key ? requestOf(v.kind, input) : null,
+      createdAt: v.now,
+      updatedAt: v.now,
+    })
+    .returning()
+  await record(tx, r!.id, null, STATUS.created, 'customer', `${v.kind} requested`, v.now)
+  return r!
+}

@@ -1,0 +1,97 @@
+import type { Session } from '../../../kernel/auth/session'
+import type { Brand } from '../../../kernel/brand/registry'
+import { isUniqueViolation } from '../../../kernel/db/errors'
+import { ApiError } from '../../../kernel/http/errors'
+import { fromMinor, toMinor } from '../../accounts'
+import type { CashierCtx } from '../context'
+import type { NextStep } from '../providers/port'
+import type { cashierTransactions } from '../schema'
+import { move, viewOf } from '../transactions'
+import {
+  amountIn,
+  byKey,
+  customerOf,
+  depositedTowardLimit,
+  insertCreated,
+  methodFor,
+  realAccount,
+  requestOf,
+} from './shared'
+
+/**
+ * POST /cashier/deposit: the gates (deposit_allowed, a REAL account of the customer, an eligible
+ * method, its limits, the KYC limit), then the local transaction (created), then the provider
+ * (pending_payment) and what the client does next.
+ */
+export async function startDeposit(
+  ctx: CashierCtx,
+  brand: Brand,
+  session: Session,
+  input: { login: number; method: string; amount: number; return_url?: string; idempotency_key?: string },
+  origin: string,
+) {
+  const customer = await customerOf(ctx, session)
+  if (customer.depositAllowed !== 1)
+    throw new ApiError(403, 'DEPOSIT_NOT_ALLOWED', 'deposits are closed for this customer')
+  const request = requestOf('deposit', input)
+  const prior = await byKey(ctx, brand.id, customer.id, input.idempotency_key, request)
+  if (prior) return { transaction: prior, next: null, idempotent: true }
+  const view = await realAccount(ctx, brand, session, input.login)
+  const currency = view.group.currency
+  const m = await methodFor(ctx, brand, customer, view, 'deposit', input.method)
+  const amount = amountIn(m, input.amount, currency)
+  const gates = await ctx.kyc.gates(brand.id, customer.id)
+  const now = ctx.clock.now()
+  let row: typeof cashierTransactions.$inferSelect
+  try {
+    row = await ctx.db.transaction(async (tx) => {
+      if (gates.deposit_limit) {
+        const limit = toMinor(gates.deposit_limit[currency] ?? 0, currency) ?? 0
+        const used = await depositedTowardLimit(ctx, brand.id, customer.id, currency)
+        if (used + amount > limit)
+          throw new ApiError(
+            403,
+            'KYC_LIMIT_EXCEEDED',
+            `deposits before verification are limited to ${fromMinor(limit, currency)} ${currency}; ` +
+              `${fromMinor(Math.max(0, limit - used), currency)} remain. Complete: ${gates.deposit_unlimited_requires.join(', ')}`,
+          )
+      }
+      return insertCreated(
+        tx,
+        { brandId: brand.id, customerId: customer.id, kind: 'deposit', m, amount, currency, now },
+        input,
+      )
+    })
+  } catch (e) {
+    const again = isUniqueViolation(e)
+      ? await byKey(ctx, brand.id, customer.id, input.idempotency_key, request)
+      : null
+    if (again) return { transaction: again, next: null, idempotent: true }
+    throw e
+  }
+  const provider = ctx.providers.get(m.provider)!
+  let started: { next: NextStep; providerRef: string | null }
+  try {
+    started = await provider.startDeposit(
+      {
+        transactionId: row.id,
+        brandId: brand.id,
+        amount,
+        currency,
+        notifyUrl: `${origin}/cashier/webhook/${m.provider}`,
+        returnUrl: input.return_url ?? `${origin}/cashier/sandbox/done`,
+      },
+      '',
+    )
+  } catch (e) {
+    await ctx.db.transaction((tx) =>
+      move(tx, row, 'failed', 'system', ctx.clock.now(), { reason: 'the payment provider is unavailable' }),
+    )
+    ctx.logger.log('error', 'cashier provider start failed', { provider: m.provider, err: String(e) })
+    throw new ApiError(502, 'PROVIDER_UNAVAILABLE', 'the payment provider is unavailable; try again later')
+  }
+  await ctx.db.transaction((tx) =>
+    move(tx, row, 'route', `provider:${m.provider}`, ctx.clock.now(), { providerRef: started.providerRef }),
+  )
+  return { transaction: await viewOf(ctx, row.id), next: started.next, idempotent: false }
+}
