@@ -1,3 +1,5 @@
+import { Refusal } from '../refusal'
+
 /** The one error type services throw; the app's onError maps it to `{ error, message? }`. */
 export class ApiError extends Error {
   constructor(
@@ -18,3 +20,10 @@ export class ApiError extends Error {
 }
 
 export const invalid = (message: string) => new ApiError(400, 'INVALID_DATA', message)
+
+/**
+ * A refusal a client caused (a module's `Refusal`, or an HTTP-level `ApiError` such as INVALID_DATA), as
+ * opposed to a fault: an idempotent repeat answers what its first request did, a port returns it as a result.
+ */
+export const isRefused = (e: unknown): e is Refusal | ApiError =>
+  e instanceof Refusal || e instanceof ApiError

@@ -1,6 +1,7 @@
 import { Elysia, ValidationError } from 'elysia'
 import { isBusy, isUnreachable } from '../db/errors'
 import type { Kernel } from '../kernel'
+import { Refusal } from '../refusal'
 import { DependencyDown } from '../resilience'
 import { declaredLength, deferredBody } from './body'
 import { ApiError } from './errors'
@@ -215,6 +216,12 @@ const basePlatform = (ctx: Kernel) =>
         const res = json(error.status, error.toBody(), id)
         for (const [k, v] of Object.entries(error.headers ?? {})) res.headers.set(k, v)
         return res
+      }
+      // a module's refusal: its table says the status and code (kernel/refusal.ts)
+      if (error instanceof Refusal) {
+        codes.set(request, error.code)
+        set.status = error.status
+        return json(error.status, { error: error.code, message: error.message }, id)
       }
       if (code === 'VALIDATION' && error instanceof ValidationError) {
         const errorCode = declaredCode(error) ?? 'INVALID_DATA'

@@ -5,7 +5,6 @@ import type { Brand } from '../../kernel/brand/registry'
 import { epochSeconds } from '../../kernel/clock'
 import type { Tx } from '../../kernel/db/client'
 import type { Work } from '../../kernel/db/unit-of-work'
-import type { ApiError } from '../../kernel/http/errors'
 import { defineModule, definePort } from '../../kernel/module'
 import { UploadsPort } from '../uploads'
 import type { AccountsCtx, ExposureSource } from './context'
@@ -64,7 +63,7 @@ export interface AccountsApi {
     brand: Brand,
     session: Session,
     login: number,
-    notFound: () => ApiError,
+    notFound: () => Error,
   ): Promise<AccountView>
   /** Live margin figures (400 INVALID_MARGIN_LEVEL when they cannot be computed). */
   requireMargin(view: AccountView): Promise<MarginSnapshot>

@@ -74,7 +74,7 @@ export async function loadAccountViewAs(
   brand: Brand,
   session: Session,
   login: number,
-  notFound: () => ApiError,
+  notFound: () => Error,
 ): Promise<AccountView> {
   try {
     return await loadAccountView(ctx, brand, session, login)

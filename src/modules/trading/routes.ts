@@ -5,8 +5,10 @@ import { doc, errors } from '../../kernel/http/openapi'
 import { EpochSeconds, Id, Int, Login, OneOf, textInput } from '../../kernel/http/schemas'
 import { security } from '../../kernel/http/security'
 import { MAX_PRICE, MAX_VOLUME } from '../../kernel/limits'
+import { mergeResponses } from '../../kernel/refusal'
 import { CMD_NAMES } from './domain/checks'
 import { CLOSE_REASONS } from './domain/close-reasons'
+import { TRADING } from './errors'
 import type { TradingServices } from './service'
 import { cancelOrder, closeGroup, closeOrder, history, listActive, modifyOrder, openOrder } from './service'
 
@@ -14,10 +16,10 @@ const TRADERS: SessionType[] = ['SESSION_USER', 'SESSION_MANAGER', 'SESSION_ADMI
 const denied = { status: 401, code: 'PERMISSION_DENIED' }
 const price = (description: string) => t.Number({ minimum: 0, maximum: MAX_PRICE, description })
 const Ticket = Id('order ticket (from POST /trade/open or GET /trade/list)', 1)
-const OWN_LOGIN = { 403: ['USER_NOT_FOUND'], 404: ['GROUP_NOT_FOUND'] } as const
+// the refusals each route documents come from trading's table (errors.ts) and the kernel's
+const OWN_LOGIN = mergeResponses(TRADING.responses('accountNotFound'), { 404: ['GROUP_NOT_FOUND'] })
 /** A client's own trade on an account whose copy subscription's master forbids it (copy trading). */
-const MANUAL = 'MANUAL_TRADING_DISABLED'
-const OWN_LOGIN_MANUAL = { ...OWN_LOGIN, 403: ['USER_NOT_FOUND', MANUAL] } as const
+const OWN_LOGIN_MANUAL = mergeResponses(OWN_LOGIN, TRADING.responses('manualTradingDisabled'))
 
 export const Order = t.Object(
   {
@@ -112,7 +114,7 @@ export const tradingRoutes = (ctx: TradingServices) =>
             trade: Order,
             idempotent: t.Optional(Idempotent),
           }),
-          ...errors({ ...OWN_LOGIN_MANUAL, 500: ['OPEN_ORDER_ERROR'], 503: ['PRICE_STALE'] }),
+          ...errors(mergeResponses(OWN_LOGIN_MANUAL, TRADING.responses('openRefused', 'priceStale'))),
         },
         detail: doc('Trading', 'Open a market position or place a pending order', {
           idempotent: true,
@@ -137,11 +139,9 @@ export const tradingRoutes = (ctx: TradingServices) =>
         ),
         response: {
           200: t.Object({ data: t.Literal('OK'), trade: Order, idempotent: t.Optional(Idempotent) }),
-          ...errors({
-            403: ['MODIFY_TRADE_ERROR', MANUAL],
-            404: ['MODIFY_TRADE_ERROR'],
-            500: ['INCORRECT_SL_TP'],
-          }),
+          ...errors(
+            TRADING.responses('modifyNotYours', 'manualTradingDisabled', 'modifyNotFound', 'stopsRefused'),
+          ),
         },
         detail: doc('Trading', 'Change SL and TP of a position or pending order', {
           idempotent: true,
@@ -174,7 +174,9 @@ export const tradingRoutes = (ctx: TradingServices) =>
         ),
         response: {
           200: t.Object({ data: t.Literal('OK'), idempotent: t.Optional(Idempotent) }),
-          ...errors({ 403: [MANUAL], 404: ['TRADE_ERROR'], 500: ['TRADE_ERROR'], 503: ['PRICE_STALE'] }),
+          ...errors(
+            TRADING.responses('manualTradingDisabled', 'positionNotFound', 'closeRefused', 'priceStale'),
+          ),
         },
         detail: doc('Trading', 'Close a position, fully or partially, at the current quote', {
           idempotent: true,
@@ -202,7 +204,7 @@ export const tradingRoutes = (ctx: TradingServices) =>
       ),
       response: {
         200: t.Object({ data: t.Literal('OK'), closed: Int({ description: 'positions closed' }) }),
-        ...errors({ ...OWN_LOGIN_MANUAL, 503: ['PRICE_STALE'] }),
+        ...errors(mergeResponses(OWN_LOGIN_MANUAL, TRADING.responses('priceStale'))),
       },
       detail: doc('Trading', 'Close many positions of a login', {
         description: 'Positions that fail the close check are skipped silently; the batch still answers 200.',
@@ -217,7 +219,7 @@ export const tradingRoutes = (ctx: TradingServices) =>
         body: t.Object({ order: Ticket }, { example: { order: 1 } }),
         response: {
           200: t.Object({ data: t.Literal('ok'), idempotent: t.Optional(Idempotent) }),
-          ...errors({ 401: ['CANCEL_PENDING_TRADE_ERROR'], 403: [MANUAL] }),
+          ...errors(TRADING.responses('cancelRefused', 'manualTradingDisabled')),
         },
         detail: doc('Trading', 'Cancel a pending order', {
           idempotent: true,

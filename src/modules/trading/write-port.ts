@@ -1,5 +1,6 @@
 import { and, desc, eq, inArray, lt } from 'drizzle-orm'
-import { ApiError } from '../../kernel/http/errors'
+import { isRefused } from '../../kernel/http/errors'
+import { refuse } from './errors'
 import { orders, tradeRequests } from './schema'
 import {
   cancelOrder,
@@ -11,7 +12,7 @@ import {
 } from './service'
 
 /** What a call of the write port answers: done (with what), or refused with the code and reason. */
-export type TradeResult<T> = ({ ok: true } & T) | { ok: false; status: number; code: string; reason: string }
+export type TradeResult<T> = ({ ok: true } & T) | { ok: false; code: string; reason: string }
 
 /**
  * A trade asked by a module, not a session: who acts (`copy:<subscription>`, `prop:<challenge>`,
@@ -72,13 +73,12 @@ async function attempt<T extends object>(run: () => Promise<T>): Promise<TradeRe
   try {
     return { ok: true, ...(await run()) }
   } catch (e) {
-    if (e instanceof ApiError) return { ok: false, status: e.status, code: e.code, reason: e.message }
+    if (isRefused(e)) return { ok: false, code: e.code, reason: e.message }
     throw e
   }
 }
 
-const notFound = (login: number) =>
-  new ApiError(403, 'USER_NOT_FOUND', `account ${login} not found in this brand`)
+const notFound = (login: number) => refuse('accountNotFound', `account ${login} not found in this brand`)
 
 /** Trading's write port (TradingApi): open, close (whole or part), modify and cancel for a system actor. */
 export function writePort(ctx: TradingServices) {

@@ -3,9 +3,9 @@ import type { Tx } from '../../../kernel/db/client'
 import { type Committer, GroupCommit, PerRequestCommit } from '../../../kernel/db/group-commit'
 import type { Work } from '../../../kernel/db/unit-of-work'
 import type { PendingEvent } from '../../../kernel/events/topic'
-import { ApiError } from '../../../kernel/http/errors'
 import type { OrderRow } from '../book/positions'
 import type { TradingCtx } from '../context'
+import { refuse } from '../errors'
 import { tradeRequests } from '../schema'
 import { type CloseInput, type CloseResult, closeManyTx } from './execution'
 import type { TradeKey } from './idempotency'
@@ -21,8 +21,7 @@ export interface CloseRequest {
 /** What a close commit answers: closed, a repeat of a key already used (nothing done), or the position moved. */
 export type Closed = { kind: 'closed'; result: CloseResult } | { kind: 'replay' } | { kind: 'moved' }
 
-const keyReused = () =>
-  new ApiError(409, 'IDEMPOTENCY_KEY_REUSED', 'Idempotency-Key: already used for a different request')
+const keyReused = () => refuse('keyReused', 'Idempotency-Key: already used for a different request')
 
 /**
  * Closes by group commit (kernel/db/group-commit, as opens: ADR 0001, 0019): the closes that arrive

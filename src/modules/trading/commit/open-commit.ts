@@ -3,18 +3,18 @@ import { insertRows } from '../../../kernel/db/bulk-insert'
 import type { Tx } from '../../../kernel/db/client'
 import { type Committer, GroupCommit, PerRequestCommit } from '../../../kernel/db/group-commit'
 import { event } from '../../../kernel/events/topic'
-import { ApiError } from '../../../kernel/http/errors'
 import type { GroupRecord } from '../../accounts'
 import { marginOf, pricing } from '../book/exposure'
 import { fundsOf } from '../book/holdings-table'
 import type { OrderRow } from '../book/positions'
 import type { TradingCtx } from '../context'
 import { addHolding, type Holding } from '../domain/holdings'
+import { refuse } from '../errors'
 import { TradeOpened } from '../events'
 import { orders, tradeRequests } from '../schema'
 import { tradeEvent } from '../views'
 
-export const openError = (message: string) => new ApiError(500, 'OPEN_ORDER_ERROR', message)
+export const openError = (message: string) => refuse('openRefused', message)
 
 /** An order checked against symbol, session, volume and stops, waiting for the margin check and insert. */
 export interface OpenRequest {
@@ -91,8 +91,7 @@ async function replays(tx: Tx, reqs: OpenRequest[]) {
   return out
 }
 
-const keyReused = () =>
-  new ApiError(409, 'IDEMPOTENCY_KEY_REUSED', 'Idempotency-Key: already used for a different request')
+const keyReused = () => refuse('keyReused', 'Idempotency-Key: already used for a different request')
 
 async function commitOpens(ctx: TradingCtx, tx: Tx, all: OpenRequest[]): Promise<(Opened | Error)[]> {
   const seen = await replays(tx, all)
@@ -120,7 +119,7 @@ async function commitOpens(ctx: TradingCtx, tx: Tx, all: OpenRequest[]): Promise
 }
 
 export const parentClosed = (ticket: number) =>
-  new ApiError(409, 'PARENT_CLOSED', `order ${ticket} is no longer open: nothing opened`)
+  refuse('parentClosed', `order ${ticket} is no longer open: nothing opened`)
 
 /** The states of the orders some requests depend on (OpenRequest.whileOpen), read in the commit. */
 async function parentStates(tx: Tx, reqs: OpenRequest[]) {

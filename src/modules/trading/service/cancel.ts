@@ -1,7 +1,7 @@
 import { and, eq } from 'drizzle-orm'
-import { ApiError } from '../../../kernel/http/errors'
 import { refreshAfterCommit } from '../commit/execution'
 import { priorRequest, recordRequest, tradeKey } from '../commit/idempotency'
+import { refuse } from '../errors'
 import { TradeCancelled } from '../events'
 import { orders } from '../schema'
 import { tradeEvent } from '../views'
@@ -24,7 +24,7 @@ export async function cancelOrder(
   input: { order: number },
   idempotencyKey?: string,
 ) {
-  const fail = (m: string) => new ApiError(401, 'CANCEL_PENDING_TRADE_ERROR', m)
+  const fail = (m: string) => refuse('cancelRefused', m)
   const found = await actorOrder(ctx, brandId, actor, input.order)
   if (found.kind !== 'ok') throw fail(`order ${input.order} not found`)
   const key = tradeKey(idempotencyKey, 'cancel', input)

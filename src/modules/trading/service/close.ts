@@ -1,8 +1,9 @@
-import { ApiError } from '../../../kernel/http/errors'
+import { isRefused } from '../../../kernel/http/errors'
 import type { OrderRow } from '../book/positions'
 import { priorRequest, tradeKey } from '../commit/idempotency'
 import { checkVolume } from '../domain/checks'
 import { isBuy } from '../domain/formulas'
+import { refuse } from '../errors'
 import {
   type Actor,
   actorName,
@@ -30,9 +31,9 @@ export async function closePosition(
   comment?: string,
   request?: { key: TradeKeyValue; actor: string },
 ) {
-  const fail = (m: string) => new ApiError(500, 'TRADE_ERROR', m)
+  const fail = (m: string) => refuse('closeRefused', m)
   const oc = await orderContext(ctx, brandId, o)
-  if (!oc) throw new ApiError(404, 'TRADE_ERROR', `order ${o.ticket} not found`)
+  if (!oc) throw refuse('positionNotFound', `order ${o.ticket} not found`)
   if (oc.account.enable !== 1 || oc.account.enableReadOnly === 1)
     throw fail(oc.account.enable !== 1 ? 'account is disabled' : readOnly(oc.account))
   const { gs, quote } = await tradableSymbol(ctx, oc.group, o.symbol, fail)
@@ -73,7 +74,7 @@ export async function closeOrder(
   idempotencyKey?: string,
 ) {
   const found = await actorOrder(ctx, brandId, actor, input.order)
-  if (found.kind !== 'ok') throw new ApiError(404, 'TRADE_ERROR', `no open position ${input.order}`)
+  if (found.kind !== 'ok') throw refuse('positionNotFound', `no open position ${input.order}`)
   const { comment: _c, ...asked } = input
   const key = tradeKey(idempotencyKey, 'close', asked)
   // a repeat answers what the first close did, though the position is closed now or its checks fail;
@@ -83,7 +84,7 @@ export async function closeOrder(
   if (found.order.state !== 'open') {
     const r = await repeat()
     if (r) return r
-    throw new ApiError(404, 'TRADE_ERROR', `no open position ${input.order}`)
+    throw refuse('positionNotFound', `no open position ${input.order}`)
   }
   try {
     await refuseManual(ctx, actor, found.order.login, 'close', found.order.ticket)
@@ -98,7 +99,7 @@ export async function closeOrder(
     )
     return closed === null ? replayed({ data: 'OK' as const }) : { data: 'OK' as const }
   } catch (e) {
-    const r = key && e instanceof ApiError ? await repeat() : null
+    const r = key && isRefused(e) ? await repeat() : null
     if (r) return r
     throw e
   }

@@ -1,9 +1,9 @@
 import { and, eq } from 'drizzle-orm'
-import { ApiError } from '../../../kernel/http/errors'
 import { refreshAfterCommit } from '../commit/execution'
 import { priorRequest, recordRequest, tradeKey } from '../commit/idempotency'
 import { checkStops } from '../domain/checks'
 import { isBuy } from '../domain/formulas'
+import { refuse } from '../errors'
 import { TradeModified } from '../events'
 import { orders } from '../schema'
 import { orderView, tradeEvent } from '../views'
@@ -27,24 +27,23 @@ export async function modifyOrder(
   idempotencyKey?: string,
 ) {
   const found = await actorOrder(ctx, brandId, actor, input.order)
-  if (found.kind === 'hidden') throw new ApiError(404, 'MODIFY_TRADE_ERROR', `order ${input.order} not found`)
-  if (found.kind === 'foreign')
-    throw new ApiError(403, 'MODIFY_TRADE_ERROR', `order ${input.order} belongs to another user`)
+  if (found.kind === 'hidden') throw refuse('modifyNotFound', `order ${input.order} not found`)
+  if (found.kind === 'foreign') throw refuse('modifyNotYours', `order ${input.order} belongs to another user`)
   const o = found.order
   const key = tradeKey(idempotencyKey, 'modify', input)
   const oc = await orderContext(ctx, brandId, o)
-  if (!oc) throw new ApiError(404, 'MODIFY_TRADE_ERROR', `order ${input.order} not found`)
+  if (!oc) throw refuse('modifyNotFound', `order ${input.order} not found`)
   if (await priorRequest(ctx.db, o.login, key))
     return replayed({ data: 'OK' as const, trade: orderView(o, oc.group.currency) })
   await refuseManual(ctx, actor, o.login, 'modify', o.ticket)
   if (o.state !== 'open' && o.state !== 'pending')
-    throw new ApiError(404, 'MODIFY_TRADE_ERROR', `order ${input.order} is not active`)
+    throw refuse('modifyNotFound', `order ${input.order} is not active`)
   const gs = await ctx.refdata.forGroup(oc.group.id, o.symbol)
   const quote = gs && (await ctx.market.groupPrice(gs))
-  if (!gs || !quote) throw new ApiError(500, 'INCORRECT_SL_TP', `no price for ${o.symbol}`)
+  if (!gs || !quote) throw refuse('stopsRefused', `no price for ${o.symbol}`)
   const reference = o.state === 'pending' ? o.openPrice : isBuy(o.cmd) ? quote.bid : quote.ask
   const check = checkStops(o.cmd, input.sl, input.tp, reference, gs.info.stopsLevel, gs.info.digits)
-  if (!check.ok) throw new ApiError(500, 'INCORRECT_SL_TP', check.message)
+  if (!check.ok) throw refuse('stopsRefused', check.message)
   const now = ctx.clock.now()
   const done = await ctx.uow.run(async (tx, work) => {
     if (await priorRequest(tx, o.login, key)) return { replay: true as const }
@@ -68,7 +67,6 @@ export async function modifyOrder(
     return { row: r }
   })
   if ('replay' in done) return replayed({ data: 'OK' as const, trade: orderView(o, oc.group.currency) })
-  if (!done.row)
-    throw new ApiError(404, 'MODIFY_TRADE_ERROR', `order ${input.order} changed meanwhile; retry`)
+  if (!done.row) throw refuse('modifyNotFound', `order ${input.order} changed meanwhile; retry`)
   return { data: 'OK' as const, trade: orderView(done.row, oc.group.currency) }
 }

@@ -1,7 +1,7 @@
 import { eq } from 'drizzle-orm'
 import type { Session } from '../../../kernel/auth/session'
 import type { Brand } from '../../../kernel/brand/registry'
-import { ApiError, invalid } from '../../../kernel/http/errors'
+import { invalid, isRefused } from '../../../kernel/http/errors'
 import { type AccountRecord, type GroupRecord, roundToMinor } from '../../accounts'
 import { priorRequest, tradeKey } from '../commit/idempotency'
 import { type OpenRequest, openError } from '../commit/open-commit'
@@ -55,7 +55,7 @@ export async function openFor(
   } catch (e) {
     // a repeat answers what its first request did, even when its checks fail now; a repeat whose checks
     // pass is answered by the commit, which reads the key in its transaction (no read here per open)
-    if (key && e instanceof ApiError) {
+    if (key && isRefused(e)) {
       const prior = await priorRequest(ctx.db, account.login, key)
       const [row] = prior ? await ctx.db.select().from(orders).where(eq(orders.ticket, prior.ticket)) : []
       if (row) return replayed({ order: row.ticket, trade: orderView(row, group.currency) })

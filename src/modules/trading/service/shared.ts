@@ -3,7 +3,6 @@ import type { Session } from '../../../kernel/auth/session'
 import type { Brand } from '../../../kernel/brand/registry'
 import type { Committer } from '../../../kernel/db/group-commit'
 import { readOrNothing } from '../../../kernel/db/tolerant'
-import { ApiError } from '../../../kernel/http/errors'
 import type { GroupRecord } from '../../accounts'
 import { isTradingOpen } from '../../market'
 import type { OrderRow } from '../book/positions'
@@ -12,6 +11,7 @@ import type { tradeKey } from '../commit/idempotency'
 import type { Opened, OpenRequest } from '../commit/open-commit'
 import type { TradingCtx } from '../context'
 import type { TriggerEngine } from '../engine/trigger-engine'
+import { refuse } from '../errors'
 import { type ManualAction, ManualTradeGuardPort } from '../guard'
 import { orders } from '../schema'
 
@@ -31,11 +31,8 @@ export const refresh = (ctx: TradingServices) => ({
 
 /** The account a trade request names, scoped to the session; a login it may not see is 403 USER_NOT_FOUND. */
 export const tradingAccount = (ctx: TradingCtx, brand: Brand, session: Session, login: number) =>
-  ctx.accounts.loadAccountViewAs(
-    brand,
-    session,
-    login,
-    () => new ApiError(403, 'USER_NOT_FOUND', 'login not found for this session'),
+  ctx.accounts.loadAccountViewAs(brand, session, login, () =>
+    refuse('accountNotFound', 'login not found for this session'),
   )
 
 /** Why an account may not trade: its reason when a module made it read-only (a breached challenge). */
@@ -48,8 +45,7 @@ export const readOnly = (a: { readOnlyReason: string }) =>
  */
 export function refuseStalePrices(ctx: TradingServices) {
   const stale = ctx.market.staleness()
-  if (stale)
-    throw new ApiError(503, 'PRICE_STALE', `${stale}; no order is filled at an old price, retry later`)
+  if (stale) throw refuse('priceStale', `${stale}; no order is filled at an old price, retry later`)
 }
 
 /** Symbol, session, permissions and price checks shared by opening and closing. */
@@ -57,7 +53,7 @@ export async function tradableSymbol(
   ctx: TradingServices,
   group: GroupRecord,
   symbol: string,
-  fail: (m: string) => ApiError,
+  fail: (m: string) => Error,
 ) {
   const gs = await ctx.refdata.forGroup(group.id, symbol)
   if (gs?.sec.show !== 1) throw fail(`symbol ${symbol} is not available for group ${group.name}`)
@@ -68,7 +64,7 @@ export async function tradableSymbol(
   refuseStalePrices(ctx)
   const quote = await ctx.market.groupPrice(gs)
   // no quote yet on this instance (just restarted, its feed not caught up): nothing filled, retry
-  if (!quote) throw new ApiError(503, 'PRICE_STALE', `no price for ${symbol} on this instance yet; retry`)
+  if (!quote) throw refuse('priceStale', `no price for ${symbol} on this instance yet; retry`)
   return { gs, quote }
 }
 
@@ -112,7 +108,7 @@ export async function refuseManual(
   if (!('session' in actor) || actor.session.type !== 'SESSION_USER' || !ctx.ports.has(ManualTradeGuardPort))
     return
   const why = await ctx.ports.get(ManualTradeGuardPort)(login, action, ticket)
-  if (why) throw new ApiError(403, 'MANUAL_TRADING_DISABLED', why)
+  if (why) throw refuse('manualTradingDisabled', why)
 }
 
 /**
