@@ -1,12 +1,12 @@
 import { and, asc, desc, eq, inArray } from 'drizzle-orm'
 import type { Session } from '../../kernel/auth/session'
 import type { Brand } from '../../kernel/brand/registry'
-import { ApiError } from '../../kernel/http/errors'
 import { fromMinor, roundToCurrency } from '../accounts'
 import type { PropCtx } from './context'
 import { limitProblem } from './domain/limits'
 import { ProgramStep } from './domain/program'
 import { type PhaseState, PhaseRules as Rules } from './domain/rules'
+import { refuse } from './errors'
 import { checkPayer } from './payer-check'
 import { type ProgramRow, programLimits, programRow, programView } from './programs'
 import { purchaseCounts } from './purchase'
@@ -14,8 +14,7 @@ import { propBreaches, propChallenges, propDays, propPhases, propPurchases } fro
 import { figuresOf } from './state'
 import { breachView, challengeView, dayView, phaseView, purchaseView } from './views'
 
-const challengeNotFound = (id: number) =>
-  new ApiError(404, 'CHALLENGE_NOT_FOUND', `challenge ${id} not found`)
+const challengeNotFound = (id: number) => refuse('CHALLENGE_NOT_FOUND', `challenge ${id} not found`)
 
 /** The customer's REAL accounts in the program's currency, each with whether it can pay now and why not. */
 export async function payerAccounts(ctx: PropCtx, brand: Brand, session: Session, programId: number) {

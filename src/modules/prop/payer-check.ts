@@ -1,10 +1,10 @@
 import { fromMinor } from '../accounts'
 import type { PropCtx } from './context'
+import type { PropCode } from './errors'
 
-/** Why an account cannot pay a program's fee: the status and code of spec 7.4, and a message. */
+/** Why an account cannot pay a program's fee: the code of spec 7.4 (its status: errors.ts) and a message. */
 export interface PayerProblem {
-  status: number
-  code: string
+  code: PropCode
   message: string
 }
 
@@ -24,10 +24,10 @@ export async function checkPayer(
 ) {
   const account = await ctx.accounts.read.account(login)
   const group = account && (await ctx.accounts.read.group(account.groupId))
-  const problem = (status: number, code: string, message: string) => ({
+  const problem = (code: PropCode, message: string) => ({
     account,
     group,
-    problem: { status, code, message } as PayerProblem,
+    problem: { code, message } as PayerProblem,
   })
   if (
     !account ||
@@ -36,19 +36,17 @@ export async function checkPayer(
     account.customerId !== customerId ||
     account.enable !== 1
   )
-    return problem(403, 'INVALID_PAYER_ACCOUNT', `payer_login: ${login} is not an enabled account of yours`)
+    return problem('INVALID_PAYER_ACCOUNT', `payer_login: ${login} is not an enabled account of yours`)
   if (group.accountMode !== 'REAL')
-    return problem(400, 'PAYER_ACCOUNT_NOT_REAL', `payer_login: ${login} is not a REAL account`)
+    return problem('PAYER_ACCOUNT_NOT_REAL', `payer_login: ${login} is not a REAL account`)
   if (group.currency !== program.currency)
     return problem(
-      400,
       'CURRENCY_CONVERSION_REQUIRED',
       `the program is priced in ${program.currency}, the payer account holds ${group.currency}`,
     )
   const price = fromMinor(program.priceMinor, program.currency)
   if (account.balance < program.priceMinor)
     return problem(
-      400,
       'NOT_ENOUGH_FUNDS',
       `payer_login: the balance is below the price of ${price} ${group.currency}`,
     )
@@ -56,7 +54,6 @@ export async function checkPayer(
     const m = await ctx.accounts.requireMargin({ account, group })
     if (m.margin_free < price)
       return problem(
-        400,
         'NOT_ENOUGH_FUNDS',
         `payer_login: free margin is ${m.margin_free} ${group.currency} (equity ${m.equity} less margin ${m.margin}), below the price of ${price}`,
       )

@@ -1,11 +1,11 @@
 import { and, count, desc, eq } from 'drizzle-orm'
 import { isUniqueViolation } from '../../kernel/db/errors'
-import { ApiError } from '../../kernel/http/errors'
 import { fromMinor } from '../accounts'
 import type { PropCtx } from './context'
 import { ownChallenge } from './customer'
 import { FUNDED, ProgramStep } from './domain/program'
 import { PHASE } from './domain/purchase'
+import { refuse } from './errors'
 import { propPayouts, propPhases, propPrograms, propPurchases } from './schema'
 
 type PayoutRow = typeof propPayouts.$inferSelect
@@ -37,7 +37,7 @@ export async function requestPayout(ctx: PropCtx, brandId: number, customerId: n
     .from(propPhases)
     .where(and(eq(propPhases.challengeId, c.id), eq(propPhases.phaseIndex, c.currentPhaseIndex)))
   if (!phase || phase.phaseType !== FUNDED || phase.status !== PHASE.active)
-    throw new ApiError(409, 'NOT_FUNDED', 'payouts are taken from an active funded phase')
+    throw refuse('NOT_FUNDED', 'payouts are taken from an active funded phase')
   const [program] = await ctx.db.select().from(propPrograms).where(eq(propPrograms.id, c.programId))
   const [purchase] = await ctx.db.select().from(propPurchases).where(eq(propPurchases.id, c.purchaseId))
   const split =
@@ -46,8 +46,7 @@ export async function requestPayout(ctx: PropCtx, brandId: number, customerId: n
       .find((s) => s.phase_type === FUNDED)?.profit_split ?? 0
   const account = await ctx.accounts.read.account(phase.accountLogin)
   const profit = (account?.balance ?? 0) - phase.initialBalance
-  if (profit <= 0)
-    throw new ApiError(409, 'NO_PROFIT', 'the funded account holds no profit over its initial balance')
+  if (profit <= 0) throw refuse('NO_PROFIT', 'the funded account holds no profit over its initial balance')
   const share = Math.floor(profit * split)
   try {
     const row = await ctx.uow.run(async (tx, work) => {
@@ -104,8 +103,7 @@ export async function requestPayout(ctx: PropCtx, brandId: number, customerId: n
     })
     return { payout: payoutView(row, phase.currency) }
   } catch (e) {
-    if (isUniqueViolation(e))
-      throw new ApiError(409, 'PAYOUT_IN_PROGRESS', 'another payout of this phase was just made')
+    if (isUniqueViolation(e)) throw refuse('PAYOUT_IN_PROGRESS', 'another payout of this phase was just made')
     throw e
   }
 }

@@ -1,16 +1,16 @@
 import { and, asc, eq } from 'drizzle-orm'
 import { isUniqueViolation } from '../../kernel/db/errors'
-import { ApiError, invalid } from '../../kernel/http/errors'
+import { invalid } from '../../kernel/http/errors'
 import { fromMinor, toMinor } from '../accounts'
 import type { PropCtx } from './context'
 import { effectiveLimits, PurchaseLimits } from './domain/limits'
 import { type GroupFacts, ProgramInput, ProgramStep, profitSplit, programProblem } from './domain/program'
+import { refuse } from './errors'
 import { propPrograms } from './schema'
 
 export type ProgramRow = typeof propPrograms.$inferSelect
 
-export const programNotFound = (id: number) =>
-  new ApiError(404, 'PROGRAM_NOT_FOUND', `program ${id} not found`)
+export const programNotFound = (id: number) => refuse('PROGRAM_NOT_FOUND', `program ${id} not found`)
 
 export function programView(p: ProgramRow) {
   const steps = ProgramStep.array().parse(JSON.parse(p.steps))
@@ -90,7 +90,7 @@ const values = (p: ProgramInput, price: number) => ({
 })
 
 const nameTaken = (e: unknown, name: string) =>
-  isUniqueViolation(e) ? new ApiError(409, 'PROGRAM_NAME_TAKEN', `a program named ${name} exists`) : e
+  isUniqueViolation(e) ? refuse('PROGRAM_NAME_TAKEN', `a program named ${name} exists`) : e
 
 export async function createProgram(ctx: PropCtx, brandId: number, input: unknown) {
   const { p, price } = await checked(ctx, brandId, input)

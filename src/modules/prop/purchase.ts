@@ -3,20 +3,18 @@ import type { Session } from '../../kernel/auth/session'
 import type { Brand } from '../../kernel/brand/registry'
 import type { Tx } from '../../kernel/db/client'
 import { isUniqueViolation } from '../../kernel/db/errors'
-import { ApiError } from '../../kernel/http/errors'
 import { assertSameRequest, fingerprint } from '../../kernel/http/idempotency'
 import type { PropApiData, PropCtx } from './context'
 import { limitProblem, type PurchaseCounts, type PurchaseLimits } from './domain/limits'
 import { ProgramStep } from './domain/program'
 import { CHALLENGE, FAILURES, type FailedStep, PHASE, PURCHASE } from './domain/purchase'
 import { localDay } from './domain/rules'
+import { type PropCode, refuse } from './errors'
 import { PropPurchased } from './events'
 import { checkPayer } from './payer-check'
 import { programLimits } from './programs'
 import { advance, PurchaseCompleted, type PurchaseRow, rollBack } from './purchase-rollback'
 import { propChallenges, propPrograms, propPurchases } from './schema'
-
-const bad = (status: number, code: string, message: string) => new ApiError(status, code, message)
 
 /** A temporary password for the challenge account: shown once in the answer, never stored in clear. */
 function temporaryPassword() {
@@ -72,16 +70,16 @@ async function validate(
     .select()
     .from(propPrograms)
     .where(and(eq(propPrograms.id, programId), eq(propPrograms.brandId, brand.id)))
-  if (!program) throw bad(404, 'PROGRAM_NOT_FOUND', `program ${programId} not found`)
-  if (program.active !== 1) throw bad(400, 'PROGRAM_DISABLED', `program ${programId} is not active`)
+  if (!program) throw refuse('PROGRAM_NOT_FOUND', `program ${programId} not found`)
+  if (program.active !== 1) throw refuse('PROGRAM_DISABLED', `program ${programId} is not active`)
   const { problem } = await checkPayer(ctx, brand.id, customerId, program, payerLogin)
-  if (problem) throw bad(problem.status, problem.code, problem.message)
+  if (problem) throw refuse(problem.code, problem.message)
   const steps = ProgramStep.array().parse(JSON.parse(program.steps))
   const first = steps[0]
   const group = first ? await ctx.accounts.findGroup(brand.id, first.account_group) : null
-  if (!first || !group) throw bad(400, 'INVALID_DEMO_GROUP', 'the program has no first step group')
+  if (!first || !group) throw refuse('INVALID_DEMO_GROUP', 'the program has no first step group')
   if (group.accountMode !== 'DEMO')
-    throw bad(400, 'DEMO_GROUP_REQUIRED', `the first step group ${group.name} is not DEMO`)
+    throw refuse('DEMO_GROUP_REQUIRED', `the first step group ${group.name} is not DEMO`)
   return { program, steps, first, group }
 }
 
@@ -136,7 +134,7 @@ export async function buy(
         limits,
         await purchaseCounts(tx, brand.id, customerId, v.program.id, now, limits),
       )
-      if (over) throw bad(400, over.code, over.message)
+      if (over) throw refuse(over.code, over.message)
       return row
     })
   } catch (e) {
@@ -179,11 +177,7 @@ export async function buy(
       .from(propPurchases)
       .where(eq(propPurchases.id, purchase.id))) as PurchaseRow[]
     const code = ended?.failureReason || FAILURES[step].code
-    throw bad(
-      code === FAILURES.payment.code ? 402 : 500,
-      code,
-      `purchase ${purchase.id} failed at ${step.replace('_', ' ')}`,
-    )
+    throw refuse(code as PropCode, `purchase ${purchase.id} failed at ${step.replace('_', ' ')}`)
   }
 
   if (v.program.priceMinor > 0) {

@@ -2,6 +2,7 @@ import { Elysia, t } from 'elysia'
 import { doc, errors } from '../../kernel/http/openapi'
 import { Id, Int, Login, textInput } from '../../kernel/http/schemas'
 import { security } from '../../kernel/http/security'
+import { mergeResponses } from '../../kernel/refusal'
 import { buyAnswer } from './buy-answer'
 import type { PropCtx } from './context'
 import {
@@ -13,6 +14,7 @@ import {
   payerAccounts,
   preview,
 } from './customer'
+import { PROP } from './errors'
 import { listPayouts, requestPayout } from './payouts'
 import {
   createProgram,
@@ -39,9 +41,10 @@ const CUSTOMER = { roles: ['SESSION_CUSTOMER'] as const }
 const STAFF = { roles: ['SESSION_MANAGER', 'SESSION_ADMIN'] as const }
 const ProgramId = { id: Id('program id') }
 const ChallengeId = { id: Id('challenge id') }
-const NOT_FOUND = errors({ 404: ['CHALLENGE_NOT_FOUND'] })
-const BUY_CODES = {
-  400: [
+const NOT_FOUND = errors(PROP.responses('CHALLENGE_NOT_FOUND'))
+// the refusals each route documents come from prop's table (errors.ts) and the kernel's
+const BUY_CODES = mergeResponses(
+  PROP.responses(
     'PROGRAM_DISABLED',
     'PAYER_ACCOUNT_NOT_REAL',
     'CURRENCY_CONVERSION_REQUIRED',
@@ -51,13 +54,15 @@ const BUY_CODES = {
     'PURCHASE_LIMIT_PER_CUSTOMER',
     'PURCHASE_LIMIT_PER_PERIOD',
     'PURCHASE_LIMIT_ACTIVE',
-  ],
-  402: ['PAYMENT_FAILED'],
-  403: ['INVALID_PAYER_ACCOUNT'],
-  404: ['PROGRAM_NOT_FOUND'],
-  409: ['IDEMPOTENCY_KEY_REUSED'],
-  500: ['ACCOUNT_CREATION_FAILED', 'INITIAL_BALANCE_FAILED', 'CHALLENGE_CREATION_FAILED'],
-} as const
+    'PAYMENT_FAILED',
+    'INVALID_PAYER_ACCOUNT',
+    'PROGRAM_NOT_FOUND',
+    'ACCOUNT_CREATION_FAILED',
+    'INITIAL_BALANCE_FAILED',
+    'CHALLENGE_CREATION_FAILED',
+  ),
+  { 409: ['IDEMPOTENCY_KEY_REUSED'] },
+)
 
 /** Customer prop routes (spec 4.13–4.15). */
 export const propRoutes = (ctx: PropCtx) =>
@@ -80,7 +85,7 @@ export const propRoutes = (ctx: PropCtx) =>
       {
         auth: CUSTOMER,
         ...textInput({ params: ProgramId }),
-        response: { 200: Program, ...errors({ 404: ['PROGRAM_NOT_FOUND'] }) },
+        response: { 200: Program, ...errors(PROP.responses('PROGRAM_NOT_FOUND')) },
         detail: doc('Prop', 'One program with its steps and rules'),
       },
     )
@@ -112,7 +117,7 @@ export const propRoutes = (ctx: PropCtx) =>
               ),
             ),
           }),
-          ...errors({ 404: ['PROGRAM_NOT_FOUND'] }),
+          ...errors(PROP.responses('PROGRAM_NOT_FOUND')),
         },
         detail: doc('Prop', 'Payer accounts for a program', {
           description: "The customer's REAL accounts, each with whether it can pay the program now.",
@@ -152,7 +157,7 @@ export const propRoutes = (ctx: PropCtx) =>
             },
             { title: 'PropPurchasePreview' },
           ),
-          ...errors({ 404: ['PROGRAM_NOT_FOUND'] }),
+          ...errors(PROP.responses('PROGRAM_NOT_FOUND')),
         },
         detail: doc('Prop', 'Purchase preview', { description: 'Changes nothing.' }),
       },
@@ -260,7 +265,7 @@ export const propRoutes = (ctx: PropCtx) =>
         ),
         response: {
           200: t.Object({ payout: Payout }),
-          ...errors({ 404: ['CHALLENGE_NOT_FOUND'], 409: ['NOT_FUNDED', 'NO_PROFIT', 'PAYOUT_IN_PROGRESS'] }),
+          ...errors(PROP.responses('CHALLENGE_NOT_FOUND', 'NOT_FUNDED', 'NO_PROFIT', 'PAYOUT_IN_PROGRESS')),
         },
         detail: doc('Prop', 'Take the profit of the funded phase', {
           optionalBody: true,
@@ -293,7 +298,7 @@ export const propManagerRoutes = (ctx: PropCtx) =>
     .post('/manager/prop/programs', ({ brand, body }) => createProgram(ctx, brand.id, body), {
       auth: STAFF,
       body: ProgramBody,
-      response: { 200: Program, ...errors({ 409: ['PROGRAM_NAME_TAKEN'] }) },
+      response: { 200: Program, ...errors(PROP.responses('PROGRAM_NAME_TAKEN')) },
       detail: doc('Prop back office', 'Create a program', {
         description:
           'Refused (400 naming the field) unless: the zone is an IANA zone; evaluation steps use DEMO groups of ' +
@@ -309,7 +314,7 @@ export const propManagerRoutes = (ctx: PropCtx) =>
         ...textInput({ params: ProgramId }),
         // its own example: the create example's name is taken once that example has run
         body: { ...ProgramBody, example: { ...ProgramBody.example, name: 'Classic 10k, second edition' } },
-        response: { 200: Program, ...errors({ 404: ['PROGRAM_NOT_FOUND'], 409: ['PROGRAM_NAME_TAKEN'] }) },
+        response: { 200: Program, ...errors(PROP.responses('PROGRAM_NOT_FOUND', 'PROGRAM_NAME_TAKEN')) },
         detail: doc('Prop back office', 'Replace a program (a new version; running challenges keep theirs)'),
       },
     )
@@ -323,7 +328,7 @@ export const propManagerRoutes = (ctx: PropCtx) =>
           { active: t.Boolean({ description: 'offered to customers' }) },
           { example: { active: true } },
         ),
-        response: { 200: Program, ...errors({ 404: ['PROGRAM_NOT_FOUND'] }) },
+        response: { 200: Program, ...errors(PROP.responses('PROGRAM_NOT_FOUND')) },
         detail: doc('Prop back office', 'Activate or deactivate a program'),
       },
     )

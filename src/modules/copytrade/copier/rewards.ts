@@ -1,6 +1,6 @@
 import { and, eq, inArray, isNotNull, lte, sql } from 'drizzle-orm'
 import type { Tx } from '../../../kernel/db/client'
-import { ApiError } from '../../../kernel/http/errors'
+import { ApiError, isRefused } from '../../../kernel/http/errors'
 import { currencyDecimals } from '../../accounts'
 import { conversionRate } from '../../market'
 import { accountOf, currencyOf } from '../accounts-of'
@@ -129,7 +129,7 @@ export async function settleRewards(ctx: CopyCtx, ids?: number[]) {
           })
           .where(and(eq(copyRewards.id, a.id), eq(copyRewards.status, 'pending')))
       // not enough balance on the follower: stays pending, tried again by the job
-      else if (!(e instanceof ApiError)) throw e
+      else if (!isRefused(e)) throw e
     }
   }
   return settled

@@ -1,4 +1,4 @@
-import { ApiError } from '../../../kernel/http/errors'
+import { refusals } from '../../../kernel/refusal'
 
 /**
  * Spec 7.5's codes with the HTTP status chosen for each (the spec leaves them open), and the codes this
@@ -31,14 +31,14 @@ export const COPY_CODES = {
 } as const
 export type CopyCode = keyof typeof COPY_CODES
 
-export const copyError = (code: CopyCode, message: string) => new ApiError(COPY_CODES[code], code, message)
+/** Copy trading's refusals (kernel/refusal.ts): each code its own kind, answered with its status above. */
+export const COPY = refusals(
+  Object.fromEntries(Object.entries(COPY_CODES).map(([code, status]) => [code, { status, code }])) as {
+    [C in CopyCode]: { status: (typeof COPY_CODES)[C]; code: C }
+  },
+)
+
+export const copyError = (code: CopyCode, message: string) => COPY.refuse(code, message)
 
 /** The error-response table of a route: the codes it may answer, grouped by status. */
-export function codesOf(...codes: CopyCode[]) {
-  const out: Record<number, CopyCode[]> = {}
-  for (const c of codes) {
-    const status = COPY_CODES[c]
-    out[status] = [...(out[status] ?? []), c]
-  }
-  return out
-}
+export const codesOf = (...codes: CopyCode[]) => COPY.responses(...codes)

@@ -36,7 +36,13 @@ export interface PurchaseCounts {
 }
 
 /** The first limit the counts break, with its code and a message that names it; null within them. */
-export function limitProblem(l: PurchaseLimits, c: PurchaseCounts): { code: string; message: string } | null {
+export function limitProblem(
+  l: PurchaseLimits,
+  c: PurchaseCounts,
+): {
+  code: 'PURCHASE_LIMIT_PER_CUSTOMER' | 'PURCHASE_LIMIT_PER_PERIOD' | 'PURCHASE_LIMIT_ACTIVE'
+  message: string
+} | null {
   if (l.per_customer !== undefined && c.total > l.per_customer)
     return {
       code: 'PURCHASE_LIMIT_PER_CUSTOMER',
