@@ -19,7 +19,7 @@ export class SignInGuard {
     /** counters of another kind of identity (affiliates) are kept apart from accounts' */
     private readonly prefix = 'auth',
     /** the answer to wrong credentials */
-    private readonly refusal = () =>
+    private readonly refusal: () => Error = () =>
       new ApiError(403, 'USER_NOT_FOUND_OR_INCORRECT', 'login or password is incorrect'),
   ) {}
 

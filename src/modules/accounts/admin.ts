@@ -2,9 +2,10 @@ import { and, desc, eq, lt, sql } from 'drizzle-orm'
 import type { Brand } from '../../kernel/brand/registry'
 import { epochSeconds } from '../../kernel/clock'
 import { isUniqueViolation } from '../../kernel/db/errors'
-import { ApiError, invalid } from '../../kernel/http/errors'
+import { invalid } from '../../kernel/http/errors'
 import type { AccountsCtx } from './context'
 import { fromMinor, toMinor } from './domain/money'
+import { refuse } from './errors'
 import { AccountUpdated } from './events'
 import { operationView } from './ledger'
 import { accounts, balanceOperations, groups } from './schema'
@@ -52,7 +53,7 @@ export async function changeAccountSettings(
         .select({ id: groups.id })
         .from(groups)
         .where(and(eq(groups.brandId, brand.id), eq(groups.name, s.group)))
-      if (!g) throw new ApiError(404, 'GROUP_NOT_FOUND', `group ${s.group} not found`)
+      if (!g) throw refuse('GROUP_NOT_FOUND', `group ${s.group} not found`)
       groupId = g.id
     }
     const set = Object.fromEntries(
@@ -131,8 +132,7 @@ export interface GroupInput {
 
 export type GroupChanges = Partial<Omit<GroupInput, 'currency' | 'account_mode'>>
 
-const groupExists = (name: string) =>
-  new ApiError(409, 'GROUP_EXISTS', `group ${name} already exists in this brand`)
+const groupExists = (name: string) => refuse('GROUP_EXISTS', `group ${name} already exists in this brand`)
 
 function depositMinor(amount: number, currency: string) {
   const m = toMinor(amount, currency)
@@ -186,7 +186,7 @@ export async function updateGroup(ctx: AccountsCtx, brand: Brand, id: number, c:
         .select()
         .from(groups)
         .where(and(eq(groups.id, id), eq(groups.brandId, brand.id)))
-      if (!current) throw new ApiError(404, 'GROUP_NOT_FOUND', 'group not found in this brand')
+      if (!current) throw refuse('GROUP_NOT_FOUND', 'group not found in this brand')
       checkLevels(c.margin_call ?? current.marginCall, c.stop_out ?? current.stopOut)
       const set = Object.fromEntries(
         Object.entries({

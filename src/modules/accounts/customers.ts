@@ -2,8 +2,8 @@ import { and, eq, sql } from 'drizzle-orm'
 import type { Session } from '../../kernel/auth/session'
 import type { Brand } from '../../kernel/brand/registry'
 import { isUniqueViolation } from '../../kernel/db/errors'
-import { ApiError } from '../../kernel/http/errors'
 import type { AccountsCtx } from './context'
+import { refuse } from './errors'
 import { CustomerRegistered, CustomerRegistrationAttempted } from './events'
 import { accounts, customers } from './schema'
 
@@ -43,7 +43,7 @@ export async function customerByEmail(ctx: AccountsCtx, brandId: number, email: 
 
 export async function customerProfile(ctx: AccountsCtx, brand: Brand, session: Session) {
   const row = await ctx.accountsRead.customer(session.customerId!)
-  if (!row || row.brandId !== brand.id) throw new ApiError(404, 'CUSTOMER_NOT_FOUND', 'customer not found')
+  if (!row || row.brandId !== brand.id) throw refuse('CUSTOMER_NOT_FOUND', 'customer not found')
   return customerView(row, await customerAccounts(ctx, brand.id, row.id))
 }
 

@@ -2,9 +2,10 @@ import { and, eq, inArray, sql } from 'drizzle-orm'
 import type { Tx } from '../../kernel/db/client'
 import { isUniqueViolation } from '../../kernel/db/errors'
 import type { Work } from '../../kernel/db/unit-of-work'
-import { ApiError, invalid } from '../../kernel/http/errors'
+import { invalid } from '../../kernel/http/errors'
 import type { AccountsCtx } from './context'
 import { fromMinor, toMinor } from './domain/money'
+import { refuse } from './errors'
 import { BalanceOperation } from './events'
 import { accounts, balanceOperations, groups } from './schema'
 import { accountNotFound } from './service'
@@ -111,8 +112,7 @@ export async function postOperationTx(ctx: AccountsCtx, tx: Tx, work: Work, inpu
     )
     .returning({ balance: accounts.balance, credit: accounts.credit })
   if (!after)
-    throw new ApiError(
-      400,
+    throw refuse(
       'NOT_ENOUGH_FUNDS',
       `the ${isCredit ? 'credit' : 'balance'} of account ${input.login} is lower than ${fromMinor(minor, acct.currency)}`,
     )
@@ -153,11 +153,7 @@ export interface TransferInput {
 }
 
 export const modeMismatch = () =>
-  new ApiError(
-    409,
-    'ACCOUNT_MODE_MISMATCH',
-    'value never moves between a DEMO and a REAL account (DESIGN rule 3)',
-  )
+  refuse('ACCOUNT_MODE_MISMATCH', 'value never moves between a DEMO and a REAL account (DESIGN rule 3)')
 
 /**
  * Moves value from one account to another in the caller's transaction: OP_BALANCE_OUT then

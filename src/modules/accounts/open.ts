@@ -4,10 +4,11 @@ import { epochSeconds } from '../../kernel/clock'
 import type { Tx } from '../../kernel/db/client'
 import { isUniqueViolation } from '../../kernel/db/errors'
 import type { Work } from '../../kernel/db/unit-of-work'
-import { ApiError, invalid } from '../../kernel/http/errors'
+import { invalid } from '../../kernel/http/errors'
 import type { AccountsCtx } from './context'
 import { leverageOptions } from './domain/leverage'
 import { fromMinor } from './domain/money'
+import { refuse } from './errors'
 import { AccountCreated } from './events'
 import { postOperationTx } from './ledger'
 import { accounts, customers, groups } from './schema'
@@ -63,7 +64,7 @@ export async function openAccount(ctx: AccountsCtx, input: OpenAccountInput) {
           (input.allowedModes && !input.allowedModes.includes(group.accountMode)) ||
           (input.selfService && group.selfService === 0)
         )
-          throw new ApiError(404, 'GROUP_NOT_FOUND', `group ${input.group} not found`)
+          throw refuse('GROUP_NOT_FOUND', `group ${input.group} not found`)
         if (input.selfService && input.leverage !== undefined) {
           const options = leverageOptions(group.leverage)
           if (!options.includes(input.leverage))
@@ -77,7 +78,7 @@ export async function openAccount(ctx: AccountsCtx, input: OpenAccountInput) {
             .select({ id: customers.id })
             .from(customers)
             .where(and(eq(customers.id, input.customerId), eq(customers.brandId, input.brandId)))
-          if (!owner) throw new ApiError(404, 'CUSTOMER_NOT_FOUND', `customer ${input.customerId} not found`)
+          if (!owner) throw refuse('CUSTOMER_NOT_FOUND', `customer ${input.customerId} not found`)
         }
         const now = ctx.clock.now()
         const login = await nextLogin(tx)

@@ -2,12 +2,12 @@ import { and, eq } from 'drizzle-orm'
 import { hashPassword, verifyPassword } from '../../kernel/auth/passwords'
 import type { Session } from '../../kernel/auth/session'
 import type { Brand } from '../../kernel/brand/registry'
-import { ApiError } from '../../kernel/http/errors'
 import type { AccountsCtx } from './context'
 import { setPasswordHash } from './customers'
+import { refuse } from './errors'
 import { accounts } from './schema'
 
-const notYours = (login: number) => new ApiError(404, 'ACCOUNT_NOT_FOUND', `account ${login} not found`)
+const notYours = (login: number) => refuse('ACCOUNT_NOT_FOUND', `account ${login} not found`)
 
 /**
  * PUT /customer/accounts/{login}/password: the customer sets the password of an account they own (a lost
@@ -58,11 +58,11 @@ export async function changeAccountPassword(
   if (!row) throw notYours(session.login!)
   // staff may forbid an account to change its password (enable_change_password 0), unless it must
   if (row.allowed !== 1 && row.must !== 1)
-    throw new ApiError(403, 'CHANGE_PASSWORD_DISABLED', 'this account may not change its password')
+    throw refuse('CHANGE_PASSWORD_DISABLED', 'this account may not change its password')
   if (!(await verifyPassword(input.password, row.hash)))
-    throw new ApiError(403, 'INCORRECT_PASSWORD', 'password: the current password is not correct')
+    throw refuse('INCORRECT_PASSWORD', 'password: the current password is not correct')
   if (input.new_password === input.password)
-    throw new ApiError(400, 'INVALID_DATA', 'new_password: must differ from the current password')
+    throw refuse('INVALID_DATA', 'new_password: must differ from the current password')
   await setPasswordHash(ctx, brand.id, session.login!, await hashPassword(input.new_password))
   return { data: 'OK' as const, sessions_ended: true }
 }

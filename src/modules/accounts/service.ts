@@ -3,16 +3,17 @@ import type { Session } from '../../kernel/auth/session'
 import type { Brand } from '../../kernel/brand/registry'
 import { epochSeconds } from '../../kernel/clock'
 import type { Queryable } from '../../kernel/db/client'
-import { ApiError, invalid } from '../../kernel/http/errors'
+import { invalid, isRefused } from '../../kernel/http/errors'
 import type { AccountsCtx } from './context'
 import { accountScope } from './domain/access'
 import { type MarginSnapshot, marginSnapshot } from './domain/margin'
 import { fromMinor } from './domain/money'
+import { refuse } from './errors'
 import type { AccountRecord, GroupRecord } from './read-model'
 import { accounts } from './schema'
 
-export const accountNotFound = () => new ApiError(404, 'ACCOUNT_NOT_FOUND', 'account not found')
-export const groupNotFound = () => new ApiError(404, 'GROUP_NOT_FOUND', 'the account group does not exist')
+export const accountNotFound = () => refuse('ACCOUNT_NOT_FOUND', 'account not found')
+export const groupNotFound = () => refuse('GROUP_NOT_FOUND', 'the account group does not exist')
 
 export interface AccountView {
   account: AccountRecord
@@ -79,7 +80,7 @@ export async function loadAccountViewAs(
   try {
     return await loadAccountView(ctx, brand, session, login)
   } catch (e) {
-    if (e instanceof ApiError && e.code === 'ACCOUNT_NOT_FOUND') throw notFound()
+    if (isRefused(e) && e.code === 'ACCOUNT_NOT_FOUND') throw notFound()
     throw e
   }
 }
@@ -104,7 +105,7 @@ export async function liveMargin(ctx: AccountsCtx, view: AccountView): Promise<M
 
 export async function requireMargin(ctx: AccountsCtx, view: AccountView): Promise<MarginSnapshot> {
   const m = await liveMargin(ctx, view)
-  if (!m) throw new ApiError(400, 'INVALID_MARGIN_LEVEL', 'margin information could not be calculated')
+  if (!m) throw refuse('INVALID_MARGIN_LEVEL', 'margin information could not be calculated')
   return m
 }
 

@@ -3,10 +3,11 @@ import type { Session } from '../../kernel/auth/session'
 import type { Brand } from '../../kernel/brand/registry'
 import type { Tx } from '../../kernel/db/client'
 import { readOrNothing, readSkippingBadRows } from '../../kernel/db/tolerant'
-import { ApiError, invalid } from '../../kernel/http/errors'
+import { invalid } from '../../kernel/http/errors'
 import type { AlertsCtx } from './context'
 import { CONDITIONS, checkSpec } from './domain/conditions'
 import type { AlertEngine } from './engine'
+import { refuse } from './errors'
 import { priceAlerts } from './schema'
 import { alertView } from './views'
 
@@ -75,8 +76,7 @@ async function checkActiveLimit(tx: Tx, login: number) {
     .from(priceAlerts)
     .where(and(eq(priceAlerts.login, login), eq(priceAlerts.active, 1)))
   if (n >= MAX_ACTIVE_ALERTS)
-    throw new ApiError(
-      400,
+    throw refuse(
       'ALERT_LIMIT_REACHED',
       `a login keeps at most ${MAX_ACTIVE_ALERTS} active alerts; delete or disable some first`,
     )
@@ -112,7 +112,7 @@ export async function listAlerts(ctx: AlertsServices, brand: Brand, session: Ses
   return { rows: rows.map(alertView) }
 }
 
-const notFound = (id: number) => new ApiError(404, 'ALERT_NOT_FOUND', `alert ${id} not found`)
+const notFound = (id: number) => refuse('ALERT_NOT_FOUND', `alert ${id} not found`)
 
 async function ownAlert(ctx: AlertsServices, brand: Brand, session: Session, id: number) {
   const [r] = await readOrNothing(ctx.logger, `alert ${id}`, () =>

@@ -4,11 +4,11 @@ import { type Session, staffRoleSession } from '../../kernel/auth/session'
 import { SignInGuard } from '../../kernel/auth/signin-guard'
 import type { Brand } from '../../kernel/brand/registry'
 import { isCountryCode } from '../../kernel/countries'
-import { ApiError } from '../../kernel/http/errors'
 import { consume } from '../../kernel/http/rate-limit'
 import { definePort } from '../../kernel/ports'
 import { groupNotFound } from '../accounts'
 import type { AuthCtx } from './context'
+import { refuse } from './errors'
 import { staff } from './schema'
 
 function constantTimeEqual(a: string, b: string) {
@@ -69,7 +69,7 @@ export async function signInAccount(
     })
   }
   await guard.settle(brand.id, identity, meta.ip, !!row && ok)
-  if (!row?.enable) throw new ApiError(402, 'USER_DISABLED', 'the account is disabled')
+  if (!row?.enable) throw refuse('USER_DISABLED', 'the account is disabled')
   // a generated password is replaced by the account's own anyway (must_change_password)
   if (proved && row.mustChangePassword !== 1)
     await rehashIfOld(ctx, input.password, row.passwordHash, (to) =>
@@ -126,7 +126,7 @@ export async function signInCustomer(
   const row = await ctx.accounts.customerByEmail(brand.id, email)
   const ok = await verifyPassword(input.password, row?.passwordHash ?? (await dummyHash()))
   await guard.settle(brand.id, identity, meta.ip, !!row && ok)
-  if (!row?.enabled) throw new ApiError(402, 'USER_DISABLED', 'the customer is disabled')
+  if (!row?.enabled) throw refuse('USER_DISABLED', 'the customer is disabled')
   await rehashIfOld(ctx, input.password, row.passwordHash, (to) =>
     ctx.accounts.upgradePasswordHash({ customer: row.id }, row.passwordHash, to),
   )
@@ -164,7 +164,7 @@ export async function signInStaff(
     .where(and(eq(staff.brandId, brand.id), eq(staff.login, input.login)))
   const ok = await verifyPassword(input.password, row?.passwordHash ?? (await dummyHash()))
   await guard.settle(brand.id, identity, meta.ip, !!row && ok)
-  if (!row?.enabled) throw new ApiError(402, 'USER_DISABLED', 'the staff member is disabled')
+  if (!row?.enabled) throw refuse('USER_DISABLED', 'the staff member is disabled')
   await rehashIfOld(ctx, input.password, row.passwordHash, async (to) => {
     await ctx.db
       .update(staff)
@@ -247,7 +247,7 @@ export async function registerCustomer(
     meta.ip,
   )
   if (input.country !== undefined && !isCountryCode(input.country))
-    throw new ApiError(400, 'INVALID_DATA', `country: ${input.country} is not an ISO 3166-1 alpha-2 code`)
+    throw refuse('INVALID_DATA', `country: ${input.country} is not an ISO 3166-1 alpha-2 code`)
   const email = input.email.trim().toLowerCase()
   const resolve = ctx.ports.has(RegistrationAttributionPort)
     ? ctx.ports.get(RegistrationAttributionPort)
@@ -278,8 +278,8 @@ export async function setAccountPassword(
     // a new password ends every session of the account (its tokens carry the old epoch)
     updated = await ctx.accounts.setPasswordHash(brand.id, input.login, passwordHash)
   } catch (e) {
-    throw new ApiError(401, 'UPDATE_PASSWORD_ERROR', `password update failed: ${(e as Error).message}`)
+    throw refuse('UPDATE_PASSWORD_ERROR', `password update failed: ${(e as Error).message}`)
   }
-  if (!updated) throw new ApiError(401, 'UPDATE_PASSWORD_ERROR', `account ${input.login} not found`)
+  if (!updated) throw refuse('UPDATE_PASSWORD_ERROR', `account ${input.login} not found`)
   return { login: 'OK' as const }
 }

@@ -1,13 +1,13 @@
 import { eq, ne } from 'drizzle-orm'
 import { Elysia, t } from 'elysia'
 import { brands } from '../../kernel/brand/schema'
-import { ApiError } from '../../kernel/http/errors'
 import { doc, errors } from '../../kernel/http/openapi'
 import { OneOf } from '../../kernel/http/schemas'
 import { security } from '../../kernel/http/security'
 import { fromMinor } from '../accounts'
 import { type CashierCtx, secretsOf } from './context'
 import type { ProviderUpdate } from './domain/status'
+import { refuse } from './errors'
 import type { HostedPayments } from './providers/port'
 import { sandboxPayments } from './schema'
 
@@ -46,7 +46,7 @@ export class SandboxGateway implements HostedPayments {
 
   async payment(brandId: number, token: string) {
     const [row] = await this.ctx.db.select().from(sandboxPayments).where(eq(sandboxPayments.token, token))
-    if (!row || row.brandId !== brandId) throw new ApiError(404, 'PAYMENT_NOT_FOUND', 'payment not found')
+    if (!row || row.brandId !== brandId) throw refuse('PAYMENT_NOT_FOUND', 'payment not found')
     return row
   }
 
@@ -66,11 +66,7 @@ export class SandboxGateway implements HostedPayments {
     }
     const [from, to, update] = moves[action]
     if (!from.includes(row.status))
-      throw new ApiError(
-        409,
-        'PAYMENT_STATE_CONFLICT',
-        `the payment is ${row.status}: ${action} is not possible`,
-      )
+      throw refuse('PAYMENT_STATE_CONFLICT', `the payment is ${row.status}: ${action} is not possible`)
     const owed: Owed[] = [...JSON.parse(row.outbox), { id: `${token}-${to}`, update }]
     const [r] = await this.ctx.db
       .update(sandboxPayments)

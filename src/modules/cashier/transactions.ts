@@ -1,23 +1,20 @@
 import { and, asc, eq, inArray } from 'drizzle-orm'
 import type { Tx } from '../../kernel/db/client'
 import type { Work } from '../../kernel/db/unit-of-work'
-import { ApiError } from '../../kernel/http/errors'
+import { isRefused } from '../../kernel/http/errors'
 import { fromMinor } from '../accounts'
 import type { CashierCtx } from './context'
 import { type Action, next, STATUS, statusName, txStatusName } from './domain/status'
+import { refuse } from './errors'
 import { CashierCredited, CashierReversed } from './events'
 import { cashierHistory, cashierTransactions } from './schema'
 
 export type TxRow = typeof cashierTransactions.$inferSelect
 type HistoryRow = typeof cashierHistory.$inferSelect
 
-export const txNotFound = () => new ApiError(404, 'TRANSACTION_NOT_FOUND', 'transaction not found')
+export const txNotFound = () => refuse('TRANSACTION_NOT_FOUND', 'transaction not found')
 export const wrongState = (row: TxRow, what: string) =>
-  new ApiError(
-    409,
-    'TRANSACTION_STATE_CONFLICT',
-    `transaction ${row.id} is ${statusName(row.status)}: cannot ${what}`,
-  )
+  refuse('TRANSACTION_STATE_CONFLICT', `transaction ${row.id} is ${statusName(row.status)}: cannot ${what}`)
 
 const seconds = (ms: number) => Math.floor(ms / 1000)
 
@@ -195,7 +192,7 @@ export async function credit(
         createdBy: actor,
       })
   } catch (e) {
-    if (!(e instanceof ApiError)) throw e
+    if (!isRefused(e)) throw e
     return move(tx, row, 'credit_error', 'system', now, { creditAttempts: row.creditAttempts + 1 }, e.message)
   }
   const r = await move(tx, row, action, actor, now, { creditAttempts: row.creditAttempts + 1 }, note)

@@ -2,9 +2,9 @@ import { and, asc, eq, lt, or } from 'drizzle-orm'
 import type { Brand } from '../../kernel/brand/registry'
 import type { Tx } from '../../kernel/db/client'
 import type { Work } from '../../kernel/db/unit-of-work'
-import { ApiError } from '../../kernel/http/errors'
 import { type CashierCtx, secretsOf } from './context'
 import { STATUS } from './domain/status'
+import { refuse } from './errors'
 import type { ParsedWebhook } from './providers/port'
 import { cashierInbox, cashierTransactions } from './schema'
 import { credit, LostRace, move, reverse } from './transactions'
@@ -176,19 +176,18 @@ export async function receiveWebhook(
   const provider = ctx.providers.get(providerId)
   const secrets = secretsOf(ctx, brand.name, providerId)
   if (!provider?.webhooks || secrets.length === 0)
-    throw new ApiError(404, 'PROVIDER_NOT_FOUND', `no webhooks of ${providerId} are accepted on this brand`)
+    throw refuse('PROVIDER_NOT_FOUND', `no webhooks of ${providerId} are accepted on this brand`)
   if (!provider.verifyWebhook(headers, body, secrets, ctx.clock.now())) {
     ctx.logger.log('warn', 'cashier webhook refused: bad signature', {
       provider: providerId,
       brand: brand.id,
     })
-    throw new ApiError(401, 'INVALID_SIGNATURE', 'the webhook signature is missing, wrong or too old')
+    throw refuse('INVALID_SIGNATURE', 'the webhook signature is missing, wrong or too old')
   }
   const type = (headers.get('content-type') ?? '').split(';')[0]!.trim().toLowerCase()
-  if (type !== 'application/json')
-    throw new ApiError(400, 'INVALID_DATA', 'body: content-type must be application/json')
+  if (type !== 'application/json') throw refuse('INVALID_DATA', 'body: content-type must be application/json')
   const parsed = provider.parseWebhook(body)
-  if ('error' in parsed) throw new ApiError(400, 'INVALID_DATA', parsed.error)
+  if ('error' in parsed) throw refuse('INVALID_DATA', parsed.error)
   const [row] = await ctx.db
     .insert(cashierInbox)
     .values({

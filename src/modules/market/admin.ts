@@ -1,9 +1,10 @@
 import { and, eq, getTableColumns } from 'drizzle-orm'
 import type { Brand } from '../../kernel/brand/registry'
 import { isUniqueViolation } from '../../kernel/db/errors'
-import { ApiError, invalid } from '../../kernel/http/errors'
+import { invalid } from '../../kernel/http/errors'
 import type { MarketCtx } from './context'
 import type { DaySessions } from './domain/sessions'
+import { refuse } from './errors'
 import { groupSecurities, groupSymbols, symbols } from './schema'
 import { bumpWatchVersion } from './service'
 
@@ -14,8 +15,8 @@ import { bumpWatchVersion } from './service'
  * group may no longer see.
  */
 
-const symbolNotFound = (s: string) => new ApiError(404, 'SYMBOL_NOT_FOUND', `symbol ${s} does not exist`)
-const groupNotFound = () => new ApiError(404, 'GROUP_NOT_FOUND', 'group not found in this brand')
+const symbolNotFound = (s: string) => refuse('SYMBOL_NOT_FOUND', `symbol ${s} does not exist`)
+const groupNotFound = () => refuse('GROUP_NOT_FOUND', 'group not found in this brand')
 
 type SymbolRow = typeof symbols.$inferSelect
 type SymbolColumns = ReturnType<typeof getTableColumns<typeof symbols>>
@@ -76,8 +77,7 @@ export async function createSymbol(ctx: MarketCtx, body: Record<string, unknown>
     await referenceChanged(ctx)
     return symbolAdminView(row)
   } catch (e) {
-    if (isUniqueViolation(e))
-      throw new ApiError(409, 'SYMBOL_EXISTS', `symbol ${values.symbol} already exists`)
+    if (isUniqueViolation(e)) throw refuse('SYMBOL_EXISTS', `symbol ${values.symbol} already exists`)
     throw e
   }
 }
@@ -246,8 +246,7 @@ export async function deleteOverride(ctx: MarketCtx, brand: Brand, groupId: numb
       .where(and(eq(groupSymbols.groupId, groupId), eq(groupSymbols.symbol, symbol)))
       .returning(),
   )
-  if (gone.length === 0)
-    throw new ApiError(404, 'OVERRIDE_NOT_FOUND', `group ${groupId} has no override for ${symbol}`)
+  if (gone.length === 0) throw refuse('OVERRIDE_NOT_FOUND', `group ${groupId} has no override for ${symbol}`)
   await referenceChanged(ctx)
   return { data: 'OK' as const }
 }

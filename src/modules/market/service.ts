@@ -1,24 +1,22 @@
 import { and, asc, eq, gte, inArray, lt, max } from 'drizzle-orm'
 import type { Session } from '../../kernel/auth/session'
 import type { Brand } from '../../kernel/brand/registry'
-import { ApiError, invalid } from '../../kernel/http/errors'
+import { invalid } from '../../kernel/http/errors'
 import type { MarketCtx } from './context'
 import { type Bar, bucket } from './domain/candles'
 import { performance, price1d, seasons } from './domain/metrics'
+import { refuse } from './errors'
 import { groupPrice } from './prices'
 import type { GroupSymbol } from './reference'
 import { candles, marketWatch } from './schema'
 
 const HOUR = 3600
-const watchError = (m: string) => new ApiError(500, 'INVALID_ADD_SYMBOL_TO_MARKET_WATCH', m)
+const watchError = (m: string) => refuse('INVALID_ADD_SYMBOL_TO_MARKET_WATCH', m)
 
 /** The account and group a market request names; another login answers 403 USER_NOT_FOUND_OR_INCORRECT. */
 export const marketAccount = (ctx: MarketCtx, brand: Brand, session: Session, login: number) =>
-  ctx.accounts.loadAccountViewAs(
-    brand,
-    session,
-    login,
-    () => new ApiError(403, 'USER_NOT_FOUND_OR_INCORRECT', 'login not found for this session'),
+  ctx.accounts.loadAccountViewAs(brand, session, login, () =>
+    refuse('USER_NOT_FOUND_OR_INCORRECT', 'login not found for this session'),
   )
 
 interface Metrics {
@@ -309,8 +307,7 @@ export async function symbolDetail(
 ) {
   const { group } = await marketAccount(ctx, brand, session, login)
   const gs = await visibleSymbol(ctx, group.id, symbol)
-  if (!gs)
-    throw new ApiError(403, 'SYMBOL_NOT_ALLOWED', `symbol ${symbol} is not available for group ${group.name}`)
+  if (!gs) throw refuse('SYMBOL_NOT_ALLOWED', `symbol ${symbol} is not available for group ${group.name}`)
   const i = gs.info
   const now = Math.floor(ctx.clock.now() / 1000)
   const d1 = await ctx.candles.range(symbol, 'D1', now - 2 * 366 * 86400)

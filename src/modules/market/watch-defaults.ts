@@ -2,9 +2,10 @@ import { eq, inArray } from 'drizzle-orm'
 import type { Brand } from '../../kernel/brand/registry'
 import type { Tx } from '../../kernel/db/client'
 import type { Consumer, PayloadOf } from '../../kernel/events/topic'
-import { ApiError, invalid } from '../../kernel/http/errors'
+import { invalid } from '../../kernel/http/errors'
 import { AccountCreated } from '../accounts'
 import type { MarketCtx } from './context'
+import { refuse } from './errors'
 import { groupWatchDefaults, marketWatch, symbols } from './schema'
 
 /** What a new account's market watch shows when its group names no list of its own. */
@@ -53,8 +54,7 @@ export function watchConsumer(): Consumer<PayloadOf<typeof AccountCreated>> {
 
 async function brandGroup(ctx: MarketCtx, brand: Brand, id: number) {
   const g = await ctx.accounts.read.group(id)
-  if (!g || g.brandId !== brand.id)
-    throw new ApiError(404, 'GROUP_NOT_FOUND', 'group not found in this brand')
+  if (!g || g.brandId !== brand.id) throw refuse('GROUP_NOT_FOUND', 'group not found in this brand')
   return g
 }
 

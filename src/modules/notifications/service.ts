@@ -3,7 +3,7 @@ import type { Session } from '../../kernel/auth/session'
 import type { Brand } from '../../kernel/brand/registry'
 import { epochSeconds } from '../../kernel/clock'
 import type { Queryable } from '../../kernel/db/client'
-import { ApiError, invalid } from '../../kernel/http/errors'
+import { invalid } from '../../kernel/http/errors'
 import type { NotificationsCtx } from './context'
 import {
   likePattern,
@@ -13,6 +13,7 @@ import {
   STATUS,
   STRUCTURE,
 } from './domain/notification'
+import { refuse } from './errors'
 import { notifications } from './schema'
 
 /** A row of GET /notify/list, in the order of STRUCTURE. */
@@ -139,7 +140,7 @@ export async function sendNotification(
 ) {
   if (input.login !== 0) {
     const a = await ctx.accounts.read.account(input.login)
-    if (!a || a.brandId !== brand.id) throw new ApiError(404, 'ACCOUNT_NOT_FOUND', 'account not found')
+    if (!a || a.brandId !== brand.id) throw refuse('ACCOUNT_NOT_FOUND', 'account not found')
   }
   const id = await ctx.db.transaction((tx) =>
     notifyTx(
@@ -160,6 +161,6 @@ export async function sendNotification(
 
 function ownLogin(session: Session): number {
   if (session.type !== 'SESSION_USER' || !session.login)
-    throw new ApiError(401, 'PERMISSION_DENIED', 'notifications are read with an account session')
+    throw refuse('PERMISSION_DENIED', 'notifications are read with an account session')
   return session.login
 }

@@ -1,8 +1,9 @@
 import { and, count, eq } from 'drizzle-orm'
 import type { Session } from '../../kernel/auth/session'
 import type { Brand } from '../../kernel/brand/registry'
-import { ApiError, invalid } from '../../kernel/http/errors'
+import { invalid } from '../../kernel/http/errors'
 import type { ScriptsCtx } from './context'
+import { refuse } from './errors'
 import { scripts } from './schema'
 
 /** Scripts a login may keep; a client that needs more deletes old ones. */
@@ -23,7 +24,7 @@ async function scriptLogin(
   brand: Brand,
   session: Session,
   login: number,
-  fail: () => ApiError,
+  fail: () => Error,
 ) {
   const { account } = await ctx.accounts.loadAccountViewAs(brand, session, login, fail)
   return account.login
@@ -58,7 +59,7 @@ export interface ScriptInput {
 
 export async function addScript(ctx: ScriptsCtx, brand: Brand, session: Session, input: ScriptInput) {
   checkSource(input.script)
-  const fail = (m: string) => new ApiError(500, 'INVALID_ADD_SCRIPT', m)
+  const fail = (m: string) => refuse('INVALID_ADD_SCRIPT', m)
   const login = await scriptLogin(ctx, brand, session, input.login, () =>
     fail('login not found for this session'),
   )
@@ -87,7 +88,7 @@ export async function updateScript(
   input: ScriptInput & { id: number },
 ) {
   checkSource(input.script)
-  const fail = (m: string) => new ApiError(500, 'INVALID_UPDATE_SCRIPT', m)
+  const fail = (m: string) => refuse('INVALID_UPDATE_SCRIPT', m)
   const login = await scriptLogin(ctx, brand, session, input.login, () =>
     fail('login not found for this session'),
   )
@@ -115,7 +116,7 @@ export async function deleteScript(
   session: Session,
   input: { id: number; login: number },
 ) {
-  const fail = (m: string) => new ApiError(404, 'SCRIPT_NOT_FOUND', m)
+  const fail = (m: string) => refuse('SCRIPT_NOT_FOUND', m)
   const login = await scriptLogin(ctx, brand, session, input.login, () =>
     fail('login not found for this session'),
   )

@@ -3,7 +3,7 @@ import { and, desc, eq } from 'drizzle-orm'
 import type { Session } from '../../kernel/auth/session'
 import type { Brand } from '../../kernel/brand/registry'
 import type { Queryable } from '../../kernel/db/client'
-import { ApiError, invalid } from '../../kernel/http/errors'
+import { invalid } from '../../kernel/http/errors'
 import type { Kernel } from '../../kernel/kernel'
 import {
   AVATAR_EXTENSIONS,
@@ -12,6 +12,7 @@ import {
   GENERAL_EXTENSIONS,
   inspect,
 } from './domain/signature'
+import { refuse } from './errors'
 import { uploads } from './schema'
 
 export const PURPOSES = ['account_avatar', 'kyc_document', 'attachment'] as const
@@ -39,7 +40,7 @@ export const listEntry = (r: UploadRow) => ({
 
 export async function uploadFile(ctx: Kernel, brand: Brand, session: Session, file: File, purpose: Purpose) {
   if (file.size > ctx.config.upload.maxBytes)
-    throw new ApiError(413, 'PAYLOAD_TOO_LARGE', `file: larger than ${ctx.config.upload.maxBytes} bytes`)
+    throw refuse('PAYLOAD_TOO_LARGE', `file: larger than ${ctx.config.upload.maxBytes} bytes`)
   const originalName = cleanOriginalName(file.name)
   const ext = extensionOf(originalName)
   const allowed: readonly string[] = purpose === 'account_avatar' ? AVATAR_EXTENSIONS : GENERAL_EXTENSIONS
@@ -119,7 +120,7 @@ export async function downloadUpload(ctx: Kernel, brand: Brand, session: Session
     .select()
     .from(uploads)
     .where(and(eq(uploads.uuid, uuid), ownedBy(brand, session)))
-  const notFound = new ApiError(404, 'FILE_NOT_FOUND', 'file not found')
+  const notFound = refuse('FILE_NOT_FOUND', 'file not found')
   if (!row) throw notFound
   const bytes = await ctx.storage.get(row.fileName)
   if (!bytes) throw notFound

@@ -2,8 +2,8 @@ import { and, eq, or, sql } from 'drizzle-orm'
 import { hashPassword, verifyPassword } from '../../../kernel/auth/passwords'
 import { SignInGuard } from '../../../kernel/auth/signin-guard'
 import type { Brand } from '../../../kernel/brand/registry'
-import { ApiError } from '../../../kernel/http/errors'
 import type { AffiliateCtx } from '../context'
+import { refuse } from '../errors'
 import { affiliateAccess, affiliates } from '../schema'
 import type { AffiliatePrincipal, AffiliateTokens } from './tokens'
 
@@ -29,10 +29,8 @@ export async function cabinetLogin(
   input: { login: string; password: string },
   ip: string,
 ) {
-  const guard = new SignInGuard(
-    ctx,
-    'affiliate',
-    () => new ApiError(401, 'INVALID_CREDENTIALS', 'login or password is incorrect'),
+  const guard = new SignInGuard(ctx, 'affiliate', () =>
+    refuse('INVALID_CREDENTIALS', 'login or password is incorrect'),
   )
   const login = input.login.trim()
   await guard.assertAllowed(brand.id, login.toLowerCase(), ip)

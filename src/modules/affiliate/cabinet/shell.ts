@@ -1,6 +1,6 @@
 import type { Brand } from '../../../kernel/brand/registry'
-import { ApiError } from '../../../kernel/http/errors'
 import type { Kernel } from '../../../kernel/kernel'
+import { refuse } from '../errors'
 
 /** Nothing from outside the host: scripts, styles, images and requests from this origin only. */
 const CSP =
@@ -39,7 +39,7 @@ export function cabinetShell(brand: Brand) {
 /** A built bundle or asset of the cabinet, with its cache header and the same policy. */
 export async function serveAsset(ctx: Pick<Kernel, 'loadAsset'>, name: string) {
   const res = await ctx.loadAsset(name)
-  if (!res) throw new ApiError(404, 'NOT_FOUND', 'not found')
+  if (!res) throw refuse('NOT_FOUND', 'not found')
   const headers = new Headers(res.headers)
   for (const [k, v] of Object.entries(HEADERS)) headers.set(k, v)
   return new Response(res.body, { status: 200, headers })

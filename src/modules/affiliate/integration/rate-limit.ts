@@ -18,6 +18,7 @@ export async function rateLimit(ctx: Pick<Kernel, 'store' | 'clock' | 'config'>,
     'x-ratelimit-reset': String(reset),
   }
   if (used > limit)
+    // an HTTP answer of its own: its headers tell the client when to come back
     throw new ApiError(429, 'RATE_LIMITED', `at most ${limit} requests a minute per token`, {
       ...headers,
       'retry-after': String(Math.max(1, reset - Math.floor(now / 1000))),

@@ -1,8 +1,8 @@
 import { and, eq, inArray } from 'drizzle-orm'
-import { ApiError } from '../../../kernel/http/errors'
 import type { AffiliatePrincipal } from '../cabinet/tokens'
 import type { AffiliateCtx } from '../context'
 import { decodeCursor, PAGE_DEFAULT, PAGE_MAX } from '../domain/cursor'
+import { refuse } from '../errors'
 import { conversions, trackingLinks } from '../schema'
 import { conversionPage } from '../service/conversion-pages'
 import { conversionView } from '../views'
@@ -20,14 +20,14 @@ export interface PageQuery {
 /** Page size, cursor and dates of a request, or a 400 naming the parameter (never a silent cut). */
 function pageOf(q: PageQuery) {
   const size = q.page_size ?? PAGE_DEFAULT
-  if (size > PAGE_MAX) throw new ApiError(400, 'INVALID_DATA', `page_size: at most ${PAGE_MAX}`)
+  if (size > PAGE_MAX) throw refuse('INVALID_DATA', `page_size: at most ${PAGE_MAX}`)
   const cursor = q.cursor ? decodeCursor(q.cursor) : null
-  if (q.cursor && !cursor) throw new ApiError(400, 'INVALID_DATA', 'cursor: not a cursor of this API')
+  if (q.cursor && !cursor) throw refuse('INVALID_DATA', 'cursor: not a cursor of this API')
   const day = (name: 'from' | 'to') => {
     const v = q[name]
     if (v === undefined) return null
     const ms = DATE.test(v) ? Date.parse(`${v}T00:00:00Z`) : Number.NaN
-    if (Number.isNaN(ms)) throw new ApiError(400, 'INVALID_DATA', `${name}: a date YYYY-MM-DD`)
+    if (Number.isNaN(ms)) throw refuse('INVALID_DATA', `${name}: a date YYYY-MM-DD`)
     return ms
   }
   const from = day('from')

@@ -1,7 +1,7 @@
 import { and, desc, eq } from 'drizzle-orm'
-import { ApiError } from '../../../kernel/http/errors'
 import type { AffiliateTokens } from '../cabinet/tokens'
 import type { AffiliateCtx } from '../context'
+import { refuse } from '../errors'
 import { affiliateTokens } from '../schema'
 import { affiliateOfBrand } from '../service/affiliates'
 
@@ -32,7 +32,7 @@ export async function issueToken(
 ) {
   const { access } = await affiliateOfBrand(ctx, brandId, affiliateId)
   if (access.status !== 'active')
-    throw new ApiError(409, 'BRAND_ACCESS_REVOKED', "the affiliate's access to this brand is revoked")
+    throw refuse('BRAND_ACCESS_REVOKED', "the affiliate's access to this brand is revoked")
   const scopes = [...new Set(input.scopes)].sort()
   const t = await tokens.issue('api', {
     affiliateId,
@@ -69,7 +69,7 @@ export async function revokeToken(ctx: AffiliateCtx, tokens: AffiliateTokens, br
     .where(
       and(eq(affiliateTokens.id, id), eq(affiliateTokens.brandId, brandId), eq(affiliateTokens.kind, 'api')),
     )
-  if (!row) throw new ApiError(404, 'TOKEN_NOT_FOUND', 'token not found')
+  if (!row) throw refuse('TOKEN_NOT_FOUND', 'token not found')
   await tokens.revoke(id, { kind: 'api', brandId })
   const [after] = await ctx.db.select().from(affiliateTokens).where(eq(affiliateTokens.id, id))
   return tokenView(after, ctx.clock.now())

@@ -1,15 +1,15 @@
 import { and, desc, eq, lt } from 'drizzle-orm'
 import { hashPassword } from '../../../kernel/auth/passwords'
 import { isUniqueViolation } from '../../../kernel/db/errors'
-import { ApiError } from '../../../kernel/http/errors'
 import type { AffiliateCtx } from '../context'
+import { refuse } from '../errors'
 import { affiliateAccess, affiliates, postbackKeys, trackingLinks } from '../schema'
 import type { AffiliateDirectory } from './directory'
 import { checkPostbackUrl } from './settings'
 
 type AffiliateRow = typeof affiliates.$inferSelect
 
-export const notFound = () => new ApiError(404, 'AFFILIATE_NOT_FOUND', 'affiliate not found')
+export const notFound = () => refuse('AFFILIATE_NOT_FOUND', 'affiliate not found')
 
 /**
  * An affiliate as staff of `brandId` see it. Of an affiliate of another brand (with access to this one)
@@ -40,7 +40,7 @@ export function affiliateView(
 }
 
 export const notHomeBrand = () =>
-  new ApiError(403, 'NOT_HOME_BRAND', "only staff of the affiliate's home brand may do this")
+  refuse('NOT_HOME_BRAND', "only staff of the affiliate's home brand may do this")
 
 /** An affiliate of the staff's own brand: another brand's (even with access here) is 403 NOT_HOME_BRAND. */
 export async function homeAffiliate(ctx: AffiliateCtx, brandId: number, id: number) {
@@ -135,8 +135,7 @@ export async function createAffiliate(ctx: AffiliateCtx, brandId: number, input:
     })
     return readAffiliate(ctx, brandId, id)
   } catch (e) {
-    if (isUniqueViolation(e))
-      throw new ApiError(409, 'AFFILIATE_EXISTS', 'an affiliate with this email or code exists')
+    if (isUniqueViolation(e)) throw refuse('AFFILIATE_EXISTS', 'an affiliate with this email or code exists')
     throw e
   }
 }
@@ -221,7 +220,7 @@ export async function setAccess(
     .from(affiliateAccess)
     .where(and(eq(affiliateAccess.affiliateId, a.id), eq(affiliateAccess.brandId, brandId)))
   if (!had && input.status === 'active' && !passwordHash)
-    throw new ApiError(400, 'INVALID_DATA', 'password: required when access is granted')
+    throw refuse('INVALID_DATA', 'password: required when access is granted')
   await ctx.db
     .insert(affiliateAccess)
     .values({

@@ -1,6 +1,6 @@
 import { and, asc, desc, eq, lt } from 'drizzle-orm'
-import { ApiError } from '../../../kernel/http/errors'
 import type { AffiliateCtx } from '../context'
+import { refuse } from '../errors'
 import { conversionFacts, conversions } from '../schema'
 import { conversionView } from '../views'
 
@@ -33,7 +33,7 @@ export async function conversionWithFacts(ctx: AffiliateCtx, brandId: number, id
     .select()
     .from(conversions)
     .where(and(eq(conversions.id, id), eq(conversions.brandId, brandId)))
-  if (!row) throw new ApiError(404, 'CONVERSION_NOT_FOUND', 'conversion not found')
+  if (!row) throw refuse('CONVERSION_NOT_FOUND', 'conversion not found')
   const facts = await ctx.db
     .select()
     .from(conversionFacts)

@@ -1,8 +1,8 @@
 import { and, desc, eq, lt } from 'drizzle-orm'
 import { isUniqueViolation } from '../../../kernel/db/errors'
-import { ApiError } from '../../../kernel/http/errors'
 import type { AffiliateCtx } from '../context'
 import { landingPathOrNull } from '../domain/hosts'
+import { refuse } from '../errors'
 import { trackingLinks } from '../schema'
 import { affiliateOfBrand } from './affiliates'
 import type { AffiliateDirectory } from './directory'
@@ -22,7 +22,7 @@ export const linkView = (l: LinkRow) => ({
 
 const landing = (raw: string) => {
   const p = landingPathOrNull(raw)
-  if (!p) throw new ApiError(400, 'INVALID_DATA', 'landing_path: a path on the brand, starting with one /')
+  if (!p) throw refuse('INVALID_DATA', 'landing_path: a path on the brand, starting with one /')
   return p
 }
 
@@ -55,8 +55,7 @@ export async function createLink(
 ) {
   const { a, access } = await affiliateOfBrand(ctx, brandId, input.affiliate_id)
   if (a.status !== 'active' || access.status !== 'active')
-    throw new ApiError(
-      409,
+    throw refuse(
       'AFFILIATE_NOT_ACTIVE',
       `affiliate_id: ${a.status !== 'active' ? 'the affiliate is suspended' : 'its access to this brand is revoked'}`,
     )
@@ -75,7 +74,7 @@ export async function createLink(
     await dir.forget(brandId, { link: row.code })
     return linkView(row)
   } catch (e) {
-    if (isUniqueViolation(e)) throw new ApiError(409, 'LINK_EXISTS', 'code: a link of the brand has it')
+    if (isUniqueViolation(e)) throw refuse('LINK_EXISTS', 'code: a link of the brand has it')
     throw e
   }
 }
@@ -95,7 +94,7 @@ export async function updateLink(
   const [row] = Object.keys(set).length
     ? await ctx.db.update(trackingLinks).set(set).where(where).returning()
     : await ctx.db.select().from(trackingLinks).where(where)
-  if (!row) throw new ApiError(404, 'LINK_NOT_FOUND', 'link not found')
+  if (!row) throw refuse('LINK_NOT_FOUND', 'link not found')
   await dir.forget(brandId, { link: row.code })
   return linkView(row)
 }

@@ -1,5 +1,4 @@
 import { and, asc, desc, eq, lte, sql } from 'drizzle-orm'
-import { ApiError } from '../../../kernel/http/errors'
 import type { AffiliateCtx } from '../context'
 import { postbackHostAllowed } from '../domain/hosts'
 import {
@@ -9,6 +8,7 @@ import {
   MAX_ATTEMPTS,
   signPostback,
 } from '../domain/postback'
+import { refuse } from '../errors'
 import { PostbackEndpointDisabled } from '../events'
 import { affiliates, postbackKeys, postbacks } from '../schema'
 import { homeAffiliate } from './affiliates'
@@ -35,7 +35,7 @@ export async function deletePostbackKey(ctx: AffiliateCtx, brandId: number, affi
     .delete(postbackKeys)
     .where(and(eq(postbackKeys.id, id), eq(postbackKeys.affiliateId, affiliateId)))
     .returning({ id: postbackKeys.id })
-  if (gone.length === 0) throw new ApiError(404, 'KEY_NOT_FOUND', 'postback key not found')
+  if (gone.length === 0) throw refuse('KEY_NOT_FOUND', 'postback key not found')
 }
 
 export async function listPostbacks(

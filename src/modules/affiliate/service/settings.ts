@@ -1,9 +1,9 @@
 import { eq } from 'drizzle-orm'
 import { brands } from '../../../kernel/brand/schema'
 import { isUniqueViolation } from '../../../kernel/db/errors'
-import { ApiError } from '../../../kernel/http/errors'
 import type { AffiliateCtx } from '../context'
 import { hostnameOrNull, postbackHostAllowed } from '../domain/hosts'
+import { refuse } from '../errors'
 import { affiliateSettings } from '../schema'
 import { internalTarget } from './egress'
 
@@ -17,13 +17,12 @@ export async function postbackHostsOf(ctx: AffiliateCtx, brandId: number): Promi
 
 export async function checkPostbackUrl(ctx: AffiliateCtx, brandId: number, url: string) {
   if (!postbackHostAllowed(url, await postbackHostsOf(ctx, brandId)))
-    throw new ApiError(
-      400,
+    throw refuse(
       'POSTBACK_HOST_NOT_ALLOWED',
       "postback_url: an http(s) URL on the brand's postback_hosts is required",
     )
   const why = await internalTarget(ctx, new URL(url).hostname)
-  if (why) throw new ApiError(400, 'POSTBACK_HOST_NOT_ALLOWED', `postback_url: ${why}`)
+  if (why) throw refuse('POSTBACK_HOST_NOT_ALLOWED', `postback_url: ${why}`)
 }
 
 export async function readSettings(ctx: AffiliateCtx, brandId: number) {
@@ -48,22 +47,21 @@ export async function updateSettings(
   let host: string | undefined
   if (input.affiliate_host !== undefined) {
     host = hostnameOrNull(input.affiliate_host) ?? undefined
-    if (!host)
-      throw new ApiError(400, 'INVALID_DATA', 'affiliate_host: a hostname without scheme, port or path')
+    if (!host) throw refuse('INVALID_DATA', 'affiliate_host: a hostname without scheme, port or path')
     if (await ctx.brands.byHost(host))
-      throw new ApiError(409, 'HOST_TAKEN', 'affiliate_host: the API of a brand is served on this host')
+      throw refuse('HOST_TAKEN', 'affiliate_host: the API of a brand is served on this host')
   }
   const lots = input.active_trader_lots
   if (lots !== undefined && Math.abs(lots * 100 - Math.round(lots * 100)) > 1e-6)
-    throw new ApiError(400, 'INVALID_DATA', 'active_trader_lots: steps of 0.01 lot')
+    throw refuse('INVALID_DATA', 'active_trader_lots: steps of 0.01 lot')
   const hosts = input.postback_hosts?.map((h) => {
     const ok = hostnameOrNull(h)
-    if (!ok) throw new ApiError(400, 'INVALID_DATA', `postback_hosts: ${h} is not a hostname`)
+    if (!ok) throw refuse('INVALID_DATA', `postback_hosts: ${h} is not a hostname`)
     return ok
   })
   for (const h of hosts ?? []) {
     const why = await internalTarget(ctx, h)
-    if (why) throw new ApiError(400, 'POSTBACK_HOST_NOT_ALLOWED', `postback_hosts: ${why}`)
+    if (why) throw refuse('POSTBACK_HOST_NOT_ALLOWED', `postback_hosts: ${why}`)
   }
   try {
     await ctx.db.transaction(async (tx) => {
@@ -83,8 +81,7 @@ export async function updateSettings(
         })
     })
   } catch (e) {
-    if (isUniqueViolation(e))
-      throw new ApiError(409, 'HOST_TAKEN', 'affiliate_host: another brand uses this host')
+    if (isUniqueViolation(e)) throw refuse('HOST_TAKEN', 'affiliate_host: another brand uses this host')
     throw e
   }
   if (host) ctx.brands.invalidate()

@@ -1,6 +1,6 @@
 import { and, eq, inArray } from 'drizzle-orm'
-import { ApiError } from '../../../kernel/http/errors'
 import type { AttributionCtx } from '../context'
+import { refuse } from '../errors'
 import { decisions, touches } from '../schema'
 
 type TouchRow = typeof touches.$inferSelect
@@ -23,7 +23,7 @@ export const touchView = (t: TouchRow) => ({
 /** A customer's attribution for staff: the record, the touch that won, every touch considered, the rule. */
 export async function customerAttribution(ctx: AttributionCtx, brandId: number, customerId: number) {
   const c = await ctx.accounts.read.customer(customerId)
-  if (!c || c.brandId !== brandId) throw new ApiError(404, 'CUSTOMER_NOT_FOUND', 'customer not found')
+  if (!c || c.brandId !== brandId) throw refuse('CUSTOMER_NOT_FOUND', 'customer not found')
   const record = c.attribution ? (JSON.parse(c.attribution) as Record<string, string>) : null
   const decisionId = Number(record?.decision_id)
   const [d] = Number.isSafeInteger(decisionId)

@@ -1,8 +1,8 @@
 import { and, eq, isNull } from 'drizzle-orm'
-import { ApiError } from '../../../kernel/http/errors'
 import type { AttributionCtx } from '../context'
 import { isInstallBot } from '../domain/bots'
 import { hasValues, parseParams, parseReferrer } from '../domain/params'
+import { refuse } from '../errors'
 import { installs } from '../schema'
 import { hashAddress, insertTouches, matchCodes } from './touches'
 
@@ -90,11 +90,6 @@ export async function activateInstall(ctx: AttributionCtx, brandId: number, inst
       ),
     )
   const row = await find(ctx, brandId, installationId)
-  if (!row)
-    throw new ApiError(
-      404,
-      'INSTALL_NOT_FOUND',
-      'installation_id: no install of this brand (POST /app first)',
-    )
+  if (!row) throw refuse('INSTALL_NOT_FOUND', 'installation_id: no install of this brand (POST /app first)')
   return view(row)
 }

@@ -1,6 +1,6 @@
-import { ApiError } from '../../../kernel/http/errors'
 import { fromMinor, toMinor } from '../../accounts'
 import type { CashierCtx } from '../context'
+import { refuse } from '../errors'
 import { credit, move } from '../transactions'
 import { act, staff } from './shared'
 
@@ -10,11 +10,7 @@ export const confirmWire = (ctx: CashierCtx, brandId: number, staffId: number, i
     if (row.provider !== 'wire' || row.kind !== 'deposit') return null
     const received = toMinor(amount, row.currency)
     if (received === null || received <= 0)
-      throw new ApiError(
-        400,
-        'INVALID_DATA',
-        `amount: a positive amount with the decimals of ${row.currency}`,
-      )
+      throw refuse('INVALID_DATA', `amount: a positive amount with the decimals of ${row.currency}`)
     return ctx.uow.run(async (tx, work) => {
       if (received !== row.amount)
         return move(

@@ -1,5 +1,5 @@
-import { ApiError } from '../../../kernel/http/errors'
 import type { CashierCtx } from '../context'
+import { refuse } from '../errors'
 import { cashierMethods } from '../schema'
 
 export async function saveMethod(
@@ -21,8 +21,8 @@ export async function saveMethod(
   },
 ) {
   if (!ctx.providers.has(m.provider))
-    throw new ApiError(400, 'INVALID_DATA', `provider: one of ${[...ctx.providers.keys()].join(', ')}`)
-  if (m.min_amount > m.max_amount) throw new ApiError(400, 'INVALID_DATA', 'min_amount: above max_amount')
+    throw refuse('INVALID_DATA', `provider: one of ${[...ctx.providers.keys()].join(', ')}`)
+  if (m.min_amount > m.max_amount) throw refuse('INVALID_DATA', 'min_amount: above max_amount')
   const values = {
     provider: m.provider,
     title: m.title,

@@ -1,6 +1,6 @@
 import { and, eq } from 'drizzle-orm'
-import { ApiError } from '../../../kernel/http/errors'
 import type { CashierCtx } from '../context'
+import { refuse } from '../errors'
 import { cashierOverrides } from '../schema'
 
 export async function setOverride(
@@ -11,8 +11,7 @@ export async function setOverride(
   enabled: boolean | null,
 ) {
   const customer = await ctx.accounts.read.customer(customerId)
-  if (!customer || customer.brandId !== brandId)
-    throw new ApiError(404, 'CUSTOMER_NOT_FOUND', 'customer not found')
+  if (!customer || customer.brandId !== brandId) throw refuse('CUSTOMER_NOT_FOUND', 'customer not found')
   const where = and(
     eq(cashierOverrides.brandId, brandId),
     eq(cashierOverrides.customerId, customerId),

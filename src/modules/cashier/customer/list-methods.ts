@@ -1,15 +1,15 @@
 import type { Session } from '../../../kernel/auth/session'
 import type { Brand } from '../../../kernel/brand/registry'
-import { ApiError } from '../../../kernel/http/errors'
 import { fromMinor } from '../../accounts'
 import type { CashierCtx } from '../context'
+import { refuse } from '../errors'
 import { available, customerOf, depositedTowardLimit, methodView, realAccount } from './shared'
 
 /** GET /cashier/methods: deposit_allowed first (a hard gate), then eligibility per purpose. */
 export async function listMethods(ctx: CashierCtx, brand: Brand, session: Session, login: number) {
   const customer = await customerOf(ctx, session)
   if (customer.depositAllowed !== 1)
-    throw new ApiError(403, 'DEPOSIT_NOT_ALLOWED', 'deposits are closed for this customer')
+    throw refuse('DEPOSIT_NOT_ALLOWED', 'deposits are closed for this customer')
   const view = await realAccount(ctx, brand, session, login)
   const currency = view.group.currency
   const dep = await available(ctx, brand, customer, view, 'deposit')

@@ -1,7 +1,7 @@
 import type { Session } from '../../../kernel/auth/session'
 import type { Brand } from '../../../kernel/brand/registry'
-import { ApiError } from '../../../kernel/http/errors'
 import type { CashierCtx } from '../context'
+import { refuse } from '../errors'
 import { WithdrawalRequested } from '../events'
 import { money, move, viewOf } from '../transactions'
 import { amountIn, byKey, customerOf, insertCreated, methodFor, realAccount, requestOf } from './shared'
@@ -19,13 +19,12 @@ export async function requestWithdrawal(
 ) {
   const customer = await customerOf(ctx, session)
   if (customer.withdrawalAllowed !== 1)
-    throw new ApiError(403, 'WITHDRAWAL_NOT_ALLOWED', 'withdrawals are closed for this customer')
+    throw refuse('WITHDRAWAL_NOT_ALLOWED', 'withdrawals are closed for this customer')
   const prior = await byKey(ctx, brand.id, customer.id, input.idempotency_key, requestOf('withdrawal', input))
   if (prior) return { transaction: prior, idempotent: true }
   const gates = await ctx.kyc.gates(brand.id, customer.id)
   if (!gates.withdrawal_allowed)
-    throw new ApiError(
-      403,
+    throw refuse(
       'KYC_REQUIRED',
       `withdrawals need these KYC steps approved: ${gates.withdrawal_requires.join(', ')}`,
     )
@@ -35,8 +34,7 @@ export async function requestWithdrawal(
   const amount = amountIn(m, input.amount, currency)
   const margin = await ctx.accounts.requireMargin(view)
   if (margin.margin_free < input.amount)
-    throw new ApiError(
-      400,
+    throw refuse(
       'NOT_ENOUGH_FREE_MARGIN',
       `amount: free margin is ${margin.margin_free} ${currency} (equity ${margin.equity} less margin ${margin.margin})`,
     )

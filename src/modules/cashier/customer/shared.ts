@@ -2,12 +2,13 @@ import { and, eq, inArray, sql } from 'drizzle-orm'
 import type { Session } from '../../../kernel/auth/session'
 import type { Brand } from '../../../kernel/brand/registry'
 import type { Tx } from '../../../kernel/db/client'
-import { ApiError, invalid } from '../../../kernel/http/errors'
+import { invalid } from '../../../kernel/http/errors'
 import { assertSameRequest, fingerprint } from '../../../kernel/http/idempotency'
 import { type AccountView, type CustomerRecord, fromMinor, toMinor } from '../../accounts'
 import { type CashierCtx, providerReady } from '../context'
 import { eligibleMethods, type MethodConfig } from '../domain/methods'
 import { COUNTING, feeOf, STATUS } from '../domain/status'
+import { refuse } from '../errors'
 import { cashierMethods, cashierOverrides, cashierTransactions } from '../schema'
 import { record, viewOf } from '../transactions'
 
@@ -33,7 +34,7 @@ export async function brandMethods(ctx: CashierCtx, brandId: number) {
 
 export async function customerOf(ctx: CashierCtx, session: Session) {
   const c = await ctx.accounts.read.customer(session.customerId!)
-  if (!c) throw new ApiError(404, 'CUSTOMER_NOT_FOUND', 'customer not found')
+  if (!c) throw refuse('CUSTOMER_NOT_FOUND', 'customer not found')
   return c
 }
 
@@ -41,7 +42,7 @@ export async function customerOf(ctx: CashierCtx, session: Session) {
 export async function realAccount(ctx: CashierCtx, brand: Brand, session: Session, login: number) {
   const view = await ctx.accounts.loadAccountView(brand, session, login)
   if (view.group.accountMode !== 'REAL')
-    throw new ApiError(400, 'ACCOUNT_NOT_REAL', `account ${login} is a DEMO account: it takes no real money`)
+    throw refuse('ACCOUNT_NOT_REAL', `account ${login} is a DEMO account: it takes no real money`)
   return view
 }
 
@@ -104,8 +105,7 @@ export function amountIn(m: MethodConfig, amount: number, currency: string) {
   if (minor === null || minor <= 0)
     throw invalid(`amount: a positive amount with the decimals of ${currency}`)
   if (amount < m.minAmount || amount > m.maxAmount)
-    throw new ApiError(
-      400,
+    throw refuse(
       'AMOUNT_OUT_OF_RANGE',
       `amount: ${m.code} takes ${m.minAmount} to ${m.maxAmount} ${currency}`,
     )
@@ -151,7 +151,7 @@ export async function methodFor(
   code: string,
 ) {
   const m = (await available(ctx, brand, customer, view, purpose)).find((x) => x.code === code)
-  if (!m) throw new ApiError(400, 'METHOD_NOT_AVAILABLE', `method: ${code} is not available for this account`)
+  if (!m) throw refuse('METHOD_NOT_AVAILABLE', `method: ${code} is not available for this account`)
   return m
 }
 

@@ -1,9 +1,9 @@
 import type { Session } from '../../../kernel/auth/session'
 import type { Brand } from '../../../kernel/brand/registry'
 import { isUniqueViolation } from '../../../kernel/db/errors'
-import { ApiError } from '../../../kernel/http/errors'
 import { fromMinor, toMinor } from '../../accounts'
 import type { CashierCtx } from '../context'
+import { refuse } from '../errors'
 import type { NextStep } from '../providers/port'
 import type { cashierTransactions } from '../schema'
 import { move, viewOf } from '../transactions'
@@ -32,7 +32,7 @@ export async function startDeposit(
 ) {
   const customer = await customerOf(ctx, session)
   if (customer.depositAllowed !== 1)
-    throw new ApiError(403, 'DEPOSIT_NOT_ALLOWED', 'deposits are closed for this customer')
+    throw refuse('DEPOSIT_NOT_ALLOWED', 'deposits are closed for this customer')
   const request = requestOf('deposit', input)
   const prior = await byKey(ctx, brand.id, customer.id, input.idempotency_key, request)
   if (prior) return { transaction: prior, next: null, idempotent: true }
@@ -49,8 +49,7 @@ export async function startDeposit(
         const limit = toMinor(gates.deposit_limit[currency] ?? 0, currency) ?? 0
         const used = await depositedTowardLimit(ctx, brand.id, customer.id, currency)
         if (used + amount > limit)
-          throw new ApiError(
-            403,
+          throw refuse(
             'KYC_LIMIT_EXCEEDED',
             `deposits before verification are limited to ${fromMinor(limit, currency)} ${currency}; ` +
               `${fromMinor(Math.max(0, limit - used), currency)} remain. Complete: ${gates.deposit_unlimited_requires.join(', ')}`,
@@ -88,7 +87,7 @@ export async function startDeposit(
       move(tx, row, 'failed', 'system', ctx.clock.now(), { reason: 'the payment provider is unavailable' }),
     )
     ctx.logger.log('error', 'cashier provider start failed', { provider: m.provider, err: String(e) })
-    throw new ApiError(502, 'PROVIDER_UNAVAILABLE', 'the payment provider is unavailable; try again later')
+    throw refuse('PROVIDER_UNAVAILABLE', 'the payment provider is unavailable; try again later')
   }
   await ctx.db.transaction((tx) =>
     move(tx, row, 'route', `provider:${m.provider}`, ctx.clock.now(), { providerRef: started.providerRef }),

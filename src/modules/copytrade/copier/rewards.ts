@@ -1,6 +1,6 @@
 import { and, eq, inArray, isNotNull, lte, sql } from 'drizzle-orm'
 import type { Tx } from '../../../kernel/db/client'
-import { ApiError, isRefused } from '../../../kernel/http/errors'
+import { isRefused } from '../../../kernel/http/errors'
 import { currencyDecimals } from '../../accounts'
 import { conversionRate } from '../../market'
 import { accountOf, currencyOf } from '../accounts-of'
@@ -119,7 +119,7 @@ export async function settleRewards(ctx: CopyCtx, ids?: number[]) {
       settled++
     } catch (e) {
       // accrued before DEMO and REAL were kept apart: never payable, cancelled
-      if (e instanceof ApiError && e.code === 'ACCOUNT_MODE_MISMATCH')
+      if (isRefused(e) && e.code === 'ACCOUNT_MODE_MISMATCH')
         await ctx.db
           .update(copyRewards)
           .set({

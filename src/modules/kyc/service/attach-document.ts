@@ -1,8 +1,9 @@
 import { and, eq } from 'drizzle-orm'
-import { ApiError, invalid } from '../../../kernel/http/errors'
+import { invalid } from '../../../kernel/http/errors'
 import type { KycCtx } from '../context'
 import { parseDate } from '../domain/settings'
 import { type StepStatus, stepTransition } from '../domain/status'
+import { refuse } from '../errors'
 import { kycDocuments, kycSteps } from '../schema'
 import { conflict, DAY_MS, documentView, load, scoped, stepNotFound } from './shared'
 
@@ -29,7 +30,7 @@ export async function attachDocument(
     throw invalid(`valid_until: required for ${input.step} documents`)
   const file = await ctx.uploads.customerFile(ctx.db, brandId, customerId, input.file_id)
   // another customer's file answers like a missing one (no existence leak)
-  if (!file) throw new ApiError(404, 'FILE_NOT_FOUND', 'file_id: no upload of yours with this id')
+  if (!file) throw refuse('FILE_NOT_FOUND', 'file_id: no upload of yours with this id')
   const now = ctx.clock.now()
   const row = await ctx.uow.run(async (tx) => {
     const [r] = await tx

@@ -1,7 +1,8 @@
 import { and, eq } from 'drizzle-orm'
-import { ApiError, invalid } from '../../../kernel/http/errors'
+import { invalid } from '../../../kernel/http/errors'
 import type { KycCtx } from '../context'
 import { documentTransition } from '../domain/status'
+import { refuse } from '../errors'
 import { kycDocuments } from '../schema'
 import { conflict, documentView } from './shared'
 
@@ -37,7 +38,7 @@ export async function decideDocument(
       .select({ status: kycDocuments.status })
       .from(kycDocuments)
       .where(and(eq(kycDocuments.id, documentId), eq(kycDocuments.brandId, brandId)))
-    if (!cur) throw new ApiError(404, 'KYC_DOCUMENT_NOT_FOUND', 'KYC document not found')
+    if (!cur) throw refuse('KYC_DOCUMENT_NOT_FOUND', 'KYC document not found')
     throw conflict(`the document is ${cur.status}: only a pending document is decided`)
   }
   return { document: documentView(r, true) }

@@ -1,7 +1,6 @@
 import { and, asc, eq } from 'drizzle-orm'
 import type { Tx } from '../../../kernel/db/client'
 import type { Work } from '../../../kernel/db/unit-of-work'
-import { ApiError } from '../../../kernel/http/errors'
 import type { KycCtx } from '../context'
 import { DEFAULT_SETTINGS, KycSettings } from '../domain/settings'
 import {
@@ -12,16 +11,17 @@ import {
   type RiskLevel,
   type StepStatus,
 } from '../domain/status'
+import { refuse } from '../errors'
 import { KycApproved, KycRejected, KycSubmitted } from '../events'
 import { kycDocuments, kycProfiles, kycSettings, kycSteps } from '../schema'
 
 export const DAY_MS = 86_400_000
 
-export const stepNotFound = (code: string) => new ApiError(404, 'KYC_STEP_NOT_FOUND', `no KYC step ${code}`)
+export const stepNotFound = (code: string) => refuse('KYC_STEP_NOT_FOUND', `no KYC step ${code}`)
 
-export const profileNotFound = () => new ApiError(404, 'KYC_PROFILE_NOT_FOUND', 'KYC profile not found')
+export const profileNotFound = () => refuse('KYC_PROFILE_NOT_FOUND', 'KYC profile not found')
 
-export const conflict = (message: string) => new ApiError(409, 'KYC_STATE_CONFLICT', message)
+export const conflict = (message: string) => refuse('KYC_STATE_CONFLICT', message)
 
 export type StepRow = typeof kycSteps.$inferSelect
 

@@ -1,8 +1,9 @@
 import { and, eq, inArray } from 'drizzle-orm'
-import { ApiError, invalid } from '../../../kernel/http/errors'
+import { invalid } from '../../../kernel/http/errors'
 import type { KycCtx } from '../context'
 import { checkAnswers } from '../domain/settings'
 import { stepActionFrom } from '../domain/status'
+import { refuse } from '../errors'
 import { kycSteps } from '../schema'
 import { customerStep } from './customer-read'
 import { conflict, load, recompute, scoped, stepNotFound } from './shared'
@@ -26,8 +27,7 @@ export async function submitStep(
       (d) => d.stepCode === code && (d.status === 'pending' || d.status === 'approved'),
     ).length
     if (usable < def.documents.min)
-      throw new ApiError(
-        400,
+      throw refuse(
         'KYC_DOCUMENTS_MISSING',
         `step ${code} needs ${def.documents.min} document(s) (${def.documents.types.join(', ')}); ${usable} attached`,
       )
