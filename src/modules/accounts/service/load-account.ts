@@ -1,0 +1,36 @@
+import type { Session } from '../../../kernel/auth/session'
+import type { Brand } from '../../../kernel/brand/registry'
+import { isRefused } from '../../../kernel/http/errors'
+import type { AccountsCtx } from '../context'
+import { type AccountView, findScopedAccount, groupNotFound } from './shared'
+
+export async function loadAccountView(
+  ctx: AccountsCtx,
+  brand: Brand,
+  session: Session,
+  login: number | undefined,
+): Promise<AccountView> {
+  const account = await findScopedAccount(ctx, brand, session, login)
+  const group = await ctx.accountsRead.group(account.groupId)
+  if (!group || group.brandId !== brand.id) throw groupNotFound()
+  return { account, group }
+}
+
+/**
+ * loadAccountView for routes whose spec names another code than ACCOUNT_NOT_FOUND for a login the session
+ * may not see (trading: USER_NOT_FOUND, market: USER_NOT_FOUND_OR_INCORRECT); the scoping is the same.
+ */
+export async function loadAccountViewAs(
+  ctx: AccountsCtx,
+  brand: Brand,
+  session: Session,
+  login: number,
+  notFound: () => Error,
+): Promise<AccountView> {
+  try {
+    return await loadAccountView(ctx, brand, session, login)
+  } catch (e) {
+    if (isRefused(e) && e.code === 'ACCOUNT_NOT_FOUND') throw notFound()
+    throw e
+  }
+}
