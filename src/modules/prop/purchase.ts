@@ -84,6 +84,80 @@ async function validate(
 }
 
 /**
+ * The purchase row, written first: unique per customer and idempotency key (a repeat, even a concurrent
+ * one, gets that row), with the limits' count in the same transaction: the write lock orders concurrent
+ * purchases, so each counts the ones before it (two racing trials cannot both pass a limit of one).
+ */
+async function openPurchase(
+  ctx: PropCtx,
+  brandId: number,
+  customerId: number,
+  body: { program_id: number; payer_login: number },
+  v: Awaited<ReturnType<typeof validate>>,
+  key: string | null,
+  request: string,
+): Promise<{ prior: PurchaseRow } | { purchase: PurchaseRow }> {
+  const now = ctx.clock.now()
+  try {
+    return {
+      purchase: await ctx.db.transaction(async (tx) => {
+        const [row] = (await tx
+          .insert(propPurchases)
+          .values({
+            brandId,
+            programId: v.program.id,
+            programVersion: v.program.version,
+            customerId,
+            payerLogin: body.payer_login,
+            status: PURCHASE.pending,
+            idempotencyKey: key,
+            requestHash: key ? request : null,
+            paymentStatus: v.program.priceMinor > 0 ? 'pending' : 'not_required',
+            activationStatus: 'pending',
+            currency: v.program.currency,
+            amountMinor: v.program.priceMinor,
+            createdAt: now,
+            updatedAt: now,
+          })
+          .returning()) as [PurchaseRow]
+        const limits = programLimits(v.program)
+        const over = limitProblem(
+          limits,
+          await purchaseCounts(tx, brandId, customerId, v.program.id, now, limits),
+        )
+        if (over) throw refuse(over.code, over.message)
+        return row
+      }),
+    }
+  } catch (e) {
+    if (key && isUniqueViolation(e)) {
+      const prior = await existing(ctx, brandId, customerId, key, request)
+      if (prior) return { prior }
+    }
+    throw e
+  }
+}
+
+/**
+ * A step failed: the row as stored decides, not the request's view of it (the step's commit may have
+ * landed although it answered an error, a remote database's timeout, or the recovery job may have taken
+ * it). Rolls it back (its records decide what is given back) and refuses with the failed step's code; a
+ * purchase found active is PurchaseCompleted (the caller answers it as bought).
+ */
+async function failPurchase(ctx: PropCtx, id: number, failed: FailedStep, cause: unknown): Promise<never> {
+  const [stored] = (await ctx.db
+    .select()
+    .from(propPurchases)
+    .where(eq(propPurchases.id, id))) as PurchaseRow[]
+  if (!stored) throw cause
+  if (stored.status === PURCHASE.active) throw new PurchaseCompleted(stored)
+  await rollBack(ctx, stored, failed, cause instanceof Error ? cause.message : String(cause))
+  const [ended] = (await ctx.db.select().from(propPurchases).where(eq(propPurchases.id, id))) as PurchaseRow[]
+  const code = ended?.failureReason || FAILURES[failed].code
+  throw refuse(code as PropCode, `purchase ${id} failed at ${failed.replace('_', ' ')}`)
+}
+
+/**
  * POST /prop/challenge/buy (4.14, 4.19). The purchase row is written first (unique per customer and
  * idempotency key: a repeat, even a concurrent one, gets that row); then each step commits on its own
  * with its record on the purchase (so the row always says what was done), and a failed step requests
@@ -104,46 +178,9 @@ export async function buy(
     if (prior) return { prior }
   }
   const v = await validate(ctx, brand, customerId, body.program_id, body.payer_login)
-  const now = ctx.clock.now()
-  let purchase: PurchaseRow
-  try {
-    // the row and the limits' count in one transaction: the write lock orders concurrent purchases, so
-    // each counts the ones before it (two racing trials cannot both pass a limit of one)
-    purchase = await ctx.db.transaction(async (tx) => {
-      const [row] = (await tx
-        .insert(propPurchases)
-        .values({
-          brandId: brand.id,
-          programId: v.program.id,
-          programVersion: v.program.version,
-          customerId,
-          payerLogin: body.payer_login,
-          status: PURCHASE.pending,
-          idempotencyKey: key,
-          requestHash: key ? request : null,
-          paymentStatus: v.program.priceMinor > 0 ? 'pending' : 'not_required',
-          activationStatus: 'pending',
-          currency: v.program.currency,
-          amountMinor: v.program.priceMinor,
-          createdAt: now,
-          updatedAt: now,
-        })
-        .returning()) as [PurchaseRow]
-      const limits = programLimits(v.program)
-      const over = limitProblem(
-        limits,
-        await purchaseCounts(tx, brand.id, customerId, v.program.id, now, limits),
-      )
-      if (over) throw refuse(over.code, over.message)
-      return row
-    })
-  } catch (e) {
-    if (key && isUniqueViolation(e)) {
-      const prior = await existing(ctx, brand.id, customerId, key, request)
-      if (prior) return { prior }
-    }
-    throw e
-  }
+  const opened = await openPurchase(ctx, brand.id, customerId, body, v, key, request)
+  if ('prior' in opened) return opened
+  let purchase = opened.purchase
   const data = (operation: string, login: number | null): PropApiData => ({
     module: 'prop',
     operation,
@@ -160,25 +197,7 @@ export async function buy(
     async (tx: Tx, _work: unknown, made: number) => {
       purchase = await advance(tx, purchase, values(made), ctx.clock.now(), unrecorded)
     }
-  const fail = async (failed: FailedStep, cause: unknown): Promise<never> => {
-    // the row as stored decides, not this request's view of it: the step's commit may have landed
-    // although it answered an error (a remote database's timeout), or the recovery job may have taken it
-    const [stored] = (await ctx.db
-      .select()
-      .from(propPurchases)
-      .where(eq(propPurchases.id, purchase.id))) as PurchaseRow[]
-    if (!stored) throw cause
-    if (stored.status === PURCHASE.active) throw new PurchaseCompleted(stored)
-    // the step this request was at names the failure; the records decide what is given back
-    const step = failed
-    await rollBack(ctx, stored, step, cause instanceof Error ? cause.message : String(cause))
-    const [ended] = (await ctx.db
-      .select()
-      .from(propPurchases)
-      .where(eq(propPurchases.id, purchase.id))) as PurchaseRow[]
-    const code = ended?.failureReason || FAILURES[step].code
-    throw refuse(code as PropCode, `purchase ${purchase.id} failed at ${step.replace('_', ' ')}`)
-  }
+  const fail = (failed: FailedStep, cause: unknown) => failPurchase(ctx, purchase.id, failed, cause)
 
   if (v.program.priceMinor > 0) {
     try {
