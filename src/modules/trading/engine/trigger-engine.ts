@@ -1,37 +1,22 @@
-import { and, eq } from 'drizzle-orm'
+import { eq } from 'drizzle-orm'
 import { z } from 'zod'
 import { idTime } from '../../../kernel/bus/bus'
 import { type ChannelEntry, defineChannel, publishChange } from '../../../kernel/bus/channel'
-import type { Tx } from '../../../kernel/db/client'
-import type { Work } from '../../../kernel/db/unit-of-work'
-import type { GroupRecord } from '../../accounts'
 import { type Quote, quoteForGroup, type Tick } from '../../market'
-import { marginOf, pricing } from '../book/exposure'
-import { fundsOf } from '../book/holdings-table'
+import { pricing } from '../book/exposure'
 import type { OrderRow } from '../book/positions'
-import { closeTx, refreshAfterCommit, type TradeRefresh } from '../commit/execution'
+import type { TradeRefresh } from '../commit/execution'
 import type { TradingCtx } from '../context'
-import { isBuy } from '../domain/formulas'
 import { addHolding, type Holding, removeHolding } from '../domain/holdings'
 import { type Trigger, TriggerBook } from '../domain/triggers'
-import { TradeActivated, TradeCancelled } from '../events'
 import { orders } from '../schema'
-import { tradeEvent } from '../views'
+import { activateTx, type Execution, stopWrite, writeExecutions } from './executions'
 import { expireDue } from './expiry'
 import { OrderSync } from './order-sync'
 import { RiskMonitor } from './risk-monitor'
 import type { RiskWatcher } from './risk-watch'
 import { rollover } from './rollover'
 
-const DAY_MS = 86_400_000
-
-/** What an execution did: the stat it counts, or a pending order cancelled for lack of margin. */
-type Outcome = 'activated' | 'sl' | 'tp' | 'cancelled'
-/** A due trigger's write; null when the order had changed (it lost its race). */
-interface Execution {
-  ticket: number
-  write: (tx: Tx, work: Work) => Promise<Outcome | null>
-}
 /** An order written on an instance other than the engine, with the group it was priced in. */
 export interface OrderChange {
   order: OrderRow
@@ -239,36 +224,11 @@ export class TriggerEngine {
     await this.expire()
   }
 
-  /**
-   * Writes executions in one unit of work; if it fails, each again alone, so one that cannot be written
-   * (logged) does not hold back the others. One that lost its race re-reads its order.
-   */
+  /** Writes a batch of executions (executions.ts); one that lost its race re-reads its order. */
   private async execute(batch: Execution[]) {
-    let results: (Outcome | 'failed' | null)[]
-    try {
-      results = await this.ctx.uow.run(async (tx, work) => {
-        const out: (Outcome | null)[] = []
-        for (const e of batch) out.push(await e.write(tx, work))
-        return out
-      })
-    } catch (err) {
-      if (batch.length === 1) throw err
-      results = []
-      for (const e of batch)
-        results.push(
-          await this.ctx.uow
-            .run((tx, work) => e.write(tx, work))
-            .catch((err: unknown) => {
-              this.ctx.logger.log('error', 'trigger execution failed', {
-                ticket: e.ticket,
-                err: err instanceof Error ? err.message : String(err),
-              })
-              return 'failed' as const
-            }),
-        )
-    }
+    const results = await writeExecutions(this.ctx, batch)
     for (const [i, r] of results.entries()) {
-      if (r === null) await this.refresh(batch[i].ticket)
+      if (r === null) await this.refresh(batch[i]!.ticket)
       else if (r !== 'cancelled' && r !== 'failed') this.stats[r]++
     }
   }
@@ -286,78 +246,18 @@ export class TriggerEngine {
     if (!account || !group) return null
     if (trigger.kind === 'activate') {
       const p = await pricing(this.ctx, [group.id])
-      return { ticket: o.ticket, write: (tx, work) => this.activateTx(tx, work, o, group, p, q) }
+      return {
+        ticket: o.ticket,
+        write: (tx, work) => activateTx(this.ctx, this.refreshes, tx, work, o, group, p, q),
+      }
     }
     const gs = await this.ctx.refdata.forGroup(group.id, o.symbol)
     if (!gs) return null
-    const level = trigger.kind === 'sl' ? o.sl : o.tp
-    const kind = trigger.kind
     const lookup = await this.ctx.market.quoteLookup()
     return {
       ticket: o.ticket,
-      write: async (tx, work) => {
-        const r = await closeTx(this.ctx.accounts, tx, work, {
-          origin: this.ctx.origin,
-          order: o,
-          spec: gs.info,
-          currency: group.currency,
-          volume: o.volume,
-          price: isBuy(o.cmd) ? q.bid : q.ask,
-          reason: kind,
-          lookup,
-          now: this.ctx.clock.now(),
-          guard: eq(kind === 'sl' ? orders.sl : orders.tp, level),
-        })
-        if (!r) return null
-        refreshAfterCommit(work, this.refreshes, r.closed)
-        return kind
-      },
+      write: stopWrite(this.ctx, this.refreshes, o, trigger.kind, gs.info, group, q, lookup),
     }
-  }
-
-  /** A pending order reached its price: it becomes a position at that price, or is cancelled without margin. */
-  private async activateTx(
-    tx: Tx,
-    work: Work,
-    o: OrderRow,
-    group: GroupRecord,
-    p: Awaited<ReturnType<typeof pricing>>,
-    q: Quote,
-  ): Promise<Outcome | null> {
-    const ctx = this.ctx
-    const now = ctx.clock.now()
-    const funds = (await fundsOf(ctx.accounts, tx, [o.login])).get(o.login)
-    const trial = addHolding(funds?.holdings ?? [], o)
-    const m = funds && marginOf(p, funds, group, trial)
-    const enough = !!m && m.margin_free >= 0
-    const [r] = await tx
-      .update(orders)
-      .set(
-        enough
-          ? {
-              state: 'open',
-              cmd: o.cmd % 2,
-              openTime: now,
-              rolloverDay: Math.floor(now / DAY_MS),
-              updatedAt: now,
-              origin: ctx.origin,
-            }
-          : {
-              state: 'cancelled',
-              closeTime: now,
-              closeReason: 'no_money',
-              updatedAt: now,
-              origin: ctx.origin,
-            },
-      )
-      .where(and(eq(orders.ticket, o.ticket), eq(orders.state, 'pending'), eq(orders.openPrice, o.openPrice)))
-      .returning()
-    if (!r) return null
-    const payload = tradeEvent(r, group.currency)
-    if (enough) work.emit(TradeActivated, o.brandId, { ...payload, pending_cmd: o.cmd, quote: q })
-    else work.emit(TradeCancelled, o.brandId, { ...payload, reason: 'no_money', quote: q })
-    refreshAfterCommit(work, this.refreshes, r)
-    return enough ? 'activated' : 'cancelled'
   }
 
   /** Lost a race: re-read the order so the book matches the database. */

@@ -1,0 +1,136 @@
+import { and, eq } from 'drizzle-orm'
+import type { Tx } from '../../../kernel/db/client'
+import type { Work } from '../../../kernel/db/unit-of-work'
+import type { GroupRecord } from '../../accounts'
+import type { Quote } from '../../market'
+import { marginOf, type pricing } from '../book/exposure'
+import { fundsOf } from '../book/holdings-table'
+import type { OrderRow } from '../book/positions'
+import { closeTx, refreshAfterCommit, type TradeRefresh } from '../commit/execution'
+import type { TradingCtx } from '../context'
+import { isBuy } from '../domain/formulas'
+import { addHolding } from '../domain/holdings'
+import { TradeActivated, TradeCancelled } from '../events'
+import { orders } from '../schema'
+import { tradeEvent } from '../views'
+
+const DAY_MS = 86_400_000
+
+/** What an execution did: the stat it counts, or a pending order cancelled for lack of margin. */
+export type Outcome = 'activated' | 'sl' | 'tp' | 'cancelled'
+
+/** A due trigger's write (the engine decides it on a tick); null when the order had changed (it lost its race). */
+export interface Execution {
+  ticket: number
+  write: (tx: Tx, work: Work) => Promise<Outcome | null>
+}
+
+/**
+ * Writes executions in one unit of work; if it fails, each again alone, so one that cannot be written
+ * (logged, 'failed') does not hold back the others.
+ */
+export async function writeExecutions(
+  ctx: TradingCtx,
+  batch: Execution[],
+): Promise<(Outcome | 'failed' | null)[]> {
+  try {
+    return await ctx.uow.run(async (tx, work) => {
+      const out: (Outcome | null)[] = []
+      for (const e of batch) out.push(await e.write(tx, work))
+      return out
+    })
+  } catch (err) {
+    if (batch.length === 1) throw err
+    const results: (Outcome | 'failed' | null)[] = []
+    for (const e of batch)
+      results.push(
+        await ctx.uow
+          .run((tx, work) => e.write(tx, work))
+          .catch((err: unknown) => {
+            ctx.logger.log('error', 'trigger execution failed', {
+              ticket: e.ticket,
+              err: err instanceof Error ? err.message : String(err),
+            })
+            return 'failed' as const
+          }),
+      )
+    return results
+  }
+}
+
+/** An SL or TP reached: the position closes at the quote, unless its level changed meanwhile (the guard). */
+export function stopWrite(
+  ctx: TradingCtx,
+  refreshes: TradeRefresh,
+  o: OrderRow,
+  kind: 'sl' | 'tp',
+  spec: Parameters<typeof closeTx>[3]['spec'],
+  group: GroupRecord,
+  q: Quote,
+  lookup: Parameters<typeof closeTx>[3]['lookup'],
+): Execution['write'] {
+  const level = kind === 'sl' ? o.sl : o.tp
+  return async (tx, work) => {
+    const r = await closeTx(ctx.accounts, tx, work, {
+      origin: ctx.origin,
+      order: o,
+      spec,
+      currency: group.currency,
+      volume: o.volume,
+      price: isBuy(o.cmd) ? q.bid : q.ask,
+      reason: kind,
+      lookup,
+      now: ctx.clock.now(),
+      guard: eq(kind === 'sl' ? orders.sl : orders.tp, level),
+    })
+    if (!r) return null
+    refreshAfterCommit(work, refreshes, r.closed)
+    return kind
+  }
+}
+
+/** A pending order reached its price: it becomes a position at that price, or is cancelled without margin. */
+export async function activateTx(
+  ctx: TradingCtx,
+  refreshes: TradeRefresh,
+  tx: Tx,
+  work: Work,
+  o: OrderRow,
+  group: GroupRecord,
+  p: Awaited<ReturnType<typeof pricing>>,
+  q: Quote,
+): Promise<Outcome | null> {
+  const now = ctx.clock.now()
+  const funds = (await fundsOf(ctx.accounts, tx, [o.login])).get(o.login)
+  const trial = addHolding(funds?.holdings ?? [], o)
+  const m = funds && marginOf(p, funds, group, trial)
+  const enough = !!m && m.margin_free >= 0
+  const [r] = await tx
+    .update(orders)
+    .set(
+      enough
+        ? {
+            state: 'open',
+            cmd: o.cmd % 2,
+            openTime: now,
+            rolloverDay: Math.floor(now / DAY_MS),
+            updatedAt: now,
+            origin: ctx.origin,
+          }
+        : {
+            state: 'cancelled',
+            closeTime: now,
+            closeReason: 'no_money',
+            updatedAt: now,
+            origin: ctx.origin,
+          },
+    )
+    .where(and(eq(orders.ticket, o.ticket), eq(orders.state, 'pending'), eq(orders.openPrice, o.openPrice)))
+    .returning()
+  if (!r) return null
+  const payload = tradeEvent(r, group.currency)
+  if (enough) work.emit(TradeActivated, o.brandId, { ...payload, pending_cmd: o.cmd, quote: q })
+  else work.emit(TradeCancelled, o.brandId, { ...payload, reason: 'no_money', quote: q })
+  refreshAfterCommit(work, refreshes, r)
+  return enough ? 'activated' : 'cancelled'
+}
