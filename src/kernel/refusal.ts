@@ -63,3 +63,12 @@ export function refusals<const T extends RefusalTable>(table: T) {
     },
   }
 }
+
+/**
+ * The refusals of a module whose codes each mean one thing: each code is its own kind, answered with the
+ * status given here.
+ */
+export function codeRefusals<const T extends Record<string, number>>(codes: T) {
+  const table = Object.fromEntries(Object.entries(codes).map(([code, status]) => [code, { status, code }]))
+  return refusals(table as { [C in keyof T & string]: { status: T[C]; code: C } })
+}

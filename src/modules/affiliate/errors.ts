@@ -1,7 +1,7 @@
-import { refusals } from '../../kernel/refusal'
+import { codeRefusals } from '../../kernel/refusal'
 
-/** affiliate's codes with the status each is answered with. */
-const CODES = {
+/** What affiliate refuses: each code and the status it is answered with (kernel/refusal.ts). */
+export const AFFILIATE = codeRefusals({
   NOT_FOUND: 404,
   INVALID_CREDENTIALS: 401,
   BRAND_ACCESS_REVOKED: 409,
@@ -18,17 +18,6 @@ const CODES = {
   AFFILIATE_EXISTS: 409,
   CONVERSION_NOT_FOUND: 404,
   KEY_NOT_FOUND: 404,
-} as const
-export type AffiliateCode = keyof typeof CODES
-
-/**
- * What affiliate refuses (kernel/refusal.ts): each code its own kind. Services name a code; the HTTP edge
- * answers it with its status.
- */
-export const AFFILIATE = refusals(
-  Object.fromEntries(Object.entries(CODES).map(([code, status]) => [code, { status, code }])) as {
-    [C in keyof typeof CODES]: { status: (typeof CODES)[C]; code: C }
-  },
-)
+})
 
 export const refuse = AFFILIATE.refuse

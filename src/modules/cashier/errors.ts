@@ -1,7 +1,7 @@
-import { refusals } from '../../kernel/refusal'
+import { codeRefusals } from '../../kernel/refusal'
 
-/** cashier's codes with the status each is answered with. */
-const CODES = {
+/** What cashier refuses: each code and the status it is answered with (kernel/refusal.ts). */
+export const CASHIER = codeRefusals({
   TRANSACTION_NOT_FOUND: 404,
   TRANSACTION_STATE_CONFLICT: 409,
   PAYMENT_NOT_FOUND: 404,
@@ -19,17 +19,6 @@ const CODES = {
   ACCOUNT_NOT_REAL: 400,
   AMOUNT_OUT_OF_RANGE: 400,
   METHOD_NOT_AVAILABLE: 400,
-} as const
-export type CashierCode = keyof typeof CODES
-
-/**
- * What cashier refuses (kernel/refusal.ts): each code its own kind. Services name a code; the HTTP edge
- * answers it with its status.
- */
-export const CASHIER = refusals(
-  Object.fromEntries(Object.entries(CODES).map(([code, status]) => [code, { status, code }])) as {
-    [C in keyof typeof CODES]: { status: (typeof CODES)[C]; code: C }
-  },
-)
+})
 
 export const refuse = CASHIER.refuse

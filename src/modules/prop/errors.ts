@@ -1,4 +1,4 @@
-import { refusals } from '../../kernel/refusal'
+import { codeRefusals } from '../../kernel/refusal'
 
 /** Prop's codes with the status each is answered with (spec 7.4 and this module's). */
 const CODES = {
@@ -29,10 +29,6 @@ export type PropCode = keyof typeof CODES
  * What prop refuses (kernel/refusal.ts): each code its own kind. Services and pure checks name a code;
  * the HTTP edge answers it with its status, and the routes document their refusals from this table.
  */
-export const PROP = refusals(
-  Object.fromEntries(Object.entries(CODES).map(([code, status]) => [code, { status, code }])) as {
-    [C in PropCode]: { status: (typeof CODES)[C]; code: C }
-  },
-)
+export const PROP = codeRefusals(CODES)
 
 export const refuse = PROP.refuse

@@ -1,4 +1,4 @@
-import { refusals } from '../../../kernel/refusal'
+import { codeRefusals } from '../../../kernel/refusal'
 
 /**
  * Spec 7.5's codes with the HTTP status chosen for each (the spec leaves them open), and the codes this
@@ -32,11 +32,7 @@ export const COPY_CODES = {
 export type CopyCode = keyof typeof COPY_CODES
 
 /** Copy trading's refusals (kernel/refusal.ts): each code its own kind, answered with its status above. */
-export const COPY = refusals(
-  Object.fromEntries(Object.entries(COPY_CODES).map(([code, status]) => [code, { status, code }])) as {
-    [C in CopyCode]: { status: (typeof COPY_CODES)[C]; code: C }
-  },
-)
+export const COPY = codeRefusals(COPY_CODES)
 
 export const copyError = (code: CopyCode, message: string) => COPY.refuse(code, message)
 
