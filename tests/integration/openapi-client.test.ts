@@ -29,6 +29,25 @@ async function run(args: string[]) {
   return { out, err, code }
 }
 
+/** `tsc --strict --noEmit` over `files` in the temp dir, with a config of its own. */
+function strictCheck(name: string, options: Record<string, unknown>, files: Record<string, string[]>) {
+  writeFileSync(
+    join(dir, name),
+    JSON.stringify({
+      compilerOptions: {
+        strict: true,
+        noEmit: true,
+        target: 'ES2022',
+        module: 'ESNext',
+        moduleResolution: 'bundler',
+        ...options,
+      },
+      ...files,
+    }),
+  )
+  return run([join(ROOT, 'node_modules/typescript/bin/tsc'), '-p', name])
+}
+
 // What a TypeScript user writes against the generated types: each line fails to compile when the
 // document says less than the server sends (an id as string | number, a row as unknown[]).
 const USAGE = `import type { paths } from './api'
@@ -63,20 +82,7 @@ test('openapi-typescript generates a client that compiles under tsc --strict, wi
   ])
   expect(gen.code, gen.err).toBe(0)
   writeFileSync(join(dir, 'usage.ts'), USAGE)
-  writeFileSync(
-    join(dir, 'tsconfig.json'),
-    JSON.stringify({
-      compilerOptions: {
-        strict: true,
-        noEmit: true,
-        target: 'ES2022',
-        module: 'ESNext',
-        moduleResolution: 'bundler',
-      },
-      files: ['api.ts', 'usage.ts'],
-    }),
-  )
-  const tsc = await run([join(ROOT, 'node_modules/typescript/bin/tsc'), '-p', 'tsconfig.json'])
+  const tsc = await strictCheck('tsconfig.json', {}, { files: ['api.ts', 'usage.ts'] })
   expect(tsc.out + tsc.err).toBe('')
   expect(tsc.code).toBe(0)
   const api = readFileSync(join(dir, 'api.ts'), 'utf8')
@@ -112,25 +118,17 @@ test('@hey-api/openapi-ts and orval (fetch and zod clients) generate clients tha
     'orval.config.cjs',
   ])
   expect(orval.code, orval.out + orval.err).toBe(0)
-  writeFileSync(
-    join(dir, 'tsconfig.clients.json'),
-    JSON.stringify({
-      compilerOptions: {
-        strict: true,
-        noEmit: true,
-        target: 'ES2022',
-        module: 'ESNext',
-        moduleResolution: 'bundler',
-        lib: ['ES2022', 'DOM', 'DOM.Iterable'],
-        skipLibCheck: true,
-        // the generated zod schemas import the project's zod
-        baseUrl: '.',
-        paths: { zod: [join(ROOT, 'node_modules/zod')] },
-      },
-      include: ['hey/**/*.ts', 'orval/*.ts'],
-    }),
+  const tsc = await strictCheck(
+    'tsconfig.clients.json',
+    {
+      lib: ['ES2022', 'DOM', 'DOM.Iterable'],
+      skipLibCheck: true,
+      // the generated zod schemas import the project's zod
+      baseUrl: '.',
+      paths: { zod: [join(ROOT, 'node_modules/zod')] },
+    },
+    { include: ['hey/**/*.ts', 'orval/*.ts'] },
   )
-  const tsc = await run([join(ROOT, 'node_modules/typescript/bin/tsc'), '-p', 'tsconfig.clients.json'])
   expect(tsc.out + tsc.err).toBe('')
   expect(tsc.code).toBe(0)
   // the document's success examples are real answers: orval's zod schema of each operation accepts its own
