@@ -6,78 +6,50 @@
 // - the fuzzer's refusals (tests/support/fuzz-cases.ts): invalid cases of every operation, each answered as
 //   the document says (400 INVALID_DATA naming the field, 413 for a body over the limit), never a 5xx.
 // The document says where each operation is served (`x-runtime`): both runtimes, for every operation today.
+
 import { afterAll, beforeAll, expect, test } from 'bun:test'
 import { createClient } from '@libsql/client'
 import { RUNTIMES } from '../../src/kernel/http/openapi-finish'
 import { contractWalk } from '../support/contract-walk'
+import { type EdgeShape, startEdgeShape } from '../support/edge-shape'
 import { fuzzClient, invalidCases, operations } from '../support/fuzz-cases'
 import { type Prism, startPrism } from '../support/prism'
-import { type RedisServer, startRedis } from '../support/redis'
-import { call, demoTokens, type RealServer, serverDir, startRealServer } from '../support/server'
-import { type SqldServer, startSqld } from '../support/sqld'
-import { startUpstashBridge } from '../support/upstash-bridge'
-import { startWranglerDev, type WranglerDev } from '../support/wrangler'
+import { call, demoTokens } from '../support/server'
 
 const SECRET = 'acceptance-suite-jwt-secret-0123456789ab'
 const CRON_SECRET = '9b2e71d04c3fa85e6d1b7c29f0a4e8d3c5b6'
 const FEED_TOKEN = 'c41f0e9a7b2d58e6f3a1c907be4d2f86e1b0'
 type Json = Record<string, any>
 
-let sqld: SqldServer
-let redis: RedisServer
-let bridge: ReturnType<typeof startUpstashBridge>
-const home = serverDir()
-let engine: RealServer
-let worker: WranglerDev
+let shape: EdgeShape
 let prism: Prism
 let doc: Json
 
 beforeAll(async () => {
-  ;[sqld, redis] = await Promise.all([startSqld(), startRedis()])
-  bridge = startUpstashBridge(redis.url, 'bridge-token')
-  const shared = { JWT_SECRET: SECRET, CRON_SECRET, FEED_TOKEN, QUOTE_SIMULATOR: '0' }
-  // the Bun engine seeds the demo (passwords hashed by Bun), runs triggers and relay consumers, and is
-  // where the walk makes the state an example needs; the operations under test go to the Worker
-  engine = await startRealServer(home.dir, {
-    ...shared,
-    DATABASE_URL: sqld.url,
-    REDIS_URL: redis.url,
-    ROLE: 'engine',
-    LOG_LEVEL: 'warn',
-  })
-  await engine.waitForOutput(/engine role taken/)
-  worker = await startWranglerDev({
-    ...shared,
-    APP_ENV: 'test',
-    SEED_DEMO: '0',
-    DATABASE_URL: sqld.url,
-    UPSTASH_REDIS_REST_URL: bridge.url,
-    UPSTASH_REDIS_REST_TOKEN: 'bridge-token',
+  shape = await startEdgeShape({
+    shared: { JWT_SECRET: SECRET, CRON_SECRET, FEED_TOKEN, QUOTE_SIMULATOR: '0' },
+    // the engine is where the walk makes the state an example needs; the operations under test go to the Worker
+    engine: { LOG_LEVEL: 'warn' },
     // the affiliate host travels as X-Forwarded-Host: Prism sends its own Host upstream
-    TRUST_PROXY: '1',
-    LOG_LEVEL: 'info',
+    worker: { TRUST_PROXY: '1', LOG_LEVEL: 'info' },
   })
-  doc = (await call(worker.url, 'GET', '/swagger/json')).json
-  prism = await startPrism(doc, worker.url, home.dir)
+  doc = (await call(shape.worker.url, 'GET', '/swagger/json')).json
+  prism = await startPrism(doc, shape.worker.url, shape.dir)
 }, 180_000)
 
 afterAll(async () => {
   await prism?.stop()
-  await worker?.stop()
-  await engine?.stop()
-  bridge?.stop()
-  await Promise.all([sqld?.stop(), redis?.stop()])
-  home.remove()
+  await shape?.stop()
 })
 
 test('every operation of the document through the Worker, with its examples, through Prism', async () => {
   const walk = contractWalk({
     doc,
     through: prism.url,
-    origin: worker.url,
-    setup: engine.url,
+    origin: shape.worker.url,
+    setup: shape.engine.url,
     sql: async (sql, args) => {
-      const c = createClient({ url: sqld.url, intMode: 'number' })
+      const c = createClient({ url: shape.sqld.url, intMode: 'number' })
       await c.execute({ sql, args })
       c.close()
     },
@@ -91,12 +63,12 @@ test('every operation of the document through the Worker, with its examples, thr
   )
   const { sent, failures } = await walk.run()
   console.log(`[acceptance] ${sent} operations sent to the Worker through Prism, ${failures.length} failed`)
-  if (failures.length) console.log(worker.output().slice(-3000))
+  if (failures.length) console.log(shape.worker.output().slice(-3000))
   expect(failures).toEqual([])
   expect(sent).toBe(all.length)
   // and the Worker answered each of them itself: its request log has a line for every operation
   const served = new Set(
-    worker
+    shape.worker
       .output()
       .split('\n')
       .filter((l) => l.startsWith('{'))
@@ -111,8 +83,8 @@ test('every operation of the document through the Worker, with its examples, thr
 const REFUSALS_PER_OPERATION = 15
 
 test("the edge refuses what the Bun server refuses: the fuzzer's invalid cases of every operation", async () => {
-  const tokens = await demoTokens(engine.url)
-  const fuzz = fuzzClient({ base: worker.url, tokens, feedToken: FEED_TOKEN })
+  const tokens = await demoTokens(shape.engine.url)
+  const fuzz = fuzzClient({ base: shape.worker.url, tokens, feedToken: FEED_TOKEN })
   let sent = 0
   for (const o of operations(doc)) {
     // refused inputs only: they change nothing, so the order and the walk before do not matter

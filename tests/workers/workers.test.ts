@@ -1,22 +1,20 @@
 // The Workers suite (issue 18): the Workers entry under `wrangler dev` (workerd) as an API instance, on a
 // real sqld and the Upstash REST protocol (bridge to a real redis-server), beside the engine in a Bun
 // process on the same database and Redis.
+
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { createClient } from '@libsql/client'
+import { type EdgeShape, startEdgeShape } from '../support/edge-shape'
 import * as F from '../support/files'
 import { waitFor } from '../support/ports'
-import { type RedisServer, startRedis } from '../support/redis'
-import { call, type RealServer, serverDir, startRealServer } from '../support/server'
-import { type SqldServer, startSqld } from '../support/sqld'
-import { startUpstashBridge } from '../support/upstash-bridge'
+import { call, type RealServer } from '../support/server'
+import type { SqldServer } from '../support/sqld'
 import { startWranglerDev, type WranglerDev } from '../support/wrangler'
 
 const SECRET = 'workers-suite-jwt-secret-0123456789abcdef'
 const CRON = 'workers-suite-cron-secret-0123456789'
+let shape: EdgeShape
 let sqld: SqldServer
-let redis: RedisServer
-let bridge: ReturnType<typeof startUpstashBridge>
-const home = serverDir()
 let engine: RealServer
 let worker: WranglerDev
 let user: string
@@ -32,39 +30,19 @@ async function sql(text: string, args: (string | number)[]) {
 }
 
 beforeAll(async () => {
-  ;[sqld, redis] = await Promise.all([startSqld(), startRedis()])
-  bridge = startUpstashBridge(redis.url, 'bridge-token')
-  // the Bun engine seeds the database: the demo passwords are hashed by Bun
-  engine = await startRealServer(home.dir, {
-    DATABASE_URL: sqld.url,
-    REDIS_URL: redis.url,
-    ROLE: 'engine',
-    JWT_SECRET: SECRET,
-    // the tests post their own quotes; and the document lists a deployment's jobs (POST /cron/{job}),
-    // so both sides run the same ones: no simulator here, as at the edge
-    QUOTE_SIMULATOR: '0',
+  shape = await startEdgeShape({
+    shared: {
+      JWT_SECRET: SECRET,
+      // the tests post their own quotes; and the document lists a deployment's jobs (POST /cron/{job}),
+      // so both sides run the same ones: no simulator here, as at the edge
+      QUOTE_SIMULATOR: '0',
+    },
+    worker: { CRON_SECRET: CRON, LOG_LEVEL: 'info' },
   })
-  await engine.waitForOutput(/engine role taken/)
-  worker = await startWranglerDev({
-    APP_ENV: 'test',
-    SEED_DEMO: '0',
-    JWT_SECRET: SECRET,
-    DATABASE_URL: sqld.url,
-    UPSTASH_REDIS_REST_URL: bridge.url,
-    UPSTASH_REDIS_REST_TOKEN: 'bridge-token',
-    CRON_SECRET: CRON,
-    LOG_LEVEL: 'info',
-    QUOTE_SIMULATOR: '0',
-  })
+  ;({ sqld, engine, worker } = shape)
 }, 180_000)
 
-afterAll(async () => {
-  await worker?.stop()
-  await engine?.stop()
-  bridge?.stop()
-  await Promise.all([sqld?.stop(), redis?.stop()])
-  home.remove()
-})
+afterAll(() => shape?.stop())
 
 describe('the Workers entry under wrangler dev', () => {
   test('sign-in with a password hashed by the Bun server, then the account', async () => {
