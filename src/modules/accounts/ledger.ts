@@ -33,15 +33,13 @@ export interface BalanceOperationInput {
 
 type OperationRow = typeof balanceOperations.$inferSelect
 
-export function operationView(row: OperationRow, currency: string) {
+/** What a ledger row says beside its amounts (the view and the event share it). */
+function operationFields(row: OperationRow, currency: string) {
   return {
     id: row.id,
     login: row.login,
     op: row.op,
     ticket: row.ticket,
-    amount: fromMinor(row.amount, currency),
-    balance_after: fromMinor(row.balanceAfter, currency),
-    credit_after: fromMinor(row.creditAfter, currency),
     currency,
     reason: row.reason,
     comment: row.comment,
@@ -52,11 +50,25 @@ export function operationView(row: OperationRow, currency: string) {
   }
 }
 
+/** A ledger row as staff see it: amounts in major units of its currency. */
+export function operationView(row: OperationRow, currency: string) {
+  const { id, login, op, ticket, ...rest } = operationFields(row, currency)
+  return {
+    id,
+    login,
+    op,
+    ticket,
+    amount: fromMinor(row.amount, currency),
+    balance_after: fromMinor(row.balanceAfter, currency),
+    credit_after: fromMinor(row.creditAfter, currency),
+    ...rest,
+  }
+}
+
 /** A ledger row as `account.balance_operation` carries it: integer minor units with their currency. */
 export function operationEvent(row: OperationRow, currency: string) {
-  const { amount, balance_after, credit_after, ...rest } = operationView(row, currency)
   return {
-    ...rest,
+    ...operationFields(row, currency),
     amount_minor: row.amount,
     balance_after_minor: row.balanceAfter,
     credit_after_minor: row.creditAfter,

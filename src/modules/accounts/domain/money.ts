@@ -41,7 +41,10 @@ export const roundToCurrency = (amount: number, currency: string) =>
 export function upgradeMajorFields(fields: Record<string, string>) {
   return (value: unknown) => {
     if (!value || typeof value !== 'object' || Array.isArray(value)) return value
-    const v: Record<string, unknown> = { ...value }
+    const legacy = value as Record<string, unknown>
+    // the current shape passes as it is (no copy per delivered event)
+    if (!Object.keys(fields).some((major) => typeof legacy[major] === 'number')) return value
+    const v: Record<string, unknown> = { ...legacy }
     const currency = typeof v.currency === 'string' ? v.currency : ''
     for (const [major, minor] of Object.entries(fields))
       if (typeof v[major] === 'number' && v[minor] === undefined) {
