@@ -104,7 +104,10 @@ export const tradingRoutes = (ctx: TradingServices) =>
     .post(
       '/open',
       async ({ brand, session, body, request, set }) =>
-        marked(set, await openOrder(ctx, brand, session, body, idempotencyKeyOf(request))),
+        marked(
+          set,
+          await openOrder({ ctx, brand, session, input: body, idempotencyKey: idempotencyKeyOf(request) }),
+        ),
       {
         auth: { roles: TRADERS, denied },
         body: OpenBody,
@@ -126,7 +129,16 @@ export const tradingRoutes = (ctx: TradingServices) =>
     .put(
       '/modify',
       async ({ brand, session, body, request, set }) =>
-        marked(set, await modifyOrder(ctx, brand.id, { session }, body, idempotencyKeyOf(request))),
+        marked(
+          set,
+          await modifyOrder({
+            ctx,
+            brandId: brand.id,
+            actor: { session },
+            input: body,
+            idempotencyKey: idempotencyKeyOf(request),
+          }),
+        ),
       {
         auth: { roles: ['SESSION_USER'], denied },
         body: t.Object(
@@ -153,7 +165,16 @@ export const tradingRoutes = (ctx: TradingServices) =>
     .delete(
       '/close',
       async ({ brand, session, body, request, set }) =>
-        marked(set, await closeOrder(ctx, brand.id, { session }, body, idempotencyKeyOf(request))),
+        marked(
+          set,
+          await closeOrder({
+            ctx,
+            brandId: brand.id,
+            actor: { session },
+            input: body,
+            idempotencyKey: idempotencyKeyOf(request),
+          }),
+        ),
       {
         auth: { roles: TRADERS, denied },
         body: t.Object(
@@ -185,7 +206,7 @@ export const tradingRoutes = (ctx: TradingServices) =>
         }),
       },
     )
-    .delete('/close/group', ({ brand, session, body }) => closeGroup(ctx, brand, session, body), {
+    .delete('/close/group', ({ brand, session, body }) => closeGroup({ ctx, brand, session, input: body }), {
       auth: { roles: TRADERS, denied },
       body: t.Object(
         {
@@ -213,7 +234,16 @@ export const tradingRoutes = (ctx: TradingServices) =>
     .delete(
       '/cancel',
       async ({ brand, session, body, request, set }) =>
-        marked(set, await cancelOrder(ctx, brand.id, { session }, body, idempotencyKeyOf(request))),
+        marked(
+          set,
+          await cancelOrder({
+            ctx,
+            brandId: brand.id,
+            actor: { session },
+            input: body,
+            idempotencyKey: idempotencyKeyOf(request),
+          }),
+        ),
       {
         auth: { roles: TRADERS, denied },
         body: t.Object({ order: Ticket }, { example: { order: 1 } }),
@@ -227,7 +257,7 @@ export const tradingRoutes = (ctx: TradingServices) =>
         }),
       },
     )
-    .get('/list', ({ brand, session, query }) => listActive(ctx, brand, session, query.login), {
+    .get('/list', ({ brand, session, query }) => listActive({ ctx, brand, session, input: query }), {
       auth: { roles: TRADERS, denied },
       ...textInput({ query: { login: Login } }),
       response: {
@@ -236,7 +266,7 @@ export const tradingRoutes = (ctx: TradingServices) =>
       },
       detail: doc('Trading', 'Open positions (live profit) and pending orders of a login'),
     })
-    .get('/history', ({ brand, session, query }) => history(ctx, brand, session, query), {
+    .get('/history', ({ brand, session, query }) => history({ ctx, brand, session, input: query }), {
       auth: { roles: TRADERS, denied },
       ...textInput({
         query: {

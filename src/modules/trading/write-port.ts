@@ -89,7 +89,7 @@ export function writePort(ctx: TradingServices) {
         const account = await ctx.accountsRead.account(input.login)
         const group = account && (await ctx.accountsRead.group(account.groupId))
         if (!account || !group || account.brandId !== brandId) throw notFound(input.login)
-        const opened = await openFor(ctx, brandId, account, group, input, actor, idempotencyKey)
+        const opened = await openFor({ ctx, brandId, account, group, input, actor, idempotencyKey })
         return {
           order: opened.order,
           price: opened.trade.open_price,
@@ -99,13 +99,13 @@ export function writePort(ctx: TradingServices) {
     close: (r: SystemRequest & { order: number; volume?: number; comment?: string }) =>
       attempt(async () => {
         const { brandId, actor, idempotencyKey, ...input } = r
-        const done = await closeOrder(ctx, brandId, { system: actor }, input, idempotencyKey)
+        const done = await closeOrder({ ctx, brandId, actor: { system: actor }, input, idempotencyKey })
         return { idempotent: 'idempotent' in done }
       }),
     modify: (r: SystemRequest & { order: number; sl: number; tp: number }) =>
       attempt(async () => {
         const { brandId, actor, idempotencyKey, ...input } = r
-        const done = await modifyOrder(ctx, brandId, { system: actor }, input, idempotencyKey)
+        const done = await modifyOrder({ ctx, brandId, actor: { system: actor }, input, idempotencyKey })
         return { idempotent: 'idempotent' in done }
       }),
     /** The order a key acted on, or null: whether a call whose answer was lost took effect. */
@@ -148,7 +148,7 @@ export function writePort(ctx: TradingServices) {
     cancel: (r: SystemRequest & { order: number }) =>
       attempt(async () => {
         const { brandId, actor, idempotencyKey, ...input } = r
-        const done = await cancelOrder(ctx, brandId, { system: actor }, input, idempotencyKey)
+        const done = await cancelOrder({ ctx, brandId, actor: { system: actor }, input, idempotencyKey })
         return { idempotent: 'idempotent' in done }
       }),
   }

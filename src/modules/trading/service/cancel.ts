@@ -1,4 +1,5 @@
 import { and, eq } from 'drizzle-orm'
+import type { UseCase } from '../../../kernel/use-case'
 import { refreshAfterCommit } from '../commit/execution'
 import { priorRequest, recordRequest, tradeKey } from '../commit/idempotency'
 import { refuse } from '../errors'
@@ -6,7 +7,7 @@ import { TradeCancelled } from '../events'
 import { orders } from '../schema'
 import { tradeEvent } from '../views'
 import {
-  type Actor,
+  type ActorScope,
   actorName,
   actorOrder,
   orderContext,
@@ -17,13 +18,13 @@ import {
 } from './shared'
 
 /** DELETE /trade/cancel: cancels a pending order of the session's login. */
-export async function cancelOrder(
-  ctx: TradingServices,
-  brandId: number,
-  actor: Actor,
-  input: { order: number },
-  idempotencyKey?: string,
-) {
+export async function cancelOrder({
+  ctx,
+  brandId,
+  actor,
+  input,
+  idempotencyKey,
+}: UseCase<TradingServices, { order: number }, ActorScope>) {
   const fail = (m: string) => refuse('cancelRefused', m)
   const found = await actorOrder(ctx, brandId, actor, input.order)
   if (found.kind !== 'ok') throw fail(`order ${input.order} not found`)

@@ -1,18 +1,27 @@
 import { and, eq } from 'drizzle-orm'
-import type { Session } from '../../../kernel/auth/session'
-import type { Brand } from '../../../kernel/brand/registry'
+import type { UseCase } from '../../../kernel/use-case'
 import { pricePositions } from '../book/exposure'
 import { orders } from '../schema'
 import { closePosition } from './close'
-import { refuseManual, refuseStalePrices, type TradingServices, tradingAccount } from './shared'
+import {
+  refuseManual,
+  refuseStalePrices,
+  type SessionScope,
+  type TradingServices,
+  tradingAccount,
+} from './shared'
 
 /** DELETE /trade/close/group: closes a login's open positions (all, only winners or only losers, of one symbol or every one) in one group commit. */
-export async function closeGroup(
-  ctx: TradingServices,
-  brand: Brand,
-  session: Session,
-  input: { login: number; type: number; symbol?: string; comment?: string },
-) {
+export async function closeGroup({
+  ctx,
+  brand,
+  session,
+  input,
+}: UseCase<
+  TradingServices,
+  { login: number; type: number; symbol?: string; comment?: string },
+  SessionScope
+>) {
   const { account, group } = await tradingAccount(ctx, brand, session, input.login)
   await refuseManual(ctx, { session }, account.login, 'close')
   // the whole batch waits for current prices rather than each position being skipped
@@ -28,20 +37,20 @@ export async function closeGroup(
       ),
     )
   const priced = (await pricePositions(ctx, account, group, open)) ?? []
+  const each = { comment: input.comment !== undefined ? 'GROUP_CLOSE' : undefined }
   // submitted together: the group commit of closes takes them in one transaction
   const outcomes = await Promise.allSettled(
     priced
       .filter((p) => (input.type === 1 ? p.profit > 0 : input.type === -1 ? p.profit < 0 : true))
       .map(async (p) => {
         try {
-          return await closePosition(
+          return await closePosition({
             ctx,
-            brand.id,
-            p.order,
-            undefined,
-            'group_close',
-            input.comment !== undefined ? 'GROUP_CLOSE' : undefined,
-          )
+            brandId: brand.id,
+            position: p.order,
+            input: each,
+            reason: 'group_close',
+          })
         } catch (e) {
           // Spec 4.7: positions failing the close check are skipped; the batch still answers 200.
           ctx.logger.log('info', 'group close skipped a position', {

@@ -1,11 +1,12 @@
 import { isRefused } from '../../../kernel/http/errors'
+import type { UseCase } from '../../../kernel/use-case'
 import type { OrderRow } from '../book/positions'
 import { priorRequest, tradeKey } from '../commit/idempotency'
 import { checkVolume } from '../domain/checks'
 import { isBuy } from '../domain/formulas'
 import { refuse } from '../errors'
 import {
-  type Actor,
+  type ActorScope,
   actorName,
   actorOrder,
   orderContext,
@@ -22,15 +23,23 @@ import {
  * (commit/close-commit.ts). Used by the close and group-close routes and the write port; with a key, recorded in
  * the closing transaction. Null when the key had closed it before (a repeat: nothing done).
  */
-export async function closePosition(
-  ctx: TradingServices,
-  brandId: number,
-  o: OrderRow,
-  volume: number | undefined,
-  reason: 'client' | 'group_close',
-  comment?: string,
-  request?: { key: TradeKeyValue; actor: string },
-) {
+export async function closePosition({
+  ctx,
+  brandId,
+  position: o,
+  input: { volume, comment },
+  reason,
+  request,
+}: UseCase<
+  TradingServices,
+  { volume?: number; comment?: string },
+  {
+    brandId: number
+    position: OrderRow
+    reason: 'client' | 'group_close'
+    request?: { key: TradeKeyValue; actor: string }
+  }
+>) {
   const fail = (m: string) => refuse('closeRefused', m)
   const oc = await orderContext(ctx, brandId, o)
   if (!oc) throw refuse('positionNotFound', `order ${o.ticket} not found`)
@@ -66,13 +75,13 @@ export async function closePosition(
 }
 
 /** DELETE /trade/close: closes a position, all of it or `volume`; a repeated key answers the first close. */
-export async function closeOrder(
-  ctx: TradingServices,
-  brandId: number,
-  actor: Actor,
-  input: { order: number; volume?: number; comment?: string },
-  idempotencyKey?: string,
-) {
+export async function closeOrder({
+  ctx,
+  brandId,
+  actor,
+  input,
+  idempotencyKey,
+}: UseCase<TradingServices, { order: number; volume?: number; comment?: string }, ActorScope>) {
   const found = await actorOrder(ctx, brandId, actor, input.order)
   if (found.kind !== 'ok') throw refuse('positionNotFound', `no open position ${input.order}`)
   const { comment: _c, ...asked } = input
@@ -88,15 +97,14 @@ export async function closeOrder(
   }
   try {
     await refuseManual(ctx, actor, found.order.login, 'close', found.order.ticket)
-    const closed = await closePosition(
+    const closed = await closePosition({
       ctx,
       brandId,
-      found.order,
-      input.volume,
-      'client',
-      input.comment,
-      key ? { key, actor: actorName(actor) } : undefined,
-    )
+      position: found.order,
+      input,
+      reason: 'client',
+      request: key ? { key, actor: actorName(actor) } : undefined,
+    })
     return closed === null ? replayed({ data: 'OK' as const }) : { data: 'OK' as const }
   } catch (e) {
     const r = key && isRefused(e) ? await repeat() : null

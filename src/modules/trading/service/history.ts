@@ -1,23 +1,26 @@
 import { and, desc, eq, gte, lt, sql } from 'drizzle-orm'
-import type { Session } from '../../../kernel/auth/session'
-import type { Brand } from '../../../kernel/brand/registry'
 import { type KeysetPosition, olderThan } from '../../../kernel/db/keyset'
 import { readSkippingBadRows } from '../../../kernel/db/tolerant'
 import { invalid } from '../../../kernel/http/errors'
+import type { UseCase } from '../../../kernel/use-case'
 import { orders } from '../schema'
 import { orderView } from '../views'
-import { type TradingServices, tradingAccount } from './shared'
+import { type SessionScope, type TradingServices, tradingAccount } from './shared'
 
 /**
  * Closed, cancelled and expired orders of a login, newest first, in [from, to) (epoch seconds), paged by
  * an opaque cursor (the close time and ticket of the last row served).
  */
-export async function history(
-  ctx: TradingServices,
-  brand: Brand,
-  session: Session,
-  q: { login: number; from?: number; to?: number; limit?: number; cursor?: string },
-) {
+export async function history({
+  ctx,
+  brand,
+  session,
+  input: q,
+}: UseCase<
+  TradingServices,
+  { login: number; from?: number; to?: number; limit?: number; cursor?: string },
+  SessionScope
+>) {
   const { account, group } = await tradingAccount(ctx, brand, session, q.login)
   const limit = q.limit ?? 100
   let after: KeysetPosition | undefined

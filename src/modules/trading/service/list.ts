@@ -1,13 +1,17 @@
-import type { Session } from '../../../kernel/auth/session'
-import type { Brand } from '../../../kernel/brand/registry'
+import type { UseCase } from '../../../kernel/use-case'
 import { roundToCurrency } from '../../accounts'
 import { pricePositions } from '../book/exposure'
 import { orderView } from '../views'
-import { type TradingServices, tradingAccount } from './shared'
+import { type SessionScope, type TradingServices, tradingAccount } from './shared'
 
 /** GET /trade/list: open positions with their live profit, and pending orders. */
-export async function listActive(ctx: TradingServices, brand: Brand, session: Session, login: number) {
-  const { account, group } = await tradingAccount(ctx, brand, session, login)
+export async function listActive({
+  ctx,
+  brand,
+  session,
+  input,
+}: UseCase<TradingServices, { login: number }, SessionScope>) {
+  const { account, group } = await tradingAccount(ctx, brand, session, input.login)
   const active = await ctx.positions.active(account.login)
   const open = active.filter((o) => o.state === 'open')
   const priced = (await pricePositions(ctx, account, group, open)) ?? []

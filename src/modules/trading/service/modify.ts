@@ -1,4 +1,5 @@
 import { and, eq } from 'drizzle-orm'
+import type { UseCase } from '../../../kernel/use-case'
 import { refreshAfterCommit } from '../commit/execution'
 import { priorRequest, recordRequest, tradeKey } from '../commit/idempotency'
 import { checkStops } from '../domain/checks'
@@ -8,7 +9,7 @@ import { TradeModified } from '../events'
 import { orders } from '../schema'
 import { orderView, tradeEvent } from '../views'
 import {
-  type Actor,
+  type ActorScope,
   actorName,
   actorOrder,
   orderContext,
@@ -19,13 +20,13 @@ import {
 } from './shared'
 
 /** PUT /trade/modify: new SL and TP of a position or a pending order, checked against the current quote (a pending order: against its price). */
-export async function modifyOrder(
-  ctx: TradingServices,
-  brandId: number,
-  actor: Actor,
-  input: { order: number; sl: number; tp: number },
-  idempotencyKey?: string,
-) {
+export async function modifyOrder({
+  ctx,
+  brandId,
+  actor,
+  input,
+  idempotencyKey,
+}: UseCase<TradingServices, { order: number; sl: number; tp: number }, ActorScope>) {
   const found = await actorOrder(ctx, brandId, actor, input.order)
   if (found.kind === 'hidden') throw refuse('modifyNotFound', `order ${input.order} not found`)
   if (found.kind === 'foreign') throw refuse('modifyNotYours', `order ${input.order} belongs to another user`)

@@ -1,7 +1,6 @@
 import { eq } from 'drizzle-orm'
-import type { Session } from '../../../kernel/auth/session'
-import type { Brand } from '../../../kernel/brand/registry'
 import { invalid, isRefused } from '../../../kernel/http/errors'
+import type { UseCase } from '../../../kernel/use-case'
 import { type AccountRecord, type GroupRecord, roundToMinor } from '../../accounts'
 import { priorRequest, tradeKey } from '../commit/idempotency'
 import { type OpenRequest, openError } from '../commit/open-commit'
@@ -15,22 +14,31 @@ import {
   readOnly,
   refuseManual,
   replayed,
+  type SessionScope,
   type TradingServices,
   tradableSymbol,
   tradingAccount,
 } from './shared'
 
 /** POST /trade/open: the session's account, then the shared core. */
-export async function openOrder(
-  ctx: TradingServices,
-  brand: Brand,
-  session: Session,
-  input: OpenInput,
-  idempotencyKey?: string,
-) {
+export async function openOrder({
+  ctx,
+  brand,
+  session,
+  input,
+  idempotencyKey,
+}: UseCase<TradingServices, OpenInput, SessionScope & { idempotencyKey?: string }>) {
   const { account, group } = await tradingAccount(ctx, brand, session, input.login)
   await refuseManual(ctx, { session }, account.login, 'open')
-  return openFor(ctx, brand.id, account, group, input, actorName({ session }), idempotencyKey)
+  return openFor({
+    ctx,
+    brandId: brand.id,
+    account,
+    group,
+    input,
+    actor: actorName({ session }),
+    idempotencyKey,
+  })
 }
 
 /**
@@ -38,15 +46,19 @@ export async function openOrder(
  * the write port's brand): every check of a trade, then the group commit. With a key, a repeat answers
  * the order its first request opened (`idempotent`) and opens nothing.
  */
-export async function openFor(
-  ctx: TradingServices,
-  brandId: number,
-  account: AccountRecord,
-  group: GroupRecord,
-  input: OpenInput,
-  actor: string,
-  idempotencyKey?: string,
-) {
+export async function openFor({
+  ctx,
+  brandId,
+  account,
+  group,
+  input,
+  actor,
+  idempotencyKey,
+}: UseCase<
+  TradingServices,
+  OpenInput,
+  { brandId: number; account: AccountRecord; group: GroupRecord; actor: string; idempotencyKey?: string }
+>) {
   const { comment: _c, whileOpen: _w, ...asked } = input
   const key = tradeKey(idempotencyKey, 'open', asked)
   let request: OpenRequest

@@ -91,6 +91,19 @@ export interface OpenInput {
  */
 export type Actor = { session: Session } | { system: string }
 
+/** Who asks for an order action: the brand, the actor and the request's idempotency key, if it sent one. */
+export interface ActorScope {
+  brandId: number
+  actor: Actor
+  idempotencyKey?: string
+}
+
+/** Who asks through a route: the brand and the session (the login is checked against it). */
+export interface SessionScope {
+  brand: Brand
+  session: Session
+}
+
 export const actorName = (a: Actor) =>
   'system' in a ? a.system : a.session.type === 'SESSION_USER' ? 'client' : `staff:${a.session.staffId}`
 
