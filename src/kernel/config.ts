@@ -7,9 +7,18 @@ export const DEV_JWT_SECRET = 'dev-only-secret-change-me-0123456789abcdef'
 const MIN_JWT_SECRET_BITS = 128
 const MIN_FEED_TOKEN_BITS = 96
 
-const bool = z
+/** An on/off variable: 1, true, yes, on (or 0, false, no, off, empty). Modules read theirs with it too. */
+export const envFlag = z
   .enum(['1', '0', 'true', 'false', 'yes', 'no', 'on', 'off', ''])
   .transform((v) => ['1', 'true', 'yes', 'on'].includes(v))
+const bool = envFlag
+
+/**
+ * The kernel's variables: what the kernel itself reads (HTTP, database, cache, tokens and sign-in guard,
+ * body and upload limits, the file store, the jobs, the relay, the feed token's guard) and what the entries
+ * decide per deployment shape (ROLE, GROUP_COMMIT: the Worker turns it off, SEED_DEMO). A module's own
+ * variables live in its `config.ts` (README: configuration lists them all).
+ */
 
 const schema = z.object({
   APP_ENV: z.enum(['development', 'test', 'production']).default('development'),
@@ -41,8 +50,6 @@ const schema = z.object({
   UPSTASH_REDIS_REST_TOKEN: z.string().optional(),
   CACHE_TIMEOUT_MS: z.coerce.number().int().min(10).max(10_000).default(250),
   TRUST_PROXY: bool.default(false),
-  MASTER_PASSWORD: z.string().min(12).optional(),
-  MASTER_PASSWORD_IN_PRODUCTION: bool.default(false),
   UPLOAD_DIR: z.string().default('data/uploads'),
   BODY_MAX_BYTES: z.coerce
     .number()
@@ -57,24 +64,16 @@ const schema = z.object({
     .default(10 * 1024 * 1024),
   SIGNIN_MAX_FAILURES: z.coerce.number().int().min(1).default(10),
   SIGNIN_MAX_FAILURES_PER_IP: z.coerce.number().int().min(1).default(20),
-  REGISTER_MAX_PER_HOUR: z.coerce.number().int().min(1).default(10),
-  ACCOUNT_OPEN_MAX_PER_DAY: z.coerce.number().int().min(1).default(10),
   SIGNIN_LOCK_SECONDS: z.coerce
     .number()
     .int()
     .min(1)
     .default(15 * 60),
   SEED_DEMO: bool.optional(),
-  QUOTE_SIMULATOR: bool.optional(),
-  QUOTE_SEED: z.coerce.number().int().default(20260101),
-  QUOTE_TICK_MS: z.coerce.number().int().min(10).max(60_000).default(500),
   FEED_TOKEN: z.string().min(24).optional(),
-  SEED_HISTORY: bool.default(true),
   LOG_LEVEL: z.enum(['debug', 'info', 'warn', 'error', 'silent']).default('info'),
   CRON_SECRET: z.string().min(24).optional(),
   GROUP_COMMIT: bool.default(true),
-  ATTRIBUTION_WINDOW_DAYS: z.coerce.number().int().min(1).max(365).default(30),
-  AFFILIATE_API_RATE_PER_MINUTE: z.coerce.number().int().min(1).max(1_000_000).default(600),
   ROLE: z.enum(['all', 'api', 'engine']).default('all'),
   EVENTS_RETENTION_HOURS: z.coerce
     .number()
@@ -106,11 +105,6 @@ function productionIssues(env: Record<string, string | undefined>) {
     issue('CRON_SECRET', 'CRON_SECRET is not random enough; generate one (openssl rand -hex 24)')
   if (env.FEED_TOKEN && estimatedBits(env.FEED_TOKEN) < MIN_FEED_TOKEN_BITS)
     issue('FEED_TOKEN', 'FEED_TOKEN is not random enough; generate one (openssl rand -hex 24)')
-  if (env.MASTER_PASSWORD && !on(env.MASTER_PASSWORD_IN_PRODUCTION))
-    issue(
-      'MASTER_PASSWORD',
-      'MASTER_PASSWORD is refused in production unless MASTER_PASSWORD_IN_PRODUCTION=true',
-    )
   if (on(env.SEED_DEMO)) issue('SEED_DEMO', 'demo data is never seeded in production')
   return issues
 }
@@ -128,24 +122,18 @@ export interface Config {
   cache: { kind: 'memory' } | { kind: 'redis'; url: string } | { kind: 'upstash'; url: string; token: string }
   cacheTimeoutMs: number
   trustProxy: boolean
-  masterPassword?: string
   upload: { dir: string; maxBytes: number }
   /** JSON bodies: at most `maxBytes`; anything announced above `hardLimit` is refused before it is read. */
   body: { maxBytes: number; hardLimit: number }
   signin: { maxFailures: number; maxFailuresPerIp: number; lockSeconds: number }
-  /** Self-service limits per client address (and per customer for accounts). */
-  limits: { registerPerHour: number; accountOpensPerDay: number }
-  /** Days a marketing touch can win a registration (spec 4.16). */
-  attributionWindowDays: number
-  /** Requests per minute of one affiliate integration token, across instances (spec 4.18). */
-  affiliateApiRatePerMinute: number
   seedDemo: boolean
-  /** Quote simulator (on by default outside production), its seed and tick interval. */
-  quotes: { simulator: boolean; seed: number; tickMs: number; feedToken?: string }
-  /** Backfill candle history with the simulator when demo data is seeded. */
-  seedHistory: boolean
+  /** The token of the price feed guard (header X-Feed-Token); without it the guard refuses everything. */
+  quotes: { feedToken?: string }
   logLevel: Env['LOG_LEVEL']
-  /** Trade opens committed in batches (ADR 0001), or one transaction each. */
+  /**
+   * Writes committed in batches (ADR 0001: trade opens and closes, landing touches), or one transaction
+   * each: the entries decide it per deployment shape (the Worker turns it off).
+   */
   groupCommit: boolean
   /** `all`: API and a candidate for the engine role; `api`: never the engine; `engine`: the engine's standby too. */
   role: Env['ROLE']
@@ -157,45 +145,58 @@ export interface Config {
   source: Readonly<Record<string, string | undefined>>
 }
 
+/** Settings the process cannot start with: the message names each variable and why, one per line. */
+export class ConfigError extends Error {}
+
+type Issue = { path: PropertyKey[]; message: string }
+
+const invalid = (issues: Issue[]) =>
+  new ConfigError(
+    `Invalid configuration:\n${issues.map((i) => `  ${i.path.map(String).join('.') || '(env)'}: ${i.message}`).join('\n')}`,
+  )
+
 /** A variable holding JSON, checked against a schema; a readable error names the variable and field. */
 export function parseJsonSetting<T>(name: string, schema: z.ZodType<T>, raw: string): T {
   let value: unknown
   try {
     value = JSON.parse(raw)
   } catch {
-    throw new Error(`Invalid configuration:\n  ${name}: not valid JSON`)
+    throw invalid([{ path: [name], message: 'not valid JSON' }])
   }
   const r = schema.safeParse(value)
   if (!r.success) {
     const i = r.error.issues[0]
-    throw new Error(`Invalid configuration:\n  ${name}.${i.path.join('.')}: ${i.message}`)
+    throw invalid([{ path: [name, ...i.path], message: i.message }])
   }
   return r.data
 }
 
-/** Parses the environment once; throws a readable error naming every bad variable. */
-export function loadConfig(source: Record<string, string | undefined> = process.env): Config {
+/**
+ * Parses the environment once; throws a readable error naming every bad variable. Given the modules of
+ * the deployment, their variables (each module's declared `env` schema) are checked too, so one start
+ * reports every invalid setting, the kernel's and the modules', at once.
+ */
+export function loadConfig(
+  source: Record<string, string | undefined> = process.env,
+  modules: readonly { env?: z.ZodType }[] = [],
+): Config {
   const parsed = schema.safeParse(source)
-  const issues = [
+  const issues: Issue[] = [
     ...(parsed.success ? [] : parsed.error.issues),
     ...(source.UPSTASH_REDIS_REST_URL && !source.REDIS_URL && !source.UPSTASH_REDIS_REST_TOKEN
       ? [{ path: ['UPSTASH_REDIS_REST_TOKEN'], message: 'required with UPSTASH_REDIS_REST_URL' }]
       : []),
     ...productionIssues(source),
+    ...modules.flatMap((m) => (m.env ? (m.env.safeParse(source).error?.issues ?? []) : [])),
   ]
-  if (!parsed.success || issues.length > 0) {
-    const lines = issues.map((i) => `  ${i.path.join('.') || '(env)'}: ${i.message}`)
-    throw new Error(`Invalid configuration:\n${lines.join('\n')}`)
-  }
+  if (!parsed.success || issues.length > 0) throw invalid(issues)
   const e = parsed.data
   const production = e.APP_ENV === 'production'
   let cache: Config['cache'] = { kind: 'memory' }
   if (e.REDIS_URL) cache = { kind: 'redis', url: e.REDIS_URL }
   else if (e.UPSTASH_REDIS_REST_URL) {
     if (!e.UPSTASH_REDIS_REST_TOKEN)
-      throw new Error(
-        'Invalid configuration:\n  UPSTASH_REDIS_REST_TOKEN: required with UPSTASH_REDIS_REST_URL',
-      )
+      throw invalid([{ path: ['UPSTASH_REDIS_REST_TOKEN'], message: 'required with UPSTASH_REDIS_REST_URL' }])
     cache = { kind: 'upstash', url: e.UPSTASH_REDIS_REST_URL, token: e.UPSTASH_REDIS_REST_TOKEN }
   }
   return {
@@ -219,7 +220,6 @@ export function loadConfig(source: Record<string, string | undefined> = process.
     cache,
     cacheTimeoutMs: e.CACHE_TIMEOUT_MS,
     trustProxy: e.TRUST_PROXY,
-    masterPassword: e.MASTER_PASSWORD,
     upload: { dir: e.UPLOAD_DIR, maxBytes: e.UPLOAD_MAX_BYTES },
     body: {
       maxBytes: e.BODY_MAX_BYTES,
@@ -230,17 +230,8 @@ export function loadConfig(source: Record<string, string | undefined> = process.
       maxFailuresPerIp: e.SIGNIN_MAX_FAILURES_PER_IP,
       lockSeconds: e.SIGNIN_LOCK_SECONDS,
     },
-    limits: { registerPerHour: e.REGISTER_MAX_PER_HOUR, accountOpensPerDay: e.ACCOUNT_OPEN_MAX_PER_DAY },
-    attributionWindowDays: e.ATTRIBUTION_WINDOW_DAYS,
-    affiliateApiRatePerMinute: e.AFFILIATE_API_RATE_PER_MINUTE,
     seedDemo: production ? false : (e.SEED_DEMO ?? true),
-    quotes: {
-      simulator: e.QUOTE_SIMULATOR ?? !production,
-      seed: e.QUOTE_SEED,
-      tickMs: e.QUOTE_TICK_MS,
-      feedToken: e.FEED_TOKEN,
-    },
-    seedHistory: e.SEED_HISTORY,
+    quotes: { feedToken: e.FEED_TOKEN },
     logLevel: e.LOG_LEVEL,
     cronSecret: e.CRON_SECRET,
     groupCommit: e.GROUP_COMMIT,
@@ -251,14 +242,12 @@ export function loadConfig(source: Record<string, string | undefined> = process.
 }
 
 /**
- * A module's own settings, read from the same environment (a module declares its variables; the kernel
- * names none of them): invalid values fail the start with the same readable error as the kernel's.
+ * A module's own settings, read from the same environment (a module declares its variables in its
+ * `config.ts` and as its definition's `env`; the kernel names none of them): invalid values fail the
+ * start with the same readable error as the kernel's.
  */
 export function moduleConfig<T extends z.ZodType>(config: Config, schema: T): z.infer<T> {
   const parsed = schema.safeParse(config.source)
-  if (!parsed.success) {
-    const lines = parsed.error.issues.map((i) => `  ${i.path.join('.') || '(env)'}: ${i.message}`)
-    throw new Error(`Invalid configuration:\n${lines.join('\n')}`)
-  }
+  if (!parsed.success) throw invalid(parsed.error.issues)
   return parsed.data
 }

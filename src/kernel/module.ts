@@ -1,4 +1,5 @@
 import type { AnyElysia } from 'elysia'
+import type { ZodType } from 'zod'
 import type { EnginePart } from './engine/part'
 import type { Consumer } from './events/topic'
 import type { Tag } from './http/openapi'
@@ -41,6 +42,11 @@ export interface ModuleDefinition {
   tags?: Tag[]
   /** OpenAPI security schemes of its own guards (its tokens), by name. */
   securitySchemes?: Record<string, Record<string, unknown>>
+  /**
+   * The environment variables it reads (the schema of its `config.ts`, read in `setup` with
+   * `moduleConfig`): the entries check them with the kernel's before anything starts (`loadConfig`).
+   */
+  env?: ZodType
   tables: Record<string, unknown>
   setup(kernel: Kernel, ports: Ports): ModuleParts
 }

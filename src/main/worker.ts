@@ -59,7 +59,7 @@ function build(env: Env) {
   ].map((line) => `  ${line}`)
   let loaded: ReturnType<typeof loadConfig>
   try {
-    loaded = loadConfig(vars)
+    loaded = loadConfig(vars, MODULES)
   } catch (e) {
     throw new Error([(e as Error).message, ...edgeIssues].join('\n'))
   }

@@ -87,14 +87,23 @@ describe('startup with settings it cannot run with', () => {
     }
   }, 40_000)
 
-  test('production reports every invalid setting in one start', async () => {
+  test("production reports every invalid setting in one start, the kernel's and the modules'", async () => {
     const { code, output } = await start({
       APP_ENV: 'production',
       DATABASE_URL: 'file:app.db',
       PORT: 'not-a-port',
+      ACCOUNT_OPEN_MAX_PER_DAY: '0',
     })
     expect(code).toBe(1)
     expect(output).toContain('PORT')
     expect(output).toContain('JWT_SECRET')
+    expect(output).toContain('ACCOUNT_OPEN_MAX_PER_DAY')
+  }, 40_000)
+
+  test("a module's invalid setting alone: exit 1 naming it, no stack", async () => {
+    const { code, output } = await start({ ATTRIBUTION_WINDOW_DAYS: '0' })
+    expect(code).toBe(1)
+    expect(output).toStartWith('Invalid configuration:\n  ATTRIBUTION_WINDOW_DAYS:')
+    expect(output).not.toContain(' at ')
   }, 40_000)
 })

@@ -139,9 +139,6 @@ describe('configuration', () => {
     const secret = 'q7Vt2pX9LmRz4sKw8NcYb3HdJf6GaE1uTo5iPnQx'
     const c = loadConfig({ APP_ENV: 'production', JWT_SECRET: secret })
     expect(c.seedDemo).toBe(false)
-    expect(() =>
-      loadConfig({ APP_ENV: 'production', JWT_SECRET: secret, MASTER_PASSWORD: 'master-password-1' }),
-    ).toThrow(/MASTER_PASSWORD/)
     expect(() => loadConfig({ PORT: 'abc' })).toThrow(/PORT/)
     expect(loadConfig({ REDIS_URL: 'redis://127.0.0.1:6379' }).cache.kind).toBe('redis')
   })

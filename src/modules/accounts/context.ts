@@ -1,5 +1,6 @@
 import type { Kernel } from '../../kernel/kernel'
 import type { UploadsApi } from '../uploads'
+import type { AccountsConfig } from './config'
 import type { AccountReadModel, AccountRecord, GroupRecord } from './read-model'
 
 /** What open positions add to an account's figures, in its currency (major units). */
@@ -15,6 +16,7 @@ export type ExposureSource = (account: AccountRecord, group: GroupRecord) => Pro
 
 /** What the accounts module's services work with: the kernel, its read model, and what it asks of others. */
 export interface AccountsCtx extends Kernel {
+  settings: AccountsConfig
   accountsRead: AccountReadModel
   uploads: UploadsApi
   /** The exposure of open positions (read when used: trading is set up after accounts). */

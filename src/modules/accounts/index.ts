@@ -7,6 +7,7 @@ import type { Tx } from '../../kernel/db/client'
 import type { Work } from '../../kernel/db/unit-of-work'
 import { defineModule, definePort } from '../../kernel/module'
 import { UploadsPort } from '../uploads'
+import { AccountsEnv, accountsConfig } from './config'
 import type { AccountsCtx, ExposureSource } from './context'
 import {
   accountCredentials,
@@ -119,10 +120,12 @@ export const accountsModule = defineModule({
     { name: 'Account', description: 'Profile and balance of trading accounts' },
     { name: 'Manager', description: 'Back-office routes for manager, admin and dealer sessions' },
   ],
+  env: AccountsEnv,
   tables: schema,
   setup(k, ports) {
     const ctx: AccountsCtx = {
       ...k,
+      settings: accountsConfig(k.config),
       accountsRead: new AccountReadModel(k.db, k.store),
       uploads: ports.get(UploadsPort),
       // trading is set up later; without it there are no positions

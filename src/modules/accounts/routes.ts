@@ -202,7 +202,7 @@ export const accountRoutes = (ctx: AccountsCtx) =>
       async ({ brand, session, body, request, server }) => {
         const limit = {
           name: 'accounts:open',
-          max: ctx.config.limits.accountOpensPerDay,
+          max: ctx.settings.opensPerDay,
           windowMs: 86_400_000,
         }
         await consume(ctx.store, limit, `c${session.customerId}`)

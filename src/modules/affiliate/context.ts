@@ -8,4 +8,6 @@ export interface AffiliateCtx extends Kernel {
   fetch: typeof fetch
   /** AFFILIATE_POSTBACK_PRIVATE: postbacks may go to loopback and private addresses (development only). */
   allowPrivatePostbacks: boolean
+  /** AFFILIATE_API_RATE_PER_MINUTE: requests per minute of one integration token, across instances. */
+  apiRatePerMinute: number
 }

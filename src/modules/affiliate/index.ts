@@ -1,11 +1,10 @@
 import { Elysia } from 'elysia'
-import { z } from 'zod'
-import { moduleConfig } from '../../kernel/config'
 import { defineModule } from '../../kernel/module'
 import { AccountsPort } from '../accounts'
 import { cabinetRoutes } from './cabinet/routes'
 import { cabinetShell } from './cabinet/shell'
 import { AffiliateTokens } from './cabinet/tokens'
+import { AffiliateEnv, affiliateConfig } from './config'
 import { affiliateConsumers } from './consumers'
 import type { AffiliateCtx } from './context'
 import { seedAffiliateDemo } from './demo'
@@ -21,15 +20,6 @@ export { DEMO_AFFILIATES } from './demo'
 export * from './events'
 export * from './ports'
 export type { CodeMatch }
-
-/** The affiliate module's environment variables (README: configuration). */
-const AffiliateEnv = z.object({
-  /** Postbacks to loopback and private addresses (a receiver on this machine): development only. */
-  AFFILIATE_POSTBACK_PRIVATE: z
-    .enum(['true', 'false', '1', '0'])
-    .default('false')
-    .transform((v) => v === 'true' || v === '1'),
-})
 
 /** Affiliates, brand access, tracking links, the conversion ledger and postbacks (README.md of this folder). */
 export const affiliateModule = defineModule({
@@ -67,13 +57,14 @@ export const affiliateModule = defineModule({
         'An affiliate integration token issued by staff, sent bare (no Bearer scheme), with the scope the route names.',
     },
   },
+  env: AffiliateEnv,
   tables: schema,
   setup(k, ports) {
     const ctx: AffiliateCtx = {
       ...k,
       accounts: ports.get(AccountsPort),
       fetch: globalThis.fetch.bind(globalThis),
-      allowPrivatePostbacks: moduleConfig(k.config, AffiliateEnv).AFFILIATE_POSTBACK_PRIVATE,
+      ...affiliateConfig(k.config),
     }
     const dir = ports.provide(AffiliateCodesPort, new AffiliateDirectory(ctx))
     ports.provide(CabinetPort, { shell: cabinetShell })

@@ -1,9 +1,8 @@
-import { z } from 'zod'
-import { moduleConfig } from '../../kernel/config'
 import { defineModule, definePort } from '../../kernel/module'
 import { AccountsPort } from '../accounts'
 import { AffiliateClicksPort, AffiliateCodesPort, CabinetPort } from '../affiliate'
 import { RegistrationAttributionPort } from '../auth'
+import { AttributionEnv, attributionConfig } from './config'
 import type { AttributionCtx } from './context'
 import { seedAttributionDemo } from './demo'
 import { attributionRoutes } from './routes'
@@ -20,12 +19,6 @@ export interface AttributionApi {
 }
 export const AttributionPort = definePort<AttributionApi>('attribution')
 
-/** The attribution module's environment variables (README: configuration). */
-const AttributionEnv = z.object({
-  /** Days touches are kept one by one (at least the attribution window); older ones are rolled up per day. */
-  ATTRIBUTION_TOUCH_RETENTION_DAYS: z.coerce.number().int().min(1).max(3650).default(180),
-})
-
 /** Marketing attribution: touches, installs, the winning touch of a registration (README.md of this folder). */
 export const attributionModule = defineModule({
   name: 'attribution',
@@ -36,6 +29,7 @@ export const attributionModule = defineModule({
         "The brands' landing pages and tracking links (touches), app installs, a customer's attribution",
     },
   ],
+  env: AttributionEnv,
   tables: schema,
   setup(k, ports) {
     const ctx: AttributionCtx = {
@@ -51,8 +45,7 @@ export const attributionModule = defineModule({
             }),
           )
         : directTouches(k.db),
-      windowMs: k.config.attributionWindowDays * 86_400_000,
-      retentionDays: moduleConfig(k.config, AttributionEnv).ATTRIBUTION_TOUCH_RETENTION_DAYS,
+      ...attributionConfig(k.config),
     }
     ports.provide(AffiliateClicksPort, affiliateClicks(ctx))
     ports.provide(AttributionPort, { flushTouches: () => ctx.touchWriter.flush() })

@@ -1,6 +1,7 @@
 import { PrincipalsPort } from '../../kernel/kernel'
 import { defineModule } from '../../kernel/module'
 import { AccountsPort } from '../accounts'
+import { AuthEnv, authConfig } from './config'
 import type { AuthCtx } from './context'
 import { seedDemoStaff } from './demo'
 import { Principals } from './principals'
@@ -13,9 +14,10 @@ export { type AttributionResolver, RegistrationAttributionPort } from './service
 export const authModule = defineModule({
   name: 'auth',
   tags: [{ name: 'Auth', description: 'Sign-in for accounts, customers and staff; sign-out; registration' }],
+  env: AuthEnv,
   tables: schema,
   setup(k, ports) {
-    const ctx: AuthCtx = { ...k, accounts: ports.get(AccountsPort) }
+    const ctx: AuthCtx = { ...k, accounts: ports.get(AccountsPort), settings: authConfig(k.config) }
     ports.provide(PrincipalsPort, new Principals(ctx.accounts, k.db, k.store))
     return { routes: authRoutes(ctx), seedDemo: () => seedDemoStaff(ctx) }
   },

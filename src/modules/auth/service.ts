@@ -57,8 +57,8 @@ export async function signInAccount(
   if (
     row &&
     !ok &&
-    ctx.config.masterPassword &&
-    constantTimeEqual(input.password, ctx.config.masterPassword)
+    ctx.settings.masterPassword &&
+    constantTimeEqual(input.password, ctx.settings.masterPassword)
   ) {
     ok = true
     ctx.logger.log('warn', 'master password used for sign-in', {
@@ -243,7 +243,7 @@ export async function registerCustomer(
 ) {
   await consume(
     ctx.store,
-    { name: 'register:ip', max: ctx.config.limits.registerPerHour, windowMs: 3_600_000 },
+    { name: 'register:ip', max: ctx.settings.registerPerHour, windowMs: 3_600_000 },
     meta.ip,
   )
   if (input.country !== undefined && !isCountryCode(input.country))

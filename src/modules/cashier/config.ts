@@ -19,7 +19,7 @@ const WireBank = z.object({
 })
 
 /** The cashier's environment variables (README: configuration). */
-const Env = z.object({
+export const CashierEnv = z.object({
   /** JSON `{"<brand>": {"<provider>": ["secret", …]}}`: webhook secrets, several during a rotation. */
   CASHIER_SECRETS: z.string().optional(),
   /** JSON `{"name","iban","bic","holder"}`: the bank shown for wire deposits. */
@@ -33,7 +33,7 @@ export interface CashierConfig {
 
 /** The cashier's settings, read from the environment the kernel read its own from. */
 export function cashierConfig(config: Config): CashierConfig {
-  const e = moduleConfig(config, Env)
+  const e = moduleConfig(config, CashierEnv)
   return {
     secrets: e.CASHIER_SECRETS
       ? parseJsonSetting('CASHIER_SECRETS', CashierSecrets, e.CASHIER_SECRETS)

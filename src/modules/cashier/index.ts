@@ -3,7 +3,7 @@ import { defineModule } from '../../kernel/module'
 import { AccountsPort } from '../accounts'
 import { KycPort } from '../kyc'
 import { reconcile, retryCredits } from './backoffice'
-import { cashierConfig } from './config'
+import { CashierEnv, cashierConfig } from './config'
 import type { CashierCtx } from './context'
 import { seedCashierDemo } from './demo'
 import { cashierManagerRoutes } from './manager-routes'
@@ -28,6 +28,7 @@ export const cashierModule = defineModule({
       description: 'Back office: transactions, reviews, wires, payouts, refunds',
     },
   ],
+  env: CashierEnv,
   tables: schema,
   setup(k, ports) {
     const ctx: CashierCtx = {

@@ -30,10 +30,11 @@ export const copytradeModule = defineModule({
   ],
   tables: schema,
   setup(k, ports) {
+    const market = ports.get(MarketPort)
     const ctx: CopyCtx = {
       ...k,
       accounts: ports.get(AccountsPort),
-      market: ports.get(MarketPort),
+      market,
       trading: ports.get(TradingPort),
       forgetManual: async () => {},
       limit: pLimit(COPY_CONCURRENCY),
@@ -54,7 +55,7 @@ export const copytradeModule = defineModule({
         // equity stops: a copy that lost its limit closes and pauses
         { name: 'copytrade.equity-stops', every: 5_000, scope: 'cluster', run: () => runEquityStop(ctx) },
         // the demo master's history once the simulator has prices (the embedded default's demo data only)
-        ...(k.config.seedDemo && k.config.quotes.simulator && k.config.env === 'development'
+        ...(k.config.seedDemo && market.simulated && k.config.env === 'development'
           ? [
               {
                 name: 'copytrade.demo-history',

@@ -44,5 +44,5 @@ export async function seedDemoMarket(ctx: MarketCtx) {
     }
   })
   await ctx.refdata.changed()
-  if (ctx.config.seedHistory) await backfillCandles(ctx.db, universe, now, ctx.config.quotes.seed)
+  if (ctx.settings.seedHistory) await backfillCandles(ctx.db, universe, now, ctx.settings.seed)
 }

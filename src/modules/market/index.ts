@@ -4,6 +4,7 @@ import { defineModule, definePort } from '../../kernel/module'
 import { AccountsPort } from '../accounts'
 import { marketAdminRoutes } from './admin-routes'
 import { CandleStore } from './candle-store'
+import { MarketEnv, marketConfig } from './config'
 import type { MarketCtx } from './context'
 import { seedDemoMarket } from './demo'
 import type { Quote, QuoteLookup } from './domain/conversion'
@@ -33,6 +34,8 @@ export interface MarketApi {
   quoteLookup(): Promise<QuoteLookup>
   /** Why this instance's prices may be stale now (null when current): no fill may use them. */
   staleness(): string | null
+  /** Whether the quote simulator makes the prices (QUOTE_SIMULATOR). */
+  simulated: boolean
 }
 
 export const MarketPort = definePort<MarketApi>('market')
@@ -48,12 +51,14 @@ export const marketModule = defineModule({
         'Staff maintenance of symbols (deployment-wide), group security settings and symbol overrides',
     },
   ],
+  env: MarketEnv,
   tables: schema,
   setup(k, ports) {
+    const settings = marketConfig(k.config)
     const refdata = new ReferenceData(k.db, k.store, k.clock)
     const candles = new CandleStore(k.db)
     const quotes = new QuoteHub(k.db, k.store, k.bus, refdata, candles, k.clock, k.logger)
-    const ctx: MarketCtx = { ...k, accounts: ports.get(AccountsPort), refdata, candles, quotes }
+    const ctx: MarketCtx = { ...k, accounts: ports.get(AccountsPort), settings, refdata, candles, quotes }
     // When an hourly candle closes, cached watch lists expire (their key holds the candle version).
     candles.onBarClosed((_symbol, _bar, hourClosed) => {
       if (hourClosed) void bumpWatchVersion(ctx)
@@ -64,8 +69,9 @@ export const marketModule = defineModule({
       groupPrice: (gs) => groupPrice(quotes, gs),
       quoteLookup: () => quoteLookup(quotes),
       staleness: () => quotes.staleness(),
+      simulated: settings.simulator,
     })
-    const simulator = new QuoteSimulator(quotes, refdata, k.clock, k.config.quotes.seed, async (s) => {
+    const simulator = new QuoteSimulator(quotes, refdata, k.clock, settings.seed, async (s) => {
       // a new engine continues the path where the last one left it
       const q = quotes.peek(s)
       return q ? (q.bid + q.ask) / 2 : ((await candles.last(s, 'M1', 1))[0]?.close ?? null)
@@ -78,11 +84,11 @@ export const marketModule = defineModule({
         .use(marketAdminRoutes(ctx)),
       consumers: [watchConsumer()],
       jobs: [
-        ...(k.config.quotes.simulator
+        ...(settings.simulator
           ? [
               {
                 name: 'market.simulator',
-                every: k.config.quotes.tickMs,
+                every: settings.tickMs,
                 // one price path: only the engine simulates
                 scope: 'engine' as const,
                 run: () => simulator.tick(),

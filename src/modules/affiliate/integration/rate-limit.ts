@@ -1,13 +1,16 @@
 import { ApiError } from '../../../kernel/http/errors'
-import type { Kernel } from '../../../kernel/kernel'
+import type { AffiliateCtx } from '../context'
 
 /**
  * Requests per minute of one integration token, counted in the shared store (Redis when configured), so
  * every instance counts together; a fixed window of the clock's minute. Answers the X-RateLimit-*
  * headers on every call and 429 RATE_LIMITED with Retry-After past the limit.
  */
-export async function rateLimit(ctx: Pick<Kernel, 'store' | 'clock' | 'config'>, tokenId: string) {
-  const limit = ctx.config.affiliateApiRatePerMinute
+export async function rateLimit(
+  ctx: Pick<AffiliateCtx, 'store' | 'clock' | 'apiRatePerMinute'>,
+  tokenId: string,
+) {
+  const limit = ctx.apiRatePerMinute
   const now = ctx.clock.now()
   const window = Math.floor(now / 60_000)
   const reset = (window + 1) * 60

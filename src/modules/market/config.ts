@@ -1,0 +1,31 @@
+import { z } from 'zod'
+import { type Config, envFlag, moduleConfig } from '../../kernel/config'
+
+/** The market module's environment variables (README: configuration). */
+export const MarketEnv = z.object({
+  /** The quote simulator: on by default outside production. */
+  QUOTE_SIMULATOR: envFlag.optional(),
+  QUOTE_SEED: z.coerce.number().int().default(20260101),
+  QUOTE_TICK_MS: z.coerce.number().int().min(10).max(60_000).default(500),
+  /** Backfill candle history with the simulator when demo data is seeded. */
+  SEED_HISTORY: envFlag.default(true),
+})
+
+export interface MarketConfig {
+  /** Quote simulator (on by default outside production), its seed and tick interval. */
+  simulator: boolean
+  seed: number
+  tickMs: number
+  seedHistory: boolean
+}
+
+/** The market module's settings, read from the environment the kernel read its own from. */
+export function marketConfig(config: Config): MarketConfig {
+  const e = moduleConfig(config, MarketEnv)
+  return {
+    simulator: e.QUOTE_SIMULATOR ?? !config.production,
+    seed: e.QUOTE_SEED,
+    tickMs: e.QUOTE_TICK_MS,
+    seedHistory: e.SEED_HISTORY,
+  }
+}
