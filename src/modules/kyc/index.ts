@@ -28,11 +28,11 @@ export const kycModule = defineModule({
   tables: schema,
   setup(k, ports) {
     const ctx: KycCtx = { ...k, uploads: ports.get(UploadsPort) }
-    ports.provide(KycPort, { gates: (brandId, customerId) => gatesFor(ctx, brandId, customerId) })
+    ports.provide(KycPort, { gates: (brandId, customerId) => gatesFor({ ctx, brandId, customerId }) })
     return {
       routes: kycRoutes(ctx),
       // documents past their validity date expire, and the steps approved on them
-      jobs: [{ name: 'kyc.expire', every: 60_000, scope: 'cluster', run: () => expireDocuments(ctx) }],
+      jobs: [{ name: 'kyc.expire', every: 60_000, scope: 'cluster', run: () => expireDocuments({ ctx }) }],
     }
   },
 })

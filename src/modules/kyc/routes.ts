@@ -13,9 +13,9 @@ import {
   decideDocument,
   decideStep,
   listProfiles,
+  readSettings,
   saveSettings,
   setRisk,
-  settingsOf,
   staffProfile,
   submitStep,
 } from './service'
@@ -115,16 +115,21 @@ const CustomerParam = { customer: Id('customer id') }
 export const kycRoutes = (ctx: KycCtx) =>
   new Elysia({ name: 'kyc-routes', seed: ctx.instanceId })
     .use(security(ctx))
-    .get('/customer/kyc', ({ brand, session }) => customerProfile(ctx, brand.id, session.customerId!), {
-      auth: CUSTOMER,
-      response: { 200: Profile },
-      detail: doc('KYC', 'Current KYC profile, steps and documents', {
-        description: `Created on first read with the brand's steps. ${STATES} gates: what the customer may do now.`,
-      }),
-    })
+    .get(
+      '/customer/kyc',
+      ({ brand, session }) => customerProfile({ ctx, brandId: brand.id, customerId: session.customerId! }),
+      {
+        auth: CUSTOMER,
+        response: { 200: Profile },
+        detail: doc('KYC', 'Current KYC profile, steps and documents', {
+          description: `Created on first read with the brand's steps. ${STATES} gates: what the customer may do now.`,
+        }),
+      },
+    )
     .get(
       '/customer/kyc/steps/:id',
-      ({ brand, session, params }) => customerStep(ctx, brand.id, session.customerId!, params.id),
+      ({ brand, session, params }) =>
+        customerStep({ ctx, brandId: brand.id, customerId: session.customerId!, code: params.id }),
       {
         auth: CUSTOMER,
         params: t.Object(StepParam),
@@ -135,7 +140,7 @@ export const kycRoutes = (ctx: KycCtx) =>
     .post(
       '/customer/kyc/steps/:id/submit',
       ({ brand, session, params, body }) =>
-        submitStep(ctx, brand.id, session.customerId!, params.id, body.answers ?? {}),
+        submitStep({ ctx, brandId: brand.id, customerId: session.customerId!, code: params.id, input: body }),
       {
         auth: CUSTOMER,
         // the example submits the personal step with answers that pass its checks
@@ -181,7 +186,7 @@ export const kycRoutes = (ctx: KycCtx) =>
     )
     .get(
       '/customer/kyc/documents',
-      ({ brand, session }) => customerDocuments(ctx, brand.id, session.customerId!),
+      ({ brand, session }) => customerDocuments({ ctx, brandId: brand.id, customerId: session.customerId! }),
       {
         auth: CUSTOMER,
         response: { 200: t.Object({ rows: t.Array(Document) }) },
@@ -190,7 +195,8 @@ export const kycRoutes = (ctx: KycCtx) =>
     )
     .post(
       '/customer/kyc/documents',
-      ({ brand, session, body }) => attachDocument(ctx, brand.id, session.customerId!, body),
+      ({ brand, session, body }) =>
+        attachDocument({ ctx, brandId: brand.id, customerId: session.customerId!, input: body }),
       {
         auth: CUSTOMER,
         body: t.Object(
@@ -232,37 +238,41 @@ export const kycRoutes = (ctx: KycCtx) =>
       },
     )
     // ---- staff ----
-    .get('/manager/kyc/profiles', ({ brand, query }) => listProfiles(ctx, brand.id, query), {
-      auth: COMPLIANCE,
-      ...textInput({
-        query: {
-          status: t.Optional(OneOf(PROFILE_STATUSES, { description: 'only profiles in this status' })),
-          cursor: t.Optional(Int({ minimum: 1, description: 'next_cursor of the previous page' })),
-          limit: t.Optional(Int({ minimum: 1, maximum: 200, description: 'default 50' })),
-        },
-      }),
-      response: {
-        200: t.Object({
-          rows: t.Array(
-            t.Object(
-              {
-                customer_id: Int(),
-                status: t.String(),
-                risk_level: t.String(),
-                submitted_time: Nullable(Int()),
-                updated_time: Int(),
-              },
-              { title: 'KycProfileSummary' },
-            ),
-          ),
-          next_cursor: Nullable(Int()),
+    .get(
+      '/manager/kyc/profiles',
+      ({ brand, query }) => listProfiles({ ctx, brandId: brand.id, input: query }),
+      {
+        auth: COMPLIANCE,
+        ...textInput({
+          query: {
+            status: t.Optional(OneOf(PROFILE_STATUSES, { description: 'only profiles in this status' })),
+            cursor: t.Optional(Int({ minimum: 1, description: 'next_cursor of the previous page' })),
+            limit: t.Optional(Int({ minimum: 1, maximum: 200, description: 'default 50' })),
+          },
         }),
+        response: {
+          200: t.Object({
+            rows: t.Array(
+              t.Object(
+                {
+                  customer_id: Int(),
+                  status: t.String(),
+                  risk_level: t.String(),
+                  submitted_time: Nullable(Int()),
+                  updated_time: Int(),
+                },
+                { title: 'KycProfileSummary' },
+              ),
+            ),
+            next_cursor: Nullable(Int()),
+          }),
+        },
+        detail: doc('KYC review', 'List KYC profiles (e.g. status=submitted to review)'),
       },
-      detail: doc('KYC review', 'List KYC profiles (e.g. status=submitted to review)'),
-    })
+    )
     .get(
       '/manager/kyc/profiles/:customer',
-      ({ brand, params }) => staffProfile(ctx, brand.id, params.customer),
+      ({ brand, params }) => staffProfile({ ctx, brandId: brand.id, customerId: params.customer }),
       {
         auth: COMPLIANCE,
         ...textInput({ params: CustomerParam }),
@@ -273,7 +283,14 @@ export const kycRoutes = (ctx: KycCtx) =>
     .post(
       '/manager/kyc/profiles/:customer/steps/:id/decision',
       ({ brand, session, params, body }) =>
-        decideStep(ctx, brand.id, session.staffId!, params.customer, params.id, body),
+        decideStep({
+          ctx,
+          brandId: brand.id,
+          staffId: session.staffId!,
+          customerId: params.customer,
+          code: params.id,
+          input: body,
+        }),
       {
         auth: COMPLIANCE,
         ...textInput({ params: { ...CustomerParam, ...StepParam } }),
@@ -301,7 +318,14 @@ export const kycRoutes = (ctx: KycCtx) =>
     )
     .post(
       '/manager/kyc/documents/:id/decision',
-      ({ brand, session, params, body }) => decideDocument(ctx, brand.id, session.staffId!, params.id, body),
+      ({ brand, session, params, body }) =>
+        decideDocument({
+          ctx,
+          brandId: brand.id,
+          staffId: session.staffId!,
+          documentId: params.id,
+          input: body,
+        }),
       {
         auth: COMPLIANCE,
         ...textInput({ params: { id: Id('KYC document id') } }),
@@ -322,7 +346,8 @@ export const kycRoutes = (ctx: KycCtx) =>
     )
     .put(
       '/manager/kyc/profiles/:customer/risk',
-      ({ brand, params, body }) => setRisk(ctx, brand.id, params.customer, body),
+      ({ brand, params, body }) =>
+        setRisk({ ctx, brandId: brand.id, customerId: params.customer, input: body }),
       {
         auth: COMPLIANCE,
         ...textInput({ params: CustomerParam }),
@@ -334,31 +359,35 @@ export const kycRoutes = (ctx: KycCtx) =>
         detail: doc('KYC review', 'Set the risk level'),
       },
     )
-    .get('/manager/kyc/settings', ({ brand }) => settingsOf(ctx, brand.id), {
+    .get('/manager/kyc/settings', ({ brand }) => readSettings({ ctx, brandId: brand.id }), {
       auth: COMPLIANCE,
       response: { 200: t.Record(t.String(), t.Unknown()) },
       detail: doc('KYC review', "The brand's KYC steps and tiers"),
     })
-    .put('/manager/kyc/settings', ({ brand, body }) => saveSettings(ctx, brand.id, body), {
-      auth: COMPLIANCE,
-      body: t.Object(
-        {
-          steps: t.Array(t.Record(t.String(), t.Unknown()), {
-            minItems: 1,
-            maxItems: 20,
-            description: 'in order: code, title, required, questions, documents (checked in full)',
-          }),
-          tiers: t.Record(t.String(), t.Unknown(), {
-            description: 'deposit_limit_unverified, deposit_unlimited_after, withdrawal_after',
-          }),
-        },
-        { example: DEFAULT_SETTINGS },
-      ),
-      response: { 200: t.Record(t.String(), t.Unknown()) },
-      detail: doc('KYC review', "Replace the brand's KYC steps and tiers", {
-        description:
-          'tiers: deposit_limit_unverified (per currency), deposit_unlimited_after and withdrawal_after (step codes).',
-      }),
-    })
+    .put(
+      '/manager/kyc/settings',
+      ({ brand, body }) => saveSettings({ ctx, brandId: brand.id, input: body }),
+      {
+        auth: COMPLIANCE,
+        body: t.Object(
+          {
+            steps: t.Array(t.Record(t.String(), t.Unknown()), {
+              minItems: 1,
+              maxItems: 20,
+              description: 'in order: code, title, required, questions, documents (checked in full)',
+            }),
+            tiers: t.Record(t.String(), t.Unknown(), {
+              description: 'deposit_limit_unverified, deposit_unlimited_after, withdrawal_after',
+            }),
+          },
+          { example: DEFAULT_SETTINGS },
+        ),
+        response: { 200: t.Record(t.String(), t.Unknown()) },
+        detail: doc('KYC review', "Replace the brand's KYC steps and tiers", {
+          description:
+            'tiers: deposit_limit_unverified (per currency), deposit_unlimited_after and withdrawal_after (step codes).',
+        }),
+      },
+    )
 
 nameModels({ KycGates: Gates, KycQuestion: Question })

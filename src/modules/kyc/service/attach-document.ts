@@ -1,19 +1,24 @@
 import { and, eq } from 'drizzle-orm'
 import { invalid } from '../../../kernel/http/errors'
+import type { UseCase } from '../../../kernel/use-case'
 import type { KycCtx } from '../context'
 import { parseDate } from '../domain/settings'
 import { type StepStatus, stepTransition } from '../domain/status'
 import { refuse } from '../errors'
 import { kycDocuments, kycSteps } from '../schema'
-import { conflict, DAY_MS, documentView, load, scoped, stepNotFound } from './shared'
+import { type CustomerScope, conflict, DAY_MS, documentView, load, scoped, stepNotFound } from './shared'
 
 /** Attaches one of the customer's own uploads to a document step (POST /upload first, then its file_id). */
-export async function attachDocument(
-  ctx: KycCtx,
-  brandId: number,
-  customerId: number,
-  input: { file_id: string; step: string; document_type: string; valid_until?: string },
-) {
+export async function attachDocument({
+  ctx,
+  brandId,
+  customerId,
+  input,
+}: UseCase<
+  KycCtx,
+  { file_id: string; step: string; document_type: string; valid_until?: string },
+  CustomerScope
+>) {
   const l = await load(ctx, brandId, customerId)
   const def = l.s.steps.find((d) => d.code === input.step)
   if (!def) throw stepNotFound(input.step)

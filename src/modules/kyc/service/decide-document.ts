@@ -1,18 +1,23 @@
 import { and, eq } from 'drizzle-orm'
 import { invalid } from '../../../kernel/http/errors'
+import type { UseCase } from '../../../kernel/use-case'
 import type { KycCtx } from '../context'
 import { documentTransition } from '../domain/status'
 import { refuse } from '../errors'
 import { kycDocuments } from '../schema'
-import { conflict, documentView } from './shared'
+import { conflict, documentView, type StaffScope } from './shared'
 
-export async function decideDocument(
-  ctx: KycCtx,
-  brandId: number,
-  staffId: number,
-  documentId: number,
-  input: { decision: 'approve' | 'reject'; reason?: string; comment?: string },
-) {
+export async function decideDocument({
+  ctx,
+  brandId,
+  staffId,
+  documentId,
+  input,
+}: UseCase<
+  KycCtx,
+  { decision: 'approve' | 'reject'; reason?: string; comment?: string },
+  StaffScope & { documentId: number }
+>) {
   if (input.decision === 'reject' && !input.reason?.trim())
     throw invalid('reason: required to reject a document (the customer sees it)')
   const now = ctx.clock.now()

@@ -1,20 +1,33 @@
 import { and, eq, inArray } from 'drizzle-orm'
 import { invalid } from '../../../kernel/http/errors'
+import type { UseCase } from '../../../kernel/use-case'
 import type { KycCtx } from '../context'
 import { decisionTarget, stepActionFrom } from '../domain/status'
 import { kycDocuments, kycSteps } from '../schema'
-import { conflict, existingProfile, recompute, scoped, settingsOf, stepNotFound } from './shared'
+import {
+  conflict,
+  existingProfile,
+  recompute,
+  type StaffScope,
+  scoped,
+  settingsOf,
+  stepNotFound,
+} from './shared'
 import { staffProfile } from './staff-profile'
 
 /** Staff decide a step: review, approve, reject (final, with a reason the customer sees) or ask again. */
-export async function decideStep(
-  ctx: KycCtx,
-  brandId: number,
-  staffId: number,
-  customerId: number,
-  code: string,
-  input: { decision: 'review' | 'approve' | 'reject' | 'resubmit'; reason?: string; comment?: string },
-) {
+export async function decideStep({
+  ctx,
+  brandId,
+  staffId,
+  customerId,
+  code,
+  input,
+}: UseCase<
+  KycCtx,
+  { decision: 'review' | 'approve' | 'reject' | 'resubmit'; reason?: string; comment?: string },
+  StaffScope & { customerId: number; code: string }
+>) {
   await existingProfile(ctx, brandId, customerId)
   const s = await settingsOf(ctx, brandId)
   if (!s.steps.some((d) => d.code === code)) throw stepNotFound(code)
@@ -56,5 +69,5 @@ export async function decideStep(
         )
     await recompute(tx, work, brandId, customerId, s, now, { step: code, reason: input.reason ?? '' })
   })
-  return staffProfile(ctx, brandId, customerId)
+  return staffProfile({ ctx, brandId, customerId })
 }

@@ -1,4 +1,5 @@
 import { and, eq, gt, inArray, isNotNull, lte } from 'drizzle-orm'
+import type { UseCase } from '../../../kernel/use-case'
 import type { KycCtx } from '../context'
 import { kycDocuments, kycSteps } from '../schema'
 import { recompute, scoped, settingsOf } from './shared'
@@ -7,7 +8,7 @@ import { recompute, scoped, settingsOf } from './shared'
  * Documents past their validity date expire; a step approved on them expires with them when fewer than
  * its minimum remain valid, and the customer is asked again (profile `expired`).
  */
-export async function expireDocuments(ctx: KycCtx) {
+export async function expireDocuments({ ctx }: UseCase<KycCtx>) {
   const now = ctx.clock.now()
   const due = await ctx.db
     .select()

@@ -1,14 +1,15 @@
 import { and, desc, eq, lt } from 'drizzle-orm'
+import type { UseCase } from '../../../kernel/use-case'
 import type { KycCtx } from '../context'
 import type { ProfileStatus, RiskLevel } from '../domain/status'
 import { kycProfiles } from '../schema'
 import { time } from './shared'
 
-export async function listProfiles(
-  ctx: KycCtx,
-  brandId: number,
-  query: { status?: string; cursor?: number; limit?: number },
-) {
+export async function listProfiles({
+  ctx,
+  brandId,
+  input: query,
+}: UseCase<KycCtx, { status?: string; cursor?: number; limit?: number }, { brandId: number }>) {
   const limit = query.limit ?? 50
   const rows = await ctx.db
     .select()

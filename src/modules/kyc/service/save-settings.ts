@@ -1,9 +1,10 @@
 import { invalid } from '../../../kernel/http/errors'
+import type { UseCase } from '../../../kernel/use-case'
 import type { KycCtx } from '../context'
 import { KycSettings } from '../domain/settings'
 import { kycSettings } from '../schema'
 
-export async function saveSettings(ctx: KycCtx, brandId: number, input: unknown) {
+export async function saveSettings({ ctx, brandId, input }: UseCase<KycCtx, unknown, { brandId: number }>) {
   const parsed = KycSettings.safeParse(input)
   if (!parsed.success) {
     const i = parsed.error.issues[0]

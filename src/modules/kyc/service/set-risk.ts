@@ -1,15 +1,16 @@
+import type { UseCase } from '../../../kernel/use-case'
 import type { KycCtx } from '../context'
 import type { RiskLevel } from '../domain/status'
 import { kycProfiles } from '../schema'
-import { profileNotFound, scoped } from './shared'
+import { type CustomerScope, profileNotFound, scoped } from './shared'
 import { staffProfile } from './staff-profile'
 
-export async function setRisk(
-  ctx: KycCtx,
-  brandId: number,
-  customerId: number,
-  input: { risk_level: RiskLevel; comment?: string },
-) {
+export async function setRisk({
+  ctx,
+  brandId,
+  customerId,
+  input,
+}: UseCase<KycCtx, { risk_level: RiskLevel; comment?: string }, CustomerScope>) {
   const [r] = await ctx.db
     .update(kycProfiles)
     .set({
@@ -20,5 +21,5 @@ export async function setRisk(
     .where(scoped(brandId, customerId).profile)
     .returning()
   if (!r) throw profileNotFound()
-  return staffProfile(ctx, brandId, customerId)
+  return staffProfile({ ctx, brandId, customerId })
 }

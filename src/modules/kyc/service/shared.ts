@@ -17,6 +17,18 @@ import { kycDocuments, kycProfiles, kycSettings, kycSteps } from '../schema'
 
 export const DAY_MS = 86_400_000
 
+/** Whose profile a use case acts on: the brand's customer (the session's own, or the one a staff path names). */
+export interface CustomerScope {
+  brandId: number
+  customerId: number
+}
+
+/** Who decides: the staff member of the brand. */
+export interface StaffScope {
+  brandId: number
+  staffId: number
+}
+
 export const stepNotFound = (code: string) => refuse('KYC_STEP_NOT_FOUND', `no KYC step ${code}`)
 
 export const profileNotFound = () => refuse('KYC_PROFILE_NOT_FOUND', 'KYC profile not found')

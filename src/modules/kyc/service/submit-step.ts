@@ -1,21 +1,23 @@
 import { and, eq, inArray } from 'drizzle-orm'
 import { invalid } from '../../../kernel/http/errors'
+import type { UseCase } from '../../../kernel/use-case'
 import type { KycCtx } from '../context'
 import { checkAnswers } from '../domain/settings'
 import { stepActionFrom } from '../domain/status'
 import { refuse } from '../errors'
 import { kycSteps } from '../schema'
 import { customerStep } from './customer-read'
-import { conflict, load, recompute, scoped, stepNotFound } from './shared'
+import { type CustomerScope, conflict, load, recompute, scoped, stepNotFound } from './shared'
 
 /** Submits a step: its answers checked against its questions, its documents counted. */
-export async function submitStep(
-  ctx: KycCtx,
-  brandId: number,
-  customerId: number,
-  code: string,
-  answers: Record<string, unknown>,
-) {
+export async function submitStep({
+  ctx,
+  brandId,
+  customerId,
+  code,
+  input,
+}: UseCase<KycCtx, { answers?: Record<string, unknown> }, CustomerScope & { code: string }>) {
+  const answers = input.answers ?? {}
   const l = await load(ctx, brandId, customerId)
   const def = l.s.steps.find((d) => d.code === code)
   if (!def) throw stepNotFound(code)
@@ -56,7 +58,7 @@ export async function submitStep(
     }
     await recompute(tx, work, brandId, customerId, l.s, now)
   })
-  return customerStep(ctx, brandId, customerId, code)
+  return customerStep({ ctx, brandId, customerId, code })
 }
 
 // ---- staff -------------------------------------------------------------------------------------
