@@ -106,6 +106,10 @@ describe('JWT attack set: every forgery answers 401', () => {
   })
 })
 
+// Every route's guard against every caller (each session type of each brand, no token, the affiliate
+// and feed credentials) is checked by the matrix generated from the routes: authorization-matrix.test.ts.
+// The rows here pin who may call these routes and what an allowed caller gets from them (the record
+// scoping of 404s, the 200s, trading's answers), which a matrix generated from the declared guards cannot.
 describe('authorization matrix: each session type against each route', () => {
   const F = 403
   const D = 401 // trading routes answer PERMISSION_DENIED with 401 (spec 4.7)
@@ -138,7 +142,6 @@ describe('authorization matrix: each session type against each route', () => {
     ],
     ['POST', '/manager/accounts/100002/balance', { type: 'deposit', amount: 1 }, [401, F, F, 200, 200, F]],
     ['GET', '/manager/accounts/100002/operations', undefined, [401, F, F, 200, 200, 200]],
-    ['GET', '/health', undefined, [200, 200, 200, 200, 200, 200]],
     // trading (spec 4.7: a session type without the right answers 401 PERMISSION_DENIED); no quotes are
     // loaded here, so an allowed open reaches the price check and answers 503 PRICE_STALE (issue 39)
     ['GET', '/trade/list?login=100001', undefined, [401, 200, D, 200, 200, 200]],
