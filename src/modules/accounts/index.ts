@@ -134,10 +134,10 @@ export const accountsModule = defineModule({
     }
     ports.provide(AccountsPort, {
       read: ctx.accountsRead,
-      loadAccountView: (brand, session, login) => loadAccountView(ctx, brand, session, login),
+      loadAccountView: (brand, session, login) => loadAccountView({ ctx, brand, session, login }),
       loadAccountViewAs: (brand, session, login, notFound) =>
-        loadAccountViewAs(ctx, brand, session, login, notFound),
-      requireMargin: (view) => requireMargin(ctx, view),
+        loadAccountViewAs({ ctx, brand, session, login, notFound }),
+      requireMargin: (view) => requireMargin({ ctx, input: view }),
       postTradeResultsTx,
       postOperationTx: (tx, work, input) => postOperationTx(ctx, tx, work, input),
       transferTx: (tx, work, input) => transferTx(ctx, tx, work, input),

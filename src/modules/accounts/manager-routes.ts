@@ -144,8 +144,11 @@ export const accountManagerRoutes = (ctx: AccountsCtx) =>
           customerId: body.customer_id ?? null,
           createdBy: `staff:${session.staffId}`,
         })
-        const view = await loadAccountView(ctx, brand, session, account.login)
-        return { ...profileView(view, await requireMargin(ctx, view)), customer_id: view.account.customerId }
+        const view = await loadAccountView({ ctx, brand, session, login: account.login })
+        return {
+          ...profileView(view, await requireMargin({ ctx, input: view })),
+          customer_id: view.account.customerId,
+        }
       },
       {
         auth: ACCOUNT_ADMINS,
@@ -185,8 +188,11 @@ export const accountManagerRoutes = (ctx: AccountsCtx) =>
     .get(
       '/accounts/:login',
       async ({ brand, session, params }) => {
-        const view = await loadAccountView(ctx, brand, session, params.login)
-        return { ...profileView(view, await requireMargin(ctx, view)), customer_id: view.account.customerId }
+        const view = await loadAccountView({ ctx, brand, session, login: params.login })
+        return {
+          ...profileView(view, await requireMargin({ ctx, input: view })),
+          customer_id: view.account.customerId,
+        }
       },
       {
         auth: ANY_STAFF,
@@ -199,8 +205,11 @@ export const accountManagerRoutes = (ctx: AccountsCtx) =>
       '/accounts/:login',
       async ({ brand, session, params, body }) => {
         await changeAccountSettings(ctx, brand, params.login, body)
-        const view = await loadAccountView(ctx, brand, session, params.login)
-        return { ...profileView(view, await requireMargin(ctx, view)), customer_id: view.account.customerId }
+        const view = await loadAccountView({ ctx, brand, session, login: params.login })
+        return {
+          ...profileView(view, await requireMargin({ ctx, input: view })),
+          customer_id: view.account.customerId,
+        }
       },
       {
         auth: ACCOUNT_ADMINS,

@@ -154,8 +154,8 @@ export const accountRoutes = (ctx: AccountsCtx) =>
     .get(
       '/account/me',
       async ({ brand, session, query }) => {
-        const view = await loadAccountView(ctx, brand, session, query.login)
-        return profileView(view, await requireMargin(ctx, view))
+        const view = await loadAccountView({ ctx, brand, session, login: query.login })
+        return profileView(view, await requireMargin({ ctx, input: view }))
       },
       {
         auth: { roles: ANY_SESSION },
@@ -164,7 +164,7 @@ export const accountRoutes = (ctx: AccountsCtx) =>
         detail: doc('Account', 'Account profile with live margin figures', { description: scopeNote }),
       },
     )
-    .put('/account/me', ({ brand, session, body }) => updateProfile(ctx, brand, session, body), {
+    .put('/account/me', ({ brand, session, body }) => updateProfile({ ctx, brand, session, input: body }), {
       auth: { roles: ANY_SESSION },
       // required here: a body left out is read as {} (optionalBody below), one that is sent must be an object
       body: ProfileUpdate,
@@ -177,8 +177,8 @@ export const accountRoutes = (ctx: AccountsCtx) =>
     .get(
       '/balance/me',
       async ({ brand, session, query }) => {
-        const view = await loadAccountView(ctx, brand, session, query.login)
-        return balanceView(view, await requireMargin(ctx, view))
+        const view = await loadAccountView({ ctx, brand, session, login: query.login })
+        return balanceView(view, await requireMargin({ ctx, input: view }))
       },
       {
         auth: { roles: ANY_SESSION },

@@ -1,15 +1,15 @@
-import type { Session } from '../../../kernel/auth/session'
-import type { Brand } from '../../../kernel/brand/registry'
 import { isRefused } from '../../../kernel/http/errors'
+import type { UseCase } from '../../../kernel/use-case'
 import type { AccountsCtx } from '../context'
-import { type AccountView, findScopedAccount, groupNotFound } from './shared'
+import { type AccountView, findScopedAccount, groupNotFound, type SessionScope } from './shared'
 
-export async function loadAccountView(
-  ctx: AccountsCtx,
-  brand: Brand,
-  session: Session,
-  login: number | undefined,
-): Promise<AccountView> {
+/** The account a session asks for (`login`), scoped by brand and owner, with its group. */
+export async function loadAccountView({
+  ctx,
+  brand,
+  session,
+  login,
+}: UseCase<AccountsCtx, undefined, SessionScope & { login: number | undefined }>): Promise<AccountView> {
   const account = await findScopedAccount(ctx, brand, session, login)
   const group = await ctx.accountsRead.group(account.groupId)
   if (!group || group.brandId !== brand.id) throw groupNotFound()
@@ -20,15 +20,19 @@ export async function loadAccountView(
  * loadAccountView for routes whose spec names another code than ACCOUNT_NOT_FOUND for a login the session
  * may not see (trading: USER_NOT_FOUND, market: USER_NOT_FOUND_OR_INCORRECT); the scoping is the same.
  */
-export async function loadAccountViewAs(
-  ctx: AccountsCtx,
-  brand: Brand,
-  session: Session,
-  login: number,
-  notFound: () => Error,
-): Promise<AccountView> {
+export async function loadAccountViewAs({
+  ctx,
+  brand,
+  session,
+  login,
+  notFound,
+}: UseCase<
+  AccountsCtx,
+  undefined,
+  SessionScope & { login: number; notFound: () => Error }
+>): Promise<AccountView> {
   try {
-    return await loadAccountView(ctx, brand, session, login)
+    return await loadAccountView({ ctx, brand, session, login })
   } catch (e) {
     if (isRefused(e) && e.code === 'ACCOUNT_NOT_FOUND') throw notFound()
     throw e

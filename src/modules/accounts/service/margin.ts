@@ -1,3 +1,4 @@
+import type { UseCase } from '../../../kernel/use-case'
 import type { AccountsCtx } from '../context'
 import { type MarginSnapshot, marginSnapshot } from '../domain/margin'
 import { fromMinor } from '../domain/money'
@@ -9,7 +10,10 @@ import type { AccountView } from './shared'
  * Live margin figures: the ledger totals plus the exposure of open positions (floating profit, margin,
  * commission and swap at the current quotes), which the trading module provides through the context.
  */
-export async function liveMargin(ctx: AccountsCtx, view: AccountView): Promise<MarginSnapshot | null> {
+export async function liveMargin({
+  ctx,
+  input: view,
+}: UseCase<AccountsCtx, AccountView>): Promise<MarginSnapshot | null> {
   const cur = view.group.currency
   const e = await ctx.exposure(view.account, view.group)
   if (!e) return null
@@ -23,8 +27,12 @@ export async function liveMargin(ctx: AccountsCtx, view: AccountView): Promise<M
   )
 }
 
-export async function requireMargin(ctx: AccountsCtx, view: AccountView): Promise<MarginSnapshot> {
-  const m = await liveMargin(ctx, view)
+/** liveMargin, or 400 INVALID_MARGIN_LEVEL when the figures cannot be computed. */
+export async function requireMargin({
+  ctx,
+  input,
+}: UseCase<AccountsCtx, AccountView>): Promise<MarginSnapshot> {
+  const m = await liveMargin({ ctx, input })
   if (!m) throw refuse('INVALID_MARGIN_LEVEL', 'margin information could not be calculated')
   return m
 }

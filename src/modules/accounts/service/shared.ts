@@ -12,6 +12,12 @@ export const accountNotFound = () => refuse('ACCOUNT_NOT_FOUND', 'account not fo
 
 export const groupNotFound = () => refuse('GROUP_NOT_FOUND', 'the account group does not exist')
 
+/** Who asks for which account: the brand, the session and the login it names (none: its only account). */
+export interface SessionScope {
+  brand: Brand
+  session: Session
+}
+
 export interface AccountView {
   account: AccountRecord
   group: GroupRecord

@@ -1,11 +1,10 @@
 import { and, eq } from 'drizzle-orm'
-import type { Session } from '../../../kernel/auth/session'
-import type { Brand } from '../../../kernel/brand/registry'
 import { epochSeconds } from '../../../kernel/clock'
 import { invalid } from '../../../kernel/http/errors'
+import type { UseCase } from '../../../kernel/use-case'
 import type { AccountsCtx } from '../context'
 import { accounts } from '../schema'
-import { accountNotFound, findScopedAccount } from './shared'
+import { accountNotFound, findScopedAccount, type SessionScope } from './shared'
 
 export interface ProfileUpdate {
   login?: number
@@ -20,7 +19,13 @@ export interface ProfileUpdate {
   user_color?: string
 }
 
-export async function updateProfile(ctx: AccountsCtx, brand: Brand, session: Session, input: ProfileUpdate) {
+/** PUT /account/me: the fields sent, on the account the session names (`login`) or its only one. */
+export async function updateProfile({
+  ctx,
+  brand,
+  session,
+  input,
+}: UseCase<AccountsCtx, ProfileUpdate, SessionScope>) {
   const account = await findScopedAccount(ctx, brand, session, input.login)
   if (input.avatar && !(await ctx.uploads.avatarBelongs(ctx.db, brand, session, account.login, input.avatar)))
     throw invalid('avatar: not an account_avatar upload of this account')
