@@ -11,7 +11,7 @@ import { JobRunner } from './jobs/runner'
 import { createKernel, type Deps } from './kernel'
 import type { ModuleDefinition, ModuleParts } from './module'
 
-export interface AppOptions {
+interface AppOptions {
   relay?: Partial<Omit<RelayOptions, 'owner'>>
   /**
    * The edge: no code generation (Elysia's dynamic mode), and no work that outlives a request (the
@@ -119,8 +119,6 @@ export function createApp(deps: Deps, modules: readonly ModuleDefinition[], opts
   }
   return Object.assign(app as Elysia, { kernel, runner, relay, lifecycle, jobs })
 }
-
-export type App = ReturnType<typeof createApp>
 
 /**
  * What body each route declared (`parse`: JSON by default, multipart for uploads; `doc(..., { optionalBody })`

@@ -66,7 +66,7 @@ export interface Kernel extends Deps {
 }
 
 /** What a module may ask of the engine role. */
-export type EngineStatus = Pick<EngineRole, 'isLeader' | 'holder'>
+type EngineStatus = Pick<EngineRole, 'isLeader' | 'holder'>
 
 /** The records behind sessions (enabled, same brand, same session epoch): the auth module provides it. */
 export const PrincipalsPort = definePort<PrincipalDirectory>('kernel.principals')

@@ -1,6 +1,6 @@
 /** Structured JSON-lines logger. Callers never pass secrets; `redact` guards the common field names anyway. */
-export type Level = 'debug' | 'info' | 'warn' | 'error'
-export type LogLevel = Level | 'silent'
+type Level = 'debug' | 'info' | 'warn' | 'error'
+type LogLevel = Level | 'silent'
 export interface Logger {
   log(level: Level, msg: string, fields?: Record<string, unknown>): void
 }
@@ -46,7 +46,7 @@ function isoNow() {
  * Default sink: lines are joined and written to stdout in batches (one write per ~10 ms), because a
  * synchronous write per request line costs more than the request itself on the hot path.
  */
-export function batchedStdout(flushMs = 10): (line: string) => void {
+function batchedStdout(flushMs = 10): (line: string) => void {
   let pending: string[] = []
   let timer: ReturnType<typeof setTimeout> | null = null
   const flush = () => {

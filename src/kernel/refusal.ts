@@ -6,12 +6,12 @@
  */
 
 /** A kind's answer: the stable code clients see and the HTTP status the edge gives it. */
-export interface RefusalAnswer {
+interface RefusalAnswer {
   status: number
   code: string
 }
 
-export type RefusalTable = Record<string, RefusalAnswer>
+type RefusalTable = Record<string, RefusalAnswer>
 
 /** A refusal of one kind of a module's table, with a message for people. */
 export class Refusal extends Error {

@@ -20,14 +20,14 @@ interface BunPassword {
  */
 export const PASSWORD_PARAMS = { m: 19456, t: 2, p: 1 } as const
 
-export type PasswordParams = { m: number; t: number; p: number }
+type PasswordParams = { m: number; t: number; p: number }
 
 /**
  * For secrets the server generates (≥ 80 bits of entropy, shown once): guessing them is hopeless
  * whatever the cost, so 1 MiB and one pass (~1 ms, where PASSWORD_PARAMS cost 85 ms a prop purchase).
  * The account must replace it (must_change_password) with a password of its own, hashed at full cost.
  */
-export const GENERATED_SECRET_PARAMS: PasswordParams = { m: 1024, t: 1, p: 1 }
+const GENERATED_SECRET_PARAMS: PasswordParams = { m: 1024, t: 1, p: 1 }
 
 export interface PasswordEngine {
   hash(plain: string, params?: PasswordParams): Promise<string>

@@ -2,7 +2,7 @@ import { type BusEntry, compareIds, ZERO_ID } from './bus'
 
 export const BUS_STREAM = 'bus:v1'
 /** Entries kept in the stream (approximately): minutes of ticks, for SSE resume and engine takeover. */
-export const BUS_KEEP = 200_000
+const BUS_KEEP = 200_000
 
 export type Raw = [string, string[]]
 

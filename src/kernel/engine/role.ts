@@ -13,7 +13,7 @@ type EngineHandler = (entries: BusEntry[], at: { replay: boolean }) => Promise<v
 const LEASE = 'engine'
 const CURSOR_KEY = 'engine:cursor:v1'
 /** A dead engine's lease lapses within this; the standby asks again the moment it does. */
-export const ENGINE_LEASE_MS = 3000
+const ENGINE_LEASE_MS = 3000
 const RENEW_MS = 1000
 /** A holder cut off from the lease store gives the role up this long before its lease can lapse. */
 const LEASE_MARGIN_MS = 750

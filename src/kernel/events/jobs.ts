@@ -9,7 +9,7 @@ const CLEANUP_CHUNK = 5000
  * Deletes dispatched events older than the retention, with their delivery rows, a chunk per transaction
  * (old rows are the first ids: the walk stops as soon as a chunk is found). Returns how many went.
  */
-export async function cleanupEvents(db: Db, clock: Clock, retentionMs: number) {
+async function cleanupEvents(db: Db, clock: Clock, retentionMs: number) {
   const cutoff = clock.now() - retentionMs
   let removed = 0
   for (;;) {

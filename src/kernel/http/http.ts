@@ -33,7 +33,7 @@ function requestIdOf(request: Request) {
  * field, TypeBox's own wording (`Expected integer`, `Expected integer to be less or equal to 100`) for a
  * wrong one, `must be one of ...` for an enumeration, `extra: not allowed` for an unknown body field.
  */
-export function describeValidation(err: ValidationError): string {
+function describeValidation(err: ValidationError): string {
   const first = err.valueError as
     | { path?: string; message?: string; value?: unknown; schema?: { type?: unknown } }
     | undefined

@@ -18,7 +18,7 @@ const statusText: Record<number, string> = {
 }
 
 /** The error codes a route answers beyond the ones every guarded route answers (see `finishDocument`). */
-export type ErrorCodes = Partial<Record<number, readonly string[]>>
+type ErrorCodes = Partial<Record<number, readonly string[]>>
 
 const errorSchema = (status: number, codes: readonly string[]) =>
   t.Object(

@@ -1,7 +1,7 @@
 import type { KeyValueStore } from '../cache'
 import { ApiError } from './errors'
 
-export interface Limit {
+interface Limit {
   /** Name of the counter, e.g. `register:ip`. */
   name: string
   max: number

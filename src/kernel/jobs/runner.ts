@@ -6,7 +6,7 @@ import type { Leases } from './leases'
 /** How long a cluster job's lease lasts: three periods (at least 3 s), renewed every period it runs. */
 export const leaseMs = (job: Job) => Math.max(job.every * 3, 3000)
 
-export type RunOutcome = { ran: true; ms: number } | { ran: false; reason: 'busy' | 'unknown' }
+type RunOutcome = { ran: true; ms: number } | { ran: false; reason: 'busy' | 'unknown' }
 
 /**
  * Starts every job on its period. A cluster job runs where its lease is held: the holder renews it each

@@ -11,7 +11,7 @@ import { operationView } from './ledger'
 import { accounts, balanceOperations, groups } from './schema'
 import { accountNotFound } from './service'
 
-export function groupView(g: typeof groups.$inferSelect) {
+function groupView(g: typeof groups.$inferSelect) {
   return {
     id: g.id,
     name: g.name,
@@ -30,7 +30,7 @@ export async function listGroups(ctx: AccountsCtx, brand: Brand) {
   return { rows: rows.map(groupView) }
 }
 
-export interface AccountSettings {
+interface AccountSettings {
   group?: string
   leverage?: number
   enable?: number
@@ -119,7 +119,7 @@ export async function listOperations(
   }
 }
 
-export interface GroupInput {
+interface GroupInput {
   name: string
   account_mode: 'REAL' | 'DEMO'
   currency: string
@@ -130,7 +130,7 @@ export interface GroupInput {
   self_service?: number
 }
 
-export type GroupChanges = Partial<Omit<GroupInput, 'currency' | 'account_mode'>>
+type GroupChanges = Partial<Omit<GroupInput, 'currency' | 'account_mode'>>
 
 const groupExists = (name: string) => refuse('GROUP_EXISTS', `group ${name} already exists in this brand`)
 

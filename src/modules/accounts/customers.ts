@@ -7,7 +7,7 @@ import { refuse } from './errors'
 import { CustomerRegistered, CustomerRegistrationAttempted } from './events'
 import { accounts, customers } from './schema'
 
-export type CustomerRow = typeof customers.$inferSelect
+type CustomerRow = typeof customers.$inferSelect
 
 /** Logins of the accounts a customer owns in the brand. */
 export async function customerAccounts(ctx: AccountsCtx, brandId: number, customerId: number) {

@@ -9,7 +9,7 @@ import { postOperationTx } from './ledger'
 import { accounts, customers, groups } from './schema'
 
 /** The demo groups, customers and accounts (README). Amounts in major units. */
-export const DEMO_ACCOUNTS = {
+const DEMO_ACCOUNTS = {
   groups: [
     { brand: 'Demo', name: 'demo\\USD', mode: 'DEMO', currency: 'USD', leverage: 100, defaultDeposit: 10000 },
     { brand: 'Demo', name: 'real\\USD', mode: 'REAL', currency: 'USD', leverage: 100, defaultDeposit: 0 },

@@ -1,7 +1,7 @@
 import { codeRefusals } from '../../kernel/refusal'
 
 /** What accounts refuses: each code and the status it is answered with (kernel/refusal.ts). */
-export const ACCOUNTS = codeRefusals({
+const ACCOUNTS = codeRefusals({
   ACCOUNT_NOT_FOUND: 404,
   CHANGE_PASSWORD_DISABLED: 403,
   INCORRECT_PASSWORD: 403,

@@ -11,7 +11,7 @@ import { accounts, balanceOperations, groups } from './schema'
 import { accountNotFound } from './service'
 
 export const OPERATIONS = ['OP_BALANCE_IN', 'OP_BALANCE_OUT', 'OP_CREDIT_IN', 'OP_CREDIT_OUT'] as const
-export type Operation = (typeof OPERATIONS)[number]
+type Operation = (typeof OPERATIONS)[number]
 
 export interface BalanceOperationInput {
   brandId: number
@@ -66,7 +66,7 @@ export function operationView(row: OperationRow, currency: string) {
 }
 
 /** A ledger row as `account.balance_operation` carries it: integer minor units with their currency. */
-export function operationEvent(row: OperationRow, currency: string) {
+function operationEvent(row: OperationRow, currency: string) {
   return {
     ...operationFields(row, currency),
     amount_minor: row.amount,
@@ -164,7 +164,7 @@ export interface TransferInput {
   createdBy: string
 }
 
-export const modeMismatch = () =>
+const modeMismatch = () =>
   refuse('ACCOUNT_MODE_MISMATCH', 'value never moves between a DEMO and a REAL account (DESIGN rule 3)')
 
 /**

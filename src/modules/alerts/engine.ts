@@ -15,7 +15,7 @@ import { alertView } from './views'
 /** A transaction may commit a little after its clock stamped updated_at. */
 const RESYNC_OVERLAP_MS = 5000
 /** An alert written (or removed) on an instance other than the engine. */
-export type AlertChange = { row: AlertRow } | { removed: number }
+type AlertChange = { row: AlertRow } | { removed: number }
 
 /** Bus entries of alert writes made on instances other than the engine. */
 export const ALERTS_CHANGED = defineChannel(

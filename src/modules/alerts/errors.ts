@@ -1,7 +1,7 @@
 import { codeRefusals } from '../../kernel/refusal'
 
 /** What alerts refuses: each code and the status it is answered with (kernel/refusal.ts). */
-export const ALERTS = codeRefusals({
+const ALERTS = codeRefusals({
   ALERT_LIMIT_REACHED: 400,
   ALERT_NOT_FOUND: 404,
 })

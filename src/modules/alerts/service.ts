@@ -19,7 +19,7 @@ export interface AlertsServices extends AlertsCtx {
 /** Active alerts a login may keep. */
 export const MAX_ACTIVE_ALERTS = 200
 
-export interface AlertInput {
+interface AlertInput {
   login: number
   symbol: string
   indicator_name?: string

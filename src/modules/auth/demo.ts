@@ -4,7 +4,7 @@ import type { AuthCtx } from './context'
 import { staff } from './schema'
 
 /** The demo staff of the Demo brand (README). */
-export const DEMO_STAFF = [
+const DEMO_STAFF = [
   { brand: 'Demo', login: 1, password: 'manager-pass-1', role: 'MANAGER', name: 'Demo Manager' },
   { brand: 'Demo', login: 2, password: 'admin-pass-1', role: 'ADMIN', name: 'Demo Admin' },
   { brand: 'Demo', login: 3, password: 'dealer-pass-1', role: 'DEALER', name: 'Demo Dealer' },

@@ -7,7 +7,7 @@ import type { AccountsApi } from '../accounts'
 import { staff } from './schema'
 
 const { passwordHash: _s, ...staffColumns } = getTableColumns(staff)
-export type StaffRecord = Omit<typeof staff.$inferSelect, 'passwordHash'>
+type StaffRecord = Omit<typeof staff.$inferSelect, 'passwordHash'>
 
 const staffKey = (id: number) => `staff:v1:${id}`
 

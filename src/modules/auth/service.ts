@@ -20,7 +20,7 @@ function constantTimeEqual(a: string, b: string) {
   return diff === 0
 }
 
-export interface SignInMeta {
+interface SignInMeta {
   ip: string
   requestId: string
 }
@@ -194,7 +194,7 @@ export async function signInStaff(
 
 export const signOut = (ctx: AuthCtx, session: Session) => ctx.tokens.revoke(session)
 
-export interface RegistrationInput {
+interface RegistrationInput {
   email: string
   password: string
   name: string
@@ -218,11 +218,11 @@ export type AttributionResolver = (
 ) => Promise<Record<string, string> | null>
 export const RegistrationAttributionPort = definePort<AttributionResolver>('auth.registration-attribution')
 
-export const bodyAttribution: AttributionResolver = async (_brand, input) =>
+const bodyAttribution: AttributionResolver = async (_brand, input) =>
   input.attribution && Object.keys(input.attribution).length ? input.attribution : null
 
 /** The same answer whether the email was new or already registered (no enumeration through registration). */
-export const REGISTRATION_ACCEPTED = {
+const REGISTRATION_ACCEPTED = {
   status: 'accepted' as const,
   message:
     'Registration accepted. Sign in with POST /customer/sign/in using this email and password. ' +

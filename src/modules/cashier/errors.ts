@@ -1,7 +1,7 @@
 import { codeRefusals } from '../../kernel/refusal'
 
 /** What cashier refuses: each code and the status it is answered with (kernel/refusal.ts). */
-export const CASHIER = codeRefusals({
+const CASHIER = codeRefusals({
   TRANSACTION_NOT_FOUND: 404,
   TRANSACTION_STATE_CONFLICT: 409,
   PAYMENT_NOT_FOUND: 404,

@@ -32,7 +32,7 @@ export const Note = (description: string) => t.String({ maxLength: 500, descript
 export const StaffNote = Note('staff-only note kept in the status history')
 export const Reason = t.String({ minLength: 1, maxLength: 500, description: 'shown to the customer' })
 
-export const History = t.Object({
+const History = t.Object({
   from: Nullable(Int()),
   to: Int(),
   to_name: t.String(),
@@ -40,7 +40,7 @@ export const History = t.Object({
   note: t.String({ description: 'the customer sees notes of the customer and the provider only' }),
   time: Int(),
 })
-export const txFields = {
+const txFields = {
   id: Int(),
   kind: t.UnionEnum(['deposit', 'withdrawal']),
   login: Int(),

@@ -64,7 +64,7 @@ export function staffTxView(r: TxRow, history: HistoryRow[]) {
   }
 }
 
-export async function historyOf(ctx: CashierCtx, ids: number[]) {
+async function historyOf(ctx: CashierCtx, ids: number[]) {
   const out = new Map<number, HistoryRow[]>()
   if (ids.length === 0) return out
   const rows = await ctx.db

@@ -18,7 +18,7 @@ const MAX_ATTEMPTS = 10
  * credits at once; a refund or dispute of a credited deposit takes it back. Whatever does not apply to
  * the current status changes nothing (late, repeated or out-of-order events).
  */
-export async function applyUpdate(
+async function applyUpdate(
   ctx: CashierCtx,
   tx: Tx,
   work: Work,
@@ -83,7 +83,7 @@ const ignored = (row: { status: number }) => ({
  * update and the row's outcome commit together, so a crash before the commit leaves it to be processed
  * again, and after it nothing is done twice.
  */
-export async function processInbox(ctx: CashierCtx, id: number): Promise<string | null> {
+async function processInbox(ctx: CashierCtx, id: number): Promise<string | null> {
   const now = ctx.clock.now()
   const [claimed] = await ctx.db
     .update(cashierInbox)

@@ -3,9 +3,9 @@ import type { CopyCtx } from './context'
 import { copyFollowers, copyMasters } from './schema'
 
 /** The demo master (README): 100004 of master@example.com, public, 20 % profit share. */
-export const DEMO_MASTER_LOGIN = 100004
+const DEMO_MASTER_LOGIN = 100004
 /** The demo customer's DEMO account follows (a profile with defaults; subscribing is the newcomer's step). */
-export const DEMO_FOLLOWER_LOGIN = 100002
+const DEMO_FOLLOWER_LOGIN = 100002
 
 /**
  * The demo master and follower profiles, each only when absent (unique login), so two instances booting

@@ -45,15 +45,15 @@ const settingsFields = {
     description: 'realized loss of copies in a UTC day that halts new copies until the next day; 0 off',
   }),
 }
-export const SettingsBody = t.Partial(t.Object(settingsFields))
+const SettingsBody = t.Partial(t.Object(settingsFields))
 export const FollowerSettingsBody = t.Partial(t.Object(settingsFields), {
   example: { volume_mode: 1, volume_param: 0.5, max_positions: 10 },
 })
-export const Settings = t.Object(settingsFields)
+const Settings = t.Object(settingsFields)
 
 const IgnoredCustomer = t.Optional(Int({ description: 'ignored: ownership comes from the session (rule 9)' }))
 
-export const RewardPolicyBody = t.Object(
+const RewardPolicyBody = t.Object(
   {
     reward_type: Enum(
       4,

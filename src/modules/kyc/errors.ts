@@ -1,7 +1,7 @@
 import { codeRefusals } from '../../kernel/refusal'
 
 /** What kyc refuses: each code and the status it is answered with (kernel/refusal.ts). */
-export const KYC = codeRefusals({
+const KYC = codeRefusals({
   KYC_DOCUMENTS_MISSING: 400,
   KYC_STEP_NOT_FOUND: 404,
   KYC_PROFILE_NOT_FOUND: 404,

@@ -23,7 +23,7 @@ type SymbolColumns = ReturnType<typeof getTableColumns<typeof symbols>>
 const SYMBOL_COLUMNS = Object.entries(getTableColumns(symbols)) as [keyof SymbolColumns, { name: string }][]
 
 /** A symbol as the admin API shows it: every column under its spec 2.8 (snake_case) name, sessions parsed. */
-export function symbolAdminView(row: SymbolRow) {
+function symbolAdminView(row: SymbolRow) {
   const out: Record<string, unknown> = {}
   for (const [key, col] of SYMBOL_COLUMNS) {
     if (key === 'updatedAt') continue
@@ -143,7 +143,7 @@ export async function groupTradingSettings(ctx: MarketCtx, brand: Brand, groupId
   return { securities: secs.map(securityView), overrides: overrides.map(overrideView) }
 }
 
-export interface SecurityInput {
+interface SecurityInput {
   show: number
   trade: number
   lot_min: number
@@ -203,7 +203,7 @@ export async function putSecurity(
   return securityView(row)
 }
 
-export interface OverrideInput {
+interface OverrideInput {
   spread?: number | null
   spread_balance?: number | null
   margin_divider?: number | null

@@ -9,7 +9,7 @@ const HOUR = 3600
 const DAY = 86400
 
 /** Candle history of one symbol from the simulator: D1 for `days`, H1 for the last 30 days, M1 for 48 hours. */
-export function simulateHistory(
+function simulateHistory(
   s: Pick<typeof symbols.$inferSelect, 'symbol' | 'digits' | 'simPrice' | 'simVolatility'>,
   nowSeconds: number,
   seed: number,

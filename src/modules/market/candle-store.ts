@@ -4,7 +4,7 @@ import { type Bar, BarBuilder, bucket, type Timeframe } from './domain/candles'
 import { candles } from './schema'
 
 /** `hourClosed`: the bar was the last of its hour (the tick that closed it is in a later hour). */
-export type ClosedBarListener = (symbol: string, bar: Bar, hourClosed: boolean) => void
+type ClosedBarListener = (symbol: string, bar: Bar, hourClosed: boolean) => void
 
 /**
  * Aggregates ticks into M1 bars and writes a bar when its minute closes, rolling it up into H1 and D1 in

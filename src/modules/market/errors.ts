@@ -1,7 +1,7 @@
 import { codeRefusals } from '../../kernel/refusal'
 
 /** What market refuses: each code and the status it is answered with (kernel/refusal.ts). */
-export const MARKET = codeRefusals({
+const MARKET = codeRefusals({
   SYMBOL_NOT_FOUND: 404,
   GROUP_NOT_FOUND: 404,
   SYMBOL_EXISTS: 409,

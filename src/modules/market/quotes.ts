@@ -29,7 +29,7 @@ const REMOTE_FRESH_MS = 250
  * A bus reader that has not completed a read for this long is cut off (a healthy idle reader completes
  * a blocking read every second): its prices may be stale (docs/adr/0014).
  */
-export const STALE_AFTER_MS = 3000
+const STALE_AFTER_MS = 3000
 /** Ticks on the bus: hot (tens of thousands a second), so typed by its publisher here, not checked. */
 export const TICKS = defineChannel<TicksEntry>('market.ticks')
 

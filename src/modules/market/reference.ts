@@ -7,9 +7,9 @@ import { groupQuote } from './domain/pricing'
 import type { DaySessions } from './domain/sessions'
 import { groupSecurities, groupSymbols, symbols } from './schema'
 
-export type SymbolRow = typeof symbols.$inferSelect
-export type SecurityRow = typeof groupSecurities.$inferSelect
-export type OverrideRow = typeof groupSymbols.$inferSelect
+type SymbolRow = typeof symbols.$inferSelect
+type SecurityRow = typeof groupSecurities.$inferSelect
+type OverrideRow = typeof groupSymbols.$inferSelect
 
 export interface SymbolInfo extends SymbolRow {
   sessionList: DaySessions[]

@@ -14,7 +14,7 @@ const HOUR = 3600
 const watchError = (m: string) => refuse('INVALID_ADD_SYMBOL_TO_MARKET_WATCH', m)
 
 /** The account and group a market request names; another login answers 403 USER_NOT_FOUND_OR_INCORRECT. */
-export const marketAccount = (ctx: MarketCtx, brand: Brand, session: Session, login: number) =>
+const marketAccount = (ctx: MarketCtx, brand: Brand, session: Session, login: number) =>
   ctx.accounts.loadAccountViewAs(brand, session, login, () =>
     refuse('USER_NOT_FOUND_OR_INCORRECT', 'login not found for this session'),
   )

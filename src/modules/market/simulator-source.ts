@@ -9,7 +9,7 @@ interface PathState {
 }
 
 /** Mid price -> raw two-sided quote with the symbol's spread (at least one point). */
-export function simulatedQuote(info: SymbolInfo, mid: number) {
+function simulatedQuote(info: SymbolInfo, mid: number) {
   const pt = 10 ** -info.digits
   const spread = Math.max(1, info.spread || info.simSpread) * pt
   const f = 10 ** info.digits

@@ -17,7 +17,7 @@ import { refuse } from './errors'
 import { notifications } from './schema'
 
 /** A row of GET /notify/list, in the order of STRUCTURE. */
-export type NotificationRow = [
+type NotificationRow = [
   number,
   string,
   { title: string; body: string },

@@ -23,7 +23,7 @@ export interface PropApiData {
   idempotency_key: string | null
 }
 
-export interface OpenedAccount {
+interface OpenedAccount {
   login: number
   group: string
   currency: string

@@ -10,7 +10,7 @@ const EVAL = 'prop\\eval\\USD'
 const FUNDED_GROUP = 'prop\\funded\\USD'
 
 /** The demo programs (README): a free trial, a two-step and a one-step challenge in USD. */
-export const DEMO_PROGRAMS: { name: string; description: string; price: number; steps: ProgramStep[] }[] = [
+const DEMO_PROGRAMS: { name: string; description: string; price: number; steps: ProgramStep[] }[] = [
   {
     name: 'Free Trial 10k',
     description: 'One evaluation phase to try the rules; no funded account',

@@ -14,11 +14,7 @@ type DayRow = typeof propDays.$inferSelect
 import { daySnapshots, type Figures, type PhaseRow, recordBreach } from './state'
 
 /** Trading days of a phase: local days with a position opened (or opened or closed, per the rules). */
-export function tradingDays(
-  rules: PhaseRules,
-  zone: string,
-  positions: { openTime: number; closeTime: number }[],
-) {
+function tradingDays(rules: PhaseRules, zone: string, positions: { openTime: number; closeTime: number }[]) {
   const days = new Set<string>()
   for (const p of positions) {
     days.add(localDay(p.openTime, zone))

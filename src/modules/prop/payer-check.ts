@@ -3,7 +3,7 @@ import type { PropCtx } from './context'
 import type { PropCode } from './errors'
 
 /** Why an account cannot pay a program's fee: the code of spec 7.4 (its status: errors.ts) and a message. */
-export interface PayerProblem {
+interface PayerProblem {
   code: PropCode
   message: string
 }

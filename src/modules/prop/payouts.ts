@@ -10,7 +10,7 @@ import { propPayouts, propPhases, propPrograms, propPurchases } from './schema'
 
 type PayoutRow = typeof propPayouts.$inferSelect
 
-export function payoutView(p: PayoutRow, currency: string) {
+function payoutView(p: PayoutRow, currency: string) {
   return {
     id: p.id,
     seq: p.seq,

@@ -7,7 +7,7 @@ import { propPurchases } from './schema'
 export type PurchaseRow = typeof propPurchases.$inferSelect
 
 /** The next action of a purchase whose rollbacks are taken but not all done yet. */
-export const ROLLBACK_PENDING = 'ROLLBACK_PENDING'
+const ROLLBACK_PENDING = 'ROLLBACK_PENDING'
 
 /** How long a purchase may stay between steps before the recovery job ends it (a live one takes < 1 s). */
 export const PURCHASE_STALE_MS = 120_000
@@ -24,7 +24,7 @@ export class PurchaseCompleted extends Error {
 }
 
 /** Another (the recovery job, or the request itself) moved the purchase first: this step does not count. */
-export class PurchaseMoved extends Error {
+class PurchaseMoved extends Error {
   constructor(id: number) {
     super(`purchase ${id} moved on`)
     this.name = 'PurchaseMoved'
@@ -58,7 +58,7 @@ export async function advance(
 }
 
 /** The step a purchase stopped before, read from what it recorded (each step records itself atomically). */
-export function stepAfter(row: PurchaseRow): FailedStep {
+function stepAfter(row: PurchaseRow): FailedStep {
   if (row.status === PURCHASE.pending) return row.amountMinor > 0 ? 'payment' : 'account'
   if (row.status === PURCHASE.paid) return 'account'
   return row.initialBalanceOrder === null ? 'initial_balance' : 'challenge'

@@ -5,7 +5,7 @@ import { CHALLENGE_NAMES, PURCHASE_NAMES } from './domain/purchase'
 const Nullable = <T extends Parameters<typeof t.Union>[0][number]>(s: T) => t.Union([s, t.Null()])
 const Time = (d = 'epoch seconds') => Int({ description: d })
 
-export const Rules = t.Object(
+const Rules = t.Object(
   {
     profit_target_pct: t.Number({
       minimum: 0,
@@ -49,7 +49,7 @@ export const Rules = t.Object(
   { title: 'PropRules' },
 )
 
-export const Step = t.Object({
+const Step = t.Object({
   account_group: t.String({
     minLength: 1,
     maxLength: 64,

@@ -58,7 +58,7 @@ export function challengeView(c: ChallengeRow) {
 }
 
 /** latest_metric of 2.15: the figures now, in the account currency. */
-export function latestMetric(rules: PhaseRules, s: PhaseState, currency: string) {
+function latestMetric(rules: PhaseRules, s: PhaseState, currency: string) {
   const m = (x: number) => fromMinor(x, currency)
   return {
     balance: m(s.balance),

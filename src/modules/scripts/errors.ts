@@ -1,7 +1,7 @@
 import { codeRefusals } from '../../kernel/refusal'
 
 /** What scripts refuses: each code and the status it is answered with (kernel/refusal.ts). */
-export const SCRIPTS = codeRefusals({
+const SCRIPTS = codeRefusals({
   INVALID_ADD_SCRIPT: 500,
   INVALID_UPDATE_SCRIPT: 500,
   SCRIPT_NOT_FOUND: 404,

@@ -7,7 +7,7 @@ import { refuse } from './errors'
 import { scripts } from './schema'
 
 /** Scripts a login may keep; a client that needs more deletes old ones. */
-export const MAX_SCRIPTS_PER_LOGIN = 100
+const MAX_SCRIPTS_PER_LOGIN = 100
 
 const view = (s: typeof scripts.$inferSelect) => ({
   id: s.id,
@@ -43,14 +43,14 @@ export async function listScripts(ctx: ScriptsCtx, brand: Brand, session: Sessio
 }
 
 /** Source text a script may hold, in bytes of UTF-8 (a character can take up to four). */
-export const MAX_SOURCE_BYTES = 65_536
+const MAX_SOURCE_BYTES = 65_536
 
 function checkSource(script: string) {
   const bytes = Buffer.byteLength(script, 'utf8')
   if (bytes > MAX_SOURCE_BYTES) throw invalid(`script: ${bytes} bytes of UTF-8; at most ${MAX_SOURCE_BYTES}`)
 }
 
-export interface ScriptInput {
+interface ScriptInput {
   login: number
   name: string
   script: string

@@ -21,7 +21,7 @@ const OWN_LOGIN = mergeResponses(TRADING.responses('accountNotFound'), { 404: ['
 /** A client's own trade on an account whose copy subscription's master forbids it (copy trading). */
 const OWN_LOGIN_MANUAL = mergeResponses(OWN_LOGIN, TRADING.responses('manualTradingDisabled'))
 
-export const Order = t.Object(
+const Order = t.Object(
   {
     order: Int({ description: 'ticket' }),
     login: Int(),

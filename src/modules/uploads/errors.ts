@@ -1,7 +1,7 @@
 import { codeRefusals } from '../../kernel/refusal'
 
 /** What uploads refuses: each code and the status it is answered with (kernel/refusal.ts). */
-export const UPLOADS = codeRefusals({
+const UPLOADS = codeRefusals({
   PAYLOAD_TOO_LARGE: 413,
   FILE_NOT_FOUND: 404,
 })

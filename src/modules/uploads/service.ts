@@ -19,7 +19,7 @@ export const PURPOSES = ['account_avatar', 'kyc_document', 'attachment'] as cons
 export type Purpose = (typeof PURPOSES)[number]
 
 /** Uploads belong to the session's principal: 1 account login, 2 customer, 3 staff member. */
-export function ownerOf(session: Session): { scope: number; ownerId: number } {
+function ownerOf(session: Session): { scope: number; ownerId: number } {
   if (session.type === 'SESSION_USER') return { scope: 1, ownerId: session.login! }
   if (session.type === 'SESSION_CUSTOMER') return { scope: 2, ownerId: session.customerId! }
   return { scope: 3, ownerId: session.staffId! }
@@ -27,7 +27,7 @@ export function ownerOf(session: Session): { scope: number; ownerId: number } {
 
 type UploadRow = typeof uploads.$inferSelect
 
-export const listEntry = (r: UploadRow) => ({
+const listEntry = (r: UploadRow) => ({
   uuid: r.uuid,
   file_name: r.fileName,
   original_name: r.originalName,

@@ -1,7 +1,7 @@
 /** The cabinet's API on its own host: the session is an HttpOnly cookie, so requests carry no token. */
 export class Unauthorized extends Error {}
 
-export interface Problem {
+interface Problem {
   error: string
   message?: string
 }
@@ -22,7 +22,7 @@ export async function api<T>(path: string, init: { method?: string; body?: unkno
   return data as T
 }
 
-export type RangeName = 'today' | '7d' | '30d' | '90d' | 'mtd' | 'ytd' | 'custom'
+type RangeName = 'today' | '7d' | '30d' | '90d' | 'mtd' | 'ytd' | 'custom'
 export const RANGES: { value: RangeName; label: string }[] = [
   { value: 'today', label: 'Today' },
   { value: '7d', label: 'Last 7 days' },

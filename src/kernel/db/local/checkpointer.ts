@@ -1,6 +1,6 @@
 import type { CheckpointWorkerMessage } from './checkpoint-worker'
 
-export interface CheckpointResult {
+interface CheckpointResult {
   /** 1 when another checkpoint held the lock */
   busy: number
   /** frames in the WAL */

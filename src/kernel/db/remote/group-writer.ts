@@ -159,7 +159,7 @@ const TIMED_OUT = 'the transaction held its turn too long and was rolled back'
  * One member of a batch: what `transaction()` hands its caller. Its statements run under its own
  * savepoint; `commit` resolves once the whole batch has committed, `rollback` undoes only its own work.
  */
-export class GroupTx {
+class GroupTx {
   private materialized = false
   private state: 'open' | 'commit' | 'rollback' = 'open'
   private timedOut = false

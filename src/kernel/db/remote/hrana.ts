@@ -12,7 +12,7 @@ import * as hrana from '@libsql/hrana-client'
  * core (ADR 0019).
  */
 
-export type Transport = 'ws' | 'http'
+type Transport = 'ws' | 'http'
 
 /** libsql:, ws:, wss: speak WebSockets (one socket, streams kept open); http:, https: speak HTTP. */
 export function transportOf(url: string): { url: string; transport: Transport } {

@@ -2,7 +2,7 @@ import type { Session } from '../../../kernel/auth/session'
 import { isStaff } from '../../../kernel/auth/session'
 
 /** How an account read is scoped for a session: the login to read and the owner predicate to enforce. */
-export type AccountScope =
+type AccountScope =
   | { kind: 'login'; login: number; customerId?: number }
   | { kind: 'only-account-of-customer'; customerId: number }
   | { kind: 'invalid'; message: string }

@@ -1,5 +1,5 @@
 /** The leverage steps trading platforms offer (1:1 .. 1:1000). */
-export const LEVERAGE_STEPS = [1, 2, 5, 10, 20, 25, 30, 33, 50, 66, 100, 200, 300, 400, 500, 1000] as const
+const LEVERAGE_STEPS = [1, 2, 5, 10, 20, 25, 30, 33, 50, 66, 100, 200, 300, 400, 500, 1000] as const
 
 /**
  * What a customer may choose for a new account of a group: the standard steps up to the group's

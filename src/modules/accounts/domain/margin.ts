@@ -1,7 +1,7 @@
 import { roundToCurrency } from './money'
 
 /** Figures of an account in its currency (major units). */
-export interface MarginInputs {
+interface MarginInputs {
   balance: number
   credit: number
   /** Floating profit of open positions, already converted to the account currency. */

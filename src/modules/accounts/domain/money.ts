@@ -21,7 +21,7 @@ export function toMinor(amount: number, currency: string): number | null {
  * Decimal places of a number as written: JavaScript prints the shortest text that reads back as the same
  * double, so 20.01 has 2 and 5000.004 has 3, whatever the binary error of the double underneath.
  */
-export function decimalsOf(x: number): number {
+function decimalsOf(x: number): number {
   const m = /^(\d+)(?:\.(\d+))?(?:e([+-]\d+))?$/.exec(String(Math.abs(x)))
   if (!m) return Number.POSITIVE_INFINITY
   return Math.max(0, (m[2]?.length ?? 0) - Number(m[3] ?? 0))

@@ -45,7 +45,7 @@ export interface AlertSpec {
   referencePrice: number
 }
 
-export type Kind = 'level' | 'cross' | 'channel' | 'cross_any'
+type Kind = 'level' | 'cross' | 'channel' | 'cross_any'
 const KIND: Record<number, Kind> = {
   0: 'level',
   1: 'level',
@@ -59,7 +59,7 @@ const KIND: Record<number, Kind> = {
   9: 'level',
   10: 'level',
 }
-export const kindOf = (condition: number) => KIND[condition]
+const kindOf = (condition: number) => KIND[condition]
 
 /** Drops binary floating-point residue (1.1 * 1.01 is 1.1110000000000002); prices have at most 8 digits. */
 const clean = (x: number) => Math.round(x * 1e10) / 1e10
@@ -87,7 +87,7 @@ const firesUp = (c: number) =>
   c === CONDITIONS.MOVE_UP_AMOUNT
 
 /** Whether price p is in the condition's region (where it fires when armed). Not used for CROSS_ANY. */
-export function inRegion(a: AlertSpec, p: number): boolean {
+function inRegion(a: AlertSpec, p: number): boolean {
   if (a.condition === CONDITIONS.CHANNEL_ENTER) return p >= a.channelLow && p <= a.channelHigh
   if (a.condition === CONDITIONS.CHANNEL_EXIT) return p < a.channelLow || p > a.channelHigh
   const level = levelOf(a)

@@ -12,7 +12,7 @@ export const STATUS = {
   manual_review: 9,
 } as const
 export type StatusName = keyof typeof STATUS
-export type Status = (typeof STATUS)[StatusName]
+type Status = (typeof STATUS)[StatusName]
 export const STATUS_NAMES = Object.keys(STATUS) as StatusName[]
 export const statusName = (s: number): StatusName => STATUS_NAMES[s] ?? 'created'
 
@@ -26,7 +26,7 @@ const WITHDRAWAL_NAMES = {
   [STATUS.credited]: 'paid',
   [STATUS.failed]: 'payout_failed',
 } as const
-export type WithdrawalName = (typeof WITHDRAWAL_NAMES)[keyof typeof WITHDRAWAL_NAMES]
+type WithdrawalName = (typeof WITHDRAWAL_NAMES)[keyof typeof WITHDRAWAL_NAMES]
 export const TX_STATUS_NAMES = [...STATUS_NAMES, ...Object.values(WITHDRAWAL_NAMES)] as (
   | StatusName
   | WithdrawalName
@@ -99,7 +99,7 @@ const WITHDRAWAL: Table = {
   [S.provider_confirmed]: { paid: S.credited, payout_failed: S.failed },
 }
 
-export type Kind = 'deposit' | 'withdrawal'
+type Kind = 'deposit' | 'withdrawal'
 
 /** The status after `action`, or null when the action does not apply (the caller changes nothing). */
 export function next(kind: Kind, from: number, action: Action): Status | null {

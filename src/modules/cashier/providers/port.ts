@@ -2,7 +2,7 @@ import { hmacHex } from '../../../kernel/hmac'
 import type { ProviderUpdate } from '../domain/status'
 
 /** A deposit handed to a provider module. Amounts in minor units. */
-export interface DepositStart {
+interface DepositStart {
   transactionId: number
   brandId: number
   amount: number
@@ -55,7 +55,7 @@ export interface PaymentProvider {
 }
 
 /** A payment as the simulated provider keeps it. */
-export interface SimulatedPayment {
+interface SimulatedPayment {
   token: string
   reference: string
   amount: number
@@ -63,7 +63,7 @@ export interface SimulatedPayment {
 }
 
 /** How a provider signs and shapes its webhooks (the sandbox page sends them in the provider's scheme). */
-export interface WebhookSimulator {
+interface WebhookSimulator {
   body(eventId: string, update: 'pending' | 'confirmed' | 'failed' | 'refunded', p: SimulatedPayment): string
   headers(secret: string, body: string, nowMs: number): Record<string, string>
 }

@@ -3,7 +3,7 @@ import type { ProviderUpdate } from '../domain/status'
 import { constantTimeEqual, type HostedPayments, hmacHex, type PaymentProvider } from './port'
 
 /** Seconds a signed webhook stays acceptable (replays of older ones are refused). */
-export const SANDBOX_TOLERANCE_S = 300
+const SANDBOX_TOLERANCE_S = 300
 
 /** `t=<unix>,v1=<hex HMAC-SHA256(secret, t + "." + body)>` (the scheme Stripe made common). */
 export function signSandbox(secret: string, body: string, unixSeconds: number) {

@@ -5,7 +5,7 @@ import { copyLinks, copyRecords } from '../schema'
 import { refusalReason } from './refusals'
 
 /** A close that failed (market closed, a stale price) is tried again by the reconcile job after this. */
-export const CLOSE_RETRY_MS = 10_000
+const CLOSE_RETRY_MS = 10_000
 
 type Link = typeof copyLinks.$inferSelect
 

@@ -158,7 +158,7 @@ export function flowConsumer(ctx: CopyCtx): Consumer<PayloadOf<typeof BalanceOpe
 }
 
 /** One balance operation's effect on the follower's live subscriptions, in the caller's transaction. */
-export async function applyFlowTx(
+async function applyFlowTx(
   ctx: CopyCtx,
   tx: Tx,
   e: DeliveredEvent<PayloadOf<typeof BalanceOperation>>,

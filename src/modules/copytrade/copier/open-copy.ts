@@ -15,7 +15,7 @@ import { refusalReason } from './refusals'
 import { accrueTx, settleSoon } from './rewards'
 
 /** How long one executor holds a link it opens; after it another (the reconcile job) may take it over. */
-export const OPEN_LEASE_MS = 15_000
+const OPEN_LEASE_MS = 15_000
 const CHUNK = 400
 /** Links per statement when their outcomes are recorded (records have 21 columns: 2,100 values). */
 const FINISH_CHUNK = 100
@@ -27,10 +27,10 @@ type Sub = typeof copySubscriptions.$inferSelect
  * The key of a link's open record: one per decision. `resync` is 0 for the fan-out's links, 1 for those a
  * resync made, and grows by 2 each time a resync revives a skipped link (a new decision, a new record).
  */
-export const recordKey = (l: Pick<Link, 'id' | 'resync'>) =>
+const recordKey = (l: Pick<Link, 'id' | 'resync'>) =>
   l.resync > 1 ? `open:${l.id}:${l.resync}` : `open:${l.id}`
 
-export const openKey = (l: Pick<Link, 'subscriptionId' | 'masterTicket'>) =>
+const openKey = (l: Pick<Link, 'subscriptionId' | 'masterTicket'>) =>
   `copy:${l.subscriptionId}:${l.masterTicket}:open`
 
 interface Outcome {

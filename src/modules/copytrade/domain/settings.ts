@@ -1,10 +1,10 @@
 import { z } from 'zod'
 
 /** Spec 2.16.1 enumerations. */
-export const COPY_MODE = { FULL_SYNC: 0, OPEN_ONLY: 1, CLOSE_ONLY: 2 } as const
+const COPY_MODE = { FULL_SYNC: 0, OPEN_ONLY: 1, CLOSE_ONLY: 2 } as const
 export const VOLUME_MODE = { FIXED: 0, MULTIPLIER: 1, EQUITY_RATIO: 2, BALANCE_RATIO: 3 } as const
-export const SYMBOLS_MODE = { ALL: 0, INCLUDE: 1, EXCLUDE: 2 } as const
-export const FOLLOWER_MODES = { REAL_ONLY: 0, DEMO_ONLY: 1, REAL_AND_DEMO: 2 } as const
+const SYMBOLS_MODE = { ALL: 0, INCLUDE: 1, EXCLUDE: 2 } as const
+const FOLLOWER_MODES = { REAL_ONLY: 0, DEMO_ONLY: 1, REAL_AND_DEMO: 2 } as const
 export const MANUAL_TRADING = { DISABLED: 0, ALLOW_NON_COPIED: 1, ALLOW_ALL: 2 } as const
 
 /**

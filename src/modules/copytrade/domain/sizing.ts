@@ -1,7 +1,7 @@
 import { VOLUME_MODE } from './settings'
 
 /** What the volume of a copy depends on; money in major units of each account's currency. */
-export interface SizingInput {
+interface SizingInput {
   mode: number
   param: number
   /** The master position's volume (hundredths of a lot). */
@@ -17,7 +17,7 @@ export interface SizingInput {
   lot: { lotMin: number; lotMax: number; lotStep: number }
 }
 
-export type Sizing =
+type Sizing =
   | { ok: true; volume: number; raw: number }
   | { ok: false; reason: 'VOLUME_BELOW_MINIMUM' | 'NO_CONVERSION_RATE' | 'NO_MASTER_FUNDS'; message: string }
 

@@ -1,5 +1,5 @@
 /** A master's statistics as kept in copy_masters (minor units of the master's currency). */
-export interface MasterStats {
+interface MasterStats {
   trades: number
   wins: number
   pnlMinor: number

@@ -4,7 +4,7 @@ import { codeRefusals } from '../../../kernel/refusal'
  * Spec 7.5's codes with the HTTP status chosen for each (the spec leaves them open), and the codes this
  * module adds. The routes document the same table (route-common.ts `err`, README.md).
  */
-export const COPY_CODES = {
+const COPY_CODES = {
   INVALID_CUSTOMER_SESSION: 403,
   INVALID_ACCOUNT: 403,
   MASTER_ACCOUNT_MUST_BE_REAL: 400,
@@ -32,7 +32,7 @@ export const COPY_CODES = {
 export type CopyCode = keyof typeof COPY_CODES
 
 /** Copy trading's refusals (kernel/refusal.ts): each code its own kind, answered with its status above. */
-export const COPY = codeRefusals(COPY_CODES)
+const COPY = codeRefusals(COPY_CODES)
 
 export const copyError = (code: CopyCode, message: string) => COPY.refuse(code, message)
 

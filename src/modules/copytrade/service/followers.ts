@@ -23,7 +23,7 @@ export async function parseSettings(ctx: CopyCtx, input: Record<string, unknown>
   return r.data
 }
 
-export function followerView(f: typeof copyFollowers.$inferSelect, mode: string) {
+function followerView(f: typeof copyFollowers.$inferSelect, mode: string) {
   return {
     login: f.login,
     account_mode: mode,

@@ -31,7 +31,7 @@ export const SORT_KEYS = [
   'created',
 ] as const satisfies readonly (keyof typeof SORTS)[]
 
-export interface MarketQuery {
+interface MarketQuery {
   sort?: keyof typeof SORTS
   order?: 'asc' | 'desc'
   currency?: string

@@ -13,7 +13,7 @@ export interface Owner {
   customerId: number
 }
 
-export interface MasterInput {
+interface MasterInput {
   login?: number
   name?: string
   description?: string
@@ -111,7 +111,7 @@ export async function masterById(ctx: CopyCtx, brandId: number, id: number) {
 }
 
 /** The customer's own master (rule 1): another customer's is PERMISSION_DENIED. */
-export async function ownMaster(ctx: CopyCtx, o: Owner, id: number) {
+async function ownMaster(ctx: CopyCtx, o: Owner, id: number) {
   const m = await masterById(ctx, o.brandId, id)
   if (m.customerId !== o.customerId) throw copyError('PERMISSION_DENIED', `master ${id} is not yours`)
   return m

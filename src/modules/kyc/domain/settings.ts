@@ -21,7 +21,7 @@ const Question = z.object({
   /** `boolean` questions that must be answered true (a risk acknowledgement). */
   must_be_true: z.boolean().optional(),
 })
-export type Question = z.infer<typeof Question>
+type Question = z.infer<typeof Question>
 
 const Step = z.object({
   code: z.string().regex(/^[a-z][a-z_]{0,31}$/),
@@ -38,7 +38,6 @@ const Step = z.object({
     })
     .optional(),
 })
-export type StepDef = z.infer<typeof Step>
 
 /**
  * What KYC lets a customer do before and after approval, per brand: deposits up to a total per currency
@@ -49,7 +48,6 @@ const Tiers = z.object({
   deposit_unlimited_after: z.array(z.string()).default([]),
   withdrawal_after: z.array(z.string()).default([]),
 })
-export type Tiers = z.infer<typeof Tiers>
 
 export const KycSettings = z
   .object({ steps: z.array(Step).min(1).max(20), tiers: Tiers })

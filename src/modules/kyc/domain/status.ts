@@ -24,7 +24,7 @@ export type DocumentStatus = (typeof DOCUMENT_STATUSES)[number]
 export const RISK_LEVELS = ['unassessed', 'low', 'medium', 'high'] as const
 export type RiskLevel = (typeof RISK_LEVELS)[number]
 
-export type StepAction = 'attach' | 'submit' | 'review' | 'approve' | 'reject' | 'resubmit' | 'expire'
+type StepAction = 'attach' | 'submit' | 'review' | 'approve' | 'reject' | 'resubmit' | 'expire'
 
 /** Where each action may start from; `rejected` is final (a customer turned down is not reconsidered here). */
 const STEP_FROM: Record<StepAction, readonly StepStatus[]> = {

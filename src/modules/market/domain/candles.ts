@@ -1,5 +1,5 @@
 export type Timeframe = 'M1' | 'H1' | 'D1'
-export const TIMEFRAME_SECONDS: Record<Timeframe, number> = { M1: 60, H1: 3600, D1: 86400 }
+const TIMEFRAME_SECONDS: Record<Timeframe, number> = { M1: 60, H1: 3600, D1: 86400 }
 
 export interface Bar {
   time: number

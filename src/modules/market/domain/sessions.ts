@@ -1,5 +1,5 @@
 /** One trading interval of a day, server time (UTC). close_hour 24 means midnight at the end of the day. */
-export interface SessionInterval {
+interface SessionInterval {
   open_hour: number
   open_min: number
   close_hour: number

@@ -20,7 +20,7 @@ export const PurchaseLimits = z
 export type PurchaseLimits = z.infer<typeof PurchaseLimits>
 
 /** A free program whose staff set no limits: one trial per 30 days, one in progress at a time. */
-export const FREE_PROGRAM_LIMITS: PurchaseLimits = { per_period: 1, period_days: 30, active: 1 }
+const FREE_PROGRAM_LIMITS: PurchaseLimits = { per_period: 1, period_days: 30, active: 1 }
 
 /** The limits that apply: the program's own, or for a free program without any, FREE_PROGRAM_LIMITS. */
 export const effectiveLimits = (stored: PurchaseLimits | null, priceMinor: number): PurchaseLimits =>

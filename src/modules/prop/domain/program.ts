@@ -3,7 +3,7 @@ import { PurchaseLimits } from './limits'
 import { isZone, PhaseRules } from './rules'
 
 /** phase_type of a step (2.14): 0 evaluation, 1 funded. */
-export const EVALUATION = 0
+const EVALUATION = 0
 export const FUNDED = 1
 
 export const ProgramStep = z.object({

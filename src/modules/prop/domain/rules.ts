@@ -46,7 +46,7 @@ export interface PhaseState {
   daysElapsed: number
 }
 
-export type Rule = 'daily_loss' | 'total_loss' | 'max_trading_days'
+type Rule = 'daily_loss' | 'total_loss' | 'max_trading_days'
 
 export interface Breach {
   rule: Rule
@@ -60,12 +60,12 @@ export interface Breach {
 
 const pctOf = (base: number, pct: number) => Math.round((base * pct) / 100)
 
-export function dailyFloor(r: PhaseRules, s: PhaseState) {
+function dailyFloor(r: PhaseRules, s: PhaseState) {
   const limit = pctOf(s.initialBalance, r.daily_loss_pct)
   return { anchor: s.dayStartEquity, limit, floor: s.dayStartEquity - limit }
 }
 
-export function totalFloor(r: PhaseRules, s: PhaseState) {
+function totalFloor(r: PhaseRules, s: PhaseState) {
   const limit = pctOf(s.initialBalance, r.total_loss_pct)
   const anchor =
     r.total_loss_mode === 'trailing' ? Math.max(s.initialBalance, s.highestEodBalance) : s.initialBalance
@@ -120,7 +120,7 @@ export function headroom(
   return s.equity - level
 }
 
-export function profitTargetMet(r: PhaseRules, s: PhaseState) {
+function profitTargetMet(r: PhaseRules, s: PhaseState) {
   return (
     r.profit_target_pct > 0 && s.balance - s.initialBalance >= pctOf(s.initialBalance, r.profit_target_pct)
   )

@@ -20,7 +20,7 @@ import type { OrderRow } from './positions'
 
 const noExposure = (): Exposure => ({ floatingProfit: 0, margin: 0, commission: 0, storage: 0 })
 
-export interface PricedPosition {
+interface PricedPosition {
   order: OrderRow
   gs: GroupSymbol
   quote: Quote
@@ -93,23 +93,11 @@ export async function pricePositions(
   return out
 }
 
-export function sumExposure(priced: PricedPosition[], currency: string): Exposure {
-  const e = noExposure()
-  for (const p of priced) {
-    e.floatingProfit += p.profit
-    e.margin += p.margin
-    e.commission += fromMinor(p.order.commission, currency)
-    e.storage += fromMinor(p.order.storage, currency)
-  }
-  e.floatingProfit = roundToCurrency(e.floatingProfit, currency)
-  return e
-}
-
 /**
  * Exposure of holdings at the group's current quotes (see domain/holdings: exact for the sum of the
  * positions, one pricing per symbol and direction). Null when a conversion rate is missing.
  */
-export function holdingsExposure(
+function holdingsExposure(
   p: Pricing,
   leverage: number,
   group: Pick<GroupRecord, 'id' | 'currency'>,
@@ -148,16 +136,6 @@ export function marginOf(
       group.currency,
     )
   )
-}
-
-/** Margin figures of an account once `holdings` are its open positions. */
-export async function marginWith(
-  ctx: TradingCtx,
-  a: { balance: number; credit: number; leverage: number },
-  group: Pick<GroupRecord, 'id' | 'currency'>,
-  holdings: Holding[],
-) {
-  return marginOf(await pricing(ctx, [group.id]), a, group, holdings)
 }
 
 /** Live exposure of an account from its holdings (cached read model). */

@@ -17,7 +17,7 @@ export async function holdingsOf(q: Queryable, logins: number[]): Promise<Map<nu
   return out
 }
 
-export interface AccountFunds extends Funds {
+interface AccountFunds extends Funds {
   holdings: Holding[]
 }
 

@@ -3,7 +3,7 @@ import type { Tx } from '../../../kernel/db/client'
 import { assertSameRequest, fingerprint } from '../../../kernel/http/idempotency'
 import { tradeRequests } from '../schema'
 
-export type TradeKind = 'open' | 'close' | 'modify' | 'cancel'
+type TradeKind = 'open' | 'close' | 'modify' | 'cancel'
 
 /** An idempotency key with the fingerprint of the request it names. */
 export interface TradeKey {

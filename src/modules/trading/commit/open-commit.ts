@@ -118,7 +118,7 @@ async function commitOpens(ctx: TradingCtx, tx: Tx, all: OpenRequest[]): Promise
   })
 }
 
-export const parentClosed = (ticket: number) =>
+const parentClosed = (ticket: number) =>
   refuse('parentClosed', `order ${ticket} is no longer open: nothing opened`)
 
 /** The states of the orders some requests depend on (OpenRequest.whileOpen), read in the commit. */

@@ -1,7 +1,7 @@
 import { isBuy, point, roundTo } from './formulas'
 
 /** A refusal with the message the client sees (OPEN_ORDER_ERROR / INCORRECT_SL_TP). */
-export type Check = { ok: true } | { ok: false; message: string }
+type Check = { ok: true } | { ok: false; message: string }
 const fail = (message: string): Check => ({ ok: false, message })
 const OK: Check = { ok: true }
 

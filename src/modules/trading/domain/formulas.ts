@@ -19,11 +19,11 @@ export interface SymbolSpec {
   swapShort: number
 }
 
-export const MARGIN_MODE = { FOREX: 0, CFD: 1, FUTURES: 2, CFD_INDEX: 3, CFD_LEVERAGE: 4 } as const
-export const PROFIT_MODE = { FOREX: 0, CFD: 1, FUTURES: 2 } as const
+const MARGIN_MODE = { FOREX: 0, CFD: 1, FUTURES: 2, CFD_INDEX: 3, CFD_LEVERAGE: 4 } as const
+const PROFIT_MODE = { FOREX: 0, CFD: 1, FUTURES: 2 } as const
 
 export const isBuy = (cmd: number) => cmd % 2 === 0
-export const lots = (volume: number) => volume / 100
+const lots = (volume: number) => volume / 100
 export const point = (digits: number) => 10 ** -digits
 export const roundTo = (x: number, digits: number) => Math.round(x * 10 ** digits) / 10 ** digits
 
@@ -36,7 +36,7 @@ export const roundTo = (x: number, digits: number) => Math.round(x * 10 ** digit
  * - CFD leverage: lots * contract_size * price / leverage                       (profit currency)
  * then divided by margin_divider (the group override when there is one).
  */
-export function rawMargin(
+function rawMargin(
   s: SymbolSpec,
   volume: number,
   price: number,
@@ -110,7 +110,7 @@ export function profitInAccount(
 }
 
 /** Group commission settings (MetaTrader ConGroupSec names). */
-export interface CommissionSpec {
+interface CommissionSpec {
   commBase: number
   /** 0 money (account currency), 1 pips, 2 percent of notional. */
   commType: number

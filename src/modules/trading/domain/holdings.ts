@@ -16,7 +16,7 @@ export interface Holding {
   storage: number
 }
 
-export interface HeldPosition {
+interface HeldPosition {
   symbol: string
   cmd: number
   volume: number

@@ -1,9 +1,9 @@
 import { lowerBound, upperBound } from '../../../kernel/sorted'
 import { isBuy } from './formulas'
 
-export type TriggerKind = 'sl' | 'tp' | 'activate'
+type TriggerKind = 'sl' | 'tp' | 'activate'
 /** Which price is watched and in which direction the level is crossed. */
-export type BookSide = 'bidBelow' | 'bidAbove' | 'askBelow' | 'askAbove'
+type BookSide = 'bidBelow' | 'bidAbove' | 'askBelow' | 'askAbove'
 
 export interface Trigger {
   ticket: number
@@ -27,7 +27,7 @@ export interface TriggerSource {
  * - a BUY position closes at the bid: SL when bid <= sl, TP when bid >= tp;
  * - a SELL position closes at the ask: SL when ask >= sl, TP when ask <= tp.
  */
-export function triggersOf(o: TriggerSource): { side: BookSide; trigger: Trigger }[] {
+function triggersOf(o: TriggerSource): { side: BookSide; trigger: Trigger }[] {
   const out: { side: BookSide; trigger: Trigger }[] = []
   const t = (side: BookSide, kind: TriggerKind, level: number) =>
     out.push({ side, trigger: { ticket: o.ticket, kind, level } })
@@ -47,7 +47,7 @@ export function triggersOf(o: TriggerSource): { side: BookSide; trigger: Trigger
 }
 
 /** Whether a trigger is due at a quote (the definition the book must agree with). */
-export function isDue(side: BookSide, level: number, bid: number, ask: number): boolean {
+function isDue(side: BookSide, level: number, bid: number, ask: number): boolean {
   switch (side) {
     case 'bidBelow':
       return bid <= level

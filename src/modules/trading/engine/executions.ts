@@ -17,7 +17,7 @@ import { tradeEvent } from '../views'
 const DAY_MS = 86_400_000
 
 /** What an execution did: the stat it counts, or a pending order cancelled for lack of margin. */
-export type Outcome = 'activated' | 'sl' | 'tp' | 'cancelled'
+type Outcome = 'activated' | 'sl' | 'tp' | 'cancelled'
 
 /** A due trigger's write (the engine decides it on a tick); null when the order had changed (it lost its race). */
 export interface Execution {

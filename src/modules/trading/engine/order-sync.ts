@@ -14,7 +14,7 @@ const RESYNC_OVERLAP_MS = 5000
 const RESYNC_SLICE_MS = 500
 
 /** What the sync reads of the trigger engine's book and files into it. */
-export interface SyncedBook {
+interface SyncedBook {
   resting(ticket: number): { order: OrderRow; groupId: number } | undefined
   track(o: OrderRow, groupId: number): Promise<void>
 }

@@ -17,7 +17,7 @@ const CHECKS_PER_SETTLE = 2000
 const marginCallKey = (login: number) => `mc:v1:${login}`
 
 /** What the risk monitor reads of the trigger engine's book, and what it reports back. */
-export interface HeldPositions {
+interface HeldPositions {
   /** The holdings of a login with open positions. */
   of(login: number): Holding[] | undefined
   logins(): Iterable<number>

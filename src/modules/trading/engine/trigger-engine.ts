@@ -18,7 +18,7 @@ import type { RiskWatcher } from './risk-watch'
 import { rollover } from './rollover'
 
 /** An order written on an instance other than the engine, with the group it was priced in. */
-export interface OrderChange {
+interface OrderChange {
   order: OrderRow
   groupId?: number
 }

@@ -40,7 +40,7 @@ const PDF_ACTIVE = /\/(JavaScript|JS|Launch|EmbeddedFile|OpenAction)\b/
 const SVG_ACTIVE =
   /<\s*(script|foreignObject|iframe|embed|object)\b|\son[a-z]+\s*=|javascript:|data:text\/html/i
 
-export type Verdict = { ok: true; signature: string; contentType: string } | { ok: false; reason: string }
+type Verdict = { ok: true; signature: string; contentType: string } | { ok: false; reason: string }
 
 export function extensionOf(name: string): string {
   const dot = name.lastIndexOf('.')
