@@ -53,8 +53,8 @@ export const cashierModule = defineModule({
       jobs: [
         // webhooks stored but not applied (a crash between the inbox write and the credit, a failure)
         { name: 'cashier.inbox', every: 1000, scope: 'cluster', run: () => drainInbox(ctx) },
-        { name: 'cashier.credit-retry', every: 30_000, scope: 'cluster', run: () => retryCredits(ctx) },
-        { name: 'cashier.reconcile', every: 60_000, scope: 'cluster', run: () => reconcile(ctx) },
+        { name: 'cashier.credit-retry', every: 30_000, scope: 'cluster', run: () => retryCredits({ ctx }) },
+        { name: 'cashier.reconcile', every: 60_000, scope: 'cluster', run: () => reconcile({ ctx }) },
         // the sandbox provider's own retries of webhooks the merchant did not acknowledge
         { name: 'cashier.sandbox-deliver', every: 2000, scope: 'cluster', run: () => gateway.redeliver() },
       ],

@@ -39,7 +39,7 @@ export const cashierManagerRoutes = (ctx: CashierCtx) =>
     .use(security(ctx))
     .get(
       '/manager/cashier/transactions',
-      ({ brand, query }) => searchTransactions(ctx, brand.id, query as never),
+      ({ brand, query }) => searchTransactions({ ctx, brandId: brand.id, input: query as never }),
       {
         auth: FINANCE,
         ...textInput({
@@ -61,7 +61,7 @@ export const cashierManagerRoutes = (ctx: CashierCtx) =>
     )
     .get(
       '/manager/cashier/transactions/:id',
-      ({ brand, params }) => staffTransaction(ctx, brand.id, params.id),
+      ({ brand, params }) => staffTransaction({ ctx, brandId: brand.id, id: params.id }),
       {
         auth: FINANCE,
         ...textInput({ params: TxId }),
@@ -71,7 +71,8 @@ export const cashierManagerRoutes = (ctx: CashierCtx) =>
     )
     .post(
       '/manager/cashier/transactions/:id/resolve',
-      ({ brand, session, params, body }) => resolveReview(ctx, brand.id, session.staffId!, params.id, body),
+      ({ brand, session, params, body }) =>
+        resolveReview({ ctx, brandId: brand.id, staffId: session.staffId!, id: params.id, input: body }),
       {
         auth: FINANCE,
         ...textInput({ params: TxId }),
@@ -90,7 +91,7 @@ export const cashierManagerRoutes = (ctx: CashierCtx) =>
     .post(
       '/manager/cashier/transactions/:id/retry-credit',
       ({ brand, session, params, body }) =>
-        retryCredit(ctx, brand.id, session.staffId!, params.id, body.note ?? ''),
+        retryCredit({ ctx, brandId: brand.id, staffId: session.staffId!, id: params.id, input: body }),
       {
         auth: FINANCE,
         ...textInput({ params: TxId }),
@@ -107,7 +108,7 @@ export const cashierManagerRoutes = (ctx: CashierCtx) =>
     .post(
       '/manager/cashier/transactions/:id/confirm-wire',
       ({ brand, session, params, body }) =>
-        confirmWire(ctx, brand.id, session.staffId!, params.id, body.amount),
+        confirmWire({ ctx, brandId: brand.id, staffId: session.staffId!, id: params.id, input: body }),
       {
         auth: FINANCE,
         ...textInput({ params: TxId }),
@@ -121,7 +122,8 @@ export const cashierManagerRoutes = (ctx: CashierCtx) =>
     )
     .post(
       '/manager/cashier/transactions/:id/refund',
-      ({ brand, session, params, body }) => refund(ctx, brand.id, session.staffId!, params.id, body.note),
+      ({ brand, session, params, body }) =>
+        refund({ ctx, brandId: brand.id, staffId: session.staffId!, id: params.id, input: body }),
       {
         auth: FINANCE,
         ...textInput({ params: TxId }),
@@ -133,7 +135,7 @@ export const cashierManagerRoutes = (ctx: CashierCtx) =>
     .post(
       '/manager/cashier/transactions/:id/approve',
       ({ brand, session, params, body }) =>
-        approveWithdrawal(ctx, brand.id, session.staffId!, params.id, body.note ?? ''),
+        approveWithdrawal({ ctx, brandId: brand.id, staffId: session.staffId!, id: params.id, input: body }),
       {
         auth: FINANCE,
         ...textInput({ params: TxId }),
@@ -147,7 +149,7 @@ export const cashierManagerRoutes = (ctx: CashierCtx) =>
     .post(
       '/manager/cashier/transactions/:id/reject',
       ({ brand, session, params, body }) =>
-        rejectWithdrawal(ctx, brand.id, session.staffId!, params.id, body.reason),
+        rejectWithdrawal({ ctx, brandId: brand.id, staffId: session.staffId!, id: params.id, input: body }),
       {
         auth: FINANCE,
         ...textInput({ params: TxId }),
@@ -159,7 +161,7 @@ export const cashierManagerRoutes = (ctx: CashierCtx) =>
     .post(
       '/manager/cashier/transactions/:id/mark-paid',
       ({ brand, session, params, body }) =>
-        markPaid(ctx, brand.id, session.staffId!, params.id, body.note ?? ''),
+        markPaid({ ctx, brandId: brand.id, staffId: session.staffId!, id: params.id, input: body }),
       {
         auth: FINANCE,
         ...textInput({ params: TxId }),
@@ -171,7 +173,7 @@ export const cashierManagerRoutes = (ctx: CashierCtx) =>
     .post(
       '/manager/cashier/transactions/:id/payout-failed',
       ({ brand, session, params, body }) =>
-        payoutFailed(ctx, brand.id, session.staffId!, params.id, body.reason),
+        payoutFailed({ ctx, brandId: brand.id, staffId: session.staffId!, id: params.id, input: body }),
       {
         auth: FINANCE,
         ...textInput({ params: TxId }),
@@ -182,7 +184,14 @@ export const cashierManagerRoutes = (ctx: CashierCtx) =>
     )
     .put(
       '/manager/cashier/customers/:customer/methods/:method',
-      ({ brand, params, body }) => setOverride(ctx, brand.id, params.customer, params.method, body.enabled),
+      ({ brand, params, body }) =>
+        setOverride({
+          ctx,
+          brandId: brand.id,
+          customerId: params.customer,
+          method: params.method,
+          input: body,
+        }),
       {
         auth: FINANCE,
         ...textInput({ params: { customer: Id('customer id'), method: MethodCode } }),
@@ -212,7 +221,7 @@ export const cashierManagerRoutes = (ctx: CashierCtx) =>
     )
     .put(
       '/manager/cashier/methods/:method',
-      ({ brand, params, body }) => saveMethod(ctx, brand.id, params.method, body),
+      ({ brand, params, body }) => saveMethod({ ctx, brandId: brand.id, code: params.method, input: body }),
       {
         auth: FINANCE,
         params: t.Object({ method: MethodCode }),

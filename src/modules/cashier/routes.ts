@@ -32,40 +32,44 @@ import { receiveWebhook } from './webhooks'
 export const cashierRoutes = (ctx: CashierCtx) =>
   new Elysia({ name: 'cashier-routes', seed: ctx.instanceId })
     .use(security(ctx))
-    .get('/cashier/methods', ({ brand, session, query }) => listMethods(ctx, brand, session, query.login), {
-      auth: CUSTOMER,
-      ...textInput({ query: { login: Login } }),
-      response: {
-        200: t.Object(
-          {
-            login: Int(),
-            currency: t.String(),
-            kyc_status: t.String(),
-            deposit_limit_remaining: Nullable(
-              t.Number({ description: 'before KYC approval; null: no KYC limit' }),
-            ),
-            withdrawal_allowed: t.Boolean(),
-            methods: t.Array(Method),
-          },
-          { title: 'CashierMethods' },
-        ),
-        ...errors({
-          400: ['ACCOUNT_NOT_REAL'],
-          403: ['DEPOSIT_NOT_ALLOWED'],
-          404: ['ACCOUNT_NOT_FOUND', 'CUSTOMER_NOT_FOUND'],
+    .get(
+      '/cashier/methods',
+      ({ brand, session, query }) => listMethods({ ctx, brand, session, input: query }),
+      {
+        auth: CUSTOMER,
+        ...textInput({ query: { login: Login } }),
+        response: {
+          200: t.Object(
+            {
+              login: Int(),
+              currency: t.String(),
+              kyc_status: t.String(),
+              deposit_limit_remaining: Nullable(
+                t.Number({ description: 'before KYC approval; null: no KYC limit' }),
+              ),
+              withdrawal_allowed: t.Boolean(),
+              methods: t.Array(Method),
+            },
+            { title: 'CashierMethods' },
+          ),
+          ...errors({
+            400: ['ACCOUNT_NOT_REAL'],
+            403: ['DEPOSIT_NOT_ALLOWED'],
+            404: ['ACCOUNT_NOT_FOUND', 'CUSTOMER_NOT_FOUND'],
+          }),
+        },
+        detail: doc('Cashier', 'Payment methods for an account', {
+          description:
+            'deposit_allowed is checked first (403 DEPOSIT_NOT_ALLOWED). Then the methods of the brand, enabled (or ' +
+            'enabled for this customer by staff) and not hidden from the customer, whose provider module is loaded and ' +
+            "configured for the brand, serving the account currency and the customer's country.",
         }),
       },
-      detail: doc('Cashier', 'Payment methods for an account', {
-        description:
-          'deposit_allowed is checked first (403 DEPOSIT_NOT_ALLOWED). Then the methods of the brand, enabled (or ' +
-          'enabled for this customer by staff) and not hidden from the customer, whose provider module is loaded and ' +
-          "configured for the brand, serving the account currency and the customer's country.",
-      }),
-    })
+    )
     .post(
       '/cashier/deposit',
       ({ brand, session, body, request }) =>
-        startDeposit(ctx, brand, session, body, new URL(request.url).origin),
+        startDeposit({ ctx, brand, session, input: body, origin: new URL(request.url).origin }),
       {
         auth: CUSTOMER,
         body: t.Object(
@@ -102,38 +106,42 @@ export const cashierRoutes = (ctx: CashierCtx) =>
         }),
       },
     )
-    .post('/cashier/withdrawal', ({ brand, session, body }) => requestWithdrawal(ctx, brand, session, body), {
-      auth: CUSTOMER,
-      body: t.Object(
-        { login: Login, method: MethodCode, amount: Amount, idempotency_key: t.Optional(IdemKey) },
-        { example: { login: 100001, method: 'wire', amount: 50 } },
-      ),
-      response: {
-        200: t.Object({ transaction: Transaction, idempotent: t.Boolean() }),
-        ...errors({
-          400: [
-            'ACCOUNT_NOT_REAL',
-            'METHOD_NOT_AVAILABLE',
-            'AMOUNT_OUT_OF_RANGE',
-            'NOT_ENOUGH_FREE_MARGIN',
-            'NOT_ENOUGH_FUNDS',
-            'INVALID_MARGIN_LEVEL',
-          ],
-          403: ['WITHDRAWAL_NOT_ALLOWED', 'KYC_REQUIRED'],
-          404: ['ACCOUNT_NOT_FOUND', 'CUSTOMER_NOT_FOUND'],
-          409: ['IDEMPOTENCY_KEY_REUSED'],
+    .post(
+      '/cashier/withdrawal',
+      ({ brand, session, body }) => requestWithdrawal({ ctx, brand, session, input: body }),
+      {
+        auth: CUSTOMER,
+        body: t.Object(
+          { login: Login, method: MethodCode, amount: Amount, idempotency_key: t.Optional(IdemKey) },
+          { example: { login: 100001, method: 'wire', amount: 50 } },
+        ),
+        response: {
+          200: t.Object({ transaction: Transaction, idempotent: t.Boolean() }),
+          ...errors({
+            400: [
+              'ACCOUNT_NOT_REAL',
+              'METHOD_NOT_AVAILABLE',
+              'AMOUNT_OUT_OF_RANGE',
+              'NOT_ENOUGH_FREE_MARGIN',
+              'NOT_ENOUGH_FUNDS',
+              'INVALID_MARGIN_LEVEL',
+            ],
+            403: ['WITHDRAWAL_NOT_ALLOWED', 'KYC_REQUIRED'],
+            404: ['ACCOUNT_NOT_FOUND', 'CUSTOMER_NOT_FOUND'],
+            409: ['IDEMPOTENCY_KEY_REUSED'],
+          }),
+        },
+        detail: doc('Cashier', 'Request a withdrawal', {
+          description:
+            'Checks withdrawal_allowed, the KYC steps the brand requires, the method and free margin (equity minus ' +
+            'margin). The amount is held at once (a balance-out) and the request waits for staff: approve (payout), ' +
+            'reject (the hold returns), mark paid.',
         }),
       },
-      detail: doc('Cashier', 'Request a withdrawal', {
-        description:
-          'Checks withdrawal_allowed, the KYC steps the brand requires, the method and free margin (equity minus ' +
-          'margin). The amount is held at once (a balance-out) and the request waits for staff: approve (payout), ' +
-          'reject (the hold returns), mark paid.',
-      }),
-    })
+    )
     .get(
       '/cashier/transactions',
-      ({ brand, session, query }) => customerTransactions(ctx, brand, session, query as never),
+      ({ brand, session, query }) => customerTransactions({ ctx, brand, session, input: query as never }),
       {
         auth: CUSTOMER,
         ...textInput({
@@ -153,7 +161,7 @@ export const cashierRoutes = (ctx: CashierCtx) =>
     )
     .get(
       '/cashier/transactions/:id',
-      ({ brand, session, params }) => customerTransaction(ctx, brand, session, params.id),
+      ({ brand, session, params }) => customerTransaction({ ctx, brand, session, id: params.id }),
       {
         auth: CUSTOMER,
         ...textInput({ params: TxId }),

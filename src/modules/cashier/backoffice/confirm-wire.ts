@@ -1,14 +1,21 @@
+import type { UseCase } from '../../../kernel/use-case'
 import { fromMinor, toMinor } from '../../accounts'
 import type { CashierCtx } from '../context'
 import { refuse } from '../errors'
 import { credit, move } from '../transactions'
-import { act, staff } from './shared'
+import { act, type StaffAction, staff } from './shared'
 
 /** A bank wire arrived: the amount received decides between crediting and manual review. */
-export const confirmWire = (ctx: CashierCtx, brandId: number, staffId: number, id: number, amount: number) =>
+export const confirmWire = ({
+  ctx,
+  brandId,
+  staffId,
+  id,
+  input,
+}: UseCase<CashierCtx, { amount: number }, StaffAction>) =>
   act(ctx, brandId, id, 'confirm a wire', async (row, now) => {
     if (row.provider !== 'wire' || row.kind !== 'deposit') return null
-    const received = toMinor(amount, row.currency)
+    const received = toMinor(input.amount, row.currency)
     if (received === null || received <= 0)
       throw refuse('INVALID_DATA', `amount: a positive amount with the decimals of ${row.currency}`)
     return ctx.uow.run(async (tx, work) => {

@@ -1,8 +1,15 @@
+import type { UseCase } from '../../../kernel/use-case'
 import type { CashierCtx } from '../context'
 import { move, releaseHold } from '../transactions'
-import { act, staff } from './shared'
+import { act, type StaffAction, staff } from './shared'
 
-export const payoutFailed = (ctx: CashierCtx, brandId: number, staffId: number, id: number, reason: string) =>
+export const payoutFailed = ({
+  ctx,
+  brandId,
+  staffId,
+  id,
+  input: { reason },
+}: UseCase<CashierCtx, { reason: string }, StaffAction>) =>
   act(ctx, brandId, id, 'fail its payout', (row, now) =>
     ctx.uow.run(async (tx, work) => {
       const r = await move(tx, row, 'payout_failed', staff(staffId), now, { reason }, reason)

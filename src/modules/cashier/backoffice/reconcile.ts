@@ -1,4 +1,5 @@
 import { and, eq, inArray, lte } from 'drizzle-orm'
+import type { UseCase } from '../../../kernel/use-case'
 import type { CashierCtx } from '../context'
 import { OPEN, STATUS } from '../domain/status'
 import { cashierInbox, cashierTransactions } from '../schema'
@@ -8,7 +9,10 @@ import { cashierInbox, cashierTransactions } from '../schema'
  * did not (a lost webhook) is applied through the inbox like a webhook (`recon:` event ids, so once); a
  * contradiction with what we did (it says failed, we credited) flags the transaction for a person.
  */
-export async function reconcile(ctx: CashierCtx, olderThanMs = 120_000) {
+export async function reconcile({
+  ctx,
+  olderThanMs = 120_000,
+}: UseCase<CashierCtx, undefined, { olderThanMs?: number }>) {
   const now = ctx.clock.now()
   const rows = await ctx.db
     .select()

@@ -1,14 +1,15 @@
+import type { UseCase } from '../../../kernel/use-case'
 import type { CashierCtx } from '../context'
 import { move, releaseHold } from '../transactions'
-import { act, staff } from './shared'
+import { act, type StaffAction, staff } from './shared'
 
-export const rejectWithdrawal = (
-  ctx: CashierCtx,
-  brandId: number,
-  staffId: number,
-  id: number,
-  reason: string,
-) =>
+export const rejectWithdrawal = ({
+  ctx,
+  brandId,
+  staffId,
+  id,
+  input: { reason },
+}: UseCase<CashierCtx, { reason: string }, StaffAction>) =>
   act(ctx, brandId, id, 'reject it', (row, now) =>
     ctx.uow.run(async (tx, work) => {
       if (row.kind !== 'withdrawal') return null

@@ -1,16 +1,17 @@
+import type { UseCase } from '../../../kernel/use-case'
 import type { CashierCtx } from '../context'
 import { STATUS } from '../domain/status'
 import { credit, move } from '../transactions'
-import { act, staff } from './shared'
+import { act, type StaffAction, staff } from './shared'
 
 /** Manual review: credit the deposit, or close it as failed. */
-export const resolveReview = (
-  ctx: CashierCtx,
-  brandId: number,
-  staffId: number,
-  id: number,
-  input: { decision: 'credit' | 'fail'; note: string; reason?: string },
-) =>
+export const resolveReview = ({
+  ctx,
+  brandId,
+  staffId,
+  id,
+  input,
+}: UseCase<CashierCtx, { decision: 'credit' | 'fail'; note: string; reason?: string }, StaffAction>) =>
   act(ctx, brandId, id, `resolve it (${input.decision})`, (row, now) =>
     ctx.uow.run(async (tx, work) => {
       if (row.kind !== 'deposit') return null

@@ -1,4 +1,5 @@
 import { eq } from 'drizzle-orm'
+import type { UseCase } from '../../../kernel/use-case'
 import type { CashierCtx } from '../context'
 import { STATUS } from '../domain/status'
 import { cashierTransactions } from '../schema'
@@ -6,7 +7,7 @@ import { credit, move } from '../transactions'
 import { MAX_CREDIT_ATTEMPTS } from './shared'
 
 /** Job: credit_failed deposits are credited again, then after MAX_CREDIT_ATTEMPTS handed to a person. */
-export async function retryCredits(ctx: CashierCtx) {
+export async function retryCredits({ ctx }: UseCase<CashierCtx>) {
   const rows = await ctx.db
     .select()
     .from(cashierTransactions)

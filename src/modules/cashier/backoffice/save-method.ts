@@ -1,12 +1,16 @@
+import type { UseCase } from '../../../kernel/use-case'
 import type { CashierCtx } from '../context'
 import { refuse } from '../errors'
 import { cashierMethods } from '../schema'
 
-export async function saveMethod(
-  ctx: CashierCtx,
-  brandId: number,
-  code: string,
-  m: {
+export async function saveMethod({
+  ctx,
+  brandId,
+  code,
+  input: m,
+}: UseCase<
+  CashierCtx,
+  {
     provider: string
     title: string
     deposit: boolean
@@ -19,7 +23,8 @@ export async function saveMethod(
     fee_fixed_minor?: number
     enabled: boolean
   },
-) {
+  { brandId: number; code: string }
+>) {
   if (!ctx.providers.has(m.provider))
     throw refuse('INVALID_DATA', `provider: one of ${[...ctx.providers.keys()].join(', ')}`)
   if (m.min_amount > m.max_amount) throw refuse('INVALID_DATA', 'min_amount: above max_amount')

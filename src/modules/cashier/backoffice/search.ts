@@ -1,14 +1,18 @@
 import { and, desc, eq, lt } from 'drizzle-orm'
+import type { UseCase } from '../../../kernel/use-case'
 import type { CashierCtx } from '../context'
 import { STATUS, type StatusName } from '../domain/status'
 import { cashierTransactions } from '../schema'
 import { pageOf, staffTxView, staffViewOf } from '../transactions'
 import { rowOf } from './shared'
 
-export async function searchTransactions(
-  ctx: CashierCtx,
-  brandId: number,
-  q: {
+export async function searchTransactions({
+  ctx,
+  brandId,
+  input: q,
+}: UseCase<
+  CashierCtx,
+  {
     status?: StatusName
     kind?: 'deposit' | 'withdrawal'
     customer?: number
@@ -17,7 +21,8 @@ export async function searchTransactions(
     cursor?: number
     limit?: number
   },
-) {
+  { brandId: number }
+>) {
   const limit = q.limit ?? 50
   const rows = await ctx.db
     .select()
@@ -38,7 +43,11 @@ export async function searchTransactions(
   return pageOf(ctx, rows, limit, staffTxView)
 }
 
-export async function staffTransaction(ctx: CashierCtx, brandId: number, id: number) {
+export async function staffTransaction({
+  ctx,
+  brandId,
+  id,
+}: UseCase<CashierCtx, undefined, { brandId: number; id: number }>) {
   await rowOf(ctx, brandId, id)
   return staffViewOf(ctx, id)
 }

@@ -1,15 +1,20 @@
 import { and, eq } from 'drizzle-orm'
+import type { UseCase } from '../../../kernel/use-case'
 import type { CashierCtx } from '../context'
 import { refuse } from '../errors'
 import { cashierOverrides } from '../schema'
 
-export async function setOverride(
-  ctx: CashierCtx,
-  brandId: number,
-  customerId: number,
-  method: string,
-  enabled: boolean | null,
-) {
+export async function setOverride({
+  ctx,
+  brandId,
+  customerId,
+  method,
+  input: { enabled },
+}: UseCase<
+  CashierCtx,
+  { enabled: boolean | null },
+  { brandId: number; customerId: number; method: string }
+>) {
   const customer = await ctx.accounts.read.customer(customerId)
   if (!customer || customer.brandId !== brandId) throw refuse('CUSTOMER_NOT_FOUND', 'customer not found')
   const where = and(

@@ -16,6 +16,13 @@ export async function rowOf(ctx: CashierCtx, brandId: number, id: number) {
 
 export const staff = (id: number) => `staff:${id}`
 
+/** Who acts on which transaction: the brand's staff member, and the transaction the path names. */
+export interface StaffAction {
+  brandId: number
+  staffId: number
+  id: number
+}
+
 /** Runs one staff action on a transaction; 409 when its status does not allow it. */
 export async function act(
   ctx: CashierCtx,

@@ -1,12 +1,23 @@
-import type { Session } from '../../../kernel/auth/session'
-import type { Brand } from '../../../kernel/brand/registry'
+import type { UseCase } from '../../../kernel/use-case'
 import { fromMinor } from '../../accounts'
 import type { CashierCtx } from '../context'
 import { refuse } from '../errors'
-import { available, customerOf, depositedTowardLimit, methodView, realAccount } from './shared'
+import {
+  available,
+  customerOf,
+  depositedTowardLimit,
+  methodView,
+  realAccount,
+  type SessionScope,
+} from './shared'
 
 /** GET /cashier/methods: deposit_allowed first (a hard gate), then eligibility per purpose. */
-export async function listMethods(ctx: CashierCtx, brand: Brand, session: Session, login: number) {
+export async function listMethods({
+  ctx,
+  brand,
+  session,
+  input: { login },
+}: UseCase<CashierCtx, { login: number }, SessionScope>) {
   const customer = await customerOf(ctx, session)
   if (customer.depositAllowed !== 1)
     throw refuse('DEPOSIT_NOT_ALLOWED', 'deposits are closed for this customer')

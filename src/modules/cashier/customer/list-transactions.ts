@@ -1,17 +1,20 @@
 import { and, desc, eq, gte, lt, lte } from 'drizzle-orm'
-import type { Session } from '../../../kernel/auth/session'
-import type { Brand } from '../../../kernel/brand/registry'
+import type { UseCase } from '../../../kernel/use-case'
 import type { CashierCtx } from '../context'
 import { STATUS, type StatusName } from '../domain/status'
 import { cashierTransactions } from '../schema'
 import { pageOf, txNotFound, txView, viewOf } from '../transactions'
+import type { SessionScope } from './shared'
 
 /** GET /cashier/transactions: the customer's own, newest first, with filters and a cursor. */
-export async function customerTransactions(
-  ctx: CashierCtx,
-  brand: Brand,
-  session: Session,
-  q: {
+export async function customerTransactions({
+  ctx,
+  brand,
+  session,
+  input: q,
+}: UseCase<
+  CashierCtx,
+  {
     login?: number
     kind?: 'deposit' | 'withdrawal'
     status?: StatusName
@@ -20,7 +23,8 @@ export async function customerTransactions(
     cursor?: number
     limit?: number
   },
-) {
+  SessionScope
+>) {
   const limit = q.limit ?? 50
   const rows = await ctx.db
     .select()
@@ -42,7 +46,12 @@ export async function customerTransactions(
   return pageOf(ctx, rows, limit, txView)
 }
 
-export async function customerTransaction(ctx: CashierCtx, brand: Brand, session: Session, id: number) {
+export async function customerTransaction({
+  ctx,
+  brand,
+  session,
+  id,
+}: UseCase<CashierCtx, undefined, SessionScope & { id: number }>) {
   const [row] = await ctx.db
     .select({ id: cashierTransactions.id })
     .from(cashierTransactions)

@@ -1,22 +1,34 @@
-import type { Session } from '../../../kernel/auth/session'
-import type { Brand } from '../../../kernel/brand/registry'
+import type { UseCase } from '../../../kernel/use-case'
 import type { CashierCtx } from '../context'
 import { refuse } from '../errors'
 import { WithdrawalRequested } from '../events'
 import { money, move, viewOf } from '../transactions'
-import { amountIn, byKey, customerOf, insertCreated, methodFor, realAccount, requestOf } from './shared'
+import {
+  amountIn,
+  byKey,
+  customerOf,
+  insertCreated,
+  methodFor,
+  realAccount,
+  requestOf,
+  type SessionScope,
+} from './shared'
 
 /**
  * POST /cashier/withdrawal: withdrawal_allowed, KYC, a REAL account, an eligible method and its limits,
  * free margin (equity minus margin) covering the amount; then the request and the hold (a balance-out
  * that refuses to go below zero) in one transaction, waiting for staff.
  */
-export async function requestWithdrawal(
-  ctx: CashierCtx,
-  brand: Brand,
-  session: Session,
-  input: { login: number; method: string; amount: number; idempotency_key?: string },
-) {
+export async function requestWithdrawal({
+  ctx,
+  brand,
+  session,
+  input,
+}: UseCase<
+  CashierCtx,
+  { login: number; method: string; amount: number; idempotency_key?: string },
+  SessionScope
+>) {
   const customer = await customerOf(ctx, session)
   if (customer.withdrawalAllowed !== 1)
     throw refuse('WITHDRAWAL_NOT_ALLOWED', 'withdrawals are closed for this customer')

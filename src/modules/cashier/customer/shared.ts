@@ -12,6 +12,12 @@ import { refuse } from '../errors'
 import { cashierMethods, cashierOverrides, cashierTransactions } from '../schema'
 import { record, viewOf } from '../transactions'
 
+/** Who asks: the brand and the customer's session. */
+export interface SessionScope {
+  brand: Brand
+  session: Session
+}
+
 export const methodOf = (r: typeof cashierMethods.$inferSelect): MethodConfig => ({
   code: r.code,
   provider: r.provider,

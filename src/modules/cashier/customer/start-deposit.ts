@@ -1,6 +1,5 @@
-import type { Session } from '../../../kernel/auth/session'
-import type { Brand } from '../../../kernel/brand/registry'
 import { isUniqueViolation } from '../../../kernel/db/errors'
+import type { UseCase } from '../../../kernel/use-case'
 import { fromMinor, toMinor } from '../../accounts'
 import type { CashierCtx } from '../context'
 import { refuse } from '../errors'
@@ -16,6 +15,7 @@ import {
   methodFor,
   realAccount,
   requestOf,
+  type SessionScope,
 } from './shared'
 
 /**
@@ -23,13 +23,17 @@ import {
  * method, its limits, the KYC limit), then the local transaction (created), then the provider
  * (pending_payment) and what the client does next.
  */
-export async function startDeposit(
-  ctx: CashierCtx,
-  brand: Brand,
-  session: Session,
-  input: { login: number; method: string; amount: number; return_url?: string; idempotency_key?: string },
-  origin: string,
-) {
+export async function startDeposit({
+  ctx,
+  brand,
+  session,
+  input,
+  origin,
+}: UseCase<
+  CashierCtx,
+  { login: number; method: string; amount: number; return_url?: string; idempotency_key?: string },
+  SessionScope & { origin: string }
+>) {
   const customer = await customerOf(ctx, session)
   if (customer.depositAllowed !== 1)
     throw refuse('DEPOSIT_NOT_ALLOWED', 'deposits are closed for this customer')
