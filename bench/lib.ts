@@ -7,13 +7,24 @@ import { spawn } from 'bun'
  * Starts a server script pinned to one core; resolves with its port once it prints READY. The server's
  * stdout (its request log) goes to a file, as in production, so no reader process competes for CPU.
  */
+/** `BENCH_PROF=<dir>`: the server writes a CPU profile (markdown) there when it stops. */
 export async function startPinned(script: string, core: number, env: Record<string, string> = {}) {
   const logFile = join(mkdtempSync(join(tmpdir(), 'tcs-bench-')), 'stdout.log')
-  const proc = spawn(['taskset', '-c', String(core), 'bun', script], {
-    stdout: Bun.file(logFile),
-    stderr: 'inherit',
-    env: { ...process.env, ...env },
-  })
+  const proc = spawn(
+    [
+      'taskset',
+      '-c',
+      String(core),
+      'bun',
+      ...(process.env.BENCH_PROF ? ['--cpu-prof-md', `--cpu-prof-dir=${process.env.BENCH_PROF}`] : []),
+      script,
+    ],
+    {
+      stdout: Bun.file(logFile),
+      stderr: 'inherit',
+      env: { ...process.env, ...env },
+    },
+  )
   const deadline = Date.now() + 60_000
   for (;;) {
     let text = ''

@@ -160,11 +160,15 @@ export async function drainInbox(ctx: CashierCtx) {
   return n
 }
 
+/** The event was in the inbox already: the unit of work that applied it again is rolled back. */
+class Duplicate extends Error {}
+
 /**
  * POST /cashier/webhook/{provider}: the signature is verified over the exact bytes before anything
- * else; the event is stored in the inbox (unique per provider and event id) and that row is committed
- * before the answer; a repeated event answers 200 and does nothing. The update is then applied; if that
- * fails, the inbox job applies it later.
+ * else. The update is applied and the event stored in the inbox (unique per provider and event id) in
+ * one transaction, committed before the answer: a repeated event finds its row, rolls back and answers
+ * 200 doing nothing. If applying fails, the event is stored alone, still to process, and the inbox job
+ * applies it later; if even that fails, the answer is an error and the provider sends it again.
  */
 export async function receiveWebhook(
   ctx: CashierCtx,
@@ -188,18 +192,32 @@ export async function receiveWebhook(
   if (type !== 'application/json') throw refuse('INVALID_DATA', 'body: content-type must be application/json')
   const parsed = provider.parseWebhook(body)
   if ('error' in parsed) throw refuse('INVALID_DATA', parsed.error)
-  const [row] = await ctx.db
-    .insert(cashierInbox)
-    .values({
-      brandId: brand.id,
-      provider: providerId,
-      eventId: parsed.eventId,
-      body,
-      receivedAt: ctx.clock.now(),
+  const row = { brandId: brand.id, provider: providerId, eventId: parsed.eventId, body }
+  try {
+    // one commit: the update and its inbox row (already processed) land together or not at all
+    await ctx.uow.run(async (tx, work) => {
+      const now = ctx.clock.now()
+      const outcome = await applyUpdate(ctx, tx, work, brand.id, providerId, parsed, now)
+      const [stored] = await tx
+        .insert(cashierInbox)
+        .values({ ...row, ...outcome, attempts: 1, receivedAt: now, processedAt: now })
+        .onConflictDoNothing()
+        .returning({ id: cashierInbox.id })
+      if (!stored) throw new Duplicate()
     })
-    .onConflictDoNothing()
-    .returning({ id: cashierInbox.id })
-  if (!row) return { received: true, duplicate: true }
-  await processInbox(ctx, row.id)
+  } catch (e) {
+    if (e instanceof Duplicate) return { received: true, duplicate: true }
+    const err = e instanceof Error ? e.message : String(e)
+    ctx.logger.log('error', 'cashier webhook processing failed: stored for the inbox job', {
+      provider: providerId,
+      err,
+    })
+    const [stored] = await ctx.db
+      .insert(cashierInbox)
+      .values({ ...row, result: err, attempts: 1, receivedAt: ctx.clock.now() })
+      .onConflictDoNothing()
+      .returning({ id: cashierInbox.id })
+    if (!stored) return { received: true, duplicate: true }
+  }
   return { received: true, duplicate: false }
 }
