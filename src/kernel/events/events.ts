@@ -39,13 +39,13 @@ export class Events {
 
   /**
    * Writes events in the caller's transaction. An event no consumer accepts (none of its topic, or none
-   * whose `accepts` takes its payload) is written delivered: it stays in the log for the retention period,
-   * and the relay never has to claim it. True when some event awaits a consumer (the caller wakes the
-   * relay after its commit).
+   * whose `accepts` takes its payload, or none `interested` in it) is written delivered: it stays in the
+   * log for the retention period, and the relay never has to claim it. True when some event awaits a
+   * consumer (the caller wakes the relay after its commit).
    */
   async write(tx: Queryable, events: readonly PendingEvent[], now: number): Promise<boolean> {
     if (events.length === 0) return false
-    const awaited = events.map((e) => this.acceptedBy(e.topic, e).length > 0)
+    const awaited = await this.awaited(tx, events)
     await insertRows(
       tx,
       getTableName(outbox),
@@ -53,6 +53,40 @@ export class Events {
       events.map((e, i) => [e.brandId, e.topic, JSON.stringify(e.payload), now, awaited[i] ? null : now]),
     )
     return awaited.some(Boolean)
+  }
+
+  /**
+   * Whether each event awaits a consumer: one that accepts it and has no `interested`, or one whose
+   * `interested` says so, asked once per consumer for all the events it accepts (a read per batch, not
+   * per event).
+   */
+  private async awaited(tx: Queryable, events: readonly PendingEvent[]): Promise<boolean[]> {
+    const out = events.map(() => false)
+    const ask = new Map<Consumer<unknown>, number[]>()
+    events.forEach((e, i) => {
+      for (const c of this.consumersOf(e.topic)) {
+        if (c.accepts && !c.accepts(e)) continue
+        if (!c.interested) {
+          out[i] = true
+          return
+        }
+        const list = ask.get(c)
+        if (list) list.push(i)
+        else ask.set(c, [i])
+      }
+    })
+    for (const [c, all] of ask) {
+      const open = all.filter((i) => !out[i])
+      if (open.length === 0) continue
+      const yes = await c.interested!(
+        tx,
+        open.map((i) => events[i]!),
+      )
+      open.forEach((i, k) => {
+        if (yes[k]) out[i] = true
+      })
+    }
+    return out
   }
 
   /** Called after a commit that wrote events: the local relay runs a pass right away. */

@@ -1,5 +1,5 @@
 import type { z } from 'zod'
-import type { Tx } from '../db/client'
+import type { Queryable, Tx } from '../db/client'
 
 /** A typed event topic: its name (`module.fact`, e.g. `trade.closed`) and the schema of its payload. */
 export interface Topic<T> {
@@ -35,6 +35,15 @@ export interface Consumer<T> {
    * is nothing to the notifications of stop loss and take profit). Without it every event is accepted.
    */
   accepts?(event: { brandId: number; payload: T }): boolean
+  /**
+   * Which of the events being written (of this topic, accepted) can concern this consumer: asked once for
+   * all of them, in the writer's transaction, so one read serves a whole batch (e.g. "which of these
+   * logins is a copy master with followers"). An event no consumer is interested in is written delivered
+   * and never claimed. The answer is the writer's own view: a change committed after the event (a
+   * follower who subscribes after the master's open) does not concern it. Only for what the event's
+   * transaction can know: a consumer whose interest may appear later uses `wants`.
+   */
+  interested?(tx: Queryable, events: readonly { brandId: number; payload: T }[]): Promise<boolean[]>
   /**
    * The consumer's database writes, in the delivery's transaction. A consumer without it writes nothing
    * and costs no transaction: its `after` runs once the event is claimed (best effort, as always).

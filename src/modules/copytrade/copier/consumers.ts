@@ -1,5 +1,5 @@
-import { and, eq, inArray, isNull, sql } from 'drizzle-orm'
-import type { Tx } from '../../../kernel/db/client'
+import { and, eq, gt, inArray, isNull, sql } from 'drizzle-orm'
+import type { Queryable, Tx } from '../../../kernel/db/client'
 import type { Consumer, DeliveredEvent } from '../../../kernel/events/topic'
 import {
   TradeActivated,
@@ -368,6 +368,25 @@ function interest(ctx: CopyCtx) {
   const master = async (login: number) => (await masterStmt.execute({ login }))[0]
   const isMaster = async (login: number) => (await master(login)) !== undefined
   return {
+    /**
+     * Which of a batch of opens are a master's with live followers, read in the opens' own transaction
+     * (Consumer.interested): one read for the batch, and the relay never claims the others.
+     */
+    mastersWithFollowers: async (tx: Queryable, es: readonly { payload: { login: number } }[]) => {
+      const logins = [...new Set(es.map((e) => e.payload.login))]
+      const rows = await tx
+        .select({ login: copyMasters.login })
+        .from(copyMasters)
+        .where(
+          and(
+            inArray(copyMasters.login, logins),
+            isNull(copyMasters.deletedAt),
+            gt(copyMasters.followers, 0),
+          ),
+        )
+      const masters = new Set(rows.map((r) => r.login))
+      return es.map((e) => masters.has(e.payload.login))
+    },
     /** A master with live followers opened: what the fan-out needs. */
     masterWithFollowers: async (login: number) => ((await master(login))?.followers ?? 0) > 0,
     /** A master's order (its statistics, its copies) or a copy (its link, its result). */
@@ -387,6 +406,7 @@ export function copyConsumers(ctx: CopyCtx): Consumer<any>[] {
   ): Consumer<TradePayload> => ({
     name,
     topic: topic as typeof TradeOpened,
+    interested: cares.mastersWithFollowers,
     wants: (e) => cares.masterWithFollowers(e.payload.login),
     handle: (e, tx) => masterOpened(ctx, e, tx),
     after: async (e) => openLinks(ctx, await pendingOf(ctx, e.payload.ticket, 'pending')),

@@ -131,7 +131,21 @@ export function flowConsumer(ctx: CopyCtx): Consumer<PayloadOf<typeof BalanceOpe
     // money in and out; a copy reward is not a flow
     accepts: ({ payload: p }) =>
       p.reason !== 'TR_REASON_COPY_REWARD' && (p.op === 'OP_BALANCE_IN' || p.op === 'OP_BALANCE_OUT'),
-    // only the accounts that follow someone
+    // only the accounts that follow someone: known in the operation's own transaction, one read for all
+    // the operations it writes (a subscription that starts later starts from the equity after them)
+    interested: async (tx, es) => {
+      const rows = await tx
+        .selectDistinct({ login: copySubscriptions.followerLogin })
+        .from(copySubscriptions)
+        .where(
+          and(
+            inArray(copySubscriptions.followerLogin, [...new Set(es.map((e) => e.payload.login))]),
+            inArray(copySubscriptions.status, [SUB_STATUS.ACTIVE, SUB_STATUS.PAUSED]),
+          ),
+        )
+      const followers = new Set(rows.map((r) => r.login))
+      return es.map((e) => followers.has(e.payload.login))
+    },
     wants: async (e) =>
       (
         await ctx.db

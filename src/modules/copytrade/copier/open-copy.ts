@@ -388,7 +388,7 @@ async function finishOpens(ctx: CopyCtx, outcomes: Outcome[]) {
       }
     }
   })
-  if (rebates.length > 0) settleSoon(ctx, rebates)
+  if (rebates.length > 0) await settleSoon(ctx, rebates)
   if (orphans.length > 0) await closeLinks(ctx, orphans)
 }
 

@@ -52,9 +52,12 @@ export async function sameMode(ctx: CopyCtx, a: number, b: number) {
   return !!x.group && !!y.group && x.group.accountMode === y.group.accountMode
 }
 
-/** Settles accruals after the commit that made them; what fails stays pending for `copytrade.settle`. */
-export function settleSoon(ctx: CopyCtx, ids: number[]) {
-  void settleRewards(ctx, ids).catch((e) =>
+/**
+ * Settles accruals after the commit that made them, before the caller's step ends (the relay's delivery
+ * of the open is then done with its rebates); what fails stays pending for `copytrade.settle`.
+ */
+export async function settleSoon(ctx: CopyCtx, ids: number[]) {
+  await settleRewards(ctx, ids).catch((e) =>
     ctx.logger.log('warn', 'copy reward settlement deferred', {
       err: e instanceof Error ? e.message : String(e),
     }),

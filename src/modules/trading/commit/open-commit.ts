@@ -33,6 +33,8 @@ export interface Opened {
   groupId: number
   /** The key was seen before: this is the order its first request opened; nothing was written. */
   idempotent: boolean
+  /** Its batch wrote events some consumer awaits: the relay is woken after the commit. */
+  wake?: boolean
 }
 
 /**
@@ -50,8 +52,8 @@ export function openCommitter(
     const opened = all.filter((o) => !o.idempotent)
     await ctx.positions.invalidate(...new Set(opened.map((o) => o.row.login)))
     await track(opened.map((o) => ({ order: o.row, groupId: o.groupId })))
-    // trade.opened has no consumer today: then its events are written delivered and nothing is to wake
-    if (opened.length > 0 && ctx.events.consumersOf(TradeOpened.name).length > 0) ctx.events.wake()
+    // most opens concern no consumer: their events are written delivered and nothing is to wake
+    if (opened.some((o) => o.wake)) ctx.events.wake()
   }
   const onAfterCommitError = (e: unknown) =>
     ctx.logger.log('error', 'after trade open', { err: e instanceof Error ? e.message : String(e) })
@@ -195,13 +197,13 @@ async function commitNew(ctx: TradingCtx, tx: Tx, reqs: OpenRequest[]): Promise<
       : [],
   )
   if (keyed.length) await tx.insert(tradeRequests).values(keyed)
-  await ctx.events.write(
+  const wake = await ctx.events.write(
     tx,
     rows.map((row, i) => event(TradeOpened, row.brandId, tradeEvent(row, accepted[i].group.currency))),
     now,
   )
   let i = 0
-  return results.map((r) => r ?? { row: rows[i], groupId: accepted[i++].group.id, idempotent: false })
+  return results.map((r) => r ?? { row: rows[i], groupId: accepted[i++].group.id, idempotent: false, wake })
 }
 
 /** The columns an open writes, in the order of the positional rows below. */
