@@ -2,10 +2,10 @@ import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { dirname, join, resolve } from 'node:path'
-import { kernelNamesOfModules } from '../../scripts/kernel-names'
 
 // The dependency rules (.dependency-cruiser.cjs) run in `npm test` on src/; here each one is shown to
-// fail on a small tree that breaks it, and to pass on one that keeps to it.
+// fail on a small tree that breaks it, and to pass on one that keeps to it. The names of the kernel's
+// code (scripts/kernel-names.ts): tests/unit/kernel-names.test.ts.
 const ROOT = resolve(import.meta.dir, '../..')
 const CRUISER = join(ROOT, 'node_modules/dependency-cruiser/bin/dependency-cruiser.mjs')
 const CONFIG = join(ROOT, '.dependency-cruiser.cjs')
@@ -104,38 +104,4 @@ describe('dependency rules', () => {
       expect(r.rules).toContain(expected)
       expect(r.code).not.toBe(0)
     })
-})
-
-// scripts/kernel-names.ts: the words of the kernel (dependency-cruiser sees only its imports)
-describe('the kernel names no module', () => {
-  const tree = (kernel: string) => {
-    const root = mkdtempSync(join(dir, 'names-'))
-    for (const [path, text] of Object.entries({
-      'src/modules/cashier/index.ts': 'export const x = 1\n',
-      'src/modules/auth/index.ts': 'export const y = 1\n',
-      'src/kernel/config.ts': kernel,
-    })) {
-      mkdirSync(dirname(join(root, path)), { recursive: true })
-      writeFileSync(join(root, path), text)
-    }
-    return kernelNamesOfModules(root)
-  }
-
-  test('a planted module name fails: a config section, a job name, a route', () => {
-    expect(tree('export const c = { cashier: { secrets: {} } }\n')).toHaveLength(1)
-    expect(tree("export const job = 'cashier.reconcile'\n")).toHaveLength(1)
-    expect(tree("export const path = '/cashier/deposit'\n")).toHaveLength(1)
-  })
-
-  test('comments, kernel concepts of the same name and other words pass', () => {
-    expect(tree('// the cashier reads this\n/* cashier */\nexport const a = 1\n')).toEqual([])
-    expect(tree("export const key = 'auth:rev:v2'\nexport const name = 'trading-client-service'\n")).toEqual(
-      [],
-    )
-    expect(tree('export const cashiers = 1\n')).toEqual([])
-  })
-
-  test('the kernel of this repository names none', () => {
-    expect(kernelNamesOfModules(ROOT)).toEqual([])
-  })
 })
