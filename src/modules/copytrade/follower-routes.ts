@@ -13,8 +13,7 @@ export const followerRoutes = (ctx: CopyCtx) =>
     .use(security(ctx))
     .post(
       '/copytrade/follower',
-      ({ brand, session, body }) =>
-        createFollower(ctx, owner(brand, session), body.login, body.defaults ?? {}),
+      ({ brand, session, body }) => createFollower({ ctx, owner: owner(brand, session), input: body }),
       {
         auth: CUSTOMER,
         body: FollowerBody,
@@ -27,7 +26,7 @@ export const followerRoutes = (ctx: CopyCtx) =>
     )
     .get(
       '/copytrade/follower/mine',
-      async ({ brand, session }) => ({ rows: await myFollowers(ctx, owner(brand, session)) }),
+      async ({ brand, session }) => ({ rows: await myFollowers({ ctx, owner: owner(brand, session) }) }),
       {
         auth: CUSTOMER,
         response: { 200: t.Object({ rows: t.Array(Follower) }) },
@@ -36,7 +35,8 @@ export const followerRoutes = (ctx: CopyCtx) =>
     )
     .put(
       '/copytrade/follower/:login',
-      ({ brand, session, params, body }) => updateFollower(ctx, owner(brand, session), params.login, body),
+      ({ brand, session, params, body }) =>
+        updateFollower({ ctx, owner: owner(brand, session), login: params.login, input: body }),
       {
         auth: CUSTOMER,
         ...textInput({ params: LoginParam }),
@@ -48,7 +48,7 @@ export const followerRoutes = (ctx: CopyCtx) =>
     .delete(
       '/copytrade/follower/:login',
       async ({ brand, session, params }) => {
-        await deleteFollower(ctx, owner(brand, session), params.login)
+        await deleteFollower({ ctx, owner: owner(brand, session), login: params.login })
         return { data: 'OK' as const }
       },
       {

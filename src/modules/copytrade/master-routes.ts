@@ -20,7 +20,7 @@ import { masterView } from './views'
 export const masterRoutes = (ctx: CopyCtx) =>
   new Elysia({ name: 'copytrade-master-routes', seed: ctx.instanceId })
     .use(security(ctx))
-    .get('/copytrade/masters', ({ brand, query }) => marketplace(ctx, brand.id, query), {
+    .get('/copytrade/masters', ({ brand, query }) => marketplace({ ctx, brandId: brand.id, input: query }), {
       auth: ANY,
       ...textInput({
         query: {
@@ -58,7 +58,8 @@ export const masterRoutes = (ctx: CopyCtx) =>
     })
     .get(
       '/copytrade/masters/:id',
-      ({ brand, session, params }) => marketMaster(ctx, brand.id, session.customerId, params.id),
+      ({ brand, session, params }) =>
+        marketMaster({ ctx, brandId: brand.id, customerId: session.customerId, id: params.id }),
       {
         auth: ANY,
         ...textInput({ params: IdParam('master') }),
@@ -68,7 +69,8 @@ export const masterRoutes = (ctx: CopyCtx) =>
     )
     .get(
       '/copytrade/master/trades',
-      ({ brand, session, query }) => masterTrades(ctx, brand.id, session.customerId, query),
+      ({ brand, session, query }) =>
+        masterTrades({ ctx, brandId: brand.id, customerId: session.customerId, input: query }),
       {
         auth: ANY,
         ...textInput({
@@ -88,7 +90,8 @@ export const masterRoutes = (ctx: CopyCtx) =>
     )
     .get(
       '/copytrade/master/followers',
-      ({ brand, session, query }) => masterFollowers(ctx, brand.id, session.customerId, query.master_id),
+      ({ brand, session, query }) =>
+        masterFollowers({ ctx, brandId: brand.id, customerId: session.customerId, input: query }),
       {
         auth: ANY,
         ...textInput({ query: { master_id: Id('master id') } }),
@@ -102,7 +105,8 @@ export const masterRoutes = (ctx: CopyCtx) =>
     )
     .post(
       '/copytrade/master',
-      async ({ brand, session, body }) => masterView(await createMaster(ctx, owner(brand, session), body)),
+      async ({ brand, session, body }) =>
+        masterView(await createMaster({ ctx, owner: owner(brand, session), input: body })),
       {
         auth: CUSTOMER,
         body: MasterCreateBody,
@@ -129,7 +133,9 @@ export const masterRoutes = (ctx: CopyCtx) =>
     )
     .get(
       '/copytrade/master/mine',
-      async ({ brand, session }) => ({ rows: (await myMasters(ctx, owner(brand, session))).map(masterView) }),
+      async ({ brand, session }) => ({
+        rows: (await myMasters({ ctx, owner: owner(brand, session) })).map(masterView),
+      }),
       {
         auth: CUSTOMER,
         response: { 200: t.Object({ rows: t.Array(Master) }), ...err('INVALID_CUSTOMER_SESSION') },
@@ -139,7 +145,7 @@ export const masterRoutes = (ctx: CopyCtx) =>
     .put(
       '/copytrade/master/:id',
       async ({ brand, session, params, body }) =>
-        masterView(await updateMaster(ctx, owner(brand, session), params.id, body)),
+        masterView(await updateMaster({ ctx, owner: owner(brand, session), id: params.id, input: body })),
       {
         auth: CUSTOMER,
         ...textInput({ params: IdParam('master', 2) }),
@@ -163,7 +169,7 @@ export const masterRoutes = (ctx: CopyCtx) =>
     .delete(
       '/copytrade/master/:id',
       async ({ brand, session, params }) => {
-        await deleteMaster(ctx, owner(brand, session), params.id)
+        await deleteMaster({ ctx, owner: owner(brand, session), id: params.id })
         return { data: 'OK' as const }
       },
       {

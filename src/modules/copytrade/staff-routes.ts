@@ -16,23 +16,27 @@ import {
 export const copyStaffRoutes = (ctx: CopyCtx) =>
   new Elysia({ name: 'copytrade-staff', seed: ctx.instanceId })
     .use(security(ctx))
-    .get('/manager/copytrade/masters', ({ brand, query }) => staffMasters(ctx, brand.id, query), {
-      auth: STAFF,
-      ...textInput({
-        query: {
-          enabled: t.Optional(Int({ minimum: 0, maximum: 1, description: '1 enabled, 0 disabled' })),
-          customer_id: t.Optional(Id('customer id')),
-          before: t.Optional(Int({ minimum: 1, description: 'next_before of the page before' })),
-          limit: t.Optional(Int({ minimum: 1, maximum: 500, description: 'rows per page (default 100)' })),
-        },
-      }),
-      response: { 200: t.Object({ rows: t.Array(Master), next_before: Int() }) },
-      detail: doc(STAFF_TAG, 'Masters of the brand'),
-    })
+    .get(
+      '/manager/copytrade/masters',
+      ({ brand, query }) => staffMasters({ ctx, brandId: brand.id, input: query }),
+      {
+        auth: STAFF,
+        ...textInput({
+          query: {
+            enabled: t.Optional(Int({ minimum: 0, maximum: 1, description: '1 enabled, 0 disabled' })),
+            customer_id: t.Optional(Id('customer id')),
+            before: t.Optional(Int({ minimum: 1, description: 'next_before of the page before' })),
+            limit: t.Optional(Int({ minimum: 1, maximum: 500, description: 'rows per page (default 100)' })),
+          },
+        }),
+        response: { 200: t.Object({ rows: t.Array(Master), next_before: Int() }) },
+        detail: doc(STAFF_TAG, 'Masters of the brand'),
+      },
+    )
     .post(
       '/manager/copytrade/masters/:id/disable',
       ({ brand, session, params, body }) =>
-        staffDisableMaster(ctx, brand.id, session.staffId!, params.id, body),
+        staffDisableMaster({ ctx, brandId: brand.id, staffId: session.staffId!, id: params.id, input: body }),
       {
         auth: STAFF,
         // the example disables the master the create example made, not the demo's marketplace master
@@ -53,24 +57,36 @@ export const copyStaffRoutes = (ctx: CopyCtx) =>
         }),
       },
     )
-    .get('/manager/copytrade/subscriptions', ({ brand, query }) => staffSubscriptions(ctx, brand.id, query), {
-      auth: STAFF,
-      ...textInput({
-        query: {
-          master_id: t.Optional(Id('master id')),
-          follower_login: t.Optional(Login),
-          status: t.Optional(Int({ minimum: 0, maximum: 2, description: '0 ACTIVE, 1 PAUSED, 2 DISABLED' })),
-          before: t.Optional(Int({ minimum: 1, description: 'next_before of the page before' })),
-          limit: t.Optional(Int({ minimum: 1, maximum: 500, description: 'rows per page (default 100)' })),
-        },
-      }),
-      response: { 200: t.Object({ rows: t.Array(StaffSubscription), next_before: Int() }) },
-      detail: doc(STAFF_TAG, 'Subscriptions of the brand'),
-    })
+    .get(
+      '/manager/copytrade/subscriptions',
+      ({ brand, query }) => staffSubscriptions({ ctx, brandId: brand.id, input: query }),
+      {
+        auth: STAFF,
+        ...textInput({
+          query: {
+            master_id: t.Optional(Id('master id')),
+            follower_login: t.Optional(Login),
+            status: t.Optional(
+              Int({ minimum: 0, maximum: 2, description: '0 ACTIVE, 1 PAUSED, 2 DISABLED' }),
+            ),
+            before: t.Optional(Int({ minimum: 1, description: 'next_before of the page before' })),
+            limit: t.Optional(Int({ minimum: 1, maximum: 500, description: 'rows per page (default 100)' })),
+          },
+        }),
+        response: { 200: t.Object({ rows: t.Array(StaffSubscription), next_before: Int() }) },
+        detail: doc(STAFF_TAG, 'Subscriptions of the brand'),
+      },
+    )
     .post(
       '/manager/copytrade/subscriptions/:id/disable',
       async ({ brand, session, params, body }) => {
-        await staffDisableSubscription(ctx, brand.id, session.staffId!, params.id, body.reason)
+        await staffDisableSubscription({
+          ctx,
+          brandId: brand.id,
+          staffId: session.staffId!,
+          id: params.id,
+          input: body,
+        })
         return { data: 'OK' as const }
       },
       {

@@ -31,7 +31,7 @@ export const subscriptionRoutes = (ctx: CopyCtx) =>
     .use(security(ctx))
     .post(
       '/copytrade/subscription',
-      ({ brand, session, body }) => createSubscription(ctx, owner(brand, session), body),
+      ({ brand, session, body }) => createSubscription({ ctx, owner: owner(brand, session), input: body }),
       {
         auth: CUSTOMER,
         body: SubscriptionCreateBody,
@@ -57,7 +57,7 @@ export const subscriptionRoutes = (ctx: CopyCtx) =>
     )
     .get(
       '/copytrade/subscriptions',
-      async ({ brand, session }) => ({ rows: await mySubscriptions(ctx, owner(brand, session)) }),
+      async ({ brand, session }) => ({ rows: await mySubscriptions({ ctx, owner: owner(brand, session) }) }),
       {
         auth: CUSTOMER,
         response: { 200: t.Object({ rows: t.Array(Subscription) }) },
@@ -66,7 +66,8 @@ export const subscriptionRoutes = (ctx: CopyCtx) =>
     )
     .get(
       '/copytrade/subscription/:id',
-      ({ brand, session, params }) => subscriptionDetail(ctx, owner(brand, session), params.id),
+      ({ brand, session, params }) =>
+        subscriptionDetail({ ctx, owner: owner(brand, session), id: params.id }),
       {
         auth: CUSTOMER,
         ...textInput({ params: IdParam('subscription') }),
@@ -76,7 +77,8 @@ export const subscriptionRoutes = (ctx: CopyCtx) =>
     )
     .put(
       '/copytrade/subscription/:id',
-      ({ brand, session, params, body }) => updateSubscription(ctx, owner(brand, session), params.id, body),
+      ({ brand, session, params, body }) =>
+        updateSubscription({ ctx, owner: owner(brand, session), id: params.id, input: body }),
       {
         auth: CUSTOMER,
         ...textInput({ params: IdParam('subscription') }),
@@ -93,7 +95,8 @@ export const subscriptionRoutes = (ctx: CopyCtx) =>
     )
     .post(
       '/copytrade/subscription/:id/terms',
-      ({ brand, session, params, body }) => acceptTerms(ctx, owner(brand, session), params.id, body.version),
+      ({ brand, session, params, body }) =>
+        acceptTerms({ ctx, owner: owner(brand, session), id: params.id, input: body }),
       {
         auth: CUSTOMER,
         ...textInput({ params: { id: Id('subscription id') } }),
@@ -127,8 +130,12 @@ export const subscriptionRoutes = (ctx: CopyCtx) =>
       async ({ brand, session, params, body }) => {
         const o = owner(brand, session)
         const s = await ownSubscription(ctx, o, params.id)
-        await transition(ctx, s, params.action, body.reason || `${params.action} by the customer`)
-        return subscriptionDetail(ctx, o, s.id)
+        await transition({
+          ctx,
+          subscription: s,
+          input: { action: params.action, reason: body.reason || `${params.action} by the customer` },
+        })
+        return subscriptionDetail({ ctx, owner: o, id: s.id })
       },
       {
         auth: CUSTOMER,
@@ -164,7 +171,12 @@ export const subscriptionRoutes = (ctx: CopyCtx) =>
       '/copytrade/subscription/:id',
       async ({ brand, session, params }) => {
         const s = await ownSubscription(ctx, owner(brand, session), params.id)
-        if (s.status !== 2) await transition(ctx, s, 'disable', 'deleted by the customer')
+        if (s.status !== 2)
+          await transition({
+            ctx,
+            subscription: s,
+            input: { action: 'disable', reason: 'deleted by the customer' },
+          })
         return { data: 'OK' as const }
       },
       {
@@ -179,7 +191,7 @@ export const subscriptionRoutes = (ctx: CopyCtx) =>
     .get(
       '/copytrade/subscription/:id/copies',
       ({ brand, session, params, query }) =>
-        subscriptionRecords(ctx, owner(brand, session), params.id, query),
+        subscriptionRecords({ ctx, owner: owner(brand, session), id: params.id, input: query }),
       {
         auth: CUSTOMER,
         ...textInput({
@@ -208,7 +220,8 @@ export const subscriptionRoutes = (ctx: CopyCtx) =>
     )
     .get(
       '/copytrade/subscription/:id/rewards',
-      ({ brand, session, params }) => subscriptionRewards(ctx, owner(brand, session), params.id),
+      ({ brand, session, params }) =>
+        subscriptionRewards({ ctx, owner: owner(brand, session), id: params.id }),
       {
         auth: CUSTOMER,
         ...textInput({ params: IdParam('subscription') }),

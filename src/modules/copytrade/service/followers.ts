@@ -1,12 +1,13 @@
 import { and, eq, inArray } from 'drizzle-orm'
 import { isUniqueViolation } from '../../../kernel/db/errors'
 import { invalid } from '../../../kernel/http/errors'
+import type { UseCase } from '../../../kernel/use-case'
 import { accountOf } from '../accounts-of'
 import type { CopyCtx } from '../context'
 import { SubscriptionSettings } from '../domain/settings'
 import { copyFollowers, copySubscriptions } from '../schema'
 import { copyError } from './errors'
-import type { Owner } from './masters'
+import type { Owner, OwnerScope } from './masters'
 import { accountMode, ownAccount } from './ownership'
 
 /** Settings from a body, every problem a 400 naming its field. */
@@ -44,12 +45,13 @@ export async function ownFollower(ctx: CopyCtx, o: Owner, login: number) {
   return { follower: f, group }
 }
 
-export async function createFollower(
-  ctx: CopyCtx,
-  o: Owner,
-  login: number,
-  defaults: Record<string, unknown>,
-) {
+export async function createFollower({
+  ctx,
+  owner: o,
+  input,
+}: UseCase<CopyCtx, { login: number; defaults?: Record<string, unknown> }, OwnerScope>) {
+  const login = input.login
+  const defaults = input.defaults ?? {}
   const { group } = await ownAccount(ctx, o.brandId, o.customerId, login)
   const settings = await parseSettings(ctx, defaults)
   const now = ctx.clock.now()
@@ -73,12 +75,12 @@ export async function createFollower(
   }
 }
 
-export async function updateFollower(
-  ctx: CopyCtx,
-  o: Owner,
-  login: number,
-  defaults: Record<string, unknown>,
-) {
+export async function updateFollower({
+  ctx,
+  owner: o,
+  login,
+  input: defaults,
+}: UseCase<CopyCtx, Record<string, unknown>, OwnerScope & { login: number }>) {
   const { follower, group } = await ownFollower(ctx, o, login)
   const merged = await parseSettings(ctx, { ...JSON.parse(follower.defaults), ...defaults })
   const [f] = await ctx.db
@@ -90,7 +92,11 @@ export async function updateFollower(
 }
 
 /** A follower profile with live subscriptions is kept: they are disabled first (409 otherwise). */
-export async function deleteFollower(ctx: CopyCtx, o: Owner, login: number) {
+export async function deleteFollower({
+  ctx,
+  owner: o,
+  login,
+}: UseCase<CopyCtx, undefined, OwnerScope & { login: number }>) {
   await ownFollower(ctx, o, login)
   const [live] = await ctx.db
     .select({ id: copySubscriptions.id })
@@ -105,7 +111,7 @@ export async function deleteFollower(ctx: CopyCtx, o: Owner, login: number) {
   await ctx.db.delete(copyFollowers).where(eq(copyFollowers.login, login))
 }
 
-export async function myFollowers(ctx: CopyCtx, o: Owner) {
+export async function myFollowers({ ctx, owner: o }: UseCase<CopyCtx, undefined, OwnerScope>) {
   const rows = await ctx.db
     .select()
     .from(copyFollowers)

@@ -1,5 +1,6 @@
 import { and, asc, desc, eq, gt, gte, inArray, isNull, like, lt, lte, or, type SQL, sql } from 'drizzle-orm'
 import { invalid } from '../../../kernel/http/errors'
+import type { UseCase } from '../../../kernel/use-case'
 import { currencyDecimals, fromMinor } from '../../accounts'
 import { accountOf } from '../accounts-of'
 import type { CopyCtx } from '../context'
@@ -44,6 +45,12 @@ interface MarketQuery {
   cursor?: string
 }
 
+/** Who looks: the brand and the session's customer, if a customer (their own masters are shown to them). */
+interface ViewerScope {
+  brandId: number
+  customerId: number | undefined
+}
+
 const encode = (v: number, id: number) => Buffer.from(JSON.stringify([v, id])).toString('base64url')
 function decode(c: string): [number, number] {
   try {
@@ -58,7 +65,11 @@ function decode(c: string): [number, number] {
  * Public, enabled masters of the brand with their statistics: filters, a sort and keyset (cursor)
  * pagination on (sort value, id), stable while rows change between pages.
  */
-export async function marketplace(ctx: CopyCtx, brandId: number, q: MarketQuery) {
+export async function marketplace({
+  ctx,
+  brandId,
+  input: q,
+}: UseCase<CopyCtx, MarketQuery, { brandId: number }>) {
   const sortKey = q.sort ?? 'roi'
   const col = SORTS[sortKey]
   const dir = q.order ?? (sortKey === 'max_drawdown' ? 'asc' : 'desc')
@@ -96,12 +107,12 @@ export async function marketplace(ctx: CopyCtx, brandId: number, q: MarketQuery)
 }
 
 /** One master of the marketplace (public and enabled, or the customer's own: rule 6). */
-export async function marketMaster(
-  ctx: CopyCtx,
-  brandId: number,
-  customerId: number | undefined,
-  id: number,
-) {
+export async function marketMaster({
+  ctx,
+  brandId,
+  customerId,
+  id,
+}: UseCase<CopyCtx, undefined, ViewerScope & { id: number }>) {
   const m = await masterById(ctx, brandId, id)
   if ((m.public !== 1 || m.enabled !== 1) && m.customerId !== customerId)
     throw copyError('MASTER_NOT_AVAILABLE', `master ${id} is not public`)
@@ -112,12 +123,12 @@ export async function marketMaster(
  * GET /copytrade/master/trades (4.12): the master's closed trades, newest first, when show_trade_history
  * is 1 (its owner sees them too), else TRADE_HISTORY_NOT_PUBLIC.
  */
-export async function masterTrades(
-  ctx: CopyCtx,
-  brandId: number,
-  customerId: number | undefined,
-  q: { master_id: number; limit?: number; before?: number },
-) {
+export async function masterTrades({
+  ctx,
+  brandId,
+  customerId,
+  input: q,
+}: UseCase<CopyCtx, { master_id: number; limit?: number; before?: number }, ViewerScope>) {
   const m = await masterById(ctx, brandId, q.master_id)
   if (m.showTradeHistory !== 1 && m.customerId !== customerId)
     throw copyError('TRADE_HISTORY_NOT_PUBLIC', `master ${m.id} does not show its trade history`)
@@ -147,13 +158,13 @@ export async function masterTrades(
  * owner), else FOLLOWERS_NOT_PUBLIC. Followers are shown without their logins: counts by status and
  * mode, and per subscription its age and copied result.
  */
-export async function masterFollowers(
-  ctx: CopyCtx,
-  brandId: number,
-  customerId: number | undefined,
-  masterId: number,
-) {
-  const m = await masterById(ctx, brandId, masterId)
+export async function masterFollowers({
+  ctx,
+  brandId,
+  customerId,
+  input,
+}: UseCase<CopyCtx, { master_id: number }, ViewerScope>) {
+  const m = await masterById(ctx, brandId, input.master_id)
   if (m.showFollowers !== 1 && m.customerId !== customerId)
     throw copyError('FOLLOWERS_NOT_PUBLIC', `master ${m.id} does not show its followers`)
   const subs = await ctx.db

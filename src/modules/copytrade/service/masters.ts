@@ -1,5 +1,6 @@
 import { and, eq, isNull } from 'drizzle-orm'
 import { isUniqueViolation } from '../../../kernel/db/errors'
+import type { UseCase } from '../../../kernel/use-case'
 import type { CopyCtx } from '../context'
 import { RewardPolicy } from '../domain/rewards'
 import { copyMasters, copySubscriptions } from '../schema'
@@ -11,6 +12,11 @@ import { moveMasterSubscriptionsTx } from './subscription-status'
 export interface Owner {
   brandId: number
   customerId: number
+}
+
+/** The scope of a customer's use case: the owner it acts for (the routes' `owner(brand, session)`). */
+export interface OwnerScope {
+  owner: Owner
 }
 
 interface MasterInput {
@@ -57,11 +63,11 @@ async function payoutAccount(ctx: CopyCtx, o: Owner, login: number | undefined) 
 }
 
 /** CreateCopyTradeMaster (rules 1-3 of spec 4.12). */
-export async function createMaster(
-  ctx: CopyCtx,
-  o: Owner,
-  input: MasterInput & { login: number; name: string },
-) {
+export async function createMaster({
+  ctx,
+  owner: o,
+  input,
+}: UseCase<CopyCtx, MasterInput & { login: number; name: string }, OwnerScope>) {
   const { group } = await ownAccount(ctx, o.brandId, o.customerId, input.login)
   if (group.accountMode !== 'REAL')
     throw copyError('MASTER_ACCOUNT_MUST_BE_REAL', `login: ${input.login} is in a ${group.accountMode} group`)
@@ -117,7 +123,7 @@ async function ownMaster(ctx: CopyCtx, o: Owner, id: number) {
   return m
 }
 
-export async function myMasters(ctx: CopyCtx, o: Owner) {
+export async function myMasters({ ctx, owner: o }: UseCase<CopyCtx, undefined, OwnerScope>) {
   return ctx.db
     .select()
     .from(copyMasters)
@@ -132,7 +138,12 @@ export async function myMasters(ctx: CopyCtx, o: Owner) {
 }
 
 /** Updates a master's profile; the account is fixed, the reward policy may change (new accruals use it). */
-export async function updateMaster(ctx: CopyCtx, o: Owner, id: number, input: MasterInput) {
+export async function updateMaster({
+  ctx,
+  owner: o,
+  id,
+  input,
+}: UseCase<CopyCtx, MasterInput, OwnerScope & { id: number }>) {
   const m = await ownMaster(ctx, o, id)
   if (input.enabled === 1 && m.blockedReason)
     throw copyError('MASTER_NOT_AVAILABLE', `master ${id} was disabled by staff: ${m.blockedReason}`)
@@ -167,7 +178,11 @@ export async function updateMaster(ctx: CopyCtx, o: Owner, id: number, input: Ma
  * Deletes a master profile: it leaves the marketplace, its live subscriptions become DISABLED (their
  * copies stay open on the followers' accounts, no longer linked) and its history stays for the rewards.
  */
-export async function deleteMaster(ctx: CopyCtx, o: Owner, id: number) {
+export async function deleteMaster({
+  ctx,
+  owner: o,
+  id,
+}: UseCase<CopyCtx, undefined, OwnerScope & { id: number }>) {
   const m = await ownMaster(ctx, o, id)
   await ctx.uow.run(async (tx, work) => {
     const now = ctx.clock.now()

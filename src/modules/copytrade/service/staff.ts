@@ -1,4 +1,5 @@
 import { and, desc, eq, isNull, lt } from 'drizzle-orm'
+import type { UseCase } from '../../../kernel/use-case'
 import { currencyOf } from '../accounts-of'
 import type { CopyCtx } from '../context'
 import { copyMasters, copySubscriptions } from '../schema'
@@ -7,11 +8,22 @@ import { copyError } from './errors'
 import { masterById } from './masters'
 import { moveMasterSubscriptionsTx, transition } from './subscription-status'
 
-export async function staffMasters(
-  ctx: CopyCtx,
-  brandId: number,
-  q: { enabled?: number; customer_id?: number; limit?: number; before?: number },
-) {
+/** Who acts on which record: the brand's staff member, and the master or subscription the path names. */
+interface StaffScope {
+  brandId: number
+  staffId: number
+  id: number
+}
+
+export async function staffMasters({
+  ctx,
+  brandId,
+  input: q,
+}: UseCase<
+  CopyCtx,
+  { enabled?: number; customer_id?: number; limit?: number; before?: number },
+  { brandId: number }
+>) {
   const limit = q.limit ?? 100
   const rows = await ctx.db
     .select()
@@ -38,13 +50,13 @@ export async function staffMasters(
  * positions already copied are still copied. With `end_subscriptions`, its subscriptions end too (their
  * copies are closed).
  */
-export async function staffDisableMaster(
-  ctx: CopyCtx,
-  brandId: number,
-  staffId: number,
-  id: number,
-  input: { reason: string; end_subscriptions?: boolean },
-) {
+export async function staffDisableMaster({
+  ctx,
+  brandId,
+  staffId,
+  id,
+  input,
+}: UseCase<CopyCtx, { reason: string; end_subscriptions?: boolean }, StaffScope>) {
   const m = await masterById(ctx, brandId, id)
   const reason = input.reason || `disabled by staff ${staffId}`
   await ctx.uow.run(async (tx, work) => {
@@ -59,11 +71,15 @@ export async function staffDisableMaster(
   return masterView((await ctx.db.select().from(copyMasters).where(eq(copyMasters.id, m.id)))[0]!)
 }
 
-export async function staffSubscriptions(
-  ctx: CopyCtx,
-  brandId: number,
-  q: { master_id?: number; follower_login?: number; status?: number; limit?: number; before?: number },
-) {
+export async function staffSubscriptions({
+  ctx,
+  brandId,
+  input: q,
+}: UseCase<
+  CopyCtx,
+  { master_id?: number; follower_login?: number; status?: number; limit?: number; before?: number },
+  { brandId: number }
+>) {
   const limit = q.limit ?? 100
   const rows = await ctx.db
     .select()
@@ -87,17 +103,21 @@ export async function staffSubscriptions(
   return { rows: out, next_before: rows.length > limit ? rows[limit - 1]!.id : 0 }
 }
 
-export async function staffDisableSubscription(
-  ctx: CopyCtx,
-  brandId: number,
-  staffId: number,
-  id: number,
-  reason: string,
-) {
+export async function staffDisableSubscription({
+  ctx,
+  brandId,
+  staffId,
+  id,
+  input: { reason },
+}: UseCase<CopyCtx, { reason: string }, StaffScope>) {
   const [s] = await ctx.db
     .select()
     .from(copySubscriptions)
     .where(and(eq(copySubscriptions.id, id), eq(copySubscriptions.brandId, brandId)))
   if (!s) throw copyError('SUBSCRIPTION_NOT_FOUND', `subscription ${id} not found`)
-  await transition(ctx, s, 'disable', reason || `disabled by staff ${staffId}`)
+  await transition({
+    ctx,
+    subscription: s,
+    input: { action: 'disable', reason: reason || `disabled by staff ${staffId}` },
+  })
 }

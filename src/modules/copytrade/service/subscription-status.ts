@@ -1,6 +1,7 @@
 import { and, eq, inArray, sql } from 'drizzle-orm'
 import type { Tx } from '../../../kernel/db/client'
 import type { Work } from '../../../kernel/db/unit-of-work'
+import type { UseCase } from '../../../kernel/use-case'
 import type { CopyCtx } from '../context'
 import { closeLinks } from '../copier/close-copy'
 import { crystallize } from '../copier/fees'
@@ -114,12 +115,15 @@ export async function moveMasterSubscriptionsTx(
 }
 
 /** Pause, resume or disable one subscription (the customer's, or any of the brand for staff). */
-export async function transition(
-  ctx: CopyCtx,
-  sub: { id: number; status: number },
-  action: SubAction,
-  reason: string,
-) {
+export async function transition({
+  ctx,
+  subscription: sub,
+  input: { action, reason },
+}: UseCase<
+  CopyCtx,
+  { action: SubAction; reason: string },
+  { subscription: { id: number; status: number } }
+>) {
   if (nextStatus(sub.status, action) === null)
     throw copyError('INVALID_TRANSITION', `a subscription in status ${sub.status} cannot ${action}`)
   // a performance fee on the gains so far is charged when the subscription ends

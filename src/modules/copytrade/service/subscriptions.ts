@@ -1,6 +1,7 @@
 import { and, desc, eq, gt, lt } from 'drizzle-orm'
 import { isUniqueViolation } from '../../../kernel/db/errors'
 import { invalid } from '../../../kernel/http/errors'
+import type { UseCase } from '../../../kernel/use-case'
 import { fromMinor, toMinor } from '../../accounts'
 import { currencyOf } from '../accounts-of'
 import type { CopyCtx } from '../context'
@@ -13,16 +14,16 @@ import { copyMasters, copyRecords, copyRewards, copySubscriptions } from '../sch
 import { recordView, rewardView, subscriptionView } from '../views'
 import { copyError } from './errors'
 import { ownFollower, parseSettings } from './followers'
-import { masterById, type Owner } from './masters'
+import { masterById, type Owner, type OwnerScope } from './masters'
 import { accountMode } from './ownership'
 import { recountFollowers } from './subscription-status'
 
 /** Rules 5-8 of spec 4.12, then the subscription with the follower's defaults under the body's settings. */
-export async function createSubscription(
-  ctx: CopyCtx,
-  o: Owner,
-  input: { follower_login: number; master_id: number } & Record<string, unknown>,
-) {
+export async function createSubscription({
+  ctx,
+  owner: o,
+  input,
+}: UseCase<CopyCtx, { follower_login: number; master_id: number } & Record<string, unknown>, OwnerScope>) {
   const { follower_login, master_id, capital, customer_id: _ignored, ...rest } = input
   const { follower, group } = await ownFollower(ctx, o, follower_login)
   const master = await masterById(ctx, o.brandId, master_id)
@@ -105,7 +106,12 @@ export async function createSubscription(
  * Accepts the master's current reward policy (`version` must be the one the follower saw): from now on
  * the subscription's fees are charged on it; a new fee schedule starts today.
  */
-export async function acceptTerms(ctx: CopyCtx, o: Owner, id: number, version: number) {
+export async function acceptTerms({
+  ctx,
+  owner: o,
+  id,
+  input: { version },
+}: UseCase<CopyCtx, { version: number }, OwnerScope & { id: number }>) {
   const s = await ownSubscription(ctx, o, id)
   if (s.status === SUB_STATUS.DISABLED)
     throw copyError('INVALID_TRANSITION', `subscription ${id} is disabled; create a new one`)
@@ -149,7 +155,11 @@ export async function ownSubscription(ctx: CopyCtx, o: Owner, id: number) {
   return s
 }
 
-export async function subscriptionDetail(ctx: CopyCtx, o: Owner, id: number) {
+export async function subscriptionDetail({
+  ctx,
+  owner: o,
+  id,
+}: UseCase<CopyCtx, undefined, OwnerScope & { id: number }>) {
   const s = await ownSubscription(ctx, o, id)
   return subscriptionView(
     s,
@@ -167,7 +177,12 @@ const masterVersion = async (ctx: CopyCtx, id: number) =>
   )[0]
 
 /** New settings apply to the next copies; the master's open positions not yet linked are copied now. */
-export async function updateSubscription(ctx: CopyCtx, o: Owner, id: number, input: Record<string, unknown>) {
+export async function updateSubscription({
+  ctx,
+  owner: o,
+  id,
+  input,
+}: UseCase<CopyCtx, Record<string, unknown>, OwnerScope & { id: number }>) {
   const s = await ownSubscription(ctx, o, id)
   if (s.status === SUB_STATUS.DISABLED)
     throw copyError('INVALID_TRANSITION', `subscription ${id} is disabled; create a new one`)
@@ -186,7 +201,7 @@ export async function updateSubscription(ctx: CopyCtx, o: Owner, id: number, inp
   )
 }
 
-export async function mySubscriptions(ctx: CopyCtx, o: Owner) {
+export async function mySubscriptions({ ctx, owner: o }: UseCase<CopyCtx, undefined, OwnerScope>) {
   const rows = await ctx.db
     .select()
     .from(copySubscriptions)
@@ -205,12 +220,16 @@ export async function mySubscriptions(ctx: CopyCtx, o: Owner) {
 }
 
 /** What the copier did for a subscription, newest first (copied and skipped, with why). */
-export async function subscriptionRecords(
-  ctx: CopyCtx,
-  o: Owner,
-  id: number,
-  q: { result?: 'copied' | 'skipped'; before?: number; limit?: number },
-) {
+export async function subscriptionRecords({
+  ctx,
+  owner: o,
+  id,
+  input: q,
+}: UseCase<
+  CopyCtx,
+  { result?: 'copied' | 'skipped'; before?: number; limit?: number },
+  OwnerScope & { id: number }
+>) {
   const s = await ownSubscription(ctx, o, id)
   const limit = q.limit ?? 100
   const rows = await ctx.db
@@ -232,7 +251,11 @@ export async function subscriptionRecords(
   }
 }
 
-export async function subscriptionRewards(ctx: CopyCtx, o: Owner, id: number) {
+export async function subscriptionRewards({
+  ctx,
+  owner: o,
+  id,
+}: UseCase<CopyCtx, undefined, OwnerScope & { id: number }>) {
   const s = await ownSubscription(ctx, o, id)
   const rows = await ctx.db
     .select()
