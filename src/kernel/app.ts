@@ -1,5 +1,6 @@
 import { type AnyElysia, Elysia } from 'elysia'
 import { seedDemoBrands } from './brand/demo'
+import { siteDeclarations } from './brand/sites'
 import { eventJobs } from './events/jobs'
 import { Relay, type RelayOptions } from './events/relay'
 import type { BodyKind } from './http/body'
@@ -33,6 +34,7 @@ interface AppOptions {
 export function createApp(deps: Deps, modules: readonly ModuleDefinition[], opts: AppOptions = {}) {
   const kernel = createKernel(deps)
   kernel.edge = opts.edge ?? false
+  kernel.sites = siteDeclarations(modules.flatMap((m) => m.sites ?? []))
   const parts: (ModuleParts & { module: string })[] = modules.map((m) => ({
     module: m.name,
     ...m.setup(kernel, kernel.ports),
@@ -78,6 +80,7 @@ export function createApp(deps: Deps, modules: readonly ModuleDefinition[], opts
           jobNames: jobs.map((j) => j.name),
           examples: opts.examples,
           securitySchemes: Object.assign({}, ...modules.map((m) => m.securitySchemes ?? {})),
+          sites: [...kernel.sites.values()],
         },
       ),
     )

@@ -1,6 +1,7 @@
 import type { PrincipalDirectory } from './auth/session'
 import { AccessTokens } from './auth/tokens'
 import { BrandRegistry } from './brand/registry'
+import type { SiteDeclaration } from './brand/sites'
 import type { MessageBus } from './bus/bus'
 import type { KeyValueStore } from './cache'
 import type { Clock } from './clock'
@@ -42,6 +43,8 @@ export interface Kernel extends Deps {
   ports: Ports
   tokens: AccessTokens
   brands: BrandRegistry
+  /** The sites the modules declare besides each brand's own, by name (filled before their setup). */
+  sites: ReadonlyMap<string, SiteDeclaration>
   events: Events
   uow: UnitOfWork
   /** The body each route accepts, keyed `METHOD /path` (filled from the routes' `parse` once they exist). */
@@ -94,6 +97,7 @@ export function createKernel(deps: Deps): Kernel & { role: EngineRole; close(): 
     ports: new Ports(),
     tokens: new AccessTokens(deps.config.jwt, deps.db, deps.store, deps.clock),
     brands: new BrandRegistry(deps.db),
+    sites: new Map(),
     events,
     uow: new UnitOfWork(deps.db, events, deps.clock, deps.logger),
     routeBodies: new Map(),

@@ -1,5 +1,6 @@
 import type { AnyElysia } from 'elysia'
 import type { ZodType } from 'zod'
+import type { SiteDeclaration } from './brand/sites'
 import type { EnginePart } from './engine/part'
 import type { Consumer } from './events/topic'
 import type { Tag } from './http/openapi'
@@ -47,10 +48,16 @@ export interface ModuleDefinition {
    * `moduleConfig`): the entries check them with the kernel's before anything starts (`loadConfig`).
    */
   env?: ZodType
+  /**
+   * The sites of every brand it serves besides the brand's own (kernel/brand/sites.ts): a brand's hosts of
+   * each are rows of `brand_hosts`, and its routes guarded `site` answer there only.
+   */
+  sites?: SiteDeclaration[]
   tables: Record<string, unknown>
   setup(kernel: Kernel, ports: Ports): ModuleParts
 }
 
 export const defineModule = (m: ModuleDefinition) => m
 
+export type { SiteDeclaration } from './brand/sites'
 export type { EnginePart } from './engine/part'

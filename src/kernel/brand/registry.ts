@@ -1,10 +1,10 @@
 import type { Db } from '../db/client'
 import { brandHosts, brands } from './schema'
+import { BRAND_SITE } from './sites'
 
 export interface Brand {
   id: number
   name: string
-  affiliateHost: string
 }
 
 /** Lower-cased hostname without port; handles `[::1]:3000`. */
@@ -16,14 +16,20 @@ export function normalizeHost(raw: string | null | undefined): string {
   return colon === -1 ? h : h.slice(0, colon)
 }
 
+/** A host of a brand and the site it serves there (kernel/brand/sites.ts). */
+export interface BrandHost {
+  brand: Brand
+  site: string
+}
+
 /**
  * Host allowlist held in memory: brands change rarely and every request needs one, so the table is
  * read at most once per `ttlMs` (stale-while-revalidate) and on `invalidate()` after a brand change.
  */
 export class BrandRegistry {
-  private byHostMap = new Map<string, Brand>()
-  private byAffiliateHostMap = new Map<string, Brand>()
-  private hostsByBrand = new Map<number, string[]>()
+  private byHostMap = new Map<string, BrandHost>()
+  /** keyed `brandId site` */
+  private hostsBySite = new Map<string, string[]>()
   private loadedAt = Number.NEGATIVE_INFINITY
   private loading: Promise<void> | null = null
 
@@ -34,17 +40,17 @@ export class BrandRegistry {
 
   private async load() {
     const [b, h] = await Promise.all([this.db.select().from(brands), this.db.select().from(brandHosts)])
-    const byId = new Map(b.map((x) => [x.id, { id: x.id, name: x.name, affiliateHost: x.affiliateHost }]))
-    const byHost = new Map<string, Brand>()
+    const byId = new Map(b.map((x) => [x.id, { id: x.id, name: x.name }]))
+    const byHost = new Map<string, BrandHost>()
+    const hosts = new Map<string, string[]>()
     for (const row of h) {
       const brand = byId.get(row.brandId)
-      if (brand) byHost.set(row.host, brand)
+      if (brand) byHost.set(row.host, { brand, site: row.site })
+      const key = `${row.brandId} ${row.site}`
+      hosts.set(key, [...(hosts.get(key) ?? []), row.host])
     }
     this.byHostMap = byHost
-    this.byAffiliateHostMap = new Map([...byId.values()].map((b) => [b.affiliateHost, b]))
-    const hosts = new Map<number, string[]>()
-    for (const row of h) hosts.set(row.brandId, [...(hosts.get(row.brandId) ?? []), row.host])
-    this.hostsByBrand = hosts
+    this.hostsBySite = hosts
     this.loadedAt = Date.now()
   }
 
@@ -55,23 +61,39 @@ export class BrandRegistry {
     return this.loading
   }
 
-  async byHost(host: string): Promise<Brand | null> {
+  /** Loaded once before the first answer; past the TTL, reloaded behind answers from what is held. */
+  private ready(): Promise<void> | null {
     const age = Date.now() - this.loadedAt
-    if (age === Number.POSITIVE_INFINITY) await this.refresh()
-    else if (age > this.ttlMs) void this.refresh().catch(() => {})
+    if (age === Number.POSITIVE_INFINITY) return this.refresh()
+    if (age > this.ttlMs) void this.refresh().catch(() => {})
+    return null
+  }
+
+  /** The brand and site served on `host`, or null: not a host of any brand. */
+  async siteOf(host: string): Promise<BrandHost | null> {
+    const loading = this.ready()
+    if (loading) await loading
     return this.byHostMap.get(host) ?? null
   }
 
-  /** The brand whose affiliate cabinet is served on `host` (spec 4.17), or null. */
-  async byAffiliateHost(host: string): Promise<Brand | null> {
-    await this.byHost(host)
-    return this.byAffiliateHostMap.get(host) ?? null
+  /** The brand whose API and pages are served on `host`, or null. */
+  byHost(host: string): Promise<Brand | null> {
+    return this.bySiteHost(BRAND_SITE, host)
   }
 
-  /** The hosts a brand's API and pages are served on. */
-  async hostsOf(brandId: number): Promise<string[]> {
-    await this.byHost('')
-    return this.hostsByBrand.get(brandId) ?? []
+  /** The brand whose `site` is served on `host`, or null. */
+  async bySiteHost(site: string, host: string): Promise<Brand | null> {
+    const loading = this.ready()
+    if (loading) await loading
+    const at = this.byHostMap.get(host)
+    return at?.site === site ? at.brand : null
+  }
+
+  /** The hosts of a brand's site: by default the ones its API and pages are served on. */
+  async hostsOf(brandId: number, site = BRAND_SITE): Promise<string[]> {
+    const loading = this.ready()
+    if (loading) await loading
+    return this.hostsBySite.get(`${brandId} ${site}`) ?? []
   }
 
   invalidate() {

@@ -1,10 +1,11 @@
 import { SESSION_TYPES } from '../auth/session'
+import { BRAND_SITE, type SiteDeclaration } from '../brand/sites'
 
 /** What the guard macros leave on an operation (kernel/security). */
 interface Guard {
   brand?: true
   feed?: true
-  site?: string
+  site?: string | string[]
   access?: string
   refusals?: Record<string, string[]>
   roles?: string[]
@@ -246,7 +247,9 @@ function nameSchemas(doc: Json) {
  */
 export function finishDocument(
   doc: Json,
-  facts: { jobNames: string[]; examples?: Record<string, unknown> } = { jobNames: [] },
+  facts: { jobNames: string[]; examples?: Record<string, unknown>; sites?: SiteDeclaration[] } = {
+    jobNames: [],
+  },
 ): Json {
   const allRoles = SESSION_TYPES.length
   for (const [path, item] of Object.entries<Json>(doc.paths ?? {}))
@@ -328,16 +331,19 @@ export function finishDocument(
             form.example[name] = 'scan.png'
       if (guard && !guard.feed && !guard.site) addCode(op, 404, 'BRAND_NOT_FOUND')
       if (guard?.site) {
-        // served only on the brand's affiliate host: elsewhere the path does not exist
-        addCode(op, 404, guard.site === 'partner' ? 'NOT_FOUND' : 'BRAND_NOT_FOUND')
-        if (guard.site === 'partner') {
-          // a client (or a generated one) must call these on the brand's affiliate host
-          op['x-served-on'] = 'affiliate_host'
+        // served only on the hosts of its sites: elsewhere the path does not exist (or, on any host of a
+        // brand, no brand is served on an unknown host)
+        const sites = [guard.site].flat()
+        addCode(op, 404, sites.includes(BRAND_SITE) ? 'BRAND_NOT_FOUND' : 'NOT_FOUND')
+        // one declared site: a client (or a generated one) must call these on the brand's host of it
+        const site = sites.length === 1 ? facts.sites?.find((s) => s.name === sites[0]) : undefined
+        if (site) {
+          op['x-served-on'] = site.hostName
           op.servers = [
             {
-              url: 'https://{affiliate_host}',
-              description: "the brand's affiliate_host (e.g. affiliates.localhost:3000 in development)",
-              variables: { affiliate_host: { default: 'affiliates.localhost:3000' } },
+              url: `https://{${site.hostName}}`,
+              description: site.description,
+              variables: { [site.hostName]: { default: site.exampleHost } },
             },
           ]
         }

@@ -1,5 +1,6 @@
 import { openapi } from '@elysiajs/openapi'
 import { Elysia, t } from 'elysia'
+import type { SiteDeclaration } from '../brand/sites'
 import { finishDocument } from './openapi-finish'
 
 export const API_VERSION = '1.0.0'
@@ -91,11 +92,12 @@ export const openapiPlugin = (
   instanceId: number,
   loadAsset: (name: string) => Promise<Response | null>,
   tags: Tag[],
-  /** what the document lists that only the composition knows (the jobs of POST /cron/{job}) */
+  /** what the document lists that only the composition knows (the jobs of POST /cron/{job}, the sites) */
   facts: {
     jobNames: string[]
     securitySchemes?: Record<string, Record<string, unknown>>
     examples?: Record<string, unknown>
+    sites?: SiteDeclaration[]
   } = { jobNames: [] },
 ) => {
   // the generated document shares its schema objects with the routes' validators: finish a copy, once

@@ -3,6 +3,7 @@ import { Elysia } from 'elysia'
 import { extractToken } from '../auth/extract'
 import type { Session, SessionType } from '../auth/session'
 import { type Brand, normalizeHost } from '../brand/registry'
+import { BRAND_SITE } from '../brand/sites'
 import { type Kernel, PrincipalsPort } from '../kernel'
 import { fillDeferred, isDeferred, readBody } from './body'
 import { ApiError } from './errors'
@@ -35,15 +36,17 @@ async function resolveBrand(ctx: Kernel, headers: Headers): Promise<Brand> {
 }
 
 /**
- * A route of a brand's other site: the affiliate cabinet on its `affiliate_host` (spec 4.17). It is
- * served only there (the brand's API hosts answer 404 NOT_FOUND), and the module checks its own callers.
+ * A route of a brand's other site, one a module declares (ModuleDefinition.sites, kernel/brand/sites.ts):
+ * it is served only on the brand's hosts of that site (its other hosts answer 404 NOT_FOUND), and the
+ * module checks its own callers.
  */
 export interface SiteRule {
   /**
-   * `partner`: the brand's partner site on its `affiliate_host` (spec 4.17) only. `brand-or-partner`: the
-   * root of any host of a brand; the handler's `principal` says which: `{ host: 'brand' | 'partner' }`.
+   * The declared site whose hosts serve the route. Several sites (the brand's own, `BRAND_SITE`, among
+   * them, e.g. the root of every host of a brand): on a host of any of them, an unknown host answering
+   * 404 BRAND_NOT_FOUND; without `verify`, the handler's `principal` says which: `{ site: name }`.
    */
-  site: 'partner' | 'brand-or-partner'
+  site: string | readonly string[]
   /** Verifies the caller once the brand is known; what it returns is the handler's `principal`. */
   verify?: (request: Request, brand: Brand) => Promise<unknown>
   /** The OpenAPI security requirement and the access line of the route. */
@@ -53,10 +56,12 @@ export interface SiteRule {
   refusals?: Record<number, string[]>
 }
 
-async function resolveSite(ctx: Kernel, headers: Headers): Promise<Brand> {
-  const brand = await ctx.brands.byAffiliateHost(requestHost(ctx, headers))
-  if (!brand) throw new ApiError(404, 'NOT_FOUND', 'not found')
-  return brand
+/** The sites of a rule, each the brand's own or one a module declared (a typo fails at start-up). */
+function sitesOf(ctx: Kernel, rule: SiteRule): readonly string[] {
+  const sites = typeof rule.site === 'string' ? [rule.site] : rule.site
+  for (const s of sites)
+    if (s !== BRAND_SITE && !ctx.sites.has(s)) throw new Error(`site ${s}: no module declares it`)
+  return sites
 }
 
 const unauthorized = () =>
@@ -163,32 +168,32 @@ export const security = (ctx: Kernel) =>
         await takeBody(ctx, g)
       },
     },
-    site: (rule: SiteRule) => ({
-      // Elysia's types take a parser function only; its runtime also takes a content type name
-      parse: 'json' as never,
-      detail: {
-        security: rule.security ?? [],
-        'x-guard': { site: rule.site, access: rule.access, refusals: rule.refusals ?? {} },
-      } as Record<string, unknown>,
-      async transform(c) {
-        const g = c as unknown as Guarded
-        if (rule.site === 'brand-or-partner') {
-          const host = requestHost(ctx, g.request.headers)
-          const apiBrand = await ctx.brands.byHost(host)
-          g.brand = apiBrand ?? (await ctx.brands.byAffiliateHost(host)) ?? undefined
-          if (!g.brand) throw new ApiError(404, 'BRAND_NOT_FOUND', 'no brand is served on this host')
-          g.principal = { host: apiBrand ? 'brand' : 'partner' }
-        } else {
-          g.brand = await resolveSite(ctx, g.request.headers)
-          g.principal = rule.verify ? await rule.verify(g.request, g.brand) : null
-        }
-        await takeBody(ctx, g)
-      },
-      resolve(c) {
-        const g = c as unknown as Guarded
-        return { brand: g.brand as Brand, principal: g.principal }
-      },
-    }),
+    site: (rule: SiteRule) => {
+      const sites = sitesOf(ctx, rule)
+      const unknown = sites.includes(BRAND_SITE)
+        ? () => new ApiError(404, 'BRAND_NOT_FOUND', 'no brand is served on this host')
+        : () => new ApiError(404, 'NOT_FOUND', 'not found')
+      return {
+        // Elysia's types take a parser function only; its runtime also takes a content type name
+        parse: 'json' as never,
+        detail: {
+          security: rule.security ?? [],
+          'x-guard': { site: rule.site, access: rule.access, refusals: rule.refusals ?? {} },
+        } as Record<string, unknown>,
+        async transform(c) {
+          const g = c as unknown as Guarded
+          const at = await ctx.brands.siteOf(requestHost(ctx, g.request.headers))
+          if (!at || !sites.includes(at.site)) throw unknown()
+          g.brand = at.brand
+          g.principal = rule.verify ? await rule.verify(g.request, at.brand) : { site: at.site }
+          await takeBody(ctx, g)
+        },
+        resolve(c) {
+          const g = c as unknown as Guarded
+          return { brand: g.brand as Brand, principal: g.principal }
+        },
+      }
+    },
     auth: (rule: AuthRule) => ({
       // Elysia's types take a parser function only; its runtime also takes a content type name
       parse: 'json' as never,

@@ -1,13 +1,17 @@
 import { and, eq } from 'drizzle-orm'
 import { hashPassword } from '../../kernel/auth/passwords'
-import { brands } from '../../kernel/brand/schema'
+import { brandHosts, brands } from '../../kernel/brand/schema'
 import type { AffiliateCtx } from './context'
 import type { Fact } from './domain/conversions'
 import { affiliateAccess, affiliateSettings, affiliates, trackingLinks } from './schema'
 import { recordFact } from './service/ledger'
 import { trackingOf } from './service/referral'
+import { PARTNER_SITE } from './site'
 
-/** The demo affiliates (README): one per demo brand, with cabinet credentials and two links each. */
+/**
+ * The demo affiliates (README): one per demo brand, with cabinet credentials and two links each, and the
+ * brand's cabinet host.
+ */
 export const DEMO_AFFILIATES = [
   {
     brand: 'Demo',
@@ -15,6 +19,7 @@ export const DEMO_AFFILIATES = [
     code: 'DEMOPARTNER',
     password: 'partner-pass-1',
     prefix: 'demo',
+    host: 'affiliates.localhost',
   },
   {
     brand: 'Beta',
@@ -22,6 +27,7 @@ export const DEMO_AFFILIATES = [
     code: 'BETAPARTNER',
     password: 'beta-partner-pass-1',
     prefix: 'beta',
+    host: 'affiliates.beta.localhost',
   },
 ] as const
 
@@ -38,6 +44,10 @@ export async function seedAffiliateDemo(ctx: AffiliateCtx) {
   for (const d of DEMO_AFFILIATES) {
     const [brand] = await ctx.db.select().from(brands).where(eq(brands.name, d.brand))
     if (!brand) continue
+    await ctx.db
+      .insert(brandHosts)
+      .values({ host: d.host, brandId: brand.id, site: PARTNER_SITE.name })
+      .onConflictDoNothing()
     await ctx.db
       .insert(affiliates)
       .values({ brandId: brand.id, email: d.email, code: d.code, name: `${d.brand} Partner`, createdAt: now })
@@ -75,6 +85,8 @@ export async function seedAffiliateDemo(ctx: AffiliateCtx) {
       .where(and(eq(trackingLinks.brandId, brand.id), eq(trackingLinks.code, `${d.prefix}-spring`)))
     await seedReferred(ctx, brand.id, aff.id, link, d.prefix, now)
   }
+  // the cabinets' hosts
+  ctx.brands.invalidate()
 }
 
 async function seedReferred(
@@ -85,25 +97,20 @@ async function seedReferred(
   prefix: string,
   now: number,
 ) {
-  const attribution = {
-    affiliate_id: String(affiliateId),
-    link_id: String(link.id),
-    link_code: link.code,
-    campaign: link.campaign,
-    utm_source: 'partner',
-    won_by: 'demo',
-  }
+  const values = { link_code: link.code, campaign: link.campaign, utm_source: 'partner' }
   const passwordHash = await hashPassword('referred-pass-1')
   for (let i = 1; i <= 6; i++) {
     const email = `${prefix}-referred-${i}@example.com`
     // each with the click id and sub-id a partner's tracker would have set
-    const theirs = { ...attribution, click_id: `${prefix}-click-${i}`, sub1: 'spring' }
+    const theirs = { ...values, click_id: `${prefix}-click-${i}`, sub1: 'spring' }
+    const referral = { affiliateId, linkId: link.id, values: theirs, wonBy: 'demo' }
     await ctx.accounts.createCustomer({
       brandId,
       email,
       passwordHash,
       name: `Referred ${i}`,
-      attribution: theirs,
+      // the record attribution keeps (without it, nobody is referred: the facts stay the demo's own)
+      attribution: ctx.attributions()?.recordOf(referral) ?? null,
     })
     const c = await ctx.accounts.customerByEmail(brandId, email)
     if (!c) continue

@@ -9,17 +9,17 @@ import { affiliateConsumers } from './consumers'
 import type { AffiliateCtx } from './context'
 import { seedAffiliateDemo } from './demo'
 import { integrationRoutes } from './integration/routes'
-import { AffiliateClicksPort, AffiliateCodesPort, CabinetPort } from './ports'
+import { AffiliateClicksPort, AffiliateCodesPort, CabinetPort, CustomerAttributionPort } from './ports'
 import { affiliateStaffRoutes } from './routes'
 import * as schema from './schema'
-import { AffiliateDirectory, type CodeMatch } from './service/directory'
+import { AffiliateDirectory } from './service/directory'
 import { repairFirstDeposits } from './service/first-deposit-repair'
 import { sendDuePostbacks } from './service/postbacks'
+import { PARTNER_SITE } from './site'
 
 export { DEMO_AFFILIATES } from './demo'
 export * from './events'
 export * from './ports'
-export type { CodeMatch }
 
 /** Affiliates, brand access, tracking links, the conversion ledger and postbacks (README.md of this folder). */
 export const affiliateModule = defineModule({
@@ -58,16 +58,19 @@ export const affiliateModule = defineModule({
     },
   },
   env: AffiliateEnv,
+  sites: [PARTNER_SITE],
   tables: schema,
   setup(k, ports) {
+    const attributions = ports.lazy(CustomerAttributionPort)
     const ctx: AffiliateCtx = {
       ...k,
       accounts: ports.get(AccountsPort),
+      attributions: () => (ports.has(CustomerAttributionPort) ? attributions() : null),
       fetch: globalThis.fetch.bind(globalThis),
       ...affiliateConfig(k.config),
     }
     const dir = ports.provide(AffiliateCodesPort, new AffiliateDirectory(ctx))
-    ports.provide(CabinetPort, { shell: cabinetShell })
+    ports.provide(CabinetPort, { site: PARTNER_SITE.name, shell: cabinetShell })
     const tokens = new AffiliateTokens(ctx)
     const clicks = ports.lazy(AffiliateClicksPort)
     const funnelCtx = { ...ctx, clicks: () => (ports.has(AffiliateClicksPort) ? clicks() : null) }

@@ -1,6 +1,14 @@
 import type { Brand } from '../../kernel/brand/registry'
 import { definePort } from '../../kernel/module'
-import type { CodeMatch } from './service/directory'
+
+/** An affiliate code or link code resolved for a brand: what a touch is attributed to. */
+export interface CodeMatch {
+  affiliateId: number
+  linkId: number | null
+  /** the link's landing path on the brand ('/' for an affiliate code) */
+  landingPath: string
+  campaign: string
+}
 
 /** What attribution asks: the active affiliate or link behind a code of a brand. */
 export interface AffiliateCodes {
@@ -47,8 +55,45 @@ export interface AffiliateClicks {
 }
 /** The cabinet's page for the root of an affiliate host (attribution serves `/` on every host). */
 export interface Cabinet {
+  /** the site of the cabinet's hosts (kernel/brand/sites.ts) */
+  site: string
   shell(brand: Brand): Response
 }
 export const CabinetPort = definePort<Cabinet>('affiliate.cabinet')
 
 export const AffiliateClicksPort = definePort<AffiliateClicks>('affiliate.clicks')
+
+/** A customer's attribution, as the attribution module decided it at registration (spec 4.16). */
+export interface CustomerAttribution {
+  brandId: number
+  customerId: number
+  /** The affiliate the winning touch's code named (an active one of the brand then), or null. */
+  affiliateId: number | null
+  /** The tracking link the winning touch came through, or null. */
+  linkId: number | null
+  /**
+   * The public values the customer came with: campaign, click_id, sub1..sub5, utm_*, and the codes as
+   * affiliate_code and link_code.
+   */
+  values: Record<string, string>
+}
+
+/**
+ * Customers' attribution: an extension point the attribution module (listed after this one) fills;
+ * without it no customer is referred.
+ */
+export interface CustomerAttributions {
+  /** Read with the customer (the shared cache): written in its registration's transaction. */
+  of(customerId: number): Promise<CustomerAttribution | null>
+  /**
+   * What a customer's record keeps when this affiliate and link referred it with these values (the
+   * demo registers its referred customers with it); `wonBy` names the rule.
+   */
+  recordOf(referral: {
+    affiliateId: number
+    linkId: number | null
+    values: Record<string, string>
+    wonBy: string
+  }): Record<string, string>
+}
+export const CustomerAttributionPort = definePort<CustomerAttributions>('affiliate.customer-attribution')

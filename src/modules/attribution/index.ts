@@ -1,6 +1,6 @@
 import { defineModule, definePort } from '../../kernel/module'
 import { AccountsPort } from '../accounts'
-import { AffiliateClicksPort, AffiliateCodesPort, CabinetPort } from '../affiliate'
+import { AffiliateClicksPort, AffiliateCodesPort, CabinetPort, CustomerAttributionPort } from '../affiliate'
 import { RegistrationAttributionPort } from '../auth'
 import { AttributionEnv, attributionConfig } from './config'
 import type { AttributionCtx } from './context'
@@ -8,6 +8,7 @@ import { seedAttributionDemo } from './demo'
 import { attributionRoutes } from './routes'
 import * as schema from './schema'
 import { affiliateClicks } from './service/clicks'
+import { customerAttributions } from './service/customer-attributions'
 import { visitorOf } from './service/landing'
 import { attributeRegistration } from './service/resolve'
 import { pruneTouches } from './service/retention'
@@ -48,6 +49,7 @@ export const attributionModule = defineModule({
       ...attributionConfig(k.config),
     }
     ports.provide(AffiliateClicksPort, affiliateClicks(ctx))
+    ports.provide(CustomerAttributionPort, customerAttributions(ctx))
     ports.provide(AttributionPort, { flushTouches: () => ctx.touchWriter.flush() })
     ports.provide(RegistrationAttributionPort, (brand, input, meta) =>
       attributeRegistration(ctx, brand, {

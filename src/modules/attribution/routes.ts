@@ -1,6 +1,7 @@
 import { Elysia, t } from 'elysia'
 import type { Brand } from '../../kernel/brand/registry'
 import { normalizeHost } from '../../kernel/brand/registry'
+import { BRAND_SITE } from '../../kernel/brand/sites'
 import { ApiError } from '../../kernel/http/errors'
 import { clientIp } from '../../kernel/http/http'
 import { doc, errors } from '../../kernel/http/openapi'
@@ -118,12 +119,12 @@ export const attributionRoutes = (ctx: AttributionCtx) => {
     .get(
       '/',
       async ({ brand, principal, request, server, path, query, set }) =>
-        (principal as { host: string }).host === 'partner'
+        (principal as { site: string }).site === ctx.cabinet.site
           ? ctx.cabinet.shell(brand)
           : page(brand, 'index', hitOf(ctx, { brand, request, server, path, query }), set),
       {
         site: {
-          site: 'brand-or-partner',
+          site: [BRAND_SITE, ctx.cabinet.site],
           access:
             "public. On a brand host, its landing page; on the brand's affiliate_host, the affiliate cabinet.",
         },

@@ -8,6 +8,7 @@ import { publicHost, security } from '../../../kernel/http/security'
 import { CONVERSION_KINDS, type ConversionKind } from '../domain/conversions'
 import { periodOf, RANGES } from '../domain/range'
 import { Conversion } from '../routes'
+import { PARTNER_SITE } from '../site'
 import { clicksPage, conversionsPage, dashboard, type FunnelCtx, myLinks } from './funnel'
 import { CABINET_COOKIE, cabinetLogin, principalMe } from './session'
 import { cabinetShell, serveAsset } from './shell'
@@ -53,14 +54,14 @@ export const cabinetRoutes = (ctx: FunnelCtx, tokens: AffiliateTokens) => {
     }
   }
   const signedIn = {
-    site: 'partner' as const,
+    site: PARTNER_SITE.name,
     access:
       "an affiliate cabinet session (cookie `tcs_aff` from POST /api/affiliate/login, or the token bare in Authorization), on the brand's affiliate_host only.",
     security: [{ AffiliateSession: [] }],
     refusals: TOKEN_REFUSALS,
     verify: (request: Request, brand: Brand) => tokens.verify('cabinet', tokenOf(request).token, brand),
   }
-  const open = { site: 'partner' as const, access: "public, on the brand's affiliate_host only." }
+  const open = { site: PARTNER_SITE.name, access: "public, on the brand's affiliate_host only." }
   const who = (p: unknown) => p as AffiliatePrincipal
   const period = (q: { range?: string; from?: string; to?: string }) => {
     const p = periodOf(q, ctx.clock.now())

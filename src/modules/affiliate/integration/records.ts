@@ -74,8 +74,11 @@ export async function referredCustomers(ctx: AffiliateCtx, p: AffiliatePrincipal
   )
   const rows = await Promise.all(
     list.map(async (r) => {
-      const c = await ctx.accounts.read.customer(r.customerId)
-      const a = c?.attribution ? (JSON.parse(c.attribution) as Record<string, string>) : {}
+      const [c, attribution] = await Promise.all([
+        ctx.accounts.read.customer(r.customerId),
+        ctx.attributions()?.of(r.customerId),
+      ])
+      const a = attribution?.values ?? {}
       const ftd = of.get(`${r.customerId}:first_deposit`)
       return {
         customer_id: r.customerId,

@@ -13,6 +13,7 @@ import {
 } from '../cabinet/tokens'
 import type { AffiliateCtx } from '../context'
 import { PAGE_DEFAULT, PAGE_MAX } from '../domain/cursor'
+import { PARTNER_SITE } from '../site'
 import { rateLimit } from './rate-limit'
 import { type PageQuery, referredCustomers, referredTransactions } from './records'
 import { issueToken, listTokens, revokeToken } from './tokens-admin'
@@ -72,7 +73,7 @@ const RATE_HEADERS =
 
 export const integrationRoutes = (ctx: AffiliateCtx, tokens: AffiliateTokens) => {
   const guard = (scope: Scope) => ({
-    site: 'partner' as const,
+    site: PARTNER_SITE.name,
     access: `an integration token with the scope \`${scope}\`, bare in Authorization (no Bearer), on the brand's affiliate_host.`,
     security: [{ AffiliateToken: [] }],
     refusals: TOKEN_REFUSALS,

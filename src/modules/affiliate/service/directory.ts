@@ -1,16 +1,8 @@
 import { and, eq, sql } from 'drizzle-orm'
 import { JsonCache } from '../../../kernel/cache/json-cache'
 import type { AffiliateCtx } from '../context'
+import type { CodeMatch } from '../ports'
 import { affiliateAccess, affiliates, trackingLinks } from '../schema'
-
-/** An affiliate code or link code resolved for a brand: what a touch is attributed to. */
-export interface CodeMatch {
-  affiliateId: number
-  linkId: number | null
-  /** the link's landing path on the brand ('/' for an affiliate code) */
-  landingPath: string
-  campaign: string
-}
 
 const NONE = { none: true } as const
 const TTL_MS = 10_000

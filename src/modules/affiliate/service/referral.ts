@@ -13,41 +13,27 @@ export interface Referral {
 /** The values of a customer's attribution an affiliate's tracker matches conversions by. */
 export const TRACKING_KEYS = /^(click_id|sub[1-5]|utm_(source|medium|campaign|term|content)|campaign)$/
 
-export function trackingOf(attribution: Record<string, unknown>): Record<string, string> {
+export function trackingOf(values: Record<string, string>): Record<string, string> {
   const out: Record<string, string> = {}
-  for (const [k, v] of Object.entries(attribution))
-    if (TRACKING_KEYS.test(k) && typeof v === 'string' && v) out[k] = v
+  for (const [k, v] of Object.entries(values)) if (TRACKING_KEYS.test(k) && v) out[k] = v
   return out
 }
 
-const positive = (v: unknown) => {
-  const n = Number(v)
-  return Number.isSafeInteger(n) && n > 0 ? n : null
-}
-
 /**
- * Read from the customer's record (the shared cache): the attribution is written with the customer in
- * the registration's transaction, so it is there before any later event of the customer can be, in
- * whatever order the events arrive.
+ * Read with the customer (the shared cache): the attribution is written with the customer in the
+ * registration's transaction, so it is there before any later event of the customer can be, in whatever
+ * order the events arrive.
  */
 export async function referralOf(ctx: AffiliateCtx, customerId: number | null): Promise<Referral | null> {
   if (!customerId) return null
-  const c = await ctx.accounts.read.customer(customerId)
-  if (!c?.attribution) return null
-  let a: Record<string, unknown>
-  try {
-    a = JSON.parse(c.attribution)
-  } catch {
-    return null
-  }
-  const affiliateId = positive(a.affiliate_id)
-  if (!affiliateId) return null
+  const a = await ctx.attributions()?.of(customerId)
+  if (!a?.affiliateId) return null
   return {
-    brandId: c.brandId,
-    customerId: c.id,
-    affiliateId,
-    linkId: positive(a.link_id),
-    tracking: trackingOf(a),
+    brandId: a.brandId,
+    customerId: a.customerId,
+    affiliateId: a.affiliateId,
+    linkId: a.linkId,
+    tracking: trackingOf(a.values),
   }
 }
 
@@ -61,12 +47,8 @@ export async function referralOfLogin(ctx: AffiliateCtx, login: number) {
 export async function trackingOfCustomers(ctx: AffiliateCtx, ids: number[]) {
   const out = new Map<number, Record<string, string>>()
   for (const id of new Set(ids)) {
-    const c = await ctx.accounts.read.customer(id)
-    let a: Record<string, unknown> = {}
-    try {
-      a = c?.attribution ? JSON.parse(c.attribution) : {}
-    } catch {}
-    out.set(id, trackingOf(a))
+    const a = await ctx.attributions()?.of(id)
+    out.set(id, trackingOf(a?.values ?? {}))
   }
   return out
 }

@@ -1,10 +1,11 @@
-import { eq } from 'drizzle-orm'
-import { brands } from '../../../kernel/brand/schema'
+import { and, eq } from 'drizzle-orm'
+import { brandHosts } from '../../../kernel/brand/schema'
 import { isUniqueViolation } from '../../../kernel/db/errors'
 import type { AffiliateCtx } from '../context'
 import { hostnameOrNull, postbackHostAllowed } from '../domain/hosts'
 import { refuse } from '../errors'
 import { affiliateSettings } from '../schema'
+import { PARTNER_SITE } from '../site'
 import { internalTarget } from './egress'
 
 export async function postbackHostsOf(ctx: AffiliateCtx, brandId: number): Promise<string[]> {
@@ -25,8 +26,12 @@ export async function checkPostbackUrl(ctx: AffiliateCtx, brandId: number, url: 
   if (why) throw refuse('POSTBACK_HOST_NOT_ALLOWED', `postback_url: ${why}`)
 }
 
+/** The brand's hosts of the partner site (one: its affiliate_host). */
+const partnerHostsOf = (brandId: number) =>
+  and(eq(brandHosts.brandId, brandId), eq(brandHosts.site, PARTNER_SITE.name))
+
 export async function readSettings(ctx: AffiliateCtx, brandId: number) {
-  const [b] = await ctx.db.select({ host: brands.affiliateHost }).from(brands).where(eq(brands.id, brandId))
+  const [b] = await ctx.db.select({ host: brandHosts.host }).from(brandHosts).where(partnerHostsOf(brandId))
   const [s] = await ctx.db.select().from(affiliateSettings).where(eq(affiliateSettings.brandId, brandId))
   return {
     affiliate_host: b?.host ?? '',
@@ -65,7 +70,10 @@ export async function updateSettings(
   }
   try {
     await ctx.db.transaction(async (tx) => {
-      if (host) await tx.update(brands).set({ affiliateHost: host }).where(eq(brands.id, brandId))
+      if (host) {
+        await tx.delete(brandHosts).where(partnerHostsOf(brandId))
+        await tx.insert(brandHosts).values({ host, brandId, site: PARTNER_SITE.name })
+      }
       const set = {
         ...(hosts ? { postbackHosts: JSON.stringify(hosts) } : {}),
         ...(input.active_trader_lots !== undefined

@@ -3,6 +3,7 @@ import type { Brand } from '../../../kernel/brand/registry'
 import type { AttributionCtx } from '../context'
 import { isBot } from '../domain/bots'
 import { hasValues, type Params, parseParams } from '../domain/params'
+import { toRecord } from '../domain/record'
 import { chooseTouch } from '../domain/winner'
 import { decisions, installs, touches } from '../schema'
 import { hashAddress, insertTouches, matchCodes } from './touches'
@@ -95,7 +96,7 @@ async function installTouchOf(ctx: AttributionCtx, brandId: number, installation
   return row?.t ?? null
 }
 
-/** What the customer record keeps: text values only (accounts stores them as given). */
+/** The winning touch's attribution, as the customer's record keeps it (domain/record.ts). */
 function attributionRecord(
   t: typeof touches.$inferSelect,
   wonBy: string,
@@ -103,14 +104,16 @@ function attributionRecord(
   installationId: string | undefined,
 ): Record<string, string> {
   const params = JSON.parse(t.params) as Params
-  const out: Record<string, string> = {}
+  const values: Record<string, string> = {}
   for (const [k, v] of Object.entries(params))
-    if (v) out[k === 'affiliate' ? 'affiliate_code' : k === 'link' ? 'link_code' : k] = v
-  if (t.affiliateId) out.affiliate_id = String(t.affiliateId)
-  if (t.linkId) out.link_id = String(t.linkId)
-  if (installationId && wonBy === 'install') out.installation_id = installationId
-  out.touch_id = String(t.id)
-  out.won_by = wonBy
-  out.decision_id = String(decisionId)
-  return out
+    if (v) values[k === 'affiliate' ? 'affiliate_code' : k === 'link' ? 'link_code' : k] = v
+  return toRecord({
+    values,
+    affiliateId: t.affiliateId,
+    linkId: t.linkId,
+    installationId: installationId && wonBy === 'install' ? installationId : null,
+    touchId: t.id,
+    wonBy,
+    decisionId,
+  })
 }
