@@ -1,5 +1,8 @@
 // The dependency rules of docs/architecture.md, checked by `npm test` (scripts/test.sh): a violation
 // fails the test command. tests/unit/dependency-rules.test.ts proves each rule catches what it forbids.
+// A test beside its code (src/**/*.test.ts) imports what the tests under tests/ may: the rules are for
+// the code that ships, and no shipped file imports a test (so none is in a bundle).
+const TEST = '\\.test\\.ts$'
 /** @type {import('dependency-cruiser').IConfiguration} */
 module.exports = {
   forbidden: [
@@ -7,21 +10,21 @@ module.exports = {
       name: 'kernel-imports-no-module',
       comment: 'The kernel is shared infrastructure: it knows no module (modules plug in through src/main).',
       severity: 'error',
-      from: { path: '^src/kernel/' },
+      from: { path: '^src/kernel/', pathNot: TEST },
       to: { path: '^src/modules/' },
     },
     {
       name: 'module-through-index',
       comment: "A module uses another only through that module's index.ts (its ports and event types).",
       severity: 'error',
-      from: { path: '^src/modules/([^/]+)/' },
+      from: { path: '^src/modules/([^/]+)/', pathNot: TEST },
       to: { path: '^src/modules/[^/]+/', pathNot: ['^src/modules/$1/', '^src/modules/[^/]+/index\\.ts$'] },
     },
     {
       name: 'entries-through-index',
       comment: 'The entries list modules; they reach none of their internals.',
       severity: 'error',
-      from: { path: '^src/main/' },
+      from: { path: '^src/main/', pathNot: TEST },
       to: { path: '^src/modules/[^/]+/', pathNot: '^src/modules/[^/]+/index\\.ts$' },
     },
     {
@@ -29,7 +32,7 @@ module.exports = {
       comment:
         'domain/ holds pure functions of their inputs: no database, cache, HTTP, clock of the host or I/O.',
       severity: 'error',
-      from: { path: '^src/modules/[^/]+/domain/' },
+      from: { path: '^src/modules/[^/]+/domain/', pathNot: TEST },
       to: {
         path: [
           '^src/kernel/(db|cache|http|events|jobs|storage)/',
@@ -42,9 +45,10 @@ module.exports = {
     },
     {
       name: 'no-source-imports-tests',
+      comment: 'Shipped code imports no test, benchmark or script, beside it or under tests/.',
       severity: 'error',
-      from: { path: '^src/' },
-      to: { path: '^(tests|bench|scripts)/' },
+      from: { path: '^src/', pathNot: TEST },
+      to: { path: ['^(tests|bench|scripts)/', TEST] },
     },
     {
       name: 'no-circular-modules',

@@ -64,6 +64,20 @@ describe('dependency rules', () => {
     expect(r.code).toBe(0)
   })
 
+  test('a test beside its module imports what tests under tests/ import', async () => {
+    const r = await violations({
+      ...alpha,
+      'src/kernel/db/client.ts': 'export const db = {}\n',
+      'tests/support/app.ts': 'export const app = 1\n',
+      'src/modules/beta/index.ts': 'export const b = 1\n',
+      'src/modules/beta/domain/rule.test.ts':
+        "import { db } from '../../../kernel/db/client'\nimport { open } from '../../alpha/service'\n" +
+        "import { app } from '../../../../tests/support/app'\nexport const t = [db, open, app]\n",
+    })
+    expect(r.rules).toEqual([])
+    expect(r.code).toBe(0)
+  })
+
   const cases: [string, Record<string, string>, string][] = [
     [
       'kernel-imports-no-module',
@@ -88,6 +102,15 @@ describe('dependency rules', () => {
           "import { db } from '../../../kernel/db/client'\nexport const f = db\n",
       },
       'domain-is-pure: src/modules/alpha/domain/fees.ts -> src/kernel/db/client.ts',
+    ],
+    [
+      'no-source-imports-tests',
+      {
+        'src/modules/alpha/domain/math.test.ts': 'export const cases = [1]\n',
+        'src/modules/alpha/service.ts':
+          "import { cases } from './domain/math.test'\nexport const open = () => cases\n",
+      },
+      'no-source-imports-tests: src/modules/alpha/service.ts -> src/modules/alpha/domain/math.test.ts',
     ],
     [
       'no-circular-modules',

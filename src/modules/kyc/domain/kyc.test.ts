@@ -1,6 +1,6 @@
 import { describe, expect, test } from 'bun:test'
-import { checkAnswers, DEFAULT_SETTINGS, KycSettings } from '../../src/modules/kyc/domain/settings'
-import { profileStatus, stepTransition } from '../../src/modules/kyc/domain/status'
+import { checkAnswers, DEFAULT_SETTINGS, KycSettings } from './settings'
+import { profileStatus, stepTransition } from './status'
 
 const now = Date.UTC(2026, 10, 23)
 const personal = DEFAULT_SETTINGS.steps[0].questions

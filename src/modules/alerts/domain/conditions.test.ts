@@ -1,14 +1,8 @@
 import { describe, expect, test } from 'bun:test'
 import fc from 'fast-check'
-import { LevelBook } from '../../src/modules/alerts/domain/book'
-import {
-  type AlertSpec,
-  checkSpec,
-  initialState,
-  levelOf,
-  step,
-} from '../../src/modules/alerts/domain/conditions'
-import { rewatch, wake } from '../../src/modules/alerts/domain/evaluate'
+import { LevelBook } from './book'
+import { type AlertSpec, checkSpec, initialState, levelOf, step } from './conditions'
+import { rewatch, wake } from './evaluate'
 
 const spec = (s: Partial<AlertSpec> & { condition: number }): AlertSpec => ({
   targetPrice: 0,

@@ -1,33 +1,12 @@
 // Copy trading's pure rules (src/modules/copytrade/domain): each with a worked example whose comment
 // shows the arithmetic.
 import { describe, expect, test } from 'bun:test'
-import {
-  equityStopReached,
-  hwmAfterDeposit,
-  hwmAfterWithdrawal,
-  managementFee,
-  performanceFee,
-} from '../../src/modules/copytrade/domain/fees'
-import {
-  convertMinor,
-  profitShare,
-  RewardPolicy,
-  subscriptionFee,
-  volumeRebate,
-} from '../../src/modules/copytrade/domain/rewards'
-import {
-  followerModeAllowed,
-  SubscriptionSettings,
-  symbolAllowed,
-} from '../../src/modules/copytrade/domain/settings'
-import {
-  copyOrder,
-  copyVolume,
-  partialCloseVolume,
-  slippagePoints,
-} from '../../src/modules/copytrade/domain/sizing'
-import { afterClosedTrade, statsView } from '../../src/modules/copytrade/domain/stats'
-import { nextStatus, SUB_STATUS } from '../../src/modules/copytrade/domain/status'
+import { equityStopReached, hwmAfterDeposit, hwmAfterWithdrawal, managementFee, performanceFee } from './fees'
+import { convertMinor, profitShare, RewardPolicy, subscriptionFee, volumeRebate } from './rewards'
+import { followerModeAllowed, SubscriptionSettings, symbolAllowed } from './settings'
+import { copyOrder, copyVolume, partialCloseVolume, slippagePoints } from './sizing'
+import { afterClosedTrade, statsView } from './stats'
+import { nextStatus, SUB_STATUS } from './status'
 
 const lot = { lotMin: 1, lotMax: 10_000, lotStep: 1 }
 const base = {

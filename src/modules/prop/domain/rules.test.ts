@@ -11,7 +11,7 @@ import {
   PhaseRules as Rules,
   verdict,
   warningsDue,
-} from '../../src/modules/prop/domain/rules'
+} from './rules'
 
 // Worked examples derived from the published definitions (money in cents):
 // - FTMO, Maximum Daily Loss: "the equity ... must not decline below the balance at the start of the day
