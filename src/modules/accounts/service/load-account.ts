@@ -20,21 +20,14 @@ export async function loadAccountView({
  * loadAccountView for routes whose spec names another code than ACCOUNT_NOT_FOUND for a login the session
  * may not see (trading: USER_NOT_FOUND, market: USER_NOT_FOUND_OR_INCORRECT); the scoping is the same.
  */
-export async function loadAccountViewAs({
-  ctx,
-  brand,
-  session,
-  login,
-  notFound,
-}: UseCase<
-  AccountsCtx,
-  undefined,
-  SessionScope & { login: number; notFound: () => Error }
->): Promise<AccountView> {
+export async function loadAccountViewAs(
+  args: UseCase<AccountsCtx, undefined, SessionScope & { login: number; notFound: () => Error }>,
+): Promise<AccountView> {
   try {
-    return await loadAccountView({ ctx, brand, session, login })
+    // the same object: no second one on a trade's path
+    return await loadAccountView(args)
   } catch (e) {
-    if (isRefused(e) && e.code === 'ACCOUNT_NOT_FOUND') throw notFound()
+    if (isRefused(e) && e.code === 'ACCOUNT_NOT_FOUND') throw args.notFound()
     throw e
   }
 }
