@@ -153,7 +153,17 @@ try {
   // 1 lot, 1% lower: about 1,000 USD lost, over the 500 of the daily limit
   mid.set('EURUSD', mid.get('EURUSD')! * 0.99)
   await ingest([quote('EURUSD')])
-  while (!(await breachOf(sentinels[0]!.challenge))) await Bun.sleep(1)
+  const deadline = (what: string) => {
+    const until = Date.now() + 60_000
+    return () => {
+      if (Date.now() > until) throw new Error(`no breach recorded within 60 s: ${what}`)
+    }
+  }
+  const floodDue = deadline('the flood sentinel')
+  while (!(await breachOf(sentinels[0]!.challenge))) {
+    floodDue()
+    await Bun.sleep(1)
+  }
   const floodSeconds = (performance.now() - t0) / 1000
 
   // 3. breach latency: each other sentinel opens 1 lot at the price now, then a tick 1% lower breaks it
@@ -164,7 +174,9 @@ try {
     const sentAt = Date.now()
     await ingest([quote('EURUSD')])
     let b = await breachOf(s.challenge)
+    const due = deadline(`challenge ${s.challenge}`)
     while (!b) {
+      due()
       await Bun.sleep(1)
       b = await breachOf(s.challenge)
     }

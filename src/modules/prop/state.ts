@@ -17,8 +17,8 @@ const SNAPSHOT_TTL_MS = 3 * 86_400_000
 
 /**
  * The day's start snapshot of a phase: created by the first pass of the program's local day (a tick on
- * the engine or the evaluator), create-if-absent in the shared cache (SET NX) and in `prop_days`
- * (insert or nothing); whoever comes second, or a restarted evaluator, reads the one that exists.
+ * the engine or the evaluator) as its `prop_days` row (insert or nothing), kept in the shared cache for the
+ * engine's next ticks; whoever comes second, or a restarted evaluator, reads the row that exists.
  */
 export async function daySnapshot(ctx: PropCtx, phaseId: number, day: string, now: Figures) {
   const cached = await ctx.store.get(snapshotKey(phaseId, day)).catch(() => null)
@@ -26,56 +26,48 @@ export async function daySnapshot(ctx: PropCtx, phaseId: number, day: string, no
   return (await daySnapshots(ctx, [{ phaseId, day, now }])).get(phaseId)!
 }
 
-/** `daySnapshot` for many phases at once (the evaluator's pass): one insert and one read for all. */
+/**
+ * `daySnapshot` for many phases at once (the evaluator's pass): one statement inserts every phase's row
+ * its day does not have yet; only the phases whose row existed are read back (the durable rows decide).
+ * The cache then holds what the rows say.
+ */
 export async function daySnapshots(ctx: PropCtx, wanted: { phaseId: number; day: string; now: Figures }[]) {
   const out = new Map<number, Figures>()
   if (wanted.length === 0) return out
-  const proposed = await Promise.all(
-    wanted.map(async (w) => {
-      const key = snapshotKey(w.phaseId, w.day)
-      if (await ctx.store.setNX(key, JSON.stringify(w.now), SNAPSHOT_TTL_MS).catch(() => false)) return w.now
-      const held = await ctx.store.get(key).catch(() => null)
-      return held ? (JSON.parse(held) as Figures) : w.now
-    }),
-  )
-  const createdAt = ctx.clock.now()
-  const rows = wanted.map((w, i) => ({
-    phaseId: w.phaseId,
-    day: w.day,
-    startBalance: proposed[i]!.balance,
-    startEquity: proposed[i]!.equity,
-    minEquity: proposed[i]!.equity,
-    createdAt,
-  }))
-  await ctx.db.transaction(async (tx) => {
-    for (let i = 0; i < rows.length; i += 500)
-      await tx
-        .insert(propDays)
-        .values(rows.slice(i, i + 500))
-        .onConflictDoNothing()
+  const rows = JSON.stringify(wanted.map((w) => [w.phaseId, w.day, w.now.balance, w.now.equity]))
+  const created = await ctx.db.execute({
+    // `where true`: SQLite's parser needs it between a SELECT and ON CONFLICT
+    sql: `insert into prop_days (phase_id, day, start_balance, start_equity, min_equity, created_at)
+      select value ->> 0, value ->> 1, value ->> 2, value ->> 3, value ->> 3, ? from json_each(?) where true
+      on conflict do nothing returning phase_id`,
+    args: [ctx.clock.now(), rows],
   })
-  // the durable rows decide (the cache may have been emptied, e.g. an embedded restart)
-  const days = new Map(wanted.map((w) => [w.phaseId, w.day]))
-  const stored = await ctx.db
-    .select({
-      phaseId: propDays.phaseId,
-      day: propDays.day,
-      balance: propDays.startBalance,
-      equity: propDays.startEquity,
-    })
-    .from(propDays)
-    .where(
-      and(
-        sql`${propDays.phaseId} in (select value from json_each(${JSON.stringify([...days.keys()])}))`,
-        inArray(propDays.day, [...new Set(days.values())]),
-      ),
-    )
-  for (const r of stored)
-    if (days.get(r.phaseId) === r.day) out.set(r.phaseId, { balance: r.balance, equity: r.equity })
+  const mine = new Set(created.rows.map((r) => Number(r.phase_id)))
+  const theirs = wanted.filter((w) => !mine.has(w.phaseId))
+  for (const w of wanted) if (mine.has(w.phaseId)) out.set(w.phaseId, w.now)
+  if (theirs.length > 0) {
+    const days = new Map(theirs.map((w) => [w.phaseId, w.day]))
+    const stored = await ctx.db
+      .select({
+        phaseId: propDays.phaseId,
+        day: propDays.day,
+        balance: propDays.startBalance,
+        equity: propDays.startEquity,
+      })
+      .from(propDays)
+      .where(
+        and(
+          sql`${propDays.phaseId} in (select value from json_each(${JSON.stringify([...days.keys()])}))`,
+          inArray(propDays.day, [...new Set(days.values())]),
+        ),
+      )
+    for (const r of stored)
+      if (days.get(r.phaseId) === r.day) out.set(r.phaseId, { balance: r.balance, equity: r.equity })
+  }
   await Promise.all(
-    wanted.map((w, i) => {
+    wanted.map((w) => {
       const truth = out.get(w.phaseId)
-      return truth && truth.equity !== proposed[i]!.equity
+      return truth
         ? ctx.store.set(snapshotKey(w.phaseId, w.day), JSON.stringify(truth), SNAPSHOT_TTL_MS).catch(() => {})
         : null
     }),

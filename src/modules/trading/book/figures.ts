@@ -19,9 +19,15 @@ export async function accountFigures(ctx: TradingCtx, logins: number[]) {
       fundsOf(ctx.accounts, ctx.db, chunk),
       ctx.accounts.groupIdsOf(ctx.db, chunk),
     ])
-    const p = await pricing(ctx, new Set(groupIds.values()))
+    const ids = [...new Set(groupIds.values())]
+    const [p, groups] = await Promise.all([
+      pricing(ctx, new Set(ids)),
+      Promise.all(ids.map(async (id) => [id, await ctx.accountsRead.group(id)] as const)).then(
+        (g) => new Map(g),
+      ),
+    ])
     for (const [login, f] of funds) {
-      const group = await ctx.accountsRead.group(groupIds.get(login)!)
+      const group = groups.get(groupIds.get(login)!)
       const m = group && marginOf(p, f, group, f.holdings)
       out.set(
         login,
