@@ -11,7 +11,11 @@ import { type Referral, referralOf, referralOfLogin } from './service/referral'
 
 /**
  * One consumer per source of a conversion (spec 4.17): each turns its event into a fact of a referred
- * customer; events of customers nobody referred are passed over with a cached read (`wants`).
+ * customer. Whether a customer was referred is known from registration on (its record is written in the
+ * registration's transaction) and read through the shared cache: asked as the event is written
+ * (`interested`), so an event of a customer nobody referred is written delivered and never claimed, and
+ * again before delivery (`wants`). Not at write time for the registration itself: its transaction is the
+ * one writing the record, which a read beside it does not see yet.
  */
 function factConsumer<T>(
   ctx: AffiliateCtx,
@@ -19,11 +23,14 @@ function factConsumer<T>(
   topic: Topic<T>,
   who: (p: T) => Promise<Referral | null>,
   fact: (e: DeliveredEvent<T>) => Omit<Fact, 'eventId'>,
+  atWrite = true,
 ): Consumer<T> {
+  const referred = async (e: { payload: T }) => (await who(e.payload)) !== null
   return {
     name: `affiliate.${name}`,
     topic,
-    wants: async (e) => (await who(e.payload)) !== null,
+    ...(atWrite ? { interested: (_tx, es) => Promise.all(es.map(referred)) } : {}),
+    wants: referred,
     async handle(e, tx: Tx) {
       const ref = await who(e.payload)
       if (!ref || ref.brandId !== e.brandId) return
@@ -44,14 +51,21 @@ export function affiliateConsumers(ctx: AffiliateCtx): Consumer<any>[] {
     eventTime: e.payload.close_time || e.createdAt,
   })
   return [
-    factConsumer(ctx, 'registration', CustomerRegistered, byCustomer, (e) => ({
-      kind: 'registration',
-      reference: String(e.payload.customer_id),
-      valueMinor: null,
-      currency: '',
-      volume: 0,
-      eventTime: e.createdAt,
-    })),
+    factConsumer(
+      ctx,
+      'registration',
+      CustomerRegistered,
+      byCustomer,
+      (e) => ({
+        kind: 'registration',
+        reference: String(e.payload.customer_id),
+        valueMinor: null,
+        currency: '',
+        volume: 0,
+        eventTime: e.createdAt,
+      }),
+      false,
+    ),
     factConsumer(ctx, 'kyc-approved', KycApproved, byCustomer, (e) => ({
       kind: 'kyc',
       reference: String(e.payload.customer_id),
