@@ -131,6 +131,8 @@ try {
     call(base, 'POST', '/cron/prop.evaluate', { headers: { 'x-cron-secret': CRON } }),
   )
   const evaluatorMs = performance.now() - t0
+  // a later pass of the same day (what the job does every run): no snapshots to take
+  const again = await ok(call(base, 'POST', '/cron/prop.evaluate', { headers: { 'x-cron-secret': CRON } }))
 
   // the engine's first look at the new positions: each account gets its price bands on the first tick of
   // its symbols (one tick of every symbol)
@@ -189,7 +191,7 @@ try {
     `  setup: ${bought.length} purchases in ${buySeconds.toFixed(1)} s, opens in ${openSeconds.toFixed(1)} s`,
   )
   console.log(
-    `  evaluator pass over ${bought.length} phases: ${evaluated.ms} ms in the job, ${evaluatorMs.toFixed(0)} ms for the call (goal < 1000)`,
+    `  evaluator pass over ${bought.length} phases: ${evaluated.ms} ms in the job, ${evaluatorMs.toFixed(0)} ms for the call (the day's first: snapshots); a later pass ${again.ms} ms (goal < 250)`,
   )
   console.log(
     `  first look at the new positions (one tick of every symbol): ${firstLookMs.toFixed(0)} ms for ${CHALLENGES + 1} accounts`,

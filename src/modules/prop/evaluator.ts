@@ -61,10 +61,14 @@ function daysOfPass(): DayOf {
 export async function evaluateAll(ctx: PropCtx, trading: TradingApi) {
   const now = ctx.clock.now()
   const phases = await ctx.db.select(PASS_COLUMNS).from(propPhases).where(eq(propPhases.status, PHASE.active))
+  const rules = await rulesOfPhases(
+    ctx,
+    phases.map((p) => p.id),
+  )
   let passed = 0
   let failed = 0
   for (let i = 0; i < phases.length; i += CHUNK) {
-    const r = await evaluateChunk(ctx, trading, phases.slice(i, i + CHUNK), now)
+    const r = await evaluateChunk(ctx, trading, phases.slice(i, i + CHUNK), rules, now)
     passed += r.passed
     failed += r.failed
   }
@@ -80,7 +84,6 @@ const CHUNK = 2000
 const PASS_COLUMNS = {
   id: propPhases.id,
   accountLogin: propPhases.accountLogin,
-  rules: propPhases.rules,
   timeZone: propPhases.timeZone,
   initialBalance: propPhases.initialBalance,
   highestEodBalance: propPhases.highestEodBalance,
@@ -89,6 +92,37 @@ const PASS_COLUMNS = {
   startTime: propPhases.startTime,
 }
 type PassRow = Pick<PhaseRow, keyof typeof PASS_COLUMNS>
+
+/** Each active phase's rules, parsed, per process: a phase's rules never change (copied as it starts). */
+const knownRules = new WeakMap<PropCtx, Map<number, PhaseRules>>()
+
+/**
+ * The rules of these phases: read and parsed the first time a phase is seen only (10,000 copies of the
+ * rules' text were most of what a pass read); phases no longer asked for are forgotten.
+ */
+async function rulesOfPhases(ctx: PropCtx, ids: number[]) {
+  const before = knownRules.get(ctx) ?? new Map<number, PhaseRules>()
+  const out = new Map<number, PhaseRules>()
+  const missing: number[] = []
+  for (const id of ids) {
+    const r = before.get(id)
+    if (r) out.set(id, r)
+    else missing.push(id)
+  }
+  // phases share their rules' text: each text is parsed once
+  const parse = memo((text: string) => Rules.parse(JSON.parse(text)))
+  for (let i = 0; i < missing.length; i += CHUNK) {
+    const rows = await ctx.db
+      .select({ id: propPhases.id, rules: propPhases.rules })
+      .from(propPhases)
+      .where(
+        sql`${propPhases.id} in (select value from json_each(${JSON.stringify(missing.slice(i, i + CHUNK))}))`,
+      )
+    for (const r of rows) out.set(r.id, parse(r.rules))
+  }
+  knownRules.set(ctx, out)
+  return out
+}
 
 /** A function of one string, computed once per distinct argument. */
 function memo<T>(f: (key: string) => T) {
@@ -99,7 +133,13 @@ function memo<T>(f: (key: string) => T) {
   }
 }
 
-async function evaluateChunk(ctx: PropCtx, trading: TradingApi, phases: PassRow[], now: number) {
+async function evaluateChunk(
+  ctx: PropCtx,
+  trading: TradingApi,
+  phases: PassRow[],
+  rulesById: Map<number, PhaseRules>,
+  now: number,
+) {
   const logins = phases.map((p) => p.accountLogin)
   const ids = phases.map((p) => p.id)
   const figures = await trading.figures(logins)
@@ -118,7 +158,6 @@ async function evaluateChunk(ctx: PropCtx, trading: TradingApi, phases: PassRow[
   // phases share their zone and their rules text: each is worked out once per pass
   const dayOf = daysOfPass()
   const todayOf = (zone: string) => dayOf(now, zone)
-  const rulesOf = memo((text: string) => Rules.parse(JSON.parse(text)))
   // the day's snapshot of the phases that have none yet (the first pass of their local day)
   const fresh = phases.filter(
     (p) => figures.get(p.accountLogin) && !openDays.get(p.id)?.some((d) => d.day === todayOf(p.timeZone)),
@@ -137,7 +176,8 @@ async function evaluateChunk(ctx: PropCtx, trading: TradingApi, phases: PassRow[
   for (const p of phases) {
     const f = figures.get(p.accountLogin)
     if (!f) continue
-    const rules = rulesOf(p.rules)
+    const rules = rulesById.get(p.id)
+    if (!rules) continue
     const day = todayOf(p.timeZone)
     const rows = openDays.get(p.id) ?? []
     const today = rows.find((d) => d.day === day)
