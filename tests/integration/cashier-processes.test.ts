@@ -1,6 +1,7 @@
 // Webhooks against real processes (issue 19): two app instances on a real sqld and redis-server; one
 // webhook replayed 100 times, 20 at a time, over both; a process killed between the inbox write and the
-// credit, and one killed during a flood of webhooks, then restarted: every deposit credited exactly once.
+// credit, and one killed during a flood of webhooks, then restarted: every deposit credited exactly once;
+// a real fault in the update's transaction (a trigger) leaves the event stored for the inbox job.
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { createClient } from '@libsql/client'
 import { sandboxEvent, signSandbox } from '../../src/modules/cashier/providers/sandbox'
@@ -124,6 +125,42 @@ describe('webhooks on two instances', () => {
       }
     expect(await statusOf(d.id)).toBe('pending_payment')
   })
+})
+
+describe('applying fails', () => {
+  test('the update rolls back, the event is stored alone, and the inbox job credits it once the fault is gone', async () => {
+    const d = await newDeposit(15)
+    const e = succeeded('evt-fault-1', d)
+    // a real fault inside the update's transaction: the database refuses its history row
+    const db = createClient({ url: sqld.url })
+    await db.execute(`create trigger fail_history before insert on cashier_history
+      when new.transaction_id = ${d.id} and new.to_status <> 0
+      begin select raise(abort, 'injected fault'); end`)
+    try {
+      const r = await send(a.url, e.body)
+      // acknowledged: the event is durable (stored for the job), the provider need not send it again
+      expect([r.status, r.json.received, r.json.duplicate]).toEqual([200, true, false])
+      const [row] = (
+        await db.execute({
+          sql: 'select state, attempts, result from cashier_inbox where event_id = ?',
+          args: [e.eventId],
+        })
+      ).rows
+      expect([row?.state, row?.attempts]).toEqual(['received', 1])
+      expect(String(row?.result)).toContain('injected fault')
+      // nothing of the update was kept
+      expect(await statusOf(d.id)).toBe('pending_payment')
+      expect(creditsOf(await ledger(), d.id)).toBe(0)
+      // a repeat while the row waits: a duplicate, nothing more
+      expect((await send(b.url, e.body)).json.duplicate).toBe(true)
+    } finally {
+      await db.execute('drop trigger if exists fail_history')
+      db.close()
+    }
+    await waitFor(async () => (await statusOf(d.id)) === 'credited', 20_000, 'the inbox job credits it')
+    expect(creditsOf(await ledger(), d.id)).toBe(1)
+    await expectBalanceIsLedger()
+  }, 60_000)
 })
 
 describe('a process dies', () => {

@@ -44,3 +44,13 @@ export function isUnreachable(e: unknown): boolean {
   }
   return false
 }
+
+/**
+ * What the database said, under the wrappers: drizzle's "Failed query" repeats the statement and its
+ * parameters (nothing to keep in a row or a log line), its cause says what was refused.
+ */
+export function rootMessage(e: unknown): string {
+  let cur: unknown = e
+  for (let depth = 0; depth < 6 && cur instanceof Error && cur.cause !== undefined; depth++) cur = cur.cause
+  return cur instanceof Error ? cur.message : String(cur)
+}

@@ -1,6 +1,7 @@
 import { and, asc, eq, lt, or } from 'drizzle-orm'
 import type { Brand } from '../../kernel/brand/registry'
 import type { Tx } from '../../kernel/db/client'
+import { rootMessage } from '../../kernel/db/errors'
 import type { Work } from '../../kernel/db/unit-of-work'
 import { type CashierCtx, secretsOf } from './context'
 import { STATUS } from './domain/status'
@@ -127,7 +128,7 @@ async function processInbox(ctx: CashierCtx, id: number): Promise<string | null>
       .update(cashierInbox)
       .set({
         state: attempts >= MAX_ATTEMPTS ? 'failed' : 'received',
-        result: e instanceof Error ? e.message : String(e),
+        result: rootMessage(e),
         attempts,
         claimedUntil: 0,
       })
@@ -135,7 +136,7 @@ async function processInbox(ctx: CashierCtx, id: number): Promise<string | null>
     if (!(e instanceof LostRace))
       ctx.logger.log('error', 'cashier webhook processing failed', {
         inbox: id,
-        err: e instanceof Error ? e.message : String(e),
+        err: rootMessage(e),
       })
     return null
   }
@@ -207,7 +208,7 @@ export async function receiveWebhook(
     })
   } catch (e) {
     if (e instanceof Duplicate) return { received: true, duplicate: true }
-    const err = e instanceof Error ? e.message : String(e)
+    const err = rootMessage(e)
     ctx.logger.log('error', 'cashier webhook processing failed: stored for the inbox job', {
       provider: providerId,
       err,
