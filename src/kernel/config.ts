@@ -109,7 +109,7 @@ function productionIssues(env: Record<string, string | undefined>) {
   return issues
 }
 
-export type Env = z.infer<typeof schema>
+type Env = z.infer<typeof schema>
 
 export interface Config {
   env: Env['APP_ENV']

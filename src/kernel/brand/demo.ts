@@ -4,7 +4,7 @@ import { brandHosts, brands } from './schema'
 import { BRAND_SITE } from './sites'
 
 /** The demo brands (README): Demo on localhost, Beta on beta.localhost (their other sites: the modules' demos). */
-export const DEMO_BRANDS = [
+const DEMO_BRANDS = [
   { name: 'Demo', hosts: ['localhost', '127.0.0.1'] },
   { name: 'Beta', hosts: ['beta.localhost'] },
 ] as const

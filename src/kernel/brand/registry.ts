@@ -17,7 +17,7 @@ export function normalizeHost(raw: string | null | undefined): string {
 }
 
 /** A host of a brand and the site it serves there (kernel/brand/sites.ts). */
-export interface BrandHost {
+interface BrandHost {
   brand: Brand
   site: string
 }

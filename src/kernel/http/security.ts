@@ -10,7 +10,7 @@ import { ApiError } from './errors'
 import { httpPlatform } from './http'
 
 /** Who may call a route: the session types, and the answer for a valid token of another type. */
-export interface AuthRule {
+interface AuthRule {
   roles: readonly SessionType[]
   denied?: { status: number; code: string }
   /** The route that sets a new password: open to an account that must change its generated one. */
@@ -40,7 +40,7 @@ async function resolveBrand(ctx: Kernel, headers: Headers): Promise<Brand> {
  * it is served only on the brand's hosts of that site (its other hosts answer 404 NOT_FOUND), and the
  * module checks its own callers.
  */
-export interface SiteRule {
+interface SiteRule {
   /**
    * The declared site whose hosts serve the route. Several sites (the brand's own, `BRAND_SITE`, among
    * them, e.g. the root of every host of a brand): on a host of any of them, an unknown host answering

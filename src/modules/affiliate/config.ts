@@ -12,7 +12,7 @@ export const AffiliateEnv = z.object({
   AFFILIATE_API_RATE_PER_MINUTE: z.coerce.number().int().min(1).max(1_000_000).default(600),
 })
 
-export interface AffiliateConfig {
+interface AffiliateConfig {
   allowPrivatePostbacks: boolean
   apiRatePerMinute: number
 }

@@ -1,7 +1,7 @@
 import { codeRefusals } from '../../kernel/refusal'
 
 /** What affiliate refuses: each code and the status it is answered with (kernel/refusal.ts). */
-export const AFFILIATE = codeRefusals({
+const AFFILIATE = codeRefusals({
   NOT_FOUND: 404,
   INVALID_CREDENTIALS: 401,
   BRAND_ACCESS_REVOKED: 409,

@@ -9,7 +9,7 @@ export const AttributionEnv = z.object({
   ATTRIBUTION_TOUCH_RETENTION_DAYS: z.coerce.number().int().min(1).max(3650).default(180),
 })
 
-export interface AttributionConfig {
+interface AttributionConfig {
   windowMs: number
   retentionDays: number
 }

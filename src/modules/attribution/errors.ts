@@ -1,7 +1,7 @@
 import { codeRefusals } from '../../kernel/refusal'
 
 /** What attribution refuses: each code and the status it is answered with (kernel/refusal.ts). */
-export const ATTRIBUTION = codeRefusals({
+const ATTRIBUTION = codeRefusals({
   CUSTOMER_NOT_FOUND: 404,
   INSTALL_NOT_FOUND: 404,
 })

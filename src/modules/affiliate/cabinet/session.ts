@@ -55,7 +55,7 @@ export async function cabinetLogin(
   return { token: issued.token, expiresAt: issued.expiresAt, me: meView(row!.a, brand) }
 }
 
-export const meView = (a: { id: number; email: string; code: string; name: string }, brand: Brand) => ({
+const meView = (a: { id: number; email: string; code: string; name: string }, brand: Brand) => ({
   id: a.id,
   email: a.email,
   code: a.code,

@@ -9,7 +9,7 @@ import type { AffiliateCtx } from '../context'
 import { affiliateAccess, affiliates, affiliateTokens } from '../schema'
 
 /** `cabinet`: a browser session of the affiliate cabinet; `api`: an integration token (spec 5.4, 5.5). */
-export type TokenKind = 'cabinet' | 'api'
+type TokenKind = 'cabinet' | 'api'
 export const SCOPES = ['customers:read', 'transactions:read'] as const
 export type Scope = (typeof SCOPES)[number]
 

@@ -18,7 +18,7 @@
  * is what a replay of the events in time order gives.
  */
 
-export type FactKind = 'registration' | 'kyc' | 'deposit' | 'reversal' | 'trade'
+type FactKind = 'registration' | 'kyc' | 'deposit' | 'reversal' | 'trade'
 export const CONVERSION_KINDS = [
   'registration',
   'kyc_approval',
@@ -41,7 +41,7 @@ export interface Fact {
   eventTime: number
 }
 
-export interface ConversionRow {
+interface ConversionRow {
   kind: ConversionKind
   key: string
   valueMinor: number | null
@@ -51,7 +51,7 @@ export interface ConversionRow {
   eventId: number
 }
 
-export interface Rules {
+interface Rules {
   activeTraderCentilots: number
 }
 

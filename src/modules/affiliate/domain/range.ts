@@ -6,7 +6,7 @@
  * Anything else is refused (400 INVALID_DATA naming the field).
  */
 export const RANGES = ['today', '7d', '30d', '90d', 'mtd', 'ytd', 'custom'] as const
-export type RangeName = (typeof RANGES)[number]
+type RangeName = (typeof RANGES)[number]
 export interface Period {
   range: RangeName
   from: number

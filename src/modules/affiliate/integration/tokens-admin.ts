@@ -8,7 +8,7 @@ import { affiliateOfBrand } from '../service/affiliates'
 type TokenRow = typeof affiliateTokens.$inferSelect
 
 const secs = (ms: number | null) => (ms === null ? 0 : Math.floor(ms / 1000))
-export const tokenView = (r: TokenRow, now: number) => ({
+const tokenView = (r: TokenRow, now: number) => ({
   id: r.id,
   prefix: r.prefix,
   affiliate_id: r.affiliateId,

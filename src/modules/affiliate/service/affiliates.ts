@@ -9,13 +9,13 @@ import { checkPostbackUrl } from './settings'
 
 type AffiliateRow = typeof affiliates.$inferSelect
 
-export const notFound = () => refuse('AFFILIATE_NOT_FOUND', 'affiliate not found')
+const notFound = () => refuse('AFFILIATE_NOT_FOUND', 'affiliate not found')
 
 /**
  * An affiliate as staff of `brandId` see it. Of an affiliate of another brand (with access to this one)
  * they see what concerns their brand only: its home brand's contact and postback settings stay empty.
  */
-export function affiliateView(
+function affiliateView(
   a: AffiliateRow,
   access: { status: 'active' | 'revoked' } | null,
   brandId: number,
@@ -39,8 +39,7 @@ export function affiliateView(
   }
 }
 
-export const notHomeBrand = () =>
-  refuse('NOT_HOME_BRAND', "only staff of the affiliate's home brand may do this")
+const notHomeBrand = () => refuse('NOT_HOME_BRAND', "only staff of the affiliate's home brand may do this")
 
 /** An affiliate of the staff's own brand: another brand's (even with access here) is 403 NOT_HOME_BRAND. */
 export async function homeAffiliate(ctx: AffiliateCtx, brandId: number, id: number) {
@@ -104,7 +103,7 @@ export async function listAffiliates(
   }
 }
 
-export interface NewAffiliate {
+interface NewAffiliate {
   email: string
   code: string
   name?: string
@@ -140,7 +139,7 @@ export async function createAffiliate(ctx: AffiliateCtx, brandId: number, input:
   }
 }
 
-export interface AffiliateChanges {
+interface AffiliateChanges {
   name?: string
   status?: 'active' | 'suspended'
   password?: string
@@ -187,7 +186,7 @@ export async function updateAffiliate(
 }
 
 /** Drops the cached codes of an affiliate and its links on every brand it has access to. */
-export async function forgetAffiliate(ctx: AffiliateCtx, dir: AffiliateDirectory, id: number) {
+async function forgetAffiliate(ctx: AffiliateCtx, dir: AffiliateDirectory, id: number) {
   const [a] = await ctx.db.select({ code: affiliates.code }).from(affiliates).where(eq(affiliates.id, id))
   const access = await ctx.db
     .select({ brandId: affiliateAccess.brandId })

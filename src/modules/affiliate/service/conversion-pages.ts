@@ -4,7 +4,7 @@ import type { AffiliateCtx } from '../context'
 import { type CursorPosition, encodeCursor } from '../domain/cursor'
 import { conversions } from '../schema'
 
-export interface ConversionFilter {
+interface ConversionFilter {
   brandId: number
   affiliateId: number
   from: number | null

@@ -9,7 +9,7 @@ import type { AffiliateDirectory } from './directory'
 
 type LinkRow = typeof trackingLinks.$inferSelect
 
-export const linkView = (l: LinkRow) => ({
+const linkView = (l: LinkRow) => ({
   id: l.id,
   affiliate_id: l.affiliateId,
   code: l.code,

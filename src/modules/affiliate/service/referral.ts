@@ -11,7 +11,7 @@ export interface Referral {
 }
 
 /** The values of a customer's attribution an affiliate's tracker matches conversions by. */
-export const TRACKING_KEYS = /^(click_id|sub[1-5]|utm_(source|medium|campaign|term|content)|campaign)$/
+const TRACKING_KEYS = /^(click_id|sub[1-5]|utm_(source|medium|campaign|term|content)|campaign)$/
 
 export function trackingOf(values: Record<string, string>): Record<string, string> {
   const out: Record<string, string> = {}

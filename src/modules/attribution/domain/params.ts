@@ -19,7 +19,7 @@ export const PARAM_NAMES = [
   'sub5',
   'click_id',
 ] as const
-export type ParamName = (typeof PARAM_NAMES)[number]
+type ParamName = (typeof PARAM_NAMES)[number]
 export type Params = Partial<Record<ParamName, string>>
 
 /** Other names the same values arrive under (common in tracking tools). */
@@ -32,7 +32,7 @@ const ALIASES: Record<string, ParamName> = {
   ttclid: 'click_id',
 }
 
-export const MAX_VALUE = 128
+const MAX_VALUE = 128
 const PLAIN = /^[\p{L}\p{N} ._~:@!$'()*+,;=/%-]+$/u
 
 const nameOf = (k: string): ParamName | null =>

@@ -2,7 +2,7 @@
  * A registration's attribution (service/resolve.ts): the winning touch's public values, the affiliate and
  * link its codes named, and the decision that chose it.
  */
-export interface Attribution {
+interface Attribution {
   /** the winning touch's values; its codes as affiliate_code and link_code */
   values: Record<string, string>
   affiliateId: number | null

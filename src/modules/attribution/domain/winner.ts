@@ -12,14 +12,14 @@
  *
  * Bots never win; touches of other brands never reach this function (they are read per brand).
  */
-export interface TouchLite {
+interface TouchLite {
   id: number
   direct: number
   bot: number
   createdAt: number
 }
 
-export type WonBy = 'install' | 'registration_body' | 'last_touch' | 'last_direct' | 'none'
+type WonBy = 'install' | 'registration_body' | 'last_touch' | 'last_direct' | 'none'
 
 export function chooseTouch(
   visitorTouches: readonly TouchLite[],

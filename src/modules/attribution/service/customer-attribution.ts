@@ -5,7 +5,7 @@ import { decisions, touches } from '../schema'
 
 type TouchRow = typeof touches.$inferSelect
 
-export const touchView = (t: TouchRow) => ({
+const touchView = (t: TouchRow) => ({
   id: t.id,
   source: t.source,
   visitor_id: t.visitorId,

@@ -4,7 +4,7 @@ import { parseParams } from '../domain/params'
 import { visitorIdV7 } from '../domain/visitor-id'
 import { hashAddress, matchCodes, recordVisit, type Visit } from './touches'
 
-export const VISITOR_COOKIE = 'tcs_vid'
+const VISITOR_COOKIE = 'tcs_vid'
 const VISITOR_ID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/
 const CLICK_DEDUPE_MS = 3_600_000
 
@@ -15,7 +15,7 @@ export function visitorOf(cookieHeader: string | null): string | null {
 }
 
 /** The visitor cookie: first-party, HttpOnly, SameSite=Lax, Secure in production, for a year. */
-export const visitorCookie = (id: string, secure: boolean) =>
+const visitorCookie = (id: string, secure: boolean) =>
   `${VISITOR_COOKIE}=${id}; Path=/; Max-Age=${365 * 86_400}; HttpOnly; SameSite=Lax${secure ? '; Secure' : ''}`
 
 export interface Hit {
@@ -122,7 +122,7 @@ const withPolicy = (html: string) => {
   return html.slice(0, end) + POLICY + html.slice(end)
 }
 
-export interface Page {
+interface Page {
   body: string
   type: string
 }

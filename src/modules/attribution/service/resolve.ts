@@ -8,7 +8,7 @@ import { chooseTouch } from '../domain/winner'
 import { decisions, installs, touches } from '../schema'
 import { hashAddress, insertTouches, matchCodes } from './touches'
 
-export interface RegistrationClues {
+interface RegistrationClues {
   /** public values an external landing page passed in the body */
   values?: Record<string, string>
   installationId?: string

@@ -47,7 +47,7 @@ export async function pruneTouches(ctx: AttributionCtx, now: number) {
 }
 
 /** The first instant still kept touch by touch: retention days back (at least the window), a day start. */
-export function retentionCutoff(ctx: AttributionCtx, now: number) {
+function retentionCutoff(ctx: AttributionCtx, now: number) {
   const days = Math.max(ctx.retentionDays, Math.ceil(ctx.windowMs / DAY))
   return Math.floor(now / DAY) * DAY - days * DAY
 }

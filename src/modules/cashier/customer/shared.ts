@@ -18,7 +18,7 @@ export interface SessionScope {
   session: Session
 }
 
-export const methodOf = (r: typeof cashierMethods.$inferSelect): MethodConfig => ({
+const methodOf = (r: typeof cashierMethods.$inferSelect): MethodConfig => ({
   code: r.code,
   provider: r.provider,
   title: r.title,
@@ -33,7 +33,7 @@ export const methodOf = (r: typeof cashierMethods.$inferSelect): MethodConfig =>
   enabled: r.enabled === 1,
 })
 
-export async function brandMethods(ctx: CashierCtx, brandId: number) {
+async function brandMethods(ctx: CashierCtx, brandId: number) {
   const rows = await ctx.db.select().from(cashierMethods).where(eq(cashierMethods.brandId, brandId))
   return rows.map(methodOf)
 }

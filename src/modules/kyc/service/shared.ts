@@ -35,11 +35,11 @@ export const profileNotFound = () => refuse('KYC_PROFILE_NOT_FOUND', 'KYC profil
 
 export const conflict = (message: string) => refuse('KYC_STATE_CONFLICT', message)
 
-export type StepRow = typeof kycSteps.$inferSelect
+type StepRow = typeof kycSteps.$inferSelect
 
-export type DocumentRow = typeof kycDocuments.$inferSelect
+type DocumentRow = typeof kycDocuments.$inferSelect
 
-export type ProfileRow = typeof kycProfiles.$inferSelect
+type ProfileRow = typeof kycProfiles.$inferSelect
 
 export async function settingsOf(ctx: KycCtx, brandId: number): Promise<KycSettings> {
   const [row] = await ctx.db.select().from(kycSettings).where(eq(kycSettings.brandId, brandId))
@@ -51,13 +51,7 @@ export async function settingsOf(ctx: KycCtx, brandId: number): Promise<KycSetti
 }
 
 /** The profile and a row per configured step, created on first use (idempotent under races). */
-export async function ensureProfile(
-  tx: Tx,
-  brandId: number,
-  customerId: number,
-  s: KycSettings,
-  now: number,
-) {
+async function ensureProfile(tx: Tx, brandId: number, customerId: number, s: KycSettings, now: number) {
   await tx
     .insert(kycProfiles)
     .values({ brandId, customerId, createdAt: now, updatedAt: now })
@@ -116,7 +110,7 @@ export async function recompute(
 
 export const time = (ms: number | null) => (ms === null ? null : Math.floor(ms / 1000))
 
-export const dateOf = (ms: number | null) =>
+const dateOf = (ms: number | null) =>
   ms === null ? null : new Date(ms - DAY_MS + 1).toISOString().slice(0, 10)
 
 export function documentView(d: DocumentRow, staff: boolean) {
