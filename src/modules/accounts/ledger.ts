@@ -1,6 +1,7 @@
 import { and, eq, inArray, sql } from 'drizzle-orm'
 import type { Tx } from '../../kernel/db/client'
 import { isUniqueViolation } from '../../kernel/db/errors'
+import { rowsOf, statement } from '../../kernel/db/statement'
 import type { Work } from '../../kernel/db/unit-of-work'
 import { invalid } from '../../kernel/http/errors'
 import type { AccountsCtx } from './context'
@@ -75,63 +76,106 @@ function operationEvent(row: OperationRow, currency: string) {
   }
 }
 
+// the statements of every balance operation, built once (kernel/db/statement.ts)
+const ph = sql.placeholder
+const currencyStatement = statement((qb) =>
+  qb
+    .select({ currency: groups.currency })
+    .from(accounts)
+    .innerJoin(groups, eq(groups.id, accounts.groupId))
+    .where(and(eq(accounts.login, ph('login')), eq(accounts.brandId, ph('brandId')))),
+)
+const priorStatement = statement((qb) =>
+  qb
+    .select()
+    .from(balanceOperations)
+    .where(and(eq(balanceOperations.login, ph('login')), eq(balanceOperations.idempotencyKey, ph('key')))),
+)
+const INSERTED = [
+  'brandId',
+  'login',
+  'op',
+  'amount',
+  'balanceAfter',
+  'creditAfter',
+  'reason',
+  'comment',
+  'apiData',
+  'idempotencyKey',
+  'createdBy',
+  'createdAt',
+] as const
+const insertStatement = statement((qb) =>
+  qb
+    .insert(balanceOperations)
+    .values(Object.fromEntries(INSERTED.map((c) => [c, ph(c)])) as never)
+    .returning(),
+)
+/** The total's conditional UPDATE: the balance or the credit, refusing to go below zero or not. */
+const moveStatements = [false, true].map((isCredit) =>
+  [false, true].map((guarded) => {
+    const column = isCredit ? accounts.credit : accounts.balance
+    return statement((qb) =>
+      qb
+        .update(accounts)
+        .set(
+          isCredit
+            ? { credit: sql`${column} + ${ph('delta')}` }
+            : { balance: sql`${column} + ${ph('delta')}` },
+        )
+        .where(
+          and(
+            eq(accounts.login, ph('login')),
+            eq(accounts.brandId, ph('brandId')),
+            guarded ? sql`${column} + ${ph('delta')} >= 0` : undefined,
+          ),
+        )
+        .returning({ balance: accounts.balance, credit: accounts.credit }),
+    )
+  }),
+)
+const moveStatement = (isCredit: boolean, guarded: boolean) =>
+  moveStatements[Number(isCredit)]![Number(guarded)]!
+
 /**
  * Posts one ledger row and moves the account total in the same transaction (DESIGN rules 3 and 4):
  * the total changes by a conditional UPDATE that refuses to go below zero, so two concurrent
  * withdrawals can never both pass. A repeated idempotency key returns the first result.
  */
 export async function postOperationTx(ctx: AccountsCtx, tx: Tx, work: Work, input: BalanceOperationInput) {
-  const [acct] = await tx
-    .select({ currency: groups.currency })
-    .from(accounts)
-    .innerJoin(groups, eq(groups.id, accounts.groupId))
-    .where(and(eq(accounts.login, input.login), eq(accounts.brandId, input.brandId)))
+  const [acct] = (await currencyStatement(tx, { login: input.login, brandId: input.brandId }))
+    .rows as unknown as {
+    currency: string
+  }[]
   if (!acct) throw accountNotFound()
   const minor = input.amountMinor
   if (!Number.isSafeInteger(minor) || minor <= 0)
     throw invalid(`amount: must be a positive whole number of minor units of ${acct.currency}`)
 
   if (input.idempotencyKey) {
-    const [prior] = await tx
-      .select()
-      .from(balanceOperations)
-      .where(
-        and(
-          eq(balanceOperations.login, input.login),
-          eq(balanceOperations.idempotencyKey, input.idempotencyKey),
-        ),
-      )
+    const [prior] = rowsOf(
+      balanceOperations,
+      await priorStatement(tx, { login: input.login, key: input.idempotencyKey }),
+    )
     if (prior) return { row: prior, currency: acct.currency, idempotent: true }
   }
 
   const isCredit = input.op.startsWith('OP_CREDIT')
   const delta = input.op.endsWith('_IN') ? minor : -minor
-  const column = isCredit ? accounts.credit : accounts.balance
-  const [after] = await tx
-    .update(accounts)
-    .set(
-      isCredit
-        ? { credit: sql`${accounts.credit} + ${delta}` }
-        : { balance: sql`${accounts.balance} + ${delta}` },
-    )
-    .where(
-      and(
-        eq(accounts.login, input.login),
-        eq(accounts.brandId, input.brandId),
-        // money in is always taken (it may be what brings a charged-back balance back above zero)
-        input.allowNegative || delta > 0 ? undefined : sql`${column} + ${delta} >= 0`,
-      ),
-    )
-    .returning({ balance: accounts.balance, credit: accounts.credit })
+  // money in is always taken (it may be what brings a charged-back balance back above zero)
+  const guarded = !(input.allowNegative || delta > 0)
+  const [after] = (
+    await moveStatement(isCredit, guarded)(tx, { delta, login: input.login, brandId: input.brandId })
+  ).rows as unknown as { balance: number; credit: number }[]
   if (!after)
     throw refuse(
       'NOT_ENOUGH_FUNDS',
       `the ${isCredit ? 'credit' : 'balance'} of account ${input.login} is lower than ${fromMinor(minor, acct.currency)}`,
     )
   const now = ctx.clock.now()
-  const [row] = await tx
-    .insert(balanceOperations)
-    .values({
+  const [row] = rowsOf(
+    balanceOperations,
+    await insertStatement(tx, {
       brandId: input.brandId,
       login: input.login,
       op: input.op,
@@ -144,8 +188,9 @@ export async function postOperationTx(ctx: AccountsCtx, tx: Tx, work: Work, inpu
       idempotencyKey: input.idempotencyKey ?? null,
       createdBy: input.createdBy,
       createdAt: now,
-    })
-    .returning()
+    }),
+  )
+  if (!row) throw new Error(`the ledger row of account ${input.login} was not written`)
   work.emit(BalanceOperation, input.brandId, operationEvent(row, acct.currency))
   work.after(`account:${input.login}`, () => ctx.accountsRead.invalidateAccount(input.login))
   return { row, currency: acct.currency, idempotent: false }

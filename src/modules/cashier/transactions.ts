@@ -1,5 +1,6 @@
-import { and, asc, eq, inArray } from 'drizzle-orm'
+import { and, asc, eq, inArray, sql } from 'drizzle-orm'
 import type { Tx } from '../../kernel/db/client'
+import { rowsOf, statement } from '../../kernel/db/statement'
 import type { Work } from '../../kernel/db/unit-of-work'
 import { isRefused } from '../../kernel/http/errors'
 import { fromMinor } from '../accounts'
@@ -110,6 +111,19 @@ export async function staffViewOf(ctx: CashierCtx, id: number) {
   return staffTxView(l.row, l.history)
 }
 
+const p = sql.placeholder
+
+const recordStatement = statement((qb) =>
+  qb.insert(cashierHistory).values({
+    transactionId: p('id'),
+    fromStatus: p('from'),
+    toStatus: p('to'),
+    actor: p('actor'),
+    note: p('note'),
+    createdAt: p('now'),
+  } as never),
+)
+
 export async function record(
   tx: Tx,
   id: number,
@@ -119,9 +133,25 @@ export async function record(
   note: string,
   now: number,
 ) {
-  await tx
-    .insert(cashierHistory)
-    .values({ transactionId: id, fromStatus: from, toStatus: to, actor, note, createdAt: now })
+  await recordStatement(tx, { id, from, to, actor, note, now })
+}
+
+/** The conditional UPDATE of a transition, one statement text per set of columns it changes. */
+const moveStatements = new Map<string, ReturnType<typeof statement>>()
+function moveStatement(columns: string[]) {
+  const key = columns.join(',')
+  let s = moveStatements.get(key)
+  if (!s) {
+    s = statement((qb) =>
+      qb
+        .update(cashierTransactions)
+        .set(Object.fromEntries([...columns, 'status', 'updatedAt'].map((c) => [c, p(c)])) as never)
+        .where(and(eq(cashierTransactions.id, p('id')), eq(cashierTransactions.status, p('from'))))
+        .returning(),
+    )
+    moveStatements.set(key, s)
+  }
+  return s
 }
 
 /**
@@ -139,11 +169,14 @@ export async function move(
 ): Promise<TxRow | null> {
   const to = next(row.kind, row.status, action)
   if (to === null) return null
-  const [r] = await tx
-    .update(cashierTransactions)
-    .set({ ...set, status: to, updatedAt: now })
-    .where(and(eq(cashierTransactions.id, row.id), eq(cashierTransactions.status, row.status)))
-    .returning()
+  // drizzle's set leaves out what is undefined: so does the statement's text
+  const columns = Object.keys(set).filter(
+    (c) => set[c as keyof TxRow] !== undefined && c !== 'status' && c !== 'updatedAt',
+  )
+  const [r] = rowsOf(
+    cashierTransactions,
+    await moveStatement(columns)(tx, { ...set, status: to, updatedAt: now, id: row.id, from: row.status }),
+  )
   if (!r) return null
   await record(tx, r.id, row.status, to, actor, note || action, now)
   return r

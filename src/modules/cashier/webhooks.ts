@@ -1,7 +1,8 @@
-import { and, asc, eq, lt, or } from 'drizzle-orm'
+import { and, asc, eq, lt, or, sql } from 'drizzle-orm'
 import type { Brand } from '../../kernel/brand/registry'
 import type { Tx } from '../../kernel/db/client'
 import { rootMessage } from '../../kernel/db/errors'
+import { rowsOf, statement } from '../../kernel/db/statement'
 import type { Work } from '../../kernel/db/unit-of-work'
 import { type CashierCtx, secretsOf } from './context'
 import { STATUS } from './domain/status'
@@ -12,6 +13,20 @@ import { credit, LostRace, move, reverse } from './transactions'
 
 const CLAIM_MS = 30_000
 const MAX_ATTEMPTS = 10
+
+const depositStatement = statement((qb) =>
+  qb
+    .select()
+    .from(cashierTransactions)
+    .where(
+      and(
+        eq(cashierTransactions.id, sql.placeholder('id')),
+        eq(cashierTransactions.brandId, sql.placeholder('brandId')),
+        eq(cashierTransactions.provider, sql.placeholder('provider')),
+        eq(cashierTransactions.kind, 'deposit'),
+      ),
+    ),
+)
 
 /**
  * Applies one provider update to its deposit in the caller's transaction; returns what happened (kept
@@ -28,17 +43,10 @@ async function applyUpdate(
   u: ParsedWebhook,
   now: number,
 ): Promise<{ state: 'processed' | 'ignored'; result: string }> {
-  const [row] = await tx
-    .select()
-    .from(cashierTransactions)
-    .where(
-      and(
-        eq(cashierTransactions.id, u.transactionId),
-        eq(cashierTransactions.brandId, brandId),
-        eq(cashierTransactions.provider, provider),
-        eq(cashierTransactions.kind, 'deposit'),
-      ),
-    )
+  const [row] = rowsOf(
+    cashierTransactions,
+    await depositStatement(tx, { id: u.transactionId, brandId, provider }),
+  )
   if (!row) return { state: 'ignored', result: 'no such deposit of this provider and brand' }
   const actor = `provider:${provider}`
   const ref = row.providerRef ?? u.providerRef
