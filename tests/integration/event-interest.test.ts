@@ -19,6 +19,7 @@ const interested: Consumer<Payload> = {
   accepts: (e) => e.payload.login < 1000,
   async interested(tx, events) {
     asked.push(events.map((e) => e.payload.login))
+    if (events.some((e) => e.payload.login === 666)) throw new Error('the question failed')
     const logins = JSON.stringify(events.map((e) => e.payload.login))
     const rows = await tx.execute({
       sql: 'select login from interest_watched where login in (select value from json_each(?))',
@@ -89,4 +90,12 @@ test('an interest that appears after the write does not reach back: the event st
   await t.settle()
   expect(await outboxOf([7])).toEqual([true])
   expect(handled).toEqual([])
+})
+
+test('a question that fails does not fail the write: its events await the relay, which delivers them', async () => {
+  handled.length = 0
+  await emit([666])
+  expect(await outboxOf([666])).toEqual([false])
+  await t.settle()
+  expect(handled).toEqual([666])
 })

@@ -78,10 +78,12 @@ export class Events {
     for (const [c, all] of ask) {
       const open = all.filter((i) => !out[i])
       if (open.length === 0) continue
+      // a question that fails is no answer: the event awaits the relay, whose `wants` asks again (the
+      // change being written must not fail for it)
       const yes = await c.interested!(
         tx,
         open.map((i) => events[i]!),
-      )
+      ).catch(() => open.map(() => true))
       open.forEach((i, k) => {
         if (yes[k]) out[i] = true
       })

@@ -14,8 +14,8 @@ import { type Referral, referralOf, referralOfLogin } from './service/referral'
  * customer. Whether a customer was referred is known from registration on (its record is written in the
  * registration's transaction) and read through the shared cache: asked as the event is written
  * (`interested`), so an event of a customer nobody referred is written delivered and never claimed, and
- * again before delivery (`wants`). Not at write time for the registration itself: its transaction is the
- * one writing the record, which a read beside it does not see yet.
+ * again before delivery (`wants`). Not at write time for the registration itself (its transaction is the
+ * one writing the record, which a read beside it does not see yet), nor for trades (below).
  */
 function factConsumer<T>(
   ctx: AffiliateCtx,
@@ -90,7 +90,9 @@ export function affiliateConsumers(ctx: AffiliateCtx): Consumer<any>[] {
       volume: 0,
       eventTime: e.createdAt,
     })),
-    factConsumer(ctx, 'trade-closed', TradeClosed, byLogin, trade),
-    factConsumer(ctx, 'trade-stopped-out', TradeStoppedOut, byLogin, trade),
+    // a batch of closes (a master's followers' copies, a stop-out sweep) would ask two cached reads per
+    // close inside the batch's write: trades are asked at delivery only
+    factConsumer(ctx, 'trade-closed', TradeClosed, byLogin, trade, false),
+    factConsumer(ctx, 'trade-stopped-out', TradeStoppedOut, byLogin, trade, false),
   ]
 }
