@@ -1,5 +1,5 @@
 import { and, eq, inArray, sql } from 'drizzle-orm'
-import type { Tx } from '../../../kernel/db/client'
+import type { Queryable, Tx } from '../../../kernel/db/client'
 import type { Consumer, DeliveredEvent, PayloadOf } from '../../../kernel/events/topic'
 import { BalanceOperation, currencyDecimals } from '../../accounts'
 import type { CopyCtx } from '../context'
@@ -115,6 +115,21 @@ export async function runEquityFees(ctx: CopyCtx, now: number) {
   if (ids.length > 0) await settleRewards(ctx, ids)
 }
 
+/** Which of these operations are of an account that follows someone (a live subscription): one read. */
+async function following(q: Queryable, es: readonly { payload: { login: number } }[]) {
+  const rows = await q
+    .selectDistinct({ login: copySubscriptions.followerLogin })
+    .from(copySubscriptions)
+    .where(
+      and(
+        inArray(copySubscriptions.followerLogin, [...new Set(es.map((e) => e.payload.login))]),
+        inArray(copySubscriptions.status, [SUB_STATUS.ACTIVE, SUB_STATUS.PAUSED]),
+      ),
+    )
+  const followers = new Set(rows.map((r) => r.login))
+  return es.map((e) => followers.has(e.payload.login))
+}
+
 /**
  * Money in or out of a follower account moves each live subscription's capital and high-water mark
  * (deposits raise both; a withdrawal first charges the performance fee due, then lowers the mark in
@@ -133,32 +148,8 @@ export function flowConsumer(ctx: CopyCtx): Consumer<PayloadOf<typeof BalanceOpe
       p.reason !== 'TR_REASON_COPY_REWARD' && (p.op === 'OP_BALANCE_IN' || p.op === 'OP_BALANCE_OUT'),
     // only the accounts that follow someone: known in the operation's own transaction, one read for all
     // the operations it writes (a subscription that starts later starts from the equity after them)
-    interested: async (tx, es) => {
-      const rows = await tx
-        .selectDistinct({ login: copySubscriptions.followerLogin })
-        .from(copySubscriptions)
-        .where(
-          and(
-            inArray(copySubscriptions.followerLogin, [...new Set(es.map((e) => e.payload.login))]),
-            inArray(copySubscriptions.status, [SUB_STATUS.ACTIVE, SUB_STATUS.PAUSED]),
-          ),
-        )
-      const followers = new Set(rows.map((r) => r.login))
-      return es.map((e) => followers.has(e.payload.login))
-    },
-    wants: async (e) =>
-      (
-        await ctx.db
-          .select({ id: copySubscriptions.id })
-          .from(copySubscriptions)
-          .where(
-            and(
-              eq(copySubscriptions.followerLogin, e.payload.login),
-              inArray(copySubscriptions.status, [SUB_STATUS.ACTIVE, SUB_STATUS.PAUSED]),
-            ),
-          )
-          .limit(1)
-      ).length > 0,
+    interested: following,
+    wants: async (e) => (await following(ctx.db, [e]))[0]!,
     async handle(e, tx) {
       const ids = await applyFlowTx(ctx, tx, e)
       if (ids.length > 0) accrued.set(e.id, ids)
