@@ -1,9 +1,9 @@
 import type { Tx } from '../../kernel/db/client'
 import type { Consumer, DeliveredEvent, Topic } from '../../kernel/events/topic'
-import { CustomerRegistered } from '../accounts'
+import { BalanceOperation, CustomerRegistered } from '../accounts'
 import { CashierCredited, CashierReversed } from '../cashier'
 import { KycApproved } from '../kyc'
-import { TradeClosed, TradeStoppedOut } from '../trading'
+import { TradeClosed, type TradePayload, TradeStoppedOut } from '../trading'
 import type { AffiliateCtx } from './context'
 import type { Fact } from './domain/conversions'
 import { recordFact } from './service/ledger'
@@ -22,34 +22,50 @@ function factConsumer<T>(
   name: string,
   topic: Topic<T>,
   who: (p: T) => Promise<Referral | null>,
-  fact: (e: DeliveredEvent<T>) => Omit<Fact, 'eventId'>,
+  fact: (e: DeliveredEvent<T>, ref: Referral) => Omit<Fact, 'eventId'> | Promise<Omit<Fact, 'eventId'>>,
   atWrite = true,
+  /** events of the topic that can be a fact at all (asked before any read) */
+  relevant: (p: T) => boolean = () => true,
 ): Consumer<T> {
-  const referred = async (e: { payload: T }) => (await who(e.payload)) !== null
+  const referred = async (e: { payload: T }) => relevant(e.payload) && (await who(e.payload)) !== null
   return {
     name: `affiliate.${name}`,
     topic,
     ...(atWrite ? { interested: (_tx, es) => Promise.all(es.map(referred)) } : {}),
     wants: referred,
     async handle(e, tx: Tx) {
+      if (!relevant(e.payload)) return
       const ref = await who(e.payload)
       if (!ref || ref.brandId !== e.brandId) return
-      await recordFact(ctx, tx, ref, { ...fact(e), eventId: e.id })
+      await recordFact(ctx, tx, ref, { ...(await fact(e, ref)), eventId: e.id })
     },
   }
+}
+
+const isBonus = (p: { op: string; reason: string }) =>
+  p.op === 'OP_CREDIT_IN' || p.op === 'OP_CREDIT_OUT' || p.reason === 'TR_REASON_BONUS'
+
+async function realAccount(ctx: AffiliateCtx, login: number) {
+  const account = await ctx.accounts.read.account(login)
+  const group = account ? await ctx.accounts.read.group(account.groupId) : null
+  return group?.accountMode === 'REAL'
 }
 
 export function affiliateConsumers(ctx: AffiliateCtx): Consumer<any>[] {
   const byCustomer = (p: { customer_id: number }) => referralOf(ctx, p.customer_id)
   const byLogin = (p: { login: number }) => referralOfLogin(ctx, p.login)
-  const trade = (e: DeliveredEvent<{ ticket: number; volume: number; close_time: number }>) => ({
-    kind: 'trade' as const,
-    reference: String(e.payload.ticket),
-    valueMinor: null,
-    currency: '',
-    volume: e.payload.volume,
-    eventTime: e.payload.close_time || e.createdAt,
-  })
+  // a close on a real account carries the broker's revenue: the commission and swap the customer paid
+  const trade = async (e: DeliveredEvent<TradePayload>) => {
+    const real = await realAccount(ctx, e.payload.login)
+    return {
+      kind: 'trade' as const,
+      reference: String(e.payload.ticket),
+      valueMinor: real ? -(e.payload.commission_minor + e.payload.storage_minor) : null,
+      currency: real ? e.payload.currency : '',
+      volume: e.payload.volume,
+      eventTime: e.payload.close_time || e.createdAt,
+    }
+  }
   return [
     factConsumer(
       ctx,
@@ -94,5 +110,25 @@ export function affiliateConsumers(ctx: AffiliateCtx): Consumer<any>[] {
     // close inside the batch's write: trades are asked at delivery only
     factConsumer(ctx, 'trade-closed', TradeClosed, byLogin, trade, false),
     factConsumer(ctx, 'trade-stopped-out', TradeStoppedOut, byLogin, trade, false),
+    // a bonus (credit in or out, or a balance operation booked as a bonus) on a real account
+    factConsumer(
+      ctx,
+      'bonus',
+      BalanceOperation,
+      byLogin,
+      async (e) => {
+        const real = await realAccount(ctx, e.payload.login)
+        return {
+          kind: 'bonus',
+          reference: String(e.payload.id),
+          valueMinor: real ? e.payload.amount_minor : 0,
+          currency: e.payload.currency,
+          volume: 0,
+          eventTime: e.createdAt,
+        }
+      },
+      true,
+      isBonus,
+    ),
   ]
 }

@@ -22,6 +22,8 @@ export const affiliates = sqliteTable(
     /** Failed sends in a row; 20 disable the endpoint. */
     postbackFailures: integer('postback_failures').notNull().default(0),
     postbackDisabledReason: text('postback_disabled_reason').notNull().default(''),
+    /** The affiliate that recruited this one (sub-affiliate overrides, one level); null for none. */
+    parentId: integer('parent_id'),
     createdAt: integer('created_at').notNull(),
   },
   (t) => [uniqueIndex('affiliates_email').on(t.email), uniqueIndex('affiliates_code').on(t.code)],
@@ -91,7 +93,7 @@ export const conversionFacts = sqliteTable(
     id: integer('id').primaryKey({ autoIncrement: true }),
     brandId: integer('brand_id').notNull(),
     customerId: integer('customer_id').notNull(),
-    /** registration | kyc | deposit | reversal | trade */
+    /** registration | kyc | deposit | reversal | trade | bonus */
     kind: text('kind').notNull(),
     reference: text('reference').notNull(),
     valueMinor: integer('value_minor'),
@@ -180,4 +182,160 @@ export const affiliateTokens = sqliteTable(
     revokedAt: integer('revoked_at'),
   },
   (t) => [index('affiliate_tokens_owner').on(t.affiliateId, t.brandId, t.kind)],
+)
+
+/**
+ * A commission plan of a brand (issue 44). Its terms live in versions: an edit adds a version effective
+ * from then on, so a fact is always paid under the version in effect at its time (domain/plans.ts).
+ */
+export const commissionPlans = sqliteTable(
+  'affiliate_plans',
+  {
+    id: integer('id').primaryKey({ autoIncrement: true }),
+    brandId: integer('brand_id').notNull(),
+    name: text('name').notNull(),
+    createdAt: integer('created_at').notNull(),
+  },
+  (t) => [uniqueIndex('affiliate_plans_name').on(t.brandId, t.name)],
+)
+
+export const planVersions = sqliteTable(
+  'affiliate_plan_versions',
+  {
+    planId: integer('plan_id').notNull(),
+    version: integer('version').notNull(),
+    effectiveFrom: integer('effective_from').notNull(),
+    /** JSON of PlanTerms (domain/plans.ts) */
+    terms: text('terms').notNull(),
+    createdBy: integer('created_by').notNull().default(0),
+    createdAt: integer('created_at').notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.planId, t.version] })],
+)
+
+/**
+ * Which plan pays an affiliate on a brand from `effective_from` on; affiliate 0 is the brand's default
+ * plan (for affiliates without an assignment of their own).
+ */
+export const planAssignments = sqliteTable(
+  'affiliate_plan_assignments',
+  {
+    brandId: integer('brand_id').notNull(),
+    affiliateId: integer('affiliate_id').notNull(),
+    effectiveFrom: integer('effective_from').notNull(),
+    planId: integer('plan_id').notNull(),
+    assignedBy: integer('assigned_by').notNull().default(0),
+    createdAt: integer('created_at').notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.brandId, t.affiliateId, t.effectiveFrom] })],
+)
+
+/**
+ * A referred customer with the dimensions the reports group by: the link, the tracker's sub-ids, the
+ * customer's country and the link's landing page. Written once, with the customer's first fact.
+ */
+export const referredCustomers = sqliteTable(
+  'affiliate_customers',
+  {
+    customerId: integer('customer_id').primaryKey(),
+    brandId: integer('brand_id').notNull(),
+    affiliateId: integer('affiliate_id').notNull(),
+    linkId: integer('link_id'),
+    sub1: text('sub1').notNull().default(''),
+    sub2: text('sub2').notNull().default(''),
+    sub3: text('sub3').notNull().default(''),
+    sub4: text('sub4').notNull().default(''),
+    sub5: text('sub5').notNull().default(''),
+    country: text('country').notNull().default(''),
+    landingPath: text('landing_path').notNull().default(''),
+    createdAt: integer('created_at').notNull(),
+  },
+  (t) => [index('affiliate_customers_aff').on(t.brandId, t.affiliateId)],
+)
+
+/**
+ * The commission ledger (issue 44), integer minor units. A row is one key's amount in one period: the keys
+ * a customer's facts derive (`c<customer>:cpa`, `c<customer>:rev:trade:<ticket>`, …; domain/commissions.ts)
+ * and the period-level rows a close writes (`tier:…`, `sub:…`). Rows of a closed period never change: when
+ * the facts later derive another amount for a key, the difference is a row of the first open period
+ * (`corrects` names the period it corrects).
+ */
+export const commissions = sqliteTable(
+  'affiliate_commissions',
+  {
+    id: integer('id').primaryKey({ autoIncrement: true }),
+    brandId: integer('brand_id').notNull(),
+    affiliateId: integer('affiliate_id').notNull(),
+    /** the referred customer the row derives from; 0 for a period-level row */
+    customerId: integer('customer_id').notNull().default(0),
+    /** the recruited affiliate a sub-affiliate override is taken from; 0 otherwise */
+    sourceAffiliateId: integer('source_affiliate_id').notNull().default(0),
+    /** cpa | cpa_reversal | revshare | revshare_reversal | tier_adjustment | sub_affiliate */
+    kind: text('kind').notNull(),
+    key: text('key').notNull(),
+    /** YYYY-MM (UTC) */
+    period: text('period').notNull(),
+    amountMinor: integer('amount_minor').notNull(),
+    currency: text('currency').notNull(),
+    /** what the rate applied to (revenue, deposit, the month's basis); the CPA amount for a CPA */
+    basisMinor: integer('basis_minor').notNull().default(0),
+    /** basis points (1/100 of a percent); 0 for a CPA */
+    rateBp: integer('rate_bp').notNull().default(0),
+    /** closed hundredths of a lot (trading revenue rows) */
+    volume: integer('volume').notNull().default(0),
+    planId: integer('plan_id').notNull().default(0),
+    planVersion: integer('plan_version').notNull().default(0),
+    /** JSON array of affiliate_facts ids */
+    factIds: text('fact_ids').notNull().default('[]'),
+    corrects: text('corrects').notNull().default(''),
+    eventTime: integer('event_time').notNull(),
+    createdAt: integer('created_at').notNull(),
+    updatedAt: integer('updated_at').notNull(),
+  },
+  (t) => [
+    uniqueIndex('affiliate_commissions_key').on(t.brandId, t.affiliateId, t.key, t.period),
+    index('affiliate_commissions_customer').on(t.customerId),
+    index('affiliate_commissions_period').on(t.brandId, t.period, t.affiliateId),
+    index('affiliate_commissions_time').on(t.brandId, t.affiliateId, t.eventTime),
+  ],
+)
+
+/** A brand's closed periods: once a row is here, nothing of that period changes. */
+export const commissionPeriods = sqliteTable(
+  'affiliate_periods',
+  {
+    brandId: integer('brand_id').notNull(),
+    period: text('period').notNull(),
+    closedAt: integer('closed_at').notNull(),
+    closedBy: integer('closed_by').notNull().default(0),
+  },
+  (t) => [primaryKey({ columns: [t.brandId, t.period] })],
+)
+
+/** What a closed period owes an affiliate: approved by staff, then paid with a reference. */
+export const statements = sqliteTable(
+  'affiliate_statements',
+  {
+    id: integer('id').primaryKey({ autoIncrement: true }),
+    brandId: integer('brand_id').notNull(),
+    affiliateId: integer('affiliate_id').notNull(),
+    period: text('period').notNull(),
+    /** pending | approved | paid */
+    status: text('status', { enum: ['pending', 'approved', 'paid'] })
+      .notNull()
+      .default('pending'),
+    /** JSON array of {currency, amount_minor, rows} */
+    totals: text('totals').notNull(),
+    rows: integer('rows').notNull(),
+    createdAt: integer('created_at').notNull(),
+    approvedAt: integer('approved_at'),
+    approvedBy: integer('approved_by'),
+    paidAt: integer('paid_at'),
+    paidBy: integer('paid_by'),
+    paymentReference: text('payment_reference').notNull().default(''),
+  },
+  (t) => [
+    uniqueIndex('affiliate_statements_period').on(t.brandId, t.affiliateId, t.period),
+    index('affiliate_statements_status').on(t.brandId, t.status),
+  ],
 )

@@ -18,7 +18,8 @@
  * is what a replay of the events in time order gives.
  */
 
-type FactKind = 'registration' | 'kyc' | 'deposit' | 'reversal' | 'trade'
+/** `bonus`: a bonus credited (or taken back, negative) to a real account; RevShare takes it off revenue. */
+type FactKind = 'registration' | 'kyc' | 'deposit' | 'reversal' | 'trade' | 'bonus'
 export const CONVERSION_KINDS = [
   'registration',
   'kyc_approval',
@@ -31,8 +32,10 @@ export type ConversionKind = (typeof CONVERSION_KINDS)[number]
 
 export interface Fact {
   kind: FactKind
-  /** cashier transaction id, ticket, customer id */
+  /** cashier transaction id, ticket, customer id, balance operation id */
   reference: string
+  /** deposits: the amount; trades on a real account: the commission and swap the customer paid (the
+   *  broker's revenue); bonuses: the amount credited */
   valueMinor: number | null
   currency: string
   /** trades: closed hundredths of a lot */

@@ -4,6 +4,7 @@ import type { AffiliateCtx } from '../context'
 import { deriveConversions, type Fact, rowChanged } from '../domain/conversions'
 import { affiliateSettings, affiliates, conversionFacts, conversions, postbacks } from '../schema'
 import { conversionView } from '../views'
+import { reconcileCommissions, rememberCustomer } from './commission-ledger'
 import type { Referral } from './referral'
 
 async function rulesOf(tx: Tx, brandId: number) {
@@ -15,20 +16,26 @@ async function rulesOf(tx: Tx, brandId: number) {
 }
 
 /**
- * Records one fact of a referred customer and brings its conversion rows to what the facts derive
- * (domain/conversions.ts): new rows are inserted, a row an earlier fact corrects is updated, and each
- * of those gets a postback when the affiliate has an endpoint. Runs in the delivery's transaction, so a
- * redelivered event (its unique fact) changes nothing.
+ * Records one fact of a referred customer, brings its conversion rows to what the facts derive
+ * (domain/conversions.ts) and its commission rows to what its facts and plans derive (commission-ledger.ts).
+ * New conversion rows are inserted, a row an earlier fact corrects is updated, and each of those gets a
+ * postback when the affiliate has an endpoint. Runs in the delivery's transaction, so a redelivered event
+ * (its unique fact) changes nothing.
  */
 export async function recordFact(ctx: AffiliateCtx, tx: Tx, ref: Referral, fact: Fact) {
-  if (fact.kind === 'trade' && (await activeBefore(tx, ref.customerId, fact.eventTime))) return
   const inserted = await tx
     .insert(conversionFacts)
     .values({ brandId: ref.brandId, customerId: ref.customerId, ...fact })
     .onConflictDoNothing()
     .returning({ id: conversionFacts.id })
   if (inserted.length === 0) return
-  await recompute(ctx, tx, ref)
+  await rememberCustomer(ctx, tx, ref)
+  // bonuses make no conversion; a trade after the customer became an active trader changes none
+  const converts =
+    fact.kind !== 'bonus' &&
+    !(fact.kind === 'trade' && (await activeBefore(tx, ref.customerId, fact.eventTime)))
+  if (converts) await recompute(ctx, tx, ref)
+  await reconcileCommissions(ctx, tx, ref)
 }
 
 /** An active-trader row already dated at or before `time`: a later trade cannot change anything. */

@@ -1,0 +1,196 @@
+import type { Fact } from './conversions'
+import { type AppliedPlan, paysCpa, paysRevshare, share } from './plans'
+
+/**
+ * What one referred customer's facts earn its affiliate (issue 44), as a pure function of the facts and the
+ * plans in effect at their times, like the conversion rules (conversions.ts): facts in any order and
+ * repeated give the same rows.
+ *
+ * - CPA (cpa, qualified_cpa, hybrid): once per customer, under the plan in effect at the first deposit
+ *   (the earliest credited deposit). It qualifies when the first deposit is at least the plan's minimum in
+ *   its currency, the customer is KYC approved (when asked) and has closed the plan's lots within its days
+ *   of the first deposit (when asked); the row is dated when the last condition was met.
+ * - RevShare (revshare, tiered_revshare at its base rate, hybrid), per fact under the plan in effect then:
+ *   - trading revenue: each closed trade's commission and swap the customer paid, plus the plan's spread
+ *     markup per lot in the account's currency; each bonus credited takes its amount off (a bonus taken
+ *     back gives it back);
+ *   - net deposits: each credited deposit.
+ * - Hold: a refund or chargeback of a deposit within the hold days of that deposit reverses what the
+ *   deposit caused: the CPA it earned (the first deposit) and the RevShare on it, as negative rows dated
+ *   at the reversal. A reversal before the CPA qualified means the CPA never does. After the hold days a
+ *   reversal changes nothing already earned.
+ *
+ * Tier adjustments and sub-affiliate overrides depend on a whole period; a close writes them (periods.ts).
+ */
+
+export interface FactRow extends Fact {
+  id: number
+}
+
+export type CommissionKind = 'cpa' | 'cpa_reversal' | 'revshare' | 'revshare_reversal'
+
+export interface DerivedCommission {
+  key: string
+  kind: CommissionKind
+  amountMinor: number
+  currency: string
+  basisMinor: number
+  rateBp: number
+  volume: number
+  planId: number
+  planVersion: number
+  factIds: number[]
+  eventTime: number
+}
+
+const DAY = 86_400_000
+const byTime = (a: Fact, b: Fact) => a.eventTime - b.eventTime || a.eventId - b.eventId
+
+/** One fact per (kind, event): the ledger's unique key; a repeat of the same event is the same fact. */
+function distinct(facts: readonly FactRow[]) {
+  const seen = new Map<string, FactRow>()
+  for (const f of facts) {
+    const k = `${f.kind}:${f.eventId}`
+    const have = seen.get(k)
+    if (!have || f.id < have.id) seen.set(k, f)
+  }
+  return [...seen.values()].sort(byTime)
+}
+
+/** The first of each reference (a ticket closes once, a deposit is credited once). */
+function firstByReference(facts: readonly FactRow[]) {
+  const out = new Map<string, FactRow>()
+  for (const f of facts) if (!out.has(f.reference)) out.set(f.reference, f)
+  return out
+}
+
+export function deriveCommissions(
+  customerId: number,
+  facts: readonly FactRow[],
+  planAt: (time: number) => AppliedPlan | null,
+): DerivedCommission[] {
+  const sorted = distinct(facts)
+  const of = (kind: Fact['kind']) => sorted.filter((f) => f.kind === kind)
+  const deposits = firstByReference(of('deposit'))
+  const reversals = firstByReference(of('reversal'))
+  const trades = firstByReference(of('trade'))
+  const out: DerivedCommission[] = []
+  const key = (k: string) => `c${customerId}:${k}`
+  const row = (
+    k: string,
+    kind: CommissionKind,
+    plan: AppliedPlan,
+    f: FactRow,
+    amountMinor: number,
+    basisMinor: number,
+    rateBp: number,
+    factIds: number[],
+    volume = 0,
+  ) =>
+    out.push({
+      key: key(k),
+      kind,
+      amountMinor,
+      currency: f.currency,
+      basisMinor,
+      rateBp,
+      volume,
+      planId: plan.planId,
+      planVersion: plan.version,
+      factIds,
+      eventTime: f.eventTime,
+    })
+
+  /** the reversal of a deposit within the plan's hold days of it, if any */
+  const heldReversal = (deposit: FactRow, holdDays: number) => {
+    const r = reversals.get(deposit.reference)
+    return r && r.eventTime - deposit.eventTime <= holdDays * DAY ? r : undefined
+  }
+
+  // CPA
+  const first = deposits.values().next().value as FactRow | undefined
+  const cpaPlan = first ? planAt(first.eventTime) : null
+  if (first && cpaPlan && paysCpa(cpaPlan.terms)) {
+    const t = cpaPlan.terms
+    const amount = t.cpa?.[first.currency]
+    const q = t.qualify ?? {}
+    const minimum = q.min_first_deposit ?? {}
+    const depositOk =
+      Object.keys(minimum).length === 0 ||
+      (minimum[first.currency] !== undefined && (first.valueMinor ?? 0) >= minimum[first.currency])
+    const because: FactRow[] = [first]
+    let at: number | null = amount !== undefined && depositOk ? first.eventTime : null
+    if (at !== null && q.kyc_approved) {
+      const kyc = of('kyc')[0]
+      if (kyc) {
+        because.push(kyc)
+        at = Math.max(at, kyc.eventTime)
+      } else at = null
+    }
+    if (at !== null && q.min_centilots) {
+      const until = first.eventTime + (q.within_days ?? 0) * DAY
+      let lots = 0
+      let reached: FactRow | undefined
+      for (const f of trades.values()) {
+        if (f.eventTime < first.eventTime || f.eventTime > until) continue
+        lots += f.volume
+        because.push(f)
+        if (lots >= q.min_centilots) {
+          reached = f
+          break
+        }
+      }
+      at = reached ? Math.max(at, reached.eventTime) : null
+    }
+    const reversed = heldReversal(first, t.hold_days)
+    if (at !== null && amount !== undefined && !(reversed && reversed.eventTime <= at)) {
+      out.push({
+        key: key('cpa'),
+        kind: 'cpa',
+        amountMinor: amount,
+        currency: first.currency,
+        basisMinor: amount,
+        rateBp: 0,
+        volume: 0,
+        planId: cpaPlan.planId,
+        planVersion: cpaPlan.version,
+        factIds: because.map((f) => f.id).sort((a, b) => a - b),
+        eventTime: at,
+      })
+      if (reversed)
+        row('cpa:reversed', 'cpa_reversal', cpaPlan, reversed, -amount, amount, 0, [first.id, reversed.id])
+    }
+  }
+
+  // RevShare
+  for (const f of sorted) {
+    if (f.kind !== 'trade' && f.kind !== 'bonus' && f.kind !== 'deposit') continue
+    if (f.kind === 'trade' && trades.get(f.reference) !== f) continue
+    if (f.kind === 'deposit' && deposits.get(f.reference) !== f) continue
+    const plan = planAt(f.eventTime)
+    if (!plan || !paysRevshare(plan.terms)) continue
+    const t = plan.terms
+    const bp = t.revshare_bp ?? 0
+    const basis = t.revshare_basis ?? 'trading_revenue'
+    if (basis === 'trading_revenue' && f.kind === 'trade') {
+      if (f.valueMinor === null || f.currency === '') continue
+      const revenue = f.valueMinor + Math.trunc(((t.markup_per_lot?.[f.currency] ?? 0) * f.volume) / 100)
+      row(`rev:trade:${f.reference}`, 'revshare', plan, f, share(revenue, bp), revenue, bp, [f.id], f.volume)
+    } else if (basis === 'trading_revenue' && f.kind === 'bonus') {
+      const bonus = f.valueMinor ?? 0
+      row(`rev:bonus:${f.reference}`, 'revshare', plan, f, share(-bonus, bp), -bonus, bp, [f.id])
+    } else if (basis === 'net_deposits' && f.kind === 'deposit') {
+      const amount = f.valueMinor ?? 0
+      row(`rev:deposit:${f.reference}`, 'revshare', plan, f, share(amount, bp), amount, bp, [f.id])
+      const r = heldReversal(f, t.hold_days)
+      if (r) {
+        const back = Math.min(Math.abs(r.valueMinor ?? 0), amount)
+        row(`rev:reversal:${f.reference}`, 'revshare_reversal', plan, r, -share(back, bp), -back, bp, [
+          f.id,
+          r.id,
+        ])
+      }
+    }
+  }
+  return out.filter((r) => r.amountMinor !== 0)
+}

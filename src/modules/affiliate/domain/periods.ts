@@ -1,0 +1,114 @@
+import { type AppliedPlan, share, tierRate } from './plans'
+
+/** Commission periods are UTC calendar months, `YYYY-MM`. */
+export const PERIOD = /^\d{4}-(0[1-9]|1[0-2])$/
+
+export const periodOf = (ms: number) => new Date(ms).toISOString().slice(0, 7)
+
+export const periodStart = (p: string) => Date.UTC(Number(p.slice(0, 4)), Number(p.slice(5, 7)) - 1, 1)
+
+export const periodEnd = (p: string) => Date.UTC(Number(p.slice(0, 4)), Number(p.slice(5, 7)), 1)
+
+export const nextPeriod = (p: string) => periodOf(periodEnd(p))
+
+/**
+ * The period a row for an event at `time` goes to: its own month, unless that month is closed, then the
+ * first open one (corrections of a closed period land there).
+ */
+export const openPeriodFor = (time: number, closedThrough: string | null) => {
+  const own = periodOf(time)
+  return closedThrough && own <= closedThrough ? nextPeriod(closedThrough) : own
+}
+
+/** What a close knows of one affiliate's period. */
+export interface AffiliatePeriod {
+  affiliateId: number
+  parentId: number | null
+  /** the plan in effect at the period's end */
+  plan: AppliedPlan | null
+  /** the RevShare basis of the period's rows paid under that plan, per currency */
+  revshareBasis: Map<string, number>
+  /** what those rows paid (at the plan's base rate), per currency */
+  revsharePaid: Map<string, number>
+  /** closed hundredths of a lot of its customers' trades in the period */
+  volume: number
+  /** its customers' first deposits in the period */
+  customers: number
+  /** every row of the period, per currency (before what the close adds) */
+  totals: Map<string, number>
+}
+
+export interface PeriodRow {
+  affiliateId: number
+  sourceAffiliateId: number
+  kind: 'tier_adjustment' | 'sub_affiliate'
+  key: string
+  amountMinor: number
+  currency: string
+  basisMinor: number
+  rateBp: number
+  planId: number
+  planVersion: number
+}
+
+/**
+ * The rows a close adds (pure):
+ * - tiered RevShare: the period's rows were paid at the base rate; the month's tier (by lots traded or
+ *   first deposits of its customers) pays the tier's share of the period's basis less what they paid;
+ * - sub-affiliates: an affiliate's recruiter earns its plan's `sub_affiliate_bp` of what the affiliate
+ *   earned in the period (its rows and its tier adjustment, not its own overrides: one level).
+ */
+export function closeRows(period: string, list: readonly AffiliatePeriod[]): PeriodRow[] {
+  const out: PeriodRow[] = []
+  const earned = new Map<number, Map<string, number>>()
+  for (const a of list) {
+    const totals = new Map(a.totals)
+    const t = a.plan?.terms
+    if (a.plan && t?.type === 'tiered_revshare') {
+      const metric = t.tier_metric === 'customers' ? a.customers : a.volume
+      const bp = tierRate(t, metric)
+      for (const [currency, basis] of a.revshareBasis) {
+        const amount = share(basis, bp) - (a.revsharePaid.get(currency) ?? 0)
+        if (amount === 0) continue
+        out.push({
+          affiliateId: a.affiliateId,
+          sourceAffiliateId: 0,
+          kind: 'tier_adjustment',
+          key: `tier:${period}:${currency}`,
+          amountMinor: amount,
+          currency,
+          basisMinor: basis,
+          rateBp: bp,
+          planId: a.plan.planId,
+          planVersion: a.plan.version,
+        })
+        totals.set(currency, (totals.get(currency) ?? 0) + amount)
+      }
+    }
+    earned.set(a.affiliateId, totals)
+  }
+  const byId = new Map(list.map((a) => [a.affiliateId, a]))
+  for (const a of list) {
+    if (!a.parentId) continue
+    const parent = byId.get(a.parentId)
+    const bp = parent?.plan?.terms.sub_affiliate_bp ?? 0
+    if (!parent?.plan || bp <= 0) continue
+    for (const [currency, total] of earned.get(a.affiliateId) ?? []) {
+      const amount = share(total, bp)
+      if (amount === 0) continue
+      out.push({
+        affiliateId: parent.affiliateId,
+        sourceAffiliateId: a.affiliateId,
+        kind: 'sub_affiliate',
+        key: `sub:${a.affiliateId}:${period}:${currency}`,
+        amountMinor: amount,
+        currency,
+        basisMinor: total,
+        rateBp: bp,
+        planId: parent.plan.planId,
+        planVersion: parent.plan.version,
+      })
+    }
+  }
+  return out
+}
