@@ -31,6 +31,28 @@ export interface ClickRow {
   suspect: boolean
 }
 
+/** What a report groups by: the UTC day, the link, a tracker's sub-id, the visitor's country, the landing page. */
+export const REPORT_DIMENSIONS = [
+  'day',
+  'link',
+  'sub1',
+  'sub2',
+  'sub3',
+  'sub4',
+  'sub5',
+  'country',
+  'landing',
+] as const
+export type ReportDimension = (typeof REPORT_DIMENSIONS)[number]
+
+/** Clicks of one group of a report; `key` as the report shows it ('' when the click had no value). */
+export interface ClickGroup {
+  /** day: YYYY-MM-DD; link: the link id as text; sub1..sub5, country, landing: the value */
+  key: string
+  clicks: number
+  unique: number
+}
+
 /**
  * The clicks of an affiliate's funnel: an extension point the attribution module (listed after this one)
  * fills; without it the funnel has no clicks.
@@ -52,6 +74,17 @@ export interface AffiliateClicks {
     below: { time: number; id: number } | null,
     limit: number,
   ): Promise<ClickRow[]>
+  /**
+   * Clicks in [from, to) grouped by a report dimension. By day it counts pruned touches too (their daily
+   * roll-up); the other dimensions cover the touches still kept (ATTRIBUTION_TOUCH_RETENTION_DAYS).
+   */
+  grouped(
+    brandId: number,
+    affiliateId: number,
+    from: number,
+    to: number,
+    dimension: ReportDimension,
+  ): Promise<ClickGroup[]>
 }
 /** The cabinet's page for the root of an affiliate host (attribution serves `/` on every host). */
 export interface Cabinet {

@@ -42,12 +42,15 @@ export async function seedAttributionDemo(ctx: AttributionCtx) {
           params: {
             link: i % links.length === 0 ? `${d.prefix}-spring` : `${d.prefix}-home`,
             utm_source: 'partner',
+            // the demo's referred customers came with sub1=spring (affiliate/demo.ts)
+            ...(i % 3 === 0 ? { sub1: 'spring' } : {}),
           },
           bot: false,
           ipHash: '',
           userAgent: 'demo',
           landingPath: link.landingPath,
           referrer: '',
+          country: ['DE', 'GB', 'FR', ''][i % 4],
           createdAt: now - ((i * 37) % 30) * DAY - (i % 24) * 3_600_000,
         }
       })

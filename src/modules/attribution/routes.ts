@@ -8,6 +8,7 @@ import { doc, errors } from '../../kernel/http/openapi'
 import { Id, Int, nameModels, textInput } from '../../kernel/http/schemas'
 import { security } from '../../kernel/http/security'
 import type { AttributionCtx } from './context'
+import { countryOf } from './domain/country'
 import { PARAM_NAMES } from './domain/params'
 import { customerAttribution } from './service/customer-attribution'
 import { activateInstall, recordInstall } from './service/installs'
@@ -95,6 +96,7 @@ function hitOf(ctx: AttributionCtx, { brand, request, server, path, query }: Hit
     referrer: h.get('referer') ?? '',
     userAgent: h.get('user-agent'),
     ip: clientIp(ctx, request, server),
+    country: countryOf(h.get('cf-ipcountry')),
   }
 }
 

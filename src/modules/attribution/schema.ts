@@ -30,10 +30,16 @@ export const touches = sqliteTable(
     userAgent: text('user_agent').notNull().default(''),
     landingPath: text('landing_path').notNull().default(''),
     referrer: text('referrer').notNull().default(''),
+    /** The visitor's country (ISO 3166-1 alpha-2) from the edge's `cf-ipcountry` header; '' when unknown. */
+    country: text('country').notNull().default(''),
     createdAt: integer('created_at').notNull(),
   },
   (t) => [
     index('attribution_touches_visitor').on(t.brandId, t.visitorId, t.createdAt),
+    // an affiliate's clicks in a period (its funnel, lists and reports): only attributed touches of people
+    index('attribution_touches_affiliate')
+      .on(t.brandId, t.affiliateId, t.createdAt)
+      .where(sql`affiliate_id is not null and bot = 0`),
     // only install touches are looked up by installation: page hits do not pay for this index
     index('attribution_touches_install')
       .on(t.brandId, t.installationId)

@@ -18,6 +18,8 @@ export interface NewTouch {
   userAgent: string
   landingPath: string
   referrer: string
+  /** ISO 3166-1 alpha-2 from the edge (`cf-ipcountry`); '' when unknown */
+  country?: string
   createdAt: number
 }
 

@@ -27,6 +27,8 @@ export interface Hit {
   referrer: string
   userAgent: string | null
   ip: string
+  /** ISO 3166-1 alpha-2 from the edge ('' when unknown; domain/country.ts) */
+  country: string
 }
 
 const visitOf = (h: Hit, visitorId: string): Visit => ({
@@ -38,6 +40,7 @@ const visitOf = (h: Hit, visitorId: string): Visit => ({
   landingPath: h.path,
   referrer: h.referrer.slice(0, 512),
   host: h.host,
+  country: h.country,
 })
 
 /** A brand page opened: its attribution values become a touch of the visitor (cookie set when new). */
@@ -61,6 +64,8 @@ export async function linkClick(ctx: AttributionCtx, h: Hit, code: string) {
   visit.params = { ...visit.params, link: code.slice(0, 128) }
   const link = await ctx.codes.link(h.brand.id, visit.params.link!)
   if (link?.campaign && !visit.params.campaign) visit.params.campaign = link.campaign
+  // a click lands where it redirects (the reports' landing page), not on /go/{code}
+  visit.landingPath = link?.landingPath ?? '/'
   // every click is a touch (the latest one wins a registration); a repeat of the visitor's click on the
   // link within the hour counts as raw, not unique; a burst from one address is flagged, not dropped
   const address = hashAddress(ctx, h.ip)

@@ -25,6 +25,7 @@ const COLUMNS = [
   'user_agent',
   'landing_path',
   'referrer',
+  'country',
   'created_at',
 ] as const
 
@@ -44,6 +45,7 @@ const row = (t: NewTouch) => [
   t.userAgent.slice(0, 256),
   t.landingPath.slice(0, 512),
   t.referrer.slice(0, 512),
+  t.country ?? '',
   t.createdAt,
 ]
 
@@ -148,6 +150,8 @@ export interface Visit {
   referrer: string
   /** the request's host, to tell a referrer of the brand's own pages */
   host: string
+  /** the visitor's country from the edge ('' when unknown) */
+  country: string
 }
 
 /**
@@ -183,6 +187,7 @@ export async function recordVisit(
     userAgent: v.userAgent ?? '',
     landingPath: v.landingPath,
     referrer: v.referrer,
+    country: v.country,
     createdAt: ctx.clock.now(),
   })
 }

@@ -1,0 +1,2 @@
+ALTER TABLE `attribution_touches` ADD `country` text DEFAULT '' NOT NULL;--> statement-breakpoint
+CREATE INDEX `attribution_touches_affiliate` ON `attribution_touches` (`brand_id`,`affiliate_id`,`created_at`) WHERE affiliate_id is not null and bot = 0;
