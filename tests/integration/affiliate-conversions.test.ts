@@ -179,13 +179,14 @@ describe('rules 1-3', () => {
     })
     await trade(7004, 500, T0 + 400_000)
     await t.settle()
-    // a trade after the row changes nothing and is not even recorded
+    // a trade after the row changes no conversion; it is still a fact (RevShare and a plan's preview on
+    // past data pay on every trade, issue 44)
     expect(await row(id, 'active_trader')).toMatchObject({ referenceId: '7002' })
     expect(
       (await t.ctx.db.select().from(conversionFacts).where(eq(conversionFacts.customerId, id))).filter(
         (f) => f.reference === '7004',
       ),
-    ).toHaveLength(0)
+    ).toHaveLength(1)
     await t.request('PUT', '/manager/affiliate-settings', { token: staff, body: { active_trader_lots: 0 } })
   })
 

@@ -13,4 +13,8 @@ export interface AffiliateCtx extends Kernel {
   allowPrivatePostbacks: boolean
   /** AFFILIATE_API_RATE_PER_MINUTE: requests per minute of one integration token, across instances. */
   apiRatePerMinute: number
+  /** AFFILIATE_PERIOD_GRACE_DAYS: days after a month before the job closes its period. */
+  periodGraceDays: number
+  /** AFFILIATE_PERIOD_AUTO_CLOSE: the job closes periods (else staff do). */
+  periodAutoClose: boolean
 }

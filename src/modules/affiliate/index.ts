@@ -4,16 +4,19 @@ import { AccountsPort } from '../accounts'
 import { cabinetRoutes } from './cabinet/routes'
 import { cabinetShell } from './cabinet/shell'
 import { AffiliateTokens } from './cabinet/tokens'
+import { commissionStaffRoutes } from './commission-routes'
 import { AffiliateEnv, affiliateConfig } from './config'
 import { affiliateConsumers } from './consumers'
 import type { AffiliateCtx } from './context'
 import { seedAffiliateDemo } from './demo'
 import { integrationRoutes } from './integration/routes'
 import { AffiliateClicksPort, AffiliateCodesPort, CabinetPort, CustomerAttributionPort } from './ports'
+import { affiliateReportRoutes } from './report-routes'
 import { affiliateStaffRoutes } from './routes'
 import * as schema from './schema'
 import { AffiliateDirectory } from './service/directory'
 import { repairFirstDeposits } from './service/first-deposit-repair'
+import { closeDuePeriods } from './service/periods'
 import { sendDuePostbacks } from './service/postbacks'
 import { PARTNER_SITE } from './site'
 
@@ -34,6 +37,11 @@ export const affiliateModule = defineModule({
       name: 'Affiliate cabinet',
       description:
         "The partner cabinet on each brand's affiliate_host: sign-in, funnel, links, conversions (spec 4.17)",
+    },
+    {
+      name: 'Affiliate commissions',
+      description:
+        'Staff: commission plans (CPA, qualified CPA, RevShare, tiered, hybrid, sub-affiliate), their assignment and preview, periods, statements and their approval and payment',
     },
     {
       name: 'Affiliate integration API',
@@ -77,7 +85,9 @@ export const affiliateModule = defineModule({
     return {
       routes: new Elysia({ name: 'affiliate', seed: k.instanceId })
         .use(affiliateStaffRoutes(ctx, dir as AffiliateDirectory))
+        .use(commissionStaffRoutes(ctx))
         .use(cabinetRoutes(funnelCtx, tokens))
+        .use(affiliateReportRoutes(funnelCtx))
         .use(integrationRoutes(ctx, tokens)),
       consumers: affiliateConsumers(ctx),
       jobs: [
@@ -86,6 +96,15 @@ export const affiliateModule = defineModule({
           every: 2_000,
           scope: 'cluster',
           run: ({ now }) => sendDuePostbacks(ctx, now),
+        },
+        // a month's commissions close once, on one instance, after the grace days
+        {
+          name: 'affiliate.period-close',
+          every: 3_600_000,
+          scope: 'cluster',
+          run: async () => {
+            if (ctx.periodAutoClose) await closeDuePeriods(ctx, ctx.periodGraceDays)
+          },
         },
         // release 1.25.244's first-deposit rows: corrected, stamped and posted where still owed
         {

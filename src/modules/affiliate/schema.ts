@@ -270,8 +270,9 @@ export const commissions = sqliteTable(
     customerId: integer('customer_id').notNull().default(0),
     /** the recruited affiliate a sub-affiliate override is taken from; 0 otherwise */
     sourceAffiliateId: integer('source_affiliate_id').notNull().default(0),
-    /** cpa | cpa_reversal | revshare | revshare_reversal | tier_adjustment | sub_affiliate */
-    kind: text('kind').notNull(),
+    kind: text('kind', {
+      enum: ['cpa', 'cpa_reversal', 'revshare', 'revshare_reversal', 'tier_adjustment', 'sub_affiliate'],
+    }).notNull(),
     key: text('key').notNull(),
     /** YYYY-MM (UTC) */
     period: text('period').notNull(),

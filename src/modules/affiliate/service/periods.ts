@@ -1,0 +1,448 @@
+import { and, desc, eq, gt, gte, inArray, lt, lte, sql } from 'drizzle-orm'
+import type { Tx } from '../../../kernel/db/client'
+import { invalid } from '../../../kernel/http/errors'
+import { fromMinor } from '../../accounts'
+import type { AffiliateCtx } from '../context'
+import { type AffiliatePeriod, closeRows, PERIOD, periodEnd, periodOf, periodStart } from '../domain/periods'
+import { type PlanTerms, type PlanTimeline, planAt } from '../domain/plans'
+import { refuse } from '../errors'
+import {
+  affiliates,
+  commissionPeriods,
+  commissions,
+  conversionFacts,
+  conversions,
+  planAssignments,
+  planVersions,
+  referredCustomers,
+  statements,
+} from '../schema'
+import { closedThrough } from './commission-ledger'
+
+interface Total {
+  currency: string
+  amount_minor: number
+  rows: number
+}
+
+/** Every plan timeline of a brand, read at once (a close looks up each affiliate's plan at the end). */
+async function brandTimelines(tx: Tx, brandId: number) {
+  const assigned = await tx
+    .select()
+    .from(planAssignments)
+    .where(eq(planAssignments.brandId, brandId))
+    .orderBy(planAssignments.effectiveFrom)
+  const ids = [...new Set(assigned.map((a) => a.planId).filter((id) => id > 0))]
+  const versions = new Map<number, { version: number; from: number; terms: PlanTerms }[]>()
+  if (ids.length > 0)
+    for (const v of await tx
+      .select()
+      .from(planVersions)
+      .where(inArray(planVersions.planId, ids))
+      .orderBy(planVersions.effectiveFrom, planVersions.version)) {
+      const list = versions.get(v.planId) ?? []
+      list.push({ version: v.version, from: v.effectiveFrom, terms: JSON.parse(v.terms) as PlanTerms })
+      versions.set(v.planId, list)
+    }
+  const defaults = assigned
+    .filter((a) => a.affiliateId === 0)
+    .map((a) => ({ from: a.effectiveFrom, planId: a.planId }))
+  return (affiliateId: number): PlanTimeline => ({
+    own: assigned
+      .filter((a) => a.affiliateId === affiliateId)
+      .map((a) => ({ from: a.effectiveFrom, planId: a.planId })),
+    defaults,
+    versions,
+  })
+}
+
+/**
+ * Closes a brand's period (a month that has ended) once, in one transaction: rows of earlier months still
+ * open join it; a tiered plan's adjustment and sub-affiliate overrides are written; each affiliate with rows
+ * gets a statement. The closed period's primary key makes a second close (another instance, a repeat) a
+ * 409, never a second statement.
+ */
+export async function closePeriod(ctx: AffiliateCtx, brandId: number, staffId: number, period: string) {
+  if (!PERIOD.test(period)) throw invalid('period: a month, YYYY-MM')
+  const now = ctx.clock.now()
+  if (periodEnd(period) > now) throw refuse('PERIOD_NOT_ENDED', `${period} has not ended yet`)
+  const end = periodEnd(period)
+  return ctx.db.transaction(async (tx) => {
+    const closed = await closedThrough(tx, brandId)
+    if (closed && period <= closed) throw refuse('PERIOD_CLOSED', `${period} is closed (through ${closed})`)
+    await tx.insert(commissionPeriods).values({ brandId, period, closedAt: now, closedBy: staffId })
+    // months before it that nobody closed: their rows are this period's
+    await tx
+      .update(commissions)
+      .set({ period, updatedAt: now })
+      .where(
+        and(
+          eq(commissions.brandId, brandId),
+          lt(commissions.period, period),
+          closed ? gt(commissions.period, closed) : undefined,
+        ),
+      )
+    const sums = await tx
+      .select({
+        affiliateId: commissions.affiliateId,
+        currency: commissions.currency,
+        kind: commissions.kind,
+        planId: commissions.planId,
+        amount: sql<number>`sum(${commissions.amountMinor})`,
+        basis: sql<number>`sum(${commissions.basisMinor})`,
+        rows: sql<number>`count(*)`,
+      })
+      .from(commissions)
+      .where(and(eq(commissions.brandId, brandId), eq(commissions.period, period)))
+      .groupBy(commissions.affiliateId, commissions.currency, commissions.kind, commissions.planId)
+    const timelineOf = await brandTimelines(tx, brandId)
+    const list = new Map<number, AffiliatePeriod & { rows: Map<string, number> }>()
+    const entry = (affiliateId: number) => {
+      let a = list.get(affiliateId)
+      if (!a) {
+        a = {
+          affiliateId,
+          parentId: null,
+          plan: planAt(timelineOf(affiliateId), end - 1),
+          revshareBasis: new Map(),
+          revsharePaid: new Map(),
+          volume: 0,
+          customers: 0,
+          totals: new Map(),
+          rows: new Map(),
+        }
+        list.set(affiliateId, a)
+      }
+      return a
+    }
+    for (const s of sums) {
+      const a = entry(s.affiliateId)
+      const amount = Number(s.amount)
+      a.totals.set(s.currency, (a.totals.get(s.currency) ?? 0) + amount)
+      a.rows.set(s.currency, (a.rows.get(s.currency) ?? 0) + Number(s.rows))
+      if ((s.kind === 'revshare' || s.kind === 'revshare_reversal') && s.planId === a.plan?.planId) {
+        a.revshareBasis.set(s.currency, (a.revshareBasis.get(s.currency) ?? 0) + Number(s.basis))
+        a.revsharePaid.set(s.currency, (a.revsharePaid.get(s.currency) ?? 0) + amount)
+      }
+    }
+    await addTierMetrics(tx, brandId, period, list)
+    await addRecruiters(tx, list, entry)
+    const added = closeRows(period, [...list.values()])
+    if (added.length > 0)
+      await tx.insert(commissions).values(
+        added.map((r) => ({
+          brandId,
+          affiliateId: r.affiliateId,
+          customerId: 0,
+          sourceAffiliateId: r.sourceAffiliateId,
+          kind: r.kind,
+          key: r.key,
+          period,
+          amountMinor: r.amountMinor,
+          currency: r.currency,
+          basisMinor: r.basisMinor,
+          rateBp: r.rateBp,
+          planId: r.planId,
+          planVersion: r.planVersion,
+          eventTime: end - 1,
+          createdAt: now,
+          updatedAt: now,
+        })),
+      )
+    for (const r of added) {
+      const a = entry(r.affiliateId)
+      a.totals.set(r.currency, (a.totals.get(r.currency) ?? 0) + r.amountMinor)
+      a.rows.set(r.currency, (a.rows.get(r.currency) ?? 0) + 1)
+    }
+    const made = [...list.values()]
+      .filter((a) => a.rows.size > 0)
+      .map((a) => {
+        const totals: Total[] = [...a.totals.entries()]
+          .sort(([x], [y]) => x.localeCompare(y))
+          .map(([currency, amount]) => ({ currency, amount_minor: amount, rows: a.rows.get(currency) ?? 0 }))
+        return {
+          brandId,
+          affiliateId: a.affiliateId,
+          period,
+          totals: JSON.stringify(totals),
+          rows: totals.reduce((n, t) => n + t.rows, 0),
+          createdAt: now,
+        }
+      })
+    for (let i = 0; i < made.length; i += 500) await tx.insert(statements).values(made.slice(i, i + 500))
+    return { period, closed_time: Math.floor(now / 1000), statements: made.length, rows_added: added.length }
+  })
+}
+
+/** The month's metric of each tiered plan: lots its customers closed, first deposits they made. */
+async function addTierMetrics(tx: Tx, brandId: number, period: string, list: Map<number, AffiliatePeriod>) {
+  const tiered = [...list.values()].filter((a) => a.plan?.terms.type === 'tiered_revshare')
+  if (tiered.length === 0) return
+  const from = periodStart(period)
+  const to = periodEnd(period)
+  const ids = tiered.map((a) => a.affiliateId)
+  const volumes = await tx
+    .select({
+      affiliateId: referredCustomers.affiliateId,
+      volume: sql<number>`sum(${conversionFacts.volume})`,
+    })
+    .from(conversionFacts)
+    .innerJoin(referredCustomers, eq(referredCustomers.customerId, conversionFacts.customerId))
+    .where(
+      and(
+        eq(referredCustomers.brandId, brandId),
+        inArray(referredCustomers.affiliateId, ids),
+        eq(conversionFacts.kind, 'trade'),
+        gte(conversionFacts.eventTime, from),
+        lt(conversionFacts.eventTime, to),
+      ),
+    )
+    .groupBy(referredCustomers.affiliateId)
+  const customers = await tx
+    .select({ affiliateId: conversions.affiliateId, n: sql<number>`count(*)` })
+    .from(conversions)
+    .where(
+      and(
+        eq(conversions.brandId, brandId),
+        inArray(conversions.affiliateId, ids),
+        eq(conversions.kind, 'first_deposit'),
+        gte(conversions.eventTime, from),
+        lt(conversions.eventTime, to),
+      ),
+    )
+    .groupBy(conversions.affiliateId)
+  for (const v of volumes) {
+    const a = list.get(v.affiliateId)
+    if (a) a.volume = Number(v.volume)
+  }
+  for (const c of customers) {
+    const a = list.get(c.affiliateId)
+    if (a) a.customers = Number(c.n)
+  }
+}
+
+/** Each affiliate's recruiter joins the close (it may have no rows of its own). */
+async function addRecruiters(
+  tx: Tx,
+  list: Map<number, AffiliatePeriod>,
+  entry: (id: number) => AffiliatePeriod,
+) {
+  const ids = [...list.keys()]
+  for (let i = 0; i < ids.length; i += 500) {
+    const rows = await tx
+      .select({ id: affiliates.id, parentId: affiliates.parentId })
+      .from(affiliates)
+      .where(inArray(affiliates.id, ids.slice(i, i + 500)))
+    for (const r of rows) {
+      const a = list.get(r.id)
+      if (!a || !r.parentId) continue
+      a.parentId = r.parentId
+      entry(r.parentId)
+    }
+  }
+}
+
+const STATEMENT_STATES = ['pending', 'approved', 'paid'] as const
+type StatementRow = typeof statements.$inferSelect
+
+export const statementView = (s: StatementRow) => ({
+  id: s.id,
+  affiliate_id: s.affiliateId,
+  period: s.period,
+  status: s.status,
+  totals: (JSON.parse(s.totals) as Total[]).map((t) => ({
+    currency: t.currency,
+    amount: fromMinor(t.amount_minor, t.currency),
+    amount_minor: t.amount_minor,
+    rows: t.rows,
+  })),
+  rows: s.rows,
+  created_time: Math.floor(s.createdAt / 1000),
+  approved_time: s.approvedAt ? Math.floor(s.approvedAt / 1000) : null,
+  paid_time: s.paidAt ? Math.floor(s.paidAt / 1000) : null,
+  payment_reference: s.paymentReference,
+})
+
+export async function listStatements(
+  ctx: AffiliateCtx,
+  brandId: number,
+  q: { affiliate_id?: number; period?: string; status?: (typeof STATEMENT_STATES)[number]; limit?: number },
+) {
+  if (q.period !== undefined && !PERIOD.test(q.period)) throw invalid('period: a month, YYYY-MM')
+  const rows = await ctx.db
+    .select()
+    .from(statements)
+    .where(
+      and(
+        eq(statements.brandId, brandId),
+        q.affiliate_id ? eq(statements.affiliateId, q.affiliate_id) : undefined,
+        q.period ? eq(statements.period, q.period) : undefined,
+        q.status ? eq(statements.status, q.status) : undefined,
+      ),
+    )
+    .orderBy(desc(statements.period), statements.affiliateId)
+    .limit(q.limit ?? 500)
+  return { rows: rows.map(statementView) }
+}
+
+/** A statement with every row it totals (the brand's, or only the affiliate's own when given). */
+export async function statementWithRows(
+  ctx: AffiliateCtx,
+  brandId: number,
+  id: number,
+  affiliateId?: number,
+) {
+  const [s] = await ctx.db
+    .select()
+    .from(statements)
+    .where(
+      and(
+        eq(statements.id, id),
+        eq(statements.brandId, brandId),
+        affiliateId ? eq(statements.affiliateId, affiliateId) : undefined,
+      ),
+    )
+  if (!s) throw refuse('STATEMENT_NOT_FOUND', 'no such statement')
+  const rows = await ctx.db
+    .select()
+    .from(commissions)
+    .where(
+      and(
+        eq(commissions.brandId, brandId),
+        eq(commissions.affiliateId, s.affiliateId),
+        eq(commissions.period, s.period),
+      ),
+    )
+    .orderBy(commissions.eventTime, commissions.id)
+  return { statement: statementView(s), rows: rows.map(commissionView) }
+}
+
+export const commissionView = (r: typeof commissions.$inferSelect) => ({
+  id: r.id,
+  affiliate_id: r.affiliateId,
+  customer_id: r.customerId,
+  source_affiliate_id: r.sourceAffiliateId,
+  kind: r.kind,
+  key: r.key,
+  period: r.period,
+  amount: fromMinor(r.amountMinor, r.currency),
+  amount_minor: r.amountMinor,
+  currency: r.currency,
+  basis_minor: r.basisMinor,
+  rate_percent: r.rateBp / 100,
+  volume: r.volume / 100,
+  plan_id: r.planId,
+  plan_version: r.planVersion,
+  fact_ids: JSON.parse(r.factIds) as number[],
+  corrects: r.corrects,
+  event_time: Math.floor(r.eventTime / 1000),
+})
+
+/** pending → approved → paid, each once: the update names the state it leaves. */
+async function advance(
+  ctx: AffiliateCtx,
+  brandId: number,
+  id: number,
+  from: 'pending' | 'approved',
+  set: Partial<StatementRow>,
+) {
+  const [row] = await ctx.db
+    .update(statements)
+    .set(set)
+    .where(and(eq(statements.id, id), eq(statements.brandId, brandId), eq(statements.status, from)))
+    .returning()
+  if (row) return statementView(row)
+  const [have] = await ctx.db
+    .select({ status: statements.status })
+    .from(statements)
+    .where(and(eq(statements.id, id), eq(statements.brandId, brandId)))
+  if (!have) throw refuse('STATEMENT_NOT_FOUND', 'no such statement')
+  throw refuse('STATEMENT_STATE', `the statement is ${have.status}, not ${from}`)
+}
+
+export const approveStatement = (ctx: AffiliateCtx, brandId: number, staffId: number, id: number) =>
+  advance(ctx, brandId, id, 'pending', {
+    status: 'approved',
+    approvedAt: ctx.clock.now(),
+    approvedBy: staffId,
+  })
+
+export const payStatement = (
+  ctx: AffiliateCtx,
+  brandId: number,
+  staffId: number,
+  id: number,
+  reference: string,
+) =>
+  advance(ctx, brandId, id, 'approved', {
+    status: 'paid',
+    paidAt: ctx.clock.now(),
+    paidBy: staffId,
+    paymentReference: reference,
+  })
+
+/**
+ * The monthly close (job `affiliate.period-close`): a brand with commission rows has its last month
+ * closed `graceDays` after it ended (late events of the month still land in it until then).
+ */
+export async function closeDuePeriods(ctx: AffiliateCtx, graceDays: number) {
+  const now = ctx.clock.now()
+  const last = periodOf(periodStart(periodOf(now)) - 1)
+  if (periodEnd(last) + graceDays * 86_400_000 > now) return 0
+  const brands = await ctx.db
+    .selectDistinct({ brandId: commissions.brandId })
+    .from(commissions)
+    .where(lte(commissions.period, last))
+  let closedNow = 0
+  for (const { brandId } of brands) {
+    const closed = await closedThrough(ctx.db, brandId)
+    if (closed && closed >= last) continue
+    try {
+      await closePeriod(ctx, brandId, 0, last)
+      closedNow++
+    } catch (e) {
+      // another instance closed it first
+      if (!(e instanceof Error && 'code' in e && e.code === 'PERIOD_CLOSED')) throw e
+    }
+  }
+  return closedNow
+}
+
+export async function listPeriods(ctx: AffiliateCtx, brandId: number) {
+  const rows = await ctx.db
+    .select()
+    .from(commissionPeriods)
+    .where(eq(commissionPeriods.brandId, brandId))
+    .orderBy(desc(commissionPeriods.period))
+  return {
+    closed_through: rows[0]?.period ?? null,
+    rows: rows.map((r) => ({
+      period: r.period,
+      closed_time: Math.floor(r.closedAt / 1000),
+      closed_by: r.closedBy,
+    })),
+  }
+}
+
+export async function listCommissions(
+  ctx: AffiliateCtx,
+  brandId: number,
+  q: { affiliate_id?: number; customer_id?: number; period?: string; before?: number; limit?: number },
+) {
+  const limit = q.limit ?? 100
+  const rows = await ctx.db
+    .select()
+    .from(commissions)
+    .where(
+      and(
+        eq(commissions.brandId, brandId),
+        q.affiliate_id ? eq(commissions.affiliateId, q.affiliate_id) : undefined,
+        q.customer_id ? eq(commissions.customerId, q.customer_id) : undefined,
+        q.period ? eq(commissions.period, q.period) : undefined,
+        q.before ? lt(commissions.id, q.before) : undefined,
+      ),
+    )
+    .orderBy(desc(commissions.id))
+    .limit(limit)
+  return { rows: rows.map(commissionView), next_before: rows.length === limit ? rows[rows.length - 1].id : 0 }
+}

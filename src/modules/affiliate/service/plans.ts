@@ -1,0 +1,326 @@
+import { and, asc, desc, eq, inArray, sql } from 'drizzle-orm'
+import { invalid } from '../../../kernel/http/errors'
+import type { AffiliateCtx } from '../context'
+import { deriveCommissions, type FactRow } from '../domain/commissions'
+import { closeRows, periodOf } from '../domain/periods'
+import { type AppliedPlan, type PlanTerms, termsProblem } from '../domain/plans'
+import { refuse } from '../errors'
+import {
+  affiliateAccess,
+  affiliates,
+  commissionPlans,
+  conversionFacts,
+  planAssignments,
+  planVersions,
+  referredCustomers,
+} from '../schema'
+
+const checked = (terms: PlanTerms) => {
+  const problem = termsProblem(terms)
+  if (problem) throw invalid(`terms.${problem}`)
+  return terms
+}
+
+async function planRow(ctx: AffiliateCtx, brandId: number, id: number) {
+  const [plan] = await ctx.db
+    .select()
+    .from(commissionPlans)
+    .where(and(eq(commissionPlans.id, id), eq(commissionPlans.brandId, brandId)))
+  if (!plan) throw refuse('PLAN_NOT_FOUND', 'no such plan on this brand')
+  return plan
+}
+
+async function planView(ctx: AffiliateCtx, plan: typeof commissionPlans.$inferSelect) {
+  const versions = await ctx.db
+    .select()
+    .from(planVersions)
+    .where(eq(planVersions.planId, plan.id))
+    .orderBy(desc(planVersions.version))
+  return {
+    id: plan.id,
+    name: plan.name,
+    version: versions[0]?.version ?? 0,
+    terms: JSON.parse(versions[0]?.terms ?? '{}') as PlanTerms,
+    versions: versions.map((v) => ({
+      version: v.version,
+      effective_time: Math.floor(v.effectiveFrom / 1000),
+      terms: JSON.parse(v.terms) as PlanTerms,
+    })),
+    created_time: Math.floor(plan.createdAt / 1000),
+  }
+}
+
+export async function listPlans(ctx: AffiliateCtx, brandId: number) {
+  const plans = await ctx.db
+    .select()
+    .from(commissionPlans)
+    .where(eq(commissionPlans.brandId, brandId))
+    .orderBy(asc(commissionPlans.id))
+  const [dflt] = await ctx.db
+    .select({ planId: planAssignments.planId })
+    .from(planAssignments)
+    .where(and(eq(planAssignments.brandId, brandId), eq(planAssignments.affiliateId, 0)))
+    .orderBy(desc(planAssignments.effectiveFrom))
+    .limit(1)
+  return {
+    default_plan_id: dflt?.planId || null,
+    rows: await Promise.all(plans.map((p) => planView(ctx, p))),
+  }
+}
+
+export const readPlan = async (ctx: AffiliateCtx, brandId: number, id: number) =>
+  planView(ctx, await planRow(ctx, brandId, id))
+
+/** A new plan, its version 1 in effect from now. */
+export async function createPlan(
+  ctx: AffiliateCtx,
+  brandId: number,
+  staffId: number,
+  input: { name: string; terms: PlanTerms },
+) {
+  const terms = checked(input.terms)
+  const now = ctx.clock.now()
+  const id = await ctx.db.transaction(async (tx) => {
+    const [plan] = await tx
+      .insert(commissionPlans)
+      .values({ brandId, name: input.name, createdAt: now })
+      .onConflictDoNothing()
+      .returning({ id: commissionPlans.id })
+    if (!plan) throw refuse('PLAN_EXISTS', 'a plan of this name exists on this brand')
+    await tx.insert(planVersions).values({
+      planId: plan.id,
+      version: 1,
+      effectiveFrom: now,
+      terms: JSON.stringify(terms),
+      createdBy: staffId,
+      createdAt: now,
+    })
+    return plan.id
+  })
+  return readPlan(ctx, brandId, id)
+}
+
+/**
+ * New terms for a plan: a version in effect from now on. What facts before now earned stays as it was
+ * (each fact is paid under the version in effect at its time).
+ */
+export async function revisePlan(
+  ctx: AffiliateCtx,
+  brandId: number,
+  staffId: number,
+  id: number,
+  input: { terms: PlanTerms },
+) {
+  const terms = checked(input.terms)
+  await planRow(ctx, brandId, id)
+  const now = ctx.clock.now()
+  await ctx.db.transaction(async (tx) => {
+    const [last] = await tx
+      .select({ version: sql<number>`max(${planVersions.version})` })
+      .from(planVersions)
+      .where(eq(planVersions.planId, id))
+    await tx.insert(planVersions).values({
+      planId: id,
+      version: Number(last?.version ?? 0) + 1,
+      // never before the version it follows: versions stay in time order
+      effectiveFrom: now,
+      terms: JSON.stringify(terms),
+      createdBy: staffId,
+      createdAt: now,
+    })
+  })
+  return readPlan(ctx, brandId, id)
+}
+
+/** An affiliate with access to the brand (the affiliates a plan, a recruiter or a preview can name). */
+async function affiliateOfBrand(ctx: AffiliateCtx, brandId: number, id: number) {
+  const [a] = await ctx.db
+    .select({ id: affiliates.id, parentId: affiliates.parentId })
+    .from(affiliates)
+    .innerJoin(
+      affiliateAccess,
+      and(eq(affiliateAccess.affiliateId, affiliates.id), eq(affiliateAccess.brandId, brandId)),
+    )
+    .where(eq(affiliates.id, id))
+  if (!a) throw refuse('AFFILIATE_NOT_FOUND', 'no such affiliate on this brand')
+  return a
+}
+
+/**
+ * From now on the plan pays this affiliate on the brand (`affiliateId` 0: the brand's default, for
+ * affiliates without their own); a null plan: none from now on.
+ */
+export async function assignPlan(
+  ctx: AffiliateCtx,
+  brandId: number,
+  staffId: number,
+  affiliateId: number,
+  planId: number | null,
+) {
+  if (affiliateId) await affiliateOfBrand(ctx, brandId, affiliateId)
+  if (planId) await planRow(ctx, brandId, planId)
+  const now = ctx.clock.now()
+  await ctx.db
+    .insert(planAssignments)
+    .values({
+      brandId,
+      affiliateId,
+      effectiveFrom: now,
+      planId: planId ?? 0,
+      assignedBy: staffId,
+      createdAt: now,
+    })
+    .onConflictDoUpdate({
+      target: [planAssignments.brandId, planAssignments.affiliateId, planAssignments.effectiveFrom],
+      set: { planId: planId ?? 0, assignedBy: staffId },
+    })
+  return planHistory(ctx, brandId, affiliateId)
+}
+
+/** The plans that paid (and pay) an affiliate, or the brand's default, newest first. */
+export async function planHistory(ctx: AffiliateCtx, brandId: number, affiliateId: number) {
+  const rows = await ctx.db
+    .select()
+    .from(planAssignments)
+    .where(and(eq(planAssignments.brandId, brandId), eq(planAssignments.affiliateId, affiliateId)))
+    .orderBy(desc(planAssignments.effectiveFrom))
+  return {
+    affiliate_id: affiliateId,
+    plan_id: rows[0]?.planId || null,
+    history: rows.map((r) => ({
+      plan_id: r.planId || null,
+      effective_time: Math.floor(r.effectiveFrom / 1000),
+      assigned_by: r.assignedBy,
+    })),
+  }
+}
+
+/** The affiliate that recruited this one (its plan's sub_affiliate_bp of this one's earnings), or none. */
+export async function setRecruiter(
+  ctx: AffiliateCtx,
+  brandId: number,
+  id: number,
+  recruiterId: number | null,
+) {
+  await affiliateOfBrand(ctx, brandId, id)
+  if (recruiterId === id) throw invalid('recruiter_id: an affiliate cannot recruit itself')
+  if (recruiterId) await affiliateOfBrand(ctx, brandId, recruiterId)
+  await ctx.db.update(affiliates).set({ parentId: recruiterId }).where(eq(affiliates.id, id))
+  return { affiliate_id: id, recruiter_id: recruiterId }
+}
+
+const PREVIEW_MAX_DAYS = 366
+const DAY = 86_400_000
+
+/**
+ * What these terms would have paid an affiliate for its customers' facts in [from, to): the rows the
+ * derivation gives with the terms in effect at every time, totalled per currency and kind, and per month
+ * with a tiered plan's adjustment (sub-affiliate overrides are the recruiter's, not shown). Nothing is
+ * written.
+ */
+export async function previewPlan(
+  ctx: AffiliateCtx,
+  brandId: number,
+  input: { affiliate_id: number; terms: PlanTerms; from: string; to: string },
+) {
+  const terms = checked(input.terms)
+  const from = Date.parse(`${input.from}T00:00:00Z`)
+  const to = Date.parse(`${input.to}T00:00:00Z`) + DAY
+  if (!Number.isFinite(from)) throw invalid('from: a day, YYYY-MM-DD')
+  if (!Number.isFinite(to) || to <= from) throw invalid('to: a day, YYYY-MM-DD, not before from')
+  if ((to - from) / DAY > PREVIEW_MAX_DAYS) throw invalid(`to: at most ${PREVIEW_MAX_DAYS} days after from`)
+  await affiliateOfBrand(ctx, brandId, input.affiliate_id)
+  const plan: AppliedPlan = { planId: 0, version: 0, terms }
+  const customers = await ctx.db
+    .select({ id: referredCustomers.customerId })
+    .from(referredCustomers)
+    .where(and(eq(referredCustomers.brandId, brandId), eq(referredCustomers.affiliateId, input.affiliate_id)))
+  const byKind = new Map<string, { currency: string; kind: string; amount: number; rows: number }>()
+  const months = new Map<string, Month>()
+  const ids = customers.map((c) => c.id)
+  for (let i = 0; i < ids.length; i += 500) {
+    const facts = await ctx.db
+      .select()
+      .from(conversionFacts)
+      .where(inArray(conversionFacts.customerId, ids.slice(i, i + 500)))
+    const perCustomer = new Map<number, FactRow[]>()
+    for (const f of facts) {
+      const list = perCustomer.get(f.customerId) ?? []
+      list.push(f as FactRow)
+      perCustomer.set(f.customerId, list)
+    }
+    for (const [customerId, list] of perCustomer) {
+      let first: FactRow | undefined
+      for (const f of list) {
+        if (f.kind === 'deposit' && (!first || f.eventTime < first.eventTime)) first = f
+        if (f.kind !== 'trade' || f.eventTime < from || f.eventTime >= to) continue
+        monthOf(months, periodOf(f.eventTime)).volume += f.volume
+      }
+      if (first && first.eventTime >= from && first.eventTime < to)
+        monthOf(months, periodOf(first.eventTime)).customers++
+      for (const r of deriveCommissions(customerId, list, () => plan)) {
+        if (r.eventTime < from || r.eventTime >= to) continue
+        const k = `${r.currency}:${r.kind}`
+        const t = byKind.get(k) ?? { currency: r.currency, kind: r.kind, amount: 0, rows: 0 }
+        t.amount += r.amountMinor
+        t.rows++
+        byKind.set(k, t)
+        if (r.kind === 'revshare' || r.kind === 'revshare_reversal') {
+          const m = monthOf(months, periodOf(r.eventTime))
+          m.basis.set(r.currency, (m.basis.get(r.currency) ?? 0) + r.basisMinor)
+          m.paid.set(r.currency, (m.paid.get(r.currency) ?? 0) + r.amountMinor)
+        }
+      }
+    }
+  }
+  const tiers = [...months.entries()].flatMap(([period, m]) =>
+    closeRows(period, [
+      {
+        affiliateId: input.affiliate_id,
+        parentId: null,
+        plan,
+        revshareBasis: m.basis,
+        revsharePaid: m.paid,
+        volume: m.volume,
+        customers: m.customers,
+        totals: new Map(),
+      },
+    ]).map((r) => ({ period, currency: r.currency, amount: r.amountMinor, rate_bp: r.rateBp })),
+  )
+  for (const t of tiers) {
+    const k = `${t.currency}:tier_adjustment`
+    const have = byKind.get(k) ?? { currency: t.currency, kind: 'tier_adjustment', amount: 0, rows: 0 }
+    have.amount += t.amount
+    have.rows++
+    byKind.set(k, have)
+  }
+  const lines = [...byKind.values()].sort(
+    (a, b) => a.currency.localeCompare(b.currency) || a.kind.localeCompare(b.kind),
+  )
+  const totals = new Map<string, number>()
+  for (const l of lines) totals.set(l.currency, (totals.get(l.currency) ?? 0) + l.amount)
+  return {
+    affiliate_id: input.affiliate_id,
+    from: input.from,
+    to: input.to,
+    customers: ids.length,
+    lines: lines.map((l) => ({ currency: l.currency, kind: l.kind, amount_minor: l.amount, rows: l.rows })),
+    totals: [...totals.entries()].map(([currency, amount]) => ({ currency, amount_minor: amount })),
+  }
+}
+
+interface Month {
+  basis: Map<string, number>
+  paid: Map<string, number>
+  volume: number
+  customers: number
+}
+
+function monthOf(months: Map<string, Month>, period: string) {
+  let m = months.get(period)
+  if (!m) {
+    m = { basis: new Map(), paid: new Map(), volume: 0, customers: 0 }
+    months.set(period, m)
+  }
+  return m
+}

@@ -1,0 +1,314 @@
+// runs on sqld too (scripts/test.sh: TEST_DATABASE=sqld)
+// Affiliate commissions (issue 44): plans paid from the events of registration, KYC, the cashier, trading
+// and the ledger going through the real outbox and relay; a close writes statements once; a closed period
+// never changes (corrections go to the next); approve and pay; a preview equals what the plan pays; the
+// same history delivered out of order and twice gives the same rows.
+import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
+import { eq } from 'drizzle-orm'
+import { ManualClock } from '../../src/kernel/clock'
+import type { Topic } from '../../src/kernel/events/topic'
+import { BalanceOperation } from '../../src/modules/accounts'
+import { customers } from '../../src/modules/accounts/schema'
+import { commissions, statements } from '../../src/modules/affiliate/schema'
+import { CashierCredited, CashierReversed } from '../../src/modules/cashier'
+import { KycApproved } from '../../src/modules/kyc'
+import { TradeClosed } from '../../src/modules/trading'
+import { makeTestApp, type TestApp } from '../support/app'
+import { closedTrade } from '../support/events'
+
+const DAY = 86_400_000
+const T0 = Date.UTC(2026, 9, 5, 9) // 2026-10-05
+const clock = new ManualClock(T0)
+let t: TestApp
+let n = 0
+let affiliateId = 0
+let first: { id: number; login: number }
+
+const HYBRID = {
+  type: 'hybrid',
+  cpa: { USD: 20_000 },
+  qualify: { min_first_deposit: { USD: 10_000 }, kyc_approved: true },
+  revshare_bp: 2500,
+  revshare_basis: 'trading_revenue',
+  markup_per_lot: { USD: 400 },
+  hold_days: 30,
+  sub_affiliate_bp: 1000,
+}
+
+async function referred(link = 'demo-spring') {
+  clock.set(T0)
+  const email = `comm-${++n}@example.com`
+  const r = await t.request('POST', '/customer/register', {
+    body: { email, password: 'comm-pass-1', name: 'Comm', attribution: { link, sub1: `s${n % 2}` } },
+  })
+  expect(r.status).toBe(200)
+  const [c] = await t.ctx.db.select().from(customers).where(eq(customers.email, email))
+  const a = await t.request('POST', '/manager/accounts', {
+    token: await t.staffToken(),
+    body: { group: 'real\\USD', password: 'comm-pass-1', customer_id: c.id },
+  })
+  expect(a.status).toBe(200)
+  return { id: c.id, login: a.json.login as number }
+}
+
+/** A staff request with a session signed at the test clock's now (the clock jumps days between events). */
+const asStaff = async (method: string, path: string, body?: unknown) =>
+  t.request(method, path, { token: await t.staffToken(), ...(body === undefined ? {} : { body }) })
+
+const emitAt = async <T>(at: number, topic: Topic<T>, payload: T) => {
+  clock.set(at)
+  await t.ctx.uow.run(async (_tx, work) => work.emit(topic, 1, payload))
+}
+const money = (c: { id: number; login: number }, transaction_id: number, amount_minor: number) => ({
+  transaction_id,
+  customer_id: c.id,
+  login: c.login,
+  method: 'card',
+  provider: 'sandbox',
+  amount_minor,
+  fee_minor: 0,
+  currency: 'USD',
+})
+const trade = (
+  c: { login: number },
+  ticket: number,
+  at: number,
+  commission: number,
+  swap: number,
+  volume = 100,
+) =>
+  emitAt(at, TradeClosed, {
+    ...closedTrade({ ticket, login: c.login, volume, at }),
+    commission_minor: commission,
+    storage_minor: swap,
+  })
+const bonus = (c: { login: number }, id: number, at: number, amount_minor: number) =>
+  emitAt(at, BalanceOperation, {
+    id,
+    login: c.login,
+    op: 'OP_CREDIT_IN',
+    ticket: null,
+    amount_minor,
+    balance_after_minor: 0,
+    credit_after_minor: amount_minor,
+    currency: 'USD',
+    reason: 'TR_REASON_BONUS',
+    comment: 'welcome bonus',
+    api_data: null,
+    idempotency_key: null,
+    created_by: 'manager:1',
+    created_time: Math.floor(at / 1000),
+  })
+const rowsOf = async (customerId: number) =>
+  (await t.ctx.db.select().from(commissions).where(eq(commissions.customerId, customerId)))
+    .map((r) => ({ key: r.key.replace(/^c\d+:/, ''), kind: r.kind, amount: r.amountMinor, period: r.period }))
+    .sort((a, b) => a.key.localeCompare(b.key) || a.period.localeCompare(b.period))
+
+/** One customer's history: deposit, KYC, two trades, a bonus. */
+async function history(c: { id: number; login: number }, order: 'time' | 'shuffled') {
+  const steps: [number, () => Promise<void>][] = [
+    [T0 + DAY, () => emitAt(T0 + DAY, CashierCredited, money(c, 50_000 + c.id, 15_000))],
+    [
+      T0 + 2 * DAY,
+      () => emitAt(T0 + 2 * DAY, KycApproved, { customer_id: c.id, status: 'approved', risk_level: 'low' }),
+    ],
+    [T0 + 3 * DAY, () => trade(c, 60_000 + c.id, T0 + 3 * DAY, -700, -100)],
+    [T0 + 4 * DAY, () => trade(c, 61_000 + c.id, T0 + 4 * DAY, -300, 50, 50)],
+    [T0 + 5 * DAY, () => bonus(c, 70_000 + c.id, T0 + 5 * DAY, 1_000)],
+  ]
+  if (order === 'time') for (const [, run] of steps) await run()
+  else for (const [, run] of [...steps.reverse(), steps[1], steps[3]]) await run()
+  await t.settle()
+}
+
+beforeAll(async () => {
+  t = await makeTestApp({ clock })
+  const list = await asStaff('GET', '/manager/affiliates')
+  affiliateId = list.json.rows[0].id
+  const plan = await t.request('POST', '/manager/affiliate-plans', {
+    token: await t.staffToken(),
+    body: { name: 'Hybrid 25', terms: HYBRID },
+  })
+  expect(plan.status).toBe(200)
+  const assigned = await t.request('PUT', `/manager/affiliates/${affiliateId}/plan`, {
+    token: await t.staffToken(),
+    body: { plan_id: plan.json.id },
+  })
+  expect(assigned.json).toMatchObject({ affiliate_id: affiliateId, plan_id: plan.json.id })
+})
+afterAll(() => t.close())
+
+describe('a hybrid plan', () => {
+  let c: { id: number; login: number }
+
+  test('pays the CPA once qualified and RevShare on revenue, less bonuses; each row names its facts and plan version', async () => {
+    c = await referred()
+    first = c
+    await history(c, 'time')
+    expect(await rowsOf(c.id)).toEqual([
+      { key: 'cpa', kind: 'cpa', amount: 20_000, period: '2026-10' },
+      { key: `rev:bonus:${70_000 + c.id}`, kind: 'revshare', amount: -250, period: '2026-10' },
+      // (700 + 100 paid + 400 markup) x 25 %
+      { key: `rev:trade:${60_000 + c.id}`, kind: 'revshare', amount: 300, period: '2026-10' },
+      // (300 - 50 swap credited + 200 markup) x 25 %
+      { key: `rev:trade:${61_000 + c.id}`, kind: 'revshare', amount: 112, period: '2026-10' },
+    ])
+    const list = await t.request('GET', `/manager/affiliate-commissions?customer_id=${c.id}`, {
+      token: await t.staffToken(),
+    })
+    const cpa = list.json.rows.find((r: { kind: string }) => r.kind === 'cpa')
+    expect(cpa).toMatchObject({ amount: 200, currency: 'USD', plan_version: 1, affiliate_id: affiliateId })
+    expect(cpa.fact_ids).toHaveLength(2) // the first deposit and the KYC approval
+  })
+
+  test('the same history out of order and twice gives the same rows', async () => {
+    const other = await referred()
+    await history(other, 'shuffled')
+    const norm = (rows: Awaited<ReturnType<typeof rowsOf>>, id: number) =>
+      rows.map((r) => ({ ...r, key: r.key.replace(String(id), '#') }))
+    expect(norm(await rowsOf(other.id), other.id - 0)).toEqual(
+      norm(
+        (await rowsOf(c.id)).map((r) => ({
+          ...r,
+          key: r.key.replace(/\d+$/, (d) => String(Number(d) - c.id + other.id)),
+        })),
+        other.id,
+      ),
+    )
+  })
+
+  test('a chargeback within the hold reverses the CPA it caused', async () => {
+    const d = await referred()
+    await emitAt(T0 + DAY, CashierCredited, money(d, 80_000 + d.id, 12_000))
+    await emitAt(T0 + DAY, KycApproved, { customer_id: d.id, status: 'approved', risk_level: 'low' })
+    await emitAt(T0 + 10 * DAY, CashierReversed, { ...money(d, 80_000 + d.id, 12_000), status: 'chargeback' })
+    await t.settle()
+    expect((await rowsOf(d.id)).map((r) => [r.kind, r.amount])).toEqual([
+      ['cpa', 20_000],
+      ['cpa_reversal', -20_000],
+    ])
+  })
+
+  test('a preview of the same terms on past data equals what the plan paid', async () => {
+    const r = await t.request('POST', '/manager/affiliate-plans/preview', {
+      token: await t.staffToken(),
+      body: { affiliate_id: affiliateId, terms: HYBRID, from: '2026-10-01', to: '2026-10-31' },
+    })
+    expect(r.status).toBe(200)
+    const paid = await t.ctx.db.select().from(commissions).where(eq(commissions.affiliateId, affiliateId))
+    const total = paid.filter((x) => x.period === '2026-10').reduce((s, x) => s + x.amountMinor, 0)
+    expect(r.json.totals).toEqual([{ currency: 'USD', amount_minor: total }])
+    const half = await asStaff('POST', '/manager/affiliate-plans/preview', {
+      affiliate_id: affiliateId,
+      terms: { ...HYBRID, revshare_bp: 1250 },
+      from: '2026-10-01',
+      to: '2026-10-31',
+    })
+    expect(half.json.totals[0].amount_minor).toBeLessThan(total)
+  })
+})
+
+describe('periods and statements', () => {
+  test('a month closes once after it ends; its statement totals its rows; a closed period never changes', async () => {
+    const early = await asStaff('POST', '/manager/affiliate-periods/2026-10/close')
+    expect(early.status).toBe(409)
+    expect(early.json.error).toBe('PERIOD_NOT_ENDED')
+    clock.set(Date.UTC(2026, 10, 2))
+    const [a, b] = await Promise.all([
+      asStaff('POST', '/manager/affiliate-periods/2026-10/close'),
+      asStaff('POST', '/manager/affiliate-periods/2026-10/close'),
+    ])
+    expect([a.status, b.status].sort()).toEqual([200, 409])
+    expect((a.status === 409 ? a : b).json.error).toBe('PERIOD_CLOSED')
+    const list = await asStaff('GET', '/manager/affiliate-statements?period=2026-10')
+    const mine = list.json.rows.find((s: { affiliate_id: number }) => s.affiliate_id === affiliateId)
+    const rows = await t.ctx.db.select().from(commissions).where(eq(commissions.affiliateId, affiliateId))
+    const inPeriod = rows.filter((r) => r.period === '2026-10')
+    expect(mine).toMatchObject({ status: 'pending', rows: inPeriod.length })
+    expect(mine.totals).toEqual([
+      {
+        currency: 'USD',
+        amount_minor: inPeriod.reduce((s, r) => s + r.amountMinor, 0),
+        amount: inPeriod.reduce((s, r) => s + r.amountMinor, 0) / 100,
+        rows: inPeriod.length,
+      },
+    ])
+    const detail = await t.request('GET', `/manager/affiliate-statements/${mine.id}`, {
+      token: await t.staffToken(),
+    })
+    expect(detail.json.rows.map((r: { id: number }) => r.id).sort()).toEqual(inPeriod.map((r) => r.id).sort())
+
+    // a late event of October: its row goes to November, naming the period it corrects
+    await trade(first, 99_001, Date.UTC(2026, 9, 20), -1_000, 0)
+    clock.set(Date.UTC(2026, 10, 2))
+    await t.settle()
+    const after = await t.ctx.db.select().from(commissions).where(eq(commissions.affiliateId, affiliateId))
+    expect(after.filter((r) => r.period === '2026-10').map((r) => [r.id, r.amountMinor])).toEqual(
+      inPeriod.map((r) => [r.id, r.amountMinor]),
+    )
+    const late = after.find((r) => r.key.endsWith(':rev:trade:99001'))
+    expect(late).toMatchObject({ period: '2026-11', amountMinor: 350 })
+    const [again] = await t.ctx.db.select().from(statements).where(eq(statements.id, mine.id))
+    expect(again.totals).toBe(
+      JSON.stringify([{ currency: 'USD', amount_minor: mine.totals[0].amount_minor, rows: inPeriod.length }]),
+    )
+  })
+
+  test('approve, then pay with a reference, each once', async () => {
+    const list = await t.request('GET', `/manager/affiliate-statements?affiliate_id=${affiliateId}`, {
+      token: await t.staffToken(),
+    })
+    const id = list.json.rows[0].id
+    const early = await t.request('POST', `/manager/affiliate-statements/${id}/pay`, {
+      token: await t.staffToken(),
+      body: { reference: 'WIRE-1' },
+    })
+    expect(early.status).toBe(409)
+    expect(early.json.error).toBe('STATEMENT_STATE')
+    const ok = await t.request('POST', `/manager/affiliate-statements/${id}/approve`, {
+      token: await t.staffToken(),
+    })
+    expect(ok.json).toMatchObject({ status: 'approved' })
+    expect(
+      (
+        await t.request('POST', `/manager/affiliate-statements/${id}/approve`, {
+          token: await t.staffToken(),
+        })
+      ).status,
+    ).toBe(409)
+    const paid = await t.request('POST', `/manager/affiliate-statements/${id}/pay`, {
+      token: await t.staffToken(),
+      body: { reference: 'WIRE-1' },
+    })
+    expect(paid.json).toMatchObject({ status: 'paid', payment_reference: 'WIRE-1' })
+    expect(paid.json.paid_time).toBeGreaterThan(0)
+  })
+})
+
+describe('bad input loses nothing', () => {
+  test('terms a type needs, a bad period, an unknown plan are refused naming the field', async () => {
+    const r = await t.request('POST', '/manager/affiliate-plans', {
+      token: await t.staffToken(),
+      body: { name: 'Broken', terms: { type: 'cpa', hold_days: 30, sub_affiliate_bp: 0 } },
+    })
+    expect(r.status).toBe(400)
+    expect(r.json.message).toMatch(/cpa/)
+    const rate = await t.request('POST', '/manager/affiliate-plans', {
+      token: await t.staffToken(),
+      body: { name: 'Broken', terms: { ...HYBRID, revshare_bp: 10_001 } },
+    })
+    expect(rate.status).toBe(400)
+    expect(rate.json.message).toMatch(/revshare_bp/)
+    expect(
+      (await asStaff('GET', '/manager/affiliate-plans')).json.rows.map((p: { name: string }) => p.name),
+    ).not.toContain('Broken')
+    const period = await asStaff('POST', '/manager/affiliate-periods/2026-13/close')
+    expect(period.status).toBe(400)
+    const plan = await t.request('PUT', `/manager/affiliates/${affiliateId}/plan`, {
+      token: await t.staffToken(),
+      body: { plan_id: 99_999 },
+    })
+    expect(plan.status).toBe(404)
+    expect(plan.json.error).toBe('PLAN_NOT_FOUND')
+  })
+})
