@@ -24,6 +24,8 @@ export interface ClickRow {
   source: string
   link_id: number | null
   landing_path: string
+  /** the visitor's country (ISO 3166-1 alpha-2) when the edge said it; '' otherwise */
+  country: string
   values: Record<string, string>
   /** The first click of its visitor on its link within the hour (unique clicks count these). */
   unique: boolean

@@ -165,6 +165,7 @@ export async function clicksPage(
       source: r.source,
       link_code: r.link_id ? (links.get(r.link_id) ?? '') : '',
       landing_path: r.landing_path,
+      country: r.country,
       values: r.values,
       unique: r.unique,
       suspect: r.suspect,

@@ -3,12 +3,35 @@ import type { Brand } from '../../../kernel/brand/registry'
 import { ApiError } from '../../../kernel/http/errors'
 import { clientIp } from '../../../kernel/http/http'
 import { doc, errors } from '../../../kernel/http/openapi'
-import { Int, textInput } from '../../../kernel/http/schemas'
+import { Id, Int, textInput } from '../../../kernel/http/schemas'
 import { publicHost, security } from '../../../kernel/http/security'
+import { csvAnswer } from '../csv'
 import { CONVERSION_KINDS, type ConversionKind } from '../domain/conversions'
 import { periodOf, RANGES } from '../domain/range'
+import {
+  COMMISSIONS_CSV,
+  CommissionKind,
+  CommissionRowModel,
+  Dimension,
+  EarningsModel,
+  REPORT_CSV,
+  ReportModel,
+  StatementModel,
+} from '../report-models'
 import { Conversion } from '../routes'
+import type { CommissionRowKind, ReportDimension } from '../service/reports'
 import { PARTNER_SITE } from '../site'
+import {
+  cabinetCommissions,
+  cabinetCommissionsCsv,
+  cabinetEarnings,
+  cabinetReport,
+  cabinetStatement,
+  cabinetStatementCsv,
+  cabinetStatements,
+  reportCsvName,
+  reportTable,
+} from './earnings'
 import { clicksPage, conversionsPage, dashboard, type FunnelCtx, myLinks } from './funnel'
 import { CABINET_COOKIE, cabinetLogin, principalMe } from './session'
 import { cabinetShell, serveAsset } from './shell'
@@ -89,6 +112,24 @@ export const cabinetRoutes = (ctx: FunnelCtx, tokens: AffiliateTokens) => {
   }
   const PageOf = (row: ReturnType<typeof t.Object>) =>
     t.Object({ rows: t.Array(row), has_more: t.Boolean(), next_cursor: t.Union([t.String(), t.Null()]) })
+  const Format = {
+    format: t.Optional(
+      t.UnionEnum(['json', 'csv'], {
+        default: undefined,
+        description:
+          'csv: the whole table as a text/csv download (a header row; Content-Disposition attachment)',
+      }),
+    ),
+  }
+  const Period = {
+    period: t.Optional(
+      t.String({
+        pattern: '^\\d{4}-(0[1-9]|1[0-2])$',
+        description: "YYYY-MM: that period's rows, whatever their event time (the range is not applied)",
+        example: '2026-11',
+      }),
+    ),
+  }
   const Me = t.Object(
     {
       id: Int(),
@@ -312,6 +353,9 @@ export const cabinetRoutes = (ctx: FunnelCtx, tokens: AffiliateTokens) => {
                   source: t.String({ description: 'page | click | install | registration' }),
                   link_code: t.String(),
                   landing_path: t.String(),
+                  country: t.String({
+                    description: "the visitor's country (ISO 3166-1 alpha-2); '' when unknown",
+                  }),
                   values: t.Record(t.String(), t.String(), {
                     description: 'the values it carried: campaign, utm_*, sub1..sub5, click_id',
                   }),
@@ -328,11 +372,121 @@ export const cabinetRoutes = (ctx: FunnelCtx, tokens: AffiliateTokens) => {
           detail: doc(TAG, "The affiliate's clicks in a period, newest first (the funnel's first number)"),
         },
       )
+      .get(
+        '/api/affiliate/reports',
+        async ({ principal, query, set }) => {
+          const r = await cabinetReport(
+            ctx,
+            who(principal),
+            period(query),
+            query.dimension as ReportDimension,
+          )
+          return query.format === 'csv' ? csvAnswer(set, reportCsvName(r), reportTable(r)) : r
+        },
+        {
+          site: signedIn,
+          ...textInput({ query: { ...RangeQuery, dimension: Dimension, ...Format } }),
+          response: { 200: t.Union([ReportModel, REPORT_CSV]), ...errors() },
+          detail: doc(TAG, "The affiliate's report by day, link, sub-id, country or landing page", {
+            description:
+              'Per group: clicks (raw and unique), registrations, first deposits, deposit volume and commissions per currency, and the totals. ' +
+              'Each number sums the rows GET /api/affiliate/clicks, /conversions and /commissions list for the same range. format=csv downloads the table ' +
+              '(`text/csv`: a header row, one column per currency amount such as `deposit_volume_USD`, a last row `total`).',
+          }),
+        },
+      )
+      .get(
+        '/api/affiliate/earnings',
+        ({ principal, query }) => cabinetEarnings(ctx, who(principal), period(query)),
+        {
+          site: signedIn,
+          ...textInput({ query: RangeQuery }),
+          response: { 200: EarningsModel, ...errors() },
+          detail: doc(
+            TAG,
+            "The affiliate's commissions in a period, and the current period's running total",
+            {
+              description:
+                'Commission rows of the range (by event time) per kind and currency; each figure counts the rows GET /api/affiliate/commissions ' +
+                '(kind=…) lists for the same range. current_period: the rows of this UTC month so far (period=YYYY-MM), open until staff close it.',
+            },
+          ),
+        },
+      )
+      .get(
+        '/api/affiliate/commissions',
+        async ({ principal, query, set }) => {
+          const q = { ...query, kind: query.kind as CommissionRowKind | undefined }
+          if (query.format !== 'csv') return cabinetCommissions(ctx, who(principal), period(query), q)
+          const { name, table } = await cabinetCommissionsCsv(ctx, who(principal), period(query), q)
+          return csvAnswer(set, name, table)
+        },
+        {
+          site: signedIn,
+          ...textInput({
+            query: { ...RangeQuery, kind: t.Optional(CommissionKind), ...Period, ...Paging, ...Format },
+          }),
+          response: { 200: t.Union([PageOf(CommissionRowModel), COMMISSIONS_CSV]), ...errors() },
+          detail: doc(TAG, 'The commission rows behind an earnings figure, newest first', {
+            description:
+              'Each row with its customer, kind, amount, basis, rate (percent), period, plan and version, and the facts it derives from. ' +
+              'format=csv downloads every row of the filter (no paging).',
+          }),
+        },
+      )
+      .get('/api/affiliate/statements', ({ principal }) => cabinetStatements(ctx, who(principal)), {
+        site: signedIn,
+        response: { 200: t.Object({ rows: t.Array(StatementModel) }), ...errors() },
+        detail: doc(TAG, "The affiliate's statements on this brand, newest period first", {
+          description: 'A statement is what a closed period owes: pending, approved by staff, then paid.',
+        }),
+      })
+      .get(
+        '/api/affiliate/statements/:id',
+        async ({ principal, params, query, set }) => {
+          if (query.format !== 'csv') return cabinetStatement(ctx, who(principal), params.id, query)
+          const { name, table } = await cabinetStatementCsv(ctx, who(principal), params.id)
+          return csvAnswer(set, name, table)
+        },
+        {
+          site: signedIn,
+          ...textInput({ params: { id: Id('statement id') }, query: { ...Paging, ...Format } }),
+          response: {
+            200: t.Union([
+              t.Object(
+                {
+                  statement: StatementModel,
+                  rows: t.Array(CommissionRowModel, {
+                    description: "a page of its period's commission rows",
+                  }),
+                  has_more: t.Boolean(),
+                  next_cursor: t.Union([t.String(), t.Null()]),
+                },
+                { title: 'AffiliateStatementWithRows' },
+              ),
+              COMMISSIONS_CSV,
+            ]),
+            ...errors({ 404: ['STATEMENT_NOT_FOUND'] }),
+          },
+          detail: doc(TAG, 'One statement of the affiliate with its rows', {
+            description:
+              "Its rows are the commission rows of its period. Another affiliate's statement answers 404 like one that does not exist. " +
+              'format=csv downloads every row.',
+          }),
+        },
+      )
       // the single-page app: its pages (one shell) and assets, on the affiliate host only; `/` is served
       // by attribution's root route, which hands an affiliate host to this module (CabinetPort)
       .get('/login', ({ brand }) => cabinetShell(brand), page('/login'))
       .get('/links', ({ brand }) => cabinetShell(brand), page('/links'))
       .get('/conversions', ({ brand }) => cabinetShell(brand), page('/conversions'))
+      .get('/reports', ({ brand }) => cabinetShell(brand), page('/reports'))
+      .get('/statements', ({ brand }) => cabinetShell(brand), page('/statements'))
+      .get('/statements/:id', ({ brand }) => cabinetShell(brand), {
+        ...page('/statements/{id}'),
+        ...textInput({ params: { id: Id('statement id') } }),
+      })
+      .get('/commissions', ({ brand }) => cabinetShell(brand), page('/commissions'))
       .get('/bundle.js', () => serveAsset(ctx, 'cabinet/bundle.js'), {
         site: open,
         response: errors(),

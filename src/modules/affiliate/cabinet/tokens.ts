@@ -10,7 +10,7 @@ import { affiliateAccess, affiliates, affiliateTokens } from '../schema'
 
 /** `cabinet`: a browser session of the affiliate cabinet; `api`: an integration token (spec 5.4, 5.5). */
 type TokenKind = 'cabinet' | 'api'
-export const SCOPES = ['customers:read', 'transactions:read'] as const
+export const SCOPES = ['customers:read', 'transactions:read', 'commissions:read'] as const
 export type Scope = (typeof SCOPES)[number]
 
 export interface AffiliatePrincipal {

@@ -79,6 +79,7 @@ export function affiliateClicks(ctx: AttributionCtx): AffiliateClicks {
         source: t.source,
         link_id: t.linkId,
         landing_path: t.landingPath,
+        country: t.country,
         values: JSON.parse(t.params) as Record<string, string>,
         unique: t.uniqueClick === 1 && t.suspect === 0,
         suspect: t.suspect === 1,
