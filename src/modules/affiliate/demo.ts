@@ -3,7 +3,16 @@ import { hashPassword } from '../../kernel/auth/passwords'
 import { brandHosts, brands } from '../../kernel/brand/schema'
 import type { AffiliateCtx } from './context'
 import type { Fact } from './domain/conversions'
-import { affiliateAccess, affiliateSettings, affiliates, trackingLinks } from './schema'
+import type { PlanTerms } from './domain/plans'
+import {
+  affiliateAccess,
+  affiliateSettings,
+  affiliates,
+  commissionPlans,
+  planAssignments,
+  planVersions,
+  trackingLinks,
+} from './schema'
 import { recordFact } from './service/ledger'
 import { trackingOf } from './service/referral'
 import { PARTNER_SITE } from './site'
@@ -83,10 +92,48 @@ export async function seedAffiliateDemo(ctx: AffiliateCtx) {
       .select()
       .from(trackingLinks)
       .where(and(eq(trackingLinks.brandId, brand.id), eq(trackingLinks.code, `${d.prefix}-spring`)))
+    await seedDemoPlan(ctx, brand.id, now)
     await seedReferred(ctx, brand.id, aff.id, link, d.prefix, now)
   }
   // the cabinets' hosts
   ctx.brands.invalidate()
+}
+
+/** The demo's default plan: hybrid, in effect from the start, so the demo history earns commissions. */
+const DEMO_PLAN: PlanTerms = {
+  type: 'hybrid',
+  cpa: { USD: 20_000, EUR: 18_000 },
+  qualify: { min_first_deposit: { USD: 10_000, EUR: 10_000 } },
+  revshare_bp: 2500,
+  revshare_basis: 'trading_revenue',
+  markup_per_lot: { USD: 500, EUR: 450 },
+  hold_days: 30,
+  sub_affiliate_bp: 1000,
+}
+
+async function seedDemoPlan(ctx: AffiliateCtx, brandId: number, now: number) {
+  await ctx.db
+    .insert(commissionPlans)
+    .values({ brandId, name: 'Demo hybrid', createdAt: now })
+    .onConflictDoNothing()
+  const [plan] = await ctx.db
+    .select({ id: commissionPlans.id })
+    .from(commissionPlans)
+    .where(and(eq(commissionPlans.brandId, brandId), eq(commissionPlans.name, 'Demo hybrid')))
+  await ctx.db
+    .insert(planVersions)
+    .values({
+      planId: plan.id,
+      version: 1,
+      effectiveFrom: 0,
+      terms: JSON.stringify(DEMO_PLAN),
+      createdAt: now,
+    })
+    .onConflictDoNothing()
+  await ctx.db
+    .insert(planAssignments)
+    .values({ brandId, affiliateId: 0, effectiveFrom: 0, planId: plan.id, createdAt: now })
+    .onConflictDoNothing()
 }
 
 async function seedReferred(
@@ -145,7 +192,8 @@ async function seedReferred(
       ...fact(i <= 4, 'deposit', `demo-${prefix}-${i}-a`, 37, usd(50_000 * i)),
       ...fact(i <= 2, 'deposit', `demo-${prefix}-${i}-b`, 36, usd(25_000)),
       ...fact(i === 2, 'reversal', `demo-${prefix}-${i}-b`, 35, usd(25_000)),
-      ...fact(i <= 3, 'trade', `demo-${i}`, 34, null, 100),
+      // the commission and swap a trade paid: RevShare's revenue
+      ...fact(i <= 3, 'trade', `demo-${i}`, 34, usd(1_500), 100),
     ]
     await ctx.db.transaction(async (tx) => {
       let eventId = -i * 100
