@@ -66,3 +66,69 @@ export interface Page<R> {
   has_more: boolean
   next_cursor: string | null
 }
+
+export interface Money {
+  currency: string
+  amount: number
+}
+
+export interface Earnings {
+  range: string
+  from: string
+  to: string
+  by_kind: { kind: string; currency: string; amount: number; rows: number }[]
+  totals: (Money & { rows: number })[]
+  current_period: { period: string; status: 'open' | 'closed'; totals: (Money & { rows: number })[] }
+}
+
+export interface ReportRow {
+  key: string
+  clicks: number
+  unique_clicks: number
+  registrations: number
+  first_deposits: number
+  deposit_volume: Money[]
+  commissions: Money[]
+}
+
+export interface Report {
+  range: string
+  from: string
+  to: string
+  dimension: string
+  rows: ReportRow[]
+  totals: Omit<ReportRow, 'key'>
+}
+
+export interface Statement {
+  id: number
+  period: string
+  status: 'pending' | 'approved' | 'paid'
+  totals: (Money & { rows: number })[]
+  rows: number
+  created_time: number
+  approved_time: number | null
+  paid_time: number | null
+  payment_reference: string
+}
+
+export interface Commission {
+  id: number
+  customer_id: number
+  kind: string
+  amount: number
+  currency: string
+  basis: number
+  rate: number
+  volume_lots: number
+  period: string
+  corrects: string
+  plan_id: number
+  plan_version: number
+  event_time: number
+  facts: number[]
+}
+
+/** Money as the cabinet shows it: `1,234.50 USD`. */
+export const money = (m: Money) =>
+  `${m.amount.toLocaleString('en-US', { minimumFractionDigits: 2, maximumFractionDigits: 8 })} ${m.currency}`

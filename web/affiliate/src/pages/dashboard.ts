@@ -1,6 +1,6 @@
 import { useEffect, useRef, useState } from 'preact/hooks'
 import uPlot from 'uplot'
-import { api, type Dashboard } from '../api'
+import { api, type Dashboard, type Earnings, money } from '../api'
 import { html } from '../html'
 import { RangePicker } from './range'
 
@@ -56,6 +56,59 @@ function Chart({ d }: { d: Dashboard }) {
   return html`<figure class="chart"><div ref=${box} data-testid="chart"></div><figcaption>Per day, ${d.from} to ${d.to}</figcaption></figure>`
 }
 
+const KIND_LABEL: Record<string, string> = {
+  cpa: 'CPA',
+  cpa_reversal: 'CPA reversals',
+  revshare: 'RevShare',
+  revshare_reversal: 'RevShare reversals',
+  tier_adjustment: 'Tier adjustments',
+  sub_affiliate: 'Sub-affiliates',
+}
+
+/** Commissions of the period per kind and currency, and this month's running total: each opens its rows. */
+function EarningsBlock({ range }: { range: string }) {
+  const [e, setE] = useState<Earnings | null>(null)
+  const [error, setError] = useState('')
+  useEffect(() => {
+    setE(null)
+    api<Earnings>(`/api/affiliate/earnings?${range}`).then(setE, (x) => setError(x.message))
+  }, [range])
+  if (error) return html`<p class="error" role="alert">${error}</p>`
+  if (!e) return html`<p aria-busy="true">Loading…</p>`
+  const cur = e.current_period
+  return html`<section class="earnings" aria-label="Earnings" data-testid="earnings">
+    <h2>Earnings</h2>
+    <ol class="funnel">
+      ${
+        e.totals.length === 0
+          ? html`<li><a href=${`/commissions?${range}`} data-testid="earnings-total-none"><span class="n">0</span><span class="label">Commissions in this period</span></a></li>`
+          : e.totals.map(
+              (
+                t,
+              ) => html`<li><a href=${`/commissions?${range}`} data-testid=${`earnings-total-${t.currency}`}>
+                <span class="n">${money(t)}</span><span class="label">Commissions (${t.rows} rows)</span></a></li>`,
+            )
+      }
+      <li><a href=${`/commissions?period=${cur.period}`} data-testid="earnings-current">
+        <span class="n">${cur.totals.length ? cur.totals.map(money).join(', ') : '0'}</span>
+        <span class="label">${cur.period} so far (${cur.status})</span></a></li>
+    </ol>
+    <table class="volume"><caption>Commissions by kind</caption>
+      <thead><tr><th scope="col">Kind</th><th scope="col">Amount</th><th scope="col">Rows</th></tr></thead>
+      <tbody>${
+        e.by_kind.length === 0
+          ? html`<tr><td colspan="3">No commissions in this period</td></tr>`
+          : e.by_kind.map(
+              (
+                k,
+              ) => html`<tr><td><a href=${`/commissions?kind=${k.kind}&${range}`} data-testid=${`earnings-${k.kind}-${k.currency}`}>${KIND_LABEL[k.kind] ?? k.kind}</a></td>
+                <td>${money(k)}</td><td>${k.rows}</td></tr>`,
+            )
+      }</tbody>
+    </table>
+  </section>`
+}
+
 export function DashboardPage({ range, onRange }: { range: string; onRange: (r: string) => void }) {
   const [d, setD] = useState<Dashboard | null>(null)
   const [error, setError] = useState('')
@@ -99,6 +152,7 @@ export function DashboardPage({ range, onRange }: { range: string; onRange: (r: 
               )
         }</tbody>
       </table>
+      <${EarningsBlock} range=${range} />
       <${Chart} d=${d} />`
     }
   </section>`
