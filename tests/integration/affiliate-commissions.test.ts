@@ -9,7 +9,8 @@ import { ManualClock } from '../../src/kernel/clock'
 import type { Topic } from '../../src/kernel/events/topic'
 import { BalanceOperation } from '../../src/modules/accounts'
 import { customers } from '../../src/modules/accounts/schema'
-import { commissions, statements } from '../../src/modules/affiliate/schema'
+import { commissions, referredCustomers, statements } from '../../src/modules/affiliate/schema'
+import { reconcileCommissions } from '../../src/modules/affiliate/service/commission-ledger'
 import { CashierCredited, CashierReversed } from '../../src/modules/cashier'
 import { KycApproved } from '../../src/modules/kyc'
 import { TradeClosed } from '../../src/modules/trading'
@@ -282,6 +283,197 @@ describe('periods and statements', () => {
     })
     expect(paid.json).toMatchObject({ status: 'paid', payment_reference: 'WIRE-1' })
     expect(paid.json.paid_time).toBeGreaterThan(0)
+  })
+})
+
+describe('a recruited affiliate on a tiered plan', () => {
+  test("its month's tier pays the difference at the close; its recruiter earns its share of the whole", async () => {
+    clock.set(Date.UTC(2026, 10, 3))
+    const b = await asStaff('POST', '/manager/affiliates', {
+      email: 'recruit@example.com',
+      code: 'RECRUIT1',
+      password: 'recruit-pass-1',
+    })
+    expect(b.status).toBe(200)
+    expect(
+      (await asStaff('POST', '/manager/affiliate-links', { affiliate_id: b.json.id, code: 'recruit-link' }))
+        .status,
+    ).toBe(200)
+    const tiered = await asStaff('POST', '/manager/affiliate-plans', {
+      name: 'Tiered',
+      terms: {
+        type: 'tiered_revshare',
+        revshare_bp: 2000,
+        tier_metric: 'volume_lots',
+        tiers: [{ from: 150, bp: 3000 }],
+        hold_days: 0,
+        sub_affiliate_bp: 0,
+      },
+    })
+    await asStaff('PUT', `/manager/affiliates/${b.json.id}/plan`, { plan_id: tiered.json.id })
+    expect(
+      (await asStaff('PUT', `/manager/affiliates/${b.json.id}/recruiter`, { recruiter_id: affiliateId }))
+        .json,
+    ).toEqual({
+      affiliate_id: b.json.id,
+      recruiter_id: affiliateId,
+    })
+    expect(
+      (await asStaff('PUT', `/manager/affiliates/${b.json.id}/recruiter`, { recruiter_id: b.json.id }))
+        .status,
+    ).toBe(400)
+    const email = 'recruited-customer@example.com'
+    await t.request('POST', '/customer/register', {
+      body: { email, password: 'comm-pass-1', name: 'R', attribution: { link: 'recruit-link' } },
+    })
+    const [cust] = await t.ctx.db.select().from(customers).where(eq(customers.email, email))
+    const acct = await asStaff('POST', '/manager/accounts', {
+      group: 'real\\USD',
+      password: 'comm-pass-1',
+      customer_id: cust.id,
+    })
+    const c = { id: cust.id, login: acct.json.login as number }
+    await trade(c, 91_001, Date.UTC(2026, 10, 4), -1_000, 0, 100)
+    await trade(c, 91_002, Date.UTC(2026, 10, 5), -1_000, 0, 100)
+    await t.settle()
+    // each trade at the base rate: 20 % of 1,000
+    expect((await rowsOf(c.id)).map((r) => r.amount)).toEqual([200, 200])
+    clock.set(Date.UTC(2026, 11, 2))
+    const closed = await asStaff('POST', '/manager/affiliate-periods/2026-11/close')
+    expect(closed.status).toBe(200)
+    const rows = await t.ctx.db.select().from(commissions).where(eq(commissions.period, '2026-11'))
+    // 2 lots reach the 1.5-lot tier: 30 % of 2,000 less the 400 paid
+    expect(rows.find((r) => r.kind === 'tier_adjustment')).toMatchObject({
+      affiliateId: b.json.id,
+      amountMinor: 200,
+      rateBp: 3000,
+    })
+    expect(rows.find((r) => r.kind === 'sub_affiliate')).toMatchObject({
+      affiliateId,
+      sourceAffiliateId: b.json.id,
+      amountMinor: 60, // 10 % of 600
+    })
+    const st = await asStaff('GET', '/manager/affiliate-statements?period=2026-11')
+    const totals = Object.fromEntries(
+      st.json.rows.map((s: { affiliate_id: number; totals: { amount_minor: number }[] }) => [
+        s.affiliate_id,
+        s.totals[0].amount_minor,
+      ]),
+    )
+    expect(totals[b.json.id]).toBe(600)
+    expect(totals[affiliateId]).toBe(
+      rows.filter((r) => r.affiliateId === affiliateId).reduce((sum, r) => sum + r.amountMinor, 0),
+    )
+  })
+})
+
+describe('the integration API', () => {
+  test('GET /api/affiliate/v1/commissions: scope commissions:read, the rows by cursor, a period, a kind', async () => {
+    const issue = async (scopes: string[]) =>
+      (
+        await t.request('POST', `/manager/affiliates/${affiliateId}/tokens`, {
+          token: await t.staffToken(),
+          body: { scopes, expires_in_days: 30 },
+        })
+      ).json.token as string
+    const api = (path: string, token: string) =>
+      t.request('GET', path, { host: 'affiliates.localhost', token })
+    const without = await api('/api/affiliate/v1/commissions', await issue(['transactions:read']))
+    expect(without.status).toBe(403)
+    expect(without.json.error).toBe('INSUFFICIENT_SCOPE')
+    const token = await issue(['commissions:read'])
+    const all = await t.ctx.db.select().from(commissions).where(eq(commissions.affiliateId, affiliateId))
+    const seen: number[] = []
+    let cursor: string | null = null
+    do {
+      const page = await api(
+        `/api/affiliate/v1/commissions?page_size=3${cursor ? `&cursor=${cursor}` : ''}`,
+        token,
+      )
+      expect(page.status).toBe(200)
+      expect(page.json.rows.length).toBeLessThanOrEqual(3)
+      seen.push(...page.json.rows.map((r: { id: number }) => r.id))
+      cursor = page.json.next_cursor
+    } while (cursor)
+    expect(seen.sort((a, b) => a - b)).toEqual(all.map((r) => r.id).sort((a, b) => a - b))
+    const oct = await api('/api/affiliate/v1/commissions?period=2026-10&kind=cpa', token)
+    expect(oct.json.rows.map((r: { id: number }) => r.id).sort()).toEqual(
+      all
+        .filter((r) => r.period === '2026-10' && r.kind === 'cpa')
+        .map((r) => r.id)
+        .sort(),
+    )
+    expect(oct.json.rows[0]).toMatchObject({ kind: 'cpa', amount: 200, currency: 'USD', period: '2026-10' })
+    expect((await api('/api/affiliate/v1/commissions?period=2026-1', token)).status).toBe(400)
+    expect((await api('/api/affiliate/v1/commissions?kind=bribe', token)).status).toBe(400)
+  })
+})
+
+describe('a trade reads only what it can change', () => {
+  test('lots that qualify a CPA, out of order and after the window; a full re-derivation then changes nothing', async () => {
+    clock.set(Date.UTC(2026, 11, 3))
+    const aff = await asStaff('POST', '/manager/affiliates', {
+      email: 'lots@example.com',
+      code: 'LOTS1',
+      password: 'lots-pass-1',
+    })
+    await asStaff('POST', '/manager/affiliate-links', { affiliate_id: aff.json.id, code: 'lots-link' })
+    const plan = await asStaff('POST', '/manager/affiliate-plans', {
+      name: 'Lots CPA',
+      terms: {
+        type: 'hybrid',
+        cpa: { USD: 5_000 },
+        qualify: { min_centilots: 150, within_days: 7 },
+        revshare_bp: 1000,
+        hold_days: 0,
+        sub_affiliate_bp: 0,
+      },
+    })
+    await asStaff('PUT', `/manager/affiliates/${aff.json.id}/plan`, { plan_id: plan.json.id })
+    const email = 'lots-customer@example.com'
+    await t.request('POST', '/customer/register', {
+      body: { email, password: 'comm-pass-1', name: 'L', attribution: { link: 'lots-link' } },
+    })
+    const [cust] = await t.ctx.db.select().from(customers).where(eq(customers.email, email))
+    const acct = await asStaff('POST', '/manager/accounts', {
+      group: 'real\\USD',
+      password: 'comm-pass-1',
+      customer_id: cust.id,
+    })
+    const c = { id: cust.id, login: acct.json.login as number }
+    const D = Date.UTC(2026, 11, 4)
+    await emitAt(D, CashierCredited, money(c, 95_001, 1_000))
+    await trade(c, 95_103, D + 3 * DAY, -100, 0, 100) // reaches 1.5 lots only with the next one, which comes later
+    await trade(c, 95_120, D + 20 * DAY, -100, 0, 500) // after the window: RevShare only
+    await t.settle()
+    expect((await rowsOf(c.id)).map((r) => r.kind)).toEqual(['revshare', 'revshare'])
+    await trade(c, 95_102, D + 2 * DAY, -100, 0, 60) // late, inside the window: 0.6 + 1.0 lots at D + 3 days
+    await t.settle()
+    const rows = await t.ctx.db.select().from(commissions).where(eq(commissions.customerId, c.id))
+    expect(rows.find((r) => r.kind === 'cpa')).toMatchObject({ amountMinor: 5_000, eventTime: D + 3 * DAY })
+    const before = rows.map((r) => [r.id, r.key, r.amountMinor, r.eventTime, r.factIds]).sort()
+    // the full path, as a deposit or KYC fact takes it, over every customer of this suite
+    const every = await t.ctx.db.select().from(commissions)
+    for (const r of await t.ctx.db.select().from(referredCustomers)) {
+      const ref = {
+        brandId: r.brandId,
+        customerId: r.customerId,
+        affiliateId: r.affiliateId,
+        linkId: r.linkId,
+        tracking: {},
+      }
+      await t.ctx.db.transaction((tx) => reconcileCommissions(t.ctx as never, tx, ref))
+    }
+    const after = await t.ctx.db.select().from(commissions)
+    expect(after.map((r) => [r.id, r.amountMinor, r.eventTime, r.factIds, r.period])).toEqual(
+      every.map((r) => [r.id, r.amountMinor, r.eventTime, r.factIds, r.period]),
+    )
+    expect(
+      after
+        .filter((r) => r.customerId === c.id)
+        .map((r) => [r.id, r.key, r.amountMinor, r.eventTime, r.factIds])
+        .sort(),
+    ).toEqual(before)
   })
 })
 

@@ -5,6 +5,7 @@ import { decodeCursor, PAGE_DEFAULT, PAGE_MAX } from '../domain/cursor'
 import { refuse } from '../errors'
 import { conversions, trackingLinks } from '../schema'
 import { conversionPage } from '../service/conversion-pages'
+import { type CommissionRowKind, commissionPage } from '../service/reports'
 import { conversionView } from '../views'
 
 const DAY = 86_400_000
@@ -152,4 +153,26 @@ export async function referredTransactions(
     has_more,
     next_cursor,
   }
+}
+
+/** The affiliate's commission rows (issue 44), newest first by (event time, id); a period or the days. */
+export async function referredCommissions(
+  ctx: AffiliateCtx,
+  p: AffiliatePrincipal,
+  query: PageQuery & { period?: string; kind?: CommissionRowKind },
+) {
+  const q = pageOf(query)
+  return commissionPage(
+    ctx,
+    {
+      brandId: p.brandId,
+      affiliateId: p.affiliate.id,
+      period: query.period,
+      from: q.from ?? undefined,
+      to: q.to ?? undefined,
+      kind: query.kind,
+    },
+    q.cursor,
+    q.size,
+  )
 }

@@ -13,9 +13,10 @@ import {
 } from '../cabinet/tokens'
 import type { AffiliateCtx } from '../context'
 import { PAGE_DEFAULT, PAGE_MAX } from '../domain/cursor'
+import { CommissionKind, CommissionRowModel } from '../report-models'
 import { PARTNER_SITE } from '../site'
 import { rateLimit } from './rate-limit'
-import { type PageQuery, referredCustomers, referredTransactions } from './records'
+import { type PageQuery, referredCommissions, referredCustomers, referredTransactions } from './records'
 import { issueToken, listTokens, revokeToken } from './tokens-admin'
 
 const TAG = 'Affiliate integration API'
@@ -180,6 +181,41 @@ export const integrationRoutes = (ctx: AffiliateCtx, tokens: AffiliateTokens) =>
         ),
       },
     )
+    .get(
+      '/api/affiliate/v1/commissions',
+      async ({ principal, query, set }) =>
+        referredCommissions(
+          ctx,
+          await limited(principal, set),
+          query as Parameters<typeof referredCommissions>[2],
+        ),
+      {
+        site: guard('commissions:read'),
+        ...textInput({
+          query: {
+            ...Paging,
+            period: t.Optional(
+              t.String({
+                pattern: '^\\d{4}-(0[1-9]|1[0-2])$',
+                description:
+                  "a period's rows (YYYY-MM), whatever their event time; from/to are then not applied",
+                example: '2026-10',
+              }),
+            ),
+            kind: t.Optional(CommissionKind),
+          },
+        }),
+        response: {
+          200: PageOf(CommissionRowModel),
+          ...errors({ 429: ['RATE_LIMITED'] }),
+        },
+        detail: doc(TAG, "The affiliate's commission rows on this brand, newest first", {
+          description:
+            'Each row is what one thing earned (a CPA, the RevShare of a trade, deposit or bonus, a reversal within the hold, a tier adjustment, a sub-affiliate override), in the currency, with the rate, the plan version and the conversion facts it derives from; `period` is the statement it belongs to. ' +
+            RATE_HEADERS,
+        }),
+      },
+    )
     .post(
       '/manager/affiliates/:id/tokens',
       ({ brand, session, params, body }) =>
@@ -191,12 +227,17 @@ export const integrationRoutes = (ctx: AffiliateCtx, tokens: AffiliateTokens) =>
           {
             scopes: t.Array(t.UnionEnum([...SCOPES], { default: undefined }), {
               minItems: 1,
-              maxItems: 2,
-              description: 'customers:read, transactions:read',
+              maxItems: SCOPES.length,
+              description: SCOPES.join(', '),
             }),
             expires_in_days: Int({ minimum: 1, maximum: 365, description: 'lifetime in days (1..365)' }),
           },
-          { example: { scopes: ['customers:read', 'transactions:read'], expires_in_days: 90 } },
+          {
+            example: {
+              scopes: ['customers:read', 'transactions:read', 'commissions:read'],
+              expires_in_days: 90,
+            },
+          },
         ),
         response: {
           200: t.Object(

@@ -1,7 +1,8 @@
-import { and, desc, eq, inArray } from 'drizzle-orm'
+import { and, between, desc, eq, inArray, or } from 'drizzle-orm'
 import type { Tx } from '../../../kernel/db/client'
 import type { AffiliateCtx } from '../context'
 import { type DerivedCommission, deriveCommissions, type FactRow } from '../domain/commissions'
+import type { Fact } from '../domain/conversions'
 import { openPeriodFor } from '../domain/periods'
 import { type PlanTerms, type PlanTimeline, planAt } from '../domain/plans'
 import {
@@ -113,6 +114,74 @@ export async function reconcileCommissions(ctx: AffiliateCtx, tx: Tx, ref: Refer
     .from(conversionFacts)
     .where(eq(conversionFacts.customerId, ref.customerId))) as FactRow[]
   const derived = deriveCommissions(ref.customerId, facts, (time) => planAt(tl, time))
+  await applyDerived(ctx, tx, ref, derived, stored, await closedThrough(tx, ref.brandId))
+}
+
+const DAY = 86_400_000
+const BASE_KINDS = ['registration', 'kyc', 'deposit', 'reversal']
+
+/**
+ * The same, for a new trade or bonus of the customer, reading only what it can change: its own RevShare row
+ * and, for a trade within a CPA's lot window after the first deposit, the CPA. A customer who trades for
+ * years costs a delivery the same as in its first week: its other trades are neither read nor derived.
+ */
+export async function reconcileRevenueFact(ctx: AffiliateCtx, tx: Tx, ref: Referral, fact: Fact) {
+  const tl = await timelineOf(tx, ref.brandId, ref.affiliateId)
+  const base = (await tx
+    .select()
+    .from(conversionFacts)
+    .where(
+      and(eq(conversionFacts.customerId, ref.customerId), inArray(conversionFacts.kind, BASE_KINDS)),
+    )) as FactRow[]
+  const first = base
+    .filter((f) => f.kind === 'deposit')
+    .reduce<FactRow | null>(
+      (a, f) =>
+        !a || f.eventTime < a.eventTime || (f.eventTime === a.eventTime && f.eventId < a.eventId) ? f : a,
+      null,
+    )
+  const qualify = first ? planAt(tl, first.eventTime)?.terms.qualify : undefined
+  const until = first && qualify?.min_centilots ? first.eventTime + (qualify.within_days ?? 0) * DAY : null
+  const cpaInScope =
+    fact.kind === 'trade' &&
+    first !== null &&
+    until !== null &&
+    fact.eventTime >= first.eventTime &&
+    fact.eventTime <= until
+  const own = (await tx
+    .select()
+    .from(conversionFacts)
+    .where(
+      and(
+        eq(conversionFacts.customerId, ref.customerId),
+        eq(conversionFacts.kind, fact.kind),
+        cpaInScope && first && until !== null
+          ? or(
+              eq(conversionFacts.reference, fact.reference),
+              between(conversionFacts.eventTime, first.eventTime, until),
+            )
+          : eq(conversionFacts.reference, fact.reference),
+      ),
+    )) as FactRow[]
+  const prefix = `c${ref.customerId}:`
+  const keys = [
+    `${prefix}rev:${fact.kind}:${fact.reference}`,
+    ...(cpaInScope ? [`${prefix}cpa`, `${prefix}cpa:reversed`] : []),
+  ]
+  const stored = await tx
+    .select()
+    .from(commissions)
+    .where(
+      and(
+        eq(commissions.brandId, ref.brandId),
+        eq(commissions.affiliateId, ref.affiliateId),
+        inArray(commissions.key, keys),
+      ),
+    )
+  if (tl.own.length === 0 && tl.defaults.length === 0 && stored.length === 0) return
+  const derived = deriveCommissions(ref.customerId, [...base, ...own], (time) => planAt(tl, time)).filter(
+    (d) => keys.includes(d.key),
+  )
   await applyDerived(ctx, tx, ref, derived, stored, await closedThrough(tx, ref.brandId))
 }
 

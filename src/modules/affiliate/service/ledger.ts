@@ -4,7 +4,7 @@ import type { AffiliateCtx } from '../context'
 import { deriveConversions, type Fact, rowChanged } from '../domain/conversions'
 import { affiliateSettings, affiliates, conversionFacts, conversions, postbacks } from '../schema'
 import { conversionView } from '../views'
-import { reconcileCommissions, rememberCustomer } from './commission-ledger'
+import { reconcileCommissions, reconcileRevenueFact, rememberCustomer } from './commission-ledger'
 import type { Referral } from './referral'
 
 async function rulesOf(tx: Tx, brandId: number) {
@@ -35,7 +35,8 @@ export async function recordFact(ctx: AffiliateCtx, tx: Tx, ref: Referral, fact:
     fact.kind !== 'bonus' &&
     !(fact.kind === 'trade' && (await activeBefore(tx, ref.customerId, fact.eventTime)))
   if (converts) await recompute(ctx, tx, ref)
-  await reconcileCommissions(ctx, tx, ref)
+  if (fact.kind === 'trade' || fact.kind === 'bonus') await reconcileRevenueFact(ctx, tx, ref, fact)
+  else await reconcileCommissions(ctx, tx, ref)
 }
 
 /** An active-trader row already dated at or before `time`: a later trade cannot change anything. */
