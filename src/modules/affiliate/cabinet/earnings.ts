@@ -1,6 +1,7 @@
-import { ApiError, invalid } from '../../../kernel/http/errors'
+import { invalid } from '../../../kernel/http/errors'
 import { decodeCursor } from '../domain/cursor'
 import type { Period } from '../domain/range'
+import { refuse } from '../errors'
 import {
   allCommissions,
   type CommissionRowKind,
@@ -111,7 +112,7 @@ export async function cabinetStatement(
   q: { cursor?: string; limit?: number },
 ) {
   const s = await statementOf(ctx, p.brandId, p.affiliate.id, id)
-  if (!s) throw new ApiError(404, 'STATEMENT_NOT_FOUND', 'statement not found')
+  if (!s) throw refuse('STATEMENT_NOT_FOUND', 'statement not found')
   const page = await commissionPage(
     ctx,
     { brandId: p.brandId, affiliateId: p.affiliate.id, period: s.period },
@@ -123,7 +124,7 @@ export async function cabinetStatement(
 
 export async function cabinetStatementCsv(ctx: ReportCtx, p: AffiliatePrincipal, id: number) {
   const s = await statementOf(ctx, p.brandId, p.affiliate.id, id)
-  if (!s) throw new ApiError(404, 'STATEMENT_NOT_FOUND', 'statement not found')
+  if (!s) throw refuse('STATEMENT_NOT_FOUND', 'statement not found')
   const rows = await allCommissions(ctx, {
     brandId: p.brandId,
     affiliateId: p.affiliate.id,
