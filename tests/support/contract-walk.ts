@@ -413,6 +413,28 @@ export function contractWalk(rt: WalkTarget) {
     'POST /manager/affiliate-tokens/{token_id}/revoke': async (r) => {
       r.path.token_id = String(made.affiliateToken)
     },
+    // the job closed the last month at start: the example's month and those after are opened again
+    'POST /manager/affiliate-periods/{period}/close': async (r) => {
+      const p = String(r.path.period)
+      await rt.sql('delete from affiliate_statements where brand_id = 1 and period >= ?', [p])
+      await rt.sql(
+        'delete from affiliate_commissions where brand_id = 1 and customer_id = 0 and period >= ?',
+        [p],
+      )
+      await rt.sql('delete from affiliate_periods where brand_id = 1 and period >= ?', [p])
+    },
+    'GET /manager/affiliate-statements/{id}': async (r) => {
+      r.path.id = String(await statementOf('pending'))
+    },
+    'POST /manager/affiliate-statements/{id}/approve': async (r) => {
+      r.path.id = String(await statementOf('pending'))
+    },
+    'POST /manager/affiliate-statements/{id}/pay': async (r) => {
+      r.path.id = String(await statementOf('approved'))
+    },
+    'GET /api/affiliate/statements/{id}': async (r) => {
+      r.path.id = String(await statementOf(undefined, 1))
+    },
   }
 
   /**
@@ -474,6 +496,15 @@ export function contractWalk(rt: WalkTarget) {
     await winningTrade(funded.current_phase.account_login)
     await quote(43_000)
     return challenge
+  }
+
+  /** A statement of the Demo brand (of one affiliate, in one state), the newest. */
+  async function statementOf(status?: string, affiliate?: number) {
+    const q = [status ? `status=${status}` : '', affiliate ? `affiliate_id=${affiliate}` : ''].filter(Boolean)
+    const list = await direct('GET', `/manager/affiliate-statements?${q.join('&')}`, tokens.SESSION_MANAGER!)
+    const id = list.json?.rows?.[0]?.id
+    if (!id) throw new Error(`no ${status ?? ''} statement: ${list.status} ${list.text}`)
+    return id as number
   }
 
   /** Values taken from answers, for the operations after. */

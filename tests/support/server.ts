@@ -158,7 +158,7 @@ export async function demoTokens(
   t.AffiliateToken = (
     await call(base, 'POST', '/manager/affiliates/1/tokens', {
       token: t.SESSION_MANAGER,
-      body: { scopes: ['customers:read', 'transactions:read'], expires_in_days: 1 },
+      body: { scopes: ['customers:read', 'transactions:read', 'commissions:read'], expires_in_days: 1 },
     })
   ).json?.token
   return t

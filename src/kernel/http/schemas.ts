@@ -77,7 +77,7 @@ export const Ok = t.Object({ data: t.Literal('OK') })
  */
 export const OneOf = <const V extends readonly [string, ...string[]]>(
   values: V,
-  options: { description: string },
+  options: { description: string; example?: V[number] },
 ) => t.UnionEnum(values, { default: undefined, ...options })
 
 /**

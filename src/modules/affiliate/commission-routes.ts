@@ -203,7 +203,13 @@ export const commissionStaffRoutes = (ctx: AffiliateCtx) =>
       ({ brand, session, body }) => createPlan(ctx, brand.id, session.staffId!, body),
       {
         auth: STAFF,
-        body: t.Object({ name: t.String({ minLength: 1, maxLength: 64 }), terms: PlanTerms }),
+        body: t.Object(
+          {
+            name: t.String({ minLength: 1, maxLength: 64, description: 'unique on the brand' }),
+            terms: PlanTerms,
+          },
+          { example: { name: 'Hybrid 200 + 25 %', terms: PlanTerms.example } },
+        ),
         response: { 200: Plan, ...errors({ 409: ['PLAN_EXISTS'] }) },
         detail: doc(TAG, 'Create a commission plan', {
           description: 'Version 1 of its terms is in effect from now. Amounts in integer minor units.',
@@ -222,7 +228,7 @@ export const commissionStaffRoutes = (ctx: AffiliateCtx) =>
       {
         auth: STAFF,
         ...textInput({ params: PlanId }),
-        body: t.Object({ terms: PlanTerms }),
+        body: t.Object({ terms: PlanTerms }, { example: { terms: PlanTerms.example } }),
         response: { 200: Plan, ...errors({ 404: ['PLAN_NOT_FOUND'] }) },
         detail: doc(TAG, "Revise a plan's terms", {
           description:
@@ -232,12 +238,15 @@ export const commissionStaffRoutes = (ctx: AffiliateCtx) =>
     )
     .post('/manager/affiliate-plans/preview', ({ brand, body }) => previewPlan(ctx, brand.id, body), {
       auth: STAFF,
-      body: t.Object({
-        affiliate_id: Id('whose customers'),
-        terms: PlanTerms,
-        from: Day('first day'),
-        to: Day('last day (at most 366 days after from)'),
-      }),
+      body: t.Object(
+        {
+          affiliate_id: Id('whose customers'),
+          terms: PlanTerms,
+          from: Day('first day'),
+          to: Day('last day (at most 366 days after from)'),
+        },
+        { example: { affiliate_id: 1, terms: PlanTerms.example, from: '2026-10-01', to: '2026-10-31' } },
+      ),
       response: {
         200: t.Object({
           affiliate_id: Int(),
@@ -269,9 +278,10 @@ export const commissionStaffRoutes = (ctx: AffiliateCtx) =>
       {
         auth: STAFF,
         ...textInput({ params: AffiliateId }),
-        body: t.Object({
-          plan_id: t.Union([Id('plan id'), t.Null()], { description: 'null: no plan from now' }),
-        }),
+        body: t.Object(
+          { plan_id: t.Union([Id('plan id'), t.Null()], { description: 'null: no plan from now' }) },
+          { example: { plan_id: 1 } },
+        ),
         response: { 200: Assignment, ...errors({ 404: ['AFFILIATE_NOT_FOUND', 'PLAN_NOT_FOUND'] }) },
         detail: doc(TAG, 'Assign a plan to an affiliate', {
           description: "In effect from now on; until an affiliate has one, the brand's default plan pays it.",
@@ -283,7 +293,10 @@ export const commissionStaffRoutes = (ctx: AffiliateCtx) =>
       ({ brand, session, body }) => assignPlan(ctx, brand.id, session.staffId!, 0, body.plan_id),
       {
         auth: STAFF,
-        body: t.Object({ plan_id: t.Union([Id('plan id'), t.Null()], { description: 'null: no default' }) }),
+        body: t.Object(
+          { plan_id: t.Union([Id('plan id'), t.Null()], { description: 'null: no default' }) },
+          { example: { plan_id: 1 } },
+        ),
         response: { 200: Assignment, ...errors({ 404: ['PLAN_NOT_FOUND'] }) },
         detail: doc(TAG, "Set the brand's default plan", {
           description: 'It pays affiliates without a plan of their own, from now on.',
@@ -296,9 +309,12 @@ export const commissionStaffRoutes = (ctx: AffiliateCtx) =>
       {
         auth: STAFF,
         ...textInput({ params: AffiliateId }),
-        body: t.Object({
-          recruiter_id: t.Union([Id('the recruiting affiliate'), t.Null()], { description: 'null: none' }),
-        }),
+        body: t.Object(
+          {
+            recruiter_id: t.Union([Id('the recruiting affiliate'), t.Null()], { description: 'null: none' }),
+          },
+          { example: { recruiter_id: null } },
+        ),
         response: {
           200: t.Object({ affiliate_id: Int(), recruiter_id: t.Union([Int(), t.Null()]) }),
           ...errors({ 404: ['AFFILIATE_NOT_FOUND'] }),
@@ -390,9 +406,10 @@ export const commissionStaffRoutes = (ctx: AffiliateCtx) =>
       {
         auth: STAFF,
         ...textInput({ params: StatementId }),
-        body: t.Object({
-          reference: t.String({ minLength: 1, maxLength: 128, description: 'the payment reference' }),
-        }),
+        body: t.Object(
+          { reference: t.String({ minLength: 1, maxLength: 128, description: 'the payment reference' }) },
+          { example: { reference: 'WIRE-2026-11-0042' } },
+        ),
         response: { 200: Statement, ...errors({ 404: ['STATEMENT_NOT_FOUND'], 409: ['STATEMENT_STATE'] }) },
         detail: doc(TAG, 'Mark an approved statement paid'),
       },

@@ -19,6 +19,7 @@ const Figures = {
 export const Dimension = OneOf(REPORT_DIMENSIONS, {
   description:
     'group by: day (UTC), link, sub1..sub5 (the tracker values), country, landing (the landing page)',
+  example: 'sub1',
 })
 
 export const ReportModel = t.Object(
