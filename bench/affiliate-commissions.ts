@@ -127,8 +127,9 @@ async function insert(
 
 let facts = 0
 let commissionRows = 0
-let eventId = 1
-let factId = 1
+// after the demo's facts (its own ids and event ids)
+let factId = Number((await db.execute('select coalesce(max(id), 0) + 1 from affiliate_facts')).rows[0][0])
+let eventId = 1_000_000_000
 const SUBS = Array.from({ length: 40 }, (_, i) => `sub-${i}`)
 const COUNTRIES = ['DE', 'FR', 'ES', 'IT', 'GB', 'PL', 'NL', 'SE', 'PT', 'AT']
 for (let a = 0; a < AFFILIATES; a++) {

@@ -159,7 +159,7 @@ describe('a hybrid plan', () => {
     })
     const cpa = list.json.rows.find((r: { kind: string }) => r.kind === 'cpa')
     expect(cpa).toMatchObject({ amount: 200, currency: 'USD', plan_version: 1, affiliate_id: affiliateId })
-    expect(cpa.fact_ids).toHaveLength(2) // the first deposit and the KYC approval
+    expect(cpa.facts).toHaveLength(2) // the first deposit and the KYC approval
   })
 
   test('the same history out of order and twice gives the same rows', async () => {

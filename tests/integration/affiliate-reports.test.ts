@@ -361,7 +361,7 @@ describe('statements', () => {
   test('its own, newest period first, with the rows of its period; another affiliate’s is 404', async () => {
     const list = (await cab('/api/affiliate/statements')).json.rows
     expect(list.map((s: { id: number }) => s.id)).toEqual([ownStatement])
-    expect(list[0].totals).toEqual([{ currency: 'USD', amount: 123.45, rows: 3 }])
+    expect(list[0].totals).toEqual([{ currency: 'USD', amount: 123.45, amount_minor: 12_345, rows: 3 }])
     const one = await cab(`/api/affiliate/statements/${ownStatement}`)
     expect(one.status).toBe(200)
     expect(one.json.statement.period).toBe(lastMonth)

@@ -4,6 +4,7 @@ import { Id, Int, nameModels, OneOf, textInput } from '../../kernel/http/schemas
 import { security } from '../../kernel/http/security'
 import type { AffiliateCtx } from './context'
 import { PLAN_TYPES, REVSHARE_BASES, TIER_METRICS } from './domain/plans'
+import { CommissionRowModel, StatementModel } from './report-models'
 import {
   approveStatement,
   closePeriod,
@@ -124,50 +125,6 @@ const Assignment = t.Object({
       assigned_by: Int({ description: 'staff id' }),
     }),
   ),
-})
-const Money = t.Object({
-  currency: t.String(),
-  amount: t.Number({ description: 'in the currency' }),
-  amount_minor: Int({ description: 'integer minor units' }),
-  rows: Int(),
-})
-export const Statement = t.Object({
-  id: Int(),
-  affiliate_id: Int(),
-  period: t.String({ description: 'YYYY-MM (UTC month)' }),
-  status: OneOf(['pending', 'approved', 'paid'], { description: 'pending approval, approved, paid' }),
-  totals: t.Array(Money, { description: 'per currency' }),
-  rows: Int({ description: 'commission rows it totals' }),
-  created_time: Int({ description: 'epoch seconds' }),
-  approved_time: t.Union([Int(), t.Null()]),
-  paid_time: t.Union([Int(), t.Null()]),
-  payment_reference: t.String(),
-})
-export const Commission = t.Object({
-  id: Int(),
-  affiliate_id: Int(),
-  customer_id: Int({ description: '0 for a period-level row (tier adjustment, sub-affiliate override)' }),
-  source_affiliate_id: Int({ description: 'sub_affiliate: the recruited affiliate; 0 otherwise' }),
-  kind: OneOf(['cpa', 'cpa_reversal', 'revshare', 'revshare_reversal', 'tier_adjustment', 'sub_affiliate'], {
-    description: 'what earned it',
-  }),
-  key: t.String({ description: 'what it derives from, unique per period' }),
-  period: t.String({ description: 'YYYY-MM' }),
-  amount: t.Number(),
-  amount_minor: Int(),
-  currency: t.String(),
-  basis_minor: Int({
-    description: 'what the rate applied to (revenue, deposit, period basis); a CPA: its amount',
-  }),
-  rate_percent: t.Number(),
-  volume: t.Number({ description: 'lots of the trade (trading revenue rows)' }),
-  plan_id: Int(),
-  plan_version: Int(),
-  fact_ids: t.Array(Int(), { description: 'the conversion facts it derives from' }),
-  corrects: t.String({
-    description: 'a correction: the closed period whose row it corrects; empty otherwise',
-  }),
-  event_time: Int({ description: 'epoch seconds' }),
 })
 const PlanId = { id: Id('plan id') }
 const AffiliateId = { id: Id('affiliate id') }
@@ -373,7 +330,7 @@ export const commissionStaffRoutes = (ctx: AffiliateCtx) =>
           limit: t.Optional(Int({ minimum: 1, maximum: 500, description: 'rows (default 500)' })),
         },
       }),
-      response: { 200: t.Object({ rows: t.Array(Statement) }), ...errors() },
+      response: { 200: t.Object({ rows: t.Array(StatementModel) }), ...errors() },
       detail: doc(TAG, 'Statements, newest period first'),
     })
     .get(
@@ -383,7 +340,7 @@ export const commissionStaffRoutes = (ctx: AffiliateCtx) =>
         auth: STAFF,
         ...textInput({ params: StatementId }),
         response: {
-          200: t.Object({ statement: Statement, rows: t.Array(Commission) }),
+          200: t.Object({ statement: StatementModel, rows: t.Array(CommissionRowModel) }),
           ...errors({ 404: ['STATEMENT_NOT_FOUND'] }),
         },
         detail: doc(TAG, 'A statement with the rows it totals'),
@@ -395,7 +352,10 @@ export const commissionStaffRoutes = (ctx: AffiliateCtx) =>
       {
         auth: STAFF,
         ...textInput({ params: StatementId }),
-        response: { 200: Statement, ...errors({ 404: ['STATEMENT_NOT_FOUND'], 409: ['STATEMENT_STATE'] }) },
+        response: {
+          200: StatementModel,
+          ...errors({ 404: ['STATEMENT_NOT_FOUND'], 409: ['STATEMENT_STATE'] }),
+        },
         detail: doc(TAG, 'Approve a pending statement'),
       },
     )
@@ -410,7 +370,10 @@ export const commissionStaffRoutes = (ctx: AffiliateCtx) =>
           { reference: t.String({ minLength: 1, maxLength: 128, description: 'the payment reference' }) },
           { example: { reference: 'WIRE-2026-11-0042' } },
         ),
-        response: { 200: Statement, ...errors({ 404: ['STATEMENT_NOT_FOUND'], 409: ['STATEMENT_STATE'] }) },
+        response: {
+          200: StatementModel,
+          ...errors({ 404: ['STATEMENT_NOT_FOUND'], 409: ['STATEMENT_STATE'] }),
+        },
         detail: doc(TAG, 'Mark an approved statement paid'),
       },
     )
@@ -425,13 +388,8 @@ export const commissionStaffRoutes = (ctx: AffiliateCtx) =>
           limit: t.Optional(Int({ minimum: 1, maximum: 500, description: 'rows per page (default 100)' })),
         },
       }),
-      response: { 200: t.Object({ rows: t.Array(Commission), next_before: Int() }), ...errors() },
+      response: { 200: t.Object({ rows: t.Array(CommissionRowModel), next_before: Int() }), ...errors() },
       detail: doc(TAG, 'Commission rows, newest first'),
     })
 
-nameModels({
-  CommissionPlan: Plan,
-  CommissionPlanTerms: PlanTerms,
-  AffiliateStatement: Statement,
-  AffiliateCommission: Commission,
-})
+nameModels({ CommissionPlan: Plan, CommissionPlanTerms: PlanTerms })

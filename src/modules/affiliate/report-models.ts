@@ -60,7 +60,12 @@ export const COMMISSIONS_CSV = CsvText('one commission row a line, every row of 
 export const CommissionKind = OneOf(COMMISSION_KINDS, { description: 'one kind only' })
 
 const CurrencyTotal = t.Object(
-  { currency: t.String(), amount: t.Number(), rows: Int({ description: 'commission rows' }) },
+  {
+    currency: t.String(),
+    amount: t.Number(),
+    amount_minor: Int({ description: 'integer minor units' }),
+    rows: Int({ description: 'commission rows' }),
+  },
   { title: 'AffiliateCurrencyTotal' },
 )
 
@@ -91,9 +96,18 @@ export const EarningsModel = t.Object(
 export const CommissionRowModel = t.Object(
   {
     id: Int(),
+    affiliate_id: Int({ description: 'whom it pays' }),
     customer_id: Int({ description: "the referred customer; 0 for a period's tier or sub-affiliate row" }),
+    source_affiliate_id: Int({
+      description: 'sub_affiliate: the recruited affiliate whose earnings it shares; 0 otherwise',
+    }),
+    key: t.String({
+      description:
+        'what it derives from (unique per period): c<customer>:cpa, c<customer>:rev:trade:<ticket>, tier:…, sub:…',
+    }),
     kind: t.String({ enum: [...COMMISSION_KINDS], description: 'commission kind' } as never),
     amount: t.Number({ description: "in the currency's units (reversals negative)" }),
+    amount_minor: Int({ description: 'the same in integer minor units' }),
     currency: t.String(),
     basis: t.Number({ description: 'what the rate applied to; the CPA amount for a CPA' }),
     rate: t.Number({ description: 'percent (0 for a CPA)' }),
@@ -111,6 +125,7 @@ export const CommissionRowModel = t.Object(
 export const StatementModel = t.Object(
   {
     id: Int(),
+    affiliate_id: Int(),
     period: t.String({ description: 'YYYY-MM (UTC)' }),
     status: OneOf(['pending', 'approved', 'paid'], { description: 'pending until staff approve it' }),
     totals: t.Array(CurrencyTotal),

@@ -1,7 +1,6 @@
 import { and, desc, eq, gt, gte, inArray, lt, lte, sql } from 'drizzle-orm'
 import type { Tx } from '../../../kernel/db/client'
 import { invalid } from '../../../kernel/http/errors'
-import { fromMinor } from '../../accounts'
 import type { AffiliateCtx } from '../context'
 import { type AffiliatePeriod, closeRows, PERIOD, periodEnd, periodOf, periodStart } from '../domain/periods'
 import { type PlanTerms, type PlanTimeline, planAt } from '../domain/plans'
@@ -18,6 +17,7 @@ import {
   statements,
 } from '../schema'
 import { closedThrough } from './commission-ledger'
+import { commissionView, statementView } from './reports'
 
 interface Total {
   currency: string
@@ -245,24 +245,6 @@ async function addRecruiters(
 const STATEMENT_STATES = ['pending', 'approved', 'paid'] as const
 type StatementRow = typeof statements.$inferSelect
 
-export const statementView = (s: StatementRow) => ({
-  id: s.id,
-  affiliate_id: s.affiliateId,
-  period: s.period,
-  status: s.status,
-  totals: (JSON.parse(s.totals) as Total[]).map((t) => ({
-    currency: t.currency,
-    amount: fromMinor(t.amount_minor, t.currency),
-    amount_minor: t.amount_minor,
-    rows: t.rows,
-  })),
-  rows: s.rows,
-  created_time: Math.floor(s.createdAt / 1000),
-  approved_time: s.approvedAt ? Math.floor(s.approvedAt / 1000) : null,
-  paid_time: s.paidAt ? Math.floor(s.paidAt / 1000) : null,
-  payment_reference: s.paymentReference,
-})
-
 export async function listStatements(
   ctx: AffiliateCtx,
   brandId: number,
@@ -316,27 +298,6 @@ export async function statementWithRows(
     .orderBy(commissions.eventTime, commissions.id)
   return { statement: statementView(s), rows: rows.map(commissionView) }
 }
-
-export const commissionView = (r: typeof commissions.$inferSelect) => ({
-  id: r.id,
-  affiliate_id: r.affiliateId,
-  customer_id: r.customerId,
-  source_affiliate_id: r.sourceAffiliateId,
-  kind: r.kind,
-  key: r.key,
-  period: r.period,
-  amount: fromMinor(r.amountMinor, r.currency),
-  amount_minor: r.amountMinor,
-  currency: r.currency,
-  basis_minor: r.basisMinor,
-  rate_percent: r.rateBp / 100,
-  volume: r.volume / 100,
-  plan_id: r.planId,
-  plan_version: r.planVersion,
-  fact_ids: JSON.parse(r.factIds) as number[],
-  corrects: r.corrects,
-  event_time: Math.floor(r.eventTime / 1000),
-})
 
 /** pending → approved → paid, each once: the update names the state it leaves. */
 async function advance(

@@ -6,7 +6,6 @@ import { closeRows, periodOf } from '../domain/periods'
 import { type AppliedPlan, type PlanTerms, termsProblem } from '../domain/plans'
 import { refuse } from '../errors'
 import {
-  affiliateAccess,
   affiliates,
   commissionPlans,
   conversionFacts,
@@ -14,6 +13,7 @@ import {
   planVersions,
   referredCustomers,
 } from '../schema'
+import { affiliateOfBrand } from './affiliates'
 
 const checked = (terms: PlanTerms) => {
   const problem = termsProblem(terms)
@@ -130,20 +130,6 @@ export async function revisePlan(
     })
   })
   return readPlan(ctx, brandId, id)
-}
-
-/** An affiliate with access to the brand (the affiliates a plan, a recruiter or a preview can name). */
-async function affiliateOfBrand(ctx: AffiliateCtx, brandId: number, id: number) {
-  const [a] = await ctx.db
-    .select({ id: affiliates.id, parentId: affiliates.parentId })
-    .from(affiliates)
-    .innerJoin(
-      affiliateAccess,
-      and(eq(affiliateAccess.affiliateId, affiliates.id), eq(affiliateAccess.brandId, brandId)),
-    )
-    .where(eq(affiliates.id, id))
-  if (!a) throw refuse('AFFILIATE_NOT_FOUND', 'no such affiliate on this brand')
-  return a
 }
 
 /**

@@ -341,6 +341,7 @@ export async function earnings(
       [...totals.entries()].map(([currency, t]) => ({
         currency,
         amount: fromMinor(t.minor, currency),
+        amount_minor: t.minor,
         rows: t.rows,
       })),
     ),
@@ -351,6 +352,7 @@ export async function earnings(
         open.map((r) => ({
           currency: r.currency,
           amount: fromMinor(Number(r.sum), r.currency),
+          amount_minor: Number(r.sum),
           rows: Number(r.rows),
         })),
       ),
@@ -364,9 +366,13 @@ type CommissionRecord = typeof commissions.$inferSelect
 export function commissionView(r: CommissionRecord) {
   return {
     id: r.id,
+    affiliate_id: r.affiliateId,
     customer_id: r.customerId,
+    source_affiliate_id: r.sourceAffiliateId,
+    key: r.key,
     kind: r.kind,
     amount: fromMinor(r.amountMinor, r.currency),
+    amount_minor: r.amountMinor,
     currency: r.currency,
     basis: fromMinor(r.basisMinor, r.currency),
     rate: r.rateBp / 100,
@@ -469,11 +475,13 @@ export function statementView(s: StatementRecord) {
   const seconds = (ms: number | null) => (ms === null ? null : Math.floor(ms / 1000))
   return {
     id: s.id,
+    affiliate_id: s.affiliateId,
     period: s.period,
     status: s.status,
     totals: totals.map((t) => ({
       currency: t.currency,
       amount: fromMinor(t.amount_minor, t.currency),
+      amount_minor: t.amount_minor,
       rows: t.rows,
     })),
     rows: s.rows,
