@@ -308,6 +308,18 @@ export function finishDocument(
         )
       }
       delete op['x-media']
+      // a route answering JSON or, with format=csv, the same table as CSV: each media type its own schema
+      if (op['x-csv']) {
+        const json = op.responses?.['200']?.content?.['application/json']
+        const branches: Record<string, unknown>[] | undefined = json?.schema?.anyOf ?? json?.schema?.oneOf
+        const text = branches?.find((b) => b.type === 'string')
+        if (!json || !branches || !text)
+          throw new Error(`${path}: x-csv needs a 200 of a JSON schema or a string`)
+        const rest = branches.filter((b) => b !== text)
+        json.schema = rest.length === 1 ? rest[0] : { anyOf: rest }
+        op.responses['200'].content['text/csv'] = { schema: text }
+      }
+      delete op['x-csv']
       if (op['x-redirect']) {
         op.responses ??= {}
         delete op.responses['200']

@@ -59,6 +59,8 @@ export function doc(
     media?: string[]
     /** the route answers a redirect (302 with Location) instead of a 200: what it redirects to */
     redirect?: string
+    /** `format=csv` answers text/csv: the text branch of the 200's union is documented under text/csv */
+    csv?: true
   } = {},
 ) {
   return {
@@ -71,6 +73,7 @@ export function doc(
     ...(opts.idempotent ? { 'x-idempotent': true } : {}),
     ...(opts.media ? { 'x-media': opts.media } : {}),
     ...(opts.redirect ? { 'x-redirect': opts.redirect } : {}),
+    ...(opts.csv ? { 'x-csv': true } : {}),
   }
 }
 

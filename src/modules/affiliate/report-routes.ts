@@ -65,6 +65,7 @@ export const affiliateReportRoutes = (ctx: ReportCtx) =>
         ...errors({ 404: ['AFFILIATE_NOT_FOUND'] }),
       },
       detail: doc(TAG, "An affiliate's report by day, link, sub-id, country or landing page", {
+        csv: true,
         description:
           "The numbers of the affiliate's cabinet report (GET /api/affiliate/reports) for any days of the brand: clicks (raw and unique), " +
           'registrations, first deposits, deposit volume and commissions per currency, and the totals. format=csv downloads the table.',

@@ -96,7 +96,8 @@ function hitOf(ctx: AttributionCtx, { brand, request, server, path, query }: Hit
     referrer: h.get('referer') ?? '',
     userAgent: h.get('user-agent'),
     ip: clientIp(ctx, request, server),
-    country: countryOf(h.get('cf-ipcountry')),
+    // set by Cloudflare in front (or the edge itself); from anyone else it is the client's word
+    country: ctx.config.trustProxy || ctx.edge ? countryOf(h.get('cf-ipcountry')) : '',
   }
 }
 

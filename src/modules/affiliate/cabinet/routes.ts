@@ -388,6 +388,7 @@ export const cabinetRoutes = (ctx: FunnelCtx, tokens: AffiliateTokens) => {
           ...textInput({ query: { ...RangeQuery, dimension: Dimension, ...Format } }),
           response: { 200: t.Union([ReportModel, REPORT_CSV]), ...errors() },
           detail: doc(TAG, "The affiliate's report by day, link, sub-id, country or landing page", {
+            csv: true,
             description:
               'Per group: clicks (raw and unique), registrations, first deposits, deposit volume and commissions per currency, and the totals. ' +
               'Each number sums the rows GET /api/affiliate/clicks, /conversions and /commissions list for the same range. format=csv downloads the table ' +
@@ -428,6 +429,7 @@ export const cabinetRoutes = (ctx: FunnelCtx, tokens: AffiliateTokens) => {
           }),
           response: { 200: t.Union([PageOf(CommissionRowModel), COMMISSIONS_CSV]), ...errors() },
           detail: doc(TAG, 'The commission rows behind an earnings figure, newest first', {
+            csv: true,
             description:
               'Each row with its customer, kind, amount, basis, rate (percent), period, plan and version, and the facts it derives from. ' +
               'format=csv downloads every row of the filter (no paging).',
@@ -469,6 +471,7 @@ export const cabinetRoutes = (ctx: FunnelCtx, tokens: AffiliateTokens) => {
             ...errors({ 404: ['STATEMENT_NOT_FOUND'] }),
           },
           detail: doc(TAG, 'One statement of the affiliate with its rows', {
+            csv: true,
             description:
               "Its rows are the commission rows of its period. Another affiliate's statement answers 404 like one that does not exist. " +
               'format=csv downloads every row.',
