@@ -9,9 +9,15 @@ import { ManualClock } from '../../src/kernel/clock'
 import type { Topic } from '../../src/kernel/events/topic'
 import { BalanceOperation } from '../../src/modules/accounts'
 import { customers } from '../../src/modules/accounts/schema'
-import { commissions, referredCustomers, statements } from '../../src/modules/affiliate/schema'
+import {
+  affiliateAccess,
+  affiliates,
+  commissions,
+  referredCustomers,
+  statements,
+} from '../../src/modules/affiliate/schema'
 import { reconcileCommissions } from '../../src/modules/affiliate/service/commission-ledger'
-import { CashierCredited, CashierReversed } from '../../src/modules/cashier'
+import { CashierCredited, CashierReversed, WithdrawalPaid } from '../../src/modules/cashier'
 import { KycApproved } from '../../src/modules/kyc'
 import { TradeClosed } from '../../src/modules/trading'
 import { makeTestApp, type TestApp } from '../support/app'
@@ -474,6 +480,65 @@ describe('a trade reads only what it can change', () => {
         .map((r) => [r.id, r.key, r.amountMinor, r.eventTime, r.factIds])
         .sort(),
     ).toEqual(before)
+  })
+})
+
+describe('one brand does not reach another', () => {
+  test("a recruiter is the brand's own; another brand's affiliate has no plan here", async () => {
+    const [beta] = await t.ctx.db.select().from(affiliates).where(eq(affiliates.code, 'BETAPARTNER'))
+    expect((await asStaff('GET', `/manager/affiliates/${beta.id}/plan`)).status).toBe(404)
+    expect(
+      (await asStaff('PUT', `/manager/affiliates/${beta.id}/recruiter`, { recruiter_id: affiliateId }))
+        .status,
+    ).toBe(404)
+    // granted access to Demo, it is recruited on Demo only: Beta's closes know nothing of it
+    await asStaff('PUT', '/manager/affiliates/access/BETAPARTNER', {
+      status: 'active',
+      password: 'grant-pass-1',
+    })
+    expect(
+      (await asStaff('PUT', `/manager/affiliates/${beta.id}/recruiter`, { recruiter_id: affiliateId }))
+        .status,
+    ).toBe(200)
+    const rows = await t.ctx.db.select().from(affiliateAccess).where(eq(affiliateAccess.affiliateId, beta.id))
+    expect(Object.fromEntries(rows.map((r) => [r.brandId, r.recruiterId]))).toEqual({
+      1: affiliateId,
+      [beta.brandId]: null,
+    })
+  })
+
+  test('net deposits: a withdrawal paid takes its share off', async () => {
+    const aff = await asStaff('POST', '/manager/affiliates', {
+      email: 'net@example.com',
+      code: 'NET1',
+      password: 'net-pass-1',
+    })
+    await asStaff('POST', '/manager/affiliate-links', { affiliate_id: aff.json.id, code: 'net-link' })
+    const plan = await asStaff('POST', '/manager/affiliate-plans', {
+      name: 'Net deposits 10',
+      terms: {
+        type: 'revshare',
+        revshare_bp: 1000,
+        revshare_basis: 'net_deposits',
+        hold_days: 14,
+        sub_affiliate_bp: 0,
+      },
+    })
+    await asStaff('PUT', `/manager/affiliates/${aff.json.id}/plan`, { plan_id: plan.json.id })
+    const email = 'net-customer@example.com'
+    await t.request('POST', '/customer/register', {
+      body: { email, password: 'comm-pass-1', name: 'N', attribution: { link: 'net-link' } },
+    })
+    const [cust] = await t.ctx.db.select().from(customers).where(eq(customers.email, email))
+    const c = { id: cust.id, login: 0 }
+    const at = clock.now() + DAY
+    await emitAt(at, CashierCredited, money(c, 97_001, 50_000))
+    await emitAt(at + DAY, WithdrawalPaid, money(c, 97_002, 20_000))
+    await t.settle()
+    expect((await rowsOf(c.id)).map((r) => [r.key, r.amount])).toEqual([
+      ['rev:deposit:97001', 5_000],
+      ['rev:withdrawal:97002', -2_000],
+    ])
   })
 })
 

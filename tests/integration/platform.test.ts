@@ -173,8 +173,11 @@ describe('OpenAPI document', () => {
       expect(op.responses?.['200'] ?? op.responses?.['302'], where).toBeDefined()
       const errorStatuses = Object.keys(op.responses).filter((s) => s !== '200' && s !== '302')
       if (path !== '/health') expect(errorStatuses.length, where).toBeGreaterThan(0)
-      // actions that take no body: sign-outs, a job run, a dead letter sent back, a new signing key, a revocation
+      // actions that take no body: sign-outs, a job run, a dead letter sent back, a new signing key, a
+      // revocation, a period's close, a statement's approval
       const actions = [
+        '/manager/affiliate-periods/{period}/close',
+        '/manager/affiliate-statements/{id}/approve',
         '/sign/out',
         '/cron/{job}',
         '/manager/events/dead-letters/{id}/retry',

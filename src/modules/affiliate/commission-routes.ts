@@ -92,6 +92,8 @@ export const PlanTerms = t.Object(
     ),
   },
   {
+    description:
+      "A plan's terms: integer minor units, rates in basis points, amounts per currency (no exchange rate is guessed).",
     example: {
       type: 'hybrid',
       cpa: { USD: 20000 },
@@ -211,7 +213,14 @@ export const commissionStaffRoutes = (ctx: AffiliateCtx) =>
           to: t.String(),
           customers: Int({ description: 'referred customers considered' }),
           lines: t.Array(
-            t.Object({ currency: t.String(), kind: t.String(), amount_minor: Int(), rows: Int() }),
+            t.Object({
+              currency: t.String(),
+              kind: OneOf(['cpa', 'cpa_reversal', 'revshare', 'revshare_reversal', 'tier_adjustment'], {
+                description: 'what earned it',
+              }),
+              amount_minor: Int(),
+              rows: Int(),
+            }),
           ),
           totals: t.Array(t.Object({ currency: t.String(), amount_minor: Int() })),
         }),
@@ -327,11 +336,18 @@ export const commissionStaffRoutes = (ctx: AffiliateCtx) =>
           affiliate_id: t.Optional(Id('affiliate id')),
           period: t.Optional(Period),
           status: t.Optional(OneOf(['pending', 'approved', 'paid'], { description: 'filter' })),
-          limit: t.Optional(Int({ minimum: 1, maximum: 500, description: 'rows (default 500)' })),
+          before: t.Optional(Id('next_before of the previous page')),
+          limit: t.Optional(Int({ minimum: 1, maximum: 500, description: 'rows per page (default 500)' })),
         },
       }),
-      response: { 200: t.Object({ rows: t.Array(StatementModel) }), ...errors() },
-      detail: doc(TAG, 'Statements, newest period first'),
+      response: {
+        200: t.Object({
+          rows: t.Array(StatementModel),
+          next_before: Int({ description: 'the next page: before=this; 0 for the last page' }),
+        }),
+        ...errors(),
+      },
+      detail: doc(TAG, 'Statements, newest first'),
     })
     .get(
       '/manager/affiliate-statements/:id',

@@ -1,7 +1,7 @@
 import type { Tx } from '../../kernel/db/client'
 import type { Consumer, DeliveredEvent, Topic } from '../../kernel/events/topic'
 import { BalanceOperation, CustomerRegistered } from '../accounts'
-import { CashierCredited, CashierReversed } from '../cashier'
+import { CashierCredited, CashierReversed, WithdrawalPaid } from '../cashier'
 import { KycApproved } from '../kyc'
 import { TradeClosed, type TradePayload, TradeStoppedOut } from '../trading'
 import type { AffiliateCtx } from './context'
@@ -100,6 +100,15 @@ export function affiliateConsumers(ctx: AffiliateCtx): Consumer<any>[] {
     })),
     factConsumer(ctx, 'deposit-reversed', CashierReversed, byCustomer, (e) => ({
       kind: 'reversal',
+      reference: String(e.payload.transaction_id),
+      valueMinor: Math.abs(e.payload.amount_minor),
+      currency: e.payload.currency,
+      volume: 0,
+      eventTime: e.createdAt,
+    })),
+    // net-deposit RevShare takes a withdrawal paid off
+    factConsumer(ctx, 'withdrawal-paid', WithdrawalPaid, byCustomer, (e) => ({
+      kind: 'withdrawal',
       reference: String(e.payload.transaction_id),
       valueMinor: Math.abs(e.payload.amount_minor),
       currency: e.payload.currency,

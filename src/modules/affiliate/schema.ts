@@ -22,8 +22,6 @@ export const affiliates = sqliteTable(
     /** Failed sends in a row; 20 disable the endpoint. */
     postbackFailures: integer('postback_failures').notNull().default(0),
     postbackDisabledReason: text('postback_disabled_reason').notNull().default(''),
-    /** The affiliate that recruited this one (sub-affiliate overrides, one level); null for none. */
-    parentId: integer('parent_id'),
     createdAt: integer('created_at').notNull(),
   },
   (t) => [uniqueIndex('affiliates_email').on(t.email), uniqueIndex('affiliates_code').on(t.code)],
@@ -40,6 +38,8 @@ export const affiliateAccess = sqliteTable(
       .notNull()
       .default('active'),
     passwordHash: text('password_hash').notNull().default(''),
+    /** The affiliate that recruited this one on this brand (sub-affiliate overrides, one level); null for none. */
+    recruiterId: integer('recruiter_id'),
     createdAt: integer('created_at').notNull(),
   },
   (t) => [primaryKey({ columns: [t.affiliateId, t.brandId] })],
@@ -93,7 +93,7 @@ export const conversionFacts = sqliteTable(
     id: integer('id').primaryKey({ autoIncrement: true }),
     brandId: integer('brand_id').notNull(),
     customerId: integer('customer_id').notNull(),
-    /** registration | kyc | deposit | reversal | trade | bonus */
+    /** registration | kyc | deposit | reversal | trade | bonus | withdrawal */
     kind: text('kind').notNull(),
     reference: text('reference').notNull(),
     valueMinor: integer('value_minor'),
@@ -103,7 +103,11 @@ export const conversionFacts = sqliteTable(
     eventId: integer('event_id').notNull(),
     eventTime: integer('event_time').notNull(),
   },
-  (t) => [uniqueIndex('affiliate_facts_event').on(t.customerId, t.kind, t.eventId)],
+  (t) => [
+    uniqueIndex('affiliate_facts_event').on(t.customerId, t.kind, t.eventId),
+    // a trade's or a deposit's own facts (the ledger's reads per delivery)
+    index('affiliate_facts_reference').on(t.customerId, t.kind, t.reference),
+  ],
 )
 
 /**

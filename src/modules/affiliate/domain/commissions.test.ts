@@ -149,10 +149,17 @@ describe('a close', () => {
     ],
     sub_affiliate_bp: 1000,
   })
+  const paidAtBase = {
+    planId: 7,
+    version: 2,
+    terms: tiered.terms,
+    currency: 'USD',
+    basis: 100_000,
+    paid: 20_000,
+  }
   const base = {
     parentId: null,
-    revshareBasis: new Map([['USD', 100_000]]),
-    revsharePaid: new Map([['USD', 20_000]]),
+    revshare: [paidAtBase],
     customers: 0,
     totals: new Map([['USD', 20_000]]),
   }
@@ -160,16 +167,133 @@ describe('a close', () => {
   test("the month's tier pays its rate less what the rows paid; the recruiter gets its share of the whole", () => {
     const rows = closeRows('2026-10', [
       { ...base, affiliateId: 1, plan: tiered, volume: 12_000, parentId: 2 },
-      { ...base, affiliateId: 2, plan: tiered, volume: 0, revshareBasis: new Map(), totals: new Map() },
+      { ...base, affiliateId: 2, plan: tiered, volume: 0, revshare: [], totals: new Map() },
     ])
     expect(rows.map((r) => [r.affiliateId, r.kind, r.key, r.amountMinor, r.rateBp])).toEqual([
-      [1, 'tier_adjustment', 'tier:2026-10:USD', 10_000, 3000],
+      [1, 'tier_adjustment', 'tier:2026-10:7.2:USD', 10_000, 3000],
       [2, 'sub_affiliate', 'sub:1:2026-10:USD', 3_000, 1000],
     ])
   })
 
   test('below the first tier: no adjustment', () => {
     expect(closeRows('2026-10', [{ ...base, affiliateId: 1, plan: tiered, volume: 9_999 }])).toEqual([])
+  })
+})
+
+describe('findings of the review', () => {
+  test('a tiered plan at a base rate of 0 keeps each row with its basis, and the close pays the tier on it', () => {
+    const p = plan({
+      type: 'tiered_revshare',
+      revshare_bp: 0,
+      tier_metric: 'volume_lots',
+      tiers: [{ from: 1_000, bp: 3000 }],
+    })
+    const rows = derive(
+      Array.from({ length: 20 }, (_, i) =>
+        fact('trade', DAY + i, { reference: `t${i}`, valueMinor: 1_000, volume: 100 }),
+      ),
+      p,
+    )
+    expect(rows).toHaveLength(20)
+    expect(rows.every((r) => r.amountMinor === 0 && r.basisMinor === 1_000)).toBe(true)
+    const added = closeRows('2026-10', [
+      {
+        affiliateId: 1,
+        parentId: null,
+        plan: p,
+        revshare: [{ planId: 7, version: 2, terms: p.terms, currency: 'USD', basis: 20_000, paid: 0 }],
+        volume: 2_000,
+        customers: 0,
+        totals: new Map([['USD', 0]]),
+      },
+    ])
+    expect(added.map((r) => r.amountMinor)).toEqual([6_000])
+  })
+
+  test('below the first tier no rounding residue is written; a revision mid-month keeps each version at its own tiers', () => {
+    const v1 = plan({
+      type: 'tiered_revshare',
+      revshare_bp: 2500,
+      tier_metric: 'volume_lots',
+      tiers: [{ from: 100, bp: 3000 }],
+    })
+    const v2: AppliedPlan = {
+      ...v1,
+      version: 3,
+      terms: { ...v1.terms, revshare_bp: 2000, tiers: [{ from: 10_000, bp: 2500 }] },
+    }
+    const group = (p: AppliedPlan, basis: number, paid: number) => ({
+      planId: p.planId,
+      version: p.version,
+      terms: p.terms,
+      currency: 'USD',
+      basis,
+      paid,
+    })
+    const rows = closeRows('2026-10', [
+      {
+        affiliateId: 1,
+        parentId: null,
+        plan: v2,
+        // three trades of 3 minor at 25 %: 0 each, and 2,000 paid at v2's 20 %
+        revshare: [group(v1, 9, 0), group(v2, 10_000, 2_000)],
+        volume: 500,
+        customers: 0,
+        totals: new Map([['USD', 2_000]]),
+      },
+    ])
+    // v1's tier (1 lot) is reached: 30 % of 9 less 0; v2's (100 lots) is not: nothing, no residue
+    expect(rows.map((r) => [r.key, r.amountMinor])).toEqual([['tier:2026-10:7.2:USD', 2]])
+  })
+
+  test('lots on a demo account qualify nothing', () => {
+    const p = plan({
+      type: 'qualified_cpa',
+      cpa: { USD: 100 },
+      qualify: { min_centilots: 100, within_days: 7 },
+    })
+    const dep = fact('deposit', DAY, { valueMinor: 1_000 })
+    expect(derive([dep, fact('trade', 2 * DAY, { volume: 500, valueMinor: null, currency: '' })], p)).toEqual(
+      [],
+    )
+    expect(
+      derive([dep, fact('trade', 2 * DAY, { volume: 500, valueMinor: 10 })], p).map((r) => r.kind),
+    ).toEqual(['cpa'])
+  })
+
+  test('a partial refund that leaves the minimum keeps the CPA; a refund after the hold but before qualifying voids it', () => {
+    const p = plan({
+      type: 'qualified_cpa',
+      cpa: { USD: 100 },
+      qualify: { min_first_deposit: { USD: 10_000 }, kyc_approved: true },
+    })
+    const dep = fact('deposit', DAY, { reference: 'x', valueMinor: 50_000 })
+    const kyc = fact('kyc', 2 * DAY)
+    const part = fact('reversal', 3 * DAY, { reference: 'x', valueMinor: 30_000 })
+    expect(derive([dep, kyc, part], p).map((r) => r.kind)).toEqual(['cpa'])
+    const most = fact('reversal', 3 * DAY, { reference: 'x', valueMinor: 45_000 })
+    expect(derive([dep, kyc, most], p).map((r) => r.kind)).toEqual(['cpa', 'cpa_reversal'])
+    const late = fact('reversal', 40 * DAY, { reference: 'x', valueMinor: 50_000 })
+    expect(derive([dep, late, fact('kyc', 50 * DAY)], p)).toEqual([])
+  })
+
+  test('net deposits take withdrawals off; a bonus reported twice counts once', () => {
+    const p = plan({ type: 'revshare', revshare_bp: 1000, revshare_basis: 'net_deposits' })
+    const rows = derive(
+      [
+        fact('deposit', DAY, { reference: 'd', valueMinor: 50_000 }),
+        fact('withdrawal', 2 * DAY, { reference: 'w', valueMinor: 20_000 }),
+      ],
+      p,
+    )
+    expect(rows.map((r) => [r.key, r.amountMinor])).toEqual([
+      ['c42:rev:deposit:d', 5_000],
+      ['c42:rev:withdrawal:w', -2_000],
+    ])
+    const t = plan({ type: 'revshare', revshare_bp: 1000 })
+    const b1 = fact('bonus', DAY, { reference: 'op', valueMinor: 500 })
+    const b2 = fact('bonus', DAY + 1, { reference: 'op', valueMinor: 500 })
+    expect(derive([b1, b2], t).map((r) => r.key)).toEqual(['c42:rev:bonus:op'])
   })
 })
 

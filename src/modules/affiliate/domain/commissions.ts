@@ -8,17 +8,18 @@ import { type AppliedPlan, paysCpa, paysRevshare, share } from './plans'
  *
  * - CPA (cpa, qualified_cpa, hybrid): once per customer, under the plan in effect at the first deposit
  *   (the earliest credited deposit). It qualifies when the first deposit is at least the plan's minimum in
- *   its currency, the customer is KYC approved (when asked) and has closed the plan's lots within its days
- *   of the first deposit (when asked); the row is dated when the last condition was met.
+ *   its currency, the customer is KYC approved (when asked) and has closed the plan's lots on real accounts
+ *   within its days of the first deposit (when asked); the row is dated when the last condition was met.
+ *   A refund or chargeback that leaves the first deposit below the minimum (or at nothing) voids it: before
+ *   the CPA qualified, the CPA never does; within the hold days of the deposit, the CPA is taken back by a
+ *   negative row dated at the reversal; after the hold days, nothing changes.
  * - RevShare (revshare, tiered_revshare at its base rate, hybrid), per fact under the plan in effect then:
- *   - trading revenue: each closed trade's commission and swap the customer paid, plus the plan's spread
- *     markup per lot in the account's currency; each bonus credited takes its amount off (a bonus taken
- *     back gives it back);
- *   - net deposits: each credited deposit.
- * - Hold: a refund or chargeback of a deposit within the hold days of that deposit reverses what the
- *   deposit caused: the CPA it earned (the first deposit) and the RevShare on it, as negative rows dated
- *   at the reversal. A reversal before the CPA qualified means the CPA never does. After the hold days a
- *   reversal changes nothing already earned.
+ *   - trading revenue: each closed trade's commission and swap the customer paid on a real account, plus
+ *     the plan's spread markup per lot in the account's currency; each bonus credited takes its amount off
+ *     (a bonus taken back gives it back);
+ *   - net deposits: each credited deposit, less each withdrawal paid, less a refund or chargeback of a
+ *     deposit within the hold days of that deposit (after them it changes nothing already earned).
+ *   A row whose share rounds to nothing is kept when it has a basis: a tiered plan pays its tier on it.
  *
  * Tier adjustments and sub-affiliate overrides depend on a whole period; a close writes them (periods.ts).
  */
@@ -44,6 +45,8 @@ export interface DerivedCommission {
 }
 
 const DAY = 86_400_000
+/** A trade on a real account carries the account's currency; a demo one none (no revenue, no lots that pay). */
+const onRealAccount = (f: Fact) => f.currency !== ''
 const byTime = (a: Fact, b: Fact) => a.eventTime - b.eventTime || a.eventId - b.eventId
 
 /** One fact per (kind, event): the ledger's unique key; a repeat of the same event is the same fact. */
@@ -115,9 +118,9 @@ export function deriveCommissions(
     const amount = t.cpa?.[first.currency]
     const q = t.qualify ?? {}
     const minimum = q.min_first_deposit ?? {}
+    const named = Object.keys(minimum).length > 0
     const depositOk =
-      Object.keys(minimum).length === 0 ||
-      (minimum[first.currency] !== undefined && (first.valueMinor ?? 0) >= minimum[first.currency])
+      !named || (minimum[first.currency] !== undefined && (first.valueMinor ?? 0) >= minimum[first.currency])
     const because: FactRow[] = [first]
     let at: number | null = amount !== undefined && depositOk ? first.eventTime : null
     if (at !== null && q.kyc_approved) {
@@ -132,7 +135,7 @@ export function deriveCommissions(
       let lots = 0
       let reached: FactRow | undefined
       for (const f of trades.values()) {
-        if (f.eventTime < first.eventTime || f.eventTime > until) continue
+        if (!onRealAccount(f) || f.eventTime < first.eventTime || f.eventTime > until) continue
         lots += f.volume
         because.push(f)
         if (lots >= q.min_centilots) {
@@ -142,8 +145,11 @@ export function deriveCommissions(
       }
       at = reached ? Math.max(at, reached.eventTime) : null
     }
-    const reversed = heldReversal(first, t.hold_days)
-    if (at !== null && amount !== undefined && !(reversed && reversed.eventTime <= at)) {
+    // a refund that leaves less than the minimum (or nothing) voids the first deposit
+    const r = reversals.get(first.reference)
+    const left = (first.valueMinor ?? 0) - Math.abs(r?.valueMinor ?? 0)
+    const voided = r && left < (named ? (minimum[first.currency] ?? 1) : 1) ? r : undefined
+    if (at !== null && amount !== undefined && !(voided && voided.eventTime <= at)) {
       out.push({
         key: key('cpa'),
         kind: 'cpa',
@@ -157,28 +163,37 @@ export function deriveCommissions(
         factIds: because.map((f) => f.id).sort((a, b) => a - b),
         eventTime: at,
       })
-      if (reversed)
-        row('cpa:reversed', 'cpa_reversal', cpaPlan, reversed, -amount, amount, 0, [first.id, reversed.id])
+      if (voided && voided.eventTime - first.eventTime <= t.hold_days * DAY)
+        row('cpa:reversed', 'cpa_reversal', cpaPlan, voided, -amount, -amount, 0, [first.id, voided.id])
     }
   }
 
   // RevShare
+  const bonuses = firstByReference(of('bonus'))
+  const withdrawals = firstByReference(of('withdrawal'))
+  const firstOfItsReference: Partial<Record<Fact['kind'], Map<string, FactRow>>> = {
+    trade: trades,
+    deposit: deposits,
+    bonus: bonuses,
+    withdrawal: withdrawals,
+  }
   for (const f of sorted) {
-    if (f.kind !== 'trade' && f.kind !== 'bonus' && f.kind !== 'deposit') continue
-    if (f.kind === 'trade' && trades.get(f.reference) !== f) continue
-    if (f.kind === 'deposit' && deposits.get(f.reference) !== f) continue
+    if (firstOfItsReference[f.kind]?.get(f.reference) !== f) continue
     const plan = planAt(f.eventTime)
     if (!plan || !paysRevshare(plan.terms)) continue
     const t = plan.terms
     const bp = t.revshare_bp ?? 0
     const basis = t.revshare_basis ?? 'trading_revenue'
     if (basis === 'trading_revenue' && f.kind === 'trade') {
-      if (f.valueMinor === null || f.currency === '') continue
+      if (f.valueMinor === null || !onRealAccount(f)) continue
       const revenue = f.valueMinor + Math.trunc(((t.markup_per_lot?.[f.currency] ?? 0) * f.volume) / 100)
       row(`rev:trade:${f.reference}`, 'revshare', plan, f, share(revenue, bp), revenue, bp, [f.id], f.volume)
     } else if (basis === 'trading_revenue' && f.kind === 'bonus') {
       const bonus = f.valueMinor ?? 0
       row(`rev:bonus:${f.reference}`, 'revshare', plan, f, share(-bonus, bp), -bonus, bp, [f.id])
+    } else if (basis === 'net_deposits' && f.kind === 'withdrawal') {
+      const paid = Math.abs(f.valueMinor ?? 0)
+      row(`rev:withdrawal:${f.reference}`, 'revshare', plan, f, share(-paid, bp), -paid, bp, [f.id])
     } else if (basis === 'net_deposits' && f.kind === 'deposit') {
       const amount = f.valueMinor ?? 0
       row(`rev:deposit:${f.reference}`, 'revshare', plan, f, share(amount, bp), amount, bp, [f.id])
@@ -192,5 +207,5 @@ export function deriveCommissions(
       }
     }
   }
-  return out.filter((r) => r.amountMinor !== 0)
+  return out.filter((r) => r.amountMinor !== 0 || r.basisMinor !== 0)
 }

@@ -18,8 +18,11 @@
  * is what a replay of the events in time order gives.
  */
 
-/** `bonus`: a bonus credited (or taken back, negative) to a real account; RevShare takes it off revenue. */
-type FactKind = 'registration' | 'kyc' | 'deposit' | 'reversal' | 'trade' | 'bonus'
+/**
+ * `bonus`: a bonus credited (or taken back, negative) to a real account; RevShare takes it off revenue.
+ * `withdrawal`: a withdrawal paid; net-deposit RevShare takes it off.
+ */
+type FactKind = 'registration' | 'kyc' | 'deposit' | 'reversal' | 'trade' | 'bonus' | 'withdrawal'
 export const CONVERSION_KINDS = [
   'registration',
   'kyc_approval',
@@ -34,9 +37,10 @@ export interface Fact {
   kind: FactKind
   /** cashier transaction id, ticket, customer id, balance operation id */
   reference: string
-  /** deposits: the amount; trades on a real account: the commission and swap the customer paid (the
-   *  broker's revenue); bonuses: the amount credited */
+  /** deposits, withdrawals: the amount; trades on a real account: the commission and swap the customer
+   *  paid (the broker's revenue); bonuses: the amount credited */
   valueMinor: number | null
+  /** the money's currency; a trade's account currency on a real account, '' on a demo one */
   currency: string
   /** trades: closed hundredths of a lot */
   volume: number

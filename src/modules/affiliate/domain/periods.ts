@@ -1,4 +1,4 @@
-import { type AppliedPlan, share, tierRate } from './plans'
+import { type AppliedPlan, type PlanTerms, share, tierRate } from './plans'
 
 /** Commission periods are UTC calendar months, `YYYY-MM`. */
 export const PERIOD = /^\d{4}-(0[1-9]|1[0-2])$/
@@ -20,16 +20,24 @@ export const openPeriodFor = (time: number, closedThrough: string | null) => {
   return closedThrough && own <= closedThrough ? nextPeriod(closedThrough) : own
 }
 
+export interface RevshareGroup {
+  planId: number
+  version: number
+  /** the terms of that version */
+  terms: PlanTerms
+  currency: string
+  basis: number
+  paid: number
+}
+
 /** What a close knows of one affiliate's period. */
 export interface AffiliatePeriod {
   affiliateId: number
   parentId: number | null
   /** the plan in effect at the period's end */
   plan: AppliedPlan | null
-  /** the RevShare basis of the period's rows paid under that plan, per currency */
-  revshareBasis: Map<string, number>
-  /** what those rows paid (at the plan's base rate), per currency */
-  revsharePaid: Map<string, number>
+  /** the period's RevShare rows per plan version and currency: their basis and what they paid */
+  revshare: RevshareGroup[]
   /** closed hundredths of a lot of its customers' trades in the period */
   volume: number
   /** its customers' first deposits in the period */
@@ -53,8 +61,9 @@ export interface PeriodRow {
 
 /**
  * The rows a close adds (pure):
- * - tiered RevShare: the period's rows were paid at the base rate; the month's tier (by lots traded or
- *   first deposits of its customers) pays the tier's share of the period's basis less what they paid;
+ * - tiered RevShare: the period's rows were paid at their version's base rate; the month's tier of that
+ *   version (by lots its customers closed on real accounts, or their first deposits) pays the tier's share
+ *   of those rows' basis less what they paid (nothing below the first tier);
  * - sub-affiliates: an affiliate's recruiter earns its plan's `sub_affiliate_bp` of what the affiliate
  *   earned in the period (its rows and its tier adjustment, not its own overrides: one level).
  */
@@ -63,27 +72,27 @@ export function closeRows(period: string, list: readonly AffiliatePeriod[]): Per
   const earned = new Map<number, Map<string, number>>()
   for (const a of list) {
     const totals = new Map(a.totals)
-    const t = a.plan?.terms
-    if (a.plan && t?.type === 'tiered_revshare') {
-      const metric = t.tier_metric === 'customers' ? a.customers : a.volume
-      const bp = tierRate(t, metric)
-      for (const [currency, basis] of a.revshareBasis) {
-        const amount = share(basis, bp) - (a.revsharePaid.get(currency) ?? 0)
-        if (amount === 0) continue
-        out.push({
-          affiliateId: a.affiliateId,
-          sourceAffiliateId: 0,
-          kind: 'tier_adjustment',
-          key: `tier:${period}:${currency}`,
-          amountMinor: amount,
-          currency,
-          basisMinor: basis,
-          rateBp: bp,
-          planId: a.plan.planId,
-          planVersion: a.plan.version,
-        })
-        totals.set(currency, (totals.get(currency) ?? 0) + amount)
-      }
+    for (const g of a.revshare) {
+      const t = g.terms
+      if (t.type !== 'tiered_revshare') continue
+      // each version's rows at its own tiers: a revision mid-month does not reprice the rows before it
+      const bp = tierRate(t, t.tier_metric === 'customers' ? a.customers : a.volume)
+      if (bp === (t.revshare_bp ?? 0)) continue
+      const amount = share(g.basis, bp) - g.paid
+      if (amount === 0) continue
+      out.push({
+        affiliateId: a.affiliateId,
+        sourceAffiliateId: 0,
+        kind: 'tier_adjustment',
+        key: `tier:${period}:${g.planId}.${g.version}:${g.currency}`,
+        amountMinor: amount,
+        currency: g.currency,
+        basisMinor: g.basis,
+        rateBp: bp,
+        planId: g.planId,
+        planVersion: g.version,
+      })
+      totals.set(g.currency, (totals.get(g.currency) ?? 0) + amount)
     }
     earned.set(a.affiliateId, totals)
   }

@@ -56,15 +56,26 @@ export const paysRevshare = (t: PlanTerms) =>
 export function termsProblem(t: PlanTerms): string | null {
   if (hasCpa(t) && (!t.cpa || Object.keys(t.cpa).length === 0))
     return `cpa: a ${t.type} plan names its amount per currency`
-  if (t.type === 'qualified_cpa' && !t.qualify) return 'qualify: a qualified_cpa plan names its conditions'
-  if (t.qualify?.min_centilots && !t.qualify.within_days)
+  const q = t.qualify
+  const conditions =
+    q &&
+    (Object.keys(q.min_first_deposit ?? {}).length > 0 ||
+      (q.min_centilots ?? 0) > 0 ||
+      q.kyc_approved === true)
+  if (t.type === 'qualified_cpa' && !conditions)
+    return 'qualify: a qualified_cpa plan names at least one condition'
+  if (q?.min_centilots && !q.within_days)
     return 'qualify.within_days: a minimum of lots needs its number of days'
+  if (q?.within_days && !q.min_centilots) return 'qualify.within_days: days count only with min_centilots'
   if (paysRevshare(t) && t.revshare_bp === undefined) return `revshare_bp: a ${t.type} plan names its rate`
   if (t.type === 'tiered_revshare') {
     if (!t.tiers || t.tiers.length === 0) return 'tiers: a tiered_revshare plan names its tiers'
     if (!t.tier_metric) return 'tier_metric: a tiered_revshare plan names what its tiers count'
     for (let i = 1; i < t.tiers.length; i++)
       if (t.tiers[i].from <= t.tiers[i - 1].from) return 'tiers: `from` rises from one tier to the next'
+    for (let i = 0; i < t.tiers.length; i++)
+      if (t.tiers[i].bp < (i === 0 ? (t.revshare_bp ?? 0) : t.tiers[i - 1].bp))
+        return 'tiers: a tier pays at least the rate below it (revshare_bp, then the tier before)'
   }
   return null
 }

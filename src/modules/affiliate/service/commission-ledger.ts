@@ -1,4 +1,4 @@
-import { and, between, desc, eq, inArray, or } from 'drizzle-orm'
+import { and, between, desc, eq, inArray } from 'drizzle-orm'
 import type { Tx } from '../../../kernel/db/client'
 import type { AffiliateCtx } from '../context'
 import { type DerivedCommission, deriveCommissions, type FactRow } from '../domain/commissions'
@@ -97,10 +97,8 @@ export async function rememberCustomer(ctx: AffiliateCtx, tx: Tx, ref: Referral)
 type Stored = typeof commissions.$inferSelect
 
 /**
- * Brings a customer's commission rows to what its facts derive (domain/commissions.ts), in the caller's
- * transaction. Per key, the rows of closed periods stay as they are; one row of an open period holds the
- * rest (derived minus closed), updated in place, deleted when the rest is nothing. A key whose period is
- * closed gets that row in the first open period, naming the period it corrects.
+ * Brings all of a customer's commission rows to what its facts derive (domain/commissions.ts), in the
+ * caller's transaction: the whole history, for a repair or a check (a delivery takes `reconcileFact`).
  */
 export async function reconcileCommissions(ctx: AffiliateCtx, tx: Tx, ref: Referral) {
   const tl = await timelineOf(tx, ref.brandId, ref.affiliateId)
@@ -118,21 +116,28 @@ export async function reconcileCommissions(ctx: AffiliateCtx, tx: Tx, ref: Refer
 }
 
 const DAY = 86_400_000
-const BASE_KINDS = ['registration', 'kyc', 'deposit', 'reversal']
+/** What a CPA depends on besides trades: few per customer. */
+const CPA_KINDS = ['kyc', 'deposit', 'reversal']
 
 /**
- * The same, for a new trade or bonus of the customer, reading only what it can change: its own RevShare row
- * and, for a trade within a CPA's lot window after the first deposit, the CPA. A customer who trades for
- * years costs a delivery the same as in its first week: its other trades are neither read nor derived.
+ * A new fact's delivery: the customer's rows that fact can change, brought to what the facts derive,
+ * reading only what derives them (the same rows `reconcileCommissions` would give those keys):
+ * - a trade: its RevShare row; the CPA too while the trade falls in the CPA's lot window after the first
+ *   deposit and the CPA is not already dated before it (then the window's trades are read);
+ * - a bonus or a withdrawal: its RevShare row;
+ * - a deposit or its reversal: its net-deposit rows and the CPA (it may change the first deposit);
+ * - a KYC approval or the registration: the CPA.
+ * A customer who trades for years costs a delivery what it cost in its first weeks.
  */
-export async function reconcileRevenueFact(ctx: AffiliateCtx, tx: Tx, ref: Referral, fact: Fact) {
+export async function reconcileFact(ctx: AffiliateCtx, tx: Tx, ref: Referral, fact: Fact) {
   const tl = await timelineOf(tx, ref.brandId, ref.affiliateId)
-  const base = (await tx
+  const prefix = `c${ref.customerId}:`
+  const byCustomer = eq(conversionFacts.customerId, ref.customerId)
+  const money = await tx
     .select()
     .from(conversionFacts)
-    .where(
-      and(eq(conversionFacts.customerId, ref.customerId), inArray(conversionFacts.kind, BASE_KINDS)),
-    )) as FactRow[]
+    .where(and(byCustomer, inArray(conversionFacts.kind, CPA_KINDS)))
+  const base = money as FactRow[]
   const first = base
     .filter((f) => f.kind === 'deposit')
     .reduce<FactRow | null>(
@@ -142,32 +147,60 @@ export async function reconcileRevenueFact(ctx: AffiliateCtx, tx: Tx, ref: Refer
     )
   const qualify = first ? planAt(tl, first.eventTime)?.terms.qualify : undefined
   const until = first && qualify?.min_centilots ? first.eventTime + (qualify.within_days ?? 0) * DAY : null
-  const cpaInScope =
+  let cpa = fact.kind !== 'trade' && fact.kind !== 'bonus' && fact.kind !== 'withdrawal'
+  if (
     fact.kind === 'trade' &&
-    first !== null &&
+    first &&
     until !== null &&
     fact.eventTime >= first.eventTime &&
     fact.eventTime <= until
-  const own = (await tx
-    .select()
-    .from(conversionFacts)
-    .where(
-      and(
-        eq(conversionFacts.customerId, ref.customerId),
-        eq(conversionFacts.kind, fact.kind),
-        cpaInScope && first && until !== null
-          ? or(
+  ) {
+    const [paid] = await tx
+      .select({ at: commissions.eventTime })
+      .from(commissions)
+      .where(
+        and(
+          eq(commissions.brandId, ref.brandId),
+          eq(commissions.affiliateId, ref.affiliateId),
+          eq(commissions.key, `${prefix}cpa`),
+        ),
+      )
+      .orderBy(desc(commissions.period))
+      .limit(1)
+    // qualified before this trade: the trades after the one that qualified it change nothing
+    cpa = !(paid && paid.at <= fact.eventTime)
+  }
+  const keys = cpa ? [`${prefix}cpa`, `${prefix}cpa:reversed`] : []
+  if (fact.kind === 'deposit' || fact.kind === 'reversal')
+    keys.push(`${prefix}rev:deposit:${fact.reference}`, `${prefix}rev:reversal:${fact.reference}`)
+  if (fact.kind === 'trade' || fact.kind === 'bonus' || fact.kind === 'withdrawal')
+    keys.push(`${prefix}rev:${fact.kind}:${fact.reference}`)
+  const own =
+    fact.kind === 'trade' || fact.kind === 'bonus' || fact.kind === 'withdrawal'
+      ? await tx
+          .select()
+          .from(conversionFacts)
+          .where(
+            and(
+              byCustomer,
+              eq(conversionFacts.kind, fact.kind),
               eq(conversionFacts.reference, fact.reference),
+            ),
+          )
+      : []
+  const window =
+    cpa && first && until !== null
+      ? await tx
+          .select()
+          .from(conversionFacts)
+          .where(
+            and(
+              byCustomer,
+              eq(conversionFacts.kind, 'trade'),
               between(conversionFacts.eventTime, first.eventTime, until),
-            )
-          : eq(conversionFacts.reference, fact.reference),
-      ),
-    )) as FactRow[]
-  const prefix = `c${ref.customerId}:`
-  const keys = [
-    `${prefix}rev:${fact.kind}:${fact.reference}`,
-    ...(cpaInScope ? [`${prefix}cpa`, `${prefix}cpa:reversed`] : []),
-  ]
+            ),
+          )
+      : []
   const stored = await tx
     .select()
     .from(commissions)
@@ -179,12 +212,28 @@ export async function reconcileRevenueFact(ctx: AffiliateCtx, tx: Tx, ref: Refer
       ),
     )
   if (tl.own.length === 0 && tl.defaults.length === 0 && stored.length === 0) return
-  const derived = deriveCommissions(ref.customerId, [...base, ...own], (time) => planAt(tl, time)).filter(
+  const facts = new Map<number, FactRow>()
+  for (const f of [...base, ...(own as FactRow[]), ...(window as FactRow[])]) facts.set(f.id, f)
+  const derived = deriveCommissions(ref.customerId, [...facts.values()], (time) => planAt(tl, time)).filter(
     (d) => keys.includes(d.key),
   )
   await applyDerived(ctx, tx, ref, derived, stored, await closedThrough(tx, ref.brandId))
 }
 
+/** What the closed periods hold of a key, summed. */
+interface Closed {
+  amount: number
+  basis: number
+  volume: number
+  /** the latest closed period it was paid in ('' for none) */
+  period: string
+}
+
+/**
+ * Per key, the rows of closed periods stay as they are; one row of an open period holds the rest (derived
+ * minus closed: amount, basis and lots), updated in place, deleted when nothing is left. A key whose period
+ * is closed gets that row in the first open period, naming the period it corrects.
+ */
 async function applyDerived(
   ctx: AffiliateCtx,
   tx: Tx,
@@ -194,90 +243,95 @@ async function applyDerived(
   closed: string | null,
 ) {
   const now = ctx.clock.now()
-  const byKey = new Map<string, { closedSum: number; closedPeriod: string; open: Stored | null }>()
+  const byKey = new Map<string, { closed: Closed; open: Stored | null; last: Stored }>()
   for (const r of stored) {
-    const k = byKey.get(r.key) ?? { closedSum: 0, closedPeriod: '', open: null }
+    const k = byKey.get(r.key) ?? {
+      closed: { amount: 0, basis: 0, volume: 0, period: '' },
+      open: null,
+      last: r,
+    }
     if (closed && r.period <= closed) {
-      k.closedSum += r.amountMinor
-      if (r.period > k.closedPeriod) k.closedPeriod = r.period
+      k.closed.amount += r.amountMinor
+      k.closed.basis += r.basisMinor
+      k.closed.volume += r.volume
+      if (r.period > k.closed.period) k.closed.period = r.period
     } else k.open = r
     byKey.set(r.key, k)
   }
-  const wanted = new Map(derived.map((d) => [d.key, d]))
-  for (const [key, k] of byKey) if (!wanted.has(key) && k.open && k.closedSum === 0) await drop(tx, k.open.id)
+  const wanted = new Set(derived.map((d) => d.key))
   for (const [key, k] of byKey) {
-    if (wanted.has(key) || k.closedSum === 0) continue
-    // facts no longer derive a key that was paid in a closed period: the open period takes it back
-    const o = k.open
-    const last = stored.find((r) => r.key === key) as Stored
-    const undo: DerivedCommission = {
+    if (wanted.has(key)) continue
+    // facts no longer derive the key: an open row goes; what a closed period paid is taken back
+    const gone: DerivedCommission = {
       key,
-      kind: last.kind as DerivedCommission['kind'],
+      kind: k.last.kind as DerivedCommission['kind'],
       amountMinor: 0,
-      currency: last.currency,
+      currency: k.last.currency,
       basisMinor: 0,
-      rateBp: last.rateBp,
+      rateBp: k.last.rateBp,
       volume: 0,
-      planId: last.planId,
-      planVersion: last.planVersion,
+      planId: k.last.planId,
+      planVersion: k.last.planVersion,
       factIds: [],
-      eventTime: last.eventTime,
+      eventTime: k.last.eventTime,
     }
-    await put(tx, ref, undo, -k.closedSum, o, k.closedPeriod, closed, now)
+    await put(tx, ref, gone, k, closed, now)
   }
-  for (const d of derived) {
-    const k = byKey.get(d.key) ?? { closedSum: 0, closedPeriod: '', open: null }
-    await put(tx, ref, d, d.amountMinor - k.closedSum, k.open, k.closedPeriod, closed, now)
-  }
+  const none = { closed: { amount: 0, basis: 0, volume: 0, period: '' }, open: null }
+  for (const d of derived) await put(tx, ref, d, byKey.get(d.key) ?? none, closed, now)
 }
 
 async function drop(tx: Tx, id: number) {
   await tx.delete(commissions).where(eq(commissions.id, id))
 }
 
-/** The open row of a key holds `rest`: written, changed, or deleted when nothing is left. */
+/** The open row of a key holds what the closed periods do not: written, changed, or deleted when nothing. */
 async function put(
   tx: Tx,
   ref: Referral,
   d: DerivedCommission,
-  rest: number,
-  open: Stored | null,
-  closedPeriod: string,
+  k: { closed: Closed; open: Stored | null },
   closed: string | null,
   now: number,
 ) {
-  if (rest === 0) {
+  const rest = {
+    amount: d.amountMinor - k.closed.amount,
+    basis: d.basisMinor - k.closed.basis,
+    volume: d.volume - k.closed.volume,
+  }
+  const open = k.open
+  if (rest.amount === 0 && rest.basis === 0 && rest.volume === 0) {
     if (open) await drop(tx, open.id)
     return
   }
   const values = {
     kind: d.kind,
     period: openPeriodFor(d.eventTime, closed),
-    amountMinor: rest,
+    amountMinor: rest.amount,
     currency: d.currency,
-    basisMinor: d.basisMinor,
+    basisMinor: rest.basis,
     rateBp: d.rateBp,
-    volume: d.volume,
+    volume: rest.volume,
     planId: d.planId,
     planVersion: d.planVersion,
     factIds: JSON.stringify(d.factIds),
-    corrects: closedPeriod,
+    corrects: k.closed.period,
     eventTime: d.eventTime,
   }
   if (open) {
     const same =
-      open.amountMinor === rest &&
+      open.amountMinor === values.amountMinor &&
       open.period === values.period &&
-      open.kind === d.kind &&
-      open.currency === d.currency &&
-      open.basisMinor === d.basisMinor &&
-      open.rateBp === d.rateBp &&
-      open.volume === d.volume &&
-      open.planId === d.planId &&
-      open.planVersion === d.planVersion &&
+      open.kind === values.kind &&
+      open.currency === values.currency &&
+      open.basisMinor === values.basisMinor &&
+      open.rateBp === values.rateBp &&
+      open.volume === values.volume &&
+      open.planId === values.planId &&
+      open.planVersion === values.planVersion &&
       open.factIds === values.factIds &&
-      open.corrects === closedPeriod &&
-      open.eventTime === d.eventTime
+      open.corrects === values.corrects &&
+      open.eventTime === values.eventTime
     if (!same)
       await tx
         .update(commissions)

@@ -4,7 +4,7 @@ import type { AffiliateCtx } from '../context'
 import { deriveConversions, type Fact, rowChanged } from '../domain/conversions'
 import { affiliateSettings, affiliates, conversionFacts, conversions, postbacks } from '../schema'
 import { conversionView } from '../views'
-import { reconcileCommissions, reconcileRevenueFact, rememberCustomer } from './commission-ledger'
+import { reconcileFact, rememberCustomer } from './commission-ledger'
 import type { Referral } from './referral'
 
 async function rulesOf(tx: Tx, brandId: number) {
@@ -30,13 +30,13 @@ export async function recordFact(ctx: AffiliateCtx, tx: Tx, ref: Referral, fact:
     .returning({ id: conversionFacts.id })
   if (inserted.length === 0) return
   await rememberCustomer(ctx, tx, ref)
-  // bonuses make no conversion; a trade after the customer became an active trader changes none
+  // bonuses and withdrawals make no conversion; a trade after the customer became an active trader none
   const converts =
     fact.kind !== 'bonus' &&
+    fact.kind !== 'withdrawal' &&
     !(fact.kind === 'trade' && (await activeBefore(tx, ref.customerId, fact.eventTime)))
   if (converts) await recompute(ctx, tx, ref)
-  if (fact.kind === 'trade' || fact.kind === 'bonus') await reconcileRevenueFact(ctx, tx, ref, fact)
-  else await reconcileCommissions(ctx, tx, ref)
+  await reconcileFact(ctx, tx, ref, fact)
 }
 
 /** An active-trader row already dated at or before `time`: a later trade cannot change anything. */

@@ -1,4 +1,4 @@
-import { and, desc, eq, gt, gte, inArray, lt, lte, sql } from 'drizzle-orm'
+import { and, desc, eq, gt, gte, inArray, lt, lte, ne, sql } from 'drizzle-orm'
 import type { Tx } from '../../../kernel/db/client'
 import { invalid } from '../../../kernel/http/errors'
 import type { AffiliateCtx } from '../context'
@@ -6,8 +6,9 @@ import { type AffiliatePeriod, closeRows, PERIOD, periodEnd, periodOf, periodSta
 import { type PlanTerms, type PlanTimeline, planAt } from '../domain/plans'
 import { refuse } from '../errors'
 import {
-  affiliates,
+  affiliateAccess,
   commissionPeriods,
+  commissionPlans,
   commissions,
   conversionFacts,
   conversions,
@@ -25,35 +26,46 @@ interface Total {
   rows: number
 }
 
-/** Every plan timeline of a brand, read at once (a close looks up each affiliate's plan at the end). */
-async function brandTimelines(tx: Tx, brandId: number) {
+/**
+ * Every plan timeline of a brand, read at once (a close looks up each affiliate's plan at the end), and
+ * the terms of each version of the brand's plans (a row names the version it was paid under).
+ */
+async function brandPlans(tx: Tx, brandId: number) {
   const assigned = await tx
     .select()
     .from(planAssignments)
     .where(eq(planAssignments.brandId, brandId))
     .orderBy(planAssignments.effectiveFrom)
-  const ids = [...new Set(assigned.map((a) => a.planId).filter((id) => id > 0))]
   const versions = new Map<number, { version: number; from: number; terms: PlanTerms }[]>()
-  if (ids.length > 0)
-    for (const v of await tx
-      .select()
-      .from(planVersions)
-      .where(inArray(planVersions.planId, ids))
-      .orderBy(planVersions.effectiveFrom, planVersions.version)) {
-      const list = versions.get(v.planId) ?? []
-      list.push({ version: v.version, from: v.effectiveFrom, terms: JSON.parse(v.terms) as PlanTerms })
-      versions.set(v.planId, list)
-    }
+  for (const v of await tx
+    .select({
+      planId: planVersions.planId,
+      version: planVersions.version,
+      effectiveFrom: planVersions.effectiveFrom,
+      terms: planVersions.terms,
+    })
+    .from(planVersions)
+    .innerJoin(commissionPlans, eq(commissionPlans.id, planVersions.planId))
+    .where(eq(commissionPlans.brandId, brandId))
+    .orderBy(planVersions.effectiveFrom, planVersions.version)) {
+    const list = versions.get(v.planId) ?? []
+    list.push({ version: v.version, from: v.effectiveFrom, terms: JSON.parse(v.terms) as PlanTerms })
+    versions.set(v.planId, list)
+  }
   const defaults = assigned
     .filter((a) => a.affiliateId === 0)
     .map((a) => ({ from: a.effectiveFrom, planId: a.planId }))
-  return (affiliateId: number): PlanTimeline => ({
-    own: assigned
-      .filter((a) => a.affiliateId === affiliateId)
-      .map((a) => ({ from: a.effectiveFrom, planId: a.planId })),
-    defaults,
-    versions,
-  })
+  return {
+    timelineOf: (affiliateId: number): PlanTimeline => ({
+      own: assigned
+        .filter((a) => a.affiliateId === affiliateId)
+        .map((a) => ({ from: a.effectiveFrom, planId: a.planId })),
+      defaults,
+      versions,
+    }),
+    termsOf: (planId: number, version: number) =>
+      versions.get(planId)?.find((v) => v.version === version)?.terms ?? null,
+  }
 }
 
 /**
@@ -88,14 +100,21 @@ export async function closePeriod(ctx: AffiliateCtx, brandId: number, staffId: n
         currency: commissions.currency,
         kind: commissions.kind,
         planId: commissions.planId,
+        planVersion: commissions.planVersion,
         amount: sql<number>`sum(${commissions.amountMinor})`,
         basis: sql<number>`sum(${commissions.basisMinor})`,
         rows: sql<number>`count(*)`,
       })
       .from(commissions)
       .where(and(eq(commissions.brandId, brandId), eq(commissions.period, period)))
-      .groupBy(commissions.affiliateId, commissions.currency, commissions.kind, commissions.planId)
-    const timelineOf = await brandTimelines(tx, brandId)
+      .groupBy(
+        commissions.affiliateId,
+        commissions.currency,
+        commissions.kind,
+        commissions.planId,
+        commissions.planVersion,
+      )
+    const { timelineOf, termsOf } = await brandPlans(tx, brandId)
     const list = new Map<number, AffiliatePeriod & { rows: Map<string, number> }>()
     const entry = (affiliateId: number) => {
       let a = list.get(affiliateId)
@@ -104,8 +123,7 @@ export async function closePeriod(ctx: AffiliateCtx, brandId: number, staffId: n
           affiliateId,
           parentId: null,
           plan: planAt(timelineOf(affiliateId), end - 1),
-          revshareBasis: new Map(),
-          revsharePaid: new Map(),
+          revshare: [],
           volume: 0,
           customers: 0,
           totals: new Map(),
@@ -120,13 +138,27 @@ export async function closePeriod(ctx: AffiliateCtx, brandId: number, staffId: n
       const amount = Number(s.amount)
       a.totals.set(s.currency, (a.totals.get(s.currency) ?? 0) + amount)
       a.rows.set(s.currency, (a.rows.get(s.currency) ?? 0) + Number(s.rows))
-      if ((s.kind === 'revshare' || s.kind === 'revshare_reversal') && s.planId === a.plan?.planId) {
-        a.revshareBasis.set(s.currency, (a.revshareBasis.get(s.currency) ?? 0) + Number(s.basis))
-        a.revsharePaid.set(s.currency, (a.revsharePaid.get(s.currency) ?? 0) + amount)
+      const terms = termsOf(s.planId, s.planVersion)
+      if ((s.kind === 'revshare' || s.kind === 'revshare_reversal') && terms) {
+        const g = a.revshare.find(
+          (x) => x.planId === s.planId && x.version === s.planVersion && x.currency === s.currency,
+        )
+        if (g) {
+          g.basis += Number(s.basis)
+          g.paid += amount
+        } else
+          a.revshare.push({
+            planId: s.planId,
+            version: s.planVersion,
+            terms,
+            currency: s.currency,
+            basis: Number(s.basis),
+            paid: amount,
+          })
       }
     }
     await addTierMetrics(tx, brandId, period, list)
-    await addRecruiters(tx, list, entry)
+    await addRecruiters(tx, brandId, list, entry)
     const added = closeRows(period, [...list.values()])
     if (added.length > 0)
       await tx.insert(commissions).values(
@@ -176,7 +208,7 @@ export async function closePeriod(ctx: AffiliateCtx, brandId: number, staffId: n
 
 /** The month's metric of each tiered plan: lots its customers closed, first deposits they made. */
 async function addTierMetrics(tx: Tx, brandId: number, period: string, list: Map<number, AffiliatePeriod>) {
-  const tiered = [...list.values()].filter((a) => a.plan?.terms.type === 'tiered_revshare')
+  const tiered = [...list.values()].filter((a) => a.revshare.some((g) => g.terms.type === 'tiered_revshare'))
   if (tiered.length === 0) return
   const from = periodStart(period)
   const to = periodEnd(period)
@@ -193,6 +225,8 @@ async function addTierMetrics(tx: Tx, brandId: number, period: string, list: Map
         eq(referredCustomers.brandId, brandId),
         inArray(referredCustomers.affiliateId, ids),
         eq(conversionFacts.kind, 'trade'),
+        // lots on real accounts (a demo trade's fact has no currency)
+        ne(conversionFacts.currency, ''),
         gte(conversionFacts.eventTime, from),
         lt(conversionFacts.eventTime, to),
       ),
@@ -221,23 +255,29 @@ async function addTierMetrics(tx: Tx, brandId: number, period: string, list: Map
   }
 }
 
-/** Each affiliate's recruiter joins the close (it may have no rows of its own). */
+/** Each affiliate's recruiter on the brand joins the close (it may have no rows of its own). */
 async function addRecruiters(
   tx: Tx,
+  brandId: number,
   list: Map<number, AffiliatePeriod>,
   entry: (id: number) => AffiliatePeriod,
 ) {
   const ids = [...list.keys()]
   for (let i = 0; i < ids.length; i += 500) {
     const rows = await tx
-      .select({ id: affiliates.id, parentId: affiliates.parentId })
-      .from(affiliates)
-      .where(inArray(affiliates.id, ids.slice(i, i + 500)))
+      .select({ id: affiliateAccess.affiliateId, recruiterId: affiliateAccess.recruiterId })
+      .from(affiliateAccess)
+      .where(
+        and(
+          eq(affiliateAccess.brandId, brandId),
+          inArray(affiliateAccess.affiliateId, ids.slice(i, i + 500)),
+        ),
+      )
     for (const r of rows) {
       const a = list.get(r.id)
-      if (!a || !r.parentId) continue
-      a.parentId = r.parentId
-      entry(r.parentId)
+      if (!a || !r.recruiterId) continue
+      a.parentId = r.recruiterId
+      entry(r.recruiterId)
     }
   }
 }
@@ -248,9 +288,16 @@ type StatementRow = typeof statements.$inferSelect
 export async function listStatements(
   ctx: AffiliateCtx,
   brandId: number,
-  q: { affiliate_id?: number; period?: string; status?: (typeof STATEMENT_STATES)[number]; limit?: number },
+  q: {
+    affiliate_id?: number
+    period?: string
+    status?: (typeof STATEMENT_STATES)[number]
+    before?: number
+    limit?: number
+  },
 ) {
   if (q.period !== undefined && !PERIOD.test(q.period)) throw invalid('period: a month, YYYY-MM')
+  const limit = q.limit ?? 500
   const rows = await ctx.db
     .select()
     .from(statements)
@@ -260,11 +307,12 @@ export async function listStatements(
         q.affiliate_id ? eq(statements.affiliateId, q.affiliate_id) : undefined,
         q.period ? eq(statements.period, q.period) : undefined,
         q.status ? eq(statements.status, q.status) : undefined,
+        q.before ? lt(statements.id, q.before) : undefined,
       ),
     )
-    .orderBy(desc(statements.period), statements.affiliateId)
-    .limit(q.limit ?? 500)
-  return { rows: rows.map(statementView) }
+    .orderBy(desc(statements.id))
+    .limit(limit)
+  return { rows: rows.map(statementView), next_before: rows.length === limit ? rows[rows.length - 1].id : 0 }
 }
 
 /** A statement with every row it totals (the brand's, or only the affiliate's own when given). */

@@ -1,12 +1,12 @@
 import { and, asc, desc, eq, inArray, sql } from 'drizzle-orm'
 import { invalid } from '../../../kernel/http/errors'
 import type { AffiliateCtx } from '../context'
-import { deriveCommissions, type FactRow } from '../domain/commissions'
+import { type CommissionKind, deriveCommissions, type FactRow } from '../domain/commissions'
 import { closeRows, periodOf } from '../domain/periods'
 import { type AppliedPlan, type PlanTerms, termsProblem } from '../domain/plans'
 import { refuse } from '../errors'
 import {
-  affiliates,
+  affiliateAccess,
   commissionPlans,
   conversionFacts,
   planAssignments,
@@ -165,6 +165,7 @@ export async function assignPlan(
 
 /** The plans that paid (and pay) an affiliate, or the brand's default, newest first. */
 export async function planHistory(ctx: AffiliateCtx, brandId: number, affiliateId: number) {
+  if (affiliateId) await affiliateOfBrand(ctx, brandId, affiliateId)
   const rows = await ctx.db
     .select()
     .from(planAssignments)
@@ -181,7 +182,10 @@ export async function planHistory(ctx: AffiliateCtx, brandId: number, affiliateI
   }
 }
 
-/** The affiliate that recruited this one (its plan's sub_affiliate_bp of this one's earnings), or none. */
+/**
+ * The affiliate that recruited this one on this brand (its plan's sub_affiliate_bp of this one's earnings
+ * here), or none. Each brand keeps its own: an affiliate shared by two brands is recruited per brand.
+ */
 export async function setRecruiter(
   ctx: AffiliateCtx,
   brandId: number,
@@ -191,11 +195,20 @@ export async function setRecruiter(
   await affiliateOfBrand(ctx, brandId, id)
   if (recruiterId === id) throw invalid('recruiter_id: an affiliate cannot recruit itself')
   if (recruiterId) await affiliateOfBrand(ctx, brandId, recruiterId)
-  await ctx.db.update(affiliates).set({ parentId: recruiterId }).where(eq(affiliates.id, id))
+  await ctx.db
+    .update(affiliateAccess)
+    .set({ recruiterId })
+    .where(and(eq(affiliateAccess.affiliateId, id), eq(affiliateAccess.brandId, brandId)))
   return { affiliate_id: id, recruiter_id: recruiterId }
 }
 
 const PREVIEW_MAX_DAYS = 366
+
+/** The UTC start of a calendar day, or NaN (2026-02-31 is not one: Date.parse would roll it over). */
+function dayStart(day: string) {
+  const ms = Date.parse(`${day}T00:00:00Z`)
+  return Number.isFinite(ms) && new Date(ms).toISOString().slice(0, 10) === day ? ms : Number.NaN
+}
 const DAY = 86_400_000
 
 /**
@@ -210,10 +223,10 @@ export async function previewPlan(
   input: { affiliate_id: number; terms: PlanTerms; from: string; to: string },
 ) {
   const terms = checked(input.terms)
-  const from = Date.parse(`${input.from}T00:00:00Z`)
-  const to = Date.parse(`${input.to}T00:00:00Z`) + DAY
-  if (!Number.isFinite(from)) throw invalid('from: a day, YYYY-MM-DD')
-  if (!Number.isFinite(to) || to <= from) throw invalid('to: a day, YYYY-MM-DD, not before from')
+  const from = dayStart(input.from)
+  const to = dayStart(input.to) + DAY
+  if (Number.isNaN(from)) throw invalid('from: a day of the calendar, YYYY-MM-DD')
+  if (Number.isNaN(to) || to <= from) throw invalid('to: a day of the calendar, YYYY-MM-DD, not before from')
   if ((to - from) / DAY > PREVIEW_MAX_DAYS) throw invalid(`to: at most ${PREVIEW_MAX_DAYS} days after from`)
   await affiliateOfBrand(ctx, brandId, input.affiliate_id)
   const plan: AppliedPlan = { planId: 0, version: 0, terms }
@@ -221,7 +234,8 @@ export async function previewPlan(
     .select({ id: referredCustomers.customerId })
     .from(referredCustomers)
     .where(and(eq(referredCustomers.brandId, brandId), eq(referredCustomers.affiliateId, input.affiliate_id)))
-  const byKind = new Map<string, { currency: string; kind: string; amount: number; rows: number }>()
+  type Line = { currency: string; kind: CommissionKind | 'tier_adjustment'; amount: number; rows: number }
+  const byKind = new Map<string, Line>()
   const months = new Map<string, Month>()
   const ids = customers.map((c) => c.id)
   for (let i = 0; i < ids.length; i += 500) {
@@ -239,7 +253,7 @@ export async function previewPlan(
       let first: FactRow | undefined
       for (const f of list) {
         if (f.kind === 'deposit' && (!first || f.eventTime < first.eventTime)) first = f
-        if (f.kind !== 'trade' || f.eventTime < from || f.eventTime >= to) continue
+        if (f.kind !== 'trade' || f.currency === '' || f.eventTime < from || f.eventTime >= to) continue
         monthOf(months, periodOf(f.eventTime)).volume += f.volume
       }
       if (first && first.eventTime >= from && first.eventTime < to)
@@ -265,8 +279,14 @@ export async function previewPlan(
         affiliateId: input.affiliate_id,
         parentId: null,
         plan,
-        revshareBasis: m.basis,
-        revsharePaid: m.paid,
+        revshare: [...m.basis.entries()].map(([currency, basis]) => ({
+          planId: 0,
+          version: 0,
+          terms,
+          currency,
+          basis,
+          paid: m.paid.get(currency) ?? 0,
+        })),
         volume: m.volume,
         customers: m.customers,
         totals: new Map(),
@@ -275,7 +295,7 @@ export async function previewPlan(
   )
   for (const t of tiers) {
     const k = `${t.currency}:tier_adjustment`
-    const have = byKind.get(k) ?? { currency: t.currency, kind: 'tier_adjustment', amount: 0, rows: 0 }
+    const have: Line = byKind.get(k) ?? { currency: t.currency, kind: 'tier_adjustment', amount: 0, rows: 0 }
     have.amount += t.amount
     have.rows++
     byKind.set(k, have)
