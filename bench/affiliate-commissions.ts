@@ -95,12 +95,12 @@ for (let a = 0; a < AFFILIATES; a++) {
   // ten recruiters: affiliate a < 10 recruited affiliates a + 10, a + 20
   const parent = a >= 10 && a < 30 ? firstAffiliate + (a % 10) : null
   setup.push({
-    sql: "insert into affiliates (id, brand_id, email, code, name, parent_id, created_at) values (?, 1, ?, ?, 'bench', ?, ?)",
-    args: [id, `bench-${a}@example.com`, `BENCHC${a}`, parent, now],
+    sql: "insert into affiliates (id, brand_id, email, code, name, created_at) values (?, 1, ?, ?, 'bench', ?)",
+    args: [id, `bench-${a}@example.com`, `BENCHC${a}`, now],
   })
   setup.push({
-    sql: "insert into affiliate_access (affiliate_id, brand_id, status, password_hash, created_at) values (?, 1, 'active', '', ?)",
-    args: [id, now],
+    sql: "insert into affiliate_access (affiliate_id, brand_id, status, password_hash, recruiter_id, created_at) values (?, 1, 'active', '', ?, ?)",
+    args: [id, parent, now],
   })
   setup.push({
     sql: 'insert into affiliate_plan_assignments (brand_id, affiliate_id, effective_from, plan_id, created_at) values (1, ?, 0, ?, 0)',
