@@ -346,7 +346,10 @@ beforeAll(async () => {
         new Request(`http://${HOSTS[brand].brand}/manager/affiliates/${partner.id}/tokens`, {
           method: 'POST',
           headers: { host: HOSTS[brand].brand, 'content-type': 'application/json', ...manager },
-          body: JSON.stringify({ scopes: ['customers:read', 'transactions:read', 'commissions:read'], expires_in_days: 1 }),
+          body: JSON.stringify({
+            scopes: ['customers:read', 'transactions:read', 'commissions:read'],
+            expires_in_days: 1,
+          }),
         }),
       )
       if (res.status !== 200) throw new Error(`integration token: ${res.status} ${await res.text()}`)
