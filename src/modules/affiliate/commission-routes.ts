@@ -33,7 +33,7 @@ const Bp = (description: string) => Int({ minimum: 0, maximum: 10_000, descripti
 const PerCurrency = (description: string) =>
   t.Record(t.String({ pattern: '^[A-Z]{3}$' }), Minor('minor units'), { description })
 
-export const PlanTerms = t.Object(
+const PlanTerms = t.Object(
   {
     type: OneOf(PLAN_TYPES, {
       description:

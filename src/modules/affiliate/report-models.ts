@@ -50,7 +50,7 @@ export const ReportModel = t.Object(
 )
 
 /** What format=csv answers (Content-Type text/csv, Content-Disposition attachment). */
-export const CsvText = (columns: string) =>
+const CsvText = (columns: string) =>
   t.String({ description: `format=csv: the table as text/csv (a header row; ${columns})` })
 export const REPORT_CSV = CsvText(
   'one column per currency amount such as `deposit_volume_USD`; a last row `total`',

@@ -81,7 +81,7 @@ export interface Earnings {
   current_period: { period: string; status: 'open' | 'closed'; totals: (Money & { rows: number })[] }
 }
 
-export interface ReportRow {
+interface ReportRow {
   key: string
   clicks: number
   unique_clicks: number

@@ -62,7 +62,7 @@ const cursorOf = (text: string | undefined) => {
   return c
 }
 
-export interface CommissionQuery {
+interface CommissionQuery {
   kind?: CommissionRowKind
   /** YYYY-MM: the period's rows (the range is not applied) */
   period?: string

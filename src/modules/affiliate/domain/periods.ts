@@ -9,7 +9,7 @@ export const periodStart = (p: string) => Date.UTC(Number(p.slice(0, 4)), Number
 
 export const periodEnd = (p: string) => Date.UTC(Number(p.slice(0, 4)), Number(p.slice(5, 7)), 1)
 
-export const nextPeriod = (p: string) => periodOf(periodEnd(p))
+const nextPeriod = (p: string) => periodOf(periodEnd(p))
 
 /**
  * The period a row for an event at `time` goes to: its own month, unless that month is closed, then the
@@ -20,7 +20,7 @@ export const openPeriodFor = (time: number, closedThrough: string | null) => {
   return closedThrough && own <= closedThrough ? nextPeriod(closedThrough) : own
 }
 
-export interface RevshareGroup {
+interface RevshareGroup {
   planId: number
   version: number
   /** the terms of that version */
@@ -46,7 +46,7 @@ export interface AffiliatePeriod {
   totals: Map<string, number>
 }
 
-export interface PeriodRow {
+interface PeriodRow {
   affiliateId: number
   sourceAffiliateId: number
   kind: 'tier_adjustment' | 'sub_affiliate'

@@ -4,14 +4,14 @@
  * exchange rate is ever guessed: a deposit in a currency the plan does not name earns no CPA.
  */
 export const PLAN_TYPES = ['cpa', 'qualified_cpa', 'revshare', 'tiered_revshare', 'hybrid'] as const
-export type PlanType = (typeof PLAN_TYPES)[number]
+type PlanType = (typeof PLAN_TYPES)[number]
 
 /** What RevShare is a share of. */
 export const REVSHARE_BASES = ['trading_revenue', 'net_deposits'] as const
-export type RevshareBasis = (typeof REVSHARE_BASES)[number]
+type RevshareBasis = (typeof REVSHARE_BASES)[number]
 
 export const TIER_METRICS = ['volume_lots', 'customers'] as const
-export type TierMetric = (typeof TIER_METRICS)[number]
+type TierMetric = (typeof TIER_METRICS)[number]
 
 export interface PlanTerms {
   type: PlanType

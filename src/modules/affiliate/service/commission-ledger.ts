@@ -19,7 +19,7 @@ import type { Referral } from './referral'
 type Handle = Pick<Tx, 'select'>
 
 /** The plans that pay an affiliate on a brand over time (its own assignments, else the brand's default). */
-export async function timelineOf(db: Handle, brandId: number, affiliateId: number): Promise<PlanTimeline> {
+async function timelineOf(db: Handle, brandId: number, affiliateId: number): Promise<PlanTimeline> {
   const assigned = await db
     .select({
       affiliateId: planAssignments.affiliateId,

@@ -34,7 +34,7 @@ export type CommissionRowKind = (typeof COMMISSION_KINDS)[number]
 const DAY = 86_400_000
 const dayKey = (day: number) => new Date(day * DAY).toISOString().slice(0, 10)
 
-export interface ReportQuery {
+interface ReportQuery {
   brandId: number
   affiliateId: number
   /** epoch ms, [from, to) */
@@ -43,12 +43,12 @@ export interface ReportQuery {
   dimension: ReportDimension
 }
 
-export interface Money {
+interface Money {
   currency: string
   amount: number
 }
 
-export interface ReportRow {
+interface ReportRow {
   key: string
   clicks: number
   unique_clicks: number
@@ -385,7 +385,7 @@ export function commissionView(r: CommissionRecord) {
     facts: JSON.parse(r.factIds) as number[],
   }
 }
-export type CommissionView = ReturnType<typeof commissionView>
+type CommissionView = ReturnType<typeof commissionView>
 
 /** One page of commission rows, newest first by (event time, id) below the cursor. */
 export async function commissionPage(

@@ -3,7 +3,7 @@ import { api, type Commission, money, type Page } from '../api'
 import { html } from '../html'
 import { RangePicker } from './range'
 
-export const COMMISSION_KINDS = [
+const COMMISSION_KINDS = [
   ['', 'All kinds'],
   ['cpa', 'CPA'],
   ['cpa_reversal', 'CPA reversals'],

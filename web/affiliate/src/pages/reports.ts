@@ -3,7 +3,7 @@ import { api, type Money, money, type Report } from '../api'
 import { html } from '../html'
 import { RangePicker } from './range'
 
-export const DIMENSIONS = [
+const DIMENSIONS = [
   ['day', 'Day'],
   ['link', 'Link'],
   ['sub1', 'Sub-id 1'],
