@@ -17,6 +17,21 @@ export function decodeCursor(text: string): CursorPosition | null {
   return { time: Number(m[1]), id: Number(m[2]) }
 }
 
+/**
+ * A page of rows read with one more than `size` (newest first by event time and id): whether there is
+ * more, and the cursor after the page's last row.
+ */
+export function pageOf<T extends { eventTime: number; id: number }>(rows: T[], size: number) {
+  const list = rows.slice(0, size)
+  const last = list[list.length - 1]
+  const has_more = rows.length > size
+  return {
+    list,
+    has_more,
+    next_cursor: has_more ? encodeCursor({ time: last.eventTime, id: last.id }) : null,
+  }
+}
+
 /** Page size of the integration API: default 100, at most 1,500 (spec part 8); more is refused. */
 export const PAGE_DEFAULT = 100
 export const PAGE_MAX = 1_500

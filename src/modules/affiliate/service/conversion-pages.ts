@@ -1,7 +1,7 @@
 import { and, desc, eq, gte, inArray, lt } from 'drizzle-orm'
 import { olderThan } from '../../../kernel/db/keyset'
 import type { AffiliateCtx } from '../context'
-import { type CursorPosition, encodeCursor } from '../domain/cursor'
+import { type CursorPosition, pageOf } from '../domain/cursor'
 import { conversions } from '../schema'
 
 interface ConversionFilter {
@@ -44,12 +44,5 @@ export async function conversionPage(
     .where(and(conversionsOf(f), olderThan(conversions.eventTime, conversions.id, cursor)))
     .orderBy(desc(conversions.eventTime), desc(conversions.id))
     .limit(size + 1)
-  const has_more = rows.length > size
-  const list = rows.slice(0, size)
-  const last = list[list.length - 1]
-  return {
-    list,
-    has_more,
-    next_cursor: has_more ? encodeCursor({ time: last.eventTime, id: last.id }) : null,
-  }
+  return pageOf(rows, size)
 }

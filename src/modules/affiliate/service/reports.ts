@@ -2,7 +2,7 @@ import { and, desc, eq, gte, inArray, lt, type SQL, sql } from 'drizzle-orm'
 import { olderThan } from '../../../kernel/db/keyset'
 import { fromMinor } from '../../accounts'
 import type { AffiliateCtx } from '../context'
-import { type CursorPosition, encodeCursor } from '../domain/cursor'
+import { type CursorPosition, pageOf } from '../domain/cursor'
 import type { AffiliateClicks, ReportDimension } from '../ports'
 import {
   commissionPeriods,
@@ -387,6 +387,20 @@ export function commissionView(r: CommissionRecord) {
 }
 type CommissionView = ReturnType<typeof commissionView>
 
+/** Commission rows newest first by (event time, id) below the cursor: an index range wherever it points. */
+const commissionsBelow = (
+  ctx: AffiliateCtx,
+  f: CommissionFilter,
+  cursor: CursorPosition | null,
+  limit: number,
+) =>
+  ctx.db
+    .select()
+    .from(commissions)
+    .where(and(commissionsOf(f), olderThan(commissions.eventTime, commissions.id, cursor)))
+    .orderBy(desc(commissions.eventTime), desc(commissions.id))
+    .limit(limit)
+
 /** One page of commission rows, newest first by (event time, id) below the cursor. */
 export async function commissionPage(
   ctx: AffiliateCtx,
@@ -394,20 +408,8 @@ export async function commissionPage(
   cursor: CursorPosition | null,
   size: number,
 ) {
-  const rows = await ctx.db
-    .select()
-    .from(commissions)
-    .where(and(commissionsOf(f), olderThan(commissions.eventTime, commissions.id, cursor)))
-    .orderBy(desc(commissions.eventTime), desc(commissions.id))
-    .limit(size + 1)
-  const has_more = rows.length > size
-  const list = rows.slice(0, size)
-  const last = list[list.length - 1]
-  return {
-    rows: list.map(commissionView),
-    has_more,
-    next_cursor: has_more ? encodeCursor({ time: last.eventTime, id: last.id }) : null,
-  }
+  const { list, has_more, next_cursor } = pageOf(await commissionsBelow(ctx, f, cursor, size + 1), size)
+  return { rows: list.map(commissionView), has_more, next_cursor }
 }
 
 /** Every commission row of a filter (a CSV export), read in keyset pages. */
@@ -415,12 +417,7 @@ export async function allCommissions(ctx: AffiliateCtx, f: CommissionFilter) {
   const out: CommissionView[] = []
   let cursor: CursorPosition | null = null
   for (;;) {
-    const rows: CommissionRecord[] = await ctx.db
-      .select()
-      .from(commissions)
-      .where(and(commissionsOf(f), olderThan(commissions.eventTime, commissions.id, cursor)))
-      .orderBy(desc(commissions.eventTime), desc(commissions.id))
-      .limit(5_000)
+    const rows: CommissionRecord[] = await commissionsBelow(ctx, f, cursor, 5_000)
     out.push(...rows.map(commissionView))
     if (rows.length < 5_000) return out
     const last = rows[rows.length - 1]
