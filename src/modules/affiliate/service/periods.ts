@@ -1,4 +1,5 @@
 import { and, desc, eq, gt, gte, inArray, lt, lte, ne, sql } from 'drizzle-orm'
+import { brands } from '../../../kernel/brand/schema'
 import type { Tx } from '../../../kernel/db/client'
 import { invalid } from '../../../kernel/http/errors'
 import type { AffiliateCtx } from '../context'
@@ -398,14 +399,23 @@ export async function closeDuePeriods(ctx: AffiliateCtx, graceDays: number) {
   const now = ctx.clock.now()
   const last = periodOf(periodStart(periodOf(now)) - 1)
   if (periodEnd(last) + graceDays * 86_400_000 > now) return 0
-  const brands = await ctx.db
-    .selectDistinct({ brandId: commissions.brandId })
-    .from(commissions)
-    .where(lte(commissions.period, last))
   let closedNow = 0
-  for (const { brandId } of brands) {
+  for (const { id: brandId } of await ctx.db.select({ id: brands.id }).from(brands)) {
     const closed = await closedThrough(ctx.db, brandId)
     if (closed && closed >= last) continue
+    // rows still open up to that month: an index range of the brand, not a scan of every row
+    const [open] = await ctx.db
+      .select({ id: commissions.id })
+      .from(commissions)
+      .where(
+        and(
+          eq(commissions.brandId, brandId),
+          lte(commissions.period, last),
+          closed ? gt(commissions.period, closed) : undefined,
+        ),
+      )
+      .limit(1)
+    if (!open) continue
     try {
       await closePeriod(ctx, brandId, 0, last)
       closedNow++
