@@ -1,6 +1,6 @@
-import { useEffect, useState } from 'preact/hooks'
-import { api, type Commission, money, type Page } from '../api'
+import { type Commission, money } from '../api'
 import { html } from '../html'
+import { usePages } from './paged'
 import { RangePicker } from './range'
 
 const COMMISSION_KINDS = [
@@ -43,29 +43,10 @@ export function CommissionsPage({
   range: string
   onFilter: (q: string) => void
 }) {
-  const [rows, setRows] = useState<Commission[]>([])
-  const [next, setNext] = useState<string | null>(null)
-  const [loading, setLoading] = useState(true)
-  const [error, setError] = useState('')
   const filter = `${period ? `period=${period}` : range}${kind ? `&kind=${kind}` : ''}`
-  const load = async (cursor?: string) => {
-    setLoading(true)
-    try {
-      const page = await api<Page<Commission>>(
-        `/api/affiliate/commissions?${filter}${cursor ? `&cursor=${cursor}` : ''}`,
-      )
-      setRows((r) => (cursor ? [...r, ...page.rows] : page.rows))
-      setNext(page.next_cursor)
-    } catch (e) {
-      setError((e as Error).message)
-    } finally {
-      setLoading(false)
-    }
-  }
-  useEffect(() => {
-    setRows([])
-    void load()
-  }, [filter])
+  const { rows, next, loading, error, more } = usePages<Commission>(
+    (cursor) => `/api/affiliate/commissions?${filter}${cursor ? `&cursor=${cursor}` : ''}`,
+  )
   const query = (k: string, r: string) => `${k ? `kind=${k}&` : ''}${period ? `period=${period}` : r}`
   return html`<section>
     <header class="bar">
@@ -79,7 +60,7 @@ export function CommissionsPage({
     ${error && html`<p class="error" role="alert">${error}</p>`}
     <${CommissionRows} rows=${rows} />
     <p class="count" data-testid="row-count">${rows.length} row${rows.length === 1 ? '' : 's'}${next ? ' so far' : ''}</p>
-    ${next && html`<button type="button" onClick=${() => load(next)} disabled=${loading}>Load more</button>`}
+    ${next && html`<button type="button" onClick=${more} disabled=${loading}>Load more</button>`}
     ${loading && html`<p aria-busy="true">Loading…</p>`}
   </section>`
 }

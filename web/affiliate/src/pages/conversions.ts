@@ -1,6 +1,5 @@
-import { useEffect, useState } from 'preact/hooks'
-import { api, type Page } from '../api'
 import { html } from '../html'
+import { usePages } from './paged'
 import { RangePicker } from './range'
 
 const KINDS = [
@@ -34,30 +33,11 @@ export function ConversionsPage({
   range: string
   onFilter: (k: string, r: string) => void
 }) {
-  const [rows, setRows] = useState<Row[]>([])
-  const [next, setNext] = useState<string | null>(null)
-  const [loading, setLoading] = useState(true)
-  const [error, setError] = useState('')
-  const url = (cursor?: string) =>
+  const { rows, next, loading, error, more } = usePages<Row>((cursor) =>
     kind === 'clicks'
       ? `/api/affiliate/clicks?${range}${cursor ? `&cursor=${cursor}` : ''}`
-      : `/api/affiliate/conversions?${range}${kind ? `&kind=${kind}` : ''}${cursor ? `&cursor=${cursor}` : ''}`
-  const load = async (cursor?: string) => {
-    setLoading(true)
-    try {
-      const page = await api<Page<Row>>(url(cursor))
-      setRows((r) => (cursor ? [...r, ...page.rows] : page.rows))
-      setNext(page.next_cursor)
-    } catch (e) {
-      setError((e as Error).message)
-    } finally {
-      setLoading(false)
-    }
-  }
-  useEffect(() => {
-    setRows([])
-    void load()
-  }, [kind, range])
+      : `/api/affiliate/conversions?${range}${kind ? `&kind=${kind}` : ''}${cursor ? `&cursor=${cursor}` : ''}`,
+  )
   return html`<section>
     <header class="bar">
       <h1>Conversions</h1>
@@ -85,7 +65,7 @@ export function ConversionsPage({
       }
     </table>
     <p class="count" data-testid="row-count">${rows.length} row${rows.length === 1 ? '' : 's'}${next ? ' so far' : ''}</p>
-    ${next && html`<button type="button" onClick=${() => load(next)} disabled=${loading}>Load more</button>`}
+    ${next && html`<button type="button" onClick=${more} disabled=${loading}>Load more</button>`}
     ${loading && html`<p aria-busy="true">Loading…</p>`}
   </section>`
 }
