@@ -192,6 +192,20 @@ describe('retry and dead letters', () => {
     expect(await effects('probe.flaky', id)).toBe(1)
   })
 
+  test('an event whose payload is not JSON is parked, and listed with its text', async () => {
+    await t.ctx.db.execute({
+      sql: `insert into outbox (brand_id, topic, payload, created_at, next_at) values (1, 'probe.happened', 'not json', ?, 0)`,
+      args: [clock.now()],
+    })
+    const id = await lastEventId()
+    await t.settle()
+    const list = await t.request('GET', '/manager/events/dead-letters?limit=500', { token: manager })
+    expect(list.status).toBe(200)
+    const parked = list.json.rows.filter((r: { event_id: number }) => r.event_id === id)
+    expect(parked.length).toBeGreaterThan(0)
+    for (const dl of parked) expect(dl).toMatchObject({ topic: 'probe.happened', payload: 'not json' })
+  })
+
   test('dead letters are the brand’s: another brand’s are neither listed nor retried', async () => {
     failing.add('probe.steady')
     try {

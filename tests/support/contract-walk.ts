@@ -302,6 +302,7 @@ export function contractWalk(rt: WalkTarget) {
         }
         await Bun.sleep(50)
       }
+      throw new Error('no dead letter after 10 s: the relay did not park the unreadable event')
     },
     'POST /upload': async (r) => {
       r.headers.authorization = tokens.SESSION_CUSTOMER!

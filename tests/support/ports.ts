@@ -1,14 +1,51 @@
+import { mkdirSync, statSync, writeFileSync } from 'node:fs'
 import { createServer } from 'node:net'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
 
-/** A free TCP port on 127.0.0.1 (the OS picks it). */
-export function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
+/**
+ * Ports handed to a process that binds them itself (sqld, redis-server, wrangler, Prism) come from below
+ * the kernel's ephemeral range (32768–60999): there no `port: 0` listener and no outgoing connection can
+ * take one between the choice and the bind. Each port is claimed by a file made exclusively, so two
+ * suites running at once never choose the same one; a claim older than CLAIM_MS is free again (if bindable).
+ */
+const LOW = 20_000
+const HIGH = 32_000
+const CLAIMS = join(tmpdir(), 'tcs-port-claims')
+const CLAIM_MS = 30 * 60_000
+
+/** A free TCP port on 127.0.0.1, claimed for this run (see above). */
+export async function freePort(): Promise<number> {
+  mkdirSync(CLAIMS, { recursive: true })
+  for (let i = 0; i < 500; i++) {
+    const port = LOW + Math.floor(Math.random() * (HIGH - LOW))
+    if (!claim(port)) continue
+    if (await bindable(port)) return port
+  }
+  throw new Error(`no free port between ${LOW} and ${HIGH}`)
+}
+
+function claim(port: number): boolean {
+  const file = join(CLAIMS, String(port))
+  try {
+    writeFileSync(file, String(process.pid), { flag: 'wx' })
+    return true
+  } catch {
+    try {
+      if (Date.now() - statSync(file).mtimeMs < CLAIM_MS) return false
+      writeFileSync(file, String(process.pid))
+      return true
+    } catch {
+      return false
+    }
+  }
+}
+
+function bindable(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
     const srv = createServer()
-    srv.once('error', reject)
-    srv.listen(0, '127.0.0.1', () => {
-      const port = (srv.address() as { port: number }).port
-      srv.close(() => resolve(port))
-    })
+    srv.once('error', () => resolve(false))
+    srv.listen(port, '127.0.0.1', () => srv.close(() => resolve(true)))
   })
 }
 

@@ -1,4 +1,4 @@
-import { writeFileSync } from 'node:fs'
+import { openSync, readFileSync, writeFileSync } from 'node:fs'
 import { join, resolve } from 'node:path'
 import { freePort } from './ports'
 
@@ -6,6 +6,8 @@ const ROOT = resolve(import.meta.dir, '../..')
 
 export interface Prism {
   url: string
+  /** The tail of what Prism printed (its log of each request, and why it stopped if it did). */
+  output: () => string
   stop: () => Promise<void>
 }
 
@@ -16,7 +18,20 @@ export interface Prism {
 export async function startPrism(doc: unknown, upstream: string, dir: string): Promise<Prism> {
   const file = join(dir, `openapi-${crypto.randomUUID()}.json`)
   writeFileSync(file, JSON.stringify(doc))
+  // a free port can be taken by another suite's server before Prism binds it: Prism then exits, and
+  // whatever holds the port would answer in its place. Prism is up when it says it listens on its port.
+  for (let attempt = 1; ; attempt++) {
+    const prism = await tryStart(file, upstream, dir)
+    if (prism) return prism
+    if (attempt === 3) throw new Error('Prism did not start on three free ports')
+  }
+}
+
+async function tryStart(file: string, upstream: string, dir: string): Promise<Prism | undefined> {
   const port = await freePort()
+  // to a file, never an unread pipe: Prism logs every request
+  const log = join(dir, `prism-${port}.log`)
+  const out = openSync(log, 'w')
   const proc = Bun.spawn(
     [
       Bun.which('node') ?? process.execPath,
@@ -30,23 +45,26 @@ export async function startPrism(doc: unknown, upstream: string, dir: string): P
       String(port),
       '--errors',
     ],
-    { stdout: 'pipe', stderr: 'pipe' },
+    { stdout: out, stderr: out },
   )
   const url = `http://127.0.0.1:${port}`
-  for (let i = 0; ; i++) {
-    try {
-      await fetch(`${url}/health`)
-      break
-    } catch (e) {
-      if (i > 300 || proc.exitCode !== null) {
-        proc.kill()
-        throw e
-      }
-      await Bun.sleep(100)
+  const output = () =>
+    `${readFileSync(log, 'utf8').slice(-4000)}${proc.exitCode === null ? '' : `\n[prism exited ${proc.exitCode}]`}`
+  const until = Date.now() + 30_000
+  while (!readFileSync(log, 'utf8').includes(`Prism is listening on ${url}`)) {
+    if (proc.exitCode !== null) {
+      console.log(`[prism] did not start on port ${port}:\n${output()}`)
+      return undefined
     }
+    if (Date.now() > until) {
+      proc.kill()
+      throw new Error(`Prism did not start:\n${output()}`)
+    }
+    await Bun.sleep(100)
   }
   return {
     url,
+    output,
     stop: async () => {
       proc.kill()
       await proc.exited

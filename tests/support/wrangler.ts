@@ -68,7 +68,7 @@ export async function startWranglerDev(
       'wrangler dev',
     )
   } catch (e) {
-    await stopTree(proc.pid)
+    await stopTree(proc)
     throw new Error(`${(e as Error).message}\n${output.text}`)
   }
   return {
@@ -76,23 +76,29 @@ export async function startWranglerDev(
     pid: proc.pid,
     output: () => output.text,
     async stop() {
-      await stopTree(proc.pid)
+      await stopTree(proc)
       rmSync(state, { recursive: true, force: true })
     },
   }
 }
 
-/** wrangler runs workerd as its child: both go, found by parent pid (never by name). */
-async function stopTree(pid: number) {
-  const children = Bun.spawnSync(['pgrep', '-P', String(pid)])
-    .stdout.toString()
-    .split('\n')
-    .filter(Boolean)
-  const grandchildren = children.flatMap((c) =>
-    Bun.spawnSync(['pgrep', '-P', c]).stdout.toString().split('\n').filter(Boolean),
-  )
-  for (const p of [pid, ...children, ...grandchildren].map(Number))
+/**
+ * wrangler runs workerd as its child: both go, found by parent pid (never by name), and only while
+ * wrangler still runs: once it has exited, its pid may belong to another process.
+ */
+async function stopTree(proc: Bun.Subprocess) {
+  if (proc.exitCode !== null || proc.signalCode !== null) return
+  const below = (pid: number | string) =>
+    Bun.spawnSync(['pgrep', '-P', String(pid)])
+      .stdout.toString()
+      .split('\n')
+      .filter(Boolean)
+  const children = below(proc.pid)
+  const grandchildren = children.flatMap(below)
+  proc.kill('SIGKILL')
+  for (const p of [...children, ...grandchildren].map(Number))
     try {
       process.kill(p, 'SIGKILL')
     } catch {}
+  await proc.exited
 }

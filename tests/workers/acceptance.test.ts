@@ -61,9 +61,12 @@ test('every operation of the document through the Worker, with its examples, thr
   expect(all.filter((o) => !RUNTIMES.every((r) => o.op['x-runtime']?.includes(r))).map((o) => o.id)).toEqual(
     [],
   )
-  const { sent, failures } = await walk.run()
+  const { sent, failures } = await walk.run().catch((e) => {
+    console.log(`[prism]\n${prism.output()}\n[engine]\n${shape.engine.output().slice(-4000)}`)
+    throw e
+  })
   console.log(`[acceptance] ${sent} operations sent to the Worker through Prism, ${failures.length} failed`)
-  if (failures.length) console.log(shape.worker.output().slice(-3000))
+  if (failures.length) console.log(shape.worker.output().slice(-3000), prism.output())
   expect(failures).toEqual([])
   expect(sent).toBe(all.length)
   // and the Worker answered each of them itself: its request log has a line for every operation

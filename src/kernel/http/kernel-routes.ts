@@ -22,12 +22,23 @@ const DeadLetter = t.Object({
   event_id: Int(),
   consumer: t.String(),
   topic: t.String(),
-  payload: t.Unknown({ description: 'the event payload' }),
+  payload: t.Unknown({
+    description: 'the event payload; its text as a string when it is not JSON (often why it was parked)',
+  }),
   error: t.String({ description: 'the last error of the consumer' }),
   attempts: Int(),
   failed_time: Int({ description: 'epoch seconds' }),
   retried_time: Int({ description: 'epoch seconds; 0 while parked' }),
 })
+
+/** A parked payload as JSON, or as the text it is when it does not parse: the list shows every dead letter. */
+function payloadOf(text: string): unknown {
+  try {
+    return JSON.parse(text)
+  } catch {
+    return text
+  }
+}
 
 /** Routes of the kernel itself: the cron route for external schedulers, and the dead letters for staff. */
 export const kernelRoutes = (k: Kernel, runner: JobRunner) =>
@@ -91,7 +102,7 @@ export const kernelRoutes = (k: Kernel, runner: JobRunner) =>
             event_id: r.eventId,
             consumer: r.consumer,
             topic: r.topic,
-            payload: JSON.parse(r.payload),
+            payload: payloadOf(r.payload),
             error: r.error,
             attempts: r.attempts,
             failed_time: Math.floor(r.failedAt / 1000),
