@@ -1,5 +1,5 @@
 import type { InArgs } from '@libsql/client'
-import type { Queryable } from './client'
+import type { Queryable, Tx } from './client'
 
 type Value = string | number | bigint | null
 
@@ -51,4 +51,30 @@ export async function insertRows(
     at += n
   }
   return ids
+}
+
+/**
+ * The same rows, for a transaction that reads nothing back: each statement rides with the transaction's
+ * next round trip where the driver can (a remote database: no round trip of its own), else runs now. A
+ * failure fails the transaction at its next statement or its commit.
+ */
+export async function deferRows(
+  tx: Tx,
+  table: string,
+  columns: readonly string[],
+  rows: readonly (readonly Value[])[],
+): Promise<void> {
+  let at = 0
+  while (at < rows.length) {
+    const n = CHUNKS.find((c) => c <= rows.length - at)!
+    const args: (string | number | null)[] = []
+    for (let i = at; i < at + n; i++) {
+      const r = rows[i]
+      if (r.length !== columns.length)
+        throw new Error(`row ${i} has ${r.length} values for ${columns.length} columns`)
+      for (const v of r) args.push(typeof v === 'bigint' ? Number(v) : v)
+    }
+    await tx.deferred(statementText(table, columns, n), args)
+    at += n
+  }
 }

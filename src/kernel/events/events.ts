@@ -1,6 +1,6 @@
 import { getTableName } from 'drizzle-orm'
-import { insertRows } from '../db/bulk-insert'
-import type { Queryable } from '../db/client'
+import { deferRows, insertRows } from '../db/bulk-insert'
+import { type Queryable, Tx } from '../db/client'
 import { outbox } from './schema'
 import type { Consumer, PendingEvent } from './topic'
 
@@ -46,12 +46,16 @@ export class Events {
   async write(tx: Queryable, events: readonly PendingEvent[], now: number): Promise<boolean> {
     if (events.length === 0) return false
     const awaited = await this.awaited(tx, events)
-    await insertRows(
-      tx,
-      getTableName(outbox),
-      COLUMNS,
-      events.map((e, i) => [e.brandId, e.topic, JSON.stringify(e.payload), now, awaited[i] ? null : now]),
-    )
+    const rows = events.map((e, i) => [
+      e.brandId,
+      e.topic,
+      JSON.stringify(e.payload),
+      now,
+      awaited[i] ? null : now,
+    ])
+    // nothing reads the rows back: in a transaction they ride with its next round trip (on sqld, the commit)
+    if (tx instanceof Tx) await deferRows(tx, getTableName(outbox), COLUMNS, rows)
+    else await insertRows(tx, getTableName(outbox), COLUMNS, rows)
     return awaited.some(Boolean)
   }
 

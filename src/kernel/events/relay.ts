@@ -209,9 +209,12 @@ export class Relay {
     // what each event owes each consumer, asked before any transaction (wants reads, side by side)
     const plan = await this.plan(claimed, had, fail)
     // the consumers' writes, many to a transaction, each under its own savepoint; then their after-steps
-    const delivered = await this.deliverAll(
+    const ids = claimed.map((c) => c.id)
+    const { committed: delivered, marked } = await this.deliverAll(
       plan.filter((d) => d.consumer.handle),
       fail,
+      // the last delivery transaction of a pass where nothing failed marks the events dispatched too
+      { ids, clean: () => failures.size === 0 },
     )
     let slice = performance.now()
     for (const d of plan) {
@@ -239,7 +242,7 @@ export class Relay {
         done.push(row.id)
       } else await this.retryLater(row)
     }
-    if (done.length > 0)
+    if (done.length > 0 && !marked)
       await this.db.execute({
         sql: `update outbox set dispatched_at = ?, lease_owner = null, lease_until = null
               where id in (${done.map(() => '?').join(',')})`,
@@ -336,17 +339,21 @@ export class Relay {
   private async deliverAll(
     todo: Delivery[],
     fail: (f: Failure & { row: Claimed }) => void,
-  ): Promise<Set<Delivery>> {
+    finish: { ids: number[]; clean: () => boolean },
+  ): Promise<{ committed: Set<Delivery>; marked: boolean }> {
     const committed = new Set<Delivery>()
+    let marked = false
     let at = 0
     while (at < todo.length) {
       const chunk = nextChunk(todo, at)
       const ran: Delivery[] = []
       const failed: { d: Delivery; e: unknown }[] = []
+      let marking = false
       try {
         await this.db.transaction(async (tx) => {
           ran.length = 0
           failed.length = 0
+          marking = false
           const now = this.clock.now()
           const mine = new Set(
             (
@@ -407,6 +414,16 @@ export class Relay {
               }
             }
           }
+          // every delivery of the pass done, none failed: the events are dispatched in this commit (on
+          // sqld a write transaction fewer per pass; the statement rides with the commit)
+          if (failed.length === 0 && at + ran.length === todo.length && finish.clean()) {
+            await tx.deferred(
+              `update outbox set dispatched_at = ?, lease_owner = null, lease_until = null
+               where id in (${finish.ids.map(() => '?').join(',')})`,
+              [this.clock.now(), ...finish.ids],
+            )
+            marking = true
+          }
         })
       } catch (e) {
         // the transaction itself failed: none of its deliveries happened; the chunk is tried again later
@@ -417,6 +434,7 @@ export class Relay {
         at += chunk.length
         continue
       }
+      if (marking) marked = true
       for (const d of ran) committed.add(d)
       this.stats.delivered += ran.length
       for (const { d, e } of failed) {
@@ -425,7 +443,7 @@ export class Relay {
       }
       at += ran.length + failed.length
     }
-    return committed
+    return { committed, marked }
   }
 
   private failed(consumer: Consumer<unknown>, row: Claimed, e: unknown) {
