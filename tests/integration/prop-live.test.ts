@@ -52,6 +52,36 @@ const open = (login: number, token: string, volume = 100) =>
 const detail = async (id: number) =>
   (await t.request('GET', `/prop/challenges/${id}`, { token: customer })).json
 
+describe("the day's first evaluator pass", () => {
+  test('writes the day row with the activity it finds (positions opened, a trading day); a second pass changes nothing', async () => {
+    const programs = (await t.request('GET', '/prop/programs', { token: customer })).json.rows
+    const c = await buy(programs.find((p: { name: string }) => p.name === 'Two-Step 10k').id)
+    expect((await open(c.login, c.token, 10)).status).toBe(200)
+    expect((await open(c.login, c.token, 10)).status).toBe(200)
+    // no row for the day yet: the pass is the day's first (the engine may have taken it on a tick)
+    const phase = (await detail(c.challenge)).current_phase.id as number
+    await t.ctx.db.execute({ sql: 'delete from prop_days where phase_id = ?', args: [phase] })
+    await t.runJob('prop.evaluate')
+    const rows = async () =>
+      (await t.request('GET', `/prop/challenges/${c.challenge}/metrics`, { token: customer })).json.rows
+    const first = await rows()
+    expect(first).toHaveLength(1)
+    expect(first[0]).toMatchObject({ positions_opened: 2, trading_day: true })
+    expect(first[0].min_equity).toBe(first[0].start_equity)
+    const stored = async () =>
+      (
+        await t.ctx.db.execute({
+          sql: 'select * from prop_days where phase_id = ? order by day',
+          args: [phase],
+        })
+      ).rows.map((r) => ({ ...r }))
+    const before = await stored()
+    await t.runJob('prop.evaluate')
+    expect(await stored()).toEqual(before)
+    expect(await rows()).toEqual(first)
+  })
+})
+
 describe('a breach on a tick', () => {
   test('daily loss: warned at 80%, then failed at the breaching quote within that tick', async () => {
     const programs = (await t.request('GET', '/prop/programs', { token: customer })).json.rows

@@ -23,28 +23,52 @@ const SNAPSHOT_TTL_MS = 3 * 86_400_000
 export async function daySnapshot(ctx: PropCtx, phaseId: number, day: string, now: Figures) {
   const cached = await ctx.store.get(snapshotKey(phaseId, day)).catch(() => null)
   if (cached) return JSON.parse(cached) as Figures
-  return (await daySnapshots(ctx, [{ phaseId, day, now }])).get(phaseId)!
+  return (await daySnapshots(ctx, [{ phaseId, day, now }])).figures.get(phaseId)!
 }
 
 /**
  * `daySnapshot` for many phases at once (the evaluator's pass): one statement inserts every phase's row
- * its day does not have yet; only the phases whose row existed are read back (the durable rows decide).
- * The cache then holds what the rows say.
+ * its day does not have yet, with the day's activity the caller knows (positions opened, a trading day);
+ * only the phases whose row existed are read back (the durable rows decide). The cache then holds what
+ * the rows say. `written`: the rows this call inserted, as they are now.
  */
-export async function daySnapshots(ctx: PropCtx, wanted: { phaseId: number; day: string; now: Figures }[]) {
+export async function daySnapshots(
+  ctx: PropCtx,
+  wanted: { phaseId: number; day: string; now: Figures; positionsOpened?: number; tradingDay?: number }[],
+) {
   const out = new Map<number, Figures>()
-  if (wanted.length === 0) return out
-  const rows = JSON.stringify(wanted.map((w) => [w.phaseId, w.day, w.now.balance, w.now.equity]))
+  const written = new Map<number, { minEquity: number; positionsOpened: number; tradingDay: number }>()
+  if (wanted.length === 0) return { figures: out, written }
+  const rows = JSON.stringify(
+    wanted.map((w) => [
+      w.phaseId,
+      w.day,
+      w.now.balance,
+      w.now.equity,
+      w.positionsOpened ?? 0,
+      w.tradingDay ?? 0,
+    ]),
+  )
   const created = await ctx.db.execute({
     // `where true`: SQLite's parser needs it between a SELECT and ON CONFLICT
-    sql: `insert into prop_days (phase_id, day, start_balance, start_equity, min_equity, created_at)
-      select value ->> 0, value ->> 1, value ->> 2, value ->> 3, value ->> 3, ? from json_each(?) where true
+    sql: `insert into prop_days (phase_id, day, start_balance, start_equity, min_equity, positions_opened,
+        trading_day, created_at)
+      select value ->> 0, value ->> 1, value ->> 2, value ->> 3, value ->> 3, value ->> 4, value ->> 5, ?
+      from json_each(?) where true
       on conflict do nothing returning phase_id`,
     args: [ctx.clock.now(), rows],
   })
   const mine = new Set(created.rows.map((r) => Number(r.phase_id)))
   const theirs = wanted.filter((w) => !mine.has(w.phaseId))
-  for (const w of wanted) if (mine.has(w.phaseId)) out.set(w.phaseId, w.now)
+  for (const w of wanted)
+    if (mine.has(w.phaseId)) {
+      out.set(w.phaseId, w.now)
+      written.set(w.phaseId, {
+        minEquity: w.now.equity,
+        positionsOpened: w.positionsOpened ?? 0,
+        tradingDay: w.tradingDay ?? 0,
+      })
+    }
   if (theirs.length > 0) {
     const days = new Map(theirs.map((w) => [w.phaseId, w.day]))
     const stored = await ctx.db
@@ -72,7 +96,7 @@ export async function daySnapshots(ctx: PropCtx, wanted: { phaseId: number; day:
         : null
     }),
   )
-  return out
+  return { figures: out, written }
 }
 
 /** Balance and equity of an account now (minor units), floating profit included; null without a price. */
