@@ -288,4 +288,19 @@ describe('risk book', () => {
       { numRuns: 500, seed: 7 },
     )
   })
+
+  test('the login a tick leaves furthest behind comes first; bands that hold on no tick before any', () => {
+    const book = new RiskBook()
+    book.set(1, [{ symbol: 'A', lo: 1.06, hi: 1.2 }])
+    book.set(2, [{ symbol: 'A', lo: 1.09, hi: 1.11 }])
+    book.set(3, [{ symbol: 'A', lo: 1.07, hi: 1.3 }])
+    book.set(4, [{ symbol: 'A', lo: Number.POSITIVE_INFINITY, hi: Number.NEGATIVE_INFINITY }])
+    book.set(5, [{ symbol: 'A', lo: 1.0, hi: 1.4 }])
+    const down: number[] = []
+    book.leaving('A', 1.05, 1.0502, (l) => down.push(l))
+    expect(down).toEqual([4, 2, 3, 1, 4])
+    const up: number[] = []
+    book.leaving('A', 1.25, 1.2502, (l) => up.push(l))
+    expect(up).toEqual([4, 4, 2, 1])
+  })
 })
