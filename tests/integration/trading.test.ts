@@ -369,3 +369,36 @@ test('balance equals the ledger sum for every account after all of the above', a
     .where(and(eq(balanceOperations.op, 'OP_TRADE')))
   expect(rows.length).toBeGreaterThan(3)
 })
+
+test('an account moved to another group: its SL is priced in the new group (its spread) from then on', async () => {
+  const manager = await t.staffToken()
+  const groupId = async (name: string) =>
+    (await t.ctx.db.execute({ sql: 'select id from groups where name = ?', args: [name] })).rows[0]!
+      .id as number
+  const target = await groupId('prop\\eval\\USD')
+  // 100 points fixed in the target group: its bid is 5 pips under the middle of the source quote
+  const override = await t.request('PUT', `/manager/groups/${target}/symbols/EURUSD`, {
+    token: manager,
+    body: { spread: 100 },
+  })
+  expect(override.status).toBe(200)
+  await ingest([{ symbol: 'EURUSD', bid: 1.1, ask: 1.1001 }])
+  // a session of its own: an earlier test ended the file's
+  const o = await open({ cmd: 0, volume: 10, symbol: 'EURUSD', sl: 1.099 }, await t.userToken())
+  expect(o.status).toBe(200)
+  const move = (group: string) =>
+    t.request('PATCH', '/manager/accounts/100001', { token: manager, body: { group } })
+  expect((await move('prop\\eval\\USD')).status).toBe(200)
+  await t.settle()
+  try {
+    // the source bid stays above the SL; the target group's bid (1.09915 - 0.0005) is below it
+    await ingest([{ symbol: 'EURUSD', bid: 1.0991, ask: 1.0992 }])
+    await t.settle()
+    const closed = await state(o.json.order)
+    expect(closed).toMatchObject({ state: 'closed', closeReason: 'sl' })
+    expect(closed!.closePrice).toBeCloseTo(1.09865, 5)
+  } finally {
+    expect((await move('demo\\USD')).status).toBe(200)
+    await t.settle()
+  }
+})

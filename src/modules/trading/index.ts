@@ -83,9 +83,7 @@ export const tradingModule = defineModule({
         unload: () => engine.reset(),
         handlers: [
           onChannel(ORDERS_CHANGED, (entries) => engine.onChangedEntries(entries)),
-          onChannel(ACCOUNTS_CHANGED, async (entries) => {
-            for (const e of entries) for (const login of e.data) engine.riskChanged(login)
-          }),
+          onChannel(ACCOUNTS_CHANGED, (entries) => engine.accountsChanged(entries.flatMap((e) => e.data))),
         ],
         settle: () => engine.settle(),
       },

@@ -1,4 +1,4 @@
-import { eq } from 'drizzle-orm'
+import { and, eq, inArray } from 'drizzle-orm'
 import { z } from 'zod'
 import { idTime } from '../../../kernel/bus/bus'
 import { type ChannelEntry, defineChannel, publishChange } from '../../../kernel/bus/channel'
@@ -47,6 +47,8 @@ export class TriggerEngine {
   private readonly resting = new Map<number, { order: OrderRow; groupId: number }>()
   private readonly groupsBySymbol = new Map<string, Map<number, number>>()
   private readonly openByLogin = new Map<number, Set<number>>()
+  /** The group each login's orders are filed in: an execution prices and books in it. */
+  private readonly groupByLogin = new Map<number, number>()
   /** Holdings of every login with open positions, kept in step with `track`, for the stop-out sweep. */
   private readonly holdingsByLogin = new Map<number, Holding[]>()
   /** Pending orders with an expiration, so a tick does not walk every resting order. */
@@ -97,6 +99,7 @@ export class TriggerEngine {
     this.untrack(o.ticket)
     if (o.state !== 'open' && o.state !== 'pending') return
     this.resting.set(o.ticket, { order: o, groupId: g })
+    this.groupByLogin.set(o.login, g)
     this.book.upsert(bookKey(o.symbol, g), o)
     if (o.state === 'pending' && o.expiration > 0) this.expiring.add(o.ticket)
     const bySymbol = this.groupsBySymbol.get(o.symbol) ?? new Map<number, number>()
@@ -140,8 +143,29 @@ export class TriggerEngine {
   reset() {
     for (const ticket of [...this.resting.keys()]) this.untrack(ticket)
     this.queued.clear()
+    this.groupByLogin.clear()
     this.risk.reset()
     this.sync.reset()
+  }
+
+  /**
+   * Accounts changed elsewhere (a balance operation, staff settings): their figures are looked at again;
+   * an account moved to another group has its orders filed again in that group (its spread, its
+   * currency), read from the database.
+   */
+  async accountsChanged(logins: number[]) {
+    for (const login of logins) {
+      this.riskChanged(login)
+      const filed = this.groupByLogin.get(login)
+      if (filed === undefined) continue
+      const g = await this.groupOf(login)
+      if (g === null || g === filed) continue
+      const active = await this.ctx.db
+        .select()
+        .from(orders)
+        .where(and(eq(orders.login, login), inArray(orders.state, ['open', 'pending'])))
+      for (const o of active) this.trackIn(o, g)
+    }
   }
 
   /** Loads every active order from the database (this instance took the engine role). */
@@ -241,9 +265,10 @@ export class TriggerEngine {
       return null
     }
     const o = r.order
-    const account = await this.ctx.accountsRead.account(o.login)
-    const group = account && (await this.ctx.accountsRead.group(account.groupId))
-    if (!account || !group) return null
+    // the group the book priced the trigger in (no read of the account: after each trade of the login
+    // its cached row is gone, and on a remote database that read was most of the time to a decision)
+    const group = await this.ctx.accountsRead.group(r.groupId)
+    if (!group) return null
     if (trigger.kind === 'activate') {
       const p = await pricing(this.ctx, [group.id])
       return {
