@@ -1,6 +1,6 @@
 import { getTableName } from 'drizzle-orm'
 import { deferRows, insertRows } from '../db/bulk-insert'
-import { type Queryable, Tx } from '../db/client'
+import type { Queryable, Tx } from '../db/client'
 import { outbox } from './schema'
 import type { Consumer, PendingEvent } from './topic'
 
@@ -54,7 +54,7 @@ export class Events {
       awaited[i] ? null : now,
     ])
     // nothing reads the rows back: in a transaction they ride with its next round trip (on sqld, the commit)
-    if (tx instanceof Tx) await deferRows(tx, getTableName(outbox), COLUMNS, rows)
+    if (inTransaction(tx)) await deferRows(tx, getTableName(outbox), COLUMNS, rows)
     else await insertRows(tx, getTableName(outbox), COLUMNS, rows)
     return awaited.some(Boolean)
   }
@@ -104,3 +104,6 @@ export class Events {
     this.wakers.push(waker)
   }
 }
+
+/** A transaction's handle (a value import of its class would bring the local driver into the Worker). */
+const inTransaction = (q: Queryable): q is Tx => 'deferred' in q
