@@ -210,11 +210,14 @@ export class Relay {
     const plan = await this.plan(claimed, had, fail)
     // the consumers' writes, many to a transaction, each under its own savepoint; then their after-steps
     const ids = claimed.map((c) => c.id)
+    // a consumer with only an after-step has no delivery row: until its events are marked dispatched, a
+    // relay that takes them over runs it (at least once, across a crash), so then they are marked after it
+    const afterOnly = plan.some((d) => !d.consumer.handle)
     const { committed: delivered, marked } = await this.deliverAll(
       plan.filter((d) => d.consumer.handle),
       fail,
       // the last delivery transaction of a pass where nothing failed marks the events dispatched too
-      { ids, clean: () => failures.size === 0 },
+      { ids, clean: () => failures.size === 0 && !afterOnly },
     )
     let slice = performance.now()
     for (const d of plan) {
