@@ -4,7 +4,8 @@
 //  2. ticks per second with breach checks on: batches of random-walk ticks over every symbol, ended by a
 //     sentinel breach whose record marks when the engine has worked through the flood (goal: 20,000+);
 //  3. breach latency: a tick sent that breaks a challenge's daily loss -> the breach record's detection
-//     time, p50/p99 (goal: p99 under 250 ms).
+//     time, p50/p99 (goal: p99 under 250 ms); BENCH_BANDED=1 sends a tick at the price first, so the
+//     account has its price band when the breaking tick comes.
 // Forex and metals trade on weekdays only (the demo's sessions): run it Monday to Friday. Symbols in a
 // session break (metals and energies pause daily) are left out of the positions.
 import { demoSymbols } from '../src/modules/market/demo-symbols'
