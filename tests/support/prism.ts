@@ -1,4 +1,4 @@
-import { openSync, readFileSync, writeFileSync } from 'node:fs'
+import { closeSync, openSync, readFileSync, writeFileSync } from 'node:fs'
 import { join, resolve } from 'node:path'
 import { freePort } from './ports'
 
@@ -47,6 +47,8 @@ async function tryStart(file: string, upstream: string, dir: string): Promise<Pr
     ],
     { stdout: out, stderr: out },
   )
+  // the child has its own copy of the descriptor
+  closeSync(out)
   const url = `http://127.0.0.1:${port}`
   const output = () =>
     `${readFileSync(log, 'utf8').slice(-4000)}${proc.exitCode === null ? '' : `\n[prism exited ${proc.exitCode}]`}`
