@@ -62,6 +62,22 @@ async function referred(link = 'demo-spring') {
 const asStaff = async (method: string, path: string, body?: unknown) =>
   t.request(method, path, { token: await t.staffToken(), ...(body === undefined ? {} : { body }) })
 
+/** A partner `<name>@example.com` (code `<NAME>1`) with the link `<name>-link`, on a plan of its own. */
+async function partnerOnPlan(name: string, plan: { name: string; terms: Record<string, unknown> }) {
+  const partner = await asStaff('POST', '/manager/affiliates', {
+    email: `${name}@example.com`,
+    code: `${name.toUpperCase()}1`,
+    password: `${name}-pass-1`,
+  })
+  const link = await asStaff('POST', '/manager/affiliate-links', {
+    affiliate_id: partner.json.id,
+    code: `${name}-link`,
+  })
+  const created = await asStaff('POST', '/manager/affiliate-plans', plan)
+  await asStaff('PUT', `/manager/affiliates/${partner.json.id}/plan`, { plan_id: created.json.id })
+  return { partner, link }
+}
+
 const emitAt = async <T>(at: number, topic: Topic<T>, payload: T) => {
   clock.set(at)
   await t.ctx.uow.run(async (_tx, work) => work.emit(topic, 1, payload))
@@ -295,17 +311,7 @@ describe('periods and statements', () => {
 describe('a recruited affiliate on a tiered plan', () => {
   test("its month's tier pays the difference at the close; its recruiter earns its share of the whole", async () => {
     clock.set(Date.UTC(2026, 10, 3))
-    const b = await asStaff('POST', '/manager/affiliates', {
-      email: 'recruit@example.com',
-      code: 'RECRUIT1',
-      password: 'recruit-pass-1',
-    })
-    expect(b.status).toBe(200)
-    expect(
-      (await asStaff('POST', '/manager/affiliate-links', { affiliate_id: b.json.id, code: 'recruit-link' }))
-        .status,
-    ).toBe(200)
-    const tiered = await asStaff('POST', '/manager/affiliate-plans', {
+    const { partner: b, link } = await partnerOnPlan('recruit', {
       name: 'Tiered',
       terms: {
         type: 'tiered_revshare',
@@ -316,7 +322,8 @@ describe('a recruited affiliate on a tiered plan', () => {
         sub_affiliate_bp: 0,
       },
     })
-    await asStaff('PUT', `/manager/affiliates/${b.json.id}/plan`, { plan_id: tiered.json.id })
+    expect(b.status).toBe(200)
+    expect(link.status).toBe(200)
     expect(
       (await asStaff('PUT', `/manager/affiliates/${b.json.id}/recruiter`, { recruiter_id: affiliateId }))
         .json,
@@ -418,13 +425,7 @@ describe('the integration API', () => {
 describe('a trade reads only what it can change', () => {
   test('lots that qualify a CPA, out of order and after the window; a full re-derivation then changes nothing', async () => {
     clock.set(Date.UTC(2026, 11, 3))
-    const aff = await asStaff('POST', '/manager/affiliates', {
-      email: 'lots@example.com',
-      code: 'LOTS1',
-      password: 'lots-pass-1',
-    })
-    await asStaff('POST', '/manager/affiliate-links', { affiliate_id: aff.json.id, code: 'lots-link' })
-    const plan = await asStaff('POST', '/manager/affiliate-plans', {
+    await partnerOnPlan('lots', {
       name: 'Lots CPA',
       terms: {
         type: 'hybrid',
@@ -435,7 +436,6 @@ describe('a trade reads only what it can change', () => {
         sub_affiliate_bp: 0,
       },
     })
-    await asStaff('PUT', `/manager/affiliates/${aff.json.id}/plan`, { plan_id: plan.json.id })
     const email = 'lots-customer@example.com'
     await t.request('POST', '/customer/register', {
       body: { email, password: 'comm-pass-1', name: 'L', attribution: { link: 'lots-link' } },
@@ -508,13 +508,7 @@ describe('one brand does not reach another', () => {
   })
 
   test('net deposits: a withdrawal paid takes its share off', async () => {
-    const aff = await asStaff('POST', '/manager/affiliates', {
-      email: 'net@example.com',
-      code: 'NET1',
-      password: 'net-pass-1',
-    })
-    await asStaff('POST', '/manager/affiliate-links', { affiliate_id: aff.json.id, code: 'net-link' })
-    const plan = await asStaff('POST', '/manager/affiliate-plans', {
+    await partnerOnPlan('net', {
       name: 'Net deposits 10',
       terms: {
         type: 'revshare',
@@ -524,7 +518,6 @@ describe('one brand does not reach another', () => {
         sub_affiliate_bp: 0,
       },
     })
-    await asStaff('PUT', `/manager/affiliates/${aff.json.id}/plan`, { plan_id: plan.json.id })
     const email = 'net-customer@example.com'
     await t.request('POST', '/customer/register', {
       body: { email, password: 'comm-pass-1', name: 'N', attribution: { link: 'net-link' } },
