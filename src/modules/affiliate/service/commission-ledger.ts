@@ -1,4 +1,4 @@
-import { and, between, desc, eq, inArray } from 'drizzle-orm'
+import { and, between, desc, eq, inArray, type SQL } from 'drizzle-orm'
 import type { Tx } from '../../../kernel/db/client'
 import type { AffiliateCtx } from '../context'
 import { type DerivedCommission, deriveCommissions, type FactRow } from '../domain/commissions'
@@ -147,7 +147,9 @@ export async function reconcileFact(ctx: AffiliateCtx, tx: Tx, ref: Referral, fa
     )
   const qualify = first ? planAt(tl, first.eventTime)?.terms.qualify : undefined
   const until = first && qualify?.min_centilots ? first.eventTime + (qualify.within_days ?? 0) * DAY : null
-  let cpa = fact.kind !== 'trade' && fact.kind !== 'bonus' && fact.kind !== 'withdrawal'
+  // a trade, a bonus or a withdrawal has rows of its own; the other facts move the CPA
+  const ownRows = fact.kind === 'trade' || fact.kind === 'bonus' || fact.kind === 'withdrawal'
+  let cpa = !ownRows
   if (
     fact.kind === 'trade' &&
     first &&
@@ -173,33 +175,21 @@ export async function reconcileFact(ctx: AffiliateCtx, tx: Tx, ref: Referral, fa
   const keys = cpa ? [`${prefix}cpa`, `${prefix}cpa:reversed`] : []
   if (fact.kind === 'deposit' || fact.kind === 'reversal')
     keys.push(`${prefix}rev:deposit:${fact.reference}`, `${prefix}rev:reversal:${fact.reference}`)
-  if (fact.kind === 'trade' || fact.kind === 'bonus' || fact.kind === 'withdrawal')
-    keys.push(`${prefix}rev:${fact.kind}:${fact.reference}`)
-  const own =
-    fact.kind === 'trade' || fact.kind === 'bonus' || fact.kind === 'withdrawal'
-      ? await tx
-          .select()
-          .from(conversionFacts)
-          .where(
-            and(
-              byCustomer,
-              eq(conversionFacts.kind, fact.kind),
-              eq(conversionFacts.reference, fact.reference),
-            ),
-          )
-      : []
+  if (ownRows) keys.push(`${prefix}rev:${fact.kind}:${fact.reference}`)
+  const factsWhere = (...conditions: SQL[]) =>
+    tx
+      .select()
+      .from(conversionFacts)
+      .where(and(byCustomer, ...conditions))
+  const own = ownRows
+    ? await factsWhere(eq(conversionFacts.kind, fact.kind), eq(conversionFacts.reference, fact.reference))
+    : []
   const window =
     cpa && first && until !== null
-      ? await tx
-          .select()
-          .from(conversionFacts)
-          .where(
-            and(
-              byCustomer,
-              eq(conversionFacts.kind, 'trade'),
-              between(conversionFacts.eventTime, first.eventTime, until),
-            ),
-          )
+      ? await factsWhere(
+          eq(conversionFacts.kind, 'trade'),
+          between(conversionFacts.eventTime, first.eventTime, until),
+        )
       : []
   const stored = await tx
     .select()
