@@ -1,4 +1,5 @@
 import type { Queryable } from '../../kernel/db/client'
+import { jsonRows } from '../../kernel/db/json-rows'
 
 export interface Funds {
   login: number
@@ -20,9 +21,8 @@ const FUNDS = `
 export async function fundsOf(q: Queryable, logins: readonly number[]): Promise<Map<number, Funds>> {
   const out = new Map<number, Funds>()
   if (logins.length === 0) return out
-  const res = await q.execute({ sql: FUNDS, args: [JSON.stringify(logins)] })
-  for (const [login, balance, credit, leverage] of JSON.parse(res.rows[0].rows as string) as number[][])
-    out.set(login, { login, balance, credit, leverage })
+  const rows = await jsonRows<[number, number, number, number]>(q, FUNDS, [JSON.stringify(logins)])
+  for (const [login, balance, credit, leverage] of rows) out.set(login, { login, balance, credit, leverage })
   return out
 }
 
@@ -30,12 +30,13 @@ export async function fundsOf(q: Queryable, logins: readonly number[]): Promise<
 export async function groupIdsOf(q: Queryable, logins: readonly number[]): Promise<Map<number, number>> {
   const out = new Map<number, number>()
   for (let i = 0; i < logins.length; i += 5000) {
-    const res = await q.execute({
-      sql: `select json_group_array(json_array(login, group_id)) as rows from accounts
-            where login in (select value from json_each(?))`,
-      args: [JSON.stringify(logins.slice(i, i + 5000))],
-    })
-    for (const [login, group] of JSON.parse(res.rows[0].rows as string) as number[][]) out.set(login, group)
+    const rows = await jsonRows<[number, number]>(
+      q,
+      `select json_group_array(json_array(login, group_id)) as rows from accounts
+       where login in (select value from json_each(?))`,
+      [JSON.stringify(logins.slice(i, i + 5000))],
+    )
+    for (const [login, group] of rows) out.set(login, group)
   }
   return out
 }

@@ -1,4 +1,5 @@
 import type { Db } from '../../../kernel/db/client'
+import { jsonRows } from '../../../kernel/db/json-rows'
 import { roundToMinor } from '../../accounts'
 import type { TradingCtx } from '../context'
 import { marginOf, pricing } from './exposure'
@@ -41,18 +42,18 @@ export async function accountFigures(ctx: TradingCtx, logins: number[]) {
 export async function positionsOf(db: Db, logins: number[], since: number) {
   const out = new Map<number, { openTime: number; closeTime: number }[]>()
   for (let i = 0; i < logins.length; i += CHUNK) {
-    // one JSON text: the driver builds every row of a result column by column (the evaluator's pass
-    // reads 10,000 logins' positions)
-    const res = await db.execute({
-      sql: `select json_group_array(json_array(login, open_time, close_time)) as rows from orders
+    // one JSON text (the evaluator's pass reads 10,000 logins' positions)
+    const rows = await jsonRows<[number, number, number]>(
+      db,
+      `select json_group_array(json_array(login, open_time, close_time)) as rows from orders
         where login in (select value from json_each(?))
           and cmd in (0, 1) and state in ('open', 'closed') and parent is null and open_time >= ?`,
-      args: [JSON.stringify(logins.slice(i, i + CHUNK)), since],
-    })
-    for (const [login, openTime, closeTime] of JSON.parse(res.rows[0]!.rows as string) as number[][]) {
-      const list = out.get(login!)
-      if (list) list.push({ openTime: openTime!, closeTime: closeTime! })
-      else out.set(login!, [{ openTime: openTime!, closeTime: closeTime! }])
+      [JSON.stringify(logins.slice(i, i + CHUNK)), since],
+    )
+    for (const [login, openTime, closeTime] of rows) {
+      const list = out.get(login)
+      if (list) list.push({ openTime, closeTime })
+      else out.set(login, [{ openTime, closeTime }])
     }
   }
   return out

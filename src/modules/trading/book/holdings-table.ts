@@ -1,5 +1,6 @@
 import { sql } from 'drizzle-orm'
 import type { Queryable } from '../../../kernel/db/client'
+import { jsonRows } from '../../../kernel/db/json-rows'
 import type { AccountsApi, Funds } from '../../accounts'
 import type { Holding } from '../domain/holdings'
 
@@ -40,11 +41,12 @@ export async function fundsOf(
   const out = new Map<number, AccountFunds>()
   if (logins.length === 0) return out
   for (const [login, f] of await accounts.fundsOf(q, logins)) out.set(login, { ...f, holdings: [] })
-  const res = await q.execute({ sql: HOLDINGS, args: [JSON.stringify(logins)] })
   type Row = [number, string, number, number, string, number, number]
-  for (const [login, symbol, cmd, volume, volumePrice, commission, storage] of JSON.parse(
-    res.rows[0].rows as string,
-  ) as Row[])
+  for (const [login, symbol, cmd, volume, volumePrice, commission, storage] of await jsonRows<Row>(
+    q,
+    HOLDINGS,
+    [JSON.stringify(logins)],
+  ))
     out
       .get(login)
       ?.holdings.push({ symbol, cmd, volume, volumePrice: Number(volumePrice), commission, storage })
