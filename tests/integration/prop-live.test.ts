@@ -1,6 +1,7 @@
 // runs on sqld too (scripts/test.sh: TEST_DATABASE=sqld)
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { ManualClock } from '../../src/kernel/clock'
+import { PropPort } from '../../src/modules/prop'
 import { makeTestApp, type TestApp } from '../support/app'
 import { quoteIngest } from '../support/quotes'
 
@@ -128,6 +129,62 @@ describe('a breach on a tick', () => {
     const notes = await t.request('GET', '/notify/list?limit=20&offset=0&filter=', { token: c.token })
     const tokens = notes.json.rows.map((n: unknown[]) => n[1])
     expect(tokens).toEqual(expect.arrayContaining(['prop.warning', 'prop.breach']))
+  })
+})
+
+describe('warnings, written after the look that reached them', () => {
+  const twoStep = async () =>
+    (await t.request('GET', '/prop/programs', { token: customer })).json.rows.find(
+      (p: { name: string }) => p.name === 'Two-Step 10k',
+    ).id as number
+  const propEvents = async (login: number) =>
+    (
+      await t.ctx.db.execute({
+        sql: "select id, topic from outbox where topic in ('prop.warning', 'prop.breached') and json_extract(payload, '$.login') = ? order by id",
+        args: [login],
+      })
+    ).rows.map((r) => r.topic as string)
+  const warnings = async (challenge: number) =>
+    (
+      await t.ctx.db.execute({
+        sql: 'select rule, level from prop_warnings w join prop_phases p on p.id = w.phase_id where p.challenge_id = ?',
+        args: [challenge],
+      })
+    ).rows.map((r) => `${r.rule}:${r.level}`)
+
+  test('the warnings of several accounts in one pass are each written and emitted once', async () => {
+    const program = await twoStep()
+    const a = await buy(program)
+    const b = await buy(program)
+    await t.runJob('prop.evaluate')
+    const watch = t.ports.get(PropPort).watch
+    const at = clock.now()
+    // figures in cents: 410.00 lost of the 500.00 a day allows, 82 %, over the 80 % level
+    for (const c of [a, b]) await watch.check(c.login, { balance: 1_000_000, equity: 959_000 }, at)
+    expect(await warnings(a.challenge)).toEqual([])
+    await Bun.sleep(50)
+    for (const c of [a, b]) {
+      expect(await warnings(c.challenge)).toEqual(['daily_loss:80'])
+      expect(await propEvents(c.login)).toEqual(['prop.warning'])
+    }
+    // the level is not sent again that day
+    await watch.check(a.login, { balance: 1_000_000, equity: 958_000 }, at)
+    await Bun.sleep(50)
+    expect(await propEvents(a.login)).toEqual(['prop.warning'])
+  })
+
+  test('a breach right after a warning writes the warning first, in its transaction', async () => {
+    const c = await buy(await twoStep())
+    await t.runJob('prop.evaluate')
+    const watch = t.ports.get(PropPort).watch
+    const at = clock.now()
+    expect(await watch.check(c.login, { balance: 1_000_000, equity: 959_000 }, at)).not.toBe('close')
+    // the next look, before the warning's flush: 600 lost, over the limit
+    expect(await watch.check(c.login, { balance: 1_000_000, equity: 940_000 }, at)).toBe('close')
+    expect(await warnings(c.challenge)).toEqual(['daily_loss:80'])
+    expect(await propEvents(c.login)).toEqual(['prop.warning', 'prop.breached'])
+    await Bun.sleep(50)
+    expect(await propEvents(c.login)).toEqual(['prop.warning', 'prop.breached'])
   })
 })
 

@@ -1,6 +1,8 @@
 import { and, eq, gte, inArray } from 'drizzle-orm'
 import { z } from 'zod'
 import { defineChannel } from '../../kernel/bus/channel'
+import type { Tx } from '../../kernel/db/client'
+import type { Work } from '../../kernel/db/unit-of-work'
 import type { RiskRoom, RiskWatcher } from '../trading'
 import type { PropCtx } from './context'
 import { PHASE } from './domain/purchase'
@@ -34,6 +36,59 @@ interface Watched {
   closing: boolean
 }
 
+/** A warning level reached on a look, waiting for the flush that writes it. */
+interface DueWarning {
+  w: Watched
+  day: string
+  rule: 'daily_loss' | 'total_loss'
+  level: number
+  usedPct: number
+}
+
+/** Rows per insert: five values each, well under SQLite's limit of bound values. */
+const WARNINGS_PER_INSERT = 1000
+
+/** Inserts the warnings; each one its primary key did not already hold is emitted as PropWarning. */
+async function writeWarnings(ctx: PropCtx, tx: Tx, work: Work, due: readonly DueWarning[]) {
+  const now = ctx.clock.now()
+  for (let at = 0; at < due.length; at += WARNINGS_PER_INSERT) {
+    const chunk = due.slice(at, at + WARNINGS_PER_INSERT)
+    const written = await tx
+      .insert(propWarnings)
+      .values(
+        chunk.map((d) => ({
+          phaseId: d.w.phase.id,
+          day: d.day,
+          rule: d.rule,
+          level: d.level,
+          createdAt: now,
+        })),
+      )
+      .onConflictDoNothing()
+      .returning({
+        phaseId: propWarnings.phaseId,
+        day: propWarnings.day,
+        rule: propWarnings.rule,
+        level: propWarnings.level,
+      })
+    const fresh = new Set(written.map((r) => `${r.phaseId}:${r.day}:${r.rule}:${r.level}`))
+    for (const d of chunk) {
+      const p = d.w.phase
+      if (!fresh.has(`${p.id}:${d.day}:${d.rule}:${d.level}`)) continue
+      work.emit(PropWarning, p.brandId, {
+        login: p.accountLogin,
+        challenge_id: p.challengeId,
+        phase_id: p.id,
+        phase_index: p.phaseIndex,
+        currency: p.currency,
+        rule: d.rule,
+        level: d.level,
+        used_pct: d.usedPct,
+      })
+    }
+  }
+}
+
 /**
  * The engine's watch of active phase accounts (trading's RiskWatcher): on every tick that moves one of
  * their positions, the equity is checked against the phase's loss limits, at that quote. A breach is
@@ -44,6 +99,8 @@ export class PropWatch implements RiskWatcher {
   private recheck: (login: number) => void = () => {}
   /** The end of the local day each zone is in, so a look does not search for midnight again. */
   private readonly dayEnds = new Map<string, { day: string; end: number }>()
+  private pending: DueWarning[] = []
+  private flushing: Promise<void> | null = null
 
   constructor(private readonly ctx: PropCtx) {}
 
@@ -119,13 +176,17 @@ export class PropWatch implements RiskWatcher {
     const s = this.stateOf(w, figures)
     const breach = lossBreach(w.rules, s)
     if (!breach) {
-      await this.warn(w, s)
+      this.warn(w, s)
       return {
         headroom: headroom(w.rules, s, (rule, level) => w.warned.has(`${rule}:${level}`)),
         until: this.dayEnd(w.phase.timeZone, day, tickTime),
       }
     }
-    await recordBreach(this.ctx, w.phase, breach, figures, tickTime)
+    // its warnings not written yet go first, in the breach's transaction
+    const warned = this.takePending(w)
+    await recordBreach(this.ctx, w.phase, breach, figures, tickTime, (tx, work) =>
+      writeWarnings(this.ctx, tx, work, warned),
+    )
     w.closing = true
     return 'close'
   }
@@ -156,37 +217,58 @@ export class PropWatch implements RiskWatcher {
     }
   }
 
-  /** Warnings of the levels reached, once per phase, day, rule and level (a primary key decides). */
-  private async warn(w: Watched, s: PhaseState) {
+  /**
+   * Warnings of the levels reached, once per phase, day, rule and level (a primary key decides). They are
+   * marked sent at once (the headroom answered now counts them) and written by the next flush, with the
+   * other looks' warnings of the pass: a tick that brings hundreds of accounts to a level together wrote
+   * a transaction per account before the next account, a breach among them, was looked at.
+   */
+  private warn(w: Watched, s: PhaseState) {
     const due = warningsDue(w.rules, s).filter((x) => !w.warned.has(`${x.rule}:${x.level}`))
     if (due.length === 0) return
     const used = usedPct(w.rules, s)
-    await this.ctx.uow.run(async (tx, work) => {
-      for (const x of due) {
-        w.warned.add(`${x.rule}:${x.level}`)
-        const [row] = await tx
-          .insert(propWarnings)
-          .values({
-            phaseId: w.phase.id,
-            day: w.day,
-            rule: x.rule,
-            level: x.level,
-            createdAt: this.ctx.clock.now(),
-          })
-          .onConflictDoNothing()
-          .returning({ level: propWarnings.level })
-        if (row)
-          work.emit(PropWarning, w.phase.brandId, {
-            login: w.phase.accountLogin,
-            challenge_id: w.phase.challengeId,
-            phase_id: w.phase.id,
-            phase_index: w.phase.phaseIndex,
-            currency: w.phase.currency,
-            rule: x.rule,
-            level: x.level,
-            used_pct: Math.round(used[x.rule] * 10) / 10,
-          })
+    for (const x of due) {
+      w.warned.add(`${x.rule}:${x.level}`)
+      this.pending.push({ w, day: w.day, ...x, usedPct: Math.round(used[x.rule] * 10) / 10 })
+    }
+    this.scheduleFlush()
+  }
+
+  /** The warnings of one phase not written yet, taken out of the queue (its breach writes them first). */
+  private takePending(w: Watched) {
+    // by phase: a reload replaces the watched entry (it keeps what was warned)
+    const mine = this.pending.filter((d) => d.w.phase.id === w.phase.id)
+    if (mine.length) this.pending = this.pending.filter((d) => d.w.phase.id !== w.phase.id)
+    return mine
+  }
+
+  /** One flush at a time, after the current pass; what queues meanwhile goes with the next. */
+  private scheduleFlush() {
+    if (this.flushing) return
+    this.flushing = new Promise<void>((resolve) => setImmediate(resolve))
+      .then(() => this.flush())
+      .finally(() => {
+        this.flushing = null
+        if (this.pending.length) this.scheduleFlush()
+      })
+  }
+
+  /** Writes the queued warnings, or forgets that they were sent so that a later look tries again. */
+  private async flush() {
+    const batch = this.pending
+    this.pending = []
+    try {
+      await this.ctx.uow.run((tx, work) => writeWarnings(this.ctx, tx, work, batch))
+    } catch (e) {
+      // the bands counted them as sent: each account is looked at again, and warned then
+      for (const d of batch) {
+        d.w.warned.delete(`${d.rule}:${d.level}`)
+        this.recheck(d.w.phase.accountLogin)
       }
-    })
+      this.ctx.logger.log('error', 'prop warnings not written', {
+        count: batch.length,
+        err: e instanceof Error ? e.message : String(e),
+      })
+    }
   }
 }

@@ -1,4 +1,6 @@
 import { and, eq, inArray, sql } from 'drizzle-orm'
+import type { Tx } from '../../kernel/db/client'
+import type { Work } from '../../kernel/db/unit-of-work'
 import { fromMinor, roundToMinor } from '../accounts'
 import type { PropCtx } from './context'
 import { CHALLENGE, PHASE } from './domain/purchase'
@@ -123,8 +125,11 @@ export async function recordBreach(
   breach: Breach,
   figures: Figures,
   tickTime: number,
+  /** Runs first in the breach's transaction (the phase's warnings not written yet). */
+  before?: (tx: Tx, work: Work) => Promise<void>,
 ) {
   return ctx.uow.run(async (tx, work) => {
+    await before?.(tx, work)
     const now = ctx.clock.now()
     const [b] = await tx
       .insert(propBreaches)
