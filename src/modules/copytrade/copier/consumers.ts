@@ -1,5 +1,6 @@
 import { and, eq, gt, inArray, isNull, sql } from 'drizzle-orm'
 import type { Queryable, Tx } from '../../../kernel/db/client'
+import { statement } from '../../../kernel/db/statement'
 import type { Consumer, DeliveredEvent } from '../../../kernel/events/topic'
 import {
   TradeActivated,
@@ -348,6 +349,23 @@ const netOf = (p: { profit_minor: number; commission_minor: number; storage_mino
   p.profit_minor + p.commission_minor + p.storage_minor
 
 /**
+ * The masters with live followers among the logins (a JSON array), built once: asked in every batch of
+ * opens of the deployment, where drizzle built the text of its list of values anew each time.
+ */
+const mastersIn = statement<{ logins: string }>((qb) =>
+  qb
+    .select({ login: copyMasters.login })
+    .from(copyMasters)
+    .where(
+      and(
+        inArray(copyMasters.login, sql`(select value from json_each(${sql.placeholder('logins')}))`),
+        isNull(copyMasters.deletedAt),
+        gt(copyMasters.followers, 0),
+      ),
+    ),
+)
+
+/**
  * Whether an event concerns copy trading at all, read before any transaction (Consumer.wants): most
  * trades are neither a master's nor a copy, and each would otherwise cost a delivery transaction.
  */
@@ -373,18 +391,8 @@ function interest(ctx: CopyCtx) {
      * (Consumer.interested): one read for the batch, and the relay never claims the others.
      */
     mastersWithFollowers: async (tx: Queryable, es: readonly { payload: { login: number } }[]) => {
-      const logins = [...new Set(es.map((e) => e.payload.login))]
-      const rows = await tx
-        .select({ login: copyMasters.login })
-        .from(copyMasters)
-        .where(
-          and(
-            inArray(copyMasters.login, logins),
-            isNull(copyMasters.deletedAt),
-            gt(copyMasters.followers, 0),
-          ),
-        )
-      const masters = new Set(rows.map((r) => r.login))
+      const logins = JSON.stringify([...new Set(es.map((e) => e.payload.login))])
+      const masters = new Set((await mastersIn(tx, { logins })).rows.map((r) => Number(r.login)))
       return es.map((e) => masters.has(e.payload.login))
     },
     /** A master with live followers opened: what the fan-out needs. */
