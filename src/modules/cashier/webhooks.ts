@@ -28,6 +28,25 @@ const depositStatement = statement((qb) =>
     ),
 )
 
+/** An event stored in the inbox with its outcome, in the transaction that applied it (every webhook). */
+const processedStatement = statement((qb) =>
+  qb
+    .insert(cashierInbox)
+    .values({
+      brandId: sql.placeholder('brandId'),
+      provider: sql.placeholder('provider'),
+      eventId: sql.placeholder('eventId'),
+      body: sql.placeholder('body'),
+      state: sql.placeholder('state'),
+      result: sql.placeholder('result'),
+      attempts: 1,
+      receivedAt: sql.placeholder('now'),
+      processedAt: sql.placeholder('now'),
+    })
+    .onConflictDoNothing()
+    .returning({ id: cashierInbox.id }),
+)
+
 /**
  * Applies one provider update to its deposit in the caller's transaction; returns what happened (kept
  * on the inbox row). A confirmation of another amount or currency goes to manual review; a confirmation
@@ -207,12 +226,8 @@ export async function receiveWebhook(
     await ctx.uow.run(async (tx, work) => {
       const now = ctx.clock.now()
       const outcome = await applyUpdate(ctx, tx, work, brand.id, providerId, parsed, now)
-      const [stored] = await tx
-        .insert(cashierInbox)
-        .values({ ...row, ...outcome, attempts: 1, receivedAt: now, processedAt: now })
-        .onConflictDoNothing()
-        .returning({ id: cashierInbox.id })
-      if (!stored) throw new Duplicate()
+      const stored = await processedStatement(tx, { ...row, ...outcome, now })
+      if (stored.rows.length === 0) throw new Duplicate()
     })
   } catch (e) {
     if (e instanceof Duplicate) return { received: true, duplicate: true }

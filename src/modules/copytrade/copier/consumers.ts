@@ -392,7 +392,7 @@ function interest(ctx: CopyCtx) {
      */
     mastersWithFollowers: async (tx: Queryable, es: readonly { payload: { login: number } }[]) => {
       const logins = JSON.stringify([...new Set(es.map((e) => e.payload.login))])
-      const masters = new Set((await mastersIn(tx, { logins })).rows.map((r) => Number(r.login)))
+      const masters = new Set((await mastersIn(tx, { logins })).rows.map((r) => Number(r[0])))
       return es.map((e) => masters.has(e.payload.login))
     },
     /** A master with live followers opened: what the fan-out needs. */
