@@ -120,6 +120,13 @@ export const copySubscriptions = sqliteTable(
 )
 
 /**
+ * A live subscription (ACTIVE or PAUSED), stated as the partial index `copy_subscriptions_live` states it:
+ * SQLite uses a partial index only for a query whose WHERE holds the index's condition, and a list of
+ * bound values (`inArray`) does not, so every read of a follower's live subscriptions scanned the table.
+ */
+export const liveSubscription = sql`${copySubscriptions.status} in (0, 1)`
+
+/**
  * One row per (subscription, master position): the copy of that position or why it was not made. The
  * unique key is what makes a redelivered event, a second instance or an engine failover copy nothing twice.
  * status: pending (decided, not yet executed), opening (executing under `lease_until`), open, closing,

@@ -7,7 +7,7 @@ import type { CopyCtx } from '../context'
 import { hwmAfterDeposit, hwmAfterWithdrawal, managementFee, performanceFee } from '../domain/fees'
 import { REWARD, REWARD_NAMES } from '../domain/rewards'
 import { SUB_STATUS } from '../domain/status'
-import { copyLinks, copyMasters, copySubscriptions } from '../schema'
+import { copyLinks, copyMasters, copySubscriptions, liveSubscription } from '../schema'
 import { rewardPolicyOf } from '../views'
 import { copyEquity } from './equity'
 import { accrueTx, sameMode, settleRewards } from './rewards'
@@ -128,7 +128,7 @@ const followersIn = statement<{ logins: string }>((qb) =>
           copySubscriptions.followerLogin,
           sql`(select value from json_each(${sql.placeholder('logins')}))`,
         ),
-        inArray(copySubscriptions.status, [SUB_STATUS.ACTIVE, SUB_STATUS.PAUSED]),
+        liveSubscription,
       ),
     ),
 )
@@ -182,12 +182,7 @@ async function applyFlowTx(
   const subs = await tx
     .select()
     .from(copySubscriptions)
-    .where(
-      and(
-        eq(copySubscriptions.followerLogin, p.login),
-        inArray(copySubscriptions.status, [SUB_STATUS.ACTIVE, SUB_STATUS.PAUSED]),
-      ),
-    )
+    .where(and(eq(copySubscriptions.followerLogin, p.login), liveSubscription))
   const amount = Math.abs(p.amount_minor)
   const ids: number[] = []
   for (const sub of subs) {

@@ -3,8 +3,7 @@ import { JsonCache } from '../../../kernel/cache/json-cache'
 import type { ManualTradeGuard } from '../../trading'
 import type { CopyCtx } from '../context'
 import { MANUAL_TRADING } from '../domain/settings'
-import { SUB_STATUS } from '../domain/status'
-import { copyLinks, copyMasters, copySubscriptions } from '../schema'
+import { copyLinks, copyMasters, copySubscriptions, liveSubscription } from '../schema'
 
 const key = (login: number) => `copy:manual:v1:${login}`
 
@@ -26,12 +25,7 @@ export function manualGuard(ctx: CopyCtx) {
         .select({ mode: sql<number | null>`min(${copyMasters.manualTradingMode})` })
         .from(copySubscriptions)
         .innerJoin(copyMasters, eq(copyMasters.id, copySubscriptions.masterId))
-        .where(
-          and(
-            eq(copySubscriptions.followerLogin, login),
-            inArray(copySubscriptions.status, [SUB_STATUS.ACTIVE, SUB_STATUS.PAUSED]),
-          ),
-        )
+        .where(and(eq(copySubscriptions.followerLogin, login), liveSubscription))
       return { mode: row?.mode ?? MANUAL_TRADING.ALLOW_ALL }
     }))!.mode
   const copied = async (login: number, ticket?: number) => {

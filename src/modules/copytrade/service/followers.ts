@@ -1,11 +1,11 @@
-import { and, eq, inArray } from 'drizzle-orm'
+import { and, eq } from 'drizzle-orm'
 import { isUniqueViolation } from '../../../kernel/db/errors'
 import { invalid } from '../../../kernel/http/errors'
 import type { UseCase } from '../../../kernel/use-case'
 import { accountOf } from '../accounts-of'
 import type { CopyCtx } from '../context'
 import { SubscriptionSettings } from '../domain/settings'
-import { copyFollowers, copySubscriptions } from '../schema'
+import { copyFollowers, copySubscriptions, liveSubscription } from '../schema'
 import { copyError } from './errors'
 import type { Owner, OwnerScope } from './masters'
 import { accountMode, ownAccount } from './ownership'
@@ -101,7 +101,7 @@ export async function deleteFollower({
   const [live] = await ctx.db
     .select({ id: copySubscriptions.id })
     .from(copySubscriptions)
-    .where(and(eq(copySubscriptions.followerLogin, login), inArray(copySubscriptions.status, [0, 1])))
+    .where(and(eq(copySubscriptions.followerLogin, login), liveSubscription))
     .limit(1)
   if (live)
     throw copyError(

@@ -1,0 +1,47 @@
+// runs on sqld too (scripts/test.sh: TEST_DATABASE=sqld)
+import { afterAll, beforeAll, expect, test } from 'bun:test'
+import { and, eq, sql } from 'drizzle-orm'
+import { copyMasters, copySubscriptions, liveSubscription } from '../../src/modules/copytrade/schema'
+import { makeTestApp, type TestApp } from '../support/app'
+
+/**
+ * The reads of a follower's live subscriptions (every balance operation, a client's own trade, the
+ * follower routes) find them through the partial index `copy_subscriptions_live`; with the statuses as a
+ * list of bound values SQLite cannot tell that the index's condition holds, and scanned the table.
+ */
+let t: TestApp
+beforeAll(async () => {
+  t = await makeTestApp()
+})
+afterAll(() => t.close())
+
+async function plan(q: { toSQL(): { sql: string; params: unknown[] } }) {
+  const { sql: text, params } = q.toSQL()
+  const rows = await t.ctx.db.execute({ sql: `explain query plan ${text}`, args: params as never })
+  return rows.rows.map((r) => String(r.detail)).join(' | ')
+}
+
+test("a follower's live subscriptions are read through the partial index", async () => {
+  const db = t.ctx.db
+  const byFollower = db
+    .select()
+    .from(copySubscriptions)
+    .where(and(eq(copySubscriptions.followerLogin, 100001), liveSubscription))
+  expect(await plan(byFollower)).toContain('USING INDEX copy_subscriptions_live')
+  const manualMode = db
+    .select({ mode: sql`min(${copyMasters.manualTradingMode})` })
+    .from(copySubscriptions)
+    .innerJoin(copyMasters, eq(copyMasters.id, copySubscriptions.masterId))
+    .where(and(eq(copySubscriptions.followerLogin, 100001), liveSubscription))
+  expect(await plan(manualMode)).toContain('USING INDEX copy_subscriptions_live')
+  const followers = db
+    .selectDistinct({ login: copySubscriptions.followerLogin })
+    .from(copySubscriptions)
+    .where(
+      and(
+        sql`${copySubscriptions.followerLogin} in (select value from json_each(${'[100001]'}))`,
+        liveSubscription,
+      ),
+    )
+  expect(await plan(followers)).toContain('USING INDEX copy_subscriptions_live')
+})
