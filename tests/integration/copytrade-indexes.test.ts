@@ -7,7 +7,8 @@ import { makeTestApp, type TestApp } from '../support/app'
 /**
  * The reads of a follower's live subscriptions (every balance operation, a client's own trade, the
  * follower routes) find them through the partial index `copy_subscriptions_live`; with the statuses as a
- * list of bound values SQLite cannot tell that the index's condition holds, and scanned the table.
+ * list of bound values SQLite cannot tell that the index's condition holds, and scanned the table. A
+ * master's are found by its login (by its id alone, the table was scanned on each of its opens).
  */
 let t: TestApp
 beforeAll(async () => {
@@ -44,4 +45,14 @@ test("a follower's live subscriptions are read through the partial index", async
       ),
     )
   expect(await plan(followers)).toContain('USING INDEX copy_subscriptions_live')
+})
+
+test("a master's live subscriptions (its every open) are read through the index on the master's login", async () => {
+  const byMaster = t.ctx.db
+    .select()
+    .from(copySubscriptions)
+    .where(
+      and(eq(copySubscriptions.masterLogin, 100002), eq(copySubscriptions.masterId, 1), liveSubscription),
+    )
+  expect(await plan(byMaster)).toContain('USING INDEX copy_subscriptions_master')
 })

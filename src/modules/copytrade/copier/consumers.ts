@@ -18,7 +18,7 @@ import { profitShare, REWARD } from '../domain/rewards'
 import { copiesCloses, copiesOpens, type SubscriptionSettings } from '../domain/settings'
 import { afterClosedTrade } from '../domain/stats'
 import { SUB_STATUS } from '../domain/status'
-import { copyLinks, copyMasters, copyRecords, copySubscriptions } from '../schema'
+import { copyLinks, copyMasters, copyRecords, copySubscriptions, liveSubscription } from '../schema'
 import { rewardPolicyOf } from '../views'
 import { closeLinks, partialCloseLinks } from './close-copy'
 import { flowConsumer } from './fees'
@@ -59,9 +59,11 @@ async function masterOpened(ctx: CopyCtx, e: DeliveredEvent<TradePayload>, tx: T
     .select()
     .from(copySubscriptions)
     .where(
+      // by the master's login too: the index on (master_login, status), where the id alone scanned the table
       and(
+        eq(copySubscriptions.masterLogin, master.login),
         eq(copySubscriptions.masterId, master.id),
-        inArray(copySubscriptions.status, [SUB_STATUS.ACTIVE, SUB_STATUS.PAUSED]),
+        liveSubscription,
       ),
     )
   if (subs.length === 0) return
