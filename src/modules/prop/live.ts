@@ -182,11 +182,17 @@ export class PropWatch implements RiskWatcher {
         until: this.dayEnd(w.phase.timeZone, day, tickTime),
       }
     }
-    // its warnings not written yet go first, in the breach's transaction
+    // its warnings not written yet go first, in the breach's transaction (queued again if it fails)
     const warned = this.takePending(w)
-    await recordBreach(this.ctx, w.phase, breach, figures, tickTime, (tx, work) =>
-      writeWarnings(this.ctx, tx, work, warned),
-    )
+    try {
+      await recordBreach(this.ctx, w.phase, breach, figures, tickTime, (tx, work) =>
+        writeWarnings(this.ctx, tx, work, warned),
+      )
+    } catch (e) {
+      this.pending.push(...warned)
+      if (warned.length) this.scheduleFlush()
+      throw e
+    }
     w.closing = true
     return 'close'
   }

@@ -116,8 +116,10 @@ export async function runEquityFees(ctx: CopyCtx, now: number) {
   if (ids.length > 0) await settleRewards(ctx, ids)
 }
 
-/** The logins (a JSON array) with a live subscription, built once: asked for every balance operation. */
-// one column: read by position (the select names it `follower_login`)
+/**
+ * The logins (a JSON array) with a live subscription, built once: asked for every balance operation. Its
+ * one column is read by position (the statement names it `follower_login`, not the alias).
+ */
 const followersIn = statement<{ logins: string }>((qb) =>
   qb
     .selectDistinct({ login: copySubscriptions.followerLogin })
