@@ -263,6 +263,8 @@ export class PropWatch implements RiskWatcher {
   private async flush() {
     const batch = this.pending
     this.pending = []
+    // a breach may have taken them all
+    if (batch.length === 0) return
     try {
       await this.ctx.uow.run((tx, work) => writeWarnings(this.ctx, tx, work, batch))
     } catch (e) {
