@@ -1,5 +1,15 @@
 import type { InValue, ResultSet } from '@libsql/client'
-import { type Column, getTableColumns, is, Param, Placeholder, type Table } from 'drizzle-orm'
+import {
+  type Column,
+  getTableColumns,
+  inArray,
+  is,
+  Param,
+  Placeholder,
+  type SQL,
+  sql,
+  type Table,
+} from 'drizzle-orm'
 import { drizzle } from 'drizzle-orm/libsql/web'
 import type { Queryable } from './db'
 
@@ -30,6 +40,13 @@ export function statement<V extends Record<string, unknown>>(
     return q.execute({ sql: compiled.sql, args })
   }
 }
+
+/**
+ * `column in (…)` over a placeholder that receives a JSON array: one statement text for a list of any
+ * length (a list of bound values is a new text, built and prepared again, for every length).
+ */
+export const inJsonArray = (column: Column, placeholder: string): SQL =>
+  inArray(column, sql`(select value from json_each(${sql.placeholder(placeholder)}))`)
 
 function argument(p: unknown, values: Record<string, unknown>): InValue {
   if (is(p, Placeholder)) return (values[p.name] ?? null) as InValue

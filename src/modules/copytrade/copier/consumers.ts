@@ -1,6 +1,6 @@
 import { and, eq, gt, inArray, isNull, sql } from 'drizzle-orm'
 import type { Queryable, Tx } from '../../../kernel/db/client'
-import { statement } from '../../../kernel/db/statement'
+import { inJsonArray, statement } from '../../../kernel/db/statement'
 import type { Consumer, DeliveredEvent } from '../../../kernel/events/topic'
 import {
   TradeActivated,
@@ -360,7 +360,7 @@ const mastersIn = statement<{ logins: string }>((qb) =>
     .from(copyMasters)
     .where(
       and(
-        inArray(copyMasters.login, sql`(select value from json_each(${sql.placeholder('logins')}))`),
+        inJsonArray(copyMasters.login, 'logins'),
         isNull(copyMasters.deletedAt),
         gt(copyMasters.followers, 0),
       ),

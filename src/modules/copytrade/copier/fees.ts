@@ -1,6 +1,6 @@
 import { and, eq, inArray, sql } from 'drizzle-orm'
 import type { Queryable, Tx } from '../../../kernel/db/client'
-import { statement } from '../../../kernel/db/statement'
+import { inJsonArray, statement } from '../../../kernel/db/statement'
 import type { Consumer, DeliveredEvent, PayloadOf } from '../../../kernel/events/topic'
 import { BalanceOperation, currencyDecimals } from '../../accounts'
 import type { CopyCtx } from '../context'
@@ -124,15 +124,7 @@ const followersIn = statement<{ logins: string }>((qb) =>
   qb
     .selectDistinct({ login: copySubscriptions.followerLogin })
     .from(copySubscriptions)
-    .where(
-      and(
-        inArray(
-          copySubscriptions.followerLogin,
-          sql`(select value from json_each(${sql.placeholder('logins')}))`,
-        ),
-        liveSubscription,
-      ),
-    ),
+    .where(and(inJsonArray(copySubscriptions.followerLogin, 'logins'), liveSubscription)),
 )
 
 /** Which of these operations are of an account that follows someone (a live subscription): one read. */
