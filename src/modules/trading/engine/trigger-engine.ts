@@ -164,6 +164,8 @@ export class TriggerEngine {
         .select()
         .from(orders)
         .where(and(eq(orders.login, login), inArray(orders.state, ['open', 'pending'])))
+      // none left (closed meanwhile): nothing is filed for the login any more
+      if (active.length === 0) this.groupByLogin.delete(login)
       for (const o of active) this.trackIn(o, g)
     }
   }
