@@ -1,5 +1,6 @@
 import { and, eq, inArray, isNull, sql } from 'drizzle-orm'
 import { publishTo } from '../../kernel/bus/channel'
+import { jsonRows } from '../../kernel/db/json-rows'
 import type { TradingApi } from '../trading'
 import type { PropCtx } from './context'
 import { FUNDED, ProgramStep } from './domain/program'
@@ -8,11 +9,9 @@ import { daysInclusive, localDay, type PhaseRules, PhaseRules as Rules, verdict 
 import { PropPhasePassed } from './events'
 import { PHASES_CHANGED } from './live'
 import { propChallenges, propDays, propPhases, propPrograms, propPurchases } from './schema'
+import { daySnapshots, type Figures, type PhaseRow, recordBreach } from './state'
 
 type DayRow = typeof propDays.$inferSelect
-
-import { jsonRows } from '../../kernel/db/json-rows'
-import { daySnapshots, type Figures, type PhaseRow, recordBreach } from './state'
 
 type DayOf = (ms: number, zone: string) => string
 
