@@ -2,7 +2,7 @@ import type { Client, InStatement, ResultSet } from '@libsql/client'
 // the web build imports no native libSQL: the Workers bundle has none; it wraps whatever client it is given
 import type { LibSQLDatabase } from 'drizzle-orm/libsql'
 import { drizzle } from 'drizzle-orm/libsql/web'
-import type { WriteQueueState } from './remote/group-writer'
+import type { WriteQueueState } from './group-writer'
 
 /** drizzle's query builder over a libSQL client or transaction (no relational schema: nothing uses db.query). */
 type Orm = LibSQLDatabase<Record<string, never>>
@@ -56,17 +56,18 @@ class Handle {
   }
 }
 
-let savepoints = 0
-
 /** A write transaction (kernel/db/unit-of-work.ts runs services' writes in one). */
 export class Tx extends Handle {
+  /** Savepoints open now: a savepoint is named after its depth, so its statements' texts repeat. */
+  private depth = 0
+
   /**
    * Runs `fn` under a savepoint: if it throws, what it wrote is undone and the transaction goes on (the
    * relay delivers a pass's events in one transaction, each consumer's work under its own). On a remote
    * database the savepoint statements ride with the next statement: no round trip of their own.
    */
   async savepoint<T>(fn: () => Promise<T>): Promise<T> {
-    const name = `sp${++savepoints}`
+    const name = `sp${++this.depth}`
     await this.later(`SAVEPOINT ${name}`)
     try {
       const out = await fn()
@@ -76,6 +77,8 @@ export class Tx extends Handle {
       await this.later(`ROLLBACK TO ${name}`)
       await this.later(`RELEASE ${name}`)
       throw e
+    } finally {
+      this.depth--
     }
   }
 

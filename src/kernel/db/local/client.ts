@@ -1,5 +1,7 @@
 import type { InArgs, InStatement, InValue, ResultSet, Row, TransactionMode } from '@libsql/client'
 import Database from 'libsql'
+import { GroupWriter, type WriterOptions } from '../group-writer'
+import { type LocalBatch, localBatches } from './batch'
 
 type Connection = InstanceType<typeof Database>
 type Statement = ReturnType<Connection['prepare']>
@@ -11,6 +13,17 @@ const MAX_SAFE = BigInt(Number.MAX_SAFE_INTEGER)
 const PER_CONNECTION = 256
 /** Statements that write: outside a transaction they still go through the writer, in turn. */
 const WRITE = /^\s*(insert|update|delete|replace)\b/i
+
+/**
+ * A local writer waits and holds its turn as long as it takes unless told otherwise (LocalOptions.writer):
+ * a bench's seeding transaction may run for minutes. About 24 days: the longest timer there is.
+ */
+const UNBOUNDED = {
+  txTimeoutMs: 2 ** 31 - 1,
+  queueTimeoutMs: 2 ** 31 - 1,
+  batchBudgetMs: 10,
+  gatherTurn: true,
+}
 
 /** A prepared statement and what it returns, kept per connection (least recently used out first). */
 interface Prepared {
@@ -129,65 +142,13 @@ class Conn {
     return this.cache.size
   }
 
+  get inTransaction() {
+    return this.db.inTransaction
+  }
+
   close() {
     this.cache.clear()
     this.db.close()
-  }
-}
-
-const begin = (mode: TransactionMode) =>
-  mode === 'read' ? 'BEGIN DEFERRED' : mode === 'deferred' ? 'BEGIN DEFERRED' : 'BEGIN IMMEDIATE'
-
-/** The transaction of `LocalClient.transaction`: statements on the writer connection until it settles. */
-class LocalTransaction {
-  private open = true
-  constructor(
-    private readonly conn: Conn,
-    private readonly onSettle: () => void,
-  ) {}
-
-  get closed() {
-    return !this.open
-  }
-
-  async execute(s: InStatement): Promise<ResultSet> {
-    if (!this.open) throw new Error('the transaction is closed')
-    return this.conn.execute(s)
-  }
-
-  async batch(stmts: InStatement[]): Promise<ResultSet[]> {
-    return stmts.map((s) => this.conn.execute(s))
-  }
-
-  async executeMultiple(sql: string) {
-    this.conn.db.exec(sql)
-  }
-
-  async commit() {
-    if (!this.open) return
-    this.open = false
-    try {
-      this.conn.execute('COMMIT')
-    } catch (e) {
-      if (this.conn.db.inTransaction) this.conn.execute('ROLLBACK')
-      throw e
-    } finally {
-      this.onSettle()
-    }
-  }
-
-  async rollback() {
-    if (!this.open) return
-    this.open = false
-    try {
-      if (this.conn.db.inTransaction) this.conn.execute('ROLLBACK')
-    } finally {
-      this.onSettle()
-    }
-  }
-
-  close() {
-    void this.rollback()
   }
 }
 
@@ -196,22 +157,24 @@ class LocalTransaction {
  * `@libsql/client` does for a file, plus what one process writing a local file needs. @libsql/client
  * prepares every statement again on every execute, and preparing a statement on `orders` compiles its
  * triggers and indexes (100-300 µs, several times what running it costs for a batch of opens): each
- * connection here keeps its statements (ADR 0004). Two connections: the writer, owned by one transaction
- * at a time (the others wait their turn), and the reader for everything else; both get the same
- * settings. Rows, errors and integers behave as in @libsql/client (`intMode: 'number'`).
+ * connection here keeps its statements (ADR 0004). Two connections: the writer and the reader for
+ * everything else, with the same settings. Write transactions take turns on the writer; those that waited
+ * for their turn commit together, each under a savepoint of its own, as on a remote database (ADR 0025).
+ * Rows, errors and integers behave as in @libsql/client (`intMode: 'number'`).
  */
 export class LocalClient {
   private readonly writer: Conn
   private readonly reader: Conn
-  /** The writer's queue: each transaction (or `exclusive` turn) waits for the one before to settle. */
-  private tail: Promise<void> = Promise.resolve()
+  /** The writer's queue: transactions that waited for their turn commit together (../group-writer.ts). */
+  private readonly writes: GroupWriter<LocalBatch>
   closed = false
   readonly protocol = 'file'
 
-  constructor(path: string, setup: readonly string[]) {
+  constructor(path: string, setup: readonly string[], writer: WriterOptions = {}) {
     this.writer = new Conn(path, setup)
     // an in-memory database exists per connection: there it is one connection for everything
     this.reader = path === ':memory:' ? this.writer : new Conn(path, setup)
+    this.writes = new GroupWriter(localBatches(this.writer), { ...UNBOUNDED, ...writer })
   }
 
   /**
@@ -219,62 +182,41 @@ export class LocalClient {
    * reader it would wait, blocking the only JavaScript thread, for a write lock this process holds.
    */
   async execute(s: InStatement): Promise<ResultSet> {
-    if (WRITE.test(typeof s === 'string' ? s : s.sql)) return (await this.batch([s], 'write'))[0]
+    if (WRITE.test(typeof s === 'string' ? s : s.sql)) return this.writes.write((tx) => tx.execute(s))
     return this.reader.execute(s)
   }
 
-  /** Waits for the writer's turn (a second connection waiting on SQLite's lock would block the thread). */
-  private turn(): Promise<() => void> {
-    let release!: () => void
-    const mine = new Promise<void>((resolve) => {
-      release = resolve
-    })
-    const before = this.tail
-    this.tail = before.then(() => mine)
-    return before.then(() => release)
-  }
-
-  async transaction(mode: TransactionMode = 'write') {
-    const release = await this.turn()
-    try {
-      this.writer.execute(begin(mode))
-    } catch (e) {
-      release()
-      throw e
-    }
-    return new LocalTransaction(this.writer, release)
+  transaction(_mode: TransactionMode = 'write') {
+    return this.writes.transaction()
   }
 
   /** Holds the writer's queue while `fn` runs (the checkpointer's restart round). */
-  async exclusive<T>(fn: () => Promise<T>): Promise<T> {
-    const release = await this.turn()
-    try {
-      return await fn()
-    } finally {
-      release()
-    }
+  exclusive<T>(fn: () => Promise<T>): Promise<T> {
+    return this.writes.solo(fn)
   }
 
-  async batch(stmts: InStatement[], mode: TransactionMode = 'deferred'): Promise<ResultSet[]> {
-    const tx = await this.transaction(mode)
-    try {
-      const out = await tx.batch(stmts)
-      await tx.commit()
-      return out
-    } catch (e) {
-      await tx.rollback()
-      throw e
-    }
+  batch(stmts: InStatement[], _mode: TransactionMode = 'deferred'): Promise<ResultSet[]> {
+    return this.writes.write((tx) => tx.batch(stmts))
   }
 
-  /** drizzle's migrator: the statements in one transaction with foreign keys off. */
-  async migrate(stmts: InStatement[]): Promise<ResultSet[]> {
-    this.writer.execute('PRAGMA foreign_keys=off')
-    try {
-      return await this.batch(stmts, 'deferred')
-    } finally {
-      this.writer.execute('PRAGMA foreign_keys=on')
-    }
+  /** drizzle's migrator: the statements in one transaction of their own, with foreign keys off. */
+  migrate(stmts: InStatement[]): Promise<ResultSet[]> {
+    return this.writes.solo(async () => {
+      this.writer.execute('PRAGMA foreign_keys=off')
+      try {
+        this.writer.execute('BEGIN')
+        try {
+          const out = stmts.map((s) => this.writer.execute(s))
+          this.writer.execute('COMMIT')
+          return out
+        } catch (e) {
+          if (this.writer.inTransaction) this.writer.execute('ROLLBACK')
+          throw e
+        }
+      } finally {
+        this.writer.execute('PRAGMA foreign_keys=on')
+      }
+    })
   }
 
   async executeMultiple(sql: string) {

@@ -1,5 +1,6 @@
 import { existsSync, mkdirSync, statSync } from 'node:fs'
 import { dirname, resolve } from 'node:path'
+import type { WriterOptions } from '../group-writer'
 import { type Checkpointer, startCheckpointer } from './checkpointer'
 import { LocalClient } from './client'
 
@@ -14,6 +15,8 @@ export interface LocalOptions {
   cacheMb?: number
   /** How long a write waits for another process's write lock before SQLITE_BUSY (503). */
   busyTimeoutMs?: number
+  /** The writer's queue: timeouts (none by default) and how long a batch takes new members. */
+  writer?: WriterOptions
   /** Tuning of the checkpoint worker (tests); the defaults are the production values. */
   checkpoint?: { intervalMs?: number; restartFrames?: number; holdLimitMs?: number }
 }
@@ -45,13 +48,17 @@ export function openLocal(
   if (path !== ':memory:') ensureDirectory(path)
   // synchronous NORMAL is durable in WAL mode except for the last commits on power loss; the page cache
   // (SQLite's default is 2 MiB) holds the index pages a batch of opens touches all over `orders`
-  const local = new LocalClient(path, [
-    'PRAGMA journal_mode = WAL',
-    'PRAGMA synchronous = NORMAL',
-    `PRAGMA busy_timeout = ${opts.busyTimeoutMs ?? 5000}`,
-    `PRAGMA wal_autocheckpoint = ${SAFETY_NET_CHECKPOINT_PAGES}`,
-    `PRAGMA cache_size = ${-(opts.cacheMb ?? 64) * 1024}`,
-  ])
+  const local = new LocalClient(
+    path,
+    [
+      'PRAGMA journal_mode = WAL',
+      'PRAGMA synchronous = NORMAL',
+      `PRAGMA busy_timeout = ${opts.busyTimeoutMs ?? 5000}`,
+      `PRAGMA wal_autocheckpoint = ${SAFETY_NET_CHECKPOINT_PAGES}`,
+      `PRAGMA cache_size = ${-(opts.cacheMb ?? 64) * 1024}`,
+    ],
+    opts.writer,
+  )
   const checkpointer =
     path === ':memory:'
       ? null

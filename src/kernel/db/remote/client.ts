@@ -1,7 +1,8 @@
 import type { InStatement, ResultSet, TransactionMode } from '@libsql/client'
 import * as hrana from '@libsql/hrana-client'
-import { GroupWriter, type WriteQueueState, type WriterOptions } from './group-writer'
+import { GroupWriter, type WriteQueueState, type WriterOptions } from '../group-writer'
 import { Link, mapError, runSteps, toHrana, toResultSet, transportOf } from './hrana'
+import { streamBatches } from './stream-batch'
 
 export type { WriteQueueState, WriterOptions }
 
@@ -13,6 +14,8 @@ const STREAM_GONE =
   /HRANA_CLOSED_ERROR|HRANA_WEBSOCKET_ERROR|STREAM_EXPIRED|stream.*(closed|expired|not found)/i
 
 export interface RemoteOptions extends WriterOptions {
+  /** A round trip to the database that has not answered after this long fails the batch (ms). */
+  statementTimeoutMs?: number
   /** Streams kept open for reads (each is a connection in sqld); reads queued on one are pipelined. */
   readStreams?: number
   /** HTTP only: the fetch to use (tests). */
@@ -79,7 +82,7 @@ class ReadPool {
  * local adapter (../local/client.ts): the interface of @libsql/client's Client that Db and drizzle use,
  * over Hrana streams kept open (./hrana.ts). Reads go to a small pool of streams; writes, in a
  * transaction or not, go through this process's write queue and are committed in groups
- * (./group-writer.ts, ADR 0019). Not for Workers, where no I/O object may outlive its request.
+ * (../group-writer.ts, ADR 0019). Not for Workers, where no I/O object may outlive its request.
  */
 export class RemoteClient {
   private readonly link: Link
@@ -94,7 +97,7 @@ export class RemoteClient {
     this.link = new Link(t.url, t.transport, authToken, opts.fetch)
     const open = () => this.link.stream()
     this.reads = new ReadPool(open, opts.readStreams ?? 4)
-    this.writer = new GroupWriter(open, opts)
+    this.writer = new GroupWriter(streamBatches(open, opts.statementTimeoutMs ?? 8000), opts)
   }
 
   state(): WriteQueueState {

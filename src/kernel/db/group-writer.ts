@@ -1,19 +1,42 @@
-import { type InStatement, LibsqlError, type ResultSet } from '@libsql/client'
-import type * as hrana from '@libsql/hrana-client'
-import { DatabaseBusy, isBusy } from '../errors'
-import { runSteps, type StepOutcome } from './hrana'
+import type { InStatement, ResultSet } from '@libsql/client'
+import { DatabaseBusy } from './errors'
 
 export interface WriterOptions {
   /** Transactions committed together at most (each under a savepoint of its own). */
   maxBatch?: number
   /** A batch takes no further transaction once it has held the write lock this long (ms). */
   batchBudgetMs?: number
+  /**
+   * When no one waits as a member settles, the batch gives the event loop one turn before it commits:
+   * the requests read meanwhile join it if they reach their transaction within that turn.
+   */
+  gatherTurn?: boolean
   /** A transaction whose turn came and that has not settled after this long is rolled back (ms). */
   txTimeoutMs?: number
   /** A transaction that waited this long for its turn is refused as busy (ms). */
   queueTimeoutMs?: number
-  /** A round trip to the database that has not answered after this long fails the batch (ms). */
-  statementTimeoutMs?: number
+}
+
+/**
+ * The database transaction of one batch, whatever carries it (a remote stream, a local connection): its
+ * members' statements in call order, with the bookkeeping that waits in `pending` (savepoints, deferred
+ * writes) run first; `broken` once the database transaction is lost, which fails every member.
+ */
+export interface BatchPort {
+  pending: InStatement[]
+  readonly broken: unknown
+  run(stmts: InStatement[]): Promise<ResultSet[]>
+  commit(): Promise<void>
+  rollback(): Promise<void>
+}
+
+/** Where a writer's batches come from. */
+export interface BatchSource<B extends BatchPort> {
+  /** A new batch; a failure here (the database cannot be reached) is told to whoever waits. */
+  open(): Promise<B>
+  /** The batch is over, committed or failed. */
+  done(batch: B): void
+  close(): void
 }
 
 /** What the write path of this process is doing, for /health/ready. */
@@ -28,130 +51,11 @@ export interface WriteQueueState {
   transactions: number
 }
 
-const rolledBack = () =>
-  new LibsqlError('the transaction was rolled back by the database', 'TRANSACTION_CLOSED')
-
 /**
- * The database transaction of one batch, on the writer's stream: BEGIN IMMEDIATE rides with the first
- * statement, savepoint bookkeeping with the next statement of whoever comes next, COMMIT at the end.
+ * Every member's savepoint has this one name: a member's is released before the next one's begins, and a
+ * name the database sees for the first time is a statement it prepares (and the local adapter caches).
  */
-class Batch {
-  /** Savepoint bookkeeping and deferred writes, sent with the next round trip. */
-  pending: InStatement[] = []
-  broken: unknown = null
-  begun = false
-  private chain: Promise<unknown> = Promise.resolve()
-
-  constructor(
-    public stream: hrana.Stream,
-    private readonly reopen: () => Promise<hrana.Stream>,
-    private readonly timeoutMs: number,
-  ) {}
-
-  /** Statements of a member, one round trip with whatever bookkeeping is pending; in call order. */
-  run(stmts: InStatement[]): Promise<ResultSet[]> {
-    const next = this.chain.then(() => this.runNow(stmts))
-    this.chain = next.catch(() => {})
-    return next
-  }
-
-  private async runNow(stmts: InStatement[]): Promise<ResultSet[]> {
-    for (let attempt = 0; ; attempt++) {
-      if (this.broken) throw this.broken
-      const head = this.begun ? [] : ['BEGIN IMMEDIATE']
-      const pre = this.pending
-      let out: StepOutcome[]
-      try {
-        out = await this.timed(runSteps(this.stream, [...head, ...pre, ...stmts], head.length))
-      } catch (e) {
-        // nothing began: a stream the database forgot (an idle HTTP stream expires) is replaced once
-        if (!this.begun && attempt === 0) {
-          this.stream.close()
-          try {
-            this.stream = await this.reopen()
-          } catch (e2) {
-            this.broken = e2
-            throw e2
-          }
-          continue
-        }
-        this.broken = e
-        throw e
-      }
-      if (head.length) {
-        const b = out[0]!
-        if (!('ok' in b)) {
-          const e = 'error' in b ? b.error : rolledBack()
-          // a busy database refuses BEGIN before anything happened (sqld does while a checkpoint
-          // restarts its WAL): asked again shortly
-          if (attempt < 6 && isBusy(e)) {
-            await new Promise((r) => setTimeout(r, 5 * 2 ** attempt))
-            continue
-          }
-          this.broken = e
-          throw e
-        }
-        this.begun = true
-      }
-      this.pending = []
-      for (let i = head.length; i < head.length + pre.length; i++) {
-        const o = out[i]!
-        if (!('ok' in o)) {
-          this.broken = 'error' in o ? o.error : rolledBack()
-          throw this.broken
-        }
-      }
-      const results: ResultSet[] = []
-      for (let i = 0; i < stmts.length; i++) {
-        const o = out[head.length + pre.length + i]!
-        if ('ok' in o) results.push(o.ok)
-        else if ('error' in o) throw Object.assign(o.error as object, { statementIndex: i })
-        else {
-          this.broken = rolledBack()
-          throw this.broken
-        }
-      }
-      return results
-    }
-  }
-
-  async commit() {
-    await this.chain
-    if (this.broken) throw this.broken
-    // members that only deferred their writes: BEGIN goes with them now
-    if (!this.begun && this.pending.length > 0) await this.run([])
-    if (!this.begun) return
-    const out = await this.timed(runSteps(this.stream, [...this.pending, 'COMMIT']))
-    this.pending = []
-    const bad = out.find((o) => !('ok' in o))
-    if (bad) {
-      this.broken = 'error' in bad ? bad.error : rolledBack()
-      throw this.broken
-    }
-  }
-
-  async rollback() {
-    await this.chain
-    if (!this.begun || this.broken) return
-    await this.timed(runSteps(this.stream, ['ROLLBACK'])).catch((e: unknown) => {
-      this.broken = e
-    })
-  }
-
-  private timed<T>(p: Promise<T>): Promise<T> {
-    let timer: ReturnType<typeof setTimeout> | undefined
-    return Promise.race([
-      p,
-      new Promise<never>((_, reject) => {
-        timer = setTimeout(() => {
-          const e = new DatabaseBusy(`no answer from the database in ${this.timeoutMs} ms`)
-          this.broken = e
-          reject(e)
-        }, this.timeoutMs)
-      }),
-    ]).finally(() => clearTimeout(timer))
-  }
-}
+const MEMBER = 'member'
 
 const TIMED_OUT = 'the transaction held its turn too long and was rolled back'
 
@@ -176,7 +80,7 @@ class GroupTx {
   private readonly timer: ReturnType<typeof setTimeout>
 
   constructor(
-    private readonly group: Batch,
+    private readonly group: BatchPort,
     private readonly name: string,
     timeoutMs: number,
   ) {
@@ -230,6 +134,9 @@ class GroupTx {
     if (this.state === 'open') {
       this.state = 'commit'
       clearTimeout(this.timer)
+      // released at once: the next member's savepoint is not nested in this one (SQLite checks every
+      // open savepoint on each page a statement changes)
+      if (this.materialized) this.group.pending.push(`RELEASE ${this.name}`)
       this.settle('commit')
     } else if (this.timedOut) return Promise.reject(new DatabaseBusy(TIMED_OUT))
     return this.committed
@@ -244,8 +151,7 @@ class GroupTx {
     if (this.state === 'open') {
       this.state = 'rollback'
       clearTimeout(this.timer)
-      // its savepoint stays on the stack, emptied: the batch's COMMIT releases it with the others
-      if (this.materialized) this.group.pending.push(`ROLLBACK TO ${this.name}`)
+      if (this.materialized) this.group.pending.push(`ROLLBACK TO ${this.name}`, `RELEASE ${this.name}`)
       this.settle('rollback')
     }
     return this.committed.catch(() => {})
@@ -263,8 +169,11 @@ class GroupTx {
 }
 
 interface Waiter {
+  /** A member: handed its transaction when its turn comes. */
   resolve(tx: GroupTx): void
   reject(e: unknown): void
+  /** A turn of its own (`solo`): runs alone, between batches. */
+  alone?: () => Promise<void>
   at: number
   timer: ReturnType<typeof setTimeout>
 }
@@ -282,25 +191,23 @@ interface Waiter {
  * held at most `batchBudgetMs` plus its last member. A transaction that waited too long for its turn,
  * holds its turn too long, or whose database does not answer fails as DatabaseBusy (503, Retry-After).
  */
-export class GroupWriter {
+export class GroupWriter<B extends BatchPort = BatchPort> {
   private queue: Waiter[] = []
   private running = false
   private batchStartedAt = 0
-  private seq = 0
-  private stream: hrana.Stream | null = null
   readonly stats = { batches: 0, transactions: 0 }
   private readonly o: Required<WriterOptions>
 
   constructor(
-    private readonly openStream: () => Promise<hrana.Stream>,
+    private readonly source: BatchSource<B>,
     opts: WriterOptions = {},
   ) {
     this.o = {
       maxBatch: opts.maxBatch ?? 200,
       batchBudgetMs: opts.batchBudgetMs ?? 40,
+      gatherTurn: opts.gatherTurn ?? false,
       txTimeoutMs: opts.txTimeoutMs ?? 8000,
       queueTimeoutMs: opts.queueTimeoutMs ?? 8000,
-      statementTimeoutMs: opts.statementTimeoutMs ?? 8000,
     }
   }
 
@@ -316,22 +223,37 @@ export class GroupWriter {
 
   /** A write transaction: its turn in this process's queue, inside the batch that turn falls in. */
   transaction(): Promise<GroupTx> {
-    return new Promise<GroupTx>((resolve, reject) => {
-      const w: Waiter = {
-        resolve,
+    return new Promise<GroupTx>((resolve, reject) => this.enqueue({ resolve, reject }))
+  }
+
+  /**
+   * `fn` with the queue to itself: the batch before it commits first, the next one waits until it has
+   * settled (a local file's migrations, the checkpointer's restart round).
+   */
+  solo<T>(fn: () => Promise<T>): Promise<T> {
+    return new Promise<T>((resolve, reject) =>
+      this.enqueue({
+        resolve: () => {},
         reject,
-        at: performance.now(),
-        // refused while still waiting: the caller answers 503 rather than hang behind a stalled batch
-        timer: setTimeout(() => {
-          const i = this.queue.indexOf(w)
-          if (i < 0) return
-          this.queue.splice(i, 1)
-          reject(new DatabaseBusy(`waited over ${this.o.queueTimeoutMs} ms for the write lock`))
-        }, this.o.queueTimeoutMs),
-      }
-      this.queue.push(w)
-      if (!this.running) void this.loop()
-    })
+        alone: () => fn().then(resolve, reject),
+      }),
+    )
+  }
+
+  private enqueue(w: Omit<Waiter, 'at' | 'timer'>) {
+    const waiter: Waiter = {
+      ...w,
+      at: performance.now(),
+      // refused while still waiting: the caller answers 503 rather than hang behind a stalled batch
+      timer: setTimeout(() => {
+        const i = this.queue.indexOf(waiter)
+        if (i < 0) return
+        this.queue.splice(i, 1)
+        w.reject(new DatabaseBusy(`waited over ${this.o.queueTimeoutMs} ms for the write lock`))
+      }, this.o.queueTimeoutMs),
+    }
+    this.queue.push(waiter)
+    if (!this.running) void this.loop()
   }
 
   /** `fn` in a transaction of its own turn (writes outside an explicit transaction). */
@@ -348,43 +270,54 @@ export class GroupWriter {
   }
 
   close() {
-    this.stream?.close()
-    this.stream = null
+    this.source.close()
   }
 
   private async loop() {
     this.running = true
     try {
-      while (this.queue.length) await this.runBatch()
+      while (this.queue.length) {
+        const alone = this.queue[0]!.alone
+        if (!alone) await this.runBatch()
+        else {
+          clearTimeout(this.queue.shift()!.timer)
+          await alone()
+        }
+      }
     } finally {
       this.running = false
     }
   }
 
   private async runBatch() {
-    if (!this.stream || this.stream.closed) {
-      try {
-        this.stream = await this.openStream()
-      } catch (e) {
-        // the database cannot be reached: whoever waits now is told at once
-        for (const w of this.queue.splice(0)) {
-          clearTimeout(w.timer)
-          w.reject(e)
-        }
-        return
+    let batch: B
+    try {
+      batch = await this.source.open()
+    } catch (e) {
+      // the database cannot be reached: the members waiting now are told at once
+      while (this.queue.length && !this.queue[0]!.alone) {
+        const w = this.queue.shift()!
+        clearTimeout(w.timer)
+        w.reject(e)
       }
+      return
     }
-    const batch = new Batch(this.stream, this.openStream, this.o.statementTimeoutMs)
     this.batchStartedAt = performance.now()
     const members: GroupTx[] = []
     let wrote = false
     try {
-      while (this.queue.length && members.length < this.o.maxBatch && !batch.broken) {
+      for (;;) {
+        if (this.queue.length === 0 && this.o.gatherTurn && wrote && !batch.broken) {
+          await new Promise((r) => setImmediate(r))
+          if (this.queue.length === 0) break
+        }
+        if (!this.queue.length || this.queue[0]!.alone || members.length >= this.o.maxBatch || batch.broken)
+          break
         // the first member always runs; later ones while the batch is young
         if (members.length > 0 && performance.now() - this.batchStartedAt > this.o.batchBudgetMs) break
         const w = this.queue.shift()!
         clearTimeout(w.timer)
-        const tx = new GroupTx(batch, `m${++this.seq}`, this.o.txTimeoutMs)
+        const tx = new GroupTx(batch, MEMBER, this.o.txTimeoutMs)
         w.resolve(tx)
         members.push(tx)
         if ((await tx.settled) === 'commit' && tx.wrote) wrote = true
@@ -398,12 +331,7 @@ export class GroupWriter {
       // a member that timed out while a round trip hung is told too (and rolled back, with the rest)
       for (const m of members) m.finish(e)
     } finally {
-      this.stream = batch.stream
-      // a batch that failed leaves its stream in an unknown state: closed (sqld rolls back what it held)
-      if (batch.broken) {
-        this.stream.close()
-        this.stream = null
-      }
+      this.source.done(batch)
       this.batchStartedAt = 0
     }
   }

@@ -1,0 +1,159 @@
+import { type InStatement, LibsqlError, type ResultSet } from '@libsql/client'
+import type * as hrana from '@libsql/hrana-client'
+import { DatabaseBusy, isBusy } from '../errors'
+import type { BatchPort, BatchSource } from '../group-writer'
+import { runSteps, type StepOutcome } from './hrana'
+
+const rolledBack = () =>
+  new LibsqlError('the transaction was rolled back by the database', 'TRANSACTION_CLOSED')
+
+/**
+ * The database transaction of one batch, on the writer's stream: BEGIN IMMEDIATE rides with the first
+ * statement, savepoint bookkeeping with the next statement of whoever comes next, COMMIT at the end.
+ */
+export class StreamBatch implements BatchPort {
+  /** Savepoint bookkeeping and deferred writes, sent with the next round trip. */
+  pending: InStatement[] = []
+  broken: unknown = null
+  begun = false
+  private chain: Promise<unknown> = Promise.resolve()
+
+  constructor(
+    public stream: hrana.Stream,
+    private readonly reopen: () => Promise<hrana.Stream>,
+    private readonly timeoutMs: number,
+  ) {}
+
+  /** Statements of a member, one round trip with whatever bookkeeping is pending; in call order. */
+  run(stmts: InStatement[]): Promise<ResultSet[]> {
+    const next = this.chain.then(() => this.runNow(stmts))
+    this.chain = next.catch(() => {})
+    return next
+  }
+
+  private async runNow(stmts: InStatement[]): Promise<ResultSet[]> {
+    for (let attempt = 0; ; attempt++) {
+      if (this.broken) throw this.broken
+      const head = this.begun ? [] : ['BEGIN IMMEDIATE']
+      const pre = this.pending
+      let out: StepOutcome[]
+      try {
+        out = await this.timed(runSteps(this.stream, [...head, ...pre, ...stmts], head.length))
+      } catch (e) {
+        // nothing began: a stream the database forgot (an idle HTTP stream expires) is replaced once
+        if (!this.begun && attempt === 0) {
+          this.stream.close()
+          try {
+            this.stream = await this.reopen()
+          } catch (e2) {
+            this.broken = e2
+            throw e2
+          }
+          continue
+        }
+        this.broken = e
+        throw e
+      }
+      if (head.length) {
+        const b = out[0]!
+        if (!('ok' in b)) {
+          const e = 'error' in b ? b.error : rolledBack()
+          // a busy database refuses BEGIN before anything happened (sqld does while a checkpoint
+          // restarts its WAL): asked again shortly
+          if (attempt < 6 && isBusy(e)) {
+            await new Promise((r) => setTimeout(r, 5 * 2 ** attempt))
+            continue
+          }
+          this.broken = e
+          throw e
+        }
+        this.begun = true
+      }
+      this.pending = []
+      for (let i = head.length; i < head.length + pre.length; i++) {
+        const o = out[i]!
+        if (!('ok' in o)) {
+          this.broken = 'error' in o ? o.error : rolledBack()
+          throw this.broken
+        }
+      }
+      const results: ResultSet[] = []
+      for (let i = 0; i < stmts.length; i++) {
+        const o = out[head.length + pre.length + i]!
+        if ('ok' in o) results.push(o.ok)
+        else if ('error' in o) throw Object.assign(o.error as object, { statementIndex: i })
+        else {
+          this.broken = rolledBack()
+          throw this.broken
+        }
+      }
+      return results
+    }
+  }
+
+  async commit() {
+    await this.chain
+    if (this.broken) throw this.broken
+    // members that only deferred their writes: BEGIN goes with them now
+    if (!this.begun && this.pending.length > 0) await this.run([])
+    if (!this.begun) return
+    const out = await this.timed(runSteps(this.stream, [...this.pending, 'COMMIT']))
+    this.pending = []
+    const bad = out.find((o) => !('ok' in o))
+    if (bad) {
+      this.broken = 'error' in bad ? bad.error : rolledBack()
+      throw this.broken
+    }
+  }
+
+  async rollback() {
+    await this.chain
+    if (!this.begun || this.broken) return
+    await this.timed(runSteps(this.stream, ['ROLLBACK'])).catch((e: unknown) => {
+      this.broken = e
+    })
+  }
+
+  private timed<T>(p: Promise<T>): Promise<T> {
+    let timer: ReturnType<typeof setTimeout> | undefined
+    return Promise.race([
+      p,
+      new Promise<never>((_, reject) => {
+        timer = setTimeout(() => {
+          const e = new DatabaseBusy(`no answer from the database in ${this.timeoutMs} ms`)
+          this.broken = e
+          reject(e)
+        }, this.timeoutMs)
+      }),
+    ]).finally(() => clearTimeout(timer))
+  }
+}
+
+/**
+ * The batches of a remote database's writer, each on the stream kept open for writes (one sqld connection
+ * per process): opened on first use, replaced after a batch that failed (sqld rolls back what it held).
+ */
+export function streamBatches(
+  openStream: () => Promise<hrana.Stream>,
+  statementTimeoutMs: number,
+): BatchSource<StreamBatch> {
+  let stream: hrana.Stream | null = null
+  return {
+    async open() {
+      if (!stream || stream.closed) stream = await openStream()
+      return new StreamBatch(stream, openStream, statementTimeoutMs)
+    },
+    done(batch) {
+      stream = batch.stream
+      // a batch that failed leaves its stream in an unknown state: closed
+      if (batch.broken) {
+        stream.close()
+        stream = null
+      }
+    },
+    close() {
+      stream?.close()
+      stream = null
+    },
+  }
+}

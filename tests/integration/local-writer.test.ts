@@ -1,0 +1,178 @@
+import { afterAll, beforeEach, expect, test } from 'bun:test'
+import { sql } from 'drizzle-orm'
+import type { LocalClient } from '../../src/kernel/db/local/client'
+import { tempDatabase } from '../support/database'
+
+// The local adapter's write queue on a real libSQL file (ADR 0025): write transactions that wait for
+// their turn commit together in one database transaction, each under a savepoint of its own, and each is
+// told once that transaction has committed.
+const database = await tempDatabase('writer')
+const { db } = database
+const local = database.client as unknown as LocalClient
+afterAll(() => database.close())
+await db.run(sql`create table t (v text primary key)`)
+beforeEach(async () => {
+  await db.run(sql`delete from t`)
+})
+
+const insert = (v: string) => db.transaction((tx) => tx.run(sql`insert into t (v) values (${v})`))
+/** What another connection sees: committed rows only. */
+const committed = async () =>
+  (await database.client.execute('select v from t order by v')).rows.map((r) => r.v as string)
+
+/** The innermost message of a failure (drizzle wraps the driver's error as its cause). */
+async function failure(p: Promise<unknown>): Promise<string> {
+  try {
+    await p
+  } catch (e) {
+    let root = e
+    while (root instanceof Error && root.cause instanceof Error) root = root.cause
+    return root instanceof Error ? root.message : String(root)
+  }
+  return 'no failure'
+}
+
+function gate() {
+  let open!: () => void
+  const opened = new Promise<void>((r) => {
+    open = r
+  })
+  return { open, opened }
+}
+
+test('transactions that waited commit with the one before them; each is told after the commit', async () => {
+  const g = gate()
+  const order: string[] = []
+  const a = db
+    .transaction(async (tx) => {
+      await tx.run(sql`insert into t (v) values ('a')`)
+      await g.opened
+    })
+    .then(() => order.push('a committed'))
+  const b = db
+    .transaction(async (tx) => {
+      // a's writes are in the same database transaction, not committed yet
+      expect(await tx.all(sql`select v from t`)).toEqual([{ v: 'a' }])
+      expect(await committed()).toEqual([])
+      await tx.run(sql`insert into t (v) values ('b')`)
+      order.push('b ran')
+    })
+    .then(() => order.push('b committed'))
+  g.open()
+  await Promise.all([a, b])
+  expect(order).toEqual(['b ran', 'a committed', 'b committed'])
+  expect(await committed()).toEqual(['a', 'b'])
+})
+
+test('a transaction that fails undoes only its own writes; the others of its batch commit', async () => {
+  const g = gate()
+  const a = db.transaction(async (tx) => {
+    await tx.run(sql`insert into t (v) values ('a')`)
+    await g.opened
+  })
+  const failed = failure(
+    db.transaction(async (tx) => {
+      await tx.run(sql`insert into t (v) values ('x')`)
+      throw new Error('refused')
+    }),
+  )
+  // a unique key an earlier member of the batch took: the statement fails, the transaction with it
+  const duplicate = failure(insert('a'))
+  const c = insert('c')
+  g.open()
+  await a
+  expect(await failed).toBe('refused')
+  expect(await duplicate).toMatch(/UNIQUE/)
+  await c
+  expect(await committed()).toEqual(['a', 'c'])
+})
+
+test('a transaction asked for in the loop turn after the last one settled joins its batch', async () => {
+  const order: string[] = []
+  let second: Promise<unknown> | undefined
+  const first = db
+    .transaction(async (tx) => {
+      await tx.run(sql`insert into t (v) values ('1')`)
+      // asked for once this one has settled, in the next turn of the event loop (a request read then)
+      setImmediate(() => {
+        second = db
+          .transaction(async (tx2) => {
+            order.push('2 ran')
+            await tx2.run(sql`insert into t (v) values ('2')`)
+          })
+          .then(() => order.push('2 committed'))
+      })
+    })
+    .then(() => order.push('1 committed'))
+  await first
+  await second
+  // the first one's commit waited for the second, in the same database transaction
+  expect(order).toEqual(['2 ran', '1 committed', '2 committed'])
+  expect(await committed()).toEqual(['1', '2'])
+})
+
+test('a lone transaction commits without waiting for more', async () => {
+  const t0 = performance.now()
+  for (let i = 0; i < 20; i++) await insert(`lone${i}`)
+  expect(performance.now() - t0).toBeLessThan(1000)
+  expect((await committed()).length).toBe(20)
+})
+
+test('when SQLite rolls the whole transaction back, every member of the batch is told; the next batch runs clean', async () => {
+  const g = gate()
+  const pages = Number((await database.client.execute('pragma page_count')).rows[0]![0])
+  const a = db.transaction(async (tx) => {
+    await tx.run(sql`insert into t (v) values ('a')`)
+    // a database that may not grow: the next member's large row fails with SQLITE_FULL, which rolls
+    // back the database transaction with every member's writes in it
+    await tx.run(sql.raw(`PRAGMA max_page_count = ${pages + 1}`))
+    await g.opened
+  })
+  const big = failure(insert('x'.repeat(20_000)))
+  const after = failure(insert('after'))
+  g.open()
+  expect(await big).toMatch(/full/i)
+  // a had settled, its writes were in the transaction SQLite rolled back: it is told so
+  expect(await failure(a)).toMatch(/full/i)
+  // the one queued behind them runs in a new batch (a small row still fits)
+  expect(await after).toBe('no failure')
+  await db.transaction((tx) => tx.run(sql.raw('PRAGMA max_page_count = 1073741823')))
+  await insert('later')
+  expect(await committed()).toEqual(['after', 'later'])
+})
+
+test('an exclusive turn waits for the batch before it and holds back the transactions after it', async () => {
+  const g = gate()
+  const order: string[] = []
+  const a = db.transaction(async (tx) => {
+    await tx.run(sql`insert into t (v) values ('a')`)
+    await g.opened
+  })
+  const held = local.exclusive(async () => {
+    order.push(`exclusive sees ${(await committed()).join(',')}`)
+    await new Promise((r) => setTimeout(r, 20))
+    order.push('exclusive done')
+  })
+  const b = insert('b').then(() => order.push('b committed'))
+  g.open()
+  await Promise.all([a, held, b])
+  expect(order).toEqual(['exclusive sees a', 'exclusive done', 'b committed'])
+})
+
+test('savepoints repeat their names: the writer prepares no statement per transaction', async () => {
+  await insert('warm')
+  const before = local.statementsCached.writer
+  const g = gate()
+  const first = db.transaction(async (tx) => {
+    await tx.run(sql`insert into t (v) values ('first')`)
+    await g.opened
+  })
+  const rest = Array.from({ length: 30 }, (_, i) =>
+    db.transaction((tx) => tx.savepoint(() => tx.run(sql`insert into t (v) values (${`n${i}`})`))),
+  )
+  g.open()
+  await Promise.all([first, ...rest])
+  expect((await committed()).length).toBe(32)
+  // member and nested savepoints: a handful of texts, not two per transaction
+  expect(local.statementsCached.writer - before).toBeLessThan(8)
+})
