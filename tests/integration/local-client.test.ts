@@ -27,6 +27,20 @@ test('rows as @libsql/client shapes them: positions and (enumerable) column name
   await client.execute("delete from t where v = 'row'")
 })
 
+test('a name that repeats: each position keeps its own value, the name the first one', async () => {
+  const r = await client.execute("select 1 as a, 2 as a, 'x' as b")
+  const row = r.rows[0]
+  expect([row[0], row[1], row[2], row.a, row.b, row.length]).toEqual([1, 2, 'x', 1, 'x', 3])
+  expect(Object.keys(row)).toEqual(['a', 'b'])
+  expect(JSON.stringify(row)).toBe('{"a":1,"b":"x"}')
+  expect(Array.prototype.slice.call(row)).toEqual([1, 2, 'x'])
+})
+
+test('a column named like a position or the length leaves both intact', async () => {
+  const row = (await client.execute('select 5 as length, 7 as "0", 9 as v')).rows[0]
+  expect([row[0], row[1], row[2], row.length, row.v]).toEqual([5, 7, 9, 3, 9])
+})
+
 test('an integer beyond 2^53 - 1 is refused as @libsql/client refuses it (RangeError)', async () => {
   await expect(client.execute('select 9007199254740993 as big')).rejects.toThrow(RangeError)
   expect((await client.execute('select 9007199254740991 as ok')).rows[0].ok).toBe(9007199254740991)
