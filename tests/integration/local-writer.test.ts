@@ -111,6 +111,33 @@ test('a transaction asked for in the loop turn after the last one settled joins 
   expect(await committed()).toEqual(['1', '2'])
 })
 
+test('a batch takes members for 10 ms at most: transactions that keep coming do not hold its answers', async () => {
+  let stop = false
+  let started = 0
+  const chain: Promise<unknown>[] = []
+  // each transaction asks for the next one in the following loop turn, for as long as the test runs
+  const next = () => {
+    if (stop) return
+    started++
+    chain.push(
+      db.transaction(async (tx) => {
+        await tx.run(sql`insert into t (v) values (${`c${started}`})`)
+        await new Promise((r) => setTimeout(r, 1))
+        setImmediate(next)
+      }),
+    )
+  }
+  const t0 = performance.now()
+  next()
+  await chain[0]
+  const waited = performance.now() - t0
+  stop = true
+  await Promise.all(chain)
+  // the first one's batch closed after its budget, not when the stream of transactions ended
+  expect(waited).toBeLessThan(200)
+  expect(started).toBeGreaterThan(1)
+})
+
 test('a lone transaction commits without waiting for more', async () => {
   const t0 = performance.now()
   for (let i = 0; i < 20; i++) await insert(`lone${i}`)

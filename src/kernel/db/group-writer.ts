@@ -307,14 +307,15 @@ export class GroupWriter<B extends BatchPort = BatchPort> {
     let wrote = false
     try {
       for (;;) {
+        // the first member always runs; later ones while the batch is young
+        const young = performance.now() - this.batchStartedAt <= this.o.batchBudgetMs
+        if (members.length > 0 && !young) break
         if (this.queue.length === 0 && this.o.gatherTurn && wrote && !batch.broken) {
           await new Promise((r) => setImmediate(r))
           if (this.queue.length === 0) break
         }
         if (!this.queue.length || this.queue[0]!.alone || members.length >= this.o.maxBatch || batch.broken)
           break
-        // the first member always runs; later ones while the batch is young
-        if (members.length > 0 && performance.now() - this.batchStartedAt > this.o.batchBudgetMs) break
         const w = this.queue.shift()!
         clearTimeout(w.timer)
         const tx = new GroupTx(batch, MEMBER, this.o.txTimeoutMs)
