@@ -179,17 +179,19 @@ interface Waiter {
 }
 
 /**
- * The write path of one process on a remote database (ADR 0019). sqld has one write lock, and an
- * interactive transaction holds it across every round trip it makes, while the process it serves is busy
- * with other requests; dozens of concurrent transactions per process queued in sqld behind each other
- * and the lock's hold times grew with the load until the write path stalled (issue 38). Here, as on a
- * local file (../local/client.ts), a process writes through one queue, on one stream kept open: the
- * transactions waiting for their turn are committed together in one database transaction, each under a
- * savepoint of its own (a member that fails rolls back to its savepoint, the others are unaffected; a
+ * The write path of one process, on a remote database (ADR 0019) and on a local file (ADR 0025). sqld
+ * has one write lock, and an interactive transaction holds it across every round trip it makes, while the
+ * process it serves is busy with other requests; dozens of concurrent transactions per process queued in
+ * sqld behind each other and the lock's hold times grew with the load until the write path stalled
+ * (issue 38). On a local file every commit writes each page it changed to the WAL (two system calls per
+ * page). So a process writes through one queue, on one stream kept open or its one writer connection:
+ * the transactions waiting for their turn are committed together in one database transaction, each under
+ * a savepoint of its own (a member that fails rolls back to its savepoint, the others are unaffected; a
  * member's commit resolves once the batch has committed). Savepoint statements ride with the next
- * statement, so grouping costs no round trip; sqld sees one write transaction per process at a time,
- * held at most `batchBudgetMs` plus its last member. A transaction that waited too long for its turn,
- * holds its turn too long, or whose database does not answer fails as DatabaseBusy (503, Retry-After).
+ * statement, so grouping costs no round trip; the database sees one write transaction per process at a
+ * time, held at most `batchBudgetMs` plus its last member. A transaction that waited too long for its
+ * turn, holds its turn too long, or whose database does not answer fails as DatabaseBusy (503,
+ * Retry-After).
  */
 export class GroupWriter<B extends BatchPort = BatchPort> {
   private queue: Waiter[] = []
