@@ -63,6 +63,8 @@ async function databaseOf(config: Config, logger: Logger) {
       onCheckpointError: (message) => logger.log('warn', 'WAL checkpoint worker', { err: message }),
       cacheMb: config.database.cacheMb,
       busyTimeoutMs: config.database.writeTimeoutMs,
+      // a transaction that holds the writer's turn that long is rolled back: the write path heals
+      writer: { queueTimeoutMs: config.database.writeTimeoutMs, txTimeoutMs: config.database.writeTimeoutMs },
       remote: {
         queueTimeoutMs: config.database.writeTimeoutMs,
         txTimeoutMs: config.database.writeTimeoutMs,

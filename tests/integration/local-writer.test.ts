@@ -203,3 +203,30 @@ test('savepoints repeat their names: the writer prepares no statement per transa
   // member and nested savepoints: a handful of texts, not two per transaction
   expect(local.statementsCached.writer - before).toBeLessThan(8)
 })
+
+test('with timeouts, a transaction that holds its turn too long is rolled back and the ones behind it go on', async () => {
+  const bounded = await tempDatabase('writer-timeouts', {
+    writer: { txTimeoutMs: 200, queueTimeoutMs: 5000 },
+  })
+  try {
+    await bounded.db.run(sql`create table t (v text primary key)`)
+    const hung = gate()
+    const stuck = failure(
+      bounded.db.transaction(async (tx) => {
+        await tx.run(sql`insert into t (v) values ('stuck')`)
+        // waits for something that never comes (a call that hangs), holding the writer's turn
+        await hung.opened
+        await tx.run(sql`insert into t (v) values ('late')`)
+      }),
+    )
+    const t0 = performance.now()
+    await bounded.db.transaction((tx) => tx.run(sql`insert into t (v) values ('next')`))
+    expect(performance.now() - t0).toBeLessThan(2000)
+    hung.open()
+    expect(await stuck).toMatch(/held its turn too long/)
+    const rows = await bounded.client.execute('select v from t')
+    expect(rows.rows.map((r) => r.v)).toEqual(['next'])
+  } finally {
+    bounded.close()
+  }
+})
