@@ -12,6 +12,8 @@ const rolledBack = () =>
  * statement, savepoint bookkeeping with the next statement of whoever comes next, COMMIT at the end.
  */
 export class StreamBatch implements BatchPort {
+  /** Deferred writes ride with the next round trip: they cost none of their own. */
+  readonly defers = true
   /** Savepoint bookkeeping and deferred writes, sent with the next round trip. */
   pending: InStatement[] = []
   broken: unknown = null
@@ -35,13 +37,16 @@ export class StreamBatch implements BatchPort {
     for (let attempt = 0; ; attempt++) {
       if (this.broken) throw this.broken
       const head = this.begun ? [] : ['BEGIN IMMEDIATE']
-      const pre = this.pending
+      // taken now: what is pushed during the round trip (a member timed out, the next one's savepoint)
+      // goes with the next one, not lost with this one's
+      const pre = this.pending.splice(0)
       let out: StepOutcome[]
       try {
         out = await this.timed(runSteps(this.stream, [...head, ...pre, ...stmts], head.length))
       } catch (e) {
         // nothing began: a stream the database forgot (an idle HTTP stream expires) is replaced once
         if (!this.begun && attempt === 0) {
+          this.pending.unshift(...pre)
           this.stream.close()
           try {
             this.stream = await this.reopen()
@@ -61,6 +66,7 @@ export class StreamBatch implements BatchPort {
           // a busy database refuses BEGIN before anything happened (sqld does while a checkpoint
           // restarts its WAL): asked again shortly
           if (attempt < 6 && isBusy(e)) {
+            this.pending.unshift(...pre)
             await new Promise((r) => setTimeout(r, 5 * 2 ** attempt))
             continue
           }
@@ -69,7 +75,6 @@ export class StreamBatch implements BatchPort {
         }
         this.begun = true
       }
-      this.pending = []
       for (let i = head.length; i < head.length + pre.length; i++) {
         const o = out[i]!
         if (!('ok' in o)) {
@@ -97,8 +102,7 @@ export class StreamBatch implements BatchPort {
     // members that only deferred their writes: BEGIN goes with them now
     if (!this.begun && this.pending.length > 0) await this.run([])
     if (!this.begun) return
-    const out = await this.timed(runSteps(this.stream, [...this.pending, 'COMMIT']))
-    this.pending = []
+    const out = await this.timed(runSteps(this.stream, [...this.pending.splice(0), 'COMMIT']))
     const bad = out.find((o) => !('ok' in o))
     if (bad) {
       this.broken = 'error' in bad ? bad.error : rolledBack()

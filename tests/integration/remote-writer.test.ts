@@ -1,0 +1,54 @@
+import { afterAll, beforeAll, expect, test } from 'bun:test'
+import { sql } from 'drizzle-orm'
+import { type Database, openDatabase } from '../../src/kernel/db/client'
+import { type SqldServer, startSqld } from '../support/sqld'
+
+// The remote adapter's write queue on a real sqld (ADR 0019, 0025): a member that holds its turn past
+// its timeout while its round trip is still in flight is rolled back, and the bookkeeping that says so
+// goes with the next member's round trip.
+let sqld: SqldServer
+let database: Database
+beforeAll(async () => {
+  sqld = await startSqld()
+  database = await openDatabase(sqld.url.replace(/^http/, 'ws'), undefined, {
+    remote: { txTimeoutMs: 100, queueTimeoutMs: 10_000, statementTimeoutMs: 10_000 },
+  })
+  await database.db.run(sql`create table t (v text primary key)`)
+})
+afterAll(async () => {
+  database?.close()
+  await sqld?.stop()
+})
+
+/** The innermost message of a failure (drizzle wraps the driver's error as its cause). */
+async function failure(p: Promise<unknown>): Promise<string> {
+  try {
+    await p
+  } catch (e) {
+    let root = e
+    while (root instanceof Error && root.cause instanceof Error) root = root.cause
+    return root instanceof Error ? root.message : String(root)
+  }
+  return 'no failure'
+}
+
+test('a member timed out during its own round trip is undone; the next member commits alone', async () => {
+  const { db } = database
+  const slow = failure(
+    db.transaction(async (tx) => {
+      await tx.run(sql`insert into t (v) values ('timed out')`)
+      // a statement that outlasts the member's 100 ms: its timer fires while the answer is on its way
+      await tx.run(
+        sql.raw(
+          'with recursive n(i) as (select 1 union all select i + 1 from n where i < 3000000) select count(*) from n',
+        ),
+      )
+    }),
+  )
+  // waits for its turn behind the slow one; its savepoint is pushed while that round trip is in flight
+  const next = db.transaction((tx) => tx.run(sql`insert into t (v) values ('next')`))
+  expect(await slow).toMatch(/held its turn too long/)
+  await next
+  const rows = await database.db.client.execute('select v from t order by v')
+  expect(rows.rows.map((r) => r.v)).toEqual(['next'])
+})
