@@ -87,6 +87,26 @@ test('a transaction that fails undoes only its own writes; the others of its bat
   expect(await committed()).toEqual(['a', 'c'])
 })
 
+test('a deferred write that fails fails its own transaction only', async () => {
+  const g = gate()
+  const a = db.transaction(async (tx) => {
+    await tx.run(sql`insert into t (v) values ('a')`)
+    await g.opened
+  })
+  const deferred = failure(
+    db.transaction(async (tx) => {
+      // a write whose answer nobody reads: on a local file it runs at once, and so fails here
+      await tx.deferred('insert into t (v) values (?)', ['a'])
+    }),
+  )
+  const c = insert('c')
+  g.open()
+  await a
+  expect(await deferred).toMatch(/UNIQUE/)
+  await c
+  expect(await committed()).toEqual(['a', 'c'])
+})
+
 test('a transaction asked for in the loop turn after the last one settled joins its batch', async () => {
   const order: string[] = []
   let second: Promise<unknown> | undefined
@@ -229,4 +249,20 @@ test('with timeouts, a transaction that holds its turn too long is rolled back a
   } finally {
     bounded.close()
   }
+})
+
+test('closing the database tells the transactions waiting for their turn and the one that holds it', async () => {
+  const closing = await tempDatabase('writer-close')
+  const g = gate()
+  const holding = closing.db.transaction(async (tx) => {
+    await tx.run(sql`create table t (v text)`)
+    await g.opened
+  })
+  const waiting = failure(closing.db.transaction((tx) => tx.run(sql`insert into t (v) values ('w')`)))
+  await Bun.sleep(10)
+  closing.close()
+  expect(await waiting).toBe('the database is closed')
+  // the transaction that held the turn goes on after the close: an error, not an abort of the process
+  g.open()
+  expect(await failure(holding)).toBe('the database is closed')
 })

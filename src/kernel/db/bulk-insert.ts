@@ -55,8 +55,8 @@ export async function insertRows(
 
 /**
  * The same rows, for a transaction that reads nothing back: each statement rides with the transaction's
- * next round trip where the driver can (a remote database: no round trip of its own), else runs now. A
- * failure fails the transaction at its next statement or its commit.
+ * next round trip where the driver can (a remote database: no round trip of its own; a failure then
+ * fails the batch at its next statement or its commit), else runs now.
  */
 export async function deferRows(
   tx: Tx,

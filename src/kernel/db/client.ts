@@ -10,7 +10,7 @@ export interface Database {
   db: Db
   /** Local files: the worker that checkpoints the WAL (null for remote databases). */
   checkpointer: Checkpointer | null
-  /** Remote databases: this process's write queue (null for local files, whose writer queues alike). */
+  /** This process's write queue (kernel/db/group-writer.ts). */
   writes: (() => WriteQueueState) | null
   close(): void
 }
@@ -38,7 +38,7 @@ export async function openDatabase(
     return {
       db: new Db(local.client as unknown as Client),
       checkpointer: local.checkpointer,
-      writes: null,
+      writes: () => local.client.state(),
       close: local.close,
     }
   }

@@ -11,8 +11,9 @@ type Orm = LibSQLDatabase<Record<string, never>>
 interface Driver {
   execute(stmt: InStatement): Promise<ResultSet>
   /**
-   * A statement whose answer nobody reads, sent with the transaction's next round trip (the remote
-   * adapter's transactions, kernel/db/remote); its failure fails the whole transaction.
+   * A statement whose answer nobody reads, sent with the transaction's next round trip (a remote
+   * database's transactions, kernel/db/remote/stream-batch.ts); its failure fails the whole batch. Where
+   * there is no round trip to save (a local file) the driver has none and the statement runs at once.
    */
   defer?(sql: string, args?: (string | number | null)[]): void
 }
@@ -91,8 +92,10 @@ export class Tx extends Handle {
 /**
  * The database: queries outside a transaction, and `transaction`, which begins a libSQL write transaction
  * and hands the callback a drizzle query builder over it. Every write of the code base runs in one. The
- * client decides how transactions share the database: remote ones (sqld, Turso) run as they come, the
- * local adapter queues them on its writer connection (kernel/db/local/client.ts).
+ * client decides how transactions share the database: in a server process both adapters queue them and
+ * commit those that waited together, each under a savepoint (kernel/db/group-writer.ts); at the edge each
+ * request's transaction is its own. Reads outside a transaction see only what has committed, so not what
+ * an earlier transaction of the same batch wrote.
  */
 export class Db extends Handle {
   constructor(readonly client: Client) {
@@ -100,8 +103,8 @@ export class Db extends Handle {
   }
 
   /**
-   * What this process's write queue is doing, where the client keeps one (the remote adapter,
-   * kernel/db/remote); null otherwise.
+   * What this process's write queue is doing, where the client keeps one (kernel/db/group-writer.ts: a
+   * server's local file or remote database); null otherwise.
    */
   writeQueue(): WriteQueueState | null {
     const c = this.client as unknown as { state?: () => WriteQueueState }

@@ -23,6 +23,11 @@ export interface WriterOptions {
  * writes) run first; `broken` once the database transaction is lost, which fails every member.
  */
 export interface BatchPort {
+  /**
+   * Whether a member's deferred writes (Tx.deferred) wait in `pending` for the next statement (a round
+   * trip saved) or run at once (no round trip to save: a failure stays the member's own).
+   */
+  readonly defers: boolean
   pending: InStatement[]
   readonly broken: unknown
   run(stmts: InStatement[]): Promise<ResultSet[]>
@@ -85,6 +90,15 @@ class GroupTx {
     timeoutMs: number,
   ) {
     this.committed.catch(() => {})
+    if (group.defers)
+      this.defer = (sql, args = []) => {
+        this.mustBeOpen()
+        if (!this.materialized) {
+          this.group.pending.push(`SAVEPOINT ${this.name}`)
+          this.materialized = true
+        }
+        this.group.pending.push({ sql, args })
+      }
     // a member that neither commits nor rolls back holds every member after it: it loses its turn
     this.timer = setTimeout(() => {
       if (this.state !== 'open') return
@@ -107,8 +121,7 @@ class GroupTx {
   }
 
   async batch(stmts: InStatement[]): Promise<ResultSet[]> {
-    if (this.state !== 'open')
-      throw this.timedOut ? new DatabaseBusy(TIMED_OUT) : new Error('the transaction is closed')
+    this.mustBeOpen()
     if (!this.materialized) {
       this.group.pending.push(`SAVEPOINT ${this.name}`)
       this.materialized = true
@@ -120,15 +133,16 @@ class GroupTx {
     for (const s of sql.split(';').filter((x) => x.trim())) await this.execute(s)
   }
 
-  /** A statement whose answer nobody reads, sent with the next round trip of the batch (Tx.deferred). */
-  defer(sql: string, args: (string | number | null)[] = []) {
-    if (this.state !== 'open') throw new Error('the transaction is closed')
-    if (!this.materialized) {
-      this.group.pending.push(`SAVEPOINT ${this.name}`)
-      this.materialized = true
-    }
-    this.group.pending.push({ sql, args })
+  private mustBeOpen() {
+    if (this.state !== 'open')
+      throw this.timedOut ? new DatabaseBusy(TIMED_OUT) : new Error('the transaction is closed')
   }
+
+  /**
+   * A statement whose answer nobody reads, sent with the next round trip of the batch (Tx.deferred);
+   * absent where the batch does not defer (Tx.deferred then runs it at once).
+   */
+  readonly defer?: (sql: string, args?: (string | number | null)[]) => void
 
   commit(): Promise<void> {
     if (this.state === 'open') {
@@ -237,7 +251,7 @@ export class GroupWriter<B extends BatchPort = BatchPort> {
       this.enqueue({
         resolve: () => {},
         reject,
-        alone: () => fn().then(resolve, reject),
+        alone: () => Promise.resolve().then(fn).then(resolve, reject),
       }),
     )
   }
@@ -271,7 +285,12 @@ export class GroupWriter<B extends BatchPort = BatchPort> {
     }
   }
 
+  /** Those still waiting for their turn are told; the batch in progress ends with its connection. */
   close() {
+    for (const w of this.queue.splice(0)) {
+      clearTimeout(w.timer)
+      w.reject(new Error('the database is closed'))
+    }
     this.source.close()
   }
 

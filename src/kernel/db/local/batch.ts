@@ -10,9 +10,11 @@ export interface WriterConnection {
 /**
  * The database transaction of one batch on the local writer connection: statements run as they come
  * (synchronously: no round trip to save), BEGIN IMMEDIATE before the first, the bookkeeping waiting in
- * `pending` (a member's savepoint, its release or rollback, deferred writes) before the next.
+ * `pending` (a member's savepoint, its release or rollback) before the next.
  */
 export class LocalBatch implements BatchPort {
+  /** A statement runs at once here: a deferred write's failure stays with its member. */
+  readonly defers = false
   pending: InStatement[] = []
   broken: unknown = null
   private begun = false

@@ -103,7 +103,7 @@ function rowsOf(columns: readonly string[]): (values: unknown[]) => Row {
       this[columns[i]!] = values[i]
     }
     // a name that repeats is the first column's: the later positions read their own value
-    if (repeated) this[POSITIONS] = values
+    if (repeated) Object.defineProperty(this, POSITIONS, { value: values })
   }
   const proto = Shape.prototype as Record<string | symbol, unknown>
   Object.defineProperty(proto, 'length', { value: columns.length })
@@ -140,6 +140,7 @@ function resultSet(columns: string[], columnTypes: string[], rows: Row[], affect
 class Conn {
   readonly db: Connection
   private cache = new Map<string, Prepared>()
+  private closed = false
 
   constructor(path: string, setup: readonly string[]) {
     this.db = new Database(path)
@@ -170,6 +171,8 @@ class Conn {
   }
 
   execute(s: InStatement): ResultSet {
+    // the driver aborts the process on a closed connection (a transaction that goes on after close)
+    if (this.closed) throw new Error('the database is closed')
     const sql = typeof s === 'string' ? s : s.sql
     const args = typeof s === 'string' ? [] : bindArgs(s.args)
     // a schema change empties the cache: statements prepared before it may keep the old shape
@@ -191,10 +194,11 @@ class Conn {
   }
 
   get inTransaction() {
-    return this.db.inTransaction
+    return !this.closed && this.db.inTransaction
   }
 
   close() {
+    this.closed = true
     this.cache.clear()
     this.db.close()
   }
@@ -238,6 +242,11 @@ export class LocalClient {
     return this.writes.transaction()
   }
 
+  /** What the write queue is doing (/health/ready). */
+  state() {
+    return this.writes.state()
+  }
+
   /** Holds the writer's queue while `fn` runs (the checkpointer's restart round). */
   exclusive<T>(fn: () => Promise<T>): Promise<T> {
     return this.writes.solo(fn)
@@ -268,6 +277,7 @@ export class LocalClient {
   }
 
   async executeMultiple(sql: string) {
+    if (this.closed) throw new Error('the database is closed')
     this.reader.db.exec(sql)
   }
 
@@ -283,6 +293,7 @@ export class LocalClient {
   close() {
     if (this.closed) return
     this.closed = true
+    this.writes.close()
     this.writer.close()
     if (this.reader !== this.writer) this.reader.close()
   }
