@@ -1,7 +1,7 @@
 import { afterAll, beforeEach, expect, test } from 'bun:test'
 import { sql } from 'drizzle-orm'
 import type { LocalClient } from '../../src/kernel/db/local/client'
-import { tempDatabase } from '../support/database'
+import { failure, tempDatabase } from '../support/database'
 
 // The local adapter's write queue on a real libSQL file (ADR 0025): write transactions that wait for
 // their turn commit together in one database transaction, each under a savepoint of its own, and each is
@@ -20,24 +20,22 @@ const insert = (v: string) => db.transaction((tx) => tx.run(sql`insert into t (v
 const committed = async () =>
   (await database.client.execute('select v from t order by v')).rows.map((r) => r.v as string)
 
-/** The innermost message of a failure (drizzle wraps the driver's error as its cause). */
-async function failure(p: Promise<unknown>): Promise<string> {
-  try {
-    await p
-  } catch (e) {
-    let root = e
-    while (root instanceof Error && root.cause instanceof Error) root = root.cause
-    return root instanceof Error ? root.message : String(root)
-  }
-  return 'no failure'
-}
-
 function gate() {
   let open!: () => void
   const opened = new Promise<void>((r) => {
     open = r
   })
   return { open, opened }
+}
+
+/** A transaction that writes `v` and holds the writer's turn until `release`. */
+function holdTurn(v: string) {
+  const g = gate()
+  const done = db.transaction(async (tx) => {
+    await tx.run(sql`insert into t (v) values (${v})`)
+    await g.opened
+  })
+  return { done, release: g.open }
 }
 
 test('transactions that waited commit with the one before them; each is told after the commit', async () => {
@@ -65,11 +63,7 @@ test('transactions that waited commit with the one before them; each is told aft
 })
 
 test('a transaction that fails undoes only its own writes; the others of its batch commit', async () => {
-  const g = gate()
-  const a = db.transaction(async (tx) => {
-    await tx.run(sql`insert into t (v) values ('a')`)
-    await g.opened
-  })
+  const a = holdTurn('a')
   const failed = failure(
     db.transaction(async (tx) => {
       await tx.run(sql`insert into t (v) values ('x')`)
@@ -79,8 +73,8 @@ test('a transaction that fails undoes only its own writes; the others of its bat
   // a unique key an earlier member of the batch took: the statement fails, the transaction with it
   const duplicate = failure(insert('a'))
   const c = insert('c')
-  g.open()
-  await a
+  a.release()
+  await a.done
   expect(await failed).toBe('refused')
   expect(await duplicate).toMatch(/UNIQUE/)
   await c
@@ -88,11 +82,7 @@ test('a transaction that fails undoes only its own writes; the others of its bat
 })
 
 test('a deferred write that fails fails its own transaction only', async () => {
-  const g = gate()
-  const a = db.transaction(async (tx) => {
-    await tx.run(sql`insert into t (v) values ('a')`)
-    await g.opened
-  })
+  const a = holdTurn('a')
   const deferred = failure(
     db.transaction(async (tx) => {
       // a write whose answer nobody reads: on a local file it runs at once, and so fails here
@@ -100,8 +90,8 @@ test('a deferred write that fails fails its own transaction only', async () => {
     }),
   )
   const c = insert('c')
-  g.open()
-  await a
+  a.release()
+  await a.done
   expect(await deferred).toMatch(/UNIQUE/)
   await c
   expect(await committed()).toEqual(['a', 'c'])
@@ -189,36 +179,28 @@ test('when SQLite rolls the whole transaction back, every member of the batch is
 })
 
 test('an exclusive turn waits for the batch before it and holds back the transactions after it', async () => {
-  const g = gate()
   const order: string[] = []
-  const a = db.transaction(async (tx) => {
-    await tx.run(sql`insert into t (v) values ('a')`)
-    await g.opened
-  })
+  const a = holdTurn('a')
   const held = local.exclusive(async () => {
     order.push(`exclusive sees ${(await committed()).join(',')}`)
     await new Promise((r) => setTimeout(r, 20))
     order.push('exclusive done')
   })
   const b = insert('b').then(() => order.push('b committed'))
-  g.open()
-  await Promise.all([a, held, b])
+  a.release()
+  await Promise.all([a.done, held, b])
   expect(order).toEqual(['exclusive sees a', 'exclusive done', 'b committed'])
 })
 
 test('savepoints repeat their names: the writer prepares no statement per transaction', async () => {
   await insert('warm')
   const before = local.statementsCached.writer
-  const g = gate()
-  const first = db.transaction(async (tx) => {
-    await tx.run(sql`insert into t (v) values ('first')`)
-    await g.opened
-  })
+  const first = holdTurn('first')
   const rest = Array.from({ length: 30 }, (_, i) =>
     db.transaction((tx) => tx.savepoint(() => tx.run(sql`insert into t (v) values (${`n${i}`})`))),
   )
-  g.open()
-  await Promise.all([first, ...rest])
+  first.release()
+  await Promise.all([first.done, ...rest])
   expect((await committed()).length).toBe(32)
   // member and nested savepoints: a handful of texts, not two per transaction
   expect(local.statementsCached.writer - before).toBeLessThan(8)

@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, expect, test } from 'bun:test'
 import { sql } from 'drizzle-orm'
 import { type Database, openDatabase } from '../../src/kernel/db/client'
+import { failure } from '../support/database'
 import { type SqldServer, startSqld } from '../support/sqld'
 
 // The remote adapter's write queue on a real sqld (ADR 0019, 0025): a member that holds its turn past
@@ -19,18 +20,6 @@ afterAll(async () => {
   database?.close()
   await sqld?.stop()
 })
-
-/** The innermost message of a failure (drizzle wraps the driver's error as its cause). */
-async function failure(p: Promise<unknown>): Promise<string> {
-  try {
-    await p
-  } catch (e) {
-    let root = e
-    while (root instanceof Error && root.cause instanceof Error) root = root.cause
-    return root instanceof Error ? root.message : String(root)
-  }
-  return 'no failure'
-}
 
 test('a member timed out during its own round trip is undone; the next member commits alone', async () => {
   const { db } = database

@@ -19,3 +19,15 @@ export async function tempDatabase(name: string, opts: Parameters<typeof openDat
     },
   }
 }
+
+/** The innermost message of a failure, or 'no failure' (drizzle wraps the driver's error as its cause). */
+export async function failure(p: Promise<unknown>): Promise<string> {
+  try {
+    await p
+  } catch (e) {
+    let root = e
+    while (root instanceof Error && root.cause instanceof Error) root = root.cause
+    return root instanceof Error ? root.message : String(root)
+  }
+  return 'no failure'
+}
