@@ -86,17 +86,12 @@ class GroupTx {
 
   constructor(
     private readonly group: BatchPort,
-    private readonly name: string,
     timeoutMs: number,
   ) {
     this.committed.catch(() => {})
     if (group.defers)
       this.defer = (sql, args = []) => {
-        this.mustBeOpen()
-        if (!this.materialized) {
-          this.group.pending.push(`SAVEPOINT ${this.name}`)
-          this.materialized = true
-        }
+        this.open()
         this.group.pending.push({ sql, args })
       }
     // a member that neither commits nor rolls back holds every member after it: it loses its turn
@@ -121,11 +116,7 @@ class GroupTx {
   }
 
   async batch(stmts: InStatement[]): Promise<ResultSet[]> {
-    this.mustBeOpen()
-    if (!this.materialized) {
-      this.group.pending.push(`SAVEPOINT ${this.name}`)
-      this.materialized = true
-    }
+    this.open()
     return this.group.run(stmts)
   }
 
@@ -133,9 +124,13 @@ class GroupTx {
     for (const s of sql.split(';').filter((x) => x.trim())) await this.execute(s)
   }
 
-  private mustBeOpen() {
+  /** Refuses a settled member; its savepoint goes first, with its first statement. */
+  private open() {
     if (this.state !== 'open')
       throw this.timedOut ? new DatabaseBusy(TIMED_OUT) : new Error('the transaction is closed')
+    if (this.materialized) return
+    this.group.pending.push(`SAVEPOINT ${MEMBER}`)
+    this.materialized = true
   }
 
   /**
@@ -150,7 +145,7 @@ class GroupTx {
       clearTimeout(this.timer)
       // released at once: the next member's savepoint is not nested in this one (SQLite checks every
       // open savepoint on each page a statement changes)
-      if (this.materialized) this.group.pending.push(`RELEASE ${this.name}`)
+      if (this.materialized) this.group.pending.push(`RELEASE ${MEMBER}`)
       this.settle('commit')
     } else if (this.timedOut) return Promise.reject(new DatabaseBusy(TIMED_OUT))
     return this.committed
@@ -165,7 +160,7 @@ class GroupTx {
     if (this.state === 'open') {
       this.state = 'rollback'
       clearTimeout(this.timer)
-      if (this.materialized) this.group.pending.push(`ROLLBACK TO ${this.name}`, `RELEASE ${this.name}`)
+      if (this.materialized) this.group.pending.push(`ROLLBACK TO ${MEMBER}`, `RELEASE ${MEMBER}`)
       this.settle('rollback')
     }
     return this.committed.catch(() => {})
@@ -339,7 +334,7 @@ export class GroupWriter<B extends BatchPort = BatchPort> {
           break
         const w = this.queue.shift()!
         clearTimeout(w.timer)
-        const tx = new GroupTx(batch, MEMBER, this.o.txTimeoutMs)
+        const tx = new GroupTx(batch, this.o.txTimeoutMs)
         w.resolve(tx)
         members.push(tx)
         if ((await tx.settled) === 'commit' && tx.wrote) wrote = true

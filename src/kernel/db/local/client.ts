@@ -15,10 +15,11 @@ const PER_CONNECTION = 256
 const WRITE = /^\s*(insert|update|delete|replace)\b/i
 
 /**
- * A local writer waits and holds its turn as long as it takes unless told otherwise (LocalOptions.writer):
- * a bench's seeding transaction may run for minutes. About 24 days: the longest timer there is.
+ * The local writer's defaults. It waits and holds its turn as long as it takes unless told otherwise
+ * (LocalOptions.writer; the server gives it DATABASE_WRITE_TIMEOUT_MS): a bench's seeding transaction
+ * may run for minutes. About 24 days: the longest timer there is.
  */
-const UNBOUNDED = {
+const LOCAL_WRITER = {
   txTimeoutMs: 2 ** 31 - 1,
   queueTimeoutMs: 2 ** 31 - 1,
   batchBudgetMs: 10,
@@ -87,7 +88,7 @@ const CLASHES = /^(length|__proto__|0|[1-9]\d*)$/
  * on its prototype. Defining each property of each row cost ~3.5 µs per row of 30 columns, ~0.7 µs this
  * way. Column lists a name of which would clash with a position or the length keep `toRow`.
  */
-function rowsOf(columns: readonly string[]): (values: unknown[]) => Row {
+function rowShape(columns: readonly string[]): (values: unknown[]) => Row {
   if (columns.some((c) => CLASHES.test(c))) return (values) => toRow(values, columns)
   const named: number[] = []
   const seen = new Set<string>()
@@ -162,7 +163,7 @@ class Conn {
       stmt,
       columns,
       columnTypes: stmt.reader ? stmt.columns().map((c) => c.type ?? '') : [],
-      row: columns ? rowsOf(columns) : null,
+      row: columns ? rowShape(columns) : null,
     }
     if (DDL.test(sql)) return p
     if (this.cache.size >= PER_CONNECTION) this.cache.delete(this.cache.keys().next().value!)
@@ -226,7 +227,7 @@ export class LocalClient {
     this.writer = new Conn(path, setup)
     // an in-memory database exists per connection: there it is one connection for everything
     this.reader = path === ':memory:' ? this.writer : new Conn(path, setup)
-    this.writes = new GroupWriter(localBatches(this.writer), { ...UNBOUNDED, ...writer })
+    this.writes = new GroupWriter(localBatches(this.writer), { ...LOCAL_WRITER, ...writer })
   }
 
   /**
