@@ -33,10 +33,13 @@ interface Compiled {
 export function statement<V extends Record<string, unknown>>(
   build: (qb: StatementBuilder) => { toSQL(): Compiled },
 ) {
-  let compiled: Compiled | undefined
+  let compiled: { sql: string; args: ((values: Record<string, unknown>) => InValue)[] } | undefined
   return (q: Queryable, values: V): Promise<ResultSet> => {
-    compiled ??= build(builder).toSQL()
-    const args = compiled.params.map((p) => argument(p, values))
+    if (!compiled) {
+      const c = build(builder).toSQL()
+      compiled = { sql: c.sql, args: c.params.map(argument) }
+    }
+    const args = compiled.args.map((a) => a(values))
     return q.execute({ sql: compiled.sql, args })
   }
 }
@@ -48,15 +51,28 @@ export function statement<V extends Record<string, unknown>>(
 export const inJsonArray = (column: Column, placeholder: string): SQL =>
   inArray(column, sql`(select value from json_each(${sql.placeholder(placeholder)}))`)
 
-function argument(p: unknown, values: Record<string, unknown>): InValue {
-  if (is(p, Placeholder)) return (values[p.name] ?? null) as InValue
-  if (is(p, Param)) {
-    const v = is(p.value, Placeholder) ? values[p.value.name] : p.value
-    if (v === null || v === undefined) return null
-    const encoder = p.encoder as { mapToDriverValue?: (v: unknown) => unknown } | undefined
-    return (encoder?.mapToDriverValue ? encoder.mapToDriverValue(v) : v) as InValue
+/**
+ * How a parameter of the built text gets its value, worked out once per statement: drizzle's `is` walks
+ * a class chain, once per parameter per execution before.
+ */
+function argument(p: unknown): (values: Record<string, unknown>) => InValue {
+  if (is(p, Placeholder)) {
+    const name = p.name
+    return (values) => (values[name] ?? null) as InValue
   }
-  return p as InValue
+  if (is(p, Param)) {
+    const encoder = p.encoder as { mapToDriverValue?: (v: unknown) => unknown } | undefined
+    const encode = encoder?.mapToDriverValue
+      ? (v: unknown) => encoder.mapToDriverValue!(v)
+      : (v: unknown) => v
+    const value = p.value
+    const name = is(value, Placeholder) ? value.name : null
+    return (values) => {
+      const v = name === null ? value : values[name]
+      return v === null || v === undefined ? null : (encode(v) as InValue)
+    }
+  }
+  return () => p as InValue
 }
 
 const mappers = new WeakMap<Table, [string, Column][]>()
