@@ -2,6 +2,7 @@ import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { openDatabase } from '../../src/kernel/db/client'
+import { rootMessage } from '../../src/kernel/db/errors'
 
 /** A fresh libSQL file in a temp dir, opened as the app opens it; `close` also removes the dir. */
 export async function tempDatabase(name: string, opts: Parameters<typeof openDatabase>[2] = {}) {
@@ -20,14 +21,12 @@ export async function tempDatabase(name: string, opts: Parameters<typeof openDat
   }
 }
 
-/** The innermost message of a failure, or 'no failure' (drizzle wraps the driver's error as its cause). */
+/** The innermost message of a failure (kernel/db/errors `rootMessage`), or 'no failure'. */
 export async function failure(p: Promise<unknown>): Promise<string> {
   try {
     await p
   } catch (e) {
-    let root = e
-    while (root instanceof Error && root.cause instanceof Error) root = root.cause
-    return root instanceof Error ? root.message : String(root)
+    return rootMessage(e)
   }
   return 'no failure'
 }
