@@ -58,18 +58,15 @@ function redacted(url: string): string {
  */
 async function databaseOf(config: Config, logger: Logger) {
   let database: Awaited<ReturnType<typeof openDatabase>> | undefined
+  // a transaction that waits or holds the writer's turn that long fails or is rolled back: the write path heals
+  const turn = { queueTimeoutMs: config.database.writeTimeoutMs, txTimeoutMs: config.database.writeTimeoutMs }
   try {
     database = await openDatabase(config.database.url, config.database.authToken, {
       onCheckpointError: (message) => logger.log('warn', 'WAL checkpoint worker', { err: message }),
       cacheMb: config.database.cacheMb,
       busyTimeoutMs: config.database.writeTimeoutMs,
-      // a transaction that holds the writer's turn that long is rolled back: the write path heals
-      writer: { queueTimeoutMs: config.database.writeTimeoutMs, txTimeoutMs: config.database.writeTimeoutMs },
-      remote: {
-        queueTimeoutMs: config.database.writeTimeoutMs,
-        txTimeoutMs: config.database.writeTimeoutMs,
-        statementTimeoutMs: config.database.writeTimeoutMs,
-      },
+      writer: turn,
+      remote: { ...turn, statementTimeoutMs: config.database.writeTimeoutMs },
     })
     await migrateDatabase(database.db)
     return database
