@@ -7,9 +7,14 @@ import { spawn } from 'bun'
  * Starts a server script pinned to one core; resolves with its port once it prints READY. The server's
  * stdout (its request log) goes to a file, as in production, so no reader process competes for CPU.
  */
-/** `BENCH_PROF=<dir>`: the server writes a CPU profile (markdown) there when it stops. */
+/**
+ * `BENCH_PROF=<dir>`: the server writes a CPU profile (markdown) there when it stops. `BENCH_GC=1`: the
+ * engine logs each garbage collection (JavaScriptCore's `logGC`) to a file beside the request log, and
+ * `gcSince` reads the pauses logged after a mark (`gcMark`).
+ */
 export async function startPinned(script: string, core: number, env: Record<string, string> = {}) {
   const logFile = join(mkdtempSync(join(tmpdir(), 'tcs-bench-')), 'stdout.log')
+  const gcFile = process.env.BENCH_GC === '1' ? join(dirname(logFile), 'gc.log') : null
   const proc = spawn(
     [
       'taskset',
@@ -21,8 +26,8 @@ export async function startPinned(script: string, core: number, env: Record<stri
     ],
     {
       stdout: Bun.file(logFile),
-      stderr: 'inherit',
-      env: { ...process.env, ...env },
+      stderr: gcFile ? Bun.file(gcFile) : 'inherit',
+      env: { ...process.env, ...(gcFile ? { BUN_JSC_logGC: '1' } : {}), ...env },
     },
   )
   const deadline = Date.now() + 60_000
@@ -41,7 +46,16 @@ export async function startPinned(script: string, core: number, env: Record<stri
         clearTimeout(killer)
         rmSync(dirname(logFile), { recursive: true, force: true })
       }
-      return { port: Number(m[1]), logFile, stop }
+      const gcText = () => (gcFile ? readFileSync(gcFile, 'utf8') : '')
+      return {
+        port: Number(m[1]),
+        logFile,
+        stop,
+        /** Where the GC log is now (BENCH_GC=1), for `gcSince`. */
+        gcMark: () => gcText().length,
+        /** Pauses of the young (eden) collections logged since `mark`; null without BENCH_GC=1. */
+        gcSince: (mark: number) => (gcFile ? edenPauses(gcText().slice(mark)) : null),
+      }
     }
     if (proc.exitCode !== null) throw new Error(`${script} exited with ${proc.exitCode}`)
     if (Date.now() > deadline) {
@@ -50,6 +64,32 @@ export async function startPinned(script: string, core: number, env: Record<stri
       throw new Error(`${script} did not start`)
     }
     await Bun.sleep(50)
+  }
+}
+
+/**
+ * Stop-the-world time of each young collection of the main thread in a JavaScriptCore `logGC` log: a
+ * collection's record runs from `[GC<heap>: START` to `END]` and lists each pause as `p=<ms>ms`. Worker
+ * threads (the checkpointer) have heaps of their own; the main thread's is the largest.
+ */
+export function edenPauses(log: string) {
+  const byHeap = new Map<string, { largest: number; pauses: number[] }>()
+  for (const m of log.matchAll(/GC<(\w+)>: START \w (\d+)kb => (\w+)Collection([\s\S]*?)END\]/g)) {
+    const heap = byHeap.get(m[1]) ?? { largest: 0, pauses: [] }
+    byHeap.set(m[1], heap)
+    heap.largest = Math.max(heap.largest, Number(m[2]))
+    if (m[3] === 'Eden')
+      heap.pauses.push([...m[4].matchAll(/p=([\d.]+)ms/g)].reduce((a, p) => a + Number(p[1]), 0))
+  }
+  const main = [...byHeap.values()].sort((a, b) => b.largest - a.largest)[0]
+  const pauses = (main?.pauses ?? []).sort((a, b) => a - b)
+  const at = (q: number) => pauses[Math.min(pauses.length - 1, Math.floor(q * pauses.length))] ?? 0
+  return {
+    count: pauses.length,
+    p50: at(0.5),
+    p90: at(0.9),
+    max: pauses.at(-1) ?? 0,
+    total: pauses.reduce((a, p) => a + p, 0),
   }
 }
 

@@ -2,6 +2,7 @@
 // Servers on core 0, wrk on core 1. Each route's ratio is to a raw Bun.serve window measured right before
 // it (the host's speed drifts over a minute), and every line shows the CPU time the host stole meanwhile.
 // Goals (issue 3): watch list >= 0.3, trade open >= 0.05, trade open p99 < 20 ms at 50 connections.
+// BENCH_GC=1 also prints the pauses of the young garbage collections in each window.
 // The server runs as in production (no simulator; quotes posted once by the dealer). Orders are BTCUSD
 // (trades 24/7) market buys of 0.01 lot, spread over 100 demo accounts opened for the run and sent with a
 // dealer token, so no single account grows thousands of positions.
@@ -67,7 +68,9 @@ for (const s of ['EURUSD', 'GBPUSD', 'XAUUSD', 'BTCUSD', 'US500'])
 const watchUrl = url('/market/watch/list?login=100001&prefix=')
 await wrk(watchUrl, { core: 1, seconds: 2, connections, headers: { authorization: user } })
 const watchBase = await measure(rawUrl)
+const watchGc = app.gcMark()
 const watch = await measure(watchUrl, { headers: { authorization: user } })
+const watchPauses = app.gcSince(watchGc)
 
 // trade open: wrk rotates the login of the body
 const script = openScript(logins, dealer)
@@ -76,7 +79,9 @@ const script = openScript(logins, dealer)
 // 5 s 0.15-0.25 s (per-thread CPU from /proc), so trade open warms up for 5 s.
 await wrk(url('/trade/open'), { core: 1, seconds: 5, connections, script })
 const openBase = await measure(rawUrl)
+const openGc = app.gcMark()
 const open = await measure(url('/trade/open'), { script })
+const openPauses = app.gcSince(openGc)
 const stats = await (
   await fetch(url(`/trade/list?login=${logins[0]}`), { headers: { authorization: dealer } })
 ).json()
@@ -96,6 +101,15 @@ line('POST /trade/open', open, openBase)
 console.log(
   `trade open: ${open.non2xx} non-2xx of ${Math.round(open.rps * seconds)}; ${(stats as { positions: unknown[] }).positions.length} positions on the first account`,
 )
+// BENCH_GC=1: the young collections' pauses in each window (each one holds every request in flight)
+for (const [name, p] of [
+  ['watch list', watchPauses],
+  ['trade open', openPauses],
+] as const)
+  if (p)
+    console.log(
+      `GC during ${name}: ${p.count} young collections, pause p50 ${p.p50.toFixed(2)} ms, p90 ${p.p90.toFixed(2)} ms, max ${p.max.toFixed(2)} ms, ${p.total.toFixed(0)} ms in all`,
+    )
 console.log(
   `goals: watch list >= 0.3 (${(watch.rps / watchBase.rps).toFixed(3)}), trade open >= 0.05 (${(open.rps / openBase.rps).toFixed(3)}), trade open p99 < 20ms (${open.p99}); ${connections} connections, ${seconds}s`,
 )
