@@ -1,3 +1,4 @@
+import { ChunkedMap } from '../../../kernel/chunked-map'
 import { lowerBound, upperBound } from '../../../kernel/sorted'
 import { isBuy } from './formulas'
 
@@ -68,7 +69,7 @@ type SymbolBook = Record<BookSide, Trigger[]>
  */
 export class TriggerBook {
   private readonly books = new Map<string, SymbolBook>()
-  private readonly byTicket = new Map<number, { symbol: string; side: BookSide; trigger: Trigger }[]>()
+  private readonly byTicket = new ChunkedMap<{ symbol: string; side: BookSide; trigger: Trigger }[]>()
 
   get size() {
     let n = 0

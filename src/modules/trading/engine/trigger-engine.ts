@@ -2,6 +2,7 @@ import { and, eq, inArray } from 'drizzle-orm'
 import { z } from 'zod'
 import { idTime } from '../../../kernel/bus/bus'
 import { type ChannelEntry, defineChannel, publishChange } from '../../../kernel/bus/channel'
+import { ChunkedMap } from '../../../kernel/chunked-map'
 import { type Quote, quoteForGroup, type Tick } from '../../market'
 import { pricing } from '../book/exposure'
 import type { OrderRow } from '../book/positions'
@@ -44,7 +45,8 @@ const bookKey = (symbol: string, groupId: number) => `${symbol}|${groupId}`
  */
 export class TriggerEngine {
   readonly book = new TriggerBook()
-  private readonly resting = new Map<number, { order: OrderRow; groupId: number }>()
+  /** Every open position and pending order by ticket: the largest book, written on every open and close. */
+  private readonly resting = new ChunkedMap<{ order: OrderRow; groupId: number }>()
   private readonly groupsBySymbol = new Map<string, Map<number, number>>()
   private readonly openByLogin = new Map<number, Set<number>>()
   /** The group each login's orders are filed in: an execution prices and books in it. */
