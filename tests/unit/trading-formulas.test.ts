@@ -171,7 +171,8 @@ describe('trigger book', () => {
         fc.integer({ min: 850, max: 1150 }),
         fc.integer({ min: 0, max: 5 }),
         (list, bid, spread) => {
-          const book = new TriggerBook()
+          // blocks of 2-4 entries: the property covers lists that split and merge
+          const book = new TriggerBook(2)
           const rows = list.map((o, i) => ({
             ...o,
             ticket: i + 1,

@@ -1,5 +1,5 @@
 import { ChunkedMap } from '../../../kernel/chunked-map'
-import { lowerBound, upperBound } from '../../../kernel/sorted'
+import { SortedBlocks } from '../../../kernel/sorted-blocks'
 import { isBuy } from './formulas'
 
 type TriggerKind = 'sl' | 'tp' | 'activate'
@@ -61,15 +61,18 @@ function isDue(side: BookSide, level: number, bid: number, ask: number): boolean
   }
 }
 
-type SymbolBook = Record<BookSide, Trigger[]>
+type SymbolBook = Record<BookSide, SortedBlocks<Trigger>>
 
 /**
- * Resting triggers per symbol in four arrays sorted by level, so a tick finds what is due with a binary
+ * Resting triggers per symbol in four lists sorted by level, so a tick finds what is due with a binary
  * search and touches only due entries (never every order). Pure data structure: no I/O, no time.
  */
 export class TriggerBook {
   private readonly books = new Map<string, SymbolBook>()
   private readonly byTicket = new ChunkedMap<{ symbol: string; side: BookSide; trigger: Trigger }[]>()
+
+  /** `blockSize`: entries per block of each sorted list (kernel/sorted-blocks.ts); small in tests. */
+  constructor(private readonly blockSize = 256) {}
 
   get size() {
     let n = 0
@@ -84,13 +87,15 @@ export class TriggerBook {
     if (entries.length === 0) return
     let book = this.books.get(symbol)
     if (!book) {
-      book = { bidBelow: [], bidAbove: [], askBelow: [], askAbove: [] }
+      book = {
+        bidBelow: new SortedBlocks(this.blockSize),
+        bidAbove: new SortedBlocks(this.blockSize),
+        askBelow: new SortedBlocks(this.blockSize),
+        askAbove: new SortedBlocks(this.blockSize),
+      }
       this.books.set(symbol, book)
     }
-    for (const e of entries) {
-      const arr = book[e.side]
-      arr.splice(upperBound(arr, e.trigger.level), 0, e.trigger)
-    }
+    for (const e of entries) book[e.side].insert(e.trigger)
     this.byTicket.set(
       o.ticket,
       entries.map((e) => ({ symbol, ...e })),
@@ -100,13 +105,7 @@ export class TriggerBook {
   remove(ticket: number) {
     const entries = this.byTicket.get(ticket)
     if (!entries) return
-    for (const e of entries) {
-      const arr = this.books.get(e.symbol)?.[e.side]
-      if (!arr) continue
-      let i = lowerBound(arr, e.trigger.level)
-      while (i < arr.length && arr[i].level === e.trigger.level && arr[i] !== e.trigger) i++
-      if (arr[i] === e.trigger) arr.splice(i, 1)
-    }
+    for (const e of entries) this.books.get(e.symbol)?.[e.side].remove(e.trigger)
     this.byTicket.delete(ticket)
   }
 
@@ -116,14 +115,10 @@ export class TriggerBook {
     if (!book) return []
     const out: Trigger[] = []
     // "price <= level" books: every level >= price is due (a suffix); "price >= level": a prefix.
-    const bb = book.bidBelow
-    for (let i = lowerBound(bb, bid); i < bb.length; i++) out.push(bb[i])
-    const ab = book.askBelow
-    for (let i = lowerBound(ab, ask); i < ab.length; i++) out.push(ab[i])
-    const ba = book.bidAbove
-    for (let i = 0, end = upperBound(ba, bid); i < end; i++) out.push(ba[i])
-    const aa = book.askAbove
-    for (let i = 0, end = upperBound(aa, ask); i < end; i++) out.push(aa[i])
+    book.bidBelow.pushAtLeast(bid, out)
+    book.askBelow.pushAtLeast(ask, out)
+    book.bidAbove.pushAtMost(bid, out)
+    book.askAbove.pushAtMost(ask, out)
     return out
   }
 }
