@@ -44,11 +44,10 @@ function run(kind: 'array' | 'blocks') {
 
 const array = run('array')
 const blocks = run('blocks')
-SIZES.forEach((size, i) =>
+for (const [i, size] of SIZES.entries())
   console.log(
     `insert up to ${size} levels: array ${array.inserts[i].toFixed(2)} µs, blocks ${blocks.inserts[i].toFixed(2)} µs (${(array.inserts[i] / blocks.inserts[i]).toFixed(1)}x)`,
-  ),
-)
+  )
 console.log(
   `removal from ${SIZES.at(-1)} levels: array ${array.removal.toFixed(2)} µs, blocks ${blocks.removal.toFixed(2)} µs (${(array.removal / blocks.removal).toFixed(1)}x)`,
 )
