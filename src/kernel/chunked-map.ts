@@ -3,10 +3,11 @@
  * grow to hundreds of thousands of entries and change many times a second.
  *
  * Why: the engine's garbage collector (JavaScriptCore in Bun) re-reads the whole storage of an old Map
- * written to since its last young collection. A book of every open position, written on every open,
- * made each young collection walk all of it: 3-11 ms pauses several times a second with 100,000 open
- * positions, the slowest trade opens' batches (bench/RESULTS.md, 2026-11-26). Here a write dirties one
- * chunk of at most `2^bits` entries, and new ids (consecutive) land in the same few chunks.
+ * written to since its last young collection, and each such pause holds every request in flight. The
+ * trigger engine's book of every open position, written on every open, made young collections under
+ * trade opens pause 4-5 ms at the median with 100,000-150,000 positions; 2.8 ms in chunks
+ * (`BENCH_GC=1 npm run bench:trading`, bench/RESULTS.md). A write dirties one chunk of at most `2^bits`
+ * entries, and new ids (consecutive) land in the same few chunks.
  */
 export class ChunkedMap<V> implements Iterable<[number, V]> {
   private readonly chunks = new Map<number, Map<number, V>>()
