@@ -2,6 +2,7 @@
 // embedded default (one process, libSQL file) and on two API instances + the engine on sqld + Redis.
 //  - latency from the master's fill (orders.open_time) to the last follower's committed fill
 //    (copy_records.follower_time) per master trade, p50/p99/max (goals p99: 25 / 100 / 500 ms);
+//  - the same from the master's close (orders.close_time) to the last follower's close;
 //  - the master's own /trade/open latency with 1,000 followers attached against none (goal: ratio of
 //    medians none/1000 >= 0.8: copying must not slow the master's order), the master trading at a human
 //    pace (PAUSE_MS after the copies of its last trade settled); back to back printed beside it.
@@ -141,13 +142,23 @@ async function scenario(label: string, api: RealServer, other: RealServer, dbUrl
       fanout = Number(r.last) - Number(r.fill)
     }
     await ok(call(api.url, 'DELETE', '/trade/close', { token: masterUser, body: { order: ticket } }))
-    if (followers > 0)
+    let closeFanout = 0
+    if (followers > 0) {
       await waitFor(
         `select count(*) from copy_links where master_ticket = ? and status = 'closed'`,
         [ticket],
         followers,
       )
-    return { openMs, fanout }
+      const r = (
+        await db.execute({
+          sql: `select (select close_time from orders where ticket = ?) as fill, max(follower_time) as last
+                from copy_records where master_ticket = ? and action = 'close'`,
+          args: [ticket, ticket],
+        })
+      ).rows[0]!
+      closeFanout = Number(r.last) - Number(r.fill)
+    }
+    return { openMs, fanout, closeFanout }
   }
 
   const baseline: number[] = []
@@ -188,10 +199,12 @@ async function scenario(label: string, api: RealServer, other: RealServer, dbUrl
   for (const size of [1, 100, 1000]) {
     await addFollowers(size - made)
     const fan: number[] = []
+    const closes: number[] = []
     const opens: number[] = []
     for (let i = 0; i < TRADES[size]!; i++) {
       const r = await roundTrip(size)
       fan.push(r.fanout)
+      closes.push(r.closeFanout)
       opens.push(r.openMs)
     }
     out[size] = fan
@@ -205,6 +218,7 @@ async function scenario(label: string, api: RealServer, other: RealServer, dbUrl
       console.log(`[${label}] master /trade/open back to back with 1,000 followers: ${fmt(rushed)}`)
     }
     console.log(`[${label}] ${size} follower(s): master fill -> last follower fill ${fmt(fan)}`)
+    console.log(`[${label}] ${size} follower(s): master close -> last follower close ${fmt(closes)}`)
   }
   // the same database, every subscription ended: the master's opens with no follower again
   const subs = (await ok(call(api.url, 'GET', '/copytrade/subscriptions', { token: demo }))).rows as {

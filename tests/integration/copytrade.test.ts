@@ -4,7 +4,7 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { and, eq } from 'drizzle-orm'
 import { balanceOperations } from '../../src/modules/accounts/schema'
-import { copyLinks } from '../../src/modules/copytrade/schema'
+import { copyLinks, copyRecords } from '../../src/modules/copytrade/schema'
 import { TradingPort } from '../../src/modules/trading'
 import { orders } from '../../src/modules/trading/schema'
 import { makeTestApp, type TestApp } from '../support/app'
@@ -455,6 +455,61 @@ describe('copying driven by quotes', () => {
     await t.request('DELETE', '/trade/close', { token: masterUser, body: { order: o.json.order } })
     await t.settle()
     expect(await openOf(100002)).toHaveLength(0)
+  })
+
+  test("a master's close: a refused copy close is recorded and retried; one closed meanwhile ends CLOSED_ELSEWHERE", async () => {
+    const o = await open(100004, masterUser, { cmd: 0, volume: 10 })
+    expect(o.status).toBe(200)
+    await t.settle()
+    const [d] = await openOf(100002)
+    const [r] = await openOf(100001)
+    const staff = await t.staffToken()
+    const ro = await t.request('PATCH', '/manager/accounts/100001', {
+      token: staff,
+      body: { enable_read_only: 1 },
+    })
+    expect(ro.status).toBe(200)
+    // both closes go in one batch: 100002's copy closes, 100001's is refused (read-only) and stays closing
+    expect(
+      (await t.request('DELETE', '/trade/close', { token: masterUser, body: { order: o.json.order } }))
+        .status,
+    ).toBe(200)
+    await t.settle()
+    const linkOf = async (login: number) =>
+      (await t.ctx.db.select().from(copyLinks).where(eq(copyLinks.masterTicket, o.json.order))).find(
+        (l) => l.followerLogin === login,
+      )!
+    const records = async (linkId: number) =>
+      (await t.ctx.db.select().from(copyRecords).where(eq(copyRecords.linkId, linkId)))
+        .filter((x) => x.action === 'close')
+        .map((x) => [x.key, x.result, x.reason, x.followerTicket])
+    const closed = await linkOf(100002)
+    expect(closed.status).toBe('closed')
+    expect(await records(closed.id)).toEqual([[`close:${closed.id}`, 'copied', '', d!.ticket]])
+    const refused = await linkOf(100001)
+    expect(refused.status).toBe('closing')
+    expect(await records(refused.id)).toEqual([
+      [`close-skip:${refused.id}`, 'skipped', 'ACCOUNT_DISABLED', r!.ticket],
+    ])
+    expect((await openOf(100001)).map((x) => x.ticket)).toEqual([r!.ticket])
+    // the follower closes it by hand before the retry: the retry finds it gone and ends the link
+    await t.request('PATCH', '/manager/accounts/100001', { token: staff, body: { enable_read_only: 0 } })
+    const own = await t.userToken(100001)
+    expect(
+      (await t.request('DELETE', '/trade/close', { token: own, body: { order: r!.ticket } })).status,
+    ).toBe(200)
+    await t.settle()
+    expect((await linkOf(100001)).status).toBe('closing')
+    await t.ctx.db.update(copyLinks).set({ updatedAt: 0, leaseUntil: 0 }).where(eq(copyLinks.id, refused.id))
+    await t.runJob('copytrade.reconcile')
+    expect([(await linkOf(100001)).status, (await linkOf(100001)).reason]).toEqual([
+      'ended',
+      'CLOSED_ELSEWHERE',
+    ])
+    expect(await records(refused.id)).toEqual([
+      [`close-skip:${refused.id}`, 'skipped', 'ACCOUNT_DISABLED', r!.ticket],
+      [`close:${refused.id}`, 'skipped', 'CLOSED_ELSEWHERE', r!.ticket],
+    ])
   })
 
   test('disable closes the copies; ownership and brand probes', async () => {
