@@ -12,7 +12,14 @@
 //   npm run bench:scale-soak                 (SOAK_RATE=300 SOAK_SECONDS=600 FOLLOWERS=100)
 //   SOAK_RATES=100,200,300,400 SOAK_SECONDS=60 npm run bench:scale-soak   (steps: the highest rate held)
 //   SOAK_SHAPE=all ...                       (two ROLE=all instances with the quote simulator)
-import { copyFigures, prepareLoad, runMixedLoad, type Sample, summarize } from '../tests/support/mixed-load'
+import {
+  copyFigures,
+  prepareLoad,
+  runMixedLoad,
+  type Sample,
+  slowByMasterMove,
+  summarize,
+} from '../tests/support/mixed-load'
 import { startScaleShape } from '../tests/support/scale-shape'
 
 const rates = (process.env.SOAK_RATES ?? process.env.SOAK_RATE ?? '300').split(',').map(Number)
@@ -53,6 +60,10 @@ try {
       console.log(
         `    ${kind.padEnd(13)} n ${String(k.n).padStart(6)}  p50 ${k.p50} p99 ${k.p99} max ${k.max}  ${JSON.stringify(k.statuses)}`,
       )
+    const slow = slowByMasterMove(run, 250)
+    console.log(
+      `  over 250 ms by the master's last move: after its open ${slow.afterOpen}, after its close ${slow.afterClose}, before its first ${slow.before}`,
+    )
     console.log(
       `  write probe max ${s.probeMaxMs ?? 'TIMEOUT'} ms; backlog max ${s.backlogMax}, oldest ${s.backlogAgeMaxMs} ms; samples not ready ${s.notReady}`,
     )

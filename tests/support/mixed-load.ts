@@ -60,6 +60,8 @@ interface Result {
   status: number
   ms: number
   code?: string
+  /** When it was sent (performance.now()). */
+  at: number
 }
 
 const SYMBOLS = ['EURUSD', 'GBPUSD', 'USDJPY'] as const
@@ -184,7 +186,7 @@ export async function runMixedLoad(shape: ScaleShape, prep: Prepared, o: LoadOpt
     } finally {
       inFlight--
     }
-    results.push({ kind, status, ms: performance.now() - t0, code })
+    results.push({ kind, status, ms: performance.now() - t0, code, at: t0 })
     return { status, body }
   }
   const req =
@@ -381,6 +383,27 @@ export async function runMixedLoad(shape: ScaleShape, prep: Prepared, o: LoadOpt
 export type LoadRun = Awaited<ReturnType<typeof runMixedLoad>>
 
 /** The figures of a run against the goals of issue 38. */
+/**
+ * Requests slower than `overMs` (the master's own left out) by the master's last move before they were
+ * sent: its open (the copies' opens fan out) or its close (the copies' closes). A tail that gathers after
+ * one of them is that fan-out's.
+ */
+export function slowByMasterMove(run: { results: Result[] }, overMs: number) {
+  const moves = run.results
+    .filter((r) => r.kind === 'master_open' || r.kind === 'master_close')
+    .sort((a, b) => a.at - b.at)
+  const out = { afterOpen: 0, afterClose: 0, before: 0 }
+  for (const r of run.results) {
+    if (r.ms <= overMs || r.kind === 'master_open' || r.kind === 'master_close') continue
+    let last: Result | undefined
+    for (const m of moves) if (m.at <= r.at) last = m
+    if (!last) out.before++
+    else if (last.kind === 'master_open') out.afterOpen++
+    else out.afterClose++
+  }
+  return out
+}
+
 export function summarize(run: LoadRun) {
   const answered = run.results.filter((r) => r.status > 0)
   const lat = answered.map((r) => r.ms)
