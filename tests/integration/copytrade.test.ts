@@ -253,6 +253,12 @@ describe('copying driven by quotes', () => {
     await t.settle()
     expect((await openOf(100002))[0]!.volume).toBe(6)
     expect((await openOf(100001))[0]!.volume).toBe(3)
+    // the links hold the volumes the next part is worked out from
+    const parted = await t.ctx.db.select().from(copyLinks).where(eq(copyLinks.masterTicket, o.json.order))
+    expect(parted.map((l) => [l.followerLogin, l.masterVolume, l.followerVolume, l.status]).sort()).toEqual([
+      [100001, 6, 3, 'open'],
+      [100002, 6, 6, 'open'],
+    ])
     // the whole rest: both close
     expect(
       (await t.request('DELETE', '/trade/close', { token: masterUser, body: { order: o.json.order } }))

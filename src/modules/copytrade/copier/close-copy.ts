@@ -1,4 +1,5 @@
-import { and, eq, inArray, lt, sql } from 'drizzle-orm'
+import { and, eq, inArray, lt, type SQL, sql } from 'drizzle-orm'
+import type { SQLiteUpdateSetSource } from 'drizzle-orm/sqlite-core'
 import type { OrderState } from '../../trading'
 import type { CopyCtx } from '../context'
 import { partialCloseVolume } from '../domain/sizing'
@@ -104,97 +105,60 @@ async function finishCloses(
   after: Map<number, OrderState>,
   decidedAt: number,
 ) {
-  const now = ctx.clock.now()
-  await ctx.uow.run(async (tx) => {
-    const moved = new Set<number>()
-    for (let i = 0; i < outcomes.length; i += FINISH_CHUNK) {
-      const part = outcomes.slice(i, i + FINISH_CHUNK).filter((o) => o.kind !== 'refused')
-      if (part.length === 0) continue
-      const byId = (value: (o: CloseOutcome) => string) =>
-        sql`case ${copyLinks.id} ${sql.join(
-          part.map((o) => sql`when ${o.link.id} then ${value(o)}`),
-          sql` `,
-        )} end`
-      const rows = await tx
-        .update(copyLinks)
-        .set({
-          status: byId((o) => (o.kind === 'closed' ? 'closed' : 'ended')),
-          reason: byId((o) => (o.kind === 'closed' ? o.link.reason : 'CLOSED_ELSEWHERE')),
-          updatedAt: now,
-        })
-        .where(
-          and(
-            inArray(
-              copyLinks.id,
-              part.map((o) => o.link.id),
-            ),
-            eq(copyLinks.status, 'closing'),
-          ),
-        )
-        .returning({ id: copyLinks.id })
-      for (const r of rows) moved.add(r.id)
-    }
-    const records = outcomes
-      .filter((o) => o.kind === 'refused' || moved.has(o.link.id))
-      .map((o) => closeRecord(o, after.get(o.link.followerTicket!), decidedAt, now))
-    for (let i = 0; i < records.length; i += FINISH_CHUNK)
-      await tx
-        .insert(copyRecords)
-        .values(records.slice(i, i + FINISH_CHUNK))
-        .onConflictDoNothing()
-  })
+  await finish(
+    ctx,
+    outcomes,
+    (part, now) => ({
+      set: {
+        status: caseOfLink(part, (o) => (o.kind === 'closed' ? 'closed' : 'ended')),
+        reason: caseOfLink(part, (o) => (o.kind === 'closed' ? o.link.reason : 'CLOSED_ELSEWHERE')),
+        updatedAt: now,
+      },
+      guard: eq(copyLinks.status, 'closing'),
+    }),
+    (o, now) => closeRecord(o, after.get(o.link.followerTicket!), decidedAt, now),
+  )
 }
 
-function closeRecord(
-  o: CloseOutcome,
-  order: OrderState | undefined,
-  decidedAt: number,
-  now: number,
-): typeof copyRecords.$inferInsert {
+function closeRecord(o: CloseOutcome, order: OrderState | undefined, decidedAt: number, now: number) {
   const { link } = o
-  const common = {
-    brandId: link.brandId,
-    subscriptionId: link.subscriptionId,
-    linkId: link.id,
-    action: 'close' as const,
-    symbol: link.symbol,
-    masterTicket: link.masterTicket,
-    decidedAt,
-    followerTicket: link.followerTicket,
-    createdAt: now,
-  }
   if (o.kind === 'refused')
-    return {
-      ...common,
+    return recordRow(link, now, {
       key: `close-skip:${link.id}`,
+      action: 'close',
       result: 'skipped',
       reason: o.reason,
       message: o.message,
-      masterPrice: link.masterPrice,
-      masterTime: link.masterTime,
-      followerPrice: null,
-      followerTime: null,
-      volume: 0,
-    }
+      decidedAt,
+    })
   const closed = o.kind === 'closed'
-  return {
-    ...common,
+  return recordRow(link, now, {
     key: `close:${link.id}`,
+    action: 'close',
     result: closed ? 'copied' : 'skipped',
     reason: closed ? '' : 'CLOSED_ELSEWHERE',
     message: closed ? link.reason : 'the follower position was already closed',
-    masterPrice: link.masterClosePrice ?? link.masterPrice,
-    masterTime: link.masterCloseTime ?? link.masterTime,
+    decidedAt,
+    masterPrice: link.masterClosePrice ?? undefined,
+    masterTime: link.masterCloseTime ?? undefined,
     followerPrice: order?.closePrice ?? null,
     followerTime: closed ? o.at : (order?.closeTime ?? null),
     volume: order?.volume ?? link.followerVolume,
-  }
+  })
 }
+
+type PartialOutcome =
+  /** closed its part (volume > 0), or nothing to close (below the step): the link takes the new volumes */
+  | { link: Link; kind: 'done'; volume: number; decidedAt: number; at: number }
+  /** refused: recorded once; the reconcile job's audit tries the part again */
+  | { link: Link; kind: 'refused'; reason: string; message: string; decidedAt: number }
 
 /**
  * The master closed part of its position, leaving `remaining`: each open link closes the same ratio of
  * its follower position (domain/sizing.ts). The key names the master's remaining volume, which only
- * falls, so the event's path and the reconcile job's path close the same part once.
+ * falls, so the event's path and the reconcile job's path close the same part once. As whole closes: the
+ * follower orders read once per chunk, the parts closed together, the outcomes written in one
+ * transaction (a link another path moved meanwhile, its master volume changed, is left alone).
  */
 export async function partialCloseLinks(
   ctx: CopyCtx,
@@ -203,96 +167,174 @@ export async function partialCloseLinks(
   masterPrice: number,
   masterTime: number,
 ) {
-  await Promise.all(
-    links.map((given) =>
-      ctx.limit(async () => {
-        let link = given
-        if (link.status !== 'open' || link.followerTicket === null || remaining >= link.masterVolume) return
-        const account = await ctx.accounts.read.account(link.followerLogin)
-        const gs = account && (await ctx.market.refdata.forGroup(account.groupId, link.symbol))
-        const lot = gs?.sec ?? { lotMin: 1, lotStep: 1 }
-        // the master's ratio of what the follower holds now (it may have closed part by hand)
-        const held = (await ctx.trading.orderStates([link.followerTicket])).get(link.followerTicket)
-        if (held && held.state !== 'open') return
-        link = { ...link, followerVolume: held?.volume ?? link.followerVolume }
-        const volume = partialCloseVolume(
-          link.followerVolume,
-          link.masterVolume,
-          link.masterVolume - remaining,
-          lot,
-        )
-        const decidedAt = ctx.clock.now()
-        const r =
-          volume > 0
-            ? await ctx.trading.close({
-                brandId: link.brandId,
-                actor: `copy:${link.subscriptionId}`,
-                idempotencyKey: `copy:${link.subscriptionId}:${link.masterTicket}:pclose:${remaining}`,
-                order: link.followerTicket!,
-                ...(volume < link.followerVolume ? { volume } : {}),
-              })
-            : null
-        if (r && !r.ok) {
-          await record(ctx, link, {
-            key: `pclose-skip:${link.id}:${remaining}`,
-            action: 'partial_close',
-            result: 'skipped',
-            reason: refusalReason(r.code, r.reason),
-            message: r.reason,
-            decidedAt,
-          })
-          return
-        }
-        const now = ctx.clock.now()
-        const whole = volume >= link.followerVolume
-        await ctx.db.transaction(async (tx) => {
-          const done = await tx
-            .update(copyLinks)
-            .set({
-              masterVolume: remaining,
-              followerVolume: link.followerVolume - volume,
-              ...(whole
-                ? { status: 'closed' as const, reason: 'master closed part; the rest was below lot_min' }
-                : {}),
-              updatedAt: now,
-            })
-            .where(
-              and(
-                eq(copyLinks.id, link.id),
-                eq(copyLinks.masterVolume, link.masterVolume),
-                eq(copyLinks.status, 'open'),
-              ),
-            )
-            .returning({ id: copyLinks.id })
-          if (done.length === 0) return
-          await record(
-            ctx,
-            link,
-            {
-              key: `pclose:${link.id}:${remaining}`,
-              action: 'partial_close',
-              result: volume > 0 ? 'copied' : 'skipped',
-              reason: volume > 0 ? '' : 'VOLUME_BELOW_MINIMUM',
-              message: `master ${link.masterVolume} -> ${remaining}; follower ${link.followerVolume} -> ${link.followerVolume - volume}`,
-              decidedAt,
-              masterPrice,
-              masterTime,
-              followerTime: now,
-              volume,
-            },
-            tx,
+  const live = links.filter(
+    (l) => l.status === 'open' && l.followerTicket !== null && remaining < l.masterVolume,
+  )
+  for (let i = 0; i < live.length; i += CHUNK) {
+    const chunk = live.slice(i, i + CHUNK)
+    const held = await ctx.trading.orderStates(chunk.map((l) => l.followerTicket!))
+    const outcomes = await Promise.all(
+      chunk.map((given) =>
+        ctx.limit(async (): Promise<PartialOutcome | null> => {
+          // the master's ratio of what the follower holds now (it may have closed part by hand)
+          const h = held.get(given.followerTicket!)
+          if (h && h.state !== 'open') return null
+          const link = { ...given, followerVolume: h?.volume ?? given.followerVolume }
+          const account = await ctx.accounts.read.account(link.followerLogin)
+          const gs = account && (await ctx.market.refdata.forGroup(account.groupId, link.symbol))
+          const lot = gs?.sec ?? { lotMin: 1, lotStep: 1 }
+          const volume = partialCloseVolume(
+            link.followerVolume,
+            link.masterVolume,
+            link.masterVolume - remaining,
+            lot,
           )
+          const decidedAt = ctx.clock.now()
+          if (volume > 0) {
+            // a turn of the loop per copy, as whole closes
+            await new Promise((r) => setImmediate(r))
+            const r = await ctx.trading.close({
+              brandId: link.brandId,
+              actor: `copy:${link.subscriptionId}`,
+              idempotencyKey: `copy:${link.subscriptionId}:${link.masterTicket}:pclose:${remaining}`,
+              order: link.followerTicket!,
+              ...(volume < link.followerVolume ? { volume } : {}),
+            })
+            if (!r.ok)
+              return {
+                link,
+                kind: 'refused',
+                reason: refusalReason(r.code, r.reason),
+                message: r.reason,
+                decidedAt,
+              }
+          }
+          return { link, kind: 'done', volume, decidedAt, at: ctx.clock.now() }
+        }),
+      ),
+    )
+    await finishPartials(
+      ctx,
+      outcomes.filter((o) => o !== null),
+      remaining,
+      masterPrice,
+      masterTime,
+    )
+  }
+}
+
+async function finishPartials(
+  ctx: CopyCtx,
+  outcomes: PartialOutcome[],
+  remaining: number,
+  masterPrice: number,
+  masterTime: number,
+) {
+  const whole = (o: PartialOutcome) => o.kind === 'done' && o.volume >= o.link.followerVolume
+  const volume = (o: PartialOutcome) => (o.kind === 'done' ? o.volume : 0)
+  await finish(
+    ctx,
+    outcomes,
+    (part, now) => ({
+      set: {
+        masterVolume: remaining,
+        followerVolume: caseOfLink(part, (o) => o.link.followerVolume - volume(o)),
+        status: caseOfLink(part, (o) => (whole(o) ? 'closed' : 'open')),
+        reason: caseOfLink(part, (o) =>
+          whole(o) ? 'master closed part; the rest was below lot_min' : sql`${copyLinks.reason}`,
+        ),
+        updatedAt: now,
+      },
+      // the volume each link was decided on: a link another path moved meanwhile is left alone
+      guard: and(
+        sql`${copyLinks.masterVolume} = ${caseOfLink(part, (o) => o.link.masterVolume)}`,
+        eq(copyLinks.status, 'open'),
+      )!,
+    }),
+    (o, now) => {
+      const { link } = o
+      if (o.kind === 'refused')
+        return recordRow(link, now, {
+          key: `pclose-skip:${link.id}:${remaining}`,
+          action: 'partial_close',
+          result: 'skipped',
+          reason: o.reason,
+          message: o.message,
+          decidedAt: o.decidedAt,
         })
-      }),
-    ),
+      return recordRow(link, now, {
+        key: `pclose:${link.id}:${remaining}`,
+        action: 'partial_close',
+        result: o.volume > 0 ? 'copied' : 'skipped',
+        reason: o.volume > 0 ? '' : 'VOLUME_BELOW_MINIMUM',
+        message: `master ${link.masterVolume} -> ${remaining}; follower ${link.followerVolume} -> ${link.followerVolume - o.volume}`,
+        decidedAt: o.decidedAt,
+        masterPrice,
+        masterTime,
+        followerTime: o.at,
+        volume: o.volume,
+      })
+    },
   )
 }
 
-type Q = Pick<CopyCtx['db'], 'insert'>
-
-async function record(
+/**
+ * One transaction for a chunk's outcomes: every outcome but a refusal moves its link (one statement per
+ * 100 links, under `guard`: a link another path moved meanwhile matches no row and gets no record), then
+ * the records of the links moved and of the refusals.
+ */
+async function finish<O extends { link: Link; kind: string }>(
   ctx: CopyCtx,
+  outcomes: O[],
+  move: (part: O[], now: number) => { set: SQLiteUpdateSetSource<typeof copyLinks>; guard: SQL },
+  record: (o: O, now: number) => typeof copyRecords.$inferInsert,
+) {
+  if (outcomes.length === 0) return
+  const now = ctx.clock.now()
+  await ctx.uow.run(async (tx) => {
+    const moved = new Set<number>()
+    for (let i = 0; i < outcomes.length; i += FINISH_CHUNK) {
+      const part = outcomes.slice(i, i + FINISH_CHUNK).filter((o) => o.kind !== 'refused')
+      if (part.length === 0) continue
+      const { set, guard } = move(part, now)
+      const rows = await tx
+        .update(copyLinks)
+        .set(set)
+        .where(
+          and(
+            inArray(
+              copyLinks.id,
+              part.map((o) => o.link.id),
+            ),
+            guard,
+          ),
+        )
+        .returning({ id: copyLinks.id })
+      for (const r of rows) moved.add(r.id)
+    }
+    const rows = outcomes
+      .filter((o) => o.kind === 'refused' || moved.has(o.link.id))
+      .map((o) => record(o, now))
+    for (let i = 0; i < rows.length; i += FINISH_CHUNK)
+      await tx
+        .insert(copyRecords)
+        .values(rows.slice(i, i + FINISH_CHUNK))
+        .onConflictDoNothing()
+  })
+}
+
+/** `case id when <link> then <value> ... end`: one statement sets each link of a chunk its own value. */
+function caseOfLink<O extends { link: Link }>(part: O[], value: (o: O) => string | number | SQL) {
+  return sql`case ${copyLinks.id} ${sql.join(
+    part.map((o) => sql`when ${o.link.id} then ${value(o)}`),
+    sql` `,
+  )} end`
+}
+
+/** A close's or partial close's record of a link (the open's are written by open-copy.ts). */
+function recordRow(
   link: Link,
+  createdAt: number,
   r: {
     key: string
     action: 'close' | 'partial_close'
@@ -302,33 +344,29 @@ async function record(
     decidedAt: number
     masterPrice?: number
     masterTime?: number
-    followerPrice?: number
-    followerTime?: number
+    followerPrice?: number | null
+    followerTime?: number | null
     volume?: number
   },
-  q: Q = ctx.db,
-) {
-  await q
-    .insert(copyRecords)
-    .values({
-      key: r.key,
-      brandId: link.brandId,
-      subscriptionId: link.subscriptionId,
-      linkId: link.id,
-      action: r.action,
-      result: r.result,
-      reason: r.reason,
-      message: r.message,
-      symbol: link.symbol,
-      masterTicket: link.masterTicket,
-      masterPrice: r.masterPrice ?? link.masterPrice,
-      masterTime: r.masterTime ?? link.masterTime,
-      decidedAt: r.decidedAt,
-      followerTicket: link.followerTicket,
-      followerPrice: r.followerPrice ?? null,
-      followerTime: r.followerTime ?? null,
-      volume: r.volume ?? 0,
-      createdAt: ctx.clock.now(),
-    })
-    .onConflictDoNothing()
+): typeof copyRecords.$inferInsert {
+  return {
+    key: r.key,
+    brandId: link.brandId,
+    subscriptionId: link.subscriptionId,
+    linkId: link.id,
+    action: r.action,
+    result: r.result,
+    reason: r.reason,
+    message: r.message,
+    symbol: link.symbol,
+    masterTicket: link.masterTicket,
+    masterPrice: r.masterPrice ?? link.masterPrice,
+    masterTime: r.masterTime ?? link.masterTime,
+    decidedAt: r.decidedAt,
+    followerTicket: link.followerTicket,
+    followerPrice: r.followerPrice ?? null,
+    followerTime: r.followerTime ?? null,
+    volume: r.volume ?? 0,
+    createdAt,
+  }
 }
