@@ -518,6 +518,51 @@ describe('copying driven by quotes', () => {
     ])
   })
 
+  test("one copy's close failing leaves the others closed; the reconcile job closes it later", async () => {
+    const o = await open(100004, masterUser, { cmd: 0, volume: 10 })
+    await t.settle()
+    expect(await openOf(100002)).toHaveLength(1)
+    const [r] = await openOf(100001)
+    const port = t.ports.get(TradingPort)
+    const close = port.close
+    // the connection drops on 100001's close, once
+    let dropped = 0
+    port.close = async (req) => {
+      if (req.order === r!.ticket && dropped++ === 0) throw new Error('connection lost')
+      return close(req)
+    }
+    try {
+      expect(
+        (await t.request('DELETE', '/trade/close', { token: masterUser, body: { order: o.json.order } }))
+          .status,
+      ).toBe(200)
+      await t.settle()
+    } finally {
+      port.close = close
+    }
+    expect(dropped).toBe(1)
+    const links = async () =>
+      (await t.ctx.db.select().from(copyLinks).where(eq(copyLinks.masterTicket, o.json.order)))
+        .map((l) => [l.followerLogin, l.status])
+        .sort()
+    expect(await links()).toEqual([
+      [100001, 'closing'],
+      [100002, 'closed'],
+    ])
+    expect(await openOf(100002)).toHaveLength(0)
+    expect((await openOf(100001)).map((x) => x.ticket)).toEqual([r!.ticket])
+    await t.ctx.db
+      .update(copyLinks)
+      .set({ updatedAt: 0, leaseUntil: 0 })
+      .where(eq(copyLinks.followerTicket, r!.ticket))
+    await t.runJob('copytrade.reconcile')
+    expect(await links()).toEqual([
+      [100001, 'closed'],
+      [100002, 'closed'],
+    ])
+    expect(await openOf(100001)).toHaveLength(0)
+  })
+
   test('disable closes the copies; ownership and brand probes', async () => {
     const o = await open(100004, masterUser, { cmd: 0, volume: 3 })
     await t.settle()

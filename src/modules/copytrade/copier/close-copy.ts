@@ -61,37 +61,54 @@ async function closeChunk(ctx: CopyCtx, ids: number[]) {
   const results = await Promise.all(
     links.map((link) =>
       ctx.limit(async () => {
-        // a turn of the event loop per copy: on a local file every statement resolves at once, and the
-        // closes of 1,000 followers ran as one chain of microtasks that held every request and timer
-        await new Promise((r) => setImmediate(r))
-        const request = {
-          brandId: link.brandId,
-          actor: `copy:${link.subscriptionId}`,
-          order: link.followerTicket!,
+        try {
+          return await closeCopy(link)
+        } catch (e) {
+          // one link's failure leaves the others' outcomes to be written; this one stays `closing`, its
+          // lease lapses and the reconcile job tries it again (the key makes a second close a replay)
+          failed(ctx, link, e)
+          return null
         }
-        // a pending copy (the master's pending order went, or its position closed before the copy's
-        // price came) is cancelled, a position closed
-        const r =
-          before.get(link.followerTicket!)?.state === 'pending'
-            ? await ctx.trading.cancel({
-                ...request,
-                idempotencyKey: `copy:${link.subscriptionId}:${link.masterTicket}:cancel`,
-              })
-            : await ctx.trading.close({
-                ...request,
-                idempotencyKey: `copy:${link.subscriptionId}:${link.masterTicket}:close`,
-              })
-        return { link, r, at: ctx.clock.now() }
       }),
     ),
   )
+  async function closeCopy(link: Link) {
+    // a turn of the event loop per copy: on a local file every statement resolves at once, and the
+    // closes of 1,000 followers ran as one chain of microtasks that held every request and timer
+    await new Promise((r) => setImmediate(r))
+    const request = {
+      brandId: link.brandId,
+      actor: `copy:${link.subscriptionId}`,
+      order: link.followerTicket!,
+    }
+    // a pending copy (the master's pending order went, or its position closed before the copy's
+    // price came) is cancelled, a position closed
+    const r =
+      before.get(link.followerTicket!)?.state === 'pending'
+        ? await ctx.trading.cancel({
+            ...request,
+            idempotencyKey: `copy:${link.subscriptionId}:${link.masterTicket}:cancel`,
+          })
+        : await ctx.trading.close({
+            ...request,
+            idempotencyKey: `copy:${link.subscriptionId}:${link.masterTicket}:close`,
+          })
+    return { link, r, at: ctx.clock.now() }
+  }
   const after = await ctx.trading.orderStates(tickets)
-  const outcomes = results.map(({ link, r, at }): CloseOutcome => {
-    if (r.ok) return { link, kind: 'closed', at }
-    const o = after.get(link.followerTicket!)
-    if (o !== undefined && o.state !== 'open' && o.state !== 'pending') return { link, kind: 'gone' }
-    return { link, kind: 'refused', reason: refusalReason(r.code, r.reason), message: `${r.reason}; retried` }
-  })
+  const outcomes = results
+    .flatMap((x) => (x ? [x] : []))
+    .map(({ link, r, at }): CloseOutcome => {
+      if (r.ok) return { link, kind: 'closed', at }
+      const o = after.get(link.followerTicket!)
+      if (o !== undefined && o.state !== 'open' && o.state !== 'pending') return { link, kind: 'gone' }
+      return {
+        link,
+        kind: 'refused',
+        reason: refusalReason(r.code, r.reason),
+        message: `${r.reason}; retried`,
+      }
+    })
   await finishCloses(ctx, outcomes, after, decidedAt)
 }
 
@@ -175,44 +192,51 @@ export async function partialCloseLinks(
     const held = await ctx.trading.orderStates(chunk.map((l) => l.followerTicket!))
     const outcomes = await Promise.all(
       chunk.map((given) =>
-        ctx.limit(async (): Promise<PartialOutcome | null> => {
-          // the master's ratio of what the follower holds now (it may have closed part by hand)
-          const h = held.get(given.followerTicket!)
-          if (h && h.state !== 'open') return null
-          const link = { ...given, followerVolume: h?.volume ?? given.followerVolume }
-          const account = await ctx.accounts.read.account(link.followerLogin)
-          const gs = account && (await ctx.market.refdata.forGroup(account.groupId, link.symbol))
-          const lot = gs?.sec ?? { lotMin: 1, lotStep: 1 }
-          const volume = partialCloseVolume(
-            link.followerVolume,
-            link.masterVolume,
-            link.masterVolume - remaining,
-            lot,
-          )
-          const decidedAt = ctx.clock.now()
-          if (volume > 0) {
-            // a turn of the loop per copy, as whole closes
-            await new Promise((r) => setImmediate(r))
-            const r = await ctx.trading.close({
-              brandId: link.brandId,
-              actor: `copy:${link.subscriptionId}`,
-              idempotencyKey: `copy:${link.subscriptionId}:${link.masterTicket}:pclose:${remaining}`,
-              order: link.followerTicket!,
-              ...(volume < link.followerVolume ? { volume } : {}),
-            })
-            if (!r.ok)
-              return {
-                link,
-                kind: 'refused',
-                reason: refusalReason(r.code, r.reason),
-                message: r.reason,
-                decidedAt,
-              }
-          }
-          return { link, kind: 'done', volume, decidedAt, at: ctx.clock.now() }
-        }),
+        ctx.limit(() =>
+          partOf(given).catch((e) => {
+            // as a whole close's: the others are written; the audit job takes this link up again
+            failed(ctx, given, e)
+            return null
+          }),
+        ),
       ),
     )
+    async function partOf(given: Link): Promise<PartialOutcome | null> {
+      // the master's ratio of what the follower holds now (it may have closed part by hand)
+      const h = held.get(given.followerTicket!)
+      if (h && h.state !== 'open') return null
+      const link = { ...given, followerVolume: h?.volume ?? given.followerVolume }
+      const account = await ctx.accounts.read.account(link.followerLogin)
+      const gs = account && (await ctx.market.refdata.forGroup(account.groupId, link.symbol))
+      const lot = gs?.sec ?? { lotMin: 1, lotStep: 1 }
+      const volume = partialCloseVolume(
+        link.followerVolume,
+        link.masterVolume,
+        link.masterVolume - remaining,
+        lot,
+      )
+      const decidedAt = ctx.clock.now()
+      if (volume > 0) {
+        // a turn of the loop per copy, as whole closes
+        await new Promise((r) => setImmediate(r))
+        const r = await ctx.trading.close({
+          brandId: link.brandId,
+          actor: `copy:${link.subscriptionId}`,
+          idempotencyKey: `copy:${link.subscriptionId}:${link.masterTicket}:pclose:${remaining}`,
+          order: link.followerTicket!,
+          ...(volume < link.followerVolume ? { volume } : {}),
+        })
+        if (!r.ok)
+          return {
+            link,
+            kind: 'refused',
+            reason: refusalReason(r.code, r.reason),
+            message: r.reason,
+            decidedAt,
+          }
+      }
+      return { link, kind: 'done', volume, decidedAt, at: ctx.clock.now() }
+    }
     await finishPartials(
       ctx,
       outcomes.filter((o) => o !== null),
@@ -321,6 +345,10 @@ async function finish<O extends { link: Link; kind: string }>(
         .values(rows.slice(i, i + FINISH_CHUNK))
         .onConflictDoNothing()
   })
+}
+
+function failed(ctx: CopyCtx, link: Link, e: unknown) {
+  ctx.logger.log('error', 'copy close failed', { link: link.id, ticket: link.followerTicket, err: String(e) })
 }
 
 /** `case id when <link> then <value> ... end`: one statement sets each link of a chunk its own value. */
