@@ -108,6 +108,43 @@ for (const leases of ['redis', 'db'] as const)
     }, 30_000)
   })
 
+describe('a job never overlaps itself in one process', () => {
+  test('ticks that wait for a slow lease answer do not run beside each other', async () => {
+    const store = new MemoryStore()
+    const slow = new StoreLeases(store)
+    // a lease store slower than the period: every tick waits on it while the next one starts (as a
+    // takeover's new schedule meets the old period's tick still asking)
+    const leases = {
+      hold: async (name: string, owner: string, ttl: number) => {
+        await Bun.sleep(30)
+        return slow.hold(name, owner, ttl)
+      },
+      release: (name: string, owner: string) => slow.release(name, owner),
+      holder: (name: string) => slow.holder(name),
+    }
+    let inFlight = 0
+    let most = 0
+    let runs = 0
+    const job = {
+      name: 'test.slow-lease',
+      every: 10,
+      scope: 'cluster' as const,
+      run: async () => {
+        most = Math.max(most, ++inFlight)
+        runs++
+        await Bun.sleep(25)
+        inFlight--
+      },
+    }
+    const runner = new JobRunner([job], leases, 'one', new ManualClock(0), silentLogger)
+    runner.start()
+    await Bun.sleep(300)
+    await runner.stop()
+    expect(runs).toBeGreaterThan(2)
+    expect(most).toBe(1)
+  })
+})
+
 describe('runOnce and runDue (the cron route, Workers scheduled())', () => {
   test('runDue runs a cluster job once per period across callers, an instance job on every call', async () => {
     const clock = new ManualClock(Date.UTC(2026, 0, 5))
