@@ -4,6 +4,7 @@ import type { OrderState } from '../../trading'
 import type { CopyCtx } from '../context'
 import { partialCloseVolume } from '../domain/sizing'
 import { copyLinks, copyRecords } from '../schema'
+import { caseOfLink } from './case-of-link'
 import { refusalReason } from './refusals'
 
 /** A close that failed (market closed, a stale price) is tried again by the reconcile job after this. */
@@ -62,7 +63,7 @@ async function closeChunk(ctx: CopyCtx, ids: number[]) {
     links.map((link) =>
       ctx.limit(async () => {
         try {
-          return await closeCopy(link)
+          return await closeCopy(ctx, link, before)
         } catch (e) {
           // one link's failure leaves the others' outcomes to be written; this one stays `closing`, its
           // lease lapses and the reconcile job tries it again (the key makes a second close a replay)
@@ -72,29 +73,6 @@ async function closeChunk(ctx: CopyCtx, ids: number[]) {
       }),
     ),
   )
-  async function closeCopy(link: Link) {
-    // a turn of the event loop per copy: on a local file every statement resolves at once, and the
-    // closes of 1,000 followers ran as one chain of microtasks that held every request and timer
-    await new Promise((r) => setImmediate(r))
-    const request = {
-      brandId: link.brandId,
-      actor: `copy:${link.subscriptionId}`,
-      order: link.followerTicket!,
-    }
-    // a pending copy (the master's pending order went, or its position closed before the copy's
-    // price came) is cancelled, a position closed
-    const r =
-      before.get(link.followerTicket!)?.state === 'pending'
-        ? await ctx.trading.cancel({
-            ...request,
-            idempotencyKey: `copy:${link.subscriptionId}:${link.masterTicket}:cancel`,
-          })
-        : await ctx.trading.close({
-            ...request,
-            idempotencyKey: `copy:${link.subscriptionId}:${link.masterTicket}:close`,
-          })
-    return { link, r, at: ctx.clock.now() }
-  }
   const after = await ctx.trading.orderStates(tickets)
   const outcomes = results
     .flatMap((x) => (x ? [x] : []))
@@ -110,6 +88,31 @@ async function closeChunk(ctx: CopyCtx, ids: number[]) {
       }
     })
   await finishCloses(ctx, outcomes, after, decidedAt)
+}
+
+/** Closes (or cancels, if still pending) one copy through the write port, under its link's key. */
+async function closeCopy(ctx: CopyCtx, link: Link, before: Map<number, OrderState>) {
+  // a turn of the event loop per copy: on a local file every statement resolves at once, and the
+  // closes of 1,000 followers ran as one chain of microtasks that held every request and timer
+  await new Promise((r) => setImmediate(r))
+  const request = {
+    brandId: link.brandId,
+    actor: `copy:${link.subscriptionId}`,
+    order: link.followerTicket!,
+  }
+  // a pending copy (the master's pending order went, or its position closed before the copy's
+  // price came) is cancelled, a position closed
+  const r =
+    before.get(link.followerTicket!)?.state === 'pending'
+      ? await ctx.trading.cancel({
+          ...request,
+          idempotencyKey: `copy:${link.subscriptionId}:${link.masterTicket}:cancel`,
+        })
+      : await ctx.trading.close({
+          ...request,
+          idempotencyKey: `copy:${link.subscriptionId}:${link.masterTicket}:close`,
+        })
+  return { link, r, at: ctx.clock.now() }
 }
 
 /**
@@ -193,7 +196,7 @@ export async function partialCloseLinks(
     const outcomes = await Promise.all(
       chunk.map((given) =>
         ctx.limit(() =>
-          partOf(given).catch((e) => {
+          partOf(ctx, given, held, remaining).catch((e) => {
             // as a whole close's: the others are written; the audit job takes this link up again
             failed(ctx, given, e)
             return null
@@ -201,42 +204,6 @@ export async function partialCloseLinks(
         ),
       ),
     )
-    async function partOf(given: Link): Promise<PartialOutcome | null> {
-      // the master's ratio of what the follower holds now (it may have closed part by hand)
-      const h = held.get(given.followerTicket!)
-      if (h && h.state !== 'open') return null
-      const link = { ...given, followerVolume: h?.volume ?? given.followerVolume }
-      const account = await ctx.accounts.read.account(link.followerLogin)
-      const gs = account && (await ctx.market.refdata.forGroup(account.groupId, link.symbol))
-      const lot = gs?.sec ?? { lotMin: 1, lotStep: 1 }
-      const volume = partialCloseVolume(
-        link.followerVolume,
-        link.masterVolume,
-        link.masterVolume - remaining,
-        lot,
-      )
-      const decidedAt = ctx.clock.now()
-      if (volume > 0) {
-        // a turn of the loop per copy, as whole closes
-        await new Promise((r) => setImmediate(r))
-        const r = await ctx.trading.close({
-          brandId: link.brandId,
-          actor: `copy:${link.subscriptionId}`,
-          idempotencyKey: `copy:${link.subscriptionId}:${link.masterTicket}:pclose:${remaining}`,
-          order: link.followerTicket!,
-          ...(volume < link.followerVolume ? { volume } : {}),
-        })
-        if (!r.ok)
-          return {
-            link,
-            kind: 'refused',
-            reason: refusalReason(r.code, r.reason),
-            message: r.reason,
-            decidedAt,
-          }
-      }
-      return { link, kind: 'done', volume, decidedAt, at: ctx.clock.now() }
-    }
     await finishPartials(
       ctx,
       outcomes.filter((o) => o !== null),
@@ -245,6 +212,49 @@ export async function partialCloseLinks(
       masterTime,
     )
   }
+}
+
+/** One link's part of a master's partial close: worked out on what the follower holds, then closed. */
+async function partOf(
+  ctx: CopyCtx,
+  given: Link,
+  held: Map<number, OrderState>,
+  remaining: number,
+): Promise<PartialOutcome | null> {
+  // the master's ratio of what the follower holds now (it may have closed part by hand)
+  const h = held.get(given.followerTicket!)
+  if (h && h.state !== 'open') return null
+  const link = { ...given, followerVolume: h?.volume ?? given.followerVolume }
+  const account = await ctx.accounts.read.account(link.followerLogin)
+  const gs = account && (await ctx.market.refdata.forGroup(account.groupId, link.symbol))
+  const lot = gs?.sec ?? { lotMin: 1, lotStep: 1 }
+  const volume = partialCloseVolume(
+    link.followerVolume,
+    link.masterVolume,
+    link.masterVolume - remaining,
+    lot,
+  )
+  const decidedAt = ctx.clock.now()
+  if (volume > 0) {
+    // a turn of the loop per copy, as whole closes
+    await new Promise((r) => setImmediate(r))
+    const r = await ctx.trading.close({
+      brandId: link.brandId,
+      actor: `copy:${link.subscriptionId}`,
+      idempotencyKey: `copy:${link.subscriptionId}:${link.masterTicket}:pclose:${remaining}`,
+      order: link.followerTicket!,
+      ...(volume < link.followerVolume ? { volume } : {}),
+    })
+    if (!r.ok)
+      return {
+        link,
+        kind: 'refused',
+        reason: refusalReason(r.code, r.reason),
+        message: r.reason,
+        decidedAt,
+      }
+  }
+  return { link, kind: 'done', volume, decidedAt, at: ctx.clock.now() }
 }
 
 async function finishPartials(
@@ -349,14 +359,6 @@ async function finish<O extends { link: Link; kind: string }>(
 
 function failed(ctx: CopyCtx, link: Link, e: unknown) {
   ctx.logger.log('error', 'copy close failed', { link: link.id, ticket: link.followerTicket, err: String(e) })
-}
-
-/** `case id when <link> then <value> ... end`: one statement sets each link of a chunk its own value. */
-function caseOfLink<O extends { link: Link }>(part: O[], value: (o: O) => string | number | SQL) {
-  return sql`case ${copyLinks.id} ${sql.join(
-    part.map((o) => sql`when ${o.link.id} then ${value(o)}`),
-    sql` `,
-  )} end`
 }
 
 /** A close's or partial close's record of a link (the open's are written by open-copy.ts). */

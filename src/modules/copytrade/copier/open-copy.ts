@@ -10,6 +10,7 @@ import { copyOrder, copyVolume, slippagePoints } from '../domain/sizing'
 import { SUB_STATUS } from '../domain/status'
 import { copyLinks, copyMasters, copyRecords, copySubscriptions } from '../schema'
 import { rewardPolicyOf } from '../views'
+import { caseOfLink } from './case-of-link'
 import { closeLinks } from './close-copy'
 import { refusalReason } from './refusals'
 import { accrueTx, settleSoon } from './rewards'
@@ -299,11 +300,7 @@ async function finishOpens(ctx: CopyCtx, outcomes: Outcome[]) {
     const move = async (batch: Outcome[], copied: boolean) => {
       if (batch.length === 0) return
       const ids = batch.map((o) => o.link.id)
-      const byId = (value: (o: Outcome) => number | string) =>
-        sql`case ${copyLinks.id} ${sql.join(
-          batch.map((o) => sql`when ${o.link.id} then ${value(o)}`),
-          sql` `,
-        )} end`
+      const byId = (value: (o: Outcome) => number | string) => caseOfLink(batch, value)
       const rows = await tx
         .update(copyLinks)
         .set(
