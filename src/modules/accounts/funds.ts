@@ -7,22 +7,24 @@ export interface Funds {
   balance: number
   credit: number
   leverage: number
+  groupId: number
 }
 
 const FUNDS = `
-  select json_group_array(json_array(login, balance, credit, leverage)) as rows
+  select json_group_array(json_array(login, balance, credit, leverage, group_id)) as rows
   from accounts where login in (select value from json_each(?))`
 
 /**
- * Balance, credit and leverage of several logins in one statement, in the caller's transaction (the
+ * Balance, credit, leverage and group of several logins in one statement, in the caller's transaction (the
  * margin check of a batch of opens reads them where it writes). The rows come back as one JSON text: the
  * driver builds every row of a result column by column, which cost more than the query.
  */
 export async function fundsOf(q: Queryable, logins: readonly number[]): Promise<Map<number, Funds>> {
   const out = new Map<number, Funds>()
   if (logins.length === 0) return out
-  const rows = await jsonRows<[number, number, number, number]>(q, FUNDS, [JSON.stringify(logins)])
-  for (const [login, balance, credit, leverage] of rows) out.set(login, { login, balance, credit, leverage })
+  const rows = await jsonRows<[number, number, number, number, number]>(q, FUNDS, [JSON.stringify(logins)])
+  for (const [login, balance, credit, leverage, groupId] of rows)
+    out.set(login, { login, balance, credit, leverage, groupId })
   return out
 }
 

@@ -208,8 +208,11 @@ export function nextDayStart(ms: number, zone: string): number {
 
 /** Calendar days from one local day to another (both YYYY-MM-DD), counting both: the same day is 1. */
 export function daysInclusive(from: string, to: string) {
-  return Math.round((Date.parse(`${to}T00:00:00Z`) - Date.parse(`${from}T00:00:00Z`)) / 86_400_000) + 1
+  return dayNumber(to) - dayNumber(from) + 1
 }
+
+/** Days since 1970-01-01 of a date (`YYYY-MM-DD`). */
+export const dayNumber = (day: string) => Math.round(Date.parse(`${day}T00:00:00Z`) / 86_400_000)
 
 /** Whether `zone` is an IANA zone this runtime knows. */
 export function isZone(zone: string) {

@@ -8,18 +8,15 @@ import { fundsOf } from './holdings-table'
 const CHUNK = 2000
 
 /**
- * Balance and equity (minor units) of many logins in a few statements: their funds and holdings in one
- * read per chunk, priced at the quotes now (an evaluator's pass over thousands of accounts).
+ * Balance and equity (minor units) of many logins in a few statements: their funds, groups and holdings in
+ * two reads per chunk, priced at the quotes now (an evaluator's pass over thousands of accounts).
  */
 export async function accountFigures(ctx: TradingCtx, logins: number[]) {
   const out = new Map<number, { balance: number; equity: number } | null>()
   for (let i = 0; i < logins.length; i += CHUNK) {
     const chunk = logins.slice(i, i + CHUNK)
-    const [funds, groupIds] = await Promise.all([
-      fundsOf(ctx.accounts, ctx.db, chunk),
-      ctx.accounts.groupIdsOf(ctx.db, chunk),
-    ])
-    const ids = [...new Set(groupIds.values())]
+    const funds = await fundsOf(ctx.accounts, ctx.db, chunk)
+    const ids = [...new Set([...funds.values()].map((f) => f.groupId))]
     const [p, groups] = await Promise.all([
       pricing(ctx, new Set(ids)),
       Promise.all(ids.map(async (id) => [id, await ctx.accountsRead.group(id)] as const)).then(
@@ -27,7 +24,7 @@ export async function accountFigures(ctx: TradingCtx, logins: number[]) {
       ),
     ])
     for (const [login, f] of funds) {
-      const group = groups.get(groupIds.get(login)!)
+      const group = groups.get(f.groupId)
       const m = group && marginOf(p, f, group, f.holdings)
       out.set(
         login,
