@@ -1,6 +1,7 @@
 // Prop challenges at scale (issue 20), on the embedded default (one process, libSQL file):
 //  1. CHALLENGES active challenges, each holding one small position, spread over the demo's non-stock
-//     symbols; one evaluator pass over all of them (goal: under 1 s);
+//     symbols; the day's first evaluator pass over all of them (it takes the day's snapshots), then
+//     BENCH_PASSES (5) later passes of the same day, p50 and min (goal: under 250 ms; issue 43);
 //  2. ticks per second with breach checks on: batches of random-walk ticks over every symbol, ended by a
 //     sentinel breach whose record marks when the engine has worked through the flood (goal: 20,000+);
 //  3. breach latency: a tick sent that breaks a challenge's daily loss -> the breach record's detection
@@ -15,6 +16,7 @@ const CHALLENGES = Number(process.env.BENCH_CHALLENGES ?? 10_000)
 const BREACHES = Number(process.env.BENCH_BREACHES ?? 50)
 const FLOOD = Number(process.env.BENCH_TICKS ?? 50_000)
 const BANDED = process.env.BENCH_BANDED === '1'
+const PASSES = Number(process.env.BENCH_PASSES ?? 5)
 const CRON = 'bench-cron-secret-0123456789abcdef'
 
 const home = serverDir()
@@ -133,8 +135,13 @@ try {
     call(base, 'POST', '/cron/prop.evaluate', { headers: { 'x-cron-secret': CRON } }),
   )
   const evaluatorMs = performance.now() - t0
-  // a later pass of the same day (what the job does every run): no snapshots to take
-  const again = await ok(call(base, 'POST', '/cron/prop.evaluate', { headers: { 'x-cron-secret': CRON } }))
+  // later passes of the same day (what the job does every run): no snapshots to take; several, as one
+  // pass moves with the host by a third from one run to the next
+  const later: number[] = []
+  for (let i = 0; i < PASSES; i++)
+    later.push(
+      (await ok(call(base, 'POST', '/cron/prop.evaluate', { headers: { 'x-cron-secret': CRON } }))).ms,
+    )
 
   // the engine's first look at the new positions: each account gets its price bands on the first tick of
   // its symbols (one tick of every symbol)
@@ -199,7 +206,7 @@ try {
     `  setup: ${bought.length} purchases in ${buySeconds.toFixed(1)} s, opens in ${openSeconds.toFixed(1)} s`,
   )
   console.log(
-    `  evaluator pass over ${bought.length} phases: ${evaluated.ms} ms in the job, ${evaluatorMs.toFixed(0)} ms for the call (the day's first: snapshots); a later pass ${again.ms} ms (goal < 250)`,
+    `  evaluator pass over ${bought.length} phases: ${evaluated.ms} ms in the job, ${evaluatorMs.toFixed(0)} ms for the call (the day's first: snapshots); later passes p50 ${pct(later, 50)} ms, min ${Math.min(...later)} ms over ${PASSES} (goal < 250)`,
   )
   console.log(
     `  first look at the new positions (one tick of every symbol): ${firstLookMs.toFixed(0)} ms for ${CHALLENGES + 1} accounts`,
