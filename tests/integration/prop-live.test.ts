@@ -260,6 +260,38 @@ describe('passing: phase 1, phase 2, funded, payout', () => {
     expect(closed.status).toBe(200)
   }
 
+  test('one pass over phases of different rules judges each phase by its own', async () => {
+    // the same profit (~3%) passes a 1% target and not a 20% one; the pass reads both rules together
+    const challenge = async (target: number) => {
+      const created = await t.request('POST', '/manager/prop/programs', {
+        token: manager,
+        body: {
+          name: `Target ${target}`,
+          price: 10,
+          currency: 'USD',
+          active: true,
+          steps: [
+            {
+              account_group: 'prop\\eval\\USD',
+              phase_type: 0,
+              rules: { profit_target_pct: target, daily_loss_pct: 5, total_loss_pct: 10 },
+            },
+          ],
+        },
+      })
+      expect(created.status).toBe(200)
+      return buy(created.json.id)
+    }
+    const easy = await challenge(1)
+    const hard = await challenge(20)
+    await t.runJob('prop.evaluate')
+    await profitAndClose(easy.login, easy.token)
+    await profitAndClose(hard.login, hard.token)
+    await t.runJob('prop.evaluate')
+    expect((await detail(easy.challenge)).challenge.status_name).toBe('passed')
+    expect((await detail(hard.challenge)).challenge.status_name).toBe('active')
+  })
+
   test('each target met with its trading day opens the next phase; the funded trader takes 80% of the profit', async () => {
     const rules = { profit_target_pct: 1, daily_loss_pct: 5, total_loss_pct: 10, min_trading_days: 1 }
     const created = await t.request('POST', '/manager/prop/programs', {

@@ -142,7 +142,8 @@ const knownRules = new WeakMap<PropCtx, Map<number, PhaseRules>>()
 
 /**
  * The rules of these phases: read and parsed the first time a phase is seen only (10,000 copies of the
- * rules' text were most of what a pass read); phases no longer asked for are forgotten.
+ * rules' text were most of what a pass read, and read one by one they were most of a restarted
+ * evaluator's first pass); phases no longer asked for are forgotten.
  */
 async function rulesOfPhases(ctx: PropCtx, ids: number[]) {
   const before = knownRules.get(ctx) ?? new Map<number, PhaseRules>()
@@ -153,17 +154,20 @@ async function rulesOfPhases(ctx: PropCtx, ids: number[]) {
     if (r) out.set(id, r)
     else missing.push(id)
   }
-  // phases share their rules' text: each text is parsed once
-  const parse = memo((text: string) => Rules.parse(JSON.parse(text)))
   for (let i = 0; i < missing.length; i += CHUNK) {
-    // one JSON text, as the phases above
-    const rows = await jsonRows<[number, string]>(
+    // phases share their rules' text (a copy of their program step's): each text comes once, with its
+    // phases' ids (a JSON text of its own: a subquery's JSON reaches the outer one as text)
+    const rows = await jsonRows<[string, string]>(
       ctx.db,
-      `select json_group_array(json_array(id, rules)) as rows from prop_phases
-       where id in (select value from json_each(?))`,
+      `select json_group_array(json_array(rules, ids)) as rows from (
+         select rules, json_group_array(id) as ids from prop_phases
+         where id in (select value from json_each(?)) group by rules)`,
       [JSON.stringify(missing.slice(i, i + CHUNK))],
     )
-    for (const [id, rules] of rows) out.set(id, parse(rules))
+    for (const [text, ids] of rows) {
+      const rules = Rules.parse(JSON.parse(text))
+      for (const id of JSON.parse(ids) as number[]) out.set(id, rules)
+    }
   }
   knownRules.set(ctx, out)
   return out
