@@ -2,10 +2,12 @@
 import { afterAll, beforeAll, expect, test } from 'bun:test'
 import { ManualClock } from '../../src/kernel/clock'
 import { makeTestApp, type TestApp } from '../support/app'
+import { quoteIngest } from '../support/quotes'
 
 /**
  * The evaluator's calendar (spec 4.13): a phase's time limit counts the local days from the one it
- * started on, both counted, and fails the phase on the first day past it, not before.
+ * started on, both counted, and fails the phase on the first day past it, not before; a day ends with
+ * the balance and the equity the next one started with.
  */
 
 const DAY = 86_400_000
@@ -14,9 +16,17 @@ const clock = new ManualClock(Date.UTC(2026, 10, 23, 9, 0, 0))
 let t: TestApp
 let customer: string
 
+let dealer: string
+const ingest = quoteIngest(
+  () => t,
+  clock,
+  () => dealer,
+)
+
 beforeAll(async () => {
   t = await makeTestApp({ clock })
   customer = await t.customerToken()
+  dealer = await t.staffToken(3, 'dealer-pass-1')
 })
 afterAll(() => t.close())
 
@@ -59,4 +69,62 @@ test('max_trading_days 2: running on the start day and the next, failed on the t
   const d = await status()
   expect(d.challenge.status_name).toBe('failed')
   expect(d.latest_breach).toMatchObject({ rule: 'max_trading_days', limit: 2 })
+})
+
+test("a day ends with the next one's start: its end balance is the balance, its end equity the equity", async () => {
+  // after the test above the clock is on Wednesday; sessions are signed in again after each day
+  customer = await t.customerToken()
+  dealer = await t.staffToken(3, 'dealer-pass-1')
+  await ingest([{ symbol: 'EURUSD', bid: 1.1, ask: 1.1002 }])
+  const programs = (await t.request('GET', '/prop/programs', { token: customer })).json.rows
+  const bought = await t.request('POST', '/prop/challenge/buy', {
+    token: customer,
+    body: {
+      program_id: programs.find((p: { name: string }) => p.name === 'Two-Step 10k').id,
+      payer_login: 100001,
+    },
+  })
+  expect(bought.status).toBe(200)
+  const login = bought.json.account.login as number
+  const id = bought.json.challenge.id as number
+  await t.request('PUT', `/customer/accounts/${login}/password`, {
+    token: customer,
+    body: { password: 'challenge-pass-1' },
+  })
+  const signIn = async () =>
+    (await t.request('POST', '/sign/in', { body: { login, password: 'challenge-pass-1' } })).json
+      .__token as string
+  await t.runJob('prop.evaluate')
+  // 0.1 lot bought at 1.1002, then 20 pips up: about 18 USD of floating profit over the day's close
+  const o = await t.request('POST', '/trade/open', {
+    token: await signIn(),
+    body: { login, cmd: 0, volume: 10, symbol: 'EURUSD', sl: 0, tp: 0 },
+  })
+  expect(o.status).toBe(200)
+  await ingest([{ symbol: 'EURUSD', bid: 1.1022, ask: 1.1024 }])
+  // Thursday: the first tick takes the day's snapshot on the engine, the evaluator then ends Wednesday
+  clock.advance(DAY)
+  dealer = await t.staffToken(3, 'dealer-pass-1')
+  await ingest([{ symbol: 'EURUSD', bid: 1.1022, ask: 1.1024 }])
+  await t.runJob('prop.evaluate')
+  const phase = (await t.request('GET', `/prop/challenges/${id}`, { token: await t.customerToken() })).json
+    .current_phase.id as number
+  const days = (
+    await t.ctx.db.execute({
+      sql: 'select day, start_balance, start_equity, end_balance, end_equity from prop_days where phase_id = ? order by day',
+      args: [phase],
+    })
+  ).rows.map((r) => ({ ...r }))
+  expect(days).toHaveLength(2)
+  const [wednesday, thursday] = days as unknown as {
+    start_balance: number
+    start_equity: number
+    end_balance: number | null
+    end_equity: number | null
+  }[]
+  // the position floats: the day started with more equity than balance
+  expect(thursday!.start_equity).toBeGreaterThan(thursday!.start_balance)
+  expect(wednesday!.end_balance).toBe(thursday!.start_balance)
+  expect(wednesday!.end_equity).toBe(thursday!.start_equity)
+  expect(thursday!.end_balance).toBeNull()
 })
