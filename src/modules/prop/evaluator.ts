@@ -5,7 +5,14 @@ import type { TradingApi } from '../trading'
 import type { PropCtx } from './context'
 import { FUNDED, ProgramStep } from './domain/program'
 import { CHALLENGE, PHASE } from './domain/purchase'
-import { dayNumber, localDay, type PhaseRules, PhaseRules as Rules, verdict } from './domain/rules'
+import {
+  dayNumber,
+  daysInclusive,
+  localDay,
+  type PhaseRules,
+  PhaseRules as Rules,
+  verdict,
+} from './domain/rules'
 import { PropPhasePassed } from './events'
 import { PHASES_CHANGED } from './live'
 import { propChallenges, type propDays, propPhases, propPrograms, propPurchases } from './schema'
@@ -320,7 +327,7 @@ async function evaluateChunk(
       highestEodBalance: highest,
       openPositions,
       tradingDays: traded.size,
-      daysElapsed: dayNumbers(day) - dayNumbers(p.startDay) + 1,
+      daysElapsed: daysInclusive(p.startDay, day, dayNumbers),
     })
     if (v.outcome !== 'running') verdicts.push({ id: p.id, v, f })
   }
