@@ -382,7 +382,6 @@ export async function runMixedLoad(shape: ScaleShape, prep: Prepared, o: LoadOpt
 
 export type LoadRun = Awaited<ReturnType<typeof runMixedLoad>>
 
-/** The figures of a run against the goals of issue 38. */
 /**
  * Requests slower than `overMs` (the master's own left out) by the master's last move before they were
  * sent: its open (the copies' opens fan out) or its close (the copies' closes). A tail that gathers after
@@ -404,6 +403,7 @@ export function slowByMasterMove(run: { results: Result[] }, overMs: number) {
   return out
 }
 
+/** The figures of a run against the goals of issue 38. */
 export function summarize(run: LoadRun) {
   const answered = run.results.filter((r) => r.status > 0)
   const lat = answered.map((r) => r.ms)
