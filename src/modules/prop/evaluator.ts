@@ -231,17 +231,9 @@ async function evaluateChunk(
   const figures = await trading.figures(logins)
   const positions = await trading.positionsOf(logins, Math.min(...phases.map((p) => p.startTime)))
   const openDays = await openDaysOf(ctx, ids)
-  // phases share their zone and their rules text: each is worked out once per pass
+  // phases share their zone and their rules text: each is worked out once per pass (today's day too)
   const dayOf = daysOfPass()
-  const todays = new Map<string, string>()
-  const todayOf = (zone: string) => {
-    let day = todays.get(zone)
-    if (day === undefined) {
-      day = dayOf(now, zone)
-      todays.set(zone, day)
-    }
-    return day
-  }
+  const todayOf = (zone: string) => dayOf(now, zone)
   // days since the epoch of a local day's date, once per date in the pass
   const dayNumbers = memo(dayNumber)
   // each phase's trading days, positions opened today and still open, from its positions
