@@ -2,6 +2,7 @@
 import { afterAll, beforeAll, expect, test } from 'bun:test'
 import { ManualClock } from '../../src/kernel/clock'
 import { makeTestApp, type TestApp } from '../support/app'
+import { buyChallenge } from '../support/prop'
 import { quoteIngest } from '../support/quotes'
 
 /**
@@ -77,27 +78,15 @@ test("a day ends with the next one's start: its end balance is the balance, its 
   dealer = await t.staffToken(3, 'dealer-pass-1')
   await ingest([{ symbol: 'EURUSD', bid: 1.1, ask: 1.1002 }])
   const programs = (await t.request('GET', '/prop/programs', { token: customer })).json.rows
-  const bought = await t.request('POST', '/prop/challenge/buy', {
-    token: customer,
-    body: {
-      program_id: programs.find((p: { name: string }) => p.name === 'Two-Step 10k').id,
-      payer_login: 100001,
-    },
-  })
-  expect(bought.status).toBe(200)
-  const login = bought.json.account.login as number
-  const id = bought.json.challenge.id as number
-  await t.request('PUT', `/customer/accounts/${login}/password`, {
-    token: customer,
-    body: { password: 'challenge-pass-1' },
-  })
-  const signIn = async () =>
-    (await t.request('POST', '/sign/in', { body: { login, password: 'challenge-pass-1' } })).json
-      .__token as string
+  const {
+    login,
+    challenge: id,
+    token,
+  } = await buyChallenge(t, customer, programs.find((p: { name: string }) => p.name === 'Two-Step 10k').id)
   await t.runJob('prop.evaluate')
   // 0.1 lot bought at 1.1002, then 20 pips up: about 18 USD of floating profit over the day's close
   const o = await t.request('POST', '/trade/open', {
-    token: await signIn(),
+    token,
     body: { login, cmd: 0, volume: 10, symbol: 'EURUSD', sl: 0, tp: 0 },
   })
   expect(o.status).toBe(200)

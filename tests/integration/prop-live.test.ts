@@ -3,6 +3,7 @@ import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { ManualClock } from '../../src/kernel/clock'
 import { PropPort } from '../../src/modules/prop'
 import { makeTestApp, type TestApp } from '../support/app'
+import { buyChallenge } from '../support/prop'
 import { quoteIngest } from '../support/quotes'
 
 /**
@@ -30,23 +31,7 @@ beforeAll(async () => {
 })
 afterAll(() => t.close())
 
-async function buy(programId: number) {
-  const r = await t.request('POST', '/prop/challenge/buy', {
-    token: customer,
-    body: { program_id: programId, payer_login: 100001 },
-  })
-  expect(r.status).toBe(200)
-  // the temporary password must be replaced before the account trades (must_change_password)
-  const login = r.json.account.login as number
-  const set = await t.request('PUT', `/customer/accounts/${login}/password`, {
-    token: customer,
-    body: { password: 'challenge-pass-1' },
-  })
-  expect(set.status).toBe(200)
-  const token = (await t.request('POST', '/sign/in', { body: { login, password: 'challenge-pass-1' } })).json
-    .__token as string
-  return { challenge: r.json.challenge.id as number, login: r.json.account.login as number, token }
-}
+const buy = (programId: number) => buyChallenge(t, customer, programId)
 
 const open = (login: number, token: string, volume = 100) =>
   t.request('POST', '/trade/open', { token, body: { login, cmd: 0, volume, symbol: 'EURUSD', sl: 0, tp: 0 } })
