@@ -192,6 +192,40 @@ test('an exclusive turn waits for the batch before it and holds back the transac
   expect(order).toEqual(['exclusive sees a', 'exclusive done', 'b committed'])
 })
 
+test('an urgent transaction goes ahead of those waiting and its batch commits after it, without them', async () => {
+  const order: string[] = []
+  const a = holdTurn('a')
+  const write = (v: string, urgent?: boolean) =>
+    db
+      .transaction(
+        async (tx) => {
+          order.push(`${v} ran`)
+          await tx.run(sql`insert into t (v) values (${v})`)
+        },
+        urgent ? { urgent } : undefined,
+      )
+      .then(() => order.push(`${v} committed`))
+  const b = write('b')
+  const c = write('c')
+  const u1 = write('u1', true)
+  const u2 = write('u2', true)
+  a.release()
+  await Promise.all([a.done, b, c, u1, u2])
+  // the urgent ones in the order they came, right after the member in progress; their batch commits
+  // before b runs (b and c, waiting longer, take the next batch)
+  expect(order).toEqual([
+    'u1 ran',
+    'u2 ran',
+    'u1 committed',
+    'u2 committed',
+    'b ran',
+    'c ran',
+    'b committed',
+    'c committed',
+  ])
+  expect(await committed()).toEqual(['a', 'b', 'c', 'u1', 'u2'])
+})
+
 test('savepoints repeat their names: the writer prepares no statement per transaction', async () => {
   await insert('warm')
   const before = local.statementsCached.writer

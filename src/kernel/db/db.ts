@@ -2,7 +2,7 @@ import type { Client, InStatement, ResultSet } from '@libsql/client'
 // the web build imports no native libSQL: the Workers bundle has none; it wraps whatever client it is given
 import type { LibSQLDatabase } from 'drizzle-orm/libsql'
 import { drizzle } from 'drizzle-orm/libsql/web'
-import type { WriteQueueState } from './group-writer'
+import type { WriteOrder, WriteQueueState } from './group-writer'
 
 /** drizzle's query builder over a libSQL client or transaction (no relational schema: nothing uses db.query). */
 type Orm = LibSQLDatabase<Record<string, never>>
@@ -116,8 +116,14 @@ export class Db extends Handle {
     return drizzle(this.client)
   }
 
-  async transaction<T>(fn: (tx: Tx) => Promise<T>): Promise<T> {
-    const ltx = await this.client.transaction('write')
+  /** `order`: where the transaction takes its turn in this process's write queue (WriteOrder). */
+  async transaction<T>(fn: (tx: Tx) => Promise<T>, order?: WriteOrder): Promise<T> {
+    // a client without a write queue (the edge's) takes no second argument and ignores it
+    const begin = this.client.transaction as (
+      mode: 'write',
+      order?: WriteOrder,
+    ) => ReturnType<Client['transaction']>
+    const ltx = await begin.call(this.client, 'write', order)
     try {
       // drizzle over the libSQL transaction: its public driver interface (execute, batch) is all it uses
       const result = await fn(new Tx(drizzle(ltx as unknown as Client), ltx))

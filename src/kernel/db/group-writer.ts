@@ -35,6 +35,16 @@ export interface BatchPort {
   rollback(): Promise<void>
 }
 
+/**
+ * Where a transaction takes its turn. `urgent`: ahead of every waiting transaction that is not (the
+ * engine's executions of stops and triggers, whose price is the tick's: a burst of notifications or
+ * event deliveries waiting for their turn must not delay them); it joins the batch in progress, and
+ * that batch commits after it (and after urgent ones right behind it) instead of taking more members.
+ */
+export interface WriteOrder {
+  urgent?: boolean
+}
+
 /** Where a writer's batches come from. */
 export interface BatchSource<B extends BatchPort> {
   /** A new batch; a failure here (the database cannot be reached) is told to whoever waits. */
@@ -183,6 +193,8 @@ interface Waiter {
   reject(e: unknown): void
   /** A turn of its own (`solo`): runs alone, between batches. */
   alone?: () => Promise<void>
+  /** Goes ahead of every waiter that is not (WriteOrder). */
+  urgent?: boolean
   at: number
   timer: ReturnType<typeof setTimeout>
 }
@@ -233,8 +245,8 @@ export class GroupWriter<B extends BatchPort = BatchPort> {
   }
 
   /** A write transaction: its turn in this process's queue, inside the batch that turn falls in. */
-  transaction(): Promise<GroupTx> {
-    return new Promise<GroupTx>((resolve, reject) => this.enqueue({ resolve, reject }))
+  transaction(order: WriteOrder = {}): Promise<GroupTx> {
+    return new Promise<GroupTx>((resolve, reject) => this.enqueue({ resolve, reject, urgent: order.urgent }))
   }
 
   /**
@@ -263,7 +275,10 @@ export class GroupWriter<B extends BatchPort = BatchPort> {
         w.reject(new DatabaseBusy(`waited over ${this.o.queueTimeoutMs} ms for the write lock`))
       }, this.o.queueTimeoutMs),
     }
-    this.queue.push(waiter)
+    if (w.urgent) {
+      const i = this.queue.findIndex((x) => !x.urgent)
+      this.queue.splice(i < 0 ? this.queue.length : i, 0, waiter)
+    } else this.queue.push(waiter)
     if (!this.running) void this.loop()
   }
 
@@ -338,6 +353,8 @@ export class GroupWriter<B extends BatchPort = BatchPort> {
         w.resolve(tx)
         members.push(tx)
         if ((await tx.settled) === 'commit' && tx.wrote) wrote = true
+        // an urgent member commits with what came before it, not after whatever waits behind it
+        if (w.urgent && !this.queue[0]?.urgent) break
       }
       this.stats.batches++
       this.stats.transactions += members.length

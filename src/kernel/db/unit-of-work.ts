@@ -3,6 +3,7 @@ import type { Events } from '../events/events'
 import type { PendingEvent, Topic } from '../events/topic'
 import type { Logger } from '../logger'
 import type { Db, Tx } from './client'
+import type { WriteOrder } from './group-writer'
 
 /** What a unit of work collects while its transaction runs. */
 export interface Work {
@@ -28,7 +29,8 @@ export class UnitOfWork {
     private readonly logger: Logger,
   ) {}
 
-  async run<T>(fn: (tx: Tx, work: Work) => Promise<T>): Promise<T> {
+  /** `order`: where its transaction takes its turn in this process's write queue (WriteOrder). */
+  async run<T>(fn: (tx: Tx, work: Work) => Promise<T>, order?: WriteOrder): Promise<T> {
     const pending: PendingEvent[] = []
     const effects = new Map<string, () => unknown>()
     const work: Work = {
@@ -43,7 +45,7 @@ export class UnitOfWork {
       const r = await fn(tx, work)
       deliver = await this.events.write(tx, pending, this.clock.now())
       return r
-    })
+    }, order)
     for (const [key, effect] of effects)
       try {
         await effect()

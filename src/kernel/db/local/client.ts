@@ -1,6 +1,6 @@
 import type { InArgs, InStatement, InValue, ResultSet, Row, TransactionMode } from '@libsql/client'
 import Database from 'libsql'
-import { GroupWriter, type WriterOptions } from '../group-writer'
+import { GroupWriter, type WriteOrder, type WriterOptions } from '../group-writer'
 import { type LocalBatch, localBatches } from './batch'
 
 type Connection = InstanceType<typeof Database>
@@ -242,8 +242,8 @@ export class LocalClient {
     return this.reader.execute(s)
   }
 
-  transaction(_mode: TransactionMode = 'write') {
-    return this.writes.transaction()
+  transaction(_mode: TransactionMode = 'write', order?: WriteOrder) {
+    return this.writes.transaction(order)
   }
 
   /** What the write queue is doing (/health/ready). */

@@ -1,6 +1,6 @@
 import type { InStatement, ResultSet, TransactionMode } from '@libsql/client'
 import * as hrana from '@libsql/hrana-client'
-import { GroupWriter, type WriteQueueState, type WriterOptions } from '../group-writer'
+import { GroupWriter, type WriteOrder, type WriteQueueState, type WriterOptions } from '../group-writer'
 import { Link, mapError, runSteps, toHrana, toResultSet, transportOf } from './hrana'
 import { streamBatches } from './stream-batch'
 
@@ -113,8 +113,8 @@ export class RemoteClient {
     return this.writer.write((tx) => tx.batch(stmts))
   }
 
-  transaction(_mode: TransactionMode = 'write') {
-    return this.writer.transaction()
+  transaction(_mode: TransactionMode = 'write', order?: WriteOrder) {
+    return this.writer.transaction(order)
   }
 
   /**
