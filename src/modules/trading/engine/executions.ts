@@ -16,6 +16,12 @@ import { tradeEvent } from '../views'
 
 const DAY_MS = 86_400_000
 
+/**
+ * An execution's price is the tick's (a trigger, a stop-out): its write goes ahead of the process's other
+ * waiting writes (kernel/db/group-writer.ts, WriteOrder).
+ */
+export const URGENT = { urgent: true }
+
 /** What an execution did: the stat it counts, or a pending order cancelled for lack of margin. */
 type Outcome = 'activated' | 'sl' | 'tp' | 'cancelled'
 
@@ -38,14 +44,14 @@ export async function writeExecutions(
       const out: (Outcome | null)[] = []
       for (const e of batch) out.push(await e.write(tx, work))
       return out
-    })
+    }, URGENT)
   } catch (err) {
     if (batch.length === 1) throw err
     const results: (Outcome | 'failed' | null)[] = []
     for (const e of batch)
       results.push(
         await ctx.uow
-          .run((tx, work) => e.write(tx, work))
+          .run((tx, work) => e.write(tx, work), URGENT)
           .catch((err: unknown) => {
             ctx.logger.log('error', 'trigger execution failed', {
               ticket: e.ticket,

@@ -9,6 +9,7 @@ import type { Holding } from '../domain/holdings'
 import { type BandLimits, everyTick, riskBands } from '../domain/risk-band'
 import { RiskBook } from '../domain/risk-book'
 import { MarginCall } from '../events'
+import { URGENT } from './executions'
 import type { RiskWatcher } from './risk-watch'
 
 const DAY_MS = 86_400_000
@@ -250,7 +251,7 @@ export class RiskMonitor {
         }
       }
       return n
-    })
+    }, URGENT)
     this.held.stats.riskClosed += closed
     return closed
   }
@@ -288,7 +289,7 @@ export class RiskMonitor {
         })
         if (r) refreshAfterCommit(work, this.held.refreshes, r.closed)
         return r
-      })
+      }, URGENT)
       if (!closed) {
         await this.held.refresh(worst.order.ticket)
         break

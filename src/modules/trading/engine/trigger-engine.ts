@@ -55,8 +55,10 @@ export class TriggerEngine {
   private readonly holdingsByLogin = new Map<number, Holding[]>()
   /** Pending orders with an expiration, so a tick does not walk every resting order. */
   private readonly expiring = new Set<number>()
-  /** Executions decided on the ticks of the current read of the bus, by ticket (one each). */
-  private readonly queued = new Map<number, Execution>()
+  /** Tickets whose execution is being written: a tick meanwhile must not decide it again. */
+  private readonly writing = new Set<number>()
+  /** The executions being written (`start`); a settle waits for them. */
+  private readonly inFlight = new Set<Promise<void>>()
   /** The book kept in step with other instances' writes (order-sync.ts). */
   private readonly sync: OrderSync
   /** Margin calls, stop-outs and watchers' limits of the accounts with positions (risk-monitor.ts). */
@@ -144,7 +146,6 @@ export class TriggerEngine {
   /** Empties the books (this instance gave up the engine role). */
   reset() {
     for (const ticket of [...this.resting.keys()]) this.untrack(ticket)
-    this.queued.clear()
     this.groupByLogin.clear()
     this.risk.reset()
     this.sync.reset()
@@ -213,11 +214,13 @@ export class TriggerEngine {
   }
 
   /**
-   * Tick listener of the engine: decides which triggers are due per group price and queues their
-   * executions; `settle` commits them. While replaying after a takeover, a trigger fires only on ticks
-   * published after its order was last written (the book was loaded from the database as it is now).
+   * Tick listener of the engine: decides which triggers are due per group price and starts writing their
+   * executions at once, one unit of work for those of this call; `settle` waits for them. While replaying
+   * after a takeover, a trigger fires only on ticks published after its order was last written (the book
+   * was loaded from the database as it is now).
    */
   async onTicks(ticks: Tick[], opts: { replay?: boolean } = {}) {
+    const decided = new Map<number, Execution>()
     for (const t of ticks) {
       this.risk.tick(t)
       const groups = this.groupsBySymbol.get(t.symbol)
@@ -227,27 +230,45 @@ export class TriggerEngine {
         if (!gs) continue
         const q = quoteForGroup(t, gs)
         for (const trigger of this.book.due(bookKey(t.symbol, groupId), q.bid, q.ask)) {
-          if (this.queued.has(trigger.ticket)) continue
+          if (decided.has(trigger.ticket) || this.writing.has(trigger.ticket)) continue
           if (opts.replay && (this.resting.get(trigger.ticket)?.order.updatedAt ?? 0) > idTime(t.id)) continue
           const e = await this.prepare(trigger, q)
-          if (e) this.queued.set(trigger.ticket, e)
+          if (e) decided.set(trigger.ticket, e)
         }
       }
     }
+    if (decided.size > 0) this.start([...decided.values()])
   }
 
   /**
-   * After a read of the bus: commits the executions its ticks decided, in one transaction (a burst of
-   * ticks costs one commit, and the engine never falls behind the feed by one commit per trigger), then
-   * looks at the accounts whose price band a tick left (stop-out, margin call, watchers) and expires
-   * pending orders.
+   * Starts writing executions: the process's write queue takes them ahead of other writes and commits
+   * them with whatever batch is in progress (kernel/db/group-writer.ts), so a trigger's write waits
+   * neither for the previous one's commit nor for the risk checks after it.
+   */
+  private start(batch: Execution[]) {
+    for (const e of batch) this.writing.add(e.ticket)
+    const run = this.execute(batch)
+      .catch((err: unknown) => {
+        this.ctx.logger.log('error', 'trigger executions failed', {
+          tickets: batch.map((e) => e.ticket),
+          err: err instanceof Error ? err.message : String(err),
+        })
+      })
+      .finally(() => {
+        for (const e of batch) this.writing.delete(e.ticket)
+        this.inFlight.delete(run)
+      })
+    this.inFlight.add(run)
+  }
+
+  /**
+   * After a read of the bus: waits for the executions its ticks decided (the cursor moves past a tick
+   * only once they are written), then looks at the accounts whose price band a tick left (stop-out,
+   * margin call, watchers) and expires pending orders.
    */
   async settle() {
-    if (this.queued.size > 0) {
-      const batch = [...this.queued.values()]
-      this.queued.clear()
-      await this.execute(batch)
-    }
+    // those started before this settle began: the ones decided on reads it covers (later ones, the next's)
+    await Promise.all([...this.inFlight])
     await this.risk.check()
     await this.expire()
   }
