@@ -36,10 +36,6 @@ export class EngineRole {
   private timer: ReturnType<typeof setTimeout> | null = null
   private stopped = false
   private catchUpTo: string | null = null
-  /** The settle loop (settleLoop) while it runs, and the last read it has still to cover. */
-  private settling: Promise<void> = Promise.resolve()
-  private settleRunning = false
-  private settleAsked: string | null = null
   private savedAt = 0
   /** Until when the lease this instance last renewed is surely its own. */
   private heldUntil = 0
@@ -102,10 +98,9 @@ export class EngineRole {
   }
 
   /**
-   * Runs after the handlers of a read of the bus, before the cursor moves past it (settleLoop: one at a
-   * time, covering every read handled before it began): it waits for what the handlers started (the
-   * executions of triggers) and does what a read needs once (the risk checks), so a takeover replays
-   * whatever was not committed.
+   * Runs after the handlers of each read of the bus, before the cursor moves past it: it waits for what
+   * the handlers started (the executions of triggers, written as they are decided) and does what a read
+   * needs once (the risk checks), so a takeover replays whatever was not committed.
    */
   onSettle(settle: () => Promise<void>) {
     this.settlers.push(settle)
@@ -181,48 +176,23 @@ export class EngineRole {
   private async dispatch(entries: BusEntry[]) {
     if (!this.leader) return
     const replay = this.catchUpTo !== null
+    // one failing handler or settler does not stop the others (each is logged)
+    const guarded = async (what: string, type: string | undefined, run: () => Promise<void>) => {
+      try {
+        await run()
+      } catch (e) {
+        this.logger.log('error', `engine ${what} failed`, {
+          type,
+          err: e instanceof Error ? e.message : String(e),
+        })
+      }
+    }
     for (const [type, list] of groupRuns(entries))
-      for (const h of this.handlers.get(type) ?? [])
-        await this.guarded('handler', type, () => h(list, { replay }))
+      for (const h of this.handlers.get(type) ?? []) await guarded('handler', type, () => h(list, { replay }))
+    for (const settle of this.settlers) await guarded('settle', undefined, settle)
     const last = entries.at(-1)!.id
     if (this.catchUpTo && compareIds(last, this.catchUpTo) >= 0) this.catchUpTo = null
-    this.settleAsked = last
-    if (!this.settleRunning) this.settling = this.settleLoop()
-    // the embedded bus answers a publish once its entry is applied (triggers committed); on Redis the
-    // next read is handled while this one settles
-    if (this.bus.kind === 'local') await this.settling
-  }
-
-  /**
-   * Settles what the handlers decided, one settle at a time, each covering every read handled before it
-   * began; the cursor moves past a read only once a settle that covered it is over. The bus is read
-   * meanwhile: a tick that arrives while the last tick's executions commit is decided at once, and its
-   * executions are the next settle's, not held up behind that commit and the risk checks after it.
-   */
-  private async settleLoop() {
-    this.settleRunning = true
-    try {
-      while (this.settleAsked !== null) {
-        const upTo = this.settleAsked
-        this.settleAsked = null
-        for (const settle of this.settlers) await this.guarded('settle', undefined, settle)
-        await this.saveCursor(upTo)
-      }
-    } finally {
-      this.settleRunning = false
-    }
-  }
-
-  /** One failing handler or settler does not stop the others (each is logged). */
-  private async guarded(what: string, type: string | undefined, run: () => Promise<void>) {
-    try {
-      await run()
-    } catch (e) {
-      this.logger.log('error', `engine ${what} failed`, {
-        type,
-        err: e instanceof Error ? e.message : String(e),
-      })
-    }
+    await this.saveCursor(last)
   }
 
   /** At most every 50 ms (a takeover replays at most that much again; every execution is conditional). */
@@ -240,8 +210,6 @@ export class EngineRole {
     const sub = this.sub
     this.sub = null
     await sub?.close()
-    // what was read is settled (and its effects on the books applied) before the books are let go
-    await this.settling
     return sub && sub.position !== '$' ? sub.position : null
   }
 

@@ -208,7 +208,7 @@ export class QuoteHub {
 
   /**
    * The engine's handler of tick entries (its own reader, after this instance's: `local` is as new),
-   * runs the engine listeners while it writes the shared latest quotes, then aggregates candles, in bus order.
+   * aggregates candles, writes the shared latest quotes and runs the engine listeners, in bus order.
    */
   async onEngineEntries(entries: ChannelEntry<TicksEntry>[], at: { replay: boolean }) {
     for (const e of entries) {
@@ -221,20 +221,14 @@ export class QuoteHub {
         ticks.push({ ...t, id: e.id })
       }
       if (ticks.length === 0) continue
-      // the shared quotes are written while the listeners decide (they price from the tick and this
-      // instance's quotes): a trigger waits neither for a round trip to the cache nor for a closed bar's write
-      const shared = at.replay
-        ? undefined
-        : Promise.all(
-            ticks.map((t) =>
-              this.store.set(quoteKey(t.symbol), JSON.stringify({ bid: t.bid, ask: t.ask, time: t.time })),
-            ),
-          )
-      // awaited below; this keeps a failure while the listeners run from going unhandled
-      shared?.catch(() => {})
-      await this.notify(this.engineListeners, ticks, { replay: at.replay })
+      if (!at.replay)
+        await Promise.all(
+          ticks.map((t) =>
+            this.store.set(quoteKey(t.symbol), JSON.stringify({ bid: t.bid, ask: t.ask, time: t.time })),
+          ),
+        )
       await this.candles.onTicks(ticks)
-      await shared
+      await this.notify(this.engineListeners, ticks, { replay: at.replay })
     }
   }
 

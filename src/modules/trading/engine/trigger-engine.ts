@@ -55,7 +55,7 @@ export class TriggerEngine {
   private readonly holdingsByLogin = new Map<number, Holding[]>()
   /** Pending orders with an expiration, so a tick does not walk every resting order. */
   private readonly expiring = new Set<number>()
-  /** Tickets whose execution is being written: a tick meanwhile must not decide it again. */
+  /** Tickets whose execution is being written: a later tick of the same read must not decide it again. */
   private readonly writing = new Set<number>()
   /** The executions being written (`start`); a settle waits for them. */
   private readonly inFlight = new Set<Promise<void>>()
@@ -241,9 +241,9 @@ export class TriggerEngine {
   }
 
   /**
-   * Starts writing executions: the process's write queue takes them ahead of other writes and commits
-   * them with whatever batch is in progress (kernel/db/group-writer.ts), so a trigger's write waits
-   * neither for the previous one's commit nor for the risk checks after it.
+   * Starts writing executions: the process's write queue takes them ahead of its other waiting writes and
+   * into the batch in progress (kernel/db/group-writer.ts, `urgent`), so a trigger's write waits neither
+   * for the rest of the read (other ticks, other listeners) nor behind notifications and deliveries.
    */
   private start(batch: Execution[]) {
     for (const e of batch) this.writing.add(e.ticket)
@@ -262,12 +262,11 @@ export class TriggerEngine {
   }
 
   /**
-   * After a read of the bus: waits for the executions its ticks decided (the cursor moves past a tick
+   * After a read of the bus: waits for the executions its ticks started (the cursor moves past a tick
    * only once they are written), then looks at the accounts whose price band a tick left (stop-out,
    * margin call, watchers) and expires pending orders.
    */
   async settle() {
-    // those started before this settle began: the ones decided on reads it covers (later ones, the next's)
     await Promise.all([...this.inFlight])
     await this.risk.check()
     await this.expire()
