@@ -75,6 +75,7 @@ const schema = z.object({
   CRON_SECRET: z.string().min(24).optional(),
   GROUP_COMMIT: bool.default(true),
   ROLE: z.enum(['all', 'api', 'engine']).default('all'),
+  CLUSTER_JOBS: z.enum(['internal', 'external']).default('internal'),
   EVENTS_RETENTION_HOURS: z.coerce
     .number()
     .int()
@@ -139,6 +140,13 @@ export interface Config {
   role: Env['ROLE']
   /** Shared secret of POST /cron/{job} (header X-Cron-Secret); the route refuses everything without it. */
   cronSecret?: string
+  /**
+   * `internal`: the process schedules every job; `external`: the jobs of the cluster (scope `cluster`: the
+   * prop evaluator, reconciliations, expiries) run only when a scheduler outside calls POST /cron/{job},
+   * e.g. to run the evaluator's pass at hours the broker picks. The instance's and the engine's own jobs
+   * (the relay, the engine's syncs) are scheduled either way.
+   */
+  clusterJobs: Env['CLUSTER_JOBS']
   /** How long dispatched events stay in the outbox. */
   eventsRetentionMs: number
   /** The environment it was read from: a module reads its own variables with `moduleConfig`. */
@@ -187,6 +195,9 @@ export function loadConfig(
       ? [{ path: ['UPSTASH_REDIS_REST_TOKEN'], message: 'required with UPSTASH_REDIS_REST_URL' }]
       : []),
     ...productionIssues(source),
+    ...(source.CLUSTER_JOBS === 'external' && !source.CRON_SECRET
+      ? [{ path: ['CLUSTER_JOBS'], message: 'external needs CRON_SECRET: nothing else could run the jobs' }]
+      : []),
     ...modules.flatMap((m) => (m.env ? (m.env.safeParse(source).error?.issues ?? []) : [])),
   ]
   if (!parsed.success || issues.length > 0) throw invalid(issues)
@@ -236,6 +247,7 @@ export function loadConfig(
     cronSecret: e.CRON_SECRET,
     groupCommit: e.GROUP_COMMIT,
     role: e.ROLE,
+    clusterJobs: e.CLUSTER_JOBS,
     eventsRetentionMs: e.EVENTS_RETENTION_HOURS * 3_600_000,
     source,
   }

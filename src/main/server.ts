@@ -5,6 +5,7 @@ import { type Clock, systemClock } from '../kernel/clock'
 import type { Config } from '../kernel/config'
 import { openDatabase } from '../kernel/db/client'
 import { migrateDatabase } from '../kernel/db/migrate'
+import { scheduledHere } from '../kernel/jobs/runner'
 import { createLogger, type Logger } from '../kernel/logger'
 import { LocalDiskStorage } from '../kernel/storage/local'
 import { loadAssetFromDisk } from './assets'
@@ -111,7 +112,7 @@ export async function startServer(config: Config, opts: { clock?: Clock; logger?
     logger.log('info', 'demo data in place')
   }
   await app.lifecycle.start({ standby: true })
-  app.runner.start()
+  app.runner.start(scheduledHere(config.clusterJobs))
   app.listen({ hostname: config.host, port: config.port, maxRequestBodySize: BUN_BODY_LIMIT })
   const port = app.server?.port ?? config.port
   logger.log('info', 'listening', {

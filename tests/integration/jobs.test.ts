@@ -8,7 +8,7 @@ import { ManualClock } from '../../src/kernel/clock'
 import { openDatabase } from '../../src/kernel/db/client'
 import { migrateDatabase } from '../../src/kernel/db/migrate'
 import { StoreLeases } from '../../src/kernel/jobs/leases'
-import { JobRunner, leaseMs } from '../../src/kernel/jobs/runner'
+import { JobRunner, leaseMs, scheduledHere } from '../../src/kernel/jobs/runner'
 import { silentLogger } from '../../src/kernel/logger'
 import { defineModule } from '../../src/kernel/module'
 import { makeTestApp, type TestApp } from '../support/app'
@@ -146,6 +146,24 @@ describe('a job never overlaps itself in one process', () => {
 })
 
 describe('runOnce and runDue (the cron route, Workers scheduled())', () => {
+  test('CLUSTER_JOBS=external: the process schedules its own jobs only; the cluster job runs when called', async () => {
+    const store = new MemoryStore(new ManualClock(0))
+    const ran: string[] = []
+    const jobs = [
+      { name: 'c.each', every: 20, scope: 'cluster' as const, run: async () => ran.push('c') },
+      { name: 'i.each', every: 20, scope: 'instance' as const, run: async () => ran.push('i') },
+    ]
+    const runner = new JobRunner(jobs, new StoreLeases(store), 'one', new ManualClock(0), silentLogger)
+    runner.start(scheduledHere('external'))
+    await Bun.sleep(100)
+    expect(ran).toContain('i')
+    expect(ran).not.toContain('c')
+    expect(await runner.runOnce('c.each')).toMatchObject({ ran: true })
+    await runner.stop()
+    expect(ran.filter((x) => x === 'c')).toHaveLength(1)
+    expect(scheduledHere('internal')).toBeUndefined()
+  })
+
   test('runDue runs a cluster job once per period across callers, an instance job on every call', async () => {
     const clock = new ManualClock(Date.UTC(2026, 0, 5))
     const store = new MemoryStore(clock)

@@ -140,6 +140,12 @@ describe('configuration', () => {
     const c = loadConfig({ APP_ENV: 'production', JWT_SECRET: secret })
     expect(c.seedDemo).toBe(false)
     expect(() => loadConfig({ PORT: 'abc' })).toThrow(/PORT/)
+    expect(loadConfig({}).clusterJobs).toBe('internal')
+    expect(() => loadConfig({ CLUSTER_JOBS: 'external' })).toThrow(/CLUSTER_JOBS: external needs CRON_SECRET/)
+    expect(
+      loadConfig({ CLUSTER_JOBS: 'external', CRON_SECRET: '0f9a1c7e3b5d2a8c4e6f0b1d3a5c7e9f' }).clusterJobs,
+    ).toBe('external')
+    expect(() => loadConfig({ CLUSTER_JOBS: 'sometimes' })).toThrow(/CLUSTER_JOBS/)
     expect(loadConfig({ REDIS_URL: 'redis://127.0.0.1:6379' }).cache.kind).toBe('redis')
   })
 

@@ -9,6 +9,14 @@ export const leaseMs = (job: Job) => Math.max(job.every * 3, 3000)
 type RunOutcome = { ran: true; ms: number } | { ran: false; reason: 'busy' | 'unknown' }
 
 /**
+ * The jobs a process schedules itself (CLUSTER_JOBS): every one, or all but the cluster's when a scheduler
+ * outside runs those through POST /cron/{job}.
+ */
+export function scheduledHere(clusterJobs: 'internal' | 'external') {
+  return clusterJobs === 'external' ? (job: Job) => job.scope !== 'cluster' : undefined
+}
+
+/**
  * Starts every job on its period. A cluster job runs where its lease is held: the holder renews it each
  * period and runs; the others ask each period and, told how long the lease has left, ask again the
  * moment it lapses, so a job moves within `leaseMs` of its holder's death. A job never overlaps itself
