@@ -130,6 +130,20 @@ for (const [name, { make, unit: u, wait }] of adapters) {
   })
 }
 
+test('the in-process store sweeps expired keys nobody reads again as other keys are written', async () => {
+  const c = new ManualClock()
+  const m = new MemoryStore(c)
+  for (let i = 0; i < 3000; i++) await m.set(`gone:${i}`, 'v', 1000)
+  for (let i = 0; i < 500; i++) await m.set(`kept:${i}`, 'v')
+  c.advance(2000)
+  // writes enough for a whole round of the map wherever the sweep stood (two entries looked at per write,
+  // the new entries included): every expired entry has been looked at once
+  for (let i = 0; i < 4000; i++) await m.set(`new:${i}`, 'v', 60_000)
+  expect(m.size).toBe(4500)
+  expect(await m.get('kept:499')).toBe('v')
+  expect(await m.get('gone:0')).toBeNull()
+})
+
 describe('Redis outage: callers degrade, no request answers 5xx', () => {
   test('the app keeps serving sign-in, account reads and health while redis-server is down, and recovers', async () => {
     const own = await startRedis()

@@ -10,7 +10,7 @@ interface Entry {
 export class MemoryStore implements KeyValueStore {
   readonly kind = 'memory' as const
   private readonly map = new Map<string, Entry>()
-  private writes = 0
+  private cursor = this.map.entries()
 
   constructor(private readonly clock: Clock = systemClock) {}
 
@@ -24,10 +24,27 @@ export class MemoryStore implements KeyValueStore {
     return e
   }
 
+  /**
+   * Each write looks at the next two entries, resuming where the last write stopped (a Map's iterator
+   * survives inserts and deletes), so the expired entries are swept once per round of about half the
+   * map's size in writes. A walk of the whole map every 1,024 writes cost a bulk writer (the evaluator's
+   * 10,000 day snapshots) 2-10 ms per 2,000 writes once the map held 60,000-150,000 entries.
+   */
   private sweep() {
-    if (++this.writes % 1024 !== 0) return
     const now = this.clock.now()
-    for (const [k, e] of this.map) if (e.expiresAt <= now) this.map.delete(k)
+    for (let i = 0; i < 2; i++) {
+      const next = this.cursor.next()
+      if (next.done) {
+        this.cursor = this.map.entries()
+        return
+      }
+      if (next.value[1].expiresAt <= now) this.map.delete(next.value[0])
+    }
+  }
+
+  /** Entries held, expired ones not swept yet included. */
+  get size() {
+    return this.map.size
   }
 
   /** Synchronous read for hot paths that know the store is in-process. */
