@@ -1,6 +1,8 @@
 // runs on sqld too (scripts/test.sh: TEST_DATABASE=sqld)
 import { afterAll, beforeAll, expect, test } from 'bun:test'
 import { ManualClock } from '../../src/kernel/clock'
+import type { PropCtx } from '../../src/modules/prop/context'
+import { daySnapshots } from '../../src/modules/prop/state'
 import { makeTestApp, type TestApp } from '../support/app'
 import { buyChallenge } from '../support/prop'
 import { quoteIngest } from '../support/quotes'
@@ -116,4 +118,46 @@ test("a day ends with the next one's start: its end balance is the balance, its 
   expect(wednesday!.end_balance).toBe(thursday!.start_balance)
   expect(wednesday!.end_equity).toBe(thursday!.start_equity)
   expect(thursday!.end_balance).toBeNull()
+})
+
+test('day snapshots: a row another writer made first decides its phase; the others are what was sent', async () => {
+  const ctx = t.ctx as unknown as PropCtx
+  const day = '2031-01-01'
+  const base = 9_000_000
+  // the engine took phase base+1's snapshot first, with other figures and activity
+  await ctx.db.execute({
+    sql: `insert into prop_days (phase_id, day, start_balance, start_equity, min_equity, positions_opened,
+      trading_day, created_at) values (?, ?, 500, 400, 350, 2, 1, 0)`,
+    args: [base + 1, day],
+  })
+  const want = (phaseId: number) => ({
+    phaseId,
+    day,
+    now: { balance: 1000, equity: 900 },
+    positionsOpened: 1,
+    tradingDay: 0,
+  })
+  const first = await daySnapshots(ctx, [want(base), want(base + 1), want(base + 2)])
+  expect(first.figures.get(base)).toEqual({ balance: 1000, equity: 900 })
+  expect(first.figures.get(base + 1)).toEqual({ balance: 500, equity: 400 })
+  expect(first.written.get(base + 1)).toEqual({ minEquity: 350, positionsOpened: 2, tradingDay: 1 })
+  expect(first.written.get(base + 2)).toEqual({ minEquity: 900, positionsOpened: 1, tradingDay: 0 })
+  // all of them inserted: what was sent, read back the same
+  const again = await daySnapshots(ctx, [{ ...want(base + 3), now: { balance: 7, equity: 6 } }])
+  expect(again.figures.get(base + 3)).toEqual({ balance: 7, equity: 6 })
+  const stored = await ctx.db.execute({
+    sql: 'select phase_id, start_equity from prop_days where day = ? order by phase_id',
+    args: [day],
+  })
+  expect(stored.rows.map((r) => [Number(r.phase_id), Number(r.start_equity)])).toEqual([
+    [base, 900],
+    [base + 1, 400],
+    [base + 2, 900],
+    [base + 3, 6],
+  ])
+  // the cache holds what the rows say
+  expect(JSON.parse((await ctx.store.get(`prop:day:v1:${base + 1}:${day}`))!)).toEqual({
+    balance: 500,
+    equity: 400,
+  })
 })
