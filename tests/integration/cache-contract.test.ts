@@ -124,6 +124,20 @@ for (const [name, { make, unit: u, wait }] of adapters) {
       await s.del()
     })
 
+    test('setMany sets every key, past the keys of one script call, with the expiry or none', async () => {
+      const many = Array.from({ length: 1203 }, (_, i) => [k(`many${i}`), `v${i}`] as const)
+      await s.setMany(many, 2 * u)
+      expect(await s.get(many[0]![0])).toBe('v0')
+      expect(await s.get(many[1202]![0])).toBe('v1202')
+      const kept = [[k('kept'), 'stays']] as const
+      await s.setMany(kept)
+      await s.setMany([])
+      await wait(3 * u)
+      expect(await s.get(many[0]![0])).toBeNull()
+      expect(await s.get(many[700]![0])).toBeNull()
+      expect(await s.get(kept[0][0])).toBe('stays')
+    })
+
     test('ping', async () => {
       expect(await s.ping()).toBe(true)
     })

@@ -57,11 +57,19 @@ export class MemoryStore implements KeyValueStore {
   }
 
   async set(key: string, value: string, ttlMs?: number) {
+    this.put(key, value, ttlMs)
+  }
+
+  private put(key: string, value: string, ttlMs?: number) {
     this.sweep()
     this.map.set(key, {
       value,
       expiresAt: ttlMs === undefined ? Number.POSITIVE_INFINITY : this.clock.now() + ttlMs,
     })
+  }
+
+  async setMany(entries: readonly (readonly [string, string])[], ttlMs?: number) {
+    for (const [key, value] of entries) this.put(key, value, ttlMs)
   }
 
   async setNX(key: string, value: string, ttlMs: number) {

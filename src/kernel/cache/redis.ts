@@ -1,6 +1,14 @@
 import type { RedisClient } from 'bun'
 import { connected, openRedis } from '../redis'
-import { INCR_WITH_TTL, type KeyValueStore, LEASE, leaseAnswer, UNLEASE } from './store'
+import {
+  INCR_WITH_TTL,
+  type KeyValueStore,
+  LEASE,
+  leaseAnswer,
+  SET_MANY,
+  setManyCalls,
+  UNLEASE,
+} from './store'
 
 /** Redis over TCP with Bun's built-in client (kernel/redis: reconnects for ever, no offline queue). */
 export class RedisStore implements KeyValueStore {
@@ -23,6 +31,15 @@ export class RedisStore implements KeyValueStore {
     const c = await this.c()
     if (ttlMs === undefined) await c.set(key, value)
     else await c.set(key, value, 'PX', Math.max(1, Math.ceil(ttlMs)))
+  }
+
+  async setMany(entries: readonly (readonly [string, string])[], ttlMs?: number) {
+    const c = await this.c()
+    await Promise.all(
+      setManyCalls(entries, ttlMs).map(([keys, args]) =>
+        c.send('EVAL', [SET_MANY, String(keys.length), ...keys, ...args]),
+      ),
+    )
   }
 
   async setNX(key: string, value: string, ttlMs: number) {

@@ -35,6 +35,9 @@ export class ResilientStore implements KeyValueStore {
   set(key: string, value: string, ttlMs?: number) {
     return this.guard(() => this.inner.set(key, value, ttlMs), undefined)
   }
+  setMany(entries: readonly (readonly [string, string])[], ttlMs?: number) {
+    return this.guard(() => this.inner.setMany(entries, ttlMs), undefined)
+  }
   /** When the store is down nobody can win a once-only race through it: answer false. */
   setNX(key: string, value: string, ttlMs: number) {
     return this.guard(() => this.inner.setNX(key, value, ttlMs), false)

@@ -12,6 +12,12 @@ export interface KeyValueStore {
   get(key: string): Promise<string | null>
   /** ttlMs omitted = no expiry. */
   set(key: string, value: string, ttlMs?: number): Promise<void>
+  /**
+   * Many keys at once with one expiry (omitted = none): one round trip on a remote store, where a set per
+   * key was one each (over Upstash's REST, an HTTP request each: a Worker's pass over thousands of prop
+   * phases would have spent its subrequests on them).
+   */
+  setMany(entries: readonly (readonly [string, string])[], ttlMs?: number): Promise<void>
   /** Sets only when absent; true when this call set it (the building block of once-only work). */
   setNX(key: string, value: string, ttlMs: number): Promise<boolean>
   del(...keys: string[]): Promise<void>
@@ -48,4 +54,27 @@ export const LEASE =
   "if redis.call('SET', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[2]) then return -1 end " +
   "if redis.call('GET', KEYS[1]) == ARGV[1] then redis.call('PEXPIRE', KEYS[1], ARGV[2]) return -1 end " +
   "return redis.call('PTTL', KEYS[1])"
+/**
+ * Lua shared by the Redis and Upstash adapters: SET of every key to its value (ARGV in the order of KEYS),
+ * with the expiry in the last ARGV (0: none).
+ */
+export const SET_MANY =
+  'local px = tonumber(ARGV[#ARGV]) for i = 1, #KEYS do ' +
+  "if px > 0 then redis.call('SET', KEYS[i], ARGV[i], 'PX', px) else redis.call('SET', KEYS[i], ARGV[i]) end " +
+  'end return #KEYS'
+
+/** Keys per SET_MANY call: a bounded script call, however many entries the caller has. */
+export const SET_MANY_KEYS = 500
+
+/** The SET_MANY calls for these entries: [keys, args (values, then the expiry)] each. */
+export function setManyCalls(entries: readonly (readonly [string, string])[], ttlMs?: number) {
+  const px = ttlMs === undefined ? '0' : String(Math.max(1, Math.ceil(ttlMs)))
+  const calls: [string[], string[]][] = []
+  for (let i = 0; i < entries.length; i += SET_MANY_KEYS) {
+    const part = entries.slice(i, i + SET_MANY_KEYS)
+    calls.push([part.map((e) => e[0]), [...part.map((e) => e[1]), px]])
+  }
+  return calls
+}
+
 export const UNLEASE = "if redis.call('GET', KEYS[1]) == ARGV[1] then redis.call('DEL', KEYS[1]) end return 0"

@@ -1,5 +1,13 @@
 import { Redis } from '@upstash/redis'
-import { INCR_WITH_TTL, type KeyValueStore, LEASE, leaseAnswer, UNLEASE } from './store'
+import {
+  INCR_WITH_TTL,
+  type KeyValueStore,
+  LEASE,
+  leaseAnswer,
+  SET_MANY,
+  setManyCalls,
+  UNLEASE,
+} from './store'
 
 /** Upstash Redis over its REST protocol, for the edge where TCP sockets are not the norm. */
 export class UpstashStore implements KeyValueStore {
@@ -18,6 +26,12 @@ export class UpstashStore implements KeyValueStore {
   async set(key: string, value: string, ttlMs?: number) {
     if (ttlMs === undefined) await this.client.set(key, value)
     else await this.client.set(key, value, { px: Math.max(1, Math.ceil(ttlMs)) })
+  }
+
+  async setMany(entries: readonly (readonly [string, string])[], ttlMs?: number) {
+    await Promise.all(
+      setManyCalls(entries, ttlMs).map(([keys, args]) => this.client.eval(SET_MANY, keys, args)),
+    )
   }
 
   async setNX(key: string, value: string, ttlMs: number) {

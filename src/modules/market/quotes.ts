@@ -222,9 +222,9 @@ export class QuoteHub {
       }
       if (ticks.length === 0) continue
       if (!at.replay)
-        await Promise.all(
-          ticks.map((t) =>
-            this.store.set(quoteKey(t.symbol), JSON.stringify({ bid: t.bid, ask: t.ask, time: t.time })),
+        await this.store.setMany(
+          ticks.map(
+            (t) => [quoteKey(t.symbol), JSON.stringify({ bid: t.bid, ask: t.ask, time: t.time })] as const,
           ),
         )
       await this.candles.onTicks(ticks)

@@ -100,14 +100,12 @@ export async function daySnapshots(
         })
       }
   }
-  await Promise.all(
-    wanted.map((w) => {
-      const truth = out.get(w.phaseId)
-      return truth
-        ? ctx.store.set(snapshotKey(w.phaseId, w.day), JSON.stringify(truth), SNAPSHOT_TTL_MS).catch(() => {})
-        : null
-    }),
-  )
+  const entries: [string, string][] = []
+  for (const w of wanted) {
+    const truth = out.get(w.phaseId)
+    if (truth) entries.push([snapshotKey(w.phaseId, w.day), JSON.stringify(truth)])
+  }
+  await ctx.store.setMany(entries, SNAPSHOT_TTL_MS).catch(() => {})
   return { figures: out, written }
 }
 
