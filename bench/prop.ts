@@ -6,9 +6,14 @@
 //     sentinel breach whose record marks when the engine has worked through the flood (goal: 20,000+);
 //  3. breach latency: a tick sent that breaks a challenge's daily loss -> the breach record's detection
 //     time, p50/p99 (goal: p99 under 250 ms); BENCH_BANDED=1 sends a tick at the price first, so the
-//     account has its price band when the breaking tick comes.
+//     account has its price band when the breaking tick comes;
+//  4. the next day's first pass, as the job meets it at the zone's midnight in a process that has run all
+//     day: every open day row is moved a day back (yesterday's, not ended) in the database, and one pass
+//     ends them all and takes today's snapshots.
 // Forex and metals trade on weekdays only (the demo's sessions): run it Monday to Friday. Symbols in a
 // session break (metals and energies pause daily) are left out of the positions.
+import { join } from 'node:path'
+import { createClient } from '@libsql/client'
 import { demoSymbols } from '../src/modules/market/demo-symbols'
 import { call, serverDir, startRealServer } from '../tests/support/server'
 
@@ -202,6 +207,25 @@ try {
     }
     latencies.push(b.detected_time_ms - sentAt)
   }
+  // 4. the next day: yesterday's rows not ended yet, today's not taken (as at a zone's midnight)
+  const file = createClient({ url: `file:${join(home.dir, 'app.db')}` })
+  await file.execute(`update prop_days set day = date(day, '-1 day') where end_balance is null`)
+  const rollover = (
+    await ok(call(base, 'POST', '/cron/prop.evaluate', { headers: { 'x-cron-secret': CRON } }))
+  ).ms as number
+  const afterRollover = (
+    await ok(call(base, 'POST', '/cron/prop.evaluate', { headers: { 'x-cron-secret': CRON } }))
+  ).ms as number
+  const left = Number(
+    (
+      await file.execute(
+        'select count(*) as n from (select phase_id from prop_days where end_balance is null group by phase_id having count(*) > 1)',
+      )
+    ).rows[0]!.n,
+  )
+  file.close()
+  if (left > 0) throw new Error(`${left} days of yesterday were not ended by the next day's first pass`)
+
   console.log(
     `prop, embedded default, ${CHALLENGES} challenges with a position each over ${symbols.length - closed.size} symbols`,
   )
@@ -216,6 +240,9 @@ try {
   )
   console.log(
     `  ticks processed with breach checks: ${(FLOOD / floodSeconds).toFixed(0)}/s over ${FLOOD} (goal >= 20000)`,
+  )
+  console.log(
+    `  the next day's first pass (the previous day ended, today's snapshots; warm): ${rollover} ms; the pass after it ${afterRollover} ms (goal < 250)`,
   )
   if (latencies.length)
     console.log(
