@@ -8,8 +8,8 @@
 //     time, p50/p99 (goal: p99 under 250 ms); BENCH_BANDED=1 sends a tick at the price first, so the
 //     account has its price band when the breaking tick comes;
 //  4. the next day's first pass, as the job meets it at the zone's midnight in a process that has run all
-//     day: every open day row is moved a day back (yesterday's, not ended) in the database, and one pass
-//     ends them all and takes today's snapshots.
+//     day: every open day row is moved back (yesterday's, not ended) in the database, and one pass ends
+//     them all and takes today's snapshots; BENCH_PASSES times, p50 and min.
 // Forex and metals trade on weekdays only (the demo's sessions): run it Monday to Friday. Symbols in a
 // session break (metals and energies pause daily) are left out of the positions.
 import { join } from 'node:path'
@@ -207,15 +207,18 @@ try {
     }
     latencies.push(b.detected_time_ms - sentAt)
   }
-  // 4. the next day: yesterday's rows not ended yet, today's not taken (as at a zone's midnight)
+  // 4. the next day: yesterday's rows not ended yet, today's not taken (as at a zone's midnight), PASSES
+  // times (round r moves the open rows r days back: the days before are taken by the rounds before)
   const file = createClient({ url: `file:${join(home.dir, 'app.db')}` })
-  await file.execute(`update prop_days set day = date(day, '-1 day') where end_balance is null`)
-  const rollover = (
-    await ok(call(base, 'POST', '/cron/prop.evaluate', { headers: { 'x-cron-secret': CRON } }))
-  ).ms as number
-  const afterRollover = (
-    await ok(call(base, 'POST', '/cron/prop.evaluate', { headers: { 'x-cron-secret': CRON } }))
-  ).ms as number
+  const rollovers: number[] = []
+  const afterRollover: number[] = []
+  for (let r = 1; r <= PASSES; r++) {
+    await file.execute(`update prop_days set day = date(day, '-${r} day') where end_balance is null`)
+    for (const into of [rollovers, afterRollover])
+      into.push(
+        (await ok(call(base, 'POST', '/cron/prop.evaluate', { headers: { 'x-cron-secret': CRON } }))).ms,
+      )
+  }
   const left = Number(
     (
       await file.execute(
@@ -233,7 +236,7 @@ try {
     `  setup: ${bought.length} purchases in ${buySeconds.toFixed(1)} s, opens in ${openSeconds.toFixed(1)} s`,
   )
   console.log(
-    `  evaluator pass over ${bought.length} phases: ${evaluated.ms} ms in the job, ${evaluatorMs.toFixed(0)} ms for the call (the day's first: snapshots); later passes p50 ${pct(later, 50)} ms, min ${Math.min(...later)} ms over ${PASSES} (goal < 250)`,
+    `  evaluator pass over ${bought.length} phases: ${evaluated.ms} ms in the job, ${evaluatorMs.toFixed(0)} ms for the call (a restarted process's first, cold: the new phases' first snapshots and trading days); later passes p50 ${pct(later, 50)} ms, min ${Math.min(...later)} ms over ${PASSES} (goal < 250)`,
   )
   console.log(
     `  first look at the new positions (one tick of every symbol): ${firstLookMs.toFixed(0)} ms for ${CHALLENGES + 1} accounts`,
@@ -242,7 +245,7 @@ try {
     `  ticks processed with breach checks: ${(FLOOD / floodSeconds).toFixed(0)}/s over ${FLOOD} (goal >= 20000)`,
   )
   console.log(
-    `  the next day's first pass (the previous day ended, today's snapshots; warm): ${rollover} ms; the pass after it ${afterRollover} ms (goal < 250)`,
+    `  the next day's first pass (the previous day ended, today's snapshots; warm): p50 ${pct(rollovers, 50)} ms, min ${Math.min(...rollovers)} ms over ${PASSES}; the pass after it p50 ${pct(afterRollover, 50)} ms (goal < 250)`,
   )
   if (latencies.length)
     console.log(
