@@ -245,7 +245,7 @@ try {
     `  ticks processed with breach checks: ${(FLOOD / floodSeconds).toFixed(0)}/s over ${FLOOD} (goal >= 20000)`,
   )
   console.log(
-    `  the next day's first pass (the previous day ended, today's snapshots; warm): p50 ${pct(rollovers, 50)} ms, min ${Math.min(...rollovers)} ms over ${PASSES}; the pass after it p50 ${pct(afterRollover, 50)} ms (goal < 250)`,
+    `  the next day's first pass (the previous day ended, today's snapshots; warm): p50 ${pct(rollovers, 50)} ms, min ${Math.min(...rollovers)} ms over ${PASSES} (${rollovers.join(', ')}); the pass after it p50 ${pct(afterRollover, 50)} ms (goal < 250)`,
   )
   if (latencies.length)
     console.log(
