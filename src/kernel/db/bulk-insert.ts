@@ -1,7 +1,7 @@
 import type { InArgs } from '@libsql/client'
 import type { Queryable, Tx } from './client'
 
-export type Value = string | number | bigint | null
+type Value = string | number | bigint | null
 
 /** Rows per statement: powers of two, so a table has at most seven statement texts to prepare and cache. */
 const CHUNKS = [64, 32, 16, 8, 4, 2, 1]
@@ -9,54 +9,15 @@ const CHUNKS = [64, 32, 16, 8, 4, 2, 1]
 export const LARGE_CHUNKS = [512, 128, 32, 8, 2, 1]
 const texts = new Map<string, string>()
 
-/**
- * `(values (?,…),…)` of `rows` rows of `width` values, one text per size: a statement that updates from it
- * (`update t set a = v.column2 from ${valuesOf(2, n)} v where t.id = v.column1`) is prepared once per
- * connection and size. Bound values cost half of what one JSON text of the rows did (`json_each` and an
- * extraction per value) on this driver.
- */
-export function valuesOf(width: number, rows: number) {
-  const key = `\u0001${width}\u0000${rows}`
-  let text = texts.get(key)
-  if (!text) {
-    const row = `(${Array.from({ length: width }, () => '?').join(',')})`
-    text = `(values ${Array.from({ length: rows }, () => row).join(',')})`
-    texts.set(key, text)
-  }
-  return text
-}
-
 function statementText(table: string, columns: readonly string[], rows: number) {
   const key = `${table}\u0000${columns.join(',')}\u0000${rows}`
   let text = texts.get(key)
   if (!text) {
-    text = `insert into ${table} (${columns.join(', ')}) ${valuesOf(columns.length, rows).slice(1, -1)}`
+    const row = `(${columns.map(() => '?').join(',')})`
+    text = `insert into ${table} (${columns.join(', ')}) values ${Array.from({ length: rows }, () => row).join(',')}`
     texts.set(key, text)
   }
   return text
-}
-
-/**
- * Rows in chunks of the sizes given (the largest that fits first), each with its values in row order: the
- * statements over them have one text per size.
- */
-export function* inChunks(
-  rows: readonly (readonly Value[])[],
-  width: number,
-  chunks: readonly number[] = CHUNKS,
-): Generator<{ n: number; args: Value[] }> {
-  let at = 0
-  while (at < rows.length) {
-    const n = chunks.find((c) => c <= rows.length - at)!
-    const args: Value[] = []
-    for (let i = at; i < at + n; i++) {
-      const r = rows[i]!
-      if (r.length !== width) throw new Error(`row ${i} has ${r.length} values for ${width} columns`)
-      for (const v of r) args.push(v)
-    }
-    yield { n, args }
-    at += n
-  }
 }
 
 /**
@@ -72,12 +33,22 @@ export async function insertRows(
   chunks: readonly number[] = CHUNKS,
 ): Promise<number[]> {
   const ids: number[] = []
-  for (const { n, args } of inChunks(rows, columns.length, chunks)) {
+  let at = 0
+  while (at < rows.length) {
+    const n = chunks.find((c) => c <= rows.length - at)!
+    const args: Value[] = []
+    for (let i = at; i < at + n; i++) {
+      const r = rows[i]
+      if (r.length !== columns.length)
+        throw new Error(`row ${i} has ${r.length} values for ${columns.length} columns`)
+      for (const v of r) args.push(v)
+    }
     const res = await q.execute({ sql: statementText(table, columns, n), args: args as InArgs })
     if (res.rowsAffected !== n || res.lastInsertRowid === undefined)
       throw new Error(`insert into ${table} wrote ${res.rowsAffected} of ${n} rows`)
     const last = Number(res.lastInsertRowid)
     for (let i = n - 1; i >= 0; i--) ids.push(last - i)
+    at += n
   }
   return ids
 }
@@ -93,9 +64,17 @@ export async function deferRows(
   columns: readonly string[],
   rows: readonly (readonly Value[])[],
 ): Promise<void> {
-  for (const { n, args } of inChunks(rows, columns.length))
-    await tx.deferred(
-      statementText(table, columns, n),
-      args.map((v) => (typeof v === 'bigint' ? Number(v) : v)),
-    )
+  let at = 0
+  while (at < rows.length) {
+    const n = CHUNKS.find((c) => c <= rows.length - at)!
+    const args: (string | number | null)[] = []
+    for (let i = at; i < at + n; i++) {
+      const r = rows[i]
+      if (r.length !== columns.length)
+        throw new Error(`row ${i} has ${r.length} values for ${columns.length} columns`)
+      for (const v of r) args.push(typeof v === 'bigint' ? Number(v) : v)
+    }
+    await tx.deferred(statementText(table, columns, n), args)
+    at += n
+  }
 }

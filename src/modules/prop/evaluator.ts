@@ -1,6 +1,5 @@
-import { and, eq, inArray } from 'drizzle-orm'
+import { and, eq, inArray, sql } from 'drizzle-orm'
 import { publishTo } from '../../kernel/bus/channel'
-import { inChunks, LARGE_CHUNKS, valuesOf } from '../../kernel/db/bulk-insert'
 import { jsonRows } from '../../kernel/db/json-rows'
 import type { TradingApi } from '../trading'
 import type { PropCtx } from './context'
@@ -276,13 +275,10 @@ async function evaluateChunk(
   const verdicts: { id: number; v: ReturnType<typeof verdict>; f: Figures }[] = []
   /** Phases whose trailing loss floor moved: the engine's watch reads them again. */
   const raised: number[] = []
-  // what changed, written below in one transaction for the whole chunk
-  // (phase, today, balance, equity): its days before today end there
-  const ended: [number, string, number, number][] = []
-  // (phase, day, min equity, positions opened, trading day)
-  const days: [number, string, number, number, number][] = []
-  // (phase, trading days, highest end-of-day balance)
-  const counts: [number, number, number][] = []
+  // what changed, written below in three statements for the whole chunk
+  const ended: { p: number; d: string; b: number; e: number }[] = []
+  const days: { p: number; d: string; m: number; o: number; t: number }[] = []
+  const counts: { i: number; t: number; h: number }[] = []
   for (const p of phases) {
     const f = figures.get(p.accountLogin)
     if (!f) continue
@@ -299,7 +295,7 @@ async function evaluateChunk(
     let highest = p.highestEodBalance
     // the days before today end where today started
     if (rows.some((d) => d.day < day)) {
-      ended.push([p.id, day, snap.balance, snap.equity])
+      ended.push({ p: p.id, d: day, b: snap.balance, e: snap.equity })
       highest = Math.max(highest, snap.balance)
     }
     const { traded, openedToday, openPositions } = activity.get(p.id)!
@@ -311,10 +307,10 @@ async function evaluateChunk(
       today.positionsOpened !== openedToday ||
       today.tradingDay !== tradingDay
     )
-      days.push([p.id, day, minEquity, openedToday, tradingDay])
+      days.push({ p: p.id, d: day, m: minEquity, o: openedToday, t: tradingDay })
     if (p.highestEodBalance !== highest && rules.total_loss_mode === 'trailing') raised.push(p.id)
     if (p.tradingDays !== traded.size || p.highestEodBalance !== highest)
-      counts.push([p.id, traded.size, highest])
+      counts.push({ i: p.id, t: traded.size, h: highest })
     const v = verdict(rules, {
       initialBalance: p.initialBalance,
       balance: f.balance,
@@ -327,28 +323,24 @@ async function evaluateChunk(
     })
     if (v.outcome !== 'running') verdicts.push({ id: p.id, v, f })
   }
-  // each statement walks its rows, bound as VALUES, and finds the row to change by primary key (the unary
-  // + keeps the planner off the status index, which would scan every active phase once per row); sent
-  // with the commit where the driver can (kernel/db/bulk-insert)
+  // each statement walks the JSON rows and finds its row by primary key (the unary + keeps the planner
+  // off the status index, which would scan every active phase once per JSON row)
+  const field = (name: string) => sql.raw(`json_extract(j.value, '$.${name}')`)
   await ctx.uow.run(async (tx) => {
-    for (const { n, args } of inChunks(ended, 4, LARGE_CHUNKS))
-      await tx.deferred(
-        `update prop_days set end_balance = v.column3, end_equity = v.column4 from ${valuesOf(4, n)} v
-          where prop_days.phase_id = v.column1 and prop_days.day < v.column2 and prop_days.end_balance is null`,
-        args as (string | number)[],
-      )
-    for (const { n, args } of inChunks(days, 5, LARGE_CHUNKS))
-      await tx.deferred(
-        `update prop_days set min_equity = v.column3, positions_opened = v.column4, trading_day = v.column5
-          from ${valuesOf(5, n)} v where prop_days.phase_id = v.column1 and prop_days.day = v.column2`,
-        args as (string | number)[],
-      )
-    for (const { n, args } of inChunks(counts, 3, LARGE_CHUNKS))
-      await tx.deferred(
-        `update prop_phases set trading_days = v.column2, highest_eod_balance = v.column3, updated_at = ?
-          from ${valuesOf(3, n)} v where prop_phases.id = v.column1 and +prop_phases.status = ?`,
-        [now, ...(args as number[]), PHASE.active],
-      )
+    if (ended.length)
+      await tx.run(sql`update prop_days set end_balance = ${field('b')}, end_equity = ${field('e')}
+        from json_each(${JSON.stringify(ended)}) j
+        where prop_days.phase_id = ${field('p')} and prop_days.day < ${field('d')} and prop_days.end_balance is null`)
+    if (days.length)
+      await tx.run(sql`update prop_days set min_equity = ${field('m')}, positions_opened = ${field('o')},
+          trading_day = ${field('t')}
+        from json_each(${JSON.stringify(days)}) j
+        where prop_days.phase_id = ${field('p')} and prop_days.day = ${field('d')}`)
+    if (counts.length)
+      await tx.run(sql`update prop_phases set trading_days = ${field('t')}, highest_eod_balance = ${field('h')},
+          updated_at = ${now}
+        from json_each(${JSON.stringify(counts)}) j
+        where prop_phases.id = ${field('i')} and +prop_phases.status = ${PHASE.active}`)
   })
   if (raised.length) await publishTo(ctx.bus, PHASES_CHANGED, raised)
   let passed = 0
