@@ -64,7 +64,7 @@ export const SET_MANY =
   'end return #KEYS'
 
 /** Keys per SET_MANY call: a bounded script call, however many entries the caller has. */
-export const SET_MANY_KEYS = 500
+const SET_MANY_KEYS = 500
 
 /** The SET_MANY calls for these entries: [keys, args (values, then the expiry)] each. */
 export function setManyCalls(entries: readonly (readonly [string, string])[], ttlMs?: number) {

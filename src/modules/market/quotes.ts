@@ -208,7 +208,7 @@ export class QuoteHub {
 
   /**
    * The engine's handler of tick entries (its own reader, after this instance's: `local` is as new),
-   * aggregates candles, writes the shared latest quotes and runs the engine listeners, in bus order.
+   * writes the shared latest quotes, aggregates candles and runs the engine listeners, in bus order.
    */
   async onEngineEntries(entries: ChannelEntry<TicksEntry>[], at: { replay: boolean }) {
     for (const e of entries) {
