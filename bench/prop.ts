@@ -10,6 +10,8 @@
 //  4. the next day's first pass, as the job meets it at the zone's midnight in a process that has run all
 //     day: every open day row is moved back (yesterday's, not ended) in the database, and one pass ends
 //     them all and takes today's snapshots; BENCH_PASSES times, p50 and min.
+// BENCH_HISTORY (0) gives every phase that many ended days before any pass, as a phase some weeks into
+// its challenge has (the passes read and end its days not ended yet among them).
 // Forex and metals trade on weekdays only (the demo's sessions): run it Monday to Friday. Symbols in a
 // session break (metals and energies pause daily) are left out of the positions.
 import { join } from 'node:path'
@@ -22,6 +24,7 @@ const BREACHES = Number(process.env.BENCH_BREACHES ?? 50)
 const FLOOD = Number(process.env.BENCH_TICKS ?? 50_000)
 const BANDED = process.env.BENCH_BANDED === '1'
 const PASSES = Number(process.env.BENCH_PASSES ?? 5)
+const HISTORY = Number(process.env.BENCH_HISTORY ?? 0)
 const CRON = 'bench-cron-secret-0123456789abcdef'
 
 const home = serverDir()
@@ -137,6 +140,20 @@ try {
   const sentinels = bought.slice(CHALLENGES)
   await open(sentinels[0]!.login, 'EURUSD', 100)
 
+  // ended days far enough back that no round of part 4 moves an open day onto one
+  if (HISTORY > 0) {
+    const file = createClient({ url: `file:${join(home.dir, 'app.db')}` })
+    await file.execute({
+      sql: `insert into prop_days (phase_id, day, start_balance, start_equity, end_balance, end_equity,
+          min_equity, created_at)
+        select p.id, date('now', '-' || (1000 + k.value) || ' day'), p.initial_balance, p.initial_balance,
+          p.initial_balance, p.initial_balance, p.initial_balance, 0
+        from prop_phases p, json_each(?) k where p.status = 1`,
+      args: [JSON.stringify(Array.from({ length: HISTORY }, (_, k) => k))],
+    })
+    file.close()
+  }
+
   // 1. one evaluator pass over every active phase (it also takes each day's start snapshot)
   t0 = performance.now()
   const evaluated = await ok(
@@ -230,7 +247,7 @@ try {
   if (left > 0) throw new Error(`${left} days of yesterday were not ended by the next day's first pass`)
 
   console.log(
-    `prop, embedded default, ${CHALLENGES} challenges with a position each over ${symbols.length - closed.size} symbols`,
+    `prop, embedded default, ${CHALLENGES} challenges with a position each over ${symbols.length - closed.size} symbols, ${HISTORY} ended days each before the passes`,
   )
   console.log(
     `  setup: ${bought.length} purchases in ${buySeconds.toFixed(1)} s, opens in ${openSeconds.toFixed(1)} s`,
