@@ -1,7 +1,9 @@
 // runs on sqld too (scripts/test.sh: TEST_DATABASE=sqld)
 import { afterAll, beforeAll, expect, test } from 'bun:test'
+import { SQLiteSyncDialect } from 'drizzle-orm/sqlite-core'
 import { ManualClock } from '../../src/kernel/clock'
 import type { PropCtx } from '../../src/modules/prop/context'
+import { endDays, OPEN_DAYS } from '../../src/modules/prop/evaluator'
 import { daySnapshots } from '../../src/modules/prop/state'
 import { makeTestApp, type TestApp } from '../support/app'
 import { buyChallenge } from '../support/prop'
@@ -160,4 +162,14 @@ test('day snapshots: a row another writer made first decides its phase; the othe
     balance: 500,
     equity: 400,
   })
+})
+
+test("a pass finds the phases' days not ended yet through prop_days_open, not through each phase's history", async () => {
+  const plan = async (text: string, args: unknown[]) =>
+    (await t.ctx.db.execute({ sql: `explain query plan ${text}`, args: args as never })).rows
+      .map((r) => String(r.detail))
+      .join(' | ')
+  expect(await plan(OPEN_DAYS, ['[1, 2]'])).toContain('USING INDEX prop_days_open')
+  const ended = new SQLiteSyncDialect().sqlToQuery(endDays('[{"p":1,"d":"2026-11-24","b":1,"e":1}]'))
+  expect(await plan(ended.sql, ended.params)).toContain('USING INDEX prop_days_open')
 })

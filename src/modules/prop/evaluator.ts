@@ -189,8 +189,8 @@ function memo<T>(f: (key: string) => T) {
   }
 }
 
-// every column an integer but the day: the JSON text carries them exactly
-const OPEN_DAYS = `
+// every column an integer but the day: the JSON text carries them exactly; found through prop_days_open
+export const OPEN_DAYS = `
   select json_group_array(json_array(phase_id, day, start_balance, start_equity, min_equity, positions_opened,
     trading_day)) as rows
   from prop_days where phase_id in (select value from json_each(?)) and end_balance is null`
@@ -218,6 +218,17 @@ async function openDaysOf(ctx: PropCtx, ids: number[]) {
   }
   return out
 }
+
+/**
+ * Ends the days before `d` not ended yet of each phase `p` in the JSON rows, at balance `b` and equity
+ * `e`: found through `prop_days_open` (the unary + keeps the planner off the primary key, whose range of
+ * days before `d` is every day the phase ever had).
+ */
+export const endDays = (rows: string) => sql`update prop_days set end_balance = json_extract(j.value, '$.b'),
+    end_equity = json_extract(j.value, '$.e')
+  from json_each(${rows}) j
+  where prop_days.phase_id = json_extract(j.value, '$.p') and +prop_days.day < json_extract(j.value, '$.d')
+    and prop_days.end_balance is null`
 
 async function evaluateChunk(
   ctx: PropCtx,
@@ -327,10 +338,7 @@ async function evaluateChunk(
   // off the status index, which would scan every active phase once per JSON row)
   const field = (name: string) => sql.raw(`json_extract(j.value, '$.${name}')`)
   await ctx.uow.run(async (tx) => {
-    if (ended.length)
-      await tx.run(sql`update prop_days set end_balance = ${field('b')}, end_equity = ${field('e')}
-        from json_each(${JSON.stringify(ended)}) j
-        where prop_days.phase_id = ${field('p')} and prop_days.day < ${field('d')} and prop_days.end_balance is null`)
+    if (ended.length) await tx.run(endDays(JSON.stringify(ended)))
     if (days.length)
       await tx.run(sql`update prop_days set min_equity = ${field('m')}, positions_opened = ${field('o')},
           trading_day = ${field('t')}

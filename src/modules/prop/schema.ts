@@ -1,3 +1,4 @@
+import { sql } from 'drizzle-orm'
 import { index, integer, primaryKey, sqliteTable, text, uniqueIndex } from 'drizzle-orm/sqlite-core'
 
 /** Prop programs of a brand. `steps` is JSON (domain/program.ts); a save bumps `version`. */
@@ -120,7 +121,12 @@ export const propPhases = sqliteTable(
   ],
 )
 
-/** One row per phase and local day: the day's start snapshot and, once the day is over, its metrics. */
+/**
+ * One row per phase and local day: the day's start snapshot and, once the day is over, its metrics. Every
+ * pass of the evaluator reads each active phase's days not ended yet (today's, and yesterday's at its first
+ * pass of a day) and ends the days before today: `prop_days_open` finds them without reading a phase's
+ * whole history (by the primary key, a pass read every day a phase ever had, 30 a phase after a month).
+ */
 export const propDays = sqliteTable(
   'prop_days',
   {
@@ -135,7 +141,10 @@ export const propDays = sqliteTable(
     tradingDay: integer('trading_day').notNull().default(0),
     createdAt: integer('created_at').notNull(),
   },
-  (t) => [primaryKey({ columns: [t.phaseId, t.day] })],
+  (t) => [
+    primaryKey({ columns: [t.phaseId, t.day] }),
+    index('prop_days_open').on(t.phaseId).where(sql`end_balance is null`),
+  ],
 )
 
 /** The breach that ended a phase: one per phase (the unique index makes a second a no-op). */

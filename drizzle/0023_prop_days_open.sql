@@ -1,0 +1,1 @@
+CREATE INDEX `prop_days_open` ON `prop_days` (`phase_id`) WHERE end_balance is null;
