@@ -1,9 +1,7 @@
 // runs on sqld too (scripts/test.sh: TEST_DATABASE=sqld)
 import { afterAll, beforeAll, expect, test } from 'bun:test'
-import { SQLiteSyncDialect } from 'drizzle-orm/sqlite-core'
 import { ManualClock } from '../../src/kernel/clock'
 import type { PropCtx } from '../../src/modules/prop/context'
-import { endDays, OPEN_DAYS } from '../../src/modules/prop/evaluator'
 import { daySnapshots } from '../../src/modules/prop/state'
 import { makeTestApp, type TestApp } from '../support/app'
 import { buyChallenge } from '../support/prop'
@@ -164,12 +162,74 @@ test('day snapshots: a row another writer made first decides its phase; the othe
   })
 })
 
-test("a pass finds the phases' days not ended yet through prop_days_open, not through each phase's history", async () => {
-  const plan = async (text: string, args: unknown[]) =>
-    (await t.ctx.db.execute({ sql: `explain query plan ${text}`, args: args as never })).rows
-      .map((r) => String(r.detail))
-      .join(' | ')
-  expect(await plan(OPEN_DAYS, ['[1, 2]'])).toContain('USING INDEX prop_days_open')
-  const ended = new SQLiteSyncDialect().sqlToQuery(endDays('[{"p":1,"d":"2026-11-24","b":1,"e":1}]'))
-  expect(await plan(ended.sql, ended.params)).toContain('USING INDEX prop_days_open')
+test("trading days across a day's passes: a later pass adds today once; a close counts its day under any_trade", async () => {
+  customer = await t.customerToken()
+  dealer = await t.staffToken(3, 'dealer-pass-1')
+  await ingest([{ symbol: 'EURUSD', bid: 1.1, ask: 1.1002 }])
+  const created = await t.request('POST', '/manager/prop/programs', {
+    token: await t.staffToken(),
+    body: {
+      name: 'Any trade counts',
+      price: 10,
+      currency: 'USD',
+      active: true,
+      time_zone: 'Europe/Prague',
+      steps: [
+        {
+          account_group: 'prop\\eval\\USD',
+          phase_type: 0,
+          rules: { profit_target_pct: 50, daily_loss_pct: 5, total_loss_pct: 10, trading_day: 'any_trade' },
+        },
+      ],
+    },
+  })
+  expect(created.status).toBe(200)
+  const { login, challenge: id, token } = await buyChallenge(t, customer, created.json.id)
+  const pass = async () => {
+    await t.runJob('prop.evaluate')
+    const c = (await t.request('GET', `/prop/challenges/${id}`, { token: await t.customerToken() })).json
+    const days = (
+      await t.ctx.db.execute({
+        sql: 'select day, trading_day from prop_days where phase_id = ? order by day',
+        args: [c.current_phase.id],
+      })
+    ).rows.map((r) => Number(r.trading_day))
+    return { tradingDays: c.current_phase.latest_metric.trading_days as number, days }
+  }
+  // the day's first pass, then later ones: nothing traded yet
+  expect(await pass()).toEqual({ tradingDays: 0, days: [0] })
+  const o = await t.request('POST', '/trade/open', {
+    token,
+    body: { login, cmd: 0, volume: 1, symbol: 'EURUSD', sl: 0, tp: 0 },
+  })
+  expect(o.status).toBe(200)
+  // a later pass of the day counts today, and the ones after it do not count it again
+  expect(await pass()).toEqual({ tradingDays: 1, days: [1] })
+  expect(await pass()).toEqual({ tradingDays: 1, days: [1] })
+  // a count that does not say its last day (a phase from before that column) is counted anew
+  await t.ctx.db.execute({
+    sql: "update prop_phases set last_trading_day = '' where account_login = ?",
+    args: [login],
+  })
+  expect(await pass()).toEqual({ tradingDays: 1, days: [1] })
+  // the next day: nothing opened, the position still open (the day's first pass counts every position)
+  clock.advance(DAY)
+  dealer = await t.staffToken(3, 'dealer-pass-1')
+  await ingest([{ symbol: 'EURUSD', bid: 1.1, ask: 1.1002 }])
+  expect(await pass()).toEqual({ tradingDays: 1, days: [1, 0] })
+  // closing it on a later pass of that day: under any_trade the close makes the day a trading day
+  const token2 = (await t.request('POST', '/sign/in', { body: { login, password: 'challenge-pass-1' } })).json
+    .__token as string
+  const closed = await t.request('DELETE', '/trade/close', {
+    token: token2,
+    body: { order: o.json.order },
+  })
+  expect(closed.status).toBe(200)
+  expect(await pass()).toEqual({ tradingDays: 2, days: [1, 1] })
+  expect(await pass()).toEqual({ tradingDays: 2, days: [1, 1] })
+  // the day after, the first pass counts them all again from the positions: the same two days
+  clock.advance(DAY)
+  dealer = await t.staffToken(3, 'dealer-pass-1')
+  await ingest([{ symbol: 'EURUSD', bid: 1.1, ask: 1.1002 }])
+  expect(await pass()).toEqual({ tradingDays: 2, days: [1, 1, 0] })
 })

@@ -120,24 +120,36 @@ type PassRow = Pick<
   | 'initialBalance'
   | 'highestEodBalance'
   | 'tradingDays'
+  | 'lastTradingDay'
   | 'startDay'
   | 'startTime'
 >
 const ACTIVE_PHASES = `
   select json_group_array(json_array(id, account_login, time_zone, initial_balance, highest_eod_balance,
-    trading_days, start_day, start_time)) as rows
+    trading_days, last_trading_day, start_day, start_time)) as rows
   from prop_phases where status = ?`
 
 async function activePhases(ctx: PropCtx): Promise<PassRow[]> {
-  type Raw = [number, number, string, number, number, number, string, number]
+  type Raw = [number, number, string, number, number, number, string, string, number]
   return (await jsonRows<Raw>(ctx.db, ACTIVE_PHASES, [PHASE.active])).map(
-    ([id, accountLogin, timeZone, initialBalance, highestEodBalance, tradingDays, startDay, startTime]) => ({
+    ([
       id,
       accountLogin,
       timeZone,
       initialBalance,
       highestEodBalance,
       tradingDays,
+      lastTradingDay,
+      startDay,
+      startTime,
+    ]) => ({
+      id,
+      accountLogin,
+      timeZone,
+      initialBalance,
+      highestEodBalance,
+      tradingDays,
+      lastTradingDay,
       startDay,
       startTime,
     }),
@@ -230,6 +242,52 @@ export const endDays = (rows: string) => sql`update prop_days set end_balance = 
   where prop_days.phase_id = json_extract(j.value, '$.p') and +prop_days.day < json_extract(j.value, '$.d')
     and prop_days.end_balance is null`
 
+/**
+ * The positions a pass reads of each phase. Its day's first pass (no row for today yet, or a day before
+ * today not ended) reads every position since the phase began and counts its trading days anew. A later
+ * pass of the day reads the positions still open and those closed in the last 26 hours (a local day is at
+ * most 25 hours long): what today can add to the count, which counts today already when the phase's
+ * `last_trading_day` is today. An active trader's phase 40 positions into its challenge read 40 rows a
+ * pass, every pass of the day. A phase whose count does not say its last day (a phase from before that
+ * column, with days counted) is counted anew.
+ */
+async function positionsOfPass(
+  trading: TradingApi,
+  phases: PassRow[],
+  openDays: Map<number, DayRow[]>,
+  todayOf: (zone: string) => string,
+  since: number,
+) {
+  const laterInDay = new Set<number>()
+  const whole: PassRow[] = []
+  const recent: PassRow[] = []
+  for (const p of phases) {
+    const day = todayOf(p.timeZone)
+    const rows = openDays.get(p.id)
+    if (
+      rows?.some((d) => d.day === day) &&
+      !rows.some((d) => d.day < day) &&
+      (p.lastTradingDay !== '' || p.tradingDays === 0)
+    ) {
+      laterInDay.add(p.id)
+      recent.push(p)
+    } else whole.push(p)
+  }
+  const all = whole.length
+    ? await trading.positionsOf(
+        whole.map((p) => p.accountLogin),
+        Math.min(...whole.map((p) => p.startTime)),
+      )
+    : new Map<number, { openTime: number; closeTime: number }[]>()
+  if (recent.length)
+    for (const [login, list] of await trading.recentPositionsOf(
+      recent.map((p) => p.accountLogin),
+      since,
+    ))
+      all.set(login, list)
+  return { all, laterInDay }
+}
+
 async function evaluateChunk(
   ctx: PropCtx,
   trading: TradingApi,
@@ -240,11 +298,12 @@ async function evaluateChunk(
   const logins = phases.map((p) => p.accountLogin)
   const ids = phases.map((p) => p.id)
   const figures = await trading.figures(logins)
-  const positions = await trading.positionsOf(logins, Math.min(...phases.map((p) => p.startTime)))
   const openDays = await openDaysOf(ctx, ids)
   // phases share their zone and their rules text: each is worked out once per pass (today's day too)
   const dayOf = daysOfPass()
   const todayOf = (zone: string) => dayOf(now, zone)
+  const since = now - 26 * 3_600_000
+  const positions = await positionsOfPass(trading, phases, openDays, todayOf, since)
   // days since the epoch of a local day's date, once per date in the pass
   const dayNumbers = memo(dayNumber)
   // each phase's trading days, positions opened today and still open, from its positions
@@ -258,8 +317,8 @@ async function evaluateChunk(
         rules,
         p.timeZone,
         todayOf(p.timeZone),
-        now - 26 * 3_600_000,
-        positions.get(p.accountLogin) ?? [],
+        since,
+        positions.all.get(p.accountLogin) ?? [],
         dayOf,
       ),
     )
@@ -289,7 +348,7 @@ async function evaluateChunk(
   // what changed, written below in three statements for the whole chunk
   const ended: { p: number; d: string; b: number; e: number }[] = []
   const days: { p: number; d: string; m: number; o: number; t: number }[] = []
-  const counts: { i: number; t: number; h: number }[] = []
+  const counts: { i: number; t: number; l: string; h: number }[] = []
   for (const p of phases) {
     const f = figures.get(p.accountLogin)
     if (!f) continue
@@ -312,6 +371,17 @@ async function evaluateChunk(
     const { traded, openedToday, openPositions } = activity.get(p.id)!
     const minEquity = Math.min(today?.minEquity ?? snap.equity, f.equity)
     const tradingDay = traded.has(day) ? 1 : 0
+    // a later pass of the day adds today to the days counted before, once; a day's first counts anew
+    let tradingDays = p.tradingDays
+    let lastTradingDay = p.lastTradingDay
+    if (!positions.laterInDay.has(p.id)) {
+      tradingDays = traded.size
+      lastTradingDay = ''
+      for (const d of traded) if (d > lastTradingDay) lastTradingDay = d
+    } else if (tradingDay === 1 && lastTradingDay !== day) {
+      tradingDays++
+      lastTradingDay = day
+    }
     if (
       !today ||
       today.minEquity !== minEquity ||
@@ -320,8 +390,12 @@ async function evaluateChunk(
     )
       days.push({ p: p.id, d: day, m: minEquity, o: openedToday, t: tradingDay })
     if (p.highestEodBalance !== highest && rules.total_loss_mode === 'trailing') raised.push(p.id)
-    if (p.tradingDays !== traded.size || p.highestEodBalance !== highest)
-      counts.push({ i: p.id, t: traded.size, h: highest })
+    if (
+      p.tradingDays !== tradingDays ||
+      p.lastTradingDay !== lastTradingDay ||
+      p.highestEodBalance !== highest
+    )
+      counts.push({ i: p.id, t: tradingDays, l: lastTradingDay, h: highest })
     const v = verdict(rules, {
       initialBalance: p.initialBalance,
       balance: f.balance,
@@ -329,7 +403,7 @@ async function evaluateChunk(
       dayStartEquity: snap.equity,
       highestEodBalance: highest,
       openPositions,
-      tradingDays: traded.size,
+      tradingDays,
       daysElapsed: daysInclusive(p.startDay, day, dayNumbers),
     })
     if (v.outcome !== 'running') verdicts.push({ id: p.id, v, f })
@@ -345,7 +419,8 @@ async function evaluateChunk(
         from json_each(${JSON.stringify(days)}) j
         where prop_days.phase_id = ${field('p')} and prop_days.day = ${field('d')}`)
     if (counts.length)
-      await tx.run(sql`update prop_phases set trading_days = ${field('t')}, highest_eod_balance = ${field('h')},
+      await tx.run(sql`update prop_phases set trading_days = ${field('t')}, last_trading_day = ${field('l')},
+          highest_eod_balance = ${field('h')},
           updated_at = ${now}
         from json_each(${JSON.stringify(counts)}) j
         where prop_phases.id = ${field('i')} and +prop_phases.status = ${PHASE.active}`)

@@ -108,6 +108,11 @@ export const propPhases = sqliteTable(
     finalEquity: integer('final_equity'),
     highestEodBalance: integer('highest_eod_balance').notNull(),
     tradingDays: integer('trading_days').notNull().default(0),
+    /**
+     * The latest local day `trading_days` counts ('' when it counts none, or a phase from before this
+     * column): `trading_days` counts today exactly when this is today. Written with it, in one statement.
+     */
+    lastTradingDay: text('last_trading_day').notNull().default(''),
     startDay: text('start_day').notNull(),
     startTime: integer('start_time').notNull(),
     endTime: integer('end_time').notNull().default(0),

@@ -4,7 +4,7 @@ import { defineModule, definePort } from '../../kernel/module'
 import { AccountsPort, ExposurePort } from '../accounts'
 import { MarketPort } from '../market'
 import { accountExposure } from './book/exposure'
-import { accountFigures, positionsOf } from './book/figures'
+import { accountFigures, positionsOf, recentPositionsOf } from './book/figures'
 import { PositionReadModel } from './book/positions'
 import { closeCommitter } from './commit/close-commit'
 import { openCommitter } from './commit/open-commit'
@@ -32,6 +32,11 @@ export interface TradingApi extends TradingWritePort {
   figures(logins: number[]): Promise<Map<number, { balance: number; equity: number } | null>>
   /** The positions of many logins opened since `since`: open and close times (ms; close 0 while open). */
   positionsOf(
+    logins: number[],
+    since: number,
+  ): Promise<Map<number, { openTime: number; closeTime: number }[]>>
+  /** The open positions of many logins, and those closed since `since`, as `positionsOf` gives them. */
+  recentPositionsOf(
     logins: number[],
     since: number,
   ): Promise<Map<number, { openTime: number; closeTime: number }[]>>
@@ -71,6 +76,7 @@ export const tradingModule = defineModule({
       openPositions: async (login) => (await ctx.positions.open(login)).length,
       figures: (logins) => accountFigures(ctx, logins),
       positionsOf: (logins, since) => positionsOf(k.db, logins, since),
+      recentPositionsOf: (logins, since) => recentPositionsOf(k.db, logins, since),
     })
     // the accounts module prices open positions through this extension point (GET /account/me)
     ports.provide(ExposurePort, (account, group) => accountExposure(ctx, account, group))

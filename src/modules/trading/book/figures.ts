@@ -55,3 +55,36 @@ export async function positionsOf(db: Db, logins: number[], since: number) {
   }
   return out
 }
+
+// recentPositionsOf's statement: ?1 the logins (a JSON array), ?2 the instant since which closes count
+export const RECENT_POSITIONS = `select json_group_array(json_array(login, open_time, close_time)) as rows from (
+        select login, open_time, close_time from orders
+          where login in (select value from json_each(?1)) and state = 'open' and cmd in (0, 1)
+            and parent is null
+        union all
+        select login, open_time, close_time from orders
+          where login in (select value from json_each(?1)) and state in ('closed', 'cancelled', 'expired')
+            and state = 'closed' and close_time >= ?2 and cmd in (0, 1) and parent is null)`
+
+/**
+ * Open positions of many logins, and their positions closed since `since` (opened since then or before):
+ * an evaluator's later pass of a day, which needs today's activity and the positions still open, not every
+ * position since the phase began (a phase 40 positions into its challenge read 40 rows a pass). Each part
+ * by its index: `orders_login_state` for the open ones, the partial `orders_history` for the closed (its
+ * condition written out, so SQLite can tell that it holds).
+ */
+export async function recentPositionsOf(db: Db, logins: number[], since: number) {
+  const out = new Map<number, { openTime: number; closeTime: number }[]>()
+  for (let i = 0; i < logins.length; i += CHUNK) {
+    const rows = await jsonRows<[number, number, number]>(db, RECENT_POSITIONS, [
+      JSON.stringify(logins.slice(i, i + CHUNK)),
+      since,
+    ])
+    for (const [login, openTime, closeTime] of rows) {
+      const list = out.get(login)
+      if (list) list.push({ openTime, closeTime })
+      else out.set(login, [{ openTime, closeTime }])
+    }
+  }
+  return out
+}

@@ -1,0 +1,1 @@
+ALTER TABLE `prop_phases` ADD `last_trading_day` text DEFAULT '' NOT NULL;
