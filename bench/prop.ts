@@ -11,7 +11,8 @@
 //     day: every open day row is moved back (yesterday's, not ended) in the database, and one pass ends
 //     them all and takes today's snapshots; BENCH_PASSES times, p50 and min.
 // BENCH_HISTORY (0) gives every phase that many ended days before any pass, as a phase some weeks into
-// its challenge has (the passes read and end its days not ended yet among them).
+// its challenge has (the passes read and end its days not ended yet among them); BENCH_POSITIONS (0)
+// closed positions over those days too, as an active trader's (the phases start that many days earlier).
 // Forex and metals trade on weekdays only (the demo's sessions): run it Monday to Friday. Symbols in a
 // session break (metals and energies pause daily) are left out of the positions.
 import { join } from 'node:path'
@@ -25,6 +26,7 @@ const FLOOD = Number(process.env.BENCH_TICKS ?? 50_000)
 const BANDED = process.env.BENCH_BANDED === '1'
 const PASSES = Number(process.env.BENCH_PASSES ?? 5)
 const HISTORY = Number(process.env.BENCH_HISTORY ?? 0)
+const POSITIONS = HISTORY > 0 ? Number(process.env.BENCH_POSITIONS ?? 0) : 0
 const CRON = 'bench-cron-secret-0123456789abcdef'
 
 const home = serverDir()
@@ -151,6 +153,23 @@ try {
         from prop_phases p, json_each(?) k where p.status = 1`,
       args: [JSON.stringify(Array.from({ length: HISTORY }, (_, k) => k))],
     })
+    if (POSITIONS > 0) {
+      const DAY = 86_400_000
+      await file.execute(
+        `update prop_phases set start_time = start_time - ${HISTORY * DAY},
+           start_day = date(start_day, '-${HISTORY} day') where status = 1`,
+      )
+      // a minute each, spread evenly from the phase's start to a day ago
+      const step = Math.floor(((HISTORY - 1) * DAY) / POSITIONS)
+      await file.execute({
+        sql: `insert into orders (brand_id, login, symbol, cmd, volume, state, open_price, open_time,
+            close_price, close_time, updated_at)
+          select brand_id, account_login, 'EURUSD', 0, 1, 'closed', 1.1, at, 1.1, at + 60000, at
+          from (select p.brand_id, p.account_login, p.start_time + k.value * ${step} as at
+            from prop_phases p, json_each(?) k where p.status = 1)`,
+        args: [JSON.stringify(Array.from({ length: POSITIONS }, (_, k) => k))],
+      })
+    }
     file.close()
   }
 
@@ -247,7 +266,7 @@ try {
   if (left > 0) throw new Error(`${left} days of yesterday were not ended by the next day's first pass`)
 
   console.log(
-    `prop, embedded default, ${CHALLENGES} challenges with a position each over ${symbols.length - closed.size} symbols, ${HISTORY} ended days each before the passes`,
+    `prop, embedded default, ${CHALLENGES} challenges with a position each over ${symbols.length - closed.size} symbols, ${HISTORY} ended days and ${POSITIONS} closed positions each before the passes`,
   )
   console.log(
     `  setup: ${bought.length} purchases in ${buySeconds.toFixed(1)} s, opens in ${openSeconds.toFixed(1)} s`,
