@@ -35,48 +35,16 @@ export async function accountFigures(ctx: TradingCtx, logins: number[]) {
   return out
 }
 
-/** Positions (not pending orders, not the closed parts of a partial close) of many logins opened since `since`. */
-export async function positionsOf(db: Db, logins: number[], since: number) {
-  const out = new Map<number, { openTime: number; closeTime: number }[]>()
-  for (let i = 0; i < logins.length; i += CHUNK) {
-    // one JSON text (the evaluator's pass reads 10,000 logins' positions)
-    const rows = await jsonRows<[number, number, number]>(
-      db,
-      `select json_group_array(json_array(login, open_time, close_time)) as rows from orders
-        where login in (select value from json_each(?))
-          and cmd in (0, 1) and state in ('open', 'closed') and parent is null and open_time >= ?`,
-      [JSON.stringify(logins.slice(i, i + CHUNK)), since],
-    )
-    for (const [login, openTime, closeTime] of rows) {
-      const list = out.get(login)
-      if (list) list.push({ openTime, closeTime })
-      else out.set(login, [{ openTime, closeTime }])
-    }
-  }
-  return out
-}
-
-// recentPositionsOf's statement: ?1 the logins (a JSON array), ?2 the instant since which closes count
-export const RECENT_POSITIONS = `select json_group_array(json_array(login, open_time, close_time)) as rows from (
-        select login, open_time, close_time from orders
-          where login in (select value from json_each(?1)) and state = 'open' and cmd in (0, 1)
-            and parent is null
-        union all
-        select login, open_time, close_time from orders
-          where login in (select value from json_each(?1)) and state in ('closed', 'cancelled', 'expired')
-            and state = 'closed' and close_time >= ?2 and cmd in (0, 1) and parent is null)`
+type Positions = Map<number, { openTime: number; closeTime: number }[]>
 
 /**
- * Open positions of many logins, and their positions closed since `since` (opened since then or before):
- * an evaluator's later pass of a day, which needs today's activity and the positions still open, not every
- * position since the phase began (a phase 40 positions into its challenge read 40 rows a pass). Each part
- * by its index: `orders_login_state` for the open ones, the partial `orders_history` for the closed (its
- * condition written out, so SQLite can tell that it holds).
+ * The rows of a positions statement (?1 the logins as a JSON array, ?2 an instant) by login, 2,000 logins
+ * a statement, each answer one JSON text (the evaluator's pass reads 10,000 logins' positions).
  */
-export async function recentPositionsOf(db: Db, logins: number[], since: number) {
-  const out = new Map<number, { openTime: number; closeTime: number }[]>()
+async function positionsBy(db: Db, statement: string, logins: number[], since: number): Promise<Positions> {
+  const out: Positions = new Map()
   for (let i = 0; i < logins.length; i += CHUNK) {
-    const rows = await jsonRows<[number, number, number]>(db, RECENT_POSITIONS, [
+    const rows = await jsonRows<[number, number, number]>(db, statement, [
       JSON.stringify(logins.slice(i, i + CHUNK)),
       since,
     ])
@@ -88,3 +56,29 @@ export async function recentPositionsOf(db: Db, logins: number[], since: number)
   }
   return out
 }
+
+const POSITIONS_SINCE = `select json_group_array(json_array(login, open_time, close_time)) as rows from orders
+  where login in (select value from json_each(?1))
+    and cmd in (0, 1) and state in ('open', 'closed') and parent is null and open_time >= ?2`
+
+/** Positions (not pending orders, not the closed parts of a partial close) of many logins opened since `since`. */
+export const positionsOf = (db: Db, logins: number[], since: number) =>
+  positionsBy(db, POSITIONS_SINCE, logins, since)
+
+// each part by its index: `orders_login_state` for the open ones, the partial `orders_history` for the
+// closed (its condition written out, so SQLite can tell that it holds)
+export const RECENT_POSITIONS = `select json_group_array(json_array(login, open_time, close_time)) as rows from (
+  select login, open_time, close_time from orders
+    where login in (select value from json_each(?1)) and state = 'open' and cmd in (0, 1) and parent is null
+  union all
+  select login, open_time, close_time from orders
+    where login in (select value from json_each(?1)) and state in ('closed', 'cancelled', 'expired')
+      and state = 'closed' and close_time >= ?2 and cmd in (0, 1) and parent is null)`
+
+/**
+ * The open positions of many logins, and their positions closed since `since` (opened then or before):
+ * an evaluator's later pass of a day, which needs today's activity and the positions still open, not every
+ * position since the phase began (a phase 40 positions into its challenge read 40 rows a pass).
+ */
+export const recentPositionsOf = (db: Db, logins: number[], since: number) =>
+  positionsBy(db, RECENT_POSITIONS, logins, since)
