@@ -4,7 +4,7 @@ import { ManualClock } from '../../src/kernel/clock'
 import type { PropCtx } from '../../src/modules/prop/context'
 import { daySnapshots } from '../../src/modules/prop/state'
 import { makeTestApp, type TestApp } from '../support/app'
-import { buyChallenge } from '../support/prop'
+import { buyChallenge, evaluationProgram } from '../support/prop'
 import { quoteIngest } from '../support/quotes'
 
 /**
@@ -37,21 +37,11 @@ test('max_trading_days 2: running on the start day and the next, failed on the t
   const manager = await t.staffToken()
   const created = await t.request('POST', '/manager/prop/programs', {
     token: manager,
-    body: {
-      name: 'Two days',
-      price: 10,
-      currency: 'USD',
-      active: true,
-      time_zone: 'Europe/Prague',
-      steps: [
-        {
-          account_group: 'prop\\eval\\USD',
-          phase_type: 0,
-          // a target nothing here reaches, and no position: only the time limit can end the phase
-          rules: { profit_target_pct: 50, daily_loss_pct: 5, total_loss_pct: 10, max_trading_days: 2 },
-        },
-      ],
-    },
+    // a target nothing here reaches, and no position: only the time limit can end the phase
+    body: evaluationProgram(
+      { profit_target_pct: 50, daily_loss_pct: 5, total_loss_pct: 10, max_trading_days: 2 },
+      { name: 'Two days' },
+    ),
   })
   expect(created.status).toBe(200)
   const bought = await t.request('POST', '/prop/challenge/buy', {
@@ -168,20 +158,10 @@ test("trading days across a day's passes: a later pass adds today once; a close 
   await ingest([{ symbol: 'EURUSD', bid: 1.1, ask: 1.1002 }])
   const created = await t.request('POST', '/manager/prop/programs', {
     token: await t.staffToken(),
-    body: {
-      name: 'Any trade counts',
-      price: 10,
-      currency: 'USD',
-      active: true,
-      time_zone: 'Europe/Prague',
-      steps: [
-        {
-          account_group: 'prop\\eval\\USD',
-          phase_type: 0,
-          rules: { profit_target_pct: 50, daily_loss_pct: 5, total_loss_pct: 10, trading_day: 'any_trade' },
-        },
-      ],
-    },
+    body: evaluationProgram(
+      { profit_target_pct: 50, daily_loss_pct: 5, total_loss_pct: 10, trading_day: 'any_trade' },
+      { name: 'Any trade counts' },
+    ),
   })
   expect(created.status).toBe(200)
   const { login, challenge: id, token } = await buyChallenge(t, customer, created.json.id)

@@ -3,6 +3,7 @@ import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { PropPort } from '../../src/modules/prop'
 import { propPrograms } from '../../src/modules/prop/schema'
 import { makeTestApp, type TestApp } from '../support/app'
+import { evaluationProgram } from '../support/prop'
 
 /**
  * Prop programs and purchases (spec 4.13, 4.14, 4.19, 7.4): staff validation of programs, the seven
@@ -39,21 +40,11 @@ const operations = async (login: number) =>
   }[]
 const propOps = async (login: number) =>
   (await operations(login)).filter((o) => o.reason === 'TR_REASON_PROP')
-const program = (over: Record<string, unknown> = {}) => ({
-  name: `Test ${Math.random().toString(36).slice(2, 8)}`,
-  price: 50,
-  currency: 'USD',
-  active: true,
-  time_zone: 'Europe/Prague',
-  steps: [
-    {
-      account_group: 'prop\\eval\\USD',
-      phase_type: 0,
-      rules: { profit_target_pct: 10, daily_loss_pct: 5, total_loss_pct: 10 },
-    },
-  ],
-  ...over,
-})
+const program = (over: Record<string, unknown> = {}) =>
+  evaluationProgram(
+    { profit_target_pct: 10, daily_loss_pct: 5, total_loss_pct: 10 },
+    { name: `Test ${Math.random().toString(36).slice(2, 8)}`, price: 50, ...over },
+  )
 
 describe('programs', () => {
   test('the demo programs are on offer: free, two-step and one-step, with their profit split', async () => {

@@ -23,3 +23,17 @@ export async function buyChallenge(t: TestApp, customer: string, programId: numb
     .__token as string
   return { challenge: r.json.challenge.id as number, login, token }
 }
+
+/**
+ * The body of a one-step evaluation program in Prague's zone, paid in USD, trading in `prop\eval\USD`,
+ * with these rules; `over` replaces any top-level field (`name`, `price`, `steps`…).
+ */
+export const evaluationProgram = (rules: Record<string, unknown>, over: Record<string, unknown> = {}) => ({
+  name: 'Evaluation',
+  price: 10,
+  currency: 'USD',
+  active: true,
+  time_zone: 'Europe/Prague',
+  steps: [{ account_group: 'prop\\eval\\USD', phase_type: 0, rules }],
+  ...over,
+})
