@@ -1,4 +1,5 @@
 import { type AnyElysia, Elysia } from 'elysia'
+import { configurePasswordWork } from './auth/passwords'
 import { seedDemoBrands } from './brand/demo'
 import { siteDeclarations } from './brand/sites'
 import { eventJobs } from './events/jobs'
@@ -34,6 +35,7 @@ interface AppOptions {
 export function createApp(deps: Deps, modules: readonly ModuleDefinition[], opts: AppOptions = {}) {
   const kernel = createKernel(deps)
   kernel.edge = opts.edge ?? false
+  configurePasswordWork(deps.config.passwordWork)
   kernel.sites = siteDeclarations(modules.flatMap((m) => m.sites ?? []))
   const parts: (ModuleParts & { module: string })[] = modules.map((m) => ({
     module: m.name,

@@ -69,6 +69,8 @@ const schema = z.object({
     .int()
     .min(1)
     .default(15 * 60),
+  PASSWORD_WORK_CONCURRENCY: z.coerce.number().int().min(0).max(256).default(0),
+  PASSWORD_WORK_MAX_WAIT_MS: z.coerce.number().int().min(100).max(60_000).default(2000),
   SEED_DEMO: bool.optional(),
   FEED_TOKEN: z.string().min(24).optional(),
   LOG_LEVEL: z.enum(['debug', 'info', 'warn', 'error', 'silent']).default('info'),
@@ -127,6 +129,8 @@ export interface Config {
   /** JSON bodies: at most `maxBytes`; anything announced above `hardLimit` is refused before it is read. */
   body: { maxBytes: number; hardLimit: number }
   signin: { maxFailures: number; maxFailuresPerIp: number; lockSeconds: number }
+  /** Password hashes and checks at once in this process (0: half the processors), and their longest wait. */
+  passwordWork: { concurrency: number; maxWaitMs: number }
   seedDemo: boolean
   /** The token of the price feed guard (header X-Feed-Token); without it the guard refuses everything. */
   quotes: { feedToken?: string }
@@ -241,6 +245,7 @@ export function loadConfig(
       maxFailuresPerIp: e.SIGNIN_MAX_FAILURES_PER_IP,
       lockSeconds: e.SIGNIN_LOCK_SECONDS,
     },
+    passwordWork: { concurrency: e.PASSWORD_WORK_CONCURRENCY, maxWaitMs: e.PASSWORD_WORK_MAX_WAIT_MS },
     seedDemo: production ? false : (e.SEED_DEMO ?? true),
     quotes: { feedToken: e.FEED_TOKEN },
     logLevel: e.LOG_LEVEL,

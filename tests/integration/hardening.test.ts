@@ -5,7 +5,9 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { eq, sql } from 'drizzle-orm'
 import { SignJWT } from 'jose'
+import { configurePasswordWork } from '../../src/kernel/auth/passwords'
 import { ACCESS_TYP } from '../../src/kernel/auth/tokens'
+import { loadConfig } from '../../src/kernel/config'
 import { MIGRATIONS_DIR, migrateDatabase } from '../../src/kernel/db/migrate'
 import { accounts } from '../../src/modules/accounts/schema'
 import { makeTestApp, type TestApp } from '../support/app'
@@ -476,5 +478,42 @@ describe('1. the upgrade repairs what unbounded inputs stored before', () => {
       rmSync(before, { recursive: true, force: true })
       db.close()
     }
+  })
+})
+
+describe('a flood of sign-ins is shed, not queued (password work, PASSWORD_WORK_*)', () => {
+  let flooded: TestApp
+  beforeAll(async () => {
+    flooded = await makeTestApp({
+      env: { PASSWORD_WORK_CONCURRENCY: '1', PASSWORD_WORK_MAX_WAIT_MS: '100', SIGNIN_MAX_FAILURES: '12' },
+    })
+  })
+  afterAll(() => {
+    flooded.close()
+    // the gate is the process's: the next suites get the default back
+    configurePasswordWork(loadConfig({}).passwordWork)
+  })
+
+  test('checks past the wait bound answer 503 with Retry-After at once, and are not counted as failures', async () => {
+    const flood = await Promise.all(
+      Array.from({ length: 24 }, () =>
+        flooded.request('POST', '/sign/in', { body: { login: 100002, password: 'wrong-pass-1' } }),
+      ),
+    )
+    const refused = flood.filter((r) => r.status === 503)
+    const checked = flood.filter((r) => r.status === 403)
+    expect(refused.length + checked.length).toBe(24)
+    // one check at a time and 100 ms of waiting: most of the flood cannot be checked in time
+    expect(refused.length).toBeGreaterThanOrEqual(12)
+    expect(refused[0]!.json).toEqual({
+      error: 'SERVICE_UNAVAILABLE',
+      message: 'password check busy; retry later',
+    })
+    expect(Number(refused[0]!.headers.get('retry-after'))).toBeGreaterThanOrEqual(1)
+    // fewer than 12 failures were counted: the right password still signs in
+    const after = await flooded.request('POST', '/sign/in', {
+      body: { login: 100002, password: 'demo-pass-1' },
+    })
+    expect(after.status).toBe(200)
   })
 })

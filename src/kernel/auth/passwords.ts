@@ -1,4 +1,5 @@
 import { argon2dAsync, argon2iAsync, argon2idAsync } from '@noble/hashes/argon2.js'
+import { WorkGate } from '../work-gate'
 
 /**
  * Passwords as argon2id PHC strings (`$argon2id$v=19$m=19456,t=2,p=1$salt$hash`), the same on every
@@ -61,12 +62,31 @@ export function usePasswordEngine(e: PasswordEngine) {
   engine = e
 }
 
-export const hashPassword = (plain: string) => engine.hash(plain)
+/**
+ * Every hash and check of this process goes through one gate (kernel/work-gate): by default at most half
+ * the processors at a time (at least one), and one that would wait over 2 s is refused (503,
+ * Retry-After). A check costs tens of milliseconds of a processor by design (55 ms on a 2-core test
+ * host); a burst of sign-ins, or a credential-stuffing flood from many addresses (the per-address lock
+ * does not see it), would otherwise queue without bound and take the processors from trading
+ * (docs/adr/0026).
+ */
+const halfTheProcessors = () => Math.max(1, Math.floor((globalThis.navigator?.hardwareConcurrency ?? 1) / 2))
+const gate = new WorkGate('password check', halfTheProcessors(), 2000)
+
+/** PASSWORD_WORK_CONCURRENCY (0: half the processors) and PASSWORD_WORK_MAX_WAIT_MS. */
+export function configurePasswordWork(o: { concurrency: number; maxWaitMs: number }) {
+  gate.configure(o.concurrency || halfTheProcessors(), o.maxWaitMs)
+}
+
+export const passwordWorkStats = () => gate.stats
+
+export const hashPassword = (plain: string) => gate.run(() => engine.hash(plain))
 
 /** A generated high-entropy secret (GENERATED_SECRET_PARAMS): verified like any password. */
-export const hashGeneratedSecret = (plain: string) => engine.hash(plain, GENERATED_SECRET_PARAMS)
+export const hashGeneratedSecret = (plain: string) =>
+  gate.run(() => engine.hash(plain, GENERATED_SECRET_PARAMS))
 
-export const verifyPassword = (plain: string, hash: string) => engine.verify(plain, hash)
+export const verifyPassword = (plain: string, hash: string) => gate.run(() => engine.verify(plain, hash))
 
 /** True when a stored hash was made with other parameters (or another variant) than PASSWORD_PARAMS. */
 export function needsRehash(hash: string): boolean {
@@ -111,9 +131,12 @@ export async function portableVerify(plain: string, hash: string): Promise<boole
   return diff === 0
 }
 
-/** A fixed hash to verify against when the user does not exist, so timing does not reveal existence. */
+/**
+ * A fixed hash to verify against when the user does not exist, so timing does not reveal existence: made
+ * once a process, outside the gate (a refusal must not stay cached as the process's answer).
+ */
 let dummy: Promise<string> | undefined
 export const dummyHash = () => {
-  dummy ??= hashPassword('not-a-real-password')
+  dummy ??= engine.hash('not-a-real-password')
   return dummy
 }

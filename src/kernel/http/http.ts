@@ -3,6 +3,7 @@ import { isBusy, isUnreachable } from '../db/errors'
 import type { Kernel } from '../kernel'
 import { Refusal } from '../refusal'
 import { DependencyDown } from '../resilience'
+import { Overloaded } from '../work-gate'
 import { declaredLength, deferredBody } from './body'
 import { ApiError } from './errors'
 
@@ -248,16 +249,18 @@ const basePlatform = (ctx: Kernel) =>
       const down =
         error instanceof DependencyDown
           ? `${error.dependency} unavailable`
-          : isBusy(error)
-            ? 'database busy'
-            : isUnreachable(error)
-              ? 'database unavailable'
-              : null
+          : error instanceof Overloaded
+            ? error.message
+            : isBusy(error)
+              ? 'database busy'
+              : isUnreachable(error)
+                ? 'database unavailable'
+                : null
       if (down) {
         codes.set(request, 'SERVICE_UNAVAILABLE')
         set.status = 503
         const res = json(503, { error: 'SERVICE_UNAVAILABLE', message: `${down}; retry later` }, id)
-        res.headers.set('retry-after', '1')
+        res.headers.set('retry-after', String(error instanceof Overloaded ? error.retryAfterS : 1))
         return res
       }
       ctx.logger.log('error', 'unhandled error', {

@@ -1,7 +1,8 @@
 import { and, eq, or, sql } from 'drizzle-orm'
-import { hashPassword, verifyPassword } from '../../../kernel/auth/passwords'
+import { dummyHash, verifyPassword } from '../../../kernel/auth/passwords'
 import { SignInGuard } from '../../../kernel/auth/signin-guard'
 import type { Brand } from '../../../kernel/brand/registry'
+import { Overloaded } from '../../../kernel/work-gate'
 import type { AffiliateCtx } from '../context'
 import { refuse } from '../errors'
 import { affiliateAccess, affiliates } from '../schema'
@@ -9,13 +10,6 @@ import type { AffiliatePrincipal, AffiliateTokens } from './tokens'
 
 /** A cabinet session lasts as long as a staff or customer session (TOKEN_TTL_SECONDS). */
 export const CABINET_COOKIE = 'tcs_aff'
-
-// a hash to check when the login is unknown, so that answer takes as long as a wrong password
-let dummyHash: Promise<string> | null = null
-const dummy = () => {
-  dummyHash ??= hashPassword(crypto.randomUUID())
-  return dummyHash
-}
 
 /**
  * POST /api/affiliate/login: an affiliate's email or code and its password on this brand (spec 5.4).
@@ -42,8 +36,13 @@ export async function cabinetLogin(
       and(eq(affiliateAccess.affiliateId, affiliates.id), eq(affiliateAccess.brandId, brand.id)),
     )
     .where(or(eq(affiliates.email, login.toLowerCase()), sql`${affiliates.code} = ${login} collate nocase`))
-  const hash = row?.access.passwordHash || (await dummy())
-  const passwordOk = await verifyPassword(input.password, hash).catch(() => false)
+  // an unknown login checks a fixed hash, so that answer takes as long as a wrong password
+  const hash = row?.access.passwordHash || (await dummyHash())
+  // a hash that cannot be checked is a wrong password; a check refused as busy is a 503, not a failure
+  const passwordOk = await verifyPassword(input.password, hash).catch((e: unknown) => {
+    if (e instanceof Overloaded) throw e
+    return false
+  })
   const ok = !!row && passwordOk && row.a.status === 'active' && row.access.status === 'active'
   await guard.settle(brand.id, login.toLowerCase(), ip, ok)
   const issued = await tokens.issue('cabinet', {

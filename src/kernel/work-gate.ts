@@ -1,0 +1,70 @@
+/**
+ * Work this process refused because too much of it waits already: nothing was done, the client may retry
+ * after `retryAfterS` (answered 503 SERVICE_UNAVAILABLE with Retry-After).
+ */
+export class Overloaded extends Error {
+  override name = 'Overloaded'
+  constructor(
+    readonly what: string,
+    readonly retryAfterS: number,
+  ) {
+    super(`${what} busy`)
+  }
+}
+
+/**
+ * CPU-heavy work of this process (a password hash) run at most `limit` at a time, the rest waiting in
+ * order. An arrival whose wait would exceed `maxWaitMs` (the runs ahead of it, `limit` at a time, at the
+ * mean duration of the recent ones) is refused at once: under a flood the work is shed while it is cheap
+ * to refuse, instead of queueing without bound and taking the processors from every other request.
+ */
+export class WorkGate {
+  private running = 0
+  private readonly waiting: (() => void)[] = []
+  /** Mean duration of a run, ms (moving average): measured where it runs, under its real contention. */
+  private meanMs: number
+  readonly stats = { runs: 0, refused: 0 }
+
+  constructor(
+    readonly what: string,
+    private limit: number,
+    private maxWaitMs: number,
+    expectedMs = 50,
+  ) {
+    this.meanMs = expectedMs
+  }
+
+  configure(limit: number, maxWaitMs: number) {
+    this.limit = Math.max(1, limit)
+    this.maxWaitMs = maxWaitMs
+  }
+
+  /** The wait of an arrival now (ms): 0 while a slot is free. */
+  expectedWaitMs(): number {
+    if (this.running < this.limit) return 0
+    return Math.round(((this.waiting.length + 1) / this.limit) * this.meanMs)
+  }
+
+  async run<T>(fn: () => Promise<T>): Promise<T> {
+    if (this.running < this.limit) this.running++
+    else {
+      const wait = this.expectedWaitMs()
+      if (wait > this.maxWaitMs) {
+        this.stats.refused++
+        throw new Overloaded(this.what, Math.max(1, Math.ceil(wait / 1000)))
+      }
+      // the slot is handed over by the run that ends (running stays counted), so no arrival jumps the queue
+      await new Promise<void>((resolve) => this.waiting.push(resolve))
+    }
+    const started = performance.now()
+    try {
+      return await fn()
+    } finally {
+      this.meanMs = this.meanMs * 0.8 + (performance.now() - started) * 0.2
+      this.stats.runs++
+      const next = this.waiting.shift()
+      if (next) next()
+      else this.running--
+    }
+  }
+}
