@@ -81,4 +81,10 @@ try {
   console.log(`\nhighest rate held: ${held || 'none'} req/s`)
 } finally {
   await shape.stop()
+  // SOAK_LOGS=dir: each process's output (its warnings and errors; GC logs when BUN_JSC_logGC is set)
+  if (process.env.SOAK_LOGS) {
+    const names = roleAll ? ['all-1', 'all-2'] : ['engine', 'standby', 'api-1', 'api-2']
+    for (const [i, s] of shape.servers.entries())
+      await Bun.write(`${process.env.SOAK_LOGS}/${names[i]}-${s.pid}.log`, s.output())
+  }
 }
