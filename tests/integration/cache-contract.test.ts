@@ -218,5 +218,31 @@ describe('Redis outage: callers degrade, no request answers 5xx', () => {
     const started = performance.now()
     expect(await s.get('x')).toBeNull()
     expect(performance.now() - started).toBeLessThan(500)
+    // the timeout opened the circuit: the next calls fail at once while a probe runs beside them
+    expect(s.dependency.up).toBe(false)
+  })
+
+  test('a failed call opens the circuit, and a probe that answers closes it', async () => {
+    let failing = true
+    const flaky = {
+      kind: 'redis',
+      get: async () => {
+        if (failing) throw new Error('connection refused')
+        return 'v'
+      },
+      ping: async () => !failing,
+    } as unknown as KeyValueStore
+    const s = new ResilientStore(flaky, silentLogger, 50)
+    expect(await s.get('x')).toBeNull()
+    expect(s.dependency.up).toBe(false)
+    failing = false
+    // the breaker lets its probe through after a backoff of 250 ms
+    let value: string | null = null
+    for (let i = 0; i < 60 && value === null; i++) {
+      value = await s.get('x')
+      if (value === null) await Bun.sleep(50)
+    }
+    expect(value).toBe('v')
+    expect(s.dependency.up).toBe(true)
   })
 })
