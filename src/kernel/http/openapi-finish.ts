@@ -30,7 +30,8 @@ const responseText: Record<string, string> = {
   '413': 'Payload too large',
   '429': 'Too many requests',
   '500': 'Internal error (never shows internals), or a code the route names',
-  '503': 'Unavailable (a dependency is away: nothing was done; retry after Retry-After)',
+  '503':
+    'Unavailable (a dependency is away, or this instance is too busy to check a password in time: nothing was done; retry after Retry-After)',
 }
 
 function errorResponse(codes: string[]): Json {
@@ -384,7 +385,7 @@ export function finishDocument(
         op.description = op.description ? `${access} ${op.description}` : access
       }
       addCode(op, 500, 'INTERNAL_ERROR')
-      // a dependency away (database, cache, bus): nothing done, retry after the Retry-After header
+      // a dependency away (database, cache, bus) or password work shed: nothing done, retry after Retry-After
       if (!path.startsWith('/health')) addCode(op, 503, 'SERVICE_UNAVAILABLE')
       if (op['x-body-optional'] && op.requestBody) op.requestBody.required = false
       delete op['x-body-optional']
