@@ -63,8 +63,8 @@ export function usePasswordEngine(e: PasswordEngine) {
 }
 
 /**
- * Every hash and check of this process goes through one gate (kernel/work-gate): by default at most half
- * the processors at a time (at least one), and one that would wait over 2 s is refused (503,
+ * Every password hash and check of this process goes through one gate (kernel/work-gate): at most half
+ * the processors at a time by default (at least one), and one that would wait over 2 s is refused (503,
  * Retry-After). A check costs tens of milliseconds of a processor by design (55 ms on a 2-core test
  * host); a burst of sign-ins, or a credential-stuffing flood from many addresses (the per-address lock
  * does not see it), would otherwise queue without bound and take the processors from trading
