@@ -1,6 +1,6 @@
 // runs on sqld too (scripts/test.sh: TEST_DATABASE=sqld)
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
-import { and, count, eq } from 'drizzle-orm'
+import { and, count, desc, eq } from 'drizzle-orm'
 import { RedisStore } from '../../src/kernel/cache/redis'
 import { ResilientStore } from '../../src/kernel/cache/resilient'
 import { ManualClock } from '../../src/kernel/clock'
@@ -162,6 +162,31 @@ describe('symbol detail and short list', () => {
     expect(r.json.seasons.length).toBe(r.json.season_years.length)
     for (const row of r.json.seasons) expect(row).toHaveLength(12)
     expect(r.json.seasons[0].some((v: number | null) => v === null)).toBe(true)
+  })
+
+  test('the history part of a symbol is computed once a minute from the stored bars and shared', async () => {
+    const detail = async () =>
+      (await t.request('GET', '/market/symbol?login=100001&symbol=XAUUSD', { token: user })).json
+    const first = await detail()
+    const d1 = and(eq(candles.symbol, 'XAUUSD'), eq(candles.timeframe, 'D1'))
+    const [last] = await t.ctx.db.select().from(candles).where(d1).orderBy(desc(candles.time)).limit(1)
+    const at = and(d1, eq(candles.time, last!.time))
+    await t.ctx.db
+      .update(candles)
+      .set({ close: last!.close * 2 })
+      .where(at)
+    try {
+      // the same minute: what was computed for it, without reading two years of bars again
+      const same = await detail()
+      expect(same.performance).toEqual(first.performance)
+      expect(same.seasons).toEqual(first.seasons)
+      // the next minute reads the bars as they are now
+      clock.advance(60_000)
+      const next = await detail()
+      expect(next.performance['1W']).toBeGreaterThan(first.performance['1W'] + 50)
+    } finally {
+      await t.ctx.db.update(candles).set({ close: last!.close }).where(at)
+    }
   })
 
   test('codes of GET /market/symbol', async () => {

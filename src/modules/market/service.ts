@@ -1,6 +1,7 @@
 import { and, asc, eq, gte, inArray, lt, max } from 'drizzle-orm'
 import type { Session } from '../../kernel/auth/session'
 import type { Brand } from '../../kernel/brand/registry'
+import { JsonCache } from '../../kernel/cache/json-cache'
 import { invalid } from '../../kernel/http/errors'
 import type { MarketCtx } from './context'
 import { type Bar, bucket } from './domain/candles'
@@ -298,6 +299,41 @@ async function symbolFields(ctx: MarketCtx, gs: GroupSymbol) {
   }
 }
 
+interface SymbolHistory {
+  price1d: number
+  performance: ReturnType<typeof performance>
+  seasons: (number | null)[][]
+  seasonYears: number[]
+}
+
+const historyCaches = new WeakMap<MarketCtx, JsonCache>()
+
+/**
+ * What a symbol's detail derives from its stored bars: two years of D1 and two days of H1, ~550 rows
+ * read and parsed per request. The stored bars change when a minute's bars are rolled into them (closed
+ * minutes only), so the result is shared by every request and instance for the minute it was computed in.
+ */
+async function symbolHistory(ctx: MarketCtx, symbol: string): Promise<SymbolHistory> {
+  let cache = historyCaches.get(ctx)
+  if (!cache) {
+    cache = new JsonCache(ctx.store, 90_000)
+    historyCaches.set(ctx, cache)
+  }
+  const now = Math.floor(ctx.clock.now() / 1000)
+  const minute = Math.floor(now / 60)
+  return (await cache.get<SymbolHistory>(`mkt:history:v1:${symbol}:${minute}`, async () => {
+    const d1 = await ctx.candles.range(symbol, 'D1', now - 2 * 366 * 86400)
+    const h1 = await ctx.candles.range(symbol, 'H1', now - 2 * 86400)
+    const s = seasons(d1)
+    return {
+      price1d: price1d(h1.filter((b) => b.time < bucket(now, 'H1'))),
+      performance: performance(d1, now),
+      seasons: s.rows,
+      seasonYears: s.years,
+    }
+  }))!
+}
+
 export async function symbolDetail(
   ctx: MarketCtx,
   brand: Brand,
@@ -309,13 +345,10 @@ export async function symbolDetail(
   const gs = await visibleSymbol(ctx, group.id, symbol)
   if (!gs) throw refuse('SYMBOL_NOT_ALLOWED', `symbol ${symbol} is not available for group ${group.name}`)
   const i = gs.info
-  const now = Math.floor(ctx.clock.now() / 1000)
-  const d1 = await ctx.candles.range(symbol, 'D1', now - 2 * 366 * 86400)
-  const h1 = await ctx.candles.range(symbol, 'H1', now - 2 * 86400)
-  const s = seasons(d1)
+  const history = await symbolHistory(ctx, symbol)
   return {
     ...(await symbolFields(ctx, gs)),
-    price1d: price1d(h1.filter((b) => b.time < bucket(now, 'H1'))),
+    price1d: history.price1d,
     profit_mode: i.profitMode,
     exemode: i.exemode,
     gtc_pendings: i.gtcPendings,
@@ -335,9 +368,9 @@ export async function symbolDetail(
     comm_tax: gs.sec.commTax,
     sector: i.sector,
     ratings: JSON.parse(i.ratings) as Record<string, unknown>,
-    performance: performance(d1, now),
-    seasons: s.rows,
-    season_years: s.years,
+    performance: history.performance,
+    seasons: history.seasons,
+    season_years: history.seasonYears,
     sessions: i.sessionList,
   }
 }
