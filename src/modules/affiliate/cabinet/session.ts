@@ -2,7 +2,6 @@ import { and, eq, or, sql } from 'drizzle-orm'
 import { dummyHash, verifyPassword } from '../../../kernel/auth/passwords'
 import { SignInGuard } from '../../../kernel/auth/signin-guard'
 import type { Brand } from '../../../kernel/brand/registry'
-import { Overloaded } from '../../../kernel/work-gate'
 import type { AffiliateCtx } from '../context'
 import { refuse } from '../errors'
 import { affiliateAccess, affiliates } from '../schema'
@@ -38,11 +37,8 @@ export async function cabinetLogin(
     .where(or(eq(affiliates.email, login.toLowerCase()), sql`${affiliates.code} = ${login} collate nocase`))
   // an unknown login checks a fixed hash, so that answer takes as long as a wrong password
   const hash = row?.access.passwordHash || (await dummyHash())
-  // a hash that cannot be checked is a wrong password; a check refused as busy is a 503, not a failure
-  const passwordOk = await verifyPassword(input.password, hash).catch((e: unknown) => {
-    if (e instanceof Overloaded) throw e
-    return false
-  })
+  // a stored value that is not a hash checks as false; a check refused as busy is a 503, not a failure
+  const passwordOk = await verifyPassword(input.password, hash)
   const ok = !!row && passwordOk && row.a.status === 'active' && row.access.status === 'active'
   await guard.settle(brand.id, login.toLowerCase(), ip, ok)
   const issued = await tokens.issue('cabinet', {
