@@ -152,19 +152,28 @@ test('day snapshots: a row another writer made first decides its phase; the othe
   })
 })
 
-test("trading days across a day's passes: a later pass adds today once; a close counts its day under any_trade", async () => {
+/** A challenge of a new program with these rules, bought now (fresh sessions, a quote of now). */
+async function challengeOf(rules: Record<string, unknown>, name: string) {
   customer = await t.customerToken()
   dealer = await t.staffToken(3, 'dealer-pass-1')
   await ingest([{ symbol: 'EURUSD', bid: 1.1, ask: 1.1002 }])
   const created = await t.request('POST', '/manager/prop/programs', {
     token: await t.staffToken(),
-    body: evaluationProgram(
-      { profit_target_pct: 50, daily_loss_pct: 5, total_loss_pct: 10, trading_day: 'any_trade' },
-      { name: 'Any trade counts' },
-    ),
+    body: evaluationProgram(rules, { name }),
   })
   expect(created.status).toBe(200)
-  const { login, challenge: id, token } = await buyChallenge(t, customer, created.json.id)
+  return buyChallenge(t, customer, created.json.id)
+}
+
+test("trading days across a day's passes: a later pass adds today once; a close counts its day under any_trade", async () => {
+  const {
+    login,
+    challenge: id,
+    token,
+  } = await challengeOf(
+    { profit_target_pct: 50, daily_loss_pct: 5, total_loss_pct: 10, trading_day: 'any_trade' },
+    'Any trade counts',
+  )
   const pass = async () => {
     await t.runJob('prop.evaluate')
     const c = (await t.request('GET', `/prop/challenges/${id}`, { token: await t.customerToken() })).json
@@ -212,4 +221,62 @@ test("trading days across a day's passes: a later pass adds today once; a close 
   dealer = await t.staffToken(3, 'dealer-pass-1')
   await ingest([{ symbol: 'EURUSD', bid: 1.1, ask: 1.1002 }])
   expect(await pass()).toEqual({ tradingDays: 2, days: [1, 1, 0] })
+})
+
+test("trading days at midnight: the day's first pass adds yesterday's last position from the recent ones; a day missed behind the last counted is found at the phase's minute", async () => {
+  // Thursday 2026-12-10, 23:58 in Prague (UTC+1)
+  const MINUTE = 60_000
+  clock.set(Date.UTC(2026, 11, 10, 22, 58))
+  const { login, challenge: id } = await challengeOf(
+    { profit_target_pct: 50, daily_loss_pct: 5, total_loss_pct: 10 },
+    'Midnight',
+  )
+  const pass = async () => {
+    await t.runJob('prop.evaluate')
+    const c = (await t.request('GET', `/prop/challenges/${id}`, { token: await t.customerToken() })).json
+    return { phase: c.current_phase.id as number, tradingDays: c.current_phase.latest_metric.trading_days }
+  }
+  const first = await pass()
+  expect(first.tradingDays).toBe(0)
+  // the phase's minute of the day (UTC) is none of the passes' below but the last one's
+  const minute = first.phase % 1_440
+  expect(minute).toBeLessThan(22 * 60)
+
+  // 23:59: a position opened after the day's last pass; the next pass is the new day's first
+  clock.set(Date.UTC(2026, 11, 10, 22, 59))
+  const token = (await t.request('POST', '/sign/in', { body: { login, password: 'challenge-pass-1' } })).json
+    .__token as string
+  dealer = await t.staffToken(3, 'dealer-pass-1')
+  await ingest([{ symbol: 'EURUSD', bid: 1.1, ask: 1.1002 }])
+  const o = await t.request('POST', '/trade/open', {
+    token,
+    body: { login, cmd: 0, volume: 1, symbol: 'EURUSD', sl: 0, tp: 0 },
+  })
+  expect(o.status).toBe(200)
+  clock.set(Date.UTC(2026, 11, 10, 23, 0, 30))
+  expect((await pass()).tradingDays).toBe(1)
+  // the day it ended shows that position too: a trading day, one position opened
+  const metrics = await t.request('GET', `/prop/challenges/${id}/metrics`, { token: await t.customerToken() })
+  expect(metrics.status).toBe(200)
+  expect(
+    (metrics.json.rows as { day: string; trading_day: boolean; positions_opened: number }[]).map((r) => [
+      r.day,
+      r.trading_day,
+      r.positions_opened,
+    ]),
+  ).toEqual([
+    ['2026-12-11', false, 0],
+    ['2026-12-10', true, 1],
+  ])
+
+  // a count that lost a day behind its last one (planted): the passes between the phase's minutes read
+  // its recent positions and leave it; the pass at its minute counts every position again
+  await t.ctx.db.execute({
+    sql: 'update prop_phases set trading_days = 0 where id = ?',
+    args: [first.phase],
+  })
+  clock.advance(MINUTE)
+  expect((await pass()).tradingDays).toBe(0)
+  clock.set(Date.UTC(2026, 11, 11, 0, minute))
+  expect((await pass()).tradingDays).toBe(1)
 })

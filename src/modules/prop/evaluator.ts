@@ -13,6 +13,7 @@ import {
   PhaseRules as Rules,
   verdict,
 } from './domain/rules'
+import { countTradingDays, RECENT_WINDOW_MS, recountDue } from './domain/trading-days'
 import { PropPhasePassed } from './events'
 import { PHASES_CHANGED } from './live'
 import { propChallenges, type propDays, propPhases, propPrograms, propPurchases } from './schema'
@@ -31,9 +32,15 @@ interface Activity {
   traded: Set<string>
   openedToday: number
   openPositions: number
+  /** Positions opened on each of the `ending` days seen. */
+  openedOn: Map<string, number>
 }
 
-/** A phase's trading days, positions opened today and positions still open, in one walk of its positions. */
+/**
+ * A phase's trading days, positions opened today and positions still open, in one walk of its positions;
+ * and the positions opened on each of the days the pass ends (`ending`), whose rows get the day's last
+ * positions (opened after the day's last pass).
+ */
 function activityOf(
   rules: PhaseRules,
   zone: string,
@@ -41,18 +48,22 @@ function activityOf(
   since: number,
   positions: { openTime: number; closeTime: number }[],
   dayOf: DayOf,
+  ending: readonly string[],
 ): Activity {
   const traded = new Set<string>()
+  const openedOn = new Map<string, number>()
   let openedToday = 0
   let openPositions = 0
   for (const p of positions) {
     const opened = dayOf(p.openTime, zone)
     traded.add(opened)
     if (p.openTime >= since && opened === today) openedToday++
+    else if (ending.length > 0 && ending.includes(opened))
+      openedOn.set(opened, (openedOn.get(opened) ?? 0) + 1)
     if (p.closeTime === 0) openPositions++
     else if (rules.trading_day === 'any_trade') traded.add(dayOf(p.closeTime, zone))
   }
-  return { traded, openedToday, openPositions }
+  return { traded, openedToday, openPositions, openedOn }
 }
 
 const QUARTER_HOUR = 900_000
@@ -84,7 +95,7 @@ function daysOfPass(): DayOf {
 /**
  * One evaluator pass over every active phase (the `prop.evaluate` job and `POST /cron/prop.evaluate`),
  * in a few statements for all of them: the phases, their accounts' balance and equity, their positions
- * since the phase began, their open day rows; the day's snapshots of the phases that have none yet; then
+ * (the recent ones, or every one since the phase began: positionsOfPass), their open day rows; the day's snapshots of the phases that have none yet; then
  * one transaction with what changed (the previous days' end figures and the highest end-of-day balance,
  * today's minimum equity, positions opened, trading days). Verdicts follow, each phase on its own: a loss
  * limit or the time limit fails it, its target with the minimum trading days passes it.
@@ -98,11 +109,14 @@ export async function evaluateAll(ctx: PropCtx, trading: TradingApi) {
   )
   let passed = 0
   let failed = 0
+  const counted: number[] = []
   for (let i = 0; i < phases.length; i += CHUNK) {
     const r = await evaluateChunk(ctx, trading, phases.slice(i, i + CHUNK), rules, now)
     passed += r.passed
     failed += r.failed
+    counted.push(...r.counted)
   }
+  rememberCounted(ctx, phases, counted, now)
   return { phases: phases.length, passed, failed }
 }
 
@@ -242,36 +256,44 @@ export const endDays = (rows: string) => sql`update prop_days set end_balance = 
   where prop_days.phase_id = json_extract(j.value, '$.p') and +prop_days.day < json_extract(j.value, '$.d')
     and prop_days.end_balance is null`
 
+/** The days before today not ended yet of a phase: the ones its pass ends. */
+function endingDays(rows: DayRow[] | undefined, today: string): string[] {
+  if (!rows) return []
+  const out: string[] = []
+  for (const r of rows) if (r.day < today) out.push(r.day)
+  return out
+}
+
+/** When this process last counted each phase's trading days (domain/trading-days.ts), per context. */
+const lastCounted = new WeakMap<PropCtx, Map<number, number>>()
+
 /**
- * The positions a pass reads of each phase. Its day's first pass (no row for today yet, or a day before
- * today not ended) reads every position since the phase began and counts its trading days anew. A later
- * pass of the day reads the positions still open and those closed in the last 26 hours (a local day is at
- * most 25 hours long): what today can add to the count, which counts today already when the phase's
- * `last_trading_day` is today. An active trader's phase 40 positions into its challenge read 40 rows a
- * pass, every pass of the day. A phase whose count does not say its last day (a phase from before that
- * column, with days counted) is counted anew.
+ * The positions a pass reads of each phase (domain/trading-days.ts). A phase this process counted within
+ * the last 26 hours is read from its recent positions: the ones still open and those closed in the last 26
+ * hours, which hold today's activity and everything since that count. The others, and each phase at its
+ * minute of the day, are read from every position since the phase began and counted anew; so is a phase
+ * whose count does not say its last day (a phase from before that column, with days counted). An active
+ * trader's phase 40 positions into its challenge read 40 rows a pass, and 10,000 of them on the first
+ * pass after midnight read 400,000.
  */
 async function positionsOfPass(
+  ctx: PropCtx,
   trading: TradingApi,
   phases: PassRow[],
-  openDays: Map<number, DayRow[]>,
-  todayOf: (zone: string) => string,
+  now: number,
   since: number,
 ) {
-  const laterInDay = new Set<number>()
+  const counted = lastCounted.get(ctx)
+  const recount = new Set<number>()
   const whole: PassRow[] = []
   const recent: PassRow[] = []
   for (const p of phases) {
-    const day = todayOf(p.timeZone)
-    const rows = openDays.get(p.id)
-    if (
-      rows?.some((d) => d.day === day) &&
-      !rows.some((d) => d.day < day) &&
-      (p.lastTradingDay !== '' || p.tradingDays === 0)
-    ) {
-      laterInDay.add(p.id)
-      recent.push(p)
-    } else whole.push(p)
+    const trusted = p.lastTradingDay !== '' || p.tradingDays === 0
+    if (trusted && !recountDue(p.id, counted?.get(p.id), now)) recent.push(p)
+    else {
+      recount.add(p.id)
+      whole.push(p)
+    }
   }
   const all = whole.length
     ? await trading.positionsOf(
@@ -285,7 +307,19 @@ async function positionsOfPass(
       since,
     ))
       all.set(login, list)
-  return { all, laterInDay }
+  return { all, recount }
+}
+
+/** Remembers the phases a pass counted (its transaction committed); phases no longer active are forgotten. */
+function rememberCounted(ctx: PropCtx, active: PassRow[], ids: number[], at: number) {
+  const before = lastCounted.get(ctx) ?? new Map<number, number>()
+  const after = new Map<number, number>()
+  for (const p of active) {
+    const t = before.get(p.id)
+    if (t !== undefined) after.set(p.id, t)
+  }
+  for (const id of ids) after.set(id, at)
+  lastCounted.set(ctx, after)
 }
 
 async function evaluateChunk(
@@ -302,8 +336,8 @@ async function evaluateChunk(
   // phases share their zone and their rules text: each is worked out once per pass (today's day too)
   const dayOf = daysOfPass()
   const todayOf = (zone: string) => dayOf(now, zone)
-  const since = now - 26 * 3_600_000
-  const positions = await positionsOfPass(trading, phases, openDays, todayOf, since)
+  const since = now - RECENT_WINDOW_MS
+  const positions = await positionsOfPass(ctx, trading, phases, now, since)
   // days since the epoch of a local day's date, once per date in the pass
   const dayNumbers = memo(dayNumber)
   // each phase's trading days, positions opened today and still open, from its positions
@@ -320,6 +354,7 @@ async function evaluateChunk(
         since,
         positions.all.get(p.accountLogin) ?? [],
         dayOf,
+        endingDays(openDays.get(p.id), todayOf(p.timeZone)),
       ),
     )
   }
@@ -343,6 +378,8 @@ async function evaluateChunk(
     }),
   )
   const verdicts: { id: number; v: ReturnType<typeof verdict>; f: Figures }[] = []
+  /** Phases whose trading days this pass counted: remembered once its transaction has committed. */
+  const counted: number[] = []
   /** Phases whose trailing loss floor moved: the engine's watch reads them again. */
   const raised: number[] = []
   // what changed, written below in three statements for the whole chunk
@@ -363,25 +400,24 @@ async function evaluateChunk(
     // the row this pass wrote holds the day's activity already
     const today = stored ?? snaps.written.get(p.id)
     let highest = p.highestEodBalance
-    // the days before today end where today started
+    const { traded, openedToday, openPositions, openedOn } = activity.get(p.id)!
+    // the days before today end where today started, with their last positions (opened after their last
+    // pass): what the day's metrics show from then on
     if (rows.some((d) => d.day < day)) {
       ended.push({ p: p.id, d: day, b: snap.balance, e: snap.equity })
       highest = Math.max(highest, snap.balance)
+      for (const r of rows) {
+        if (r.day >= day) continue
+        const t = traded.has(r.day) ? 1 : r.tradingDay
+        const o = Math.max(r.positionsOpened, openedOn.get(r.day) ?? 0)
+        if (t !== r.tradingDay || o !== r.positionsOpened)
+          days.push({ p: p.id, d: r.day, m: r.minEquity, o, t })
+      }
     }
-    const { traded, openedToday, openPositions } = activity.get(p.id)!
     const minEquity = Math.min(today?.minEquity ?? snap.equity, f.equity)
     const tradingDay = traded.has(day) ? 1 : 0
-    // a later pass of the day adds today to the days counted before, once; a day's first counts anew
-    let tradingDays = p.tradingDays
-    let lastTradingDay = p.lastTradingDay
-    if (!positions.laterInDay.has(p.id)) {
-      tradingDays = traded.size
-      lastTradingDay = ''
-      for (const d of traded) if (d > lastTradingDay) lastTradingDay = d
-    } else if (tradingDay === 1 && lastTradingDay !== day) {
-      tradingDays++
-      lastTradingDay = day
-    }
+    const { tradingDays, lastTradingDay } = countTradingDays(p, traded, positions.recount.has(p.id))
+    counted.push(p.id)
     if (
       !today ||
       today.minEquity !== minEquity ||
@@ -456,7 +492,7 @@ async function evaluateChunk(
       passed++
     }
   }
-  return { passed, failed }
+  return { passed, failed, counted }
 }
 
 /**
