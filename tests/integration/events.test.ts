@@ -10,6 +10,8 @@ import { makeTestApp, type TestApp } from '../support/app'
 const Probe = defineTopic('probe.happened', z.object({ n: z.number().int(), fail: z.string().optional() }))
 const seen = new Map<string, { id: number; n: number; at: number }[]>()
 const failing = new Set<string>()
+/** what each `wants` call of probe.odd was asked about */
+const asked: number[][] = []
 const note = (name: string, e: { id: number; payload: { n: number } }) => {
   const list = seen.get(name) ?? []
   list.push({ id: e.id, n: e.payload.n, at: performance.now() })
@@ -36,7 +38,13 @@ const probeModule = defineModule({
       consumer('probe.steady'),
       consumer('probe.flaky'),
       // Consumer.wants: odd events only; the even ones pass it by without a transaction or a delivery row
-      { ...consumer('probe.odd'), wants: (e) => e.payload.n % 2 === 1 },
+      {
+        ...consumer('probe.odd'),
+        wants: (es) => {
+          asked.push(es.map((e) => e.payload.n))
+          return es.map((e) => e.payload.n % 2 === 1)
+        },
+      },
     ],
   }),
 })
@@ -115,7 +123,10 @@ describe('a consumer that wants some events only', () => {
     const odd = await lastEventId()
     await emit(9002)
     const even = await lastEventId()
+    asked.length = 0
     await t.settle()
+    // asked once for both events of the pass, in their order
+    expect(asked).toEqual([[9001, 9002]])
     expect(await effects('probe.odd', odd)).toBe(1)
     expect(await effects('probe.odd', even)).toBe(0)
     expect(await effects('probe.steady', even)).toBe(1)

@@ -281,7 +281,8 @@ export class Relay {
     fail: (f: Failure & { row: Claimed }) => void,
   ): Promise<Delivery[]> {
     const owed: (Delivery | null)[] = []
-    const asks: Promise<void>[] = []
+    /** per consumer with `wants`: the places in `owed` of the events it is asked about */
+    const asked = new Map<Consumer<unknown>, number[]>()
     for (const row of claimed) {
       let payload: unknown
       try {
@@ -312,23 +313,33 @@ export class Relay {
           createdAt: row.created_at,
         }
         const at = owed.push({ row, consumer, event }) - 1
-        // an event this consumer has no business with is passed over: no transaction, no delivery row
-        if (consumer.wants)
-          asks.push(
-            Promise.resolve(consumer.wants(event)).then(
-              (yes) => {
-                if (!yes) owed[at] = null
-              },
-              (e: unknown) => {
-                owed[at] = null
-                this.failed(consumer, row, e)
-                fail({ row, consumer, error: errorText(e), permanent: false })
-              },
-            ),
-          )
+        if (consumer.wants) {
+          const list = asked.get(consumer)
+          if (list) list.push(at)
+          else asked.set(consumer, [at])
+        }
       }
     }
-    await Promise.all(asks)
+    // an event a consumer has no business with is passed over: no transaction, no delivery row; each
+    // consumer is asked once for all its events of the pass (one read, not one per event), side by side
+    await Promise.all(
+      [...asked].map(async ([consumer, places]) => {
+        const events = places.map((at) => owed[at]!.event)
+        try {
+          const yes = await consumer.wants!(events)
+          places.forEach((at, k) => {
+            if (!yes[k]) owed[at] = null
+          })
+        } catch (e) {
+          for (const at of places) {
+            const { row } = owed[at]!
+            owed[at] = null
+            this.failed(consumer, row, e)
+            fail({ row, consumer, error: errorText(e), permanent: false })
+          }
+        }
+      }),
+    )
     return owed.filter((d): d is Delivery => d !== null)
   }
 

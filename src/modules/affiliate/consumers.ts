@@ -32,7 +32,7 @@ function factConsumer<T>(
     name: `affiliate.${name}`,
     topic,
     ...(atWrite ? { interested: (_tx, es) => Promise.all(es.map(referred)) } : {}),
-    wants: referred,
+    wants: (es) => Promise.all(es.map(referred)),
     async handle(e, tx: Tx) {
       if (!relevant(e.payload)) return
       const ref = await who(e.payload)

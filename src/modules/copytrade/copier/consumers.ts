@@ -367,42 +367,61 @@ const mastersIn = statement<{ logins: string }>((qb) =>
     ),
 )
 
+/** The live masters among the logins (a JSON array), whatever their followers: one read for many events. */
+const liveMastersIn = statement<{ logins: string }>((qb) =>
+  qb
+    .select({ login: copyMasters.login })
+    .from(copyMasters)
+    .where(and(inJsonArray(copyMasters.login, 'logins'), isNull(copyMasters.deletedAt))),
+)
+
+/** The copies among the tickets (a JSON array): follower orders with a link to a master's. */
+const copiesIn = statement<{ tickets: string }>((qb) =>
+  qb
+    .selectDistinct({ ticket: copyLinks.followerTicket })
+    .from(copyLinks)
+    .where(inJsonArray(copyLinks.followerTicket, 'tickets')),
+)
+
+/** The first column of a statement's rows, as numbers. */
+const numbers = (r: { rows: ArrayLike<unknown>[] }) => new Set(r.rows.map((row) => Number(row[0])))
+const jsonSet = (xs: readonly number[]) => JSON.stringify([...new Set(xs)])
+
 /**
- * Whether an event concerns copy trading at all, read before any transaction (Consumer.wants): most
- * trades are neither a master's nor a copy, and each would otherwise cost a delivery transaction.
+ * Whether events concern copy trading at all, each question one read for a whole batch of events: as a
+ * batch of opens is written (Consumer.interested), or for a relay pass's events before any transaction
+ * (Consumer.wants). Most trades are neither a master's nor a copy, and each would otherwise cost a
+ * delivery transaction.
  */
 function interest(ctx: CopyCtx) {
-  // prepared once: asked for every trade event of the deployment
-  const masterStmt = ctx.db
-    .select({ followers: copyMasters.followers })
-    .from(copyMasters)
-    .where(and(eq(copyMasters.login, sql.placeholder('login')), isNull(copyMasters.deletedAt)))
-    .limit(1)
-    .prepare()
-  const copyStmt = ctx.db
-    .select({ id: copyLinks.id })
-    .from(copyLinks)
-    .where(eq(copyLinks.followerTicket, sql.placeholder('ticket')))
-    .limit(1)
-    .prepare()
-  const master = async (login: number) => (await masterStmt.execute({ login }))[0]
-  const isMaster = async (login: number) => (await master(login)) !== undefined
+  type Ev = { payload: { login: number } }
+  /** Which of the events are a master's with live followers (what a fan-out needs). */
+  const mastersWithFollowers = async (q: Queryable, es: readonly Ev[]) => {
+    const masters = numbers(await mastersIn(q, { logins: jsonSet(es.map((e) => e.payload.login)) }))
+    return es.map((e) => masters.has(e.payload.login))
+  }
+  /** Which of the events are a live master's (its statistics, its copies' stops). */
+  const ofMasters = async (es: readonly Ev[]) => {
+    const masters = numbers(await liveMastersIn(ctx.db, { logins: jsonSet(es.map((e) => e.payload.login)) }))
+    return es.map((e) => masters.has(e.payload.login))
+  }
   return {
     /**
      * Which of a batch of opens are a master's with live followers, read in the opens' own transaction
      * (Consumer.interested): one read for the batch, and the relay never claims the others.
      */
-    mastersWithFollowers: async (tx: Queryable, es: readonly { payload: { login: number } }[]) => {
-      const logins = JSON.stringify([...new Set(es.map((e) => e.payload.login))])
-      const masters = new Set((await mastersIn(tx, { logins })).rows.map((r) => Number(r[0])))
-      return es.map((e) => masters.has(e.payload.login))
+    mastersWithFollowers,
+    /** The same for a relay pass's events, before any transaction. */
+    wantOpens: (es: readonly Ev[]) => mastersWithFollowers(ctx.db, es),
+    ofMasters,
+    /** Which events are of a master's order (its statistics, its copies) or of a copy (its link, its result). */
+    masterOrCopy: async (es: readonly { payload: { login: number; ticket: number } }[]) => {
+      const [masters, copies] = await Promise.all([
+        ofMasters(es),
+        copiesIn(ctx.db, { tickets: jsonSet(es.map((e) => e.payload.ticket)) }).then(numbers),
+      ])
+      return es.map((e, i) => masters[i]! || copies.has(e.payload.ticket))
     },
-    /** A master with live followers opened: what the fan-out needs. */
-    masterWithFollowers: async (login: number) => ((await master(login))?.followers ?? 0) > 0,
-    /** A master's order (its statistics, its copies) or a copy (its link, its result). */
-    masterOrCopy: async (p: { login: number; ticket: number }) =>
-      (await isMaster(p.login)) || (await copyStmt.execute({ ticket: p.ticket })).length > 0,
-    isMaster,
   }
 }
 
@@ -417,7 +436,7 @@ export function copyConsumers(ctx: CopyCtx): Consumer<any>[] {
     name,
     topic: topic as typeof TradeOpened,
     interested: cares.mastersWithFollowers,
-    wants: (e) => cares.masterWithFollowers(e.payload.login),
+    wants: cares.wantOpens,
     handle: (e, tx) => masterOpened(ctx, e, tx),
     after: async (e) => openLinks(ctx, await pendingOf(ctx, e.payload.ticket, 'pending')),
   })
@@ -427,7 +446,7 @@ export function copyConsumers(ctx: CopyCtx): Consumer<any>[] {
   ): Consumer<TradePayload & { reason: string }> => ({
     name,
     topic: topic as unknown as typeof TradeClosed,
-    wants: (e) => cares.masterOrCopy(e.payload),
+    wants: cares.masterOrCopy,
     async handle(e, tx) {
       const p = e.payload
       await masterClosedTx(ctx, p, tx)
@@ -474,7 +493,7 @@ export function copyConsumers(ctx: CopyCtx): Consumer<any>[] {
   const partial: Consumer<TradePayload & { closed_ticket: number }> = {
     name: 'copytrade.partially-closed',
     topic: TradePartiallyClosed,
-    wants: (e) => cares.masterOrCopy(e.payload),
+    wants: cares.masterOrCopy,
     async handle(e, tx) {
       const p = e.payload
       const part = (await ctx.trading.orderStates([p.closed_ticket])).get(p.closed_ticket)
@@ -523,7 +542,7 @@ export function copyConsumers(ctx: CopyCtx): Consumer<any>[] {
   const gone = (name: string, topic: typeof TradeExpired): Consumer<TradePayload> => ({
     name,
     topic,
-    wants: (e) => cares.masterOrCopy(e.payload),
+    wants: cares.masterOrCopy,
     async handle(e, tx) {
       const p = e.payload
       const now = ctx.clock.now()
@@ -550,7 +569,7 @@ export function copyConsumers(ctx: CopyCtx): Consumer<any>[] {
   const modified: Consumer<TradePayload> = {
     name: 'copytrade.modified',
     topic: TradeModified,
-    wants: (e) => cares.isMaster(e.payload.login),
+    wants: cares.ofMasters,
     after: (e) => copyStops(ctx, e.payload),
   }
   return [

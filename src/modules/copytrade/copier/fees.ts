@@ -153,7 +153,7 @@ export function flowConsumer(ctx: CopyCtx): Consumer<PayloadOf<typeof BalanceOpe
     // only the accounts that follow someone: known in the operation's own transaction, one read for all
     // the operations it writes (a subscription that starts later starts from the equity after them)
     interested: following,
-    wants: async (e) => (await following(ctx.db, [e]))[0]!,
+    wants: (es) => following(ctx.db, es),
     async handle(e, tx) {
       const ids = await applyFlowTx(ctx, tx, e)
       if (ids.length > 0) accrued.set(e.id, ids)
