@@ -10,8 +10,9 @@ import { makeTestApp, type TestApp } from '../support/app'
 const Probe = defineTopic('probe.happened', z.object({ n: z.number().int(), fail: z.string().optional() }))
 const seen = new Map<string, { id: number; n: number; at: number }[]>()
 const failing = new Set<string>()
-/** what each `wants` call of probe.odd was asked about */
+/** what each `wants` call of probe.odd was asked about; it fails for an event 9666 while `refusing` */
 const asked: number[][] = []
+let refusing = false
 const note = (name: string, e: { id: number; payload: { n: number } }) => {
   const list = seen.get(name) ?? []
   list.push({ id: e.id, n: e.payload.n, at: performance.now() })
@@ -42,6 +43,7 @@ const probeModule = defineModule({
         ...consumer('probe.odd'),
         wants: (es) => {
           asked.push(es.map((e) => e.payload.n))
+          if (refusing && es.some((e) => e.payload.n === 9666)) throw new Error('the question failed')
           return es.map((e) => e.payload.n % 2 === 1)
         },
       },
@@ -56,6 +58,10 @@ let manager: string
 
 const emit = (n: number, brandId = 1, fail?: string) =>
   t.ctx.uow.run(async (_tx, work) => work.emit(Probe, brandId, { n, fail }))
+const emitAll = (ns: number[]) =>
+  t.ctx.uow.run(async (_tx, work) => {
+    for (const n of ns) work.emit(Probe, 1, { n })
+  })
 const effects = async (consumerName: string, eventId: number) =>
   Number(
     (
@@ -119,11 +125,11 @@ describe('delivery', () => {
 
 describe('a consumer that wants some events only', () => {
   test('the others are passed over: no handle, no delivery row, and the event is still dispatched', async () => {
-    await emit(9001)
-    const odd = await lastEventId()
-    await emit(9002)
-    const even = await lastEventId()
     asked.length = 0
+    // one transaction: both events are claimed by the same pass
+    await emitAll([9001, 9002])
+    const even = await lastEventId()
+    const odd = even - 1
     await t.settle()
     // asked once for both events of the pass, in their order
     expect(asked).toEqual([[9001, 9002]])
@@ -136,6 +142,26 @@ describe('a consumer that wants some events only', () => {
     })
     expect(rows.rows.map((r) => Number(r.event_id))).toEqual([odd])
     expect((await outboxRow(even))?.dispatched_at).not.toBeNull()
+  })
+
+  test('a question that fails for several events is asked again event by event: only its event waits', async () => {
+    asked.length = 0
+    refusing = true
+    await emitAll([9011, 9666])
+    const bad = await lastEventId()
+    const good = bad - 1
+    await t.settle()
+    expect(asked).toEqual([[9011, 9666], [9011], [9666]])
+    expect(await effects('probe.odd', good)).toBe(1)
+    expect(await effects('probe.odd', bad)).toBe(0)
+    expect(await effects('probe.steady', bad)).toBe(1)
+    expect(await outboxRow(bad)).toMatchObject({ attempts: 1, dispatched_at: null })
+    // answered on its retry: passed over (even), and dispatched
+    refusing = false
+    clock.advance(1000)
+    await t.settle()
+    expect(await effects('probe.odd', bad)).toBe(0)
+    expect((await outboxRow(bad))?.dispatched_at).not.toBeNull()
   })
 })
 

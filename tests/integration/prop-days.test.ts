@@ -201,7 +201,8 @@ test("trading days across a day's passes: a later pass adds today once; a close 
     args: [login],
   })
   expect(await pass()).toEqual({ tradingDays: 1, days: [1] })
-  // the next day: nothing opened, the position still open (the day's first pass counts every position)
+  // the next day: nothing opened, the position still open (a day of minutes later every phase's minute
+  // has passed: this pass counts every position anew)
   clock.advance(DAY)
   dealer = await t.staffToken(3, 'dealer-pass-1')
   await ingest([{ symbol: 'EURUSD', bid: 1.1, ask: 1.1002 }])
@@ -216,7 +217,7 @@ test("trading days across a day's passes: a later pass adds today once; a close 
   expect(closed.status).toBe(200)
   expect(await pass()).toEqual({ tradingDays: 2, days: [1, 1] })
   expect(await pass()).toEqual({ tradingDays: 2, days: [1, 1] })
-  // the day after, the first pass counts them all again from the positions: the same two days
+  // the day after (a day of minutes again), every position counted anew: the same two days
   clock.advance(DAY)
   dealer = await t.staffToken(3, 'dealer-pass-1')
   await ingest([{ symbol: 'EURUSD', bid: 1.1, ask: 1.1002 }])

@@ -321,26 +321,46 @@ export class Relay {
       }
     }
     // an event a consumer has no business with is passed over: no transaction, no delivery row; each
-    // consumer is asked once for all its events of the pass (one read, not one per event), side by side
+    // consumer is asked once for all its events of the pass (one read, not one per event), side by side.
+    // A question that fails for many is asked again event by event, so one bad event fails alone.
+    const ask = async (consumer: Consumer<unknown>, places: number[]) => {
+      const yes = await consumer.wants!(places.map((at) => owed[at]!.event))
+      if (yes.length !== places.length)
+        throw new Error(`wants answered ${yes.length} times for ${places.length} events`)
+      places.forEach((at, k) => {
+        if (!yes[k]) owed[at] = null
+      })
+    }
     await Promise.all(
       [...asked].map(async ([consumer, places]) => {
-        const events = places.map((at) => owed[at]!.event)
         try {
-          const yes = await consumer.wants!(events)
-          places.forEach((at, k) => {
-            if (!yes[k]) owed[at] = null
-          })
+          await ask(consumer, places)
+          return
         } catch (e) {
-          for (const at of places) {
-            const { row } = owed[at]!
-            owed[at] = null
-            this.failed(consumer, row, e)
-            fail({ row, consumer, error: errorText(e), permanent: false })
+          if (places.length === 1) {
+            this.refuseWants(consumer, places[0]!, owed, fail, e)
+            return
           }
         }
+        for (const at of places)
+          await ask(consumer, [at]).catch((e: unknown) => this.refuseWants(consumer, at, owed, fail, e))
       }),
     )
     return owed.filter((d): d is Delivery => d !== null)
+  }
+
+  /** An event whose `wants` failed: not delivered in this pass, retried later like a failed delivery. */
+  private refuseWants(
+    consumer: Consumer<unknown>,
+    at: number,
+    owed: (Delivery | null)[],
+    fail: (f: Failure & { row: Claimed }) => void,
+    e: unknown,
+  ) {
+    const { row } = owed[at]!
+    owed[at] = null
+    this.failed(consumer, row, e)
+    fail({ row, consumer, error: errorText(e), permanent: false })
   }
 
   /**

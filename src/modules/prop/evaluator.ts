@@ -95,10 +95,11 @@ function daysOfPass(): DayOf {
 /**
  * One evaluator pass over every active phase (the `prop.evaluate` job and `POST /cron/prop.evaluate`),
  * in a few statements for all of them: the phases, their accounts' balance and equity, their positions
- * (the recent ones, or every one since the phase began: positionsOfPass), their open day rows; the day's snapshots of the phases that have none yet; then
- * one transaction with what changed (the previous days' end figures and the highest end-of-day balance,
- * today's minimum equity, positions opened, trading days). Verdicts follow, each phase on its own: a loss
- * limit or the time limit fails it, its target with the minimum trading days passes it.
+ * (the recent ones, or every one since the phase began: positionsOfPass), their open day rows; the day's
+ * snapshots of the phases that have none yet; then one transaction with what changed (the previous days'
+ * end figures and the highest end-of-day balance, today's minimum equity, positions opened, trading days).
+ * Verdicts follow, each phase on its own: a loss limit or the time limit fails it, its target with the
+ * minimum trading days passes it.
  */
 export async function evaluateAll(ctx: PropCtx, trading: TradingApi) {
   const now = ctx.clock.now()
@@ -109,14 +110,12 @@ export async function evaluateAll(ctx: PropCtx, trading: TradingApi) {
   )
   let passed = 0
   let failed = 0
-  const counted: number[] = []
+  forgetInactive(ctx, phases)
   for (let i = 0; i < phases.length; i += CHUNK) {
     const r = await evaluateChunk(ctx, trading, phases.slice(i, i + CHUNK), rules, now)
     passed += r.passed
     failed += r.failed
-    counted.push(...r.counted)
   }
-  rememberCounted(ctx, phases, counted, now)
   return { phases: phases.length, passed, failed }
 }
 
@@ -273,8 +272,8 @@ const lastCounted = new WeakMap<PropCtx, Map<number, number>>()
  * hours, which hold today's activity and everything since that count. The others, and each phase at its
  * minute of the day, are read from every position since the phase began and counted anew; so is a phase
  * whose count does not say its last day (a phase from before that column, with days counted). An active
- * trader's phase 40 positions into its challenge read 40 rows a pass, and 10,000 of them on the first
- * pass after midnight read 400,000.
+ * trader's phase 40 positions into its challenge reads 40 rows when counted anew: 10,000 such phases
+ * read 400,000, which every phase's first pass of its day did before (ADR 0012's addendum).
  */
 async function positionsOfPass(
   ctx: PropCtx,
@@ -310,15 +309,15 @@ async function positionsOfPass(
   return { all, recount }
 }
 
-/** Remembers the phases a pass counted (its transaction committed); phases no longer active are forgotten. */
-function rememberCounted(ctx: PropCtx, active: PassRow[], ids: number[], at: number) {
-  const before = lastCounted.get(ctx) ?? new Map<number, number>()
+/** Phases no longer active are forgotten (a pass starts with every active one). */
+function forgetInactive(ctx: PropCtx, active: PassRow[]) {
+  const before = lastCounted.get(ctx)
+  if (!before) return
   const after = new Map<number, number>()
   for (const p of active) {
     const t = before.get(p.id)
     if (t !== undefined) after.set(p.id, t)
   }
-  for (const id of ids) after.set(id, at)
   lastCounted.set(ctx, after)
 }
 
@@ -378,7 +377,7 @@ async function evaluateChunk(
     }),
   )
   const verdicts: { id: number; v: ReturnType<typeof verdict>; f: Figures }[] = []
-  /** Phases whose trading days this pass counted: remembered once its transaction has committed. */
+  /** Phases whose trading days this chunk counted: remembered once its transaction has committed. */
   const counted: number[] = []
   /** Phases whose trailing loss floor moved: the engine's watch reads them again. */
   const raised: number[] = []
@@ -461,6 +460,9 @@ async function evaluateChunk(
         from json_each(${JSON.stringify(counts)}) j
         where prop_phases.id = ${field('i')} and +prop_phases.status = ${PHASE.active}`)
   })
+  const remembered = lastCounted.get(ctx) ?? new Map<number, number>()
+  for (const id of counted) remembered.set(id, now)
+  lastCounted.set(ctx, remembered)
   if (raised.length) await publishTo(ctx.bus, PHASES_CHANGED, raised)
   let passed = 0
   let failed = 0
@@ -492,7 +494,7 @@ async function evaluateChunk(
       passed++
     }
   }
-  return { passed, failed, counted }
+  return { passed, failed }
 }
 
 /**

@@ -414,7 +414,7 @@ function interest(ctx: CopyCtx) {
     /** The same for a relay pass's events, before any transaction. */
     wantOpens: (es: readonly Ev[]) => mastersWithFollowers(ctx.db, es),
     ofMasters,
-    /** Which events are of a master's order (its statistics, its copies) or of a copy (its link, its result). */
+    /** Which events are of a master's order (its statistics, its copies) or a copy's (its link, result). */
     masterOrCopy: async (es: readonly { payload: { login: number; ticket: number } }[]) => {
       const [masters, copies] = await Promise.all([
         ofMasters(es),

@@ -6,9 +6,17 @@ const MINUTE = 60_000
 const midnight = Date.UTC(2026, 10, 23)
 
 describe('recountDue', () => {
-  test('a phase this process never counted, or counted longer ago than the recent window, is counted anew', () => {
+  test('a phase this process never counted, or counted at a time after now, is counted anew', () => {
     expect(recountDue(7, undefined, midnight)).toBe(true)
-    expect(recountDue(7, midnight - RECENT_WINDOW_MS - 1, midnight)).toBe(true)
+    expect(recountDue(7, midnight + MINUTE, midnight)).toBe(true)
+    expect(recountDue(7, midnight, midnight)).toBe(false)
+  })
+
+  test('every count older than the recent window is done anew: a day of minutes holds every minute', () => {
+    for (let id = 0; id < 1_440; id += 7) {
+      expect(recountDue(id, midnight - RECENT_WINDOW_MS + 1, midnight)).toBe(true)
+      expect(recountDue(id, midnight - 86_400_000, midnight)).toBe(true)
+    }
   })
 
   test('once a day, in the first pass at or after its minute of the day (its id modulo 1,440)', () => {

@@ -8,7 +8,11 @@
  * over the day's passes instead of all falling on the first pass after midnight.
  */
 
-/** How far back a counting pass must be for the recent positions to cover everything after it. */
+/**
+ * How far back the recent positions reach: a pass reads the positions still open and those closed since
+ * then. A local day is at most 25 hours long, and `recountDue` counts anew every phase counted 24 hours
+ * ago or more, so the positions of every day not counted yet are in it.
+ */
 export const RECENT_WINDOW_MS = 26 * 3_600_000
 
 const MINUTE = 60_000
@@ -16,11 +20,12 @@ const MINUTES_A_DAY = 1_440
 
 /**
  * Whether a phase must be counted from all its positions in a pass at `now`: never counted by this
- * process (`countedAt` undefined), counted too long ago for the recent positions to cover the time
- * since, or its minute of the day (its id modulo the minutes of a day, UTC) passed since it was counted.
+ * process (`countedAt` undefined), counted at a time after `now` (the clock stepped back), or its minute
+ * of the day (its id modulo the minutes of a day, UTC) passed since it was counted. A day of minutes
+ * holds every phase's minute: a count older than that is always done anew.
  */
 export function recountDue(id: number, countedAt: number | undefined, now: number): boolean {
-  if (countedAt === undefined || now - countedAt > RECENT_WINDOW_MS) return true
+  if (countedAt === undefined || countedAt > now) return true
   const from = Math.floor(countedAt / MINUTE)
   const to = Math.floor(now / MINUTE)
   if (to - from >= MINUTES_A_DAY) return true

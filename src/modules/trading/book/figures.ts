@@ -77,8 +77,9 @@ export const RECENT_POSITIONS = `select json_group_array(json_array(login, open_
 
 /**
  * The open positions of many logins, and their positions closed since `since` (opened then or before):
- * an evaluator's later pass of a day, which needs today's activity and the positions still open, not every
- * position since the phase began (a phase 40 positions into its challenge read 40 rows a pass).
+ * an evaluator's pass over phases it counted within the last 26 hours, which needs the activity since and
+ * the positions still open, not every position since the phase began (40 rows a pass for a phase 40
+ * positions into its challenge).
  */
 export const recentPositionsOf = (db: Db, logins: number[], since: number) =>
   positionsBy(db, RECENT_POSITIONS, logins, since)
