@@ -23,7 +23,8 @@ export class WorkGate {
   private readonly waiting: (() => void)[] = []
   /** Mean duration of a run, ms (moving average): measured where it runs, under its real contention. */
   private meanMs: number
-  readonly stats = { runs: 0, refused: 0 }
+  /** Arrivals refused so far. */
+  readonly stats = { refused: 0 }
 
   constructor(
     readonly what: string,
@@ -61,7 +62,6 @@ export class WorkGate {
       return await fn()
     } finally {
       this.meanMs = this.meanMs * 0.8 + (performance.now() - started) * 0.2
-      this.stats.runs++
       const next = this.waiting.shift()
       if (next) next()
       else this.running--

@@ -331,36 +331,22 @@ export class Relay {
         if (!yes[k]) owed[at] = null
       })
     }
+    // an event whose question failed is not delivered in this pass: retried later like a failed delivery
+    const refuse = (consumer: Consumer<unknown>, at: number, e: unknown) => {
+      const { row } = owed[at]!
+      owed[at] = null
+      this.failed(consumer, row, e)
+      fail({ row, consumer, error: errorText(e), permanent: false })
+    }
     await Promise.all(
-      [...asked].map(async ([consumer, places]) => {
-        try {
-          await ask(consumer, places)
-          return
-        } catch (e) {
-          if (places.length === 1) {
-            this.refuseWants(consumer, places[0]!, owed, fail, e)
-            return
-          }
-        }
-        for (const at of places)
-          await ask(consumer, [at]).catch((e: unknown) => this.refuseWants(consumer, at, owed, fail, e))
-      }),
+      [...asked].map(([consumer, places]) =>
+        ask(consumer, places).catch(async (e: unknown) => {
+          if (places.length === 1) return refuse(consumer, places[0]!, e)
+          for (const at of places) await ask(consumer, [at]).catch((e1: unknown) => refuse(consumer, at, e1))
+        }),
+      ),
     )
     return owed.filter((d): d is Delivery => d !== null)
-  }
-
-  /** An event whose `wants` failed: not delivered in this pass, retried later like a failed delivery. */
-  private refuseWants(
-    consumer: Consumer<unknown>,
-    at: number,
-    owed: (Delivery | null)[],
-    fail: (f: Failure & { row: Claimed }) => void,
-    e: unknown,
-  ) {
-    const { row } = owed[at]!
-    owed[at] = null
-    this.failed(consumer, row, e)
-    fail({ row, consumer, error: errorText(e), permanent: false })
   }
 
   /**
