@@ -2,7 +2,10 @@
 import { afterAll, beforeAll, expect, test } from 'bun:test'
 import { ManualClock } from '../../src/kernel/clock'
 import type { PropCtx } from '../../src/modules/prop/context'
+import { localDay } from '../../src/modules/prop/domain/rules'
+import { evaluateAll } from '../../src/modules/prop/evaluator'
 import { daySnapshots } from '../../src/modules/prop/state'
+import { type TradingApi, TradingPort } from '../../src/modules/trading'
 import { makeTestApp, type TestApp } from '../support/app'
 import { buyChallenge, evaluationProgram } from '../support/prop'
 import { quoteIngest } from '../support/quotes'
@@ -280,4 +283,54 @@ test("trading days at midnight: the day's first pass adds yesterday's last posit
   expect((await pass()).tradingDays).toBe(0)
   clock.set(Date.UTC(2026, 11, 11, 0, minute))
   expect((await pass()).tradingDays).toBe(1)
+})
+
+test("the day's first pass when another writer made a phase's day first: that row's start ends the day before", async () => {
+  const { challenge: id } = await challengeOf(
+    { profit_target_pct: 50, daily_loss_pct: 5, total_loss_pct: 10 },
+    'Raced day',
+  )
+  await t.runJob('prop.evaluate')
+  const phase = (await t.request('GET', `/prop/challenges/${id}`, { token: await t.customerToken() })).json
+    .current_phase.id as number
+  const zone = String(
+    (await t.ctx.db.execute({ sql: 'select time_zone from prop_phases where id = ?', args: [phase] }))
+      .rows[0]!.time_zone,
+  )
+  // the next day, no tick yet: the pass reads the open days (yesterday's only), then, while it reads the
+  // positions, the engine's first tick of the day writes today's row with figures of its own
+  clock.advance(DAY)
+  const trading = t.ports.get(TradingPort)
+  let raced = 0
+  const race = async () => {
+    if (raced++) return
+    await t.ctx.db.execute({
+      sql: `insert into prop_days (phase_id, day, start_balance, start_equity, min_equity, created_at)
+        values (?, ?, 123456, 123400, 123400, 0)`,
+      args: [phase, localDay(clock.now(), zone)],
+    })
+  }
+  const racing: TradingApi = {
+    ...trading,
+    positionsOf: async (logins, since) => {
+      await race()
+      return trading.positionsOf(logins, since)
+    },
+    recentPositionsOf: async (logins, since) => {
+      await race()
+      return trading.recentPositionsOf(logins, since)
+    },
+  }
+  await evaluateAll(t.ctx as unknown as PropCtx, racing)
+  expect(raced).toBeGreaterThan(0)
+  const days = (
+    await t.ctx.db.execute({
+      sql: 'select start_balance, start_equity, end_balance, end_equity from prop_days where phase_id = ? order by day',
+      args: [phase],
+    })
+  ).rows.map((r) => [r.start_balance, r.start_equity, r.end_balance, r.end_equity].map((v) => v && Number(v)))
+  // the row that existed decides: yesterday ends where it says today started, and it is kept as it was
+  expect(days).toHaveLength(2)
+  expect(days[0]!.slice(2)).toEqual([123456, 123400])
+  expect(days[1]).toEqual([123456, 123400, null, null])
 })

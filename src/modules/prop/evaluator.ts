@@ -1,5 +1,6 @@
 import { and, eq, inArray, sql } from 'drizzle-orm'
 import { publishTo } from '../../kernel/bus/channel'
+import type { Tx } from '../../kernel/db/client'
 import { jsonRows } from '../../kernel/db/json-rows'
 import type { TradingApi } from '../trading'
 import type { PropCtx } from './context'
@@ -17,7 +18,17 @@ import { countTradingDays, RECENT_WINDOW_MS, recountDue } from './domain/trading
 import { PropPhasePassed } from './events'
 import { PHASES_CHANGED } from './live'
 import { propChallenges, type propDays, propPhases, propPrograms, propPurchases } from './schema'
-import { daySnapshots, type Figures, type PhaseRow, recordBreach } from './state'
+import {
+  assumedSnapshots,
+  cacheSnapshots,
+  type Figures,
+  insertDays,
+  type PhaseRow,
+  recordBreach,
+  type Snapshots,
+  storedSnapshots,
+  type WantedDay,
+} from './state'
 
 /** What a pass reads of a day not ended yet. */
 type DayRow = Pick<
@@ -95,9 +106,10 @@ function daysOfPass(): DayOf {
 /**
  * One evaluator pass over every active phase (the `prop.evaluate` job and `POST /cron/prop.evaluate`),
  * in a few statements for all of them: the phases, their accounts' balance and equity, their positions
- * (the recent ones, or every one since the phase began: positionsOfPass), their open day rows; the day's
- * snapshots of the phases that have none yet; then one transaction with what changed (the previous days'
- * end figures and the highest end-of-day balance, today's minimum equity, positions opened, trading days).
+ * (the recent ones, or every one since the phase began: positionsOfPass), their open day rows; then one
+ * transaction per 2,000 phases with the day's snapshots of the phases that have none yet and what changed
+ * (the previous days' end figures and the highest end-of-day balance, today's minimum equity, positions
+ * opened, trading days).
  * Verdicts follow, each phase on its own: a loss limit or the time limit fails it, its target with the
  * minimum trading days passes it.
  */
@@ -359,12 +371,11 @@ async function evaluateChunk(
   }
   // the day's snapshot of the phases that have none yet (the first pass of their local day), its row
   // written with the day's activity as it is now (not updated again below)
-  const fresh = phases.filter(
-    (p) => figures.get(p.accountLogin) && !openDays.get(p.id)?.some((d) => d.day === todayOf(p.timeZone)),
-  )
-  const snaps = await daySnapshots(
-    ctx,
-    fresh.map((p) => {
+  const wanted: WantedDay[] = phases
+    .filter(
+      (p) => figures.get(p.accountLogin) && !openDays.get(p.id)?.some((d) => d.day === todayOf(p.timeZone)),
+    )
+    .map((p) => {
       const day = todayOf(p.timeZone)
       const a = activity.get(p.id)
       return {
@@ -374,14 +385,88 @@ async function evaluateChunk(
         positionsOpened: a?.openedToday ?? 0,
         tradingDay: a?.traded.has(day) ? 1 : 0,
       }
-    }),
-  )
+    })
+  const input = { phases, figures, rulesById, openDays, activity, todayOf, dayNumbers, positions }
+  // Usually no other writer made today's rows of these phases first: each day then starts at the figures
+  // now, and the rows and the chunk's changes commit together (yesterday's row, ended, shares its pages
+  // with today's: one commit writes them once). Else the rows that exist decide, and the changes are
+  // worked out again from them.
+  let snaps = assumedSnapshots(wanted)
+  let plan = planChunk(input, snaps)
+  const together = await ctx.uow.run(async (tx) => {
+    if ((await insertDays(tx, wanted, now)) !== wanted.length) return false
+    await writeChunk(tx, plan, now)
+    return true
+  })
+  if (!together) {
+    snaps = await storedSnapshots(ctx.db, wanted)
+    plan = planChunk(input, snaps)
+    await ctx.uow.run((tx) => writeChunk(tx, plan, now))
+  }
+  await cacheSnapshots(ctx, wanted, snaps.figures)
+  const remembered = lastCounted.get(ctx) ?? new Map<number, number>()
+  for (const id of plan.counted) remembered.set(id, now)
+  lastCounted.set(ctx, remembered)
+  if (plan.raised.length) await publishTo(ctx.bus, PHASES_CHANGED, plan.raised)
+  const { verdicts } = plan
+  let passed = 0
+  let failed = 0
+  const whole = verdicts.length
+    ? new Map(
+        (
+          await ctx.db
+            .select()
+            .from(propPhases)
+            .where(
+              inArray(
+                propPhases.id,
+                verdicts.map((x) => x.id),
+              ),
+            )
+        ).map((p) => [p.id, p]),
+      )
+    : new Map<number, PhaseRow>()
+  for (const { id, v, f } of verdicts) {
+    const p = whole.get(id)
+    if (!p || p.status !== PHASE.active) continue
+    if (v.outcome === 'failed') {
+      if (await recordBreach(ctx, p, v.breach, f, now)) await publishTo(ctx.bus, PHASES_CHANGED, [p.id])
+      failed++
+    } else {
+      await passPhase(ctx, p, f).catch((e) =>
+        ctx.logger.log('error', 'prop phase could not pass', { phase: p.id, err: String(e) }),
+      )
+      passed++
+    }
+  }
+  return { passed, failed }
+}
+
+/** What a chunk's pass works out from its reads, before it writes. */
+interface ChunkInput {
+  phases: PassRow[]
+  figures: Map<number, Figures | null>
+  rulesById: Map<number, PhaseRules>
+  openDays: Map<number, DayRow[]>
+  activity: Map<number, Activity>
+  todayOf: (zone: string) => string
+  dayNumbers: (day: string) => number
+  positions: { recount: Set<number> }
+}
+
+/**
+ * A chunk's changes, written in three statements for the whole chunk (`writeChunk`), and its verdicts:
+ * the days before today end where today started (`snaps`: today's start and row), with their last
+ * positions (opened after their last pass); today's minimum equity, positions opened and trading day; the
+ * trading days and the highest end-of-day balance.
+ */
+function planChunk(input: ChunkInput, snaps: Snapshots) {
+  const { phases, figures, rulesById, openDays, activity, todayOf, dayNumbers, positions } = input
   const verdicts: { id: number; v: ReturnType<typeof verdict>; f: Figures }[] = []
   /** Phases whose trading days this chunk counted: remembered once its transaction has committed. */
   const counted: number[] = []
   /** Phases whose trailing loss floor moved: the engine's watch reads them again. */
   const raised: number[] = []
-  // what changed, written below in three statements for the whole chunk
   const ended: { p: number; d: string; b: number; e: number }[] = []
   const days: { p: number; d: string; m: number; o: number; t: number }[] = []
   const counts: { i: number; t: number; l: string; h: number }[] = []
@@ -443,58 +528,29 @@ async function evaluateChunk(
     })
     if (v.outcome !== 'running') verdicts.push({ id: p.id, v, f })
   }
-  // each statement walks the JSON rows and finds its row by primary key (the unary + keeps the planner
-  // off the status index, which would scan every active phase once per JSON row)
+  return { verdicts, counted, raised, ended, days, counts }
+}
+
+type ChunkPlan = ReturnType<typeof planChunk>
+
+/**
+ * Each statement walks the JSON rows and finds its row by primary key (the unary + keeps the planner off
+ * the status index, which would scan every active phase once per JSON row).
+ */
+async function writeChunk(tx: Tx, { ended, days, counts }: ChunkPlan, now: number) {
   const field = (name: string) => sql.raw(`json_extract(j.value, '$.${name}')`)
-  await ctx.uow.run(async (tx) => {
-    if (ended.length) await tx.run(endDays(JSON.stringify(ended)))
-    if (days.length)
-      await tx.run(sql`update prop_days set min_equity = ${field('m')}, positions_opened = ${field('o')},
-          trading_day = ${field('t')}
-        from json_each(${JSON.stringify(days)}) j
-        where prop_days.phase_id = ${field('p')} and prop_days.day = ${field('d')}`)
-    if (counts.length)
-      await tx.run(sql`update prop_phases set trading_days = ${field('t')}, last_trading_day = ${field('l')},
-          highest_eod_balance = ${field('h')},
-          updated_at = ${now}
-        from json_each(${JSON.stringify(counts)}) j
-        where prop_phases.id = ${field('i')} and +prop_phases.status = ${PHASE.active}`)
-  })
-  const remembered = lastCounted.get(ctx) ?? new Map<number, number>()
-  for (const id of counted) remembered.set(id, now)
-  lastCounted.set(ctx, remembered)
-  if (raised.length) await publishTo(ctx.bus, PHASES_CHANGED, raised)
-  let passed = 0
-  let failed = 0
-  const whole = verdicts.length
-    ? new Map(
-        (
-          await ctx.db
-            .select()
-            .from(propPhases)
-            .where(
-              inArray(
-                propPhases.id,
-                verdicts.map((x) => x.id),
-              ),
-            )
-        ).map((p) => [p.id, p]),
-      )
-    : new Map<number, PhaseRow>()
-  for (const { id, v, f } of verdicts) {
-    const p = whole.get(id)
-    if (!p || p.status !== PHASE.active) continue
-    if (v.outcome === 'failed') {
-      if (await recordBreach(ctx, p, v.breach, f, now)) await publishTo(ctx.bus, PHASES_CHANGED, [p.id])
-      failed++
-    } else {
-      await passPhase(ctx, p, f).catch((e) =>
-        ctx.logger.log('error', 'prop phase could not pass', { phase: p.id, err: String(e) }),
-      )
-      passed++
-    }
-  }
-  return { passed, failed }
+  if (ended.length) await tx.run(endDays(JSON.stringify(ended)))
+  if (days.length)
+    await tx.run(sql`update prop_days set min_equity = ${field('m')}, positions_opened = ${field('o')},
+        trading_day = ${field('t')}
+      from json_each(${JSON.stringify(days)}) j
+      where prop_days.phase_id = ${field('p')} and prop_days.day = ${field('d')}`)
+  if (counts.length)
+    await tx.run(sql`update prop_phases set trading_days = ${field('t')}, last_trading_day = ${field('l')},
+        highest_eod_balance = ${field('h')},
+        updated_at = ${now}
+      from json_each(${JSON.stringify(counts)}) j
+      where prop_phases.id = ${field('i')} and +prop_phases.status = ${PHASE.active}`)
 }
 
 /**

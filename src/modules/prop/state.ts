@@ -1,5 +1,5 @@
 import { and, eq, inArray, sql } from 'drizzle-orm'
-import type { Tx } from '../../kernel/db/client'
+import type { Queryable, Tx } from '../../kernel/db/client'
 import type { Work } from '../../kernel/db/unit-of-work'
 import { fromMinor, roundToMinor } from '../accounts'
 import type { PropCtx } from './context'
@@ -28,21 +28,41 @@ export async function daySnapshot(ctx: PropCtx, phaseId: number, day: string, no
   return (await daySnapshots(ctx, [{ phaseId, day, now }])).figures.get(phaseId)!
 }
 
+/** A phase's day snapshot the evaluator or a tick wants: its row's start figures and the day's activity. */
+export interface WantedDay {
+  phaseId: number
+  day: string
+  now: Figures
+  positionsOpened?: number
+  tradingDay?: number
+}
+
+/** The day snapshots that hold: each phase's start figures, and its day's row as it is now. */
+export interface Snapshots {
+  figures: Map<number, Figures>
+  written: Map<number, { minEquity: number; positionsOpened: number; tradingDay: number }>
+}
+
 /**
- * `daySnapshot` for many phases at once (the evaluator's pass): one statement inserts every phase's row
- * its day does not have yet, with the day's activity the caller knows (positions opened, a trading day).
- * When it inserted them all (the usual case), the rows are what the caller sent; when another writer got
- * some first, every phase's row is read back (the durable rows decide). The cache then holds what the rows
- * say. `written`: each phase's row as it is now. The insert returns nothing: `returning` 2,000 ids cost a
- * quarter of the statement on this driver.
+ * `daySnapshot` for many phases at once: one statement inserts every phase's row its day does not have
+ * yet (`insertDays`). When it inserted them all (the usual case), the rows are what the caller sent
+ * (`assumedSnapshots`); when another writer got some first, every phase's row is read back
+ * (`storedSnapshots`: the durable rows decide). The cache then holds what the rows say.
  */
-export async function daySnapshots(
-  ctx: PropCtx,
-  wanted: { phaseId: number; day: string; now: Figures; positionsOpened?: number; tradingDay?: number }[],
-) {
-  const out = new Map<number, Figures>()
-  const written = new Map<number, { minEquity: number; positionsOpened: number; tradingDay: number }>()
-  if (wanted.length === 0) return { figures: out, written }
+export async function daySnapshots(ctx: PropCtx, wanted: WantedDay[]): Promise<Snapshots> {
+  const created = await insertDays(ctx.db, wanted, ctx.clock.now())
+  const snaps = created === wanted.length ? assumedSnapshots(wanted) : await storedSnapshots(ctx.db, wanted)
+  await cacheSnapshots(ctx, wanted, snaps.figures)
+  return snaps
+}
+
+/**
+ * Inserts each phase's row of its day, with the day's activity the caller knows (positions opened, a
+ * trading day), unless the row exists: the number of rows written. The statement returns nothing:
+ * `returning` 2,000 ids cost a quarter of it on this driver.
+ */
+export async function insertDays(q: Queryable, wanted: WantedDay[], createdAt: number) {
+  if (wanted.length === 0) return 0
   const rows = JSON.stringify(
     wanted.map((w) => [
       w.phaseId,
@@ -53,60 +73,74 @@ export async function daySnapshots(
       w.tradingDay ?? 0,
     ]),
   )
-  const created = await ctx.db.execute({
+  const created = await q.execute({
     // `where true`: SQLite's parser needs it between a SELECT and ON CONFLICT
     sql: `insert into prop_days (phase_id, day, start_balance, start_equity, min_equity, positions_opened,
         trading_day, created_at)
       select value ->> 0, value ->> 1, value ->> 2, value ->> 3, value ->> 3, value ->> 4, value ->> 5, ?
       from json_each(?) where true
       on conflict do nothing`,
-    args: [ctx.clock.now(), rows],
+    args: [createdAt, rows],
   })
-  if (created.rowsAffected === wanted.length)
-    for (const w of wanted) {
-      out.set(w.phaseId, w.now)
-      written.set(w.phaseId, {
-        minEquity: w.now.equity,
-        positionsOpened: w.positionsOpened ?? 0,
-        tradingDay: w.tradingDay ?? 0,
+  return created.rowsAffected
+}
+
+/** The snapshots as `insertDays` writes them: what holds once it wrote every row. */
+export function assumedSnapshots(wanted: WantedDay[]): Snapshots {
+  const out: Snapshots = { figures: new Map(), written: new Map() }
+  for (const w of wanted) {
+    out.figures.set(w.phaseId, w.now)
+    out.written.set(w.phaseId, {
+      minEquity: w.now.equity,
+      positionsOpened: w.positionsOpened ?? 0,
+      tradingDay: w.tradingDay ?? 0,
+    })
+  }
+  return out
+}
+
+/** The snapshots as the phases' rows of their days hold them (another writer made some of them first). */
+export async function storedSnapshots(q: Queryable, wanted: WantedDay[]): Promise<Snapshots> {
+  const out: Snapshots = { figures: new Map(), written: new Map() }
+  if (wanted.length === 0) return out
+  const days = new Map(wanted.map((w) => [w.phaseId, w.day]))
+  const stored = await q
+    .select({
+      phaseId: propDays.phaseId,
+      day: propDays.day,
+      balance: propDays.startBalance,
+      equity: propDays.startEquity,
+      minEquity: propDays.minEquity,
+      positionsOpened: propDays.positionsOpened,
+      tradingDay: propDays.tradingDay,
+    })
+    .from(propDays)
+    .where(
+      and(
+        sql`${propDays.phaseId} in (select value from json_each(${JSON.stringify([...days.keys()])}))`,
+        inArray(propDays.day, [...new Set(days.values())]),
+      ),
+    )
+  for (const r of stored)
+    if (days.get(r.phaseId) === r.day) {
+      out.figures.set(r.phaseId, { balance: r.balance, equity: r.equity })
+      out.written.set(r.phaseId, {
+        minEquity: r.minEquity,
+        positionsOpened: r.positionsOpened,
+        tradingDay: r.tradingDay,
       })
     }
-  else {
-    const days = new Map(wanted.map((w) => [w.phaseId, w.day]))
-    const stored = await ctx.db
-      .select({
-        phaseId: propDays.phaseId,
-        day: propDays.day,
-        balance: propDays.startBalance,
-        equity: propDays.startEquity,
-        minEquity: propDays.minEquity,
-        positionsOpened: propDays.positionsOpened,
-        tradingDay: propDays.tradingDay,
-      })
-      .from(propDays)
-      .where(
-        and(
-          sql`${propDays.phaseId} in (select value from json_each(${JSON.stringify([...days.keys()])}))`,
-          inArray(propDays.day, [...new Set(days.values())]),
-        ),
-      )
-    for (const r of stored)
-      if (days.get(r.phaseId) === r.day) {
-        out.set(r.phaseId, { balance: r.balance, equity: r.equity })
-        written.set(r.phaseId, {
-          minEquity: r.minEquity,
-          positionsOpened: r.positionsOpened,
-          tradingDay: r.tradingDay,
-        })
-      }
-  }
+  return out
+}
+
+/** The engine's next ticks read the day's start from the shared cache (after the rows have committed). */
+export async function cacheSnapshots(ctx: PropCtx, wanted: WantedDay[], figures: Map<number, Figures>) {
   const entries: [string, string][] = []
   for (const w of wanted) {
-    const truth = out.get(w.phaseId)
+    const truth = figures.get(w.phaseId)
     if (truth) entries.push([snapshotKey(w.phaseId, w.day), JSON.stringify(truth)])
   }
-  await ctx.store.setMany(entries, SNAPSHOT_TTL_MS).catch(() => {})
-  return { figures: out, written }
+  if (entries.length) await ctx.store.setMany(entries, SNAPSHOT_TTL_MS).catch(() => {})
 }
 
 /** Balance and equity of an account now (minor units), floating profit included; null without a price. */
