@@ -334,3 +334,56 @@ test("the day's first pass when another writer made a phase's day first: that ro
   expect(days[0]!.slice(2)).toEqual([123456, 123400])
   expect(days[1]).toEqual([123456, 123400, null, null])
 })
+
+test('two passes that overlap: the one that read the phase first does not undo the recount the other wrote', async () => {
+  // Sunday 2026-12-20, 23:40 in Prague
+  clock.set(Date.UTC(2026, 11, 20, 22, 40))
+  const { login } = await challengeOf(
+    { profit_target_pct: 50, daily_loss_pct: 5, total_loss_pct: 10 },
+    'Overlap',
+  )
+  const phaseRow = async () =>
+    (
+      await t.ctx.db.execute({
+        sql: 'select id, trading_days, last_trading_day from prop_phases where account_login = ? and status = 1',
+        args: [login],
+      })
+    ).rows[0]!
+  const openOne = async () => {
+    dealer = await t.staffToken(3, 'dealer-pass-1')
+    await ingest([{ symbol: 'EURUSD', bid: 1.1, ask: 1.1002 }])
+    const token = (await t.request('POST', '/sign/in', { body: { login, password: 'challenge-pass-1' } }))
+      .json.__token as string
+    const o = await t.request('POST', '/trade/open', {
+      token,
+      body: { login, cmd: 0, volume: 1, symbol: 'EURUSD', sl: 0, tp: 0 },
+    })
+    expect(o.status).toBe(200)
+  }
+  // pass B's context counts the phase on Sunday
+  const b = t.ctx as unknown as PropCtx
+  const trading = t.ports.get(TradingPort)
+  await openOne()
+  await evaluateAll(b, trading)
+  const phase = Number((await phaseRow()).id)
+  expect(phase % 1_440).toBeLessThan(22 * 60)
+  expect(Number((await phaseRow()).trading_days)).toBe(1)
+  // Monday 00:05: another position; the count has lost Sunday (planted): two days traded, none counted
+  clock.set(Date.UTC(2026, 11, 20, 23, 5))
+  await openOne()
+  await t.ctx.db.execute({ sql: 'update prop_phases set trading_days = 0 where id = ?', args: [phase] })
+  // B reads the phase (0 days, the last Sunday), then, while it reads the recent positions, pass A (a
+  // process of its own: every position counted anew) writes the right count; B then adds Monday to 0
+  let overlapped = 0
+  const racing: TradingApi = {
+    ...trading,
+    recentPositionsOf: async (logins, since) => {
+      if (!overlapped++) await evaluateAll({ ...t.ctx } as unknown as PropCtx, trading)
+      return trading.recentPositionsOf(logins, since)
+    },
+  }
+  await evaluateAll(b, racing)
+  expect(overlapped).toBeGreaterThan(0)
+  const after = await phaseRow()
+  expect([Number(after.trading_days), String(after.last_trading_day)]).toEqual([2, '2026-12-21'])
+})

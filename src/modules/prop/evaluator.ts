@@ -469,7 +469,7 @@ function planChunk(input: ChunkInput, snaps: Snapshots) {
   const raised: number[] = []
   const ended: { p: number; d: string; b: number; e: number }[] = []
   const days: { p: number; d: string; m: number; o: number; t: number }[] = []
-  const counts: { i: number; t: number; l: string; h: number }[] = []
+  const counts: { i: number; t: number; l: string; h: number; t0: number; l0: string }[] = []
   for (const p of phases) {
     const f = figures.get(p.accountLogin)
     if (!f) continue
@@ -515,7 +515,14 @@ function planChunk(input: ChunkInput, snaps: Snapshots) {
       p.lastTradingDay !== lastTradingDay ||
       p.highestEodBalance !== highest
     )
-      counts.push({ i: p.id, t: tradingDays, l: lastTradingDay, h: highest })
+      counts.push({
+        i: p.id,
+        t: tradingDays,
+        l: lastTradingDay,
+        h: highest,
+        t0: p.tradingDays,
+        l0: p.lastTradingDay,
+      })
     const v = verdict(rules, {
       initialBalance: p.initialBalance,
       balance: f.balance,
@@ -535,22 +542,31 @@ type ChunkPlan = ReturnType<typeof planChunk>
 
 /**
  * Each statement walks the JSON rows and finds its row by primary key (the unary + keeps the planner off
- * the status index, which would scan every active phase once per JSON row).
+ * the status index, which would scan every active phase once per JSON row). Two passes may overlap (a job
+ * lease that lapsed, the cron route beside the job), and the later writer must not undo what the other
+ * wrote from fresher reads: a day's minimum equity only falls, its positions opened and its trading day
+ * only grow, the highest end-of-day balance only grows, and the trading days are set only over the count
+ * this pass read (`t0`, `l0`: a pass that counted from a stale row leaves a recount standing; its next
+ * pass adds what it missed).
  */
 async function writeChunk(tx: Tx, { ended, days, counts }: ChunkPlan, now: number) {
   const field = (name: string) => sql.raw(`json_extract(j.value, '$.${name}')`)
   if (ended.length) await tx.run(endDays(JSON.stringify(ended)))
   if (days.length)
-    await tx.run(sql`update prop_days set min_equity = ${field('m')}, positions_opened = ${field('o')},
-        trading_day = ${field('t')}
+    await tx.run(sql`update prop_days set min_equity = min(min_equity, ${field('m')}),
+        positions_opened = max(positions_opened, ${field('o')}), trading_day = max(trading_day, ${field('t')})
       from json_each(${JSON.stringify(days)}) j
       where prop_days.phase_id = ${field('p')} and prop_days.day = ${field('d')}`)
-  if (counts.length)
-    await tx.run(sql`update prop_phases set trading_days = ${field('t')}, last_trading_day = ${field('l')},
-        highest_eod_balance = ${field('h')},
+  if (counts.length) {
+    const read = sql`trading_days = ${field('t0')} and last_trading_day = ${field('l0')}`
+    await tx.run(sql`update prop_phases set
+        trading_days = case when ${read} then ${field('t')} else trading_days end,
+        last_trading_day = case when ${read} then ${field('l')} else last_trading_day end,
+        highest_eod_balance = max(highest_eod_balance, ${field('h')}),
         updated_at = ${now}
       from json_each(${JSON.stringify(counts)}) j
       where prop_phases.id = ${field('i')} and +prop_phases.status = ${PHASE.active}`)
+  }
 }
 
 /**
