@@ -145,6 +145,8 @@ try {
   // ended days far enough back that no round of part 4 moves an open day onto one
   if (HISTORY > 0) {
     const file = createClient({ url: `file:${join(home.dir, 'app.db')}` })
+    // the server writes the same file meanwhile (its jobs, its checkpointer): wait for its lock
+    await file.execute('PRAGMA busy_timeout = 10000')
     await file.execute({
       sql: `insert into prop_days (phase_id, day, start_balance, start_equity, end_balance, end_equity,
           min_equity, created_at)
@@ -246,6 +248,7 @@ try {
   // 4. the next day: yesterday's rows not ended yet, today's not taken (as at a zone's midnight), PASSES
   // times (round r moves the open rows r days back: the days before are taken by the rounds before)
   const file = createClient({ url: `file:${join(home.dir, 'app.db')}` })
+  await file.execute('PRAGMA busy_timeout = 10000')
   const rollovers: number[] = []
   const afterRollover: number[] = []
   for (let r = 1; r <= PASSES; r++) {
