@@ -395,16 +395,16 @@ const jsonSet = (xs: readonly number[]) => JSON.stringify([...new Set(xs)])
  */
 function interest(ctx: CopyCtx) {
   type Ev = { payload: { login: number } }
+  /** Which of the events' logins the statement finds among them. */
+  const loginsIn = (stmt: typeof mastersIn) => async (q: Queryable, es: readonly Ev[]) => {
+    const found = numbers(await stmt(q, { logins: jsonSet(es.map((e) => e.payload.login)) }))
+    return es.map((e) => found.has(e.payload.login))
+  }
   /** Which of the events are a master's with live followers (what a fan-out needs). */
-  const mastersWithFollowers = async (q: Queryable, es: readonly Ev[]) => {
-    const masters = numbers(await mastersIn(q, { logins: jsonSet(es.map((e) => e.payload.login)) }))
-    return es.map((e) => masters.has(e.payload.login))
-  }
+  const mastersWithFollowers = loginsIn(mastersIn)
   /** Which of the events are a live master's (its statistics, its copies' stops). */
-  const ofMasters = async (es: readonly Ev[]) => {
-    const masters = numbers(await liveMastersIn(ctx.db, { logins: jsonSet(es.map((e) => e.payload.login)) }))
-    return es.map((e) => masters.has(e.payload.login))
-  }
+  const liveMasters = loginsIn(liveMastersIn)
+  const ofMasters = (es: readonly Ev[]) => liveMasters(ctx.db, es)
   return {
     /**
      * Which of a batch of opens are a master's with live followers, read in the opens' own transaction
