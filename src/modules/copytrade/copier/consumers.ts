@@ -45,16 +45,16 @@ async function liveMaster(tx: Tx, login: number) {
  * the others; after the commit the pending ones are opened (copier/open-copy.ts). Copies of copies are
  * not made.
  */
-async function masterOpened(ctx: CopyCtx, e: DeliveredEvent<TradePayload>, tx: Tx) {
+async function masterOpened(ctx: CopyCtx, e: DeliveredEvent<TradePayload>, tx: Tx): Promise<number[]> {
   const p = e.payload
   const master = await liveMaster(tx, p.login)
-  if (master?.enabled !== 1) return
+  if (master?.enabled !== 1) return []
   const [copy] = await tx
     .select({ id: copyLinks.id })
     .from(copyLinks)
     .where(eq(copyLinks.followerTicket, p.ticket))
     .limit(1)
-  if (copy) return
+  if (copy) return []
   const subs = await tx
     .select()
     .from(copySubscriptions)
@@ -66,8 +66,9 @@ async function masterOpened(ctx: CopyCtx, e: DeliveredEvent<TradePayload>, tx: T
         liveSubscription,
       ),
     )
-  if (subs.length === 0) return
+  if (subs.length === 0) return []
   const now = ctx.clock.now()
+  const pending: number[] = []
   const rows = subs.map((s) => {
     const why =
       s.status !== SUB_STATUS.ACTIVE
@@ -95,10 +96,16 @@ async function masterOpened(ctx: CopyCtx, e: DeliveredEvent<TradePayload>, tx: T
   for (let i = 0; i < rows.length; i += 500) {
     const chunk = rows.slice(i, i + 500)
     if (chunk.every((r) => r.status === 'pending')) {
-      await tx.insert(copyLinks).values(chunk).onConflictDoNothing()
+      const made = await tx
+        .insert(copyLinks)
+        .values(chunk)
+        .onConflictDoNothing()
+        .returning({ id: copyLinks.id })
+      for (const l of made) pending.push(l.id)
       continue
     }
     const made = await tx.insert(copyLinks).values(chunk).onConflictDoNothing().returning()
+    for (const l of made) if (l.status === 'pending') pending.push(l.id)
     const skipped = made.filter((l) => l.status === 'skipped')
     if (skipped.length > 0)
       await tx
@@ -124,19 +131,14 @@ async function masterOpened(ctx: CopyCtx, e: DeliveredEvent<TradePayload>, tx: T
         )
         .onConflictDoNothing()
   }
+  return pending
 }
 
-async function pendingOf(ctx: CopyCtx, masterTicket: number, status: 'pending' | 'closing') {
-  return (
-    await ctx.db
-      .select({ id: copyLinks.id })
-      .from(copyLinks)
-      .where(and(eq(copyLinks.masterTicket, masterTicket), eq(copyLinks.status, status)))
-  ).map((r) => r.id)
-}
-
-/** The master's close: its links move to `closing` (FULL_SYNC, CLOSE_ONLY) or end (OPEN_ONLY). */
-async function masterClosedTx(ctx: CopyCtx, p: TradePayload, tx: Tx) {
+/**
+ * The master's close: its links move to `closing` (FULL_SYNC, CLOSE_ONLY) or end (OPEN_ONLY). The ids of
+ * those that are to close now.
+ */
+async function masterClosedTx(ctx: CopyCtx, p: TradePayload, tx: Tx): Promise<number[]> {
   const links = await tx
     .select({ id: copyLinks.id, status: copyLinks.status, settings: copySubscriptions.settings })
     .from(copyLinks)
@@ -144,8 +146,9 @@ async function masterClosedTx(ctx: CopyCtx, p: TradePayload, tx: Tx) {
     .where(
       and(eq(copyLinks.masterTicket, p.ticket), inArray(copyLinks.status, ['pending', 'opening', 'open'])),
     )
-  if (links.length === 0) return
+  if (links.length === 0) return []
   const closes = (l: { settings: string }) => copiesCloses(settingsOf(l).copy_mode)
+  const closing = links.filter((l) => l.status === 'open' && closes(l))
   const groups = [
     {
       from: 'pending' as const,
@@ -154,7 +157,7 @@ async function masterClosedTx(ctx: CopyCtx, p: TradePayload, tx: Tx) {
     },
     {
       from: 'open' as const,
-      ids: links.filter((l) => l.status === 'open' && closes(l)),
+      ids: closing,
       set: { status: 'closing' as const, reason: 'the master closed', leaseUntil: 0 },
     },
     {
@@ -181,6 +184,7 @@ async function masterClosedTx(ctx: CopyCtx, p: TradePayload, tx: Tx) {
             eq(copyLinks.status, g.from),
           ),
         )
+  return closing.map((l) => l.id)
 }
 
 /** A follower's copy closed (whole or part, by anyone): its result counts, and a profit share accrues. */
@@ -428,7 +432,16 @@ function interest(ctx: CopyCtx) {
 /** Copy trading's reactions to trading's events (README: copying). */
 export function copyConsumers(ctx: CopyCtx): Consumer<any>[] {
   const cares = interest(ctx)
+  // what a delivery's transaction leaves its after-step, by event id: the reward accruals to settle and
+  // the links to open or close (no read per event after the commit; a 1,000-follower close brings 1,000
+  // copies' close events). Kept in memory: a crash between the two leaves the links to the reconcile job.
   const accrued = new Map<number, number[]>()
+  const links = new Map<number, number[]>()
+  const take = (m: Map<number, number[]>, id: number) => {
+    const v = m.get(id) ?? []
+    m.delete(id)
+    return v
+  }
   const opened = (
     name: string,
     topic: typeof TradeOpened | typeof TradeActivated,
@@ -437,8 +450,10 @@ export function copyConsumers(ctx: CopyCtx): Consumer<any>[] {
     topic: topic as typeof TradeOpened,
     interested: cares.mastersWithFollowers,
     wants: cares.wantOpens,
-    handle: (e, tx) => masterOpened(ctx, e, tx),
-    after: async (e) => openLinks(ctx, await pendingOf(ctx, e.payload.ticket, 'pending')),
+    async handle(e, tx) {
+      links.set(e.id, await masterOpened(ctx, e, tx))
+    },
+    after: (e) => openLinks(ctx, take(links, e.id)),
   })
   const closed = (
     name: string,
@@ -449,7 +464,7 @@ export function copyConsumers(ctx: CopyCtx): Consumer<any>[] {
     wants: cares.masterOrCopy,
     async handle(e, tx) {
       const p = e.payload
-      await masterClosedTx(ctx, p, tx)
+      links.set(e.id, await masterClosedTx(ctx, p, tx))
       await masterStatsTx(ctx, tx, p.login, netOf(p), p.volume)
       const id = await copyClosedTx(
         ctx,
@@ -484,10 +499,9 @@ export function copyConsumers(ctx: CopyCtx): Consumer<any>[] {
       for (const [eventId, id] of await copiesClosedTx(ctx, tx, events)) accrued.set(eventId, [id])
     },
     async after(e) {
-      await closeLinks(ctx, await pendingOf(ctx, e.payload.ticket, 'closing'))
-      const ids = accrued.get(e.id)
-      accrued.delete(e.id)
-      if (ids) await settleRewards(ctx, ids)
+      await closeLinks(ctx, take(links, e.id))
+      const ids = take(accrued, e.id)
+      if (ids.length > 0) await settleRewards(ctx, ids)
     },
   })
   const partial: Consumer<TradePayload & { closed_ticket: number }> = {
@@ -532,9 +546,8 @@ export function copyConsumers(ctx: CopyCtx): Consumer<any>[] {
         part?.closePrice ?? 0,
         part?.closeTime ?? ctx.clock.now(),
       )
-      const ids = accrued.get(e.id)
-      accrued.delete(e.id)
-      if (ids) await settleRewards(ctx, ids)
+      const ids = take(accrued, e.id)
+      if (ids.length > 0) await settleRewards(ctx, ids)
     },
   }
   // a master's pending order cancelled or expired: its copies go (a copy already triggered is closed);
@@ -546,7 +559,7 @@ export function copyConsumers(ctx: CopyCtx): Consumer<any>[] {
     async handle(e, tx) {
       const p = e.payload
       const now = ctx.clock.now()
-      await tx
+      const closing = await tx
         .update(copyLinks)
         .set({
           status: 'closing',
@@ -555,6 +568,11 @@ export function copyConsumers(ctx: CopyCtx): Consumer<any>[] {
           updatedAt: now,
         })
         .where(and(eq(copyLinks.masterTicket, p.ticket), eq(copyLinks.status, 'open')))
+        .returning({ id: copyLinks.id })
+      links.set(
+        e.id,
+        closing.map((l) => l.id),
+      )
       await tx
         .update(copyLinks)
         .set({ status: 'skipped', reason: 'MASTER_CLOSED', updatedAt: now })
@@ -564,7 +582,7 @@ export function copyConsumers(ctx: CopyCtx): Consumer<any>[] {
         .set({ status: 'ended', reason: `CLOSED_${p.state.toUpperCase()}`, updatedAt: now })
         .where(and(eq(copyLinks.followerTicket, p.ticket), eq(copyLinks.status, 'open')))
     },
-    after: async (e) => closeLinks(ctx, await pendingOf(ctx, e.payload.ticket, 'closing')),
+    after: (e) => closeLinks(ctx, take(links, e.id)),
   })
   const modified: Consumer<TradePayload> = {
     name: 'copytrade.modified',
