@@ -141,6 +141,7 @@ try {
   const openSeconds = (performance.now() - t0) / 1000
   const sentinels = bought.slice(CHALLENGES)
   await open(sentinels[0]!.login, 'EURUSD', 100)
+  const sentinelOpenMid = mid.get('EURUSD')!
 
   // ended days far enough back that no round of part 4 moves an open day onto one
   if (HISTORY > 0) {
@@ -207,8 +208,10 @@ try {
       | undefined
   t0 = performance.now()
   for (let sent = 0; sent < FLOOD; sent += 100) await ingest(Array.from({ length: 100 }, walk))
-  // 1 lot, 1% lower: about 1,000 USD lost, over the 500 of the daily limit
-  mid.set('EURUSD', mid.get('EURUSD')! * 0.99)
+  // 1 lot, 1% under its open (or under the walk's price, if lower): about 1,000 USD lost, over the 500 of
+  // the daily limit. 1% under the walk's price alone left it short when EURUSD's walk rose by more than
+  // about 0.5% (one run in several ended "no breach recorded": the walk's spread over ~1,700 ticks is ~0.5%)
+  mid.set('EURUSD', Math.min(mid.get('EURUSD')!, sentinelOpenMid) * 0.99)
   await ingest([quote('EURUSD')])
   const deadline = (what: string) => {
     const until = Date.now() + 60_000
