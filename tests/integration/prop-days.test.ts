@@ -285,10 +285,11 @@ test("trading days at midnight: the day's first pass adds yesterday's last posit
   expect((await pass()).tradingDays).toBe(1)
 })
 
-test("the day's first pass when another writer made a phase's day first: that row's start ends the day before", async () => {
+/** A phase of a new challenge that has had its first pass: its id and its program's zone. */
+async function evaluatedPhase(name: string) {
   const { challenge: id } = await challengeOf(
     { profit_target_pct: 50, daily_loss_pct: 5, total_loss_pct: 10 },
-    'Raced day',
+    name,
   )
   await t.runJob('prop.evaluate')
   const phase = (await t.request('GET', `/prop/challenges/${id}`, { token: await t.customerToken() })).json
@@ -297,6 +298,21 @@ test("the day's first pass when another writer made a phase's day first: that ro
     (await t.ctx.db.execute({ sql: 'select time_zone from prop_phases where id = ?', args: [phase] }))
       .rows[0]!.time_zone,
   )
+  return { phase, zone }
+}
+
+/** A phase's days in order: start balance, start equity, end balance, end equity. */
+async function startsAndEnds(phase: number) {
+  return (
+    await t.ctx.db.execute({
+      sql: 'select start_balance, start_equity, end_balance, end_equity from prop_days where phase_id = ? order by day',
+      args: [phase],
+    })
+  ).rows.map((r) => [r.start_balance, r.start_equity, r.end_balance, r.end_equity].map((v) => v && Number(v)))
+}
+
+test("the day's first pass when another writer made a phase's day first: that row's start ends the day before", async () => {
+  const { phase, zone } = await evaluatedPhase('Raced day')
   // the next day, no tick yet: the pass reads the open days (yesterday's only), then, while it reads the
   // positions, the engine's first tick of the day writes today's row with figures of its own
   clock.advance(DAY)
@@ -323,16 +339,31 @@ test("the day's first pass when another writer made a phase's day first: that ro
   }
   await evaluateAll(t.ctx as unknown as PropCtx, racing)
   expect(raced).toBeGreaterThan(0)
-  const days = (
-    await t.ctx.db.execute({
-      sql: 'select start_balance, start_equity, end_balance, end_equity from prop_days where phase_id = ? order by day',
-      args: [phase],
-    })
-  ).rows.map((r) => [r.start_balance, r.start_equity, r.end_balance, r.end_equity].map((v) => v && Number(v)))
+  const days = await startsAndEnds(phase)
   // the row that existed decides: yesterday ends where it says today started, and it is kept as it was
   expect(days).toHaveLength(2)
   expect(days[0]!.slice(2)).toEqual([123456, 123400])
   expect(days[1]).toEqual([123456, 123400, null, null])
+})
+
+test("days no pass ended (the evaluator stopped while the engine took each day's snapshot) all end at the next pass", async () => {
+  const { phase, zone } = await evaluatedPhase('Missed days')
+  // two days without a pass: the engine's first tick of each takes its snapshot
+  for (let k = 1; k <= 2; k++) {
+    clock.advance(DAY)
+    const figures = { balance: 1_000_000 + k, equity: 999_000 + k }
+    await daySnapshots(t.ctx as unknown as PropCtx, [
+      { phaseId: phase, day: localDay(clock.now(), zone), now: figures },
+    ])
+  }
+  clock.advance(DAY)
+  await t.runJob('prop.evaluate')
+  const days = await startsAndEnds(phase)
+  expect(days).toHaveLength(4)
+  const today = days[3]!
+  expect(today.slice(2)).toEqual([null, null])
+  // every day before today ends, where today started
+  for (const d of days.slice(0, 3)) expect(d.slice(2)).toEqual(today.slice(0, 2))
 })
 
 test('two passes that overlap: the one that read the phase first does not undo the recount the other wrote', async () => {
