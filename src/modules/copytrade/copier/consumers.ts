@@ -3,6 +3,7 @@ import type { Queryable, Tx } from '../../../kernel/db/client'
 import { inJsonArray, statement } from '../../../kernel/db/statement'
 import type { Consumer, DeliveredEvent } from '../../../kernel/events/topic'
 import {
+  type OrderState,
   TradeActivated,
   TradeCancelled,
   TradeClosed,
@@ -187,7 +188,10 @@ async function masterClosedTx(ctx: CopyCtx, p: TradePayload, tx: Tx): Promise<nu
   return closing.map((l) => l.id)
 }
 
-/** A follower's copy closed (whole or part, by anyone): its result counts, and a profit share accrues. */
+/**
+ * A follower's copy closed (whole or part, by anyone): its result counts, and a profit share accrues (its
+ * id). Null when the ticket is no copy's.
+ */
 async function copyClosedTx(
   ctx: CopyCtx,
   tx: Tx,
@@ -200,7 +204,7 @@ async function copyClosedTx(
     reason: string
   },
   linkTicket: number,
-) {
+): Promise<{ accrual: number | null } | null> {
   const [row] = await tx
     .select({ link: copyLinks, sub: copySubscriptions })
     .from(copyLinks)
@@ -223,15 +227,16 @@ async function copyClosedTx(
       .update(copyLinks)
       .set({ status: 'ended', reason: closed.reason, updatedAt: ctx.clock.now() })
       .where(and(eq(copyLinks.id, link.id), eq(copyLinks.status, 'open')))
-  if (sub.rewardType !== REWARD.PROFIT_SHARE_PER_TRADE) return null
+  const none = { accrual: null }
+  if (sub.rewardType !== REWARD.PROFIT_SHARE_PER_TRADE) return none
   const [master] = await tx.select().from(copyMasters).where(eq(copyMasters.id, sub.masterId))
-  if (!master) return null
+  if (!master) return none
   // on the terms the follower accepted
   const policy = rewardPolicyOf(sub)
-  if (policy.reward_type !== REWARD.PROFIT_SHARE_PER_TRADE) return null
+  if (policy.reward_type !== REWARD.PROFIT_SHARE_PER_TRADE) return none
   const amount = profitShare(closed.net, policy.percent)
-  if (amount <= 0) return null
-  return accrueTx(ctx, tx, sub, master, {
+  if (amount <= 0) return none
+  const accrual = await accrueTx(ctx, tx, sub, master, {
     key: `profit:${closed.ticket}`,
     type: REWARD.PROFIT_SHARE_PER_TRADE,
     base: closed.net,
@@ -239,6 +244,7 @@ async function copyClosedTx(
     currency: e.payload.currency,
     note: `${policy.percent} % of the copy's net result (ticket ${closed.ticket})`,
   })
+  return { accrual }
 }
 
 /**
@@ -437,6 +443,7 @@ export function copyConsumers(ctx: CopyCtx): Consumer<any>[] {
   // copies' close events). Kept in memory: a crash between the two leaves the links to the reconcile job.
   const accrued = new Map<number, number[]>()
   const links = new Map<number, number[]>()
+  const parts = new Map<number, OrderState | null>()
   const take = (m: Map<number, number[]>, id: number) => {
     const v = m.get(id) ?? []
     m.delete(id)
@@ -466,7 +473,7 @@ export function copyConsumers(ctx: CopyCtx): Consumer<any>[] {
       const p = e.payload
       links.set(e.id, await masterClosedTx(ctx, p, tx))
       await masterStatsTx(ctx, tx, p.login, netOf(p), p.volume)
-      const id = await copyClosedTx(
+      const copy = await copyClosedTx(
         ctx,
         tx,
         e,
@@ -479,7 +486,7 @@ export function copyConsumers(ctx: CopyCtx): Consumer<any>[] {
         },
         p.ticket,
       )
-      if (id) accrued.set(e.id, [id])
+      if (copy?.accrual) accrued.set(e.id, [copy.accrual])
     },
     // a pass of copies' closes (a master's followers) in a few statements; a master's events one by one
     async handleMany(events, tx) {
@@ -511,41 +518,50 @@ export function copyConsumers(ctx: CopyCtx): Consumer<any>[] {
     async handle(e, tx) {
       const p = e.payload
       const part = (await ctx.trading.orderStates([p.closed_ticket])).get(p.closed_ticket)
-      if (!part) return
-      const net = part.profit + part.commission + part.storage
       // the master's statistics count the closed part once, from its own trade.closed (closeTx emits it)
-      const id = await copyClosedTx(
-        ctx,
-        tx,
-        e,
-        {
-          ticket: p.closed_ticket,
-          net,
-          closeTime: part.closeTime,
-          whole: false,
-          reason: '',
-        },
-        p.ticket,
-      )
-      if (id) accrued.set(e.id, [id])
+      const copy =
+        part &&
+        (await copyClosedTx(
+          ctx,
+          tx,
+          e,
+          {
+            ticket: p.closed_ticket,
+            net: part.profit + part.commission + part.storage,
+            closeTime: part.closeTime,
+            whole: false,
+            reason: '',
+          },
+          p.ticket,
+        ))
+      if (copy) {
+        if (copy.accrual) accrued.set(e.id, [copy.accrual])
+        return
+      }
+      // no copy's part: a master's, whose followers' copies close the same part after the commit (a
+      // copy's part has no links of its own to read: copies are not copied)
+      parts.set(e.id, part ?? null)
     },
     async after(e) {
       const p = e.payload
-      const links = await ctx.db
-        .select()
-        .from(copyLinks)
-        .innerJoin(copySubscriptions, eq(copySubscriptions.id, copyLinks.subscriptionId))
-        .where(and(eq(copyLinks.masterTicket, p.ticket), eq(copyLinks.status, 'open')))
-      const part = (await ctx.trading.orderStates([p.closed_ticket])).get(p.closed_ticket)
-      await partialCloseLinks(
-        ctx,
-        links
-          .filter((r) => copiesCloses(settingsOf(r.copy_subscriptions).copy_mode))
-          .map((r) => r.copy_links),
-        p.volume,
-        part?.closePrice ?? 0,
-        part?.closeTime ?? ctx.clock.now(),
-      )
+      if (parts.has(e.id)) {
+        const part = parts.get(e.id)
+        parts.delete(e.id)
+        const links = await ctx.db
+          .select()
+          .from(copyLinks)
+          .innerJoin(copySubscriptions, eq(copySubscriptions.id, copyLinks.subscriptionId))
+          .where(and(eq(copyLinks.masterTicket, p.ticket), eq(copyLinks.status, 'open')))
+        await partialCloseLinks(
+          ctx,
+          links
+            .filter((r) => copiesCloses(settingsOf(r.copy_subscriptions).copy_mode))
+            .map((r) => r.copy_links),
+          p.volume,
+          part?.closePrice ?? 0,
+          part?.closeTime ?? ctx.clock.now(),
+        )
+      }
       const ids = take(accrued, e.id)
       if (ids.length > 0) await settleRewards(ctx, ids)
     },
