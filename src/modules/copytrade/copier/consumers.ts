@@ -547,14 +547,14 @@ export function copyConsumers(ctx: CopyCtx): Consumer<any>[] {
       if (parts.has(e.id)) {
         const part = parts.get(e.id)
         parts.delete(e.id)
-        const links = await ctx.db
+        const open = await ctx.db
           .select()
           .from(copyLinks)
           .innerJoin(copySubscriptions, eq(copySubscriptions.id, copyLinks.subscriptionId))
           .where(and(eq(copyLinks.masterTicket, p.ticket), eq(copyLinks.status, 'open')))
         await partialCloseLinks(
           ctx,
-          links
+          open
             .filter((r) => copiesCloses(settingsOf(r.copy_subscriptions).copy_mode))
             .map((r) => r.copy_links),
           p.volume,
