@@ -544,9 +544,8 @@ export function copyConsumers(ctx: CopyCtx): Consumer<any>[] {
     },
     async after(e) {
       const p = e.payload
-      if (parts.has(e.id)) {
-        const part = parts.get(e.id)
-        parts.delete(e.id)
+      const part = parts.get(e.id)
+      if (parts.delete(e.id)) {
         const open = await ctx.db
           .select()
           .from(copyLinks)
