@@ -143,16 +143,15 @@ try {
   await open(sentinels[0]!.login, 'EURUSD', 100)
   const sentinelOpenMid = mid.get('EURUSD')!
 
-  // ended days far enough back that no round of part 4 moves an open day onto one
+  // settled days far enough back that no round of part 4 moves a latest day onto one
   if (HISTORY > 0) {
     const file = createClient({ url: `file:${join(home.dir, 'app.db')}` })
     // the server writes the same file meanwhile (its jobs, its checkpointer): wait for its lock
     await file.execute('PRAGMA busy_timeout = 10000')
     await file.execute({
-      sql: `insert into prop_days (phase_id, day, start_balance, start_equity, end_balance, end_equity,
-          min_equity, created_at)
+      sql: `insert into prop_days (phase_id, day, start_balance, start_equity, min_equity, settled, created_at)
         select p.id, date('now', '-' || (1000 + k.value) || ' day'), p.initial_balance, p.initial_balance,
-          p.initial_balance, p.initial_balance, p.initial_balance, 0
+          p.initial_balance, 1, 0
         from prop_phases p, json_each(?) k where p.status = 1`,
       args: [JSON.stringify(Array.from({ length: HISTORY }, (_, k) => k))],
     })
@@ -249,27 +248,34 @@ try {
     latencies.push(b.detected_time_ms - sentAt)
   }
   // 4. the next day: yesterday's rows not ended yet, today's not taken (as at a zone's midnight), PASSES
-  // times (round r moves the open rows r days back: the days before are taken by the rounds before)
+  // times (round r moves each phase's latest row r days back: the days before are taken by the rounds
+  // before)
   const file = createClient({ url: `file:${join(home.dir, 'app.db')}` })
   await file.execute('PRAGMA busy_timeout = 10000')
   const rollovers: number[] = []
   const afterRollover: number[] = []
   for (let r = 1; r <= PASSES; r++) {
-    await file.execute(`update prop_days set day = date(day, '-${r} day') where end_balance is null`)
+    await file.execute(`update prop_days set day = date(day, '-${r} day')
+      where (phase_id, day) in (select phase_id, max(day) from prop_days group by phase_id)`)
+    const passAt = Date.now()
     for (const into of [rollovers, afterRollover])
       into.push(
         (await ok(call(base, 'POST', '/cron/prop.evaluate', { headers: { 'x-cron-secret': CRON } }))).ms,
       )
+    // every active phase's latest day is the one its first pass made today, settled
+    const left = Number(
+      (
+        await file.execute({
+          sql: `select count(*) as n from prop_phases p join prop_days d on d.rowid =
+              (select x.rowid from prop_days x where x.phase_id = p.id order by x.day desc limit 1)
+            where p.status = 1 and (d.created_at < ? or d.settled = 0)`,
+          args: [passAt],
+        })
+      ).rows[0]!.n,
+    )
+    if (left > 0) throw new Error(`${left} phases' days were not settled by the next day's first pass`)
   }
-  const left = Number(
-    (
-      await file.execute(
-        'select count(*) as n from (select phase_id from prop_days where end_balance is null group by phase_id having count(*) > 1)',
-      )
-    ).rows[0]!.n,
-  )
   file.close()
-  if (left > 0) throw new Error(`${left} days of yesterday were not ended by the next day's first pass`)
 
   console.log(
     `prop, embedded default, ${CHALLENGES} challenges with a position each over ${symbols.length - closed.size} symbols, ${HISTORY} ended days and ${POSITIONS} closed positions each before the passes`,

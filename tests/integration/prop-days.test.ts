@@ -93,25 +93,45 @@ test("a day ends with the next one's start: its end balance is the balance, its 
   await t.runJob('prop.evaluate')
   const phase = (await t.request('GET', `/prop/challenges/${id}`, { token: await t.customerToken() })).json
     .current_phase.id as number
-  const days = (
-    await t.ctx.db.execute({
-      sql: 'select day, start_balance, start_equity, end_balance, end_equity from prop_days where phase_id = ? order by day',
-      args: [phase],
-    })
-  ).rows.map((r) => ({ ...r }))
-  expect(days).toHaveLength(2)
-  const [wednesday, thursday] = days as unknown as {
-    start_balance: number
-    start_equity: number
-    end_balance: number | null
-    end_equity: number | null
-  }[]
+  const [thursday, wednesday] = await metricsOf(id)
+  expect(wednesday).toBeDefined()
   // the position floats: the day started with more equity than balance
   expect(thursday!.start_equity).toBeGreaterThan(thursday!.start_balance)
   expect(wednesday!.end_balance).toBe(thursday!.start_balance)
   expect(wednesday!.end_equity).toBe(thursday!.start_equity)
+  expect(wednesday!.profit).toBeCloseTo(thursday!.start_balance - wednesday!.start_balance, 2)
   expect(thursday!.end_balance).toBeNull()
+  expect(thursday!.end_equity).toBeNull()
+  expect(thursday!.profit).toBeNull()
+  // the engine's tick made Thursday's row unsettled; the pass settled it with Wednesday
+  expect(await settledOf(phase)).toEqual([1, 1])
 })
+
+/** A challenge's metrics rows (GET /prop/challenges/{id}/metrics), newest first. */
+async function metricsOf(challenge: number) {
+  const r = await t.request('GET', `/prop/challenges/${challenge}/metrics`, {
+    token: await t.customerToken(),
+  })
+  expect(r.status).toBe(200)
+  return r.json.rows as {
+    day: string
+    start_balance: number
+    start_equity: number
+    end_balance: number | null
+    end_equity: number | null
+    profit: number | null
+  }[]
+}
+
+/** Each of a phase's days, oldest first: whether the days before it are settled. */
+async function settledOf(phase: number) {
+  return (
+    await t.ctx.db.execute({
+      sql: 'select settled from prop_days where phase_id = ? order by day',
+      args: [phase],
+    })
+  ).rows.map((r) => Number(r.settled))
+}
 
 test('day snapshots: a row another writer made first decides its phase; the others are what was sent', async () => {
   const ctx = t.ctx as unknown as PropCtx
@@ -285,7 +305,7 @@ test("trading days at midnight: the day's first pass adds yesterday's last posit
   expect((await pass()).tradingDays).toBe(1)
 })
 
-/** A phase of a new challenge that has had its first pass: its id and its program's zone. */
+/** A phase of a new challenge that has had its first pass: its id, its challenge's and its program's zone. */
 async function evaluatedPhase(name: string) {
   const { challenge: id } = await challengeOf(
     { profit_target_pct: 50, daily_loss_pct: 5, total_loss_pct: 10 },
@@ -298,21 +318,21 @@ async function evaluatedPhase(name: string) {
     (await t.ctx.db.execute({ sql: 'select time_zone from prop_phases where id = ?', args: [phase] }))
       .rows[0]!.time_zone,
   )
-  return { phase, zone }
+  return { phase, zone, challenge: id as number }
 }
 
-/** A phase's days in order: start balance, start equity, end balance, end equity. */
-async function startsAndEnds(phase: number) {
+/** A phase's days in order: start balance, start equity (minor units), whether its predecessors are settled. */
+async function startsOf(phase: number) {
   return (
     await t.ctx.db.execute({
-      sql: 'select start_balance, start_equity, end_balance, end_equity from prop_days where phase_id = ? order by day',
+      sql: 'select start_balance, start_equity, settled from prop_days where phase_id = ? order by day',
       args: [phase],
     })
-  ).rows.map((r) => [r.start_balance, r.start_equity, r.end_balance, r.end_equity].map((v) => v && Number(v)))
+  ).rows.map((r) => [r.start_balance, r.start_equity, r.settled].map(Number))
 }
 
 test("the day's first pass when another writer made a phase's day first: that row's start ends the day before", async () => {
-  const { phase, zone } = await evaluatedPhase('Raced day')
+  const { phase, zone, challenge } = await evaluatedPhase('Raced day')
   // the next day, no tick yet: the pass reads the open days (yesterday's only), then, while it reads the
   // positions, the engine's first tick of the day writes today's row with figures of its own
   clock.advance(DAY)
@@ -339,15 +359,18 @@ test("the day's first pass when another writer made a phase's day first: that ro
   }
   await evaluateAll(t.ctx as unknown as PropCtx, racing)
   expect(raced).toBeGreaterThan(0)
-  const days = await startsAndEnds(phase)
-  // the row that existed decides: yesterday ends where it says today started, and it is kept as it was
+  // the row that existed decides: it is kept as it was, and settled; yesterday ends where it says today
+  // started
+  const days = await startsOf(phase)
   expect(days).toHaveLength(2)
-  expect(days[0]!.slice(2)).toEqual([123456, 123400])
-  expect(days[1]).toEqual([123456, 123400, null, null])
+  expect(days[1]).toEqual([123456, 123400, 1])
+  const [today, yesterday] = await metricsOf(challenge)
+  expect([today!.end_balance, today!.end_equity]).toEqual([null, null])
+  expect([yesterday!.end_balance, yesterday!.end_equity]).toEqual([1234.56, 1234])
 })
 
-test("days no pass ended (the evaluator stopped while the engine took each day's snapshot) all end at the next pass", async () => {
-  const { phase, zone } = await evaluatedPhase('Missed days')
+test("days no pass settled (the evaluator stopped while the engine took each day's snapshot): each ends where the next started, all settled by the next pass", async () => {
+  const { phase, zone, challenge } = await evaluatedPhase('Missed days')
   // two days without a pass: the engine's first tick of each takes its snapshot
   for (let k = 1; k <= 2; k++) {
     clock.advance(DAY)
@@ -358,12 +381,30 @@ test("days no pass ended (the evaluator stopped while the engine took each day's
   }
   clock.advance(DAY)
   await t.runJob('prop.evaluate')
-  const days = await startsAndEnds(phase)
+  const days = await startsOf(phase)
   expect(days).toHaveLength(4)
-  const today = days[3]!
-  expect(today.slice(2)).toEqual([null, null])
-  // every day before today ends, where today started
-  for (const d of days.slice(0, 3)) expect(d.slice(2)).toEqual(today.slice(0, 2))
+  // the pass settled the engine's two rows with the day it inserted
+  expect(days.map((d) => d[2])).toEqual([1, 1, 1, 1])
+  // each day ends where the next one started, as the metrics show it
+  const metrics = (await metricsOf(challenge)).reverse()
+  expect(metrics).toHaveLength(4)
+  for (let k = 0; k < 3; k++) {
+    expect(metrics[k]!.end_balance).toBe(metrics[k + 1]!.start_balance)
+    expect(metrics[k]!.end_equity).toBe(metrics[k + 1]!.start_equity)
+  }
+  expect(metrics[3]!.end_balance).toBeNull()
+  // every day's end counts for the highest end-of-day balance: the engine's second snapshot is the highest
+  // (today started at the account's balance, 1,000,000)
+  expect(days[3]![0]).toBe(1_000_000)
+  const highest = Number(
+    (
+      await t.ctx.db.execute({
+        sql: 'select highest_eod_balance as h from prop_phases where id = ?',
+        args: [phase],
+      })
+    ).rows[0]!.h,
+  )
+  expect(highest).toBe(1_000_002)
 })
 
 test('two passes that overlap: the one that read the phase first does not undo the recount the other wrote', async () => {

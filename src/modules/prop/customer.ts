@@ -232,11 +232,15 @@ export async function challengeMetrics(ctx: PropCtx, brandId: number, customerId
         .orderBy(desc(propDays.day))
         .limit(1000)
     : []
+  // newest first: a phase's next day, whose start ends the day, comes before it
+  const later = new Map<number, (typeof rows)[number]>()
   return {
     challenge_id: c.id,
     rows: rows.map((d) => {
       const p = byId.get(d.phaseId)!
-      return dayView(d, p.currency, p.phaseIndex)
+      const view = dayView(d, p.currency, p.phaseIndex, later.get(d.phaseId))
+      later.set(d.phaseId, d)
+      return view
     }),
   }
 }

@@ -30,10 +30,17 @@ import {
   type WantedDay,
 } from './state'
 
-/** What a pass reads of a day not ended yet. */
+/** What a pass reads of a phase's latest day, and of the days it settles. */
 type DayRow = Pick<
   typeof propDays.$inferSelect,
-  'phaseId' | 'day' | 'startBalance' | 'startEquity' | 'minEquity' | 'positionsOpened' | 'tradingDay'
+  | 'phaseId'
+  | 'day'
+  | 'startBalance'
+  | 'startEquity'
+  | 'minEquity'
+  | 'positionsOpened'
+  | 'tradingDay'
+  | 'settled'
 >
 
 type DayOf = (ms: number, zone: string) => string
@@ -226,20 +233,38 @@ function memo<T>(f: (key: string) => T) {
   }
 }
 
-// every column an integer but the day: the JSON text carries them exactly; found through prop_days_open
-export const OPEN_DAYS = `
-  select json_group_array(json_array(phase_id, day, start_balance, start_equity, min_equity, positions_opened,
-    trading_day)) as rows
-  from prop_days where phase_id in (select value from json_each(?)) and end_balance is null`
+const DAY_COLUMNS = `json_array(d.phase_id, d.day, d.start_balance, d.start_equity, d.min_equity,
+  d.positions_opened, d.trading_day, d.settled)`
 
 /**
- * The days not ended yet of these phases (today's, and a previous one the pass ends), as one JSON text:
- * read as rows, the 10,000 of a later pass took a quarter of it.
+ * Each phase's latest day, found by the primary key (its rowid from the last entry of the phase's range):
+ * every column an integer but the day, so the JSON text carries them exactly.
  */
-async function openDaysOf(ctx: PropCtx, ids: number[]) {
-  type Raw = [number, string, number, number, number, number, number]
+export const LATEST_DAYS = `
+  select json_group_array(${DAY_COLUMNS}) as rows
+  from json_each(?) j join prop_days d on d.rowid =
+    (select x.rowid from prop_days x where x.phase_id = j.value order by x.day desc limit 1)`
+
+/**
+ * The days of phases whose latest day is not settled: from the latest settled one (the first day the
+ * pass ends), or every day when none is. Walked back by the primary key: one or two days usually.
+ */
+export const SINCE_SETTLED = `
+  select json_group_array(${DAY_COLUMNS}) as rows
+  from json_each(?) j join prop_days d on d.phase_id = j.value and d.day >= coalesce(
+    (select x.day from prop_days x where x.phase_id = j.value and x.settled = 1 order by x.day desc limit 1), '')`
+
+type RawDay = [number, string, number, number, number, number, number, number]
+
+/**
+ * The days a pass works with, per phase, oldest first: its latest day when that is settled (today's on
+ * every pass but the day's first, yesterday's on that one); else every day from the latest settled one.
+ * Read as one JSON text each: read as rows, the 10,000 of a later pass took a quarter of it.
+ */
+async function passDaysOf(ctx: PropCtx, ids: number[]) {
   const out = new Map<number, DayRow[]>()
-  for (const [
+  const unsettled: number[] = []
+  const add = ([
     phaseId,
     day,
     startBalance,
@@ -247,28 +272,33 @@ async function openDaysOf(ctx: PropCtx, ids: number[]) {
     minEquity,
     positionsOpened,
     tradingDay,
-  ] of await jsonRows<Raw>(ctx.db, OPEN_DAYS, [JSON.stringify(ids)])) {
-    const d = { phaseId, day, startBalance, startEquity, minEquity, positionsOpened, tradingDay }
+    settled,
+  ]: RawDay) => {
+    const d = { phaseId, day, startBalance, startEquity, minEquity, positionsOpened, tradingDay, settled }
     const list = out.get(phaseId)
     if (list) list.push(d)
     else out.set(phaseId, [d])
+  }
+  for (const raw of await jsonRows<RawDay>(ctx.db, LATEST_DAYS, [JSON.stringify(ids)]))
+    if (raw[7] === 1) add(raw)
+    else unsettled.push(raw[0])
+  if (unsettled.length) {
+    for (const raw of await jsonRows<RawDay>(ctx.db, SINCE_SETTLED, [JSON.stringify(unsettled)])) add(raw)
+    for (const id of unsettled) out.get(id)?.sort((a, b) => (a.day < b.day ? -1 : a.day > b.day ? 1 : 0))
   }
   return out
 }
 
 /**
- * Ends day `d` of phase `p` in each JSON row, unless it has ended, at balance `b` and equity `e`: the
- * days the pass read open before today, each found by its primary key. Found as "the phase's days before
- * today" through `prop_days_open`, a chunk's write took about a tenth longer. A day made after the pass
- * read them is ended by the next pass.
+ * Marks the days in each JSON row (phase `p`, day `d`) settled, each found by its primary key: today's
+ * row when another writer made it, and the unsettled days the pass ends.
  */
-export const endDays = (rows: string) => sql`update prop_days set end_balance = json_extract(j.value, '$.b'),
-    end_equity = json_extract(j.value, '$.e')
+export const settleDays = (rows: string) => sql`update prop_days set settled = 1
   from json_each(${rows}) j
   where prop_days.phase_id = json_extract(j.value, '$.p') and prop_days.day = json_extract(j.value, '$.d')
-    and prop_days.end_balance is null`
+    and prop_days.settled = 0`
 
-/** The days before today not ended yet of a phase: the ones its pass ends. */
+/** The days before today a pass ends: their last activity, and their ends raise the highest balance. */
 function endingDays(rows: DayRow[] | undefined, today: string): string[] {
   if (!rows) return []
   const out: string[] = []
@@ -344,7 +374,7 @@ async function evaluateChunk(
   const logins = phases.map((p) => p.accountLogin)
   const ids = phases.map((p) => p.id)
   const figures = await trading.figures(logins)
-  const openDays = await openDaysOf(ctx, ids)
+  const passDays = await passDaysOf(ctx, ids)
   // phases share their zone and their rules text: each is worked out once per pass (today's day too)
   const dayOf = daysOfPass()
   const todayOf = (zone: string) => dayOf(now, zone)
@@ -366,7 +396,7 @@ async function evaluateChunk(
         since,
         positions.all.get(p.accountLogin) ?? [],
         dayOf,
-        endingDays(openDays.get(p.id), todayOf(p.timeZone)),
+        endingDays(passDays.get(p.id), todayOf(p.timeZone)),
       ),
     )
   }
@@ -374,7 +404,7 @@ async function evaluateChunk(
   // written with the day's activity as it is now (not updated again below)
   const wanted: WantedDay[] = phases
     .filter(
-      (p) => figures.get(p.accountLogin) && !openDays.get(p.id)?.some((d) => d.day === todayOf(p.timeZone)),
+      (p) => figures.get(p.accountLogin) && !passDays.get(p.id)?.some((d) => d.day === todayOf(p.timeZone)),
     )
     .map((p) => {
       const day = todayOf(p.timeZone)
@@ -387,21 +417,21 @@ async function evaluateChunk(
         tradingDay: a?.traded.has(day) ? 1 : 0,
       }
     })
-  const input = { phases, figures, rulesById, openDays, activity, todayOf, dayNumbers, positions }
+  const input = { phases, figures, rulesById, passDays, activity, todayOf, dayNumbers, positions }
   // Usually no other writer made today's rows of these phases first: each day then starts at the figures
-  // now, and the rows and the chunk's changes commit together (yesterday's row, ended, shares its pages
-  // with today's: one commit writes them once). Else the rows that exist decide, and the changes are
-  // worked out again from them.
+  // now, its row is inserted settled, and the chunk's changes commit with the rows. Else the rows that
+  // exist decide (settled by an update when another writer made them), and the changes are worked out
+  // again from them.
   let snaps = assumedSnapshots(wanted)
-  let plan = planChunk(input, snaps)
+  let plan = planChunk(input, snaps, true)
   const together = await ctx.uow.run(async (tx) => {
-    if ((await insertDays(tx, wanted, now)) !== wanted.length) return false
+    if ((await insertDays(tx, wanted, now, true)) !== wanted.length) return false
     await writeChunk(tx, plan, now)
     return true
   })
   if (!together) {
     snaps = await storedSnapshots(ctx.db, wanted)
-    plan = planChunk(input, snaps)
+    plan = planChunk(input, snaps, false)
     await ctx.uow.run((tx) => writeChunk(tx, plan, now))
   }
   await cacheSnapshots(ctx, wanted, snaps.figures)
@@ -448,7 +478,7 @@ interface ChunkInput {
   phases: PassRow[]
   figures: Map<number, Figures | null>
   rulesById: Map<number, PhaseRules>
-  openDays: Map<number, DayRow[]>
+  passDays: Map<number, DayRow[]>
   activity: Map<number, Activity>
   todayOf: (zone: string) => string
   dayNumbers: (day: string) => number
@@ -456,19 +486,20 @@ interface ChunkInput {
 }
 
 /**
- * A chunk's changes, written in three statements for the whole chunk (`writeChunk`), and its verdicts:
- * the days before today end where today started (`snaps`: today's start and row), with their last
- * positions (opened after their last pass); today's minimum equity, positions opened and trading day; the
- * trading days and the highest end-of-day balance.
+ * A chunk's changes, written in three or four statements for the whole chunk (`writeChunk`), and its
+ * verdicts: the days before today are settled (`snaps`: today's start and row) with their last positions
+ * (opened after their last pass), each ending where the next day starts; today's minimum equity,
+ * positions opened and trading day; the trading days and the highest end-of-day balance. `inserted`: this
+ * pass inserted the rows of `snaps`, settled (else another writer made some of them).
  */
-function planChunk(input: ChunkInput, snaps: Snapshots) {
-  const { phases, figures, rulesById, openDays, activity, todayOf, dayNumbers, positions } = input
+function planChunk(input: ChunkInput, snaps: Snapshots, inserted: boolean) {
+  const { phases, figures, rulesById, passDays, activity, todayOf, dayNumbers, positions } = input
   const verdicts: { id: number; v: ReturnType<typeof verdict>; f: Figures }[] = []
   /** Phases whose trading days this chunk counted: remembered once its transaction has committed. */
   const counted: number[] = []
   /** Phases whose trailing loss floor moved: the engine's watch reads them again. */
   const raised: number[] = []
-  const ended: { p: number; d: string; b: number; e: number }[] = []
+  const settle: { p: number; d: string }[] = []
   const days: { p: number; d: string; m: number; o: number; t: number }[] = []
   const counts: { i: number; t: number; l: string; h: number; t0: number; l0: string }[] = []
   for (const p of phases) {
@@ -477,7 +508,7 @@ function planChunk(input: ChunkInput, snaps: Snapshots) {
     const rules = rulesById.get(p.id)
     if (!rules) continue
     const day = todayOf(p.timeZone)
-    const rows = openDays.get(p.id) ?? []
+    const rows = passDays.get(p.id) ?? []
     const stored = rows.find((d) => d.day === day)
     const snap = stored
       ? { balance: stored.startBalance, equity: stored.startEquity }
@@ -486,13 +517,18 @@ function planChunk(input: ChunkInput, snaps: Snapshots) {
     const today = stored ?? snaps.written.get(p.id)
     let highest = p.highestEodBalance
     const { traded, openedToday, openPositions, openedOn } = activity.get(p.id)!
-    // the days before today end where today started, with their last positions (opened after their last
-    // pass): what the day's metrics show from then on
+    // today's row is settled with the days before it: unless this pass inserted it
+    if (stored ? stored.settled === 0 : !inserted) settle.push({ p: p.id, d: day })
+    // the days before today are settled with their last positions (opened after their last pass): what
+    // the day's metrics show from then on. Each ended where the next started: today's start, and the
+    // start of each day after the first one read (the latest settled one, or the phase's first day).
     if (rows.some((d) => d.day < day)) {
       highest = Math.max(highest, snap.balance)
-      for (const r of rows) {
+      for (let k = 0; k < rows.length; k++) {
+        const r = rows[k]!
         if (r.day >= day) continue
-        ended.push({ p: p.id, d: r.day, b: snap.balance, e: snap.equity })
+        if (k > 0) highest = Math.max(highest, r.startBalance)
+        if (r.settled === 0) settle.push({ p: p.id, d: r.day })
         const t = traded.has(r.day) ? 1 : r.tradingDay
         const o = Math.max(r.positionsOpened, openedOn.get(r.day) ?? 0)
         if (t !== r.tradingDay || o !== r.positionsOpened)
@@ -536,7 +572,7 @@ function planChunk(input: ChunkInput, snaps: Snapshots) {
     })
     if (v.outcome !== 'running') verdicts.push({ id: p.id, v, f })
   }
-  return { verdicts, counted, raised, ended, days, counts }
+  return { verdicts, counted, raised, settle, days, counts }
 }
 
 type ChunkPlan = ReturnType<typeof planChunk>
@@ -550,9 +586,9 @@ type ChunkPlan = ReturnType<typeof planChunk>
  * this pass read (`t0`, `l0`: a pass that counted from a stale row leaves a recount standing; its next
  * pass adds what it missed).
  */
-async function writeChunk(tx: Tx, { ended, days, counts }: ChunkPlan, now: number) {
+async function writeChunk(tx: Tx, { settle, days, counts }: ChunkPlan, now: number) {
   const field = (name: string) => sql.raw(`json_extract(j.value, '$.${name}')`)
-  if (ended.length) await tx.run(endDays(JSON.stringify(ended)))
+  if (settle.length) await tx.run(settleDays(JSON.stringify(settle)))
   if (days.length)
     await tx.run(sql`update prop_days set min_equity = min(min_equity, ${field('m')}),
         positions_opened = max(positions_opened, ${field('o')}), trading_day = max(trading_day, ${field('t')})

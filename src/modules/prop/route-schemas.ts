@@ -287,8 +287,13 @@ export const Day = t.Object(
     day: t.String({ description: "local day in the program's zone, YYYY-MM-DD" }),
     start_balance: t.Number(),
     start_equity: t.Number({ description: "the day's start snapshot" }),
-    end_balance: Nullable(t.Number({ description: 'null while the day runs' })),
-    end_equity: Nullable(t.Number()),
+    end_balance: Nullable(
+      t.Number({
+        description:
+          "the next day's start balance: a day ends where the next one starts; null while the day runs, and on the phase's last day",
+      }),
+    ),
+    end_equity: Nullable(t.Number({ description: "the next day's start equity" })),
     min_equity: t.Number({ description: 'lowest equity an evaluator pass saw' }),
     profit: Nullable(t.Number({ description: 'end minus start balance' })),
     positions_opened: Int(),

@@ -1,4 +1,3 @@
-import { sql } from 'drizzle-orm'
 import { index, integer, primaryKey, sqliteTable, text, uniqueIndex } from 'drizzle-orm/sqlite-core'
 
 /** Prop programs of a brand. `steps` is JSON (domain/program.ts); a save bumps `version`. */
@@ -127,10 +126,13 @@ export const propPhases = sqliteTable(
 )
 
 /**
- * One row per phase and local day: the day's start snapshot and, once the day is over, its metrics. Every
- * pass of the evaluator reads each active phase's days not ended yet (today's, and yesterday's at its first
- * pass of a day) and ends the days before today: `prop_days_open` finds them without reading a phase's
- * whole history (by the primary key, a pass read every day a phase ever had, 30 a phase after a month).
+ * One row per phase and local day: the day's start snapshot and its activity. A day ends where the next
+ * one starts (its end figures are the next row's start, shown so by the metrics), so no row is written
+ * again when its day is over. `settled`: the days before this one are settled (their last activity
+ * written, the highest end-of-day balance raised by their ends). The evaluator inserts its rows settled,
+ * in the transaction that settles their predecessors; the engine's first tick of a day inserts its row
+ * unsettled, and the next pass settles it. A pass reads each phase's latest row by the primary key, and
+ * the rows from the latest settled one only when the latest is not settled (ADR 0012).
  */
 export const propDays = sqliteTable(
   'prop_days',
@@ -139,17 +141,13 @@ export const propDays = sqliteTable(
     day: text('day').notNull(),
     startBalance: integer('start_balance').notNull(),
     startEquity: integer('start_equity').notNull(),
-    endBalance: integer('end_balance'),
-    endEquity: integer('end_equity'),
     minEquity: integer('min_equity').notNull(),
     positionsOpened: integer('positions_opened').notNull().default(0),
     tradingDay: integer('trading_day').notNull().default(0),
+    settled: integer('settled').notNull().default(0),
     createdAt: integer('created_at').notNull(),
   },
-  (t) => [
-    primaryKey({ columns: [t.phaseId, t.day] }),
-    index('prop_days_open').on(t.phaseId).where(sql`end_balance is null`),
-  ],
+  (t) => [primaryKey({ columns: [t.phaseId, t.day] })],
 )
 
 /** The breach that ended a phase: one per phase (the unique index makes a second a no-op). */

@@ -58,10 +58,11 @@ export async function daySnapshots(ctx: PropCtx, wanted: WantedDay[]): Promise<S
 
 /**
  * Inserts each phase's row of its day, with the day's activity the caller knows (positions opened, a
- * trading day), unless the row exists: the number of rows written. The statement returns nothing:
- * `returning` 2,000 ids cost a quarter of it on this driver.
+ * trading day), unless the row exists: the number of rows written. `settled` only from the evaluator's
+ * transaction that settles the days before (schema.ts). The statement returns nothing: `returning` 2,000
+ * ids cost a quarter of it on this driver.
  */
-export async function insertDays(q: Queryable, wanted: WantedDay[], createdAt: number) {
+export async function insertDays(q: Queryable, wanted: WantedDay[], createdAt: number, settled = false) {
   if (wanted.length === 0) return 0
   const rows = JSON.stringify(
     wanted.map((w) => [
@@ -76,11 +77,11 @@ export async function insertDays(q: Queryable, wanted: WantedDay[], createdAt: n
   const created = await q.execute({
     // `where true`: SQLite's parser needs it between a SELECT and ON CONFLICT
     sql: `insert into prop_days (phase_id, day, start_balance, start_equity, min_equity, positions_opened,
-        trading_day, created_at)
-      select value ->> 0, value ->> 1, value ->> 2, value ->> 3, value ->> 3, value ->> 4, value ->> 5, ?
+        trading_day, settled, created_at)
+      select value ->> 0, value ->> 1, value ->> 2, value ->> 3, value ->> 3, value ->> 4, value ->> 5, ?, ?
       from json_each(?) where true
       on conflict do nothing`,
-    args: [createdAt, rows],
+    args: [settled ? 1 : 0, createdAt, rows],
   })
   return created.rowsAffected
 }

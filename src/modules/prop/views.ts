@@ -96,18 +96,26 @@ export function phaseView(p: PhaseRow, rules: PhaseRules, s: PhaseState | null) 
   }
 }
 
-/** One metrics row per phase and local day (GET /prop/challenges/{id}/metrics). */
-export function dayView(d: DayRow, currency: string, phaseIndex: number) {
-  const m = (x: number | null) => (x === null ? null : fromMinor(x, currency))
+/**
+ * One metrics row per phase and local day (GET /prop/challenges/{id}/metrics). A day ends where the next
+ * one of its phase starts (`next`): until then, and on a phase's last day, its end figures are null.
+ */
+export function dayView(
+  d: DayRow,
+  currency: string,
+  phaseIndex: number,
+  next?: Pick<DayRow, 'startBalance' | 'startEquity'>,
+) {
+  const m = (x: number) => fromMinor(x, currency)
   return {
     phase_index: phaseIndex,
     day: d.day,
-    start_balance: m(d.startBalance)!,
-    start_equity: m(d.startEquity)!,
-    end_balance: m(d.endBalance),
-    end_equity: m(d.endEquity),
-    min_equity: m(d.minEquity)!,
-    profit: d.endBalance === null ? null : m(d.endBalance - d.startBalance),
+    start_balance: m(d.startBalance),
+    start_equity: m(d.startEquity),
+    end_balance: next ? m(next.startBalance) : null,
+    end_equity: next ? m(next.startEquity) : null,
+    min_equity: m(d.minEquity),
+    profit: next ? m(next.startBalance - d.startBalance) : null,
     positions_opened: d.positionsOpened,
     trading_day: d.tradingDay === 1,
   }
