@@ -1,6 +1,8 @@
 // runs on sqld too (scripts/test.sh: TEST_DATABASE=sqld)
 import { afterAll, beforeAll, expect, test } from 'bun:test'
 import { ManualClock } from '../../src/kernel/clock'
+import type { Tx } from '../../src/kernel/db/client'
+import type { WriteOrder } from '../../src/kernel/db/group-writer'
 import type { PropCtx } from '../../src/modules/prop/context'
 import { localDay } from '../../src/modules/prop/domain/rules'
 import { evaluateAll } from '../../src/modules/prop/evaluator'
@@ -333,9 +335,27 @@ async function startsOf(phase: number) {
 
 test("the day's first pass when another writer made a phase's day first: that row's start ends the day before", async () => {
   const { phase, zone, challenge } = await evaluatedPhase('Raced day')
-  // the next day, no tick yet: the pass reads the open days (yesterday's only), then, while it reads the
+  // the next day, no tick yet: the pass reads the latest days (yesterday's), then, while it reads the
   // positions, the engine's first tick of the day writes today's row with figures of its own
   clock.advance(DAY)
+  const racing = engineRacing(phase, zone)
+  await evaluateAll(t.ctx as unknown as PropCtx, racing.trading)
+  expect(racing.raced()).toBe(true)
+  // the row that existed decides: it is kept as it was, and settled; yesterday ends where it says today
+  // started
+  const days = await startsOf(phase)
+  expect(days).toHaveLength(2)
+  expect(days[1]).toEqual([123456, 123400, 1])
+  const [today, yesterday] = await metricsOf(challenge)
+  expect([today!.end_balance, today!.end_equity]).toEqual([null, null])
+  expect([yesterday!.end_balance, yesterday!.end_equity]).toEqual([1234.56, 1234])
+})
+
+/**
+ * The trading port of a pass during which the engine's first tick of the day writes the phase's row
+ * (123456 / 123400), after the pass read the latest days, while it reads the positions.
+ */
+function engineRacing(phase: number, zone: string) {
   const trading = t.ports.get(TradingPort)
   let raced = 0
   const race = async () => {
@@ -357,16 +377,65 @@ test("the day's first pass when another writer made a phase's day first: that ro
       return trading.recentPositionsOf(logins, since)
     },
   }
-  await evaluateAll(t.ctx as unknown as PropCtx, racing)
-  expect(raced).toBeGreaterThan(0)
-  // the row that existed decides: it is kept as it was, and settled; yesterday ends where it says today
-  // started
-  const days = await startsOf(phase)
-  expect(days).toHaveLength(2)
-  expect(days[1]).toEqual([123456, 123400, 1])
-  const [today, yesterday] = await metricsOf(challenge)
-  expect([today!.end_balance, today!.end_equity]).toEqual([null, null])
-  expect([yesterday!.end_balance, yesterday!.end_equity]).toEqual([1234.56, 1234])
+  return { trading: racing, raced: () => raced > 0 }
+}
+
+/** A phase's highest end-of-day balance (minor units). */
+async function highestOf(phase: number) {
+  const r = await t.ctx.db.execute({
+    sql: 'select highest_eod_balance as h from prop_phases where id = ?',
+    args: [phase],
+  })
+  return Number(r.rows[0]!.h)
+}
+
+test("another writer's row makes the day's insert come short: the rows the pass inserts commit with the days before them settled, or not at all", async () => {
+  const a = await evaluatedPhase('Short insert A')
+  const b = await evaluatedPhase('Short insert B')
+  const ctx = t.ctx as unknown as PropCtx
+  const lower = () =>
+    t.ctx.db.execute({
+      sql: 'update prop_phases set highest_eod_balance = highest_eod_balance - 500 where id = ?',
+      args: [a.phase],
+    })
+  // A's highest end-of-day balance below its balance: the next day's first pass raises it to the day's start
+  await lower()
+  clock.advance(DAY)
+  // the statements of the chunk's changes fail after the day rows' insert (a writer timeout, a lost
+  // connection): nothing of the pass stays, not A's row without its day before settled
+  const failing = Object.create(ctx) as PropCtx
+  const failingTx = (tx: Tx) =>
+    new Proxy(tx, {
+      get(target, key) {
+        if (key === 'run') return () => Promise.reject(new Error('the transaction failed'))
+        const v = Reflect.get(target, key)
+        return typeof v === 'function' ? v.bind(target) : v
+      },
+    })
+  failing.uow = {
+    run: (fn: Parameters<PropCtx['uow']['run']>[0], order?: WriteOrder) =>
+      ctx.uow.run((tx, work) => fn(failingTx(tx), work), order),
+  } as unknown as PropCtx['uow']
+  const first = engineRacing(b.phase, b.zone)
+  await expect(evaluateAll(failing, first.trading)).rejects.toThrow('the transaction failed')
+  expect(first.raced()).toBe(true)
+  expect(await startsOf(a.phase)).toHaveLength(1)
+  // the next pass settles A's day before today, with its end in the highest balance, and B's row
+  await t.runJob('prop.evaluate')
+  const aDays = await startsOf(a.phase)
+  expect(aDays.map((d) => d[2])).toEqual([1, 1])
+  expect(await highestOf(a.phase)).toBe(aDays[1]![0])
+  expect((await startsOf(b.phase)).map((d) => d[2])).toEqual([1, 1])
+  // and when the short insert's transaction commits, A's day commits settled with the day before it
+  await lower()
+  clock.advance(DAY)
+  const second = engineRacing(b.phase, b.zone)
+  await evaluateAll(ctx, second.trading)
+  expect(second.raced()).toBe(true)
+  const after = await startsOf(a.phase)
+  expect(after.map((d) => d[2])).toEqual([1, 1, 1])
+  expect(await highestOf(a.phase)).toBe(after[2]![0])
+  expect((await startsOf(b.phase)).map((d) => d[2])).toEqual([1, 1, 1])
 })
 
 test("days no pass settled (the evaluator stopped while the engine took each day's snapshot): each ends where the next started, all settled by the next pass", async () => {
@@ -374,7 +443,8 @@ test("days no pass settled (the evaluator stopped while the engine took each day
   // two days without a pass: the engine's first tick of each takes its snapshot
   for (let k = 1; k <= 2; k++) {
     clock.advance(DAY)
-    const figures = { balance: 1_000_000 + k, equity: 999_000 + k }
+    // the first of them the higher: its start is the end of the day before, not of the last one
+    const figures = { balance: 1_000_000 + 3 - k, equity: 999_000 + k }
     await daySnapshots(t.ctx as unknown as PropCtx, [
       { phaseId: phase, day: localDay(clock.now(), zone), now: figures },
     ])
@@ -393,18 +463,10 @@ test("days no pass settled (the evaluator stopped while the engine took each day
     expect(metrics[k]!.end_equity).toBe(metrics[k + 1]!.start_equity)
   }
   expect(metrics[3]!.end_balance).toBeNull()
-  // every day's end counts for the highest end-of-day balance: the engine's second snapshot is the highest
+  // every day's end counts for the highest end-of-day balance: the engine's first snapshot is the highest
   // (today started at the account's balance, 1,000,000)
   expect(days[3]![0]).toBe(1_000_000)
-  const highest = Number(
-    (
-      await t.ctx.db.execute({
-        sql: 'select highest_eod_balance as h from prop_phases where id = ?',
-        args: [phase],
-      })
-    ).rows[0]!.h,
-  )
-  expect(highest).toBe(1_000_002)
+  expect(await highestOf(phase)).toBe(1_000_002)
 })
 
 test('two passes that overlap: the one that read the phase first does not undo the recount the other wrote', async () => {

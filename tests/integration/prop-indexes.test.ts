@@ -24,12 +24,15 @@ const plan = async (text: string, args: unknown[]) =>
     .join(' | ')
 
 test("a pass finds the phases' latest days and the days it settles by the primary key, and settles each by its key", async () => {
-  for (const read of [LATEST_DAYS, SINCE_SETTLED]) {
-    const p = await plan(read, ['[1, 2]'])
-    expect(p).toMatch(/USING (COVERING )?INDEX sqlite_autoindex_prop_days_1 \(phase_id=\?/)
-    expect(p).not.toContain('SCAN d')
-    expect(p).not.toContain('SCAN x')
-  }
+  // the latest day: the last entry of the phase's range of the key, then its row by rowid
+  const latest = await plan(LATEST_DAYS, ['[1, 2]'])
+  expect(latest).toContain('SEARCH d USING INTEGER PRIMARY KEY (rowid=?)')
+  expect(latest).toMatch(/SEARCH x USING (COVERING )?INDEX sqlite_autoindex_prop_days_1 \(phase_id=\?\)/)
+  // the days from the latest settled one: a range of the key from that day
+  const since = await plan(SINCE_SETTLED, ['[1, 2]'])
+  expect(since).toContain('SEARCH d USING INDEX sqlite_autoindex_prop_days_1 (phase_id=? AND day>?)')
+  expect(since).toMatch(/SEARCH x USING (COVERING )?INDEX sqlite_autoindex_prop_days_1 \(phase_id=\?\)/)
+  for (const p of [latest, since]) expect(p).not.toContain('SCAN prop_days')
   const settled = new SQLiteSyncDialect().sqlToQuery(settleDays('[{"p":1,"d":"2026-11-24"}]'))
   expect(await plan(settled.sql, settled.params)).toContain('(phase_id=? AND day=?)')
 })

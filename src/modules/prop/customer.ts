@@ -214,7 +214,7 @@ export async function challengeDetail(ctx: PropCtx, brandId: number, customerId:
   }
 }
 
-/** GET /prop/challenges/{id}/metrics: one row per phase and local day, newest first, cursor paged by day. */
+/** GET /prop/challenges/{id}/metrics: one row per phase and local day, newest first (the latest 1,000). */
 export async function challengeMetrics(ctx: PropCtx, brandId: number, customerId: number, id: number) {
   const c = await ownChallenge(ctx, brandId, customerId, id)
   const phases = await phasesOf(ctx, c.id)

@@ -113,10 +113,10 @@ function daysOfPass(): DayOf {
 /**
  * One evaluator pass over every active phase (the `prop.evaluate` job and `POST /cron/prop.evaluate`),
  * in a few statements for all of them: the phases, their accounts' balance and equity, their positions
- * (the recent ones, or every one since the phase began: positionsOfPass), their open day rows; then one
- * transaction per 2,000 phases with the day's snapshots of the phases that have none yet and what changed
- * (the previous days' end figures and the highest end-of-day balance, today's minimum equity, positions
- * opened, trading days).
+ * (the recent ones, or every one since the phase began: positionsOfPass), their latest day rows (and the
+ * days not settled yet); then one transaction per 2,000 phases with the day's snapshots of the phases that
+ * have none yet and what changed (the days before today settled, the highest end-of-day balance, today's
+ * minimum equity, positions opened, trading days).
  * Verdicts follow, each phase on its own: a loss limit or the time limit fails it, its target with the
  * minimum trading days passes it.
  */
@@ -419,21 +419,22 @@ async function evaluateChunk(
     })
   const input = { phases, figures, rulesById, passDays, activity, todayOf, dayNumbers, positions }
   // Usually no other writer made today's rows of these phases first: each day then starts at the figures
-  // now, its row is inserted settled, and the chunk's changes commit with the rows. Else the rows that
-  // exist decide (settled by an update when another writer made them), and the changes are worked out
-  // again from them.
-  let snaps = assumedSnapshots(wanted)
-  let plan = planChunk(input, snaps, true)
-  const together = await ctx.uow.run(async (tx) => {
-    if ((await insertDays(tx, wanted, now, true)) !== wanted.length) return false
-    await writeChunk(tx, plan, now)
-    return true
+  // now, and its row, inserted settled, commits with the chunk's changes. Else the rows that exist decide
+  // (read in the same transaction; those another writer made are settled by an update), and the changes
+  // are worked out again from them: a row this pass inserted settled never commits without the days
+  // before it settled, which no later pass would read again.
+  const assumed = assumedSnapshots(wanted)
+  const planned = planChunk(input, assumed, true)
+  const { snaps, plan } = await ctx.uow.run(async (tx) => {
+    if ((await insertDays(tx, wanted, now, true)) === wanted.length) {
+      await writeChunk(tx, planned, now)
+      return { snaps: assumed, plan: planned }
+    }
+    const stored = await storedSnapshots(tx, wanted)
+    const replanned = planChunk(input, stored, false)
+    await writeChunk(tx, replanned, now)
+    return { snaps: stored, plan: replanned }
   })
-  if (!together) {
-    snaps = await storedSnapshots(ctx.db, wanted)
-    plan = planChunk(input, snaps, false)
-    await ctx.uow.run((tx) => writeChunk(tx, plan, now))
-  }
   await cacheSnapshots(ctx, wanted, snaps.figures)
   const remembered = lastCounted.get(ctx) ?? new Map<number, number>()
   for (const id of plan.counted) remembered.set(id, now)
