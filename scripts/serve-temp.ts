@@ -25,6 +25,8 @@ const server = await startServer(
     ...(process.env.REGISTER_MAX_PER_HOUR
       ? { REGISTER_MAX_PER_HOUR: process.env.REGISTER_MAX_PER_HOUR }
       : {}),
+    // the test command lets the demo's forex trade at weekends (scripts/test.sh)
+    ...(process.env.DEMO_WEEKEND_TRADING ? { DEMO_WEEKEND_TRADING: process.env.DEMO_WEEKEND_TRADING } : {}),
     // the commissions bench closes its month itself
     ...(process.env.AFFILIATE_PERIOD_AUTO_CLOSE
       ? { AFFILIATE_PERIOD_AUTO_CLOSE: process.env.AFFILIATE_PERIOD_AUTO_CLOSE }

@@ -43,6 +43,8 @@ export async function makeTestApp(opts: TestAppOptions = {}) {
     // Candle history costs seconds per file; the market tests turn it on.
     SEED_HISTORY: '0',
     QUOTE_SIMULATOR: '0',
+    // the demo's forex trades at weekends too: no test depends on the day it runs
+    DEMO_WEEKEND_TRADING: '1',
     // in-process requests all come from one address ('unknown'): the per-address limits are tested with
     // their own values (tests/integration/hardening.test.ts)
     SIGNIN_MAX_FAILURES_PER_IP: '100000',

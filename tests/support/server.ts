@@ -59,6 +59,7 @@ export async function startRealServer(dir: string, env: Record<string, string> =
       UPLOAD_DIR: join(dir, 'uploads'),
       SEED_HISTORY: '0',
       QUOTE_SIMULATOR: '0',
+      DEMO_WEEKEND_TRADING: '1',
       LOG_LEVEL: 'info',
       ...env,
     },

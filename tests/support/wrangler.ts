@@ -48,7 +48,8 @@ export async function startWranglerDev(
     '--show-interactive-dev-session=false',
     '--log-level',
     'log',
-    ...Object.entries(vars).flatMap(([k, v]) => ['--var', `${k}:${v}`]),
+    // the demo's forex trades at weekends too: no test depends on the day it runs
+    ...Object.entries({ DEMO_WEEKEND_TRADING: '1', ...vars }).flatMap(([k, v]) => ['--var', `${k}:${v}`]),
   ]
   const proc = Bun.spawn([node, ...args], {
     env: { ...process.env, WRANGLER_SEND_METRICS: 'false', CI: '1', NO_COLOR: '1' },

@@ -9,6 +9,12 @@ export const MarketEnv = z.object({
   QUOTE_TICK_MS: z.coerce.number().int().min(10).max(60_000).default(500),
   /** Backfill candle history with the simulator when demo data is seeded. */
   SEED_HISTORY: envFlag.default(true),
+  /**
+   * The demo symbols seeded with their midweek hours on every day of the week: a demo that trades at
+   * weekends, and test runs that do not depend on the day they run. Off: forex, metals and CFDs close from
+   * Friday evening to Sunday evening, as real venues do.
+   */
+  DEMO_WEEKEND_TRADING: envFlag.default(false),
 })
 
 export interface MarketConfig {
@@ -17,6 +23,8 @@ export interface MarketConfig {
   seed: number
   tickMs: number
   seedHistory: boolean
+  /** Demo symbols seeded with their midweek hours on every day (DEMO_WEEKEND_TRADING). */
+  demoWeekendTrading: boolean
 }
 
 /** The market module's settings, read from the environment the kernel read its own from. */
@@ -27,5 +35,6 @@ export function marketConfig(config: Config): MarketConfig {
     seed: e.QUOTE_SEED,
     tickMs: e.QUOTE_TICK_MS,
     seedHistory: e.SEED_HISTORY,
+    demoWeekendTrading: e.DEMO_WEEKEND_TRADING,
   }
 }

@@ -274,7 +274,10 @@ const DEFS: Def[] = [
 ]
 
 /** The demo universe: 34 symbols with realistic digits, contracts, sessions, swaps and simulator settings. */
-export function demoSymbols(now: number): SymbolRow[] {
+/** A week of the symbol's Wednesday hours: its session breaks stay, its weekend closure does not. */
+const midweekEveryDay = (week: DaySessions[]): DaySessions[] => week.map(() => week[3]!)
+
+export function demoSymbols(now: number, opts: { weekendTrading?: boolean } = {}): SymbolRow[] {
   return DEFS.map((d) => {
     const pt = 10 ** -d.digits
     return {
@@ -299,7 +302,7 @@ export function demoSymbols(now: number): SymbolRow[] {
       marginMode: d.marginMode ?? 0,
       marginDivider: d.divider ?? 1,
       marginInitial: d.marginInitial ?? 0,
-      sessions: JSON.stringify(d.sessions),
+      sessions: JSON.stringify(opts.weekendTrading ? midweekEveryDay(d.sessions) : d.sessions),
       simPrice: d.price,
       simVolatility: d.vol,
       updatedAt: now,

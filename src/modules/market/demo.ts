@@ -20,7 +20,7 @@ const DEMO_GROUPS = [
  */
 export async function seedDemoMarket(ctx: MarketCtx) {
   const now = ctx.clock.now()
-  const universe = demoSymbols(now)
+  const universe = demoSymbols(now, { weekendTrading: ctx.settings.demoWeekendTrading })
   const brandIds = new Map((await ctx.db.select().from(brands)).map((b) => [b.name, b.id]))
   await ctx.db.transaction(async (tx) => {
     for (let i = 0; i < universe.length; i += 50)
