@@ -6,6 +6,7 @@ import { afterAll, beforeAll, expect, test } from 'bun:test'
 import { and, eq } from 'drizzle-orm'
 import { ManualClock } from '../../src/kernel/clock'
 import { copyLinks, copySubscriptions } from '../../src/modules/copytrade/schema'
+import { TradingPort } from '../../src/modules/trading'
 import { orders } from '../../src/modules/trading/schema'
 import { makeTestApp, type TestApp } from '../support/app'
 
@@ -285,6 +286,62 @@ test('symbols are checked against the symbols that exist; a subscription manages
   await t.settle()
   expect((await openOf(f)).map((x) => x.volume)).toEqual([25])
   await closeTrade(mLogin, o)
+  await t.settle()
+})
+
+test('a pause or a stop that commits while a copy is being opened closes that copy at once', async () => {
+  const trading = t.ports.get(TradingPort)
+  const fill = trading.open
+  const mLogin = await newAccount(10_000)
+  const m = await master(mLogin, { reward_type: 3, percent: 10 })
+  for (const action of ['pause', 'disable'] as const) {
+    const f = await newAccount(10_000)
+    await t.settle()
+    const sub = await follow(f, m, { volume_mode: 0, volume_param: 1 })
+    // the follower's request commits after the copy's fill, before the copier records it
+    trading.open = async (input) => {
+      const r = await fill.call(trading, input)
+      trading.open = fill
+      await post(`/copytrade/subscription/${sub}/${action}`, {})
+      return r
+    }
+    let a: number
+    try {
+      a = await openTrade(mLogin, 0, 10)
+      await t.settle()
+    } finally {
+      trading.open = fill
+    }
+    expect(await openOf(f)).toEqual([])
+    const [link] = await t.ctx.db
+      .select()
+      .from(copyLinks)
+      .where(and(eq(copyLinks.subscriptionId, sub), eq(copyLinks.masterTicket, a)))
+    expect([action, link!.status, link!.reason]).toEqual([
+      action,
+      'closed',
+      'the subscription stopped while the copy was opened',
+    ])
+    await closeTrade(mLogin, a)
+    await t.settle()
+  }
+})
+
+test('a master its owner disabled is not copied when a follower resumes or changes settings', async () => {
+  const mLogin = await newAccount(10_000)
+  const m = await master(mLogin, { reward_type: 3, percent: 10 })
+  const f = await newAccount(10_000)
+  await t.settle()
+  const sub = await follow(f, m, { volume_mode: 0, volume_param: 1 })
+  await post(`/copytrade/subscription/${sub}/pause`, {})
+  const a = await openTrade(mLogin, 0, 10)
+  await t.settle()
+  expect((await call('PUT', `/copytrade/master/${m}`, { enabled: 0 })).status).toBe(200)
+  await post(`/copytrade/subscription/${sub}/resume`, {})
+  expect((await call('PUT', `/copytrade/subscription/${sub}`, { max_positions: 5 })).status).toBe(200)
+  await t.settle()
+  expect(await openOf(f)).toEqual([])
+  await closeTrade(mLogin, a)
   await t.settle()
 })
 

@@ -292,7 +292,8 @@ async function openOne(
 async function finishOpens(ctx: CopyCtx, outcomes: Outcome[]) {
   const now = ctx.clock.now()
   const rebates: number[] = []
-  // copies whose master closed while they were being opened: closed at once, not left behind
+  // copies whose master closed, or whose subscription was paused or stopped, while they were being
+  // opened: closed at once, not left behind (a paused subscription copies nothing new)
   const orphans: number[] = []
   await ctx.uow.run(async (tx) => {
     // a few statements per chunk, not one per link: on sqld each statement is a round trip
@@ -315,15 +316,49 @@ async function finishOpens(ctx: CopyCtx, outcomes: Outcome[]) {
             : { status: 'skipped', reason: byId((o) => o.reason), updatedAt: now },
         )
         .where(and(inArray(copyLinks.id, ids), eq(copyLinks.status, 'opening')))
-        .returning({ id: copyLinks.id, masterCloseTime: copyLinks.masterCloseTime })
+        .returning({
+          id: copyLinks.id,
+          masterCloseTime: copyLinks.masterCloseTime,
+          subscriptionId: copyLinks.subscriptionId,
+        })
       for (const r of rows) done.add(r.id)
-      const closed = rows.filter((r) => copied && r.masterCloseTime !== null).map((r) => r.id)
-      if (closed.length > 0) {
+      if (!copied || rows.length === 0) return
+      // read in this transaction: a pause or a stop committed while the copy was opened is seen here,
+      // one committed after it finds the link open and handles it itself
+      const active = new Set(
+        (
+          await tx
+            .select({ id: copySubscriptions.id })
+            .from(copySubscriptions)
+            .where(
+              and(
+                inArray(copySubscriptions.id, [...new Set(rows.map((r) => r.subscriptionId))]),
+                eq(copySubscriptions.status, SUB_STATUS.ACTIVE),
+              ),
+            )
+        ).map((s) => s.id),
+      )
+      for (const [reason, ids] of [
+        ['the master closed', rows.filter((r) => r.masterCloseTime !== null)],
+        [
+          'the subscription stopped while the copy was opened',
+          rows.filter((r) => r.masterCloseTime === null && !active.has(r.subscriptionId)),
+        ],
+      ] as const) {
+        if (ids.length === 0) continue
         await tx
           .update(copyLinks)
-          .set({ status: 'closing', reason: 'the master closed', leaseUntil: 0, updatedAt: now })
-          .where(and(inArray(copyLinks.id, closed), eq(copyLinks.status, 'open')))
-        orphans.push(...closed)
+          .set({ status: 'closing', reason, leaseUntil: 0, updatedAt: now })
+          .where(
+            and(
+              inArray(
+                copyLinks.id,
+                ids.map((r) => r.id),
+              ),
+              eq(copyLinks.status, 'open'),
+            ),
+          )
+        orphans.push(...ids.map((r) => r.id))
       }
     }
     for (let i = 0; i < outcomes.length; i += FINISH_CHUNK) {

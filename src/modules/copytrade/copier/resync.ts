@@ -2,7 +2,7 @@ import { and, eq, inArray, sql } from 'drizzle-orm'
 import type { CopyCtx } from '../context'
 import { copiesOpens, type SubscriptionSettings } from '../domain/settings'
 import { SUB_STATUS } from '../domain/status'
-import { copyLinks, copySubscriptions } from '../schema'
+import { copyLinks, copyMasters, copySubscriptions } from '../schema'
 import { openLinks } from './open-copy'
 
 /**
@@ -16,6 +16,12 @@ export async function resyncSubscription(ctx: CopyCtx, subId: number) {
   if (!sub || sub.status !== SUB_STATUS.ACTIVE) return
   const s = JSON.parse(sub.settings) as SubscriptionSettings
   if (!copiesOpens(s.copy_mode)) return
+  // a master disabled (by its owner or by staff) is copied no more, whatever the follower changes
+  const [master] = await ctx.db
+    .select({ enabled: copyMasters.enabled })
+    .from(copyMasters)
+    .where(eq(copyMasters.id, sub.masterId))
+  if (master?.enabled !== 1) return
   const positions = (await ctx.trading.openPositionsOf(sub.masterLogin)).filter((p) => p.cmd <= 1)
   if (positions.length === 0) return
   const copies = new Set(
