@@ -23,7 +23,10 @@ export const isDeferred = (body: unknown): body is Record<PropertyKey, unknown> 
 /** Copies a JSON object body into the placeholder the parse phase produced; returns the body. */
 export function fillDeferred(holder: Record<PropertyKey, unknown>, body: unknown) {
   delete holder[DEFERRED]
-  if (body && typeof body === 'object' && !Array.isArray(body)) Object.assign(holder, body)
+  // defined, not assigned: a "__proto__" key stays a key (refused as unknown), not the holder's prototype
+  if (body && typeof body === 'object' && !Array.isArray(body))
+    for (const [k, value] of Object.entries(body))
+      Object.defineProperty(holder, k, { value, enumerable: true, writable: true, configurable: true })
   return body
 }
 
@@ -118,14 +121,16 @@ export async function readBody(request: Request, kind: BodyKind, limit: number):
   const type = mediaType(request)
   if (kind === 'multipart') {
     if (type !== 'multipart/form-data') throw invalid('body: content-type must be multipart/form-data')
+    let form: FormData
     try {
-      const form = await new Response(bytes as Uint8Array<ArrayBuffer>, {
+      form = await new Response(bytes as Uint8Array<ArrayBuffer>, {
         headers: { 'content-type': request.headers.get('content-type')! },
       }).formData()
-      return formObject(form)
     } catch {
       throw invalid('body: malformed multipart/form-data')
     }
+    // outside the parse's catch: a refused value names its field
+    return formObject(form)
   }
   if (type !== 'application/json') throw invalid('body: content-type must be application/json')
   let text: string

@@ -26,7 +26,14 @@ export function refuseUnsafeText(value: unknown, path = '', depth = 0): void {
       throw invalid(`${path || 'body'}: control or bidirectional-override characters are not allowed`)
     return
   }
-  if (!value || typeof value !== 'object' || value instanceof Blob) return
+  if (value instanceof Blob) {
+    // a file's name is text the API shows back (uploads: original_name)
+    const name = (value as Partial<File>).name
+    if (typeof name === 'string' && UNSAFE.test(name))
+      throw invalid(`${path || 'body'}: the file name has control or bidirectional-override characters`)
+    return
+  }
+  if (!value || typeof value !== 'object') return
   if (depth >= MAX_BODY_DEPTH) throw invalid(`${path}: nested deeper than ${MAX_BODY_DEPTH} levels`)
   if (Array.isArray(value)) {
     for (const [i, v] of value.entries()) refuseUnsafeText(v, path ? `${path}.${i}` : String(i), depth + 1)
@@ -35,6 +42,8 @@ export function refuseUnsafeText(value: unknown, path = '', depth = 0): void {
   for (const k of Object.keys(value)) {
     const at = path ? `${path}.${k}` : k
     if (UNSAFE.test(k)) throw invalid(`${at}: control or bidirectional-override characters are not allowed`)
+    // no schema of this API has the key, and a copy made by assignment turns it into the prototype
+    if (k === '__proto__') throw invalid(`${at}: not allowed`)
     refuseUnsafeText((value as Record<string, unknown>)[k], at, depth + 1)
   }
 }

@@ -1,6 +1,7 @@
 import { type IntegerOptions, type TObject, type TProperties, Type } from '@sinclair/typebox'
 import { t } from 'elysia'
 import { MAX_EPOCH_SECONDS, MAX_ID } from '../limits'
+import { invalid } from './errors'
 
 /**
  * A JSON integer: TypeBox's own schema. Elysia's `t.Integer` also accepts numeric text through a
@@ -21,9 +22,33 @@ const integerKeys = (props: TProperties = {}) =>
   Object.keys(props).filter((k) => (props[k] as { type?: string }).type === 'integer')
 
 /**
+ * Refuses a declared query parameter given more than once (`?login=1&login=2`): the query parser keeps
+ * one of them, so the others would pass unchecked and unseen.
+ */
+function refuseRepeated(url: string, declared: ReadonlySet<string>) {
+  const q = url.indexOf('?')
+  if (q < 0 || url.indexOf('&', q) < 0) return
+  const seen = new Set<string>()
+  for (const part of url.slice(q + 1).split('&')) {
+    const end = part.indexOf('=')
+    let key = end < 0 ? part : part.slice(0, end)
+    if (/[%+]/.test(key))
+      try {
+        key = decodeURIComponent(key.replace(/\+/g, ' '))
+      } catch {
+        continue
+      }
+    if (!declared.has(key)) continue
+    if (seen.has(key)) throw invalid(`query ${key}: given more than once`)
+    seen.add(key)
+  }
+}
+
+/**
  * The query and path schemas of a route, with the `transform` hook (Elysia runs it before validation)
- * that turns their integer fields from integer text into numbers, so their `Int` schemas check them.
- * Anything else stays text and fails its schema: 400 INVALID_DATA naming the field.
+ * that refuses a query parameter given twice and turns their integer fields from integer text into
+ * numbers, so their `Int` schemas check them. Anything else stays text and fails its schema: 400
+ * INVALID_DATA naming the field.
  */
 export function textInput<Q extends TProperties, P extends TProperties>(parts: {
   query: Q
@@ -43,7 +68,9 @@ export function textInput<P extends TProperties>(parts: {
 }
 export function textInput(parts: Partial<Record<Text, TProperties>>) {
   const ints = (['query', 'params'] as const).map((where) => [where, integerKeys(parts[where])] as const)
+  const declared = new Set(Object.keys(parts.query ?? {}))
   const transform: TextTransform = (c) => {
+    if (declared.size > 0) refuseRepeated(c.request.url, declared)
     for (const [where, keys] of ints) {
       const values = c[where]
       for (const k of keys) {
@@ -59,7 +86,7 @@ export function textInput(parts: Partial<Record<Text, TProperties>>) {
     transform,
   }
 }
-type TextTransform = (c: Record<Text, Record<string, unknown>>) => void
+type TextTransform = (c: Record<Text, Record<string, unknown>> & { request: Request }) => void
 
 /** Field schemas shared by several modules (spec part 8 limits). */
 export const Login = Int({ minimum: 0, description: 'Login of an account (spec: int >= 0)', example: 100001 })

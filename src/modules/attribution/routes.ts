@@ -48,6 +48,8 @@ const SECURITY_HEADERS = { 'x-content-type-options': 'nosniff' }
 const Values = t.Record(t.String({ pattern: '^[a-z][a-z0-9_]{0,31}$' }), t.String({ maxLength: 256 }), {
   description: `public attribution values: ${PARAM_NAMES.join(', ')}`,
   maxProperties: 20,
+  // a key outside the pattern is refused, not let through unchecked
+  additionalProperties: false,
 })
 const Install = t.Object({
   installation_id: t.String(),

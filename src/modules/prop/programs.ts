@@ -1,6 +1,6 @@
 import { and, asc, eq } from 'drizzle-orm'
 import { isUniqueViolation } from '../../kernel/db/errors'
-import { invalid } from '../../kernel/http/errors'
+import { invalid, issueText } from '../../kernel/http/errors'
 import { fromMinor, toMinor } from '../accounts'
 import type { PropCtx } from './context'
 import { effectiveLimits, PurchaseLimits } from './domain/limits'
@@ -62,8 +62,7 @@ export async function listPrograms(ctx: PropCtx, brandId: number, activeOnly: bo
 async function checked(ctx: PropCtx, brandId: number, input: unknown) {
   const r = ProgramInput.safeParse(input)
   if (!r.success) {
-    const i = r.error.issues[0]!
-    throw invalid(`${i.path.join('.') || 'body'}: ${i.message}`)
+    throw invalid(issueText(r.error.issues[0]!))
   }
   const p = r.data
   const groups = new Map<string, GroupFacts>()

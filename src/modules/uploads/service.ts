@@ -41,6 +41,9 @@ const listEntry = (r: UploadRow) => ({
 export async function uploadFile(ctx: Kernel, brand: Brand, session: Session, file: File, purpose: Purpose) {
   if (file.size > ctx.config.upload.maxBytes)
     throw refuse('PAYLOAD_TOO_LARGE', `file: larger than ${ctx.config.upload.maxBytes} bytes`)
+  // a part sent with an empty filename reaches here as a Blob without a name
+  if (typeof file.name !== 'string' || file.name === '')
+    throw invalid('file: a file name is required (its extension says what the file is)')
   const originalName = cleanOriginalName(file.name)
   const ext = extensionOf(originalName)
   const allowed: readonly string[] = purpose === 'account_avatar' ? AVATAR_EXTENSIONS : GENERAL_EXTENSIONS

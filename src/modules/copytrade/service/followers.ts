@@ -1,6 +1,6 @@
 import { and, eq } from 'drizzle-orm'
 import { isUniqueViolation } from '../../../kernel/db/errors'
-import { invalid } from '../../../kernel/http/errors'
+import { invalid, issueText } from '../../../kernel/http/errors'
 import type { UseCase } from '../../../kernel/use-case'
 import { accountOf } from '../accounts-of'
 import type { CopyCtx } from '../context'
@@ -10,13 +10,15 @@ import { copyError } from './errors'
 import type { Owner, OwnerScope } from './masters'
 import { accountMode, ownAccount } from './ownership'
 
-/** Settings from a body, every problem a 400 naming its field. */
-/** Settings checked: their schema, and `symbols` naming symbols that exist (as written: EURUSD, not eurusd). */
-export async function parseSettings(ctx: CopyCtx, input: Record<string, unknown>) {
+/**
+ * Settings checked: their schema, and `symbols` naming symbols that exist (as written: EURUSD, not
+ * eurusd); every problem a 400 naming its field, under `at` (where the body holds them) when given.
+ */
+export async function parseSettings(ctx: CopyCtx, input: Record<string, unknown>, at?: string) {
   const r = SubscriptionSettings.safeParse(input)
   if (!r.success) {
     const i = r.error.issues[0]!
-    throw invalid(`${i.path.join('.')}: ${i.message}`)
+    throw invalid(issueText(at ? { ...i, path: [at, ...i.path] } : i))
   }
   await ctx.market.refdata.fresh()
   const unknown = r.data.symbols.filter((s) => !ctx.market.refdata.symbol(s))
@@ -53,7 +55,7 @@ export async function createFollower({
   const login = input.login
   const defaults = input.defaults ?? {}
   const { group } = await ownAccount(ctx, o.brandId, o.customerId, login)
-  const settings = await parseSettings(ctx, defaults)
+  const settings = await parseSettings(ctx, defaults, 'defaults')
   const now = ctx.clock.now()
   try {
     const [f] = await ctx.db
@@ -82,7 +84,7 @@ export async function updateFollower({
   input: defaults,
 }: UseCase<CopyCtx, Record<string, unknown>, OwnerScope & { login: number }>) {
   const { follower, group } = await ownFollower(ctx, o, login)
-  const merged = await parseSettings(ctx, { ...JSON.parse(follower.defaults), ...defaults })
+  const merged = await parseSettings(ctx, { ...JSON.parse(follower.defaults), ...defaults }, 'defaults')
   const [f] = await ctx.db
     .update(copyFollowers)
     .set({ defaults: JSON.stringify(merged), updatedAt: ctx.clock.now() })

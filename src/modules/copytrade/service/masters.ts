@@ -1,5 +1,6 @@
 import { and, eq, isNull } from 'drizzle-orm'
 import { isUniqueViolation } from '../../../kernel/db/errors'
+import { issueText } from '../../../kernel/http/errors'
 import type { UseCase } from '../../../kernel/use-case'
 import type { CopyCtx } from '../context'
 import { RewardPolicy } from '../domain/rewards'
@@ -36,11 +37,7 @@ interface MasterInput {
 function parsePolicy(p: Record<string, unknown>) {
   const r = RewardPolicy.safeParse(p)
   if (!r.success) {
-    const i = r.error.issues[0]!
-    throw copyError(
-      'INVALID_REWARD_POLICY',
-      `reward_policy.${i.path.join('.') || 'reward_type'}: ${i.message}`,
-    )
+    throw copyError('INVALID_REWARD_POLICY', `reward_policy.${issueText(r.error.issues[0]!, 'reward_type')}`)
   }
   const { reward_type, ...params } = r.data
   return { rewardType: reward_type, rewardParams: JSON.stringify(params) }

@@ -1,4 +1,4 @@
-import { invalid } from '../../../kernel/http/errors'
+import { invalid, issueText } from '../../../kernel/http/errors'
 import type { UseCase } from '../../../kernel/use-case'
 import type { KycCtx } from '../context'
 import { KycSettings } from '../domain/settings'
@@ -7,8 +7,7 @@ import { kycSettings } from '../schema'
 export async function saveSettings({ ctx, brandId, input }: UseCase<KycCtx, unknown, { brandId: number }>) {
   const parsed = KycSettings.safeParse(input)
   if (!parsed.success) {
-    const i = parsed.error.issues[0]
-    throw invalid(`${i.path.join('.') || 'body'}: ${i.message}`)
+    throw invalid(issueText(parsed.error.issues[0]!))
   }
   const now = ctx.clock.now()
   const settings = JSON.stringify(parsed.data)
