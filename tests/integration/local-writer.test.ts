@@ -4,8 +4,8 @@ import type { LocalClient } from '../../src/kernel/db/local/client'
 import { failure, tempDatabase } from '../support/database'
 
 // The local adapter's write queue on a real libSQL file (ADR 0025): write transactions that wait for
-// their turn commit together in one database transaction, each under a savepoint of its own, and each is
-// told once that transaction has committed.
+// their turn commit together in one database transaction, each after the first under a savepoint of its
+// own, and each is told once that transaction has committed.
 const database = await tempDatabase('writer')
 const { db } = database
 const local = database.client as unknown as LocalClient
@@ -79,6 +79,45 @@ test('a transaction that fails undoes only its own writes; the others of its bat
   expect(await duplicate).toMatch(/UNIQUE/)
   await c
   expect(await committed()).toEqual(['a', 'c'])
+})
+
+/** Whether the member runs under the writer's savepoint: rolling back to it fails when there is none. */
+async function underSavepoint(tx: { run(q: ReturnType<typeof sql.raw>): Promise<unknown> }) {
+  return (await failure(tx.run(sql.raw('rollback to member')))) === 'no failure'
+}
+
+test('the first member of a transaction has no savepoint; when it fails after writing, the transaction starts again for the next', async () => {
+  const batches = local.state().batches
+  const g = gate()
+  const bare: boolean[] = []
+  const failing = (v: string, wait?: Promise<void>) =>
+    failure(
+      db.transaction(async (tx) => {
+        bare.push(!(await underSavepoint(tx)))
+        await tx.run(sql`insert into t (v) values (${v})`)
+        await wait
+        throw new Error(`refused ${v}`)
+      }),
+    )
+  const first = failing('x1', g.opened)
+  const second = failing('x2')
+  const third = db.transaction(async (tx) => {
+    bare.push(!(await underSavepoint(tx)))
+    await tx.run(sql`insert into t (v) values ('c')`)
+  })
+  const fourth = failing('x4')
+  const fifth = insert('e')
+  g.open()
+  expect(await first).toBe('refused x1')
+  expect(await second).toBe('refused x2')
+  await third
+  expect(await fourth).toBe('refused x4')
+  await fifth
+  // the first three each began their database transaction; the fourth followed one that wrote
+  expect(bare).toEqual([true, true, true, false])
+  expect(await committed()).toEqual(['c', 'e'])
+  // one batch: the failed members' rollbacks did not end it
+  expect(local.state().batches).toBe(batches + 1)
 })
 
 test('a deferred write that fails fails its own transaction only', async () => {

@@ -33,6 +33,11 @@ export interface BatchPort {
   run(stmts: InStatement[]): Promise<ResultSet[]>
   commit(): Promise<void>
   rollback(): Promise<void>
+  /**
+   * Rolls the database transaction back and lets the next statement begin a new one: how a batch's
+   * first member that wrote is undone (it has no savepoint; nothing else is in the transaction yet).
+   */
+  restart(): Promise<void>
 }
 
 /**
@@ -76,7 +81,11 @@ const TIMED_OUT = 'the transaction held its turn too long and was rolled back'
 
 /**
  * One member of a batch: what `transaction()` hands its caller. Its statements run under its own
- * savepoint; `commit` resolves once the whole batch has committed, `rollback` undoes only its own work.
+ * savepoint, except the first member's of a transaction (`bare`): nothing is there to keep from it, so
+ * undoing it is undoing the transaction (BatchPort.restart). A savepoint makes SQLite keep the original of
+ * every page a statement first changes under it; the first member of a batch of trade opens changes a
+ * page per login. `commit` resolves once the whole batch has committed, `rollback` undoes only its own
+ * work.
  */
 class GroupTx {
   private materialized = false
@@ -97,6 +106,8 @@ class GroupTx {
   constructor(
     private readonly group: BatchPort,
     timeoutMs: number,
+    /** The first member of its database transaction: no savepoint (the writer restarts the batch). */
+    readonly bare: boolean,
   ) {
     this.committed.catch(() => {})
     if (group.defers)
@@ -139,7 +150,7 @@ class GroupTx {
     if (this.state !== 'open')
       throw this.timedOut ? new DatabaseBusy(TIMED_OUT) : new Error('the transaction is closed')
     if (this.materialized) return
-    this.group.pending.push(`SAVEPOINT ${MEMBER}`)
+    if (!this.bare) this.group.pending.push(`SAVEPOINT ${MEMBER}`)
     this.materialized = true
   }
 
@@ -155,7 +166,7 @@ class GroupTx {
       clearTimeout(this.timer)
       // released at once: the next member's savepoint is not nested in this one (SQLite checks every
       // open savepoint on each page a statement changes)
-      if (this.materialized) this.group.pending.push(`RELEASE ${MEMBER}`)
+      if (this.materialized && !this.bare) this.group.pending.push(`RELEASE ${MEMBER}`)
       this.settle('commit')
     } else if (this.timedOut) return Promise.reject(new DatabaseBusy(TIMED_OUT))
     return this.committed
@@ -170,7 +181,9 @@ class GroupTx {
     if (this.state === 'open') {
       this.state = 'rollback'
       clearTimeout(this.timer)
-      if (this.materialized) this.group.pending.push(`ROLLBACK TO ${MEMBER}`, `RELEASE ${MEMBER}`)
+      // a bare member's work is the whole transaction: the writer restarts it before the next member
+      if (this.materialized && !this.bare)
+        this.group.pending.push(`ROLLBACK TO ${MEMBER}`, `RELEASE ${MEMBER}`)
       this.settle('rollback')
     }
     return this.committed.catch(() => {})
@@ -206,9 +219,10 @@ interface Waiter {
  * sqld behind each other and the lock's hold times grew with the load until the write path stalled
  * (issue 38). On a local file every commit writes each page it changed to the WAL (two system calls per
  * page). So a process writes through one queue, on one stream kept open or its one writer connection:
- * the transactions waiting for their turn are committed together in one database transaction, each under
- * a savepoint of its own (a member that fails rolls back to its savepoint, the others are unaffected; a
- * member's commit resolves once the batch has committed). Savepoint statements ride with the next
+ * the transactions waiting for their turn are committed together in one database transaction, each after
+ * the first under a savepoint of its own (a member that fails rolls back to its savepoint, or the first
+ * one the transaction, and the others are unaffected; a member's commit resolves once the batch has
+ * committed). Savepoint statements ride with the next
  * statement, so grouping costs no round trip; the database sees one write transaction per process at a
  * time, held at most `batchBudgetMs` plus its last member. A transaction that waited too long for its
  * turn, holds its turn too long, or whose database does not answer fails as DatabaseBusy (503,
@@ -349,10 +363,13 @@ export class GroupWriter<B extends BatchPort = BatchPort> {
           break
         const w = this.queue.shift()!
         clearTimeout(w.timer)
-        const tx = new GroupTx(batch, this.o.txTimeoutMs)
+        // until a member has written, the transaction holds nothing another member could lose
+        const tx = new GroupTx(batch, this.o.txTimeoutMs, !wrote)
         w.resolve(tx)
         members.push(tx)
-        if ((await tx.settled) === 'commit' && tx.wrote) wrote = true
+        const outcome = await tx.settled
+        if (outcome === 'commit' && tx.wrote) wrote = true
+        else if (outcome === 'rollback' && tx.bare && tx.wrote) await batch.restart()
         // an urgent member commits with what came before it, not after whatever waits behind it
         if (w.urgent && !this.queue[0]?.urgent) break
       }

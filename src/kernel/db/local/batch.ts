@@ -71,6 +71,14 @@ export class LocalBatch implements BatchPort {
     this.abandon()
   }
 
+  async restart() {
+    this.pending = []
+    if (this.broken) return
+    this.abandon()
+    if (this.conn.inTransaction) this.broken = new Error('the transaction could not be rolled back')
+    else this.begun = false
+  }
+
   private abandon() {
     if (!this.conn.inTransaction) return
     try {
