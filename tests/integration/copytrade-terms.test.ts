@@ -289,6 +289,37 @@ test('symbols are checked against the symbols that exist; a subscription manages
   await t.settle()
 })
 
+test('a subscription names the terms version its follower read: changed since, 409 TERMS_CHANGED and no fee', async () => {
+  const mLogin = await newAccount(10_000)
+  const m = await master(mLogin, { reward_type: 3, percent: 1 })
+  const f = await newAccount(10_000)
+  await t.settle()
+  await call('POST', '/copytrade/follower', { login: f })
+  const read = (await call('GET', `/copytrade/masters/${m}`)).json.policy_version as number
+  // the master switches to a subscription fee between the follower's read and its subscribe
+  const up = await call('PUT', `/copytrade/master/${m}`, {
+    reward_policy: { reward_type: 0, amount: 5000, period_days: 30 },
+  })
+  expect(up.status).toBe(200)
+  const stale = await call('POST', '/copytrade/subscription', {
+    follower_login: f,
+    master_id: m,
+    policy_version: read,
+  })
+  expect([stale.status, stale.json.error]).toEqual([409, 'TERMS_CHANGED'])
+  await t.runJob('copytrade.settle')
+  expect((await call('GET', `/balance/me?login=${f}`, undefined, await token(f))).json.balance).toBe(10_000)
+  // the version now current: subscribed on exactly those terms
+  const current = (await call('GET', `/copytrade/masters/${m}`)).json.policy_version as number
+  const ok = await post('/copytrade/subscription', {
+    follower_login: f,
+    master_id: m,
+    policy_version: current,
+  })
+  expect(ok.terms).toMatchObject({ reward_type: 0, version: current })
+  await post(`/copytrade/subscription/${ok.id}/disable`, {})
+})
+
 test('a pause or a stop that commits while a copy is being opened closes that copy at once', async () => {
   const trading = t.ports.get(TradingPort)
   const fill = trading.open

@@ -225,6 +225,13 @@ export const SubscriptionCreateBody = t.Composite(
             "what of the account's balance this subscription manages (account currency; default: all of it): its fees on equity, equity stop and ratio sizing work on this capital, so an account can follow several masters with a share each",
         }),
       ),
+      policy_version: t.Optional(
+        Int({
+          minimum: 1,
+          description:
+            "the master's reward policy version the follower was shown and accepts (GET /copytrade/masters/{id}: `policy_version`); when it is no longer the master's, 409 TERMS_CHANGED and nothing is subscribed. Without it the subscription takes the master's terms at the moment it is made",
+        }),
+      ),
       customer_id: IgnoredCustomer,
     }),
     SettingsBody,

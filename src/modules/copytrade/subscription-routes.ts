@@ -45,6 +45,7 @@ export const subscriptionRoutes = (ctx: CopyCtx) =>
             'FOLLOWER_MODE_NOT_ALLOWED',
             'SELF_COPY',
             'ALREADY_SUBSCRIBED',
+            'TERMS_CHANGED',
             'INVALID_CUSTOMER_SESSION',
           ),
         },

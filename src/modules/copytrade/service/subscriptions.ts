@@ -24,9 +24,15 @@ export async function createSubscription({
   owner: o,
   input,
 }: UseCase<CopyCtx, { follower_login: number; master_id: number } & Record<string, unknown>, OwnerScope>) {
-  const { follower_login, master_id, capital, customer_id: _ignored, ...rest } = input
+  const { follower_login, master_id, capital, policy_version, customer_id: _ignored, ...rest } = input
   const { follower, group } = await ownFollower(ctx, o, follower_login)
   const master = await masterById(ctx, o.brandId, master_id)
+  // the terms stored below are those of this read: the version the follower accepted, or none asked
+  if (policy_version !== undefined && policy_version !== master.policyVersion)
+    throw copyError(
+      'TERMS_CHANGED',
+      `policy_version: the master's terms are at version ${master.policyVersion}; read them again`,
+    )
   if (master.enabled !== 1 || (master.public !== 1 && master.customerId !== o.customerId))
     throw copyError('MASTER_NOT_AVAILABLE', `master ${master_id} is not open to followers`)
   if (master.login === follower_login)
