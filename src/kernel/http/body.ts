@@ -23,10 +23,8 @@ export const isDeferred = (body: unknown): body is Record<PropertyKey, unknown> 
 /** Copies a JSON object body into the placeholder the parse phase produced; returns the body. */
 export function fillDeferred(holder: Record<PropertyKey, unknown>, body: unknown) {
   delete holder[DEFERRED]
-  // defined, not assigned: a "__proto__" key stays a key (refused as unknown), not the holder's prototype
-  if (body && typeof body === 'object' && !Array.isArray(body))
-    for (const [k, value] of Object.entries(body))
-      Object.defineProperty(holder, k, { value, enumerable: true, writable: true, configurable: true })
+  // a "__proto__" key never gets here: refused as the body was read (safe-text.ts)
+  if (body && typeof body === 'object' && !Array.isArray(body)) Object.assign(holder, body)
   return body
 }
 
@@ -84,6 +82,8 @@ const utf8 = new TextDecoder('utf-8', { fatal: true })
 function formObject(form: FormData): Record<string, unknown> {
   const out: Record<string, unknown> = {}
   for (const key of new Set(form.keys())) {
+    // assigned, it would become the object's prototype
+    if (key === '__proto__') throw invalid('__proto__: not allowed')
     const all = form.getAll(key)
     out[key] = all.length === 1 ? all[0] : all
   }

@@ -50,25 +50,34 @@ function refuseRepeated(url: string, declared: ReadonlySet<string>) {
  * numbers, so their `Int` schemas check them. Anything else stays text and fails its schema: 400
  * INVALID_DATA naming the field.
  */
-export function textInput<Q extends TProperties, P extends TProperties>(parts: {
-  query: Q
-  params: P
-}): { query: TObject<Q>; params: TObject<P>; transform: TextTransform }
-export function textInput<Q extends TProperties>(parts: {
-  query: Q
-}): {
+export function textInput<Q extends TProperties, P extends TProperties>(
+  parts: {
+    query: Q
+    params: P
+  },
+  opts?: TextOptions,
+): { query: TObject<Q>; params: TObject<P>; transform: TextTransform }
+export function textInput<Q extends TProperties>(
+  parts: {
+    query: Q
+  },
+  opts?: TextOptions,
+): {
   query: TObject<Q>
   transform: TextTransform
 }
-export function textInput<P extends TProperties>(parts: {
-  params: P
-}): {
+export function textInput<P extends TProperties>(
+  parts: {
+    params: P
+  },
+  opts?: TextOptions,
+): {
   params: TObject<P>
   transform: TextTransform
 }
-export function textInput(parts: Partial<Record<Text, TProperties>>) {
+export function textInput(parts: Partial<Record<Text, TProperties>>, opts: TextOptions = {}) {
   const ints = (['query', 'params'] as const).map((where) => [where, integerKeys(parts[where])] as const)
-  const declared = new Set(Object.keys(parts.query ?? {}))
+  const declared = new Set(opts.repeatedQuery === 'allowed' ? [] : Object.keys(parts.query ?? {}))
   const transform: TextTransform = (c) => {
     if (declared.size > 0) refuseRepeated(c.request.url, declared)
     for (const [where, keys] of ints) {
@@ -85,6 +94,13 @@ export function textInput(parts: Partial<Record<Text, TProperties>>) {
     ...(parts.params ? { params: t.Object(parts.params) } : {}),
     transform,
   }
+}
+interface TextOptions {
+  /**
+   * `allowed`: a repeated query parameter is not refused (the public pages and links a campaign's URL
+   * reaches, where an ad platform may add a parameter the URL already has: they never answer an error).
+   */
+  repeatedQuery?: 'allowed'
 }
 type TextTransform = (c: Record<Text, Record<string, unknown>> & { request: Request }) => void
 

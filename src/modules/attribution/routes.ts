@@ -48,8 +48,6 @@ const SECURITY_HEADERS = { 'x-content-type-options': 'nosniff' }
 const Values = t.Record(t.String({ pattern: '^[a-z][a-z0-9_]{0,31}$' }), t.String({ maxLength: 256 }), {
   description: `public attribution values: ${PARAM_NAMES.join(', ')}`,
   maxProperties: 20,
-  // a key outside the pattern is refused, not let through unchecked
-  additionalProperties: false,
 })
 const Install = t.Object({
   installation_id: t.String(),
@@ -133,7 +131,7 @@ export const attributionRoutes = (ctx: AttributionCtx) => {
           access:
             "public. On a brand host, its landing page; on the brand's affiliate_host, the affiliate cabinet.",
         },
-        ...textInput({ query: QUERY }),
+        ...textInput({ query: QUERY }, { repeatedQuery: 'allowed' }),
         response: errors({ 404: ['NOT_FOUND'] }),
         detail: doc(TAG, "The brand's landing page (the affiliate cabinet on its affiliate host)", {
           secured: false,
@@ -148,16 +146,19 @@ export const attributionRoutes = (ctx: AttributionCtx) => {
         page(brand, params.page, hitOf(ctx, { brand, request, server, path, query }), set),
       {
         brand: true,
-        ...textInput({
-          params: {
-            page: t.String({
-              pattern: '^[a-z0-9-]{1,64}$',
-              description: 'page name: site/<brand>/<page>.html',
-              example: 'promo',
-            }),
+        ...textInput(
+          {
+            params: {
+              page: t.String({
+                pattern: '^[a-z0-9-]{1,64}$',
+                description: 'page name: site/<brand>/<page>.html',
+                example: 'promo',
+              }),
+            },
+            query: QUERY,
           },
-          query: QUERY,
-        }),
+          { repeatedQuery: 'allowed' },
+        ),
         response: errors({ 404: ['NOT_FOUND'] }),
         detail: doc(TAG, 'A static page of the brand', {
           secured: false,
@@ -181,17 +182,20 @@ export const attributionRoutes = (ctx: AttributionCtx) => {
       },
       {
         brand: true,
-        ...textInput({
-          params: {
-            code: t.String({
-              minLength: 1,
-              maxLength: 512,
-              description: 'link code',
-              example: 'demo-spring',
-            }),
+        ...textInput(
+          {
+            params: {
+              code: t.String({
+                minLength: 1,
+                maxLength: 512,
+                description: 'link code',
+                example: 'demo-spring',
+              }),
+            },
+            query: QUERY,
           },
-          query: QUERY,
-        }),
+          { repeatedQuery: 'allowed' },
+        ),
         response: { 302: t.Null({ description: 'redirect' }), ...errors() },
         detail: doc(TAG, 'Follow a tracking link (302 to its landing page on this host)', {
           secured: false,
