@@ -320,15 +320,17 @@ test('a subscription names the terms version its follower read: changed since, 4
   await post(`/copytrade/subscription/${ok.id}/disable`, {})
 })
 
-test('a pause or a stop that commits while a copy is being opened closes that copy at once', async () => {
+test('a stop that commits while a copy is being opened closes that copy at once, unbilled; a pause lets it complete', async () => {
   const trading = t.ports.get(TradingPort)
   const fill = trading.open
   const mLogin = await newAccount(10_000)
   const m = await master(mLogin, { reward_type: 3, percent: 10 })
+  const copiedVolume = async () => (await call('GET', `/copytrade/masters/${m}`)).json.copied_volume as number
   for (const action of ['pause', 'disable'] as const) {
     const f = await newAccount(10_000)
     await t.settle()
     const sub = await follow(f, m, { volume_mode: 0, volume_param: 1 })
+    const before = await copiedVolume()
     // the follower's request commits after the copy's fill, before the copier records it
     trading.open = async (input) => {
       const r = await fill.call(trading, input)
@@ -343,18 +345,26 @@ test('a pause or a stop that commits while a copy is being opened closes that co
     } finally {
       trading.open = fill
     }
-    expect(await openOf(f)).toEqual([])
     const [link] = await t.ctx.db
       .select()
       .from(copyLinks)
       .where(and(eq(copyLinks.subscriptionId, sub), eq(copyLinks.masterTicket, a)))
-    expect([action, link!.status, link!.reason]).toEqual([
-      action,
-      'closed',
-      'the subscription stopped while the copy was opened',
-    ])
+    if (action === 'disable') {
+      expect(await openOf(f)).toEqual([])
+      expect([link!.status, link!.reason]).toEqual([
+        'closed',
+        'the subscription ended while the copy was opened',
+      ])
+      expect(await copiedVolume()).toBe(before)
+    } else {
+      // decided before the pause: it completes, and the pause's closes follow the master from here
+      expect((await openOf(f)).map((o) => o.comment)).toEqual([`copy #${a}`])
+      expect(link!.status).toBe('open')
+      expect(await copiedVolume()).toBeGreaterThan(before)
+    }
     await closeTrade(mLogin, a)
     await t.settle()
+    expect(await openOf(f)).toEqual([])
   }
 })
 

@@ -292,9 +292,11 @@ async function openOne(
 async function finishOpens(ctx: CopyCtx, outcomes: Outcome[]) {
   const now = ctx.clock.now()
   const rebates: number[] = []
-  // copies whose master closed, or whose subscription was paused or stopped, while they were being
-  // opened: closed at once, not left behind (a paused subscription copies nothing new)
+  // copies whose master closed, or whose subscription ended, while they were being opened: closed at
+  // once, not left behind
   const orphans: number[] = []
+  // of those, the ones the follower's stop overtook: no volume counted, nothing owed for them
+  const stopped = new Set<number>()
   await ctx.uow.run(async (tx) => {
     // a few statements per chunk, not one per link: on sqld each statement is a round trip
     const done = new Set<number>()
@@ -323,9 +325,10 @@ async function finishOpens(ctx: CopyCtx, outcomes: Outcome[]) {
         })
       for (const r of rows) done.add(r.id)
       if (!copied || rows.length === 0) return
-      // read in this transaction: a pause or a stop committed while the copy was opened is seen here,
-      // one committed after it finds the link open and handles it itself
-      const active = new Set(
+      // read in this transaction: a stop committed while the copy was opened is seen here (one committed
+      // after it finds the link open and closes it itself). A pause lets a copy in flight complete: it
+      // was decided before, and closed now it could never be copied again on resume.
+      const ended = new Set(
         (
           await tx
             .select({ id: copySubscriptions.id })
@@ -333,17 +336,16 @@ async function finishOpens(ctx: CopyCtx, outcomes: Outcome[]) {
             .where(
               and(
                 inArray(copySubscriptions.id, [...new Set(rows.map((r) => r.subscriptionId))]),
-                eq(copySubscriptions.status, SUB_STATUS.ACTIVE),
+                eq(copySubscriptions.status, SUB_STATUS.DISABLED),
               ),
             )
         ).map((s) => s.id),
       )
+      const stoppedRows = rows.filter((r) => r.masterCloseTime === null && ended.has(r.subscriptionId))
+      for (const r of stoppedRows) stopped.add(r.id)
       for (const [reason, ids] of [
         ['the master closed', rows.filter((r) => r.masterCloseTime !== null)],
-        [
-          'the subscription stopped while the copy was opened',
-          rows.filter((r) => r.masterCloseTime === null && !active.has(r.subscriptionId)),
-        ],
+        ['the subscription ended while the copy was opened', stoppedRows],
       ] as const) {
         if (ids.length === 0) continue
         await tx
@@ -404,7 +406,8 @@ async function finishOpens(ctx: CopyCtx, outcomes: Outcome[]) {
         .onConflictDoNothing()
     const copiedVolume = new Map<number, number>()
     for (const o of mine)
-      if (o.copied) copiedVolume.set(o.sub.masterId, (copiedVolume.get(o.sub.masterId) ?? 0) + o.volume!)
+      if (o.copied && !stopped.has(o.link.id))
+        copiedVolume.set(o.sub.masterId, (copiedVolume.get(o.sub.masterId) ?? 0) + o.volume!)
     for (const [masterId, v] of copiedVolume) {
       const [m] = await tx
         .update(copyMasters)
@@ -414,7 +417,8 @@ async function finishOpens(ctx: CopyCtx, outcomes: Outcome[]) {
       if (!m) continue
       // the subscriptions whose accepted terms are a rebate
       for (const o of mine) {
-        if (!o.copied || o.sub.masterId !== masterId || o.sub.rewardType !== REWARD.VOLUME_REBATE) continue
+        if (!o.copied || stopped.has(o.link.id) || o.sub.masterId !== masterId) continue
+        if (o.sub.rewardType !== REWARD.VOLUME_REBATE) continue
         const id = await accrueRebateTx(ctx, tx, m, o)
         if (id) rebates.push(id)
       }

@@ -27,14 +27,14 @@ export async function createSubscription({
   const { follower_login, master_id, capital, policy_version, customer_id: _ignored, ...rest } = input
   const { follower, group } = await ownFollower(ctx, o, follower_login)
   const master = await masterById(ctx, o.brandId, master_id)
+  if (master.enabled !== 1 || (master.public !== 1 && master.customerId !== o.customerId))
+    throw copyError('MASTER_NOT_AVAILABLE', `master ${master_id} is not open to followers`)
   // the terms stored below are those of this read: the version the follower accepted, or none asked
   if (policy_version !== undefined && policy_version !== master.policyVersion)
     throw copyError(
       'TERMS_CHANGED',
       `policy_version: the master's terms are at version ${master.policyVersion}; read them again`,
     )
-  if (master.enabled !== 1 || (master.public !== 1 && master.customerId !== o.customerId))
-    throw copyError('MASTER_NOT_AVAILABLE', `master ${master_id} is not open to followers`)
   if (master.login === follower_login)
     throw copyError('SELF_COPY', 'follower_login: an account cannot copy itself')
   if (!followerModeAllowed(master.allowedFollowerModes, accountMode(group)))
