@@ -4,8 +4,8 @@ import type { LocalClient } from '../../src/kernel/db/local/client'
 import { failure, tempDatabase } from '../support/database'
 
 // The local adapter's write queue on a real libSQL file (ADR 0025): write transactions that wait for
-// their turn commit together in one database transaction, each after the first under a savepoint of its
-// own, and each is told once that transaction has committed.
+// their turn commit together in one database transaction, each under a savepoint of its own but the
+// first, and each is told once that transaction has committed.
 const database = await tempDatabase('writer')
 const { db } = database
 const local = database.client as unknown as LocalClient

@@ -41,28 +41,3 @@ test('a member timed out during its own round trip is undone; the next member co
   const rows = await database.db.client.execute('select v from t order by v')
   expect(rows.rows.map((r) => r.v)).toEqual(['next'])
 })
-
-test('a first member that wrote and failed is undone with the transaction; the member behind it commits', async () => {
-  const { db } = database
-  await db.run(sql`delete from t`)
-  let release!: () => void
-  const held = new Promise<void>((r) => {
-    release = r
-  })
-  const first = failure(
-    db.transaction(async (tx) => {
-      // the first member of its transaction runs without the writer's savepoint
-      expect(await failure(tx.run(sql.raw('rollback to member')))).toMatch(/no such savepoint/)
-      await tx.run(sql`insert into t (v) values ('undone')`)
-      await tx.deferred('insert into t (v) values (?)', ['deferred, undone'])
-      await held
-      throw new Error('refused')
-    }),
-  )
-  const next = db.transaction((tx) => tx.run(sql`insert into t (v) values ('kept')`))
-  release()
-  expect(await first).toBe('refused')
-  await next
-  const rows = await database.db.client.execute('select v from t order by v')
-  expect(rows.rows.map((r) => r.v)).toEqual(['kept'])
-})

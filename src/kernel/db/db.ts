@@ -93,7 +93,7 @@ export class Tx extends Handle {
  * The database: queries outside a transaction, and `transaction`, which begins a libSQL write transaction
  * and hands the callback a drizzle query builder over it. Every write of the code base runs in one. The
  * client decides how transactions share the database: in a server process both adapters queue them and
- * commit those that waited together, each after the first under a savepoint (kernel/db/group-writer.ts);
+ * commit those that waited together, each under a savepoint but a local file's first (group-writer.ts);
  * at the edge each request's transaction is its own. Reads outside a transaction see only what has
  * committed, so not what an earlier transaction of the same batch wrote.
  */

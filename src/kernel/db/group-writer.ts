@@ -36,8 +36,10 @@ export interface BatchPort {
   /**
    * Rolls the database transaction back and lets the next statement begin a new one: how a batch's
    * first member that wrote is undone (it has no savepoint; nothing else is in the transaction yet).
+   * Where it is absent every member has its savepoint: on sqld the savepoint statements ride with a round
+   * trip the member makes anyway, and a rollback of the transaction would need one of its own.
    */
-  restart(): Promise<void>
+  restart?(): Promise<void>
 }
 
 /**
@@ -81,8 +83,8 @@ const TIMED_OUT = 'the transaction held its turn too long and was rolled back'
 
 /**
  * One member of a batch: what `transaction()` hands its caller. Its statements run under its own
- * savepoint, except the first member's of a transaction (`bare`): nothing is there to keep from it, so
- * undoing it is undoing the transaction (BatchPort.restart). A savepoint makes SQLite keep the original of
+ * savepoint, except the first member's of a transaction on a local file (`bare`): nothing is there to keep
+ * from it, so undoing it is undoing the transaction (BatchPort.restart). A savepoint makes SQLite keep the original of
  * every page a statement first changes under it; the first member of a batch of trade opens changes a
  * page per login. `commit` resolves once the whole batch has committed, `rollback` undoes only its own
  * work.
@@ -219,10 +221,10 @@ interface Waiter {
  * sqld behind each other and the lock's hold times grew with the load until the write path stalled
  * (issue 38). On a local file every commit writes each page it changed to the WAL (two system calls per
  * page). So a process writes through one queue, on one stream kept open or its one writer connection:
- * the transactions waiting for their turn are committed together in one database transaction, each after
- * the first under a savepoint of its own (a member that fails rolls back to its savepoint, or the first
- * one the transaction, and the others are unaffected; a member's commit resolves once the batch has
- * committed). Savepoint statements ride with the next
+ * the transactions waiting for their turn are committed together in one database transaction, each under
+ * a savepoint of its own but the first on a local file (a member that fails rolls back to its savepoint,
+ * or that first one the transaction, and the others are unaffected; a member's commit resolves once the
+ * batch has committed). Savepoint statements ride with the next
  * statement, so grouping costs no round trip; the database sees one write transaction per process at a
  * time, held at most `batchBudgetMs` plus its last member. A transaction that waited too long for its
  * turn, holds its turn too long, or whose database does not answer fails as DatabaseBusy (503,
@@ -364,12 +366,12 @@ export class GroupWriter<B extends BatchPort = BatchPort> {
         const w = this.queue.shift()!
         clearTimeout(w.timer)
         // until a member has written, the transaction holds nothing another member could lose
-        const tx = new GroupTx(batch, this.o.txTimeoutMs, !wrote)
+        const tx = new GroupTx(batch, this.o.txTimeoutMs, !wrote && batch.restart !== undefined)
         w.resolve(tx)
         members.push(tx)
         const outcome = await tx.settled
         if (outcome === 'commit' && tx.wrote) wrote = true
-        else if (outcome === 'rollback' && tx.bare && tx.wrote) await batch.restart()
+        else if (outcome === 'rollback' && tx.bare && tx.wrote) await batch.restart!()
         // an urgent member commits with what came before it, not after whatever waits behind it
         if (w.urgent && !this.queue[0]?.urgent) break
       }

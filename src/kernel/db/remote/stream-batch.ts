@@ -118,21 +118,6 @@ export class StreamBatch implements BatchPort {
     })
   }
 
-  /** One round trip of its own: only a first member that wrote and then failed needs it. */
-  async restart() {
-    await this.chain
-    // what waits is the failed member's own (deferred writes): the first member has nothing before it
-    this.pending = []
-    if (!this.begun || this.broken) return
-    try {
-      const [o] = await this.timed(runSteps(this.stream, ['ROLLBACK']))
-      if (!o || !('ok' in o)) throw o && 'error' in o ? o.error : rolledBack()
-      this.begun = false
-    } catch (e) {
-      this.broken = e
-    }
-  }
-
   private timed<T>(p: Promise<T>): Promise<T> {
     let timer: ReturnType<typeof setTimeout> | undefined
     return Promise.race([
