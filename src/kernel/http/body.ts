@@ -80,13 +80,13 @@ const utf8 = new TextDecoder('utf-8', { fatal: true })
 
 /** A multipart form as Elysia's own parser shapes it: one value per field, repeated fields as arrays. */
 function formObject(form: FormData): Record<string, unknown> {
-  const out: Record<string, unknown> = {}
-  for (const key of new Set(form.keys())) {
-    // assigned, it would become the object's prototype
-    if (key === '__proto__') throw invalid('__proto__: not allowed')
-    const all = form.getAll(key)
-    out[key] = all.length === 1 ? all[0] : all
-  }
+  // built from entries, not assigned: a field named "__proto__" stays a key, which the walk refuses
+  const out: Record<string, unknown> = Object.fromEntries(
+    [...new Set(form.keys())].map((key) => {
+      const all = form.getAll(key)
+      return [key, all.length === 1 ? all[0] : all]
+    }),
+  )
   refuseUnsafeText(out)
   return out
 }
