@@ -83,10 +83,10 @@ const TIMED_OUT = 'the transaction held its turn too long and was rolled back'
 
 /**
  * One member of a batch: what `transaction()` hands its caller. Its statements run under its own
- * savepoint, except the first member's of a transaction on a local file (`bare`): nothing is there to keep
- * from it, so undoing it is undoing the transaction (BatchPort.restart). A savepoint makes SQLite keep the original of
- * every page a statement first changes under it; the first member of a batch of trade opens changes a
- * page per login. `commit` resolves once the whole batch has committed, `rollback` undoes only its own
+ * savepoint, except the first member's of a transaction on a local file (`bare`): nothing is there to
+ * keep from it, so undoing it is undoing the transaction (BatchPort.restart). A savepoint makes SQLite
+ * keep the original of every page a statement first changes under it; the first member of a batch of
+ * trade opens changes a page per login. `commit` resolves once the whole batch has committed, `rollback` undoes only its own
  * work.
  */
 class GroupTx {
