@@ -1,7 +1,8 @@
 // runs on sqld too (scripts/test.sh: TEST_DATABASE=sqld)
 import { afterAll, beforeAll, expect, test } from 'bun:test'
 import { and, eq, sql } from 'drizzle-orm'
-import { copyMasters, copySubscriptions, liveSubscription } from '../../src/modules/copytrade/schema'
+import { manualModeOf } from '../../src/modules/copytrade/copier/manual-guard'
+import { copySubscriptions, liveSubscription } from '../../src/modules/copytrade/schema'
 import { makeTestApp, type TestApp } from '../support/app'
 
 /**
@@ -29,12 +30,7 @@ test("a follower's live subscriptions are read through the partial index", async
     .from(copySubscriptions)
     .where(and(eq(copySubscriptions.followerLogin, 100001), liveSubscription))
   expect(await plan(byFollower)).toContain('USING INDEX copy_subscriptions_live')
-  const manualMode = db
-    .select({ mode: sql`min(${copyMasters.manualTradingMode})` })
-    .from(copySubscriptions)
-    .innerJoin(copyMasters, eq(copyMasters.id, copySubscriptions.masterId))
-    .where(and(eq(copySubscriptions.followerLogin, 100001), liveSubscription))
-  expect(await plan(manualMode)).toContain('USING INDEX copy_subscriptions_live')
+  expect(await plan(manualModeOf(db, 100001))).toContain('USING INDEX copy_subscriptions_live')
   const followers = db
     .selectDistinct({ login: copySubscriptions.followerLogin })
     .from(copySubscriptions)

@@ -386,6 +386,30 @@ test('a master its owner disabled is not copied when a follower resumes or chang
   await t.settle()
 })
 
+test("a master's stricter manual_trading_mode is new terms: accepted alone, it keeps the fee schedule", async () => {
+  const mLogin = await newAccount(10_000)
+  const m = await master(mLogin, { reward_type: 1, percent: 20, period_days: 7 })
+  const f = await newAccount(1_000)
+  await t.settle()
+  const sub = await follow(f, m)
+  const row = async () =>
+    (await t.ctx.db.select().from(copySubscriptions).where(eq(copySubscriptions.id, sub)))[0]!
+  const before = await row()
+  await advance(3_600_000)
+  const put = await call('PUT', `/copytrade/master/${m}`, { manual_trading_mode: 1 })
+  expect(put.json.policy_version).toBe(2)
+  const accepted = await post(`/copytrade/subscription/${sub}/terms`, { version: 2 })
+  expect(accepted.terms).toMatchObject({ reward_type: 1, percent: 20, version: 2, manual_trading_mode: 1 })
+  const after = await row()
+  // the reward policy did not change: its period runs on as it was
+  expect([after.nextPerfAt, after.mgmtDay, after.hwmMinor]).toEqual([
+    before.nextPerfAt,
+    before.mgmtDay,
+    before.hwmMinor,
+  ])
+  await post(`/copytrade/subscription/${sub}/disable`, {})
+})
+
 // last: it moves the clock by days (into a weekend, when EURUSD does not trade)
 test('no subscription fee while paused; a period paid is not charged again by a new subscription', async () => {
   const mLogin = await newAccount(10_000)

@@ -424,21 +424,37 @@ describe('copying driven by quotes', () => {
     expect(r).toMatchObject({ ok: false, code: 'PARENT_CLOSED' })
   })
 
-  test('manual_trading_mode on the follower account: DISABLED refuses every own trade, ALLOW_NON_COPIED the copies only', async () => {
+  test('manual_trading_mode on the follower account: DISABLED refuses every own trade, ALLOW_NON_COPIED the copies only; a stricter mode binds once accepted, a looser one at once', async () => {
     const user2 = await t.userToken(100002)
     const o = await open(100004, masterUser, { cmd: 0, volume: 1 })
     await t.settle()
     const [copy] = await openOf(100002)
-    await t.request('PUT', `/copytrade/master/${masterId}`, {
-      token: master,
-      body: { manual_trading_mode: 0 },
+    const setMode = (mode: number) =>
+      t.request('PUT', `/copytrade/master/${masterId}`, {
+        token: master,
+        body: { manual_trading_mode: mode },
+      })
+    const detail = async () =>
+      (await t.request('GET', `/copytrade/subscription/${subDemo}`, { token: demo })).json
+    const before = await detail()
+    expect([before.terms.manual_trading_mode, before.terms_pending]).toEqual([2, false])
+    const stricter = await setMode(0)
+    expect(stricter.json.policy_version).toBe(before.terms.version + 1)
+    // new terms: until the follower accepts them, its account is its own
+    const unbound = await open(100002, user2, { cmd: 0, volume: 1 })
+    expect(unbound.status).toBe(200)
+    expect(await detail()).toMatchObject({ terms_pending: true, terms: { manual_trading_mode: 2 } })
+    const accepted = await t.request('POST', `/copytrade/subscription/${subDemo}/terms`, {
+      token: demo,
+      body: { version: stricter.json.policy_version },
     })
+    expect(accepted.json).toMatchObject({ terms_pending: false, terms: { manual_trading_mode: 0 } })
     const refused = await open(100002, user2, { cmd: 0, volume: 1 })
     expect([refused.status, refused.json.error]).toEqual([403, 'MANUAL_TRADING_DISABLED'])
-    await t.request('PUT', `/copytrade/master/${masterId}`, {
-      token: master,
-      body: { manual_trading_mode: 1 },
-    })
+    // a looser mode only frees the follower: it applies at once, with no new version to accept
+    const looser = await setMode(1)
+    expect(looser.json.policy_version).toBe(stricter.json.policy_version)
+    expect(await detail()).toMatchObject({ terms_pending: false, terms: { manual_trading_mode: 1 } })
     const own = await open(100002, user2, { cmd: 0, volume: 1 })
     expect(own.status).toBe(200)
     const closeCopy = await t.request('DELETE', '/trade/close', {
@@ -451,13 +467,18 @@ describe('copying driven by quotes', () => {
       body: { order: copy!.ticket, sl: 1, tp: 0 },
     })
     expect(modifyCopy.json.error).toBe('MANUAL_TRADING_DISABLED')
+    for (const order of [own.json.order, unbound.json.order])
+      expect((await t.request('DELETE', '/trade/close', { token: user2, body: { order } })).status).toBe(200)
+    await setMode(2)
+    // back to ALLOW_ALL, then stricter again: the follower accepted ALLOW_ALL, so it trades freely
+    const again = await setMode(0)
+    expect(again.json.policy_version).toBe(stricter.json.policy_version + 1)
+    const free = await open(100002, user2, { cmd: 0, volume: 1 })
+    expect(free.status).toBe(200)
     expect(
-      (await t.request('DELETE', '/trade/close', { token: user2, body: { order: own.json.order } })).status,
+      (await t.request('DELETE', '/trade/close', { token: user2, body: { order: free.json.order } })).status,
     ).toBe(200)
-    await t.request('PUT', `/copytrade/master/${masterId}`, {
-      token: master,
-      body: { manual_trading_mode: 2 },
-    })
+    await setMode(2)
     await t.request('DELETE', '/trade/close', { token: masterUser, body: { order: o.json.order } })
     await t.settle()
     expect(await openOf(100002)).toHaveLength(0)

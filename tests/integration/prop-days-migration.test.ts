@@ -1,11 +1,8 @@
 import { afterAll, expect, test } from 'bun:test'
-import { cpSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { createClient } from '@libsql/client'
-import { drizzle } from 'drizzle-orm/libsql'
-import { migrate } from 'drizzle-orm/libsql/migrator'
-import { MIGRATIONS_DIR } from '../../src/kernel/db/migrate'
+import { databaseBefore } from '../support/database'
 
 /**
  * Migration 0025 on days written before it: a day's end becomes the next day's start, and `settled` says
@@ -17,14 +14,7 @@ afterAll(() => rmSync(dir, { recursive: true, force: true }))
 
 test('0025 settles every day whose days before it all ended, and leaves the others to the next pass', async () => {
   // the migrations up to 0024, as a database made before this one had them
-  const before = join(dir, 'before')
-  cpSync(MIGRATIONS_DIR, before, { recursive: true })
-  const journal = JSON.parse(readFileSync(join(before, 'meta/_journal.json'), 'utf8'))
-  journal.entries = journal.entries.filter((e: { tag: string }) => e.tag < '0025')
-  writeFileSync(join(before, 'meta/_journal.json'), JSON.stringify(journal))
-  const client = createClient({ url: `file:${join(dir, 'app.db')}` })
-  const db = drizzle(client)
-  await migrate(db, { migrationsFolder: before })
+  const { client, upgrade } = await databaseBefore(dir, '0025')
   const day = (phase: number, d: string, ended: boolean) =>
     client.execute({
       sql: `insert into prop_days (phase_id, day, start_balance, start_equity, end_balance, end_equity,
@@ -42,7 +32,7 @@ test('0025 settles every day whose days before it all ended, and leaves the othe
   // phase 3: its first day only
   await day(3, '2026-11-03', false)
 
-  await migrate(db, { migrationsFolder: MIGRATIONS_DIR })
+  await upgrade()
   const rows = (
     await client.execute('select phase_id, day, settled from prop_days order by phase_id, day')
   ).rows.map((r) => [Number(r.phase_id), String(r.day), Number(r.settled)])

@@ -94,7 +94,10 @@ const masterFields = {
   allowed_follower_modes: Enum(2, '0 REAL_ONLY, 1 DEMO_ONLY, 2 REAL_AND_DEMO (default 0)'),
   show_trade_history: Flag('1: GET /copytrade/master/trades shows the history (default 0)'),
   show_followers: Flag('1: GET /copytrade/master/followers shows the followers (default 0)'),
-  manual_trading_mode: Enum(2, '0 DISABLED, 1 ALLOW_NON_COPIED, 2 ALLOW_ALL (default 2)'),
+  manual_trading_mode: Enum(
+    2,
+    '0 DISABLED, 1 ALLOW_NON_COPIED, 2 ALLOW_ALL (default 2): what followers may do by hand on their accounts. A looser mode applies to existing followers at once; a stricter one raises policy_version and binds each follower once it accepts the new terms',
+  ),
   reward_policy: RewardPolicyBody,
   payout_login: Login,
   enabled: Flag('default 1'),
@@ -152,6 +155,15 @@ const Policy = t.Object({
   annual_percent: t.Optional(t.Number()),
 })
 
+/** The parts of a subscription's terms beside its reward policy. */
+const TermsExtra = t.Object({
+  version: Int({ description: "the master's policy version" }),
+  manual_trading_mode: Enum(
+    2,
+    "0 DISABLED, 1 ALLOW_NON_COPIED, 2 ALLOW_ALL: what the follower accepted to be held to on its account (the master's mode when looser)",
+  ),
+})
+
 const Stats = t.Object({
   roi: t.Number({ description: 'time-weighted return of closed trades, a fraction (0.05 = 5 %)' }),
   pnl: t.Number({ description: 'net result of closed trades, master currency' }),
@@ -175,7 +187,7 @@ const publicMasterFields = {
   reward_policy: Policy,
   policy_version: Int({
     description:
-      'raised by each change of the reward policy; existing subscriptions keep their terms until they accept it',
+      'raised by each change of the terms (the reward policy, or a stricter manual_trading_mode); existing subscriptions keep their terms until they accept them. A looser manual_trading_mode applies to them at once',
   }),
   followers: Int({ description: 'live (ACTIVE or PAUSED) subscriptions' }),
   copied_volume: Int({ description: 'hundredths of a lot copied into followers' }),
@@ -255,10 +267,10 @@ export const Subscription = t.Composite([
     status_reason: t.String(),
     start_balance: t.Number(),
     copied_result: t.Number({ description: 'net result of copies closed, follower currency' }),
-    terms: t.Composite([Policy, t.Object({ version: Int({ description: "the master's policy version" }) })], {
+    terms: t.Composite([Policy, TermsExtra], {
       title: 'CopyTerms',
       description:
-        'the reward policy this subscription pays on: the one accepted when it was made (or accepted later); a change of the master applies only once accepted',
+        'the terms of this subscription: the reward policy it pays on and the manual_trading_mode its follower is held to, as accepted when it was made (or later); a change of the master applies only once accepted, except a looser manual_trading_mode, which applies at once',
     }),
     terms_pending: t.Boolean({
       description: 'the master offers newer terms (POST /copytrade/subscription/{id}/terms accepts them)',
@@ -374,9 +386,10 @@ export const FeePreview = t.Object({
   open_copies: Int(),
   next_performance_fee_time: Int({ description: 'epoch seconds; 0 without that policy' }),
   next_subscription_fee_time: Int({ description: 'epoch seconds; 0 without that policy' }),
-  terms: t.Composite([Policy, t.Object({ version: Int({ description: "the master's policy version" }) })], {
+  terms: t.Composite([Policy, TermsExtra], {
     title: 'CopyTerms',
-    description: 'the reward policy this subscription pays on (the one its follower accepted)',
+    description:
+      'the terms of this subscription (the reward policy it pays on, the manual_trading_mode its follower is held to), as its follower accepted them',
   }),
   terms_pending: t.Boolean({ description: 'the master offers newer terms, not yet accepted' }),
   fees_apply: t.Boolean({

@@ -27,7 +27,10 @@ export const copyMasters = sqliteTable(
     public: integer('public').notNull(),
     /** Set by staff when they disable a master: the owner cannot enable it again. */
     blockedReason: text('blocked_reason').notNull().default(''),
-    /** Raised by each change of the reward policy: subscriptions keep the version they accepted. */
+    /**
+     * Raised by each change of the terms (the reward policy, or a stricter manual_trading_mode):
+     * subscriptions keep the version they accepted.
+     */
     policyVersion: integer('policy_version').notNull().default(1),
     deletedAt: integer('deleted_at'),
     currency: text('currency').notNull(),
@@ -88,6 +91,11 @@ export const copySubscriptions = sqliteTable(
     rewardType: integer('reward_type').notNull().default(0),
     rewardParams: text('reward_params').notNull().default('{}'),
     termsVersion: integer('terms_version').notNull().default(1),
+    /**
+     * The manual_trading_mode the follower accepted (part of the terms): a master may loosen it at once (it
+     * is raised here too), a stricter mode binds the follower only once it accepts the new terms.
+     */
+    manualTradingMode: integer('manual_trading_mode').notNull().default(2),
     /** Since when it is paused (epoch ms): the fee periods stand still while it is. */
     pausedAt: integer('paused_at'),
     /** The follower's balance when it subscribed (minor units): the base of the equity stop. */

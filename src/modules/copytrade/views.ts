@@ -68,6 +68,7 @@ export function subscriptionView(
       ...rewardPolicyOf(s),
       reward_name: REWARD_NAMES[s.rewardType]!,
       version: s.termsVersion,
+      manual_trading_mode: s.manualTradingMode,
     },
     terms_pending: master ? master.policyVersion > s.termsVersion : false,
     currency,

@@ -258,7 +258,12 @@ export async function feePreview(ctx: CopyCtx, sub: Sub) {
     open_copies: open!.n,
     next_performance_fee_time: sub.nextPerfAt ? Math.floor(sub.nextPerfAt / 1000) : 0,
     next_subscription_fee_time: sub.nextFeeAt ? Math.floor(sub.nextFeeAt / 1000) : 0,
-    terms: { ...policy, reward_name: REWARD_NAMES[sub.rewardType]!, version: sub.termsVersion },
+    terms: {
+      ...policy,
+      reward_name: REWARD_NAMES[sub.rewardType]!,
+      version: sub.termsVersion,
+      manual_trading_mode: sub.manualTradingMode,
+    },
     terms_pending: !!m && m.policyVersion > sub.termsVersion,
     fees_apply: !!m && (await sameMode(ctx, sub.followerLogin, m.payoutLogin)),
   }

@@ -8,24 +8,36 @@ import { copyLinks, copyMasters, copySubscriptions, liveSubscription } from '../
 const key = (login: number) => `copy:manual:v1:${login}`
 
 /**
+ * The manual_trading_mode that binds a follower account: for each live subscription the mode its follower
+ * accepted, or the master's own when that is looser (a loosening frees the follower at once, a stricter
+ * mode binds only once accepted); the strictest of them.
+ */
+export const manualModeOf = (db: CopyCtx['db'], login: number) =>
+  db
+    .select({
+      mode: sql<
+        number | null
+      >`min(max(${copySubscriptions.manualTradingMode}, ${copyMasters.manualTradingMode}))`,
+    })
+    .from(copySubscriptions)
+    .innerJoin(copyMasters, eq(copyMasters.id, copySubscriptions.masterId))
+    .where(and(eq(copySubscriptions.followerLogin, login), liveSubscription))
+
+/**
  * manual_trading_mode enforced on follower accounts (trading's ManualTradeGuardPort), the strictest of
- * the masters an account follows (ACTIVE or PAUSED):
+ * the subscriptions an account has (ACTIVE or PAUSED), each on the terms its follower accepted:
  * - DISABLED: the client may not open, close, modify or cancel on the account by hand (pausing or
  *   disabling the subscription is the way out: a disable closes the copies);
  * - ALLOW_NON_COPIED: the client trades by hand, but may not close or modify a copied position;
  * - ALLOW_ALL: no limit.
  * The mode of a login is cached in the shared store (30 s) and dropped when a subscription or a
- * master's mode changes, so a trade open of an account that follows nobody costs one cache read.
+ * master's or an accepted mode changes, so a trade open of an account that follows nobody costs one cache read.
  */
 export function manualGuard(ctx: CopyCtx) {
   const cache = new JsonCache(ctx.store, 30_000)
   const modeOf = async (login: number) =>
     (await cache.get(key(login), async () => {
-      const [row] = await ctx.db
-        .select({ mode: sql<number | null>`min(${copyMasters.manualTradingMode})` })
-        .from(copySubscriptions)
-        .innerJoin(copyMasters, eq(copyMasters.id, copySubscriptions.masterId))
-        .where(and(eq(copySubscriptions.followerLogin, login), liveSubscription))
+      const [row] = await manualModeOf(ctx.db, login)
       return { mode: row?.mode ?? MANUAL_TRADING.ALLOW_ALL }
     }))!.mode
   const copied = async (login: number, ticket?: number) => {

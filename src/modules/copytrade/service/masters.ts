@@ -1,10 +1,10 @@
-import { and, eq, isNull } from 'drizzle-orm'
+import { and, eq, isNull, lt } from 'drizzle-orm'
 import { isUniqueViolation } from '../../../kernel/db/errors'
 import { issueText } from '../../../kernel/http/errors'
 import type { UseCase } from '../../../kernel/use-case'
 import type { CopyCtx } from '../context'
 import { RewardPolicy } from '../domain/rewards'
-import { copyMasters, copySubscriptions } from '../schema'
+import { copyMasters, copySubscriptions, liveSubscription } from '../schema'
 import { copyError } from './errors'
 import { ownAccount } from './ownership'
 import { moveMasterSubscriptionsTx } from './subscription-status'
@@ -150,7 +150,6 @@ export async function updateMaster({
   if (input.allowed_follower_modes !== undefined) set.allowedFollowerModes = input.allowed_follower_modes
   if (input.show_trade_history !== undefined) set.showTradeHistory = input.show_trade_history
   if (input.show_followers !== undefined) set.showFollowers = input.show_followers
-  if (input.manual_trading_mode !== undefined) set.manualTradingMode = input.manual_trading_mode
   if (input.enabled !== undefined) set.enabled = input.enabled
   if (input.public !== undefined) set.public = input.public
   if (input.reward_policy !== undefined) {
@@ -160,15 +159,37 @@ export async function updateMaster({
       Object.assign(set, policy, { policyVersion: m.policyVersion + 1 })
   }
   if (input.payout_login !== undefined) set.payoutLogin = await payoutAccount(ctx, o, input.payout_login)
-  const [row] = await ctx.db.update(copyMasters).set(set).where(eq(copyMasters.id, m.id)).returning()
-  if (input.manual_trading_mode !== undefined && input.manual_trading_mode !== m.manualTradingMode) {
+  const mode = input.manual_trading_mode
+  const modeChange = mode !== undefined && mode !== m.manualTradingMode
+  if (modeChange) {
+    set.manualTradingMode = mode
+    // a stricter mode is new terms: it binds a follower only once accepted (DESIGN rule 3)
+    if (mode < m.manualTradingMode) set.policyVersion = m.policyVersion + 1
+  }
+  const row = await ctx.db.transaction(async (tx) => {
+    const [row] = await tx.update(copyMasters).set(set).where(eq(copyMasters.id, m.id)).returning()
+    // a looser mode only frees the followers: it is theirs at once, and a later tightening needs their assent
+    if (modeChange && mode > m.manualTradingMode)
+      await tx
+        .update(copySubscriptions)
+        .set({ manualTradingMode: mode })
+        .where(
+          and(
+            eq(copySubscriptions.masterId, m.id),
+            liveSubscription,
+            lt(copySubscriptions.manualTradingMode, mode),
+          ),
+        )
+    return row!
+  })
+  if (modeChange) {
     const followers = await ctx.db
       .select({ login: copySubscriptions.followerLogin })
       .from(copySubscriptions)
       .where(eq(copySubscriptions.masterId, m.id))
     await ctx.forgetManual(...followers.map((f) => f.login))
   }
-  return row!
+  return row
 }
 
 /**

@@ -81,6 +81,7 @@ export async function createSubscription({
           rewardType: master.rewardType,
           rewardParams: master.rewardParams,
           termsVersion: master.policyVersion,
+          manualTradingMode: master.manualTradingMode,
           startBalanceMinor: allocated,
           capitalMinor: allocated,
           hwmMinor: allocated,
@@ -109,8 +110,9 @@ export async function createSubscription({
 }
 
 /**
- * Accepts the master's current reward policy (`version` must be the one the follower saw): from now on
- * the subscription's fees are charged on it; a new fee schedule starts today.
+ * Accepts the master's current terms (`version` must be the one the follower saw): from now on the
+ * subscription's fees are charged on its reward policy, and its manual_trading_mode binds the follower. A
+ * new fee schedule starts today when the reward policy is another; a change of the mode alone keeps it.
  */
 export async function acceptTerms({
   ctx,
@@ -128,25 +130,32 @@ export async function acceptTerms({
       `version: the master's terms are at version ${master.policyVersion}; read them again`,
     )
   const now = ctx.clock.now()
+  const samePolicy = master.rewardType === s.rewardType && master.rewardParams === s.rewardParams
   const [row] = await ctx.db
     .update(copySubscriptions)
     .set({
-      rewardType: master.rewardType,
-      rewardParams: master.rewardParams,
       termsVersion: master.policyVersion,
-      nextFeeAt:
-        master.rewardType === REWARD.SUBSCRIPTION_FEE
-          ? s.rewardType === REWARD.SUBSCRIPTION_FEE && s.nextFeeAt !== null
-            ? s.nextFeeAt
-            : now
-          : null,
-      nextPerfAt: perfPeriodEnd(master, now),
-      mgmtDay: Math.floor(now / 86_400_000),
+      manualTradingMode: master.manualTradingMode,
       updatedAt: now,
+      ...(samePolicy
+        ? {}
+        : {
+            rewardType: master.rewardType,
+            rewardParams: master.rewardParams,
+            nextFeeAt:
+              master.rewardType === REWARD.SUBSCRIPTION_FEE
+                ? s.rewardType === REWARD.SUBSCRIPTION_FEE && s.nextFeeAt !== null
+                  ? s.nextFeeAt
+                  : now
+                : null,
+            nextPerfAt: perfPeriodEnd(master, now),
+            mgmtDay: Math.floor(now / 86_400_000),
+          }),
     })
     .where(and(eq(copySubscriptions.id, s.id), eq(copySubscriptions.termsVersion, s.termsVersion)))
     .returning()
   if (!row) throw copyError('INVALID_TRANSITION', `subscription ${id} changed meanwhile; read it again`)
+  await ctx.forgetManual(s.followerLogin)
   return subscriptionView(row, await currencyOf(ctx, s.followerLogin, 'USD'), master)
 }
 
