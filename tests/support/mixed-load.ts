@@ -435,6 +435,10 @@ export function summarize(run: LoadRun) {
     fivexx: run.results.filter((r) => r.status >= 500).length,
     hung: run.results.filter((r) => r.status <= 0 || r.ms > run.hungMs).length,
     probeMaxMs: probes.some((p) => p === null) ? null : Math.round(Math.max(0, ...(probes as number[]))),
+    /** Each failed probe's error, at its second of the run: a null probeMaxMs says why. */
+    probeErrors: run.samples
+      .filter((s) => s.writeProbeError !== undefined)
+      .map((s) => `t+${Math.round((s.at - run.samples[0]!.at) / 1000)}s ${s.writeProbeError}`),
     backlogMax: Math.max(0, ...run.samples.map((s) => s.backlog)),
     backlogAgeMaxMs: Math.max(0, ...run.samples.map((s) => s.backlogAgeMs)),
     notReady: run.samples.filter((s) => s.ready.some((r) => r !== 200)).length,
