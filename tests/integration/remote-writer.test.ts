@@ -41,3 +41,22 @@ test('a member timed out during its own round trip is undone; the next member co
   const rows = await database.db.client.execute('select v from t order by v')
   expect(rows.rows.map((r) => r.v)).toEqual(['next'])
 })
+
+test("a transaction's reads sent together (Tx.readAll) go in one round trip and see its own writes", async () => {
+  const out = await database.db.transaction(async (tx) => {
+    await tx.run(sql`insert into t (v) values ('mine')`)
+    // the member transaction under Tx: each of its calls is one round trip of the batch
+    type Driver = { batch(s: unknown): Promise<unknown>; execute(s: unknown): Promise<unknown> }
+    const driver = (tx as unknown as { driver: Driver }).driver
+    let trips = 0
+    const { batch, execute } = driver
+    driver.batch = (s) => (trips++, batch.call(driver, s))
+    driver.execute = (s) => (trips++, execute.call(driver, s))
+    const [mine, other] = await tx.readAll([
+      { sql: 'select count(*) as n from t where v = ?', args: ['mine'] },
+      'select 42 as x',
+    ])
+    return { trips, n: Number(mine!.rows[0]!.n), x: Number(other!.rows[0]!.x) }
+  })
+  expect(out).toEqual({ trips: 1, n: 1, x: 42 })
+})

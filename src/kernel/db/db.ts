@@ -10,6 +10,8 @@ type Orm = LibSQLDatabase<Record<string, never>>
 /** The statements of a libSQL client or transaction (@libsql/client's public interface). */
 interface Driver {
   execute(stmt: InStatement): Promise<ResultSet>
+  /** Statements in one round trip where the database is remote (a transaction's batch). */
+  batch?(stmts: InStatement[]): Promise<ResultSet[]>
   /**
    * A statement whose answer nobody reads, sent with the transaction's next round trip (a remote
    * database's transactions, kernel/db/remote/stream-batch.ts); its failure fails the whole batch. Where
@@ -34,7 +36,7 @@ class Handle {
 
   constructor(
     orm: Orm,
-    private readonly driver: Driver,
+    protected readonly driver: Driver,
   ) {
     this.select = orm.select.bind(orm)
     this.selectDistinct = orm.selectDistinct.bind(orm)
@@ -48,6 +50,14 @@ class Handle {
 
   execute(stmt: InStatement): Promise<ResultSet> {
     return this.driver.execute(stmt)
+  }
+
+  /**
+   * Reads that do not depend on each other, each answered in order. Outside a transaction they run side by
+   * side; a transaction's go in one round trip (Tx.readAll), so reads owned by two modules cost one.
+   */
+  readAll(stmts: InStatement[]): Promise<ResultSet[]> {
+    return Promise.all(stmts.map((s) => this.driver.execute(s)))
   }
 
   /** Bookkeeping whose answer nobody reads: with the next round trip where the driver can, else now. */
@@ -81,6 +91,10 @@ export class Tx extends Handle {
     } finally {
       this.depth--
     }
+  }
+
+  override readAll(stmts: InStatement[]): Promise<ResultSet[]> {
+    return this.driver.batch ? this.driver.batch(stmts) : super.readAll(stmts)
   }
 
   /** A write whose answer nobody reads (its failure fails the transaction), with the next round trip. */

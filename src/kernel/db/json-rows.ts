@@ -1,4 +1,4 @@
-import type { InArgs } from '@libsql/client'
+import type { InArgs, InStatement, ResultSet } from '@libsql/client'
 import type { Queryable } from './client'
 
 /**
@@ -11,6 +11,20 @@ export async function jsonRows<Row extends unknown[]>(
   sql: string,
   args: InArgs,
 ): Promise<Row[]> {
-  const res = await q.execute({ sql, args })
-  return JSON.parse(res.rows[0]!.rows as string) as Row[]
+  const read = jsonRead<Row>(sql, args)
+  return read.parse(await q.execute(read.stmt))
+}
+
+/**
+ * A read as its statement and how its answer is read, so a caller can send it in one round trip with
+ * reads of its own (Queryable.readAll) while the module that owns the table keeps its SQL.
+ */
+export interface PreparedRead<T> {
+  stmt: InStatement
+  parse(res: ResultSet): T
+}
+
+/** `jsonRows` as a PreparedRead. */
+export function jsonRead<Row extends unknown[]>(sql: string, args: InArgs): PreparedRead<Row[]> {
+  return { stmt: { sql, args }, parse: (res) => JSON.parse(res.rows[0]!.rows as string) as Row[] }
 }

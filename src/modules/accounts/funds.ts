@@ -1,5 +1,5 @@
 import type { Queryable } from '../../kernel/db/client'
-import { jsonRows } from '../../kernel/db/json-rows'
+import { jsonRead, jsonRows, type PreparedRead } from '../../kernel/db/json-rows'
 
 export interface Funds {
   login: number
@@ -20,12 +20,23 @@ const FUNDS = `
  * driver builds every row of a result column by column, which cost more than the query.
  */
 export async function fundsOf(q: Queryable, logins: readonly number[]): Promise<Map<number, Funds>> {
-  const out = new Map<number, Funds>()
-  if (logins.length === 0) return out
-  const rows = await jsonRows<[number, number, number, number, number]>(q, FUNDS, [JSON.stringify(logins)])
-  for (const [login, balance, credit, leverage, groupId] of rows)
-    out.set(login, { login, balance, credit, leverage, groupId })
-  return out
+  if (logins.length === 0) return new Map()
+  const read = fundsRead(logins)
+  return read.parse(await q.execute(read.stmt))
+}
+
+/** `fundsOf` as a read the caller sends, with reads of its own, in one round trip (Queryable.readAll). */
+export function fundsRead(logins: readonly number[]): PreparedRead<Map<number, Funds>> {
+  const rows = jsonRead<[number, number, number, number, number]>(FUNDS, [JSON.stringify(logins)])
+  return {
+    stmt: rows.stmt,
+    parse(res) {
+      const out = new Map<number, Funds>()
+      for (const [login, balance, credit, leverage, groupId] of rows.parse(res))
+        out.set(login, { login, balance, credit, leverage, groupId })
+      return out
+    },
+  }
 }
 
 /** The group of each login (logins that do not exist are left out). */

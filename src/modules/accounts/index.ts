@@ -21,7 +21,7 @@ import {
 } from './customers'
 import { seedDemoAccounts } from './demo'
 import type { MarginSnapshot } from './domain/margin'
-import { fundsOf, groupIdsOf } from './funds'
+import { fundsOf, fundsRead, groupIdsOf } from './funds'
 import {
   type BalanceOperationInput,
   postOperationTx,
@@ -102,6 +102,8 @@ export interface AccountsApi {
   ): Promise<void>
   /** Balance, credit and leverage of logins, read in the caller's transaction (margin checks). */
   fundsOf: typeof fundsOf
+  /** `fundsOf` as a read to send with the caller's own in one round trip (Queryable.readAll). */
+  fundsRead: typeof fundsRead
   /** The group of each login. */
   groupIdsOf: typeof groupIdsOf
 }
@@ -172,6 +174,7 @@ export const accountsModule = defineModule({
       setPasswordHash: (brandId, login, hash) => setPasswordHash(ctx, brandId, login, hash),
       upgradePasswordHash: (who, from, to) => upgradePasswordHash(ctx, who, from, to),
       fundsOf,
+      fundsRead,
       groupIdsOf,
     })
     return {

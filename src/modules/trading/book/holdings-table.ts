@@ -1,6 +1,6 @@
 import { sql } from 'drizzle-orm'
 import type { Queryable } from '../../../kernel/db/client'
-import { jsonRows } from '../../../kernel/db/json-rows'
+import { jsonRead } from '../../../kernel/db/json-rows'
 import type { AccountsApi, Funds } from '../../accounts'
 import type { Holding } from '../domain/holdings'
 
@@ -29,24 +29,25 @@ const HOLDINGS = `
 
 /**
  * Balance, credit, leverage (from the accounts module) and holdings of several logins, in the caller's
- * transaction: the margin check of a batch of opens. The holdings come back as one JSON text (the driver
+ * transaction, read together: the margin check of a batch of opens. The holdings come back as one JSON text (the driver
  * builds every row of a result column by column, which cost more than the query); the one REAL column
  * travels as a 17-digit string, because SQLite writes JSON numbers with 15 significant digits.
  */
 export async function fundsOf(
-  accounts: Pick<AccountsApi, 'fundsOf'>,
+  accounts: Pick<AccountsApi, 'fundsRead'>,
   q: Queryable,
   logins: number[],
 ): Promise<Map<number, AccountFunds>> {
   const out = new Map<number, AccountFunds>()
   if (logins.length === 0) return out
-  for (const [login, f] of await accounts.fundsOf(q, logins)) out.set(login, { ...f, holdings: [] })
   type Row = [number, string, number, number, string, number, number]
-  for (const [login, symbol, cmd, volume, volumePrice, commission, storage] of await jsonRows<Row>(
-    q,
-    HOLDINGS,
-    [JSON.stringify(logins)],
-  ))
+  // the accounts' read and the holdings' in one round trip: a remote database's write lock is held across
+  // the round trips of the transaction (a batch of opens, a trigger's close)
+  const funds = accounts.fundsRead(logins)
+  const holdings = jsonRead<Row>(HOLDINGS, [JSON.stringify(logins)])
+  const [f, h] = await q.readAll([funds.stmt, holdings.stmt])
+  for (const [login, a] of funds.parse(f!)) out.set(login, { ...a, holdings: [] })
+  for (const [login, symbol, cmd, volume, volumePrice, commission, storage] of holdings.parse(h!))
     out
       .get(login)
       ?.holdings.push({ symbol, cmd, volume, volumePrice: Number(volumePrice), commission, storage })
