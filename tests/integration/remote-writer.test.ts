@@ -50,8 +50,14 @@ test("a transaction's reads sent together (Tx.readAll) go in one round trip and 
     const driver = (tx as unknown as { driver: Driver }).driver
     let trips = 0
     const { batch, execute } = driver
-    driver.batch = (s) => (trips++, batch.call(driver, s))
-    driver.execute = (s) => (trips++, execute.call(driver, s))
+    driver.batch = (s) => {
+      trips++
+      return batch.call(driver, s)
+    }
+    driver.execute = (s) => {
+      trips++
+      return execute.call(driver, s)
+    }
     const [mine, other] = await tx.readAll([
       { sql: 'select count(*) as n from t where v = ?', args: ['mine'] },
       'select 42 as x',
