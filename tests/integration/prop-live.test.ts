@@ -301,6 +301,27 @@ describe('passing: phase 1, phase 2, funded, payout', () => {
     })
     expect(created.status).toBe(200)
     const c = await buy(created.json.id)
+    // replaced after the purchase: one evaluation step, a 10% split; this challenge keeps what it bought
+    const edited = await t.request('PUT', `/manager/prop/programs/${created.json.id}`, {
+      token: manager,
+      body: {
+        name: 'Quick',
+        price: 10,
+        currency: 'USD',
+        active: true,
+        time_zone: 'America/New_York',
+        steps: [
+          { account_group: 'prop\\eval\\USD', phase_type: 0, rules },
+          {
+            account_group: 'prop\\funded\\USD',
+            phase_type: 1,
+            profit_split: 0.1,
+            rules: { ...rules, profit_target_pct: 0, min_trading_days: 0 },
+          },
+        ],
+      },
+    })
+    expect(edited.status).toBe(200)
     let login = c.login
     let token = c.token
     for (const phase of [1, 2]) {
@@ -332,8 +353,16 @@ describe('passing: phase 1, phase 2, funded, payout', () => {
       .balance as number
     const payerBefore = (await t.request('GET', '/manager/accounts/100001', { token: manager })).json
       .balance as number
-    const p = await t.request('POST', `/prop/challenges/${c.challenge}/payout`, { token: customer, body: {} })
-    expect(p.status).toBe(200)
+    // asked five times at once: the profit leaves once
+    const asked = await Promise.all(
+      Array.from({ length: 5 }, () =>
+        t.request('POST', `/prop/challenges/${c.challenge}/payout`, { token: customer, body: {} }),
+      ),
+    )
+    const paid = asked.filter((r) => r.status === 200)
+    expect(paid).toHaveLength(1)
+    for (const r of asked) if (r.status !== 200) expect(r.json.error).toBe('NO_PROFIT')
+    const p = paid[0]!
     const profit = Math.round((balance - 10_000) * 100) / 100
     expect(p.json.payout).toMatchObject({ seq: 1, profit, profit_split: 0.8 })
     expect(p.json.payout.share).toBe(Math.floor(profit * 80) / 100)

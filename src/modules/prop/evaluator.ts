@@ -622,7 +622,7 @@ async function passPhase(ctx: PropCtx, p: PhaseRow, figures: { balance: number; 
   const [program] = await ctx.db.select().from(propPrograms).where(eq(propPrograms.id, p.programId))
   if (!challenge || !purchase || !program) return
   // the steps as bought: later edits of the program apply to new purchases only
-  const steps = ProgramStep.array().parse(JSON.parse(program.steps))
+  const steps = ProgramStep.array().parse(JSON.parse(purchase.steps))
   const next = steps[p.phaseIndex]
   const now = ctx.clock.now()
   let opened: { login: number; group: string; deposit: number; currency: string } | null = null

@@ -6,7 +6,7 @@ import { ownChallenge } from './customer'
 import { FUNDED, ProgramStep } from './domain/program'
 import { PHASE } from './domain/purchase'
 import { refuse } from './errors'
-import { propPayouts, propPhases, propPrograms, propPurchases } from './schema'
+import { propPayouts, propPhases, propPurchases } from './schema'
 
 type PayoutRow = typeof propPayouts.$inferSelect
 
@@ -38,18 +38,23 @@ export async function requestPayout(ctx: PropCtx, brandId: number, customerId: n
     .where(and(eq(propPhases.challengeId, c.id), eq(propPhases.phaseIndex, c.currentPhaseIndex)))
   if (!phase || phase.phaseType !== FUNDED || phase.status !== PHASE.active)
     throw refuse('NOT_FUNDED', 'payouts are taken from an active funded phase')
-  const [program] = await ctx.db.select().from(propPrograms).where(eq(propPrograms.id, c.programId))
   const [purchase] = await ctx.db.select().from(propPurchases).where(eq(propPurchases.id, c.purchaseId))
+  // the split as bought: a later edit of the program applies to new purchases only
   const split =
     ProgramStep.array()
-      .parse(JSON.parse(program!.steps))
+      .parse(JSON.parse(purchase!.steps))
       .find((s) => s.phase_type === FUNDED)?.profit_split ?? 0
-  const account = await ctx.accounts.read.account(phase.accountLogin)
-  const profit = (account?.balance ?? 0) - phase.initialBalance
-  if (profit <= 0) throw refuse('NO_PROFIT', 'the funded account holds no profit over its initial balance')
-  const share = Math.floor(profit * split)
+  const noProfit = () => refuse('NO_PROFIT', 'the funded account holds no profit over its initial balance')
+  if (((await ctx.accounts.read.account(phase.accountLogin))?.balance ?? 0) <= phase.initialBalance)
+    throw noProfit()
   try {
     const row = await ctx.uow.run(async (tx, work) => {
+      // the profit is what the balance holds now, read where it is taken: two payouts at once cannot both
+      // take the same profit (the second finds the balance back at the initial balance)
+      const funds = (await ctx.accounts.fundsOf(tx, [phase.accountLogin])).get(phase.accountLogin)
+      const profit = (funds?.balance ?? 0) - phase.initialBalance
+      if (profit <= 0) throw noProfit()
+      const share = Math.floor(profit * split)
       const [{ n }] = (await tx
         .select({ n: count() })
         .from(propPayouts)

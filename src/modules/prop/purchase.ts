@@ -107,6 +107,7 @@ async function openPurchase(
             brandId,
             programId: v.program.id,
             programVersion: v.program.version,
+            steps: v.program.steps,
             customerId,
             payerLogin: body.payer_login,
             status: PURCHASE.pending,

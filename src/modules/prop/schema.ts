@@ -30,6 +30,11 @@ export const propPurchases = sqliteTable(
     brandId: integer('brand_id').notNull(),
     programId: integer('program_id').notNull(),
     programVersion: integer('program_version').notNull(),
+    /**
+     * The program's steps as bought (a ProgramStep[] JSON): its next phases and its profit split. A later
+     * edit of the program applies to new purchases only.
+     */
+    steps: text('steps').notNull().default('[]'),
     customerId: integer('customer_id').notNull(),
     payerLogin: integer('payer_login').notNull(),
     accountLogin: integer('account_login'),
