@@ -4,11 +4,11 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { eq } from 'drizzle-orm'
 import { accounts, balanceOperations } from '../../src/modules/accounts/schema'
-import { sandboxEvent, signSandbox } from '../../src/modules/cashier/providers/sandbox'
+import type { sandboxEvent } from '../../src/modules/cashier/providers/sandbox'
 import { makeTestApp, type TestApp } from '../support/app'
+import { sandboxWebhook } from '../support/cashier'
 import { PERSONAL_ANSWERS } from '../support/kyc'
 
-const SECRET = 'sandbox-demo-secret-dev-only'
 let t: TestApp
 let customer: string
 let manager: string
@@ -30,25 +30,8 @@ const me = async (login = 100001) =>
   (await t.request('GET', `/account/me?login=${login}`, { token: customer })).json
 const deposit = (body: Record<string, unknown>) =>
   post('/cashier/deposit', { login: 100001, method: 'card', ...body })
-const webhook = (
-  id: string,
-  type: Parameters<typeof sandboxEvent>[1],
-  tx: { id: number; amount: number },
-) => {
-  const body = sandboxEvent(id, type, {
-    token: `tok${tx.id}`,
-    reference: String(tx.id),
-    amount: tx.amount,
-    currency: 'USD',
-  })
-  return t.request('POST', '/cashier/webhook/sandbox', {
-    body,
-    headers: {
-      'content-type': 'application/json',
-      'sandbox-signature': signSandbox(SECRET, body, Math.floor(Date.now() / 1000)),
-    },
-  })
-}
+const webhook = (id: string, type: Parameters<typeof sandboxEvent>[1], tx: { id: number; amount: number }) =>
+  sandboxWebhook(t, id, type, tx)
 const staffTx = async (id: number) =>
   (await t.request('GET', `/manager/cashier/transactions/${id}`, { token: manager })).json
 const staffBalance = (login: number, type: 'deposit' | 'withdrawal', amount: number) =>

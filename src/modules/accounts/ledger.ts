@@ -30,6 +30,12 @@ export interface BalanceOperationInput {
   createdBy: string
   /** A balance-out that may take the balance below zero (a chargeback takes back what was credited). */
   allowNegative?: boolean
+  /**
+   * A balance-out's floor above zero, minor units: the balance it may not go below. A caller that checked
+   * the free margin (a withdrawal, a fee) passes the balance that keeps it at zero (the balance then, less
+   * the free margin then), so money that left meanwhile counts where this money leaves.
+   */
+  floorMinor?: number
 }
 
 type OperationRow = typeof balanceOperations.$inferSelect
@@ -127,7 +133,7 @@ const moveStatements = [false, true].map((isCredit) =>
           and(
             eq(accounts.login, ph('login')),
             eq(accounts.brandId, ph('brandId')),
-            guarded ? sql`${column} + ${ph('delta')} >= 0` : undefined,
+            guarded ? sql`${column} + ${ph('delta')} >= ${ph('floor')}` : undefined,
           ),
         )
         .returning({ balance: accounts.balance, credit: accounts.credit }),
@@ -164,13 +170,16 @@ export async function postOperationTx(ctx: AccountsCtx, tx: Tx, work: Work, inpu
   const delta = input.op.endsWith('_IN') ? minor : -minor
   // money in is always taken (it may be what brings a charged-back balance back above zero)
   const guarded = !(input.allowNegative || delta > 0)
+  const floor = isCredit ? 0 : Math.max(0, input.floorMinor ?? 0)
   const [after] = (
-    await moveStatement(isCredit, guarded)(tx, { delta, login: input.login, brandId: input.brandId })
+    await moveStatement(isCredit, guarded)(tx, { delta, floor, login: input.login, brandId: input.brandId })
   ).rows as unknown as { balance: number; credit: number }[]
   if (!after)
     throw refuse(
       'NOT_ENOUGH_FUNDS',
-      `the ${isCredit ? 'credit' : 'balance'} of account ${input.login} is lower than ${fromMinor(minor, acct.currency)}`,
+      floor > 0
+        ? `the balance of account ${input.login} less ${fromMinor(minor, acct.currency)} would leave a negative free margin`
+        : `the ${isCredit ? 'credit' : 'balance'} of account ${input.login} is lower than ${fromMinor(minor, acct.currency)}`,
     )
   const now = ctx.clock.now()
   const [row] = rowsOf(

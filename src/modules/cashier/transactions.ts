@@ -124,6 +124,17 @@ const recordStatement = statement((qb) =>
   } as never),
 )
 
+/** Flags a transaction for staff with a note (kept in its history); its status does not change. */
+export async function flag(tx: Tx, row: TxRow, staffNote: string, actor: string, now: number) {
+  const [done] = (await tx
+    .update(cashierTransactions)
+    .set({ flagged: 1, staffNote })
+    .where(eq(cashierTransactions.id, row.id))
+    .returning()) as [TxRow]
+  await record(tx, row.id, row.status, row.status, actor, staffNote, now)
+  return done
+}
+
 export async function record(
   tx: Tx,
   id: number,
@@ -281,15 +292,14 @@ export async function reverse(
   }
   const shortfall = fromMinor(shortMinor, row.currency)
   let done = r
-  if (shortMinor > 0) {
-    const staffNote = `${statusName(r.status)} not covered: the balance is short by ${shortfall} ${row.currency}; collect it from the customer`
-    ;[done] = (await tx
-      .update(cashierTransactions)
-      .set({ flagged: 1, staffNote })
-      .where(eq(cashierTransactions.id, r.id))
-      .returning()) as [TxRow]
-    await record(tx, r.id, r.status, r.status, 'system', staffNote, now)
-  }
+  if (shortMinor > 0)
+    done = await flag(
+      tx,
+      r,
+      `${statusName(r.status)} not covered: the balance is short by ${shortfall} ${row.currency}; collect it from the customer`,
+      'system',
+      now,
+    )
   work.emit(CashierReversed, r.brandId, {
     ...money(done),
     status: statusName(r.status),

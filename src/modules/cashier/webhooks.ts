@@ -4,12 +4,13 @@ import type { Tx } from '../../kernel/db/client'
 import { rootMessage } from '../../kernel/db/errors'
 import { rowsOf, statement } from '../../kernel/db/statement'
 import type { Work } from '../../kernel/db/unit-of-work'
+import { fromMinor } from '../accounts'
 import { type CashierCtx, secretsOf } from './context'
 import { STATUS } from './domain/status'
 import { refuse } from './errors'
 import type { ParsedWebhook } from './providers/port'
 import { cashierInbox, cashierTransactions } from './schema'
-import { credit, LostRace, move, reverse } from './transactions'
+import { credit, flag, LostRace, move, reverse } from './transactions'
 
 const CLAIM_MS = 30_000
 const MAX_ATTEMPTS = 10
@@ -50,7 +51,8 @@ const processedStatement = statement((qb) =>
 /**
  * Applies one provider update to its deposit in the caller's transaction; returns what happened (kept
  * on the inbox row). A confirmation of another amount or currency goes to manual review; a confirmation
- * credits at once; a refund or dispute of a credited deposit takes it back. Whatever does not apply to
+ * credits at once; a refund or dispute of a credited deposit takes it back, and one of another amount or
+ * currency (a partial refund) flags it for staff and moves nothing. Whatever does not apply to
  * the current status changes nothing (late, repeated or out-of-order events).
  */
 async function applyUpdate(
@@ -87,6 +89,17 @@ async function applyUpdate(
     return r ? { state: 'processed', result: 'manual_review: amount or currency differs' } : ignored(row)
   }
   if (u.update === 'refunded' || u.update === 'chargeback') {
+    // a partial refund or dispute is not the deposit's reversal: nothing moves until staff decide
+    if (row.status === STATUS.credited && (u.amount !== row.amount || u.currency !== row.currency)) {
+      await flag(
+        tx,
+        row,
+        `provider reported ${u.update} of ${fromMinor(u.amount, u.currency)} ${u.currency} for a deposit of ${fromMinor(row.amount, row.currency)} ${row.currency}: not applied; review it`,
+        actor,
+        now,
+      )
+      return { state: 'processed', result: `flagged: ${u.update} of another amount or currency` }
+    }
     const r = await reverse(ctx, tx, work, row, u.update, actor, now)
     return r ? { state: 'processed', result: `status ${r.status}` } : ignored(row)
   }

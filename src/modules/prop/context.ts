@@ -53,6 +53,8 @@ export interface PurchaseSteps {
     amountMinor: number,
     data: PropApiData,
     record: RecordStep,
+    /** The payer's balance may not go below it (its free margin stays at or above zero: payer-check.ts). */
+    floorMinor?: number,
   ): Promise<number>
   /** `record` gets the new account's login (a purchase's; a later phase's account is recorded by its pass) */
   openAccount(

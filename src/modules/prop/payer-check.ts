@@ -1,4 +1,4 @@
-import { fromMinor } from '../accounts'
+import { fromMinor, toMinor } from '../accounts'
 import type { PropCtx } from './context'
 import type { PropCode } from './errors'
 
@@ -28,6 +28,7 @@ export async function checkPayer(
     account,
     group,
     problem: { code, message } as PayerProblem,
+    floorMinor: 0,
   })
   if (
     !account ||
@@ -50,6 +51,8 @@ export async function checkPayer(
       'NOT_ENOUGH_FUNDS',
       `payer_login: the balance is below the price of ${price} ${group.currency}`,
     )
+  // the balance that keeps the free margin at zero: the fee may not take it lower where it is taken
+  let floorMinor = 0
   if (program.priceMinor > 0) {
     const m = await ctx.accounts.requireMargin({ account, group })
     if (m.margin_free < price)
@@ -57,6 +60,7 @@ export async function checkPayer(
         'NOT_ENOUGH_FUNDS',
         `payer_login: free margin is ${m.margin_free} ${group.currency} (equity ${m.equity} less margin ${m.margin}), below the price of ${price}`,
       )
+    floorMinor = account.balance - toMinor(m.margin_free, group.currency)!
   }
-  return { account, group, problem: null }
+  return { account, group, problem: null, floorMinor }
 }

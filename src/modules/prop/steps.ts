@@ -16,6 +16,7 @@ const op = (
     key: string
     /** a rollback of an initial balance takes back what was given, whatever was traded since */
     allowNegative?: boolean
+    floorMinor?: number
     record?: RecordStep
   },
 ) =>
@@ -31,6 +32,7 @@ const op = (
       idempotencyKey: `prop:${o.data.purchase_id}:${o.key}`,
       createdBy: 'prop',
       allowNegative: o.allowNegative,
+      floorMinor: o.floorMinor,
     })
     await o.record?.(tx, work, r.row.id)
     return r.row.id
@@ -38,9 +40,10 @@ const op = (
 
 export function defaultSteps(ctx: PropCtx, accounts: AccountsApi): PurchaseSteps {
   return {
-    takeFee: (brandId, login, amount, data, record) =>
+    takeFee: (brandId, login, amount, data, record, floorMinor) =>
       op(ctx, accounts, {
         record,
+        floorMinor,
         brandId,
         login,
         amountMinor: amount,

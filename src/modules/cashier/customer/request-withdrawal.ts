@@ -1,4 +1,7 @@
+import { isUniqueViolation } from '../../../kernel/db/errors'
+import { Refusal } from '../../../kernel/refusal'
 import type { UseCase } from '../../../kernel/use-case'
+import { toMinor } from '../../accounts'
 import type { CashierCtx } from '../context'
 import { refuse } from '../errors'
 import { WithdrawalRequested } from '../events'
@@ -32,7 +35,8 @@ export async function requestWithdrawal({
   const customer = await customerOf(ctx, session)
   if (customer.withdrawalAllowed !== 1)
     throw refuse('WITHDRAWAL_NOT_ALLOWED', 'withdrawals are closed for this customer')
-  const prior = await byKey(ctx, brand.id, customer.id, input.idempotency_key, requestOf('withdrawal', input))
+  const request = requestOf('withdrawal', input)
+  const prior = await byKey(ctx, brand.id, customer.id, input.idempotency_key, request)
   if (prior) return { transaction: prior, idempotent: true }
   const gates = await ctx.kyc.gates(brand.id, customer.id)
   if (!gates.withdrawal_allowed)
@@ -50,27 +54,50 @@ export async function requestWithdrawal({
       'NOT_ENOUGH_FREE_MARGIN',
       `amount: free margin is ${margin.margin_free} ${currency} (equity ${margin.equity} less margin ${margin.margin})`,
     )
+  // the balance that keeps the free margin at zero: the hold may not take it lower, so withdrawals asked
+  // at once cannot each spend the same free margin
+  const floorMinor = view.account.balance - toMinor(margin.margin_free, currency)!
   const now = ctx.clock.now()
-  const row = await ctx.uow.run(async (tx, work) => {
-    const r = await insertCreated(
-      tx,
-      { brandId: brand.id, customerId: customer.id, kind: 'withdrawal', m, amount, currency, now },
-      input,
-    )
-    await ctx.accounts.postOperationTx(tx, work, {
-      brandId: brand.id,
-      login: input.login,
-      op: 'OP_BALANCE_OUT',
-      amountMinor: amount,
-      reason: 'TR_REASON_WITHDRAWAL',
-      comment: `withdrawal #${r.id} ${m.code} (held)`,
-      apiData: { transaction_id: r.id },
-      idempotencyKey: `cashier-hold:${r.id}`,
-      createdBy: `customer:${customer.id}`,
+  let row: Awaited<ReturnType<typeof move>>
+  try {
+    row = await ctx.uow.run(async (tx, work) => {
+      const r = await insertCreated(
+        tx,
+        { brandId: brand.id, customerId: customer.id, kind: 'withdrawal', m, amount, currency, now },
+        input,
+      )
+      await ctx.accounts
+        .postOperationTx(tx, work, {
+          brandId: brand.id,
+          login: input.login,
+          op: 'OP_BALANCE_OUT',
+          amountMinor: amount,
+          reason: 'TR_REASON_WITHDRAWAL',
+          comment: `withdrawal #${r.id} ${m.code} (held)`,
+          apiData: { transaction_id: r.id },
+          idempotencyKey: `cashier-hold:${r.id}`,
+          createdBy: `customer:${customer.id}`,
+          floorMinor,
+        })
+        .catch((e: unknown) => {
+          throw e instanceof Refusal && e.code === 'NOT_ENOUGH_FUNDS'
+            ? refuse(
+                'NOT_ENOUGH_FREE_MARGIN',
+                `amount: more than the free margin of account ${input.login} now`,
+              )
+            : e
+        })
+      const moved = await move(tx, r, 'route', 'system', now, {}, 'funds held; waiting for approval')
+      work.emit(WithdrawalRequested, brand.id, money(r))
+      return moved!
     })
-    const moved = await move(tx, r, 'route', 'system', now, {}, 'funds held; waiting for approval')
-    work.emit(WithdrawalRequested, brand.id, money(r))
-    return moved!
-  })
-  return { transaction: await viewOf(ctx, row.id), idempotent: false }
+  } catch (e) {
+    // the same key asked at once: the request that wrote it first is the answer
+    const again = isUniqueViolation(e)
+      ? await byKey(ctx, brand.id, customer.id, input.idempotency_key, request)
+      : null
+    if (again) return { transaction: again, idempotent: true }
+    throw e
+  }
+  return { transaction: await viewOf(ctx, row!.id), idempotent: false }
 }

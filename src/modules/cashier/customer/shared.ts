@@ -1,7 +1,7 @@
 import { and, eq, inArray, sql } from 'drizzle-orm'
 import type { Session } from '../../../kernel/auth/session'
 import type { Brand } from '../../../kernel/brand/registry'
-import type { Tx } from '../../../kernel/db/client'
+import type { Queryable, Tx } from '../../../kernel/db/client'
 import { invalid } from '../../../kernel/http/errors'
 import { assertSameRequest, fingerprint } from '../../../kernel/http/idempotency'
 import { type AccountView, type CustomerRecord, fromMinor, toMinor } from '../../accounts'
@@ -86,12 +86,12 @@ export const methodView = (m: MethodConfig, currency: string, purposes: string[]
 })
 
 export async function depositedTowardLimit(
-  ctx: CashierCtx,
+  q: Queryable,
   brandId: number,
   customerId: number,
   currency: string,
 ) {
-  const [r] = await ctx.db
+  const [r] = await q
     .select({ total: sql<number>`coalesce(sum(${cashierTransactions.amount}), 0)` })
     .from(cashierTransactions)
     .where(

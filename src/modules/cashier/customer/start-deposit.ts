@@ -51,7 +51,8 @@ export async function startDeposit({
     row = await ctx.db.transaction(async (tx) => {
       if (gates.deposit_limit) {
         const limit = toMinor(gates.deposit_limit[currency] ?? 0, currency) ?? 0
-        const used = await depositedTowardLimit(ctx, brand.id, customer.id, currency)
+        // in the transaction that writes this one: the write lock orders deposits asked at once
+        const used = await depositedTowardLimit(tx, brand.id, customer.id, currency)
         if (used + amount > limit)
           throw refuse(
             'KYC_LIMIT_EXCEEDED',

@@ -125,8 +125,12 @@ export function transitionsText(kind: Kind): string {
     .join('; ')
 }
 
-/** Statuses in which a deposit counts toward the KYC limit (money in or on its way). */
+/**
+ * Statuses in which a deposit counts toward the KYC limit (money in or on its way): from `created` on,
+ * so deposits asked at once each count the ones written before them.
+ */
 export const COUNTING = [
+  S.created,
   S.pending_payment,
   S.provider_confirmed,
   S.credited,

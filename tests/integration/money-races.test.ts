@@ -1,0 +1,157 @@
+// runs on sqld too (scripts/test.sh: TEST_DATABASE=sqld)
+// Money asked for at once (a hostile client's probe): each request is checked where its money moves, so
+// requests in parallel cannot each spend the same free margin or KYC allowance, one idempotency key answers
+// one transaction, and a provider's partial refund reverses nothing by itself.
+import { afterAll, beforeAll, expect, test } from 'bun:test'
+import { eq } from 'drizzle-orm'
+import type { sandboxEvent } from '../../src/modules/cashier/providers/sandbox'
+import { cashierTransactions } from '../../src/modules/cashier/schema'
+import { makeTestApp, type TestApp } from '../support/app'
+import { sandboxWebhook } from '../support/cashier'
+import { evaluationProgram } from '../support/prop'
+
+let t: TestApp
+let customer: string
+let manager: string
+let dealer: string
+
+beforeAll(async () => {
+  t = await makeTestApp()
+  customer = await t.customerToken()
+  manager = await t.staffToken()
+  dealer = await t.staffToken(3, 'dealer-pass-1')
+  // withdrawals without KYC steps: the probe is about the money, not the gate
+  const settings = (await t.request('GET', '/manager/kyc/settings', { token: manager })).json
+  const saved = await t.request('PUT', '/manager/kyc/settings', {
+    token: manager,
+    body: { steps: settings.steps, tiers: { ...settings.tiers, withdrawal_after: [] } },
+  })
+  expect(saved.status).toBe(200)
+  await t.request('POST', '/market/quotes', {
+    token: dealer,
+    body: { ticks: [{ symbol: 'EURUSD', bid: 1.1, ask: 1.1002 }] },
+  })
+})
+afterAll(() => t.close())
+
+const me = async (login: number) =>
+  (await t.request('GET', `/account/me?login=${login}`, { token: customer })).json as {
+    balance: number
+    margin_free: number
+  }
+/** 5 lots of EURUSD on 100001: they hold about 5,500 of its 10,000, so its free margin is well below its balance. */
+async function holdMargin() {
+  const token = await t.userToken(100001)
+  const open = await t.request('POST', '/trade/open', {
+    token,
+    body: { login: 100001, cmd: 0, volume: 500, symbol: 'EURUSD', sl: 0, tp: 0 },
+  })
+  expect(open.status).toBe(200)
+  return {
+    close: () => t.request('DELETE', '/trade/close', { token, body: { order: open.json.order } }),
+  }
+}
+const withdraw = (body: Record<string, unknown>) =>
+  t.request('POST', '/cashier/withdrawal', { token: customer, body: { method: 'wire', ...body } })
+
+test('withdrawals asked at once cannot each spend the same free margin', async () => {
+  const position = await holdMargin()
+  const before = await me(100001)
+  const part = Math.floor(before.margin_free * 0.4)
+  const asked = await Promise.all(Array.from({ length: 6 }, () => withdraw({ login: 100001, amount: part })))
+  const held = asked.filter((r) => r.status === 200)
+  for (const r of asked) if (r.status !== 200) expect(r.json.error).toBe('NOT_ENOUGH_FREE_MARGIN')
+  expect(held.length).toBeGreaterThanOrEqual(1)
+  expect(held.length).toBeLessThanOrEqual(2)
+  const after = await me(100001)
+  expect(after.margin_free).toBeGreaterThanOrEqual(0)
+  expect(after.balance).toBe(Math.round((before.balance - held.length * part) * 100) / 100)
+  for (const r of held)
+    await t.request('POST', `/manager/cashier/transactions/${r.json.transaction.id}/reject`, {
+      token: manager,
+      body: { reason: 'test' },
+    })
+  await position.close()
+})
+
+test('one idempotency key asked at once: one withdrawal, one hold, every answer names it', async () => {
+  const before = (await me(100001)).balance
+  const asked = await Promise.all(
+    Array.from({ length: 8 }, () =>
+      withdraw({ login: 100001, amount: 100, idempotency_key: 'race-key-0001' }),
+    ),
+  )
+  expect(asked.map((r) => `${r.status} ${r.json.error ?? ''}`)).toEqual(Array(8).fill('200 '))
+  expect(new Set(asked.map((r) => r.json.transaction.id)).size).toBe(1)
+  expect(asked.filter((r) => r.json.idempotent === false)).toHaveLength(1)
+  expect((await me(100001)).balance).toBe(before - 100)
+  await t.request('POST', `/manager/cashier/transactions/${asked[0]!.json.transaction.id}/reject`, {
+    token: manager,
+    body: { reason: 'test' },
+  })
+})
+
+test("a provider's refund of part of a deposit moves nothing and flags the deposit for staff", async () => {
+  const webhook = (id: string, type: Parameters<typeof sandboxEvent>[1], tx: number, amount: number) =>
+    sandboxWebhook(t, id, type, { id: tx, amount })
+  // 100003 holds EUR: this one is a USD account of the demo customer
+  const d = await t.request('POST', '/cashier/deposit', {
+    token: customer,
+    body: { login: 100001, method: 'card', amount: 20 },
+  })
+  if (d.status !== 200) throw new Error(d.text)
+  const id = d.json.transaction.id as number
+  expect((await webhook('evt-part-1', 'payment.succeeded', id, 2000)).status).toBe(200)
+  const credited = (await me(100001)).balance
+  expect((await webhook('evt-part-2', 'payment.refunded', id, 200)).status).toBe(200)
+  expect((await me(100001)).balance).toBe(credited)
+  const [row] = await t.ctx.db.select().from(cashierTransactions).where(eq(cashierTransactions.id, id))
+  expect([row!.status, row!.flagged]).toEqual([3, 1])
+  expect(row!.staffNote).toContain('refunded of 2 USD for a deposit of 20 USD')
+  // the whole amount refunded still takes it back
+  expect((await webhook('evt-part-3', 'payment.refunded', id, 2000)).status).toBe(200)
+  expect((await me(100001)).balance).toBe(Math.round((credited - 20) * 100) / 100)
+})
+
+test('deposits asked at once stay within the KYC limit before verification', async () => {
+  const limit = (await t.request('GET', '/cashier/methods?login=100001', { token: customer })).json
+    .deposit_limit_remaining as number
+  expect(limit).toBeGreaterThan(0)
+  const each = Math.floor(limit / 2)
+  const asked = await Promise.all(
+    Array.from({ length: 8 }, () =>
+      t.request('POST', '/cashier/deposit', {
+        token: customer,
+        body: { login: 100001, method: 'card', amount: each },
+      }),
+    ),
+  )
+  const started = asked.filter((r) => r.status === 200)
+  for (const r of asked) if (r.status !== 200) expect(r.json.error).toBe('KYC_LIMIT_EXCEEDED')
+  expect(started.length * each).toBeLessThanOrEqual(limit)
+  expect(started).toHaveLength(2)
+})
+
+test("challenge fees asked at once leave the payer's free margin at or above zero", async () => {
+  const position = await holdMargin()
+  const free = (await me(100001)).margin_free
+  const rules = { profit_target_pct: 8, daily_loss_pct: 5, total_loss_pct: 10, min_trading_days: 0 }
+  const program = await t.request('POST', '/manager/prop/programs', {
+    token: manager,
+    body: evaluationProgram(rules, { name: 'Race', price: Math.floor(free * 0.4) }),
+  })
+  expect(program.status).toBe(200)
+  const asked = await Promise.all(
+    Array.from({ length: 6 }, () =>
+      t.request('POST', '/prop/challenge/buy', {
+        token: customer,
+        body: { program_id: program.json.id, payer_login: 100001 },
+      }),
+    ),
+  )
+  const bought = asked.filter((r) => r.status === 200)
+  expect(bought.length).toBeGreaterThanOrEqual(1)
+  expect(bought.length).toBeLessThanOrEqual(2)
+  expect((await me(100001)).margin_free).toBeGreaterThanOrEqual(0)
+  await position.close()
+})
