@@ -377,6 +377,24 @@ describe('passing: phase 1, phase 2, funded, payout', () => {
       body: {},
     })
     expect(again.json.error).toBe('NO_PROFIT')
+    // the funded account holds the firm's capital: no deposit, no withdrawal, no fee paid with it
+    const methods = await t.request('GET', `/cashier/methods?login=${login}`, { token: customer })
+    expect([methods.status, methods.json.error]).toEqual([403, 'ACCOUNT_MANAGED'])
+    const deposit = await t.request('POST', '/cashier/deposit', {
+      token: customer,
+      body: { login, method: 'card', amount: 100 },
+    })
+    expect([deposit.status, deposit.json.error]).toEqual([403, 'ACCOUNT_MANAGED'])
+    const payers = await t.request('GET', `/prop/programs/${created.json.id}/payers`, { token: customer })
+    expect(payers.json.rows.find((r: { login: number }) => r.login === login)).toMatchObject({
+      can_pay: false,
+      reason: 'INVALID_PAYER_ACCOUNT',
+    })
+    const paidWithCapital = await t.request('POST', '/prop/challenge/buy', {
+      token: customer,
+      body: { program_id: created.json.id, payer_login: login },
+    })
+    expect(paidWithCapital.json.error).toBe('INVALID_PAYER_ACCOUNT')
     const metrics = await t.request('GET', `/prop/challenges/${c.challenge}/metrics`, { token: customer })
     expect(metrics.json.rows.some((r: { trading_day: boolean }) => r.trading_day)).toBe(true)
   })

@@ -113,6 +113,14 @@ export const AccountsPort = definePort<AccountsApi>('accounts')
 /** Extension point: the exposure of open positions, which the trading module provides. */
 export const ExposurePort = definePort<ExposureSource>('accounts.exposure')
 
+/**
+ * Extension point: a module whose accounts hold money that is not their customer's to move (prop's
+ * challenge accounts hold the firm's capital) says why, or null; the cashier refuses deposits and
+ * withdrawals on such an account, and nothing takes a fee from it.
+ */
+export type ManagedFunds = (login: number) => Promise<string | null>
+export const ManagedFundsPort = definePort<ManagedFunds>('accounts.managed-funds')
+
 const NO_POSITIONS = { floatingProfit: 0, margin: 0, commission: 0, storage: 0 }
 
 /** Groups, accounts, customers and the ledger (README.md of this folder). */

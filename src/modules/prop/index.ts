@@ -1,12 +1,13 @@
 import { Elysia } from 'elysia'
 import { onChannel } from '../../kernel/bus/channel'
 import { defineModule, definePort } from '../../kernel/module'
-import { AccountsPort } from '../accounts'
+import { AccountsPort, ManagedFundsPort } from '../accounts'
 import { TradingPort } from '../trading'
 import type { PropCtx, PurchaseSteps } from './context'
 import { seedPropDemo } from './demo'
 import { evaluateAll } from './evaluator'
 import { PHASES_CHANGED, PropWatch } from './live'
+import { propFunds } from './managed-funds'
 import { recoverPurchases } from './purchase-rollback'
 import { propManagerRoutes, propRoutes } from './routes'
 import * as schema from './schema'
@@ -42,6 +43,7 @@ export const propModule = defineModule({
     ctx.steps = defaultSteps(ctx, accounts)
     const watch = new PropWatch(ctx)
     ports.provide(PropPort, { steps: ctx.steps, watch })
+    ports.provide(ManagedFundsPort, propFunds(ctx))
     trading.watchRisk(watch)
     return {
       engine: {

@@ -1,6 +1,7 @@
 import { fromMinor, toMinor } from '../accounts'
 import type { PropCtx } from './context'
 import type { PropCode } from './errors'
+import { propFunds } from './managed-funds'
 
 /** Why an account cannot pay a program's fee: the code of spec 7.4 (its status: errors.ts) and a message. */
 interface PayerProblem {
@@ -38,6 +39,8 @@ export async function checkPayer(
     account.enable !== 1
   )
     return problem('INVALID_PAYER_ACCOUNT', `payer_login: ${login} is not an enabled account of yours`)
+  const managed = await propFunds(ctx)(login)
+  if (managed) return problem('INVALID_PAYER_ACCOUNT', `payer_login: ${managed}`)
   if (group.accountMode !== 'REAL')
     return problem('PAYER_ACCOUNT_NOT_REAL', `payer_login: ${login} is not a REAL account`)
   if (group.currency !== program.currency)

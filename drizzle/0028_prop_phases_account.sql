@@ -1,0 +1,1 @@
+CREATE INDEX `prop_phases_account` ON `prop_phases` (`account_login`);
