@@ -246,4 +246,30 @@ describe('postbacks', () => {
     const list = await t.request('GET', '/manager/affiliate-postbacks?status=dead', { token: staff })
     expect(list.json.rows.map((r: { id: number }) => r.id)).toEqual([p.id])
   })
+  test("a send the brand's allowlist refuses is a setting, not a failure of the endpoint: it never disables it", async () => {
+    // the brand no longer lists the receiver's host (as another brand's allowlist would not)
+    await t.request('PUT', '/manager/affiliate-settings', {
+      token: staff,
+      body: { postback_hosts: ['localhost'] },
+    })
+    const sent = got.length
+    await referredCustomer()
+    for (let i = 0; i < 25; i++) {
+      await send()
+      clock.advance(3_600_000)
+    }
+    staff = await t.staffToken()
+    expect(got.length).toBe(sent)
+    const a = await t.request('GET', `/manager/affiliates/${affiliateId}`, { token: staff })
+    expect(a.json).toMatchObject({ postback_enabled: true, postback_failures: 0 })
+    const [refused] = await t.ctx.db
+      .select()
+      .from(postbacks)
+      .where(and(eq(postbacks.affiliateId, affiliateId), sql`${postbacks.lastError} like '%allowlist%'`))
+    expect(refused).toBeDefined()
+    await t.request('PUT', '/manager/affiliate-settings', {
+      token: staff,
+      body: { postback_hosts: ['127.0.0.1', 'localhost'] },
+    })
+  })
 })

@@ -99,28 +99,36 @@ export async function sendDuePostbacks(ctx: AffiliateCtx, now: number) {
       .where(and(eq(postbacks.id, id), eq(postbacks.status, 'pending'), lte(postbacks.leaseUntil, now)))
       .returning()
     if (!p) continue
-    const error = await send(ctx, p, now)
-    await settle(ctx, p, error, now)
+    const { error, setting } = await send(ctx, p, now)
+    await settle(ctx, p, error, now, setting)
     if (!error) sent++
   }
   return sent
 }
 
-async function send(ctx: AffiliateCtx, p: typeof postbacks.$inferSelect, now: number): Promise<string> {
+/**
+ * What a send came to: '' when it was delivered. `setting`: refused here before anything was sent (the
+ * URL, the brand's allowlist, the keys): a matter of settings, not a failure of the affiliate's endpoint.
+ */
+type Sent = { error: string; setting?: true }
+
+async function send(ctx: AffiliateCtx, p: typeof postbacks.$inferSelect, now: number): Promise<Sent> {
+  const refused = (error: string): Sent => ({ error, setting: true })
   const [a] = await ctx.db.select().from(affiliates).where(eq(affiliates.id, p.affiliateId))
-  if (!a?.postbackUrl) return 'no postback_url'
+  if (!a?.postbackUrl) return refused('no postback_url')
+  // the allowlist of the brand whose conversion this is (an affiliate works for other brands too)
   if (!postbackHostAllowed(a.postbackUrl, await postbackHostsOf(ctx, p.brandId)))
-    return 'postback_url is not on the brand allowlist'
+    return refused('postback_url is not on the brand allowlist')
   // resolved again at each send: a name may have been moved to an internal address since it was saved
   const internal = await internalTarget(ctx, new URL(a.postbackUrl).hostname)
-  if (internal) return `postback_url refused: ${internal}`
+  if (internal) return refused(`postback_url refused: ${internal}`)
   const [key] = await ctx.db
     .select()
     .from(postbackKeys)
     .where(eq(postbackKeys.affiliateId, a.id))
     .orderBy(desc(postbackKeys.createdAt))
     .limit(1)
-  if (!key) return 'no signing key (POST /manager/affiliates/{id}/postback-keys)'
+  if (!key) return refused('no signing key (POST /manager/affiliates/{id}/postback-keys)')
   try {
     const res = await ctx.fetch(expandPostbackUrl(a.postbackUrl, p.body), {
       method: 'POST',
@@ -135,13 +143,23 @@ async function send(ctx: AffiliateCtx, p: typeof postbacks.$inferSelect, now: nu
       body: p.body,
     })
     await res.body?.cancel()
-    return res.ok ? '' : `HTTP ${res.status}`
+    return { error: res.ok ? '' : `HTTP ${res.status}` }
   } catch (e) {
-    return e instanceof Error ? e.message.slice(0, 200) : 'send failed'
+    return { error: e instanceof Error ? e.message.slice(0, 200) : 'send failed' }
   }
 }
 
-async function settle(ctx: AffiliateCtx, p: typeof postbacks.$inferSelect, error: string, now: number) {
+/**
+ * Records a send. A failure of the endpoint counts toward disabling it; a refusal by settings does not
+ * (another brand's allowlist must not switch off the home brand's endpoint): it waits and retries.
+ */
+async function settle(
+  ctx: AffiliateCtx,
+  p: typeof postbacks.$inferSelect,
+  error: string,
+  now: number,
+  setting?: true,
+) {
   const attempts = p.attempts + 1
   await ctx.uow.run(async (tx, work) => {
     if (!error) {
@@ -162,6 +180,7 @@ async function settle(ctx: AffiliateCtx, p: typeof postbacks.$inferSelect, error
         leaseUntil: 0,
       })
       .where(eq(postbacks.id, p.id))
+    if (setting) return
     const [a] = await tx
       .update(affiliates)
       .set({ postbackFailures: sql`${affiliates.postbackFailures} + 1` })
