@@ -66,6 +66,20 @@ describe('staff of one brand on another brand', () => {
     })
     expect([del.status, del.json.error]).toEqual([403, 'NOT_HOME_BRAND'])
     expect((await t.request('GET', `/manager/affiliates/${id}`, { token: demoStaff })).json.email).toBe('')
+    // its cabinet on Demo, with the password Demo's staff set, shows no home-brand field either
+    const signedIn = await t.request('POST', '/api/affiliate/login', {
+      host: 'affiliates.localhost',
+      body: { login: 'BETAPARTNER', password: 'grant-pass-1' },
+      headers: { origin: 'http://affiliates.localhost' },
+    })
+    expect(signedIn.status).toBe(200)
+    expect(signedIn.json.me).toMatchObject({ email: '', code: 'BETAPARTNER', brand: { name: 'Demo' } })
+    const cookie = /tcs_aff=([^;]*)/.exec(signedIn.headers.get('set-cookie') ?? '')?.[1] ?? ''
+    const me = await t.request('GET', '/api/affiliate/me', {
+      host: 'affiliates.localhost',
+      headers: { cookie: `tcs_aff=${cookie}` },
+    })
+    expect([me.status, me.json.email]).toEqual([200, ''])
     // revoked: no link can be made for it on this brand
     const revoked = await t.request('PUT', '/manager/affiliates/access/BETAPARTNER', {
       token: demoStaff,

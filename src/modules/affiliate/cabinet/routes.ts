@@ -133,7 +133,7 @@ export const cabinetRoutes = (ctx: FunnelCtx, tokens: AffiliateTokens) => {
   const Me = t.Object(
     {
       id: Int(),
-      email: t.String(),
+      email: t.String({ description: "empty on a brand other than the affiliate's home brand (its field)" }),
       code: t.String(),
       name: t.String(),
       brand: t.Object({ id: Int(), name: t.String() }, { title: 'AffiliateBrand' }),

@@ -47,12 +47,20 @@ export async function cabinetLogin(
     scopes: [],
     ttlSeconds: ctx.config.jwt.ttlSeconds,
   })
-  return { token: issued.token, expiresAt: issued.expiresAt, me: meView(row!.a, brand) }
+  return {
+    token: issued.token,
+    expiresAt: issued.expiresAt,
+    me: meView({ ...row!.a, homeBrandId: row!.a.brandId }, brand),
+  }
 }
 
-const meView = (a: { id: number; email: string; code: string; name: string }, brand: Brand) => ({
+/** The cabinet's own view; on another brand than its home, without the home brand's fields (its email). */
+const meView = (
+  a: { id: number; email: string; code: string; name: string; homeBrandId: number },
+  brand: Brand,
+) => ({
   id: a.id,
-  email: a.email,
+  email: a.homeBrandId === brand.id ? a.email : '',
   code: a.code,
   name: a.name,
   brand: { id: brand.id, name: brand.name },

@@ -18,7 +18,8 @@ export interface AffiliatePrincipal {
   kind: TokenKind
   brandId: number
   scopes: string[]
-  affiliate: { id: number; email: string; code: string; name: string }
+  /** `homeBrandId`: the brand that owns the affiliate's own fields (its email). */
+  affiliate: { id: number; email: string; code: string; name: string; homeBrandId: number }
 }
 
 const Claims = z.object({
@@ -154,7 +155,13 @@ export class AffiliateTokens {
       kind,
       brandId: row.t.brandId,
       scopes,
-      affiliate: { id: row.a.id, email: row.a.email, code: row.a.code, name: row.a.name },
+      affiliate: {
+        id: row.a.id,
+        email: row.a.email,
+        code: row.a.code,
+        name: row.a.name,
+        homeBrandId: row.a.brandId,
+      },
     }
   }
 
