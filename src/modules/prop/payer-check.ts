@@ -1,4 +1,4 @@
-import { fromMinor, toMinor } from '../accounts'
+import { fromMinor, roundToMinor } from '../accounts'
 import type { PropCtx } from './context'
 import type { PropCode } from './errors'
 import { propFunds } from './managed-funds'
@@ -63,7 +63,7 @@ export async function checkPayer(
         'NOT_ENOUGH_FUNDS',
         `payer_login: free margin is ${m.margin_free} ${group.currency} (equity ${m.equity} less margin ${m.margin}), below the price of ${price}`,
       )
-    floorMinor = account.balance - toMinor(m.margin_free, group.currency)!
+    floorMinor = account.balance - roundToMinor(m.margin_free, group.currency)
   }
   return { account, group, problem: null, floorMinor }
 }

@@ -1,7 +1,7 @@
 import { isUniqueViolation } from '../../../kernel/db/errors'
 import { Refusal } from '../../../kernel/refusal'
 import type { UseCase } from '../../../kernel/use-case'
-import { toMinor } from '../../accounts'
+import { roundToMinor } from '../../accounts'
 import type { CashierCtx } from '../context'
 import { refuse } from '../errors'
 import { WithdrawalRequested } from '../events'
@@ -56,7 +56,7 @@ export async function requestWithdrawal({
     )
   // the balance that keeps the free margin at zero: the hold may not take it lower, so withdrawals asked
   // at once cannot each spend the same free margin
-  const floorMinor = view.account.balance - toMinor(margin.margin_free, currency)!
+  const floorMinor = view.account.balance - roundToMinor(margin.margin_free, currency)
   const now = ctx.clock.now()
   let row: Awaited<ReturnType<typeof move>>
   try {
