@@ -395,6 +395,16 @@ describe('passing: phase 1, phase 2, funded, payout', () => {
       body: { program_id: created.json.id, payer_login: login },
     })
     expect(paidWithCapital.json.error).toBe('INVALID_PAYER_ACCOUNT')
+    // nor a copy subscription, whose fees it would pay
+    const masters = await t.request('GET', '/copytrade/masters', { token: customer })
+    const master = masters.json.rows[0]
+    expect(master).toBeDefined()
+    await t.request('POST', '/copytrade/follower', { token: customer, body: { login } })
+    const follow = await t.request('POST', '/copytrade/subscription', {
+      token: customer,
+      body: { follower_login: login, master_id: master.id },
+    })
+    expect([follow.status, follow.json.error]).toEqual([403, 'INVALID_ACCOUNT'])
     const metrics = await t.request('GET', `/prop/challenges/${c.challenge}/metrics`, { token: customer })
     expect(metrics.json.rows.some((r: { trading_day: boolean }) => r.trading_day)).toBe(true)
   })

@@ -14,6 +14,12 @@ export interface Exposure {
 /** Prices an account's open positions; the trading module provides it (null when a price is missing). */
 export type ExposureSource = (account: AccountRecord, group: GroupRecord) => Promise<Exposure | null>
 
+/**
+ * Why an account's money is not its customer's to move (prop's challenge accounts hold the firm's
+ * capital), or null: the extension point ManagedFundsPort.
+ */
+export type ManagedFunds = (login: number) => Promise<string | null>
+
 /** What the accounts module's services work with: the kernel, its read model, and what it asks of others. */
 export interface AccountsCtx extends Kernel {
   settings: AccountsConfig
@@ -21,4 +27,6 @@ export interface AccountsCtx extends Kernel {
   uploads: UploadsApi
   /** The exposure of open positions (read when used: trading is set up after accounts). */
   exposure: ExposureSource
+  /** ManagedFundsPort, read when used (prop is set up after accounts); null without it. */
+  managedFunds: ManagedFunds
 }

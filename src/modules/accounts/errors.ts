@@ -12,6 +12,7 @@ const ACCOUNTS = codeRefusals({
   CUSTOMER_NOT_FOUND: 404,
   NOT_ENOUGH_FUNDS: 400,
   ACCOUNT_MODE_MISMATCH: 409,
+  ACCOUNT_MANAGED: 403,
 })
 
 export const refuse = ACCOUNTS.refuse

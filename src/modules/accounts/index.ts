@@ -8,7 +8,7 @@ import type { Work } from '../../kernel/db/unit-of-work'
 import { defineModule, definePort } from '../../kernel/module'
 import { UploadsPort } from '../uploads'
 import { AccountsEnv, accountsConfig } from './config'
-import type { AccountsCtx, ExposureSource } from './context'
+import type { AccountsCtx, ExposureSource, ManagedFunds } from './context'
 import {
   accountCredentials,
   createCustomer,
@@ -36,7 +36,7 @@ import { accountRoutes } from './routes'
 import * as schema from './schema'
 import { type AccountView, loadAccountView, loadAccountViewAs, requireMargin } from './service'
 
-export type { Exposure, ExposureSource } from './context'
+export type { Exposure, ExposureSource, ManagedFunds } from './context'
 export { type MarginSnapshot, marginSnapshot } from './domain/margin'
 export {
   currencyDecimals,
@@ -100,6 +100,8 @@ export interface AccountsApi {
     from: string,
     to: string,
   ): Promise<void>
+  /** Why an account's money is not its customer's to move (ManagedFundsPort), or null. */
+  managedFunds: ManagedFunds
   /** Balance, credit and leverage of logins, read in the caller's transaction (margin checks). */
   fundsOf: typeof fundsOf
   /** `fundsOf` as a read to send with the caller's own in one round trip (Queryable.readAll). */
@@ -118,7 +120,6 @@ export const ExposurePort = definePort<ExposureSource>('accounts.exposure')
  * challenge accounts hold the firm's capital) says why, or null; the cashier refuses deposits and
  * withdrawals on such an account, and nothing takes a fee from it.
  */
-export type ManagedFunds = (login: number) => Promise<string | null>
 export const ManagedFundsPort = definePort<ManagedFunds>('accounts.managed-funds')
 
 const NO_POSITIONS = { floatingProfit: 0, margin: 0, commission: 0, storage: 0 }
@@ -141,6 +142,8 @@ export const accountsModule = defineModule({
       // trading is set up later; without it there are no positions
       exposure: (account, group) =>
         ports.has(ExposurePort) ? ports.get(ExposurePort)(account, group) : Promise.resolve(NO_POSITIONS),
+      managedFunds: (login) =>
+        ports.has(ManagedFundsPort) ? ports.get(ManagedFundsPort)(login) : Promise.resolve(null),
     }
     ports.provide(AccountsPort, {
       read: ctx.accountsRead,
@@ -181,6 +184,7 @@ export const accountsModule = defineModule({
       createCustomer: (c) => createCustomer(ctx, c),
       setPasswordHash: (brandId, login, hash) => setPasswordHash(ctx, brandId, login, hash),
       upgradePasswordHash: (who, from, to) => upgradePasswordHash(ctx, who, from, to),
+      managedFunds: ctx.managedFunds,
       fundsOf,
       fundsRead,
       groupIdsOf,

@@ -235,6 +235,9 @@ export async function transferTx(ctx: AccountsCtx, tx: Tx, work: Work, t: Transf
   const mode = new Map(modes.map((m) => [m.login, m.mode]))
   if (!mode.has(t.from.login) || !mode.has(t.to.login)) throw accountNotFound()
   if (mode.get(t.from.login) !== mode.get(t.to.login)) throw modeMismatch()
+  // money that is not the customer's (a prop challenge's capital) pays nobody
+  const managed = await ctx.managedFunds(t.from.login)
+  if (managed) throw refuse('ACCOUNT_MANAGED', managed)
   const common = {
     brandId: t.brandId,
     reason: t.reason,

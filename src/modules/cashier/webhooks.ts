@@ -95,7 +95,7 @@ async function applyUpdate(
         tx,
         row,
         `provider reported ${u.update} of ${fromMinor(u.amount, u.currency)} ${u.currency} for a deposit of ${fromMinor(row.amount, row.currency)} ${row.currency}: not applied; review it`,
-        actor,
+        'system',
         now,
       )
       return { state: 'processed', result: `flagged: ${u.update} of another amount or currency` }

@@ -158,11 +158,13 @@ export const masterRoutes = (ctx: CopyCtx) =>
             'INVALID_REWARD_POLICY',
             'INVALID_PAYOUT_ACCOUNT',
             'MASTER_NOT_AVAILABLE',
+            'INVALID_TRANSITION',
           ),
         },
         detail: doc(TAG, 'Update a master', {
           description:
-            'Only the owner (403 PERMISSION_DENIED). A new reward policy applies to what accrues from now on.',
+            'Only the owner (403 PERMISSION_DENIED). A new reward policy applies to what accrues from now on. ' +
+            'Another change of its terms committed since this request read them: 409 INVALID_TRANSITION (read it again).',
         }),
       },
     )

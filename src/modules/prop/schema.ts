@@ -127,8 +127,6 @@ export const propPhases = sqliteTable(
     uniqueIndex('prop_phases_index').on(t.challengeId, t.phaseIndex),
     uniqueIndex('prop_phases_login').on(t.accountLogin),
     index('prop_phases_status').on(t.status),
-    // is a login a challenge's account (managed-funds.ts)
-    index('prop_phases_account').on(t.accountLogin),
   ],
 )
 

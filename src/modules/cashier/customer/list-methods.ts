@@ -28,7 +28,8 @@ export async function listMethods({
   const codes = [...new Set([...dep, ...wd].map((m) => m.code))]
   const gates = await ctx.kyc.gates(brand.id, customer.id)
   const limit = gates.deposit_limit ? (gates.deposit_limit[currency] ?? 0) : null
-  const used = limit === null ? 0 : await depositedTowardLimit(ctx.db, brand.id, customer.id, currency)
+  const used =
+    limit === null ? 0 : await depositedTowardLimit(ctx.db, brand.id, customer.id, currency, ctx.clock.now())
   return {
     login,
     currency,

@@ -80,7 +80,8 @@ export async function requestWithdrawal({
           floorMinor,
         })
         .catch((e: unknown) => {
-          throw e instanceof Refusal && e.code === 'NOT_ENOUGH_FUNDS'
+          // the floor refused it (the balance alone would have allowed it)
+          throw e instanceof Refusal && e.code === 'NOT_ENOUGH_FUNDS' && floorMinor > 0
             ? refuse(
                 'NOT_ENOUGH_FREE_MARGIN',
                 `amount: more than the free margin of account ${input.login} now`,

@@ -1,4 +1,4 @@
-import { and, eq, inArray, sql } from 'drizzle-orm'
+import { and, eq, gt, inArray, or, sql } from 'drizzle-orm'
 import type { Session } from '../../../kernel/auth/session'
 import type { Brand } from '../../../kernel/brand/registry'
 import type { Queryable, Tx } from '../../../kernel/db/client'
@@ -87,11 +87,19 @@ export const methodView = (m: MethodConfig, currency: string, purposes: string[]
   fee_fixed: fromMinor(m.feeFixedMinor, currency),
 })
 
+/** How long a deposit may stay `created` (a live one moves on within seconds) and still count. */
+const CREATED_COUNTS_MS = 15 * 60_000
+
+/**
+ * What counts toward the KYC deposit limit: deposits with money in or on its way, and those just created
+ * (deposits asked at once count each other); one a crash left `created` stops counting after a while.
+ */
 export async function depositedTowardLimit(
   q: Queryable,
   brandId: number,
   customerId: number,
   currency: string,
+  now: number,
 ) {
   const [r] = await q
     .select({ total: sql<number>`coalesce(sum(${cashierTransactions.amount}), 0)` })
@@ -102,7 +110,13 @@ export async function depositedTowardLimit(
         eq(cashierTransactions.customerId, customerId),
         eq(cashierTransactions.kind, 'deposit'),
         eq(cashierTransactions.currency, currency),
-        inArray(cashierTransactions.status, COUNTING),
+        or(
+          inArray(cashierTransactions.status, COUNTING),
+          and(
+            eq(cashierTransactions.status, STATUS.created),
+            gt(cashierTransactions.createdAt, now - CREATED_COUNTS_MS),
+          ),
+        ),
       ),
     )
   return Number(r?.total ?? 0)

@@ -52,7 +52,7 @@ export async function startDeposit({
       if (gates.deposit_limit) {
         const limit = toMinor(gates.deposit_limit[currency] ?? 0, currency) ?? 0
         // in the transaction that writes this one: the write lock orders deposits asked at once
-        const used = await depositedTowardLimit(tx, brand.id, customer.id, currency)
+        const used = await depositedTowardLimit(tx, brand.id, customer.id, currency, now)
         if (used + amount > limit)
           throw refuse(
             'KYC_LIMIT_EXCEEDED',

@@ -126,11 +126,10 @@ export function transitionsText(kind: Kind): string {
 }
 
 /**
- * Statuses in which a deposit counts toward the KYC limit (money in or on its way): from `created` on,
- * so deposits asked at once each count the ones written before them.
+ * Statuses in which a deposit counts toward the KYC limit (money in or on its way); one just `created`
+ * counts too (customer/shared.ts: depositedTowardLimit).
  */
 export const COUNTING = [
-  S.created,
   S.pending_payment,
   S.provider_confirmed,
   S.credited,

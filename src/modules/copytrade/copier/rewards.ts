@@ -121,8 +121,9 @@ export async function settleRewards(ctx: CopyCtx, ids?: number[]) {
       })
       settled++
     } catch (e) {
-      // accrued before DEMO and REAL were kept apart: never payable, cancelled
-      if (isRefused(e) && e.code === 'ACCOUNT_MODE_MISMATCH')
+      // accrued before DEMO and REAL were kept apart, or on an account whose money is not its customer's
+      // (a prop challenge's): never payable, cancelled
+      if (isRefused(e) && (e.code === 'ACCOUNT_MODE_MISMATCH' || e.code === 'ACCOUNT_MANAGED'))
         await ctx.db
           .update(copyRewards)
           .set({

@@ -167,7 +167,20 @@ export async function updateMaster({
     if (mode < m.manualTradingMode) set.policyVersion = m.policyVersion + 1
   }
   const row = await ctx.db.transaction(async (tx) => {
-    const [row] = await tx.update(copyMasters).set(set).where(eq(copyMasters.id, m.id)).returning()
+    // written over the terms it was decided on: a change of another request since (a new version, another
+    // mode) would make this one's version or its looser-or-stricter reading wrong
+    const [row] = await tx
+      .update(copyMasters)
+      .set(set)
+      .where(
+        and(
+          eq(copyMasters.id, m.id),
+          eq(copyMasters.policyVersion, m.policyVersion),
+          eq(copyMasters.manualTradingMode, m.manualTradingMode),
+        ),
+      )
+      .returning()
+    if (!row) throw copyError('INVALID_TRANSITION', `master ${id} changed meanwhile; read it again`)
     // a looser mode only frees the followers: it is theirs at once, and a later tightening needs their assent
     if (modeChange && mode > m.manualTradingMode)
       await tx
@@ -180,7 +193,7 @@ export async function updateMaster({
             lt(copySubscriptions.manualTradingMode, mode),
           ),
         )
-    return row!
+    return row
   })
   if (modeChange) {
     const followers = await ctx.db

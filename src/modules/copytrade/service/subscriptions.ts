@@ -37,6 +37,9 @@ export async function createSubscription({
     )
   if (master.login === follower_login)
     throw copyError('SELF_COPY', 'follower_login: an account cannot copy itself')
+  // its fees would be paid with money that is not the customer's (a prop challenge's capital)
+  const managed = await ctx.accounts.managedFunds(follower_login)
+  if (managed) throw copyError('INVALID_ACCOUNT', `follower_login: ${managed}`)
   if (!followerModeAllowed(master.allowedFollowerModes, accountMode(group)))
     throw copyError(
       'FOLLOWER_MODE_NOT_ALLOWED',

@@ -1,1 +1,0 @@
-CREATE INDEX `prop_phases_account` ON `prop_phases` (`account_login`);
