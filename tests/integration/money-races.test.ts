@@ -155,3 +155,17 @@ test("challenge fees asked at once leave the payer's free margin at or above zer
   expect((await me(100001)).margin_free).toBeGreaterThanOrEqual(0)
   await position.close()
 })
+
+test("an account in a prop program's staff-only group is the firm's before its phase row exists", async () => {
+  // as a phase's next account is between its funding and its phase row (a crash there leaves it so)
+  const customerId = (await t.request('GET', '/customer/me', { token: customer })).json.id
+  const funded = await t.request('POST', '/manager/accounts', {
+    token: manager,
+    body: { group: 'prop\\funded\\USD', password: 'funded-pass-1', customer_id: customerId },
+  })
+  expect(funded.status).toBe(200)
+  const methods = await t.request('GET', `/cashier/methods?login=${funded.json.login}`, { token: customer })
+  expect([methods.status, methods.json.error]).toEqual([403, 'ACCOUNT_MANAGED'])
+  // a regular group stays the customer's
+  expect((await t.request('GET', '/cashier/methods?login=100001', { token: customer })).status).toBe(200)
+})
