@@ -279,47 +279,34 @@ describe('passing: phase 1, phase 2, funded, payout', () => {
 
   test('each target met with its trading day opens the next phase; the funded trader takes 80% of the profit', async () => {
     const rules = { profit_target_pct: 1, daily_loss_pct: 5, total_loss_pct: 10, min_trading_days: 1 }
-    const created = await t.request('POST', '/manager/prop/programs', {
-      token: manager,
-      body: {
-        name: 'Quick',
-        price: 10,
-        currency: 'USD',
-        active: true,
-        time_zone: 'America/New_York',
-        steps: [
-          { account_group: 'prop\\eval\\USD', phase_type: 0, rules },
-          { account_group: 'prop\\eval\\USD', phase_type: 0, rules },
-          {
-            account_group: 'prop\\funded\\USD',
-            phase_type: 1,
-            profit_split: 0.8,
-            rules: { ...rules, profit_target_pct: 0, min_trading_days: 0 },
-          },
-        ],
-      },
+    // `evaluations` evaluation steps, then the funded one with this split
+    const quick = (evaluations: number, profit_split: number) => ({
+      name: 'Quick',
+      price: 10,
+      currency: 'USD',
+      active: true,
+      time_zone: 'America/New_York',
+      steps: [
+        ...Array.from({ length: evaluations }, () => ({
+          account_group: 'prop\\eval\\USD',
+          phase_type: 0,
+          rules,
+        })),
+        {
+          account_group: 'prop\\funded\\USD',
+          phase_type: 1,
+          profit_split,
+          rules: { ...rules, profit_target_pct: 0, min_trading_days: 0 },
+        },
+      ],
     })
+    const created = await t.request('POST', '/manager/prop/programs', { token: manager, body: quick(2, 0.8) })
     expect(created.status).toBe(200)
     const c = await buy(created.json.id)
     // replaced after the purchase: one evaluation step, a 10% split; this challenge keeps what it bought
     const edited = await t.request('PUT', `/manager/prop/programs/${created.json.id}`, {
       token: manager,
-      body: {
-        name: 'Quick',
-        price: 10,
-        currency: 'USD',
-        active: true,
-        time_zone: 'America/New_York',
-        steps: [
-          { account_group: 'prop\\eval\\USD', phase_type: 0, rules },
-          {
-            account_group: 'prop\\funded\\USD',
-            phase_type: 1,
-            profit_split: 0.1,
-            rules: { ...rules, profit_target_pct: 0, min_trading_days: 0 },
-          },
-        ],
-      },
+      body: quick(1, 0.1),
     })
     expect(edited.status).toBe(200)
     let login = c.login

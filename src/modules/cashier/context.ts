@@ -1,5 +1,5 @@
 import type { Kernel } from '../../kernel/kernel'
-import type { AccountsApi, ManagedFunds } from '../accounts'
+import type { AccountsApi } from '../accounts'
 import type { KycApi } from '../kyc'
 import type { CashierConfig } from './config'
 import type { PaymentProvider } from './providers/port'
@@ -7,8 +7,6 @@ import type { PaymentProvider } from './providers/port'
 /** What the cashier services work with. */
 export interface CashierCtx extends Kernel {
   accounts: AccountsApi
-  /** Why an account's money is not its customer's to move (ManagedFundsPort), or null. */
-  managedFunds: ManagedFunds
   kyc: KycApi
   /** The loaded provider modules, by id. */
   providers: Map<string, PaymentProvider>

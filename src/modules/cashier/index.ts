@@ -1,6 +1,6 @@
 import { Elysia } from 'elysia'
 import { defineModule } from '../../kernel/module'
-import { AccountsPort, ManagedFundsPort } from '../accounts'
+import { AccountsPort } from '../accounts'
 import { KycPort } from '../kyc'
 import { reconcile, retryCredits } from './backoffice'
 import { CashierEnv, cashierConfig } from './config'
@@ -34,9 +34,6 @@ export const cashierModule = defineModule({
     const ctx: CashierCtx = {
       ...k,
       accounts: ports.get(AccountsPort),
-      // read at each call: the module that provides it may be set up after this one
-      managedFunds: (login) =>
-        ports.has(ManagedFundsPort) ? ports.get(ManagedFundsPort)(login) : Promise.resolve(null),
       kyc: ports.get(KycPort),
       providers: new Map<string, PaymentProvider>(),
       settings: cashierConfig(k.config),

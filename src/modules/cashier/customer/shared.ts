@@ -49,7 +49,7 @@ export async function realAccount(ctx: CashierCtx, brand: Brand, session: Sessio
   const view = await ctx.accounts.loadAccountView(brand, session, login)
   if (view.group.accountMode !== 'REAL')
     throw refuse('ACCOUNT_NOT_REAL', `account ${login} is a DEMO account: it takes no real money`)
-  const managed = await ctx.managedFunds(login)
+  const managed = await ctx.accounts.managedFunds(login)
   if (managed) throw refuse('ACCOUNT_MANAGED', `login: ${managed}`)
   return view
 }
