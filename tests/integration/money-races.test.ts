@@ -4,6 +4,8 @@
 // one transaction, and a provider's partial refund reverses nothing by itself.
 import { afterAll, beforeAll, expect, test } from 'bun:test'
 import { eq } from 'drizzle-orm'
+import { Refusal } from '../../src/kernel/refusal'
+import { AccountsPort } from '../../src/modules/accounts'
 import type { sandboxEvent } from '../../src/modules/cashier/providers/sandbox'
 import { cashierTransactions } from '../../src/modules/cashier/schema'
 import { makeTestApp, type TestApp } from '../support/app'
@@ -71,6 +73,47 @@ test('withdrawals asked at once cannot each spend the same free margin', async (
       token: manager,
       body: { reason: 'test' },
     })
+  await position.close()
+})
+
+test("a position opened after a withdrawal's check counts where its hold is taken", async () => {
+  // the interleaving a hostile client can only hope for, made in order: the check (what /account/me
+  // shows), then an open that takes most of that free margin, then the hold sized by the check
+  const checked = (await me(100001)).margin_free
+  const position = await holdMargin()
+  const accounts = t.ports.get(AccountsPort)
+  const hold = (amount: number) =>
+    t.ctx.uow.run((tx, work) =>
+      accounts.postOperationTx(tx, work, {
+        brandId: 1,
+        login: 100001,
+        op: 'OP_BALANCE_OUT',
+        amountMinor: Math.round(amount * 100),
+        reason: 'TR_REASON_WITHDRAWAL',
+        createdBy: 'test',
+        keepFreeMargin: true,
+      }),
+    )
+  const before = await me(100001)
+  expect(before.margin_free).toBeLessThan(checked * 0.6)
+  const refused = await hold(checked * 0.6).catch((e: unknown) => e)
+  expect(refused).toBeInstanceOf(Refusal)
+  expect((refused as Refusal).code).toBe('NOT_ENOUGH_FREE_MARGIN')
+  expect((await me(100001)).balance).toBe(before.balance)
+  // what the free margin still covers is taken, and leaves it at or above zero
+  const taken = await hold(Math.floor(before.margin_free))
+  expect(taken.idempotent).toBe(false)
+  expect((await me(100001)).margin_free).toBeGreaterThanOrEqual(0)
+  await t.ctx.uow.run((tx, work) =>
+    accounts.postOperationTx(tx, work, {
+      brandId: 1,
+      login: 100001,
+      op: 'OP_BALANCE_IN',
+      amountMinor: Math.round(Math.floor(before.margin_free) * 100),
+      reason: 'TR_REASON_WITHDRAWAL',
+      createdBy: 'test',
+    }),
+  )
   await position.close()
 })
 

@@ -1,3 +1,4 @@
+import type { Queryable } from '../../kernel/db/client'
 import type { Kernel } from '../../kernel/kernel'
 import type { UploadsApi } from '../uploads'
 import type { AccountsConfig } from './config'
@@ -11,8 +12,16 @@ export interface Exposure {
   storage: number
 }
 
-/** Prices an account's open positions; the trading module provides it (null when a price is missing). */
-export type ExposureSource = (account: AccountRecord, group: GroupRecord) => Promise<Exposure | null>
+/**
+ * Prices an account's open positions; the trading module provides it (null when a price is missing). With
+ * `q` (a transaction), the positions are read there instead of from the cached read model: money that
+ * leaves checks the positions its transaction sees.
+ */
+export type ExposureSource = (
+  account: Pick<AccountRecord, 'login' | 'leverage'>,
+  group: GroupRecord,
+  q?: Queryable,
+) => Promise<Exposure | null>
 
 /**
  * Why an account's money is not its customer's to move (prop's challenge accounts hold the firm's

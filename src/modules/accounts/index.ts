@@ -140,8 +140,8 @@ export const accountsModule = defineModule({
       accountsRead: new AccountReadModel(k.db, k.store),
       uploads: ports.get(UploadsPort),
       // trading is set up later; without it there are no positions
-      exposure: (account, group) =>
-        ports.has(ExposurePort) ? ports.get(ExposurePort)(account, group) : Promise.resolve(NO_POSITIONS),
+      exposure: (account, group, q) =>
+        ports.has(ExposurePort) ? ports.get(ExposurePort)(account, group, q) : Promise.resolve(NO_POSITIONS),
       managedFunds: (login) =>
         ports.has(ManagedFundsPort) ? ports.get(ManagedFundsPort)(login) : Promise.resolve(null),
     }

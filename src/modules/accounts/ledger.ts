@@ -5,9 +5,11 @@ import { rowsOf, statement } from '../../kernel/db/statement'
 import type { Work } from '../../kernel/db/unit-of-work'
 import { invalid } from '../../kernel/http/errors'
 import type { AccountsCtx } from './context'
-import { fromMinor, toMinor } from './domain/money'
+import { marginSnapshot } from './domain/margin'
+import { fromMinor, roundToMinor, toMinor } from './domain/money'
 import { refuse } from './errors'
 import { BalanceOperation } from './events'
+import { fundsOf } from './funds'
 import { accounts, balanceOperations, groups } from './schema'
 import { accountNotFound } from './service'
 
@@ -31,11 +33,11 @@ export interface BalanceOperationInput {
   /** A balance-out that may take the balance below zero (a chargeback takes back what was credited). */
   allowNegative?: boolean
   /**
-   * A balance-out's floor above zero, minor units: the balance it may not go below. A caller that checked
-   * the free margin (a withdrawal, a fee) passes the balance that keeps it at zero (the balance then, less
-   * the free margin then), so money that left meanwhile counts where this money leaves.
+   * A balance-out that may not take the free margin (equity less margin) below zero: a withdrawal, a fee.
+   * The positions are read in this transaction, so a position opened after the caller's own check counts
+   * where the money leaves, as money that left meanwhile does.
    */
-  floorMinor?: number
+  keepFreeMargin?: boolean
 }
 
 type OperationRow = typeof balanceOperations.$inferSelect
@@ -144,6 +146,27 @@ const moveStatement = (isCredit: boolean, guarded: boolean) =>
   moveStatements[Number(isCredit)]![Number(guarded)]!
 
 /**
+ * The balance that keeps an account's free margin at zero (minor units; its balance less its free margin),
+ * from its funds and positions as this transaction sees them. A write transaction is the only writer
+ * while it runs, so no position can open between this read and the balance's conditional update.
+ */
+async function freeMarginFloor(ctx: AccountsCtx, tx: Tx, login: number) {
+  const funds = (await fundsOf(tx, [login])).get(login)
+  const group = funds && (await ctx.accountsRead.group(funds.groupId))
+  if (!funds || !group) throw accountNotFound()
+  const cur = group.currency
+  const e = await ctx.exposure(funds, group, tx)
+  const m =
+    e &&
+    marginSnapshot(
+      { balance: fromMinor(funds.balance, cur), credit: fromMinor(funds.credit, cur), ...e },
+      cur,
+    )
+  if (!m) throw refuse('INVALID_MARGIN_LEVEL', 'margin information could not be calculated')
+  return { balance: funds.balance, minor: funds.balance - roundToMinor(m.margin_free, cur) }
+}
+
+/**
  * Posts one ledger row and moves the account total in the same transaction (DESIGN rules 3 and 4):
  * the total changes by a conditional UPDATE that refuses to go below zero, so two concurrent
  * withdrawals can never both pass. A repeated idempotency key returns the first result.
@@ -170,17 +193,26 @@ export async function postOperationTx(ctx: AccountsCtx, tx: Tx, work: Work, inpu
   const delta = input.op.endsWith('_IN') ? minor : -minor
   // money in is always taken (it may be what brings a charged-back balance back above zero)
   const guarded = !(input.allowNegative || delta > 0)
-  const floor = isCredit ? 0 : Math.max(0, input.floorMinor ?? 0)
+  const floor =
+    guarded && !isCredit && input.keepFreeMargin ? await freeMarginFloor(ctx, tx, input.login) : null
   const [after] = (
-    await moveStatement(isCredit, guarded)(tx, { delta, floor, login: input.login, brandId: input.brandId })
+    await moveStatement(isCredit, guarded)(tx, {
+      delta,
+      floor: Math.max(0, floor?.minor ?? 0),
+      login: input.login,
+      brandId: input.brandId,
+    })
   ).rows as unknown as { balance: number; credit: number }[]
   if (!after)
-    throw refuse(
-      'NOT_ENOUGH_FUNDS',
-      floor > 0
-        ? `the balance of account ${input.login} less ${fromMinor(minor, acct.currency)} would leave a negative free margin`
-        : `the ${isCredit ? 'credit' : 'balance'} of account ${input.login} is lower than ${fromMinor(minor, acct.currency)}`,
-    )
+    throw floor && floor.balance >= minor
+      ? refuse(
+          'NOT_ENOUGH_FREE_MARGIN',
+          `the free margin of account ${input.login} is ${fromMinor(floor.balance - floor.minor, acct.currency)}, lower than ${fromMinor(minor, acct.currency)}`,
+        )
+      : refuse(
+          'NOT_ENOUGH_FUNDS',
+          `the ${isCredit ? 'credit' : 'balance'} of account ${input.login} is lower than ${fromMinor(minor, acct.currency)}`,
+        )
   const now = ctx.clock.now()
   const [row] = rowsOf(
     balanceOperations,

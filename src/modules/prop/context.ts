@@ -46,15 +46,16 @@ export type RecordStep = (tx: Tx, work: Work, made: number) => Promise<void>
  * Amounts are integer minor units of the account currency.
  */
 export interface PurchaseSteps {
-  /** `record` gets the fee's ledger row id */
+  /**
+   * `record` gets the fee's ledger row id. The fee may not take the payer's free margin below zero where
+   * it is taken (payer-check.ts checks it first, for its answer).
+   */
   takeFee(
     brandId: number,
     login: number,
     amountMinor: number,
     data: PropApiData,
     record: RecordStep,
-    /** The payer's balance may not go below it (its free margin stays at or above zero: payer-check.ts). */
-    floorMinor?: number,
   ): Promise<number>
   /** `record` gets the new account's login (a purchase's; a later phase's account is recorded by its pass) */
   openAccount(

@@ -1,4 +1,4 @@
-import { fromMinor, roundToMinor } from '../accounts'
+import { fromMinor } from '../accounts'
 import type { PropCtx } from './context'
 import type { PropCode } from './errors'
 import { propFunds } from './managed-funds'
@@ -29,7 +29,6 @@ export async function checkPayer(
     account,
     group,
     problem: { code, message } as PayerProblem,
-    floorMinor: 0,
   })
   if (
     !account ||
@@ -54,8 +53,7 @@ export async function checkPayer(
       'NOT_ENOUGH_FUNDS',
       `payer_login: the balance is below the price of ${price} ${group.currency}`,
     )
-  // the balance that keeps the free margin at zero: the fee may not take it lower where it is taken
-  let floorMinor = 0
+  // checked again where the fee is taken (steps.ts), against the positions that transaction sees
   if (program.priceMinor > 0) {
     const m = await ctx.accounts.requireMargin({ account, group })
     if (m.margin_free < price)
@@ -63,7 +61,6 @@ export async function checkPayer(
         'NOT_ENOUGH_FUNDS',
         `payer_login: free margin is ${m.margin_free} ${group.currency} (equity ${m.equity} less margin ${m.margin}), below the price of ${price}`,
       )
-    floorMinor = account.balance - roundToMinor(m.margin_free, group.currency)
   }
-  return { account, group, problem: null, floorMinor }
+  return { account, group, problem: null }
 }

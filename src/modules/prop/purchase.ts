@@ -72,7 +72,7 @@ async function validate(
     .where(and(eq(propPrograms.id, programId), eq(propPrograms.brandId, brand.id)))
   if (!program) throw refuse('PROGRAM_NOT_FOUND', `program ${programId} not found`)
   if (program.active !== 1) throw refuse('PROGRAM_DISABLED', `program ${programId} is not active`)
-  const { problem, floorMinor } = await checkPayer(ctx, brand.id, customerId, program, payerLogin)
+  const { problem } = await checkPayer(ctx, brand.id, customerId, program, payerLogin)
   if (problem) throw refuse(problem.code, problem.message)
   const steps = ProgramStep.array().parse(JSON.parse(program.steps))
   const first = steps[0]
@@ -80,7 +80,7 @@ async function validate(
   if (!first || !group) throw refuse('INVALID_DEMO_GROUP', 'the program has no first step group')
   if (group.accountMode !== 'DEMO')
     throw refuse('DEMO_GROUP_REQUIRED', `the first step group ${group.name} is not DEMO`)
-  return { program, steps, first, group, floorMinor }
+  return { program, steps, first, group }
 }
 
 /**
@@ -211,7 +211,6 @@ export async function buy(
         v.program.priceMinor,
         data('payment', null),
         recorded((order) => ({ status: PURCHASE.paid, paymentStatus: 'paid', paymentOrder: order })),
-        v.floorMinor,
       )
     } catch (e) {
       return fail('payment', e)

@@ -16,7 +16,7 @@ const op = (
     key: string
     /** a rollback of an initial balance takes back what was given, whatever was traded since */
     allowNegative?: boolean
-    floorMinor?: number
+    keepFreeMargin?: boolean
     record?: RecordStep
   },
 ) =>
@@ -32,7 +32,7 @@ const op = (
       idempotencyKey: `prop:${o.data.purchase_id}:${o.key}`,
       createdBy: 'prop',
       allowNegative: o.allowNegative,
-      floorMinor: o.floorMinor,
+      keepFreeMargin: o.keepFreeMargin,
     })
     await o.record?.(tx, work, r.row.id)
     return r.row.id
@@ -40,10 +40,10 @@ const op = (
 
 export function defaultSteps(ctx: PropCtx, accounts: AccountsApi): PurchaseSteps {
   return {
-    takeFee: (brandId, login, amount, data, record, floorMinor) =>
+    takeFee: (brandId, login, amount, data, record) =>
       op(ctx, accounts, {
         record,
-        floorMinor,
+        keepFreeMargin: true,
         brandId,
         login,
         amountMinor: amount,

@@ -79,7 +79,7 @@ export const tradingModule = defineModule({
       recentPositionsOf: (logins, since) => recentPositionsOf(k.db, logins, since),
     })
     // the accounts module prices open positions through this extension point (GET /account/me)
-    ports.provide(ExposurePort, (account, group) => accountExposure(ctx, account, group))
+    ports.provide(ExposurePort, (account, group, q) => accountExposure(ctx, account, group, q))
     // the engine role (kernel/engine): one instance holds the books and sees every tick and order change
     market.quotes.onEngineTicks((ticks, meta) => engine.onTicks(ticks, { replay: meta.replay }))
     return {

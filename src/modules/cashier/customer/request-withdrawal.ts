@@ -1,7 +1,5 @@
 import { isUniqueViolation } from '../../../kernel/db/errors'
-import { Refusal } from '../../../kernel/refusal'
 import type { UseCase } from '../../../kernel/use-case'
-import { roundToMinor } from '../../accounts'
 import type { CashierCtx } from '../context'
 import { refuse } from '../errors'
 import { WithdrawalRequested } from '../events'
@@ -54,9 +52,6 @@ export async function requestWithdrawal({
       'NOT_ENOUGH_FREE_MARGIN',
       `amount: free margin is ${margin.margin_free} ${currency} (equity ${margin.equity} less margin ${margin.margin})`,
     )
-  // the balance that keeps the free margin at zero: the hold may not take it lower, so withdrawals asked
-  // at once cannot each spend the same free margin
-  const floorMinor = view.account.balance - roundToMinor(margin.margin_free, currency)
   const now = ctx.clock.now()
   let row: Awaited<ReturnType<typeof move>>
   try {
@@ -66,28 +61,20 @@ export async function requestWithdrawal({
         { brandId: brand.id, customerId: customer.id, kind: 'withdrawal', m, amount, currency, now },
         input,
       )
-      await ctx.accounts
-        .postOperationTx(tx, work, {
-          brandId: brand.id,
-          login: input.login,
-          op: 'OP_BALANCE_OUT',
-          amountMinor: amount,
-          reason: 'TR_REASON_WITHDRAWAL',
-          comment: `withdrawal #${r.id} ${m.code} (held)`,
-          apiData: { transaction_id: r.id },
-          idempotencyKey: `cashier-hold:${r.id}`,
-          createdBy: `customer:${customer.id}`,
-          floorMinor,
-        })
-        .catch((e: unknown) => {
-          // the floor refused it (the balance alone would have allowed it)
-          throw e instanceof Refusal && e.code === 'NOT_ENOUGH_FUNDS' && floorMinor > 0
-            ? refuse(
-                'NOT_ENOUGH_FREE_MARGIN',
-                `amount: more than the free margin of account ${input.login} now`,
-              )
-            : e
-        })
+      // the hold may not take the free margin below zero where it is taken, so withdrawals (or opens)
+      // asked at once cannot each spend the same free margin
+      await ctx.accounts.postOperationTx(tx, work, {
+        brandId: brand.id,
+        login: input.login,
+        op: 'OP_BALANCE_OUT',
+        amountMinor: amount,
+        reason: 'TR_REASON_WITHDRAWAL',
+        comment: `withdrawal #${r.id} ${m.code} (held)`,
+        apiData: { transaction_id: r.id },
+        idempotencyKey: `cashier-hold:${r.id}`,
+        createdBy: `customer:${customer.id}`,
+        keepFreeMargin: true,
+      })
       const moved = await move(tx, r, 'route', 'system', now, {}, 'funds held; waiting for approval')
       work.emit(WithdrawalRequested, brand.id, money(r))
       return moved!

@@ -1,3 +1,4 @@
+import type { Queryable } from '../../../kernel/db/client'
 import {
   type AccountRecord,
   type Exposure,
@@ -16,6 +17,7 @@ import {
 import type { TradingCtx } from '../context'
 import { isBuy, marginInAccount, profitInAccount } from '../domain/formulas'
 import { averagePrice, type Holding } from '../domain/holdings'
+import { holdingsOf } from './holdings-table'
 import type { OrderRow } from './positions'
 
 const noExposure = (): Exposure => ({ floatingProfit: 0, margin: 0, commission: 0, storage: 0 })
@@ -138,13 +140,16 @@ export function marginOf(
   )
 }
 
-/** Live exposure of an account from its holdings (cached read model). */
+/** Live exposure of an account from its holdings: the cached read model's, or those `q` reads. */
 export async function accountExposure(
   ctx: TradingCtx,
-  account: AccountRecord,
+  account: Pick<AccountRecord, 'login' | 'leverage'>,
   group: GroupRecord,
+  q?: Queryable,
 ): Promise<Exposure | null> {
-  const holdings = await ctx.positions.holdings(account.login)
+  const holdings = q
+    ? ((await holdingsOf(q, [account.login])).get(account.login) ?? [])
+    : await ctx.positions.holdings(account.login)
   if (holdings.length === 0) return noExposure()
   return holdingsExposure(await pricing(ctx, [group.id]), account.leverage, group, holdings)
 }
