@@ -181,7 +181,8 @@ describe('triggers driven by ingested quotes', () => {
     })
     await ingest([{ symbol: 'EURUSD', bid: 1.0948, ask: 1.0949 }])
     const a = await state(limit.json.order)
-    expect([a.state, a.cmd, a.openPrice]).toEqual(['open', 0, 1.095])
+    // at the ask that reached it (its price or better)
+    expect([a.state, a.cmd, a.openPrice]).toEqual(['open', 0, 1.0949])
     clock.advance(120_000)
     await ingest([{ symbol: 'EURUSD', bid: 1.0947, ask: 1.0948 }])
     expect((await state(stop.json.order)).state).toBe('expired')
@@ -358,6 +359,85 @@ describe('modify, close, cancel, close group, lists', () => {
   })
 })
 
+describe("a hostile client's probe: fills of pending orders, read-only accounts, levels, group moves", () => {
+  const close = (token: string, order: number) =>
+    t.request('DELETE', '/trade/close', { token, body: { order } })
+
+  test('a pending order becomes a position at the quote that reached it: a stop gapped past fills worse, a limit better', async () => {
+    const token = await t.userToken()
+    await ingest([{ symbol: 'EURUSD', bid: 1.1, ask: 1.1001 }])
+    const buyStop = await open({ cmd: 4, volume: 10, symbol: 'EURUSD', open_price: 1.105 }, token)
+    const sellLimit = await open({ cmd: 3, volume: 10, symbol: 'EURUSD', open_price: 1.104 }, token)
+    expect([buyStop.json.trade.state, sellLimit.json.trade.state]).toEqual(['pending', 'pending'])
+    // the market gaps over both levels: a stop filled at its own price would start 50 pips in profit
+    await ingest([{ symbol: 'EURUSD', bid: 1.11, ask: 1.1101 }])
+    const stop = await state(buyStop.json.order)
+    expect([stop!.state, stop!.cmd, stop!.openPrice]).toEqual(['open', 0, 1.1101])
+    const limit = await state(sellLimit.json.order)
+    expect([limit!.state, limit!.cmd, limit!.openPrice]).toEqual(['open', 1, 1.11])
+    for (const o of [buyStop, sellLimit]) expect((await close(token, o.json.order)).status).toBe(200)
+    await ingest([{ symbol: 'EURUSD', bid: 1.1, ask: 1.1001 }])
+  })
+
+  test('a read-only account cannot move its levels, and its pending order is cancelled when reached', async () => {
+    const token = await t.userToken()
+    const manager = await t.staffToken()
+    const readOnly = (flag: number) =>
+      t.request('PATCH', '/manager/accounts/100001', { token: manager, body: { enable_read_only: flag } })
+    await ingest([{ symbol: 'EURUSD', bid: 1.1, ask: 1.1001 }])
+    const pending = await open({ cmd: 2, volume: 10, symbol: 'EURUSD', open_price: 1.095 }, token)
+    const position = await open({ cmd: 0, volume: 10, symbol: 'EURUSD', sl: 1.09 }, token)
+    expect((await readOnly(1)).status).toBe(200)
+    try {
+      const lifted = await t.request('PUT', '/trade/modify', {
+        token,
+        body: { order: position.json.order, sl: 0, tp: 0 },
+      })
+      expect([lifted.status, lifted.json.error]).toEqual([403, 'MODIFY_TRADE_ERROR'])
+      expect(lifted.json.message).toMatch(/read-only/)
+      expect((await state(position.json.order))!.sl).toBe(1.09)
+      await ingest([{ symbol: 'EURUSD', bid: 1.0948, ask: 1.0949 }])
+      const p = await state(pending.json.order)
+      expect([p!.state, p!.closeReason]).toEqual(['cancelled', 'trade_disabled'])
+    } finally {
+      expect((await readOnly(0)).status).toBe(200)
+    }
+    expect((await close(token, position.json.order)).status).toBe(200)
+    await ingest([{ symbol: 'EURUSD', bid: 1.1, ask: 1.1001 }])
+  })
+
+  test("SL and TP are kept at the symbol's digits, as the order's price is", async () => {
+    const token = await t.userToken()
+    const r = await open(
+      { cmd: 0, volume: 10, symbol: 'EURUSD', sl: 1.090000123456, tp: 1.2500009999 },
+      token,
+    )
+    expect([r.status, r.json.trade.sl, r.json.trade.tp]).toEqual([200, 1.09, 1.25])
+    const m = await t.request('PUT', '/trade/modify', {
+      token,
+      body: { order: r.json.order, sl: 1.0812345678, tp: 0 },
+    })
+    expect([m.status, m.json.trade.sl]).toEqual([200, 1.08123])
+    expect((await state(r.json.order))!.sl).toBe(1.08123)
+    expect((await close(token, r.json.order)).status).toBe(200)
+  })
+
+  test('a group move keeps the currency and the mode: another is refused, and nothing changes', async () => {
+    const manager = await t.staffToken()
+    const [before] = await t.ctx.db.select().from(accounts).where(eq(accounts.login, 100001))
+    for (const [group, code] of [
+      ['real\\EUR', 'CURRENCY_MISMATCH'],
+      ['demo\\USD', 'ACCOUNT_MODE_MISMATCH'],
+    ]) {
+      const r = await t.request('PATCH', '/manager/accounts/100001', { token: manager, body: { group } })
+      expect([r.status, r.json.error]).toEqual([409, code])
+      expect(r.json.message).toMatch(/^group: /)
+    }
+    const [after] = await t.ctx.db.select().from(accounts).where(eq(accounts.login, 100001))
+    expect([after!.groupId, after!.balance]).toEqual([before!.groupId, before!.balance])
+  })
+})
+
 test('balance equals the ledger sum for every account after all of the above', async () => {
   for (const login of [100001, 100002, 100003]) {
     const l = await ledgerSum(login)
@@ -375,7 +455,7 @@ test('an account moved to another group: its SL is priced in the new group (its 
   const groupId = async (name: string) =>
     (await t.ctx.db.execute({ sql: 'select id from groups where name = ?', args: [name] })).rows[0]!
       .id as number
-  const target = await groupId('prop\\eval\\USD')
+  const target = await groupId('prop\\funded\\USD')
   // 100 points fixed in the target group: its bid is 5 pips under the middle of the source quote
   const override = await t.request('PUT', `/manager/groups/${target}/symbols/EURUSD`, {
     token: manager,
@@ -388,7 +468,7 @@ test('an account moved to another group: its SL is priced in the new group (its 
   expect(o.status).toBe(200)
   const move = (group: string) =>
     t.request('PATCH', '/manager/accounts/100001', { token: manager, body: { group } })
-  expect((await move('prop\\eval\\USD')).status).toBe(200)
+  expect((await move('prop\\funded\\USD')).status).toBe(200)
   await t.settle()
   try {
     // the source bid stays above the SL; the target group's bid (1.09915 - 0.0005) is below it
@@ -398,7 +478,7 @@ test('an account moved to another group: its SL is priced in the new group (its 
     expect(closed).toMatchObject({ state: 'closed', closeReason: 'sl' })
     expect(closed!.closePrice).toBeCloseTo(1.09865, 5)
   } finally {
-    expect((await move('demo\\USD')).status).toBe(200)
+    expect((await move('real\\USD')).status).toBe(200)
     await t.settle()
   }
 })

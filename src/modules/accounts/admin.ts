@@ -1,6 +1,7 @@
 import { and, desc, eq, lt, sql } from 'drizzle-orm'
 import type { Brand } from '../../kernel/brand/registry'
 import { epochSeconds } from '../../kernel/clock'
+import type { Tx } from '../../kernel/db/client'
 import { isUniqueViolation } from '../../kernel/db/errors'
 import { invalid } from '../../kernel/http/errors'
 import type { AccountsCtx } from './context'
@@ -39,6 +40,37 @@ interface AccountSettings {
   comment?: string
 }
 
+/**
+ * The group an account may move to: of its brand, with its currency and its mode. The balance and the
+ * ledger are kept in minor units of the group's currency, so another currency would relabel the money
+ * without converting it; and a DEMO account moved to a REAL group would turn demo money real (DESIGN
+ * rule 3). Either is a new account and a transfer, not a move.
+ */
+async function groupToMoveTo(tx: Tx, brand: Brand, login: number, name: string) {
+  const [g] = await tx
+    .select({ id: groups.id, currency: groups.currency, mode: groups.accountMode })
+    .from(groups)
+    .where(and(eq(groups.brandId, brand.id), eq(groups.name, name)))
+  if (!g) throw refuse('GROUP_NOT_FOUND', `group ${name} not found`)
+  const [now] = await tx
+    .select({ currency: groups.currency, mode: groups.accountMode })
+    .from(accounts)
+    .innerJoin(groups, eq(groups.id, accounts.groupId))
+    .where(and(eq(accounts.login, login), eq(accounts.brandId, brand.id)))
+  if (!now) throw accountNotFound()
+  if (now.mode !== g.mode)
+    throw refuse(
+      'ACCOUNT_MODE_MISMATCH',
+      `group: ${name} holds ${g.mode} accounts; account ${login} is ${now.mode} (demo money never becomes real)`,
+    )
+  if (now.currency !== g.currency)
+    throw refuse(
+      'CURRENCY_MISMATCH',
+      `group: ${name} holds ${g.currency}; account ${login} holds ${now.currency}, which a move would not convert`,
+    )
+  return g.id
+}
+
 /** Staff change an account's group, leverage, flags or comment (brand-scoped). */
 export async function changeAccountSettings(
   ctx: AccountsCtx,
@@ -47,15 +79,7 @@ export async function changeAccountSettings(
   s: AccountSettings,
 ) {
   const updated = await ctx.uow.run(async (tx, work) => {
-    let groupId: number | undefined
-    if (s.group !== undefined) {
-      const [g] = await tx
-        .select({ id: groups.id })
-        .from(groups)
-        .where(and(eq(groups.brandId, brand.id), eq(groups.name, s.group)))
-      if (!g) throw refuse('GROUP_NOT_FOUND', `group ${s.group} not found`)
-      groupId = g.id
-    }
+    const groupId = s.group === undefined ? undefined : await groupToMoveTo(tx, brand, login, s.group)
     const set = Object.fromEntries(
       Object.entries({
         groupId,

@@ -8,14 +8,17 @@ export interface Funds {
   credit: number
   leverage: number
   groupId: number
+  /** Enabled and not read-only: it may take new positions (a pending order's activation reads it here). */
+  tradeAllowed: boolean
 }
 
 const FUNDS = `
-  select json_group_array(json_array(login, balance, credit, leverage, group_id)) as rows
+  select json_group_array(json_array(login, balance, credit, leverage, group_id,
+    enable = 1 and enable_read_only = 0)) as rows
   from accounts where login in (select value from json_each(?))`
 
 /**
- * Balance, credit, leverage and group of several logins in one statement, in the caller's transaction (the
+ * Balance, credit, leverage, group and whether they may trade, of several logins in one statement, in the caller's transaction (the
  * margin check of a batch of opens reads them where it writes). The rows come back as one JSON text: the
  * driver builds every row of a result column by column, which cost more than the query.
  */
@@ -27,13 +30,13 @@ export async function fundsOf(q: Queryable, logins: readonly number[]): Promise<
 
 /** `fundsOf` as a read the caller sends, with reads of its own, in one round trip (Queryable.readAll). */
 export function fundsRead(logins: readonly number[]): PreparedRead<Map<number, Funds>> {
-  const rows = jsonRead<[number, number, number, number, number]>(FUNDS, [JSON.stringify(logins)])
+  const rows = jsonRead<[number, number, number, number, number, number]>(FUNDS, [JSON.stringify(logins)])
   return {
     stmt: rows.stmt,
     parse(res) {
       const out = new Map<number, Funds>()
-      for (const [login, balance, credit, leverage, groupId] of rows.parse(res))
-        out.set(login, { login, balance, credit, leverage, groupId })
+      for (const [login, balance, credit, leverage, groupId, allowed] of rows.parse(res))
+        out.set(login, { login, balance, credit, leverage, groupId, tradeAllowed: allowed === 1 })
       return out
     },
   }

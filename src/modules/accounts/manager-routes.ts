@@ -225,9 +225,13 @@ export const accountManagerRoutes = (ctx: AccountsCtx) =>
           },
           { minProperties: 1, example: { enable_read_only: 0, comment: 'verified' } },
         ),
-        response: { 200: ManagedAccount, ...errors(ACCOUNT_READ) },
+        response: {
+          200: ManagedAccount,
+          ...errors({ ...ACCOUNT_READ, 409: ['ACCOUNT_MODE_MISMATCH', 'CURRENCY_MISMATCH'] }),
+        },
         detail: doc('Manager', 'Change group, leverage, enable flags or comment of an account', {
-          description: 'Disabling an account (enable 0) ends every session of it at once.',
+          description:
+            'Disabling an account (enable 0) ends every session of it at once. A group move keeps the account in its currency and mode: 409 CURRENCY_MISMATCH for a group of another currency (the balance would be relabelled, not converted), 409 ACCOUNT_MODE_MISMATCH between DEMO and REAL.',
         }),
       },
     )

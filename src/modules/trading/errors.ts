@@ -14,6 +14,8 @@ export const TRADING = refusals({
   parentClosed: { status: 409, code: 'PARENT_CLOSED' },
   modifyNotFound: { status: 404, code: 'MODIFY_TRADE_ERROR' },
   modifyNotYours: { status: 403, code: 'MODIFY_TRADE_ERROR' },
+  /** The account is disabled or read-only. */
+  modifyForbidden: { status: 403, code: 'MODIFY_TRADE_ERROR' },
   stopsRefused: { status: 500, code: 'INCORRECT_SL_TP' },
   closeRefused: { status: 500, code: 'TRADE_ERROR' },
   positionNotFound: { status: 404, code: 'TRADE_ERROR' },

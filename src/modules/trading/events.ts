@@ -51,10 +51,13 @@ export const TradeActivated = defineTopic(
   'trade.activated',
   TradePayload.extend({ pending_cmd: z.number().int(), quote: Quote }),
 )
-/** A pending order cancelled: by the client, or when it reached its price without the margin (`no_money`). */
+/**
+ * A pending order cancelled: by the client, or when it reached its price without the margin (`no_money`)
+ * or on an account that may not trade (disabled or read-only: `trade_disabled`).
+ */
 export const TradeCancelled = defineTopic(
   'trade.cancelled',
-  TradePayload.extend({ reason: z.enum(['client', 'no_money']), quote: Quote.optional() }),
+  TradePayload.extend({ reason: z.enum(['client', 'no_money', 'trade_disabled']), quote: Quote.optional() }),
 )
 export const TradeExpired = defineTopic('trade.expired', TradePayload)
 /** The daily rollover charged a position's swap (`charge_minor`, account currency) up to `day` (epoch days). */

@@ -49,7 +49,7 @@ const Order = t.Object(
     close_time: Int({ description: 'epoch seconds, 0 while active' }),
     close_reason: OneOf(CLOSE_REASONS, {
       description:
-        "'' while active; client, sl, tp, stopout, group_close, risk_limit (copy trading's protection), expiration, no_money, invalid (repaired by an upgrade)",
+        "'' while active; client, sl, tp, stopout, group_close, risk_limit (copy trading's protection), expiration, no_money, trade_disabled (a pending order reached its price on a disabled or read-only account), invalid (repaired by an upgrade)",
     }),
     comment: t.String(),
     parent: Int({ description: 'for the closed part of a partial close: the ticket it came from' }),
@@ -122,7 +122,7 @@ export const tradingRoutes = (ctx: TradingServices) =>
         detail: doc('Trading', 'Open a market position or place a pending order', {
           idempotent: true,
           description:
-            "Market orders fill at the live quote of the account group (BUY at ask, SELL at bid). Refusals answer 500 OPEN_ORDER_ERROR with the reason: market closed, symbol not available or not tradable, account disabled or read-only, long-only symbol, volume outside the group limits, not enough free margin, SL/TP on the wrong side or closer than stops_level, pending price on the wrong side. With an Idempotency-Key, a retry after a lost answer gets the order the first request opened (`idempotent: true`), whatever the market did since. 503 PRICE_STALE: this instance has no current price (its price feed is cut off), nothing is filled, retry. 403 USER_NOT_FOUND: the login is not the session's (or not of its brand). A customer session answers 401 PERMISSION_DENIED: trading needs the account sign-in (POST /sign/in) or a staff session.",
+            "Market orders fill at the live quote of the account group (BUY at ask, SELL at bid). A pending order becomes a position at the quote that reaches its price (BUY at ask, SELL at bid): a limit at its price or better, a stop at its price or worse when the market gaps past it; it is cancelled instead without the free margin (close_reason no_money) or on an account that is disabled or read-only by then (trade_disabled). Prices, SL and TP are rounded to the symbol's digits. Refusals answer 500 OPEN_ORDER_ERROR with the reason: market closed, symbol not available or not tradable, account disabled or read-only, long-only symbol, volume outside the group limits, not enough free margin, SL/TP on the wrong side or closer than stops_level, pending price on the wrong side. With an Idempotency-Key, a retry after a lost answer gets the order the first request opened (`idempotent: true`), whatever the market did since. 503 PRICE_STALE: this instance has no current price (its price feed is cut off), nothing is filled, retry. 403 USER_NOT_FOUND: the login is not the session's (or not of its brand). A customer session answers 401 PERMISSION_DENIED: trading needs the account sign-in (POST /sign/in) or a staff session.",
         }),
       },
     )
@@ -152,13 +152,19 @@ export const tradingRoutes = (ctx: TradingServices) =>
         response: {
           200: t.Object({ data: t.Literal('OK'), trade: Order, idempotent: t.Optional(Idempotent) }),
           ...errors(
-            TRADING.responses('modifyNotYours', 'manualTradingDisabled', 'modifyNotFound', 'stopsRefused'),
+            TRADING.responses(
+              'modifyNotYours',
+              'modifyForbidden',
+              'manualTradingDisabled',
+              'modifyNotFound',
+              'stopsRefused',
+            ),
           ),
         },
         detail: doc('Trading', 'Change SL and TP of a position or pending order', {
           idempotent: true,
           description:
-            "Client (account) sessions only. 403 MODIFY_TRADE_ERROR: another user's order; 404 MODIFY_TRADE_ERROR: no such active order; 500 INCORRECT_SL_TP: wrong side or closer than stops_level.",
+            "Client (account) sessions only. SL and TP are rounded to the symbol's digits. 403 MODIFY_TRADE_ERROR: another user's order, or the account is disabled or read-only; 404 MODIFY_TRADE_ERROR: no such active order; 500 INCORRECT_SL_TP: wrong side or closer than stops_level.",
         }),
       },
     )

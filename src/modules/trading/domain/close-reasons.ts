@@ -12,5 +12,6 @@ export const CLOSE_REASONS = [
   'risk_limit',
   'expiration',
   'no_money',
+  'trade_disabled',
   'invalid',
-] as const satisfies readonly (CloseReason | '' | 'expiration' | 'no_money' | 'invalid')[]
+] as const satisfies readonly (CloseReason | '' | 'expiration' | 'no_money' | 'trade_disabled' | 'invalid')[]

@@ -95,7 +95,12 @@ export function stopWrite(
   }
 }
 
-/** A pending order reached its price: it becomes a position at that price, or is cancelled without margin. */
+/**
+ * A pending order reached its price: it becomes a position at the quote that reached it (a limit's price or
+ * better, a stop's price or worse when the market gaps past it: a stop filled at its own price would hand
+ * the client the gap), or it is cancelled: without the margin, or on an account that may no longer trade
+ * (disabled, or read-only as a prop challenge's account after its verdict).
+ */
 export async function activateTx(
   ctx: TradingCtx,
   refreshes: TradeRefresh,
@@ -107,17 +112,19 @@ export async function activateTx(
   q: Quote,
 ): Promise<Outcome | null> {
   const now = ctx.clock.now()
+  const fill = isBuy(o.cmd) ? q.ask : q.bid
   const funds = (await fundsOf(ctx.accounts, tx, [o.login])).get(o.login)
-  const trial = addHolding(funds?.holdings ?? [], o)
-  const m = funds && marginOf(p, funds, group, trial)
-  const enough = !!m && m.margin_free >= 0
+  const trial = addHolding(funds?.holdings ?? [], { ...o, openPrice: fill })
+  const m = funds?.tradeAllowed && marginOf(p, funds, group, trial)
+  const cancelled = !funds?.tradeAllowed ? 'trade_disabled' : !m || m.margin_free < 0 ? 'no_money' : null
   const [r] = await tx
     .update(orders)
     .set(
-      enough
+      cancelled === null
         ? {
             state: 'open',
             cmd: o.cmd % 2,
+            openPrice: fill,
             openTime: now,
             rolloverDay: Math.floor(now / DAY_MS),
             updatedAt: now,
@@ -126,7 +133,7 @@ export async function activateTx(
         : {
             state: 'cancelled',
             closeTime: now,
-            closeReason: 'no_money',
+            closeReason: cancelled,
             updatedAt: now,
             origin: ctx.origin,
           },
@@ -135,8 +142,8 @@ export async function activateTx(
     .returning()
   if (!r) return null
   const payload = tradeEvent(r, group.currency)
-  if (enough) work.emit(TradeActivated, o.brandId, { ...payload, pending_cmd: o.cmd, quote: q })
-  else work.emit(TradeCancelled, o.brandId, { ...payload, reason: 'no_money', quote: q })
+  if (cancelled === null) work.emit(TradeActivated, o.brandId, { ...payload, pending_cmd: o.cmd, quote: q })
+  else work.emit(TradeCancelled, o.brandId, { ...payload, reason: cancelled, quote: q })
   refreshAfterCommit(work, refreshes, r)
-  return enough ? 'activated' : 'cancelled'
+  return cancelled === null ? 'activated' : 'cancelled'
 }

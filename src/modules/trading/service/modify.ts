@@ -3,7 +3,7 @@ import type { UseCase } from '../../../kernel/use-case'
 import { refreshAfterCommit } from '../commit/execution'
 import { priorRequest, recordRequest, tradeKey } from '../commit/idempotency'
 import { checkStops } from '../domain/checks'
-import { isBuy } from '../domain/formulas'
+import { isBuy, roundTo } from '../domain/formulas'
 import { refuse } from '../errors'
 import { TradeModified } from '../events'
 import { orders } from '../schema'
@@ -13,6 +13,7 @@ import {
   actorName,
   actorOrder,
   orderContext,
+  readOnly,
   refresh,
   refuseManual,
   replayed,
@@ -39,18 +40,24 @@ export async function modifyOrder({
   await refuseManual(ctx, actor, o.login, 'modify', o.ticket)
   if (o.state !== 'open' && o.state !== 'pending')
     throw refuse('modifyNotFound', `order ${input.order} is not active`)
+  // as an open or a close: an account that may not trade keeps its levels (a read-only prop account
+  // cannot lift its stop loss)
+  if (oc.account.enable !== 1 || oc.account.enableReadOnly === 1)
+    throw refuse('modifyForbidden', oc.account.enable !== 1 ? 'account is disabled' : readOnly(oc.account))
   const gs = await ctx.refdata.forGroup(oc.group.id, o.symbol)
   const quote = gs && (await ctx.market.groupPrice(gs))
   if (!gs || !quote) throw refuse('stopsRefused', `no price for ${o.symbol}`)
   const reference = o.state === 'pending' ? o.openPrice : isBuy(o.cmd) ? quote.bid : quote.ask
-  const check = checkStops(o.cmd, input.sl, input.tp, reference, gs.info.stopsLevel, gs.info.digits)
+  const sl = roundTo(input.sl, gs.info.digits)
+  const tp = roundTo(input.tp, gs.info.digits)
+  const check = checkStops(o.cmd, sl, tp, reference, gs.info.stopsLevel, gs.info.digits)
   if (!check.ok) throw refuse('stopsRefused', check.message)
   const now = ctx.clock.now()
   const done = await ctx.uow.run(async (tx, work) => {
     if (await priorRequest(tx, o.login, key)) return { replay: true as const }
     const [r] = await tx
       .update(orders)
-      .set({ sl: input.sl, tp: input.tp, updatedAt: now, origin: ctx.origin })
+      .set({ sl, tp, updatedAt: now, origin: ctx.origin })
       .where(and(eq(orders.ticket, o.ticket), eq(orders.state, o.state), eq(orders.volume, o.volume)))
       .returning()
     if (r) {

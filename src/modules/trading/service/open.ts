@@ -5,7 +5,7 @@ import { type AccountRecord, type GroupRecord, roundToMinor } from '../../accoun
 import { priorRequest, tradeKey } from '../commit/idempotency'
 import { type OpenRequest, openError } from '../commit/open-commit'
 import { checkPendingPrice, checkStops, checkVolume, isPendingCmd } from '../domain/checks'
-import { commission as commissionOf, isBuy, marginInAccount } from '../domain/formulas'
+import { commission as commissionOf, isBuy, marginInAccount, roundTo } from '../domain/formulas'
 import { orders } from '../schema'
 import { orderView } from '../views'
 import {
@@ -115,7 +115,10 @@ async function checkedOpen(
       throw openError('expiration: must be in the future')
   }
   const reference = pending ? price : isBuy(input.cmd) ? quote.bid : quote.ask
-  const stops = checkStops(input.cmd, input.sl, input.tp, reference, info.stopsLevel, digits)
+  // levels are prices: at the symbol's digits, as the order's own price (DESIGN rule 3)
+  const sl = roundTo(input.sl, digits)
+  const tp = roundTo(input.tp, digits)
+  const stops = checkStops(input.cmd, sl, tp, reference, info.stopsLevel, digits)
   if (!stops.ok) throw openError(stops.message)
   const lookup = await ctx.market.quoteLookup()
   const comm = commissionOf(info, gs.sec, input.volume, price, group.currency, lookup)
@@ -148,8 +151,8 @@ async function checkedOpen(
       state: pending ? 'pending' : 'open',
       openPrice: price,
       openTime: now,
-      sl: input.sl,
-      tp: input.tp,
+      sl,
+      tp,
       expiration: pending ? (input.expiration ?? 0) : 0,
       comment: input.comment ?? '',
       commission: roundToMinor(comm, group.currency),
