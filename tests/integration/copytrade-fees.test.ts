@@ -145,6 +145,29 @@ test('PERFORMANCE_FEE_HWM: the period end charges 20 % of the copy equity above 
   }
 })
 
+test('a deposit or withdrawal moves a subscription by its share of the balance: out and back in leaves its mark where it was', async () => {
+  // a hostile client's probe: each subscription took the whole of every flow, so 5,000 out took its
+  // capital to -4,000 and its mark to 0, and 5,000 back in raised both: the mark 1,000 -> 5,000, and
+  // the gains up to it were never charged
+  const m = await master(await newAccount(20_000), { reward_type: 1, percent: 20, period_days: 30 })
+  const follower = await newAccount(10_000)
+  const sub = await follow(follower, m, { capital: 1000 })
+  expect(await preview(sub)).toMatchObject({ copy_capital: 1000, high_water_mark: 1000 })
+  await post(`/manager/accounts/${follower}/balance`, { type: 'withdrawal', amount: 5000 }, staff)
+  await t.settle()
+  // a tenth of the balance: a tenth of the flow
+  expect(await preview(sub)).toMatchObject({ copy_capital: 500, high_water_mark: 500 })
+  await post(`/manager/accounts/${follower}/balance`, { type: 'deposit', amount: 5000 }, staff)
+  await t.settle()
+  expect(await preview(sub)).toMatchObject({ copy_capital: 1000, high_water_mark: 1000 })
+  // all of the balance out: the subscription gives up what it manages, no more
+  await post(`/manager/accounts/${follower}/balance`, { type: 'withdrawal', amount: 10_000 }, staff)
+  await t.settle()
+  expect(await preview(sub)).toMatchObject({ copy_capital: 0, high_water_mark: 0 })
+  await post(`/copytrade/subscription/${sub}/disable`, {})
+  await t.settle()
+})
+
 test('MANAGEMENT_FEE accrues daily on the copy equity; SUBSCRIPTION_FEE once per period; VOLUME_REBATE per lot copied', async () => {
   const mgmt = await master(await newAccount(10_000), { reward_type: 4, annual_percent: 2 })
   const fixed = await master(await newAccount(10_000), { reward_type: 0, amount: 30, period_days: 30 })

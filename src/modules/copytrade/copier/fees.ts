@@ -4,7 +4,7 @@ import { inJsonArray, statement } from '../../../kernel/db/statement'
 import type { Consumer, DeliveredEvent, PayloadOf } from '../../../kernel/events/topic'
 import { BalanceOperation, currencyDecimals } from '../../accounts'
 import type { CopyCtx } from '../context'
-import { hwmAfterDeposit, hwmAfterWithdrawal, managementFee, performanceFee } from '../domain/fees'
+import { flowShare, hwmAfterDeposit, hwmAfterWithdrawal, managementFee, performanceFee } from '../domain/fees'
 import { REWARD, REWARD_NAMES } from '../domain/rewards'
 import { SUB_STATUS } from '../domain/status'
 import { copyLinks, copyMasters, copySubscriptions, liveSubscription } from '../schema'
@@ -178,16 +178,26 @@ async function applyFlowTx(
     .from(copySubscriptions)
     .where(and(eq(copySubscriptions.followerLogin, p.login), liveSubscription))
   const amount = Math.abs(p.amount_minor)
+  const out = p.op !== 'OP_BALANCE_IN'
+  const balanceBefore = p.balance_after_minor - p.amount_minor
+  // a flow before the subscription is in its start balance
+  const live = subs.filter((sub) => sub.createdAt <= e.createdAt)
   const ids: number[] = []
-  for (const sub of subs) {
-    // a flow before the subscription is in its start balance
-    if (sub.createdAt > e.createdAt) continue
-    if (p.op === 'OP_BALANCE_IN') {
+  for (const sub of live) {
+    const part = flowShare(
+      amount,
+      sub.capitalMinor + sub.resultMinor - sub.feesMinor,
+      balanceBefore,
+      live.length,
+      out,
+    )
+    if (part <= 0) continue
+    if (!out) {
       await tx
         .update(copySubscriptions)
         .set({
-          capitalMinor: sql`${copySubscriptions.capitalMinor} + ${amount}`,
-          hwmMinor: sql`${copySubscriptions.hwmMinor} + ${hwmAfterDeposit(0, amount)}`,
+          capitalMinor: sql`${copySubscriptions.capitalMinor} + ${part}`,
+          hwmMinor: sql`${copySubscriptions.hwmMinor} + ${hwmAfterDeposit(0, part)}`,
         })
         .where(eq(copySubscriptions.id, sub.id))
       continue
@@ -220,8 +230,8 @@ async function applyFlowTx(
     await tx
       .update(copySubscriptions)
       .set({
-        capitalMinor: sub.capitalMinor - amount,
-        hwmMinor: hwmAfterWithdrawal(hwm, before.equity - fee, amount),
+        capitalMinor: sub.capitalMinor - part,
+        hwmMinor: hwmAfterWithdrawal(hwm, before.equity - fee, part),
       })
       .where(eq(copySubscriptions.id, sub.id))
   }

@@ -1,7 +1,14 @@
 // Copy trading's pure rules (src/modules/copytrade/domain): each with a worked example whose comment
 // shows the arithmetic.
 import { describe, expect, test } from 'bun:test'
-import { equityStopReached, hwmAfterDeposit, hwmAfterWithdrawal, managementFee, performanceFee } from './fees'
+import {
+  equityStopReached,
+  flowShare,
+  hwmAfterDeposit,
+  hwmAfterWithdrawal,
+  managementFee,
+  performanceFee,
+} from './fees'
 import { convertMinor, profitShare, RewardPolicy, subscriptionFee, volumeRebate } from './rewards'
 import { followerModeAllowed, SubscriptionSettings, symbolAllowed } from './settings'
 import { copyOrder, copyVolume, partialCloseVolume, slippagePoints } from './sizing'
@@ -112,6 +119,18 @@ describe('rewards', () => {
     expect(hwmAfterDeposit(1_080_000, 100_000)).toBe(1_180_000)
     // taking out 2,950.00 of an equity of 11,800.00 (a quarter) takes a quarter of the mark: 8,850.00
     expect(hwmAfterWithdrawal(1_180_000, 1_180_000, 295_000)).toBe(885_000)
+  })
+  test("a flow's part of a subscription: its share of the balance before it, never more out than it manages", () => {
+    // 1,000.00 of 10,000.00: a tenth of 5,000.00 either way
+    expect(flowShare(500_000, 100_000, 1_000_000, 1, true)).toBe(50_000)
+    expect(flowShare(500_000, 100_000, 1_000_000, 1, false)).toBe(50_000)
+    // the whole balance: the whole flow
+    expect(flowShare(500_000, 1_000_000, 1_000_000, 1, false)).toBe(500_000)
+    // a chargeback beyond the balance takes what the subscription manages, no more
+    expect(flowShare(2_000_000, 100_000, 1_000_000, 1, true)).toBe(100_000)
+    // an emptied account: a deposit split among its subscriptions, nothing to take out
+    expect(flowShare(300_000, 0, 0, 2, false)).toBe(150_000)
+    expect(flowShare(300_000, 0, 0, 2, true)).toBe(0)
   })
   test('MANAGEMENT_FEE: 2 % a year on 10,000.00 for one day = 10,000 x 0.02 / 365 = 0.547..., rounded down 0.54', () => {
     expect(managementFee(1_000_000, 2, 1)).toBe(54)

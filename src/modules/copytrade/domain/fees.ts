@@ -14,6 +14,27 @@ export function performanceFee(equity: number, hwm: number, percent: number) {
   return { fee, hwm: equity - fee }
 }
 
+/**
+ * The part of an account's deposit or withdrawal that is one subscription's: in proportion to the money it
+ * manages (its capital, plus what its copies made, less the fees it paid) in the balance before the flow,
+ * so a subscription on a tenth of the balance takes a tenth of each flow; never more on the way out than
+ * it manages. Each subscription taking the whole of every flow let a withdrawal larger than its equity
+ * empty its mark while its capital went below zero, and the deposit that brought the money back raise
+ * both: the mark rose by the difference, and gains up to it were never charged. A deposit into an emptied
+ * account is split evenly among its subscriptions.
+ */
+export function flowShare(
+  amount: number,
+  managed: number,
+  balanceBefore: number,
+  subscriptions: number,
+  out: boolean,
+) {
+  if (balanceBefore <= 0) return out ? 0 : Math.floor(amount / Math.max(1, subscriptions))
+  const part = Math.round(amount * Math.min(1, Math.max(0, managed / balanceBefore)))
+  return out ? Math.min(part, Math.max(0, managed)) : part
+}
+
 /** A deposit raises the mark by its amount: new money is not performance. */
 export const hwmAfterDeposit = (hwm: number, amount: number) => hwm + amount
 
