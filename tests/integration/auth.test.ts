@@ -172,6 +172,33 @@ describe('brute force', () => {
     ).toBe(200)
   })
 
+  test('guesses sent at once: no more passwords are checked than the limit, and the right one among them is locked out', async () => {
+    // a hostile client's probe: the counters were read before any failure of the burst was written, so
+    // 29 wrong passwords and the right one sent together were all checked, and the right one signed in
+    const staff = await t.staffToken()
+    const acct = await t.request('POST', '/manager/accounts', {
+      token: staff,
+      body: { group: 'real\\USD', password: 'burst-pass-1' },
+    })
+    const login = acct.json.login
+    const burst = await Promise.all(
+      Array.from({ length: 30 }, (_, i) =>
+        t.request('POST', '/sign/in', {
+          body: { login, password: i === 29 ? 'burst-pass-1' : `wrong-pass-${i}` },
+        }),
+      ),
+    )
+    const by = (status: number) => burst.filter((r) => r.status === status).length
+    // at most ten checked (403, or 200 if the right one came early enough); the rest refused unchecked
+    expect(by(403) + by(200)).toBeLessThanOrEqual(10)
+    expect(by(429) + by(503)).toBeGreaterThanOrEqual(20)
+    expect(by(403) + by(200) + by(429) + by(503)).toBe(30)
+    if (by(200) === 0) {
+      const after = await t.request('POST', '/sign/in', { body: { login, password: 'burst-pass-1' } })
+      expect([after.status, after.json.error]).toEqual([429, 'TOO_MANY_ATTEMPTS'])
+    }
+  })
+
   test('a success resets the counter', async () => {
     for (let i = 0; i < 9; i++)
       await t.request('POST', '/sign/in', { body: { login: 100002, password: 'wrong-pass-1' } })

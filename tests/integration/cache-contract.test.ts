@@ -113,6 +113,15 @@ for (const [name, { make, unit: u, wait }] of adapters) {
       expect(await s.incr(key, 1000)).toBe(1)
     })
 
+    test('incr by a step: a count given back (-1) keeps the expiry the first increment set', async () => {
+      const key = k('incr-by')
+      expect(await s.incr(key, 2 * u)).toBe(1)
+      expect(await s.incr(key, 2 * u, 3)).toBe(4)
+      expect(await s.incr(key, 2 * u, -1)).toBe(3)
+      await wait(3 * u)
+      expect(await s.get(key)).toBeNull()
+    })
+
     test('del removes several keys', async () => {
       const a = k('a')
       const b = k('b')

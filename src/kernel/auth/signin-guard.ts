@@ -31,40 +31,51 @@ export class SignInGuard {
     return `auth:fail:ip:${ip}`
   }
 
-  async assertAllowed(brandId: number, identity: string, ip: string) {
-    const { maxFailures, maxFailuresPerIp } = this.ctx.config.signin
+  /**
+   * One credential check under the guard. The attempt is counted before `check` runs, as a failure it
+   * may turn out to be: attempts sent at once each see the ones before them, so a burst cannot have more
+   * passwords checked than the limit allows (counted after the check, every attempt of a burst passed the
+   * read of the counters before any failure was written). A success takes its count back (the identity's
+   * counter is cleared, the address's loses this attempt); a check that throws (a password check refused
+   * as busy, a 503) is not a failure either.
+   */
+  async attempt<T extends { ok: boolean }>(
+    brandId: number,
+    identity: string,
+    ip: string,
+    check: () => Promise<T>,
+  ): Promise<T> {
+    const { maxFailures, maxFailuresPerIp, lockSeconds } = this.ctx.config.signin
+    const ttl = lockSeconds * 1000
+    const id = this.identityKey(brandId, identity)
+    const addr = this.ipKey(ip)
     const [byIdentity, byIp] = await Promise.all([
-      this.ctx.store.get(this.identityKey(brandId, identity)),
-      this.ctx.store.get(this.ipKey(ip)),
+      this.ctx.store.incr(id, ttl),
+      this.ctx.store.incr(addr, ttl),
     ])
-    if (Number(byIdentity ?? 0) >= maxFailures || Number(byIp ?? 0) >= maxFailuresPerIp) throw locked()
-  }
-
-  private async count(key: string, limit: number) {
-    const ttl = this.ctx.config.signin.lockSeconds * 1000
-    const n = await this.ctx.store.incr(key, ttl)
-    // The lock lasts lockSeconds from the failure that reached the limit.
-    if (n >= limit) await this.ctx.store.set(key, String(n), ttl)
-  }
-
-  async failed(brandId: number, identity: string, ip: string) {
-    const { maxFailures, maxFailuresPerIp } = this.ctx.config.signin
-    await Promise.all([
-      this.count(this.identityKey(brandId, identity), maxFailures),
-      this.count(this.ipKey(ip), maxFailuresPerIp),
-    ])
-  }
-
-  succeeded(brandId: number, identity: string) {
-    return this.ctx.store.del(this.identityKey(brandId, identity))
-  }
-
-  /** Records the outcome of a credential check; a failure throws the refusal. */
-  async settle(brandId: number, identity: string, ip: string, ok: boolean) {
-    if (!ok) {
-      await this.failed(brandId, identity, ip)
+    const giveBack = () => Promise.all([this.ctx.store.incr(id, ttl, -1), this.ctx.store.incr(addr, ttl, -1)])
+    // over the limit before this attempt: refused unchecked, and not counted again
+    if (byIdentity > maxFailures || byIp > maxFailuresPerIp) {
+      await giveBack()
+      throw locked()
+    }
+    let result: T
+    try {
+      result = await check()
+    } catch (e) {
+      await giveBack()
+      throw e
+    }
+    if (!result.ok) {
+      // the lock lasts lockSeconds from the failure that reached the limit
+      await Promise.all([
+        byIdentity >= maxFailures ? this.ctx.store.set(id, String(byIdentity), ttl) : null,
+        byIp >= maxFailuresPerIp ? this.ctx.store.set(addr, String(byIp), ttl) : null,
+      ])
       throw this.refusal()
     }
-    await this.succeeded(brandId, identity)
+    // a valid account of its own does not let an address reset what it sprayed: only this attempt
+    await Promise.all([this.ctx.store.del(id), this.ctx.store.incr(addr, ttl, -1)])
+    return result
   }
 }

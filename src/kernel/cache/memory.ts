@@ -82,13 +82,13 @@ export class MemoryStore implements KeyValueStore {
     for (const k of keys) this.map.delete(k)
   }
 
-  async incr(key: string, ttlMs: number) {
+  async incr(key: string, ttlMs: number, by = 1) {
     const e = this.live(key)
     if (!e) {
-      await this.set(key, '1', ttlMs)
-      return 1
+      await this.set(key, String(by), ttlMs)
+      return by
     }
-    const n = Number(e.value) + 1
+    const n = Number(e.value) + by
     e.value = String(n)
     return n
   }

@@ -57,12 +57,13 @@ export class RedisStore implements KeyValueStore {
     if (keys.length) await (await this.c()).send('DEL', keys)
   }
 
-  async incr(key: string, ttlMs: number) {
+  async incr(key: string, ttlMs: number, by = 1) {
     const r = await (await this.c()).send('EVAL', [
       INCR_WITH_TTL,
       '1',
       key,
       String(Math.max(1, Math.ceil(ttlMs))),
+      String(by),
     ])
     return Number(r)
   }

@@ -45,8 +45,8 @@ export class ResilientStore implements KeyValueStore {
   del(...keys: string[]) {
     return this.guard(() => this.inner.del(...keys), undefined)
   }
-  incr(key: string, ttlMs: number) {
-    return this.guard(() => this.inner.incr(key, ttlMs), 0)
+  incr(key: string, ttlMs: number, by?: number) {
+    return this.guard(() => this.inner.incr(key, ttlMs, by), 0)
   }
   /** When the store is down nobody can take or renew a lease through it; the holder learns it is cut off. */
   lease(key: string, owner: string, ttlMs: number) {

@@ -21,8 +21,11 @@ export interface KeyValueStore {
   /** Sets only when absent; true when this call set it (the building block of once-only work). */
   setNX(key: string, value: string, ttlMs: number): Promise<boolean>
   del(...keys: string[]): Promise<void>
-  /** Atomic increment; the expiry starts with the first increment of a key. */
-  incr(key: string, ttlMs: number): Promise<number>
+  /**
+   * Atomic increment by `by` (1; -1 gives a count back); the expiry starts with the first increment of a
+   * key.
+   */
+  incr(key: string, ttlMs: number, by?: number): Promise<number>
   /**
    * Takes the lease `key` for `owner` for `ttlMs` when nobody holds it, or renews it when `owner` does
    * (atomically: `SET NX PX`, else compare and `PEXPIRE`). When another owner holds it, says how long
@@ -44,7 +47,7 @@ export const leaseAnswer = (n: number): LeaseAnswer =>
 
 /** Lua script shared by the Redis and Upstash adapters: INCR with an expiry set on creation. */
 export const INCR_WITH_TTL =
-  "local n = redis.call('INCR', KEYS[1]) if n == 1 then redis.call('PEXPIRE', KEYS[1], ARGV[1]) end return n"
+  "local n = redis.call('INCRBY', KEYS[1], ARGV[2]) if redis.call('PTTL', KEYS[1]) < 0 then redis.call('PEXPIRE', KEYS[1], ARGV[1]) end return n"
 
 /**
  * Lua shared by the Redis and Upstash adapters: take the lease, or renew it for its holder (-1); else the

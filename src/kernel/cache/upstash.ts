@@ -43,8 +43,12 @@ export class UpstashStore implements KeyValueStore {
     if (keys.length) await this.client.del(...keys)
   }
 
-  async incr(key: string, ttlMs: number) {
-    const r = await this.client.eval(INCR_WITH_TTL, [key], [String(Math.max(1, Math.ceil(ttlMs)))])
+  async incr(key: string, ttlMs: number, by = 1) {
+    const r = await this.client.eval(
+      INCR_WITH_TTL,
+      [key],
+      [String(Math.max(1, Math.ceil(ttlMs))), String(by)],
+    )
     return Number(r)
   }
 

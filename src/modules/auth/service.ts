@@ -47,28 +47,29 @@ export async function signInAccount(
 ) {
   const guard = new SignInGuard(ctx)
   const identity = `acct:${input.login}`
-  await guard.assertAllowed(brand.id, identity, meta.ip)
-  const row = await ctx.accounts.accountCredentials(brand.id, input.login)
-  let ok = row
-    ? await verifyPassword(input.password, row.passwordHash)
-    : await verifyPassword(input.password, await dummyHash())
-  // the stored hash is upgraded only when the password itself matched, never on the master bypass
-  const proved = ok
-  if (
-    row &&
-    !ok &&
-    ctx.settings.masterPassword &&
-    constantTimeEqual(input.password, ctx.settings.masterPassword)
-  ) {
-    ok = true
-    ctx.logger.log('warn', 'master password used for sign-in', {
-      login: input.login,
-      brand: brand.name,
-      ip: meta.ip,
-      request_id: meta.requestId,
-    })
-  }
-  await guard.settle(brand.id, identity, meta.ip, !!row && ok)
+  const { row, proved } = await guard.attempt(brand.id, identity, meta.ip, async () => {
+    const row = await ctx.accounts.accountCredentials(brand.id, input.login)
+    let ok = row
+      ? await verifyPassword(input.password, row.passwordHash)
+      : await verifyPassword(input.password, await dummyHash())
+    // the stored hash is upgraded only when the password itself matched, never on the master bypass
+    const proved = ok
+    if (
+      row &&
+      !ok &&
+      ctx.settings.masterPassword &&
+      constantTimeEqual(input.password, ctx.settings.masterPassword)
+    ) {
+      ok = true
+      ctx.logger.log('warn', 'master password used for sign-in', {
+        login: input.login,
+        brand: brand.name,
+        ip: meta.ip,
+        request_id: meta.requestId,
+      })
+    }
+    return { ok: !!row && ok, row, proved }
+  })
   if (!row?.enable) throw refuse('USER_DISABLED', 'the account is disabled')
   // a generated password is replaced by the account's own anyway (must_change_password)
   if (proved && row.mustChangePassword !== 1)
@@ -122,10 +123,11 @@ export async function signInCustomer(
   const email = input.email.trim().toLowerCase()
   const guard = new SignInGuard(ctx)
   const identity = `cust:${email}`
-  await guard.assertAllowed(brand.id, identity, meta.ip)
-  const row = await ctx.accounts.customerByEmail(brand.id, email)
-  const ok = await verifyPassword(input.password, row?.passwordHash ?? (await dummyHash()))
-  await guard.settle(brand.id, identity, meta.ip, !!row && ok)
+  const { row } = await guard.attempt(brand.id, identity, meta.ip, async () => {
+    const row = await ctx.accounts.customerByEmail(brand.id, email)
+    const ok = await verifyPassword(input.password, row?.passwordHash ?? (await dummyHash()))
+    return { ok: !!row && ok, row }
+  })
   if (!row?.enabled) throw refuse('USER_DISABLED', 'the customer is disabled')
   await rehashIfOld(ctx, input.password, row.passwordHash, (to) =>
     ctx.accounts.upgradePasswordHash({ customer: row.id }, row.passwordHash, to),
@@ -157,13 +159,14 @@ export async function signInStaff(
 ) {
   const guard = new SignInGuard(ctx)
   const identity = `staff:${input.login}`
-  await guard.assertAllowed(brand.id, identity, meta.ip)
-  const [row] = await ctx.db
-    .select()
-    .from(staff)
-    .where(and(eq(staff.brandId, brand.id), eq(staff.login, input.login)))
-  const ok = await verifyPassword(input.password, row?.passwordHash ?? (await dummyHash()))
-  await guard.settle(brand.id, identity, meta.ip, !!row && ok)
+  const { row } = await guard.attempt(brand.id, identity, meta.ip, async () => {
+    const [row] = await ctx.db
+      .select()
+      .from(staff)
+      .where(and(eq(staff.brandId, brand.id), eq(staff.login, input.login)))
+    const ok = await verifyPassword(input.password, row?.passwordHash ?? (await dummyHash()))
+    return { ok: !!row && ok, row }
+  })
   if (!row?.enabled) throw refuse('USER_DISABLED', 'the staff member is disabled')
   await rehashIfOld(ctx, input.password, row.passwordHash, async (to) => {
     await ctx.db

@@ -26,21 +26,21 @@ export async function cabinetLogin(
     refuse('INVALID_CREDENTIALS', 'login or password is incorrect'),
   )
   const login = input.login.trim()
-  await guard.assertAllowed(brand.id, login.toLowerCase(), ip)
-  const [row] = await ctx.db
-    .select({ a: affiliates, access: affiliateAccess })
-    .from(affiliates)
-    .innerJoin(
-      affiliateAccess,
-      and(eq(affiliateAccess.affiliateId, affiliates.id), eq(affiliateAccess.brandId, brand.id)),
-    )
-    .where(or(eq(affiliates.email, login.toLowerCase()), sql`${affiliates.code} = ${login} collate nocase`))
-  // an unknown login checks a fixed hash, so that answer takes as long as a wrong password
-  const hash = row?.access.passwordHash || (await dummyHash())
-  // a stored value that is not a hash checks as false; a check refused as busy is a 503, not a failure
-  const passwordOk = await verifyPassword(input.password, hash)
-  const ok = !!row && passwordOk && row.a.status === 'active' && row.access.status === 'active'
-  await guard.settle(brand.id, login.toLowerCase(), ip, ok)
+  const { row } = await guard.attempt(brand.id, login.toLowerCase(), ip, async () => {
+    const [row] = await ctx.db
+      .select({ a: affiliates, access: affiliateAccess })
+      .from(affiliates)
+      .innerJoin(
+        affiliateAccess,
+        and(eq(affiliateAccess.affiliateId, affiliates.id), eq(affiliateAccess.brandId, brand.id)),
+      )
+      .where(or(eq(affiliates.email, login.toLowerCase()), sql`${affiliates.code} = ${login} collate nocase`))
+    // an unknown login checks a fixed hash, so that answer takes as long as a wrong password
+    const hash = row?.access.passwordHash || (await dummyHash())
+    // a stored value that is not a hash checks as false; a check refused as busy is a 503, not a failure
+    const passwordOk = await verifyPassword(input.password, hash)
+    return { ok: !!row && passwordOk && row.a.status === 'active' && row.access.status === 'active', row }
+  })
   const issued = await tokens.issue('cabinet', {
     affiliateId: row!.a.id,
     brandId: brand.id,
