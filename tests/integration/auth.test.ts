@@ -152,13 +152,15 @@ describe('POST /sign/in (spec 4.1)', () => {
 })
 
 describe('brute force', () => {
+  const newRealAccount = async (password: string) =>
+    (
+      await t.request('POST', '/manager/accounts', {
+        token: await t.staffToken(),
+        body: { group: 'real\\USD', password },
+      })
+    ).json.login as number
   test('after 10 failures from one IP the login answers 429 TOO_MANY_ATTEMPTS, even with the right password', async () => {
-    const staff = await t.staffToken()
-    const acct = await t.request('POST', '/manager/accounts', {
-      token: staff,
-      body: { group: 'real\\USD', password: 'brute-pass-1' },
-    })
-    const login = acct.json.login
+    const login = await newRealAccount('brute-pass-1')
     for (let i = 0; i < 10; i++) {
       const r = await t.request('POST', '/sign/in', { body: { login, password: 'wrong-pass-1' } })
       expect(r.status).toBe(403)
@@ -175,12 +177,7 @@ describe('brute force', () => {
   test('guesses sent at once: no more passwords are checked than the limit, and the right one among them is locked out', async () => {
     // a hostile client's probe: the counters were read before any failure of the burst was written, so
     // 29 wrong passwords and the right one sent together were all checked, and the right one signed in
-    const staff = await t.staffToken()
-    const acct = await t.request('POST', '/manager/accounts', {
-      token: staff,
-      body: { group: 'real\\USD', password: 'burst-pass-1' },
-    })
-    const login = acct.json.login
+    const login = await newRealAccount('burst-pass-1')
     const burst = await Promise.all(
       Array.from({ length: 30 }, (_, i) =>
         t.request('POST', '/sign/in', {
