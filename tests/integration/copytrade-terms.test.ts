@@ -70,6 +70,7 @@ const rewardsOf = async (sub: number) =>
     reward_name: string
     amount: number
     base: number
+    status: string
   }[]
 const openOf = async (login: number) =>
   t.ctx.db
@@ -286,6 +287,40 @@ test('symbols are checked against the symbols that exist; a subscription manages
   await t.settle()
   expect((await openOf(f)).map((x) => x.volume)).toEqual([25])
   await closeTrade(mLogin, o)
+  await t.settle()
+})
+
+test('accepting another reward policy settles the old one first: gains made under it are charged at its rate, never at the new one', async () => {
+  const mLogin = await newAccount(10_000)
+  const m = await master(mLogin, { reward_type: 1, percent: 10, period_days: 30 })
+  const f = await newAccount(10_000)
+  await t.settle()
+  const sub = await follow(f, m, { volume_mode: 1, volume_param: 1 })
+  const fees = async () => (await call('GET', `/copytrade/subscription/${sub}/fees`)).json
+  const o = await openTrade(mLogin, 0, 100)
+  await t.settle()
+  eurusd = 1.12
+  await quotes()
+  const before = await fees()
+  expect(before.performance_fee_now).toBeGreaterThan(0)
+  const raised = await call('PUT', `/copytrade/master/${m}`, {
+    reward_policy: { reward_type: 1, percent: 50, period_days: 30 },
+  })
+  expect(raised.status).toBe(200)
+  const ok = await call('POST', `/copytrade/subscription/${sub}/terms`, { version: 2 })
+  expect([ok.status, ok.json.terms.percent]).toEqual([200, 50])
+  await t.settle()
+  // the gains so far paid 10 %, at the switch
+  const rows = await rewardsOf(sub)
+  expect(rows.map((r) => [r.reward_name, r.status])).toEqual([['PERFORMANCE_FEE_HWM', 'settled']])
+  expect(rows[0]!.amount).toBeCloseTo(before.performance_fee_now, 1)
+  // and nothing of them is left for the new rate: the mark is the equity after that fee
+  const after = await fees()
+  expect(after.performance_fee_now).toBe(0)
+  expect(after.high_water_mark).toBeCloseTo(after.copy_equity, 2)
+  await closeTrade(mLogin, o)
+  eurusd = 1.1
+  await quotes()
   await t.settle()
 })
 

@@ -122,7 +122,7 @@ export const subscriptionRoutes = (ctx: CopyCtx) =>
         },
         detail: doc(TAG, "Accept the master's current terms (reward policy) for a subscription", {
           description:
-            "A subscription pays on the terms its follower accepted (`terms`); a master's change of its reward policy applies to new subscriptions, and to this one only once accepted here (`terms_pending` says there is something to accept). `version` must be the master's current policy version (GET /copytrade/masters/{id}: `policy_version`), else 409 TERMS_CHANGED: the terms changed again since they were read. The new fee schedule starts now; a subscription-fee period already paid runs to its end.",
+            "A subscription pays on the terms its follower accepted (`terms`); a master's change of its reward policy applies to new subscriptions, and to this one only once accepted here (`terms_pending` says there is something to accept). `version` must be the master's current policy version (GET /copytrade/masters/{id}: `policy_version`), else 409 TERMS_CHANGED: the terms changed again since they were read. The old terms are settled first: a performance fee due on the gains so far and the management fee's whole days are charged at the old rates, and the high-water mark then starts at the copy equity (or stays where it was, if the equity is below it), so gains made before are never charged at the new rate. The new fee schedule starts now; a subscription-fee period already paid runs to its end. 409 INVALID_TRANSITION: the subscription changed meanwhile (a deposit or withdrawal); accept again.",
         }),
       },
     )

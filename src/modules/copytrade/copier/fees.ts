@@ -23,17 +23,23 @@ export function perfPeriodEnd(m: Pick<Master, 'rewardType' | 'rewardParams'>, no
   return p.reward_type === REWARD.PERFORMANCE_FEE_HWM ? now + p.period_days * DAY : null
 }
 
+/** A subscription with its master, as fees read it. */
+async function withMaster(ctx: CopyCtx, subId: number) {
+  const [row] = await ctx.db
+    .select({ sub: copySubscriptions, master: copyMasters })
+    .from(copySubscriptions)
+    .innerJoin(copyMasters, eq(copyMasters.id, copySubscriptions.masterId))
+    .where(eq(copySubscriptions.id, subId))
+  return row
+}
+
 /**
  * Charges PERFORMANCE_FEE_HWM on the copy equity above the mark (domain/fees.ts), once per `key` (a
  * period end, a withdrawal, the end of the subscription), and moves the mark; conditional on the mark
  * it read, so two runs charge once.
  */
 export async function crystallize(ctx: CopyCtx, subId: number, key: string, why: string) {
-  const [row] = await ctx.db
-    .select({ sub: copySubscriptions, master: copyMasters })
-    .from(copySubscriptions)
-    .innerJoin(copyMasters, eq(copyMasters.id, copySubscriptions.masterId))
-    .where(eq(copySubscriptions.id, subId))
+  const row = await withMaster(ctx, subId)
   if (!row || row.sub.rewardType !== REWARD.PERFORMANCE_FEE_HWM) return null
   // on the terms the follower accepted, not on what the master offers now
   const policy = rewardPolicyOf(row.sub)
@@ -59,6 +65,48 @@ export async function crystallize(ctx: CopyCtx, subId: number, key: string, why:
   })
   if (id) await settleRewards(ctx, [id])
   return id
+}
+
+/** MANAGEMENT_FEE's whole days since the last accrual (at most 31), once per day (conditional on it). */
+async function accrueManagement(ctx: CopyCtx, sub: Sub, master: Master, today: number) {
+  const policy = rewardPolicyOf(sub)
+  if (policy.reward_type !== REWARD.MANAGEMENT_FEE || sub.mgmtDay >= today) return null
+  const days = Math.min(31, today - sub.mgmtDay)
+  const e = await copyEquity(ctx, sub)
+  const fee = managementFee(e.equity, policy.annual_percent, days)
+  return ctx.db.transaction(async (tx) => {
+    const moved = await tx
+      .update(copySubscriptions)
+      .set({ mgmtDay: today })
+      .where(and(eq(copySubscriptions.id, sub.id), eq(copySubscriptions.mgmtDay, sub.mgmtDay)))
+      .returning({ id: copySubscriptions.id })
+    if (moved.length === 0 || fee <= 0) return null
+    return accrueTx(ctx, tx, sub, master, {
+      key: `mgmt:${sub.id}:${today}`,
+      type: REWARD.MANAGEMENT_FEE,
+      base: e.equity,
+      amount: fee,
+      currency: e.currency,
+      note: `${policy.annual_percent} % a year on the copy equity ${e.equity} for ${days} day(s)`,
+    })
+  })
+}
+
+/**
+ * Before other terms take over a subscription: what its accepted terms owe up to now is charged on them
+ * (the performance fee on the gains so far, the management fee's days), and the mark the new terms start
+ * from is the copy equity then, or the old mark when the equity is below it. Gains made under the old
+ * terms are never charged at the new rate, and a loss still to win back stays to win back.
+ */
+export async function closeTerms(ctx: CopyCtx, subId: number, version: number, now: number) {
+  const row = await withMaster(ctx, subId)
+  if (!row) return null
+  await crystallize(ctx, subId, `hwm:${subId}:terms:${version}`, 'terms replaced')
+  const id = await accrueManagement(ctx, row.sub, row.master, Math.floor(now / DAY))
+  if (id) await settleRewards(ctx, [id])
+  const [sub] = await ctx.db.select().from(copySubscriptions).where(eq(copySubscriptions.id, subId))
+  if (!sub) return null
+  return { sub, hwm: Math.max(sub.hwmMinor, (await copyEquity(ctx, sub)).equity) }
 }
 
 /** Period ends of PERFORMANCE_FEE_HWM that came due, and MANAGEMENT_FEE days to accrue (job). */
@@ -90,26 +138,8 @@ export async function runEquityFees(ctx: CopyCtx, now: number) {
         .set({ nextPerfAt: sub.nextPerfAt + policy.period_days * DAY })
         .where(and(eq(copySubscriptions.id, sub.id), eq(copySubscriptions.nextPerfAt, sub.nextPerfAt)))
     }
-    if (policy.reward_type === REWARD.MANAGEMENT_FEE && sub.mgmtDay < today) {
-      const days = Math.min(31, today - sub.mgmtDay)
-      const e = await copyEquity(ctx, sub)
-      const fee = managementFee(e.equity, policy.annual_percent, days)
-      const id = await ctx.db.transaction(async (tx) => {
-        const moved = await tx
-          .update(copySubscriptions)
-          .set({ mgmtDay: today })
-          .where(and(eq(copySubscriptions.id, sub.id), eq(copySubscriptions.mgmtDay, sub.mgmtDay)))
-          .returning({ id: copySubscriptions.id })
-        if (moved.length === 0 || fee <= 0) return null
-        return accrueTx(ctx, tx, sub, master, {
-          key: `mgmt:${sub.id}:${today}`,
-          type: REWARD.MANAGEMENT_FEE,
-          base: e.equity,
-          amount: fee,
-          currency: e.currency,
-          note: `${policy.annual_percent} % a year on the copy equity ${e.equity} for ${days} day(s)`,
-        })
-      })
+    if (policy.reward_type === REWARD.MANAGEMENT_FEE) {
+      const id = await accrueManagement(ctx, sub, master, today)
       if (id) ids.push(id)
     }
   }

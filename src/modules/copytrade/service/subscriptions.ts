@@ -5,7 +5,7 @@ import type { UseCase } from '../../../kernel/use-case'
 import { fromMinor, toMinor } from '../../accounts'
 import { currencyOf } from '../accounts-of'
 import type { CopyCtx } from '../context'
-import { perfPeriodEnd } from '../copier/fees'
+import { closeTerms, perfPeriodEnd } from '../copier/fees'
 import { resyncSubscription } from '../copier/resync'
 import { REWARD } from '../domain/rewards'
 import { followerModeAllowed } from '../domain/settings'
@@ -115,7 +115,8 @@ export async function createSubscription({
 /**
  * Accepts the master's current terms (`version` must be the one the follower saw): from now on the
  * subscription's fees are charged on its reward policy, and its manual_trading_mode binds the follower. A
- * new fee schedule starts today when the reward policy is another; a change of the mode alone keeps it.
+ * new fee schedule starts today when the reward policy is another, after the old one is settled up to now
+ * (copier/fees.ts: closeTerms); a change of the mode alone keeps it.
  */
 export async function acceptTerms({
   ctx,
@@ -134,15 +135,18 @@ export async function acceptTerms({
     )
   const now = ctx.clock.now()
   const samePolicy = master.rewardType === s.rewardType && master.rewardParams === s.rewardParams
+  // the terms replaced are settled on themselves first (copier/fees.ts), and the mark starts anew
+  const closed = samePolicy ? null : await closeTerms(ctx, s.id, master.policyVersion, now)
   const [row] = await ctx.db
     .update(copySubscriptions)
     .set({
       termsVersion: master.policyVersion,
       manualTradingMode: master.manualTradingMode,
       updatedAt: now,
-      ...(samePolicy
+      ...(samePolicy || !closed
         ? {}
         : {
+            hwmMinor: closed.hwm,
             rewardType: master.rewardType,
             rewardParams: master.rewardParams,
             nextFeeAt:
@@ -155,7 +159,14 @@ export async function acceptTerms({
             mgmtDay: Math.floor(now / 86_400_000),
           }),
     })
-    .where(and(eq(copySubscriptions.id, s.id), eq(copySubscriptions.termsVersion, s.termsVersion)))
+    .where(
+      and(
+        eq(copySubscriptions.id, s.id),
+        eq(copySubscriptions.termsVersion, s.termsVersion),
+        // the mark set is the one the old terms left: a flow since would be lost
+        closed ? eq(copySubscriptions.hwmMinor, closed.sub.hwmMinor) : undefined,
+      ),
+    )
     .returning()
   if (!row) throw copyError('INVALID_TRANSITION', `subscription ${id} changed meanwhile; read it again`)
   await ctx.forgetManual(s.followerLogin)
