@@ -335,6 +335,31 @@ describe('passing: phase 1, phase 2, funded, payout', () => {
       body: {},
     })
     expect([early.status, early.json.error]).toEqual([409, 'NO_PROFIT'])
+    // a hedge whose winning side is closed: the balance shows ~300 of profit, the open side has lost it
+    // (a hostile client's probe: it was paid out, and the loss closed after it)
+    const buy1 = await open(login, token)
+    const sell1 = await t.request('POST', '/trade/open', {
+      token,
+      body: { login, cmd: 1, volume: 100, symbol: 'EURUSD', sl: 0, tp: 0 },
+    })
+    expect([buy1.status, sell1.status]).toEqual([200, 200])
+    const ask = buy1.json.trade.open_price as number
+    const px = (x: number) => Math.round(x * 100_000) / 100_000
+    await ingest([{ symbol: 'EURUSD', bid: px(ask + 0.003), ask: px(ask + 0.0032) }])
+    expect(
+      (await t.request('DELETE', '/trade/close', { token, body: { order: buy1.json.order } })).status,
+    ).toBe(200)
+    expect(
+      (await t.request('GET', `/manager/accounts/${login}`, { token: manager })).json.balance,
+    ).toBeGreaterThan(10_200)
+    const hedged = await t.request('POST', `/prop/challenges/${c.challenge}/payout`, {
+      token: customer,
+      body: {},
+    })
+    expect([hedged.status, hedged.json.error]).toEqual([409, 'NO_PROFIT'])
+    expect(
+      (await t.request('DELETE', '/trade/close', { token, body: { order: sell1.json.order } })).status,
+    ).toBe(200)
     await profitAndClose(login, token)
     const balance = (await t.request('GET', `/manager/accounts/${login}`, { token: manager })).json
       .balance as number

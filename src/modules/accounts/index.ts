@@ -3,7 +3,7 @@ import { Elysia } from 'elysia'
 import type { Session } from '../../kernel/auth/session'
 import type { Brand } from '../../kernel/brand/registry'
 import { epochSeconds } from '../../kernel/clock'
-import type { Tx } from '../../kernel/db/client'
+import type { Queryable, Tx } from '../../kernel/db/client'
 import type { Work } from '../../kernel/db/unit-of-work'
 import { defineModule, definePort } from '../../kernel/module'
 import { UploadsPort } from '../uploads'
@@ -34,7 +34,7 @@ import { type OpenAccountInput, openAccount } from './open'
 import { AccountReadModel, type GroupRecord } from './read-model'
 import { accountRoutes } from './routes'
 import * as schema from './schema'
-import { type AccountView, loadAccountView, loadAccountViewAs, requireMargin } from './service'
+import { type AccountView, loadAccountView, loadAccountViewAs, marginIn, requireMargin } from './service'
 
 export type { Exposure, ExposureSource, ManagedFunds } from './context'
 export { type MarginSnapshot, marginSnapshot } from './domain/margin'
@@ -68,6 +68,8 @@ export interface AccountsApi {
   ): Promise<AccountView>
   /** Live margin figures (400 INVALID_MARGIN_LEVEL when they cannot be computed). */
   requireMargin(view: AccountView): Promise<MarginSnapshot>
+  /** Margin figures of a login from its funds and positions as `q` (a transaction) sees them. */
+  marginIn(q: Queryable, login: number): ReturnType<typeof marginIn>
   /**
    * Posts a balance or credit operation in the caller's unit of work (cashier credits, holds, reversals):
    * a repeated idempotency key returns the first row; a balance-out below zero is refused unless allowed.
@@ -151,6 +153,7 @@ export const accountsModule = defineModule({
       loadAccountViewAs: (brand, session, login, notFound) =>
         loadAccountViewAs({ ctx, brand, session, login, notFound }),
       requireMargin: (view) => requireMargin({ ctx, input: view }),
+      marginIn: (q, login) => marginIn(ctx, q, login),
       postTradeResultsTx,
       postOperationTx: (tx, work, input) => postOperationTx(ctx, tx, work, input),
       transferTx: (tx, work, input) => transferTx(ctx, tx, work, input),

@@ -5,13 +5,11 @@ import { rowsOf, statement } from '../../kernel/db/statement'
 import type { Work } from '../../kernel/db/unit-of-work'
 import { invalid } from '../../kernel/http/errors'
 import type { AccountsCtx } from './context'
-import { marginSnapshot } from './domain/margin'
 import { fromMinor, roundToMinor, toMinor } from './domain/money'
 import { refuse } from './errors'
 import { BalanceOperation } from './events'
-import { fundsOf } from './funds'
 import { accounts, balanceOperations, groups } from './schema'
-import { accountNotFound } from './service'
+import { accountNotFound, marginIn } from './service'
 
 export const OPERATIONS = ['OP_BALANCE_IN', 'OP_BALANCE_OUT', 'OP_CREDIT_IN', 'OP_CREDIT_OUT'] as const
 type Operation = (typeof OPERATIONS)[number]
@@ -151,19 +149,8 @@ const moveStatement = (isCredit: boolean, guarded: boolean) =>
  * while it runs, so no position can open between this read and the balance's conditional update.
  */
 async function freeMarginFloor(ctx: AccountsCtx, tx: Tx, login: number) {
-  const funds = (await fundsOf(tx, [login])).get(login)
-  const group = funds && (await ctx.accountsRead.group(funds.groupId))
-  if (!funds || !group) throw accountNotFound()
-  const cur = group.currency
-  const e = await ctx.exposure(funds, group, tx)
-  const m =
-    e &&
-    marginSnapshot(
-      { balance: fromMinor(funds.balance, cur), credit: fromMinor(funds.credit, cur), ...e },
-      cur,
-    )
-  if (!m) throw refuse('INVALID_MARGIN_LEVEL', 'margin information could not be calculated')
-  return { balance: funds.balance, minor: funds.balance - roundToMinor(m.margin_free, cur) }
+  const { funds, currency, margin } = await marginIn(ctx, tx, login)
+  return { balance: funds.balance, minor: funds.balance - roundToMinor(margin.margin_free, currency) }
 }
 
 /**

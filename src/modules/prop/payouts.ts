@@ -1,6 +1,6 @@
 import { and, count, desc, eq } from 'drizzle-orm'
 import { isUniqueViolation } from '../../kernel/db/errors'
-import { fromMinor } from '../accounts'
+import { fromMinor, roundToMinor } from '../accounts'
 import type { PropCtx } from './context'
 import { ownChallenge } from './customer'
 import { FUNDED, ProgramStep } from './domain/program'
@@ -26,7 +26,7 @@ function payoutView(p: PayoutRow, currency: string) {
 
 /**
  * A funded trader takes the profit: everything the funded account's balance holds over its initial
- * balance leaves it (OP_BALANCE_OUT, PROP_PAYOUT), and the program's split of it reaches the payer account
+ * balance (less what its open positions have lost) leaves it (OP_BALANCE_OUT, PROP_PAYOUT), and the program's split of it reaches the payer account
  * (OP_BALANCE_IN, PROP_PAYOUT_SPLIT), both TR_REASON_PROP, with the payout row, in one transaction.
  * After it the balance is back at the initial balance, so the next payout is the profit since this one.
  */
@@ -44,15 +44,21 @@ export async function requestPayout(ctx: PropCtx, brandId: number, customerId: n
     ProgramStep.array()
       .parse(JSON.parse(purchase!.steps))
       .find((s) => s.phase_type === FUNDED)?.profit_split ?? 0
-  const noProfit = () => refuse('NO_PROFIT', 'the funded account holds no profit over its initial balance')
+  const noProfit = () =>
+    refuse(
+      'NO_PROFIT',
+      'the funded account holds no profit over its initial balance (open positions at a loss count)',
+    )
   if (((await ctx.accounts.read.account(phase.accountLogin))?.balance ?? 0) <= phase.initialBalance)
     throw noProfit()
   try {
     const row = await ctx.uow.run(async (tx, work) => {
-      // the profit is what the balance holds now, read where it is taken: two payouts at once cannot both
-      // take the same profit (the second finds the balance back at the initial balance)
-      const funds = (await ctx.accounts.fundsOf(tx, [phase.accountLogin])).get(phase.accountLogin)
-      const profit = (funds?.balance ?? 0) - phase.initialBalance
+      // the profit is read where it is taken: two payouts at once cannot both take the same profit (the
+      // second finds the balance back at the initial balance). It is the balance's, or the equity's when
+      // open positions are at a loss: a hedge whose winning side was closed holds no profit, however much
+      // its balance shows
+      const { funds, currency, margin } = await ctx.accounts.marginIn(tx, phase.accountLogin)
+      const profit = Math.min(funds.balance, roundToMinor(margin.equity, currency)) - phase.initialBalance
       if (profit <= 0) throw noProfit()
       const share = Math.floor(profit * split)
       const [{ n }] = (await tx

@@ -271,7 +271,7 @@ export const propRoutes = (ctx: PropCtx) =>
           optionalBody: true,
           description:
             "The balance over the funded account's initial balance leaves it (PROP_PAYOUT) and the program's " +
-            'profit_split of it is paid to the payer account (PROP_PAYOUT_SPLIT), both TR_REASON_PROP.',
+            'profit_split of it is paid to the payer account (PROP_PAYOUT_SPLIT), both TR_REASON_PROP. Open positions at a loss count: the profit is the balance or the equity over the initial balance, whichever is lower (409 NO_PROFIT when none).',
         }),
       },
     )

@@ -4,7 +4,7 @@
  * not-found refusals) is in shared.ts.
  */
 export { loadAccountView, loadAccountViewAs } from './load-account'
-export { levelType, liveMargin, requireMargin } from './margin'
+export { levelType, liveMargin, marginIn, requireMargin } from './margin'
 export { nextLogin } from './next-login'
 export { type AccountView, accountNotFound, findScopedAccount, groupNotFound } from './shared'
 export { type ProfileUpdate, updateProfile } from './update-profile'

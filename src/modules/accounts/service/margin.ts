@@ -1,10 +1,12 @@
+import type { Queryable } from '../../../kernel/db/client'
 import type { UseCase } from '../../../kernel/use-case'
 import type { AccountsCtx } from '../context'
 import { type MarginSnapshot, marginSnapshot } from '../domain/margin'
 import { fromMinor } from '../domain/money'
 import { refuse } from '../errors'
+import { fundsOf } from '../funds'
 import type { GroupRecord } from '../read-model'
-import type { AccountView } from './shared'
+import { type AccountView, accountNotFound } from './shared'
 
 /**
  * Live margin figures: the ledger totals plus the exposure of open positions (floating profit, margin,
@@ -43,4 +45,24 @@ export function levelType(m: MarginSnapshot, group: GroupRecord): number {
   if (m.margin_level <= group.stopOut) return 2
   if (m.margin_level <= group.marginCall) return 1
   return 0
+}
+
+/**
+ * The margin figures of a login from its funds and open positions as `q` (a transaction) sees them: what
+ * money leaving in that transaction is checked against (a withdrawal's hold, a fee, a prop payout).
+ */
+export async function marginIn(ctx: AccountsCtx, q: Queryable, login: number) {
+  const funds = (await fundsOf(q, [login])).get(login)
+  const group = funds && (await ctx.accountsRead.group(funds.groupId))
+  if (!funds || !group) throw accountNotFound()
+  const currency = group.currency
+  const e = await ctx.exposure(funds, group, q)
+  const margin =
+    e &&
+    marginSnapshot(
+      { balance: fromMinor(funds.balance, currency), credit: fromMinor(funds.credit, currency), ...e },
+      currency,
+    )
+  if (!margin) throw refuse('INVALID_MARGIN_LEVEL', 'margin information could not be calculated')
+  return { funds, currency, margin }
 }
