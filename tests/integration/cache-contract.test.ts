@@ -122,6 +122,19 @@ for (const [name, { make, unit: u, wait }] of adapters) {
       expect(await s.get(key)).toBeNull()
     })
 
+    test("expire renews a live key's expiry and keeps its value; a missing key stays missing", async () => {
+      const key = k('expire')
+      expect(await s.incr(key, 2 * u, 5)).toBe(5)
+      await wait(u)
+      await s.expire(key, 3 * u)
+      await wait(2 * u)
+      expect(await s.get(key)).toBe('5')
+      await wait(2 * u)
+      expect(await s.get(key)).toBeNull()
+      await s.expire(k('expire-missing'), 3 * u)
+      expect(await s.get(k('expire-missing'))).toBeNull()
+    })
+
     test('del removes several keys', async () => {
       const a = k('a')
       const b = k('b')

@@ -32,12 +32,13 @@ export class SignInGuard {
   }
 
   /**
-   * One credential check under the guard. The attempt is counted before `check` runs, as a failure it
-   * may turn out to be: attempts sent at once each see the ones before them, so a burst cannot have more
-   * passwords checked than the limit allows (counted after the check, every attempt of a burst passed the
-   * read of the counters before any failure was written). A success takes its count back (the identity's
-   * counter is cleared, the address's loses this attempt); a check that throws (a password check refused
-   * as busy, a 503) is not a failure either.
+   * One credential check under the guard. The identity's attempt is counted before `check` runs, as the
+   * failure it may turn out to be: attempts sent at once each see the ones before them, so a burst cannot
+   * have more passwords of one identity checked than the limit allows (counted after the check, every
+   * attempt of a burst passed the read before any failure was written). An attempt refused unchecked keeps
+   * its count, so a flood cannot wear the lock down; a check that throws (refused as busy, a 503) gives
+   * its count back. The address counts failures only, after the check: sign-ins that succeed at once from
+   * one address (an office, a server) are never refused as failures.
    */
   async attempt<T extends { ok: boolean }>(
     brandId: number,
@@ -49,33 +50,31 @@ export class SignInGuard {
     const ttl = lockSeconds * 1000
     const id = this.identityKey(brandId, identity)
     const addr = this.ipKey(ip)
-    const [byIdentity, byIp] = await Promise.all([
-      this.ctx.store.incr(id, ttl),
-      this.ctx.store.incr(addr, ttl),
-    ])
-    const giveBack = () => Promise.all([this.ctx.store.incr(id, ttl, -1), this.ctx.store.incr(addr, ttl, -1)])
-    // over the limit before this attempt: refused unchecked, and not counted again
-    if (byIdentity > maxFailures || byIp > maxFailuresPerIp) {
-      await giveBack()
+    const [byIdentity, byIp] = await Promise.all([this.ctx.store.incr(id, ttl), this.ctx.store.get(addr)])
+    if (byIdentity > maxFailures) throw locked()
+    if (Number(byIp ?? 0) >= maxFailuresPerIp) {
+      await this.ctx.store.incr(id, ttl, -1)
       throw locked()
     }
     let result: T
     try {
       result = await check()
     } catch (e) {
-      await giveBack()
+      await this.ctx.store.incr(id, ttl, -1)
       throw e
     }
     if (!result.ok) {
-      // the lock lasts lockSeconds from the failure that reached the limit
+      const failures = await this.ctx.store.incr(addr, ttl)
+      // the lock lasts lockSeconds from the failure that reached the limit (its expiry only: the count
+      // stays what the attempts made it)
       await Promise.all([
-        byIdentity >= maxFailures ? this.ctx.store.set(id, String(byIdentity), ttl) : null,
-        byIp >= maxFailuresPerIp ? this.ctx.store.set(addr, String(byIp), ttl) : null,
+        byIdentity >= maxFailures ? this.ctx.store.expire(id, ttl) : null,
+        failures >= maxFailuresPerIp ? this.ctx.store.expire(addr, ttl) : null,
       ])
       throw this.refusal()
     }
-    // a valid account of its own does not let an address reset what it sprayed: only this attempt
-    await Promise.all([this.ctx.store.del(id), this.ctx.store.incr(addr, ttl, -1)])
+    // a valid account of its own does not let an address reset what it sprayed
+    await this.ctx.store.del(id)
     return result
   }
 }

@@ -93,6 +93,11 @@ export class MemoryStore implements KeyValueStore {
     return n
   }
 
+  async expire(key: string, ttlMs: number) {
+    const e = this.live(key)
+    if (e) e.expiresAt = this.clock.now() + ttlMs
+  }
+
   async lease(key: string, owner: string, ttlMs: number): Promise<LeaseAnswer> {
     const e = this.live(key)
     if (e && e.value !== owner) return { held: false, freeInMs: Math.max(0, e.expiresAt - this.clock.now()) }

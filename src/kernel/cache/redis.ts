@@ -68,6 +68,10 @@ export class RedisStore implements KeyValueStore {
     return Number(r)
   }
 
+  async expire(key: string, ttlMs: number) {
+    await (await this.c()).send('PEXPIRE', [key, String(Math.max(1, Math.ceil(ttlMs)))])
+  }
+
   async lease(key: string, owner: string, ttlMs: number) {
     const ttl = String(Math.max(1, Math.ceil(ttlMs)))
     return leaseAnswer(Number(await (await this.c()).send('EVAL', [LEASE, '1', key, owner, ttl])))

@@ -48,6 +48,9 @@ export class ResilientStore implements KeyValueStore {
   incr(key: string, ttlMs: number, by?: number) {
     return this.guard(() => this.inner.incr(key, ttlMs, by), 0)
   }
+  expire(key: string, ttlMs: number) {
+    return this.guard(() => this.inner.expire(key, ttlMs), undefined)
+  }
   /** When the store is down nobody can take or renew a lease through it; the holder learns it is cut off. */
   lease(key: string, owner: string, ttlMs: number) {
     return this.guard<LeaseAnswer>(() => this.inner.lease(key, owner, ttlMs), {

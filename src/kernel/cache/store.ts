@@ -26,6 +26,8 @@ export interface KeyValueStore {
    * key.
    */
   incr(key: string, ttlMs: number, by?: number): Promise<number>
+  /** Sets a live key's expiry to `ttlMs` from now, leaving its value (a lock renewed by a new failure). */
+  expire(key: string, ttlMs: number): Promise<void>
   /**
    * Takes the lease `key` for `owner` for `ttlMs` when nobody holds it, or renews it when `owner` does
    * (atomically: `SET NX PX`, else compare and `PEXPIRE`). When another owner holds it, says how long

@@ -52,6 +52,10 @@ export class UpstashStore implements KeyValueStore {
     return Number(r)
   }
 
+  async expire(key: string, ttlMs: number) {
+    await this.client.pexpire(key, Math.max(1, Math.ceil(ttlMs)))
+  }
+
   async lease(key: string, owner: string, ttlMs: number) {
     return leaseAnswer(
       Number(await this.client.eval(LEASE, [key], [owner, String(Math.max(1, Math.ceil(ttlMs)))])),
