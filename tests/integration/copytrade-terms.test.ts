@@ -301,12 +301,17 @@ test('accepting another reward policy settles the old one first: gains made unde
   await t.settle()
   eurusd = 1.12
   await quotes()
-  const before = await fees()
-  expect(before.performance_fee_now).toBeGreaterThan(0)
   const raised = await call('PUT', `/copytrade/master/${m}`, {
     reward_policy: { reward_type: 1, percent: 50, period_days: 30 },
   })
   expect(raised.status).toBe(200)
+  // not while a copy is open: its result would be charged again, or never, by a per-trade fee
+  const early = await call('POST', `/copytrade/subscription/${sub}/terms`, { version: 2 })
+  expect([early.status, early.json.error]).toEqual([409, 'INVALID_TRANSITION'])
+  await closeTrade(mLogin, o)
+  await t.settle()
+  const before = await fees()
+  expect([before.open_copies, before.performance_fee_now > 0]).toEqual([0, true])
   const ok = await call('POST', `/copytrade/subscription/${sub}/terms`, { version: 2 })
   expect([ok.status, ok.json.terms.percent]).toEqual([200, 50])
   await t.settle()
@@ -318,7 +323,6 @@ test('accepting another reward policy settles the old one first: gains made unde
   const after = await fees()
   expect(after.performance_fee_now).toBe(0)
   expect(after.high_water_mark).toBeCloseTo(after.copy_equity, 2)
-  await closeTrade(mLogin, o)
   eurusd = 1.1
   await quotes()
   await t.settle()

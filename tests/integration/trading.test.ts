@@ -419,6 +419,13 @@ describe("a hostile client's probe: fills of pending orders, read-only accounts,
     })
     expect([m.status, m.json.trade.sl]).toEqual([200, 1.08123])
     expect((await state(r.json.order))!.sl).toBe(1.08123)
+    // a level under half a point would round to none: refused, not dropped
+    const tiny = await t.request('PUT', '/trade/modify', {
+      token,
+      body: { order: r.json.order, sl: 0.000001, tp: 0 },
+    })
+    expect([tiny.status, tiny.json.error]).toEqual([500, 'INCORRECT_SL_TP'])
+    expect(tiny.json.message).toMatch(/^sl: /)
     expect((await close(token, r.json.order)).status).toBe(200)
   })
 

@@ -101,12 +101,23 @@ async function accrueManagement(ctx: CopyCtx, sub: Sub, master: Master, today: n
 export async function closeTerms(ctx: CopyCtx, subId: number, version: number, now: number) {
   const row = await withMaster(ctx, subId)
   if (!row) return null
-  await crystallize(ctx, subId, `hwm:${subId}:terms:${version}`, 'terms replaced')
-  const id = await accrueManagement(ctx, row.sub, row.master, Math.floor(now / DAY))
-  if (id) await settleRewards(ctx, [id])
+  // keyed by the mark it charges over: a retry after a lost race charges again only what is new
+  const charged = await crystallize(
+    ctx,
+    subId,
+    `hwm:${subId}:terms:${version}:${row.sub.hwmMinor}`,
+    'terms replaced',
+  )
+  // no management fee for days paused (the resume skips them)
+  if (row.sub.status === SUB_STATUS.ACTIVE) {
+    const id = await accrueManagement(ctx, row.sub, row.master, Math.floor(now / DAY))
+    if (id) await settleRewards(ctx, [id])
+  }
   const [sub] = await ctx.db.select().from(copySubscriptions).where(eq(copySubscriptions.id, subId))
   if (!sub) return null
-  return { sub, hwm: Math.max(sub.hwmMinor, (await copyEquity(ctx, sub)).equity) }
+  // a fee charged moved the mark to the equity after it (even while its payment waits); else the mark
+  // rises to the equity, if that is higher
+  return { sub, hwm: charged ? sub.hwmMinor : Math.max(sub.hwmMinor, (await copyEquity(ctx, sub)).equity) }
 }
 
 /** Period ends of PERFORMANCE_FEE_HWM that came due, and MANAGEMENT_FEE days to accrue (job). */
@@ -169,8 +180,8 @@ async function following(q: Queryable, es: readonly { payload: { login: number }
  * (deposits raise both; a withdrawal first charges the performance fee due, then lowers the mark in
  * proportion). Copy rewards are not flows. Written in the delivery's transaction, so exactly once per
  * balance operation (a lost after-step loses nothing; the accrual of a fee is settled after the commit,
- * or by `copytrade.settle`). With several subscriptions on one account each sees the account's flows
- * (README: one subscription per account keeps fees on equity exact).
+ * or by `copytrade.settle`). With several subscriptions on one account each takes its share of a flow
+ * (domain/fees.ts: flowShare).
  */
 export function flowConsumer(ctx: CopyCtx): Consumer<PayloadOf<typeof BalanceOperation>> {
   const accrued = new Map<number, number[]>()

@@ -1,4 +1,4 @@
-import { and, desc, eq, gt, lt } from 'drizzle-orm'
+import { and, count, desc, eq, gt, lt } from 'drizzle-orm'
 import { isUniqueViolation } from '../../../kernel/db/errors'
 import { invalid } from '../../../kernel/http/errors'
 import type { UseCase } from '../../../kernel/use-case'
@@ -10,7 +10,7 @@ import { resyncSubscription } from '../copier/resync'
 import { REWARD } from '../domain/rewards'
 import { followerModeAllowed } from '../domain/settings'
 import { SUB_STATUS } from '../domain/status'
-import { copyMasters, copyRecords, copyRewards, copySubscriptions } from '../schema'
+import { copyLinks, copyMasters, copyRecords, copyRewards, copySubscriptions } from '../schema'
 import { recordView, rewardView, subscriptionView } from '../views'
 import { copyError } from './errors'
 import { ownFollower, parseSettings } from './followers'
@@ -135,7 +135,14 @@ export async function acceptTerms({
     )
   const now = ctx.clock.now()
   const samePolicy = master.rewardType === s.rewardType && master.rewardParams === s.rewardParams
-  // the terms replaced are settled on themselves first (copier/fees.ts), and the mark starts anew
+  // the terms replaced are settled on themselves first (copier/fees.ts), and the mark starts anew: on
+  // realized results only, so with no copy open (a copy's result would be charged again, or never, by a
+  // per-trade fee of the other terms)
+  if (!samePolicy && (await openCopies(ctx, s.id)) > 0)
+    throw copyError(
+      'INVALID_TRANSITION',
+      `subscription ${id} has open copies: another reward policy is accepted once they are closed`,
+    )
   const closed = samePolicy ? null : await closeTerms(ctx, s.id, master.policyVersion, now)
   const [row] = await ctx.db
     .update(copySubscriptions)
@@ -172,6 +179,14 @@ export async function acceptTerms({
   await ctx.forgetManual(s.followerLogin)
   return subscriptionView(row, await currencyOf(ctx, s.followerLogin, 'USD'), master)
 }
+
+const openCopies = async (ctx: CopyCtx, subId: number) =>
+  (
+    await ctx.db
+      .select({ n: count() })
+      .from(copyLinks)
+      .where(and(eq(copyLinks.subscriptionId, subId), eq(copyLinks.status, 'open')))
+  )[0]!.n
 
 /** A subscription of the customer (rule 5): another customer's is PERMISSION_DENIED, another brand's 404. */
 export async function ownSubscription(ctx: CopyCtx, o: Owner, id: number) {

@@ -75,6 +75,22 @@ export function checkStops(
   return OK
 }
 
+/**
+ * SL and TP at the symbol's digits (levels are prices, DESIGN rule 3). A level asked that rounds to 0
+ * (under half a point) is refused: 0 means no level, and the client asked for one.
+ */
+export function levelsAt(
+  sl: number,
+  tp: number,
+  digits: number,
+): { ok: true; sl: number; tp: number } | { ok: false; message: string } {
+  const at = { sl: roundTo(sl, digits), tp: roundTo(tp, digits) }
+  for (const k of ['sl', 'tp'] as const)
+    if ((k === 'sl' ? sl : tp) > 0 && at[k] === 0)
+      return { ok: false, message: `${k}: must be at least one point (${point(digits)}), or 0 for none` }
+  return { ok: true, ...at }
+}
+
 /** Stop-out order: the position with the largest loss first (ties: oldest ticket). */
 export function stopOutOrder<T extends { ticket: number; profit: number }>(positions: T[]): T[] {
   return [...positions].sort((a, b) => a.profit - b.profit || a.ticket - b.ticket)

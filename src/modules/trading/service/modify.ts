@@ -2,8 +2,8 @@ import { and, eq } from 'drizzle-orm'
 import type { UseCase } from '../../../kernel/use-case'
 import { refreshAfterCommit } from '../commit/execution'
 import { priorRequest, recordRequest, tradeKey } from '../commit/idempotency'
-import { checkStops } from '../domain/checks'
-import { isBuy, roundTo } from '../domain/formulas'
+import { checkStops, levelsAt } from '../domain/checks'
+import { isBuy } from '../domain/formulas'
 import { refuse } from '../errors'
 import { TradeModified } from '../events'
 import { orders } from '../schema'
@@ -48,8 +48,9 @@ export async function modifyOrder({
   const quote = gs && (await ctx.market.groupPrice(gs))
   if (!gs || !quote) throw refuse('stopsRefused', `no price for ${o.symbol}`)
   const reference = o.state === 'pending' ? o.openPrice : isBuy(o.cmd) ? quote.bid : quote.ask
-  const sl = roundTo(input.sl, gs.info.digits)
-  const tp = roundTo(input.tp, gs.info.digits)
+  const levels = levelsAt(input.sl, input.tp, gs.info.digits)
+  if (!levels.ok) throw refuse('stopsRefused', levels.message)
+  const { sl, tp } = levels
   const check = checkStops(o.cmd, sl, tp, reference, gs.info.stopsLevel, gs.info.digits)
   if (!check.ok) throw refuse('stopsRefused', check.message)
   const now = ctx.clock.now()

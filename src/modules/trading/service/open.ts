@@ -4,8 +4,8 @@ import type { UseCase } from '../../../kernel/use-case'
 import { type AccountRecord, type GroupRecord, roundToMinor } from '../../accounts'
 import { priorRequest, tradeKey } from '../commit/idempotency'
 import { type OpenRequest, openError } from '../commit/open-commit'
-import { checkPendingPrice, checkStops, checkVolume, isPendingCmd } from '../domain/checks'
-import { commission as commissionOf, isBuy, marginInAccount, roundTo } from '../domain/formulas'
+import { checkPendingPrice, checkStops, checkVolume, isPendingCmd, levelsAt } from '../domain/checks'
+import { commission as commissionOf, isBuy, marginInAccount } from '../domain/formulas'
 import { orders } from '../schema'
 import { orderView } from '../views'
 import {
@@ -115,9 +115,9 @@ async function checkedOpen(
       throw openError('expiration: must be in the future')
   }
   const reference = pending ? price : isBuy(input.cmd) ? quote.bid : quote.ask
-  // levels are prices: at the symbol's digits, as the order's own price (DESIGN rule 3)
-  const sl = roundTo(input.sl, digits)
-  const tp = roundTo(input.tp, digits)
+  const levels = levelsAt(input.sl, input.tp, digits)
+  if (!levels.ok) throw openError(levels.message)
+  const { sl, tp } = levels
   const stops = checkStops(input.cmd, sl, tp, reference, info.stopsLevel, digits)
   if (!stops.ok) throw openError(stops.message)
   const lookup = await ctx.market.quoteLookup()
