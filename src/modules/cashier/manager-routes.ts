@@ -85,7 +85,10 @@ export const cashierManagerRoutes = (ctx: CashierCtx) =>
           { example: { decision: 'credit', note: 'provider confirmed the amount by phone' } },
         ),
         response: { 200: StaffTransaction, ...errors(CONFLICT) },
-        detail: doc('Cashier back office', 'Resolve a deposit in manual review'),
+        detail: doc('Cashier back office', 'Resolve a deposit in manual review', {
+          description:
+            'credit credits the amount the provider or the bank confirmed (provider_amount), with the fee in proportion, and the transaction then shows that amount; 409 TRANSACTION_STATE_CONFLICT when it was confirmed in another currency (close it as failed and book the money by hand), or the transaction is not in manual review.',
+        }),
       },
     )
     .post(

@@ -219,6 +219,8 @@ export async function credit(
   now: number,
   action: Action = 'credit',
   note = '',
+  /** Columns written with the move (a review credits the amount received: `amount`, `fee`). */
+  set: Partial<TxRow> = {},
 ) {
   if (next(row.kind, row.status, action) === null) return null
   try {
@@ -239,7 +241,7 @@ export async function credit(
     if (!isRefused(e)) throw e
     return move(tx, row, 'credit_error', 'system', now, { creditAttempts: row.creditAttempts + 1 }, e.message)
   }
-  const r = await move(tx, row, action, actor, now, { creditAttempts: row.creditAttempts + 1 }, note)
+  const r = await move(tx, row, action, actor, now, { ...set, creditAttempts: row.creditAttempts + 1 }, note)
   // the ledger row is written already: another writer moved the row first, so all of it rolls back
   if (!r) throw new LostRace(row.id)
   work.emit(CashierCredited, r.brandId, money(r))

@@ -1,10 +1,27 @@
 import type { UseCase } from '../../../kernel/use-case'
 import type { CashierCtx } from '../context'
 import { STATUS } from '../domain/status'
-import { credit, move } from '../transactions'
+import { refuse } from '../errors'
+import { credit, move, type TxRow } from '../transactions'
 import { act, type StaffAction, staff } from './shared'
 
-/** Manual review: credit the deposit, or close it as failed. */
+/**
+ * What a reviewed deposit credits: the amount the provider or the bank confirmed, when one was recorded
+ * (crediting the amount asked for credited money that never arrived), with the fee in proportion. One
+ * confirmed in another currency cannot be credited as it is: staff close it as failed and book it.
+ */
+function receivedOf(row: TxRow) {
+  const received = row.providerAmount
+  if (received === null) return { amount: row.amount, fee: row.fee }
+  if (row.providerCurrency !== null && row.providerCurrency !== row.currency)
+    throw refuse(
+      'TRANSACTION_STATE_CONFLICT',
+      `the provider confirmed ${row.providerCurrency}, not ${row.currency}: close it as failed and book the money by hand`,
+    )
+  return { amount: received, fee: Math.min(received, Math.round((row.fee * received) / row.amount)) }
+}
+
+/** Manual review: credit the amount received, or close the deposit as failed. */
 export const resolveReview = ({
   ctx,
   brandId,
@@ -25,14 +42,17 @@ export const resolveReview = ({
           { reason: input.reason ?? 'the payment failed', staffNote: input.note },
           input.note,
         )
+      const { amount, fee } = receivedOf(row)
       const r = await credit(
         ctx,
         tx,
         work,
-        { ...row, staffNote: input.note },
+        { ...row, amount, fee, staffNote: input.note },
         staff(staffId),
         now,
         'resolve_credit',
+        '',
+        { amount, fee },
       )
       return r?.status === STATUS.credited ? r : null
     }),
