@@ -118,6 +118,9 @@ for (const [name, { make, unit: u, wait }] of adapters) {
       expect(await s.incr(key, 2 * u)).toBe(1)
       expect(await s.incr(key, 2 * u, 3)).toBe(4)
       expect(await s.incr(key, 2 * u, -1)).toBe(3)
+      // never below zero: a count given back after its key was cleared
+      expect(await s.incr(k('incr-by-gone'), 2 * u, -1)).toBe(0)
+      expect(await s.incr(k('incr-by-gone'), 2 * u)).toBe(1)
       await wait(3 * u)
       expect(await s.get(key)).toBeNull()
     })

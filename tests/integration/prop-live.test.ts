@@ -352,11 +352,19 @@ describe('passing: phase 1, phase 2, funded, payout', () => {
     expect(
       (await t.request('GET', `/manager/accounts/${login}`, { token: manager })).json.balance,
     ).toBeGreaterThan(10_200)
+    // a credit is not the trader's result: it covers no floating loss either (a review's finding)
+    const creditOp = (type: string) =>
+      t.request('POST', `/manager/accounts/${login}/balance`, {
+        token: manager,
+        body: { type, amount: 1000, comment: 'bonus' },
+      })
+    expect((await creditOp('credit_in')).status).toBe(200)
     const hedged = await t.request('POST', `/prop/challenges/${c.challenge}/payout`, {
       token: customer,
       body: {},
     })
     expect([hedged.status, hedged.json.error]).toEqual([409, 'NO_PROFIT'])
+    expect((await creditOp('credit_out')).status).toBe(200)
     expect(
       (await t.request('DELETE', '/trade/close', { token, body: { order: sell1.json.order } })).status,
     ).toBe(200)

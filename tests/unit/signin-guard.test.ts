@@ -26,11 +26,18 @@ function remote(store: MemoryStore): KeyValueStore {
   })
 }
 
-test('40 guessers for a second: ten passwords checked, then only refusals', async () => {
-  const guard = new SignInGuard({
-    store: remote(new MemoryStore()),
-    config: { signin: { maxFailures: 10, maxFailuresPerIp: 1_000_000, lockSeconds: 900 } },
+const guardOn = (store: KeyValueStore, maxFailuresPerIp = 1_000_000) =>
+  new SignInGuard({
+    store,
+    config: { signin: { maxFailures: 10, maxFailuresPerIp, lockSeconds: 900 } },
   } as unknown as Pick<Kernel, 'store' | 'config'>)
+const wrong = async () => {
+  await Bun.sleep(20) // the password's hash
+  return { ok: false }
+}
+
+test('40 guessers for a second: ten passwords checked, then only refusals', async () => {
+  const guard = guardOn(remote(new MemoryStore()))
   let checked = 0
   const codes = new Map<string, number>()
   const guess = () =>
@@ -50,4 +57,41 @@ test('40 guessers for a second: ten passwords checked, then only refusals', asyn
   expect(checked).toBe(10)
   expect(codes.get('USER_NOT_FOUND_OR_INCORRECT')).toBe(10)
   expect(codes.get('TOO_MANY_ATTEMPTS')).toBeGreaterThan(100)
+})
+
+test('one password sprayed over 200 logins at once from one address: twenty checked', async () => {
+  const guard = guardOn(remote(new MemoryStore()), 20)
+  let checked = 0
+  await Promise.all(
+    Array.from({ length: 200 }, (_, i) =>
+      guard
+        .attempt(1, `acct:${i}`, '198.51.100.1', () => {
+          checked++
+          return wrong()
+        })
+        .catch(() => null),
+    ),
+  )
+  expect(checked).toBe(20)
+})
+
+test("a locked address cannot lock someone else's account: its owner still signs in", async () => {
+  const memory = new MemoryStore()
+  const guard = guardOn(remote(memory), 20)
+  await memory.set('auth:fail:ip:203.0.113.9', '20', 900_000)
+  let checked = 0
+  await Promise.all(
+    Array.from({ length: 30 }, () =>
+      guard
+        .attempt(1, 'acct:42', '203.0.113.9', () => {
+          checked++
+          return wrong()
+        })
+        .catch(() => null),
+    ),
+  )
+  expect(checked).toBe(0)
+  expect(Number((await memory.get('auth:fail:id:1:acct:42')) ?? 0)).toBe(0)
+  const owner = await guard.attempt(1, 'acct:42', '192.0.2.77', async () => ({ ok: true }))
+  expect(owner.ok).toBe(true)
 })

@@ -1,6 +1,8 @@
 import { ApiError } from '../http/errors'
 import type { Kernel } from '../kernel'
 
+const IN_FLIGHT_MS = 60_000
+
 const locked = () => new ApiError(429, 'TOO_MANY_ATTEMPTS', 'too many failed sign-ins; try again later')
 
 /**
@@ -32,13 +34,16 @@ export class SignInGuard {
   }
 
   /**
-   * One credential check under the guard. The identity's attempt is counted before `check` runs, as the
-   * failure it may turn out to be: attempts sent at once each see the ones before them, so a burst cannot
-   * have more passwords of one identity checked than the limit allows (counted after the check, every
-   * attempt of a burst passed the read before any failure was written). An attempt refused unchecked keeps
-   * its count, so a flood cannot wear the lock down; a check that throws (refused as busy, a 503) gives
-   * its count back. The address counts failures only, after the check: sign-ins that succeed at once from
-   * one address (an office, a server) are never refused as failures.
+   * One credential check under the guard, counted before the check so that attempts sent at once each see
+   * the ones before them (counted after it, every attempt of a burst passed the read of the counters
+   * before any failure was written: 29 wrong passwords and the right one sent together were all checked):
+   * - the address first: its failures plus its attempts in flight may not pass its limit, so a burst
+   *   over many identities is bounded too; an attempt the address refuses never touches an identity's
+   *   counter, so a locked address cannot lock other people's accounts;
+   * - then the identity: its count, in flight included, may not pass its limit; a refused attempt gives
+   *   its count back (nothing writes a count back over it: the lock is renewed by its expiry only).
+   * A success clears the identity's counter (not the address's: a valid account of its own does not let
+   * an address reset what it sprayed); a check that throws (refused as busy, a 503) is not a failure.
    */
   async attempt<T extends { ok: boolean }>(
     brandId: number,
@@ -50,31 +55,39 @@ export class SignInGuard {
     const ttl = lockSeconds * 1000
     const id = this.identityKey(brandId, identity)
     const addr = this.ipKey(ip)
-    const [byIdentity, byIp] = await Promise.all([this.ctx.store.incr(id, ttl), this.ctx.store.get(addr)])
-    if (byIdentity > maxFailures) throw locked()
-    if (Number(byIp ?? 0) >= maxFailuresPerIp) {
-      await this.ctx.store.incr(id, ttl, -1)
+    const pending = `${addr}:pending`
+    const store = this.ctx.store
+    // a check takes seconds at most: an attempt a crash left in flight stops counting within a minute
+    const [failed, inFlight] = await Promise.all([store.get(addr), store.incr(pending, IN_FLIGHT_MS)])
+    const done = () => store.incr(pending, IN_FLIGHT_MS, -1)
+    if (Number(failed ?? 0) + inFlight > maxFailuresPerIp) {
+      await done()
+      throw locked()
+    }
+    const byIdentity = await store.incr(id, ttl)
+    const giveBack = () => Promise.all([store.incr(id, ttl, -1), done()])
+    if (byIdentity > maxFailures) {
+      await giveBack()
       throw locked()
     }
     let result: T
     try {
       result = await check()
     } catch (e) {
-      await this.ctx.store.incr(id, ttl, -1)
+      await giveBack()
       throw e
     }
+    await done()
     if (!result.ok) {
-      const failures = await this.ctx.store.incr(addr, ttl)
-      // the lock lasts lockSeconds from the failure that reached the limit (its expiry only: the count
-      // stays what the attempts made it)
+      const failures = await store.incr(addr, ttl)
+      // the lock lasts lockSeconds from the failure that reached the limit
       await Promise.all([
-        byIdentity >= maxFailures ? this.ctx.store.expire(id, ttl) : null,
-        failures >= maxFailuresPerIp ? this.ctx.store.expire(addr, ttl) : null,
+        byIdentity >= maxFailures ? store.expire(id, ttl) : null,
+        failures >= maxFailuresPerIp ? store.expire(addr, ttl) : null,
       ])
       throw this.refusal()
     }
-    // a valid account of its own does not let an address reset what it sprayed
-    await this.ctx.store.del(id)
+    await store.del(id)
     return result
   }
 }

@@ -85,10 +85,10 @@ export class MemoryStore implements KeyValueStore {
   async incr(key: string, ttlMs: number, by = 1) {
     const e = this.live(key)
     if (!e) {
-      await this.set(key, String(by), ttlMs)
-      return by
+      await this.set(key, String(Math.max(0, by)), ttlMs)
+      return Math.max(0, by)
     }
-    const n = Number(e.value) + by
+    const n = Math.max(0, Number(e.value) + by)
     e.value = String(n)
     return n
   }

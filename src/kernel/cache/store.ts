@@ -22,8 +22,8 @@ export interface KeyValueStore {
   setNX(key: string, value: string, ttlMs: number): Promise<boolean>
   del(...keys: string[]): Promise<void>
   /**
-   * Atomic increment by `by` (1; -1 gives a count back); the expiry starts with the first increment of a
-   * key.
+   * Atomic increment by `by` (1; -1 gives a count back), never below 0 (a count given back after its key
+   * was cleared or expired); the expiry starts with the first increment of a key.
    */
   incr(key: string, ttlMs: number, by?: number): Promise<number>
   /** Sets a live key's expiry to `ttlMs` from now, leaving its value (a lock renewed by a new failure). */
@@ -49,7 +49,9 @@ export const leaseAnswer = (n: number): LeaseAnswer =>
 
 /** Lua script shared by the Redis and Upstash adapters: INCR with an expiry set on creation. */
 export const INCR_WITH_TTL =
-  "local n = redis.call('INCRBY', KEYS[1], ARGV[2]) if redis.call('PTTL', KEYS[1]) < 0 then redis.call('PEXPIRE', KEYS[1], ARGV[1]) end return n"
+  "local n = redis.call('INCRBY', KEYS[1], ARGV[2]) " +
+  "if n < 0 then n = 0 redis.call('SET', KEYS[1], 0, 'KEEPTTL') end " +
+  "if redis.call('PTTL', KEYS[1]) < 0 then redis.call('PEXPIRE', KEYS[1], ARGV[1]) end return n"
 
 /**
  * Lua shared by the Redis and Upstash adapters: take the lease, or renew it for its holder (-1); else the

@@ -105,7 +105,12 @@ async function applyUpdate(
   }
   const reason =
     u.update === 'failed' ? 'the payment was declined' : u.update === 'cancelled' ? 'cancelled' : ''
-  const r = await move(tx, row, u.update, actor, now, { providerRef: ref, ...(reason ? { reason } : {}) })
+  const r = await move(tx, row, u.update, actor, now, {
+    providerRef: ref,
+    ...(reason ? { reason } : {}),
+    // what the provider confirmed is what a later review credits, not an earlier mismatch's figure
+    ...(u.update === 'confirmed' ? { providerAmount: u.amount, providerCurrency: u.currency } : {}),
+  })
   if (!r) return ignored(row)
   if (r.status === STATUS.provider_confirmed) {
     const c = await credit(ctx, tx, work, r, actor, now)

@@ -25,10 +25,12 @@ function payoutView(p: PayoutRow, currency: string) {
 }
 
 /**
- * A funded trader takes the profit: everything the funded account's balance holds over its initial
- * balance (less what its open positions have lost) leaves it (OP_BALANCE_OUT, PROP_PAYOUT), and the program's split of it reaches the payer account
+ * A funded trader takes the profit: what the funded account's balance holds over its initial balance,
+ * less what its open positions have lost, leaves it (OP_BALANCE_OUT, PROP_PAYOUT; refused when it would
+ * take the free margin below zero), and the program's split of it reaches the payer account
  * (OP_BALANCE_IN, PROP_PAYOUT_SPLIT), both TR_REASON_PROP, with the payout row, in one transaction.
- * After it the balance is back at the initial balance, so the next payout is the profit since this one.
+ * After it the balance is back at the initial balance (or above it by the open positions' loss, which
+ * their close takes), so the next payout is the profit since this one.
  */
 export async function requestPayout(ctx: PropCtx, brandId: number, customerId: number, challengeId: number) {
   const c = await ownChallenge(ctx, brandId, customerId, challengeId)
@@ -58,7 +60,9 @@ export async function requestPayout(ctx: PropCtx, brandId: number, customerId: n
       // open positions are at a loss: a hedge whose winning side was closed holds no profit, however much
       // its balance shows
       const { funds, currency, margin } = await ctx.accounts.marginIn(tx, phase.accountLogin)
-      const profit = Math.min(funds.balance, roundToMinor(margin.equity, currency)) - phase.initialBalance
+      // (equity less credit: credit is not the trader's result and must not cover a floating loss)
+      const equity = roundToMinor(margin.equity - margin.credit, currency)
+      const profit = Math.min(funds.balance, equity) - phase.initialBalance
       if (profit <= 0) throw noProfit()
       const share = Math.floor(profit * split)
       const [{ n }] = (await tx
@@ -97,6 +101,8 @@ export async function requestPayout(ctx: PropCtx, brandId: number, customerId: n
         apiData,
         idempotencyKey: `prop-payout:${p!.id}:out`,
         createdBy: 'prop',
+        // the margin of positions still open stays covered
+        keepFreeMargin: true,
       })
       if (share > 0)
         await ctx.accounts.postOperationTx(tx, work, {

@@ -265,13 +265,20 @@ export const propRoutes = (ctx: PropCtx) =>
         ),
         response: {
           200: t.Object({ payout: Payout }),
-          ...errors(PROP.responses('CHALLENGE_NOT_FOUND', 'NOT_FUNDED', 'NO_PROFIT', 'PAYOUT_IN_PROGRESS')),
+          ...errors(
+            mergeResponses(
+              PROP.responses('CHALLENGE_NOT_FOUND', 'NOT_FUNDED', 'NO_PROFIT', 'PAYOUT_IN_PROGRESS'),
+              {
+                400: ['NOT_ENOUGH_FREE_MARGIN', 'INVALID_MARGIN_LEVEL'],
+              },
+            ),
+          ),
         },
         detail: doc('Prop', 'Take the profit of the funded phase', {
           optionalBody: true,
           description:
             "The balance over the funded account's initial balance leaves it (PROP_PAYOUT) and the program's " +
-            'profit_split of it is paid to the payer account (PROP_PAYOUT_SPLIT), both TR_REASON_PROP. Open positions at a loss count: the profit is the balance or the equity over the initial balance, whichever is lower (409 NO_PROFIT when none).',
+            'profit_split of it is paid to the payer account (PROP_PAYOUT_SPLIT), both TR_REASON_PROP. Open positions at a loss count: the profit is the balance or the equity (less credit) over the initial balance, whichever is lower (409 NO_PROFIT when none); 400 NOT_ENOUGH_FREE_MARGIN when taking it would leave the margin of open positions uncovered (close some first).',
         }),
       },
     )

@@ -18,6 +18,8 @@ function receivedOf(row: TxRow) {
       'TRANSACTION_STATE_CONFLICT',
       `the provider confirmed ${row.providerCurrency}, not ${row.currency}: close it as failed and book the money by hand`,
     )
+  if (received <= 0)
+    throw refuse('TRANSACTION_STATE_CONFLICT', 'the provider confirmed nothing: close it as failed')
   return { amount: received, fee: Math.min(received, Math.round((row.fee * received) / row.amount)) }
 }
 
@@ -51,8 +53,8 @@ export const resolveReview = ({
         staff(staffId),
         now,
         'resolve_credit',
-        '',
-        { amount, fee },
+        input.note,
+        { amount, fee, staffNote: input.note },
       )
       return r?.status === STATUS.credited ? r : null
     }),

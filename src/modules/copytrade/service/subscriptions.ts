@@ -1,4 +1,4 @@
-import { and, count, desc, eq, gt, lt } from 'drizzle-orm'
+import { and, count, desc, eq, gt, inArray, lt, notExists, sql } from 'drizzle-orm'
 import { isUniqueViolation } from '../../../kernel/db/errors'
 import { invalid } from '../../../kernel/http/errors'
 import type { UseCase } from '../../../kernel/use-case'
@@ -172,6 +172,10 @@ export async function acceptTerms({
         eq(copySubscriptions.termsVersion, s.termsVersion),
         // the mark set is the one the old terms left: a flow since would be lost
         closed ? eq(copySubscriptions.hwmMinor, closed.sub.hwmMinor) : undefined,
+        // and no copy opened since the check (another instance's copier)
+        closed
+          ? notExists(ctx.db.select({ one: sql`1` }).from(copyLinks).where(liveCopyOf(s.id)))
+          : undefined,
       ),
     )
     .returning()
@@ -180,13 +184,15 @@ export async function acceptTerms({
   return subscriptionView(row, await currencyOf(ctx, s.followerLogin, 'USD'), master)
 }
 
+/** A copy with a position, or about to have one (its open or close is on its way). */
+const liveCopyOf = (subId: number) =>
+  and(
+    eq(copyLinks.subscriptionId, subId),
+    inArray(copyLinks.status, ['pending', 'opening', 'open', 'closing']),
+  )
+
 const openCopies = async (ctx: CopyCtx, subId: number) =>
-  (
-    await ctx.db
-      .select({ n: count() })
-      .from(copyLinks)
-      .where(and(eq(copyLinks.subscriptionId, subId), eq(copyLinks.status, 'open')))
-  )[0]!.n
+  (await ctx.db.select({ n: count() }).from(copyLinks).where(liveCopyOf(subId)))[0]!.n
 
 /** A subscription of the customer (rule 5): another customer's is PERMISSION_DENIED, another brand's 404. */
 export async function ownSubscription(ctx: CopyCtx, o: Owner, id: number) {
