@@ -5,8 +5,11 @@
 import { expect, test } from 'bun:test'
 import { SignInGuard } from '../../src/kernel/auth/signin-guard'
 import { MemoryStore } from '../../src/kernel/cache/memory'
+import { RedisStore } from '../../src/kernel/cache/redis'
+import { ResilientStore } from '../../src/kernel/cache/resilient'
 import type { KeyValueStore } from '../../src/kernel/cache/store'
 import type { Kernel } from '../../src/kernel/kernel'
+import { silentLogger } from '../../src/kernel/logger'
 
 const roundTrip = () => new Promise((r) => setTimeout(r, Math.random() * 2))
 
@@ -94,4 +97,20 @@ test("a locked address cannot lock someone else's account: its owner still signs
   expect(Number((await memory.get('auth:fail:id:1:acct:42')) ?? 0)).toBe(0)
   const owner = await guard.attempt(1, 'acct:42', '192.0.2.77', async () => ({ ok: true }))
   expect(owner.ok).toBe(true)
+})
+
+test('Redis unreachable: the limit holds, counted by this process meanwhile', async () => {
+  // nothing listens on port 1: every call of the shared store fails and answers its fallback
+  const down = new ResilientStore(new RedisStore('redis://127.0.0.1:1', 200), silentLogger, 100)
+  const guard = guardOn(down)
+  let checked = 0
+  for (let i = 0; i < 14; i++)
+    await guard
+      .attempt(1, 'acct:redis-down', '192.0.2.50', async () => {
+        checked++
+        return { ok: false }
+      })
+      .catch(() => null)
+  expect(checked).toBe(10)
+  await down.close()
 })

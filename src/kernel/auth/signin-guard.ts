@@ -1,7 +1,11 @@
+import { MemoryStore } from '../cache/memory'
 import { ApiError } from '../http/errors'
 import type { Kernel } from '../kernel'
 
 const IN_FLIGHT_MS = 60_000
+
+/** The counters of this process, for while the shared store is unreachable. */
+const processCounters = new MemoryStore()
 
 const locked = () => new ApiError(429, 'TOO_MANY_ATTEMPTS', 'too many failed sign-ins; try again later')
 
@@ -56,9 +60,15 @@ export class SignInGuard {
     const id = this.identityKey(brandId, identity)
     const addr = this.ipKey(ip)
     const pending = `${addr}:pending`
-    const store = this.ctx.store
+    let store = this.ctx.store
     // a check takes seconds at most: an attempt a crash left in flight stops counting within a minute
-    const [failed, inFlight] = await Promise.all([store.get(addr), store.incr(pending, IN_FLIGHT_MS)])
+    let [failed, inFlight] = await Promise.all([store.get(addr), store.incr(pending, IN_FLIGHT_MS)])
+    if (inFlight < 1) {
+      // the shared store did not answer (its fallback counts 0): this process counts alone meanwhile, so
+      // an outage of Redis is not an outage of the limit
+      store = processCounters
+      ;[failed, inFlight] = await Promise.all([store.get(addr), store.incr(pending, IN_FLIGHT_MS)])
+    }
     const done = () => store.incr(pending, IN_FLIGHT_MS, -1)
     if (Number(failed ?? 0) + inFlight > maxFailuresPerIp) {
       await done()
