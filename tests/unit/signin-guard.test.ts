@@ -8,6 +8,7 @@ import { MemoryStore } from '../../src/kernel/cache/memory'
 import { RedisStore } from '../../src/kernel/cache/redis'
 import { ResilientStore } from '../../src/kernel/cache/resilient'
 import type { KeyValueStore } from '../../src/kernel/cache/store'
+import { clientIp } from '../../src/kernel/http/http'
 import type { Kernel } from '../../src/kernel/kernel'
 import { silentLogger } from '../../src/kernel/logger'
 
@@ -113,4 +114,32 @@ test('Redis unreachable: the limit holds, counted by this process meanwhile', as
       .catch(() => null)
   expect(checked).toBe(10)
   await down.close()
+})
+
+test('an address that cannot be known is not limited (it would be every client), the identity still is', async () => {
+  const guard = guardOn(new MemoryStore(), 20)
+  let checked = 0
+  const guess = (login: number) =>
+    guard
+      .attempt(1, `acct:${login}`, 'unknown', async () => {
+        checked++
+        return { ok: false }
+      })
+      .catch(() => null)
+  for (let i = 0; i < 30; i++) await guess(i)
+  expect(checked).toBe(30)
+  for (let i = 0; i < 12; i++) await guess(1000)
+  expect(checked).toBe(40)
+})
+
+test("the client's address: Cloudflare's header at the edge; behind a trusted proxy, the entry it appended", () => {
+  const request = new Request('http://x/', {
+    headers: { 'x-forwarded-for': '198.51.100.7, 203.0.113.5', 'cf-connecting-ip': '192.0.2.9' },
+  })
+  const at = (edge: boolean, trustProxy: boolean) =>
+    clientIp({ edge, config: { trustProxy } } as unknown as Kernel, request, null)
+  expect(at(true, false)).toBe('192.0.2.9')
+  // the first entry is whatever the client sent
+  expect(at(false, true)).toBe('203.0.113.5')
+  expect(at(false, false)).toBe('unknown')
 })

@@ -8,14 +8,19 @@ const IN_FLIGHT_MS = 60_000
 const processCounters = new MemoryStore()
 
 const locked = () => new ApiError(429, 'TOO_MANY_ATTEMPTS', 'too many failed sign-ins; try again later')
+/** More sign-ins in flight from one address than its remaining allowance: a moment's wait, not a lock. */
+const busy = () =>
+  new ApiError(429, 'TOO_MANY_ATTEMPTS', 'too many sign-ins at once from this address; retry in a second')
 
 /**
- * Brute-force guard, counted in the shared cache so every instance agrees:
+ * Brute-force guard, counted in the shared cache so every instance agrees (while it is unreachable, each
+ * process counts alone):
  * - per identity (a login or an email of the brand), from any address: after `maxFailures` failures
  *   every attempt answers 429 TOO_MANY_ATTEMPTS for `lockSeconds`, so moving to another address does
  *   not reopen a locked login;
- * - per address, over any identities: after `maxFailuresPerIp` failures the address is throttled the
- *   same way, so one password tried on many logins (spraying) stops.
+ * - per address, over any identities: its failures and its attempts in flight together may not pass
+ *   `maxFailuresPerIp`, so one password tried on many logins (spraying), at once or in turn, stops. An
+ *   address that cannot be known (`unknown`) is not limited: it would be every client's.
  * A success clears its identity's counter only: a valid account of its own does not let an address
  * reset what it sprayed.
  */
@@ -58,24 +63,34 @@ export class SignInGuard {
     const { maxFailures, maxFailuresPerIp, lockSeconds } = this.ctx.config.signin
     const ttl = lockSeconds * 1000
     const id = this.identityKey(brandId, identity)
-    const addr = this.ipKey(ip)
+    const addr = ip === 'unknown' ? null : this.ipKey(ip)
     const pending = `${addr}:pending`
     let store = this.ctx.store
     // a check takes seconds at most: an attempt a crash left in flight stops counting within a minute
-    let [failed, inFlight] = await Promise.all([store.get(addr), store.incr(pending, IN_FLIGHT_MS)])
-    if (inFlight < 1) {
+    const start = (s: typeof store) =>
+      Promise.all([
+        addr ? s.get(addr) : null,
+        addr ? s.incr(pending, IN_FLIGHT_MS) : 1,
+        s.incr(id, ttl),
+      ] as const)
+    let [failed, inFlight, byIdentity] = await start(store)
+    if (inFlight < 1 || byIdentity < 1) {
       // the shared store did not answer (its fallback counts 0): this process counts alone meanwhile, so
       // an outage of Redis is not an outage of the limit
+      if (byIdentity >= 1) await store.incr(id, ttl, -1)
       store = processCounters
-      ;[failed, inFlight] = await Promise.all([store.get(addr), store.incr(pending, IN_FLIGHT_MS)])
+      ;[failed, inFlight, byIdentity] = await start(store)
     }
-    const done = () => store.incr(pending, IN_FLIGHT_MS, -1)
-    if (Number(failed ?? 0) + inFlight > maxFailuresPerIp) {
-      await done()
+    const done = () => Promise.all([addr ? store.incr(pending, IN_FLIGHT_MS, -1) : null])
+    const giveBack = () => Promise.all([store.incr(id, ttl, -1), done()])
+    if (addr && Number(failed ?? 0) >= maxFailuresPerIp) {
+      await giveBack()
       throw locked()
     }
-    const byIdentity = await store.incr(id, ttl)
-    const giveBack = () => Promise.all([store.incr(id, ttl, -1), done()])
+    if (addr && Number(failed ?? 0) + inFlight > maxFailuresPerIp) {
+      await giveBack()
+      throw busy()
+    }
     if (byIdentity > maxFailures) {
       await giveBack()
       throw locked()
@@ -87,17 +102,19 @@ export class SignInGuard {
       await giveBack()
       throw e
     }
-    await done()
     if (!result.ok) {
-      const failures = await store.incr(addr, ttl)
+      // counted as a failure before it stops counting as in flight, so it is never in neither count
+      const failures = addr ? await store.incr(addr, ttl) : 0
+      await done()
       // the lock lasts lockSeconds from the failure that reached the limit
       await Promise.all([
         byIdentity >= maxFailures ? store.expire(id, ttl) : null,
-        failures >= maxFailuresPerIp ? store.expire(addr, ttl) : null,
+        addr && failures >= maxFailuresPerIp ? store.expire(addr, ttl) : null,
       ])
       throw this.refusal()
     }
     await store.del(id)
+    await done()
     return result
   }
 }

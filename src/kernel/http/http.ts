@@ -135,16 +135,22 @@ function logRequest(
   })
 }
 
-/** The client address, for the routes that need it (sign-in throttling); behind a trusted proxy, its header. */
+/**
+ * The client address, for the routes that need it (sign-in throttling). At the edge, Cloudflare's
+ * `CF-Connecting-IP` (set by Cloudflare, never by the client). Behind a trusted proxy, the last entry of
+ * `X-Forwarded-For`: the one that proxy appended (the first is whatever the client sent, so a client
+ * choosing a new one each time would never be limited). Else the socket's address; `unknown` without one.
+ */
 export function clientIp(
   ctx: Kernel,
   request: Request,
   server: { requestIP(r: Request): { address: string } | null } | null,
 ) {
+  const edge = ctx.edge ? request.headers.get('cf-connecting-ip')?.trim() : undefined
   const forwarded = ctx.config.trustProxy
-    ? request.headers.get('x-forwarded-for')?.split(',')[0]?.trim()
+    ? request.headers.get('x-forwarded-for')?.split(',').at(-1)?.trim()
     : undefined
-  return forwarded || server?.requestIP(request)?.address || 'unknown'
+  return edge || forwarded || server?.requestIP(request)?.address || 'unknown'
 }
 
 /**

@@ -110,7 +110,7 @@ export const authRoutes = (ctx: AuthCtx) => {
             description:
               'Returns the JWT in `__token` and sets it as an HttpOnly cookie. Errors: 400 INVALID_DATA, ' +
               '400 INVALID_MARGIN_LEVEL, 402 USER_DISABLED, 403 USER_NOT_FOUND_OR_INCORRECT (also for an ' +
-              'account of another brand), 404 GROUP_NOT_FOUND, 429 TOO_MANY_ATTEMPTS after repeated failures.',
+              'account of another brand), 404 GROUP_NOT_FOUND, 429 TOO_MANY_ATTEMPTS after repeated failures (or too many sign-ins at once from one address: retry in a second).',
           }),
         },
       },
