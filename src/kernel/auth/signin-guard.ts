@@ -64,13 +64,13 @@ export class SignInGuard {
     const ttl = lockSeconds * 1000
     const id = this.identityKey(brandId, identity)
     const addr = ip === 'unknown' ? null : this.ipKey(ip)
-    const pending = `${addr}:pending`
+    const pending = addr && `${addr}:pending`
     let store = this.ctx.store
     // a check takes seconds at most: an attempt a crash left in flight stops counting within a minute
     const start = (s: typeof store) =>
       Promise.all([
         addr ? s.get(addr) : null,
-        addr ? s.incr(pending, IN_FLIGHT_MS) : 1,
+        pending ? s.incr(pending, IN_FLIGHT_MS) : 1,
         s.incr(id, ttl),
       ] as const)
     let [failed, inFlight, byIdentity] = await start(store)
@@ -81,19 +81,22 @@ export class SignInGuard {
       store = processCounters
       ;[failed, inFlight, byIdentity] = await start(store)
     }
-    const done = () => Promise.all([addr ? store.incr(pending, IN_FLIGHT_MS, -1) : null])
+    const done = async () => {
+      if (pending) await store.incr(pending, IN_FLIGHT_MS, -1)
+    }
     const giveBack = () => Promise.all([store.incr(id, ttl, -1), done()])
-    if (addr && Number(failed ?? 0) >= maxFailuresPerIp) {
+    const failedHere = Number(failed ?? 0)
+    const refusal =
+      failedHere >= maxFailuresPerIp
+        ? locked()
+        : failedHere + inFlight > maxFailuresPerIp
+          ? busy()
+          : byIdentity > maxFailures
+            ? locked()
+            : null
+    if (refusal) {
       await giveBack()
-      throw locked()
-    }
-    if (addr && Number(failed ?? 0) + inFlight > maxFailuresPerIp) {
-      await giveBack()
-      throw busy()
-    }
-    if (byIdentity > maxFailures) {
-      await giveBack()
-      throw locked()
+      throw refusal
     }
     let result: T
     try {

@@ -9,24 +9,30 @@ import type { GroupRecord } from '../read-model'
 import { type AccountView, accountNotFound } from './shared'
 
 /**
- * Live margin figures: the ledger totals plus the exposure of open positions (floating profit, margin,
- * commission and swap at the current quotes), which the trading module provides through the context.
+ * Margin figures: the ledger totals plus the exposure of open positions (floating profit, margin,
+ * commission and swap at the current quotes), which the trading module provides through the context;
+ * with `q`, the positions that transaction sees.
  */
-export async function liveMargin({
-  ctx,
-  input: view,
-}: UseCase<AccountsCtx, AccountView>): Promise<MarginSnapshot | null> {
-  const cur = view.group.currency
-  const e = await ctx.exposure(view.account, view.group)
+async function figures(
+  ctx: AccountsCtx,
+  account: { login: number; leverage: number; balance: number; credit: number },
+  group: GroupRecord,
+  q?: Queryable,
+): Promise<MarginSnapshot | null> {
+  const cur = group.currency
+  const e = await ctx.exposure(account, group, q)
   if (!e) return null
   return marginSnapshot(
-    {
-      balance: fromMinor(view.account.balance, cur),
-      credit: fromMinor(view.account.credit, cur),
-      ...e,
-    },
+    { balance: fromMinor(account.balance, cur), credit: fromMinor(account.credit, cur), ...e },
     cur,
   )
+}
+
+const noFigures = () => refuse('INVALID_MARGIN_LEVEL', 'margin information could not be calculated')
+
+/** Live margin figures of an account (its cached read model's positions). */
+export function liveMargin({ ctx, input: view }: UseCase<AccountsCtx, AccountView>) {
+  return figures(ctx, view.account, view.group)
 }
 
 /** liveMargin, or 400 INVALID_MARGIN_LEVEL when the figures cannot be computed. */
@@ -35,7 +41,7 @@ export async function requireMargin({
   input,
 }: UseCase<AccountsCtx, AccountView>): Promise<MarginSnapshot> {
   const m = await liveMargin({ ctx, input })
-  if (!m) throw refuse('INVALID_MARGIN_LEVEL', 'margin information could not be calculated')
+  if (!m) throw noFigures()
   return m
 }
 
@@ -55,14 +61,7 @@ export async function marginIn(ctx: AccountsCtx, q: Queryable, login: number) {
   const funds = (await fundsOf(q, [login])).get(login)
   const group = funds && (await ctx.accountsRead.group(funds.groupId))
   if (!funds || !group) throw accountNotFound()
-  const currency = group.currency
-  const e = await ctx.exposure(funds, group, q)
-  const margin =
-    e &&
-    marginSnapshot(
-      { balance: fromMinor(funds.balance, currency), credit: fromMinor(funds.credit, currency), ...e },
-      currency,
-    )
-  if (!margin) throw refuse('INVALID_MARGIN_LEVEL', 'margin information could not be calculated')
-  return { funds, currency, margin }
+  const margin = await figures(ctx, funds, group, q)
+  if (!margin) throw noFigures()
+  return { funds, currency: group.currency, margin }
 }
