@@ -126,6 +126,34 @@ describe('cashier methods and deposits (4.11)', () => {
     ).toBe('chargeback')
   })
 
+  test("two brands' provider accounts may send the same event id: each credits its own deposit", async () => {
+    const beta = await t.customerToken('beta@example.com', 'beta-pass-1', 'beta.localhost')
+    const betaBalance = async () =>
+      (await t.request('GET', '/account/me?login=200001', { token: beta, host: 'beta.localhost' })).json
+        .balance as number
+    const [ours, theirs] = [await balance(), await betaBalance()]
+    const d = await deposit({ amount: 20 })
+    const b = await t.request('POST', '/cashier/deposit', {
+      token: beta,
+      host: 'beta.localhost',
+      body: { login: 200001, method: 'card', amount: 30 },
+    })
+    expect(b.status).toBe(200)
+    const e = signed('evt-shared-1', 'payment.succeeded', { id: d.json.transaction.id, amount: 2000 })
+    const f = signed(
+      'evt-shared-1',
+      'payment.succeeded',
+      { id: b.json.transaction.id, amount: 3000 },
+      Date.now(),
+      'sandbox-beta-secret-dev-only',
+    )
+    expect((await webhook(e.body, e.headers)).json.duplicate).toBe(false)
+    expect((await webhook(f.body, f.headers, 'sandbox', 'beta.localhost')).json.duplicate).toBe(false)
+    expect((await webhook(f.body, f.headers, 'sandbox', 'beta.localhost')).json.duplicate).toBe(true)
+    expect(await balance()).toBe(ours + 20)
+    expect(await betaBalance()).toBe(theirs + 30)
+  })
+
   test('another amount goes to manual review; staff credit what arrived', async () => {
     const d = await deposit({ amount: 50 })
     const tx = { id: d.json.transaction.id as number, amount: 4000 }

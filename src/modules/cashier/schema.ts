@@ -96,8 +96,9 @@ export const cashierHistory = sqliteTable(
 )
 
 /**
- * Provider webhooks as received (after their signature was verified), one row per provider event id:
- * a repeated event is a no-op. The row is committed before the provider gets its 2xx.
+ * Provider webhooks as received (after their signature was verified), one row per brand, provider and
+ * event id: a repeated event is a no-op. Each brand has its own account with a provider, whose event ids
+ * need not be unique across accounts. The row is committed before the provider gets its 2xx.
  */
 export const cashierInbox = sqliteTable(
   'cashier_inbox',
@@ -117,7 +118,7 @@ export const cashierInbox = sqliteTable(
     processedAt: integer('processed_at'),
   },
   (t) => [
-    uniqueIndex('cashier_inbox_event').on(t.provider, t.eventId),
+    uniqueIndex('cashier_inbox_event').on(t.brandId, t.provider, t.eventId),
     index('cashier_inbox_state').on(t.state, t.receivedAt),
   ],
 )
