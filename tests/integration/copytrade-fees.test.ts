@@ -213,6 +213,37 @@ test('MANAGEMENT_FEE accrues daily on the copy equity; SUBSCRIPTION_FEE once per
   }
 })
 
+test("a fee waits while paying it would eat into the follower's free margin, and is paid once the margin is free", async () => {
+  const fixed = await master(await newAccount(10_000), { reward_type: 0, amount: 30, period_days: 30 })
+  const f = await newAccount(100)
+  const opened = await openTrade(f, 0, 8)
+  const me = async () =>
+    (await t.request('GET', `/account/me?login=${f}`, { token: await tradeToken(f) })).json as {
+      balance: number
+      margin_free: number
+    }
+  expect((await me()).margin_free).toBeLessThan(30)
+  const sub = await follow(f, fixed)
+  await t.runJob('copytrade.settle')
+  // owed, not taken: taking it would leave the position's margin uncovered
+  expect((await rewardsOf(sub)).map((r) => [r.reward_name, r.amount, r.status])).toEqual([
+    ['SUBSCRIPTION_FEE', 30, 'pending'],
+  ])
+  expect((await me()).balance).toBe(100)
+  const closed = await t.request('DELETE', '/trade/close', {
+    token: await tradeToken(f),
+    body: { order: opened.order },
+  })
+  expect(closed.status).toBe(200)
+  await t.settle()
+  const freed = await me()
+  await t.runJob('copytrade.settle')
+  expect((await rewardsOf(sub)).map((r) => r.status)).toEqual(['settled'])
+  expect((await me()).balance).toBeCloseTo(freed.balance - 30, 2)
+  await post(`/copytrade/subscription/${sub}/disable`, {})
+  await t.settle()
+})
+
 test('the equity stop closes the copies and pauses the subscription with a stop record', async () => {
   const mLogin = await newAccount(10_000)
   const m = await master(mLogin, { reward_type: 3, percent: 10 })

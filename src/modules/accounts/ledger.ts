@@ -235,6 +235,8 @@ export interface TransferInput {
   /** Keys the two rows (`<key>:out`, `<key>:in`): a second transfer under it changes nothing. */
   idempotencyKey: string
   createdBy: string
+  /** The payer keeps its free margin: refused (NOT_ENOUGH_FREE_MARGIN) where the amount would eat into it. */
+  keepFreeMargin?: boolean
 }
 
 const modeMismatch = () =>
@@ -270,6 +272,7 @@ export async function transferTx(ctx: AccountsCtx, tx: Tx, work: Work, t: Transf
     op: 'OP_BALANCE_OUT',
     amountMinor: t.from.amountMinor,
     idempotencyKey: `${t.idempotencyKey}:out`,
+    keepFreeMargin: t.keepFreeMargin,
   })
   const into =
     t.to.amountMinor > 0

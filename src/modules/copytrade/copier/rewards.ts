@@ -69,7 +69,9 @@ export async function settleSoon(ctx: CopyCtx, ids: number[]) {
  * pending -> settled and two balance operations with reason TR_REASON_COPY_REWARD, OP_BALANCE_OUT from the
  * follower and OP_BALANCE_IN to the master's payout account (converted at the cross rate when the
  * currencies differ), both carrying `copy_reward_accrual_id` and keyed by it, so a second settlement
- * of the same accrual changes nothing. A follower without the balance keeps it pending.
+ * of the same accrual changes nothing. A follower without the balance, or whose free margin it would
+ * eat into, keeps it pending (a fee must not be what stops out the follower's positions); the job tries
+ * again on its next run.
  */
 export async function settleRewards(ctx: CopyCtx, ids?: number[]) {
   const pending = await ctx.db
@@ -117,6 +119,7 @@ export async function settleRewards(ctx: CopyCtx, ids?: number[]) {
           apiData,
           idempotencyKey: `copy-reward:${a.id}`,
           createdBy: 'copytrade',
+          keepFreeMargin: true,
         })
       })
       settled++
@@ -132,7 +135,7 @@ export async function settleRewards(ctx: CopyCtx, ids?: number[]) {
             settledAt: ctx.clock.now(),
           })
           .where(and(eq(copyRewards.id, a.id), eq(copyRewards.status, 'pending')))
-      // not enough balance on the follower: stays pending, tried again by the job
+      // not enough balance or free margin on the follower: stays pending, tried again by the job
       else if (!isRefused(e)) throw e
     }
   }
