@@ -193,6 +193,24 @@ describe('the trading back end notifies', () => {
     expect(await byToken('order.activated')).toHaveLength(activatedBefore)
   })
 
+  test('a pending order reached on a read-only account is cancelled with a notice saying why', async () => {
+    await ingest([{ symbol: 'EURUSD', bid: 1.1, ask: 1.1001 }])
+    const limit = await open({ cmd: 2, volume: 10, symbol: 'EURUSD', open_price: 1.085 })
+    expect(limit.status).toBe(200)
+    const readOnly = (flag: number) =>
+      t.request('PATCH', '/manager/accounts/100001', { token: manager, body: { enable_read_only: flag } })
+    expect((await readOnly(1)).status).toBe(200)
+    try {
+      await ingest([{ symbol: 'EURUSD', bid: 1.0849, ask: 1.085 }])
+      const mine = (await byToken('order.cancelled')).filter((r) => r[9].ticket === limit.json.order)
+      expect(mine).toHaveLength(1)
+      expect(mine[0]![2].body).toContain('disabled or read-only')
+      expect(mine[0]![9]).toMatchObject({ reason: 'trade_disabled', price: 1.085 })
+    } finally {
+      expect((await readOnly(0)).status).toBe(200)
+    }
+  })
+
   test('margin call once per episode, then stop-out, on the account that reached them', async () => {
     const demo = await t.userToken(100002)
     await ingest([

@@ -33,8 +33,8 @@ function notifying<T extends Topic<any>>(
 
 /**
  * Notifications react to what trading, alerts and prop report: stop loss and take profit, activations,
- * cancellations for lack of margin, expiries, stop-outs, margin calls, fired alerts, prop breaches,
- * warnings and passed phases. Written once per
+ * pending orders cancelled when reached (no margin, or the account disabled or read-only), expiries,
+ * stop-outs, margin calls, fired alerts, prop breaches, warnings and passed phases. Written once per
  * event (the relay records the delivery in the transaction that writes the notification).
  */
 export const notificationConsumers = (): Consumer<any>[] => [
@@ -47,7 +47,7 @@ export const notificationConsumers = (): Consumer<any>[] => [
     notices.activated(e.brandId, e.payload, e.payload.pending_cmd),
   ),
   notifying('trade-cancelled', TradeCancelled, (e) =>
-    e.payload.reason === 'no_money' ? notices.cancelledNoMoney(e.brandId, e.payload) : null,
+    e.payload.reason === 'client' ? null : notices.cancelledUnfilled(e.brandId, e.payload, e.payload.reason),
   ),
   notifying('trade-expired', TradeExpired, (e) => notices.expired(e.brandId, e.payload)),
   notifying('stop-out', TradeStoppedOut, (e) =>

@@ -36,15 +36,25 @@ export function activated(brandId: number, o: TradePayload, pendingCmd: number):
   }
 }
 
-export function cancelledNoMoney(brandId: number, o: TradePayload): NewNotification {
+const UNFILLED = {
+  no_money: 'the account had not enough free margin',
+  trade_disabled: 'the account was disabled or read-only',
+} as const
+
+/** A pending order that reached its price and was cancelled instead of filled, with the reason why. */
+export function cancelledUnfilled(
+  brandId: number,
+  o: TradePayload,
+  reason: keyof typeof UNFILLED,
+): NewNotification {
   return {
     brandId,
     login: o.login,
     token: 'order.cancelled',
     level: 'warning',
     title: `Pending order on ${o.symbol} cancelled`,
-    body: `${side(o.cmd)} ${lots(o.volume)} ${o.symbol} #${o.ticket} reached ${o.open_price} but the account had not enough free margin; the order was cancelled.`,
-    data: { ...base(o), price: o.open_price, reason: 'no_money' },
+    body: `${side(o.cmd)} ${lots(o.volume)} ${o.symbol} #${o.ticket} reached ${o.open_price} but ${UNFILLED[reason]}; the order was cancelled.`,
+    data: { ...base(o), price: o.open_price, reason },
   }
 }
 

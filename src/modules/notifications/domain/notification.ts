@@ -10,7 +10,7 @@ export const NOTIFICATION_TOKENS = {
   'order.sl': 'trade',
   'order.tp': 'trade',
   'order.expired': 'trade',
-  /** A pending order reached its price without the free margin to become a position. */
+  /** A pending order reached its price and was cancelled: no free margin, or the account disabled or read-only (data.reason). */
   'order.cancelled': 'trade',
   'margin.call': 'margin',
   'margin.stop_out': 'margin',
