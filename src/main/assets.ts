@@ -1,5 +1,6 @@
 import { join } from 'node:path'
 import { getAbsoluteFSPath } from 'swagger-ui-dist'
+import { assetCacheControl } from './asset-cache'
 
 const TYPES: Record<string, string> = {
   js: 'text/javascript; charset=utf-8',
@@ -32,7 +33,7 @@ export async function loadAssetFromDisk(name: string): Promise<Response | null> 
   return new Response(file, {
     headers: {
       'content-type': TYPES[ext] ?? 'application/octet-stream',
-      'cache-control': site || cabinet ? 'public, max-age=300' : 'public, max-age=86400',
+      'cache-control': assetCacheControl(name),
     },
   })
 }

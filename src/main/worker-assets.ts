@@ -9,6 +9,7 @@ import defaultPromo from '../../site/default/promo.html'
 import cabinetFavicon from '../../web/affiliate/assets/favicon.svg'
 import cabinetCss from '../../web/affiliate/dist/bundle.css'
 import cabinetJs from '../../web/affiliate/dist/bundle.js'
+import { assetCacheControl } from './asset-cache'
 
 const ASSETS: Record<string, { body: string | ArrayBuffer; type: string }> = {
   'swagger-ui-bundle.js': { body: bundle, type: 'text/javascript; charset=utf-8' },
@@ -28,6 +29,6 @@ export async function loadBundledAsset(name: string): Promise<Response | null> {
   const a = ASSETS[name]
   if (!a) return null
   return new Response(a.body, {
-    headers: { 'content-type': a.type, 'cache-control': 'public, max-age=86400' },
+    headers: { 'content-type': a.type, 'cache-control': assetCacheControl(name) },
   })
 }

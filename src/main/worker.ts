@@ -15,6 +15,7 @@ import { loadConfig } from '../kernel/config'
 import { Db } from '../kernel/db/db'
 import { createLogger } from '../kernel/logger'
 import { type R2BucketLike, R2Storage } from '../kernel/storage/r2'
+import { answered, asServed } from './edge-request'
 import { MODULES } from './modules'
 import examples from './openapi-examples.json'
 import { loadBundledAsset } from './worker-assets'
@@ -112,9 +113,9 @@ export default {
   async fetch(request: Request, env: Env, ctx?: ExecutionContext) {
     const ready = appOf(env)
     if (ready) {
-      const response = await ready.fetch(request)
+      const response = await ready.fetch(asServed(request))
       ctx?.waitUntil(queuedWork())
-      return response
+      return answered(request, response)
     }
     // an operator sees what to set (names only, never values) instead of a bare 500 on every request
     return Response.json(

@@ -147,6 +147,70 @@ describe('the Workers entry under wrangler dev', () => {
     expect(new Uint8Array(await down.arrayBuffer())).toEqual(F.PNG)
   }, 30_000)
 
+  test('as on Bun: HEAD answers as GET without a body, a body left out where it may be, live quotes on the stream, cabinet assets cached 5 min', async () => {
+    // a hostile client's probe: HEAD answered 404 at the edge; PUT /account/me without a body 400
+    // "body: required" (spec 4.4: optional); the quote stream sent its snapshot and nothing after it
+    for (const [path, token] of [
+      ['/health/live', undefined],
+      ['/account/me', user],
+    ] as const) {
+      const get = await fetch(`${worker.url}${path}`, { headers: token ? { authorization: token } : {} })
+      const head = await fetch(`${worker.url}${path}`, {
+        method: 'HEAD',
+        headers: token ? { authorization: token } : {},
+      })
+      expect([head.status, head.headers.get('content-type'), await head.text()]).toEqual([
+        get.status,
+        get.headers.get('content-type'),
+        '',
+      ])
+      expect(head.headers.get('x-request-id')).toBeTruthy()
+    }
+    for (const [side, base] of [
+      ['edge', worker.url],
+      ['bun', engine.url],
+    ]) {
+      const bare = await fetch(`${base}/account/me`, { method: 'PUT', headers: { authorization: user } })
+      expect([side, bare.status, await bare.text()]).toEqual([side, 200, expect.anything()])
+    }
+    const dealer = (
+      await call(engine.url, 'POST', '/manager/sign/in', { body: { login: 3, password: 'dealer-pass-1' } })
+    ).json.__token
+    const abort = new AbortController()
+    const stream = await fetch(`${worker.url}/market/stream?symbols=EURUSD`, {
+      headers: { authorization: `Bearer ${user}` },
+      signal: abort.signal,
+    })
+    expect(stream.status).toBe(200)
+    const reader = stream.body!.getReader()
+    const dec = new TextDecoder()
+    let seen = ''
+    const bids = () => [...seen.matchAll(/"bid":([\d.]+)/g)].map((m) => Number(m[1]))
+    // the snapshot first, then each tick posted after it
+    while (bids().length === 0) seen += dec.decode((await reader.read()).value)
+    for (const bid of [1.1011, 1.1013]) {
+      await call(engine.url, 'POST', '/market/quotes', {
+        token: dealer,
+        body: { ticks: [{ symbol: 'EURUSD', bid, ask: bid + 0.0002 }] },
+      })
+      await Bun.sleep(100)
+    }
+    const until = Date.now() + 5000
+    while (bids().length < 3 && Date.now() < until) {
+      const next = await Promise.race([reader.read(), Bun.sleep(until - Date.now()).then(() => null)])
+      if (next?.value) seen += dec.decode(next.value)
+    }
+    abort.abort()
+    // the group's spread settings may move the price a little: each posted tick arrives, in order
+    const live = bids().slice(1)
+    expect(live).toHaveLength(2)
+    expect(live[1]!).toBeGreaterThan(live[0]!)
+    for (const path of ['/bundle.js', '/bundle.css']) {
+      const r = await fetch(`${worker.url}${path}`, { headers: { host: 'affiliates.localhost' } })
+      expect([path, r.status, r.headers.get('cache-control')]).toEqual([path, 200, 'public, max-age=300'])
+    }
+  }, 60_000)
+
   test('one JSON line per request with its code, and x-request-id on every answer', async () => {
     const ok = await fetch(`${worker.url}/account/me`, { headers: { authorization: `Bearer ${user}` } })
     const refused = await fetch(`${worker.url}/account/me`)

@@ -30,9 +30,10 @@ export interface MessageBus {
   publish(type: string, data: unknown): Promise<string>
   /**
    * Hands every entry after `from` (`'$'`: after the newest now) to `handler`, in order, one batch at a
-   * time: the next batch waits for the handler.
+   * time: the next batch waits for the handler. `pollMs`: how often a bus that polls (Upstash) asks for
+   * new entries, where the default (100 ms) is more than the reader needs.
    */
-  subscribe(from: string, handler: BusHandler): Subscription
+  subscribe(from: string, handler: BusHandler, opts?: { pollMs?: number }): Subscription
   /** Entries after `after`, oldest first, at most `limit`; null when `after` is older than what is kept. */
   range(after: string, limit: number): Promise<BusEntry[] | null>
   /** Id of the newest entry ('0-0' when empty). */

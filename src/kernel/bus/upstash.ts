@@ -40,8 +40,8 @@ export class UpstashBus implements MessageBus {
     return String(await this.send('XADD', xaddArgs(type, data)))
   }
 
-  subscribe(from: string, handler: BusHandler): Subscription {
-    const sub = new PollingSubscription(this, from, handler, this.pollMs, this.logger, () =>
+  subscribe(from: string, handler: BusHandler, opts?: { pollMs?: number }): Subscription {
+    const sub = new PollingSubscription(this, from, handler, opts?.pollMs ?? this.pollMs, this.logger, () =>
       this.subs.delete(sub),
     )
     this.subs.add(sub)

@@ -68,6 +68,25 @@ export class QuoteHub {
     return subscribe(this.listeners, listener)
   }
 
+  /**
+   * Ticks after the bus id `from`, for one listener, from a reader of its own that polls every `pollMs`:
+   * at the edge, where no instance-wide reader feeds `onTicks` (a Worker keeps no connection between
+   * requests), a quote stream follows the bus itself. Returns the function that stops it.
+   */
+  follow(from: string, listener: TickListener, pollMs: number): () => void {
+    const sub = this.bus.subscribe(
+      from,
+      async (entries) => {
+        const ticks = entries.flatMap((e) =>
+          e.type === TICKS.name ? (e.data as TicksEntry).ticks.map((t) => ({ ...t, id: e.id })) : [],
+        )
+        if (ticks.length) await listener(ticks, { replay: false })
+      },
+      { pollMs },
+    )
+    return () => void sub.close()
+  }
+
   /** Subscribes to the ticks the engine processes (only on the instance holding the engine role). */
   onEngineTicks(listener: TickListener): () => void {
     return subscribe(this.engineListeners, listener)

@@ -275,7 +275,8 @@ export const marketRoutes = (ctx: MarketCtx) =>
           media: ['text/event-stream'],
           description:
             "Beyond the spec: low-latency clients subscribe instead of polling. Account sessions receive their group's prices. " +
-            'text/event-stream: `event: quote`, `id: <seq>`, data {symbol, bid, ask, time}; an instance that shuts down ends its streams (reconnect with Last-Event-ID).',
+            'text/event-stream: `event: quote`, `id: <seq>`, data {symbol, bid, ask, time}; an instance that shuts down ends its streams (reconnect with Last-Event-ID). ' +
+            'At the edge (Workers) a stream reads the price bus twice a second: quotes arrive up to half a second later than from a Bun instance.',
         }),
       },
     )

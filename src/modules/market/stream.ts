@@ -7,12 +7,15 @@ import type { Tick } from './quotes'
 import { quoteForGroup } from './reference'
 
 const enc = new TextEncoder()
+/** How often a stream at the edge asks the shared bus for new ticks (one REST call each, when idle). */
+const EDGE_POLL_MS = 500
 
 /**
  * Server-Sent Events of quotes for chosen symbols. A user session gets its group's prices (spread
  * settings applied, hidden symbols refused); staff get source prices. Each event's id is the bus id
  * of its tick (global: any instance resumes it); a reconnect with Last-Event-ID replays the ticks missed (or, when they are no longer buffered,
- * the latest quote of each symbol). A comment line every 15 s keeps proxies from closing the stream.
+ * the latest quote of each symbol). A comment line every 15 s keeps proxies from closing the stream. At
+ * the edge a stream reads the bus itself, twice a second (quotes reach it up to half a second later).
  */
 export async function quoteStream(
   ctx: MarketCtx,
@@ -65,16 +68,19 @@ export async function quoteStream(
       const last = lastEventId !== null && isBusId(lastEventId) ? lastEventId : null
       const replay = last === null ? null : await ctx.quotes.since(last)
       if (replay) for (const t of replay) if (set.has(t.symbol)) send(await event(t))
+      // where the stream stands on the bus: what an edge stream follows from
+      let at = replay ? (replay.at(-1)?.id ?? last!) : ''
       if (!replay) {
-        const id = await ctx.quotes.newestId()
+        at = await ctx.quotes.newestId()
         for (const s of wanted) {
           const q = await ctx.quotes.get(s)
-          if (q) send(await event({ symbol: s, ...q, id }))
+          if (q) send(await event({ symbol: s, ...q, id: at }))
         }
       }
-      unsubscribe = ctx.quotes.onTicks(async (ticks) => {
+      const listener = async (ticks: Tick[]) => {
         for (const t of ticks) if (set.has(t.symbol)) send(await event(t))
-      })
+      }
+      unsubscribe = ctx.edge ? ctx.quotes.follow(at, listener, EDGE_POLL_MS) : ctx.quotes.onTicks(listener)
       keepAlive = setInterval(() => send(': keep-alive\n\n'), 15_000)
       // the client went, or this instance shuts down (the client reconnects elsewhere with Last-Event-ID)
       const end = () => {

@@ -40,8 +40,8 @@ const EXAMPLE = { login: 100001, name: 'MA cross', script: 'input int fast = 9;'
 
 /**
  * GET /scripts takes the login from a JSON body, or from the query when a client cannot send one.
- * Fetch-standard servers (Bun.serve, Workers) drop the body of a GET before the app sees it: a request
- * that announced one is told to use the query instead of being answered as if it had sent nothing.
+ * Bun.serve drops the body of a GET before the app sees it (ADR 0015): a request that announced one is
+ * told to use the query instead of being answered as if it had sent nothing. Workers deliver it.
  */
 async function loginOf(request: Request, query: { login?: number }) {
   if (query.login !== undefined) return query.login
@@ -75,9 +75,9 @@ export const scriptRoutes = (ctx: ScriptsCtx) =>
         response: { 200: t.Object({ rows: t.Array(Script) }), ...errors() },
         detail: doc('Scripts', 'Scripts of a login', {
           description:
-            'The login as the query parameter `login` (portable), or in a JSON body ({"login": 100001}) where the ' +
-            'transport delivers GET bodies (HTTP servers built on the Fetch standard, this one included, drop ' +
-            'them: such a request answers 400 INVALID_DATA saying so). A user session reads its own login; ' +
+            'The login as the query parameter `login` (portable: use it), or in a JSON body ({"login": 100001}) ' +
+            'where the server receives GET bodies: a deployment at the edge (Workers) does; the Bun server drops ' +
+            'them, and such a request answers 400 INVALID_DATA saying so. A user session reads its own login; ' +
             'staff any login of the brand. 400 INVALID_DATA for a missing login or one the session may not see.',
         }),
       },
