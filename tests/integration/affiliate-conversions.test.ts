@@ -148,16 +148,19 @@ describe('rules 1-3', () => {
     ).toHaveLength(1)
   })
 
-  test('active trader: the first closed trade, or the closed lots the brand asks for', async () => {
+  test('active trader: the first closed trade, or the closed lots the brand asks for, on REAL accounts only', async () => {
     const id = await referred()
-    const acct = await t.request('POST', '/manager/accounts', {
-      token: staff,
-      body: { group: 'demo\\USD', password: 'conv-pass-1', customer_id: id },
-    })
-    expect(acct.status).toBe(200)
-    const login = acct.json.login
-    const trade = (ticket: number, volume: number, at: number) =>
-      emitAt(at, TradeClosed, closedTrade({ ticket, login, volume, at }))
+    const accountIn = async (group: string) => {
+      const acct = await t.request('POST', '/manager/accounts', {
+        token: staff,
+        body: { group, password: 'conv-pass-1', customer_id: id },
+      })
+      expect(acct.status).toBe(200)
+      return acct.json.login as number
+    }
+    const [demo, login] = [await accountIn('demo\\USD'), await accountIn('real\\USD')]
+    const trade = (ticket: number, volume: number, at: number, on = login) =>
+      emitAt(at, TradeClosed, closedTrade({ ticket, login: on, volume, at }))
     expect(
       (
         await t.request('PUT', '/manager/affiliate-settings', {
@@ -166,6 +169,10 @@ describe('rules 1-3', () => {
         })
       ).status,
     ).toBe(200)
+    // five lots on the demo account: no money at stake, no active trader
+    await trade(7000, 500, T0 + 50_000, demo)
+    await t.settle()
+    expect(await row(id, 'active_trader')).toBeUndefined()
     await trade(7001, 50, T0 + 100_000)
     await t.settle()
     expect(await row(id, 'active_trader')).toBeUndefined()

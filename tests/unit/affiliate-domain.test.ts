@@ -65,17 +65,21 @@ describe('conversion rules', () => {
     expect(rows['deposit_reversal:b'].valueMinor).toBe(-200)
   })
 
-  test('active trader: first closed trade, or the lots summed in time order; a ticket counts once', () => {
-    expect(byKey([f('trade', 5, { reference: 't1', volume: 1 })]).active_trader).toMatchObject({
+  test('active trader: first closed trade, or the lots summed in time order; a ticket counts once; demo trades never', () => {
+    // a trade on a REAL account carries its currency; a demo account's carries none
+    const real = { currency: 'USD' }
+    expect(byKey([f('trade', 5, { reference: 't1', volume: 1, ...real })]).active_trader).toMatchObject({
       referenceId: 't1',
       valueMinor: 1,
     })
+    expect(byKey([f('trade', 5, { reference: 'd1', volume: 500 })]).active_trader).toBeUndefined()
     const lots = { activeTraderCentilots: 100 }
     const trades = [
-      f('trade', 30, { reference: 't3', volume: 60 }),
-      f('trade', 10, { reference: 't1', volume: 50 }),
-      f('trade', 11, { reference: 't1', volume: 50 }),
-      f('trade', 20, { reference: 't2', volume: 40 }),
+      f('trade', 30, { reference: 't3', volume: 60, ...real }),
+      f('trade', 10, { reference: 't1', volume: 50, ...real }),
+      f('trade', 11, { reference: 't1', volume: 50, ...real }),
+      f('trade', 20, { reference: 't2', volume: 40, ...real }),
+      f('trade', 25, { reference: 'd2', volume: 900 }),
     ]
     expect(byKey(trades, lots).active_trader).toMatchObject({
       referenceId: 't3',

@@ -83,7 +83,7 @@ const Settings = t.Object({
       'hosts postback URLs may point to; never internal ones (loopback, private, link-local, metadata), checked again after resolution at each send',
   }),
   active_trader_lots: t.Number({
-    description: 'closed lots that make an active trader; 0: the first closed trade',
+    description: 'closed lots on REAL accounts that make an active trader; 0: the first closed trade',
   }),
 })
 const Page = {

@@ -108,7 +108,8 @@ export function deriveConversions(facts: readonly Fact[], rules: Rules): Convers
         put(rowOf('deposit_reversal', `deposit_reversal:${f.reference}`, f, -Math.abs(f.valueMinor ?? 0)))
         break
       case 'trade':
-        if (active || tickets.has(f.reference)) break
+        // a demo account's trades (a fact without a currency) make no active trader: no money was at stake
+        if (active || f.currency === '' || tickets.has(f.reference)) break
         tickets.add(f.reference)
         lots += f.volume
         if (lots >= Math.max(1, rules.activeTraderCentilots)) {
