@@ -4,12 +4,13 @@
 // rule-4 upgrade of release 1.25.244; a customer nobody referred costs no row.
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { readFileSync } from 'node:fs'
-import { and, eq, sql } from 'drizzle-orm'
+import { and, desc, eq, sql } from 'drizzle-orm'
 import { ManualClock } from '../../src/kernel/clock'
 import type { Topic } from '../../src/kernel/events/topic'
 import { CustomerRegistered } from '../../src/modules/accounts'
 import { customers } from '../../src/modules/accounts/schema'
 import { conversionFacts, conversions } from '../../src/modules/affiliate/schema'
+import { decisions } from '../../src/modules/attribution/schema'
 import { CashierCredited, CashierReversed } from '../../src/modules/cashier'
 import { KycApproved } from '../../src/modules/kyc'
 import { TradeClosed } from '../../src/modules/trading'
@@ -205,6 +206,36 @@ describe('rules 1-3', () => {
     expect(
       await t.ctx.db.select().from(conversionFacts).where(eq(conversionFacts.customerId, id)),
     ).toHaveLength(0)
+  })
+})
+
+describe('self-referral', () => {
+  test("an affiliate registering through its own link refers nobody: no rows, no commission's facts", async () => {
+    // a hostile client's probe: the affiliate's own customer account earned its CPA
+    const email = 'Partner@Example.com'
+    const r = await t.request('POST', '/customer/register', {
+      body: {
+        email,
+        password: 'self-pass-1',
+        name: 'Self',
+        attribution: { link: 'demo-spring', utm_source: 'x' },
+      },
+    })
+    expect(r.status).toBe(200)
+    const [c] = await t.ctx.db.select().from(customers).where(eq(customers.email, email.toLowerCase()))
+    await emitAt(T0 + 2_000, CashierCredited, money(c!.id, 9401, 500))
+    await t.settle()
+    expect(await rows(c!.id)).toHaveLength(0)
+    expect(
+      await t.ctx.db.select().from(conversionFacts).where(eq(conversionFacts.customerId, c!.id)),
+    ).toHaveLength(0)
+    const [d] = await t.ctx.db.select().from(decisions).orderBy(desc(decisions.id)).limit(1)
+    expect(d!.wonBy).toBe('self_referral')
+    // anyone else through the same link is referred as before
+    const other = await referred('demo-spring')
+    await emitAt(T0 + 3_000, CashierCredited, money(other, 9402, 500))
+    await t.settle()
+    expect(await row(other, 'first_deposit')).toBeDefined()
   })
 })
 

@@ -14,6 +14,8 @@ export interface CodeMatch {
 export interface AffiliateCodes {
   affiliate(brandId: number, code: string): Promise<CodeMatch | null>
   link(brandId: number, code: string): Promise<CodeMatch | null>
+  /** Whether this email is the affiliate's own (a registration through its own link refers nobody). */
+  isOwnEmail(affiliateId: number, email: string): Promise<boolean>
 }
 export const AffiliateCodesPort = definePort<AffiliateCodes>('affiliate.codes')
 

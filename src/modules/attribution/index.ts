@@ -53,6 +53,7 @@ export const attributionModule = defineModule({
     ports.provide(AttributionPort, { flushTouches: () => ctx.touchWriter.flush() })
     ports.provide(RegistrationAttributionPort, (brand, input, meta) =>
       attributeRegistration(ctx, brand, {
+        email: input.email,
         values: input.attribution,
         installationId: input.installation_id,
         visitorId: visitorOf(meta.cookies),

@@ -274,7 +274,8 @@ export const attributionRoutes = (ctx: AttributionCtx) => {
                 description: 'what the customer record holds',
               }),
               won_by: t.String({
-                description: 'install | registration_body | last_touch | last_direct | none (README)',
+                description:
+                  'install | registration_body | last_touch | last_direct | none | self_referral (README)',
               }),
               window_days: Int(),
               touch: t.Union([Touch, t.Null()], { description: 'the touch that won' }),

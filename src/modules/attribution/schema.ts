@@ -69,7 +69,8 @@ export const decisions = sqliteTable('attribution_decisions', {
   visitorId: text('visitor_id'),
   installationId: text('installation_id'),
   touchId: integer('touch_id'),
-  /** install | registration_body | last_touch | last_direct | none */
+  /** install | registration_body | last_touch | last_direct | none; self_referral: the touch that won was
+   * the registrant's own affiliate's, so the customer is referred by nobody */
   wonBy: text('won_by').notNull(),
   /** JSON array of touch ids */
   considered: text('considered').notNull().default('[]'),

@@ -19,7 +19,7 @@ export class AffiliateDirectory {
   private readonly affStmt
   private readonly linkStmt
 
-  constructor(ctx: AffiliateCtx) {
+  constructor(private readonly ctx: AffiliateCtx) {
     this.cache = new JsonCache(ctx.store, TTL_MS)
     const active = and(
       eq(affiliates.status, 'active'),
@@ -85,6 +85,15 @@ export class AffiliateDirectory {
         ? { affiliateId: r.affiliateId, linkId: r.id, landingPath: r.landingPath, campaign: r.campaign }
         : NONE
     })
+  }
+
+  /** Read at registration only (once per customer): no cache. */
+  async isOwnEmail(affiliateId: number, email: string) {
+    const [r] = await this.ctx.db
+      .select({ email: affiliates.email })
+      .from(affiliates)
+      .where(eq(affiliates.id, affiliateId))
+    return !!r && r.email.trim().toLowerCase() === email.trim().toLowerCase()
   }
 
   /** After a change of an affiliate or link (this instance and every one sharing the cache). */

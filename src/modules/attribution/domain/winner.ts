@@ -19,7 +19,7 @@ interface TouchLite {
   createdAt: number
 }
 
-type WonBy = 'install' | 'registration_body' | 'last_touch' | 'last_direct' | 'none'
+export type WonBy = 'install' | 'registration_body' | 'last_touch' | 'last_direct' | 'none'
 
 export function chooseTouch(
   visitorTouches: readonly TouchLite[],

@@ -9,6 +9,8 @@ import { decisions, installs, touches } from '../schema'
 import { hashAddress, insertTouches, matchCodes } from './touches'
 
 interface RegistrationClues {
+  /** the registrant's: an affiliate registering through its own link or code refers nobody */
+  email: string
   /** public values an external landing page passed in the body */
   values?: Record<string, string>
   installationId?: string
@@ -44,10 +46,20 @@ export async function attributeRegistration(
     : []
   const installTouch = clues.installationId ? await installTouchOf(ctx, brand.id, clues.installationId) : null
   const bodyParams: Params = clues.values ? parseParams(clues.values) : {}
+  const bodyMatch =
+    hasValues(bodyParams) && !installTouch ? await matchCodes(ctx, brand.id, bodyParams) : null
+  // the affiliates any candidate touch names whose own email registers now: their touches refer nobody
+  const named = new Set(
+    [installTouch?.affiliateId, bodyMatch?.affiliateId, ...visitorTouches.map((t) => t.affiliateId)].filter(
+      (id): id is number => typeof id === 'number',
+    ),
+  )
+  const own = new Set<number>()
+  for (const id of named) if (await ctx.codes.isOwnEmail(id, clues.email)) own.add(id)
   return ctx.db.transaction(async (tx) => {
     let bodyTouch: typeof touches.$inferSelect | null = null
     if (hasValues(bodyParams) && !installTouch) {
-      const match = await matchCodes(ctx, brand.id, bodyParams)
+      const match = bodyMatch
       const [id] = await insertTouches(tx, [
         {
           brandId: brand.id,
@@ -68,6 +80,8 @@ export async function attributeRegistration(
       ;[bodyTouch] = await tx.select().from(touches).where(eq(touches.id, id))
     }
     const choice = chooseTouch(visitorTouches, { now, windowMs: ctx.windowMs, installTouch, bodyTouch })
+    const won = [installTouch, bodyTouch, ...visitorTouches].find((t) => t && t.id === choice.touchId)
+    const selfReferral = won?.affiliateId != null && own.has(won.affiliateId)
     const [decision] = await tx
       .insert(decisions)
       .values({
@@ -75,16 +89,22 @@ export async function attributeRegistration(
         visitorId: clues.visitorId,
         installationId: clues.installationId ?? null,
         touchId: choice.touchId,
-        wonBy: choice.wonBy,
+        wonBy: selfReferral ? 'self_referral' : choice.wonBy,
         considered: JSON.stringify(choice.considered),
         windowDays: Math.round(ctx.windowMs / 86_400_000),
         createdAt: now,
       })
       .returning({ id: decisions.id })
-    const won = [installTouch, bodyTouch, ...visitorTouches].find((t) => t && t.id === choice.touchId)
     if (!won) return null
+    if (selfReferral) return attributionRecord(unreferred(won), 'self_referral', decision.id, undefined)
     return attributionRecord(won, choice.wonBy, decision.id, clues.installationId)
   })
+}
+
+/** A touch as if it named no affiliate: its marketing values stay, its affiliate and link codes do not. */
+function unreferred(t: typeof touches.$inferSelect): typeof touches.$inferSelect {
+  const { affiliate: _a, link: _l, ...rest } = JSON.parse(t.params) as Params
+  return { ...t, affiliateId: null, linkId: null, params: JSON.stringify(rest) }
 }
 
 async function installTouchOf(ctx: AttributionCtx, brandId: number, installationId: string) {
