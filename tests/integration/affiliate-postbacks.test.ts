@@ -224,8 +224,9 @@ describe('postbacks', () => {
       .from(outbox)
       .where(eq(outbox.topic, 'affiliate.postback_disabled'))
     expect(notices).toHaveLength(1)
-    // disabled: nothing is sent however long it waits
+    // disabled: nothing is sent however long it waits; a conversion made meanwhile is held, not lost
     const sent = got.length
+    await deposit(id, 5003)
     await send()
     expect(got.length).toBe(sent)
     // staff fix the endpoint and re-enable it: the pending postbacks go out
@@ -237,7 +238,9 @@ describe('postbacks', () => {
     expect(on.json).toMatchObject({ postback_enabled: true, postback_failures: 0 })
     clock.advance(3_600_000)
     await send()
-    expect(got.length).toBe(sent + 2)
+    // the two pending before it was disabled, and the deposit held while it was
+    expect(got.length).toBe(sent + 3)
+    expect(JSON.parse(got.at(-1)!.body).conversion).toMatchObject({ kind: 'deposit', reference_id: '5003' })
     const pending = await t.ctx.db
       .select()
       .from(postbacks)

@@ -164,7 +164,12 @@ export const affiliateStaffRoutes = (ctx: AffiliateCtx, dir: AffiliateDirectory)
               t.String({ ...Password, description: 'new cabinet password on this brand' }),
             ),
             postback_url: t.Optional(t.String({ maxLength: 512, description: "'' removes it" })),
-            postback_enabled: t.Optional(t.Boolean({ description: 'true re-enables a disabled endpoint' })),
+            postback_enabled: t.Optional(
+              t.Boolean({
+                description:
+                  'true re-enables a disabled endpoint: the postbacks of conversions made while it was disabled are sent then',
+              }),
+            ),
           },
           { example: { status: 'suspended' }, minProperties: 1 },
         ),

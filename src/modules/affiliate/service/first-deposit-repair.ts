@@ -46,11 +46,12 @@ export async function repairFirstDeposits(ctx: AffiliateCtx) {
     const ids = [...new Set([...corrected, ...unposted].map((r) => Number(r.id)))]
     if (ids.length === 0) return 0
     const rows = (await tx
-      .select({ row: conversions, url: affiliates.postbackUrl, enabled: affiliates.postbackEnabled })
+      .select({ row: conversions, url: affiliates.postbackUrl })
       .from(conversions)
       .innerJoin(affiliates, sql`${affiliates.id} = ${conversions.affiliateId}`)
-      .where(sql`${conversions.id} in ${ids}`)) as { row: Row; url: string; enabled: number }[]
-    const owed = rows.filter((r) => r.url && r.enabled)
+      .where(sql`${conversions.id} in ${ids}`)) as { row: Row; url: string }[]
+    // held for a disabled endpoint as a new conversion's are (ledger.ts)
+    const owed = rows.filter((r) => r.url)
     if (owed.length > 0)
       await tx.insert(postbacks).values(
         owed.map(({ row }) => ({

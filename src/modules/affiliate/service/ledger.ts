@@ -87,12 +87,17 @@ async function recompute(ctx: AffiliateCtx, tx: Tx, ref: Referral) {
   if (touched.length > 0) await queuePostbacks(tx, ref, touched, now)
 }
 
+/**
+ * A postback per changed row, for an affiliate with an endpoint. One whose endpoint is disabled gets its
+ * postbacks too: they wait (the sender skips a disabled endpoint) and go out once it is enabled again,
+ * so no conversion made meanwhile is lost to the affiliate's tracker.
+ */
 async function queuePostbacks(tx: Tx, ref: Referral, rows: (typeof conversions.$inferSelect)[], now: number) {
   const [aff] = await tx
-    .select({ url: affiliates.postbackUrl, enabled: affiliates.postbackEnabled })
+    .select({ url: affiliates.postbackUrl })
     .from(affiliates)
     .where(eq(affiliates.id, ref.affiliateId))
-  if (!aff?.url || !aff.enabled) return
+  if (!aff?.url) return
   await tx.insert(postbacks).values(
     rows.map((row) => ({
       brandId: ref.brandId,
