@@ -14,6 +14,7 @@ import {
   updateSymbol,
 } from './admin'
 import type { MarketCtx } from './context'
+import { operatorGuard } from './operator'
 import { getDefaultWatch, setDefaultWatch } from './watch-defaults'
 
 const ANY_STAFF = { roles: STAFF_SESSIONS }
@@ -257,7 +258,7 @@ const DefaultWatch = t.Object({
 const GROUP_NOT_FOUND = { 404: ['GROUP_NOT_FOUND'] } as const
 
 /** Staff routes maintaining symbols, group security settings and per-symbol overrides. */
-export const marketAdminRoutes = (ctx: MarketCtx) =>
+export const marketAdminRoutes = (ctx: MarketCtx, operator = operatorGuard(ctx)) =>
   new Elysia({ name: 'market-admin-routes', seed: ctx.instanceId, prefix: '/manager' })
     .use(security(ctx))
     .get('/symbols', async () => ({ rows: (await listSymbols(ctx)).rows as Static<typeof SymbolAdmin>[] }), {
@@ -265,27 +266,43 @@ export const marketAdminRoutes = (ctx: MarketCtx) =>
       response: { 200: t.Object({ rows: t.Array(SymbolAdmin) }), ...errors() },
       detail: doc('Reference data', 'Every symbol with all its settings'),
     })
-    .post('/symbols', ({ body }) => checked(createSymbol(ctx, body)), {
-      auth: ADMINS,
-      body: SymbolCreate,
-      response: { 200: SymbolAdmin, ...errors({ 409: ['SYMBOL_EXISTS'] }) },
-      detail: doc('Reference data', 'Create a symbol (admin)', {
-        description:
-          'Symbols are shared by every brand of the deployment; groups decide per brand what is visible and ' +
-          'tradable. Omitted fields take the defaults of spec 2.8 (trade 2, exemode 1, swap_rollover3days 3, ' +
-          'margin_divider 1, ...). 409 SYMBOL_EXISTS for a name in use. All instances see the change within a second.',
-      }),
-    })
-    .patch('/symbols/:symbol', ({ params, body }) => checked(updateSymbol(ctx, params.symbol, body)), {
-      auth: ADMINS,
-      ...textInput({ params: { symbol: SymbolName } }),
-      body: SymbolPatch,
-      response: { 200: SymbolAdmin, ...errors({ 404: ['SYMBOL_NOT_FOUND'] }) },
-      detail: doc('Reference data', 'Change settings of a symbol (admin)', {
-        description:
-          '404 SYMBOL_NOT_FOUND. Open positions keep their prices; new margin and profit use the change.',
-      }),
-    })
+    .post(
+      '/symbols',
+      async ({ brand, body }) => {
+        await operator(brand)
+        return checked(createSymbol(ctx, body))
+      },
+      {
+        auth: ADMINS,
+        body: SymbolCreate,
+        response: { 200: SymbolAdmin, ...errors({ 403: ['NOT_OPERATOR_BRAND'], 409: ['SYMBOL_EXISTS'] }) },
+        detail: doc('Reference data', 'Create a symbol (admin of an operator brand)', {
+          description:
+            'Symbols are shared by every brand of the deployment; groups decide per brand what is visible and ' +
+            'tradable. Omitted fields take the defaults of spec 2.8 (trade 2, exemode 1, swap_rollover3days 3, ' +
+            'margin_divider 1, ...). 409 SYMBOL_EXISTS for a name in use. All instances see the change within a second. ' +
+            "403 NOT_OPERATOR_BRAND for an admin of a brand not in OPERATOR_BRANDS (unset: the deployment's first brand).",
+        }),
+      },
+    )
+    .patch(
+      '/symbols/:symbol',
+      async ({ brand, params, body }) => {
+        await operator(brand)
+        return checked(updateSymbol(ctx, params.symbol, body))
+      },
+      {
+        auth: ADMINS,
+        ...textInput({ params: { symbol: SymbolName } }),
+        body: SymbolPatch,
+        response: { 200: SymbolAdmin, ...errors({ 403: ['NOT_OPERATOR_BRAND'], 404: ['SYMBOL_NOT_FOUND'] }) },
+        detail: doc('Reference data', 'Change settings of a symbol (admin of an operator brand)', {
+          description:
+            '404 SYMBOL_NOT_FOUND. Open positions keep their prices; new margin and profit use the change. ' +
+            '403 NOT_OPERATOR_BRAND as for creating one.',
+        }),
+      },
+    )
     .get('/groups/:id/trading', ({ brand, params }) => groupTradingSettings(ctx, brand, params.id), {
       auth: ANY_STAFF,
       ...textInput({ params: GroupId }),

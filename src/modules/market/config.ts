@@ -15,6 +15,21 @@ export const MarketEnv = z.object({
    * Friday evening to Sunday evening, as real venues do.
    */
   DEMO_WEEKEND_TRADING: envFlag.default(false),
+  /**
+   * The brands whose staff change what every brand of the deployment shares (symbols, prices), by name,
+   * comma-separated. Unset: the first brand (the lowest id), the deployment's own.
+   */
+  OPERATOR_BRANDS: z
+    .string()
+    .optional()
+    .transform((v) =>
+      v
+        ? v
+            .split(',')
+            .map((s) => s.trim())
+            .filter(Boolean)
+        : null,
+    ),
 })
 
 export interface MarketConfig {
@@ -25,6 +40,8 @@ export interface MarketConfig {
   seedHistory: boolean
   /** Demo symbols seeded with their midweek hours on every day (DEMO_WEEKEND_TRADING). */
   demoWeekendTrading: boolean
+  /** OPERATOR_BRANDS; null: the first brand. */
+  operatorBrands: string[] | null
 }
 
 /** The market module's settings, read from the environment the kernel read its own from. */
@@ -36,5 +53,6 @@ export function marketConfig(config: Config): MarketConfig {
     tickMs: e.QUOTE_TICK_MS,
     seedHistory: e.SEED_HISTORY,
     demoWeekendTrading: e.DEMO_WEEKEND_TRADING,
+    operatorBrands: e.OPERATOR_BRANDS,
   }
 }

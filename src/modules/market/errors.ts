@@ -9,6 +9,7 @@ const MARKET = codeRefusals({
   INVALID_ADD_SYMBOL_TO_MARKET_WATCH: 500,
   USER_NOT_FOUND_OR_INCORRECT: 403,
   SYMBOL_NOT_ALLOWED: 403,
+  NOT_OPERATOR_BRAND: 403,
 })
 
 export const refuse = MARKET.refuse

@@ -5,6 +5,7 @@ import { Int, Login, nameModels, textInput } from '../../kernel/http/schemas'
 import { security } from '../../kernel/http/security'
 import { MAX_EPOCH_MS, MAX_PRICE } from '../../kernel/limits'
 import type { MarketCtx } from './context'
+import { operatorGuard } from './operator'
 import {
   addToWatch,
   ingestQuotes,
@@ -150,7 +151,7 @@ const IngestResult = t.Object({
   rejected: Int({ description: 'older than the latest tick of the symbol' }),
 })
 
-export const marketRoutes = (ctx: MarketCtx) =>
+export const marketRoutes = (ctx: MarketCtx, operator = operatorGuard(ctx)) =>
   new Elysia({ name: 'market-routes', seed: ctx.instanceId })
     .use(security(ctx))
     .get(
@@ -280,14 +281,23 @@ export const marketRoutes = (ctx: MarketCtx) =>
         }),
       },
     )
-    .post('/market/quotes', ({ body }) => ingestQuotes(ctx, body.ticks), {
-      auth: { roles: ['SESSION_DEALER', 'SESSION_ADMIN'] },
-      body: IngestBody,
-      response: { 200: IngestResult, ...errors() },
-      detail: doc('Market', 'Ingest a batch of quotes (dealer or admin session)', {
-        description: 'A broker plugs in its own feed here. Triggers, candles and stop-outs run on the batch.',
-      }),
-    })
+    .post(
+      '/market/quotes',
+      async ({ brand, body }) => {
+        await operator(brand)
+        return ingestQuotes(ctx, body.ticks)
+      },
+      {
+        auth: { roles: ['SESSION_DEALER', 'SESSION_ADMIN'] },
+        body: IngestBody,
+        response: { 200: IngestResult, ...errors({ 403: ['NOT_OPERATOR_BRAND'] }) },
+        detail: doc('Market', 'Ingest a batch of quotes (dealer or admin session of an operator brand)', {
+          description:
+            'A broker plugs in its own feed here. Triggers, candles and stop-outs run on the batch. Prices are ' +
+            "shared by every brand of the deployment: 403 NOT_OPERATOR_BRAND for staff of a brand not in OPERATOR_BRANDS (unset: the deployment's first brand).",
+        }),
+      },
+    )
     .post('/feed/quotes', ({ body }) => ingestQuotes(ctx, body.ticks), {
       feed: true,
       body: IngestBody,
