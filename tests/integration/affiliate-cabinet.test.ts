@@ -169,6 +169,47 @@ describe('sign-in', () => {
   })
 })
 
+describe('cabinet sessions end with the credentials that opened them', () => {
+  // a hostile client's probe: a cabinet cookie outlived a password reset, a suspension and a revoked
+  // access, and worked again once the affiliate was let back in
+  test('a new password, a suspension or a revoked access ends every open session; letting it in again revives none', async () => {
+    const made = await t.request('POST', '/manager/affiliates', {
+      token: staff,
+      body: { email: 'ends@example.com', code: 'ENDSPARTNER', password: 'ends-pass-1' },
+    })
+    expect(made.status).toBe(200)
+    const id = made.json.id as number
+    const patch = (body: Record<string, unknown>) =>
+      t.request('PATCH', `/manager/affiliates/${id}`, { token: staff, body })
+    const open = async (password: string) => {
+      const r = await login('ends@example.com', password)
+      expect(r.status).toBe(200)
+      const s = cookieOf(r)
+      expect((await cab('/api/affiliate/me', s)).status).toBe(200)
+      return s
+    }
+    const a = await open('ends-pass-1')
+    const apiToken = (await issue({}, id)).token
+    expect((await patch({ password: 'ends-pass-2' })).status).toBe(200)
+    expect((await cab('/api/affiliate/me', a)).json.error).toBe('TOKEN_REVOKED')
+    // an integration token is a credential of its own: it stays
+    expect((await api('/api/affiliate/v1/customers', apiToken)).status).toBe(200)
+
+    const b = await open('ends-pass-2')
+    expect((await patch({ status: 'suspended' })).status).toBe(200)
+    expect((await patch({ status: 'active' })).status).toBe(200)
+    expect((await cab('/api/affiliate/me', b)).json.error).toBe('TOKEN_REVOKED')
+
+    const c = await open('ends-pass-2')
+    const access = (status: string) =>
+      t.request('PUT', '/manager/affiliates/access/ENDSPARTNER', { token: staff, body: { status } })
+    expect((await access('revoked')).status).toBe(200)
+    expect((await access('active')).status).toBe(200)
+    expect((await cab('/api/affiliate/me', c)).json.error).toBe('TOKEN_REVOKED')
+    await open('ends-pass-2')
+  })
+})
+
 describe('dashboard, links, conversions', () => {
   test('every range answers; others are 400 naming the field', async () => {
     for (const range of ['today', '7d', '30d', '90d', 'mtd', 'ytd'])

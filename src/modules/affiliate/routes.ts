@@ -157,11 +157,15 @@ export const affiliateStaffRoutes = (ctx: AffiliateCtx, dir: AffiliateDirectory)
             status: t.Optional(
               t.UnionEnum(['active', 'suspended'], {
                 default: undefined,
-                description: 'suspended: its codes stop attributing, its sessions and tokens stop working',
+                description:
+                  'suspended: its codes stop attributing, its tokens stop working, its cabinet sessions end (active again revives none)',
               }),
             ),
             password: t.Optional(
-              t.String({ ...Password, description: 'new cabinet password on this brand' }),
+              t.String({
+                ...Password,
+                description: 'new cabinet password on this brand: its open cabinet sessions there end',
+              }),
             ),
             postback_url: t.Optional(t.String({ maxLength: 512, description: "'' removes it" })),
             postback_enabled: t.Optional(

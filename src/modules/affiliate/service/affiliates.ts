@@ -1,9 +1,10 @@
-import { and, desc, eq, lt } from 'drizzle-orm'
+import { and, desc, eq, isNull, lt } from 'drizzle-orm'
 import { hashPassword } from '../../../kernel/auth/passwords'
+import type { Tx } from '../../../kernel/db/client'
 import { isUniqueViolation } from '../../../kernel/db/errors'
 import type { AffiliateCtx } from '../context'
 import { refuse } from '../errors'
-import { affiliateAccess, affiliates, postbackKeys, trackingLinks } from '../schema'
+import { affiliateAccess, affiliates, affiliateTokens, postbackKeys, trackingLinks } from '../schema'
 import type { AffiliateDirectory } from './directory'
 import { checkPostbackUrl } from './settings'
 
@@ -148,9 +149,29 @@ interface AffiliateChanges {
 }
 
 /**
+ * Ends an affiliate's cabinet sessions (on one brand, or all): a new password, a suspension or a revoked
+ * access must not leave a session that a stolen cookie keeps alive once the affiliate is let in again.
+ * Integration tokens are credentials of their own, revoked one by one.
+ */
+async function endCabinetSessions(ctx: AffiliateCtx, tx: Tx, affiliateId: number, brandId?: number) {
+  await tx
+    .update(affiliateTokens)
+    .set({ revokedAt: ctx.clock.now() })
+    .where(
+      and(
+        eq(affiliateTokens.affiliateId, affiliateId),
+        eq(affiliateTokens.kind, 'cabinet'),
+        isNull(affiliateTokens.revokedAt),
+        brandId === undefined ? undefined : eq(affiliateTokens.brandId, brandId),
+      ),
+    )
+}
+
+/**
  * Staff of the affiliate's home brand change its profile and status; staff of a brand it has access to
- * change only its password there. A suspension stops its codes and links attributing (directory cache),
- * its cabinet sessions and its tokens (their next request).
+ * change only its password there. A suspension stops its codes and links attributing (directory cache)
+ * and its tokens (their next request), and ends its cabinet sessions; a new password ends its cabinet
+ * sessions on that brand.
  */
 export async function updateAffiliate(
   ctx: AffiliateCtx,
@@ -175,11 +196,14 @@ export async function updateAffiliate(
       if (input.postback_enabled) Object.assign(set, { postbackFailures: 0, postbackDisabledReason: '' })
     }
     if (Object.keys(set).length) await tx.update(affiliates).set(set).where(eq(affiliates.id, id))
-    if (passwordHash)
+    if (passwordHash) {
       await tx
         .update(affiliateAccess)
         .set({ passwordHash })
         .where(and(eq(affiliateAccess.affiliateId, id), eq(affiliateAccess.brandId, brandId)))
+      await endCabinetSessions(ctx, tx, id, brandId)
+    }
+    if (input.status === 'suspended') await endCabinetSessions(ctx, tx, id)
   })
   if (input.status !== undefined) await forgetAffiliate(ctx, dir, id)
   return readAffiliate(ctx, brandId, id)
@@ -202,7 +226,8 @@ async function forgetAffiliate(ctx: AffiliateCtx, dir: AffiliateDirectory, id: n
 
 /**
  * Grants or revokes an affiliate's access to the staff's brand, found by its code (an affiliate of
- * another brand is not listed here until it has access). A grant sets the cabinet password there.
+ * another brand is not listed here until it has access). A grant sets the cabinet password there; a
+ * revocation or a new password ends the cabinet sessions there.
  */
 export async function setAccess(
   ctx: AffiliateCtx,
@@ -220,19 +245,22 @@ export async function setAccess(
     .where(and(eq(affiliateAccess.affiliateId, a.id), eq(affiliateAccess.brandId, brandId)))
   if (!had && input.status === 'active' && !passwordHash)
     throw refuse('INVALID_DATA', 'password: required when access is granted')
-  await ctx.db
-    .insert(affiliateAccess)
-    .values({
-      affiliateId: a.id,
-      brandId,
-      status: input.status,
-      passwordHash: passwordHash ?? '',
-      createdAt: ctx.clock.now(),
-    })
-    .onConflictDoUpdate({
-      target: [affiliateAccess.affiliateId, affiliateAccess.brandId],
-      set: { status: input.status, ...(passwordHash ? { passwordHash } : {}) },
-    })
+  await ctx.db.transaction(async (tx) => {
+    await tx
+      .insert(affiliateAccess)
+      .values({
+        affiliateId: a.id,
+        brandId,
+        status: input.status,
+        passwordHash: passwordHash ?? '',
+        createdAt: ctx.clock.now(),
+      })
+      .onConflictDoUpdate({
+        target: [affiliateAccess.affiliateId, affiliateAccess.brandId],
+        set: { status: input.status, ...(passwordHash ? { passwordHash } : {}) },
+      })
+    if (input.status === 'revoked' || passwordHash) await endCabinetSessions(ctx, tx, a.id, brandId)
+  })
   await forgetAffiliate(ctx, dir, a.id)
   return readAffiliate(ctx, brandId, a.id)
 }
