@@ -260,6 +260,20 @@ describe('accounts with generated passwords', () => {
     expect(reset.status).toBe(200)
     expect((await t.request('GET', '/account/me', { token: mine.json.__token })).status).toBe(401)
     expect((await post('/sign/in', { login, password: 'reset-pass-1' }, '')).status).toBe(200)
+    // staff forbade the account to change its password: the owner's route obeys it too (a probe: it did not)
+    const forbid = (flag: number) =>
+      t.request('PATCH', `/manager/accounts/${login}`, {
+        token: manager,
+        body: { enable_change_password: flag },
+      })
+    expect((await forbid(0)).status).toBe(200)
+    const forbidden = await t.request('PUT', `/customer/accounts/${login}/password`, {
+      token: customer,
+      body: { password: 'other-pass-1' },
+    })
+    expect([forbidden.status, forbidden.json.error]).toEqual([403, 'CHANGE_PASSWORD_DISABLED'])
+    expect((await post('/sign/in', { login, password: 'reset-pass-1' }, '')).status).toBe(200)
+    expect((await forbid(1)).status).toBe(200)
     // not the customer's: 404, whatever exists
     for (const other of [200001, 999999]) {
       const r = await t.request('PUT', `/customer/accounts/${other}/password`, {

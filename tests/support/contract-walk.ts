@@ -562,7 +562,11 @@ export function contractWalk(rt: WalkTarget) {
   const answersJson = (o: Operation) => !!o.op.responses?.['200']?.content?.['application/json']
 
   /** Operations that end sessions: the demo users sign in again after them. */
-  const endsSessions = (o: Operation) => /sign\/out|password|logout/.test(o.path)
+  // an affiliate's new password or access ends its cabinet sessions too
+  const endsSessions = (o: Operation) =>
+    /sign\/out|password|logout/.test(o.path) ||
+    o.id === 'PATCH /manager/affiliates/{id}' ||
+    o.id.startsWith('PUT /manager/affiliates/access/')
 
   /** Sends every operation once, in the document's order (LAST at the end). */
   async function run(opts: { only?: (o: Operation) => boolean } = {}): Promise<WalkResult> {

@@ -12,7 +12,8 @@ const notYours = (login: number) => refuse('ACCOUNT_NOT_FOUND', `account ${login
 /**
  * PUT /customer/accounts/{login}/password: the customer sets the password of an account they own (a lost
  * prop challenge password, a forgotten one). Every session of that account ends; a generated password's
- * must_change_password is cleared.
+ * must_change_password is cleared. Refused (403 CHANGE_PASSWORD_DISABLED) where staff forbade the account
+ * to change its password, as PUT /account/password is.
  */
 export async function setOwnAccountPassword(
   ctx: AccountsCtx,
@@ -22,7 +23,7 @@ export async function setOwnAccountPassword(
   password: string,
 ) {
   const [owned] = await ctx.db
-    .select({ login: accounts.login })
+    .select({ allowed: accounts.enableChangePassword, must: accounts.mustChangePassword })
     .from(accounts)
     .where(
       and(
@@ -32,6 +33,9 @@ export async function setOwnAccountPassword(
       ),
     )
   if (!owned) throw notYours(login)
+  // the same rule as the account's own change: staff may forbid it (enable_change_password 0), unless it must
+  if (owned.allowed !== 1 && owned.must !== 1)
+    throw refuse('CHANGE_PASSWORD_DISABLED', `account ${login} may not change its password`)
   await setPasswordHash(ctx, brand.id, login, await hashPassword(password))
   return { data: 'OK' as const, sessions_ended: true }
 }

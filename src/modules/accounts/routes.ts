@@ -280,10 +280,13 @@ export const accountRoutes = (ctx: AccountsCtx) =>
           // in the document's order PUT /account/password's example sets the demo's own password back
           { example: { password: 'demo-pass-2' } },
         ),
-        response: { 200: PasswordSet, ...errors({ 404: ['ACCOUNT_NOT_FOUND'] }) },
+        response: {
+          200: PasswordSet,
+          ...errors({ 403: ['CHANGE_PASSWORD_DISABLED'], 404: ['ACCOUNT_NOT_FOUND'] }),
+        },
         detail: doc('Account', "Set the password of one of the customer's accounts", {
           description:
-            "For a lost or forgotten password, such as a prop challenge's temporary one (shown once). Every session of the account ends; an account that had to change its generated password no longer has to. 404 ACCOUNT_NOT_FOUND for an account that is not the customer's.",
+            "For a lost or forgotten password, such as a prop challenge's temporary one (shown once). Every session of the account ends; an account that had to change its generated password no longer has to. 403 CHANGE_PASSWORD_DISABLED where staff forbade the account to change its password (enable_change_password 0), as on PUT /account/password. 404 ACCOUNT_NOT_FOUND for an account that is not the customer's.",
         }),
       },
     )
