@@ -148,6 +148,33 @@ describe('alert semantics driven by ingested quotes', () => {
     expect(await alert(a)).toMatchObject({ active: 0, fired_count: 1 })
   })
 
+  test('a firing whose write fails is retried on the next tick, not lost until the engine reloads', async () => {
+    // a hostile client's probe: with the database away a moment, the woken alerts left the book for good
+    await bids(1.1)
+    const below = (await create({ condition: 1, target_price: 1.099 })).json.id
+    const cross = (await create({ condition: 3, target_price: 1.0995 })).json.id
+    const uow = t.ctx.uow
+    const run = uow.run
+    let refused = 0
+    uow.run = (async () => {
+      refused++
+      throw new Error('the database is away')
+    }) as typeof uow.run
+    try {
+      await bids(1.0985)
+    } finally {
+      uow.run = run
+    }
+    expect(refused).toBe(1)
+    expect(await firings(below)).toHaveLength(0)
+    expect(await alert(below)).toMatchObject({ active: 1, fired_count: 0 })
+    // the next tick, still past both levels: each fires once (the crossing is the one missed)
+    await bids(1.0984, 1.0983)
+    expect(await firings(below)).toHaveLength(1)
+    expect(await firings(cross)).toHaveLength(1)
+    expect(await alert(below)).toMatchObject({ active: 0, fired_count: 1 })
+  })
+
   test('repeat: fires again only after the price went back below the level', async () => {
     await bids(1.1)
     const a = (await create({ condition: 0, target_price: 1.102, repeat_mode: 1 })).json.id

@@ -7,7 +7,7 @@ import type { Tick } from '../market'
 import type { AlertsCtx } from './context'
 import { LevelBook } from './domain/book'
 import { type AlertState, initialState, watches } from './domain/conditions'
-import { rewatch, wake } from './domain/evaluate'
+import { retry, rewatch, wake } from './domain/evaluate'
 import { AlertFired } from './events'
 import { type AlertRow, priceAlerts } from './schema'
 import { alertView } from './views'
@@ -143,18 +143,35 @@ export class AlertEngine {
         const b = this.books.get(bookKey(t.symbol, side))
         if (!b || b.size === 0) continue
         const p = priceOf(t, side)
-        for (const { id, fired } of wake(b, p, (id) => this.alerts.get(id))) {
+        // once a write failed, the rest of this tick's alerts are put back untried: the next tick retries
+        let failed: unknown = null
+        for (const { id, fired, before } of wake(b, p, (id) => this.alerts.get(id))) {
           const a = this.alerts.get(id)
           if (!a) continue
-          if (a.row.expiresAt > 0 && a.row.expiresAt <= nowS) {
-            await this.expire(a.row)
+          if (failed) {
+            retry(b, id, a, before)
             continue
           }
-          const stale = opts.replay && a.row.updatedAt > idTime(t.id)
-          if (fired && !stale && !(await this.fire(a.row, p))) continue
-          const still = this.alerts.get(id)
-          if (still) rewatch(b, id, still, p)
+          try {
+            if (a.row.expiresAt > 0 && a.row.expiresAt <= nowS) {
+              await this.expire(a.row)
+              continue
+            }
+            const stale = opts.replay && a.row.updatedAt > idTime(t.id)
+            if (fired && !stale && !(await this.fire(a.row, p))) continue
+            const still = this.alerts.get(id)
+            if (still) rewatch(b, id, still, p)
+          } catch (e) {
+            failed = e
+            const still = this.alerts.get(id)
+            if (still) retry(b, id, still, before)
+          }
         }
+        if (failed)
+          this.ctx.logger.log('warn', 'alert firings not written: retried on the next tick', {
+            symbol: t.symbol,
+            err: failed instanceof Error ? failed.message : String(failed),
+          })
       }
   }
 
