@@ -17,6 +17,8 @@ let staff: string
 let receiver: ReturnType<typeof Bun.serve>
 let failWith = 0
 const got: { headers: Headers; body: string }[] = []
+/** What the receiver does besides answering (a slow endpoint). */
+let onSend: ((id: number) => Promise<void>) | null = null
 let affiliateId: number
 let n = 0
 
@@ -56,6 +58,7 @@ beforeAll(async () => {
     port: 0,
     async fetch(req) {
       got.push({ headers: req.headers, body: await req.text() })
+      await onSend?.(Number(req.headers.get('x-postback-id')))
       return new Response(failWith ? 'no' : 'ok', { status: failWith || 200 })
     },
   })
@@ -191,6 +194,28 @@ describe('postbacks', () => {
         })
       ).status,
     ).toBe(200)
+  })
+
+  test('a pass slower than a claim holds each claim while it sends (another instance could take it)', async () => {
+    // a hostile client's probe: claims were dated from the start of the pass, so past 30 s what it claimed
+    // was free for another instance's pass, which sent the same postbacks again
+    const id = await referredCustomer()
+    await deposit(id, 5101)
+    await t.settle()
+    const margins: number[] = []
+    onSend = async (pb) => {
+      const [row] = await t.ctx.db.select().from(postbacks).where(eq(postbacks.id, pb))
+      margins.push(row!.leaseUntil - clock.now())
+      clock.advance(31_000) // each send takes longer than a claim lasts
+    }
+    try {
+      await send()
+    } finally {
+      onSend = null
+    }
+    expect(margins.length).toBe(3) // registration, first_deposit, deposit
+    expect(margins.every((m) => m > 0)).toBe(true)
+    staff = await t.staffToken()
   })
 
   test('failures retry with backoff, die after ten attempts, and twenty in a row disable the endpoint', async () => {

@@ -145,6 +145,38 @@ describe('a job never overlaps itself in one process', () => {
   })
 })
 
+describe('a cluster job never runs on two instances at once', () => {
+  test('a run longer than its lease keeps it: the other instance waits', async () => {
+    // a hostile client's probe: a postback pass outlived its 6 s lease, and the other instances ran the
+    // same job beside it (the same postbacks sent twice)
+    const store = new MemoryStore()
+    let inFlight = 0
+    let most = 0
+    const ran: string[] = []
+    const job = (owner: string) => ({
+      name: 'test.long-run',
+      every: 200,
+      scope: 'cluster' as const,
+      run: async () => {
+        most = Math.max(most, ++inFlight)
+        ran.push(owner)
+        // past leaseMs (3 s): an unrenewed lease lapses while it runs
+        await Bun.sleep(leaseMs({ every: 200 } as never) + 1000)
+        inFlight--
+      },
+    })
+    const one = new JobRunner([job('one')], new StoreLeases(store), 'one', new ManualClock(0), silentLogger)
+    const two = new JobRunner([job('two')], new StoreLeases(store), 'two', new ManualClock(0), silentLogger)
+    one.start()
+    await Bun.sleep(50)
+    two.start()
+    await Bun.sleep(leaseMs({ every: 200 } as never) + 600)
+    await Promise.all([one.stop(), two.stop()])
+    expect(ran).toEqual(['one'])
+    expect(most).toBe(1)
+  }, 20_000)
+})
+
 describe('runOnce and runDue (the cron route, Workers scheduled())', () => {
   test('CLUSTER_JOBS=external: the process schedules its own jobs only; the cluster job runs when called', async () => {
     const store = new MemoryStore(new ManualClock(0))

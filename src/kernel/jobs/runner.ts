@@ -20,7 +20,7 @@ export function scheduledHere(clusterJobs: 'internal' | 'external') {
  * Starts every job on its period. A cluster job runs where its lease is held: the holder renews it each
  * period and runs; the others ask each period and, told how long the lease has left, ask again the
  * moment it lapses, so a job moves within `leaseMs` of its holder's death. A job never overlaps itself
- * in one process; a slow run delays its next period.
+ * in one process; a slow run delays its next period, and its holder renews the lease meanwhile.
  */
 export class JobRunner {
   private readonly timers = new Map<string, ReturnType<typeof setInterval>>()
@@ -81,6 +81,8 @@ export class JobRunner {
   }
 
   private async tick(job: Job) {
+    if (this.running.has(job.name) && job.scope === 'cluster' && this.held.has(job.name))
+      return this.renew(job)
     if (this.running.has(job.name) || this.asking.has(job.name) || this.offEngine(job)) return
     if (job.scope === 'cluster') {
       // two ticks awaiting the lease at once (the period's and a takeover's new schedule) both got it and
@@ -101,6 +103,26 @@ export class JobRunner {
       this.held.add(job.name)
     }
     await this.execute(job)
+  }
+
+  /**
+   * Keeps the lease of a cluster job whose run outlasts a period: unrenewed, it lapsed under a long run
+   * (a postback pass with a slow endpoint) and another instance ran the same job beside it.
+   */
+  private async renew(job: Job) {
+    if (this.asking.has(job.name)) return
+    this.asking.add(job.name)
+    try {
+      const lease = await this.leases.hold(job.name, this.owner, leaseMs(job))
+      if (!lease.held) {
+        this.held.delete(job.name)
+        this.logger.log('warn', 'job lease lost during a run', { job: job.name })
+      }
+    } catch (e) {
+      this.logger.log('warn', 'job lease unavailable', { job: job.name, err: String(e) })
+    } finally {
+      this.asking.delete(job.name)
+    }
   }
 
   /** One extra attempt when the holder's lease lapses before our next period. */

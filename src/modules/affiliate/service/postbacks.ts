@@ -93,14 +93,17 @@ export async function sendDuePostbacks(ctx: AffiliateCtx, now: number) {
     .limit(BATCH)
   let sent = 0
   for (const { id } of due) {
+    // each claim from the time it is made: a pass that outlived LEASE_MS (a slow endpoint) claimed rows
+    // already free for another instance, which sent them too
+    const at = ctx.clock.now()
     const [p] = await ctx.db
       .update(postbacks)
-      .set({ leaseUntil: now + LEASE_MS })
-      .where(and(eq(postbacks.id, id), eq(postbacks.status, 'pending'), lte(postbacks.leaseUntil, now)))
+      .set({ leaseUntil: at + LEASE_MS })
+      .where(and(eq(postbacks.id, id), eq(postbacks.status, 'pending'), lte(postbacks.leaseUntil, at)))
       .returning()
     if (!p) continue
-    const { error, setting } = await send(ctx, p, now)
-    await settle(ctx, p, error, now, setting)
+    const { error, setting } = await send(ctx, p, at)
+    await settle(ctx, p, error, ctx.clock.now(), setting)
     if (!error) sent++
   }
   return sent
@@ -150,8 +153,10 @@ async function send(ctx: AffiliateCtx, p: typeof postbacks.$inferSelect, now: nu
 }
 
 /**
- * Records a send. A failure of the endpoint counts toward disabling it; a refusal by settings does not
- * (another brand's allowlist must not switch off the home brand's endpoint): it waits and retries.
+ * Records a send, where this pass still holds the claim (`p.leaseUntil`, as claimed): a claim lost
+ * meanwhile records nothing over what its new holder does. A failure of the endpoint counts toward
+ * disabling it; a refusal by settings does not (another brand's allowlist must not switch off the home
+ * brand's endpoint): it waits and retries.
  */
 async function settle(
   ctx: AffiliateCtx,
@@ -162,15 +167,18 @@ async function settle(
 ) {
   const attempts = p.attempts + 1
   await ctx.uow.run(async (tx, work) => {
+    const ours = and(eq(postbacks.id, p.id), eq(postbacks.leaseUntil, p.leaseUntil))
     if (!error) {
-      await tx
+      const [mine] = await tx
         .update(postbacks)
         .set({ status: 'sent', attempts, sentAt: now, lastError: '', leaseUntil: 0 })
-        .where(eq(postbacks.id, p.id))
-      await tx.update(affiliates).set({ postbackFailures: 0 }).where(eq(affiliates.id, p.affiliateId))
+        .where(ours)
+        .returning({ id: postbacks.id })
+      if (mine)
+        await tx.update(affiliates).set({ postbackFailures: 0 }).where(eq(affiliates.id, p.affiliateId))
       return
     }
-    await tx
+    const [mine] = await tx
       .update(postbacks)
       .set({
         status: attempts >= MAX_ATTEMPTS ? 'dead' : 'pending',
@@ -179,8 +187,9 @@ async function settle(
         lastError: error,
         leaseUntil: 0,
       })
-      .where(eq(postbacks.id, p.id))
-    if (setting) return
+      .where(ours)
+      .returning({ id: postbacks.id })
+    if (!mine || setting) return
     const [a] = await tx
       .update(affiliates)
       .set({ postbackFailures: sql`${affiliates.postbackFailures} + 1` })
