@@ -57,6 +57,8 @@ test('every operation, with its examples, through a Prism validating proxy', asy
     setup: server.url,
     sql: async (sql, args) => {
       const c = createClient({ url: `file:${join(home.dir, 'app.db')}`, intMode: 'number' })
+      // the server writes beside it: wait for its lock as the server's own connections do
+      await c.execute('PRAGMA busy_timeout = 5000')
       await c.execute({ sql, args })
       c.close()
     },

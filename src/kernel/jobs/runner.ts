@@ -30,6 +30,8 @@ export class JobRunner {
   /** Jobs whose tick is asking for the lease: a tick that started meanwhile does not ask (or run) too. */
   private readonly asking = new Set<string>()
   private readonly held = new Set<string>()
+  /** When each job's lease was last renewed during a run (epoch ms). */
+  private readonly renewedAt = new Map<string, number>()
   readonly counts = new Map<string, number>()
 
   constructor(
@@ -101,6 +103,7 @@ export class JobRunner {
         return
       }
       this.held.add(job.name)
+      this.renewedAt.set(job.name, Date.now())
     }
     await this.execute(job)
   }
@@ -110,7 +113,11 @@ export class JobRunner {
    * (a postback pass with a slow endpoint) and another instance ran the same job beside it.
    */
   private async renew(job: Job) {
-    if (this.asking.has(job.name)) return
+    // a third of the lease between renewals: with leases in the database (the embedded default) a hold
+    // is a write, and a job of a short period must not write one every period it runs past
+    const now = Date.now()
+    if (this.asking.has(job.name) || now - (this.renewedAt.get(job.name) ?? 0) < leaseMs(job) / 3) return
+    this.renewedAt.set(job.name, now)
     this.asking.add(job.name)
     try {
       const lease = await this.leases.hold(job.name, this.owner, leaseMs(job))
