@@ -1,11 +1,9 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { eq } from 'drizzle-orm'
-import { hashPassword } from '../../src/kernel/auth/passwords'
 import { SESSION_TYPES, type SessionType } from '../../src/kernel/auth/session'
-import { brands } from '../../src/kernel/brand/schema'
 import { accounts } from '../../src/modules/accounts/schema'
-import { staff } from '../../src/modules/auth/schema'
 import { makeTestApp } from '../support/app'
+import { addBetaStaff } from '../support/staff'
 
 /**
  * The authorization matrix, generated from the app itself (issue 42 item 6): every route the app serves,
@@ -287,19 +285,10 @@ const covered = new Set<string>()
 
 beforeAll(async () => {
   // Beta's staff (the demo data has Demo's only), so a Beta token of each staff role is a real one
-  const [beta] = await t.ctx.db.select().from(brands).where(eq(brands.name, 'Beta'))
-  for (const [, role, login, password] of STAFF)
-    await t.ctx.db
-      .insert(staff)
-      .values({
-        brandId: beta.id,
-        login,
-        role,
-        name: `Beta ${role}`,
-        passwordHash: await hashPassword(password),
-        createdAt: t.ctx.clock.now(),
-      })
-      .onConflictDoNothing()
+  await addBetaStaff(
+    t,
+    STAFF.map(([, role, login, password]) => [role, login, password] as const),
+  )
   // an account with a generated password it has not replaced yet (as a prop challenge's)
   await t.ctx.db.update(accounts).set({ mustChangePassword: 1 }).where(eq(accounts.login, 100003))
 

@@ -3,11 +3,8 @@
 // (OPERATOR_BRANDS, or the first brand) change them. A hostile client's probe: a Demo dealer's ticks moved
 // the price Beta's customers filled at.
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
-import { eq } from 'drizzle-orm'
-import { hashPassword } from '../../src/kernel/auth/passwords'
-import { brands } from '../../src/kernel/brand/schema'
-import { staff } from '../../src/modules/auth/schema'
 import { makeTestApp, type TestApp } from '../support/app'
+import { addBetaStaff } from '../support/staff'
 import { forexSymbol } from '../support/symbols'
 
 const BETA = 'beta.localhost'
@@ -15,22 +12,10 @@ const tick = { ticks: [{ symbol: 'XNGUSD', bid: 2.5, ask: 2.51 }] }
 const symbolPatch = { description: 'Natural gas' }
 
 async function betaStaff(t: TestApp) {
-  const [beta] = await t.ctx.db.select().from(brands).where(eq(brands.name, 'Beta'))
-  for (const [role, login, password] of [
+  await addBetaStaff(t, [
     ['ADMIN', 2, 'admin-pass-1'],
     ['DEALER', 3, 'dealer-pass-1'],
-  ] as const)
-    await t.ctx.db
-      .insert(staff)
-      .values({
-        brandId: beta!.id,
-        login,
-        role,
-        name: `Beta ${role}`,
-        passwordHash: await hashPassword(password),
-        createdAt: t.ctx.clock.now(),
-      })
-      .onConflictDoNothing()
+  ])
   const signIn = async (login: number, password: string) =>
     (await t.request('POST', '/manager/sign/in', { body: { login, password }, host: BETA })).json
       .__token as string
