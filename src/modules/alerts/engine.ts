@@ -145,11 +145,15 @@ export class AlertEngine {
         const p = priceOf(t, side)
         // once a write failed, the rest of this tick's alerts are put back untried: the next tick retries
         let failed: unknown = null
-        for (const { id, fired, before } of wake(b, p, (id) => this.alerts.get(id))) {
+        for (const { id, fired, before, tracked } of wake(b, p, (id) => this.alerts.get(id))) {
           const a = this.alerts.get(id)
           if (!a) continue
+          // an alert changed while a write was awaited was filed afresh: its old state is not its own
+          const putBack = () => {
+            if (this.alerts.get(id) === tracked) retry(b, id, tracked, before)
+          }
           if (failed) {
-            retry(b, id, a, before)
+            putBack()
             continue
           }
           try {
@@ -163,8 +167,7 @@ export class AlertEngine {
             if (still) rewatch(b, id, still, p)
           } catch (e) {
             failed = e
-            const still = this.alerts.get(id)
-            if (still) retry(b, id, still, before)
+            putBack()
           }
         }
         if (failed)

@@ -13,14 +13,14 @@ export interface Tracked {
  * not be recorded with `retry`.
  */
 export function wake(book: LevelBook, p: number, get: (id: number) => Tracked | undefined) {
-  const out: { id: number; fired: boolean; before: AlertState }[] = []
+  const out: { id: number; fired: boolean; before: AlertState; tracked: Tracked }[] = []
   for (const id of book.due(p)) {
     const a = get(id)
     if (!a) continue
     const before = a.state
     const r = step(a.spec, a.state, p)
     a.state = r.next
-    out.push({ id, fired: r.fired, before })
+    out.push({ id, fired: r.fired, before, tracked: a })
   }
   return out
 }
