@@ -211,7 +211,7 @@ class Duplicate extends Error {}
 
 /**
  * POST /cashier/webhook/{provider}: the signature is verified over the exact bytes before anything
- * else. The update is applied and the event stored in the inbox (unique per provider and event id) in
+ * else. The update is applied and the event stored in the inbox (unique per brand, provider and event id) in
  * one transaction, committed before the answer: a repeated event finds its row, rolls back and answers
  * 200 doing nothing. If applying fails, the event is stored alone, still to process, and the inbox job
  * applies it later; if even that fails, the answer is an error and the provider sends it again.

@@ -48,7 +48,7 @@ async function loginOf(request: Request, query: { login?: number }) {
   const text = await request.text().catch(() => '')
   if (!text && announcesBody(request))
     throw invalid(
-      'login: this server cannot read the body of a GET request (HTTP servers built on the Fetch standard drop it); send login as the query parameter: GET /scripts?login=<login>',
+      'login: this server cannot read the body of a GET request (Bun.serve drops it); send login as the query parameter: GET /scripts?login=<login>',
     )
   let body: unknown
   try {
