@@ -577,7 +577,13 @@ export function contractWalk(rt: WalkTarget) {
     let sent = 0
     for (const o of ops) {
       const r = exampleOf(o)
-      await before[o.id]?.(r)
+      // a setup that fails is this operation's failure; the walk goes on, so one report names them all
+      try {
+        await before[o.id]?.(r)
+      } catch (e) {
+        failures.push(`${o.id}: setup: ${(e as Error).message}`)
+        continue
+      }
       const res = UNPROXIED.has(o.id) ? await sendDirect(o, r) : await send(o, r)
       sent++
       if (res.status >= 300 || res.violations)

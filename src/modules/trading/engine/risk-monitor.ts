@@ -36,6 +36,11 @@ interface HeldPositions {
 export class RiskMonitor {
   /** Logins whose margin call this instance has seen (the notification is written once per episode). */
   private readonly marginCalled = new Set<number>()
+  /**
+   * Logins whose margin this instance has looked at since it took the engine role. The first look at one
+   * above its margin call ends an episode the shared mark may still hold from an engine before.
+   */
+  private readonly looked = new Set<number>()
   /** A module holding accounts to limits of its own (risk-watch.ts). */
   private riskWatcher: RiskWatcher | null = null
   /** The price bands of every login with positions (domain/risk-band.ts): inside them it reaches no limit. */
@@ -57,8 +62,13 @@ export class RiskMonitor {
     if (this.marginCalled.delete(login)) void this.ctx.store.del(marginCallKey(login)).catch(() => {})
   }
 
-  /** Empties what it holds (this instance gave up the engine role). */
+  /**
+   * Empties what it holds (this instance gave up the engine role). Episodes are not ended: their shared
+   * marks stay for whichever engine comes next, and this one reads them again if it takes the role back.
+   */
   reset() {
+    this.marginCalled.clear()
+    this.looked.clear()
     this.riskBook.clear()
     this.riskDue.clear()
     this.riskDirty.clear()
@@ -309,8 +319,10 @@ export class RiskMonitor {
     m: { margin: number; margin_level: number },
   ) {
     const key = marginCallKey(account.login)
+    const first = !this.looked.has(account.login)
+    if (first) this.looked.add(account.login)
     if (m.margin <= 0 || m.margin_level > group.marginCall) {
-      if (this.marginCalled.delete(account.login)) await this.ctx.store.del(key)
+      if (this.marginCalled.delete(account.login) || first) await this.ctx.store.del(key)
       return
     }
     if (this.marginCalled.has(account.login)) return

@@ -93,6 +93,7 @@ export class TriggerEngine {
   async track(o: OrderRow, groupId?: number) {
     if (groupId !== undefined) return this.trackIn(o, groupId)
     this.untrack(o.ticket)
+    this.closedOut(o)
     if (o.state !== 'open' && o.state !== 'pending') return
     const g = await this.groupOf(o.login)
     if (g !== null) this.trackIn(o, g)
@@ -101,6 +102,7 @@ export class TriggerEngine {
   /** `track` when the account's group is known (a batch of opens files dozens without awaiting). */
   trackIn(o: OrderRow, g: number) {
     this.untrack(o.ticket)
+    this.closedOut(o)
     if (o.state !== 'open' && o.state !== 'pending') return
     this.resting.set(o.ticket, { order: o, groupId: g })
     this.groupByLogin.set(o.login, g)
@@ -139,11 +141,19 @@ export class TriggerEngine {
     if (!set || set.size === 0) {
       this.openByLogin.delete(login)
       this.holdingsByLogin.delete(login)
-      this.risk.noPositions(login)
     }
   }
 
-  /** Empties the books (this instance gave up the engine role). */
+  /**
+   * A written order that is no longer open ends its login's margin-call episode when no position is left.
+   * Only a write does: taking an order off the book to file it again (an SL moved) or emptying the book
+   * (the engine role lost) leaves the account's margin as it was.
+   */
+  private closedOut(o: OrderRow) {
+    if (o.state !== 'open' && !this.openByLogin.has(o.login)) this.risk.noPositions(o.login)
+  }
+
+  /** Empties the books (this instance gave up the engine role); margin-call episodes go on. */
   reset() {
     for (const ticket of [...this.resting.keys()]) this.untrack(ticket)
     this.groupByLogin.clear()
