@@ -28,7 +28,9 @@ export class DependencyDown extends Error {
  * opens a circuit breaker (cockatiel), so while the dependency is away calls fail at once instead of each
  * waiting for the timeout; after a backoff (250 ms doubling to 2 s) one probe goes through, and its
  * success closes the circuit. With a `probe` (a PING), requests never wait for the probe: they fail at
- * once while the probe runs beside them. Every caller decides what a failed call means (a miss, a 503).
+ * once while the probe runs beside them, and while the circuit is open the probe also runs on its own
+ * (every PROBE_EVERY_MS), so the circuit closes once the dependency is back even when no call comes: the
+ * first call after an outage finds it closed. Every caller decides what a failed call means (a miss, a 503).
  */
 export class Dependency {
   private readonly policy
@@ -37,10 +39,13 @@ export class Dependency {
   private lastError: string | null = null
   private probing: Promise<unknown> | null = null
 
+  private watching = false
+
   constructor(
     readonly name: string,
     private readonly timeoutMs: number,
     logger: Logger,
+    private readonly probe?: () => Promise<unknown>,
   ) {
     this.breaker = circuitBreaker(handleAll, {
       halfOpenAfter: new ExponentialBackoff({ initialDelay: 250, maxDelay: 2000 }),
@@ -52,6 +57,7 @@ export class Dependency {
       const err = 'error' in reason ? errText(reason.error) : 'isolated'
       this.lastError = err
       logger.log('warn', 'dependency down', { dependency: name, err })
+      this.watch()
     })
     this.breaker.onReset(() => {
       if (this.downSince !== null)
@@ -65,17 +71,46 @@ export class Dependency {
    * circuit is not closed and a `probe` is given, `fn` is not run: the probe runs in the background (one
    * at a time) and this call fails at once.
    */
-  async call<T>(fn: () => Promise<T>, probe?: () => Promise<unknown>): Promise<T> {
+  async call<T>(fn: () => Promise<T>): Promise<T> {
     if (this.up) return this.closed(fn)
-    if (probe) {
-      this.probing ??= this.run(probe)
-        .catch(() => {})
-        .finally(() => {
-          this.probing = null
-        })
+    if (this.probe) {
+      this.probeOnce()
       throw new DependencyDown(this.name, this.lastError ?? 'circuit open')
     }
     return this.run(fn)
+  }
+
+  /** One probe through the breaker, unless one is running; its success closes the circuit. */
+  private probeOnce() {
+    const probe = this.probe
+    if (!probe) return Promise.resolve()
+    this.probing ??= this.run(probe)
+      .catch(() => {})
+      .finally(() => {
+        this.probing = null
+      })
+    return this.probing
+  }
+
+  /**
+   * While the circuit is open, probes on a timer until it closes. Before the breaker's backoff has passed
+   * a probe is refused without a call, so this asks at most as often as the breaker lets it. The timer
+   * never keeps a process alive.
+   */
+  private watch() {
+    if (!this.probe || this.watching) return
+    this.watching = true
+    const next = () => {
+      if (this.up) {
+        this.watching = false
+        return
+      }
+      const timer = setTimeout(() => void this.probeOnce().then(next), PROBE_EVERY_MS) as {
+        unref?: () => void
+      }
+      timer.unref?.()
+    }
+    next()
   }
 
   /**
@@ -139,6 +174,9 @@ export class Dependency {
       void this.breaker.execute(() => Promise.reject(err)).catch(() => {})
   }
 }
+
+/** How often an open circuit is probed without calls (the breaker's own backoff is 250 ms to 2 s). */
+const PROBE_EVERY_MS = 500
 
 const errText = (e: unknown) => (e instanceof Error ? e.message : String(e))
 

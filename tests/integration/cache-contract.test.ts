@@ -1,4 +1,6 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
+import { RedisClient } from 'bun'
+import { RedisBus } from '../../src/kernel/bus/redis'
 import type { KeyValueStore } from '../../src/kernel/cache'
 import { MemoryStore } from '../../src/kernel/cache/memory'
 import { RedisStore } from '../../src/kernel/cache/redis'
@@ -233,6 +235,42 @@ describe('Redis outage: callers degrade, no request answers 5xx', () => {
       await own.stop()
     }
   }, 60_000)
+
+  test('redis-server back: the circuits close without a call, so the first cache read and bus append succeed', async () => {
+    const own = await startRedis()
+    const store = new ResilientStore(new RedisStore(own.url, 300), silentLogger, 200)
+    const bus = new RedisBus(own.url, silentLogger)
+    try {
+      await store.set('k', 'v')
+      expect(await store.get('k')).toBe('v')
+      expect(typeof (await bus.publish('test.entry', { n: 1 }))).toBe('string')
+      await own.stop()
+      expect(await store.get('k')).toBeNull()
+      expect(bus.publish('test.entry', { n: 2 })).rejects.toThrow('bus unavailable')
+      expect([store.dependency.up, bus.dependency.up]).toEqual([false, false])
+      // an outage longer than the breakers' backoff (250 ms doubling to 2 s)
+      await Bun.sleep(3000)
+      const back = await startRedis(own.port)
+      try {
+        // the restarted server has no data (no persistence): the value is written again beside the app
+        const raw = new RedisClient(back.url)
+        await raw.send('SET', ['k', 'v2'])
+        raw.close()
+        // nothing of the store or the bus is called until both say they are up
+        const until = Date.now() + 8000
+        while (!(store.dependency.up && bus.dependency.up) && Date.now() < until) await Bun.sleep(100)
+        expect([store.dependency.up, bus.dependency.up]).toEqual([true, true])
+        expect(await store.get('k')).toBe('v2')
+        expect(typeof (await bus.publish('test.entry', { n: 3 }))).toBe('string')
+      } finally {
+        await back.stop()
+      }
+    } finally {
+      await bus.close()
+      await store.close()
+      await own.stop()
+    }
+  }, 30_000)
 
   test('the resilient wrapper answers within its timeout when the server never replies', async () => {
     const slow = {

@@ -26,12 +26,13 @@ export class RedisBus implements MessageBus {
     private readonly logger: Logger,
   ) {
     this.client = openRedis(url)
-    this.dependency = new Dependency('bus', CALL_TIMEOUT_MS, logger)
+    this.dependency = new Dependency('bus', CALL_TIMEOUT_MS, logger, async () =>
+      (await connected(this.client)).send('PING', []),
+    )
   }
 
-  private readonly ping = async () => (await connected(this.client)).send('PING', [])
   private readonly send = (cmd: string, args: string[]) =>
-    this.dependency.call(async () => (await connected(this.client)).send(cmd, args), this.ping)
+    this.dependency.call(async () => (await connected(this.client)).send(cmd, args))
 
   async publish(type: string, data: unknown) {
     return String(await this.send('XADD', xaddArgs(type, data)))

@@ -20,9 +20,8 @@ export class UpstashBus implements MessageBus {
     private readonly logger: Logger,
     private readonly pollMs = 100,
   ) {
-    this.dependency = new Dependency('bus', 2000, logger)
-    const ping = () => this.post(url, token, 'PING', [])
-    this.send = (cmd, args) => this.dependency.call(() => this.post(url, token, cmd, args), ping)
+    this.dependency = new Dependency('bus', 2000, logger, () => this.post(url, token, 'PING', []))
+    this.send = (cmd, args) => this.dependency.call(() => this.post(url, token, cmd, args))
   }
 
   private async post(url: string, token: string, cmd: string, args: string[]) {

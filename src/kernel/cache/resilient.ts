@@ -16,17 +16,17 @@ export class ResilientStore implements KeyValueStore {
     logger: Logger,
     timeoutMs = 250,
   ) {
-    this.dependency = new Dependency('cache', timeoutMs, logger)
+    this.dependency = new Dependency('cache', timeoutMs, logger, async () => {
+      if (!(await this.inner.ping())) throw new Error('no answer to PING')
+    })
   }
 
   get kind() {
     return this.inner.kind
   }
 
-  private readonly probe = () => this.inner.ping()
-
   private guard<T>(run: () => Promise<T>, fallback: T): Promise<T> {
-    return this.dependency.call(run, this.probe).catch(() => fallback)
+    return this.dependency.call(run).catch(() => fallback)
   }
 
   get(key: string) {
