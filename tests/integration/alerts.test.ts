@@ -245,6 +245,30 @@ describe('alert semantics driven by ingested quotes', () => {
     expect(await alert(a)).toMatchObject({ active: 0, fired_count: 0 })
   })
 
+  test('an expiry whose write fails stays on the book: the next run of the job writes it', async () => {
+    await bids(1.1)
+    const a = (
+      await create({ condition: 0, target_price: 1.2, expires_at: Math.floor(clock.now() / 1000) + 10 })
+    ).json.id
+    clock.advance(20_000)
+    const db = t.ctx.db
+    const transaction = db.transaction
+    let refused = 0
+    db.transaction = (async () => {
+      refused++
+      throw new Error('the database is away')
+    }) as unknown as typeof db.transaction
+    try {
+      await t.runJob('alerts.expire').catch(() => {})
+    } finally {
+      db.transaction = transaction
+    }
+    expect(refused).toBeGreaterThan(0)
+    expect(await alert(a)).toMatchObject({ active: 1 })
+    await t.runJob('alerts.expire')
+    expect(await alert(a)).toMatchObject({ active: 0, fired_count: 0 })
+  })
+
   test('an alert written through another instance is picked up by the resync and fires here', async () => {
     await bids(1.1)
     await t.runJob('alerts.sync')

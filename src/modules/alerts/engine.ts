@@ -221,14 +221,23 @@ export class AlertEngine {
     return true
   }
 
+  /** Off the book once its write commits: a failed write leaves it for the next tick or run to expire. */
   private async expire(row: AlertRow) {
-    this.untrack(row.id)
     await this.ctx.db.transaction((tx) =>
       tx
         .update(priceAlerts)
         .set({ active: 0, updatedAt: this.ctx.clock.now() })
-        .where(and(eq(priceAlerts.id, row.id), eq(priceAlerts.active, 1))),
+        // an edit written meanwhile (a new expires_at) wins
+        .where(
+          and(
+            eq(priceAlerts.id, row.id),
+            eq(priceAlerts.active, 1),
+            eq(priceAlerts.updatedAt, row.updatedAt),
+          ),
+        ),
     )
+    // an alert edited while the write was awaited was filed afresh: it is no longer this one
+    if (this.alerts.get(row.id)?.row === row) this.untrack(row.id)
     this.stats.expired++
   }
 
