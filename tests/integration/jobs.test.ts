@@ -215,6 +215,69 @@ describe('runOnce and runDue (the cron route, Workers scheduled())', () => {
   })
 })
 
+describe('a run outside the runner keeps its lease while it lasts', () => {
+  const long = (owner: string, ran: string[], ms: number) => ({
+    name: 'test.long-call',
+    every: 200,
+    scope: 'cluster' as const,
+    run: async () => {
+      ran.push(owner)
+      await Bun.sleep(ms)
+    },
+  })
+  const LONG = leaseMs({ every: 200 } as never)
+
+  test('the cron route (runOnce): a call to another instance meanwhile finds the job busy', async () => {
+    const store = new MemoryStore()
+    const ran: string[] = []
+    const one = new JobRunner(
+      [long('one', ran, LONG + 1500)],
+      new StoreLeases(store),
+      'one',
+      new ManualClock(0),
+      silentLogger,
+    )
+    const two = new JobRunner(
+      [long('two', ran, 0)],
+      new StoreLeases(store),
+      'two',
+      new ManualClock(0),
+      silentLogger,
+    )
+    const first = one.runOnce('test.long-call')
+    // past the lease the run took
+    await Bun.sleep(LONG + 500)
+    expect(await two.runOnce('test.long-call')).toEqual({ ran: false, reason: 'busy' })
+    expect(await first).toMatchObject({ ran: true })
+    expect(ran).toEqual(['one'])
+  }, 20_000)
+
+  test('Workers scheduled() (runDue): a call of another isolate meanwhile finds the job busy', async () => {
+    const store = new MemoryStore()
+    const ran: string[] = []
+    const one = new JobRunner(
+      [long('one', ran, 1500)],
+      new StoreLeases(store),
+      'one',
+      new ManualClock(0),
+      silentLogger,
+    )
+    const two = new JobRunner(
+      [long('two', ran, 0)],
+      new StoreLeases(store),
+      'two',
+      new ManualClock(0),
+      silentLogger,
+    )
+    const first = one.runDue()
+    // past the period less its margin (180 ms) that marks the job as run
+    await Bun.sleep(600)
+    expect((await two.runDue())['test.long-call']).toEqual({ ran: false, reason: 'busy' })
+    expect((await first)['test.long-call']).toMatchObject({ ran: true })
+    expect(ran).toEqual(['one'])
+  }, 20_000)
+})
+
 describe('POST /cron/{job}', () => {
   let t: TestApp
   const SECRET = 'cron-secret-for-tests-0123456789abcdef'

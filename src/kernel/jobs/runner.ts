@@ -30,8 +30,6 @@ export class JobRunner {
   /** Jobs whose tick is asking for the lease: a tick that started meanwhile does not ask (or run) too. */
   private readonly asking = new Set<string>()
   private readonly held = new Set<string>()
-  /** When each job's lease was last renewed during a run (epoch ms). */
-  private readonly renewedAt = new Map<string, number>()
   readonly counts = new Map<string, number>()
 
   constructor(
@@ -83,8 +81,6 @@ export class JobRunner {
   }
 
   private async tick(job: Job) {
-    if (this.running.has(job.name) && job.scope === 'cluster' && this.held.has(job.name))
-      return this.renew(job)
     if (this.running.has(job.name) || this.asking.has(job.name) || this.offEngine(job)) return
     if (job.scope === 'cluster') {
       // two ticks awaiting the lease at once (the period's and a takeover's new schedule) both got it and
@@ -103,33 +99,32 @@ export class JobRunner {
         return
       }
       this.held.add(job.name)
-      this.renewedAt.set(job.name, Date.now())
     }
-    await this.execute(job)
+    await this.execute(job, job.scope === 'cluster' ? { owner: this.owner, ms: leaseMs(job) } : undefined)
   }
 
   /**
-   * Keeps the lease of a cluster job whose run outlasts a period: unrenewed, it lapsed under a long run
-   * (a postback pass with a slow endpoint) and another instance ran the same job beside it.
+   * Keeps the lease of a cluster job while its run lasts, however the run was started (this runner's
+   * period, the cron route, Workers `scheduled()`): unrenewed, it lapsed under a long run (a postback
+   * pass with a slow endpoint) and another instance ran the same job beside it. A third of the lease
+   * between renewals: with leases in the database (the embedded default) a hold is a write.
    */
-  private async renew(job: Job) {
-    // a third of the lease between renewals: with leases in the database (the embedded default) a hold
-    // is a write, and a job of a short period must not write one every period it runs past
-    const now = Date.now()
-    if (this.asking.has(job.name) || now - (this.renewedAt.get(job.name) ?? 0) < leaseMs(job) / 3) return
-    this.renewedAt.set(job.name, now)
-    this.asking.add(job.name)
-    try {
-      const lease = await this.leases.hold(job.name, this.owner, leaseMs(job))
-      if (!lease.held) {
-        this.held.delete(job.name)
-        this.logger.log('warn', 'job lease lost during a run', { job: job.name })
+  private keepLease(job: Job, lease: { owner: string; ms: number }) {
+    let asking = false
+    return setInterval(async () => {
+      if (asking) return
+      asking = true
+      try {
+        if (!(await this.leases.hold(job.name, lease.owner, lease.ms)).held) {
+          if (lease.owner === this.owner) this.held.delete(job.name)
+          this.logger.log('warn', 'job lease lost during a run', { job: job.name })
+        }
+      } catch (e) {
+        this.logger.log('warn', 'job lease unavailable', { job: job.name, err: String(e) })
+      } finally {
+        asking = false
       }
-    } catch (e) {
-      this.logger.log('warn', 'job lease unavailable', { job: job.name, err: String(e) })
-    } finally {
-      this.asking.delete(job.name)
-    }
+    }, lease.ms / 3)
   }
 
   /** One extra attempt when the holder's lease lapses before our next period. */
@@ -142,7 +137,8 @@ export class JobRunner {
     this.retries.set(job.name, timer)
   }
 
-  private async execute(job: Job) {
+  private async execute(job: Job, lease?: { owner: string; ms: number }) {
+    const renewal = lease && this.keepLease(job, lease)
     const run = job
       .run({ now: this.clock.now() })
       .then(() => {
@@ -154,7 +150,10 @@ export class JobRunner {
           err: e instanceof Error ? e.message : String(e),
         }),
       )
-      .finally(() => this.running.delete(job.name))
+      .finally(() => {
+        clearInterval(renewal)
+        this.running.delete(job.name)
+      })
     this.running.set(job.name, run)
     await run
   }
@@ -173,7 +172,7 @@ export class JobRunner {
       return { ran: false, reason: 'busy' }
     const started = performance.now()
     try {
-      await this.execute(job)
+      await this.execute(job, job.scope === 'cluster' ? { owner: this.owner, ms: leaseMs(job) } : undefined)
     } finally {
       if (borrowed && !this.held.has(name)) await this.leases.release(name, this.owner).catch(() => {})
     }
@@ -193,16 +192,16 @@ export class JobRunner {
         out[job.name] = { ran: false, reason: 'busy' }
         continue
       }
+      let lease: { owner: string; ms: number } | undefined
       if (job.scope === 'cluster') {
-        const period = job.every - Math.min(job.every / 10, 5000)
-        const call = `${this.owner}/${crypto.randomUUID()}`
-        if (!(await this.leases.hold(job.name, call, period)).held) {
+        lease = { owner: `${this.owner}/${crypto.randomUUID()}`, ms: job.every - Math.min(job.every / 10, 5000) }
+        if (!(await this.leases.hold(job.name, lease.owner, lease.ms)).held) {
           out[job.name] = { ran: false, reason: 'busy' }
           continue
         }
       }
       const started = performance.now()
-      await this.execute(job)
+      await this.execute(job, lease)
       out[job.name] = { ran: true, ms: Math.round(performance.now() - started) }
     }
     return out
