@@ -208,6 +208,35 @@ describe('cabinet sessions end with the credentials that opened them', () => {
     expect((await cab('/api/affiliate/me', c)).json.error).toBe('TOKEN_REVOKED')
     await open('ends-pass-2')
   })
+
+  // a reviewer's finding: a login that read the old hash and was still checking it when a new password
+  // was written got its session after the reset had ended the others
+  test('a login with the old password racing a reset never gets a session that outlives the reset', async () => {
+    const made = await t.request('POST', '/manager/affiliates', {
+      token: staff,
+      body: { email: 'race@example.com', code: 'RACEPARTNER', password: 'race-pass-0' },
+    })
+    expect(made.status).toBe(200)
+    const id = made.json.id as number
+    let survived = 0
+    let raced = 0
+    for (let i = 0; i < 12; i++) {
+      const old = `race-pass-${i}`
+      // the reset starts first: its hashing holds the password worker while the login reads the old hash
+      const reset = t.request('PATCH', `/manager/affiliates/${id}`, {
+        token: staff,
+        body: { password: `race-pass-${i + 1}` },
+      })
+      await Bun.sleep(i % 4)
+      const [r, p] = await Promise.all([login('race@example.com', old), reset])
+      expect(p.status).toBe(200)
+      if (r.status !== 200) continue
+      raced++
+      if ((await cab('/api/affiliate/me', cookieOf(r))).status === 200) survived++
+    }
+    console.log(`[cabinet] ${raced} of 12 logins with the old password answered 200 beside the reset`)
+    expect(survived).toBe(0)
+  })
 })
 
 describe('dashboard, links, conversions', () => {

@@ -194,7 +194,10 @@ export class JobRunner {
       }
       let lease: { owner: string; ms: number } | undefined
       if (job.scope === 'cluster') {
-        lease = { owner: `${this.owner}/${crypto.randomUUID()}`, ms: job.every - Math.min(job.every / 10, 5000) }
+        lease = {
+          owner: `${this.owner}/${crypto.randomUUID()}`,
+          ms: job.every - Math.min(job.every / 10, 5000),
+        }
         if (!(await this.leases.hold(job.name, lease.owner, lease.ms)).held) {
           out[job.name] = { ran: false, reason: 'busy' }
           continue

@@ -41,12 +41,31 @@ export async function cabinetLogin(
     const passwordOk = await verifyPassword(input.password, hash)
     return { ok: !!row && passwordOk && row.a.status === 'active' && row.access.status === 'active', row }
   })
-  const issued = await tokens.issue('cabinet', {
-    affiliateId: row!.a.id,
-    brandId: brand.id,
-    scopes: [],
-    ttlSeconds: ctx.config.jwt.ttlSeconds,
+  // issued only while the password checked and both statuses are still the stored ones: a reset, a
+  // suspension or a revoked access written during the check ended the sessions already, not this one
+  const { a, access } = row!
+  const issued = await ctx.db.transaction(async (tx) => {
+    const [still] = await tx
+      .select({ id: affiliateAccess.affiliateId })
+      .from(affiliateAccess)
+      .innerJoin(affiliates, eq(affiliates.id, affiliateAccess.affiliateId))
+      .where(
+        and(
+          eq(affiliateAccess.affiliateId, a.id),
+          eq(affiliateAccess.brandId, brand.id),
+          eq(affiliateAccess.passwordHash, access.passwordHash),
+          eq(affiliateAccess.status, 'active'),
+          eq(affiliates.status, 'active'),
+        ),
+      )
+    if (!still) return null
+    return tokens.issue(
+      'cabinet',
+      { affiliateId: a.id, brandId: brand.id, scopes: [], ttlSeconds: ctx.config.jwt.ttlSeconds },
+      tx,
+    )
   })
+  if (!issued) throw refuse('INVALID_CREDENTIALS', 'login or password is incorrect')
   return {
     token: issued.token,
     expiresAt: issued.expiresAt,

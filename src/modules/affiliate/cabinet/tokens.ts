@@ -4,6 +4,7 @@ import { and, eq, isNull } from 'drizzle-orm'
 import { z } from 'zod'
 import type { Brand } from '../../../kernel/brand/registry'
 import { epochSeconds } from '../../../kernel/clock'
+import type { Tx } from '../../../kernel/db/client'
 import { ApiError } from '../../../kernel/http/errors'
 import type { AffiliateCtx } from '../context'
 import { affiliateAccess, affiliates, affiliateTokens } from '../schema'
@@ -63,9 +64,11 @@ export class AffiliateTokens {
     this.signers = { cabinet: signer('cabinet'), api: signer('api') }
   }
 
+  /** A new token, stored through `db` (a transaction that checks what the token may be issued on). */
   async issue(
     kind: TokenKind,
     o: { affiliateId: number; brandId: number; scopes: string[]; ttlSeconds: number; createdBy?: number },
+    db: Pick<Tx, 'insert'> = this.ctx.db,
   ) {
     const id = randomId(kind === 'api' ? 'tok' : 'ses')
     const now = this.ctx.clock.now()
@@ -78,7 +81,7 @@ export class AffiliateTokens {
       exp,
       sub: `affiliate:${o.affiliateId}`,
     })
-    await this.ctx.db.insert(affiliateTokens).values({
+    await db.insert(affiliateTokens).values({
       id,
       kind,
       affiliateId: o.affiliateId,
