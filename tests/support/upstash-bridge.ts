@@ -7,6 +7,8 @@ import { RedisClient } from 'bun'
  */
 export function startUpstashBridge(redisUrl: string, token: string) {
   const redis = new RedisClient(redisUrl)
+  /** Commands run, by name (what a client of the REST protocol costs). */
+  const commands = new Map<string, number>()
   const encode = (v: unknown, b64: boolean): unknown => {
     if (!b64) return v
     if (typeof v === 'string') return v === 'OK' ? v : Buffer.from(v, 'utf8').toString('base64')
@@ -16,6 +18,7 @@ export function startUpstashBridge(redisUrl: string, token: string) {
   const run = async (cmd: unknown[], b64: boolean) => {
     try {
       const [name, ...args] = cmd.map(String)
+      commands.set(name.toUpperCase(), (commands.get(name.toUpperCase()) ?? 0) + 1)
       return { result: encode(await redis.send(name.toUpperCase(), args), b64) }
     } catch (e) {
       return { error: String((e as Error).message ?? e) }
@@ -38,6 +41,7 @@ export function startUpstashBridge(redisUrl: string, token: string) {
   })
   return {
     url: `http://127.0.0.1:${server.port}`,
+    commands,
     stop() {
       server.stop(true)
       redis.close()

@@ -60,6 +60,9 @@ export class UpstashBus implements MessageBus {
   }
 }
 
+/** Entries one poll asks for. */
+const PAGE = 1000
+
 class PollingSubscription implements Subscription {
   position: string
   lastReadAt = Date.now()
@@ -84,7 +87,7 @@ class PollingSubscription implements Subscription {
       let entries: BusEntry[] = []
       try {
         if (this.position === '$') this.position = await this.bus.newest()
-        entries = (await this.bus.range(this.position, 1000)) ?? []
+        entries = (await this.bus.range(this.position, PAGE)) ?? []
         failures = 0
         this.lastReadAt = Date.now()
       } catch (e) {
@@ -96,7 +99,9 @@ class PollingSubscription implements Subscription {
       if (entries.length && !this.closed) {
         this.position = entries.at(-1)!.id
         await handOver(this.handler, entries, this.logger)
-        continue
+        // a full page: more is waiting, asked for at once; otherwise one call per interval however busy
+        // the bus is (each call is a billed REST request)
+        if (entries.length === PAGE) continue
       }
       await new Promise((r) => setTimeout(r, this.pollMs))
     }

@@ -59,10 +59,26 @@ export async function quoteStream(
   }
   let unsubscribe = () => {}
   let keepAlive: ReturnType<typeof setInterval> | undefined
+  // the client went, the consumer cancelled, or this instance shuts down (the client reconnects elsewhere
+  // with Last-Event-ID); it may come while the start still awaits: nothing is subscribed after it
+  let ended = false
+  let close = () => {}
+  const end = () => {
+    if (ended) return
+    ended = true
+    unsubscribe()
+    clearInterval(keepAlive)
+    close()
+  }
   const stream = new ReadableStream<Uint8Array>({
     async start(controller) {
+      close = () => {
+        try {
+          controller.close()
+        } catch {}
+      }
       const send = (text: string) => {
-        if (text) controller.enqueue(enc.encode(text))
+        if (text && !ended) controller.enqueue(enc.encode(text))
       }
       send('retry: 2000\n\n')
       const last = lastEventId !== null && isBusId(lastEventId) ? lastEventId : null
@@ -80,23 +96,12 @@ export async function quoteStream(
       const listener = async (ticks: Tick[]) => {
         for (const t of ticks) if (set.has(t.symbol)) send(await event(t))
       }
+      if (ended || signal.aborted) return end()
       unsubscribe = ctx.edge ? ctx.quotes.follow(at, listener, EDGE_POLL_MS) : ctx.quotes.onTicks(listener)
       keepAlive = setInterval(() => send(': keep-alive\n\n'), 15_000)
-      // the client went, or this instance shuts down (the client reconnects elsewhere with Last-Event-ID)
-      const end = () => {
-        unsubscribe()
-        clearInterval(keepAlive)
-        try {
-          controller.close()
-        } catch {}
-      }
-      if (signal.aborted) end()
-      else signal.addEventListener('abort', end)
+      signal.addEventListener('abort', end)
     },
-    cancel() {
-      unsubscribe()
-      clearInterval(keepAlive)
-    },
+    cancel: end,
   })
   return new Response(stream, {
     headers: {
