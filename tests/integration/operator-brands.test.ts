@@ -58,6 +58,23 @@ describe('operator brands', () => {
     ).toBe(200)
   })
 
+  test('a name that is no brand is logged at start as an error, with the brands there are', async () => {
+    const lines: { level: string; msg: string; fields?: Record<string, unknown> }[] = []
+    const logger = {
+      log: (level: string, msg: string, fields?: Record<string, unknown>) =>
+        lines.push({ level, msg, fields }),
+    }
+    const typo = await makeTestApp({ env: { OPERATOR_BRANDS: 'Demo,Btea' }, logger: logger as never })
+    await typo.close()
+    expect(lines.filter((l) => l.msg === 'OPERATOR_BRANDS names no brand of this deployment')).toEqual([
+      {
+        level: 'error',
+        msg: 'OPERATOR_BRANDS names no brand of this deployment',
+        fields: { unknown: ['Btea'], brands: ['Beta', 'Demo'], operators: ['Demo'] },
+      },
+    ])
+  })
+
   test('OPERATOR_BRANDS names them', async () => {
     const both = await makeTestApp({ env: { OPERATOR_BRANDS: 'Demo, Beta' } })
     try {

@@ -8,6 +8,7 @@ import { MarketEnv, marketConfig } from './config'
 import type { MarketCtx } from './context'
 import { seedDemoMarket } from './demo'
 import type { Quote, QuoteLookup } from './domain/conversion'
+import { checkOperatorBrands } from './operator'
 import { groupPrice, quoteLookup } from './prices'
 import { QuoteHub, TICKS } from './quotes'
 import { type GroupSymbol, ReferenceData } from './reference'
@@ -105,6 +106,7 @@ export const marketModule = defineModule({
       async start() {
         await quotes.loadSaved()
         quotes.start()
+        await checkOperatorBrands(ctx)
       },
       async stop() {
         await quotes.stop()

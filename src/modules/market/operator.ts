@@ -32,3 +32,22 @@ export function operatorGuard(ctx: MarketCtx) {
       )
   }
 }
+
+/**
+ * At start: OPERATOR_BRANDS names that are no brand of the deployment are logged as an error (a typo
+ * would leave symbols and prices unchangeable by anyone). Not a refusal to start: a first boot may come
+ * before the brands are written.
+ */
+export async function checkOperatorBrands(ctx: MarketCtx) {
+  const names = ctx.settings.operatorBrands
+  if (!names) return
+  const known = new Set((await ctx.db.select({ name: brands.name }).from(brands)).map((b) => b.name))
+  if (known.size === 0) return
+  const unknown = names.filter((n) => !known.has(n))
+  if (unknown.length)
+    ctx.logger.log('error', 'OPERATOR_BRANDS names no brand of this deployment', {
+      unknown,
+      brands: [...known].sort(),
+      operators: names.filter((n) => known.has(n)),
+    })
+}
