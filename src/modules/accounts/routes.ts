@@ -286,7 +286,7 @@ export const accountRoutes = (ctx: AccountsCtx) =>
         },
         detail: doc('Account', "Set the password of one of the customer's accounts", {
           description:
-            "For a lost or forgotten password, such as a prop challenge's temporary one (shown once). Every session of the account ends; an account that had to change its generated password no longer has to. 403 CHANGE_PASSWORD_DISABLED where staff forbade the account to change its password (enable_change_password 0), as on PUT /account/password. 404 ACCOUNT_NOT_FOUND for an account that is not the customer's.",
+            "For a lost or forgotten password, such as a prop challenge's temporary one (shown once). Every session of the account ends; an account that had to change its generated password no longer has to. 403 CHANGE_PASSWORD_DISABLED where staff forbade the account to change its password (enable_change_password 0), as on PUT /account/password, unless the account must change a generated password (must_change_password 1: that wins). 404 ACCOUNT_NOT_FOUND for an account that is not the customer's.",
         }),
       },
     )
@@ -313,7 +313,7 @@ export const accountRoutes = (ctx: AccountsCtx) =>
         },
         detail: doc('Account', "Change the signed-in account's password", {
           description:
-            'Proves the current password. Every session of the account ends, this one too: sign in again. The one route open to an account with a generated password (must_change_password), which every other route answers 403 PASSWORD_CHANGE_REQUIRED.',
+            'Proves the current password. Every session of the account ends, this one too: sign in again. The one route open to an account with a generated password (must_change_password), which every other route answers 403 PASSWORD_CHANGE_REQUIRED. 403 CHANGE_PASSWORD_DISABLED where staff forbade the account to change its password (enable_change_password 0), unless it must change a generated one (that wins).',
         }),
       },
     )
