@@ -8,6 +8,7 @@ import { Refusal } from '../../src/kernel/refusal'
 import { AccountsPort } from '../../src/modules/accounts'
 import type { sandboxEvent } from '../../src/modules/cashier/providers/sandbox'
 import { cashierTransactions } from '../../src/modules/cashier/schema'
+import { MarketPort } from '../../src/modules/market'
 import { makeTestApp, type TestApp } from '../support/app'
 import { sandboxWebhook } from '../support/cashier'
 import { evaluationProgram } from '../support/prop'
@@ -115,6 +116,35 @@ test("a position opened after a withdrawal's check counts where its hold is take
     }),
   )
   await position.close()
+})
+
+// a hostile client's probe: money left an account with open positions priced at the last quotes an
+// instance had while its feed was cut off (a position's loss since then did not count)
+test('with open positions and no current price here, a withdrawal answers 503 PRICE_STALE and holds nothing', async () => {
+  const position = await holdMargin()
+  const before = await me(100001)
+  const quotes = t.ports.get(MarketPort).quotes
+  const cutOff = async <T>(run: () => Promise<T>) => {
+    // what this instance's price feed says when its bus reader has not read for seconds (Redis away)
+    quotes.staleness = () => 'no price update for 9.0 s: the price bus is unreachable'
+    try {
+      return await run()
+    } finally {
+      delete (quotes as { staleness?: unknown }).staleness
+    }
+  }
+  const r = await cutOff(() => withdraw({ login: 100001, amount: 50 }))
+  expect([r.status, r.json.error]).toEqual([503, 'PRICE_STALE'])
+  expect(r.json.message).toContain('no money leaves')
+  expect((await me(100001)).balance).toBe(before.balance)
+  await position.close()
+  // without positions no price is needed
+  const free = await cutOff(() => withdraw({ login: 100001, amount: 50 }))
+  expect(free.status).toBe(200)
+  await t.request('POST', `/manager/cashier/transactions/${free.json.transaction.id}/reject`, {
+    token: manager,
+    body: { reason: 'test' },
+  })
 })
 
 test('one idempotency key asked at once: one withdrawal, one hold, every answer names it', async () => {

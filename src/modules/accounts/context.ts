@@ -15,7 +15,7 @@ export interface Exposure {
 /**
  * Prices an account's open positions; the trading module provides it (null when a price is missing). With
  * `q` (a transaction), the positions are read there instead of from the cached read model: money that
- * leaves checks the positions its transaction sees.
+ * leaves checks the positions its transaction sees, at current prices only (503 PRICE_STALE otherwise).
  */
 export type ExposureSource = (
   account: Pick<AccountRecord, 'login' | 'leverage'>,

@@ -129,13 +129,15 @@ export const cashierRoutes = (ctx: CashierCtx) =>
             403: ['WITHDRAWAL_NOT_ALLOWED', 'KYC_REQUIRED', 'ACCOUNT_MANAGED'],
             404: ['ACCOUNT_NOT_FOUND', 'CUSTOMER_NOT_FOUND'],
             409: ['IDEMPOTENCY_KEY_REUSED'],
+            503: ['PRICE_STALE'],
           }),
         },
         detail: doc('Cashier', 'Request a withdrawal', {
           description:
             'Checks withdrawal_allowed, the KYC steps the brand requires, the method and free margin (equity minus ' +
             'margin). The amount is held at once (a balance-out) and the request waits for staff: approve (payout), ' +
-            'reject (the hold returns), mark paid.',
+            'reject (the hold returns), mark paid. With open positions the free margin is taken at current prices ' +
+            'only: 503 PRICE_STALE while this instance has none (its price feed is cut off), nothing held, retry.',
         }),
       },
     )

@@ -270,6 +270,7 @@ export const propRoutes = (ctx: PropCtx) =>
               PROP.responses('CHALLENGE_NOT_FOUND', 'NOT_FUNDED', 'NO_PROFIT', 'PAYOUT_IN_PROGRESS'),
               {
                 400: ['NOT_ENOUGH_FREE_MARGIN', 'INVALID_MARGIN_LEVEL'],
+                503: ['PRICE_STALE'],
               },
             ),
           ),
@@ -278,7 +279,7 @@ export const propRoutes = (ctx: PropCtx) =>
           optionalBody: true,
           description:
             "The balance over the funded account's initial balance leaves it (PROP_PAYOUT) and the program's " +
-            'profit_split of it is paid to the payer account (PROP_PAYOUT_SPLIT), both TR_REASON_PROP. Open positions at a loss count: the profit is the balance or the equity (less credit) over the initial balance, whichever is lower (409 NO_PROFIT when none); 400 NOT_ENOUGH_FREE_MARGIN when taking it would leave the margin of open positions uncovered (close some first).',
+            'profit_split of it is paid to the payer account (PROP_PAYOUT_SPLIT), both TR_REASON_PROP. Open positions at a loss count: the profit is the balance or the equity (less credit) over the initial balance, whichever is lower (409 NO_PROFIT when none); 400 NOT_ENOUGH_FREE_MARGIN when taking it would leave the margin of open positions uncovered (close some first); 503 PRICE_STALE while this instance has no current price for them (nothing taken, retry).',
         }),
       },
     )

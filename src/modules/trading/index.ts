@@ -12,6 +12,7 @@ import { ACCOUNTS_CHANGED, accountChangeConsumers } from './consumers'
 import type { TradingCtx } from './context'
 import type { RiskWatcher } from './engine/risk-watch'
 import { ORDERS_CHANGED, TriggerEngine } from './engine/trigger-engine'
+import { refuse } from './errors'
 import { tradingRoutes } from './routes'
 import * as schema from './schema'
 import type { TradingServices } from './service'
@@ -45,6 +46,9 @@ export interface TradingApi extends TradingWritePort {
 export const TradingPort = definePort<TradingApi>('trading')
 
 /** Orders, positions, triggers, stop-outs and swaps (README.md of this folder). */
+const moneyOutStale = (why: string) =>
+  refuse('priceStale', `${why}; no money leaves an account with open positions at an old price, retry later`)
+
 export const tradingModule = defineModule({
   name: 'trading',
   tags: [
@@ -79,7 +83,10 @@ export const tradingModule = defineModule({
       recentPositionsOf: (logins, since) => recentPositionsOf(k.db, logins, since),
     })
     // the accounts module prices open positions through this extension point (GET /account/me)
-    ports.provide(ExposurePort, (account, group, q) => accountExposure(ctx, account, group, q))
+    // with `q`, money leaves (a withdrawal, a fee, a payout): checked at current prices only
+    ports.provide(ExposurePort, (account, group, q) =>
+      accountExposure(ctx, account, group, q, q ? moneyOutStale : undefined),
+    )
     // the engine role (kernel/engine): one instance holds the books and sees every tick and order change
     market.quotes.onEngineTicks((ticks, meta) => engine.onTicks(ticks, { replay: meta.replay }))
     return {

@@ -140,16 +140,28 @@ export function marginOf(
   )
 }
 
-/** Live exposure of an account from its holdings: the cached read model's, or those `q` reads. */
+/**
+ * Live exposure of an account from its holdings: the cached read model's, or those `q` reads. With
+ * `stale`, only at current prices: a cut-off feed or a held symbol never quoted here throws it (priced at
+ * an old quote or at its open price, a position's loss would not count against money leaving).
+ */
 export async function accountExposure(
   ctx: TradingCtx,
   account: Pick<AccountRecord, 'login' | 'leverage'>,
   group: GroupRecord,
   q?: Queryable,
+  stale?: (why: string) => Error,
 ): Promise<Exposure | null> {
   const holdings = q
     ? ((await holdingsOf(q, [account.login])).get(account.login) ?? [])
     : await ctx.positions.holdings(account.login)
   if (holdings.length === 0) return noExposure()
-  return holdingsExposure(await pricing(ctx, [group.id]), account.leverage, group, holdings)
+  const p = await pricing(ctx, [group.id])
+  if (stale) {
+    const why = ctx.market.staleness()
+    if (why) throw stale(why)
+    const unquoted = holdings.find((h) => !p.lookup(h.symbol))
+    if (unquoted) throw stale(`no price for ${unquoted.symbol} on this instance yet`)
+  }
+  return holdingsExposure(p, account.leverage, group, holdings)
 }
