@@ -237,6 +237,17 @@ describe('self-referral', () => {
     await t.settle()
     expect(await row(other, 'first_deposit')).toBeDefined()
   })
+
+  test('a +tag on its own address is still the affiliate itself', async () => {
+    const email = 'partner+again@example.com'
+    const r = await t.request('POST', '/customer/register', {
+      body: { email, password: 'self-pass-2', name: 'Self', attribution: { link: 'demo-spring' } },
+    })
+    expect(r.status).toBe(200)
+    await t.settle()
+    const [d] = await t.ctx.db.select().from(decisions).orderBy(desc(decisions.id)).limit(1)
+    expect(d!.wonBy).toBe('self_referral')
+  })
 })
 
 describe('rule 4 upgrade (release 1.25.244)', () => {

@@ -1,6 +1,7 @@
 import { and, eq, sql } from 'drizzle-orm'
 import { JsonCache } from '../../../kernel/cache/json-cache'
 import type { AffiliateCtx } from '../context'
+import { mailboxOf } from '../domain/mailbox'
 import type { CodeMatch } from '../ports'
 import { affiliateAccess, affiliates, trackingLinks } from '../schema'
 
@@ -87,13 +88,13 @@ export class AffiliateDirectory {
     })
   }
 
-  /** Read at registration only (once per customer): no cache. */
+  /** Read at registration only (once per customer): no cache. One mailbox is one person (domain/mailbox.ts). */
   async isOwnEmail(affiliateId: number, email: string) {
     const [r] = await this.ctx.db
       .select({ email: affiliates.email })
       .from(affiliates)
       .where(eq(affiliates.id, affiliateId))
-    return !!r && r.email.trim().toLowerCase() === email.trim().toLowerCase()
+    return !!r && mailboxOf(r.email) === mailboxOf(email)
   }
 
   /** After a change of an affiliate or link (this instance and every one sharing the cache). */
