@@ -132,6 +132,30 @@ describe('postbacks aimed inside the network (no AFFILIATE_POSTBACK_PRIVATE)', (
         sql`select last_error from affiliate_postbacks order by id desc limit 1`,
       )) as { last_error: string }[]
       expect(pb!.last_error).toContain('internal address')
+      // a name resolving inside the network is the endpoint's fault, not a setting of the brand: it
+      // counts toward disabling the endpoint, and twenty in a row disable it with the event for staff
+      const failures = async () =>
+        (
+          (await strict.ctx.db.all(
+            sql`select postback_failures as n, postback_enabled as on_ from affiliates where id = 1`,
+          )) as {
+            n: number
+            on_: number
+          }[]
+        )[0]!
+      expect(await failures()).toEqual({ n: 1, on_: 1 })
+      for (let i = 0; i < 19; i++)
+        await strict.ctx.db.run(
+          sql`insert into affiliate_postbacks (brand_id, affiliate_id, conversion_id, body, next_at, created_at)
+              values (1, 1, 1, '{}', 0, 0)`,
+        )
+      await strict.runJob('affiliate.postbacks')
+      expect(await failures()).toEqual({ n: 20, on_: 0 })
+      expect(got.length).toBe(before)
+      const [a] = (await strict.ctx.db.all(
+        sql`select postback_disabled_reason as reason from affiliates where id = 1`,
+      )) as { reason: string }[]
+      expect(a!.reason).toContain('internal address')
     } finally {
       await strict.close()
     }

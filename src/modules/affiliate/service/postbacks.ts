@@ -122,9 +122,18 @@ async function send(ctx: AffiliateCtx, p: typeof postbacks.$inferSelect, now: nu
   // the allowlist of the brand whose conversion this is (an affiliate works for other brands too)
   if (!postbackHostAllowed(a.postbackUrl, await postbackHostsOf(ctx, p.brandId)))
     return refused('postback_url is not on the brand allowlist')
-  // resolved again at each send: a name may have been moved to an internal address since it was saved
-  const internal = await internalTarget(ctx, new URL(a.postbackUrl).hostname)
-  if (internal) return refused(`postback_url refused: ${internal}`)
+  // resolved again at each send: a name may have been moved to an internal address since it was saved.
+  // That is the endpoint's doing (its DNS), not a setting: it counts toward disabling the endpoint
+  const host = new URL(a.postbackUrl).hostname
+  const internal = await internalTarget(ctx, host)
+  if (internal) {
+    ctx.logger.log('warn', 'affiliate postback target is internal', {
+      affiliate: a.id,
+      host,
+      reason: internal,
+    })
+    return { error: `postback_url refused: ${internal}` }
+  }
   const [key] = await ctx.db
     .select()
     .from(postbackKeys)
