@@ -147,6 +147,53 @@ test('with open positions and no current price here, a withdrawal answers 503 PR
   })
 })
 
+// a reviewer's finding: the free margin money leaving was checked against counted the broker's credit, so
+// a trader could withdraw their balance and leave their positions standing on the credit alone
+test("money leaving never spends the broker's credit: the check and the hold take the free margin less credit", async () => {
+  const credit = (type: 'credit_in' | 'credit_out') =>
+    t.request('POST', '/manager/accounts/100001/balance', { token: manager, body: { type, amount: 5000 } })
+  expect((await credit('credit_in')).status).toBe(200)
+  const position = await holdMargin()
+  try {
+    const m = (await t.request('GET', '/account/me?login=100001', { token: customer })).json as {
+      margin_free: number
+      credit: number
+      balance: number
+    }
+    const own = m.margin_free - m.credit
+    expect(own).toBeGreaterThan(100)
+    // within the free margin, beyond what is the trader's own
+    const over = await withdraw({ login: 100001, amount: Math.floor(own) + 100 })
+    expect([over.status, over.json.error]).toEqual([400, 'NOT_ENOUGH_FREE_MARGIN'])
+    expect(over.json.message).toContain('less credit')
+    const accounts = t.ports.get(AccountsPort)
+    const hold = await t.ctx.uow
+      .run((tx, work) =>
+        accounts.postOperationTx(tx, work, {
+          brandId: 1,
+          login: 100001,
+          op: 'OP_BALANCE_OUT',
+          amountMinor: (Math.floor(own) + 100) * 100,
+          reason: 'TR_REASON_WITHDRAWAL',
+          createdBy: 'test',
+          keepFreeMargin: true,
+        }),
+      )
+      .catch((e: unknown) => e)
+    expect((hold as Refusal).code).toBe('NOT_ENOUGH_FREE_MARGIN')
+    expect((await me(100001)).balance).toBe(m.balance)
+    const within = await withdraw({ login: 100001, amount: Math.floor(own) - 1 })
+    expect(within.status).toBe(200)
+    await t.request('POST', `/manager/cashier/transactions/${within.json.transaction.id}/reject`, {
+      token: manager,
+      body: { reason: 'test' },
+    })
+  } finally {
+    await position.close()
+    expect((await credit('credit_out')).status).toBe(200)
+  }
+})
+
 test('one idempotency key asked at once: one withdrawal, one hold, every answer names it', async () => {
   const before = (await me(100001)).balance
   const asked = await Promise.all(

@@ -37,7 +37,7 @@ import * as schema from './schema'
 import { type AccountView, loadAccountView, loadAccountViewAs, marginIn, requireMargin } from './service'
 
 export type { Exposure, ExposureSource, ManagedFunds } from './context'
-export { type MarginSnapshot, marginSnapshot } from './domain/margin'
+export { type MarginSnapshot, marginSnapshot, ownFreeMargin } from './domain/margin'
 export {
   currencyDecimals,
   fromMinor,

@@ -5,6 +5,7 @@ import { rowsOf, statement } from '../../kernel/db/statement'
 import type { Work } from '../../kernel/db/unit-of-work'
 import { invalid } from '../../kernel/http/errors'
 import type { AccountsCtx } from './context'
+import { ownFreeMargin } from './domain/margin'
 import { fromMinor, roundToMinor, toMinor } from './domain/money'
 import { refuse } from './errors'
 import { BalanceOperation } from './events'
@@ -144,13 +145,14 @@ const moveStatement = (isCredit: boolean, guarded: boolean) =>
   moveStatements[Number(isCredit)]![Number(guarded)]!
 
 /**
- * The balance that keeps an account's free margin at zero (minor units; its balance less its free margin),
- * from its funds and positions as this transaction sees them. A write transaction is the only writer
+ * The balance that keeps an account's free margin at zero without its credit (minor units; its balance
+ * less that free margin), from its funds and positions as this transaction sees them: money leaving never
+ * spends the broker's credit, nor leaves positions standing on it. A write transaction is the only writer
  * while it runs, so no position can open between this read and the balance's conditional update.
  */
 async function freeMarginFloor(ctx: AccountsCtx, tx: Tx, login: number) {
   const { funds, currency, margin } = await marginIn(ctx, tx, login)
-  return { balance: funds.balance, minor: funds.balance - roundToMinor(margin.margin_free, currency) }
+  return { balance: funds.balance, minor: funds.balance - roundToMinor(ownFreeMargin(margin), currency) }
 }
 
 /**
@@ -194,7 +196,7 @@ export async function postOperationTx(ctx: AccountsCtx, tx: Tx, work: Work, inpu
     throw floor && floor.balance >= minor
       ? refuse(
           'NOT_ENOUGH_FREE_MARGIN',
-          `the free margin of account ${input.login} is ${fromMinor(floor.balance - floor.minor, acct.currency)}, lower than ${fromMinor(minor, acct.currency)}`,
+          `the free margin of account ${input.login} less its credit is ${fromMinor(floor.balance - floor.minor, acct.currency)}, lower than ${fromMinor(minor, acct.currency)}`,
         )
       : refuse(
           'NOT_ENOUGH_FUNDS',

@@ -134,8 +134,8 @@ export const cashierRoutes = (ctx: CashierCtx) =>
         },
         detail: doc('Cashier', 'Request a withdrawal', {
           description:
-            'Checks withdrawal_allowed, the KYC steps the brand requires, the method and free margin (equity minus ' +
-            'margin). The amount is held at once (a balance-out) and the request waits for staff: approve (payout), ' +
+            'Checks withdrawal_allowed, the KYC steps the brand requires, the method and free margin less credit (equity minus ' +
+            "margin and the broker's credit, which is never paid out). The amount is held at once (a balance-out) and the request waits for staff: approve (payout), " +
             'reject (the hold returns), mark paid. With open positions the free margin is taken at current prices ' +
             'only: 503 PRICE_STALE while this instance has none (its price feed is cut off), nothing held, retry.',
         }),

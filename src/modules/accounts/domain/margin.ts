@@ -39,3 +39,10 @@ export function marginSnapshot(i: MarginInputs, currency: string): MarginSnapsho
     margin_level: i.margin > 0 ? round2((equity / i.margin) * 100) : 0,
   }
 }
+
+/**
+ * The free margin that is the trader's own: without the broker's credit. What money leaving an account
+ * (a withdrawal, a fee, a payout) may take: credit supports trading, it is never paid out nor left to
+ * carry positions alone.
+ */
+export const ownFreeMargin = (m: Pick<MarginSnapshot, 'margin_free' | 'credit'>) => m.margin_free - m.credit

@@ -1,5 +1,6 @@
 import { isUniqueViolation } from '../../../kernel/db/errors'
 import type { UseCase } from '../../../kernel/use-case'
+import { ownFreeMargin, roundToCurrency } from '../../accounts'
 import type { CashierCtx } from '../context'
 import { refuse } from '../errors'
 import { WithdrawalRequested } from '../events'
@@ -17,7 +18,7 @@ import {
 
 /**
  * POST /cashier/withdrawal: withdrawal_allowed, KYC, a REAL account, an eligible method and its limits,
- * free margin (equity minus margin) covering the amount; then the request and the hold (a balance-out
+ * free margin less credit (equity minus margin and the broker's credit) covering the amount; then the request and the hold (a balance-out
  * that refuses to go below zero) in one transaction, waiting for staff.
  */
 export async function requestWithdrawal({
@@ -47,10 +48,12 @@ export async function requestWithdrawal({
   const m = await methodFor(ctx, brand, customer, view, 'withdrawal', input.method)
   const amount = amountIn(m, input.amount, currency)
   const margin = await ctx.accounts.requireMargin(view)
-  if (margin.margin_free < input.amount)
+  // the broker's credit is not paid out (the hold's own check says the same where the money moves)
+  const own = ownFreeMargin(margin)
+  if (own < input.amount)
     throw refuse(
       'NOT_ENOUGH_FREE_MARGIN',
-      `amount: free margin is ${margin.margin_free} ${currency} (equity ${margin.equity} less margin ${margin.margin})`,
+      `amount: free margin less credit is ${roundToCurrency(own, currency)} ${currency} (equity ${margin.equity} less margin ${margin.margin} and credit ${margin.credit})`,
     )
   const now = ctx.clock.now()
   let row: Awaited<ReturnType<typeof move>>
