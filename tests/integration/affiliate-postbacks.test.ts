@@ -3,10 +3,13 @@
 // and the endpoint disabled after 20 failures in a row with an event for staff.
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { createHmac } from 'node:crypto'
+import { lookup } from 'node:dns/promises'
+import { hostname } from 'node:os'
 import { and, eq, sql } from 'drizzle-orm'
 import { ManualClock } from '../../src/kernel/clock'
 import { outbox } from '../../src/kernel/events/schema'
 import { customers } from '../../src/modules/accounts/schema'
+import { isInternalAddress, isInternalHost } from '../../src/modules/affiliate/domain/internal-address'
 import { postbacks } from '../../src/modules/affiliate/schema'
 import { CashierCredited } from '../../src/modules/cashier'
 import { makeTestApp, type TestApp } from '../support/app'
@@ -132,19 +135,26 @@ describe('postbacks aimed inside the network (no AFFILIATE_POSTBACK_PRIVATE)', (
         sql`select last_error from affiliate_postbacks order by id desc limit 1`,
       )) as { last_error: string }[]
       expect(pb!.last_error).toContain('internal address')
-      // a name resolving inside the network is the endpoint's fault, not a setting of the brand: it
-      // counts toward disabling the endpoint, and twenty in a row disable it with the event for staff
       const failures = async () =>
         (
           (await strict.ctx.db.all(
             sql`select postback_failures as n, postback_enabled as on_ from affiliates where id = 1`,
-          )) as {
-            n: number
-            on_: number
-          }[]
+          )) as { n: number; on_: number }[]
         )[0]!
-      expect(await failures()).toEqual({ n: 1, on_: 1 })
-      for (let i = 0; i < 19; i++)
+      // an internal host written as such was saved while the rule allowed it: a setting, never counted
+      expect(await failures()).toEqual({ n: 0, on_: 1 })
+      // a name that resolves inside the network (this machine's own name) is the endpoint's doing: it
+      // counts toward disabling the endpoint, and twenty in a row disable it with the event for staff
+      const name = hostname().toLowerCase()
+      const resolved = (await lookup(name, { all: true })).map((x) => x.address)
+      expect(resolved.length).toBeGreaterThan(0)
+      expect(isInternalHost(name)).toBe(false)
+      expect(resolved.every(isInternalAddress)).toBe(true)
+      await strict.ctx.db.run(sql`update affiliate_settings set postback_hosts = ${JSON.stringify([name])}`)
+      await strict.ctx.db.run(
+        sql`update affiliates set postback_url = ${`http://${name}:${receiver.port}/hook`} where code = 'DEMOPARTNER'`,
+      )
+      for (let i = 0; i < 20; i++)
         await strict.ctx.db.run(
           sql`insert into affiliate_postbacks (brand_id, affiliate_id, conversion_id, body, next_at, created_at)
               values (1, 1, 1, '{}', 0, 0)`,
@@ -155,7 +165,7 @@ describe('postbacks aimed inside the network (no AFFILIATE_POSTBACK_PRIVATE)', (
       const [a] = (await strict.ctx.db.all(
         sql`select postback_disabled_reason as reason from affiliates where id = 1`,
       )) as { reason: string }[]
-      expect(a!.reason).toContain('internal address')
+      expect(a!.reason).toContain('resolves to the internal address')
     } finally {
       await strict.close()
     }

@@ -1,6 +1,7 @@
 import { and, asc, desc, eq, lte, sql } from 'drizzle-orm'
 import type { AffiliateCtx } from '../context'
 import { postbackHostAllowed } from '../domain/hosts'
+import { isInternalHost } from '../domain/internal-address'
 import {
   backoffMs,
   ENDPOINT_FAILURE_LIMIT,
@@ -123,9 +124,11 @@ async function send(ctx: AffiliateCtx, p: typeof postbacks.$inferSelect, now: nu
   if (!postbackHostAllowed(a.postbackUrl, await postbackHostsOf(ctx, p.brandId)))
     return refused('postback_url is not on the brand allowlist')
   // resolved again at each send: a name may have been moved to an internal address since it was saved.
-  // That is the endpoint's doing (its DNS), not a setting: it counts toward disabling the endpoint
+  // A name resolving inside is the endpoint's doing (its DNS): it counts toward disabling the endpoint. An
+  // internal host written as such was saved while AFFILIATE_POSTBACK_PRIVATE allowed it: a setting
   const host = new URL(a.postbackUrl).hostname
   const internal = await internalTarget(ctx, host)
+  if (internal && isInternalHost(host)) return refused(`postback_url refused: ${internal}`)
   if (internal) {
     ctx.logger.log('warn', 'affiliate postback target is internal', {
       affiliate: a.id,
