@@ -59,7 +59,9 @@ export class RiskMonitor {
 
   /** A login has no positions any more: no margin, so its margin-call episode is over. */
   noPositions(login: number) {
-    if (this.marginCalled.delete(login)) void this.ctx.store.del(marginCallKey(login)).catch(() => {})
+    // a login this engine has not looked at since it took the role may hold a mark of an engine before
+    const mayHold = this.marginCalled.delete(login) || !this.looked.has(login)
+    if (mayHold) void this.ctx.store.del(marginCallKey(login)).catch(() => {})
   }
 
   /**
