@@ -278,6 +278,36 @@ describe('a run outside the runner keeps its lease while it lasts', () => {
   }, 20_000)
 })
 
+test('runDue: renewing a run does not move the end of the period it marks', async () => {
+  // a reviewer's finding: each renewal set the lease to a whole period from then, so a run past a third
+  // of its period pushed the next call's run a period later
+  const store = new MemoryStore()
+  const ran: string[] = []
+  const job = (owner: string, ms: number) => ({
+    name: 'test.period',
+    every: 600,
+    scope: 'cluster' as const,
+    run: async () => {
+      ran.push(owner)
+      await Bun.sleep(ms)
+    },
+  })
+  const one = new JobRunner(
+    [job('one', 300)],
+    new StoreLeases(store),
+    'one',
+    new ManualClock(0),
+    silentLogger,
+  )
+  const two = new JobRunner([job('two', 0)], new StoreLeases(store), 'two', new ManualClock(0), silentLogger)
+  const started = Date.now()
+  expect((await one.runDue())['test.period']).toMatchObject({ ran: true })
+  // the period less its margin (540 ms) after the first call began: due again
+  await Bun.sleep(Math.max(0, started + 600 - Date.now()))
+  expect((await two.runDue())['test.period']).toMatchObject({ ran: true })
+  expect(ran).toEqual(['one', 'two'])
+})
+
 describe('POST /cron/{job}', () => {
   let t: TestApp
   const SECRET = 'cron-secret-for-tests-0123456789abcdef'

@@ -107,24 +107,38 @@ export class JobRunner {
    * Keeps the lease of a cluster job while its run lasts, however the run was started (this runner's
    * period, the cron route, Workers `scheduled()`): unrenewed, it lapsed under a long run (a postback
    * pass with a slow endpoint) and another instance ran the same job beside it. A third of the lease
-   * between renewals: with leases in the database (the embedded default) a hold is a write.
+   * between renewals: with leases in the database (the embedded default) a hold is a write. A renewal
+   * keeps the lease's end where it was taken (it marks the period for `runDue`) unless the run comes near
+   * it: then two renewals' time ahead. Stopping waits for a renewal on its way, so a lease given back
+   * after the run is not taken again by it.
    */
   private keepLease(job: Job, lease: { owner: string; ms: number }) {
-    let asking = false
-    return setInterval(async () => {
-      if (asking) return
-      asking = true
+    const ends = Date.now() + lease.ms
+    const every = lease.ms / 3
+    let asking: Promise<void> | null = null
+    let stopped = false
+    const renew = async () => {
       try {
-        if (!(await this.leases.hold(job.name, lease.owner, lease.ms)).held) {
+        const ms = Math.max(ends - Date.now(), 2 * every)
+        if (!(await this.leases.hold(job.name, lease.owner, ms)).held) {
           if (lease.owner === this.owner) this.held.delete(job.name)
           this.logger.log('warn', 'job lease lost during a run', { job: job.name })
         }
       } catch (e) {
         this.logger.log('warn', 'job lease unavailable', { job: job.name, err: String(e) })
-      } finally {
-        asking = false
       }
-    }, lease.ms / 3)
+    }
+    const timer = setInterval(() => {
+      if (stopped || asking) return
+      asking = renew().finally(() => {
+        asking = null
+      })
+    }, every)
+    return async () => {
+      stopped = true
+      clearInterval(timer)
+      await asking
+    }
   }
 
   /** One extra attempt when the holder's lease lapses before our next period. */
@@ -138,7 +152,7 @@ export class JobRunner {
   }
 
   private async execute(job: Job, lease?: { owner: string; ms: number }) {
-    const renewal = lease && this.keepLease(job, lease)
+    const stopRenewing = lease && this.keepLease(job, lease)
     const run = job
       .run({ now: this.clock.now() })
       .then(() => {
@@ -150,8 +164,8 @@ export class JobRunner {
           err: e instanceof Error ? e.message : String(e),
         }),
       )
-      .finally(() => {
-        clearInterval(renewal)
+      .finally(async () => {
+        await stopRenewing?.()
         this.running.delete(job.name)
       })
     this.running.set(job.name, run)
