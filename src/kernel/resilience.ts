@@ -40,6 +40,7 @@ export class Dependency {
   private probing: Promise<unknown> | null = null
 
   private watching = false
+  private shut = false
 
   constructor(
     readonly name: string,
@@ -101,7 +102,7 @@ export class Dependency {
     if (!this.probe || this.watching) return
     this.watching = true
     const next = () => {
-      if (this.up) {
+      if (this.up || this.shut) {
         this.watching = false
         return
       }
@@ -161,6 +162,11 @@ export class Dependency {
       if (e instanceof TaskCancelledError) throw new DependencyDown(this.name, 'timed out')
       throw new DependencyDown(this.name, errText(e))
     }
+  }
+
+  /** Its client is closed: no more probes on their own. */
+  close() {
+    this.shut = true
   }
 
   get up() {

@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, expect, test } from 'bun:test'
+import { RedisClient } from 'bun'
 import type { BusEntry } from '../../src/kernel/bus/bus'
 import { RedisBus } from '../../src/kernel/bus/redis'
 import { UpstashBus } from '../../src/kernel/bus/upstash'
@@ -45,3 +46,36 @@ test('a polling subscriber asks at most once per poll interval while the bus is 
   await edge.close()
   await writer.close()
 }, 20_000)
+
+// a reviewer's finding: a poller whose position the stream was trimmed past asked again from there for ever
+// (the range answers "trimmed"), so an edge quote stream sent keep-alives only
+test('a poller the stream was trimmed past goes on from the newest entry', async () => {
+  const writer = new RedisBus(redis.url, silentLogger)
+  const edge = new UpstashBus(bridge.url, 'test-token', silentLogger)
+  const ids: string[] = []
+  for (let n = 1; n <= 5; n++) ids.push(await writer.publish('test.trim', { n }))
+  const raw = new RedisClient(redis.url)
+  await raw.send('XTRIM', ['bus:v1', 'MAXLEN', '2'])
+  raw.close()
+  // the contract of range: null when the stream no longer keeps what followed `after` (SSE resume
+  // answers a snapshot then); from the first kept entry on, what follows
+  expect(await edge.range(ids[0]!, 10)).toBeNull()
+  expect(await writer.range(ids[0]!, 10)).toBeNull()
+  expect((await writer.range(ids[3]!, 10))!.map((e) => (e.data as { n: number }).n)).toEqual([5])
+  const got: number[] = []
+  const sub = edge.subscribe(
+    ids[0]!,
+    async (entries) => void got.push(...entries.map((e) => (e.data as { n: number }).n)),
+    {
+      pollMs: 50,
+    },
+  )
+  await Bun.sleep(300)
+  await writer.publish('test.trim', { n: 6 })
+  const until = Date.now() + 3000
+  while (!got.includes(6) && Date.now() < until) await Bun.sleep(50)
+  await sub.close()
+  expect(got).toContain(6)
+  await edge.close()
+  await writer.close()
+})

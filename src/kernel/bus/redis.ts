@@ -53,6 +53,7 @@ export class RedisBus implements MessageBus {
   }
 
   async close() {
+    this.dependency.close()
     await Promise.all([...this.subs].map((s) => s.close()))
     this.client.close()
   }

@@ -32,24 +32,13 @@ export async function newestOf(send: Send) {
   return last?.[0] ?? ZERO_ID
 }
 
-/** XRANGE after an id, or null when the stream was trimmed past it (its first entry is later). */
+/**
+ * XRANGE after an id, or null when the stream was trimmed past it (its first entry is later): what lay
+ * between may be gone. (XINFO's max-deleted-entry-id cannot tell: trimming by MAXLEN leaves it at 0-0.)
+ */
 export async function rangeOf(send: Send, after: string, limit: number) {
   const [first] = ((await send('XRANGE', [BUS_STREAM, '-', '+', 'COUNT', '1'])) ?? []) as Raw[]
-  if (first && after !== ZERO_ID && compareIds(after, first[0]) < 0) {
-    // a trimmed stream starts later than `after`: what lay between is gone
-    const info = (await send('XINFO', ['STREAM', BUS_STREAM])) as unknown
-    const removed = infoField(info, 'max-deleted-entry-id')
-    if (removed && removed !== ZERO_ID && compareIds(after, removed) < 0) return null
-  }
+  if (first && after !== ZERO_ID && compareIds(after, first[0]) < 0) return null
   const rows = ((await send('XRANGE', [BUS_STREAM, `(${after}`, '+', 'COUNT', String(limit)])) ?? []) as Raw[]
   return rows.map(parseEntry)
-}
-
-function infoField(info: unknown, name: string): string | null {
-  if (Array.isArray(info)) {
-    const i = info.indexOf(name)
-    return i >= 0 ? String(info[i + 1]) : null
-  }
-  if (info && typeof info === 'object') return String((info as Record<string, unknown>)[name] ?? '') || null
-  return null
 }

@@ -56,6 +56,7 @@ export class UpstashBus implements MessageBus {
   }
 
   async close() {
+    this.dependency.close()
     await Promise.all([...this.subs].map((s) => s.close()))
   }
 }
@@ -87,7 +88,16 @@ class PollingSubscription implements Subscription {
       let entries: BusEntry[] = []
       try {
         if (this.position === '$') this.position = await this.bus.newest()
-        entries = (await this.bus.range(this.position, PAGE)) ?? []
+        const page = await this.bus.range(this.position, PAGE)
+        if (page === null) {
+          // trimmed past this position (a poller that fell minutes behind): what lay between is gone, and
+          // asking from here again would find nothing for ever; it goes on from the newest entry
+          this.logger.log('warn', 'bus trimmed past a poller: it goes on from the newest entry', {
+            position: this.position,
+          })
+          this.position = await this.bus.newest()
+        }
+        entries = page ?? []
         failures = 0
         this.lastReadAt = Date.now()
       } catch (e) {

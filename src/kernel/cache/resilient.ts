@@ -67,6 +67,7 @@ export class ResilientStore implements KeyValueStore {
     return this.guard(() => this.inner.ping(), false)
   }
   close() {
+    this.dependency.close()
     return this.inner.close()
   }
 }
