@@ -276,6 +276,40 @@ test("challenge fees asked at once leave the payer's free margin at or above zer
   await position.close()
 })
 
+// a reviewer's finding: with the feed cut off, a challenge fee refused at current prices failed the whole
+// purchase for good (PAYMENT_FAILED) instead of answering a retryable 503
+test('a challenge bought with positions open and no current price here: 503 PRICE_STALE, nothing written', async () => {
+  const position = await holdMargin()
+  const rules = { profit_target_pct: 8, daily_loss_pct: 5, total_loss_pct: 10, min_trading_days: 0 }
+  const program = await t.request('POST', '/manager/prop/programs', {
+    token: manager,
+    body: evaluationProgram(rules, { name: 'Stale', price: 10 }),
+  })
+  expect(program.status).toBe(200)
+  const quotes = t.ports.get(MarketPort).quotes
+  const purchases = async () =>
+    (await t.request('GET', '/prop/purchases', { token: customer })).json.rows.length as number
+  const before = await purchases()
+  const buy = () =>
+    t.request('POST', '/prop/challenge/buy', {
+      token: customer,
+      body: { program_id: program.json.id, payer_login: 100001, idempotency_key: 'stale-prices-1' },
+    })
+  quotes.staleness = () => 'no price update for 9.0 s: the price bus is unreachable'
+  try {
+    const r = await buy()
+    expect([r.status, r.json.error]).toEqual([503, 'PRICE_STALE'])
+  } finally {
+    delete (quotes as { staleness?: unknown }).staleness
+  }
+  expect(await purchases()).toBe(before)
+  // the same key once prices are current: the purchase is made
+  const again = await buy()
+  expect([again.status, again.json.accepted, again.json.idempotent]).toEqual([200, true, false])
+  expect(await purchases()).toBe(before + 1)
+  await position.close()
+})
+
 test("an account in a prop program's staff-only group is the firm's before its phase row exists", async () => {
   // as a phase's next account is between its funding and its phase row (a crash there leaves it so)
   const customerId = (await t.request('GET', '/customer/me', { token: customer })).json.id

@@ -1,4 +1,4 @@
-import { fromMinor } from '../accounts'
+import { fromMinor, ownFreeMargin, roundToCurrency } from '../accounts'
 import type { PropCtx } from './context'
 import type { PropCode } from './errors'
 import { propFunds } from './managed-funds'
@@ -56,10 +56,12 @@ export async function checkPayer(
   // checked again where the fee is taken (steps.ts), against the positions that transaction sees
   if (program.priceMinor > 0) {
     const m = await ctx.accounts.requireMargin({ account, group })
-    if (m.margin_free < price)
+    // as the fee's hold counts it: the broker's credit pays for nothing
+    const own = roundToCurrency(ownFreeMargin(m), group.currency)
+    if (own < price)
       return problem(
         'NOT_ENOUGH_FUNDS',
-        `payer_login: free margin is ${m.margin_free} ${group.currency} (equity ${m.equity} less margin ${m.margin}), below the price of ${price}`,
+        `payer_login: free margin less credit is ${own} ${group.currency} (equity ${m.equity} less margin ${m.margin} and credit ${m.credit}), below the price of ${price}`,
       )
   }
   return { account, group, problem: null }

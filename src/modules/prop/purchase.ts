@@ -74,6 +74,9 @@ async function validate(
   if (program.active !== 1) throw refuse('PROGRAM_DISABLED', `program ${programId} is not active`)
   const { problem } = await checkPayer(ctx, brand.id, customerId, program, payerLogin)
   if (problem) throw refuse(problem.code, problem.message)
+  // the fee is taken at current prices only (503 PRICE_STALE with positions open and none here): asked
+  // before the purchase is written, so a retry with the same key buys instead of finding it failed
+  if (program.priceMinor > 0) await ctx.accounts.marginIn(ctx.db, payerLogin)
   const steps = ProgramStep.array().parse(JSON.parse(program.steps))
   const first = steps[0]
   const group = first ? await ctx.accounts.findGroup(brand.id, first.account_group) : null

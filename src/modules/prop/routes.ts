@@ -61,7 +61,7 @@ const BUY_CODES = mergeResponses(
     'INITIAL_BALANCE_FAILED',
     'CHALLENGE_CREATION_FAILED',
   ),
-  { 409: ['IDEMPOTENCY_KEY_REUSED'] },
+  { 409: ['IDEMPOTENCY_KEY_REUSED'], 503: ['PRICE_STALE'] },
 )
 
 /** Customer prop routes (spec 4.13–4.15). */
@@ -199,7 +199,9 @@ export const propRoutes = (ctx: PropCtx) =>
           'Validations 1–7 of spec 4.14 in order. Then: purchase record; fee withdrawal (OP_BALANCE_OUT, ' +
           'TR_REASON_PROP, PROP_CHALLENGE_PURCHASE); a DEMO account in the first step group; its initial balance ' +
           '(PROP_CHALLENGE_INITIAL_BALANCE); the challenge. A failed step answers its 4.19 code after the ' +
-          'rollbacks 4.19 names; the purchase keeps failure_reason, can_retry and can_cancel.',
+          'rollbacks 4.19 names; the purchase keeps failure_reason, can_retry and can_cancel. The fee may not take ' +
+          "the payer's free margin less its credit below zero; with positions open it is priced at current quotes " +
+          'only: 503 PRICE_STALE before anything is written while this instance has none (retry).',
       }),
     })
     .get('/prop/purchases', ({ brand, session }) => listPurchases(ctx, brand.id, session.customerId!), {
