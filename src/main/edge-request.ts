@@ -23,8 +23,13 @@ export function asServed(request: Request): Request {
   return new Request(request, { headers, body })
 }
 
-/** The app's answer to `request`: without its body for HEAD. */
+/** Bun's `Response.json` names the charset; workerd's does not: one answer on both runtimes. */
+const JSON_TYPE = 'application/json;charset=utf-8'
+
+/** The app's answer to `request`: JSON with the charset Bun names, and without its body for HEAD. */
 export function answered(request: Request, response: Response): Response {
+  if (response.headers.get('content-type') === 'application/json')
+    response.headers.set('content-type', JSON_TYPE)
   if (request.method !== 'HEAD') return response
   response.body?.cancel().catch(() => {})
   return new Response(null, {

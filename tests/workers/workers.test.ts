@@ -165,6 +165,12 @@ describe('the Workers entry under wrangler dev', () => {
         '',
       ])
       expect(head.headers.get('x-request-id')).toBeTruthy()
+      // JSON names its charset on both runtimes
+      const bun = await fetch(`${engine.url}${path}`, { headers: token ? { authorization: token } : {} })
+      expect([get.headers.get('content-type'), bun.headers.get('content-type')]).toEqual([
+        'application/json;charset=utf-8',
+        'application/json;charset=utf-8',
+      ])
     }
     for (const [side, base] of [
       ['edge', worker.url],
