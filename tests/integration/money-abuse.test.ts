@@ -5,6 +5,7 @@ import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { eq } from 'drizzle-orm'
 import { accounts, balanceOperations } from '../../src/modules/accounts/schema'
 import type { sandboxEvent } from '../../src/modules/cashier/providers/sandbox'
+import { orders } from '../../src/modules/trading/schema'
 import { makeTestApp, type TestApp } from '../support/app'
 import { sandboxWebhook } from '../support/cashier'
 import { PERSONAL_ANSWERS } from '../support/kyc'
@@ -114,6 +115,59 @@ describe('money', () => {
     expect(row.flagged).toBe(false)
     expect((await me()).balance).toBe(before)
     await ledgerIsBalance(100001)
+  })
+
+  // a hostile client's probe: a staff refund left positions without margin (stopped out, the balance at
+  // -3,070), and a chargeback whose money the positions' loss had already spent was flagged short by nothing
+  test('1: with positions open, a staff refund keeps them covered, and a chargeback flags what the equity lacks', async () => {
+    const user = await t.userToken(100001)
+    const eurusd = (bid: number) =>
+      post('/market/quotes', { ticks: [{ symbol: 'EURUSD', bid, ask: bid + 0.0002 }] }, dealer)
+    expect((await eurusd(1.1)).status).toBe(200)
+    const tx = await credited(1000, 'refund-with-positions')
+    // 3,000 on the balance, then 1 lot (about 1,100 of margin)
+    const start = (await me()).balance as number
+    expect((await staffBalance(100001, 'withdrawal', Math.round((start - 3000) * 100) / 100)).status).toBe(
+      200,
+    )
+    const open = await t.request('POST', '/trade/open', {
+      token: user,
+      body: { login: 100001, cmd: 0, volume: 100, symbol: 'EURUSD', sl: 0, tp: 0 },
+    })
+    expect(open.status).toBe(200)
+    // a loss of about 1,500: equity near 1,500, free margin near 400, under the refund's 1,000
+    expect((await eurusd(1.085)).status).toBe(200)
+    const before = await me()
+    expect(before.margin_free).toBeLessThan(1000)
+    expect(before.balance).toBe(3000)
+    const refused = await post(`/manager/cashier/transactions/${tx.id}/refund`, { note: 'asked' }, manager)
+    expect([refused.status, refused.json.error]).toEqual([400, 'NOT_ENOUGH_FREE_MARGIN'])
+    expect((await staffTx(tx.id)).status_name).toBe('credited')
+    expect((await me()).balance).toBe(3000)
+    // the price falls on: the equity (about 980) is less than the deposit a chargeback then takes back
+    expect((await eurusd(1.08)).status).toBe(200)
+    const equity = (await me()).equity as number
+    expect(equity).toBeLessThan(1000)
+    expect(equity).toBeGreaterThan(0)
+    expect((await webhook('evt-refund-with-positions-cb', 'payment.disputed', tx)).status).toBe(200)
+    const row = await staffTx(tx.id)
+    expect(row.status_name).toBe('chargeback')
+    expect((await me()).balance).toBe(2000)
+    expect(row.flagged).toBe(true)
+    expect(row.staff_note).toContain(`short by ${Math.round((1000 - equity) * 100) / 100} USD`)
+    await ledgerIsBalance(100001)
+    // back to where it was: the position closed, 10,000
+    // below zero equity the engine stops the position out (a close of ours races it)
+    let state = ''
+    for (let i = 0; i < 50 && state !== 'closed'; i++) {
+      const [o] = await t.ctx.db.select().from(orders).where(eq(orders.ticket, open.json.order))
+      state = o!.state
+      if (state !== 'closed') await Bun.sleep(20)
+    }
+    expect(state).toBe('closed')
+    expect((await eurusd(1.1)).status).toBe(200)
+    const left = (await me()).balance as number
+    expect((await staffBalance(100001, 'deposit', Math.round((10_000 - left) * 100) / 100)).status).toBe(200)
   })
 
   test('1: a provider refund of money already spent is recorded all the same: the balance goes negative, flagged with the shortfall', async () => {

@@ -131,8 +131,22 @@ export const cashierManagerRoutes = (ctx: CashierCtx) =>
         auth: FINANCE,
         ...textInput({ params: TxId }),
         body: t.Object({ note: StaffNote }, { example: { note: 'customer asked; card refund' } }),
-        response: { 200: StaffTransaction, ...errors({ ...CONFLICT, 400: ['NOT_ENOUGH_FUNDS'] }) },
-        detail: doc('Cashier back office', 'Refund a credited deposit (the balance must cover it)'),
+        response: {
+          200: StaffTransaction,
+          ...errors({
+            ...CONFLICT,
+            400: ['NOT_ENOUGH_FUNDS', 'NOT_ENOUGH_FREE_MARGIN'],
+            503: ['PRICE_STALE'],
+          }),
+        },
+        detail: doc('Cashier back office', 'Refund a credited deposit (the balance must cover it)', {
+          description:
+            'Money leaving as a withdrawal does: 400 NOT_ENOUGH_FUNDS when the balance does not cover it, 400 ' +
+            'NOT_ENOUGH_FREE_MARGIN when it would take the free margin less credit below zero (open positions stay ' +
+            'covered: close some first), 503 PRICE_STALE with positions open while this instance has no current ' +
+            "price. A provider's refund or chargeback (webhooks) is recorded whatever the balance, flagged with the " +
+            'shortfall: what the balance, or with positions open the equity less credit, is below zero.',
+        }),
       },
     )
     .post(

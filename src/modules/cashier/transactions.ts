@@ -3,7 +3,7 @@ import type { Tx } from '../../kernel/db/client'
 import { rowsOf, statement } from '../../kernel/db/statement'
 import type { Work } from '../../kernel/db/unit-of-work'
 import { isRefused } from '../../kernel/http/errors'
-import { fromMinor } from '../accounts'
+import { fromMinor, roundToMinor } from '../accounts'
 import type { CashierCtx } from './context'
 import { type Action, next, STATUS, statusName, txStatusName } from './domain/status'
 import { refuse } from './errors'
@@ -260,7 +260,9 @@ export class LostRace extends Error {
  * `cashier-reversal:<id>`. A provider's refund or chargeback is a fact (the provider has taken the money
  * back already): it is always recorded, even when the customer spent the money, and may take the balance
  * below zero, as brokers do for chargebacks; the transaction is then flagged for staff with the
- * shortfall to collect (ADR 0011). A refund staff start themselves needs the money on the balance.
+ * shortfall to collect (ADR 0011): what its balance, or with positions open its equity less credit, is
+ * below zero. A refund staff start themselves is money leaving as a withdrawal is: the balance must cover
+ * it and it may not take the free margin less credit below zero (open positions stay covered).
  */
 export async function reverse(
   ctx: CashierCtx,
@@ -289,8 +291,10 @@ export async function reverse(
       idempotencyKey: `cashier-reversal:${row.id}`,
       createdBy: actor,
       allowNegative: fromProvider,
+      keepFreeMargin: !fromProvider,
     })
-    if (fromProvider && !posted.idempotent) shortMinor = Math.max(0, -posted.row.balanceAfter)
+    if (fromProvider && !posted.idempotent)
+      shortMinor = Math.max(0, -posted.row.balanceAfter, await equityShort(ctx, tx, row.login))
   }
   const shortfall = fromMinor(shortMinor, row.currency)
   let done = r
@@ -298,7 +302,7 @@ export async function reverse(
     done = await flag(
       tx,
       r,
-      `${statusName(r.status)} not covered: the balance is short by ${shortfall} ${row.currency}; collect it from the customer`,
+      `${statusName(r.status)} not covered: the account is short by ${shortfall} ${row.currency} (its balance, or its equity less credit with positions open); collect it from the customer`,
       'system',
       now,
     )
@@ -308,6 +312,21 @@ export async function reverse(
     ...(shortMinor > 0 ? { shortfall_minor: shortMinor } : {}),
   })
   return done
+}
+
+/**
+ * What the account's equity less its credit is below zero after money was taken back (minor units): a
+ * loss of open positions the balance no longer covers is short as well. Without current prices (a
+ * cut-off feed) only the balance tells: a provider's reversal is recorded whatever the prices.
+ */
+async function equityShort(ctx: CashierCtx, tx: Tx, login: number) {
+  try {
+    const { margin, currency } = await ctx.accounts.marginIn(tx, login)
+    return Math.max(0, -roundToMinor(margin.equity - margin.credit, currency))
+  } catch (e) {
+    if (isRefused(e)) return 0
+    throw e
+  }
 }
 
 /** Returns a withdrawal's held funds (rejected, or its payout failed). */
