@@ -184,7 +184,9 @@ export const accountRoutes = (ctx: AccountsCtx) =>
         auth: { roles: ANY_SESSION },
         ...textInput({ query: { login: Login } }),
         response: { 200: Balance, ...errors(READ_CODES) },
-        detail: doc('Account', 'Balance and margin snapshot of an account', { description: scopeNote }),
+        detail: doc('Account', 'Balance and margin snapshot of an account', {
+          description: `\`login\` is required here (spec 4.3b), whatever the session: a user session names its own. ${scopeNote}`,
+        }),
       },
     )
     .get('/customer/me', ({ brand, session }) => customerProfile(ctx, brand, session), {
