@@ -194,6 +194,26 @@ test("money leaving never spends the broker's credit: the check and the hold tak
   }
 })
 
+// a hostile client's probe: a reject that lost its race answered "is pending_payment", the state it read
+// before the winner moved it (a withdrawal is never pending_payment)
+test('staff actions racing on one withdrawal: one wins, the others name the state that refused them', async () => {
+  const w = await withdraw({ login: 100001, amount: 60 })
+  expect(w.status).toBe(200)
+  const asked = await Promise.all(
+    Array.from({ length: 4 }, () =>
+      t.request('POST', `/manager/cashier/transactions/${w.json.transaction.id}/reject`, {
+        token: manager,
+        body: { reason: 'race' },
+      }),
+    ),
+  )
+  expect(asked.filter((r) => r.status === 200)).toHaveLength(1)
+  for (const r of asked.filter((x) => x.status !== 200)) {
+    expect([r.status, r.json.error]).toEqual([409, 'TRANSACTION_STATE_CONFLICT'])
+    expect(r.json.message).toContain('is cancelled: cannot')
+  }
+})
+
 test('one idempotency key asked at once: one withdrawal, one hold, every answer names it', async () => {
   const before = (await me(100001)).balance
   const asked = await Promise.all(

@@ -15,7 +15,10 @@ type HistoryRow = typeof cashierHistory.$inferSelect
 
 export const txNotFound = () => refuse('TRANSACTION_NOT_FOUND', 'transaction not found')
 export const wrongState = (row: TxRow, what: string) =>
-  refuse('TRANSACTION_STATE_CONFLICT', `transaction ${row.id} is ${statusName(row.status)}: cannot ${what}`)
+  refuse(
+    'TRANSACTION_STATE_CONFLICT',
+    `transaction ${row.id} is ${txStatusName(row.kind, row.status)}: cannot ${what}`,
+  )
 
 const seconds = (ms: number) => Math.floor(ms / 1000)
 

@@ -33,6 +33,7 @@ export async function act(
 ) {
   const row = await rowOf(ctx, brandId, id)
   const done = await fn(row, ctx.clock.now())
-  if (!done) throw wrongState(row, what)
+  // named in the state that refused it: another action may have moved it since it was read
+  if (!done) throw wrongState(await rowOf(ctx, brandId, id), what)
   return staffViewOf(ctx, id)
 }
