@@ -143,6 +143,36 @@ describe('a job never overlaps itself in one process', () => {
     expect(runs).toBeGreaterThan(2)
     expect(most).toBe(1)
   })
+
+  // a hostile probe: two POST /cron/{job} at once on one instance, with sqld slow to answer the lease,
+  // both answered ran: true and their runs overlapped
+  test('two calls of the cron route at once on one instance: one runs, the other is busy', async () => {
+    const store = new MemoryStore()
+    const slow = new StoreLeases(store)
+    const leases = {
+      hold: async (name: string, owner: string, ttl: number) => {
+        await Bun.sleep(50)
+        return slow.hold(name, owner, ttl)
+      },
+      release: (name: string, owner: string) => slow.release(name, owner),
+      holder: (name: string) => slow.holder(name),
+    }
+    let runs = 0
+    const job = {
+      name: 'test.cron-twice',
+      every: 60_000,
+      scope: 'cluster' as const,
+      run: async () => {
+        runs++
+        await Bun.sleep(50)
+      },
+    }
+    const runner = new JobRunner([job], leases, 'one', new ManualClock(0), silentLogger)
+    const answers = await Promise.all([runner.runOnce('test.cron-twice'), runner.runOnce('test.cron-twice')])
+    expect(answers.filter((a) => a.ran)).toHaveLength(1)
+    expect(answers.filter((a) => !a.ran)).toEqual([{ ran: false, reason: 'busy' }])
+    expect(runs).toBe(1)
+  })
 })
 
 describe('a cluster job never runs on two instances at once', () => {

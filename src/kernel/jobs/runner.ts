@@ -180,10 +180,20 @@ export class JobRunner {
   async runOnce(name: string): Promise<RunOutcome> {
     const job = this.jobs.find((j) => j.name === name)
     if (!job) return { ran: false, reason: 'unknown' }
-    if (this.running.has(name) || this.offEngine(job)) return { ran: false, reason: 'busy' }
-    const borrowed = job.scope === 'cluster' && !this.held.has(name)
-    if (job.scope === 'cluster' && !(await this.leases.hold(job.name, this.owner, leaseMs(job))).held)
+    if (this.running.has(name) || this.asking.has(name) || this.offEngine(job))
       return { ran: false, reason: 'busy' }
+    const borrowed = job.scope === 'cluster' && !this.held.has(name)
+    if (job.scope === 'cluster') {
+      // two calls at once on one instance hold the lease under one owner: both were granted it and ran
+      // side by side (a hostile probe, with sqld slow); the second now finds the first asking
+      this.asking.add(name)
+      try {
+        if (!(await this.leases.hold(job.name, this.owner, leaseMs(job))).held)
+          return { ran: false, reason: 'busy' }
+      } finally {
+        this.asking.delete(name)
+      }
+    }
     const started = performance.now()
     try {
       await this.execute(job, job.scope === 'cluster' ? { owner: this.owner, ms: leaseMs(job) } : undefined)
