@@ -39,6 +39,31 @@ describe('errors and request ids', () => {
     expect(r.json).toMatchObject({ status: 'ok', db: 'ok', cache: 'ok', cache_kind: 'memory' })
   })
 
+  // a hostile probe: with sqld stopped (SIGSTOP), readiness answered only when it resumed: the outbox
+  // backlog's read and the engine holder's were not bounded as the probes are
+  test('GET /health answers within its probes’ bound while every database statement hangs', async () => {
+    const hung = await makeTestApp()
+    try {
+      const db = hung.ctx.db
+      const never = () => new Promise<never>(() => {})
+      const saved = { execute: db.execute, run: db.run, transaction: db.transaction }
+      db.execute = never as never
+      db.run = never as never
+      db.transaction = never as never
+      try {
+        const started = performance.now()
+        const r = await hung.request('GET', '/health')
+        expect(performance.now() - started).toBeLessThan(4000)
+        expect([r.status, r.json.status, r.json.db]).toEqual([503, 'degraded', 'error'])
+        expect(r.json.checks.events.state).toBe('down')
+      } finally {
+        Object.assign(db, saved)
+      }
+    } finally {
+      await hung.close()
+    }
+  })
+
   test('a 500 never shows internals and is logged with the request id', async () => {
     const lines: string[] = []
     const broken = await makeTestApp({

@@ -69,23 +69,30 @@ const Live = t.Object({ status: t.Literal('ok'), version: t.String() })
 
 const PROBE_MS = 2000
 
-/** Runs a probe bounded by PROBE_MS: up with its latency, or down with the reason. */
-async function probe(run: () => Promise<unknown>) {
-  const started = performance.now()
+/** `run`'s answer, or a rejection once PROBE_MS have passed without one (a hung dependency). */
+async function bounded<T>(run: () => Promise<T>): Promise<T> {
   let timer: ReturnType<typeof setTimeout> | undefined
   try {
-    const ok = await Promise.race([
+    return await Promise.race([
       run(),
-      new Promise((_, reject) => {
+      new Promise<never>((_, reject) => {
         timer = setTimeout(() => reject(new Error(`no answer in ${PROBE_MS} ms`)), PROBE_MS)
       }),
     ])
+  } finally {
+    clearTimeout(timer)
+  }
+}
+
+/** Runs a probe bounded by PROBE_MS: up with its latency, or down with the reason. */
+async function probe(run: () => Promise<unknown>) {
+  const started = performance.now()
+  try {
+    const ok = await bounded(run)
     if (ok === false) return { state: 'down' as const, latency_ms: null, error: 'no answer' }
     return { state: 'up' as const, latency_ms: Math.round((performance.now() - started) * 100) / 100 }
   } catch (e) {
     return { state: 'down' as const, latency_ms: null, error: e instanceof Error ? e.message : String(e) }
-  } finally {
-    clearTimeout(timer)
   }
 }
 
@@ -112,13 +119,17 @@ async function writePath(ctx: Kernel) {
 async function backlog(ctx: Kernel) {
   const now = ctx.clock.now()
   try {
+    // bounded as the probes are: a hung database must not hold up the answer (a hostile probe: with sqld
+    // stopped, readiness answered only when it resumed)
     const r = (
-      await ctx.db.execute({
-        sql: `select count(*) as n, coalesce(sum(next_at <= ?), 0) as due,
+      await bounded(() =>
+        ctx.db.execute({
+          sql: `select count(*) as n, coalesce(sum(next_at <= ?), 0) as due,
                      min(case when next_at <= ? then created_at end) as oldest
               from outbox where dispatched_at is null`,
-        args: [now, now],
-      })
+          args: [now, now],
+        }),
+      )
     ).rows[0] as unknown as { n: number; due: number; oldest: number | null }
     return {
       state: 'up' as const,
@@ -145,7 +156,7 @@ async function readiness(ctx: Kernel) {
     backlog(ctx),
     probe(() => ctx.store.ping()),
     ctx.bus.kind === 'local' ? probe(async () => true) : probe(() => ctx.bus.newest()),
-    ctx.engine.holder().then(
+    bounded(() => ctx.engine.holder()).then(
       (h) => ({ h, error: undefined }),
       (e: unknown) => ({ h: null, error: e instanceof Error ? e.message : String(e) }),
     ),
