@@ -47,9 +47,7 @@ describe('errors and request ids', () => {
       const db = hung.ctx.db
       const never = () => new Promise<never>(() => {})
       const saved = { execute: db.execute, run: db.run, transaction: db.transaction }
-      db.execute = never as never
-      db.run = never as never
-      db.transaction = never as never
+      Object.assign(db, { execute: never, run: never, transaction: never })
       try {
         const started = performance.now()
         const r = await hung.request('GET', '/health')
