@@ -69,6 +69,16 @@ test('the engine gives up its role and takes it back in an episode: no second no
   expect(await calls()).toBe(1)
 })
 
+// a hostile probe: a Redis restart without persistence lost the episode's mark, and the engine that took
+// the role notified the same episode again
+test('the shared cache forgets everything and the role moves in an episode: no second notice', async () => {
+  ;(t.ctx.store as unknown as { map: Map<string, unknown> }).map.clear()
+  await stepDownAndBack()
+  await eurusd(1.0889)
+  await eurusd(1.0887)
+  expect(await calls()).toBe(1)
+})
+
 test('an SL moved on the only position in an episode: no second notice', async () => {
   const m = await t.request('PUT', '/trade/modify', { token: demo, body: { order: ticket, sl: 1.05, tp: 0 } })
   expect(m.status).toBe(200)

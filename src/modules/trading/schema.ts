@@ -95,3 +95,13 @@ export const holdings = sqliteTable(
   },
   (t) => [primaryKey({ columns: [t.login, t.symbol, t.cmd] })],
 )
+
+/**
+ * Accounts in a margin-call episode: a row from the notice (written with it, once) until the margin
+ * recovers or the last position closes. In the database, not the cache: a Redis restart without
+ * persistence lost the mark and the episode was notified again.
+ */
+export const marginCallEpisodes = sqliteTable('margin_call_episodes', {
+  login: integer('login').primaryKey(),
+  startedAt: integer('started_at').notNull(),
+})

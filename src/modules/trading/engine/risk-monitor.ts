@@ -1,3 +1,4 @@
+import { eq } from 'drizzle-orm'
 import { type AccountRecord, fromMinor, type GroupRecord, roundToMinor } from '../../accounts'
 import { quoteForGroup, type Tick } from '../../market'
 import { marginOf, type Pricing, pricePositions, pricing } from '../book/exposure'
@@ -9,13 +10,12 @@ import type { Holding } from '../domain/holdings'
 import { type BandLimits, everyTick, riskBands } from '../domain/risk-band'
 import { RiskBook } from '../domain/risk-book'
 import { MarginCall } from '../events'
+import { marginCallEpisodes } from '../schema'
 import { URGENT } from './executions'
 import type { RiskWatcher } from './risk-watch'
 
-const DAY_MS = 86_400_000
 /** Accounts looked at for a change (not a tick) in one settle; the rest wait for the next. */
 const CHECKS_PER_SETTLE = 2000
-const marginCallKey = (login: number) => `mc:v1:${login}`
 
 /** What the risk monitor reads of the trigger engine's book, and what it reports back. */
 interface HeldPositions {
@@ -34,13 +34,11 @@ interface HeldPositions {
  * changed, not on every tick.
  */
 export class RiskMonitor {
-  /** Logins whose margin call this instance has seen (the notification is written once per episode). */
-  private readonly marginCalled = new Set<number>()
   /**
-   * Logins whose margin this instance has looked at since it took the engine role. The first look at one
-   * above its margin call ends an episode the shared mark may still hold from an engine before.
+   * Logins in a margin-call episode (the notice is written once per episode): loaded from
+   * `margin_call_episodes` when this instance takes the engine role, kept in step with it while it holds it.
    */
-  private readonly looked = new Set<number>()
+  private readonly marginCalled = new Set<number>()
   /** A module holding accounts to limits of its own (risk-watch.ts). */
   private riskWatcher: RiskWatcher | null = null
   /** The price bands of every login with positions (domain/risk-band.ts): inside them it reaches no limit. */
@@ -59,18 +57,40 @@ export class RiskMonitor {
 
   /** A login has no positions any more: no margin, so its margin-call episode is over. */
   noPositions(login: number) {
-    // a login this engine has not looked at since it took the role may hold a mark of an engine before
-    const mayHold = this.marginCalled.delete(login) || !this.looked.has(login)
-    if (mayHold) void this.ctx.store.del(marginCallKey(login)).catch(() => {})
+    if (this.marginCalled.delete(login)) void this.endEpisode(login)
+  }
+
+  private async endEpisode(login: number) {
+    // a row a failed delete leaves is overwritten when the next episode starts (marginCallNotice)
+    await this.ctx.db
+      .delete(marginCallEpisodes)
+      .where(eq(marginCallEpisodes.login, login))
+      .catch((e: unknown) =>
+        this.ctx.logger.log('warn', 'margin-call episode not ended', {
+          login,
+          err: e instanceof Error ? e.message : String(e),
+        }),
+      )
   }
 
   /**
-   * Empties what it holds (this instance gave up the engine role). Episodes are not ended: their shared
-   * marks stay for whichever engine comes next, and this one reads them again if it takes the role back.
+   * The episodes going on, read when this instance takes the engine role (after its book is loaded): an
+   * episode of a login left without positions meanwhile (closed while no instance held the role) ends.
+   */
+  async load() {
+    const rows = await this.ctx.db.select({ login: marginCallEpisodes.login }).from(marginCallEpisodes)
+    for (const { login } of rows) {
+      this.marginCalled.add(login)
+      if (!this.held.of(login)) this.noPositions(login)
+    }
+  }
+
+  /**
+   * Empties what it holds (this instance gave up the engine role). Episodes are not ended: their rows
+   * stay for whichever engine comes next.
    */
   reset() {
     this.marginCalled.clear()
-    this.looked.clear()
     this.riskBook.clear()
     this.riskDue.clear()
     this.riskDirty.clear()
@@ -312,31 +332,38 @@ export class RiskMonitor {
 
   /**
    * One margin-call notification per episode: written when the level first reaches the group's margin
-   * call, again only after it has recovered above it. SET NX in the shared cache makes it one across
-   * instances.
+   * call, again only after it has recovered above it. The episode's row is written with the notice, in one
+   * transaction, and survives the engine role moving and the cache restarting.
    */
   private async marginCallNotice(
     account: { login: number; brandId: number },
     group: { marginCall: number; stopOut: number },
     m: { margin: number; margin_level: number },
   ) {
-    const key = marginCallKey(account.login)
-    const first = !this.looked.has(account.login)
-    if (first) this.looked.add(account.login)
+    const login = account.login
     if (m.margin <= 0 || m.margin_level > group.marginCall) {
-      if (this.marginCalled.delete(account.login) || first) await this.ctx.store.del(key)
+      if (this.marginCalled.delete(login)) await this.endEpisode(login)
       return
     }
-    if (this.marginCalled.has(account.login)) return
-    this.marginCalled.add(account.login)
-    if (!(await this.ctx.store.setNX(key, '1', 7 * DAY_MS))) return
-    await this.ctx.uow.run(async (_tx, work) => {
+    if (this.marginCalled.has(login)) return
+    this.marginCalled.add(login)
+    const now = this.ctx.clock.now()
+    // not written: the next look tries again
+    const written = this.ctx.uow.run(async (tx, work) => {
+      await tx
+        .insert(marginCallEpisodes)
+        .values({ login, startedAt: now })
+        .onConflictDoUpdate({ target: marginCallEpisodes.login, set: { startedAt: now } })
       work.emit(MarginCall, account.brandId, {
         login: account.login,
         margin_level: m.margin_level,
         margin_call: group.marginCall,
         stop_out: group.stopOut,
       })
+    })
+    await written.catch((e: unknown) => {
+      this.marginCalled.delete(login)
+      throw e
     })
   }
 }

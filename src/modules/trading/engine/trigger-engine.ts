@@ -187,6 +187,7 @@ export class TriggerEngine {
   async load() {
     this.reset()
     await this.resync()
+    await this.risk.load()
   }
 
   /**

@@ -1,0 +1,4 @@
+CREATE TABLE `margin_call_episodes` (
+	`login` integer PRIMARY KEY NOT NULL,
+	`started_at` integer NOT NULL
+);
