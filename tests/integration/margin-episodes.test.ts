@@ -1,5 +1,6 @@
 // runs on sqld too (scripts/test.sh: TEST_DATABASE=sqld)
 import { afterAll, beforeAll, expect, test } from 'bun:test'
+import { sql } from 'drizzle-orm'
 import { ManualClock } from '../../src/kernel/clock'
 import { makeTestApp, type TestApp } from '../support/app'
 import { quoteIngest } from '../support/quotes'
@@ -137,4 +138,18 @@ test('a closed last position ends the episode: the next one is notified', async 
   expect(b.status).toBe(200)
   await downToMarginCall()
   expect(await calls()).toBe(4)
+})
+
+// a reviewer's finding: an engine whose role moved while it wrote a notice, and the engine after it, both
+// notified the episode (the row was written over, whoever had written it)
+test('an episode whose row another engine wrote is not notified again; the next one is', async () => {
+  await eurusd(1.1)
+  await t.settle()
+  // as the engine before would have written it after this one loaded the episodes
+  await t.ctx.db.run(sql`insert into margin_call_episodes (login, started_at) values (100002, 0)`)
+  await downToMarginCall()
+  expect(await calls()).toBe(4)
+  await eurusd(1.1)
+  await downToMarginCall()
+  expect(await calls()).toBe(5)
 })

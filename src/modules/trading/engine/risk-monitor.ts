@@ -39,6 +39,9 @@ export class RiskMonitor {
    * `margin_call_episodes` when this instance takes the engine role, kept in step with it while it holds it.
    */
   private readonly marginCalled = new Set<number>()
+  /** Episodes' deletes on their way, and logins whose delete failed (endEpisode). */
+  private readonly ending = new Map<number, Promise<void>>()
+  private readonly unended = new Set<number>()
   /** A module holding accounts to limits of its own (risk-watch.ts). */
   private riskWatcher: RiskWatcher | null = null
   /** The price bands of every login with positions (domain/risk-band.ts): inside them it reaches no limit. */
@@ -60,17 +63,31 @@ export class RiskMonitor {
     if (this.marginCalled.delete(login)) void this.endEpisode(login)
   }
 
-  private async endEpisode(login: number) {
-    // a row a failed delete leaves is overwritten when the next episode starts (marginCallNotice)
-    await this.ctx.db
+  /**
+   * Deletes an episode's row. Its next episode waits for a delete on its way (it would remove the new
+   * row), and deletes again first where one failed (the row would hide the new episode's notice).
+   */
+  private endEpisode(login: number) {
+    const ended = this.ctx.db
       .delete(marginCallEpisodes)
       .where(eq(marginCallEpisodes.login, login))
-      .catch((e: unknown) =>
-        this.ctx.logger.log('warn', 'margin-call episode not ended', {
-          login,
-          err: e instanceof Error ? e.message : String(e),
-        }),
+      .then(
+        () => {
+          this.unended.delete(login)
+        },
+        (e: unknown) => {
+          this.unended.add(login)
+          this.ctx.logger.log('warn', 'margin-call episode not ended', {
+            login,
+            err: e instanceof Error ? e.message : String(e),
+          })
+        },
       )
+      .finally(() => {
+        if (this.ending.get(login) === ended) this.ending.delete(login)
+      })
+    this.ending.set(login, ended)
+    return ended
   }
 
   /**
@@ -91,6 +108,7 @@ export class RiskMonitor {
    */
   reset() {
     this.marginCalled.clear()
+    this.unended.clear()
     this.riskBook.clear()
     this.riskDue.clear()
     this.riskDirty.clear()
@@ -349,18 +367,28 @@ export class RiskMonitor {
     this.marginCalled.add(login)
     const now = this.ctx.clock.now()
     // not written: the next look tries again
-    const written = this.ctx.uow.run(async (tx, work) => {
-      await tx
-        .insert(marginCallEpisodes)
-        .values({ login, startedAt: now })
-        .onConflictDoUpdate({ target: marginCallEpisodes.login, set: { startedAt: now } })
-      work.emit(MarginCall, account.brandId, {
-        login: account.login,
-        margin_level: m.margin_level,
-        margin_call: group.marginCall,
-        stop_out: group.stopOut,
+    const written = (async () => {
+      await this.ending.get(login)
+      if (this.unended.has(login)) {
+        await this.endEpisode(login)
+        if (this.unended.has(login)) throw new Error('the last episode could not be ended')
+      }
+      await this.ctx.uow.run(async (tx, work) => {
+        // a row already there is an episode another engine notified (the role moving while it wrote)
+        const [started] = await tx
+          .insert(marginCallEpisodes)
+          .values({ login, startedAt: now })
+          .onConflictDoNothing()
+          .returning({ login: marginCallEpisodes.login })
+        if (!started) return
+        work.emit(MarginCall, account.brandId, {
+          login: account.login,
+          margin_level: m.margin_level,
+          margin_call: group.marginCall,
+          stop_out: group.stopOut,
+        })
       })
-    })
+    })()
     await written.catch((e: unknown) => {
       this.marginCalled.delete(login)
       throw e
