@@ -108,20 +108,24 @@ for (const leases of ['redis', 'db'] as const)
     }, 30_000)
   })
 
+/** Leases in memory whose every hold answers `ms` late (a slow sqld or Redis). */
+function slowLeases(ms: number) {
+  const leases = new StoreLeases(new MemoryStore())
+  return {
+    hold: async (name: string, owner: string, ttl: number) => {
+      await Bun.sleep(ms)
+      return leases.hold(name, owner, ttl)
+    },
+    release: (name: string, owner: string) => leases.release(name, owner),
+    holder: (name: string) => leases.holder(name),
+  }
+}
+
 describe('a job never overlaps itself in one process', () => {
   test('ticks that wait for a slow lease answer do not run beside each other', async () => {
-    const store = new MemoryStore()
-    const slow = new StoreLeases(store)
     // a lease store slower than the period: every tick waits on it while the next one starts (as a
     // takeover's new schedule meets the old period's tick still asking)
-    const leases = {
-      hold: async (name: string, owner: string, ttl: number) => {
-        await Bun.sleep(30)
-        return slow.hold(name, owner, ttl)
-      },
-      release: (name: string, owner: string) => slow.release(name, owner),
-      holder: (name: string) => slow.holder(name),
-    }
+    const leases = slowLeases(30)
     let inFlight = 0
     let most = 0
     let runs = 0
@@ -147,16 +151,7 @@ describe('a job never overlaps itself in one process', () => {
   // a hostile probe: two POST /cron/{job} at once on one instance, with sqld slow to answer the lease,
   // both answered ran: true and their runs overlapped
   test('two calls of the cron route at once on one instance: one runs, the other is busy', async () => {
-    const store = new MemoryStore()
-    const slow = new StoreLeases(store)
-    const leases = {
-      hold: async (name: string, owner: string, ttl: number) => {
-        await Bun.sleep(50)
-        return slow.hold(name, owner, ttl)
-      },
-      release: (name: string, owner: string) => slow.release(name, owner),
-      holder: (name: string) => slow.holder(name),
-    }
+    const leases = slowLeases(50)
     let runs = 0
     const job = {
       name: 'test.cron-twice',
