@@ -28,6 +28,13 @@ describe('errors and request ids', () => {
     expect([...ids].every((id) => /^[0-9a-f]{20}-[0-9a-z]+$/.test(id))).toBe(true)
   })
 
+  test('routing a request waits no turn: the router Elysia composes is synchronous', async () => {
+    // one onRequest hook whose source Elysia takes for asynchronous makes it await every request
+    await t.request('GET', '/health')
+    const router = (t.app as unknown as { fetch: (r: Request) => unknown }).fetch
+    expect(router.constructor.name).toBe('Function')
+  })
+
   test('a valid incoming X-Request-Id is echoed', async () => {
     const r = await t.request('GET', '/health', { headers: { 'x-request-id': 'trace-12345678' } })
     expect(r.headers.get('x-request-id')).toBe('trace-12345678')

@@ -177,17 +177,25 @@ export const httpPlatform = (ctx: Kernel) => {
     : platform
 }
 
+/** The 413 answer for a body announced above every limit of the app; undefined for any other request. */
+function oversized(ctx: Kernel, request: Request): Response | undefined {
+  const length = declaredLength(request)
+  if (length === null || length <= ctx.config.body.hardLimit) return undefined
+  const id = requestIdOf(request)
+  logRequest(ctx, request.method, new URL(request.url).pathname, 413, id, undefined)
+  const message = `body: larger than ${ctx.config.body.hardLimit} bytes`
+  return json(413, { error: 'PAYLOAD_TOO_LARGE', message }, id)
+}
+
 const basePlatform = (ctx: Kernel) =>
   new Elysia({ name: 'http-platform', seed: ctx.instanceId })
     // A body announced above every limit is refused before anything reads it (the route's guard holds
     // the exact limit of its content type).
-    .onRequest(({ request }) => {
-      const length = declaredLength(request)
-      if (length === null || length <= ctx.config.body.hardLimit) return
-      const id = requestIdOf(request)
-      logRequest(ctx, request.method, new URL(request.url).pathname, 413, id, undefined)
-      const message = `body: larger than ${ctx.config.body.hardLimit} bytes`
-      return json(413, { error: 'PAYLOAD_TOO_LARGE', message }, id)
+    // Elysia awaits an onRequest hook whose source (comments included) looks asynchronous, a `return f(`
+    // among them, and every request's routing then waits a turn: this one returns a value it has computed
+    .onRequest(function refuseOversized({ request }) {
+      const refused = oversized(ctx, request)
+      if (refused) return refused
     })
     // The body is read by the route's guard after authentication (kernel/security), not here.
     .onParse({ as: 'global' }, function deferBody() {
