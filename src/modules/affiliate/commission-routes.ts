@@ -287,7 +287,7 @@ export const commissionStaffRoutes = (ctx: AffiliateCtx) =>
         },
         detail: doc(TAG, "Set an affiliate's recruiter (sub-affiliate)", {
           description:
-            "The recruiter earns its plan's sub_affiliate_bp of what this affiliate earns in each period closed from now (one level).",
+            "The recruiter earns its plan's sub_affiliate_bp of what this affiliate earns in each period closed from now (one level). 400 INVALID_DATA when the recruiter is this affiliate, or is recruited by it, directly or through others.",
         }),
       },
     )

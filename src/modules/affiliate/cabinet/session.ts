@@ -26,7 +26,15 @@ export async function cabinetLogin(
     refuse('INVALID_CREDENTIALS', 'login or password is incorrect'),
   )
   const login = input.login.trim()
-  const { row } = await guard.attempt(brand.id, login.toLowerCase(), ip, async () => {
+  const named = or(
+    eq(affiliates.email, login.toLowerCase()),
+    sql`${affiliates.code} = ${login} collate nocase`,
+  )
+  // failures count per affiliate, whether it is named by its email or its code (per login text, each
+  // name had a lock window of its own)
+  const [known] = await ctx.db.select({ id: affiliates.id }).from(affiliates).where(named).limit(1)
+  const lockKey = known ? `#${known.id}` : login.toLowerCase()
+  const { row } = await guard.attempt(brand.id, lockKey, ip, async () => {
     const [row] = await ctx.db
       .select({ a: affiliates, access: affiliateAccess })
       .from(affiliates)
@@ -34,7 +42,7 @@ export async function cabinetLogin(
         affiliateAccess,
         and(eq(affiliateAccess.affiliateId, affiliates.id), eq(affiliateAccess.brandId, brand.id)),
       )
-      .where(or(eq(affiliates.email, login.toLowerCase()), sql`${affiliates.code} = ${login} collate nocase`))
+      .where(named)
     // an unknown login checks a fixed hash, so that answer takes as long as a wrong password
     const hash = row?.access.passwordHash || (await dummyHash())
     // a stored value that is not a hash checks as false; a check refused as busy is a 503, not a failure

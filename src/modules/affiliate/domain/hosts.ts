@@ -10,6 +10,9 @@ export function hostnameOrNull(raw: string): string | null {
   return ok ? h : null
 }
 
+/** A path a browser keeps on the host it is on: one slash first, then no slash or backslash. */
+export const isSameHostPath = (path: string) => path.startsWith('/') && path[1] !== '/' && path[1] !== '\\'
+
 /**
  * A landing path for a tracking link: absolute on the same host (`/`, `/p/promo?x=1`), never a URL of
  * another host (`//evil.example`, `/\evil`, `https://…`): the redirect must not leave the brand.
@@ -22,7 +25,9 @@ export function landingPathOrNull(raw: string): string | null {
   try {
     const u = new URL(raw, 'http://brand.invalid')
     if (u.host !== 'brand.invalid') return null
-    return u.pathname + u.search + u.hash
+    // the dot segments resolved, `/.//evil.example` is `//evil.example`: another host to a browser
+    const path = u.pathname + u.search + u.hash
+    return isSameHostPath(path) ? path : null
   } catch {
     return null
   }

@@ -21,7 +21,8 @@ function dayStart(ms: number) {
   return Math.floor(ms / DAY) * DAY
 }
 
-function parseDate(text: string | undefined): number | null {
+/** A calendar date YYYY-MM-DD as its UTC midnight in ms; null for anything else, 2026-02-30 included. */
+export function parseDate(text: string | undefined): number | null {
   const m = text ? DATE.exec(text) : null
   if (!m) return null
   const ms = Date.UTC(Number(m[1]), Number(m[2]) - 1, Number(m[3]))

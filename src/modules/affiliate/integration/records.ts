@@ -2,6 +2,7 @@ import { and, eq, inArray } from 'drizzle-orm'
 import type { AffiliatePrincipal } from '../cabinet/tokens'
 import type { AffiliateCtx } from '../context'
 import { decodeCursor, PAGE_DEFAULT, PAGE_MAX } from '../domain/cursor'
+import { parseDate } from '../domain/range'
 import { refuse } from '../errors'
 import { conversions, trackingLinks } from '../schema'
 import { conversionPage } from '../service/conversion-pages'
@@ -9,7 +10,6 @@ import { type CommissionRowKind, commissionPage } from '../service/reports'
 import { conversionView } from '../views'
 
 const DAY = 86_400_000
-const DATE = /^\d{4}-\d{2}-\d{2}$/
 
 export interface PageQuery {
   cursor?: string
@@ -27,8 +27,9 @@ function pageOf(q: PageQuery) {
   const day = (name: 'from' | 'to') => {
     const v = q[name]
     if (v === undefined) return null
-    const ms = DATE.test(v) ? Date.parse(`${v}T00:00:00Z`) : Number.NaN
-    if (Number.isNaN(ms)) throw refuse('INVALID_DATA', `${name}: a date YYYY-MM-DD`)
+    // a date that does not exist (2026-02-30) is refused, not rolled over into the next month
+    const ms = parseDate(v)
+    if (ms === null) throw refuse('INVALID_DATA', `${name}: a date YYYY-MM-DD`)
     return ms
   }
   const from = day('from')

@@ -1,4 +1,4 @@
-import { and, desc, eq, isNull, lt } from 'drizzle-orm'
+import { and, desc, eq, isNull, lt, sql } from 'drizzle-orm'
 import { hashPassword } from '../../../kernel/auth/passwords'
 import type { Tx } from '../../../kernel/db/client'
 import { isUniqueViolation } from '../../../kernel/db/errors'
@@ -119,6 +119,13 @@ export async function createAffiliate(ctx: AffiliateCtx, brandId: number, input:
   const now = ctx.clock.now()
   try {
     const id = await ctx.db.transaction(async (tx) => {
+      // a code is one in any case: the cabinet's login takes it in any case (the unique index does not)
+      const [same] = await tx
+        .select({ id: affiliates.id })
+        .from(affiliates)
+        .where(sql`${affiliates.code} = ${input.code} collate nocase`)
+        .limit(1)
+      if (same) throw refuse('AFFILIATE_EXISTS', 'an affiliate with this email or code exists')
       const [a] = await tx
         .insert(affiliates)
         .values({

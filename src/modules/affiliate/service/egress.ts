@@ -30,16 +30,23 @@ async function resolve(host: string): Promise<string[]> {
  * internal address, or resolves to one (loopback, private, link-local...). Asked when an endpoint is saved
  * and again before each send, after resolution (a name can be moved to an internal address later).
  * AFFILIATE_POSTBACK_PRIVATE=true allows them (development: a receiver on this machine).
+ * `unresolved`: what a name that does not resolve in time is. Saved, it is allowed (its record may not
+ * exist yet; asked again at each send). At a send it is refused: the send resolves the name again, and a
+ * resolver that times out or fails for the check may answer the send with an internal address.
  */
-export async function internalTarget(ctx: AffiliateCtx, host: string): Promise<string | null> {
+export async function internalTarget(
+  ctx: AffiliateCtx,
+  host: string,
+  unresolved: 'allowed' | 'refused',
+): Promise<string | null> {
   if (ctx.allowPrivatePostbacks) return null
   if (isInternalHost(host)) return `${host} is an internal address`
   let addresses: string[]
   try {
     addresses = await resolve(host)
-  } catch {
-    // a name that does not resolve reaches nothing; asked again at each send
-    return null
+  } catch (e) {
+    if (unresolved === 'allowed') return null
+    return `${host} could not be checked: ${e instanceof Error ? e.message : 'no answer'}`
   }
   const bad = addresses.find(isInternalAddress)
   return bad ? `${host} resolves to the internal address ${bad}` : null

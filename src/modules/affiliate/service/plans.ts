@@ -1,4 +1,5 @@
 import { and, asc, desc, eq, inArray, sql } from 'drizzle-orm'
+import type { Tx } from '../../../kernel/db/client'
 import { invalid } from '../../../kernel/http/errors'
 import type { AffiliateCtx } from '../context'
 import { type CommissionKind, deriveCommissions, type FactRow } from '../domain/commissions'
@@ -195,11 +196,33 @@ export async function setRecruiter(
   await affiliateOfBrand(ctx, brandId, id)
   if (recruiterId === id) throw invalid('recruiter_id: an affiliate cannot recruit itself')
   if (recruiterId) await affiliateOfBrand(ctx, brandId, recruiterId)
-  await ctx.db
-    .update(affiliateAccess)
-    .set({ recruiterId })
-    .where(and(eq(affiliateAccess.affiliateId, id), eq(affiliateAccess.brandId, brandId)))
+  // the chain above the recruiter is read in the transaction that writes: two changes at once cannot
+  // close a circle that neither saw
+  await ctx.uow.run(async (tx) => {
+    if (recruiterId && (await recruitersAbove(tx, brandId, recruiterId)).has(id))
+      throw invalid(`recruiter_id: affiliate ${recruiterId} is recruited by ${id}, directly or not`)
+    await tx
+      .update(affiliateAccess)
+      .set({ recruiterId })
+      .where(and(eq(affiliateAccess.affiliateId, id), eq(affiliateAccess.brandId, brandId)))
+  })
   return { affiliate_id: id, recruiter_id: recruiterId }
+}
+
+/** An affiliate and its recruiters on the brand, up its chain: each recruited by the next. */
+async function recruitersAbove(tx: Tx, brandId: number, from: number) {
+  const seen = new Set<number>([from])
+  let at: number | null = from
+  while (at !== null) {
+    const [row]: { recruiterId: number | null }[] = await tx
+      .select({ recruiterId: affiliateAccess.recruiterId })
+      .from(affiliateAccess)
+      .where(and(eq(affiliateAccess.affiliateId, at), eq(affiliateAccess.brandId, brandId)))
+    at = row?.recruiterId ?? null
+    if (at === null || seen.has(at)) break
+    seen.add(at)
+  }
+  return seen
 }
 
 const PREVIEW_MAX_DAYS = 366

@@ -127,10 +127,10 @@ async function send(ctx: AffiliateCtx, p: typeof postbacks.$inferSelect, now: nu
   // A name resolving inside is the endpoint's doing (its DNS): it counts toward disabling the endpoint. An
   // internal host written as such was saved while AFFILIATE_POSTBACK_PRIVATE allowed it: a setting
   const host = new URL(a.postbackUrl).hostname
-  const internal = await internalTarget(ctx, host)
+  const internal = await internalTarget(ctx, host, 'refused')
   if (internal && isInternalHost(host)) return refused(`postback_url refused: ${internal}`)
   if (internal) {
-    ctx.logger.log('warn', 'affiliate postback target is internal', {
+    ctx.logger.log('warn', 'affiliate postback target refused', {
       affiliate: a.id,
       host,
       reason: internal,

@@ -22,7 +22,7 @@ export async function checkPostbackUrl(ctx: AffiliateCtx, brandId: number, url: 
       'POSTBACK_HOST_NOT_ALLOWED',
       "postback_url: an http(s) URL on the brand's postback_hosts is required",
     )
-  const why = await internalTarget(ctx, new URL(url).hostname)
+  const why = await internalTarget(ctx, new URL(url).hostname, 'allowed')
   if (why) throw refuse('POSTBACK_HOST_NOT_ALLOWED', `postback_url: ${why}`)
 }
 
@@ -65,7 +65,7 @@ export async function updateSettings(
     return ok
   })
   for (const h of hosts ?? []) {
-    const why = await internalTarget(ctx, h)
+    const why = await internalTarget(ctx, h, 'allowed')
     if (why) throw refuse('POSTBACK_HOST_NOT_ALLOWED', `postback_hosts: ${why}`)
   }
   try {

@@ -13,6 +13,7 @@ const CRAWLER =
 
 /**
  * An install is reported by an app, not a browser: its agent is its HTTP library (okhttp on Android and
- * React Native, CFNetwork on iOS, Dart, Ktor...). Only a crawler's agent makes it a bot.
+ * React Native, CFNetwork on iOS, Dart, Ktor...). A registration's body values are posted by the broker's
+ * page, its app or its back end (node-fetch, curl...). For these, only a crawler's agent makes a bot.
  */
-export const isInstallBot = (userAgent: string | null) => !!userAgent && CRAWLER.test(userAgent)
+export const isCrawler = (userAgent: string | null) => !!userAgent && CRAWLER.test(userAgent)

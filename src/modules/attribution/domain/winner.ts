@@ -40,7 +40,8 @@ export function chooseTouch(
     )
   if (opts.installTouch && opts.installTouch.bot === 0)
     return { touchId: opts.installTouch.id, wonBy: 'install', considered }
-  if (opts.bodyTouch) return { touchId: opts.bodyTouch.id, wonBy: 'registration_body', considered }
+  if (opts.bodyTouch && opts.bodyTouch.bot === 0)
+    return { touchId: opts.bodyTouch.id, wonBy: 'registration_body', considered }
   const paid = latest(inWindow.filter((t) => t.direct === 0))
   if (paid) return { touchId: paid.id, wonBy: 'last_touch', considered }
   const direct = latest(inWindow.filter((t) => t.direct === 1))

@@ -1,6 +1,6 @@
 import { and, eq, isNull } from 'drizzle-orm'
 import type { AttributionCtx } from '../context'
-import { isInstallBot } from '../domain/bots'
+import { isCrawler } from '../domain/bots'
 import { hasValues, parseParams, parseReferrer } from '../domain/params'
 import { refuse } from '../errors'
 import { installs } from '../schema'
@@ -64,7 +64,7 @@ export async function recordInstall(
         affiliateId: match?.affiliateId ?? null,
         linkId: match?.linkId ?? null,
         params,
-        bot: isInstallBot(meta.userAgent),
+        bot: isCrawler(meta.userAgent),
         ipHash,
         userAgent: meta.userAgent ?? '',
         landingPath: '',

@@ -7,6 +7,8 @@ import { hashAddress, matchCodes, recordVisit, type Visit } from './touches'
 const VISITOR_COOKIE = 'tcs_vid'
 const VISITOR_ID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/
 const CLICK_DEDUPE_MS = 3_600_000
+/** One slash, then anything but a slash or backslash: a path that stays on the host. */
+const SAME_HOST_PATH = /^\/(?![/\\])/
 
 /** The visitor id of the request's first-party cookie, when it is one of ours. */
 export function visitorOf(cookieHeader: string | null): string | null {
@@ -48,13 +50,44 @@ export async function pageVisit(ctx: AttributionCtx, h: Hit) {
   const known = visitorOf(h.cookies)
   const visitorId = known ?? visitorIdV7(ctx.clock.now())
   const visit = visitOf(h, visitorId)
-  await recordVisit(ctx, visit, 'page', await matchCodes(ctx, h.brand.id, visit.params))
+  const match = await matchCodes(ctx, h.brand.id, visit.params)
+  // a landing page reloaded with the affiliate's values is a raw click, not another unique one
+  const repeat = match
+    ? !(await firstClickOf(
+        ctx,
+        `page:v1:${h.brand.id}:${match.affiliateId}:${match.linkId ?? 0}`,
+        h,
+        known,
+        visitorId,
+      ))
+    : undefined
+  await recordVisit(ctx, visit, 'page', match, repeat === undefined ? {} : { repeat })
   return { setCookie: known ? null : visitorCookie(visitorId, ctx.config.production) }
 }
 
 /**
- * GET /go/{code}: the click of a tracking link is recorded (once per visitor, link and hour: address
- * hash and user agent, as dub counts) and answered with a redirect to the link's landing path on the
+ * Whether this is the first click of its clicker under `prefix` within the hour: the visitor of the
+ * cookie; a client without one (each of its requests mints a new visitor) by its address hash and user
+ * agent, as dub counts, its new visitor marked too, so that its next request, cookie and all, repeats it.
+ */
+async function firstClickOf(
+  ctx: AttributionCtx,
+  prefix: string,
+  h: Hit,
+  known: string | null,
+  visitorId: string,
+) {
+  if (known) return firstClick(ctx, `${prefix}:${known}`)
+  const [byAddress] = await Promise.all([
+    firstClick(ctx, `${prefix}:a:${hashAddress(ctx, h.ip)}:${hashAddress(ctx, h.userAgent ?? '')}`),
+    firstClick(ctx, `${prefix}:${visitorId}`),
+  ])
+  return byAddress
+}
+
+/**
+ * GET /go/{code}: the click of a tracking link is recorded (unique once per visitor, link and hour: the
+ * visitor's cookie, or its address hash and user agent without one) and answered with a redirect to the link's landing path on the
  * same host, or to `/` for an unknown or inactive code, which is recorded unattributed.
  */
 export async function linkClick(ctx: AttributionCtx, h: Hit, code: string) {
@@ -64,18 +97,20 @@ export async function linkClick(ctx: AttributionCtx, h: Hit, code: string) {
   visit.params = { ...visit.params, link: code.slice(0, 128) }
   const link = await ctx.codes.link(h.brand.id, visit.params.link!)
   if (link?.campaign && !visit.params.campaign) visit.params.campaign = link.campaign
-  // a click lands where it redirects (the reports' landing page), not on /go/{code}
-  visit.landingPath = link?.landingPath ?? '/'
+  // a click lands where it redirects (the reports' landing page), not on /go/{code}; a stored path a
+  // browser would read as another host's (`//host`, saved before links refused it) lands on `/`
+  const location = link && SAME_HOST_PATH.test(link.landingPath) ? link.landingPath : '/'
+  visit.landingPath = location
   // every click is a touch (the latest one wins a registration); a repeat of the visitor's click on the
   // link within the hour counts as raw, not unique; a burst from one address is flagged, not dropped
   const address = hashAddress(ctx, h.ip)
   const [first, suspect] = await Promise.all([
-    firstClick(ctx, `click:v2:${h.brand.id}:${visit.params.link}:${visitorId}`),
+    firstClickOf(ctx, `click:v2:${h.brand.id}:${visit.params.link}`, h, known, visitorId),
     suspectAddress(ctx, h.brand.id, address, hashAddress(ctx, h.userAgent ?? '')),
   ])
   await recordVisit(ctx, visit, 'click', link, { repeat: !first, suspect })
   return {
-    location: link?.landingPath ?? '/',
+    location,
     setCookie: known ? null : visitorCookie(visitorId, ctx.config.production),
   }
 }

@@ -1,7 +1,7 @@
 import { and, eq, gte } from 'drizzle-orm'
 import type { Brand } from '../../../kernel/brand/registry'
 import type { AttributionCtx } from '../context'
-import { isBot } from '../domain/bots'
+import { isCrawler } from '../domain/bots'
 import { hasValues, type Params, parseParams } from '../domain/params'
 import { toRecord } from '../domain/record'
 import { chooseTouch } from '../domain/winner'
@@ -69,7 +69,7 @@ export async function attributeRegistration(
           affiliateId: match?.affiliateId ?? null,
           linkId: match?.linkId ?? null,
           params: bodyParams,
-          bot: isBot(clues.userAgent),
+          bot: isCrawler(clues.userAgent),
           ipHash: hashAddress(ctx, clues.ip),
           userAgent: clues.userAgent ?? '',
           landingPath: '',
