@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, expect, test } from 'bun:test'
 import { sql } from 'drizzle-orm'
 import { type Database, openDatabase } from '../../src/kernel/db/client'
+import { isBusy } from '../../src/kernel/db/errors'
 import { failure } from '../support/database'
 import { type SqldServer, startSqld } from '../support/sqld'
 
@@ -66,3 +67,40 @@ test("a transaction's reads sent together (Tx.readAll) go in one round trip and 
   })
   expect(out).toEqual({ trips: 1, n: 1, x: 42 })
 })
+
+// a hostile probe: with sqld paused (SIGSTOP, as a network that drops packets looks), writes failed at
+// their bound but every read hung until it resumed, and its request with it
+test('a read with no answer from a paused sqld fails as busy within the bound; reads work once it resumes', async () => {
+  const paused = await startSqld()
+  try {
+    for (const url of [paused.url, paused.url.replace(/^http/, 'ws')]) {
+      const d = await openDatabase(url, undefined, {
+        remote: { txTimeoutMs: 1500, queueTimeoutMs: 1500, statementTimeoutMs: 1500 },
+      })
+      try {
+        await d.db.run(sql`create table if not exists p (v integer)`)
+        expect(await d.db.all(sql`select count(*) as n from p`)).toEqual([{ n: 0 }])
+        process.kill(paused.pid, 'SIGSTOP')
+        try {
+          const started = performance.now()
+          const outcome = await Promise.race([
+            d.db.all(sql`select count(*) as n from p`).then(
+              () => 'answered',
+              (e: unknown) => e,
+            ),
+            Bun.sleep(6000).then(() => 'still waiting'),
+          ])
+          expect(isBusy(outcome)).toBe(true)
+          expect(performance.now() - started).toBeLessThan(3000)
+        } finally {
+          process.kill(paused.pid, 'SIGCONT')
+        }
+        expect(await d.db.all(sql`select count(*) as n from p`)).toEqual([{ n: 0 }])
+      } finally {
+        d.close()
+      }
+    }
+  } finally {
+    await paused.stop()
+  }
+}, 30_000)

@@ -1,5 +1,6 @@
 import type { InStatement, ResultSet, TransactionMode } from '@libsql/client'
 import * as hrana from '@libsql/hrana-client'
+import { DatabaseBusy } from '../errors'
 import { GroupWriter, type WriteOrder, type WriteQueueState, type WriterOptions } from '../group-writer'
 import { Link, mapError, runSteps, toHrana, toResultSet, transportOf } from './hrana'
 import { streamBatches } from './stream-batch'
@@ -14,7 +15,10 @@ const STREAM_GONE =
   /HRANA_CLOSED_ERROR|HRANA_WEBSOCKET_ERROR|STREAM_EXPIRED|stream.*(closed|expired|not found)/i
 
 export interface RemoteOptions extends WriterOptions {
-  /** A round trip to the database that has not answered after this long fails the batch (ms). */
+  /**
+   * A round trip to the database that has not answered after this long fails (ms): a write's fails its
+   * batch; a read fails as busy.
+   */
   statementTimeoutMs?: number
   /** Streams kept open for reads (each is a connection in sqld); reads queued on one are pipelined. */
   readStreams?: number
@@ -22,24 +26,59 @@ export interface RemoteOptions extends WriterOptions {
   fetch?: typeof fetch
 }
 
-/** Reads over a few streams kept open, each read on the least busy one. */
+type Slot = { stream: Promise<hrana.Stream> | null; busy: number }
+
+/**
+ * Reads over a few streams kept open, each read on the least busy one. A read with no answer within the
+ * bound fails as busy (503) and its stream is dropped: a database that stopped answering (paused, or
+ * behind a network that drops packets) would otherwise hold every read, and its request, until it came
+ * back.
+ */
 class ReadPool {
   /** Each slot's stream, as the promise of its opening: reads that arrive meanwhile wait for that one. */
-  private readonly slots: { stream: Promise<hrana.Stream> | null; busy: number }[]
+  private readonly slots: Slot[]
 
   constructor(
     private readonly open: () => Promise<hrana.Stream>,
     size: number,
+    private readonly timeoutMs: number,
   ) {
     this.slots = Array.from({ length: size }, () => ({ stream: null, busy: 0 }))
   }
 
   async execute(s: InStatement): Promise<ResultSet> {
+    const at: { slot?: Slot; opening?: Promise<hrana.Stream> } = {}
+    let timer: ReturnType<typeof setTimeout> | undefined
+    const late = new Promise<never>((_, reject) => {
+      timer = setTimeout(() => {
+        if (at.slot && at.slot.stream === at.opening) {
+          at.slot.stream = null
+          void at.opening?.then(
+            (st) => st.close(),
+            () => {},
+          )
+        }
+        reject(new DatabaseBusy(`no answer from the database in ${this.timeoutMs} ms`))
+      }, this.timeoutMs)
+    })
+    try {
+      return await Promise.race([this.attempts(s, at), late])
+    } finally {
+      clearTimeout(timer)
+    }
+  }
+
+  private async attempts(
+    s: InStatement,
+    at: { slot?: Slot; opening?: Promise<hrana.Stream> },
+  ): Promise<ResultSet> {
     for (let attempt = 0; ; attempt++) {
       let slot = this.slots[0]!
       for (const x of this.slots) if (x.busy < slot.busy) slot = x
       const opening = slot.stream ?? this.open()
       slot.stream = opening
+      at.slot = slot
+      at.opening = opening
       slot.busy++
       let stream: hrana.Stream | undefined
       try {
@@ -96,8 +135,9 @@ export class RemoteClient {
     this.protocol = t.transport
     this.link = new Link(t.url, t.transport, authToken, opts.fetch)
     const open = () => this.link.stream()
-    this.reads = new ReadPool(open, opts.readStreams ?? 4)
-    this.writer = new GroupWriter(streamBatches(open, opts.statementTimeoutMs ?? 8000), opts)
+    const bound = opts.statementTimeoutMs ?? 8000
+    this.reads = new ReadPool(open, opts.readStreams ?? 4, bound)
+    this.writer = new GroupWriter(streamBatches(open, bound), opts)
   }
 
   state(): WriteQueueState {
