@@ -60,8 +60,9 @@ async function scenario(label: string, api: RealServer, other: RealServer, dbUrl
   const demo = await token('/customer/sign/in', { email: 'demo@example.com', password: 'demo-pass-1' })
   const masterUser = await token('/sign/in', { login: 100004, password: 'master-pass-1' })
   const customerId = (await ok(call(api.url, 'GET', '/customer/me', { token: demo }))).id as number
-  const masterId = (await ok(call(api.url, 'GET', '/copytrade/masters', { token: demo }))).rows[0]
-    .id as number
+  const listed = (await ok(call(api.url, 'GET', '/copytrade/masters', { token: demo }))).rows[0]
+  const masterId = listed.id as number
+  const policyVersion = listed.policy_version as number
   // quotes through the other instance too: both price the copies
   for (const s of [api, other])
     await ok(
@@ -188,7 +189,7 @@ async function scenario(label: string, api: RealServer, other: RealServer, dbUrl
       await ok(
         call(api.url, 'POST', '/copytrade/subscription', {
           token: demo,
-          body: { follower_login: login, master_id: masterId },
+          body: { follower_login: login, master_id: masterId, policy_version: policyVersion },
         }),
       )
     }

@@ -48,8 +48,15 @@ const master = async (login: number, reward_policy: object) =>
   ).id as number
 const follow = async (login: number, masterId: number, settings: object = {}) => {
   await t.request('POST', '/copytrade/follower', { token: demo, body: { login } })
-  return (await post('/copytrade/subscription', { follower_login: login, master_id: masterId, ...settings }))
-    .id as number
+  const { policy_version } = (await t.request('GET', `/copytrade/masters/${masterId}`, { token: demo })).json
+  return (
+    await post('/copytrade/subscription', {
+      follower_login: login,
+      master_id: masterId,
+      policy_version,
+      ...settings,
+    })
+  ).id as number
 }
 const tradeToken = async (login: number) => t.userToken(login, 'fees-pass-1')
 const openTrade = async (login: number, cmd: number, volume: number) =>

@@ -57,7 +57,9 @@ test('an instance killed in the middle of a fan-out: one copy per follower, none
   })
   const master = await signIn(api(), '/sign/in', { login: 100004, password: 'master-pass-1' })
   const customerId = (await call(api(), 'GET', '/customer/me', { token: demo })).json.id
-  const masterId = (await call(api(), 'GET', '/copytrade/masters', { token: demo })).json.rows[0].id
+  const listed = (await call(api(), 'GET', '/copytrade/masters', { token: demo })).json.rows[0]
+  const masterId = listed.id
+  const policyVersion = listed.policy_version
   const logins: number[] = []
   for (let i = 0; i < FOLLOWERS; i += 6)
     await Promise.all(
@@ -84,7 +86,7 @@ test('an instance killed in the middle of a fan-out: one copy per follower, none
       (
         await call(base, 'POST', '/copytrade/subscription', {
           token: demo,
-          body: { follower_login: login, master_id: masterId },
+          body: { follower_login: login, master_id: masterId, policy_version: policyVersion },
         })
       ).status,
     ).toBe(200)

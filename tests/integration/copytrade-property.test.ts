@@ -77,7 +77,12 @@ beforeAll(async () => {
     await t.request('POST', '/copytrade/follower', { token: demo, body: { login } })
     const r = await t.request('POST', '/copytrade/subscription', {
       token: demo,
-      body: { follower_login: login, master_id: masterId, volume_mode: login === 100003 ? 2 : 1 },
+      body: {
+        follower_login: login,
+        master_id: masterId,
+        policy_version: 1,
+        volume_mode: login === 100003 ? 2 : 1,
+      },
     })
     expect(r.status).toBe(200)
     subs.push(r.json.id)

@@ -57,7 +57,14 @@ beforeAll(async () => {
   masterId = (await t.request('GET', '/copytrade/masters', { token: demo })).json.rows[0].id
   const r = await t.request('POST', '/copytrade/subscription', {
     token: demo,
-    body: { follower_login: 100002, master_id: masterId, volume_mode: 1, volume_param: 1 },
+    body: {
+      follower_login: 100002,
+      master_id: masterId,
+      policy_version: (await t.request('GET', `/copytrade/masters/${masterId}`, { token: demo })).json
+        .policy_version,
+      volume_mode: 1,
+      volume_param: 1,
+    },
   })
   expect(r.status).toBe(200)
   sub = r.json.id

@@ -50,8 +50,15 @@ const master = async (login: number, reward_policy: object) =>
   (await post('/copytrade/master', { login, name: `T${login}`, public: 1, reward_policy })).id as number
 const follow = async (login: number, masterId: number, settings: object = {}) => {
   await call('POST', '/copytrade/follower', { login })
-  return (await post('/copytrade/subscription', { follower_login: login, master_id: masterId, ...settings }))
-    .id as number
+  const { policy_version } = (await call('GET', `/copytrade/masters/${masterId}`)).json
+  return (
+    await post('/copytrade/subscription', {
+      follower_login: login,
+      master_id: masterId,
+      policy_version,
+      ...settings,
+    })
+  ).id as number
 }
 const token = (login: number) => t.userToken(login, 'terms-pass-1')
 const openTrade = async (login: number, cmd: number, volume: number, symbol = 'EURUSD') =>
@@ -125,6 +132,11 @@ test('a master raising its fee charges existing followers the terms they accepte
   // accepting needs the version read; then the new terms apply to the next copies
   const stale = await call('POST', `/copytrade/subscription/${sub}/terms`, { version: 1 })
   expect([stale.status, stale.json.error]).toEqual([409, 'TERMS_CHANGED'])
+  // a hostile probe: without a version, the subscription took whatever the terms were by then (a fee
+  // the follower never saw): a subscription names the terms it accepts
+  const unnamed = await call('POST', '/copytrade/subscription', { follower_login: f, master_id: m })
+  expect([unnamed.status, unnamed.json.error]).toEqual([400, 'INVALID_DATA'])
+  expect(unnamed.json.message).toStartWith('policy_version')
   const ok = await call('POST', `/copytrade/subscription/${sub}/terms`, { version: 2 })
   expect([ok.json.terms.per_lot, ok.json.terms_pending]).toEqual([1000, false])
   await openTrade(mLogin, 0, 1)
@@ -257,9 +269,11 @@ test('symbols are checked against the symbols that exist; a subscription manages
   const f = await newAccount(10_000)
   await t.settle()
   await call('POST', '/copytrade/follower', { login: f })
+  const policy_version = (await call('GET', `/copytrade/masters/${m}`)).json.policy_version
   const lower = await call('POST', '/copytrade/subscription', {
     follower_login: f,
     master_id: m,
+    policy_version,
     symbols_mode: 1,
     symbols: ['eurusd'],
   })
@@ -271,6 +285,7 @@ test('symbols are checked against the symbols that exist; a subscription manages
   const over = await call('POST', '/copytrade/subscription', {
     follower_login: f,
     master_id: m,
+    policy_version,
     capital: 20_000,
   })
   expect([over.status, over.json.error]).toEqual([400, 'INVALID_DATA'])
@@ -278,6 +293,7 @@ test('symbols are checked against the symbols that exist; a subscription manages
   const sub = await post('/copytrade/subscription', {
     follower_login: f,
     master_id: m,
+    policy_version,
     capital: 2_500,
     volume_mode: 3,
     volume_param: 1,

@@ -164,7 +164,7 @@ describe('public trade history and followers (4.12)', () => {
 describe('subscriptions (rules 4-8)', () => {
   test('refusals', async () => {
     const sub = (b: Record<string, unknown>, token = demo) =>
-      t.request('POST', '/copytrade/subscription', { token, body: b })
+      t.request('POST', '/copytrade/subscription', { token, body: { policy_version: 1, ...b } })
     expect((await sub({ follower_login: 100004, master_id: masterId })).json.error).toBe('INVALID_ACCOUNT')
     expect((await sub({ follower_login: 100003, master_id: masterId })).json.error).toBe('FOLLOWER_NOT_FOUND')
     expect((await sub({ follower_login: 100002, master_id: 99999 })).json.error).toBe('MASTER_NOT_FOUND')
@@ -204,6 +204,7 @@ describe('copying driven by quotes', () => {
       body: {
         follower_login: 100002,
         master_id: masterId,
+        policy_version: 1,
         volume_mode: 1,
         volume_param: 1,
         customer_id: 12345,
@@ -214,13 +215,13 @@ describe('copying driven by quotes', () => {
     subDemo = a.json.id
     const b = await t.request('POST', '/copytrade/subscription', {
       token: demo,
-      body: { follower_login: 100001, master_id: masterId },
+      body: { follower_login: 100001, master_id: masterId, policy_version: 1 },
     })
     expect(b.json).toMatchObject({ volume_mode: 0, volume_param: 5 })
     subReal = b.json.id
     const dup = await t.request('POST', '/copytrade/subscription', {
       token: demo,
-      body: { follower_login: 100001, master_id: masterId },
+      body: { follower_login: 100001, master_id: masterId, policy_version: 1 },
     })
     expect([dup.status, dup.json.error]).toEqual([409, 'ALREADY_SUBSCRIBED'])
 
@@ -451,6 +452,20 @@ describe('copying driven by quotes', () => {
     expect(accepted.json).toMatchObject({ terms_pending: false, terms: { manual_trading_mode: 0 } })
     const refused = await open(100002, user2, { cmd: 0, volume: 1 })
     expect([refused.status, refused.json.error]).toEqual([403, 'MANUAL_TRADING_DISABLED'])
+    // paused (an equity stop pauses too), the subscription binds nothing: the account is its owner's at
+    // once, and bound again once resumed (a hostile probe: a pause bound it still, a change took 30 s)
+    const move = (action: string) =>
+      t.request('POST', `/copytrade/subscription/${subDemo}/${action}`, { token: demo })
+    expect((await move('pause')).status).toBe(200)
+    const whilePaused = await open(100002, user2, { cmd: 0, volume: 1 })
+    expect(whilePaused.status).toBe(200)
+    const closedByHand = await t.request('DELETE', '/trade/close', {
+      token: user2,
+      body: { order: whilePaused.json.order },
+    })
+    expect(closedByHand.status).toBe(200)
+    expect((await move('resume')).status).toBe(200)
+    expect((await open(100002, user2, { cmd: 0, volume: 1 })).json.error).toBe('MANUAL_TRADING_DISABLED')
     // a looser mode only frees the follower: it applies at once, with no new version to accept
     const looser = await setMode(1)
     expect(looser.json.policy_version).toBe(stricter.json.policy_version)

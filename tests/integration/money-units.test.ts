@@ -306,7 +306,11 @@ describe('copy trading: a JPY or BTC follower pays a USD master', () => {
       await t.request('POST', '/copytrade/follower', { token: follower, body: { login } })
       const sub = await t.request('POST', '/copytrade/subscription', {
         token: follower,
-        body: { follower_login: login, master_id: master.json.id },
+        body: {
+          follower_login: login,
+          master_id: master.json.id,
+          policy_version: master.json.policy_version,
+        },
       })
       expect(sub.status).toBe(200)
       const before = (await t.request('GET', `/manager/accounts/${login}`, { token: manager })).json.balance

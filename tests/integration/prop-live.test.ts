@@ -422,7 +422,7 @@ describe('passing: phase 1, phase 2, funded, payout', () => {
     await t.request('POST', '/copytrade/follower', { token: customer, body: { login } })
     const follow = await t.request('POST', '/copytrade/subscription', {
       token: customer,
-      body: { follower_login: login, master_id: master.id },
+      body: { follower_login: login, master_id: master.id, policy_version: master.policy_version },
     })
     expect([follow.status, follow.json.error]).toEqual([403, 'INVALID_ACCOUNT'])
     const metrics = await t.request('GET', `/prop/challenges/${c.challenge}/metrics`, { token: customer })

@@ -404,6 +404,8 @@ export function contractWalk(rt: WalkTarget) {
       const s = await direct('POST', '/copytrade/subscription', tokens.SESSION_CUSTOMER!, {
         follower_login: 100001,
         master_id: 1,
+        policy_version: (await direct('GET', '/copytrade/masters/1', tokens.SESSION_CUSTOMER!)).json
+          .policy_version,
       })
       if (s.status !== 200) throw new Error(`subscription: ${s.status} ${s.text}`)
       r.path.id = String(s.json.id)

@@ -92,7 +92,9 @@ export async function prepareLoad(shape: ScaleShape, opts: { accounts: number; f
   const demo = await token('/customer/sign/in', { email: 'demo@example.com', password: 'demo-pass-1' })
   const master = await token('/sign/in', { login: 100004, password: 'master-pass-1' })
   const customerId = (await ok(call(base, 'GET', '/customer/me', { token: demo }))).id as number
-  const masterId = (await ok(call(base, 'GET', '/copytrade/masters', { token: demo }))).rows[0].id as number
+  const listed = (await ok(call(base, 'GET', '/copytrade/masters', { token: demo }))).rows[0]
+  const masterId = listed.id as number
+  const policyVersion = listed.policy_version as number
   await pushQuotes(base, dealer, 0)
   const traders: Prepared['traders'] = []
   for (let i = 0; i < opts.accounts; i++) {
@@ -123,7 +125,7 @@ export async function prepareLoad(shape: ScaleShape, opts: { accounts: number; f
     await ok(
       call(base, 'POST', '/copytrade/subscription', {
         token: demo,
-        body: { follower_login: a.login, master_id: masterId },
+        body: { follower_login: a.login, master_id: masterId, policy_version: policyVersion },
       }),
     )
     followers.push(a.login)

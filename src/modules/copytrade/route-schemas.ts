@@ -237,18 +237,25 @@ export const SubscriptionCreateBody = t.Composite(
             "what of the account's balance this subscription manages (account currency; default: all of it): its fees on equity, equity stop and ratio sizing work on this capital, so an account can follow several masters with a share each",
         }),
       ),
-      policy_version: t.Optional(
-        Int({
-          minimum: 1,
-          description:
-            "the master's reward policy version the follower was shown and accepts (GET /copytrade/masters/{id}: `policy_version`); when it is no longer the master's, 409 TERMS_CHANGED and nothing is subscribed. Without it the subscription takes the master's terms at the moment it is made",
-        }),
-      ),
+      policy_version: Int({
+        minimum: 1,
+        description:
+          "the master's reward policy version the follower was shown and accepts (GET /copytrade/masters/{id}: `policy_version`): a subscription pays only on terms its follower accepted. When it is no longer the master's, 409 TERMS_CHANGED and nothing is subscribed",
+      }),
       customer_id: IgnoredCustomer,
     }),
     SettingsBody,
   ],
-  { example: { follower_login: 100002, master_id: 1, volume_mode: 1, volume_param: 1, copy_sl_tp: 1 } },
+  {
+    example: {
+      follower_login: 100002,
+      master_id: 1,
+      policy_version: 1,
+      volume_mode: 1,
+      volume_param: 1,
+      copy_sl_tp: 1,
+    },
+  },
 )
 export const SubscriptionUpdateBody = t.Composite(
   [t.Object({ customer_id: IgnoredCustomer }), SettingsBody],

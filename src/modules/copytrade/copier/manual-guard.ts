@@ -3,12 +3,13 @@ import { JsonCache } from '../../../kernel/cache/json-cache'
 import type { ManualTradeGuard } from '../../trading'
 import type { CopyCtx } from '../context'
 import { MANUAL_TRADING } from '../domain/settings'
-import { copyLinks, copyMasters, copySubscriptions, liveSubscription } from '../schema'
+import { SUB_STATUS } from '../domain/status'
+import { copyLinks, copyMasters, copySubscriptions } from '../schema'
 
 const key = (login: number) => `copy:manual:v1:${login}`
 
 /**
- * The manual_trading_mode that binds a follower account: for each live subscription the mode its follower
+ * The manual_trading_mode that binds a follower account: for each active subscription the mode its follower
  * accepted, or the master's own when that is looser (a loosening frees the follower at once, a stricter
  * mode binds only once accepted); the strictest of them.
  */
@@ -21,11 +22,12 @@ export const manualModeOf = (db: CopyCtx['db'], login: number) =>
     })
     .from(copySubscriptions)
     .innerJoin(copyMasters, eq(copyMasters.id, copySubscriptions.masterId))
-    .where(and(eq(copySubscriptions.followerLogin, login), liveSubscription))
+    .where(and(eq(copySubscriptions.followerLogin, login), eq(copySubscriptions.status, SUB_STATUS.ACTIVE)))
 
 /**
  * manual_trading_mode enforced on follower accounts (trading's ManualTradeGuardPort), the strictest of
- * the subscriptions an account has (ACTIVE or PAUSED), each on the terms its follower accepted:
+ * the ACTIVE subscriptions an account has, each on the terms its follower accepted (a paused one binds
+ * nothing: pausing, an equity stop's too, gives the account back to its owner):
  * - DISABLED: the client may not open, close, modify or cancel on the account by hand (pausing or
  *   disabling the subscription is the way out: a disable closes the copies);
  * - ALLOW_NON_COPIED: the client trades by hand, but may not close or modify a copied position;

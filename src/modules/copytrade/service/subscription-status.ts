@@ -68,6 +68,9 @@ export async function moveSubscriptionsTx(
     tx,
     rows.map((r) => r.masterId),
   )
+  // the manual trading mode binds active subscriptions only: the followers' cached modes change now
+  const followers = [...new Set(rows.filter((r) => moved.includes(r.id)).map((r) => r.followerLogin))]
+  if (followers.length > 0) work.after(`copy-manual:${moved.join(',')}`, () => ctx.forgetManual(...followers))
   // an end, or an equity stop: the copies are closed
   if (action !== 'pause' && action !== 'resume' && moved.length > 0) {
     const closing = await tx

@@ -29,8 +29,8 @@ export async function createSubscription({
   const master = await masterById(ctx, o.brandId, master_id)
   if (master.enabled !== 1 || (master.public !== 1 && master.customerId !== o.customerId))
     throw copyError('MASTER_NOT_AVAILABLE', `master ${master_id} is not open to followers`)
-  // the terms stored below are those of this read: the version the follower accepted, or none asked
-  if (policy_version !== undefined && policy_version !== master.policyVersion)
+  // the terms stored below are those of this read, and the version the follower accepted
+  if (policy_version !== master.policyVersion)
     throw copyError(
       'TERMS_CHANGED',
       `policy_version: the master's terms are at version ${master.policyVersion}; read them again`,
