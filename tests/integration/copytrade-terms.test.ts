@@ -423,7 +423,7 @@ test('a stop that commits while a copy is being opened closes that copy at once,
   }
 })
 
-test('a master its owner disabled is not copied when a follower resumes or changes settings', async () => {
+test('a master its owner disabled is not copied when a follower tries to resume or changes settings', async () => {
   const mLogin = await newAccount(10_000)
   const m = await master(mLogin, { reward_type: 3, percent: 10 })
   const f = await newAccount(10_000)
@@ -433,7 +433,9 @@ test('a master its owner disabled is not copied when a follower resumes or chang
   const a = await openTrade(mLogin, 0, 10)
   await t.settle()
   expect((await call('PUT', `/copytrade/master/${m}`, { enabled: 0 })).status).toBe(200)
-  await post(`/copytrade/subscription/${sub}/resume`, {})
+  // a resume is refused meanwhile (its fees would run for nothing copied)
+  const resumed = await call('POST', `/copytrade/subscription/${sub}/resume`, {})
+  expect([resumed.status, resumed.json.error]).toEqual([403, 'MASTER_NOT_AVAILABLE'])
   expect((await call('PUT', `/copytrade/subscription/${sub}`, { max_positions: 5 })).status).toBe(200)
   await t.settle()
   expect(await openOf(f)).toEqual([])
