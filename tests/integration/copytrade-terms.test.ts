@@ -423,6 +423,26 @@ test('a stop that commits while a copy is being opened closes that copy at once,
   }
 })
 
+// a hostile probe: the links of one batch were all `opening`, each counted the others, and a master with
+// more positions than max_positions was copied not at all, on every resync
+test('a subscription to a master holding more positions than max_positions copies max_positions of them', async () => {
+  const mLogin = await newAccount(10_000)
+  const m = await master(mLogin, { reward_type: 3, percent: 10 })
+  const f = await newAccount(10_000)
+  const held = [
+    await openTrade(mLogin, 0, 10),
+    await openTrade(mLogin, 0, 10),
+    await openTrade(mLogin, 1, 10),
+  ]
+  await t.settle()
+  await follow(f, m, { volume_mode: 0, volume_param: 1, max_positions: 2 })
+  await t.settle()
+  expect(await openOf(f)).toHaveLength(2)
+  for (const o of held) await closeTrade(mLogin, o)
+  await t.settle()
+  expect(await openOf(f)).toHaveLength(0)
+})
+
 test('a master its owner disabled is not copied when a follower tries to resume or changes settings', async () => {
   const mLogin = await newAccount(10_000)
   const m = await master(mLogin, { reward_type: 3, percent: 10 })

@@ -189,14 +189,19 @@ async function openOne(
   if (!isTradingOpen(gs.info.sessionList, decidedAt))
     return skip('MARKET_CLOSED', `${link.symbol} is outside its session`)
   if (s.max_positions > 0) {
+    // links claimed in one batch are all `opening`: each counts those before it, not after it (counting
+    // them all, a batch longer than max_positions skipped every one, and every resync again)
     const [n] = await ctx.db
       .select({ n: sql<number>`count(*)` })
       .from(copyLinks)
       .where(
         and(
           eq(copyLinks.subscriptionId, sub.id),
-          inArray(copyLinks.status, ['opening', 'open', 'closing']),
           sql`${copyLinks.id} <> ${link.id}`,
+          or(
+            inArray(copyLinks.status, ['open', 'closing']),
+            and(eq(copyLinks.status, 'opening'), lt(copyLinks.id, link.id)),
+          ),
         ),
       )
     if (n!.n >= s.max_positions)
