@@ -489,3 +489,80 @@ test('an account moved to another group: its SL is priced in the new group (its 
     await t.settle()
   }
 })
+
+describe("a hostile probe's findings: expiry with no tick, prices of 0, a tick from the future", () => {
+  // the clock has run past the sessions of the tests before
+  beforeAll(async () => {
+    user = await t.userToken()
+    dealer = await t.staffToken(3, 'dealer-pass-1')
+  })
+
+  test('a pending order past its expiration expires without a tick, and a tick after it does not fill it', async () => {
+    await ingest([{ symbol: 'EURUSD', bid: 1.1, ask: 1.1001 }])
+    const limit = await open({
+      cmd: 2,
+      volume: 10,
+      symbol: 'EURUSD',
+      open_price: 1.09,
+      expiration: Math.floor(clock.now() / 1000) + 60,
+    })
+    expect(limit.json.trade.state).toBe('pending')
+    // a quiet spell past the expiration: the engine's job expires it with no tick
+    clock.advance(120_000)
+    await t.runJob('trading.expire')
+    expect((await state(limit.json.order)).state).toBe('expired')
+    // one the job has not reached yet: the tick that crosses its price finds it past its time
+    const late = await open({
+      cmd: 2,
+      volume: 10,
+      symbol: 'EURUSD',
+      open_price: 1.09,
+      expiration: Math.floor(clock.now() / 1000) + 60,
+    })
+    clock.advance(120_000)
+    await ingest([{ symbol: 'EURUSD', bid: 1.0848, ask: 1.0849 }])
+    const o = await state(late.json.order)
+    expect([o.state, o.closeReason]).toEqual(['expired', 'expiration'])
+    await ingest([{ symbol: 'EURUSD', bid: 1.1, ask: 1.1001 }])
+  })
+
+  test('a tick or a pending price that rounds to 0 at the symbol digits is refused', async () => {
+    for (const bid of [0.000004, 1e-300]) {
+      const r = await t.request('POST', '/market/quotes', {
+        token: dealer,
+        body: { ticks: [{ symbol: 'EURUSD', bid, ask: bid }] },
+      })
+      expect([r.status, r.json.error]).toEqual([400, 'INVALID_DATA'])
+      expect(r.json.message).toStartWith('ticks.0.bid')
+    }
+    const stop = await open({ cmd: 5, volume: 10, symbol: 'EURUSD', open_price: 0.000001 })
+    expect([stop.status, stop.json.error]).toEqual([400, 'INVALID_DATA'])
+    expect(stop.json.message).toStartWith('open_price')
+  })
+
+  test("a client's Idempotency-Key of the copier's form is refused: it would take a copy's place or block it", async () => {
+    for (const key of ['copy:1:4:open', 'COPY-demo-1:open']) {
+      const r = await t.request('POST', '/trade/open', {
+        token: user,
+        headers: { 'idempotency-key': key },
+        body: { login: 100001, cmd: 0, volume: 10, symbol: 'EURUSD', sl: 0, tp: 0 },
+      })
+      expect([r.status, r.json.error]).toEqual([400, 'INVALID_DATA'])
+      expect(r.json.message).toStartWith('Idempotency-Key')
+    }
+  })
+
+  test("a tick stamped ahead of the server's clock is refused: it would freeze the symbol's price", async () => {
+    const ahead = await t.request('POST', '/market/quotes', {
+      token: dealer,
+      body: { ticks: [{ symbol: 'EURUSD', bid: 1.2, ask: 1.2002, time: 4102444799 }] },
+    })
+    expect([ahead.status, ahead.json.error]).toEqual([400, 'INVALID_DATA'])
+    expect(ahead.json.message).toStartWith('ticks.0.time')
+    const now = await t.request('POST', '/market/quotes', {
+      token: dealer,
+      body: { ticks: [{ symbol: 'EURUSD', bid: 1.1, ask: 1.1001 }] },
+    })
+    expect(now.json).toEqual({ accepted: 1, rejected: 0 })
+  })
+})

@@ -35,15 +35,22 @@ export function assertSameRequest(stored: string | null, current: string) {
 }
 
 const KEY = /^[A-Za-z0-9_.:-]{8,64}$/
+/**
+ * The keys the platform's own modules act with on a client's account (copy trading's `copy:<subscription>
+ * :<ticket>:open`): a client's key of that form would take the copier's place (its own order recorded as
+ * the copy) or block it.
+ */
+const RESERVED = /^copy[:-]/i
 
 /**
  * The `Idempotency-Key` header of a request (Stripe's convention), when sent: 8 to 64 letters, digits
- * and `_ . : -`, else 400 INVALID_DATA. Read from the request, not Elysia's `headers` (which copies every
- * header of every request into an object).
+ * and `_ . : -`, not starting with `copy:` or `copy-`, else 400 INVALID_DATA. Read from the request, not
+ * Elysia's `headers` (which copies every header of every request into an object).
  */
 export function idempotencyKeyOf(request: Request): string | undefined {
   const v = request.headers.get('idempotency-key')
   if (v === null) return undefined
   if (!KEY.test(v)) throw invalid('Idempotency-Key: 8 to 64 letters, digits or _ . : -')
+  if (RESERVED.test(v)) throw invalid("Idempotency-Key: keys starting with copy: or copy- are the platform's")
   return v
 }

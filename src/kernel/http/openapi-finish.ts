@@ -281,7 +281,7 @@ export function finishDocument(
             in: 'header',
             required: false,
             description:
-              'Makes a retry safe: a request repeated with its key answers what the first did (`idempotent: true`, header Idempotent-Replayed) and changes nothing; the key reused for another request is 409 IDEMPOTENCY_KEY_REUSED. 8 to 64 of A-Z a-z 0-9 _ . : -, per account, kept 7 days.',
+              "Makes a retry safe: a request repeated with its key answers what the first did (`idempotent: true`, header Idempotent-Replayed) and changes nothing; the key reused for another request is 409 IDEMPOTENCY_KEY_REUSED. 8 to 64 of A-Z a-z 0-9 _ . : -, per account, kept 7 days; keys starting with copy: or copy- are the platform's own (400 INVALID_DATA).",
             schema: {
               type: 'string',
               pattern: '^[A-Za-z0-9_.:-]{8,64}$',

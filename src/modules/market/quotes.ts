@@ -25,6 +25,8 @@ interface TicksEntry {
 
 const quoteKey = (symbol: string) => `quote:v1:${symbol}`
 const REMOTE_FRESH_MS = 250
+/** A saved quote's time further ahead of the clock than any tick is let (market/service.ts): a bad tick's. */
+const SAVED_AHEAD_MS = 60_000
 /**
  * A bus reader that has not completed a read for this long is cut off (a healthy idle reader completes
  * a blocking read every second): its prices may be stale (docs/adr/0014).
@@ -130,8 +132,10 @@ export class QuoteHub {
    * restart, before any tick (with an in-memory cache the shared quotes are gone with the process).
    */
   async loadSaved() {
+    // a saved time ahead of the clock came from a bad tick: its price is not what the symbol trades at
+    const now = this.clock.now()
     for (const q of await this.db.select().from(lastQuotes))
-      this.saved.set(q.symbol, { bid: q.bid, ask: q.ask, time: q.time })
+      if (q.time <= now + SAVED_AHEAD_MS) this.saved.set(q.symbol, { bid: q.bid, ask: q.ask, time: q.time })
   }
 
   /** Saves the local quotes that changed since the last call (a job every few seconds, and at shutdown). */
@@ -147,7 +151,7 @@ export class QuoteHub {
         insert into ${lastQuotes} (symbol, bid, ask, time)
         select value ->> 0, value ->> 1, value ->> 2, value ->> 3 from json_each(${JSON.stringify(rows)}) where true
         on conflict (symbol) do update set bid = excluded.bid, ask = excluded.ask, time = excluded.time
-        where excluded.time >= last_quotes.time`),
+        where excluded.time >= last_quotes.time or last_quotes.time > ${this.clock.now() + SAVED_AHEAD_MS}`),
     )
   }
 
@@ -188,12 +192,11 @@ export class QuoteHub {
       const prev = this.local.get(t.symbol)
       if (prev && t.time < prev.time) continue
       const f = 10 ** info.digits
-      ticks.push({
-        symbol: t.symbol,
-        bid: Math.round(t.bid * f) / f,
-        ask: Math.round(t.ask * f) / f,
-        time: t.time,
-      })
+      const bid = Math.round(t.bid * f) / f
+      const ask = Math.round(t.ask * f) / f
+      // whatever the source: no price of 0 or below, no ask below the bid
+      if (!(bid > 0 && ask >= bid)) continue
+      ticks.push({ symbol: t.symbol, bid, ask, time: t.time })
     }
     if (ticks.length === 0) return []
     const entry: TicksEntry = { ticks }

@@ -427,24 +427,33 @@ export async function shortList(ctx: MarketCtx, brand: Brand, session: Session, 
   return { assets: { structure: [...SHORT_COLUMNS], rows }, groups }
 }
 
-/** Ingest batch validation: known symbols, 0 < bid <= ask, a sane time. */
+/**
+ * How far ahead of this server's clock a tick's time may be. A later tick of the symbol is dropped as old
+ * until its time passes: one tick from a feed whose clock is off (or in the wrong unit) froze the price.
+ */
+export const TICK_AHEAD_MS = 60_000
+
+/** Ingest batch validation: known symbols, 0 < bid <= ask at the symbol's digits, a sane time. */
 export async function ingestQuotes(
   ctx: MarketCtx,
   ticks: { symbol: string; bid: number; ask: number; time?: number }[],
 ) {
   await ctx.refdata.fresh()
   const now = ctx.clock.now()
+  const times = ticks.map((t) => (t.time ? (t.time > 1e12 ? t.time : t.time * 1000) : now))
   ticks.forEach((t, i) => {
-    if (!ctx.refdata.symbol(t.symbol)) throw invalid(`ticks.${i}.symbol: unknown symbol ${t.symbol}`)
+    const info = ctx.refdata.symbol(t.symbol)
+    if (!info) throw invalid(`ticks.${i}.symbol: unknown symbol ${t.symbol}`)
     if (!(t.bid > 0 && t.ask >= t.bid)) throw invalid(`ticks.${i}: bid must be > 0 and <= ask`)
+    // a price that rounds to 0 at the symbol's digits would fill stops and limits at 0
+    const point = 10 ** -info.digits
+    if (Math.round(t.bid * 10 ** info.digits) <= 0)
+      throw invalid(`ticks.${i}.bid: at least one point of ${t.symbol} (${point})`)
+    if (times[i]! > now + TICK_AHEAD_MS)
+      throw invalid(`ticks.${i}.time: more than ${TICK_AHEAD_MS / 1000} s ahead of the server's clock`)
   })
   const accepted = await ctx.quotes.apply(
-    ticks.map((t) => ({
-      symbol: t.symbol,
-      bid: t.bid,
-      ask: t.ask,
-      time: t.time ? (t.time > 1e12 ? t.time : t.time * 1000) : now,
-    })),
+    ticks.map((t, i) => ({ symbol: t.symbol, bid: t.bid, ask: t.ask, time: times[i]! })),
   )
   return { accepted: accepted.length, rejected: ticks.length - accepted.length }
 }

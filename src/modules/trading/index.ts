@@ -117,6 +117,8 @@ export const tradingModule = defineModule({
         // order changes reach the engine through the bus at once; this re-read of recent writes is the
         // safety net (a change published while the role moved)
         { name: 'trading.resync', every: 2000, scope: 'engine', run: () => engine.resync() },
+        // pending orders expire at their time, ticks or none (the engine also expires them after each tick)
+        { name: 'trading.expire', every: 1000, scope: 'engine', run: () => engine.expire() },
         // conditional on each position's rollover day, so a second run in a day charges nothing
         {
           name: 'trading.rollover',

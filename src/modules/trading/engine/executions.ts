@@ -1,4 +1,4 @@
-import { and, eq } from 'drizzle-orm'
+import { and, eq, gt, or } from 'drizzle-orm'
 import type { Tx } from '../../../kernel/db/client'
 import type { Work } from '../../../kernel/db/unit-of-work'
 import type { GroupRecord } from '../../accounts'
@@ -138,7 +138,15 @@ export async function activateTx(
             origin: ctx.origin,
           },
     )
-    .where(and(eq(orders.ticket, o.ticket), eq(orders.state, 'pending'), eq(orders.openPrice, o.openPrice)))
+    .where(
+      and(
+        eq(orders.ticket, o.ticket),
+        eq(orders.state, 'pending'),
+        eq(orders.openPrice, o.openPrice),
+        // an order past its expiration is never filled, whatever the engine's book says (expiry.ts)
+        or(eq(orders.expiration, 0), gt(orders.expiration, Math.floor(now / 1000))),
+      ),
+    )
     .returning()
   if (!r) return null
   const payload = tradeEvent(r, group.currency)

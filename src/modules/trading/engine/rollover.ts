@@ -65,7 +65,14 @@ export async function rollover(
           origin: ctx.origin,
         })
         .where(
-          and(eq(orders.ticket, o.ticket), eq(orders.state, 'open'), eq(orders.rolloverDay, o.rolloverDay)),
+          and(
+            eq(orders.ticket, o.ticket),
+            eq(orders.state, 'open'),
+            eq(orders.rolloverDay, o.rolloverDay),
+            // a partial close since the book read moved part of the swap and volume to the closed part
+            eq(orders.volume, o.volume),
+            eq(orders.storage, o.storage),
+          ),
         )
         .returning()
       if (r) {

@@ -305,6 +305,9 @@ export class TriggerEngine {
     const group = await this.ctx.accountsRead.group(r.groupId)
     if (!group) return null
     if (trigger.kind === 'activate') {
+      // past its expiration it expires (settle, or the trading.expire job), it is not filled: a tick
+      // after a quiet spell (a weekend's gap) found it still on the book
+      if (o.expiration > 0 && o.expiration * 1000 <= this.ctx.clock.now()) return null
       const p = await pricing(this.ctx, [group.id])
       return {
         ticket: o.ticket,

@@ -109,6 +109,8 @@ async function checkedOpen(
       ? quote.ask
       : quote.bid
   if (pending) {
+    // a price below one point rounds to 0: an order at 0 is no order (a SELL_STOP there never fills)
+    if (price <= 0) throw invalid(`open_price: at least one point of ${input.symbol} (${10 ** -digits})`)
     const p = checkPendingPrice(input.cmd, price, quote.bid, quote.ask, info.stopsLevel, digits)
     if (!p.ok) throw openError(p.message)
     if (input.expiration && input.expiration * 1000 <= now)
