@@ -33,11 +33,13 @@ export class DependencyDown extends Error {
  * first call after an outage finds it closed. Every caller decides what a failed call means (a miss, a 503).
  */
 export class Dependency {
-  private readonly policy
-  private readonly breaker
+  private policy!: ReturnType<Dependency['makePolicy']>['policy']
+  private breaker!: ReturnType<Dependency['makePolicy']>['breaker']
   private downSince: number | null = null
   private lastError: string | null = null
   private probing: Promise<unknown> | null = null
+  /** When the running probe started (Date.now()). */
+  private probingAt = 0
 
   private watching = false
   private shut = false
@@ -45,26 +47,36 @@ export class Dependency {
   constructor(
     readonly name: string,
     private readonly timeoutMs: number,
-    logger: Logger,
+    private readonly logger: Logger,
     private readonly probe?: () => Promise<unknown>,
   ) {
-    this.breaker = circuitBreaker(handleAll, {
+    Object.assign(this, this.makePolicy())
+  }
+
+  private makePolicy() {
+    const breaker = circuitBreaker(handleAll, {
       halfOpenAfter: new ExponentialBackoff({ initialDelay: 250, maxDelay: 2000 }),
       breaker: new ConsecutiveBreaker(1),
     })
-    this.policy = wrap(this.breaker, timeout(timeoutMs, TimeoutStrategy.Aggressive))
-    this.breaker.onBreak((reason) => {
+    const policy = wrap(breaker, timeout(this.timeoutMs, TimeoutStrategy.Aggressive))
+    breaker.onBreak((reason) => {
       this.downSince ??= Date.now()
       const err = 'error' in reason ? errText(reason.error) : 'isolated'
       this.lastError = err
-      logger.log('warn', 'dependency down', { dependency: name, err })
+      this.logger.log('warn', 'dependency down', { dependency: this.name, err })
       this.watch()
     })
-    this.breaker.onReset(() => {
-      if (this.downSince !== null)
-        logger.log('info', 'dependency back', { dependency: name, down_ms: Date.now() - this.downSince })
-      this.downSince = null
-    })
+    breaker.onReset(() => this.back())
+    return { breaker, policy }
+  }
+
+  private back() {
+    if (this.downSince !== null)
+      this.logger.log('info', 'dependency back', {
+        dependency: this.name,
+        down_ms: Date.now() - this.downSince,
+      })
+    this.downSince = null
   }
 
   /**
@@ -81,15 +93,33 @@ export class Dependency {
     return this.run(fn)
   }
 
-  /** One probe through the breaker, unless one is running; its success closes the circuit. */
+  /**
+   * One probe through the breaker, unless one is running; its success closes the circuit. A probe that
+   * has not settled well past its timeout was cut off with the request that started it (a Worker's
+   * runtime cancels what a finished request left running, its timers too): the breaker it held half open
+   * would refuse every call for the isolate's life, so it is replaced by a fresh one, and the probe runs
+   * again.
+   */
   private probeOnce() {
     const probe = this.probe
     if (!probe) return Promise.resolve()
-    this.probing ??= this.run(probe)
-      .catch(() => {})
-      .finally(() => {
-        this.probing = null
-      })
+    if (this.probing && Date.now() - this.probingAt > this.timeoutMs * 2 + PROBE_EVERY_MS) {
+      this.probing = null
+      Object.assign(this, this.makePolicy())
+    }
+    if (!this.probing) {
+      this.probingAt = Date.now()
+      const mine: Promise<unknown> = this.run(probe)
+        // through a replaced breaker (closed from the start) no reset says the dependency is back
+        .then(() => {
+          if (this.up && this.downSince !== null) this.back()
+        })
+        .catch(() => {})
+        .finally(() => {
+          if (this.probing === mine) this.probing = null
+        })
+      this.probing = mine
+    }
     return this.probing
   }
 

@@ -4,6 +4,7 @@
 
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { createClient } from '@libsql/client'
+import { RedisClient } from 'bun'
 import { type EdgeShape, startEdgeShape } from '../support/edge-shape'
 import * as F from '../support/files'
 import { waitFor } from '../support/ports'
@@ -311,6 +312,28 @@ describe('the Workers entry under wrangler dev', () => {
     await waitFor(async () => /scheduled jobs/.test(worker.output()), 10_000, 'scheduled jobs line')
     expect(worker.output()).toMatch(/"events\.[a-z-]+":\{"ran":true/)
   }, 30_000)
+
+  // a hostile probe: a stall longer than a request left the Worker's cache down for the isolate's life
+  // (the probe was cut off with the request that started it, its breaker held half open); Bun healed
+  test('Redis stalled for 6 s: the Worker heals once it answers again', async () => {
+    const me = () => call(worker.url, 'GET', '/account/me', { token: user })
+    expect((await me()).status).toBe(200)
+    const redis = new RedisClient(shape.redis.url)
+    try {
+      await redis.send('CLIENT', ['PAUSE', '6000', 'ALL'])
+    } finally {
+      redis.close()
+    }
+    const stalled = Date.now()
+    // requests during the stall: the cache's calls time out, its circuit opens, each starts a probe
+    while (Date.now() - stalled < 5500) {
+      await me()
+      await Bun.sleep(400)
+    }
+    await waitFor(async () => (await me()).status === 200, 20_000, 'the Worker serving the account again')
+    const health = await call(worker.url, 'GET', '/health')
+    expect(health.json.cache).toBe('ok')
+  }, 60_000)
 
   test('a Worker missing its settings answers 503 naming them (never a bare 500, never their values)', async () => {
     const bare = await startWranglerDev({ APP_ENV: 'production', DATABASE_URL: sqld.url })
