@@ -15,6 +15,8 @@ describe('errors and request ids', () => {
     expect(r.status).toBe(404)
     expect(r.json).toEqual({ error: 'NOT_FOUND', message: expect.any(String) })
     expect(r.headers.get('x-request-id')).toMatch(/^[0-9a-f]{20}-[0-9a-z]+$/)
+    // as every JSON answer says, and as the edge says for errors too
+    expect(r.headers.get('content-type')).toBe('application/json;charset=utf-8')
   })
 
   test('generated request ids differ per request, on answers the handler built itself too', async () => {

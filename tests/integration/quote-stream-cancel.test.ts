@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, expect, test } from 'bun:test'
 import { MemoryStore } from '../../src/kernel/cache/memory'
+import { DependencyDown } from '../../src/kernel/resilience'
 import { MarketPort } from '../../src/modules/market'
 import { makeTestApp, type TestApp } from '../support/app'
 
@@ -37,4 +38,27 @@ test('a quote stream cancelled while it starts never subscribes', async () => {
   // past the start's reads of the shared cache
   await Bun.sleep(600)
   expect(listening()).toBe(before)
+})
+
+// a hostile probe at the edge: with the bus away, the stream's start failed after its 200 had gone out
+// (a plain-text 500 from the runtime, logged as 200)
+test('a quote stream whose start cannot read the bus answers 503 in the error shape', async () => {
+  const quotes = t.ports.get(MarketPort).quotes as unknown as { newestId: () => Promise<string> }
+  const newestId = quotes.newestId
+  quotes.newestId = async () => {
+    throw new DependencyDown('bus', 'circuit open')
+  }
+  try {
+    const token = await t.userToken()
+    const res = await t.app.handle(
+      new Request('http://localhost/market/stream?symbols=EURUSD', {
+        headers: { authorization: token, host: 'localhost' },
+      }),
+    )
+    expect(res.status).toBe(503)
+    expect(res.headers.get('content-type')).toStartWith('application/json')
+    expect(((await res.json()) as { error: string }).error).toBe('SERVICE_UNAVAILABLE')
+  } finally {
+    quotes.newestId = newestId
+  }
 })

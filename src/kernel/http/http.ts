@@ -71,7 +71,7 @@ function declaredCode(err: ValidationError): string | undefined {
 const json = (status: number, body: unknown, requestId: string) =>
   new Response(JSON.stringify(body), {
     status,
-    headers: { 'content-type': 'application/json', 'x-request-id': requestId },
+    headers: { 'content-type': 'application/json;charset=utf-8', 'x-request-id': requestId },
   })
 
 /**

@@ -9,6 +9,13 @@ import { quoteForGroup } from './reference'
 const enc = new TextEncoder()
 /** How often a stream at the edge asks the shared bus for new ticks (one REST call each, when idle). */
 const EDGE_POLL_MS = 500
+/**
+ * How long one stream lasts at the edge: its polls of the bus are subrequests of one request, which
+ * Cloudflare counts and limits (1,000 on the paid plan: about 8 minutes at two polls a second). The stream
+ * ends before that, and the client's EventSource reconnects with its Last-Event-ID (`retry: 2000`),
+ * missing nothing.
+ */
+const EDGE_STREAM_MS = 240_000
 
 /**
  * Server-Sent Events of quotes for chosen symbols. A user session gets its group's prices (spread
@@ -57,8 +64,24 @@ export async function quoteStream(
     if (!p) return ''
     return `id: ${t.id}\nevent: quote\ndata: ${JSON.stringify({ symbol: t.symbol, bid: p.bid, ask: p.ask, time: t.time })}\n\n`
   }
+  // what the stream starts with is read before the answer: a dependency away (the bus, the cache) is a
+  // 503 in the error shape, not a stream that fails after its 200 went out
+  const first = ['retry: 2000\n\n']
+  const last = lastEventId !== null && isBusId(lastEventId) ? lastEventId : null
+  const replay = last === null ? null : await ctx.quotes.since(last)
+  if (replay) for (const t of replay) if (set.has(t.symbol)) first.push(await event(t))
+  // where the stream stands on the bus: what an edge stream follows from
+  let at = replay ? (replay.at(-1)?.id ?? last!) : ''
+  if (!replay) {
+    at = await ctx.quotes.newestId()
+    for (const s of wanted) {
+      const q = await ctx.quotes.get(s)
+      if (q) first.push(await event({ symbol: s, ...q, id: at }))
+    }
+  }
   let unsubscribe = () => {}
   let keepAlive: ReturnType<typeof setInterval> | undefined
+  let lifetime: ReturnType<typeof setTimeout> | undefined
   // the client went, the consumer cancelled, or this instance shuts down (the client reconnects elsewhere
   // with Last-Event-ID); it may come while the start still awaits: nothing is subscribed after it
   let ended = false
@@ -68,6 +91,7 @@ export async function quoteStream(
     ended = true
     unsubscribe()
     clearInterval(keepAlive)
+    clearTimeout(lifetime)
     close()
   }
   const stream = new ReadableStream<Uint8Array>({
@@ -80,25 +104,14 @@ export async function quoteStream(
       const send = (text: string) => {
         if (text && !ended) controller.enqueue(enc.encode(text))
       }
-      send('retry: 2000\n\n')
-      const last = lastEventId !== null && isBusId(lastEventId) ? lastEventId : null
-      const replay = last === null ? null : await ctx.quotes.since(last)
-      if (replay) for (const t of replay) if (set.has(t.symbol)) send(await event(t))
-      // where the stream stands on the bus: what an edge stream follows from
-      let at = replay ? (replay.at(-1)?.id ?? last!) : ''
-      if (!replay) {
-        at = await ctx.quotes.newestId()
-        for (const s of wanted) {
-          const q = await ctx.quotes.get(s)
-          if (q) send(await event({ symbol: s, ...q, id: at }))
-        }
-      }
+      for (const text of first) send(text)
       const listener = async (ticks: Tick[]) => {
         for (const t of ticks) if (set.has(t.symbol)) send(await event(t))
       }
       if (ended || signal.aborted) return end()
       unsubscribe = ctx.edge ? ctx.quotes.follow(at, listener, EDGE_POLL_MS) : ctx.quotes.onTicks(listener)
       keepAlive = setInterval(() => send(': keep-alive\n\n'), 15_000)
+      if (ctx.edge) lifetime = setTimeout(end, EDGE_STREAM_MS)
       signal.addEventListener('abort', end)
     },
     cancel: end,
