@@ -5,6 +5,7 @@ import { ManualClock } from '../../src/kernel/clock'
 import { outbox } from '../../src/kernel/events/schema'
 import { AccountsPort } from '../../src/modules/accounts'
 import { accounts, balanceOperations } from '../../src/modules/accounts/schema'
+import { MarketPort } from '../../src/modules/market'
 import { orders } from '../../src/modules/trading/schema'
 import { makeTestApp, type TestApp } from '../support/app'
 import { quoteIngest } from '../support/quotes'
@@ -550,6 +551,29 @@ describe("a hostile probe's findings: expiry with no tick, prices of 0, a tick f
       expect([r.status, r.json.error]).toEqual([400, 'INVALID_DATA'])
       expect(r.json.message).toStartWith('Idempotency-Key')
     }
+  })
+
+  // a hostile probe at the edge: with the shared cache away, the account's margin answered 400
+  test('margin figures without current prices: 503 while the feed is cut off, 400 INVALID_MARGIN_LEVEL otherwise', async () => {
+    const held = await open({ cmd: 0, volume: 10, symbol: 'EURUSD' })
+    expect(held.status).toBe(200)
+    const market = t.ports.get(MarketPort)
+    const saved = { staleness: market.staleness, quoteLookup: market.quoteLookup }
+    market.quoteLookup = async () => () => null
+    try {
+      const missing = await t.request('GET', '/account/me', { token: user })
+      expect([missing.status, missing.json.error]).toEqual([400, 'INVALID_MARGIN_LEVEL'])
+      market.staleness = () => 'the price bus is cut off'
+      const cut = await t.request('GET', '/account/me', { token: user })
+      expect([cut.status, cut.json.error]).toEqual([503, 'SERVICE_UNAVAILABLE'])
+    } finally {
+      Object.assign(market, saved)
+    }
+    const closed = await t.request('DELETE', '/trade/close', {
+      token: user,
+      body: { order: held.json.order },
+    })
+    expect(closed.status).toBe(200)
   })
 
   test("a tick stamped ahead of the server's clock is refused: it would freeze the symbol's price", async () => {

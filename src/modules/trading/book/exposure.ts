@@ -1,4 +1,5 @@
 import type { Queryable } from '../../../kernel/db/client'
+import { DependencyDown } from '../../../kernel/resilience'
 import {
   type AccountRecord,
   type Exposure,
@@ -163,5 +164,12 @@ export async function accountExposure(
     const unquoted = holdings.find((h) => !p.lookup(h.symbol))
     if (unquoted) throw stale(`no price for ${unquoted.symbol} on this instance yet`)
   }
-  return holdingsExposure(p, account.leverage, group, holdings)
+  const e = holdingsExposure(p, account.leverage, group, holdings)
+  // a price missing because the feed is cut off (the shared cache or the bus away) is no fault of the
+  // caller's: 503, retried, rather than 400 INVALID_MARGIN_LEVEL
+  if (e === null) {
+    const why = ctx.market.staleness()
+    if (why) throw new DependencyDown('quotes', why)
+  }
+  return e
 }
