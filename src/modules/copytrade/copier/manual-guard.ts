@@ -4,7 +4,7 @@ import type { ManualTradeGuard } from '../../trading'
 import type { CopyCtx } from '../context'
 import { MANUAL_TRADING } from '../domain/settings'
 import { SUB_STATUS } from '../domain/status'
-import { copyLinks, copyMasters, copySubscriptions } from '../schema'
+import { copyLinks, copyMasters, copySubscriptions, liveSubscription } from '../schema'
 
 const key = (login: number) => `copy:manual:v1:${login}`
 
@@ -22,7 +22,14 @@ export const manualModeOf = (db: CopyCtx['db'], login: number) =>
     })
     .from(copySubscriptions)
     .innerJoin(copyMasters, eq(copyMasters.id, copySubscriptions.masterId))
-    .where(and(eq(copySubscriptions.followerLogin, login), eq(copySubscriptions.status, SUB_STATUS.ACTIVE)))
+    .where(
+      and(
+        eq(copySubscriptions.followerLogin, login),
+        // the partial index's own term: SQLite uses it only where the query says it word for word
+        liveSubscription,
+        eq(copySubscriptions.status, SUB_STATUS.ACTIVE),
+      ),
+    )
 
 /**
  * manual_trading_mode enforced on follower accounts (trading's ManualTradeGuardPort), the strictest of
