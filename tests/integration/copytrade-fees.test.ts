@@ -220,47 +220,6 @@ test('MANAGEMENT_FEE accrues daily on the copy equity; SUBSCRIPTION_FEE once per
   }
 })
 
-// a hostile probe: a master disabled by its owner copied nothing, and its subscriptions' fees ran on
-test('a disabled master owes its followers nothing: its subscriptions pause (their fee clocks stop) and resume with it', async () => {
-  const fixed = await master(await newAccount(10_000), { reward_type: 0, amount: 30, period_days: 30 })
-  const mgmt = await master(await newAccount(10_000), { reward_type: 4, annual_percent: 2 })
-  const [f1, f2] = [await newAccount(5_000), await newAccount(5_000)]
-  await t.settle()
-  const subF = await follow(f1, fixed)
-  const subM = await follow(f2, mgmt)
-  await t.runJob('copytrade.settle')
-  const fees = async (sub: number) => (await rewardsOf(sub)).map((r) => [r.reward_name, r.amount])
-  expect(await fees(subF)).toEqual([['SUBSCRIPTION_FEE', 30]])
-  const setEnabled = (id: number, enabled: number) =>
-    t.request('PUT', `/copytrade/master/${id}`, { token: demo, body: { enabled } })
-  const statusOf = async (sub: number) => {
-    const s = (await t.request('GET', `/copytrade/subscription/${sub}`, { token: demo })).json
-    return [s.status_name, s.status_reason]
-  }
-  for (const id of [fixed, mgmt]) expect((await setEnabled(id, 0)).status).toBe(200)
-  expect(await statusOf(subF)).toEqual(['PAUSED', 'MASTER_DISABLED'])
-  const resume = await t.request('POST', `/copytrade/subscription/${subF}/resume`, { token: demo })
-  expect([resume.status, resume.json.error]).toEqual([403, 'MASTER_NOT_AVAILABLE'])
-  // 40 days disabled: no period fee, no management fee
-  await advance(40 * DAY)
-  await t.runJob('copytrade.settle')
-  expect(await fees(subF)).toEqual([['SUBSCRIPTION_FEE', 30]])
-  expect(await fees(subM)).toEqual([])
-  for (const id of [fixed, mgmt]) expect((await setEnabled(id, 1)).status).toBe(200)
-  expect(await statusOf(subF)).toEqual(['ACTIVE', ''])
-  // the period paid had 30 days, none of them used while disabled: the next one is due 30 days on
-  await advance(29 * DAY)
-  await t.runJob('copytrade.settle')
-  expect(await fees(subF)).toEqual([['SUBSCRIPTION_FEE', 30]])
-  await advance(2 * DAY)
-  await t.runJob('copytrade.settle')
-  expect(await fees(subF)).toEqual([
-    ['SUBSCRIPTION_FEE', 30],
-    ['SUBSCRIPTION_FEE', 30],
-  ])
-  expect((await fees(subM)).length).toBeGreaterThan(0)
-})
-
 test("a fee waits while paying it would eat into the follower's free margin, and is paid once the margin is free", async () => {
   const fixed = await master(await newAccount(10_000), { reward_type: 0, amount: 30, period_days: 30 })
   const f = await newAccount(100)

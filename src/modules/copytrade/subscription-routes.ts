@@ -156,7 +156,7 @@ export const subscriptionRoutes = (ctx: CopyCtx) =>
         ),
         response: {
           200: Subscription,
-          ...err('SUBSCRIPTION_NOT_FOUND', 'PERMISSION_DENIED', 'INVALID_TRANSITION', 'MASTER_NOT_AVAILABLE'),
+          ...err('SUBSCRIPTION_NOT_FOUND', 'PERMISSION_DENIED', 'INVALID_TRANSITION'),
         },
         detail: doc(TAG, 'Pause, resume or disable a subscription', {
           optionalBody: true,
@@ -164,9 +164,7 @@ export const subscriptionRoutes = (ctx: CopyCtx) =>
             'Status table (spec 3.5, designed here): ACTIVE -pause-> PAUSED -resume-> ACTIVE; ACTIVE or PAUSED ' +
             '-disable-> DISABLED (final; its copies are closed). PAUSED copies nothing new but still copies the ' +
             'closes of positions already copied. Resume copies the master positions opened meanwhile. Any other ' +
-            'move: 409 INVALID_TRANSITION. A subscription pauses with its master disabled (reason MASTER_DISABLED; ' +
-            'its fee clocks stop) and resumes when the owner enables it again; resuming it meanwhile is 403 ' +
-            'MASTER_NOT_AVAILABLE.',
+            'move: 409 INVALID_TRANSITION.',
         }),
       },
     )

@@ -7,7 +7,7 @@ import { RewardPolicy } from '../domain/rewards'
 import { copyMasters, copySubscriptions, liveSubscription } from '../schema'
 import { copyError } from './errors'
 import { ownAccount } from './ownership'
-import { moveMasterSubscriptionsTx, pauseWithMasterTx, resumeWithMasterTx } from './subscription-status'
+import { moveMasterSubscriptionsTx } from './subscription-status'
 
 /** Who asks: the brand and the session's customer (rule 9: never a body's customer_id). */
 export interface Owner {
@@ -166,8 +166,7 @@ export async function updateMaster({
     // a stricter mode is new terms: it binds a follower only once accepted (DESIGN rule 3)
     if (mode < m.manualTradingMode) set.policyVersion = m.policyVersion + 1
   }
-  const switched = input.enabled !== undefined && input.enabled !== m.enabled
-  const row = await ctx.uow.run(async (tx, work) => {
+  const row = await ctx.db.transaction(async (tx) => {
     // written over the terms it was decided on: a change of another request since (a new version, another
     // mode) would make this one's version or its looser-or-stricter reading wrong
     const [row] = await tx
@@ -194,8 +193,6 @@ export async function updateMaster({
             lt(copySubscriptions.manualTradingMode, mode),
           ),
         )
-    if (switched && row.enabled === 0) await pauseWithMasterTx(ctx, tx, work, m.id)
-    if (switched && row.enabled === 1) await resumeWithMasterTx(ctx, tx, work, m.id)
     return row
   })
   if (modeChange) {

@@ -6,7 +6,7 @@ import { copyMasters, copySubscriptions } from '../schema'
 import { masterView, subscriptionView } from '../views'
 import { copyError } from './errors'
 import { masterById } from './masters'
-import { moveMasterSubscriptionsTx, pauseWithMasterTx, transition } from './subscription-status'
+import { moveMasterSubscriptionsTx, transition } from './subscription-status'
 
 /** Who acts on which record: the brand's staff member, and the master or subscription the path names. */
 interface StaffScope {
@@ -64,8 +64,9 @@ export async function staffDisableMaster({
       .update(copyMasters)
       .set({ enabled: 0, blockedReason: reason, updatedAt: ctx.clock.now() })
       .where(eq(copyMasters.id, m.id))
-    if (input.end_subscriptions) await moveMasterSubscriptionsTx(ctx, tx, work, m.id, 'disable', reason)
-    else await pauseWithMasterTx(ctx, tx, work, m.id)
+    if (input.end_subscriptions) {
+      await moveMasterSubscriptionsTx(ctx, tx, work, m.id, 'disable', reason)
+    }
   })
   return masterView((await ctx.db.select().from(copyMasters).where(eq(copyMasters.id, m.id)))[0]!)
 }

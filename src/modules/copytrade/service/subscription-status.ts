@@ -117,53 +117,6 @@ export async function moveMasterSubscriptionsTx(
   )
 }
 
-/** Why a subscription paused with its master: the master resumes it when enabled again. */
-export const MASTER_DISABLED = 'MASTER_DISABLED'
-
-/**
- * A master no longer copied (disabled by its owner or by staff): its ACTIVE subscriptions pause, so their
- * fee clocks stop (a subscription or management fee is no longer owed for a service that copies
- * nothing) and their followers' accounts are their own.
- */
-export async function pauseWithMasterTx(ctx: CopyCtx, tx: Tx, work: Work, masterId: number) {
-  const active = await tx
-    .select({ id: copySubscriptions.id })
-    .from(copySubscriptions)
-    .where(and(eq(copySubscriptions.masterId, masterId), eq(copySubscriptions.status, SUB_STATUS.ACTIVE)))
-  return moveSubscriptionsTx(
-    ctx,
-    tx,
-    work,
-    active.map((s) => s.id),
-    'pause',
-    MASTER_DISABLED,
-  )
-}
-
-/** The master enabled again: the subscriptions it paused resume, and copy what it holds now. */
-export async function resumeWithMasterTx(ctx: CopyCtx, tx: Tx, work: Work, masterId: number) {
-  const paused = await tx
-    .select({ id: copySubscriptions.id })
-    .from(copySubscriptions)
-    .where(
-      and(
-        eq(copySubscriptions.masterId, masterId),
-        eq(copySubscriptions.status, SUB_STATUS.PAUSED),
-        eq(copySubscriptions.statusReason, MASTER_DISABLED),
-      ),
-    )
-  const moved = await moveSubscriptionsTx(
-    ctx,
-    tx,
-    work,
-    paused.map((s) => s.id),
-    'resume',
-    '',
-  )
-  for (const id of moved) work.after(`copy-resync:${id}`, () => resyncSubscription(ctx, id))
-  return moved
-}
-
 /** Pause, resume or disable one subscription (the customer's, or any of the brand for staff). */
 export async function transition({
   ctx,
@@ -176,16 +129,6 @@ export async function transition({
 >) {
   if (nextStatus(sub.status, action) === null)
     throw copyError('INVALID_TRANSITION', `a subscription in status ${sub.status} cannot ${action}`)
-  if (action === 'resume') {
-    const [m] = await ctx.db
-      .select({ id: copyMasters.id, enabled: copyMasters.enabled })
-      .from(copySubscriptions)
-      .innerJoin(copyMasters, eq(copyMasters.id, copySubscriptions.masterId))
-      .where(eq(copySubscriptions.id, sub.id))
-    // its fees would run again for a master that copies nothing
-    if (m && m.enabled !== 1)
-      throw copyError('MASTER_NOT_AVAILABLE', `master ${m.id} is disabled: nothing would be copied`)
-  }
   // a performance fee on the gains so far is charged when the subscription ends
   if (action === 'disable') await crystallize(ctx, sub.id, `hwm:${sub.id}:end`, 'subscription ended')
   const moved = await ctx.uow.run((tx, work) => moveSubscriptionsTx(ctx, tx, work, [sub.id], action, reason))
