@@ -40,6 +40,8 @@ export class Dependency {
   private probing: Promise<unknown> | null = null
   /** When the running probe started (Date.now()). */
   private probingAt = 0
+  /** A breaker replaced after a lost probe starts closed: not up until a probe through it answers. */
+  private unproven = false
 
   private watching = false
   private shut = false
@@ -59,14 +61,19 @@ export class Dependency {
       breaker: new ConsecutiveBreaker(1),
     })
     const policy = wrap(breaker, timeout(this.timeoutMs, TimeoutStrategy.Aggressive))
+    // a replaced breaker's late events say nothing of the dependency now
     breaker.onBreak((reason) => {
+      if (breaker !== this.breaker) return
+      this.unproven = false
       this.downSince ??= Date.now()
       const err = 'error' in reason ? errText(reason.error) : 'isolated'
       this.lastError = err
       this.logger.log('warn', 'dependency down', { dependency: this.name, err })
       this.watch()
     })
-    breaker.onReset(() => this.back())
+    breaker.onReset(() => {
+      if (breaker === this.breaker) this.back()
+    })
     return { breaker, policy }
   }
 
@@ -106,13 +113,16 @@ export class Dependency {
     if (this.probing && Date.now() - this.probingAt > this.timeoutMs * 2 + PROBE_EVERY_MS) {
       this.probing = null
       Object.assign(this, this.makePolicy())
+      this.unproven = true
     }
     if (!this.probing) {
       this.probingAt = Date.now()
       const mine: Promise<unknown> = this.run(probe)
         // through a replaced breaker (closed from the start) no reset says the dependency is back
         .then(() => {
-          if (this.up && this.downSince !== null) this.back()
+          if (this.probing !== mine || this.breaker.state !== CircuitState.Closed) return
+          this.unproven = false
+          this.back()
         })
         .catch(() => {})
         .finally(() => {
@@ -200,7 +210,7 @@ export class Dependency {
   }
 
   get up() {
-    return this.breaker.state === CircuitState.Closed
+    return !this.unproven && this.breaker.state === CircuitState.Closed
   }
 
   /** Records a failure seen outside `call` (a blocking reader's error), so the state tells the truth. */

@@ -278,7 +278,7 @@ export const marketRoutes = (ctx: MarketCtx, operator = operatorGuard(ctx)) =>
             "Beyond the spec: low-latency clients subscribe instead of polling. Account sessions receive their group's prices. " +
             'text/event-stream: `event: quote`, `id: <seq>`, data {symbol, bid, ask, time}; an instance that shuts down ends its streams (reconnect with Last-Event-ID). ' +
             "At the edge (Workers) a stream reads the price bus twice a second: quotes arrive up to half a second later than from a Bun instance, and a stream ends after 4 minutes (its reads count against the platform's subrequests per request): an EventSource reconnects with Last-Event-ID and misses nothing. " +
-            '503 SERVICE_UNAVAILABLE (in the error shape, before any event) when the price bus or the shared cache is away.',
+            '503 SERVICE_UNAVAILABLE (in the error shape, before any event) when the price bus is away.',
         }),
       },
     )

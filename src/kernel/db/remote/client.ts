@@ -47,10 +47,11 @@ class ReadPool {
   }
 
   async execute(s: InStatement): Promise<ResultSet> {
-    const at: { slot?: Slot; opening?: Promise<hrana.Stream> } = {}
+    const at: { slot?: Slot; opening?: Promise<hrana.Stream>; expired?: boolean } = {}
     let timer: ReturnType<typeof setTimeout> | undefined
     const late = new Promise<never>((_, reject) => {
       timer = setTimeout(() => {
+        at.expired = true
         if (at.slot && at.slot.stream === at.opening) {
           at.slot.stream = null
           void at.opening?.then(
@@ -70,7 +71,7 @@ class ReadPool {
 
   private async attempts(
     s: InStatement,
-    at: { slot?: Slot; opening?: Promise<hrana.Stream> },
+    at: { slot?: Slot; opening?: Promise<hrana.Stream>; expired?: boolean },
   ): Promise<ResultSet> {
     for (let attempt = 0; ; attempt++) {
       let slot = this.slots[0]!
@@ -96,8 +97,9 @@ class ReadPool {
           stream?.close()
           slot.stream = null
         }
-        // a read is asked again once on a fresh stream (the socket dropped, the HTTP stream expired)
-        if (gone && attempt === 0) continue
+        // a read is asked again once on a fresh stream (the socket dropped, the HTTP stream expired);
+        // not one whose caller was already told it timed out
+        if (gone && attempt === 0 && !at.expired) continue
         throw mapped
       } finally {
         slot.busy--
