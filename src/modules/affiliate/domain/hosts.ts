@@ -1,3 +1,5 @@
+import { isSameHostPath } from '../../../kernel/http/same-host'
+
 /**
  * A hostname as spec 4.17 wants an affiliate_host: no scheme, port, path or user, lower case, labels of
  * letters, digits and inner hyphens, at most 253 characters. Null when it is anything else.
@@ -10,16 +12,13 @@ export function hostnameOrNull(raw: string): string | null {
   return ok ? h : null
 }
 
-/** A path a browser keeps on the host it is on: one slash first, then no slash or backslash. */
-export const isSameHostPath = (path: string) => path.startsWith('/') && path[1] !== '/' && path[1] !== '\\'
-
 /**
  * A landing path for a tracking link: absolute on the same host (`/`, `/p/promo?x=1`), never a URL of
  * another host (`//evil.example`, `/\evil`, `https://…`): the redirect must not leave the brand.
  */
 export function landingPathOrNull(raw: string): string | null {
   if (raw.length === 0 || raw.length > 512) return null
-  if (!raw.startsWith('/') || raw.startsWith('//') || raw.startsWith('/\\')) return null
+  if (!isSameHostPath(raw)) return null
   // no whitespace, backslash or control character (a browser would drop or reinterpret them)
   for (const ch of raw) if (ch <= ' ' || ch === '\\' || ch === '\u007f') return null
   try {

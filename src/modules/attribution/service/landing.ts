@@ -1,4 +1,5 @@
 import type { Brand } from '../../../kernel/brand/registry'
+import { isSameHostPath } from '../../../kernel/http/same-host'
 import type { AttributionCtx } from '../context'
 import { parseParams } from '../domain/params'
 import { visitorIdV7 } from '../domain/visitor-id'
@@ -7,8 +8,6 @@ import { hashAddress, matchCodes, recordVisit, type Visit } from './touches'
 const VISITOR_COOKIE = 'tcs_vid'
 const VISITOR_ID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/
 const CLICK_DEDUPE_MS = 3_600_000
-/** One slash, then anything but a slash or backslash: a path that stays on the host. */
-const SAME_HOST_PATH = /^\/(?![/\\])/
 
 /** The visitor id of the request's first-party cookie, when it is one of ours. */
 export function visitorOf(cookieHeader: string | null): string | null {
@@ -99,7 +98,7 @@ export async function linkClick(ctx: AttributionCtx, h: Hit, code: string) {
   if (link?.campaign && !visit.params.campaign) visit.params.campaign = link.campaign
   // a click lands where it redirects (the reports' landing page), not on /go/{code}; a stored path a
   // browser would read as another host's (`//host`, saved before links refused it) lands on `/`
-  const location = link && SAME_HOST_PATH.test(link.landingPath) ? link.landingPath : '/'
+  const location = link && isSameHostPath(link.landingPath) ? link.landingPath : '/'
   visit.landingPath = location
   // every click is a touch (the latest one wins a registration); a repeat of the visitor's click on the
   // link within the hour counts as raw, not unique; a burst from one address is flagged, not dropped
