@@ -1,4 +1,4 @@
-import { isSameHostPath } from '../../../kernel/http/same-host'
+import { isSameHostPath } from '../../../kernel/same-host'
 
 /**
  * A hostname as spec 4.17 wants an affiliate_host: no scheme, port, path or user, lower case, labels of

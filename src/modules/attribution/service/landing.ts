@@ -1,5 +1,5 @@
 import type { Brand } from '../../../kernel/brand/registry'
-import { isSameHostPath } from '../../../kernel/http/same-host'
+import { isSameHostPath } from '../../../kernel/same-host'
 import type { AttributionCtx } from '../context'
 import { parseParams } from '../domain/params'
 import { visitorIdV7 } from '../domain/visitor-id'
