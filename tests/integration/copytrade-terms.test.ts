@@ -514,3 +514,57 @@ test('no subscription fee while paused; a period paid is not charged again by a 
   expect(await rewardsOf(again)).toHaveLength(1)
   await post(`/copytrade/subscription/${again}/disable`, {})
 })
+
+// after the one above (it moves the clock by days too)
+test('no fee while the master is disabled, by its owner or by staff: the fee clocks stand still with it, a pause in between counted once', async () => {
+  const fixedLogin = await newAccount(10_000)
+  const fixed = await master(fixedLogin, { reward_type: 0, amount: 10, period_days: 1 })
+  const mgmt = await master(await newAccount(10_000), { reward_type: 4, annual_percent: 2 })
+  const f1 = await newAccount(1_000)
+  const f2 = await newAccount(10_000)
+  await t.settle()
+  const subFixed = await follow(f1, fixed)
+  const subMgmt = await follow(f2, mgmt)
+  await t.runJob('copytrade.settle')
+  expect((await rewardsOf(subFixed)).map((r) => r.amount)).toEqual([10])
+  const enabled = async (id: number, on: 0 | 1) =>
+    expect((await call('PUT', `/copytrade/master/${id}`, { enabled: on })).status).toBe(200)
+  // half a day into the paid day, both masters are disabled by their owner for two days
+  await advance(DAY / 2)
+  await enabled(fixed, 0)
+  await enabled(mgmt, 0)
+  await advance(DAY)
+  await t.runJob('copytrade.settle')
+  // a pause and a resume while the master is still disabled do not start the clock again
+  await post(`/copytrade/subscription/${subFixed}/pause`, {})
+  await advance(DAY / 2)
+  await post(`/copytrade/subscription/${subFixed}/resume`, {})
+  await advance(DAY / 2)
+  await t.runJob('copytrade.settle')
+  expect((await rewardsOf(subFixed)).map((r) => r.amount)).toEqual([10])
+  expect(await rewardsOf(subMgmt)).toEqual([])
+  // enabled again: half of the paid day is left, and the disabled days owe no management fee
+  await enabled(fixed, 1)
+  await enabled(mgmt, 1)
+  await t.runJob('copytrade.settle')
+  expect((await rewardsOf(subFixed)).map((r) => r.amount)).toEqual([10])
+  expect(await rewardsOf(subMgmt)).toEqual([])
+  await advance(DAY / 2 + 60_000)
+  await t.runJob('copytrade.settle')
+  expect((await rewardsOf(subFixed)).map((r) => r.amount)).toEqual([10, 10])
+  await advance(DAY / 2)
+  await t.runJob('copytrade.settle')
+  // one day of 2 % a year on 10,000.00 = floor(1,000,000 x 2 / 100 / 365) = 54 cents
+  expect((await rewardsOf(subMgmt)).map((r) => [r.reward_name, r.amount])).toEqual([['MANAGEMENT_FEE', 0.54]])
+  // staff disable the master without ending its subscriptions: no fee for as long as it stays so
+  expect(
+    (await call('POST', `/manager/copytrade/masters/${fixed}/disable`, { reason: 'review' }, staff)).status,
+  ).toBe(200)
+  await advance(3 * DAY)
+  await t.runJob('copytrade.settle')
+  expect((await rewardsOf(subFixed)).map((r) => r.amount)).toEqual([10, 10])
+  const s = (await call('GET', `/copytrade/subscription/${subFixed}`)).json
+  expect(s.status_name).toBe('ACTIVE')
+  await post(`/copytrade/subscription/${subFixed}/disable`, {})
+  await post(`/copytrade/subscription/${subMgmt}/disable`, {})
+})

@@ -100,7 +100,9 @@ const masterFields = {
   ),
   reward_policy: RewardPolicyBody,
   payout_login: Login,
-  enabled: Flag('default 1'),
+  enabled: Flag(
+    'default 1; 0: nothing new is copied (closes of copies made still are), and no fee runs for its subscriptions until it is enabled again',
+  ),
   public: Flag('1: listed in the marketplace (default 0)'),
 }
 

@@ -1,4 +1,4 @@
-import { and, eq, inArray, sql } from 'drizzle-orm'
+import { and, eq, inArray, isNull, sql } from 'drizzle-orm'
 import type { Queryable, Tx } from '../../../kernel/db/client'
 import { inJsonArray, statement } from '../../../kernel/db/statement'
 import type { Consumer, DeliveredEvent, PayloadOf } from '../../../kernel/events/topic'
@@ -108,8 +108,8 @@ export async function closeTerms(ctx: CopyCtx, subId: number, version: number, n
     `hwm:${subId}:terms:${version}:${row.sub.hwmMinor}`,
     'terms replaced',
   )
-  // no management fee for days paused (the resume skips them)
-  if (row.sub.status === SUB_STATUS.ACTIVE) {
+  // no management fee for days paused or with the master disabled (the clock's restart skips them)
+  if (row.sub.status === SUB_STATUS.ACTIVE && row.sub.pausedAt === null) {
     const id = await accrueManagement(ctx, row.sub, row.master, Math.floor(now / DAY))
     if (id) await settleRewards(ctx, [id])
   }
@@ -128,8 +128,10 @@ export async function runEquityFees(ctx: CopyCtx, now: number) {
     .innerJoin(copyMasters, eq(copyMasters.id, copySubscriptions.masterId))
     .where(
       and(
-        // no fee while paused: the resume moves the periods on (service/subscription-status.ts)
+        // no fee while paused or with the master disabled: the fee clock stands still
+        // (service/subscription-status.ts: feeClock), and its restart moves the periods on
         eq(copySubscriptions.status, SUB_STATUS.ACTIVE),
+        isNull(copySubscriptions.pausedAt),
         inArray(copySubscriptions.rewardType, [REWARD.PERFORMANCE_FEE_HWM, REWARD.MANAGEMENT_FEE]),
       ),
     )

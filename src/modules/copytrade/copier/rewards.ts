@@ -1,4 +1,4 @@
-import { and, eq, inArray, isNotNull, lte, sql } from 'drizzle-orm'
+import { and, eq, inArray, isNotNull, isNull, lte, sql } from 'drizzle-orm'
 import type { Tx } from '../../../kernel/db/client'
 import { isRefused } from '../../../kernel/http/errors'
 import { currencyDecimals } from '../../accounts'
@@ -155,6 +155,8 @@ export async function accrueSubscriptionFees(ctx: CopyCtx, now: number) {
     .where(
       and(
         eq(copySubscriptions.status, SUB_STATUS.ACTIVE),
+        // the fee clock runs (neither paused nor of a disabled master)
+        isNull(copySubscriptions.pausedAt),
         isNotNull(copySubscriptions.nextFeeAt),
         lte(copySubscriptions.nextFeeAt, now),
         eq(copySubscriptions.rewardType, REWARD.SUBSCRIPTION_FEE),

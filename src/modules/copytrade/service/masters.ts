@@ -7,7 +7,7 @@ import { RewardPolicy } from '../domain/rewards'
 import { copyMasters, copySubscriptions, liveSubscription } from '../schema'
 import { copyError } from './errors'
 import { ownAccount } from './ownership'
-import { moveMasterSubscriptionsTx } from './subscription-status'
+import { masterFeeClockTx, moveMasterSubscriptionsTx } from './subscription-status'
 
 /** Who asks: the brand and the session's customer (rule 9: never a body's customer_id). */
 export interface Owner {
@@ -181,6 +181,8 @@ export async function updateMaster({
       )
       .returning()
     if (!row) throw copyError('INVALID_TRANSITION', `master ${id} changed meanwhile; read it again`)
+    // no fee runs while the master is disabled
+    if (input.enabled !== undefined) await masterFeeClockTx(ctx, tx, m.id, row.enabled === 1)
     // a looser mode only frees the followers: it is theirs at once, and a later tightening needs their assent
     if (modeChange && mode > m.manualTradingMode)
       await tx

@@ -6,7 +6,7 @@ import { copyMasters, copySubscriptions } from '../schema'
 import { masterView, subscriptionView } from '../views'
 import { copyError } from './errors'
 import { masterById } from './masters'
-import { moveMasterSubscriptionsTx, transition } from './subscription-status'
+import { masterFeeClockTx, moveMasterSubscriptionsTx, transition } from './subscription-status'
 
 /** Who acts on which record: the brand's staff member, and the master or subscription the path names. */
 interface StaffScope {
@@ -64,6 +64,7 @@ export async function staffDisableMaster({
       .update(copyMasters)
       .set({ enabled: 0, blockedReason: reason, updatedAt: ctx.clock.now() })
       .where(eq(copyMasters.id, m.id))
+    await masterFeeClockTx(ctx, tx, m.id, false)
     if (input.end_subscriptions) {
       await moveMasterSubscriptionsTx(ctx, tx, work, m.id, 'disable', reason)
     }

@@ -22,18 +22,46 @@ export async function recountFollowers(tx: Tx, masterIds: number[]) {
 }
 
 /**
- * No fee while paused (README: fees): a pause stops the fee clock, a resume moves the next subscription
- * and performance fee dates on by the time it stood still, and management fees skip the paused days.
+ * No fee while paused or while the master is disabled (README: fees): either stops the fee clock
+ * (`paused_at`, kept from whichever came first), and once neither holds the next subscription and
+ * performance fee dates move on by the time it stood still and management fees skip those days. A
+ * subscription that ends needs no clock: no fee runs for it.
  */
-function feeClock(s: typeof copySubscriptions.$inferSelect, to: number, now: number) {
-  if (to === SUB_STATUS.PAUSED) return { pausedAt: now }
-  if (s.status !== SUB_STATUS.PAUSED || to !== SUB_STATUS.ACTIVE) return {}
-  const stood = Math.max(0, now - (s.pausedAt ?? now))
+function feeClock(
+  s: Pick<typeof copySubscriptions.$inferSelect, 'pausedAt' | 'nextFeeAt' | 'nextPerfAt' | 'mgmtDay'>,
+  to: number,
+  masterEnabled: boolean,
+  now: number,
+) {
+  if (to !== SUB_STATUS.ACTIVE && to !== SUB_STATUS.PAUSED) return {}
+  if (to === SUB_STATUS.PAUSED || !masterEnabled) return s.pausedAt === null ? { pausedAt: now } : {}
+  if (s.pausedAt === null) return {}
+  const stood = Math.max(0, now - s.pausedAt)
   return {
     pausedAt: null,
     nextFeeAt: s.nextFeeAt === null ? null : s.nextFeeAt + stood,
     nextPerfAt: s.nextPerfAt === null ? null : s.nextPerfAt + stood,
     mgmtDay: Math.max(s.mgmtDay, Math.floor(now / 86_400_000)),
+  }
+}
+
+/**
+ * A master enabled or disabled (by its owner or staff): its ACTIVE subscriptions' fee clocks stop or run
+ * on with it (feeClock), in the transaction that writes the master (BEGIN IMMEDIATE: no resume interleaves).
+ */
+export async function masterFeeClockTx(ctx: CopyCtx, tx: Tx, masterId: number, enabled: boolean) {
+  const now = ctx.clock.now()
+  const subs = await tx
+    .select()
+    .from(copySubscriptions)
+    .where(and(eq(copySubscriptions.masterId, masterId), eq(copySubscriptions.status, SUB_STATUS.ACTIVE)))
+  for (const s of subs) {
+    const set = feeClock(s, SUB_STATUS.ACTIVE, enabled, now)
+    if (Object.keys(set).length === 0) continue
+    await tx
+      .update(copySubscriptions)
+      .set(set)
+      .where(and(eq(copySubscriptions.id, s.id), eq(copySubscriptions.status, SUB_STATUS.ACTIVE)))
   }
 }
 
@@ -52,14 +80,20 @@ export async function moveSubscriptionsTx(
 ) {
   if (ids.length === 0) return []
   const rows = await tx.select().from(copySubscriptions).where(inArray(copySubscriptions.id, ids))
+  const masters = await tx
+    .select({ id: copyMasters.id, enabled: copyMasters.enabled })
+    .from(copyMasters)
+    .where(inArray(copyMasters.id, [...new Set(rows.map((r) => r.masterId))]))
+  const enabled = new Set(masters.filter((m) => m.enabled === 1).map((m) => m.id))
   const moved: number[] = []
   const now = ctx.clock.now()
   for (const s of rows) {
     const to = nextStatus(s.status, action)
     if (to === null) continue
+    const clock = feeClock(s, to, enabled.has(s.masterId), now)
     const done = await tx
       .update(copySubscriptions)
-      .set({ status: to, statusReason: reason, updatedAt: now, ...feeClock(s, to, now) })
+      .set({ status: to, statusReason: reason, updatedAt: now, ...clock })
       .where(and(eq(copySubscriptions.id, s.id), eq(copySubscriptions.status, s.status)))
       .returning({ id: copySubscriptions.id })
     if (done.length > 0) moved.push(s.id)

@@ -144,6 +144,8 @@ export async function acceptTerms({
       `subscription ${id} has open copies: another reward policy is accepted once they are closed`,
     )
   const closed = samePolicy ? null : await closeTerms(ctx, s.id, master.policyVersion, now)
+  // new periods start when the fee clock runs: now, or when it stopped (its restart moves them on from there)
+  const clockAt = s.pausedAt ?? now
   const [row] = await ctx.db
     .update(copySubscriptions)
     .set({
@@ -160,9 +162,9 @@ export async function acceptTerms({
               master.rewardType === REWARD.SUBSCRIPTION_FEE
                 ? s.rewardType === REWARD.SUBSCRIPTION_FEE && s.nextFeeAt !== null
                   ? s.nextFeeAt
-                  : now
+                  : clockAt
                 : null,
-            nextPerfAt: perfPeriodEnd(master, now),
+            nextPerfAt: perfPeriodEnd(master, clockAt),
             mgmtDay: Math.floor(now / 86_400_000),
           }),
     })
