@@ -166,6 +166,35 @@ describe('balance operations', () => {
     expect(s.ledger).toBe(s.balance)
   })
 
+  test("a staff key cannot take a platform operation's key; a key repeated with another request answers 409", async () => {
+    const post = (body: object) =>
+      t.request('POST', '/manager/accounts/100001/balance', { token: manager, body })
+    // the platform's keys are a name, a colon and a number (copy-reward:<accrual>, prop:<purchase>:…,
+    // cashier-hold:<request>): a staff operation under one would make the platform's own a no-op repeat
+    for (const key of [
+      'copy-reward:1',
+      'prop:12:fee',
+      'cashier-hold:7',
+      'CASHIER:7',
+      'prop-payout:3:out',
+      'crm:1',
+    ]) {
+      const r = await post({ type: 'withdrawal', amount: 1, idempotency_key: key })
+      expect(r.status).toBe(400)
+      expect(r.json.error).toBe('INVALID_DATA')
+      expect(r.json.message).toContain('idempotency_key')
+    }
+    for (const key of ['wire-2026-002', 'crm:ab-12', 'ref-2026:7']) {
+      const r = await post({ type: 'deposit', amount: 1, idempotency_key: key })
+      expect(r.status).toBe(200)
+    }
+    const again = await post({ type: 'deposit', amount: 2, idempotency_key: 'wire-2026-002' })
+    expect(again.status).toBe(409)
+    expect(again.json.error).toBe('IDEMPOTENCY_KEY_REUSED')
+    const s = await ledgerSum(100001)
+    expect(s.ledger).toBe(s.balance)
+  })
+
   test('validation: amount > 0 with the currency decimals, known type, reason pattern; dealers may not post', async () => {
     const post = (body: object, token = manager) =>
       t.request('POST', '/manager/accounts/100001/balance', { token, body })

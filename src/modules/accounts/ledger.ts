@@ -3,7 +3,7 @@ import type { Tx } from '../../kernel/db/client'
 import { isUniqueViolation } from '../../kernel/db/errors'
 import { rowsOf, statement } from '../../kernel/db/statement'
 import type { Work } from '../../kernel/db/unit-of-work'
-import { invalid } from '../../kernel/http/errors'
+import { ApiError, invalid } from '../../kernel/http/errors'
 import type { AccountsCtx } from './context'
 import { ownFreeMargin } from './domain/margin'
 import { fromMinor, roundToMinor, toMinor } from './domain/money'
@@ -290,11 +290,22 @@ export async function transferTx(ctx: AccountsCtx, tx: Tx, work: Work, t: Transf
 }
 
 /** A staff balance operation from the HTTP route: the amount in major units, converted here, once. */
+/**
+ * The form of the keys the platform's modules post with (`copy-reward:<accrual>`, `prop:<purchase>:<step>`,
+ * `cashier-hold:<request>`): a name, a colon, a number. A staff key of that form could take one before
+ * the module posts it, and the module's operation would then answer as a repeat of the staff's.
+ */
+const PLATFORM_KEY = /^[a-z][a-z-]*:[0-9]/i
+
 export async function postBalanceOperation(
   ctx: AccountsCtx,
   request: Omit<BalanceOperationInput, 'amountMinor'> & { amount: number },
 ) {
   const { amount, ...rest } = request
+  if (rest.idempotencyKey && PLATFORM_KEY.test(rest.idempotencyKey))
+    throw invalid(
+      "idempotency_key: a name, a colon and a number (copy-reward:17) is the form of the platform's own keys; use another",
+    )
   const account = await ctx.accountsRead.account(rest.login)
   const group = account && (await ctx.accountsRead.group(account.groupId))
   if (!account || !group || account.brandId !== rest.brandId) throw accountNotFound()
@@ -311,6 +322,13 @@ export async function postBalanceOperation(
     if (input.idempotencyKey && isUniqueViolation(e)) result = await post()
     else throw e
   }
+  // a key repeated with another operation is a client's mistake, not a retry (Stripe's rule)
+  if (result.idempotent && (result.row.op !== input.op || Math.abs(result.row.amount) !== amountMinor))
+    throw new ApiError(
+      409,
+      'IDEMPOTENCY_KEY_REUSED',
+      `idempotency_key: already used for operation ${result.row.id} of another type or amount; use a new key`,
+    )
   return { operation: operationView(result.row, result.currency), idempotent: result.idempotent }
 }
 

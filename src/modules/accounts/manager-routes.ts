@@ -277,7 +277,12 @@ export const accountManagerRoutes = (ctx: AccountsCtx) =>
               }),
             ),
             idempotency_key: t.Optional(
-              t.String({ minLength: 1, maxLength: 128, description: 'a repeat answers the first operation' }),
+              t.String({
+                minLength: 1,
+                maxLength: 128,
+                description:
+                  "a repeat answers the first operation; a name, a colon and a number (copy-reward:17) is the form of the platform's own keys and is refused",
+              }),
             ),
           },
           {
@@ -291,12 +296,17 @@ export const accountManagerRoutes = (ctx: AccountsCtx) =>
         ),
         response: {
           200: t.Object({ operation: Operation, idempotent: t.Boolean() }),
-          ...errors({ 400: ['NOT_ENOUGH_FUNDS'], 404: ['ACCOUNT_NOT_FOUND'] }),
+          ...errors({
+            400: ['NOT_ENOUGH_FUNDS'],
+            404: ['ACCOUNT_NOT_FOUND'],
+            409: ['IDEMPOTENCY_KEY_REUSED'],
+          }),
         },
         detail: doc('Manager', 'Post a balance operation (deposit, withdrawal, credit in/out)', {
           description:
             'One ledger row per call. 400 NOT_ENOUGH_FUNDS when a withdrawal or credit-out would go below ' +
-            'zero. A repeated idempotency_key returns the first operation with idempotent = true.',
+            'zero. A repeated idempotency_key returns the first operation with idempotent = true; the key ' +
+            'repeated with another type or amount answers 409 IDEMPOTENCY_KEY_REUSED.',
         }),
       },
     )
