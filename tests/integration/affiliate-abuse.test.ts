@@ -4,7 +4,10 @@
 // of an affiliate, and a postback address check that let an unanswered name through.
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { eq } from 'drizzle-orm'
+import { RedisStore } from '../../src/kernel/cache/redis'
+import { ResilientStore } from '../../src/kernel/cache/resilient'
 import { ManualClock } from '../../src/kernel/clock'
+import { silentLogger } from '../../src/kernel/logger'
 import { customers } from '../../src/modules/accounts/schema'
 import type { AffiliateCtx } from '../../src/modules/affiliate/context'
 import { landingPathOrNull } from '../../src/modules/affiliate/domain/hosts'
@@ -12,6 +15,7 @@ import { internalTarget } from '../../src/modules/affiliate/service/egress'
 import { AttributionPort } from '../../src/modules/attribution'
 import { touches } from '../../src/modules/attribution/schema'
 import { makeTestApp, type TestApp } from '../support/app'
+import { startRedis } from '../support/redis'
 
 const clock = new ManualClock(Date.UTC(2026, 10, 24, 9, 0, 0))
 const BROWSER =
@@ -101,6 +105,43 @@ describe('unique clicks', () => {
     await flush()
     const [row] = await t.ctx.db.select().from(touches).where(eq(touches.visitorId, other))
     expect(row!.uniqueClick).toBe(1)
+  })
+})
+
+describe('unique clicks with the shared cache away', () => {
+  test('a click while Redis is down counts as unique (a repeat may count twice; a visitor is never lost)', async () => {
+    const redis = await startRedis()
+    const store = new ResilientStore(new RedisStore(redis.url, 300), silentLogger, 200)
+    const own = await makeTestApp({ store, env: { TRUST_PROXY: 'true' } })
+    try {
+      const click = async (ip: string) => {
+        const r = await own.request('GET', '/go/demo-home', {
+          headers: { 'user-agent': BROWSER, 'x-forwarded-for': ip },
+        })
+        expect(r.status).toBe(302)
+        await own.ports.get(AttributionPort).flushTouches()
+        const vid = vidOf(r)
+        return (await own.ctx.db.select().from(touches).where(eq(touches.visitorId, vid)))[0]!.uniqueClick
+      }
+      expect(await click('192.0.2.60')).toBe(1)
+      expect(await click('192.0.2.60')).toBe(0)
+      await redis.stop()
+      // first clicks of two new visitors, and the page of one of them, with nobody to ask
+      expect(await click('192.0.2.61')).toBe(1)
+      expect(await click('192.0.2.62')).toBe(1)
+      const page = await own.request('GET', '/?affiliate=DEMOPARTNER', {
+        headers: { 'user-agent': BROWSER, 'x-forwarded-for': '192.0.2.63' },
+      })
+      await own.ports.get(AttributionPort).flushTouches()
+      const [row] = await own.ctx.db
+        .select()
+        .from(touches)
+        .where(eq(touches.visitorId, vidOf(page)))
+      expect(row!.uniqueClick).toBe(1)
+    } finally {
+      await own.close()
+      await redis.stop()
+    }
   })
 })
 

@@ -38,9 +38,9 @@ export class ResilientStore implements KeyValueStore {
   setMany(entries: readonly (readonly [string, string])[], ttlMs?: number) {
     return this.guard(() => this.inner.setMany(entries, ttlMs), undefined)
   }
-  /** When the store is down nobody can win a once-only race through it: answer false. */
-  setNX(key: string, value: string, ttlMs: number) {
-    return this.guard(() => this.inner.setNX(key, value, ttlMs), false)
+  /** When the store is down nobody can win a once-only race through it: false, unless the caller says. */
+  setNX(key: string, value: string, ttlMs: number, whenDown = false) {
+    return this.guard(() => this.inner.setNX(key, value, ttlMs), whenDown)
   }
   del(...keys: string[]) {
     return this.guard(() => this.inner.del(...keys), undefined)

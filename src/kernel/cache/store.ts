@@ -18,8 +18,13 @@ export interface KeyValueStore {
    * phases would have spent its subrequests on them).
    */
   setMany(entries: readonly (readonly [string, string])[], ttlMs?: number): Promise<void>
-  /** Sets only when absent; true when this call set it (the building block of once-only work). */
-  setNX(key: string, value: string, ttlMs: number): Promise<boolean>
+  /**
+   * Sets only when absent; true when this call set it (the building block of once-only work). `whenDown`
+   * is the answer of a store that cannot ask (the resilient wrapper with its remote store away): false by
+   * default, as nobody can win a once-only race then; true where counting twice beats losing one (a
+   * unique click).
+   */
+  setNX(key: string, value: string, ttlMs: number, whenDown?: boolean): Promise<boolean>
   del(...keys: string[]): Promise<void>
   /**
    * Atomic increment by `by` (1; -1 gives a count back), never below 0 (a count given back after its key

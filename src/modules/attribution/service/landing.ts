@@ -139,10 +139,11 @@ async function suspectAddress(ctx: AttributionCtx, brandId: number, address: str
 }
 
 async function firstClick(ctx: AttributionCtx, key: string) {
+  // the shared cache away (it answers, or throws): a repeated click may count twice rather than a
+  // visitor's first click be lost
   try {
-    return await ctx.store.setNX(key, '1', CLICK_DEDUPE_MS)
+    return await ctx.store.setNX(key, '1', CLICK_DEDUPE_MS, true)
   } catch {
-    // the shared cache away: a repeated click may count twice rather than a click being lost
     return true
   }
 }
