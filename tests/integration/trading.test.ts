@@ -576,6 +576,40 @@ describe("a hostile probe's findings: expiry with no tick, prices of 0, a tick f
     expect(closed.status).toBe(200)
   })
 
+  test('a pending order pays its commission at the price it fills at, not the one it asked for (percent of notional)', async () => {
+    const admin = await t.staffToken(2, 'admin-pass-1')
+    const [{ groupId }] = await t.ctx.db.select().from(accounts).where(eq(accounts.login, 100001))
+    const current = (
+      await t.request('GET', `/manager/groups/${groupId}/trading`, { token: admin })
+    ).json.securities.find((s: { sec_group: string }) => s.sec_group === 'Forex')
+    const put = (body: object) =>
+      t.request('PUT', `/manager/groups/${groupId}/securities/Forex`, { token: admin, body })
+    // 1 % of the notional: 0.1 lot of EURUSD at 1.105 is 110.50, at 1.1101 it is 111.01
+    expect(
+      (await put({ ...current, sec_group: undefined, comm_base: 1, comm_type: 2, comm_lots: 0 })).status,
+    ).toBe(200)
+    try {
+      await ingest([{ symbol: 'EURUSD', bid: 1.1, ask: 1.1001 }])
+      const stop = await open({ cmd: 4, volume: 10, symbol: 'EURUSD', open_price: 1.105 })
+      expect(stop.json.trade.commission).toBe(-110.5)
+      // the market gaps past the stop: it fills at the ask that reached it, and pays on that notional
+      await ingest([{ symbol: 'EURUSD', bid: 1.11, ask: 1.1101 }])
+      const o = await state(stop.json.order)
+      // stored in cents
+      expect([o!.state, o!.openPrice, o!.commission]).toEqual(['open', 1.1101, -11101])
+      const closed = await t.request('DELETE', '/trade/close', {
+        token: user,
+        body: { order: stop.json.order },
+      })
+      expect(closed.status).toBe(200)
+      const s = await ledgerSum(100001)
+      expect(s.ledger).toBeCloseTo(s.balance, 6)
+    } finally {
+      expect((await put({ ...current, sec_group: undefined })).status).toBe(200)
+      await ingest([{ symbol: 'EURUSD', bid: 1.1, ask: 1.1001 }])
+    }
+  })
+
   test("a tick stamped ahead of the server's clock is refused: it would freeze the symbol's price", async () => {
     const ahead = await t.request('POST', '/market/quotes', {
       token: dealer,

@@ -1,14 +1,14 @@
 import { and, eq, gt, or } from 'drizzle-orm'
 import type { Tx } from '../../../kernel/db/client'
 import type { Work } from '../../../kernel/db/unit-of-work'
-import type { GroupRecord } from '../../accounts'
+import { type GroupRecord, roundToMinor } from '../../accounts'
 import type { Quote } from '../../market'
 import { marginOf, type pricing } from '../book/exposure'
 import { fundsOf } from '../book/holdings-table'
 import type { OrderRow } from '../book/positions'
 import { closeTx, refreshAfterCommit, type TradeRefresh } from '../commit/execution'
 import type { TradingCtx } from '../context'
-import { isBuy } from '../domain/formulas'
+import { commission, isBuy } from '../domain/formulas'
 import { addHolding } from '../domain/holdings'
 import { TradeActivated, TradeCancelled } from '../events'
 import { orders } from '../schema'
@@ -98,7 +98,7 @@ export function stopWrite(
 /**
  * A pending order reached its price: it becomes a position at the quote that reached it (a limit's price or
  * better, a stop's price or worse when the market gaps past it: a stop filled at its own price would hand
- * the client the gap), or it is cancelled: without the margin, or on an account that may no longer trade
+ * the client the gap), its commission computed at that price, or it is cancelled: without the margin, or on an account that may no longer trade
  * (disabled, or read-only as a prop challenge's account after its verdict).
  */
 export async function activateTx(
@@ -117,6 +117,10 @@ export async function activateTx(
   const trial = addHolding(funds?.holdings ?? [], { ...o, openPrice: fill })
   const m = funds?.tradeAllowed && marginOf(p, funds, group, trial)
   const cancelled = !funds?.tradeAllowed ? 'trade_disabled' : !m || m.margin_free < 0 ? 'no_money' : null
+  // the commission is the deal's, at the price it fills at (a percent of a gapped notional differs from
+  // the one placed); without a conversion rate now, the one computed when it was placed stands
+  const gs = p.symbols(group.id, o.symbol)
+  const comm = gs ? commission(gs.info, gs.sec, o.volume, fill, group.currency, p.lookup) : null
   const [r] = await tx
     .update(orders)
     .set(
@@ -125,6 +129,7 @@ export async function activateTx(
             state: 'open',
             cmd: o.cmd % 2,
             openPrice: fill,
+            commission: comm === null ? o.commission : roundToMinor(comm, group.currency),
             openTime: now,
             rolloverDay: Math.floor(now / DAY_MS),
             updatedAt: now,
