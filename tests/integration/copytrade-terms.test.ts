@@ -443,6 +443,71 @@ test('a subscription to a master holding more positions than max_positions copie
   expect(await openOf(f)).toHaveLength(0)
 })
 
+test('max_positions: a link skipped for another reason takes no slot from the links after it', async () => {
+  const mLogin = await newAccount(10_000)
+  const m = await master(mLogin, { reward_type: 3, percent: 10 })
+  const f = await newAccount(10_000)
+  const held = [
+    await openTrade(mLogin, 0, 10, 'GBPUSD'),
+    await openTrade(mLogin, 0, 10),
+    await openTrade(mLogin, 1, 10),
+  ]
+  await t.settle()
+  // the GBPUSD link comes first and is filtered out: both EURUSD positions are copied
+  await follow(f, m, {
+    volume_mode: 0,
+    volume_param: 1,
+    max_positions: 2,
+    symbols_mode: 1,
+    symbols: ['EURUSD'],
+  })
+  await t.settle()
+  expect((await openOf(f)).map((o) => o.symbol)).toEqual(['EURUSD', 'EURUSD'])
+  for (const o of held) await closeTrade(mLogin, o)
+  await t.settle()
+  expect(await openOf(f)).toHaveLength(0)
+})
+
+test('max_positions holds across executors: a link opened while another is being opened counts it, whatever their order', async () => {
+  const trading = t.ports.get(TradingPort)
+  const fill = trading.open
+  const mLogin = await newAccount(10_000)
+  const m = await master(mLogin, { reward_type: 3, percent: 10 })
+  const f = await newAccount(10_000)
+  await t.settle()
+  const sub = await follow(f, m, { volume_mode: 0, volume_param: 1, max_positions: 1 })
+  const a = await openTrade(mLogin, 0, 10)
+  await t.settle()
+  const b = await openTrade(mLogin, 0, 10)
+  await t.settle()
+  expect(await openOf(f)).toHaveLength(1)
+  await closeTrade(mLogin, a)
+  await t.settle()
+  expect(await openOf(f)).toHaveLength(0)
+  // b's link (skipped while a's copy was open) as an executor that died left it: pending, long ago
+  await t.ctx.db
+    .update(copyLinks)
+    .set({ status: 'pending', updatedAt: 0, leaseUntil: 0 })
+    .where(and(eq(copyLinks.subscriptionId, sub), eq(copyLinks.masterTicket, b)))
+  // while c's copy is being opened, the reconcile job of another executor takes b's link
+  trading.open = async (input) => {
+    trading.open = fill
+    await t.runJob('copytrade.reconcile')
+    return fill.call(trading, input)
+  }
+  let c: number
+  try {
+    c = await openTrade(mLogin, 0, 10)
+    await t.settle()
+  } finally {
+    trading.open = fill
+  }
+  expect(await openOf(f)).toHaveLength(1)
+  for (const o of [b, c]) await closeTrade(mLogin, o)
+  await t.settle()
+  expect(await openOf(f)).toHaveLength(0)
+})
+
 test('a master its owner disabled is not copied when a follower resumes or changes settings', async () => {
   const mLogin = await newAccount(10_000)
   const m = await master(mLogin, { reward_type: 3, percent: 10 })

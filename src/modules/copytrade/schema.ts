@@ -169,6 +169,11 @@ export const copyLinks = sqliteTable(
     leaseUntil: integer('lease_until').notNull().default(0),
     /** Claims by an executor: above 1, an earlier executor may have opened before it died. */
     attempts: integer('attempts').notNull().default(0),
+    /**
+     * 1: an `opening` link that took one of its subscription's max_positions slots (copier/open-copy.ts),
+     * so that another executor's count sees it; taken in a write transaction, last before the open.
+     */
+    slot: integer('slot').notNull().default(0),
     createdAt: integer('created_at').notNull(),
     updatedAt: integer('updated_at').notNull(),
   },

@@ -71,6 +71,7 @@ async function openChunk(ctx: CopyCtx, ids: number[]) {
       status: 'opening',
       leaseUntil: now + OPEN_LEASE_MS,
       attempts: sql`${copyLinks.attempts} + 1`,
+      slot: 0,
       updatedAt: now,
     })
     .where(
@@ -188,25 +189,6 @@ async function openOne(
     return skip('SYMBOL_NOT_ALLOWED', `${link.symbol} is not tradable for group ${group.name}`)
   if (!isTradingOpen(gs.info.sessionList, decidedAt))
     return skip('MARKET_CLOSED', `${link.symbol} is outside its session`)
-  if (s.max_positions > 0) {
-    // links claimed in one batch are all `opening`: each counts those before it, not after it (counting
-    // them all, a batch longer than max_positions skipped every one, and every resync again)
-    const [n] = await ctx.db
-      .select({ n: sql<number>`count(*)` })
-      .from(copyLinks)
-      .where(
-        and(
-          eq(copyLinks.subscriptionId, sub.id),
-          sql`${copyLinks.id} <> ${link.id}`,
-          or(
-            inArray(copyLinks.status, ['open', 'closing']),
-            and(eq(copyLinks.status, 'opening'), lt(copyLinks.id, link.id)),
-          ),
-        ),
-      )
-    if (n!.n >= s.max_positions)
-      return skip('MAX_POSITIONS', `${n!.n} copies are open (max_positions ${s.max_positions})`)
-  }
   const decimals = currencyDecimals(group.currency)
   if (s.daily_loss_limit > 0 && sub.lossDay === Math.floor(decidedAt / 86_400_000)) {
     const lost = -sub.dayResultMinor / 10 ** decimals
@@ -256,6 +238,12 @@ async function openOne(
         `the price is ${pts} points from the master's fill (max_slippage_points ${s.max_slippage_points})`,
       )
   }
+  // last, once nothing else skips it: a link that takes no slot takes none from the links after it
+  if (s.max_positions > 0) {
+    const open = await takeSlot(ctx, sub.id, link.id, s.max_positions)
+    if (open !== null)
+      return skip('MAX_POSITIONS', `${open} copies are open (max_positions ${s.max_positions})`)
+  }
   const r = await ctx.trading.open({
     brandId: link.brandId,
     actor: `copy:${sub.id}`,
@@ -291,6 +279,36 @@ async function openOne(
     slippagePoints: pts,
     slippageMinor: slip === null ? null : Math.round(slip * 10 ** decimals),
   }
+}
+
+/**
+ * One of the subscription's max_positions slots for this link, or the count of copies that fill them
+ * (null: taken). Counted and taken in one write transaction (BEGIN IMMEDIATE: one writer at a time, on
+ * sqld too), so two executors opening links of one subscription at once never both take the last slot;
+ * open and closing copies hold a slot, and so do links being opened that took one.
+ */
+async function takeSlot(ctx: CopyCtx, subId: number, linkId: number, max: number) {
+  return ctx.db.transaction(async (tx) => {
+    const [n] = await tx
+      .select({ n: sql<number>`count(*)` })
+      .from(copyLinks)
+      .where(
+        and(
+          eq(copyLinks.subscriptionId, subId),
+          sql`${copyLinks.id} <> ${linkId}`,
+          or(
+            inArray(copyLinks.status, ['open', 'closing']),
+            and(eq(copyLinks.status, 'opening'), eq(copyLinks.slot, 1)),
+          ),
+        ),
+      )
+    if (n!.n >= max) return n!.n
+    await tx
+      .update(copyLinks)
+      .set({ slot: 1 })
+      .where(and(eq(copyLinks.id, linkId), eq(copyLinks.status, 'opening')))
+    return null
+  })
 }
 
 /** Records every outcome of a chunk in one transaction; a link another executor finished is left alone. */

@@ -1,0 +1,1 @@
+ALTER TABLE `copy_links` ADD `slot` integer DEFAULT 0 NOT NULL;
