@@ -3,7 +3,7 @@ import { z } from 'zod'
 import { doc, errors } from '../../kernel/http/openapi'
 import { Id, Int, nameModels, OneOf } from '../../kernel/http/schemas'
 import { MAX_AMOUNT } from '../../kernel/limits'
-import { STATUS_NAMES, TX_STATUS_NAMES, transitionsText } from './domain/status'
+import { TX_STATUS_NAMES, transitionsText } from './domain/status'
 import { CheckoutEvent } from './providers/checkout'
 import { SandboxEvent } from './providers/sandbox'
 
@@ -96,7 +96,10 @@ export const Method = t.Object({
 })
 export const MACHINE = `Deposit transitions: ${transitionsText('deposit')}. Withdrawal transitions: ${transitionsText('withdrawal')}.`
 export const StatusFilter = t.Optional(
-  OneOf(STATUS_NAMES as [string, ...string[]], { description: 'status name' }),
+  OneOf([...new Set(TX_STATUS_NAMES)] as [string, ...string[]], {
+    description:
+      "status name: the spec's, or a withdrawal's as status_name shows it (pending_approval, paid, …)",
+  }),
 )
 export const SANDBOX_BODY = {
   ...z.toJSONSchema(SandboxEvent, { target: 'openapi-3.0', io: 'input' }),

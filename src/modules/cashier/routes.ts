@@ -2,6 +2,7 @@ import { Elysia, t } from 'elysia'
 import { doc, errors } from '../../kernel/http/openapi'
 import { EpochSeconds, Int, Login, OneOf, textInput } from '../../kernel/http/schemas'
 import { security } from '../../kernel/http/security'
+import { publicOrigin } from './config'
 import type { CashierCtx } from './context'
 import {
   customerTransaction,
@@ -69,7 +70,13 @@ export const cashierRoutes = (ctx: CashierCtx) =>
     .post(
       '/cashier/deposit',
       ({ brand, session, body, request }) =>
-        startDeposit({ ctx, brand, session, input: body, origin: new URL(request.url).origin }),
+        startDeposit({
+          ctx,
+          brand,
+          session,
+          input: body,
+          origin: publicOrigin(ctx.settings, brand.name, request.url),
+        }),
       {
         auth: CUSTOMER,
         body: t.Object(

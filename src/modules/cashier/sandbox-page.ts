@@ -1,4 +1,4 @@
-import { eq, ne } from 'drizzle-orm'
+import { asc, eq, ne } from 'drizzle-orm'
 import { Elysia, t } from 'elysia'
 import { brands } from '../../kernel/brand/schema'
 import { doc, errors } from '../../kernel/http/openapi'
@@ -12,6 +12,9 @@ import type { HostedPayments } from './providers/port'
 import { sandboxPayments } from './schema'
 
 type PaymentRow = typeof sandboxPayments.$inferSelect
+/** How long a provider retries a webhook the merchant does not acknowledge (Stripe: 3 days). */
+const RETRY_WINDOW_MS = 3 * 86_400_000
+
 type Owed = { id: string; update: 'pending' | 'confirmed' | 'failed' | 'refunded' }
 
 const STATUS_UPDATE: Record<string, ProviderUpdate> = {
@@ -101,18 +104,22 @@ export class SandboxGateway implements HostedPayments {
         .catch(() => false)
       if (!ok) left.push(o)
     }
+    // a payment past the retry window is given up on, as providers do (the reconcile job asks its status);
+    // one still owed goes to the back of the job's queue, so a few unreachable ones starve no others
+    const now = this.ctx.clock.now()
     await this.ctx.db
       .update(sandboxPayments)
-      .set({ outbox: JSON.stringify(left) })
+      .set({ outbox: JSON.stringify(now - row.createdAt > RETRY_WINDOW_MS ? [] : left), updatedAt: now })
       .where(eq(sandboxPayments.token, row.token))
   }
 
-  /** Job: webhooks not acknowledged yet are sent again. */
+  /** Job: webhooks not acknowledged yet are sent again, those waiting longest first. */
   async redeliver() {
     const rows = await this.ctx.db
       .select()
       .from(sandboxPayments)
       .where(ne(sandboxPayments.outbox, '[]'))
+      .orderBy(asc(sandboxPayments.updatedAt))
       .limit(100)
     for (const r of rows) await this.deliver(r)
     return rows.length

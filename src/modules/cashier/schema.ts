@@ -142,5 +142,6 @@ export const sandboxPayments = sqliteTable('sandbox_payments', {
   /** Webhooks not yet acknowledged by the merchant (JSON array of {id, type}). */
   outbox: text('outbox').notNull().default('[]'),
   createdAt: integer('created_at').notNull(),
+  /** The last change of status, or the last delivery attempt (the retry job takes the oldest first). */
   updatedAt: integer('updated_at').notNull(),
 })

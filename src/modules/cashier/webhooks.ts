@@ -84,7 +84,7 @@ async function applyUpdate(
         providerCurrency: u.currency,
         reason: 'the payment is being reviewed',
       },
-      `provider confirmed ${u.amount} ${u.currency}, expected ${row.amount} ${row.currency}`,
+      `provider confirmed ${fromMinor(u.amount, u.currency)} ${u.currency}, expected ${fromMinor(row.amount, row.currency)} ${row.currency}`,
     )
     return r ? { state: 'processed', result: 'manual_review: amount or currency differs' } : ignored(row)
   }

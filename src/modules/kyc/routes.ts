@@ -306,11 +306,16 @@ export const kycRoutes = (ctx: KycCtx) =>
         ),
         response: {
           200: Profile,
-          ...errors({ 404: ['KYC_PROFILE_NOT_FOUND', 'KYC_STEP_NOT_FOUND'], 409: ['KYC_STATE_CONFLICT'] }),
+          ...errors({
+            400: ['KYC_DOCUMENTS_MISSING'],
+            404: ['KYC_PROFILE_NOT_FOUND', 'KYC_STEP_NOT_FOUND'],
+            409: ['KYC_STATE_CONFLICT'],
+          }),
         },
         detail: doc('KYC review', 'Decide a step', {
           description:
-            'review from submitted; approve from submitted or in_review (its pending documents are approved too); ' +
+            'review from submitted; approve from submitted or in_review (its pending documents are approved too; ' +
+            '400 KYC_DOCUMENTS_MISSING when fewer than the step needs are left not rejected); ' +
             'reject and resubmit from submitted, in_review or approved, with a reason. Events: kyc.approved, ' +
             'kyc.rejected when the profile gets there.',
         }),

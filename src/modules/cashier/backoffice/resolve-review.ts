@@ -1,7 +1,11 @@
+import { and, eq } from 'drizzle-orm'
+import type { Tx } from '../../../kernel/db/client'
 import type { UseCase } from '../../../kernel/use-case'
+import { fromMinor, toMinor } from '../../accounts'
 import type { CashierCtx } from '../context'
 import { STATUS } from '../domain/status'
 import { refuse } from '../errors'
+import { cashierMethods } from '../schema'
 import { credit, move, type TxRow } from '../transactions'
 import { act, type StaffAction, staff } from './shared'
 
@@ -21,6 +25,23 @@ function receivedOf(row: TxRow) {
   if (received <= 0)
     throw refuse('TRANSACTION_STATE_CONFLICT', 'the provider confirmed nothing: close it as failed')
   return { amount: received, fee: Math.min(received, Math.round((row.fee * received) / row.amount)) }
+}
+
+/**
+ * No review credits more than the deposit's method takes at once: a provider's figure above it is a
+ * mistake or an attack (a customer asking 10 and a figure of a billion), not money to credit by a click.
+ */
+async function withinMethod(tx: Tx, row: TxRow, amount: number) {
+  const [m] = await tx
+    .select({ max: cashierMethods.maxAmount })
+    .from(cashierMethods)
+    .where(and(eq(cashierMethods.brandId, row.brandId), eq(cashierMethods.code, row.method)))
+  const max = m ? toMinor(m.max, row.currency) : null
+  if (max !== null && amount > max)
+    throw refuse(
+      'TRANSACTION_STATE_CONFLICT',
+      `the provider confirmed ${fromMinor(amount, row.currency)} ${row.currency}, more than ${row.method} takes (${m!.max}): close it as failed and book the money by hand`,
+    )
 }
 
 /** Manual review: credit the amount received, or close the deposit as failed. */
@@ -45,6 +66,7 @@ export const resolveReview = ({
           input.note,
         )
       const { amount, fee } = receivedOf(row)
+      await withinMethod(tx, row, amount)
       const r = await credit(
         ctx,
         tx,

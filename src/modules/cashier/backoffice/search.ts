@@ -1,7 +1,7 @@
 import { and, desc, eq, lt } from 'drizzle-orm'
 import type { UseCase } from '../../../kernel/use-case'
 import type { CashierCtx } from '../context'
-import { STATUS, type StatusName } from '../domain/status'
+import { type StatusName, statusFilter, type WithdrawalName } from '../domain/status'
 import { cashierTransactions } from '../schema'
 import { pageOf, staffTxView, staffViewOf } from '../transactions'
 import { rowOf } from './shared'
@@ -13,7 +13,7 @@ export async function searchTransactions({
 }: UseCase<
   CashierCtx,
   {
-    status?: StatusName
+    status?: StatusName | WithdrawalName
     kind?: 'deposit' | 'withdrawal'
     customer?: number
     login?: number
@@ -30,7 +30,8 @@ export async function searchTransactions({
     .where(
       and(
         eq(cashierTransactions.brandId, brandId),
-        q.status ? eq(cashierTransactions.status, STATUS[q.status]) : undefined,
+        q.status ? eq(cashierTransactions.status, statusFilter(q.status).status) : undefined,
+        q.status && statusFilter(q.status).kind ? eq(cashierTransactions.kind, 'withdrawal') : undefined,
         q.kind ? eq(cashierTransactions.kind, q.kind) : undefined,
         q.customer !== undefined ? eq(cashierTransactions.customerId, q.customer) : undefined,
         q.login !== undefined ? eq(cashierTransactions.login, q.login) : undefined,

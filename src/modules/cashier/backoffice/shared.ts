@@ -1,7 +1,7 @@
 import { and, eq } from 'drizzle-orm'
 import type { CashierCtx } from '../context'
 import { cashierTransactions } from '../schema'
-import { staffViewOf, type TxRow, txNotFound, wrongState } from '../transactions'
+import { LostRace, staffViewOf, type TxRow, txNotFound, wrongState } from '../transactions'
 
 export const MAX_CREDIT_ATTEMPTS = 5
 
@@ -32,7 +32,11 @@ export async function act(
   fn: (row: TxRow, now: number) => Promise<TxRow | null>,
 ) {
   const row = await rowOf(ctx, brandId, id)
-  const done = await fn(row, ctx.clock.now())
+  // another writer moved it within this one's transaction (all of it rolled back): as a refusal by state
+  const done = await fn(row, ctx.clock.now()).catch((e: unknown) => {
+    if (e instanceof LostRace) return null
+    throw e
+  })
   // named in the state that refused it: another action may have moved it since it was read
   if (!done) throw wrongState(await rowOf(ctx, brandId, id), what)
   return staffViewOf(ctx, id)

@@ -1,5 +1,5 @@
 import type { UseCase } from '../../../kernel/use-case'
-import { fromMinor } from '../../accounts'
+import { currencyDecimals, fromMinor } from '../../accounts'
 import type { CashierCtx } from '../context'
 import { refuse } from '../errors'
 import {
@@ -34,7 +34,11 @@ export async function listMethods({
     login,
     currency,
     kyc_status: gates.status,
-    deposit_limit_remaining: limit === null ? null : Math.max(0, limit - fromMinor(used, currency)),
+    // in minor units, then back: 2000 - 1408.34 is 591.6600000000001 in floating point
+    deposit_limit_remaining:
+      limit === null
+        ? null
+        : fromMinor(Math.max(0, Math.round(limit * 10 ** currencyDecimals(currency)) - used), currency),
     withdrawal_allowed: customer.withdrawalAllowed === 1 && gates.withdrawal_allowed,
     methods: codes.map((c) => {
       const m = [...dep, ...wd].find((x) => x.code === c)!

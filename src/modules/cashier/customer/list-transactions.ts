@@ -1,7 +1,7 @@
 import { and, desc, eq, gte, lt, lte } from 'drizzle-orm'
 import type { UseCase } from '../../../kernel/use-case'
 import type { CashierCtx } from '../context'
-import { STATUS, type StatusName } from '../domain/status'
+import { type StatusName, statusFilter, type WithdrawalName } from '../domain/status'
 import { cashierTransactions } from '../schema'
 import { pageOf, txNotFound, txView, viewOf } from '../transactions'
 import type { SessionScope } from './shared'
@@ -17,7 +17,7 @@ export async function customerTransactions({
   {
     login?: number
     kind?: 'deposit' | 'withdrawal'
-    status?: StatusName
+    status?: StatusName | WithdrawalName
     from?: number
     to?: number
     cursor?: number
@@ -35,7 +35,8 @@ export async function customerTransactions({
         eq(cashierTransactions.customerId, session.customerId!),
         q.login !== undefined ? eq(cashierTransactions.login, q.login) : undefined,
         q.kind ? eq(cashierTransactions.kind, q.kind) : undefined,
-        q.status ? eq(cashierTransactions.status, STATUS[q.status]) : undefined,
+        q.status ? eq(cashierTransactions.status, statusFilter(q.status).status) : undefined,
+        q.status && statusFilter(q.status).kind ? eq(cashierTransactions.kind, 'withdrawal') : undefined,
         q.from !== undefined ? gte(cashierTransactions.createdAt, q.from * 1000) : undefined,
         q.to !== undefined ? lte(cashierTransactions.createdAt, q.to * 1000 + 999) : undefined,
         q.cursor ? lt(cashierTransactions.id, q.cursor) : undefined,

@@ -26,11 +26,25 @@ const WITHDRAWAL_NAMES = {
   [STATUS.credited]: 'paid',
   [STATUS.failed]: 'payout_failed',
 } as const
-type WithdrawalName = (typeof WITHDRAWAL_NAMES)[keyof typeof WITHDRAWAL_NAMES]
+export type WithdrawalName = (typeof WITHDRAWAL_NAMES)[keyof typeof WITHDRAWAL_NAMES]
 export const TX_STATUS_NAMES = [...STATUS_NAMES, ...Object.values(WITHDRAWAL_NAMES)] as (
   | StatusName
   | WithdrawalName
 )[]
+
+const WITHDRAWAL_STATUS = Object.fromEntries(
+  Object.entries(WITHDRAWAL_NAMES).map(([n, name]) => [name, Number(n)]),
+) as Record<WithdrawalName, number>
+
+/**
+ * A `status` query as the rows it names: a status of either kind by its spec name, or a withdrawal's by
+ * the name the API shows for it (`pending_approval`, `paid`, …).
+ */
+export function statusFilter(name: StatusName | WithdrawalName): { status: number; kind?: 'withdrawal' } {
+  if (name in WITHDRAWAL_STATUS)
+    return { status: WITHDRAWAL_STATUS[name as WithdrawalName], kind: 'withdrawal' }
+  return { status: STATUS[name as StatusName] }
+}
 
 export const txStatusName = (kind: 'deposit' | 'withdrawal', s: number): StatusName | WithdrawalName =>
   (kind === 'withdrawal' ? WITHDRAWAL_NAMES[s as keyof typeof WITHDRAWAL_NAMES] : undefined) ?? statusName(s)

@@ -1,6 +1,12 @@
 import { z } from 'zod'
 import type { ProviderUpdate } from '../domain/status'
-import { constantTimeEqual, type HostedPayments, hmacHex, type PaymentProvider } from './port'
+import {
+  constantTimeEqual,
+  type HostedPayments,
+  hmacHex,
+  MAX_PROVIDER_MINOR,
+  type PaymentProvider,
+} from './port'
 import { parseJson } from './sandbox'
 
 /**
@@ -33,7 +39,7 @@ export const CheckoutEvent = z.object({
         .string()
         .regex(/^\d{1,15}$/)
         .describe('our cashier transaction id'),
-      amount: z.number().int().min(0).describe('minor units'),
+      amount: z.number().int().min(0).max(MAX_PROVIDER_MINOR).describe('minor units'),
       currency: z
         .string()
         .regex(/^[A-Z]{3}$/)

@@ -1,4 +1,11 @@
 import { hmacHex } from '../../../kernel/hmac'
+
+/**
+ * The largest amount a provider's event may carry, in minor units (a trillion with two decimals): beyond
+ * it an event is malformed (400), as no payment is that large and the ledger keeps exact integers.
+ */
+export const MAX_PROVIDER_MINOR = 100_000_000_000_000
+
 import type { ProviderUpdate } from '../domain/status'
 
 /** A deposit handed to a provider module. Amounts in minor units. */

@@ -1,6 +1,12 @@
 import { z } from 'zod'
 import type { ProviderUpdate } from '../domain/status'
-import { constantTimeEqual, type HostedPayments, hmacHex, type PaymentProvider } from './port'
+import {
+  constantTimeEqual,
+  type HostedPayments,
+  hmacHex,
+  MAX_PROVIDER_MINOR,
+  type PaymentProvider,
+} from './port'
 
 /** Seconds a signed webhook stays acceptable (replays of older ones are refused). */
 const SANDBOX_TOLERANCE_S = 300
@@ -49,7 +55,7 @@ export const SandboxEvent = z
           .string()
           .regex(/^\d{1,15}$/)
           .describe('our transaction id'),
-        amount: z.number().int().min(0).describe('in minor units'),
+        amount: z.number().int().min(0).max(MAX_PROVIDER_MINOR).describe('in minor units'),
         currency: z
           .string()
           .regex(/^[A-Z]{3}$/)

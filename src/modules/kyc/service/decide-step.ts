@@ -3,6 +3,7 @@ import { invalid } from '../../../kernel/http/errors'
 import type { UseCase } from '../../../kernel/use-case'
 import type { KycCtx } from '../context'
 import { decisionTarget, stepActionFrom } from '../domain/status'
+import { refuse } from '../errors'
 import { kycDocuments, kycSteps } from '../schema'
 import {
   conflict,
@@ -30,12 +31,32 @@ export async function decideStep({
 >) {
   await existingProfile(ctx, brandId, customerId)
   const s = await settingsOf(ctx, brandId)
-  if (!s.steps.some((d) => d.code === code)) throw stepNotFound(code)
+  const def = s.steps.find((d) => d.code === code)
+  if (!def) throw stepNotFound(code)
   if ((input.decision === 'reject' || input.decision === 'resubmit') && !input.reason?.trim())
     throw invalid('reason: required to reject or ask for resubmission (the customer sees it)')
   const now = ctx.clock.now()
   const action = input.decision
   await ctx.uow.run(async (tx, work) => {
+    // an approval needs what a submission needed: documents not rejected (read in the writing transaction,
+    // so a document rejected meanwhile counts as rejected)
+    if (action === 'approve' && def.documents) {
+      const usable = await tx
+        .select({ id: kycDocuments.id })
+        .from(kycDocuments)
+        .where(
+          and(
+            scoped(brandId, customerId).docs,
+            eq(kycDocuments.stepCode, code),
+            inArray(kycDocuments.status, ['pending', 'approved']),
+          ),
+        )
+      if (usable.length < def.documents.min)
+        throw refuse(
+          'KYC_DOCUMENTS_MISSING',
+          `step ${code} needs ${def.documents.min} document(s) not rejected to be approved; ${usable.length} left`,
+        )
+    }
     const [r] = await tx
       .update(kycSteps)
       .set({

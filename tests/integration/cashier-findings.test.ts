@@ -1,0 +1,167 @@
+// What a hostile probe of the cashier and KYC found (issue 43's twenty-second session): payment pages and
+// signed webhooks addressed where the request's Host said, a review crediting whatever a provider's figure
+// said, 500s for a lost race and a figure past exact integers, a note in minor units, a step approved
+// over rejected documents, a limit with a floating-point tail, withdrawal status names the filter refused.
+import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
+import { type CashierConfig, publicOrigin } from '../../src/modules/cashier/config'
+import { sandboxEvent, signSandbox } from '../../src/modules/cashier/providers/sandbox'
+import { makeTestApp, type TestApp } from '../support/app'
+import * as F from '../support/files'
+
+const SECRET = 'sandbox-demo-secret-dev-only'
+let t: TestApp
+let customer: string
+let manager: string
+
+beforeAll(async () => {
+  t = await makeTestApp({
+    env: { CASHIER_PUBLIC_URLS: JSON.stringify({ Demo: 'https://pay.demo.example' }) },
+  })
+  customer = await t.customerToken()
+  manager = await t.staffToken()
+})
+afterAll(() => t.close())
+
+const deposit = (body: Record<string, unknown>, host = 'localhost') =>
+  t.request('POST', '/cashier/deposit', {
+    token: customer,
+    body: { login: 100001, method: 'card', ...body },
+    host,
+  })
+const confirm = (id: string, tx: number, amount: number) => {
+  const body = sandboxEvent(id, 'payment.succeeded', {
+    token: `tok${tx}`,
+    reference: String(tx),
+    amount,
+    currency: 'USD',
+  })
+  return t.request('POST', '/cashier/webhook/sandbox', {
+    body,
+    headers: {
+      'content-type': 'application/json',
+      'sandbox-signature': signSandbox(SECRET, body, Math.floor(Date.now() / 1000)),
+    },
+  })
+}
+const staffTx = async (id: number) =>
+  (await t.request('GET', `/manager/cashier/transactions/${id}`, { token: manager })).json
+const balance = async () =>
+  (await t.request('GET', '/account/me?login=100001', { token: customer })).json.balance as number
+const resolve = (id: number, decision: 'credit' | 'fail') =>
+  t.request('POST', `/manager/cashier/transactions/${id}/resolve`, {
+    token: manager,
+    body: { decision, note: 'checked', ...(decision === 'fail' ? { reason: 'no' } : {}) },
+  })
+
+describe('where payments and webhooks are addressed', () => {
+  test("the brand's configured origin, whatever port or scheme the request's Host names", async () => {
+    const d = await deposit({ amount: 10 }, 'localhost:39399')
+    expect(d.status).toBe(200)
+    expect(d.json.next.url).toStartWith('https://pay.demo.example/cashier/sandbox/pay/')
+  })
+
+  test('without one: HTTPS on the allowlisted host in production, the request origin in development', () => {
+    const settings = (production: boolean): CashierConfig => ({
+      secrets: {},
+      wireBank: { name: 'b', iban: 'GB00', bic: 'BUKBGB22', holder: 'h' },
+      publicUrls: { Demo: 'https://pay.demo.example/' },
+      production,
+    })
+    expect(publicOrigin(settings(true), 'Beta', 'http://beta.example:39399/cashier/deposit')).toBe(
+      'https://beta.example',
+    )
+    expect(publicOrigin(settings(false), 'Beta', 'http://localhost:3000/cashier/deposit')).toBe(
+      'http://localhost:3000',
+    )
+    expect(publicOrigin(settings(true), 'Demo', 'http://localhost:1/x')).toBe('https://pay.demo.example')
+  })
+})
+
+describe('manual review', () => {
+  test("a provider's figure past what the method takes is not credited by a review; past exact integers it is refused", async () => {
+    const d = await deposit({ amount: 10 })
+    const id = d.json.transaction.id as number
+    // a figure no payment has: 400 at the webhook, nothing recorded
+    const huge = await confirm(`evt-huge-${id}`, id, 9_007_199_254_740_991)
+    expect([huge.status, huge.json.error]).toEqual([400, 'INVALID_DATA'])
+    expect((await staffTx(id)).status_name).toBe('pending_payment')
+    // a billion: recorded for review, but a review cannot credit it (card takes 10,000 at most)
+    expect((await confirm(`evt-big-${id}`, id, 100_000_000_000)).status).toBe(200)
+    expect((await staffTx(id)).status_name).toBe('manual_review')
+    const before = await balance()
+    const r = await resolve(id, 'credit')
+    expect([r.status, r.json.error]).toEqual([409, 'TRANSACTION_STATE_CONFLICT'])
+    expect(r.json.message).toContain('more than card takes')
+    expect(await balance()).toBe(before)
+    expect((await resolve(id, 'fail')).status).toBe(200)
+  })
+
+  test('staff resolving one deposit at once: one credit, the others 409, never a 500; its note in major units', async () => {
+    const d = await deposit({ amount: 100 })
+    const id = d.json.transaction.id as number
+    expect((await confirm(`evt-90-${id}`, id, 9000)).status).toBe(200)
+    const history = (await t.request('GET', `/cashier/transactions/${id}`, { token: customer })).json.history
+    expect(JSON.stringify(history)).toContain('provider confirmed 90 USD, expected 100 USD')
+    const before = await balance()
+    const answers = await Promise.all([
+      resolve(id, 'credit'),
+      resolve(id, 'credit'),
+      resolve(id, 'credit'),
+      resolve(id, 'credit'),
+      resolve(id, 'fail'),
+    ])
+    const codes = answers.map((a) => a.status)
+    expect(codes.filter((c) => c === 200)).toHaveLength(1)
+    expect(codes.filter((c) => c !== 200 && c !== 409)).toEqual([])
+    const credited = answers.some((a) => a.status === 200 && a.json.status_name === 'credited')
+    expect(await balance()).toBe(credited ? before + 90 : before)
+  })
+})
+
+describe('customer views', () => {
+  test('the deposit limit left before KYC has no floating-point tail; withdrawal status names filter', async () => {
+    // 2,000 before KYC less what is asked: 2000 - 408.34 - … is 591.6600000000001 in floating point
+    expect((await deposit({ amount: 408.34 })).status).toBe(200)
+    const left = (await t.request('GET', '/cashier/methods?login=100001', { token: customer })).json
+      .deposit_limit_remaining as number
+    expect(left).toBeGreaterThan(0)
+    expect(Math.round(left * 100) / 100).toBe(left)
+    for (const status of ['pending_approval', 'paid', 'payout_failed', 'credited']) {
+      const r = await t.request('GET', `/cashier/transactions?status=${status}`, { token: customer })
+      expect(r.status).toBe(200)
+    }
+  })
+})
+
+describe('KYC', () => {
+  test('a step whose documents were all rejected cannot be approved', async () => {
+    const f = new FormData()
+    f.append('file', new File([F.PNG], 'passport.png', { type: 'image/png' }))
+    f.append('purpose', 'kyc_document')
+    const file = (await t.request('POST', '/upload', { token: customer, form: f })).json.file_id as string
+    const doc = await t.request('POST', '/customer/kyc/documents', {
+      token: customer,
+      body: { file_id: file, step: 'identity', document_type: 'passport', valid_until: '2031-01-01' },
+    })
+    expect(doc.status).toBe(200)
+    const submit = await t.request('POST', '/customer/kyc/steps/identity/submit', {
+      token: customer,
+      body: {},
+    })
+    expect(submit.json.status).toBe('submitted')
+    const me = (await t.request('GET', '/customer/kyc', { token: customer })).json.customer_id as number
+    const docId = doc.json.document.id as number
+    const rejected = await t.request('POST', `/manager/kyc/documents/${docId}/decision`, {
+      token: manager,
+      body: { decision: 'reject', reason: 'expired' },
+    })
+    expect(rejected.status).toBe(200)
+    const approve = await t.request('POST', `/manager/kyc/profiles/${me}/steps/identity/decision`, {
+      token: manager,
+      body: { decision: 'approve' },
+    })
+    expect([approve.status, approve.json.error]).toEqual([400, 'KYC_DOCUMENTS_MISSING'])
+    const view = (await t.request('GET', '/customer/kyc', { token: customer })).json
+    expect(view.steps.find((s: { id: string }) => s.id === 'identity').status).not.toBe('approved')
+  })
+})
