@@ -66,7 +66,15 @@ test('every operation of the document through the Worker, with its examples, thr
     throw e
   })
   console.log(`[acceptance] ${sent} operations sent to the Worker through Prism, ${failures.length} failed`)
-  if (failures.length) console.log(shape.worker.output().slice(-3000), prism.output())
+  if (failures.length) {
+    // what the Worker logged of its errors and 5xx answers, wherever they are in its output
+    const errors = shape.worker
+      .output()
+      .split('\n')
+      .filter((l) => /"level":"(error|warn)"|"status":5\d\d|Error|✘/.test(l))
+    console.log(`[worker errors]\n${errors.slice(-60).join('\n')}`)
+    console.log(shape.worker.output().slice(-3000), prism.output())
+  }
   expect(failures).toEqual([])
   expect(sent).toBe(all.length)
   // and the Worker answered each of them itself: its request log has a line for every operation
