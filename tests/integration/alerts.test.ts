@@ -186,6 +186,64 @@ describe('alert semantics driven by ingested quotes', () => {
     await t.request('DELETE', `/price_alert/${a}`, { token: user })
   })
 
+  test('repeat: a restart inside the region it fired for does not fire again; the next episode does', async () => {
+    await bids(1.1)
+    const a = (await create({ condition: 0, target_price: 1.102, repeat_mode: 1 })).json.id
+    await bids(1.1025)
+    expect(await firings(a)).toHaveLength(1)
+    // the engine starts again (a restart, a takeover) with the price still above the level
+    await t.app.lifecycle.stop()
+    await t.app.lifecycle.start()
+    await bids(1.1026, 1.1027)
+    expect(await firings(a)).toHaveLength(1)
+    await bids(1.1019, 1.1023)
+    expect(await firings(a)).toHaveLength(2)
+    await t.request('DELETE', `/price_alert/${a}`, { token: user })
+  })
+
+  test('an edit committed while a firing is written wins: the old rule does not fire the new alert', async () => {
+    await bids(1.1)
+    const a = (await create({ condition: 0, target_price: 1.102 })).json.id
+    const uow = t.ctx.uow
+    const run = uow.run
+    let edit: Awaited<ReturnType<typeof t.request>> | undefined
+    uow.run = (async (...args: Parameters<typeof run>) => {
+      uow.run = run
+      // the client's PUT commits between the engine's decision and its write
+      edit = await t.request('PUT', `/price_alert/${a}`, {
+        token: user,
+        body: { login: 100001, symbol: 'EURUSD', side: 0, condition: 0, target_price: 5 },
+      })
+      return run.apply(uow, args)
+    }) as typeof uow.run
+    try {
+      await bids(1.1025)
+    } finally {
+      uow.run = run
+    }
+    expect(edit?.status).toBe(200)
+    expect(await firings(a)).toHaveLength(0)
+    expect(await alert(a)).toMatchObject({ active: 1, fired_count: 0 })
+    await t.request('DELETE', `/price_alert/${a}`, { token: user })
+  })
+
+  test('an edit racing a delete answers 404, never a 500', async () => {
+    const a = (await create({ condition: 0, target_price: 1.2 })).json.id
+    const put = () =>
+      t.request('PUT', `/price_alert/${a}`, {
+        token: user,
+        body: { login: 100001, symbol: 'EURUSD', side: 0, condition: 0, target_price: 1.3 },
+      })
+    const answers = await Promise.all([
+      put(),
+      t.request('DELETE', `/price_alert/${a}`, { token: user }),
+      put(),
+      put(),
+      put(),
+    ])
+    expect(answers.map((r) => r.status).filter((s) => s !== 200 && s !== 404)).toEqual([])
+  })
+
   test('crossing needs the previous price on the other side; CROSS_ANY fires both ways', async () => {
     await bids(1.105)
     // already above 1.104 when created: a cross up needs a price below first

@@ -6,7 +6,7 @@ import { readSkippingBadRows } from '../../kernel/db/tolerant'
 import type { Tick } from '../market'
 import type { AlertsCtx } from './context'
 import { LevelBook } from './domain/book'
-import { type AlertState, initialState, watches } from './domain/conditions'
+import { type AlertState, initialState, resumedState, watches } from './domain/conditions'
 import { retry, rewatch, wake } from './domain/evaluate'
 import { AlertFired } from './events'
 import { type AlertRow, priceAlerts } from './schema'
@@ -76,20 +76,26 @@ export class AlertEngine {
             .select()
             .from(priceAlerts)
             .where(gt(priceAlerts.updatedAt, this.syncedUpTo - RESYNC_OVERLAP_MS))
+    const first = this.syncedUpTo === 0
     for (const r of rows) {
       const known = this.alerts.get(r.id)
-      if (!known || known.row.updatedAt !== r.updatedAt || r.active !== 1) this.track(r)
+      if (!known || known.row.updatedAt !== r.updatedAt || r.active !== 1) this.track(r, first)
     }
     this.syncedUpTo = now
   }
 
-  /** Files (or re-files, or drops) an alert after a write; its state starts from the current quote. */
-  track(row: AlertRow) {
+  /**
+   * Files (or re-files, or drops) an alert after a write; its state starts from the current quote. Loaded
+   * at a start or a takeover (`restored`), a repeat alert that fired already waits for its reset: inside
+   * its region (or with no price yet) it is the same episode it fired for, not a new one.
+   */
+  track(row: AlertRow, restored = false) {
     this.untrack(row.id)
     if (row.active !== 1) return
     const q = this.ctx.quotes.peek(row.symbol)
     const p = q ? priceOf(q, row.side) : null
-    const state = initialState(row, p)
+    const state =
+      restored && row.repeatMode === 1 && row.firedCount > 0 ? resumedState(row, p) : initialState(row, p)
     this.alerts.set(row.id, { row, spec: row, state })
     this.book(row.symbol, row.side).place(row.id, watches(row, state, p))
   }
@@ -197,6 +203,8 @@ export class AlertEngine {
             eq(priceAlerts.id, row.id),
             eq(priceAlerts.active, 1),
             eq(priceAlerts.firedCount, row.firedCount),
+            // the definition it decided on: an edit committed meanwhile is a new alert, not this firing
+            eq(priceAlerts.updatedAt, row.updatedAt),
           ),
         )
         .returning()
@@ -205,12 +213,14 @@ export class AlertEngine {
         work.emit(AlertFired, r.brandId, AlertFired.schema.parse({ ...alertView(r), alert_id: r.id, price }))
       return r
     })
+    // an alert edited while the write was awaited was filed afresh: that one stays on the book
+    const mine = this.alerts.get(row.id)?.row === row
     if (!updated) {
-      this.untrack(row.id)
+      if (mine) this.untrack(row.id)
       return false
     }
     this.stats.fired++
-    if (once) this.untrack(row.id)
+    if (once && mine) this.untrack(row.id)
     else {
       const a = this.alerts.get(row.id)
       if (a) {

@@ -152,6 +152,8 @@ export async function updateAlert(
       .returning()
     return r
   })
+  // deleted meanwhile (a DELETE that raced this one)
+  if (!row) throw notFound(id)
   await ctx.alerts.changed(row)
   return { id, alert: alertView(row) }
 }

@@ -133,6 +133,16 @@ export function initialState(a: AlertSpec, p: number | null): AlertState {
   return { armed: p !== null && !inRegion(a, p), side: null }
 }
 
+/**
+ * The state of a repeat alert that fired before the engine (re)started: a level alert is armed only with
+ * the price outside its region (no price yet: not armed, the first tick outside re-arms it), so a restart
+ * does not fire again for the episode it fired for; the other kinds start as a new alert does.
+ */
+export function resumedState(a: AlertSpec, p: number | null): AlertState {
+  if (kindOf(a.condition) !== 'level') return initialState(a, p)
+  return { armed: p !== null && !inRegion(a, p), side: null }
+}
+
 /** One observation: whether the alert fires at p, and its next state (repeat mode re-arms after a reset). */
 export function step(a: AlertSpec, s: AlertState, p: number): { fired: boolean; next: AlertState } {
   if (kindOf(a.condition) === 'cross_any') {
