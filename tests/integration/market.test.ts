@@ -280,4 +280,61 @@ describe('quote ingest and stream', () => {
     const noAuth = await t.request('GET', '/market/stream?symbols=EURUSD')
     expect(noAuth.status).toBe(401)
   })
+
+  test("SSE: a customer session is refused (it has no group's prices); a long replay sends the latest quote of each symbol", async () => {
+    const customer = await t.request('GET', '/market/stream?symbols=EURUSD', {
+      token: await t.customerToken(),
+    })
+    expect(customer.status).toBe(403)
+    const ac = new AbortController()
+    const open = (lastEventId?: string) =>
+      t.app.handle(
+        new Request('http://localhost/market/stream?symbols=EURUSD,XAUUSD', {
+          headers: {
+            host: 'localhost',
+            authorization: user,
+            ...(lastEventId ? { 'last-event-id': lastEventId } : {}),
+          },
+          signal: ac.signal,
+        }),
+      )
+    // where the bus stands now: the snapshot's id
+    const head = await open()
+    const reader = head.body!.getReader()
+    const dec = new TextDecoder()
+    let text = ''
+    while (!/id: \d+-\d+/.test(text)) text += dec.decode((await reader.read()).value)
+    await reader.cancel()
+    const from = /id: (\d+-\d+)/.exec(text)![1]!
+    // 600 ticks of EURUSD, a millisecond apart (a tick no newer than the last is dropped), then one of XAUUSD
+    clock.advance(60_000)
+    const base = clock.now() - 1_000
+    for (let i = 0; i < 6; i++)
+      await t.request('POST', '/market/quotes', {
+        token: dealer,
+        body: {
+          ticks: Array.from({ length: 100 }, (_, j) => ({
+            symbol: 'EURUSD',
+            bid: 1.1 + (i * 100 + j) / 1e5,
+            ask: 1.1001 + (i * 100 + j) / 1e5,
+            time: base + i * 100 + j,
+          })),
+        },
+      })
+    await t.request('POST', '/market/quotes', {
+      token: dealer,
+      body: { ticks: [{ symbol: 'XAUUSD', bid: 2001, ask: 2001.3 }] },
+    })
+    const again = await open(from)
+    const r2 = again.body!.getReader()
+    let t2 = ''
+    const deadline = Date.now() + 10_000
+    while ((!/"symbol":"XAUUSD"/.test(t2) || !/"bid":1\.10599\b/.test(t2)) && Date.now() < deadline)
+      t2 += dec.decode((await r2.read()).value)
+    await r2.cancel()
+    ac.abort()
+    expect(t2).toContain('"bid":1.10599')
+    const events = [...t2.matchAll(/event: quote/g)].length
+    expect(events).toBe(2)
+  })
 })

@@ -1,5 +1,5 @@
 import { Elysia, t } from 'elysia'
-import { ANY_SESSION, type SessionType } from '../../kernel/auth/session'
+import type { SessionType } from '../../kernel/auth/session'
 import { doc, errors } from '../../kernel/http/openapi'
 import { Int, Login, nameModels, textInput } from '../../kernel/http/schemas'
 import { security } from '../../kernel/http/security'
@@ -259,7 +259,7 @@ export const marketRoutes = (ctx: MarketCtx, operator = operatorGuard(ctx)) =>
           AbortSignal.any([request.signal, ctx.closing]),
         ),
       {
-        auth: { roles: ANY_SESSION },
+        auth: { roles: MARKET },
         ...textInput({
           query: {
             symbols: t.String({
@@ -277,7 +277,8 @@ export const marketRoutes = (ctx: MarketCtx, operator = operatorGuard(ctx)) =>
           description:
             "Beyond the spec: low-latency clients subscribe instead of polling. Account sessions receive their group's prices. " +
             'text/event-stream: `event: quote`, `id: <seq>`, data {symbol, bid, ask, time}; an instance that shuts down ends its streams (reconnect with Last-Event-ID). ' +
-            "At the edge (Workers) a stream reads the price bus twice a second: quotes arrive up to half a second later than from a Bun instance, and a stream ends after 4 minutes (its reads count against the platform's subrequests per request): an EventSource reconnects with Last-Event-ID and misses nothing. " +
+            'Account and staff sessions (spec 4.8); a customer session is 403. A stream ends after 4 minutes and an EventSource reconnects with Last-Event-ID, missing nothing: the reconnect checks the session and the symbols again (a session signed out or a symbol hidden meanwhile stops there). A replay of more than 500 ticks sends the latest quote of each symbol instead. ' +
+            "At the edge (Workers) a stream reads the price bus twice a second: quotes arrive up to half a second later than from a Bun instance (its reads count against the platform's subrequests per request). " +
             '503 SERVICE_UNAVAILABLE (in the error shape, before any event) when the price bus is away.',
         }),
       },

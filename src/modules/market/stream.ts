@@ -10,12 +10,14 @@ const enc = new TextEncoder()
 /** How often a stream at the edge asks the shared bus for new ticks (one REST call each, when idle). */
 const EDGE_POLL_MS = 500
 /**
- * How long one stream lasts at the edge: its polls of the bus are subrequests of one request, which
- * Cloudflare counts and limits (1,000 on the paid plan: about 8 minutes at two polls a second). The stream
- * ends before that, and the client's EventSource reconnects with its Last-Event-ID (`retry: 2000`),
- * missing nothing.
+ * How long one stream lasts. The client's EventSource then reconnects with its Last-Event-ID (`retry:
+ * 2000`), missing nothing, and the reconnect is authorized again: a session signed out, or a symbol hidden
+ * from the group, stops within this time. At the edge it is also the bound of the bus polls, subrequests
+ * of one request that Cloudflare limits (1,000 on the paid plan: about 8 minutes at two polls a second).
  */
-const EDGE_STREAM_MS = 240_000
+const STREAM_MS = 240_000
+/** A replay longer than this sends the latest quote of each symbol instead of every tick missed. */
+const MAX_REPLAY = 500
 
 /**
  * Server-Sent Events of quotes for chosen symbols. A user session gets its group's prices (spread
@@ -69,7 +71,12 @@ export async function quoteStream(
   const first = ['retry: 2000\n\n']
   const last = lastEventId !== null && isBusId(lastEventId) ? lastEventId : null
   const replay = last === null ? null : await ctx.quotes.since(last)
-  if (replay) for (const t of replay) if (set.has(t.symbol)) first.push(await event(t))
+  if (replay) {
+    const missed = replay.filter((t) => set.has(t.symbol))
+    // a quote is superseded by the next: past a bound only the latest of each symbol is worth its bytes
+    const sent = missed.length > MAX_REPLAY ? [...new Map(missed.map((t) => [t.symbol, t])).values()] : missed
+    for (const t of sent) first.push(await event(t))
+  }
   // where the stream stands on the bus: what an edge stream follows from
   let at = replay ? (replay.at(-1)?.id ?? last!) : ''
   if (!replay) {
@@ -111,7 +118,7 @@ export async function quoteStream(
       if (ended || signal.aborted) return end()
       unsubscribe = ctx.edge ? ctx.quotes.follow(at, listener, EDGE_POLL_MS) : ctx.quotes.onTicks(listener)
       keepAlive = setInterval(() => send(': keep-alive\n\n'), 15_000)
-      if (ctx.edge) lifetime = setTimeout(end, EDGE_STREAM_MS)
+      lifetime = setTimeout(end, STREAM_MS)
       signal.addEventListener('abort', end)
     },
     cancel: end,
