@@ -64,6 +64,12 @@ describe('POST /price_alert validation (4.5)', () => {
     ['side 2', { condition: 0, target_price: 1, side: 2 }, 'side'],
     ['expired already', { condition: 0, target_price: 1, expires_at: 1 }, 'expires_at'],
     ['unknown symbol', { condition: 0, target_price: 1, symbol: 'NOPE' }, 'symbol'],
+    // a fall below 0 never happens: the alert would only hold one of the 200 active places
+    [
+      'a fall by an amount to below 0',
+      { condition: 10, move_threshold: 2, reference_price: 1.5 },
+      'move_threshold',
+    ],
   ]
   for (const [name, body, field] of cases)
     test(`400 INVALID_DATA: ${name}`, async () => {
@@ -71,6 +77,13 @@ describe('POST /price_alert validation (4.5)', () => {
       expect([r.status, r.json.error]).toEqual([400, 'INVALID_DATA'])
       expect(r.json.message).toContain(field)
     })
+
+  test('a reference is kept for moving conditions only (a client may send back the 0 a level alert shows)', async () => {
+    const r = await create({ condition: 0, target_price: 2, reference_price: 99, reference_time: 5 })
+    expect(r.status).toBe(200)
+    expect(r.json.alert).toMatchObject({ reference_price: 0, reference_time: 0 })
+    await t.request('DELETE', `/price_alert/${r.json.id}`, { token: user })
+  })
 
   test('the login must be the session’s; the answer carries the stored alert', async () => {
     const other = await create({ login: 100002, condition: 0, target_price: 2 })

@@ -5,7 +5,7 @@ import type { Tx } from '../../kernel/db/client'
 import { readOrNothing, readSkippingBadRows } from '../../kernel/db/tolerant'
 import { invalid } from '../../kernel/http/errors'
 import type { AlertsCtx } from './context'
-import { CONDITIONS, checkSpec } from './domain/conditions'
+import { CONDITIONS, checkSpec, levelOf } from './domain/conditions'
 import type { AlertEngine } from './engine'
 import { refuse } from './errors'
 import { priceAlerts } from './schema'
@@ -42,19 +42,23 @@ async function columns(ctx: AlertsServices, groupId: number, i: AlertInput) {
   if (gs?.sec.show !== 1) throw invalid(`symbol: ${i.symbol} is not available for the account`)
   const has = (f: string) => (i as unknown as Record<string, unknown>)[f] !== undefined
   const q = ctx.quotes.peek(i.symbol)
+  const moving = i.condition >= CONDITIONS.MOVE_UP_PERCENT
   const spec = {
     condition: i.condition,
     targetPrice: i.target_price ?? 0,
     channelLow: i.channel_low ?? 0,
     channelHigh: i.channel_high ?? 0,
     moveThreshold: i.move_threshold ?? 0,
-    referencePrice: i.reference_price ?? (q ? (i.side === 1 ? q.ask : q.bid) : 0),
+    // only moving conditions have a reference (a client may send back the 0 a level alert shows)
+    referencePrice: moving ? (i.reference_price ?? (q ? (i.side === 1 ? q.ask : q.bid) : 0)) : 0,
   }
-  const moving = i.condition >= CONDITIONS.MOVE_UP_PERCENT
   const problem = checkSpec(spec, has)
   if (problem) throw invalid(problem)
   if (moving && !(spec.referencePrice > 0))
     throw invalid('reference_price: required for moving conditions while the symbol has no quote')
+  // a fall to 0 or below never happens: such an alert would only take a place of the active limit
+  if (i.condition === CONDITIONS.MOVE_DOWN_AMOUNT && !(levelOf(spec) > 0))
+    throw invalid(`move_threshold: a fall of ${spec.moveThreshold} from ${spec.referencePrice} cannot happen`)
   const nowS = Math.floor(ctx.clock.now() / 1000)
   if (i.expires_at && i.expires_at <= nowS) throw invalid('expires_at: must be in the future (or 0 for none)')
   return {
@@ -65,7 +69,7 @@ async function columns(ctx: AlertsServices, groupId: number, i: AlertInput) {
     ...spec,
     repeatMode: i.repeat_mode ?? 0,
     expiresAt: i.expires_at ?? 0,
-    referenceTime: i.reference_time ?? (moving ? nowS : 0),
+    referenceTime: moving ? (i.reference_time ?? nowS) : 0,
   }
 }
 
