@@ -1,6 +1,8 @@
 // runs on sqld too (scripts/test.sh: TEST_DATABASE=sqld)
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
+import { eq } from 'drizzle-orm'
 import { ManualClock } from '../../src/kernel/clock'
+import { accounts } from '../../src/modules/accounts/schema'
 import { priceAlerts } from '../../src/modules/alerts/schema'
 import { makeTestApp, type TestApp } from '../support/app'
 import { quoteIngest } from '../support/quotes'
@@ -255,6 +257,29 @@ describe('alert semantics driven by ingested quotes', () => {
       put(),
     ])
     expect(answers.map((r) => r.status).filter((s) => s !== 200 && s !== 404)).toEqual([])
+  })
+
+  test("alerts watch the account group's price (its spread), not the feed's", async () => {
+    const admin = await t.staffToken(2, 'admin-pass-1')
+    const [{ groupId }] = await t.ctx.db.select().from(accounts).where(eq(accounts.login, 100001))
+    await bids(1.2)
+    // a 2,000-point spread for the group: its bid is 1.19005 and its ask 1.21005 on a feed of 1.2 / 1.2001
+    const put = await t.request('PUT', `/manager/groups/${groupId}/symbols/EURUSD`, {
+      token: admin,
+      body: { spread: 2000 },
+    })
+    expect(put.status).toBe(200)
+    try {
+      const askAbove = (await create({ side: 1, condition: 0, target_price: 1.205 })).json.id
+      const bidAbove = (await create({ side: 0, condition: 0, target_price: 1.1995 })).json.id
+      await bids(1.2)
+      expect(await firings(askAbove)).toHaveLength(1)
+      expect(await firings(bidAbove)).toHaveLength(0)
+      await t.request('DELETE', `/price_alert/${bidAbove}`, { token: user })
+    } finally {
+      await t.request('DELETE', `/manager/groups/${groupId}/symbols/EURUSD`, { token: admin })
+    }
+    await bids(1.1)
   })
 
   test('crossing needs the previous price on the other side; CROSS_ANY fires both ways', async () => {

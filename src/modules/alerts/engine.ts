@@ -3,7 +3,7 @@ import { z } from 'zod'
 import { idTime } from '../../kernel/bus/bus'
 import { type ChannelEntry, defineChannel, publishChange } from '../../kernel/bus/channel'
 import { readSkippingBadRows } from '../../kernel/db/tolerant'
-import type { Tick } from '../market'
+import { quoteForGroup, type Tick } from '../market'
 import type { AlertsCtx } from './context'
 import { LevelBook } from './domain/book'
 import { type AlertState, initialState, resumedState, watches } from './domain/conditions'
@@ -27,8 +27,15 @@ export const ALERTS_CHANGED = defineChannel(
     'an alert change',
   ),
 )
-const bookKey = (symbol: string, side: number) => `${symbol}|${side}`
-const priceOf = (q: { bid: number; ask: number }, side: number) => (side === 1 ? q.ask : q.bid)
+/** The price an alert watches: the bid (side 0) or the ask (side 1). */
+export const priceOf = (q: { bid: number; ask: number }, side: number) => (side === 1 ? q.ask : q.bid)
+/** One book: the alerts of a symbol, a side and a group (its price, with the group's spread settings). */
+interface Book {
+  side: number
+  groupId: number
+  levels: LevelBook
+}
+type Tracked = { row: AlertRow; spec: AlertRow; state: AlertState; groupId: number }
 
 /**
  * Evaluates active price alerts on every tick of their symbol and side, through per-symbol level books
@@ -37,20 +44,26 @@ const priceOf = (q: { bid: number; ask: number }, side: number) => (side === 1 ?
  * even with several instances; a once-alert is then disabled, a repeat-alert waits for its reset.
  */
 export class AlertEngine {
-  private readonly books = new Map<string, LevelBook>()
-  private readonly alerts = new Map<number, { row: AlertRow; spec: AlertRow; state: AlertState }>()
+  /** By symbol, then by `side|group`. */
+  private readonly books = new Map<string, Map<string, Book>>()
+  private readonly alerts = new Map<number, Tracked>()
   readonly stats = { fired: 0, expired: 0 }
 
   constructor(private readonly ctx: AlertsCtx) {}
 
-  private book(symbol: string, side: number) {
-    const k = bookKey(symbol, side)
-    let b = this.books.get(k)
-    if (!b) {
-      b = new LevelBook()
-      this.books.set(k, b)
+  private book(symbol: string, side: number, groupId: number) {
+    let bySymbol = this.books.get(symbol)
+    if (!bySymbol) {
+      bySymbol = new Map()
+      this.books.set(symbol, bySymbol)
     }
-    return b
+    const k = `${side}|${groupId}`
+    let b = bySymbol.get(k)
+    if (!b) {
+      b = { side, groupId, levels: new LevelBook() }
+      bySymbol.set(k, b)
+    }
+    return b.levels
   }
 
   private syncedUpTo = 0
@@ -79,7 +92,7 @@ export class AlertEngine {
     const first = this.syncedUpTo === 0
     for (const r of rows) {
       const known = this.alerts.get(r.id)
-      if (!known || known.row.updatedAt !== r.updatedAt || r.active !== 1) this.track(r, first)
+      if (!known || known.row.updatedAt !== r.updatedAt || r.active !== 1) await this.track(r, first)
     }
     this.syncedUpTo = now
   }
@@ -89,20 +102,25 @@ export class AlertEngine {
    * at a start or a takeover (`restored`), a repeat alert that fired already waits for its reset: inside
    * its region (or with no price yet) it is the same episode it fired for, not a new one.
    */
-  track(row: AlertRow, restored = false) {
+  async track(row: AlertRow, restored = false) {
+    // the account's group prices the alert (its spread settings): the price the account sees and trades at
+    const account = row.active === 1 ? await this.ctx.accounts.read.account(row.login) : null
+    const gs = account ? await this.ctx.refdata.forGroup(account.groupId, row.symbol) : null
+    // a newer version of the alert was filed while this one was read
+    if ((this.alerts.get(row.id)?.row.updatedAt ?? 0) > row.updatedAt) return
     this.untrack(row.id)
-    if (row.active !== 1) return
-    const q = this.ctx.quotes.peek(row.symbol)
-    const p = q ? priceOf(q, row.side) : null
+    if (row.active !== 1 || !account || !gs) return
+    const raw = this.ctx.quotes.peek(row.symbol)
+    const p = raw ? priceOf(quoteForGroup(raw, gs), row.side) : null
     const state =
       restored && row.repeatMode === 1 && row.firedCount > 0 ? resumedState(row, p) : initialState(row, p)
-    this.alerts.set(row.id, { row, spec: row, state })
-    this.book(row.symbol, row.side).place(row.id, watches(row, state, p))
+    this.alerts.set(row.id, { row, spec: row, state, groupId: account.groupId })
+    this.book(row.symbol, row.side, account.groupId).place(row.id, watches(row, state, p))
   }
 
   /** After a write commits: the engine files it at once, another instance tells it through the bus. */
   async changed(row: AlertRow) {
-    if (this.ctx.engine.isLeader) this.track(row)
+    if (this.ctx.engine.isLeader) await this.track(row)
     else await publishChange(this.ctx.bus, this.ctx.logger, ALERTS_CHANGED, { row })
   }
 
@@ -112,13 +130,13 @@ export class AlertEngine {
   }
 
   /** The engine's handler of alert changes made on other instances. */
-  onChangedEntries(entries: ChannelEntry<AlertChange>[]) {
+  async onChangedEntries(entries: ChannelEntry<AlertChange>[]) {
     for (const e of entries) {
       const d = e.data
       if ('removed' in d) this.untrack(d.removed)
       else {
         const known = this.alerts.get(d.row.id)
-        if (!known || known.row.updatedAt <= d.row.updatedAt) this.track(d.row)
+        if (!known || known.row.updatedAt <= d.row.updatedAt) await this.track(d.row)
       }
     }
   }
@@ -134,7 +152,7 @@ export class AlertEngine {
     const a = this.alerts.get(id)
     if (!a) return
     this.alerts.delete(id)
-    this.books.get(bookKey(a.row.symbol, a.row.side))?.remove(id)
+    this.books.get(a.row.symbol)?.get(`${a.row.side}|${a.groupId}`)?.levels.remove(id)
   }
 
   get size() {
@@ -145,10 +163,12 @@ export class AlertEngine {
   async onTicks(ticks: Tick[], opts: { replay?: boolean } = {}) {
     const nowS = Math.floor(this.ctx.clock.now() / 1000)
     for (const t of ticks)
-      for (const side of [0, 1]) {
-        const b = this.books.get(bookKey(t.symbol, side))
-        if (!b || b.size === 0) continue
-        const p = priceOf(t, side)
+      for (const { side, groupId, levels: b } of [...(this.books.get(t.symbol)?.values() ?? [])]) {
+        if (b.size === 0) continue
+        // the group's price; a symbol hidden from the group (or gone) fires nothing meanwhile
+        const gs = await this.ctx.refdata.forGroup(groupId, t.symbol)
+        if (gs?.sec.show !== 1) continue
+        const p = priceOf(quoteForGroup(t, gs), side)
         // once a write failed, the rest of this tick's alerts are put back untried: the next tick retries
         let failed: unknown = null
         for (const { id, fired, before, tracked } of wake(b, p, (id) => this.alerts.get(id))) {

@@ -32,7 +32,7 @@ export const alertsModule = defineModule({
           await alerts.load()
         },
         unload: () => alerts.reset(),
-        handlers: [onChannel(ALERTS_CHANGED, async (entries) => alerts.onChangedEntries(entries))],
+        handlers: [onChannel(ALERTS_CHANGED, (entries) => alerts.onChangedEntries(entries))],
       },
       routes: alertRoutes({ ...ctx, alerts }),
       jobs: [

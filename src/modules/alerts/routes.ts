@@ -97,7 +97,7 @@ export const alertRoutes = (ctx: AlertsServices) =>
           `Conditions: ${CONDITION_DOC}. target_price only for conditions 0-4; channel_low < channel_high for 5-6; ` +
           'move_threshold > 0 for 7-10, measured from reference_price (default: the current price; a fall to 0 or ' +
           'below is refused; reference_price and reference_time are kept for 7-10 only); 400 INVALID_DATA ' +
-          'otherwise. Evaluated on every tick of the symbol on the chosen side (the feed price). A firing writes a ' +
+          "otherwise. Evaluated on every tick of the symbol on the chosen side, at the account group's price (its spread settings; not while the symbol is hidden from the group). A firing writes a " +
           `notification (token alert.fired). At most ${MAX_ACTIVE_ALERTS} active alerts per login: ` +
           "400 ALERT_LIMIT_REACHED. The login must be the session's (own login, a customer's own account, staff in the brand).",
       }),

@@ -4,9 +4,10 @@ import type { Brand } from '../../kernel/brand/registry'
 import type { Tx } from '../../kernel/db/client'
 import { readOrNothing, readSkippingBadRows } from '../../kernel/db/tolerant'
 import { invalid } from '../../kernel/http/errors'
+import { quoteForGroup } from '../market'
 import type { AlertsCtx } from './context'
 import { CONDITIONS, checkSpec, levelOf } from './domain/conditions'
-import type { AlertEngine } from './engine'
+import { type AlertEngine, priceOf } from './engine'
 import { refuse } from './errors'
 import { priceAlerts } from './schema'
 import { alertView } from './views'
@@ -41,6 +42,7 @@ async function columns(ctx: AlertsServices, groupId: number, i: AlertInput) {
   const gs = await ctx.refdata.forGroup(groupId, i.symbol)
   if (gs?.sec.show !== 1) throw invalid(`symbol: ${i.symbol} is not available for the account`)
   const has = (f: string) => (i as unknown as Record<string, unknown>)[f] !== undefined
+  // the group's price (its spread settings), as the engine evaluates the alert
   const q = ctx.quotes.peek(i.symbol)
   const moving = i.condition >= CONDITIONS.MOVE_UP_PERCENT
   const spec = {
@@ -50,7 +52,7 @@ async function columns(ctx: AlertsServices, groupId: number, i: AlertInput) {
     channelHigh: i.channel_high ?? 0,
     moveThreshold: i.move_threshold ?? 0,
     // only moving conditions have a reference (a client may send back the 0 a level alert shows)
-    referencePrice: moving ? (i.reference_price ?? (q ? (i.side === 1 ? q.ask : q.bid) : 0)) : 0,
+    referencePrice: moving ? (i.reference_price ?? (q ? priceOf(quoteForGroup(q, gs), i.side) : 0)) : 0,
   }
   const problem = checkSpec(spec, has)
   if (problem) throw invalid(problem)
