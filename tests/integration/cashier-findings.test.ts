@@ -126,9 +126,15 @@ describe('customer views', () => {
       .deposit_limit_remaining as number
     expect(left).toBeGreaterThan(0)
     expect(Math.round(left * 100) / 100).toBe(left)
+    // pending_approval is status 1 of a withdrawal: the deposits pending payment (status 1 too) are not it
+    expect(
+      (await t.request('GET', '/cashier/transactions?status=pending_payment', { token: customer })).json.rows
+        .length,
+    ).toBeGreaterThan(0)
     for (const status of ['pending_approval', 'paid', 'payout_failed', 'credited']) {
       const r = await t.request('GET', `/cashier/transactions?status=${status}`, { token: customer })
       expect(r.status).toBe(200)
+      for (const row of r.json.rows as { status_name: string }[]) expect(row.status_name).toBe(status)
     }
   })
 })

@@ -112,8 +112,9 @@ export class AlertEngine {
     if (row.active !== 1 || !account || !gs) return
     const raw = this.ctx.quotes.peek(row.symbol)
     const p = raw ? priceOf(quoteForGroup(raw, gs), row.side) : null
-    const state =
-      restored && row.repeatMode === 1 && row.firedCount > 0 ? resumedState(row, p) : initialState(row, p)
+    // its last write was its firing (an edit since is a new alert, armed as one)
+    const firedLast = row.firedCount > 0 && Math.floor(row.updatedAt / 1000) === row.lastFiredAt
+    const state = restored && row.repeatMode === 1 && firedLast ? resumedState(row, p) : initialState(row, p)
     this.alerts.set(row.id, { row, spec: row, state, groupId: account.groupId })
     this.book(row.symbol, row.side, account.groupId).place(row.id, watches(row, state, p))
   }
@@ -241,7 +242,7 @@ export class AlertEngine {
     }
     this.stats.fired++
     if (once && mine) this.untrack(row.id)
-    else {
+    else if (mine) {
       const a = this.alerts.get(row.id)
       if (a) {
         a.row = updated

@@ -74,7 +74,9 @@ export async function quoteStream(
   if (replay) {
     const missed = replay.filter((t) => set.has(t.symbol))
     // a quote is superseded by the next: past a bound only the latest of each symbol is worth its bytes
-    const sent = missed.length > MAX_REPLAY ? [...new Map(missed.map((t) => [t.symbol, t])).values()] : missed
+    // (in bus order: the ids a client sees only move forward)
+    const latest = new Map(missed.map((t, i) => [t.symbol, i]))
+    const sent = missed.length > MAX_REPLAY ? missed.filter((t, i) => latest.get(t.symbol) === i) : missed
     for (const t of sent) first.push(await event(t))
   }
   // where the stream stands on the bus: what an edge stream follows from
@@ -112,13 +114,23 @@ export async function quoteStream(
         if (text && !ended) controller.enqueue(enc.encode(text))
       }
       for (const text of first) send(text)
+      // where the bus stands, for the id the stream leaves its client with (a quiet symbol's client would
+      // otherwise resume from its last quote and be replayed everything since)
+      let seen = at
       const listener = async (ticks: Tick[]) => {
-        for (const t of ticks) if (set.has(t.symbol)) send(await event(t))
+        for (const t of ticks) {
+          if (t.id) seen = t.id
+          if (set.has(t.symbol)) send(await event(t))
+        }
       }
       if (ended || signal.aborted) return end()
       unsubscribe = ctx.edge ? ctx.quotes.follow(at, listener, EDGE_POLL_MS) : ctx.quotes.onTicks(listener)
       keepAlive = setInterval(() => send(': keep-alive\n\n'), 15_000)
-      lifetime = setTimeout(end, STREAM_MS)
+      lifetime = setTimeout(() => {
+        // an id with no data moves the client's Last-Event-ID (EventSource) without an event
+        if (seen && isBusId(seen)) send(`id: ${seen}\n\n`)
+        end()
+      }, STREAM_MS)
       signal.addEventListener('abort', end)
     },
     cancel: end,

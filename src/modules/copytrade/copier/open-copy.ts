@@ -71,7 +71,6 @@ async function openChunk(ctx: CopyCtx, ids: number[]) {
       status: 'opening',
       leaseUntil: now + OPEN_LEASE_MS,
       attempts: sql`${copyLinks.attempts} + 1`,
-      slot: 0,
       updatedAt: now,
     })
     .where(
@@ -303,6 +302,7 @@ async function takeSlot(ctx: CopyCtx, subId: number, linkId: number, max: number
         ),
       )
     if (n!.n >= max) return n!.n
+    // a link taken over keeps the slot its first executor took (that one may still be opening it)
     await tx
       .update(copyLinks)
       .set({ slot: 1 })

@@ -1,4 +1,4 @@
-import { and, eq, inArray, sql } from 'drizzle-orm'
+import { and, eq, inArray, isNotNull, isNull, sql } from 'drizzle-orm'
 import type { Tx } from '../../../kernel/db/client'
 import type { Work } from '../../../kernel/db/unit-of-work'
 import type { UseCase } from '../../../kernel/use-case'
@@ -51,18 +51,25 @@ function feeClock(
  */
 export async function masterFeeClockTx(ctx: CopyCtx, tx: Tx, masterId: number, enabled: boolean) {
   const now = ctx.clock.now()
-  const subs = await tx
-    .select()
-    .from(copySubscriptions)
-    .where(and(eq(copySubscriptions.masterId, masterId), eq(copySubscriptions.status, SUB_STATUS.ACTIVE)))
-  for (const s of subs) {
-    const set = feeClock(s, SUB_STATUS.ACTIVE, enabled, now)
-    if (Object.keys(set).length === 0) continue
+  const live = and(eq(copySubscriptions.masterId, masterId), eq(copySubscriptions.status, SUB_STATUS.ACTIVE))
+  // one statement each way, however many followers (a row at a time held the write lock per follower)
+  if (!enabled) {
     await tx
       .update(copySubscriptions)
-      .set(set)
-      .where(and(eq(copySubscriptions.id, s.id), eq(copySubscriptions.status, SUB_STATUS.ACTIVE)))
+      .set({ pausedAt: now })
+      .where(and(live, isNull(copySubscriptions.pausedAt)))
+    return
   }
+  const stood = sql`max(0, ${now} - ${copySubscriptions.pausedAt})`
+  await tx
+    .update(copySubscriptions)
+    .set({
+      nextFeeAt: sql`${copySubscriptions.nextFeeAt} + ${stood}`,
+      nextPerfAt: sql`${copySubscriptions.nextPerfAt} + ${stood}`,
+      mgmtDay: sql`max(${copySubscriptions.mgmtDay}, ${Math.floor(now / 86_400_000)})`,
+      pausedAt: null,
+    })
+    .where(and(live, isNotNull(copySubscriptions.pausedAt)))
 }
 
 /**

@@ -1,4 +1,4 @@
-import { and, count, desc, eq, gt, inArray, lt, notExists, sql } from 'drizzle-orm'
+import { and, count, desc, eq, gt, inArray, isNull, lt, notExists, sql } from 'drizzle-orm'
 import { isUniqueViolation } from '../../../kernel/db/errors'
 import { invalid } from '../../../kernel/http/errors'
 import type { UseCase } from '../../../kernel/use-case'
@@ -70,6 +70,16 @@ export async function createSubscription({
   let sub: typeof copySubscriptions.$inferSelect
   try {
     sub = await ctx.db.transaction(async (tx) => {
+      // the master as it is where the subscription is written: one disabled (or whose terms changed)
+      // since the read would start a fee clock nobody stops
+      const [now_] = await tx
+        .select({ enabled: copyMasters.enabled, version: copyMasters.policyVersion })
+        .from(copyMasters)
+        .where(eq(copyMasters.id, master.id))
+      if (now_?.enabled !== 1)
+        throw copyError('MASTER_NOT_AVAILABLE', `master ${master_id} is not open to followers`)
+      if (now_.version !== master.policyVersion)
+        throw copyError('TERMS_CHANGED', `policy_version: the master's terms changed; read them again`)
       const [row] = await tx
         .insert(copySubscriptions)
         .values({
@@ -172,6 +182,8 @@ export async function acceptTerms({
       and(
         eq(copySubscriptions.id, s.id),
         eq(copySubscriptions.termsVersion, s.termsVersion),
+        // the fee clock it read (its new periods start from it): a master enabled meanwhile moved it
+        s.pausedAt === null ? isNull(copySubscriptions.pausedAt) : eq(copySubscriptions.pausedAt, s.pausedAt),
         // the mark set is the one the old terms left: a flow since would be lost
         closed ? eq(copySubscriptions.hwmMinor, closed.sub.hwmMinor) : undefined,
         // and no copy opened since the check (another instance's copier)

@@ -114,13 +114,14 @@ export async function activateTx(
   const now = ctx.clock.now()
   const fill = isBuy(o.cmd) ? q.ask : q.bid
   const funds = (await fundsOf(ctx.accounts, tx, [o.login])).get(o.login)
-  const trial = addHolding(funds?.holdings ?? [], { ...o, openPrice: fill })
-  const m = funds?.tradeAllowed && marginOf(p, funds, group, trial)
-  const cancelled = !funds?.tradeAllowed ? 'trade_disabled' : !m || m.margin_free < 0 ? 'no_money' : null
   // the commission is the deal's, at the price it fills at (a percent of a gapped notional differs from
   // the one placed); without a conversion rate now, the one computed when it was placed stands
   const gs = p.symbols(group.id, o.symbol)
   const comm = gs ? commission(gs.info, gs.sec, o.volume, fill, group.currency, p.lookup) : null
+  const commissionMinor = comm === null ? o.commission : roundToMinor(comm, group.currency)
+  const trial = addHolding(funds?.holdings ?? [], { ...o, openPrice: fill, commission: commissionMinor })
+  const m = funds?.tradeAllowed && marginOf(p, funds, group, trial)
+  const cancelled = !funds?.tradeAllowed ? 'trade_disabled' : !m || m.margin_free < 0 ? 'no_money' : null
   const [r] = await tx
     .update(orders)
     .set(
@@ -129,7 +130,7 @@ export async function activateTx(
             state: 'open',
             cmd: o.cmd % 2,
             openPrice: fill,
-            commission: comm === null ? o.commission : roundToMinor(comm, group.currency),
+            commission: commissionMinor,
             openTime: now,
             rolloverDay: Math.floor(now / DAY_MS),
             updatedAt: now,
