@@ -4,11 +4,10 @@
 // over rejected documents, a limit with a floating-point tail, withdrawal status names the filter refused.
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { type CashierConfig, publicOrigin } from '../../src/modules/cashier/config'
-import { sandboxEvent, signSandbox } from '../../src/modules/cashier/providers/sandbox'
 import { makeTestApp, type TestApp } from '../support/app'
+import { sandboxWebhook } from '../support/cashier'
 import * as F from '../support/files'
 
-const SECRET = 'sandbox-demo-secret-dev-only'
 let t: TestApp
 let customer: string
 let manager: string
@@ -28,21 +27,8 @@ const deposit = (body: Record<string, unknown>, host = 'localhost') =>
     body: { login: 100001, method: 'card', ...body },
     host,
   })
-const confirm = (id: string, tx: number, amount: number) => {
-  const body = sandboxEvent(id, 'payment.succeeded', {
-    token: `tok${tx}`,
-    reference: String(tx),
-    amount,
-    currency: 'USD',
-  })
-  return t.request('POST', '/cashier/webhook/sandbox', {
-    body,
-    headers: {
-      'content-type': 'application/json',
-      'sandbox-signature': signSandbox(SECRET, body, Math.floor(Date.now() / 1000)),
-    },
-  })
-}
+const confirm = (id: string, tx: number, amount: number) =>
+  sandboxWebhook(t, id, 'payment.succeeded', { id: tx, amount })
 const staffTx = async (id: number) =>
   (await t.request('GET', `/manager/cashier/transactions/${id}`, { token: manager })).json
 const balance = async () =>

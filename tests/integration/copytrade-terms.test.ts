@@ -6,7 +6,7 @@ import { afterAll, beforeAll, expect, test } from 'bun:test'
 import { and, eq } from 'drizzle-orm'
 import { ManualClock } from '../../src/kernel/clock'
 import { copyLinks, copySubscriptions } from '../../src/modules/copytrade/schema'
-import { TradingPort } from '../../src/modules/trading'
+import { type TradingApi, TradingPort } from '../../src/modules/trading'
 import { orders } from '../../src/modules/trading/schema'
 import { makeTestApp, type TestApp } from '../support/app'
 
@@ -79,6 +79,26 @@ const rewardsOf = async (sub: number) =>
     base: number
     status: string
   }[]
+type TradeOpen = ReturnType<TradingApi['open']>
+/**
+ * A master's market open whose first copy's fill runs inside `around` (once: the write port's own open
+ * is back for anything `around` does), then every after-step settled; the master's order.
+ */
+async function openAroundCopy(mLogin: number, around: (open: () => TradeOpen) => TradeOpen) {
+  const trading = t.ports.get(TradingPort)
+  const fill = trading.open
+  trading.open = (input) => {
+    trading.open = fill
+    return around(() => fill.call(trading, input))
+  }
+  try {
+    const order = await openTrade(mLogin, 0, 10)
+    await t.settle()
+    return order
+  } finally {
+    trading.open = fill
+  }
+}
 const openOf = async (login: number) =>
   t.ctx.db
     .select()
@@ -376,8 +396,6 @@ test('a subscription names the terms version its follower read: changed since, 4
 })
 
 test('a stop that commits while a copy is being opened closes that copy at once, unbilled; a pause lets it complete', async () => {
-  const trading = t.ports.get(TradingPort)
-  const fill = trading.open
   const mLogin = await newAccount(10_000)
   const m = await master(mLogin, { reward_type: 3, percent: 10 })
   const copiedVolume = async () => (await call('GET', `/copytrade/masters/${m}`)).json.copied_volume as number
@@ -387,19 +405,11 @@ test('a stop that commits while a copy is being opened closes that copy at once,
     const sub = await follow(f, m, { volume_mode: 0, volume_param: 1 })
     const before = await copiedVolume()
     // the follower's request commits after the copy's fill, before the copier records it
-    trading.open = async (input) => {
-      const r = await fill.call(trading, input)
-      trading.open = fill
+    const a = await openAroundCopy(mLogin, async (open) => {
+      const r = await open()
       await post(`/copytrade/subscription/${sub}/${action}`, {})
       return r
-    }
-    let a: number
-    try {
-      a = await openTrade(mLogin, 0, 10)
-      await t.settle()
-    } finally {
-      trading.open = fill
-    }
+    })
     const [link] = await t.ctx.db
       .select()
       .from(copyLinks)
@@ -469,8 +479,6 @@ test('max_positions: a link skipped for another reason takes no slot from the li
 })
 
 test('max_positions holds across executors: a link opened while another is being opened counts it, whatever their order', async () => {
-  const trading = t.ports.get(TradingPort)
-  const fill = trading.open
   const mLogin = await newAccount(10_000)
   const m = await master(mLogin, { reward_type: 3, percent: 10 })
   const f = await newAccount(10_000)
@@ -490,18 +498,10 @@ test('max_positions holds across executors: a link opened while another is being
     .set({ status: 'pending', updatedAt: 0, leaseUntil: 0 })
     .where(and(eq(copyLinks.subscriptionId, sub), eq(copyLinks.masterTicket, b)))
   // while c's copy is being opened, the reconcile job of another executor takes b's link
-  trading.open = async (input) => {
-    trading.open = fill
+  const c = await openAroundCopy(mLogin, async (open) => {
     await t.runJob('copytrade.reconcile')
-    return fill.call(trading, input)
-  }
-  let c: number
-  try {
-    c = await openTrade(mLogin, 0, 10)
-    await t.settle()
-  } finally {
-    trading.open = fill
-  }
+    return open()
+  })
   expect(await openOf(f)).toHaveLength(1)
   for (const o of [b, c]) await closeTrade(mLogin, o)
   await t.settle()

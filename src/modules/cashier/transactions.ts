@@ -5,13 +5,31 @@ import type { Work } from '../../kernel/db/unit-of-work'
 import { isRefused } from '../../kernel/http/errors'
 import { fromMinor, roundToMinor } from '../accounts'
 import type { CashierCtx } from './context'
-import { type Action, next, STATUS, statusName, txStatusName } from './domain/status'
+import {
+  type Action,
+  next,
+  STATUS,
+  type StatusName,
+  statusFilter,
+  statusName,
+  txStatusName,
+  type WithdrawalName,
+} from './domain/status'
 import { refuse } from './errors'
 import { CashierCredited, CashierReversed } from './events'
 import { cashierHistory, cashierTransactions } from './schema'
 
 export type TxRow = typeof cashierTransactions.$inferSelect
 type HistoryRow = typeof cashierHistory.$inferSelect
+
+/** The rows a `status` filter names (domain/status.ts: statusFilter), as one condition. */
+export function statusIs(name: StatusName | WithdrawalName) {
+  const f = statusFilter(name)
+  return and(
+    eq(cashierTransactions.status, f.status),
+    f.kind ? eq(cashierTransactions.kind, f.kind) : undefined,
+  )
+}
 
 export const txNotFound = () => refuse('TRANSACTION_NOT_FOUND', 'transaction not found')
 export const wrongState = (row: TxRow, what: string) =>

@@ -19,6 +19,12 @@ const STREAM_MS = 240_000
 /** A replay longer than this sends the latest quote of each symbol instead of every tick missed. */
 const MAX_REPLAY = 500
 
+/** The last tick of each symbol, in the order of the list. */
+function latestOfEach(ticks: Tick[]) {
+  const last = new Map(ticks.map((t, i) => [t.symbol, i]))
+  return ticks.filter((t, i) => last.get(t.symbol) === i)
+}
+
 /**
  * Server-Sent Events of quotes for chosen symbols. A user session gets its group's prices (spread
  * settings applied, hidden symbols refused); staff get source prices. Each event's id is the bus id
@@ -75,8 +81,7 @@ export async function quoteStream(
     const missed = replay.filter((t) => set.has(t.symbol))
     // a quote is superseded by the next: past a bound only the latest of each symbol is worth its bytes
     // (in bus order: the ids a client sees only move forward)
-    const latest = new Map(missed.map((t, i) => [t.symbol, i]))
-    const sent = missed.length > MAX_REPLAY ? missed.filter((t, i) => latest.get(t.symbol) === i) : missed
+    const sent = missed.length > MAX_REPLAY ? latestOfEach(missed) : missed
     for (const t of sent) first.push(await event(t))
   }
   // where the stream stands on the bus: what an edge stream follows from

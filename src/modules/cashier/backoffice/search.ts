@@ -1,9 +1,9 @@
 import { and, desc, eq, lt } from 'drizzle-orm'
 import type { UseCase } from '../../../kernel/use-case'
 import type { CashierCtx } from '../context'
-import { type StatusName, statusFilter, type WithdrawalName } from '../domain/status'
+import type { StatusName, WithdrawalName } from '../domain/status'
 import { cashierTransactions } from '../schema'
-import { pageOf, staffTxView, staffViewOf } from '../transactions'
+import { pageOf, staffTxView, staffViewOf, statusIs } from '../transactions'
 import { rowOf } from './shared'
 
 export async function searchTransactions({
@@ -30,8 +30,7 @@ export async function searchTransactions({
     .where(
       and(
         eq(cashierTransactions.brandId, brandId),
-        q.status ? eq(cashierTransactions.status, statusFilter(q.status).status) : undefined,
-        q.status && statusFilter(q.status).kind ? eq(cashierTransactions.kind, 'withdrawal') : undefined,
+        q.status ? statusIs(q.status) : undefined,
         q.kind ? eq(cashierTransactions.kind, q.kind) : undefined,
         q.customer !== undefined ? eq(cashierTransactions.customerId, q.customer) : undefined,
         q.login !== undefined ? eq(cashierTransactions.login, q.login) : undefined,

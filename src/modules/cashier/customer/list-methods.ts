@@ -1,5 +1,5 @@
 import type { UseCase } from '../../../kernel/use-case'
-import { currencyDecimals, fromMinor } from '../../accounts'
+import { fromMinor, roundToMinor } from '../../accounts'
 import type { CashierCtx } from '../context'
 import { refuse } from '../errors'
 import {
@@ -36,9 +36,7 @@ export async function listMethods({
     kyc_status: gates.status,
     // in minor units, then back: 2000 - 1408.34 is 591.6600000000001 in floating point
     deposit_limit_remaining:
-      limit === null
-        ? null
-        : fromMinor(Math.max(0, Math.round(limit * 10 ** currencyDecimals(currency)) - used), currency),
+      limit === null ? null : fromMinor(Math.max(0, roundToMinor(limit, currency) - used), currency),
     withdrawal_allowed: customer.withdrawalAllowed === 1 && gates.withdrawal_allowed,
     methods: codes.map((c) => {
       const m = [...dep, ...wd].find((x) => x.code === c)!

@@ -1,9 +1,9 @@
 import { and, desc, eq, gte, lt, lte } from 'drizzle-orm'
 import type { UseCase } from '../../../kernel/use-case'
 import type { CashierCtx } from '../context'
-import { type StatusName, statusFilter, type WithdrawalName } from '../domain/status'
+import type { StatusName, WithdrawalName } from '../domain/status'
 import { cashierTransactions } from '../schema'
-import { pageOf, txNotFound, txView, viewOf } from '../transactions'
+import { pageOf, statusIs, txNotFound, txView, viewOf } from '../transactions'
 import type { SessionScope } from './shared'
 
 /** GET /cashier/transactions: the customer's own, newest first, with filters and a cursor. */
@@ -35,8 +35,7 @@ export async function customerTransactions({
         eq(cashierTransactions.customerId, session.customerId!),
         q.login !== undefined ? eq(cashierTransactions.login, q.login) : undefined,
         q.kind ? eq(cashierTransactions.kind, q.kind) : undefined,
-        q.status ? eq(cashierTransactions.status, statusFilter(q.status).status) : undefined,
-        q.status && statusFilter(q.status).kind ? eq(cashierTransactions.kind, 'withdrawal') : undefined,
+        q.status ? statusIs(q.status) : undefined,
         q.from !== undefined ? gte(cashierTransactions.createdAt, q.from * 1000) : undefined,
         q.to !== undefined ? lte(cashierTransactions.createdAt, q.to * 1000 + 999) : undefined,
         q.cursor ? lt(cashierTransactions.id, q.cursor) : undefined,

@@ -22,54 +22,42 @@ export async function recountFollowers(tx: Tx, masterIds: number[]) {
 }
 
 /**
- * No fee while paused or while the master is disabled (README: fees): either stops the fee clock
- * (`paused_at`, kept from whichever came first), and once neither holds the next subscription and
- * performance fee dates move on by the time it stood still and management fees skip those days. A
- * subscription that ends needs no clock: no fee runs for it.
+ * A stopped fee clock that runs again: the next subscription and performance fee dates move on by the
+ * time it stood still (from `paused_at`, read in the statement) and management fees skip those days.
  */
-function feeClock(
-  s: Pick<typeof copySubscriptions.$inferSelect, 'pausedAt' | 'nextFeeAt' | 'nextPerfAt' | 'mgmtDay'>,
-  to: number,
-  masterEnabled: boolean,
-  now: number,
-) {
-  if (to !== SUB_STATUS.ACTIVE && to !== SUB_STATUS.PAUSED) return {}
-  if (to === SUB_STATUS.PAUSED || !masterEnabled) return s.pausedAt === null ? { pausedAt: now } : {}
-  if (s.pausedAt === null) return {}
-  const stood = Math.max(0, now - s.pausedAt)
+function clockRestart(now: number) {
+  const stood = sql`max(0, ${now} - ${copySubscriptions.pausedAt})`
   return {
+    nextFeeAt: sql`${copySubscriptions.nextFeeAt} + ${stood}`,
+    nextPerfAt: sql`${copySubscriptions.nextPerfAt} + ${stood}`,
+    mgmtDay: sql`max(${copySubscriptions.mgmtDay}, ${Math.floor(now / 86_400_000)})`,
     pausedAt: null,
-    nextFeeAt: s.nextFeeAt === null ? null : s.nextFeeAt + stood,
-    nextPerfAt: s.nextPerfAt === null ? null : s.nextPerfAt + stood,
-    mgmtDay: Math.max(s.mgmtDay, Math.floor(now / 86_400_000)),
   }
 }
 
 /**
+ * No fee while paused or while the master is disabled (README: fees): either stops the fee clock
+ * (`paused_at`, kept from whichever came first), and once neither holds it runs again (clockRestart). A
+ * subscription that ends needs no clock: no fee runs for it.
+ */
+function feeClock(s: { pausedAt: number | null }, to: number, masterEnabled: boolean, now: number) {
+  if (to !== SUB_STATUS.ACTIVE && to !== SUB_STATUS.PAUSED) return {}
+  if (to === SUB_STATUS.PAUSED || !masterEnabled) return s.pausedAt === null ? { pausedAt: now } : {}
+  return s.pausedAt === null ? {} : clockRestart(now)
+}
+
+/**
  * A master enabled or disabled (by its owner or staff): its ACTIVE subscriptions' fee clocks stop or run
- * on with it (feeClock), in the transaction that writes the master (BEGIN IMMEDIATE: no resume interleaves).
+ * on with it, in the transaction that writes the master (BEGIN IMMEDIATE: no resume interleaves); one
+ * statement each way, however many followers.
  */
 export async function masterFeeClockTx(ctx: CopyCtx, tx: Tx, masterId: number, enabled: boolean) {
   const now = ctx.clock.now()
   const live = and(eq(copySubscriptions.masterId, masterId), eq(copySubscriptions.status, SUB_STATUS.ACTIVE))
-  // one statement each way, however many followers (a row at a time held the write lock per follower)
-  if (!enabled) {
-    await tx
-      .update(copySubscriptions)
-      .set({ pausedAt: now })
-      .where(and(live, isNull(copySubscriptions.pausedAt)))
-    return
-  }
-  const stood = sql`max(0, ${now} - ${copySubscriptions.pausedAt})`
   await tx
     .update(copySubscriptions)
-    .set({
-      nextFeeAt: sql`${copySubscriptions.nextFeeAt} + ${stood}`,
-      nextPerfAt: sql`${copySubscriptions.nextPerfAt} + ${stood}`,
-      mgmtDay: sql`max(${copySubscriptions.mgmtDay}, ${Math.floor(now / 86_400_000)})`,
-      pausedAt: null,
-    })
-    .where(and(live, isNotNull(copySubscriptions.pausedAt)))
+    .set(enabled ? clockRestart(now) : { pausedAt: now })
+    .where(and(live, enabled ? isNotNull(copySubscriptions.pausedAt) : isNull(copySubscriptions.pausedAt)))
 }
 
 /**
