@@ -33,8 +33,7 @@ interface AppOptions {
  * and the HTTP app. It names no module: the entries pass the list (src/main/modules.ts).
  */
 export function createApp(deps: Deps, modules: readonly ModuleDefinition[], opts: AppOptions = {}) {
-  const kernel = createKernel(deps)
-  kernel.edge = opts.edge ?? false
+  const kernel = createKernel(deps, opts.edge ?? false)
   configurePasswordWork(deps.config.passwordWork)
   kernel.sites = siteDeclarations(modules.flatMap((m) => m.sites ?? []))
   const parts: (ModuleParts & { module: string })[] = modules.map((m) => ({

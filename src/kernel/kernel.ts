@@ -63,7 +63,8 @@ export interface Kernel extends Deps {
   closing: AbortSignal
   /**
    * The app runs at the edge (Workers: Elysia's dynamic mode, which validates a handler's Response object
-   * against the route's JSON schema): a handler answers the value rather than a Response it built.
+   * against the route's JSON schema): a handler answers the value rather than a Response it built, and
+   * no load of what the instance keeps in memory is shared between requests (kernel/single-flight).
    */
   edge: boolean
 }
@@ -77,7 +78,7 @@ export const PrincipalsPort = definePort<PrincipalDirectory>('kernel.principals'
 let instances = 0
 
 /** The kernel and, for createApp alone, the engine role itself (it registers the modules' engine parts). */
-export function createKernel(deps: Deps): Kernel & { role: EngineRole; close(): void } {
+export function createKernel(deps: Deps, edge = false): Kernel & { role: EngineRole; close(): void } {
   const events = new Events()
   const leases =
     deps.config.cache.kind === 'memory' ? new DbLeases(deps.db, deps.clock) : new StoreLeases(deps.store)
@@ -88,7 +89,7 @@ export function createKernel(deps: Deps): Kernel & { role: EngineRole; close(): 
     ...deps,
     closing: closing.signal,
     close: () => closing.abort(),
-    edge: false,
+    edge,
     instanceId: ++instances,
     origin,
     leases,
@@ -96,7 +97,7 @@ export function createKernel(deps: Deps): Kernel & { role: EngineRole; close(): 
     role,
     ports: new Ports(),
     tokens: new AccessTokens(deps.config.jwt, deps.db, deps.store, deps.clock),
-    brands: new BrandRegistry(deps.db),
+    brands: new BrandRegistry(deps.db, edge),
     sites: new Map(),
     events,
     uow: new UnitOfWork(deps.db, events, deps.clock, deps.logger),

@@ -30,6 +30,18 @@ async function sql(text: string, args: (string | number)[]) {
   }
 }
 
+/** A dealer's session on the engine (it posts quotes). */
+const dealerToken = async (): Promise<string> =>
+  (await call(engine.url, 'POST', '/manager/sign/in', { body: { login: 3, password: 'dealer-pass-1' } })).json
+    .__token
+
+/** The demo user's quote stream of EURUSD from the Worker, ended by `abort`. */
+const eurusdStream = (abort: AbortController) =>
+  fetch(`${worker.url}/market/stream?symbols=EURUSD`, {
+    headers: { authorization: `Bearer ${user}` },
+    signal: abort.signal,
+  })
+
 beforeAll(async () => {
   shape = await startEdgeShape({
     shared: {
@@ -180,14 +192,9 @@ describe('the Workers entry under wrangler dev', () => {
       const bare = await fetch(`${base}/account/me`, { method: 'PUT', headers: { authorization: user } })
       expect([side, bare.status, await bare.text()]).toEqual([side, 200, expect.anything()])
     }
-    const dealer = (
-      await call(engine.url, 'POST', '/manager/sign/in', { body: { login: 3, password: 'dealer-pass-1' } })
-    ).json.__token
+    const dealer = await dealerToken()
     const abort = new AbortController()
-    const stream = await fetch(`${worker.url}/market/stream?symbols=EURUSD`, {
-      headers: { authorization: `Bearer ${user}` },
-      signal: abort.signal,
-    })
+    const stream = await eurusdStream(abort)
     expect(stream.status).toBe(200)
     const reader = stream.body!.getReader()
     const dec = new TextDecoder()
@@ -338,6 +345,46 @@ describe('the Workers entry under wrangler dev', () => {
       20_000,
       'the Worker seeing its cache again',
     )
+  }, 60_000)
+
+  test('a quote stream cut off while it reloads the reference data leaves no load behind for later requests', async () => {
+    // workerd ends a request's promises with it: a load the isolate kept as a promise, begun by a stream
+    // whose client had left, failed every later request that read symbols ("This promise was created by
+    // a request that has since ended"), for the isolate's life
+    const symbol = () => call(worker.url, 'GET', '/market/symbol?login=100001&symbol=EURUSD', { token: user })
+    expect((await symbol()).status).toBe(200)
+    const dealer = await dealerToken()
+    const abort = new AbortController()
+    const stream = await eurusdStream(abort)
+    const opened = Date.now()
+    expect(stream.status).toBe(200)
+    await stream.body!.getReader().read()
+    // the client leaves; the Worker learns it at the stream's next write
+    abort.abort()
+    // past a second, the stream's next tick looks for a new version of the reference data
+    await Bun.sleep(1_200)
+    const redis = new RedisClient(shape.redis.url)
+    try {
+      await redis.incr('ref:v1:version')
+      await call(engine.url, 'POST', '/market/quotes', {
+        token: dealer,
+        body: { ticks: [{ symbol: 'EURUSD', bid: 1.1021, ask: 1.1023 }] },
+      })
+      // the tick's reload waits on a database that stands still until the stream's keep-alive (15 s)
+      // finds the client gone and the Worker ends the stream's request, the reload with it
+      process.kill(sqld.pid, 'SIGSTOP')
+      try {
+        await Bun.sleep(opened + 16_500 - Date.now())
+      } finally {
+        process.kill(sqld.pid, 'SIGCONT')
+      }
+    } finally {
+      redis.close()
+    }
+    await Bun.sleep(1_100)
+    const after = await symbol()
+    if (after.status !== 200) console.log(after.text, worker.output().slice(-3000))
+    expect(after.status).toBe(200)
   }, 60_000)
 
   test('a Worker missing its settings answers 503 naming them (never a bare 500, never their values)', async () => {

@@ -8,9 +8,14 @@ import { PASSWORD_PARAMS, type PasswordEngine, PHC } from './passwords'
  * one hash at a time holds its memory.
  */
 export function wasmPasswordEngine(instance: () => Promise<WebAssembly.Instance>): PasswordEngine {
-  let argon2: Promise<Argon2> | undefined
-  const get = () => {
-    argon2 ??= instance().then((i) => new Argon2(i))
+  // the instance once made, never the promise of it: a Worker's requests cannot share a promise
+  // (kernel/single-flight); two first sign-ins at once each make one, and one is kept
+  let argon2: Argon2 | undefined
+  const get = async () => {
+    if (!argon2) {
+      const made = new Argon2(await instance())
+      argon2 ??= made
+    }
     return argon2
   }
   return {

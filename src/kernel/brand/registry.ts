@@ -1,4 +1,5 @@
 import type { Db } from '../db/client'
+import { SingleFlight } from '../single-flight'
 import { brandHosts, brands } from './schema'
 import { BRAND_SITE } from './sites'
 
@@ -31,12 +32,16 @@ export class BrandRegistry {
   /** keyed `brandId site` */
   private hostsBySite = new Map<string, string[]>()
   private loadedAt = Number.NEGATIVE_INFINITY
-  private loading: Promise<void> | null = null
+  private readonly loading: SingleFlight
 
+  /** `edge`: a reload is not shared between requests (kernel/single-flight). */
   constructor(
     private readonly db: Db,
+    private readonly edge = false,
     private readonly ttlMs = 30_000,
-  ) {}
+  ) {
+    this.loading = new SingleFlight(!edge)
+  }
 
   private async load() {
     const [b, h] = await Promise.all([this.db.select().from(brands), this.db.select().from(brandHosts)])
@@ -55,18 +60,19 @@ export class BrandRegistry {
   }
 
   private refresh(): Promise<void> {
-    this.loading ??= this.load().finally(() => {
-      this.loading = null
-    })
-    return this.loading
+    return this.loading.run(() => this.load())
   }
 
-  /** Loaded once before the first answer; past the TTL, reloaded behind answers from what is held. */
+  /**
+   * Loaded once before the first answer; past the TTL, reloaded behind answers from what is held (at the
+   * edge, before the answer: a Worker drops what a request leaves running). A failed reload keeps it.
+   */
   private ready(): Promise<void> | null {
     const age = Date.now() - this.loadedAt
     if (age === Number.POSITIVE_INFINITY) return this.refresh()
-    if (age > this.ttlMs) void this.refresh().catch(() => {})
-    return null
+    if (age <= this.ttlMs) return null
+    const reload = this.refresh().catch(() => {})
+    return this.edge ? reload : null
   }
 
   /** The brand and site served on `host`, or null: not a host of any brand. */

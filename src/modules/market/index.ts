@@ -56,9 +56,9 @@ export const marketModule = defineModule({
   tables: schema,
   setup(k, ports) {
     const settings = marketConfig(k.config)
-    const refdata = new ReferenceData(k.db, k.store, k.clock)
+    const refdata = new ReferenceData(k.db, k.store, k.clock, k.edge)
     const candles = new CandleStore(k.db)
-    const quotes = new QuoteHub(k.db, k.store, k.bus, refdata, candles, k.clock, k.logger)
+    const quotes = new QuoteHub(k.db, k.store, k.bus, refdata, candles, k.clock, k.logger, k.edge)
     const ctx: MarketCtx = { ...k, accounts: ports.get(AccountsPort), settings, refdata, candles, quotes }
     // When an hourly candle closes, cached watch lists expire (their key holds the candle version).
     candles.onBarClosed((_symbol, _bar, hourClosed) => {

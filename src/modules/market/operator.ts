@@ -10,16 +10,13 @@ import { refuse } from './errors'
  * fills and stop-outs of another's customers. Returns the check for a staff session's brand.
  */
 export function operatorGuard(ctx: MarketCtx) {
-  let first: Promise<number | null> | null = null
-  const firstBrand = () => {
-    first ??= ctx.db
-      .select({ id: min(brands.id) })
-      .from(brands)
-      .then(([r]) => r?.id ?? null)
-      .catch((e) => {
-        first = null
-        throw e
-      })
+  // the value once read, never the promise of it: a promise cannot be shared between a Worker's requests
+  let first: number | null | undefined
+  const firstBrand = async () => {
+    if (first === undefined) {
+      const [r] = await ctx.db.select({ id: min(brands.id) }).from(brands)
+      first = r?.id ?? null
+    }
     return first
   }
   return async (brand: Brand) => {

@@ -5,6 +5,7 @@ import type { KeyValueStore } from '../../kernel/cache'
 import type { Clock } from '../../kernel/clock'
 import type { Db } from '../../kernel/db/client'
 import type { Logger } from '../../kernel/logger'
+import { SingleFlight } from '../../kernel/single-flight'
 import type { CandleStore } from './candle-store'
 import type { Quote } from './domain/conversion'
 import type { ReferenceData } from './reference'
@@ -63,7 +64,10 @@ export class QuoteHub {
     private readonly candles: CandleStore,
     private readonly clock: Clock,
     private readonly logger: Logger,
-  ) {}
+    edge = false,
+  ) {
+    this.warming = new SingleFlight(!edge)
+  }
 
   /** Subscribes to the ticks this instance applies (every instance); returns the unsubscribe function. */
   onTicks(listener: TickListener): () => void {
@@ -156,26 +160,23 @@ export class QuoteHub {
   }
 
   private warmedAt = 0
-  private warming: Promise<void> | null = null
+  private readonly warming: SingleFlight
 
   /**
    * Loads every symbol's quote not received locally (cross rates for conversion) so `peek` answers
    * synchronously; at most once per 250 ms, and free when this instance receives all ticks itself.
-   * Callers during a load wait for it, so none of them peeks before the shared cache has answered.
+   * Callers during a load wait for it (at the edge, run their own), so none of them peeks before the
+   * shared cache has answered.
    */
   warmAll(): Promise<void> {
-    if (this.warming) return this.warming
-    const now = this.clock.now()
-    if (now - this.warmedAt < REMOTE_FRESH_MS) return Promise.resolve()
-    this.warmedAt = now
-    this.warming = (async () => {
+    if (!this.warming.busy && this.clock.now() - this.warmedAt < REMOTE_FRESH_MS) return Promise.resolve()
+    return this.warming.run(async () => {
+      const now = this.clock.now()
       await this.refdata.fresh()
       const missing = this.refdata.all().filter((s) => !this.local.has(s.symbol))
       if (missing.length) await Promise.all(missing.map((s) => this.get(s.symbol)))
-    })().finally(() => {
-      this.warming = null
+      this.warmedAt = now
     })
-    return this.warming
   }
 
   /**

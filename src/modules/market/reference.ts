@@ -2,6 +2,7 @@ import { eq } from 'drizzle-orm'
 import type { KeyValueStore } from '../../kernel/cache'
 import type { Clock } from '../../kernel/clock'
 import type { Db } from '../../kernel/db/client'
+import { SingleFlight } from '../../kernel/single-flight'
 import type { Quote } from './domain/conversion'
 import { groupQuote } from './domain/pricing'
 import type { DaySessions } from './domain/sessions'
@@ -67,13 +68,17 @@ export class ReferenceData {
   private groupOverrides = new Map<number, Map<string, OverrideRow>>()
   private version: string | null = null
   private checkedAt = 0
-  private loading: Promise<void> | null = null
+  private readonly reload: SingleFlight
 
+  /** `edge`: each request checks and loads on its own (kernel/single-flight). */
   constructor(
     private readonly db: Db,
     private readonly store: KeyValueStore,
     private readonly clock: Clock,
-  ) {}
+    edge = false,
+  ) {
+    this.reload = new SingleFlight(!edge)
+  }
 
   private async load() {
     const rows = await this.db.select().from(symbols)
@@ -88,18 +93,14 @@ export class ReferenceData {
   async fresh(): Promise<void> {
     const now = this.clock.now()
     if (this.version !== null && now - this.checkedAt < CHECK_MS) return
-    if (this.loading) return this.loading
-    this.loading = (async () => {
+    await this.reload.run(async () => {
       const v = (await this.store.get(VERSION_KEY)) ?? '0'
       this.checkedAt = now
       if (v !== this.version) {
         await this.load()
         this.version = v
       }
-    })().finally(() => {
-      this.loading = null
     })
-    return this.loading
   }
 
   /** Called after a reference-data write commits. */
