@@ -2,7 +2,7 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { eq } from 'drizzle-orm'
 import { ManualClock } from '../../src/kernel/clock'
-import { accounts } from '../../src/modules/accounts/schema'
+import { accounts, groups } from '../../src/modules/accounts/schema'
 import { priceAlerts } from '../../src/modules/alerts/schema'
 import { makeTestApp, type TestApp } from '../support/app'
 import { quoteIngest } from '../support/quotes'
@@ -278,6 +278,35 @@ describe('alert semantics driven by ingested quotes', () => {
       await t.request('DELETE', `/price_alert/${bidAbove}`, { token: user })
     } finally {
       await t.request('DELETE', `/manager/groups/${groupId}/symbols/EURUSD`, { token: admin })
+    }
+    await bids(1.1)
+  })
+
+  test("an account moved to another group: its alerts watch the new group's price", async () => {
+    const admin = await t.staffToken(2, 'admin-pass-1')
+    const manager = await t.staffToken(1, 'manager-pass-1')
+    const [{ id: wide }] = await t.ctx.db.select().from(groups).where(eq(groups.name, 'prop\\funded\\USD'))
+    const move = (group: string) =>
+      t.request('PATCH', '/manager/accounts/100001', { token: manager, body: { group } })
+    await bids(1.2)
+    // the other group's ask is 1.21005 on a feed of 1.2 / 1.2001; the demo group's is the feed's
+    const put = await t.request('PUT', `/manager/groups/${wide}/symbols/EURUSD`, {
+      token: admin,
+      body: { spread: 2000 },
+    })
+    expect(put.status).toBe(200)
+    const askAbove = (await create({ side: 1, condition: 0, target_price: 1.205 })).json.id
+    try {
+      await bids(1.2)
+      expect(await firings(askAbove)).toHaveLength(0)
+      expect((await move('prop\\funded\\USD')).status).toBe(200)
+      await t.settle()
+      await bids(1.2)
+      expect(await firings(askAbove)).toHaveLength(1)
+    } finally {
+      expect((await move('real\\USD')).status).toBe(200)
+      await t.request('DELETE', `/price_alert/${askAbove}`, { token: user })
+      await t.request('DELETE', `/manager/groups/${wide}/symbols/EURUSD`, { token: admin })
     }
     await bids(1.1)
   })

@@ -14,8 +14,8 @@ import { alertView } from './views'
 
 /** A transaction may commit a little after its clock stamped updated_at. */
 const RESYNC_OVERLAP_MS = 5000
-/** An alert written (or removed) on an instance other than the engine. */
-type AlertChange = { row: AlertRow } | { removed: number }
+/** An alert written (or removed) on an instance other than the engine, or an account moved to another group. */
+type AlertChange = { row: AlertRow } | { removed: number } | { moved: number }
 
 /** Bus entries of alert writes made on instances other than the engine. */
 export const ALERTS_CHANGED = defineChannel(
@@ -23,6 +23,7 @@ export const ALERTS_CHANGED = defineChannel(
   z.custom<AlertChange>(
     (v) =>
       typeof (v as { removed?: unknown })?.removed === 'number' ||
+      typeof (v as { moved?: unknown })?.moved === 'number' ||
       typeof (v as { row?: { id?: unknown } })?.row?.id === 'number',
     'an alert change',
   ),
@@ -130,11 +131,39 @@ export class AlertEngine {
     else await publishChange(this.ctx.bus, this.ctx.logger, ALERTS_CHANGED, { removed: id })
   }
 
+  /** After staff moved an account to another group (committed): its alerts follow it. */
+  async accountMoved(login: number) {
+    if (this.ctx.engine.isLeader) await this.regroup(login)
+    else await publishChange(this.ctx.bus, this.ctx.logger, ALERTS_CHANGED, { moved: login })
+  }
+
+  /**
+   * The account's alerts watch its group's price from now on, each in the state it had (a repeat alert
+   * waiting for its reset still waits). Where the new group has no settings for the symbol the alert
+   * leaves the books, as when it is filed for such a group.
+   */
+  private async regroup(login: number) {
+    const account = await this.ctx.accounts.read.account(login)
+    for (const [id, a] of [...this.alerts]) {
+      if (a.row.login !== login || a.groupId === account?.groupId) continue
+      const gs = account ? await this.ctx.refdata.forGroup(account.groupId, a.row.symbol) : null
+      // filed afresh while the settings were read: that filing read the account itself
+      if (this.alerts.get(id) !== a) continue
+      this.untrack(id)
+      if (!account || !gs) continue
+      const raw = this.ctx.quotes.peek(a.row.symbol)
+      const p = raw ? priceOf(quoteForGroup(raw, gs), a.row.side) : null
+      this.alerts.set(id, { ...a, groupId: account.groupId })
+      this.book(a.row.symbol, a.row.side, account.groupId).place(id, watches(a.spec, a.state, p))
+    }
+  }
+
   /** The engine's handler of alert changes made on other instances. */
   async onChangedEntries(entries: ChannelEntry<AlertChange>[]) {
     for (const e of entries) {
       const d = e.data
       if ('removed' in d) this.untrack(d.removed)
+      else if ('moved' in d) await this.regroup(d.moved)
       else {
         const known = this.alerts.get(d.row.id)
         if (!known || known.row.updatedAt <= d.row.updatedAt) await this.track(d.row)

@@ -1,6 +1,6 @@
 import { onChannel } from '../../kernel/bus/channel'
 import { defineModule } from '../../kernel/module'
-import { AccountsPort } from '../accounts'
+import { AccountsPort, AccountUpdated } from '../accounts'
 import { MarketPort } from '../market'
 import type { AlertsCtx } from './context'
 import { ALERTS_CHANGED, AlertEngine } from './engine'
@@ -35,6 +35,16 @@ export const alertsModule = defineModule({
         handlers: [onChannel(ALERTS_CHANGED, (entries) => alerts.onChangedEntries(entries))],
       },
       routes: alertRoutes({ ...ctx, alerts }),
+      consumers: [
+        {
+          name: 'alerts.account-moved',
+          topic: AccountUpdated,
+          // the account's alerts watch its new group's price (its spread settings)
+          async after(event) {
+            if ('group' in event.payload.changes) await alerts.accountMoved(event.payload.login)
+          },
+        },
+      ],
       jobs: [
         // changes reach the engine through the bus at once; this re-read is the safety net
         { name: 'alerts.sync', every: 2000, scope: 'engine', run: () => alerts.load() },
