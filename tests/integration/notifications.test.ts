@@ -88,6 +88,20 @@ describe('GET /notify/list', () => {
     expect(underscore.json.rows).toEqual([])
   })
 
+  test('filter looks at the title and the body as they read, not at how they are stored', async () => {
+    await send(100001, 'Quote of the day', 'He said "buy low" and left\\early')
+    const titles = async (filter: string) =>
+      (await list(user, `limit=50&offset=0&filter=${encodeURIComponent(filter)}`)).json.rows.map(
+        (r: any[]) => r[2].title,
+      )
+    // the stored JSON's keys and punctuation are no text of any notification
+    for (const filter of ['title', 'body', '{"', '":"'])
+      expect([filter, await titles(filter)]).toEqual([filter, []])
+    // a quote and a backslash match as written (stored escaped)
+    expect(await titles('"buy low"')).toEqual(['Quote of the day'])
+    expect(await titles('left\\early')).toEqual(['Quote of the day'])
+  })
+
   test('validation and access: SESSION_USER only', async () => {
     const long = await list(user, `limit=10&offset=0&filter=${'x'.repeat(129)}`)
     expect([long.status, long.json.error]).toEqual([400, 'INVALID_DATA'])

@@ -67,7 +67,8 @@ export const notificationRoutes = (ctx: NotificationsCtx) =>
             filter: t.Optional(
               t.String({
                 maxLength: 128,
-                description: 'text matched in the message title or body; absent or empty: all',
+                description:
+                  'text matched literally in the message title or body (case-insensitive for ASCII letters); absent or empty: all',
                 example: 'alert',
               }),
             ),

@@ -62,8 +62,15 @@ export async function notifyTx(q: Queryable, n: NewNotification, nowMs: number) 
 }
 
 /**
+ * The title or the body holds the pattern, as they read: the stored JSON's keys, quotes and escapes are
+ * not matched (LIKE: case-insensitive for ASCII letters only).
+ */
+const textMatches = (pattern: string) =>
+  sql`(${notifications.message} ->> '$.title' like ${pattern} escape '\\' or ${notifications.message} ->> '$.body' like ${pattern} escape '\\')`
+
+/**
  * GET /notify/list: the session login's own notifications, newest first; broadcasts (user id 0) and other
- * logins never appear. `filter` matches the message text (title or body) literally, case-insensitively.
+ * logins never appear. `filter` matches the title or the body literally, case-insensitively (ASCII letters).
  */
 export async function listNotifications(
   ctx: NotificationsCtx,
@@ -79,7 +86,7 @@ export async function listNotifications(
       and(
         eq(notifications.brandId, brand.id),
         eq(notifications.userId, login),
-        q.filter ? sql`${notifications.message} like ${likePattern(q.filter)} escape '\\'` : undefined,
+        q.filter ? textMatches(likePattern(q.filter)) : undefined,
       ),
     )
     .orderBy(desc(notifications.id))
