@@ -428,4 +428,40 @@ describe('alert semantics driven by ingested quotes', () => {
     const over = await create({ condition: 0, target_price: 9 })
     expect([over.status, over.json.error]).toEqual([400, 'ALERT_LIMIT_REACHED'])
   })
+
+  test('and at most 1,000 in all, fired and disabled ones included (GET /price_alerts answers them all)', async () => {
+    const mine = async () => (await t.request('GET', '/price_alerts?login=100001', { token: user })).json.rows
+    const now = clock.now()
+    const stored = (await mine()).length
+    // fired once-alerts, as the engine leaves them
+    await t.ctx.db.insert(priceAlerts).values(
+      Array.from({ length: 1000 - stored }, (_, i) => ({
+        brandId: 1,
+        login: 100001,
+        symbol: 'EURUSD',
+        side: 0,
+        condition: 0,
+        targetPrice: 2 + i / 1000,
+        active: 0,
+        firedCount: 1,
+        createdAt: now,
+        updatedAt: now,
+      })),
+    )
+    const rows = await mine()
+    expect(rows).toHaveLength(1000)
+    // room under the active limit, none under the stored one
+    const anActive = rows.find((a: { active: number }) => a.active === 1)
+    const off = await t.request('PUT', `/price_alert/${anActive.id}`, {
+      token: user,
+      body: { login: 100001, symbol: 'EURUSD', side: 0, condition: 0, target_price: 9, active: 0 },
+    })
+    expect(off.status).toBe(200)
+    const over = await create({ condition: 0, target_price: 9 })
+    expect([over.status, over.json.error]).toEqual([400, 'ALERT_LIMIT_REACHED'])
+    expect(over.json.message).toContain('1000 alerts')
+    const aFired = rows.find((a: { active: number }) => a.active === 0)
+    expect((await t.request('DELETE', `/price_alert/${aFired.id}`, { token: user })).status).toBe(200)
+    expect((await create({ condition: 0, target_price: 9 })).status).toBe(200)
+  })
 })

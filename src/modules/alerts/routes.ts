@@ -5,7 +5,14 @@ import { security } from '../../kernel/http/security'
 import { MAX_PRICE } from '../../kernel/limits'
 import { CONDITION_DOC } from './domain/conditions'
 import type { AlertsServices } from './service'
-import { createAlert, deleteAlert, listAlerts, MAX_ACTIVE_ALERTS, updateAlert } from './service'
+import {
+  createAlert,
+  deleteAlert,
+  listAlerts,
+  MAX_ACTIVE_ALERTS,
+  MAX_STORED_ALERTS,
+  updateAlert,
+} from './service'
 
 const ANY = {
   roles: ['SESSION_USER', 'SESSION_CUSTOMER', 'SESSION_MANAGER', 'SESSION_ADMIN', 'SESSION_DEALER'] as const,
@@ -98,7 +105,7 @@ export const alertRoutes = (ctx: AlertsServices) =>
           'move_threshold > 0 for 7-10, measured from reference_price (default: the current price; a fall to 0 or ' +
           'below is refused; reference_price and reference_time are kept for 7-10 only); 400 INVALID_DATA ' +
           "otherwise. Evaluated on every tick of the symbol on the chosen side, at the account group's price (its spread settings; not while the symbol is hidden from the group). A firing writes a " +
-          `notification (token alert.fired). At most ${MAX_ACTIVE_ALERTS} active alerts per login: ` +
+          `notification (token alert.fired). At most ${MAX_ACTIVE_ALERTS} active alerts per login, and ${MAX_STORED_ALERTS} stored (fired and disabled ones included): ` +
           "400 ALERT_LIMIT_REACHED. The login must be the session's (own login, a customer's own account, staff in the brand).",
       }),
     })
@@ -109,7 +116,9 @@ export const alertRoutes = (ctx: AlertsServices) =>
         200: t.Object({ rows: t.Array(Alert) }),
         ...errors({ 404: ['ACCOUNT_NOT_FOUND', 'GROUP_NOT_FOUND'] }),
       },
-      detail: doc('Price alerts', 'Alerts of a login, active and past'),
+      detail: doc('Price alerts', 'Alerts of a login, active and past', {
+        description: `Oldest first; at most ${MAX_STORED_ALERTS} (the limit of stored alerts per login).`,
+      }),
     })
     .put(
       '/price_alert/:id',

@@ -1,4 +1,4 @@
-import { and, count, eq } from 'drizzle-orm'
+import { and, count, eq, sql } from 'drizzle-orm'
 import type { Session } from '../../kernel/auth/session'
 import type { Brand } from '../../kernel/brand/registry'
 import type { Tx } from '../../kernel/db/client'
@@ -19,6 +19,8 @@ export interface AlertsServices extends AlertsCtx {
 
 /** Active alerts a login may keep. */
 export const MAX_ACTIVE_ALERTS = 200
+/** Alerts a login keeps in all, fired and disabled ones included: GET /price_alerts answers them all. */
+export const MAX_STORED_ALERTS = 1000
 
 interface AlertInput {
   login: number
@@ -75,16 +77,24 @@ async function columns(ctx: AlertsServices, groupId: number, i: AlertInput) {
   }
 }
 
-/** Refuses one more active alert beyond the per-login limit (inside the writing transaction). */
-async function checkActiveLimit(tx: Tx, login: number) {
-  const [{ n }] = await tx
-    .select({ n: count() })
+/**
+ * Refuses one more active alert beyond the per-login limit, and with `adding` one more alert beyond the
+ * limit of stored ones (inside the writing transaction).
+ */
+async function checkLimits(tx: Tx, login: number, adding: boolean) {
+  const [{ active, stored }] = await tx
+    .select({ active: sql<number>`coalesce(sum(${priceAlerts.active} = 1), 0)`, stored: count() })
     .from(priceAlerts)
-    .where(and(eq(priceAlerts.login, login), eq(priceAlerts.active, 1)))
-  if (n >= MAX_ACTIVE_ALERTS)
+    .where(eq(priceAlerts.login, login))
+  if (active >= MAX_ACTIVE_ALERTS)
     throw refuse(
       'ALERT_LIMIT_REACHED',
       `a login keeps at most ${MAX_ACTIVE_ALERTS} active alerts; delete or disable some first`,
+    )
+  if (adding && stored >= MAX_STORED_ALERTS)
+    throw refuse(
+      'ALERT_LIMIT_REACHED',
+      `a login keeps at most ${MAX_STORED_ALERTS} alerts, fired and disabled ones included; delete some first`,
     )
 }
 
@@ -93,7 +103,7 @@ export async function createAlert(ctx: AlertsServices, brand: Brand, session: Se
   const cols = await columns(ctx, group.id, input)
   const now = ctx.clock.now()
   const row = await ctx.db.transaction(async (tx) => {
-    await checkActiveLimit(tx, account.login)
+    await checkLimits(tx, account.login, true)
     const [r] = await tx
       .insert(priceAlerts)
       .values({ brandId: brand.id, login: account.login, ...cols, createdAt: now, updatedAt: now })
@@ -150,7 +160,7 @@ export async function updateAlert(
   const cols = await columns(ctx, group.id, input)
   const active = input.active ?? 1
   const row = await ctx.db.transaction(async (tx) => {
-    if (active === 1 && current.active === 0) await checkActiveLimit(tx, current.login)
+    if (active === 1 && current.active === 0) await checkLimits(tx, current.login, false)
     const [r] = await tx
       .update(priceAlerts)
       .set({ ...cols, active, updatedAt: ctx.clock.now() })
