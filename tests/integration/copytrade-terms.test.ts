@@ -598,6 +598,11 @@ test('no fee while the master is disabled, by its owner or by staff: the fee clo
   await advance(DAY / 2)
   await enabled(fixed, 0)
   await enabled(mgmt, 0)
+  // the follower sees its fees stand still, and since when
+  const stoppedAt = Math.floor(clock.now() / 1000)
+  const clockOf = async (sub: number) =>
+    (await call('GET', `/copytrade/subscription/${sub}/fees`)).json.fee_clock_stopped_since
+  expect([await clockOf(subFixed), await clockOf(subMgmt)]).toEqual([stoppedAt, stoppedAt])
   await advance(DAY)
   await t.runJob('copytrade.settle')
   // a pause and a resume while the master is still disabled do not start the clock again
@@ -611,6 +616,7 @@ test('no fee while the master is disabled, by its owner or by staff: the fee clo
   // enabled again: half of the paid day is left, and the disabled days owe no management fee
   await enabled(fixed, 1)
   await enabled(mgmt, 1)
+  expect([await clockOf(subFixed), await clockOf(subMgmt)]).toEqual([0, 0])
   await t.runJob('copytrade.settle')
   expect((await rewardsOf(subFixed)).map((r) => r.amount)).toEqual([10])
   expect(await rewardsOf(subMgmt)).toEqual([])

@@ -395,6 +395,10 @@ export const FeePreview = t.Object({
   open_copies: Int(),
   next_performance_fee_time: Int({ description: 'epoch seconds; 0 without that policy' }),
   next_subscription_fee_time: Int({ description: 'epoch seconds; 0 without that policy' }),
+  fee_clock_stopped_since: Int({
+    description:
+      'epoch seconds since when no fee accrues (the subscription is paused, or its master disabled): the next fee times move on by the time it stands still; 0 while it runs',
+  }),
   terms: t.Composite([Policy, TermsExtra], {
     title: 'CopyTerms',
     description:

@@ -311,6 +311,7 @@ export async function feePreview(ctx: CopyCtx, sub: Sub) {
     open_copies: open!.n,
     next_performance_fee_time: sub.nextPerfAt ? Math.floor(sub.nextPerfAt / 1000) : 0,
     next_subscription_fee_time: sub.nextFeeAt ? Math.floor(sub.nextFeeAt / 1000) : 0,
+    fee_clock_stopped_since: sub.pausedAt ? Math.floor(sub.pausedAt / 1000) : 0,
     terms: {
       ...policy,
       reward_name: REWARD_NAMES[sub.rewardType]!,
