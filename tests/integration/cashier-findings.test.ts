@@ -3,7 +3,10 @@
 // said, 500s for a lost race and a figure past exact integers, a note in minor units, a step approved
 // over rejected documents, a limit with a floating-point tail, withdrawal status names the filter refused.
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
+import { eq } from 'drizzle-orm'
+import { ManualClock } from '../../src/kernel/clock'
 import { type CashierConfig, publicOrigin } from '../../src/modules/cashier/config'
+import { sandboxPayments } from '../../src/modules/cashier/schema'
 import { makeTestApp, type TestApp } from '../support/app'
 import { sandboxWebhook } from '../support/cashier'
 import * as F from '../support/files'
@@ -155,5 +158,45 @@ describe('KYC', () => {
     expect([approve.status, approve.json.error]).toEqual([400, 'KYC_DOCUMENTS_MISSING'])
     const view = (await t.request('GET', '/customer/kyc', { token: customer })).json
     expect(view.steps.find((s: { id: string }) => s.id === 'identity').status).not.toBe('approved')
+  })
+})
+
+describe('the sandbox provider', () => {
+  test('retries each webhook for 3 days from when it became owed, not from when the payment was created', async () => {
+    const clock = new ManualClock(Date.UTC(2026, 10, 2, 9, 0, 0))
+    // webhooks go to a port nothing listens on: none is acknowledged
+    const app = await makeTestApp({
+      clock,
+      env: { CASHIER_PUBLIC_URLS: JSON.stringify({ Demo: 'http://127.0.0.1:9' }) },
+    })
+    try {
+      const d = await app.request('POST', '/cashier/deposit', {
+        token: await app.customerToken(),
+        body: { login: 100001, method: 'card', amount: 10 },
+      })
+      expect(d.status).toBe(200)
+      const token = String(d.json.next.url).split('/').at(-1)!
+      const owed = async () => {
+        const [row] = await app.ctx.db.select().from(sandboxPayments).where(eq(sandboxPayments.token, token))
+        return (JSON.parse(row!.outbox) as { id: string }[]).map((o) => o.id)
+      }
+      const day = 86_400_000
+      // the customer pays on the page two and a half days after the payment was made
+      clock.advance(2.5 * day)
+      expect(
+        (await app.request('POST', `/cashier/sandbox/pay/${token}`, { body: { action: 'pay' } })).status,
+      ).toBe(200)
+      expect(await owed()).toEqual([`${token}-captured`])
+      // a day later the webhook is still retried (3.5 days after the payment, 1 after the webhook)
+      clock.advance(day)
+      await app.runJob('cashier.sandbox-deliver')
+      expect(await owed()).toEqual([`${token}-captured`])
+      // past 3 days of its own it is given up on (the reconcile job asks the provider)
+      clock.advance(2.1 * day)
+      await app.runJob('cashier.sandbox-deliver')
+      expect(await owed()).toEqual([])
+    } finally {
+      await app.close()
+    }
   })
 })

@@ -15,7 +15,8 @@ type PaymentRow = typeof sandboxPayments.$inferSelect
 /** How long a provider retries a webhook the merchant does not acknowledge (Stripe: 3 days). */
 const RETRY_WINDOW_MS = 3 * 86_400_000
 
-type Owed = { id: string; update: 'pending' | 'confirmed' | 'failed' | 'refunded' }
+/** A webhook owed, since `at` (epoch ms; webhooks owed before it was kept count from the payment). */
+type Owed = { id: string; update: 'pending' | 'confirmed' | 'failed' | 'refunded'; at?: number }
 
 const STATUS_UPDATE: Record<string, ProviderUpdate> = {
   pending_3ds: 'pending',
@@ -70,10 +71,11 @@ export class SandboxGateway implements HostedPayments {
     const [from, to, update] = moves[action]
     if (!from.includes(row.status))
       throw refuse('PAYMENT_STATE_CONFLICT', `the payment is ${row.status}: ${action} is not possible`)
-    const owed: Owed[] = [...JSON.parse(row.outbox), { id: `${token}-${to}`, update }]
+    const now = this.ctx.clock.now()
+    const owed: Owed[] = [...JSON.parse(row.outbox), { id: `${token}-${to}`, update, at: now }]
     const [r] = await this.ctx.db
       .update(sandboxPayments)
-      .set({ status: to, outbox: JSON.stringify(owed), updatedAt: this.ctx.clock.now() })
+      .set({ status: to, outbox: JSON.stringify(owed), updatedAt: now })
       .where(eq(sandboxPayments.token, token))
       .returning()
     await this.deliver(r)
@@ -91,7 +93,7 @@ export class SandboxGateway implements HostedPayments {
       .where(eq(brands.id, row.brandId))
     const secret = brand ? secretsOf(this.ctx, brand.name, row.provider)[0] : undefined
     if (!provider?.simulator || !secret) return
-    const left: Owed[] = []
+    const acknowledged = new Set<string>()
     for (const o of owed) {
       const body = provider.simulator.body(o.id, o.update, row)
       const ok = await fetch(row.notifyUrl, {
@@ -102,15 +104,26 @@ export class SandboxGateway implements HostedPayments {
       })
         .then((r) => r.ok)
         .catch(() => false)
-      if (!ok) left.push(o)
+      if (ok) acknowledged.add(o.id)
     }
-    // a payment past the retry window is given up on, as providers do (the reconcile job asks its status);
-    // one still owed goes to the back of the job's queue, so a few unreachable ones starve no others
+    // a webhook past its retry window is given up on, as providers do (the reconcile job asks the status);
+    // the list is read again in the write: a webhook owed meanwhile (the customer acted) stays in it. One
+    // still owed goes to the back of the job's queue, so a few unreachable ones starve no others.
     const now = this.ctx.clock.now()
-    await this.ctx.db
-      .update(sandboxPayments)
-      .set({ outbox: JSON.stringify(now - row.createdAt > RETRY_WINDOW_MS ? [] : left), updatedAt: now })
-      .where(eq(sandboxPayments.token, row.token))
+    await this.ctx.db.transaction(async (tx) => {
+      const [cur] = await tx
+        .select({ outbox: sandboxPayments.outbox })
+        .from(sandboxPayments)
+        .where(eq(sandboxPayments.token, row.token))
+      if (!cur) return
+      const left = (JSON.parse(cur.outbox) as Owed[]).filter(
+        (o) => !acknowledged.has(o.id) && now - (o.at ?? row.createdAt) <= RETRY_WINDOW_MS,
+      )
+      await tx
+        .update(sandboxPayments)
+        .set({ outbox: JSON.stringify(left), updatedAt: now })
+        .where(eq(sandboxPayments.token, row.token))
+    })
   }
 
   /** Job: webhooks not acknowledged yet are sent again, those waiting longest first. */
