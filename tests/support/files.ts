@@ -50,6 +50,18 @@ export const SVG_SCRIPT = new TextEncoder().encode(
 export const SVG_ONLOAD = new TextEncoder().encode(
   '<svg xmlns="http://www.w3.org/2000/svg" onload="alert(1)"/>',
 )
+/** A script element under a prefix of the SVG namespace: a browser runs it as `<script>`. */
+export const SVG_PREFIXED_SCRIPT = new TextEncoder().encode(
+  '<svg xmlns="http://www.w3.org/2000/svg" xmlns:x="http://www.w3.org/2000/svg"><x:script>alert(1)</x:script></svg>',
+)
+/** A javascript: link spelled with character references and a tab, as an attribute value decodes them. */
+export const SVG_ENCODED_JS_LINK = new TextEncoder().encode(
+  '<svg xmlns="http://www.w3.org/2000/svg" xmlns:xlink="http://www.w3.org/1999/xlink"><a xlink:href="&#106;ava&#9;scr&#x69;pt:alert(1)"><rect width="1" height="1"/></a></svg>',
+)
+/** Character references in plain text: nothing active. */
+export const SVG_TEXT_REFS = new TextEncoder().encode(
+  '<svg xmlns="http://www.w3.org/2000/svg" width="40" height="10"><text y="9">5&#160;&#37;&#x20AC;</text></svg>',
+)
 export const SVG_BROKEN = new TextEncoder().encode('<svg xmlns="http://www.w3.org/2000/svg"><rect></svg>')
 export const NOT_SVG_ROOT = new TextEncoder().encode('<html><body>hi</body></html>')
 export const HTML = new TextEncoder().encode('<!DOCTYPE html><html><script>alert(1)</script></html>')

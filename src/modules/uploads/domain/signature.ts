@@ -37,8 +37,20 @@ const BINARY_SIGNATURE: Record<string, { ext: string; mime: string }> = {
 /** Markup that makes a file dangerous when a browser sniffs it (polyglots, disguised pages). */
 const ACTIVE_MARKUP = /<\s*(script|html|body|iframe|object|embed|svg|\?php)\b|<!doctype\s+html|javascript:/i
 const PDF_ACTIVE = /\/(JavaScript|JS|Launch|EmbeddedFile|OpenAction)\b/
+/**
+ * In an SVG, after character references are decoded: elements that run or embed code under any namespace
+ * prefix (a prefix bound to the SVG namespace runs `<x:script>` as a script), event handler attributes,
+ * and script URLs, whitespace inside them included (a URL parser drops tabs and newlines).
+ */
 const SVG_ACTIVE =
-  /<\s*(script|foreignObject|iframe|embed|object)\b|\son[a-z]+\s*=|javascript:|data:text\/html/i
+  /<\s*([\w.-]+:)?(script|foreignObject|iframe|embed|object|handler|listener)\b|\s([\w.-]+:)?on[a-z]+\s*=|j\s*a\s*v\s*a\s*s\s*c\s*r\s*i\s*p\s*t\s*:|data\s*:\s*text\/html/i
+
+/** Numeric character references decoded (`&#106;`, `&#x69;`), as an XML parser reads attribute values. */
+const decodeCharRefs = (text: string) =>
+  text.replace(/&#(x[0-9a-f]+|[0-9]+);/gi, (ref, n: string) => {
+    const code = n[0] === 'x' || n[0] === 'X' ? Number.parseInt(n.slice(1), 16) : Number(n)
+    return code <= 0x10ffff ? String.fromCodePoint(code) : ref
+  })
 
 type Verdict = { ok: true; signature: string; contentType: string } | { ok: false; reason: string }
 
@@ -79,7 +91,7 @@ function checkSvg(bytes: Uint8Array): Verdict {
   )
   const roots = Object.keys(doc).filter((k) => !k.startsWith('#') && !k.startsWith('?') && !k.startsWith('!'))
   if (roots.length !== 1 || roots[0] !== 'svg') return { ok: false, reason: 'the XML root is not <svg>' }
-  if (SVG_ACTIVE.test(text) || /<!ENTITY/i.test(text))
+  if (SVG_ACTIVE.test(decodeCharRefs(text)) || /<!ENTITY/i.test(text))
     return { ok: false, reason: 'SVG contains active content' }
   return { ok: true, signature: 'svg', contentType: 'image/svg+xml' }
 }
