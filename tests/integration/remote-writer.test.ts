@@ -3,6 +3,7 @@ import { sql } from 'drizzle-orm'
 import { type Database, openDatabase } from '../../src/kernel/db/client'
 import { isBusy } from '../../src/kernel/db/errors'
 import { failure } from '../support/database'
+import { pauseProcess } from '../support/ports'
 import { type SqldServer, startSqld } from '../support/sqld'
 
 // The remote adapter's write queue on a real sqld (ADR 0019, 0025): a member that holds its turn past
@@ -80,7 +81,7 @@ test('a read with no answer from a paused sqld fails as busy within the bound; r
       try {
         await d.db.run(sql`create table if not exists p (v integer)`)
         expect(await d.db.all(sql`select count(*) as n from p`)).toEqual([{ n: 0 }])
-        process.kill(paused.pid, 'SIGSTOP')
+        await pauseProcess(paused.pid)
         try {
           const started = performance.now()
           const outcome = await Promise.race([

@@ -1,4 +1,4 @@
-import { mkdirSync, statSync, writeFileSync } from 'node:fs'
+import { mkdirSync, readFileSync, statSync, writeFileSync } from 'node:fs'
 import { createServer } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -56,4 +56,14 @@ export async function waitFor(check: () => Promise<boolean>, timeoutMs = 10_000,
     await Bun.sleep(50)
   }
   throw new Error(`timed out waiting for ${what}`)
+}
+
+/**
+ * Stops a process (SIGSTOP), as a host or a network that stopped answering looks, and returns once the
+ * kernel says it is stopped (`T` in /proc/<pid>/stat): a signal's delivery is not the stop itself.
+ */
+export async function pauseProcess(pid: number) {
+  process.kill(pid, 'SIGSTOP')
+  const state = () => readFileSync(`/proc/${pid}/stat`, 'utf8').replace(/^.*\) /s, '')[0]
+  await waitFor(async () => state() === 'T', 5_000, `process ${pid} stopped`)
 }

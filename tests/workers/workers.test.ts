@@ -7,7 +7,7 @@ import { createClient } from '@libsql/client'
 import { RedisClient } from 'bun'
 import { type EdgeShape, startEdgeShape } from '../support/edge-shape'
 import * as F from '../support/files'
-import { waitFor } from '../support/ports'
+import { pauseProcess, waitFor } from '../support/ports'
 import { call, type RealServer } from '../support/server'
 import type { SqldServer } from '../support/sqld'
 import { startWranglerDev, type WranglerDev } from '../support/wrangler'
@@ -372,7 +372,7 @@ describe('the Workers entry under wrangler dev', () => {
       })
       // the tick's reload waits on a database that stands still until the stream's keep-alive (15 s)
       // finds the client gone and the Worker ends the stream's request, the reload with it
-      process.kill(sqld.pid, 'SIGSTOP')
+      await pauseProcess(sqld.pid)
       try {
         await Bun.sleep(opened + 16_500 - Date.now())
       } finally {
