@@ -46,6 +46,47 @@ async function alert(id: number) {
   return (r.json.rows as { id: number; active: number; fired_count: number }[]).find((a) => a.id === id)!
 }
 
+/** Runs `meanwhile` between the engine's decision to fire an alert and the firing's write, during `ticks`. */
+async function beforeFiringWrite(meanwhile: () => Promise<void>, ticks: () => Promise<void>) {
+  const uow = t.ctx.uow
+  const run = uow.run
+  uow.run = (async (...args: Parameters<typeof run>) => {
+    uow.run = run
+    await meanwhile()
+    return run.apply(uow, args)
+  }) as typeof uow.run
+  try {
+    await ticks()
+  } finally {
+    uow.run = run
+  }
+}
+
+/**
+ * The demo account's other REAL USD group with a 2,000-point EURUSD spread (its bid about 0.01 below the
+ * feed's, its ask about 0.01 above), and staff moves of the account between groups; `undo` restores both.
+ */
+async function wideGroup() {
+  const admin = await t.staffToken(2, 'admin-pass-1')
+  const manager = await t.staffToken(1, 'manager-pass-1')
+  const [{ id }] = await t.ctx.db.select().from(groups).where(eq(groups.name, 'prop\\funded\\USD'))
+  const put = await t.request('PUT', `/manager/groups/${id}/symbols/EURUSD`, {
+    token: admin,
+    body: { spread: 2000 },
+  })
+  expect(put.status).toBe(200)
+  const move = (group: string) =>
+    t.request('PATCH', '/manager/accounts/100001', { token: manager, body: { group } })
+  return {
+    name: 'prop\\funded\\USD',
+    move,
+    async undo() {
+      expect((await move('real\\USD')).status).toBe(200)
+      await t.request('DELETE', `/manager/groups/${id}/symbols/EURUSD`, { token: admin })
+    },
+  }
+}
+
 describe('POST /price_alert validation (4.5)', () => {
   const cases: [string, Record<string, unknown>, string][] = [
     ['level without target_price', { condition: 0 }, 'target_price'],
@@ -219,23 +260,17 @@ describe('alert semantics driven by ingested quotes', () => {
   test('an edit committed while a firing is written wins: the old rule does not fire the new alert', async () => {
     await bids(1.1)
     const a = (await create({ condition: 0, target_price: 1.102 })).json.id
-    const uow = t.ctx.uow
-    const run = uow.run
     let edit: Awaited<ReturnType<typeof t.request>> | undefined
-    uow.run = (async (...args: Parameters<typeof run>) => {
-      uow.run = run
-      // the client's PUT commits between the engine's decision and its write
-      edit = await t.request('PUT', `/price_alert/${a}`, {
-        token: user,
-        body: { login: 100001, symbol: 'EURUSD', side: 0, condition: 0, target_price: 5 },
-      })
-      return run.apply(uow, args)
-    }) as typeof uow.run
-    try {
-      await bids(1.1025)
-    } finally {
-      uow.run = run
-    }
+    // the client's PUT commits between the engine's decision and its write
+    await beforeFiringWrite(
+      async () => {
+        edit = await t.request('PUT', `/price_alert/${a}`, {
+          token: user,
+          body: { login: 100001, symbol: 'EURUSD', side: 0, condition: 0, target_price: 5 },
+        })
+      },
+      () => bids(1.1025),
+    )
     expect(edit?.status).toBe(200)
     expect(await firings(a)).toHaveLength(0)
     expect(await alert(a)).toMatchObject({ active: 1, fired_count: 0 })
@@ -283,30 +318,49 @@ describe('alert semantics driven by ingested quotes', () => {
   })
 
   test("an account moved to another group: its alerts watch the new group's price", async () => {
-    const admin = await t.staffToken(2, 'admin-pass-1')
-    const manager = await t.staffToken(1, 'manager-pass-1')
-    const [{ id: wide }] = await t.ctx.db.select().from(groups).where(eq(groups.name, 'prop\\funded\\USD'))
-    const move = (group: string) =>
-      t.request('PATCH', '/manager/accounts/100001', { token: manager, body: { group } })
     await bids(1.2)
     // the other group's ask is 1.21005 on a feed of 1.2 / 1.2001; the demo group's is the feed's
-    const put = await t.request('PUT', `/manager/groups/${wide}/symbols/EURUSD`, {
-      token: admin,
-      body: { spread: 2000 },
-    })
-    expect(put.status).toBe(200)
+    const wide = await wideGroup()
     const askAbove = (await create({ side: 1, condition: 0, target_price: 1.205 })).json.id
     try {
       await bids(1.2)
       expect(await firings(askAbove)).toHaveLength(0)
-      expect((await move('prop\\funded\\USD')).status).toBe(200)
+      expect((await wide.move(wide.name)).status).toBe(200)
       await t.settle()
       await bids(1.2)
       expect(await firings(askAbove)).toHaveLength(1)
     } finally {
-      expect((await move('real\\USD')).status).toBe(200)
       await t.request('DELETE', `/price_alert/${askAbove}`, { token: user })
-      await t.request('DELETE', `/manager/groups/${wide}/symbols/EURUSD`, { token: admin })
+      await wide.undo()
+    }
+    await bids(1.1)
+  })
+
+  test("an account moved while its alert fires: the alert is left on the new group's book only", async () => {
+    await bids(1.1)
+    // the other group's bid is about 0.01 below the feed's
+    const wide = await wideGroup()
+    const a = (await create({ side: 0, condition: 0, target_price: 1.1015, repeat_mode: 1 })).json.id
+    // staff move the account between the engine's decision and its write, and the alerts consumer of the
+    // move runs (the relay would deliver it once the tick is processed: the engine is busy here)
+    await beforeFiringWrite(
+      async () => {
+        expect((await wide.move(wide.name)).status).toBe(200)
+        const moved = t.ctx.events
+          .consumersOf('account.updated')
+          .find((c) => c.name === 'alerts.account-moved')!
+        await moved.after!({ payload: { login: 100001, changes: { group: wide.name } } } as never)
+      },
+      () => bids(1.102),
+    )
+    try {
+      expect(await firings(a)).toHaveLength(1)
+      // back below and up again: above the level at the old group's price, below it at the new one's
+      await bids(1.1, 1.102)
+      expect(await firings(a)).toHaveLength(1)
+    } finally {
+      await t.request('DELETE', `/price_alert/${a}`, { token: user })
+      await wide.undo()
     }
     await bids(1.1)
   })

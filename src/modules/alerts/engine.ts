@@ -48,6 +48,8 @@ export class AlertEngine {
   /** By symbol, then by `side|group`. */
   private readonly books = new Map<string, Map<string, Book>>()
   private readonly alerts = new Map<number, Tracked>()
+  /** Moves of an account to another group seen, by login (a filing under way notices one). */
+  private readonly moves = new Map<number, number>()
   readonly stats = { fired: 0, expired: 0 }
 
   constructor(private readonly ctx: AlertsCtx) {}
@@ -103,10 +105,13 @@ export class AlertEngine {
    * at a start or a takeover (`restored`), a repeat alert that fired already waits for its reset: inside
    * its region (or with no price yet) it is the same episode it fired for, not a new one.
    */
-  async track(row: AlertRow, restored = false) {
+  async track(row: AlertRow, restored = false): Promise<void> {
+    const moves = this.moves.get(row.login)
     // the account's group prices the alert (its spread settings): the price the account sees and trades at
     const account = row.active === 1 ? await this.ctx.accounts.read.account(row.login) : null
     const gs = account ? await this.ctx.refdata.forGroup(account.groupId, row.symbol) : null
+    // the account moved while it was read: read it again
+    if (this.moves.get(row.login) !== moves) return this.track(row, restored)
     // a newer version of the alert was filed while this one was read
     if ((this.alerts.get(row.id)?.row.updatedAt ?? 0) > row.updatedAt) return
     this.untrack(row.id)
@@ -143,18 +148,26 @@ export class AlertEngine {
    * leaves the books, as when it is filed for such a group.
    */
   private async regroup(login: number) {
+    // a filing that read the account before the move reads it again (track)
+    this.moves.set(login, (this.moves.get(login) ?? 0) + 1)
+    // the move's own invalidation of the cached account may have been lost (the cache away a moment)
+    await this.ctx.accounts.read.invalidateAccount(login)
     const account = await this.ctx.accounts.read.account(login)
     for (const [id, a] of [...this.alerts]) {
       if (a.row.login !== login || a.groupId === account?.groupId) continue
       const gs = account ? await this.ctx.refdata.forGroup(account.groupId, a.row.symbol) : null
-      // filed afresh while the settings were read: that filing read the account itself
+      // filed afresh meanwhile: that filing read the account after the move
       if (this.alerts.get(id) !== a) continue
-      this.untrack(id)
-      if (!account || !gs) continue
+      if (!account || !gs) {
+        this.untrack(id)
+        continue
+      }
+      // moved in place: a tick's firing awaited meanwhile files it again in the book of its group now
+      this.levelsOf(a)?.remove(id)
+      a.groupId = account.groupId
       const raw = this.ctx.quotes.peek(a.row.symbol)
       const p = raw ? priceOf(quoteForGroup(raw, gs), a.row.side) : null
-      this.alerts.set(id, { ...a, groupId: account.groupId })
-      this.book(a.row.symbol, a.row.side, account.groupId).place(id, watches(a.spec, a.state, p))
+      this.book(a.row.symbol, a.row.side, a.groupId).place(id, watches(a.spec, a.state, p))
     }
   }
 
@@ -182,7 +195,12 @@ export class AlertEngine {
     const a = this.alerts.get(id)
     if (!a) return
     this.alerts.delete(id)
-    this.books.get(a.row.symbol)?.get(`${a.row.side}|${a.groupId}`)?.levels.remove(id)
+    this.levelsOf(a)?.remove(id)
+  }
+
+  /** The book an alert is filed in: its symbol's, side's and account group's. */
+  private levelsOf(a: Tracked) {
+    return this.books.get(a.row.symbol)?.get(`${a.row.side}|${a.groupId}`)?.levels
   }
 
   get size() {
@@ -204,9 +222,11 @@ export class AlertEngine {
         for (const { id, fired, before, tracked } of wake(b, p, (id) => this.alerts.get(id))) {
           const a = this.alerts.get(id)
           if (!a) continue
-          // an alert changed while a write was awaited was filed afresh: its old state is not its own
+          // an alert changed while a write was awaited was filed afresh: its old state is not its own; one
+          // whose account moved meanwhile goes back to the book of its group now
           const putBack = () => {
-            if (this.alerts.get(id) === tracked) retry(b, id, tracked, before)
+            const now = this.alerts.get(id)
+            if (now === tracked) retry(this.book(t.symbol, side, now.groupId), id, tracked, before)
           }
           if (failed) {
             putBack()
@@ -220,7 +240,7 @@ export class AlertEngine {
             const stale = opts.replay && a.row.updatedAt > idTime(t.id)
             if (fired && !stale && !(await this.fire(a.row, p))) continue
             const still = this.alerts.get(id)
-            if (still) rewatch(b, id, still, p)
+            if (still) rewatch(this.book(t.symbol, side, still.groupId), id, still, p)
           } catch (e) {
             failed = e
             putBack()

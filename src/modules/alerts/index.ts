@@ -40,9 +40,8 @@ export const alertsModule = defineModule({
           name: 'alerts.account-moved',
           topic: AccountUpdated,
           // the account's alerts watch its new group's price (its spread settings)
-          async after(event) {
-            if ('group' in event.payload.changes) await alerts.accountMoved(event.payload.login)
-          },
+          accepts: (event) => 'group' in event.payload.changes,
+          after: (event) => alerts.accountMoved(event.payload.login),
         },
       ],
       jobs: [
