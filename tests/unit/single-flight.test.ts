@@ -75,3 +75,26 @@ test('brands past their TTL: a server answers from what it holds while it reload
   expect(await server.byHost('new.example')).toBeNull()
   expect(await edge.byHost('new.example')).toEqual({ id: 1, name: 'demo' })
 })
+
+test('a failed reload past the TTL keeps what is held and is not tried again by every request', async () => {
+  let down = false
+  let tries = 0
+  // the database, away on demand
+  const flaky = new Proxy(db.db, {
+    get(target, prop, receiver) {
+      if (prop === 'select' && down)
+        return () => {
+          tries++
+          throw new Error('database away')
+        }
+      return Reflect.get(target, prop, receiver)
+    },
+  })
+  const edge = new BrandRegistry(flaky, true, 1)
+  expect(await edge.byHost('new.example')).toEqual({ id: 1, name: 'demo' })
+  down = true
+  await Bun.sleep(5)
+  expect(await edge.byHost('new.example')).toEqual({ id: 1, name: 'demo' })
+  expect(await edge.byHost('new.example')).toEqual({ id: 1, name: 'demo' })
+  expect(tries).toBe(1)
+})

@@ -134,10 +134,12 @@ export async function portableVerify(plain: string, hash: string): Promise<boole
 
 /**
  * A fixed hash to verify against when the user does not exist, so timing does not reveal existence: made
- * once a process, outside the gate (a refusal must not stay cached as the process's answer).
+ * once a process, outside the gate (a refusal must not stay cached as the process's answer). Kept as the
+ * value, never the promise of it (kernel/single-flight: a Worker's requests cannot share one); two first
+ * callers at once each make one.
  */
-let dummy: Promise<string> | undefined
-export const dummyHash = () => {
-  dummy ??= engine.hash('not-a-real-password')
+let dummy: string | undefined
+export const dummyHash = async () => {
+  dummy ??= await engine.hash('not-a-real-password')
   return dummy
 }

@@ -32,6 +32,7 @@ export class BrandRegistry {
   /** keyed `brandId site` */
   private hostsBySite = new Map<string, string[]>()
   private loadedAt = Number.NEGATIVE_INFINITY
+  static readonly RETRY_MS = 5_000
   private readonly loading: SingleFlight
 
   /** `edge`: a reload is not shared between requests (kernel/single-flight). */
@@ -65,13 +66,16 @@ export class BrandRegistry {
 
   /**
    * Loaded once before the first answer; past the TTL, reloaded behind answers from what is held (at the
-   * edge, before the answer: a Worker drops what a request leaves running). A failed reload keeps it.
+   * edge, before the answer: a Worker drops what a request leaves running). A failed reload keeps what is
+   * held and is tried again RETRY_MS later, not by every request meanwhile (each would wait for it).
    */
   private ready(): Promise<void> | null {
     const age = Date.now() - this.loadedAt
     if (age === Number.POSITIVE_INFINITY) return this.refresh()
     if (age <= this.ttlMs) return null
-    const reload = this.refresh().catch(() => {})
+    const reload = this.refresh().catch(() => {
+      this.loadedAt = Math.max(this.loadedAt, Date.now() - this.ttlMs + BrandRegistry.RETRY_MS)
+    })
     return this.edge ? reload : null
   }
 
