@@ -199,4 +199,64 @@ describe('the sandbox provider', () => {
       await app.close()
     }
   })
+
+  test('a pay and a decline sent at once: one is taken, the other is 409, and one webhook is owed', async () => {
+    const app = await makeTestApp({
+      env: { CASHIER_PUBLIC_URLS: JSON.stringify({ Demo: 'http://127.0.0.1:9' }) },
+    })
+    try {
+      const customer = await app.customerToken()
+      for (let i = 0; i < 5; i++) {
+        const d = await app.request('POST', '/cashier/deposit', {
+          token: customer,
+          body: { login: 100001, method: 'card', amount: 10 },
+        })
+        expect(d.status).toBe(200)
+        const token = String(d.json.next.url).split('/').at(-1)!
+        const answers = await Promise.all(
+          (['pay', 'decline'] as const).map((action) =>
+            app.request('POST', `/cashier/sandbox/pay/${token}`, { body: { action } }),
+          ),
+        )
+        expect(answers.map((a) => a.status).sort()).toEqual([200, 409])
+        expect(answers.find((a) => a.status === 409)!.json.error).toBe('PAYMENT_STATE_CONFLICT')
+        const [row] = await app.ctx.db.select().from(sandboxPayments).where(eq(sandboxPayments.token, token))
+        const taken = answers.find((a) => a.status === 200)!.json.status
+        expect(row!.status).toBe(taken)
+        expect((JSON.parse(row!.outbox) as { id: string }[]).map((o) => o.id)).toEqual([`${token}-${taken}`])
+      }
+    } finally {
+      await app.close()
+    }
+  })
+
+  test('webhooks no simulator can send leave the front of the retry batch for those it can', async () => {
+    const app = await makeTestApp({
+      env: { CASHIER_PUBLIC_URLS: JSON.stringify({ Demo: 'http://127.0.0.1:9' }) },
+    })
+    try {
+      const d = await app.request('POST', '/cashier/deposit', {
+        token: await app.customerToken(),
+        body: { login: 100001, method: 'card', amount: 10 },
+      })
+      const token = String(d.json.next.url).split('/').at(-1)!
+      // a row whose provider is gone from the configuration: nothing can send its webhooks
+      const outbox = [
+        { id: 'old', update: 'confirmed', at: 0 },
+        { id: 'new', update: 'confirmed', at: Date.now() },
+      ]
+      await app.ctx.db
+        .update(sandboxPayments)
+        .set({ provider: 'gone', outbox: JSON.stringify(outbox), updatedAt: 0 })
+        .where(eq(sandboxPayments.token, token))
+      await app.runJob('cashier.sandbox-deliver')
+      const [row] = await app.ctx.db.select().from(sandboxPayments).where(eq(sandboxPayments.token, token))
+      // the one past its window is given up on, as one the merchant never acknowledged; the other goes to
+      // the back of the queue
+      expect((JSON.parse(row!.outbox) as { id: string }[]).map((o) => o.id)).toEqual(['new'])
+      expect(row!.updatedAt).toBeGreaterThan(0)
+    } finally {
+      await app.close()
+    }
+  })
 })

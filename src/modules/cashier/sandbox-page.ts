@@ -1,4 +1,4 @@
-import { asc, eq, ne } from 'drizzle-orm'
+import { and, asc, eq, ne, sql } from 'drizzle-orm'
 import { Elysia, t } from 'elysia'
 import { brands } from '../../kernel/brand/schema'
 import { doc, errors } from '../../kernel/http/openapi'
@@ -72,12 +72,22 @@ export class SandboxGateway implements HostedPayments {
     if (!from.includes(row.status))
       throw refuse('PAYMENT_STATE_CONFLICT', `the payment is ${row.status}: ${action} is not possible`)
     const now = this.ctx.clock.now()
-    const owed: Owed[] = [...JSON.parse(row.outbox), { id: `${token}-${to}`, update, at: now }]
+    const owed: Owed = { id: `${token}-${to}`, update, at: now }
+    // taken only from the state read: of two choices sent at once (pay and decline) one moves the payment
+    // and owes its webhook; the other finds the state moved and is refused
     const [r] = await this.ctx.db
       .update(sandboxPayments)
-      .set({ status: to, outbox: JSON.stringify(owed), updatedAt: now })
-      .where(eq(sandboxPayments.token, token))
+      .set({
+        status: to,
+        outbox: sql`json_insert(${sandboxPayments.outbox}, '$[#]', json(${JSON.stringify(owed)}))`,
+        updatedAt: now,
+      })
+      .where(and(eq(sandboxPayments.token, token), eq(sandboxPayments.status, row.status)))
       .returning()
+    if (!r) {
+      const cur = await this.payment(brandId, token)
+      throw refuse('PAYMENT_STATE_CONFLICT', `the payment is ${cur.status}: ${action} is not possible`)
+    }
     await this.deliver(r)
     return { status: to, return_url: row.returnUrl }
   }
@@ -92,13 +102,15 @@ export class SandboxGateway implements HostedPayments {
       .from(brands)
       .where(eq(brands.id, row.brandId))
     const secret = brand ? secretsOf(this.ctx, brand.name, row.provider)[0] : undefined
-    if (!provider?.simulator || !secret) return
+    const simulator = secret ? provider?.simulator : undefined
     const acknowledged = new Set<string>()
-    for (const o of owed) {
-      const body = provider.simulator.body(o.id, o.update, row)
+    // without a simulator or a secret nothing can be sent: the row still goes to the back of the queue and
+    // its webhooks past their window are given up on, so such rows starve no others
+    for (const o of simulator ? owed : []) {
+      const body = simulator!.body(o.id, o.update, row)
       const ok = await fetch(row.notifyUrl, {
         method: 'POST',
-        headers: provider.simulator.headers(secret, body, this.ctx.clock.now()),
+        headers: simulator!.headers(secret!, body, this.ctx.clock.now()),
         body,
         signal: AbortSignal.timeout(5000),
       })
