@@ -59,3 +59,30 @@ test('a run that throws gives its slot back', async () => {
   await expect(gate.run(() => Promise.reject(new Error('boom')))).rejects.toThrow('boom')
   expect(await gate.run(async () => 'next')).toBe('next')
 })
+
+test('a waiter woken but never going on (a Worker request that ended) keeps no slot; the next one starts', async () => {
+  class EndingRequest extends WorkGate {
+    ends = true
+    protected override park(ticket: number) {
+      const woken = super.park(ticket)
+      if (!this.ends) return woken
+      this.ends = false
+      // workerd never runs what follows a wait in a request that has ended, though it is woken
+      return new Promise<void>(() => {})
+    }
+  }
+  const gate = new EndingRequest('work', 1, 60_000, 1)
+  const r = runs()
+  const first = gate.run(r.job(1))
+  void gate.run(r.job(2))
+  const third = gate.run(r.job(3))
+  await turn()
+  r.next()
+  expect(await first).toBe(1)
+  await turn()
+  expect(r.order).toEqual([1, 3])
+  r.next()
+  expect(await third).toBe(3)
+  expect(gate.expectedWaitMs()).toBe(0)
+  expect(await gate.run(async () => 'next')).toBe('next')
+})
