@@ -58,6 +58,7 @@ export function createApp(deps: Deps, modules: readonly ModuleDefinition[], opts
     deps.clock,
     deps.logger,
     () => kernel.engine.isLeader,
+    opts.edge,
   )
 
   let app: AnyElysia = new Elysia({

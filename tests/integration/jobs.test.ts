@@ -240,6 +240,55 @@ describe('runOnce and runDue (the cron route, Workers scheduled())', () => {
   })
 })
 
+describe('a run cut off with its invocation (a Worker over its limits) never settles', () => {
+  const cutOff = (ran: string[]) => [
+    {
+      name: 'i.cut',
+      every: 60_000,
+      scope: 'instance' as const,
+      run: () => {
+        ran.push('i')
+        // the first run is cut off: workerd never goes on with it
+        return ran.length === 1 ? new Promise<void>(() => {}) : Promise.resolve()
+      },
+    },
+  ]
+
+  test('in a Worker isolate the job runs again once its lease would have lapsed', async () => {
+    const clock = new ManualClock(Date.UTC(2026, 0, 5))
+    const ran: string[] = []
+    const jobs = cutOff(ran)
+    const edge = new JobRunner(
+      jobs,
+      new StoreLeases(new MemoryStore(clock)),
+      'isolate',
+      clock,
+      silentLogger,
+      undefined,
+      true,
+    )
+    void edge.runDue()
+    await Bun.sleep(0)
+    expect((await edge.runDue())['i.cut']).toEqual({ ran: false, reason: 'busy' })
+    clock.advance(leaseMs(jobs[0]) + 1)
+    expect((await edge.runDue())['i.cut']).toMatchObject({ ran: true })
+    expect(await edge.runOnce('i.cut')).toMatchObject({ ran: true })
+    expect(ran).toEqual(['i', 'i', 'i'])
+  })
+
+  test('in a server process a run that lasts is never overlapped by the same job', async () => {
+    const clock = new ManualClock(Date.UTC(2026, 0, 5))
+    const ran: string[] = []
+    const jobs = cutOff(ran)
+    const server = new JobRunner(jobs, new StoreLeases(new MemoryStore(clock)), 'server', clock, silentLogger)
+    void server.runOnce('i.cut')
+    await Bun.sleep(0)
+    clock.advance(leaseMs(jobs[0]) * 10)
+    expect(await server.runOnce('i.cut')).toEqual({ ran: false, reason: 'busy' })
+    expect(ran).toEqual(['i'])
+  })
+})
+
 describe('a run outside the runner keeps its lease while it lasts', () => {
   const long = (owner: string, ran: string[], ms: number) => ({
     name: 'test.long-call',

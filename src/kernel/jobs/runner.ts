@@ -26,9 +26,10 @@ export class JobRunner {
   private readonly timers = new Map<string, ReturnType<typeof setInterval>>()
   private readonly retries = new Map<string, ReturnType<typeof setTimeout>>()
   private stopped = false
-  private readonly running = new Map<string, Promise<unknown>>()
-  /** Jobs whose tick is asking for the lease: a tick that started meanwhile does not ask (or run) too. */
-  private readonly asking = new Set<string>()
+  /** Runs of this process, by job, since when (clock ms). */
+  private readonly running = new Map<string, { run: Promise<unknown>; since: number }>()
+  /** Jobs whose tick is asking for the lease (since when): a tick that started meanwhile does not ask too. */
+  private readonly asking = new Map<string, number>()
   private readonly held = new Set<string>()
   readonly counts = new Map<string, number>()
 
@@ -40,7 +41,24 @@ export class JobRunner {
     private readonly logger: Logger,
     /** Whether this instance holds the engine role now (engine jobs run only there). */
     private readonly isEngine: () => boolean = () => true,
+    /** A Worker isolate: a run is cut off with its invocation and may never settle (`marked`). */
+    private readonly edge = false,
   ) {}
+
+  /**
+   * Whether this process runs the job, or asks for its lease, now. In a Worker a `scheduled()` or cron
+   * request cut off by its limits never settles its run, and its mark kept the job busy in that isolate
+   * for the isolate's life; there a mark older than the job's lease is taken for dead, as another isolate
+   * takes the lease that was not renewed (a cluster job's lease still guards a run that lives on).
+   */
+  private marked(job: Job) {
+    const since = this.running.get(job.name)?.since ?? this.asking.get(job.name)
+    if (since === undefined) return false
+    if (!this.edge || this.clock.now() - since <= leaseMs(job)) return true
+    this.running.delete(job.name)
+    this.asking.delete(job.name)
+    return false
+  }
 
   get names() {
     return this.jobs.map((j) => j.name)
@@ -70,7 +88,7 @@ export class JobRunner {
     this.timers.clear()
     for (const t of this.retries.values()) clearTimeout(t)
     this.retries.clear()
-    await Promise.allSettled(this.running.values())
+    await Promise.allSettled([...this.running.values()].map((r) => r.run))
     for (const name of this.held) await this.leases.release(name, this.owner).catch(() => {})
     this.held.clear()
   }
@@ -81,11 +99,11 @@ export class JobRunner {
   }
 
   private async tick(job: Job) {
-    if (this.running.has(job.name) || this.asking.has(job.name) || this.offEngine(job)) return
+    if (this.marked(job) || this.offEngine(job)) return
     if (job.scope === 'cluster') {
       // two ticks awaiting the lease at once (the period's and a takeover's new schedule) both got it and
       // both ran, a millisecond apart (seen in tests/integration/jobs.test.ts under load)
-      this.asking.add(job.name)
+      this.asking.set(job.name, this.clock.now())
       const lease = await this.leases
         .hold(job.name, this.owner, leaseMs(job))
         .catch((e) => {
@@ -166,9 +184,11 @@ export class JobRunner {
       )
       .finally(async () => {
         await stopRenewing?.()
-        this.running.delete(job.name)
+        // a later run may hold the mark (at the edge, after this one was taken for dead)
+        if (this.running.get(job.name) === mark) this.running.delete(job.name)
       })
-    this.running.set(job.name, run)
+    const mark = { run, since: this.clock.now() }
+    this.running.set(job.name, mark)
     await run
   }
 
@@ -180,13 +200,12 @@ export class JobRunner {
   async runOnce(name: string): Promise<RunOutcome> {
     const job = this.jobs.find((j) => j.name === name)
     if (!job) return { ran: false, reason: 'unknown' }
-    if (this.running.has(name) || this.asking.has(name) || this.offEngine(job))
-      return { ran: false, reason: 'busy' }
+    if (this.marked(job) || this.offEngine(job)) return { ran: false, reason: 'busy' }
     const borrowed = job.scope === 'cluster' && !this.held.has(name)
     if (job.scope === 'cluster') {
       // two calls at once on one instance hold the lease under one owner: both were granted it and ran
       // side by side (a hostile probe, with sqld slow); the second now finds the first asking
-      this.asking.add(name)
+      this.asking.set(name, this.clock.now())
       try {
         if (!(await this.leases.hold(job.name, this.owner, leaseMs(job))).held)
           return { ran: false, reason: 'busy' }
@@ -212,7 +231,7 @@ export class JobRunner {
   async runDue(): Promise<Record<string, RunOutcome>> {
     const out: Record<string, RunOutcome> = {}
     for (const job of this.jobs) {
-      if (this.running.has(job.name) || this.offEngine(job)) {
+      if (this.marked(job) || this.offEngine(job)) {
         out[job.name] = { ran: false, reason: 'busy' }
         continue
       }
