@@ -75,6 +75,8 @@ describe('POST /upload rejects disguised and hostile files, storing nothing', ()
       ['onload.svg', F.SVG_ONLOAD],
       ['prefixed.svg', F.SVG_PREFIXED_SCRIPT],
       ['link.svg', F.SVG_ENCODED_JS_LINK],
+      ['unicode.svg', F.SVG_UNICODE_PREFIXED_SCRIPT],
+      ['stylesheet.svg', F.SVG_STYLESHEET_PI],
       ['broken.svg', F.SVG_BROKEN],
       ['html.svg', F.NOT_SVG_ROOT],
       ['js.pdf', F.PDF_JS],

@@ -58,6 +58,14 @@ export const SVG_PREFIXED_SCRIPT = new TextEncoder().encode(
 export const SVG_ENCODED_JS_LINK = new TextEncoder().encode(
   '<svg xmlns="http://www.w3.org/2000/svg" xmlns:xlink="http://www.w3.org/1999/xlink"><a xlink:href="&#106;ava&#9;scr&#x69;pt:alert(1)"><rect width="1" height="1"/></a></svg>',
 )
+/** The same under a prefix of non-ASCII letters, which XML names allow. */
+export const SVG_UNICODE_PREFIXED_SCRIPT = new TextEncoder().encode(
+  '<svg xmlns="http://www.w3.org/2000/svg" xmlns:ü="http://www.w3.org/2000/svg"><ü:script>alert(1)</ü:script></svg>',
+)
+/** A stylesheet brought in by a processing instruction (a browser loads it, and what it loads). */
+export const SVG_STYLESHEET_PI = new TextEncoder().encode(
+  '<?xml-stylesheet href="https://evil.example/x.css"?><svg xmlns="http://www.w3.org/2000/svg"><rect width="1" height="1"/></svg>',
+)
 /** Character references in plain text: nothing active. */
 export const SVG_TEXT_REFS = new TextEncoder().encode(
   '<svg xmlns="http://www.w3.org/2000/svg" width="40" height="10"><text y="9">5&#160;&#37;&#x20AC;</text></svg>',

@@ -39,11 +39,12 @@ const ACTIVE_MARKUP = /<\s*(script|html|body|iframe|object|embed|svg|\?php)\b|<!
 const PDF_ACTIVE = /\/(JavaScript|JS|Launch|EmbeddedFile|OpenAction)\b/
 /**
  * In an SVG, after character references are decoded: elements that run or embed code under any namespace
- * prefix (a prefix bound to the SVG namespace runs `<x:script>` as a script), event handler attributes,
- * and script URLs, whitespace inside them included (a URL parser drops tabs and newlines).
+ * prefix (a prefix bound to the SVG namespace runs `<x:script>` as a script; XML names may hold any
+ * letter), event handler attributes, script URLs, whitespace inside them included (a URL parser drops
+ * tabs and newlines), and stylesheets brought in by a processing instruction.
  */
 const SVG_ACTIVE =
-  /<\s*([\w.-]+:)?(script|foreignObject|iframe|embed|object|handler|listener)\b|\s([\w.-]+:)?on[a-z]+\s*=|j\s*a\s*v\s*a\s*s\s*c\s*r\s*i\s*p\s*t\s*:|data\s*:\s*text\/html/i
+  /<\s*([^\s<>:=/'"!?]+:)?(script|foreignObject|iframe|embed|object|handler|listener)\b|\s([^\s<>:=/'"]+:)?on[a-z]+\s*=|j\s*a\s*v\s*a\s*s\s*c\s*r\s*i\s*p\s*t\s*:|data\s*:\s*text\/html|<\?\s*xml-stylesheet\b/i
 
 /** Numeric character references decoded (`&#106;`, `&#x69;`), as an XML parser reads attribute values. */
 const decodeCharRefs = (text: string) =>
