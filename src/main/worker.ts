@@ -74,6 +74,12 @@ function build(env: Env) {
     url: config.database.url,
     authToken: config.database.authToken,
     intMode: 'number',
+    // no queue of the client's own (it runs 20 queries at once by default): a queued query was started
+    // by whichever request's query ended, and a request that ended with its query in flight (its client
+    // gone, or its answer sent) never freed its place, as workerd drops what follows in an ended
+    // request; 20 of those left every later query of the isolate waiting for ever. workerd bounds each
+    // request's open connections itself.
+    concurrency: Number.MAX_SAFE_INTEGER,
   })
   return createApp(
     {

@@ -387,6 +387,33 @@ describe('the Workers entry under wrangler dev', () => {
     expect(after.status).toBe(200)
   }, 60_000)
 
+  test('requests whose clients left while their queries waited leave the database to the requests after them', async () => {
+    // the libSQL web client ran 20 queries at once and queued the rest; a request that ended with its
+    // query in flight never gave its place back (workerd drops what follows in an ended request), so 20
+    // clients gone mid-query left every later query of the isolate waiting for ever
+    const list = (signal?: AbortSignal) =>
+      fetch(`${worker.url}/notify/list?login=100001`, {
+        headers: { authorization: `Bearer ${user}` },
+        signal,
+      })
+    expect((await list()).status).toBe(200)
+    const abort = new AbortController()
+    await pauseProcess(sqld.pid)
+    try {
+      const gone = Array.from({ length: 24 }, () => list(abort.signal).catch(() => null))
+      // their queries wait on a database that stands still
+      await Bun.sleep(1_500)
+      abort.abort()
+      await Promise.all(gone)
+      await Bun.sleep(1_000)
+    } finally {
+      process.kill(sqld.pid, 'SIGCONT')
+    }
+    const after = await Promise.race([list(), Bun.sleep(15_000).then(() => null)])
+    if (after?.status !== 200) console.log(after?.status, worker.output().slice(-3000))
+    expect(after?.status).toBe(200)
+  }, 60_000)
+
   test('a Worker missing its settings answers 503 naming them (never a bare 500, never their values)', async () => {
     const bare = await startWranglerDev({ APP_ENV: 'production', DATABASE_URL: sqld.url })
     try {
