@@ -9,6 +9,7 @@ import { copyLinks, copySubscriptions } from '../../src/modules/copytrade/schema
 import { type TradingApi, TradingPort } from '../../src/modules/trading'
 import { orders } from '../../src/modules/trading/schema'
 import { makeTestApp, type TestApp } from '../support/app'
+import { followMaster } from '../support/copy-fees'
 
 const DAY = 86_400_000
 const clock = new ManualClock(Date.UTC(2026, 10, 24, 8, 0, 0))
@@ -48,18 +49,8 @@ const newAccount = async (deposit: number) => {
 }
 const master = async (login: number, reward_policy: object) =>
   (await post('/copytrade/master', { login, name: `T${login}`, public: 1, reward_policy })).id as number
-const follow = async (login: number, masterId: number, settings: object = {}) => {
-  await call('POST', '/copytrade/follower', { login })
-  const { policy_version } = (await call('GET', `/copytrade/masters/${masterId}`)).json
-  return (
-    await post('/copytrade/subscription', {
-      follower_login: login,
-      master_id: masterId,
-      policy_version,
-      ...settings,
-    })
-  ).id as number
-}
+const follow = (login: number, masterId: number, settings: object = {}) =>
+  followMaster(t, demo, login, masterId, settings)
 const token = (login: number) => t.userToken(login, 'terms-pass-1')
 const openTrade = async (login: number, cmd: number, volume: number, symbol = 'EURUSD') =>
   (await post('/trade/open', { login, symbol, cmd, volume, sl: 0, tp: 0 }, await token(login)))

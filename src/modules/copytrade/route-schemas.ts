@@ -387,8 +387,12 @@ export const FeePreview = t.Object({
   copy_capital: t.Number(),
   copy_result: t.Number({ description: 'realized result of copies' }),
   fees_paid: t.Number(),
+  fees_owed: t.Number({
+    description:
+      'rewards accrued and not paid yet (their payment waits for the follower free margin): the copy equity counts them from their accrual',
+  }),
   floating: t.Number({ description: 'floating result of open copies' }),
-  copy_equity: t.Number(),
+  copy_equity: t.Number({ description: 'copy_capital + copy_result - fees_paid - fees_owed + floating' }),
   high_water_mark: t.Number(),
   performance_fee_now: t.Number(),
   management_fee_per_day: t.Number(),

@@ -252,5 +252,7 @@ export const copyRewards = sqliteTable(
     uniqueIndex('copy_rewards_key').on(t.key),
     index('copy_rewards_pending').on(t.status, t.id),
     index('copy_rewards_subscription').on(t.subscriptionId, t.id),
+    // what a subscription owes and has not paid yet: read with every copy equity (copier/equity.ts)
+    index('copy_rewards_owed').on(t.subscriptionId).where(sql`status = 'pending'`),
   ],
 )

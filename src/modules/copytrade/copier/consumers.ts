@@ -210,7 +210,9 @@ async function copyClosedTx(
     .from(copyLinks)
     .innerJoin(copySubscriptions, eq(copySubscriptions.id, copyLinks.subscriptionId))
     .where(eq(copyLinks.followerTicket, linkTicket))
-  if (!row) return null
+  // a copy unlinked before (an OPEN_ONLY copy its master closed) is the follower's own position: its
+  // result is not the subscription's, and no per-trade fee is owed on it
+  if (!row || row.link.status === 'ended') return null
   const { link, sub } = row
   const d = day(closed.closeTime)
   await tx
@@ -268,7 +270,10 @@ async function copiesClosedTx(
         events.map((e) => e.payload.ticket),
       ),
     )
-  const byTicket = new Map(rows.map((r) => [r.link.followerTicket!, r]))
+  // a copy unlinked before is the follower's own position (copyClosedTx)
+  const byTicket = new Map(
+    rows.filter((r) => r.link.status !== 'ended').map((r) => [r.link.followerTicket!, r]),
+  )
   // each subscription's figures after the events in order (one subscription may close several copies)
   const subs = new Map<number, { resultMinor: number; lossDay: number; dayResultMinor: number }>()
   const ended = new Map<number, string>()
@@ -318,7 +323,9 @@ async function copiesClosedTx(
   }
   const masterIds = [
     ...new Set(
-      rows.filter((r) => r.sub.rewardType === REWARD.PROFIT_SHARE_PER_TRADE).map((r) => r.sub.masterId),
+      [...byTicket.values()]
+        .filter((r) => r.sub.rewardType === REWARD.PROFIT_SHARE_PER_TRADE)
+        .map((r) => r.sub.masterId),
     ),
   ]
   const sharing = new Map(

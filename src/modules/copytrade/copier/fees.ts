@@ -303,6 +303,7 @@ export async function feePreview(ctx: CopyCtx, sub: Sub) {
     copy_capital: e.capital / d,
     copy_result: sub.resultMinor / d,
     fees_paid: sub.feesMinor / d,
+    fees_owed: e.owed / d,
     floating: e.floating / d,
     copy_equity: e.equity / d,
     high_water_mark: sub.hwmMinor / d,

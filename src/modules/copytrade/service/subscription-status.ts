@@ -38,10 +38,13 @@ function clockRestart(now: number) {
 /**
  * No fee while paused or while the master is disabled (README: fees): either stops the fee clock
  * (`paused_at`, kept from whichever came first), and once neither holds it runs again (clockRestart). A
- * subscription that ends needs no clock: no fee runs for it.
+ * subscription that ends with its clock stopped has its fee dates moved on as a restart would: no fee
+ * runs for it any more, but a new subscription to the same master reads from it how long the period
+ * already paid still runs (createSubscription), and that period stood still while paused.
  */
 function feeClock(s: { pausedAt: number | null }, to: number, masterEnabled: boolean, now: number) {
-  if (to !== SUB_STATUS.ACTIVE && to !== SUB_STATUS.PAUSED) return {}
+  if (to !== SUB_STATUS.ACTIVE && to !== SUB_STATUS.PAUSED)
+    return s.pausedAt === null ? {} : clockRestart(now)
   if (to === SUB_STATUS.PAUSED || !masterEnabled) return s.pausedAt === null ? { pausedAt: now } : {}
   return s.pausedAt === null ? {} : clockRestart(now)
 }

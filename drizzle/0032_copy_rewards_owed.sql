@@ -1,0 +1,1 @@
+CREATE INDEX `copy_rewards_owed` ON `copy_rewards` (`subscription_id`) WHERE status = 'pending';

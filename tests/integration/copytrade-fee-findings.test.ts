@@ -1,0 +1,130 @@
+// What a hostile probe of copy trading's money found (issue 43's twenty-third session): a performance fee
+// whose payment waited was charged a fee again (and at the rate of terms accepted later), a profit share
+// was taken on a position its master had let go of, and a subscription period already paid was charged
+// again after a pause. Time is moved, never slept.
+import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
+import { copyFeeWorld, DAY } from '../support/copy-fees'
+
+let w: Awaited<ReturnType<typeof copyFeeWorld>>
+beforeAll(async () => {
+  w = await copyFeeWorld()
+})
+afterAll(() => w?.t.close())
+
+const HWM_20 = { reward_type: 1, percent: 20, period_days: 30 }
+const settled = (rows: { status: string; amount: number }[]) =>
+  Math.round(rows.filter((r) => r.status === 'settled').reduce((a, r) => a + r.amount, 0) * 100) / 100
+
+/**
+ * A follower whose copy of a 1-lot EURUSD buy gains about 1,973 USD while its own sell eats its free
+ * margin: a performance fee accrued then waits for the margin. `closeMaster` realizes the copy's gain.
+ */
+async function gainWithNoFreeMargin(policy: object, ownLots: number, closeMaster: boolean) {
+  await w.price(1.1)
+  const mLogin = await w.newAccount(20_000)
+  const m = await w.master(mLogin, policy)
+  const f = await w.newAccount(10_000)
+  await w.t.settle()
+  const sub = await w.follow(f, m, { volume_mode: 1, volume_param: 1 })
+  const mo = await w.openTrade(mLogin, 0, 100)
+  await w.t.settle()
+  const own = await w.openTrade(f, 1, ownLots)
+  await w.price(1.12)
+  if (closeMaster) {
+    expect((await w.closeTrade(mLogin, mo.order)).status).toBe(200)
+    await w.t.settle()
+  }
+  return { m, f, sub, own }
+}
+
+describe('a fee accrued and waiting for its payment', () => {
+  test('counts against the copy equity: the next period end charges no fee on it', async () => {
+    const { f, sub, own } = await gainWithNoFreeMargin(HWM_20, 340, false)
+    const due = (await w.preview(sub)).performance_fee_now
+    expect(due).toBeGreaterThan(300)
+    await w.advance(30 * DAY + 60_000)
+    await w.t.runJob('copytrade.settle')
+    const [fee] = await w.rewardsOf(sub)
+    expect(fee).toMatchObject({ reward_name: 'PERFORMANCE_FEE_HWM', status: 'pending', amount: due })
+    const after = await w.preview(sub)
+    expect(after.fees_owed).toBe(due)
+    expect(after.copy_equity).toBeCloseTo(after.high_water_mark, 2)
+    expect(after.performance_fee_now).toBe(0)
+    // the next period: no new gain, so no new fee
+    await w.advance(30 * DAY)
+    await w.t.runJob('copytrade.settle')
+    expect(await w.rewardsOf(sub)).toHaveLength(1)
+    // the margin freed, the fee is paid once
+    expect((await w.closeTrade(f, own.order)).status).toBe(200)
+    await w.t.settle()
+    await w.t.runJob('copytrade.settle')
+    const rows = await w.rewardsOf(sub)
+    expect(rows.map((r) => r.status)).toEqual(['settled'])
+    expect(settled(rows)).toBe(due)
+    expect((await w.preview(sub)).fees_owed).toBe(0)
+  })
+
+  test('is not charged again at the rate of terms accepted while it waits', async () => {
+    const { m, sub } = await gainWithNoFreeMargin(HWM_20, 372, true)
+    const u = await w.request('PUT', `/copytrade/master/${m}`, {
+      reward_policy: { reward_type: 1, percent: 50, period_days: 30 },
+    })
+    expect(u.status).toBe(200)
+    const version = (await w.request('GET', `/copytrade/masters/${m}`)).json.policy_version
+    expect((await w.request('POST', `/copytrade/subscription/${sub}/terms`, { version })).status).toBe(200)
+    const [old] = await w.rewardsOf(sub)
+    expect(old).toMatchObject({ reward_name: 'PERFORMANCE_FEE_HWM', status: 'pending' })
+    const p = await w.preview(sub)
+    expect(p.terms.percent).toBe(50)
+    expect(p.performance_fee_now).toBe(0)
+    await w.advance(30 * DAY + 60_000)
+    await w.t.runJob('copytrade.settle')
+    expect(await w.rewardsOf(sub)).toHaveLength(1)
+  })
+})
+
+test('an OPEN_ONLY copy its master let go of is the follower’s own: no profit share on its later close', async () => {
+  await w.price(1.1)
+  const mLogin = await w.newAccount(20_000)
+  const m = await w.master(mLogin, { reward_type: 3, percent: 30 })
+  const f = await w.newAccount(10_000)
+  await w.t.settle()
+  const sub = await w.follow(f, m, { volume_mode: 1, volume_param: 1, copy_mode: 1 })
+  const mo = await w.openTrade(mLogin, 0, 100)
+  await w.t.settle()
+  expect((await w.closeTrade(mLogin, mo.order)).status).toBe(200)
+  await w.t.settle()
+  const [copy] = await w.positions(f)
+  expect(copy).toBeDefined()
+  const resultBefore = (await w.preview(sub)).copy_result
+  expect((await w.request('POST', `/copytrade/subscription/${sub}/disable`, {})).status).toBe(200)
+  await w.t.settle()
+  await w.advance(10 * DAY)
+  await w.price(1.13)
+  expect((await w.closeTrade(f, copy!.order)).status).toBe(200)
+  await w.t.settle()
+  await w.t.runJob('copytrade.settle')
+  expect(await w.rewardsOf(sub)).toEqual([])
+  expect((await w.preview(sub)).copy_result).toBe(resultBefore)
+})
+
+test('a subscription period paid, then paused and ended: a new subscription to the master pays what stood still no second time', async () => {
+  const mLogin = await w.newAccount(10_000)
+  const m = await w.master(mLogin, { reward_type: 0, amount: 30, period_days: 30 })
+  const f = await w.newAccount(5_000)
+  await w.t.settle()
+  const first = await w.follow(f, m)
+  await w.t.runJob('copytrade.settle')
+  expect((await w.rewardsOf(first)).map((r) => [r.reward_name, r.amount])).toEqual([['SUBSCRIPTION_FEE', 30]])
+  const paidUntil = (await w.preview(first)).next_subscription_fee_time
+  await w.advance(DAY)
+  await w.post(`/copytrade/subscription/${first}/pause`, {})
+  await w.advance(35 * DAY)
+  await w.post(`/copytrade/subscription/${first}/disable`, {})
+  await w.t.settle()
+  const second = await w.follow(f, m)
+  await w.t.runJob('copytrade.settle')
+  expect(await w.rewardsOf(second)).toEqual([])
+  // one day of the period was used: 29 days of it are left, from now
+  expect((await w.preview(second)).next_subscription_fee_time).toBe(paidUntil + 35 * 86_400)
+})
