@@ -3,6 +3,8 @@
 // was taken on a position its master had let go of, and a subscription period already paid was charged
 // again after a pause. Time is moved, never slept.
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
+import { eq } from 'drizzle-orm'
+import { copyLinks } from '../../src/modules/copytrade/schema'
 import { copyFeeWorld, DAY } from '../support/copy-fees'
 
 let w: Awaited<ReturnType<typeof copyFeeWorld>>
@@ -83,6 +85,22 @@ describe('a fee accrued and waiting for its payment', () => {
   })
 })
 
+test('two withdrawals delivered together: the second charges no fee on the fee the first accrued', async () => {
+  const { f, sub } = await gainWithNoFreeMargin(HWM_20, 1, true)
+  const due = (await w.preview(sub)).performance_fee_now
+  expect(due).toBeGreaterThan(300)
+  await Promise.all(
+    [100, 100].map((amount) =>
+      w.post(`/manager/accounts/${f}/balance`, { type: 'withdrawal', amount }, w.s.staff),
+    ),
+  )
+  await w.t.settle()
+  await w.t.runJob('copytrade.settle')
+  const rows = await w.rewardsOf(sub)
+  expect(rows.map((r) => r.reward_name)).toEqual(['PERFORMANCE_FEE_HWM'])
+  expect(settled(rows)).toBe(due)
+})
+
 test('an OPEN_ONLY copy its master let go of is the follower’s own: no profit share on its later close', async () => {
   await w.price(1.1)
   const mLogin = await w.newAccount(20_000)
@@ -106,6 +124,30 @@ test('an OPEN_ONLY copy its master let go of is the follower’s own: no profit 
   await w.t.runJob('copytrade.settle')
   expect(await w.rewardsOf(sub)).toEqual([])
   expect((await w.preview(sub)).copy_result).toBe(resultBefore)
+})
+
+test('a copy whose link the copier ended first (its close found the position gone) still counts when its close arrives', async () => {
+  await w.price(1.1)
+  const mLogin = await w.newAccount(20_000)
+  const m = await w.master(mLogin, { reward_type: 3, percent: 30 })
+  const f = await w.newAccount(10_000)
+  await w.t.settle()
+  const sub = await w.follow(f, m, { volume_mode: 1, volume_param: 1 })
+  await w.openTrade(mLogin, 0, 100)
+  await w.t.settle()
+  const [copy] = await w.positions(f)
+  // as close-copy.ts and the audit mark a link whose follower position was closed before them
+  await w.t.ctx.db
+    .update(copyLinks)
+    .set({ status: 'ended', reason: 'CLOSED_ELSEWHERE' })
+    .where(eq(copyLinks.followerTicket, copy!.order))
+  await w.price(1.11)
+  expect((await w.closeTrade(f, copy!.order)).status).toBe(200)
+  await w.t.settle()
+  await w.t.runJob('copytrade.settle')
+  const rows = await w.rewardsOf(sub)
+  expect(rows.map((r) => [r.reward_name, r.status])).toEqual([['PROFIT_SHARE_PER_TRADE', 'settled']])
+  expect((await w.preview(sub)).copy_result).toBeGreaterThan(900)
 })
 
 test('a subscription period paid, then paused and ended: a new subscription to the master pays what stood still no second time', async () => {

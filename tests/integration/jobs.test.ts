@@ -276,6 +276,41 @@ describe('a run cut off with its invocation (a Worker over its limits) never set
     expect(ran).toEqual(['i', 'i', 'i'])
   })
 
+  test('in a Worker isolate a cluster run that lives on past its lease keeps the next call out', async () => {
+    const clock = new ManualClock(Date.UTC(2026, 0, 5))
+    const ran: string[] = []
+    let finish = () => {}
+    const job = {
+      name: 'c.slow',
+      every: 1000,
+      scope: 'cluster' as const,
+      run: () => {
+        ran.push('c')
+        return new Promise<void>((r) => {
+          finish = r
+        })
+      },
+    }
+    const edge = new JobRunner(
+      [job],
+      new StoreLeases(new MemoryStore(clock)),
+      'isolate',
+      clock,
+      silentLogger,
+      undefined,
+      true,
+    )
+    const first = edge.runOnce('c.slow')
+    await Bun.sleep(0)
+    // past its lease by the clock; the run renews it (every third of the lease) as it goes on
+    clock.advance(leaseMs(job) + 1)
+    await Bun.sleep(1_200)
+    expect(await edge.runOnce('c.slow')).toEqual({ ran: false, reason: 'busy' })
+    expect(ran).toEqual(['c'])
+    finish()
+    expect(await first).toMatchObject({ ran: true })
+  })
+
   test('in a server process a run that lasts is never overlapped by the same job', async () => {
     const clock = new ManualClock(Date.UTC(2026, 0, 5))
     const ran: string[] = []

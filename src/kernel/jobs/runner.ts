@@ -20,7 +20,9 @@ export function scheduledHere(clusterJobs: 'internal' | 'external') {
  * Starts every job on its period. A cluster job runs where its lease is held: the holder renews it each
  * period and runs; the others ask each period and, told how long the lease has left, ask again the
  * moment it lapses, so a job moves within `leaseMs` of its holder's death. A job never overlaps itself
- * in one process; a slow run delays its next period, and its holder renews the lease meanwhile.
+ * in a server process; a slow run delays its next period, and its holder renews the lease meanwhile. In a
+ * Worker isolate a run older than its lease counts as cut off (`marked`): a cluster job's lease still
+ * keeps a run that lives on apart from the next, an instance job may then run beside it.
  */
 export class JobRunner {
   private readonly timers = new Map<string, ReturnType<typeof setInterval>>()
@@ -29,7 +31,7 @@ export class JobRunner {
   /** Runs of this process, by job, since when (clock ms). */
   private readonly running = new Map<string, { run: Promise<unknown>; since: number }>()
   /** Jobs whose tick is asking for the lease (since when): a tick that started meanwhile does not ask too. */
-  private readonly asking = new Map<string, number>()
+  private readonly asking = new Map<string, { since: number }>()
   private readonly held = new Set<string>()
   readonly counts = new Map<string, number>()
 
@@ -52,7 +54,7 @@ export class JobRunner {
    * takes the lease that was not renewed (a cluster job's lease still guards a run that lives on).
    */
   private marked(job: Job) {
-    const since = this.running.get(job.name)?.since ?? this.asking.get(job.name)
+    const since = this.running.get(job.name)?.since ?? this.asking.get(job.name)?.since
     if (since === undefined) return false
     if (!this.edge || this.clock.now() - since <= leaseMs(job)) return true
     this.running.delete(job.name)
@@ -93,6 +95,15 @@ export class JobRunner {
     this.held.clear()
   }
 
+  /** Marks a job as asking for its lease; the returned function ends this mark (not a later one's). */
+  private ask(name: string) {
+    const mark = { since: this.clock.now() }
+    this.asking.set(name, mark)
+    return () => {
+      if (this.asking.get(name) === mark) this.asking.delete(name)
+    }
+  }
+
   /** An engine job on an instance that does not hold the engine role. */
   private offEngine(job: Job) {
     return job.scope === 'engine' && !this.isEngine()
@@ -103,14 +114,14 @@ export class JobRunner {
     if (job.scope === 'cluster') {
       // two ticks awaiting the lease at once (the period's and a takeover's new schedule) both got it and
       // both ran, a millisecond apart (seen in tests/integration/jobs.test.ts under load)
-      this.asking.set(job.name, this.clock.now())
+      const asking = this.ask(job.name)
       const lease = await this.leases
         .hold(job.name, this.owner, leaseMs(job))
         .catch((e) => {
           this.logger.log('warn', 'job lease unavailable', { job: job.name, err: String(e) })
           return null
         })
-        .finally(() => this.asking.delete(job.name))
+        .finally(asking)
       if (!lease?.held) {
         this.held.delete(job.name)
         if (lease && lease.freeInMs < job.every) this.retryAt(job, lease.freeInMs)
@@ -202,22 +213,25 @@ export class JobRunner {
     if (!job) return { ran: false, reason: 'unknown' }
     if (this.marked(job) || this.offEngine(job)) return { ran: false, reason: 'busy' }
     const borrowed = job.scope === 'cluster' && !this.held.has(name)
+    // at the edge each call holds the lease under a name of its own: a run taken for dead there (marked)
+    // that still lives renews its lease, which then refuses the next call as it refuses another instance
+    const owner = this.edge ? `${this.owner}/${crypto.randomUUID()}` : this.owner
     if (job.scope === 'cluster') {
       // two calls at once on one instance hold the lease under one owner: both were granted it and ran
       // side by side (a hostile probe, with sqld slow); the second now finds the first asking
-      this.asking.set(name, this.clock.now())
+      const asking = this.ask(name)
       try {
-        if (!(await this.leases.hold(job.name, this.owner, leaseMs(job))).held)
+        if (!(await this.leases.hold(job.name, owner, leaseMs(job))).held)
           return { ran: false, reason: 'busy' }
       } finally {
-        this.asking.delete(name)
+        asking()
       }
     }
     const started = performance.now()
     try {
-      await this.execute(job, job.scope === 'cluster' ? { owner: this.owner, ms: leaseMs(job) } : undefined)
+      await this.execute(job, job.scope === 'cluster' ? { owner, ms: leaseMs(job) } : undefined)
     } finally {
-      if (borrowed && !this.held.has(name)) await this.leases.release(name, this.owner).catch(() => {})
+      if (borrowed && !this.held.has(name)) await this.leases.release(name, owner).catch(() => {})
     }
     return { ran: true, ms: Math.round(performance.now() - started) }
   }

@@ -37,7 +37,7 @@ export const copytradeModule = defineModule({
       market,
       trading: ports.get(TradingPort),
       forgetManual: async () => {},
-      limit: pLimit(COPY_CONCURRENCY),
+      limit: k.edge ? (fn) => fn() : pLimit(COPY_CONCURRENCY),
     }
     const manual = manualGuard(ctx)
     ctx.forgetManual = manual.forget

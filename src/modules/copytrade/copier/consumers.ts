@@ -189,6 +189,19 @@ async function masterClosedTx(ctx: CopyCtx, p: TradePayload, tx: Tx): Promise<nu
 }
 
 /**
+ * An OPEN_ONLY copy its master let go of (unlinked when the master closed), closed after that: the
+ * follower's own position by then, whose result is not the subscription's and owes no per-trade fee. A
+ * link ended otherwise (the follower's close found first by the copier or the audit) still counts.
+ */
+function letGo(link: typeof copyLinks.$inferSelect | undefined, closeTime: number) {
+  return (
+    link?.status === 'ended' &&
+    link.reason === 'COPY_MODE' &&
+    closeTime > (link.masterCloseTime ?? link.updatedAt)
+  )
+}
+
+/**
  * A follower's copy closed (whole or part, by anyone): its result counts, and a profit share accrues (its
  * id). Null when the ticket is no copy's.
  */
@@ -210,9 +223,7 @@ async function copyClosedTx(
     .from(copyLinks)
     .innerJoin(copySubscriptions, eq(copySubscriptions.id, copyLinks.subscriptionId))
     .where(eq(copyLinks.followerTicket, linkTicket))
-  // a copy unlinked before (an OPEN_ONLY copy its master closed) is the follower's own position: its
-  // result is not the subscription's, and no per-trade fee is owed on it
-  if (!row || row.link.status === 'ended') return null
+  if (!row || letGo(row.link, closed.closeTime)) return null
   const { link, sub } = row
   const d = day(closed.closeTime)
   await tx
@@ -270,10 +281,10 @@ async function copiesClosedTx(
         events.map((e) => e.payload.ticket),
       ),
     )
-  // a copy unlinked before is the follower's own position (copyClosedTx)
-  const byTicket = new Map(
-    rows.filter((r) => r.link.status !== 'ended').map((r) => [r.link.followerTicket!, r]),
-  )
+  const byTicket = new Map(rows.map((r) => [r.link.followerTicket!, r]))
+  // a copy its master let go of is the follower's own position (letGo): none of this is its subscription's
+  for (const e of events)
+    if (letGo(byTicket.get(e.payload.ticket)?.link, e.payload.close_time)) byTicket.delete(e.payload.ticket)
   // each subscription's figures after the events in order (one subscription may close several copies)
   const subs = new Map<number, { resultMinor: number; lossDay: number; dayResultMinor: number }>()
   const ended = new Map<number, string>()

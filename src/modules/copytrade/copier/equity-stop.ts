@@ -26,8 +26,10 @@ export async function runEquityStop(ctx: CopyCtx) {
   for (const sub of subs) {
     const s = JSON.parse(sub.settings) as SubscriptionSettings
     const e = await copyEquity(ctx, sub)
+    // a fee owed waits for the follower's free margin: it must not be what closes the copies to free it
+    const equity = e.equity + e.owed
     if (
-      !equityStopReached(e.capital, e.equity, s.equity_stop, s.equity_stop_type, currencyDecimals(e.currency))
+      !equityStopReached(e.capital, equity, s.equity_stop, s.equity_stop_type, currencyDecimals(e.currency))
     )
       continue
     const now = ctx.clock.now()
@@ -43,7 +45,7 @@ export async function runEquityStop(ctx: CopyCtx) {
           action: 'stop',
           result: 'skipped',
           reason: 'EQUITY_STOP',
-          message: `copy equity ${e.equity} against capital ${e.capital} reached the equity stop ${s.equity_stop}${s.equity_stop_type === 1 ? ' %' : ` ${e.currency}`}; copies closed, subscription paused`,
+          message: `copy equity ${equity} against capital ${e.capital} reached the equity stop ${s.equity_stop}${s.equity_stop_type === 1 ? ' %' : ` ${e.currency}`}; copies closed, subscription paused`,
           symbol: '',
           masterTicket: 0,
           masterPrice: 0,

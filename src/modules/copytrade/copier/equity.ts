@@ -1,9 +1,10 @@
 import { and, eq, inArray, sql } from 'drizzle-orm'
+import type { Tx } from '../../../kernel/db/client'
 import { currencyDecimals } from '../../accounts'
 import { profitInAccount } from '../../trading'
 import { accountOf } from '../accounts-of'
 import type { CopyCtx } from '../context'
-import { copyLinks, copyRewards, type copySubscriptions } from '../schema'
+import { copyLinks, copyRewards, copySubscriptions } from '../schema'
 
 type Sub = typeof copySubscriptions.$inferSelect
 
@@ -14,16 +15,20 @@ type Sub = typeof copySubscriptions.$inferSelect
  * formulas (commission and swap included). A fee owed counts from its accrual: the mark it moved is the
  * equity after it, so the next fee is not charged on it (a fee on a fee), and new terms never charge it.
  */
-export async function copyEquity(ctx: CopyCtx, sub: Sub) {
-  const [links, [owed]] = await Promise.all([
-    ctx.db
+export async function copyEquity(ctx: CopyCtx, sub: Sub, q: Pick<Tx, 'select'> = ctx.db) {
+  // what it paid and what it owes in one read: a settlement moves an accrual from one to the other
+  const [links, [fees]] = await Promise.all([
+    q
       .select({ ticket: copyLinks.followerTicket })
       .from(copyLinks)
       .where(and(eq(copyLinks.subscriptionId, sub.id), inArray(copyLinks.status, ['open', 'closing']))),
-    ctx.db
-      .select({ minor: sql<number>`coalesce(sum(${copyRewards.amountMinor}), 0)` })
-      .from(copyRewards)
-      .where(and(eq(copyRewards.subscriptionId, sub.id), eq(copyRewards.status, 'pending'))),
+    q
+      .select({
+        paid: copySubscriptions.feesMinor,
+        owed: sql<number>`(select coalesce(sum(${copyRewards.amountMinor}), 0) from ${copyRewards} where ${copyRewards.subscriptionId} = ${copySubscriptions.id} and ${copyRewards.status} = 'pending')`,
+      })
+      .from(copySubscriptions)
+      .where(eq(copySubscriptions.id, sub.id)),
   ])
   const { group } = await accountOf(ctx, sub.followerLogin)
   const currency = group?.currency ?? 'USD'
@@ -50,12 +55,13 @@ export async function copyEquity(ctx: CopyCtx, sub: Sub) {
       floating += Math.round((p ?? 0) * 10 ** currencyDecimals(currency)) + o.commission + o.storage
     }
   }
-  const owedMinor = Number(owed?.minor ?? 0)
+  const paid = fees?.paid ?? sub.feesMinor
+  const owed = Number(fees?.owed ?? 0)
   return {
     currency,
     capital: sub.capitalMinor,
     floating,
-    owed: owedMinor,
-    equity: sub.capitalMinor + sub.resultMinor - sub.feesMinor - owedMinor + floating,
+    owed,
+    equity: sub.capitalMinor + sub.resultMinor - paid - owed + floating,
   }
 }

@@ -246,7 +246,8 @@ async function applyFlowTx(
       continue
     }
     // a withdrawal first charges the performance fee due on the gains so far
-    const before = await copyEquity(ctx, sub)
+    // in the delivery's transaction: a fee an earlier flow of this batch accrued is owed already
+    const before = await copyEquity(ctx, sub, tx)
     let hwm = sub.hwmMinor
     let fee = 0
     const policy = rewardPolicyOf(sub)
