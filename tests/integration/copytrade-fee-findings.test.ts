@@ -39,6 +39,19 @@ async function gainWithNoFreeMargin(policy: object, ownLots: number, closeMaster
   return { m, f, sub, own }
 }
 
+/** A 30 % profit-share master's 1-lot EURUSD buy at 1.10, copied 1:1 by a new follower. */
+async function profitShareCopy(settings: object) {
+  await w.price(1.1)
+  const mLogin = await w.newAccount(20_000)
+  const m = await w.master(mLogin, { reward_type: 3, percent: 30 })
+  const f = await w.newAccount(10_000)
+  await w.t.settle()
+  const sub = await w.follow(f, m, { volume_mode: 1, volume_param: 1, ...settings })
+  const mo = await w.openTrade(mLogin, 0, 100)
+  await w.t.settle()
+  return { mLogin, f, sub, mo }
+}
+
 describe('a fee accrued and waiting for its payment', () => {
   test('counts against the copy equity: the next period end charges no fee on it', async () => {
     const { f, sub, own } = await gainWithNoFreeMargin(HWM_20, 340, false)
@@ -102,14 +115,7 @@ test('two withdrawals delivered together: the second charges no fee on the fee t
 })
 
 test('an OPEN_ONLY copy its master let go of is the follower’s own: no profit share on its later close', async () => {
-  await w.price(1.1)
-  const mLogin = await w.newAccount(20_000)
-  const m = await w.master(mLogin, { reward_type: 3, percent: 30 })
-  const f = await w.newAccount(10_000)
-  await w.t.settle()
-  const sub = await w.follow(f, m, { volume_mode: 1, volume_param: 1, copy_mode: 1 })
-  const mo = await w.openTrade(mLogin, 0, 100)
-  await w.t.settle()
+  const { mLogin, f, sub, mo } = await profitShareCopy({ copy_mode: 1 })
   expect((await w.closeTrade(mLogin, mo.order)).status).toBe(200)
   await w.t.settle()
   const [copy] = await w.positions(f)
@@ -127,14 +133,7 @@ test('an OPEN_ONLY copy its master let go of is the follower’s own: no profit 
 })
 
 test('a copy whose link the copier ended first (its close found the position gone) still counts when its close arrives', async () => {
-  await w.price(1.1)
-  const mLogin = await w.newAccount(20_000)
-  const m = await w.master(mLogin, { reward_type: 3, percent: 30 })
-  const f = await w.newAccount(10_000)
-  await w.t.settle()
-  const sub = await w.follow(f, m, { volume_mode: 1, volume_param: 1 })
-  await w.openTrade(mLogin, 0, 100)
-  await w.t.settle()
+  const { f, sub } = await profitShareCopy({})
   const [copy] = await w.positions(f)
   // as close-copy.ts and the audit mark a link whose follower position was closed before them
   await w.t.ctx.db

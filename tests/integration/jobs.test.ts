@@ -7,6 +7,7 @@ import { MemoryStore } from '../../src/kernel/cache/memory'
 import { ManualClock } from '../../src/kernel/clock'
 import { openDatabase } from '../../src/kernel/db/client'
 import { migrateDatabase } from '../../src/kernel/db/migrate'
+import type { Job } from '../../src/kernel/jobs/job'
 import { StoreLeases } from '../../src/kernel/jobs/leases'
 import { JobRunner, leaseMs, scheduledHere } from '../../src/kernel/jobs/runner'
 import { silentLogger } from '../../src/kernel/logger'
@@ -254,11 +255,9 @@ describe('a run cut off with its invocation (a Worker over its limits) never set
     },
   ]
 
-  test('in a Worker isolate the job runs again once its lease would have lapsed', async () => {
-    const clock = new ManualClock(Date.UTC(2026, 0, 5))
-    const ran: string[] = []
-    const jobs = cutOff(ran)
-    const edge = new JobRunner(
+  /** The runner of a Worker isolate (edge), its leases in a store on the test's clock. */
+  const isolateRunner = (jobs: Job[], clock: ManualClock) =>
+    new JobRunner(
       jobs,
       new StoreLeases(new MemoryStore(clock)),
       'isolate',
@@ -267,6 +266,12 @@ describe('a run cut off with its invocation (a Worker over its limits) never set
       undefined,
       true,
     )
+
+  test('in a Worker isolate the job runs again once its lease would have lapsed', async () => {
+    const clock = new ManualClock(Date.UTC(2026, 0, 5))
+    const ran: string[] = []
+    const jobs = cutOff(ran)
+    const edge = isolateRunner(jobs, clock)
     void edge.runDue()
     await Bun.sleep(0)
     expect((await edge.runDue())['i.cut']).toEqual({ ran: false, reason: 'busy' })
@@ -291,15 +296,7 @@ describe('a run cut off with its invocation (a Worker over its limits) never set
         })
       },
     }
-    const edge = new JobRunner(
-      [job],
-      new StoreLeases(new MemoryStore(clock)),
-      'isolate',
-      clock,
-      silentLogger,
-      undefined,
-      true,
-    )
+    const edge = isolateRunner([job], clock)
     const first = edge.runOnce('c.slow')
     await Bun.sleep(0)
     // past its lease by the clock; the run renews it (every third of the lease) as it goes on
