@@ -233,6 +233,14 @@ describe('integration API', () => {
       expect([r.status, r.json.error]).toEqual([400, 'INVALID_DATA'])
       expect(r.json.message).toContain(q.slice(0, q.indexOf('=')))
     }
+    // a range that ends before it starts is refused as the cabinet refuses it, not answered empty
+    const reversed = await api('from=2026-11-10&to=2026-11-01')
+    expect([reversed.status, reversed.json.error, reversed.json.message]).toEqual([
+      400,
+      'INVALID_DATA',
+      'to: on or after from',
+    ])
+    expect((await api('from=2026-11-01&to=2026-11-01')).status).toBe(200)
   })
 })
 

@@ -275,3 +275,37 @@ describe('postbacks carry what the tracker matches by', () => {
     )
   })
 })
+
+describe('the cabinet sign-in (a hostile probe, twenty-third session)', () => {
+  const signIn = (password: string) =>
+    t.request('POST', '/api/affiliate/login', {
+      host: CABINET,
+      body: { login: 'BETAPARTNER', password },
+      headers: { origin: `http://${CABINET}` },
+    })
+  // a token of now: the tests before moved the clock past the last one's life
+  const access = async (body: Record<string, unknown>) =>
+    t.request('PUT', '/manager/affiliates/access/BETAPARTNER', { token: await t.staffToken(), body })
+
+  test('an access revoked before it had a password is granted again only with one, and never signs in without', async () => {
+    // no access to Demo yet (a test above gave it one), then revoked first: the row exists, without a password
+    await t.ctx.db.run(
+      sql`delete from affiliate_access where affiliate_id = (select id from affiliates where code = 'BETAPARTNER') and brand_id = 1`,
+    )
+    expect((await access({ status: 'revoked' })).status).toBe(200)
+    const granted = await access({ status: 'active' })
+    expect([granted.status, granted.json.error, granted.json.message]).toEqual([
+      400,
+      'INVALID_DATA',
+      'password: required when access is granted',
+    ])
+    // an active access without a stored password, however it came to be: nothing signs in with it
+    await t.ctx.db.run(
+      sql`update affiliate_access set status = 'active' where affiliate_id = (select id from affiliates where code = 'BETAPARTNER') and brand_id = 1`,
+    )
+    for (const password of ['not-a-real-password', 'wrong-pass-1'])
+      expect((await signIn(password)).status).toBe(401)
+    expect((await access({ status: 'active', password: 'beta-cabinet-1' })).status).toBe(200)
+    expect((await signIn('beta-cabinet-1')).status).toBe(200)
+  })
+})

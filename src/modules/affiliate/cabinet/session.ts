@@ -47,7 +47,9 @@ export async function cabinetLogin(
     const hash = row?.access.passwordHash || (await dummyHash())
     // a stored value that is not a hash checks as false; a check refused as busy is a 503, not a failure
     const passwordOk = await verifyPassword(input.password, hash)
-    return { ok: !!row && passwordOk && row.a.status === 'active' && row.access.status === 'active', row }
+    // an access without a password (one granted, revoked, granted again without one) never signs in
+    const stored = !!row?.access.passwordHash
+    return { ok: stored && passwordOk && row!.a.status === 'active' && row!.access.status === 'active', row }
   })
   // issued only while the password checked and both statuses are still the stored ones: a reset, a
   // suspension or a revoked access written during the check ended the sessions already, not this one

@@ -250,7 +250,8 @@ export async function setAccess(
     .select()
     .from(affiliateAccess)
     .where(and(eq(affiliateAccess.affiliateId, a.id), eq(affiliateAccess.brandId, brandId)))
-  if (!had && input.status === 'active' && !passwordHash)
+  // an access revoked before it ever had a password has none: granting it again needs one
+  if (!had?.passwordHash && input.status === 'active' && !passwordHash)
     throw refuse('INVALID_DATA', 'password: required when access is granted')
   await ctx.db.transaction(async (tx) => {
     await tx
