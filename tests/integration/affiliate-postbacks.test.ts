@@ -335,3 +335,41 @@ describe('postbacks', () => {
     })
   })
 })
+
+describe('cut off (a hostile probe, twenty-third session)', () => {
+  test('a suspended affiliate, or one whose access to the brand is revoked, is sent nothing of its customers until it is active again', async () => {
+    const patch = async (body: Record<string, unknown>) =>
+      expect(
+        (
+          await t.request('PATCH', `/manager/affiliates/${affiliateId}`, {
+            token: await t.staffToken(),
+            body,
+          })
+        ).status,
+      ).toBe(200)
+    const access = async (status: string, password?: string) =>
+      expect(
+        (
+          await t.request('PUT', '/manager/affiliates/access/PBPARTNER', {
+            token: await t.staffToken(),
+            body: { status, ...(password ? { password } : {}) },
+          })
+        ).status,
+      ).toBe(200)
+    failWith = 0
+    const customer = await referredCustomer()
+    got.length = 0
+    await patch({ status: 'suspended' })
+    await deposit(customer, 9001)
+    await send()
+    expect(got).toHaveLength(0)
+    await patch({ status: 'active' })
+    await access('revoked')
+    await send()
+    expect(got).toHaveLength(0)
+    await access('active', 'pb-pass-2')
+    await send()
+    expect(got.length).toBeGreaterThan(0)
+    expect(got.some((g) => JSON.parse(g.body).conversion.customer_id === customer)).toBe(true)
+  })
+})

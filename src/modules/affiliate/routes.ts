@@ -158,7 +158,7 @@ export const affiliateStaffRoutes = (ctx: AffiliateCtx, dir: AffiliateDirectory)
               t.UnionEnum(['active', 'suspended'], {
                 default: undefined,
                 description:
-                  'suspended: its codes stop attributing, its tokens stop working, its cabinet sessions end (active again revives none)',
+                  'suspended: its codes stop attributing, its tokens stop working, its cabinet sessions end (active again revives none), and its postbacks wait until it is active again',
               }),
             ),
             password: t.Optional(

@@ -1,4 +1,4 @@
-import { and, asc, desc, eq, lte, sql } from 'drizzle-orm'
+import { and, asc, desc, eq, isNull, lte, or, sql } from 'drizzle-orm'
 import type { AffiliateCtx } from '../context'
 import { postbackHostAllowed } from '../domain/hosts'
 import { isInternalHost } from '../domain/internal-address'
@@ -11,7 +11,7 @@ import {
 } from '../domain/postback'
 import { refuse } from '../errors'
 import { PostbackEndpointDisabled } from '../events'
-import { affiliates, postbackKeys, postbacks } from '../schema'
+import { affiliateAccess, affiliates, postbackKeys, postbacks } from '../schema'
 import { homeAffiliate } from './affiliates'
 import { internalTarget } from './egress'
 import { postbackHostsOf } from './settings'
@@ -82,12 +82,23 @@ export async function sendDuePostbacks(ctx: AffiliateCtx, now: number) {
     .select({ id: postbacks.id })
     .from(postbacks)
     .innerJoin(affiliates, eq(affiliates.id, postbacks.affiliateId))
+    .leftJoin(
+      affiliateAccess,
+      and(
+        eq(affiliateAccess.affiliateId, postbacks.affiliateId),
+        eq(affiliateAccess.brandId, postbacks.brandId),
+      ),
+    )
     .where(
       and(
         eq(postbacks.status, 'pending'),
         lte(postbacks.nextAt, now),
         lte(postbacks.leaseUntil, now),
         eq(affiliates.postbackEnabled, 1),
+        // a suspended affiliate, or one whose access to the brand is revoked, is sent nothing of its
+        // customers (spec 5.5: cut off at once); its postbacks wait, as for a disabled endpoint
+        eq(affiliates.status, 'active'),
+        or(isNull(affiliateAccess.status), eq(affiliateAccess.status, 'active')),
       ),
     )
     .orderBy(asc(postbacks.id))
