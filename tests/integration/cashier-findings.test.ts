@@ -162,24 +162,33 @@ describe('KYC', () => {
 })
 
 describe('the sandbox provider', () => {
-  test('retries each webhook for 3 days from when it became owed, not from when the payment was created', async () => {
-    const clock = new ManualClock(Date.UTC(2026, 10, 2, 9, 0, 0))
-    // webhooks go to a port nothing listens on: none is acknowledged
-    const app = await makeTestApp({
-      clock,
+  /** An app whose payments' webhooks go to a port nothing listens on: none is acknowledged. */
+  const unheard = (clock?: ManualClock) =>
+    makeTestApp({
+      ...(clock ? { clock } : {}),
       env: { CASHIER_PUBLIC_URLS: JSON.stringify({ Demo: 'http://127.0.0.1:9' }) },
     })
+  /** A card deposit of 10 by the demo customer: the token of its sandbox payment. */
+  async function payment(app: TestApp, customer?: string) {
+    const d = await app.request('POST', '/cashier/deposit', {
+      token: customer ?? (await app.customerToken()),
+      body: { login: 100001, method: 'card', amount: 10 },
+    })
+    expect(d.status).toBe(200)
+    return String(d.json.next.url).split('/').at(-1)!
+  }
+  /** The payment's row and the ids of the webhooks it owes. */
+  async function owedOf(app: TestApp, token: string) {
+    const [row] = await app.ctx.db.select().from(sandboxPayments).where(eq(sandboxPayments.token, token))
+    return { row: row!, ids: (JSON.parse(row!.outbox) as { id: string }[]).map((o) => o.id) }
+  }
+
+  test('retries each webhook for 3 days from when it became owed, not from when the payment was created', async () => {
+    const clock = new ManualClock(Date.UTC(2026, 10, 2, 9, 0, 0))
+    const app = await unheard(clock)
     try {
-      const d = await app.request('POST', '/cashier/deposit', {
-        token: await app.customerToken(),
-        body: { login: 100001, method: 'card', amount: 10 },
-      })
-      expect(d.status).toBe(200)
-      const token = String(d.json.next.url).split('/').at(-1)!
-      const owed = async () => {
-        const [row] = await app.ctx.db.select().from(sandboxPayments).where(eq(sandboxPayments.token, token))
-        return (JSON.parse(row!.outbox) as { id: string }[]).map((o) => o.id)
-      }
+      const token = await payment(app)
+      const owed = async () => (await owedOf(app, token)).ids
       const day = 86_400_000
       // the customer pays on the page two and a half days after the payment was made
       clock.advance(2.5 * day)
@@ -201,18 +210,11 @@ describe('the sandbox provider', () => {
   })
 
   test('a pay and a decline sent at once: one is taken, the other is 409, and one webhook is owed', async () => {
-    const app = await makeTestApp({
-      env: { CASHIER_PUBLIC_URLS: JSON.stringify({ Demo: 'http://127.0.0.1:9' }) },
-    })
+    const app = await unheard()
     try {
       const customer = await app.customerToken()
       for (let i = 0; i < 5; i++) {
-        const d = await app.request('POST', '/cashier/deposit', {
-          token: customer,
-          body: { login: 100001, method: 'card', amount: 10 },
-        })
-        expect(d.status).toBe(200)
-        const token = String(d.json.next.url).split('/').at(-1)!
+        const token = await payment(app, customer)
         const answers = await Promise.all(
           (['pay', 'decline'] as const).map((action) =>
             app.request('POST', `/cashier/sandbox/pay/${token}`, { body: { action } }),
@@ -220,10 +222,10 @@ describe('the sandbox provider', () => {
         )
         expect(answers.map((a) => a.status).sort()).toEqual([200, 409])
         expect(answers.find((a) => a.status === 409)!.json.error).toBe('PAYMENT_STATE_CONFLICT')
-        const [row] = await app.ctx.db.select().from(sandboxPayments).where(eq(sandboxPayments.token, token))
+        const { row, ids } = await owedOf(app, token)
         const taken = answers.find((a) => a.status === 200)!.json.status
-        expect(row!.status).toBe(taken)
-        expect((JSON.parse(row!.outbox) as { id: string }[]).map((o) => o.id)).toEqual([`${token}-${taken}`])
+        expect(row.status).toBe(taken)
+        expect(ids).toEqual([`${token}-${taken}`])
       }
     } finally {
       await app.close()
@@ -231,15 +233,9 @@ describe('the sandbox provider', () => {
   })
 
   test('webhooks no simulator can send leave the front of the retry batch for those it can', async () => {
-    const app = await makeTestApp({
-      env: { CASHIER_PUBLIC_URLS: JSON.stringify({ Demo: 'http://127.0.0.1:9' }) },
-    })
+    const app = await unheard()
     try {
-      const d = await app.request('POST', '/cashier/deposit', {
-        token: await app.customerToken(),
-        body: { login: 100001, method: 'card', amount: 10 },
-      })
-      const token = String(d.json.next.url).split('/').at(-1)!
+      const token = await payment(app)
       // a row whose provider is gone from the configuration: nothing can send its webhooks
       const outbox = [
         { id: 'old', update: 'confirmed', at: 0 },
@@ -250,11 +246,11 @@ describe('the sandbox provider', () => {
         .set({ provider: 'gone', outbox: JSON.stringify(outbox), updatedAt: 0 })
         .where(eq(sandboxPayments.token, token))
       await app.runJob('cashier.sandbox-deliver')
-      const [row] = await app.ctx.db.select().from(sandboxPayments).where(eq(sandboxPayments.token, token))
+      const { row, ids } = await owedOf(app, token)
       // the one past its window is given up on, as one the merchant never acknowledged; the other goes to
       // the back of the queue
-      expect((JSON.parse(row!.outbox) as { id: string }[]).map((o) => o.id)).toEqual(['new'])
-      expect(row!.updatedAt).toBeGreaterThan(0)
+      expect(ids).toEqual(['new'])
+      expect(row.updatedAt).toBeGreaterThan(0)
     } finally {
       await app.close()
     }

@@ -69,8 +69,9 @@ export class SandboxGateway implements HostedPayments {
       challenge_fail: [['pending_3ds'], 'declined', 'failed'],
     }
     const [from, to, update] = moves[action]
-    if (!from.includes(row.status))
-      throw refuse('PAYMENT_STATE_CONFLICT', `the payment is ${row.status}: ${action} is not possible`)
+    const conflict = (status: string) =>
+      refuse('PAYMENT_STATE_CONFLICT', `the payment is ${status}: ${action} is not possible`)
+    if (!from.includes(row.status)) throw conflict(row.status)
     const now = this.ctx.clock.now()
     const owed: Owed = { id: `${token}-${to}`, update, at: now }
     // taken only from the state read: of two choices sent at once (pay and decline) one moves the payment
@@ -84,10 +85,7 @@ export class SandboxGateway implements HostedPayments {
       })
       .where(and(eq(sandboxPayments.token, token), eq(sandboxPayments.status, row.status)))
       .returning()
-    if (!r) {
-      const cur = await this.payment(brandId, token)
-      throw refuse('PAYMENT_STATE_CONFLICT', `the payment is ${cur.status}: ${action} is not possible`)
-    }
+    if (!r) throw conflict((await this.payment(brandId, token)).status)
     await this.deliver(r)
     return { status: to, return_url: row.returnUrl }
   }
@@ -102,22 +100,23 @@ export class SandboxGateway implements HostedPayments {
       .from(brands)
       .where(eq(brands.id, row.brandId))
     const secret = brand ? secretsOf(this.ctx, brand.name, row.provider)[0] : undefined
-    const simulator = secret ? provider?.simulator : undefined
+    const simulator = provider?.simulator
     const acknowledged = new Set<string>()
     // without a simulator or a secret nothing can be sent: the row still goes to the back of the queue and
     // its webhooks past their window are given up on, so such rows starve no others
-    for (const o of simulator ? owed : []) {
-      const body = simulator!.body(o.id, o.update, row)
-      const ok = await fetch(row.notifyUrl, {
-        method: 'POST',
-        headers: simulator!.headers(secret!, body, this.ctx.clock.now()),
-        body,
-        signal: AbortSignal.timeout(5000),
-      })
-        .then((r) => r.ok)
-        .catch(() => false)
-      if (ok) acknowledged.add(o.id)
-    }
+    if (simulator && secret)
+      for (const o of owed) {
+        const body = simulator.body(o.id, o.update, row)
+        const ok = await fetch(row.notifyUrl, {
+          method: 'POST',
+          headers: simulator.headers(secret, body, this.ctx.clock.now()),
+          body,
+          signal: AbortSignal.timeout(5000),
+        })
+          .then((r) => r.ok)
+          .catch(() => false)
+        if (ok) acknowledged.add(o.id)
+      }
     // a webhook past its retry window is given up on, as providers do (the reconcile job asks the status);
     // the list is read again in the write: a webhook owed meanwhile (the customer acted) stays in it. One
     // still owed goes to the back of the job's queue, so a few unreachable ones starve no others.

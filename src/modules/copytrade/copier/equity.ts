@@ -61,6 +61,7 @@ export async function copyEquity(ctx: CopyCtx, sub: Sub, q: Pick<Tx, 'select'> =
     currency,
     capital: sub.capitalMinor,
     floating,
+    paid,
     owed,
     equity: sub.capitalMinor + sub.resultMinor - paid - owed + floating,
   }

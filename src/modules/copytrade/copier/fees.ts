@@ -303,7 +303,7 @@ export async function feePreview(ctx: CopyCtx, sub: Sub) {
     currency: e.currency,
     copy_capital: e.capital / d,
     copy_result: sub.resultMinor / d,
-    fees_paid: sub.feesMinor / d,
+    fees_paid: e.paid / d,
     fees_owed: e.owed / d,
     floating: e.floating / d,
     copy_equity: e.equity / d,
