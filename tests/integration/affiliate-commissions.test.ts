@@ -6,8 +6,6 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { eq } from 'drizzle-orm'
 import { ManualClock } from '../../src/kernel/clock'
-import type { Topic } from '../../src/kernel/events/topic'
-import { BalanceOperation } from '../../src/modules/accounts'
 import { customers } from '../../src/modules/accounts/schema'
 import {
   affiliateAccess,
@@ -19,9 +17,8 @@ import {
 import { reconcileCommissions } from '../../src/modules/affiliate/service/commission-ledger'
 import { CashierCredited, CashierReversed, WithdrawalPaid } from '../../src/modules/cashier'
 import { KycApproved } from '../../src/modules/kyc'
-import { TradeClosed } from '../../src/modules/trading'
+import { affiliateEvents } from '../support/affiliate-facts'
 import { makeTestApp, type TestApp } from '../support/app'
-import { closedTrade } from '../support/events'
 
 const DAY = 86_400_000
 const T0 = Date.UTC(2026, 9, 5, 9) // 2026-10-05
@@ -78,50 +75,7 @@ async function partnerOnPlan(name: string, plan: { name: string; terms: Record<s
   return { partner, link }
 }
 
-const emitAt = async <T>(at: number, topic: Topic<T>, payload: T) => {
-  clock.set(at)
-  await t.ctx.uow.run(async (_tx, work) => work.emit(topic, 1, payload))
-}
-const money = (c: { id: number; login: number }, transaction_id: number, amount_minor: number) => ({
-  transaction_id,
-  customer_id: c.id,
-  login: c.login,
-  method: 'card',
-  provider: 'sandbox',
-  amount_minor,
-  fee_minor: 0,
-  currency: 'USD',
-})
-const trade = (
-  c: { login: number },
-  ticket: number,
-  at: number,
-  commission: number,
-  swap: number,
-  volume = 100,
-) =>
-  emitAt(at, TradeClosed, {
-    ...closedTrade({ ticket, login: c.login, volume, at }),
-    commission_minor: commission,
-    storage_minor: swap,
-  })
-const bonus = (c: { login: number }, id: number, at: number, amount_minor: number) =>
-  emitAt(at, BalanceOperation, {
-    id,
-    login: c.login,
-    op: 'OP_CREDIT_IN',
-    ticket: null,
-    amount_minor,
-    balance_after_minor: 0,
-    credit_after_minor: amount_minor,
-    currency: 'USD',
-    reason: 'TR_REASON_BONUS',
-    comment: 'welcome bonus',
-    api_data: null,
-    idempotency_key: null,
-    created_by: 'manager:1',
-    created_time: Math.floor(at / 1000),
-  })
+const { emitAt, money, trade, bonus } = affiliateEvents(() => t, clock)
 const rowsOf = async (customerId: number) =>
   (await t.ctx.db.select().from(commissions).where(eq(commissions.customerId, customerId)))
     .map((r) => ({ key: r.key.replace(/^c\d+:/, ''), kind: r.kind, amount: r.amountMinor, period: r.period }))

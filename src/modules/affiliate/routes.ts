@@ -201,7 +201,7 @@ export const affiliateStaffRoutes = (ctx: AffiliateCtx, dir: AffiliateDirectory)
           {
             status: t.UnionEnum(['active', 'revoked'], {
               default: undefined,
-              description: 'grant or revoke',
+              description: 'grant or revoke; while revoked it earns nothing new on this brand',
             }),
             password: t.Optional(
               t.String({

@@ -45,6 +45,25 @@ export const affiliateAccess = sqliteTable(
   (t) => [primaryKey({ columns: [t.affiliateId, t.brandId] })],
 )
 
+/**
+ * When an affiliate's standing changed: its own status (`brand_id` 0: on every brand, `active` or
+ * `suspended`) or its access to one brand (`active` or `revoked`). A fact earns a commission only while both
+ * stand `active` at its time (domain/standing.ts); the commission ledger re-derives from facts, so the
+ * standing must be known over time, not only now. Before a first row the affiliate stands active.
+ */
+export const standingChanges = sqliteTable(
+  'affiliate_standing',
+  {
+    id: integer('id').primaryKey({ autoIncrement: true }),
+    affiliateId: integer('affiliate_id').notNull(),
+    /** 0 for the affiliate's own status, else the brand of an access */
+    brandId: integer('brand_id').notNull(),
+    status: text('status', { enum: ['active', 'suspended', 'revoked'] }).notNull(),
+    fromTime: integer('from_time').notNull(),
+  },
+  (t) => [index('affiliate_standing_of').on(t.affiliateId, t.brandId, t.fromTime)],
+)
+
 /** Signing keys of an affiliate's postbacks: the newest signs; an older one stays known until deleted. */
 export const postbackKeys = sqliteTable('affiliate_postback_keys', {
   id: text('id').primaryKey(),
@@ -298,7 +317,9 @@ export const commissions = sqliteTable(
     updatedAt: integer('updated_at').notNull(),
   },
   (t) => [
-    uniqueIndex('affiliate_commissions_key').on(t.brandId, t.affiliateId, t.key, t.period),
+    // one open row per key and currency: a key whose currency changed after a close takes the old currency
+    // back in its own row
+    uniqueIndex('affiliate_commissions_key').on(t.brandId, t.affiliateId, t.key, t.currency, t.period),
     index('affiliate_commissions_customer').on(t.customerId),
     index('affiliate_commissions_period').on(t.brandId, t.period, t.affiliateId),
     index('affiliate_commissions_time').on(t.brandId, t.affiliateId, t.eventTime),

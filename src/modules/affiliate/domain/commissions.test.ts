@@ -138,6 +138,34 @@ describe('RevShare', () => {
   })
 })
 
+describe('while the affiliate does not earn', () => {
+  const hybrid = plan({
+    type: 'hybrid',
+    cpa: { USD: 20_000 },
+    revshare_bp: 5000,
+    revshare_basis: 'trading_revenue',
+  })
+  // suspended from day 2 to day 4
+  const earns = (time: number) => time < T0 + 2 * DAY || time >= T0 + 4 * DAY
+  const of = (facts: FactRow[]) =>
+    deriveCommissions(42, facts, () => hybrid, earns).map((r) => [r.key.replace('c42:', ''), r.amountMinor])
+
+  test('what adds is left out and what takes back is kept; a CPA qualifies only while it earns', () => {
+    const dep = fact('deposit', 3 * DAY, { reference: 'd1', valueMinor: 50_000 })
+    const before = fact('trade', DAY, { reference: 't1', valueMinor: 1_000, volume: 100 })
+    const during = fact('trade', 3 * DAY, { reference: 't2', valueMinor: 1_000, volume: 100 })
+    const swap = fact('trade', 3 * DAY, { reference: 't3', valueMinor: -400, volume: 100 })
+    const gift = fact('bonus', 3 * DAY, { reference: 'b1', valueMinor: 600 })
+    const after = fact('trade', 5 * DAY, { reference: 't4', valueMinor: 200, volume: 100 })
+    expect(of([dep, before, during, swap, gift, after])).toEqual([
+      ['rev:trade:t1', 500],
+      ['rev:trade:t3', -200],
+      ['rev:bonus:b1', -300],
+      ['rev:trade:t4', 100],
+    ])
+  })
+})
+
 describe('a close', () => {
   const tiered = plan({
     type: 'tiered_revshare',

@@ -21,6 +21,11 @@ import { type AppliedPlan, paysCpa, paysRevshare, share } from './plans'
  *     deposit within the hold days of that deposit (after them it changes nothing already earned).
  *   A row whose share rounds to nothing is kept when it has a basis: a tiered plan pays its tier on it.
  *
+ * While the affiliate does not earn (suspended, or its access to the brand revoked: `earns`, standing.ts) a
+ * fact earns nothing: no CPA qualifies then, and no RevShare row adds to what it is paid. A row that takes
+ * back still counts (a withdrawal, a bonus, a trade whose swap the broker paid), as does the reversal of
+ * what it earned before: a suspension never keeps money a refund or withdrawal would have taken back.
+ *
  * Tier adjustments and sub-affiliate overrides depend on a whole period; a close writes them (periods.ts).
  */
 
@@ -71,6 +76,7 @@ export function deriveCommissions(
   customerId: number,
   facts: readonly FactRow[],
   planAt: (time: number) => AppliedPlan | null,
+  earns: (time: number) => boolean = () => true,
 ): DerivedCommission[] {
   const sorted = distinct(facts)
   const of = (kind: Fact['kind']) => sorted.filter((f) => f.kind === kind)
@@ -149,7 +155,7 @@ export function deriveCommissions(
     const r = reversals.get(first.reference)
     const left = (first.valueMinor ?? 0) - Math.abs(r?.valueMinor ?? 0)
     const voided = r && left < (named ? (minimum[first.currency] ?? 1) : 1) ? r : undefined
-    if (at !== null && amount !== undefined && !(voided && voided.eventTime <= at)) {
+    if (at !== null && amount !== undefined && !(voided && voided.eventTime <= at) && earns(at)) {
       out.push({
         key: key('cpa'),
         kind: 'cpa',
@@ -184,18 +190,24 @@ export function deriveCommissions(
     const t = plan.terms
     const bp = t.revshare_bp ?? 0
     const basis = t.revshare_basis ?? 'trading_revenue'
+    // what would add to its pay while it does not earn is left out; what takes back is not
+    const adds = (b: number) => b > 0 && !earns(f.eventTime)
     if (basis === 'trading_revenue' && f.kind === 'trade') {
       if (f.valueMinor === null || !onRealAccount(f)) continue
       const revenue = f.valueMinor + Math.trunc(((t.markup_per_lot?.[f.currency] ?? 0) * f.volume) / 100)
+      if (adds(revenue)) continue
       row(`rev:trade:${f.reference}`, 'revshare', plan, f, share(revenue, bp), revenue, bp, [f.id], f.volume)
     } else if (basis === 'trading_revenue' && f.kind === 'bonus') {
       const bonus = f.valueMinor ?? 0
+      if (adds(-bonus)) continue
       row(`rev:bonus:${f.reference}`, 'revshare', plan, f, share(-bonus, bp), -bonus, bp, [f.id])
     } else if (basis === 'net_deposits' && f.kind === 'withdrawal') {
       const paid = Math.abs(f.valueMinor ?? 0)
       row(`rev:withdrawal:${f.reference}`, 'revshare', plan, f, share(-paid, bp), -paid, bp, [f.id])
     } else if (basis === 'net_deposits' && f.kind === 'deposit') {
       const amount = f.valueMinor ?? 0
+      // a deposit it did not earn on: its refund takes nothing back either
+      if (adds(amount)) continue
       row(`rev:deposit:${f.reference}`, 'revshare', plan, f, share(amount, bp), amount, bp, [f.id])
       const r = heldReversal(f, t.hold_days)
       if (r) {

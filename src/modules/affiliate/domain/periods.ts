@@ -34,7 +34,7 @@ interface RevshareGroup {
 export interface AffiliatePeriod {
   affiliateId: number
   parentId: number | null
-  /** the plan in effect at the period's end */
+  /** the plan in effect at the period's end; none when the affiliate does not earn then (standing.ts) */
   plan: AppliedPlan | null
   /** the period's RevShare rows per plan version and currency: their basis and what they paid */
   revshare: RevshareGroup[]

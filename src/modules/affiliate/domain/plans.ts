@@ -1,3 +1,4 @@
+import type { Standing } from './standing'
 /**
  * Commission plans (issue 44). A plan's terms are one of five types; amounts are integer minor units,
  * rates basis points (1 bp = 0.01 %), and amounts that depend on a currency are given per currency, so no
@@ -102,6 +103,8 @@ export interface PlanTimeline {
   own: { from: number; planId: number }[]
   defaults: { from: number; planId: number }[]
   versions: Map<number, { version: number; from: number; terms: PlanTerms }[]>
+  /** when the affiliate earns on the brand (standing.ts) */
+  standing: Standing
 }
 
 const latestAt = <T extends { from: number }>(list: readonly T[], time: number): T | undefined => {

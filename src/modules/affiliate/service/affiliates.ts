@@ -1,10 +1,17 @@
-import { and, desc, eq, isNull, lt, sql } from 'drizzle-orm'
+import { and, desc, eq, isNull, lt, ne, sql } from 'drizzle-orm'
 import { hashPassword } from '../../../kernel/auth/passwords'
 import type { Tx } from '../../../kernel/db/client'
 import { isUniqueViolation } from '../../../kernel/db/errors'
 import type { AffiliateCtx } from '../context'
 import { refuse } from '../errors'
-import { affiliateAccess, affiliates, affiliateTokens, postbackKeys, trackingLinks } from '../schema'
+import {
+  affiliateAccess,
+  affiliates,
+  affiliateTokens,
+  postbackKeys,
+  standingChanges,
+  trackingLinks,
+} from '../schema'
 import type { AffiliateDirectory } from './directory'
 import { checkPostbackUrl } from './settings'
 
@@ -195,7 +202,7 @@ export async function updateAffiliate(
   await ctx.db.transaction(async (tx) => {
     const set: Partial<AffiliateRow> = {}
     if (input.name !== undefined) set.name = input.name
-    if (input.status !== undefined) set.status = input.status
+    if (input.status !== undefined) await changeStatus(ctx, tx, id, input.status)
     if (input.postback_url !== undefined) set.postbackUrl = input.postback_url
     if (input.postback_enabled !== undefined) {
       set.postbackEnabled = input.postback_enabled ? 1 : 0
@@ -214,6 +221,22 @@ export async function updateAffiliate(
   })
   if (input.status !== undefined) await forgetAffiliate(ctx, dir, id)
   return readAffiliate(ctx, brandId, id)
+}
+
+/**
+ * A change of the affiliate's own status, dated in its standing (what it earns depends on it over time):
+ * conditional, so two requests at once date one change.
+ */
+async function changeStatus(ctx: AffiliateCtx, tx: Tx, id: number, status: 'active' | 'suspended') {
+  const changed = await tx
+    .update(affiliates)
+    .set({ status })
+    .where(and(eq(affiliates.id, id), ne(affiliates.status, status)))
+    .returning({ id: affiliates.id })
+  if (changed.length > 0)
+    await tx
+      .insert(standingChanges)
+      .values({ affiliateId: id, brandId: 0, status, fromTime: ctx.clock.now() })
 }
 
 /** Drops the cached codes of an affiliate and its links on every brand it has access to. */
@@ -254,19 +277,33 @@ export async function setAccess(
   if (!had?.passwordHash && input.status === 'active' && !passwordHash)
     throw refuse('INVALID_DATA', 'password: required when access is granted')
   await ctx.db.transaction(async (tx) => {
-    await tx
+    const now = ctx.clock.now()
+    const added = await tx
       .insert(affiliateAccess)
       .values({
         affiliateId: a.id,
         brandId,
         status: input.status,
         passwordHash: passwordHash ?? '',
-        createdAt: ctx.clock.now(),
+        createdAt: now,
       })
-      .onConflictDoUpdate({
-        target: [affiliateAccess.affiliateId, affiliateAccess.brandId],
-        set: { status: input.status, ...(passwordHash ? { passwordHash } : {}) },
-      })
+      .onConflictDoNothing()
+      .returning({ id: affiliateAccess.affiliateId })
+    const mine = and(eq(affiliateAccess.affiliateId, a.id), eq(affiliateAccess.brandId, brandId))
+    // conditional, so two requests at once date one change in its standing (what it earns here over time)
+    const changed =
+      added.length > 0
+        ? []
+        : await tx
+            .update(affiliateAccess)
+            .set({ status: input.status })
+            .where(and(mine, ne(affiliateAccess.status, input.status)))
+            .returning({ id: affiliateAccess.affiliateId })
+    if (changed.length > 0 || (added.length > 0 && input.status === 'revoked'))
+      await tx
+        .insert(standingChanges)
+        .values({ affiliateId: a.id, brandId, status: input.status, fromTime: now })
+    if (passwordHash && added.length === 0) await tx.update(affiliateAccess).set({ passwordHash }).where(mine)
     if (input.status === 'revoked' || passwordHash) await endCabinetSessions(ctx, tx, a.id, brandId)
   })
   await forgetAffiliate(ctx, dir, a.id)

@@ -5,6 +5,7 @@ import { type DerivedCommission, deriveCommissions, type FactRow } from '../doma
 import type { Fact } from '../domain/conversions'
 import { openPeriodFor } from '../domain/periods'
 import { type PlanTerms, type PlanTimeline, planAt } from '../domain/plans'
+import { earnsAt, standingOf } from '../domain/standing'
 import {
   commissionPeriods,
   commissions,
@@ -12,13 +13,17 @@ import {
   planAssignments,
   planVersions,
   referredCustomers,
+  standingChanges,
   trackingLinks,
 } from '../schema'
 import type { Referral } from './referral'
 
 type Handle = Pick<Tx, 'select'>
 
-/** The plans that pay an affiliate on a brand over time (its own assignments, else the brand's default). */
+/**
+ * The plans that pay an affiliate on a brand over time (its own assignments, else the brand's default), and
+ * when it earns there (its standing).
+ */
 async function timelineOf(db: Handle, brandId: number, affiliateId: number): Promise<PlanTimeline> {
   const assigned = await db
     .select({
@@ -29,10 +34,16 @@ async function timelineOf(db: Handle, brandId: number, affiliateId: number): Pro
     .from(planAssignments)
     .where(and(eq(planAssignments.brandId, brandId), inArray(planAssignments.affiliateId, [affiliateId, 0])))
     .orderBy(planAssignments.effectiveFrom)
+  const changes = await db
+    .select()
+    .from(standingChanges)
+    .where(and(eq(standingChanges.affiliateId, affiliateId), inArray(standingChanges.brandId, [brandId, 0])))
+    .orderBy(standingChanges.fromTime, standingChanges.id)
   const tl: PlanTimeline = {
     own: assigned.filter((a) => a.affiliateId === affiliateId),
     defaults: assigned.filter((a) => a.affiliateId === 0),
     versions: new Map(),
+    standing: standingOf(changes, brandId),
   }
   const ids = [...new Set(assigned.map((a) => a.planId).filter((id) => id > 0))]
   if (ids.length === 0) return tl
@@ -111,7 +122,12 @@ export async function reconcileCommissions(ctx: AffiliateCtx, tx: Tx, ref: Refer
     .select()
     .from(conversionFacts)
     .where(eq(conversionFacts.customerId, ref.customerId))) as FactRow[]
-  const derived = deriveCommissions(ref.customerId, facts, (time) => planAt(tl, time))
+  const derived = deriveCommissions(
+    ref.customerId,
+    facts,
+    (time) => planAt(tl, time),
+    (time) => earnsAt(tl.standing, time),
+  )
   await applyDerived(ctx, tx, ref, derived, stored, await closedThrough(tx, ref.brandId))
 }
 
@@ -204,9 +220,12 @@ export async function reconcileFact(ctx: AffiliateCtx, tx: Tx, ref: Referral, fa
   if (tl.own.length === 0 && tl.defaults.length === 0 && stored.length === 0) return
   const facts = new Map<number, FactRow>()
   for (const f of [...base, ...(own as FactRow[]), ...(window as FactRow[])]) facts.set(f.id, f)
-  const derived = deriveCommissions(ref.customerId, [...facts.values()], (time) => planAt(tl, time)).filter(
-    (d) => keys.includes(d.key),
-  )
+  const derived = deriveCommissions(
+    ref.customerId,
+    [...facts.values()],
+    (time) => planAt(tl, time),
+    (time) => earnsAt(tl.standing, time),
+  ).filter((d) => keys.includes(d.key))
   await applyDerived(ctx, tx, ref, derived, stored, await closedThrough(tx, ref.brandId))
 }
 
@@ -220,9 +239,11 @@ interface Closed {
 }
 
 /**
- * Per key, the rows of closed periods stay as they are; one row of an open period holds the rest (derived
- * minus closed: amount, basis and lots), updated in place, deleted when nothing is left. A key whose period
- * is closed gets that row in the first open period, naming the period it corrects.
+ * Per key and currency, the rows of closed periods stay as they are; one row of an open period holds the
+ * rest (derived minus closed: amount, basis and lots), updated in place, deleted when nothing is left. A key
+ * whose period is closed gets that row in the first open period, naming the period it corrects. Amounts of
+ * two currencies never meet: a key whose currency changed after a close (a CPA whose first deposit turned
+ * out to be another one) takes back the old currency's amount in a row of that currency.
  */
 async function applyDerived(
   ctx: AffiliateCtx,
@@ -234,8 +255,9 @@ async function applyDerived(
 ) {
   const now = ctx.clock.now()
   const byKey = new Map<string, { closed: Closed; open: Stored | null; last: Stored }>()
+  const idOf = (r: { key: string; currency: string }) => `${r.key}\n${r.currency}`
   for (const r of stored) {
-    const k = byKey.get(r.key) ?? {
+    const k = byKey.get(idOf(r)) ?? {
       closed: { amount: 0, basis: 0, volume: 0, period: '' },
       open: null,
       last: r,
@@ -246,14 +268,14 @@ async function applyDerived(
       k.closed.volume += r.volume
       if (r.period > k.closed.period) k.closed.period = r.period
     } else k.open = r
-    byKey.set(r.key, k)
+    byKey.set(idOf(r), k)
   }
-  const wanted = new Set(derived.map((d) => d.key))
-  for (const [key, k] of byKey) {
-    if (wanted.has(key)) continue
+  const wanted = new Set(derived.map(idOf))
+  for (const [id, k] of byKey) {
+    if (wanted.has(id)) continue
     // facts no longer derive the key: an open row goes; what a closed period paid is taken back
     const gone: DerivedCommission = {
-      key,
+      key: k.last.key,
       kind: k.last.kind as DerivedCommission['kind'],
       amountMinor: 0,
       currency: k.last.currency,
@@ -268,7 +290,7 @@ async function applyDerived(
     await put(tx, ref, gone, k, closed, now)
   }
   const none = { closed: { amount: 0, basis: 0, volume: 0, period: '' }, open: null }
-  for (const d of derived) await put(tx, ref, d, byKey.get(d.key) ?? none, closed, now)
+  for (const d of derived) await put(tx, ref, d, byKey.get(idOf(d)) ?? none, closed, now)
 }
 
 async function drop(tx: Tx, id: number) {

@@ -5,6 +5,7 @@ import { invalid } from '../../../kernel/http/errors'
 import type { AffiliateCtx } from '../context'
 import { type AffiliatePeriod, closeRows, PERIOD, periodEnd, periodOf, periodStart } from '../domain/periods'
 import { type PlanTerms, type PlanTimeline, planAt } from '../domain/plans'
+import { earnsAt, standingOf } from '../domain/standing'
 import { refuse } from '../errors'
 import {
   affiliateAccess,
@@ -16,6 +17,7 @@ import {
   planAssignments,
   planVersions,
   referredCustomers,
+  standingChanges,
   statements,
 } from '../schema'
 import { closedThrough } from './commission-ledger'
@@ -56,6 +58,11 @@ async function brandPlans(tx: Tx, brandId: number) {
   const defaults = assigned
     .filter((a) => a.affiliateId === 0)
     .map((a) => ({ from: a.effectiveFrom, planId: a.planId }))
+  const changes = await tx
+    .select()
+    .from(standingChanges)
+    .where(inArray(standingChanges.brandId, [brandId, 0]))
+    .orderBy(standingChanges.fromTime, standingChanges.id)
   return {
     timelineOf: (affiliateId: number): PlanTimeline => ({
       own: assigned
@@ -63,11 +70,19 @@ async function brandPlans(tx: Tx, brandId: number) {
         .map((a) => ({ from: a.effectiveFrom, planId: a.planId })),
       defaults,
       versions,
+      standing: standingOf(
+        changes.filter((c) => c.affiliateId === affiliateId),
+        brandId,
+      ),
     }),
     termsOf: (planId: number, version: number) =>
       versions.get(planId)?.find((v) => v.version === version)?.terms ?? null,
   }
 }
+
+/** The plan that pays at `time`, or none while the affiliate does not earn (its sub-affiliate overrides). */
+const earningPlanAt = (tl: PlanTimeline, time: number) =>
+  earnsAt(tl.standing, time) ? planAt(tl, time) : null
 
 /**
  * Closes a brand's period (a month that has ended) once, in one transaction: rows of earlier months still
@@ -123,7 +138,7 @@ export async function closePeriod(ctx: AffiliateCtx, brandId: number, staffId: n
         a = {
           affiliateId,
           parentId: null,
-          plan: planAt(timelineOf(affiliateId), end - 1),
+          plan: earningPlanAt(timelineOf(affiliateId), end - 1),
           revshare: [],
           volume: 0,
           customers: 0,
