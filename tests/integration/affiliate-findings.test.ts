@@ -309,3 +309,85 @@ describe('the cabinet sign-in (a hostile probe, twenty-third session)', () => {
     expect((await signIn('beta-cabinet-1')).status).toBe(200)
   })
 })
+
+describe('attribution (a hostile probe)', () => {
+  const clicksToday = async () => {
+    const login = await t.request('POST', '/api/affiliate/login', {
+      host: CABINET,
+      headers: { origin: `http://${CABINET}` },
+      body: { login: 'DEMOPARTNER', password: 'partner-pass-1' },
+    })
+    const cookie = /tcs_aff=[^;]+/.exec(login.headers.get('set-cookie') ?? '')![0]
+    await flush()
+    const r = await t.request('GET', '/api/affiliate/dashboard?range=today', {
+      host: CABINET,
+      headers: { cookie },
+    })
+    return [r.json.funnel.clicks, r.json.funnel.unique_clicks] as [number, number]
+  }
+  const install = (installation_id: string, ua: string) =>
+    t.request('POST', '/app', {
+      headers: { 'user-agent': ua },
+      body: { installation_id, platform: 'android', attribution: { affiliate: 'DEMOPARTNER' } },
+    })
+
+  test('a registration body and an app install are not clicks; a page opened with the code is', async () => {
+    const before = await clicksToday()
+    expect((await install('inst-not-a-click', 'okhttp/4.12.0')).status).toBe(200)
+    await register({ body: { attribution: { affiliate: 'DEMOPARTNER', sub1: 'body' } } })
+    expect(await clicksToday()).toEqual(before)
+    await get('/?affiliate=DEMOPARTNER')
+    expect(await clicksToday()).toEqual([before[0] + 1, before[1] + 1])
+  })
+
+  test('a registration refused for its taken email leaves no decision and no touch', async () => {
+    const email = `taken-${++n}@example.com`
+    const once = (sub1: string) =>
+      t.request('POST', '/customer/register', {
+        headers: { 'user-agent': BROWSER },
+        body: {
+          email,
+          password: 'find-pass-1',
+          name: 'Taken',
+          attribution: { affiliate: 'DEMOPARTNER', sub1 },
+        },
+      })
+    expect((await once('first')).status).toBe(200)
+    const count = async () =>
+      (
+        (await t.ctx.db.all(
+          sql`select (select count(*) from attribution_decisions) as d, (select count(*) from attribution_touches) as t`,
+        )) as { d: number; t: number }[]
+      )[0]
+    const before = await count()
+    const again = await once('second')
+    expect(again.status).toBe(200) // the same answer: no enumeration
+    expect(await count()).toEqual(before)
+    const second = await t.ctx.db.all(sql`select id from attribution_touches where params like '%"second"%'`)
+    expect(second).toEqual([])
+  })
+
+  test("a crawler's install does not swallow the body's values; an install past the window does not win", async () => {
+    expect((await install('inst-crawler', 'Googlebot/2.1 (+http://www.google.com/bot.html)')).status).toBe(
+      200,
+    )
+    const body = await register({
+      body: { installation_id: 'inst-crawler', attribution: { affiliate: 'DEMOPARTNER', sub1: 'landing' } },
+    })
+    expect(body).toMatchObject({
+      won_by: 'registration_body',
+      affiliate_code: 'DEMOPARTNER',
+      sub1: 'landing',
+    })
+    expect((await install('inst-old', 'okhttp/4.12.0')).status).toBe(200)
+    clock.advance(31 * 86_400_000)
+    expect((await register({ body: { installation_id: 'inst-old' } }))?.won_by ?? 'none').toBe('none')
+  })
+
+  test('an affiliate code in any case attributes (codes are one in any case)', async () => {
+    const vid = vidOf(await get('/?affiliate=demopartner&sub1=lower'))
+    const won = await register({ vid })
+    expect(won).toMatchObject({ won_by: 'last_touch', sub1: 'lower' })
+    expect(Number(won?.affiliate_id)).toBeGreaterThan(0)
+  })
+})

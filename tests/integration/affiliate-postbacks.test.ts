@@ -254,6 +254,16 @@ describe('postbacks', () => {
 
   test('failures retry with backoff, die after ten attempts, and twenty in a row disable the endpoint', async () => {
     failWith = 500
+    // a tracker's token in the query: the notice of the disabled endpoint never carries it
+    const secretUrl = `http://127.0.0.1:${receiver.port}/hook?token=tracker-s3cret&cid={click_id}`
+    expect(
+      (
+        await t.request('PATCH', `/manager/affiliates/${affiliateId}`, {
+          token: staff,
+          body: { postback_url: secretUrl },
+        })
+      ).status,
+    ).toBe(200)
     const id = await referredCustomer()
     await t.settle()
     const [p] = await t.ctx.db.select().from(postbacks).where(eq(postbacks.status, 'pending'))
@@ -283,6 +293,7 @@ describe('postbacks', () => {
       .from(outbox)
       .where(eq(outbox.topic, 'affiliate.postback_disabled'))
     expect(notices).toHaveLength(1)
+    expect(JSON.parse(notices[0].payload).url).toBe(`http://127.0.0.1:${receiver.port}/hook`)
     // disabled: nothing is sent however long it waits; a conversion made meanwhile is held, not lost
     const sent = got.length
     await deposit(id, 5003)

@@ -1,3 +1,4 @@
+import { sql } from 'drizzle-orm'
 import { index, integer, primaryKey, sqliteTable, text, uniqueIndex } from 'drizzle-orm/sqlite-core'
 
 /**
@@ -24,7 +25,12 @@ export const affiliates = sqliteTable(
     postbackDisabledReason: text('postback_disabled_reason').notNull().default(''),
     createdAt: integer('created_at').notNull(),
   },
-  (t) => [uniqueIndex('affiliates_email').on(t.email), uniqueIndex('affiliates_code').on(t.code)],
+  (t) => [
+    uniqueIndex('affiliates_email').on(t.email),
+    uniqueIndex('affiliates_code').on(t.code),
+    // attribution matches a code in any case (service/directory.ts)
+    index('affiliates_code_nocase').on(sql`lower(${t.code})`),
+  ],
 )
 
 /** An affiliate's access to a brand, with its cabinet password there (spec 5.4: per affiliate and brand). */

@@ -8,7 +8,11 @@ import { Principals } from './principals'
 import { authRoutes } from './routes'
 import * as schema from './schema'
 
-export { type AttributionResolver, RegistrationAttributionPort } from './service'
+export {
+  type AttributionResolver,
+  type RegistrationAttribution,
+  RegistrationAttributionPort,
+} from './service'
 
 /** Sign-in of accounts, customers and staff; sign-out; registration; the staff table (README.md). */
 export const authModule = defineModule({

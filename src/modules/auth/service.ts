@@ -209,6 +209,14 @@ interface RegistrationInput {
   installation_id?: string
 }
 
+/** A registration's attribution, decided before the customer is created. */
+export interface RegistrationAttribution {
+  /** what the customer's record keeps, or null */
+  attribution: Record<string, string> | null
+  /** undoes what deciding it wrote, for a registration that created nobody (its email was taken) */
+  abandon(): Promise<void>
+}
+
 /**
  * Attribution seam (spec 4.16): the marketing-attribution module, when the deployment has it, provides
  * this port and decides the customer's attribution (its touches, the install, the body values); without
@@ -218,11 +226,13 @@ export type AttributionResolver = (
   brand: Brand,
   input: RegistrationInput,
   meta: { ip: string; cookies: string | null; userAgent: string | null },
-) => Promise<Record<string, string> | null>
+) => Promise<RegistrationAttribution>
 export const RegistrationAttributionPort = definePort<AttributionResolver>('auth.registration-attribution')
 
-const bodyAttribution: AttributionResolver = async (_brand, input) =>
-  input.attribution && Object.keys(input.attribution).length ? input.attribution : null
+const bodyAttribution: AttributionResolver = async (_brand, input) => ({
+  attribution: input.attribution && Object.keys(input.attribution).length ? input.attribution : null,
+  abandon: async () => {},
+})
 
 /** The same answer whether the email was new or already registered (no enumeration through registration). */
 const REGISTRATION_ACCEPTED = {
@@ -255,17 +265,24 @@ export async function registerCustomer(
   const resolve = ctx.ports.has(RegistrationAttributionPort)
     ? ctx.ports.get(RegistrationAttributionPort)
     : bodyAttribution
-  const attribution = await resolve(brand, input, meta)
+  const decided = await resolve(brand, input, meta)
   const passwordHash = await hashPassword(input.password)
-  await ctx.accounts.createCustomer({
+  const { created } = await ctx.accounts.createCustomer({
     brandId: brand.id,
     email,
     passwordHash,
     name: input.name,
     phone: input.phone,
     country: input.country,
-    attribution,
+    attribution: decided.attribution,
   })
+  // a taken email registers nobody: no decision or touch of it stays (it would count and pin touches)
+  if (!created)
+    await decided.abandon().catch((e) =>
+      ctx.logger.log('warn', 'attribution of a refused registration not undone', {
+        err: e instanceof Error ? e.message : String(e),
+      }),
+    )
   return REGISTRATION_ACCEPTED
 }
 

@@ -31,7 +31,9 @@ export class AffiliateDirectory {
       .select({ id: affiliates.id })
       .from(affiliates)
       .innerJoin(affiliateAccess, eq(affiliateAccess.affiliateId, affiliates.id))
-      .where(and(eq(affiliates.code, sql.placeholder('code')), active))
+      // a code is one in any case (unique so, and the cabinet signs in by it so): a link typed in capitals
+      // still attributes (affiliates_code_nocase)
+      .where(and(sql`lower(${affiliates.code}) = ${sql.placeholder('code')}`, active))
       .prepare()
     this.linkStmt = ctx.db
       .select({
@@ -73,8 +75,9 @@ export class AffiliateDirectory {
   }
 
   affiliate(brandId: number, code: string): Promise<CodeMatch | null> {
-    return this.lookup(`aff:v1:${brandId}:${code}`, async () => {
-      const [r] = await this.affStmt.execute({ brand: brandId, code })
+    const lower = code.toLowerCase()
+    return this.lookup(`aff:v1:${brandId}:${lower}`, async () => {
+      const [r] = await this.affStmt.execute({ brand: brandId, code: lower })
       return r ? { affiliateId: r.id, linkId: null, landingPath: '/', campaign: '' } : NONE
     })
   }
@@ -100,7 +103,7 @@ export class AffiliateDirectory {
   /** After a change of an affiliate or link (this instance and every one sharing the cache). */
   forget(brandId: number, ...codes: { affiliate?: string; link?: string }[]) {
     const keys = codes.flatMap((c) => [
-      ...(c.affiliate ? [`aff:v1:${brandId}:${c.affiliate}`] : []),
+      ...(c.affiliate ? [`aff:v1:${brandId}:${c.affiliate.toLowerCase()}`] : []),
       ...(c.link ? [`afl:v1:${brandId}:${c.link}`] : []),
     ])
     for (const k of keys) this.local.delete(k)

@@ -176,6 +176,19 @@ async function send(ctx: AffiliateCtx, p: typeof postbacks.$inferSelect, now: nu
 }
 
 /**
+ * The endpoint as a notice names it: scheme, host and path. A tracker's URL often carries its token in the
+ * query (or credentials before the host); the event is stored and may be delivered, so they stay out.
+ */
+function withoutSecrets(url: string) {
+  try {
+    const u = new URL(url)
+    return `${u.protocol}//${u.host}${u.pathname}`
+  } catch {
+    return ''
+  }
+}
+
+/**
  * Records a send, where this pass still holds the claim (`p.leaseUntil`, as claimed): a claim lost
  * meanwhile records nothing over what its new holder does. A failure of the endpoint counts toward
  * disabling it; a refusal by settings does not (another brand's allowlist must not switch off the home
@@ -226,7 +239,7 @@ async function settle(
         .where(eq(affiliates.id, a.id))
       work.emit(PostbackEndpointDisabled, a.brandId, {
         affiliate_id: a.id,
-        url: a.postbackUrl,
+        url: withoutSecrets(a.postbackUrl),
         failures: a.postbackFailures,
         last_error: error,
       })

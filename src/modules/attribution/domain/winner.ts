@@ -2,7 +2,7 @@
  * Which touch a registration is attributed to (spec 4.16), in this order:
  *
  * 1. `install`: registering from the app with an `installation_id` of the brand whose install carried
- *    attribution values (the app's own record of how it was installed).
+ *    attribution values (the app's own record of how it was installed), within the window of the install.
  * 2. `registration_body`: the public values an external landing page passed in the registration body
  *    (they describe the page the visitor registered from: the latest touch there is).
  * 3. `last_touch`: the visitor cookie's latest touch with attribution values (a code, a campaign, UTM or
@@ -21,13 +21,15 @@ interface TouchLite {
 
 export type WonBy = 'install' | 'registration_body' | 'last_touch' | 'last_direct' | 'none'
 
+/** A touch that may win a registration at `now`: not a bot's, and within the window. */
+export const canWin = (t: TouchLite, now: number, windowMs: number) =>
+  t.bot === 0 && t.createdAt <= now && t.createdAt >= now - windowMs
+
 export function chooseTouch(
   visitorTouches: readonly TouchLite[],
   opts: { now: number; windowMs: number; installTouch?: TouchLite | null; bodyTouch?: TouchLite | null },
 ): { touchId: number | null; wonBy: WonBy; considered: number[] } {
-  const inWindow = visitorTouches.filter(
-    (t) => t.bot === 0 && t.createdAt <= opts.now && t.createdAt >= opts.now - opts.windowMs,
-  )
+  const inWindow = visitorTouches.filter((t) => canWin(t, opts.now, opts.windowMs))
   const considered = [
     ...(opts.installTouch ? [opts.installTouch.id] : []),
     ...(opts.bodyTouch ? [opts.bodyTouch.id] : []),
@@ -38,7 +40,7 @@ export function chooseTouch(
       (a, t) => (!a || t.createdAt > a.createdAt || (t.createdAt === a.createdAt && t.id > a.id) ? t : a),
       null,
     )
-  if (opts.installTouch && opts.installTouch.bot === 0)
+  if (opts.installTouch && canWin(opts.installTouch, opts.now, opts.windowMs))
     return { touchId: opts.installTouch.id, wonBy: 'install', considered }
   if (opts.bodyTouch && opts.bodyTouch.bot === 0)
     return { touchId: opts.bodyTouch.id, wonBy: 'registration_body', considered }

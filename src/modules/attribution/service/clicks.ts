@@ -1,4 +1,4 @@
-import { and, desc, eq, gte, lt, type SQL, sql } from 'drizzle-orm'
+import { and, desc, eq, gte, inArray, lt, type SQL, sql } from 'drizzle-orm'
 import { olderThan } from '../../../kernel/db/keyset'
 import type { AffiliateClicks, ReportDimension } from '../../affiliate'
 import type { AttributionCtx } from '../context'
@@ -21,10 +21,13 @@ const GROUP_BY: Record<ReportDimension, SQL<string | number | null>> = {
 
 const dayKey = (day: number) => new Date(day * DAY).toISOString().slice(0, 10)
 
+/** Touches that are clicks: a link followed or a page opened with values; an install or a registration's body is not. */
+export const CLICK_SOURCES = ['click', 'page']
+
 /**
- * An affiliate's clicks for its cabinet: touches attributed to it, bots left out (the partial index
- * attribution_touches_affiliate: `bot = 0` is written literally so the planner can use it); raw clicks,
- * and unique ones (the first of a visitor on a link within the hour, not suspect).
+ * An affiliate's clicks for its cabinet: touches attributed to it that are clicks, bots left out (the
+ * partial index attribution_touches_affiliate: `bot = 0` is written literally so the planner can use it);
+ * raw clicks, and unique ones (the first of a visitor on a link within the hour, not suspect).
  */
 export function affiliateClicks(ctx: AttributionCtx): AffiliateClicks {
   const of = (brandId: number, affiliateId: number, from: number, to: number) =>
@@ -34,6 +37,7 @@ export function affiliateClicks(ctx: AttributionCtx): AffiliateClicks {
       gte(touches.createdAt, from),
       lt(touches.createdAt, to),
       sql`${touches.bot} = 0`,
+      inArray(touches.source, CLICK_SOURCES),
     )
   const unique = sql<number>`coalesce(sum(${touches.uniqueClick} = 1 and ${touches.suspect} = 0), 0)`
   /** the clicks of pruned touches, per day (the roll-up the retention job writes) */

@@ -1,10 +1,11 @@
-import { and, eq, gte } from 'drizzle-orm'
+import { and, eq, gte, sql } from 'drizzle-orm'
 import type { Brand } from '../../../kernel/brand/registry'
+import type { RegistrationAttribution } from '../../auth'
 import type { AttributionCtx } from '../context'
 import { isCrawler } from '../domain/bots'
 import { hasValues, type Params, parseParams } from '../domain/params'
 import { toRecord } from '../domain/record'
-import { chooseTouch } from '../domain/winner'
+import { canWin, chooseTouch } from '../domain/winner'
 import { decisions, installs, touches } from '../schema'
 import { hashAddress, insertTouches, matchCodes } from './touches'
 
@@ -23,12 +24,13 @@ interface RegistrationClues {
  * The attribution a new customer gets (domain/winner.ts orders the candidates): the winning touch's
  * values and ids, the rule, and the decision row that lists every touch considered (staff read it).
  * Body values are recorded as a touch of their own, so every attributed customer has a touch that won.
+ * A registration that then creates nobody (a taken email) abandons it: the decision and the body's touch go.
  */
 export async function attributeRegistration(
   ctx: AttributionCtx,
   brand: Brand,
   clues: RegistrationClues,
-): Promise<Record<string, string> | null> {
+): Promise<RegistrationAttribution> {
   // the visitor's last landing hits may still be in the buffer
   if (clues.visitorId) await ctx.touchWriter.flush()
   const now = ctx.clock.now()
@@ -45,9 +47,10 @@ export async function attributeRegistration(
         )
     : []
   const installTouch = clues.installationId ? await installTouchOf(ctx, brand.id, clues.installationId) : null
+  // the body's values count unless the install wins (a bot's install, or one past the window, does not)
+  const installWins = installTouch !== null && canWin(installTouch, now, ctx.windowMs)
   const bodyParams: Params = clues.values ? parseParams(clues.values) : {}
-  const bodyMatch =
-    hasValues(bodyParams) && !installTouch ? await matchCodes(ctx, brand.id, bodyParams) : null
+  const bodyMatch = hasValues(bodyParams) && !installWins ? await matchCodes(ctx, brand.id, bodyParams) : null
   // the affiliates any candidate touch names whose own email registers now: their touches refer nobody
   const named = new Set(
     [installTouch?.affiliateId, bodyMatch?.affiliateId, ...visitorTouches.map((t) => t.affiliateId)].filter(
@@ -56,9 +59,9 @@ export async function attributeRegistration(
   )
   const own = new Set<number>()
   for (const id of named) if (await ctx.codes.isOwnEmail(id, clues.email)) own.add(id)
-  return ctx.db.transaction(async (tx) => {
+  const made = await ctx.db.transaction(async (tx) => {
     let bodyTouch: typeof touches.$inferSelect | null = null
-    if (hasValues(bodyParams) && !installTouch) {
+    if (hasValues(bodyParams) && !installWins) {
       const match = bodyMatch
       const [id] = await insertTouches(tx, [
         {
@@ -95,10 +98,31 @@ export async function attributeRegistration(
         createdAt: now,
       })
       .returning({ id: decisions.id })
-    if (!won) return null
-    if (selfReferral) return attributionRecord(unreferred(won), 'self_referral', decision.id, undefined)
-    return attributionRecord(won, choice.wonBy, decision.id, clues.installationId)
+    const attribution = !won
+      ? null
+      : selfReferral
+        ? attributionRecord(unreferred(won), 'self_referral', decision.id, undefined)
+        : attributionRecord(won, choice.wonBy, decision.id, clues.installationId)
+    return { attribution, decisionId: decision.id, bodyTouchId: bodyTouch?.id ?? null }
   })
+  return {
+    attribution: made.attribution,
+    abandon: () =>
+      ctx.db.transaction(async (tx) => {
+        await tx
+          .delete(decisions)
+          .where(and(eq(decisions.id, made.decisionId), eq(decisions.brandId, brand.id)))
+        if (made.bodyTouchId !== null)
+          await tx.delete(touches).where(
+            and(
+              eq(touches.id, made.bodyTouchId),
+              eq(touches.source, 'registration'),
+              // another registration of the same visitor at once may have chosen it
+              sql`not exists (select 1 from attribution_decisions d where d.touch_id = ${touches.id})`,
+            ),
+          )
+      }),
+  }
 }
 
 /** A touch as if it named no affiliate: its marketing values stay, its affiliate and link codes do not. */

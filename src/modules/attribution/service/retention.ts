@@ -1,5 +1,6 @@
 import { sql } from 'drizzle-orm'
 import type { AttributionCtx } from '../context'
+import { CLICK_SOURCES } from './clicks'
 
 const DAY = 86_400_000
 /** Touches deleted per transaction: a pass never holds the write lock for long. */
@@ -7,7 +8,7 @@ const CHUNK = 5_000
 
 /**
  * Prunes touches older than the retention (whole UTC days), never one a registration's decision or an
- * install points to, after adding their clicks (bots left out) to the daily roll-up the cabinet's funnel
+ * install points to, after adding their clicks (bots, installs and registration bodies left out) to the daily roll-up the cabinet's funnel
  * reads for those days. Idempotent per day: a day is rolled up in the same transaction that deletes its
  * touches, so a rerun finds them gone. The number of touches deleted.
  */
@@ -33,6 +34,10 @@ export async function pruneTouches(ctx: AttributionCtx, now: number) {
                coalesce(sum(unique_click = 1 and suspect = 0), 0)
         from attribution_touches
         where id in (${list}) and affiliate_id is not null and bot = 0
+          and source in (${sql.join(
+            CLICK_SOURCES.map((x) => sql`${x}`),
+            sql`,`,
+          )})
         group by brand_id, affiliate_id, created_at / ${DAY}
         on conflict (brand_id, affiliate_id, day) do update set
           clicks = clicks + excluded.clicks, unique_clicks = unique_clicks + excluded.unique_clicks`)

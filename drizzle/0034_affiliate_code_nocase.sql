@@ -1,0 +1,1 @@
+CREATE INDEX `affiliates_code_nocase` ON `affiliates` (lower("code"));
