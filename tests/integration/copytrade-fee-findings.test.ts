@@ -3,7 +3,7 @@
 // was taken on a position its master had let go of, and a subscription period already paid was charged
 // again after a pause. Time is moved, never slept.
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
-import { eq } from 'drizzle-orm'
+import { eq, sql } from 'drizzle-orm'
 import { copyLinks } from '../../src/modules/copytrade/schema'
 import { copyFeeWorld, DAY } from '../support/copy-fees'
 
@@ -168,4 +168,37 @@ test('a subscription period paid, then paused and ended: a new subscription to t
   expect(await w.rewardsOf(second)).toEqual([])
   // one day of the period was used: 29 days of it are left, from now
   expect((await w.preview(second)).next_subscription_fee_time).toBe(paidUntil + 35 * 86_400)
+})
+
+test('a change of terms that loses its race charges nothing: the old terms are charged with the switch', async () => {
+  const { m, sub } = await gainWithNoFreeMargin(HWM_20, 1, true)
+  const due = (await w.preview(sub)).performance_fee_now
+  expect(due).toBeGreaterThan(300)
+  expect(
+    (
+      await w.request('PUT', `/copytrade/master/${m}`, {
+        reward_policy: { reward_type: 1, percent: 50, period_days: 30 },
+      })
+    ).status,
+  ).toBe(200)
+  const version = (await w.request('GET', `/copytrade/masters/${m}`)).json.policy_version
+  // another instance pauses the subscription the moment the old terms' fee is accrued
+  await w.t.ctx.db.run(
+    sql.raw(`create trigger race_terms after insert on copy_rewards when new.key like 'hwm:%:terms:%'
+      begin update copy_subscriptions set paused_at = 1 where id = new.subscription_id; end`),
+  )
+  try {
+    const lost = await w.request('POST', `/copytrade/subscription/${sub}/terms`, { version })
+    expect([lost.status, lost.json.error]).toEqual([409, 'INVALID_TRANSITION'])
+    expect(await w.rewardsOf(sub)).toEqual([])
+    expect((await w.preview(sub)).terms.percent).toBe(20)
+  } finally {
+    await w.t.ctx.db.run(sql`drop trigger race_terms`)
+  }
+  expect((await w.request('POST', `/copytrade/subscription/${sub}/terms`, { version })).status).toBe(200)
+  await w.t.runJob('copytrade.settle')
+  const rows = await w.rewardsOf(sub)
+  expect(rows.map((r) => [r.reward_name, r.status])).toEqual([['PERFORMANCE_FEE_HWM', 'settled']])
+  expect(settled(rows)).toBe(due)
+  expect((await w.preview(sub)).terms.percent).toBe(50)
 })

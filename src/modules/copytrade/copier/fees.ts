@@ -33,6 +33,8 @@ async function withMaster(ctx: CopyCtx, subId: number) {
   return row
 }
 
+type Equity = { equity: number; currency: string }
+
 /**
  * Charges PERFORMANCE_FEE_HWM on the copy equity above the mark (domain/fees.ts), once per `key` (a
  * period end, a withdrawal, the end of the subscription), and moves the mark; conditional on the mark
@@ -41,83 +43,119 @@ async function withMaster(ctx: CopyCtx, subId: number) {
 export async function crystallize(ctx: CopyCtx, subId: number, key: string, why: string) {
   const row = await withMaster(ctx, subId)
   if (!row || row.sub.rewardType !== REWARD.PERFORMANCE_FEE_HWM) return null
-  // on the terms the follower accepted, not on what the master offers now
-  const policy = rewardPolicyOf(row.sub)
-  if (policy.reward_type !== REWARD.PERFORMANCE_FEE_HWM) return null
-  const eq0 = await copyEquity(ctx, row.sub)
-  const due = performanceFee(eq0.equity, row.sub.hwmMinor, policy.percent)
-  if (due.fee <= 0) return null
-  const id = await ctx.db.transaction(async (tx) => {
-    const moved = await tx
-      .update(copySubscriptions)
-      .set({ hwmMinor: due.hwm })
-      .where(and(eq(copySubscriptions.id, subId), eq(copySubscriptions.hwmMinor, row.sub.hwmMinor)))
-      .returning({ id: copySubscriptions.id })
-    if (moved.length === 0) return null
-    return accrueTx(ctx, tx, row.sub, row.master, {
-      key,
-      type: REWARD.PERFORMANCE_FEE_HWM,
-      base: eq0.equity - row.sub.hwmMinor,
-      amount: due.fee,
-      currency: eq0.currency,
-      note: `${policy.percent} % of the copy equity ${eq0.equity} above the mark ${row.sub.hwmMinor} (${why})`,
-    })
-  })
+  const e = await copyEquity(ctx, row.sub)
+  const charged = await ctx.db.transaction((tx) =>
+    performanceFeeTx(ctx, tx, row.sub, row.master, e, key, why),
+  )
+  const id = charged?.id ?? null
   if (id) await settleRewards(ctx, [id])
   return id
 }
 
+/**
+ * The performance fee on `e` above the mark, accrued in the caller's transaction, the mark moved to the
+ * equity after it (conditional on the mark read: null when another run moved it first). The mark after.
+ */
+async function performanceFeeTx(
+  ctx: CopyCtx,
+  tx: Tx,
+  sub: Sub,
+  master: Master,
+  e: Equity,
+  key: string,
+  why: string,
+): Promise<{ id: number | null; hwm: number; moved: boolean } | null> {
+  // on the terms the follower accepted, not on what the master offers now
+  const policy = rewardPolicyOf(sub)
+  const none = { id: null, hwm: sub.hwmMinor, moved: false }
+  if (policy.reward_type !== REWARD.PERFORMANCE_FEE_HWM) return none
+  const due = performanceFee(e.equity, sub.hwmMinor, policy.percent)
+  if (due.fee <= 0) return none
+  const moved = await tx
+    .update(copySubscriptions)
+    .set({ hwmMinor: due.hwm })
+    .where(and(eq(copySubscriptions.id, sub.id), eq(copySubscriptions.hwmMinor, sub.hwmMinor)))
+    .returning({ id: copySubscriptions.id })
+  if (moved.length === 0) return null
+  const id = await accrueTx(ctx, tx, sub, master, {
+    key,
+    type: REWARD.PERFORMANCE_FEE_HWM,
+    base: e.equity - sub.hwmMinor,
+    amount: due.fee,
+    currency: e.currency,
+    note: `${policy.percent} % of the copy equity ${e.equity} above the mark ${sub.hwmMinor} (${why})`,
+  })
+  return { id, hwm: due.hwm, moved: true }
+}
+
 /** MANAGEMENT_FEE's whole days since the last accrual (at most 31), once per day (conditional on it). */
 async function accrueManagement(ctx: CopyCtx, sub: Sub, master: Master, today: number) {
+  if (rewardPolicyOf(sub).reward_type !== REWARD.MANAGEMENT_FEE || sub.mgmtDay >= today) return null
+  const e = await copyEquity(ctx, sub)
+  return ctx.db.transaction((tx) => managementFeeTx(ctx, tx, sub, master, e, today))
+}
+
+/** The management fee's days up to `today` on `e`, in the caller's transaction (conditional on the day read). */
+async function managementFeeTx(ctx: CopyCtx, tx: Tx, sub: Sub, master: Master, e: Equity, today: number) {
   const policy = rewardPolicyOf(sub)
   if (policy.reward_type !== REWARD.MANAGEMENT_FEE || sub.mgmtDay >= today) return null
   const days = Math.min(31, today - sub.mgmtDay)
-  const e = await copyEquity(ctx, sub)
   const fee = managementFee(e.equity, policy.annual_percent, days)
-  return ctx.db.transaction(async (tx) => {
-    const moved = await tx
-      .update(copySubscriptions)
-      .set({ mgmtDay: today })
-      .where(and(eq(copySubscriptions.id, sub.id), eq(copySubscriptions.mgmtDay, sub.mgmtDay)))
-      .returning({ id: copySubscriptions.id })
-    if (moved.length === 0 || fee <= 0) return null
-    return accrueTx(ctx, tx, sub, master, {
-      key: `mgmt:${sub.id}:${today}`,
-      type: REWARD.MANAGEMENT_FEE,
-      base: e.equity,
-      amount: fee,
-      currency: e.currency,
-      note: `${policy.annual_percent} % a year on the copy equity ${e.equity} for ${days} day(s)`,
-    })
+  const moved = await tx
+    .update(copySubscriptions)
+    .set({ mgmtDay: today })
+    .where(and(eq(copySubscriptions.id, sub.id), eq(copySubscriptions.mgmtDay, sub.mgmtDay)))
+    .returning({ id: copySubscriptions.id })
+  if (moved.length === 0 || fee <= 0) return null
+  return accrueTx(ctx, tx, sub, master, {
+    key: `mgmt:${sub.id}:${today}`,
+    type: REWARD.MANAGEMENT_FEE,
+    base: e.equity,
+    amount: fee,
+    currency: e.currency,
+    note: `${policy.annual_percent} % a year on the copy equity ${e.equity} for ${days} day(s)`,
   })
 }
 
 /**
- * Before other terms take over a subscription: what its accepted terms owe up to now is charged on them
- * (the performance fee on the gains so far, the management fee's days), and the mark the new terms start
- * from is the copy equity then, or the old mark when the equity is below it. Gains made under the old
- * terms are never charged at the new rate, and a loss still to win back stays to win back.
+ * Before other terms take over a subscription, in the transaction that switches them (so a switch that
+ * loses a race charges nothing): what its accepted terms owe up to now is accrued on them (the performance
+ * fee on the gains so far, the management fee's days), and the mark the new terms start from is the copy
+ * equity then, or the old mark when the equity is below it. Gains made under the old terms are never
+ * charged at the new rate, and a loss still to win back stays to win back. The caller settles the accruals
+ * after the commit. Called with no copy live: the equity is realized.
  */
-export async function closeTerms(ctx: CopyCtx, subId: number, version: number, now: number) {
-  const row = await withMaster(ctx, subId)
-  if (!row) return null
+export async function closeTermsTx(
+  ctx: CopyCtx,
+  tx: Tx,
+  sub: Sub,
+  master: Master,
+  version: number,
+  now: number,
+) {
+  const e = await copyEquity(ctx, sub, tx)
   // keyed by the mark it charges over: a retry after a lost race charges again only what is new
-  const charged = await crystallize(
+  const perf = await performanceFeeTx(
     ctx,
-    subId,
-    `hwm:${subId}:terms:${version}:${row.sub.hwmMinor}`,
+    tx,
+    sub,
+    master,
+    e,
+    `hwm:${sub.id}:terms:${version}:${sub.hwmMinor}`,
     'terms replaced',
   )
+  if (!perf) return null
+  const ids = perf.id ? [perf.id] : []
   // no management fee for days paused or with the master disabled (the clock's restart skips them)
-  if (row.sub.status === SUB_STATUS.ACTIVE && row.sub.pausedAt === null) {
-    const id = await accrueManagement(ctx, row.sub, row.master, Math.floor(now / DAY))
-    if (id) await settleRewards(ctx, [id])
+  if (sub.status === SUB_STATUS.ACTIVE && sub.pausedAt === null) {
+    // on the equity after the performance fee it just accrued (owed)
+    const after = await copyEquity(ctx, sub, tx)
+    const id = await managementFeeTx(ctx, tx, sub, master, after, Math.floor(now / DAY))
+    if (id) ids.push(id)
   }
-  const [sub] = await ctx.db.select().from(copySubscriptions).where(eq(copySubscriptions.id, subId))
-  if (!sub) return null
   // a fee charged moved the mark to the equity after it (even while its payment waits); else the mark
   // rises to the equity, if that is higher
-  return { sub, hwm: charged ? sub.hwmMinor : Math.max(sub.hwmMinor, (await copyEquity(ctx, sub)).equity) }
+  return { ids, hwm: perf.moved ? perf.hwm : Math.max(sub.hwmMinor, e.equity) }
 }
 
 /** Period ends of PERFORMANCE_FEE_HWM that came due, and MANAGEMENT_FEE days to accrue (job). */

@@ -5,8 +5,9 @@ import type { UseCase } from '../../../kernel/use-case'
 import { fromMinor, toMinor } from '../../accounts'
 import { currencyOf } from '../accounts-of'
 import type { CopyCtx } from '../context'
-import { closeTerms, perfPeriodEnd } from '../copier/fees'
+import { closeTermsTx, perfPeriodEnd } from '../copier/fees'
 import { resyncSubscription } from '../copier/resync'
+import { settleRewards } from '../copier/rewards'
 import { REWARD } from '../domain/rewards'
 import { followerModeAllowed } from '../domain/settings'
 import { SUB_STATUS } from '../domain/status'
@@ -125,8 +126,8 @@ export async function createSubscription({
 /**
  * Accepts the master's current terms (`version` must be the one the follower saw): from now on the
  * subscription's fees are charged on its reward policy, and its manual_trading_mode binds the follower. A
- * new fee schedule starts today when the reward policy is another, after the old one is settled up to now
- * (copier/fees.ts: closeTerms); a change of the mode alone keeps it.
+ * new fee schedule starts today when the reward policy is another, after the old one is charged up to now
+ * in the same transaction (copier/fees.ts: closeTermsTx); a change of the mode alone keeps it.
  */
 export async function acceptTerms({
   ctx,
@@ -153,49 +154,60 @@ export async function acceptTerms({
       'INVALID_TRANSITION',
       `subscription ${id} has open copies: another reward policy is accepted once they are closed`,
     )
-  const closed = samePolicy ? null : await closeTerms(ctx, s.id, master.policyVersion, now)
   // new periods start when the fee clock runs: now, or when it stopped (its restart moves them on from there)
   const clockAt = s.pausedAt ?? now
-  const [row] = await ctx.db
-    .update(copySubscriptions)
-    .set({
-      termsVersion: master.policyVersion,
-      manualTradingMode: master.manualTradingMode,
-      updatedAt: now,
-      ...(samePolicy || !closed
-        ? {}
-        : {
-            hwmMinor: closed.hwm,
-            rewardType: master.rewardType,
-            rewardParams: master.rewardParams,
-            nextFeeAt:
-              master.rewardType === REWARD.SUBSCRIPTION_FEE
-                ? s.rewardType === REWARD.SUBSCRIPTION_FEE && s.nextFeeAt !== null
-                  ? s.nextFeeAt
-                  : clockAt
-                : null,
-            nextPerfAt: perfPeriodEnd(master, clockAt),
-            mgmtDay: Math.floor(now / 86_400_000),
-          }),
-    })
-    .where(
-      and(
-        eq(copySubscriptions.id, s.id),
-        eq(copySubscriptions.termsVersion, s.termsVersion),
-        // the fee clock it read (its new periods start from it): a master enabled meanwhile moved it
-        s.pausedAt === null ? isNull(copySubscriptions.pausedAt) : eq(copySubscriptions.pausedAt, s.pausedAt),
-        // the mark set is the one the old terms left: a flow since would be lost
-        closed ? eq(copySubscriptions.hwmMinor, closed.sub.hwmMinor) : undefined,
-        // and no copy opened since the check (another instance's copier)
-        closed
-          ? notExists(ctx.db.select({ one: sql`1` }).from(copyLinks).where(liveCopyOf(s.id)))
-          : undefined,
-      ),
-    )
-    .returning()
-  if (!row) throw copyError('INVALID_TRANSITION', `subscription ${id} changed meanwhile; read it again`)
+  const unchanged = and(
+    eq(copySubscriptions.id, s.id),
+    eq(copySubscriptions.termsVersion, s.termsVersion),
+    // the fee clock it read (its new periods start from it): a master enabled meanwhile moved it
+    s.pausedAt === null ? isNull(copySubscriptions.pausedAt) : eq(copySubscriptions.pausedAt, s.pausedAt),
+  )
+  // the old terms are charged and the new ones take over in one transaction: a switch that loses a race
+  // (a copy opened by another instance's copier, a flow, a pause) charges nothing early
+  const changed = () => copyError('INVALID_TRANSITION', `subscription ${id} changed meanwhile; read it again`)
+  const done = await ctx.db.transaction(async (tx) => {
+    let closed: { ids: number[]; hwm: number } | null = null
+    if (!samePolicy) {
+      // the subscription as it stands, with no copy live (another instance's copier may have opened one)
+      const [cur] = await tx
+        .select()
+        .from(copySubscriptions)
+        .where(and(unchanged, notExists(tx.select({ one: sql`1` }).from(copyLinks).where(liveCopyOf(s.id)))))
+      if (!cur) throw changed()
+      closed = await closeTermsTx(ctx, tx, cur, master, master.policyVersion, now)
+      if (!closed) throw changed()
+    }
+    const [row] = await tx
+      .update(copySubscriptions)
+      .set({
+        termsVersion: master.policyVersion,
+        manualTradingMode: master.manualTradingMode,
+        updatedAt: now,
+        ...(!closed
+          ? {}
+          : {
+              hwmMinor: closed.hwm,
+              rewardType: master.rewardType,
+              rewardParams: master.rewardParams,
+              nextFeeAt:
+                master.rewardType === REWARD.SUBSCRIPTION_FEE
+                  ? s.rewardType === REWARD.SUBSCRIPTION_FEE && s.nextFeeAt !== null
+                    ? s.nextFeeAt
+                    : clockAt
+                  : null,
+              nextPerfAt: perfPeriodEnd(master, clockAt),
+              mgmtDay: Math.floor(now / 86_400_000),
+            }),
+      })
+      .where(unchanged)
+      .returning()
+    // thrown, so what the old terms accrued is rolled back with it
+    if (!row) throw changed()
+    return { row, ids: closed?.ids ?? [] }
+  })
+  if (done.ids.length > 0) await settleRewards(ctx, done.ids)
   await ctx.forgetManual(s.followerLogin)
-  return subscriptionView(row, await currencyOf(ctx, s.followerLogin, 'USD'), master)
+  return subscriptionView(done.row, await currencyOf(ctx, s.followerLogin, 'USD'), master)
 }
 
 /** A copy with a position, or about to have one (its open or close is on its way). */
