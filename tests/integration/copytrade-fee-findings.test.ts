@@ -202,3 +202,38 @@ test('a change of terms that loses its race charges nothing: the old terms are c
   expect(settled(rows)).toBe(due)
   expect((await w.preview(sub)).terms.percent).toBe(50)
 })
+
+test('the balance is allocated once: a second subscription gets what no other manages, never the same money', async () => {
+  const a = await w.master(await w.newAccount(20_000), { reward_type: 4, annual_percent: 2 })
+  const b = await w.master(await w.newAccount(20_000), { reward_type: 4, annual_percent: 2 })
+  const c = await w.master(await w.newAccount(20_000), { reward_type: 4, annual_percent: 2 })
+  const f = await w.newAccount(10_000)
+  await w.t.settle()
+  const subscribe = async (master: number, capital?: number) => {
+    const { policy_version } = (await w.request('GET', `/copytrade/masters/${master}`)).json
+    return w.request('POST', '/copytrade/subscription', {
+      follower_login: f,
+      master_id: master,
+      policy_version,
+      ...(capital === undefined ? {} : { capital }),
+    })
+  }
+  await w.request('POST', '/copytrade/follower', { login: f })
+  // two at once, each asking for more than half: one gets it
+  const both = await Promise.all([subscribe(a, 6_000), subscribe(b, 6_000)])
+  expect(both.map((r) => r.status).sort()).toEqual([200, 400])
+  const refused = both.find((r) => r.status === 400)!
+  expect(refused.json.error).toBe('INVALID_DATA')
+  expect(refused.json.message).toMatch(/^capital: between 0 and 4000 /)
+  // the default is what is left, and nothing more can be asked
+  const rest = await subscribe(c)
+  expect(rest.status).toBe(200)
+  expect((await w.preview(rest.json.id)).copy_capital).toBe(4_000)
+  const loser = both[0]!.status === 400 ? a : b
+  const over = await subscribe(loser, 1)
+  expect([over.status, over.json.error]).toEqual([400, 'INVALID_DATA'])
+  expect(over.json.message).toMatch(/^capital: between 0 and 0 /)
+  // a second subscription to the same master is that, whatever the capital
+  const again = await subscribe(c, 1)
+  expect([again.status, again.json.error]).toEqual([409, 'ALREADY_SUBSCRIBED'])
+})

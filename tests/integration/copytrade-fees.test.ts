@@ -108,8 +108,9 @@ test('MANAGEMENT_FEE accrues daily on the copy equity; SUBSCRIPTION_FEE once per
   const subM = await w.follow(mFollower, mgmt)
   // the demo account 100002 follows the same REAL master: demo money never becomes real, it owes nothing
   const subDemo = await w.follow(100002, mgmt)
-  const subF = await w.follow(f, fixed)
-  const subR = await w.follow(f, rebate)
+  // one account, two masters: each manages its share of the balance (the balance cannot be allocated twice)
+  const subF = await w.follow(f, fixed, { capital: 2_500 })
+  const subR = await w.follow(f, rebate, { capital: 2_500 })
   // the first period's fee is due at once; a second run accrues nothing more
   await t.runJob('copytrade.settle')
   await t.runJob('copytrade.settle')

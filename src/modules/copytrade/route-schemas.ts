@@ -236,7 +236,7 @@ export const SubscriptionCreateBody = t.Composite(
           exclusiveMinimum: 0,
           maximum: 1e12,
           description:
-            "what of the account's balance this subscription manages (account currency; default: all of it): its fees on equity, equity stop and ratio sizing work on this capital, so an account can follow several masters with a share each",
+            "what of the account's balance this subscription manages (account currency; default: all that no other live subscription of the account manages; more is 400): its fees on equity, equity stop and ratio sizing work on this capital, so an account can follow several masters with a share each, never the same money twice",
         }),
       ),
       policy_version: Int({

@@ -1,4 +1,5 @@
 import { and, count, desc, eq, gt, inArray, isNull, lt, notExists, sql } from 'drizzle-orm'
+import type { Tx } from '../../../kernel/db/client'
 import { isUniqueViolation } from '../../../kernel/db/errors'
 import { invalid } from '../../../kernel/http/errors'
 import type { UseCase } from '../../../kernel/use-case'
@@ -11,7 +12,14 @@ import { settleRewards } from '../copier/rewards'
 import { REWARD } from '../domain/rewards'
 import { followerModeAllowed } from '../domain/settings'
 import { SUB_STATUS } from '../domain/status'
-import { copyLinks, copyMasters, copyRecords, copyRewards, copySubscriptions } from '../schema'
+import {
+  copyLinks,
+  copyMasters,
+  copyRecords,
+  copyRewards,
+  copySubscriptions,
+  liveSubscription,
+} from '../schema'
 import { recordView, rewardView, subscriptionView } from '../views'
 import { copyError } from './errors'
 import { ownFollower, parseSettings } from './followers'
@@ -47,12 +55,33 @@ export async function createSubscription({
       `follower_login: the master does not take ${accountMode(group)} followers`,
     )
   const settings = await parseSettings(ctx, { ...JSON.parse(follower.defaults), ...rest })
+  const alreadySubscribed = () =>
+    copyError('ALREADY_SUBSCRIBED', `follower_login: ${follower_login} already follows master ${master_id}`)
+  // before its capital is weighed: the money the account's subscription to this master manages is taken
+  const [same] = await ctx.db
+    .select({ id: copySubscriptions.id })
+    .from(copySubscriptions)
+    .where(
+      and(
+        eq(copySubscriptions.followerLogin, follower_login),
+        eq(copySubscriptions.masterId, master.id),
+        liveSubscription,
+      ),
+    )
+  if (same) throw alreadySubscribed()
   const account = (await ctx.accounts.read.account(follower_login))!
-  // the capital allocated to this subscription: all of the balance, or the share asked
+  // the capital allocated to this subscription: what no other subscription of the account manages, or the
+  // share of it asked (two subscriptions on the same money would each charge fees and size copies on it)
+  const free = (taken: number) => Math.max(0, account.balance - taken)
+  const unallocated = free(await allocatedTo(ctx.db, follower_login))
   const allocated =
-    typeof capital === 'number' ? (toMinor(capital, group.currency) ?? Number.NaN) : account.balance
-  if (!Number.isSafeInteger(allocated) || allocated <= 0 || allocated > account.balance)
-    throw invalid(`capital: between 0 and the balance ${fromMinor(account.balance, group.currency)}`)
+    typeof capital === 'number' ? (toMinor(capital, group.currency) ?? Number.NaN) : unallocated
+  const tooMuch = (limit: number) =>
+    invalid(
+      `capital: between 0 and ${fromMinor(limit, group.currency)} (the balance ${fromMinor(account.balance, group.currency)} less what the account's other subscriptions manage)`,
+    )
+  if (!Number.isSafeInteger(allocated) || allocated <= 0 || allocated > unallocated)
+    throw tooMuch(unallocated)
   const now = ctx.clock.now()
   // a period already paid under an earlier subscription to this master is not charged again
   const [paid] = await ctx.db
@@ -81,6 +110,9 @@ export async function createSubscription({
         throw copyError('MASTER_NOT_AVAILABLE', `master ${master_id} is not open to followers`)
       if (now_.version !== master.policyVersion)
         throw copyError('TERMS_CHANGED', `policy_version: the master's terms changed; read them again`)
+      // and the money as it is allocated there: two subscriptions at once do not both take it
+      const left = free(await allocatedTo(tx, follower_login))
+      if (allocated > left) throw tooMuch(left)
       const [row] = await tx
         .insert(copySubscriptions)
         .values({
@@ -110,11 +142,7 @@ export async function createSubscription({
       return row!
     })
   } catch (e) {
-    if (isUniqueViolation(e))
-      throw copyError(
-        'ALREADY_SUBSCRIBED',
-        `follower_login: ${follower_login} already follows master ${master_id}`,
-      )
+    if (isUniqueViolation(e)) throw alreadySubscribed()
     throw e
   }
   await ctx.forgetManual(follower_login)
@@ -208,6 +236,17 @@ export async function acceptTerms({
   if (done.ids.length > 0) await settleRewards(ctx, done.ids)
   await ctx.forgetManual(s.followerLogin)
   return subscriptionView(done.row, await currencyOf(ctx, s.followerLogin, 'USD'), master)
+}
+
+/** What an account's live subscriptions manage (each its capital, plus what its copies made, less its fees). */
+async function allocatedTo(q: Pick<Tx, 'select'>, login: number) {
+  const [row] = await q
+    .select({
+      n: sql<number>`coalesce(sum(max(0, ${copySubscriptions.capitalMinor} + ${copySubscriptions.resultMinor} - ${copySubscriptions.feesMinor})), 0)`,
+    })
+    .from(copySubscriptions)
+    .where(and(eq(copySubscriptions.followerLogin, login), liveSubscription))
+  return Number(row?.n ?? 0)
 }
 
 /** A copy with a position, or about to have one (its open or close is on its way). */
