@@ -390,4 +390,24 @@ describe('attribution (a hostile probe)', () => {
     expect(won).toMatchObject({ won_by: 'last_touch', sub1: 'lower' })
     expect(Number(won?.affiliate_id)).toBeGreaterThan(0)
   })
+
+  test('of two codes made differing by case only (before codes were one in any case), the exact one wins', async () => {
+    const now = clock.now()
+    for (const code of ['CaseTwin', 'CASETWIN'])
+      await t.ctx.db.run(
+        sql`insert into affiliates (brand_id, email, code, created_at) values (1, ${`${code}@twins.example`}, ${code}, ${now})`,
+      )
+    await t.ctx.db.run(
+      sql`insert into affiliate_access (affiliate_id, brand_id, created_at)
+          select id, 1, ${now} from affiliates where email like '%@twins.example'`,
+    )
+    const ids = (await t.ctx.db.all(
+      sql`select id, code from affiliates where email like '%@twins.example' order by id`,
+    )) as { id: number; code: string }[]
+    const winner = async (code: string) =>
+      Number((await register({ vid: vidOf(await get(`/?affiliate=${code}`)) }))?.affiliate_id)
+    expect(await winner('CASETWIN')).toBe(ids[1]!.id)
+    expect(await winner('CaseTwin')).toBe(ids[0]!.id)
+    expect(await winner('casetwin')).toBe(ids[0]!.id)
+  })
 })

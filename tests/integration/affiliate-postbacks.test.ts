@@ -293,7 +293,7 @@ describe('postbacks', () => {
       .from(outbox)
       .where(eq(outbox.topic, 'affiliate.postback_disabled'))
     expect(notices).toHaveLength(1)
-    expect(JSON.parse(notices[0].payload).url).toBe(`http://127.0.0.1:${receiver.port}/hook`)
+    expect(JSON.parse(notices[0].payload).url).toBe(`http://127.0.0.1:${receiver.port}`)
     // disabled: nothing is sent however long it waits; a conversion made meanwhile is held, not lost
     const sent = got.length
     await deposit(id, 5003)

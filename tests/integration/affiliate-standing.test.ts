@@ -116,6 +116,9 @@ describe('a suspended affiliate earns nothing new', () => {
     await emitAt(T0 + 3 * DAY, KycApproved, { customer_id: c.id, status: 'approved', risk_level: 'low' })
     await trade(c, 41_002, T0 + 3 * DAY, -2_000)
     await bonus(c, 42_001, T0 + 3 * DAY, 600)
+    // a bonus credited while it earned, taken back now: the take-back mirrors its credit
+    await bonus(c, 42_002, T0 + DAY, 400)
+    await bonus(c, 42_003, T0 + 3 * DAY, -400)
     await t.settle()
     // a trade of before the suspension, delivered late, still earns
     await trade(c, 41_003, T0 + 2 * DAY - 1_000, -400)
@@ -125,6 +128,8 @@ describe('a suspended affiliate earns nothing new', () => {
     await t.settle()
     const expected = [
       { key: 'rev:bonus:42001', amount: -300, currency: 'USD', period: '2026-10', corrects: '' },
+      { key: 'rev:bonus:42002', amount: -200, currency: 'USD', period: '2026-10', corrects: '' },
+      { key: 'rev:bonus:42003', amount: 200, currency: 'USD', period: '2026-10', corrects: '' },
       { key: 'rev:trade:41001', amount: 500, currency: 'USD', period: '2026-10', corrects: '' },
       { key: 'rev:trade:41003', amount: 200, currency: 'USD', period: '2026-10', corrects: '' },
       { key: 'rev:trade:41004', amount: 400, currency: 'USD', period: '2026-10', corrects: '' },
@@ -177,8 +182,8 @@ describe('a suspended affiliate earns nothing new', () => {
     ])
   })
 
-  test('a first deposit while it is suspended pays no CPA, even once it is active again', async () => {
-    const p = await partner('cpapause', { ...REVSHARE, revshare_bp: 0, qualify: {} })
+  test('a first deposit while it is suspended pays no CPA, even qualified once it is active again', async () => {
+    const p = await partner('cpapause', { ...REVSHARE, revshare_bp: 0 })
     const c = await referred('cpapause')
     await setStatusAt(T0 + DAY, p.id, 'suspended')
     await emitAt(T0 + 2 * DAY, CashierCredited, money(c, 44_001, 50_000))
@@ -249,5 +254,38 @@ describe('a correction of a closed period', () => {
     const totals = new Map<string, number>()
     for (const r of await rowsOf(c.id)) totals.set(r.currency, (totals.get(r.currency) ?? 0) + r.amount)
     expect(Object.fromEntries(totals)).toEqual({ USD: 0, EUR: 18_000 })
+  })
+})
+
+describe("a tiered plan's month", () => {
+  test('counts the lots of while it earned: a suspension raises no tier; the preview pays as the plan', async () => {
+    const tiered = {
+      type: 'tiered_revshare',
+      revshare_bp: 1000,
+      tier_metric: 'volume_lots',
+      tiers: [{ from: 150, bp: 5000 }],
+      hold_days: 0,
+      sub_affiliate_bp: 0,
+    }
+    const p = await partner('tiered', tiered)
+    const c = await referred('tiered')
+    await trade(c, 48_001, Date.UTC(2027, 1, 3), -1_000)
+    await t.settle()
+    await setStatusAt(Date.UTC(2027, 1, 5), p.id, 'suspended')
+    await trade(c, 48_002, Date.UTC(2027, 1, 10), -1_000, 0, 20_000)
+    await t.settle()
+    await setStatusAt(Date.UTC(2027, 1, 20), p.id, 'active')
+    clock.set(Date.UTC(2027, 2, 2))
+    expect((await asStaff('POST', '/manager/affiliate-periods/2027-02/close')).status).toBe(200)
+    const rows = await t.ctx.db.select().from(commissions).where(eq(commissions.affiliateId, p.id))
+    expect(rows.map((r) => [r.kind, r.amountMinor])).toEqual([['revshare', 100]])
+    const preview = await asStaff('POST', '/manager/affiliate-plans/preview', {
+      affiliate_id: p.id,
+      terms: tiered,
+      from: '2027-02-01',
+      to: '2027-02-28',
+    })
+    expect(preview.status).toBe(200)
+    expect(preview.json.totals).toEqual([{ currency: 'USD', amount_minor: 100 }])
   })
 })

@@ -1,6 +1,7 @@
 import { and, eq, sql } from 'drizzle-orm'
 import type { Session } from '../../kernel/auth/session'
 import type { Brand } from '../../kernel/brand/registry'
+import type { Tx } from '../../kernel/db/client'
 import { isUniqueViolation } from '../../kernel/db/errors'
 import type { AccountsCtx } from './context'
 import { refuse } from './errors'
@@ -55,6 +56,11 @@ export interface NewCustomer {
   phone?: string
   country?: string
   attribution: Record<string, string> | null
+  /**
+   * Undoes what was written for this registration before it (its attribution), in the transaction that
+   * records a taken email: no extra round trip tells a taken email from a new one.
+   */
+  onTaken?: (tx: Tx) => Promise<void>
 }
 
 /**
@@ -82,8 +88,9 @@ export async function createCustomer(ctx: AccountsCtx, c: NewCustomer): Promise<
     return { created: true }
   } catch (e) {
     if (!isUniqueViolation(e)) throw e
-    await ctx.uow.run(async (_tx, work) => {
+    await ctx.uow.run(async (tx, work) => {
       work.emit(CustomerRegistrationAttempted, c.brandId, { email: c.email })
+      await c.onTaken?.(tx)
     })
     return { created: false }
   }

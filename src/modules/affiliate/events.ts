@@ -6,7 +6,7 @@ export const PostbackEndpointDisabled = defineTopic(
   'affiliate.postback_disabled',
   z.object({
     affiliate_id: z.number().int(),
-    /** the endpoint's scheme, host and path: never its query (a tracker's token) or credentials */
+    /** the endpoint's scheme and host only: its path, query or credentials may hold a tracker's token */
     url: z.string(),
     failures: z.number().int(),
     last_error: z.string(),

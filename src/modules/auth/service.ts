@@ -4,6 +4,7 @@ import { type Session, staffRoleSession } from '../../kernel/auth/session'
 import { SignInGuard } from '../../kernel/auth/signin-guard'
 import type { Brand } from '../../kernel/brand/registry'
 import { isCountryCode } from '../../kernel/countries'
+import type { Tx } from '../../kernel/db/client'
 import { consume } from '../../kernel/http/rate-limit'
 import { definePort } from '../../kernel/ports'
 import { groupNotFound } from '../accounts'
@@ -213,8 +214,11 @@ interface RegistrationInput {
 export interface RegistrationAttribution {
   /** what the customer's record keeps, or null */
   attribution: Record<string, string> | null
-  /** undoes what deciding it wrote, for a registration that created nobody (its email was taken) */
-  abandon(): Promise<void>
+  /**
+   * Undoes what deciding it wrote, for a registration that created nobody (its email was taken), in the
+   * transaction that records that
+   */
+  abandon(tx: Tx): Promise<void>
 }
 
 /**
@@ -267,7 +271,7 @@ export async function registerCustomer(
     : bodyAttribution
   const decided = await resolve(brand, input, meta)
   const passwordHash = await hashPassword(input.password)
-  const { created } = await ctx.accounts.createCustomer({
+  await ctx.accounts.createCustomer({
     brandId: brand.id,
     email,
     passwordHash,
@@ -275,14 +279,14 @@ export async function registerCustomer(
     phone: input.phone,
     country: input.country,
     attribution: decided.attribution,
+    // a taken email registers nobody: no decision or touch of it stays (it would count and pin touches)
+    onTaken: (tx) =>
+      decided.abandon(tx).catch((e) =>
+        ctx.logger.log('warn', 'attribution of a refused registration not undone', {
+          err: e instanceof Error ? e.message : String(e),
+        }),
+      ),
   })
-  // a taken email registers nobody: no decision or touch of it stays (it would count and pin touches)
-  if (!created)
-    await decided.abandon().catch((e) =>
-      ctx.logger.log('warn', 'attribution of a refused registration not undone', {
-        err: e instanceof Error ? e.message : String(e),
-      }),
-    )
   return REGISTRATION_ACCEPTED
 }
 

@@ -5,6 +5,7 @@ import fc from 'fast-check'
 import { deriveCommissions, type FactRow } from './commissions'
 import { closeRows } from './periods'
 import { type AppliedPlan, type PlanTerms, share, termsProblem } from './plans'
+import { earningSpans } from './standing'
 
 const DAY = 86_400_000
 const T0 = Date.UTC(2026, 9, 1)
@@ -163,6 +164,27 @@ describe('while the affiliate does not earn', () => {
       ['rev:bonus:b1', -300],
       ['rev:trade:t4', 100],
     ])
+  })
+})
+
+describe('earning spans', () => {
+  test('the spans of a month in which it earns, its status and its access together', () => {
+    const s = {
+      status: [
+        { from: 10, active: false },
+        { from: 20, active: true },
+      ],
+      access: [
+        { from: 15, active: false },
+        { from: 30, active: true },
+      ],
+    }
+    expect(earningSpans(s, 0, 100)).toEqual([
+      [0, 10],
+      [30, 100],
+    ])
+    expect(earningSpans(s, 12, 25)).toEqual([])
+    expect(earningSpans({ status: [], access: [] }, 5, 9)).toEqual([[5, 9]])
   })
 })
 

@@ -22,9 +22,10 @@ import { type AppliedPlan, paysCpa, paysRevshare, share } from './plans'
  *   A row whose share rounds to nothing is kept when it has a basis: a tiered plan pays its tier on it.
  *
  * While the affiliate does not earn (suspended, or its access to the brand revoked: `earns`, standing.ts) a
- * fact earns nothing: no CPA qualifies then, and no RevShare row adds to what it is paid. A row that takes
- * back still counts (a withdrawal, a bonus, a trade whose swap the broker paid), as does the reversal of
- * what it earned before: a suspension never keeps money a refund or withdrawal would have taken back.
+ * fact earns nothing: no CPA whose first deposit or qualification falls then, and no RevShare row that adds
+ * to what it is paid. A row that takes back still counts (a withdrawal, a trade whose swap the broker paid),
+ * as does the reversal of what it earned before: a suspension never keeps money a refund or withdrawal would
+ * have taken back. Bonuses count whenever they move (a credit takes off, its take-back gives back).
  *
  * Tier adjustments and sub-affiliate overrides depend on a whole period; a close writes them (periods.ts).
  */
@@ -155,7 +156,9 @@ export function deriveCommissions(
     const r = reversals.get(first.reference)
     const left = (first.valueMinor ?? 0) - Math.abs(r?.valueMinor ?? 0)
     const voided = r && left < (named ? (minimum[first.currency] ?? 1) : 1) ? r : undefined
-    if (at !== null && amount !== undefined && !(voided && voided.eventTime <= at) && earns(at)) {
+    // earned only when both the first deposit and the qualification fell while it earned
+    const earned = at !== null && earns(first.eventTime) && earns(at)
+    if (at !== null && amount !== undefined && !(voided && voided.eventTime <= at) && earned) {
       out.push({
         key: key('cpa'),
         kind: 'cpa',
@@ -198,8 +201,8 @@ export function deriveCommissions(
       if (adds(revenue)) continue
       row(`rev:trade:${f.reference}`, 'revshare', plan, f, share(revenue, bp), revenue, bp, [f.id], f.volume)
     } else if (basis === 'trading_revenue' && f.kind === 'bonus') {
+      // a bonus adjusts revenue whenever it moves (its take-back mirrors its credit), whatever the standing
       const bonus = f.valueMinor ?? 0
-      if (adds(-bonus)) continue
       row(`rev:bonus:${f.reference}`, 'revshare', plan, f, share(-bonus, bp), -bonus, bp, [f.id])
     } else if (basis === 'net_deposits' && f.kind === 'withdrawal') {
       const paid = Math.abs(f.valueMinor ?? 0)

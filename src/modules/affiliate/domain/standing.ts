@@ -30,3 +30,22 @@ export function standingOf(
     rows.filter((r) => r.brandId === b).map((r) => ({ from: r.fromTime, active: r.status === 'active' }))
   return { status: of(0), access: of(brandId) }
 }
+
+/** Whether the standing ever changed (else it earns at every time). */
+export const everChanged = (s: Standing) => s.status.length > 0 || s.access.length > 0
+
+/** The spans of [from, to) in which it earns, in order: what a period's tier metric counts. */
+export function earningSpans(s: Standing, from: number, to: number): [number, number][] {
+  const cuts = [...new Set([from, ...[...s.status, ...s.access].map((x) => x.from), to])]
+    .filter((t) => t >= from && t <= to)
+    .sort((a, b) => a - b)
+  const out: [number, number][] = []
+  for (let i = 0; i + 1 < cuts.length; i++) {
+    const [a, b] = [cuts[i]!, cuts[i + 1]!]
+    if (!earnsAt(s, a)) continue
+    const last = out.at(-1)
+    if (last && last[1] === a) last[1] = b
+    else out.push([a, b])
+  }
+  return out
+}

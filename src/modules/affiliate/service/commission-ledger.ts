@@ -34,16 +34,11 @@ async function timelineOf(db: Handle, brandId: number, affiliateId: number): Pro
     .from(planAssignments)
     .where(and(eq(planAssignments.brandId, brandId), inArray(planAssignments.affiliateId, [affiliateId, 0])))
     .orderBy(planAssignments.effectiveFrom)
-  const changes = await db
-    .select()
-    .from(standingChanges)
-    .where(and(eq(standingChanges.affiliateId, affiliateId), inArray(standingChanges.brandId, [brandId, 0])))
-    .orderBy(standingChanges.fromTime, standingChanges.id)
   const tl: PlanTimeline = {
     own: assigned.filter((a) => a.affiliateId === affiliateId),
     defaults: assigned.filter((a) => a.affiliateId === 0),
     versions: new Map(),
-    standing: standingOf(changes, brandId),
+    standing: await standingFor(db, brandId, affiliateId),
   }
   const ids = [...new Set(assigned.map((a) => a.planId).filter((id) => id > 0))]
   if (ids.length === 0) return tl
@@ -58,6 +53,16 @@ async function timelineOf(db: Handle, brandId: number, affiliateId: number): Pro
     tl.versions.set(v.planId, list)
   }
   return tl
+}
+
+/** When an affiliate earns on a brand: its own status and its access there over time (domain/standing.ts). */
+export async function standingFor(db: Handle, brandId: number, affiliateId: number) {
+  const changes = await db
+    .select()
+    .from(standingChanges)
+    .where(and(eq(standingChanges.affiliateId, affiliateId), inArray(standingChanges.brandId, [brandId, 0])))
+    .orderBy(standingChanges.fromTime, standingChanges.id)
+  return standingOf(changes, brandId)
 }
 
 /** The last closed period of a brand, or null. */

@@ -28,12 +28,14 @@ export class AffiliateDirectory {
       eq(affiliateAccess.brandId, sql.placeholder('brand')),
     )
     this.affStmt = ctx.db
-      .select({ id: affiliates.id })
+      .select({ id: affiliates.id, code: affiliates.code })
       .from(affiliates)
       .innerJoin(affiliateAccess, eq(affiliateAccess.affiliateId, affiliates.id))
       // a code is one in any case (unique so, and the cabinet signs in by it so): a link typed in capitals
       // still attributes (affiliates_code_nocase)
-      .where(and(sql`lower(${affiliates.code}) = ${sql.placeholder('code')}`, active))
+      // every code equal in any case: made before codes were unique in any case, two may differ by case only
+      .where(and(sql`lower(${affiliates.code}) = lower(${sql.placeholder('code')})`, active))
+      .orderBy(affiliates.id)
       .prepare()
     this.linkStmt = ctx.db
       .select({
@@ -60,13 +62,18 @@ export class AffiliateDirectory {
    * Each answer is also kept in this process for a second: a burst of hits on one campaign asks the
    * shared cache once a second, not once a hit (a twentieth of a landing hit's CPU).
    */
-  private readonly local = new Map<string, { value: CodeMatch | typeof NONE | null; until: number }>()
+  private readonly local = new Map<string, { value: unknown; until: number }>()
 
-  private async lookup(key: string, load: () => Promise<CodeMatch | typeof NONE>) {
+  private async lookup<T extends object>(
+    key: string,
+    load: () => Promise<T | typeof NONE>,
+  ): Promise<T | null> {
     const now = Date.now()
     const memo = this.local.get(key)
     const hit =
-      memo && memo.until > now ? memo.value : await this.cache.get<CodeMatch | typeof NONE>(key, load)
+      memo && memo.until > now
+        ? (memo.value as T | typeof NONE | null)
+        : await this.cache.get<T | typeof NONE>(key, load)
     if (!memo || memo.until <= now) {
       if (this.local.size >= 10_000) this.local.clear()
       this.local.set(key, { value: hit, until: now + LOCAL_MS })
@@ -74,16 +81,26 @@ export class AffiliateDirectory {
     return hit && !('none' in hit) ? hit : null
   }
 
-  affiliate(brandId: number, code: string): Promise<CodeMatch | null> {
-    const lower = code.toLowerCase()
-    return this.lookup(`aff:v1:${brandId}:${lower}`, async () => {
-      const [r] = await this.affStmt.execute({ brand: brandId, code: lower })
-      return r ? { affiliateId: r.id, linkId: null, landingPath: '/', campaign: '' } : NONE
-    })
+  /**
+   * An affiliate code matches in any case (codes are one in any case, and the cabinet signs in by them so);
+   * cached by the code in lower case, so a change forgets every spelling of it. Of two codes differing only
+   * by case (made before that rule) the one spelled exactly wins, else the older.
+   */
+  async affiliate(brandId: number, code: string): Promise<CodeMatch | null> {
+    const found = await this.lookup<{ codes: [string, number][] }>(
+      `aff:v2:${brandId}:${code.toLowerCase()}`,
+      async () => {
+        const rows = await this.affStmt.execute({ brand: brandId, code })
+        return rows.length > 0 ? { codes: rows.map((r) => [r.code, r.id] as [string, number]) } : NONE
+      },
+    )
+    if (!found) return null
+    const [, id] = found.codes.find(([c]) => c === code) ?? found.codes[0]!
+    return { affiliateId: id, linkId: null, landingPath: '/', campaign: '' }
   }
 
   link(brandId: number, code: string): Promise<CodeMatch | null> {
-    return this.lookup(`afl:v1:${brandId}:${code}`, async () => {
+    return this.lookup<CodeMatch>(`afl:v1:${brandId}:${code}`, async () => {
       const [r] = await this.linkStmt.execute({ brand: brandId, code })
       return r
         ? { affiliateId: r.affiliateId, linkId: r.id, landingPath: r.landingPath, campaign: r.campaign }
@@ -103,7 +120,7 @@ export class AffiliateDirectory {
   /** After a change of an affiliate or link (this instance and every one sharing the cache). */
   forget(brandId: number, ...codes: { affiliate?: string; link?: string }[]) {
     const keys = codes.flatMap((c) => [
-      ...(c.affiliate ? [`aff:v1:${brandId}:${c.affiliate.toLowerCase()}`] : []),
+      ...(c.affiliate ? [`aff:v2:${brandId}:${c.affiliate.toLowerCase()}`] : []),
       ...(c.link ? [`afl:v1:${brandId}:${c.link}`] : []),
     ])
     for (const k of keys) this.local.delete(k)

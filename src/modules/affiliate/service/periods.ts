@@ -5,7 +5,7 @@ import { invalid } from '../../../kernel/http/errors'
 import type { AffiliateCtx } from '../context'
 import { type AffiliatePeriod, closeRows, PERIOD, periodEnd, periodOf, periodStart } from '../domain/periods'
 import { type PlanTerms, type PlanTimeline, planAt } from '../domain/plans'
-import { earnsAt, standingOf } from '../domain/standing'
+import { earningSpans, earnsAt, everChanged, type Standing, standingOf } from '../domain/standing'
 import { refuse } from '../errors'
 import {
   affiliateAccess,
@@ -173,7 +173,7 @@ export async function closePeriod(ctx: AffiliateCtx, brandId: number, staffId: n
           })
       }
     }
-    await addTierMetrics(tx, brandId, period, list)
+    await addTierMetrics(tx, brandId, period, list, (id) => timelineOf(id).standing)
     await addRecruiters(tx, brandId, list, entry)
     const added = closeRows(period, [...list.values()])
     if (added.length > 0)
@@ -222,13 +222,42 @@ export async function closePeriod(ctx: AffiliateCtx, brandId: number, staffId: n
   })
 }
 
-/** The month's metric of each tiered plan: lots its customers closed, first deposits they made. */
-async function addTierMetrics(tx: Tx, brandId: number, period: string, list: Map<number, AffiliatePeriod>) {
+/**
+ * The month's metric of each tiered plan: lots its customers closed, first deposits they made, while it
+ * earned (a suspension's activity raises no tier: standing.ts).
+ */
+async function addTierMetrics(
+  tx: Tx,
+  brandId: number,
+  period: string,
+  list: Map<number, AffiliatePeriod>,
+  standingOf: (affiliateId: number) => Standing,
+) {
   const tiered = [...list.values()].filter((a) => a.revshare.some((g) => g.terms.type === 'tiered_revshare'))
   if (tiered.length === 0) return
   const from = periodStart(period)
   const to = periodEnd(period)
-  const ids = tiered.map((a) => a.affiliateId)
+  const add = (m: Map<number, { volume: number; customers: number }>) => {
+    for (const [id, x] of m) {
+      const a = list.get(id)
+      if (!a) continue
+      a.volume += x.volume
+      a.customers += x.customers
+    }
+  }
+  // most never had their standing changed: one read for all of them over the whole month
+  const always = tiered.filter((a) => !everChanged(standingOf(a.affiliateId))).map((a) => a.affiliateId)
+  if (always.length > 0) add(await tierMetrics(tx, brandId, always, from, to))
+  for (const a of tiered) {
+    const standing = standingOf(a.affiliateId)
+    if (!everChanged(standing)) continue
+    for (const [x, y] of earningSpans(standing, from, to))
+      add(await tierMetrics(tx, brandId, [a.affiliateId], x, y))
+  }
+}
+
+/** Lots closed on real accounts and first deposits of the affiliates' customers in [from, to). */
+async function tierMetrics(tx: Tx, brandId: number, ids: number[], from: number, to: number) {
   const volumes = await tx
     .select({
       affiliateId: referredCustomers.affiliateId,
@@ -261,14 +290,11 @@ async function addTierMetrics(tx: Tx, brandId: number, period: string, list: Map
       ),
     )
     .groupBy(conversions.affiliateId)
-  for (const v of volumes) {
-    const a = list.get(v.affiliateId)
-    if (a) a.volume = Number(v.volume)
-  }
-  for (const c of customers) {
-    const a = list.get(c.affiliateId)
-    if (a) a.customers = Number(c.n)
-  }
+  const out = new Map<number, { volume: number; customers: number }>()
+  const of = (id: number) => out.get(id) ?? out.set(id, { volume: 0, customers: 0 }).get(id)!
+  for (const v of volumes) of(v.affiliateId).volume += Number(v.volume)
+  for (const c of customers) of(c.affiliateId).customers += Number(c.n)
+  return out
 }
 
 /** Each affiliate's recruiter on the brand joins the close (it may have no rows of its own). */

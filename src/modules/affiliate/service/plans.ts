@@ -5,6 +5,7 @@ import type { AffiliateCtx } from '../context'
 import { type CommissionKind, deriveCommissions, type FactRow } from '../domain/commissions'
 import { closeRows, periodOf } from '../domain/periods'
 import { type AppliedPlan, type PlanTerms, termsProblem } from '../domain/plans'
+import { earnsAt } from '../domain/standing'
 import { refuse } from '../errors'
 import {
   affiliateAccess,
@@ -15,6 +16,7 @@ import {
   referredCustomers,
 } from '../schema'
 import { affiliateOfBrand } from './affiliates'
+import { standingFor } from './commission-ledger'
 
 const checked = (terms: PlanTerms) => {
   const problem = termsProblem(terms)
@@ -253,6 +255,9 @@ export async function previewPlan(
   if ((to - from) / DAY > PREVIEW_MAX_DAYS) throw invalid(`to: at most ${PREVIEW_MAX_DAYS} days after from`)
   await affiliateOfBrand(ctx, brandId, input.affiliate_id)
   const plan: AppliedPlan = { planId: 0, version: 0, terms }
+  // what it earned: nothing while it was suspended or its access revoked, as the ledger
+  const standing = await standingFor(ctx.db, brandId, input.affiliate_id)
+  const earns = (time: number) => earnsAt(standing, time)
   const customers = await ctx.db
     .select({ id: referredCustomers.customerId })
     .from(referredCustomers)
@@ -277,11 +282,11 @@ export async function previewPlan(
       for (const f of list) {
         if (f.kind === 'deposit' && (!first || f.eventTime < first.eventTime)) first = f
         if (f.kind !== 'trade' || f.currency === '' || f.eventTime < from || f.eventTime >= to) continue
-        monthOf(months, periodOf(f.eventTime)).volume += f.volume
+        if (earns(f.eventTime)) monthOf(months, periodOf(f.eventTime)).volume += f.volume
       }
-      if (first && first.eventTime >= from && first.eventTime < to)
+      if (first && first.eventTime >= from && first.eventTime < to && earns(first.eventTime))
         monthOf(months, periodOf(first.eventTime)).customers++
-      for (const r of deriveCommissions(customerId, list, () => plan)) {
+      for (const r of deriveCommissions(customerId, list, () => plan, earns)) {
         if (r.eventTime < from || r.eventTime >= to) continue
         const k = `${r.currency}:${r.kind}`
         const t = byKind.get(k) ?? { currency: r.currency, kind: r.kind, amount: 0, rows: 0 }

@@ -176,13 +176,13 @@ async function send(ctx: AffiliateCtx, p: typeof postbacks.$inferSelect, now: nu
 }
 
 /**
- * The endpoint as a notice names it: scheme, host and path. A tracker's URL often carries its token in the
- * query (or credentials before the host); the event is stored and may be delivered, so they stay out.
+ * The endpoint as a notice names it: its scheme and host. A tracker's URL often carries its token in the
+ * query or the path (or credentials before the host); the event is stored and may be delivered, so they
+ * stay out (staff read the whole URL on the affiliate).
  */
 function withoutSecrets(url: string) {
   try {
-    const u = new URL(url)
-    return `${u.protocol}//${u.host}${u.pathname}`
+    return new URL(url).origin
   } catch {
     return ''
   }

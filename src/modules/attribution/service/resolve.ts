@@ -107,21 +107,20 @@ export async function attributeRegistration(
   })
   return {
     attribution: made.attribution,
-    abandon: () =>
-      ctx.db.transaction(async (tx) => {
-        await tx
-          .delete(decisions)
-          .where(and(eq(decisions.id, made.decisionId), eq(decisions.brandId, brand.id)))
-        if (made.bodyTouchId !== null)
-          await tx.delete(touches).where(
-            and(
-              eq(touches.id, made.bodyTouchId),
-              eq(touches.source, 'registration'),
-              // another registration of the same visitor at once may have chosen it
-              sql`not exists (select 1 from attribution_decisions d where d.touch_id = ${touches.id})`,
-            ),
-          )
-      }),
+    abandon: async (tx) => {
+      await tx
+        .delete(decisions)
+        .where(and(eq(decisions.id, made.decisionId), eq(decisions.brandId, brand.id)))
+      if (made.bodyTouchId !== null)
+        await tx.delete(touches).where(
+          and(
+            eq(touches.id, made.bodyTouchId),
+            eq(touches.source, 'registration'),
+            // another registration of the same visitor at once may have chosen it
+            sql`not exists (select 1 from attribution_decisions d where d.touch_id = ${touches.id})`,
+          ),
+        )
+    },
   }
 }
 
