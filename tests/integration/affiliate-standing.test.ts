@@ -4,7 +4,7 @@
 // period's correction keeps each currency apart (the probe: a CPA whose first deposit turned out to be a
 // EUR one was corrected by a EUR row of the EUR amount less the USD amount paid).
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
-import { eq } from 'drizzle-orm'
+import { eq, sql } from 'drizzle-orm'
 import { ManualClock } from '../../src/kernel/clock'
 import { customers } from '../../src/modules/accounts/schema'
 import { commissions, standingChanges } from '../../src/modules/affiliate/schema'
@@ -254,6 +254,19 @@ describe('a correction of a closed period', () => {
     const totals = new Map<string, number>()
     for (const r of await rowsOf(c.id)) totals.set(r.currency, (totals.get(r.currency) ?? 0) + r.amount)
     expect(Object.fromEntries(totals)).toEqual({ USD: 0, EUR: 18_000 })
+    // what the ledger wrote before it kept currencies apart (one EUR row of 18,000 - 20,000) is repaired
+    const right = await rowsOf(c.id)
+    await t.ctx.db.run(
+      sql`delete from affiliate_commissions where customer_id = ${c.id} and period = '2027-01' and currency = 'USD'`,
+    )
+    await t.ctx.db.run(
+      sql`update affiliate_commissions set amount_minor = -2000, basis_minor = -2000, corrects = '2026-12'
+          where customer_id = ${c.id} and period = '2027-01' and currency = 'EUR'`,
+    )
+    await t.runJob('affiliate.correction-repair')
+    expect(await rowsOf(c.id)).toEqual(right)
+    await t.runJob('affiliate.correction-repair')
+    expect(await rowsOf(c.id)).toEqual(right)
   })
 })
 

@@ -14,6 +14,7 @@ import { AffiliateClicksPort, AffiliateCodesPort, CabinetPort, CustomerAttributi
 import { affiliateReportRoutes } from './report-routes'
 import { affiliateStaffRoutes } from './routes'
 import * as schema from './schema'
+import { repairMixedCorrections } from './service/correction-repair'
 import { AffiliateDirectory } from './service/directory'
 import { repairFirstDeposits } from './service/first-deposit-repair'
 import { closeDuePeriods } from './service/periods'
@@ -113,6 +114,15 @@ export const affiliateModule = defineModule({
           scope: 'cluster',
           run: async () => {
             await repairFirstDeposits(ctx)
+          },
+        },
+        // corrections written before currencies were kept apart (0033): derived again in their currencies
+        {
+          name: 'affiliate.correction-repair',
+          every: 3_600_000,
+          scope: 'cluster',
+          run: async () => {
+            await repairMixedCorrections(ctx)
           },
         },
       ],
