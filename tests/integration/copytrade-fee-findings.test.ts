@@ -237,3 +237,52 @@ test('the balance is allocated once: a second subscription gets what no other ma
   const again = await subscribe(c, 1)
   expect([again.status, again.json.error]).toEqual([409, 'ALREADY_SUBSCRIBED'])
 })
+
+test("the copy equity counts only its own fees owed, never another subscription's", async () => {
+  const m = await w.master(await w.newAccount(20_000), HWM_20)
+  const g = await w.newAccount(10_000)
+  await w.t.settle()
+  const sub = await w.follow(g, m)
+  // another subscription's fee waiting for its payment, whose row id is that subscription's id
+  await w.t.ctx.db.run(
+    sql`insert into copy_rewards (id, key, brand_id, subscription_id, master_id, reward_type, follower_login,
+          payout_login, base, amount_minor, currency, payout_currency, status, created_at)
+        values (900000, 'other-fee', 1, 900000, ${m}, 0, 1, 1, 0, 500000, 'USD', 'USD', 'pending', 0)`,
+  )
+  try {
+    const p = await w.preview(sub)
+    expect([p.fees_owed, p.copy_equity, p.high_water_mark]).toEqual([0, 10_000, 10_000])
+    await w.advance(30 * DAY + 60_000)
+    await w.t.runJob('copytrade.settle')
+    expect(await w.rewardsOf(sub)).toEqual([])
+  } finally {
+    await w.t.ctx.db.run(sql`delete from copy_rewards where key = 'other-fee'`)
+  }
+})
+
+test('the equity stop weighs what the copies made: a fee paid, as one owed, never trips it', async () => {
+  await w.price(1.1)
+  const mLogin = await w.newAccount(20_000)
+  const m = await w.master(mLogin, { reward_type: 0, amount: 30, period_days: 30 })
+  const f = await w.newAccount(1_000)
+  await w.t.settle()
+  const sub = await w.follow(f, m, { volume_mode: 0, volume_param: 1, equity_stop: 2, equity_stop_type: 1 })
+  await w.openTrade(mLogin, 0, 100)
+  await w.t.settle()
+  expect(await w.positions(f)).toHaveLength(1)
+  // the period's 30 USD fee, agreed and paid: more than the 2 % stop (20 USD) of the capital
+  await w.t.runJob('copytrade.settle')
+  expect((await w.rewardsOf(sub)).map((r) => [r.reward_name, r.amount, r.status])).toEqual([
+    ['SUBSCRIPTION_FEE', 30, 'settled'],
+  ])
+  await w.t.runJob('copytrade.equity-stops')
+  await w.t.settle()
+  expect((await w.request('GET', `/copytrade/subscription/${sub}`)).json.status_name).toBe('ACTIVE')
+  expect(await w.positions(f)).toHaveLength(1)
+  // a real loss of the copies still trips it: 0.0500 down on the 0.01-lot copy is 50 USD
+  await w.price(1.05)
+  await w.t.runJob('copytrade.equity-stops')
+  await w.t.settle()
+  const stopped = (await w.request('GET', `/copytrade/subscription/${sub}`)).json
+  expect([stopped.status_name, stopped.status_reason]).toEqual(['PAUSED', 'EQUITY_STOP'])
+})

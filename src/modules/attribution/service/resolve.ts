@@ -117,7 +117,7 @@ export async function attributeRegistration(
             eq(touches.id, made.bodyTouchId),
             eq(touches.source, 'registration'),
             // another registration of the same visitor at once may have chosen it
-            sql`not exists (select 1 from attribution_decisions d where d.touch_id = ${touches.id})`,
+            sql`not exists (select 1 from attribution_decisions d where d.touch_id = ${made.bodyTouchId})`,
           ),
         )
     },

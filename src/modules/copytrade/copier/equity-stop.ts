@@ -9,8 +9,9 @@ import { moveSubscriptionsTx } from '../service/subscription-status'
 import { copyEquity } from './equity'
 
 /**
- * Equity stops (job): a subscription whose copy equity lost `equity_stop` of its capital is PAUSED with
- * the reason EQUITY_STOP, its copies are closed, and a `stop` record says why.
+ * Equity stops (job): a subscription whose copies lost `equity_stop` of its capital (their results,
+ * closed and floating; fees are not a loss of the copies) is PAUSED with the reason EQUITY_STOP, its
+ * copies are closed, and a `stop` record says why.
  */
 export async function runEquityStop(ctx: CopyCtx) {
   const subs = await ctx.db
@@ -26,8 +27,9 @@ export async function runEquityStop(ctx: CopyCtx) {
   for (const sub of subs) {
     const s = JSON.parse(sub.settings) as SubscriptionSettings
     const e = await copyEquity(ctx, sub)
-    // a fee owed waits for the follower's free margin: it must not be what closes the copies to free it
-    const equity = e.equity + e.owed
+    // on what the copies made (capital + results): a fee, paid or waiting for the follower's free margin,
+    // is what the follower agreed to pay, not a loss of the copies; it must not be what closes them
+    const equity = e.equity + e.owed + e.paid
     if (
       !equityStopReached(e.capital, equity, s.equity_stop, s.equity_stop_type, currencyDecimals(e.currency))
     )

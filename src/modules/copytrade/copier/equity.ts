@@ -25,7 +25,9 @@ export async function copyEquity(ctx: CopyCtx, sub: Sub, q: Pick<Tx, 'select'> =
     q
       .select({
         paid: copySubscriptions.feesMinor,
-        owed: sql<number>`(select coalesce(sum(${copyRewards.amountMinor}), 0) from ${copyRewards} where ${copyRewards.subscriptionId} = ${copySubscriptions.id} and ${copyRewards.status} = 'pending')`,
+        // by the id as a value: drizzle writes a one-table select's columns unqualified, so a correlated
+        // `subscription_id = id` would compare copy_rewards with itself
+        owed: sql<number>`(select coalesce(sum(${copyRewards.amountMinor}), 0) from ${copyRewards} where ${copyRewards.subscriptionId} = ${sub.id} and ${copyRewards.status} = 'pending')`,
       })
       .from(copySubscriptions)
       .where(eq(copySubscriptions.id, sub.id)),
