@@ -286,3 +286,45 @@ test('the equity stop weighs what the copies made: a fee paid, as one owed, neve
   const stopped = (await w.request('GET', `/copytrade/subscription/${sub}`)).json
   expect([stopped.status_name, stopped.status_reason]).toEqual(['PAUSED', 'EQUITY_STOP'])
 })
+
+test('a new capital is weighed once the money moves already committed reach the subscriptions', async () => {
+  const mgmt = { reward_type: 4, annual_percent: 10 }
+  const a = await w.master(await w.newAccount(20_000), mgmt)
+  const b = await w.master(await w.newAccount(20_000), mgmt)
+  const f = await w.newAccount(10_000)
+  await w.t.settle()
+  const subscribe = async (master: number) => {
+    const { policy_version } = (await w.request('GET', `/copytrade/masters/${master}`)).json
+    return w.request('POST', '/copytrade/subscription', {
+      follower_login: f,
+      master_id: master,
+      policy_version,
+    })
+  }
+  await w.request('POST', '/copytrade/follower', { login: f })
+  const subA = (await subscribe(a)).json.id as number
+  let asked: ReturnType<typeof subscribe> | null = null
+  // the relay lags (another instance, a busy process): the deposit is committed, its delivery waits
+  await w.t.app.relay.whilePaused(async () => {
+    await w.post(`/manager/accounts/${f}/balance`, { type: 'deposit', amount: 10_000 }, w.s.staff)
+    w.clock.advance(1000)
+    asked = subscribe(b)
+    await new Promise((resolve) => setTimeout(resolve, 300))
+  })
+  await w.t.settle()
+  // the deposit is A's (its only subscription then): nothing is left for B
+  const r = await asked!
+  expect([r.status, r.json.error]).toEqual([400, 'INVALID_DATA'])
+  expect(r.json.message).toMatch(/^capital: between 0 and 0 /)
+  expect((await w.preview(subA)).copy_capital).toBe(20_000)
+  // a lag longer than the wait: 409, retry
+  const c = await w.master(await w.newAccount(20_000), mgmt)
+  await w.t.settle()
+  await w.t.app.relay.whilePaused(async () => {
+    await w.post(`/manager/accounts/${f}/balance`, { type: 'deposit', amount: 1_000 }, w.s.staff)
+    const late = await subscribe(c)
+    expect([late.status, late.json.error]).toEqual([409, 'ACCOUNT_SETTLING'])
+  })
+  await w.t.settle()
+  expect((await subscribe(c)).status).toBe(400)
+})

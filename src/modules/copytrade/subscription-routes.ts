@@ -46,6 +46,7 @@ export const subscriptionRoutes = (ctx: CopyCtx) =>
             'SELF_COPY',
             'ALREADY_SUBSCRIBED',
             'TERMS_CHANGED',
+            'ACCOUNT_SETTLING',
             'INVALID_CUSTOMER_SESSION',
           ),
         },

@@ -28,6 +28,8 @@ const COPY_CODES = {
   MASTER_BLOCKED: 403,
   MASTER_HAS_FOLLOWERS: 409,
   TERMS_CHANGED: 409,
+  /** money moves of the follower account still being applied to its subscriptions (seconds): retry */
+  ACCOUNT_SETTLING: 409,
 } as const
 export type CopyCode = keyof typeof COPY_CODES
 

@@ -1,9 +1,11 @@
 import { and, count, desc, eq, gt, inArray, isNull, lt, notExists, sql } from 'drizzle-orm'
 import type { Tx } from '../../../kernel/db/client'
 import { isUniqueViolation } from '../../../kernel/db/errors'
+import { undeliveredTo } from '../../../kernel/events/undelivered'
 import { invalid } from '../../../kernel/http/errors'
 import type { UseCase } from '../../../kernel/use-case'
-import { fromMinor, toMinor } from '../../accounts'
+import { BalanceOperation, fromMinor, toMinor } from '../../accounts'
+import { TradeClosed, TradePartiallyClosed, TradeStoppedOut } from '../../trading'
 import { currencyOf } from '../accounts-of'
 import type { CopyCtx } from '../context'
 import { closeTermsTx, perfPeriodEnd } from '../copier/fees'
@@ -70,6 +72,9 @@ export async function createSubscription({
     )
   if (same) throw alreadySubscribed()
   const account = (await ctx.accounts.read.account(follower_login))!
+  // the balance read counts every money move committed; what the subscriptions manage counts them once
+  // delivered here: the new capital is weighed only against subscriptions that have them all
+  await movesApplied(ctx, follower_login)
   // the capital allocated to this subscription: what no other subscription of the account manages, or the
   // share of it asked (two subscriptions on the same money would each charge fees and size copies on it)
   const free = (taken: number) => Math.max(0, account.balance - taken)
@@ -236,6 +241,25 @@ export async function acceptTerms({
   if (done.ids.length > 0) await settleRewards(ctx, done.ids)
   await ctx.forgetManual(s.followerLogin)
   return subscriptionView(done.row, await currencyOf(ctx, s.followerLogin, 'USD'), master)
+}
+
+/** The events whose delivery here moves what an account's subscriptions manage: money in and out, copies' results. */
+const MANAGED_MOVES = [BalanceOperation, TradeClosed, TradeStoppedOut, TradePartiallyClosed].map(
+  (t) => t.name,
+)
+const SETTLING_WAIT_MS = 3_000
+
+/** Waits (briefly) until every money move of the account committed so far is applied to its subscriptions. */
+async function movesApplied(ctx: CopyCtx, login: number) {
+  const until = Date.now() + SETTLING_WAIT_MS
+  while (await undeliveredTo(ctx.db, 'copytrade.', MANAGED_MOVES, '$.login', login)) {
+    if (Date.now() >= until)
+      throw copyError(
+        'ACCOUNT_SETTLING',
+        `follower_login: money moves of ${login} are still being applied to its subscriptions; retry shortly`,
+      )
+    await new Promise((resolve) => setTimeout(resolve, 20))
+  }
 }
 
 /** What an account's live subscriptions manage (each its capital, plus what its copies made, less its fees). */

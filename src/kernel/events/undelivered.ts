@@ -1,0 +1,29 @@
+import { sql } from 'drizzle-orm'
+import type { Queryable } from '../db/db'
+
+/**
+ * Whether an event of one of `topics` whose payload holds `value` at `path` (`$.login`) is written and not
+ * yet had by a consumer whose name starts with `consumerPrefix` (delivered or parked): what a module that
+ * keeps its own view of another's changes (copy trading's capital of a balance) asks before it weighs that
+ * view against the other's current state. Reads undelivered rows only (their partial index).
+ */
+export async function undeliveredTo(
+  q: Pick<Queryable, 'all'>,
+  consumerPrefix: string,
+  topics: readonly string[],
+  path: string,
+  value: number | string,
+) {
+  const rows = await q.all(sql`
+    select 1 from outbox o
+    where o.dispatched_at is null
+      and o.topic in (${sql.join(
+        topics.map((t) => sql`${t}`),
+        sql`, `,
+      )})
+      and json_extract(o.payload, ${path}) = ${value}
+      and not exists (select 1 from event_deliveries d
+        where d.event_id = o.id and d.consumer like ${`${consumerPrefix}%`})
+    limit 1`)
+  return rows.length > 0
+}
