@@ -328,3 +328,28 @@ test('a new capital is weighed once the money moves already committed reach the 
   await w.t.settle()
   expect((await subscribe(c)).status).toBe(400)
 })
+
+test('a subscription period paid, terms switched away and back: the period runs on, paid once', async () => {
+  const SUB = { reward_type: 0, amount: 30, period_days: 30 }
+  const m = await w.master(await w.newAccount(10_000), SUB)
+  const f = await w.newAccount(5_000)
+  await w.t.settle()
+  const sub = await w.follow(f, m)
+  await w.t.runJob('copytrade.settle')
+  const terms = async (reward_policy: object) => {
+    expect((await w.request('PUT', `/copytrade/master/${m}`, { reward_policy })).status).toBe(200)
+    const version = (await w.request('GET', `/copytrade/masters/${m}`)).json.policy_version
+    expect((await w.request('POST', `/copytrade/subscription/${sub}/terms`, { version })).status).toBe(200)
+  }
+  await w.advance(DAY)
+  await terms({ reward_type: 1, percent: 10, period_days: 30 })
+  await w.advance(DAY)
+  await terms(SUB)
+  await w.t.runJob('copytrade.settle')
+  const fees = async () => (await w.rewardsOf(sub)).filter((r) => r.reward_name === 'SUBSCRIPTION_FEE')
+  expect((await fees()).map((r) => r.amount)).toEqual([30])
+  // the next period starts where the paid one ends (day 30)
+  await w.advance(28 * DAY + 60_000)
+  await w.t.runJob('copytrade.settle')
+  expect((await fees()).map((r) => r.amount)).toEqual([30, 30])
+})

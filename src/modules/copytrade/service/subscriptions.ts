@@ -88,7 +88,8 @@ export async function createSubscription({
   if (!Number.isSafeInteger(allocated) || allocated <= 0 || allocated > unallocated)
     throw tooMuch(unallocated)
   const now = ctx.clock.now()
-  // a period already paid under an earlier subscription to this master is not charged again
+  // a period already paid under an earlier subscription to this master is not charged again: its next
+  // fee date (moved on by a pause), or the end of the last period a fee paid (its terms changed since)
   const [paid] = await ctx.db
     .select({ nextFeeAt: copySubscriptions.nextFeeAt })
     .from(copySubscriptions)
@@ -102,6 +103,7 @@ export async function createSubscription({
     )
     .orderBy(desc(copySubscriptions.nextFeeAt))
     .limit(1)
+  const paidUntil = Math.max(paid?.nextFeeAt ?? 0, await feePaidUntil(ctx, follower_login, master.id))
   let sub: typeof copySubscriptions.$inferSelect
   try {
     sub = await ctx.db.transaction(async (tx) => {
@@ -136,7 +138,7 @@ export async function createSubscription({
           startBalanceMinor: allocated,
           capitalMinor: allocated,
           hwmMinor: allocated,
-          nextFeeAt: master.rewardType === REWARD.SUBSCRIPTION_FEE ? (paid?.nextFeeAt ?? now) : null,
+          nextFeeAt: master.rewardType === REWARD.SUBSCRIPTION_FEE ? Math.max(now, paidUntil) : null,
           nextPerfAt: perfPeriodEnd(master, now),
           mgmtDay: Math.floor(now / 86_400_000),
           createdAt: now,
@@ -189,6 +191,7 @@ export async function acceptTerms({
     )
   // new periods start when the fee clock runs: now, or when it stopped (its restart moves them on from there)
   const clockAt = s.pausedAt ?? now
+  const paidUntil = await feePaidUntil(ctx, s.followerLogin, s.masterId, s.id)
   const unchanged = and(
     eq(copySubscriptions.id, s.id),
     eq(copySubscriptions.termsVersion, s.termsVersion),
@@ -226,7 +229,8 @@ export async function acceptTerms({
                 master.rewardType === REWARD.SUBSCRIPTION_FEE
                   ? s.rewardType === REWARD.SUBSCRIPTION_FEE && s.nextFeeAt !== null
                     ? s.nextFeeAt
-                    : clockAt
+                    : // back to a subscription fee: a period a fee of this subscription paid runs on
+                      Math.max(clockAt, paidUntil)
                   : null,
               nextPerfAt: perfPeriodEnd(master, clockAt),
               mgmtDay: Math.floor(now / 86_400_000),
@@ -260,6 +264,30 @@ async function movesApplied(ctx: CopyCtx, login: number) {
       )
     await new Promise((resolve) => setTimeout(resolve, 20))
   }
+}
+
+/**
+ * The end of the last period a subscription fee paid to this master from this follower account (of one
+ * subscription, or of any): a fee's key names its period's start, its base the period's days. 0 for none.
+ */
+async function feePaidUntil(ctx: CopyCtx, followerLogin: number, masterId: number, subId?: number) {
+  const [row] = await ctx.db
+    .select({
+      until: sql<
+        number | null
+      >`max(cast(substr(${copyRewards.key}, instr(substr(${copyRewards.key}, 5), ':') + 5) as integer) + ${copyRewards.base} * 86400000)`,
+    })
+    .from(copyRewards)
+    .where(
+      and(
+        eq(copyRewards.followerLogin, followerLogin),
+        eq(copyRewards.masterId, masterId),
+        eq(copyRewards.rewardType, REWARD.SUBSCRIPTION_FEE),
+        inArray(copyRewards.status, ['pending', 'settled']),
+        subId === undefined ? undefined : eq(copyRewards.subscriptionId, subId),
+      ),
+    )
+  return Number(row?.until ?? 0)
 }
 
 /** What an account's live subscriptions manage (each its capital, plus what its copies made, less its fees). */
