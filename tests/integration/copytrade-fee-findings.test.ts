@@ -353,3 +353,32 @@ test('a subscription period paid, terms switched away and back: the period runs 
   await w.t.runJob('copytrade.settle')
   expect((await fees()).map((r) => r.amount)).toEqual([30, 30])
 })
+
+test("an own trade's close not yet delivered elsewhere does not hold a subscription: copy trading passes it over", async () => {
+  await w.price(1.1)
+  const mgmt = { reward_type: 4, annual_percent: 10 }
+  const a = await w.master(await w.newAccount(20_000), mgmt)
+  const b = await w.master(await w.newAccount(20_000), mgmt)
+  const f = await w.newAccount(10_000)
+  await w.t.settle()
+  const subscribe = async (master: number, capital: number) => {
+    const { policy_version } = (await w.request('GET', `/copytrade/masters/${master}`)).json
+    return w.request('POST', '/copytrade/subscription', {
+      follower_login: f,
+      master_id: master,
+      policy_version,
+      capital,
+    })
+  }
+  await w.request('POST', '/copytrade/follower', { login: f })
+  expect((await subscribe(a, 5_000)).status).toBe(200)
+  const own = await w.openTrade(f, 0, 1)
+  await w.t.settle()
+  await w.t.app.relay.whilePaused(async () => {
+    expect((await w.closeTrade(f, own.order)).status).toBe(200)
+    const started = Date.now()
+    expect((await subscribe(b, 1_000)).status).toBe(200)
+    expect(Date.now() - started).toBeLessThan(1_500)
+  })
+  await w.t.settle()
+})

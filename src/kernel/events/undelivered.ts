@@ -1,11 +1,13 @@
-import { sql } from 'drizzle-orm'
+import { type SQL, sql } from 'drizzle-orm'
 import type { Queryable } from '../db/db'
 
 /**
- * Whether an event of one of `topics` whose payload holds `value` at `path` (`$.login`) is written and not
- * yet had by a consumer whose name starts with `consumerPrefix` (delivered or parked): what a module that
- * keeps its own view of another's changes (copy trading's capital of a balance) asks before it weighs that
- * view against the other's current state. Reads undelivered rows only (their partial index).
+ * Whether an event of one of `topics` whose payload holds `value` at `path` (`$.login`), and meets `also`
+ * (a condition on the row `o`), is written and not yet had by a consumer whose name starts with
+ * `consumerPrefix` (delivered or parked): what a module that keeps its own view of another's changes (copy
+ * trading's capital of a balance) asks before it weighs that view against the other's current state. Only
+ * events the consumer wants belong here: one it passes over gets no delivery row, and waits while another
+ * consumer's delivery does. Reads undelivered rows only (their partial index).
  */
 export async function undeliveredTo(
   q: Pick<Queryable, 'all'>,
@@ -13,6 +15,7 @@ export async function undeliveredTo(
   topics: readonly string[],
   path: string,
   value: number | string,
+  also: SQL = sql`1`,
 ) {
   const rows = await q.all(sql`
     select 1 from outbox o
@@ -22,6 +25,7 @@ export async function undeliveredTo(
         sql`, `,
       )})
       and json_extract(o.payload, ${path}) = ${value}
+      and ${also}
       and not exists (select 1 from event_deliveries d
         where d.event_id = o.id and d.consumer like ${`${consumerPrefix}%`})
     limit 1`)

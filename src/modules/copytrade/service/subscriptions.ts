@@ -248,15 +248,30 @@ export async function acceptTerms({
 }
 
 /** The events whose delivery here moves what an account's subscriptions manage: money in and out, copies' results. */
-const MANAGED_MOVES = [BalanceOperation, TradeClosed, TradeStoppedOut, TradePartiallyClosed].map(
-  (t) => t.name,
-)
+const FLOWS = [BalanceOperation.name]
+const CLOSES = [TradeClosed, TradeStoppedOut, TradePartiallyClosed].map((t) => t.name)
 const SETTLING_WAIT_MS = 3_000
 
-/** Waits (briefly) until every money move of the account committed so far is applied to its subscriptions. */
+/**
+ * Waits (briefly) until every money move of the account committed so far is applied to its live
+ * subscriptions: the flows of an account that follows (copy trading takes each), and the closes of its
+ * copies (not of its own trades, which copy trading passes over: those get no delivery row here and would
+ * wait on other consumers). None to wait for without a live subscription.
+ */
 async function movesApplied(ctx: CopyCtx, login: number) {
+  const [live] = await ctx.db
+    .select({ id: copySubscriptions.id })
+    .from(copySubscriptions)
+    .where(and(eq(copySubscriptions.followerLogin, login), liveSubscription))
+    .limit(1)
+  if (!live) return
+  const ofCopies = sql`json_extract(o.payload, '$.ticket') in (select l.follower_ticket from copy_links l
+    join copy_subscriptions s on s.id = l.subscription_id where s.follower_login = ${login} and s.status in (0, 1))`
+  const pending = async () =>
+    (await undeliveredTo(ctx.db, 'copytrade.', FLOWS, '$.login', login)) ||
+    (await undeliveredTo(ctx.db, 'copytrade.', CLOSES, '$.login', login, ofCopies))
   const until = Date.now() + SETTLING_WAIT_MS
-  while (await undeliveredTo(ctx.db, 'copytrade.', MANAGED_MOVES, '$.login', login)) {
+  while (await pending()) {
     if (Date.now() >= until)
       throw copyError(
         'ACCOUNT_SETTLING',
