@@ -382,3 +382,61 @@ test("an own trade's close not yet delivered elsewhere does not hold a subscript
   })
   await w.t.settle()
 })
+
+test('the capital is weighed on the balance as it is when the subscription is written, after the moves it waited for', async () => {
+  const mgmt = { reward_type: 4, annual_percent: 10 }
+  const a = await w.master(await w.newAccount(20_000), mgmt)
+  const b = await w.master(await w.newAccount(20_000), mgmt)
+  const f = await w.newAccount(10_000)
+  await w.t.settle()
+  const subscribe = async (master: number, capital?: number) => {
+    const { policy_version } = (await w.request('GET', `/copytrade/masters/${master}`)).json
+    return w.request('POST', '/copytrade/subscription', {
+      follower_login: f,
+      master_id: master,
+      policy_version,
+      ...(capital === undefined ? {} : { capital }),
+    })
+  }
+  await w.request('POST', '/copytrade/follower', { login: f })
+  const subA = (await subscribe(a, 4_000)).json.id as number
+  let asked: ReturnType<typeof subscribe> | null = null
+  await w.t.app.relay.whilePaused(async () => {
+    // a deposit on its way: the subscription reads the balance, then waits for it
+    await w.post(`/manager/accounts/${f}/balance`, { type: 'deposit', amount: 10 }, w.s.staff)
+    asked = subscribe(b)
+    await new Promise((resolve) => setTimeout(resolve, 150))
+    // meanwhile 6,000 go out: A takes its share of them
+    await w.post(`/manager/accounts/${f}/balance`, { type: 'withdrawal', amount: 6_000 }, w.s.staff)
+    await new Promise((resolve) => setTimeout(resolve, 150))
+  })
+  await w.t.settle()
+  const r = await asked!
+  expect(r.status).toBe(200)
+  const managedA = (await w.preview(subA)).copy_capital
+  expect(managedA).toBeCloseTo(1_604, 0)
+  // what is left of the 4,010, not of the 10,010 read first
+  expect((await w.preview(r.json.id)).copy_capital).toBeCloseTo(4_010 - managedA, 2)
+})
+
+test("a copy fee's payment on its way holds no subscription: copy trading takes no copy reward as a flow", async () => {
+  const fixed = await w.master(await w.newAccount(20_000), { reward_type: 0, amount: 30, period_days: 30 })
+  const other = await w.master(await w.newAccount(20_000), { reward_type: 4, annual_percent: 2 })
+  const f = await w.newAccount(10_000)
+  await w.t.settle()
+  await w.follow(f, fixed, { capital: 5_000 })
+  await w.t.app.relay.whilePaused(async () => {
+    await w.t.runJob('copytrade.settle') // the period's fee paid: a balance operation out, not yet delivered
+    const started = Date.now()
+    const { policy_version } = (await w.request('GET', `/copytrade/masters/${other}`)).json
+    const r = await w.request('POST', '/copytrade/subscription', {
+      follower_login: f,
+      master_id: other,
+      policy_version,
+      capital: 1_000,
+    })
+    expect(r.status).toBe(200)
+    expect(Date.now() - started).toBeLessThan(1_500)
+  })
+  await w.t.settle()
+})

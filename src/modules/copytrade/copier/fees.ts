@@ -44,6 +44,10 @@ export async function crystallize(ctx: CopyCtx, subId: number, key: string, why:
   const row = await withMaster(ctx, subId)
   if (!row || row.sub.rewardType !== REWARD.PERFORMANCE_FEE_HWM) return null
   const e = await copyEquity(ctx, row.sub)
+  // nothing due: no write turn
+  const policy = rewardPolicyOf(row.sub)
+  if (policy.reward_type !== REWARD.PERFORMANCE_FEE_HWM) return null
+  if (performanceFee(e.equity, row.sub.hwmMinor, policy.percent).fee <= 0) return null
   const charged = await ctx.db.transaction((tx) =>
     performanceFeeTx(ctx, tx, row.sub, row.master, e, key, why),
   )

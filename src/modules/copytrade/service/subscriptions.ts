@@ -10,7 +10,7 @@ import { currencyOf } from '../accounts-of'
 import type { CopyCtx } from '../context'
 import { closeTermsTx, perfPeriodEnd } from '../copier/fees'
 import { resyncSubscription } from '../copier/resync'
-import { settleRewards } from '../copier/rewards'
+import { settleSoon } from '../copier/rewards'
 import { REWARD } from '../domain/rewards'
 import { followerModeAllowed } from '../domain/settings'
 import { SUB_STATUS } from '../domain/status'
@@ -77,16 +77,18 @@ export async function createSubscription({
   await movesApplied(ctx, follower_login)
   // the capital allocated to this subscription: what no other subscription of the account manages, or the
   // share of it asked (two subscriptions on the same money would each charge fees and size copies on it)
-  const free = (taken: number) => Math.max(0, account.balance - taken)
-  const unallocated = free(await allocatedTo(ctx.db, follower_login))
-  const allocated =
-    typeof capital === 'number' ? (toMinor(capital, group.currency) ?? Number.NaN) : unallocated
-  const tooMuch = (limit: number) =>
+  const unallocated = Math.max(0, account.balance - (await allocatedTo(ctx.db, follower_login)))
+  const asked = typeof capital === 'number' ? (toMinor(capital, group.currency) ?? Number.NaN) : null
+  const tooMuch = (limit: number, balance: number) =>
     invalid(
-      `capital: between 0 and ${fromMinor(limit, group.currency)} (the balance ${fromMinor(account.balance, group.currency)} less what the account's other subscriptions manage)`,
+      `capital: between 0 and ${fromMinor(limit, group.currency)} (the balance ${fromMinor(balance, group.currency)} less what the account's other subscriptions manage)`,
     )
-  if (!Number.isSafeInteger(allocated) || allocated <= 0 || allocated > unallocated)
-    throw tooMuch(unallocated)
+  const capitalOf = (left: number, balance: number) => {
+    const c = asked ?? left
+    if (!Number.isSafeInteger(c) || c <= 0 || c > left) throw tooMuch(left, balance)
+    return c
+  }
+  capitalOf(unallocated, account.balance)
   const now = ctx.clock.now()
   // a period already paid under an earlier subscription to this master is not charged again: its next
   // fee date (moved on by a pause), or the end of the last period a fee paid (its terms changed since)
@@ -117,9 +119,11 @@ export async function createSubscription({
         throw copyError('MASTER_NOT_AVAILABLE', `master ${master_id} is not open to followers`)
       if (now_.version !== master.policyVersion)
         throw copyError('TERMS_CHANGED', `policy_version: the master's terms changed; read them again`)
-      // and the money as it is allocated there: two subscriptions at once do not both take it
-      const left = free(await allocatedTo(tx, follower_login))
-      if (allocated > left) throw tooMuch(left)
+      // and the money as it is there, one state: the balance, the moves applied to the subscriptions, what
+      // they manage (two subscriptions at once do not both take it; a move since the first look is seen)
+      if (await movesPending(tx, follower_login)) throw settling(follower_login)
+      const balance = (await ctx.accounts.fundsOf(tx, [follower_login])).get(follower_login)?.balance ?? 0
+      const allocated = capitalOf(Math.max(0, balance - (await allocatedTo(tx, follower_login))), balance)
       const [row] = await tx
         .insert(copySubscriptions)
         .values({
@@ -194,6 +198,8 @@ export async function acceptTerms({
   const paidUntil = await feePaidUntil(ctx, s.followerLogin, s.masterId, s.id)
   const unchanged = and(
     eq(copySubscriptions.id, s.id),
+    // still live: one ended meanwhile keeps the terms it ended on
+    liveSubscription,
     eq(copySubscriptions.termsVersion, s.termsVersion),
     // the fee clock it read (its new periods start from it): a master enabled meanwhile moved it
     s.pausedAt === null ? isNull(copySubscriptions.pausedAt) : eq(copySubscriptions.pausedAt, s.pausedAt),
@@ -242,7 +248,8 @@ export async function acceptTerms({
     if (!row) throw changed()
     return { row, ids: closed?.ids ?? [] }
   })
-  if (done.ids.length > 0) await settleRewards(ctx, done.ids)
+  // committed: a settlement that fails now stays pending for copytrade.settle, the answer is the switch
+  if (done.ids.length > 0) await settleSoon(ctx, done.ids)
   await ctx.forgetManual(s.followerLogin)
   return subscriptionView(done.row, await currencyOf(ctx, s.followerLogin, 'USD'), master)
 }
@@ -252,32 +259,41 @@ const FLOWS = [BalanceOperation.name]
 const CLOSES = [TradeClosed, TradeStoppedOut, TradePartiallyClosed].map((t) => t.name)
 const SETTLING_WAIT_MS = 3_000
 
+const settling = (login: number) =>
+  copyError(
+    'ACCOUNT_SETTLING',
+    `follower_login: money moves of ${login} are still being applied to its subscriptions; retry shortly`,
+  )
+
 /**
- * Waits (briefly) until every money move of the account committed so far is applied to its live
- * subscriptions: the flows of an account that follows (copy trading takes each), and the closes of its
- * copies (not of its own trades, which copy trading passes over: those get no delivery row here and would
- * wait on other consumers). None to wait for without a live subscription.
+ * Whether a money move of the account committed so far is not yet applied to its live subscriptions: a
+ * flow copy trading takes (money in or out, not a copy reward: flowConsumer's `accepts`) of an account that
+ * follows, or a close of one of its copies. Events copy trading passes over (its own trades' closes, a
+ * credit) get no delivery row here and would wait on other consumers. None without a live subscription.
  */
-async function movesApplied(ctx: CopyCtx, login: number) {
-  const [live] = await ctx.db
+async function movesPending(q: Pick<Tx, 'select' | 'all'>, login: number) {
+  const [live] = await q
     .select({ id: copySubscriptions.id })
     .from(copySubscriptions)
     .where(and(eq(copySubscriptions.followerLogin, login), liveSubscription))
     .limit(1)
-  if (!live) return
+  if (!live) return false
+  const flows = sql`json_extract(o.payload, '$.op') in ('OP_BALANCE_IN', 'OP_BALANCE_OUT')
+    and json_extract(o.payload, '$.reason') != 'TR_REASON_COPY_REWARD'`
   const ofCopies = sql`json_extract(o.payload, '$.ticket') in (select l.follower_ticket from copy_links l
     join copy_subscriptions s on s.id = l.subscription_id where s.follower_login = ${login} and s.status in (0, 1))`
-  const pending = async () =>
-    (await undeliveredTo(ctx.db, 'copytrade.', FLOWS, '$.login', login)) ||
-    (await undeliveredTo(ctx.db, 'copytrade.', CLOSES, '$.login', login, ofCopies))
+  return (
+    (await undeliveredTo(q, 'copytrade.', FLOWS, '$.login', login, flows)) ||
+    (await undeliveredTo(q, 'copytrade.', CLOSES, '$.login', login, ofCopies))
+  )
+}
+
+/** Waits (up to 3 s, polling less often as it goes) until the account's money moves are applied. */
+async function movesApplied(ctx: CopyCtx, login: number) {
   const until = Date.now() + SETTLING_WAIT_MS
-  while (await pending()) {
-    if (Date.now() >= until)
-      throw copyError(
-        'ACCOUNT_SETTLING',
-        `follower_login: money moves of ${login} are still being applied to its subscriptions; retry shortly`,
-      )
-    await new Promise((resolve) => setTimeout(resolve, 20))
+  for (let pause = 25; await movesPending(ctx.db, login); pause = Math.min(pause * 2, 400)) {
+    if (Date.now() >= until) throw settling(login)
+    await new Promise((resolve) => setTimeout(resolve, pause))
   }
 }
 
