@@ -17,6 +17,17 @@ const HWM_20 = { reward_type: 1, percent: 20, period_days: 30 }
 const settled = (rows: { status: string; amount: number }[]) =>
   Math.round(rows.filter((r) => r.status === 'settled').reduce((a, r) => a + r.amount, 0) * 100) / 100
 
+/** Subscribes `follower` to a master on its current terms, with a capital or the default. */
+const subscriber = (follower: number) => async (master: number, capital?: number) => {
+  const { policy_version } = (await w.request('GET', `/copytrade/masters/${master}`)).json
+  return w.request('POST', '/copytrade/subscription', {
+    follower_login: follower,
+    master_id: master,
+    policy_version,
+    ...(capital === undefined ? {} : { capital }),
+  })
+}
+
 /**
  * A follower whose copy of a 1-lot EURUSD buy gains about 1,973 USD while its own sell eats its free
  * margin: a performance fee accrued then waits for the margin. `closeMaster` realizes the copy's gain.
@@ -209,15 +220,7 @@ test('the balance is allocated once: a second subscription gets what no other ma
   const c = await w.master(await w.newAccount(20_000), { reward_type: 4, annual_percent: 2 })
   const f = await w.newAccount(10_000)
   await w.t.settle()
-  const subscribe = async (master: number, capital?: number) => {
-    const { policy_version } = (await w.request('GET', `/copytrade/masters/${master}`)).json
-    return w.request('POST', '/copytrade/subscription', {
-      follower_login: f,
-      master_id: master,
-      policy_version,
-      ...(capital === undefined ? {} : { capital }),
-    })
-  }
+  const subscribe = subscriber(f)
   await w.request('POST', '/copytrade/follower', { login: f })
   // two at once, each asking for more than half: one gets it
   const both = await Promise.all([subscribe(a, 6_000), subscribe(b, 6_000)])
@@ -293,14 +296,7 @@ test('a new capital is weighed once the money moves already committed reach the 
   const b = await w.master(await w.newAccount(20_000), mgmt)
   const f = await w.newAccount(10_000)
   await w.t.settle()
-  const subscribe = async (master: number) => {
-    const { policy_version } = (await w.request('GET', `/copytrade/masters/${master}`)).json
-    return w.request('POST', '/copytrade/subscription', {
-      follower_login: f,
-      master_id: master,
-      policy_version,
-    })
-  }
+  const subscribe = subscriber(f)
   await w.request('POST', '/copytrade/follower', { login: f })
   const subA = (await subscribe(a)).json.id as number
   let asked: ReturnType<typeof subscribe> | null = null
@@ -361,15 +357,7 @@ test("an own trade's close not yet delivered elsewhere does not hold a subscript
   const b = await w.master(await w.newAccount(20_000), mgmt)
   const f = await w.newAccount(10_000)
   await w.t.settle()
-  const subscribe = async (master: number, capital: number) => {
-    const { policy_version } = (await w.request('GET', `/copytrade/masters/${master}`)).json
-    return w.request('POST', '/copytrade/subscription', {
-      follower_login: f,
-      master_id: master,
-      policy_version,
-      capital,
-    })
-  }
+  const subscribe = subscriber(f)
   await w.request('POST', '/copytrade/follower', { login: f })
   expect((await subscribe(a, 5_000)).status).toBe(200)
   const own = await w.openTrade(f, 0, 1)
@@ -389,15 +377,7 @@ test('the capital is weighed on the balance as it is when the subscription is wr
   const b = await w.master(await w.newAccount(20_000), mgmt)
   const f = await w.newAccount(10_000)
   await w.t.settle()
-  const subscribe = async (master: number, capital?: number) => {
-    const { policy_version } = (await w.request('GET', `/copytrade/masters/${master}`)).json
-    return w.request('POST', '/copytrade/subscription', {
-      follower_login: f,
-      master_id: master,
-      policy_version,
-      ...(capital === undefined ? {} : { capital }),
-    })
-  }
+  const subscribe = subscriber(f)
   await w.request('POST', '/copytrade/follower', { login: f })
   const subA = (await subscribe(a, 4_000)).json.id as number
   let asked: ReturnType<typeof subscribe> | null = null
