@@ -17,6 +17,17 @@ const HWM_20 = { reward_type: 1, percent: 20, period_days: 30 }
 const settled = (rows: { status: string; amount: number }[]) =>
   Math.round(rows.filter((r) => r.status === 'settled').reduce((a, r) => a + r.amount, 0) * 100) / 100
 
+/** Two masters charging a management fee, and a follower account of 10,000 USD following nobody yet. */
+async function twoMastersAndAFollower() {
+  const mgmt = { reward_type: 4, annual_percent: 10 }
+  const a = await w.master(await w.newAccount(20_000), mgmt)
+  const b = await w.master(await w.newAccount(20_000), mgmt)
+  const f = await w.newAccount(10_000)
+  await w.t.settle()
+  await w.request('POST', '/copytrade/follower', { login: f })
+  return { mgmt, a, b, f, subscribe: subscriber(f) }
+}
+
 /** Subscribes `follower` to a master on its current terms, with a capital or the default. */
 const subscriber = (follower: number) => async (master: number, capital?: number) => {
   const { policy_version } = (await w.request('GET', `/copytrade/masters/${master}`)).json
@@ -291,13 +302,7 @@ test('the equity stop weighs what the copies made: a fee paid, as one owed, neve
 })
 
 test('a new capital is weighed once the money moves already committed reach the subscriptions', async () => {
-  const mgmt = { reward_type: 4, annual_percent: 10 }
-  const a = await w.master(await w.newAccount(20_000), mgmt)
-  const b = await w.master(await w.newAccount(20_000), mgmt)
-  const f = await w.newAccount(10_000)
-  await w.t.settle()
-  const subscribe = subscriber(f)
-  await w.request('POST', '/copytrade/follower', { login: f })
+  const { mgmt, a, b, f, subscribe } = await twoMastersAndAFollower()
   const subA = (await subscribe(a)).json.id as number
   let asked: ReturnType<typeof subscribe> | null = null
   // the relay lags (another instance, a busy process): the deposit is committed, its delivery waits
@@ -352,13 +357,7 @@ test('a subscription period paid, terms switched away and back: the period runs 
 
 test("an own trade's close not yet delivered elsewhere does not hold a subscription: copy trading passes it over", async () => {
   await w.price(1.1)
-  const mgmt = { reward_type: 4, annual_percent: 10 }
-  const a = await w.master(await w.newAccount(20_000), mgmt)
-  const b = await w.master(await w.newAccount(20_000), mgmt)
-  const f = await w.newAccount(10_000)
-  await w.t.settle()
-  const subscribe = subscriber(f)
-  await w.request('POST', '/copytrade/follower', { login: f })
+  const { a, b, f, subscribe } = await twoMastersAndAFollower()
   expect((await subscribe(a, 5_000)).status).toBe(200)
   const own = await w.openTrade(f, 0, 1)
   await w.t.settle()
@@ -372,13 +371,7 @@ test("an own trade's close not yet delivered elsewhere does not hold a subscript
 })
 
 test('the capital is weighed on the balance as it is when the subscription is written, after the moves it waited for', async () => {
-  const mgmt = { reward_type: 4, annual_percent: 10 }
-  const a = await w.master(await w.newAccount(20_000), mgmt)
-  const b = await w.master(await w.newAccount(20_000), mgmt)
-  const f = await w.newAccount(10_000)
-  await w.t.settle()
-  const subscribe = subscriber(f)
-  await w.request('POST', '/copytrade/follower', { login: f })
+  const { a, b, f, subscribe } = await twoMastersAndAFollower()
   const subA = (await subscribe(a, 4_000)).json.id as number
   let asked: ReturnType<typeof subscribe> | null = null
   await w.t.app.relay.whilePaused(async () => {

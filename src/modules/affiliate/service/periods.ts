@@ -63,6 +63,8 @@ async function brandPlans(tx: Tx, brandId: number) {
     .from(standingChanges)
     .where(inArray(standingChanges.brandId, [brandId, 0]))
     .orderBy(standingChanges.fromTime, standingChanges.id)
+  const changesOf = new Map<number, typeof changes>()
+  for (const c of changes) changesOf.set(c.affiliateId, [...(changesOf.get(c.affiliateId) ?? []), c])
   return {
     timelineOf: (affiliateId: number): PlanTimeline => ({
       own: assigned
@@ -70,10 +72,7 @@ async function brandPlans(tx: Tx, brandId: number) {
         .map((a) => ({ from: a.effectiveFrom, planId: a.planId })),
       defaults,
       versions,
-      standing: standingOf(
-        changes.filter((c) => c.affiliateId === affiliateId),
-        brandId,
-      ),
+      standing: standingOf(changesOf.get(affiliateId) ?? [], brandId),
     }),
     termsOf: (planId: number, version: number) =>
       versions.get(planId)?.find((v) => v.version === version)?.terms ?? null,
@@ -231,7 +230,7 @@ async function addTierMetrics(
   brandId: number,
   period: string,
   list: Map<number, AffiliatePeriod>,
-  standingOf: (affiliateId: number) => Standing,
+  standingOfAffiliate: (affiliateId: number) => Standing,
 ) {
   const tiered = [...list.values()].filter((a) => a.revshare.some((g) => g.terms.type === 'tiered_revshare'))
   if (tiered.length === 0) return
@@ -246,10 +245,11 @@ async function addTierMetrics(
     }
   }
   // most never had their standing changed: one read for all of them over the whole month
-  const always = tiered.filter((a) => !everChanged(standingOf(a.affiliateId))).map((a) => a.affiliateId)
+  const standings = new Map(tiered.map((a) => [a.affiliateId, standingOfAffiliate(a.affiliateId)]))
+  const always = tiered.filter((a) => !everChanged(standings.get(a.affiliateId)!)).map((a) => a.affiliateId)
   if (always.length > 0) add(await tierMetrics(tx, brandId, always, from, to))
   for (const a of tiered) {
-    const standing = standingOf(a.affiliateId)
+    const standing = standings.get(a.affiliateId)!
     if (!everChanged(standing)) continue
     for (const [x, y] of earningSpans(standing, from, to))
       add(await tierMetrics(tx, brandId, [a.affiliateId], x, y))

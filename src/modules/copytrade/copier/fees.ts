@@ -219,6 +219,10 @@ async function following(q: Queryable, es: readonly { payload: { login: number }
   return es.map((e) => followers.has(e.payload.login))
 }
 
+/** The balance operations that are capital flows (money in and out), and the reason that makes one not. */
+export const FLOW_OPS: readonly string[] = ['OP_BALANCE_IN', 'OP_BALANCE_OUT']
+export const NOT_A_FLOW_REASON = 'TR_REASON_COPY_REWARD'
+
 /**
  * Money in or out of a follower account moves each live subscription's capital and high-water mark
  * (deposits raise both; a withdrawal first charges the performance fee due, then lowers the mark in
@@ -233,8 +237,7 @@ export function flowConsumer(ctx: CopyCtx): Consumer<PayloadOf<typeof BalanceOpe
     name: 'copytrade.capital-flow',
     topic: BalanceOperation,
     // money in and out; a copy reward is not a flow
-    accepts: ({ payload: p }) =>
-      p.reason !== 'TR_REASON_COPY_REWARD' && (p.op === 'OP_BALANCE_IN' || p.op === 'OP_BALANCE_OUT'),
+    accepts: ({ payload: p }) => p.reason !== NOT_A_FLOW_REASON && FLOW_OPS.includes(p.op),
     // only the accounts that follow someone: known in the operation's own transaction, one read for all
     // the operations it writes (a subscription that starts later starts from the equity after them)
     interested: following,

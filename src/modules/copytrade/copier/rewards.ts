@@ -142,6 +142,12 @@ export async function settleRewards(ctx: CopyCtx, ids?: number[]) {
   return settled
 }
 
+/** A SUBSCRIPTION_FEE accrual's key: one per subscription and period (its start). */
+export const subscriptionFeeKey = (subId: number, periodStart: number) => `fee:${subId}:${periodStart}`
+
+/** The start of the period a SUBSCRIPTION_FEE accrual's key names. */
+export const feePeriodStart = (key: string) => Number(key.slice(key.lastIndexOf(':') + 1))
+
 /**
  * SUBSCRIPTION_FEE: each ACTIVE subscription of a master with that policy owes the period's amount when
  * its `next_fee_at` comes (at the start, then every `period_days`); the accrual's key names the period,
@@ -181,7 +187,7 @@ export async function accrueSubscriptionFees(ctx: CopyCtx, now: number) {
         .returning({ id: copySubscriptions.id })
       if (moved.length === 0 || amount <= 0) return
       const id = await accrueTx(ctx, tx, sub, master, {
-        key: `fee:${sub.id}:${periodStart}`,
+        key: subscriptionFeeKey(sub.id, periodStart),
         type: REWARD.SUBSCRIPTION_FEE,
         base: policy.period_days,
         amount,

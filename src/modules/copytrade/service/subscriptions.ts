@@ -8,9 +8,9 @@ import { BalanceOperation, fromMinor, toMinor } from '../../accounts'
 import { TradeClosed, TradePartiallyClosed, TradeStoppedOut } from '../../trading'
 import { currencyOf } from '../accounts-of'
 import type { CopyCtx } from '../context'
-import { closeTermsTx, perfPeriodEnd } from '../copier/fees'
+import { closeTermsTx, FLOW_OPS, NOT_A_FLOW_REASON, perfPeriodEnd } from '../copier/fees'
 import { resyncSubscription } from '../copier/resync'
-import { settleSoon } from '../copier/rewards'
+import { feePeriodStart, settleSoon } from '../copier/rewards'
 import { REWARD } from '../domain/rewards'
 import { followerModeAllowed } from '../domain/settings'
 import { SUB_STATUS } from '../domain/status'
@@ -278,8 +278,10 @@ async function movesPending(q: Pick<Tx, 'select' | 'all'>, login: number) {
     .where(and(eq(copySubscriptions.followerLogin, login), liveSubscription))
     .limit(1)
   if (!live) return false
-  const flows = sql`json_extract(o.payload, '$.op') in ('OP_BALANCE_IN', 'OP_BALANCE_OUT')
-    and json_extract(o.payload, '$.reason') != 'TR_REASON_COPY_REWARD'`
+  const flows = sql`json_extract(o.payload, '$.op') in (${sql.join(
+    FLOW_OPS.map((op) => sql`${op}`),
+    sql`, `,
+  )}) and json_extract(o.payload, '$.reason') != ${NOT_A_FLOW_REASON}`
   const ofCopies = sql`json_extract(o.payload, '$.ticket') in (select l.follower_ticket from copy_links l
     join copy_subscriptions s on s.id = l.subscription_id where s.follower_login = ${login} and s.status in (0, 1))`
   return (
@@ -302,12 +304,8 @@ async function movesApplied(ctx: CopyCtx, login: number) {
  * subscription, or of any): a fee's key names its period's start, its base the period's days. 0 for none.
  */
 async function feePaidUntil(ctx: CopyCtx, followerLogin: number, masterId: number, subId?: number) {
-  const [row] = await ctx.db
-    .select({
-      until: sql<
-        number | null
-      >`max(cast(substr(${copyRewards.key}, instr(substr(${copyRewards.key}, 5), ':') + 5) as integer) + ${copyRewards.base} * 86400000)`,
-    })
+  const fees = await ctx.db
+    .select({ key: copyRewards.key, days: copyRewards.base })
     .from(copyRewards)
     .where(
       and(
@@ -318,7 +316,7 @@ async function feePaidUntil(ctx: CopyCtx, followerLogin: number, masterId: numbe
         subId === undefined ? undefined : eq(copyRewards.subscriptionId, subId),
       ),
     )
-  return Number(row?.until ?? 0)
+  return Math.max(0, ...fees.map((f) => feePeriodStart(f.key) + f.days * 86_400_000))
 }
 
 /** What an account's live subscriptions manage (each its capital, plus what its copies made, less its fees). */
