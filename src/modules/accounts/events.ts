@@ -45,6 +45,8 @@ export const BalanceOperation = defineTopic(
       idempotency_key: z.string().nullable(),
       created_by: z.string(),
       created_time: z.number().int(),
+      // the request the money is held for, on the hold and on its return (ledger.ts: `hold`)
+      hold: z.string().nullable().optional(),
     }),
   ),
 )

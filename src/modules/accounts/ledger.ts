@@ -37,6 +37,12 @@ export interface BalanceOperationInput {
    * where the money leaves, as money that left meanwhile does.
    */
   keepFreeMargin?: boolean
+  /**
+   * Money set aside for a request still to be decided (a withdrawal waiting for approval and payout),
+   * named by the request; its return carries the same name. The event says so, so a consumer that counts
+   * money when it leaves (copy trading's capital) waits for the request's outcome.
+   */
+  hold?: string
 }
 
 type OperationRow = typeof balanceOperations.$inferSelect
@@ -74,9 +80,10 @@ export function operationView(row: OperationRow, currency: string) {
 }
 
 /** A ledger row as `account.balance_operation` carries it: integer minor units with their currency. */
-function operationEvent(row: OperationRow, currency: string) {
+function operationEvent(row: OperationRow, currency: string, hold: string | null) {
   return {
     ...operationFields(row, currency),
+    hold,
     amount_minor: row.amount,
     balance_after_minor: row.balanceAfter,
     credit_after_minor: row.creditAfter,
@@ -221,7 +228,7 @@ export async function postOperationTx(ctx: AccountsCtx, tx: Tx, work: Work, inpu
     }),
   )
   if (!row) throw new Error(`the ledger row of account ${input.login} was not written`)
-  work.emit(BalanceOperation, input.brandId, operationEvent(row, acct.currency))
+  work.emit(BalanceOperation, input.brandId, operationEvent(row, acct.currency, input.hold ?? null))
   work.after(`account:${input.login}`, () => ctx.accountsRead.invalidateAccount(input.login))
   return { row, currency: acct.currency, idempotent: false }
 }

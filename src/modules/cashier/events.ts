@@ -26,4 +26,8 @@ export const CashierReversed = defineTopic(
 /** A withdrawal was requested (its funds held). */
 export const WithdrawalRequested = defineTopic('cashier.withdrawal_requested', z.preprocess(legacy, Money))
 /** A withdrawal was paid out. */
-export const WithdrawalPaid = defineTopic('cashier.withdrawal_paid', z.preprocess(legacy, Money))
+export const WithdrawalPaid = defineTopic(
+  'cashier.withdrawal_paid',
+  // hold: the name its held funds carry in the ledger (null: held before migration 0035)
+  z.preprocess(legacy, Money.extend({ hold: z.string().nullable().optional() })),
+)

@@ -215,6 +215,13 @@ export async function move(
 }
 
 /** A transaction as its events carry it: amounts in integer minor units with their currency. */
+/**
+ * The name a withdrawal's held funds carry in the ledger, on the hold, on its return and on
+ * `cashier.withdrawal_paid` (accounts' `hold`); null for a withdrawal held before migration 0035.
+ */
+export const holdOf = (r: TxRow) =>
+  r.kind === 'withdrawal' && r.holdNamed ? `cashier-withdrawal:${r.id}` : null
+
 export const money = (r: TxRow) => ({
   transaction_id: r.id,
   customer_id: r.customerId,
@@ -361,6 +368,7 @@ export async function releaseHold(ctx: CashierCtx, tx: Tx, work: Work, row: TxRo
     comment: `withdrawal #${row.id} returned`,
     apiData: { transaction_id: row.id },
     idempotencyKey: `cashier-release:${row.id}`,
+    hold: holdOf(row) ?? undefined,
     createdBy: actor,
   })
 }

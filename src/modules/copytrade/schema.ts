@@ -256,3 +256,24 @@ export const copyRewards = sqliteTable(
     index('copy_rewards_owed').on(t.subscriptionId).where(sql`status = 'pending'`),
   ],
 )
+
+/**
+ * A withdrawal's funds held in a follower account, waiting for its outcome (copier/holds.ts): money held
+ * for a withdrawal still to be decided leaves no subscription until it is paid out, and its return moves
+ * nothing it did not take. The hold and its outcome arrive as two events in either order; the row keeps
+ * whichever came first and is deleted when the second resolves it.
+ */
+export const copyHolds = sqliteTable('copy_holds', {
+  /** The hold's name in the ledger (accounts' `hold`, e.g. `cashier-withdrawal:<id>`). */
+  ref: text('ref').primaryKey(),
+  login: integer('login').notNull(),
+  /** The hold's ledger operation, its amount (positive, minor units), the balance before it, its time. */
+  heldOp: integer('held_op'),
+  amountMinor: integer('amount_minor'),
+  balanceBeforeMinor: integer('balance_before_minor'),
+  heldAt: integer('held_at'),
+  /** How it ended, once known: paid out, or returned to the balance (the balance before the return, its time). */
+  outcome: text('outcome', { enum: ['paid', 'returned'] }),
+  outcomeBalanceBeforeMinor: integer('outcome_balance_before_minor'),
+  outcomeAt: integer('outcome_at'),
+})

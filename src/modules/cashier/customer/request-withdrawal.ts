@@ -4,7 +4,7 @@ import { ownFreeMargin, roundToCurrency } from '../../accounts'
 import type { CashierCtx } from '../context'
 import { refuse } from '../errors'
 import { WithdrawalRequested } from '../events'
-import { money, move, viewOf } from '../transactions'
+import { holdOf, money, move, viewOf } from '../transactions'
 import {
   amountIn,
   byKey,
@@ -75,6 +75,7 @@ export async function requestWithdrawal({
         comment: `withdrawal #${r.id} ${m.code} (held)`,
         apiData: { transaction_id: r.id },
         idempotencyKey: `cashier-hold:${r.id}`,
+        hold: holdOf(r) ?? undefined,
         createdBy: `customer:${customer.id}`,
         keepFreeMargin: true,
       })

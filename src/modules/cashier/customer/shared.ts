@@ -204,6 +204,7 @@ export async function insertCreated(
       amount: v.amount,
       fee: feeOf(v.amount, v.m.feeBps, v.m.feeFixedMinor),
       currency: v.currency,
+      holdNamed: v.kind === 'withdrawal' ? 1 : 0,
       idempotencyKey: input.idempotency_key ?? null,
       requestHash: input.idempotency_key ? requestOf(v.kind, input) : null,
       createdAt: v.now,

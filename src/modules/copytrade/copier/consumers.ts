@@ -23,6 +23,7 @@ import { copyLinks, copyMasters, copyRecords, copySubscriptions, liveSubscriptio
 import { rewardPolicyOf } from '../views'
 import { closeLinks, partialCloseLinks } from './close-copy'
 import { flowConsumer } from './fees'
+import { withdrawalPaidConsumer } from './holds'
 import { copyStops } from './modify-copy'
 import { openLinks } from './open-copy'
 import { accrueTx, settleRewards } from './rewards'
@@ -633,5 +634,6 @@ export function copyConsumers(ctx: CopyCtx): Consumer<any>[] {
     gone('copytrade.expired', TradeExpired),
     modified,
     flowConsumer(ctx),
+    withdrawalPaidConsumer(ctx),
   ]
 }

@@ -1,16 +1,18 @@
 import { and, eq, inArray, isNull, sql } from 'drizzle-orm'
 import type { Queryable, Tx } from '../../../kernel/db/client'
 import { inJsonArray, statement } from '../../../kernel/db/statement'
-import type { Consumer, DeliveredEvent, PayloadOf } from '../../../kernel/events/topic'
+import type { Consumer, PayloadOf } from '../../../kernel/events/topic'
 import { BalanceOperation, currencyDecimals } from '../../accounts'
 import type { CopyCtx } from '../context'
-import { flowShare, hwmAfterDeposit, hwmAfterWithdrawal, managementFee, performanceFee } from '../domain/fees'
+import { managementFee, performanceFee } from '../domain/fees'
 import { REWARD, REWARD_NAMES } from '../domain/rewards'
 import { SUB_STATUS } from '../domain/status'
 import { copyLinks, copyMasters, copySubscriptions, liveSubscription } from '../schema'
 import { rewardPolicyOf } from '../views'
 import { copyEquity } from './equity'
-import { accrueTx, sameMode, settleRewards } from './rewards'
+import { applyFlowTx } from './flows'
+import { holdDecidedTx, holdTakenTx } from './holds'
+import { accrueTx, sameMode, settleAfterDelivery, settleRewards } from './rewards'
 
 type Sub = typeof copySubscriptions.$inferSelect
 type Master = typeof copyMasters.$inferSelect
@@ -219,112 +221,67 @@ async function following(q: Queryable, es: readonly { payload: { login: number }
   return es.map((e) => followers.has(e.payload.login))
 }
 
+type Operation = PayloadOf<typeof BalanceOperation>
+
+/**
+ * Which of these operations copy trading takes: those of an account that follows someone, and every
+ * withdrawal's hold and return (copier/holds.ts: the hold is kept until its outcome, and a subscription
+ * may start while it waits).
+ */
+async function interest(q: Queryable, es: readonly { payload: Operation }[]) {
+  const follows = await following(q, es)
+  return es.map((e, i) => follows[i]! || !!e.payload.hold)
+}
+
 /** The balance operations that are capital flows (money in and out), and the reason that makes one not. */
 export const FLOW_OPS: readonly string[] = ['OP_BALANCE_IN', 'OP_BALANCE_OUT']
 export const NOT_A_FLOW_REASON = 'TR_REASON_COPY_REWARD'
 
 /**
  * Money in or out of a follower account moves each live subscription's capital and high-water mark
- * (deposits raise both; a withdrawal first charges the performance fee due, then lowers the mark in
- * proportion). Copy rewards are not flows. Written in the delivery's transaction, so exactly once per
+ * (copier/flows.ts: deposits raise both; a withdrawal first charges the performance fee due, then lowers
+ * the mark in proportion). Copy rewards are not flows, and money held for a withdrawal moves nothing until
+ * the withdrawal is paid out (copier/holds.ts). Written in the delivery's transaction, so exactly once per
  * balance operation (a lost after-step loses nothing; the accrual of a fee is settled after the commit,
  * or by `copytrade.settle`). With several subscriptions on one account each takes its share of a flow
  * (domain/fees.ts: flowShare).
  */
-export function flowConsumer(ctx: CopyCtx): Consumer<PayloadOf<typeof BalanceOperation>> {
-  const accrued = new Map<number, number[]>()
+export function flowConsumer(ctx: CopyCtx): Consumer<Operation> {
+  const settle = settleAfterDelivery(ctx)
   return {
     name: 'copytrade.capital-flow',
     topic: BalanceOperation,
     // money in and out; a copy reward is not a flow
     accepts: ({ payload: p }) => p.reason !== NOT_A_FLOW_REASON && FLOW_OPS.includes(p.op),
-    // only the accounts that follow someone: known in the operation's own transaction, one read for all
-    // the operations it writes (a subscription that starts later starts from the equity after them)
-    interested: following,
-    wants: (es) => following(ctx.db, es),
+    // only the accounts that follow someone, and holds: known in the operation's own transaction, one
+    // read for all the operations it writes (a subscription that starts later starts from the equity after them)
+    interested: interest,
+    wants: (es) => interest(ctx.db, es),
     async handle(e, tx) {
-      const ids = await applyFlowTx(ctx, tx, e)
-      if (ids.length > 0) accrued.set(e.id, ids)
+      const p = e.payload
+      const out = p.op !== 'OP_BALANCE_IN'
+      const balanceBefore = p.balance_after_minor - p.amount_minor
+      const ids = !p.hold
+        ? await applyFlowTx(ctx, tx, {
+            login: p.login,
+            opId: p.id,
+            amount: Math.abs(p.amount_minor),
+            out,
+            balanceBefore,
+            after: Number.NEGATIVE_INFINITY,
+            until: e.createdAt,
+          })
+        : out
+          ? await holdTakenTx(ctx, tx, e, p.hold)
+          : await holdDecidedTx(ctx, tx, p.hold, p.login, {
+              outcome: 'returned',
+              outcomeBalanceBeforeMinor: balanceBefore,
+              outcomeAt: e.createdAt,
+            })
+      settle.keep(e.id, ids)
     },
-    async after(e) {
-      const ids = accrued.get(e.id)
-      accrued.delete(e.id)
-      if (ids) await settleRewards(ctx, ids)
-    },
+    after: settle.after,
   }
-}
-
-/** One balance operation's effect on the follower's live subscriptions, in the caller's transaction. */
-async function applyFlowTx(
-  ctx: CopyCtx,
-  tx: Tx,
-  e: DeliveredEvent<PayloadOf<typeof BalanceOperation>>,
-): Promise<number[]> {
-  const p = e.payload
-  const subs = await tx
-    .select()
-    .from(copySubscriptions)
-    .where(and(eq(copySubscriptions.followerLogin, p.login), liveSubscription))
-  const amount = Math.abs(p.amount_minor)
-  const out = p.op !== 'OP_BALANCE_IN'
-  const balanceBefore = p.balance_after_minor - p.amount_minor
-  // a flow before the subscription is in its start balance
-  const live = subs.filter((sub) => sub.createdAt <= e.createdAt)
-  const ids: number[] = []
-  for (const sub of live) {
-    const part = flowShare(
-      amount,
-      sub.capitalMinor + sub.resultMinor - sub.feesMinor,
-      balanceBefore,
-      live.length,
-      out,
-    )
-    if (part <= 0) continue
-    if (!out) {
-      await tx
-        .update(copySubscriptions)
-        .set({
-          capitalMinor: sql`${copySubscriptions.capitalMinor} + ${part}`,
-          hwmMinor: sql`${copySubscriptions.hwmMinor} + ${hwmAfterDeposit(0, part)}`,
-        })
-        .where(eq(copySubscriptions.id, sub.id))
-      continue
-    }
-    // a withdrawal first charges the performance fee due on the gains so far
-    // in the delivery's transaction: a fee an earlier flow of this batch accrued is owed already
-    const before = await copyEquity(ctx, sub, tx)
-    let hwm = sub.hwmMinor
-    let fee = 0
-    const policy = rewardPolicyOf(sub)
-    if (policy.reward_type === REWARD.PERFORMANCE_FEE_HWM) {
-      const due = performanceFee(before.equity, sub.hwmMinor, policy.percent)
-      const [master] = await tx.select().from(copyMasters).where(eq(copyMasters.id, sub.masterId))
-      if (master && due.fee > 0) {
-        const id = await accrueTx(ctx, tx, sub, master, {
-          key: `hwm:${sub.id}:out:${p.id}`,
-          type: REWARD.PERFORMANCE_FEE_HWM,
-          base: before.equity - sub.hwmMinor,
-          amount: due.fee,
-          currency: before.currency,
-          note: `${policy.percent} % of the copy equity ${before.equity} above the mark ${sub.hwmMinor} (withdrawal)`,
-        })
-        if (id) {
-          ids.push(id)
-          hwm = due.hwm
-          fee = due.fee
-        }
-      }
-    }
-    // the mark falls in proportion to the equity taken out (after the fee it charged)
-    await tx
-      .update(copySubscriptions)
-      .set({
-        capitalMinor: sub.capitalMinor - part,
-        hwmMinor: hwmAfterWithdrawal(hwm, before.equity - fee, part),
-      })
-      .where(eq(copySubscriptions.id, sub.id))
-  }
-  return ids
 }
 
 /** What the fees on equity would charge now (GET /copytrade/subscription/{id}/fees). */

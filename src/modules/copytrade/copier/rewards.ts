@@ -65,6 +65,24 @@ export async function settleSoon(ctx: CopyCtx, ids: number[]) {
 }
 
 /**
+ * The accruals a consumer's delivery wrote, kept by event and settled in its `after` once the delivery
+ * committed (what fails there stays pending for `copytrade.settle`).
+ */
+export function settleAfterDelivery(ctx: CopyCtx) {
+  const accrued = new Map<number, number[]>()
+  return {
+    keep(eventId: number, ids: number[]) {
+      if (ids.length > 0) accrued.set(eventId, ids)
+    },
+    async after(e: { id: number }) {
+      const ids = accrued.get(e.id)
+      accrued.delete(e.id)
+      if (ids) await settleRewards(ctx, ids)
+    },
+  }
+}
+
+/**
  * Settles pending accruals (spec 4.12): per accrual, in one transaction, the conditional move
  * pending -> settled and two balance operations with reason TR_REASON_COPY_REWARD, OP_BALANCE_OUT from the
  * follower and OP_BALANCE_IN to the master's payout account (converted at the cross rate when the

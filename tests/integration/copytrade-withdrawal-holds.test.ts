@@ -1,0 +1,187 @@
+// A follower's withdrawal through the cashier holds its money when asked and pays it out (or returns it)
+// when staff decide. Copy trading counts the money when it leaves: a rejected withdrawal charged the
+// performance fee on the gains so far and moved the subscription's capital and mark at the hold, and the
+// return put the capital back as new money, so the fee stayed charged on a withdrawal that never happened.
+// Time is moved, never slept.
+import { afterAll, beforeAll, expect, test } from 'bun:test'
+import { eq, sql } from 'drizzle-orm'
+import type { Tx } from '../../src/kernel/db/client'
+import type { DeliveredEvent } from '../../src/kernel/events/topic'
+import { copyHolds } from '../../src/modules/copytrade/schema'
+import { copyFeeWorld } from '../support/copy-fees'
+
+let w: Awaited<ReturnType<typeof copyFeeWorld>>
+
+beforeAll(async () => {
+  w = await copyFeeWorld()
+  // withdrawals without KYC steps: this is about the money, not the gate
+  const settings = (await w.request('GET', '/manager/kyc/settings', undefined, w.s.staff)).json
+  await w.t.request('PUT', '/manager/kyc/settings', {
+    token: w.s.staff,
+    body: { steps: settings.steps, tiers: { ...settings.tiers, withdrawal_after: [] } },
+  })
+})
+afterAll(() => w.t.close())
+
+const withdraw = async (login: number, amount: number) =>
+  (await w.post('/cashier/withdrawal', { login, method: 'wire', amount })).transaction.id as number
+const decide = (id: number, action: string, body: object = {}) =>
+  w.post(`/manager/cashier/transactions/${id}/${action}`, body, w.s.staff)
+const holdsOf = (login: number) => w.t.ctx.db.select().from(copyHolds).where(eq(copyHolds.login, login))
+
+/** A master on a 20 % performance fee with one open lot, and a follower of it in profit. */
+async function followerInProfit(settings: object = {}) {
+  await w.price(1.1)
+  const mLogin = await w.newAccount(20_000)
+  const m = await w.master(mLogin, { reward_type: 1, percent: 20, period_days: 30 })
+  const f = await w.newAccount(10_000)
+  await w.t.settle()
+  const sub = await w.follow(f, m, { volume_mode: 1, volume_param: 0.5, ...settings })
+  await w.openTrade(mLogin, 0, 100)
+  await w.t.settle()
+  await w.price(1.12)
+  const p = await w.preview(sub)
+  expect(p.performance_fee_now).toBeGreaterThan(50)
+  return { m, f, sub, p }
+}
+
+test('a withdrawal that is rejected charges no fee and moves no subscription; paid out, it is the flow', async () => {
+  const { f, sub, p } = await followerInProfit()
+  expect(p).toMatchObject({ copy_capital: 10_000, high_water_mark: 10_000 })
+  const untouched = async () => {
+    expect(await w.rewardsOf(sub)).toEqual([])
+    expect(await w.preview(sub)).toMatchObject({
+      copy_capital: 10_000,
+      high_water_mark: 10_000,
+      performance_fee_now: p.performance_fee_now,
+    })
+  }
+  const held = await withdraw(f, 1000)
+  await w.t.settle()
+  // held: the money has not left yet
+  await untouched()
+  await decide(held, 'reject', { reason: 'name does not match' })
+  await w.t.settle()
+  await untouched()
+  expect(await holdsOf(f)).toEqual([])
+
+  // asked again and paid out: the fee on the gains so far, then a tenth of the capital and of the mark
+  const paid = await withdraw(f, 1000)
+  await w.t.settle()
+  expect(await w.rewardsOf(sub)).toEqual([])
+  await decide(paid, 'approve')
+  await decide(paid, 'mark-paid')
+  await w.t.settle()
+  const [fee, ...more] = await w.rewardsOf(sub)
+  expect(more).toEqual([])
+  expect(fee).toMatchObject({ reward_name: 'PERFORMANCE_FEE_HWM', status: 'settled' })
+  expect(fee!.amount).toBeCloseTo(p.performance_fee_now, 2)
+  const after = await w.preview(sub)
+  expect(after.copy_capital).toBe(9000)
+  // the mark: the equity after the fee, less the withdrawal
+  expect(after.high_water_mark).toBeCloseTo(p.copy_equity - fee!.amount - 1000, 1)
+  expect(after.performance_fee_now).toBe(0)
+  expect(await holdsOf(f)).toEqual([])
+})
+
+test('a payout delivered before its hold waits for it, and the two charge the fee once', async () => {
+  const { f, sub, p } = await followerInProfit()
+  const flow = w.t.ctx.events
+    .consumersOf('account.balance_operation')
+    .find((c) => c.name === 'copytrade.capital-flow')!
+  const handle = flow.handle!
+  // the hold's first delivery fails: the relay tries it again later, after the payout's
+  let lost = 0
+  flow.handle = async (e: DeliveredEvent<unknown>, tx: Tx) => {
+    const op = e.payload as { hold?: string | null; op: string }
+    if (op.hold && op.op === 'OP_BALANCE_OUT' && lost++ === 0) throw new Error('hold delivery lost')
+    return handle.call(flow, e, tx)
+  }
+  try {
+    const id = await withdraw(f, 1000)
+    await w.t.settle()
+    await decide(id, 'approve')
+    await decide(id, 'mark-paid')
+    await w.t.settle()
+    expect(lost).toBe(1)
+    // the payout came first: kept until its hold arrives
+    expect(await holdsOf(f)).toMatchObject([{ outcome: 'paid', heldAt: null }])
+    expect(await w.rewardsOf(sub)).toEqual([])
+    expect((await w.preview(sub)).copy_capital).toBe(10_000)
+    w.clock.advance(5_000)
+    await w.t.settle()
+  } finally {
+    flow.handle = handle
+  }
+  const rewards = await w.rewardsOf(sub)
+  expect(rewards).toHaveLength(1)
+  expect(rewards[0]!.amount).toBeCloseTo(p.performance_fee_now, 2)
+  expect((await w.preview(sub)).copy_capital).toBe(9000)
+  expect(await holdsOf(f)).toEqual([])
+})
+
+test('a subscription started while money was held: the payout leaves it alone, a return is new money to it', async () => {
+  const m = await w.master(await w.newAccount(20_000), { reward_type: 1, percent: 20, period_days: 30 })
+  const g = await w.newAccount(10_000)
+  await w.t.settle()
+  // g follows no one when it asks: the hold is kept all the same, for a subscription that may start
+  const returned = await withdraw(g, 2000)
+  await w.t.settle()
+  expect(await holdsOf(g)).toHaveLength(1)
+  w.clock.advance(1000)
+  const sub = await w.follow(g, m, { capital: 4000 })
+  w.clock.advance(1000)
+  await decide(returned, 'reject', { reason: 'test' })
+  await w.t.settle()
+  // its start balance (8,000) did not have the 2,000: half of it is its share of the new money
+  expect(await w.preview(sub)).toMatchObject({ copy_capital: 5000, high_water_mark: 5000 })
+  // held before the subscription and paid out after: its start balance had already let it go
+  const h = await w.newAccount(10_000)
+  await w.t.settle()
+  const paid = await withdraw(h, 2000)
+  await w.t.settle()
+  w.clock.advance(1000)
+  const subH = await w.follow(h, m, { capital: 4000 })
+  w.clock.advance(1000)
+  await decide(paid, 'approve')
+  await decide(paid, 'mark-paid')
+  await w.t.settle()
+  expect(await w.preview(subH)).toMatchObject({ copy_capital: 4000, high_water_mark: 4000 })
+  expect([...(await holdsOf(g)), ...(await holdsOf(h))]).toEqual([])
+})
+
+test('a withdrawal held before holds were named stays what it was: its hold was the flow, its payout moves nothing again', async () => {
+  const m = await w.master(await w.newAccount(20_000), { reward_type: 1, percent: 20, period_days: 30 })
+  const f = await w.newAccount(10_000)
+  await w.t.settle()
+  const sub = await w.follow(f, m, { capital: 5000 })
+  // two withdrawals as migration 0035 finds them: funds held by a balance-out that names no hold (a
+  // staff withdrawal is one), rows that say so
+  const legacy = async () => {
+    await w.post(`/manager/accounts/${f}/balance`, { type: 'withdrawal', amount: 1000 }, w.s.staff)
+    const model = await withdraw(f, 50)
+    const [row] = await w.t.ctx.db.all<{ id: number }>(
+      sql`insert into cashier_transactions (brand_id, customer_id, login, kind, method, provider, status,
+        amount, fee, currency, hold_named, created_at, updated_at)
+        select brand_id, customer_id, login, kind, method, provider, status, 100000, 0, currency, 0,
+          created_at, updated_at from cashier_transactions where id = ${model} returning id`,
+    )
+    await decide(model, 'reject', { reason: 'a model only' })
+    await w.t.settle()
+    return row!.id
+  }
+  const returned = await legacy()
+  const paid = await legacy()
+  // each hold took its share (a half) when it was written, as before
+  const held = (await w.preview(sub)).copy_capital
+  expect(held).toBe(4000)
+  await decide(returned, 'reject', { reason: 'test' })
+  await w.t.settle()
+  // its return is a deposit: the half of it comes back
+  expect((await w.preview(sub)).copy_capital).toBeCloseTo(held + 500, 2)
+  await decide(paid, 'approve')
+  await decide(paid, 'mark-paid')
+  await w.t.settle()
+  expect((await w.preview(sub)).copy_capital).toBeCloseTo(held + 500, 2)
+  expect(await holdsOf(f)).toEqual([])
+})
