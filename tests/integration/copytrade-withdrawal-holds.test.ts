@@ -1,8 +1,8 @@
 // A follower's withdrawal through the cashier holds its money when asked and pays it out (or returns it)
-// when staff decide. Copy trading counts the money when it leaves: a rejected withdrawal charged the
-// performance fee on the gains so far and moved the subscription's capital and mark at the hold, and the
-// return put the capital back as new money, so the fee stayed charged on a withdrawal that never happened.
-// Time is moved, never slept.
+// when staff decide. A rejected withdrawal charged the performance fee on the gains so far at the hold,
+// and its return came back as new money: the fee stayed charged on a withdrawal that never happened.
+// Now the hold moves the subscription as a withdrawal, its fee waits (`held`), the payout makes it owed,
+// and a return cancels it and undoes the hold. Time is moved, never slept.
 import { afterAll, beforeAll, expect, test } from 'bun:test'
 import { eq, sql } from 'drizzle-orm'
 import type { Tx } from '../../src/kernel/db/client'
@@ -45,52 +45,66 @@ async function followerInProfit(settings: object = {}) {
   return { m, f, sub, p }
 }
 
-test('a withdrawal that is rejected charges no fee and moves no subscription; paid out, it is the flow', async () => {
+test('a withdrawal that is rejected charges no fee and leaves the subscription as it was; paid out, it owes its fee', async () => {
   const { f, sub, p } = await followerInProfit()
   expect(p).toMatchObject({ copy_capital: 10_000, high_water_mark: 10_000 })
-  const untouched = async () => {
-    expect(await w.rewardsOf(sub)).toEqual([])
-    expect(await w.preview(sub)).toMatchObject({
-      copy_capital: 10_000,
-      high_water_mark: 10_000,
-      performance_fee_now: p.performance_fee_now,
-    })
+  const heldLike = async () => {
+    // held: the money is out of the subscription, its fee waits for the payout (owed, not paid)
+    const [fee, ...more] = await w.rewardsOf(sub)
+    expect(more).toEqual([])
+    expect(fee).toMatchObject({ reward_name: 'PERFORMANCE_FEE_HWM', status: 'held' })
+    expect(fee!.amount).toBeCloseTo(p.performance_fee_now, 2)
+    const v = await w.preview(sub)
+    expect(v).toMatchObject({ copy_capital: 9000, fees_paid: 0, performance_fee_now: 0 })
+    expect(v.fees_owed).toBeCloseTo(fee!.amount, 2)
+    // the mark: the equity after the fee, less the withdrawal
+    expect(v.high_water_mark).toBeCloseTo(p.copy_equity - fee!.amount - 1000, 1)
+    return fee!
   }
   const held = await withdraw(f, 1000)
   await w.t.settle()
-  // held: the money has not left yet
-  await untouched()
+  const cancelled = await heldLike()
   await decide(held, 'reject', { reason: 'name does not match' })
   await w.t.settle()
-  await untouched()
+  // as if it had never been asked for
+  expect(await w.rewardsOf(sub)).toMatchObject([{ id: cancelled.id, status: 'cancelled' }])
+  expect(await w.preview(sub)).toMatchObject({
+    copy_capital: 10_000,
+    high_water_mark: 10_000,
+    fees_owed: 0,
+    fees_paid: 0,
+    performance_fee_now: p.performance_fee_now,
+  })
   expect(await holdsOf(f)).toEqual([])
 
-  // asked again and paid out: the fee on the gains so far, then a tenth of the capital and of the mark
+  // asked again and paid out: the fee it held is owed, and paid
   const paid = await withdraw(f, 1000)
   await w.t.settle()
-  expect(await w.rewardsOf(sub)).toEqual([])
   await decide(paid, 'approve')
+  await w.t.settle()
   await decide(paid, 'mark-paid')
   await w.t.settle()
-  const [fee, ...more] = await w.rewardsOf(sub)
-  expect(more).toEqual([])
-  expect(fee).toMatchObject({ reward_name: 'PERFORMANCE_FEE_HWM', status: 'settled' })
-  expect(fee!.amount).toBeCloseTo(p.performance_fee_now, 2)
+  const [settled, again] = await w.rewardsOf(sub)
+  expect(again).toMatchObject({ id: cancelled.id, status: 'cancelled' })
+  expect(settled).toMatchObject({ reward_name: 'PERFORMANCE_FEE_HWM', status: 'settled' })
+  expect(settled!.amount).toBeCloseTo(p.performance_fee_now, 2)
   const after = await w.preview(sub)
-  expect(after.copy_capital).toBe(9000)
-  // the mark: the equity after the fee, less the withdrawal
-  expect(after.high_water_mark).toBeCloseTo(p.copy_equity - fee!.amount - 1000, 1)
-  expect(after.performance_fee_now).toBe(0)
+  expect(after).toMatchObject({ copy_capital: 9000, fees_owed: 0, performance_fee_now: 0 })
+  expect(after.fees_paid).toBeCloseTo(settled!.amount, 2)
+  expect(after.high_water_mark).toBeCloseTo(p.copy_equity - settled!.amount - 1000, 1)
   expect(await holdsOf(f)).toEqual([])
 })
 
-test('a payout delivered before its hold waits for it, and the two charge the fee once', async () => {
+test.each([
+  ['paid', 'owe the fee once'],
+  ['returned', 'leave the subscription as it was'],
+] as const)('an outcome delivered before its hold waits for it (%s), and the two %s', async (outcome) => {
   const { f, sub, p } = await followerInProfit()
   const flow = w.t.ctx.events
     .consumersOf('account.balance_operation')
     .find((c) => c.name === 'copytrade.capital-flow')!
   const handle = flow.handle!
-  // the hold's first delivery fails: the relay tries it again later, after the payout's
+  // the hold's first delivery fails: the relay tries it again later, after the outcome's
   let lost = 0
   flow.handle = async (e: DeliveredEvent<unknown>, tx: Tx) => {
     const op = e.payload as { hold?: string | null; op: string }
@@ -100,12 +114,14 @@ test('a payout delivered before its hold waits for it, and the two charge the fe
   try {
     const id = await withdraw(f, 1000)
     await w.t.settle()
-    await decide(id, 'approve')
-    await decide(id, 'mark-paid')
+    if (outcome === 'paid') {
+      await decide(id, 'approve')
+      await decide(id, 'mark-paid')
+    } else await decide(id, 'reject', { reason: 'test' })
     await w.t.settle()
     expect(lost).toBe(1)
-    // the payout came first: kept until its hold arrives
-    expect(await holdsOf(f)).toMatchObject([{ outcome: 'paid', heldAt: null }])
+    // the outcome came first: kept until its hold arrives
+    expect(await holdsOf(f)).toMatchObject([{ outcome, heldAt: null }])
     expect(await w.rewardsOf(sub)).toEqual([])
     expect((await w.preview(sub)).copy_capital).toBe(10_000)
     w.clock.advance(5_000)
@@ -113,33 +129,71 @@ test('a payout delivered before its hold waits for it, and the two charge the fe
   } finally {
     flow.handle = handle
   }
+  expect(await holdsOf(f)).toEqual([])
   const rewards = await w.rewardsOf(sub)
-  expect(rewards).toHaveLength(1)
+  if (outcome === 'returned') {
+    expect(rewards).toEqual([])
+    expect(await w.preview(sub)).toMatchObject({ copy_capital: 10_000, high_water_mark: 10_000 })
+    return
+  }
+  expect(rewards).toMatchObject([{ reward_name: 'PERFORMANCE_FEE_HWM', status: 'settled' }])
   expect(rewards[0]!.amount).toBeCloseTo(p.performance_fee_now, 2)
   expect((await w.preview(sub)).copy_capital).toBe(9000)
+})
+
+test('a named hold an instance of the version before took as an ordinary withdrawal: its return is a deposit, as it was', async () => {
+  const { f, sub } = await followerInProfit()
+  const flow = w.t.ctx.events
+    .consumersOf('account.balance_operation')
+    .find((c) => c.name === 'copytrade.capital-flow')!
+  const handle = flow.handle!
+  // what a relay of the version before does with it: the hold's name means nothing to it
+  flow.handle = (e: DeliveredEvent<unknown>, tx: Tx) =>
+    handle.call(flow, { ...e, payload: { ...(e.payload as object), hold: null } }, tx)
+  let id: number
+  try {
+    id = await withdraw(f, 1000)
+    await w.t.settle()
+  } finally {
+    flow.handle = handle
+  }
+  expect(await w.rewardsOf(sub)).toMatchObject([{ status: 'settled' }])
+  expect((await w.preview(sub)).copy_capital).toBe(9000)
+  await decide(id, 'reject', { reason: 'test' })
+  await w.t.settle()
+  // the whole of the account is the subscription's: the whole deposit comes back to it
+  expect((await w.preview(sub)).copy_capital).toBe(10_000)
+  expect(await w.rewardsOf(sub)).toMatchObject([{ status: 'settled' }])
   expect(await holdsOf(f)).toEqual([])
 })
 
-test('a subscription started while money was held: the payout leaves it alone, a return is new money to it', async () => {
+test('a return puts back what the hold took from a subscription live then, and is new money to one started while it was held', async () => {
   const m = await w.master(await w.newAccount(20_000), { reward_type: 1, percent: 20, period_days: 30 })
+  const m2 = await w.master(await w.newAccount(20_000), { reward_type: 1, percent: 20, period_days: 30 })
   const g = await w.newAccount(10_000)
   await w.t.settle()
-  // g follows no one when it asks: the hold is kept all the same, for a subscription that may start
+  const a = await w.follow(g, m, { capital: 4000 })
+  w.clock.advance(1000)
   const returned = await withdraw(g, 2000)
   await w.t.settle()
-  expect(await holdsOf(g)).toHaveLength(1)
+  // a manages 4,000 of 10,000: its share of the 2,000 held is 800
+  expect(await w.preview(a)).toMatchObject({ copy_capital: 3200, high_water_mark: 3200 })
   w.clock.advance(1000)
-  const sub = await w.follow(g, m, { capital: 4000 })
+  const b = await w.follow(g, m2, { capital: 4000 })
   w.clock.advance(1000)
-  await decide(returned, 'reject', { reason: 'test' })
+  await decide(returned, 'approve')
+  await decide(returned, 'payout-failed', { reason: 'the bank refused it' })
   await w.t.settle()
-  // its start balance (8,000) did not have the 2,000: half of it is its share of the new money
-  expect(await w.preview(sub)).toMatchObject({ copy_capital: 5000, high_water_mark: 5000 })
-  // held before the subscription and paid out after: its start balance had already let it go
+  expect(await w.preview(a)).toMatchObject({ copy_capital: 4000, high_water_mark: 4000 })
+  // b's start balance (8,000) did not have the 2,000: its share (half) of it is new money
+  expect(await w.preview(b)).toMatchObject({ copy_capital: 5000, high_water_mark: 5000 })
+  // h follows no one when it asks: the hold is kept all the same, for a subscription that may start;
+  // paid out after one started, it leaves it alone (its start balance had let the money go)
   const h = await w.newAccount(10_000)
   await w.t.settle()
   const paid = await withdraw(h, 2000)
   await w.t.settle()
+  expect(await holdsOf(h)).toHaveLength(1)
   w.clock.advance(1000)
   const subH = await w.follow(h, m, { capital: 4000 })
   w.clock.advance(1000)

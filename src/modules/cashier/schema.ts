@@ -65,9 +65,10 @@ export const cashierTransactions = sqliteTable(
     staffNote: text('staff_note').notNull().default(''),
     creditAttempts: integer('credit_attempts').notNull().default(0),
     /**
-     * 1: a withdrawal whose held funds carry its name in the ledger (`holdOf`), so copy trading counts
-     * the money when it is paid out. 0: a deposit, or a withdrawal held before migration 0035, whose hold
-     * was an ordinary withdrawal to copy trading (and its return an ordinary deposit).
+     * 1: a withdrawal whose held funds carry its name in the ledger (`holdOf`), so copy trading charges
+     * its fee when it is paid out and undoes the hold when it is returned. 0: a deposit, or a withdrawal
+     * held before migration 0035, whose hold was an ordinary withdrawal to copy trading (and its return an
+     * ordinary deposit).
      */
     holdNamed: integer('hold_named').notNull().default(0),
     /** Set by reconciliation when the provider's state disagrees with ours. */

@@ -330,8 +330,9 @@ export const Reward = t.Object({
   currency: t.String(),
   payout_amount: t.Number({ description: 'credited to the payout account, its currency' }),
   payout_currency: t.String(),
-  status: OneOf(['pending', 'settled', 'cancelled'], {
-    description: 'cancelled: a fee that can no longer be settled (the accounts are of different modes)',
+  status: OneOf(['pending', 'held', 'settled', 'cancelled'], {
+    description:
+      'held: the performance fee of a withdrawal waiting for approval and payout, owed once it is paid out (cancelled if it is rejected or its payout fails); cancelled: a fee that can no longer be settled (the accounts are of different modes), or a held one whose withdrawal did not happen',
   }),
   note: t.String(),
   created_time: Int(),

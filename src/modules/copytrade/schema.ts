@@ -243,7 +243,8 @@ export const copyRewards = sqliteTable(
     currency: text('currency').notNull(),
     payoutAmountMinor: integer('payout_amount_minor'),
     payoutCurrency: text('payout_currency').notNull(),
-    status: text('status', { enum: ['pending', 'settled', 'cancelled'] }).notNull(),
+    // held: a withdrawal's performance fee, owed once the withdrawal is paid out (copier/holds.ts)
+    status: text('status', { enum: ['pending', 'held', 'settled', 'cancelled'] }).notNull(),
     note: text('note').notNull().default(''),
     createdAt: integer('created_at').notNull(),
     settledAt: integer('settled_at'),
@@ -253,26 +254,30 @@ export const copyRewards = sqliteTable(
     index('copy_rewards_pending').on(t.status, t.id),
     index('copy_rewards_subscription').on(t.subscriptionId, t.id),
     // what a subscription owes and has not paid yet: read with every copy equity (copier/equity.ts)
-    index('copy_rewards_owed').on(t.subscriptionId).where(sql`status = 'pending'`),
+    index('copy_rewards_owed').on(t.subscriptionId).where(sql`status in ('pending', 'held')`),
   ],
 )
 
 /**
- * A withdrawal's funds held in a follower account, waiting for its outcome (copier/holds.ts): money held
- * for a withdrawal still to be decided leaves no subscription until it is paid out, and its return moves
- * nothing it did not take. The hold and its outcome arrive as two events in either order; the row keeps
- * whichever came first and is deleted when the second resolves it.
+ * A withdrawal's funds held in a follower account, waiting for its outcome (copier/holds.ts): the hold
+ * moves the subscriptions' capital and mark at once, and the performance fee it charges waits (status
+ * `held`) until the withdrawal is paid out; a return undoes what the hold moved. The hold and its outcome
+ * arrive as two events in either order: the row keeps whichever came first, and the second resolves and
+ * deletes it.
  */
 export const copyHolds = sqliteTable('copy_holds', {
   /** The hold's name in the ledger (accounts' `hold`, e.g. `cashier-withdrawal:<id>`). */
   ref: text('ref').primaryKey(),
   login: integer('login').notNull(),
-  /** The hold's ledger operation, its amount (positive, minor units), the balance before it, its time. */
-  heldOp: integer('held_op'),
+  /** The amount held (positive, minor units) and when, once the hold is applied. */
   amountMinor: integer('amount_minor'),
-  balanceBeforeMinor: integer('balance_before_minor'),
   heldAt: integer('held_at'),
-  /** How it ended, once known: paid out, or returned to the balance (the balance before the return, its time). */
+  /**
+   * What the hold moved, per subscription (JSON `[{sub, part, hwm_delta, reward}]`): the capital it took,
+   * the mark's fall (before less after), and the fee it holds.
+   */
+  parts: text('parts'),
+  /** How it ended, when that came first: paid out, or returned (the balance before the return, its time). */
   outcome: text('outcome', { enum: ['paid', 'returned'] }),
   outcomeBalanceBeforeMinor: integer('outcome_balance_before_minor'),
   outcomeAt: integer('outcome_at'),

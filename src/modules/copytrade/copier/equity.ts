@@ -10,7 +10,8 @@ type Sub = typeof copySubscriptions.$inferSelect
 
 /**
  * A subscription's copy equity now (minor units of the follower's currency): capital + realized result of
- * copies - rewards paid - rewards owed (accrued, their payment waiting for the follower's free margin) +
+ * copies - rewards paid - rewards owed (accrued, their payment waiting for the follower's free margin, or
+ * held with a withdrawal until it is paid out) +
  * the floating result of its open copies, priced at the follower group's quotes with trading's own
  * formulas (commission and swap included). A fee owed counts from its accrual: the mark it moved is the
  * equity after it, so the next fee is not charged on it (a fee on a fee), and new terms never charge it.
@@ -27,7 +28,7 @@ export async function copyEquity(ctx: CopyCtx, sub: Sub, q: Pick<Tx, 'select'> =
         paid: copySubscriptions.feesMinor,
         // by the id as a value: drizzle writes a one-table select's columns unqualified, so a correlated
         // `subscription_id = id` would compare copy_rewards with itself
-        owed: sql<number>`(select coalesce(sum(${copyRewards.amountMinor}), 0) from ${copyRewards} where ${copyRewards.subscriptionId} = ${sub.id} and ${copyRewards.status} = 'pending')`,
+        owed: sql<number>`(select coalesce(sum(${copyRewards.amountMinor}), 0) from ${copyRewards} where ${copyRewards.subscriptionId} = ${sub.id} and ${copyRewards.status} in ('pending', 'held'))`,
       })
       .from(copySubscriptions)
       .where(eq(copySubscriptions.id, sub.id)),

@@ -240,8 +240,8 @@ export const NOT_A_FLOW_REASON = 'TR_REASON_COPY_REWARD'
 /**
  * Money in or out of a follower account moves each live subscription's capital and high-water mark
  * (copier/flows.ts: deposits raise both; a withdrawal first charges the performance fee due, then lowers
- * the mark in proportion). Copy rewards are not flows, and money held for a withdrawal moves nothing until
- * the withdrawal is paid out (copier/holds.ts). Written in the delivery's transaction, so exactly once per
+ * the mark in proportion). Copy rewards are not flows; money held for a withdrawal moves the subscriptions
+ * as a withdrawal, but the fee it charges waits for the payout, and its return undoes it (copier/holds.ts). Written in the delivery's transaction, so exactly once per
  * balance operation (a lost after-step loses nothing; the accrual of a fee is settled after the commit,
  * or by `copytrade.settle`). With several subscriptions on one account each takes its share of a flow
  * (domain/fees.ts: flowShare).
@@ -262,21 +262,24 @@ export function flowConsumer(ctx: CopyCtx): Consumer<Operation> {
       const out = p.op !== 'OP_BALANCE_IN'
       const balanceBefore = p.balance_after_minor - p.amount_minor
       const ids = !p.hold
-        ? await applyFlowTx(ctx, tx, {
-            login: p.login,
-            opId: p.id,
-            amount: Math.abs(p.amount_minor),
-            out,
-            balanceBefore,
-            after: Number.NEGATIVE_INFINITY,
-            until: e.createdAt,
-          })
+        ? (
+            await applyFlowTx(ctx, tx, {
+              login: p.login,
+              opId: p.id,
+              amount: Math.abs(p.amount_minor),
+              out,
+              balanceBefore,
+              after: Number.NEGATIVE_INFINITY,
+              until: e.createdAt,
+            })
+          ).ids
         : out
           ? await holdTakenTx(ctx, tx, e, p.hold)
           : await holdDecidedTx(ctx, tx, p.hold, p.login, {
               outcome: 'returned',
               outcomeBalanceBeforeMinor: balanceBefore,
               outcomeAt: e.createdAt,
+              amountMinor: Math.abs(p.amount_minor),
             })
       settle.keep(e.id, ids)
     },

@@ -21,15 +21,25 @@ export interface Flow {
   /** The subscriptions it moves: the live ones created after `after` and by `until` (epoch ms). */
   after: number
   until: number
+  /** A withdrawal still to be paid out: its performance fee is accrued `held`, not owed yet (copier/holds.ts). */
+  feeHeld?: boolean
+}
+
+/** What a withdrawal moved in one subscription: the capital it took, the mark's fall, the fee it accrued. */
+export interface FlowPart {
+  sub: number
+  part: number
+  hwm_delta: number
+  reward: number | null
 }
 
 /**
  * A flow's effect on the follower's live subscriptions, in the caller's transaction (domain/fees.ts): a
  * deposit raises a subscription's capital and mark by its share; a withdrawal first charges the
  * performance fee due on the gains so far, then lowers the capital by its share and the mark in
- * proportion. The accruals it wrote, to settle after the commit.
+ * proportion. The accruals it wrote, to settle after the commit (none held), and what it moved.
  */
-export async function applyFlowTx(ctx: CopyCtx, tx: Tx, f: Flow): Promise<number[]> {
+export async function applyFlowTx(ctx: CopyCtx, tx: Tx, f: Flow) {
   const subs = await tx
     .select()
     .from(copySubscriptions)
@@ -37,6 +47,7 @@ export async function applyFlowTx(ctx: CopyCtx, tx: Tx, f: Flow): Promise<number
   // a flow before the subscription is in its start balance
   const live = subs.filter((sub) => sub.createdAt > f.after && sub.createdAt <= f.until)
   const ids: number[] = []
+  const parts: FlowPart[] = []
   for (const sub of live) {
     const part = flowShare(
       f.amount,
@@ -61,34 +72,42 @@ export async function applyFlowTx(ctx: CopyCtx, tx: Tx, f: Flow): Promise<number
     const before = await copyEquity(ctx, sub, tx)
     let hwm = sub.hwmMinor
     let fee = 0
+    let reward: number | null = null
     const policy = rewardPolicyOf(sub)
     if (policy.reward_type === REWARD.PERFORMANCE_FEE_HWM) {
       const due = performanceFee(before.equity, sub.hwmMinor, policy.percent)
       const [master] = await tx.select().from(copyMasters).where(eq(copyMasters.id, sub.masterId))
       if (master && due.fee > 0) {
-        const id = await accrueTx(ctx, tx, sub, master, {
-          key: `hwm:${sub.id}:out:${f.opId}`,
-          type: REWARD.PERFORMANCE_FEE_HWM,
-          base: before.equity - sub.hwmMinor,
-          amount: due.fee,
-          currency: before.currency,
-          note: `${policy.percent} % of the copy equity ${before.equity} above the mark ${sub.hwmMinor} (withdrawal)`,
-        })
+        const id = await accrueTx(
+          ctx,
+          tx,
+          sub,
+          master,
+          {
+            key: `hwm:${sub.id}:out:${f.opId}`,
+            type: REWARD.PERFORMANCE_FEE_HWM,
+            base: before.equity - sub.hwmMinor,
+            amount: due.fee,
+            currency: before.currency,
+            note: `${policy.percent} % of the copy equity ${before.equity} above the mark ${sub.hwmMinor} (withdrawal)`,
+          },
+          f.feeHeld ? 'held' : 'pending',
+        )
         if (id) {
-          ids.push(id)
+          if (!f.feeHeld) ids.push(id)
+          reward = id
           hwm = due.hwm
           fee = due.fee
         }
       }
     }
     // the mark falls in proportion to the equity taken out (after the fee it charged)
+    const after = hwmAfterWithdrawal(hwm, before.equity - fee, part)
     await tx
       .update(copySubscriptions)
-      .set({
-        capitalMinor: sub.capitalMinor - part,
-        hwmMinor: hwmAfterWithdrawal(hwm, before.equity - fee, part),
-      })
+      .set({ capitalMinor: sub.capitalMinor - part, hwmMinor: after })
       .where(eq(copySubscriptions.id, sub.id))
+    parts.push({ sub: sub.id, part, hwm_delta: sub.hwmMinor - after, reward })
   }
-  return ids
+  return { ids, parts }
 }

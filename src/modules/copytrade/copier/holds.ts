@@ -1,78 +1,147 @@
-import { eq } from 'drizzle-orm'
+import { and, eq, inArray, sql } from 'drizzle-orm'
 import type { Tx } from '../../../kernel/db/client'
 import type { Consumer, DeliveredEvent, PayloadOf } from '../../../kernel/events/topic'
-import type { BalanceOperation } from '../../accounts'
+import { undeliveredTo } from '../../../kernel/events/undelivered'
+import { BalanceOperation } from '../../accounts'
 import { WithdrawalPaid } from '../../cashier'
 import type { CopyCtx } from '../context'
-import { copyHolds } from '../schema'
-import { applyFlowTx } from './flows'
+import { copyHolds, copyRewards, copySubscriptions, liveSubscription } from '../schema'
+import { applyFlowTx, type FlowPart } from './flows'
 import { settleAfterDelivery } from './rewards'
 
-type Hold = typeof copyHolds.$inferSelect
-type Outcome = Pick<Hold, 'outcome' | 'outcomeBalanceBeforeMinor' | 'outcomeAt'>
+type Operation = PayloadOf<typeof BalanceOperation>
+/** A hold's outcome as its event says: for a return, the balance before it and the amount returned. */
+type Outcome = {
+  outcome: 'paid' | 'returned'
+  outcomeBalanceBeforeMinor: number | null
+  outcomeAt: number
+  amountMinor: number | null
+}
+
+const NO_IDS: number[] = []
 
 /**
- * Money held for a withdrawal still to be decided leaves no subscription until it is paid out: a follower
- * who asks for a withdrawal that is then rejected (or whose payout fails) has not taken money out, so
- * nothing was charged for it and nothing of the subscriptions moved (the performance fee of a withdrawal
- * is charged when the money leaves, as a fund's redemption crystallizes its fee when it is dealt, not
- * when it is asked). Paid out, the withdrawal is a flow of the subscriptions that were live when it was
- * held, on the balance before the hold; returned, the money is new only to the subscriptions started
- * while it was held (their start balance did not have it). The hold and its outcome are two events that
- * may be delivered in either order: whichever comes first is kept (one upsert, so two instances meet on
- * one row), and the second resolves and deletes it. The accruals it wrote, to settle after the commit.
+ * Money held for a withdrawal still to be decided (the cashier's hold) leaves the subscriptions at once,
+ * as a withdrawal does: their capital and mark fall by their shares, so nothing sizes copies, charges a
+ * fee or is allocated on money the account no longer has. The performance fee the withdrawal charges on
+ * the gains so far waits with it (accrued `held`, counted as owed, not paid): paid out, the withdrawal
+ * owes it; rejected or failed, the withdrawal never happened, so its fee is cancelled and what the hold
+ * moved is put back (the capital, and the mark by the fall the hold made). A subscription that started
+ * while the money was held had a start balance without it: the money returned is new to it, as a
+ * deposit. The hold and its outcome are two events that may be delivered in either order: the outcome
+ * that comes first is kept, and the hold then applies it at once. The accruals to settle after the
+ * commit.
  */
-export async function holdTakenTx(
-  ctx: CopyCtx,
-  tx: Tx,
-  e: DeliveredEvent<PayloadOf<typeof BalanceOperation>>,
-  ref: string,
-) {
+export async function holdTakenTx(ctx: CopyCtx, tx: Tx, e: DeliveredEvent<Operation>, ref: string) {
   const p = e.payload
-  const half = {
-    heldOp: p.id,
-    amountMinor: Math.abs(p.amount_minor),
-    balanceBeforeMinor: p.balance_after_minor - p.amount_minor,
-    heldAt: e.createdAt,
+  const amount = Math.abs(p.amount_minor)
+  const flow = {
+    login: p.login,
+    opId: p.id,
+    amount,
+    out: true,
+    balanceBefore: p.balance_after_minor - p.amount_minor,
+    after: Number.NEGATIVE_INFINITY,
+    until: e.createdAt,
   }
-  const [row] = await tx
-    .insert(copyHolds)
-    .values({ ref, login: p.login, ...half })
-    .onConflictDoUpdate({ target: copyHolds.ref, set: half })
-    .returning()
-  return resolveTx(ctx, tx, row!)
+  const [decided] = await tx.select().from(copyHolds).where(eq(copyHolds.ref, ref))
+  if (decided) {
+    await tx.delete(copyHolds).where(eq(copyHolds.ref, ref))
+    // paid out already: an ordinary withdrawal
+    if (decided.outcome === 'paid') return (await applyFlowTx(ctx, tx, flow)).ids
+    // returned already: nothing left, but to those that started while it was held it is new money
+    return returnedTo(ctx, tx, p.login, amount, e.createdAt, decided)
+  }
+  const moved = await applyFlowTx(ctx, tx, { ...flow, feeHeld: true })
+  // a plain insert: an outcome written meanwhile by another instance fails this delivery, whose retry
+  // then finds it
+  await tx.insert(copyHolds).values({
+    ref,
+    login: p.login,
+    amountMinor: amount,
+    heldAt: e.createdAt,
+    parts: JSON.stringify(moved.parts),
+  })
+  return moved.ids
 }
 
 /** The hold's outcome (its return to the balance, or its payout): see `holdTakenTx`. */
-export async function holdDecidedTx(ctx: CopyCtx, tx: Tx, ref: string, login: number, half: Outcome) {
-  const [row] = await tx
-    .insert(copyHolds)
-    .values({ ref, login, ...half })
-    .onConflictDoUpdate({ target: copyHolds.ref, set: half })
-    .returning()
-  return resolveTx(ctx, tx, row!)
+export async function holdDecidedTx(ctx: CopyCtx, tx: Tx, ref: string, login: number, o: Outcome) {
+  const [held] = await tx.select().from(copyHolds).where(eq(copyHolds.ref, ref))
+  if (!held) {
+    if (await holdUndelivered(tx, login, ref)) {
+      const { amountMinor: _, ...outcome } = o
+      await tx.insert(copyHolds).values({ ref, login, ...outcome })
+      return NO_IDS
+    }
+    // the hold was taken as an ordinary withdrawal (by an instance of a version before holds were named):
+    // its return is an ordinary deposit, its payout nothing more
+    return o.outcome === 'paid'
+      ? NO_IDS
+      : returnedTo(ctx, tx, login, o.amountMinor!, Number.NEGATIVE_INFINITY, o)
+  }
+  await tx.delete(copyHolds).where(eq(copyHolds.ref, ref))
+  const parts = JSON.parse(held.parts ?? '[]') as FlowPart[]
+  const fees = parts.flatMap((x) => (x.reward === null ? [] : [x.reward]))
+  if (o.outcome === 'paid') {
+    if (fees.length === 0) return NO_IDS
+    const owed = await tx
+      .update(copyRewards)
+      .set({ status: 'pending' })
+      .where(and(inArray(copyRewards.id, fees), eq(copyRewards.status, 'held')))
+      .returning({ id: copyRewards.id })
+    return owed.map((r) => r.id)
+  }
+  if (fees.length > 0)
+    await tx
+      .update(copyRewards)
+      .set({
+        status: 'cancelled',
+        note: sql`${copyRewards.note} || ' - cancelled: the withdrawal was returned'`,
+      })
+      .where(and(inArray(copyRewards.id, fees), eq(copyRewards.status, 'held')))
+  for (const x of parts)
+    await tx
+      .update(copySubscriptions)
+      .set({
+        capitalMinor: sql`${copySubscriptions.capitalMinor} + ${x.part}`,
+        hwmMinor: sql`max(0, ${copySubscriptions.hwmMinor} + ${x.hwm_delta})`,
+      })
+      .where(and(eq(copySubscriptions.id, x.sub), liveSubscription))
+  return returnedTo(ctx, tx, login, held.amountMinor!, held.heldAt!, o)
 }
 
-async function resolveTx(ctx: CopyCtx, tx: Tx, h: Hold): Promise<number[]> {
-  if (h.heldAt === null || h.outcome === null) return []
-  await tx.delete(copyHolds).where(eq(copyHolds.ref, h.ref))
-  const held = { login: h.login, opId: h.heldOp!, amount: h.amountMinor! }
-  if (h.outcome === 'paid')
-    return applyFlowTx(ctx, tx, {
-      ...held,
-      out: true,
-      balanceBefore: h.balanceBeforeMinor!,
-      after: Number.NEGATIVE_INFINITY,
-      until: h.heldAt,
-    })
-  return applyFlowTx(ctx, tx, {
-    ...held,
+/** Money returned from a hold, as a deposit of the subscriptions that started after `heldAt`. */
+async function returnedTo(
+  ctx: CopyCtx,
+  tx: Tx,
+  login: number,
+  amount: number,
+  heldAt: number,
+  o: { outcomeBalanceBeforeMinor: number | null; outcomeAt: number | null },
+) {
+  const moved = await applyFlowTx(ctx, tx, {
+    login,
+    opId: 0,
+    amount,
     out: false,
-    balanceBefore: h.outcomeBalanceBeforeMinor!,
-    after: h.heldAt,
-    until: h.outcomeAt!,
+    balanceBefore: o.outcomeBalanceBeforeMinor!,
+    after: heldAt,
+    until: o.outcomeAt!,
   })
+  return moved.ids
 }
+
+/** Whether the hold named `ref` is written and not yet had by copy trading's flow consumer. */
+const holdUndelivered = (tx: Tx, login: number, ref: string) =>
+  undeliveredTo(
+    tx,
+    'copytrade.capital-flow',
+    [BalanceOperation.name],
+    '$.login',
+    login,
+    sql`json_extract(o.payload, '$.hold') = ${ref} and json_extract(o.payload, '$.op') = 'OP_BALANCE_OUT'`,
+  )
 
 /** A held withdrawal paid out (`cashier.withdrawal_paid` naming its hold): see `holdTakenTx`. */
 export function withdrawalPaidConsumer(ctx: CopyCtx): Consumer<PayloadOf<typeof WithdrawalPaid>> {
@@ -80,13 +149,14 @@ export function withdrawalPaidConsumer(ctx: CopyCtx): Consumer<PayloadOf<typeof 
   return {
     name: 'copytrade.withdrawal-paid',
     topic: WithdrawalPaid,
-    // one held before migration 0035 was a flow when it was held
+    // one held before migration 0035 was a withdrawal when it was held
     accepts: ({ payload: p }) => !!p.hold,
     async handle(e, tx) {
       const ids = await holdDecidedTx(ctx, tx, e.payload.hold!, e.payload.login, {
         outcome: 'paid',
         outcomeBalanceBeforeMinor: null,
         outcomeAt: e.createdAt,
+        amountMinor: null,
       })
       settle.keep(e.id, ids)
     },

@@ -1,7 +1,7 @@
-import { and, eq, inArray, lt } from 'drizzle-orm'
+import { and, eq, inArray, isNull, lt } from 'drizzle-orm'
 import type { CopyCtx } from '../context'
 import { copiesCloses, type SubscriptionSettings } from '../domain/settings'
-import { copyLinks, copySubscriptions } from '../schema'
+import { copyHolds, copyLinks, copySubscriptions } from '../schema'
 import { closeLinks, partialCloseLinks } from './close-copy'
 import { openLinks } from './open-copy'
 
@@ -49,6 +49,7 @@ const AUDIT_AFTER_MS = 10_000
  */
 export async function audit(ctx: CopyCtx) {
   const now = ctx.clock.now()
+  await holdsWaiting(ctx, now)
   const rows = await ctx.db
     .select({ link: copyLinks, settings: copySubscriptions.settings })
     .from(copyLinks)
@@ -102,4 +103,27 @@ export async function audit(ctx: CopyCtx) {
       await partialCloseLinks(ctx, [l], m.volume, m.closePrice, now)
   }
   await closeLinks(ctx, toClose)
+}
+
+/** An outcome kept this long for a hold that has not arrived: the hold's delivery is failing. */
+const HOLD_LATE_MS = 10 * 60_000
+
+/**
+ * Withdrawal outcomes still waiting for their hold (copier/holds.ts) after HOLD_LATE_MS: the hold's
+ * delivery keeps failing or is parked in `dead_letters`, so the withdrawal's fee and capital wait too.
+ * Logged for staff (retrying the dead letter resolves it); a hold waiting for its outcome is a
+ * withdrawal not decided yet, which is nothing to report.
+ */
+async function holdsWaiting(ctx: CopyCtx, now: number) {
+  const late = await ctx.db
+    .select({ ref: copyHolds.ref, login: copyHolds.login, outcome: copyHolds.outcome })
+    .from(copyHolds)
+    .where(and(isNull(copyHolds.heldAt), lt(copyHolds.outcomeAt, now - HOLD_LATE_MS)))
+    .limit(100)
+  for (const h of late)
+    ctx.logger.log('warn', 'copy trading: a withdrawal outcome waits for its hold', {
+      hold: h.ref,
+      login: h.login,
+      outcome: h.outcome,
+    })
 }

@@ -20,6 +20,7 @@ export async function accrueTx(
   sub: { id: number; brandId: number; followerLogin: number },
   m: { id: number; payoutLogin: number; currency: string },
   r: { key: string; type: number; base: number; amount: number; currency: string; note: string },
+  status: 'pending' | 'held' = 'pending',
 ) {
   // a DEMO follower owes a REAL master nothing (and the reverse): demo money never becomes real
   if (!(await sameMode(ctx, sub.followerLogin, m.payoutLogin))) return null
@@ -37,7 +38,7 @@ export async function accrueTx(
       amountMinor: r.amount,
       currency: r.currency,
       payoutCurrency: await currencyOf(ctx, m.payoutLogin, m.currency),
-      status: 'pending',
+      status,
       note: r.note,
       createdAt: ctx.clock.now(),
     })
