@@ -1,3 +1,4 @@
+// runs on sqld too (scripts/test.sh: TEST_DATABASE=sqld)
 // A follower's withdrawal through the cashier holds its money when asked and pays it out (or returns it)
 // when staff decide. A rejected withdrawal charged the performance fee on the gains so far at the hold,
 // and its return came back as new money: the fee stayed charged on a withdrawal that never happened.
@@ -8,7 +9,7 @@ import { eq, sql } from 'drizzle-orm'
 import type { Tx } from '../../src/kernel/db/client'
 import type { DeliveredEvent } from '../../src/kernel/events/topic'
 import { copyHolds } from '../../src/modules/copytrade/schema'
-import { copyFeeWorld } from '../support/copy-fees'
+import { copyFeeWorld, DAY } from '../support/copy-fees'
 
 let w: Awaited<ReturnType<typeof copyFeeWorld>>
 
@@ -42,7 +43,7 @@ async function followerInProfit(settings: object = {}) {
   await w.price(1.12)
   const p = await w.preview(sub)
   expect(p.performance_fee_now).toBeGreaterThan(50)
-  return { m, f, sub, p }
+  return { m, mLogin, f, sub, p }
 }
 
 test('a withdrawal that is rejected charges no fee and leaves the subscription as it was; paid out, it owes its fee', async () => {
@@ -238,4 +239,97 @@ test('a withdrawal held before holds were named stays what it was: its hold was 
   await w.t.settle()
   expect((await w.preview(sub)).copy_capital).toBeCloseTo(held + 500, 2)
   expect(await holdsOf(f)).toEqual([])
+})
+
+test('a subscription that ends while a fee is held owes it, whatever the withdrawal becomes', async () => {
+  const { f, sub, p } = await followerInProfit()
+  const id = await withdraw(f, 1000)
+  await w.t.settle()
+  await w.post(`/copytrade/subscription/${sub}/disable`, {})
+  await w.t.settle()
+  await decide(id, 'reject', { reason: 'test' })
+  await w.t.settle()
+  // the end settled its gains on the mark the hold had moved: the fee held is what they owe
+  const rewards = await w.rewardsOf(sub)
+  expect(rewards).toMatchObject([{ reward_name: 'PERFORMANCE_FEE_HWM', status: 'settled' }])
+  expect(rewards[0]!.amount).toBeCloseTo(p.performance_fee_now, 2)
+  expect(await holdsOf(f)).toEqual([])
+})
+
+test('terms switched while a fee is held: the old terms keep their fee, the new ones never charge those gains', async () => {
+  const { m, mLogin, f, sub, p } = await followerInProfit()
+  const id = await withdraw(f, 1000)
+  await w.t.settle()
+  const [position] = await w.positions(mLogin)
+  await w.closeTrade(mLogin, position!.order)
+  await w.t.settle()
+  const policy = { reward_type: 1, percent: 50, period_days: 30 }
+  await w.request('PUT', `/copytrade/master/${m}`, { reward_policy: policy })
+  const { policy_version } = (await w.request('GET', `/copytrade/masters/${m}`)).json
+  expect(
+    (await w.request('POST', `/copytrade/subscription/${sub}/terms`, { version: policy_version })).status,
+  ).toBe(200)
+  await decide(id, 'reject', { reason: 'test' })
+  await w.t.settle()
+  // its capital back as money, the mark with it: nothing above the mark for the new terms
+  const v = await w.preview(sub)
+  expect(v).toMatchObject({ copy_capital: 10_000, performance_fee_now: 0, terms: { percent: 50 } })
+  expect(v.high_water_mark).toBeCloseTo(v.copy_equity, 2)
+  await w.advance(31 * DAY)
+  await w.t.runJob('copytrade.settle')
+  const rewards = await w.rewardsOf(sub)
+  expect(rewards).toMatchObject([{ status: 'settled' }])
+  expect(rewards[0]!.amount).toBeCloseTo(p.performance_fee_now, 2)
+})
+
+test('a hold parked in dead letters: its outcome waits for the retry, which resolves both', async () => {
+  const { f, sub, p } = await followerInProfit()
+  const flow = w.t.ctx.events
+    .consumersOf('account.balance_operation')
+    .find((c) => c.name === 'copytrade.capital-flow')!
+  const handle = flow.handle!
+  flow.handle = async (e: DeliveredEvent<unknown>, tx: Tx) => {
+    const op = e.payload as { hold?: string | null; op: string }
+    if (op.hold && op.op === 'OP_BALANCE_OUT') throw new Error('hold delivery fails')
+    return handle.call(flow, e, tx)
+  }
+  let id: number
+  try {
+    id = await withdraw(f, 1000)
+    // every attempt fails until the relay parks it
+    for (let i = 0; i < 10; i++) {
+      await w.t.settle()
+      w.clock.advance(301_000)
+    }
+    await w.t.settle()
+  } finally {
+    flow.handle = handle
+  }
+  const parked = (
+    await w.request('GET', '/manager/events/dead-letters', undefined, w.s.staff)
+  ).json.rows.filter(
+    (d: { consumer: string; retried_time: number }) =>
+      d.consumer === 'copytrade.capital-flow' && !d.retried_time,
+  )
+  expect(parked).toHaveLength(1)
+  await decide(id, 'reject', { reason: 'test' })
+  await w.t.settle()
+  expect(await holdsOf(f)).toMatchObject([{ outcome: 'returned', heldAt: null }])
+  // not a deposit: the hold never reached the subscription
+  expect((await w.preview(sub)).copy_capital).toBe(10_000)
+  const retried = await w.request(
+    'POST',
+    `/manager/events/dead-letters/${parked[0].id}/retry`,
+    undefined,
+    w.s.staff,
+  )
+  expect(retried.status).toBe(200)
+  await w.t.settle()
+  expect(await holdsOf(f)).toEqual([])
+  expect(await w.rewardsOf(sub)).toEqual([])
+  expect(await w.preview(sub)).toMatchObject({
+    copy_capital: 10_000,
+    high_water_mark: 10_000,
+    performance_fee_now: p.performance_fee_now,
+  })
 })

@@ -31,3 +31,26 @@ export async function undeliveredTo(
     limit 1`)
   return rows.length > 0
 }
+
+/**
+ * Whether an event of `topic` whose payload holds `value` at `path` (and meets `also`, a condition on the
+ * parked row `p`) is parked for `consumer` in `dead_letters` and not sent back yet: had, but not handled,
+ * so what it would have written is still to come when staff retry it (the retry makes it undelivered
+ * again: `undeliveredTo`).
+ */
+export async function parkedFor(
+  q: Pick<Queryable, 'all'>,
+  consumer: string,
+  topic: string,
+  path: string,
+  value: number | string,
+  also: SQL = sql`1`,
+) {
+  const rows = await q.all(sql`
+    select 1 from dead_letters p
+    where p.consumer = ${consumer} and p.topic = ${topic} and p.retried_at is null
+      and json_extract(p.payload, ${path}) = ${value}
+      and ${also}
+    limit 1`)
+  return rows.length > 0
+}

@@ -11,7 +11,7 @@ import { copyLinks, copyMasters, copySubscriptions, liveSubscription } from '../
 import { rewardPolicyOf } from '../views'
 import { copyEquity } from './equity'
 import { applyFlowTx } from './flows'
-import { holdDecidedTx, holdTakenTx } from './holds'
+import { FLOW_CONSUMER, holdDecidedTx, holdTakenTx } from './holds'
 import { accrueTx, sameMode, settleAfterDelivery, settleRewards } from './rewards'
 
 type Sub = typeof copySubscriptions.$inferSelect
@@ -249,7 +249,7 @@ export const NOT_A_FLOW_REASON = 'TR_REASON_COPY_REWARD'
 export function flowConsumer(ctx: CopyCtx): Consumer<Operation> {
   const settle = settleAfterDelivery(ctx)
   return {
-    name: 'copytrade.capital-flow',
+    name: FLOW_CONSUMER,
     topic: BalanceOperation,
     // money in and out; a copy reward is not a flow
     accepts: ({ payload: p }) => p.reason !== NOT_A_FLOW_REASON && FLOW_OPS.includes(p.op),

@@ -25,12 +25,16 @@ export interface Flow {
   feeHeld?: boolean
 }
 
-/** What a withdrawal moved in one subscription: the capital it took, the mark's fall, the fee it accrued. */
+/**
+ * What a withdrawal moved in one subscription: the capital it took, the mark's fall, the fee it accrued,
+ * and the version of the terms it was charged on.
+ */
 export interface FlowPart {
   sub: number
   part: number
   hwm_delta: number
   reward: number | null
+  terms: number
 }
 
 /**
@@ -107,7 +111,7 @@ export async function applyFlowTx(ctx: CopyCtx, tx: Tx, f: Flow) {
       .update(copySubscriptions)
       .set({ capitalMinor: sub.capitalMinor - part, hwmMinor: after })
       .where(eq(copySubscriptions.id, sub.id))
-    parts.push({ sub: sub.id, part, hwm_delta: sub.hwmMinor - after, reward })
+    parts.push({ sub: sub.id, part, hwm_delta: sub.hwmMinor - after, reward, terms: sub.termsVersion })
   }
   return { ids, parts }
 }

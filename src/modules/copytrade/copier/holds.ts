@@ -1,7 +1,7 @@
 import { and, eq, inArray, sql } from 'drizzle-orm'
 import type { Tx } from '../../../kernel/db/client'
 import type { Consumer, DeliveredEvent, PayloadOf } from '../../../kernel/events/topic'
-import { undeliveredTo } from '../../../kernel/events/undelivered'
+import { parkedFor, undeliveredTo } from '../../../kernel/events/undelivered'
 import { BalanceOperation } from '../../accounts'
 import { WithdrawalPaid } from '../../cashier'
 import type { CopyCtx } from '../context'
@@ -19,6 +19,8 @@ type Outcome = {
 }
 
 const NO_IDS: number[] = []
+/** Copy trading's consumer of balance operations (fees.ts), which takes the hold. */
+export const FLOW_CONSUMER = 'copytrade.capital-flow'
 
 /**
  * Money held for a withdrawal still to be decided (the cashier's hold) leaves the subscriptions at once,
@@ -26,7 +28,9 @@ const NO_IDS: number[] = []
  * fee or is allocated on money the account no longer has. The performance fee the withdrawal charges on
  * the gains so far waits with it (accrued `held`, counted as owed, not paid): paid out, the withdrawal
  * owes it; rejected or failed, the withdrawal never happened, so its fee is cancelled and what the hold
- * moved is put back (the capital, and the mark by the fall the hold made). A subscription that started
+ * moved is put back (the capital, and the mark by the fall the hold made), unless the subscription ended
+ * or switched terms meanwhile (those settled its gains on the terms then: the fee stays owed, the capital
+ * comes back as money). A subscription that started
  * while the money was held had a start balance without it: the money returned is new to it, as a
  * deposit. The hold and its outcome are two events that may be delivered in either order: the outcome
  * that comes first is kept, and the hold then applies it at once. The accruals to settle after the
@@ -69,7 +73,7 @@ export async function holdTakenTx(ctx: CopyCtx, tx: Tx, e: DeliveredEvent<Operat
 export async function holdDecidedTx(ctx: CopyCtx, tx: Tx, ref: string, login: number, o: Outcome) {
   const [held] = await tx.select().from(copyHolds).where(eq(copyHolds.ref, ref))
   if (!held) {
-    if (await holdUndelivered(tx, login, ref)) {
+    if (await holdToCome(tx, login, ref)) {
       const { amountMinor: _, ...outcome } = o
       await tx.insert(copyHolds).values({ ref, login, ...outcome })
       return NO_IDS
@@ -82,33 +86,62 @@ export async function holdDecidedTx(ctx: CopyCtx, tx: Tx, ref: string, login: nu
   }
   await tx.delete(copyHolds).where(eq(copyHolds.ref, ref))
   const parts = JSON.parse(held.parts ?? '[]') as FlowPart[]
-  const fees = parts.flatMap((x) => (x.reward === null ? [] : [x.reward]))
-  if (o.outcome === 'paid') {
-    if (fees.length === 0) return NO_IDS
-    const owed = await tx
-      .update(copyRewards)
-      .set({ status: 'pending' })
-      .where(and(inArray(copyRewards.id, fees), eq(copyRewards.status, 'held')))
-      .returning({ id: copyRewards.id })
-    return owed.map((r) => r.id)
-  }
-  if (fees.length > 0)
+  if (o.outcome === 'paid') return owe(tx, parts)
+  // returned: a subscription still on the terms it was charged on gets back what the hold moved, and its
+  // fee is cancelled. One that ended, or switched terms, since had its gains settled on the terms then (the
+  // end's fee, the switch's close of the old terms: both found the mark the hold had moved and the fee
+  // owed): the fee stays owed, and a live one gets its capital back as money, the mark rising with it.
+  const subs = parts.length
+    ? await tx
+        .select({ id: copySubscriptions.id, terms: copySubscriptions.termsVersion })
+        .from(copySubscriptions)
+        .where(
+          and(
+            inArray(
+              copySubscriptions.id,
+              parts.map((x) => x.sub),
+            ),
+            liveSubscription,
+          ),
+        )
+    : []
+  const terms = new Map(subs.map((x) => [x.id, x.terms]))
+  const undone = parts.filter((x) => terms.get(x.sub) === x.terms)
+  const settledSince = parts.filter((x) => terms.get(x.sub) !== x.terms)
+  const cancelled = undone.flatMap((x) => (x.reward === null ? [] : [x.reward]))
+  if (cancelled.length > 0)
     await tx
       .update(copyRewards)
       .set({
         status: 'cancelled',
         note: sql`${copyRewards.note} || ' - cancelled: the withdrawal was returned'`,
       })
-      .where(and(inArray(copyRewards.id, fees), eq(copyRewards.status, 'held')))
-  for (const x of parts)
+      .where(and(inArray(copyRewards.id, cancelled), eq(copyRewards.status, 'held')))
+  for (const x of parts) {
+    if (!terms.has(x.sub)) continue
+    const rise = terms.get(x.sub) !== x.terms && x.reward !== null ? x.part : x.hwm_delta
     await tx
       .update(copySubscriptions)
       .set({
         capitalMinor: sql`${copySubscriptions.capitalMinor} + ${x.part}`,
-        hwmMinor: sql`max(0, ${copySubscriptions.hwmMinor} + ${x.hwm_delta})`,
+        hwmMinor: sql`max(0, ${copySubscriptions.hwmMinor} + ${rise})`,
       })
-      .where(and(eq(copySubscriptions.id, x.sub), liveSubscription))
-  return returnedTo(ctx, tx, login, held.amountMinor!, held.heldAt!, o)
+      .where(eq(copySubscriptions.id, x.sub))
+  }
+  const owed = await owe(tx, settledSince)
+  return [...owed, ...(await returnedTo(ctx, tx, login, held.amountMinor!, held.heldAt!, o))]
+}
+
+/** The held fees of these parts, owed now (pending, to settle after the commit). */
+async function owe(tx: Tx, parts: FlowPart[]) {
+  const fees = parts.flatMap((x) => (x.reward === null ? [] : [x.reward]))
+  if (fees.length === 0) return NO_IDS
+  const owed = await tx
+    .update(copyRewards)
+    .set({ status: 'pending' })
+    .where(and(inArray(copyRewards.id, fees), eq(copyRewards.status, 'held')))
+    .returning({ id: copyRewards.id })
+  return owed.map((r) => r.id)
 }
 
 /** Money returned from a hold, as a deposit of the subscriptions that started after `heldAt`. */
@@ -132,16 +165,19 @@ async function returnedTo(
   return moved.ids
 }
 
-/** Whether the hold named `ref` is written and not yet had by copy trading's flow consumer. */
-const holdUndelivered = (tx: Tx, login: number, ref: string) =>
-  undeliveredTo(
-    tx,
-    'copytrade.capital-flow',
-    [BalanceOperation.name],
-    '$.login',
-    login,
-    sql`json_extract(o.payload, '$.hold') = ${ref} and json_extract(o.payload, '$.op') = 'OP_BALANCE_OUT'`,
+/**
+ * Whether the hold named `ref` is still to come to copy trading's flow consumer: written and not had yet,
+ * or parked in dead letters (staff's retry delivers it). Otherwise it was had without a row here: taken as
+ * an ordinary withdrawal by an instance of the version before.
+ */
+async function holdToCome(tx: Tx, login: number, ref: string) {
+  const theHold = (row: string) =>
+    sql`json_extract(${sql.raw(row)}.payload, '$.hold') = ${ref} and json_extract(${sql.raw(row)}.payload, '$.op') = 'OP_BALANCE_OUT'`
+  return (
+    (await undeliveredTo(tx, FLOW_CONSUMER, [BalanceOperation.name], '$.login', login, theHold('o'))) ||
+    (await parkedFor(tx, FLOW_CONSUMER, BalanceOperation.name, '$.login', login, theHold('p')))
   )
+}
 
 /** A held withdrawal paid out (`cashier.withdrawal_paid` naming its hold): see `holdTakenTx`. */
 export function withdrawalPaidConsumer(ctx: CopyCtx): Consumer<PayloadOf<typeof WithdrawalPaid>> {
