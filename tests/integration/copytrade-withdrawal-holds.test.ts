@@ -333,3 +333,19 @@ test('a hold parked in dead letters: its outcome waits for the retry, which reso
     performance_fee_now: p.performance_fee_now,
   })
 })
+
+test('a withdrawal its customer cancels is a return: the held fee is cancelled and the hold undone', async () => {
+  const { f, sub, p } = await followerInProfit()
+  const id = await withdraw(f, 1000)
+  await w.t.settle()
+  expect(await w.rewardsOf(sub)).toMatchObject([{ status: 'held' }])
+  expect((await w.post(`/cashier/transactions/${id}/cancel`, {})).status_name).toBe('cancelled')
+  await w.t.settle()
+  expect(await w.rewardsOf(sub)).toMatchObject([{ status: 'cancelled' }])
+  expect(await w.preview(sub)).toMatchObject({
+    copy_capital: 10_000,
+    high_water_mark: 10_000,
+    performance_fee_now: p.performance_fee_now,
+  })
+  expect(await holdsOf(f)).toEqual([])
+})

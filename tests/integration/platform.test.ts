@@ -206,7 +206,7 @@ describe('OpenAPI document', () => {
       const errorStatuses = Object.keys(op.responses).filter((s) => s !== '200' && s !== '302')
       if (path !== '/health') expect(errorStatuses.length, where).toBeGreaterThan(0)
       // actions that take no body: sign-outs, a job run, a dead letter sent back, a new signing key, a
-      // revocation, a period's close, a statement's approval
+      // revocation, a period's close, a statement's approval, a withdrawal taken back
       const actions = [
         '/manager/affiliate-periods/{period}/close',
         '/manager/affiliate-statements/{id}/approve',
@@ -216,6 +216,7 @@ describe('OpenAPI document', () => {
         '/manager/affiliates/{id}/postback-keys',
         '/api/affiliate/logout',
         '/manager/affiliate-tokens/{token_id}/revoke',
+        '/cashier/transactions/{id}/cancel',
       ]
       if (['post', 'put', 'patch'].includes(method) && !actions.includes(path))
         expect(op.requestBody, where).toBeDefined()

@@ -359,6 +359,9 @@ export function contractWalk(rt: WalkTarget) {
     'POST /manager/cashier/transactions/{id}/reject': async (r) => {
       r.path.id = String(await pendingWithdrawal())
     },
+    'POST /cashier/transactions/{id}/cancel': async (r) => {
+      r.path.id = String(await pendingWithdrawal())
+    },
     'POST /manager/cashier/transactions/{id}/mark-paid': async (r) => {
       const id = await pendingWithdrawal()
       await direct('POST', `/manager/cashier/transactions/${id}/approve`, tokens.SESSION_MANAGER!, {})

@@ -5,6 +5,7 @@ import { security } from '../../kernel/http/security'
 import { publicOrigin } from './config'
 import type { CashierCtx } from './context'
 import {
+  cancelWithdrawal,
   customerTransaction,
   customerTransactions,
   listMethods,
@@ -143,7 +144,8 @@ export const cashierRoutes = (ctx: CashierCtx) =>
           description:
             'Checks withdrawal_allowed, the KYC steps the brand requires, the method and free margin less credit (equity minus ' +
             "margin and the broker's credit, which is never paid out). The amount is held at once (a balance-out) and the request waits for staff: approve (payout), " +
-            'reject (the hold returns), mark paid. With open positions the free margin is taken at current prices ' +
+            'reject (the hold returns), mark paid; until staff decide, the customer may cancel it (POST ' +
+            '/cashier/transactions/{id}/cancel: the hold returns). With open positions the free margin is taken at current prices ' +
             'only: 503 PRICE_STALE while this instance has none (its price feed is cut off), nothing held, retry.',
         }),
       },
@@ -176,6 +178,25 @@ export const cashierRoutes = (ctx: CashierCtx) =>
         ...textInput({ params: TxId }),
         response: { 200: Transaction, ...errors({ 404: ['TRANSACTION_NOT_FOUND'] }) },
         detail: doc('Cashier', 'One transaction with its status history'),
+      },
+    )
+    .post(
+      '/cashier/transactions/:id/cancel',
+      ({ brand, session, params }) => cancelWithdrawal({ ctx, brand, session, id: params.id }),
+      {
+        auth: CUSTOMER,
+        ...textInput({ params: TxId }),
+        response: {
+          200: Transaction,
+          ...errors({ 404: ['TRANSACTION_NOT_FOUND'], 409: ['TRANSACTION_STATE_CONFLICT'] }),
+        },
+        detail: doc('Cashier', 'Cancel a withdrawal staff have not decided yet', {
+          description:
+            "The customer's own withdrawal while it is pending_approval: it ends cancelled and the held amount " +
+            'returns to the balance at once. Once approved (payout_in_progress) only staff can stop it: 409 ' +
+            'TRANSACTION_STATE_CONFLICT naming its status, as for a cancelled or paid one. A deposit, or a ' +
+            'transaction of another customer or brand: 404 TRANSACTION_NOT_FOUND.',
+        }),
       },
     )
     // each provider's webhook is its own operation, with the body it signs and its signature header; the

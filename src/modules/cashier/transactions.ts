@@ -214,13 +214,14 @@ export async function move(
   return r
 }
 
-/** A transaction as its events carry it: amounts in integer minor units with their currency. */
 /**
  * The name a withdrawal's held funds carry in the ledger, on the hold, on its return and on
  * `cashier.withdrawal_paid` (accounts' `hold`); null for a withdrawal held before migration 0035.
  */
 export const holdOf = (r: TxRow) =>
   r.kind === 'withdrawal' && r.holdNamed ? `cashier-withdrawal:${r.id}` : null
+
+/** A transaction as its events carry it: amounts in integer minor units with their currency. */
 
 export const money = (r: TxRow) => ({
   transaction_id: r.id,

@@ -3,8 +3,8 @@ import type { UseCase } from '../../../kernel/use-case'
 import type { CashierCtx } from '../context'
 import type { StatusName, WithdrawalName } from '../domain/status'
 import { cashierTransactions } from '../schema'
-import { pageOf, statusIs, txNotFound, txView, viewOf } from '../transactions'
-import type { SessionScope } from './shared'
+import { pageOf, statusIs, txView, viewOf } from '../transactions'
+import { ownTransaction, type SessionScope } from './shared'
 
 /** GET /cashier/transactions: the customer's own, newest first, with filters and a cursor. */
 export async function customerTransactions({
@@ -52,16 +52,6 @@ export async function customerTransaction({
   session,
   id,
 }: UseCase<CashierCtx, undefined, SessionScope & { id: number }>) {
-  const [row] = await ctx.db
-    .select({ id: cashierTransactions.id })
-    .from(cashierTransactions)
-    .where(
-      and(
-        eq(cashierTransactions.id, id),
-        eq(cashierTransactions.brandId, brand.id),
-        eq(cashierTransactions.customerId, session.customerId!),
-      ),
-    )
-  if (!row) throw txNotFound()
+  await ownTransaction(ctx, { brand, session }, id)
   return viewOf(ctx, id)
 }

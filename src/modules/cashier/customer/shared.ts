@@ -10,7 +10,7 @@ import { eligibleMethods, type MethodConfig } from '../domain/methods'
 import { COUNTING, feeOf, STATUS } from '../domain/status'
 import { refuse } from '../errors'
 import { cashierMethods, cashierOverrides, cashierTransactions } from '../schema'
-import { record, viewOf } from '../transactions'
+import { record, txNotFound, viewOf } from '../transactions'
 
 /** Who asks: the brand and the customer's session. */
 export interface SessionScope {
@@ -213,4 +213,26 @@ export async function insertCreated(
     .returning()
   await record(tx, r!.id, null, STATUS.created, 'customer', `${v.kind} requested`, v.now)
   return r!
+}
+
+/** The customer's own transaction of this brand (of this kind), by id: 404 TRANSACTION_NOT_FOUND otherwise. */
+export async function ownTransaction(
+  ctx: CashierCtx,
+  { brand, session }: SessionScope,
+  id: number,
+  kind?: 'deposit' | 'withdrawal',
+) {
+  const [row] = await ctx.db
+    .select()
+    .from(cashierTransactions)
+    .where(
+      and(
+        eq(cashierTransactions.id, id),
+        eq(cashierTransactions.brandId, brand.id),
+        eq(cashierTransactions.customerId, session.customerId!),
+        kind ? eq(cashierTransactions.kind, kind) : undefined,
+      ),
+    )
+  if (!row) throw txNotFound()
+  return row
 }

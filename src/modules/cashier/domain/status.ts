@@ -66,6 +66,7 @@ export type Action =
   // withdrawals
   | 'approve' // staff approved, payout sent
   | 'reject' // staff rejected, hold returned
+  | 'cancel' // the customer took it back before staff decided, hold returned
   | 'paid' // payout settled
   | 'payout_failed' // payout failed, hold returned
 
@@ -105,11 +106,12 @@ const DEPOSIT: Table = {
 /**
  * Withdrawals (funds held by a balance-out when requested): pending_payment waits for staff; approve
  * sends the payout (provider_confirmed: "approved, payout under way"); paid settles it (credited means
- * "settled with the customer" for a withdrawal); reject and a failed payout return the hold.
+ * "settled with the customer" for a withdrawal); reject, the customer's cancel (before staff decide) and a
+ * failed payout return the hold.
  */
 const WITHDRAWAL: Table = {
   [S.created]: { route: S.pending_payment },
-  [S.pending_payment]: { approve: S.provider_confirmed, reject: S.cancelled },
+  [S.pending_payment]: { approve: S.provider_confirmed, reject: S.cancelled, cancel: S.cancelled },
   [S.provider_confirmed]: { paid: S.credited, payout_failed: S.failed },
 }
 
