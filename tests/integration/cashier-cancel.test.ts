@@ -1,5 +1,5 @@
 // A customer takes back a withdrawal staff have not decided yet: the hold returns once, whatever is sent
-// at once or twice; once approved, or of another customer, it is not the customer's to stop.
+// at once or again; once approved, rejected, or of another customer, it is not the customer's to stop.
 import { afterAll, beforeAll, expect, test } from 'bun:test'
 import { makeTestApp, type TestApp } from '../support/app'
 
@@ -34,24 +34,45 @@ const withdraw = async (amount: number) => {
 const cancel = (id: number, token = customer, host?: string) =>
   t.request('POST', `/cashier/transactions/${id}/cancel`, { token, host })
 
-test('a pending withdrawal cancelled by its customer returns its hold once, two cancels at once included', async () => {
+test('a pending withdrawal cancelled by its customer returns its hold once; asked again, it answers the same', async () => {
   const before = await balance()
   const id = await withdraw(100)
   expect(await balance()).toBe(before - 100)
-  const [a, b] = await Promise.all([cancel(id), cancel(id)])
-  expect([a.status, b.status].sort()).toEqual([200, 409])
-  const ok = a.status === 200 ? a : b
-  const refused = a.status === 200 ? b : a
-  expect(ok.json).toMatchObject({ id, status_name: 'cancelled', reason: 'cancelled by the customer' })
-  expect(refused.json.error).toBe('TRANSACTION_STATE_CONFLICT')
-  expect(refused.json.message).toContain('is cancelled')
+  // two at once, then a retry after a lost answer
+  const answers = [...(await Promise.all([cancel(id), cancel(id)])), await cancel(id)]
+  for (const a of answers) {
+    expect(a.status).toBe(200)
+    expect(a.json).toMatchObject({ id, status_name: 'cancelled', reason: 'cancelled by the customer' })
+  }
   expect(await balance()).toBe(before)
+  const history = answers[0]!.json.history as { actor: string; to_name: string }[]
+  expect(history.at(-1)).toMatchObject({ actor: 'customer', to_name: 'cancelled', note: 'cancel' })
   // staff can no longer decide it
   const approve = await t.request('POST', `/manager/cashier/transactions/${id}/approve`, {
     token: manager,
     body: {},
   })
   expect(approve.json.error).toBe('TRANSACTION_STATE_CONFLICT')
+})
+
+test("a cancel and a staff rejection at once: one of them returns the hold; one staff rejected is not the customer's", async () => {
+  for (let round = 0; round < 5; round++) {
+    const before = await balance()
+    const id = await withdraw(70)
+    const [mine, staff] = await Promise.all([
+      cancel(id),
+      t.request('POST', `/manager/cashier/transactions/${id}/reject`, {
+        token: manager,
+        body: { reason: 'no' },
+      }),
+    ])
+    expect([mine.status, staff.status].filter((s) => s === 200)).toHaveLength(1)
+    if (mine.status !== 200) {
+      expect([mine.status, mine.json.error]).toEqual([409, 'TRANSACTION_STATE_CONFLICT'])
+      expect(mine.json.message).toContain('is cancelled')
+    }
+    expect(await balance()).toBe(before)
+  }
 })
 
 test('once approved, a deposit, or of another customer: not the customer to cancel', async () => {
@@ -69,11 +90,13 @@ test('once approved, a deposit, or of another customer: not the customer to canc
     body: { login: 100001, method: 'card', amount: 30 },
   })
   expect((await cancel(deposit.json.transaction.id)).json.error).toBe('TRANSACTION_NOT_FOUND')
-  // another brand's customer, and a staff session: the first cannot see it, the second is not a customer
+  // another customer of the brand or of another brand, and a staff session: the customers cannot see it,
+  // the staff member is not a customer
   const pending = await withdraw(50)
+  const other = await t.customerToken('master@example.com', 'master-pass-1')
   const beta = await t.customerToken('beta@example.com', 'beta-pass-1', 'beta.localhost')
-  const theirs = await cancel(pending, beta, 'beta.localhost')
-  expect([theirs.status, theirs.json.error]).toEqual([404, 'TRANSACTION_NOT_FOUND'])
+  for (const theirs of [await cancel(pending, other), await cancel(pending, beta, 'beta.localhost')])
+    expect([theirs.status, theirs.json.error]).toEqual([404, 'TRANSACTION_NOT_FOUND'])
   const staffSession = await cancel(pending, manager)
   expect(staffSession.status).toBe(403)
   expect(staffSession.json.error).toBe('FORBIDDEN')

@@ -193,8 +193,9 @@ export const cashierRoutes = (ctx: CashierCtx) =>
         detail: doc('Cashier', 'Cancel a withdrawal staff have not decided yet', {
           description:
             "The customer's own withdrawal while it is pending_approval: it ends cancelled and the held amount " +
-            'returns to the balance at once. Once approved (payout_in_progress) only staff can stop it: 409 ' +
-            'TRANSACTION_STATE_CONFLICT naming its status, as for a cancelled or paid one. A deposit, or a ' +
+            'returns to the balance at once. Asked again (a retry after a lost answer), one the customer cancelled ' +
+            'answers the same. Once approved (payout_in_progress) only staff can stop it: 409 ' +
+            'TRANSACTION_STATE_CONFLICT naming its status, as for a rejected or paid one. A deposit, or a ' +
             'transaction of another customer or brand: 404 TRANSACTION_NOT_FOUND.',
         }),
       },

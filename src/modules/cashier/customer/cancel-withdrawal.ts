@@ -1,6 +1,9 @@
+import { and, eq } from 'drizzle-orm'
 import type { UseCase } from '../../../kernel/use-case'
 import type { CashierCtx } from '../context'
-import { LostRace, move, releaseHold, viewOf, wrongState } from '../transactions'
+import { STATUS } from '../domain/status'
+import { cashierHistory } from '../schema'
+import { move, releaseHold, viewOf, wrongState } from '../transactions'
 import { ownTransaction, type SessionScope } from './shared'
 
 /**
@@ -8,6 +11,8 @@ import { ownTransaction, type SessionScope } from './shared'
  * (pending_approval): it ends cancelled and its held funds return to the balance, as a rejection's do,
  * in one transaction. Only the customer's own withdrawal of this brand (in the query: another's is 404);
  * once approved the payout is under way and only staff can stop it (409 TRANSACTION_STATE_CONFLICT).
+ * Asked again (a retry after a lost answer, or two at once), a withdrawal the customer cancelled answers
+ * as the first did; one staff rejected is 409.
  */
 export async function cancelWithdrawal({
   ctx,
@@ -17,18 +22,35 @@ export async function cancelWithdrawal({
 }: UseCase<CashierCtx, undefined, SessionScope & { id: number }>) {
   const own = () => ownTransaction(ctx, { brand, session }, id, 'withdrawal')
   const row = await own()
-  const actor = `customer:${session.customerId}`
-  const done = await ctx.uow
-    .run(async (tx, work) => {
-      const r = await move(tx, row, 'cancel', actor, ctx.clock.now(), { reason: 'cancelled by the customer' })
-      if (r) await releaseHold(ctx, tx, work, r, actor)
-      return r
+  const done = await ctx.uow.run(async (tx, work) => {
+    // the history says `customer`, as for the request; the ledger names which one
+    const r = await move(tx, row, 'cancel', 'customer', ctx.clock.now(), {
+      reason: 'cancelled by the customer',
     })
-    .catch((e: unknown) => {
-      if (e instanceof LostRace) return null
-      throw e
-    })
-  // named in the state that refused it: staff may have decided it since it was read
-  if (!done) throw wrongState(await own(), 'cancel it')
+    if (r) await releaseHold(ctx, tx, work, r, `customer:${session.customerId}`)
+    return r
+  })
+  if (!done) {
+    // named in the state that refused it: staff may have decided it since it was read
+    const now = await own()
+    if (now.status !== STATUS.cancelled || !(await cancelledByCustomer(ctx, id)))
+      throw wrongState(now, 'cancel it')
+  }
   return viewOf(ctx, id)
+}
+
+/** Whether the withdrawal's move to cancelled was the customer's. */
+async function cancelledByCustomer(ctx: CashierCtx, id: number) {
+  const [mine] = await ctx.db
+    .select({ id: cashierHistory.id })
+    .from(cashierHistory)
+    .where(
+      and(
+        eq(cashierHistory.transactionId, id),
+        eq(cashierHistory.toStatus, STATUS.cancelled),
+        eq(cashierHistory.actor, 'customer'),
+      ),
+    )
+    .limit(1)
+  return !!mine
 }

@@ -18,6 +18,7 @@ const ACTIONS: Action[] = [
   'refund',
   'approve',
   'reject',
+  'cancel',
   'paid',
   'payout_failed',
 ]
@@ -54,6 +55,7 @@ const WITHDRAWAL: [number, Action, number][] = [
   [S.created, 'route', S.pending_payment],
   [S.pending_payment, 'approve', S.provider_confirmed],
   [S.pending_payment, 'reject', S.cancelled],
+  [S.pending_payment, 'cancel', S.cancelled],
   [S.provider_confirmed, 'paid', S.credited],
   [S.provider_confirmed, 'payout_failed', S.failed],
 ]
