@@ -413,3 +413,37 @@ test("a copy fee's payment on its way holds no subscription: copy trading takes 
   })
   await w.t.settle()
 })
+
+test('a subscription period paid, paused, then terms switched away and back: the pause still moves the next fee on', async () => {
+  const SUB = { reward_type: 0, amount: 30, period_days: 30 }
+  const m = await w.master(await w.newAccount(10_000), SUB)
+  const f = await w.newAccount(5_000)
+  await w.t.settle()
+  const start = w.clock.now()
+  const sub = await w.follow(f, m)
+  await w.t.runJob('copytrade.settle')
+  // ten days paused: the paid period ends on day 40
+  await w.post(`/copytrade/subscription/${sub}/pause`, {})
+  await w.advance(10 * DAY)
+  await w.post(`/copytrade/subscription/${sub}/resume`, {})
+  const terms = async (reward_policy: object) => {
+    expect((await w.request('PUT', `/copytrade/master/${m}`, { reward_policy })).status).toBe(200)
+    const version = (await w.request('GET', `/copytrade/masters/${m}`)).json.policy_version
+    expect((await w.request('POST', `/copytrade/subscription/${sub}/terms`, { version })).status).toBe(200)
+  }
+  await w.advance(DAY)
+  await terms({ reward_type: 1, percent: 10, period_days: 30 })
+  // no subscription fee is due under these terms
+  expect((await w.preview(sub)).next_subscription_fee_time).toBe(0)
+  await w.advance(DAY)
+  await terms(SUB)
+  expect((await w.preview(sub)).next_subscription_fee_time).toBe(Math.floor((start + 40 * DAY) / 1000))
+  const fees = async () => (await w.rewardsOf(sub)).filter((r) => r.reward_name === 'SUBSCRIPTION_FEE')
+  // day 31: the period paid, moved on by the pause, still runs
+  await w.advance(19 * DAY + 60_000)
+  await w.t.runJob('copytrade.settle')
+  expect((await fees()).map((r) => r.amount)).toEqual([30])
+  await w.advance(9 * DAY)
+  await w.t.runJob('copytrade.settle')
+  expect((await fees()).map((r) => r.amount)).toEqual([30, 30])
+})

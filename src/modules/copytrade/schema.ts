@@ -111,7 +111,10 @@ export const copySubscriptions = sqliteTable(
     hwmMinor: integer('hwm_minor').notNull().default(0),
     /** Rewards settled from the follower for this subscription (minor units): they lower the copy equity. */
     feesMinor: integer('fees_minor').notNull().default(0),
-    /** When the next SUBSCRIPTION_FEE period starts (epoch ms). */
+    /**
+     * When the next SUBSCRIPTION_FEE period starts (epoch ms): under other terms, when a period a fee paid
+     * ends (kept for terms that bring the fee back), or null.
+     */
     nextFeeAt: integer('next_fee_at'),
     /** When the current PERFORMANCE_FEE_HWM period ends (epoch ms). */
     nextPerfAt: integer('next_perf_at'),

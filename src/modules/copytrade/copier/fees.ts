@@ -317,7 +317,9 @@ export async function feePreview(ctx: CopyCtx, sub: Sub) {
     management_fee_per_day: mgmt / d,
     open_copies: open!.n,
     next_performance_fee_time: sub.nextPerfAt ? Math.floor(sub.nextPerfAt / 1000) : 0,
-    next_subscription_fee_time: sub.nextFeeAt ? Math.floor(sub.nextFeeAt / 1000) : 0,
+    // other terms keep a paid period's end, for terms that bring the fee back: none is due under them
+    next_subscription_fee_time:
+      sub.nextFeeAt && policy.reward_type === REWARD.SUBSCRIPTION_FEE ? Math.floor(sub.nextFeeAt / 1000) : 0,
     fee_clock_stopped_since: sub.pausedAt ? Math.floor(sub.pausedAt / 1000) : 0,
     terms: {
       ...policy,

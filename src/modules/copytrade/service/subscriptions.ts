@@ -99,7 +99,7 @@ export async function createSubscription({
       and(
         eq(copySubscriptions.followerLogin, follower_login),
         eq(copySubscriptions.masterId, master.id),
-        eq(copySubscriptions.rewardType, REWARD.SUBSCRIPTION_FEE),
+        // whatever its terms now: other terms keep the end of a period paid
         gt(copySubscriptions.nextFeeAt, now),
       ),
     )
@@ -142,7 +142,13 @@ export async function createSubscription({
           startBalanceMinor: allocated,
           capitalMinor: allocated,
           hwmMinor: allocated,
-          nextFeeAt: master.rewardType === REWARD.SUBSCRIPTION_FEE ? Math.max(now, paidUntil) : null,
+          // under other terms, the end of a period already paid, for terms that bring the fee back
+          nextFeeAt:
+            master.rewardType === REWARD.SUBSCRIPTION_FEE
+              ? Math.max(now, paidUntil)
+              : paidUntil > now
+                ? paidUntil
+                : null,
           nextPerfAt: perfPeriodEnd(master, now),
           mgmtDay: Math.floor(now / 86_400_000),
           createdAt: now,
@@ -231,13 +237,15 @@ export async function acceptTerms({
               hwmMinor: closed.hwm,
               rewardType: master.rewardType,
               rewardParams: master.rewardParams,
+              // a period a subscription fee paid runs on whatever the terms: other terms keep its end
+              // (moved on by pauses, as the fee clock is: subscription-status.ts), and a subscription
+              // fee again starts its next period there, or from the fee key when that is later
               nextFeeAt:
                 master.rewardType === REWARD.SUBSCRIPTION_FEE
                   ? s.rewardType === REWARD.SUBSCRIPTION_FEE && s.nextFeeAt !== null
                     ? s.nextFeeAt
-                    : // back to a subscription fee: a period a fee of this subscription paid runs on
-                      Math.max(clockAt, paidUntil)
-                  : null,
+                    : Math.max(clockAt, paidUntil, s.nextFeeAt ?? 0)
+                  : s.nextFeeAt,
               nextPerfAt: perfPeriodEnd(master, clockAt),
               mgmtDay: Math.floor(now / 86_400_000),
             }),
