@@ -330,6 +330,13 @@ test('a new capital is weighed once the money moves already committed reach the 
   expect((await subscribe(c)).status).toBe(400)
 })
 
+/** The master offers `reward_policy`, and the subscription accepts it. */
+async function switchTerms(m: number, sub: number, reward_policy: object) {
+  expect((await w.request('PUT', `/copytrade/master/${m}`, { reward_policy })).status).toBe(200)
+  const version = (await w.request('GET', `/copytrade/masters/${m}`)).json.policy_version
+  expect((await w.request('POST', `/copytrade/subscription/${sub}/terms`, { version })).status).toBe(200)
+}
+
 test('a subscription period paid, terms switched away and back: the period runs on, paid once', async () => {
   const SUB = { reward_type: 0, amount: 30, period_days: 30 }
   const m = await w.master(await w.newAccount(10_000), SUB)
@@ -337,11 +344,7 @@ test('a subscription period paid, terms switched away and back: the period runs 
   await w.t.settle()
   const sub = await w.follow(f, m)
   await w.t.runJob('copytrade.settle')
-  const terms = async (reward_policy: object) => {
-    expect((await w.request('PUT', `/copytrade/master/${m}`, { reward_policy })).status).toBe(200)
-    const version = (await w.request('GET', `/copytrade/masters/${m}`)).json.policy_version
-    expect((await w.request('POST', `/copytrade/subscription/${sub}/terms`, { version })).status).toBe(200)
-  }
+  const terms = (reward_policy: object) => switchTerms(m, sub, reward_policy)
   await w.advance(DAY)
   await terms({ reward_type: 1, percent: 10, period_days: 30 })
   await w.advance(DAY)
@@ -426,11 +429,7 @@ test('a subscription period paid, paused, then terms switched away and back: the
   await w.post(`/copytrade/subscription/${sub}/pause`, {})
   await w.advance(10 * DAY)
   await w.post(`/copytrade/subscription/${sub}/resume`, {})
-  const terms = async (reward_policy: object) => {
-    expect((await w.request('PUT', `/copytrade/master/${m}`, { reward_policy })).status).toBe(200)
-    const version = (await w.request('GET', `/copytrade/masters/${m}`)).json.policy_version
-    expect((await w.request('POST', `/copytrade/subscription/${sub}/terms`, { version })).status).toBe(200)
-  }
+  const terms = (reward_policy: object) => switchTerms(m, sub, reward_policy)
   await w.advance(DAY)
   await terms({ reward_type: 1, percent: 10, period_days: 30 })
   // no subscription fee is due under these terms
