@@ -127,6 +127,46 @@ describe('symbols', () => {
     await t.request('PATCH', '/manager/symbols/NEWFX', { token: admin, body: { trade: 2 } })
     expect((await open('NEWFX')).status).toBe(200)
   })
+
+  test('max_quote_age: a symbol whose feed stopped while others tick is not filled at its last price', async () => {
+    const tick = (symbol: string, bid: number) =>
+      t.request('POST', '/market/quotes', {
+        token: dealer,
+        body: { ticks: [{ symbol, bid, ask: bid + 0.0002 }] },
+      })
+    const limit = await t.request('PATCH', '/manager/symbols/NEWFX', {
+      token: admin,
+      body: { max_quote_age: 5 },
+    })
+    expect(limit.json.max_quote_age).toBe(5)
+    const bad = await t.request('PATCH', '/manager/symbols/NEWFX', {
+      token: admin,
+      body: { max_quote_age: -1 },
+    })
+    expect([bad.status, bad.json.error]).toEqual([400, 'INVALID_DATA'])
+    expect(bad.json.message).toContain('max_quote_age')
+    await tick('NEWFX', 1.21)
+    clock.advance(5_000)
+    expect((await open('NEWFX')).status).toBe(200)
+    // six seconds without a NEWFX tick while EURUSD ticks on
+    clock.advance(1_000)
+    await tick('EURUSD', 1.1)
+    const stale = await open('NEWFX')
+    expect([stale.status, stale.json.error]).toEqual([503, 'PRICE_STALE'])
+    expect(stale.json.message).toContain('NEWFX is 6 s old')
+    const position = (
+      await t.request('GET', '/trade/list?login=100001', { token: user })
+    ).json.positions.find((p: { symbol: string }) => p.symbol === 'NEWFX')
+    const close = await t.request('DELETE', '/trade/close', { token: user, body: { order: position.order } })
+    expect([close.status, close.json.error]).toEqual([503, 'PRICE_STALE'])
+    // EURUSD has no limit: it trades on its own ticks
+    expect((await open('EURUSD')).status).toBe(200)
+    await tick('NEWFX', 1.22)
+    expect((await open('NEWFX')).status).toBe(200)
+    await t.request('PATCH', '/manager/symbols/NEWFX', { token: admin, body: { max_quote_age: 0 } })
+    clock.advance(60_000)
+    expect((await open('NEWFX')).status).toBe(200)
+  })
 })
 
 describe('groups', () => {

@@ -6,6 +6,7 @@ import { DEV_JWT_SECRET, loadConfig } from '../../src/kernel/config'
 import { accountScope } from '../../src/modules/accounts/domain/access'
 import { marginSnapshot } from '../../src/modules/accounts/domain/margin'
 import { fromMinor, toMinor } from '../../src/modules/accounts/domain/money'
+import { quoteAgeOver } from '../../src/modules/trading/domain/checks'
 import { cleanOriginalName, extensionOf } from '../../src/modules/uploads/domain/signature'
 
 const s = (type: Session['type'], extra: Partial<Session> = {}): Session => ({
@@ -184,5 +185,16 @@ describe('configuration', () => {
   test('MEMORY_LOCK is gone (ADR 0005 superseded): an old deployment that still sets it starts as before', () => {
     const c = loadConfig({ MEMORY_LOCK: 'all' }) as unknown as Record<string, unknown>
     expect(c.memoryLock).toBeUndefined()
+  })
+})
+
+describe('a quote past its symbol limit (max_quote_age)', () => {
+  test('no limit, within it, at it, past it, and a quote stamped ahead of the clock', () => {
+    const now = 1_000_000
+    expect(quoteAgeOver(0, now - 3_600_000, now)).toBeNull()
+    expect(quoteAgeOver(5, now - 4_999, now)).toBeNull()
+    expect(quoteAgeOver(5, now - 5_000, now)).toBeNull()
+    expect(quoteAgeOver(5, now - 6_500, now)).toBe(6)
+    expect(quoteAgeOver(5, now + 2_000, now)).toBeNull()
   })
 })

@@ -76,6 +76,12 @@ const symbolFields = {
     description: 'points the spread is shifted towards the ask (+) or the bid (-)',
   }),
   stops_level: Points('minimum SL/TP distance from the price, in points'),
+  max_quote_age: Int({
+    minimum: 0,
+    maximum: 86_400,
+    description:
+      'seconds a quote stays good for a fill while the session is open: an order or close at an older price answers 503 PRICE_STALE (a feed that stopped for this symbol alone); 0 no limit',
+  }),
   long_only: Flag('1: sell orders are refused'),
   exemode: Int({ minimum: 0, maximum: 2, description: '0 request, 1 instant, 2 market execution' }),
   profit_mode: Int({ minimum: 0, maximum: 2, description: '0 forex, 1 CFD, 2 futures' }),

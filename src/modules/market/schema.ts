@@ -24,6 +24,11 @@ export const symbols = sqliteTable('symbols', {
   spread: integer('spread').notNull().default(0),
   spreadBalance: integer('spread_balance').notNull().default(0),
   stopsLevel: integer('stops_level').notNull().default(0),
+  /**
+   * Seconds a quote stays good for a fill while the symbol's session is open (0: no limit): a symbol whose
+   * feed stopped while the others tick is refused at its last price (trading: 503 PRICE_STALE).
+   */
+  maxQuoteAge: integer('max_quote_age').notNull().default(0),
   longOnly: integer('long_only').notNull().default(0),
   exemode: integer('exemode').notNull().default(1),
   /** 0 forex, 1 CFD, 2 futures. */

@@ -95,3 +95,13 @@ export function levelsAt(
 export function stopOutOrder<T extends { ticket: number; profit: number }>(positions: T[]): T[] {
   return [...positions].sort((a, b) => a.profit - b.profit || a.ticket - b.ticket)
 }
+
+/**
+ * How old a quote is, in whole seconds, when that is past the symbol's limit (`maxAge` seconds; 0 none),
+ * else null. A quote stamped ahead of the clock is not old.
+ */
+export function quoteAgeOver(maxAge: number, quoteTime: number, now: number): number | null {
+  if (maxAge <= 0) return null
+  const age = now - quoteTime
+  return age > maxAge * 1000 ? Math.floor(age / 1000) : null
+}

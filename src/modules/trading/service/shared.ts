@@ -10,6 +10,7 @@ import type { Closed, CloseRequest } from '../commit/close-commit'
 import type { tradeKey } from '../commit/idempotency'
 import type { Opened, OpenRequest } from '../commit/open-commit'
 import type { TradingCtx } from '../context'
+import { quoteAgeOver } from '../domain/checks'
 import type { TriggerEngine } from '../engine/trigger-engine'
 import { refuse } from '../errors'
 import { type ManualAction, ManualTradeGuardPort } from '../guard'
@@ -65,6 +66,12 @@ export async function tradableSymbol(
   const quote = await ctx.market.groupPrice(gs)
   // no quote yet on this instance (just restarted, its feed not caught up): nothing filled, retry
   if (!quote) throw refuse('priceStale', `no price for ${symbol} on this instance yet; retry`)
+  const age = quoteAgeOver(gs.info.maxQuoteAge, quote.time, ctx.clock.now())
+  if (age !== null)
+    throw refuse(
+      'priceStale',
+      `the last price of ${symbol} is ${age} s old (its limit is ${gs.info.maxQuoteAge} s): its feed has stopped; nothing is filled, retry`,
+    )
   return { gs, quote }
 }
 

@@ -1,0 +1,1 @@
+ALTER TABLE `symbols` ADD `max_quote_age` integer DEFAULT 0 NOT NULL;
