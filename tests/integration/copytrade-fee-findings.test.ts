@@ -338,7 +338,6 @@ async function switchTerms(m: number, sub: number, reward_policy: object) {
 }
 
 test('a subscription period paid, terms switched away and back: the period runs on, paid once', async () => {
-  const SUB = { reward_type: 0, amount: 30, period_days: 30 }
   const m = await w.master(await w.newAccount(10_000), SUB)
   const f = await w.newAccount(5_000)
   await w.t.settle()
@@ -417,14 +416,21 @@ test("a copy fee's payment on its way holds no subscription: copy trading takes 
   await w.t.settle()
 })
 
-test('a subscription period paid, paused, then terms switched away and back: the pause still moves the next fee on', async () => {
-  const SUB = { reward_type: 0, amount: 30, period_days: 30 }
+const SUB = { reward_type: 0, amount: 30, period_days: 30 }
+
+/** A master on a 30-day subscription fee, and a new account's subscription that paid its first period. */
+async function paidSubscription() {
   const m = await w.master(await w.newAccount(10_000), SUB)
   const f = await w.newAccount(5_000)
   await w.t.settle()
   const start = w.clock.now()
   const sub = await w.follow(f, m)
   await w.t.runJob('copytrade.settle')
+  return { m, f, sub, start }
+}
+
+test('a subscription period paid, paused, then terms switched away and back: the pause still moves the next fee on', async () => {
+  const { m, sub, start } = await paidSubscription()
   // ten days paused: the paid period ends on day 40
   await w.post(`/copytrade/subscription/${sub}/pause`, {})
   await w.advance(10 * DAY)
@@ -445,4 +451,19 @@ test('a subscription period paid, paused, then terms switched away and back: the
   await w.advance(9 * DAY)
   await w.t.runJob('copytrade.settle')
   expect((await fees()).map((r) => r.amount)).toEqual([30, 30])
+})
+
+test("terms that bring the subscription fee back read the period any of the account's subscriptions paid", async () => {
+  const PERF = { reward_type: 1, percent: 10, period_days: 30 }
+  const { m, f, sub: first, start } = await paidSubscription()
+  await w.post(`/copytrade/subscription/${first}/disable`, {})
+  expect((await w.request('PUT', `/copytrade/master/${m}`, { reward_policy: PERF })).status).toBe(200)
+  const second = await w.follow(f, m)
+  // as a subscription made on other terms before they kept a paid period's end
+  await w.t.ctx.db.run(sql`update copy_subscriptions set next_fee_at = null where id = ${second}`)
+  await w.advance(DAY)
+  await switchTerms(m, second, SUB)
+  expect((await w.preview(second)).next_subscription_fee_time).toBe(Math.floor((start + 30 * DAY) / 1000))
+  await w.t.runJob('copytrade.settle')
+  expect((await w.rewardsOf(second)).filter((r) => r.reward_name === 'SUBSCRIPTION_FEE')).toEqual([])
 })

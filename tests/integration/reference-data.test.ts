@@ -163,6 +163,24 @@ describe('symbols', () => {
     expect((await open('EURUSD')).status).toBe(200)
     await tick('NEWFX', 1.22)
     expect((await open('NEWFX')).status).toBe(200)
+    // counted from when the tick arrived, not from the feed's own time: a feed whose clock lags by 30 s
+    // still trades while it ticks
+    clock.advance(60_000)
+    const lagging = (bid: number, lag: number) =>
+      t.request('POST', '/market/quotes', {
+        token: dealer,
+        body: { ticks: [{ symbol: 'NEWFX', bid, ask: bid + 0.0002, time: clock.now() - lag }] },
+      })
+    expect((await lagging(1.23, 30_000)).json.accepted).toBe(1)
+    expect((await open('NEWFX')).status).toBe(200)
+    // one tick stamped 30 s ahead, then ticks at the right time: dropped as older, so the price froze
+    expect((await lagging(1.24, -30_000)).json.accepted).toBe(1)
+    clock.advance(3_000)
+    expect((await lagging(1.25, 0)).json.accepted).toBe(0)
+    expect((await open('NEWFX')).status).toBe(200)
+    clock.advance(3_000)
+    expect((await lagging(1.25, 0)).json.accepted).toBe(0)
+    expect((await open('NEWFX')).json.error).toBe('PRICE_STALE')
     await t.request('PATCH', '/manager/symbols/NEWFX', { token: admin, body: { max_quote_age: 0 } })
     clock.advance(60_000)
     expect((await open('NEWFX')).status).toBe(200)

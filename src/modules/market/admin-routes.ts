@@ -80,7 +80,7 @@ const symbolFields = {
     minimum: 0,
     maximum: 86_400,
     description:
-      'seconds a quote stays good for a fill while the session is open: an order or close at an older price answers 503 PRICE_STALE (a feed that stopped for this symbol alone); 0 no limit',
+      "seconds a quote stays good for a fill while the session is open, from when it arrived: a client's or staff's order or close at an older price answers 503 PRICE_STALE (a feed that stopped for this symbol alone; the engine's stop-outs still execute); 0 no limit",
   }),
   long_only: Flag('1: sell orders are refused'),
   exemode: Int({ minimum: 0, maximum: 2, description: '0 request, 1 instant, 2 market execution' }),

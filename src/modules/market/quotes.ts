@@ -45,6 +45,8 @@ export const TICKS = defineChannel<TicksEntry>('market.ticks')
  */
 export class QuoteHub {
   private readonly local = new Map<string, Quote>()
+  /** When this instance last took a tick of the symbol off the bus (its clock): the feed's own time may lag or lead. */
+  private readonly ticked = new Map<string, number>()
   private readonly remote = new Map<string, { quote: Quote | null; at: number }>()
   private readonly listeners: TickListener[] = []
   private readonly engineListeners: TickListener[] = []
@@ -96,6 +98,14 @@ export class QuoteHub {
   /** Subscribes to the ticks the engine processes (only on the instance holding the engine role). */
   onEngineTicks(listener: TickListener): () => void {
     return subscribe(this.engineListeners, listener)
+  }
+
+  /**
+   * When this instance last took a tick of `symbol` off the bus, by its own clock; null for an instance
+   * that reads no bus (the edge) or before the symbol's first tick.
+   */
+  tickedAt(symbol: string): number | null {
+    return this.ticked.get(symbol) ?? null
   }
 
   /** Synchronous latest quote known to this instance (the hot path of margin and trigger checks). */
@@ -224,6 +234,7 @@ export class QuoteHub {
       const prev = this.local.get(t.symbol)
       if (prev && t.time < prev.time) continue
       this.local.set(t.symbol, { bid: t.bid, ask: t.ask, time: t.time })
+      this.ticked.set(t.symbol, this.clock.now())
       accepted.push({ ...t, id: e.id })
     }
     if (accepted.length) await this.notify(this.listeners, accepted, { replay: false })

@@ -201,7 +201,8 @@ export async function acceptTerms({
     )
   // new periods start when the fee clock runs: now, or when it stopped (its restart moves them on from there)
   const clockAt = s.pausedAt ?? now
-  const paidUntil = await feePaidUntil(ctx, s.followerLogin, s.masterId, s.id)
+  // of any subscription of the account to this master, as a new subscription reads it
+  const paidUntil = await feePaidUntil(ctx, s.followerLogin, s.masterId)
   const unchanged = and(
     eq(copySubscriptions.id, s.id),
     // still live: one ended meanwhile keeps the terms it ended on
@@ -308,10 +309,10 @@ async function movesApplied(ctx: CopyCtx, login: number) {
 }
 
 /**
- * The end of the last period a subscription fee paid to this master from this follower account (of one
- * subscription, or of any): a fee's key names its period's start, its base the period's days. 0 for none.
+ * The end of the last period a subscription fee paid to this master from this follower account (by any of
+ * its subscriptions): a fee's key names its period's start, its base the period's days. 0 for none.
  */
-async function feePaidUntil(ctx: CopyCtx, followerLogin: number, masterId: number, subId?: number) {
+async function feePaidUntil(ctx: CopyCtx, followerLogin: number, masterId: number) {
   const fees = await ctx.db
     .select({ key: copyRewards.key, days: copyRewards.base })
     .from(copyRewards)
@@ -321,7 +322,6 @@ async function feePaidUntil(ctx: CopyCtx, followerLogin: number, masterId: numbe
         eq(copyRewards.masterId, masterId),
         eq(copyRewards.rewardType, REWARD.SUBSCRIPTION_FEE),
         inArray(copyRewards.status, ['pending', 'settled']),
-        subId === undefined ? undefined : eq(copyRewards.subscriptionId, subId),
       ),
     )
   return Math.max(0, ...fees.map((f) => feePeriodStart(f.key) + f.days * 86_400_000))

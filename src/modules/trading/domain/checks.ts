@@ -98,10 +98,10 @@ export function stopOutOrder<T extends { ticket: number; profit: number }>(posit
 
 /**
  * How old a quote is, in whole seconds, when that is past the symbol's limit (`maxAge` seconds; 0 none),
- * else null. A quote stamped ahead of the clock is not old.
+ * else null: `seen` is when it arrived (epoch ms). One from ahead of the clock is not old.
  */
-export function quoteAgeOver(maxAge: number, quoteTime: number, now: number): number | null {
+export function quoteAgeOver(maxAge: number, seen: number, now: number): number | null {
   if (maxAge <= 0) return null
-  const age = now - quoteTime
+  const age = now - seen
   return age > maxAge * 1000 ? Math.floor(age / 1000) : null
 }

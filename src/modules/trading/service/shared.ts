@@ -66,7 +66,10 @@ export async function tradableSymbol(
   const quote = await ctx.market.groupPrice(gs)
   // no quote yet on this instance (just restarted, its feed not caught up): nothing filled, retry
   if (!quote) throw refuse('priceStale', `no price for ${symbol} on this instance yet; retry`)
-  const age = quoteAgeOver(gs.info.maxQuoteAge, quote.time, ctx.clock.now())
+  // from when this instance took the symbol's last tick off the bus: the feed's own time may lag or lead
+  // (without a bus reader, the edge, the quote's time is all there is)
+  const seen = ctx.market.quotes.tickedAt(symbol) ?? quote.time
+  const age = quoteAgeOver(gs.info.maxQuoteAge, seen, ctx.clock.now())
   if (age !== null)
     throw refuse(
       'priceStale',
