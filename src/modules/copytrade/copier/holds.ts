@@ -30,11 +30,10 @@ export const FLOW_CONSUMER = 'copytrade.capital-flow'
  * owes it; rejected or failed, the withdrawal never happened, so its fee is cancelled and what the hold
  * moved is put back (the capital, and the mark by the fall the hold made), unless the subscription ended
  * or switched terms meanwhile (those settled its gains on the terms then: the fee stays owed, the capital
- * comes back as money). A subscription that started
- * while the money was held had a start balance without it: the money returned is new to it, as a
- * deposit. The hold and its outcome are two events that may be delivered in either order: the outcome
- * that comes first is kept, and the hold then applies it at once. The accruals to settle after the
- * commit.
+ * comes back as money). A subscription that started while the money was held had a start balance
+ * without it: the money returned is new to it, as a deposit. The hold and its outcome are two events
+ * that may be delivered in either order: the outcome that comes first is kept, and the hold then applies
+ * it at once. The accruals to settle after the commit.
  */
 export async function holdTakenTx(ctx: CopyCtx, tx: Tx, e: DeliveredEvent<Operation>, ref: string) {
   const p = e.payload
@@ -87,28 +86,37 @@ export async function holdDecidedTx(ctx: CopyCtx, tx: Tx, ref: string, login: nu
   await tx.delete(copyHolds).where(eq(copyHolds.ref, ref))
   const parts = JSON.parse(held.parts ?? '[]') as FlowPart[]
   if (o.outcome === 'paid') return owe(tx, parts)
-  // returned: a subscription still on the terms it was charged on gets back what the hold moved, and its
-  // fee is cancelled. One that ended, or switched terms, since had its gains settled on the terms then (the
-  // end's fee, the switch's close of the old terms: both found the mark the hold had moved and the fee
-  // owed): the fee stays owed, and a live one gets its capital back as money, the mark rising with it.
-  const subs = parts.length
-    ? await tx
-        .select({ id: copySubscriptions.id, terms: copySubscriptions.termsVersion })
-        .from(copySubscriptions)
-        .where(
-          and(
-            inArray(
-              copySubscriptions.id,
-              parts.map((x) => x.sub),
-            ),
-            liveSubscription,
-          ),
-        )
-    : []
-  const terms = new Map(subs.map((x) => [x.id, x.terms]))
-  const undone = parts.filter((x) => terms.get(x.sub) === x.terms)
+  const owed = await owe(tx, await undoTx(tx, parts))
+  return [...owed, ...(await returnedTo(ctx, tx, login, held.amountMinor!, held.heldAt!, o))]
+}
+
+/** The fees these parts of a hold accrued. */
+const feesOf = (parts: FlowPart[]) => parts.flatMap((x) => (x.reward === null ? [] : [x.reward]))
+
+/**
+ * A returned hold undone: a subscription still on the terms it was charged on gets back what the hold
+ * moved, and its fee is cancelled. One that ended, or switched terms, since had its gains settled on the
+ * terms then (the end's fee, the switch's close of the old terms: both found the mark the hold had moved
+ * and the fee owed): its fee stays owed, and a live one gets its capital back as money, the mark rising
+ * with it. The parts whose fee stays owed.
+ */
+async function undoTx(tx: Tx, parts: FlowPart[]) {
+  if (parts.length === 0) return parts
+  const live = await tx
+    .select({ id: copySubscriptions.id, terms: copySubscriptions.termsVersion })
+    .from(copySubscriptions)
+    .where(
+      and(
+        inArray(
+          copySubscriptions.id,
+          parts.map((x) => x.sub),
+        ),
+        liveSubscription,
+      ),
+    )
+  const terms = new Map(live.map((x) => [x.id, x.terms]))
   const settledSince = parts.filter((x) => terms.get(x.sub) !== x.terms)
-  const cancelled = undone.flatMap((x) => (x.reward === null ? [] : [x.reward]))
+  const cancelled = feesOf(parts.filter((x) => terms.get(x.sub) === x.terms))
   if (cancelled.length > 0)
     await tx
       .update(copyRewards)
@@ -119,7 +127,7 @@ export async function holdDecidedTx(ctx: CopyCtx, tx: Tx, ref: string, login: nu
       .where(and(inArray(copyRewards.id, cancelled), eq(copyRewards.status, 'held')))
   for (const x of parts) {
     if (!terms.has(x.sub)) continue
-    const rise = terms.get(x.sub) !== x.terms && x.reward !== null ? x.part : x.hwm_delta
+    const rise = settledSince.includes(x) && x.reward !== null ? x.part : x.hwm_delta
     await tx
       .update(copySubscriptions)
       .set({
@@ -128,13 +136,12 @@ export async function holdDecidedTx(ctx: CopyCtx, tx: Tx, ref: string, login: nu
       })
       .where(eq(copySubscriptions.id, x.sub))
   }
-  const owed = await owe(tx, settledSince)
-  return [...owed, ...(await returnedTo(ctx, tx, login, held.amountMinor!, held.heldAt!, o))]
+  return settledSince
 }
 
 /** The held fees of these parts, owed now (pending, to settle after the commit). */
 async function owe(tx: Tx, parts: FlowPart[]) {
-  const fees = parts.flatMap((x) => (x.reward === null ? [] : [x.reward]))
+  const fees = feesOf(parts)
   if (fees.length === 0) return NO_IDS
   const owed = await tx
     .update(copyRewards)
