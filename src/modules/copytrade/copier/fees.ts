@@ -240,11 +240,11 @@ export const NOT_A_FLOW_REASON = 'TR_REASON_COPY_REWARD'
 /**
  * Money in or out of a follower account moves each live subscription's capital and high-water mark
  * (copier/flows.ts: deposits raise both; a withdrawal first charges the performance fee due, then lowers
- * the mark in proportion). Copy rewards are not flows; money held for a withdrawal moves the subscriptions
- * as a withdrawal, but the fee it charges waits for the payout, and its return undoes it (copier/holds.ts). Written in the delivery's transaction, so exactly once per
- * balance operation (a lost after-step loses nothing; the accrual of a fee is settled after the commit,
- * or by `copytrade.settle`). With several subscriptions on one account each takes its share of a flow
- * (domain/fees.ts: flowShare).
+ * the mark in proportion). Copy rewards are not flows; money held for a withdrawal moves the
+ * subscriptions as a withdrawal, but the fee it charges waits for the payout, and its return undoes it
+ * (copier/holds.ts). Written in the delivery's transaction, so exactly once per balance operation (a lost
+ * after-step loses nothing; the accrual of a fee is settled after the commit, or by `copytrade.settle`).
+ * With several subscriptions on one account each takes its share of a flow (domain/fees.ts: flowShare).
  */
 export function flowConsumer(ctx: CopyCtx): Consumer<Operation> {
   const settle = settleAfterDelivery(ctx)
@@ -254,7 +254,8 @@ export function flowConsumer(ctx: CopyCtx): Consumer<Operation> {
     // money in and out; a copy reward is not a flow
     accepts: ({ payload: p }) => p.reason !== NOT_A_FLOW_REASON && FLOW_OPS.includes(p.op),
     // only the accounts that follow someone, and holds: known in the operation's own transaction, one
-    // read for all the operations it writes (a subscription that starts later starts from the equity after them)
+    // read for all the operations it writes (a subscription that starts later starts from the equity
+    // after them)
     interested: interest,
     wants: (es) => interest(ctx.db, es),
     async handle(e, tx) {
