@@ -42,7 +42,7 @@ export interface BalanceOperationInput {
    * named by the request; its return carries the same name. The event says so, so a consumer that counts
    * money when it leaves (copy trading's capital) waits for the request's outcome.
    */
-  hold?: string
+  hold?: string | null
 }
 
 type OperationRow = typeof balanceOperations.$inferSelect

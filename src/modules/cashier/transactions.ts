@@ -369,7 +369,7 @@ export async function releaseHold(ctx: CashierCtx, tx: Tx, work: Work, row: TxRo
     comment: `withdrawal #${row.id} returned`,
     apiData: { transaction_id: row.id },
     idempotencyKey: `cashier-release:${row.id}`,
-    hold: holdOf(row) ?? undefined,
+    hold: holdOf(row),
     createdBy: actor,
   })
 }

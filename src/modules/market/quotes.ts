@@ -230,11 +230,12 @@ export class QuoteHub {
   /** Applies one entry to this instance's quotes and hands what it changed to the listeners. */
   private async applyEntry(e: BusEntry): Promise<void> {
     const accepted: Tick[] = []
+    const now = this.clock.now()
     for (const t of (e.data as TicksEntry).ticks) {
       const prev = this.local.get(t.symbol)
       if (prev && t.time < prev.time) continue
       this.local.set(t.symbol, { bid: t.bid, ask: t.ask, time: t.time })
-      this.ticked.set(t.symbol, this.clock.now())
+      this.ticked.set(t.symbol, now)
       accepted.push({ ...t, id: e.id })
     }
     if (accepted.length) await this.notify(this.listeners, accepted, { replay: false })

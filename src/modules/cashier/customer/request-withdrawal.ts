@@ -75,7 +75,7 @@ export async function requestWithdrawal({
         comment: `withdrawal #${r.id} ${m.code} (held)`,
         apiData: { transaction_id: r.id },
         idempotencyKey: `cashier-hold:${r.id}`,
-        hold: holdOf(r) ?? undefined,
+        hold: holdOf(r),
         createdBy: `customer:${customer.id}`,
         keepFreeMargin: true,
       })

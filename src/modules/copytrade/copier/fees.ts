@@ -10,7 +10,7 @@ import { SUB_STATUS } from '../domain/status'
 import { copyLinks, copyMasters, copySubscriptions, liveSubscription } from '../schema'
 import { rewardPolicyOf } from '../views'
 import { copyEquity } from './equity'
-import { applyFlowTx } from './flows'
+import { applyFlowTx, flowOf } from './flows'
 import { FLOW_CONSUMER, holdDecidedTx, holdTakenTx } from './holds'
 import { accrueTx, sameMode, settleAfterDelivery, settleRewards } from './rewards'
 
@@ -259,29 +259,18 @@ export function flowConsumer(ctx: CopyCtx): Consumer<Operation> {
     interested: interest,
     wants: (es) => interest(ctx.db, es),
     async handle(e, tx) {
-      const p = e.payload
-      const out = p.op !== 'OP_BALANCE_IN'
-      const balanceBefore = p.balance_after_minor - p.amount_minor
-      const ids = !p.hold
-        ? (
-            await applyFlowTx(ctx, tx, {
-              login: p.login,
-              opId: p.id,
-              amount: Math.abs(p.amount_minor),
-              out,
-              balanceBefore,
-              after: Number.NEGATIVE_INFINITY,
-              until: e.createdAt,
-            })
-          ).ids
-        : out
-          ? await holdTakenTx(ctx, tx, e, p.hold)
-          : await holdDecidedTx(ctx, tx, p.hold, p.login, {
-              outcome: 'returned',
-              outcomeBalanceBeforeMinor: balanceBefore,
-              outcomeAt: e.createdAt,
-              amountMinor: Math.abs(p.amount_minor),
-            })
+      const flow = flowOf(e)
+      const hold = e.payload.hold
+      let ids: number[]
+      if (!hold) ids = (await applyFlowTx(ctx, tx, flow)).ids
+      else if (flow.out) ids = await holdTakenTx(ctx, tx, flow, hold)
+      else
+        ids = await holdDecidedTx(ctx, tx, hold, flow.login, {
+          outcome: 'returned',
+          outcomeBalanceBeforeMinor: flow.balanceBefore,
+          outcomeAt: flow.until,
+          amountMinor: flow.amount,
+        })
       settle.keep(e.id, ids)
     },
     after: settle.after,

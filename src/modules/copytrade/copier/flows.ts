@@ -1,5 +1,7 @@
 import { and, eq, sql } from 'drizzle-orm'
 import type { Tx } from '../../../kernel/db/client'
+import type { DeliveredEvent, PayloadOf } from '../../../kernel/events/topic'
+import type { BalanceOperation } from '../../accounts'
 import type { CopyCtx } from '../context'
 import { flowShare, hwmAfterDeposit, hwmAfterWithdrawal, performanceFee } from '../domain/fees'
 import { REWARD } from '../domain/rewards'
@@ -23,6 +25,23 @@ export interface Flow {
   until: number
   /** A withdrawal still to be paid out: its performance fee is accrued `held`, not owed yet (copier/holds.ts). */
   feeHeld?: boolean
+}
+
+/**
+ * A balance operation as a flow of the subscriptions live when it was written (a flow before a
+ * subscription is in its start balance).
+ */
+export function flowOf(e: DeliveredEvent<PayloadOf<typeof BalanceOperation>>): Flow {
+  const p = e.payload
+  return {
+    login: p.login,
+    opId: p.id,
+    amount: Math.abs(p.amount_minor),
+    out: p.op !== 'OP_BALANCE_IN',
+    balanceBefore: p.balance_after_minor - p.amount_minor,
+    after: Number.NEGATIVE_INFINITY,
+    until: e.createdAt,
+  }
 }
 
 /**

@@ -1,15 +1,14 @@
 import { and, eq, inArray, sql } from 'drizzle-orm'
 import type { Tx } from '../../../kernel/db/client'
-import type { Consumer, DeliveredEvent, PayloadOf } from '../../../kernel/events/topic'
+import type { Consumer, PayloadOf } from '../../../kernel/events/topic'
 import { parkedFor, undeliveredTo } from '../../../kernel/events/undelivered'
 import { BalanceOperation } from '../../accounts'
 import { WithdrawalPaid } from '../../cashier'
 import type { CopyCtx } from '../context'
 import { copyHolds, copyRewards, copySubscriptions, liveSubscription } from '../schema'
-import { applyFlowTx, type FlowPart } from './flows'
+import { applyFlowTx, type Flow, type FlowPart } from './flows'
 import { settleAfterDelivery } from './rewards'
 
-type Operation = PayloadOf<typeof BalanceOperation>
 /** A hold's outcome as its event says: for a return, the balance before it and the amount returned. */
 type Outcome = {
   outcome: 'paid' | 'returned'
@@ -33,36 +32,26 @@ export const FLOW_CONSUMER = 'copytrade.capital-flow'
  * comes back as money). A subscription that started while the money was held had a start balance
  * without it: the money returned is new to it, as a deposit. The hold and its outcome are two events
  * that may be delivered in either order: the outcome that comes first is kept, and the hold then applies
- * it at once. The accruals to settle after the commit.
+ * it at once. `flow` is the hold as a withdrawal (flows.ts: flowOf). The accruals to settle after the
+ * commit.
  */
-export async function holdTakenTx(ctx: CopyCtx, tx: Tx, e: DeliveredEvent<Operation>, ref: string) {
-  const p = e.payload
-  const amount = Math.abs(p.amount_minor)
-  const flow = {
-    login: p.login,
-    opId: p.id,
-    amount,
-    out: true,
-    balanceBefore: p.balance_after_minor - p.amount_minor,
-    after: Number.NEGATIVE_INFINITY,
-    until: e.createdAt,
-  }
+export async function holdTakenTx(ctx: CopyCtx, tx: Tx, flow: Flow, ref: string) {
   const [decided] = await tx.select().from(copyHolds).where(eq(copyHolds.ref, ref))
   if (decided) {
     await tx.delete(copyHolds).where(eq(copyHolds.ref, ref))
     // paid out already: an ordinary withdrawal
     if (decided.outcome === 'paid') return (await applyFlowTx(ctx, tx, flow)).ids
     // returned already: nothing left, but to those that started while it was held it is new money
-    return returnedTo(ctx, tx, p.login, amount, e.createdAt, decided)
+    return returnedTo(ctx, tx, flow.login, flow.amount, flow.until, decided)
   }
   const moved = await applyFlowTx(ctx, tx, { ...flow, feeHeld: true })
   // a plain insert: an outcome written meanwhile by another instance fails this delivery, whose retry
   // then finds it
   await tx.insert(copyHolds).values({
     ref,
-    login: p.login,
-    amountMinor: amount,
-    heldAt: e.createdAt,
+    login: flow.login,
+    amountMinor: flow.amount,
+    heldAt: flow.until,
     parts: JSON.stringify(moved.parts),
   })
   return moved.ids
