@@ -9,6 +9,7 @@ import {
   profitInAccount,
   swapCharge,
 } from '../../src/modules/trading/domain/formulas'
+import { DAY_MS, dayOf, settledThrough, swapDue } from '../../src/modules/trading/domain/swap'
 import { scanDue, TriggerBook } from '../../src/modules/trading/domain/triggers'
 import { spec } from '../support/symbols'
 
@@ -115,6 +116,45 @@ describe('commission and swap', () => {
   test('swap by interest: -20% a year on 1 lot x 43000 = 43000 x -20 / 100 / 360 = -23.888...', () => {
     const btc = spec({ digits: 2, contractSize: 1, swapType: 2, swapLong: -20 })
     expect(swapCharge(btc, 0, 100, 43000, 1, 'USD', lookup)).toBeCloseTo((43000 * -20) / 100 / 360, 9)
+  })
+})
+
+describe('swap owed for the midnights a position was held through (swapDue)', () => {
+  // Monday to Friday trade, the weekend does not; Wednesday's rollover is charged three days
+  const weekdays = [0, 1, 1, 1, 1, 1, 0].map((n) => ({ trade: n ? [{}] : [] }))
+  const s = {
+    ...spec({ swapLong: -6.5, swapShort: 1.2 }),
+    swapEnable: 1,
+    swapRollover3days: 3,
+    sessionList: weekdays,
+  }
+  const monday = dayOf(Date.UTC(2026, 0, 5))
+  const owed = (from: number, today: number, sp = s, cmd = 0) =>
+    swapDue(sp, { cmd, volume: 100 }, from, today, 1.1, 'USD', lookup)
+  test('nothing on the day it was opened or last rolled', () => {
+    expect(owed(monday, monday)).toBe(0)
+    expect(owed(monday + 1, monday)).toBe(0)
+  })
+  test('one day per midnight, for the day that ended; three for Wednesday; none for a day without trading', () => {
+    expect(owed(monday, monday + 1)).toBeCloseTo(-6.5, 9) // Monday
+    expect(owed(monday + 2, monday + 3)).toBeCloseTo(-19.5, 9) // Wednesday
+    expect(owed(monday + 5, monday + 7)).toBe(0) // Saturday and Sunday
+    // Monday to the next Monday: Mon, Tue, Wed x3, Thu, Fri = 7 days
+    expect(owed(monday, monday + 7)).toBeCloseTo(-45.5, 9)
+    expect(owed(monday, monday + 1, s, 1)).toBeCloseTo(1.2, 9)
+  })
+  test('a swap-free symbol owes nothing, whatever the days', () => {
+    expect(owed(monday, monday + 7, { ...s, swapEnable: 0 })).toBe(0)
+  })
+  test('a position owes nothing for the days before it was opened, whatever its row says', () => {
+    const openTime = Date.UTC(2026, 0, 7, 10)
+    expect(settledThrough({ rolloverDay: 0, openTime })).toBe(monday + 2)
+    expect(settledThrough({ rolloverDay: monday + 4, openTime })).toBe(monday + 4)
+  })
+  test('a day is the UTC day of a time', () => {
+    expect(dayOf(Date.UTC(2026, 0, 5, 23, 59, 59, 999))).toBe(monday)
+    expect(dayOf(Date.UTC(2026, 0, 6))).toBe(monday + 1)
+    expect(DAY_MS).toBe(86_400_000)
   })
 })
 

@@ -1,12 +1,12 @@
-import { and, eq, inArray, type SQL, sql } from 'drizzle-orm'
+import { and, eq, gte, inArray, or, type SQL, sql } from 'drizzle-orm'
 import type { Tx } from '../../../kernel/db/client'
 import type { Work } from '../../../kernel/db/unit-of-work'
 import { type AccountReadModel, type AccountsApi, roundToMinor, type TradeResultInput } from '../../accounts'
 import type { QuoteLookup } from '../../market'
 import type { OrderRow, PositionReadModel } from '../book/positions'
 import type { CloseReason } from '../domain/close-reasons'
-import type { SymbolSpec } from '../domain/formulas'
 import { profitInAccount } from '../domain/formulas'
+import { dayOf, type RolloverSpec, settledThrough, swapDue } from '../domain/swap'
 import { TradeClosed, TradePartiallyClosed, TradeStoppedOut } from '../events'
 import { orders } from '../schema'
 import { tradeEvent } from '../views'
@@ -17,7 +17,8 @@ export interface CloseInput {
   /** The instance writing (orders.origin). */
   origin: string
   order: OrderRow
-  spec: SymbolSpec
+  /** The symbol as the account's group sees it (its swap settings too: a close settles the days owed). */
+  spec: RolloverSpec
   currency: string
   /** Hundredths of a lot to close; the whole position when equal to its volume. */
   volume: number
@@ -35,7 +36,14 @@ export interface CloseInput {
 /**
  * Closes all or part of a position in one transaction (DESIGN rules 3 and 4): the conditional UPDATE
  * (still open, same volume, guard) decides who wins; profit, swap and commission of the closed part
- * go to the ledger as one OP_TRADE row; the event goes to the outbox. Null when someone else won.
+ * go to the ledger as one OP_TRADE row, as the closed row holds them; the event goes to the outbox. Null
+ * when someone else won.
+ *
+ * The swap: a position held through a UTC midnight the daily job (engine/rollover.ts) has not charged yet
+ * pays it here (`owedSwap`), so a close in the first seconds of a day does not escape it. The job may
+ * charge it meanwhile: a whole close adds the days owed only while the row's rollover day is the one they
+ * were counted from, and books the swap the row holds; a partial close, which splits the swap, wins only
+ * against the swap it read.
  */
 /** The closed row, and for a partial close the position that stays open (null after a full close). */
 export interface CloseResult {
@@ -54,9 +62,11 @@ export async function closeTx(
   if (profitMajor === null) throw new Error(`no conversion rate for ${o.symbol} into ${c.currency}`)
   const profit = roundToMinor(profitMajor, c.currency)
   const full = c.volume === o.volume
+  const today = dayOf(c.now)
+  const owed = owedSwap(c)
   const share = (x: number) => (full ? x : Math.round((x * c.volume) / o.volume))
   const commission = share(o.commission)
-  const storage = share(o.storage)
+  const storage = share(o.storage + owed)
   const where = and(
     eq(orders.ticket, o.ticket),
     eq(orders.state, 'open'),
@@ -78,8 +88,18 @@ export async function closeTx(
         comment,
         updatedAt: c.now,
         origin: c.origin,
+        ...(owed === 0
+          ? {}
+          : {
+              storage: sql`${orders.storage} + case when ${orders.rolloverDay} = ${o.rolloverDay} then ${owed} else 0 end`,
+              rolloverDay: today,
+            }),
       })
-      .where(where)
+      .where(
+        owed === 0
+          ? where
+          : and(where, or(eq(orders.rolloverDay, o.rolloverDay), gte(orders.rolloverDay, today))),
+      )
       .returning()
   } else {
     ;[rest] = await tx
@@ -87,11 +107,12 @@ export async function closeTx(
       .set({
         volume: o.volume - c.volume,
         commission: o.commission - commission,
-        storage: o.storage - storage,
+        storage: o.storage + owed - storage,
+        rolloverDay: Math.max(o.rolloverDay, today),
         updatedAt: c.now,
         origin: c.origin,
       })
-      .where(where)
+      .where(and(where, eq(orders.storage, o.storage), eq(orders.rolloverDay, o.rolloverDay)))
       .returning()
     if (!rest) return null
     ;[closed] = await tx
@@ -109,6 +130,7 @@ export async function closeTx(
         closeReason: c.reason,
         comment,
         parent: o.ticket,
+        rolloverDay: Math.max(o.rolloverDay, today),
         updatedAt: c.now,
         origin: c.origin,
       })
@@ -119,9 +141,20 @@ export async function closeTx(
     })
   }
   if (!closed) return null
-  await accounts.postTradeResultsTx(tx, [resultOf(c, closed, profit + commission + storage)])
+  await accounts.postTradeResultsTx(tx, [resultOf(c, closed, profit + closed.commission + closed.storage)])
   emitClosed(work, c, closed)
   return { closed, rest: rest ?? null }
+}
+
+/**
+ * The swap of the midnights a position was held through that the daily job has not charged yet, in
+ * minor units, at the price it closes at (0 on the day it was opened or last rolled).
+ */
+function owedSwap(c: CloseInput) {
+  const today = dayOf(c.now)
+  const from = settledThrough(c.order)
+  if (from >= today) return 0
+  return roundToMinor(swapDue(c.spec, c.order, from, today, c.price, c.currency, c.lookup), c.currency)
 }
 
 const resultOf = (c: CloseInput, closed: OrderRow, amountMinor: number): TradeResultInput => ({
@@ -151,8 +184,8 @@ const CLOSES_PER_STATEMENT = 100
  * Closes many positions in one transaction (the group commit of closes, ADR 0019): whole closes without a
  * guard with one conditional UPDATE ... RETURNING per 100 (each row still open with the volume it was
  * priced at, or it is left alone and answers null), their results to the ledger in one statement per
- * table (accounts' postTradeResultsTx), their events with the unit of work's one insert. Partial closes
- * and guarded ones (a trigger's level) go one by one (closeTx). An input whose profit cannot be priced
+ * table (accounts' postTradeResultsTx), their events with the unit of work's one insert. Partial closes,
+ * guarded ones (a trigger's level) and positions owing a midnight's swap go one by one (closeTx). An input whose profit cannot be priced
  * answers its Error; the others are not held up.
  */
 export async function closeManyTx(
@@ -162,13 +195,13 @@ export async function closeManyTx(
   inputs: readonly CloseInput[],
 ): Promise<(CloseResult | null | Error)[]> {
   const out: (CloseResult | null | Error)[] = inputs.map(() => null)
-  const whole: { i: number; c: CloseInput; profit: number; commission: number; storage: number }[] = []
+  const whole: { i: number; c: CloseInput; profit: number }[] = []
   const tickets = new Set<number>()
   for (const [i, c] of inputs.entries()) {
     // a second close of one position in the batch finds it closed, as it would after the first
     if (tickets.has(c.order.ticket)) continue
     tickets.add(c.order.ticket)
-    if (c.volume !== c.order.volume || c.guard) {
+    if (c.volume !== c.order.volume || c.guard || owedSwap(c) !== 0) {
       try {
         out[i] = await closeTx(accounts, tx, work, c)
       } catch (e) {
@@ -182,13 +215,7 @@ export async function closeManyTx(
       out[i] = new Error(`no conversion rate for ${o.symbol} into ${c.currency}`)
       continue
     }
-    whole.push({
-      i,
-      c,
-      profit: roundToMinor(major, c.currency),
-      commission: o.commission,
-      storage: o.storage,
-    })
+    whole.push({ i, c, profit: roundToMinor(major, c.currency) })
   }
   const booked: TradeResultInput[] = []
   for (let at = 0; at < whole.length; at += CLOSES_PER_STATEMENT) {
@@ -227,7 +254,8 @@ export async function closeManyTx(
       const row = closed.get(w.c.order.ticket)
       if (!row) continue
       out[w.i] = { closed: row, rest: null }
-      booked.push(resultOf(w.c, row, w.profit + w.commission + w.storage))
+      // the swap the row holds: the daily job may have charged it since it was read
+      booked.push(resultOf(w.c, row, w.profit + row.commission + row.storage))
       emitClosed(work, w.c, row)
     }
   }

@@ -10,11 +10,10 @@ import { closeTx, refreshAfterCommit, type TradeRefresh } from '../commit/execut
 import type { TradingCtx } from '../context'
 import { commission, isBuy } from '../domain/formulas'
 import { addHolding } from '../domain/holdings'
+import { dayOf } from '../domain/swap'
 import { TradeActivated, TradeCancelled } from '../events'
 import { orders } from '../schema'
 import { tradeEvent } from '../views'
-
-const DAY_MS = 86_400_000
 
 /**
  * An execution's price is the tick's (a trigger, a stop-out): its write goes ahead of the process's other
@@ -132,7 +131,7 @@ export async function activateTx(
             openPrice: fill,
             commission: commissionMinor,
             openTime: now,
-            rolloverDay: Math.floor(now / DAY_MS),
+            rolloverDay: dayOf(now),
             updatedAt: now,
             origin: ctx.origin,
           }

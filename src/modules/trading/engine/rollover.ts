@@ -3,19 +3,20 @@ import { roundToMinor } from '../../accounts'
 import type { OrderRow } from '../book/positions'
 import { refreshAfterCommit, type TradeRefresh } from '../commit/execution'
 import type { TradingCtx } from '../context'
-import { isBuy, swapCharge } from '../domain/formulas'
+import { isBuy } from '../domain/formulas'
+import { dayOf, settledThrough, swapDue } from '../domain/swap'
 import { SwapCharged } from '../events'
 import { orders } from '../schema'
 import { tradeEvent } from '../views'
 
-const DAY_MS = 86_400_000
 /** Resting orders the daily rollover looks at between two turns of the event loop. */
 const ROLLOVER_SLICE = 2000
 
 /**
  * Daily swap: at each UTC midnight every open position is charged the swap of the day that ended
- * (if its symbol traded that day), three times on the symbol's triple-swap weekday. Each position and
- * day is charged once (conditional on rollover_day).
+ * (domain/swap.ts swapDue). Each position and day is charged once (conditional on rollover_day); a close
+ * before this job reaches a position charges the days it owes itself (commit/execution.ts). A swap-free
+ * symbol's positions have their day moved on without a charge or an event.
  */
 export async function rollover(
   ctx: TradingCtx,
@@ -23,7 +24,7 @@ export async function rollover(
   refreshes: TradeRefresh,
   refresh: (ticket: number) => Promise<void>,
 ) {
-  const today = Math.floor(ctx.clock.now() / DAY_MS)
+  const today = dayOf(ctx.clock.now())
   const lookup = await ctx.market.quoteLookup()
   let scanned = 0
   // the live map, in slices: copying and scanning every resting order at once held the request thread
@@ -35,25 +36,13 @@ export async function rollover(
     if (o.state !== 'open' || o.rolloverDay >= today) continue
     const group = await ctx.accountsRead.group(groupId)
     const gs = group && (await ctx.refdata.forGroup(groupId, o.symbol))
-    if (!group || !gs || gs.info.swapEnable !== 1) continue
-    let total = 0
-    for (let d = o.rolloverDay + 1; d <= today; d++) {
-      const weekday = new Date((d - 1) * DAY_MS).getUTCDay()
-      if ((gs.info.sessionList[weekday]?.trade.length ?? 0) === 0) continue
-      const days = weekday === gs.info.swapRollover3days ? 3 : 1
-      const q = ctx.quotes.peek(o.symbol)
-      const charge = swapCharge(
-        gs.info,
-        o.cmd,
-        o.volume,
-        q ? (isBuy(o.cmd) ? q.bid : q.ask) : o.openPrice,
-        days,
-        group.currency,
-        lookup,
-      )
-      if (charge !== null) total += charge
-    }
+    if (!group || !gs) continue
+    // a swap-free symbol's days are passed, not kept: switched back on, its swap runs from then on
+    const q = ctx.quotes.peek(o.symbol)
+    const price = q ? (isBuy(o.cmd) ? q.bid : q.ask) : o.openPrice
+    const total = swapDue(gs.info, o, settledThrough(o), today, price, group.currency, lookup)
     const minor = roundToMinor(total, group.currency)
+    const charged = gs.info.swapEnable === 1
     // every change that moves money or positions emits an event: the swap charged is one
     const row = await ctx.uow.run(async (tx, work) => {
       const [r] = await tx
@@ -75,14 +64,14 @@ export async function rollover(
           ),
         )
         .returning()
-      if (r) {
+      if (r && charged) {
         work.emit(SwapCharged, r.brandId, {
           ...tradeEvent(r, group.currency),
           charge_minor: minor,
           day: today,
         })
-        refreshAfterCommit(work, refreshes, r)
       }
+      if (r) refreshAfterCommit(work, refreshes, r)
       return r
     })
     if (!row) await refresh(o.ticket)

@@ -6,6 +6,7 @@ import { priorRequest, tradeKey } from '../commit/idempotency'
 import { type OpenRequest, openError } from '../commit/open-commit'
 import { checkPendingPrice, checkStops, checkVolume, isPendingCmd, levelsAt } from '../domain/checks'
 import { commission as commissionOf, isBuy, marginInAccount } from '../domain/formulas'
+import { dayOf } from '../domain/swap'
 import { orders } from '../schema'
 import { orderView } from '../views'
 import {
@@ -158,7 +159,7 @@ async function checkedOpen(
       expiration: pending ? (input.expiration ?? 0) : 0,
       comment: input.comment ?? '',
       commission: roundToMinor(comm, group.currency),
-      rolloverDay: Math.floor(now / 86_400_000),
+      rolloverDay: dayOf(now),
       updatedAt: now,
       origin: ctx.origin,
     },
