@@ -2,7 +2,15 @@ import { describe, expect, test } from 'bun:test'
 import fc from 'fast-check'
 import { conversionRate, type Quote } from '../../src/modules/market/domain/conversion'
 import { groupQuote } from '../../src/modules/market/domain/pricing'
-import { checkStops, checkVolume, stopOutOrder } from '../../src/modules/trading/domain/checks'
+import {
+  checkStops,
+  checkVolume,
+  directionClosed,
+  mayFill,
+  pendingExpiration,
+  stopOutOrder,
+  symbolClosed,
+} from '../../src/modules/trading/domain/checks'
 import {
   commission,
   marginInAccount,
@@ -155,6 +163,65 @@ describe('swap owed for the midnights a position was held through (swapDue)', ()
     expect(dayOf(Date.UTC(2026, 0, 5, 23, 59, 59, 999))).toBe(monday)
     expect(dayOf(Date.UTC(2026, 0, 6))).toBe(monday + 1)
     expect(DAY_MS).toBe(86_400_000)
+  })
+})
+
+describe("a symbol's rules for new orders", () => {
+  const week = [0, 1, 1, 1, 1, 1, 0].map((n) => ({
+    trade_overnight: 0,
+    trade: n ? [{ open_hour: 8, open_min: 0, close_hour: 20, close_min: 0 }] : [],
+  }))
+  const gs = (
+    info: { trade?: number; longOnly?: number } = {},
+    sec: { show?: number; trade?: number } = {},
+  ) => ({
+    info: { symbol: 'GBPUSD', trade: 2, longOnly: 0, sessionList: week, ...info },
+    sec: { show: 1, trade: 1, ...sec },
+  })
+  const monday = (h: number) => Date.UTC(2026, 0, 5, h)
+  test('hidden, not tradable (symbol or group), outside the session', () => {
+    expect(symbolClosed(gs(), 'demo', monday(12))).toBeNull()
+    expect(symbolClosed(gs({}, { show: 0 }), 'demo', monday(12))).toBe(
+      'symbol GBPUSD is not available for group demo',
+    )
+    expect(symbolClosed(gs({ trade: 0 }), 'demo', monday(12))).toBe(
+      'symbol GBPUSD is not tradable for group demo',
+    )
+    expect(symbolClosed(gs({}, { trade: 0 }), 'demo', monday(12))).toBe(
+      'symbol GBPUSD is not tradable for group demo',
+    )
+    expect(symbolClosed(gs(), 'demo', monday(21))).toBe(
+      'market closed: GBPUSD is outside its trading session',
+    )
+    expect(symbolClosed(gs(), 'demo', Date.UTC(2026, 0, 4, 12))).not.toBeNull() // a Sunday
+  })
+  test('close-only refuses both directions, long only refuses sells', () => {
+    expect(directionClosed(gs({ trade: 1 }).info, 0)).toBe('symbol GBPUSD is close-only')
+    expect(directionClosed(gs({ longOnly: 1 }).info, 0)).toBeNull()
+    expect(directionClosed(gs({ longOnly: 1 }).info, 2)).toBeNull()
+    for (const sell of [1, 3, 5]) expect(directionClosed(gs({ longOnly: 1 }).info, sell)).not.toBeNull()
+  })
+  test('a pending order fills only where a market order of its direction would', () => {
+    expect(mayFill(gs(), 3, monday(12))).toBe(true)
+    expect(mayFill(gs({ longOnly: 1 }), 3, monday(12))).toBe(false)
+    expect(mayFill(gs({ longOnly: 1 }), 4, monday(12))).toBe(true)
+    expect(mayFill(gs({ trade: 1 }), 2, monday(12))).toBe(false)
+    expect(mayFill(gs(), 2, monday(22))).toBe(false)
+  })
+  test("max_volume caps a new order's volume; 0 is none", () => {
+    const lots = { lotMin: 1, lotMax: 10000, lotStep: 1 }
+    expect(checkVolume(30, lots, 20)).toEqual({ ok: false, message: 'volume: 30 is above max_volume 20' })
+    expect(checkVolume(20, lots, 20).ok).toBe(true)
+    expect(checkVolume(30, lots, 0).ok).toBe(true)
+  })
+  test('gtc_pendings 0: no expiration asked is the end of the UTC day; a later one is refused', () => {
+    const now = monday(12)
+    const end = Date.UTC(2026, 0, 6) / 1000
+    expect(pendingExpiration(1, 0, now)).toEqual({ ok: true, expiration: 0 })
+    expect(pendingExpiration(1, end + 999, now)).toEqual({ ok: true, expiration: end + 999 })
+    expect(pendingExpiration(0, 0, now)).toEqual({ ok: true, expiration: end })
+    expect(pendingExpiration(0, end - 1, now)).toEqual({ ok: true, expiration: end - 1 })
+    expect(pendingExpiration(0, end + 1, now).ok).toBe(false)
   })
 })
 

@@ -85,7 +85,9 @@ const symbolFields = {
   long_only: Flag('1: sell orders are refused'),
   exemode: Int({ minimum: 0, maximum: 2, description: '0 request, 1 instant, 2 market execution' }),
   profit_mode: Int({ minimum: 0, maximum: 2, description: '0 forex, 1 CFD, 2 futures' }),
-  gtc_pendings: Flag('1: pending orders are good till cancelled'),
+  gtc_pendings: Flag(
+    '1: pending orders are good till cancelled; 0: day orders, kept until the end of the UTC day at most',
+  ),
   swap_enable: Flag('1: positions are charged swap at rollover'),
   swap_type: Int({ minimum: 0, maximum: 2, description: '0 points, 1 money per lot, 2 interest %' }),
   swap_long: t.Number({
@@ -109,7 +111,11 @@ const symbolFields = {
   margin_maintenance: Ratio('maintenance margin per lot; 0 = initial'),
   margin_hedged: Ratio('margin of a hedged lot'),
   instant_max_volume: Int({ minimum: 0, maximum: MAX_VOLUME, description: 'largest instant volume; 0 none' }),
-  max_volume: Int({ minimum: 0, maximum: MAX_VOLUME, description: 'largest order volume; 0 none' }),
+  max_volume: Int({
+    minimum: 0,
+    maximum: MAX_VOLUME,
+    description: 'largest volume of a new order, market or pending (hundredths of a lot); 0 none',
+  }),
   exchange: t.String({ maxLength: 64, description: 'exchange or venue' }),
   category: t.String({ maxLength: 64, description: 'category shown to clients' }),
   industry: t.String({ maxLength: 64, description: 'industry (stocks)' }),

@@ -19,7 +19,7 @@ import { QuoteSimulator } from './simulator-source'
 import { watchConsumer } from './watch-defaults'
 
 export { conversionRate, type Quote, type QuoteLookup } from './domain/conversion'
-export { isTradingOpen } from './domain/sessions'
+export { type DaySessions, isTradingOpen } from './domain/sessions'
 export type { Tick, TickListener } from './quotes'
 export { type GroupSymbol, type GroupSymbols, quoteForGroup, type SymbolInfo } from './reference'
 

@@ -81,7 +81,11 @@ const OpenBody = t.Object(
       }),
     ),
     open_time: t.Optional(EpochSeconds('accepted for compatibility; the server sets the open time')),
-    expiration: t.Optional(EpochSeconds('pending orders: when the order expires; 0 = good till cancelled')),
+    expiration: t.Optional(
+      EpochSeconds(
+        'pending orders: when the order expires; 0 = good till cancelled (on a symbol with gtc_pendings 0: the end of the UTC day, and no later one is accepted)',
+      ),
+    ),
     comment: t.Optional(t.String({ maxLength: 64, description: 'free text kept on the order' })),
   },
   // a crypto CFD trades every day of the week, so the example works whenever it is tried

@@ -215,7 +215,8 @@ async function openOne(
     rate: conversionRate(group.currency, masterCurrency, quotes),
     minVolume: s.min_volume,
     maxVolume: s.max_volume,
-    lot: gs.sec,
+    // the symbol's own max_volume caps a copy as the group's lot_max does (trading refuses an order above it)
+    lot: gs.info.maxVolume > 0 ? { ...gs.sec, lotMax: Math.min(gs.sec.lotMax, gs.info.maxVolume) } : gs.sec,
   })
   if (!sized.ok) return skip(sized.reason, sized.message)
   const master = shared.masters.get(link.masterTicket)

@@ -1,4 +1,6 @@
+import { type DaySessions, isTradingOpen } from '../../market'
 import { isBuy, point, roundTo } from './formulas'
+import { DAY_MS, dayOf } from './swap'
 
 /** A refusal with the message the client sees (OPEN_ORDER_ERROR / INCORRECT_SL_TP). */
 type Check = { ok: true } | { ok: false; message: string }
@@ -8,10 +10,18 @@ const OK: Check = { ok: true }
 export const CMD_NAMES = ['BUY', 'SELL', 'BUY_LIMIT', 'SELL_LIMIT', 'BUY_STOP', 'SELL_STOP'] as const
 export const isPendingCmd = (cmd: number) => cmd >= 2 && cmd <= 5
 
-/** Volume in hundredths of a lot against the group's lot_min / lot_max / lot_step. */
-export function checkVolume(volume: number, g: { lotMin: number; lotMax: number; lotStep: number }): Check {
+/**
+ * Volume in hundredths of a lot against the group's lot_min / lot_max / lot_step and, for a new order, the
+ * symbol's max_volume (`symbolMax`, 0 none).
+ */
+export function checkVolume(
+  volume: number,
+  g: { lotMin: number; lotMax: number; lotStep: number },
+  symbolMax = 0,
+): Check {
   if (volume < g.lotMin) return fail(`volume: ${volume} is below lot_min ${g.lotMin}`)
   if (volume > g.lotMax) return fail(`volume: ${volume} is above lot_max ${g.lotMax}`)
+  if (symbolMax > 0 && volume > symbolMax) return fail(`volume: ${volume} is above max_volume ${symbolMax}`)
   if (g.lotStep > 0 && (volume - g.lotMin) % g.lotStep !== 0)
     return fail(`volume: ${volume} is not lot_min ${g.lotMin} plus a multiple of lot_step ${g.lotStep}`)
   return OK
@@ -104,4 +114,58 @@ export function quoteAgeOver(maxAge: number, seen: number, now: number): number 
   if (maxAge <= 0) return null
   const age = now - seen
   return age > maxAge * 1000 ? Math.floor(age / 1000) : null
+}
+
+/** A symbol as a group sees it, as far as taking new positions goes. */
+interface SymbolTrade {
+  info: { symbol: string; trade: number; longOnly: number; sessionList: DaySessions[] }
+  sec: { show: number; trade: number }
+}
+
+/**
+ * Why the symbol takes no order for the group now (null: it does): hidden from the group, not tradable
+ * (the symbol's `trade` 0 or the group's), or outside its trading session.
+ */
+export function symbolClosed(gs: SymbolTrade, groupName: string, now: number): string | null {
+  const name = gs.info.symbol
+  if (gs.sec.show !== 1) return `symbol ${name} is not available for group ${groupName}`
+  if (gs.info.trade === 0 || gs.sec.trade !== 1)
+    return `symbol ${name} is not tradable for group ${groupName}`
+  if (!isTradingOpen(gs.info.sessionList, now)) return `market closed: ${name} is outside its trading session`
+  return null
+}
+
+/** Why the symbol opens no new position in the direction of `cmd` (null: it does): close-only, long only. */
+export function directionClosed(info: SymbolTrade['info'], cmd: number): string | null {
+  if (info.trade === 1) return `symbol ${info.symbol} is close-only`
+  if (info.longOnly === 1 && !isBuy(cmd)) return `symbol ${info.symbol} is long only: sell orders are refused`
+  return null
+}
+
+/**
+ * Whether a pending order that reached its price may become a position now: what a market order of its
+ * direction would be refused for (symbolClosed, directionClosed). One that may not stays pending, as
+ * placed, and fills on a tick once the symbol takes it again (or expires, or is cancelled).
+ */
+export const mayFill = (gs: SymbolTrade, cmd: number, now: number) =>
+  symbolClosed(gs, '', now) === null && directionClosed(gs.info, cmd) === null
+
+/**
+ * A pending order's expiration (epoch seconds; 0 good till cancelled). A symbol whose `gtc_pendings` is not
+ * 1 keeps pending orders for the day only: one asked without an expiration gets the end of the UTC day
+ * (the swap's day), one asked to outlive it is refused.
+ */
+export function pendingExpiration(
+  gtcPendings: number,
+  asked: number,
+  now: number,
+): { ok: true; expiration: number } | { ok: false; message: string } {
+  if (gtcPendings === 1) return { ok: true, expiration: asked }
+  const dayEnd = ((dayOf(now) + 1) * DAY_MS) / 1000
+  if (asked > dayEnd)
+    return {
+      ok: false,
+      message: `expiration: the symbol keeps pending orders for the day only (gtc_pendings 0): at most ${dayEnd}`,
+    }
+  return { ok: true, expiration: asked || dayEnd }
 }

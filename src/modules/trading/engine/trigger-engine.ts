@@ -8,6 +8,7 @@ import { pricing } from '../book/exposure'
 import type { OrderRow } from '../book/positions'
 import type { TradeRefresh } from '../commit/execution'
 import type { TradingCtx } from '../context'
+import { mayFill } from '../domain/checks'
 import { addHolding, type Holding, removeHolding } from '../domain/holdings'
 import { type Trigger, TriggerBook } from '../domain/triggers'
 import { orders } from '../schema'
@@ -308,6 +309,10 @@ export class TriggerEngine {
       // past its expiration it expires (settle, or the trading.expire job), it is not filled: a tick
       // after a quiet spell (a weekend's gap) found it still on the book
       if (o.expiration > 0 && o.expiration * 1000 <= this.ctx.clock.now()) return null
+      // it fills only where a market order of its direction would: a symbol made close-only, long only or
+      // not tradable, or a tick outside its session, leaves it pending (looked at again on the next tick)
+      const gs = await this.ctx.refdata.forGroup(group.id, o.symbol)
+      if (!gs || !mayFill(gs, o.cmd, this.ctx.clock.now())) return null
       const p = await pricing(this.ctx, [group.id])
       return {
         ticket: o.ticket,

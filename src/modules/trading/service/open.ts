@@ -4,7 +4,15 @@ import type { UseCase } from '../../../kernel/use-case'
 import { type AccountRecord, type GroupRecord, roundToMinor } from '../../accounts'
 import { priorRequest, tradeKey } from '../commit/idempotency'
 import { type OpenRequest, openError } from '../commit/open-commit'
-import { checkPendingPrice, checkStops, checkVolume, isPendingCmd, levelsAt } from '../domain/checks'
+import {
+  checkPendingPrice,
+  checkStops,
+  checkVolume,
+  directionClosed,
+  isPendingCmd,
+  levelsAt,
+  pendingExpiration,
+} from '../domain/checks'
 import { commission as commissionOf, isBuy, marginInAccount } from '../domain/formulas'
 import { dayOf } from '../domain/swap'
 import { orders } from '../schema'
@@ -97,10 +105,9 @@ async function checkedOpen(
     throw invalid('open_price: required for pending orders (cmd 2-5)')
   const { gs, quote } = await tradableSymbol(ctx, group, input.symbol, openError)
   const info = gs.info
-  if (info.trade === 1) throw openError(`symbol ${input.symbol} is close-only`)
-  if (info.longOnly === 1 && !isBuy(input.cmd))
-    throw openError(`symbol ${input.symbol} is long only: sell orders are refused`)
-  const vol = checkVolume(input.volume, gs.sec)
+  const direction = directionClosed(info, input.cmd)
+  if (direction) throw openError(direction)
+  const vol = checkVolume(input.volume, gs.sec, info.maxVolume)
   if (!vol.ok) throw openError(vol.message)
   const now = ctx.clock.now()
   const digits = info.digits
@@ -117,6 +124,8 @@ async function checkedOpen(
     if (input.expiration && input.expiration * 1000 <= now)
       throw openError('expiration: must be in the future')
   }
+  const expiry = pendingExpiration(pending ? info.gtcPendings : 1, pending ? (input.expiration ?? 0) : 0, now)
+  if (!expiry.ok) throw openError(expiry.message)
   const reference = pending ? price : isBuy(input.cmd) ? quote.bid : quote.ask
   const levels = levelsAt(input.sl, input.tp, digits)
   if (!levels.ok) throw openError(levels.message)
@@ -156,7 +165,7 @@ async function checkedOpen(
       openTime: now,
       sl,
       tp,
-      expiration: pending ? (input.expiration ?? 0) : 0,
+      expiration: expiry.expiration,
       comment: input.comment ?? '',
       commission: roundToMinor(comm, group.currency),
       rolloverDay: dayOf(now),

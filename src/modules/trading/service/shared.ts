@@ -4,13 +4,12 @@ import type { Brand } from '../../../kernel/brand/registry'
 import type { Committer } from '../../../kernel/db/group-commit'
 import { readOrNothing } from '../../../kernel/db/tolerant'
 import type { GroupRecord } from '../../accounts'
-import { isTradingOpen } from '../../market'
 import type { OrderRow } from '../book/positions'
 import type { Closed, CloseRequest } from '../commit/close-commit'
 import type { tradeKey } from '../commit/idempotency'
 import type { Opened, OpenRequest } from '../commit/open-commit'
 import type { TradingCtx } from '../context'
-import { quoteAgeOver } from '../domain/checks'
+import { quoteAgeOver, symbolClosed } from '../domain/checks'
 import type { TriggerEngine } from '../engine/trigger-engine'
 import { refuse } from '../errors'
 import { type ManualAction, ManualTradeGuardPort } from '../guard'
@@ -57,11 +56,9 @@ export async function tradableSymbol(
   fail: (m: string) => Error,
 ) {
   const gs = await ctx.refdata.forGroup(group.id, symbol)
-  if (gs?.sec.show !== 1) throw fail(`symbol ${symbol} is not available for group ${group.name}`)
-  if (gs.info.trade === 0 || gs.sec.trade !== 1)
-    throw fail(`symbol ${symbol} is not tradable for group ${group.name}`)
-  if (!isTradingOpen(gs.info.sessionList, ctx.clock.now()))
-    throw fail(`market closed: ${symbol} is outside its trading session`)
+  if (!gs) throw fail(`symbol ${symbol} is not available for group ${group.name}`)
+  const closed = symbolClosed(gs, group.name, ctx.clock.now())
+  if (closed) throw fail(closed)
   refuseStalePrices(ctx)
   const quote = await ctx.market.groupPrice(gs)
   // no quote yet on this instance (just restarted, its feed not caught up): nothing filled, retry
