@@ -148,3 +148,44 @@ describe("a symbol's max_volume and gtc_pendings", () => {
     expect([gtc.status, gtc.json.trade.expiration]).toEqual([200, 0])
   })
 })
+
+describe('risk closes wait for a current price, as a client close does', () => {
+  test('a stop-out closes the positions priced now and leaves one whose feed stopped until its next tick', async () => {
+    const token = await t.userToken(100002)
+    await symbol('GBPUSD', { max_quote_age: 10 })
+    await ingest([
+      { symbol: 'EURUSD', bid: 1.1, ask: 1.1001 },
+      { symbol: 'GBPUSD', bid: 1.27, ask: 1.2702 },
+    ])
+    const body = { login: 100002, sl: 0, tp: 0, cmd: 0 }
+    const gbp = await t.request('POST', '/trade/open', {
+      token,
+      body: { ...body, volume: 600, symbol: 'GBPUSD' },
+    })
+    const eur = await t.request('POST', '/trade/open', {
+      token,
+      body: { ...body, volume: 100, symbol: 'EURUSD' },
+    })
+    expect([gbp.status, eur.status]).toEqual([200, 200])
+    await ingest([{ symbol: 'GBPUSD', bid: 1.262, ask: 1.2622 }])
+    // GBPUSD's feed stops; EURUSD ticks on, and its fall takes the account under its stop-out level
+    clock.advance(60_000)
+    await signIn()
+    await ingest([{ symbol: 'EURUSD', bid: 1.1, ask: 1.1001 }])
+    const manual = await t.request('DELETE', '/trade/close', {
+      token: await t.userToken(100002),
+      body: { order: gbp.json.order },
+    })
+    expect([manual.status, manual.json.error]).toEqual([503, 'PRICE_STALE'])
+    await ingest([{ symbol: 'EURUSD', bid: 1.09, ask: 1.0901 }])
+    // the largest loss is GBPUSD's, at a price a minute old: EURUSD is closed instead, at its current bid
+    expect((await row(gbp.json.order)).state).toBe('open')
+    const e = await row(eur.json.order)
+    expect([e.state, e.closeReason, e.closePrice]).toEqual(['closed', 'stopout', 1.09])
+    // GBPUSD's next tick is current: the stop-out goes on at it
+    await ingest([{ symbol: 'GBPUSD', bid: 1.255, ask: 1.2552 }])
+    const g = await row(gbp.json.order)
+    expect([g.state, g.closeReason, g.closePrice]).toEqual(['closed', 'stopout', 1.255])
+    await symbol('GBPUSD', { max_quote_age: 0 })
+  })
+})

@@ -23,7 +23,7 @@ import type { OrderRow } from './positions'
 
 const noExposure = (): Exposure => ({ floatingProfit: 0, margin: 0, commission: 0, storage: 0 })
 
-interface PricedPosition {
+export interface PricedPosition {
   order: OrderRow
   gs: GroupSymbol
   quote: Quote

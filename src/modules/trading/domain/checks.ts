@@ -107,6 +107,23 @@ export function stopOutOrder<T extends { ticket: number; profit: number }>(posit
 }
 
 /**
+ * Whether a risk close (a stop-out, a watcher's close-out) may fill at a symbol's last price: there is one
+ * (`seen`: when it arrived, epoch ms; null none), its session is open and it is within the symbol's
+ * max_quote_age. A stale one is closed on its symbol's next tick; the positions priced fresh go first.
+ */
+export function riskFillable(
+  info: { sessionList: DaySessions[]; maxQuoteAge: number },
+  seen: number | null,
+  now: number,
+): boolean {
+  return (
+    seen !== null &&
+    isTradingOpen(info.sessionList, now) &&
+    quoteAgeOver(info.maxQuoteAge, seen, now) === null
+  )
+}
+
+/**
  * How old a quote is, in whole seconds, when that is past the symbol's limit (`maxAge` seconds; 0 none),
  * else null: `seen` is when it arrived (epoch ms). One from ahead of the clock is not old.
  */

@@ -1,10 +1,10 @@
 import { eq } from 'drizzle-orm'
 import { type AccountRecord, fromMinor, type GroupRecord, roundToMinor } from '../../accounts'
 import { quoteForGroup, type Tick } from '../../market'
-import { marginOf, type Pricing, pricePositions, pricing } from '../book/exposure'
+import { marginOf, type PricedPosition, type Pricing, pricePositions, pricing } from '../book/exposure'
 import { closeTx, refreshAfterCommit, type TradeRefresh } from '../commit/execution'
 import type { TradingCtx } from '../context'
-import { stopOutOrder } from '../domain/checks'
+import { riskFillable, stopOutOrder } from '../domain/checks'
 import { isBuy } from '../domain/formulas'
 import type { Holding } from '../domain/holdings'
 import { type BandLimits, everyTick, riskBands } from '../domain/risk-band'
@@ -252,7 +252,9 @@ export class RiskMonitor {
       if (verdict === 'close') {
         // looked at on every tick until its positions are closed (a close-out that failed is tried again)
         band(null)
-        w.closedOut(login, await this.closeOut(login, 'risk_limit'))
+        // positions left at a stale price: 'close' again on a later tick (its watcher keeps answering it)
+        const out = await this.closeOut(login, 'risk_limit')
+        if (out.left === 0) w.closedOut(login, out.closed)
         return
       }
       // two minor units for the rounding of the floating profit and of the equity
@@ -271,18 +273,24 @@ export class RiskMonitor {
     })
   }
 
-  /** Closes every open position of an account at the quotes now, in one unit of work. */
+  /**
+   * Closes every open position of an account whose price is current (fillable), in one unit of work: how
+   * many it closed, and how many are left for a later tick.
+   */
   async closeOut(login: number, reason: 'risk_limit') {
     const ctx = this.ctx
     const account = await ctx.accountsRead.account(login)
     const group = account && (await ctx.accountsRead.group(account.groupId))
-    if (!account || !group) return 0
-    const priced = await pricePositions(ctx, account, group, await ctx.positions.open(login))
-    if (!priced || priced.length === 0) return 0
+    if (!account || !group) return { closed: 0, left: 0 }
+    const positions = await ctx.positions.open(login)
+    const priced = await pricePositions(ctx, account, group, positions)
+    if (!priced || priced.length === 0) return { closed: 0, left: positions.length }
+    const fillable = priced.filter((p) => this.fillable(p))
+    if (fillable.length === 0) return { closed: 0, left: priced.length }
     const lookup = await ctx.market.quoteLookup()
     const closed = await ctx.uow.run(async (tx, work) => {
       let n = 0
-      for (const p of priced) {
+      for (const p of fillable) {
         const r = await closeTx(ctx.accounts, tx, work, {
           origin: ctx.origin,
           order: p.order,
@@ -303,7 +311,19 @@ export class RiskMonitor {
       return n
     }, URGENT)
     this.held.stats.riskClosed += closed
-    return closed
+    return { closed, left: priced.length - closed }
+  }
+
+  /**
+   * Whether a position may be closed by risk at its symbol's price now (domain/checks.ts riskFillable):
+   * no fill at a price this instance knows to be stale, a stop-out's no more than a client's.
+   */
+  private fillable(p: PricedPosition) {
+    const quotes = this.ctx.quotes
+    if (this.ctx.market.staleness()) return false
+    const raw = quotes.peek(p.order.symbol)
+    const seen = raw ? (quotes.tickedAt(p.order.symbol) ?? raw.time) : null
+    return riskFillable(p.gs.info, seen, this.ctx.clock.now())
   }
 
   /**
@@ -320,8 +340,11 @@ export class RiskMonitor {
       const m = marginOf(await pricing(ctx, [group.id]), account, group, this.held.of(login) ?? [])
       if (!m || m.margin <= 0 || m.margin_level > group.stopOut) break
       const priced = await pricePositions(ctx, account, group, await ctx.positions.open(login))
-      if (!priced || priced.length === 0) break
-      const worst = stopOutOrder(priced.map((p) => ({ ...p, ticket: p.order.ticket })))[0]
+      // the largest loss among the positions whose price is current; with none, the next tick of one of
+      // its symbols looks again (the account stays out of any price band until then)
+      const fillable = priced?.filter((p) => this.fillable(p)) ?? []
+      if (fillable.length === 0) break
+      const worst = stopOutOrder(fillable.map((p) => ({ ...p, ticket: p.order.ticket })))[0]
       const lookup = await ctx.market.quoteLookup()
       const closed = await ctx.uow.run(async (tx, work) => {
         const r = await closeTx(ctx.accounts, tx, work, {

@@ -361,7 +361,7 @@ export class TriggerEngine {
     this.risk.changed(login)
   }
 
-  /** Closes every open position of an account at the quotes now (a watcher's limit). */
+  /** Closes every open position of an account at current prices (a watcher's limit): closed, and left. */
   closeOut(login: number, reason: 'risk_limit') {
     return this.risk.closeOut(login, reason)
   }
