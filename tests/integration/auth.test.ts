@@ -331,6 +331,31 @@ describe('sign-out and tokens', () => {
   })
 })
 
+describe('CSRF: a change signed in by the session cookie alone comes from a page of this host', () => {
+  test('another host, or no Origin, is refused 403 CSRF_REJECTED and changes nothing; this host, or Authorization, passes', async () => {
+    const token = await t.userToken()
+    const cookie = `tcs_token=${token}`
+    // a sibling host of one site: SameSite=Lax sends the cookie, and a POST without a body needs no preflight
+    for (const origin of ['http://evil.localhost', 'http://beta.localhost', 'null', undefined]) {
+      const r = await t.request('POST', '/sign/out', { headers: { cookie, ...(origin ? { origin } : {}) } })
+      expect([r.status, r.json.error]).toEqual([403, 'CSRF_REJECTED'])
+    }
+    expect((await t.request('GET', '/account/me', { token })).status).toBe(200)
+    // reads are not changes: the cookie alone still reads
+    expect((await t.request('GET', '/account/me', { headers: { cookie } })).status).toBe(200)
+    // a script signing with Authorization is no browser riding on a cookie
+    const other = await t.userToken()
+    const scripted = await t.request('POST', '/sign/out', {
+      token: other,
+      headers: { origin: 'http://evil.localhost' },
+    })
+    expect(scripted.status).toBe(200)
+    const same = await t.request('POST', '/sign/out', { headers: { cookie, origin: 'http://localhost' } })
+    expect(same.status).toBe(200)
+    expect((await t.request('GET', '/account/me', { token })).status).toBe(401)
+  })
+})
+
 describe('PUT /password (spec 4.2)', () => {
   test('staff set the password; the account signs in with it; trailing slash works', async () => {
     for (const [login, password] of [

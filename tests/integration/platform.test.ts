@@ -247,7 +247,11 @@ describe('OpenAPI document', () => {
     expect(codes('/trade/open', 'post', 401)).toEqual(['UNAUTHORIZED', 'PERMISSION_DENIED'])
     expect(codes('/trade/open', 'post', 500)).toEqual(['OPEN_ORDER_ERROR', 'INTERNAL_ERROR'])
     expect(codes('/sign/in', 'post', 403)).toEqual(['USER_NOT_FOUND_OR_INCORRECT'])
-    expect(codes('/manager/symbols', 'post', 403)).toEqual(['NOT_OPERATOR_BRAND', 'FORBIDDEN'])
+    expect(codes('/manager/symbols', 'post', 403)).toEqual([
+      'NOT_OPERATOR_BRAND',
+      'FORBIDDEN',
+      'CSRF_REJECTED',
+    ])
     expect(codes('/account/me', 'put', 400)).toEqual(['INVALID_DATA'])
     expect(doc.paths['/trade/open'].post.responses[500].description).toContain('OPEN_ORDER_ERROR')
     expect(doc.paths['/account/me'].put.requestBody.required).toBe(false)

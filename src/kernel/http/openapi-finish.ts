@@ -377,6 +377,8 @@ export function finishDocument(
         // an account with a generated password is refused everything but setting its own
         if (guard.roles.includes('SESSION_USER') && !guard.passwordChange)
           addCode(op, 403, 'PASSWORD_CHANGE_REQUIRED')
+        // a change signed in by the session cookie from a page of another host (kernel/http/security.ts)
+        if (method !== 'get') addCode(op, 403, 'CSRF_REJECTED')
         op['x-roles'] = guard.roles
         const access = `**Access:** ${roleNames(guard.roles)} sessions.`
         op.description = op.description ? `${access} ${op.description}` : access

@@ -155,7 +155,8 @@ export const openapiPlugin = (
                   type: 'apiKey',
                   in: 'header',
                   name: 'Authorization',
-                  description: 'The JWT from a sign-in route; `Bearer <jwt>` is accepted too.',
+                  description:
+                    "The JWT from a sign-in route; `Bearer <jwt>` is accepted too. A browser may rely on the sign-in's HttpOnly cookie instead; a change (any method but GET) signed in by the cookie alone must then carry the page's Origin, of this very host, or it is refused 403 CSRF_REJECTED.",
                 },
                 FeedToken: {
                   type: 'apiKey',

@@ -72,9 +72,12 @@ const unauthorized = () =>
  * principal (account, customer or staff member) is still enabled with the session epoch the token was
  * issued under: a disable or a password change ends every session at once.
  */
-async function authenticate(ctx: Kernel, headers: Headers, brand: Brand, rule: AuthRule) {
-  const token = extractToken(headers.get('authorization'), headers.get('cookie'), ctx.config.jwt.cookieName)
+async function authenticate(ctx: Kernel, request: Request, brand: Brand, rule: AuthRule) {
+  const headers = request.headers
+  const authorization = headers.get('authorization')
+  const token = extractToken(authorization, headers.get('cookie'), ctx.config.jwt.cookieName)
   if (!token) throw new ApiError(401, 'UNAUTHORIZED', 'a session token is required')
+  if (!authorization && request.method !== 'GET' && request.method !== 'HEAD') refuseCrossSite(ctx, headers)
   const session: Session | null = await ctx.tokens.verify(token)
   if (!session || session.brandId !== brand.id) throw unauthorized()
   if (!rule.roles.includes(session.type)) {
@@ -92,6 +95,25 @@ async function authenticate(ctx: Kernel, headers: Headers, brand: Brand, rule: A
     )
   // per request: the principal's record rides along, so the route does not read it a second time
   return { ...session, principal }
+}
+
+/**
+ * CSRF: a change signed in by the session cookie alone must come from a page of this very host. SameSite=Lax
+ * keeps the cookie from other sites, not from sibling hosts of one site (another brand's host, the
+ * affiliate cabinet's, a marketing subdomain), and a POST without a body or with a form is sent across
+ * hosts without a preflight. Browsers send Origin on every POST, same-origin fetches included; a client
+ * that sends none (a script) signs its requests with Authorization, as the API documents.
+ */
+function refuseCrossSite(ctx: Kernel, headers: Headers) {
+  const origin = headers.get('origin')
+  if (origin === null)
+    throw new ApiError(403, 'CSRF_REJECTED', 'a change signed in by the session cookie must carry its Origin')
+  let from = ''
+  try {
+    from = new URL(origin).host
+  } catch {}
+  if (normalizeHost(from) !== requestHost(ctx, headers))
+    throw new ApiError(403, 'CSRF_REJECTED', 'the request comes from a page of another host')
 }
 
 function feedTokenMatches(expected: string | undefined, given: string | null) {
@@ -208,7 +230,7 @@ export const security = (ctx: Kernel) =>
       async transform(c) {
         const g = c as unknown as Guarded
         const brand = await resolveBrand(ctx, g.request.headers)
-        g.session = await authenticate(ctx, g.request.headers, brand, rule)
+        g.session = await authenticate(ctx, g.request, brand, rule)
         g.brand = brand
         await takeBody(ctx, g)
       },
