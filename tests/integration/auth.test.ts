@@ -1,6 +1,6 @@
 // runs on sqld too (scripts/test.sh: TEST_DATABASE=sqld)
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
-import { eq } from 'drizzle-orm'
+import { eq, sql } from 'drizzle-orm'
 import { AccountsPort } from '../../src/modules/accounts'
 import { customers, groups } from '../../src/modules/accounts/schema'
 import { makeTestApp, type TestApp } from '../support/app'
@@ -357,6 +357,25 @@ describe('CSRF: a change signed in by the session cookie alone comes from a page
 })
 
 describe('PUT /password (spec 4.2)', () => {
+  test('a refused update answers UPDATE_PASSWORD_ERROR naming the cause, never the statement or the new hash', async () => {
+    const manager = await t.staffToken()
+    await t.ctx.db.run(
+      sql.raw(
+        `CREATE TRIGGER refuse_password BEFORE UPDATE OF password_hash ON accounts WHEN NEW.login = 100003 BEGIN SELECT RAISE(ABORT, 'refused by the database'); END`,
+      ),
+    )
+    try {
+      const r = await t.request('PUT', '/password', {
+        token: manager,
+        body: { login: 100003, password: 'another-pass-7' },
+      })
+      expect([r.status, r.json.error]).toEqual([401, 'UPDATE_PASSWORD_ERROR'])
+      expect(r.json.message).toBe('password update failed: refused by the database')
+      expect(r.text).not.toMatch(/argon2|Failed query|params/i)
+    } finally {
+      await t.ctx.db.run(sql.raw('DROP TRIGGER refuse_password'))
+    }
+  })
   test('staff set the password; the account signs in with it; trailing slash works', async () => {
     for (const [login, password] of [
       [1, 'manager-pass-1'],

@@ -104,3 +104,24 @@ test('once approved, a deposit, or of another customer: not the customer to canc
   expect([bad.status, bad.json.error]).toEqual([400, 'INVALID_DATA'])
   expect((await cancel(pending)).json.status_name).toBe('cancelled')
 })
+
+test('a disabled account moves no money: its customer can neither withdraw nor deposit until staff enable it', async () => {
+  const before = await balance()
+  const off = await t.request('PATCH', '/manager/accounts/100001', { token: manager, body: { enable: 0 } })
+  expect(off.status).toBe(200)
+  const w = await t.request('POST', '/cashier/withdrawal', {
+    token: customer,
+    body: { login: 100001, method: 'wire', amount: 100 },
+  })
+  expect([w.status, w.json.error]).toEqual([403, 'ACCOUNT_DISABLED'])
+  const d = await t.request('POST', '/cashier/deposit', {
+    token: customer,
+    body: { login: 100001, method: 'card', amount: 100 },
+  })
+  expect([d.status, d.json.error]).toEqual([403, 'ACCOUNT_DISABLED'])
+  const on = await t.request('PATCH', '/manager/accounts/100001', { token: manager, body: { enable: 1 } })
+  expect(on.status).toBe(200)
+  expect(await balance()).toBe(before)
+  await withdraw(100)
+  expect(await balance()).toBe(before - 100)
+})

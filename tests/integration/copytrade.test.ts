@@ -158,6 +158,17 @@ describe('public trade history and followers (4.12)', () => {
     })
     const missing = await t.request('GET', '/copytrade/master/trades?master_id=99999', { token: demo })
     expect([missing.status, missing.json.error]).toEqual([404, 'MASTER_NOT_FOUND'])
+    // a private master shows neither to others (spec 7.5: not public and not owned), whatever its flags
+    await t.request('PUT', `/copytrade/master/${masterId}`, { token: master, body: { public: 0 } })
+    for (const what of ['trades', 'followers']) {
+      const hidden = await t.request('GET', `/copytrade/master/${what}?master_id=${masterId}`, {
+        token: user,
+      })
+      expect([hidden.status, hidden.json.error]).toEqual([403, 'MASTER_NOT_AVAILABLE'])
+      const own = await t.request('GET', `/copytrade/master/${what}?master_id=${masterId}`, { token: master })
+      expect(own.status).toBe(200)
+    }
+    await t.request('PUT', `/copytrade/master/${masterId}`, { token: master, body: { public: 1 } })
   })
 })
 

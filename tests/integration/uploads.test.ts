@@ -150,6 +150,7 @@ describe('avatars, listing and downloads', () => {
     expect(dl.headers.get('content-disposition')).toStartWith('attachment')
     expect(dl.headers.get('content-security-policy')).toContain("default-src 'none'")
     expect(dl.headers.get('x-content-type-options')).toBe('nosniff')
+    expect(dl.headers.get('cache-control')).toBe('private, no-store')
     expect(dl.text).toBe(new TextDecoder().decode(F.SVG))
     expect((await t.request('GET', `/upload/${svg.json.file_id}`, { token: other })).status).toBe(404)
     expect((await t.request('GET', '/upload/not-a-uuid', { token: user })).status).toBe(400)

@@ -5,6 +5,7 @@ import { SignInGuard } from '../../kernel/auth/signin-guard'
 import type { Brand } from '../../kernel/brand/registry'
 import { isCountryCode } from '../../kernel/countries'
 import type { Tx } from '../../kernel/db/client'
+import { isBusy, isUnreachable, rootMessage } from '../../kernel/db/errors'
 import { consume } from '../../kernel/http/rate-limit'
 import { definePort } from '../../kernel/ports'
 import { groupNotFound } from '../accounts'
@@ -302,7 +303,11 @@ export async function setAccountPassword(
     // a new password ends every session of the account (its tokens carry the old epoch)
     updated = await ctx.accounts.setPasswordHash(brand.id, input.login, passwordHash)
   } catch (e) {
-    throw refuse('UPDATE_PASSWORD_ERROR', `password update failed: ${(e as Error).message}`)
+    // a database away or busy is the client's to retry (503); what the database refused is the spec's
+    // internal error, named by its cause: drizzle's own message repeats the statement and its parameters,
+    // the new password's hash among them
+    if (isBusy(e) || isUnreachable(e)) throw e
+    throw refuse('UPDATE_PASSWORD_ERROR', `password update failed: ${rootMessage(e)}`)
   }
   if (!updated) throw refuse('UPDATE_PASSWORD_ERROR', `account ${input.login} not found`)
   return { login: 'OK' as const }

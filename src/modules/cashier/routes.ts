@@ -56,7 +56,7 @@ export const cashierRoutes = (ctx: CashierCtx) =>
           ),
           ...errors({
             400: ['ACCOUNT_NOT_REAL'],
-            403: ['DEPOSIT_NOT_ALLOWED', 'ACCOUNT_MANAGED'],
+            403: ['DEPOSIT_NOT_ALLOWED', 'ACCOUNT_MANAGED', 'ACCOUNT_DISABLED'],
             404: ['ACCOUNT_NOT_FOUND', 'CUSTOMER_NOT_FOUND'],
           }),
         },
@@ -100,7 +100,7 @@ export const cashierRoutes = (ctx: CashierCtx) =>
           200: t.Object({ transaction: Transaction, next: Next, idempotent: t.Boolean() }),
           ...errors({
             400: ['ACCOUNT_NOT_REAL', 'METHOD_NOT_AVAILABLE', 'AMOUNT_OUT_OF_RANGE'],
-            403: ['DEPOSIT_NOT_ALLOWED', 'KYC_LIMIT_EXCEEDED', 'ACCOUNT_MANAGED'],
+            403: ['DEPOSIT_NOT_ALLOWED', 'KYC_LIMIT_EXCEEDED', 'ACCOUNT_MANAGED', 'ACCOUNT_DISABLED'],
             404: ['ACCOUNT_NOT_FOUND', 'CUSTOMER_NOT_FOUND'],
             409: ['IDEMPOTENCY_KEY_REUSED'],
             502: ['PROVIDER_UNAVAILABLE'],
@@ -134,7 +134,7 @@ export const cashierRoutes = (ctx: CashierCtx) =>
               'NOT_ENOUGH_FUNDS',
               'INVALID_MARGIN_LEVEL',
             ],
-            403: ['WITHDRAWAL_NOT_ALLOWED', 'KYC_REQUIRED', 'ACCOUNT_MANAGED'],
+            403: ['WITHDRAWAL_NOT_ALLOWED', 'KYC_REQUIRED', 'ACCOUNT_MANAGED', 'ACCOUNT_DISABLED'],
             404: ['ACCOUNT_NOT_FOUND', 'CUSTOMER_NOT_FOUND'],
             409: ['IDEMPOTENCY_KEY_REUSED'],
             503: ['PRICE_STALE'],

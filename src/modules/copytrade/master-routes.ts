@@ -80,11 +80,14 @@ export const masterRoutes = (ctx: CopyCtx) =>
             before: t.Optional(Int({ minimum: 1, description: 'next_before of the page before' })),
           },
         }),
-        response: { 200: MasterTrades, ...err('MASTER_NOT_FOUND', 'TRADE_HISTORY_NOT_PUBLIC') },
+        response: {
+          200: MasterTrades,
+          ...err('MASTER_NOT_FOUND', 'MASTER_NOT_AVAILABLE', 'TRADE_HISTORY_NOT_PUBLIC'),
+        },
         detail: doc(TAG, "A master's public trade history", {
           description:
             'Any authenticated session (terminal, CRM, staff). Closed trades newest first, when the master has ' +
-            'show_trade_history = 1 (its owner always sees them), else 403 TRADE_HISTORY_NOT_PUBLIC.',
+            'show_trade_history = 1 (its owner always sees them), else 403 TRADE_HISTORY_NOT_PUBLIC; a disabled or private master is 403 MASTER_NOT_AVAILABLE to all but its owner.',
         }),
       },
     )
@@ -95,11 +98,14 @@ export const masterRoutes = (ctx: CopyCtx) =>
       {
         auth: ANY,
         ...textInput({ query: { master_id: Id('master id') } }),
-        response: { 200: MasterFollowers, ...err('MASTER_NOT_FOUND', 'FOLLOWERS_NOT_PUBLIC') },
+        response: {
+          200: MasterFollowers,
+          ...err('MASTER_NOT_FOUND', 'MASTER_NOT_AVAILABLE', 'FOLLOWERS_NOT_PUBLIC'),
+        },
         detail: doc(TAG, "A master's public follower statistics", {
           description:
             'Any authenticated session. Counts and per-subscription figures without logins, when the master ' +
-            'has show_followers = 1 (its owner always sees them), else 403 FOLLOWERS_NOT_PUBLIC.',
+            'has show_followers = 1 (its owner always sees them), else 403 FOLLOWERS_NOT_PUBLIC; a disabled or private master is 403 MASTER_NOT_AVAILABLE to all but its owner.',
         }),
       },
     )

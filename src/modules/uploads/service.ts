@@ -135,7 +135,8 @@ export async function downloadUpload(ctx: Kernel, brand: Brand, session: Session
       'content-disposition': `${inline ? 'inline' : 'attachment'}; filename="${row.fileName}"`,
       'content-security-policy': "default-src 'none'; sandbox",
       'x-content-type-options': 'nosniff',
-      'cache-control': 'private, max-age=300',
+      // a KYC document or an avatar stays on no shared computer after its session ends
+      'cache-control': 'private, no-store',
     },
   })
 }

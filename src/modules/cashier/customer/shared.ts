@@ -44,11 +44,16 @@ export async function customerOf(ctx: CashierCtx, session: Session) {
   return c
 }
 
-/** The customer's REAL account (a demo account takes no real money). */
+/**
+ * The customer's REAL account (a demo account takes no real money), enabled: staff disable an account to
+ * stop it (compliance, a dispute), and the customer's own session must not move its money meanwhile.
+ */
 export async function realAccount(ctx: CashierCtx, brand: Brand, session: Session, login: number) {
   const view = await ctx.accounts.loadAccountView(brand, session, login)
   if (view.group.accountMode !== 'REAL')
     throw refuse('ACCOUNT_NOT_REAL', `account ${login} is a DEMO account: it takes no real money`)
+  if (view.account.enable !== 1)
+    throw refuse('ACCOUNT_DISABLED', `account ${login} is disabled: no money moves in or out of it`)
   const managed = await ctx.accounts.managedFunds(login)
   if (managed) throw refuse('ACCOUNT_MANAGED', `login: ${managed}`)
   return view

@@ -113,10 +113,18 @@ export async function marketMaster({
   customerId,
   id,
 }: UseCase<CopyCtx, undefined, ViewerScope & { id: number }>) {
+  return publicMasterView(await availableMaster(ctx, brandId, id, customerId))
+}
+
+/**
+ * A master as the marketplace shows it (spec 7.5): MASTER_NOT_AVAILABLE when it is disabled or private,
+ * unless it is the viewer's own; its profile, trades and followers alike.
+ */
+async function availableMaster(ctx: CopyCtx, brandId: number, id: number, customerId: number | undefined) {
   const m = await masterById(ctx, brandId, id)
   if ((m.public !== 1 || m.enabled !== 1) && m.customerId !== customerId)
     throw copyError('MASTER_NOT_AVAILABLE', `master ${id} is not public`)
-  return publicMasterView(m)
+  return m
 }
 
 /**
@@ -129,7 +137,7 @@ export async function masterTrades({
   customerId,
   input: q,
 }: UseCase<CopyCtx, { master_id: number; limit?: number; before?: number }, ViewerScope>) {
-  const m = await masterById(ctx, brandId, q.master_id)
+  const m = await availableMaster(ctx, brandId, q.master_id, customerId)
   if (m.showTradeHistory !== 1 && m.customerId !== customerId)
     throw copyError('TRADE_HISTORY_NOT_PUBLIC', `master ${m.id} does not show its trade history`)
   const limit = q.limit ?? 50
@@ -164,7 +172,7 @@ export async function masterFollowers({
   customerId,
   input,
 }: UseCase<CopyCtx, { master_id: number }, ViewerScope>) {
-  const m = await masterById(ctx, brandId, input.master_id)
+  const m = await availableMaster(ctx, brandId, input.master_id, customerId)
   if (m.showFollowers !== 1 && m.customerId !== customerId)
     throw copyError('FOLLOWERS_NOT_PUBLIC', `master ${m.id} does not show its followers`)
   const subs = await ctx.db
