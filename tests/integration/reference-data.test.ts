@@ -2,6 +2,7 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { sql } from 'drizzle-orm'
 import { ManualClock } from '../../src/kernel/clock'
+import { ReferenceData } from '../../src/modules/market/reference'
 import { makeTestApp, type TestApp } from '../support/app'
 import { allDay, forexSymbol } from '../support/symbols'
 
@@ -324,6 +325,23 @@ describe('group securities and overrides', () => {
     expect(again.json.error).toBe('OVERRIDE_NOT_FOUND')
     const back = await t.request('GET', '/market/symbol?login=100001&symbol=NEWFX', { token: user })
     expect(back.json.spread).toBe(0)
+    // a group's first use by two lookups at once (a cold instance, an edge isolate): both see its override
+    const override = await t.request('PUT', `/manager/groups/${userGroup}/symbols/NEWFX`, {
+      token: manager,
+      body: { spread: 40 },
+    })
+    expect(override.status).toBe(200)
+    const cold = new ReferenceData(t.ctx.db, t.ctx.store, clock)
+    await cold.fresh()
+    // lookups arriving one turn apart, while the first one's reads are under way
+    const lookups: Promise<unknown>[] = []
+    for (let i = 0; i < 40; i++) {
+      lookups.push(cold.forGroup(userGroup, 'NEWFX').then((g) => g?.spread))
+      await new Promise((r) => setImmediate(r))
+    }
+    expect(await Promise.all(lookups)).toEqual(lookups.map(() => 40))
+    expect((await cold.snapshot([userGroup]))(userGroup, 'NEWFX')?.spread).toBe(40)
+    await t.request('DELETE', `/manager/groups/${userGroup}/symbols/NEWFX`, { token: manager })
     const unknown = await t.request('PUT', `/manager/groups/${userGroup}/symbols/NOPE`, {
       token: manager,
       body: { spread: 1 },

@@ -11,6 +11,8 @@ import { groupSecurities, groupSymbols, symbols } from './schema'
 type SymbolRow = typeof symbols.$inferSelect
 type SecurityRow = typeof groupSecurities.$inferSelect
 type OverrideRow = typeof groupSymbols.$inferSelect
+/** A group's security settings by security group, and its symbol overrides by symbol. */
+type GroupSettings = readonly [Map<string, SecurityRow>, Map<string, OverrideRow>]
 
 export interface SymbolInfo extends SymbolRow {
   sessionList: DaySessions[]
@@ -40,11 +42,11 @@ export type GroupSymbols = (groupId: number, name: string) => GroupSymbol | null
 function groupSymbol(
   info: SymbolInfo,
   securities: Map<string, SecurityRow>,
-  overrides: Map<string, OverrideRow> | undefined,
+  overrides: Map<string, OverrideRow>,
 ): GroupSymbol | null {
   const sec = securities.get(info.secGroup)
   if (!sec) return null
-  const ov = overrides?.get(info.symbol)
+  const ov = overrides.get(info.symbol)
   return {
     info,
     sec,
@@ -64,8 +66,8 @@ const CHECK_MS = 1000
  */
 export class ReferenceData {
   private symbolMap = new Map<string, SymbolInfo>()
-  private groupSecs = new Map<number, Map<string, SecurityRow>>()
-  private groupOverrides = new Map<number, Map<string, OverrideRow>>()
+  /** Each group's securities and overrides, read together; a reload starts a new map. */
+  private groups = new Map<number, GroupSettings>()
   private version: string | null = null
   private checkedAt = 0
   private readonly reload: SingleFlight
@@ -85,8 +87,7 @@ export class ReferenceData {
     const next = new Map<string, SymbolInfo>()
     for (const r of rows) next.set(r.symbol, { ...r, sessionList: JSON.parse(r.sessions) as DaySessions[] })
     this.symbolMap = next
-    this.groupSecs.clear()
-    this.groupOverrides.clear()
+    this.groups = new Map()
   }
 
   /** Makes sure the in-memory copy is current; cheap when it is. */
@@ -117,16 +118,25 @@ export class ReferenceData {
     return [...this.symbolMap.values()].sort((a, b) => a.symbol.localeCompare(b.symbol))
   }
 
-  private async securities(groupId: number) {
-    let m = this.groupSecs.get(groupId)
-    if (!m) {
-      const rows = await this.db.select().from(groupSecurities).where(eq(groupSecurities.groupId, groupId))
-      m = new Map(rows.map((r) => [r.secGroup, r]))
-      this.groupSecs.set(groupId, m)
-      const ov = await this.db.select().from(groupSymbols).where(eq(groupSymbols.groupId, groupId))
-      this.groupOverrides.set(groupId, new Map(ov.map((r) => [r.symbol, r])))
-    }
-    return m
+  /**
+   * A group's settings, loaded on its first use. Both parts are read before either is kept: a lookup
+   * meanwhile would otherwise find the securities without the overrides and price at the symbol's own
+   * spread and margin divider. Rows read across a reload go to the map it replaced, not the new one.
+   */
+  private async settings(groupId: number): Promise<GroupSettings> {
+    const known = this.groups.get(groupId)
+    if (known) return known
+    const into = this.groups
+    const [secs, ov] = await Promise.all([
+      this.db.select().from(groupSecurities).where(eq(groupSecurities.groupId, groupId)),
+      this.db.select().from(groupSymbols).where(eq(groupSymbols.groupId, groupId)),
+    ])
+    const loaded: GroupSettings = [
+      new Map(secs.map((r) => [r.secGroup, r])),
+      new Map(ov.map((r) => [r.symbol, r])),
+    ]
+    into.set(groupId, loaded)
+    return loaded
   }
 
   /** The symbol as the group sees it, or null when the group has no settings for its security group. */
@@ -134,7 +144,8 @@ export class ReferenceData {
     await this.fresh()
     const info = this.symbolMap.get(name)
     if (!info) return null
-    return groupSymbol(info, await this.securities(groupId), this.groupOverrides.get(groupId))
+    const [secs, overrides] = await this.settings(groupId)
+    return groupSymbol(info, secs, overrides)
   }
 
   /**
@@ -145,9 +156,8 @@ export class ReferenceData {
   async snapshot(groupIds: Iterable<number>): Promise<GroupSymbols> {
     await this.fresh()
     const symbolMap = this.symbolMap
-    const groups = new Map<number, [Map<string, SecurityRow>, Map<string, OverrideRow> | undefined]>()
-    for (const id of groupIds)
-      if (!groups.has(id)) groups.set(id, [await this.securities(id), this.groupOverrides.get(id)])
+    const groups = new Map<number, GroupSettings>()
+    for (const id of groupIds) if (!groups.has(id)) groups.set(id, await this.settings(id))
     return (groupId, name) => {
       const info = symbolMap.get(name)
       const g = groups.get(groupId)
