@@ -127,6 +127,30 @@ describe('the Idempotency-Key header', () => {
     const c2 = await send('DELETE', '/trade/cancel', { order: p.json.order }, 'cancel-key-0001')
     expect(c2.json).toEqual({ data: 'ok', idempotent: true })
   })
+
+  test("a repeat in the same batch answers what its first request came to: not 'closed' when the first closed nothing", async () => {
+    // a SELL: the mirror module of this file copies BUYs
+    const o = await send('POST', '/trade/open', { ...OPEN, cmd: 1, volume: 2 }, 'open-for-batch-1')
+    const ticket = o.json.order as number
+    // a close without a key, then the keyed close and its repeat, sent at once: when the plain one takes
+    // the position first (one batch, in this order, on a local file), the keyed one closed nothing
+    const [plain, keyed, repeat] = await Promise.all([
+      send('DELETE', '/trade/close', { order: ticket }),
+      send('DELETE', '/trade/close', { order: ticket }, 'close-key-batch'),
+      send('DELETE', '/trade/close', { order: ticket }, 'close-key-batch'),
+    ])
+    const closedBy = [plain, keyed, repeat].filter((r) => r.status === 200 && r.json.idempotent !== true)
+    expect(closedBy).toHaveLength(1)
+    if (closedBy[0] !== plain) {
+      // one of the keyed two closed it: the other is its replay
+      expect([keyed.json, repeat.json]).toContainEqual({ data: 'OK', idempotent: true })
+      return
+    }
+    expect([repeat.status, repeat.json]).toEqual([keyed.status, keyed.json])
+    // the key was never taken: asked again, it is not a replay of a close that did not happen
+    const later = await send('DELETE', '/trade/close', { order: ticket }, 'close-key-batch')
+    expect([later.status, later.json.idempotent]).toEqual([404, undefined])
+  })
 })
 
 describe('the write port, from a module of the tests registered with one line', () => {

@@ -60,15 +60,22 @@ async function commitCloses(ctx: TradingCtx, tx: Tx, reqs: CloseRequest[]): Prom
         .where(inArray(tradeRequests.idempotencyKey, [...new Set(keyed.map((r) => r.key!.value))]))
     : []
   const known = new Map(stored.map((s) => [`${s.login}\u0000${s.idempotencyKey}`, s.requestHash]))
-  const out: (Closed | Error | null)[] = reqs.map((r) => {
+  // a repeat within the batch answers what the first with its key comes to (below)
+  const firstInBatch = new Map<string, { index: number; hash: string }>()
+  const repeats: { index: number; first: number }[] = []
+  const out: (Closed | Error | null)[] = reqs.map((r, index) => {
     if (!r.key) return null
-    const hash = known.get(`${r.input.order.login}\u0000${r.key.value}`)
-    if (hash === undefined) {
-      // the first of the batch with this key takes it; a repeat within the batch is one
-      known.set(`${r.input.order.login}\u0000${r.key.value}`, r.key.hash)
-      return null
+    const id = `${r.input.order.login}\u0000${r.key.value}`
+    const earlier = firstInBatch.get(id)
+    const hash = known.get(id) ?? earlier?.hash
+    if (hash !== undefined && hash !== r.key.hash) return keyReused()
+    if (known.has(id)) return { kind: 'replay' as const }
+    if (earlier) {
+      repeats.push({ index, first: earlier.index })
+      return { kind: 'replay' as const }
     }
-    return hash === r.key.hash ? { kind: 'replay' as const } : keyReused()
+    firstInBatch.set(id, { index, hash: r.key.hash })
+    return null
   })
   const fresh = reqs.flatMap((r, i) => (out[i] === null ? [{ r, i }] : []))
   const now = ctx.clock.now()
@@ -102,6 +109,12 @@ async function commitCloses(ctx: TradingCtx, tx: Tx, reqs: CloseRequest[]): Prom
         })
     }
   })
+  // the first closed it: the repeat is its replay; the first failed or found it moved: so does the repeat
+  for (const { index, first } of repeats) {
+    const o = out[first]
+    if (o && !(o instanceof Error) && o.kind === 'closed') continue
+    out[index] = o ?? null
+  }
   if (recorded.length) await tx.insert(tradeRequests).values(recorded)
   await ctx.events.write(tx, events, now)
   return out as (Closed | Error)[]
