@@ -2,6 +2,7 @@ import { and, eq, inArray, sql } from 'drizzle-orm'
 import { publishTo } from '../../kernel/bus/channel'
 import type { Tx } from '../../kernel/db/client'
 import { jsonRows } from '../../kernel/db/json-rows'
+import type { Work } from '../../kernel/db/unit-of-work'
 import type { TradingApi } from '../trading'
 import type { PropCtx } from './context'
 import { FUNDED, ProgramStep } from './domain/program'
@@ -462,7 +463,8 @@ async function evaluateChunk(
     const p = whole.get(id)
     if (!p || p.status !== PHASE.active) continue
     if (v.outcome === 'failed') {
-      if (await recordBreach(ctx, p, v.breach, f, now)) await publishTo(ctx.bus, PHASES_CHANGED, [p.id])
+      if ((await recordBreach(ctx, p, v.breach, f, now)) === 'recorded')
+        await publishTo(ctx.bus, PHASES_CHANGED, [p.id])
       failed++
     } else {
       await passPhase(ctx, p, f).catch((e) =>
@@ -502,7 +504,7 @@ function planChunk(input: ChunkInput, snaps: Snapshots, inserted: boolean) {
   const raised: number[] = []
   const settle: { p: number; d: string }[] = []
   const days: { p: number; d: string; m: number; o: number; t: number }[] = []
-  const counts: { i: number; t: number; l: string; h: number; t0: number; l0: string }[] = []
+  const counts: { i: number; t: number; l: string; h: number; h0: number; t0: number; l0: string }[] = []
   for (const p of phases) {
     const f = figures.get(p.accountLogin)
     if (!f) continue
@@ -558,6 +560,7 @@ function planChunk(input: ChunkInput, snaps: Snapshots, inserted: boolean) {
         t: tradingDays,
         l: lastTradingDay,
         h: highest,
+        h0: p.highestEodBalance,
         t0: p.tradingDays,
         l0: p.lastTradingDay,
       })
@@ -585,7 +588,8 @@ type ChunkPlan = ReturnType<typeof planChunk>
  * wrote from fresher reads: a day's minimum equity only falls, its positions opened and its trading day
  * only grow, the highest end-of-day balance only grows, and the trading days are set only over the count
  * this pass read (`t0`, `l0`: a pass that counted from a stale row leaves a recount standing; its next
- * pass adds what it missed).
+ * pass adds what it missed). The highest balance falls only by a payout (payouts.ts): below what this
+ * pass read (`h0`), one was made since, and the pass's figures from before it raise nothing.
  */
 async function writeChunk(tx: Tx, { settle, days, counts }: ChunkPlan, now: number) {
   const field = (name: string) => sql.raw(`json_extract(j.value, '$.${name}')`)
@@ -600,18 +604,24 @@ async function writeChunk(tx: Tx, { settle, days, counts }: ChunkPlan, now: numb
     await tx.run(sql`update prop_phases set
         trading_days = case when ${read} then ${field('t')} else trading_days end,
         last_trading_day = case when ${read} then ${field('l')} else last_trading_day end,
-        highest_eod_balance = max(highest_eod_balance, ${field('h')}),
+        highest_eod_balance = case when highest_eod_balance < ${field('h0')} then highest_eod_balance
+          else max(highest_eod_balance, ${field('h')}) end,
         updated_at = ${now}
       from json_each(${JSON.stringify(counts)}) j
       where prop_phases.id = ${field('i')} and +prop_phases.status = ${PHASE.active}`)
   }
 }
 
+/** Rolls a promotion's transaction back: the phase was not active any more (another pass moved it). */
+class PromotedElsewhere extends Error {}
+
 /**
- * A phase met its target: the next step's account is opened (its group's default_deposit as the initial
- * balance, with the purchase's finance operations), then in one transaction the phase passes, the next
- * one starts and the challenge moves to it; after the last step the challenge has passed. The passed
- * account stops trading.
+ * A phase met its target: in one transaction the phase passes (a conditional update: of overlapping
+ * passes, one moves it), the next step's account is opened with its group's default_deposit as the initial
+ * balance (the purchase's finance operation), the next phase starts on it and the challenge moves to it;
+ * after the last step the challenge has passed. The passed account stops trading. A pass that fails, or
+ * finds the phase moved, rolls back whole, its account with it: no account is left open and funded without
+ * its phase, and the next pass tries again from nothing.
  */
 async function passPhase(ctx: PropCtx, p: PhaseRow, figures: { balance: number; equity: number }) {
   const [challenge] = await ctx.db.select().from(propChallenges).where(eq(propChallenges.id, p.challengeId))
@@ -625,30 +635,7 @@ async function passPhase(ctx: PropCtx, p: PhaseRow, figures: { balance: number; 
   const steps = ProgramStep.array().parse(JSON.parse(purchase.steps))
   const next = steps[p.phaseIndex]
   const now = ctx.clock.now()
-  let opened: { login: number; group: string; deposit: number; currency: string } | null = null
-  if (next) {
-    const group = await ctx.accounts.findGroup(p.brandId, next.account_group)
-    if (!group) throw new Error(`group ${next.account_group} of program ${program.id} is gone`)
-    const password = crypto.randomUUID()
-    const account = await ctx.steps.openAccount(p.brandId, challenge.customerId, group.name, password)
-    await ctx.steps.initialBalance(p.brandId, account.login, group.defaultDeposit, {
-      module: 'prop',
-      operation: 'initial_balance',
-      program_id: program.id,
-      purchase_id: purchase.id,
-      customer_id: challenge.customerId,
-      payer_login: purchase.payerLogin,
-      challenge_login: account.login,
-      idempotency_key: purchase.idempotencyKey,
-    })
-    opened = {
-      login: account.login,
-      group: group.name,
-      deposit: group.defaultDeposit,
-      currency: group.currency,
-    }
-  }
-  const moved = await ctx.uow.run(async (tx, work) => {
+  const pass = async (tx: Tx, work: Work, opened: Opened | null) => {
     const [done] = await tx
       .update(propPhases)
       .set({
@@ -660,9 +647,30 @@ async function passPhase(ctx: PropCtx, p: PhaseRow, figures: { balance: number; 
       })
       .where(and(eq(propPhases.id, p.id), eq(propPhases.status, PHASE.active)))
       .returning({ id: propPhases.id })
-    if (!done) return null
+    if (!done) throw new PromotedElsewhere(`phase ${p.id} is no longer active`)
     let nextId: number | null = null
     if (opened && next) {
+      await ctx.accounts.postOperationTx(tx, work, {
+        brandId: p.brandId,
+        login: opened.login,
+        op: 'OP_BALANCE_IN',
+        amountMinor: opened.deposit,
+        reason: 'TR_REASON_PROP',
+        comment: 'PROP_CHALLENGE_INITIAL_BALANCE',
+        apiData: {
+          module: 'prop',
+          operation: 'initial_balance',
+          program_id: program.id,
+          purchase_id: purchase.id,
+          customer_id: challenge.customerId,
+          payer_login: purchase.payerLogin,
+          challenge_login: opened.login,
+          idempotency_key: purchase.idempotencyKey,
+        },
+        // one per passed phase: the key names the phase, whatever account it opened
+        idempotencyKey: `prop:${purchase.id}:phase:${p.id}:next-initial`,
+        createdBy: 'prop',
+      })
       const [row] = await tx
         .insert(propPhases)
         .values({
@@ -695,7 +703,13 @@ async function passPhase(ctx: PropCtx, p: PhaseRow, figures: { balance: number; 
           ? { currentPhaseIndex: p.phaseIndex + 1, accountLogin: opened.login, updatedAt: now }
           : { status: CHALLENGE.passed, endTime: now, updatedAt: now },
       )
-      .where(and(eq(propChallenges.id, p.challengeId), eq(propChallenges.status, CHALLENGE.active)))
+      .where(
+        and(
+          eq(propChallenges.id, p.challengeId),
+          eq(propChallenges.status, CHALLENGE.active),
+          eq(propChallenges.currentPhaseIndex, p.phaseIndex),
+        ),
+      )
     await ctx.accounts.setReadOnlyTx(
       tx,
       work,
@@ -715,6 +729,38 @@ async function passPhase(ctx: PropCtx, p: PhaseRow, figures: { balance: number; 
       funded: next?.phase_type === FUNDED,
     })
     return nextId
-  })
+  }
+  let moved: number | null = null
+  try {
+    if (next) {
+      const group = await ctx.accounts.findGroup(p.brandId, next.account_group)
+      if (!group) throw new Error(`group ${next.account_group} of program ${program.id} is gone`)
+      // the account opens in the pass's transaction (`within`): it commits with the pass or not at all
+      await ctx.steps.openAccount(
+        p.brandId,
+        challenge.customerId,
+        group.name,
+        crypto.randomUUID(),
+        async (tx, work, login) => {
+          moved = await pass(tx, work, {
+            login,
+            group: group.name,
+            deposit: group.defaultDeposit,
+            currency: group.currency,
+          })
+        },
+      )
+    } else await ctx.uow.run(async (tx, work) => void (await pass(tx, work, null)))
+  } catch (e) {
+    if (e instanceof PromotedElsewhere) return
+    throw e
+  }
   await publishTo(ctx.bus, PHASES_CHANGED, moved ? [p.id, moved] : [p.id])
+}
+
+interface Opened {
+  login: number
+  group: string
+  deposit: number
+  currency: string
 }

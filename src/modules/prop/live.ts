@@ -19,7 +19,14 @@ import {
 } from './domain/rules'
 import { PropWarning } from './events'
 import { propPhases, propWarnings } from './schema'
-import { daySnapshot, type Figures, type PhaseRow, recordBreach } from './state'
+import {
+  daySnapshot,
+  type Figures,
+  type PhaseRow,
+  recordBreach,
+  storedSnapshots,
+  type WantedDay,
+} from './state'
 
 /** Bus entries naming phases whose state changed (a purchase, a passed or failed phase). */
 export const PHASES_CHANGED = defineChannel('prop.phases-changed', z.array(z.number().int()))
@@ -137,32 +144,42 @@ export class PropWatch implements RiskWatcher {
     }
   }
 
-  /** Phases another instance changed (bus entries of PHASES_CHANGED). */
+  /**
+   * Phases another instance changed (bus entries of PHASES_CHANGED): each is read again, with the start of
+   * the day it is watched on (a payout moved it).
+   */
   async reload(ids: number[]) {
     if (ids.length === 0) return
     const rows = await this.ctx.db.select().from(propPhases).where(inArray(propPhases.id, ids))
+    const watchedDays: WantedDay[] = []
+    for (const r of rows) {
+      const day = r.status === PHASE.active ? this.byLogin.get(r.accountLogin)?.day : undefined
+      if (day) watchedDays.push({ phaseId: r.id, day, now: { balance: 0, equity: 0 } })
+    }
+    const starts = (await storedSnapshots(this.ctx.db, watchedDays)).figures
     for (const r of rows)
-      if (r.status === PHASE.active) this.watch(r)
+      if (r.status === PHASE.active) this.watch(r, starts.get(r.id)?.equity)
       else if (this.byLogin.get(r.accountLogin)?.closing !== true) {
         this.byLogin.delete(r.accountLogin)
         this.recheck(r.accountLogin)
       }
   }
 
-  private watch(phase: PhaseRow) {
+  /** `dayStartEquity`: the start of the day it is watched on, as its row holds it now. */
+  private watch(phase: PhaseRow, dayStartEquity?: number) {
     const known = this.byLogin.get(phase.accountLogin)
     this.byLogin.set(phase.accountLogin, {
       phase,
       rules: Rules.parse(JSON.parse(phase.rules)),
       day: known?.day ?? '',
-      dayStartEquity: known?.dayStartEquity ?? phase.initialEquity,
+      dayStartEquity: dayStartEquity ?? known?.dayStartEquity ?? phase.initialEquity,
       warned: known?.warned ?? new Set(),
       closing: false,
     })
     this.recheck(phase.accountLogin)
   }
 
-  async check(login: number, figures: Figures, tickTime: number): Promise<'close' | RiskRoom> {
+  async check(login: number, figures: Figures, tickTime: number, again = false): Promise<'close' | RiskRoom> {
     const w = this.byLogin.get(login)
     if (!w) return { headroom: Number.POSITIVE_INFINITY, until: Number.POSITIVE_INFINITY }
     if (w.closing) return 'close'
@@ -184,8 +201,9 @@ export class PropWatch implements RiskWatcher {
     }
     // its warnings not written yet go first, in the breach's transaction (queued again if it fails)
     const warned = this.takePending(w)
+    let outcome: Awaited<ReturnType<typeof recordBreach>>
     try {
-      await recordBreach(this.ctx, w.phase, breach, figures, tickTime, (tx, work) =>
+      outcome = await recordBreach(this.ctx, w.phase, breach, figures, tickTime, (tx, work) =>
         writeWarnings(this.ctx, tx, work, warned),
       )
     } catch (e) {
@@ -193,8 +211,18 @@ export class PropWatch implements RiskWatcher {
       if (warned.length) this.scheduleFlush()
       throw e
     }
-    w.closing = true
-    return 'close'
+    if (outcome === 'recorded' || outcome === 'recorded_before') {
+      w.closing = true
+      return 'close'
+    }
+    // rolled back with its warnings: they were reached against the anchors no longer held (or the phase
+    // is over), and are sent again when a look reaches them
+    for (const d of warned) w.warned.delete(`${d.rule}:${d.level}`)
+    // the phase passed (its pass made the account read-only), or its anchors moved (a payout whose
+    // PHASES_CHANGED has not come yet): it is read again, and looked at once more
+    await this.reload([w.phase.id])
+    if (outcome === 'inactive' || again) return { headroom: 0, until: tickTime }
+    return this.check(login, figures, tickTime, true)
   }
 
   private dayEnd(zone: string, day: string, at: number) {

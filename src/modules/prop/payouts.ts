@@ -1,14 +1,55 @@
 import { and, count, desc, eq } from 'drizzle-orm'
+import { publishTo } from '../../kernel/bus/channel'
+import type { Tx } from '../../kernel/db/client'
 import { isUniqueViolation } from '../../kernel/db/errors'
 import { fromMinor, roundToMinor } from '../accounts'
 import type { PropCtx } from './context'
 import { ownChallenge } from './customer'
 import { FUNDED, ProgramStep } from './domain/program'
 import { PHASE } from './domain/purchase'
+import { afterPayout, localDay } from './domain/rules'
 import { refuse } from './errors'
-import { propPayouts, propPhases, propPurchases } from './schema'
+import { PHASES_CHANGED } from './live'
+import { propDays, propPayouts, propPhases, propPurchases } from './schema'
+import { type Figures, forgetSnapshot, insertDays, type PhaseRow } from './state'
 
 type PayoutRow = typeof propPayouts.$inferSelect
+
+const figures = (balance: number, equity: number, currency: string) => ({
+  balance,
+  equity: roundToMinor(equity, currency),
+})
+
+/**
+ * Moves a funded phase's anchors down by a payout, in its transaction (domain/rules.ts afterPayout): the
+ * day's row (made now, from the figures before the payout, when no pass or tick made it yet, so that none
+ * can make it later from figures read before the payout) and the highest end-of-day balance.
+ */
+async function movePayoutAnchors(tx: Tx, phase: PhaseRow, paid: number, before: Figures, now: number) {
+  const day = localDay(now, phase.timeZone)
+  await insertDays(tx, [{ phaseId: phase.id, day, now: before }], now)
+  const [row] = await tx
+    .select({
+      startBalance: propDays.startBalance,
+      startEquity: propDays.startEquity,
+      minEquity: propDays.minEquity,
+    })
+    .from(propDays)
+    .where(and(eq(propDays.phaseId, phase.id), eq(propDays.day, day)))
+  const [held] = await tx
+    .select({ initialBalance: propPhases.initialBalance, highestEodBalance: propPhases.highestEodBalance })
+    .from(propPhases)
+    .where(eq(propPhases.id, phase.id))
+  const moved = afterPayout({ ...held!, day: row! }, paid)
+  await tx
+    .update(propDays)
+    .set(moved.day)
+    .where(and(eq(propDays.phaseId, phase.id), eq(propDays.day, day)))
+  await tx
+    .update(propPhases)
+    .set({ highestEodBalance: moved.highestEodBalance, updatedAt: now })
+    .where(eq(propPhases.id, phase.id))
+}
 
 function payoutView(p: PayoutRow, currency: string) {
   return {
@@ -65,6 +106,7 @@ export async function requestPayout(ctx: PropCtx, brandId: number, customerId: n
       const profit = Math.min(funds.balance, equity) - phase.initialBalance
       if (profit <= 0) throw noProfit()
       const share = Math.floor(profit * split)
+      const now = ctx.clock.now()
       const [{ n }] = (await tx
         .select({ n: count() })
         .from(propPayouts)
@@ -81,7 +123,7 @@ export async function requestPayout(ctx: PropCtx, brandId: number, customerId: n
           splitPpm: Math.round(split * 1_000_000),
           payerLogin: purchase!.payerLogin,
           fundedLogin: phase.accountLogin,
-          createdAt: ctx.clock.now(),
+          createdAt: now,
         })
         .returning()
       const apiData = {
@@ -104,6 +146,8 @@ export async function requestPayout(ctx: PropCtx, brandId: number, customerId: n
         // the margin of positions still open stays covered
         keepFreeMargin: true,
       })
+      // the payout is no trading loss: the figures the limits are measured from move down with it
+      await movePayoutAnchors(tx, phase, profit, figures(funds.balance, margin.equity, currency), now)
       if (share > 0)
         await ctx.accounts.postOperationTx(tx, work, {
           brandId,
@@ -118,6 +162,13 @@ export async function requestPayout(ctx: PropCtx, brandId: number, customerId: n
         })
       return p!
     })
+    // the engine's watch holds the day's start in memory: it reads the moved anchors again (after the
+    // cached snapshot, which still holds the day's start before the payout, is gone)
+    await forgetSnapshot(ctx, phase.id, localDay(row.createdAt, phase.timeZone))
+    // paid whatever the bus says: a watch that misses it finds the anchors moved where a breach is recorded
+    await publishTo(ctx.bus, PHASES_CHANGED, [phase.id]).catch((e) =>
+      ctx.logger.log('error', 'prop payout not announced to the engine', { phase: phase.id, err: String(e) }),
+    )
     return { payout: payoutView(row, phase.currency) }
   } catch (e) {
     if (isUniqueViolation(e)) throw refuse('PAYOUT_IN_PROGRESS', 'another payout of this phase was just made')

@@ -4,7 +4,7 @@ import type { Work } from '../../kernel/db/unit-of-work'
 import { fromMinor, roundToMinor } from '../accounts'
 import type { PropCtx } from './context'
 import { CHALLENGE, PHASE } from './domain/purchase'
-import type { Breach } from './domain/rules'
+import { type Breach, confirmBreach, localDay, PhaseRules } from './domain/rules'
 import { PropBreached } from './events'
 import { propBreaches, propChallenges, propDays, propPhases } from './schema'
 
@@ -26,6 +26,11 @@ export async function daySnapshot(ctx: PropCtx, phaseId: number, day: string, no
   const cached = await ctx.store.get(snapshotKey(phaseId, day)).catch(() => null)
   if (cached) return JSON.parse(cached) as Figures
   return (await daySnapshots(ctx, [{ phaseId, day, now }])).figures.get(phaseId)!
+}
+
+/** Drops a day's cached snapshot (a payout moved its row): the next reader takes the row's. */
+export async function forgetSnapshot(ctx: PropCtx, phaseId: number, day: string) {
+  await ctx.store.del(snapshotKey(phaseId, day)).catch(() => {})
 }
 
 /** A phase's day snapshot the evaluator or a tick wants: its row's start figures and the day's activity. */
@@ -158,71 +163,131 @@ export async function figuresOf(ctx: PropCtx, login: number): Promise<Figures | 
 }
 
 /**
+ * What became of a breach: `recorded`; `recorded_before` (another writer's breach ended the phase);
+ * `inactive` (the phase is no longer active: it passed or was cancelled, so no breach is recorded);
+ * `stale` (its anchor moved since the equity was compared, a payout, and the limit is not reached).
+ */
+export type BreachOutcome = 'recorded' | 'recorded_before' | 'inactive' | 'stale'
+
+/** Rolls a breach's transaction back, with the outcome to answer. */
+class NoBreach extends Error {
+  constructor(readonly outcome: 'inactive' | 'stale') {
+    super(outcome)
+  }
+}
+
+/**
  * Ends a phase on a breach, once: the breach row (unique per phase) decides who records it; then the phase
- * and the challenge fail, trading is disabled on the account, and `prop.breached` is emitted, all in one
- * transaction. The engine closes the positions right after (or on its next look, after a crash).
+ * (still active) and the challenge (on that phase still) fail, trading is disabled on the account, and
+ * `prop.breached` is emitted, all in one transaction. A loss limit is judged again there, against its
+ * anchor as the rows hold it then. The engine closes the positions right after (or on its next look,
+ * after a crash).
  */
 export async function recordBreach(
   ctx: PropCtx,
-  phase: Pick<PhaseRow, 'id' | 'brandId' | 'challengeId' | 'accountLogin' | 'phaseIndex' | 'currency'>,
-  breach: Breach,
+  phase: Pick<
+    PhaseRow,
+    'id' | 'brandId' | 'challengeId' | 'accountLogin' | 'phaseIndex' | 'currency' | 'timeZone' | 'rules'
+  >,
+  found: Breach,
   figures: Figures,
   tickTime: number,
   /** Runs first in the breach's transaction (the phase's warnings not written yet). */
   before?: (tx: Tx, work: Work) => Promise<void>,
-) {
-  return ctx.uow.run(async (tx, work) => {
-    await before?.(tx, work)
-    const now = ctx.clock.now()
-    const [b] = await tx
-      .insert(propBreaches)
-      .values({
-        brandId: phase.brandId,
-        phaseId: phase.id,
-        challengeId: phase.challengeId,
+): Promise<BreachOutcome> {
+  try {
+    return await ctx.uow.run(async (tx, work) => {
+      await before?.(tx, work)
+      const now = ctx.clock.now()
+      const held = await anchorsNow(tx, phase, tickTime)
+      // a failed phase has its breach; one that passed meanwhile keeps its pass, and its challenge goes
+      // on with the next phase
+      if (held.status === PHASE.failed) return 'recorded_before'
+      if (held.status !== PHASE.active) throw new NoBreach('inactive')
+      const breach = confirmBreach(PhaseRules.parse(JSON.parse(phase.rules)), found, held)
+      if (!breach) throw new NoBreach('stale')
+      const [b] = await tx
+        .insert(propBreaches)
+        .values({
+          brandId: phase.brandId,
+          phaseId: phase.id,
+          challengeId: phase.challengeId,
+          rule: breach.rule,
+          limitValue: breach.limit,
+          anchor: breach.anchor,
+          observed: breach.observed,
+          tickTime,
+          detectedAt: now,
+        })
+        .onConflictDoNothing()
+        .returning({ id: propBreaches.id })
+      if (!b) return 'recorded_before'
+      const [failed] = await tx
+        .update(propPhases)
+        .set({
+          status: PHASE.failed,
+          finalBalance: figures.balance,
+          finalEquity: figures.equity,
+          endTime: now,
+          updatedAt: now,
+        })
+        .where(and(eq(propPhases.id, phase.id), eq(propPhases.status, PHASE.active)))
+        .returning({ id: propPhases.id })
+      if (!failed) throw new NoBreach('inactive')
+      await tx
+        .update(propChallenges)
+        .set({ status: CHALLENGE.failed, endTime: now, updatedAt: now })
+        .where(
+          and(
+            eq(propChallenges.id, phase.challengeId),
+            eq(propChallenges.status, CHALLENGE.active),
+            eq(propChallenges.currentPhaseIndex, phase.phaseIndex),
+          ),
+        )
+      await ctx.accounts.setReadOnlyTx(
+        tx,
+        work,
+        phase.brandId,
+        phase.accountLogin,
+        `challenge ${phase.challengeId} failed: phase ${phase.phaseIndex} breached its ${breach.rule} limit (breach ${b.id})`,
+      )
+      const money = (x: number) => fromMinor(x, phase.currency)
+      work.emit(PropBreached, phase.brandId, {
+        login: phase.accountLogin,
+        challenge_id: phase.challengeId,
+        phase_id: phase.id,
+        phase_index: phase.phaseIndex,
+        currency: phase.currency,
         rule: breach.rule,
-        limitValue: breach.limit,
-        anchor: breach.anchor,
-        observed: breach.observed,
-        tickTime,
-        detectedAt: now,
+        limit: breach.rule === 'max_trading_days' ? breach.limit : money(breach.limit),
+        anchor: money(breach.anchor),
+        observed: money(breach.observed),
       })
-      .onConflictDoNothing()
-      .returning({ id: propBreaches.id })
-    if (!b) return false
-    await tx
-      .update(propPhases)
-      .set({
-        status: PHASE.failed,
-        finalBalance: figures.balance,
-        finalEquity: figures.equity,
-        endTime: now,
-        updatedAt: now,
-      })
-      .where(and(eq(propPhases.id, phase.id), eq(propPhases.status, PHASE.active)))
-    await tx
-      .update(propChallenges)
-      .set({ status: CHALLENGE.failed, endTime: now, updatedAt: now })
-      .where(and(eq(propChallenges.id, phase.challengeId), eq(propChallenges.status, CHALLENGE.active)))
-    await ctx.accounts.setReadOnlyTx(
-      tx,
-      work,
-      phase.brandId,
-      phase.accountLogin,
-      `challenge ${phase.challengeId} failed: phase ${phase.phaseIndex} breached its ${breach.rule} limit (breach ${b.id})`,
-    )
-    const money = (x: number) => fromMinor(x, phase.currency)
-    work.emit(PropBreached, phase.brandId, {
-      login: phase.accountLogin,
-      challenge_id: phase.challengeId,
-      phase_id: phase.id,
-      phase_index: phase.phaseIndex,
-      currency: phase.currency,
-      rule: breach.rule,
-      limit: breach.rule === 'max_trading_days' ? breach.limit : money(breach.limit),
-      anchor: money(breach.anchor),
-      observed: money(breach.observed),
+      return 'recorded' as const
     })
-    return true
-  })
+  } catch (e) {
+    if (e instanceof NoBreach) return e.outcome
+    throw e
+  }
+}
+
+/**
+ * A phase's status and the anchors of its loss limits as its rows hold them in `tx` (a write transaction:
+ * no writer moves them before it ends): the day's start is null without a row of the day.
+ */
+async function anchorsNow(tx: Tx, phase: Pick<PhaseRow, 'id' | 'timeZone'>, tickTime: number) {
+  const [held] = await tx
+    .select({
+      status: propPhases.status,
+      initialBalance: propPhases.initialBalance,
+      highestEodBalance: propPhases.highestEodBalance,
+    })
+    .from(propPhases)
+    .where(eq(propPhases.id, phase.id))
+  const [day] = await tx
+    .select({ startEquity: propDays.startEquity })
+    .from(propDays)
+    .where(and(eq(propDays.phaseId, phase.id), eq(propDays.day, localDay(tickTime, phase.timeZone))))
+  if (!held) throw new NoBreach('inactive')
+  return { ...held, dayStartEquity: day?.startEquity ?? null }
 }

@@ -1,5 +1,7 @@
 import { describe, expect, test } from 'bun:test'
 import {
+  afterPayout,
+  confirmBreach,
   daysInclusive,
   headroom,
   localDay,
@@ -9,6 +11,7 @@ import {
   type PhaseState,
   progress,
   PhaseRules as Rules,
+  usedPct,
   verdict,
   warningsDue,
 } from './rules'
@@ -133,6 +136,19 @@ describe('profit target, trading days, time limit', () => {
     })
   })
 
+  test('on the day after the limit the time limit fails the phase, its target met or not', () => {
+    const met = { balance: 11_000_00, equity: 11_000_00, tradingDays: 4 }
+    expect(verdict(r, state({ ...met, daysElapsed: 30 })).outcome).toBe('passed')
+    expect(verdict(r, state({ ...met, daysElapsed: 31 }))).toMatchObject({
+      outcome: 'failed',
+      breach: { rule: 'max_trading_days', limit: 30 },
+    })
+    // no time limit: the target passes whenever it is met
+    expect(verdict(rules({ min_trading_days: 4 }), state({ ...met, daysElapsed: 400 })).outcome).toBe(
+      'passed',
+    )
+  })
+
   test('progress figures of 2.15', () => {
     const p = progress(
       r,
@@ -188,5 +204,83 @@ describe("the program's zone decides the day, DST included", () => {
     expect(daysInclusive('2026-03-29', '2026-03-29')).toBe(1)
     expect(daysInclusive('2026-03-28', '2026-03-30')).toBe(3)
     expect(daysInclusive('2026-10-31', '2026-11-02')).toBe(3)
+  })
+})
+
+describe('a payout moves the anchors down by what it paid', () => {
+  // funded 10,000: yesterday ended at 10,793 (the day's start and the highest end-of-day balance)
+  const before = {
+    initialBalance: 10_000_00,
+    highestEodBalance: 10_793_00,
+    day: { startBalance: 10_793_00, startEquity: 10_793_00, minEquity: 10_750_00 },
+  }
+
+  test('the day start, its minimum and the highest end-of-day balance fall by the amount paid', () => {
+    expect(afterPayout(before, 793_00)).toEqual({
+      initialBalance: 10_000_00,
+      highestEodBalance: 10_000_00,
+      day: { startBalance: 10_000_00, startEquity: 10_000_00, minEquity: 9_957_00 },
+    })
+  })
+
+  test('the paid-out balance is no loss: neither limit is nearer than before, in either mode', () => {
+    for (const mode of ['static', 'trailing'] as const) {
+      const r = rules({ profit_target_pct: 0, total_loss_mode: mode })
+      const a = afterPayout(before, 793_00)
+      const s = state({
+        balance: 10_000_00,
+        equity: 10_000_00,
+        dayStartEquity: a.day.startEquity,
+        highestEodBalance: a.highestEodBalance,
+      })
+      expect(lossBreach(r, s)).toBeNull()
+      expect(usedPct(r, s)).toEqual({ daily_loss: 0, total_loss: 0 })
+      // a real loss after it is measured from the moved anchor: 500 below the new start breaches
+      expect(lossBreach(r, { ...s, equity: 9_500_00 })).toMatchObject({
+        rule: 'daily_loss',
+        anchor: 10_000_00,
+      })
+    }
+  })
+
+  test('the highest end-of-day balance never falls below the initial balance', () => {
+    const a = afterPayout({ ...before, highestEodBalance: 10_500_00 }, 793_00)
+    expect(a.highestEodBalance).toBe(10_000_00)
+  })
+})
+
+describe('a breach is judged again against the anchors as they are when it is recorded', () => {
+  const daily = { rule: 'daily_loss' as const, limit: 500_00, anchor: 10_793_00, observed: 10_000_00 }
+  const now = { initialBalance: 10_000_00, highestEodBalance: 10_000_00, dayStartEquity: 10_000_00 }
+
+  test('a daily breach against a day start a payout has moved since is none', () => {
+    expect(confirmBreach(rules(), daily, now)).toBeNull()
+    // with the start it was compared with, or no row of the day, it stands
+    expect(confirmBreach(rules(), daily, { ...now, dayStartEquity: 10_793_00 })).toEqual(daily)
+    expect(confirmBreach(rules(), daily, { ...now, dayStartEquity: null })).toEqual(daily)
+    // a real loss from the moved start stands, with the anchor as it is now
+    expect(confirmBreach(rules(), { ...daily, observed: 9_500_00 }, now)).toEqual({
+      ...daily,
+      observed: 9_500_00,
+      anchor: 10_000_00,
+    })
+  })
+
+  test('a trailing total breach follows the highest end-of-day balance now; a static one the initial balance', () => {
+    const total = { rule: 'total_loss' as const, limit: 1_000_00, anchor: 10_793_00, observed: 9_793_00 }
+    expect(confirmBreach(rules({ total_loss_mode: 'trailing' }), total, now)).toBeNull()
+    expect(
+      confirmBreach(rules({ total_loss_mode: 'trailing' }), total, { ...now, highestEodBalance: 10_793_00 }),
+    ).toEqual(total)
+    expect(confirmBreach(rules(), { ...total, anchor: 10_000_00, observed: 9_000_00 }, now)).toEqual({
+      ...total,
+      anchor: 10_000_00,
+      observed: 9_000_00,
+    })
+  })
+
+  test('the time limit stands as it was found', () => {
+    const late = { rule: 'max_trading_days' as const, limit: 30, anchor: 10_000_00, observed: 10_500_00 }
+    expect(confirmBreach(rules(), late, now)).toBe(late)
   })
 })

@@ -81,6 +81,26 @@ export function lossBreach(r: PhaseRules, s: PhaseState): Breach | null {
   return null
 }
 
+/**
+ * A loss breach judged again against its rule's anchor as it is now (a payout may have moved it since the
+ * equity was compared): the breach with that anchor, or null when the equity no longer reaches the limit.
+ * `dayStartEquity` null: no row of the day, the anchor compared stands. The time limit has no anchor.
+ */
+export function confirmBreach(
+  r: PhaseRules,
+  b: Breach,
+  now: { initialBalance: number; highestEodBalance: number; dayStartEquity: number | null },
+): Breach | null {
+  if (b.rule === 'max_trading_days') return b
+  const anchor =
+    b.rule === 'daily_loss'
+      ? (now.dayStartEquity ?? b.anchor)
+      : r.total_loss_mode === 'trailing'
+        ? Math.max(now.initialBalance, now.highestEodBalance)
+        : now.initialBalance
+  return b.observed <= anchor - b.limit ? { ...b, anchor } : null
+}
+
 /** Share (percent) of each loss limit used at this equity: 0 at the anchor, 100 at the floor. */
 export function usedPct(r: PhaseRules, s: PhaseState) {
   const used = (f: { anchor: number; limit: number }) =>
@@ -133,8 +153,7 @@ export function verdict(
 ): { outcome: 'passed' | 'running' } | { outcome: 'failed'; breach: Breach } {
   const loss = lossBreach(r, s)
   if (loss) return { outcome: 'failed', breach: loss }
-  if (profitTargetMet(r, s) && s.openPositions === 0 && s.tradingDays >= r.min_trading_days)
-    return { outcome: 'passed' }
+  // the time limit before the target: a target first looked at on the day after the last one is late
   if (r.max_trading_days > 0 && s.daysElapsed > r.max_trading_days)
     return {
       outcome: 'failed',
@@ -145,7 +164,35 @@ export function verdict(
         observed: s.equity,
       },
     }
+  if (profitTargetMet(r, s) && s.openPositions === 0 && s.tradingDays >= r.min_trading_days)
+    return { outcome: 'passed' }
   return { outcome: 'running' }
+}
+
+/** The figures a funded phase's loss limits are measured from (minor units). */
+export interface Anchors {
+  initialBalance: number
+  /** The highest end-of-day balance (the trailing total loss's anchor). */
+  highestEodBalance: number
+  /** Today's row: its start (the daily loss's anchor is its equity) and minimum equity. */
+  day: { startBalance: number; startEquity: number; minEquity: number }
+}
+
+/**
+ * The anchors after a payout of `paid`: money the firm paid out at the trader's request is no trading
+ * loss, so every figure a limit is measured from moves down by it (the day's start and minimum, the
+ * highest end-of-day balance, never below the initial balance, as the trailing anchor never is).
+ */
+export function afterPayout(a: Anchors, paid: number): Anchors {
+  return {
+    initialBalance: a.initialBalance,
+    highestEodBalance: Math.max(a.initialBalance, a.highestEodBalance - paid),
+    day: {
+      startBalance: a.day.startBalance - paid,
+      startEquity: a.day.startEquity - paid,
+      minEquity: a.day.minEquity - paid,
+    },
+  }
 }
 
 /** Progress figures of 2.15 (percent of the initial balance). */
