@@ -119,9 +119,13 @@ export default {
   async fetch(request: Request, env: Env, ctx?: ExecutionContext) {
     const ready = appOf(env)
     if (ready) {
-      const response = await ready.fetch(asServed(request))
-      ctx?.waitUntil(queuedWork())
-      return answered(request, response)
+      // the request's work runs to its end though its client leaves: workerd drops an ended request's work,
+      // and a write transaction cut between its BEGIN and its COMMIT held sqld's write lock, every other
+      // writer of the deployment waiting, until sqld gave the stream up (ADR 0019: about 5 s)
+      const handled = Promise.resolve(ready.fetch(asServed(request)))
+      const after = () => queuedWork()
+      ctx?.waitUntil(handled.then(after, after))
+      return answered(request, await handled)
     }
     // an operator sees what to set (names only, never values) instead of a bare 500 on every request
     return Response.json(

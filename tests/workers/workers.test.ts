@@ -414,6 +414,27 @@ describe('the Workers entry under wrangler dev', () => {
     expect(after?.status).toBe(200)
   }, 60_000)
 
+  test("a moving price alert made at the edge starts from the symbol's price now", async () => {
+    const dealer = await dealerToken()
+    const alertAt = async (bid: number) => {
+      const q = await call(engine.url, 'POST', '/market/quotes', {
+        token: dealer,
+        body: { ticks: [{ symbol: 'EURUSD', bid, ask: bid + 0.0002 }] },
+      })
+      expect(q.status).toBe(200)
+      // the engine writes the shared quote; an isolate's own copy of it is good for 250 ms
+      await Bun.sleep(500)
+      const r = await call(worker.url, 'POST', '/price_alert', {
+        token: user,
+        body: { login: 100001, symbol: 'EURUSD', side: 0, condition: 7, move_threshold: 1 },
+      })
+      expect(r.status).toBe(200)
+      return r.json.alert.reference_price as number
+    }
+    expect(await alertAt(1.1234)).toBe(1.1234)
+    expect(await alertAt(1.1301)).toBe(1.1301)
+  }, 60_000)
+
   test('a Worker missing its settings answers 503 naming them (never a bare 500, never their values)', async () => {
     const bare = await startWranglerDev({ APP_ENV: 'production', DATABASE_URL: sqld.url })
     try {

@@ -44,8 +44,9 @@ async function columns(ctx: AlertsServices, groupId: number, i: AlertInput) {
   const gs = await ctx.refdata.forGroup(groupId, i.symbol)
   if (gs?.sec.show !== 1) throw invalid(`symbol: ${i.symbol} is not available for the account`)
   const has = (f: string) => (i as unknown as Record<string, unknown>)[f] !== undefined
-  // the group's price (its spread settings), as the engine evaluates the alert
-  const q = ctx.quotes.peek(i.symbol)
+  // the group's price (its spread settings), as the engine evaluates the alert; read, not peeked: an edge
+  // isolate holds no quote of its own (a fresh one none, an older one whatever it read last)
+  const q = await ctx.quotes.get(i.symbol)
   const moving = i.condition >= CONDITIONS.MOVE_UP_PERCENT
   const spec = {
     condition: i.condition,
