@@ -224,7 +224,16 @@ export class Dependency {
 /** How often an open circuit is probed without calls (the breaker's own backoff is 250 ms to 2 s). */
 const PROBE_EVERY_MS = 500
 
-const errText = (e: unknown) => (e instanceof Error ? e.message : String(e))
+/**
+ * A failure's text for a log line and a DependencyDown: @upstash/redis ends its HTTP errors with the whole
+ * command (`, command was: [...]`: with auto-pipelining every key and value sent together, cached
+ * customer records among them), which stays out, as does anything past 300 characters.
+ */
+export function errText(e: unknown) {
+  const text = e instanceof Error ? e.message : String(e)
+  const command = text.indexOf(', command was:')
+  return (command >= 0 ? text.slice(0, command) : text).slice(0, 300)
+}
 
 /** Delays of a loop that retries for ever: 100 ms doubling to `maxMs`, with jitter so instances spread. */
 export function backoff(attempt: number, maxMs = 5000) {

@@ -13,6 +13,7 @@ import { UpstashStore } from '../kernel/cache/upstash'
 import { systemClock } from '../kernel/clock'
 import { loadConfig } from '../kernel/config'
 import { Db } from '../kernel/db/db'
+import { scheduledHere } from '../kernel/jobs/runner'
 import { createLogger } from '../kernel/logger'
 import { type R2BucketLike, R2Storage } from '../kernel/storage/r2'
 import { answered, asServed } from './edge-request'
@@ -142,7 +143,9 @@ export default {
     if (!ready) return
     const jobs = ready.runner
     ctx.waitUntil(
-      jobs.runDue().then((outcome) => console.log(JSON.stringify({ msg: 'scheduled jobs', outcome }))),
+      jobs
+        .runDue(scheduledHere(ready.kernel.config.clusterJobs))
+        .then((outcome) => console.log(JSON.stringify({ msg: 'scheduled jobs', outcome }))),
     )
   },
 }

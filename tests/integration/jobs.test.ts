@@ -239,6 +239,21 @@ describe('runOnce and runDue (the cron route, Workers scheduled())', () => {
     expect((await two.runDue())['c.hourly']).toMatchObject({ ran: true })
     expect(ran).toEqual(['c', 'i', 'i', 'i', 'c', 'i'])
   })
+
+  test("CLUSTER_JOBS=external at the edge: the Worker's scheduled() (runDue) runs the instance jobs only", async () => {
+    const clock = new ManualClock(Date.UTC(2026, 0, 5))
+    const ran: string[] = []
+    const jobs = [
+      { name: 'c.hourly', every: 3_600_000, scope: 'cluster' as const, run: async () => ran.push('c') },
+      { name: 'i.fast', every: 1000, scope: 'instance' as const, run: async () => ran.push('i') },
+    ]
+    const edge = new JobRunner(jobs, new StoreLeases(new MemoryStore(clock)), 'isolate', clock, silentLogger)
+    expect(await edge.runDue(scheduledHere('external'))).toEqual({
+      'i.fast': { ran: true, ms: expect.any(Number) },
+    })
+    expect(ran).toEqual(['i'])
+    expect((await edge.runDue(scheduledHere('internal')))['c.hourly']).toMatchObject({ ran: true })
+  })
 })
 
 describe('a run cut off with its invocation (a Worker over its limits) never settles', () => {

@@ -1,5 +1,6 @@
 import { expect, test } from 'bun:test'
 import { createLogger } from '../../src/kernel/logger'
+import { Dependency, DependencyDown, errText } from '../../src/kernel/resilience'
 
 const capture = (level: 'info' | 'warn' = 'info') => {
   const lines: string[] = []
@@ -31,4 +32,25 @@ test('secret-looking fields are redacted; levels below the minimum are dropped',
     password: '[redacted]',
     Authorization: '[redacted]',
   })
+})
+
+test("a dependency's failure is logged without the command it carried (@upstash/redis appends it: keys and values)", async () => {
+  const lines: string[] = []
+  const dep = new Dependency(
+    'cache',
+    1000,
+    createLogger('info', (l) => lines.push(l)),
+  )
+  const failure = new Error(
+    'UpstashError: ERR max daily request limit exceeded, command was: [["set","customer:v1:7","{\\"email\\":\\"ann@example.com\\"}"]]',
+  )
+  const thrown = await dep.call(() => Promise.reject(failure)).catch((e: Error) => e)
+  expect(thrown).toBeInstanceOf(DependencyDown)
+  expect((thrown as Error).message).toBe(
+    'cache unavailable: UpstashError: ERR max daily request limit exceeded',
+  )
+  expect(lines.join('\n')).toContain('max daily request limit exceeded')
+  expect(lines.join('\n')).not.toContain('ann@example.com')
+  expect(errText(new Error('x'.repeat(1000)))).toHaveLength(300)
+  dep.close()
 })

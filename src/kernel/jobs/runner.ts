@@ -240,11 +240,14 @@ export class JobRunner {
    * Every job once, for a scheduler that calls at a fixed pace (Workers `scheduled()`, every minute): an
    * instance job runs each call; a cluster job runs when no caller ran it within its period, marked by its
    * lease, kept (not released) for the period less a margin so a call a moment early still finds it due.
-   * Each call holds it under a name of its own, so no call renews what an earlier one took.
+   * Each call holds it under a name of its own, so no call renews what an earlier one took. `only`: the
+   * jobs scheduled here (scheduledHere), as the server's timers take them.
    */
-  async runDue(): Promise<Record<string, RunOutcome>> {
+  async runDue(only?: (job: Job) => boolean): Promise<Record<string, RunOutcome>> {
     const out: Record<string, RunOutcome> = {}
     for (const job of this.jobs) {
+      // not scheduled here (CLUSTER_JOBS=external: an external scheduler calls POST /cron/{job})
+      if (only && !only(job)) continue
       if (this.marked(job) || this.offEngine(job)) {
         out[job.name] = { ran: false, reason: 'busy' }
         continue

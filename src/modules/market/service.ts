@@ -97,7 +97,12 @@ interface Rendered {
   body: Blob
   assets?: Record<string, WatchEntry>
 }
-const rendered = new WeakMap<MarketCtx, Map<string, Rendered>>()
+const rendered = new WeakMap<MarketCtx, { lists: Map<string, Rendered>; bytes: number }>()
+/**
+ * What the lists kept here may weigh (their text about three times over: the string, its Blob, the decoded
+ * copy): a Worker isolate has 128 MB for everything, a server more. Past it they are dropped and read again.
+ */
+const memoBytes = (ctx: MarketCtx) => (ctx.edge ? 8 : 64) * 1024 * 1024
 
 /**
  * A login's watch list, served from the shared cache under a key holding the brand, the login and the
@@ -145,14 +150,19 @@ async function renderedWatchList(ctx: MarketCtx, brand: Brand, session: Session,
   }
   let memo = rendered.get(ctx)
   if (!memo) {
-    memo = new Map()
+    memo = { lists: new Map(), bytes: 0 }
     rendered.set(ctx, memo)
   }
-  let r = memo.get(key)
+  let r = memo.lists.get(key)
   if (!r || r.raw !== raw) {
-    if (memo.size >= 10_000) memo.clear()
+    if (r) memo.bytes -= 3 * r.raw.length
+    if (memo.lists.size >= 10_000 || memo.bytes + 3 * raw.length > memoBytes(ctx)) {
+      memo.lists.clear()
+      memo.bytes = 0
+    }
     r = { raw, body: new Blob([raw], { type: 'application/json' }) }
-    memo.set(key, r)
+    memo.lists.set(key, r)
+    memo.bytes += 3 * raw.length
   }
   return r
 }
