@@ -414,6 +414,27 @@ describe('the Workers entry under wrangler dev', () => {
     expect(after?.status).toBe(200)
   }, 60_000)
 
+  test('the engine gone quiet: the Worker fills nothing at the shared quotes it left, and heals when it is back', async () => {
+    const open = () =>
+      call(worker.url, 'POST', '/trade/open', {
+        token: user,
+        body: { login: 100001, cmd: 0, volume: 1, symbol: 'EURUSD', sl: 0, tp: 0 },
+      })
+    expect((await open()).status).toBe(200)
+    // the engine stops (its process frozen): the shared quotes stay as it wrote them, a quiet market's too
+    await pauseProcess(engine.pid)
+    let stale: Awaited<ReturnType<typeof open>>
+    try {
+      await Bun.sleep(6_500)
+      stale = await open()
+    } finally {
+      process.kill(engine.pid, 'SIGCONT')
+    }
+    expect([stale.status, stale.json.error]).toEqual([503, 'PRICE_STALE'])
+    expect(stale.json.message).toContain('the engine has written no shared quotes')
+    await waitFor(async () => (await open()).status === 200, 15_000, 'the Worker fills again')
+  }, 60_000)
+
   test("a moving price alert made at the edge starts from the symbol's price now", async () => {
     const dealer = await dealerToken()
     const alertAt = async (bid: number) => {

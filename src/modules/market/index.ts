@@ -97,6 +97,13 @@ export const marketModule = defineModule({
             ]
           : []),
         {
+          // the edge's stale-price guard (quotes.ts staleness): the engine says it writes the shared quotes
+          name: 'market.quotes-heartbeat',
+          every: 1000,
+          scope: 'engine' as const,
+          run: () => quotes.heartbeat(),
+        },
+        {
           name: 'market.quote-snapshot',
           every: 5000,
           scope: 'engine' as const,

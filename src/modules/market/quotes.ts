@@ -33,6 +33,15 @@ const SAVED_AHEAD_MS = 60_000
  * a blocking read every second): its prices may be stale (docs/adr/0014).
  */
 const STALE_AFTER_MS = 3000
+/**
+ * The engine's word that it reads the bus and writes the shared quotes (market.quotes-heartbeat, every
+ * second): an instance that reads no bus (the edge) takes its prices from those quotes, and a quiet market
+ * writes none, so without it a stopped engine left the edge filling at frozen prices.
+ */
+const HEARTBEAT_KEY = 'quote:v1:@engine'
+const HEARTBEAT_TTL_MS = 60_000
+/** The engine's word older than this (or none): the edge takes its shared quotes as stale. */
+const ENGINE_SILENT_MS = 5000
 /** Ticks on the bus: hot (tens of thousands a second), so typed by its publisher here, not checked. */
 export const TICKS = defineChannel<TicksEntry>('market.ticks')
 
@@ -66,9 +75,25 @@ export class QuoteHub {
     private readonly candles: CandleStore,
     private readonly clock: Clock,
     private readonly logger: Logger,
-    edge = false,
+    private readonly edge = false,
   ) {
     this.warming = new SingleFlight(!edge)
+  }
+
+  /** At the edge: when the engine last said it was writing the shared quotes (null: no word), and when read. */
+  private engineBeat: { at: number | null; readAt: number } | null = null
+
+  /** The engine's job (every second): its word, while its own bus reader is current. */
+  async heartbeat() {
+    if (this.staleness() !== null) return
+    await this.store.set(HEARTBEAT_KEY, String(this.clock.now()), HEARTBEAT_TTL_MS)
+  }
+
+  /** At the edge, the engine's word as of the last 250 ms (read beside the quotes, in their round trip). */
+  private async readBeat(now: number) {
+    if (this.engineBeat && now - this.engineBeat.readAt < REMOTE_FRESH_MS) return
+    const raw = await this.store.get(HEARTBEAT_KEY)
+    this.engineBeat = { at: raw === null ? null : Number(raw), readAt: now }
   }
 
   /** Subscribes to the ticks this instance applies (every instance); returns the unsubscribe function. */
@@ -116,7 +141,8 @@ export class QuoteHub {
   /**
    * Why this instance's prices may be stale, or null when they are current: its bus reader has not read
    * for STALE_AFTER_MS (Redis away), or, for an instance that reads no bus (the edge), the shared cache
-   * that holds the latest quotes is unreachable. A fill must not use such a price.
+   * that holds the latest quotes is unreachable, or the engine that writes them has not said it does for
+   * ENGINE_SILENT_MS (as of the last quote read). A fill must not use such a price.
    */
   staleness(): string | null {
     if (this.subscription) {
@@ -125,6 +151,13 @@ export class QuoteHub {
       return `no price update for ${(age / 1000).toFixed(1)} s: the price bus is unreachable`
     }
     if (this.store.dependency && !this.store.dependency.up) return 'the quote cache is unreachable'
+    const beat = this.engineBeat
+    if (this.edge && beat) {
+      if (beat.at === null) return 'no engine writes the shared quotes'
+      const silent = this.clock.now() - beat.at
+      if (silent > ENGINE_SILENT_MS)
+        return `the engine has written no shared quotes for ${(silent / 1000).toFixed(1)} s`
+    }
     return null
   }
 
@@ -135,7 +168,7 @@ export class QuoteHub {
     const r = this.remote.get(symbol)
     const now = this.clock.now()
     if (r && now - r.at < REMOTE_FRESH_MS) return r.quote
-    const raw = await this.store.get(quoteKey(symbol))
+    const [raw] = await Promise.all([this.store.get(quoteKey(symbol)), this.edge ? this.readBeat(now) : null])
     const quote = raw ? (JSON.parse(raw) as Quote) : null
     this.remote.set(symbol, { quote, at: now })
     return quote ?? this.saved.get(symbol) ?? null

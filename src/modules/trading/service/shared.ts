@@ -59,8 +59,9 @@ export async function tradableSymbol(
   if (!gs) throw fail(`symbol ${symbol} is not available for group ${group.name}`)
   const closed = symbolClosed(gs, group.name, ctx.clock.now())
   if (closed) throw fail(closed)
-  refuseStalePrices(ctx)
+  // the price first: reading it at the edge reads the engine's word too, which staleness weighs
   const quote = await ctx.market.groupPrice(gs)
+  refuseStalePrices(ctx)
   // no quote yet on this instance (just restarted, its feed not caught up): nothing filled, retry
   if (!quote) throw refuse('priceStale', `no price for ${symbol} on this instance yet; retry`)
   // from when this instance took the symbol's last tick off the bus: the feed's own time may lag or lead
