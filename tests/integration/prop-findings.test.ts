@@ -4,9 +4,12 @@ import { ManualClock } from '../../src/kernel/clock'
 import { AccountsPort } from '../../src/modules/accounts'
 import { PropPort } from '../../src/modules/prop'
 import type { PropCtx } from '../../src/modules/prop/context'
+import { localDay } from '../../src/modules/prop/domain/rules'
 import { evaluateAll } from '../../src/modules/prop/evaluator'
-import { recordBreach } from '../../src/modules/prop/state'
-import { TradingPort } from '../../src/modules/trading'
+import { PropWatch } from '../../src/modules/prop/live'
+import { propDays } from '../../src/modules/prop/schema'
+import { daySnapshot, figuresOf, recordBreach } from '../../src/modules/prop/state'
+import { type TradingApi, TradingPort } from '../../src/modules/trading'
 import { makeTestApp, type TestApp } from '../support/app'
 import { buyChallenge } from '../support/prop'
 import { quoteIngest } from '../support/quotes'
@@ -321,4 +324,173 @@ test('a late breach of a passed phase changes nothing: the challenge goes on wit
     'active',
   ])
   expect(d.latest_breach).toBeNull()
+})
+
+/** A phase's row (by its account), as numbers. */
+const phaseOf = async (login: number) => {
+  const [r] = (
+    await t.ctx.db.execute({
+      sql: 'select id, status, initial_balance, highest_eod_balance, time_zone from prop_phases where account_login = ?',
+      args: [login],
+    })
+  ).rows
+  return {
+    id: Number(r!.id),
+    status: Number(r!.status),
+    initialBalance: Number(r!.initial_balance),
+    highest: Number(r!.highest_eod_balance),
+    timeZone: String(r!.time_zone),
+  }
+}
+
+describe('a payout no pass has counted yet', () => {
+  // idle: days the engine started (its first look of the day made their rows) with no pass since; the
+  // payout commits while the pass reads (between its reads and its writes), or before it
+  for (const [idle, when] of [
+    [0, 'while the pass reads'],
+    [1, 'while the pass reads'],
+    [1, 'before the pass'],
+  ] as const)
+    test(`raises no highest end-of-day balance from figures before it (${idle} day(s) without a pass, ${when})`, async () => {
+      await ingest([{ symbol: 'EURUSD', bid: 1.1, ask: 1.1002 }])
+      const f = await reachFunded(await program({ total_loss_mode: 'trailing' }))
+      // about 1,200 USD of profit, ended with the day: more than the trailing 10% (1,000) room
+      await profitAndClose(f.login, f.token, 0.012)
+      await t.runJob('prop.evaluate')
+      const ctx = propCtx()
+      const phase = await phaseOf(f.login)
+      // the highest is still the initial balance: yesterday's end is counted by the next day's first pass
+      expect(phase.highest).toBe(phase.initialBalance)
+      for (let d = 0; d <= idle; d++) {
+        clock.advance(DAY)
+        await signInStaff()
+        await ingest([{ symbol: 'EURUSD', bid: 1.1, ask: 1.1002 }])
+        // the engine's first look of the day: its row, unsettled, starts at the balance with the profit
+        const now = await figuresOf(ctx, f.login)
+        expect(now!.balance).toBeGreaterThan(phase.initialBalance + 110_000)
+        await daySnapshot(ctx, phase.id, localDay(clock.now(), phase.timeZone), now!)
+      }
+      // the pass read the phase, the figures and the days; the payout commits before the pass writes
+      const trading = t.ports.get(TradingPort)
+      let paid: Awaited<ReturnType<TestApp['request']>> | null =
+        when === 'before the pass'
+          ? await t.request('POST', `/prop/challenges/${f.challenge}/payout`, { token: customer, body: {} })
+          : null
+      const payFirst =
+        <A extends unknown[], R>(read: (...a: A) => Promise<R>) =>
+        async (...a: A) => {
+          paid ??= await t.request('POST', `/prop/challenges/${f.challenge}/payout`, {
+            token: customer,
+            body: {},
+          })
+          return read(...a)
+        }
+      const hooked: TradingApi = {
+        ...trading,
+        positionsOf: payFirst(trading.positionsOf),
+        recentPositionsOf: payFirst(trading.recentPositionsOf),
+      }
+      await evaluateAll(ctx, hooked)
+      expect(paid!.status).toBe(200)
+      expect(paid!.json.payout.profit).toBeGreaterThan(1_100)
+      // the payout left the highest at the initial balance: the pass's figures from before it raise nothing
+      expect((await phaseOf(f.login)).highest).toBe(phase.initialBalance)
+      expect((await detail(f.challenge)).challenge.status_name).toBe('active')
+      // nor does the next pass fail the trader, whose equity is the initial balance
+      await t.runJob('prop.evaluate')
+      const d = await detail(f.challenge)
+      expect([d.challenge.status_name, d.current_phase.status_name, d.latest_breach]).toEqual([
+        'active',
+        'active',
+        null,
+      ])
+      expect((await phaseOf(f.login)).highest).toBe(phase.initialBalance)
+    })
+})
+
+test("a reload that read yesterday's start keeps the day a look crossed midnight to", async () => {
+  await ingest([{ symbol: 'EURUSD', bid: 1.1, ask: 1.1002 }])
+  const c = await buyChallenge(t, customer, await program())
+  await t.runJob('prop.evaluate')
+  // a watch of its own, whose next read of the days (the reload's) first lets a look cross midnight
+  const hook: { run: (() => Promise<unknown>) | null } = { run: null }
+  const db = new Proxy(t.ctx.db, {
+    get(target, prop) {
+      const v = Reflect.get(target, prop) as unknown
+      if (typeof v !== 'function') return v
+      if (prop !== 'select') return v.bind(target)
+      return (...args: unknown[]) => {
+        const builder = v.apply(target, args)
+        const from = builder.from.bind(builder)
+        builder.from = (table: unknown) => {
+          const q = from(table)
+          const run = hook.run
+          if (table !== propDays || !run) return q
+          hook.run = null
+          // the read (`select … from prop_days where …`) starts once the hook has run
+          const where = q.where.bind(q)
+          q.where = (...w: unknown[]) => {
+            const read = where(...w)
+            return run().then(() => read)
+          }
+          return q
+        }
+        return builder
+      }
+    },
+  })
+  const watch = new PropWatch({ ...propCtx(), db } as PropCtx)
+  await watch.load()
+  const yesterday = clock.now()
+  await watch.check(c.login, { balance: 1_000_000, equity: 1_000_000 }, yesterday)
+  clock.advance(DAY)
+  const today = clock.now()
+  // today starts at 10,100: the look that crosses midnight makes its row
+  hook.run = () => watch.check(c.login, { balance: 1_010_000, equity: 1_010_000 }, today)
+  const [phase] = (
+    await t.ctx.db.execute({ sql: 'select id from prop_phases where account_login = ?', args: [c.login] })
+  ).rows
+  await watch.reload([Number(phase!.id)])
+  expect(hook.run).toBeNull()
+  const held = (
+    watch as unknown as { byLogin: Map<number, { day: string; dayStartEquity: number }> }
+  ).byLogin.get(c.login)
+  expect(held).toMatchObject({ day: localDay(today, 'Europe/Prague'), dayStartEquity: 1_010_000 })
+  await signInStaff()
+})
+
+test('a promotion whose challenge is not on the phase rolls back whole', async () => {
+  await signInStaff()
+  await ingest([{ symbol: 'EURUSD', bid: 1.1, ask: 1.1002 }])
+  const c = await buyChallenge(t, customer, await program())
+  await t.runJob('prop.evaluate')
+  await profitAndClose(c.login, c.token)
+  const before = await fundedAccounts()
+  // the challenge moved on (another writer): the phase's pass must not commit without it
+  await t.ctx.db.execute({
+    sql: 'update prop_challenges set current_phase_index = 7 where id = ?',
+    args: [c.challenge],
+  })
+  try {
+    await t.runJob('prop.evaluate')
+  } finally {
+    await t.ctx.db.execute({
+      sql: 'update prop_challenges set current_phase_index = 1 where id = ?',
+      args: [c.challenge],
+    })
+  }
+  expect(await fundedAccounts()).toEqual(before)
+  const phases = (
+    await t.ctx.db.execute({
+      sql: 'select phase_index, status from prop_phases where challenge_id = ? order by phase_index',
+      args: [c.challenge],
+    })
+  ).rows.map((r) => [Number(r.phase_index), Number(r.status)])
+  expect(phases).toEqual([[1, 1]])
+  // with the challenge on the phase again, the next pass promotes it once
+  await t.runJob('prop.evaluate')
+  const added = (await fundedAccounts()).slice(before.length)
+  expect(added).toEqual([{ login: added[0]!.login, balance: 1_000_000, phases: 1 }])
+  const d = await detail(c.challenge)
+  expect(d.current_phase).toMatchObject({ phase_index: 2, account_login: added[0]!.login })
 })

@@ -42,7 +42,13 @@ type DayRow = Pick<
   | 'positionsOpened'
   | 'tradingDay'
   | 'settled'
->
+> & {
+  /**
+   * 1: a payout of the phase was made since the row was (SINCE_SETTLED): its start, the day before's end,
+   * is from before the payout, which moved the highest end-of-day balance but not it.
+   */
+  paidSince: number
+}
 
 type DayOf = (ms: number, zone: string) => string
 
@@ -152,6 +158,7 @@ type PassRow = Pick<
   | 'timeZone'
   | 'initialBalance'
   | 'highestEodBalance'
+  | 'payoutCount'
   | 'tradingDays'
   | 'lastTradingDay'
   | 'startDay'
@@ -159,11 +166,11 @@ type PassRow = Pick<
 >
 const ACTIVE_PHASES = `
   select json_group_array(json_array(id, account_login, time_zone, initial_balance, highest_eod_balance,
-    trading_days, last_trading_day, start_day, start_time)) as rows
+    payout_count, trading_days, last_trading_day, start_day, start_time)) as rows
   from prop_phases where status = ?`
 
 async function activePhases(ctx: PropCtx): Promise<PassRow[]> {
-  type Raw = [number, number, string, number, number, number, string, string, number]
+  type Raw = [number, number, string, number, number, number, number, string, string, number]
   return (await jsonRows<Raw>(ctx.db, ACTIVE_PHASES, [PHASE.active])).map(
     ([
       id,
@@ -171,6 +178,7 @@ async function activePhases(ctx: PropCtx): Promise<PassRow[]> {
       timeZone,
       initialBalance,
       highestEodBalance,
+      payoutCount,
       tradingDays,
       lastTradingDay,
       startDay,
@@ -181,6 +189,7 @@ async function activePhases(ctx: PropCtx): Promise<PassRow[]> {
       timeZone,
       initialBalance,
       highestEodBalance,
+      payoutCount,
       tradingDays,
       lastTradingDay,
       startDay,
@@ -234,28 +243,30 @@ function memo<T>(f: (key: string) => T) {
   }
 }
 
-const DAY_COLUMNS = `json_array(d.phase_id, d.day, d.start_balance, d.start_equity, d.min_equity,
-  d.positions_opened, d.trading_day, d.settled)`
+const DAY_FIELDS = `d.phase_id, d.day, d.start_balance, d.start_equity, d.min_equity, d.positions_opened,
+  d.trading_day, d.settled`
 
 /**
  * Each phase's latest day, found by the primary key (its rowid from the last entry of the phase's range):
  * every column an integer but the day, so the JSON text carries them exactly.
  */
 export const LATEST_DAYS = `
-  select json_group_array(${DAY_COLUMNS}) as rows
+  select json_group_array(json_array(${DAY_FIELDS})) as rows
   from json_each(?) j join prop_days d on d.rowid =
     (select x.rowid from prop_days x where x.phase_id = j.value order by x.day desc limit 1)`
 
 /**
  * The days of phases whose latest day is not settled: from the latest settled one (the first day the
- * pass ends), or every day when none is. Walked back by the primary key: one or two days usually.
+ * pass ends), or every day when none is. Walked back by the primary key: one or two days usually. Each
+ * says whether a payout was made since it was (`paidSince`; by the payouts' key, phase first).
  */
 export const SINCE_SETTLED = `
-  select json_group_array(${DAY_COLUMNS}) as rows
+  select json_group_array(json_array(${DAY_FIELDS}, exists(select 1 from prop_payouts y
+    where y.phase_id = d.phase_id and y.created_at >= d.created_at))) as rows
   from json_each(?) j join prop_days d on d.phase_id = j.value and d.day >= coalesce(
     (select x.day from prop_days x where x.phase_id = j.value and x.settled = 1 order by x.day desc limit 1), '')`
 
-type RawDay = [number, string, number, number, number, number, number, number]
+type RawDay = [number, string, number, number, number, number, number, number, number?]
 
 /**
  * The days a pass works with, per phase, oldest first: its latest day when that is settled (today's on
@@ -274,8 +285,19 @@ async function passDaysOf(ctx: PropCtx, ids: number[]) {
     positionsOpened,
     tradingDay,
     settled,
+    paidSince = 0,
   ]: RawDay) => {
-    const d = { phaseId, day, startBalance, startEquity, minEquity, positionsOpened, tradingDay, settled }
+    const d = {
+      phaseId,
+      day,
+      startBalance,
+      startEquity,
+      minEquity,
+      positionsOpened,
+      tradingDay,
+      settled,
+      paidSince,
+    }
     const list = out.get(phaseId)
     if (list) list.push(d)
     else out.set(phaseId, [d])
@@ -463,9 +485,10 @@ async function evaluateChunk(
     const p = whole.get(id)
     if (!p || p.status !== PHASE.active) continue
     if (v.outcome === 'failed') {
-      if ((await recordBreach(ctx, p, v.breach, f, now)) === 'recorded')
-        await publishTo(ctx.bus, PHASES_CHANGED, [p.id])
-      failed++
+      const outcome = await recordBreach(ctx, p, v.breach, f, now)
+      if (outcome === 'recorded') await publishTo(ctx.bus, PHASES_CHANGED, [p.id])
+      // the phase failed (by this breach or another writer's); 'stale' and 'inactive' left it as it was
+      if (outcome === 'recorded' || outcome === 'recorded_before') failed++
     } else {
       await passPhase(ctx, p, f).catch((e) =>
         ctx.logger.log('error', 'prop phase could not pass', { phase: p.id, err: String(e) }),
@@ -504,7 +527,7 @@ function planChunk(input: ChunkInput, snaps: Snapshots, inserted: boolean) {
   const raised: number[] = []
   const settle: { p: number; d: string }[] = []
   const days: { p: number; d: string; m: number; o: number; t: number }[] = []
-  const counts: { i: number; t: number; l: string; h: number; h0: number; t0: number; l0: string }[] = []
+  const counts: { i: number; t: number; l: string; h: number; n0: number; t0: number; l0: string }[] = []
   for (const p of phases) {
     const f = figures.get(p.accountLogin)
     if (!f) continue
@@ -524,13 +547,15 @@ function planChunk(input: ChunkInput, snaps: Snapshots, inserted: boolean) {
     if (stored ? stored.settled === 0 : !inserted) settle.push({ p: p.id, d: day })
     // the days before today are settled with their last positions (opened after their last pass): what
     // the day's metrics show from then on. Each ended where the next started: today's start, and the
-    // start of each day after the first one read (the latest settled one, or the phase's first day).
+    // start of each day after the first one read (the latest settled one, or the phase's first day). A
+    // start taken before a payout (made since its row was) is not counted: the payout moved the highest
+    // down, but not that row (in the trader's favour when the payout was that day's, and moved it).
     if (rows.some((d) => d.day < day)) {
       highest = Math.max(highest, snap.balance)
       for (let k = 0; k < rows.length; k++) {
         const r = rows[k]!
         if (r.day >= day) continue
-        if (k > 0) highest = Math.max(highest, r.startBalance)
+        if (k > 0 && r.paidSince === 0) highest = Math.max(highest, r.startBalance)
         if (r.settled === 0) settle.push({ p: p.id, d: r.day })
         const t = traded.has(r.day) ? 1 : r.tradingDay
         const o = Math.max(r.positionsOpened, openedOn.get(r.day) ?? 0)
@@ -560,7 +585,7 @@ function planChunk(input: ChunkInput, snaps: Snapshots, inserted: boolean) {
         t: tradingDays,
         l: lastTradingDay,
         h: highest,
-        h0: p.highestEodBalance,
+        n0: p.payoutCount,
         t0: p.tradingDays,
         l0: p.lastTradingDay,
       })
@@ -588,8 +613,10 @@ type ChunkPlan = ReturnType<typeof planChunk>
  * wrote from fresher reads: a day's minimum equity only falls, its positions opened and its trading day
  * only grow, the highest end-of-day balance only grows, and the trading days are set only over the count
  * this pass read (`t0`, `l0`: a pass that counted from a stale row leaves a recount standing; its next
- * pass adds what it missed). The highest balance falls only by a payout (payouts.ts): below what this
- * pass read (`h0`), one was made since, and the pass's figures from before it raise nothing.
+ * pass adds what it missed). The highest balance falls only by a payout (payouts.ts), which also counts
+ * itself in `payout_count`: where that is no longer what this pass read (`n0`), a payout was made since and
+ * the pass's figures from before it (today's start, the ends of the days it settles) raise nothing. (The
+ * highest balance itself is no such sign: floored at the initial balance, a payout may leave it unchanged.)
  */
 async function writeChunk(tx: Tx, { settle, days, counts }: ChunkPlan, now: number) {
   const field = (name: string) => sql.raw(`json_extract(j.value, '$.${name}')`)
@@ -604,15 +631,18 @@ async function writeChunk(tx: Tx, { settle, days, counts }: ChunkPlan, now: numb
     await tx.run(sql`update prop_phases set
         trading_days = case when ${read} then ${field('t')} else trading_days end,
         last_trading_day = case when ${read} then ${field('l')} else last_trading_day end,
-        highest_eod_balance = case when highest_eod_balance < ${field('h0')} then highest_eod_balance
-          else max(highest_eod_balance, ${field('h')}) end,
+        highest_eod_balance = case when payout_count = ${field('n0')}
+          then max(highest_eod_balance, ${field('h')}) else highest_eod_balance end,
         updated_at = ${now}
       from json_each(${JSON.stringify(counts)}) j
       where prop_phases.id = ${field('i')} and +prop_phases.status = ${PHASE.active}`)
   }
 }
 
-/** Rolls a promotion's transaction back: the phase was not active any more (another pass moved it). */
+/**
+ * Rolls a promotion's transaction back: the phase was not active any more (another pass moved it), or its
+ * challenge was not active on it.
+ */
 class PromotedElsewhere extends Error {}
 
 /**
@@ -667,7 +697,9 @@ async function passPhase(ctx: PropCtx, p: PhaseRow, figures: { balance: number; 
           challenge_login: opened.login,
           idempotency_key: purchase.idempotencyKey,
         },
-        // one per passed phase: the key names the phase, whatever account it opened
+        // the key names the passed phase, but it is unique per account, and the account is new: what keeps
+        // a phase from being promoted twice is the phase's conditional pass above and the unique
+        // (challenge, phase index) of the next phase
         idempotencyKey: `prop:${purchase.id}:phase:${p.id}:next-initial`,
         createdBy: 'prop',
       })
@@ -696,7 +728,7 @@ async function passPhase(ctx: PropCtx, p: PhaseRow, figures: { balance: number; 
         .returning({ id: propPhases.id })
       nextId = row!.id
     }
-    await tx
+    const [advanced] = await tx
       .update(propChallenges)
       .set(
         opened
@@ -710,6 +742,10 @@ async function passPhase(ctx: PropCtx, p: PhaseRow, figures: { balance: number; 
           eq(propChallenges.currentPhaseIndex, p.phaseIndex),
         ),
       )
+      .returning({ id: propChallenges.id })
+    // the challenge is not on this phase any more (or not active): nothing of the promotion commits
+    if (!advanced)
+      throw new PromotedElsewhere(`challenge ${p.challengeId} is not active on phase ${p.phaseIndex}`)
     await ctx.accounts.setReadOnlyTx(
       tx,
       work,

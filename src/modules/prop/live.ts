@@ -157,22 +157,30 @@ export class PropWatch implements RiskWatcher {
       if (day) watchedDays.push({ phaseId: r.id, day, now: { balance: 0, equity: 0 } })
     }
     const starts = (await storedSnapshots(this.ctx.db, watchedDays)).figures
+    const days = new Map(watchedDays.map((w) => [w.phaseId, w.day]))
     for (const r of rows)
-      if (r.status === PHASE.active) this.watch(r, starts.get(r.id)?.equity)
-      else if (this.byLogin.get(r.accountLogin)?.closing !== true) {
+      if (r.status === PHASE.active) {
+        const day = days.get(r.id)
+        const start = starts.get(r.id)
+        this.watch(r, day !== undefined && start ? { day, equity: start.equity } : undefined)
+      } else if (this.byLogin.get(r.accountLogin)?.closing !== true) {
         this.byLogin.delete(r.accountLogin)
         this.recheck(r.accountLogin)
       }
   }
 
-  /** `dayStartEquity`: the start of the day it is watched on, as its row holds it now. */
-  private watch(phase: PhaseRow, dayStartEquity?: number) {
+  /**
+   * `start`: the start of the day it was watched on, as its row held it when read. Taken only if the watch
+   * is still on that day: a look that crossed midnight meanwhile holds the new day's start.
+   */
+  private watch(phase: PhaseRow, start?: { day: string; equity: number }) {
     const known = this.byLogin.get(phase.accountLogin)
     this.byLogin.set(phase.accountLogin, {
       phase,
       rules: Rules.parse(JSON.parse(phase.rules)),
       day: known?.day ?? '',
-      dayStartEquity: dayStartEquity ?? known?.dayStartEquity ?? phase.initialEquity,
+      dayStartEquity:
+        start && known?.day === start.day ? start.equity : (known?.dayStartEquity ?? phase.initialEquity),
       warned: known?.warned ?? new Set(),
       closing: false,
     })

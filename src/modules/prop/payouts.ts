@@ -1,4 +1,4 @@
-import { and, count, desc, eq } from 'drizzle-orm'
+import { and, count, desc, eq, sql } from 'drizzle-orm'
 import { publishTo } from '../../kernel/bus/channel'
 import type { Tx } from '../../kernel/db/client'
 import { isUniqueViolation } from '../../kernel/db/errors'
@@ -23,7 +23,8 @@ const figures = (balance: number, equity: number, currency: string) => ({
 /**
  * Moves a funded phase's anchors down by a payout, in its transaction (domain/rules.ts afterPayout): the
  * day's row (made now, from the figures before the payout, when no pass or tick made it yet, so that none
- * can make it later from figures read before the payout) and the highest end-of-day balance.
+ * can make it later from figures read before the payout) and the highest end-of-day balance; and counts
+ * the payout on the phase (`payout_count`), so that a pass that read the phase before it raises nothing.
  */
 async function movePayoutAnchors(tx: Tx, phase: PhaseRow, paid: number, before: Figures, now: number) {
   const day = localDay(now, phase.timeZone)
@@ -47,7 +48,13 @@ async function movePayoutAnchors(tx: Tx, phase: PhaseRow, paid: number, before: 
     .where(and(eq(propDays.phaseId, phase.id), eq(propDays.day, day)))
   await tx
     .update(propPhases)
-    .set({ highestEodBalance: moved.highestEodBalance, updatedAt: now })
+    // counted even when the highest stays (floored at the initial balance): a pass that read the phase
+    // before this payout raises nothing from its figures (evaluator.ts writeChunk)
+    .set({
+      highestEodBalance: moved.highestEodBalance,
+      payoutCount: sql`${propPhases.payoutCount} + 1`,
+      updatedAt: now,
+    })
     .where(eq(propPhases.id, phase.id))
 }
 

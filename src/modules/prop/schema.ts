@@ -111,6 +111,11 @@ export const propPhases = sqliteTable(
     finalBalance: integer('final_balance'),
     finalEquity: integer('final_equity'),
     highestEodBalance: integer('highest_eod_balance').notNull(),
+    /**
+     * Payouts made from the phase: each adds one in its transaction (which moves the highest end-of-day
+     * balance down). A pass raises the highest only where this is still what it read (evaluator.ts).
+     */
+    payoutCount: integer('payout_count').notNull().default(0),
     tradingDays: integer('trading_days').notNull().default(0),
     /**
      * The latest local day `trading_days` counts ('' when it counts none, or a phase from before this

@@ -1,0 +1,1 @@
+ALTER TABLE `prop_phases` ADD `payout_count` integer DEFAULT 0 NOT NULL;
