@@ -433,6 +433,14 @@ describe('the Workers entry under wrangler dev', () => {
     expect([stale.status, stale.json.error]).toEqual([503, 'PRICE_STALE'])
     expect(stale.json.message).toContain('the engine has written no shared quotes')
     await waitFor(async () => (await open()).status === 200, 15_000, 'the Worker fills again')
+    // an isolate that read no price for a while judges no old reading of the engine's word: its next
+    // change that checks staleness before any price (a group close) goes through
+    await Bun.sleep(6_000)
+    const group = await call(worker.url, 'DELETE', '/trade/close/group', {
+      token: user,
+      body: { login: 100001, type: 0, symbol: 'EURUSD' },
+    })
+    expect([group.status, group.json.data]).toEqual([200, 'OK'])
   }, 60_000)
 
   test("a moving price alert made at the edge starts from the symbol's price now", async () => {

@@ -1,5 +1,5 @@
 import type { Logger } from '../logger'
-import { backoff, Dependency } from '../resilience'
+import { backoff, Dependency, errText } from '../resilience'
 import { type BusEntry, type BusHandler, handOver, type MessageBus, type Subscription } from './bus'
 import { newestOf, rangeOf, type Send, xaddArgs } from './stream'
 
@@ -101,8 +101,7 @@ class PollingSubscription implements Subscription {
         failures = 0
         this.lastReadAt = Date.now()
       } catch (e) {
-        if (failures++ % 50 === 0)
-          this.logger.log('warn', 'bus poll failed', { err: e instanceof Error ? e.message : String(e) })
+        if (failures++ % 50 === 0) this.logger.log('warn', 'bus poll failed', { err: errText(e) })
         await new Promise((r) => setTimeout(r, backoff(failures, 2000)))
         continue
       }

@@ -112,7 +112,9 @@ function refuseCrossSite(ctx: Kernel, headers: Headers) {
   try {
     from = new URL(origin).host
   } catch {}
-  if (normalizeHost(from) !== requestHost(ctx, headers))
+  // the host with its port, as the page's Origin and the request's Host both carry it (another port of
+  // one host is another site's page to a browser's same-origin rule)
+  if (from === '' || from.toLowerCase() !== publicHost(ctx, headers)?.toLowerCase())
     throw new ApiError(403, 'CSRF_REJECTED', 'the request comes from a page of another host')
 }
 

@@ -1,5 +1,6 @@
 import type { Clock } from '../clock'
 import type { Logger } from '../logger'
+import { errText } from '../resilience'
 import type { Job } from './job'
 import type { Leases } from './leases'
 
@@ -118,7 +119,7 @@ export class JobRunner {
       const lease = await this.leases
         .hold(job.name, this.owner, leaseMs(job))
         .catch((e) => {
-          this.logger.log('warn', 'job lease unavailable', { job: job.name, err: String(e) })
+          this.logger.log('warn', 'job lease unavailable', { job: job.name, err: errText(e) })
           return null
         })
         .finally(asking)
@@ -154,7 +155,7 @@ export class JobRunner {
           this.logger.log('warn', 'job lease lost during a run', { job: job.name })
         }
       } catch (e) {
-        this.logger.log('warn', 'job lease unavailable', { job: job.name, err: String(e) })
+        this.logger.log('warn', 'job lease unavailable', { job: job.name, err: errText(e) })
       }
     }
     const timer = setInterval(() => {

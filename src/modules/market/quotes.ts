@@ -35,13 +35,14 @@ const SAVED_AHEAD_MS = 60_000
 const STALE_AFTER_MS = 3000
 /**
  * The engine's word that it reads the bus and writes the shared quotes (market.quotes-heartbeat, every
- * second): an instance that reads no bus (the edge) takes its prices from those quotes, and a quiet market
- * writes none, so without it a stopped engine left the edge filling at frozen prices.
+ * second, a key that lives ENGINE_SILENT_MS): an instance that reads no bus (the edge) takes its prices
+ * from those quotes, and a quiet market writes none, so without it a stopped engine left the edge filling
+ * at frozen prices. The key's expiry, not a time in it, says it is silent: no two hosts' clocks compared.
  */
 const HEARTBEAT_KEY = 'quote:v1:@engine'
-const HEARTBEAT_TTL_MS = 60_000
-/** The engine's word older than this (or none): the edge takes its shared quotes as stale. */
 const ENGINE_SILENT_MS = 5000
+/** How long the edge's reading of the word counts: past it, no reading (staleness says nothing of it). */
+const BEAT_READING_MS = 1000
 /** Ticks on the bus: hot (tens of thousands a second), so typed by its publisher here, not checked. */
 export const TICKS = defineChannel<TicksEntry>('market.ticks')
 
@@ -80,20 +81,33 @@ export class QuoteHub {
     this.warming = new SingleFlight(!edge)
   }
 
-  /** At the edge: when the engine last said it was writing the shared quotes (null: no word), and when read. */
-  private engineBeat: { at: number | null; readAt: number } | null = null
+  /** At the edge: whether the engine's word was there, and when this isolate read it. */
+  private engineBeat: { alive: boolean; readAt: number } | null = null
+  private beatReading: Promise<void> | null = null
+  /** When the engine's handler last replayed bus entries (a takeover's catch-up: no shared quotes written). */
+  private replayedAt = Number.NEGATIVE_INFINITY
 
-  /** The engine's job (every second): its word, while its own bus reader is current. */
+  /** The engine's job (every second): its word, while its bus reader is current and it writes the quotes. */
   async heartbeat() {
-    if (this.staleness() !== null) return
-    await this.store.set(HEARTBEAT_KEY, String(this.clock.now()), HEARTBEAT_TTL_MS)
+    if (this.staleness() !== null || this.clock.now() - this.replayedAt < 1000) return
+    await this.store.set(HEARTBEAT_KEY, '1', ENGINE_SILENT_MS)
   }
 
-  /** At the edge, the engine's word as of the last 250 ms (read beside the quotes, in their round trip). */
-  private async readBeat(now: number) {
-    if (this.engineBeat && now - this.engineBeat.readAt < REMOTE_FRESH_MS) return
-    const raw = await this.store.get(HEARTBEAT_KEY)
-    this.engineBeat = { at: raw === null ? null : Number(raw), readAt: now }
+  /**
+   * At the edge, the engine's word as of the last 250 ms, read beside the quotes (one read at a time: the
+   * quotes of every symbol are read at once).
+   */
+  private readBeat(now: number): Promise<void> {
+    if (this.engineBeat && now - this.engineBeat.readAt < REMOTE_FRESH_MS) return Promise.resolve()
+    this.beatReading ??= this.store
+      .get(HEARTBEAT_KEY)
+      .then((raw) => {
+        this.engineBeat = { alive: raw !== null, readAt: now }
+      })
+      .finally(() => {
+        this.beatReading = null
+      })
+    return this.beatReading
   }
 
   /** Subscribes to the ticks this instance applies (every instance); returns the unsubscribe function. */
@@ -151,13 +165,10 @@ export class QuoteHub {
       return `no price update for ${(age / 1000).toFixed(1)} s: the price bus is unreachable`
     }
     if (this.store.dependency && !this.store.dependency.up) return 'the quote cache is unreachable'
+    // judged only on a reading of this request's time (the price it fills at was read with it)
     const beat = this.engineBeat
-    if (this.edge && beat) {
-      if (beat.at === null) return 'no engine writes the shared quotes'
-      const silent = this.clock.now() - beat.at
-      if (silent > ENGINE_SILENT_MS)
-        return `the engine has written no shared quotes for ${(silent / 1000).toFixed(1)} s`
-    }
+    if (this.edge && beat && !beat.alive && this.clock.now() - beat.readAt <= BEAT_READING_MS)
+      return `the engine has written no shared quotes for over ${ENGINE_SILENT_MS / 1000} s`
     return null
   }
 
@@ -288,6 +299,7 @@ export class QuoteHub {
         this.unsaved.add(t.symbol)
         ticks.push({ ...t, id: e.id })
       }
+      if (at.replay) this.replayedAt = this.clock.now()
       if (ticks.length === 0) continue
       if (!at.replay)
         await this.store.setMany(
