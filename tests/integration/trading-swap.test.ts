@@ -4,6 +4,7 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { eq, inArray, sum } from 'drizzle-orm'
 import { ManualClock } from '../../src/kernel/clock'
+import { outbox } from '../../src/kernel/events/schema'
 import { accounts, balanceOperations } from '../../src/modules/accounts/schema'
 import { orders } from '../../src/modules/trading/schema'
 import { makeTestApp, type TestApp } from '../support/app'
@@ -126,6 +127,14 @@ describe('a close and the daily rollover', () => {
     const w = await row(whole)
     expect(w.storage).toBe(5 * DAY_SWAP_PER_LOT)
     expect(await booked(whole)).toBe(w.profit + w.commission + w.storage)
+    // charged by the close, it is a swap charged as the job's are: one event for each position
+    const charges = (await t.ctx.db.select().from(outbox).where(eq(outbox.topic, 'trade.swap_charged')))
+      .map((e) => JSON.parse(e.payload) as { ticket: number; charge_minor: number })
+      .filter((e) => e.ticket === whole || e.ticket === partial)
+    expect(charges.map((e) => [e.ticket, e.charge_minor])).toEqual([
+      [whole, 5 * DAY_SWAP_PER_LOT],
+      [partial, 2 * DAY_SWAP_PER_LOT],
+    ])
     const [part] = await t.ctx.db.select().from(orders).where(eq(orders.parent, partial))
     expect(part!.storage).toBe(DAY_SWAP_PER_LOT)
     expect(await booked(part!.ticket)).toBe(part!.profit + part!.commission + part!.storage)

@@ -7,7 +7,7 @@ import type { OrderRow, PositionReadModel } from '../book/positions'
 import type { CloseReason } from '../domain/close-reasons'
 import { profitInAccount } from '../domain/formulas'
 import { dayOf, type RolloverSpec, settledThrough, swapDue } from '../domain/swap'
-import { TradeClosed, TradePartiallyClosed, TradeStoppedOut } from '../events'
+import { SwapCharged, TradeClosed, TradePartiallyClosed, TradeStoppedOut } from '../events'
 import { orders } from '../schema'
 import { tradeEvent } from '../views'
 
@@ -141,6 +141,15 @@ export async function closeTx(
     })
   }
   if (!closed) return null
+  // the midnights this close charged are a swap charged, as the daily job's are (an event each): on the
+  // whole close only when the daily job had not charged them meanwhile (the row's swap says which)
+  const charged = full ? closed.storage - o.storage : owed
+  if (owed !== 0 && charged === owed)
+    work.emit(SwapCharged, o.brandId, {
+      ...tradeEvent(rest ?? closed, c.currency),
+      charge_minor: owed,
+      day: today,
+    })
   await accounts.postTradeResultsTx(tx, [resultOf(c, closed, profit + closed.commission + closed.storage)])
   emitClosed(work, c, closed)
   return { closed, rest: rest ?? null }

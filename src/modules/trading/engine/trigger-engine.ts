@@ -301,18 +301,21 @@ export class TriggerEngine {
       return null
     }
     const o = r.order
-    // the group the book priced the trigger in (no read of the account: after each trade of the login
-    // its cached row is gone, and on a remote database that read was most of the time to a decision)
-    const group = await this.ctx.accountsRead.group(r.groupId)
-    if (!group) return null
     if (trigger.kind === 'activate') {
       // past its expiration it expires (settle, or the trading.expire job), it is not filled: a tick
       // after a quiet spell (a weekend's gap) found it still on the book
       if (o.expiration > 0 && o.expiration * 1000 <= this.ctx.clock.now()) return null
       // it fills only where a market order of its direction would: a symbol made close-only, long only or
-      // not tradable, or a tick outside its session, leaves it pending (looked at again on the next tick)
-      const gs = await this.ctx.refdata.forGroup(group.id, o.symbol)
+      // not tradable, or a tick outside its session, leaves it pending (looked at again on the next tick);
+      // decided from the reference data in memory, before any read a held-back order would pay each tick
+      const gs = await this.ctx.refdata.forGroup(r.groupId, o.symbol)
       if (!gs || !mayFill(gs, o.cmd, this.ctx.clock.now())) return null
+    }
+    // the group the book priced the trigger in (no read of the account: after each trade of the login
+    // its cached row is gone, and on a remote database that read was most of the time to a decision)
+    const group = await this.ctx.accountsRead.group(r.groupId)
+    if (!group) return null
+    if (trigger.kind === 'activate') {
       const p = await pricing(this.ctx, [group.id])
       return {
         ticket: o.ticket,
