@@ -85,6 +85,11 @@ describe('a close and the daily rollover', () => {
         expect(r.storage).toBe(DAY_SWAP_PER_LOT / 10)
         expect(await booked(r.ticket)).toBe(r.profit + r.commission + r.storage)
       }
+      // and told once: by the job or by the close
+      const told = (await t.ctx.db.select().from(outbox).where(eq(outbox.topic, 'trade.swap_charged')))
+        .map((e) => (JSON.parse(e.payload) as { ticket: number }).ticket)
+        .filter((ticket) => tickets.includes(ticket))
+      expect([...told].sort((a, b) => a - b)).toEqual([...tickets].sort((a, b) => a - b))
     }
     await ledgerMatchesBalance()
   })

@@ -1,4 +1,4 @@
-import { and, eq, gte, inArray, or, type SQL, sql } from 'drizzle-orm'
+import { and, eq, gte, inArray, type SQL, sql } from 'drizzle-orm'
 import type { Tx } from '../../../kernel/db/client'
 import type { Work } from '../../../kernel/db/unit-of-work'
 import { type AccountReadModel, type AccountsApi, roundToMinor, type TradeResultInput } from '../../accounts'
@@ -76,31 +76,35 @@ export async function closeTx(
   const comment = c.comment ?? o.comment
   let closed: OrderRow | undefined
   let rest: OrderRow | undefined
+  // whether this close charged the midnights owed (not the daily job, meanwhile)
+  let charged = owed !== 0
   if (full) {
+    const closing = {
+      state: 'closed',
+      closePrice: c.price,
+      closeTime: c.now,
+      profit,
+      closeReason: c.reason,
+      comment,
+      updatedAt: c.now,
+      origin: c.origin,
+    } as const
     ;[closed] = await tx
       .update(orders)
-      .set({
-        state: 'closed',
-        closePrice: c.price,
-        closeTime: c.now,
-        profit,
-        closeReason: c.reason,
-        comment,
-        updatedAt: c.now,
-        origin: c.origin,
-        ...(owed === 0
-          ? {}
-          : {
-              storage: sql`${orders.storage} + case when ${orders.rolloverDay} = ${o.rolloverDay} then ${owed} else 0 end`,
-              rolloverDay: today,
-            }),
-      })
-      .where(
-        owed === 0
-          ? where
-          : and(where, or(eq(orders.rolloverDay, o.rolloverDay), gte(orders.rolloverDay, today))),
+      .set(
+        owed === 0 ? closing : { ...closing, storage: sql`${orders.storage} + ${owed}`, rolloverDay: today },
       )
+      .where(owed === 0 ? where : and(where, eq(orders.rolloverDay, o.rolloverDay)))
       .returning()
+    // the daily job charged them since the row was read: closed with the swap it holds
+    if (!closed && owed !== 0) {
+      charged = false
+      ;[closed] = await tx
+        .update(orders)
+        .set(closing)
+        .where(and(where, gte(orders.rolloverDay, today)))
+        .returning()
+    }
   } else {
     ;[rest] = await tx
       .update(orders)
@@ -141,10 +145,8 @@ export async function closeTx(
     })
   }
   if (!closed) return null
-  // the midnights this close charged are a swap charged, as the daily job's are (an event each): on the
-  // whole close only when the daily job had not charged them meanwhile (the row's swap says which)
-  const charged = full ? closed.storage - o.storage : owed
-  if (owed !== 0 && charged === owed)
+  // the midnights this close charged are a swap charged, as the daily job's are (an event each)
+  if (charged)
     work.emit(SwapCharged, o.brandId, {
       ...tradeEvent(rest ?? closed, c.currency),
       charge_minor: owed,

@@ -37,6 +37,8 @@ export async function closeGroup({
       ),
     )
   const priced = (await pricePositions(ctx, account, group, open)) ?? []
+  // and again once the prices are read: at the edge, reading them reads the engine's word that they are current
+  refuseStalePrices(ctx)
   const each = { comment: input.comment !== undefined ? 'GROUP_CLOSE' : undefined }
   // submitted together: the group commit of closes takes them in one transaction
   const outcomes = await Promise.allSettled(
