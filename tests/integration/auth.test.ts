@@ -336,16 +336,16 @@ describe('CSRF: a change signed in by the session cookie alone comes from a page
     const token = await t.userToken()
     const cookie = `tcs_token=${token}`
     // a sibling host of one site: SameSite=Lax sends the cookie, and a POST without a body needs no preflight
-    for (const origin of [
-      'http://evil.localhost',
-      'http://beta.localhost',
-      'http://localhost:8081',
-      'null',
-      undefined,
-    ]) {
+    for (const origin of ['http://evil.localhost', 'http://beta.localhost', 'null', undefined]) {
       const r = await t.request('POST', '/sign/out', { headers: { cookie, ...(origin ? { origin } : {}) } })
       expect([r.status, r.json.error]).toEqual([403, 'CSRF_REJECTED'])
     }
+    // another port of the host the request names is another page
+    const port = await t.request('POST', '/sign/out', {
+      host: 'localhost:3000',
+      headers: { cookie, origin: 'http://localhost:8081' },
+    })
+    expect([port.status, port.json.error]).toEqual([403, 'CSRF_REJECTED'])
     expect((await t.request('GET', '/account/me', { token })).status).toBe(200)
     // reads are not changes: the cookie alone still reads
     expect((await t.request('GET', '/account/me', { headers: { cookie } })).status).toBe(200)

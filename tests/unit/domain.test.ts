@@ -3,6 +3,7 @@ import { extractToken } from '../../src/kernel/auth/extract'
 import type { Session } from '../../src/kernel/auth/session'
 import { normalizeHost } from '../../src/kernel/brand/registry'
 import { DEV_JWT_SECRET, loadConfig } from '../../src/kernel/config'
+import { sameHost } from '../../src/kernel/http/security'
 import { accountScope } from '../../src/modules/accounts/domain/access'
 import { marginSnapshot } from '../../src/modules/accounts/domain/margin'
 import { fromMinor, toMinor } from '../../src/modules/accounts/domain/money'
@@ -196,5 +197,21 @@ describe('a quote past its symbol limit (max_quote_age)', () => {
     expect(quoteAgeOver(5, now - 5_000, now)).toBeNull()
     expect(quoteAgeOver(5, now - 6_500, now)).toBe(6)
     expect(quoteAgeOver(5, now + 2_000, now)).toBeNull()
+  })
+})
+
+describe("CSRF: a page's Origin against the host a request names (sameHost)", () => {
+  test('the same name; the same port where the Host gives one, an Origin without one at its default', () => {
+    expect(sameHost('http://localhost:3000', 'localhost:3000')).toBe(true)
+    expect(sameHost('http://LOCALHOST', 'localhost')).toBe(true)
+    expect(sameHost('http://[::1]:3000', '[::1]:3000')).toBe(true)
+    // a proxy writing $host:$server_port, or dropping the port ($host)
+    expect(sameHost('https://app.example.com', 'app.example.com:443')).toBe(true)
+    expect(sameHost('https://app.example.com:8443', 'app.example.com')).toBe(true)
+    expect(sameHost('http://localhost:8081', 'localhost:3000')).toBe(false)
+    expect(sameHost('https://app.example.com', 'app.example.com:80')).toBe(false)
+    expect(sameHost('http://evil.localhost', 'localhost')).toBe(false)
+    expect(sameHost('null', 'localhost')).toBe(false)
+    expect(sameHost('http://localhost', null)).toBe(false)
   })
 })

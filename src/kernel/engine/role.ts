@@ -5,6 +5,7 @@ import type { KeyValueStore } from '../cache'
 import type { Config } from '../config'
 import type { Leases } from '../jobs/leases'
 import type { Logger } from '../logger'
+import { errText } from '../resilience'
 import type { EnginePart } from './part'
 
 /** Handles a run of bus entries of one channel; `replay` while catching up after a takeover. */
@@ -126,9 +127,7 @@ export class EngineRole {
     try {
       next = await this.attempt()
     } catch (e) {
-      this.logger.log('error', 'engine role check failed', {
-        err: e instanceof Error ? e.message : String(e),
-      })
+      this.logger.log('error', 'engine role check failed', { err: errText(e) })
     }
     this.schedule(next)
   }
@@ -137,7 +136,7 @@ export class EngineRole {
   private async attempt(): Promise<number> {
     const asked = Date.now()
     const lease = await this.leases.hold(LEASE, this.owner, ENGINE_LEASE_MS).catch((e) => {
-      this.logger.log('warn', 'engine lease unavailable', { err: e instanceof Error ? e.message : String(e) })
+      this.logger.log('warn', 'engine lease unavailable', { err: errText(e) })
       return { held: false, freeInMs: ENGINE_LEASE_MS, unreachable: true } as const
     })
     if (lease.held) {

@@ -108,14 +108,28 @@ function refuseCrossSite(ctx: Kernel, headers: Headers) {
   const origin = headers.get('origin')
   if (origin === null)
     throw new ApiError(403, 'CSRF_REJECTED', 'a change signed in by the session cookie must carry its Origin')
-  let from = ''
-  try {
-    from = new URL(origin).host
-  } catch {}
-  // the host with its port, as the page's Origin and the request's Host both carry it (another port of
-  // one host is another site's page to a browser's same-origin rule)
-  if (from === '' || from.toLowerCase() !== publicHost(ctx, headers)?.toLowerCase())
+  if (!sameHost(origin, publicHost(ctx, headers)))
     throw new ApiError(403, 'CSRF_REJECTED', 'the request comes from a page of another host')
+}
+
+/**
+ * Whether a page's Origin is the host a request was sent to: the same name, and the same port where the
+ * Host says one (another port of a host is another page to a browser's same-origin rule). Origin leaves a
+ * default port out and a proxy may write it (`$host:$server_port`): the origin's port is then its scheme's
+ * default. A Host without a port (a proxy's `$host` drops it) is matched by name.
+ */
+export function sameHost(origin: string, host: string | null): boolean {
+  let o: URL
+  try {
+    o = new URL(origin)
+  } catch {
+    return false
+  }
+  if (!o.hostname || !host) return false
+  const h = /^(\[[^\]]*\]|[^:]*)(?::(\d+))?$/.exec(host.trim().toLowerCase())
+  if (!h || h[1] !== o.hostname.toLowerCase()) return false
+  if (h[2] === undefined) return true
+  return Number(h[2]) === Number(o.port || (o.protocol === 'https:' ? 443 : 80))
 }
 
 function feedTokenMatches(expected: string | undefined, given: string | null) {

@@ -188,12 +188,7 @@ export class JobRunner {
       .then(() => {
         this.counts.set(job.name, (this.counts.get(job.name) ?? 0) + 1)
       })
-      .catch((e) =>
-        this.logger.log('error', 'job failed', {
-          job: job.name,
-          err: e instanceof Error ? e.message : String(e),
-        }),
-      )
+      .catch((e) => this.logger.log('error', 'job failed', { job: job.name, err: errText(e) }))
       .finally(async () => {
         await stopRenewing?.()
         // a later run may hold the mark (at the edge, after this one was taken for dead)

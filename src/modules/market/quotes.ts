@@ -81,9 +81,8 @@ export class QuoteHub {
     this.warming = new SingleFlight(!edge)
   }
 
-  /** At the edge: whether the engine's word was there, and when this isolate read it. */
+  /** At the edge: whether the engine's word was there, and when this isolate had it read. */
   private engineBeat: { alive: boolean; readAt: number } | null = null
-  private beatReading: Promise<void> | null = null
   /** When the engine's handler last replayed bus entries (a takeover's catch-up: no shared quotes written). */
   private replayedAt = Number.NEGATIVE_INFINITY
 
@@ -94,20 +93,14 @@ export class QuoteHub {
   }
 
   /**
-   * At the edge, the engine's word as of the last 250 ms, read beside the quotes (one read at a time: the
-   * quotes of every symbol are read at once).
+   * At the edge, the engine's word as of the last 250 ms. Each caller reads it itself: a Worker may share
+   * no promise between requests (kernel/single-flight.ts); `warmAll` reads it once for all its quotes.
    */
-  private readBeat(now: number): Promise<void> {
-    if (this.engineBeat && now - this.engineBeat.readAt < REMOTE_FRESH_MS) return Promise.resolve()
-    this.beatReading ??= this.store
-      .get(HEARTBEAT_KEY)
-      .then((raw) => {
-        this.engineBeat = { alive: raw !== null, readAt: now }
-      })
-      .finally(() => {
-        this.beatReading = null
-      })
-    return this.beatReading
+  private async readBeat(now: number): Promise<void> {
+    if (this.engineBeat && now - this.engineBeat.readAt < REMOTE_FRESH_MS) return
+    const raw = await this.store.get(HEARTBEAT_KEY)
+    // as of when it came back: a slow read is no fresher than its answer
+    this.engineBeat = { alive: raw !== null, readAt: this.clock.now() }
   }
 
   /** Subscribes to the ticks this instance applies (every instance); returns the unsubscribe function. */
@@ -172,14 +165,20 @@ export class QuoteHub {
     return null
   }
 
-  /** Latest quote, from this instance or the shared cache. */
-  async get(symbol: string): Promise<Quote | null> {
+  /**
+   * Latest quote, from this instance or the shared cache (at the edge with the engine's word beside it,
+   * unless the caller has just read that: `beatRead`).
+   */
+  async get(symbol: string, beatRead = false): Promise<Quote | null> {
     const l = this.local.get(symbol)
     if (l) return l
     const r = this.remote.get(symbol)
     const now = this.clock.now()
     if (r && now - r.at < REMOTE_FRESH_MS) return r.quote
-    const [raw] = await Promise.all([this.store.get(quoteKey(symbol)), this.edge ? this.readBeat(now) : null])
+    const [raw] = await Promise.all([
+      this.store.get(quoteKey(symbol)),
+      this.edge && !beatRead ? this.readBeat(now) : null,
+    ])
     const quote = raw ? (JSON.parse(raw) as Quote) : null
     this.remote.set(symbol, { quote, at: now })
     return quote ?? this.saved.get(symbol) ?? null
@@ -228,7 +227,11 @@ export class QuoteHub {
       const now = this.clock.now()
       await this.refdata.fresh()
       const missing = this.refdata.all().filter((s) => !this.local.has(s.symbol))
-      if (missing.length) await Promise.all(missing.map((s) => this.get(s.symbol)))
+      if (missing.length)
+        await Promise.all([
+          this.edge ? this.readBeat(now) : null,
+          ...missing.map((s) => this.get(s.symbol, this.edge)),
+        ])
       this.warmedAt = now
     })
   }
