@@ -17,7 +17,7 @@ import { makeTestApp } from './app'
 /** Where each step that records itself takes its `record` argument. */
 const RECORD_ARG: Partial<Record<keyof PurchaseSteps, number>> = {
   takeFee: 4,
-  openAccount: 4,
+  openAccount: 1,
   initialBalance: 4,
   createChallenge: 2,
 }

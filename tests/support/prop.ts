@@ -1,5 +1,7 @@
-import { expect } from 'bun:test'
-import type { TestApp } from './app'
+import { afterAll, beforeAll, expect } from 'bun:test'
+import type { ManualClock } from '../../src/kernel/clock'
+import { makeTestApp, type TestApp } from './app'
+import { quoteIngest } from './quotes'
 
 const PASSWORD = 'challenge-pass-1'
 
@@ -37,3 +39,25 @@ export const evaluationProgram = (rules: Record<string, unknown>, over: Record<s
   steps: [{ account_group: 'prop\\eval\\USD', phase_type: 0, rules }],
   ...over,
 })
+
+/**
+ * A test app on `clock` for a prop test file, made before its tests and closed after them: the demo
+ * customer's, the manager's and the dealer's sessions, and EURUSD quoted at 1.1 / 1.1002.
+ */
+export function propTestApp(clock: ManualClock) {
+  const s = {} as { t: TestApp; customer: string; manager: string; dealer: string }
+  const ingest = quoteIngest(
+    () => s.t,
+    clock,
+    () => s.dealer,
+  )
+  beforeAll(async () => {
+    s.t = await makeTestApp({ clock })
+    s.customer = await s.t.customerToken()
+    s.manager = await s.t.staffToken()
+    s.dealer = await s.t.staffToken(3, 'dealer-pass-1')
+    await ingest([{ symbol: 'EURUSD', bid: 1.1, ask: 1.1002 }])
+  })
+  afterAll(() => s.t.close())
+  return Object.assign(s, { ingest })
+}

@@ -10,15 +10,17 @@ export interface Funds {
   groupId: number
   /** Enabled and not read-only: it may take new positions (a pending order's activation reads it here). */
   tradeAllowed: boolean
+  /** Open positions and pending orders it may hold together; 0: no limit. */
+  maxPositions: number
 }
 
 const FUNDS = `
   select json_group_array(json_array(login, balance, credit, leverage, group_id,
-    enable = 1 and enable_read_only = 0)) as rows
+    enable = 1 and enable_read_only = 0, max_positions)) as rows
   from accounts where login in (select value from json_each(?))`
 
 /**
- * Balance, credit, leverage, group and whether they may trade, of several logins in one statement, in the caller's transaction (the
+ * Balance, credit, leverage, group, whether they may trade and their position limit, of several logins in one statement, in the caller's transaction (the
  * margin check of a batch of opens reads them where it writes). The rows come back as one JSON text: the
  * driver builds every row of a result column by column, which cost more than the query.
  */
@@ -30,13 +32,23 @@ export async function fundsOf(q: Queryable, logins: readonly number[]): Promise<
 
 /** `fundsOf` as a read the caller sends, with reads of its own, in one round trip (Queryable.readAll). */
 export function fundsRead(logins: readonly number[]): PreparedRead<Map<number, Funds>> {
-  const rows = jsonRead<[number, number, number, number, number, number]>(FUNDS, [JSON.stringify(logins)])
+  const rows = jsonRead<[number, number, number, number, number, number, number]>(FUNDS, [
+    JSON.stringify(logins),
+  ])
   return {
     stmt: rows.stmt,
     parse(res) {
       const out = new Map<number, Funds>()
-      for (const [login, balance, credit, leverage, groupId, allowed] of rows.parse(res))
-        out.set(login, { login, balance, credit, leverage, groupId, tradeAllowed: allowed === 1 })
+      for (const [login, balance, credit, leverage, groupId, allowed, maxPositions] of rows.parse(res))
+        out.set(login, {
+          login,
+          balance,
+          credit,
+          leverage,
+          groupId,
+          tradeAllowed: allowed === 1,
+          maxPositions,
+        })
       return out
     },
   }

@@ -37,6 +37,8 @@ export interface OpenAccountInput {
   /** The password was generated (shown once): a fast hash, and the account must set its own first. */
   generatedPassword?: boolean
   createdBy: string
+  /** Open positions and pending orders it may hold together (accounts.max_positions); absent: no limit. */
+  maxPositions?: number
   /**
    * Runs in the account's own transaction once its login is known: a caller records the account with
    * what it belongs to (a prop purchase), so that a crash cannot leave one without the other.
@@ -100,6 +102,7 @@ export async function openAccount(ctx: AccountsCtx, input: OpenAccountInput) {
             address: input.address ?? '',
             zipcode: input.zipcode ?? '',
             comment: input.comment ?? '',
+            maxPositions: input.maxPositions ?? 0,
             regdate: epochSeconds(now),
             updateTime: epochSeconds(now),
           })

@@ -57,6 +57,11 @@ export const accounts = sqliteTable(
     mustChangePassword: integer('must_change_password').notNull().default(0),
     /** Why the account is read-only, when a module made it so (shown in trade refusals). */
     readOnlyReason: text('read_only_reason').notNull().default(''),
+    /**
+     * Open positions and pending orders the account may hold together; 0: no limit. A module sets it where
+     * its rules say so (a prop phase's max_positions); trading enforces it in the open's write transaction.
+     */
+    maxPositions: integer('max_positions').notNull().default(0),
   },
   (t) => [index('accounts_brand_customer').on(t.brandId, t.customerId)],
 )

@@ -59,10 +59,14 @@ export interface PurchaseSteps {
   ): Promise<number>
   /** `record` gets the new account's login (a purchase's; a later phase's account is recorded by its pass) */
   openAccount(
-    brandId: number,
-    customerId: number,
-    group: string,
-    password: string,
+    account: {
+      brandId: number
+      customerId: number
+      group: string
+      password: string
+      /** The phase's max_positions (0: none): the account holds no more positions and pending orders */
+      maxPositions: number
+    },
     record?: RecordStep,
   ): Promise<OpenedAccount>
   /** `record` gets the deposit's ledger row id */

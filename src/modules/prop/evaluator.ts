@@ -773,10 +773,13 @@ async function passPhase(ctx: PropCtx, p: PhaseRow, figures: { balance: number; 
       if (!group) throw new Error(`group ${next.account_group} of program ${program.id} is gone`)
       // the account opens in the pass's transaction (`within`): it commits with the pass or not at all
       await ctx.steps.openAccount(
-        p.brandId,
-        challenge.customerId,
-        group.name,
-        crypto.randomUUID(),
+        {
+          brandId: p.brandId,
+          customerId: challenge.customerId,
+          group: group.name,
+          password: crypto.randomUUID(),
+          maxPositions: next.rules.max_positions,
+        },
         async (tx, work, login) => {
           moved = await pass(tx, work, {
             login,

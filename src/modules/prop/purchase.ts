@@ -223,10 +223,13 @@ export async function buy(
   let account: Awaited<ReturnType<PropCtx['steps']['openAccount']>>
   try {
     account = await ctx.steps.openAccount(
-      brand.id,
-      customerId,
-      v.group.name,
-      password,
+      {
+        brandId: brand.id,
+        customerId,
+        group: v.group.name,
+        password,
+        maxPositions: v.first.rules.max_positions,
+      },
       recorded((login) => ({ status: PURCHASE.account_created, accountLogin: login })),
     )
   } catch (e) {

@@ -31,7 +31,12 @@ const Rules = t.Object(
       Int({ minimum: 0, maximum: 3650, description: 'time limit in local calendar days; 0 none' }),
     ),
     max_positions: t.Optional(
-      Int({ minimum: 0, maximum: 1000, description: 'open positions at most; 0 no limit' }),
+      Int({
+        minimum: 0,
+        maximum: 1000,
+        description:
+          'open positions and pending orders the phase account holds together at most: an order beyond it is refused 500 OPEN_ORDER_ERROR; 0 no limit',
+      }),
     ),
     trading_day: t.Optional(
       t.UnionEnum(['position_opened', 'any_trade'], {

@@ -84,12 +84,13 @@ export function defaultSteps(ctx: PropCtx, accounts: AccountsApi): PurchaseSteps
         key: `initial:${login}-rollback`,
         allowNegative: true,
       }),
-    async openAccount(brandId, customerId, group, password, record) {
+    async openAccount({ brandId, customerId, group, password, maxPositions }, record) {
       const { account, group: g } = await accounts.openAccount({
         brandId,
         customerId,
         group,
         password,
+        maxPositions,
         initialDeposit: false,
         generatedPassword: true,
         comment: 'prop challenge',

@@ -1,4 +1,4 @@
-import { getTableName, inArray } from 'drizzle-orm'
+import { and, count, getTableName, inArray } from 'drizzle-orm'
 import { insertRows } from '../../../kernel/db/bulk-insert'
 import type { Tx } from '../../../kernel/db/client'
 import { type Committer, GroupCommit, PerRequestCommit } from '../../../kernel/db/group-commit'
@@ -134,10 +134,34 @@ async function parentStates(tx: Tx, reqs: OpenRequest[]) {
   return new Map(rows.map((r) => [r.ticket, r.state]))
 }
 
+const tooMany = (limit: number, count: number) =>
+  openError(
+    `the account may hold ${limit} positions and pending orders together; it holds ${count}: nothing opened`,
+  )
+
+/**
+ * Open positions and pending orders of the logins whose accounts have a limit (accounts.max_positions),
+ * read in the open's write transaction: two batches, on this instance or another, cannot both take the
+ * last place. Pending orders count where they are placed, so a fill never goes over the limit.
+ */
+async function heldOrders(tx: Tx, funds: Map<number, { login: number; maxPositions: number }>) {
+  const limited = [...funds.values()].filter((f) => f.maxPositions > 0).map((f) => f.login)
+  const out = new Map<number, number>()
+  if (limited.length === 0) return out
+  const rows = await tx
+    .select({ login: orders.login, n: count() })
+    .from(orders)
+    .where(and(inArray(orders.login, limited), inArray(orders.state, ['open', 'pending'])))
+    .groupBy(orders.login)
+  for (const r of rows) out.set(r.login, r.n)
+  return out
+}
+
 async function commitNew(ctx: TradingCtx, tx: Tx, reqs: OpenRequest[]): Promise<(Opened | Error)[]> {
   const parents = await parentStates(tx, reqs)
-  const logins = [...new Set(reqs.filter((r) => r.margin !== null).map((r) => r.values.login))]
-  const funds = await fundsOf(ctx.accounts, tx, logins)
+  // every login's funds: a pending order needs no margin, but it counts against the account's limit
+  const funds = await fundsOf(ctx.accounts, tx, [...new Set(reqs.map((r) => r.values.login))])
+  const held = await heldOrders(tx, funds)
   const p = await pricing(
     ctx,
     reqs.map((r) => r.group.id),
@@ -151,6 +175,12 @@ async function commitNew(ctx: TradingCtx, tx: Tx, reqs: OpenRequest[]): Promise<
         results.push(parentClosed(r.whileOpen))
         continue
       }
+    }
+    const limit = funds.get(r.values.login)?.maxPositions ?? 0
+    const count = held.get(r.values.login) ?? 0
+    if (limit > 0 && count >= limit) {
+      results.push(tooMany(limit, count))
+      continue
     }
     if (r.margin !== null) {
       const v = r.values
@@ -175,6 +205,7 @@ async function commitNew(ctx: TradingCtx, tx: Tx, reqs: OpenRequest[]): Promise<
       }
       if (a) a.holdings = trial
     }
+    if (limit > 0) held.set(r.values.login, count + 1)
     results.push(null)
     accepted.push(r)
   }
