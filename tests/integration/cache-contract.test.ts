@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { RedisClient } from 'bun'
 import { RedisBus } from '../../src/kernel/bus/redis'
 import type { KeyValueStore } from '../../src/kernel/cache'
+import { JsonCache } from '../../src/kernel/cache/json-cache'
 import { MemoryStore } from '../../src/kernel/cache/memory'
 import { RedisStore } from '../../src/kernel/cache/redis'
 import { ResilientStore } from '../../src/kernel/cache/resilient'
@@ -163,6 +164,55 @@ for (const [name, { make, unit: u, wait }] of adapters) {
       expect(await s.get(many[0]![0])).toBeNull()
       expect(await s.get(many[700]![0])).toBeNull()
       expect(await s.get(kept[0][0])).toBe('stays')
+    })
+
+    test('setIf sets only while the key holds what the caller expects (null: absent), with its expiry', async () => {
+      const key = k('if')
+      expect(await s.setIf(key, 'other', 'x', 5000)).toBe(false)
+      expect(await s.get(key)).toBeNull()
+      expect(await s.setIf(key, null, 'first', 2 * u)).toBe(true)
+      expect(await s.setIf(key, null, 'again', 5000)).toBe(false)
+      expect(await s.setIf(key, 'stale', 'again', 5000)).toBe(false)
+      expect(await s.get(key)).toBe('first')
+      expect(await s.setIf(key, 'first', 'second', 2 * u)).toBe(true)
+      expect(await s.get(key)).toBe('second')
+      await wait(3 * u)
+      expect(await s.get(key)).toBeNull()
+    })
+
+    test('a read-through fill that loaded before an invalidation caches nothing; the next read loads again', async () => {
+      const cache = new JsonCache(s, 10 * u)
+      const key = k('json')
+      let row = { epoch: 1 }
+      let loaded!: () => void
+      const reading = new Promise<void>((r) => {
+        loaded = r
+      })
+      let release!: () => void
+      const held = new Promise<void>((r) => {
+        release = r
+      })
+      // a request loads the row, and stays between its read and its fill while a write commits
+      const slow = cache.get(key, async () => {
+        const seen = row
+        loaded()
+        await held
+        return seen
+      })
+      await reading
+      row = { epoch: 2 }
+      await cache.del(key)
+      release()
+      expect(await slow).toEqual({ epoch: 1 })
+      // the old row was not cached: the next read loads the new one, and caches it
+      expect(await cache.get(key, async () => row)).toEqual({ epoch: 2 })
+      expect(await cache.get(key, async () => ({ epoch: 99 }))).toEqual({ epoch: 2 })
+      // a key never filled: the first fill caches, and an invalidation after it is seen at once
+      const fresh = k('json-fresh')
+      expect(await cache.get(fresh, async () => ({ n: 1 }))).toEqual({ n: 1 })
+      expect(await cache.get(fresh, async () => ({ n: 2 }))).toEqual({ n: 1 })
+      await cache.del(fresh)
+      expect(await cache.get(fresh, async () => ({ n: 3 }))).toEqual({ n: 3 })
     })
 
     test('ping', async () => {

@@ -78,6 +78,12 @@ export class MemoryStore implements KeyValueStore {
     return true
   }
 
+  async setIf(key: string, expected: string | null, value: string, ttlMs: number) {
+    if ((this.live(key)?.value ?? null) !== expected) return false
+    this.put(key, value, ttlMs)
+    return true
+  }
+
   async del(...keys: string[]) {
     for (const k of keys) this.map.delete(k)
   }

@@ -5,6 +5,7 @@ import {
   type KeyValueStore,
   LEASE,
   leaseAnswer,
+  SET_IF,
   SET_MANY,
   setManyCalls,
   UNLEASE,
@@ -51,6 +52,11 @@ export class RedisStore implements KeyValueStore {
       'NX',
     ])
     return r === 'OK'
+  }
+
+  async setIf(key: string, expected: string | null, value: string, ttlMs: number) {
+    const px = String(Math.max(1, Math.ceil(ttlMs)))
+    return Number(await (await this.c()).send('EVAL', [SET_IF, '1', key, expected ?? '', value, px])) === 1
   }
 
   async del(...keys: string[]) {

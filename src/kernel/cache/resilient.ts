@@ -42,6 +42,10 @@ export class ResilientStore implements KeyValueStore {
   setNX(key: string, value: string, ttlMs: number, whenDown = false) {
     return this.guard(() => this.inner.setNX(key, value, ttlMs), whenDown)
   }
+  /** When the store is down nothing is cached: false. */
+  setIf(key: string, expected: string | null, value: string, ttlMs: number) {
+    return this.guard(() => this.inner.setIf(key, expected, value, ttlMs), false)
+  }
   del(...keys: string[]) {
     return this.guard(() => this.inner.del(...keys), undefined)
   }

@@ -25,6 +25,11 @@ export interface KeyValueStore {
    * unique click).
    */
   setNX(key: string, value: string, ttlMs: number, whenDown?: boolean): Promise<boolean>
+  /**
+   * Sets the key only while it still holds `expected` (null: while it is absent); true when it did. A
+   * read-through fill writes what it loaded only if no invalidation came between its read and its write.
+   */
+  setIf(key: string, expected: string | null, value: string, ttlMs: number): Promise<boolean>
   del(...keys: string[]): Promise<void>
   /**
    * Atomic increment by `by` (1; -1 gives a count back), never below 0 (a count given back after its key
@@ -51,6 +56,14 @@ export type LeaseAnswer = { held: true } | { held: false; freeInMs: number; unre
 /** Reads the LEASE script's answer: -1 held, else the other holder's PTTL (negative when just lapsed). */
 export const leaseAnswer = (n: number): LeaseAnswer =>
   n === -1 ? { held: true } : { held: false, freeInMs: Math.max(0, n) }
+
+/**
+ * Lua shared by the Redis and Upstash adapters: SET with PX while the key holds ARGV[1] ('' while it is
+ * absent; a cached value is never empty), 1 when set.
+ */
+export const SET_IF =
+  "local cur = redis.call('GET', KEYS[1]) if cur == false then cur = '' end " +
+  "if cur == ARGV[1] then redis.call('SET', KEYS[1], ARGV[2], 'PX', ARGV[3]) return 1 end return 0"
 
 /** Lua script shared by the Redis and Upstash adapters: INCR with an expiry set on creation. */
 export const INCR_WITH_TTL =

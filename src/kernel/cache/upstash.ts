@@ -4,6 +4,7 @@ import {
   type KeyValueStore,
   LEASE,
   leaseAnswer,
+  SET_IF,
   SET_MANY,
   setManyCalls,
   UNLEASE,
@@ -37,6 +38,11 @@ export class UpstashStore implements KeyValueStore {
   async setNX(key: string, value: string, ttlMs: number) {
     const r = await this.client.set(key, value, { px: Math.max(1, Math.ceil(ttlMs)), nx: true })
     return r === 'OK'
+  }
+
+  async setIf(key: string, expected: string | null, value: string, ttlMs: number) {
+    const px = String(Math.max(1, Math.ceil(ttlMs)))
+    return Number(await this.client.eval(SET_IF, [key], [expected ?? '', value, px])) === 1
   }
 
   async del(...keys: string[]) {
