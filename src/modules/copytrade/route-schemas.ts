@@ -295,7 +295,7 @@ export const StaffSubscription = t.Composite([Subscription, t.Object({ customer_
 export const CopyRecord = t.Object({
   id: Int(),
   subscription_id: Int(),
-  action: t.String({ description: 'open, close, partial_close, modify' }),
+  action: t.String({ description: 'open, fill (a pending copy filled), close, partial_close, modify, stop' }),
   result: t.String({ description: 'copied or skipped' }),
   reason: t.String({ description: 'why it was skipped (README: skip reasons); empty when copied' }),
   message: t.String(),

@@ -200,7 +200,7 @@ export const copyRecords = sqliteTable(
     brandId: integer('brand_id').notNull(),
     subscriptionId: integer('subscription_id').notNull(),
     linkId: integer('link_id'),
-    action: text('action', { enum: ['open', 'close', 'partial_close', 'modify', 'stop'] }).notNull(),
+    action: text('action', { enum: ['open', 'fill', 'close', 'partial_close', 'modify', 'stop'] }).notNull(),
     result: text('result', { enum: ['copied', 'skipped'] }).notNull(),
     reason: text('reason').notNull().default(''),
     message: text('message').notNull().default(''),

@@ -215,7 +215,7 @@ export const subscriptionRoutes = (ctx: CopyCtx) =>
         },
         detail: doc(TAG, 'What the copier did: copies and skips with their reasons and timings', {
           description:
-            'One row per action (open, close, partial_close, modify): copied, with the fill times and prices and ' +
+            'One row per action (open, fill, close, partial_close, modify, stop): copied, with the fill times and prices and ' +
             'the slippage, or skipped with a stable reason (README: skip reasons).',
         }),
       },

@@ -46,6 +46,8 @@ const ORDER_STATE = {
   commission: orders.commission,
   storage: orders.storage,
   parent: orders.parent,
+  /** Who placed it: `client`, `staff:<id>` or a module's (`copy:<subscription>`). */
+  actor: orders.actor,
 }
 /** An order as other modules read it (TradingApi.orderStates, openPositionsOf). */
 export interface OrderState {
@@ -66,6 +68,7 @@ export interface OrderState {
   commission: number
   storage: number
   parent: number | null
+  actor: string
 }
 
 /** Runs a trade; a refusal (every check of the HTTP routes applies) comes back as data, not thrown. */
@@ -116,11 +119,14 @@ export function writePort(ctx: TradingServices) {
         .where(and(eq(tradeRequests.login, login), eq(tradeRequests.idempotencyKey, idempotencyKey)))
       return row?.ticket ?? null
     },
-    /** Orders by ticket: state, volume, prices and results (a module's reconciliation of its links). */
-    orderStates: async (tickets: number[]) => {
+    /**
+     * Orders by ticket: state, volume, prices and results (a module's reconciliation of its links); read
+     * in `q` when given (the caller's transaction: what it sees is what it writes against).
+     */
+    orderStates: async (tickets: number[], q: Pick<TradingServices['db'], 'select'> = ctx.db) => {
       const out = new Map<number, OrderState>()
       if (tickets.length === 0) return out
-      for (const r of await ctx.db.select(ORDER_STATE).from(orders).where(inArray(orders.ticket, tickets)))
+      for (const r of await q.select(ORDER_STATE).from(orders).where(inArray(orders.ticket, tickets)))
         out.set(r.ticket, r)
       return out
     },

@@ -5,6 +5,7 @@ import type { CopyCtx } from '../context'
 import { partialCloseVolume } from '../domain/sizing'
 import { copyLinks, copyRecords } from '../schema'
 import { caseOfLink } from './case-of-link'
+import { generation, tradeKey } from './keys'
 import { refusalReason } from './refusals'
 
 /** A close that failed (market closed, a stale price) is tried again by the reconcile job after this. */
@@ -106,11 +107,11 @@ async function closeCopy(ctx: CopyCtx, link: Link, before: Map<number, OrderStat
     before.get(link.followerTicket!)?.state === 'pending'
       ? await ctx.trading.cancel({
           ...request,
-          idempotencyKey: `copy:${link.subscriptionId}:${link.masterTicket}:cancel`,
+          idempotencyKey: tradeKey(link, 'cancel'),
         })
       : await ctx.trading.close({
           ...request,
-          idempotencyKey: `copy:${link.subscriptionId}:${link.masterTicket}:close`,
+          idempotencyKey: tradeKey(link, 'close'),
         })
   return { link, r, at: ctx.clock.now() }
 }
@@ -144,7 +145,7 @@ function closeRecord(o: CloseOutcome, order: OrderState | undefined, decidedAt: 
   const { link } = o
   if (o.kind === 'refused')
     return recordRow(link, now, {
-      key: `close-skip:${link.id}`,
+      key: `close-skip:${link.id}${generation(link)}`,
       action: 'close',
       result: 'skipped',
       reason: o.reason,
@@ -153,7 +154,7 @@ function closeRecord(o: CloseOutcome, order: OrderState | undefined, decidedAt: 
     })
   const closed = o.kind === 'closed'
   return recordRow(link, now, {
-    key: `close:${link.id}`,
+    key: `close:${link.id}${generation(link)}`,
     action: 'close',
     result: closed ? 'copied' : 'skipped',
     reason: closed ? '' : 'CLOSED_ELSEWHERE',
@@ -241,7 +242,7 @@ async function partOf(
     const r = await ctx.trading.close({
       brandId: link.brandId,
       actor: `copy:${link.subscriptionId}`,
-      idempotencyKey: `copy:${link.subscriptionId}:${link.masterTicket}:pclose:${remaining}`,
+      idempotencyKey: tradeKey(link, `pclose:${remaining}`),
       order: link.followerTicket!,
       ...(volume < link.followerVolume ? { volume } : {}),
     })
@@ -289,7 +290,7 @@ async function finishPartials(
       const { link } = o
       if (o.kind === 'refused')
         return recordRow(link, now, {
-          key: `pclose-skip:${link.id}:${remaining}`,
+          key: `pclose-skip:${link.id}:${remaining}${generation(link)}`,
           action: 'partial_close',
           result: 'skipped',
           reason: o.reason,
@@ -297,7 +298,7 @@ async function finishPartials(
           decidedAt: o.decidedAt,
         })
       return recordRow(link, now, {
-        key: `pclose:${link.id}:${remaining}`,
+        key: `pclose:${link.id}:${remaining}${generation(link)}`,
         action: 'partial_close',
         result: o.volume > 0 ? 'copied' : 'skipped',
         reason: o.volume > 0 ? '' : 'VOLUME_BELOW_MINIMUM',

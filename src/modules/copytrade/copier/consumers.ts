@@ -1,4 +1,4 @@
-import { and, eq, gt, inArray, isNull, sql } from 'drizzle-orm'
+import { and, eq, gt, inArray, isNull, or, sql } from 'drizzle-orm'
 import type { Queryable, Tx } from '../../../kernel/db/client'
 import { inJsonArray, statement } from '../../../kernel/db/statement'
 import type { Consumer, DeliveredEvent } from '../../../kernel/events/topic'
@@ -25,10 +25,23 @@ import { closeLinks, partialCloseLinks } from './close-copy'
 import { flowConsumer } from './fees'
 import { withdrawalPaidConsumer } from './holds'
 import { copyStops } from './modify-copy'
-import { openLinks } from './open-copy'
+import { copyFilledTx, openLinks } from './open-copy'
 import { accrueTx, settleRewards } from './rewards'
 
 const settingsOf = (s: { settings: string }) => JSON.parse(s.settings) as SubscriptionSettings
+/** The reason of a pending copy a pause cancelled (subscription-status.ts); revived at the master's fill. */
+export const PAUSE_CANCELLED = 'SUBSCRIPTION_PAUSED'
+/**
+ * Links that copied nothing the follower holds, to be decided again (a resume's resync, a master's fill):
+ * skipped for a reason that may no longer hold, or their pending copy cancelled by a pause. One the
+ * follower ended by closing its copy never is.
+ */
+export const revivable = or(
+  eq(copyLinks.status, 'skipped'),
+  and(eq(copyLinks.status, 'closed'), eq(copyLinks.reason, PAUSE_CANCELLED)),
+)
+/** An order copy trading placed (the actor `copy:<subscription>`): copies of copies are not made. */
+export const isCopy = (o: { actor: string } | undefined) => o?.actor.startsWith('copy:') === true
 const day = (ms: number) => Math.floor(ms / 86_400_000)
 
 async function liveMaster(tx: Tx, login: number) {
@@ -51,12 +64,9 @@ async function masterOpened(ctx: CopyCtx, e: DeliveredEvent<TradePayload>, tx: T
   const p = e.payload
   const master = await liveMaster(tx, p.login)
   if (master?.enabled !== 1) return []
-  const [copy] = await tx
-    .select({ id: copyLinks.id })
-    .from(copyLinks)
-    .where(eq(copyLinks.followerTicket, p.ticket))
-    .limit(1)
-  if (copy) return []
+  // a copy is known by who placed it, written with the order: its link learns the ticket only after
+  // trading answered, and a relay on another instance may deliver the open before that
+  if (isCopy((await ctx.trading.orderStates([p.ticket], tx)).get(p.ticket))) return []
   const subs = await tx
     .select()
     .from(copySubscriptions)
@@ -95,6 +105,7 @@ async function masterOpened(ctx: CopyCtx, e: DeliveredEvent<TradePayload>, tx: T
       updatedAt: now,
     }
   })
+  if ('pending_cmd' in p) pending.push(...(await reviveAtFill(ctx, tx, p, subs)))
   for (let i = 0; i < rows.length; i += 500) {
     const chunk = rows.slice(i, i + 500)
     if (chunk.every((r) => r.status === 'pending')) {
@@ -134,6 +145,46 @@ async function masterOpened(ctx: CopyCtx, e: DeliveredEvent<TradePayload>, tx: T
         .onConflictDoNothing()
   }
   return pending
+}
+
+/**
+ * A master's pending order filled: links of it that copied nothing (skipped while the subscription was
+ * paused, or their pending copy cancelled by the pause) are decided again, as the position it is now, for
+ * the subscriptions that copy opens now. The ids of those to open.
+ */
+async function reviveAtFill(
+  ctx: CopyCtx,
+  tx: Tx,
+  p: TradePayload,
+  subs: (typeof copySubscriptions.$inferSelect)[],
+) {
+  const live = subs.filter((s) => s.status === SUB_STATUS.ACTIVE && copiesOpens(settingsOf(s).copy_mode))
+  if (live.length === 0) return []
+  const revived = await tx
+    .update(copyLinks)
+    .set({
+      status: 'pending',
+      reason: '',
+      masterCmd: p.cmd,
+      masterVolume: p.volume,
+      masterPrice: p.open_price,
+      masterTime: p.open_time,
+      resync: sql`${copyLinks.resync} + 2`,
+      leaseUntil: 0,
+      updatedAt: ctx.clock.now(),
+    })
+    .where(
+      and(
+        eq(copyLinks.masterTicket, p.ticket),
+        inArray(
+          copyLinks.subscriptionId,
+          live.map((s) => s.id),
+        ),
+        revivable,
+      ),
+    )
+    .returning({ id: copyLinks.id })
+  return revived.map((l) => l.id)
 }
 
 /**
@@ -434,7 +485,13 @@ function interest(ctx: CopyCtx) {
   /** Which of the events are a live master's (its statistics, its copies' stops). */
   const liveMasters = loginsIn(liveMastersIn)
   const ofMasters = (es: readonly Ev[]) => liveMasters(ctx.db, es)
+  /** Which of the events are of a copy's order (its link knows the ticket). */
+  const copies = async (q: Queryable, es: readonly { payload: { ticket: number } }[]) => {
+    const found = numbers(await copiesIn(q, { tickets: jsonSet(es.map((e) => e.payload.ticket)) }))
+    return es.map((e) => found.has(e.payload.ticket))
+  }
   return {
+    copies,
     /**
      * Which of a batch of opens are a master's with live followers, read in the opens' own transaction
      * (Consumer.interested): one read for the batch, and the relay never claims the others.
@@ -618,15 +675,31 @@ export function copyConsumers(ctx: CopyCtx): Consumer<any>[] {
     },
     after: (e) => closeLinks(ctx, take(links, e.id)),
   })
+  // a follower's pending copy filled: it counts as a copied position now (a rebate, copied volume)
+  const copyFilled: Consumer<TradePayload> = {
+    name: 'copytrade.copy-filled',
+    topic: TradeActivated as unknown as typeof TradeOpened,
+    interested: cares.copies,
+    wants: (es) => cares.copies(ctx.db, es),
+    async handle(e, tx) {
+      const ids = await copyFilledTx(ctx, tx, e.payload.ticket, e.payload.volume)
+      if (ids.length > 0) accrued.set(e.id, ids)
+    },
+    async after(e) {
+      const ids = take(accrued, e.id)
+      if (ids.length > 0) await settleRewards(ctx, ids)
+    },
+  }
   const modified: Consumer<TradePayload> = {
     name: 'copytrade.modified',
     topic: TradeModified,
     wants: cares.ofMasters,
-    after: (e) => copyStops(ctx, e.payload),
+    after: (e) => copyStops(ctx, e.id, e.payload),
   }
   return [
     opened('copytrade.master-opened', TradeOpened),
     opened('copytrade.master-activated', TradeActivated),
+    copyFilled,
     closed('copytrade.closed', TradeClosed),
     closed('copytrade.stopped-out', TradeStoppedOut),
     partial,

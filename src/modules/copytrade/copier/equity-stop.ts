@@ -1,25 +1,31 @@
-import { and, eq, sql } from 'drizzle-orm'
+import { and, eq, or, sql } from 'drizzle-orm'
 import { currencyDecimals } from '../../accounts'
 import type { CopyCtx } from '../context'
 import { equityStopReached } from '../domain/fees'
 import type { SubscriptionSettings } from '../domain/settings'
 import { SUB_STATUS } from '../domain/status'
-import { copyRecords, copySubscriptions } from '../schema'
+import { copyLinks, copyRecords, copySubscriptions } from '../schema'
 import { moveSubscriptionsTx } from '../service/subscription-status'
 import { copyEquity } from './equity'
 
 /**
  * Equity stops (job): a subscription whose copies lost `equity_stop` of its capital (their results,
  * closed and floating; fees are not a loss of the copies) is PAUSED with the reason EQUITY_STOP, its
- * copies are closed, and a `stop` record says why.
+ * copies are closed, and a `stop` record says why. A PAUSED subscription still holding copies is guarded
+ * too: a pause stops new copies, not the follower's loss limit on those it keeps.
  */
 export async function runEquityStop(ctx: CopyCtx) {
+  const holding = sql`exists (select 1 from ${copyLinks} where ${copyLinks.subscriptionId} = ${copySubscriptions.id}
+    and ${copyLinks.status} = 'open')`
   const subs = await ctx.db
     .select()
     .from(copySubscriptions)
     .where(
       and(
-        eq(copySubscriptions.status, SUB_STATUS.ACTIVE),
+        or(
+          eq(copySubscriptions.status, SUB_STATUS.ACTIVE),
+          and(eq(copySubscriptions.status, SUB_STATUS.PAUSED), holding),
+        ),
         sql`json_extract(${copySubscriptions.settings}, '$.equity_stop') > 0`,
       ),
     )

@@ -7,10 +7,11 @@ import { copyLinks, copyRecords, copySubscriptions } from '../schema'
 import { refusalReason } from './refusals'
 
 /**
- * The master moved its stop loss or take profit: each open copy of a subscription that copies stops gets
- * the same levels (mirrored for a reversed copy), keyed by the levels, so a redelivery changes nothing.
+ * The master moved its stop loss or take profit (event `eventId`): each open copy of a subscription that
+ * copies stops gets the same levels (mirrored for a reversed copy), keyed by the event, so a redelivery
+ * changes nothing and a move back to earlier levels is copied too.
  */
-export async function copyStops(ctx: CopyCtx, p: TradePayload) {
+export async function copyStops(ctx: CopyCtx, eventId: number, p: TradePayload) {
   const rows = await ctx.db
     .select()
     .from(copyLinks)
@@ -26,7 +27,7 @@ export async function copyStops(ctx: CopyCtx, p: TradePayload) {
         const r = await ctx.trading.modify({
           brandId: link.brandId,
           actor: `copy:${sub.id}`,
-          idempotencyKey: `copy:${sub.id}:${p.ticket}:modify:${o.sl}:${o.tp}`,
+          idempotencyKey: `copy:${sub.id}:${p.ticket}:modify:${eventId}`,
           order: link.followerTicket,
           sl: o.sl,
           tp: o.tp,
@@ -34,7 +35,7 @@ export async function copyStops(ctx: CopyCtx, p: TradePayload) {
         await ctx.db
           .insert(copyRecords)
           .values({
-            key: `modify:${link.id}:${o.sl}:${o.tp}`,
+            key: `modify:${link.id}:${eventId}`,
             brandId: link.brandId,
             subscriptionId: sub.id,
             linkId: link.id,

@@ -12,6 +12,7 @@ import { copyLinks, copyMasters, copyRecords, copySubscriptions } from '../schem
 import { rewardPolicyOf } from '../views'
 import { caseOfLink } from './case-of-link'
 import { closeLinks } from './close-copy'
+import { tradeKey } from './keys'
 import { refusalReason } from './refusals'
 import { accrueTx, settleSoon } from './rewards'
 
@@ -30,9 +31,6 @@ type Sub = typeof copySubscriptions.$inferSelect
  */
 const recordKey = (l: Pick<Link, 'id' | 'resync'>) =>
   l.resync > 1 ? `open:${l.id}:${l.resync}` : `open:${l.id}`
-
-const openKey = (l: Pick<Link, 'subscriptionId' | 'masterTicket'>) =>
-  `copy:${l.subscriptionId}:${l.masterTicket}:open`
 
 interface Outcome {
   link: Link
@@ -53,7 +51,7 @@ interface Outcome {
  * Opens the follower positions of links decided by the fan-out (copier/consumers.ts) or left by an
  * executor that died (the reconcile job): claims them under a lease, checks each against its
  * subscription (README: skip reasons), opens through trading's write port with the key
- * `copy:<subscription>:<master ticket>:open` (all at once: the group commit takes them together), and
+ * `copy:<subscription>:<master ticket>:open` (keys.ts; all at once: the group commit takes them together), and
  * records every outcome in one transaction. A link taken over from a dead executor first asks trading
  * whether its key already opened a position, so a copy is never opened twice.
  */
@@ -150,7 +148,7 @@ async function openOne(
     message,
     decidedAt,
   })
-  const key = openKey(link)
+  const key = tradeKey(link, 'open')
   // taken over from an executor that died: its open may have committed
   if (link.attempts > 1) {
     const ticket = await ctx.trading.keyTicket(link.followerLogin, key)
@@ -428,36 +426,101 @@ async function finishOpens(ctx: CopyCtx, outcomes: Outcome[]) {
           })),
         )
         .onConflictDoNothing()
-    const copiedVolume = new Map<number, number>()
-    for (const o of mine)
-      if (o.copied && !stopped.has(o.link.id))
-        copiedVolume.set(o.sub.masterId, (copiedVolume.get(o.sub.masterId) ?? 0) + o.volume!)
-    for (const [masterId, v] of copiedVolume) {
-      const [m] = await tx
-        .update(copyMasters)
-        .set({ copiedVolume: sql`${copyMasters.copiedVolume} + ${v}` })
-        .where(eq(copyMasters.id, masterId))
-        .returning()
-      if (!m) continue
-      // the subscriptions whose accepted terms are a rebate
-      for (const o of mine) {
-        if (!o.copied || stopped.has(o.link.id) || o.sub.masterId !== masterId) continue
-        if (o.sub.rewardType !== REWARD.VOLUME_REBATE) continue
-        const id = await accrueRebateTx(ctx, tx, m, o)
-        if (id) rebates.push(id)
-      }
-    }
+    const placed = mine.filter((o) => o.copied && !stopped.has(o.link.id))
+    // a pending copy counts once it fills (copyFilledTx); one that filled before this commit counts now,
+    // read in this transaction: a fill committed after it finds the link and is counted by its event
+    const pendings = placed.filter((o) => isPending(o.link))
+    const states = await ctx.trading.orderStates(
+      pendings.map((o) => o.followerTicket!),
+      tx,
+    )
+    const counted = placed.filter((o) => !isPending(o.link))
+    for (const o of pendings)
+      if (filledState(states.get(o.followerTicket!)?.state) && (await fillRecordTx(ctx, tx, o.link, o.sub)))
+        counted.push(o)
+    rebates.push(...(await countCopiesTx(ctx, tx, counted)))
   })
   if (rebates.length > 0) await settleSoon(ctx, rebates)
   if (orphans.length > 0) await closeLinks(ctx, orphans)
 }
 
+const isPending = (l: Pick<Link, 'masterCmd'>) => l.masterCmd > 1
+const filledState = (state: string | undefined) => state === 'open' || state === 'closed'
+
+type CopyTx = Parameters<Parameters<CopyCtx['uow']['run']>[0]>[0]
+
+/** The `fill` record of a pending copy that filled: true when this call wrote it (it counts once). */
+async function fillRecordTx(ctx: CopyCtx, tx: CopyTx, link: Link, sub: Sub) {
+  const now = ctx.clock.now()
+  const made = await tx
+    .insert(copyRecords)
+    .values({
+      key: `fill:${link.id}`,
+      brandId: link.brandId,
+      subscriptionId: sub.id,
+      linkId: link.id,
+      action: 'fill',
+      result: 'copied',
+      reason: '',
+      message: "the copy's pending order filled",
+      symbol: link.symbol,
+      masterTicket: link.masterTicket,
+      masterPrice: link.masterPrice,
+      masterTime: link.masterTime,
+      decidedAt: now,
+      followerTicket: link.followerTicket,
+      volume: link.followerVolume ?? 0,
+      createdAt: now,
+    })
+    .onConflictDoNothing()
+    .returning({ id: copyRecords.id })
+  return made.length > 0
+}
+
+/**
+ * A follower's pending copy filled (its `trade.activated`): what a copy counts as a position (the
+ * master's copied volume, a VOLUME_REBATE accrual) counts now, once. A pending copy cancelled or expired
+ * unfilled owes nothing. The accrual's id, to settle after the commit.
+ */
+export async function copyFilledTx(ctx: CopyCtx, tx: CopyTx, ticket: number, volume: number) {
+  const [row] = await tx
+    .select({ link: copyLinks, sub: copySubscriptions })
+    .from(copyLinks)
+    .innerJoin(copySubscriptions, eq(copySubscriptions.id, copyLinks.subscriptionId))
+    .where(eq(copyLinks.followerTicket, ticket))
+  if (!row || !isPending(row.link) || !(await fillRecordTx(ctx, tx, row.link, row.sub))) return []
+  return countCopiesTx(ctx, tx, [{ link: row.link, sub: row.sub, volume }])
+}
+
+/** Copies now positions: their masters' copied volume, and the rebates their accepted terms owe (ids). */
+async function countCopiesTx(ctx: CopyCtx, tx: CopyTx, copies: Pick<Outcome, 'link' | 'sub' | 'volume'>[]) {
+  const rebates: number[] = []
+  const copiedVolume = new Map<number, number>()
+  for (const o of copies)
+    copiedVolume.set(o.sub.masterId, (copiedVolume.get(o.sub.masterId) ?? 0) + o.volume!)
+  for (const [masterId, v] of copiedVolume) {
+    const [m] = await tx
+      .update(copyMasters)
+      .set({ copiedVolume: sql`${copyMasters.copiedVolume} + ${v}` })
+      .where(eq(copyMasters.id, masterId))
+      .returning()
+    if (!m) continue
+    // the subscriptions whose accepted terms are a rebate
+    for (const o of copies) {
+      if (o.sub.masterId !== masterId || o.sub.rewardType !== REWARD.VOLUME_REBATE) continue
+      const id = await accrueRebateTx(ctx, tx, m, o)
+      if (id) rebates.push(id)
+    }
+  }
+  return rebates
+}
+
 /** VOLUME_REBATE: per lot copied, accrued once per link (its key). */
 async function accrueRebateTx(
   ctx: CopyCtx,
-  tx: Parameters<Parameters<CopyCtx['uow']['run']>[0]>[0],
+  tx: CopyTx,
   m: typeof copyMasters.$inferSelect,
-  o: Outcome,
+  o: Pick<Outcome, 'link' | 'sub' | 'volume'>,
 ) {
   const policy = rewardPolicyOf(o.sub)
   if (policy.reward_type !== REWARD.VOLUME_REBATE || policy.per_lot <= 0) return null

@@ -3,6 +3,7 @@ import type { CopyCtx } from '../context'
 import { copiesOpens, type SubscriptionSettings } from '../domain/settings'
 import { SUB_STATUS } from '../domain/status'
 import { copyLinks, copyMasters, copySubscriptions } from '../schema'
+import { isCopy, revivable } from './consumers'
 import { openLinks } from './open-copy'
 
 /**
@@ -22,7 +23,9 @@ export async function resyncSubscription(ctx: CopyCtx, subId: number) {
     .from(copyMasters)
     .where(eq(copyMasters.id, sub.masterId))
   if (master?.enabled !== 1) return
-  const positions = (await ctx.trading.openPositionsOf(sub.masterLogin)).filter((p) => p.cmd <= 1)
+  const positions = (await ctx.trading.openPositionsOf(sub.masterLogin)).filter(
+    (p) => p.cmd <= 1 && !isCopy(p),
+  )
   if (positions.length === 0) return
   const copies = new Set(
     (
@@ -41,13 +44,22 @@ export async function resyncSubscription(ctx: CopyCtx, subId: number) {
   const fresh = positions.filter((p) => !copies.has(p.ticket))
   if (fresh.length === 0) return
   // a link skipped for a reason that may no longer hold (paused, filtered, copy mode, too many
-  // positions, too old...) is tried again; one the follower ended by closing its copy never is. Each
-  // revival has its own record key (open-copy.ts recordKey).
+  // positions, too old...), or whose pending copy a pause cancelled, is tried again; one the follower
+  // ended by closing its copy never is. Each revival has its own record key (open-copy.ts recordKey).
+  // as the master holds it now: a part it closed meanwhile is not copied, a pending order that filled
+  // is copied as the position it is
+  const held = (v: (p: (typeof fresh)[number]) => number) =>
+    sql`case ${copyLinks.masterTicket} ${sql.join(
+      fresh.map((p) => sql`when ${p.ticket} then ${v(p)}`),
+      sql` `,
+    )} end`
   await ctx.db
     .update(copyLinks)
     .set({
       status: 'pending',
       reason: '',
+      masterVolume: held((p) => p.volume),
+      masterCmd: held((p) => p.cmd),
       resync: sql`${copyLinks.resync} + 2`,
       leaseUntil: 0,
       updatedAt: now,
@@ -55,7 +67,7 @@ export async function resyncSubscription(ctx: CopyCtx, subId: number) {
     .where(
       and(
         eq(copyLinks.subscriptionId, sub.id),
-        eq(copyLinks.status, 'skipped'),
+        revivable,
         inArray(
           copyLinks.masterTicket,
           fresh.map((p) => p.ticket),

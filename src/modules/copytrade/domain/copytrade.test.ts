@@ -201,7 +201,8 @@ describe('settings and the status table', () => {
       pause: [P, null, null],
       resume: [null, A, null],
       disable: [D, D, null],
-      equity_stop: [P, null, null],
+      // a paused subscription's equity stop still closes the copies it holds; it stays PAUSED
+      equity_stop: [P, P, null],
       master_gone: [D, D, null],
     } as const
     for (const [action, row] of Object.entries(table))

@@ -10,18 +10,20 @@ export type SubAction = 'pause' | 'resume' | 'disable' | 'equity_stop' | 'master
  * | from     | pause  | resume | disable  | equity_stop | master_gone |
  * |----------|--------|--------|----------|-------------|-------------|
  * | ACTIVE   | PAUSED | -      | DISABLED | PAUSED      | DISABLED    |
- * | PAUSED   | -      | ACTIVE | DISABLED | -           | DISABLED    |
+ * | PAUSED   | -      | ACTIVE | DISABLED | PAUSED      | DISABLED    |
  * | DISABLED | -      | -      | -        | -           | -           |
  *
  * DISABLED is final: its links end and a new subscription to the same master may be created. PAUSED
  * copies nothing new, but a close of a master position already copied is still copied (the follower is
- * never left holding a position the master has left). A missing cell answers 409 INVALID_TRANSITION.
+ * never left holding a position the master has left), and its equity stop still closes the copies it
+ * holds (the status stays PAUSED). A missing cell answers 409 INVALID_TRANSITION.
  */
 export function nextStatus(from: number, action: SubAction): number | null {
   switch (action) {
     case 'pause':
-    case 'equity_stop':
       return from === SUB_STATUS.ACTIVE ? SUB_STATUS.PAUSED : null
+    case 'equity_stop':
+      return from === SUB_STATUS.DISABLED ? null : SUB_STATUS.PAUSED
     case 'resume':
       return from === SUB_STATUS.PAUSED ? SUB_STATUS.ACTIVE : null
     case 'disable':

@@ -1,9 +1,10 @@
-import { and, eq, inArray, isNotNull, isNull, sql } from 'drizzle-orm'
+import { and, eq, gt, inArray, isNotNull, isNull, sql } from 'drizzle-orm'
 import type { Tx } from '../../../kernel/db/client'
 import type { Work } from '../../../kernel/db/unit-of-work'
 import type { UseCase } from '../../../kernel/use-case'
 import type { CopyCtx } from '../context'
 import { closeLinks } from '../copier/close-copy'
+import { PAUSE_CANCELLED } from '../copier/consumers'
 import { crystallize } from '../copier/fees'
 import { resyncSubscription } from '../copier/resync'
 import { nextStatus, SUB_STATUS, type SubAction } from '../domain/status'
@@ -103,6 +104,7 @@ export async function moveSubscriptionsTx(
   // the manual trading mode binds active subscriptions only: the followers' cached modes change now
   const followers = [...new Set(rows.filter((r) => moved.includes(r.id)).map((r) => r.followerLogin))]
   if (followers.length > 0) work.after(`copy-manual:${moved.join(',')}`, () => ctx.forgetManual(...followers))
+  if (action === 'pause' && moved.length > 0) await cancelPendingCopiesTx(ctx, tx, work, moved)
   // an end, or an equity stop: the copies are closed
   if (action !== 'pause' && action !== 'resume' && moved.length > 0) {
     const closing = await tx
@@ -119,6 +121,47 @@ export async function moveSubscriptionsTx(
     if (linkIds.length > 0) work.after(`copy-close:${moved.join(',')}`, () => closeLinks(ctx, linkIds))
   }
   return moved
+}
+
+/**
+ * A pause copies nothing new: the subscriptions' pending copies not filled yet are cancelled after the
+ * commit (a fill would be a new position). Their links keep the reason PAUSE_CANCELLED, by which the
+ * master's fill after a resume copies the position (consumers.ts reviveAtFill). The follower orders are
+ * read in this transaction: a copy that filled before it is a position, and stays.
+ */
+async function cancelPendingCopiesTx(ctx: CopyCtx, tx: Tx, work: Work, subIds: number[]) {
+  const links = await tx
+    .select({ id: copyLinks.id, ticket: copyLinks.followerTicket })
+    .from(copyLinks)
+    .where(
+      and(
+        inArray(copyLinks.subscriptionId, subIds),
+        eq(copyLinks.status, 'open'),
+        gt(copyLinks.masterCmd, 1),
+      ),
+    )
+  if (links.length === 0) return
+  const states = await ctx.trading.orderStates(
+    links.flatMap((l) => (l.ticket === null ? [] : [l.ticket])),
+    tx,
+  )
+  const still = links.filter((l) => l.ticket !== null && states.get(l.ticket)?.state === 'pending')
+  if (still.length === 0) return
+  const closing = await tx
+    .update(copyLinks)
+    .set({ status: 'closing', reason: PAUSE_CANCELLED, leaseUntil: 0, updatedAt: ctx.clock.now() })
+    .where(
+      and(
+        inArray(
+          copyLinks.id,
+          still.map((l) => l.id),
+        ),
+        eq(copyLinks.status, 'open'),
+      ),
+    )
+    .returning({ id: copyLinks.id })
+  const ids = closing.map((l) => l.id)
+  if (ids.length > 0) work.after(`copy-cancel:${subIds.join(',')}`, () => closeLinks(ctx, ids))
 }
 
 /** Ends (or moves by `action`) every live subscription of a master, in the caller's unit of work. */
