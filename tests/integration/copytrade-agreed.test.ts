@@ -233,3 +233,45 @@ describe('a pause places nothing new', () => {
     expect((await list(p.follower)).positions.map((x) => x.volume)).toEqual([100])
   })
 })
+
+describe('a pause or an end the follower was answered stops a copy in flight', () => {
+  for (const what of ['pause', 'disable'] as const)
+    test(`${what} answered 200 after the copier read the subscription: no copy is placed`, async () => {
+      const p = await pair({ reward_type: 3, percent: 10 })
+      const port = w.t.ports.get(TradingPort)
+      const open = port.open
+      let answered = 0
+      port.open = async (r) => {
+        // the follower's request commits (and is answered) between the copier's read and the copy's commit
+        if (r.login === p.follower && !answered)
+          answered = (await w.request('POST', `/copytrade/subscription/${p.sub}/${what}`, {})).status
+        return open(r)
+      }
+      try {
+        await w.openTrade(p.masterLogin, 0, 100)
+        await w.t.settle()
+      } finally {
+        port.open = open
+      }
+      expect(answered).toBe(200)
+      const placed = await w.t.ctx.db.execute({
+        sql: 'select count(*) as n from orders where login = ?',
+        args: [p.follower],
+      })
+      expect(Number(placed.rows[0]!.n)).toBe(0)
+      const copies = (await w.request('GET', `/copytrade/subscription/${p.sub}/copies`)).json.rows as {
+        action: string
+        result: string
+        reason: string
+      }[]
+      expect(copies.map((r) => [r.action, r.result, r.reason])).toEqual([
+        ['open', 'skipped', 'SUBSCRIPTION_NOT_ACTIVE'],
+      ])
+      if (what === 'pause') {
+        // the master's position is copied once the subscription resumes
+        expect((await action(p.sub, 'resume')).status).toBe(200)
+        await w.t.settle()
+        expect((await list(p.follower)).positions.map((x) => x.volume)).toEqual([100])
+      }
+    })
+})

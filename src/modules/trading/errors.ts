@@ -12,6 +12,8 @@ export const TRADING = refusals({
   openRefused: { status: 500, code: 'OPEN_ORDER_ERROR' },
   keyReused: { status: 409, code: 'IDEMPOTENCY_KEY_REUSED' },
   parentClosed: { status: 409, code: 'PARENT_CLOSED' },
+  /** Write port only: the caller no longer wants the order (OpenInput.whileWanted). */
+  notWanted: { status: 409, code: 'NO_LONGER_WANTED' },
   modifyNotFound: { status: 404, code: 'MODIFY_TRADE_ERROR' },
   modifyNotYours: { status: 403, code: 'MODIFY_TRADE_ERROR' },
   /** The account is disabled or read-only. */

@@ -1,4 +1,5 @@
 import { and, eq, inArray, lt, or, sql } from 'drizzle-orm'
+import type { Tx } from '../../../kernel/db/client'
 import { currencyDecimals } from '../../accounts'
 import { conversionRate, isTradingOpen } from '../../market'
 import { profitInAccount } from '../../trading'
@@ -254,8 +255,10 @@ async function openOne(
     tp: order.tp,
     ...(pending ? { open_price: link.masterPrice, expiration: master?.expiration ?? 0 } : {}),
     comment: `copy #${link.masterTicket}`,
-    // checked where the copy commits: never opened once the master's order is gone
+    // checked where the copy commits: never opened once the master's order is gone, nor once the
+    // subscription was paused or ended (its answer then says the copy was not made)
     whileOpen: link.masterTicket,
+    whileWanted: { id: sub.id, wanted: stillActive },
   })
   if (!r.ok) return skip(refusalReason(r.code, r.reason), r.reason)
   const filled = ctx.clock.now()
@@ -277,6 +280,15 @@ async function openOne(
     slippagePoints: pts,
     slippageMinor: slip === null ? null : Math.round(slip * 10 ** decimals),
   }
+}
+
+/** Which of the subscriptions are ACTIVE, read in trading's commit (OpenInput.whileWanted). */
+async function stillActive(tx: Tx, ids: number[]) {
+  const rows = await tx
+    .select({ id: copySubscriptions.id })
+    .from(copySubscriptions)
+    .where(and(inArray(copySubscriptions.id, ids), eq(copySubscriptions.status, SUB_STATUS.ACTIVE)))
+  return new Set(rows.map((r) => r.id))
 }
 
 /**
@@ -347,9 +359,9 @@ async function finishOpens(ctx: CopyCtx, outcomes: Outcome[]) {
         })
       for (const r of rows) done.add(r.id)
       if (!copied || rows.length === 0) return
-      // read in this transaction: a stop committed while the copy was opened is seen here (one committed
-      // after it finds the link open and closes it itself). A pause lets a copy in flight complete: it
-      // was decided before, and closed now it could never be copied again on resume.
+      // read in this transaction: a stop committed after the copy's commit is seen here (one committed
+      // after this finds the link open and closes it itself); one before it was refused by the commit
+      // (whileWanted). A pause after the commit leaves the copy: it was placed while ACTIVE.
       const ended = new Set(
         (
           await tx

@@ -2,6 +2,7 @@
 export function refusalReason(code: string, message: string) {
   if (code === 'PRICE_STALE') return 'PRICE_STALE'
   if (code === 'PARENT_CLOSED') return 'MASTER_CLOSED'
+  if (code === 'NO_LONGER_WANTED') return 'SUBSCRIPTION_NOT_ACTIVE'
   const m = message.toLowerCase()
   if (m.includes('not enough money')) return 'NOT_ENOUGH_MARGIN'
   if (m.includes('market closed')) return 'MARKET_CLOSED'

@@ -16,6 +16,12 @@ import { tradeEvent } from '../views'
 
 export const openError = (message: string) => refuse('openRefused', message)
 
+/** OpenInput.whileWanted: the caller's id for the request, and its question (one function per kind). */
+export interface WhileWanted {
+  id: number
+  wanted: (tx: Tx, ids: number[]) => Promise<Set<number>>
+}
+
 /** An order checked against symbol, session, volume and stops, waiting for the margin check and insert. */
 export interface OpenRequest {
   values: typeof orders.$inferInsert & { login: number; brandId: number; actor: string }
@@ -26,6 +32,8 @@ export interface OpenRequest {
   key?: { value: string; hash: string }
   /** Commit only while this order is open or pending (OpenInput.whileOpen). */
   whileOpen?: number
+  /** Commit only while the caller still wants it (OpenInput.whileWanted). */
+  whileWanted?: WhileWanted
 }
 
 export interface Opened {
@@ -157,8 +165,24 @@ async function heldOrders(tx: Tx, funds: Map<number, { login: number; maxPositio
   return out
 }
 
+const notWanted = () => refuse('notWanted', 'the order is no longer wanted by its caller: nothing opened')
+
+/** The requests their callers no longer want: one question per kind (`wanted`) for the batch. */
+async function unwanted(tx: Tx, reqs: OpenRequest[]) {
+  const byKind = new Map<WhileWanted['wanted'], OpenRequest[]>()
+  for (const r of reqs)
+    if (r.whileWanted) byKind.set(r.whileWanted.wanted, [...(byKind.get(r.whileWanted.wanted) ?? []), r])
+  const out = new Set<OpenRequest>()
+  for (const [wanted, asked] of byKind) {
+    const still = await wanted(tx, [...new Set(asked.map((r) => r.whileWanted!.id))])
+    for (const r of asked) if (!still.has(r.whileWanted!.id)) out.add(r)
+  }
+  return out
+}
+
 async function commitNew(ctx: TradingCtx, tx: Tx, reqs: OpenRequest[]): Promise<(Opened | Error)[]> {
   const parents = await parentStates(tx, reqs)
+  const dropped = await unwanted(tx, reqs)
   // every login's funds: a pending order needs no margin, but it counts against the account's limit
   const funds = await fundsOf(ctx.accounts, tx, [...new Set(reqs.map((r) => r.values.login))])
   const held = await heldOrders(tx, funds)
@@ -169,6 +193,10 @@ async function commitNew(ctx: TradingCtx, tx: Tx, reqs: OpenRequest[]): Promise<
   const results: (Opened | Error | null)[] = []
   const accepted: OpenRequest[] = []
   for (const r of reqs) {
+    if (dropped.has(r)) {
+      results.push(notWanted())
+      continue
+    }
     if (r.whileOpen !== undefined) {
       const state = parents.get(r.whileOpen)
       if (state !== 'open' && state !== 'pending') {

@@ -68,7 +68,7 @@ export async function openFor({
   OpenInput,
   { brandId: number; account: AccountRecord; group: GroupRecord; actor: string; idempotencyKey?: string }
 >) {
-  const { comment: _c, whileOpen: _w, ...asked } = input
+  const { comment: _c, whileOpen: _w, whileWanted: _ww, ...asked } = input
   const key = tradeKey(idempotencyKey, 'open', asked)
   let request: OpenRequest
   try {
@@ -153,6 +153,7 @@ async function checkedOpen(
     margin,
     key,
     whileOpen: input.whileOpen,
+    whileWanted: input.whileWanted,
     values: {
       brandId,
       actor,

@@ -7,7 +7,7 @@ import type { GroupRecord } from '../../accounts'
 import type { OrderRow } from '../book/positions'
 import type { Closed, CloseRequest } from '../commit/close-commit'
 import type { tradeKey } from '../commit/idempotency'
-import type { Opened, OpenRequest } from '../commit/open-commit'
+import type { Opened, OpenRequest, WhileWanted } from '../commit/open-commit'
 import type { TradingCtx } from '../context'
 import { quoteAgeOver, symbolClosed } from '../domain/checks'
 import type { TriggerEngine } from '../engine/trigger-engine'
@@ -91,6 +91,12 @@ export interface OpenInput {
    * transaction (a copy is never opened after its master position closed: 409 PARENT_CLOSED).
    */
   whileOpen?: number
+  /**
+   * Write port only: open only while the caller still wants it, asked in the commit's transaction, once
+   * per batch for every request sharing `wanted` (a copy is never opened after its subscription was
+   * paused or ended: 409 NO_LONGER_WANTED). `wanted` answers which of the ids still are.
+   */
+  whileWanted?: WhileWanted
 }
 
 /**
