@@ -18,15 +18,52 @@ const WireBank = z.object({
   holder: z.string().min(1),
 })
 
+/**
+ * The providers simulated inside this app: their payment page is served by this app itself
+ * (sandbox-page.ts), so whoever reaches it pays nothing and is credited. Never loaded in production
+ * unless `CASHIER_SANDBOX` says the deployment is a sandbox (staging, a public demo) with no real money.
+ */
+export const SIMULATED_PROVIDERS = ['sandbox', 'checkout'] as const
+
+const Flag = z.enum(['0', '1', 'false', 'true']).optional()
+const on = (v: string | undefined) => v === '1' || v === 'true'
+
 /** The cashier's environment variables (README: configuration). */
-export const CashierEnv = z.object({
-  /** JSON `{"<brand>": {"<provider>": ["secret", …]}}`: webhook secrets, several during a rotation. */
-  CASHIER_SECRETS: z.string().optional(),
-  /** JSON `{"name","iban","bic","holder"}`: the bank shown for wire deposits. */
-  CASHIER_WIRE_BANK: z.string().optional(),
-  /** JSON `{"<brand>": "https://host"}`: where providers send a brand's webhooks and customers pay. */
-  CASHIER_PUBLIC_URLS: z.string().optional(),
-})
+export const CashierEnv = z
+  .object({
+    APP_ENV: z.string().optional(),
+    /** JSON `{"<brand>": {"<provider>": ["secret", …]}}`: webhook secrets, several during a rotation. */
+    CASHIER_SECRETS: z.string().optional(),
+    /** JSON `{"name","iban","bic","holder"}`: the bank shown for wire deposits. */
+    CASHIER_WIRE_BANK: z.string().optional(),
+    /** JSON `{"<brand>": "https://host"}`: where providers send a brand's webhooks and customers pay. */
+    CASHIER_PUBLIC_URLS: z.string().optional(),
+    /**
+     * `1`: this deployment is a sandbox (no real money), so the simulated providers and their in-app
+     * payment page are loaded in production too. Outside production they always are.
+     */
+    CASHIER_SANDBOX: Flag,
+  })
+  .superRefine((e, ctx) => {
+    // an operator who configured a simulated provider's secrets in production believes it is real: a
+    // customer would pay on this app's own page and be credited with money nobody paid. Refused at start.
+    if (e.APP_ENV !== 'production' || on(e.CASHIER_SANDBOX) || !e.CASHIER_SECRETS) return
+    let secrets: unknown
+    try {
+      secrets = JSON.parse(e.CASHIER_SECRETS)
+    } catch {
+      return // parseJsonSetting names it at setup
+    }
+    if (!secrets || typeof secrets !== 'object') return
+    for (const [brand, providers] of Object.entries(secrets))
+      for (const p of SIMULATED_PROVIDERS)
+        if (providers && typeof providers === 'object' && p in providers)
+          ctx.addIssue({
+            code: 'custom',
+            path: ['CASHIER_SECRETS', brand, p],
+            message: `${p} is a simulated provider whose payment page this app serves (no money is taken): it is not loaded in production; remove it, or set CASHIER_SANDBOX=1 if this deployment is a sandbox`,
+          })
+  })
 
 const PublicUrls = z.record(
   z.string().min(1),
@@ -42,6 +79,14 @@ export interface CashierConfig {
   /** Each brand's public origin for payment pages and webhooks (README: configuration). */
   publicUrls: Record<string, string>
   production: boolean
+}
+
+/**
+ * Whether the simulated providers (SIMULATED_PROVIDERS) and their hosted payment page are loaded:
+ * outside production, or where `CASHIER_SANDBOX=1` declares the deployment a sandbox.
+ */
+export function sandboxAllowed(config: Config) {
+  return !config.production || on(moduleConfig(config, CashierEnv).CASHIER_SANDBOX)
 }
 
 /** The cashier's settings, read from the environment the kernel read its own from. */
@@ -69,7 +114,11 @@ export function cashierConfig(config: Config): CashierConfig {
  * port or scheme a client sent, which would send signed webhooks where it listens); in development, the
  * request's origin (the demo on any port).
  */
-export function publicOrigin(settings: CashierConfig, brandName: string, requestUrl: string) {
+export function publicOrigin(
+  settings: Pick<CashierConfig, 'publicUrls' | 'production'>,
+  brandName: string,
+  requestUrl: string,
+) {
   const configured = settings.publicUrls[brandName]
   if (configured) return configured.replace(/\/$/, '')
   const url = new URL(requestUrl)

@@ -2,8 +2,8 @@ import { Elysia } from 'elysia'
 import { defineModule } from '../../kernel/module'
 import { AccountsPort } from '../accounts'
 import { KycPort } from '../kyc'
-import { reconcile, retryCredits } from './backoffice'
-import { CashierEnv, cashierConfig } from './config'
+import { expireSessions, reconcile, retryCredits } from './backoffice'
+import { CashierEnv, cashierConfig, sandboxAllowed } from './config'
 import type { CashierCtx } from './context'
 import { seedCashierDemo } from './demo'
 import { cashierManagerRoutes } from './manager-routes'
@@ -38,25 +38,37 @@ export const cashierModule = defineModule({
       providers: new Map<string, PaymentProvider>(),
       settings: cashierConfig(k.config),
     }
-    const gateway = new SandboxGateway(ctx)
+    // the simulated providers take no money (their payment page is this app's own): loaded outside
+    // production, or where CASHIER_SANDBOX says the deployment is a sandbox (config.ts)
+    const gateway = sandboxAllowed(k.config) ? new SandboxGateway(ctx) : null
     for (const p of [
-      sandboxProvider(gateway),
-      checkoutProvider(gateway),
+      ...(gateway ? [sandboxProvider(gateway), checkoutProvider(gateway)] : []),
       wireProvider(ctx.settings.wireBank),
     ])
       ctx.providers.set(p.id, p)
+    const routes = new Elysia({ name: 'cashier', seed: k.instanceId })
+      .use(cashierRoutes(ctx))
+      .use(cashierManagerRoutes(ctx))
     return {
-      routes: new Elysia({ name: 'cashier', seed: k.instanceId })
-        .use(cashierRoutes(ctx))
-        .use(cashierManagerRoutes(ctx))
-        .use(sandboxRoutes(ctx, gateway)),
+      routes: gateway ? routes.use(sandboxRoutes(ctx, gateway)) : routes,
       jobs: [
         // webhooks stored but not applied (a crash between the inbox write and the credit, a failure)
         { name: 'cashier.inbox', every: 1000, scope: 'cluster', run: () => drainInbox(ctx) },
         { name: 'cashier.credit-retry', every: 30_000, scope: 'cluster', run: () => retryCredits({ ctx }) },
         { name: 'cashier.reconcile', every: 60_000, scope: 'cluster', run: () => reconcile({ ctx }) },
+        // payment sessions left unpaid past their age end (after asking the provider)
+        { name: 'cashier.expire', every: 300_000, scope: 'cluster', run: () => expireSessions({ ctx }) },
         // the sandbox provider's own retries of webhooks the merchant did not acknowledge
-        { name: 'cashier.sandbox-deliver', every: 2000, scope: 'cluster', run: () => gateway.redeliver() },
+        ...(gateway
+          ? [
+              {
+                name: 'cashier.sandbox-deliver',
+                every: 2000,
+                scope: 'cluster' as const,
+                run: () => gateway.redeliver(),
+              },
+            ]
+          : []),
       ],
       seedDemo: () => seedCashierDemo(ctx),
     }

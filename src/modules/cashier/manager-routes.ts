@@ -244,7 +244,11 @@ export const cashierManagerRoutes = (ctx: CashierCtx) =>
         params: t.Object({ method: MethodCode }),
         body: t.Object(
           {
-            provider: t.String({ pattern: '^[a-z][a-z0-9_]{0,31}$', description: 'sandbox, checkout, wire' }),
+            provider: t.String({
+              pattern: '^[a-z][a-z0-9_]{0,31}$',
+              description:
+                'a loaded provider: wire; the simulated sandbox and checkout outside production (or with CASHIER_SANDBOX=1)',
+            }),
             title: t.String({ minLength: 1, maxLength: 100, description: 'shown to customers' }),
             deposit: t.Boolean({ description: 'offered for deposits' }),
             withdrawal: t.Boolean({ description: 'offered for withdrawals' }),
@@ -262,7 +266,12 @@ export const cashierManagerRoutes = (ctx: CashierCtx) =>
             min_amount: Int({ minimum: 0, maximum: MAX_AMOUNT, description: 'smallest amount' }),
             max_amount: Int({ minimum: 1, maximum: MAX_AMOUNT, description: 'largest amount' }),
             fee_percent: t.Optional(
-              t.Number({ minimum: 0, maximum: 50, description: 'percent of the amount' }),
+              t.Number({
+                minimum: 0,
+                maximum: 50,
+                description:
+                  'percent of the amount, to a basis point (at most 2 decimals; more is 400 INVALID_DATA)',
+              }),
             ),
             fee_fixed_minor: t.Optional(
               Int({ minimum: 0, maximum: 1_000_000, description: 'fixed fee in minor units' }),
@@ -283,6 +292,8 @@ export const cashierManagerRoutes = (ctx: CashierCtx) =>
           },
         ),
         response: { 200: t.Record(t.String(), t.Unknown()) },
-        detail: doc('Cashier back office', "Create or replace a brand's payment method"),
+        detail: doc('Cashier back office', "Create or replace a brand's payment method", {
+          description: 'Answers the method as stored (fee_percent as the basis points kept).',
+        }),
       },
     )

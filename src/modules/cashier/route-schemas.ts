@@ -30,7 +30,12 @@ export const MethodCode = t.String({
 })
 export const Note = (description: string) => t.String({ maxLength: 500, description })
 export const StaffNote = Note('staff-only note kept in the status history')
-export const Reason = t.String({ minLength: 1, maxLength: 500, description: 'shown to the customer' })
+export const Reason = t.String({
+  minLength: 1,
+  maxLength: 500,
+  pattern: '\\S',
+  description: 'shown to the customer; not blank',
+})
 
 const History = t.Object({
   from: Nullable(Int()),

@@ -5,7 +5,7 @@ import { security } from '../../kernel/http/security'
 import { publicOrigin } from './config'
 import type { CashierCtx } from './context'
 import {
-  cancelWithdrawal,
+  cancelTransaction,
   customerTransaction,
   customerTransactions,
   listMethods,
@@ -182,21 +182,30 @@ export const cashierRoutes = (ctx: CashierCtx) =>
     )
     .post(
       '/cashier/transactions/:id/cancel',
-      ({ brand, session, params }) => cancelWithdrawal({ ctx, brand, session, id: params.id }),
+      ({ brand, session, params }) => cancelTransaction({ ctx, brand, session, id: params.id }),
       {
         auth: CUSTOMER,
         ...textInput({ params: TxId }),
         response: {
           200: Transaction,
-          ...errors({ 404: ['TRANSACTION_NOT_FOUND'], 409: ['TRANSACTION_STATE_CONFLICT'] }),
+          ...errors({
+            404: ['TRANSACTION_NOT_FOUND'],
+            409: ['TRANSACTION_STATE_CONFLICT'],
+            502: ['PROVIDER_UNAVAILABLE'],
+          }),
         },
-        detail: doc('Cashier', 'Cancel a withdrawal staff have not decided yet', {
+        detail: doc('Cashier', 'Cancel a withdrawal staff have not decided yet, or a deposit not paid', {
           description:
             "The customer's own withdrawal while it is pending_approval: it ends cancelled and the held amount " +
-            'returns to the balance at once. Asked again (a retry after a lost answer), one the customer cancelled ' +
-            'answers the same. Once approved (payout_in_progress) only staff can stop it: 409 ' +
-            'TRANSACTION_STATE_CONFLICT naming its status, as for a rejected or paid one. A deposit, or a ' +
-            'transaction of another customer or brand: 404 TRANSACTION_NOT_FOUND.',
+            'returns to the balance at once. Once approved (payout_in_progress) only staff can stop it: 409 ' +
+            "TRANSACTION_STATE_CONFLICT naming its status, as for a rejected or paid one. The customer's own " +
+            "deposit while it is pending_payment and nobody paid it: a card payment's session is ended at the " +
+            'provider first (then it can no longer be paid), and the deposit ends cancelled and no longer counts ' +
+            'toward the KYC deposit limit; one paid or being paid at the provider is 409 TRANSACTION_STATE_CONFLICT ' +
+            '(it is credited once confirmed), a provider that cannot be reached 502 PROVIDER_UNAVAILABLE. A deposit ' +
+            'left unpaid is ended by the server after 24 hours anyway. Asked again (a retry after a lost answer), ' +
+            'one the customer cancelled answers the same. A transaction of another customer or brand: 404 ' +
+            'TRANSACTION_NOT_FOUND.',
         }),
       },
     )

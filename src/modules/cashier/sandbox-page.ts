@@ -1,4 +1,4 @@
-import { and, asc, eq, ne, sql } from 'drizzle-orm'
+import { and, asc, eq, inArray, ne, sql } from 'drizzle-orm'
 import { Elysia, t } from 'elysia'
 import { brands } from '../../kernel/brand/schema'
 import { doc, errors } from '../../kernel/http/openapi'
@@ -23,6 +23,8 @@ const STATUS_UPDATE: Record<string, ProviderUpdate> = {
   captured: 'confirmed',
   declined: 'failed',
   refunded: 'refunded',
+  // a session ended unpaid (expireSession): it can no longer be paid
+  expired: 'cancelled',
 }
 
 /**
@@ -46,6 +48,19 @@ export class SandboxGateway implements HostedPayments {
   async status(token: string) {
     const [row] = await this.ctx.db.select().from(sandboxPayments).where(eq(sandboxPayments.token, token))
     return row ? (STATUS_UPDATE[row.status] ?? null) : null
+  }
+
+  /** Ends a payment nobody paid: only from created or pending_3ds, so of a pay and an expiry one wins. */
+  async expire(token: string) {
+    const now = this.ctx.clock.now()
+    const [r] = await this.ctx.db
+      .update(sandboxPayments)
+      .set({ status: 'expired', updatedAt: now })
+      .where(
+        and(eq(sandboxPayments.token, token), inArray(sandboxPayments.status, ['created', 'pending_3ds'])),
+      )
+      .returning({ token: sandboxPayments.token })
+    return !!r
   }
 
   async payment(brandId: number, token: string) {

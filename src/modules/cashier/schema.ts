@@ -142,7 +142,7 @@ export const sandboxPayments = sqliteTable('sandbox_payments', {
   reference: text('reference').notNull(),
   amount: integer('amount').notNull(),
   currency: text('currency').notNull(),
-  /** created, pending_3ds, captured, declined, refunded */
+  /** created, pending_3ds, captured, declined, refunded, expired (ended unpaid) */
   status: text('status').notNull(),
   notifyUrl: text('notify_url').notNull(),
   returnUrl: text('return_url').notNull(),

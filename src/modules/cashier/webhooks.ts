@@ -6,11 +6,11 @@ import { rowsOf, statement } from '../../kernel/db/statement'
 import type { Work } from '../../kernel/db/unit-of-work'
 import { fromMinor } from '../accounts'
 import { type CashierCtx, secretsOf } from './context'
-import { STATUS } from './domain/status'
+import { heldAfterReversal, next, STATUS } from './domain/status'
 import { refuse } from './errors'
 import type { ParsedWebhook } from './providers/port'
 import { cashierInbox, cashierTransactions } from './schema'
-import { credit, flag, LostRace, move, reverse } from './transactions'
+import { credit, flag, LostRace, move, record, reverse, type TxRow } from './transactions'
 
 const CLAIM_MS = 30_000
 const MAX_ATTEMPTS = 10
@@ -52,8 +52,10 @@ const processedStatement = statement((qb) =>
  * Applies one provider update to its deposit in the caller's transaction; returns what happened (kept
  * on the inbox row). A confirmation of another amount or currency goes to manual review; a confirmation
  * credits at once; a refund or dispute of a credited deposit takes it back, and one of another amount or
- * currency (a partial refund) flags it for staff and moves nothing. Whatever does not apply to
- * the current status changes nothing (late, repeated or out-of-order events).
+ * currency (a partial refund) flags it for staff and moves nothing. One of a deposit not credited yet
+ * (before its capture, or in review) is recorded, flagged and held in review, where a credit takes only
+ * what the provider still holds. Whatever does not apply to the current status changes nothing (late,
+ * repeated or out-of-order events).
  */
 async function applyUpdate(
   ctx: CashierCtx,
@@ -71,6 +73,20 @@ async function applyUpdate(
   if (!row) return { state: 'ignored', result: 'no such deposit of this provider and brand' }
   const actor = `provider:${provider}`
   const ref = row.providerRef ?? u.providerRef
+  // the capture of a deposit whose reversal came first: what it confirmed adds to what the review may
+  // credit (provider_amount, net of the reversal); nothing is credited without staff
+  if (u.update === 'confirmed' && row.status === STATUS.manual_review && awaitsCapture(row)) {
+    const net = heldAfterReversal(row, { amount: -u.amount, currency: u.currency })
+    await note(
+      tx,
+      row,
+      { ...net, providerCurrency: u.currency, providerRef: ref },
+      actor,
+      `provider confirmed ${fromMinor(u.amount, u.currency)} ${u.currency} after taking money back: held for review; a credit takes only ${fromMinor(Math.max(0, net.providerAmount), u.currency)} ${u.currency}`,
+      now,
+    )
+    return { state: 'processed', result: 'manual_review: a capture after a reversal' }
+  }
   if (u.update === 'confirmed' && (u.amount !== row.amount || u.currency !== row.currency)) {
     const r = await move(
       tx,
@@ -100,6 +116,22 @@ async function applyUpdate(
       )
       return { state: 'processed', result: `flagged: ${u.update} of another amount or currency` }
     }
+    // money the provider took back before it was credited (out of order, or a deposit still open or in
+    // review): recorded and held for staff, and what a later credit may take is what is left
+    if (row.status === STATUS.manual_review || next('deposit', row.status, 'reversal') !== null) {
+      const what = `provider reported ${u.update} of ${fromMinor(u.amount, u.currency)} ${u.currency} before the deposit was credited`
+      const set = {
+        ...heldAfterReversal(row, u),
+        flagged: 1,
+        staffNote: `${what}: held for review; a credit takes only what the provider still holds (provider_amount)`,
+        reason: 'the payment is being reviewed',
+      }
+      const r =
+        row.status === STATUS.manual_review
+          ? await note(tx, row, set, actor, what, now)
+          : await move(tx, row, 'reversal', actor, now, set, what)
+      return r ? { state: 'processed', result: `manual_review: ${u.update} before the credit` } : ignored(row)
+    }
     const r = await reverse(ctx, tx, work, row, u.update, actor, now)
     return r ? { state: 'processed', result: `status ${r.status}` } : ignored(row)
   }
@@ -117,6 +149,21 @@ async function applyUpdate(
     return { state: 'processed', result: c?.status === STATUS.credited ? 'credited' : 'credit_failed' }
   }
   return { state: 'processed', result: `status ${r.status}` }
+}
+
+/** A deposit a reversal sent to review before any confirmation was recorded (its capture is to come). */
+const awaitsCapture = (row: TxRow) =>
+  row.flagged === 1 && row.providerAmount !== null && row.providerCurrency === null
+
+/** Changes a deposit in review without moving it, with a history row (status to itself). */
+async function note(tx: Tx, row: TxRow, set: Partial<TxRow>, actor: string, text: string, now: number) {
+  const [r] = await tx
+    .update(cashierTransactions)
+    .set({ ...set, updatedAt: now })
+    .where(and(eq(cashierTransactions.id, row.id), eq(cashierTransactions.status, row.status)))
+    .returning()
+  if (r) await record(tx, row.id, row.status, row.status, actor, text, now)
+  return r ?? null
 }
 
 const ignored = (row: { status: number }) => ({

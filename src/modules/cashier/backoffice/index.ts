@@ -5,6 +5,7 @@
  */
 export { approveWithdrawal } from './approve-withdrawal'
 export { confirmWire } from './confirm-wire'
+export { endUnpaidSession, expireSessions, PAYMENT_SESSION_TTL_MS } from './expire-sessions'
 export { markPaid } from './mark-paid'
 export { payoutFailed } from './payout-failed'
 export { reconcile } from './reconcile'

@@ -1,67 +1,134 @@
-import { and, eq, inArray, lte } from 'drizzle-orm'
+import { and, asc, eq, gt, inArray, lte, type SQL } from 'drizzle-orm'
 import type { UseCase } from '../../../kernel/use-case'
 import type { CashierCtx } from '../context'
-import { OPEN, STATUS } from '../domain/status'
+import { OPEN, type ProviderUpdate, STATUS } from '../domain/status'
+import type { PaymentProvider } from '../providers/port'
 import { cashierInbox, cashierTransactions } from '../schema'
+import type { TxRow } from '../transactions'
+
+/** Rows a job reads at once; a run reads pages until its bound. */
+const PAGE = 100
+/** What one run of a job visits at most (a provider is asked about each), and how long it may take. */
+const MAX_ROWS = 1000
+const MAX_RUN_MS = 30_000
 
 /**
- * Job: asks the provider about deposits still open after a while. A state the provider reached and we
- * did not (a lost webhook) is applied through the inbox like a webhook (`recon:` event ids, so once); a
- * contradiction with what we did (it says failed, we credited) flags the transaction for a person.
+ * Visits the transactions `where` selects in id order, from where the previous run stopped (its cursor
+ * is kept in the shared cache under `cursorKey`) to the end, then from the start again: however many
+ * there are, and whichever of them never change, every one is visited in turn. A run stops after
+ * `maxRows` rows or MAX_RUN_MS; without the cache (or a cursor lost) it starts from the first.
+ */
+export async function walkById(
+  ctx: CashierCtx,
+  cursorKey: string,
+  where: SQL | undefined,
+  visit: (row: TxRow) => Promise<void>,
+  maxRows = MAX_ROWS,
+) {
+  const startedMs = performance.now()
+  let after = Number((await ctx.store.get(cursorKey).catch(() => null)) ?? 0) || 0
+  let visited = 0
+  for (;;) {
+    const want = Math.min(PAGE, maxRows - visited)
+    const rows = await ctx.db
+      .select()
+      .from(cashierTransactions)
+      .where(and(where, gt(cashierTransactions.id, after)))
+      .orderBy(asc(cashierTransactions.id))
+      .limit(want)
+    for (const row of rows) {
+      await visit(row)
+      after = row.id
+      visited++
+    }
+    // the end: the next run starts from the first again (this one too, when it found nothing past its cursor)
+    if (rows.length < want) {
+      const empty = visited === 0 && after !== 0
+      after = 0
+      if (empty) continue
+      break
+    }
+    if (visited >= maxRows || performance.now() - startedMs > MAX_RUN_MS) break
+  }
+  await ctx.store.set(cursorKey, String(after), 7 * 86_400_000).catch(() => undefined)
+  return visited
+}
+
+/**
+ * A state the provider reached and we did not (a lost webhook), applied through the inbox like a webhook
+ * (`recon:` event ids, so once); true when it was queued.
+ */
+export async function queueProviderState(
+  ctx: CashierCtx,
+  provider: PaymentProvider,
+  row: TxRow,
+  theirs: ProviderUpdate,
+  now: number,
+) {
+  if (!row.providerRef) return false
+  const body = provider.simulator?.body(`recon-${row.id}-${theirs}`, theirs as 'confirmed', {
+    token: row.providerRef.replace(/^pay_/, ''),
+    reference: String(row.id),
+    amount: row.amount,
+    currency: row.currency,
+  })
+  if (!body) return false
+  const parsed = provider.parseWebhook(body)
+  if ('error' in parsed) return false
+  const [ins] = await ctx.db
+    .insert(cashierInbox)
+    .values({
+      brandId: row.brandId,
+      provider: row.provider,
+      eventId: `recon:${row.id}:${theirs}`,
+      body,
+      receivedAt: now,
+    })
+    .onConflictDoNothing()
+    .returning({ id: cashierInbox.id })
+  return !!ins
+}
+
+/**
+ * Job: asks the provider about deposits still open after a while, and credited ones (a refund or
+ * dispute whose webhook was lost), in id order from where the last run stopped (`walkById`), so none is
+ * left unvisited however many there are. A state the provider reached and we did not is applied through
+ * the inbox (`queueProviderState`); a contradiction with what we did (it says failed, we credited) flags
+ * the transaction for a person.
  */
 export async function reconcile({
   ctx,
   olderThanMs = 120_000,
-}: UseCase<CashierCtx, undefined, { olderThanMs?: number }>) {
+  maxRows,
+}: UseCase<CashierCtx, undefined, { olderThanMs?: number; maxRows?: number }>) {
   const now = ctx.clock.now()
-  const rows = await ctx.db
-    .select()
-    .from(cashierTransactions)
-    .where(
-      and(
-        eq(cashierTransactions.kind, 'deposit'),
-        inArray(cashierTransactions.status, [...OPEN, STATUS.credited]),
-        lte(cashierTransactions.updatedAt, now - olderThanMs),
-        eq(cashierTransactions.flagged, 0),
-      ),
-    )
-    .limit(200)
   let applied = 0
-  for (const row of rows) {
-    const provider = ctx.providers.get(row.provider)
-    if (!provider?.fetchStatus || !row.providerRef) continue
-    const theirs = await provider.fetchStatus(row.providerRef).catch(() => null)
-    if (!theirs || theirs === 'pending') continue
-    const contradiction = row.status === STATUS.credited && (theirs === 'failed' || theirs === 'cancelled')
-    if (contradiction) {
-      await ctx.db
-        .update(cashierTransactions)
-        .set({ flagged: 1, staffNote: `reconciliation: provider says ${theirs}` })
-        .where(eq(cashierTransactions.id, row.id))
-      continue
-    }
-    if (row.status === STATUS.credited && theirs === 'confirmed') continue
-    const body = provider.simulator?.body(`recon-${row.id}-${theirs}`, theirs as 'confirmed', {
-      token: row.providerRef.replace(/^pay_/, ''),
-      reference: String(row.id),
-      amount: row.amount,
-      currency: row.currency,
-    })
-    if (!body) continue
-    const parsed = provider.parseWebhook(body)
-    if ('error' in parsed) continue
-    const [ins] = await ctx.db
-      .insert(cashierInbox)
-      .values({
-        brandId: row.brandId,
-        provider: row.provider,
-        eventId: `recon:${row.id}:${theirs}`,
-        body,
-        receivedAt: now,
-      })
-      .onConflictDoNothing()
-      .returning({ id: cashierInbox.id })
-    if (ins) applied++
-  }
+  await walkById(
+    ctx,
+    'cashier:reconcile:after',
+    and(
+      eq(cashierTransactions.kind, 'deposit'),
+      inArray(cashierTransactions.status, [...OPEN, STATUS.credited]),
+      lte(cashierTransactions.updatedAt, now - olderThanMs),
+      eq(cashierTransactions.flagged, 0),
+    ),
+    async (row) => {
+      const provider = ctx.providers.get(row.provider)
+      if (!provider?.fetchStatus || !row.providerRef) return
+      const theirs = await provider.fetchStatus(row.providerRef).catch(() => null)
+      if (!theirs || theirs === 'pending') return
+      const contradiction = row.status === STATUS.credited && (theirs === 'failed' || theirs === 'cancelled')
+      if (contradiction) {
+        await ctx.db
+          .update(cashierTransactions)
+          .set({ flagged: 1, staffNote: `reconciliation: provider says ${theirs}` })
+          .where(eq(cashierTransactions.id, row.id))
+        return
+      }
+      if (row.status === STATUS.credited && theirs === 'confirmed') return
+      if (await queueProviderState(ctx, provider, row, theirs, now)) applied++
+    },
+    maxRows,
+  )
   return applied
 }

@@ -11,8 +11,10 @@ import { act, type StaffAction, staff } from './shared'
 
 /**
  * What a reviewed deposit credits: the amount the provider or the bank confirmed, when one was recorded
- * (crediting the amount asked for credited money that never arrived), with the fee in proportion. One
- * confirmed in another currency cannot be credited as it is: staff close it as failed and book it.
+ * (crediting the amount asked for credited money that never arrived), less what the provider took back
+ * before the credit (a refund or chargeback recorded in review: `provider_amount` is what it still
+ * holds), with the fee in proportion. One confirmed in another currency cannot be credited as it is:
+ * staff close it as failed and book it.
  */
 function receivedOf(row: TxRow) {
   const received = row.providerAmount
@@ -23,7 +25,12 @@ function receivedOf(row: TxRow) {
       `the provider confirmed ${row.providerCurrency}, not ${row.currency}: close it as failed and book the money by hand`,
     )
   if (received <= 0)
-    throw refuse('TRANSACTION_STATE_CONFLICT', 'the provider confirmed nothing: close it as failed')
+    throw refuse(
+      'TRANSACTION_STATE_CONFLICT',
+      row.flagged === 1
+        ? 'the provider holds nothing for it (it took the money back, or has not confirmed any): close it as failed'
+        : 'the provider confirmed nothing: close it as failed',
+    )
   return { amount: received, fee: Math.min(received, Math.round((row.fee * received) / row.amount)) }
 }
 
@@ -62,7 +69,7 @@ export const resolveReview = ({
           'resolve_fail',
           staff(staffId),
           now,
-          { reason: input.reason ?? 'the payment failed', staffNote: input.note },
+          { reason: input.reason?.trim() || 'the payment failed', staffNote: input.note },
           input.note,
         )
       const { amount, fee } = receivedOf(row)

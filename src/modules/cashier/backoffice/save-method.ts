@@ -28,6 +28,10 @@ export async function saveMethod({
   if (!ctx.providers.has(m.provider))
     throw refuse('INVALID_DATA', `provider: one of ${[...ctx.providers.keys()].join(', ')}`)
   if (m.min_amount > m.max_amount) throw refuse('INVALID_DATA', 'min_amount: above max_amount')
+  // stored in basis points: a finer percent would be rounded silently, and the fee differ from the one set
+  const feeBps = Math.round((m.fee_percent ?? 0) * 100)
+  if (Math.abs((m.fee_percent ?? 0) * 100 - feeBps) > 1e-6)
+    throw refuse('INVALID_DATA', 'fee_percent: at most 2 decimals (a basis point, 0.01 %)')
   const values = {
     provider: m.provider,
     title: m.title,
@@ -37,7 +41,7 @@ export async function saveMethod({
     countries: JSON.stringify(m.countries ?? []),
     minAmount: m.min_amount,
     maxAmount: m.max_amount,
-    feeBps: Math.round((m.fee_percent ?? 0) * 100),
+    feeBps,
     feeFixedMinor: m.fee_fixed_minor ?? 0,
     enabled: m.enabled ? 1 : 0,
     updatedAt: ctx.clock.now(),
@@ -46,5 +50,6 @@ export async function saveMethod({
     .insert(cashierMethods)
     .values({ brandId, code, ...values })
     .onConflictDoUpdate({ target: [cashierMethods.brandId, cashierMethods.code], set: values })
-  return { code, ...m }
+  // what is stored, as the methods list answers it
+  return { code, ...m, fee_percent: feeBps / 100, fee_fixed_minor: values.feeFixedMinor }
 }

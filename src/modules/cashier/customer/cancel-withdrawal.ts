@@ -39,8 +39,8 @@ export async function cancelWithdrawal({
   return viewOf(ctx, id)
 }
 
-/** Whether the withdrawal's move to cancelled was the customer's. */
-async function cancelledByCustomer(ctx: CashierCtx, id: number) {
+/** Whether the transaction's move to cancelled was the customer's. */
+export async function cancelledByCustomer(ctx: CashierCtx, id: number) {
   const [mine] = await ctx.db
     .select({ id: cashierHistory.id })
     .from(cashierHistory)

@@ -3,6 +3,7 @@
  * withdrawal, the customer's transactions; what they share (methods, limits, idempotency keys, the
  * created row) is in shared.ts.
  */
+export { cancelTransaction } from './cancel-deposit'
 export { cancelWithdrawal } from './cancel-withdrawal'
 export { listMethods } from './list-methods'
 export { customerTransaction, customerTransactions } from './list-transactions'

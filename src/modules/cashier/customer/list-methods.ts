@@ -1,11 +1,12 @@
 import type { UseCase } from '../../../kernel/use-case'
-import { fromMinor, roundToMinor } from '../../accounts'
+import { fromMinor } from '../../accounts'
 import type { CashierCtx } from '../context'
 import { refuse } from '../errors'
 import {
   available,
   customerOf,
   depositedTowardLimit,
+  depositLimitMinor,
   methodView,
   realAccount,
   type SessionScope,
@@ -27,7 +28,7 @@ export async function listMethods({
   const wd = customer.withdrawalAllowed === 1 ? await available(ctx, brand, customer, view, 'withdrawal') : []
   const codes = [...new Set([...dep, ...wd].map((m) => m.code))]
   const gates = await ctx.kyc.gates(brand.id, customer.id)
-  const limit = gates.deposit_limit ? (gates.deposit_limit[currency] ?? 0) : null
+  const limit = gates.deposit_limit ? depositLimitMinor(gates.deposit_limit, currency) : null
   const used =
     limit === null ? 0 : await depositedTowardLimit(ctx.db, brand.id, customer.id, currency, ctx.clock.now())
   return {
@@ -35,8 +36,7 @@ export async function listMethods({
     currency,
     kyc_status: gates.status,
     // in minor units, then back: 2000 - 1408.34 is 591.6600000000001 in floating point
-    deposit_limit_remaining:
-      limit === null ? null : fromMinor(Math.max(0, roundToMinor(limit, currency) - used), currency),
+    deposit_limit_remaining: limit === null ? null : fromMinor(Math.max(0, limit - used), currency),
     withdrawal_allowed: customer.withdrawalAllowed === 1 && gates.withdrawal_allowed,
     methods: codes.map((c) => {
       const m = [...dep, ...wd].find((x) => x.code === c)!

@@ -4,7 +4,7 @@ import type { Brand } from '../../../kernel/brand/registry'
 import type { Queryable, Tx } from '../../../kernel/db/client'
 import { invalid } from '../../../kernel/http/errors'
 import { assertSameRequest, fingerprint } from '../../../kernel/http/idempotency'
-import { type AccountView, type CustomerRecord, fromMinor, toMinor } from '../../accounts'
+import { type AccountView, type CustomerRecord, fromMinor, roundToMinor, toMinor } from '../../accounts'
 import { type CashierCtx, providerReady } from '../context'
 import { eligibleMethods, type MethodConfig } from '../domain/methods'
 import { COUNTING, feeOf, STATUS } from '../domain/status'
@@ -91,6 +91,15 @@ export const methodView = (m: MethodConfig, currency: string, purposes: string[]
   fee_percent: m.feeBps / 100,
   fee_fixed: fromMinor(m.feeFixedMinor, currency),
 })
+
+/**
+ * The KYC deposit limit of a currency in minor units, as every read takes it (the deposit's check and
+ * the methods' `deposit_limit_remaining`): KYC refuses a limit with more decimals than the currency or
+ * past MAX_AMOUNT when it is saved; one stored before that is rounded to the currency, never read as 0.
+ */
+export function depositLimitMinor(limits: Record<string, number>, currency: string) {
+  return Math.min(Number.MAX_SAFE_INTEGER, Math.max(0, roundToMinor(limits[currency] ?? 0, currency)))
+}
 
 /** How long a deposit may stay `created` (a live one moves on within seconds) and still count. */
 const CREATED_COUNTS_MS = 15 * 60_000

@@ -1,6 +1,6 @@
 import { isUniqueViolation } from '../../../kernel/db/errors'
 import type { UseCase } from '../../../kernel/use-case'
-import { fromMinor, toMinor } from '../../accounts'
+import { fromMinor } from '../../accounts'
 import type { CashierCtx } from '../context'
 import { refuse } from '../errors'
 import type { NextStep } from '../providers/port'
@@ -11,6 +11,7 @@ import {
   byKey,
   customerOf,
   depositedTowardLimit,
+  depositLimitMinor,
   insertCreated,
   methodFor,
   realAccount,
@@ -50,7 +51,7 @@ export async function startDeposit({
   try {
     row = await ctx.db.transaction(async (tx) => {
       if (gates.deposit_limit) {
-        const limit = toMinor(gates.deposit_limit[currency] ?? 0, currency) ?? 0
+        const limit = depositLimitMinor(gates.deposit_limit, currency)
         // in the transaction that writes this one: the write lock orders deposits asked at once
         const used = await depositedTowardLimit(tx, brand.id, customer.id, currency, now)
         if (used + amount > limit)

@@ -63,10 +63,12 @@ export type Action =
   | 'resolve_credit' // staff: credit a reviewed transaction
   | 'resolve_fail' // staff: close a reviewed transaction as failed
   | 'refund' // staff: refund a credited deposit
+  | 'reversal' // the provider took a deposit's money back (refund, chargeback) before it was credited
+  | 'expire' // a deposit's payment session ended unpaid past its age (the job)
   // withdrawals
   | 'approve' // staff approved, payout sent
   | 'reject' // staff rejected, hold returned
-  | 'cancel' // the customer took it back before staff decided, hold returned
+  | 'cancel' // the customer took it back (a withdrawal before staff decided, hold returned; a deposit not paid)
   | 'paid' // payout settled
   | 'payout_failed' // payout failed, hold returned
 
@@ -75,10 +77,12 @@ const S = STATUS
 
 /**
  * Deposits: created -> pending_payment -> provider_confirmed -> credited; provider_confirmed ->
- * credit_failed -> credited (retry) or manual_review; failed and cancelled end a payment; credited ->
- * refunded or chargeback. Anything not listed is ignored, so an event arriving late or twice never moves
- * a transaction backwards. A confirmation after a failure or cancellation means money moved where we
- * thought none did: a person looks at it.
+ * credit_failed -> credited (retry) or manual_review; failed and cancelled end a payment (the customer
+ * cancels one not paid, a session unpaid past its age expires); credited -> refunded or chargeback.
+ * Anything not listed is ignored, so an event arriving late or twice never moves a transaction
+ * backwards. A confirmation after a failure or cancellation means money moved where we thought none did,
+ * and a reversal before the credit (out of order, or of a deposit not credited yet) means money left
+ * before it was ours: a person looks at it (manual_review, which then credits only what is left).
  */
 const DEPOSIT: Table = {
   [S.created]: {
@@ -88,19 +92,23 @@ const DEPOSIT: Table = {
     failed: S.failed,
     cancelled: S.cancelled,
     mismatch: S.manual_review,
+    reversal: S.manual_review,
   },
   [S.pending_payment]: {
     confirmed: S.provider_confirmed,
     failed: S.failed,
     cancelled: S.cancelled,
+    cancel: S.cancelled,
+    expire: S.cancelled,
     mismatch: S.manual_review,
+    reversal: S.manual_review,
   },
-  [S.provider_confirmed]: { credit: S.credited, credit_error: S.credit_failed, chargeback: S.manual_review },
-  [S.credit_failed]: { credit: S.credited, give_up: S.manual_review, chargeback: S.manual_review },
+  [S.provider_confirmed]: { credit: S.credited, credit_error: S.credit_failed, reversal: S.manual_review },
+  [S.credit_failed]: { credit: S.credited, give_up: S.manual_review, reversal: S.manual_review },
   [S.credited]: { refunded: S.refunded, refund: S.refunded, chargeback: S.chargeback },
   [S.manual_review]: { resolve_credit: S.credited, resolve_fail: S.failed },
-  [S.failed]: { confirmed: S.manual_review, mismatch: S.manual_review },
-  [S.cancelled]: { confirmed: S.manual_review, mismatch: S.manual_review },
+  [S.failed]: { confirmed: S.manual_review, mismatch: S.manual_review, reversal: S.manual_review },
+  [S.cancelled]: { confirmed: S.manual_review, mismatch: S.manual_review, reversal: S.manual_review },
 }
 
 /**
@@ -154,6 +162,33 @@ export const COUNTING = [
 ]
 /** Statuses reconciliation asks the provider about. */
 export const OPEN = [S.created, S.pending_payment, S.provider_confirmed, S.credit_failed]
+
+/**
+ * A deposit's `provider_amount` and `provider_currency` after the provider took `reversed` back before
+ * the credit: what the provider still holds, i.e. what it confirmed less what it took back (minor units).
+ * A reversal before any confirmation leaves it negative, and the currency unset, until the capture
+ * arrives (pass the capture as a negative reversal to add it). One in another currency than the one held
+ * nets nothing and leaves a currency the review cannot credit (staff book it by hand).
+ */
+export function heldAfterReversal(
+  row: {
+    status: number
+    amount: number
+    currency: string
+    providerAmount: number | null
+    providerCurrency: string | null
+  },
+  reversed: { amount: number; currency: string },
+): { providerAmount: number; providerCurrency: string | null } {
+  // a deposit confirmed before the amount was kept (provider_confirmed, credit_failed) holds its amount
+  const confirmed = row.status === S.provider_confirmed || row.status === S.credit_failed
+  const currency = row.providerCurrency ?? (confirmed ? row.currency : null)
+  const held = row.providerAmount ?? (confirmed ? row.amount : 0)
+  if (reversed.currency === (currency ?? row.currency))
+    return { providerAmount: held - reversed.amount, providerCurrency: currency }
+  // another currency than what it holds: nothing nets; the review cannot credit it (booked by hand)
+  return { providerAmount: -reversed.amount, providerCurrency: reversed.currency }
+}
 
 /** Fee of an amount (minor units): basis points rounded half up, plus the fixed part; never above it. */
 export function feeOf(amountMinor: number, bps: number, fixedMinor: number): number {

@@ -10,7 +10,8 @@ import {
 import { parseJson } from './sandbox'
 
 /**
- * A hosted-payments provider shaped like Checkout.com's: the webhook body is signed as a whole,
+ * A simulated hosted-payments provider shaped like Checkout.com's (its payment page is this app's own
+ * sandbox page, so it takes no money: loaded only where the cashier's `sandbox` setting allows): the webhook body is signed as a whole,
  * `Cko-Signature: hex(HMAC-SHA256(secret, body))`, with no timestamp, so replays are stopped by the
  * event id alone (the inbox). Events name the payment and echo our `reference`; amounts in minor units.
  */
@@ -112,4 +113,5 @@ export const checkoutProvider = (hosted: HostedPayments): PaymentProvider => ({
     }),
   },
   fetchStatus: (ref) => hosted.status(ref.replace(/^pay_/, '')),
+  expireSession: (ref) => hosted.expire(ref.replace(/^pay_/, '')),
 })

@@ -59,6 +59,12 @@ export interface PaymentProvider {
   simulator?: WebhookSimulator
   /** The provider's own view of a payment (reconciliation), or null when it cannot be asked. */
   fetchStatus?(providerRef: string): Promise<ProviderUpdate | null>
+  /**
+   * Ends a payment session nobody paid (Stripe's "expire a Checkout Session"): true when the provider
+   * ended it, so it can no longer be paid; false when it was paid, is being paid or is already over (ask
+   * `fetchStatus`). Without it, a deposit's session is not ended by this app.
+   */
+  expireSession?(providerRef: string): Promise<boolean>
 }
 
 /** A payment as the simulated provider keeps it. */
@@ -87,6 +93,8 @@ export interface HostedPayments {
     returnUrl: string
   }): Promise<{ token: string; url: string }>
   status(token: string): Promise<ProviderUpdate | null>
+  /** Ends a payment nobody has paid or started paying; false when it was (or is no longer open). */
+  expire(token: string): Promise<boolean>
 }
 
 export { hmacHex }

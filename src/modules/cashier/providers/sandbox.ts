@@ -161,4 +161,5 @@ export const sandboxProvider = (hosted: HostedPayments): PaymentProvider => ({
     }),
   },
   fetchStatus: (ref) => hosted.status(ref),
+  expireSession: (ref) => hosted.expire(ref),
 })

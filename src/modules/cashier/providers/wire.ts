@@ -1,3 +1,4 @@
+import { fromMinor } from '../../accounts'
 import type { PaymentProvider } from './port'
 
 /** Bank wire: the customer transfers with our reference; staff confirm the amount received. */
@@ -14,7 +15,7 @@ export const wireProvider = (bank: {
     return {
       next: {
         type: 'instructions',
-        text: `Transfer ${d.amount / 100} ${d.currency} quoting ${reference}; the balance is credited once the bank transfer arrives.`,
+        text: `Transfer ${fromMinor(d.amount, d.currency)} ${d.currency} quoting ${reference}; the balance is credited once the bank transfer arrives.`,
         details: { bank: bank.name, iban: bank.iban, bic: bank.bic, account_holder: bank.holder, reference },
       },
       providerRef: reference,

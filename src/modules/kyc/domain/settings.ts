@@ -73,6 +73,29 @@ export const KycSettings = z
   })
 export type KycSettings = z.infer<typeof KycSettings>
 
+/**
+ * What settings may not be saved with, beyond their shape (checked when staff save, not when stored ones
+ * are read back): a number question whose min is above its max (no answer could pass), and a deposit
+ * limit the currency cannot hold exactly (`minor`: major units to integer minor units of a currency, null
+ * for more decimals than it has) or above `maxAmount`. The first problem as `<field>: <message>`.
+ */
+export function unsavable(
+  s: KycSettings,
+  minor: (amount: number, currency: string) => number | null,
+  maxAmount: number,
+): string | null {
+  for (const [i, st] of s.steps.entries())
+    for (const [j, q] of st.questions.entries())
+      if (q.min !== undefined && q.max !== undefined && q.min > q.max)
+        return `steps.${i}.questions.${j}.min: above max (${q.max})`
+  for (const [currency, limit] of Object.entries(s.tiers.deposit_limit_unverified)) {
+    const field = `tiers.deposit_limit_unverified.${currency}`
+    if (limit > maxAmount) return `${field}: at most ${maxAmount}`
+    if (minor(limit, currency) === null) return `${field}: more decimals than ${currency} has`
+  }
+  return null
+}
+
 const choice = (key: string, label: string, options: string[]): z.input<typeof Question> => ({
   key,
   label,

@@ -1,7 +1,9 @@
 import { invalid, issueText } from '../../../kernel/http/errors'
+import { MAX_AMOUNT } from '../../../kernel/limits'
 import type { UseCase } from '../../../kernel/use-case'
+import { toMinor } from '../../accounts'
 import type { KycCtx } from '../context'
-import { KycSettings } from '../domain/settings'
+import { KycSettings, unsavable } from '../domain/settings'
 import { kycSettings } from '../schema'
 
 export async function saveSettings({ ctx, brandId, input }: UseCase<KycCtx, unknown, { brandId: number }>) {
@@ -9,6 +11,8 @@ export async function saveSettings({ ctx, brandId, input }: UseCase<KycCtx, unkn
   if (!parsed.success) {
     throw invalid(issueText(parsed.error.issues[0]!))
   }
+  const problem = unsavable(parsed.data, toMinor, MAX_AMOUNT)
+  if (problem) throw invalid(problem)
   const now = ctx.clock.now()
   const settings = JSON.stringify(parsed.data)
   await ctx.db
