@@ -70,7 +70,8 @@ beforeAll(async () => {
   staff = await t.staffToken()
   const hosts = await t.request('PUT', '/manager/affiliate-settings', {
     token: staff,
-    body: { postback_hosts: ['127.0.0.1', 'localhost'] },
+    // the receiver's port named: a bare host allows only ports 80 and 443
+    body: { postback_hosts: [`127.0.0.1:${receiver.port}`, 'localhost'] },
   })
   expect(hosts.status).toBe(200)
   const a = await t.request('POST', '/manager/affiliates', {
@@ -119,7 +120,9 @@ describe('postbacks aimed inside the network (no AFFILIATE_POSTBACK_PRIVATE)', (
         expect([r.status, r.json.error], h).toEqual([400, 'POSTBACK_HOST_NOT_ALLOWED'])
       }
       // an endpoint saved before the rule (written directly) is refused at send: nothing reaches it
-      await strict.ctx.db.run(sql`update affiliate_settings set postback_hosts = '["localhost"]'`)
+      await strict.ctx.db.run(
+        sql`update affiliate_settings set postback_hosts = ${JSON.stringify([`localhost:${receiver.port}`])}`,
+      )
       await strict.ctx.db.run(
         sql`update affiliates set postback_url = ${`http://localhost:${receiver.port}/hook`} where code = 'DEMOPARTNER'`,
       )
@@ -150,7 +153,9 @@ describe('postbacks aimed inside the network (no AFFILIATE_POSTBACK_PRIVATE)', (
       expect(resolved.length).toBeGreaterThan(0)
       expect(isInternalHost(name)).toBe(false)
       expect(resolved.every(isInternalAddress)).toBe(true)
-      await strict.ctx.db.run(sql`update affiliate_settings set postback_hosts = ${JSON.stringify([name])}`)
+      await strict.ctx.db.run(
+        sql`update affiliate_settings set postback_hosts = ${JSON.stringify([`${name}:${receiver.port}`])}`,
+      )
       await strict.ctx.db.run(
         sql`update affiliates set postback_url = ${`http://${name}:${receiver.port}/hook`} where code = 'DEMOPARTNER'`,
       )
@@ -342,7 +347,7 @@ describe('postbacks', () => {
     expect(refused).toBeDefined()
     await t.request('PUT', '/manager/affiliate-settings', {
       token: staff,
-      body: { postback_hosts: ['127.0.0.1', 'localhost'] },
+      body: { postback_hosts: [`127.0.0.1:${receiver.port}`, 'localhost'] },
     })
   })
 })

@@ -80,7 +80,7 @@ const Settings = t.Object({
   affiliate_host: t.String({ description: 'hostname of the affiliate cabinet (no scheme, port or path)' }),
   postback_hosts: t.Array(t.String(), {
     description:
-      'hosts postback URLs may point to; never internal ones (loopback, private, link-local, metadata), checked again after resolution at each send',
+      'hosts postback URLs may point to: `hostname` (ports 80 and 443) or `hostname:port` (that port); never internal ones (loopback, private, link-local, metadata), checked again after resolution at each send',
   }),
   active_trader_lots: t.Number({
     description: 'closed lots on REAL accounts that make an active trader; 0: the first closed trade',
@@ -330,7 +330,8 @@ export const affiliateStaffRoutes = (ctx: AffiliateCtx, dir: AffiliateDirectory)
           postback_hosts: t.Optional(
             t.Array(t.String({ maxLength: 253 }), {
               maxItems: 50,
-              description: 'hostnames postback URLs may point to (replaces the list)',
+              description:
+                'hostnames postback URLs may point to, `hostname` (ports 80 and 443) or `hostname:port` (replaces the list)',
             }),
           ),
           active_trader_lots: t.Optional(

@@ -1,5 +1,5 @@
 import type { Fact } from './conversions'
-import { type AppliedPlan, paysCpa, paysRevshare, share } from './plans'
+import { type AppliedPlan, type PlanTerms, paysCpa, paysRevshare, share } from './plans'
 
 /**
  * What one referred customer's facts earn its affiliate (issue 44), as a pure function of the facts and the
@@ -73,6 +73,97 @@ function firstByReference(facts: readonly FactRow[]) {
   return out
 }
 
+/** What the CPA rules make of a customer's first deposit under a plan's terms. */
+interface Qualification {
+  /** when its last condition was met; null when it never was (yet) */
+  at: number | null
+  /** the facts that qualified it */
+  because: FactRow[]
+  /** the refund or chargeback of the first deposit that leaves it below the minimum (or at nothing) */
+  voided: FactRow | undefined
+  /** that reversal came within the plan's hold days of the deposit: what the deposit caused is taken back */
+  voidedInHold: boolean
+}
+
+/**
+ * The CPA's qualification of a first deposit (also what a tiered plan's `customers` count): at least the
+ * plan's minimum in its currency, KYC approved (when asked), the plan's lots closed on real accounts within
+ * its days of the first deposit (when asked); dated when the last condition was met. A refund or chargeback
+ * that leaves the first deposit below the minimum (or at nothing) voids it.
+ */
+function qualification(
+  first: FactRow,
+  kyc: FactRow | undefined,
+  trades: ReadonlyMap<string, FactRow>,
+  reversals: ReadonlyMap<string, FactRow>,
+  t: PlanTerms,
+): Qualification {
+  const q = t.qualify ?? {}
+  const minimum = q.min_first_deposit ?? {}
+  const named = Object.keys(minimum).length > 0
+  const depositOk =
+    !named || (minimum[first.currency] !== undefined && (first.valueMinor ?? 0) >= minimum[first.currency])
+  const because: FactRow[] = [first]
+  let at: number | null = depositOk ? first.eventTime : null
+  if (at !== null && q.kyc_approved) {
+    if (kyc) {
+      because.push(kyc)
+      at = Math.max(at, kyc.eventTime)
+    } else at = null
+  }
+  if (at !== null && q.min_centilots) {
+    const until = first.eventTime + (q.within_days ?? 0) * DAY
+    let lots = 0
+    let reached: FactRow | undefined
+    for (const f of trades.values()) {
+      if (!onRealAccount(f) || f.eventTime < first.eventTime || f.eventTime > until) continue
+      lots += f.volume
+      because.push(f)
+      if (lots >= q.min_centilots) {
+        reached = f
+        break
+      }
+    }
+    at = reached ? Math.max(at, reached.eventTime) : null
+  }
+  // a refund that leaves less than the minimum (or nothing) voids the first deposit
+  const r = reversals.get(first.reference)
+  const left = (first.valueMinor ?? 0) - Math.abs(r?.valueMinor ?? 0)
+  const voided = r && left < (named ? (minimum[first.currency] ?? 1) : 1) ? r : undefined
+  const voidedInHold = voided !== undefined && voided.eventTime - first.eventTime <= t.hold_days * DAY
+  return { at, because, voided, voidedInHold }
+}
+
+/**
+ * Whether a customer's first deposit counts toward a tiered plan's `customers` (pure): it qualifies as the
+ * CPA of `terms` (the plan in effect at the first deposit) would, and stands, as the CPA is kept: not
+ * voided before it qualified nor within the hold days (a 1-cent deposit charged back raises no tier). Null
+ * without a first deposit. `terms` null (no plan then): the first deposit counts unless reversed in full.
+ */
+export function firstDepositCounts(
+  facts: readonly FactRow[],
+  terms: (time: number) => PlanTerms | null,
+): { first: FactRow; counts: boolean } | null {
+  const sorted = distinct(facts)
+  const of = (kind: Fact['kind']) => sorted.filter((f) => f.kind === kind)
+  const first = firstByReference(of('deposit')).values().next().value as FactRow | undefined
+  if (!first) return null
+  const t = terms(first.eventTime) ?? {
+    type: 'cpa',
+    hold_days: Number.POSITIVE_INFINITY,
+    sub_affiliate_bp: 0,
+  }
+  const q = qualification(
+    first,
+    of('kyc')[0],
+    firstByReference(of('trade')),
+    firstByReference(of('reversal')),
+    t,
+  )
+  const counts = q.at !== null && !(q.voided && (q.voided.eventTime <= q.at || q.voidedInHold))
+  return { first, counts }
+}
+
 export function deriveCommissions(
   customerId: number,
   facts: readonly FactRow[],
@@ -123,39 +214,8 @@ export function deriveCommissions(
   if (first && cpaPlan && paysCpa(cpaPlan.terms)) {
     const t = cpaPlan.terms
     const amount = t.cpa?.[first.currency]
-    const q = t.qualify ?? {}
-    const minimum = q.min_first_deposit ?? {}
-    const named = Object.keys(minimum).length > 0
-    const depositOk =
-      !named || (minimum[first.currency] !== undefined && (first.valueMinor ?? 0) >= minimum[first.currency])
-    const because: FactRow[] = [first]
-    let at: number | null = amount !== undefined && depositOk ? first.eventTime : null
-    if (at !== null && q.kyc_approved) {
-      const kyc = of('kyc')[0]
-      if (kyc) {
-        because.push(kyc)
-        at = Math.max(at, kyc.eventTime)
-      } else at = null
-    }
-    if (at !== null && q.min_centilots) {
-      const until = first.eventTime + (q.within_days ?? 0) * DAY
-      let lots = 0
-      let reached: FactRow | undefined
-      for (const f of trades.values()) {
-        if (!onRealAccount(f) || f.eventTime < first.eventTime || f.eventTime > until) continue
-        lots += f.volume
-        because.push(f)
-        if (lots >= q.min_centilots) {
-          reached = f
-          break
-        }
-      }
-      at = reached ? Math.max(at, reached.eventTime) : null
-    }
-    // a refund that leaves less than the minimum (or nothing) voids the first deposit
-    const r = reversals.get(first.reference)
-    const left = (first.valueMinor ?? 0) - Math.abs(r?.valueMinor ?? 0)
-    const voided = r && left < (named ? (minimum[first.currency] ?? 1) : 1) ? r : undefined
+    const q = qualification(first, of('kyc')[0], trades, reversals, t)
+    const { at, voided } = q
     // earned only when both the first deposit and the qualification fell while it earned
     const earned = at !== null && earns(first.eventTime) && earns(at)
     if (at !== null && amount !== undefined && !(voided && voided.eventTime <= at) && earned) {
@@ -169,10 +229,10 @@ export function deriveCommissions(
         volume: 0,
         planId: cpaPlan.planId,
         planVersion: cpaPlan.version,
-        factIds: because.map((f) => f.id).sort((a, b) => a - b),
+        factIds: q.because.map((f) => f.id).sort((a, b) => a - b),
         eventTime: at,
       })
-      if (voided && voided.eventTime - first.eventTime <= t.hold_days * DAY)
+      if (voided && q.voidedInHold)
         row('cpa:reversed', 'cpa_reversal', cpaPlan, voided, -amount, -amount, 0, [first.id, voided.id])
     }
   }

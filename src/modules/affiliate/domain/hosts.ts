@@ -32,7 +32,29 @@ export function landingPathOrNull(raw: string): string | null {
   }
 }
 
-/** The host of a postback URL when it is http(s) and on the brand's allowlist. */
+/**
+ * An entry of a brand's `postback_hosts`: a hostname, allowing its default ports (80, 443), or
+ * `hostname:port`, allowing that port only. Normalised (lower case, the port without leading zeros), or
+ * null when it is anything else.
+ */
+export function postbackHostEntryOrNull(raw: string): string | null {
+  const m = /^(.*):(\d{1,5})$/.exec(raw.trim())
+  if (!m) return hostnameOrNull(raw)
+  const host = hostnameOrNull(m[1]!)
+  const port = Number(m[2])
+  return host && port >= 1 && port <= 65_535 ? `${host}:${port}` : null
+}
+
+/** The host part of an allowlist entry (`host` or `host:port`). */
+export const postbackEntryHost = (entry: string) => entry.replace(/:\d+$/, '')
+
+const DEFAULT_PORTS = [80, 443]
+
+/**
+ * A postback URL is http(s), without credentials, and its host on the allowlist: a bare hostname entry
+ * allows the default ports (80, 443) only, an entry `hostname:port` that port (an endpoint on any other
+ * port of an allowed host would reach whatever else listens there).
+ */
 export function postbackHostAllowed(url: string, allowlist: readonly string[]): boolean {
   let u: URL
   try {
@@ -42,5 +64,9 @@ export function postbackHostAllowed(url: string, allowlist: readonly string[]): 
   }
   if (u.protocol !== 'https:' && u.protocol !== 'http:') return false
   if (u.username || u.password) return false
-  return allowlist.includes(u.hostname.toLowerCase())
+  const host = u.hostname.toLowerCase()
+  // URL leaves out the scheme's own port
+  const port = u.port ? Number(u.port) : u.protocol === 'https:' ? 443 : 80
+  if (allowlist.includes(`${host}:${port}`)) return true
+  return DEFAULT_PORTS.includes(port) && allowlist.includes(host)
 }

@@ -20,6 +20,13 @@ export const openPeriodFor = (time: number, closedThrough: string | null) => {
   return closedThrough && own <= closedThrough ? nextPeriod(closedThrough) : own
 }
 
+/**
+ * The key of the row of a period that rounds one plan version's RevShare in a currency once (the period
+ * pays its rate of the whole basis, not the sum of each row's rounding).
+ */
+export const roundingKey = (period: string, planId: number, version: number, currency: string) =>
+  `round:${period}:${planId}.${version}:${currency}`
+
 interface RevshareGroup {
   planId: number
   version: number
@@ -49,7 +56,7 @@ export interface AffiliatePeriod {
 interface PeriodRow {
   affiliateId: number
   sourceAffiliateId: number
-  kind: 'tier_adjustment' | 'sub_affiliate'
+  kind: 'tier_adjustment' | 'sub_affiliate' | 'revshare'
   key: string
   amountMinor: number
   currency: string
@@ -61,6 +68,10 @@ interface PeriodRow {
 
 /**
  * The rows a close adds (pure):
+ * - RevShare: a period pays its rate of each plan version's basis in a currency, rounded once: the rows
+ *   paid their own shares rounded toward zero, and the deliveries keep a rounding row of the period holding
+ *   the difference (commission-ledger.ts); what is still missing (rows of earlier months that joined this
+ *   one, rows written before the rounding row) is added to that row (kind `revshare`, key `round:…`);
  * - tiered RevShare: the period's rows were paid at their version's base rate; the month's tier of that
  *   version (by lots its customers closed on real accounts, or their first deposits) pays the tier's share
  *   of those rows' basis less what they paid (nothing below the first tier);
@@ -74,20 +85,25 @@ export function closeRows(period: string, list: readonly AffiliatePeriod[]): Per
     const totals = new Map(a.totals)
     for (const g of a.revshare) {
       const t = g.terms
-      if (t.type !== 'tiered_revshare') continue
+      const base = t.revshare_bp ?? 0
       // each version's rows at its own tiers: a revision mid-month does not reprice the rows before it
-      const bp = tierRate(t, t.tier_metric === 'customers' ? a.customers : a.volume)
-      if (bp === (t.revshare_bp ?? 0)) continue
+      const bp =
+        t.type === 'tiered_revshare'
+          ? tierRate(t, t.tier_metric === 'customers' ? a.customers : a.volume)
+          : base
       const amount = share(g.basis, bp) - g.paid
       if (amount === 0) continue
+      const tier = bp !== base
       out.push({
         affiliateId: a.affiliateId,
         sourceAffiliateId: 0,
-        kind: 'tier_adjustment',
-        key: `tier:${period}:${g.planId}.${g.version}:${g.currency}`,
+        kind: tier ? 'tier_adjustment' : 'revshare',
+        key: tier
+          ? `tier:${period}:${g.planId}.${g.version}:${g.currency}`
+          : roundingKey(period, g.planId, g.version, g.currency),
         amountMinor: amount,
         currency: g.currency,
-        basisMinor: g.basis,
+        basisMinor: tier ? g.basis : 0,
         rateBp: bp,
         planId: g.planId,
         planVersion: g.version,

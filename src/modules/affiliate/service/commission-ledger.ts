@@ -1,10 +1,10 @@
-import { and, between, desc, eq, inArray, type SQL } from 'drizzle-orm'
+import { and, between, desc, eq, inArray, ne, type SQL, sql } from 'drizzle-orm'
 import type { Tx } from '../../../kernel/db/client'
 import type { AffiliateCtx } from '../context'
 import { type DerivedCommission, deriveCommissions, type FactRow } from '../domain/commissions'
 import type { Fact } from '../domain/conversions'
-import { openPeriodFor } from '../domain/periods'
-import { type PlanTerms, type PlanTimeline, planAt } from '../domain/plans'
+import { openPeriodFor, roundingKey } from '../domain/periods'
+import { type PlanTerms, type PlanTimeline, planAt, share } from '../domain/plans'
 import { earnsAt, standingOf } from '../domain/standing'
 import {
   commissionPeriods,
@@ -276,6 +276,7 @@ async function applyDerived(
     byKey.set(idOf(r), k)
   }
   const wanted = new Set(derived.map(idOf))
+  const touched = new Map<string, RoundingGroup>()
   for (const [id, k] of byKey) {
     if (wanted.has(id)) continue
     // facts no longer derive the key: an open row goes; what a closed period paid is taken back
@@ -292,10 +293,100 @@ async function applyDerived(
       factIds: [],
       eventTime: k.last.eventTime,
     }
-    await put(tx, ref, gone, k, closed, now)
+    await put(tx, ref, gone, k, closed, now, touched)
   }
   const none = { closed: { amount: 0, basis: 0, volume: 0, period: '' }, open: null }
-  for (const d of derived) await put(tx, ref, d, byKey.get(idOf(d)) ?? none, closed, now)
+  for (const d of derived) await put(tx, ref, d, byKey.get(idOf(d)) ?? none, closed, now, touched)
+  for (const g of touched.values()) await roundPeriod(tx, ref, g, now)
+}
+
+/** The RevShare rows of one affiliate's open period under one plan version, in one currency. */
+interface RoundingGroup {
+  period: string
+  planId: number
+  planVersion: number
+  currency: string
+}
+
+const REVSHARE_ROWS = ['revshare', 'revshare_reversal'] as const
+
+/** The period-level row that rounds a group's RevShare once (ADR 0024, amendment on rounding). */
+const keyOf = (g: RoundingGroup) => roundingKey(g.period, g.planId, g.planVersion, g.currency)
+
+function touch(touched: Map<string, RoundingGroup>, r: { kind: string } & RoundingGroup) {
+  if (!(REVSHARE_ROWS as readonly string[]).includes(r.kind)) return
+  const g = { period: r.period, planId: r.planId, planVersion: r.planVersion, currency: r.currency }
+  touched.set(keyOf(g), g)
+}
+
+/**
+ * A period pays its rate of the group's whole basis, rounded once: each customer's row is its own share
+ * rounded toward zero (a reversal takes back exactly what its deposit paid), and one row of the period (no
+ * customer, no basis) holds what those roundings left out: `share(Σ basis) − Σ paid`. A function of the
+ * group's rows alone, so any order of deliveries, a replay or a full re-derivation write the same row; it
+ * is updated in place, and deleted when nothing is left. The close rounds the month it closes again (rows
+ * of earlier months join it: periods.ts).
+ */
+async function roundPeriod(tx: Tx, ref: Referral, g: RoundingGroup, now: number) {
+  const group = and(
+    eq(commissions.brandId, ref.brandId),
+    eq(commissions.period, g.period),
+    eq(commissions.affiliateId, ref.affiliateId),
+    eq(commissions.planId, g.planId),
+    eq(commissions.planVersion, g.planVersion),
+    eq(commissions.currency, g.currency),
+  )
+  const [sum] = await tx
+    .select({
+      basis: sql<number>`coalesce(sum(${commissions.basisMinor}), 0)`,
+      paid: sql<number>`coalesce(sum(${commissions.amountMinor}), 0)`,
+      bp: sql<number>`coalesce(max(${commissions.rateBp}), 0)`,
+      at: sql<number>`coalesce(max(${commissions.eventTime}), 0)`,
+    })
+    .from(commissions)
+    .where(and(group, inArray(commissions.kind, REVSHARE_ROWS), ne(commissions.customerId, 0)))
+  const amount = share(Number(sum?.basis ?? 0), Number(sum?.bp ?? 0)) - Number(sum?.paid ?? 0)
+  const key = keyOf(g)
+  const [have] = await tx
+    .select()
+    .from(commissions)
+    .where(and(group, eq(commissions.key, key)))
+  if (amount === 0) {
+    if (have) await drop(tx, have.id)
+    return
+  }
+  const values = {
+    kind: 'revshare' as const,
+    amountMinor: amount,
+    basisMinor: 0,
+    rateBp: Number(sum!.bp),
+    eventTime: Number(sum!.at),
+  }
+  if (have) {
+    if (
+      have.amountMinor !== values.amountMinor ||
+      have.rateBp !== values.rateBp ||
+      have.eventTime !== values.eventTime
+    )
+      await tx
+        .update(commissions)
+        .set({ ...values, updatedAt: now })
+        .where(eq(commissions.id, have.id))
+    return
+  }
+  await tx.insert(commissions).values({
+    brandId: ref.brandId,
+    affiliateId: ref.affiliateId,
+    customerId: 0,
+    key,
+    period: g.period,
+    currency: g.currency,
+    planId: g.planId,
+    planVersion: g.planVersion,
+    ...values,
+    createdAt: now,
+    updatedAt: now,
+  })
 }
 
 async function drop(tx: Tx, id: number) {
@@ -310,6 +401,7 @@ async function put(
   k: { closed: Closed; open: Stored | null },
   closed: string | null,
   now: number,
+  touched: Map<string, RoundingGroup>,
 ) {
   const rest = {
     amount: d.amountMinor - k.closed.amount,
@@ -318,7 +410,10 @@ async function put(
   }
   const open = k.open
   if (rest.amount === 0 && rest.basis === 0 && rest.volume === 0) {
-    if (open) await drop(tx, open.id)
+    if (open) {
+      await drop(tx, open.id)
+      touch(touched, open)
+    }
     return
   }
   const values = {
@@ -349,13 +444,17 @@ async function put(
       open.factIds === values.factIds &&
       open.corrects === values.corrects &&
       open.eventTime === values.eventTime
-    if (!same)
+    if (!same) {
       await tx
         .update(commissions)
         .set({ ...values, updatedAt: now })
         .where(eq(commissions.id, open.id))
+      touch(touched, open)
+      touch(touched, values)
+    }
     return
   }
+  touch(touched, values)
   await tx.insert(commissions).values({
     brandId: ref.brandId,
     affiliateId: ref.affiliateId,

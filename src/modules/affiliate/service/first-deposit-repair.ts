@@ -2,6 +2,7 @@ import { sql } from 'drizzle-orm'
 import type { AffiliateCtx } from '../context'
 import { affiliates, conversions, postbacks } from '../schema'
 import { conversionView } from '../views'
+import { trackingOfCustomers } from './referral'
 
 type Row = typeof conversions.$inferSelect
 
@@ -13,8 +14,9 @@ type Row = typeof conversions.$inferSelect
  * - a first_deposit row that still names another deposit than the earliest (a database the migration did
  *   not see, or written since by older code) is corrected;
  * - a row whose last postback named another deposit (corrected silently) is posted again;
- * each such row gets `updated_at` now and one postback to its affiliate's endpoint. Idempotent: a row
- * corrected and posted matches on the next run.
+ * each such row gets `updated_at` now and one postback to its affiliate's endpoint, with the customer's
+ * tracking values as every postback (ledger.ts). Idempotent: a row corrected and posted matches on the next
+ * run.
  */
 export async function repairFirstDeposits(ctx: AffiliateCtx) {
   const now = ctx.clock.now()
@@ -52,13 +54,21 @@ export async function repairFirstDeposits(ctx: AffiliateCtx) {
       .where(sql`${conversions.id} in ${ids}`)) as { row: Row; url: string }[]
     // held for a disabled endpoint as a new conversion's are (ledger.ts)
     const owed = rows.filter((r) => r.url)
+    // with the tracking values every postback carries (ledger.ts), so the tracker matches it by click_id
+    const tracking = await trackingOfCustomers(
+      ctx,
+      owed.map((r) => r.row.customerId),
+    )
     if (owed.length > 0)
       await tx.insert(postbacks).values(
         owed.map(({ row }) => ({
           brandId: row.brandId,
           affiliateId: row.affiliateId,
           conversionId: row.id,
-          body: JSON.stringify({ type: 'conversion', conversion: conversionView(row) }),
+          body: JSON.stringify({
+            type: 'conversion',
+            conversion: { ...conversionView(row), tracking: tracking.get(row.customerId) ?? {} },
+          }),
           nextAt: now,
           createdAt: now,
         })),

@@ -1,11 +1,12 @@
-import { and, desc, eq, gt, gte, inArray, lt, lte, ne, sql } from 'drizzle-orm'
+import { and, between, desc, eq, gt, gte, inArray, lt, lte, ne, sql } from 'drizzle-orm'
 import { brands } from '../../../kernel/brand/schema'
 import type { Tx } from '../../../kernel/db/client'
 import { invalid } from '../../../kernel/http/errors'
 import type { AffiliateCtx } from '../context'
+import { type FactRow, firstDepositCounts } from '../domain/commissions'
 import { type AffiliatePeriod, closeRows, PERIOD, periodEnd, periodOf, periodStart } from '../domain/periods'
 import { type PlanTerms, type PlanTimeline, planAt } from '../domain/plans'
-import { earningSpans, earnsAt, everChanged, type Standing, standingOf } from '../domain/standing'
+import { earningSpans, earnsAt, everChanged, standingOf } from '../domain/standing'
 import { refuse } from '../errors'
 import {
   affiliateAccess,
@@ -172,9 +173,39 @@ export async function closePeriod(ctx: AffiliateCtx, brandId: number, staffId: n
           })
       }
     }
-    await addTierMetrics(tx, brandId, period, list, (id) => timelineOf(id).standing)
+    await addTierMetrics(tx, brandId, period, list, timelineOf)
     await addRecruiters(tx, brandId, list, entry)
-    const added = closeRows(period, [...list.values()])
+    const closing = closeRows(period, [...list.values()])
+    // what a period's rounding row (commission-ledger.ts) still misses joins that row
+    const rounding = closing.filter((r) => r.kind === 'revshare')
+    const rounded = new Set<(typeof closing)[number]>()
+    for (const r of rounding) {
+      const [have] = await tx
+        .select({ id: commissions.id, amount: commissions.amountMinor })
+        .from(commissions)
+        .where(
+          and(
+            eq(commissions.brandId, brandId),
+            eq(commissions.affiliateId, r.affiliateId),
+            eq(commissions.key, r.key),
+            eq(commissions.currency, r.currency),
+            eq(commissions.period, period),
+          ),
+        )
+      if (!have) continue
+      rounded.add(r)
+      const a = entry(r.affiliateId)
+      a.totals.set(r.currency, (a.totals.get(r.currency) ?? 0) + r.amountMinor)
+      if (have.amount + r.amountMinor === 0) {
+        await tx.delete(commissions).where(eq(commissions.id, have.id))
+        a.rows.set(r.currency, (a.rows.get(r.currency) ?? 0) - 1)
+      } else
+        await tx
+          .update(commissions)
+          .set({ amountMinor: have.amount + r.amountMinor, updatedAt: now })
+          .where(eq(commissions.id, have.id))
+    }
+    const added = closing.filter((r) => !rounded.has(r))
     if (added.length > 0)
       await tx.insert(commissions).values(
         added.map((r) => ({
@@ -223,14 +254,16 @@ export async function closePeriod(ctx: AffiliateCtx, brandId: number, staffId: n
 
 /**
  * The month's metric of each tiered plan: lots its customers closed, first deposits they made, while it
- * earned (a suspension's activity raises no tier: standing.ts).
+ * earned (a suspension's activity raises no tier: standing.ts). A first deposit counts as the CPA would pay
+ * and keep it (domain/commissions.ts `firstDepositCounts`): one voided by a refund or chargeback within the
+ * hold days, or that does not qualify, does not.
  */
 async function addTierMetrics(
   tx: Tx,
   brandId: number,
   period: string,
   list: Map<number, AffiliatePeriod>,
-  standingOfAffiliate: (affiliateId: number) => Standing,
+  timelineOf: (affiliateId: number) => PlanTimeline,
 ) {
   const tiered = [...list.values()].filter((a) => a.revshare.some((g) => g.terms.type === 'tiered_revshare'))
   if (tiered.length === 0) return
@@ -244,20 +277,49 @@ async function addTierMetrics(
       a.customers += x.customers
     }
   }
+  // only a plan counting customers needs each first deposit's facts
+  const byCustomers = new Set(
+    tiered
+      .filter((a) =>
+        a.revshare.some((g) => g.terms.type === 'tiered_revshare' && g.terms.tier_metric === 'customers'),
+      )
+      .map((a) => a.affiliateId),
+  )
+  const metrics = (ids: number[], x: number, y: number) =>
+    tierMetrics(
+      tx,
+      brandId,
+      ids,
+      x,
+      y,
+      byCustomers,
+      (id, time) => planAt(timelineOf(id), time)?.terms ?? null,
+    )
   // most never had their standing changed: one read for all of them over the whole month
-  const standings = new Map(tiered.map((a) => [a.affiliateId, standingOfAffiliate(a.affiliateId)]))
+  const standings = new Map(tiered.map((a) => [a.affiliateId, timelineOf(a.affiliateId).standing]))
   const always = tiered.filter((a) => !everChanged(standings.get(a.affiliateId)!)).map((a) => a.affiliateId)
-  if (always.length > 0) add(await tierMetrics(tx, brandId, always, from, to))
+  if (always.length > 0) add(await metrics(always, from, to))
   for (const a of tiered) {
     const standing = standings.get(a.affiliateId)!
     if (!everChanged(standing)) continue
-    for (const [x, y] of earningSpans(standing, from, to))
-      add(await tierMetrics(tx, brandId, [a.affiliateId], x, y))
+    for (const [x, y] of earningSpans(standing, from, to)) add(await metrics([a.affiliateId], x, y))
   }
 }
 
-/** Lots closed on real accounts and first deposits of the affiliates' customers in [from, to). */
-async function tierMetrics(tx: Tx, brandId: number, ids: number[], from: number, to: number) {
+/**
+ * Lots closed on real accounts and first deposits of the affiliates' customers in [from, to); first
+ * deposits only of the affiliates in `byCustomers`, each counted when it stands under the plan in effect at
+ * it (`termsAt`).
+ */
+async function tierMetrics(
+  tx: Tx,
+  brandId: number,
+  ids: number[],
+  from: number,
+  to: number,
+  byCustomers: ReadonlySet<number>,
+  termsAt: (affiliateId: number, time: number) => PlanTerms | null,
+) {
   const volumes = await tx
     .select({
       affiliateId: referredCustomers.affiliateId,
@@ -277,23 +339,62 @@ async function tierMetrics(tx: Tx, brandId: number, ids: number[], from: number,
       ),
     )
     .groupBy(referredCustomers.affiliateId)
-  const customers = await tx
-    .select({ affiliateId: conversions.affiliateId, n: sql<number>`count(*)` })
+  const out = new Map<number, { volume: number; customers: number }>()
+  const of = (id: number) => out.get(id) ?? out.set(id, { volume: 0, customers: 0 }).get(id)!
+  for (const v of volumes) of(v.affiliateId).volume += Number(v.volume)
+  const counting = ids.filter((id) => byCustomers.has(id))
+  if (counting.length === 0) return out
+  const firsts = await tx
+    .select({ affiliateId: conversions.affiliateId, customerId: conversions.customerId })
     .from(conversions)
     .where(
       and(
         eq(conversions.brandId, brandId),
-        inArray(conversions.affiliateId, ids),
+        inArray(conversions.affiliateId, counting),
         eq(conversions.kind, 'first_deposit'),
         gte(conversions.eventTime, from),
         lt(conversions.eventTime, to),
       ),
     )
-    .groupBy(conversions.affiliateId)
-  const out = new Map<number, { volume: number; customers: number }>()
-  const of = (id: number) => out.get(id) ?? out.set(id, { volume: 0, customers: 0 }).get(id)!
-  for (const v of volumes) of(v.affiliateId).volume += Number(v.volume)
-  for (const c of customers) of(c.affiliateId).customers += Number(c.n)
+  for (let i = 0; i < firsts.length; i += 500) {
+    const chunk = firsts.slice(i, i + 500)
+    const facts = await tx
+      .select()
+      .from(conversionFacts)
+      .where(
+        and(
+          inArray(
+            conversionFacts.customerId,
+            chunk.map((c) => c.customerId),
+          ),
+          inArray(conversionFacts.kind, ['deposit', 'reversal', 'kyc']),
+        ),
+      )
+    const factsOf = new Map<number, FactRow[]>()
+    for (const f of facts) factsOf.set(f.customerId, [...(factsOf.get(f.customerId) ?? []), f as FactRow])
+    for (const c of chunk) {
+      const list = factsOf.get(c.customerId) ?? []
+      const terms = (time: number) => termsAt(c.affiliateId, time)
+      let counted = firstDepositCounts(list, terms)
+      const lots = counted ? terms(counted.first.eventTime)?.qualify : undefined
+      if (counted && lots?.min_centilots) {
+        // the plan asks for lots after the first deposit: the trades of its window
+        const start = counted.first.eventTime
+        const trades = await tx
+          .select()
+          .from(conversionFacts)
+          .where(
+            and(
+              eq(conversionFacts.customerId, c.customerId),
+              eq(conversionFacts.kind, 'trade'),
+              between(conversionFacts.eventTime, start, start + (lots.within_days ?? 0) * 86_400_000),
+            ),
+          )
+        counted = firstDepositCounts([...list, ...(trades as FactRow[])], terms)
+      }
+      if (counted?.counts) of(c.affiliateId).customers++
+    }
+  }
   return out
 }
 

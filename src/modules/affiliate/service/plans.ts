@@ -2,7 +2,12 @@ import { and, asc, desc, eq, inArray, sql } from 'drizzle-orm'
 import type { Tx } from '../../../kernel/db/client'
 import { invalid } from '../../../kernel/http/errors'
 import type { AffiliateCtx } from '../context'
-import { type CommissionKind, deriveCommissions, type FactRow } from '../domain/commissions'
+import {
+  type CommissionKind,
+  deriveCommissions,
+  type FactRow,
+  firstDepositCounts,
+} from '../domain/commissions'
 import { closeRows, periodOf } from '../domain/periods'
 import { type AppliedPlan, type PlanTerms, termsProblem } from '../domain/plans'
 import { earnsAt } from '../domain/standing'
@@ -278,14 +283,16 @@ export async function previewPlan(
       perCustomer.set(f.customerId, list)
     }
     for (const [customerId, list] of perCustomer) {
-      let first: FactRow | undefined
       for (const f of list) {
-        if (f.kind === 'deposit' && (!first || f.eventTime < first.eventTime)) first = f
         if (f.kind !== 'trade' || f.currency === '' || f.eventTime < from || f.eventTime >= to) continue
         if (earns(f.eventTime)) monthOf(months, periodOf(f.eventTime)).volume += f.volume
       }
-      if (first && first.eventTime >= from && first.eventTime < to && earns(first.eventTime))
-        monthOf(months, periodOf(first.eventTime)).customers++
+      // a first deposit counts as the close counts it: standing and qualified under the terms (periods.ts)
+      const first = firstDepositCounts(list, () => terms)
+      if (first?.counts) {
+        const at = first.first.eventTime
+        if (at >= from && at < to && earns(at)) monthOf(months, periodOf(at)).customers++
+      }
       for (const r of deriveCommissions(customerId, list, () => plan, earns)) {
         if (r.eventTime < from || r.eventTime >= to) continue
         const k = `${r.currency}:${r.kind}`
@@ -319,11 +326,13 @@ export async function previewPlan(
         customers: m.customers,
         totals: new Map(),
       },
-    ]).map((r) => ({ period, currency: r.currency, amount: r.amountMinor, rate_bp: r.rateBp })),
+    ]).map((r) => ({ period, kind: r.kind, currency: r.currency, amount: r.amountMinor })),
   )
+  // the month's tier, and its RevShare rounded once on the month's basis (as a close adds them)
   for (const t of tiers) {
-    const k = `${t.currency}:tier_adjustment`
-    const have: Line = byKind.get(k) ?? { currency: t.currency, kind: 'tier_adjustment', amount: 0, rows: 0 }
+    if (t.kind === 'sub_affiliate') continue
+    const k = `${t.currency}:${t.kind}`
+    const have: Line = byKind.get(k) ?? { currency: t.currency, kind: t.kind, amount: 0, rows: 0 }
     have.amount += t.amount
     have.rows++
     byKind.set(k, have)

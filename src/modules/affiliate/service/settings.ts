@@ -2,7 +2,12 @@ import { and, eq } from 'drizzle-orm'
 import { brandHosts } from '../../../kernel/brand/schema'
 import { isUniqueViolation } from '../../../kernel/db/errors'
 import type { AffiliateCtx } from '../context'
-import { hostnameOrNull, postbackHostAllowed } from '../domain/hosts'
+import {
+  hostnameOrNull,
+  postbackEntryHost,
+  postbackHostAllowed,
+  postbackHostEntryOrNull,
+} from '../domain/hosts'
 import { refuse } from '../errors'
 import { affiliateSettings } from '../schema'
 import { PARTNER_SITE } from '../site'
@@ -20,7 +25,7 @@ export async function checkPostbackUrl(ctx: AffiliateCtx, brandId: number, url: 
   if (!postbackHostAllowed(url, await postbackHostsOf(ctx, brandId)))
     throw refuse(
       'POSTBACK_HOST_NOT_ALLOWED',
-      "postback_url: an http(s) URL on the brand's postback_hosts is required",
+      "postback_url: an http(s) URL on the brand's postback_hosts is required (port 80 or 443, or one an entry names)",
     )
   const why = await internalTarget(ctx, new URL(url).hostname, 'allowed')
   if (why) throw refuse('POSTBACK_HOST_NOT_ALLOWED', `postback_url: ${why}`)
@@ -60,12 +65,12 @@ export async function updateSettings(
   if (lots !== undefined && Math.abs(lots * 100 - Math.round(lots * 100)) > 1e-6)
     throw refuse('INVALID_DATA', 'active_trader_lots: steps of 0.01 lot')
   const hosts = input.postback_hosts?.map((h) => {
-    const ok = hostnameOrNull(h)
-    if (!ok) throw refuse('INVALID_DATA', `postback_hosts: ${h} is not a hostname`)
+    const ok = postbackHostEntryOrNull(h)
+    if (!ok) throw refuse('INVALID_DATA', `postback_hosts: ${h} is not a hostname (or hostname:port)`)
     return ok
   })
   for (const h of hosts ?? []) {
-    const why = await internalTarget(ctx, h, 'allowed')
+    const why = await internalTarget(ctx, postbackEntryHost(h), 'allowed')
     if (why) throw refuse('POSTBACK_HOST_NOT_ALLOWED', `postback_hosts: ${why}`)
   }
   try {
