@@ -45,10 +45,15 @@ function factConsumer<T>(
 const isBonus = (p: { op: string; reason: string }) =>
   p.op === 'OP_CREDIT_IN' || p.op === 'OP_CREDIT_OUT' || p.reason === 'TR_REASON_BONUS'
 
+/**
+ * A REAL account whose money is its customer's: a prop challenge's funded account trades the firm's
+ * capital (accounts' ManagedFundsPort), and what it pays in commission and swap is no revenue from the
+ * referred customer, as a demo account's is none.
+ */
 async function realAccount(ctx: AffiliateCtx, login: number) {
   const account = await ctx.accounts.read.account(login)
   const group = account ? await ctx.accounts.read.group(account.groupId) : null
-  return group?.accountMode === 'REAL'
+  return group?.accountMode === 'REAL' && (await ctx.accounts.managedFunds(login)) === null
 }
 
 export function affiliateConsumers(ctx: AffiliateCtx): Consumer<any>[] {
