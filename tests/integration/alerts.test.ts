@@ -3,6 +3,7 @@ import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { eq } from 'drizzle-orm'
 import { ManualClock } from '../../src/kernel/clock'
 import { accounts, groups } from '../../src/modules/accounts/schema'
+import { REPEAT_REST_S } from '../../src/modules/alerts/domain/conditions'
 import { priceAlerts } from '../../src/modules/alerts/schema'
 import { makeTestApp, type TestApp } from '../support/app'
 import { quoteIngest } from '../support/quotes'
@@ -236,6 +237,8 @@ describe('alert semantics driven by ingested quotes', () => {
     const a = (await create({ condition: 0, target_price: 1.102, repeat_mode: 1 })).json.id
     await bids(1.1021, 1.1022, 1.103) // stays above: one firing
     expect(await firings(a)).toHaveLength(1)
+    // past the rest of a repeat alert (at most one firing a minute)
+    clock.advance(REPEAT_REST_S * 1000)
     await bids(1.1019, 1.1023) // reset, then above again
     expect(await firings(a)).toHaveLength(2)
     expect(await alert(a)).toMatchObject({ active: 1, fired_count: 2 })
@@ -252,6 +255,7 @@ describe('alert semantics driven by ingested quotes', () => {
     await t.app.lifecycle.start()
     await bids(1.1026, 1.1027)
     expect(await firings(a)).toHaveLength(1)
+    clock.advance(REPEAT_REST_S * 1000)
     await bids(1.1019, 1.1023)
     expect(await firings(a)).toHaveLength(2)
     await t.request('DELETE', `/price_alert/${a}`, { token: user })
@@ -355,7 +359,9 @@ describe('alert semantics driven by ingested quotes', () => {
     )
     try {
       expect(await firings(a)).toHaveLength(1)
-      // back below and up again: above the level at the old group's price, below it at the new one's
+      // back below and up again (past the rest): above the level at the old group's price, below it at
+      // the new one's
+      clock.advance(REPEAT_REST_S * 1000)
       await bids(1.1, 1.102)
       expect(await firings(a)).toHaveLength(1)
     } finally {
@@ -377,6 +383,7 @@ describe('alert semantics driven by ingested quotes', () => {
     expect(await firings(down)).toHaveLength(1)
     expect(await firings(any)).toHaveLength(1)
     expect(await firings(up)).toHaveLength(0)
+    clock.advance(REPEAT_REST_S * 1000) // the repeat alert rests a minute after a firing
     await bids(1.1045) // cross up
     expect(await firings(up)).toHaveLength(1)
     expect(await firings(any)).toHaveLength(2)

@@ -6,7 +6,14 @@ import { readSkippingBadRows } from '../../kernel/db/tolerant'
 import { quoteForGroup, type Tick } from '../market'
 import type { AlertsCtx } from './context'
 import { LevelBook } from './domain/book'
-import { type AlertState, initialState, resumedState, watches } from './domain/conditions'
+import {
+  type AlertState,
+  initialState,
+  restsUntil,
+  resumedState,
+  sameDefinition,
+  watches,
+} from './domain/conditions'
 import { retry, rewatch, wake } from './domain/evaluate'
 import { AlertFired } from './events'
 import { type AlertRow, priceAlerts } from './schema'
@@ -36,19 +43,48 @@ interface Book {
   groupId: number
   levels: LevelBook
 }
-type Tracked = { row: AlertRow; spec: AlertRow; state: AlertState; groupId: number }
+/** An alert on the books; `firing` while a firing decided for it is being written. */
+type Tracked = { row: AlertRow; spec: AlertRow; state: AlertState; groupId: number; firing?: boolean }
+/** A firing or an expiry decided on a tick: written with the others of its batch, or put back as it was. */
+interface Decided {
+  id: number
+  a: Tracked
+  row: AlertRow
+  price: number
+  before: AlertState
+  symbol: string
+  side: number
+}
+
+/**
+ * The firings of a batch in one statement: each on the version it was decided on (still active, same
+ * fired count and updated_at), so it happens once even with several instances; a once-alert is disabled.
+ * `+active`: looked up by id for each firing, not by scanning the active alerts (the index on active).
+ */
+const FIRE = `update price_alerts set fired_count = fired_count + 1, last_fired_at = ?2, last_price = j.value ->> 3,
+    active = case when repeat_mode = 0 then 0 else 1 end, updated_at = ?3
+  from json_each(?1) as j
+  where price_alerts.id = j.value ->> 0 and +price_alerts.active = 1
+    and price_alerts.fired_count = j.value ->> 1 and price_alerts.updated_at = j.value ->> 2
+  returning id`
+/** Expiries of a batch: an edit written meanwhile (a new expires_at) wins. */
+const EXPIRE = `update price_alerts set active = 0, updated_at = ?2
+  from json_each(?1) as j
+  where price_alerts.id = j.value ->> 0 and +price_alerts.active = 1 and price_alerts.updated_at = j.value ->> 1`
 
 /**
  * Evaluates active price alerts on every tick of their symbol and side, through per-symbol level books
- * (domain/book.ts): a tick wakes only the alerts whose level it reached. A firing is a conditional UPDATE
- * (still active, same fired count) with its notification in the same transaction, so it happens once
- * even with several instances; a once-alert is then disabled, a repeat-alert waits for its reset.
+ * (domain/book.ts): a tick wakes only the alerts whose level it reached. The firings of a batch of ticks
+ * are written together, each a conditional UPDATE (still active, same version) with its notification in
+ * the same transaction, so it happens once even with several instances; a once-alert is then disabled, a
+ * repeat-alert waits for its reset and rests (REPEAT_REST_S). Alerts of a disabled account stay off the
+ * books, kept, until it is enabled again.
  */
 export class AlertEngine {
   /** By symbol, then by `side|group`. */
   private readonly books = new Map<string, Map<string, Book>>()
   private readonly alerts = new Map<number, Tracked>()
-  /** Moves of an account to another group seen, by login (a filing under way notices one). */
+  /** Changes of an account (group, enable) seen, by login (a filing under way notices one). */
   private readonly moves = new Map<number, number>()
   readonly stats = { fired: 0, expired: 0 }
 
@@ -103,26 +139,47 @@ export class AlertEngine {
   /**
    * Files (or re-files, or drops) an alert after a write; its state starts from the current quote. Loaded
    * at a start or a takeover (`restored`), a repeat alert that fired already waits for its reset: inside
-   * its region (or with no price yet) it is the same episode it fired for, not a new one.
+   * its region (or with no price yet) it is the same episode it fired for, not a new one. A version of an
+   * alert on the book that watches the same thing (its own firing read back by the resync before the
+   * engine recorded it, a change of message or expiry) keeps its state: only an edit of what it watches
+   * re-arms it.
    */
   async track(row: AlertRow, restored = false): Promise<void> {
     const moves = this.moves.get(row.login)
     // the account's group prices the alert (its spread settings): the price the account sees and trades at
     const account = row.active === 1 ? await this.ctx.accounts.read.account(row.login) : null
-    const gs = account ? await this.ctx.refdata.forGroup(account.groupId, row.symbol) : null
-    // the account moved while it was read: read it again
+    // a disabled account's alerts rest, kept, until it is enabled again (accountMoved)
+    const enabled = account?.enable === 1 ? account : null
+    const gs = enabled ? await this.ctx.refdata.forGroup(enabled.groupId, row.symbol) : null
+    // the account moved (or was disabled or enabled) while it was read: read it again
     if (this.moves.get(row.login) !== moves) return this.track(row, restored)
+    const known = this.alerts.get(row.id)
     // a newer version of the alert was filed while this one was read
-    if ((this.alerts.get(row.id)?.row.updatedAt ?? 0) > row.updatedAt) return
-    this.untrack(row.id)
-    if (row.active !== 1 || !account || !gs) return
+    if ((known?.row.updatedAt ?? 0) > row.updatedAt) return
+    if (row.active !== 1 || !enabled || !gs) return this.untrack(row.id)
     const raw = this.ctx.quotes.peek(row.symbol)
     const p = raw ? priceOf(quoteForGroup(raw, gs), row.side) : null
+    if (known && sameDefinition(known.spec, row)) {
+      // the same alert, maybe with firings recorded: its state and its place in the books stay (a tick
+      // firing it meanwhile puts it back itself); only an account move changes its book (two writes may
+      // share a millisecond: what it watches is compared, not updated_at)
+      known.row = row
+      known.spec = row
+      if (known.groupId !== enabled.groupId) {
+        const levels = this.levelsOf(known)
+        const filed = levels?.has(row.id) ?? false
+        levels?.remove(row.id)
+        known.groupId = enabled.groupId
+        if (filed) this.book(row.symbol, row.side, known.groupId).place(row.id, watches(row, known.state, p))
+      }
+      return
+    }
+    this.untrack(row.id)
     // its last write was its firing (an edit since is a new alert, armed as one)
     const firedLast = row.firedCount > 0 && Math.floor(row.updatedAt / 1000) === row.lastFiredAt
     const state = restored && row.repeatMode === 1 && firedLast ? resumedState(row, p) : initialState(row, p)
-    this.alerts.set(row.id, { row, spec: row, state, groupId: account.groupId })
-    this.book(row.symbol, row.side, account.groupId).place(row.id, watches(row, state, p))
+    this.alerts.set(row.id, { row, spec: row, state, groupId: enabled.groupId })
+    this.book(row.symbol, row.side, enabled.groupId).place(row.id, watches(row, state, p))
   }
 
   /** After a write commits: the engine files it at once, another instance tells it through the bus. */
@@ -136,7 +193,10 @@ export class AlertEngine {
     else await publishChange(this.ctx.bus, this.ctx.logger, ALERTS_CHANGED, { removed: id })
   }
 
-  /** After staff moved an account to another group (committed): its alerts follow it. */
+  /**
+   * After staff moved an account to another group, or disabled or enabled it (committed): its alerts
+   * follow it. Told through the bus as `moved` from other instances.
+   */
   async accountMoved(login: number) {
     if (this.ctx.engine.isLeader) await this.regroup(login)
     else await publishChange(this.ctx.bus, this.ctx.logger, ALERTS_CHANGED, { moved: login })
@@ -145,18 +205,20 @@ export class AlertEngine {
   /**
    * The account's alerts watch its group's price from now on, each in the state it had (a repeat alert
    * waiting for its reset still waits). Where the new group has no settings for the symbol the alert
-   * leaves the books, as when it is filed for such a group.
+   * leaves the books, as when it is filed for such a group. A disabled account's alerts leave the books
+   * (they stay active in the database); once it is enabled they are filed again, as at a start.
    */
   private async regroup(login: number) {
-    // a filing that read the account before the move reads it again (track)
+    // a filing that read the account before the change reads it again (track)
     this.moves.set(login, (this.moves.get(login) ?? 0) + 1)
-    // the move's own invalidation of the cached account may have been lost (the cache away a moment)
+    // the change's own invalidation of the cached account may have been lost (the cache away a moment)
     await this.ctx.accounts.read.invalidateAccount(login)
-    const account = await this.ctx.accounts.read.account(login)
+    const read = await this.ctx.accounts.read.account(login)
+    const account = read?.enable === 1 ? read : null
     for (const [id, a] of [...this.alerts]) {
       if (a.row.login !== login || a.groupId === account?.groupId) continue
       const gs = account ? await this.ctx.refdata.forGroup(account.groupId, a.row.symbol) : null
-      // filed afresh meanwhile: that filing read the account after the move
+      // filed afresh meanwhile: that filing read the account after the change
       if (this.alerts.get(id) !== a) continue
       if (!account || !gs) {
         this.untrack(id)
@@ -169,6 +231,13 @@ export class AlertEngine {
       const p = raw ? priceOf(quoteForGroup(raw, gs), a.row.side) : null
       this.book(a.row.symbol, a.row.side, a.groupId).place(id, watches(a.spec, a.state, p))
     }
+    if (!account) return
+    // the alerts it kept while disabled (or while this engine started) join the books again
+    const rows = await this.ctx.db
+      .select()
+      .from(priceAlerts)
+      .where(and(eq(priceAlerts.login, login), eq(priceAlerts.active, 1)))
+    for (const r of rows) if (!this.alerts.has(r.id)) await this.track(r, true)
   }
 
   /** The engine's handler of alert changes made on other instances. */
@@ -207,9 +276,14 @@ export class AlertEngine {
     return this.alerts.size
   }
 
-  /** While replaying after a takeover, an alert fires only on ticks published after it was last written. */
+  /**
+   * Steps the woken alerts of a batch of ticks, then writes its firings and expiries in one transaction.
+   * While replaying after a takeover, an alert fires only on ticks published after it was last written.
+   */
   async onTicks(ticks: Tick[], opts: { replay?: boolean } = {}) {
     const nowS = Math.floor(this.ctx.clock.now() / 1000)
+    const firings: Decided[] = []
+    const expiries: Decided[] = []
     for (const t of ticks)
       for (const { side, groupId, levels: b } of [...(this.books.get(t.symbol)?.values() ?? [])]) {
         if (b.size === 0) continue
@@ -217,114 +291,133 @@ export class AlertEngine {
         const gs = await this.ctx.refdata.forGroup(groupId, t.symbol)
         if (gs?.sec.show !== 1) continue
         const p = priceOf(quoteForGroup(t, gs), side)
-        // once a write failed, the rest of this tick's alerts are put back untried: the next tick retries
-        let failed: unknown = null
-        for (const { id, fired, before, tracked } of wake(b, p, (id) => this.alerts.get(id))) {
+        for (const { id, fired, before } of wake(b, p, (id) => this.alerts.get(id))) {
           const a = this.alerts.get(id)
           if (!a) continue
-          // an alert changed while a write was awaited was filed afresh: its old state is not its own; one
-          // whose account moved meanwhile goes back to the book of its group now
-          const putBack = () => {
-            const now = this.alerts.get(id)
-            if (now === tracked) retry(this.book(t.symbol, side, now.groupId), id, tracked, before)
-          }
-          if (failed) {
-            putBack()
+          const d: Decided = { id, a, row: a.row, price: p, before, symbol: t.symbol, side }
+          // off the book until its expiry is written
+          if (a.row.expiresAt > 0 && a.row.expiresAt <= nowS) {
+            expiries.push(d)
             continue
           }
-          try {
-            if (a.row.expiresAt > 0 && a.row.expiresAt <= nowS) {
-              await this.expire(a.row)
+          const stale = opts.replay && a.row.updatedAt > idTime(t.id)
+          if (fired && !stale) {
+            // resting (or its firing still being written): not taken, evaluated again on the next tick
+            if (a.firing || nowS < restsUntil(a.row)) {
+              retry(this.book(t.symbol, side, a.groupId), id, a, before)
               continue
             }
-            const stale = opts.replay && a.row.updatedAt > idTime(t.id)
-            if (fired && !stale && !(await this.fire(a.row, p))) continue
-            const still = this.alerts.get(id)
-            if (still) rewatch(this.book(t.symbol, side, still.groupId), id, still, p)
-          } catch (e) {
-            failed = e
-            putBack()
+            a.firing = true
+            firings.push(d)
+            // a once-alert stays off the book: it is done once its firing is written
+            if (a.row.repeatMode === 0) continue
           }
+          rewatch(this.book(t.symbol, side, a.groupId), id, a, p)
         }
-        if (failed)
-          this.ctx.logger.log('warn', 'alert firings not written: retried on the next tick', {
-            symbol: t.symbol,
-            err: failed instanceof Error ? failed.message : String(failed),
-          })
       }
+    if (firings.length || expiries.length) await this.record(firings, expiries, nowS)
   }
 
-  /** Writes the firing and its notification; false when the alert is gone (another instance, a client). */
-  private async fire(row: AlertRow, price: number): Promise<boolean> {
+  /**
+   * Writes a batch's expiries and firings (with their notifications) in one transaction, each on the
+   * version it was decided on. If the write fails, every alert of the batch is put back as it was before
+   * its tick, to be tried again on the next one.
+   */
+  private async record(firings: Decided[], expiries: Decided[], nowS: number) {
     const now = this.ctx.clock.now()
-    const once = row.repeatMode === 0
-    const updated = await this.ctx.uow.run(async (tx, work) => {
-      const [r] = await tx
-        .update(priceAlerts)
-        .set({
-          firedCount: row.firedCount + 1,
-          lastFiredAt: Math.floor(now / 1000),
-          lastPrice: price,
-          active: once ? 0 : 1,
-          updatedAt: now,
-        })
-        .where(
-          and(
-            eq(priceAlerts.id, row.id),
-            eq(priceAlerts.active, 1),
-            eq(priceAlerts.firedCount, row.firedCount),
-            // the definition it decided on: an edit committed meanwhile is a new alert, not this firing
-            eq(priceAlerts.updatedAt, row.updatedAt),
-          ),
-        )
-        .returning()
-      if (r)
-        // the alert as the API shows it, cut to the topic's fields
-        work.emit(AlertFired, r.brandId, AlertFired.schema.parse({ ...alertView(r), alert_id: r.id, price }))
-      return r
+    // an alert changed while the batch was decided (an edit, a removal, its account disabled) was filed
+    // afresh or dropped: what was decided on the old one is not written
+    const current = (d: Decided) => this.alerts.get(d.id) === d.a
+    const fired = (d: Decided): AlertRow => ({
+      ...d.row,
+      firedCount: d.row.firedCount + 1,
+      lastFiredAt: nowS,
+      lastPrice: d.price,
+      active: d.row.repeatMode === 0 ? 0 : 1,
+      updatedAt: now,
     })
-    // an alert edited while the write was awaited was filed afresh: that one stays on the book
-    const mine = this.alerts.get(row.id)?.row === row
-    if (!updated) {
-      if (mine) this.untrack(row.id)
-      return false
+    let written: { fired: Set<number>; expired: Decided[]; firings: Decided[] }
+    try {
+      written = await this.ctx.uow.run(async (tx, work) => {
+        const expired = expiries.filter(current)
+        const firing = firings.filter(current)
+        if (expired.length)
+          await tx.execute({
+            sql: EXPIRE,
+            args: [JSON.stringify(expired.map((d) => [d.id, d.row.updatedAt])), now],
+          })
+        const ids = new Set<number>()
+        if (firing.length) {
+          const items = firing.map((d) => [d.id, d.row.firedCount, d.row.updatedAt, d.price])
+          const res = await tx.execute({ sql: FIRE, args: [JSON.stringify(items), nowS, now] })
+          for (const r of res.rows) ids.add(Number(r.id))
+        }
+        for (const d of firing)
+          if (ids.has(d.id))
+            // the alert as the API shows it, cut to the topic's fields
+            work.emit(
+              AlertFired,
+              d.row.brandId,
+              AlertFired.schema.parse({ ...alertView(fired(d)), alert_id: d.id, price: d.price }),
+            )
+        return { fired: ids, expired, firings: firing }
+      })
+    } catch (e) {
+      for (const d of [...firings, ...expiries]) {
+        d.a.firing = false
+        if (current(d)) retry(this.book(d.symbol, d.side, d.a.groupId), d.id, d.a, d.before)
+      }
+      this.ctx.logger.log('warn', 'alert firings not written: retried on the next tick', {
+        firings: firings.length,
+        expiries: expiries.length,
+        err: e instanceof Error ? e.message : String(e),
+      })
+      return
     }
-    this.stats.fired++
-    if (once && mine) this.untrack(row.id)
-    else if (mine) {
-      const a = this.alerts.get(row.id)
-      if (a) {
-        a.row = updated
-        a.spec = updated
+    for (const d of firings) d.a.firing = false
+    for (const d of written.expired) {
+      // an alert edited while the write was awaited was filed afresh: it is no longer this one (one read
+      // back with a firing meanwhile stays for the expiry job, which writes its expiry on that version)
+      if (current(d) && d.a.row === d.row) this.untrack(d.id)
+      this.stats.expired++
+    }
+    for (const d of written.firings) {
+      if (!written.fired.has(d.id)) {
+        if (!current(d)) continue
+        // a version watching the same thing was filed in place meanwhile (a new message): the firing is
+        // decided again on it, from the next tick
+        if (d.a.row !== d.row) retry(this.book(d.symbol, d.side, d.a.groupId), d.id, d.a, d.before)
+        // gone or changed in the database (another instance, a client): the resync files what is there
+        else this.untrack(d.id)
+        continue
+      }
+      this.stats.fired++
+      if (!current(d)) continue
+      if (d.row.repeatMode === 0) this.untrack(d.id)
+      else if (d.a.row.updatedAt <= now) {
+        // read back meanwhile (the resync), the same version is already filed in place
+        d.a.row = fired(d)
+        d.a.spec = d.a.row
       }
     }
-    return true
-  }
-
-  /** Off the book once its write commits: a failed write leaves it for the next tick or run to expire. */
-  private async expire(row: AlertRow) {
-    await this.ctx.db.transaction((tx) =>
-      tx
-        .update(priceAlerts)
-        .set({ active: 0, updatedAt: this.ctx.clock.now() })
-        // an edit written meanwhile (a new expires_at) wins
-        .where(
-          and(
-            eq(priceAlerts.id, row.id),
-            eq(priceAlerts.active, 1),
-            eq(priceAlerts.updatedAt, row.updatedAt),
-          ),
-        ),
-    )
-    // an alert edited while the write was awaited was filed afresh: it is no longer this one
-    if (this.alerts.get(row.id)?.row === row) this.untrack(row.id)
-    this.stats.expired++
   }
 
   /** Alerts past expires_at are disabled even when their symbol does not tick. */
   async expireDue() {
     const nowS = Math.floor(this.ctx.clock.now() / 1000)
-    for (const { row } of [...this.alerts.values()])
-      if (row.expiresAt > 0 && row.expiresAt <= nowS) await this.expire(row)
+    const due = [...this.alerts.values()]
+      .filter((a) => a.row.expiresAt > 0 && a.row.expiresAt <= nowS)
+      .map((a) => ({ a, row: a.row }))
+    if (due.length === 0) return
+    const now = this.ctx.clock.now()
+    // in one statement; a failed write leaves them on the book for the next tick or run to expire
+    await this.ctx.db.transaction((tx) =>
+      tx.execute({ sql: EXPIRE, args: [JSON.stringify(due.map((d) => [d.row.id, d.row.updatedAt])), now] }),
+    )
+    for (const { a, row } of due) {
+      // an alert edited while the write was awaited was filed afresh: it is no longer this one
+      if (this.alerts.get(row.id) === a && a.row === row) this.untrack(row.id)
+      this.stats.expired++
+    }
   }
 }

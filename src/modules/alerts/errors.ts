@@ -4,6 +4,7 @@ import { codeRefusals } from '../../kernel/refusal'
 const ALERTS = codeRefusals({
   ALERT_LIMIT_REACHED: 400,
   ALERT_NOT_FOUND: 404,
+  ACCOUNT_DISABLED: 403,
 })
 
 export const refuse = ALERTS.refuse

@@ -39,8 +39,9 @@ export const alertsModule = defineModule({
         {
           name: 'alerts.account-moved',
           topic: AccountUpdated,
-          // the account's alerts watch its new group's price (its spread settings)
-          accepts: (event) => 'group' in event.payload.changes,
+          // the account's alerts watch its new group's price (its spread settings); a disabled account's
+          // alerts rest (kept) until it is enabled again
+          accepts: (event) => 'group' in event.payload.changes || 'enable' in event.payload.changes,
           after: (event) => alerts.accountMoved(event.payload.login),
         },
       ],

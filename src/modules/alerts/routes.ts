@@ -3,7 +3,7 @@ import { doc, errors } from '../../kernel/http/openapi'
 import { EpochSeconds, Id, Int, Login, nameModels, Ok, textInput } from '../../kernel/http/schemas'
 import { security } from '../../kernel/http/security'
 import { MAX_PRICE } from '../../kernel/limits'
-import { CONDITION_DOC } from './domain/conditions'
+import { CONDITION_DOC, REPEAT_REST_S } from './domain/conditions'
 import type { AlertsServices } from './service'
 import {
   createAlert,
@@ -41,8 +41,7 @@ const fields = {
     Int({
       minimum: 0,
       maximum: 1,
-      description:
-        '0 once (the alert is disabled after firing), 1 repeat (re-armed after the condition resets)',
+      description: `0 once (the alert is disabled after firing), 1 repeat (re-armed after the condition resets; fires at most once in ${REPEAT_REST_S} s)`,
     }),
   ),
   expires_at: t.Optional(EpochSeconds('when the alert is disabled; 0 none')),
@@ -97,7 +96,11 @@ export const alertRoutes = (ctx: AlertsServices) =>
       body: t.Object(fields, { example: EXAMPLE }),
       response: {
         200: Saved,
-        ...errors({ 400: ['ALERT_LIMIT_REACHED'], 404: ['ACCOUNT_NOT_FOUND', 'GROUP_NOT_FOUND'] }),
+        ...errors({
+          400: ['ALERT_LIMIT_REACHED'],
+          403: ['ACCOUNT_DISABLED'],
+          404: ['ACCOUNT_NOT_FOUND', 'GROUP_NOT_FOUND'],
+        }),
       },
       detail: doc('Price alerts', 'Create a price alert', {
         description:
@@ -105,8 +108,10 @@ export const alertRoutes = (ctx: AlertsServices) =>
           'move_threshold > 0 for 7-10, measured from reference_price (default: the current price; a fall to 0 or ' +
           'below is refused; reference_price and reference_time are kept for 7-10 only); 400 INVALID_DATA ' +
           "otherwise. Evaluated on every tick of the symbol on the chosen side, at the account group's price (its spread settings; not while the symbol is hidden from the group). A firing writes a " +
-          `notification (token alert.fired). At most ${MAX_ACTIVE_ALERTS} active alerts per login, and ${MAX_STORED_ALERTS} stored (fired and disabled ones included): ` +
-          "400 ALERT_LIMIT_REACHED. The login must be the session's (own login, a customer's own account, staff in the brand).",
+          `notification (token alert.fired). A repeat alert fires again once the condition has reset, and at most once in ${REPEAT_REST_S} s: a firing due within that rest is not lost, it comes when the rest ends if the condition still holds. ` +
+          `At most ${MAX_ACTIVE_ALERTS} active alerts per login, and ${MAX_STORED_ALERTS} stored (fired and disabled ones included): ` +
+          "400 ALERT_LIMIT_REACHED. The login must be the session's (own login, a customer's own account, staff in the brand). " +
+          '403 ACCOUNT_DISABLED on an account staff disabled: its alerts are kept but do not fire until it is enabled again.',
       }),
     })
     .get('/price_alerts', ({ brand, session, query }) => listAlerts(ctx, brand, session, query.login), {
@@ -133,10 +138,16 @@ export const alertRoutes = (ctx: AlertsServices) =>
           },
           { example: { ...EXAMPLE, active: 1 } },
         ),
-        response: { 200: Saved, ...errors({ 400: ['ALERT_LIMIT_REACHED'], ...NOT_FOUND }) },
+        response: {
+          200: Saved,
+          ...errors({ 400: ['ALERT_LIMIT_REACHED'], 403: ['ACCOUNT_DISABLED'], ...NOT_FOUND }),
+        },
         detail: doc('Price alerts', 'Replace an alert', {
           description:
-            'Same rules as creation; the alert is re-armed from the current price. 404 ALERT_NOT_FOUND.',
+            'Same rules as creation. A change of what the alert watches (symbol, side, condition, levels, ' +
+            'reference) re-arms it from the current price; another change (message, expiry, repeat mode) keeps ' +
+            'its state (a repeat alert still waits for its reset). 404 ALERT_NOT_FOUND. On a ' +
+            'disabled account only active 0 (disabling the alert) is taken: 403 ACCOUNT_DISABLED otherwise.',
         }),
       },
     )

@@ -99,8 +99,21 @@ async function checkLimits(tx: Tx, login: number, adding: boolean) {
     )
 }
 
+/**
+ * A disabled account may not act (staff stopped it): no alert is created or re-defined on it. Those it
+ * has rest, kept, and fire again once it is enabled.
+ */
+function requireEnabled(account: { login: number; enable: number }) {
+  if (account.enable !== 1)
+    throw refuse(
+      'ACCOUNT_DISABLED',
+      `account ${account.login} is disabled: its alerts rest until it is enabled again`,
+    )
+}
+
 export async function createAlert(ctx: AlertsServices, brand: Brand, session: Session, input: AlertInput) {
   const { account, group } = await ctx.accounts.loadAccountView(brand, session, input.login)
+  requireEnabled(account)
   const cols = await columns(ctx, group.id, input)
   const now = ctx.clock.now()
   const row = await ctx.db.transaction(async (tx) => {
@@ -157,9 +170,11 @@ export async function updateAlert(
 ) {
   const current = await ownAlert(ctx, brand, session, id)
   if (input.login !== current.login) throw invalid('login: an alert cannot move to another login')
-  const { group } = await ctx.accounts.loadAccountView(brand, session, current.login)
-  const cols = await columns(ctx, group.id, input)
+  const { account, group } = await ctx.accounts.loadAccountView(brand, session, current.login)
   const active = input.active ?? 1
+  // disabling (active 0) or deleting one stays open to staff
+  if (active === 1) requireEnabled(account)
+  const cols = await columns(ctx, group.id, input)
   const row = await ctx.db.transaction(async (tx) => {
     if (active === 1 && current.active === 0) await checkLimits(tx, current.login, false)
     const [r] = await tx

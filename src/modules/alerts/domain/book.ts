@@ -20,6 +20,10 @@ export class LevelBook {
     return this.byId.size
   }
 
+  has(id: number) {
+    return this.byId.has(id)
+  }
+
   place(id: number, watches: Watch[]) {
     this.remove(id)
     this.byId.set(id, watches)

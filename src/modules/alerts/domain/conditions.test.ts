@@ -1,7 +1,16 @@
 import { describe, expect, test } from 'bun:test'
 import fc from 'fast-check'
 import { LevelBook } from './book'
-import { type AlertSpec, checkSpec, initialState, levelOf, step } from './conditions'
+import {
+  type AlertSpec,
+  checkSpec,
+  initialState,
+  levelOf,
+  REPEAT_REST_S,
+  restsUntil,
+  sameDefinition,
+  step,
+} from './conditions'
 import { rewatch, wake } from './evaluate'
 
 const spec = (s: Partial<AlertSpec> & { condition: number }): AlertSpec => ({
@@ -74,6 +83,24 @@ describe('conditions', () => {
       ),
     ).toContain('target_price')
     expect(checkSpec(spec({ condition: 3, targetPrice: 1 }), has('target_price'))).toBeNull()
+  })
+})
+
+describe('rest and identity of repeat alerts', () => {
+  test('a repeat alert that fired rests REPEAT_REST_S from its last firing; a once or unfired one does not', () => {
+    expect(REPEAT_REST_S).toBe(60)
+    expect(restsUntil({ repeatMode: 1, firedCount: 2, lastFiredAt: 1000 })).toBe(1060)
+    expect(restsUntil({ repeatMode: 1, firedCount: 0, lastFiredAt: 0 })).toBe(0)
+    expect(restsUntil({ repeatMode: 0, firedCount: 1, lastFiredAt: 1000 })).toBe(0)
+  })
+
+  test('the same definition: what is watched, not the bookkeeping or the message', () => {
+    const a = { ...spec({ condition: 0, targetPrice: 1.2 }), symbol: 'EURUSD', side: 0 }
+    expect(sameDefinition(a, { ...a })).toBe(true)
+    expect(sameDefinition(a, { ...a, targetPrice: 1.21 })).toBe(false)
+    expect(sameDefinition(a, { ...a, side: 1 })).toBe(false)
+    expect(sameDefinition(a, { ...a, condition: 2 })).toBe(false)
+    expect(sameDefinition(a, { ...a, symbol: 'GBPUSD' })).toBe(false)
   })
 })
 

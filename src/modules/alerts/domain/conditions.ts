@@ -155,6 +155,31 @@ export function step(a: AlertSpec, s: AlertState, p: number): { fired: boolean; 
   return { fired: false, next: s }
 }
 
+/**
+ * A repeating alert fires at most once in this many seconds: a price jittering about its level would
+ * otherwise fire (and notify) on every tick. A firing that falls in the rest is not taken: the alert keeps
+ * the state it had and is evaluated again on the next tick, so what still holds when the rest ends fires.
+ */
+export const REPEAT_REST_S = 60
+
+/** Until when (epoch seconds) a repeat alert that fired rests; 0 when it does not. */
+export const restsUntil = (a: { repeatMode: number; firedCount: number; lastFiredAt: number }) =>
+  a.repeatMode === 1 && a.firedCount > 0 ? a.lastFiredAt + REPEAT_REST_S : 0
+
+/** Whether two versions of an alert watch the same thing (a firing changes none of it; a user's edit may). */
+export const sameDefinition = (
+  a: AlertSpec & { symbol: string; side: number },
+  b: AlertSpec & { symbol: string; side: number },
+) =>
+  a.symbol === b.symbol &&
+  a.side === b.side &&
+  a.condition === b.condition &&
+  a.targetPrice === b.targetPrice &&
+  a.channelLow === b.channelLow &&
+  a.channelHigh === b.channelHigh &&
+  a.moveThreshold === b.moveThreshold &&
+  a.referencePrice === b.referencePrice
+
 export interface Watch {
   /** up: wake when price >= level; down: wake when price <= level. */
   dir: 'up' | 'down'
