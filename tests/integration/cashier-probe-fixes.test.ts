@@ -382,3 +382,36 @@ describe('small validation', () => {
     expect(m.json.methods.find((x: { code: string }) => x.code === 'probe_fee').fee_percent).toBe(1.25)
   })
 })
+
+describe('a withdrawal approved after a chargeback', () => {
+  test('is not paid out while the account owes money; rejected, it gives the money back', async () => {
+    expect((await saveTiers({ withdrawal_after: [], deposit_unlimited_after: [] })).status).toBe(200)
+    const d = await deposit(300)
+    expect((await hook(`evt-debt-${d.id}-1`, 'payment.succeeded', d.id, 30_000)).status).toBe(200)
+    expect((await mine(d.id)).status_name).toBe('credited')
+    const start = await balance()
+    // the whole balance but the deposit is withdrawn, then the deposit is charged back: it owes 300 - x
+    const w = await t.request('POST', '/cashier/withdrawal', {
+      token: customer,
+      body: { login: LOGIN, method: 'wire', amount: start - 100 },
+    })
+    expect(w.status).toBe(200)
+    const id = w.json.transaction.id as number
+    expect((await hook(`evt-debt-${d.id}-2`, 'payment.disputed', d.id, 30_000)).status).toBe(200)
+    expect(await balance()).toBe(-200)
+    const approve = await t.request('POST', `/manager/cashier/transactions/${id}/approve`, {
+      token: manager,
+      body: {},
+    })
+    expect([approve.status, approve.json.error]).toEqual([409, 'TRANSACTION_STATE_CONFLICT'])
+    expect(approve.json.message).toContain(`account ${LOGIN} owes 200 USD`)
+    expect((await staffTx(id)).status_name).toBe('pending_approval')
+    const rejected = await t.request('POST', `/manager/cashier/transactions/${id}/reject`, {
+      token: manager,
+      body: { reason: 'the deposit was charged back' },
+    })
+    expect(rejected.status).toBe(200)
+    expect(await balance()).toBe(start - 300)
+    expect((await saveTiers({})).status).toBe(200)
+  })
+})

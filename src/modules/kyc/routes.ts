@@ -94,8 +94,8 @@ const Profile = t.Object(
   {
     customer_id: Int(),
     status: t.UnionEnum([...PROFILE_STATUSES]),
-    risk_level: t.UnionEnum([...RISK_LEVELS]),
-    risk_comment: t.Optional(t.String()),
+    risk_level: t.Optional(t.UnionEnum([...RISK_LEVELS], { description: 'staff only' })),
+    risk_comment: t.Optional(t.String({ description: 'staff only' })),
     submitted_time: Nullable(Int()),
     reviewed_time: Nullable(Int()),
     updated_time: Int(),

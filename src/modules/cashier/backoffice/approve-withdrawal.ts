@@ -1,10 +1,28 @@
 import { eq } from 'drizzle-orm'
+import type { Tx } from '../../../kernel/db/client'
 import type { UseCase } from '../../../kernel/use-case'
+import { fromMinor } from '../../accounts'
 import type { CashierCtx } from '../context'
+import { refuse } from '../errors'
 import { cashierTransactions } from '../schema'
 import { move } from '../transactions'
 import { payoutFailed } from './payout-failed'
 import { act, rowOf, type StaffAction, staff } from './shared'
+
+/**
+ * A withdrawal is money the account held when it was asked; a reversal since (a deposit charged back)
+ * may have left the account owing more than it has. Paying out then pays money the customer owes the
+ * broker: refused until the balance is covered (or staff reject the withdrawal, which gives it back).
+ * Read in the approval's transaction.
+ */
+async function inDebt(ctx: CashierCtx, tx: Tx, row: { login: number; currency: string }) {
+  const balance = (await ctx.accounts.fundsOf(tx, [row.login])).get(row.login)?.balance ?? 0
+  if (balance >= 0) return
+  throw refuse(
+    'TRANSACTION_STATE_CONFLICT',
+    `account ${row.login} owes ${fromMinor(-balance, row.currency)} ${row.currency} (a reversal since the withdrawal was asked): it is not paid out; reject it, or approve it once the balance is covered`,
+  )
+}
 
 /** Approves a withdrawal and sends its payout through the provider module. */
 export async function approveWithdrawal({
@@ -16,11 +34,11 @@ export async function approveWithdrawal({
 }: UseCase<CashierCtx, { note?: string }, StaffAction>) {
   const note = input.note ?? ''
   const view = await act(ctx, brandId, id, 'approve it', (row, now) =>
-    ctx.db.transaction((tx) =>
-      row.kind === 'withdrawal'
-        ? move(tx, row, 'approve', staff(staffId), now, { staffNote: note }, note)
-        : Promise.resolve(null),
-    ),
+    ctx.db.transaction(async (tx) => {
+      if (row.kind !== 'withdrawal') return null
+      await inDebt(ctx, tx, row)
+      return move(tx, row, 'approve', staff(staffId), now, { staffNote: note }, note)
+    }),
   )
   const row = await rowOf(ctx, brandId, id)
   try {

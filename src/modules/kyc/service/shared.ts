@@ -188,8 +188,9 @@ export function profileView(
   return {
     customer_id: l.profile.customerId,
     status: l.profile.status as ProfileStatus,
-    risk_level: l.profile.riskLevel as RiskLevel,
-    ...(staff ? { risk_comment: l.profile.riskComment } : {}),
+    // the firm's AML rating and its reason are staff's: telling a customer it is rated high (a PEP match,
+    // a suspicion) is tipping off
+    ...(staff ? { risk_level: l.profile.riskLevel as RiskLevel, risk_comment: l.profile.riskComment } : {}),
     submitted_time: time(l.profile.submittedAt),
     reviewed_time: time(l.profile.reviewedAt),
     updated_time: Math.floor(l.profile.updatedAt / 1000),
