@@ -205,12 +205,15 @@ describe('OpenAPI document', () => {
       expect(op.responses?.['200'] ?? op.responses?.['302'], where).toBeDefined()
       const errorStatuses = Object.keys(op.responses).filter((s) => s !== '200' && s !== '302')
       if (path !== '/health') expect(errorStatuses.length, where).toBeGreaterThan(0)
-      // actions that take no body: sign-outs, a job run, a dead letter sent back, a new signing key, a
+      // actions that take no body: sign-outs, sessions ended, a job run, a dead letter sent back, a new signing key, a
       // revocation, a period's close, a statement's approval, a withdrawal taken back
       const actions = [
         '/manager/affiliate-periods/{period}/close',
         '/manager/affiliate-statements/{id}/approve',
         '/sign/out',
+        '/sign/out/all',
+        '/manager/accounts/{login}/sessions/end',
+        '/manager/customers/{id}/sessions/end',
         '/cron/{job}',
         '/manager/events/dead-letters/{id}/retry',
         '/manager/affiliates/{id}/postback-keys',

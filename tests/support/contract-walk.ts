@@ -569,7 +569,7 @@ export function contractWalk(rt: WalkTarget) {
   /** Operations that end sessions: the demo users sign in again after them. */
   // an affiliate's new password or access ends its cabinet sessions too
   const endsSessions = (o: Operation) =>
-    /sign\/out|password|logout/.test(o.path) ||
+    /sign\/out|password|logout|sessions\/end/.test(o.path) ||
     o.id === 'PATCH /manager/affiliates/{id}' ||
     o.id.startsWith('PUT /manager/affiliates/access/')
 

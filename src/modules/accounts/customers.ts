@@ -124,6 +124,49 @@ export async function setPasswordHash(
 }
 
 /**
+ * Ends every session of an account, or of a customer and all its accounts (a customer who fears its
+ * credentials were taken): their tokens carry an older epoch from the commit on, on every instance (the
+ * principals are read through the shared cache, invalidated after the commit). False when the account or
+ * customer is not the brand's.
+ */
+export async function endSessions(
+  ctx: AccountsCtx,
+  brandId: number,
+  who: { account: number } | { customer: number },
+) {
+  return ctx.uow.run(async (tx, work) => {
+    if ('account' in who) {
+      const done = await tx
+        .update(accounts)
+        .set({ sessionEpoch: sql`${accounts.sessionEpoch} + 1` })
+        .where(and(eq(accounts.login, who.account), eq(accounts.brandId, brandId)))
+        .returning({ login: accounts.login })
+      if (done.length > 0)
+        work.after(`account:${who.account}`, () => ctx.accountsRead.invalidateAccount(who.account))
+      return done.length > 0
+    }
+    const [customer] = await tx
+      .update(customers)
+      .set({ sessionEpoch: sql`${customers.sessionEpoch} + 1` })
+      .where(and(eq(customers.id, who.customer), eq(customers.brandId, brandId)))
+      .returning({ id: customers.id })
+    if (!customer) return false
+    const logins = (
+      await tx
+        .update(accounts)
+        .set({ sessionEpoch: sql`${accounts.sessionEpoch} + 1` })
+        .where(and(eq(accounts.customerId, who.customer), eq(accounts.brandId, brandId)))
+        .returning({ login: accounts.login })
+    ).map((a) => a.login)
+    work.after(`customer:${who.customer}`, async () => {
+      await ctx.accountsRead.invalidateCustomer(who.customer)
+      if (logins.length > 0) await ctx.accountsRead.invalidateAccount(...logins)
+    })
+    return true
+  })
+}
+
+/**
  * Replaces a password hash made with older parameters by one made now, after a sign-in proved the
  * password: only while the stored hash is still `from` (a password change meanwhile wins), and without
  * ending any session (the password did not change).

@@ -15,6 +15,7 @@ import {
   customerAccounts,
   customerByEmail,
   customerView,
+  endSessions,
   type NewCustomer,
   setPasswordHash,
   upgradePasswordHash,
@@ -96,6 +97,8 @@ export interface AccountsApi {
   customerView: typeof customerView
   createCustomer(c: NewCustomer): Promise<{ created: boolean }>
   setPasswordHash(brandId: number, login: number, passwordHash: string): Promise<boolean>
+  /** Ends every session of an account, or of a customer and its accounts; false when not the brand's. */
+  endSessions(brandId: number, who: { account: number } | { customer: number }): Promise<boolean>
   /** A hash with older parameters, replaced after a sign-in proved the password (no session ends). */
   upgradePasswordHash(
     who: { account: number } | { customer: number },
@@ -186,6 +189,7 @@ export const accountsModule = defineModule({
       customerView,
       createCustomer: (c) => createCustomer(ctx, c),
       setPasswordHash: (brandId, login, hash) => setPasswordHash(ctx, brandId, login, hash),
+      endSessions: (brandId, who) => endSessions(ctx, brandId, who),
       upgradePasswordHash: (who, from, to) => upgradePasswordHash(ctx, who, from, to),
       managedFunds: ctx.managedFunds,
       fundsOf,

@@ -1,15 +1,17 @@
 import { Elysia, t } from 'elysia'
 import { STAFF_SESSIONS } from '../../kernel/auth/session'
 import { doc, errors } from '../../kernel/http/openapi'
-import { Id, Int, nameModels, OneOf, textInput } from '../../kernel/http/schemas'
+import { Id, Int, nameModels, Ok, OneOf, textInput } from '../../kernel/http/schemas'
 import { security } from '../../kernel/http/security'
 import { MAX_AMOUNT } from '../../kernel/limits'
 import { changeAccountSettings, createGroup, listGroups, listOperations, updateGroup } from './admin'
 import type { AccountsCtx } from './context'
+import { endSessions } from './customers'
+import { refuse } from './errors'
 import { OPERATIONS, postBalanceOperation } from './ledger'
 import { openAccount } from './open'
 import { Profile } from './routes'
-import { loadAccountView, profileView, requireMargin } from './service'
+import { accountNotFound, loadAccountView, profileView, requireMargin } from './service'
 
 const ACCOUNT_ADMINS = { roles: ['SESSION_MANAGER', 'SESSION_ADMIN'] as const }
 const ANY_STAFF = { roles: STAFF_SESSIONS }
@@ -232,6 +234,41 @@ export const accountManagerRoutes = (ctx: AccountsCtx) =>
         detail: doc('Manager', 'Change group, leverage, enable flags or comment of an account', {
           description:
             'Disabling an account (enable 0) ends every session of it at once. A group move keeps the account in its currency and mode: 409 CURRENCY_MISMATCH for a group of another currency (the balance would be relabelled, not converted), 409 ACCOUNT_MODE_MISMATCH between DEMO and REAL.',
+        }),
+      },
+    )
+    .post(
+      '/accounts/:login/sessions/end',
+      async ({ brand, params }) => {
+        if (!(await endSessions(ctx, brand.id, { account: params.login }))) throw accountNotFound()
+        return { data: 'OK' as const }
+      },
+      {
+        auth: ACCOUNT_ADMINS,
+        ...textInput({ params: LoginParam }),
+        response: { 200: Ok, ...errors({ 404: ['ACCOUNT_NOT_FOUND'] }) },
+        detail: doc('Manager', 'End every session of an account', {
+          description:
+            'Every token of the account stops working at once, on every instance (a suspected takeover); ' +
+            'it signs in again with its password. 404 ACCOUNT_NOT_FOUND for a login that is not of this brand.',
+        }),
+      },
+    )
+    .post(
+      '/customers/:id/sessions/end',
+      async ({ brand, params }) => {
+        if (!(await endSessions(ctx, brand.id, { customer: params.id })))
+          throw refuse('CUSTOMER_NOT_FOUND', `customer ${params.id} not found`)
+        return { data: 'OK' as const }
+      },
+      {
+        auth: ACCOUNT_ADMINS,
+        ...textInput({ params: { id: Id('customer id') } }),
+        response: { 200: Ok, ...errors({ 404: ['CUSTOMER_NOT_FOUND'] }) },
+        detail: doc('Manager', 'End every session of a customer and of its accounts', {
+          description:
+            "The customer's tokens and those of every account it owns stop working at once, on every " +
+            'instance. 404 CUSTOMER_NOT_FOUND for a customer that is not of this brand.',
         }),
       },
     )

@@ -21,8 +21,10 @@ export const authModule = defineModule({
   env: AuthEnv,
   tables: schema,
   setup(k, ports) {
-    const ctx: AuthCtx = { ...k, accounts: ports.get(AccountsPort), settings: authConfig(k.config) }
-    ports.provide(PrincipalsPort, new Principals(ctx.accounts, k.db, k.store))
+    const accounts = ports.get(AccountsPort)
+    const principals = new Principals(accounts, k.db, k.store)
+    const ctx: AuthCtx = { ...k, accounts, settings: authConfig(k.config), principals }
+    ports.provide(PrincipalsPort, principals)
     return { routes: authRoutes(ctx), seedDemo: () => seedDemoStaff(ctx) }
   },
 })

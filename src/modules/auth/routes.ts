@@ -13,6 +13,7 @@ import {
   signInCustomer,
   signInStaff,
   signOut,
+  signOutEverywhere,
 } from './service'
 
 /** The kind of session a token carries (who may call what: every operation's x-roles). */
@@ -77,6 +78,16 @@ export const authRoutes = (ctx: AuthCtx) => {
       sameSite: 'lax',
       path: '/',
       maxAge: ctx.config.jwt.ttlSeconds,
+    })
+  // the session cookie gone from the browser (a sign-out)
+  const clearCookie = (cookie: Record<string, any>) =>
+    cookie[cookieName].set({
+      value: '',
+      maxAge: 0,
+      expires: new Date(0),
+      path: '/',
+      httpOnly: true,
+      sameSite: 'lax',
     })
 
   return new Elysia({ name: 'auth-routes', seed: ctx.instanceId })
@@ -239,20 +250,30 @@ export const authRoutes = (ctx: AuthCtx) => {
       '/sign/out',
       async ({ session, cookie }) => {
         await signOut(ctx, session)
-        cookie[cookieName].set({
-          value: '',
-          maxAge: 0,
-          expires: new Date(0),
-          path: '/',
-          httpOnly: true,
-          sameSite: 'lax',
-        })
+        clearCookie(cookie)
         return { data: 'OK' as const }
       },
       {
         auth: { roles: ANY_SESSION },
         response: { 200: Ok, ...errors() },
         detail: doc('Auth', 'Sign out: revoke the token and clear the cookie'),
+      },
+    )
+    .post(
+      '/sign/out/all',
+      async ({ session, cookie }) => {
+        await signOutEverywhere(ctx, session)
+        clearCookie(cookie)
+        return { data: 'OK' as const }
+      },
+      {
+        auth: { roles: ANY_SESSION },
+        response: { 200: Ok, ...errors() },
+        detail: doc('Auth', 'Sign out everywhere: end every session of the caller', {
+          description:
+            'Every token of the caller stops working at once, on every instance, this one included: an ' +
+            "account's; a customer's and those of all its accounts; a staff member's. The cookie is cleared.",
+        }),
       },
     )
     .put('/password', ({ body, brand }) => setAccountPassword(ctx, brand, body), {

@@ -1,4 +1,4 @@
-import { and, eq } from 'drizzle-orm'
+import { and, eq, sql } from 'drizzle-orm'
 import { dummyHash, hashPassword, needsRehash, verifyPassword } from '../../kernel/auth/passwords'
 import { type Session, staffRoleSession } from '../../kernel/auth/session'
 import { SignInGuard } from '../../kernel/auth/signin-guard'
@@ -198,6 +198,25 @@ export async function signInStaff(
 }
 
 export const signOut = (ctx: AuthCtx, session: Session) => ctx.tokens.revoke(session)
+
+/**
+ * Ends every session of the caller, this one included: an account's, a customer's and those of all its
+ * accounts, or a staff member's. Their tokens carry an older epoch from the commit on (ADR 0007).
+ */
+export async function signOutEverywhere(ctx: AuthCtx, session: Session) {
+  if (session.type === 'SESSION_USER')
+    return void (await ctx.accounts.endSessions(session.brandId, { account: session.login! }))
+  if (session.type === 'SESSION_CUSTOMER')
+    return void (await ctx.accounts.endSessions(session.brandId, { customer: session.customerId! }))
+  const id = session.staffId!
+  await ctx.uow.run(async (tx, work) => {
+    await tx
+      .update(staff)
+      .set({ sessionEpoch: sql`${staff.sessionEpoch} + 1` })
+      .where(and(eq(staff.id, id), eq(staff.brandId, session.brandId)))
+    work.after(`staff:${id}`, () => ctx.principals.invalidateStaff(id))
+  })
+}
 
 interface RegistrationInput {
   email: string
