@@ -332,6 +332,40 @@ export const commissions = sqliteTable(
   ],
 )
 
+/**
+ * Running totals of one open period's RevShare customer rows per (affiliate, plan version, currency): what
+ * the period's rounding row is computed from (`share(basis) − paid`), kept by each delivery's deltas so a
+ * delivery costs the same at 100 rows as at 100,000 (ADR 0024). Totals of closed periods are deleted by the
+ * close.
+ */
+export const revshareTotals = sqliteTable(
+  'affiliate_revshare_totals',
+  {
+    brandId: integer('brand_id').notNull(),
+    affiliateId: integer('affiliate_id').notNull(),
+    /** YYYY-MM (UTC), an open period */
+    period: text('period').notNull(),
+    planId: integer('plan_id').notNull(),
+    planVersion: integer('plan_version').notNull(),
+    currency: text('currency').notNull(),
+    /** Σ basis of the group's customer rows (kinds revshare and revshare_reversal) */
+    basisMinor: integer('basis_minor').notNull().default(0),
+    /** Σ amount they paid */
+    paidMinor: integer('paid_minor').notNull().default(0),
+    /** the version's rate (the largest of the rows') */
+    rateBp: integer('rate_bp').notNull().default(0),
+    /** how many rows */
+    rows: integer('rows').notNull().default(0),
+    /** the latest event time of the rows (the rounding row's) */
+    eventTime: integer('event_time').notNull().default(0),
+  },
+  (t) => [
+    primaryKey({
+      columns: [t.brandId, t.affiliateId, t.period, t.planId, t.planVersion, t.currency],
+    }),
+  ],
+)
+
 /** A brand's closed periods: once a row is here, nothing of that period changes. */
 export const commissionPeriods = sqliteTable(
   'affiliate_periods',

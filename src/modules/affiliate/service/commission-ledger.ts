@@ -13,6 +13,7 @@ import {
   planAssignments,
   planVersions,
   referredCustomers,
+  revshareTotals,
   standingChanges,
   trackingLinks,
 } from '../schema'
@@ -115,6 +116,8 @@ type Stored = typeof commissions.$inferSelect
 /**
  * Brings all of a customer's commission rows to what its facts derive (domain/commissions.ts), in the
  * caller's transaction: the whole history, for a repair or a check (a delivery takes `reconcileFact`).
+ * Being the repair, it also sums again, from their rows, the RevShare totals of every open group the
+ * customer has rows in (one aggregate per group), so totals that drifted are set right with their rounding.
  */
 export async function reconcileCommissions(ctx: AffiliateCtx, tx: Tx, ref: Referral) {
   const tl = await timelineOf(tx, ref.brandId, ref.affiliateId)
@@ -133,7 +136,7 @@ export async function reconcileCommissions(ctx: AffiliateCtx, tx: Tx, ref: Refer
     (time) => planAt(tl, time),
     (time) => earnsAt(tl.standing, time),
   )
-  await applyDerived(ctx, tx, ref, derived, stored, await closedThrough(tx, ref.brandId))
+  await applyDerived(ctx, tx, ref, derived, stored, await closedThrough(tx, ref.brandId), true)
 }
 
 const DAY = 86_400_000
@@ -257,6 +260,7 @@ async function applyDerived(
   derived: DerivedCommission[],
   stored: Stored[],
   closed: string | null,
+  resum = false,
 ) {
   const now = ctx.clock.now()
   const byKey = new Map<string, { closed: Closed; open: Stored | null; last: Stored }>()
@@ -276,7 +280,8 @@ async function applyDerived(
     byKey.set(idOf(r), k)
   }
   const wanted = new Set(derived.map(idOf))
-  const touched = new Map<string, RoundingGroup>()
+  const touched = new Map<string, GroupDelta>()
+  if (resum) for (const r of stored) if (!closed || r.period > closed) touch(touched, r, 0)
   for (const [id, k] of byKey) {
     if (wanted.has(id)) continue
     // facts no longer derive the key: an open row goes; what a closed period paid is taken back
@@ -297,7 +302,7 @@ async function applyDerived(
   }
   const none = { closed: { amount: 0, basis: 0, volume: 0, period: '' }, open: null }
   for (const d of derived) await put(tx, ref, d, byKey.get(idOf(d)) ?? none, closed, now, touched)
-  for (const g of touched.values()) await roundPeriod(tx, ref, g, now)
+  for (const g of touched.values()) await roundPeriod(tx, ref, g, now, resum)
 }
 
 /** The RevShare rows of one affiliate's open period under one plan version, in one currency. */
@@ -313,44 +318,196 @@ const REVSHARE_ROWS = ['revshare', 'revshare_reversal'] as const
 /** The period-level row that rounds a group's RevShare once (ADR 0024, amendment on rounding). */
 const keyOf = (g: RoundingGroup) => roundingKey(g.period, g.planId, g.planVersion, g.currency)
 
-function touch(touched: Map<string, RoundingGroup>, r: { kind: string } & RoundingGroup) {
+/** What a delivery changed of a group's customer rows: the deltas its running totals take. */
+interface GroupDelta extends RoundingGroup {
+  basis: number
+  paid: number
+  rows: number
+  rateBp: number
+  /** the latest event time of a row written, of a row taken away (0: none) */
+  added: number
+  removed: number
+}
+
+type Row = RoundingGroup & {
+  kind: string
+  amountMinor: number
+  basisMinor: number
+  rateBp: number
+  eventTime: number
+}
+
+/** A customer RevShare row written (`sign` 1) or taken away (-1); 0 only names its group (a re-sum). */
+function touch(touched: Map<string, GroupDelta>, r: Row, sign: 1 | -1 | 0) {
   if (!(REVSHARE_ROWS as readonly string[]).includes(r.kind)) return
-  const g = { period: r.period, planId: r.planId, planVersion: r.planVersion, currency: r.currency }
-  touched.set(keyOf(g), g)
+  const id = keyOf(r)
+  let g = touched.get(id)
+  if (!g) {
+    g = {
+      period: r.period,
+      planId: r.planId,
+      planVersion: r.planVersion,
+      currency: r.currency,
+      basis: 0,
+      paid: 0,
+      rows: 0,
+      rateBp: 0,
+      added: 0,
+      removed: 0,
+    }
+    touched.set(id, g)
+  }
+  g.basis += sign * r.basisMinor
+  g.paid += sign * r.amountMinor
+  g.rows += sign
+  if (sign === 1) {
+    g.rateBp = Math.max(g.rateBp, r.rateBp)
+    g.added = Math.max(g.added, r.eventTime)
+  } else if (sign === -1) g.removed = Math.max(g.removed, r.eventTime)
 }
 
 /**
  * A period pays its rate of the group's whole basis, rounded once: each customer's row is its own share
  * rounded toward zero (a reversal takes back exactly what its deposit paid), and one row of the period (no
- * customer, no basis) holds what those roundings left out: `share(Σ basis) − Σ paid`. A function of the
- * group's rows alone, so any order of deliveries, a replay or a full re-derivation write the same row; it
- * is updated in place, and deleted when nothing is left. The close rounds the month it closes again (rows
- * of earlier months join it: periods.ts).
+ * customer, no basis) holds what those roundings left out: `share(Σ basis) − Σ paid`. The sums are the
+ * group's running totals (`affiliate_revshare_totals`), moved by this delivery's deltas, so a delivery
+ * costs the same whatever the month holds; they equal the group's rows, so any order of deliveries, a replay
+ * or a full re-derivation (`resum`: the totals summed again from the rows) write the same row. It is
+ * updated in place, and deleted when nothing is left. The close rounds the month it closes again (rows of
+ * earlier months join it: periods.ts) and drops the totals of what it closed.
  */
-async function roundPeriod(tx: Tx, ref: Referral, g: RoundingGroup, now: number) {
+async function roundPeriod(tx: Tx, ref: Referral, g: GroupDelta, now: number, resum: boolean) {
   const group = and(
+    eq(revshareTotals.brandId, ref.brandId),
+    eq(revshareTotals.affiliateId, ref.affiliateId),
+    eq(revshareTotals.period, g.period),
+    eq(revshareTotals.planId, g.planId),
+    eq(revshareTotals.planVersion, g.planVersion),
+    eq(revshareTotals.currency, g.currency),
+  )
+  const rowsOf = and(
     eq(commissions.brandId, ref.brandId),
     eq(commissions.period, g.period),
     eq(commissions.affiliateId, ref.affiliateId),
     eq(commissions.planId, g.planId),
     eq(commissions.planVersion, g.planVersion),
     eq(commissions.currency, g.currency),
+    inArray(commissions.kind, REVSHARE_ROWS),
+    ne(commissions.customerId, 0),
   )
-  const [sum] = await tx
-    .select({
-      basis: sql<number>`coalesce(sum(${commissions.basisMinor}), 0)`,
-      paid: sql<number>`coalesce(sum(${commissions.amountMinor}), 0)`,
-      bp: sql<number>`coalesce(max(${commissions.rateBp}), 0)`,
-      at: sql<number>`coalesce(max(${commissions.eventTime}), 0)`,
-    })
-    .from(commissions)
-    .where(and(group, inArray(commissions.kind, REVSHARE_ROWS), ne(commissions.customerId, 0)))
-  const amount = share(Number(sum?.basis ?? 0), Number(sum?.bp ?? 0)) - Number(sum?.paid ?? 0)
+  const keyed = {
+    brandId: ref.brandId,
+    affiliateId: ref.affiliateId,
+    period: g.period,
+    planId: g.planId,
+    planVersion: g.planVersion,
+    currency: g.currency,
+  }
+  let total: { basis: number; paid: number; rows: number; rateBp: number; eventTime: number }
+  if (resum) {
+    const [sum] = await tx
+      .select({
+        basis: sql<number>`coalesce(sum(${commissions.basisMinor}), 0)`,
+        paid: sql<number>`coalesce(sum(${commissions.amountMinor}), 0)`,
+        rows: sql<number>`count(*)`,
+        bp: sql<number>`coalesce(max(${commissions.rateBp}), 0)`,
+        at: sql<number>`coalesce(max(${commissions.eventTime}), 0)`,
+      })
+      .from(commissions)
+      .where(rowsOf)
+    total = {
+      basis: Number(sum?.basis ?? 0),
+      paid: Number(sum?.paid ?? 0),
+      rows: Number(sum?.rows ?? 0),
+      rateBp: Number(sum?.bp ?? 0),
+      eventTime: Number(sum?.at ?? 0),
+    }
+    const set = {
+      basisMinor: total.basis,
+      paidMinor: total.paid,
+      rows: total.rows,
+      rateBp: total.rateBp,
+      eventTime: total.eventTime,
+    }
+    if (total.rows === 0) await tx.delete(revshareTotals).where(group)
+    else
+      await tx
+        .insert(revshareTotals)
+        .values({ ...keyed, ...set })
+        .onConflictDoUpdate({
+          target: [
+            revshareTotals.brandId,
+            revshareTotals.affiliateId,
+            revshareTotals.period,
+            revshareTotals.planId,
+            revshareTotals.planVersion,
+            revshareTotals.currency,
+          ],
+          set,
+        })
+  } else {
+    const [t] = await tx
+      .insert(revshareTotals)
+      .values({
+        ...keyed,
+        basisMinor: g.basis,
+        paidMinor: g.paid,
+        rows: g.rows,
+        rateBp: g.rateBp,
+        eventTime: g.added,
+      })
+      .onConflictDoUpdate({
+        target: [
+          revshareTotals.brandId,
+          revshareTotals.affiliateId,
+          revshareTotals.period,
+          revshareTotals.planId,
+          revshareTotals.planVersion,
+          revshareTotals.currency,
+        ],
+        set: {
+          basisMinor: sql`${revshareTotals.basisMinor} + excluded.basis_minor`,
+          paidMinor: sql`${revshareTotals.paidMinor} + excluded.paid_minor`,
+          rows: sql`${revshareTotals.rows} + excluded.rows`,
+          rateBp: sql`max(${revshareTotals.rateBp}, excluded.rate_bp)`,
+          eventTime: sql`max(${revshareTotals.eventTime}, excluded.event_time)`,
+        },
+      })
+      .returning()
+    total = {
+      basis: t!.basisMinor,
+      paid: t!.paidMinor,
+      rows: t!.rows,
+      rateBp: t!.rateBp,
+      eventTime: t!.eventTime,
+    }
+    if (total.rows <= 0) await tx.delete(revshareTotals).where(group)
+    else if (g.removed > g.added && g.removed === total.eventTime) {
+      // the group's latest row went (or moved earlier): the latest one left (rare: a row taken back)
+      const [last] = await tx
+        .select({ at: commissions.eventTime })
+        .from(commissions)
+        .where(rowsOf)
+        .orderBy(desc(commissions.eventTime))
+        .limit(1)
+      total.eventTime = last?.at ?? 0
+      await tx.update(revshareTotals).set({ eventTime: total.eventTime }).where(group)
+    }
+  }
+  const amount = total.rows > 0 ? share(total.basis, total.rateBp) - total.paid : 0
   const key = keyOf(g)
   const [have] = await tx
     .select()
     .from(commissions)
-    .where(and(group, eq(commissions.key, key)))
+    .where(
+      and(
+        eq(commissions.brandId, ref.brandId),
+        eq(commissions.affiliateId, ref.affiliateId),
+        eq(commissions.key, key),
+        eq(commissions.currency, g.currency),
+        eq(commissions.period, g.period),
+      ),
+    )
   if (amount === 0) {
     if (have) await drop(tx, have.id)
     return
@@ -359,8 +516,8 @@ async function roundPeriod(tx: Tx, ref: Referral, g: RoundingGroup, now: number)
     kind: 'revshare' as const,
     amountMinor: amount,
     basisMinor: 0,
-    rateBp: Number(sum!.bp),
-    eventTime: Number(sum!.at),
+    rateBp: total.rateBp,
+    eventTime: total.eventTime,
   }
   if (have) {
     if (
@@ -401,7 +558,7 @@ async function put(
   k: { closed: Closed; open: Stored | null },
   closed: string | null,
   now: number,
-  touched: Map<string, RoundingGroup>,
+  touched: Map<string, GroupDelta>,
 ) {
   const rest = {
     amount: d.amountMinor - k.closed.amount,
@@ -412,7 +569,7 @@ async function put(
   if (rest.amount === 0 && rest.basis === 0 && rest.volume === 0) {
     if (open) {
       await drop(tx, open.id)
-      touch(touched, open)
+      touch(touched, open, -1)
     }
     return
   }
@@ -449,12 +606,12 @@ async function put(
         .update(commissions)
         .set({ ...values, updatedAt: now })
         .where(eq(commissions.id, open.id))
-      touch(touched, open)
-      touch(touched, values)
+      touch(touched, open, -1)
+      touch(touched, values, 1)
     }
     return
   }
-  touch(touched, values)
+  touch(touched, values, 1)
   await tx.insert(commissions).values({
     brandId: ref.brandId,
     affiliateId: ref.affiliateId,

@@ -18,6 +18,7 @@ import {
   planAssignments,
   planVersions,
   referredCustomers,
+  revshareTotals,
   standingChanges,
   statements,
 } from '../schema'
@@ -248,6 +249,10 @@ export async function closePeriod(ctx: AffiliateCtx, brandId: number, staffId: n
         }
       })
     for (let i = 0; i < made.length; i += 500) await tx.insert(statements).values(made.slice(i, i + 500))
+    // the running RevShare totals (commission-ledger.ts) are of open periods: what this close summed is done
+    await tx
+      .delete(revshareTotals)
+      .where(and(eq(revshareTotals.brandId, brandId), lte(revshareTotals.period, period)))
     return { period, closed_time: Math.floor(now / 1000), statements: made.length, rows_added: added.length }
   })
 }
