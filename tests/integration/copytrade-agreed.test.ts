@@ -275,3 +275,64 @@ describe('a pause or an end the follower was answered stops a copy in flight', (
       }
     })
 })
+
+describe('a pause and a pending copy that fills at the same moment', () => {
+  test("the pause's cancel loses to the fill: the position stays, counted once; the resume adds none", async () => {
+    const p = await pair({ reward_type: 2, per_lot: 10 })
+    await buyLimit(p.masterLogin, p.token, 100, 1.095)
+    await w.t.settle()
+    expect((await list(p.follower)).orders).toHaveLength(1)
+    const port = w.t.ports.get(TradingPort)
+    const cancel = port.cancel
+    port.cancel = async (r) => {
+      // the tick that fills the copy (and the master) comes between the pause and its cancel
+      if (r.actor.startsWith('copy:')) await reach(1.095)
+      return cancel(r)
+    }
+    try {
+      expect((await action(p.sub, 'pause')).status).toBe(200)
+      await w.t.settle()
+    } finally {
+      port.cancel = cancel
+    }
+    expect((await list(p.follower)).positions.map((x) => x.volume)).toEqual([100])
+    expect((await action(p.sub, 'resume')).status).toBe(200)
+    await w.t.settle()
+    await w.t.runJob('copytrade.settle')
+    expect((await list(p.follower)).positions.map((x) => x.volume)).toEqual([100])
+    // the rebate of its one lot, once
+    expect((await w.rewardsOf(p.sub)).map((r) => r.amount)).toEqual([10])
+    const copies = (await w.request('GET', `/copytrade/subscription/${p.sub}/copies`)).json.rows as {
+      action: string
+      reason: string
+    }[]
+    expect(copies.filter((r) => r.action === 'fill')).toHaveLength(1)
+    expect(copies.filter((r) => r.reason === 'FILLED')).toHaveLength(1)
+  })
+
+  test("a pause between the pending copy's commit and its record cancels it", async () => {
+    const p = await pair({ reward_type: 3, percent: 10 })
+    const port = w.t.ports.get(TradingPort)
+    const open = port.open
+    port.open = async (r) => {
+      const res = await open(r)
+      // committed as ACTIVE; the pause commits (on another instance) before the copier records the copy
+      if (r.login === p.follower && res.ok) expect((await action(p.sub, 'pause')).status).toBe(200)
+      return res
+    }
+    try {
+      await buyLimit(p.masterLogin, p.token, 100, 1.095)
+      await w.t.settle()
+    } finally {
+      port.open = open
+    }
+    expect((await list(p.follower)).orders).toHaveLength(0)
+    await reach(1.095)
+    await w.t.settle()
+    expect((await list(p.follower)).positions).toHaveLength(0)
+    // resumed, the master's position is copied at the current price
+    expect((await action(p.sub, 'resume')).status).toBe(200)
+    await w.t.settle()
+    expect((await list(p.follower)).positions.map((x) => x.volume)).toEqual([100])
+  })
+})

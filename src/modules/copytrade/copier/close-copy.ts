@@ -3,10 +3,13 @@ import type { SQLiteUpdateSetSource } from 'drizzle-orm/sqlite-core'
 import type { OrderState } from '../../trading'
 import type { CopyCtx } from '../context'
 import { partialCloseVolume } from '../domain/sizing'
-import { copyLinks, copyRecords } from '../schema'
+import { copyLinks, copyRecords, copySubscriptions } from '../schema'
 import { caseOfLink } from './case-of-link'
+import { countCopiesTx, fillRecordTx } from './fills'
 import { generation, tradeKey } from './keys'
+import { PAUSE_CANCELLED } from './link-states'
 import { refusalReason } from './refusals'
+import { settleSoon } from './rewards'
 
 /** A close that failed (market closed, a stale price) is tried again by the reconcile job after this. */
 const CLOSE_RETRY_MS = 10_000
@@ -25,6 +28,8 @@ type CloseOutcome =
   | { link: Link; kind: 'gone' }
   /** refused (market closed, a stale price): recorded once, retried by the reconcile job */
   | { link: Link; kind: 'refused'; reason: string; message: string }
+  /** a pause's cancel found the pending copy filled: the position is the follower's, the link opens again */
+  | { link: Link; kind: 'kept' }
 
 /**
  * Closes the follower positions of links in `closing` (the master closed, the subscription ended): claims
@@ -60,25 +65,36 @@ async function closeChunk(ctx: CopyCtx, ids: number[]) {
   if (links.length === 0) return
   const tickets = links.map((l) => l.followerTicket!)
   const before = await ctx.trading.orderStates(tickets)
+  // a pause cancels a pending copy, never closes one: a copy that filled meanwhile stays (or is gone)
+  const filled = links.filter(
+    (l) => l.reason === PAUSE_CANCELLED && before.get(l.followerTicket!)?.state !== 'pending',
+  )
   const results = await Promise.all(
-    links.map((link) =>
-      ctx.limit(async () => {
-        try {
-          return await closeCopy(ctx, link, before)
-        } catch (e) {
-          // one link's failure leaves the others' outcomes to be written; this one stays `closing`, its
-          // lease lapses and the reconcile job tries it again (the key makes a second close a replay)
-          failed(ctx, link, e)
-          return null
-        }
-      }),
-    ),
+    links
+      .filter((l) => !filled.includes(l))
+      .map((link) =>
+        ctx.limit(async () => {
+          try {
+            return await closeCopy(ctx, link, before)
+          } catch (e) {
+            // one link's failure leaves the others' outcomes to be written; this one stays `closing`, its
+            // lease lapses and the reconcile job tries it again (the key makes a second close a replay)
+            failed(ctx, link, e)
+            return null
+          }
+        }),
+      ),
   )
   const after = await ctx.trading.orderStates(tickets)
+  const kept = (link: Link): CloseOutcome =>
+    after.get(link.followerTicket!)?.state === 'open' ? { link, kind: 'kept' } : { link, kind: 'gone' }
   const outcomes = results
     .flatMap((x) => (x ? [x] : []))
     .map(({ link, r, at }): CloseOutcome => {
       if (r.ok) return { link, kind: 'closed', at }
+      // the pause's cancel lost to the fill
+      if (link.reason === PAUSE_CANCELLED && after.get(link.followerTicket!)?.state !== 'pending')
+        return kept(link)
       const o = after.get(link.followerTicket!)
       if (o !== undefined && o.state !== 'open' && o.state !== 'pending') return { link, kind: 'gone' }
       return {
@@ -88,7 +104,29 @@ async function closeChunk(ctx: CopyCtx, ids: number[]) {
         message: `${r.reason}; retried`,
       }
     })
+  outcomes.push(...filled.map(kept))
   await finishCloses(ctx, outcomes, after, decidedAt)
+  const open = outcomes.filter((o) => o.kind === 'kept').map((o) => o.link.id)
+  if (open.length > 0) await countKept(ctx, open)
+}
+
+/**
+ * Pending copies a pause found filled, open again: their fill counts now (its event found the link
+ * closing and counted nothing), once by its `fill` record.
+ */
+async function countKept(ctx: CopyCtx, ids: number[]) {
+  const rebates = await ctx.uow.run(async (tx) => {
+    const rows = await tx
+      .select({ link: copyLinks, sub: copySubscriptions })
+      .from(copyLinks)
+      .innerJoin(copySubscriptions, eq(copySubscriptions.id, copyLinks.subscriptionId))
+      .where(and(inArray(copyLinks.id, ids), eq(copyLinks.status, 'open')))
+    const counted = []
+    for (const r of rows)
+      if (await fillRecordTx(ctx, tx, r.link, r.sub)) counted.push({ ...r, volume: r.link.followerVolume })
+    return countCopiesTx(ctx, tx, counted)
+  })
+  if (rebates.length > 0) await settleSoon(ctx, rebates)
 }
 
 /** Closes (or cancels, if still pending) one copy through the write port, under its link's key. */
@@ -131,8 +169,12 @@ async function finishCloses(
     outcomes,
     (part, now) => ({
       set: {
-        status: caseOfLink(part, (o) => (o.kind === 'closed' ? 'closed' : 'ended')),
-        reason: caseOfLink(part, (o) => (o.kind === 'closed' ? o.link.reason : 'CLOSED_ELSEWHERE')),
+        status: caseOfLink(part, (o) =>
+          o.kind === 'closed' ? 'closed' : o.kind === 'kept' ? 'open' : 'ended',
+        ),
+        reason: caseOfLink(part, (o) =>
+          o.kind === 'closed' ? o.link.reason : o.kind === 'kept' ? '' : 'CLOSED_ELSEWHERE',
+        ),
         updatedAt: now,
       },
       guard: eq(copyLinks.status, 'closing'),
@@ -150,6 +192,15 @@ function closeRecord(o: CloseOutcome, order: OrderState | undefined, decidedAt: 
       result: 'skipped',
       reason: o.reason,
       message: o.message,
+      decidedAt,
+    })
+  if (o.kind === 'kept')
+    return recordRow(link, now, {
+      key: `pause-kept:${link.id}${generation(link)}`,
+      action: 'close',
+      result: 'skipped',
+      reason: 'FILLED',
+      message: 'the pending copy had filled before the pause cancelled it: the position stays',
       decidedAt,
     })
   const closed = o.kind === 'closed'

@@ -1,4 +1,4 @@
-import { and, eq, gt, inArray, isNull, or, sql } from 'drizzle-orm'
+import { and, eq, gt, inArray, isNull, sql } from 'drizzle-orm'
 import type { Queryable, Tx } from '../../../kernel/db/client'
 import { inJsonArray, statement } from '../../../kernel/db/statement'
 import type { Consumer, DeliveredEvent } from '../../../kernel/events/topic'
@@ -23,23 +23,14 @@ import { copyLinks, copyMasters, copyRecords, copySubscriptions, liveSubscriptio
 import { rewardPolicyOf } from '../views'
 import { closeLinks, partialCloseLinks } from './close-copy'
 import { flowConsumer } from './fees'
+import { copyFilledTx } from './fills'
 import { withdrawalPaidConsumer } from './holds'
+import { revivable } from './link-states'
 import { copyStops } from './modify-copy'
-import { copyFilledTx, openLinks } from './open-copy'
+import { openLinks } from './open-copy'
 import { accrueTx, settleRewards } from './rewards'
 
 const settingsOf = (s: { settings: string }) => JSON.parse(s.settings) as SubscriptionSettings
-/** The reason of a pending copy a pause cancelled (subscription-status.ts); revived at the master's fill. */
-export const PAUSE_CANCELLED = 'SUBSCRIPTION_PAUSED'
-/**
- * Links that copied nothing the follower holds, to be decided again (a resume's resync, a master's fill):
- * skipped for a reason that may no longer hold, or their pending copy cancelled by a pause. One the
- * follower ended by closing its copy never is.
- */
-export const revivable = or(
-  eq(copyLinks.status, 'skipped'),
-  and(eq(copyLinks.status, 'closed'), eq(copyLinks.reason, PAUSE_CANCELLED)),
-)
 /** An order copy trading placed (the actor `copy:<subscription>`): copies of copies are not made. */
 export const isCopy = (o: { actor: string } | undefined) => o?.actor.startsWith('copy:') === true
 const day = (ms: number) => Math.floor(ms / 86_400_000)

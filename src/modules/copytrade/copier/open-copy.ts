@@ -5,17 +5,17 @@ import { conversionRate, isTradingOpen } from '../../market'
 import { profitInAccount } from '../../trading'
 import { accountOf } from '../accounts-of'
 import type { CopyCtx } from '../context'
-import { REWARD, volumeRebate } from '../domain/rewards'
 import { type SubscriptionSettings, symbolAllowed, VOLUME_MODE } from '../domain/settings'
 import { copyOrder, copyVolume, slippagePoints } from '../domain/sizing'
 import { SUB_STATUS } from '../domain/status'
-import { copyLinks, copyMasters, copyRecords, copySubscriptions } from '../schema'
-import { rewardPolicyOf } from '../views'
+import { copyLinks, copyRecords, copySubscriptions } from '../schema'
 import { caseOfLink } from './case-of-link'
 import { closeLinks } from './close-copy'
-import { tradeKey } from './keys'
+import { countCopiesTx, filledState, fillRecordTx, isPending } from './fills'
+import { openKey, tradeKey } from './keys'
+import { PAUSE_CANCELLED } from './link-states'
 import { refusalReason } from './refusals'
-import { accrueTx, settleSoon } from './rewards'
+import { settleSoon } from './rewards'
 
 /** How long one executor holds a link it opens; after it another (the reconcile job) may take it over. */
 const OPEN_LEASE_MS = 15_000
@@ -149,10 +149,10 @@ async function openOne(
     message,
     decidedAt,
   })
-  const key = tradeKey(link, 'open')
+  const key = openKey(link)
   // taken over from an executor that died: its open may have committed
   if (link.attempts > 1) {
-    const ticket = await ctx.trading.keyTicket(link.followerLogin, key)
+    const ticket = await openedBefore(ctx, link, key)
     if (ticket !== null) {
       const o = (await ctx.trading.orderStates([ticket])).get(ticket)
       return {
@@ -282,6 +282,20 @@ async function openOne(
   }
 }
 
+/**
+ * The follower order an earlier attempt at this link's open placed, or null. A revived link opened by a
+ * version before the open key named its generation used the link's plain key: that order counts when it
+ * is a position (open or closed), not the pending copy a pause cancelled under the same key.
+ */
+async function openedBefore(ctx: CopyCtx, link: Link, key: string) {
+  const ticket = await ctx.trading.keyTicket(link.followerLogin, key)
+  if (ticket !== null || link.resync <= 1) return ticket
+  const legacy = await ctx.trading.keyTicket(link.followerLogin, tradeKey(link, 'open'))
+  if (legacy === null) return null
+  const state = (await ctx.trading.orderStates([legacy])).get(legacy)?.state
+  return state === 'open' || state === 'closed' ? legacy : null
+}
+
 /** Which of the subscriptions are ACTIVE, read in trading's commit (OpenInput.whileWanted). */
 async function stillActive(tx: Tx, ids: number[]) {
   const rows = await tx
@@ -356,30 +370,41 @@ async function finishOpens(ctx: CopyCtx, outcomes: Outcome[]) {
           id: copyLinks.id,
           masterCloseTime: copyLinks.masterCloseTime,
           subscriptionId: copyLinks.subscriptionId,
+          masterCmd: copyLinks.masterCmd,
+          followerTicket: copyLinks.followerTicket,
         })
       for (const r of rows) done.add(r.id)
       if (!copied || rows.length === 0) return
-      // read in this transaction: a stop committed after the copy's commit is seen here (one committed
-      // after this finds the link open and closes it itself); one before it was refused by the commit
-      // (whileWanted). A pause after the commit leaves the copy: it was placed while ACTIVE.
-      const ended = new Set(
+      // read in this transaction: a stop or a pause committed after the copy's commit is seen here (one
+      // committed after this finds the link open and acts on it itself); one before it was refused by the
+      // commit (whileWanted). A pause leaves a position placed while ACTIVE, and cancels a pending copy
+      // not filled yet, as it cancels those it finds (subscription-status.ts).
+      const status = new Map(
         (
           await tx
-            .select({ id: copySubscriptions.id })
+            .select({ id: copySubscriptions.id, status: copySubscriptions.status })
             .from(copySubscriptions)
             .where(
               and(
                 inArray(copySubscriptions.id, [...new Set(rows.map((r) => r.subscriptionId))]),
-                eq(copySubscriptions.status, SUB_STATUS.DISABLED),
+                inArray(copySubscriptions.status, [SUB_STATUS.DISABLED, SUB_STATUS.PAUSED]),
               ),
             )
-        ).map((s) => s.id),
+        ).map((s) => [s.id, s.status]),
       )
-      const stoppedRows = rows.filter((r) => r.masterCloseTime === null && ended.has(r.subscriptionId))
-      for (const r of stoppedRows) stopped.add(r.id)
+      const live = rows.filter((r) => r.masterCloseTime === null)
+      const stoppedRows = live.filter((r) => status.get(r.subscriptionId) === SUB_STATUS.DISABLED)
+      const paused = live.filter((r) => status.get(r.subscriptionId) === SUB_STATUS.PAUSED && isPending(r))
+      const orders = await ctx.trading.orderStates(
+        paused.map((r) => r.followerTicket!),
+        tx,
+      )
+      const pausedRows = paused.filter((r) => orders.get(r.followerTicket!)?.state === 'pending')
+      for (const r of [...stoppedRows, ...pausedRows]) stopped.add(r.id)
       for (const [reason, ids] of [
         ['the master closed', rows.filter((r) => r.masterCloseTime !== null)],
         ['the subscription ended while the copy was opened', stoppedRows],
+        [PAUSE_CANCELLED, pausedRows],
       ] as const) {
         if (ids.length === 0) continue
         await tx
@@ -454,100 +479,4 @@ async function finishOpens(ctx: CopyCtx, outcomes: Outcome[]) {
   })
   if (rebates.length > 0) await settleSoon(ctx, rebates)
   if (orphans.length > 0) await closeLinks(ctx, orphans)
-}
-
-const isPending = (l: Pick<Link, 'masterCmd'>) => l.masterCmd > 1
-const filledState = (state: string | undefined) => state === 'open' || state === 'closed'
-
-type CopyTx = Parameters<Parameters<CopyCtx['uow']['run']>[0]>[0]
-
-/** The `fill` record of a pending copy that filled: true when this call wrote it (it counts once). */
-async function fillRecordTx(ctx: CopyCtx, tx: CopyTx, link: Link, sub: Sub) {
-  const now = ctx.clock.now()
-  const made = await tx
-    .insert(copyRecords)
-    .values({
-      key: `fill:${link.id}`,
-      brandId: link.brandId,
-      subscriptionId: sub.id,
-      linkId: link.id,
-      action: 'fill',
-      result: 'copied',
-      reason: '',
-      message: "the copy's pending order filled",
-      symbol: link.symbol,
-      masterTicket: link.masterTicket,
-      masterPrice: link.masterPrice,
-      masterTime: link.masterTime,
-      decidedAt: now,
-      followerTicket: link.followerTicket,
-      volume: link.followerVolume ?? 0,
-      createdAt: now,
-    })
-    .onConflictDoNothing()
-    .returning({ id: copyRecords.id })
-  return made.length > 0
-}
-
-/**
- * A follower's pending copy filled (its `trade.activated`): what a copy counts as a position (the
- * master's copied volume, a VOLUME_REBATE accrual) counts now, once. A pending copy cancelled or expired
- * unfilled owes nothing. The accrual's id, to settle after the commit.
- */
-export async function copyFilledTx(ctx: CopyCtx, tx: CopyTx, ticket: number, volume: number) {
-  const [row] = await tx
-    .select({ link: copyLinks, sub: copySubscriptions })
-    .from(copyLinks)
-    .innerJoin(copySubscriptions, eq(copySubscriptions.id, copyLinks.subscriptionId))
-    .where(eq(copyLinks.followerTicket, ticket))
-  if (!row || !isPending(row.link) || !(await fillRecordTx(ctx, tx, row.link, row.sub))) return []
-  return countCopiesTx(ctx, tx, [{ link: row.link, sub: row.sub, volume }])
-}
-
-/** Copies now positions: their masters' copied volume, and the rebates their accepted terms owe (ids). */
-async function countCopiesTx(ctx: CopyCtx, tx: CopyTx, copies: Pick<Outcome, 'link' | 'sub' | 'volume'>[]) {
-  const rebates: number[] = []
-  const copiedVolume = new Map<number, number>()
-  for (const o of copies)
-    copiedVolume.set(o.sub.masterId, (copiedVolume.get(o.sub.masterId) ?? 0) + o.volume!)
-  for (const [masterId, v] of copiedVolume) {
-    const [m] = await tx
-      .update(copyMasters)
-      .set({ copiedVolume: sql`${copyMasters.copiedVolume} + ${v}` })
-      .where(eq(copyMasters.id, masterId))
-      .returning()
-    if (!m) continue
-    // the subscriptions whose accepted terms are a rebate
-    for (const o of copies) {
-      if (o.sub.masterId !== masterId || o.sub.rewardType !== REWARD.VOLUME_REBATE) continue
-      const id = await accrueRebateTx(ctx, tx, m, o)
-      if (id) rebates.push(id)
-    }
-  }
-  return rebates
-}
-
-/** VOLUME_REBATE: per lot copied, accrued once per link (its key). */
-async function accrueRebateTx(
-  ctx: CopyCtx,
-  tx: CopyTx,
-  m: typeof copyMasters.$inferSelect,
-  o: Pick<Outcome, 'link' | 'sub' | 'volume'>,
-) {
-  const policy = rewardPolicyOf(o.sub)
-  if (policy.reward_type !== REWARD.VOLUME_REBATE || policy.per_lot <= 0) return null
-  const { group } = await accountOf(ctx, o.link.followerLogin)
-  if (!group) return null
-  const rate = conversionRate(m.currency, group.currency, await ctx.market.quoteLookup())
-  if (rate === null) return null
-  const amount = volumeRebate(o.volume!, policy.per_lot, rate, currencyDecimals(group.currency))
-  if (amount <= 0) return null
-  return accrueTx(ctx, tx, o.sub, m, {
-    key: `rebate:${o.link.id}`,
-    type: REWARD.VOLUME_REBATE,
-    base: o.volume!,
-    amount,
-    currency: group.currency,
-    note: `${o.volume! / 100} lots x ${policy.per_lot} ${m.currency}`,
-  })
 }

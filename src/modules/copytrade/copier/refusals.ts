@@ -5,6 +5,8 @@ export function refusalReason(code: string, message: string) {
   if (code === 'NO_LONGER_WANTED') return 'SUBSCRIPTION_NOT_ACTIVE'
   const m = message.toLowerCase()
   if (m.includes('not enough money')) return 'NOT_ENOUGH_MARGIN'
+  // the follower account's own limit (a prop phase's max_positions), not the subscription's
+  if (m.includes('positions and pending orders together')) return 'ACCOUNT_MAX_POSITIONS'
   if (m.includes('market closed')) return 'MARKET_CLOSED'
   if (m.includes('read-only') || m.includes('disabled')) return 'ACCOUNT_DISABLED'
   if (

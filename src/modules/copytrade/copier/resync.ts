@@ -3,7 +3,8 @@ import type { CopyCtx } from '../context'
 import { copiesOpens, type SubscriptionSettings } from '../domain/settings'
 import { SUB_STATUS } from '../domain/status'
 import { copyLinks, copyMasters, copySubscriptions } from '../schema'
-import { isCopy, revivable } from './consumers'
+import { isCopy } from './consumers'
+import { revivable } from './link-states'
 import { openLinks } from './open-copy'
 
 /**
