@@ -1,7 +1,7 @@
 import { eq } from 'drizzle-orm'
 import type { Tx } from '../../../kernel/db/client'
 import type { UseCase } from '../../../kernel/use-case'
-import { fromMinor } from '../../accounts'
+import { fromMinor, roundToMinor } from '../../accounts'
 import type { CashierCtx } from '../context'
 import { refuse } from '../errors'
 import { cashierTransactions } from '../schema'
@@ -10,17 +10,19 @@ import { payoutFailed } from './payout-failed'
 import { act, rowOf, type StaffAction, staff } from './shared'
 
 /**
- * A withdrawal is money the account held when it was asked; a reversal since (a deposit charged back)
- * may have left the account owing more than it has. Paying out then pays money the customer owes the
- * broker: refused until the balance is covered (or staff reject the withdrawal, which gives it back).
- * Read in the approval's transaction.
+ * A withdrawal is money the account held when it was asked; a reversal since (a deposit charged back), or
+ * losses of its open positions, may have left the account owing more than it has. Paying out then pays
+ * money the customer owes the broker: refused while its own equity (equity less credit, as the stop-out
+ * sees it) is below zero, until it is covered (or staff reject the withdrawal, which gives it back). Read
+ * in the approval's transaction.
  */
 async function inDebt(ctx: CashierCtx, tx: Tx, row: { login: number; currency: string }) {
-  const balance = (await ctx.accounts.fundsOf(tx, [row.login])).get(row.login)?.balance ?? 0
-  if (balance >= 0) return
+  const { margin } = await ctx.accounts.marginIn(tx, row.login)
+  const own = margin.equity - margin.credit
+  if (own >= 0) return
   throw refuse(
     'TRANSACTION_STATE_CONFLICT',
-    `account ${row.login} owes ${fromMinor(-balance, row.currency)} ${row.currency} (a reversal since the withdrawal was asked): it is not paid out; reject it, or approve it once the balance is covered`,
+    `account ${row.login} owes ${fromMinor(roundToMinor(-own, row.currency), row.currency)} ${row.currency} (a reversal or losses since the withdrawal was asked): it is not paid out; reject it, or approve it once the balance is covered`,
   )
 }
 
