@@ -310,6 +310,58 @@ describe('a pause and a pending copy that fills at the same moment', () => {
     expect(copies.filter((r) => r.reason === 'FILLED')).toHaveLength(1)
   })
 
+  /** Pauses while a tick fills the follower's pending copy before the pause's cancel runs; `meanwhile` too. */
+  async function pauseMeetsFill(p: Awaited<ReturnType<typeof pair>>, meanwhile: () => Promise<unknown>) {
+    const port = w.t.ports.get(TradingPort)
+    const cancel = port.cancel
+    let once = true
+    port.cancel = async (r) => {
+      if (once && r.actor.startsWith('copy:')) {
+        once = false
+        await reach(1.095)
+        await meanwhile()
+        await w.t.settle()
+      }
+      return cancel(r)
+    }
+    try {
+      expect((await action(p.sub, 'pause')).status).toBe(200)
+      await w.t.settle()
+    } finally {
+      port.cancel = cancel
+    }
+    await w.t.settle()
+    await w.t.runJob('copytrade.settle')
+  }
+
+  test('the subscription ends before the cancel runs: the filled copy is closed, its fill counted once', async () => {
+    const p = await pair({ reward_type: 2, per_lot: 10 })
+    await buyLimit(p.masterLogin, p.token, 100, 1.095)
+    await w.t.settle()
+    await pauseMeetsFill(p, async () => expect((await action(p.sub, 'disable')).status).toBe(200))
+    expect((await list(p.follower)).positions).toHaveLength(0)
+    expect((await w.rewardsOf(p.sub)).map((r) => r.amount)).toEqual([10])
+  })
+
+  test('the filled copy is closed by its owner before the cancel runs: its fill still counts, once', async () => {
+    const p = await pair({ reward_type: 2, per_lot: 10 })
+    await buyLimit(p.masterLogin, p.token, 100, 1.095)
+    await w.t.settle()
+    await pauseMeetsFill(p, async () => {
+      const [held] = (await list(p.follower)).positions
+      const closed = await w.t.request('DELETE', '/trade/close', {
+        token: await w.tradeToken(p.follower),
+        body: { order: held!.order },
+      })
+      expect(closed.status).toBe(200)
+    })
+    expect((await w.rewardsOf(p.sub)).map((r) => r.amount)).toEqual([10])
+    const copies = (await w.request('GET', `/copytrade/subscription/${p.sub}/copies`)).json.rows as {
+      action: string
+    }[]
+    expect(copies.filter((r) => r.action === 'fill')).toHaveLength(1)
+  })
+
   test("a pause between the pending copy's commit and its record cancels it", async () => {
     const p = await pair({ reward_type: 3, percent: 10 })
     const port = w.t.ports.get(TradingPort)

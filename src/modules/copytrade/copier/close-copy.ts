@@ -3,9 +3,10 @@ import type { SQLiteUpdateSetSource } from 'drizzle-orm/sqlite-core'
 import type { OrderState } from '../../trading'
 import type { CopyCtx } from '../context'
 import { partialCloseVolume } from '../domain/sizing'
+import { SUB_STATUS } from '../domain/status'
 import { copyLinks, copyRecords, copySubscriptions } from '../schema'
 import { caseOfLink } from './case-of-link'
-import { countCopiesTx, fillRecordTx } from './fills'
+import { countCopiesTx, filledState, fillRecordTx } from './fills'
 import { generation, tradeKey } from './keys'
 import { PAUSE_CANCELLED } from './link-states'
 import { refusalReason } from './refusals'
@@ -86,8 +87,14 @@ async function closeChunk(ctx: CopyCtx, ids: number[]) {
       ),
   )
   const after = await ctx.trading.orderStates(tickets)
-  const kept = (link: Link): CloseOutcome =>
-    after.get(link.followerTicket!)?.state === 'open' ? { link, kind: 'kept' } : { link, kind: 'gone' }
+  // what a pause's cancel met: the copy still open (it filled), gone after filling, or cancelled or
+  // expired already (as good as the cancel: the link stays revivable)
+  const kept = (link: Link): CloseOutcome => {
+    const state = after.get(link.followerTicket!)?.state
+    if (state === 'open') return { link, kind: 'kept' }
+    if (state === 'cancelled' || state === 'expired') return { link, kind: 'closed', at: ctx.clock.now() }
+    return { link, kind: 'gone' }
+  }
   const outcomes = results
     .flatMap((x) => (x ? [x] : []))
     .map(({ link, r, at }): CloseOutcome => {
@@ -106,27 +113,47 @@ async function closeChunk(ctx: CopyCtx, ids: number[]) {
     })
   outcomes.push(...filled.map(kept))
   await finishCloses(ctx, outcomes, after, decidedAt)
-  const open = outcomes.filter((o) => o.kind === 'kept').map((o) => o.link.id)
-  if (open.length > 0) await countKept(ctx, open)
+  // pending copies a pause found filled (kept open, or closed since): their fill counts
+  const fills = links.filter(
+    (l) => l.reason === PAUSE_CANCELLED && filledState(after.get(l.followerTicket!)?.state),
+  )
+  if (fills.length > 0) await countPauseFills(ctx, fills)
 }
 
 /**
- * Pending copies a pause found filled, open again: their fill counts now (its event found the link
- * closing and counted nothing), once by its `fill` record.
+ * Pending copies a pause met filled: their fill counts now (its event found the link closing and counted
+ * nothing), once by its `fill` record. A link kept open whose subscription ended meanwhile (the end found
+ * it closing for the pause, and left it) is closed now: an ended subscription holds no copies.
  */
-async function countKept(ctx: CopyCtx, ids: number[]) {
+async function countPauseFills(ctx: CopyCtx, links: Link[]) {
+  const reclose: number[] = []
   const rebates = await ctx.uow.run(async (tx) => {
     const rows = await tx
       .select({ link: copyLinks, sub: copySubscriptions })
       .from(copyLinks)
       .innerJoin(copySubscriptions, eq(copySubscriptions.id, copyLinks.subscriptionId))
-      .where(and(inArray(copyLinks.id, ids), eq(copyLinks.status, 'open')))
+      .where(
+        inArray(
+          copyLinks.id,
+          links.map((l) => l.id),
+        ),
+      )
     const counted = []
-    for (const r of rows)
-      if (await fillRecordTx(ctx, tx, r.link, r.sub)) counted.push({ ...r, volume: r.link.followerVolume })
+    for (const r of rows) {
+      const volume = links.find((l) => l.id === r.link.id)!.followerVolume
+      if (await fillRecordTx(ctx, tx, r.link, r.sub)) counted.push({ ...r, volume })
+      if (r.link.status !== 'open' || r.sub.status !== SUB_STATUS.DISABLED) continue
+      const [moved] = await tx
+        .update(copyLinks)
+        .set({ status: 'closing', reason: r.sub.statusReason || 'the subscription ended', leaseUntil: 0 })
+        .where(and(eq(copyLinks.id, r.link.id), eq(copyLinks.status, 'open')))
+        .returning({ id: copyLinks.id })
+      if (moved) reclose.push(moved.id)
+    }
     return countCopiesTx(ctx, tx, counted)
   })
   if (rebates.length > 0) await settleSoon(ctx, rebates)
+  if (reclose.length > 0) await closeLinks(ctx, reclose)
 }
 
 /** Closes (or cancels, if still pending) one copy through the write port, under its link's key. */

@@ -473,7 +473,15 @@ async function finishOpens(ctx: CopyCtx, outcomes: Outcome[]) {
     )
     const counted = placed.filter((o) => !isPending(o.link))
     for (const o of pendings)
-      if (filledState(states.get(o.followerTicket!)?.state) && (await fillRecordTx(ctx, tx, o.link, o.sub)))
+      if (
+        filledState(states.get(o.followerTicket!)?.state) &&
+        (await fillRecordTx(
+          ctx,
+          tx,
+          { ...o.link, followerTicket: o.followerTicket!, followerVolume: o.volume! },
+          o.sub,
+        ))
+      )
         counted.push(o)
     rebates.push(...(await countCopiesTx(ctx, tx, counted)))
   })

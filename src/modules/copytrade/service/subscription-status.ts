@@ -1,4 +1,4 @@
-import { and, eq, gt, inArray, isNotNull, isNull, sql } from 'drizzle-orm'
+import { and, eq, gt, inArray, isNotNull, isNull, or, sql } from 'drizzle-orm'
 import type { Tx } from '../../../kernel/db/client'
 import type { Work } from '../../../kernel/db/unit-of-work'
 import type { UseCase } from '../../../kernel/use-case'
@@ -110,7 +110,17 @@ export async function moveSubscriptionsTx(
     const closing = await tx
       .update(copyLinks)
       .set({ status: 'closing', reason, leaseUntil: 0, updatedAt: now })
-      .where(and(inArray(copyLinks.subscriptionId, moved), eq(copyLinks.status, 'open')))
+      .where(
+        and(
+          inArray(copyLinks.subscriptionId, moved),
+          // and a pause's cancel not done yet: closed now, whatever its copy became (a pause keeps a
+          // copy that filled; an end does not)
+          or(
+            eq(copyLinks.status, 'open'),
+            and(eq(copyLinks.status, 'closing'), eq(copyLinks.reason, PAUSE_CANCELLED)),
+          ),
+        ),
+      )
       .returning({ id: copyLinks.id })
     // links decided but not yet opened are not opened any more
     await tx
