@@ -20,7 +20,7 @@ const list = async (login: number) =>
     positions: { order: number; volume: number; sl: number }[]
     orders: { order: number }[]
   }
-const action = (sub: number, what: 'pause' | 'resume') =>
+const action = (sub: number, what: 'pause' | 'resume' | 'disable') =>
   w.request('POST', `/copytrade/subscription/${sub}/${what}`, {})
 /** A master and a follower of it (MULTIPLIER 1) with these settings, EURUSD at 1.1. */
 async function pair(policy: object, settings: object = {}) {

@@ -91,6 +91,7 @@ export function operations(doc: any): Operation[] {
     o.path.startsWith('/manager') ||
     setsPasswords(o) ||
     o.path === '/sign/out' ||
+    o.path === '/sign/out/all' ||
     o.path === '/api/affiliate/logout'
       ? 1
       : 0
