@@ -261,9 +261,10 @@ describe('quote ingest and stream', () => {
     clock.advance(1000)
     await t.request('POST', '/market/quotes', {
       token: dealer,
-      body: { ticks: [{ symbol: 'EURUSD', bid: 1.3, ask: 1.3001 }] },
+      // within the spike filter's 10 % of the last price (1.1): a jump past it waits for confirming ticks
+      body: { ticks: [{ symbol: 'EURUSD', bid: 1.15, ask: 1.1501 }] },
     })
-    await readUntil(/"bid":1\.3\b/)
+    await readUntil(/"bid":1\.15\b/)
     const ids = [...text.matchAll(/id: (\d+-\d+)/g)].map((m) => m[1])
     expect(ids.length).toBeGreaterThanOrEqual(2)
     ac.abort()
@@ -275,7 +276,7 @@ describe('quote ingest and stream', () => {
     )
     const r2 = again.body!.getReader()
     let t2 = ''
-    while (!/"bid":1\.3\b/.test(t2)) t2 += dec.decode((await r2.read()).value)
+    while (!/"bid":1\.15\b/.test(t2)) t2 += dec.decode((await r2.read()).value)
     await r2.cancel()
     const noAuth = await t.request('GET', '/market/stream?symbols=EURUSD')
     expect(noAuth.status).toBe(401)

@@ -159,7 +159,13 @@ describe('authorization matrix: each session type against each route', () => {
     ['GET', '/market/watch/list?login=100001&prefix=', undefined, [401, 200, F, 200, 200, 200]],
     ['GET', '/market/symbol?login=100001&symbol=EURUSD', undefined, [401, 200, F, 200, 200, 200]],
     ['GET', '/market/short/list?login=100001', undefined, [401, 200, F, 200, 200, 200]],
-    ['POST', '/market/quotes', { ticks: [{ symbol: 'BTCUSD', bid: 1, ask: 2 }] }, [401, F, F, F, 200, 200]],
+    // a sane quote: a spread of half the price is refused (400) since the ingest bounds it
+    [
+      'POST',
+      '/market/quotes',
+      { ticks: [{ symbol: 'BTCUSD', bid: 43000, ask: 43030 }] },
+      [401, F, F, F, 200, 200],
+    ],
     // reference data: symbols are deployment-wide (admin), group settings belong to the brand's managers
     ['GET', '/manager/symbols', undefined, [401, F, F, 200, 200, 200]],
     ['POST', '/manager/symbols', newSymbol, [401, F, F, F, 200, F]],

@@ -44,9 +44,12 @@ interface AccountSettings {
  * The group an account may move to: of its brand, with its currency and its mode. The balance and the
  * ledger are kept in minor units of the group's currency, so another currency would relabel the money
  * without converting it; and a DEMO account moved to a REAL group would turn demo money real (DESIGN
- * rule 3). Either is a new account and a transfer, not a move.
+ * rule 3). Either is a new account and a transfer, not a move. And one that can price and trade every
+ * symbol the account holds open positions or pending orders in (MT5 refuses such a move too): in one
+ * that cannot, its margin could not be computed, so it could neither sign in nor close, and no stop-out
+ * would ever reach it.
  */
-async function groupToMoveTo(tx: Tx, brand: Brand, login: number, name: string) {
+async function groupToMoveTo(ctx: AccountsCtx, tx: Tx, brand: Brand, login: number, name: string) {
   const [g] = await tx
     .select({ id: groups.id, currency: groups.currency, mode: groups.accountMode })
     .from(groups)
@@ -68,6 +71,13 @@ async function groupToMoveTo(tx: Tx, brand: Brand, login: number, name: string) 
       'CURRENCY_MISMATCH',
       `group: ${name} holds ${g.currency}; account ${login} holds ${now.currency}, which a move would not convert`,
     )
+  // the orders as this write transaction sees them: none opens between this read and the move
+  const unfit = await ctx.unfitSymbols(tx, login, g.id)
+  if (unfit.length > 0)
+    throw refuse(
+      'GROUP_LACKS_SYMBOLS',
+      `group: ${name} cannot price and trade ${unfit.join(', ')}, which account ${login} holds open positions or pending orders in; close them or give the group settings for their security groups first`,
+    )
   return g.id
 }
 
@@ -79,7 +89,7 @@ export async function changeAccountSettings(
   s: AccountSettings,
 ) {
   const updated = await ctx.uow.run(async (tx, work) => {
-    const groupId = s.group === undefined ? undefined : await groupToMoveTo(tx, brand, login, s.group)
+    const groupId = s.group === undefined ? undefined : await groupToMoveTo(ctx, tx, brand, login, s.group)
     const set = Object.fromEntries(
       Object.entries({
         groupId,

@@ -24,6 +24,13 @@ export type ExposureSource = (
 ) => Promise<Exposure | null>
 
 /**
+ * The symbols an account holds open positions or pending orders in that a group could not price and trade
+ * (no settings for their security group there, hidden or not tradable), the orders read in `q` (the move's
+ * write transaction): a group move to such a group is refused. The trading module provides it.
+ */
+export type UnfitSymbols = (q: Queryable, login: number, groupId: number) => Promise<string[]>
+
+/**
  * Why an account's money is not its customer's to move (prop's challenge accounts hold the firm's
  * capital), or null: the extension point ManagedFundsPort.
  */
@@ -36,6 +43,8 @@ export interface AccountsCtx extends Kernel {
   uploads: UploadsApi
   /** The exposure of open positions (read when used: trading is set up after accounts). */
   exposure: ExposureSource
+  /** GroupFitPort, read when used (trading is set up after accounts); none without it. */
+  unfitSymbols: UnfitSymbols
   /** ManagedFundsPort, read when used (prop is set up after accounts); null without it. */
   managedFunds: ManagedFunds
 }

@@ -8,7 +8,7 @@ import type { Work } from '../../kernel/db/unit-of-work'
 import { defineModule, definePort } from '../../kernel/module'
 import { UploadsPort } from '../uploads'
 import { AccountsEnv, accountsConfig } from './config'
-import type { AccountsCtx, ExposureSource, ManagedFunds } from './context'
+import type { AccountsCtx, ExposureSource, ManagedFunds, UnfitSymbols } from './context'
 import {
   accountCredentials,
   createCustomer,
@@ -37,7 +37,7 @@ import { accountRoutes } from './routes'
 import * as schema from './schema'
 import { type AccountView, loadAccountView, loadAccountViewAs, marginIn, requireMargin } from './service'
 
-export type { Exposure, ExposureSource, ManagedFunds } from './context'
+export type { Exposure, ExposureSource, ManagedFunds, UnfitSymbols } from './context'
 export { type MarginSnapshot, marginSnapshot, ownFreeMargin } from './domain/margin'
 export {
   currencyDecimals,
@@ -121,6 +121,12 @@ export const AccountsPort = definePort<AccountsApi>('accounts')
 export const ExposurePort = definePort<ExposureSource>('accounts.exposure')
 
 /**
+ * Extension point: the symbols of an account's open positions and pending orders that a group could not
+ * price and trade (the trading module provides it); a group move to such a group is refused (409).
+ */
+export const GroupFitPort = definePort<UnfitSymbols>('accounts.group-fit')
+
+/**
  * Extension point: a module whose accounts hold money that is not their customer's to move (prop's
  * challenge accounts hold the firm's capital) says why, or null; the cashier refuses deposits and
  * withdrawals on such an account, and nothing takes a fee from it.
@@ -147,6 +153,8 @@ export const accountsModule = defineModule({
       // trading is set up later; without it there are no positions
       exposure: (account, group, q) =>
         ports.has(ExposurePort) ? ports.get(ExposurePort)(account, group, q) : Promise.resolve(NO_POSITIONS),
+      unfitSymbols: (q, login, groupId) =>
+        ports.has(GroupFitPort) ? ports.get(GroupFitPort)(q, login, groupId) : Promise.resolve([]),
       managedFunds: (login) =>
         ports.has(ManagedFundsPort) ? ports.get(ManagedFundsPort)(login) : Promise.resolve(null),
     }

@@ -32,9 +32,10 @@ export interface BalanceOperationInput {
   /** A balance-out that may take the balance below zero (a chargeback takes back what was credited). */
   allowNegative?: boolean
   /**
-   * A balance-out that may not take the free margin (equity less margin) below zero: a withdrawal, a fee.
-   * The positions are read in this transaction, so a position opened after the caller's own check counts
-   * where the money leaves, as money that left meanwhile does.
+   * A balance-out that may not take the free margin (equity less margin) below zero: a withdrawal, a fee;
+   * its own free margin, without the credit. A credit-out may take the credit only as far as the free margin
+   * (credit included) goes. The positions are read in this transaction, so a position opened after the
+   * caller's own check counts where the money leaves, as money that left meanwhile does.
    */
   keepFreeMargin?: boolean
   /**
@@ -163,6 +164,15 @@ async function freeMarginFloor(ctx: AccountsCtx, tx: Tx, login: number) {
 }
 
 /**
+ * The credit that keeps an account's free margin (credit included) at zero (minor units): taking the
+ * broker's credit back may not leave the positions without the margin it carried.
+ */
+async function creditFloor(ctx: AccountsCtx, tx: Tx, login: number) {
+  const { funds, currency, margin } = await marginIn(ctx, tx, login)
+  return { balance: funds.credit, minor: funds.credit - roundToMinor(margin.margin_free, currency) }
+}
+
+/**
  * Posts one ledger row and moves the account total in the same transaction (DESIGN rules 3 and 4):
  * the total changes by a conditional UPDATE that refuses to go below zero, so two concurrent
  * withdrawals can never both pass. A repeated idempotency key returns the first result.
@@ -190,7 +200,9 @@ export async function postOperationTx(ctx: AccountsCtx, tx: Tx, work: Work, inpu
   // money in is always taken (it may be what brings a charged-back balance back above zero)
   const guarded = !(input.allowNegative || delta > 0)
   const floor =
-    guarded && !isCredit && input.keepFreeMargin ? await freeMarginFloor(ctx, tx, input.login) : null
+    guarded && input.keepFreeMargin
+      ? await (isCredit ? creditFloor : freeMarginFloor)(ctx, tx, input.login)
+      : null
   const [after] = (
     await moveStatement(isCredit, guarded)(tx, {
       delta,
@@ -203,7 +215,7 @@ export async function postOperationTx(ctx: AccountsCtx, tx: Tx, work: Work, inpu
     throw floor && floor.balance >= minor
       ? refuse(
           'NOT_ENOUGH_FREE_MARGIN',
-          `the free margin of account ${input.login} less its credit is ${fromMinor(floor.balance - floor.minor, acct.currency)}, lower than ${fromMinor(minor, acct.currency)}`,
+          `the free margin of account ${input.login}${isCredit ? '' : ' less its credit'} is ${fromMinor(floor.balance - floor.minor, acct.currency)}, lower than ${fromMinor(minor, acct.currency)}`,
         )
       : refuse(
           'NOT_ENOUGH_FUNDS',

@@ -229,11 +229,15 @@ export const accountManagerRoutes = (ctx: AccountsCtx) =>
         ),
         response: {
           200: ManagedAccount,
-          ...errors({ ...ACCOUNT_READ, 409: ['ACCOUNT_MODE_MISMATCH', 'CURRENCY_MISMATCH'] }),
+          ...errors({
+            ...ACCOUNT_READ,
+            409: ['ACCOUNT_MODE_MISMATCH', 'CURRENCY_MISMATCH', 'GROUP_LACKS_SYMBOLS'],
+          }),
         },
         detail: doc('Manager', 'Change group, leverage, enable flags or comment of an account', {
           description:
-            'Disabling an account (enable 0) ends every session of it at once. A group move keeps the account in its currency and mode: 409 CURRENCY_MISMATCH for a group of another currency (the balance would be relabelled, not converted), 409 ACCOUNT_MODE_MISMATCH between DEMO and REAL.',
+            'Disabling an account (enable 0) ends every session of it at once. A group move keeps the account in its currency and mode: 409 CURRENCY_MISMATCH for a group of another currency (the balance would be relabelled, not converted), 409 ACCOUNT_MODE_MISMATCH between DEMO and REAL. ' +
+            'It moves only to a group that can price and trade every symbol the account holds open positions or pending orders in (settings for their security groups, shown and tradable): 409 GROUP_LACKS_SYMBOLS names the others, and nothing is changed.',
         }),
       },
     )
@@ -285,6 +289,8 @@ export const accountManagerRoutes = (ctx: AccountsCtx) =>
           apiData: body.api_data,
           idempotencyKey: body.idempotency_key,
           createdBy: `staff:${session.staffId}`,
+          // money out keeps the margin of open positions unless staff say otherwise (a correction)
+          keepFreeMargin: body.allow_margin_call !== true,
         }),
       {
         auth: ACCOUNT_ADMINS,
@@ -313,6 +319,12 @@ export const accountManagerRoutes = (ctx: AccountsCtx) =>
                 description: 'machine-readable context kept on the operation',
               }),
             ),
+            allow_margin_call: t.Optional(
+              t.Boolean({
+                description:
+                  'withdrawal / credit_out only: true lets it take the free margin below zero (a correction; the account may be stopped out at once). Default false: 400 NOT_ENOUGH_FREE_MARGIN',
+              }),
+            ),
             idempotency_key: t.Optional(
               t.String({
                 minLength: 1,
@@ -334,15 +346,19 @@ export const accountManagerRoutes = (ctx: AccountsCtx) =>
         response: {
           200: t.Object({ operation: Operation, idempotent: t.Boolean() }),
           ...errors({
-            400: ['NOT_ENOUGH_FUNDS'],
+            400: ['NOT_ENOUGH_FUNDS', 'NOT_ENOUGH_FREE_MARGIN'],
             404: ['ACCOUNT_NOT_FOUND'],
             409: ['IDEMPOTENCY_KEY_REUSED'],
+            503: ['PRICE_STALE'],
           }),
         },
         detail: doc('Manager', 'Post a balance operation (deposit, withdrawal, credit in/out)', {
           description:
             'One ledger row per call. 400 NOT_ENOUGH_FUNDS when a withdrawal or credit-out would go below ' +
-            'zero. A repeated idempotency_key returns the first operation with idempotent = true; the key ' +
+            'zero. 400 NOT_ENOUGH_FREE_MARGIN when it would take more than the free margin of the open ' +
+            'positions (a withdrawal: without the credit; a credit-out: with it), as the cashier refuses; ' +
+            'allow_margin_call: true posts it anyway (a correction: the account may be stopped out at once). ' +
+            'With open positions it is checked at current prices: 503 PRICE_STALE while they are not. A repeated idempotency_key returns the first operation with idempotent = true; the key ' +
             'repeated with another type or amount answers 409 IDEMPOTENCY_KEY_REUSED.',
         }),
       },

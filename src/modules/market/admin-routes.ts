@@ -307,11 +307,16 @@ export const marketAdminRoutes = (ctx: MarketCtx, operator = operatorGuard(ctx))
         auth: ADMINS,
         ...textInput({ params: { symbol: SymbolName } }),
         body: SymbolPatch,
-        response: { 200: SymbolAdmin, ...errors({ 403: ['NOT_OPERATOR_BRAND'], 404: ['SYMBOL_NOT_FOUND'] }) },
+        response: {
+          200: SymbolAdmin,
+          ...errors({ 403: ['NOT_OPERATOR_BRAND'], 404: ['SYMBOL_NOT_FOUND'], 409: ['GROUP_LACKS_SYMBOLS'] }),
+        },
         detail: doc('Reference data', 'Change settings of a symbol (admin of an operator brand)', {
           description:
             '404 SYMBOL_NOT_FOUND. Open positions keep their prices; new margin and profit use the change. ' +
-            '403 NOT_OPERATOR_BRAND as for creating one.',
+            '403 NOT_OPERATOR_BRAND as for creating one. A new sec_group is refused (409 GROUP_LACKS_SYMBOLS, ' +
+            'nothing changed) while accounts of a group without settings for it (shown and tradable) hold open ' +
+            'positions or pending orders in the symbol: give those groups settings for it first.',
         }),
       },
     )

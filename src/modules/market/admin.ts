@@ -1,5 +1,6 @@
-import { and, eq, getTableColumns } from 'drizzle-orm'
+import { and, eq, getTableColumns, inArray } from 'drizzle-orm'
 import type { Brand } from '../../kernel/brand/registry'
+import type { Tx } from '../../kernel/db/client'
 import { isUniqueViolation } from '../../kernel/db/errors'
 import { invalid } from '../../kernel/http/errors'
 import type { MarketCtx } from './context'
@@ -82,12 +83,46 @@ export async function createSymbol(ctx: MarketCtx, body: Record<string, unknown>
   }
 }
 
+/**
+ * A symbol moves to another security group only where every group whose accounts hold open positions or
+ * pending orders in it has settings for that security group, shown and tradable: elsewhere those accounts'
+ * margin could not be computed, so they could neither sign in nor close, and no stop-out would reach them.
+ * The orders are read in the write transaction (through trading's SymbolHoldersPort).
+ */
+async function checkHolders(ctx: MarketCtx, tx: Tx, symbol: string, secGroup: string) {
+  const groupIds = await ctx.holderGroups(tx, symbol)
+  if (groupIds.length === 0) return
+  const fit = await tx
+    .select({ groupId: groupSecurities.groupId })
+    .from(groupSecurities)
+    .where(
+      and(
+        eq(groupSecurities.secGroup, secGroup),
+        eq(groupSecurities.show, 1),
+        eq(groupSecurities.trade, 1),
+        inArray(groupSecurities.groupId, groupIds),
+      ),
+    )
+  const ok = new Set(fit.map((f) => f.groupId))
+  const lacking = groupIds.filter((id) => !ok.has(id)).sort((a, b) => a - b)
+  if (lacking.length === 0) return
+  const names = await Promise.all(
+    lacking.map(async (id) => `${(await ctx.accounts.read.group(id))?.name ?? '?'} (id ${id})`),
+  )
+  throw refuse(
+    'GROUP_LACKS_SYMBOLS',
+    `sec_group: the groups ${names.join(', ')} have no settings (shown and tradable) for security group ${secGroup}, and their accounts hold open positions or pending orders in ${symbol}; give them settings first (PUT /manager/groups/{id}/securities/${secGroup})`,
+  )
+}
+
 export async function updateSymbol(ctx: MarketCtx, name: string, body: Record<string, unknown>) {
   const changes = symbolColumns(body)
   const row = await ctx.db.transaction(async (tx) => {
     const [current] = await tx.select().from(symbols).where(eq(symbols.symbol, name))
     if (!current) throw symbolNotFound(name)
     checkSymbol({ ...current, ...changes })
+    if (changes.secGroup !== undefined && changes.secGroup !== current.secGroup)
+      await checkHolders(ctx, tx, name, changes.secGroup)
     const [r] = await tx
       .update(symbols)
       .set({ ...changes, updatedAt: ctx.clock.now() })

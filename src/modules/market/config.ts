@@ -1,5 +1,6 @@
 import { z } from 'zod'
 import { type Config, envFlag, moduleConfig } from '../../kernel/config'
+import type { TickFilterSettings } from './domain/tick-filter'
 
 /** The market module's environment variables (README: configuration). */
 export const MarketEnv = z.object({
@@ -15,6 +16,15 @@ export const MarketEnv = z.object({
    * Friday evening to Sunday evening, as real venues do.
    */
   DEMO_WEEKEND_TRADING: envFlag.default(false),
+  /**
+   * The spike filter of incoming quotes (MetaTrader's filter level), for every symbol: a tick whose mid
+   * moves more than this percent from the last accepted price is held back, unless the
+   * QUOTE_SPIKE_CONFIRM_TICKS ticks after it confirm the new level. 0 turns it off.
+   */
+  QUOTE_SPIKE_PERCENT: z.coerce.number().min(0).max(1000).default(10),
+  QUOTE_SPIKE_CONFIRM_TICKS: z.coerce.number().int().min(0).max(100).default(2),
+  /** The widest spread a quote may have, in percent of its mid (0: no bound): a wider one is refused. */
+  QUOTE_MAX_SPREAD_PERCENT: z.coerce.number().min(0).max(1000).default(10),
   /**
    * The brands whose staff change what every brand of the deployment shares (symbols, prices), by name,
    * comma-separated. Unset: the first brand (the lowest id), the deployment's own.
@@ -42,6 +52,8 @@ export interface MarketConfig {
   demoWeekendTrading: boolean
   /** OPERATOR_BRANDS; null: the first brand. */
   operatorBrands: string[] | null
+  /** QUOTE_SPIKE_PERCENT, QUOTE_SPIKE_CONFIRM_TICKS and QUOTE_MAX_SPREAD_PERCENT. */
+  tickFilter: TickFilterSettings
 }
 
 /** The market module's settings, read from the environment the kernel read its own from. */
@@ -54,5 +66,10 @@ export function marketConfig(config: Config): MarketConfig {
     seedHistory: e.SEED_HISTORY,
     demoWeekendTrading: e.DEMO_WEEKEND_TRADING,
     operatorBrands: e.OPERATOR_BRANDS,
+    tickFilter: {
+      spikePercent: e.QUOTE_SPIKE_PERCENT,
+      confirmTicks: e.QUOTE_SPIKE_CONFIRM_TICKS,
+      maxSpreadPercent: e.QUOTE_MAX_SPREAD_PERCENT,
+    },
   }
 }

@@ -10,6 +10,7 @@ const MARKET = codeRefusals({
   USER_NOT_FOUND_OR_INCORRECT: 403,
   SYMBOL_NOT_ALLOWED: 403,
   NOT_OPERATOR_BRAND: 403,
+  GROUP_LACKS_SYMBOLS: 409,
 })
 
 export const refuse = MARKET.refuse

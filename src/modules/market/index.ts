@@ -5,7 +5,7 @@ import { AccountsPort } from '../accounts'
 import { marketAdminRoutes } from './admin-routes'
 import { CandleStore } from './candle-store'
 import { MarketEnv, marketConfig } from './config'
-import type { MarketCtx } from './context'
+import type { MarketCtx, SymbolHolders } from './context'
 import { seedDemoMarket } from './demo'
 import type { Quote, QuoteLookup } from './domain/conversion'
 import { checkOperatorBrands } from './operator'
@@ -18,10 +18,17 @@ import { bumpWatchVersion } from './service'
 import { QuoteSimulator } from './simulator-source'
 import { watchConsumer } from './watch-defaults'
 
+export type { SymbolHolders } from './context'
 export { conversionRate, type Quote, type QuoteLookup } from './domain/conversion'
 export { type DaySessions, isTradingOpen } from './domain/sessions'
 export type { Tick, TickListener } from './quotes'
-export { type GroupSymbol, type GroupSymbols, quoteForGroup, type SymbolInfo } from './reference'
+export {
+  type GroupSymbol,
+  type GroupSymbols,
+  pricedForGroup,
+  quoteForGroup,
+  type SymbolInfo,
+} from './reference'
 
 /** What other modules ask of market. */
 export interface MarketApi {
@@ -41,6 +48,12 @@ export interface MarketApi {
 
 export const MarketPort = definePort<MarketApi>('market')
 
+/**
+ * Extension point: the groups of the accounts holding open positions or pending orders in a symbol (the
+ * trading module provides it); a symbol is not moved to a security group one of them has no settings for.
+ */
+export const SymbolHoldersPort = definePort<SymbolHolders>('market.symbol-holders')
+
 /** Symbols, quotes, candles, market watch lists and reference data (README.md of this folder). */
 export const marketModule = defineModule({
   name: 'market',
@@ -58,8 +71,27 @@ export const marketModule = defineModule({
     const settings = marketConfig(k.config)
     const refdata = new ReferenceData(k.db, k.store, k.clock, k.edge)
     const candles = new CandleStore(k.db)
-    const quotes = new QuoteHub(k.db, k.store, k.bus, refdata, candles, k.clock, k.logger, k.edge)
-    const ctx: MarketCtx = { ...k, accounts: ports.get(AccountsPort), settings, refdata, candles, quotes }
+    const quotes = new QuoteHub(
+      k.db,
+      k.store,
+      k.bus,
+      refdata,
+      candles,
+      k.clock,
+      k.logger,
+      settings.tickFilter,
+      k.edge,
+    )
+    const ctx: MarketCtx = {
+      ...k,
+      accounts: ports.get(AccountsPort),
+      settings,
+      refdata,
+      candles,
+      quotes,
+      holderGroups: (q, symbol) =>
+        ports.has(SymbolHoldersPort) ? ports.get(SymbolHoldersPort)(q, symbol) : Promise.resolve([]),
+    }
     // When an hourly candle closes, cached watch lists expire (their key holds the candle version).
     candles.onBarClosed((_symbol, _bar, hourClosed) => {
       if (hourClosed) void bumpWatchVersion(ctx)

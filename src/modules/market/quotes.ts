@@ -8,6 +8,7 @@ import type { Logger } from '../../kernel/logger'
 import { SingleFlight } from '../../kernel/single-flight'
 import type { CandleStore } from './candle-store'
 import type { Quote } from './domain/conversion'
+import { filterTick, type HeldLevel, spreadWithin, type TickFilterSettings } from './domain/tick-filter'
 import type { ReferenceData } from './reference'
 import { lastQuotes } from './schema'
 
@@ -43,6 +44,8 @@ const HEARTBEAT_KEY = 'quote:v1:@engine'
 const ENGINE_SILENT_MS = 5000
 /** How long the edge's reading of the word counts: past it, no reading (staleness says nothing of it). */
 const BEAT_READING_MS = 1000
+/** How often the spike filter says, per symbol, that it holds ticks back. */
+const SPIKE_LOG_MS = 60_000
 /** Ticks on the bus: hot (tens of thousands a second), so typed by its publisher here, not checked. */
 export const TICKS = defineChannel<TicksEntry>('market.ticks')
 
@@ -67,6 +70,10 @@ export class QuoteHub {
   private readonly saved = new Map<string, Quote>()
   /** Symbols whose quote changed since the last save (the engine saves). */
   private readonly unsaved = new Set<string>()
+  /** The spike filter's held-back level per symbol (the ticks this instance publishes). */
+  private readonly held = new Map<string, HeldLevel>()
+  /** Ticks the spike filter held back per symbol, and when it last said so. */
+  private readonly spikes = new Map<string, { total: number; sinceLog: number; loggedAt: number }>()
 
   constructor(
     private readonly db: Db,
@@ -76,6 +83,7 @@ export class QuoteHub {
     private readonly candles: CandleStore,
     private readonly clock: Clock,
     private readonly logger: Logger,
+    private readonly filter: TickFilterSettings = { spikePercent: 0, confirmTicks: 0, maxSpreadPercent: 0 },
     private readonly edge = false,
   ) {
     this.warming = new SingleFlight(!edge)
@@ -238,12 +246,16 @@ export class QuoteHub {
 
   /**
    * Publishes a batch of ticks (validated by the caller: known symbols, 0 < bid <= ask), rounded to each
-   * symbol's digits; ticks older than the symbol's latest quote are dropped. Returns the ticks published
-   * (on the embedded bus, once applied and processed by the engine).
+   * symbol's digits; ticks older than the symbol's latest quote are dropped, as are those the spike filter
+   * holds back (domain/tick-filter: a jump from the last accepted price that the ticks after it have not
+   * confirmed yet) and those of a spread past its bound. Returns the ticks published (on the embedded bus,
+   * once applied and processed by the engine).
    */
   async apply(batch: { symbol: string; bid: number; ask: number; time: number }[]): Promise<Tick[]> {
     await this.refdata.fresh()
     const ticks: TicksEntry['ticks'] = []
+    // the mid last accepted per symbol, this batch's ticks included
+    const lastMid = new Map<string, number | null>()
     for (const t of batch) {
       const info = this.refdata.symbol(t.symbol)
       if (!info) continue
@@ -252,14 +264,54 @@ export class QuoteHub {
       const f = 10 ** info.digits
       const bid = Math.round(t.bid * f) / f
       const ask = Math.round(t.ask * f) / f
-      // whatever the source: no price of 0 or below, no ask below the bid
-      if (!(bid > 0 && ask >= bid)) continue
+      // whatever the source: no price of 0 or below, no ask below the bid, no spread past its bound
+      if (!(bid > 0 && ask >= bid) || !spreadWithin(this.filter.maxSpreadPercent, bid, ask)) continue
+      const mid = (bid + ask) / 2
+      let last = lastMid.get(t.symbol)
+      if (last === undefined) {
+        const q = this.filter.spikePercent > 0 ? await this.get(t.symbol) : null
+        last = q ? (q.bid + q.ask) / 2 : null
+      }
+      const verdict = filterTick(this.filter, last, this.held.get(t.symbol), mid)
+      if (verdict.held) this.held.set(t.symbol, verdict.held)
+      else this.held.delete(t.symbol)
+      if (!verdict.apply) {
+        lastMid.set(t.symbol, last)
+        this.heldBack(t.symbol, last, mid)
+        continue
+      }
+      lastMid.set(t.symbol, mid)
       ticks.push({ symbol: t.symbol, bid, ask, time: t.time })
     }
     if (ticks.length === 0) return []
     const entry: TicksEntry = { ticks }
     const id = await publishTo(this.bus, TICKS, entry)
     return ticks.map((t) => ({ ...t, id }))
+  }
+
+  /** Counts a tick the spike filter held back; says so once a minute per symbol. */
+  private heldBack(symbol: string, last: number | null, mid: number) {
+    const now = this.clock.now()
+    const c = this.spikes.get(symbol) ?? { total: 0, sinceLog: 0, loggedAt: Number.NEGATIVE_INFINITY }
+    c.total++
+    c.sinceLog++
+    if (now - c.loggedAt >= SPIKE_LOG_MS) {
+      this.logger.log('warn', 'quote spike held back', {
+        symbol,
+        last_mid: last,
+        mid,
+        held: c.sinceLog,
+        filter_percent: this.filter.spikePercent,
+      })
+      c.loggedAt = now
+      c.sinceLog = 0
+    }
+    this.spikes.set(symbol, c)
+  }
+
+  /** How many ticks of `symbol` the spike filter has held back on this instance. */
+  spikesHeld(symbol: string): number {
+    return this.spikes.get(symbol)?.total ?? 0
   }
 
   /** Reads the bus from now on (every instance with a long-lived process). */

@@ -4,7 +4,7 @@ import type { Clock } from '../../kernel/clock'
 import type { Db } from '../../kernel/db/client'
 import { SingleFlight } from '../../kernel/single-flight'
 import type { Quote } from './domain/conversion'
-import { groupQuote } from './domain/pricing'
+import { groupQuote, isPositiveQuote } from './domain/pricing'
 import type { DaySessions } from './domain/sessions'
 import { groupSecurities, groupSymbols, symbols } from './schema'
 
@@ -35,6 +35,15 @@ export const quoteForGroup = (raw: Quote, gs: GroupSymbol): Quote =>
     spreadBalance: gs.spreadBalance,
     spreadDiff: gs.sec.spreadDiff,
   })
+
+/**
+ * quoteForGroup, or null where the group's spread settings put a side at 0 or below (a tiny source price
+ * under a fixed spread): the group has no price then, as without a quote.
+ */
+export function pricedForGroup(raw: Quote, gs: GroupSymbol): Quote | null {
+  const q = quoteForGroup(raw, gs)
+  return isPositiveQuote(q) ? q : null
+}
 
 /** Symbols as some groups see them, looked up without awaiting (ReferenceData.snapshot). */
 export type GroupSymbols = (groupId: number, name: string) => GroupSymbol | null

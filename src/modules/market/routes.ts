@@ -124,7 +124,8 @@ const TickIn = t.Object({
     Int({
       minimum: 0,
       maximum: MAX_EPOCH_MS,
-      description: 'epoch seconds or milliseconds (up to 2100); default now',
+      description:
+        'epoch seconds or milliseconds (up to 2100); default now. More than 60 s ahead of the server or 24 h behind it: 400 INVALID_DATA',
     }),
   ),
 })
@@ -148,8 +149,18 @@ const IngestBody = t.Object(
 )
 const IngestResult = t.Object({
   accepted: int,
-  rejected: Int({ description: 'older than the latest tick of the symbol' }),
+  rejected: Int({
+    description:
+      'older than the latest tick of the symbol, or held back by the spike filter (a jump from the last price not yet confirmed by the ticks after it)',
+  }),
 })
+
+/** What every ingested quote must be, and the spike filter, as both ingest routes say. */
+const INGEST_RULES =
+  '400 INVALID_DATA naming the tick for an unknown symbol, bid > ask, a spread wider than QUOTE_MAX_SPREAD_PERCENT ' +
+  '(default 10 %) of the mid, or a time more than 60 s ahead of or 24 h behind the server. A tick whose mid moves ' +
+  'more than QUOTE_SPIKE_PERCENT (default 10 %) from the last accepted price is held back (not applied, counted ' +
+  'in rejected) unless the QUOTE_SPIKE_CONFIRM_TICKS (default 2) ticks after it confirm the new level.'
 
 export const marketRoutes = (ctx: MarketCtx, operator = operatorGuard(ctx)) =>
   new Elysia({ name: 'market-routes', seed: ctx.instanceId })
@@ -296,7 +307,8 @@ export const marketRoutes = (ctx: MarketCtx, operator = operatorGuard(ctx)) =>
         detail: doc('Market', 'Ingest a batch of quotes (dealer or admin session of an operator brand)', {
           description:
             'A broker plugs in its own feed here. Triggers, candles and stop-outs run on the batch. Prices are ' +
-            "shared by every brand of the deployment: 403 NOT_OPERATOR_BRAND for staff of a brand not in OPERATOR_BRANDS (unset: the deployment's first brand).",
+            "shared by every brand of the deployment: 403 NOT_OPERATOR_BRAND for staff of a brand not in OPERATOR_BRANDS (unset: the deployment's first brand). " +
+            INGEST_RULES,
         }),
       },
     )
@@ -306,7 +318,8 @@ export const marketRoutes = (ctx: MarketCtx, operator = operatorGuard(ctx)) =>
       response: { 200: IngestResult, ...errors() },
       detail: doc('Market', 'Ingest a batch of quotes with the feed token (FEED_TOKEN)', {
         description:
-          'For a price feed process: the header X-Feed-Token carries the token configured in FEED_TOKEN.',
+          'For a price feed process: the header X-Feed-Token carries the token configured in FEED_TOKEN. ' +
+          INGEST_RULES,
       }),
     })
 

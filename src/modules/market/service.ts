@@ -6,6 +6,7 @@ import { invalid } from '../../kernel/http/errors'
 import type { MarketCtx } from './context'
 import { type Bar, bucket } from './domain/candles'
 import { performance, price1d, seasons } from './domain/metrics'
+import { spreadWithin } from './domain/tick-filter'
 import { refuse } from './errors'
 import { groupPrice } from './prices'
 import type { GroupSymbol } from './reference'
@@ -65,7 +66,9 @@ async function hourlyMetrics(ctx: MarketCtx, symbolList: string[]): Promise<Map<
 }
 
 const WATCH_VERSION = 'mw:v1:version'
-const watchKey = (brandId: number, login: number, version: string) => `mw:v1:${brandId}:${login}:${version}`
+/** The group is part of the key: a group move shows the list as the new group sees it, at once. */
+const watchKey = (brandId: number, login: number, groupId: number, version: string) =>
+  `mw:v1:${brandId}:${login}:${groupId}:${version}`
 
 const VERSION_FRESH_MS = 250
 const versions = new WeakMap<MarketCtx, { value: string; at: number }>()
@@ -105,8 +108,8 @@ const rendered = new WeakMap<MarketCtx, { lists: Map<string, Rendered>; bytes: n
 const memoBytes = (ctx: MarketCtx) => (ctx.edge ? 8 : 64) * 1024 * 1024
 
 /**
- * A login's watch list, served from the shared cache under a key holding the brand, the login and the
- * candle version, so a list is never served to another login and expires when an hourly candle closes
+ * A login's watch list, served from the shared cache under a key holding the brand, the login, its group
+ * and the candle version, so a list is never served to another login and expires when an hourly candle closes
  * or the list changes (add/delete delete the key). The cache holds the rendered answer: the full list
  * (empty prefix, what clients poll) is sent byte for byte from a Blob kept while the cached text stays
  * the same (building a Response from a string with header options cost more than the cache lookup); a
@@ -142,7 +145,7 @@ export async function watchListValue(
 async function renderedWatchList(ctx: MarketCtx, brand: Brand, session: Session, login: number) {
   const { account, group } = await marketAccount(ctx, brand, session, login)
   const version = await watchVersion(ctx)
-  const key = watchKey(brand.id, account.login, version)
+  const key = watchKey(brand.id, account.login, group.id, version)
   let raw = await ctx.store.get(key)
   if (!raw) {
     raw = JSON.stringify({ assets: await buildWatchList(ctx, account.login, group.id) })
@@ -210,10 +213,10 @@ async function visibleSymbol(ctx: MarketCtx, groupId: number, symbol: string): P
   return gs && gs.sec.show === 1 ? gs : null
 }
 
-async function dropWatchCache(ctx: MarketCtx, brandId: number, login: number) {
+async function dropWatchCache(ctx: MarketCtx, brandId: number, login: number, groupId: number) {
   // The shared version, not this instance's copy: the list must drop whatever key readers use now.
   const version = (await ctx.store.get(WATCH_VERSION)) ?? '0'
-  await ctx.store.del(watchKey(brandId, login, version))
+  await ctx.store.del(watchKey(brandId, login, groupId, version))
 }
 
 export async function addToWatch(
@@ -236,7 +239,7 @@ export async function addToWatch(
       .values({ login: account.login, symbol, sortIndex: (m?.max ?? -1) + 1 })
       .onConflictDoNothing()
   })
-  await dropWatchCache(ctx, brand.id, account.login)
+  await dropWatchCache(ctx, brand.id, account.login, group.id)
   const metrics = (await hourlyMetrics(ctx, [symbol])).get(symbol)!
   return {
     [symbol]: {
@@ -256,7 +259,7 @@ export async function removeFromWatch(
   login: number,
   symbol: string,
 ) {
-  const { account } = await marketAccount(ctx, brand, session, login)
+  const { account, group } = await marketAccount(ctx, brand, session, login)
   const removed = await ctx.db.transaction((tx) =>
     tx
       .delete(marketWatch)
@@ -265,7 +268,7 @@ export async function removeFromWatch(
   )
   if (removed.length === 0)
     throw watchError(`symbol ${symbol} is not in the market watch of ${account.login}`)
-  await dropWatchCache(ctx, brand.id, account.login)
+  await dropWatchCache(ctx, brand.id, account.login, group.id)
   return { data: 'OK' as const }
 }
 
@@ -442,8 +445,17 @@ export async function shortList(ctx: MarketCtx, brand: Brand, session: Session, 
  * until its time passes: one tick from a feed whose clock is off (or in the wrong unit) froze the price.
  */
 export const TICK_AHEAD_MS = 60_000
+/**
+ * How far behind it: a tick of 1970 (a feed's zero time, seconds taken for milliseconds) or of yesterday
+ * is no price the symbol trades at now, and would write its candles into the past.
+ */
+export const TICK_BEHIND_MS = 86_400_000
 
-/** Ingest batch validation: known symbols, 0 < bid <= ask at the symbol's digits, a sane time. */
+/**
+ * Ingest batch validation: known symbols, 0 < bid <= ask at the symbol's digits, a spread within
+ * QUOTE_MAX_SPREAD_PERCENT of the mid, a time within a day before and a minute after the server's clock.
+ * The spike filter (QuoteHub.apply) then holds back jumps not yet confirmed: counted as rejected.
+ */
 export async function ingestQuotes(
   ctx: MarketCtx,
   ticks: { symbol: string; bid: number; ask: number; time?: number }[],
@@ -459,8 +471,14 @@ export async function ingestQuotes(
     const point = 10 ** -info.digits
     if (Math.round(t.bid * 10 ** info.digits) <= 0)
       throw invalid(`ticks.${i}.bid: at least one point of ${t.symbol} (${point})`)
+    if (!spreadWithin(ctx.settings.tickFilter.maxSpreadPercent, t.bid, t.ask))
+      throw invalid(
+        `ticks.${i}.ask: the spread is more than ${ctx.settings.tickFilter.maxSpreadPercent} % of the mid price`,
+      )
     if (times[i]! > now + TICK_AHEAD_MS)
       throw invalid(`ticks.${i}.time: more than ${TICK_AHEAD_MS / 1000} s ahead of the server's clock`)
+    if (times[i]! < now - TICK_BEHIND_MS)
+      throw invalid(`ticks.${i}.time: more than ${TICK_BEHIND_MS / 3_600_000} h behind the server's clock`)
   })
   const accepted = await ctx.quotes.apply(
     ticks.map((t, i) => ({ symbol: t.symbol, bid: t.bid, ask: t.ask, time: times[i]! })),

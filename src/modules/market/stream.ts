@@ -4,7 +4,7 @@ import { isBusId } from '../../kernel/bus/bus'
 import { invalid } from '../../kernel/http/errors'
 import type { MarketCtx } from './context'
 import type { Tick } from './quotes'
-import { quoteForGroup } from './reference'
+import { pricedForGroup } from './reference'
 
 const enc = new TextEncoder()
 /** How often a stream at the edge asks the shared bus for new ticks (one REST call each, when idle). */
@@ -65,7 +65,7 @@ export async function quoteStream(
     if (groupId === null) return { bid: t.bid, ask: t.ask }
     const gs = await ctx.refdata.forGroup(groupId, t.symbol)
     if (!gs) return null
-    return quoteForGroup(t, gs)
+    return pricedForGroup(t, gs)
   }
   const event = async (t: Tick) => {
     const p = await price(t)

@@ -1,10 +1,11 @@
 import { lt } from 'drizzle-orm'
 import { onChannel } from '../../kernel/bus/channel'
 import { defineModule, definePort } from '../../kernel/module'
-import { AccountsPort, ExposurePort } from '../accounts'
-import { MarketPort } from '../market'
+import { AccountsPort, ExposurePort, GroupFitPort } from '../accounts'
+import { MarketPort, SymbolHoldersPort } from '../market'
 import { accountExposure } from './book/exposure'
 import { accountFigures, positionsOf, recentPositionsOf } from './book/figures'
+import { holderGroups, unfitSymbols } from './book/group-fit'
 import { PositionReadModel } from './book/positions'
 import { closeCommitter } from './commit/close-commit'
 import { openCommitter } from './commit/open-commit'
@@ -87,6 +88,9 @@ export const tradingModule = defineModule({
     ports.provide(ExposurePort, (account, group, q) =>
       accountExposure(ctx, account, group, q, q ? moneyOutStale : undefined),
     )
+    // a group move, and a symbol's move to another security group, refused while it would strand orders
+    ports.provide(GroupFitPort, (q, login, groupId) => unfitSymbols(ctx, q, login, groupId))
+    ports.provide(SymbolHoldersPort, (q, symbol) => holderGroups(ctx, q, symbol))
     // the engine role (kernel/engine): one instance holds the books and sees every tick and order change
     market.quotes.onEngineTicks((ticks, meta) => engine.onTicks(ticks, { replay: meta.replay }))
     return {

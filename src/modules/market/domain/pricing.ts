@@ -35,3 +35,10 @@ export function groupQuote(raw: Quote, s: SpreadSettings): Quote {
   }
   return { bid: round(bid, s.digits), ask: round(ask, s.digits), time: raw.time }
 }
+
+/**
+ * Whether a group's quote is a price at all: a fixed spread (or spread balance) rebuilt around a tiny mid
+ * can put a side at 0 or below. Such a quote is no price (as a missing one): nothing fills at it, it is not
+ * shown, and it is never clamped to something that looks like one.
+ */
+export const isPositiveQuote = (q: Quote) => q.bid > 0 && q.ask > 0

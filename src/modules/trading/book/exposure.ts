@@ -11,9 +11,9 @@ import {
 import {
   type GroupSymbol,
   type GroupSymbols,
+  pricedForGroup,
   type Quote,
   type QuoteLookup,
-  quoteForGroup,
 } from '../../market'
 import type { TradingCtx } from '../context'
 import { isBuy, marginInAccount, profitInAccount } from '../domain/formulas'
@@ -58,7 +58,10 @@ function priceAt(
   currency: string,
 ) {
   const raw = p.lookup(gs.info.symbol)
-  const quote = raw ? quoteForGroup(raw, gs) : { bid: pos.openPrice, ask: pos.openPrice, time: 0 }
+  // a group price at zero or below is no price (market: pricedForGroup): nothing is valued, or closed, at it
+  const priced = raw ? pricedForGroup(raw, gs) : null
+  if (raw && !priced) return null
+  const quote = priced ?? { bid: pos.openPrice, ask: pos.openPrice, time: 0 }
   const buy = isBuy(pos.cmd)
   const closePrice = buy ? quote.bid : quote.ask
   const profit = profitInAccount(gs.info, pos.cmd, pos.volume, pos.openPrice, closePrice, currency, p.lookup)

@@ -1,6 +1,6 @@
 import { eq } from 'drizzle-orm'
 import { type AccountRecord, fromMinor, type GroupRecord, roundToMinor } from '../../accounts'
-import { quoteForGroup, type Tick } from '../../market'
+import { pricedForGroup, type Tick } from '../../market'
 import { marginOf, type PricedPosition, type Pricing, pricePositions, pricing } from '../book/exposure'
 import { closeTx, refreshAfterCommit, type TradeRefresh } from '../commit/execution'
 import type { TradingCtx } from '../context'
@@ -219,7 +219,9 @@ export class RiskMonitor {
             const gs = p.symbols(group.id, h.symbol)
             const raw = p.lookup(h.symbol)
             if (!gs || !raw) return null
-            const q = quoteForGroup(raw, gs)
+            // no price at zero or below: the position is not priced (as one without a quote)
+            const q = pricedForGroup(raw, gs)
+            if (!q) return null
             const buy = isBuy(h.cmd)
             return {
               spec: gs.info,

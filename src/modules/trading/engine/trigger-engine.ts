@@ -3,7 +3,7 @@ import { z } from 'zod'
 import { idTime } from '../../../kernel/bus/bus'
 import { type ChannelEntry, defineChannel, publishChange } from '../../../kernel/bus/channel'
 import { ChunkedMap } from '../../../kernel/chunked-map'
-import { type Quote, quoteForGroup, type Tick } from '../../market'
+import { pricedForGroup, type Quote, type Tick } from '../../market'
 import { pricing } from '../book/exposure'
 import type { OrderRow } from '../book/positions'
 import type { TradeRefresh } from '../commit/execution'
@@ -240,7 +240,9 @@ export class TriggerEngine {
       for (const groupId of [...groups.keys()]) {
         const gs = await this.ctx.refdata.forGroup(groupId, t.symbol)
         if (!gs) continue
-        const q = quoteForGroup(t, gs)
+        // a group's spread that takes the price to zero or below fills nothing (market: pricedForGroup)
+        const q = pricedForGroup(t, gs)
+        if (!q) continue
         for (const trigger of this.book.due(bookKey(t.symbol, groupId), q.bid, q.ask)) {
           if (decided.has(trigger.ticket) || this.writing.has(trigger.ticket)) continue
           if (opts.replay && (this.resting.get(trigger.ticket)?.order.updatedAt ?? 0) > idTime(t.id)) continue
