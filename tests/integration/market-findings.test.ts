@@ -56,6 +56,23 @@ describe('a group move strands no position (finding 1)', () => {
   })
   afterAll(() => a.t.close())
 
+  test('an open read before a move and committed after it is refused: the move did not see it', async () => {
+    const u = await a.t.userToken(100001)
+    // the account is read (cached) in its group; the move commits before the open does
+    expect((await a.t.request('GET', '/account/me?login=100001', { token: u })).status).toBe(200)
+    const [before] = await a.t.ctx.db.select().from(accounts).where(eq(accounts.login, 100001))
+    await a.t.ctx.db.update(accounts).set({ groupId: nocrypto }).where(eq(accounts.login, 100001))
+    try {
+      const r = await open(a, u, 100001, { cmd: 0, volume: 1, symbol: 'BTCUSD' })
+      expect([r.status, r.json.error]).toEqual([500, 'OPEN_ORDER_ERROR'])
+      expect(r.json.message).toContain('moved to another group')
+      const held = await a.t.ctx.db.select().from(orders).where(eq(orders.login, 100001))
+      expect(held.filter((o) => o.symbol === 'BTCUSD' && o.state === 'open')).toEqual([])
+    } finally {
+      await a.t.ctx.db.update(accounts).set({ groupId: before!.groupId }).where(eq(accounts.login, 100001))
+    }
+  })
+
   test('refused (409, nothing changed) while the account holds a position the group cannot price', async () => {
     const u = await a.t.userToken(100001)
     const o = await open(a, u, 100001, { cmd: 0, volume: 200, symbol: 'BTCUSD' })
@@ -236,13 +253,20 @@ describe('the spike filter, the spread bound and old ticks (finding 2)', () => {
     const s = { spikePercent: 10, confirmTicks: 2, maxSpreadPercent: 10 }
     expect(filterTick(s, null, undefined, 1000).apply).toBe(true)
     expect(filterTick(s, 1.1, undefined, 1.15).apply).toBe(true)
-    const held = filterTick(s, 1.1, undefined, 1100)
-    expect(held).toEqual({ apply: false, held: { mid: 1100, confirmed: 0 } })
-    const once = filterTick(s, 1.1, held.held, 1101)
-    expect(once).toEqual({ apply: false, held: { mid: 1101, confirmed: 1 } })
-    expect(filterTick(s, 1.1, once.held, 1100.5)).toEqual({ apply: true })
+    const held = filterTick(s, 1.1, undefined, 1100, 1000)
+    expect(held).toEqual({ apply: false, held: { mid: 1100, time: 1000, confirmed: 0 } })
+    // the same tick again (a feed's retry, a copy in the batch) confirms nothing
+    expect(filterTick(s, 1.1, held.held, 1100, 1000)).toEqual(held)
+    const once = filterTick(s, 1.1, held.held, 1101, 2000)
+    expect(once).toEqual({ apply: false, held: { mid: 1101, time: 2000, confirmed: 1 } })
+    expect(filterTick(s, 1.1, once.held, 1101, 2000)).toEqual(once)
+    expect(filterTick(s, 1.1, once.held, 1100.5, 1500)).toEqual(once)
+    expect(filterTick(s, 1.1, once.held, 1100.5, 3000)).toEqual({ apply: true })
     // a second spike elsewhere starts its own count
-    expect(filterTick(s, 1.1, once.held, 5)).toEqual({ apply: false, held: { mid: 5, confirmed: 0 } })
+    expect(filterTick(s, 1.1, once.held, 5, 3000)).toEqual({
+      apply: false,
+      held: { mid: 5, time: 3000, confirmed: 0 },
+    })
     expect(filterTick({ ...s, spikePercent: 0 }, 1.1, undefined, 1100).apply).toBe(true)
     expect(spreadWithin(10, 1.1, 1.1001)).toBe(true)
     expect(spreadWithin(10, 0.00001, 999999)).toBe(false)
@@ -305,6 +329,9 @@ describe('no group price at 0 or below (finding 3)', () => {
     await a.t.settle()
     const [row] = await a.t.ctx.db.select().from(orders).where(eq(orders.ticket, buy.json.order))
     expect([row!.state, row!.closePrice]).toEqual(['open', 0])
+    // the account stays priced (its side counts at one point): its owner reads it
+    expect((await a.t.request('GET', '/account/me?login=100002', { token: u })).status).toBe(200)
+    // (valued at one point, it owes far more than it holds: the stop-out waits for a fillable price)
   })
 })
 

@@ -202,10 +202,11 @@ describe('what the price bands must not miss', () => {
     await ingest([{ symbol: 'EURGBP', bid: 0.857, ask: 0.8572 }])
     expect((await detail(c.challenge)).challenge.status_name).toBe('active')
     // the pound alone rises: 320 GBP are now 544 USD
-    const breachAt = clock.now() + 1000
-    // a jump this size is held back by the spike filter until the ticks after it confirm it (market README)
+    // a jump this size is held back by the spike filter until two later ticks confirm it (market README):
+    // the breach is at the tick that is applied, the third
+    const breachAt = clock.now() + 3000
     const pound = { symbol: 'GBPUSD', bid: 1.7, ask: 1.7002 }
-    await ingest([pound, pound, pound])
+    for (let i = 0; i < 3; i++) await ingest([pound])
     const d = await detail(c.challenge)
     expect(d.challenge.status_name).toBe('failed')
     expect(d.latest_breach).toMatchObject({ rule: 'daily_loss', tick_time_ms: breachAt })

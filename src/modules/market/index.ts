@@ -28,6 +28,7 @@ export {
   pricedForGroup,
   quoteForGroup,
   type SymbolInfo,
+  valuedForGroup,
 } from './reference'
 
 /** What other modules ask of market. */

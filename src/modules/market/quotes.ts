@@ -272,7 +272,7 @@ export class QuoteHub {
         const q = this.filter.spikePercent > 0 ? await this.get(t.symbol) : null
         last = q ? (q.bid + q.ask) / 2 : null
       }
-      const verdict = filterTick(this.filter, last, this.held.get(t.symbol), mid)
+      const verdict = filterTick(this.filter, last, this.held.get(t.symbol), mid, t.time)
       if (verdict.held) this.held.set(t.symbol, verdict.held)
       else this.held.delete(t.symbol)
       if (!verdict.apply) {

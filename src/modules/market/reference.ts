@@ -45,6 +45,18 @@ export function pricedForGroup(raw: Quote, gs: GroupSymbol): Quote | null {
   return isPositiveQuote(q) ? q : null
 }
 
+/**
+ * quoteForGroup for valuation (equity, margin, a stop-out's order of losses): a side at 0 or below counts
+ * at one point, so an account holding such a symbol stays priced and its other positions are still
+ * watched; nothing fills at it (fills use pricedForGroup).
+ */
+export function valuedForGroup(raw: Quote, gs: GroupSymbol): Quote {
+  const q = quoteForGroup(raw, gs)
+  if (isPositiveQuote(q)) return q
+  const point = 10 ** -gs.info.digits
+  return { ...q, bid: Math.max(q.bid, point), ask: Math.max(q.ask, point) }
+}
+
 /** Symbols as some groups see them, looked up without awaiting (ReferenceData.snapshot). */
 export type GroupSymbols = (groupId: number, name: string) => GroupSymbol | null
 

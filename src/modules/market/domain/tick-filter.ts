@@ -12,9 +12,13 @@ export interface TickFilterSettings {
   maxSpreadPercent: number
 }
 
-/** A held-back level: the mid of its latest tick and how many ticks have confirmed it since the first. */
+/**
+ * A held-back level: the mid of its latest tick, that tick's time, and how many later ticks have
+ * confirmed it since the first.
+ */
 export interface HeldLevel {
   mid: number
+  time: number
   confirmed: number
 }
 
@@ -31,14 +35,17 @@ export function filterTick(
   last: number | null,
   held: HeldLevel | undefined,
   mid: number,
+  time = 0,
 ): { apply: boolean; held?: HeldLevel } {
   if (s.spikePercent <= 0 || last === null || !(last > 0)) return { apply: true }
   if (movePercent(last, mid) <= s.spikePercent) return { apply: true }
   if (held && movePercent(held.mid, mid) <= s.spikePercent) {
+    // a feed's retry of the same tick (or a copy in one batch), or an older one, is no new word
+    if (time < held.time || (time === held.time && mid === held.mid)) return { apply: false, held }
     const confirmed = held.confirmed + 1
-    return confirmed >= s.confirmTicks ? { apply: true } : { apply: false, held: { mid, confirmed } }
+    return confirmed >= s.confirmTicks ? { apply: true } : { apply: false, held: { mid, time, confirmed } }
   }
-  return s.confirmTicks <= 0 ? { apply: true } : { apply: false, held: { mid, confirmed: 0 } }
+  return s.confirmTicks <= 0 ? { apply: true } : { apply: false, held: { mid, time, confirmed: 0 } }
 }
 
 /** Whether a two-sided quote's spread is within the bound (percent of its mid; 0: any). */

@@ -11,9 +11,9 @@ import {
 import {
   type GroupSymbol,
   type GroupSymbols,
-  pricedForGroup,
   type Quote,
   type QuoteLookup,
+  valuedForGroup,
 } from '../../market'
 import type { TradingCtx } from '../context'
 import { isBuy, marginInAccount, profitInAccount } from '../domain/formulas'
@@ -58,10 +58,8 @@ function priceAt(
   currency: string,
 ) {
   const raw = p.lookup(gs.info.symbol)
-  // a group price at zero or below is no price (market: pricedForGroup): nothing is valued, or closed, at it
-  const priced = raw ? pricedForGroup(raw, gs) : null
-  if (raw && !priced) return null
-  const quote = priced ?? { bid: pos.openPrice, ask: pos.openPrice, time: 0 }
+  // a group side at zero or below counts at one point (market: valuedForGroup): the account stays priced
+  const quote = raw ? valuedForGroup(raw, gs) : { bid: pos.openPrice, ask: pos.openPrice, time: 0 }
   const buy = isBuy(pos.cmd)
   const closePrice = buy ? quote.bid : quote.ask
   const profit = profitInAccount(gs.info, pos.cmd, pos.volume, pos.openPrice, closePrice, currency, p.lookup)

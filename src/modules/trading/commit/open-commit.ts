@@ -204,6 +204,13 @@ async function commitNew(ctx: TradingCtx, tx: Tx, reqs: OpenRequest[]): Promise<
         continue
       }
     }
+    // checked against the group it was read in: a staff move committed since (whose own check did not see
+    // this order) may have taken the account to a group that cannot price it
+    const groupNow = funds.get(r.values.login)?.groupId
+    if (groupNow !== undefined && groupNow !== r.group.id) {
+      results.push(openError('the account moved to another group meanwhile: nothing opened; retry'))
+      continue
+    }
     const limit = funds.get(r.values.login)?.maxPositions ?? 0
     const count = held.get(r.values.login) ?? 0
     if (limit > 0 && count >= limit) {

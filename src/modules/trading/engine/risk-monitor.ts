@@ -1,6 +1,6 @@
 import { eq } from 'drizzle-orm'
 import { type AccountRecord, fromMinor, type GroupRecord, roundToMinor } from '../../accounts'
-import { pricedForGroup, type Tick } from '../../market'
+import { pricedForGroup, type Tick, valuedForGroup } from '../../market'
 import { marginOf, type PricedPosition, type Pricing, pricePositions, pricing } from '../book/exposure'
 import { closeTx, refreshAfterCommit, type TradeRefresh } from '../commit/execution'
 import type { TradingCtx } from '../context'
@@ -219,9 +219,8 @@ export class RiskMonitor {
             const gs = p.symbols(group.id, h.symbol)
             const raw = p.lookup(h.symbol)
             if (!gs || !raw) return null
-            // no price at zero or below: the position is not priced (as one without a quote)
-            const q = pricedForGroup(raw, gs)
-            if (!q) return null
+            // a side at zero or below counts at one point: the account's other positions are still watched
+            const q = valuedForGroup(raw, gs)
             const buy = isBuy(h.cmd)
             return {
               spec: gs.info,
@@ -324,6 +323,8 @@ export class RiskMonitor {
     const quotes = this.ctx.quotes
     if (this.ctx.market.staleness()) return false
     const raw = quotes.peek(p.order.symbol)
+    // nothing is closed at a group price of zero or below: that position waits, the others go first
+    if (raw && !pricedForGroup(raw, p.gs)) return false
     const seen = raw ? (quotes.tickedAt(p.order.symbol) ?? raw.time) : null
     return riskFillable(p.gs.info, seen, this.ctx.clock.now())
   }
