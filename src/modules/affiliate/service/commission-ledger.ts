@@ -305,6 +305,16 @@ async function applyDerived(
   for (const g of touched.values()) await roundPeriod(tx, ref, g, now, resum)
 }
 
+/** The unique key of a group's totals (affiliate_revshare_totals). */
+const TOTALS_KEY = [
+  revshareTotals.brandId,
+  revshareTotals.affiliateId,
+  revshareTotals.period,
+  revshareTotals.planId,
+  revshareTotals.planVersion,
+  revshareTotals.currency,
+]
+
 /** The RevShare rows of one affiliate's open period under one plan version, in one currency. */
 interface RoundingGroup {
   period: string
@@ -435,14 +445,7 @@ async function roundPeriod(tx: Tx, ref: Referral, g: GroupDelta, now: number, re
         .insert(revshareTotals)
         .values({ ...keyed, ...set })
         .onConflictDoUpdate({
-          target: [
-            revshareTotals.brandId,
-            revshareTotals.affiliateId,
-            revshareTotals.period,
-            revshareTotals.planId,
-            revshareTotals.planVersion,
-            revshareTotals.currency,
-          ],
+          target: TOTALS_KEY,
           set,
         })
   } else {
@@ -457,14 +460,7 @@ async function roundPeriod(tx: Tx, ref: Referral, g: GroupDelta, now: number, re
         eventTime: g.added,
       })
       .onConflictDoUpdate({
-        target: [
-          revshareTotals.brandId,
-          revshareTotals.affiliateId,
-          revshareTotals.period,
-          revshareTotals.planId,
-          revshareTotals.planVersion,
-          revshareTotals.currency,
-        ],
+        target: TOTALS_KEY,
         set: {
           basisMinor: sql`${revshareTotals.basisMinor} + excluded.basis_minor`,
           paidMinor: sql`${revshareTotals.paidMinor} + excluded.paid_minor`,
