@@ -171,7 +171,11 @@ const notWanted = () => refuse('notWanted', 'the order is no longer wanted by it
 async function unwanted(tx: Tx, reqs: OpenRequest[]) {
   const byKind = new Map<WhileWanted['wanted'], OpenRequest[]>()
   for (const r of reqs)
-    if (r.whileWanted) byKind.set(r.whileWanted.wanted, [...(byKind.get(r.whileWanted.wanted) ?? []), r])
+    if (r.whileWanted) {
+      const same = byKind.get(r.whileWanted.wanted)
+      if (same) same.push(r)
+      else byKind.set(r.whileWanted.wanted, [r])
+    }
   const out = new Set<OpenRequest>()
   for (const [wanted, asked] of byKind) {
     const still = await wanted(tx, [...new Set(asked.map((r) => r.whileWanted!.id))])
