@@ -200,7 +200,7 @@ describe('the spike filter, the spread bound and old ticks (finding 2)', () => {
     expect(o.status).toBe(200)
     const spike = await a.ing([{ symbol: 'EURUSD', bid: 1100, ask: 1100.1 }])
     expect(spike.status).toBe(200)
-    expect(spike.json).toEqual({ accepted: 0, rejected: 1 })
+    expect(spike.json).toEqual({ accepted: 0, rejected: 1, dropped: [] })
     await a.t.settle()
     const [row] = await a.t.ctx.db.select().from(orders).where(eq(orders.ticket, o.json.order))
     expect(row!.state).toBe('open')
@@ -209,6 +209,7 @@ describe('the spike filter, the spread bound and old ticks (finding 2)', () => {
     expect((await a.ing([{ symbol: 'EURUSD', bid: 1.1002, ask: 1.1003 }])).json).toEqual({
       accepted: 1,
       rejected: 0,
+      dropped: [],
     })
     expect(
       (await a.t.request('DELETE', '/trade/close', { token: u, body: { order: o.json.order } })).status,
@@ -220,10 +221,11 @@ describe('the spike filter, the spread bound and old ticks (finding 2)', () => {
       { symbol: 'EURUSD', bid: 1.3, ask: 1.3001 },
       { symbol: 'EURUSD', bid: 1.3002, ask: 1.3003 },
     ])
-    expect(r.json).toEqual({ accepted: 0, rejected: 2 })
+    expect(r.json).toEqual({ accepted: 0, rejected: 2, dropped: [] })
     expect((await a.ing([{ symbol: 'EURUSD', bid: 1.3001, ask: 1.3002 }])).json).toEqual({
       accepted: 1,
       rejected: 0,
+      dropped: [],
     })
     expect((await eurusd()).bid).toBe(1.3001)
     expect(
@@ -232,21 +234,52 @@ describe('the spike filter, the spread bound and old ticks (finding 2)', () => {
     ).toBe(3)
   })
 
-  test('a spread past its bound is refused, naming the tick', async () => {
-    const wide = await a.ing([{ symbol: 'GBPUSD', bid: 0.00001, ask: 999999 }])
-    expect(wide.status).toBe(400)
-    expect(wide.json.error).toBe('INVALID_DATA')
-    expect(wide.json.message).toContain('ticks.0.ask')
+  test('a spread past its bound drops that tick alone, named; the rest of the batch moves', async () => {
+    const wide = await a.ing([
+      { symbol: 'GBPUSD', bid: 0.00001, ask: 999999 },
+      { symbol: 'USDJPY', bid: 151, ask: 151.01 },
+    ])
+    expect(wide.status).toBe(200)
+    expect(wide.json).toMatchObject({ accepted: 1, rejected: 1, dropped: [{ index: 0, symbol: 'GBPUSD' }] })
+    expect(wide.json.dropped[0].reason).toStartWith('ticks.0.ask: the spread')
+    const u = await a.t.userToken(100002)
+    const price = async (symbol: string) =>
+      (await a.t.request('GET', `/market/symbol?login=100002&symbol=${symbol}`, { token: u })).json.bid
+    expect(await price('USDJPY')).toBe(151)
+    expect(await price('GBPUSD')).not.toBe(0.00001)
   })
 
-  test('a tick more than a day old (or of 1970) is refused like one from the future', async () => {
+  test('a tick more than a day old (or of 1970) is dropped like one from the future', async () => {
     const now = Math.floor(a.clock.now() / 1000)
+    let bid = (await eurusd()).bid as number
     for (const time of [1, 120, now - 2 * 86400, (now - 86400 - 60) * 1000]) {
-      const r = await a.ing([{ symbol: 'USDJPY', bid: 150, ask: 150.01, time }])
-      expect(r.status).toBe(400)
-      expect(r.json.message).toContain('ticks.0.time')
+      bid = Math.round((bid + 0.0001) * 1e5) / 1e5
+      const r = await a.ing([
+        { symbol: 'AUDUSD', bid: 0.65, ask: 0.6501, time },
+        { symbol: 'EURUSD', bid, ask: bid + 0.0001 },
+      ])
+      expect(r.status).toBe(200)
+      expect(r.json).toMatchObject({ accepted: 1, rejected: 1, dropped: [{ index: 0, symbol: 'AUDUSD' }] })
+      expect(r.json.dropped[0].reason).toStartWith('ticks.0.time')
     }
-    expect((await a.ing([{ symbol: 'USDJPY', bid: 150, ask: 150.01, time: now - 3600 }])).status).toBe(200)
+    expect((await a.ing([{ symbol: 'AUDUSD', bid: 0.65, ask: 0.6501, time: now - 3600 }])).json).toEqual({
+      accepted: 1,
+      rejected: 0,
+      dropped: [],
+    })
+  })
+
+  test('a malformed tick still refuses the batch: nothing of it applied', async () => {
+    expect((await a.ing([{ symbol: 'USDJPY', bid: 150, ask: 150.01 }])).status).toBe(200)
+    const r = await a.ing([
+      { symbol: 'USDJPY', bid: 149, ask: 149.01 },
+      { symbol: 'NOSUCH', bid: 1, ask: 1.1 },
+    ])
+    expect([r.status, r.json.error]).toEqual([400, 'INVALID_DATA'])
+    expect(r.json.message).toStartWith('ticks.1.symbol')
+    const u = await a.t.userToken(100002)
+    const jpy = await a.t.request('GET', '/market/symbol?login=100002&symbol=USDJPY', { token: u })
+    expect(jpy.json.bid).toBe(150)
   })
 
   test('the filter decides as MetaTrader does (pure)', () => {

@@ -224,7 +224,7 @@ describe('quote ingest and stream', () => {
         ticks: [{ symbol: 'EURUSD', bid: 1.1, ask: 1.1001, time: Math.floor(clock.now() / 1000) + 1 }],
       },
     })
-    expect([ok.status, ok.json]).toEqual([200, { accepted: 1, rejected: 0 }])
+    expect([ok.status, ok.json]).toEqual([200, { accepted: 1, rejected: 0, dropped: [] }])
     const bad = await t.request('POST', '/market/quotes', {
       token: dealer,
       body: { ticks: [{ symbol: 'NOPE', bid: 1, ask: 1.1 }] },

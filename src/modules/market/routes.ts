@@ -151,16 +151,28 @@ const IngestResult = t.Object({
   accepted: int,
   rejected: Int({
     description:
-      'older than the latest tick of the symbol, or held back by the spike filter (a jump from the last price not yet confirmed by the ticks after it)',
+      'ticks not applied: the dropped ones (below), those older than the latest tick of the symbol, and those held back by the spike filter (a jump from the last price not yet confirmed by the ticks after it)',
   }),
+  dropped: t.Array(
+    t.Object({
+      index: Int({ description: "the tick's place in `ticks`" }),
+      symbol: t.String(),
+      reason: t.String({ description: 'which bound it is past, naming the field (`ticks.3.ask: …`)' }),
+    }),
+    {
+      description:
+        'ticks dropped for their own data, each alone (a spread past QUOTE_MAX_SPREAD_PERCENT, a time out of range); the other ticks of the batch are applied',
+    },
+  ),
 })
 
 /** What every ingested quote must be, and the spike filter, as both ingest routes say. */
 const INGEST_RULES =
-  '400 INVALID_DATA naming the tick for an unknown symbol, bid > ask, a spread wider than QUOTE_MAX_SPREAD_PERCENT ' +
-  '(default 10 %) of the mid, or a time more than 60 s ahead of or 24 h behind the server. A tick whose mid moves ' +
-  'more than QUOTE_SPIKE_PERCENT (default 10 %) from the last accepted price is held back (not applied, counted ' +
-  'in rejected) unless the QUOTE_SPIKE_CONFIRM_TICKS (default 2) ticks after it confirm the new level.'
+  '400 INVALID_DATA naming the tick, nothing applied, for a malformed tick: an unknown symbol, not 0 < bid <= ask, ' +
+  'a bid below one point. A tick with a spread wider than QUOTE_MAX_SPREAD_PERCENT (default 10 %) of the mid, or a time ' +
+  'more than 60 s ahead of or 24 h behind the server, is dropped alone and named in `dropped`; the rest of the batch is ' +
+  'applied. A tick whose mid moves more than QUOTE_SPIKE_PERCENT (default 10 %) from the last accepted price is held back ' +
+  '(not applied, counted in rejected) unless the QUOTE_SPIKE_CONFIRM_TICKS (default 2) ticks after it confirm the new level.'
 
 export const marketRoutes = (ctx: MarketCtx, operator = operatorGuard(ctx)) =>
   new Elysia({ name: 'market-routes', seed: ctx.instanceId })

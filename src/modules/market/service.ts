@@ -452,9 +452,12 @@ export const TICK_AHEAD_MS = 60_000
 export const TICK_BEHIND_MS = 86_400_000
 
 /**
- * Ingest batch validation: known symbols, 0 < bid <= ask at the symbol's digits, a spread within
- * QUOTE_MAX_SPREAD_PERCENT of the mid, a time within a day before and a minute after the server's clock.
- * The spike filter (QuoteHub.apply) then holds back jumps not yet confirmed: counted as rejected.
+ * Ingest batch validation. A malformed tick refuses the batch (400, nothing applied): an unknown symbol,
+ * not 0 < bid <= ask, a bid below one point at the symbol's digits; those are the feed's bug. A tick whose
+ * data is out of bounds (a spread past QUOTE_MAX_SPREAD_PERCENT of the mid, a time more than a day before
+ * or a minute after the server's clock) is what a live feed sends in a fast or broken market: it is dropped
+ * alone and named in the answer, and the other symbols of the batch keep their prices moving. The spike
+ * filter (QuoteHub.apply) then holds back jumps not yet confirmed: counted as rejected.
  */
 export async function ingestQuotes(
   ctx: MarketCtx,
@@ -463,6 +466,8 @@ export async function ingestQuotes(
   await ctx.refdata.fresh()
   const now = ctx.clock.now()
   const times = ticks.map((t) => (t.time ? (t.time > 1e12 ? t.time : t.time * 1000) : now))
+  const dropped: { index: number; symbol: string; reason: string }[] = []
+  const { maxSpreadPercent } = ctx.settings.tickFilter
   ticks.forEach((t, i) => {
     const info = ctx.refdata.symbol(t.symbol)
     if (!info) throw invalid(`ticks.${i}.symbol: unknown symbol ${t.symbol}`)
@@ -471,17 +476,20 @@ export async function ingestQuotes(
     const point = 10 ** -info.digits
     if (Math.round(t.bid * 10 ** info.digits) <= 0)
       throw invalid(`ticks.${i}.bid: at least one point of ${t.symbol} (${point})`)
-    if (!spreadWithin(ctx.settings.tickFilter.maxSpreadPercent, t.bid, t.ask))
-      throw invalid(
-        `ticks.${i}.ask: the spread is more than ${ctx.settings.tickFilter.maxSpreadPercent} % of the mid price`,
-      )
-    if (times[i]! > now + TICK_AHEAD_MS)
-      throw invalid(`ticks.${i}.time: more than ${TICK_AHEAD_MS / 1000} s ahead of the server's clock`)
-    if (times[i]! < now - TICK_BEHIND_MS)
-      throw invalid(`ticks.${i}.time: more than ${TICK_BEHIND_MS / 3_600_000} h behind the server's clock`)
+    const reason = !spreadWithin(maxSpreadPercent, t.bid, t.ask)
+      ? `ticks.${i}.ask: the spread is more than ${maxSpreadPercent} % of the mid price`
+      : times[i]! > now + TICK_AHEAD_MS
+        ? `ticks.${i}.time: more than ${TICK_AHEAD_MS / 1000} s ahead of the server's clock`
+        : times[i]! < now - TICK_BEHIND_MS
+          ? `ticks.${i}.time: more than ${TICK_BEHIND_MS / 3_600_000} h behind the server's clock`
+          : null
+    if (reason) dropped.push({ index: i, symbol: t.symbol, reason })
   })
+  const out = new Set(dropped.map((d) => d.index))
   const accepted = await ctx.quotes.apply(
-    ticks.map((t, i) => ({ symbol: t.symbol, bid: t.bid, ask: t.ask, time: times[i]! })),
+    ticks.flatMap((t, i) =>
+      out.has(i) ? [] : [{ symbol: t.symbol, bid: t.bid, ask: t.ask, time: times[i]! }],
+    ),
   )
-  return { accepted: accepted.length, rejected: ticks.length - accepted.length }
+  return { accepted: accepted.length, rejected: ticks.length - accepted.length, dropped }
 }
