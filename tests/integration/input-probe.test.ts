@@ -112,3 +112,28 @@ test("an unknown key inside a follower profile's defaults is named in the refusa
   })
   expect([r.status, r.json]).toEqual([400, { error: 'INVALID_DATA', message: 'defaults.a: not allowed' }])
 })
+
+test('a lone UTF-16 surrogate in any body is refused, naming the field: nothing stored, nothing echoed', async () => {
+  const list = async () =>
+    (await t.request('GET', '/notify/list?login=100001&limit=500&offset=0', { token: user })).json
+  const before = await list()
+  // JSON.stringify writes the lone surrogate as the escape "\ud800", as a hostile client would send it
+  const r = await t.request('POST', '/manager/notify', {
+    token: staff,
+    body: { login: 100001, title: 'Margin \ud800 call', body: 'b', level: 'info' },
+  })
+  expect([r.status, r.json]).toEqual([
+    400,
+    {
+      error: 'INVALID_DATA',
+      message: 'title: not well-formed text (a lone UTF-16 surrogate such as \\ud800)',
+    },
+  ])
+  expect(await list()).toEqual(before)
+  // a pair is a character: taken
+  const ok = await t.request('POST', '/manager/notify', {
+    token: staff,
+    body: { login: 100001, title: 'Margin 🚨 call', body: 'b', level: 'info' },
+  })
+  expect(ok.status).toBe(200)
+})

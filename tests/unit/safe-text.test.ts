@@ -35,3 +35,17 @@ test('control and bidirectional-override characters are refused in values and ke
   expect(refusal({ 'k\u0007': 1 })).toStartWith('400 INVALID_DATA k\u0007:')
   expect(refusal({ text: 'שלום \u200F ok\ttab\nline' })).toBeNull()
 })
+
+test('a lone UTF-16 surrogate is refused in values, keys and file names; a pair is text', () => {
+  for (const s of ['a\ud800b', 'c\udfffd', '\udc00\ud800', 'x\ud83d'])
+    expect(refusal({ title: s })).toBe(
+      '400 INVALID_DATA title: not well-formed text (a lone UTF-16 surrogate such as \\ud800)',
+    )
+  expect(refusal({ rows: [{ 'k\udc00': 1 }] })).toStartWith(
+    '400 INVALID_DATA rows.0.k\udc00: not well-formed',
+  )
+  expect(refusal({ file: new File(['x'], 'a\ud800.png') })).toBe(
+    '400 INVALID_DATA file: the file name is not well-formed text (a lone UTF-16 surrogate such as \\ud800)',
+  )
+  expect(refusal({ name: 'rocket 🚀', text: '𝔘𝔫𝔦𝔠𝔬𝔡𝔢 \u00e9' })).toBeNull()
+})

@@ -10,6 +10,24 @@ import { invalid } from './errors'
 const UNSAFE = /[\u0000-\u0008\u000B\u000C\u000E-\u001F\u007F-\u009F\u202A-\u202E\u2066-\u2069]/
 
 /**
+ * A UTF-16 surrogate standing alone (with the `u` flag a pair is one code point and never matches): JSON
+ * can carry one ("\ud800") but UTF-8 cannot store it, so the text would come back with U+FFFD in its
+ * place, and a strict decoder (serde_json) refuses the whole answer that echoes it.
+ */
+const LONE_SURROGATE = /\p{Cs}/u
+
+/** What is wrong with a text, or null. */
+function unsafeText(s: string): 'control' | 'surrogate' | null {
+  return UNSAFE.test(s) ? 'control' : LONE_SURROGATE.test(s) ? 'surrogate' : null
+}
+const CONTROL = 'control or bidirectional-override characters'
+const SURROGATE = 'not well-formed text (a lone UTF-16 surrogate such as \\ud800)'
+const refusal = (at: string, s: string) => {
+  const why = unsafeText(s)
+  return why && invalid(`${at}: ${why === 'control' ? `${CONTROL} are not allowed` : SURROGATE}`)
+}
+
+/**
  * How deep a body may nest: no body of this API goes past a few levels, and a walk (this one, the
  * validator's) of 10,000 levels overflows a Worker's stack where Bun's holds (the edge answered 500).
  */
@@ -22,15 +40,18 @@ export const MAX_BODY_DEPTH = 32
  */
 export function refuseUnsafeText(value: unknown, path = '', depth = 0): void {
   if (typeof value === 'string') {
-    if (UNSAFE.test(value))
-      throw invalid(`${path || 'body'}: control or bidirectional-override characters are not allowed`)
+    const refused = refusal(path || 'body', value)
+    if (refused) throw refused
     return
   }
   if (value instanceof Blob) {
     // a file's name is text the API shows back (uploads: original_name)
     const name = (value as Partial<File>).name
-    if (typeof name === 'string' && UNSAFE.test(name))
-      throw invalid(`${path || 'body'}: the file name has control or bidirectional-override characters`)
+    const why = typeof name === 'string' ? unsafeText(name) : null
+    if (why)
+      throw invalid(
+        `${path || 'body'}: the file name ${why === 'control' ? `has ${CONTROL}` : `is ${SURROGATE}`}`,
+      )
     return
   }
   if (!value || typeof value !== 'object') return
@@ -41,7 +62,8 @@ export function refuseUnsafeText(value: unknown, path = '', depth = 0): void {
   }
   for (const k of Object.keys(value)) {
     const at = path ? `${path}.${k}` : k
-    if (UNSAFE.test(k)) throw invalid(`${at}: control or bidirectional-override characters are not allowed`)
+    const refused = refusal(at, k)
+    if (refused) throw refused
     // no schema of this API has the key, and a copy made by assignment turns it into the prototype
     if (k === '__proto__') throw invalid(`${at}: not allowed`)
     refuseUnsafeText((value as Record<string, unknown>)[k], at, depth + 1)

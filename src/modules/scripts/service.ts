@@ -46,17 +46,10 @@ export async function listScripts(ctx: ScriptsCtx, brand: Brand, session: Sessio
 const MAX_SOURCE_BYTES = 65_536
 
 /**
- * A UTF-16 surrogate standing alone: JSON can carry one ("\ud800") but UTF-8 cannot store it, so the
- * text would come back with U+FFFD in its place (not what was accepted). No shared rule refuses it yet
- * (kernel/http/safe-text.ts refuses control and bidirectional characters): this module's own.
+ * The source within its size (400 INVALID_DATA). Well-formed text (no lone UTF-16 surrogate) is every
+ * body's rule (kernel/http/safe-text.ts).
  */
-const LONE_SURROGATE = /\p{Cs}/u
-
-/** The name and source as sent: well-formed text (400 INVALID_DATA naming the field), within its size. */
 function checkSource(input: { name: string; script: string }) {
-  for (const field of ['name', 'script'] as const)
-    if (LONE_SURROGATE.test(input[field]))
-      throw invalid(`${field}: not well-formed text (a lone UTF-16 surrogate such as \\ud800)`)
   const bytes = Buffer.byteLength(input.script, 'utf8')
   if (bytes > MAX_SOURCE_BYTES) throw invalid(`script: ${bytes} bytes of UTF-8; at most ${MAX_SOURCE_BYTES}`)
 }
