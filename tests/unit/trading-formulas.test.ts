@@ -18,7 +18,7 @@ import {
   swapCharge,
 } from '../../src/modules/trading/domain/formulas'
 import { DAY_MS, dayOf, settledThrough, swapDue } from '../../src/modules/trading/domain/swap'
-import { scanDue, TriggerBook } from '../../src/modules/trading/domain/triggers'
+import { scanDue, stopDue, TriggerBook } from '../../src/modules/trading/domain/triggers'
 import { spec } from '../support/symbols'
 
 const quotes: Record<string, Quote> = {
@@ -303,5 +303,37 @@ describe('trigger book', () => {
       ),
       { numRuns: 300 },
     )
+  })
+
+  test("stopDue (a filled order's levels at its fill quote) finds what the book would, SL first (property)", () => {
+    fc.assert(
+      fc.property(
+        fc.integer({ min: 0, max: 1 }),
+        fc.integer({ min: 0, max: 1100 }),
+        fc.integer({ min: 0, max: 1100 }),
+        fc.integer({ min: 850, max: 1150 }),
+        fc.integer({ min: 0, max: 5 }),
+        (cmd, sl, tp, bid, spread) => {
+          const o = { ticket: 1, cmd, state: 'open', openPrice: 1000, sl, tp }
+          const book = new TriggerBook(2)
+          book.upsert('S', o)
+          const kinds = book.due('S', bid, bid + spread).map((t) => t.kind)
+          const expected = kinds.includes('sl') ? 'sl' : kinds.includes('tp') ? 'tp' : null
+          expect(stopDue(o, bid, bid + spread)).toBe(expected)
+          expect(stopDue({ ...o, state: 'pending' }, bid, bid + spread)).toBeNull()
+        },
+      ),
+      { numRuns: 300 },
+    )
+    // a BUY closes at the bid, a SELL at the ask
+    expect(
+      stopDue({ ticket: 1, cmd: 0, state: 'open', openPrice: 1.2755, sl: 1.274, tp: 0 }, 1.2735, 1.2755),
+    ).toBe('sl')
+    expect(
+      stopDue({ ticket: 1, cmd: 1, state: 'open', openPrice: 1.107, sl: 1.106, tp: 0 }, 1.105, 1.1071),
+    ).toBe('sl')
+    expect(
+      stopDue({ ticket: 1, cmd: 1, state: 'open', openPrice: 1.107, sl: 1.108, tp: 0 }, 1.105, 1.1071),
+    ).toBeNull()
   })
 })

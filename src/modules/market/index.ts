@@ -9,7 +9,7 @@ import type { MarketCtx, SymbolHolders } from './context'
 import { seedDemoMarket } from './demo'
 import type { Quote, QuoteLookup } from './domain/conversion'
 import { checkOperatorBrands } from './operator'
-import { groupPrice, quoteLookup } from './prices'
+import { groupPrice, quoteLookup, type TradeLookup, tradeLookup } from './prices'
 import { QuoteHub, TICKS } from './quotes'
 import { type GroupSymbol, ReferenceData } from './reference'
 import { marketRoutes } from './routes'
@@ -41,6 +41,11 @@ export interface MarketApi {
   groupPrice(gs: GroupSymbol): Promise<Quote | null>
   /** Every symbol's latest quote, looked up without awaiting (cross rates for conversions). */
   quoteLookup(): Promise<QuoteLookup>
+  /**
+   * The cross rates of a fill: a pair whose market is open and whose feed stopped (older than its
+   * `max_quote_age`) is no rate, and is named by `staleLegs` (the trade answers 503 PRICE_STALE).
+   */
+  tradeLookup(): Promise<TradeLookup>
   /** Why this instance's prices may be stale now (null when current): no fill may use them. */
   staleness(): string | null
   /** Whether the quote simulator makes the prices (QUOTE_SIMULATOR). */
@@ -102,6 +107,7 @@ export const marketModule = defineModule({
       quotes,
       groupPrice: (gs) => groupPrice(quotes, gs),
       quoteLookup: () => quoteLookup(quotes),
+      tradeLookup: () => tradeLookup(quotes, refdata, k.clock),
       staleness: () => quotes.staleness(),
       simulated: settings.simulator,
     })

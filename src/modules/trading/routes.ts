@@ -38,7 +38,10 @@ const Order = t.Object(
     sl: t.Number(),
     tp: t.Number(),
     expiration: Int({ description: 'epoch seconds, 0 = good till cancelled' }),
-    commission: t.Number({ description: 'account currency; charged round-turn at open, booked at close' }),
+    commission: t.Number({
+      description:
+        'account currency; charged round-turn at open, booked at close. A pending order shows the estimate at its price (recomputed at the fill); one cancelled or expired unfilled carries 0',
+    }),
     storage: t.Number({ description: 'accumulated swap, account currency' }),
     profit: t.Number({
       description: 'live floating profit of a position; realized profit of a closed trade',
@@ -126,7 +129,7 @@ export const tradingRoutes = (ctx: TradingServices) =>
         detail: doc('Trading', 'Open a market position or place a pending order', {
           idempotent: true,
           description:
-            "Market orders fill at the live quote of the account group (BUY at ask, SELL at bid). A pending order becomes a position at the quote that reaches its price (BUY at ask, SELL at bid): a limit at its price or better, a stop at its price or worse when the market gaps past it; it is cancelled instead without the free margin (close_reason no_money) or on an account that is disabled or read-only by then (trade_disabled). Prices, SL and TP are rounded to the symbol's digits. Refusals answer 500 OPEN_ORDER_ERROR with the reason: market closed, symbol not available or not tradable, account disabled or read-only, long-only symbol, volume outside the group limits, not enough free margin, SL/TP on the wrong side or closer than stops_level, pending price on the wrong side. With an Idempotency-Key, a retry after a lost answer gets the order the first request opened (`idempotent: true`), whatever the market did since. 503 PRICE_STALE: this instance has no current price (its price feed is cut off), or the symbol's last quote is older than its max_quote_age (a feed stopped for it alone); nothing is filled, retry. 403 USER_NOT_FOUND: the login is not the session's (or not of its brand). A customer session answers 401 PERMISSION_DENIED: trading needs the account sign-in (POST /sign/in) or a staff session.",
+            "Market orders fill at the live quote of the account group (BUY at ask, SELL at bid). A pending order becomes a position at the quote that reaches its price (BUY at ask, SELL at bid): a limit at its price or better, a stop at its price or worse when the market gaps past it; if that quote is already past its SL or TP (a gap, a wide spread), the position closes on it at once (close_reason sl or tp, at the bid for a BUY, the ask for a SELL); it is cancelled instead without the free margin (close_reason no_money) or on an account that is disabled or read-only by then (trade_disabled). Prices, SL and TP are rounded to the symbol's digits. Refusals answer 500 OPEN_ORDER_ERROR with the reason: market closed, symbol not available or not tradable, account disabled or read-only, long-only symbol, volume outside the group limits, not enough free margin, SL/TP on the wrong side or closer than stops_level, pending price on the wrong side. With an Idempotency-Key, a retry after a lost answer gets the order the first request opened (`idempotent: true`), whatever the market did since. 503 PRICE_STALE: this instance has no current price (its price feed is cut off), or the symbol's last quote is older than its max_quote_age (a feed stopped for it alone), or so is the last quote of a pair that converts its commission or margin into the account's currency while that pair's market is open (out of its session a pair's last price stays the rate); nothing is filled, retry. 403 USER_NOT_FOUND: the login is not the session's (or not of its brand). A customer session answers 401 PERMISSION_DENIED: trading needs the account sign-in (POST /sign/in) or a staff session.",
         }),
       },
     )
@@ -162,13 +165,14 @@ export const tradingRoutes = (ctx: TradingServices) =>
               'manualTradingDisabled',
               'modifyNotFound',
               'stopsRefused',
+              'priceStale',
             ),
           ),
         },
         detail: doc('Trading', 'Change SL and TP of a position or pending order', {
           idempotent: true,
           description:
-            "Client (account) sessions only. SL and TP are rounded to the symbol's digits. 403 MODIFY_TRADE_ERROR: another user's order, or the account is disabled or read-only; 404 MODIFY_TRADE_ERROR: no such active order; 500 INCORRECT_SL_TP: wrong side or closer than stops_level.",
+            "Client (account) sessions only. SL and TP are rounded to the symbol's digits. 403 MODIFY_TRADE_ERROR: another user's order, or the account is disabled or read-only; 404 MODIFY_TRADE_ERROR: no such active order; 500 INCORRECT_SL_TP: wrong side or closer than stops_level (a position's levels against the price it would close at, a pending order's against its open price), or a position's symbol is outside its trading session or not tradable for the group. 503 PRICE_STALE: this instance has no current price (its price feed is cut off), or the symbol's last quote is older than its max_quote_age; nothing changed, retry.",
         }),
       },
     )
@@ -212,7 +216,7 @@ export const tradingRoutes = (ctx: TradingServices) =>
         detail: doc('Trading', 'Close a position, fully or partially, at the current quote', {
           idempotent: true,
           description:
-            'The close price is the group quote (BUY closes at bid, SELL at ask). 404 TRADE_ERROR: no such open position; 500 TRADE_ERROR: the close failed (market closed, invalid volume); 503 PRICE_STALE: no current price on this instance, or the last quote of the symbol is older than its max_quote_age; nothing closed, retry.',
+            'The close price is the group quote (BUY closes at bid, SELL at ask). 404 TRADE_ERROR: no such open position; 500 TRADE_ERROR: the close failed (market closed, invalid volume: the part closed and the part left open must each be lot_min plus a multiple of lot_step), or the position changed meanwhile and is still open (retry); a position closed meanwhile (another close, its SL or TP) answers 404; 503 PRICE_STALE: no current price on this instance, or the last quote of the symbol is older than its max_quote_age, or so is the last quote of a pair that converts the result into the account currency while the market of that pair is open; nothing closed, retry.',
         }),
       },
     )

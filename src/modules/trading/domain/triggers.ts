@@ -61,6 +61,17 @@ function isDue(side: BookSide, level: number, bid: number, ask: number): boolean
   }
 }
 
+/**
+ * The SL or TP of a position already crossed at this quote (SL first), or null: what the book would find
+ * due on this quote (a pending order filled by a tick that is past its own SL or TP closes on that tick).
+ */
+export function stopDue(o: TriggerSource, bid: number, ask: number): 'sl' | 'tp' | null {
+  if (o.state !== 'open') return null
+  for (const { side, trigger } of triggersOf(o))
+    if (trigger.kind !== 'activate' && isDue(side, trigger.level, bid, ask)) return trigger.kind
+  return null
+}
+
 type SymbolBook = Record<BookSide, SortedBlocks<Trigger>>
 
 /**

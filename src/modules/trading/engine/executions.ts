@@ -8,9 +8,10 @@ import { fundsOf } from '../book/holdings-table'
 import type { OrderRow } from '../book/positions'
 import { closeTx, refreshAfterCommit, type TradeRefresh } from '../commit/execution'
 import type { TradingCtx } from '../context'
-import { commission, isBuy } from '../domain/formulas'
+import { commission, isBuy, profitInAccount } from '../domain/formulas'
 import { addHolding } from '../domain/holdings'
 import { dayOf } from '../domain/swap'
+import { stopDue } from '../domain/triggers'
 import { TradeActivated, TradeCancelled } from '../events'
 import { orders } from '../schema'
 import { tradeEvent } from '../views'
@@ -98,7 +99,8 @@ export function stopWrite(
  * A pending order reached its price: it becomes a position at the quote that reached it (a limit's price or
  * better, a stop's price or worse when the market gaps past it: a stop filled at its own price would hand
  * the client the gap), its commission computed at that price, or it is cancelled: without the margin, or on an account that may no longer trade
- * (disabled, or read-only as a prop challenge's account after its verdict).
+ * (disabled, or read-only as a prop challenge's account after its verdict). A position whose SL or TP
+ * that quote already crossed closes in the same transaction, as the tick's SL or TP (stopWrite).
  */
 export async function activateTx(
   ctx: TradingCtx,
@@ -137,6 +139,8 @@ export async function activateTx(
           }
         : {
             state: 'cancelled',
+            // never filled, nothing charged: the estimate it was placed with goes (history shows 0)
+            commission: 0,
             closeTime: now,
             closeReason: cancelled,
             updatedAt: now,
@@ -158,5 +162,15 @@ export async function activateTx(
   if (cancelled === null) work.emit(TradeActivated, o.brandId, { ...payload, pending_cmd: o.cmd, quote: q })
   else work.emit(TradeCancelled, o.brandId, { ...payload, reason: cancelled, quote: q })
   refreshAfterCommit(work, refreshes, r)
-  return cancelled === null ? 'activated' : 'cancelled'
+  if (cancelled !== null) return 'cancelled'
+  // the tick that filled it may already be past its SL or TP (a gap, a wide spread): the position's
+  // triggers are filed only after this commit, past this tick, so they are looked at here, at this quote
+  const stop = stopDue(r, q.bid, q.ask)
+  if (stop && gs) {
+    const price = isBuy(r.cmd) ? q.bid : q.ask
+    // without a conversion rate for its profit it stays open, filed: the next tick closes it
+    if (profitInAccount(gs.info, r.cmd, r.volume, r.openPrice, price, group.currency, p.lookup) !== null)
+      await stopWrite(ctx, refreshes, r, stop, gs.info, group, q, p.lookup)(tx, work)
+  }
+  return 'activated'
 }

@@ -26,6 +26,8 @@ export async function expireDue(
         .update(orders)
         .set({
           state: 'expired',
+          // never filled, nothing charged: the commission estimated when it was placed goes
+          commission: 0,
           closeTime: now,
           closeReason: 'expiration',
           updatedAt: now,

@@ -40,7 +40,15 @@ export async function cancelOrder({
     if (await priorRequest(tx, found.order.login, key)) return { replay: true as const }
     const [r] = await tx
       .update(orders)
-      .set({ state: 'cancelled', closeTime: now, closeReason: 'client', updatedAt: now, origin: ctx.origin })
+      // never filled, nothing charged: the commission estimated when it was placed goes (history shows 0)
+      .set({
+        state: 'cancelled',
+        commission: 0,
+        closeTime: now,
+        closeReason: 'client',
+        updatedAt: now,
+        origin: ctx.origin,
+      })
       .where(and(eq(orders.ticket, input.order), eq(orders.state, 'pending')))
       .returning()
     if (r) {

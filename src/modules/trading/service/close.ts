@@ -1,14 +1,17 @@
+import { and, eq } from 'drizzle-orm'
 import { isRefused } from '../../../kernel/http/errors'
 import type { UseCase } from '../../../kernel/use-case'
 import type { OrderRow } from '../book/positions'
 import { priorRequest, tradeKey } from '../commit/idempotency'
 import { checkVolume } from '../domain/checks'
-import { isBuy } from '../domain/formulas'
+import { isBuy, profitInAccount } from '../domain/formulas'
 import { refuse } from '../errors'
+import { orders } from '../schema'
 import {
   type ActorScope,
   actorName,
   actorOrder,
+  fillRates,
   orderContext,
   readOnly,
   refuseManual,
@@ -51,9 +54,20 @@ export async function closePosition({
   if (v < o.volume) {
     const step = checkVolume(v, { ...gs.sec, lotMax: o.volume })
     if (!step.ok) throw fail(step.message)
-    if (o.volume - v < gs.sec.lotMin)
-      throw fail(`volume: the remaining ${o.volume - v} would be below lot_min ${gs.sec.lotMin}`)
+    const rest = o.volume - v
+    if (rest < gs.sec.lotMin)
+      throw fail(`volume: the remaining ${rest} would be below lot_min ${gs.sec.lotMin}`)
+    // what stays open must be a volume the group would open: on its lot grid too
+    if (gs.sec.lotStep > 0 && (rest - gs.sec.lotMin) % gs.sec.lotStep !== 0)
+      throw fail(
+        `volume: the remaining ${rest} would not be lot_min ${gs.sec.lotMin} plus a multiple of lot_step ${gs.sec.lotStep}`,
+      )
   }
+  const price = isBuy(o.cmd) ? quote.bid : quote.ask
+  // the result in the account's currency: at no cross rate whose feed has stopped (503 PRICE_STALE)
+  const rates = await fillRates(ctx)
+  if (profitInAccount(gs.info, o.cmd, v, o.openPrice, price, oc.group.currency, rates.lookup) === null)
+    throw rates.noRate(() => fail(`no conversion rate for ${o.symbol} into ${oc.group.currency}`))
   const done = await ctx.tradeCloses.submit({
     input: {
       origin: ctx.origin,
@@ -61,16 +75,25 @@ export async function closePosition({
       spec: gs.info,
       currency: oc.group.currency,
       volume: v,
-      price: isBuy(o.cmd) ? quote.bid : quote.ask,
+      price,
       reason,
       comment,
-      lookup: await ctx.market.quoteLookup(),
+      lookup: rates.lookup,
     },
     key: request?.key,
     actor: request?.actor ?? 'client',
   })
   if (done.kind === 'replay') return null
-  if (done.kind === 'moved') throw fail(`order ${o.ticket} changed meanwhile; retry`)
+  if (done.kind === 'moved') {
+    // lost to another close, its SL or TP, a stop-out: a position no longer open answers as a close of a
+    // closed one does (404); one still open (e.g. partly closed meanwhile) may be retried
+    const [current] = await ctx.db
+      .select({ state: orders.state })
+      .from(orders)
+      .where(and(eq(orders.ticket, o.ticket), eq(orders.brandId, brandId)))
+    if (current?.state !== 'open') throw refuse('positionNotFound', `no open position ${o.ticket}`)
+    throw fail(`order ${o.ticket} changed meanwhile; retry`)
+  }
   return done.result.closed
 }
 

@@ -1,5 +1,6 @@
 import { and, eq } from 'drizzle-orm'
 import type { UseCase } from '../../../kernel/use-case'
+import { isTradingOpen } from '../../market'
 import { refreshAfterCommit } from '../commit/execution'
 import { priorRequest, recordRequest, tradeKey } from '../commit/idempotency'
 import { checkStops, levelsAt } from '../domain/checks'
@@ -16,8 +17,11 @@ import {
   readOnly,
   refresh,
   refuseManual,
+  refuseOldQuote,
+  refuseStalePrices,
   replayed,
   type TradingServices,
+  tradableSymbol,
 } from './shared'
 
 /** PUT /trade/modify: new SL and TP of a position or a pending order, checked against the current quote (a pending order: against its price). */
@@ -44,9 +48,13 @@ export async function modifyOrder({
   // cannot lift its stop loss)
   if (oc.account.enable !== 1 || oc.account.enableReadOnly === 1)
     throw refuse('modifyForbidden', oc.account.enable !== 1 ? 'account is disabled' : readOnly(oc.account))
-  const gs = await ctx.refdata.forGroup(oc.group.id, o.symbol)
-  const quote = gs && (await ctx.market.groupPrice(gs))
-  if (!gs || !quote) throw refuse('stopsRefused', `no price for ${o.symbol}`)
+  const fail = (m: string) => refuse('stopsRefused', m)
+  // a position's levels are checked against the price it would close at: that price passes every check a
+  // close's does (session, tradable, feed cut, max_quote_age: 503 PRICE_STALE), or nothing is changed
+  const { gs, quote } =
+    o.state === 'open'
+      ? await tradableSymbol(ctx, oc.group, o.symbol, fail)
+      : await pendingQuote(ctx, oc.group.id, o.symbol)
   const reference = o.state === 'pending' ? o.openPrice : isBuy(o.cmd) ? quote.bid : quote.ask
   const levels = levelsAt(input.sl, input.tp, gs.info.digits)
   if (!levels.ok) throw refuse('stopsRefused', levels.message)
@@ -78,4 +86,18 @@ export async function modifyOrder({
   if ('replay' in done) return replayed({ data: 'OK' as const, trade: orderView(o, oc.group.currency) })
   if (!done.row) throw refuse('modifyNotFound', `order ${input.order} changed meanwhile; retry`)
   return { data: 'OK' as const, trade: orderView(done.row, oc.group.currency) }
+}
+
+/**
+ * A pending order's levels are checked against its own price, but not while this instance's prices are
+ * known stale (feed cut off, or, while its market is open, the symbol's last quote past its max_quote_age:
+ * 503 PRICE_STALE), as placing it is not; its session need not be open.
+ */
+async function pendingQuote(ctx: TradingServices, groupId: number, symbol: string) {
+  const gs = await ctx.refdata.forGroup(groupId, symbol)
+  const quote = gs && (await ctx.market.groupPrice(gs))
+  refuseStalePrices(ctx)
+  if (!gs || !quote) throw refuse('stopsRefused', `no price for ${symbol}`)
+  if (isTradingOpen(gs.info.sessionList, ctx.clock.now())) refuseOldQuote(ctx, gs, quote)
+  return { gs, quote }
 }

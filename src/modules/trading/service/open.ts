@@ -19,6 +19,7 @@ import { orders } from '../schema'
 import { orderView } from '../views'
 import {
   actorName,
+  fillRates,
   type OpenInput,
   readOnly,
   refuseManual,
@@ -132,9 +133,11 @@ async function checkedOpen(
   const { sl, tp } = levels
   const stops = checkStops(input.cmd, sl, tp, reference, info.stopsLevel, digits)
   if (!stops.ok) throw openError(stops.message)
-  const lookup = await ctx.market.quoteLookup()
+  // money in the account's currency: at no cross rate whose feed has stopped (503 PRICE_STALE)
+  const { lookup, noRate } = await fillRates(ctx)
   const comm = commissionOf(info, gs.sec, input.volume, price, group.currency, lookup)
-  if (comm === null) throw openError(`no conversion rate from ${info.quoteCurrency} to ${group.currency}`)
+  if (comm === null)
+    throw noRate(() => openError(`no conversion rate from ${info.quoteCurrency} to ${group.currency}`))
   let margin: number | null = null
   if (!pending) {
     margin = marginInAccount(
@@ -146,7 +149,7 @@ async function checkedOpen(
       lookup,
       gs.marginDivider,
     )
-    if (margin === null) throw openError(`no conversion rate for the margin of ${input.symbol}`)
+    if (margin === null) throw noRate(() => openError(`no conversion rate for the margin of ${input.symbol}`))
   }
   return {
     group,

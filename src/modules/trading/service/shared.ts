@@ -4,6 +4,7 @@ import type { Brand } from '../../../kernel/brand/registry'
 import type { Committer } from '../../../kernel/db/group-commit'
 import { readOrNothing } from '../../../kernel/db/tolerant'
 import type { GroupRecord } from '../../accounts'
+import type { GroupSymbol, Quote } from '../../market'
 import type { OrderRow } from '../book/positions'
 import type { Closed, CloseRequest } from '../commit/close-commit'
 import type { tradeKey } from '../commit/idempotency'
@@ -48,6 +49,41 @@ export function refuseStalePrices(ctx: TradingServices) {
   if (stale) throw refuse('priceStale', `${stale}; no order is filled at an old price, retry later`)
 }
 
+/**
+ * The cross rates of a fill (market.tradeLookup: a pair whose feed stopped is no rate), and what a
+ * conversion that found none answers: 503 PRICE_STALE naming that pair, nothing filled, else `none` (no
+ * chain of quoted pairs at all). Money is never converted at an old price, as it is never filled at one.
+ */
+export async function fillRates(ctx: TradingServices) {
+  const rates = await ctx.market.tradeLookup()
+  const noRate = (none: () => Error) => {
+    const [leg] = rates.staleLegs()
+    if (!leg) return none()
+    return refuse(
+      'priceStale',
+      `the last price of ${leg.symbol}, a cross rate of this trade, is ${leg.age} s old (its limit is ${leg.limit} s): its feed has stopped; nothing is filled, retry`,
+    )
+  }
+  return { lookup: rates.lookup, noRate }
+}
+
+/**
+ * 503 PRICE_STALE when the symbol's last quote is older than its max_quote_age: its feed has stopped, and
+ * nothing is filled or checked at that price. Asked while its market is open (a closed market's last price
+ * is its close, however old).
+ */
+export function refuseOldQuote(ctx: TradingServices, gs: GroupSymbol, quote: Quote) {
+  // from when this instance took the symbol's last tick off the bus: the feed's own time may lag or lead
+  // (without a bus reader, the edge, the quote's time is all there is)
+  const seen = ctx.market.quotes.tickedAt(gs.info.symbol) ?? quote.time
+  const age = quoteAgeOver(gs.info.maxQuoteAge, seen, ctx.clock.now())
+  if (age !== null)
+    throw refuse(
+      'priceStale',
+      `the last price of ${gs.info.symbol} is ${age} s old (its limit is ${gs.info.maxQuoteAge} s): its feed has stopped; nothing is filled, retry`,
+    )
+}
+
 /** Symbol, session, permissions and price checks shared by opening and closing. */
 export async function tradableSymbol(
   ctx: TradingServices,
@@ -64,15 +100,7 @@ export async function tradableSymbol(
   refuseStalePrices(ctx)
   // no quote yet on this instance (just restarted, its feed not caught up): nothing filled, retry
   if (!quote) throw refuse('priceStale', `no price for ${symbol} on this instance yet; retry`)
-  // from when this instance took the symbol's last tick off the bus: the feed's own time may lag or lead
-  // (without a bus reader, the edge, the quote's time is all there is)
-  const seen = ctx.market.quotes.tickedAt(symbol) ?? quote.time
-  const age = quoteAgeOver(gs.info.maxQuoteAge, seen, ctx.clock.now())
-  if (age !== null)
-    throw refuse(
-      'priceStale',
-      `the last price of ${symbol} is ${age} s old (its limit is ${gs.info.maxQuoteAge} s): its feed has stopped; nothing is filled, retry`,
-    )
+  refuseOldQuote(ctx, gs, quote)
   return { gs, quote }
 }
 

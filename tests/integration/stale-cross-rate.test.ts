@@ -1,0 +1,123 @@
+// runs on sqld too (scripts/test.sh: TEST_DATABASE=sqld)
+// A hostile probe of the trading core (2026-11-29): a EUR account closed a USDJPY position while EURUSD's
+// feed had stopped for ten minutes (its max_quote_age 10 s) and was credited at that old rate, though a
+// EURUSD trade itself answered 503 PRICE_STALE. A cross rate is a price too.
+import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
+import { eq } from 'drizzle-orm'
+import { ManualClock } from '../../src/kernel/clock'
+import { orders } from '../../src/modules/trading/schema'
+import { makeTestApp, type TestApp } from '../support/app'
+
+// a Monday noon: every forex pair in its session
+const clock = new ManualClock(Date.UTC(2026, 0, 5, 12, 0, 0))
+let t: TestApp
+let eur: string
+let dealer: string
+const EUR_LOGIN = 100003
+
+beforeAll(async () => {
+  t = await makeTestApp({ clock })
+  eur = await t.userToken(EUR_LOGIN)
+  dealer = await t.staffToken(3, 'dealer-pass-1')
+  const admin = await t.staffToken(2, 'admin-pass-1')
+  for (const symbol of ['EURUSD', 'USDJPY']) {
+    const r = await t.request('PATCH', `/manager/symbols/${symbol}`, {
+      token: admin,
+      body: { max_quote_age: 10 },
+    })
+    expect(r.status).toBe(200)
+  }
+})
+afterAll(() => t.close())
+
+const ingest = async (ticks: { symbol: string; bid: number; ask: number }[]) => {
+  clock.advance(1000)
+  const r = await t.request('POST', '/market/quotes', { token: dealer, body: { ticks } })
+  expect(r.json.accepted).toBe(ticks.length)
+}
+const open = (symbol: string) =>
+  t.request('POST', '/trade/open', {
+    token: eur,
+    body: { login: EUR_LOGIN, cmd: 0, volume: 100, symbol, sl: 0, tp: 0 },
+  })
+const close = (order: number) => t.request('DELETE', '/trade/close', { token: eur, body: { order } })
+const row = async (ticket: number) =>
+  (await t.ctx.db.select().from(orders).where(eq(orders.ticket, ticket)))[0]!
+/** USDJPY keeps ticking while EURUSD, the pair that converts its yen into euros, falls silent. */
+const eurusdFalls = async (seconds: number) => {
+  for (let s = 0; s < seconds; s += 5) {
+    clock.advance(4000)
+    await ingest([{ symbol: 'USDJPY', bid: 151, ask: 151.02 }])
+  }
+}
+
+describe('a cross rate whose feed stopped converts no money', () => {
+  test('a close of USDJPY on a EUR account: 503 PRICE_STALE naming EURUSD, nothing closed; closed once it ticks', async () => {
+    await ingest([
+      { symbol: 'EURUSD', bid: 1.1, ask: 1.1001 },
+      { symbol: 'USDJPY', bid: 150, ask: 150.02 },
+    ])
+    const o = await open('USDJPY')
+    expect(o.status).toBe(200)
+    await eurusdFalls(60)
+    const c = await close(o.json.order)
+    expect([c.status, c.json.error]).toEqual([503, 'PRICE_STALE'])
+    expect(c.json.message).toStartWith('the last price of EURUSD, a cross rate of this trade')
+    expect((await row(o.json.order)).state).toBe('open')
+    // EURUSD itself answers the same
+    expect((await open('EURUSD')).json.error).toBe('PRICE_STALE')
+    await ingest([{ symbol: 'EURUSD', bid: 1.2, ask: 1.2001 }])
+    expect((await close(o.json.order)).status).toBe(200)
+    const closed = await row(o.json.order)
+    // (151 - 150.02) * 100,000 yen / 151.02 (USD per yen, the ask) / 1.2001 (EUR per USD, the ask)
+    expect(closed.profit).toBe(Math.round(((151 - 150.02) * 100_000 * 100) / 151.02 / 1.2001))
+  })
+
+  test('an open whose margin or commission converts through the silent pair: 503, nothing opened', async () => {
+    await ingest([{ symbol: 'USDJPY', bid: 151, ask: 151.02 }])
+    await eurusdFalls(60)
+    const before = (await t.ctx.db.select().from(orders).where(eq(orders.login, EUR_LOGIN))).length
+    const o = await open('USDJPY')
+    expect([o.status, o.json.error]).toEqual([503, 'PRICE_STALE'])
+    expect(o.json.message).toContain('EURUSD')
+    expect((await t.ctx.db.select().from(orders).where(eq(orders.login, EUR_LOGIN))).length).toBe(before)
+  })
+
+  test('out of its session a pair keeps its last price as the rate (the weekend converts at the close)', async () => {
+    await ingest([
+      { symbol: 'EURUSD', bid: 1.2, ask: 1.2001 },
+      { symbol: 'USDJPY', bid: 151, ask: 151.02 },
+    ])
+    const admin = await t.staffToken(2, 'admin-pass-1')
+    // EURUSD's session ends for the day: its last tick stays the rate, however old
+    const sessions = Array.from({ length: 7 }, () => ({ trade_overnight: 0, trade: [] }))
+    const r = await t.request('PATCH', '/manager/symbols/EURUSD', { token: admin, body: { sessions } })
+    expect(r.status).toBe(200)
+    await eurusdFalls(60)
+    const o = await open('USDJPY')
+    expect(o.status).toBe(200)
+    expect((await close(o.json.order)).status).toBe(200)
+  })
+})
+
+test("a pending order's levels are modified while its market is closed, however old its last quote", async () => {
+  const admin = await t.staffToken(2, 'admin-pass-1')
+  await ingest([{ symbol: 'GBPUSD', bid: 1.27, ask: 1.2702 }])
+  const p = await t.request('POST', '/trade/open', {
+    token: eur,
+    body: { login: EUR_LOGIN, cmd: 2, volume: 10, symbol: 'GBPUSD', open_price: 1.25, sl: 0, tp: 0 },
+  })
+  expect(p.status).toBe(200)
+  const closed = Array.from({ length: 7 }, () => ({ trade_overnight: 0, trade: [] }))
+  const r = await t.request('PATCH', '/manager/symbols/GBPUSD', {
+    token: admin,
+    body: { max_quote_age: 10, sessions: closed },
+  })
+  expect(r.status).toBe(200)
+  clock.advance(3_600_000)
+  const m = await t.request('PUT', '/trade/modify', {
+    token: eur,
+    body: { order: p.json.order, sl: 1.24, tp: 1.3 },
+  })
+  expect([m.status, m.json.trade?.sl]).toEqual([200, 1.24])
+})
