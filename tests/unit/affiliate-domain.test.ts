@@ -8,7 +8,7 @@ import {
   landingPathOrNull,
   postbackHostAllowed,
 } from '../../src/modules/affiliate/domain/hosts'
-import { backoffMs, signPostback } from '../../src/modules/affiliate/domain/postback'
+import { backoffMs, expandPostbackUrl, signPostback } from '../../src/modules/affiliate/domain/postback'
 import { isBot } from '../../src/modules/attribution/domain/bots'
 import { parseParams, parseReferrer } from '../../src/modules/attribution/domain/params'
 import { chooseTouch } from '../../src/modules/attribution/domain/winner'
@@ -175,4 +175,14 @@ describe('postback signature', () => {
     )
     expect([1, 2, 3, 8, 20].map(backoffMs)).toEqual([30_000, 60_000, 120_000, 3_600_000, 3_600_000])
   })
+})
+
+test("a postback URL's macros are the conversion's own values: `{constructor}` or `{__proto__}` expand to nothing", () => {
+  const body = JSON.stringify({ conversion: { kind: 'ftd', value: 100, tracking: { click_id: 'c1' } } })
+  expect(
+    expandPostbackUrl(
+      'https://t.example/pb?e={event}&c={click_id}&x={constructor}&y={__proto__}&z={tostring}',
+      body,
+    ),
+  ).toBe('https://t.example/pb?e=ftd&c=c1&x=&y=&z=')
 })

@@ -38,15 +38,18 @@ const QUERY = Object.fromEntries(
 const PAGE_NOTE =
   'Attribution values in the query are recorded as a touch of the brand of the Host, with the landing path, ' +
   'referrer and time, under the first-party visitor cookie `tcs_vid` (HttpOnly, SameSite=Lax, Secure in production). ' +
-  'Values are not credentials: unknown codes are recorded unattributed, values over 128 characters are dropped, ' +
-  'nothing here ever answers an error for them. A visit without values is recorded only when it comes from another site.'
+  'Values are not credentials: unknown codes are recorded unattributed, values over 128 characters or not plain text are dropped, ' +
+  'nothing here ever answers an error for them; of a repeated name the first value counts. A visit without values is recorded ' +
+  'only when it comes from another site. A visit naming an affiliate or link is a click of its funnel: once per visitor, ' +
+  'affiliate and link an hour is it unique (a link followed with `/go/{code}` included), and an address hitting like a script ' +
+  '(over 30 clicks a minute, more than 8 user agents in 10 minutes) marks it suspect; both still count as raw clicks.'
 
 // the page's policy and referrer rule ride in its <head> (service/landing.ts): a header less per hit
 const SECURITY_HEADERS = { 'x-content-type-options': 'nosniff' }
 
 // the same keys as the registration's attribution (auth): lower-case names of 1-32 characters
 const Values = t.Record(t.String({ pattern: '^[a-z][a-z0-9_]{0,31}$' }), t.String({ maxLength: 256 }), {
-  description: `public attribution values: ${PARAM_NAMES.join(', ')}`,
+  description: `public attribution values: ${PARAM_NAMES.join(', ')} (and their aliases); other names are ignored`,
   maxProperties: 20,
 })
 const Install = t.Object({
@@ -77,21 +80,53 @@ const Touch = t.Object({
   created_time: Int({ description: 'epoch seconds' }),
 })
 
+const GO_INPUT = textInput(
+  {
+    params: {
+      code: t.String({
+        minLength: 1,
+        description: 'link code (a value over 128 characters or not plain text is dropped, never refused)',
+        example: 'demo-spring',
+      }),
+    },
+    query: QUERY,
+  },
+  { repeatedQuery: 'allowed' },
+)
+
 interface HitContext {
   brand: Brand
   request: Request
   server: Parameters<typeof clientIp>[2]
   path: string
-  query: Record<string, string | undefined>
 }
 
-function hitOf(ctx: AttributionCtx, { brand, request, server, path, query }: HitContext): Hit {
+/**
+ * The request's query string as sent: every value of a repeated name, in order, so that the first wins
+ * (Elysia's parsed query keeps the last).
+ */
+function queryOf(url: string) {
+  const at = url.indexOf('?')
+  return new URLSearchParams(at === -1 ? '' : url.slice(at + 1))
+}
+
+/**
+ * The code of `/go/{code}` as the path has it when Elysia could not decode it (`/go/%`): a value never
+ * answers an error, so the raw text stands (and is dropped as a value if not plain text).
+ */
+function rawCode({ params, request }: { params: Record<string, unknown>; request: Request }) {
+  if (typeof params.code === 'string') return
+  const path = new URL(request.url).pathname
+  params.code = path.slice(path.lastIndexOf('/') + 1)
+}
+
+function hitOf(ctx: AttributionCtx, { brand, request, server, path }: HitContext): Hit {
   const h = request.headers
   return {
     brand,
     host: normalizeHost(h.get('host')),
     path,
-    query,
+    query: queryOf(request.url),
     cookies: h.get('cookie'),
     referrer: h.get('referer') ?? '',
     userAgent: h.get('user-agent'),
@@ -121,10 +156,10 @@ export const attributionRoutes = (ctx: AttributionCtx) => {
     .use(security(ctx))
     .get(
       '/',
-      async ({ brand, principal, request, server, path, query, set }) =>
+      async ({ brand, principal, request, server, path, set }) =>
         (principal as { site: string }).site === ctx.cabinet.site
           ? ctx.cabinet.shell(brand)
-          : page(brand, 'index', hitOf(ctx, { brand, request, server, path, query }), set),
+          : page(brand, 'index', hitOf(ctx, { brand, request, server, path }), set),
       {
         site: {
           site: [BRAND_SITE, ctx.cabinet.site],
@@ -142,8 +177,8 @@ export const attributionRoutes = (ctx: AttributionCtx) => {
     )
     .get(
       '/p/:page',
-      ({ brand, params, request, server, path, query, set }) =>
-        page(brand, params.page, hitOf(ctx, { brand, request, server, path, query }), set),
+      ({ brand, params, request, server, path, set }) =>
+        page(brand, params.page, hitOf(ctx, { brand, request, server, path }), set),
       {
         brand: true,
         ...textInput(
@@ -170,8 +205,8 @@ export const attributionRoutes = (ctx: AttributionCtx) => {
     .get(
       '/go/:code',
       // named, not `(c) =>`: Elysia builds only the parts of the context a handler names
-      async ({ brand, params, request, server, path, query }) => {
-        const r = await linkClick(ctx, hitOf(ctx, { brand, request, server, path, query }), params.code)
+      async ({ brand, params, request, server, path }) => {
+        const r = await linkClick(ctx, hitOf(ctx, { brand, request, server, path }), params.code)
         const headers = new Headers({
           location: r.location,
           'cache-control': 'private, no-store',
@@ -182,28 +217,20 @@ export const attributionRoutes = (ctx: AttributionCtx) => {
       },
       {
         brand: true,
-        ...textInput(
-          {
-            params: {
-              code: t.String({
-                minLength: 1,
-                maxLength: 512,
-                description: 'link code',
-                example: 'demo-spring',
-              }),
-            },
-            query: QUERY,
-          },
-          { repeatedQuery: 'allowed' },
-        ),
+        ...GO_INPUT,
+        // before validation: a code Elysia could not decode stands as sent
+        transform: [rawCode, GO_INPUT.transform],
         response: { 302: t.Null({ description: 'redirect' }), ...errors() },
         detail: doc(TAG, 'Follow a tracking link (302 to its landing page on this host)', {
           secured: false,
           redirect: "to the link's landing path, or / for an unknown or inactive code",
           description:
-            "Records the click (once per visitor, link and hour) and redirects to the link's landing path on the same host; " +
-            'an unknown or inactive code is recorded unattributed and redirects to `/`. The Location is always a path: ' +
-            'this route never redirects to another host. sub1..sub5, click_id and utm_* of the query ride on the touch.',
+            'Records the click (unique once per visitor, affiliate and link an hour, whether followed here or opened as `/?link=`) ' +
+            "and redirects to the link's landing path on the same host; an unknown or inactive code is recorded unattributed " +
+            'and redirects to `/`. The code is a value like those of the query: one over 128 characters, not plain text or not ' +
+            'decodable is recorded without it and redirects to `/`, never an error. The Location is always a path: ' +
+            'this route never redirects to another host. sub1..sub5, click_id and utm_* of the query ride on the touch ' +
+            '(of a repeated name the first value counts).',
         }),
       },
     )

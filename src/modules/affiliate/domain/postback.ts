@@ -42,7 +42,9 @@ export function expandPostbackUrl(url: string, body: string): string {
   const u = new URL(url)
   const fill = (text: string) =>
     text.replace(/\{([a-z0-9_]{1,32})\}|%7B([a-z0-9_]{1,32})%7D/gi, (_, a: string, b: string) => {
-      const v = values[(a ?? b).toLowerCase()]
+      // own keys only: `{constructor}` or `{__proto__}` would answer from Object's prototype
+      const name = (a ?? b).toLowerCase()
+      const v = Object.hasOwn(values, name) ? values[name] : undefined
       return v === undefined || v === null ? '' : encodeURIComponent(String(v))
     })
   return `${u.protocol}//${u.host}${fill(u.pathname)}${fill(u.search)}`

@@ -23,7 +23,8 @@ const FIELDS = new Set(['affiliate_id', 'link_id', 'installation_id', 'touch_id'
  * the values, then the ids and the rule.
  */
 export function toRecord(a: Attribution): Record<string, string> {
-  const out: Record<string, string> = {}
+  // no prototype: a name such as `__proto__` from an old touch is a key like any other, never a setter
+  const out: Record<string, string> = Object.create(null)
   for (const [k, v] of Object.entries(a.values)) if (v && !FIELDS.has(k)) out[k] = v
   if (a.affiliateId) out.affiliate_id = String(a.affiliateId)
   if (a.linkId) out.link_id = String(a.linkId)
@@ -50,7 +51,7 @@ export function fromRecord(text: string | null): Attribution | null {
   }
   if (!r || typeof r !== 'object' || Array.isArray(r)) return null
   const record = r as Record<string, unknown>
-  const values: Record<string, string> = {}
+  const values: Record<string, string> = Object.create(null)
   for (const [k, v] of Object.entries(record)) if (!FIELDS.has(k) && typeof v === 'string' && v) values[k] = v
   return {
     values,

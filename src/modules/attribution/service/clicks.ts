@@ -91,6 +91,8 @@ export function affiliateClicks(ctx: AttributionCtx): AffiliateClicks {
     },
     async grouped(brandId, affiliateId, from, to, dimension) {
       await ctx.touchWriter.flush()
+      // its own entries only: a name its prototype answers (`constructor`) is no dimension
+      if (!Object.hasOwn(GROUP_BY, dimension)) return []
       const key = GROUP_BY[dimension]
       const rows = await ctx.db
         .select({ key, clicks: sql<number>`count(*)`, unique })

@@ -41,10 +41,11 @@ export async function recordInstall(
 ) {
   const had = await find(ctx, brandId, input.installation_id)
   if (had) return view(had)
-  const params = {
-    ...(input.referrer ? parseReferrer(input.referrer) : {}),
-    ...parseParams(input.attribution ?? {}),
-  }
+  // the given values over the referrer's, in an object without a prototype as parseParams answers
+  const params = Object.assign(
+    input.referrer ? parseReferrer(input.referrer) : parseParams({}),
+    parseParams(input.attribution ?? {}),
+  )
   const now = ctx.clock.now()
   const match = hasValues(params) ? await matchCodes(ctx, brandId, params) : null
   const ipHash = hashAddress(ctx, meta.ip)

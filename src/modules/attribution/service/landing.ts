@@ -1,7 +1,8 @@
 import type { Brand } from '../../../kernel/brand/registry'
 import { isSameHostPath } from '../../../kernel/same-host'
+import type { CodeMatch } from '../../affiliate'
 import type { AttributionCtx } from '../context'
-import { parseParams } from '../domain/params'
+import { cleanValue, parseParams } from '../domain/params'
 import { visitorIdV7 } from '../domain/visitor-id'
 import { hashAddress, matchCodes, recordVisit, type Visit } from './touches'
 
@@ -23,7 +24,8 @@ export interface Hit {
   brand: Brand
   host: string
   path: string
-  query: Record<string, string | undefined>
+  /** the request's own query string: a repeated name keeps its first value (domain/params.ts) */
+  query: URLSearchParams
   cookies: string | null
   referrer: string
   userAgent: string | null
@@ -44,23 +46,35 @@ const visitOf = (h: Hit, visitorId: string): Visit => ({
   country: h.country,
 })
 
-/** A brand page opened: its attribution values become a touch of the visitor (cookie set when new). */
+/**
+ * The dedupe key of a click, the same for a link followed and a page opened with its values: one unique
+ * click per visitor, brand, affiliate and link within the hour (`/go/x` then `/?link=x` is one). A link
+ * code that names nothing dedupes by the code.
+ */
+const clickKey = (brandId: number, match: CodeMatch | null, code: string | null) =>
+  match
+    ? `click:v3:${brandId}:${match.affiliateId}:${match.linkId ?? 0}`
+    : `click:v3:${brandId}:none:${code ?? ''}`
+
+/**
+ * A brand page opened: its attribution values become a touch of the visitor (cookie set when new). One
+ * that names an affiliate or link is a click of its funnel, checked as a link's click is: a repeat within
+ * the hour is not unique, and an address hitting like a script marks it suspect.
+ */
 export async function pageVisit(ctx: AttributionCtx, h: Hit) {
   const known = visitorOf(h.cookies)
   const visitorId = known ?? visitorIdV7(ctx.clock.now())
   const visit = visitOf(h, visitorId)
   const match = await matchCodes(ctx, h.brand.id, visit.params)
-  // a landing page reloaded with the affiliate's values is a raw click, not another unique one
-  const repeat = match
-    ? !(await firstClickOf(
-        ctx,
-        `page:v1:${h.brand.id}:${match.affiliateId}:${match.linkId ?? 0}`,
-        h,
-        known,
-        visitorId,
-      ))
-    : undefined
-  await recordVisit(ctx, visit, 'page', match, repeat === undefined ? {} : { repeat })
+  if (!match) await recordVisit(ctx, visit, 'page', null)
+  else {
+    // a landing page reloaded with the affiliate's values is a raw click, not another unique one
+    const [first, suspect] = await Promise.all([
+      firstClickOf(ctx, clickKey(h.brand.id, match, null), h, known, visitorId),
+      suspectAddress(ctx, h.brand.id, hashAddress(ctx, h.ip), hashAddress(ctx, h.userAgent ?? '')),
+    ])
+    await recordVisit(ctx, visit, 'page', match, { repeat: !first, suspect })
+  }
   return { setCookie: known ? null : visitorCookie(visitorId, ctx.config.production) }
 }
 
@@ -87,14 +101,18 @@ async function firstClickOf(
 /**
  * GET /go/{code}: the click of a tracking link is recorded (unique once per visitor, link and hour: the
  * visitor's cookie, or its address hash and user agent without one) and answered with a redirect to the link's landing path on the
- * same host, or to `/` for an unknown or inactive code, which is recorded unattributed.
+ * same host, or to `/` for an unknown or inactive code, which is recorded unattributed. The code is a
+ * value like the query's: one not plain text or over 128 characters is dropped (the click keeps no link).
  */
-export async function linkClick(ctx: AttributionCtx, h: Hit, code: string) {
+export async function linkClick(ctx: AttributionCtx, h: Hit, rawCode: string) {
   const known = visitorOf(h.cookies)
   const visitorId = known ?? visitorIdV7(ctx.clock.now())
   const visit = visitOf(h, visitorId)
-  visit.params = { ...visit.params, link: code.slice(0, 128) }
-  const link = await ctx.codes.link(h.brand.id, visit.params.link!)
+  // the path names the link: a `link` of the query never stands in for it
+  const code = cleanValue(rawCode)
+  if (code === null) delete visit.params.link
+  else visit.params.link = code
+  const link = code === null ? null : await ctx.codes.link(h.brand.id, code)
   if (link?.campaign && !visit.params.campaign) visit.params.campaign = link.campaign
   // a click lands where it redirects (the reports' landing page), not on /go/{code}; a stored path a
   // browser would read as another host's (`//host`, saved before links refused it) lands on `/`
@@ -104,7 +122,7 @@ export async function linkClick(ctx: AttributionCtx, h: Hit, code: string) {
   // link within the hour counts as raw, not unique; a burst from one address is flagged, not dropped
   const address = hashAddress(ctx, h.ip)
   const [first, suspect] = await Promise.all([
-    firstClickOf(ctx, `click:v2:${h.brand.id}:${visit.params.link}`, h, known, visitorId),
+    firstClickOf(ctx, clickKey(h.brand.id, link, code), h, known, visitorId),
     suspectAddress(ctx, h.brand.id, address, hashAddress(ctx, h.userAgent ?? '')),
   ])
   await recordVisit(ctx, visit, 'click', link, { repeat: !first, suspect })
@@ -120,7 +138,7 @@ const ADDRESS_AGENTS_PER_10_MINUTES = 8
 
 /**
  * Whether an address clicks like a script: over 30 clicks a minute, or more than 8 user agents in 10
- * minutes (rotation). Counted in the shared cache, across instances; the cache away, nothing is flagged.
+ * minutes (rotation). Links followed and pages opened with an affiliate's values count together. Counted in the shared cache, across instances; the cache away, nothing is flagged.
  */
 async function suspectAddress(ctx: AttributionCtx, brandId: number, address: string, agent: string) {
   try {
