@@ -44,6 +44,8 @@ const HEARTBEAT_KEY = 'quote:v1:@engine'
 const ENGINE_SILENT_MS = 5000
 /** How long the edge's reading of the word counts: past it, no reading (staleness says nothing of it). */
 const BEAT_READING_MS = 1000
+/** Bus entries a resume reads at most; past them it starts from the latest quotes (`since`). */
+const REPLAY_ENTRIES = 4096
 /** How often the spike filter says, per symbol, that it holds ticks back. */
 const SPIKE_LOG_MS = 60_000
 /** Ticks on the bus: hot (tens of thousands a second), so typed by its publisher here, not checked. */
@@ -378,11 +380,13 @@ export class QuoteHub {
   }
 
   /**
-   * Ticks after the bus id `after` (SSE resume), or null when the bus no longer keeps what followed it.
+   * Ticks after the bus id `after` (SSE resume), or null when the bus no longer keeps what followed it or
+   * more followed it than one read returns (REPLAY_ENTRIES): a replay cut there would leave out the ticks
+   * after it, and the stream then follows live ticks only (a quiet symbol's client kept a stale price).
    */
   async since(after: string): Promise<Tick[] | null> {
-    const entries = await this.bus.range(after, 4096)
-    if (!entries) return null
+    const entries = await this.bus.range(after, REPLAY_ENTRIES)
+    if (!entries || entries.length >= REPLAY_ENTRIES) return null
     return entries.flatMap((e) =>
       e.type === TICKS.name ? (e.data as TicksEntry).ticks.map((t) => ({ ...t, id: e.id })) : [],
     )

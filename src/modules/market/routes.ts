@@ -15,7 +15,7 @@ import {
   watchList,
   watchListValue,
 } from './service'
-import { quoteStream } from './stream'
+import { MAX_STREAMS_PER_PRINCIPAL, quoteStream } from './stream'
 
 const MARKET: SessionType[] = ['SESSION_USER', 'SESSION_MANAGER', 'SESSION_ADMIN', 'SESSION_DEALER']
 const SymbolName = t.String({
@@ -272,15 +272,7 @@ export const marketRoutes = (ctx: MarketCtx, operator = operatorGuard(ctx)) =>
     })
     .get(
       '/market/stream',
-      ({ brand, session, query, request }) =>
-        quoteStream(
-          ctx,
-          brand,
-          session,
-          query.symbols,
-          request.headers.get('last-event-id'),
-          AbortSignal.any([request.signal, ctx.closing]),
-        ),
+      ({ brand, session, query, request }) => quoteStream(ctx, brand, session, query.symbols, request),
       {
         auth: { roles: MARKET },
         ...textInput({
@@ -294,13 +286,15 @@ export const marketRoutes = (ctx: MarketCtx, operator = operatorGuard(ctx)) =>
           },
         }),
         // a stream, not JSON: the document takes its 200 from the media (kernel/http/openapi-finish.ts)
-        response: errors(),
+        response: errors({ 429: ['TOO_MANY_REQUESTS'] }),
         detail: doc('Market', 'Live quotes as Server-Sent Events (resumable with Last-Event-ID)', {
           media: ['text/event-stream'],
           description:
             "Beyond the spec: low-latency clients subscribe instead of polling. Account sessions receive their group's prices. " +
             'text/event-stream: `event: quote`, `id: <seq>`, data {symbol, bid, ask, time}; an instance that shuts down ends its streams (reconnect with Last-Event-ID). ' +
-            'Account and staff sessions (spec 4.8); a customer session is 403. A stream ends after 4 minutes and an EventSource reconnects with Last-Event-ID, missing nothing: the reconnect checks the session and the symbols again (a session signed out or a symbol hidden meanwhile stops there). A replay of more than 500 ticks sends the latest quote of each symbol instead. ' +
+            'Account and staff sessions (spec 4.8); a customer session is 403. An open stream checks its session every 3 seconds and ends once it no longer holds (signed out, signed out everywhere, password changed, disabled, expired): the reconnect then answers 401. A stream ends after 4 minutes and an EventSource reconnects with Last-Event-ID, missing nothing: the reconnect checks the session and the symbols again (a symbol hidden meanwhile stops there). A replay of more than 500 ticks, or of more than the price bus returns in one read (4,096 entries), sends the latest quote of each symbol instead. ' +
+            'A client that reads slower than quotes come is not buffered without bound: past 64 KiB queued, each symbol keeps only its latest quote, sent (in bus order, ids only moving forward) once the client has read what is queued. ' +
+            `429 TOO_MANY_REQUESTS beyond ${MAX_STREAMS_PER_PRINCIPAL} streams open at once per account or staff member (every session of it together), counted per server instance: with several instances behind a balancer a principal may hold that many on each. ` +
             "At the edge (Workers) a stream reads the price bus twice a second: quotes arrive up to half a second later than from a Bun instance (its reads count against the platform's subrequests per request). " +
             '503 SERVICE_UNAVAILABLE (in the error shape, before any event) when the price bus is away.',
         }),

@@ -1,7 +1,9 @@
+import { extractToken } from '../../kernel/auth/extract'
 import type { Session } from '../../kernel/auth/session'
 import type { Brand } from '../../kernel/brand/registry'
 import { isBusId } from '../../kernel/bus/bus'
-import { invalid } from '../../kernel/http/errors'
+import { ApiError, invalid } from '../../kernel/http/errors'
+import { PrincipalsPort } from '../../kernel/kernel'
 import type { MarketCtx } from './context'
 import type { Tick } from './quotes'
 import { pricedForGroup } from './reference'
@@ -11,13 +13,27 @@ const enc = new TextEncoder()
 const EDGE_POLL_MS = 500
 /**
  * How long one stream lasts. The client's EventSource then reconnects with its Last-Event-ID (`retry:
- * 2000`), missing nothing, and the reconnect is authorized again: a session signed out, or a symbol hidden
- * from the group, stops within this time. At the edge it is also the bound of the bus polls, subrequests
- * of one request that Cloudflare limits (1,000 on the paid plan: about 8 minutes at two polls a second).
+ * 2000`), missing nothing, and the reconnect is authorized again: a symbol hidden from the group stops
+ * within this time. At the edge it is also the bound of the bus polls and session checks, subrequests of
+ * one request that Cloudflare limits (1,000 on the paid plan: 480 polls and 80 checks of a few reads each).
  */
 const STREAM_MS = 240_000
+/** How often an open stream checks that its session still holds (signed out, password changed, disabled). */
+const SESSION_CHECK_MS = 3_000
 /** A replay longer than this sends the latest quote of each symbol instead of every tick missed. */
 const MAX_REPLAY = 500
+/**
+ * Bytes a stream queues for a reader that does not keep up (the socket's own buffers come on top). Past
+ * it a symbol's ticks replace each other until the reader has taken what is queued: its memory is bounded.
+ */
+const QUEUE_BYTES = 64 * 1024
+/** Streams one principal (account, customer or staff member) may hold open on one instance. */
+export const MAX_STREAMS_PER_PRINCIPAL = 8
+
+/** Open streams per principal, per app (its quote hub): a count of this instance, not shared. */
+const openStreams = new WeakMap<object, Map<string, number>>()
+const principalKey = (s: Session) =>
+  `${s.brandId}:${s.type}:${s.type === 'SESSION_USER' ? s.login : (s.customerId ?? s.staffId)}`
 
 /** The last tick of each symbol, in the order of the list. */
 function latestOfEach(ticks: Tick[]) {
@@ -26,19 +42,31 @@ function latestOfEach(ticks: Tick[]) {
 }
 
 /**
+ * Whether the stream's token still authenticates: the two checks of the security guard
+ * (kernel/http/security.ts), the token (expired, revoked: a sign-out) and its principal (enabled, at the
+ * token's session epoch: a password change, a sign-out everywhere, a disable).
+ */
+async function sessionHolds(ctx: MarketCtx, brand: Brand, token: string | null) {
+  const session = token ? await ctx.tokens.verify(token) : null
+  if (!session || session.brandId !== brand.id) return false
+  return (await ctx.ports.get(PrincipalsPort).current(session)) !== null
+}
+
+/**
  * Server-Sent Events of quotes for chosen symbols. A user session gets its group's prices (spread
  * settings applied, hidden symbols refused); staff get source prices. Each event's id is the bus id
  * of its tick (global: any instance resumes it); a reconnect with Last-Event-ID replays the ticks missed (or, when they are no longer buffered,
  * the latest quote of each symbol). A comment line every 15 s keeps proxies from closing the stream. At
  * the edge a stream reads the bus itself, twice a second (quotes reach it up to half a second later).
+ * The stream ends when `request` is aborted (the client went), the instance closes, or its session no
+ * longer holds (checked every SESSION_CHECK_MS).
  */
 export async function quoteStream(
   ctx: MarketCtx,
   brand: Brand,
   session: Session,
   symbolsParam: string,
-  lastEventId: string | null,
-  signal: AbortSignal,
+  request: Request,
 ) {
   const wanted = [
     ...new Set(
@@ -49,6 +77,43 @@ export async function quoteStream(
     ),
   ]
   if (wanted.length === 0 || wanted.length > 100) throw invalid('symbols: 1 to 100 comma-separated symbols')
+  // a slot of the principal's, taken before any await (no two requests both see the last one free) and
+  // given back when the stream ends or its start fails
+  const counts = openStreams.get(ctx.quotes) ?? new Map<string, number>()
+  openStreams.set(ctx.quotes, counts)
+  const key = principalKey(session)
+  const open = counts.get(key) ?? 0
+  if (open >= MAX_STREAMS_PER_PRINCIPAL)
+    throw new ApiError(
+      429,
+      'TOO_MANY_REQUESTS',
+      `at most ${MAX_STREAMS_PER_PRINCIPAL} quote streams open at once per account or staff member; close one first`,
+    )
+  counts.set(key, open + 1)
+  let released = false
+  const release = () => {
+    if (released) return
+    released = true
+    const n = (counts.get(key) ?? 1) - 1
+    if (n > 0) counts.set(key, n)
+    else counts.delete(key)
+  }
+  try {
+    return await startStream(ctx, brand, session, wanted, request, release)
+  } catch (e) {
+    release()
+    throw e
+  }
+}
+
+async function startStream(
+  ctx: MarketCtx,
+  brand: Brand,
+  session: Session,
+  wanted: string[],
+  request: Request,
+  release: () => void,
+) {
   await ctx.refdata.fresh()
   let groupId: number | null = null
   if (session.type === 'SESSION_USER') {
@@ -75,6 +140,7 @@ export async function quoteStream(
   // what the stream starts with is read before the answer: a dependency away (the bus, the cache) is a
   // 503 in the error shape, not a stream that fails after its 200 went out
   const first = ['retry: 2000\n\n']
+  const lastEventId = request.headers.get('last-event-id')
   const last = lastEventId !== null && isBusId(lastEventId) ? lastEventId : null
   const replay = last === null ? null : await ctx.quotes.since(last)
   if (replay) {
@@ -93,11 +159,21 @@ export async function quoteStream(
       if (q) first.push(await event({ symbol: s, ...q, id: at }))
     }
   }
+  const token = extractToken(
+    request.headers.get('authorization'),
+    request.headers.get('cookie'),
+    ctx.config.jwt.cookieName,
+  )
+  const signal = request.signal
+  const closing = ctx.closing
   let unsubscribe = () => {}
   let keepAlive: ReturnType<typeof setInterval> | undefined
+  let sessionCheck: ReturnType<typeof setInterval> | undefined
   let lifetime: ReturnType<typeof setTimeout> | undefined
-  // the client went, the consumer cancelled, or this instance shuts down (the client reconnects elsewhere
-  // with Last-Event-ID); it may come while the start still awaits: nothing is subscribed after it
+  // the client went, the consumer cancelled, the session ended, or this instance shuts down (the client
+  // reconnects elsewhere with Last-Event-ID); it may come while the start still awaits: nothing is
+  // subscribed after it. Both signals are listened to apart and let go here: a signal derived from the
+  // process-long `closing` (AbortSignal.any) would keep every stream alive with it.
   let ended = false
   let close = () => {}
   const end = () => {
@@ -105,41 +181,98 @@ export async function quoteStream(
     ended = true
     unsubscribe()
     clearInterval(keepAlive)
+    clearInterval(sessionCheck)
     clearTimeout(lifetime)
+    signal.removeEventListener('abort', end)
+    closing.removeEventListener('abort', end)
+    release()
     close()
   }
-  const stream = new ReadableStream<Uint8Array>({
-    async start(controller) {
-      close = () => {
-        try {
-          controller.close()
-        } catch {}
-      }
-      const send = (text: string) => {
-        if (text && !ended) controller.enqueue(enc.encode(text))
-      }
-      for (const text of first) send(text)
-      // where the bus stands, for the id the stream leaves its client with (a quiet symbol's client would
-      // otherwise resume from its last quote and be replayed everything since)
-      let seen = at
-      const listener = async (ticks: Tick[]) => {
-        for (const t of ticks) {
-          if (t.id) seen = t.id
-          if (set.has(t.symbol)) send(await event(t))
+  // every write goes through one chain, in order: the ticks as they come, what was held back once the
+  // reader has room again, and the last id at the end of the stream's lifetime
+  let chain: Promise<void> = Promise.resolve()
+  const serial = (f: () => Promise<void>) => {
+    const run = chain.then(f)
+    chain = run.catch(() => {})
+    return run
+  }
+  let pull = (): Promise<void> | undefined => undefined
+  const stream = new ReadableStream<Uint8Array>(
+    {
+      start(controller) {
+        close = () => {
+          try {
+            controller.close()
+          } catch {}
         }
-      }
-      if (ended || signal.aborted) return end()
-      unsubscribe = ctx.edge ? ctx.quotes.follow(at, listener, EDGE_POLL_MS) : ctx.quotes.onTicks(listener)
-      keepAlive = setInterval(() => send(': keep-alive\n\n'), 15_000)
-      lifetime = setTimeout(() => {
-        // an id with no data moves the client's Last-Event-ID (EventSource) without an event
-        if (seen && isBusId(seen)) send(`id: ${seen}\n\n`)
-        end()
-      }, STREAM_MS)
-      signal.addEventListener('abort', end)
+        const send = (text: string) => {
+          if (text && !ended) controller.enqueue(enc.encode(text))
+        }
+        const room = () => (controller.desiredSize ?? 0) > 0
+        for (const text of first) send(text)
+        // where the bus stands, for the id the stream leaves its client with (a quiet symbol's client would
+        // otherwise resume from its last quote and be replayed everything since); moved once a tick is
+        // sent or held, so the id never passes a quote the client has not had
+        let seen = at
+        // a reader that does not keep up (its queue past QUEUE_BYTES): the latest tick per symbol waits
+        // here, in bus order, until it has room (a quote replaces the one before it; the ids the client
+        // sees still only move forward). At most one tick per symbol: memory bounded whatever the rate.
+        const held = new Map<string, Tick>()
+        const flush = async (all = false) => {
+          for (const [symbol, t] of held) {
+            if (ended || (!all && !room())) return
+            held.delete(symbol)
+            send(await event(t))
+          }
+        }
+        pull = () => (held.size ? serial(() => flush()) : undefined)
+        const listener = (ticks: Tick[]) =>
+          serial(async () => {
+            for (const t of ticks) {
+              if (ended) return
+              if (set.has(t.symbol)) {
+                if (held.size || !room()) {
+                  held.delete(t.symbol)
+                  held.set(t.symbol, t)
+                } else send(await event(t))
+              }
+              if (t.id) seen = t.id
+            }
+            if (held.size && room()) await flush()
+          })
+        if (ended || signal.aborted || closing.aborted) return end()
+        unsubscribe = ctx.edge ? ctx.quotes.follow(at, listener, EDGE_POLL_MS) : ctx.quotes.onTicks(listener)
+        keepAlive = setInterval(() => {
+          if (room()) send(': keep-alive\n\n')
+        }, 15_000)
+        let checking = false
+        sessionCheck = setInterval(async () => {
+          if (checking || ended) return
+          checking = true
+          // a dependency away fails closed, as the guard does: the client reconnects and is authorized again
+          const holds = await sessionHolds(ctx, brand, token).catch(() => false)
+          checking = false
+          if (!holds) end()
+        }, SESSION_CHECK_MS)
+        lifetime = setTimeout(
+          () =>
+            void serial(async () => {
+              // what is held back goes first (one event per symbol at most): the id after it must not skip it
+              await flush(true)
+              // an id with no data moves the client's Last-Event-ID (EventSource) without an event
+              if (seen && isBusId(seen)) send(`id: ${seen}\n\n`)
+              end()
+            }).catch(end),
+          STREAM_MS,
+        )
+        signal.addEventListener('abort', end, { once: true })
+        closing.addEventListener('abort', end, { once: true })
+      },
+      pull: () => pull(),
+      cancel: end,
     },
-    cancel: end,
-  })
+    new ByteLengthQueuingStrategy({ highWaterMark: QUEUE_BYTES }),
+  )
   return new Response(stream, {
     headers: {
       'content-type': 'text/event-stream; charset=utf-8',

@@ -8,9 +8,9 @@ import type { Kernel } from '../../kernel/kernel'
 import {
   AVATAR_EXTENSIONS,
   cleanOriginalName,
-  extensionOf,
   GENERAL_EXTENSIONS,
   inspect,
+  uploadExtension,
 } from './domain/signature'
 import { refuse } from './errors'
 import { uploads } from './schema'
@@ -44,12 +44,13 @@ export async function uploadFile(ctx: Kernel, brand: Brand, session: Session, fi
   // a part sent with an empty filename reaches here as a Blob without a name
   if (typeof file.name !== 'string' || file.name === '')
     throw invalid('file: a file name is required (its extension says what the file is)')
+  // the extension before the name is trimmed to its 255 characters: a long name keeps its own
+  const ext = uploadExtension(file.name)
   const originalName = cleanOriginalName(file.name)
-  const ext = extensionOf(originalName)
   const allowed: readonly string[] = purpose === 'account_avatar' ? AVATAR_EXTENSIONS : GENERAL_EXTENSIONS
   if (!allowed.includes(ext))
     throw invalid(
-      `file: extension .${ext || '(none)'} is not allowed for ${purpose} (allowed: ${allowed.join(', ')})`,
+      `file: extension .${ext.slice(0, 16) || '(none)'} is not allowed for ${purpose} (allowed: ${allowed.join(', ')})`,
     )
   const bytes = new Uint8Array(await file.arrayBuffer())
   const verdict = await inspect(bytes, ext)

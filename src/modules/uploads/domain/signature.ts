@@ -116,9 +116,29 @@ export async function inspect(bytes: Uint8Array, ext: string): Promise<Verdict> 
   return { ok: true, signature: want.ext, contentType: want.mime }
 }
 
-/** The original name as shown back: base name only, no control or path characters, at most 255 chars. */
-export function cleanOriginalName(name: string): string {
+const MAX_NAME = 255
+
+/** The base name of what a client sent, without control or path characters (not trimmed). */
+function baseName(name: string): string {
   const base = name.split(/[\\/]/).pop() ?? ''
   // biome-ignore lint/suspicious/noControlCharactersInRegex: stripping control characters is the point
-  return base.replace(/[\u0000-\u001F\u007F"<>]/g, '').slice(0, 255) || 'file'
+  return base.replace(/[\u0000-\u001F\u007F"<>]/g, '')
+}
+
+/**
+ * The original name as shown back: base name only, no control or path characters, at most 255 chars;
+ * a longer one loses the end of its stem, not its extension.
+ */
+export function cleanOriginalName(name: string): string {
+  const base = baseName(name)
+  if (base.length <= MAX_NAME) return base || 'file'
+  const ext = extensionOf(base)
+  const tail = ext && ext.length <= 16 ? base.slice(base.length - ext.length - 1) : ''
+  // no half of a surrogate pair left at the cut
+  return base.slice(0, MAX_NAME - tail.length).replace(/[\uD800-\uDBFF]$/, '') + tail
+}
+
+/** The extension of the name a client sent, read before the name is trimmed (a long name keeps its own). */
+export function uploadExtension(name: string): string {
+  return extensionOf(baseName(name))
 }

@@ -1,0 +1,314 @@
+// runs on sqld too (scripts/test.sh: TEST_DATABASE=sqld)
+
+import { heapStats } from 'bun:jsc'
+import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
+import * as net from 'node:net'
+import { compareIds } from '../../src/kernel/bus/bus'
+import { MarketPort } from '../../src/modules/market'
+import { MAX_STREAMS_PER_PRINCIPAL } from '../../src/modules/market/stream'
+import { makeTestApp, type TestApp } from '../support/app'
+
+// A hostile probe's findings on GET /market/stream, over a real socket (Bun.serve in this process)
+
+let t: TestApp
+let server: ReturnType<typeof Bun.serve>
+let base: string
+beforeAll(async () => {
+  t = await makeTestApp()
+  server = Bun.serve({ hostname: '127.0.0.1', port: 0, idleTimeout: 60, fetch: (req) => t.app.handle(req) })
+  base = `http://127.0.0.1:${server.port}`
+  // no simulator in tests: each symbol gets a first quote
+  for (const [symbol, bid] of [
+    ['EURUSD', 1.08],
+    ['GBPUSD', 1.27],
+    ['USDJPY', 150.1],
+  ] as const)
+    await quotes().apply([{ symbol, bid, ask: bid + 0.0002, time: nextTime() }])
+})
+afterAll(async () => {
+  server.stop(true)
+  await t.close()
+})
+
+const quotes = () => t.ports.get(MarketPort).quotes
+const listening = () => (quotes() as unknown as { listeners: unknown[] }).listeners.length
+
+interface Quote {
+  id: string
+  symbol: string
+  bid: number
+  /** the tick's time: unique per tick here, and not changed by a group's spread as the bid is */
+  time: number
+}
+
+/** A stream read over the socket as it comes: its quote events, and whether the server ended it. */
+function sse(res: Response, ac: AbortController) {
+  const reader = res.body!.getReader()
+  const dec = new TextDecoder()
+  const s = { text: '', events: [] as Quote[], ended: false }
+  let wake = () => {}
+  const pump = (async () => {
+    try {
+      for (;;) {
+        const { done, value } = await reader.read()
+        if (done) break
+        s.text += dec.decode(value, { stream: true })
+        const blocks = s.text.split('\n\n')
+        s.text = blocks.pop()!
+        for (const b of blocks) {
+          const data = /^data: (.*)$/m.exec(b)
+          const id = /^id: (.*)$/m.exec(b)
+          if (/^event: quote$/m.test(b) && data) s.events.push({ id: id?.[1] ?? '', ...JSON.parse(data[1]!) })
+        }
+        wake()
+      }
+      s.ended = true
+    } catch {}
+    wake()
+  })()
+  /** Waits until `cond` holds (a deadline only fails the test: it is never the condition). */
+  const until = async (cond: () => boolean, ms = 10_000) => {
+    const deadline = Date.now() + ms
+    while (!cond()) {
+      if (Date.now() > deadline) throw new Error(`condition not met within ${ms} ms`)
+      await new Promise<void>((r) => {
+        wake = r
+        setTimeout(r, 50)
+      })
+    }
+  }
+  return {
+    s,
+    until,
+    close: async () => {
+      ac.abort()
+      await pump
+    },
+  }
+}
+
+async function open(token: string, symbols: string, lastEventId?: string) {
+  const ac = new AbortController()
+  const res = await fetch(`${base}/market/stream?symbols=${symbols}`, {
+    headers: { authorization: token, ...(lastEventId ? { 'last-event-id': lastEventId } : {}) },
+    signal: ac.signal,
+  })
+  return { res, ac }
+}
+
+async function stream(token: string, symbols: string, lastEventId?: string) {
+  const { res, ac } = await open(token, symbols, lastEventId)
+  expect(res.status).toBe(200)
+  return sse(res, ac)
+}
+
+let time = Date.now()
+const nextTime = () => (time = Math.max(time + 1, Date.now()))
+/** Publishes one tick of `symbol`, moved by `step` from its current quote; returns its time. */
+async function tick(symbol: string, step = 0.00002) {
+  const q = (await quotes().get(symbol))!
+  const bid = Math.round((q.bid + step) * 1e5) / 1e5
+  const time = nextTime()
+  const [published] = await quotes().apply([{ symbol, bid, ask: bid + 0.0002, time }])
+  expect(published?.time).toBe(time)
+  return time
+}
+
+describe('resume with Last-Event-ID', () => {
+  test('past 4,096 bus entries it starts from the latest quotes: a quiet symbol that moved after them is not missed', async () => {
+    const token = await t.userToken()
+    await tick('GBPUSD')
+    const lastSeen = await quotes().newestId()
+    // more entries than one read of the bus returns, none of them the client's symbol
+    for (let i = 0; i < 4200; i++) await tick('EURUSD', i % 2 ? 0.00001 : -0.00001)
+    const moved = await tick('GBPUSD', 0.0003)
+    const resumed = await stream(token, 'GBPUSD,USDJPY', lastSeen)
+    // a live tick after the resume: everything the start sends comes before it
+    const marker = await tick('USDJPY', 0.002)
+    await resumed.until(() => resumed.s.events.some((e) => e.symbol === 'USDJPY' && e.time === marker))
+    const gbp = resumed.s.events.filter((e) => e.symbol === 'GBPUSD')
+    expect(gbp.map((e) => e.time)).toContain(moved)
+    await resumed.close()
+  })
+})
+
+describe('a reader slower than the quotes', () => {
+  /** A raw socket that reads the answer's head, then nothing (a paused client). */
+  function paused(token: string, symbols: string) {
+    return new Promise<net.Socket>((resolve, reject) => {
+      const sock = net.connect(server.port!, '127.0.0.1', () =>
+        sock.write(
+          `GET /market/stream?symbols=${symbols} HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: ${token}\r\n\r\n`,
+        ),
+      )
+      sock.once('data', (d) => {
+        sock.pause()
+        if (!String(d).startsWith('HTTP/1.1 200')) reject(new Error(String(d)))
+        else resolve(sock)
+      })
+      sock.on('error', () => {})
+    })
+  }
+  let px = 1.08
+  async function burst(applies: number, perApply: number) {
+    for (let a = 0; a < applies; a++) {
+      const now = nextTime()
+      const batch = []
+      for (let i = 0; i < perApply; i++) {
+        px = Math.round((px + (i % 2 ? 0.00001 : -0.00001)) * 1e5) / 1e5
+        batch.push({ symbol: 'EURUSD', bid: px, ask: px + 0.0001, time: now })
+      }
+      await quotes().apply(batch)
+    }
+  }
+  const heap = () => {
+    Bun.gc(true)
+    return heapStats().heapSize
+  }
+
+  test('is not buffered without bound: each symbol keeps its latest quote, sent once the reader catches up', async () => {
+    const token = await t.userToken(100003)
+    // the bus keeps its recent entries (16,384): what a burst adds to them is measured with no stream open
+    await burst(250, 200)
+    let heap0 = heap()
+    await burst(250, 200)
+    const kept = heap() - heap0
+    const socks = await Promise.all(Array.from({ length: 6 }, () => paused(token, 'EURUSD')))
+    // the same 50,000 ticks of about 110 bytes each to six clients that read nothing (unbounded: 10+ MB)
+    heap0 = heap()
+    await burst(250, 200)
+    const grown = heap() - heap0 - kept
+    // the last quote: a reader that catches up gets it
+    const last = await tick('EURUSD', 0.001)
+    const sock = socks[0]!
+    let text = ''
+    sock.on('data', (d) => (text += d))
+    sock.resume()
+    const deadline = Date.now() + 10_000
+    while (!text.includes(`"time":${last}}`) && Date.now() < deadline) await Bun.sleep(20)
+    for (const s of socks) s.destroy()
+    expect(text).toContain(`"time":${last}}`)
+    // the ids the client saw only move forward
+    const ids = [...text.matchAll(/^id: (\d+-\d+)$/gm)].map((m) => m[1]!)
+    expect(ids.length).toBeGreaterThan(1)
+    expect(ids.findIndex((id, i) => i > 0 && compareIds(ids[i - 1]!, id) > 0)).toBe(-1)
+    expect(grown).toBeLessThan(3e6)
+  }, 60_000)
+})
+
+describe('streams per principal', () => {
+  test(`at most ${MAX_STREAMS_PER_PRINCIPAL} open at once per account (any of its sessions): 429 beyond, a slot free again once one ends`, async () => {
+    const token = await t.userToken(100004, 'master-pass-1')
+    const open8 = []
+    for (let i = 0; i < MAX_STREAMS_PER_PRINCIPAL; i++) open8.push(await stream(token, 'EURUSD'))
+    const refused = await open(token, 'EURUSD')
+    expect(refused.res.status).toBe(429)
+    expect(refused.res.headers.get('content-type')).toStartWith('application/json')
+    expect(((await refused.res.json()) as { error: string }).error).toBe('TOO_MANY_REQUESTS')
+    // another session of the same account counts with it; another account does not
+    const second = await open(await t.userToken(100004, 'master-pass-1'), 'EURUSD')
+    expect(second.res.status).toBe(429)
+    await second.res.body?.cancel()
+    const other = await stream(await t.userToken(100002), 'EURUSD')
+    // one ends (its client goes): its slot is free again
+    await open8.pop()!.close()
+    let again = await open(token, 'EURUSD')
+    const deadline = Date.now() + 5000
+    while (again.res.status === 429 && Date.now() < deadline) {
+      await again.res.body?.cancel()
+      await Bun.sleep(20)
+      again = await open(token, 'EURUSD')
+    }
+    expect(again.res.status).toBe(200)
+    await sse(again.res, again.ac).close()
+    for (const s of [...open8, other]) await s.close()
+  })
+})
+
+describe('a session that ends', () => {
+  test('ends the streams it has open: sign-out, sign-out everywhere, password changed; a session that holds keeps its own', async () => {
+    const staff = await t.staffToken()
+    const cases: { login: number; end: (token: string) => Promise<{ status: number }> }[] = [
+      { login: 100001, end: (token) => t.request('POST', '/sign/out', { token }) },
+      { login: 100002, end: (token) => t.request('POST', '/sign/out/all', { token }) },
+      {
+        login: 100003,
+        end: () =>
+          t.request('PUT', '/password', { token: staff, body: { login: 100003, password: 'demo-pass-1' } }),
+      },
+    ]
+    const keeper = await stream(await t.userToken(100004, 'master-pass-1'), 'EURUSD')
+    const staffStream = await stream(staff, 'EURUSD')
+    const ended = await Promise.all(
+      cases.map(async (c) => {
+        const token = await t.userToken(c.login)
+        const s = await stream(token, 'EURUSD')
+        await s.until(() => s.s.events.length > 0)
+        expect((await c.end(token)).status).toBe(200)
+        // dead for a new request at once
+        expect((await t.request('GET', '/account/me', { token })).status).toBe(401)
+        return s
+      }),
+    )
+    for (const s of ended) await s.until(() => s.s.ended)
+    // the sessions that hold were checked as often and go on
+    const time = await tick('EURUSD')
+    for (const s of [keeper, staffStream]) {
+      await s.until(() => s.s.events.some((e) => e.time === time))
+      expect(s.s.ended).toBe(false)
+      await s.close()
+    }
+  }, 30_000)
+})
+
+describe('streams that end', () => {
+  const count = (name: string) => (heapStats().objectTypeCounts as Record<string, number>)[name] ?? 0
+  const settle = async () => {
+    for (let i = 0; i < 3; i++) {
+      Bun.gc(true)
+      await Bun.sleep(10)
+    }
+  }
+  test('leave no signal or stream behind (none tied to the process-long closing signal)', async () => {
+    const token = await t.userToken()
+    const once = async () => {
+      const r = await t.app.handle(
+        new Request('http://localhost/market/stream?symbols=EURUSD', {
+          headers: { authorization: token, host: 'localhost' },
+        }),
+      )
+      expect(r.status).toBe(200)
+      await r.body!.cancel()
+    }
+    const before = listening()
+    for (let i = 0; i < 20; i++) await once()
+    await settle()
+    const signals0 = count('AbortSignal')
+    const streams0 = count('ReadableStream')
+    for (let i = 0; i < 600; i++) await once()
+    await settle()
+    expect(count('AbortSignal') - signals0).toBeLessThan(100)
+    expect(count('ReadableStream') - streams0).toBeLessThan(100)
+    expect(listening()).toBe(before)
+  })
+
+  test('the instance closing still ends an open stream', async () => {
+    // a stream of an app of its own: closing it ends the stream (the client resumes elsewhere)
+    const own = await makeTestApp()
+    const token = await own.userToken()
+    const res = await own.app.handle(
+      new Request('http://localhost/market/stream?symbols=EURUSD', {
+        headers: { authorization: token, host: 'localhost' },
+      }),
+    )
+    expect(res.status).toBe(200)
+    const reader = res.body!.getReader()
+    await reader.read()
+    const done = (async () => {
+      for (;;) if ((await reader.read()).done) return true
+    })()
+    own.app.lifecycle.close()
+    expect(await done).toBe(true)
+    await own.close()
+  })
+})

@@ -1,0 +1,56 @@
+// runs on sqld too (scripts/test.sh: TEST_DATABASE=sqld)
+import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
+import { makeTestApp, type TestApp } from '../support/app'
+import * as F from '../support/files'
+
+// A hostile probe's findings on POST /upload
+
+let t: TestApp
+let user: string
+beforeAll(async () => {
+  t = await makeTestApp({ env: { UPLOAD_MAX_BYTES: '4096' } })
+  user = await t.userToken()
+})
+afterAll(() => t.close())
+
+function form(bytes: Uint8Array, name: string, purpose = 'attachment') {
+  const f = new FormData()
+  f.append('file', new File([bytes as Uint8Array<ArrayBuffer>], name))
+  f.append('purpose', purpose)
+  return f
+}
+const upload = (bytes: Uint8Array, name: string, purpose?: string) =>
+  t.request('POST', '/upload', { token: user, form: form(bytes, name, purpose) })
+
+describe('a name longer than 255 characters', () => {
+  test('keeps its extension: a valid .png is accepted, and the name shown back ends in it', async () => {
+    for (const purpose of ['attachment', 'account_avatar']) {
+      const r = await upload(F.PNG, `${'x'.repeat(400)}.png`, purpose)
+      expect(r.status).toBe(200)
+      const file = r.json.files[0]
+      expect(file.extension).toBe('png')
+      expect(file.content_type).toBe('image/png')
+      expect(file.original_name).toHaveLength(255)
+      expect(file.original_name).toEndWith('.png')
+      expect(r.json.file_name).toEndWith('.png')
+    }
+    // the path goes before the length is counted; the extension is the name's own
+    const r = await upload(F.PNG, `../dir/${'y'.repeat(300)}.PNG`)
+    expect(r.status).toBe(200)
+    expect(r.json.files[0].extension).toBe('png')
+    expect(r.json.files[0].original_name).toBe(`${'y'.repeat(251)}.PNG`)
+  })
+
+  test('is still refused for an extension not allowed, or none', async () => {
+    const exe = await upload(F.PNG, `${'x'.repeat(400)}.exe`)
+    expect(exe.status).toBe(400)
+    expect(exe.json.message).toContain('extension .exe is not allowed')
+    const none = await upload(F.PNG, 'x'.repeat(400))
+    expect(none.status).toBe(400)
+    expect(none.json.message).toContain('extension .(none) is not allowed')
+    // a .png past the 255th character of a name with another extension before it is the name's extension
+    const hidden = await upload(F.PNG, `${'x'.repeat(250)}.txt${'z'.repeat(100)}.png`)
+    expect(hidden.status).toBe(200)
+    expect(hidden.json.files[0].extension).toBe('png')
+  })
+})
