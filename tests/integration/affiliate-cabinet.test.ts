@@ -167,6 +167,42 @@ describe('sign-in', () => {
     expect(out.headers.get('set-cookie')).toContain('Max-Age=0')
     expect((await cab('/api/affiliate/me', s)).json.error).toBe('TOKEN_REVOKED')
   })
+
+  test('sign out everywhere ends every cabinet session of the affiliate on this brand, not its API tokens', async () => {
+    const [a, b, c] = [
+      cookieOf(await login('partner@example.com', 'partner-pass-1')),
+      cookieOf(await login('partner@example.com', 'partner-pass-1')),
+      cookieOf(await login('partner@example.com', 'partner-pass-1')),
+    ]
+    const apiToken = (await issue()).token
+    // another affiliate's session stays
+    await t.request('POST', '/manager/affiliates', {
+      token: staff,
+      body: { email: 'other-aff@example.com', code: 'OTHERAFF', password: 'other-pass-1' },
+    })
+    const other = cookieOf(await login('OTHERAFF', 'other-pass-1'))
+    const out = await t.request('POST', '/api/affiliate/logout/all', {
+      host: CAB,
+      headers: { ...ORIGIN, cookie: `tcs_aff=${a}` },
+    })
+    expect(out.status).toBe(200)
+    expect(out.json.data).toBe('OK')
+    expect(out.json.ended).toBeGreaterThanOrEqual(3)
+    expect(out.headers.get('set-cookie')).toContain('Max-Age=0')
+    for (const s of [a, b, c]) expect((await cab('/api/affiliate/me', s)).json.error).toBe('TOKEN_REVOKED')
+    expect((await cab('/api/affiliate/me', other)).status).toBe(200)
+    expect((await api('/api/affiliate/v1/customers', apiToken)).status).toBe(200)
+    // a cookie POST from another site ends nothing
+    const d = cookieOf(await login('partner@example.com', 'partner-pass-1'))
+    const forged = await t.request('POST', '/api/affiliate/logout/all', {
+      host: CAB,
+      headers: { origin: 'https://evil.example', cookie: `tcs_aff=${d}` },
+    })
+    expect(forged.json.error).toBe('CSRF_REJECTED')
+    expect((await cab('/api/affiliate/me', d)).status).toBe(200)
+    // the file's shared session ended with the others: the tests after this one use a new one
+    session = d
+  })
 })
 
 describe('cabinet sessions end with the credentials that opened them', () => {

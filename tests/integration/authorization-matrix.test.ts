@@ -385,7 +385,7 @@ describe('the matrix covers the app', () => {
 })
 
 /** Routes that end every session of a principal (sign-out everywhere, staff ending sessions). */
-const ENDS_SESSIONS = /\/sign\/out\/all$|\/sessions\/end$/
+const ENDS_SESSIONS = /\/sign\/out\/all$|\/logout\/all$|\/sessions\/end$/
 
 describe("authorization matrix (generated from each route's declared guard)", () => {
   for (const r of routes) {

@@ -37,7 +37,8 @@ const env = {
 }
 
 /** Operations that end every session of a principal, not only the token they carry. */
-const endsSessions = (o: Operation) => o.path === '/sign/out/all' || o.path.endsWith('/sessions/end')
+const endsSessions = (o: Operation) =>
+  o.path === '/sign/out/all' || o.path === '/api/affiliate/logout/all' || o.path.endsWith('/sessions/end')
 
 async function signInAll() {
   Object.assign(tokens, await demoTokens(server.url))

@@ -218,6 +218,7 @@ describe('OpenAPI document', () => {
         '/manager/events/dead-letters/{id}/retry',
         '/manager/affiliates/{id}/postback-keys',
         '/api/affiliate/logout',
+        '/api/affiliate/logout/all',
         '/manager/affiliate-tokens/{token_id}/revoke',
         '/cashier/transactions/{id}/cancel',
       ]

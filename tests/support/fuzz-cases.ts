@@ -92,7 +92,8 @@ export function operations(doc: any): Operation[] {
     setsPasswords(o) ||
     o.path === '/sign/out' ||
     o.path === '/sign/out/all' ||
-    o.path === '/api/affiliate/logout'
+    o.path === '/api/affiliate/logout' ||
+    o.path === '/api/affiliate/logout/all'
       ? 1
       : 0
   return out.sort((a, b) => late(a) - late(b))

@@ -196,6 +196,34 @@ export const cabinetRoutes = (ctx: FunnelCtx, tokens: AffiliateTokens) => {
           detail: doc(TAG, 'Sign out (the session ends on every instance)', { optionalBody: true }),
         },
       )
+      .post(
+        '/api/affiliate/logout/all',
+        async ({ brand, principal, request, set }) => {
+          assertSameOrigin(ctx, request, tokenOf(request).cookie)
+          const ended = await tokens.revokeAll({
+            kind: 'cabinet',
+            brandId: brand.id,
+            affiliateId: who(principal).affiliate.id,
+          })
+          set.headers['set-cookie'] = session('', 0)
+          return { data: 'OK' as const, ended }
+        },
+        {
+          site: signedIn,
+          response: {
+            200: t.Object({
+              data: t.Literal('OK'),
+              ended: Int({ description: 'cabinet sessions ended, this one included' }),
+            }),
+            ...errors({ 403: ['CSRF_REJECTED'] }),
+          },
+          detail: doc(TAG, 'Sign out everywhere (every cabinet session of the affiliate on this brand)', {
+            optionalBody: true,
+            description:
+              "Ends every cabinet session the affiliate holds on this brand, on every instance, from the next request on (a lost laptop, a shared computer): each answers 401 TOKEN_REVOKED. The integration's API tokens are not touched (revoke them one by one). Clears this session's cookie.",
+          }),
+        },
+      )
       .get('/api/affiliate/me', ({ brand, principal }) => principalMe(who(principal), brand), {
         site: signedIn,
         response: { 200: Me, ...errors() },

@@ -168,6 +168,26 @@ export class AffiliateTokens {
     }
   }
 
+  /**
+   * Ends every live token of `kind` an affiliate holds on a brand (sign-out everywhere): how many it ended.
+   * A token of another kind (an integration's API key) is not touched.
+   */
+  async revokeAll(where: { kind: TokenKind; brandId: number; affiliateId: number }) {
+    const done = await this.ctx.db
+      .update(affiliateTokens)
+      .set({ revokedAt: this.ctx.clock.now() })
+      .where(
+        and(
+          isNull(affiliateTokens.revokedAt),
+          eq(affiliateTokens.kind, where.kind),
+          eq(affiliateTokens.brandId, where.brandId),
+          eq(affiliateTokens.affiliateId, where.affiliateId),
+        ),
+      )
+      .returning({ id: affiliateTokens.id })
+    return done.length
+  }
+
   /** Ends a token from the next request on (logout, a manager's revocation); false when already ended. */
   async revoke(id: string, where: { kind: TokenKind; brandId: number; affiliateId?: number }) {
     const done = await this.ctx.db
