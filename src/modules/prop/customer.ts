@@ -5,7 +5,8 @@ import { fromMinor, roundToCurrency } from '../accounts'
 import type { PropCtx } from './context'
 import { limitProblem } from './domain/limits'
 import { ProgramStep } from './domain/program'
-import { type PhaseState, PhaseRules as Rules } from './domain/rules'
+import { PHASE } from './domain/purchase'
+import { localDay, type PhaseState, PhaseRules as Rules } from './domain/rules'
 import { refuse } from './errors'
 import { checkPayer } from './payer-check'
 import { type ProgramRow, programLimits, programRow, programView } from './programs'
@@ -172,13 +173,21 @@ export async function challengeDetail(ctx: PropCtx, brandId: number, customerId:
   const phases = []
   for (const p of await phasesOf(ctx, c.id)) {
     const rules = Rules.parse(JSON.parse(p.rules))
+    const active = p.status === PHASE.active
+    // an active phase's daily loss is today's (its local day's row); before the day's first pass there is
+    // none and nothing is lost today yet. A phase that ended shows its last day's
     const [today] = await ctx.db
       .select()
       .from(propDays)
-      .where(eq(propDays.phaseId, p.id))
+      .where(
+        and(
+          eq(propDays.phaseId, p.id),
+          active ? eq(propDays.day, localDay(ctx.clock.now(), p.timeZone)) : undefined,
+        ),
+      )
       .orderBy(desc(propDays.day))
       .limit(1)
-    const live = p.status === 1 ? await figuresOf(ctx, p.accountLogin) : null
+    const live = active ? await figuresOf(ctx, p.accountLogin) : null
     const f = live ?? {
       balance: p.finalBalance ?? p.initialBalance,
       equity: p.finalEquity ?? p.initialEquity,
@@ -187,7 +196,7 @@ export async function challengeDetail(ctx: PropCtx, brandId: number, customerId:
       initialBalance: p.initialBalance,
       balance: f.balance,
       equity: f.equity,
-      dayStartEquity: today?.startEquity ?? p.initialEquity,
+      dayStartEquity: today?.startEquity ?? (live ? live.equity : p.initialEquity),
       highestEodBalance: p.highestEodBalance,
       openPositions: 0,
       tradingDays: p.tradingDays,

@@ -11,6 +11,7 @@ import {
   dayNumber,
   daysInclusive,
   localDay,
+  nextDayStart,
   type PhaseRules,
   PhaseRules as Rules,
   verdict,
@@ -22,11 +23,15 @@ import { propChallenges, type propDays, propPhases, propPrograms, propPurchases 
 import {
   assumedSnapshots,
   cacheSnapshots,
+  dayStartOf,
   type Figures,
   insertDays,
   type PhaseRow,
   recordBreach,
+  rememberDayEnds,
+  type SeenFigures,
   type Snapshots,
+  seenNearDayEnd,
   storedSnapshots,
   type WantedDay,
 } from './state'
@@ -329,6 +334,9 @@ function endingDays(rows: DayRow[] | undefined, today: string): string[] {
   return out
 }
 
+/** Each phase's figures of this process's latest pass in the last minutes of a day, per context. */
+const seenByPass = new WeakMap<PropCtx, Map<number, SeenFigures>>()
+
 /** When this process last counted each phase's trading days (domain/trading-days.ts), per context. */
 const lastCounted = new WeakMap<PropCtx, Map<number, number>>()
 
@@ -377,6 +385,11 @@ async function positionsOfPass(
 
 /** Phases no longer active are forgotten (a pass starts with every active one). */
 function forgetInactive(ctx: PropCtx, active: PassRow[]) {
+  const seen = seenByPass.get(ctx)
+  if (seen?.size) {
+    const ids = new Set(active.map((p) => p.id))
+    for (const id of seen.keys()) if (!ids.has(id)) seen.delete(id)
+  }
   const before = lastCounted.get(ctx)
   if (!before) return
   const after = new Map<number, number>()
@@ -425,6 +438,10 @@ async function evaluateChunk(
   }
   // the day's snapshot of the phases that have none yet (the first pass of their local day), its row
   // written with the day's activity as it is now (not updated again below)
+  // starting from the figures seen just before midnight (dayStartOf: this process's last pass of the day
+  // before), as the engine's watch does
+  const seen = seenByPass.get(ctx) ?? new Map<number, SeenFigures>()
+  seenByPass.set(ctx, seen)
   const wanted: WantedDay[] = phases
     .filter(
       (p) => figures.get(p.accountLogin) && !passDays.get(p.id)?.some((d) => d.day === todayOf(p.timeZone)),
@@ -435,11 +452,19 @@ async function evaluateChunk(
       return {
         phaseId: p.id,
         day,
-        now: figures.get(p.accountLogin)!,
+        now: dayStartOf(day, p.timeZone, figures.get(p.accountLogin)!, p.payoutCount, seen.get(p.id)),
         positionsOpened: a?.openedToday ?? 0,
         tradingDay: a?.traded.has(day) ? 1 : 0,
       }
     })
+  // the figures of this pass, where its day ends within minutes: the next day's start (also for the watch)
+  const nearEnd = new Map<number, SeenFigures>()
+  const endOf = memo((zone) => nextDayStart(now, zone))
+  for (const p of phases) {
+    const f = figures.get(p.accountLogin)
+    const s = f && seenNearDayEnd(f, now, endOf(p.timeZone), p.payoutCount)
+    if (s) nearEnd.set(p.id, s)
+  }
   const input = { phases, figures, rulesById, passDays, activity, todayOf, dayNumbers, positions }
   // Usually no other writer made today's rows of these phases first: each day then starts at the figures
   // now, and its row, inserted settled, commits with the chunk's changes. Else the rows that exist decide
@@ -459,6 +484,8 @@ async function evaluateChunk(
     return { snaps: stored, plan: replanned }
   })
   await cacheSnapshots(ctx, wanted, snaps.figures)
+  for (const [id, f] of nearEnd) seen.set(id, f)
+  await rememberDayEnds(ctx, nearEnd)
   const remembered = lastCounted.get(ctx) ?? new Map<number, number>()
   for (const id of plan.counted) remembered.set(id, now)
   lastCounted.set(ctx, remembered)
@@ -490,7 +517,7 @@ async function evaluateChunk(
       // the phase failed (by this breach or another writer's); 'stale' and 'inactive' left it as it was
       if (outcome === 'recorded' || outcome === 'recorded_before') failed++
     } else {
-      await passPhase(ctx, p, f).catch((e) =>
+      await passPhase(ctx, trading, p, f).catch((e) =>
         ctx.logger.log('error', 'prop phase could not pass', { phase: p.id, err: String(e) }),
       )
       passed++
@@ -653,7 +680,12 @@ class PromotedElsewhere extends Error {}
  * finds the phase moved, rolls back whole, its account with it: no account is left open and funded without
  * its phase, and the next pass tries again from nothing.
  */
-async function passPhase(ctx: PropCtx, p: PhaseRow, figures: { balance: number; equity: number }) {
+async function passPhase(
+  ctx: PropCtx,
+  trading: TradingApi,
+  p: PhaseRow,
+  figures: { balance: number; equity: number },
+) {
   const [challenge] = await ctx.db.select().from(propChallenges).where(eq(propChallenges.id, p.challengeId))
   const [purchase] = await ctx.db
     .select()
@@ -678,6 +710,11 @@ async function passPhase(ctx: PropCtx, p: PhaseRow, figures: { balance: number; 
       .where(and(eq(propPhases.id, p.id), eq(propPhases.status, PHASE.active)))
       .returning({ id: propPhases.id })
     if (!done) throw new PromotedElsewhere(`phase ${p.id} is no longer active`)
+    // a position opened since the pass read its figures (its open committed first: this transaction holds
+    // the write lock now, and an open committed after it finds the account read-only): the target is met
+    // with no position open, so nothing passes yet; the next pass judges it again
+    if ((await trading.openPositionsOf(p.accountLogin, tx)).length > 0)
+      throw new PromotedElsewhere(`phase ${p.id} has a position open`)
     let nextId: number | null = null
     if (opened && next) {
       await ctx.accounts.postOperationTx(tx, work, {

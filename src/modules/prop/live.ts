@@ -20,10 +20,14 @@ import {
 import { PropWarning } from './events'
 import { propPhases, propWarnings } from './schema'
 import {
+  dayEndSeen,
   daySnapshot,
+  dayStartOf,
   type Figures,
   type PhaseRow,
   recordBreach,
+  type SeenFigures,
+  seenNearDayEnd,
   storedSnapshots,
   type WantedDay,
 } from './state'
@@ -39,6 +43,8 @@ interface Watched {
   dayStartEquity: number
   /** Warnings sent today (`rule:level`), so a tick does not ask the database again. */
   warned: Set<string>
+  /** The figures of the latest look in the last minutes of its day: the next day's start (dayStartOf). */
+  seen?: SeenFigures
   /** The phase failed: its positions are closed on every look until there are none. */
   closing: boolean
 }
@@ -182,6 +188,7 @@ export class PropWatch implements RiskWatcher {
       dayStartEquity:
         start && known?.day === start.day ? start.equity : (known?.dayStartEquity ?? phase.initialEquity),
       warned: known?.warned ?? new Set(),
+      seen: known?.seen,
       closing: false,
     })
     this.recheck(phase.accountLogin)
@@ -193,18 +200,31 @@ export class PropWatch implements RiskWatcher {
     if (w.closing) return 'close'
     const day = localDay(tickTime, w.phase.timeZone)
     if (day !== w.day) {
-      const snap = await daySnapshot(this.ctx, w.phase.id, day, figures)
+      // a row made now starts from the figures seen just before midnight (this watch's latest look, or the
+      // evaluator's latest pass), not from this look's, which the day's first tick may have moved
+      const p = w.phase
+      const start = dayStartOf(
+        day,
+        p.timeZone,
+        figures,
+        p.payoutCount,
+        w.seen,
+        await dayEndSeen(this.ctx, p.id),
+      )
+      const snap = await daySnapshot(this.ctx, p.id, day, start)
       w.day = day
       w.dayStartEquity = snap.equity
       w.warned.clear()
     }
+    const until = this.dayEnd(w.phase.timeZone, day, tickTime)
+    w.seen = seenNearDayEnd(figures, tickTime, until, w.phase.payoutCount) ?? w.seen
     const s = this.stateOf(w, figures)
     const breach = lossBreach(w.rules, s)
     if (!breach) {
       this.warn(w, s)
       return {
         headroom: headroom(w.rules, s, (rule, level) => w.warned.has(`${rule}:${level}`)),
-        until: this.dayEnd(w.phase.timeZone, day, tickTime),
+        until,
       }
     }
     // its warnings not written yet go first, in the breach's transaction (queued again if it fails)

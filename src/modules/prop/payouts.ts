@@ -6,11 +6,11 @@ import { fromMinor, roundToMinor } from '../accounts'
 import type { PropCtx } from './context'
 import { ownChallenge } from './customer'
 import { FUNDED, ProgramStep } from './domain/program'
-import { PHASE } from './domain/purchase'
+import { CHALLENGE, PHASE } from './domain/purchase'
 import { afterPayout, localDay } from './domain/rules'
 import { refuse } from './errors'
 import { PHASES_CHANGED } from './live'
-import { propDays, propPayouts, propPhases, propPurchases } from './schema'
+import { propChallenges, propDays, propPayouts, propPhases, propPurchases } from './schema'
 import { type Figures, forgetSnapshot, insertDays, type PhaseRow } from './state'
 
 type PayoutRow = typeof propPayouts.$inferSelect
@@ -86,8 +86,8 @@ export async function requestPayout(ctx: PropCtx, brandId: number, customerId: n
     .select()
     .from(propPhases)
     .where(and(eq(propPhases.challengeId, c.id), eq(propPhases.phaseIndex, c.currentPhaseIndex)))
-  if (!phase || phase.phaseType !== FUNDED || phase.status !== PHASE.active)
-    throw refuse('NOT_FUNDED', 'payouts are taken from an active funded phase')
+  const notFunded = () => refuse('NOT_FUNDED', 'payouts are taken from an active funded phase')
+  if (!phase || phase.phaseType !== FUNDED || phase.status !== PHASE.active) throw notFunded()
   const [purchase] = await ctx.db.select().from(propPurchases).where(eq(propPurchases.id, c.purchaseId))
   // the split as bought: a later edit of the program applies to new purchases only
   const split =
@@ -103,17 +103,36 @@ export async function requestPayout(ctx: PropCtx, brandId: number, customerId: n
     throw noProfit()
   try {
     const row = await ctx.uow.run(async (tx, work) => {
+      // the phase is judged again where the money moves: a breach (or a pass) that committed since the look
+      // above ended it. A conditional update, so it holds against another instance's breach too: from here
+      // this transaction writes, and no breach commits before it ends
+      const now = ctx.clock.now()
+      const [held] = await tx
+        .update(propPhases)
+        .set({ updatedAt: now })
+        .where(
+          and(
+            eq(propPhases.id, phase.id),
+            eq(propPhases.status, PHASE.active),
+            sql`exists (select 1 from ${propChallenges} where ${propChallenges.id} = ${c.id}
+              and ${propChallenges.status} = ${CHALLENGE.active}
+              and ${propChallenges.currentPhaseIndex} = ${phase.phaseIndex})`,
+          ),
+        )
+        .returning({ id: propPhases.id })
+      if (!held) throw notFunded()
       // the profit is read where it is taken: two payouts at once cannot both take the same profit (the
       // second finds the balance back at the initial balance). It is the balance's, or the equity's when
       // open positions are at a loss: a hedge whose winning side was closed holds no profit, however much
       // its balance shows
       const { funds, currency, margin } = await ctx.accounts.marginIn(tx, phase.accountLogin)
+      // a read-only (or disabled) account is not the trader's to take money from
+      if (!funds.tradeAllowed) throw notFunded()
       // (equity less credit: credit is not the trader's result and must not cover a floating loss)
       const equity = roundToMinor(margin.equity - margin.credit, currency)
       const profit = Math.min(funds.balance, equity) - phase.initialBalance
       if (profit <= 0) throw noProfit()
       const share = Math.floor(profit * split)
-      const now = ctx.clock.now()
       const [{ n }] = (await tx
         .select({ n: count() })
         .from(propPayouts)

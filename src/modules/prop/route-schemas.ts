@@ -223,8 +223,14 @@ const LatestMetric = t.Object({
   balance: t.Number(),
   equity: t.Number({ description: 'floating profit included' }),
   profit_target: t.Number({ description: 'amount to reach' }),
-  daily_loss: t.Number({ description: 'loss since the day start equity' }),
-  total_loss: t.Number({ description: 'loss from the initial balance' }),
+  daily_loss: t.Number({
+    description:
+      "loss since today's start equity (the local day's row; before the day's first pass, none: the figures now)",
+  }),
+  total_loss: t.Number({
+    description:
+      'loss from the total loss anchor: the initial balance (static), or the highest end-of-day balance, never below the initial balance (trailing)',
+  }),
   trading_days: Int(),
 })
 const Progress = t.Object({

@@ -281,7 +281,7 @@ export const propRoutes = (ctx: PropCtx) =>
           optionalBody: true,
           description:
             "The balance over the funded account's initial balance leaves it (PROP_PAYOUT) and the program's " +
-            'profit_split of it is paid to the payer account (PROP_PAYOUT_SPLIT), both TR_REASON_PROP. Open positions at a loss count: the profit is the balance or the equity (less credit) over the initial balance, whichever is lower (409 NO_PROFIT when none); 400 NOT_ENOUGH_FREE_MARGIN when taking it would leave the margin of open positions uncovered (close some first); 503 PRICE_STALE while this instance has no current price for them (nothing taken, retry).',
+            "profit_split of it is paid to the payer account (PROP_PAYOUT_SPLIT), both TR_REASON_PROP. Open positions at a loss count: the profit is the balance or the equity (less credit) over the initial balance, whichever is lower (409 NO_PROFIT when none); 400 NOT_ENOUGH_FREE_MARGIN when taking it would leave the margin of open positions uncovered (close some first); 503 PRICE_STALE while this instance has no current price for them (nothing taken, retry). 409 NOT_FUNDED unless the phase is an active funded one, its challenge active on it and its account not read-only, judged again in the payout's transaction: a breach that commits while the payout is asked ends it, and nothing is paid.",
         }),
       },
     )

@@ -19,13 +19,74 @@ const SNAPSHOT_TTL_MS = 3 * 86_400_000
 
 /**
  * The day's start snapshot of a phase: created by the first pass of the program's local day (a tick on
- * the engine or the evaluator) as its `prop_days` row (insert or nothing), kept in the shared cache for the
+ * the engine or the evaluator) as its `prop_days` row (insert or nothing; `now`: its start, dayStartOf), kept in the shared cache for the
  * engine's next ticks; whoever comes second, or a restarted evaluator, reads the row that exists.
  */
 export async function daySnapshot(ctx: PropCtx, phaseId: number, day: string, now: Figures) {
   const cached = await ctx.store.get(snapshotKey(phaseId, day)).catch(() => null)
   if (cached) return JSON.parse(cached) as Figures
   return (await daySnapshots(ctx, [{ phaseId, day, now }])).figures.get(phaseId)!
+}
+
+/**
+ * The last minutes of a local day: the figures a look or a pass sees then are remembered, and the next
+ * day starts from the latest of them (`dayStartOf`), not from the figures of its own first look, which a
+ * tick after midnight may have moved already.
+ */
+export const DAY_END_WINDOW_MS = 5 * 60_000
+
+/** Figures seen at `at`, in the last minutes of the local day that ends at `end`, under `payouts` payouts. */
+export interface SeenFigures extends Figures {
+  at: number
+  end: number
+  payouts: number
+}
+
+/** What was seen of a phase at `at`, if the local day it falls on ends within DAY_END_WINDOW_MS (`end`). */
+export function seenNearDayEnd(
+  f: Figures,
+  at: number,
+  end: number,
+  payouts: number,
+): SeenFigures | undefined {
+  return end - at <= DAY_END_WINDOW_MS
+    ? { balance: f.balance, equity: f.equity, at, end, payouts }
+    : undefined
+}
+
+/**
+ * The start figures of local day `day` for a row made now: the latest figures seen in the last minutes
+ * before its midnight (the day before's end; none from before a payout made since, which moved the
+ * anchors), else the figures now. A loss on the day's first tick thus counts against the day, measured
+ * from the midnight level (FTMO's daily loss), wherever the row is made (the engine's look or a pass).
+ */
+export function dayStartOf(
+  day: string,
+  zone: string,
+  now: Figures,
+  payouts: number,
+  ...seen: (SeenFigures | null | undefined)[]
+): Figures {
+  let best: SeenFigures | undefined
+  for (const s of seen)
+    if (s && s.payouts === payouts && localDay(s.end, zone) === day && (!best || s.at > best.at)) best = s
+  return best ? { balance: best.balance, equity: best.equity } : now
+}
+
+const dayEndKey = (phaseId: number) => `prop:eod:v1:${phaseId}`
+
+/** The evaluator's figures near the day's end, for the engine's watch (which may run elsewhere). */
+export async function rememberDayEnds(ctx: PropCtx, seen: ReadonlyMap<number, SeenFigures>) {
+  if (seen.size === 0) return
+  const entries: [string, string][] = []
+  for (const [id, s] of seen) entries.push([dayEndKey(id), JSON.stringify(s)])
+  await ctx.store.setMany(entries, 86_400_000).catch(() => {})
+}
+
+/** What the evaluator saw of a phase near its latest day's end (null when nothing, or the cache is away). */
+export async function dayEndSeen(ctx: PropCtx, phaseId: number): Promise<SeenFigures | null> {
+  const raw = await ctx.store.get(dayEndKey(phaseId)).catch(() => null)
+  return raw ? (JSON.parse(raw) as SeenFigures) : null
 }
 
 /** Drops a day's cached snapshot (a payout moved its row): the next reader takes the row's. */

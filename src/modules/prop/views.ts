@@ -1,6 +1,6 @@
 import { fromMinor } from '../accounts'
 import { CHALLENGE_NAMES, PHASE_NAMES, PURCHASE_NAMES } from './domain/purchase'
-import { type PhaseRules, type PhaseState, progress } from './domain/rules'
+import { type PhaseRules, type PhaseState, progress, totalFloor } from './domain/rules'
 import type { propBreaches, propChallenges, propDays, propPhases, propPurchases } from './schema'
 
 type PurchaseRow = typeof propPurchases.$inferSelect
@@ -65,7 +65,8 @@ function latestMetric(rules: PhaseRules, s: PhaseState, currency: string) {
     equity: m(s.equity),
     profit_target: m(Math.round((s.initialBalance * rules.profit_target_pct) / 100)),
     daily_loss: m(Math.max(0, s.dayStartEquity - s.equity)),
-    total_loss: m(Math.max(0, s.initialBalance - s.equity)),
+    // from the limit's own anchor (trailing: the highest end-of-day balance), as progress.total_loss_pct
+    total_loss: m(Math.max(0, totalFloor(rules, s).anchor - s.equity)),
     trading_days: s.tradingDays,
   }
 }

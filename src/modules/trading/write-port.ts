@@ -130,9 +130,12 @@ export function writePort(ctx: TradingServices) {
         out.set(r.ticket, r)
       return out
     },
-    /** The open positions of a login (copy trading copies a master's when a subscription starts). */
-    openPositionsOf: (login: number) =>
-      ctx.db
+    /**
+     * The open positions of a login (copy trading copies a master's when a subscription starts), read in `q`
+     * when given (a prop pass counts them in its own transaction).
+     */
+    openPositionsOf: (login: number, q: Pick<TradingServices['db'], 'select'> = ctx.db) =>
+      q
         .select(ORDER_STATE)
         .from(orders)
         .where(and(eq(orders.login, login), eq(orders.state, 'open')))

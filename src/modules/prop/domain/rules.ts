@@ -65,7 +65,8 @@ function dailyFloor(r: PhaseRules, s: PhaseState) {
   return { anchor: s.dayStartEquity, limit, floor: s.dayStartEquity - limit }
 }
 
-function totalFloor(r: PhaseRules, s: PhaseState) {
+/** The total loss limit's anchor and floor (trailing: from the highest end-of-day balance). */
+export function totalFloor(r: PhaseRules, s: Pick<PhaseState, 'initialBalance' | 'highestEodBalance'>) {
   const limit = pctOf(s.initialBalance, r.total_loss_pct)
   const anchor =
     r.total_loss_mode === 'trailing' ? Math.max(s.initialBalance, s.highestEodBalance) : s.initialBalance

@@ -208,6 +208,11 @@ async function commitNew(ctx: TradingCtx, tx: Tx, reqs: OpenRequest[]): Promise<
         continue
       }
     }
+    // an account made read-only or disabled since it was read (a prop verdict, staff) takes no order
+    if (funds.get(r.values.login)?.tradeAllowed === false) {
+      results.push(openError('the account is read-only or disabled now: nothing opened'))
+      continue
+    }
     // checked against the group it was read in: a staff move committed since (whose own check did not see
     // this order) may have taken the account to a group that cannot price it
     const groupNow = funds.get(r.values.login)?.groupId
