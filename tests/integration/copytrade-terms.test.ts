@@ -603,21 +603,24 @@ test('no fee while the master is disabled, by its owner or by staff: the fee clo
   await advance(DAY / 2)
   await t.runJob('copytrade.settle')
   expect((await rewardsOf(subFixed)).map((r) => r.amount)).toEqual([10])
-  expect(await rewardsOf(subMgmt)).toEqual([])
+  // the disable stopped a running clock: the day it ran in (half of it) is charged then, nothing since
+  const oneDay = ['MANAGEMENT_FEE', 0.54]
+  expect((await rewardsOf(subMgmt)).map((r) => [r.reward_name, r.amount])).toEqual([oneDay])
   // enabled again: half of the paid day is left, and the disabled days owe no management fee
   await enabled(fixed, 1)
   await enabled(mgmt, 1)
   expect([await clockOf(subFixed), await clockOf(subMgmt)]).toEqual([0, 0])
   await t.runJob('copytrade.settle')
   expect((await rewardsOf(subFixed)).map((r) => r.amount)).toEqual([10])
-  expect(await rewardsOf(subMgmt)).toEqual([])
+  expect((await rewardsOf(subMgmt)).map((r) => [r.reward_name, r.amount])).toEqual([oneDay])
   await advance(DAY / 2 + 60_000)
   await t.runJob('copytrade.settle')
   expect((await rewardsOf(subFixed)).map((r) => r.amount)).toEqual([10, 10])
   await advance(DAY / 2)
   await t.runJob('copytrade.settle')
-  // one day of 2 % a year on 10,000.00 = floor(1,000,000 x 2 / 100 / 365) = 54 cents
-  expect((await rewardsOf(subMgmt)).map((r) => [r.reward_name, r.amount])).toEqual([['MANAGEMENT_FEE', 0.54]])
+  // one day of 2 % a year on 10,000.00 = floor(1,000,000 x 2 / 100 / 365) = 54 cents: the day it was
+  // enabled again (the days disabled throughout owe nothing), after the day it was disabled in
+  expect((await rewardsOf(subMgmt)).map((r) => [r.reward_name, r.amount])).toEqual([oneDay, oneDay])
   // staff disable the master without ending its subscriptions: no fee for as long as it stays so
   expect(
     (await call('POST', `/manager/copytrade/masters/${fixed}/disable`, { reason: 'review' }, staff)).status,

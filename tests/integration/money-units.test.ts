@@ -304,6 +304,8 @@ describe('copy trading: a JPY or BTC follower pays a USD master', () => {
       })
       await t.settle()
       await t.request('POST', '/copytrade/follower', { token: follower, body: { login } })
+      // before subscribing: the first period is charged in the subscription's own transaction
+      const before = (await t.request('GET', `/manager/accounts/${login}`, { token: manager })).json.balance
       const sub = await t.request('POST', '/copytrade/subscription', {
         token: follower,
         body: {
@@ -313,7 +315,6 @@ describe('copy trading: a JPY or BTC follower pays a USD master', () => {
         },
       })
       expect(sub.status).toBe(200)
-      const before = (await t.request('GET', `/manager/accounts/${login}`, { token: manager })).json.balance
       await t.settle()
       await t.runJob('copytrade.settle')
       await t.settle()

@@ -402,7 +402,7 @@ export const FeePreview = t.Object({
   next_subscription_fee_time: Int({ description: 'epoch seconds; 0 without that policy' }),
   fee_clock_stopped_since: Int({
     description:
-      'epoch seconds since when no fee accrues (the subscription is paused, or its master disabled): the next fee times move on by the time it stands still; 0 while it runs',
+      'epoch seconds since when the fee clock stands still (the subscription is paused, or its master disabled): no subscription fee, period-end performance fee or management day accrues, and the next fee times move on by the time it stands still (a withdrawal or the end still charges the performance fee on the gains, those of copies kept open while paused included); 0 while it runs',
   }),
   terms: t.Composite([Policy, TermsExtra], {
     title: 'CopyTerms',

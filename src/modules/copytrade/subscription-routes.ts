@@ -246,7 +246,10 @@ export const subscriptionRoutes = (ctx: CopyCtx) =>
           description:
             'Copy equity = capital (start balance + deposits - withdrawals) + realized result of copies - rewards ' +
             'paid + floating result of open copies. performance_fee_now is what PERFORMANCE_FEE_HWM would ' +
-            'charge if the period ended now; management_fee_per_day what MANAGEMENT_FEE accrues per day.',
+            'charge if the period ended now, and what a withdrawal or the end of the subscription charges on the ' +
+            'gains so far, paused or not (a pause stops the fee clock, not the high-water mark: gains of copies ' +
+            'kept open while paused are charged then too); management_fee_per_day what MANAGEMENT_FEE accrues ' +
+            'for each UTC day the fee clock runs in (the day it stops included).',
         }),
       },
     )

@@ -1,4 +1,4 @@
-import { and, eq, inArray, isNull, sql } from 'drizzle-orm'
+import { and, eq, gt, isNull, lt, lte, or, sql } from 'drizzle-orm'
 import type { Queryable, Tx } from '../../../kernel/db/client'
 import { inJsonArray, statement } from '../../../kernel/db/statement'
 import type { Consumer, PayloadOf } from '../../../kernel/events/topic'
@@ -12,7 +12,7 @@ import { rewardPolicyOf } from '../views'
 import { copyEquity } from './equity'
 import { applyFlowTx, flowOf } from './flows'
 import { FLOW_CONSUMER, holdDecidedTx, holdTakenTx } from './holds'
-import { accrueTx, sameMode, settleAfterDelivery, settleRewards } from './rewards'
+import { accrueTx, sameMode, settleAfterDelivery, settleRewards, subscriptionFeesTx } from './rewards'
 
 type Sub = typeof copySubscriptions.$inferSelect
 type Master = typeof copyMasters.$inferSelect
@@ -25,42 +25,13 @@ export function perfPeriodEnd(m: Pick<Master, 'rewardType' | 'rewardParams'>, no
   return p.reward_type === REWARD.PERFORMANCE_FEE_HWM ? now + p.period_days * DAY : null
 }
 
-/** A subscription with its master, as fees read it. */
-async function withMaster(ctx: CopyCtx, subId: number) {
-  const [row] = await ctx.db
-    .select({ sub: copySubscriptions, master: copyMasters })
-    .from(copySubscriptions)
-    .innerJoin(copyMasters, eq(copyMasters.id, copySubscriptions.masterId))
-    .where(eq(copySubscriptions.id, subId))
-  return row
-}
-
 type Equity = { equity: number; currency: string }
 
 /**
- * Charges PERFORMANCE_FEE_HWM on the copy equity above the mark (domain/fees.ts), once per `key` (a
- * period end, a withdrawal, the end of the subscription), and moves the mark; conditional on the mark
- * it read, so two runs charge once.
- */
-export async function crystallize(ctx: CopyCtx, subId: number, key: string, why: string) {
-  const row = await withMaster(ctx, subId)
-  if (!row || row.sub.rewardType !== REWARD.PERFORMANCE_FEE_HWM) return null
-  const e = await copyEquity(ctx, row.sub)
-  // nothing due: no write turn
-  const policy = rewardPolicyOf(row.sub)
-  if (policy.reward_type !== REWARD.PERFORMANCE_FEE_HWM) return null
-  if (performanceFee(e.equity, row.sub.hwmMinor, policy.percent).fee <= 0) return null
-  const charged = await ctx.db.transaction((tx) =>
-    performanceFeeTx(ctx, tx, row.sub, row.master, e, key, why),
-  )
-  const id = charged?.id ?? null
-  if (id) await settleRewards(ctx, [id])
-  return id
-}
-
-/**
  * The performance fee on `e` above the mark, accrued in the caller's transaction, the mark moved to the
- * equity after it (conditional on the mark read: null when another run moved it first). The mark after.
+ * equity after it (conditional on the mark read: null when another run moved it first). The mark moves
+ * only together with its fee: a key accrued already (a cause charged before) moves nothing and answers
+ * null, so gains since are charged by the next cause, not dropped. The mark after.
  */
 async function performanceFeeTx(
   ctx: CopyCtx,
@@ -91,45 +62,111 @@ async function performanceFeeTx(
     currency: e.currency,
     note: `${policy.percent} % of the copy equity ${e.equity} above the mark ${sub.hwmMinor} (${why})`,
   })
+  // no row: a DEMO/REAL pair owes nothing (the mark moves as if paid), or the key was charged already
+  // (the mark goes back: the gains stay to charge)
+  if (id === null && (await sameMode(ctx, sub.followerLogin, master.payoutLogin))) {
+    await tx
+      .update(copySubscriptions)
+      .set({ hwmMinor: sub.hwmMinor })
+      .where(and(eq(copySubscriptions.id, sub.id), eq(copySubscriptions.hwmMinor, due.hwm)))
+    return null
+  }
   return { id, hwm: due.hwm, moved: true }
 }
 
-/** MANAGEMENT_FEE's whole days since the last accrual (at most 31), once per day (conditional on it). */
-async function accrueManagement(ctx: CopyCtx, sub: Sub, master: Master, today: number) {
-  if (rewardPolicyOf(sub).reward_type !== REWARD.MANAGEMENT_FEE || sub.mgmtDay >= today) return null
-  const e = await copyEquity(ctx, sub)
-  return ctx.db.transaction((tx) => managementFeeTx(ctx, tx, sub, master, e, today))
-}
-
-/** The management fee's days up to `today` on `e`, in the caller's transaction (conditional on the day read). */
-async function managementFeeTx(ctx: CopyCtx, tx: Tx, sub: Sub, master: Master, e: Equity, today: number) {
+/**
+ * MANAGEMENT_FEE, in the caller's transaction, for the days from `mgmt_day` (the first not charged) to
+ * `until` (excluded), on the equity `e`; `mgmt_day` moves to `until` conditional on the day read, so two
+ * writers charge a day once. The unit is the UTC day: each day the fee clock ran in, for any part of it,
+ * is one whole day (the day of subscribing, and the day the clock stops, included). Accrued in parts of
+ * at most 31 days, each keyed by its last day + 1. Null when another writer moved the day first.
+ */
+async function managementFeeTx(ctx: CopyCtx, tx: Tx, sub: Sub, master: Master, e: Equity, until: number) {
   const policy = rewardPolicyOf(sub)
-  if (policy.reward_type !== REWARD.MANAGEMENT_FEE || sub.mgmtDay >= today) return null
-  const days = Math.min(31, today - sub.mgmtDay)
-  const fee = managementFee(e.equity, policy.annual_percent, days)
+  if (policy.reward_type !== REWARD.MANAGEMENT_FEE || sub.mgmtDay >= until) return []
   const moved = await tx
     .update(copySubscriptions)
-    .set({ mgmtDay: today })
+    .set({ mgmtDay: until })
     .where(and(eq(copySubscriptions.id, sub.id), eq(copySubscriptions.mgmtDay, sub.mgmtDay)))
     .returning({ id: copySubscriptions.id })
-  if (moved.length === 0 || fee <= 0) return null
-  return accrueTx(ctx, tx, sub, master, {
-    key: `mgmt:${sub.id}:${today}`,
-    type: REWARD.MANAGEMENT_FEE,
-    base: e.equity,
-    amount: fee,
-    currency: e.currency,
-    note: `${policy.annual_percent} % a year on the copy equity ${e.equity} for ${days} day(s)`,
-  })
+  if (moved.length === 0) return null
+  const ids: number[] = []
+  for (let from = sub.mgmtDay; from < until; from += 31) {
+    const days = Math.min(31, until - from)
+    const fee = managementFee(e.equity, policy.annual_percent, days)
+    if (fee <= 0) continue
+    const id = await accrueTx(ctx, tx, sub, master, {
+      key: `mgmt:${sub.id}:${from + days}`,
+      type: REWARD.MANAGEMENT_FEE,
+      base: e.equity,
+      amount: fee,
+      currency: e.currency,
+      note: `${policy.annual_percent} % a year on the copy equity ${e.equity} for ${days} day(s)`,
+    })
+    if (id) ids.push(id)
+  }
+  return ids
+}
+
+/**
+ * What a running fee clock owes when it stops (a pause, an equity stop, the master disabled, the end of
+ * the subscription), in the transaction that stops it: the management fee's days up to and including
+ * today, and the subscription fee's periods that came due (the job may not have run since). Nothing
+ * when the clock stood still already (its stop charged it). The accruals, to settle after the commit.
+ */
+export async function feeClockStopTx(ctx: CopyCtx, tx: Tx, sub: Sub, master: Master, now: number) {
+  if (sub.status !== SUB_STATUS.ACTIVE || sub.pausedAt !== null) return []
+  const ids: number[] = []
+  if (sub.rewardType === REWARD.MANAGEMENT_FEE) {
+    const e = await copyEquity(ctx, sub, tx)
+    ids.push(...((await managementFeeTx(ctx, tx, sub, master, e, Math.floor(now / DAY) + 1)) ?? []))
+  }
+  if (sub.rewardType === REWARD.SUBSCRIPTION_FEE)
+    ids.push(...(await subscriptionFeesTx(ctx, tx, sub, master, now)).ids)
+  return ids
+}
+
+/**
+ * The end of a subscription (whoever ends it: its follower, staff, the master's deletion), in the
+ * transaction that ends it, conditional on it: the performance fee on the gains so far (`hwm:<id>:end:<mark>`,
+ * by the mark it is charged above, as a terms change's key: a key an earlier release wrote before an end
+ * that then lost its race must not take this end's gains; gains of copies kept open while paused included), then what the running fee clock owes
+ * (feeClockStopTx) on the equity after it. The accruals, to settle after the commit.
+ */
+export async function subscriptionEndTx(ctx: CopyCtx, tx: Tx, sub: Sub, master: Master, now: number) {
+  const ids: number[] = []
+  if (sub.rewardType === REWARD.PERFORMANCE_FEE_HWM) {
+    const e = await copyEquity(ctx, sub, tx)
+    const perf = await performanceFeeTx(
+      ctx,
+      tx,
+      sub,
+      master,
+      e,
+      `hwm:${sub.id}:end:${sub.hwmMinor}`,
+      'subscription ended',
+    )
+    if (perf?.id) ids.push(perf.id)
+  }
+  ids.push(...(await feeClockStopTx(ctx, tx, sub, master, now)))
+  return ids
+}
+
+/** MANAGEMENT_FEE's whole days since the last accrual, once per day (conditional on it): the job. */
+async function accrueManagement(ctx: CopyCtx, sub: Sub, master: Master, today: number) {
+  if (rewardPolicyOf(sub).reward_type !== REWARD.MANAGEMENT_FEE || sub.mgmtDay >= today) return []
+  const e = await copyEquity(ctx, sub)
+  return (await ctx.db.transaction((tx) => managementFeeTx(ctx, tx, sub, master, e, today))) ?? []
 }
 
 /**
  * Before other terms take over a subscription, in the transaction that switches them (so a switch that
  * loses a race charges nothing): what its accepted terms owe up to now is accrued on them (the performance
- * fee on the gains so far, the management fee's days), and the mark the new terms start from is the copy
- * equity then, or the old mark when the equity is below it. Gains made under the old terms are never
- * charged at the new rate, and a loss still to win back stays to win back. The caller settles the accruals
- * after the commit. Called with no copy live: the equity is realized.
+ * fee on the gains so far, the management fee's days up to and including today, a subscription fee
+ * period that came due), and the mark the new terms start from is the copy equity then, or the old mark
+ * when the equity is below it. Gains made under the old terms are never charged at the new rate, and a
+ * loss still to win back stays to win back. The caller settles the accruals after the commit. Called
+ * with no copy live: the equity is realized. Null when another writer moved the subscription first.
  */
 export async function closeTermsTx(
   ctx: CopyCtx,
@@ -152,35 +189,69 @@ export async function closeTermsTx(
   )
   if (!perf) return null
   const ids = perf.id ? [perf.id] : []
-  // no management fee for days paused or with the master disabled (the clock's restart skips them)
+  // a running fee clock's days and due periods (none paused or with the master disabled: the stop charged
+  // them, and the restart skips what stood still); the management fee on the equity after the performance
+  // fee it just accrued (owed)
+  let nextFeeAt = sub.nextFeeAt
   if (sub.status === SUB_STATUS.ACTIVE && sub.pausedAt === null) {
-    // on the equity after the performance fee it just accrued (owed)
-    const after = await copyEquity(ctx, sub, tx)
-    const id = await managementFeeTx(ctx, tx, sub, master, after, Math.floor(now / DAY))
-    if (id) ids.push(id)
+    if (sub.rewardType === REWARD.MANAGEMENT_FEE) {
+      const after = await copyEquity(ctx, sub, tx)
+      const mgmt = await managementFeeTx(ctx, tx, sub, master, after, Math.floor(now / DAY) + 1)
+      if (!mgmt) return null
+      ids.push(...mgmt)
+    }
+    const fees = await subscriptionFeesTx(ctx, tx, sub, master, now)
+    ids.push(...fees.ids)
+    nextFeeAt = fees.nextFeeAt
   }
   // a fee charged moved the mark to the equity after it (even while its payment waits); else the mark
   // rises to the equity, if that is higher
-  return { ids, hwm: perf.moved ? perf.hwm : Math.max(sub.hwmMinor, e.equity) }
+  return { ids, hwm: perf.moved ? perf.hwm : Math.max(sub.hwmMinor, e.equity), nextFeeAt }
 }
 
 /** Period ends of PERFORMANCE_FEE_HWM that came due, and MANAGEMENT_FEE days to accrue (job). */
 export async function runEquityFees(ctx: CopyCtx, now: number) {
-  const due = await ctx.db
-    .select({ sub: copySubscriptions, master: copyMasters })
-    .from(copySubscriptions)
-    .innerJoin(copyMasters, eq(copyMasters.id, copySubscriptions.masterId))
-    .where(
-      and(
-        // no fee while paused or with the master disabled: the fee clock stands still
-        // (service/subscription-status.ts: feeClock), and its restart moves the periods on
-        eq(copySubscriptions.status, SUB_STATUS.ACTIVE),
-        isNull(copySubscriptions.pausedAt),
-        inArray(copySubscriptions.rewardType, [REWARD.PERFORMANCE_FEE_HWM, REWARD.MANAGEMENT_FEE]),
-      ),
-    )
-    .limit(2000)
   const today = Math.floor(now / DAY)
+  const ids: number[] = []
+  // only what is due, a page at a time in id order: every due subscription is reached, however many run
+  // (a first page of 2,000 read in no order left the others' periods unended)
+  for (let after = 0; ; ) {
+    const due = await ctx.db
+      .select({ sub: copySubscriptions, master: copyMasters })
+      .from(copySubscriptions)
+      .innerJoin(copyMasters, eq(copyMasters.id, copySubscriptions.masterId))
+      .where(
+        and(
+          gt(copySubscriptions.id, after),
+          // no fee while paused or with the master disabled: the fee clock stands still
+          // (service/subscription-status.ts: feeClock), and its restart moves the periods on
+          eq(copySubscriptions.status, SUB_STATUS.ACTIVE),
+          isNull(copySubscriptions.pausedAt),
+          or(
+            and(
+              eq(copySubscriptions.rewardType, REWARD.PERFORMANCE_FEE_HWM),
+              lte(copySubscriptions.nextPerfAt, now),
+            ),
+            and(
+              eq(copySubscriptions.rewardType, REWARD.MANAGEMENT_FEE),
+              lt(copySubscriptions.mgmtDay, today),
+            ),
+          ),
+        ),
+      )
+      .orderBy(copySubscriptions.id)
+      .limit(EQUITY_FEES_PAGE)
+    ids.push(...(await equityFeesOf(ctx, due, now, today)))
+    if (due.length < EQUITY_FEES_PAGE) break
+    after = due.at(-1)!.sub.id
+  }
+  if (ids.length > 0) await settleRewards(ctx, ids)
+}
+
+const EQUITY_FEES_PAGE = 2000
+
+/** The period ends and management days of one page of due subscriptions: the accruals made. */
+async function equityFeesOf(ctx: CopyCtx, due: { sub: Sub; master: Master }[], now: number, today: number) {
   const ids: number[] = []
   for (const { sub, master } of due) {
     const policy = rewardPolicyOf(sub)
@@ -189,18 +260,50 @@ export async function runEquityFees(ctx: CopyCtx, now: number) {
       sub.nextPerfAt !== null &&
       sub.nextPerfAt <= now
     ) {
-      await crystallize(ctx, sub.id, `hwm:${sub.id}:${sub.nextPerfAt}`, 'period end')
-      await ctx.db
-        .update(copySubscriptions)
-        .set({ nextPerfAt: sub.nextPerfAt + policy.period_days * DAY })
-        .where(and(eq(copySubscriptions.id, sub.id), eq(copySubscriptions.nextPerfAt, sub.nextPerfAt)))
-    }
-    if (policy.reward_type === REWARD.MANAGEMENT_FEE) {
-      const id = await accrueManagement(ctx, sub, master, today)
+      const id = await periodEndTx(ctx, sub, master, policy.period_days, now)
       if (id) ids.push(id)
     }
+    if (policy.reward_type === REWARD.MANAGEMENT_FEE)
+      ids.push(...(await accrueManagement(ctx, sub, master, today)))
   }
-  if (ids.length > 0) await settleRewards(ctx, ids)
+  return ids
+}
+
+/**
+ * A PERFORMANCE_FEE_HWM period end: its fee and the move to the next period in one transaction, on the
+ * subscription as it is there (a crash between them would charge the period again under its key, and
+ * move the mark without a fee).
+ */
+async function periodEndTx(ctx: CopyCtx, read: Sub, master: Master, periodDays: number, now: number) {
+  return ctx.db.transaction(async (tx) => {
+    const [sub] = await tx
+      .select()
+      .from(copySubscriptions)
+      .where(
+        and(
+          eq(copySubscriptions.id, read.id),
+          eq(copySubscriptions.status, SUB_STATUS.ACTIVE),
+          isNull(copySubscriptions.pausedAt),
+          eq(copySubscriptions.nextPerfAt, read.nextPerfAt!),
+        ),
+      )
+    if (!sub || sub.nextPerfAt === null || sub.nextPerfAt > now) return null
+    await tx
+      .update(copySubscriptions)
+      .set({ nextPerfAt: sub.nextPerfAt + periodDays * DAY })
+      .where(and(eq(copySubscriptions.id, sub.id), eq(copySubscriptions.nextPerfAt, sub.nextPerfAt)))
+    const e = await copyEquity(ctx, sub, tx)
+    const perf = await performanceFeeTx(
+      ctx,
+      tx,
+      sub,
+      master,
+      e,
+      `hwm:${sub.id}:${sub.nextPerfAt}`,
+      'period end',
+    )
+    return perf?.id ?? null
+  })
 }
 
 /**

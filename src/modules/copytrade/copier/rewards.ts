@@ -10,6 +10,8 @@ import { SUB_STATUS } from '../domain/status'
 import { copyMasters, copyRewards, copySubscriptions } from '../schema'
 import { rewardPolicyOf } from '../views'
 
+type Sub = typeof copySubscriptions.$inferSelect
+
 /**
  * Accrues a reward owed by a subscription to its master, once per `key` (its cause), in the caller's
  * transaction; the id, or null when that cause was accrued already.
@@ -168,9 +170,57 @@ export const subscriptionFeeKey = (subId: number, periodStart: number) => `fee:$
 export const feePeriodStart = (key: string) => Number(key.slice(key.lastIndexOf(':') + 1))
 
 /**
+ * SUBSCRIPTION_FEE periods that came due on a running fee clock (`next_fee_at` at or before `now`), accrued
+ * in the caller's transaction: each period once (its key names its start, the same for the job, the
+ * subscribe, a terms switch and an end), `next_fee_at` moved past them conditional on the value read, so
+ * two writers charge once. The caller checks the clock runs (ACTIVE, not paused, master enabled). The
+ * accruals to settle after the commit and the next fee date; none without a conversion rate (the period
+ * stays due for the job).
+ */
+export async function subscriptionFeesTx(
+  ctx: CopyCtx,
+  tx: Tx,
+  sub: Sub,
+  master: { id: number; payoutLogin: number; currency: string },
+  now: number,
+): Promise<{ ids: number[]; nextFeeAt: number | null }> {
+  const policy = rewardPolicyOf(sub)
+  const none = { ids: [], nextFeeAt: sub.nextFeeAt }
+  if (policy.reward_type !== REWARD.SUBSCRIPTION_FEE || sub.nextFeeAt === null || sub.nextFeeAt > now)
+    return none
+  const { group } = await accountOf(ctx, sub.followerLogin)
+  const rate = group && conversionRate(master.currency, group.currency, await ctx.market.quoteLookup())
+  if (!group || !rate) return none
+  const period = policy.period_days * 86_400_000
+  const starts: number[] = []
+  for (let at = sub.nextFeeAt; at <= now; at += period) starts.push(at)
+  const next = starts[starts.length - 1]! + period
+  const moved = await tx
+    .update(copySubscriptions)
+    .set({ nextFeeAt: next })
+    .where(and(eq(copySubscriptions.id, sub.id), eq(copySubscriptions.nextFeeAt, sub.nextFeeAt)))
+    .returning({ id: copySubscriptions.id })
+  if (moved.length === 0) return none
+  const amount = subscriptionFee(policy.amount, rate, currencyDecimals(group.currency))
+  const ids: number[] = []
+  for (const periodStart of amount > 0 ? starts : []) {
+    const id = await accrueTx(ctx, tx, sub, master, {
+      key: subscriptionFeeKey(sub.id, periodStart),
+      type: REWARD.SUBSCRIPTION_FEE,
+      base: policy.period_days,
+      amount,
+      currency: group.currency,
+      note: `${policy.amount} ${master.currency} for ${policy.period_days} days from ${new Date(periodStart).toISOString().slice(0, 10)}`,
+    })
+    if (id) ids.push(id)
+  }
+  return { ids, nextFeeAt: next }
+}
+
+/**
  * SUBSCRIPTION_FEE: each ACTIVE subscription of a master with that policy owes the period's amount when
- * its `next_fee_at` comes (at the start, then every `period_days`); the accrual's key names the period,
- * so two runs of the job accrue it once.
+ * its `next_fee_at` comes (at the start, charged when it subscribes, then every `period_days`); the
+ * accrual's key names the period, so two runs of the job accrue it once.
  */
 export async function accrueSubscriptionFees(ctx: CopyCtx, now: number) {
   const due = await ctx.db
@@ -189,32 +239,7 @@ export async function accrueSubscriptionFees(ctx: CopyCtx, now: number) {
     )
     .limit(500)
   const ids: number[] = []
-  const quotes = await ctx.market.quoteLookup()
-  for (const { sub, master } of due) {
-    const policy = rewardPolicyOf(sub)
-    if (policy.reward_type !== REWARD.SUBSCRIPTION_FEE) continue
-    const { group } = await accountOf(ctx, sub.followerLogin)
-    const rate = group && conversionRate(master.currency, group.currency, quotes)
-    if (!group || !rate) continue
-    const periodStart = sub.nextFeeAt!
-    const amount = subscriptionFee(policy.amount, rate, currencyDecimals(group.currency))
-    await ctx.db.transaction(async (tx) => {
-      const moved = await tx
-        .update(copySubscriptions)
-        .set({ nextFeeAt: periodStart + policy.period_days * 86_400_000 })
-        .where(and(eq(copySubscriptions.id, sub.id), eq(copySubscriptions.nextFeeAt, periodStart)))
-        .returning({ id: copySubscriptions.id })
-      if (moved.length === 0 || amount <= 0) return
-      const id = await accrueTx(ctx, tx, sub, master, {
-        key: subscriptionFeeKey(sub.id, periodStart),
-        type: REWARD.SUBSCRIPTION_FEE,
-        base: policy.period_days,
-        amount,
-        currency: group.currency,
-        note: `${policy.amount} ${master.currency} for ${policy.period_days} days from ${new Date(periodStart).toISOString().slice(0, 10)}`,
-      })
-      if (id) ids.push(id)
-    })
-  }
+  for (const { sub, master } of due)
+    ids.push(...(await ctx.db.transaction((tx) => subscriptionFeesTx(ctx, tx, sub, master, now))).ids)
   if (ids.length > 0) await settleRewards(ctx, ids)
 }

@@ -3,6 +3,7 @@ import { isUniqueViolation } from '../../../kernel/db/errors'
 import { issueText } from '../../../kernel/http/errors'
 import type { UseCase } from '../../../kernel/use-case'
 import type { CopyCtx } from '../context'
+import { settleSoon } from '../copier/rewards'
 import { RewardPolicy } from '../domain/rewards'
 import { copyMasters, copySubscriptions, liveSubscription } from '../schema'
 import { copyError } from './errors'
@@ -166,7 +167,7 @@ export async function updateMaster({
     // a stricter mode is new terms: it binds a follower only once accepted (DESIGN rule 3)
     if (mode < m.manualTradingMode) set.policyVersion = m.policyVersion + 1
   }
-  const row = await ctx.db.transaction(async (tx) => {
+  const { row, fees } = await ctx.db.transaction(async (tx) => {
     // written over the terms it was decided on: a change of another request since (a new version, another
     // mode) would make this one's version or its looser-or-stricter reading wrong
     const [row] = await tx
@@ -181,8 +182,8 @@ export async function updateMaster({
       )
       .returning()
     if (!row) throw copyError('INVALID_TRANSITION', `master ${id} changed meanwhile; read it again`)
-    // no fee runs while the master is disabled
-    if (input.enabled !== undefined) await masterFeeClockTx(ctx, tx, m.id, row.enabled === 1)
+    // no fee runs while the master is disabled: the clocks stop (what they owed up to now is charged) or run on
+    const fees = input.enabled !== undefined ? await masterFeeClockTx(ctx, tx, m.id, row.enabled === 1) : []
     // a looser mode only frees the followers: it is theirs at once, and a later tightening needs their assent
     if (modeChange && mode > m.manualTradingMode)
       await tx
@@ -195,8 +196,10 @@ export async function updateMaster({
             lt(copySubscriptions.manualTradingMode, mode),
           ),
         )
-    return row
+    return { row, fees }
   })
+  // committed: a settlement that fails now stays pending for copytrade.settle
+  if (fees.length > 0) await settleSoon(ctx, fees)
   if (modeChange) {
     const followers = await ctx.db
       .select({ login: copySubscriptions.followerLogin })
@@ -208,8 +211,10 @@ export async function updateMaster({
 }
 
 /**
- * Deletes a master profile: it leaves the marketplace, its live subscriptions become DISABLED (their
- * copies stay open on the followers' accounts, no longer linked) and its history stays for the rewards.
+ * Deletes a master profile: it leaves the marketplace, its live subscriptions end (DISABLED: their copies
+ * are closed, and each is charged what its follower's own end charges: the performance fee on the gains
+ * so far, a running fee clock's management days and due subscription fee) and its history stays for the
+ * rewards.
  */
 export async function deleteMaster({
   ctx,

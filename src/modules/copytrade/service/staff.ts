@@ -2,6 +2,7 @@ import { and, desc, eq, isNull, lt } from 'drizzle-orm'
 import type { UseCase } from '../../../kernel/use-case'
 import { currencyOf } from '../accounts-of'
 import type { CopyCtx } from '../context'
+import { settleSoon } from '../copier/rewards'
 import { copyMasters, copySubscriptions } from '../schema'
 import { masterView, subscriptionView } from '../views'
 import { copyError } from './errors'
@@ -64,7 +65,9 @@ export async function staffDisableMaster({
       .update(copyMasters)
       .set({ enabled: 0, blockedReason: reason, updatedAt: ctx.clock.now() })
       .where(eq(copyMasters.id, m.id))
-    await masterFeeClockTx(ctx, tx, m.id, false)
+    // the fee clocks stop: what they owed up to now is charged; an end then charges its performance fee
+    const fees = await masterFeeClockTx(ctx, tx, m.id, false)
+    if (fees.length > 0) work.after(`copy-fees:${fees.join(',')}`, () => settleSoon(ctx, fees))
     if (input.end_subscriptions) {
       await moveMasterSubscriptionsTx(ctx, tx, work, m.id, 'disable', reason)
     }

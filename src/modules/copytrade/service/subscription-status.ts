@@ -4,9 +4,10 @@ import type { Work } from '../../../kernel/db/unit-of-work'
 import type { UseCase } from '../../../kernel/use-case'
 import type { CopyCtx } from '../context'
 import { closeLinks } from '../copier/close-copy'
-import { crystallize } from '../copier/fees'
+import { feeClockStopTx, subscriptionEndTx } from '../copier/fees'
 import { PAUSE_CANCELLED } from '../copier/link-states'
 import { resyncSubscription } from '../copier/resync'
+import { settleSoon } from '../copier/rewards'
 import { nextStatus, SUB_STATUS, type SubAction } from '../domain/status'
 import { copyLinks, copyMasters, copySubscriptions } from '../schema'
 import { copyError } from './errors'
@@ -24,7 +25,8 @@ export async function recountFollowers(tx: Tx, masterIds: number[]) {
 
 /**
  * A stopped fee clock that runs again: the next subscription and performance fee dates move on by the
- * time it stood still (from `paused_at`, read in the statement) and management fees skip those days.
+ * time it stood still (from `paused_at`, read in the statement), and management fees skip the days it
+ * stood still throughout (the stop charged the days up to and including its own: feeClockStopTx).
  */
 function clockRestart(now: number) {
   const stood = sql`max(0, ${now} - ${copySubscriptions.pausedAt})`
@@ -37,11 +39,12 @@ function clockRestart(now: number) {
 }
 
 /**
- * No fee while paused or while the master is disabled (README: fees): either stops the fee clock
- * (`paused_at`, kept from whichever came first), and once neither holds it runs again (clockRestart). A
- * subscription that ends with its clock stopped has its fee dates moved on as a restart would: no fee
- * runs for it any more, but a new subscription to the same master reads from it how long the period
- * already paid still runs (createSubscription), and that period stood still while paused.
+ * No fee clock while paused or while the master is disabled (README: fees): either stops it
+ * (`paused_at`, kept from whichever came first; what it owed up to then is charged in the same
+ * transaction: feeClockStopTx), and once neither holds it runs again (clockRestart). A subscription that
+ * ends with its clock stopped has its fee dates moved on as a restart would: no fee runs for it any more,
+ * but a new subscription to the same master reads from it how long the period already paid still runs
+ * (createSubscription), and that period stood still while paused.
  */
 function feeClock(s: { pausedAt: number | null }, to: number, masterEnabled: boolean, now: number) {
   if (to !== SUB_STATUS.ACTIVE && to !== SUB_STATUS.PAUSED)
@@ -52,16 +55,27 @@ function feeClock(s: { pausedAt: number | null }, to: number, masterEnabled: boo
 
 /**
  * A master enabled or disabled (by its owner or staff): its ACTIVE subscriptions' fee clocks stop or run
- * on with it, in the transaction that writes the master (BEGIN IMMEDIATE: no resume interleaves); one
- * statement each way, however many followers.
+ * on with it, in the transaction that writes the master (BEGIN IMMEDIATE: no resume interleaves). A stop
+ * first charges what each running clock owed up to now (feeClockStopTx); a restart is one statement,
+ * however many followers. The accruals, for the caller to settle after the commit.
  */
 export async function masterFeeClockTx(ctx: CopyCtx, tx: Tx, masterId: number, enabled: boolean) {
   const now = ctx.clock.now()
   const live = and(eq(copySubscriptions.masterId, masterId), eq(copySubscriptions.status, SUB_STATUS.ACTIVE))
+  const ids: number[] = []
+  if (!enabled) {
+    const [master] = await tx.select().from(copyMasters).where(eq(copyMasters.id, masterId))
+    const running = await tx
+      .select()
+      .from(copySubscriptions)
+      .where(and(live, isNull(copySubscriptions.pausedAt)))
+    for (const s of master ? running : []) ids.push(...(await feeClockStopTx(ctx, tx, s, master!, now)))
+  }
   await tx
     .update(copySubscriptions)
     .set(enabled ? clockRestart(now) : { pausedAt: now })
     .where(and(live, enabled ? isNotNull(copySubscriptions.pausedAt) : isNull(copySubscriptions.pausedAt)))
+  return ids
 }
 
 /**
@@ -79,24 +93,35 @@ export async function moveSubscriptionsTx(
 ) {
   if (ids.length === 0) return []
   const rows = await tx.select().from(copySubscriptions).where(inArray(copySubscriptions.id, ids))
-  const masters = await tx
-    .select({ id: copyMasters.id, enabled: copyMasters.enabled })
-    .from(copyMasters)
-    .where(inArray(copyMasters.id, [...new Set(rows.map((r) => r.masterId))]))
-  const enabled = new Set(masters.filter((m) => m.enabled === 1).map((m) => m.id))
+  const masters = new Map(
+    (
+      await tx
+        .select()
+        .from(copyMasters)
+        .where(inArray(copyMasters.id, [...new Set(rows.map((r) => r.masterId))]))
+    ).map((m) => [m.id, m]),
+  )
   const moved: number[] = []
+  const fees: number[] = []
   const now = ctx.clock.now()
   for (const s of rows) {
     const to = nextStatus(s.status, action)
     if (to === null) continue
-    const clock = feeClock(s, to, enabled.has(s.masterId), now)
+    const master = masters.get(s.masterId)
+    const clock = feeClock(s, to, master?.enabled === 1, now)
     const done = await tx
       .update(copySubscriptions)
       .set({ status: to, statusReason: reason, updatedAt: now, ...clock })
       .where(and(eq(copySubscriptions.id, s.id), eq(copySubscriptions.status, s.status)))
       .returning({ id: copySubscriptions.id })
-    if (done.length > 0) moved.push(s.id)
+    if (done.length === 0) continue
+    moved.push(s.id)
+    // in the transaction of the move, so once: an end charges the performance fee on the gains so far
+    // (whoever ends it), and a fee clock that stops here (a pause, an equity stop, an end) what it owed
+    if (master && to === SUB_STATUS.DISABLED) fees.push(...(await subscriptionEndTx(ctx, tx, s, master, now)))
+    else if (master && to === SUB_STATUS.PAUSED) fees.push(...(await feeClockStopTx(ctx, tx, s, master, now)))
   }
+  if (fees.length > 0) work.after(`copy-fees:${fees.join(',')}`, () => settleSoon(ctx, fees))
   await recountFollowers(
     tx,
     rows.map((r) => r.masterId),
@@ -174,7 +199,10 @@ async function cancelPendingCopiesTx(ctx: CopyCtx, tx: Tx, work: Work, subIds: n
   if (ids.length > 0) work.after(`copy-cancel:${subIds.join(',')}`, () => closeLinks(ctx, ids))
 }
 
-/** Ends (or moves by `action`) every live subscription of a master, in the caller's unit of work. */
+/**
+ * Ends (or moves by `action`) every live subscription of a master, in the caller's unit of work: each end
+ * charges what the follower's own end does (moveSubscriptionsTx), exactly once.
+ */
 export async function moveMasterSubscriptionsTx(
   ctx: CopyCtx,
   tx: Tx,
@@ -214,8 +242,7 @@ export async function transition({
 >) {
   if (nextStatus(sub.status, action) === null)
     throw copyError('INVALID_TRANSITION', `a subscription in status ${sub.status} cannot ${action}`)
-  // a performance fee on the gains so far is charged when the subscription ends
-  if (action === 'disable') await crystallize(ctx, sub.id, `hwm:${sub.id}:end`, 'subscription ended')
+  // an end's fees are charged where it commits (moveSubscriptionsTx: subscriptionEndTx)
   const moved = await ctx.uow.run((tx, work) => moveSubscriptionsTx(ctx, tx, work, [sub.id], action, reason))
   if (moved.length === 0)
     throw copyError('INVALID_TRANSITION', `subscription ${sub.id} changed meanwhile; read it again`)

@@ -10,7 +10,7 @@ import { currencyOf } from '../accounts-of'
 import type { CopyCtx } from '../context'
 import { closeTermsTx, FLOW_OPS, NOT_A_FLOW_REASON, perfPeriodEnd } from '../copier/fees'
 import { resyncSubscription } from '../copier/resync'
-import { feePeriodStart, settleSoon } from '../copier/rewards'
+import { feePeriodStart, settleSoon, subscriptionFeesTx } from '../copier/rewards'
 import { REWARD } from '../domain/rewards'
 import { followerModeAllowed } from '../domain/settings'
 import { SUB_STATUS } from '../domain/status'
@@ -107,8 +107,9 @@ export async function createSubscription({
     .limit(1)
   const paidUntil = Math.max(paid?.nextFeeAt ?? 0, await feePaidUntil(ctx, follower_login, master.id))
   let sub: typeof copySubscriptions.$inferSelect
+  let fees: number[]
   try {
-    sub = await ctx.db.transaction(async (tx) => {
+    const created = await ctx.db.transaction(async (tx) => {
       // the master as it is where the subscription is written: one disabled (or whose terms changed)
       // since the read would start a fee clock nobody stops
       const [now_] = await tx
@@ -124,6 +125,14 @@ export async function createSubscription({
       if (await movesPending(tx, follower_login)) throw settling(follower_login)
       const balance = (await ctx.accounts.fundsOf(tx, [follower_login])).get(follower_login)?.balance ?? 0
       const allocated = capitalOf(Math.max(0, balance - (await allocatedTo(tx, follower_login))), balance)
+      // the management fee's days an earlier subscription of this account to this master paid (an end
+      // charges its day in full): an end and a new subscription the same day charge that day once
+      const [{ paidDays }] = await tx
+        .select({ paidDays: sql<number | null>`max(${copySubscriptions.mgmtDay})` })
+        .from(copySubscriptions)
+        .where(
+          and(eq(copySubscriptions.followerLogin, follower_login), eq(copySubscriptions.masterId, master.id)),
+        )
       const [row] = await tx
         .insert(copySubscriptions)
         .values({
@@ -150,18 +159,25 @@ export async function createSubscription({
                 ? paidUntil
                 : null,
           nextPerfAt: perfPeriodEnd(master, now),
-          mgmtDay: Math.floor(now / 86_400_000),
+          mgmtDay: Math.max(Math.floor(now / 86_400_000), paidDays ?? 0),
           createdAt: now,
           updatedAt: now,
         })
         .returning()
       await recountFollowers(tx, [master.id])
-      return row!
+      // SUBSCRIPTION_FEE's first period is due at subscribing: accrued here, under the key the job would
+      // use (the job finds it paid), so an end before the job runs still pays it
+      const fee = await subscriptionFeesTx(ctx, tx, row!, master, now)
+      return { row: { ...row!, nextFeeAt: fee.nextFeeAt }, fees: fee.ids }
     })
+    sub = created.row
+    fees = created.fees
   } catch (e) {
     if (isUniqueViolation(e)) throw alreadySubscribed()
     throw e
   }
+  // committed: a payment waiting for the follower's free margin stays pending for copytrade.settle
+  if (fees.length > 0) await settleSoon(ctx, fees)
   await ctx.forgetManual(follower_login)
   // the master's positions open now are copied at the current price (rules of copier/resync.ts)
   await resyncSubscription(ctx, sub.id)
@@ -215,7 +231,7 @@ export async function acceptTerms({
   // (a copy opened by another instance's copier, a flow, a pause) charges nothing early
   const changed = () => copyError('INVALID_TRANSITION', `subscription ${id} changed meanwhile; read it again`)
   const done = await ctx.db.transaction(async (tx) => {
-    let closed: { ids: number[]; hwm: number } | null = null
+    let closed: Awaited<ReturnType<typeof closeTermsTx>> = null
     if (!samePolicy) {
       // the subscription as it stands, with no copy live (another instance's copier may have opened one)
       const [cur] = await tx
@@ -241,14 +257,16 @@ export async function acceptTerms({
               // a period a subscription fee paid runs on whatever the terms: other terms keep its end
               // (moved on by pauses, as the fee clock is: subscription-status.ts), and a subscription
               // fee again starts its next period there, or from the fee key when that is later
+              // (the period that came due by now was charged on the old terms: closeTermsTx moved it on)
               nextFeeAt:
                 master.rewardType === REWARD.SUBSCRIPTION_FEE
-                  ? s.rewardType === REWARD.SUBSCRIPTION_FEE && s.nextFeeAt !== null
-                    ? s.nextFeeAt
-                    : Math.max(clockAt, paidUntil, s.nextFeeAt ?? 0)
-                  : s.nextFeeAt,
+                  ? s.rewardType === REWARD.SUBSCRIPTION_FEE && closed.nextFeeAt !== null
+                    ? closed.nextFeeAt
+                    : Math.max(clockAt, paidUntil, closed.nextFeeAt ?? 0)
+                  : closed.nextFeeAt,
               nextPerfAt: perfPeriodEnd(master, clockAt),
-              mgmtDay: Math.floor(now / 86_400_000),
+              // from today, or from the day after the days the old terms charged (today included)
+              mgmtDay: sql`max(${copySubscriptions.mgmtDay}, ${Math.floor(now / 86_400_000)})`,
             }),
       })
       .where(unchanged)
