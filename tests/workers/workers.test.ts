@@ -443,6 +443,46 @@ describe('the Workers entry under wrangler dev', () => {
     expect([group.status, group.json.data]).toEqual([200, 'OK'])
   }, 60_000)
 
+  // an edge probe: the Worker reads no bus, so it aged a quote by the feed's own time: a feed whose clock
+  // lags refused every fill there (Bun filled), one whose clock leads filled at a frozen price (Bun refused)
+  test("a quote's age at the edge is the engine's, not the feed clock's: a lagging feed fills, a stopped one does not", async () => {
+    const admin = (
+      await call(engine.url, 'POST', '/manager/sign/in', { body: { login: 2, password: 'admin-pass-1' } })
+    ).json.__token as string
+    const dealer = await dealerToken()
+    const limit = (max_quote_age: number) =>
+      call(engine.url, 'PATCH', '/manager/symbols/USDCHF', { token: admin, body: { max_quote_age } })
+    const tick = async (bid: number, skewSeconds: number) => {
+      const time = Math.floor(Date.now() / 1000) + skewSeconds
+      const r = await call(engine.url, 'POST', '/market/quotes', {
+        token: dealer,
+        body: { ticks: [{ symbol: 'USDCHF', bid, ask: bid + 0.0002, time }] },
+      })
+      expect(r.json.accepted).toBe(1)
+    }
+    const open = () =>
+      call(worker.url, 'POST', '/trade/open', {
+        token: user,
+        body: { login: 100001, cmd: 0, volume: 1, symbol: 'USDCHF', sl: 0, tp: 0 },
+      })
+    expect((await limit(4)).status).toBe(200)
+    try {
+      // the Worker takes the new limit with the reference data (within a second or two)
+      await Bun.sleep(2_500)
+      // 30 s behind, ticking: fresh by the engine's clock
+      await tick(0.88, -30)
+      await waitFor(async () => (await open()).status === 200, 5_000, 'a lagging feed fills at the edge')
+      // 50 s ahead, then silent: after the limit, no fill at that price
+      await tick(0.8801, 50)
+      await Bun.sleep(4_800)
+      const stale = await open()
+      expect([stale.status, stale.json.error]).toEqual([503, 'PRICE_STALE'])
+      expect(stale.json.message).toContain('USDCHF')
+    } finally {
+      await limit(0)
+    }
+  }, 60_000)
+
   test("a moving price alert made at the edge starts from the symbol's price now", async () => {
     const dealer = await dealerToken()
     const alertAt = async (bid: number) => {

@@ -33,12 +33,23 @@ export async function newestOf(send: Send) {
 }
 
 /**
- * XRANGE after an id, or null when the stream was trimmed past it (its first entry is later): what lay
- * between may be gone. (XINFO's max-deleted-entry-id cannot tell: trimming by MAXLEN leaves it at 0-0.)
+ * XRANGE after an id, or null when the stream was trimmed past it: what lay between may be gone. One call
+ * (at the edge every call is a subrequest of its request, and a stream polls twice a second): the range
+ * starts at `after` itself, which a reader that got it from the stream finds there until it is trimmed
+ * away; one that is not there (trimmed, or never an entry) is answered as trimmed, and the reader starts
+ * again from what is current. (XINFO's max-deleted-entry-id cannot tell: trimming by MAXLEN leaves it at 0-0.)
  */
 export async function rangeOf(send: Send, after: string, limit: number) {
-  const [first] = ((await send('XRANGE', [BUS_STREAM, '-', '+', 'COUNT', '1'])) ?? []) as Raw[]
-  if (first && after !== ZERO_ID && compareIds(after, first[0]) < 0) return null
-  const rows = ((await send('XRANGE', [BUS_STREAM, `(${after}`, '+', 'COUNT', String(limit)])) ?? []) as Raw[]
-  return rows.map(parseEntry)
+  if (after === ZERO_ID) {
+    const rows = ((await send('XRANGE', [BUS_STREAM, '-', '+', 'COUNT', String(limit)])) ?? []) as Raw[]
+    return rows.map(parseEntry)
+  }
+  const rows = ((await send('XRANGE', [BUS_STREAM, after, '+', 'COUNT', String(limit + 1)])) ?? []) as Raw[]
+  if (rows.length === 0) {
+    // nothing at or after it: the stream holds only what came before (or nothing): trimmed past it only
+    // when it is ahead of every entry kept, which a reader's own position never is
+    return []
+  }
+  if (compareIds(rows[0]![0], after) !== 0) return null
+  return rows.slice(1).map(parseEntry)
 }

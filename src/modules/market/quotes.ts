@@ -62,7 +62,11 @@ export class QuoteHub {
   private readonly local = new Map<string, Quote>()
   /** When this instance last took a tick of the symbol off the bus (its clock): the feed's own time may lag or lead. */
   private readonly ticked = new Map<string, number>()
-  private readonly remote = new Map<string, { quote: Quote | null; at: number }>()
+  /**
+   * Quotes read from the shared cache (an instance that reads no bus: the edge), with when the engine
+   * took each off the bus by its own clock (`seen`): its age is the engine's, not the feed clock's.
+   */
+  private readonly remote = new Map<string, { quote: Quote | null; at: number; seen?: number }>()
   private readonly listeners: TickListener[] = []
   private readonly engineListeners: TickListener[] = []
   /** Quote time of the last tick per symbol the engine processed (an older one is dropped). */
@@ -143,11 +147,13 @@ export class QuoteHub {
   }
 
   /**
-   * When this instance last took a tick of `symbol` off the bus, by its own clock; null for an instance
-   * that reads no bus (the edge) or before the symbol's first tick.
+   * When this instance last took a tick of `symbol` off the bus, by its own clock; for an instance that
+   * reads no bus (the edge), when the engine did, as it wrote the shared quote (a feed whose clock lags or
+   * leads ages the same on every runtime); null before the symbol's first tick (or a shared quote written
+   * by an engine of a release that did not say).
    */
   tickedAt(symbol: string): number | null {
-    return this.ticked.get(symbol) ?? null
+    return this.ticked.get(symbol) ?? this.remote.get(symbol)?.seen ?? null
   }
 
   /** Synchronous latest quote known to this instance (the hot path of margin and trigger checks). */
@@ -189,8 +195,9 @@ export class QuoteHub {
       this.store.get(quoteKey(symbol)),
       this.edge && !beatRead ? this.readBeat(now) : null,
     ])
-    const quote = raw ? (JSON.parse(raw) as Quote) : null
-    this.remote.set(symbol, { quote, at: now })
+    const shared = raw ? (JSON.parse(raw) as Quote & { seen?: number }) : null
+    const quote = shared && { bid: shared.bid, ask: shared.ask, time: shared.time }
+    this.remote.set(symbol, { quote, at: now, seen: shared?.seen })
     return quote ?? this.saved.get(symbol) ?? null
   }
 
@@ -358,12 +365,16 @@ export class QuoteHub {
       }
       if (at.replay) this.replayedAt = this.clock.now()
       if (ticks.length === 0) continue
-      if (!at.replay)
+      if (!at.replay) {
+        // `seen`: when the engine took it, by its clock: the edge ages quotes by it (tickedAt)
+        const seen = this.clock.now()
         await this.store.setMany(
           ticks.map(
-            (t) => [quoteKey(t.symbol), JSON.stringify({ bid: t.bid, ask: t.ask, time: t.time })] as const,
+            (t) =>
+              [quoteKey(t.symbol), JSON.stringify({ bid: t.bid, ask: t.ask, time: t.time, seen })] as const,
           ),
         )
+      }
       await this.candles.onTicks(ticks)
       await this.notify(this.engineListeners, ticks, { replay: at.replay })
     }

@@ -14,10 +14,15 @@ const EDGE_POLL_MS = 500
 /**
  * How long one stream lasts. The client's EventSource then reconnects with its Last-Event-ID (`retry:
  * 2000`), missing nothing, and the reconnect is authorized again: a symbol hidden from the group stops
- * within this time. At the edge it is also the bound of the bus polls and session checks, subrequests of
- * one request that Cloudflare limits (1,000 on the paid plan: 480 polls and 80 checks of a few reads each).
+ * within this time.
  */
 const STREAM_MS = 240_000
+/**
+ * At the edge it also bounds the subrequests of one request, which Cloudflare limits (1,000 on the paid
+ * plan). Measured over a whole stream: a bus poll is one call (240 in 2 minutes), a session check two
+ * reads (40 checks), and the reference data's version about one a second while it ticks (120): ~400.
+ */
+const EDGE_STREAM_MS = 120_000
 /** How often an open stream checks that its session still holds (signed out, password changed, disabled). */
 const SESSION_CHECK_MS = 3_000
 /** A replay longer than this sends the latest quote of each symbol instead of every tick missed. */
@@ -263,7 +268,7 @@ async function startStream(
               if (seen && isBusId(seen)) send(`id: ${seen}\n\n`)
               end()
             }).catch(end),
-          STREAM_MS,
+          ctx.edge ? EDGE_STREAM_MS : STREAM_MS,
         )
         signal.addEventListener('abort', end, { once: true })
         closing.addEventListener('abort', end, { once: true })
