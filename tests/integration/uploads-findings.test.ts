@@ -54,3 +54,34 @@ describe('a name longer than 255 characters', () => {
     expect(hidden.json.files[0].extension).toBe('png')
   })
 })
+
+describe('GET /upload/list', () => {
+  // the probe's finding: the list stopped at the newest 500, so older uploads could not be found
+  test('pages through every upload with its cursor: none repeated or hidden by one made between pages', async () => {
+    const staff = await t.staffToken()
+    const up = (i: number) =>
+      t.request('POST', '/upload', { token: staff, form: form(F.PNG, `page-${i}.png`) })
+    const made: string[] = []
+    for (let i = 0; i < 5; i++) made.push((await up(i)).json.file_id)
+    const list = (q: string) => t.request('GET', `/upload/list?purpose=attachment&${q}`, { token: staff })
+    const seen: string[] = []
+    let page = await list('limit=2')
+    expect(page.json.rows).toHaveLength(2)
+    seen.push(...page.json.rows.map((r: { uuid: string }) => r.uuid))
+    // a new upload between pages: the next pages go on after the last row seen
+    made.push((await up(5)).json.file_id)
+    while (page.json.next_cursor) {
+      page = await list(`limit=2&cursor=${encodeURIComponent(page.json.next_cursor)}`)
+      expect(page.status).toBe(200)
+      seen.push(...page.json.rows.map((r: { uuid: string }) => r.uuid))
+    }
+    expect(new Set(seen).size).toBe(seen.length)
+    expect(seen.sort()).toEqual(made.slice(0, 5).sort())
+    // the first page now starts with the newest
+    expect((await list('limit=1')).json.rows[0].uuid).toBe(made[5])
+    for (const bad of ['cursor=abc', 'cursor=1.x', 'limit=0', 'limit=501']) {
+      const r = await list(bad)
+      expect([bad, r.status, r.json.error]).toEqual([bad, 400, 'INVALID_DATA'])
+    }
+  })
+})

@@ -61,7 +61,8 @@ export const uploadRoutes = (ctx: Kernel) =>
     })
     .get(
       '/upload/list',
-      ({ brand, session, query }) => listUploads(ctx, brand, session, query.purpose as Purpose | undefined),
+      ({ brand, session, query }) =>
+        listUploads(ctx, brand, session, { ...query, purpose: query.purpose as Purpose | undefined }),
       {
         auth: { roles: ANY_SESSION },
         // A plain string pattern: Elysia fills an optional UnionEnum query value with its first member.
@@ -74,10 +75,25 @@ export const uploadRoutes = (ctx: Kernel) =>
                 example: 'account_avatar',
               }),
             ),
+            limit: t.Optional(Int({ minimum: 1, maximum: 500, description: 'rows a page (default 500)' })),
+            cursor: t.Optional(
+              t.String({ maxLength: 64, description: 'next_cursor of the previous page: the page after it' }),
+            ),
           },
         }),
-        response: { 200: t.Object({ rows: t.Array(ListEntry) }), ...errors() },
-        detail: doc('Uploads', "List the session's own uploads, newest first"),
+        response: {
+          200: t.Object({
+            rows: t.Array(ListEntry),
+            next_cursor: t.Union([t.String(), t.Null()], {
+              description: 'the next page (cursor), or null on the last',
+            }),
+          }),
+          ...errors(),
+        },
+        detail: doc('Uploads', "List the session's own uploads, newest first", {
+          description:
+            'A page at a time (`limit`, then `cursor` = the last next_cursor): every upload is reached, and one made between pages neither repeats nor hides a row. 400 INVALID_DATA for a cursor this list did not give.',
+        }),
       },
     )
     .get('/upload/:uuid', ({ brand, session, params }) => downloadUpload(ctx, brand, session, params.uuid), {

@@ -1,5 +1,5 @@
 import { bytesToHex } from '@noble/hashes/utils.js'
-import { and, desc, eq } from 'drizzle-orm'
+import { and, desc, eq, lt, or } from 'drizzle-orm'
 import type { Session } from '../../kernel/auth/session'
 import type { Brand } from '../../kernel/brand/registry'
 import type { Queryable } from '../../kernel/db/client'
@@ -109,14 +109,40 @@ const ownedBy = (brand: Brand, session: Session) => {
   return and(eq(uploads.brandId, brand.id), eq(uploads.scope, scope), eq(uploads.ownerId, ownerId))
 }
 
-export async function listUploads(ctx: Kernel, brand: Brand, session: Session, purpose?: Purpose) {
+/** A page of the list ends after this upload: its time and uuid (newest first, the uuid breaking ties). */
+const CURSOR = /^(\d{1,16})\.([0-9a-f-]{36})$/
+
+/**
+ * The session's own uploads, newest first, `limit` a page; `cursor` (the last page's next_cursor) goes on
+ * after its last row, so every upload is reached, and one made meanwhile neither repeats nor hides a row.
+ */
+export async function listUploads(
+  ctx: Kernel,
+  brand: Brand,
+  session: Session,
+  q: { purpose?: Purpose; limit?: number; cursor?: string },
+) {
+  const limit = q.limit ?? 500
+  const at = q.cursor === undefined ? null : CURSOR.exec(q.cursor)
+  if (q.cursor !== undefined && !at) throw invalid('cursor: not a next_cursor of this list')
+  const after = at
+    ? or(
+        lt(uploads.createdAt, Number(at[1])),
+        and(eq(uploads.createdAt, Number(at[1])), lt(uploads.uuid, at[2]!)),
+      )
+    : undefined
   const rows = await ctx.db
     .select()
     .from(uploads)
-    .where(and(ownedBy(brand, session), purpose ? eq(uploads.purpose, purpose) : undefined))
-    .orderBy(desc(uploads.createdAt))
-    .limit(500)
-  return { rows: rows.map(listEntry) }
+    .where(and(ownedBy(brand, session), q.purpose ? eq(uploads.purpose, q.purpose) : undefined, after))
+    .orderBy(desc(uploads.createdAt), desc(uploads.uuid))
+    .limit(limit + 1)
+  const page = rows.slice(0, limit)
+  const last = page.at(-1)
+  return {
+    rows: page.map(listEntry),
+    next_cursor: rows.length > limit && last ? `${last.createdAt}.${last.uuid}` : null,
+  }
 }
 
 export async function downloadUpload(ctx: Kernel, brand: Brand, session: Session, uuid: string) {
