@@ -128,10 +128,11 @@ export async function feeClockStopTx(ctx: CopyCtx, tx: Tx, sub: Sub, master: Mas
 
 /**
  * The end of a subscription (whoever ends it: its follower, staff, the master's deletion), in the
- * transaction that ends it, conditional on it: the performance fee on the gains so far (`hwm:<id>:end:<mark>`,
- * by the mark it is charged above, as a terms change's key: a key an earlier release wrote before an end
- * that then lost its race must not take this end's gains; gains of copies kept open while paused included), then what the running fee clock owes
- * (feeClockStopTx) on the equity after it. The accruals, to settle after the commit.
+ * transaction that ends it, conditional on it: the performance fee on the gains so far, gains of copies
+ * kept open while paused included, then what the running fee clock owes (feeClockStopTx) on the equity
+ * after it. The accruals, to settle after the commit. The fee's key names the mark it is charged above
+ * (`hwm:<id>:end:<mark>`, as a terms change's does): a key an earlier release wrote before an end that
+ * then lost its race must not take this end's gains.
  */
 export async function subscriptionEndTx(ctx: CopyCtx, tx: Tx, sub: Sub, master: Master, now: number) {
   const ids: number[] = []
