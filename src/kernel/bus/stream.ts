@@ -34,10 +34,12 @@ export async function newestOf(send: Send) {
 
 /**
  * XRANGE after an id, or null when the stream was trimmed past it: what lay between may be gone. One call
- * (at the edge every call is a subrequest of its request, and a stream polls twice a second): the range
- * starts at `after` itself, which a reader that got it from the stream finds there until it is trimmed
- * away; one that is not there (trimmed, or never an entry) is answered as trimmed, and the reader starts
- * again from what is current. (XINFO's max-deleted-entry-id cannot tell: trimming by MAXLEN leaves it at 0-0.)
+ * on the common path (at the edge every call is a subrequest of its request, and a stream polls twice a
+ * second): the range starts at `after` itself, which a reader that got it from the stream finds there.
+ * Only when it is not there (trimmed; or lost with the tail of a Redis that failed over or restarted from
+ * a snapshot) is the stream's first entry read: trimmed past it when that entry is later, else what
+ * follows it is all there and is answered. (XINFO's max-deleted-entry-id cannot tell: trimming by MAXLEN
+ * leaves it at 0-0.)
  */
 export async function rangeOf(send: Send, after: string, limit: number) {
   if (after === ZERO_ID) {
@@ -45,11 +47,8 @@ export async function rangeOf(send: Send, after: string, limit: number) {
     return rows.map(parseEntry)
   }
   const rows = ((await send('XRANGE', [BUS_STREAM, after, '+', 'COUNT', String(limit + 1)])) ?? []) as Raw[]
-  if (rows.length === 0) {
-    // nothing at or after it: the stream holds only what came before (or nothing): trimmed past it only
-    // when it is ahead of every entry kept, which a reader's own position never is
-    return []
-  }
-  if (compareIds(rows[0]![0], after) !== 0) return null
-  return rows.slice(1).map(parseEntry)
+  if (rows.length > 0 && compareIds(rows[0]![0], after) === 0) return rows.slice(1).map(parseEntry)
+  const [first] = ((await send('XRANGE', [BUS_STREAM, '-', '+', 'COUNT', '1'])) ?? []) as Raw[]
+  if (first && compareIds(after, first[0]) < 0) return null
+  return rows.slice(0, limit).map(parseEntry)
 }
