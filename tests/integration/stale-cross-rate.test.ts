@@ -121,3 +121,53 @@ test("a pending order's levels are modified while its market is closed, however 
   })
   expect([m.status, m.json.trade?.sl]).toEqual([200, 1.24])
 })
+
+// a reviewer's finding: the close checked the result's conversion only; the swap still owed converts from
+// its own currency (money per lot: the base), and a pair passed over as stale dropped it from the close
+test('a close that owes swap in a currency whose pair fell silent: 503 naming it, nothing closed', async () => {
+  const admin = await t.staffToken(2, 'admin-pass-1')
+  const usd = await t.userToken(100001)
+  const r = await t.request('PATCH', '/manager/symbols/EURJPY', {
+    token: admin,
+    body: { swap_enable: 1, swap_type: 1, swap_long: -5, swap_short: -5 },
+  })
+  expect(r.status).toBe(200)
+  // EURUSD in its session again (a test above closed it)
+  const open = Array.from({ length: 7 }, () => ({
+    trade_overnight: 1,
+    trade: [{ open_hour: 0, open_min: 0, close_hour: 24, close_min: 0 }],
+  }))
+  expect(
+    (await t.request('PATCH', '/manager/symbols/EURUSD', { token: admin, body: { sessions: open } })).status,
+  ).toBe(200)
+  await ingest([
+    { symbol: 'EURUSD', bid: 1.2, ask: 1.2001 },
+    { symbol: 'USDJPY', bid: 151, ask: 151.02 },
+    { symbol: 'EURJPY', bid: 181.2, ask: 181.23 },
+  ])
+  const o = await t.request('POST', '/trade/open', {
+    token: usd,
+    body: { login: 100001, cmd: 0, volume: 100, symbol: 'EURJPY', sl: 0, tp: 0 },
+  })
+  expect(o.status).toBe(200)
+  // past midnight: a day's swap is owed (money per lot, in EUR), and only the yen pairs tick on
+  clock.advance(86_400_000)
+  dealer = await t.staffToken(3, 'dealer-pass-1')
+  for (let s = 0; s < 60; s += 5) {
+    clock.advance(4000)
+    await ingest([
+      { symbol: 'USDJPY', bid: 151, ask: 151.02 },
+      { symbol: 'EURJPY', bid: 181.2, ask: 181.23 },
+    ])
+  }
+  const usdSession = await t.userToken(100001)
+  const c = await t.request('DELETE', '/trade/close', { token: usdSession, body: { order: o.json.order } })
+  expect([c.status, c.json.error]).toEqual([503, 'PRICE_STALE'])
+  expect(c.json.message).toContain('EURUSD')
+  expect((await row(o.json.order)).state).toBe('open')
+  await ingest([{ symbol: 'EURUSD', bid: 1.2, ask: 1.2001 }])
+  expect(
+    (await t.request('DELETE', '/trade/close', { token: usdSession, body: { order: o.json.order } })).status,
+  ).toBe(200)
+  expect((await row(o.json.order)).storage).toBeLessThan(0)
+})

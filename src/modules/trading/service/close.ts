@@ -4,7 +4,8 @@ import type { UseCase } from '../../../kernel/use-case'
 import type { OrderRow } from '../book/positions'
 import { priorRequest, tradeKey } from '../commit/idempotency'
 import { checkVolume } from '../domain/checks'
-import { isBuy, profitInAccount } from '../domain/formulas'
+import { isBuy, profitInAccount, swapCharge } from '../domain/formulas'
+import { dayOf, settledThrough } from '../domain/swap'
 import { refuse } from '../errors'
 import { orders } from '../schema'
 import {
@@ -68,6 +69,13 @@ export async function closePosition({
   const rates = await fillRates(ctx)
   if (profitInAccount(gs.info, o.cmd, v, o.openPrice, price, oc.group.currency, rates.lookup) === null)
     throw rates.noRate(() => fail(`no conversion rate for ${o.symbol} into ${oc.group.currency}`))
+  // the swap still owed (no rollover charged it yet) converts from its own currency: a pair passed over
+  // as stale would leave it out of the close unsaid (swapDue skips a charge it cannot convert)
+  const owesSwap = gs.info.swapEnable === 1 && settledThrough(o) < dayOf(ctx.clock.now())
+  const swapRate = owesSwap && swapCharge(gs.info, o.cmd, v, price, 1, oc.group.currency, rates.lookup)
+  // (no chain of quoted pairs at all: the swap is left out, as the rollover leaves it)
+  if (swapRate === null && rates.stale())
+    throw rates.noRate(() => fail(`no conversion rate for the swap of ${o.symbol}`))
   const done = await ctx.tradeCloses.submit({
     input: {
       origin: ctx.origin,

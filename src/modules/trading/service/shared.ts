@@ -64,7 +64,9 @@ export async function fillRates(ctx: TradingServices) {
       `the last price of ${leg.symbol}, a cross rate of this trade, is ${leg.age} s old (its limit is ${leg.limit} s): its feed has stopped; nothing is filled, retry`,
     )
   }
-  return { lookup: rates.lookup, noRate }
+  /** Whether a pair was passed over as stale (a conversion that found no rate may have found one then). */
+  const stale = () => rates.staleLegs().length > 0
+  return { lookup: rates.lookup, noRate, stale }
 }
 
 /**
