@@ -5,6 +5,7 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { eq } from 'drizzle-orm'
 import { ManualClock } from '../../src/kernel/clock'
+import { TradingPort } from '../../src/modules/trading'
 import { orders } from '../../src/modules/trading/schema'
 import { makeTestApp, type TestApp } from '../support/app'
 
@@ -170,4 +171,33 @@ test('a close that owes swap in a currency whose pair fell silent: 503 naming it
     (await t.request('DELETE', '/trade/close', { token: usdSession, body: { order: o.json.order } })).status,
   ).toBe(200)
   expect((await row(o.json.order)).storage).toBeLessThan(0)
+})
+
+// a reviewer's finding: a copy's stops mirror a master's that trading checked at a fresh price; refused
+// for a passing staleness, copy trading records the skip and never asks again (the copy kept old stops)
+test("a module's modify mirrors levels at the last price; a client's waits for a fresh one", async () => {
+  eur = await t.userToken(EUR_LOGIN)
+  await ingest([
+    { symbol: 'EURUSD', bid: 1.2, ask: 1.2001 },
+    { symbol: 'USDJPY', bid: 151, ask: 151.02 },
+  ])
+  const o = await open('USDJPY')
+  expect(o.status).toBe(200)
+  clock.advance(60_000)
+  eur = await t.userToken(EUR_LOGIN)
+  const client = await t.request('PUT', '/trade/modify', {
+    token: eur,
+    body: { order: o.json.order, sl: 140, tp: 0 },
+  })
+  expect([client.status, client.json.error]).toEqual([503, 'PRICE_STALE'])
+  const port = await t.ports.get(TradingPort).modify({
+    brandId: 1,
+    actor: 'copy:test',
+    idempotencyKey: `copy-modify-${o.json.order}`,
+    order: o.json.order,
+    sl: 140,
+    tp: 0,
+  })
+  expect(port.ok).toBe(true)
+  expect((await row(o.json.order)).sl).toBe(140)
 })

@@ -50,11 +50,16 @@ export async function modifyOrder({
     throw refuse('modifyForbidden', oc.account.enable !== 1 ? 'account is disabled' : readOnly(oc.account))
   const fail = (m: string) => refuse('stopsRefused', m)
   // a position's levels are checked against the price it would close at: that price passes every check a
-  // close's does (session, tradable, feed cut, max_quote_age: 503 PRICE_STALE), or nothing is changed
+  // close's does (session, tradable, feed cut, max_quote_age: 503 PRICE_STALE), or nothing is changed. A
+  // module mirroring levels a client set and trading checked (copy trading's copies of a master's stops)
+  // is checked against the last price, as before: a refusal of a passing staleness would leave the copy
+  // on its old stops for good (the module records it and does not ask again)
   const { gs, quote } =
-    o.state === 'open'
-      ? await tradableSymbol(ctx, oc.group, o.symbol, fail)
-      : await pendingQuote(ctx, oc.group.id, o.symbol)
+    o.state !== 'open'
+      ? await pendingQuote(ctx, oc.group.id, o.symbol)
+      : 'system' in actor
+        ? await lastPrice(ctx, oc.group.id, o.symbol)
+        : await tradableSymbol(ctx, oc.group, o.symbol, fail)
   const reference = o.state === 'pending' ? o.openPrice : isBuy(o.cmd) ? quote.bid : quote.ask
   const levels = levelsAt(input.sl, input.tp, gs.info.digits)
   if (!levels.ok) throw refuse('stopsRefused', levels.message)
@@ -86,6 +91,14 @@ export async function modifyOrder({
   if ('replay' in done) return replayed({ data: 'OK' as const, trade: orderView(o, oc.group.currency) })
   if (!done.row) throw refuse('modifyNotFound', `order ${input.order} changed meanwhile; retry`)
   return { data: 'OK' as const, trade: orderView(done.row, oc.group.currency) }
+}
+
+/** The group's last price of a symbol, however old (a module's mirrored levels, above). */
+async function lastPrice(ctx: TradingServices, groupId: number, symbol: string) {
+  const gs = await ctx.refdata.forGroup(groupId, symbol)
+  const quote = gs && (await ctx.market.groupPrice(gs))
+  if (!gs || !quote) throw refuse('stopsRefused', `no price for ${symbol}`)
+  return { gs, quote }
 }
 
 /**
