@@ -168,6 +168,15 @@ for (const [name, { make, unit: u, wait }] of adapters) {
       expect(await s.get(kept[0][0])).toBe('stays')
     })
 
+    test('getMany answers every key in its order, null where absent, past the keys of one call', async () => {
+      const many = Array.from({ length: 1203 }, (_, i) => [k(`get${i}`), `g${i}`] as const)
+      await s.setMany(many.filter((_, i) => i % 2 === 0))
+      const got = await s.getMany(many.map(([key]) => key))
+      expect(got).toHaveLength(1203)
+      expect(got.map((v, i) => [i, v])).toEqual(many.map(([, v], i) => [i, i % 2 === 0 ? v : null]))
+      expect(await s.getMany([])).toEqual([])
+    })
+
     test('setIf sets only while the key holds what the caller expects (null: absent), with its expiry', async () => {
       const key = k('if')
       expect(await s.setIf(key, 'other', 'x', 5000)).toBe(false)

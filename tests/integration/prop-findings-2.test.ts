@@ -321,6 +321,39 @@ describe('a loss on the first tick after local midnight counts against the new d
       9_300,
     ])
   })
+
+  // a reviewer's finding: the first pass of the day ran where the last one of the day before did not (the
+  // job's lease moved to another instance; a Worker's cron run in a new isolate): it knew nothing of it
+  test("the evaluator's pass elsewhere: the day before's last figures come from the cache", async () => {
+    clock.set(Date.UTC(2026, 10, 26, 9, 0, 0))
+    await signInStaff()
+    await ingest([{ symbol: 'EURUSD', bid: 1.1, ask: 1.1002 }])
+    const c = await buyChallenge(
+      t,
+      customer,
+      await evaluation({ profit_target_pct: 50, daily_loss_pct: 5, total_loss_pct: 10 }),
+    )
+    const trading = t.ports.get(TradingPort)
+    await evaluateAll(propCtx(), trading)
+    clock.set(Date.UTC(2026, 10, 26, 22, 58, 0))
+    await evaluateAll(propCtx(), trading)
+    clock.set(Date.UTC(2026, 10, 26, 23, 0, 30))
+    const dropped: TradingApi = {
+      ...trading,
+      figures: async (logins) => {
+        const out = await trading.figures(logins)
+        const f = out.get(c.login)
+        if (f) out.set(c.login, { balance: f.balance, equity: f.equity - 70_000 })
+        return out
+      },
+    }
+    // another process: none of the passes before ran in it
+    await evaluateAll(propCtx(), dropped)
+    await signInStaff()
+    const d = await detail(c.challenge)
+    expect(d.challenge.status_name).toBe('failed')
+    expect([d.latest_breach.rule, d.latest_breach.anchor]).toEqual(['daily_loss', 10_000])
+  })
 })
 
 describe("the challenge's figures agree", () => {

@@ -68,6 +68,10 @@ export class MemoryStore implements KeyValueStore {
     })
   }
 
+  async getMany(keys: readonly string[]) {
+    return Promise.all(keys.map((k) => this.get(k)))
+  }
+
   async setMany(entries: readonly (readonly [string, string])[], ttlMs?: number) {
     for (const [key, value] of entries) this.put(key, value, ttlMs)
   }

@@ -1,6 +1,8 @@
 import type { RedisClient } from 'bun'
 import { connected, openRedis } from '../redis'
 import {
+  chunks,
+  GET_MANY_PAGE,
   INCR_WITH_TTL,
   type KeyValueStore,
   LEASE,
@@ -32,6 +34,14 @@ export class RedisStore implements KeyValueStore {
     const c = await this.c()
     if (ttlMs === undefined) await c.set(key, value)
     else await c.set(key, value, 'PX', Math.max(1, Math.ceil(ttlMs)))
+  }
+
+  async getMany(keys: readonly string[]) {
+    const c = await this.c()
+    const pages = await Promise.all(
+      chunks(keys, GET_MANY_PAGE).map((page) => c.send('MGET', page) as Promise<(string | null)[]>),
+    )
+    return pages.flat()
   }
 
   async setMany(entries: readonly (readonly [string, string])[], ttlMs?: number) {

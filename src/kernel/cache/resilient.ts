@@ -35,6 +35,12 @@ export class ResilientStore implements KeyValueStore {
   set(key: string, value: string, ttlMs?: number) {
     return this.guard(() => this.inner.set(key, value, ttlMs), undefined)
   }
+  getMany(keys: readonly string[]) {
+    return this.guard(
+      () => this.inner.getMany(keys),
+      keys.map(() => null),
+    )
+  }
   setMany(entries: readonly (readonly [string, string])[], ttlMs?: number) {
     return this.guard(() => this.inner.setMany(entries, ttlMs), undefined)
   }

@@ -13,6 +13,11 @@ export interface KeyValueStore {
   /** ttlMs omitted = no expiry. */
   set(key: string, value: string, ttlMs?: number): Promise<void>
   /**
+   * Many keys at once, in their order (null where absent): a round trip per 1,000 keys on a remote store
+   * (over Upstash's REST a get per key is an HTTP request, a Worker's subrequest, each).
+   */
+  getMany(keys: readonly string[]): Promise<(string | null)[]>
+  /**
    * Many keys at once with one expiry (omitted = none): one round trip on a remote store, where a set per
    * key was one each (over Upstash's REST, an HTTP request each: a Worker's pass over thousands of prop
    * phases would have spent its subrequests on them).
@@ -100,6 +105,16 @@ export function setManyCalls(entries: readonly (readonly [string, string])[], tt
     calls.push([part.map((e) => e[0]), [...part.map((e) => e[1]), px]])
   }
   return calls
+}
+
+/** Keys per MGET of getMany: a bounded call, however many keys the caller has. */
+export const GET_MANY_PAGE = 1000
+
+/** The keys in pages of `size` (getMany's MGETs). */
+export function chunks<T>(keys: readonly T[], size: number): T[][] {
+  const out: T[][] = []
+  for (let i = 0; i < keys.length; i += size) out.push(keys.slice(i, i + size))
+  return out
 }
 
 export const UNLEASE = "if redis.call('GET', KEYS[1]) == ARGV[1] then redis.call('DEL', KEYS[1]) end return 0"

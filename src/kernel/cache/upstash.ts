@@ -1,5 +1,7 @@
 import { Redis } from '@upstash/redis'
 import {
+  chunks,
+  GET_MANY_PAGE,
   INCR_WITH_TTL,
   type KeyValueStore,
   LEASE,
@@ -27,6 +29,13 @@ export class UpstashStore implements KeyValueStore {
   async set(key: string, value: string, ttlMs?: number) {
     if (ttlMs === undefined) await this.client.set(key, value)
     else await this.client.set(key, value, { px: Math.max(1, Math.ceil(ttlMs)) })
+  }
+
+  async getMany(keys: readonly string[]) {
+    const pages = await Promise.all(
+      chunks(keys, GET_MANY_PAGE).map((page) => this.client.mget<(string | null)[]>(...page)),
+    )
+    return pages.flat().map((v) => v ?? null)
   }
 
   async setMany(entries: readonly (readonly [string, string])[], ttlMs?: number) {

@@ -24,6 +24,7 @@ import {
   assumedSnapshots,
   cacheSnapshots,
   dayStartOf,
+  daysEndSeen,
   type Figures,
   insertDays,
   type PhaseRow,
@@ -442,21 +443,33 @@ async function evaluateChunk(
   // before), as the engine's watch does
   const seen = seenByPass.get(ctx) ?? new Map<number, SeenFigures>()
   seenByPass.set(ctx, seen)
-  const wanted: WantedDay[] = phases
-    .filter(
-      (p) => figures.get(p.accountLogin) && !passDays.get(p.id)?.some((d) => d.day === todayOf(p.timeZone)),
-    )
-    .map((p) => {
-      const day = todayOf(p.timeZone)
-      const a = activity.get(p.id)
-      return {
-        phaseId: p.id,
+  const starting = phases.filter(
+    (p) => figures.get(p.accountLogin) && !passDays.get(p.id)?.some((d) => d.day === todayOf(p.timeZone)),
+  )
+  // and what a pass elsewhere saw (another instance holding the job's lease then, a Worker's cron run in
+  // another isolate), from the cache: one read for the phases starting a day
+  const shared = await daysEndSeen(
+    ctx,
+    starting.map((p) => p.id),
+  )
+  const wanted: WantedDay[] = starting.map((p) => {
+    const day = todayOf(p.timeZone)
+    const a = activity.get(p.id)
+    return {
+      phaseId: p.id,
+      day,
+      now: dayStartOf(
         day,
-        now: dayStartOf(day, p.timeZone, figures.get(p.accountLogin)!, p.payoutCount, seen.get(p.id)),
-        positionsOpened: a?.openedToday ?? 0,
-        tradingDay: a?.traded.has(day) ? 1 : 0,
-      }
-    })
+        p.timeZone,
+        figures.get(p.accountLogin)!,
+        p.payoutCount,
+        seen.get(p.id),
+        shared.get(p.id),
+      ),
+      positionsOpened: a?.openedToday ?? 0,
+      tradingDay: a?.traded.has(day) ? 1 : 0,
+    }
+  })
   // the figures of this pass, where its day ends within minutes: the next day's start (also for the watch)
   const nearEnd = new Map<number, SeenFigures>()
   const endOf = memo((zone) => nextDayStart(now, zone))

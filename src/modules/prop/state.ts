@@ -83,6 +83,18 @@ export async function rememberDayEnds(ctx: PropCtx, seen: ReadonlyMap<number, Se
   await ctx.store.setMany(entries, 86_400_000).catch(() => {})
 }
 
+/** What passes saw of many phases near their latest day's end, by phase (none: nothing, or the cache is away). */
+export async function daysEndSeen(ctx: PropCtx, phaseIds: number[]) {
+  const out = new Map<number, SeenFigures>()
+  if (phaseIds.length === 0) return out
+  const raw = await ctx.store.getMany(phaseIds.map(dayEndKey)).catch(() => [])
+  phaseIds.forEach((id, i) => {
+    const v = raw[i]
+    if (v) out.set(id, JSON.parse(v) as SeenFigures)
+  })
+  return out
+}
+
 /** What the evaluator saw of a phase near its latest day's end (null when nothing, or the cache is away). */
 export async function dayEndSeen(ctx: PropCtx, phaseId: number): Promise<SeenFigures | null> {
   const raw = await ctx.store.get(dayEndKey(phaseId)).catch(() => null)
