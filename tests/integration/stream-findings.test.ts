@@ -4,6 +4,7 @@ import { heapStats } from 'bun:jsc'
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import * as net from 'node:net'
 import { compareIds } from '../../src/kernel/bus/bus'
+import { ManualClock } from '../../src/kernel/clock'
 import { MarketPort } from '../../src/modules/market'
 import { MAX_STREAMS_PER_PRINCIPAL } from '../../src/modules/market/stream'
 import { makeTestApp, type TestApp } from '../support/app'
@@ -222,6 +223,35 @@ describe('streams per principal', () => {
     expect(again.res.status).toBe(200)
     await sse(again.res, again.ac).close()
     for (const s of [...open8, other]) await s.close()
+  })
+})
+
+describe('a slot that outlived its stream', () => {
+  // a reviewer's remark: a runtime that tears a stream down without its cancel (a Worker's ended request)
+  // would hold the principal's slot for good; a slot past its stream's lifetime and a minute is free
+  test("is free after the stream's lifetime and a minute, whatever became of its stream", async () => {
+    const clock = new ManualClock(Date.now())
+    const a = await makeTestApp({ clock })
+    try {
+      const token = await a.userToken(100004, 'master-pass-1')
+      const get = () =>
+        a.app.handle(
+          new Request('http://localhost/market/stream?symbols=EURUSD', {
+            headers: { host: 'localhost', authorization: token },
+          }),
+        )
+      const held: Response[] = []
+      for (let i = 0; i < MAX_STREAMS_PER_PRINCIPAL; i++) held.push(await get())
+      expect(held.map((r) => r.status)).toEqual(held.map(() => 200))
+      const refused = await get()
+      expect(refused.status).toBe(429)
+      clock.advance(240_000 + 60_000 + 1)
+      const later = await get()
+      expect(later.status).toBe(200)
+      for (const r of [...held, later]) await r.body?.cancel()
+    } finally {
+      await a.close()
+    }
   })
 })
 

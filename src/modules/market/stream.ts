@@ -35,8 +35,13 @@ const QUEUE_BYTES = 64 * 1024
 /** Streams one principal (account, customer or staff member) may hold open on one instance. */
 export const MAX_STREAMS_PER_PRINCIPAL = 8
 
-/** Open streams per principal, per app (its quote hub): a count of this instance, not shared. */
-const openStreams = new WeakMap<object, Map<string, number>>()
+/**
+ * Open streams per principal, per app (its quote hub): each slot with when it was taken, on this instance
+ * (not shared). A slot past its stream's lifetime and a minute is free whatever happened: a runtime that
+ * tore a stream down without its cancel (a Worker's ended request) must not hold the principal's slots
+ * for good.
+ */
+const openStreams = new WeakMap<object, Map<string, Map<object, number>>>()
 const principalKey = (s: Session) =>
   `${s.brandId}:${s.type}:${s.type === 'SESSION_USER' ? s.login : (s.customerId ?? s.staffId)}`
 
@@ -84,24 +89,25 @@ export async function quoteStream(
   if (wanted.length === 0 || wanted.length > 100) throw invalid('symbols: 1 to 100 comma-separated symbols')
   // a slot of the principal's, taken before any await (no two requests both see the last one free) and
   // given back when the stream ends or its start fails
-  const counts = openStreams.get(ctx.quotes) ?? new Map<string, number>()
+  const counts = openStreams.get(ctx.quotes) ?? new Map<string, Map<object, number>>()
   openStreams.set(ctx.quotes, counts)
   const key = principalKey(session)
-  const open = counts.get(key) ?? 0
-  if (open >= MAX_STREAMS_PER_PRINCIPAL)
+  const slots = counts.get(key) ?? new Map<object, number>()
+  const now = ctx.clock.now()
+  for (const [slot, at] of slots)
+    if (now - at > (ctx.edge ? EDGE_STREAM_MS : STREAM_MS) + 60_000) slots.delete(slot)
+  if (slots.size >= MAX_STREAMS_PER_PRINCIPAL)
     throw new ApiError(
       429,
       'TOO_MANY_REQUESTS',
       `at most ${MAX_STREAMS_PER_PRINCIPAL} quote streams open at once per account or staff member; close one first`,
     )
-  counts.set(key, open + 1)
-  let released = false
+  const slot = {}
+  slots.set(slot, now)
+  counts.set(key, slots)
   const release = () => {
-    if (released) return
-    released = true
-    const n = (counts.get(key) ?? 1) - 1
-    if (n > 0) counts.set(key, n)
-    else counts.delete(key)
+    slots.delete(slot)
+    if (slots.size === 0 && counts.get(key) === slots) counts.delete(key)
   }
   try {
     return await startStream(ctx, brand, session, wanted, request, release)
