@@ -7,7 +7,7 @@ import { sameHost } from '../../src/kernel/http/security'
 import { accountScope } from '../../src/modules/accounts/domain/access'
 import { marginSnapshot } from '../../src/modules/accounts/domain/margin'
 import { fromMinor, toMinor } from '../../src/modules/accounts/domain/money'
-import { quoteAgeOver } from '../../src/modules/trading/domain/checks'
+import { quoteAgeOver } from '../../src/modules/market/domain/quote-age'
 import { cleanOriginalName, extensionOf } from '../../src/modules/uploads/domain/signature'
 
 const s = (type: Session['type'], extra: Partial<Session> = {}): Session => ({

@@ -20,6 +20,7 @@ import { watchConsumer } from './watch-defaults'
 
 export type { SymbolHolders } from './context'
 export { conversionRate, type Quote, type QuoteLookup } from './domain/conversion'
+export { quoteAgeOver } from './domain/quote-age'
 export { type DaySessions, isTradingOpen } from './domain/sessions'
 export type { Tick, TickListener } from './quotes'
 export {

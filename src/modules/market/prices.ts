@@ -1,5 +1,6 @@
 import type { Clock } from '../../kernel/clock'
 import type { Quote, QuoteLookup } from './domain/conversion'
+import { quoteAgeOver } from './domain/quote-age'
 import { isTradingOpen } from './domain/sessions'
 import type { QuoteHub } from './quotes'
 import { type GroupSymbol, pricedForGroup, type ReferenceData } from './reference'
@@ -46,10 +47,9 @@ export async function tradeLookup(
     if (!q) return null
     const info = refdata.symbol(symbol)
     if (!info || info.maxQuoteAge <= 0 || !isTradingOpen(info.sessionList, now)) return q
-    // from when this instance took the pair's last tick off the bus (the edge reads none: the tick's time)
-    const age = now - (quotes.tickedAt(symbol) ?? q.time)
-    if (age <= info.maxQuoteAge * 1000) return q
-    stale.set(symbol, { symbol, age: Math.floor(age / 1000), limit: info.maxQuoteAge })
+    const age = quoteAgeOver(info.maxQuoteAge, quotes.seenAt(symbol, q), now)
+    if (age === null) return q
+    stale.set(symbol, { symbol, age, limit: info.maxQuoteAge })
     return null
   }
   return { lookup, staleLegs: () => [...stale.values()] }

@@ -156,6 +156,11 @@ export class QuoteHub {
     return this.ticked.get(symbol) ?? this.remote.get(symbol)?.seen ?? null
   }
 
+  /** When `quote` of `symbol` arrived, for its age (quoteAgeOver): tickedAt, else the feed's own time. */
+  seenAt(symbol: string, quote: Quote): number {
+    return this.tickedAt(symbol) ?? quote.time
+  }
+
   /** Synchronous latest quote known to this instance (the hot path of margin and trigger checks). */
   peek(symbol: string): Quote | null {
     return this.local.get(symbol) ?? this.remote.get(symbol)?.quote ?? this.saved.get(symbol) ?? null

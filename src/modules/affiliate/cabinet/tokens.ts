@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto'
 import { jwt } from '@elysiajs/jwt'
-import { and, eq, isNull } from 'drizzle-orm'
+import { and, eq, gt, isNull } from 'drizzle-orm'
 import { z } from 'zod'
 import type { Brand } from '../../../kernel/brand/registry'
 import { epochSeconds } from '../../../kernel/clock'
@@ -173,12 +173,15 @@ export class AffiliateTokens {
    * A token of another kind (an integration's API key) is not touched.
    */
   async revokeAll(where: { kind: TokenKind; brandId: number; affiliateId: number }) {
+    const now = this.ctx.clock.now()
     const done = await this.ctx.db
       .update(affiliateTokens)
-      .set({ revokedAt: this.ctx.clock.now() })
+      .set({ revokedAt: now })
       .where(
         and(
           isNull(affiliateTokens.revokedAt),
+          // the count says what it ended: an expired token ended by itself
+          gt(affiliateTokens.expiresAt, now),
           eq(affiliateTokens.kind, where.kind),
           eq(affiliateTokens.brandId, where.brandId),
           eq(affiliateTokens.affiliateId, where.affiliateId),

@@ -1,4 +1,4 @@
-import { type DaySessions, isTradingOpen } from '../../market'
+import { type DaySessions, isTradingOpen, quoteAgeOver } from '../../market'
 import { isBuy, point, roundTo } from './formulas'
 import { DAY_MS, dayOf } from './swap'
 
@@ -121,16 +121,6 @@ export function riskFillable(
     isTradingOpen(info.sessionList, now) &&
     quoteAgeOver(info.maxQuoteAge, seen, now) === null
   )
-}
-
-/**
- * How old a quote is, in whole seconds, when that is past the symbol's limit (`maxAge` seconds; 0 none),
- * else null: `seen` is when it arrived (epoch ms). One from ahead of the clock is not old.
- */
-export function quoteAgeOver(maxAge: number, seen: number, now: number): number | null {
-  if (maxAge <= 0) return null
-  const age = now - seen
-  return age > maxAge * 1000 ? Math.floor(age / 1000) : null
 }
 
 /** A symbol as a group sees it, as far as taking new positions goes. */

@@ -325,7 +325,7 @@ export class RiskMonitor {
     const raw = quotes.peek(p.order.symbol)
     // nothing is closed at a group price of zero or below: that position waits, the others go first
     if (raw && !pricedForGroup(raw, p.gs)) return false
-    const seen = raw ? (quotes.tickedAt(p.order.symbol) ?? raw.time) : null
+    const seen = raw ? quotes.seenAt(p.order.symbol, raw) : null
     return riskFillable(p.gs.info, seen, this.ctx.clock.now())
   }
 

@@ -4,13 +4,13 @@ import type { Brand } from '../../../kernel/brand/registry'
 import type { Committer } from '../../../kernel/db/group-commit'
 import { readOrNothing } from '../../../kernel/db/tolerant'
 import type { GroupRecord } from '../../accounts'
-import type { GroupSymbol, Quote } from '../../market'
+import { type GroupSymbol, type Quote, quoteAgeOver } from '../../market'
 import type { OrderRow } from '../book/positions'
 import type { Closed, CloseRequest } from '../commit/close-commit'
 import type { tradeKey } from '../commit/idempotency'
 import type { Opened, OpenRequest, WhileWanted } from '../commit/open-commit'
 import type { TradingCtx } from '../context'
-import { quoteAgeOver, symbolClosed } from '../domain/checks'
+import { symbolClosed } from '../domain/checks'
 import type { TriggerEngine } from '../engine/trigger-engine'
 import { refuse } from '../errors'
 import { type ManualAction, ManualTradeGuardPort } from '../guard'
@@ -75,10 +75,13 @@ export async function fillRates(ctx: TradingServices) {
  * is its close, however old).
  */
 export function refuseOldQuote(ctx: TradingServices, gs: GroupSymbol, quote: Quote) {
-  // from when this instance took the symbol's last tick off the bus: the feed's own time may lag or lead
-  // (without a bus reader, the edge, the quote's time is all there is)
-  const seen = ctx.market.quotes.tickedAt(gs.info.symbol) ?? quote.time
-  const age = quoteAgeOver(gs.info.maxQuoteAge, seen, ctx.clock.now())
+  // from when this instance (at the edge, the engine) took the symbol's last tick off the bus: the feed's
+  // own time may lag or lead
+  const age = quoteAgeOver(
+    gs.info.maxQuoteAge,
+    ctx.market.quotes.seenAt(gs.info.symbol, quote),
+    ctx.clock.now(),
+  )
   if (age !== null)
     throw refuse(
       'priceStale',
