@@ -53,7 +53,9 @@ export const subscriptionRoutes = (ctx: CopyCtx) =>
         detail: doc(TAG, 'Subscribe a follower account to a master', {
           description:
             'Rules 5-8 of spec 4.12. Settings not given come from the follower profile (404 FOLLOWER_NOT_FOUND ' +
-            "without one). The master's open positions are copied at once at the current price.",
+            "without one). The master's open positions are copied at once at the current price. A SUBSCRIPTION_FEE's " +
+            'first period is charged here (settled once the follower has the free margin); a period a subscription of ' +
+            'this account to this master already paid is not charged again, nor a management-fee day.',
         }),
       },
     )
@@ -165,7 +167,10 @@ export const subscriptionRoutes = (ctx: CopyCtx) =>
             'Status table (spec 3.5, designed here): ACTIVE -pause-> PAUSED -resume-> ACTIVE; ACTIVE or PAUSED ' +
             '-disable-> DISABLED (final; its copies are closed). PAUSED copies nothing new but still copies the ' +
             'closes of positions already copied. Resume copies the master positions opened meanwhile. Any other ' +
-            'move: 409 INVALID_TRANSITION.',
+            'move: 409 INVALID_TRANSITION. A pause (and a disable) stops the fee clock: it charges what the terms owe ' +
+            "up to now in the same transaction (the management fee's days up to and including today, a subscription-fee " +
+            'period that came due); a disable also charges the performance fee on the gains so far, gains of copies kept ' +
+            'open while paused included. A resume starts the clock again from the next day.',
         }),
       },
     )
