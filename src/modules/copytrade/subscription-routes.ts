@@ -170,7 +170,7 @@ export const subscriptionRoutes = (ctx: CopyCtx) =>
             'move: 409 INVALID_TRANSITION. A pause (and a disable) stops the fee clock: it charges what the terms owe ' +
             "up to now in the same transaction (the management fee's days up to and including today, a subscription-fee " +
             'period that came due); a disable also charges the performance fee on the gains so far, gains of copies kept ' +
-            'open while paused included. A resume starts the clock again from the next day.',
+            'open while paused included. A resume starts the clock again (the day of the resume counts).',
         }),
       },
     )
