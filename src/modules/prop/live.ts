@@ -20,9 +20,9 @@ import {
 import { PropWarning } from './events'
 import { propPhases, propWarnings } from './schema'
 import {
-  dayEndSeen,
   daySnapshot,
   dayStartOf,
+  daysEndSeen,
   type Figures,
   type PhaseRow,
   recordBreach,
@@ -209,7 +209,7 @@ export class PropWatch implements RiskWatcher {
         figures,
         p.payoutCount,
         w.seen,
-        await dayEndSeen(this.ctx, p.id),
+        (await daysEndSeen(this.ctx, [p.id])).get(p.id),
       )
       const snap = await daySnapshot(this.ctx, p.id, day, start)
       w.day = day

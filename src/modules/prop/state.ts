@@ -95,12 +95,6 @@ export async function daysEndSeen(ctx: PropCtx, phaseIds: number[]) {
   return out
 }
 
-/** What the evaluator saw of a phase near its latest day's end (null when nothing, or the cache is away). */
-export async function dayEndSeen(ctx: PropCtx, phaseId: number): Promise<SeenFigures | null> {
-  const raw = await ctx.store.get(dayEndKey(phaseId)).catch(() => null)
-  return raw ? (JSON.parse(raw) as SeenFigures) : null
-}
-
 /** Drops a day's cached snapshot (a payout moved its row): the next reader takes the row's. */
 export async function forgetSnapshot(ctx: PropCtx, phaseId: number, day: string) {
   await ctx.store.del(snapshotKey(phaseId, day)).catch(() => {})

@@ -56,9 +56,9 @@ export async function modifyOrder({
   // on its old stops for good (the module records it and does not ask again)
   const { gs, quote } =
     o.state !== 'open'
-      ? await pendingQuote(ctx, oc.group.id, o.symbol)
+      ? await lastPrice(ctx, oc.group.id, o.symbol, true)
       : 'system' in actor
-        ? await lastPrice(ctx, oc.group.id, o.symbol)
+        ? await lastPrice(ctx, oc.group.id, o.symbol, false)
         : await tradableSymbol(ctx, oc.group, o.symbol, fail)
   const reference = o.state === 'pending' ? o.openPrice : isBuy(o.cmd) ? quote.bid : quote.ask
   const levels = levelsAt(input.sl, input.tp, gs.info.digits)
@@ -93,24 +93,17 @@ export async function modifyOrder({
   return { data: 'OK' as const, trade: orderView(done.row, oc.group.currency) }
 }
 
-/** The group's last price of a symbol, however old (a module's mirrored levels, above). */
-async function lastPrice(ctx: TradingServices, groupId: number, symbol: string) {
-  const gs = await ctx.refdata.forGroup(groupId, symbol)
-  const quote = gs && (await ctx.market.groupPrice(gs))
-  if (!gs || !quote) throw refuse('stopsRefused', `no price for ${symbol}`)
-  return { gs, quote }
-}
-
 /**
- * A pending order's levels are checked against its own price, but not while this instance's prices are
- * known stale (feed cut off, or, while its market is open, the symbol's last quote past its max_quote_age:
- * 503 PRICE_STALE), as placing it is not; its session need not be open.
+ * The group's last price of a symbol. `fresh` (a pending order's levels, checked against its own price):
+ * not while this instance's prices are known stale (feed cut off, or, while its market is open, the
+ * symbol's last quote past its max_quote_age: 503 PRICE_STALE), as placing it is not; its session need
+ * not be open. Else however old (a module's mirrored levels, above).
  */
-async function pendingQuote(ctx: TradingServices, groupId: number, symbol: string) {
+async function lastPrice(ctx: TradingServices, groupId: number, symbol: string, fresh: boolean) {
   const gs = await ctx.refdata.forGroup(groupId, symbol)
   const quote = gs && (await ctx.market.groupPrice(gs))
-  refuseStalePrices(ctx)
+  if (fresh) refuseStalePrices(ctx)
   if (!gs || !quote) throw refuse('stopsRefused', `no price for ${symbol}`)
-  if (isTradingOpen(gs.info.sessionList, ctx.clock.now())) refuseOldQuote(ctx, gs, quote)
+  if (fresh && isTradingOpen(gs.info.sessionList, ctx.clock.now())) refuseOldQuote(ctx, gs, quote)
   return { gs, quote }
 }
