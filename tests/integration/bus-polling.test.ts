@@ -100,3 +100,32 @@ test('a poller whose own entry is gone, but not trimmed, gets what follows it', 
   await edge.close()
   await writer.close()
 })
+
+// found while measuring the quote stream's memory: the stream was kept by count (200,000 entries), and an
+// entry is a batch of up to 5,000 ticks: tens of gigabytes of Redis for a feed that posts large batches
+test('the stream keeps entries by age, whatever they weigh: older ones are trimmed by the appends after them, on Redis and Upstash', async () => {
+  for (const make of [
+    () => new RedisBus(redis.url, silentLogger, 300),
+    () => new UpstashBus(bridge.url, 'test-token', silentLogger, 100, 300),
+  ]) {
+    const raw = new RedisClient(redis.url)
+    await raw.send('DEL', ['bus:v1'])
+    const bus = make()
+    // whole nodes of the stream are trimmed (100 entries each by default): several of them
+    const big = { ticks: Array.from({ length: 50 }, (_, i) => ({ symbol: 'EURUSD', bid: 1 + i / 1e5 })) }
+    const first = await bus.publish('test.age', big)
+    for (let n = 0; n < 499; n++) await bus.publish('test.age', big)
+    expect(Number(await raw.send('XLEN', ['bus:v1']))).toBe(500)
+    await Bun.sleep(400)
+    // an append trims before the time of the one it follows (the stream's clock): the second after the pause
+    await bus.publish('test.age', big)
+    expect(Number(await raw.send('XLEN', ['bus:v1']))).toBe(501)
+    const last = await bus.publish('test.age', big)
+    expect(Number(await raw.send('XLEN', ['bus:v1']))).toBeLessThan(150)
+    // what was trimmed is answered as such (a resume starts from the latest quotes); the newest is there
+    expect(await bus.range(first, 10)).toBeNull()
+    expect(await bus.newest()).toBe(last)
+    raw.close()
+    await bus.close()
+  }
+})

@@ -26,8 +26,12 @@ export interface Subscription {
 
 export interface MessageBus {
   readonly kind: 'local' | 'redis' | 'upstash'
-  /** Appends an entry; resolves with its id (the local bus: once every subscriber has handled it). */
-  publish(type: string, data: unknown): Promise<string>
+  /**
+   * Appends an entry; resolves with its id (the local bus: once every subscriber has handled it). `weight`:
+   * what the entry costs to keep, in the units the local bus keeps a bounded number of (its ticks, for an
+   * entry of ticks; 1 by default).
+   */
+  publish(type: string, data: unknown, weight?: number): Promise<string>
   /**
    * Hands every entry after `from` (`'$'`: after the newest now) to `handler`, in order, one batch at a
    * time: the next batch waits for the handler. `pollMs`: how often a bus that polls (Upstash) asks for

@@ -10,9 +10,15 @@ import type { BusEntry, MessageBus } from './bus'
 export interface Channel<T> {
   readonly name: string
   readonly schema?: z.ZodType<T>
+  /** What an entry costs the bus to keep (kernel/bus/local.ts), where entries vary in size (a batch of ticks). */
+  readonly weight?: (data: T) => number
 }
 
-export const defineChannel = <T>(name: string, schema?: z.ZodType<T>): Channel<T> => ({ name, schema })
+export const defineChannel = <T>(
+  name: string,
+  schema?: z.ZodType<T>,
+  opts: { weight?: (data: T) => number } = {},
+): Channel<T> => ({ name, schema, weight: opts.weight })
 
 /** An entry of a channel as a handler receives it: its bus id and its typed data. */
 export interface ChannelEntry<T> extends BusEntry {
@@ -57,4 +63,5 @@ export async function publishChange<T>(
 }
 
 /** Appends typed data to a channel; resolves with the entry's id. */
-export const publishTo = <T>(bus: MessageBus, channel: Channel<T>, data: T) => bus.publish(channel.name, data)
+export const publishTo = <T>(bus: MessageBus, channel: Channel<T>, data: T) =>
+  bus.publish(channel.name, data, channel.weight?.(data))

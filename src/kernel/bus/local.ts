@@ -1,7 +1,13 @@
 import type { BusEntry, BusHandler, MessageBus, Subscription } from './bus'
 import { compareIds, ZERO_ID } from './bus'
 
-const KEEP = 16_384
+/**
+ * What the bus keeps, by weight (a batch of ticks weighs its ticks, another entry 1): about 4 MB of ticks
+ * whatever the batches' sizes. It serves a resume (REPLAY_ENTRIES of market/quotes.ts reads at most 4,096
+ * entries, a replay past 500 ticks sends the latest quotes instead); kept by count, 16,384 batches of an
+ * ingest's 5,000 ticks were gigabytes.
+ */
+const KEEP = 65_536
 
 /**
  * The bus of one process (embedded default). `publish` resolves once every subscriber has handled the
@@ -10,7 +16,10 @@ const KEEP = 16_384
  */
 export class LocalBus implements MessageBus {
   readonly kind = 'local' as const
-  private readonly kept: BusEntry[] = []
+  /** The entries kept, from `head` on (what is before it is dropped, spliced away now and then). */
+  private readonly kept: { entry: BusEntry; weight: number }[] = []
+  private head = 0
+  private weight = 0
   private readonly subscribers = new Set<LocalSubscription>()
   private lastMs = 0
   /** Id of the newest entry no longer kept. */
@@ -19,22 +28,47 @@ export class LocalBus implements MessageBus {
 
   constructor(private readonly now: () => number = Date.now) {}
 
-  async publish(type: string, data: unknown) {
+  async publish(type: string, data: unknown, weight = 1) {
     const ms = Math.max(this.now(), this.lastMs)
     this.n = ms === this.lastMs ? this.n + 1 : 0
     this.lastMs = ms
     const entry: BusEntry = { id: `${ms}-${this.n}`, type, data }
-    this.kept.push(entry)
-    if (this.kept.length > KEEP) this.dropped = this.kept.splice(0, this.kept.length - KEEP).at(-1)!.id
+    this.kept.push({ entry, weight })
+    this.weight += weight
+    // the newest entry stays whatever it weighs
+    while (this.weight > KEEP && this.head < this.kept.length - 1) {
+      const old = this.kept[this.head++]!
+      this.weight -= old.weight
+      this.dropped = old.entry.id
+    }
+    if (this.head > 1024 && this.head * 2 > this.kept.length) {
+      this.kept.splice(0, this.head)
+      this.head = 0
+    }
     await Promise.all([...this.subscribers].map((s) => s.deliver(entry)))
     return entry.id
+  }
+
+  /** The entries kept after `after`, oldest first, at most `limit`. */
+  private after(after: string, limit = Number.POSITIVE_INFINITY) {
+    // ids only grow: the first one past `after` by bisection
+    let lo = this.head
+    let hi = this.kept.length
+    while (lo < hi) {
+      const mid = (lo + hi) >>> 1
+      if (compareIds(this.kept[mid]!.entry.id, after) > 0) hi = mid
+      else lo = mid + 1
+    }
+    const out: BusEntry[] = []
+    for (let i = lo; i < this.kept.length && out.length < limit; i++) out.push(this.kept[i]!.entry)
+    return out
   }
 
   subscribe(from: string, handler: BusHandler): Subscription {
     const sub = new LocalSubscription(handler, () => this.subscribers.delete(sub))
     const start = from === '$' ? this.newestSync() : from
     sub.position = start
-    const backlog = this.kept.filter((e) => compareIds(e.id, start) > 0)
+    const backlog = this.after(start)
     this.subscribers.add(sub)
     if (backlog.length) void sub.deliverMany(backlog)
     return sub
@@ -43,7 +77,7 @@ export class LocalBus implements MessageBus {
   async range(after: string, limit: number) {
     // entries after `after` may have been dropped: only the last one dropped is a safe start
     if (this.dropped && compareIds(after, this.dropped) < 0) return null
-    return this.kept.filter((e) => compareIds(e.id, after) > 0).slice(0, limit)
+    return this.after(after, limit)
   }
 
   /** The last id handed out ('0-0' before the first). */

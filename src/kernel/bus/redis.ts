@@ -2,8 +2,8 @@ import type { RedisClient } from 'bun'
 import type { Logger } from '../logger'
 import { connected, openRedis } from '../redis'
 import { backoff, Dependency } from '../resilience'
-import { type BusHandler, handOver, type MessageBus, type Subscription } from './bus'
-import { BUS_STREAM, newestOf, parseEntry, type Raw, rangeOf, xaddArgs } from './stream'
+import { type BusHandler, handOver, idTime, type MessageBus, type Subscription } from './bus'
+import { BUS_KEEP_MS, BUS_STREAM, newestOf, parseEntry, type Raw, rangeOf, xaddArgs } from './stream'
 
 /** How long one call of the bus may take before it counts as failed (a blocking read is apart). */
 const CALL_TIMEOUT_MS = 1000
@@ -20,10 +20,13 @@ export class RedisBus implements MessageBus {
   readonly dependency: Dependency
   private readonly client: RedisClient
   private readonly subs = new Set<RedisSubscription>()
+  /** The time part of the last id appended here: what the next append trims before (stream.ts). */
+  private lastMs = 0
 
   constructor(
     private readonly url: string,
     private readonly logger: Logger,
+    private readonly keepMs = BUS_KEEP_MS,
   ) {
     this.client = openRedis(url)
     this.dependency = new Dependency('bus', CALL_TIMEOUT_MS, logger, async () =>
@@ -35,7 +38,9 @@ export class RedisBus implements MessageBus {
     this.dependency.call(async () => (await connected(this.client)).send(cmd, args))
 
   async publish(type: string, data: unknown) {
-    return String(await this.send('XADD', xaddArgs(type, data)))
+    const id = String(await this.send('XADD', xaddArgs(type, data, this.lastMs, this.keepMs)))
+    this.lastMs = Math.max(this.lastMs, idTime(id))
+    return id
   }
 
   subscribe(from: string, handler: BusHandler): Subscription {

@@ -1,7 +1,14 @@
 import { type BusEntry, compareIds, ZERO_ID } from './bus'
 
 export const BUS_STREAM = 'bus:v1'
-/** Entries kept in the stream (approximately): minutes of ticks, for SSE resume and engine takeover. */
+/**
+ * How long the stream keeps an entry: minutes of ticks, for a takeover by the standby engine (it replays
+ * from the last engine's position), SSE resume (at most 4,096 entries) and an edge stream's polls. Kept by
+ * age (MINID), Redis's memory is the feed's rate times this whatever its batches' sizes (5,000 ticks a
+ * second: about 400 MB); kept by count, 200,000 batches of an ingest's 5,000 ticks were tens of gigabytes.
+ */
+export const BUS_KEEP_MS = 10 * 60_000
+/** The count kept by a publisher that has not appended yet (it knows no id of the stream's clock). */
 const BUS_KEEP = 200_000
 
 export type Raw = [string, string[]]
@@ -12,12 +19,14 @@ export const parseEntry = ([id, fields]: Raw): BusEntry => {
   return { id, type: f.t ?? '', data: f.d ? JSON.parse(f.d) : null }
 }
 
-/** Appending arguments of XADD, shared with the Upstash adapter. */
-export const xaddArgs = (type: string, data: unknown) => [
+/**
+ * Appending arguments of XADD, shared with the Upstash adapter. `lastMs`: the time part of the last id
+ * this publisher appended (the stream's clock, not this host's): entries older than BUS_KEEP_MS before
+ * it are trimmed (approximately: whole nodes of the stream).
+ */
+export const xaddArgs = (type: string, data: unknown, lastMs = 0, keepMs = BUS_KEEP_MS) => [
   BUS_STREAM,
-  'MAXLEN',
-  '~',
-  String(BUS_KEEP),
+  ...(lastMs > keepMs ? ['MINID', '~', String(lastMs - keepMs)] : ['MAXLEN', '~', String(BUS_KEEP)]),
   '*',
   't',
   type,

@@ -1,7 +1,7 @@
 import type { Logger } from '../logger'
 import { backoff, Dependency, errText } from '../resilience'
-import { type BusEntry, type BusHandler, handOver, type MessageBus, type Subscription } from './bus'
-import { newestOf, rangeOf, type Send, xaddArgs } from './stream'
+import { type BusEntry, type BusHandler, handOver, idTime, type MessageBus, type Subscription } from './bus'
+import { BUS_KEEP_MS, newestOf, rangeOf, type Send, xaddArgs } from './stream'
 
 /**
  * The bus on the same Redis stream through Upstash's REST protocol (the edge has no long-lived
@@ -13,12 +13,15 @@ export class UpstashBus implements MessageBus {
   readonly dependency: Dependency
   private readonly subs = new Set<PollingSubscription>()
   private readonly send: Send
+  /** The time part of the last id appended here: what the next append trims before (stream.ts). */
+  private lastMs = 0
 
   constructor(
     url: string,
     token: string,
     private readonly logger: Logger,
     private readonly pollMs = 100,
+    private readonly keepMs = BUS_KEEP_MS,
   ) {
     this.dependency = new Dependency('bus', 2000, logger, () => this.post(url, token, 'PING', []))
     this.send = (cmd, args) => this.dependency.call(() => this.post(url, token, cmd, args))
@@ -36,7 +39,9 @@ export class UpstashBus implements MessageBus {
   }
 
   async publish(type: string, data: unknown) {
-    return String(await this.send('XADD', xaddArgs(type, data)))
+    const id = String(await this.send('XADD', xaddArgs(type, data, this.lastMs, this.keepMs)))
+    this.lastMs = Math.max(this.lastMs, idTime(id))
+    return id
   }
 
   subscribe(from: string, handler: BusHandler, opts?: { pollMs?: number }): Subscription {
