@@ -4,10 +4,14 @@ import { heapStats } from 'bun:jsc'
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import * as net from 'node:net'
 import { compareIds } from '../../src/kernel/bus/bus'
+import { RedisStore } from '../../src/kernel/cache/redis'
+import { ResilientStore } from '../../src/kernel/cache/resilient'
 import { ManualClock } from '../../src/kernel/clock'
+import { silentLogger } from '../../src/kernel/logger'
 import { MarketPort } from '../../src/modules/market'
 import { MAX_STREAMS_PER_PRINCIPAL } from '../../src/modules/market/stream'
 import { makeTestApp, type TestApp } from '../support/app'
+import { startRedis } from '../support/redis'
 
 // A hostile probe's findings on GET /market/stream, over a real socket (Bun.serve in this process)
 
@@ -302,6 +306,63 @@ describe('streams per principal', () => {
     await sse(again.res, again.ac).close()
     for (const s of [...open8, other]) await s.close()
   })
+})
+
+describe('streams per principal, on several instances', () => {
+  // counted per instance, one account held 8 streams on each instance, and at the edge (an isolate per
+  // request) without bound, each stream polling the bus twice a second
+  test('two instances sharing one Redis: 8 in all, a place freed on one is taken on the other; Redis away: streams still open', async () => {
+    const redis = await startRedis()
+    const store = () => new ResilientStore(new RedisStore(redis.url, 300), silentLogger, 200)
+    const [a, b] = [await makeTestApp({ store: store() }), await makeTestApp({ store: store() })]
+    const held: Response[] = []
+    try {
+      const get = (app: TestApp, token: string) =>
+        app.app.handle(
+          new Request('http://localhost/market/stream?symbols=EURUSD', {
+            headers: { host: 'localhost', authorization: token },
+          }),
+        )
+      const [ta, tb] = [
+        await a.userToken(100004, 'master-pass-1'),
+        await b.userToken(100004, 'master-pass-1'),
+      ]
+      for (let i = 0; i < MAX_STREAMS_PER_PRINCIPAL; i++) held.push(await get(i % 2 ? b : a, i % 2 ? tb : ta))
+      expect(held.map((r) => r.status)).toEqual(held.map(() => 200))
+      for (const [app, token] of [
+        [a, ta],
+        [b, tb],
+      ] as const) {
+        const refused = await get(app, token)
+        expect(refused.status).toBe(429)
+        expect(((await refused.json()) as { error: string }).error).toBe('TOO_MANY_REQUESTS')
+      }
+      // another account has its own
+      const other = await get(b, await b.userToken(100002))
+      expect(other.status).toBe(200)
+      held.push(other)
+      // one of a's ends (its reader cancels): b may open one
+      await held.shift()!.body!.cancel()
+      let again = await get(b, tb)
+      const deadline = Date.now() + 5000
+      while (again.status === 429 && Date.now() < deadline) {
+        await Bun.sleep(20)
+        again = await get(b, tb)
+      }
+      expect(again.status).toBe(200)
+      held.push(again)
+      // the shared store away: no cap rather than no quotes
+      await redis.stop()
+      const away = await get(a, ta)
+      expect(away.status).toBe(200)
+      held.push(away)
+    } finally {
+      for (const r of held) await r.body?.cancel().catch(() => {})
+      await a.close()
+      await b.close()
+      await redis.stop()
+    }
+  }, 60_000)
 })
 
 describe('a slot that outlived its stream', () => {

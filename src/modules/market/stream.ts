@@ -32,18 +32,36 @@ const MAX_REPLAY = 500
  * it a symbol's ticks replace each other until the reader has taken what is queued: its memory is bounded.
  */
 const QUEUE_BYTES = 64 * 1024
-/** Streams one principal (account, customer or staff member) may hold open on one instance. */
+/** Streams one principal (account, customer or staff member) may hold open at once, on all instances. */
 export const MAX_STREAMS_PER_PRINCIPAL = 8
 
 /**
- * Open streams per principal, per app (its quote hub): each slot with when it was taken, on this instance
- * (not shared). A slot past its stream's lifetime and a minute is free whatever happened: a runtime that
- * tore a stream down without its cancel (a Worker's ended request) must not hold the principal's slots
- * for good.
+ * A principal's (account's, customer's or staff member's) stream slots in the shared store, so the cap
+ * holds across instances and edge isolates (counted per instance, one account could open 8 streams on
+ * each: at the edge, an isolate per request, without bound, each polling the bus twice a second). A slot
+ * is a lease for the stream's lifetime and a minute: a runtime that tore a stream down without its cancel
+ * (a Worker's ended request) holds it no longer than that.
  */
-const openStreams = new WeakMap<object, Map<string, Map<object, number>>>()
-const principalKey = (s: Session) =>
-  `${s.brandId}:${s.type}:${s.type === 'SESSION_USER' ? s.login : (s.customerId ?? s.staffId)}`
+const slotKeys = (s: Session) => {
+  const who = `${s.brandId}:${s.type}:${s.type === 'SESSION_USER' ? s.login : (s.customerId ?? s.staffId)}`
+  return Array.from({ length: MAX_STREAMS_PER_PRINCIPAL }, (_, i) => `stream-slot:v1:${who}:${i}`)
+}
+
+/** Takes a free slot of the principal's; the function that gives it back, or null when all are held. */
+async function takeSlot(ctx: MarketCtx, session: Session) {
+  const keys = slotKeys(session)
+  const owner = crypto.randomUUID()
+  const ttl = (ctx.edge ? EDGE_STREAM_MS : STREAM_MS) + 60_000
+  const held = await ctx.store.getMany(keys)
+  for (let i = 0; i < keys.length; i++) {
+    if (held[i] !== null) continue
+    const answer = await ctx.store.lease(keys[i]!, owner, ttl)
+    if (answer.held) return () => void ctx.store.unlease(keys[i]!, owner).catch(() => {})
+    // the store is away: quotes without the cap rather than no quotes (the cap is a guard against abuse)
+    if (answer.unreachable) return () => {}
+  }
+  return null
+}
 
 /** The last tick of each symbol, in the order of the list. */
 function latestOfEach(ticks: Tick[]) {
@@ -87,28 +105,14 @@ export async function quoteStream(
     ),
   ]
   if (wanted.length === 0 || wanted.length > 100) throw invalid('symbols: 1 to 100 comma-separated symbols')
-  // a slot of the principal's, taken before any await (no two requests both see the last one free) and
-  // given back when the stream ends or its start fails
-  const counts = openStreams.get(ctx.quotes) ?? new Map<string, Map<object, number>>()
-  openStreams.set(ctx.quotes, counts)
-  const key = principalKey(session)
-  const slots = counts.get(key) ?? new Map<object, number>()
-  const now = ctx.clock.now()
-  for (const [slot, at] of slots)
-    if (now - at > (ctx.edge ? EDGE_STREAM_MS : STREAM_MS) + 60_000) slots.delete(slot)
-  if (slots.size >= MAX_STREAMS_PER_PRINCIPAL)
+  // a slot of the principal's, given back when the stream ends or its start fails
+  const release = await takeSlot(ctx, session)
+  if (!release)
     throw new ApiError(
       429,
       'TOO_MANY_REQUESTS',
       `at most ${MAX_STREAMS_PER_PRINCIPAL} quote streams open at once per account or staff member; close one first`,
     )
-  const slot = {}
-  slots.set(slot, now)
-  counts.set(key, slots)
-  const release = () => {
-    slots.delete(slot)
-    if (slots.size === 0 && counts.get(key) === slots) counts.delete(key)
-  }
   try {
     return await startStream(ctx, brand, session, wanted, request, release)
   } catch (e) {
