@@ -3,9 +3,10 @@ import { type BusEntry, compareIds, ZERO_ID } from './bus'
 export const BUS_STREAM = 'bus:v1'
 /**
  * How long the stream keeps an entry: minutes of ticks, for a takeover by the standby engine (it replays
- * from the last engine's position), SSE resume (at most 4,096 entries) and an edge stream's polls. Kept by
- * age (MINID), Redis's memory is the feed's rate times this whatever its batches' sizes (5,000 ticks a
- * second: about 400 MB); kept by count, 200,000 batches of an ingest's 5,000 ticks were tens of gigabytes.
+ * up to a minute from the last engine's cursor), SSE resume (at most 4,096 entries) and an edge stream's
+ * polls. Kept by age (MINID), Redis's memory is the feed's rate times this whatever its batches' sizes
+ * (5,000 ticks a second: about 400 MB); kept by count, 200,000 batches of an ingest's 5,000 ticks were
+ * tens of gigabytes.
  */
 export const BUS_KEEP_MS = 10 * 60_000
 /** The count kept by a publisher that has not appended yet (it knows no id of the stream's clock). */
