@@ -1,5 +1,5 @@
 import { Elysia, ValidationError } from 'elysia'
-import { isBusy, isUnreachable } from '../db/errors'
+import { isBusy, isUnreachable, rootMessage } from '../db/errors'
 import type { Kernel } from '../kernel'
 import { Refusal } from '../refusal'
 import { DependencyDown } from '../resilience'
@@ -44,9 +44,12 @@ function describeValidation(err: ValidationError): string {
   const name = field || (type === 'body' ? 'body' : type)
   let what = first?.message ?? 'invalid value'
   const values = (first?.schema as { enum?: unknown[] } | undefined)?.enum
+  const own = (first?.schema as { 'x-error-message'?: unknown } | undefined)?.['x-error-message']
   if (first && first.value === undefined) what = 'required'
   else if (first?.message === 'Unexpected property') what = 'not allowed'
   else if (values) what = `must be one of ${values.join(', ')}`
+  // a field whose rule its schema words itself (a pattern's text says nothing to a client)
+  else if (typeof own === 'string') what = own
   return `${where}${name}: ${what}`.trim()
 }
 
@@ -67,6 +70,13 @@ function declaredCode(err: ValidationError): string | undefined {
   }
   return found
 }
+
+/** Where an error was thrown: its stack's frames, without the message it starts with. */
+const stackFrames = (e: Error) =>
+  e.stack
+    ?.split('\n')
+    .filter((line) => /^\s+at /.test(line))
+    .join('\n')
 
 const json = (status: number, body: unknown, requestId: string) =>
   new Response(JSON.stringify(body), {
@@ -277,12 +287,14 @@ const basePlatform = (ctx: Kernel) =>
         res.headers.set('retry-after', String(error instanceof Overloaded ? error.retryAfterS : 1))
         return res
       }
+      // the root cause's message and the stack's frames only: a failed query's message (drizzle's) repeats
+      // the statement and its parameters, a password hash among them, and the stack starts with it
       ctx.logger.log('error', 'unhandled error', {
         request_id: id,
         method: request.method,
         url: new URL(request.url).pathname,
-        err: error instanceof Error ? `${error.name}: ${error.message}` : String(error),
-        stack: error instanceof Error ? error.stack : undefined,
+        err: error instanceof Error ? `${error.name}: ${rootMessage(error)}` : String(error),
+        stack: error instanceof Error ? stackFrames(error) : undefined,
       })
       codes.set(request, 'INTERNAL_ERROR')
       set.status = 500

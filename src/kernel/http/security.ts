@@ -15,6 +15,11 @@ interface AuthRule {
   denied?: { status: number; code: string }
   /** The route that sets a new password: open to an account that must change its generated one. */
   passwordChange?: true
+  /**
+   * A route that ends sessions (sign-out): open to an account that must change its generated password
+   * too, so one signed in with a temporary password on a shared terminal can still leave.
+   */
+  signOut?: true
 }
 
 /** The host the client asked for, as sent: X-Forwarded-Host behind a trusted proxy, else Host. */
@@ -87,7 +92,11 @@ async function authenticate(ctx: Kernel, request: Request, brand: Brand, rule: A
   const principal = await ctx.ports.get(PrincipalsPort).current(session)
   if (principal === null) throw unauthorized()
   // a generated password (shown once, e.g. a prop challenge's) must be replaced before anything else
-  if (!rule.passwordChange && (principal as { mustChangePassword?: number }).mustChangePassword === 1)
+  if (
+    !rule.passwordChange &&
+    !rule.signOut &&
+    (principal as { mustChangePassword?: number }).mustChangePassword === 1
+  )
     throw new ApiError(
       403,
       'PASSWORD_CHANGE_REQUIRED',
@@ -240,7 +249,9 @@ export const security = (ctx: Kernel) =>
         'x-guard': {
           roles: rule.roles,
           denied: rule.denied ?? null,
-          passwordChange: rule.passwordChange ?? false,
+          // what the document and the authorization matrix read: the route is open to an account that
+          // must change its password (the password change itself, and signing out)
+          passwordChange: !!(rule.passwordChange || rule.signOut),
         },
       } as Record<string, unknown>,
       async transform(c) {

@@ -105,19 +105,30 @@ export async function accountCredentials(ctx: AccountsCtx, brandId: number, logi
   return row ?? null
 }
 
-/** Sets an account's password; every session of it ends (its tokens carry the old epoch). */
+/**
+ * Sets an account's password; every session of it ends (its tokens carry the old epoch). With `from`, only
+ * while the stored hash is still that one (the hash a caller proved or read): of two changes racing from
+ * one password, the second finds another hash and changes nothing (false).
+ */
 export async function setPasswordHash(
   ctx: AccountsCtx,
   brandId: number,
   login: number,
   passwordHash: string,
+  from?: string,
 ) {
   const updated = await ctx.uow.run((tx, work) => {
     work.after(`account:${login}`, () => ctx.accountsRead.invalidateAccount(login))
     return tx
       .update(accounts)
       .set({ passwordHash, mustChangePassword: 0, sessionEpoch: sql`${accounts.sessionEpoch} + 1` })
-      .where(and(eq(accounts.login, login), eq(accounts.brandId, brandId)))
+      .where(
+        and(
+          eq(accounts.login, login),
+          eq(accounts.brandId, brandId),
+          from === undefined ? undefined : eq(accounts.passwordHash, from),
+        ),
+      )
       .returning({ login: accounts.login })
   })
   return updated.length > 0

@@ -20,6 +20,7 @@ import {
   setPasswordHash,
   upgradePasswordHash,
 } from './customers'
+import { closeDays } from './day-close'
 import { seedDemoAccounts } from './demo'
 import type { MarginSnapshot } from './domain/margin'
 import { fundsOf, fundsRead, groupIdsOf } from './funds'
@@ -50,6 +51,7 @@ export {
 export * from './events'
 export type { Funds } from './funds'
 export type { BalanceOperationInput, TradeResultInput, TransferInput } from './ledger'
+export { accountSignInIdentity } from './passwords'
 export type { AccountReadModel, AccountRecord, CustomerRecord, GroupRecord } from './read-model'
 export { Customer as CustomerSchema } from './routes'
 export { type AccountView, accountNotFound, groupNotFound } from './service'
@@ -209,6 +211,16 @@ export const accountsModule = defineModule({
         .use(accountRoutes(ctx))
         .use(accountManagerRoutes(ctx)),
       seedDemo: () => seedDemoAccounts(ctx),
+      jobs: [
+        // prevbalance and prevmonthbalance: each brand's day (month) closed once it has ended, read from
+        // the ledger as of its end, so a run late or twice writes the same values
+        {
+          name: 'accounts.day-close',
+          every: 60_000,
+          scope: 'cluster',
+          run: ({ now }) => closeDays(ctx, now),
+        },
+      ],
     }
   },
 })

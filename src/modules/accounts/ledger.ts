@@ -126,7 +126,11 @@ const insertStatement = statement((qb) =>
     .values(Object.fromEntries(INSERTED.map((c) => [c, ph(c)])) as never)
     .returning(),
 )
-/** The total's conditional UPDATE: the balance or the credit, refusing to go below zero or not. */
+/**
+ * The total's conditional UPDATE: the balance or the credit, refusing to go below zero or not, and always
+ * refusing to pass 2^53 - 1 minor units: SQLite would store it, but no total past it reads back exactly
+ * (the driver refused the RETURNING, a 500 after the operation's amount itself passed every check).
+ */
 const moveStatements = [false, true].map((isCredit) =>
   [false, true].map((guarded) => {
     const column = isCredit ? accounts.credit : accounts.balance
@@ -143,6 +147,7 @@ const moveStatements = [false, true].map((isCredit) =>
             eq(accounts.login, ph('login')),
             eq(accounts.brandId, ph('brandId')),
             guarded ? sql`${column} + ${ph('delta')} >= ${ph('floor')}` : undefined,
+            sql`${column} + ${ph('delta')} <= ${Number.MAX_SAFE_INTEGER}`,
           ),
         )
         .returning({ balance: accounts.balance, credit: accounts.credit }),
@@ -211,6 +216,11 @@ export async function postOperationTx(ctx: AccountsCtx, tx: Tx, work: Work, inpu
       brandId: input.brandId,
     })
   ).rows as unknown as { balance: number; credit: number }[]
+  // money in is refused only where the total would pass what a number holds exactly
+  if (!after && delta > 0)
+    throw invalid(
+      `amount: would take the ${isCredit ? 'credit' : 'balance'} of account ${input.login} past ${fromMinor(Number.MAX_SAFE_INTEGER, acct.currency)} ${acct.currency}`,
+    )
   if (!after)
     throw floor && floor.balance >= minor
       ? refuse(

@@ -1,7 +1,7 @@
 import { Elysia, t } from 'elysia'
 import { STAFF_SESSIONS } from '../../kernel/auth/session'
 import { doc, errors } from '../../kernel/http/openapi'
-import { Id, Int, nameModels, Ok, OneOf, textInput } from '../../kernel/http/schemas'
+import { Id, Int, nameModels, Ok, OneOf, PasswordText, textInput } from '../../kernel/http/schemas'
 import { security } from '../../kernel/http/security'
 import { MAX_AMOUNT } from '../../kernel/limits'
 import { changeAccountSettings, createGroup, listGroups, listOperations, updateGroup } from './admin'
@@ -157,7 +157,7 @@ export const accountManagerRoutes = (ctx: AccountsCtx) =>
         body: t.Object(
           {
             group: t.String({ minLength: 1, maxLength: 64, description: 'group name of the brand' }),
-            password: t.String({ minLength: 6, maxLength: 64, description: 'password of the account' }),
+            password: PasswordText('password of the account'),
             leverage: t.Optional(
               Int({ minimum: 1, maximum: 1000, description: "account leverage, 1:N; default the group's" }),
             ),

@@ -4,7 +4,7 @@ import { epochSeconds } from '../../kernel/clock'
 import type { Tx } from '../../kernel/db/client'
 import { isUniqueViolation } from '../../kernel/db/errors'
 import type { Work } from '../../kernel/db/unit-of-work'
-import { invalid } from '../../kernel/http/errors'
+import { ApiError, invalid } from '../../kernel/http/errors'
 import type { AccountsCtx } from './context'
 import { leverageOptions } from './domain/leverage'
 import { fromMinor } from './domain/money'
@@ -44,6 +44,34 @@ export interface OpenAccountInput {
    * what it belongs to (a prop purchase), so that a crash cannot leave one without the other.
    */
   within?: (tx: Tx, work: Work, login: number) => Promise<void>
+}
+
+const DAY_MS = 86_400_000
+
+/**
+ * POST /customer/accounts: at most ACCOUNT_OPEN_MAX_PER_DAY openings a day per customer and per client
+ * address, counted in the shared store so every instance agrees. An opening takes its place in both counts
+ * before it runs, so a burst cannot pass the limit, and gives it back when it opens nothing (a mistyped
+ * group, a leverage the group does not offer, the other count's refusal): only openings use the allowance.
+ */
+export async function openCustomerAccount(
+  ctx: AccountsCtx,
+  input: OpenAccountInput & { customerId: number },
+  ip: string,
+) {
+  const taken: string[] = []
+  try {
+    for (const key of [`rl:accounts:open:c${input.customerId}`, `rl:accounts:open:${ip}`]) {
+      taken.push(key)
+      if ((await ctx.store.incr(key, DAY_MS)) > ctx.settings.opensPerDay)
+        throw new ApiError(429, 'TOO_MANY_REQUESTS', 'too many accounts opened today; try again tomorrow')
+    }
+    return await openAccount(ctx, input)
+  } catch (e) {
+    // a count not given back (the store away) only errs on the side of the limit
+    await Promise.all(taken.map((key) => ctx.store.incr(key, DAY_MS, -1).catch(() => 0)))
+    throw e
+  }
 }
 
 /**

@@ -2,13 +2,12 @@ import { Elysia, t } from 'elysia'
 import { ANY_SESSION } from '../../kernel/auth/session'
 import { clientIp } from '../../kernel/http/http'
 import { doc, errors } from '../../kernel/http/openapi'
-import { consume } from '../../kernel/http/rate-limit'
-import { Int, Login, nameModels, textInput } from '../../kernel/http/schemas'
+import { Int, Login, nameModels, PasswordText, textInput } from '../../kernel/http/schemas'
 import { security } from '../../kernel/http/security'
 import type { AccountsCtx } from './context'
 import { customerProfile } from './customers'
 import { fromMinor } from './domain/money'
-import { openAccount, selfServiceGroups } from './open'
+import { openCustomerAccount, selfServiceGroups } from './open'
 import { changeAccountPassword, setOwnAccountPassword } from './passwords'
 import { balanceView, loadAccountView, profileView, requireMargin, updateProfile } from './service'
 
@@ -47,8 +46,14 @@ export const Profile = t.Object({
   enable_change_password: int,
   leverage: int,
   regdate: Int({ description: 'epoch seconds' }),
-  prevbalance: num,
-  prevmonthbalance: num,
+  prevbalance: t.Number({
+    description:
+      'the balance at the end of the previous trading day (00:00 UTC, when the daily swap is charged), as the ledger stood then; written within two minutes of the day end (job accounts.day-close)',
+  }),
+  prevmonthbalance: t.Number({
+    description:
+      'the balance at the end of the previous month (00:00 UTC of the first day of this one), as the ledger stood then',
+  }),
   balance: num,
   storage: num,
   commission: num,
@@ -202,24 +207,21 @@ export const accountRoutes = (ctx: AccountsCtx) =>
     .post(
       '/customer/accounts',
       async ({ brand, session, body, request, server }) => {
-        const limit = {
-          name: 'accounts:open',
-          max: ctx.settings.opensPerDay,
-          windowMs: 86_400_000,
-        }
-        await consume(ctx.store, limit, `c${session.customerId}`)
-        await consume(ctx.store, limit, clientIp(ctx, request, server))
-        const { account, group } = await openAccount(ctx, {
-          brandId: brand.id,
-          customerId: session.customerId!,
-          group: body.group,
-          password: body.password,
-          leverage: body.leverage,
-          name: body.name,
-          allowedModes: ['REAL', 'DEMO'],
-          selfService: true,
-          createdBy: `customer:${session.customerId}`,
-        })
+        const { account, group } = await openCustomerAccount(
+          ctx,
+          {
+            brandId: brand.id,
+            customerId: session.customerId!,
+            group: body.group,
+            password: body.password,
+            leverage: body.leverage,
+            name: body.name,
+            allowedModes: ['REAL', 'DEMO'],
+            selfService: true,
+            createdBy: `customer:${session.customerId}`,
+          },
+          clientIp(ctx, request, server),
+        )
         return {
           login: account.login,
           group: group.name,
@@ -238,11 +240,7 @@ export const accountRoutes = (ctx: AccountsCtx) =>
               maxLength: 64,
               description: 'name of a REAL or DEMO group of the brand (GET /customer/groups)',
             }),
-            password: t.String({
-              minLength: 6,
-              maxLength: 64,
-              description: 'password of the new account (6..64 characters)',
-            }),
+            password: PasswordText('password of the new account'),
             leverage: t.Optional(
               Int({
                 minimum: 1,
@@ -260,7 +258,7 @@ export const accountRoutes = (ctx: AccountsCtx) =>
         },
         detail: doc('Account', 'Open a trading account for the signed-in customer', {
           description:
-            "A DEMO account receives the group default_deposit as a balance operation. The leverage must be one of the group's leverage_options (400 INVALID_DATA otherwise). At most ACCOUNT_OPEN_MAX_PER_DAY openings per customer and per client address a day (429 TOO_MANY_REQUESTS).",
+            "A DEMO account receives the group default_deposit as a balance operation. The leverage must be one of the group's leverage_options (400 INVALID_DATA otherwise). At most ACCOUNT_OPEN_MAX_PER_DAY openings per customer and per client address a day (429 TOO_MANY_REQUESTS); a request that opens nothing (refused) does not count.",
         }),
       },
     )
@@ -273,49 +271,49 @@ export const accountRoutes = (ctx: AccountsCtx) =>
         ...textInput({ params: { login: Login } }),
         body: t.Object(
           {
-            password: t.String({
-              minLength: 6,
-              maxLength: 64,
-              description: 'the new password (6..64 characters)',
-            }),
+            password: PasswordText('the new password'),
           },
           // in the document's order PUT /account/password's example sets the demo's own password back
           { example: { password: 'demo-pass-2' } },
         ),
         response: {
           200: PasswordSet,
-          ...errors({ 403: ['CHANGE_PASSWORD_DISABLED'], 404: ['ACCOUNT_NOT_FOUND'] }),
+          ...errors({
+            403: ['CHANGE_PASSWORD_DISABLED'],
+            404: ['ACCOUNT_NOT_FOUND'],
+            409: ['PASSWORD_CHANGED'],
+          }),
         },
         detail: doc('Account', "Set the password of one of the customer's accounts", {
           description:
-            "For a lost or forgotten password, such as a prop challenge's temporary one (shown once). Every session of the account ends; an account that had to change its generated password no longer has to. 403 CHANGE_PASSWORD_DISABLED where staff forbade the account to change its password (enable_change_password 0), as on PUT /account/password, unless the account must change a generated password (must_change_password 1: that wins). 404 ACCOUNT_NOT_FOUND for an account that is not the customer's.",
+            "For a lost or forgotten password, such as a prop challenge's temporary one (shown once). Every session of the account ends; an account that had to change its generated password no longer has to. 403 CHANGE_PASSWORD_DISABLED where staff forbade the account to change its password (enable_change_password 0), as on PUT /account/password, unless the account must change a generated password (must_change_password 1: that wins). 404 ACCOUNT_NOT_FOUND for an account that is not the customer's. 409 PASSWORD_CHANGED when the account's password changed between this request's read and its write (PUT /account/password at the same moment): nothing was set; set it again.",
         }),
       },
     )
     .put(
       '/account/password',
-      ({ brand, session, body }) => changeAccountPassword(ctx, brand, session, body),
+      ({ brand, session, body, request, server }) =>
+        changeAccountPassword(ctx, brand, session, body, { ip: clientIp(ctx, request, server) }),
       {
         auth: { roles: ['SESSION_USER'], passwordChange: true },
         body: t.Object(
           {
-            password: t.String({ minLength: 1, maxLength: 64, description: 'the current password' }),
-            new_password: t.String({
-              minLength: 6,
-              maxLength: 64,
-              description: 'the new password (6..64 characters)',
-            }),
+            password: PasswordText('the current password', 1),
+            new_password: PasswordText('the new password'),
           },
           // the account's password as PUT /customer/accounts/{login}/password's example set it, back to the demo's
           { example: { password: 'demo-pass-2', new_password: 'demo-pass-1' } },
         ),
         response: {
           200: PasswordSet,
-          ...errors({ 403: ['INCORRECT_PASSWORD', 'CHANGE_PASSWORD_DISABLED'] }),
+          ...errors({
+            403: ['INCORRECT_PASSWORD', 'CHANGE_PASSWORD_DISABLED'],
+            429: ['TOO_MANY_ATTEMPTS'],
+          }),
         },
         detail: doc('Account', "Change the signed-in account's password", {
           description:
-            'Proves the current password. Every session of the account ends, this one too: sign in again. The one route open to an account with a generated password (must_change_password), which every other route answers 403 PASSWORD_CHANGE_REQUIRED. 403 CHANGE_PASSWORD_DISABLED where staff forbade the account to change its password (enable_change_password 0), unless it must change a generated one (that wins).',
+            'Proves the current password. Every session of the account ends, this one too: sign in again. With the sign-outs, the one route open to an account with a generated password (must_change_password), which every other route answers 403 PASSWORD_CHANGE_REQUIRED. 403 CHANGE_PASSWORD_DISABLED where staff forbade the account to change its password (enable_change_password 0), unless it must change a generated one (that wins). The current password is checked as POST /sign/in checks it, under the same count of failures for the login and for the client address: 429 TOO_MANY_ATTEMPTS once locked, whatever the password. 403 INCORRECT_PASSWORD also when the password proved was replaced before the change was written (another change at the same moment won).',
         }),
       },
     )

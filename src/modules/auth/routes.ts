@@ -2,7 +2,7 @@ import { Elysia, t } from 'elysia'
 import { ANY_SESSION, SESSION_TYPES, STAFF_SESSIONS } from '../../kernel/auth/session'
 import { clientIp } from '../../kernel/http/http'
 import { doc, errors } from '../../kernel/http/openapi'
-import { Int, Login, nameModels, Ok, OneOf } from '../../kernel/http/schemas'
+import { Int, Login, nameModels, Ok, OneOf, PasswordText } from '../../kernel/http/schemas'
 import { security } from '../../kernel/http/security'
 import { CustomerSchema as Customer } from '../accounts'
 import type { AuthCtx } from './context'
@@ -18,9 +18,6 @@ import {
 
 /** The kind of session a token carries (who may call what: every operation's x-roles). */
 const SessionKind = OneOf(SESSION_TYPES, { description: 'the kind of session the token carries' })
-
-/** Spec 8: 6..64 characters. */
-const PASSWORD = { minLength: 6, maxLength: 64 }
 
 const SignInResult = t.Object({
   id: Int(),
@@ -42,7 +39,7 @@ const SignInResult = t.Object({
   expires_at: Int({ description: 'token expiry, epoch seconds' }),
   must_change_password: t.Boolean({
     description:
-      'the password was generated (a prop challenge account): every route but PUT /account/password answers 403 PASSWORD_CHANGE_REQUIRED until it is changed',
+      'the password was generated (a prop challenge account): every route but PUT /account/password and the sign-outs (POST /sign/out, /sign/out/all) answers 403 PASSWORD_CHANGE_REQUIRED until it is changed',
   }),
   __token: t.String({ description: 'The JWT; also set as an HttpOnly cookie' }),
 })
@@ -102,7 +99,7 @@ export const authRoutes = (ctx: AuthCtx) => {
       {
         brand: true,
         body: t.Object(
-          { login: Login, password: t.String({ ...PASSWORD, description: 'the account password' }) },
+          { login: Login, password: PasswordText('the account password') },
           { example: { login: 100001, password: 'demo-pass-1' } },
         ),
         response: {
@@ -138,7 +135,7 @@ export const authRoutes = (ctx: AuthCtx) => {
         body: t.Object(
           {
             email: t.String({ format: 'email', maxLength: 254, description: 'the customer email' }),
-            password: t.String({ ...PASSWORD, description: 'the customer password' }),
+            password: PasswordText('the customer password'),
           },
           { example: { email: 'demo@example.com', password: 'demo-pass-1' } },
         ),
@@ -170,7 +167,7 @@ export const authRoutes = (ctx: AuthCtx) => {
               maxLength: 254,
               description: 'sign-in email, unique per brand',
             }),
-            password: t.String({ ...PASSWORD, description: 'password for POST /customer/sign/in' }),
+            password: PasswordText('password for POST /customer/sign/in'),
             name: t.String({ minLength: 1, maxLength: 128, description: 'full name' }),
             phone: t.Optional(t.String({ maxLength: 64, description: 'phone number' })),
             country: t.Optional(
@@ -229,7 +226,7 @@ export const authRoutes = (ctx: AuthCtx) => {
         body: t.Object(
           {
             login: Int({ minimum: 0, description: 'staff login', example: 1 }),
-            password: t.String({ ...PASSWORD, description: 'the staff password' }),
+            password: PasswordText('the staff password'),
           },
           { example: { login: 1, password: 'manager-pass-1' } },
         ),
@@ -254,7 +251,8 @@ export const authRoutes = (ctx: AuthCtx) => {
         return { data: 'OK' as const }
       },
       {
-        auth: { roles: ANY_SESSION },
+        // an account that must change its generated password may still leave
+        auth: { roles: ANY_SESSION, signOut: true },
         response: { 200: Ok, ...errors() },
         detail: doc('Auth', 'Sign out: revoke the token and clear the cookie'),
       },
@@ -267,7 +265,8 @@ export const authRoutes = (ctx: AuthCtx) => {
         return { data: 'OK' as const }
       },
       {
-        auth: { roles: ANY_SESSION },
+        // an account that must change its generated password may still leave
+        auth: { roles: ANY_SESSION, signOut: true },
         response: { 200: Ok, ...errors() },
         detail: doc('Auth', 'Sign out everywhere: end every session of the caller', {
           description:
@@ -279,7 +278,7 @@ export const authRoutes = (ctx: AuthCtx) => {
     .put('/password', ({ body, brand }) => setAccountPassword(ctx, brand, body), {
       auth: { roles: STAFF_SESSIONS },
       body: t.Object(
-        { login: Login, password: t.String({ ...PASSWORD, description: 'the new password' }) },
+        { login: Login, password: PasswordText('the new password') },
         // the demo's own password: trying the example keeps the README's credentials true
         { example: { login: 100002, password: 'demo-pass-1' } },
       ),

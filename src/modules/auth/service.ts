@@ -8,7 +8,7 @@ import type { Tx } from '../../kernel/db/client'
 import { isBusy, isUnreachable, rootMessage } from '../../kernel/db/errors'
 import { consume } from '../../kernel/http/rate-limit'
 import { definePort } from '../../kernel/ports'
-import { groupNotFound } from '../accounts'
+import { accountSignInIdentity, groupNotFound } from '../accounts'
 import type { AuthCtx } from './context'
 import { refuse } from './errors'
 import { staff } from './schema'
@@ -36,7 +36,8 @@ async function rehashIfOld(ctx: AuthCtx, plain: string, stored: string, save: (t
   try {
     await save(await hashPassword(plain))
   } catch (e) {
-    ctx.logger.log('warn', 'password rehash failed', { err: e instanceof Error ? e.message : String(e) })
+    // the cause only: drizzle's own message repeats the statement and its parameters, both hashes among them
+    ctx.logger.log('warn', 'password rehash failed', { err: rootMessage(e) })
   }
 }
 
@@ -48,7 +49,8 @@ export async function signInAccount(
   meta: SignInMeta,
 ) {
   const guard = new SignInGuard(ctx)
-  const identity = `acct:${input.login}`
+  // one count with PUT /account/password's checks of the current password
+  const identity = accountSignInIdentity(input.login)
   const { row, proved } = await guard.attempt(brand.id, identity, meta.ip, async () => {
     const row = await ctx.accounts.accountCredentials(brand.id, input.login)
     let ok = row
