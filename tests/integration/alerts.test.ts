@@ -131,7 +131,8 @@ describe('POST /price_alert validation (4.5)', () => {
 
   test('the login must be the session’s; the answer carries the stored alert', async () => {
     const other = await create({ login: 100002, condition: 0, target_price: 2 })
-    expect(other.status).toBe(404)
+    // spec 4.5 lists 400, 401, 403 and 500: 403 USER_NOT_FOUND, as trading answers
+    expect([other.status, other.json.error]).toEqual([403, 'USER_NOT_FOUND'])
     const ok = await create({ condition: 0, target_price: 2, message: 'hello', indicator_name: 'manual' })
     expect(ok.status).toBe(200)
     expect(ok.json.alert).toMatchObject({

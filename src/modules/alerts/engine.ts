@@ -2,8 +2,9 @@ import { and, eq, gt } from 'drizzle-orm'
 import { z } from 'zod'
 import { idTime } from '../../kernel/bus/bus'
 import { type ChannelEntry, defineChannel, publishChange } from '../../kernel/bus/channel'
+import type { Db } from '../../kernel/db/client'
 import { readSkippingBadRows } from '../../kernel/db/tolerant'
-import { quoteForGroup, type Tick } from '../market'
+import { type GroupSymbol, pricedForGroup, type Quote, type Tick } from '../market'
 import type { AlertsCtx } from './context'
 import { LevelBook } from './domain/book'
 import {
@@ -37,6 +38,17 @@ export const ALERTS_CHANGED = defineChannel(
 )
 /** The price an alert watches: the bid (side 0) or the ask (side 1). */
 export const priceOf = (q: { bid: number; ask: number }, side: number) => (side === 1 ? q.ask : q.bid)
+/**
+ * The price an alert of the group watches on a raw quote, or null where there is none: no quote, or the
+ * group's spread settings put it at 0 or below, which the market calls no price (pricedForGroup).
+ */
+export function groupPriceOf(raw: Quote | null | undefined, gs: GroupSymbol, side: number): number | null {
+  const q = raw ? pricedForGroup(raw, gs) : null
+  return q ? priceOf(q, side) : null
+}
+/** The resync's read: the alerts written since `since` (ms), through the index on updated_at. */
+export const changedSince = (db: Db, since: number) =>
+  db.select().from(priceAlerts).where(gt(priceAlerts.updatedAt, since))
 /** One book: the alerts of a symbol, a side and a group (its price, with the group's spread settings). */
 interface Book {
   side: number
@@ -71,6 +83,17 @@ const FIRE = `update price_alerts set fired_count = fired_count + 1, last_fired_
 const EXPIRE = `update price_alerts set active = 0, updated_at = ?2
   from json_each(?1) as j
   where price_alerts.id = j.value ->> 0 and +price_alerts.active = 1 and price_alerts.updated_at = j.value ->> 1`
+
+/** Alerts the expiry job disables in one statement (a page). */
+const EXPIRE_PAGE = 500
+/** A page of the active alerts past their expiry (?1, epoch seconds), by the index on (active, expires_at). */
+export const DUE_PAGE =
+  'select id from price_alerts where active = 1 and expires_at between 1 and ?1 limit ?3'
+/**
+ * A page of the alerts past their expiry, disabled in one statement: each still active and still due as it
+ * runs (an edit that moved its expiry wins).
+ */
+const EXPIRE_DUE = `update price_alerts set active = 0, updated_at = ?2 where id in (${DUE_PAGE}) returning id`
 
 /**
  * Evaluates active price alerts on every tick of their symbol and side, through per-symbol level books
@@ -124,10 +147,7 @@ export class AlertEngine {
               ),
             one: (id) => this.ctx.db.select().from(priceAlerts).where(eq(priceAlerts.id, id)),
           })
-        : await this.ctx.db
-            .select()
-            .from(priceAlerts)
-            .where(gt(priceAlerts.updatedAt, this.syncedUpTo - RESYNC_OVERLAP_MS))
+        : await changedSince(this.ctx.db, this.syncedUpTo - RESYNC_OVERLAP_MS)
     const first = this.syncedUpTo === 0
     for (const r of rows) {
       const known = this.alerts.get(r.id)
@@ -157,8 +177,7 @@ export class AlertEngine {
     // a newer version of the alert was filed while this one was read
     if ((known?.row.updatedAt ?? 0) > row.updatedAt) return
     if (row.active !== 1 || !enabled || !gs) return this.untrack(row.id)
-    const raw = this.ctx.quotes.peek(row.symbol)
-    const p = raw ? priceOf(quoteForGroup(raw, gs), row.side) : null
+    const p = groupPriceOf(this.ctx.quotes.peek(row.symbol), gs, row.side)
     if (known && sameDefinition(known.spec, row)) {
       // the same alert, maybe with firings recorded: its state and its place in the books stay (a tick
       // firing it meanwhile puts it back itself); only an account move changes its book (two writes may
@@ -227,8 +246,7 @@ export class AlertEngine {
       // moved in place: a tick's firing awaited meanwhile files it again in the book of its group now
       this.levelsOf(a)?.remove(id)
       a.groupId = account.groupId
-      const raw = this.ctx.quotes.peek(a.row.symbol)
-      const p = raw ? priceOf(quoteForGroup(raw, gs), a.row.side) : null
+      const p = groupPriceOf(this.ctx.quotes.peek(a.row.symbol), gs, a.row.side)
       this.book(a.row.symbol, a.row.side, a.groupId).place(id, watches(a.spec, a.state, p))
     }
     if (!account) return
@@ -287,10 +305,12 @@ export class AlertEngine {
     for (const t of ticks)
       for (const { side, groupId, levels: b } of [...(this.books.get(t.symbol)?.values() ?? [])]) {
         if (b.size === 0) continue
-        // the group's price; a symbol hidden from the group (or gone) fires nothing meanwhile
+        // the group's price; a symbol hidden from the group (or gone) fires nothing meanwhile, nor does a
+        // tick the group's spread puts at 0 or below (no price: as if there were no quote)
         const gs = await this.ctx.refdata.forGroup(groupId, t.symbol)
         if (gs?.sec.show !== 1) continue
-        const p = priceOf(quoteForGroup(t, gs), side)
+        const p = groupPriceOf(t, gs, side)
+        if (p === null) continue
         for (const { id, fired, before } of wake(b, p, (id) => this.alerts.get(id))) {
           const a = this.alerts.get(id)
           if (!a) continue
@@ -402,22 +422,27 @@ export class AlertEngine {
     }
   }
 
-  /** Alerts past expires_at are disabled even when their symbol does not tick. */
+  /**
+   * Alerts past expires_at are disabled even when their symbol does not tick, and whether or not they are on
+   * the books (those of a disabled account, or of a symbol the account's group no longer has, are not):
+   * in the database, a page at a time, then dropped from the books. A failed write leaves them active for
+   * the next tick or run to expire.
+   */
   async expireDue() {
     const nowS = Math.floor(this.ctx.clock.now() / 1000)
-    const due = [...this.alerts.values()]
-      .filter((a) => a.row.expiresAt > 0 && a.row.expiresAt <= nowS)
-      .map((a) => ({ a, row: a.row }))
-    if (due.length === 0) return
-    const now = this.ctx.clock.now()
-    // in one statement; a failed write leaves them on the book for the next tick or run to expire
-    await this.ctx.db.transaction((tx) =>
-      tx.execute({ sql: EXPIRE, args: [JSON.stringify(due.map((d) => [d.row.id, d.row.updatedAt])), now] }),
-    )
-    for (const { a, row } of due) {
-      // an alert edited while the write was awaited was filed afresh: it is no longer this one
-      if (this.alerts.get(row.id) === a && a.row === row) this.untrack(row.id)
-      this.stats.expired++
+    for (;;) {
+      const now = this.ctx.clock.now()
+      const res = await this.ctx.db.transaction((tx) =>
+        tx.execute({ sql: EXPIRE_DUE, args: [nowS, now, EXPIRE_PAGE] }),
+      )
+      for (const r of res.rows) {
+        const id = Number(r.id)
+        const a = this.alerts.get(id)
+        // a version filed since with a later expiry (an edit that re-activated it) stays
+        if (a && a.row.expiresAt > 0 && a.row.expiresAt <= nowS) this.untrack(id)
+        this.stats.expired++
+      }
+      if (res.rows.length < EXPIRE_PAGE) return
     }
   }
 }

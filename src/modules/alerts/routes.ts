@@ -86,7 +86,9 @@ const Alert = t.Object(
 )
 const Saved = t.Object({ id: Int(), alert: Alert })
 const IdParam = { id: Id('alert id (GET /price_alerts)') }
-const NOT_FOUND = { 404: ['ALERT_NOT_FOUND', 'ACCOUNT_NOT_FOUND', 'GROUP_NOT_FOUND'] } as const
+const NOT_FOUND = { 404: ['ALERT_NOT_FOUND'] } as const
+/** A login the session may not see answers 403 USER_NOT_FOUND (spec 4.5 lists 400, 401, 403, 500). */
+const OWN_LOGIN = { 403: ['USER_NOT_FOUND'], 404: ['GROUP_NOT_FOUND'] } as const
 
 export const alertRoutes = (ctx: AlertsServices) =>
   new Elysia({ name: 'alert-routes', seed: ctx.instanceId })
@@ -98,19 +100,20 @@ export const alertRoutes = (ctx: AlertsServices) =>
         200: Saved,
         ...errors({
           400: ['ALERT_LIMIT_REACHED'],
-          403: ['ACCOUNT_DISABLED'],
-          404: ['ACCOUNT_NOT_FOUND', 'GROUP_NOT_FOUND'],
+          403: ['ACCOUNT_DISABLED', 'USER_NOT_FOUND'],
+          404: ['GROUP_NOT_FOUND'],
         }),
       },
       detail: doc('Price alerts', 'Create a price alert', {
         description:
           `Conditions: ${CONDITION_DOC}. target_price only for conditions 0-4; channel_low < channel_high for 5-6; ` +
-          'move_threshold > 0 for 7-10, measured from reference_price (default: the current price; a fall to 0 or ' +
-          'below is refused; reference_price and reference_time are kept for 7-10 only); 400 INVALID_DATA ' +
+          'move_threshold > 0 for 7-10, measured from reference_price (default: the current price; a level no ' +
+          `price can reach, below one point or above ${MAX_PRICE}, is refused naming move_threshold; reference_price and reference_time are kept for 7-10 only). ` +
+          "Prices are rounded to the symbol's digits, as order prices are; one that rounds to 0, or channel bounds that round to one price, are refused. 400 INVALID_DATA " +
           "otherwise. Evaluated on every tick of the symbol on the chosen side, at the account group's price (its spread settings; not while the symbol is hidden from the group). A firing writes a " +
           `notification (token alert.fired). A repeat alert fires again once the condition has reset, and at most once in ${REPEAT_REST_S} s: a firing due within that rest is not lost, it comes when the rest ends if the condition still holds. ` +
           `At most ${MAX_ACTIVE_ALERTS} active alerts per login, and ${MAX_STORED_ALERTS} stored (fired and disabled ones included): ` +
-          "400 ALERT_LIMIT_REACHED. The login must be the session's (own login, a customer's own account, staff in the brand). " +
+          "400 ALERT_LIMIT_REACHED. The login must be the session's (own login, a customer's own account, staff in the brand): 403 USER_NOT_FOUND otherwise. " +
           '403 ACCOUNT_DISABLED on an account staff disabled: its alerts are kept but do not fire until it is enabled again.',
       }),
     })
@@ -119,10 +122,10 @@ export const alertRoutes = (ctx: AlertsServices) =>
       ...textInput({ query: { login: Login } }),
       response: {
         200: t.Object({ rows: t.Array(Alert) }),
-        ...errors({ 404: ['ACCOUNT_NOT_FOUND', 'GROUP_NOT_FOUND'] }),
+        ...errors(OWN_LOGIN),
       },
       detail: doc('Price alerts', 'Alerts of a login, active and past', {
-        description: `Oldest first; at most ${MAX_STORED_ALERTS} (the limit of stored alerts per login).`,
+        description: `Oldest first; at most ${MAX_STORED_ALERTS} (the limit of stored alerts per login). 403 USER_NOT_FOUND: the login is not the session's.`,
       }),
     })
     .put(
@@ -140,14 +143,22 @@ export const alertRoutes = (ctx: AlertsServices) =>
         ),
         response: {
           200: Saved,
-          ...errors({ 400: ['ALERT_LIMIT_REACHED'], 403: ['ACCOUNT_DISABLED'], ...NOT_FOUND }),
+          ...errors({
+            400: ['ALERT_LIMIT_REACHED'],
+            403: ['ACCOUNT_DISABLED', 'USER_NOT_FOUND'],
+            404: ['ALERT_NOT_FOUND', 'GROUP_NOT_FOUND'],
+            409: ['ALERT_CHANGED'],
+          }),
         },
         detail: doc('Price alerts', 'Replace an alert', {
           description:
             'Same rules as creation. A change of what the alert watches (symbol, side, condition, levels, ' +
             'reference) re-arms it from the current price; another change (message, expiry, repeat mode) keeps ' +
             'its state (a repeat alert still waits for its reset). 404 ALERT_NOT_FOUND. On a ' +
-            'disabled account only active 0 (disabling the alert) is taken: 403 ACCOUNT_DISABLED otherwise.',
+            'disabled account only active 0 (disabling the alert) is taken: 403 ACCOUNT_DISABLED otherwise. ' +
+            'The edit applies to the alert as it is when written: one that fired meanwhile (a once-alert, now ' +
+            'inactive) is activated again only within the active limit (400 ALERT_LIMIT_REACHED); 409 ' +
+            'ALERT_CHANGED if other writes kept changing it (read it again and retry).',
         }),
       },
     )

@@ -34,6 +34,10 @@ export const priceAlerts = sqliteTable(
   (t) => [
     index('price_alerts_login').on(t.login, t.active),
     index('price_alerts_active').on(t.active, t.symbol),
+    // the 2 s resync reads the alerts written since its last run (engine.ts changedSince), not the table
+    index('price_alerts_updated').on(t.updatedAt),
+    // the 2 s expiry job finds the active alerts past their expiry (engine.ts EXPIRE_DUE) by a range
+    index('price_alerts_expiry').on(t.active, t.expiresAt),
   ],
 )
 

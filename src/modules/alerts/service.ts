@@ -4,12 +4,12 @@ import type { Brand } from '../../kernel/brand/registry'
 import type { Tx } from '../../kernel/db/client'
 import { readOrNothing, readSkippingBadRows } from '../../kernel/db/tolerant'
 import { invalid } from '../../kernel/http/errors'
-import { quoteForGroup } from '../market'
+import { MAX_PRICE } from '../../kernel/limits'
 import type { AlertsCtx } from './context'
-import { CONDITIONS, checkSpec, levelOf } from './domain/conditions'
-import { type AlertEngine, priceOf } from './engine'
+import { CONDITIONS, checkReach, checkSpec, onSymbolGrid } from './domain/conditions'
+import { type AlertEngine, groupPriceOf } from './engine'
 import { refuse } from './errors'
-import { priceAlerts } from './schema'
+import { type AlertRow, priceAlerts } from './schema'
 import { alertView } from './views'
 
 /** The alert services: the module's context and its engine. */
@@ -39,7 +39,10 @@ interface AlertInput {
   reference_time?: number
 }
 
-/** Checks the fields of 4.5 and turns them into columns; moving conditions default their reference to now. */
+/**
+ * Checks the fields of 4.5 and turns them into columns: prices rounded to the symbol's digits (as order
+ * prices are), moving conditions' reference defaulting to the group's price now.
+ */
 async function columns(ctx: AlertsServices, groupId: number, i: AlertInput) {
   const gs = await ctx.refdata.forGroup(groupId, i.symbol)
   if (gs?.sec.show !== 1) throw invalid(`symbol: ${i.symbol} is not available for the account`)
@@ -48,22 +51,28 @@ async function columns(ctx: AlertsServices, groupId: number, i: AlertInput) {
   // isolate holds no quote of its own (a fresh one none, an older one whatever it read last)
   const q = await ctx.quotes.get(i.symbol)
   const moving = i.condition >= CONDITIONS.MOVE_UP_PERCENT
-  const spec = {
-    condition: i.condition,
-    targetPrice: i.target_price ?? 0,
-    channelLow: i.channel_low ?? 0,
-    channelHigh: i.channel_high ?? 0,
-    moveThreshold: i.move_threshold ?? 0,
-    // only moving conditions have a reference (a client may send back the 0 a level alert shows)
-    referencePrice: moving ? (i.reference_price ?? (q ? priceOf(quoteForGroup(q, gs), i.side) : 0)) : 0,
-  }
+  const digits = gs.info.digits
+  const { spec, problem: offGrid } = onSymbolGrid(
+    {
+      condition: i.condition,
+      targetPrice: i.target_price ?? 0,
+      channelLow: i.channel_low ?? 0,
+      channelHigh: i.channel_high ?? 0,
+      moveThreshold: i.move_threshold ?? 0,
+      // only moving conditions have a reference (a client may send back the 0 a level alert shows); a
+      // group price at 0 or below is no price (market: pricedForGroup)
+      referencePrice: moving ? (i.reference_price ?? groupPriceOf(q, gs, i.side) ?? 0) : 0,
+    },
+    digits,
+  )
+  if (offGrid) throw invalid(offGrid)
   const problem = checkSpec(spec, has)
   if (problem) throw invalid(problem)
   if (moving && !(spec.referencePrice > 0))
     throw invalid('reference_price: required for moving conditions while the symbol has no quote')
-  // a fall to 0 or below never happens: such an alert would only take a place of the active limit
-  if (i.condition === CONDITIONS.MOVE_DOWN_AMOUNT && !(levelOf(spec) > 0))
-    throw invalid(`move_threshold: a fall of ${spec.moveThreshold} from ${spec.referencePrice} cannot happen`)
+  // a level no quote can be at never fires: such an alert would only take a place of the active limit
+  const unreachable = checkReach(spec, digits, MAX_PRICE)
+  if (unreachable) throw invalid(unreachable)
   const nowS = Math.floor(ctx.clock.now() / 1000)
   if (i.expires_at && i.expires_at <= nowS) throw invalid('expires_at: must be in the future (or 0 for none)')
   return {
@@ -111,8 +120,17 @@ function requireEnabled(account: { login: number; enable: number }) {
     )
 }
 
+/**
+ * The account an alert request names, scoped to the session. A login the session may not see (another's, or
+ * none) answers 403 USER_NOT_FOUND, as trading does: spec 4.5 lists 400, 401, 403 and 500 for the route.
+ */
+const alertAccount = (ctx: AlertsServices, brand: Brand, session: Session, login: number) =>
+  ctx.accounts.loadAccountViewAs(brand, session, login, () =>
+    refuse('USER_NOT_FOUND', 'login not found for this session'),
+  )
+
 export async function createAlert(ctx: AlertsServices, brand: Brand, session: Session, input: AlertInput) {
-  const { account, group } = await ctx.accounts.loadAccountView(brand, session, input.login)
+  const { account, group } = await alertAccount(ctx, brand, session, input.login)
   requireEnabled(account)
   const cols = await columns(ctx, group.id, input)
   const now = ctx.clock.now()
@@ -129,7 +147,7 @@ export async function createAlert(ctx: AlertsServices, brand: Brand, session: Se
 }
 
 export async function listAlerts(ctx: AlertsServices, brand: Brand, session: Session, login: number) {
-  const { account } = await ctx.accounts.loadAccountView(brand, session, login)
+  const { account } = await alertAccount(ctx, brand, session, login)
   const own = and(eq(priceAlerts.login, account.login), eq(priceAlerts.brandId, brand.id))
   const rows = await readSkippingBadRows(ctx.logger, `alerts of ${account.login}`, {
     all: () => ctx.db.select().from(priceAlerts).where(own).orderBy(priceAlerts.id),
@@ -160,6 +178,9 @@ async function ownAlert(ctx: AlertsServices, brand: Brand, session: Session, id:
   return r
 }
 
+/** What an edit that lost a race to another write (in this transaction's view) yields: retried once. */
+const LOST = Symbol('lost')
+
 /** Replaces an alert's definition (re-armed from the current price); `active` 0/1 disables or enables it. */
 export async function updateAlert(
   ctx: AlertsServices,
@@ -170,24 +191,51 @@ export async function updateAlert(
 ) {
   const current = await ownAlert(ctx, brand, session, id)
   if (input.login !== current.login) throw invalid('login: an alert cannot move to another login')
-  const { account, group } = await ctx.accounts.loadAccountView(brand, session, current.login)
+  const { account, group } = await alertAccount(ctx, brand, session, current.login)
   const active = input.active ?? 1
   // disabling (active 0) or deleting one stays open to staff
   if (active === 1) requireEnabled(account)
   const cols = await columns(ctx, group.id, input)
-  const row = await ctx.db.transaction(async (tx) => {
-    if (active === 1 && current.active === 0) await checkLimits(tx, current.login, false)
-    const [r] = await tx
-      .update(priceAlerts)
-      .set({ ...cols, active, updatedAt: ctx.clock.now() })
-      .where(eq(priceAlerts.id, id))
-      .returning()
-    return r
-  })
+  const write = (tx: Tx) => editAlert(tx, brand, id, { ...cols, active, updatedAt: ctx.clock.now() })
+  let row = await ctx.db.transaction(write)
+  // another write slipped between this transaction's read and its update: read it again, once
+  if (row === LOST) row = await ctx.db.transaction(write)
+  if (row === LOST) throw refuse('ALERT_CHANGED', `alert ${id} changed meanwhile; read it again and retry`)
   // deleted meanwhile (a DELETE that raced this one)
   if (!row) throw notFound(id)
   await ctx.alerts.changed(row)
   return { id, alert: alertView(row) }
+}
+
+/**
+ * Writes an edit on the alert as this transaction sees it, not as it was read before: a once-alert that
+ * fired meanwhile is inactive, and activating it again takes a place under the active limit. The update is
+ * conditional on that version (updated_at, fired_count), so nothing written since is overwritten unseen.
+ */
+async function editAlert(
+  tx: Tx,
+  brand: Brand,
+  id: number,
+  set: Omit<Partial<AlertRow>, 'id'> & { active: number; updatedAt: number },
+): Promise<AlertRow | undefined | typeof LOST> {
+  const [seen] = await tx
+    .select()
+    .from(priceAlerts)
+    .where(and(eq(priceAlerts.id, id), eq(priceAlerts.brandId, brand.id)))
+  if (!seen) return undefined
+  if (set.active === 1 && seen.active !== 1) await checkLimits(tx, seen.login, false)
+  const [r] = await tx
+    .update(priceAlerts)
+    .set(set)
+    .where(
+      and(
+        eq(priceAlerts.id, id),
+        eq(priceAlerts.updatedAt, seen.updatedAt),
+        eq(priceAlerts.firedCount, seen.firedCount),
+      ),
+    )
+    .returning()
+  return r ?? LOST
 }
 
 export async function deleteAlert(ctx: AlertsServices, brand: Brand, session: Session, id: number) {

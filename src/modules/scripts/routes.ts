@@ -1,5 +1,5 @@
 import { Elysia, t } from 'elysia'
-import { announcesBody } from '../../kernel/http/body'
+import { announcesBody, readBody } from '../../kernel/http/body'
 import { invalid } from '../../kernel/http/errors'
 import { doc, errors } from '../../kernel/http/openapi'
 import { Id, Int, Login, Ok, textInput } from '../../kernel/http/schemas'
@@ -34,28 +34,26 @@ const fields = {
   autostart: t.Optional(
     Int({ minimum: 0, maximum: 1, description: '1 starts the script with the terminal' }),
   ),
-  type: t.Optional(t.String({ maxLength: 32, description: 'ignored: scripts are always private' })),
+  // spec 4.6: a sent type is ignored, whatever it is (a number, null, an object, a long text)
+  type: t.Optional(t.Unknown({ description: 'ignored, whatever its value: scripts are always private' })),
 }
 const EXAMPLE = { login: 100001, name: 'MA cross', script: 'input int fast = 9;', autostart: 0 }
 
 /**
  * GET /scripts takes the login from a JSON body, or from the query when a client cannot send one.
  * Bun.serve drops the body of a GET before the app sees it (ADR 0015): a request that announced one is
- * told to use the query instead of being answered as if it had sent nothing. Workers deliver it.
+ * told to use the query instead of being answered as if it had sent nothing. Workers deliver it: it is read
+ * as every other JSON body is (kernel/http/body.ts), at most BODY_MAX_BYTES (413 PAYLOAD_TOO_LARGE),
+ * application/json, unsafe text refused.
  */
-async function loginOf(request: Request, query: { login?: number }) {
+async function loginOf(ctx: ScriptsCtx, request: Request, query: { login?: number }) {
   if (query.login !== undefined) return query.login
-  const text = await request.text().catch(() => '')
-  if (!text && announcesBody(request))
+  // a dropped body is null: its announced length is not read (it would parse as malformed JSON)
+  const body = request.body ? await readBody(request, 'json', ctx.config.body.maxBytes) : undefined
+  if (body === undefined && announcesBody(request))
     throw invalid(
       'login: this server cannot read the body of a GET request (Bun.serve drops it); send login as the query parameter: GET /scripts?login=<login>',
     )
-  let body: unknown
-  try {
-    body = text ? JSON.parse(text) : undefined
-  } catch {
-    throw invalid('body: malformed JSON')
-  }
   const login = (body as { login?: unknown } | undefined)?.login
   if (typeof login !== 'number' || !Number.isSafeInteger(login) || login < 0)
     throw invalid('login: required, an integer, in the JSON body or the query')
@@ -68,7 +66,7 @@ export const scriptRoutes = (ctx: ScriptsCtx) =>
     .get(
       '/scripts',
       async ({ brand, session, query, request }) =>
-        listScripts(ctx, brand, session, await loginOf(request, query)),
+        listScripts(ctx, brand, session, await loginOf(ctx, request, query)),
       {
         auth: ROLES,
         ...textInput({ query: { login: t.Optional(Login) } }),
@@ -77,7 +75,8 @@ export const scriptRoutes = (ctx: ScriptsCtx) =>
           description:
             'The login as the query parameter `login` (portable: use it), or in a JSON body ({"login": 100001}) ' +
             'where the server receives GET bodies: a deployment at the edge (Workers) does; the Bun server drops ' +
-            'them, and such a request answers 400 INVALID_DATA saying so. A user session reads its own login; ' +
+            'them, and such a request answers 400 INVALID_DATA saying so. A body is read as on POST: application/json, ' +
+            'at most the JSON body limit (413 PAYLOAD_TOO_LARGE). A user session reads its own login; ' +
             'staff any login of the brand. 400 INVALID_DATA for a missing login or one the session may not see.',
         }),
       },
@@ -88,7 +87,7 @@ export const scriptRoutes = (ctx: ScriptsCtx) =>
       response: { 200: Ok, ...errors({ 500: ['INVALID_ADD_SCRIPT'] }) },
       detail: doc('Scripts', 'Add a script', {
         description:
-          'type is forced to private; autostart defaults to 0. The new id is not returned (list the scripts). ' +
+          'A sent type is ignored, whatever its value (scripts are always private); autostart defaults to 0. The new id is not returned (list the scripts). ' +
           `500 INVALID_ADD_SCRIPT: login not the session's, or the login already keeps 100 scripts.`,
       }),
     })

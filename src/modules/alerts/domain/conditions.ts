@@ -118,6 +118,49 @@ export function checkSpec(a: AlertSpec & { condition: number }, has: (f: string)
   return null
 }
 
+/** A price on the symbol's grid: rounded to its digits, as order prices are (DESIGN rule 3). */
+export const roundPrice = (x: number, digits: number) => Math.round(x * 10 ** digits) / 10 ** digits
+
+const PRICE_FIELDS = [
+  ['targetPrice', 'target_price'],
+  ['channelLow', 'channel_low'],
+  ['channelHigh', 'channel_high'],
+  ['referencePrice', 'reference_price'],
+] as const
+
+/**
+ * The spec with its prices rounded to the symbol's digits. A price sent above 0 that rounds to 0 names its
+ * field: no quote is ever at 0, so the alert could never be decided on it.
+ */
+export function onSymbolGrid<T extends AlertSpec>(a: T, digits: number): { spec: T; problem: string | null } {
+  const spec = { ...a }
+  for (const [k, name] of PRICE_FIELDS) {
+    const v = roundPrice(a[k], digits)
+    if (a[k] > 0 && !(v > 0))
+      return { spec, problem: `${name}: ${a[k]} is below one point of the symbol (${10 ** -digits})` }
+    ;(spec as AlertSpec)[k] = v
+  }
+  return { spec, problem: null }
+}
+
+/**
+ * A moving condition's level must be a price a quote can have, from one point to `maxPrice`: a level
+ * rounded to 0 (a fall of 99.999...%) or above the highest price would never fire, and would only hold one
+ * of the active places. Checked on the rounded spec (onSymbolGrid); a message naming move_threshold, or null.
+ */
+export function checkReach(a: AlertSpec, digits: number, maxPrice: number): string | null {
+  if (a.condition < CONDITIONS.MOVE_UP_PERCENT) return null
+  const level = levelOf(a)
+  // in points, with room for binary residue (0.00002 - 0.00001 is not exactly one point)
+  if (level * 10 ** digits >= 1 - 1e-9 && level <= maxPrice) return null
+  const percent = a.condition === CONDITIONS.MOVE_UP_PERCENT || a.condition === CONDITIONS.MOVE_DOWN_PERCENT
+  const what = firesUp(a.condition) ? 'rise' : 'fall'
+  return (
+    `move_threshold: a ${what} of ${a.moveThreshold}${percent ? '%' : ''} from ${a.referencePrice} reaches ` +
+    `${level}, which no price of the symbol can be (${10 ** -digits} to ${maxPrice})`
+  )
+}
+
 /** In-memory evaluation state: `armed` for region conditions, the last side for CROSS_ANY. */
 export interface AlertState {
   armed: boolean
