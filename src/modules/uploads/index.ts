@@ -4,7 +4,7 @@ import type { Queryable } from '../../kernel/db/client'
 import { defineModule, definePort } from '../../kernel/module'
 import { uploadRoutes } from './routes'
 import * as schema from './schema'
-import { avatarBelongs, customerFile } from './service'
+import { avatarBelongs, customerFile, customerFileResponse } from './service'
 
 /** What other modules ask of uploads. */
 export interface UploadsApi {
@@ -12,6 +12,13 @@ export interface UploadsApi {
   avatarBelongs(q: Queryable, brand: Brand, session: Session, login: number, ref: string): Promise<boolean>
   /** A file the customer uploaded in the brand (any purpose but avatars), or null (another's answers null too). */
   customerFile: typeof customerFile
+  /** The download of a customer's upload in the brand (uploads' own headers), or null: staff reading a KYC document. */
+  customerFileResponse(
+    q: Queryable,
+    brandId: number,
+    customerId: number,
+    uuid: string,
+  ): Promise<Response | null>
 }
 
 export const UploadsPort = definePort<UploadsApi>('uploads')
@@ -22,7 +29,12 @@ export const uploadsModule = defineModule({
   tags: [{ name: 'Uploads', description: 'File uploads (avatars, documents)' }],
   tables: schema,
   setup(k, ports) {
-    ports.provide(UploadsPort, { avatarBelongs, customerFile })
+    ports.provide(UploadsPort, {
+      avatarBelongs,
+      customerFile,
+      customerFileResponse: (q, brandId, customerId, uuid) =>
+        customerFileResponse(k, q, brandId, customerId, uuid),
+    })
     return { routes: uploadRoutes(k) }
   },
 })

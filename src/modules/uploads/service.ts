@@ -5,6 +5,7 @@ import type { Brand } from '../../kernel/brand/registry'
 import type { Queryable } from '../../kernel/db/client'
 import { invalid } from '../../kernel/http/errors'
 import type { Kernel } from '../../kernel/kernel'
+import { PDF_DECODE_CEILING } from './domain/pdf'
 import {
   AVATAR_EXTENSIONS,
   cleanOriginalName,
@@ -53,7 +54,9 @@ export async function uploadFile(ctx: Kernel, brand: Brand, session: Session, fi
       `file: extension .${ext.slice(0, 16) || '(none)'} is not allowed for ${purpose} (allowed: ${allowed.join(', ')})`,
     )
   const bytes = new Uint8Array(await file.arrayBuffer())
-  const verdict = await inspect(bytes, ext)
+  // a PDF's compressed streams may cost a few times the upload limit to check, never more than the ceiling
+  const pdfDecodeBudget = Math.min(PDF_DECODE_CEILING, 4 * ctx.config.upload.maxBytes)
+  const verdict = await inspect(bytes, ext, { pdfDecodeBudget })
   if (!verdict.ok) throw invalid(`file: ${verdict.reason}`)
 
   const uuid = crypto.randomUUID()
@@ -154,6 +157,11 @@ export async function downloadUpload(ctx: Kernel, brand: Brand, session: Session
   if (!row) throw notFound
   const bytes = await ctx.storage.get(row.fileName)
   if (!bytes) throw notFound
+  return fileResponse(row, bytes)
+}
+
+/** A stored file as every download serves it: its type, images inline, the rest as attachments, no sniffing. */
+function fileResponse(row: UploadRow, bytes: Uint8Array) {
   const inline = row.contentType.startsWith('image/') && row.signature !== 'svg'
   return new Response(bytes as Uint8Array<ArrayBuffer>, {
     headers: {
@@ -183,16 +191,10 @@ export async function avatarBelongs(
   return !!row
 }
 
-/** A customer's own upload (KYC attaches files by id): scoped by brand and owner in the query. */
-export async function customerFile(q: Queryable, brandId: number, customerId: number, uuid: string) {
+/** A customer's own upload (any purpose but avatars), the whole row: scoped by brand and owner in the query. */
+async function customerUpload(q: Queryable, brandId: number, customerId: number, uuid: string) {
   const [row] = await q
-    .select({
-      uuid: uploads.uuid,
-      purpose: uploads.purpose,
-      contentType: uploads.contentType,
-      originalName: uploads.originalName,
-      fileSize: uploads.fileSize,
-    })
+    .select()
     .from(uploads)
     .where(
       and(
@@ -203,4 +205,35 @@ export async function customerFile(q: Queryable, brandId: number, customerId: nu
       ),
     )
   return row && row.purpose !== 'account_avatar' ? row : null
+}
+
+/** A customer's own upload (KYC attaches files by id), or null (another's answers null too). */
+export async function customerFile(q: Queryable, brandId: number, customerId: number, uuid: string) {
+  const row = await customerUpload(q, brandId, customerId, uuid)
+  return (
+    row && {
+      uuid: row.uuid,
+      purpose: row.purpose,
+      contentType: row.contentType,
+      originalName: row.originalName,
+      fileSize: row.fileSize,
+    }
+  )
+}
+
+/**
+ * A customer's upload served as its owner's download is (the same headers), for staff of the brand who
+ * reach it through a record naming it (a KYC document); null when the customer has no such upload in the
+ * brand or its bytes are gone.
+ */
+export async function customerFileResponse(
+  ctx: Pick<Kernel, 'storage'>,
+  q: Queryable,
+  brandId: number,
+  customerId: number,
+  uuid: string,
+) {
+  const row = await customerUpload(q, brandId, customerId, uuid)
+  const bytes = row && (await ctx.storage.get(row.fileName))
+  return row && bytes ? fileResponse(row, bytes) : null
 }

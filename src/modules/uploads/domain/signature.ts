@@ -1,5 +1,6 @@
 import { XMLParser, XMLValidator } from 'fast-xml-parser'
 import { fileTypeFromBuffer } from 'file-type'
+import { checkPdf, PDF_DECODE_CEILING } from './pdf'
 
 export const AVATAR_EXTENSIONS = ['png', 'jpg', 'jpeg', 'webp', 'gif'] as const
 export const GENERAL_EXTENSIONS = [
@@ -36,7 +37,6 @@ const BINARY_SIGNATURE: Record<string, { ext: string; mime: string }> = {
 
 /** Markup that makes a file dangerous when a browser sniffs it (polyglots, disguised pages). */
 const ACTIVE_MARKUP = /<\s*(script|html|body|iframe|object|embed|svg|\?php)\b|<!doctype\s+html|javascript:/i
-const PDF_ACTIVE = /\/(JavaScript|JS|Launch|EmbeddedFile|OpenAction)\b/
 /**
  * In an SVG, after character references are decoded: elements that run or embed code under any namespace
  * prefix (a prefix bound to the SVG namespace runs `<x:script>` as a script; XML names may hold any
@@ -99,9 +99,14 @@ function checkSvg(bytes: Uint8Array): Verdict {
 
 /**
  * Decides from the content, never from the name alone, whether `bytes` are a file of extension `ext`
- * (pure; async only because file-type is).
+ * (pure; async only because file-type is). A PDF's streams are decoded to be checked, at most
+ * `pdfDecodeBudget` bytes of them (domain/pdf.ts).
  */
-export async function inspect(bytes: Uint8Array, ext: string): Promise<Verdict> {
+export async function inspect(
+  bytes: Uint8Array,
+  ext: string,
+  { pdfDecodeBudget = PDF_DECODE_CEILING }: { pdfDecodeBudget?: number } = {},
+): Promise<Verdict> {
   if (bytes.length === 0) return { ok: false, reason: 'the file is empty' }
   if (ext === 'txt' || ext === 'csv') return checkText(bytes, ext)
   if (ext === 'svg') return checkSvg(bytes)
@@ -112,7 +117,10 @@ export async function inspect(bytes: Uint8Array, ext: string): Promise<Verdict> 
     return { ok: false, reason: `content is ${found ? found.ext : 'unrecognized'}, not .${ext}` }
   const latin1 = new TextDecoder('latin1').decode(bytes)
   if (ACTIVE_MARKUP.test(latin1)) return { ok: false, reason: 'file embeds active markup (polyglot)' }
-  if (ext === 'pdf' && PDF_ACTIVE.test(latin1)) return { ok: false, reason: 'PDF contains active content' }
+  if (ext === 'pdf') {
+    const pdf = checkPdf(bytes, pdfDecodeBudget)
+    if (!pdf.ok) return pdf
+  }
   return { ok: true, signature: want.ext, contentType: want.mime }
 }
 
