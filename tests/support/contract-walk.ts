@@ -321,6 +321,9 @@ export function contractWalk(rt: WalkTarget) {
     'POST /manager/kyc/documents/{id}/decision': async (r) => {
       r.path.id = String(made.kycDocument)
     },
+    'GET /manager/kyc/documents/{id}/file': async (r) => {
+      r.path.id = String(made.kycDocument)
+    },
     'POST /cashier/withdrawal': kycApproved,
     // a payment the provider confirmed with another amount: staff review it
     'POST /manager/cashier/transactions/{id}/resolve': async (r) => {

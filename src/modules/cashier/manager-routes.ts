@@ -157,9 +157,12 @@ export const cashierManagerRoutes = (ctx: CashierCtx) =>
         auth: FINANCE,
         ...textInput({ params: TxId }),
         body: t.Object({ note: t.Optional(StaffNote) }, { example: { note: 'checked' } }),
-        response: { 200: StaffTransaction, ...errors(CONFLICT) },
+        response: { 200: StaffTransaction, ...errors({ ...CONFLICT, 403: ['KYC_REQUIRED'] }) },
         detail: doc('Cashier back office', 'Approve a withdrawal and send its payout', {
           optionalBody: true,
+          description:
+            "The customer's KYC is checked again: 403 KYC_REQUIRED when it no longer allows withdrawals (a step " +
+            'rejected or expired since the request); the withdrawal stays pending (reject it, or approve it later).',
         }),
       },
     )

@@ -1,16 +1,17 @@
+import type { Queryable } from '../../kernel/db/client'
 import { defineModule, definePort } from '../../kernel/module'
 import { UploadsPort } from '../uploads'
 import type { KycCtx } from './context'
 import { kycRoutes } from './routes'
 import * as schema from './schema'
-import { expireDocuments, gatesFor } from './service'
+import { expireDocuments, gatesFor, recomputeProfiles } from './service'
 
 export * from './events'
 
 /** What other modules ask of KYC. */
 export interface KycApi {
-  /** What KYC allows a customer now: the deposit limit before approval (null: none) and withdrawals. */
-  gates: (brandId: number, customerId: number) => ReturnType<typeof gatesFor>
+  /** What KYC allows a customer now: the deposit limit before approval (null: none; 0 once rejected) and withdrawals. */
+  gates: (brandId: number, customerId: number, q?: Queryable) => ReturnType<typeof gatesFor>
 }
 
 export const KycPort = definePort<KycApi>('kyc')
@@ -28,11 +29,15 @@ export const kycModule = defineModule({
   tables: schema,
   setup(k, ports) {
     const ctx: KycCtx = { ...k, uploads: ports.get(UploadsPort) }
-    ports.provide(KycPort, { gates: (brandId, customerId) => gatesFor({ ctx, brandId, customerId }) })
+    ports.provide(KycPort, { gates: (brandId, customerId, q) => gatesFor({ ctx, brandId, customerId, q }) })
     return {
       routes: kycRoutes(ctx),
       // documents past their validity date expire, and the steps approved on them
-      jobs: [{ name: 'kyc.expire', every: 60_000, scope: 'cluster', run: () => expireDocuments({ ctx }) }],
+      // and profiles stored before the settings were saved get their status under them
+      jobs: [
+        { name: 'kyc.expire', every: 60_000, scope: 'cluster', run: () => expireDocuments({ ctx }) },
+        { name: 'kyc.recompute', every: 60_000, scope: 'cluster', run: () => recomputeProfiles({ ctx }) },
+      ],
     }
   },
 })

@@ -12,6 +12,7 @@ import {
   customerStep,
   decideDocument,
   decideStep,
+  documentFile,
   listProfiles,
   readSettings,
   saveSettings,
@@ -80,16 +81,29 @@ const Step = t.Object(
   },
   { title: 'KycStep' },
 )
-const Gates = t.Object({
-  deposit_limit: Nullable(
-    t.Record(t.String(), t.Number(), {
-      description: 'total deposits allowed per currency before approval; null: no KYC limit',
+const Gates = t.Object(
+  {
+    deposit_limit: Nullable(
+      t.Record(t.String(), t.Number(), {
+        description:
+          'total deposits allowed per currency before approval (a currency not listed: 0); null: no KYC limit. ' +
+          'A rejected profile (final) has 0 in every currency: no new money from a customer the broker turned down',
+      }),
+    ),
+    withdrawal_allowed: t.Boolean({
+      description:
+        'once the withdrawal_after steps are approved, also for a rejected profile (its money goes out)',
     }),
-  ),
-  withdrawal_allowed: t.Boolean(),
-  withdrawal_requires: t.Array(t.String(), { description: 'steps still to be approved for withdrawals' }),
-  deposit_unlimited_requires: t.Array(t.String()),
-})
+    withdrawal_requires: t.Array(t.String(), { description: 'steps still to be approved for withdrawals' }),
+    deposit_unlimited_requires: t.Array(t.String()),
+  },
+  {
+    description:
+      'What KYC allows the customer now. Deposits: up to deposit_limit until the deposit_unlimited_after steps ' +
+      'are approved; a rejected profile deposits nothing (the cashier answers 403 KYC_LIMIT_EXCEEDED). ' +
+      'Withdrawals: once the withdrawal_after steps are approved, whatever the profile status.',
+  },
+)
 const Profile = t.Object(
   {
     customer_id: Int(),
@@ -349,6 +363,34 @@ export const kycRoutes = (ctx: KycCtx) =>
         detail: doc('KYC review', 'Approve or reject a document'),
       },
     )
+    .get(
+      '/manager/kyc/documents/:id/file',
+      ({ brand, session, params }) =>
+        documentFile({ ctx, brandId: brand.id, staffId: session.staffId!, documentId: params.id }),
+      {
+        auth: COMPLIANCE,
+        ...textInput({ params: { id: Id('KYC document id') } }),
+        // a file, not JSON: the document takes its 200 from the media (kernel/http/openapi-finish.ts)
+        response: errors({ 404: ['KYC_DOCUMENT_NOT_FOUND', 'FILE_NOT_FOUND'] }),
+        detail: doc('KYC review', 'Open the file of a KYC document', {
+          media: [
+            'image/png',
+            'image/jpeg',
+            'image/webp',
+            'image/gif',
+            'image/svg+xml',
+            'application/pdf',
+            'application/octet-stream',
+          ],
+          description:
+            'The uploaded file the document was attached with, for the staff who review it, served as GET ' +
+            '/upload/{uuid} serves it: its stored content type, a restrictive CSP, nosniff, no-store, images ' +
+            'inline and SVG and documents as attachments. Each opening is logged with the staff member and the ' +
+            'document. A document of another brand answers 404 KYC_DOCUMENT_NOT_FOUND; one whose file is no ' +
+            'longer stored, 404 FILE_NOT_FOUND.',
+        }),
+      },
+    )
     .put(
       '/manager/kyc/profiles/:customer/risk',
       ({ brand, params, body }) =>
@@ -390,7 +432,12 @@ export const kycRoutes = (ctx: KycCtx) =>
         response: { 200: t.Record(t.String(), t.Unknown()) },
         detail: doc('KYC review', "Replace the brand's KYC steps and tiers", {
           description:
-            'tiers: deposit_limit_unverified (per currency), deposit_unlimited_after and withdrawal_after (step codes).',
+            'tiers: deposit_limit_unverified (per ISO 4217 currency), deposit_unlimited_after and withdrawal_after ' +
+            '(step codes). 400 INVALID_DATA naming the field for an unknown key anywhere (a typo is never dropped), ' +
+            'a number question with min above max, a date question with min_age above max_age, two questions of a ' +
+            'step with one key, and a deposit limit in an unknown currency, with more decimals than it has, or ' +
+            'above 10^12. Every profile of the brand then gets the status its steps give under the new settings ' +
+            '(kyc.approved and the other events when that changes it).',
         }),
       },
     )

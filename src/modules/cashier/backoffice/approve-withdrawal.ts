@@ -3,6 +3,7 @@ import type { Tx } from '../../../kernel/db/client'
 import type { UseCase } from '../../../kernel/use-case'
 import { fromMinor, roundToMinor } from '../../accounts'
 import type { CashierCtx } from '../context'
+import { next } from '../domain/status'
 import { refuse } from '../errors'
 import { cashierTransactions } from '../schema'
 import { move } from '../transactions'
@@ -26,6 +27,20 @@ async function inDebt(ctx: CashierCtx, tx: Tx, row: { login: number; currency: s
   )
 }
 
+/**
+ * KYC may have changed since the withdrawal was asked (an identity rejected as forged, a document
+ * expired): the payout is refused while the customer's KYC no longer allows withdrawals, before anything
+ * is written (it stays pending; staff reject it, or approve it once KYC allows it again).
+ */
+async function kycAllows(ctx: CashierCtx, tx: Tx, brandId: number, row: { customerId: number }) {
+  const gates = await ctx.kyc.gates(brandId, row.customerId, tx)
+  if (gates.withdrawal_allowed) return
+  throw refuse(
+    'KYC_REQUIRED',
+    `withdrawals need these KYC steps approved: ${gates.withdrawal_requires.join(', ')}; it is not paid out`,
+  )
+}
+
 /** Approves a withdrawal and sends its payout through the provider module. */
 export async function approveWithdrawal({
   ctx,
@@ -35,13 +50,16 @@ export async function approveWithdrawal({
   input,
 }: UseCase<CashierCtx, { note?: string }, StaffAction>) {
   const note = input.note ?? ''
-  const view = await act(ctx, brandId, id, 'approve it', (row, now) =>
-    ctx.db.transaction(async (tx) => {
-      if (row.kind !== 'withdrawal') return null
+  const view = await act(ctx, brandId, id, 'approve it', async (row, now) => {
+    // a withdrawal its state no longer lets staff approve answers by its state (409), not by KYC
+    if (row.kind !== 'withdrawal' || next('withdrawal', row.status, 'approve') === null) return null
+    return ctx.db.transaction(async (tx) => {
+      // in the approval's transaction: a rejection that commits while it waits is seen
+      await kycAllows(ctx, tx, brandId, row)
       await inDebt(ctx, tx, row)
       return move(tx, row, 'approve', staff(staffId), now, { staffNote: note }, note)
-    }),
-  )
+    })
+  })
   const row = await rowOf(ctx, brandId, id)
   try {
     const p = await ctx.providers

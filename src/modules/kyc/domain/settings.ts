@@ -4,8 +4,11 @@ import { isCountryCode } from '../../../kernel/countries'
 /** A date of birth further back than this is a typing error (brands may set max_age per question). */
 const DEFAULT_MAX_AGE = 120
 
+// Every object of the settings is strict: an unknown key (a typo such as `withdrawl_after`) is a 400 naming
+// it, never dropped, since a dropped tier or rule silently loosens what customers must pass.
+
 /** A question of a questionnaire step; answers are checked against it (`checkAnswers`). */
-const Question = z.object({
+const Question = z.strictObject({
   key: z.string().regex(/^[a-z][a-z0-9_]{0,39}$/),
   label: z.string().min(1).max(200),
   type: z.enum(['text', 'date', 'choice', 'number', 'boolean', 'country']),
@@ -23,14 +26,14 @@ const Question = z.object({
 })
 type Question = z.infer<typeof Question>
 
-const Step = z.object({
+const Step = z.strictObject({
   code: z.string().regex(/^[a-z][a-z_]{0,31}$/),
   title: z.string().min(1).max(100),
   required: z.boolean().default(true),
   questions: z.array(Question).max(50).default([]),
   /** Document types accepted and how many must be attached (0: no documents). */
   documents: z
-    .object({
+    .strictObject({
       types: z.array(z.string().regex(/^[a-z][a-z_]{0,31}$/)).min(1),
       min: z.number().int().min(1).max(10),
       /** Whether each document must carry its validity date (identity papers expire). */
@@ -43,14 +46,14 @@ const Step = z.object({
  * What KYC lets a customer do before and after approval, per brand: deposits up to a total per currency
  * (major units) until the listed steps are approved; withdrawals only once their steps are approved.
  */
-const Tiers = z.object({
+const Tiers = z.strictObject({
   deposit_limit_unverified: z.record(z.string().regex(/^[A-Z]{3}$/), z.number().min(0)),
   deposit_unlimited_after: z.array(z.string()).default([]),
   withdrawal_after: z.array(z.string()).default([]),
 })
 
 export const KycSettings = z
-  .object({ steps: z.array(Step).min(1).max(20), tiers: Tiers })
+  .strictObject({ steps: z.array(Step).min(1).max(20), tiers: Tiers })
   .superRefine((s, ctx) => {
     const codes = s.steps.map((x) => x.code)
     if (new Set(codes).size !== codes.length)
@@ -74,20 +77,49 @@ export const KycSettings = z
 export type KycSettings = z.infer<typeof KycSettings>
 
 /**
+ * Stored settings as this release reads them: keys it does not know (a newer release's during a deploy, an
+ * operator's edit) are dropped, as a save before the strict schema dropped them, rather than failing the
+ * whole settings over to the defaults (a brand's limits would silently become the built-in ones).
+ */
+export function readStoredSettings(raw: unknown) {
+  let parsed = KycSettings.safeParse(raw)
+  for (let depth = 0; depth < 6 && !parsed.success; depth++) {
+    const issues = parsed.error.issues
+    if (!issues.every((x) => x.code === 'unrecognized_keys')) break
+    for (const issue of issues) {
+      let node = raw as Record<PropertyKey, unknown> | undefined
+      for (const key of issue.path) node = node?.[key] as Record<PropertyKey, unknown> | undefined
+      for (const key of issue.keys) if (node) delete node[key]
+    }
+    parsed = KycSettings.safeParse(raw)
+  }
+  return parsed
+}
+
+/**
  * What settings may not be saved with, beyond their shape (checked when staff save, not when stored ones
- * are read back): a number question whose min is above its max (no answer could pass), and a deposit
- * limit the currency cannot hold exactly (`minor`: major units to integer minor units of a currency, null
- * for more decimals than it has) or above `maxAmount`. The first problem as `<field>: <message>`.
+ * are read back): a number question whose min is above its max, or a date question whose min_age is above
+ * its max_age (no answer could pass); two questions of a step with one key (an answer fills only one); a
+ * deposit limit the currency cannot hold exactly (`minor`: major units to integer minor units of a
+ * currency, null for more decimals than it has) or above `maxAmount`. The first problem as `<field>: <message>`.
  */
 export function unsavable(
   s: KycSettings,
   minor: (amount: number, currency: string) => number | null,
   maxAmount: number,
 ): string | null {
-  for (const [i, st] of s.steps.entries())
-    for (const [j, q] of st.questions.entries())
+  for (const [i, st] of s.steps.entries()) {
+    const keys = new Set<string>()
+    for (const [j, q] of st.questions.entries()) {
+      const field = `steps.${i}.questions.${j}`
+      if (keys.has(q.key)) return `${field}.key: ${q.key} is already a question of this step`
+      keys.add(q.key)
       if (q.min !== undefined && q.max !== undefined && q.min > q.max)
-        return `steps.${i}.questions.${j}.min: above max (${q.max})`
+        return `${field}.min: above max (${q.max})`
+      if (q.min_age !== undefined && q.max_age !== undefined && q.min_age > q.max_age)
+        return `${field}.min_age: above max_age (${q.max_age})`
+    }
+  }
   for (const [currency, limit] of Object.entries(s.tiers.deposit_limit_unverified)) {
     const field = `tiers.deposit_limit_unverified.${currency}`
     if (limit > maxAmount) return `${field}: at most ${maxAmount}`

@@ -6,7 +6,17 @@ import { parseDate } from '../domain/settings'
 import { type StepStatus, stepTransition } from '../domain/status'
 import { refuse } from '../errors'
 import { kycDocuments, kycSteps } from '../schema'
-import { type CustomerScope, conflict, DAY_MS, documentView, load, scoped, stepNotFound } from './shared'
+import {
+  type CustomerScope,
+  conflict,
+  DAY_MS,
+  documentView,
+  load,
+  refuseIfRejected,
+  scoped,
+  stepNotFound,
+  stillOpen,
+} from './shared'
 
 /** Attaches one of the customer's own uploads to a document step (POST /upload first, then its file_id). */
 export async function attachDocument({
@@ -20,6 +30,8 @@ export async function attachDocument({
   CustomerScope
 >) {
   const l = await load(ctx, brandId, customerId)
+  const NO_MORE = 'documents can no longer be attached'
+  refuseIfRejected(l.profile.status, NO_MORE)
   const def = l.s.steps.find((d) => d.code === input.step)
   if (!def) throw stepNotFound(input.step)
   if (!def.documents) throw invalid(`step: ${input.step} takes no documents`)
@@ -38,6 +50,7 @@ export async function attachDocument({
   if (!file) throw refuse('FILE_NOT_FOUND', 'file_id: no upload of yours with this id')
   const now = ctx.clock.now()
   const row = await ctx.uow.run(async (tx) => {
+    await stillOpen(tx, brandId, customerId, now, NO_MORE)
     const [r] = await tx
       .update(kycSteps)
       .set({ status: 'in_progress', updatedAt: now })

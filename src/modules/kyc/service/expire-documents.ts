@@ -1,4 +1,4 @@
-import { and, eq, gt, inArray, isNotNull, lte } from 'drizzle-orm'
+import { and, eq, gt, inArray, isNotNull, isNull, lte, or } from 'drizzle-orm'
 import type { UseCase } from '../../../kernel/use-case'
 import type { KycCtx } from '../context'
 import { kycDocuments, kycSteps } from '../schema'
@@ -39,7 +39,8 @@ export async function expireDocuments({ ctx }: UseCase<KycCtx>) {
             scoped(d.brandId, d.customerId).docs,
             eq(kycDocuments.stepCode, d.stepCode),
             eq(kycDocuments.status, 'approved'),
-            gt(kycDocuments.validUntil, now),
+            // a document without a validity date never expires (SQL: NULL > now is never true)
+            or(isNull(kycDocuments.validUntil), gt(kycDocuments.validUntil, now)),
           ),
         )
       if (valid.length < (def?.documents?.min ?? 1))

@@ -1,8 +1,8 @@
-import { and, asc, eq } from 'drizzle-orm'
-import type { Tx } from '../../../kernel/db/client'
+import { and, asc, eq, ne } from 'drizzle-orm'
+import type { Queryable, Tx } from '../../../kernel/db/client'
 import type { Work } from '../../../kernel/db/unit-of-work'
 import type { KycCtx } from '../context'
-import { DEFAULT_SETTINGS, KycSettings } from '../domain/settings'
+import { DEFAULT_SETTINGS, type KycSettings, readStoredSettings } from '../domain/settings'
 import {
   approvedAll,
   type DocumentStatus,
@@ -41,17 +41,29 @@ type DocumentRow = typeof kycDocuments.$inferSelect
 
 type ProfileRow = typeof kycProfiles.$inferSelect
 
-export async function settingsOf(ctx: KycCtx, brandId: number): Promise<KycSettings> {
-  const [row] = await ctx.db.select().from(kycSettings).where(eq(kycSettings.brandId, brandId))
+/** The brand's settings as `q` sees them (the defaults when it saved none); null when what is stored is invalid. */
+async function storedSettings(q: Queryable, brandId: number): Promise<KycSettings | null> {
+  const [row] = await q.select().from(kycSettings).where(eq(kycSettings.brandId, brandId))
   if (!row) return DEFAULT_SETTINGS
-  const parsed = KycSettings.safeParse(JSON.parse(row.settings))
-  if (parsed.success) return parsed.data
+  const parsed = readStoredSettings(JSON.parse(row.settings))
+  return parsed.success ? parsed.data : null
+}
+
+export async function settingsOf(ctx: KycCtx, brandId: number, q: Queryable = ctx.db): Promise<KycSettings> {
+  const s = await storedSettings(q, brandId)
+  if (s) return s
   ctx.logger.log('error', 'stored KYC settings are invalid; defaults apply', { brand: brandId })
   return DEFAULT_SETTINGS
 }
 
 /** The profile and a row per configured step, created on first use (idempotent under races). */
-async function ensureProfile(tx: Tx, brandId: number, customerId: number, s: KycSettings, now: number) {
+export async function ensureProfile(
+  tx: Tx,
+  brandId: number,
+  customerId: number,
+  s: KycSettings,
+  now: number,
+) {
   await tx
     .insert(kycProfiles)
     .values({ brandId, customerId, createdAt: now, updatedAt: now })
@@ -69,6 +81,17 @@ export const scoped = (brandId: number, customerId: number) => ({
 })
 
 /**
+ * The profile's status its steps give under the brand's settings now: the required steps, one without a
+ * row yet (added to the settings since) counting as not started.
+ */
+export function derivedStatus(s: KycSettings, steps: Pick<StepRow, 'code' | 'status'>[]): ProfileStatus {
+  const byCode = new Map(steps.map((x) => [x.code, x.status as StepStatus]))
+  return profileStatus(
+    s.steps.filter((x) => x.required).map((x) => byCode.get(x.code) ?? ('not_started' as const)),
+  )
+}
+
+/**
  * Derives the profile's status from its required steps and stores it; emits kyc.submitted, kyc.approved
  * or kyc.rejected when it moves into that state (in the caller's transaction, so once).
  */
@@ -82,9 +105,10 @@ export async function recompute(
   rejected?: { step: string; reason: string },
 ) {
   const q = scoped(brandId, customerId)
-  const steps = await tx.select().from(kycSteps).where(q.steps)
-  const required = new Set(s.steps.filter((x) => x.required).map((x) => x.code))
-  const status = profileStatus(steps.filter((x) => required.has(x.code)).map((x) => x.status as StepStatus))
+  // under the settings this transaction sees: a save that committed after the caller read them (a read
+  // racing a save) must not have its status undone here
+  const current = (await storedSettings(tx, brandId)) ?? s
+  const status = derivedStatus(current, await tx.select().from(kycSteps).where(q.steps))
   const [before] = await tx.select().from(kycProfiles).where(q.profile)
   if (!before || before.status === status) return status
   await tx
@@ -150,12 +174,20 @@ export function stepView(
   }
 }
 
-/** What KYC allows the customer (the cashier asks through the port). */
+/**
+ * What KYC allows the customer (the cashier asks through the port). A rejected profile (final) takes no
+ * new money: its deposit limit is 0 in every currency, whatever steps are approved; withdrawals keep their
+ * per-step rule, so a customer the broker turned down can still take their money out.
+ */
 export function gatesOf(s: KycSettings, steps: StepRow[]) {
   const byCode = new Map(steps.map((x) => [x.code, x.status as StepStatus]))
-  const unlimited = approvedAll(s.tiers.deposit_unlimited_after, byCode)
+  const rejected = derivedStatus(s, steps) === 'rejected'
+  const unlimited = !rejected && approvedAll(s.tiers.deposit_unlimited_after, byCode)
+  const limit = rejected
+    ? Object.fromEntries(Object.keys(s.tiers.deposit_limit_unverified).map((c) => [c, 0]))
+    : s.tiers.deposit_limit_unverified
   return {
-    deposit_limit: unlimited ? null : s.tiers.deposit_limit_unverified,
+    deposit_limit: unlimited ? null : limit,
     withdrawal_allowed: approvedAll(s.tiers.withdrawal_after, byCode),
     withdrawal_requires: s.tiers.withdrawal_after.filter((c) => byCode.get(c) !== 'approved'),
     deposit_unlimited_requires: s.tiers.deposit_unlimited_after.filter((c) => byCode.get(c) !== 'approved'),
@@ -168,7 +200,13 @@ export async function load(ctx: KycCtx, brandId: number, customerId: number) {
   const q = scoped(brandId, customerId)
   let [profile] = await ctx.db.select().from(kycProfiles).where(q.profile)
   let steps = await ctx.db.select().from(kycSteps).where(q.steps)
-  if (!profile || s.steps.some((d) => !steps.some((r) => r.code === d.code))) {
+  // settings changed since the status was stored (a step made optional, added or removed): stored again,
+  // with the event a status change emits, so lists, the cashier and affiliates see what the steps give
+  if (
+    !profile ||
+    s.steps.some((d) => !steps.some((r) => r.code === d.code)) ||
+    derivedStatus(s, steps) !== profile.status
+  ) {
     await ctx.uow.run(async (tx, work) => {
       await ensureProfile(tx, brandId, customerId, s, now)
       await recompute(tx, work, brandId, customerId, s, now)
@@ -200,6 +238,24 @@ export function profileView(
     }),
     gates: gatesOf(l.s, l.steps),
   }
+}
+
+/**
+ * A final rejection stops the customer: nothing more is attached or submitted. Checked on the profile as
+ * loaded (before the input's own checks) and again where it is written, conditional on the status, so a
+ * rejection decided meanwhile wins.
+ */
+export function refuseIfRejected(status: string, what: string) {
+  if (status === 'rejected') throw conflict(`the KYC profile is rejected (final): ${what}`)
+}
+
+export async function stillOpen(tx: Tx, brandId: number, customerId: number, now: number, what: string) {
+  const [p] = await tx
+    .update(kycProfiles)
+    .set({ updatedAt: now })
+    .where(and(scoped(brandId, customerId).profile, ne(kycProfiles.status, 'rejected')))
+    .returning({ id: kycProfiles.id })
+  if (!p) throw conflict(`the KYC profile is rejected (final): ${what}`)
 }
 
 export async function existingProfile(ctx: KycCtx, brandId: number, customerId: number) {

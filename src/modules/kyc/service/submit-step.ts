@@ -7,7 +7,16 @@ import { stepActionFrom } from '../domain/status'
 import { refuse } from '../errors'
 import { kycSteps } from '../schema'
 import { customerStep } from './customer-read'
-import { type CustomerScope, conflict, load, recompute, scoped, stepNotFound } from './shared'
+import {
+  type CustomerScope,
+  conflict,
+  load,
+  recompute,
+  refuseIfRejected,
+  scoped,
+  stepNotFound,
+  stillOpen,
+} from './shared'
 
 /** Submits a step: its answers checked against its questions, its documents counted. */
 export async function submitStep({
@@ -19,6 +28,8 @@ export async function submitStep({
 }: UseCase<KycCtx, { answers?: Record<string, unknown> }, CustomerScope & { code: string }>) {
   const answers = input.answers ?? {}
   const l = await load(ctx, brandId, customerId)
+  const NO_MORE = 'no step can be submitted'
+  refuseIfRejected(l.profile.status, NO_MORE)
   const def = l.s.steps.find((d) => d.code === code)
   if (!def) throw stepNotFound(code)
   const now = ctx.clock.now()
@@ -35,6 +46,7 @@ export async function submitStep({
       )
   }
   await ctx.uow.run(async (tx, work) => {
+    await stillOpen(tx, brandId, customerId, now, NO_MORE)
     const [r] = await tx
       .update(kycSteps)
       .set({
