@@ -1,3 +1,4 @@
+import { rootMessage, stackFrames } from '../kernel/db/errors'
 import type { Logger } from '../kernel/logger'
 
 /**
@@ -6,10 +7,11 @@ import type { Logger } from '../kernel/logger'
  * fails on either line), and the process keeps serving instead of dying of one background failure.
  */
 export function guardProcess(logger: Logger) {
+  // the root cause's message and the frames, never a failed query's text (its parameters: a password hash)
   const detail = (e: unknown) => ({
-    err: e instanceof Error ? `${e.name}: ${e.message}` : String(e),
+    err: e instanceof Error ? `${e.name}: ${rootMessage(e)}` : String(e),
     code: (e as { code?: unknown } | null)?.code,
-    stack: e instanceof Error ? e.stack : undefined,
+    stack: e instanceof Error ? stackFrames(e) : undefined,
   })
   process.on('unhandledRejection', (reason) => logger.log('error', 'unhandled rejection', detail(reason)))
   process.on('uncaughtException', (err) => logger.log('error', 'uncaught exception', detail(err)))

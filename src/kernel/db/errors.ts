@@ -54,3 +54,10 @@ export function rootMessage(e: unknown): string {
   for (let depth = 0; depth < 6 && cur instanceof Error && cur.cause !== undefined; depth++) cur = cur.cause
   return cur instanceof Error ? cur.message : String(cur)
 }
+
+/** Where an error was thrown: its stack's frames, without the message it starts with. */
+export const stackFrames = (e: Error) =>
+  e.stack
+    ?.split('\n')
+    .filter((line) => /^\s+at /.test(line))
+    .join('\n')

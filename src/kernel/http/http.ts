@@ -1,5 +1,5 @@
 import { Elysia, ValidationError } from 'elysia'
-import { isBusy, isUnreachable, rootMessage } from '../db/errors'
+import { isBusy, isUnreachable, rootMessage, stackFrames } from '../db/errors'
 import type { Kernel } from '../kernel'
 import { Refusal } from '../refusal'
 import { DependencyDown } from '../resilience'
@@ -70,13 +70,6 @@ function declaredCode(err: ValidationError): string | undefined {
   }
   return found
 }
-
-/** Where an error was thrown: its stack's frames, without the message it starts with. */
-const stackFrames = (e: Error) =>
-  e.stack
-    ?.split('\n')
-    .filter((line) => /^\s+at /.test(line))
-    .join('\n')
 
 const json = (status: number, body: unknown, requestId: string) =>
   new Response(JSON.stringify(body), {

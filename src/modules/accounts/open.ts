@@ -74,34 +74,55 @@ export async function openCustomerAccount(
   }
 }
 
+/** The group an opening names, if it may open there (mode, self-service, leverage offered); else refused. */
+function offeredGroup(group: typeof groups.$inferSelect | undefined, input: OpenAccountInput) {
+  if (
+    !group ||
+    (input.allowedModes && !input.allowedModes.includes(group.accountMode)) ||
+    (input.selfService && group.selfService === 0)
+  )
+    throw refuse('GROUP_NOT_FOUND', `group ${input.group} not found`)
+  if (input.selfService && input.leverage !== undefined) {
+    const options = leverageOptions(group.leverage)
+    if (!options.includes(input.leverage))
+      throw invalid(
+        `leverage: ${input.leverage} is not offered by group ${group.name} (${options.join(', ')})`,
+      )
+  }
+  return group
+}
+
 /**
  * Opens a trading account in a group of the brand. A DEMO account receives the group's default_deposit
  * as a balance operation in the same transaction, so its balance is backed by the ledger from the start.
  */
 export async function openAccount(ctx: AccountsCtx, input: OpenAccountInput) {
+  // the group is checked before the password's hash (argon2id, 19 MiB): a mistyped group or leverage, which
+  // gives its allowance back (openCustomerAccount), costs a read, not a hash, however often it is sent
+  offeredGroup(
+    (
+      await ctx.db
+        .select()
+        .from(groups)
+        .where(and(eq(groups.brandId, input.brandId), eq(groups.name, input.group)))
+    )[0],
+    input,
+  )
   const passwordHash = input.generatedPassword
     ? await hashGeneratedSecret(input.password)
     : await hashPassword(input.password)
   for (let attempt = 0; ; attempt++) {
     try {
       const result = await ctx.uow.run(async (tx, work) => {
-        const [group] = await tx
-          .select()
-          .from(groups)
-          .where(and(eq(groups.brandId, input.brandId), eq(groups.name, input.group)))
-        if (
-          !group ||
-          (input.allowedModes && !input.allowedModes.includes(group.accountMode)) ||
-          (input.selfService && group.selfService === 0)
+        const group = offeredGroup(
+          (
+            await tx
+              .select()
+              .from(groups)
+              .where(and(eq(groups.brandId, input.brandId), eq(groups.name, input.group)))
+          )[0],
+          input,
         )
-          throw refuse('GROUP_NOT_FOUND', `group ${input.group} not found`)
-        if (input.selfService && input.leverage !== undefined) {
-          const options = leverageOptions(group.leverage)
-          if (!options.includes(input.leverage))
-            throw invalid(
-              `leverage: ${input.leverage} is not offered by group ${group.name} (${options.join(', ')})`,
-            )
-        }
         if (input.customerId != null) {
           // the owner must be a customer of the same brand (the database enforces it too: 0006 triggers)
           const [owner] = await tx

@@ -99,7 +99,7 @@ export const authRoutes = (ctx: AuthCtx) => {
       {
         brand: true,
         body: t.Object(
-          { login: Login, password: PasswordText('the account password') },
+          { login: Login, password: PasswordText('the account password', 1) },
           { example: { login: 100001, password: 'demo-pass-1' } },
         ),
         response: {
@@ -135,7 +135,7 @@ export const authRoutes = (ctx: AuthCtx) => {
         body: t.Object(
           {
             email: t.String({ format: 'email', maxLength: 254, description: 'the customer email' }),
-            password: PasswordText('the customer password'),
+            password: PasswordText('the customer password', 1),
           },
           { example: { email: 'demo@example.com', password: 'demo-pass-1' } },
         ),
@@ -226,7 +226,7 @@ export const authRoutes = (ctx: AuthCtx) => {
         body: t.Object(
           {
             login: Int({ minimum: 0, description: 'staff login', example: 1 }),
-            password: PasswordText('the staff password'),
+            password: PasswordText('the staff password', 1),
           },
           { example: { login: 1, password: 'manager-pass-1' } },
         ),
