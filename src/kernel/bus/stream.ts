@@ -9,8 +9,6 @@ export const BUS_STREAM = 'bus:v1'
  * tens of gigabytes.
  */
 export const BUS_KEEP_MS = 10 * 60_000
-/** The count kept by a publisher that has not appended yet (it knows no id of the stream's clock). */
-const BUS_KEEP = 200_000
 
 export type Raw = [string, string[]]
 
@@ -23,11 +21,12 @@ export const parseEntry = ([id, fields]: Raw): BusEntry => {
 /**
  * Appending arguments of XADD, shared with the Upstash adapter. `lastMs`: the time part of the last id
  * this publisher appended (the stream's clock, not this host's): entries older than BUS_KEEP_MS before
- * it are trimmed (approximately: whole nodes of the stream).
+ * it are trimmed (approximately: whole nodes of the stream). A publisher's first append trims nothing
+ * (a count would cut a busy stream short of its minutes); the appends after it do.
  */
 export const xaddArgs = (type: string, data: unknown, lastMs = 0, keepMs = BUS_KEEP_MS) => [
   BUS_STREAM,
-  ...(lastMs > keepMs ? ['MINID', '~', String(lastMs - keepMs)] : ['MAXLEN', '~', String(BUS_KEEP)]),
+  ...(lastMs > keepMs ? ['MINID', '~', String(lastMs - keepMs)] : []),
   '*',
   't',
   type,

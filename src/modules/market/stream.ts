@@ -56,9 +56,9 @@ async function takeSlot(ctx: MarketCtx, session: Session) {
   for (let i = 0; i < keys.length; i++) {
     if (held[i] !== null) continue
     const answer = await ctx.store.lease(keys[i]!, owner, ttl)
-    if (answer.held) return () => void ctx.store.unlease(keys[i]!, owner).catch(() => {})
+    if (answer.held) return () => ctx.store.unlease(keys[i]!, owner).catch(() => {})
     // the store is away: quotes without the cap rather than no quotes (the cap is a guard against abuse)
-    if (answer.unreachable) return () => {}
+    if (answer.unreachable) return async () => {}
   }
   return null
 }
@@ -116,7 +116,7 @@ export async function quoteStream(
   try {
     return await startStream(ctx, brand, session, wanted, request, release)
   } catch (e) {
-    release()
+    await release()
     throw e
   }
 }
@@ -127,7 +127,7 @@ async function startStream(
   session: Session,
   wanted: string[],
   request: Request,
-  release: () => void,
+  release: () => Promise<void>,
 ) {
   await ctx.refdata.fresh()
   let groupId: number | null = null
@@ -191,7 +191,7 @@ async function startStream(
   // process-long `closing` (AbortSignal.any) would keep every stream alive with it.
   let ended = false
   let close = () => {}
-  const end = () => {
+  const end = async () => {
     if (ended) return
     ended = true
     unsubscribe()
@@ -200,7 +200,9 @@ async function startStream(
     clearTimeout(lifetime)
     signal.removeEventListener('abort', end)
     closing.removeEventListener('abort', end)
-    release()
+    // the slot is given back before the answer ends: a Worker drops what is still pending after it, and
+    // the client's reconnect (2 s later) would find its own slot still held
+    await release()
     close()
   }
   // every write goes through one chain, in order: the ticks as they come, what was held back once the
