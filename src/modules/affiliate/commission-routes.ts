@@ -30,89 +30,120 @@ const TAG = 'Affiliate commissions'
 
 const Minor = (description: string) => Int({ minimum: 0, maximum: 1e12, description })
 const Bp = (description: string) => Int({ minimum: 0, maximum: 10_000, description })
-const PerCurrency = (description: string) =>
-  t.Record(t.String({ pattern: '^[A-Z]{3}$' }), Minor('minor units'), { description })
+// a key that is not a currency code is refused, not skipped: `{"usd": …}` would be a map no deposit matches.
+// Strict for what is sent only: terms stored before (a lowercase key, an unknown field, never read) still
+// answer as they are (`StoredPlanTerms`).
+const strictness = (strict: boolean) => (strict ? { additionalProperties: false } : {})
+const PerCurrency = (description: string, strict: boolean) =>
+  t.Record(t.String({ pattern: '^[A-Z]{3}$' }), Minor('minor units'), { description, ...strictness(strict) })
 
-const PlanTerms = t.Object(
-  {
-    type: OneOf(PLAN_TYPES, {
-      description:
-        'cpa: a fixed amount per qualified first deposit; qualified_cpa: with conditions; revshare: a share of the revenue from the referred customers; tiered_revshare: the share rises with the month; hybrid: CPA + RevShare',
-    }),
-    cpa: t.Optional(PerCurrency('CPA per currency of the first deposit; a currency not named earns no CPA')),
-    qualify: t.Optional(
-      t.Object({
-        min_first_deposit: t.Optional(
-          PerCurrency('the smallest first deposit per currency; a currency not named does not qualify'),
-        ),
-        min_centilots: t.Optional(
-          Int({ minimum: 0, maximum: 1e9, description: 'hundredths of a lot closed within within_days' }),
-        ),
-        within_days: t.Optional(
-          Int({ minimum: 1, maximum: 3650, description: 'days after the first deposit' }),
-        ),
-        kyc_approved: t.Optional(t.Boolean({ description: 'the customer must be KYC approved' })),
-      }),
-    ),
-    revshare_bp: t.Optional(Bp('RevShare rate in basis points (2500 = 25 %); tiered: the base rate')),
-    revshare_basis: t.Optional(
-      OneOf(REVSHARE_BASES, {
+const planTerms = (strict: boolean) =>
+  t.Object(
+    {
+      type: OneOf(PLAN_TYPES, {
         description:
-          'trading_revenue (default): commissions + swaps the customers paid + spread markup - bonuses; net_deposits: deposits less refunds and chargebacks within the hold',
+          'cpa: a fixed amount per qualified first deposit; qualified_cpa: with conditions; revshare: a share of the revenue from the referred customers; tiered_revshare: the share rises with the month; hybrid: CPA + RevShare',
       }),
-    ),
-    tiers: t.Optional(
-      t.Array(
-        t.Object({
-          from: Int({ minimum: 0, maximum: 1e12, description: 'the metric from which' }),
-          bp: Bp('rate'),
-        }),
-        {
-          maxItems: 20,
-          description: 'tiered: the month takes the highest tier whose `from` its metric reaches',
-        },
+      cpa: t.Optional(
+        PerCurrency('CPA per currency of the first deposit; a currency not named earns no CPA', strict),
       ),
-    ),
-    tier_metric: t.Optional(
-      OneOf(TIER_METRICS, {
+      qualify: t.Optional(
+        t.Object(
+          {
+            min_first_deposit: t.Optional(
+              PerCurrency(
+                'the smallest first deposit per currency; a currency not named does not qualify',
+                strict,
+              ),
+            ),
+            min_centilots: t.Optional(
+              Int({ minimum: 0, maximum: 1e9, description: 'hundredths of a lot closed within within_days' }),
+            ),
+            within_days: t.Optional(
+              Int({ minimum: 1, maximum: 3650, description: 'days after the first deposit' }),
+            ),
+            kyc_approved: t.Optional(t.Boolean({ description: 'the customer must be KYC approved' })),
+          },
+          // a misspelt condition would otherwise be dropped and the CPA paid without it
+          strictness(strict),
+        ),
+      ),
+      revshare_bp: t.Optional(Bp('RevShare rate in basis points (2500 = 25 %); tiered: the base rate')),
+      revshare_basis: t.Optional(
+        OneOf(REVSHARE_BASES, {
+          description:
+            'trading_revenue (default): commissions + swaps the customers paid + spread markup - bonuses; net_deposits: deposits less refunds and chargebacks within the hold',
+        }),
+      ),
+      tiers: t.Optional(
+        t.Array(
+          t.Object(
+            {
+              from: Int({ minimum: 0, maximum: 1e12, description: 'the metric from which' }),
+              bp: Bp('rate'),
+            },
+            strictness(strict),
+          ),
+          {
+            maxItems: 20,
+            description: 'tiered: the month takes the highest tier whose `from` its metric reaches',
+          },
+        ),
+      ),
+      tier_metric: t.Optional(
+        OneOf(TIER_METRICS, {
+          description:
+            "volume_lots: hundredths of a lot the month's customers closed; customers: first deposits",
+        }),
+      ),
+      markup_per_lot: t.Optional(
+        PerCurrency(
+          'trading revenue: the spread markup the broker earns per lot, per account currency',
+          strict,
+        ),
+      ),
+      hold_days: Int({
+        minimum: 0,
+        maximum: 365,
         description:
-          "volume_lots: hundredths of a lot the month's customers closed; customers: first deposits",
+          'a refund or chargeback within these days of its deposit reverses what the deposit earned',
       }),
-    ),
-    markup_per_lot: t.Optional(
-      PerCurrency('trading revenue: the spread markup the broker earns per lot, per account currency'),
-    ),
-    hold_days: Int({
-      minimum: 0,
-      maximum: 365,
-      description: 'a refund or chargeback within these days of its deposit reverses what the deposit earned',
-    }),
-    sub_affiliate_bp: Bp(
-      'this share of what an affiliate recruited by this one earns in a period (one level)',
-    ),
-  },
-  {
-    description:
-      "A plan's terms: integer minor units, rates in basis points, amounts per currency (no exchange rate is guessed).",
-    example: {
-      type: 'hybrid',
-      cpa: { USD: 20000 },
-      qualify: { min_first_deposit: { USD: 10000 }, kyc_approved: true },
-      revshare_bp: 2500,
-      revshare_basis: 'trading_revenue',
-      markup_per_lot: { USD: 500 },
-      hold_days: 30,
-      sub_affiliate_bp: 1000,
+      sub_affiliate_bp: Bp(
+        'this share of what an affiliate recruited by this one earns in a period (one level)',
+      ),
     },
-  },
-)
+    {
+      // an unknown field (a typo of `qualify`) is refused naming it, never stored and ignored
+      ...strictness(strict),
+      description:
+        "A plan's terms: integer minor units, rates in basis points, amounts per currency (no exchange rate is guessed).",
+      example: {
+        type: 'hybrid',
+        cpa: { USD: 20000 },
+        qualify: { min_first_deposit: { USD: 10000 }, kyc_approved: true },
+        revshare_bp: 2500,
+        revshare_basis: 'trading_revenue',
+        markup_per_lot: { USD: 500 },
+        hold_days: 30,
+        sub_affiliate_bp: 1000,
+      },
+    },
+  )
+/** The terms a request sends: an unknown field or a key that is not a currency code is 400. */
+const PlanTerms = planTerms(true)
+/** The terms a plan answers with: as stored (terms stored before the strict schema still answer). */
+const StoredPlanTerms = planTerms(false)
 const Plan = t.Object({
   id: Int(),
   name: t.String(),
   version: Int({ description: 'the version in effect now' }),
-  terms: PlanTerms,
+  terms: StoredPlanTerms,
   versions: t.Array(
-    t.Object({ version: Int(), effective_time: Int({ description: 'epoch seconds' }), terms: PlanTerms }),
+    t.Object({
+      version: Int(),
+      effective_time: Int({ description: 'epoch seconds' }),
+      terms: StoredPlanTerms,
+    }),
     { description: 'newest first: each fact is paid under the version in effect at its time' },
   ),
   created_time: Int({ description: 'epoch seconds' }),
@@ -388,9 +419,12 @@ export const commissionStaffRoutes = (ctx: AffiliateCtx) =>
         ),
         response: {
           200: StatementModel,
-          ...errors({ 404: ['STATEMENT_NOT_FOUND'], 409: ['STATEMENT_STATE'] }),
+          ...errors({ 404: ['STATEMENT_NOT_FOUND'], 409: ['STATEMENT_STATE', 'STATEMENT_NEGATIVE'] }),
         },
-        detail: doc(TAG, 'Mark an approved statement paid'),
+        detail: doc(TAG, 'Mark an approved statement paid', {
+          description:
+            'A statement whose net is negative in a currency (late chargebacks took back more than the period earned) is owed by the affiliate, not paid: 409 STATEMENT_NEGATIVE.',
+        }),
       },
     )
     .get('/manager/affiliate-commissions', ({ brand, query }) => listCommissions(ctx, brand.id, query), {
@@ -408,4 +442,8 @@ export const commissionStaffRoutes = (ctx: AffiliateCtx) =>
       detail: doc(TAG, 'Commission rows, newest first'),
     })
 
-nameModels({ CommissionPlan: Plan, CommissionPlanTerms: PlanTerms })
+nameModels({
+  CommissionPlan: Plan,
+  CommissionPlanTerms: PlanTerms,
+  CommissionStoredPlanTerms: StoredPlanTerms,
+})

@@ -24,6 +24,7 @@ const AFFILIATE = codeRefusals({
   PERIOD_CLOSED: 409,
   STATEMENT_NOT_FOUND: 404,
   STATEMENT_STATE: 409,
+  STATEMENT_NEGATIVE: 409,
 })
 
 export const refuse = AFFILIATE.refuse

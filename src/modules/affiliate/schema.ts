@@ -329,6 +329,8 @@ export const commissions = sqliteTable(
     index('affiliate_commissions_customer').on(t.customerId),
     index('affiliate_commissions_period').on(t.brandId, t.period, t.affiliateId),
     index('affiliate_commissions_time').on(t.brandId, t.affiliateId, t.eventTime),
+    // a close prices again only the closed months' rows of tiered plans (service/periods.ts)
+    index('affiliate_commissions_plan').on(t.brandId, t.planId, t.period),
   ],
 )
 

@@ -94,14 +94,21 @@ export const cabinetRoutes = (ctx: FunnelCtx, tokens: AffiliateTokens) => {
   const RangeQuery = {
     range: t.Optional(
       t.String({
-        description: `period: ${RANGES.join(', ')} (default 30d; UTC days; custom takes from and to)`,
-        example: '30d',
+        description: `period: ${RANGES.join(', ')} (default 30d, custom when from or to is sent; UTC days; custom takes from and to, which any other range refuses: 400 INVALID_DATA)`,
+        // the from/to examples go with it: any other range refuses them
+        example: 'custom',
       }),
     ),
-    from: t.Optional(t.String({ description: 'range=custom: first day, YYYY-MM-DD', example: '2026-11-01' })),
+    from: t.Optional(
+      t.String({
+        description: 'range=custom only (with another range: 400 INVALID_DATA): first day, YYYY-MM-DD',
+        example: '2026-11-01',
+      }),
+    ),
     to: t.Optional(
       t.String({
-        description: 'range=custom: last day, YYYY-MM-DD (at most 366 days)',
+        description:
+          'range=custom only (with another range: 400 INVALID_DATA): last day, YYYY-MM-DD (at most 366 days)',
         example: '2026-11-24',
       }),
     ),

@@ -27,7 +27,15 @@ export const openPeriodFor = (time: number, closedThrough: string | null) => {
 export const roundingKey = (period: string, planId: number, version: number, currency: string) =>
   `round:${period}:${planId}.${version}:${currency}`
 
-interface RevshareGroup {
+/** The key of a tiered plan version's adjustment of a period in a currency (and of each later correction). */
+export const tierKey = (period: string, planId: number, version: number, currency: string) =>
+  `tier:${period}:${planId}.${version}:${currency}`
+
+/** A closed period's hold window is open while a refund of one of its deposits may still reverse it. */
+export const holdOpen = (period: string, holdDays: number, since: number) =>
+  periodEnd(period) + holdDays * 86_400_000 > since
+
+export interface RevshareGroup {
   planId: number
   version: number
   /** the terms of that version */
@@ -51,6 +59,35 @@ export interface AffiliatePeriod {
   customers: number
   /** every row of the period, per currency (before what the close adds) */
   totals: Map<string, number>
+  /**
+   * Closed months whose tier this close prices again (their hold is still open): each tiered group's basis
+   * as known now (the reversals of its deposits written since count against it), what it was paid (its rows,
+   * those reversals, its tier adjustment and earlier corrections) and the month's metric as known now.
+   */
+  reprice?: ClosedMonth[]
+  /**
+   * Its negative rows of the period (before what the close adds), each with the period whose earning it
+   * reverses (a CPA's, a deposit's, the month a tier correction names; its own period otherwise): a recruiter
+   * whose plan pays no override at the period's end gives back its share of each, at the rate and up to what
+   * the override of that period paid.
+   */
+  negatives?: { currency: string; amount: number; reverses: string }[]
+  /**
+   * Per `sub:<recruit>:<period>:<currency>` key, the override this affiliate was paid on that recruit's period
+   * (its rate and version) and what it still holds (that row and the take-backs written against it).
+   */
+  overrides?: Map<string, { planId: number; version: number; bp: number; held: number }>
+}
+
+/** The key of a sub-affiliate override on a recruit's period in a currency (and of the take-backs of it). */
+export const subKey = (recruitId: number, period: string, currency: string) =>
+  `sub:${recruitId}:${period}:${currency}`
+
+export interface ClosedMonth {
+  period: string
+  volume: number
+  customers: number
+  groups: RevshareGroup[]
 }
 
 interface PeriodRow {
@@ -64,7 +101,13 @@ interface PeriodRow {
   rateBp: number
   planId: number
   planVersion: number
+  /** the closed period a tier correction prices again (none otherwise) */
+  corrects?: string
 }
+
+/** A tiered group's rate for the month's metric. */
+const monthRate = (t: PlanTerms, m: { volume: number; customers: number }) =>
+  tierRate(t, t.tier_metric === 'customers' ? m.customers : m.volume)
 
 /**
  * The rows a close adds (pure):
@@ -75,8 +118,14 @@ interface PeriodRow {
  * - tiered RevShare: the period's rows were paid at their version's base rate; the month's tier of that
  *   version (by lots its customers closed on real accounts, or their first deposits) pays the tier's share
  *   of those rows' basis less what they paid (nothing below the first tier);
+ * - a closed month whose hold is still open is priced again (`reprice`): its tier as known now on its
+ *   basis as known now, less what it was paid; the difference is a tier adjustment of this period naming
+ *   the month it corrects (same key as the month's own adjustment, so each close writes only what changed);
  * - sub-affiliates: an affiliate's recruiter earns its plan's `sub_affiliate_bp` of what the affiliate
- *   earned in the period (its rows and its tier adjustment, not its own overrides: one level).
+ *   earned in the period (its rows and its tier adjustments, not its own overrides: one level). A recruiter
+ *   whose plan pays no override at the period's end (suspended, or no such plan) earns nothing new, but each
+ *   negative row of its recruit takes back its share of the override paid on the period whose earning the
+ *   row reverses (at that override's rate, never more than it holds; nothing when none was paid).
  */
 export function closeRows(period: string, list: readonly AffiliatePeriod[]): PeriodRow[] {
   const out: PeriodRow[] = []
@@ -87,10 +136,7 @@ export function closeRows(period: string, list: readonly AffiliatePeriod[]): Per
       const t = g.terms
       const base = t.revshare_bp ?? 0
       // each version's rows at its own tiers: a revision mid-month does not reprice the rows before it
-      const bp =
-        t.type === 'tiered_revshare'
-          ? tierRate(t, t.tier_metric === 'customers' ? a.customers : a.volume)
-          : base
+      const bp = t.type === 'tiered_revshare' ? monthRate(t, a) : base
       const amount = share(g.basis, bp) - g.paid
       if (amount === 0) continue
       const tier = bp !== base
@@ -99,7 +145,7 @@ export function closeRows(period: string, list: readonly AffiliatePeriod[]): Per
         sourceAffiliateId: 0,
         kind: tier ? 'tier_adjustment' : 'revshare',
         key: tier
-          ? `tier:${period}:${g.planId}.${g.version}:${g.currency}`
+          ? tierKey(period, g.planId, g.version, g.currency)
           : roundingKey(period, g.planId, g.version, g.currency),
         amountMinor: amount,
         currency: g.currency,
@@ -110,14 +156,41 @@ export function closeRows(period: string, list: readonly AffiliatePeriod[]): Per
       })
       totals.set(g.currency, (totals.get(g.currency) ?? 0) + amount)
     }
+    for (const m of a.reprice ?? [])
+      for (const g of m.groups) {
+        // the month's whole RevShare at its tier as known now: a late chargeback within the hold lowers both
+        const bp = monthRate(g.terms, m)
+        const amount = share(g.basis, bp) - g.paid
+        if (amount === 0) continue
+        out.push({
+          affiliateId: a.affiliateId,
+          sourceAffiliateId: 0,
+          kind: 'tier_adjustment',
+          key: tierKey(m.period, g.planId, g.version, g.currency),
+          amountMinor: amount,
+          currency: g.currency,
+          basisMinor: g.basis,
+          rateBp: bp,
+          planId: g.planId,
+          planVersion: g.version,
+          corrects: m.period,
+        })
+        totals.set(g.currency, (totals.get(g.currency) ?? 0) + amount)
+      }
     earned.set(a.affiliateId, totals)
   }
   const byId = new Map(list.map((a) => [a.affiliateId, a]))
   for (const a of list) {
     if (!a.parentId) continue
     const parent = byId.get(a.parentId)
-    const bp = parent?.plan?.terms.sub_affiliate_bp ?? 0
-    if (!parent?.plan || bp <= 0) continue
+    if (!parent) continue
+    const bp = parent.plan?.terms.sub_affiliate_bp ?? 0
+    const paying =
+      parent.plan && bp > 0 ? { planId: parent.plan.planId, version: parent.plan.version, bp } : null
+    if (!paying) {
+      takeBacks(period, a, parent, out)
+      continue
+    }
     for (const [currency, total] of earned.get(a.affiliateId) ?? []) {
       const amount = share(total, bp)
       if (amount === 0) continue
@@ -125,15 +198,56 @@ export function closeRows(period: string, list: readonly AffiliatePeriod[]): Per
         affiliateId: parent.affiliateId,
         sourceAffiliateId: a.affiliateId,
         kind: 'sub_affiliate',
-        key: `sub:${a.affiliateId}:${period}:${currency}`,
+        key: subKey(a.affiliateId, period, currency),
         amountMinor: amount,
         currency,
         basisMinor: total,
-        rateBp: bp,
-        planId: parent.plan.planId,
-        planVersion: parent.plan.version,
+        rateBp: paying.bp,
+        planId: paying.planId,
+        planVersion: paying.version,
       })
     }
   }
   return out
+}
+
+/**
+ * A recruiter that earns no override at the period's end gives back its share of each negative row of its
+ * recruit (and of each tier correction the close writes it) against the period whose earning the row
+ * reverses: at the rate that period's override paid, never more than it still holds; nothing when that period
+ * paid it no override. One row per period reversed and currency, naming it (`corrects`).
+ */
+function takeBacks(period: string, a: AffiliatePeriod, parent: AffiliatePeriod, out: PeriodRow[]) {
+  if (!parent.overrides || parent.overrides.size === 0) return
+  const back = new Map<string, { reverses: string; currency: string; amount: number }>()
+  const add = (reverses: string, currency: string, amount: number) => {
+    if (amount >= 0 || reverses >= period) return
+    const k = subKey(a.affiliateId, reverses, currency)
+    const b = back.get(k) ?? { reverses, currency, amount: 0 }
+    b.amount += amount
+    back.set(k, b)
+  }
+  for (const n of a.negatives ?? []) add(n.reverses, n.currency, n.amount)
+  for (const r of out)
+    if (r.affiliateId === a.affiliateId && r.kind === 'tier_adjustment' && r.corrects)
+      add(r.corrects, r.currency, r.amountMinor)
+  for (const [k, b] of back) {
+    const o = parent.overrides.get(k)
+    if (!o || o.held <= 0) continue
+    const amount = -Math.min(-share(b.amount, o.bp), o.held)
+    if (amount === 0) continue
+    out.push({
+      affiliateId: parent.affiliateId,
+      sourceAffiliateId: a.affiliateId,
+      kind: 'sub_affiliate',
+      key: k,
+      amountMinor: amount,
+      currency: b.currency,
+      basisMinor: b.amount,
+      rateBp: o.bp,
+      planId: o.planId,
+      planVersion: o.version,
+      corrects: b.reverses,
+    })
+  }
 }

@@ -3,7 +3,8 @@
  * - `today`, `7d`, `30d`, `90d`: the last N days including today;
  * - `mtd`, `ytd`: from the first day of this month / year to the end of today;
  * - `custom` with `from` and `to` (YYYY-MM-DD, both included, at most 366 days).
- * Anything else is refused (400 INVALID_DATA naming the field).
+ * Anything else is refused (400 INVALID_DATA naming the field), `from` or `to` with another range too;
+ * `from`/`to` without a range are a custom range.
  */
 export const RANGES = ['today', '7d', '30d', '90d', 'mtd', 'ytd', 'custom'] as const
 type RangeName = (typeof RANGES)[number]
@@ -35,8 +36,14 @@ export function parseDate(text: string | undefined): number | null {
 }
 
 export function periodOf(q: { range?: string; from?: string; to?: string }, now: number): Period | string {
-  const range = (q.range ?? '30d') as RangeName
+  // from/to without a range ask for those days: a custom range (with another range they are refused below)
+  const range = (q.range ?? (q.from !== undefined || q.to !== undefined ? 'custom' : '30d')) as RangeName
   if (!RANGES.includes(range)) return `range: one of ${RANGES.join(', ')}`
+  // days sent with another range would be ignored: the caller would read figures of days it did not ask for
+  if (range !== 'custom') {
+    if (q.from) return `from: only with range=custom (range is ${range})`
+    if (q.to) return `to: only with range=custom (range is ${range})`
+  }
   const end = dayStart(now) + DAY
   const d = new Date(now)
   let from: number

@@ -4,7 +4,18 @@ import type { Tx } from '../../../kernel/db/client'
 import { invalid } from '../../../kernel/http/errors'
 import type { AffiliateCtx } from '../context'
 import { type FactRow, firstDepositCounts } from '../domain/commissions'
-import { type AffiliatePeriod, closeRows, PERIOD, periodEnd, periodOf, periodStart } from '../domain/periods'
+import {
+  type AffiliatePeriod,
+  type ClosedMonth,
+  closeRows,
+  holdOpen,
+  PERIOD,
+  periodEnd,
+  periodOf,
+  periodStart,
+  type RevshareGroup,
+  tierKey,
+} from '../domain/periods'
 import { type PlanTerms, type PlanTimeline, planAt } from '../domain/plans'
 import { earningSpans, earnsAt, everChanged, standingOf } from '../domain/standing'
 import { refuse } from '../errors'
@@ -78,8 +89,18 @@ async function brandPlans(tx: Tx, brandId: number) {
     }),
     termsOf: (planId: number, version: number) =>
       versions.get(planId)?.find((v) => v.version === version)?.terms ?? null,
+    /** the terms of each tiered plan version of the brand, by `<plan>.<version>` (its closed months are priced again) */
+    tiered: new Map(
+      [...versions.entries()].flatMap(([planId, list]) =>
+        list
+          .filter((v) => v.terms.type === 'tiered_revshare')
+          .map((v) => [`${planId}.${v.version}`, v.terms] as const),
+      ),
+    ),
   }
 }
+
+type BrandPlans = Awaited<ReturnType<typeof brandPlans>>
 
 /** The plan that pays at `time`, or none while the affiliate does not earn (its sub-affiliate overrides). */
 const earningPlanAt = (tl: PlanTimeline, time: number) =>
@@ -131,7 +152,8 @@ export async function closePeriod(ctx: AffiliateCtx, brandId: number, staffId: n
         commissions.planId,
         commissions.planVersion,
       )
-    const { timelineOf, termsOf } = await brandPlans(tx, brandId)
+    const plans = await brandPlans(tx, brandId)
+    const { timelineOf, termsOf } = plans
     const list = new Map<number, AffiliatePeriod & { rows: Map<string, number> }>()
     const entry = (affiliateId: number) => {
       let a = list.get(affiliateId)
@@ -174,8 +196,10 @@ export async function closePeriod(ctx: AffiliateCtx, brandId: number, staffId: n
           })
       }
     }
+    await repriceClosedMonths(tx, brandId, period, closed, plans, list, entry)
     await addTierMetrics(tx, brandId, period, list, timelineOf)
     await addRecruiters(tx, brandId, list, entry)
+    await addTakeBacks(tx, brandId, period, list)
     const closing = closeRows(period, [...list.values()])
     // what a period's rounding row (commission-ledger.ts) still misses joins that row
     const rounding = closing.filter((r) => r.kind === 'revshare')
@@ -223,6 +247,7 @@ export async function closePeriod(ctx: AffiliateCtx, brandId: number, staffId: n
           rateBp: r.rateBp,
           planId: r.planId,
           planVersion: r.planVersion,
+          corrects: r.corrects ?? '',
           eventTime: end - 1,
           createdAt: now,
           updatedAt: now,
@@ -267,7 +292,7 @@ async function addTierMetrics(
   tx: Tx,
   brandId: number,
   period: string,
-  list: Map<number, AffiliatePeriod>,
+  list: Map<number, Pick<AffiliatePeriod, 'affiliateId' | 'revshare' | 'volume' | 'customers'>>,
   timelineOf: (affiliateId: number) => PlanTimeline,
 ) {
   const tiered = [...list.values()].filter((a) => a.revshare.some((g) => g.terms.type === 'tiered_revshare'))
@@ -403,6 +428,392 @@ async function tierMetrics(
   return out
 }
 
+type Reversal = Pick<
+  typeof commissions.$inferSelect,
+  'affiliateId' | 'key' | 'currency' | 'planId' | 'planVersion' | 'period' | 'basisMinor' | 'amountMinor'
+> & {
+  /** the month it counts against: the period that paid the deposit it reverses, when that one is earlier */
+  reverses: string
+}
+
+/**
+ * A refund or chargeback within the hold that comes after its deposit's month closed still moves that month's
+ * tier (issue: a late chargeback kept the tier it raised). Each closed month whose hold is still open at this
+ * close (`holdOpen`: a deposit of it may still be reversed within the hold since the last close) is priced
+ * again with the facts known now, in `closeRows`; its difference is a tier adjustment of this period naming
+ * the month. A reversal row of a deposit paid in a closed month counts against that month's tier, not this
+ * period's (its base-rate row stays where it was written), so a chargeback never moves two tiers.
+ *
+ * It runs inside the close's transaction, so it reads only what may have moved: the months within the hold
+ * of a tiered plan version (its rows only: by plan), and of those only the affiliates with a reversal of a
+ * closed month's deposit in this period, or whose customers have facts since the last closed month that move
+ * a tier (reversals; KYC approvals and trades when a tiered plan counts qualified first deposits). Any other
+ * affiliate's closed months price as they were paid: nothing to write.
+ */
+async function repriceClosedMonths(
+  tx: Tx,
+  brandId: number,
+  period: string,
+  closed: string | null,
+  plans: BrandPlans,
+  list: Map<number, AffiliatePeriod>,
+  entry: (id: number) => AffiliatePeriod,
+) {
+  const tiered = plans.tiered
+  if (!closed || tiered.size === 0) return
+  const since = periodEnd(closed)
+  const tieredTerms = (planId: number, version: number) => tiered.get(`${planId}.${version}`) ?? null
+  const planIds = [...new Set([...tiered.keys()].map((k) => Number(k.split('.')[0])))]
+  const longest = Math.max(...[...tiered.values()].map((t) => t.hold_days))
+  const closedMonths = (
+    await tx
+      .select({ period: commissionPeriods.period })
+      .from(commissionPeriods)
+      .where(and(eq(commissionPeriods.brandId, brandId), lt(commissionPeriods.period, period)))
+  ).map((r) => r.period)
+  const months = new Set(closedMonths.filter((q) => holdOpen(q, longest, since)))
+  // this period's reversals of deposits paid in a closed month (a late one may reach past the window)
+  const ours = await reversalsIn(tx, brandId, period, period, planIds)
+  const here = ours.filter((r) => r.reverses < period && tieredTerms(r.planId, r.planVersion))
+  for (const r of here) months.add(r.reverses)
+  if (months.size === 0) return
+  const monthList = [...months].sort()
+  const lowest = monthList[0]!
+  // who may have moved: an affiliate with such a reversal here, or whose customers have facts since
+  const changed = new Set(here.map((r) => r.affiliateId))
+  const onTiered = (
+    await tx
+      .selectDistinct({ affiliateId: commissions.affiliateId })
+      .from(commissions)
+      .where(
+        and(
+          eq(commissions.brandId, brandId),
+          inArray(commissions.planId, planIds),
+          inArray(commissions.period, monthList),
+          inArray(commissions.kind, ['revshare', 'revshare_reversal']),
+        ),
+      )
+  )
+    .map((r) => r.affiliateId)
+    .filter((id) => !changed.has(id))
+  const byCustomers = [...tiered.values()].filter((t) => t.tier_metric === 'customers')
+  const kinds = [
+    'reversal',
+    ...(byCustomers.some((t) => t.qualify?.kyc_approved) ? ['kyc'] : []),
+    ...(byCustomers.some((t) => (t.qualify?.min_centilots ?? 0) > 0) ? ['trade'] : []),
+  ]
+  for (let i = 0; i < onTiered.length; i += 500) {
+    const moved = await tx
+      .selectDistinct({ affiliateId: referredCustomers.affiliateId })
+      .from(referredCustomers)
+      .innerJoin(conversionFacts, eq(conversionFacts.customerId, referredCustomers.customerId))
+      .where(
+        and(
+          eq(referredCustomers.brandId, brandId),
+          inArray(referredCustomers.affiliateId, onTiered.slice(i, i + 500)),
+          inArray(conversionFacts.kind, kinds),
+          gte(conversionFacts.eventTime, since),
+        ),
+      )
+    for (const m of moved) changed.add(m.affiliateId)
+  }
+  if (changed.size === 0) return
+  const affiliates = [...changed]
+  const reversals = [
+    ...(await reversalsIn(tx, brandId, lowest, closed, planIds, affiliates)),
+    ...ours.filter((r) => changed.has(r.affiliateId)),
+  ]
+  const groupId = (affiliateId: number, q: string, planId: number, version: number, currency: string) =>
+    `${affiliateId}:${q}:${planId}.${version}:${currency}`
+  // what each closed month's tiered groups hold now: its rows, less its reversals of earlier months, plus
+  // the reversals of its deposits written since, plus the tier adjustments paid on it
+  type Group = { affiliateId: number; period: string; group: RevshareGroup }
+  const groups = new Map<string, Group>()
+  const add = (affiliateId: number, q: string, planId: number, version: number, currency: string) => {
+    const id = groupId(affiliateId, q, planId, version, currency)
+    let g = groups.get(id)
+    const terms = tieredTerms(planId, version)
+    if (!g && terms) {
+      g = { affiliateId, period: q, group: { planId, version, terms, currency, basis: 0, paid: 0 } }
+      groups.set(id, g)
+    }
+    return g?.group
+  }
+  for (let i = 0; i < affiliates.length; i += 500) {
+    const sums = await tx
+      .select({
+        affiliateId: commissions.affiliateId,
+        period: commissions.period,
+        currency: commissions.currency,
+        planId: commissions.planId,
+        planVersion: commissions.planVersion,
+        amount: sql<number>`sum(${commissions.amountMinor})`,
+        basis: sql<number>`sum(${commissions.basisMinor})`,
+      })
+      .from(commissions)
+      .where(
+        and(
+          eq(commissions.brandId, brandId),
+          inArray(commissions.planId, planIds),
+          inArray(commissions.period, monthList),
+          inArray(commissions.affiliateId, affiliates.slice(i, i + 500)),
+          inArray(commissions.kind, ['revshare', 'revshare_reversal']),
+        ),
+      )
+      .groupBy(
+        commissions.affiliateId,
+        commissions.period,
+        commissions.currency,
+        commissions.planId,
+        commissions.planVersion,
+      )
+    for (const r of sums) {
+      const g = add(r.affiliateId, r.period, r.planId, r.planVersion, r.currency)
+      if (!g) continue
+      g.basis += Number(r.basis)
+      g.paid += Number(r.amount)
+    }
+  }
+  for (const r of reversals) {
+    if (r.reverses === r.period) continue
+    const from = groups.get(groupId(r.affiliateId, r.period, r.planId, r.planVersion, r.currency))
+    if (from) {
+      from.group.basis -= r.basisMinor
+      from.group.paid -= r.amountMinor
+    }
+    const to = groups.get(groupId(r.affiliateId, r.reverses, r.planId, r.planVersion, r.currency))
+    if (to) {
+      to.group.basis += r.basisMinor
+      to.group.paid += r.amountMinor
+    }
+  }
+  const byKey = new Map(
+    [...groups.values()].map((g) => [
+      `${g.affiliateId}:${tierKey(g.period, g.group.planId, g.group.version, g.group.currency)}`,
+      g.group,
+    ]),
+  )
+  for (let i = 0; i < affiliates.length; i += 500) {
+    const paidTiers = await tx
+      .select({
+        affiliateId: commissions.affiliateId,
+        key: commissions.key,
+        currency: commissions.currency,
+        amount: commissions.amountMinor,
+      })
+      .from(commissions)
+      .where(
+        and(
+          eq(commissions.brandId, brandId),
+          inArray(commissions.planId, planIds),
+          gte(commissions.period, lowest),
+          lte(commissions.period, period),
+          inArray(commissions.affiliateId, affiliates.slice(i, i + 500)),
+          eq(commissions.kind, 'tier_adjustment'),
+        ),
+      )
+    for (const t of paidTiers) {
+      const g = byKey.get(`${t.affiliateId}:${t.key}`)
+      if (g && g.currency === t.currency) g.paid += t.amount
+    }
+  }
+  // this period's tier is priced without the reversals that count against a closed month
+  const movedHere = new Set<string>()
+  for (const r of here) {
+    movedHere.add(groupId(r.affiliateId, r.reverses, r.planId, r.planVersion, r.currency))
+    const a = list.get(r.affiliateId)
+    const g = a?.revshare.find(
+      (x) => x.planId === r.planId && x.version === r.planVersion && x.currency === r.currency,
+    )
+    if (!g) continue
+    g.basis -= r.basisMinor
+    g.paid -= r.amountMinor
+  }
+  const { timelineOf } = plans
+  const perMonth = new Map<string, Group[]>()
+  for (const [id, g] of groups) {
+    // the month is priced again while its version's hold is open, or when a reversal of it came here
+    if (!movedHere.has(id) && !holdOpen(g.period, g.group.terms.hold_days, since)) continue
+    perMonth.set(g.period, [...(perMonth.get(g.period) ?? []), g])
+  }
+  for (const q of monthList) {
+    const of = new Map<number, ClosedMonth & { affiliateId: number; revshare: RevshareGroup[] }>()
+    for (const g of perMonth.get(q) ?? []) {
+      let m = of.get(g.affiliateId)
+      if (!m) {
+        const list: RevshareGroup[] = []
+        // `revshare` is what the metrics read (which plans count customers); `groups` what is priced
+        m = { affiliateId: g.affiliateId, period: q, volume: 0, customers: 0, groups: list, revshare: list }
+        of.set(g.affiliateId, m)
+      }
+      m.groups.push(g.group)
+    }
+    if (of.size === 0) continue
+    await addTierMetrics(tx, brandId, q, of, timelineOf)
+    for (const m of of.values()) {
+      const a = entry(m.affiliateId)
+      a.reprice = [
+        ...(a.reprice ?? []),
+        { period: q, volume: m.volume, customers: m.customers, groups: m.groups },
+      ]
+    }
+  }
+}
+
+/**
+ * The RevShare reversal rows of periods [from, to] (of those plans, and those affiliates when named), each
+ * with the month it counts against: the first period that paid the deposit it reverses (same customer and
+ * reference), when earlier than its own.
+ */
+async function reversalsIn(
+  tx: Tx,
+  brandId: number,
+  from: string,
+  to: string,
+  planIds: number[],
+  affiliates?: number[],
+): Promise<Reversal[]> {
+  const rows: Omit<Reversal, 'reverses'>[] = []
+  const chunks: (number[] | undefined)[] = affiliates ? [] : [undefined]
+  for (let i = 0; affiliates && i < affiliates.length; i += 500) chunks.push(affiliates.slice(i, i + 500))
+  for (const chunk of chunks)
+    rows.push(
+      ...(await tx
+        .select({
+          affiliateId: commissions.affiliateId,
+          key: commissions.key,
+          currency: commissions.currency,
+          planId: commissions.planId,
+          planVersion: commissions.planVersion,
+          period: commissions.period,
+          basisMinor: commissions.basisMinor,
+          amountMinor: commissions.amountMinor,
+        })
+        .from(commissions)
+        .where(
+          and(
+            eq(commissions.brandId, brandId),
+            inArray(commissions.planId, planIds),
+            gte(commissions.period, from),
+            lte(commissions.period, to),
+            chunk ? inArray(commissions.affiliateId, chunk) : undefined,
+            eq(commissions.kind, 'revshare_reversal'),
+          ),
+        )),
+    )
+  const depositKey = (key: string) => key.replace(':rev:reversal:', ':rev:deposit:')
+  const keysOf = new Map<number, Set<string>>()
+  for (const r of rows)
+    keysOf.set(r.affiliateId, (keysOf.get(r.affiliateId) ?? new Set()).add(depositKey(r.key)))
+  const paidIn = new Map<string, string>()
+  for (const [affiliateId, set] of keysOf) {
+    const keys = [...set]
+    for (let i = 0; i < keys.length; i += 500) {
+      const found = await tx
+        .select({ key: commissions.key, period: sql<string>`min(${commissions.period})` })
+        .from(commissions)
+        .where(
+          and(
+            eq(commissions.brandId, brandId),
+            eq(commissions.affiliateId, affiliateId),
+            inArray(commissions.key, keys.slice(i, i + 500)),
+          ),
+        )
+        .groupBy(commissions.key)
+      for (const f of found) paidIn.set(`${affiliateId}:${f.key}`, f.period)
+    }
+  }
+  return rows.map((r) => {
+    const paid = paidIn.get(`${r.affiliateId}:${depositKey(r.key)}`)
+    return { ...r, reverses: paid && paid < r.period ? paid : r.period }
+  })
+}
+
+/**
+ * A recruiter whose plan pays no override at the period's end (suspended, its access revoked, or a plan
+ * without `sub_affiliate_bp`) still gives back its share of what a recruit's negative row reverses: each such
+ * recruit's negative rows with the period whose earning each reverses (the first period of the row it
+ * reverses: a CPA's, a deposit's, a corrected row's own key), and the overrides the recruiter was paid on
+ * that recruit (rate and what each still holds, per `sub:<recruit>:<period>:<currency>`).
+ */
+async function addTakeBacks(tx: Tx, brandId: number, period: string, list: Map<number, AffiliatePeriod>) {
+  const parents = new Set([...list.values()].map((a) => a.parentId).filter((id): id is number => !!id))
+  for (const id of parents) {
+    const parent = list.get(id)
+    if (!parent || (parent.plan && parent.plan.terms.sub_affiliate_bp > 0)) continue
+    const paid = await tx
+      .select({
+        key: commissions.key,
+        period: commissions.period,
+        amount: commissions.amountMinor,
+        bp: commissions.rateBp,
+        planId: commissions.planId,
+        version: commissions.planVersion,
+      })
+      .from(commissions)
+      .where(
+        and(
+          eq(commissions.brandId, brandId),
+          eq(commissions.affiliateId, id),
+          eq(commissions.kind, 'sub_affiliate'),
+        ),
+      )
+    const overrides = new Map<string, { planId: number; version: number; bp: number; held: number }>()
+    // the override a period paid: its own row (`sub:<recruit>:<period>:…` written in that period)
+    for (const r of paid)
+      if (r.amount > 0 && r.key.split(':')[2] === r.period)
+        overrides.set(r.key, { planId: r.planId, version: r.version, bp: r.bp, held: 0 })
+    for (const r of paid) {
+      const o = overrides.get(r.key)
+      if (o) o.held += r.amount
+    }
+    if (overrides.size === 0) continue
+    parent.overrides = overrides
+    for (const a of list.values()) {
+      if (a.parentId !== id) continue
+      const negative = await tx
+        .select({ key: commissions.key, currency: commissions.currency, amount: commissions.amountMinor })
+        .from(commissions)
+        .where(
+          and(
+            eq(commissions.brandId, brandId),
+            eq(commissions.affiliateId, a.affiliateId),
+            eq(commissions.period, period),
+            lt(commissions.amountMinor, 0),
+            ne(commissions.kind, 'sub_affiliate'),
+          ),
+        )
+      if (negative.length === 0) continue
+      // the row each reverses: a CPA's reversal its CPA, a deposit's reversal its deposit, a correction its key
+      const original = (key: string) =>
+        key.endsWith(':cpa:reversed')
+          ? key.slice(0, -':reversed'.length)
+          : key.replace(':rev:reversal:', ':rev:deposit:')
+      const keys = [...new Set(negative.map((r) => original(r.key)))]
+      const first = new Map<string, string>()
+      for (let i = 0; i < keys.length; i += 500) {
+        const found = await tx
+          .select({ key: commissions.key, period: sql<string>`min(${commissions.period})` })
+          .from(commissions)
+          .where(
+            and(
+              eq(commissions.brandId, brandId),
+              eq(commissions.affiliateId, a.affiliateId),
+              inArray(commissions.key, keys.slice(i, i + 500)),
+            ),
+          )
+          .groupBy(commissions.key)
+        for (const f of found) first.set(f.key, f.period)
+      }
+      a.negatives = negative.map((r) => ({
+        currency: r.currency,
+        amount: r.amount,
+        reverses: first.get(original(r.key)) ?? period,
+      }))
+    }
+  }
+}
+
 /** Each affiliate's recruiter on the brand joins the close (it may have no rows of its own). */
 async function addRecruiters(
   tx: Tx,
@@ -524,19 +935,38 @@ export const approveStatement = (ctx: AffiliateCtx, brandId: number, staffId: nu
     approvedBy: staffId,
   })
 
-export const payStatement = (
+/**
+ * Marks an approved statement paid. A statement whose net is negative in a currency is what the affiliate
+ * owes, not a payment: it is refused (its totals never change after the close, so reading them first is
+ * enough) and stays approved; later statements are not netted against it.
+ */
+export async function payStatement(
   ctx: AffiliateCtx,
   brandId: number,
   staffId: number,
   id: number,
   reference: string,
-) =>
-  advance(ctx, brandId, id, 'approved', {
+) {
+  const [s] = await ctx.db
+    .select({ totals: statements.totals, status: statements.status })
+    .from(statements)
+    .where(and(eq(statements.id, id), eq(statements.brandId, brandId)))
+  // the state first: a pending or paid statement is out of order whatever its net
+  if (!s) throw refuse('STATEMENT_NOT_FOUND', 'no such statement')
+  if (s.status !== 'approved') throw refuse('STATEMENT_STATE', `the statement is ${s.status}, not approved`)
+  const owed = (JSON.parse(s?.totals ?? '[]') as Total[]).filter((t) => t.amount_minor < 0)
+  if (owed.length > 0)
+    throw refuse(
+      'STATEMENT_NEGATIVE',
+      `the statement's net is negative in ${owed.map((t) => `${t.currency} (${t.amount_minor} minor units)`).join(', ')}: the affiliate owes it, nothing is paid`,
+    )
+  return advance(ctx, brandId, id, 'approved', {
     status: 'paid',
     paidAt: ctx.clock.now(),
     paidBy: staffId,
     paymentReference: reference,
   })
+}
 
 /**
  * The monthly close (job `affiliate.period-close`): a brand with commission rows has its last month

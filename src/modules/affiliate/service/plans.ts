@@ -124,14 +124,18 @@ export async function revisePlan(
   const now = ctx.clock.now()
   await ctx.db.transaction(async (tx) => {
     const [last] = await tx
-      .select({ version: sql<number>`max(${planVersions.version})` })
+      .select({
+        version: sql<number>`max(${planVersions.version})`,
+        from: sql<number>`max(${planVersions.effectiveFrom})`,
+      })
       .from(planVersions)
       .where(eq(planVersions.planId, id))
     await tx.insert(planVersions).values({
       planId: id,
       version: Number(last?.version ?? 0) + 1,
-      // never before the version it follows: versions stay in time order
-      effectiveFrom: now,
+      // never before the version it follows (an instance whose clock is behind, a clock stepped back):
+      // a version dated earlier would never be the one in effect
+      effectiveFrom: Math.max(now, Number(last?.from ?? 0) + 1),
       terms: JSON.stringify(terms),
       createdBy: staffId,
       createdAt: now,
@@ -154,12 +158,18 @@ export async function assignPlan(
   if (affiliateId) await affiliateOfBrand(ctx, brandId, affiliateId)
   if (planId) await planRow(ctx, brandId, planId)
   const now = ctx.clock.now()
+  // never before the assignment it follows (an instance whose clock is behind): it would never be in effect
+  const [last] = await ctx.db
+    .select({ from: sql<number>`max(${planAssignments.effectiveFrom})` })
+    .from(planAssignments)
+    .where(and(eq(planAssignments.brandId, brandId), eq(planAssignments.affiliateId, affiliateId)))
+  const previous = Number(last?.from ?? 0)
   await ctx.db
     .insert(planAssignments)
     .values({
       brandId,
       affiliateId,
-      effectiveFrom: now,
+      effectiveFrom: Math.max(now, previous + 1),
       planId: planId ?? 0,
       assignedBy: staffId,
       createdAt: now,
@@ -301,7 +311,13 @@ export async function previewPlan(
         t.rows++
         byKind.set(k, t)
         if (r.kind === 'revshare' || r.kind === 'revshare_reversal') {
-          const m = monthOf(months, periodOf(r.eventTime))
+          // a tiered plan's reversal counts against the month of the deposit it reverses, as the closes price
+          // it (periods.ts); any other plan's stays in its own month (its rounding there, as the ledger's)
+          const deposit =
+            r.kind === 'revshare_reversal' && terms.type === 'tiered_revshare'
+              ? list.find((f) => f.id === r.factIds[0])
+              : undefined
+          const m = monthOf(months, periodOf(deposit?.eventTime ?? r.eventTime))
           m.basis.set(r.currency, (m.basis.get(r.currency) ?? 0) + r.basisMinor)
           m.paid.set(r.currency, (m.paid.get(r.currency) ?? 0) + r.amountMinor)
         }

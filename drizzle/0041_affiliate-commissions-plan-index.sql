@@ -1,0 +1,1 @@
+CREATE INDEX `affiliate_commissions_plan` ON `affiliate_commissions` (`brand_id`,`plan_id`,`period`);
