@@ -2,7 +2,7 @@ import { Elysia, t } from 'elysia'
 import { ANY_SESSION, SESSION_TYPES, STAFF_SESSIONS } from '../../kernel/auth/session'
 import { clientIp } from '../../kernel/http/http'
 import { doc, errors } from '../../kernel/http/openapi'
-import { Int, Login, nameModels, Ok, OneOf, PasswordText } from '../../kernel/http/schemas'
+import { Int, Login, nameModels, Ok, OneOf, PasswordText, PasswordToCheck } from '../../kernel/http/schemas'
 import { security } from '../../kernel/http/security'
 import { CustomerSchema as Customer } from '../accounts'
 import type { AuthCtx } from './context'
@@ -99,7 +99,7 @@ export const authRoutes = (ctx: AuthCtx) => {
       {
         brand: true,
         body: t.Object(
-          { login: Login, password: PasswordText('the account password', 1) },
+          { login: Login, password: PasswordToCheck('the account password') },
           { example: { login: 100001, password: 'demo-pass-1' } },
         ),
         response: {
@@ -135,7 +135,7 @@ export const authRoutes = (ctx: AuthCtx) => {
         body: t.Object(
           {
             email: t.String({ format: 'email', maxLength: 254, description: 'the customer email' }),
-            password: PasswordText('the customer password', 1),
+            password: PasswordToCheck('the customer password'),
           },
           { example: { email: 'demo@example.com', password: 'demo-pass-1' } },
         ),
@@ -226,7 +226,7 @@ export const authRoutes = (ctx: AuthCtx) => {
         body: t.Object(
           {
             login: Int({ minimum: 0, description: 'staff login', example: 1 }),
-            password: PasswordText('the staff password', 1),
+            password: PasswordToCheck('the staff password'),
           },
           { example: { login: 1, password: 'manager-pass-1' } },
         ),
