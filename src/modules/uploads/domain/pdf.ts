@@ -1,4 +1,5 @@
 import { inflateSync } from 'node:zlib'
+import { ACTIVE_MARKUP } from './markup'
 
 /**
  * Whether a PDF can act when opened (pure). A PDF name may spell any byte as `#xx` (ISO 32000-1 7.3.5) and
@@ -18,7 +19,8 @@ export const PDF_UNVERIFIABLE_REASON = 'PDF has content that cannot be checked f
 /**
  * Names that run something, act on opening, or carry or send files: scripts (`/JS`, `/JavaScript`, a
  * /Names tree of them included), additional actions, launching, form submission and import, XFA forms,
- * embedded files and attachments, rich media (any `/RichMedia…`). `/OpenAction` is refused unless it only
+ * embedded files and attachments, rich media (any `/RichMedia…`), 3D artwork (`/3DD`, the stream of a 3D
+ * annotation, and `/OnInstantiate`, the script it runs). `/OpenAction` is refused unless it only
  * opens a page of the document ({@link opensAPage}).
  */
 const ACTIVE_NAMES = new Set([
@@ -33,6 +35,8 @@ const ACTIVE_NAMES = new Set([
   'EmbeddedFiles',
   'FileAttachment',
   'GoToE',
+  '3DD',
+  'OnInstantiate',
 ])
 const isActiveName = (name: string) => ACTIVE_NAMES.has(name) || name.startsWith('RichMedia')
 
@@ -330,13 +334,36 @@ function readStreams(b: Uint8Array): { streams: PdfStream[]; keywords: Set<numbe
   return { streams, keywords }
 }
 
+const isEol = (c: number) => c === 10 || c === 13
+
 /**
- * `>> stream` anywhere in the bytes (comments and white space between): where a reader may see a stream. A
- * comment runs to its end of line and no further, so a run of comments and white space is read one way only
- * (`%[^\r\n]*` alone would let `% % % …` split 2^n ways when no `stream` follows).
+ * Where `stream` follows `>>` anywhere in the bytes (white space and comments between, a comment running to
+ * its end of line): where a reader may see a stream. Read in one pass, as an automaton: at each byte, whether
+ * a run of white space and comments after a `>>` is being read, and whether a comment inside one is, so no
+ * byte is read more than a fixed number of times whatever the input (a search that backs off at each `>>`
+ * re-reads the rest of the line each time). A `stream` after `>>` inside a comment counts too.
  */
-// biome-ignore lint/suspicious/noControlCharactersInRegex: NUL is white space in PDF syntax
-const STREAM_AFTER_DICT = />>(?:[\x00\t\n\f\r ]|%[^\r\n]*[\r\n])*stream(?![^\x00\t\n\f\r ()<>[\]{}/%])/g
+function streamsAfterDicts(b: Uint8Array): number[] {
+  const found: number[] = []
+  const n = b.length
+  /** After `>>`, in its white space and comments (`gap`), or in one of its comments (`comment`). */
+  let gap = false
+  let comment = false
+  for (let i = 0; i < n; i++) {
+    const c = b[i]
+    const inGap = gap || (i >= 2 && b[i - 2] === 0x3e && b[i - 1] === 0x3e)
+    const inComment: boolean = comment
+    gap = inComment && isEol(c)
+    comment = inComment && !isEol(c)
+    if (inGap) {
+      if (CLASS[c] === 1) gap = true
+      else if (c === 0x25) comment = true
+      else if (c === 0x73 && bytesAt(b, i, STREAM_WORD) && (i + 6 >= n || CLASS[b[i + 6]] !== 0))
+        found.push(i)
+    }
+  }
+  return found
+}
 
 // --- filters ------------------------------------------------------------------------------------------
 
@@ -364,16 +391,20 @@ function inflate(data: Uint8Array, budget: Budget): Uint8Array {
 }
 
 function asciiHex(data: Uint8Array, budget: Budget): Uint8Array {
-  const out = new Uint8Array(Math.ceil(data.length / 2))
+  // the size first, spent before anything is allocated
+  let digits = 0
+  let ended = false
+  for (let i = 0; i < data.length && !ended; i++)
+    if (data[i] === 0x3e) ended = true
+    else if (hexValue(data[i]) !== -1) digits++
+  if (!ended) throw new Unverifiable('ASCIIHexDecode data without its end')
+  spend(budget, Math.ceil(digits / 2))
+  const out = new Uint8Array(Math.ceil(digits / 2))
   let o = 0
   let high = -1
-  let ended = false
   for (let i = 0; i < data.length; i++) {
     const c = data[i]
-    if (c === 0x3e) {
-      ended = true
-      break
-    }
+    if (c === 0x3e) break
     const v = hexValue(c)
     if (v === -1) continue
     if (high === -1) high = v
@@ -382,14 +413,12 @@ function asciiHex(data: Uint8Array, budget: Budget): Uint8Array {
       high = -1
     }
   }
-  if (!ended) throw new Unverifiable('ASCIIHexDecode data without its end')
   if (high !== -1) out[o++] = high << 4
-  spend(budget, o)
   return out.subarray(0, o)
 }
 
-function ascii85(data: Uint8Array, budget: Budget): Uint8Array {
-  const out = new Uint8Array(data.length * 4 + 4)
+/** ASCII85 data decoded into `out`, or only measured when `out` is null: the number of bytes it decodes to. */
+function ascii85Into(data: Uint8Array, out: Uint8Array | null): number {
   let o = 0
   let value = 0
   let count = 0
@@ -408,7 +437,8 @@ function ascii85(data: Uint8Array, budget: Budget): Uint8Array {
     if (c < 33 || c > 117) throw new Unverifiable('invalid ASCII85Decode data')
     value = value * 85 + (c - 33)
     if (++count === 5) {
-      for (let k = 0; k < 4; k++) out[o++] = (value >>> (24 - 8 * k)) & 0xff
+      if (out) for (let k = 0; k < 4; k++) out[o + k] = (value >>> (24 - 8 * k)) & 0xff
+      o += 4
       value = 0
       count = 0
     }
@@ -418,10 +448,19 @@ function ascii85(data: Uint8Array, budget: Budget): Uint8Array {
     // a final partial group: padded with the highest digit, one byte fewer than its digits
     const digits = count
     while (count++ < 5) value = value * 85 + 84
-    for (let k = 0; k < digits - 1; k++) out[o++] = (value >>> (24 - 8 * k)) & 0xff
+    if (out) for (let k = 0; k < digits - 1; k++) out[o + k] = (value >>> (24 - 8 * k)) & 0xff
+    o += digits - 1
   }
-  spend(budget, o)
-  return out.subarray(0, o)
+  return o
+}
+
+function ascii85(data: Uint8Array, budget: Budget): Uint8Array {
+  // measured first, spent before anything is allocated (`z` makes one byte four)
+  const size = ascii85Into(data, null)
+  spend(budget, size)
+  const out = new Uint8Array(size)
+  ascii85Into(data, out)
+  return out
 }
 
 function runLength(data: Uint8Array, budget: Budget): Uint8Array {
@@ -432,10 +471,11 @@ function runLength(data: Uint8Array, budget: Budget): Uint8Array {
     if (i >= data.length) throw new Unverifiable('RunLengthDecode data without its end')
     const len = data[i++]
     if (len === 128) break
+    // spent before a run is allocated
+    spend(budget, len < 128 ? len + 1 : 257 - len)
     const chunk = len < 128 ? data.subarray(i, i + len + 1) : new Uint8Array(257 - len).fill(data[i] ?? 0)
     if (len < 128 && chunk.length < len + 1) throw new Unverifiable('truncated RunLengthDecode data')
     i += len < 128 ? len + 1 : 1
-    spend(budget, chunk.length)
     size += chunk.length
     chunks.push(chunk)
   }
@@ -455,8 +495,8 @@ const intParam = (parms: Map<string, PdfValue> | null, key: string, fallback: nu
   return v
 }
 
-/** A Flate predictor undone (7.4.4.4): TIFF 2 on 8-bit components, PNG 10–15. */
-function unpredict(data: Uint8Array, parms: Map<string, PdfValue> | null): Uint8Array {
+/** A Flate predictor undone (7.4.4.4): TIFF 2 on 8-bit components, PNG 10–15 (its output spent first). */
+function unpredict(data: Uint8Array, parms: Map<string, PdfValue> | null, budget: Budget): Uint8Array {
   const predictor = intParam(parms, 'Predictor', 1)
   if (predictor === 1) return data
   const colors = intParam(parms, 'Colors', 1)
@@ -468,6 +508,7 @@ function unpredict(data: Uint8Array, parms: Map<string, PdfValue> | null): Uint8
   const pixelBytes = Math.max(1, Math.ceil((colors * bpc) / 8))
   if (predictor === 2) {
     if (bpc !== 8) throw new Unverifiable('unsupported TIFF predictor')
+    spend(budget, data.length)
     const out = Uint8Array.from(data)
     for (let row = 0; row < out.length; row += rowBytes)
       for (let k = row + colors; k < Math.min(row + rowBytes, out.length); k++)
@@ -477,6 +518,7 @@ function unpredict(data: Uint8Array, parms: Map<string, PdfValue> | null): Uint8
   if (predictor < 10 || predictor > 15) throw new Unverifiable('unsupported predictor')
   // PNG: each row a filter type byte then the row, undone in place in the output
   const rows = Math.ceil(data.length / (rowBytes + 1))
+  spend(budget, data.length - rows)
   const out = new Uint8Array(data.length - rows)
   let o = 0
   for (let i = 0; i < data.length; i += rowBytes + 1) {
@@ -553,7 +595,8 @@ function decodeStream(stream: PdfStream, budget: Budget): Uint8Array | null {
   if (--budget.streams < 0) throw new Unverifiable('too many streams')
   let data = stream.data
   for (const [k, filter] of filters.entries()) {
-    if (filter === 'FlateDecode' || filter === 'Fl') data = unpredict(inflate(data, budget), parms[k] ?? null)
+    if (filter === 'FlateDecode' || filter === 'Fl')
+      data = unpredict(inflate(data, budget), parms[k] ?? null, budget)
     else if (filter === 'ASCIIHexDecode' || filter === 'AHx') data = asciiHex(data, budget)
     else if (filter === 'ASCII85Decode' || filter === 'A85') data = ascii85(data, budget)
     else if (filter === 'RunLengthDecode' || filter === 'RL') data = runLength(data, budget)
@@ -602,15 +645,83 @@ function opensAPage(v: PdfValue | undefined): boolean {
   )
 }
 
-/** White space and comments between tokens (a comment to its end of line: one way to read a run, see below). */
-const GAP = '(?:[\\x00\\t\\n\\f\\r ]|%[^\\r\\n]*[\\r\\n])+'
-/** `n g obj` as a reader reads it (white space and comments between), not inside a longer token. */
-const OBJ_HEADER = new RegExp(
-  `(?<!${REGULAR})([+-]?\\d{1,10})${GAP}([+-]?\\d{1,10})${GAP}obj(?!${REGULAR})`,
-  'g',
-)
+const OBJ_WORD = new TextEncoder().encode('obj')
 
-const OBJ_HEADER_HERE = new RegExp(OBJ_HEADER.source, 'y')
+/** Whether `b[s, e)` is a number as an object header writes one: a sign or none, then 1 to 10 digits. */
+function isHeaderNumber(b: Uint8Array, s: number, e: number): boolean {
+  const from = b[s] === 0x2b || b[s] === 0x2d ? s + 1 : s
+  if (e - from < 1 || e - from > 10) return false
+  for (let i = from; i < e; i++) if (b[i] < 0x30 || b[i] > 0x39) return false
+  return true
+}
+
+/** An `n g obj`: its number, where it begins (its first number) and where it ends (after `obj`). */
+type ObjHeader = { num: number; start: number; end: number }
+
+/**
+ * Every `n g obj` in the bytes as a reader reads one (white space and comments between, not inside a longer
+ * token), wherever it is written (in a string, a comment or a stream's data too). Read in one pass from the
+ * end, keeping for each byte where the white space and comments that begin there end (a comment runs to its
+ * end of line, then the run goes on as it does after that line): each byte is read a fixed number of times
+ * whatever the input (a search that backs off at each number re-reads the rest of the line each time).
+ */
+function objectHeaders(b: Uint8Array): ObjHeader[] {
+  const n = b.length
+  const headers: ObjHeader[] = []
+  /** A number followed by white space and comments then `obj`: where it begins → where `obj` ends. */
+  const seconds = new Map<number, number>()
+  /** Where the white space and comments read from `b[i + 1]` end. */
+  let gapNext = n
+  /** The same from just after the nearest end of line after `i` (-1: none, a comment there never ends). */
+  let afterEol = -1
+  /** The end of the regular run `i` is in, and where the white space and comments read from there end. */
+  let runEnd = n
+  let gapAtRunEnd = n
+  for (let i = n - 1; i >= 0; i--) {
+    const c = b[i]
+    let gapEnd = i
+    if (isEol(c)) {
+      afterEol = gapNext
+      gapEnd = gapNext
+    } else if (CLASS[c] === 1) gapEnd = gapNext
+    else if (c === 0x25) gapEnd = afterEol === -1 ? i : afterEol
+    else if (CLASS[c] === 0) {
+      if (i + 1 === n || CLASS[b[i + 1]] !== 0) {
+        runEnd = i + 1
+        gapAtRunEnd = gapNext
+      }
+      // the run `b[i, runEnd)` when it begins here, a number followed by white space or a comment
+      if ((i === 0 || CLASS[b[i - 1]] !== 0) && gapAtRunEnd > runEnd && isHeaderNumber(b, i, runEnd)) {
+        const next = gapAtRunEnd
+        if (bytesAt(b, next, OBJ_WORD) && (next + 3 >= n || CLASS[b[next + 3]] !== 0))
+          seconds.set(i, next + 3)
+        const end = seconds.get(next)
+        if (end !== undefined) headers.push({ num: Number(ascii(b, i, runEnd)), start: i, end })
+      }
+    }
+    gapNext = gapEnd
+  }
+  return headers.reverse()
+}
+
+/**
+ * Where white space read from each of `offsets` ends ({@link skipWhite}): the offsets in order, a run of
+ * white space read once however many offsets fall in it.
+ */
+function skipWhiteFrom(b: Uint8Array, offsets: Iterable<number>): Map<number, number> {
+  const ends = new Map<number, number>()
+  let from = -1
+  let to = -1
+  for (const offset of [...new Set(offsets)].sort((x, y) => x - y)) {
+    if (offset < from || offset > to) {
+      from = offset
+      to = skipWhite(b, offset)
+    }
+    ends.set(offset, to)
+  }
+  return ends
+}
+
 const XREF_TABLE = new RegExp(`(?<!${REGULAR})xref(?!${REGULAR})`, 'g')
 const WHITE = '[\\x00\\t\\n\\f\\r ]'
 const XREF_SUBSECTION = new RegExp(`${WHITE}*(\\d{1,10})[ \\t]+(\\d{1,10})(?=${WHITE})`, 'y')
@@ -635,8 +746,11 @@ function xrefTableOffsets(text: string, nums: Set<number>): Map<number, number[]
         const entry = XREF_ENTRY.exec(text)
         if (!entry) break
         i = XREF_ENTRY.lastIndex
-        if (entry[2] === 'n' && nums.has(start + k))
-          offsets.set(start + k, [...(offsets.get(start + k) ?? []), Number(entry[1])])
+        if (entry[2] === 'n' && nums.has(start + k)) {
+          const at = offsets.get(start + k)
+          if (at) at.push(Number(entry[1]))
+          else offsets.set(start + k, [Number(entry[1])])
+        }
       }
     }
   }
@@ -699,53 +813,154 @@ function xrefCompressed(
   return found
 }
 
+/** The most bytes resolving the `/OpenAction` references may read, over all the objects they may be. */
+const RESOLVE_CEILING = 16 * 1024 * 1024
+
+/** What resolving the `/OpenAction` references reads, built once for all of them. */
+type Resolution = {
+  bytes: Uint8Array
+  streams: PdfStream[]
+  /** Each stream's data when it is an object stream or a cross-reference stream that can be read. */
+  decoded: (Uint8Array | null)[]
+  /** Where each `n g obj` ends, by its number. */
+  objects: Map<number, number[]>
+  /** Where each `n g obj` ends, by where it begins. */
+  headerAt: Map<number, number>
+  /** Where the cross-reference tables put each object (white space after the offset skipped), by number. */
+  tables: Map<number, Set<number>>
+  /** The objects of the object streams by the number their header gives them: the data and where each is. */
+  inObjStms: Map<number, { data: Uint8Array; at: number }[]>
+  /** The cross-reference streams. */
+  xrefStreams: number[]
+  /** The streams by where their dictionary begins. */
+  byAt: Map<number, number>
+  /** Each stream's object stream entries, once read (null: unreadable). */
+  entries: Map<number, { num: number; at: number }[] | null>
+  /** The streams written as each object (`n g obj` then the stream's dictionary), once found. */
+  numbered: Map<number, number[] | null>
+  /** What reading the objects may still cost. */
+  left: { bytes: number }
+}
+
+function entriesOf(r: Resolution, k: number): { num: number; at: number }[] | null {
+  let entries = r.entries.get(k)
+  if (entries === undefined) {
+    const data = r.decoded[k]
+    entries = data && objStmEntries(r.streams[k].dict, data)
+    r.entries.set(k, entries)
+  }
+  return entries
+}
+
+/** The streams written as object `num`; null when one of them is not a stream the reading took. */
+function streamsNumbered(r: Resolution, num: number): number[] | null {
+  let found = r.numbered.get(num)
+  if (found === undefined) {
+    const ats = r.objects.get(num) ?? []
+    const ends = skipWhiteFrom(r.bytes, ats)
+    const streams = ats.map((at) => r.byAt.get(ends.get(at) as number))
+    found = streams.length && streams.every((k) => k !== undefined) ? (streams as number[]) : null
+    r.numbered.set(num, found)
+  }
+  return found
+}
+
+/** Whether the value written at `b[at…]` opens a page, its reading charged to what resolving may cost. */
+function opensAPageAt(r: Resolution, b: Uint8Array, at: number): boolean {
+  r.left.bytes -= Math.min(OPENING_WINDOW, Math.max(0, b.length - at))
+  if (r.left.bytes < 0) throw new Unverifiable('too much to resolve')
+  return opensAPage(valueAt(b, at))
+}
+
 /**
  * Whether every object a reader may take for `ref` opens a page ({@link opensAPage}), and there is one: each
  * `n g obj` written with its number, each object written where a cross-reference table puts it, each
  * object of an object stream listed under its number, and each object a cross-reference stream places in
  * an object stream by its index (readers go by the index).
  */
-function refOpensAPage(
-  ref: PdfRef,
-  bytes: Uint8Array,
-  text: string,
-  objects: Map<number, number[]>,
-  tables: Map<number, number[]>,
-  streams: PdfStream[],
-  decoded: (Uint8Array | null)[],
-): boolean {
-  const targets: (PdfValue | undefined)[] = []
-  for (const offset of tables.get(ref.num) ?? []) {
-    OBJ_HEADER_HERE.lastIndex = skipWhite(bytes, offset)
-    if (OBJ_HEADER_HERE.exec(text)) targets.push(valueAt(bytes, OBJ_HEADER_HERE.lastIndex))
+function refOpensAPage(ref: PdfRef, r: Resolution): boolean {
+  let targets = 0
+  const opens = (b: Uint8Array, at: number) => {
+    targets++
+    return opensAPageAt(r, b, at)
   }
-  const dataOf = (k: number) =>
-    decoded[k] ?? (asNames(either(streams[k].dict, 'Filter', 'F')).length ? null : streams[k].data)
-  for (const at of objects.get(ref.num) ?? []) targets.push(valueAt(bytes, at))
-  const byAt = new Map(streams.map((s, k) => [s.at, k]))
-  for (const [k, stream] of streams.entries()) {
-    const data = dataOf(k)
-    if (isName(stream.dict.get('Type'), 'XRef')) {
-      const places = data && xrefCompressed(stream.dict, data, ref.num)
-      if (!places) return false
-      for (const [objStm, index] of places) {
-        // the object stream: the stream whose dictionary follows `objStm g obj`
-        const found = (objects.get(objStm) ?? []).map((at) => byAt.get(skipWhite(bytes, at)))
-        if (!found.length || found.some((s) => s === undefined)) return false
-        for (const s of found as number[]) {
-          const entries = dataOf(s) && objStmEntries(streams[s].dict, dataOf(s) as Uint8Array)
-          if (!entries || index >= entries.length) return false
-          targets.push(valueAt(dataOf(s) as Uint8Array, entries[index].at))
-        }
+  for (const offset of r.tables.get(ref.num) ?? []) {
+    const end = r.headerAt.get(offset)
+    if (end !== undefined && !opens(r.bytes, end)) return false
+  }
+  for (const at of r.objects.get(ref.num) ?? []) if (!opens(r.bytes, at)) return false
+  for (const { data, at } of r.inObjStms.get(ref.num) ?? []) if (!opens(data, at)) return false
+  for (const k of r.xrefStreams) {
+    const data = r.decoded[k]
+    const places = data && xrefCompressed(r.streams[k].dict, data, ref.num)
+    if (!places) return false
+    for (const [objStm, index] of places) {
+      // the object stream: the stream whose dictionary follows `objStm g obj`
+      const found = streamsNumbered(r, objStm)
+      if (!found) return false
+      for (const s of found) {
+        const entries = entriesOf(r, s)
+        if (!entries || index >= entries.length) return false
+        if (!opens(r.decoded[s] as Uint8Array, entries[index].at)) return false
       }
-    } else if (stream.dict.has('N') && stream.dict.has('First')) {
-      // an object stream (readers do not require its /Type)
-      const entries = data && objStmEntries(stream.dict, data)
-      if (!entries) return false
-      for (const entry of entries) if (entry.num === ref.num) targets.push(valueAt(data, entry.at))
     }
   }
-  return targets.length > 0 && targets.every(opensAPage)
+  return targets > 0
+}
+
+/**
+ * Everything resolving references reads, read once: the object headers, the cross-reference tables, the
+ * object streams' entries. Null when an object stream cannot be read (its objects cannot be placed).
+ */
+function resolution(
+  bytes: Uint8Array,
+  text: string,
+  streams: PdfStream[],
+  decoded: (Uint8Array | null)[],
+  nums: Set<number>,
+): Resolution | null {
+  const objects = new Map<number, number[]>()
+  const headerAt = new Map<number, number>()
+  for (const { num, start, end } of objectHeaders(bytes)) {
+    headerAt.set(start, end)
+    const at = objects.get(num)
+    if (at) at.push(end)
+    else objects.set(num, [end])
+  }
+  const offsets = xrefTableOffsets(text, nums)
+  const ends = skipWhiteFrom(bytes, [...offsets.values()].flat())
+  const tables = new Map<number, Set<number>>()
+  for (const [num, at] of offsets) tables.set(num, new Set(at.map((o) => ends.get(o) as number)))
+  const r: Resolution = {
+    bytes,
+    streams,
+    decoded,
+    objects,
+    headerAt,
+    tables,
+    inObjStms: new Map(),
+    xrefStreams: [],
+    byAt: new Map(streams.map((s, k) => [s.at, k])),
+    entries: new Map(),
+    numbered: new Map(),
+    left: { bytes: RESOLVE_CEILING },
+  }
+  for (const [k, stream] of streams.entries()) {
+    if (isName(stream.dict.get('Type'), 'XRef')) r.xrefStreams.push(k)
+    else if (stream.dict.has('N') && stream.dict.has('First')) {
+      // an object stream (readers do not require its /Type)
+      const entries = entriesOf(r, k)
+      if (!entries) return null
+      for (const entry of entries) {
+        if (!nums.has(entry.num)) continue
+        const at = r.inObjStms.get(entry.num)
+        const here = { data: decoded[k] as Uint8Array, at: entry.at }
+        if (at) at.push(here)
+        else r.inObjStms.set(entry.num, [here])
+      }
+    }
+  }
+  return r
 }
 
 type PdfVerdict = { ok: true } | { ok: false; reason: string }
@@ -783,15 +998,22 @@ export function checkPdf(bytes: Uint8Array, budget = PDF_DECODE_CEILING): PdfVer
     ;({ streams, keywords } = readStreams(bytes))
     // a `stream` after a dictionary that the front-to-back reading did not take (inside a string or another
     // stream's data): a reader going by the cross-reference table may, so it is not trusted
-    for (const m of text.matchAll(STREAM_AFTER_DICT))
-      if (!keywords.has(m.index + m[0].length - 'stream'.length)) throw new Unverifiable('a hidden stream')
+    for (const at of streamsAfterDicts(bytes))
+      if (!keywords.has(at)) throw new Unverifiable('a hidden stream')
     const left: Budget = { bytes: Math.min(budget, PDF_DECODE_CEILING), streams: PDF_MAX_STREAMS }
     for (const stream of streams) {
       const data = decodeStream(stream, left)
-      // kept for resolving references: object streams and cross-reference streams (within the budget)
-      decoded.push(stream.dict.has('N') || isName(stream.dict.get('Type'), 'XRef') ? data : null)
+      // kept for resolving references: object streams and cross-reference streams (within the budget; one
+      // written without a filter is read as it is, and costs its size all the same)
+      const kept = stream.dict.has('N') || isName(stream.dict.get('Type'), 'XRef')
+      const plain = data === null && asNames(either(stream.dict, 'Filter', 'F')).length === 0
+      if (kept && plain) spend(left, stream.data.length)
+      decoded.push(kept ? (plain ? stream.data : data) : null)
       if (data === null) continue
-      for (const { name, end } of namesIn(latin1(data)))
+      const content = latin1(data)
+      // what a browser would take for markup or a script URL, as in the file's own bytes
+      if (ACTIVE_MARKUP.test(content)) return active
+      for (const { name, end } of namesIn(content))
         if (name === 'OpenAction' ? !opening(data, end) : isActiveName(name)) return active
     }
   } catch (e) {
@@ -799,17 +1021,11 @@ export function checkPdf(bytes: Uint8Array, budget = PDF_DECODE_CEILING): PdfVer
     throw e
   }
   if (refs.length) {
-    const objects = new Map<number, number[]>()
-    for (const m of text.matchAll(OBJ_HEADER)) {
-      const at = objects.get(Number(m[1]))
-      if (at) at.push(m.index + m[0].length)
-      else objects.set(Number(m[1]), [m.index + m[0].length])
-    }
     const unique = new Map(refs.map((r) => [r.num, r]))
-    const tables = xrefTableOffsets(text, new Set(unique.keys()))
     try {
-      for (const ref of unique.values())
-        if (!refOpensAPage(ref, bytes, text, objects, tables, streams, decoded)) return active
+      const r = resolution(bytes, text, streams, decoded, new Set(unique.keys()))
+      if (!r) return active
+      for (const ref of unique.values()) if (!refOpensAPage(ref, r)) return active
     } catch (e) {
       if (e instanceof Unverifiable) return active
       throw e

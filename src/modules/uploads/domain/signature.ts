@@ -1,5 +1,6 @@
 import { XMLParser, XMLValidator } from 'fast-xml-parser'
 import { fileTypeFromBuffer } from 'file-type'
+import { ACTIVE_MARKUP } from './markup'
 import { checkPdf, PDF_DECODE_CEILING } from './pdf'
 
 export const AVATAR_EXTENSIONS = ['png', 'jpg', 'jpeg', 'webp', 'gif'] as const
@@ -35,8 +36,6 @@ const BINARY_SIGNATURE: Record<string, { ext: string; mime: string }> = {
   xlsx: { ext: 'xlsx', mime: 'application/vnd.openxmlformats-officedocument.spreadsheetml.sheet' },
 }
 
-/** Markup that makes a file dangerous when a browser sniffs it (polyglots, disguised pages). */
-const ACTIVE_MARKUP = /<\s*(script|html|body|iframe|object|embed|svg|\?php)\b|<!doctype\s+html|javascript:/i
 /**
  * In an SVG, after character references are decoded: elements that run or embed code under any namespace
  * prefix (a prefix bound to the SVG namespace runs `<x:script>` as a script; XML names may hold any
