@@ -510,6 +510,23 @@ describe('8. password lengths count characters, not UTF-16 units', () => {
       expect([r.status, r.json.message]).toEqual([400, 'password: 6..64 characters'])
   })
 
+  // a reviewer's finding: staff set a cabinet password counted in characters, the cabinet's sign-in still
+  // counted UTF-16 units
+  test('an affiliate cabinet password of 40 emoji set by staff signs in at the cabinet', async () => {
+    const created = await t.request('POST', '/manager/affiliates', {
+      token: await t.staffToken(),
+      body: { email: 'emoji@example.com', code: 'EMOJI1', password: forty },
+    })
+    expect(created.status).toBe(200)
+    const cabinet = 'affiliates.localhost'
+    const r = await t.request('POST', '/api/affiliate/login', {
+      host: cabinet,
+      body: { login: 'emoji@example.com', password: forty },
+      headers: { origin: `http://${cabinet}` },
+    })
+    expect(r.status).toBe(200)
+  })
+
   // a reviewer's finding: the sign-in bodies took the rule for setting a password, so one set before it
   // (6 UTF-16 units, fewer characters) could no longer sign in
   test('a password set under the old count (4 characters, 6 units) still signs in: only a new one is held to 6', async () => {

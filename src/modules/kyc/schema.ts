@@ -19,6 +19,8 @@ export const kycProfiles = sqliteTable(
   (t) => [
     uniqueIndex('kyc_profiles_customer').on(t.brandId, t.customerId),
     index('kyc_profiles_status').on(t.brandId, t.status, t.updatedAt),
+    // kyc.recompute: the profiles stored before the brand's settings (none, once it has caught up)
+    index('kyc_profiles_updated').on(t.brandId, t.updatedAt),
   ],
 )
 

@@ -3,7 +3,7 @@ import type { Brand } from '../../../kernel/brand/registry'
 import { ApiError } from '../../../kernel/http/errors'
 import { clientIp } from '../../../kernel/http/http'
 import { doc, errors } from '../../../kernel/http/openapi'
-import { Id, Int, textInput } from '../../../kernel/http/schemas'
+import { Id, Int, PasswordToCheck, textInput } from '../../../kernel/http/schemas'
 import { publicHost, security } from '../../../kernel/http/security'
 import { csvAnswer } from '../csv'
 import { CONVERSION_KINDS, type ConversionKind } from '../domain/conversions'
@@ -169,11 +169,7 @@ export const cabinetRoutes = (ctx: FunnelCtx, tokens: AffiliateTokens) => {
           body: t.Object(
             {
               login: t.String({ minLength: 1, maxLength: 254, description: 'the affiliate email or code' }),
-              password: t.String({
-                minLength: 6,
-                maxLength: 64,
-                description: 'its cabinet password on this brand',
-              }),
+              password: PasswordToCheck('its cabinet password on this brand'),
             },
             { example: { login: 'partner@example.com', password: 'partner-pass-1' } },
           ),

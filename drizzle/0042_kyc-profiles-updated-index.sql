@@ -1,0 +1,1 @@
+CREATE INDEX `kyc_profiles_updated` ON `kyc_profiles` (`brand_id`,`updated_at`);
