@@ -219,6 +219,25 @@ describe('finding 7: the 2 s resync reads through an index', () => {
 })
 
 describe('finding 4: alerts.expire expires in the database, on the books or not', () => {
+  // found by the session's soak: the job opened a write transaction every 2 s with nothing due (a remote
+  // database's write lock, beside every write of the API)
+  test('with nothing due it writes nothing: no transaction', async () => {
+    await t.runJob('alerts.expire')
+    const db = t.ctx.db as unknown as { transaction: (...a: unknown[]) => unknown }
+    const original = db.transaction
+    let opened = 0
+    db.transaction = (...a: unknown[]) => {
+      opened++
+      return original.apply(db, a)
+    }
+    try {
+      await t.runJob('alerts.expire')
+    } finally {
+      db.transaction = original
+    }
+    expect(opened).toBe(0)
+  })
+
   test("an alert of a disabled account expires (and leaves the account's active count)", async () => {
     const nowS = Math.floor(clock.now() / 1000)
     const r = await create({ login: 100002, condition: 0, target_price: 5, expires_at: nowS + 60 }, manager)

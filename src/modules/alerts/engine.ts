@@ -1,4 +1,4 @@
-import { and, eq, gt } from 'drizzle-orm'
+import { and, between, eq, gt } from 'drizzle-orm'
 import { z } from 'zod'
 import { idTime } from '../../kernel/bus/bus'
 import { type ChannelEntry, defineChannel, publishChange } from '../../kernel/bus/channel'
@@ -430,6 +430,14 @@ export class AlertEngine {
    */
   async expireDue() {
     const nowS = Math.floor(this.ctx.clock.now() / 1000)
+    // nothing due (the common case) is a read: a write transaction every 2 s would take a remote
+    // database's write lock for nothing, beside every write of the API
+    const [due] = await this.ctx.db
+      .select({ id: priceAlerts.id })
+      .from(priceAlerts)
+      .where(and(eq(priceAlerts.active, 1), between(priceAlerts.expiresAt, 1, nowS)))
+      .limit(1)
+    if (!due) return
     for (;;) {
       const now = this.ctx.clock.now()
       const res = await this.ctx.db.transaction((tx) =>
