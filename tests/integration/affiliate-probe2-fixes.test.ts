@@ -5,7 +5,7 @@
 // a plan revision by a clock behind was dated before the version it follows; the cabinet ignored from/to
 // with another range; a statement with a negative net could be paid.
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
-import { eq } from 'drizzle-orm'
+import { eq, sql } from 'drizzle-orm'
 import { ManualClock } from '../../src/kernel/clock'
 import { customers } from '../../src/modules/accounts/schema'
 import { type AffiliatePeriod, closeRows } from '../../src/modules/affiliate/domain/periods'
@@ -630,5 +630,70 @@ describe('second review', () => {
     await t.settle()
     const [row] = await t.ctx.db.select().from(commissions).where(eq(commissions.customerId, c.id))
     expect(row).toMatchObject({ planId: other.json.id, rateBp: 2000, amountMinor: 2_000 })
+  })
+})
+
+// Third review: months closed by the release before the re-pricing (one timeline still: after October 2027).
+describe('upgrading a deployment', () => {
+  const OLD = {
+    type: 'tiered_revshare',
+    revshare_bp: 2500,
+    tiers: [{ from: 1, bp: 3500 }],
+    tier_metric: 'customers',
+    revshare_basis: 'net_deposits',
+    // 30 days: November's hold is over at the January close, December's is not
+    hold_days: 30,
+    sub_affiliate_bp: 0,
+  }
+  // what a close of the release before left: no marker (the column's default), its tiers as it priced them
+  const closedBefore = (period: string) =>
+    t.ctx.db.run(sql`update affiliate_periods set pricing = 0 where period = ${period}`)
+
+  test('a month closed by the release before is kept as it was priced: its chargeback is not moved', async () => {
+    const at = Date.UTC(2027, 10, 3)
+    const p = await partner('pold', OLD, at)
+    const a = await referred('pold', at)
+    const b = await referred('pold', at)
+    const c = await referred('pold', at)
+    await emitAt(Date.UTC(2027, 10, 20), CashierCredited, money(a, 970_001, 100_000))
+    await close('2027-11', Date.UTC(2027, 11, 2))
+    await closedBefore('2027-11')
+    // 25 % as the deposit came, 10 % more at the close: one customer stood
+    expect(sum(await rowsOf(p.id))).toBe(35_000)
+    // November's deposit charged back within the hold in December, when another customer's first deposit
+    // makes December's tier
+    await emitAt(Date.UTC(2027, 11, 5), CashierReversed, {
+      ...money(a, 970_001, 100_000),
+      status: 'chargeback',
+    })
+    await emitAt(Date.UTC(2027, 11, 10), CashierCredited, money(b, 970_002, 100_000))
+    await close('2027-12', Date.UTC(2028, 0, 2))
+    await closedBefore('2027-12')
+    // the chargeback counts in December, as November's close (of the release before) had it: December's tier
+    // is on a net basis of 0, and November is not priced again
+    const december = (await rowsOf(p.id)).filter((r) => r.period === '2027-12')
+    expect(december.filter((r) => r.kind === 'tier_adjustment')).toEqual([])
+    expect(sum(december)).toBe(0)
+    // after the upgrade: the affiliate's customers move again in January (a deposit charged back)
+    await emitAt(Date.UTC(2028, 0, 3), CashierCredited, money(c, 970_003, 50_000))
+    await emitAt(Date.UTC(2028, 0, 6), CashierReversed, {
+      ...money(c, 970_003, 50_000),
+      status: 'chargeback',
+    })
+    await close('2028-01', Date.UTC(2028, 1, 2))
+    const rows = await rowsOf(p.id)
+    // neither closed month is priced again: December's chargeback is not handed back (10 % of 1,000.00 more
+    // while November's hold is over), nor taken from November
+    expect(rows.filter((r) => r.kind === 'tier_adjustment' && r.corrects !== '')).toEqual([])
+    expect(rows.filter((r) => r.period === '2028-01' && r.kind === 'tier_adjustment')).toEqual([])
+    // b's 1,000.00 stands at December's 35 %
+    expect(sum(rows)).toBe(35_000)
+  })
+
+  test('a close of this release marks its period as priced under the rule (pricing 1)', async () => {
+    const [row] = (await t.ctx.db.all(
+      sql`select pricing from affiliate_periods where period = '2028-01'`,
+    )) as { pricing: number }[]
+    expect(Number(row!.pricing)).toBe(1)
   })
 })

@@ -376,6 +376,12 @@ export const commissionPeriods = sqliteTable(
     period: text('period').notNull(),
     closedAt: integer('closed_at').notNull(),
     closedBy: integer('closed_by').notNull().default(0),
+    /**
+     * How the close priced tiers (domain/periods.ts `PRICING_BY_DEPOSIT_MONTH`): 1, a reversal of an earlier
+     * month's deposit counted against that month, and the month is priced again while its hold is open; 0, a
+     * close of a release before (such a reversal counted in the month it fell in): kept as it was priced.
+     */
+    pricing: integer('pricing').notNull().default(0),
   },
   (t) => [primaryKey({ columns: [t.brandId, t.period] })],
 )

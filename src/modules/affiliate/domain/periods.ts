@@ -31,6 +31,13 @@ export const roundingKey = (period: string, planId: number, version: number, cur
 export const tierKey = (period: string, planId: number, version: number, currency: string) =>
   `tier:${period}:${planId}.${version}:${currency}`
 
+/**
+ * `affiliate_periods.pricing` of a close that counts a reversal of an earlier month's deposit against that
+ * month (when that month's close did too) and prices closed months again within their hold. A period closed
+ * before (0) counted such a reversal in its own month: it is never priced again, and no reversal moves to it.
+ */
+export const PRICING_BY_DEPOSIT_MONTH = 1
+
 /** A closed period's hold window is open while a refund of one of its deposits may still reverse it. */
 export const holdOpen = (period: string, holdDays: number, since: number) =>
   periodEnd(period) + holdDays * 86_400_000 > since

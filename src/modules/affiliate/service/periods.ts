@@ -10,6 +10,7 @@ import {
   closeRows,
   holdOpen,
   PERIOD,
+  PRICING_BY_DEPOSIT_MONTH,
   periodEnd,
   periodOf,
   periodStart,
@@ -120,7 +121,9 @@ export async function closePeriod(ctx: AffiliateCtx, brandId: number, staffId: n
   return ctx.db.transaction(async (tx) => {
     const closed = await closedThrough(tx, brandId)
     if (closed && period <= closed) throw refuse('PERIOD_CLOSED', `${period} is closed (through ${closed})`)
-    await tx.insert(commissionPeriods).values({ brandId, period, closedAt: now, closedBy: staffId })
+    await tx
+      .insert(commissionPeriods)
+      .values({ brandId, period, closedAt: now, closedBy: staffId, pricing: PRICING_BY_DEPOSIT_MONTH })
     // months before it that nobody closed: their rows are this period's
     await tx
       .update(commissions)
@@ -432,7 +435,10 @@ type Reversal = Pick<
   typeof commissions.$inferSelect,
   'affiliateId' | 'key' | 'currency' | 'planId' | 'planVersion' | 'period' | 'basisMinor' | 'amountMinor'
 > & {
-  /** the month it counts against: the period that paid the deposit it reverses, when that one is earlier */
+  /**
+   * the month it counts against: the period that paid the deposit it reverses, when that one is earlier and
+   * both were priced under this rule (`PRICING_BY_DEPOSIT_MONTH`); its own period otherwise
+   */
   reverses: string
 }
 
@@ -443,6 +449,11 @@ type Reversal = Pick<
  * again with the facts known now, in `closeRows`; its difference is a tier adjustment of this period naming
  * the month. A reversal row of a deposit paid in a closed month counts against that month's tier, not this
  * period's (its base-rate row stays where it was written), so a chargeback never moves two tiers.
+ *
+ * Only months closed under this rule (`affiliate_periods.pricing`, `PRICING_BY_DEPOSIT_MONTH`) are priced
+ * again or take a reversal: a month closed by a release before counted a reversal of an earlier month's
+ * deposit in its own tier, so it is kept as it was priced, and a reversal of one of its deposits stays in
+ * the month it falls in (at that month's own close and when that month is priced again), as before.
  *
  * It runs inside the close's transaction, so it reads only what may have moved: the months within the hold
  * of a tiered plan version (its rows only: by plan), and of those only the affiliates with a reversal of a
@@ -465,15 +476,26 @@ async function repriceClosedMonths(
   const tieredTerms = (planId: number, version: number) => tiered.get(`${planId}.${version}`) ?? null
   const planIds = [...new Set([...tiered.keys()].map((k) => Number(k.split('.')[0])))]
   const longest = Math.max(...[...tiered.values()].map((t) => t.hold_days))
-  const closedMonths = (
-    await tx
-      .select({ period: commissionPeriods.period })
-      .from(commissionPeriods)
-      .where(and(eq(commissionPeriods.brandId, brandId), lt(commissionPeriods.period, period)))
-  ).map((r) => r.period)
-  const months = new Set(closedMonths.filter((q) => holdOpen(q, longest, since)))
+  // the closed months priced under this rule, and the one closing: only those are priced again, and a
+  // reversal moves to its deposit's month only when both are (a month closed before kept it where it fell)
+  const byRule = new Set(
+    (
+      await tx
+        .select({ period: commissionPeriods.period })
+        .from(commissionPeriods)
+        .where(
+          and(
+            eq(commissionPeriods.brandId, brandId),
+            lt(commissionPeriods.period, period),
+            eq(commissionPeriods.pricing, PRICING_BY_DEPOSIT_MONTH),
+          ),
+        )
+    ).map((r) => r.period),
+  )
+  const months = new Set([...byRule].filter((q) => holdOpen(q, longest, since)))
+  byRule.add(period)
   // this period's reversals of deposits paid in a closed month (a late one may reach past the window)
-  const ours = await reversalsIn(tx, brandId, period, period, planIds)
+  const ours = await reversalsIn(tx, brandId, period, period, planIds, byRule)
   const here = ours.filter((r) => r.reverses < period && tieredTerms(r.planId, r.planVersion))
   for (const r of here) months.add(r.reverses)
   if (months.size === 0) return
@@ -520,7 +542,7 @@ async function repriceClosedMonths(
   if (changed.size === 0) return
   const affiliates = [...changed]
   const reversals = [
-    ...(await reversalsIn(tx, brandId, lowest, closed, planIds, affiliates)),
+    ...(await reversalsIn(tx, brandId, lowest, closed, planIds, byRule, affiliates)),
     ...ours.filter((r) => changed.has(r.affiliateId)),
   ]
   const groupId = (affiliateId: number, q: string, planId: number, version: number, currency: string) =>
@@ -663,7 +685,7 @@ async function repriceClosedMonths(
 /**
  * The RevShare reversal rows of periods [from, to] (of those plans, and those affiliates when named), each
  * with the month it counts against: the first period that paid the deposit it reverses (same customer and
- * reference), when earlier than its own.
+ * reference), when earlier than its own and both are `byRule` (priced under this rule); its own otherwise.
  */
 async function reversalsIn(
   tx: Tx,
@@ -671,6 +693,7 @@ async function reversalsIn(
   from: string,
   to: string,
   planIds: number[],
+  byRule: ReadonlySet<string>,
   affiliates?: number[],
 ): Promise<Reversal[]> {
   const rows: Omit<Reversal, 'reverses'>[] = []
@@ -725,7 +748,8 @@ async function reversalsIn(
   }
   return rows.map((r) => {
     const paid = paidIn.get(`${r.affiliateId}:${depositKey(r.key)}`)
-    return { ...r, reverses: paid && paid < r.period ? paid : r.period }
+    const moves = paid && paid < r.period && byRule.has(paid) && byRule.has(r.period)
+    return { ...r, reverses: moves ? paid : r.period }
   })
 }
 

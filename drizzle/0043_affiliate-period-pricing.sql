@@ -1,0 +1,1 @@
+ALTER TABLE `affiliate_periods` ADD `pricing` integer DEFAULT 0 NOT NULL;
