@@ -2,6 +2,7 @@ import { Elysia, t } from 'elysia'
 import { doc, errors } from '../../kernel/http/openapi'
 import { Id, Int, nameModels, OneOf, textInput } from '../../kernel/http/schemas'
 import { security } from '../../kernel/http/security'
+import { DOWNLOAD_MEDIA } from '../uploads'
 import type { KycCtx } from './context'
 import { DEFAULT_SETTINGS } from './domain/settings'
 import { DOCUMENT_STATUSES, PROFILE_STATUSES, RISK_LEVELS, STEP_STATUSES } from './domain/status'
@@ -373,15 +374,7 @@ export const kycRoutes = (ctx: KycCtx) =>
         // a file, not JSON: the document takes its 200 from the media (kernel/http/openapi-finish.ts)
         response: errors({ 404: ['KYC_DOCUMENT_NOT_FOUND', 'FILE_NOT_FOUND'] }),
         detail: doc('KYC review', 'Open the file of a KYC document', {
-          media: [
-            'image/png',
-            'image/jpeg',
-            'image/webp',
-            'image/gif',
-            'image/svg+xml',
-            'application/pdf',
-            'application/octet-stream',
-          ],
+          media: DOWNLOAD_MEDIA,
           description:
             'The uploaded file the document was attached with, for the staff who review it, served as GET ' +
             '/upload/{uuid} serves it: its stored content type, a restrictive CSP, nosniff, no-store, images ' +

@@ -40,4 +40,4 @@ export const uploadsModule = defineModule({
 })
 
 // its routes, for the type of the whole API (src/main/app-type.ts: Eden treaty)
-export { uploadRoutes } from './routes'
+export { DOWNLOAD_MEDIA, uploadRoutes } from './routes'

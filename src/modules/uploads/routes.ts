@@ -39,6 +39,17 @@ const ListEntry = t.Object({
   created_time: Int(),
 })
 
+/** What a download of an upload may be served as (its stored content type), for the document's media. */
+export const DOWNLOAD_MEDIA = [
+  'image/png',
+  'image/jpeg',
+  'image/webp',
+  'image/gif',
+  'image/svg+xml',
+  'application/pdf',
+  'application/octet-stream',
+]
+
 export const uploadRoutes = (ctx: Kernel) =>
   new Elysia({ name: 'upload-routes', seed: ctx.instanceId })
     .use(security(ctx))
@@ -110,15 +121,7 @@ export const uploadRoutes = (ctx: Kernel) =>
       // a file, not JSON: the document takes its 200 from the media (kernel/http/openapi-finish.ts)
       response: errors({ 404: ['FILE_NOT_FOUND'] }),
       detail: doc('Uploads', 'Download one of your own uploads', {
-        media: [
-          'image/png',
-          'image/jpeg',
-          'image/webp',
-          'image/gif',
-          'image/svg+xml',
-          'application/pdf',
-          'application/octet-stream',
-        ],
+        media: DOWNLOAD_MEDIA,
         description:
           "The file; SVG and documents as attachments. Served with a restrictive CSP and nosniff; another principal's file answers 404.",
       }),

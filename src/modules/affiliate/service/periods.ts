@@ -1,5 +1,6 @@
 import { and, between, desc, eq, gt, gte, inArray, lt, lte, ne, sql } from 'drizzle-orm'
 import { brands } from '../../../kernel/brand/schema'
+import { chunks } from '../../../kernel/cache/store'
 import type { Tx } from '../../../kernel/db/client'
 import { invalid } from '../../../kernel/http/errors'
 import type { AffiliateCtx } from '../context'
@@ -524,7 +525,7 @@ async function repriceClosedMonths(
     ...(byCustomers.some((t) => t.qualify?.kyc_approved) ? ['kyc'] : []),
     ...(byCustomers.some((t) => (t.qualify?.min_centilots ?? 0) > 0) ? ['trade'] : []),
   ]
-  for (let i = 0; i < onTiered.length; i += 500) {
+  for (const page of chunks(onTiered, 500)) {
     const moved = await tx
       .selectDistinct({ affiliateId: referredCustomers.affiliateId })
       .from(referredCustomers)
@@ -532,7 +533,7 @@ async function repriceClosedMonths(
       .where(
         and(
           eq(referredCustomers.brandId, brandId),
-          inArray(referredCustomers.affiliateId, onTiered.slice(i, i + 500)),
+          inArray(referredCustomers.affiliateId, page),
           inArray(conversionFacts.kind, kinds),
           gte(conversionFacts.eventTime, since),
         ),
@@ -561,7 +562,7 @@ async function repriceClosedMonths(
     }
     return g?.group
   }
-  for (let i = 0; i < affiliates.length; i += 500) {
+  for (const page of chunks(affiliates, 500)) {
     const sums = await tx
       .select({
         affiliateId: commissions.affiliateId,
@@ -578,7 +579,7 @@ async function repriceClosedMonths(
           eq(commissions.brandId, brandId),
           inArray(commissions.planId, planIds),
           inArray(commissions.period, monthList),
-          inArray(commissions.affiliateId, affiliates.slice(i, i + 500)),
+          inArray(commissions.affiliateId, page),
           inArray(commissions.kind, ['revshare', 'revshare_reversal']),
         ),
       )
@@ -615,7 +616,7 @@ async function repriceClosedMonths(
       g.group,
     ]),
   )
-  for (let i = 0; i < affiliates.length; i += 500) {
+  for (const page of chunks(affiliates, 500)) {
     const paidTiers = await tx
       .select({
         affiliateId: commissions.affiliateId,
@@ -630,7 +631,7 @@ async function repriceClosedMonths(
           inArray(commissions.planId, planIds),
           gte(commissions.period, lowest),
           lte(commissions.period, period),
-          inArray(commissions.affiliateId, affiliates.slice(i, i + 500)),
+          inArray(commissions.affiliateId, page),
           eq(commissions.kind, 'tier_adjustment'),
         ),
       )
@@ -682,6 +683,26 @@ async function repriceClosedMonths(
   }
 }
 
+/** The first period each of an affiliate's ledger keys was written in (a deposit's, a CPA's: what paid it). */
+async function firstPeriods(tx: Tx, brandId: number, affiliateId: number, keys: string[]) {
+  const first = new Map<string, string>()
+  for (const page of chunks(keys, 500)) {
+    const found = await tx
+      .select({ key: commissions.key, period: sql<string>`min(${commissions.period})` })
+      .from(commissions)
+      .where(
+        and(
+          eq(commissions.brandId, brandId),
+          eq(commissions.affiliateId, affiliateId),
+          inArray(commissions.key, page),
+        ),
+      )
+      .groupBy(commissions.key)
+    for (const f of found) first.set(f.key, f.period)
+  }
+  return first
+}
+
 /**
  * The RevShare reversal rows of periods [from, to] (of those plans, and those affiliates when named), each
  * with the month it counts against: the first period that paid the deposit it reverses (same customer and
@@ -697,9 +718,7 @@ async function reversalsIn(
   affiliates?: number[],
 ): Promise<Reversal[]> {
   const rows: Omit<Reversal, 'reverses'>[] = []
-  const chunks: (number[] | undefined)[] = affiliates ? [] : [undefined]
-  for (let i = 0; affiliates && i < affiliates.length; i += 500) chunks.push(affiliates.slice(i, i + 500))
-  for (const chunk of chunks)
+  for (const chunk of affiliates ? chunks(affiliates, 500) : [undefined])
     rows.push(
       ...(await tx
         .select({
@@ -729,23 +748,9 @@ async function reversalsIn(
   for (const r of rows)
     keysOf.set(r.affiliateId, (keysOf.get(r.affiliateId) ?? new Set()).add(depositKey(r.key)))
   const paidIn = new Map<string, string>()
-  for (const [affiliateId, set] of keysOf) {
-    const keys = [...set]
-    for (let i = 0; i < keys.length; i += 500) {
-      const found = await tx
-        .select({ key: commissions.key, period: sql<string>`min(${commissions.period})` })
-        .from(commissions)
-        .where(
-          and(
-            eq(commissions.brandId, brandId),
-            eq(commissions.affiliateId, affiliateId),
-            inArray(commissions.key, keys.slice(i, i + 500)),
-          ),
-        )
-        .groupBy(commissions.key)
-      for (const f of found) paidIn.set(`${affiliateId}:${f.key}`, f.period)
-    }
-  }
+  for (const [affiliateId, set] of keysOf)
+    for (const [key, first] of await firstPeriods(tx, brandId, affiliateId, [...set]))
+      paidIn.set(`${affiliateId}:${key}`, first)
   return rows.map((r) => {
     const paid = paidIn.get(`${r.affiliateId}:${depositKey(r.key)}`)
     const moves = paid && paid < r.period && byRule.has(paid) && byRule.has(r.period)
@@ -814,21 +819,7 @@ async function addTakeBacks(tx: Tx, brandId: number, period: string, list: Map<n
           ? key.slice(0, -':reversed'.length)
           : key.replace(':rev:reversal:', ':rev:deposit:')
       const keys = [...new Set(negative.map((r) => original(r.key)))]
-      const first = new Map<string, string>()
-      for (let i = 0; i < keys.length; i += 500) {
-        const found = await tx
-          .select({ key: commissions.key, period: sql<string>`min(${commissions.period})` })
-          .from(commissions)
-          .where(
-            and(
-              eq(commissions.brandId, brandId),
-              eq(commissions.affiliateId, a.affiliateId),
-              inArray(commissions.key, keys.slice(i, i + 500)),
-            ),
-          )
-          .groupBy(commissions.key)
-        for (const f of found) first.set(f.key, f.period)
-      }
+      const first = await firstPeriods(tx, brandId, a.affiliateId, keys)
       a.negatives = negative.map((r) => ({
         currency: r.currency,
         amount: r.amount,
