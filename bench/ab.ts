@@ -4,7 +4,7 @@
 //   bun bench/ab.ts /tmp/before            GET /account/me, cached watch list, POST /trade/open
 // Prints requests/s per window (with p99 for trade open) and the ratio this tree / the other.
 import { resolve } from 'node:path'
-import { openScript, startPinned, wrk } from './lib'
+import { accountTokens, openScript, startPinned, wrk } from './lib'
 
 const other = process.argv[2]
 if (!other) throw new Error('usage: bun bench/ab.ts <other checkout>')
@@ -37,7 +37,7 @@ async function start(dir: string, name: string) {
       (await post('/manager/accounts', { group: 'demo\\USD', password: 'bench-pass-1' }, manager))
         .login as number,
     )
-  const script = openScript(logins, dealer)
+  const script = openScript(logins, await accountTokens(url(''), logins, 'bench-pass-1'))
   const routes = [
     { name: 'GET /account/me', target: url('/account/me?login=100001'), headers: { authorization: user } },
     {

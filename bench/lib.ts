@@ -155,21 +155,39 @@ export function stealMeter() {
  * A wrk script posting trade opens (0.01 lot BTCUSD) as `token` for the given logins in turn; returns its
  * path.
  */
-export function openScript(logins: number[], token: string) {
+export function openScript(logins: number[], tokens: string[]) {
   const script = join(mkdtempSync(join(tmpdir(), 'tcs-bench-')), 'open.lua')
   writeFileSync(
     script,
     `local logins = {${logins.join(',')}}
+local tokens = {${tokens.map((t) => JSON.stringify(t)).join(',')}}
 local i = 0
 wrk.method = "POST"
-wrk.headers["content-type"] = "application/json"
-wrk.headers["authorization"] = "${token}"
 request = function()
   i = i + 1
-  local body = '{"login":' .. logins[(i % #logins) + 1] .. ',"cmd":0,"volume":1,"symbol":"BTCUSD","sl":0,"tp":0}'
-  return wrk.format(nil, nil, nil, body)
+  local k = (i % #logins) + 1
+  local body = '{"login":' .. logins[k] .. ',"cmd":0,"volume":1,"symbol":"BTCUSD","sl":0,"tp":0}'
+  return wrk.format(nil, nil, { ["content-type"] = "application/json", ["authorization"] = tokens[k] }, body)
 end
 `,
   )
   return script
+}
+
+/**
+ * The session tokens of accounts, each signed in with its own password: trade opens are sent as the
+ * customer's own (a staff session's change is written to the audit trail first, kernel/audit).
+ */
+export async function accountTokens(base: string, logins: number[], password: string) {
+  const tokens: string[] = []
+  for (const login of logins) {
+    const r = await fetch(`${base}/sign/in`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ login, password }),
+    })
+    if (r.status !== 200) throw new Error(`sign-in of ${login} answered ${r.status}: ${await r.text()}`)
+    tokens.push(((await r.json()) as { __token: string }).__token)
+  }
+  return tokens
 }

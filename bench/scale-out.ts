@@ -8,7 +8,7 @@ import { createClient } from '@libsql/client'
 import { startRedis } from '../tests/support/redis'
 import { call, serverDir, startRealServer } from '../tests/support/server'
 import { startSqld } from '../tests/support/sqld'
-import { openScript, wrk } from './lib'
+import { accountTokens, openScript, wrk } from './lib'
 
 const TRIGGERS = Number(process.env.BENCH_TRIGGERS ?? 1000)
 const seconds = Number(process.env.BENCH_SECONDS ?? 8)
@@ -110,7 +110,7 @@ try {
         )
       ).login as number,
     )
-  const script = openScript(logins, dealer)
+  const script = openScript(logins, await accountTokens(a.url, logins, 'bench-pass-1'))
   const opts = { core: 1, seconds, connections, script }
   await wrk(`${a.url}/trade/open`, { ...opts, seconds: 3 })
   const one = await wrk(`${a.url}/trade/open`, opts)

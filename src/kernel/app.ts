@@ -1,4 +1,5 @@
 import { type AnyElysia, Elysia } from 'elysia'
+import { auditRoutes } from './audit/routes'
 import { configurePasswordWork } from './auth/passwords'
 import { seedDemoBrands } from './brand/demo'
 import { siteDeclarations } from './brand/sites'
@@ -88,6 +89,7 @@ export function createApp(deps: Deps, modules: readonly ModuleDefinition[], opts
     )
     .use(healthRoutes(kernel))
     .use(kernelRoutes(kernel, runner))
+    .use(auditRoutes(kernel))
   for (const p of parts) if (p.routes) app = app.use(p.routes)
   recordBodyKinds(app, kernel.routeBodies)
 
@@ -112,6 +114,8 @@ export function createApp(deps: Deps, modules: readonly ModuleDefinition[], opts
       // modules write what the engine holds (candles, latest quotes) before the role is given up
       for (const p of [...parts].reverse()) await p.stop?.()
       await kernel.role.stop()
+      // the outcomes of the last staff actions, before the database is closed
+      await kernel.audit.settled()
     },
     /** Demo data of the kernel (brands) and of every module, in list order; idempotent. */
     async seedDemo() {

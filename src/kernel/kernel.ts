@@ -1,3 +1,4 @@
+import { StaffAudit } from './audit/recorder'
 import type { PrincipalDirectory } from './auth/session'
 import { AccessTokens } from './auth/tokens'
 import { BrandRegistry } from './brand/registry'
@@ -49,6 +50,8 @@ export interface Kernel extends Deps {
   uow: UnitOfWork
   /** The body each route accepts, keyed `METHOD /path` (filled from the routes' `parse` once they exist). */
   routeBodies: Map<string, BodyKind>
+  /** What staff sessions change (and open, where a route opts in), written before the change runs. */
+  audit: StaffAudit
   /** Named leases (the shared cache when configured, else the database). */
   leases: Leases
   /**
@@ -102,5 +105,6 @@ export function createKernel(deps: Deps, edge = false): Kernel & { role: EngineR
     events,
     uow: new UnitOfWork(deps.db, events, deps.clock, deps.logger),
     routeBodies: new Map(),
+    audit: new StaffAudit(deps.db, deps.clock, deps.logger),
   }
 }

@@ -124,7 +124,8 @@ export default {
       // and a write transaction cut between its BEGIN and its COMMIT held sqld's write lock, every other
       // writer of the deployment waiting, until sqld gave the stream up (ADR 0019: about 5 s)
       const handled = Promise.resolve(ready.fetch(asServed(request)))
-      const after = () => queuedWork()
+      // then the staff audit's outcome written after the answer (kernel/audit)
+      const after = () => queuedWork().then(() => ready.kernel.audit.settled())
       ctx?.waitUntil(handled.then(after, after))
       return answered(request, await handled)
     }

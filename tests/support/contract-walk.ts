@@ -304,6 +304,17 @@ export function contractWalk(rt: WalkTarget) {
       }
       throw new Error('no dead letter after 10 s: the relay did not park the unreadable event')
     },
+    // a staff change for the trail to show (the walk may reach the list before any)
+    'GET /manager/audit': async (r) => {
+      // the first page (the example cursor, 1, is past every row)
+      delete r.query.cursor
+      const d = await direct('POST', '/manager/accounts/100001/balance', tokens.SESSION_MANAGER!, {
+        type: 'deposit',
+        amount: 100,
+        comment: 'wire received',
+      })
+      if (d.status !== 200) throw new Error(`deposit for the audit example: ${d.status} ${d.text}`)
+    },
     'POST /upload': async (r) => {
       r.headers.authorization = tokens.SESSION_CUSTOMER!
     },

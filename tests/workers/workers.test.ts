@@ -504,6 +504,25 @@ describe('the Workers entry under wrangler dev', () => {
     expect(await alertAt(1.1301)).toBe(1.1301)
   }, 60_000)
 
+  test("a staff change at the edge is in the audit trail with its outcome (written after the answer, within the request's life)", async () => {
+    const manager = (
+      await call(worker.url, 'POST', '/manager/sign/in', { body: { login: 1, password: 'manager-pass-1' } })
+    ).json.__token
+    const dep = await call(worker.url, 'POST', '/manager/accounts/100001/balance', {
+      token: manager,
+      body: { type: 'deposit', amount: 7, comment: 'edge audit' },
+    })
+    expect(dep.status).toBe(200)
+    const id = dep.headers.get('x-request-id')!
+    const row = () => sql('select status, body from staff_actions where request_id = ?', [id])
+    await waitFor(async () => (await row())[0]?.[0] === 200, 5_000, 'the outcome of the staff action')
+    expect(JSON.parse((await row())[0]![1] as string)).toEqual({
+      type: 'deposit',
+      amount: 7,
+      comment: 'edge audit',
+    })
+  }, 60_000)
+
   test('a Worker missing its settings answers 503 naming them (never a bare 500, never their values)', async () => {
     const bare = await startWranglerDev({ APP_ENV: 'production', DATABASE_URL: sqld.url })
     try {

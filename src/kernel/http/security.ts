@@ -1,5 +1,6 @@
 import { timingSafeEqual } from 'node:crypto'
 import { Elysia } from 'elysia'
+import { audited } from '../audit/recorder'
 import { extractToken } from '../auth/extract'
 import type { Session, SessionType } from '../auth/session'
 import { type Brand, normalizeHost } from '../brand/registry'
@@ -20,6 +21,12 @@ interface AuthRule {
    * too, so one signed in with a temporary password on a shared terminal can still leave.
    */
   signOut?: true
+  /**
+   * The staff audit trail (kernel/audit): a staff session's changes are recorded unless `false` (the
+   * dealer's quote batches, many a second, are prices, not decisions); `'read'` records its reads too
+   * (a customer's identity document opened).
+   */
+  audit?: false | 'read'
 }
 
 /** The host the client asked for, as sent: X-Forwarded-Host behind a trusted proxy, else Host. */
@@ -156,6 +163,8 @@ interface Guarded {
   brand?: Brand
   session?: Session
   principal?: unknown
+  /** The platform's request id (kernel/http), derived before any guard runs. */
+  requestId?: string
 }
 
 /**
@@ -260,6 +269,10 @@ export const security = (ctx: Kernel) =>
         g.session = await authenticate(ctx, g.request, brand, rule)
         g.brand = brand
         await takeBody(ctx, g)
+        // written before the route runs: a change is never made without its record (nor the record's
+        // write refused without the change refused: 503, nothing done)
+        if (audited(g.session, g.request.method, rule.audit))
+          await ctx.audit.begin(g.request, g.route, g.session, g.body, g.requestId ?? '')
       },
       resolve(c) {
         const g = c as unknown as Guarded

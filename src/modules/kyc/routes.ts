@@ -369,7 +369,8 @@ export const kycRoutes = (ctx: KycCtx) =>
       ({ brand, session, params }) =>
         documentFile({ ctx, brandId: brand.id, staffId: session.staffId!, documentId: params.id }),
       {
-        auth: COMPLIANCE,
+        // each opening of a customer's identity document is in the staff audit trail
+        auth: { ...COMPLIANCE, audit: 'read' },
         ...textInput({ params: { id: Id('KYC document id') } }),
         // a file, not JSON: the document takes its 200 from the media (kernel/http/openapi-finish.ts)
         response: errors({ 404: ['KYC_DOCUMENT_NOT_FOUND', 'FILE_NOT_FOUND'] }),
@@ -378,7 +379,7 @@ export const kycRoutes = (ctx: KycCtx) =>
           description:
             'The uploaded file the document was attached with, for the staff who review it, served as GET ' +
             '/upload/{uuid} serves it: its stored content type, a restrictive CSP, nosniff, no-store, images ' +
-            'inline and SVG and documents as attachments. Each opening is logged with the staff member and the ' +
+            'inline and SVG and documents as attachments. Each opening is logged and recorded in the staff audit trail (GET /manager/audit) with the staff member and the ' +
             'document. A document of another brand answers 404 KYC_DOCUMENT_NOT_FOUND; one whose file is no ' +
             'longer stored, 404 FILE_NOT_FOUND.',
         }),
