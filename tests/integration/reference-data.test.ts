@@ -276,10 +276,20 @@ describe('group securities and overrides', () => {
     const current = (
       await t.request('GET', `/manager/groups/${userGroup}/trading`, { token: manager })
     ).json.securities.find((s: { sec_group: string }) => s.sec_group === 'Forex')
-    const hide = await t.request('PUT', `/manager/groups/${userGroup}/securities/Forex`, {
-      token: manager,
-      body: { ...current, sec_group: undefined, show: 0, trade: 0 },
-    })
+    const hideForex = () =>
+      t.request('PUT', `/manager/groups/${userGroup}/securities/Forex`, {
+        token: manager,
+        body: { ...current, sec_group: undefined, show: 0, trade: 0 },
+      })
+    // refused while the account holds Forex positions: it could not close them (409, nothing changed)
+    const held = await hideForex()
+    expect([held.status, held.json.error]).toEqual([409, 'GROUP_LACKS_SYMBOLS'])
+    const list = await t.request('GET', '/trade/list?login=100001', { token: user })
+    for (const p of list.json.positions as { order: number }[]) {
+      const closed = await t.request('DELETE', '/trade/close', { token: user, body: { order: p.order } })
+      expect(closed.status).toBe(200)
+    }
+    const hide = await hideForex()
     expect(hide.status).toBe(200)
     expect(hide.json).toMatchObject({ sec_group: 'Forex', show: 0, trade: 0 })
     const after = await t.request('GET', '/market/watch/list?login=100001&prefix=', { token: user })

@@ -53,9 +53,16 @@ const Day = t.Object({
 const symbolFields = {
   description: t.String({ maxLength: 128, description: 'display name, e.g. Euro vs US Dollar' }),
   currency: t.String({ pattern: '^[A-Z0-9]{2,8}$', description: 'base currency or the instrument' }),
-  margin_currency: t.String({ pattern: '^[A-Z]{3,4}$', description: 'currency the margin is computed in' }),
-  quote_currency: t.String({ pattern: '^[A-Z]{3,4}$', description: 'profit currency' }),
-  sec_group: t.String({ minLength: 1, maxLength: 32, description: 'security group, e.g. Forex' }),
+  margin_currency: t.String({
+    pattern: '^[A-Z]{3,4}$',
+    description:
+      'currency the margin is computed in (forex and futures margin modes); one the reference data knows (another symbol uses it, a symbol name pairs it, or a group keeps accounts in it)',
+  }),
+  quote_currency: t.String({
+    pattern: '^[A-Z]{3,4}$',
+    description: 'profit currency; one the reference data knows, as margin_currency',
+  }),
+  sec_group: SecGroup,
   digits: Int({ minimum: 0, maximum: 8, description: 'price decimals' }),
   tick_size: t.Number({ exclusiveMinimum: 0, maximum: MAX_PRICE, description: 'smallest price change' }),
   tick_value: t.Number({
@@ -293,6 +300,8 @@ export const marketAdminRoutes = (ctx: MarketCtx, operator = operatorGuard(ctx))
             'Symbols are shared by every brand of the deployment; groups decide per brand what is visible and ' +
             'tradable. Omitted fields take the defaults of spec 2.8 (trade 2, exemode 1, swap_rollover3days 3, ' +
             'margin_divider 1, ...). 409 SYMBOL_EXISTS for a name in use. All instances see the change within a second. ' +
+            '400 INVALID_DATA names a margin_currency or quote_currency the reference data does not know (no other ' +
+            "symbol uses it, no symbol name pairs it, the symbol's own included, and no group keeps accounts in it). " +
             "403 NOT_OPERATOR_BRAND for an admin of a brand not in OPERATOR_BRANDS (unset: the deployment's first brand).",
         }),
       },
@@ -309,14 +318,22 @@ export const marketAdminRoutes = (ctx: MarketCtx, operator = operatorGuard(ctx))
         body: SymbolPatch,
         response: {
           200: SymbolAdmin,
-          ...errors({ 403: ['NOT_OPERATOR_BRAND'], 404: ['SYMBOL_NOT_FOUND'], 409: ['GROUP_LACKS_SYMBOLS'] }),
+          ...errors({
+            403: ['NOT_OPERATOR_BRAND'],
+            404: ['SYMBOL_NOT_FOUND'],
+            409: ['GROUP_LACKS_SYMBOLS', 'CURRENCY_NOT_CONVERTIBLE'],
+          }),
         },
         detail: doc('Reference data', 'Change settings of a symbol (admin of an operator brand)', {
           description:
             '404 SYMBOL_NOT_FOUND. Open positions keep their prices; new margin and profit use the change. ' +
             '403 NOT_OPERATOR_BRAND as for creating one. A new sec_group is refused (409 GROUP_LACKS_SYMBOLS, ' +
             'nothing changed) while accounts of a group without settings for it (shown and tradable) hold open ' +
-            'positions or pending orders in the symbol: give those groups settings for it first.',
+            'positions or pending orders in the symbol: give those groups settings for it first. ' +
+            'A new margin_currency or quote_currency is 400 INVALID_DATA when the reference data does not know it ' +
+            '(as for creating one), and 409 CURRENCY_NOT_CONVERTIBLE (nothing changed) while accounts of a group ' +
+            'whose currency no chain of pairs converts it into (direct, inverse, or through USD) hold open ' +
+            'positions or pending orders in the symbol; a new margin_mode checks both currencies so.',
         }),
       },
     )
@@ -336,11 +353,14 @@ export const marketAdminRoutes = (ctx: MarketCtx, operator = operatorGuard(ctx))
         auth: GROUP_ADMINS,
         ...textInput({ params: { ...GroupId, sec_group: SecGroup } }),
         body: SecurityBody,
-        response: { 200: Security, ...errors(GROUP_NOT_FOUND) },
+        response: { 200: Security, ...errors({ ...GROUP_NOT_FOUND, 409: ['GROUP_LACKS_SYMBOLS'] }) },
         detail: doc('Reference data', 'Create or replace the settings of a security group for a group', {
           description:
             'show/trade make the security group visible and tradable; volumes in hundredths of a lot; ' +
-            'commission per MetaTrader ConGroupSec (comm_type 0 money, 1 pips, 2 percent; comm_lots 0 per lot, 1 per deal).',
+            'commission per MetaTrader ConGroupSec (comm_type 0 money, 1 pips, 2 percent; comm_lots 0 per lot, 1 per deal). ' +
+            'show 0 or trade 0 is refused (409 GROUP_LACKS_SYMBOLS, nothing changed) while accounts of the group hold ' +
+            'open positions or pending orders in a symbol of the security group: they could not close them. For ' +
+            'close-only, set the symbol trade 1 (PATCH /manager/symbols/{symbol}).',
         }),
       },
     )

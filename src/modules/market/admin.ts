@@ -4,6 +4,7 @@ import type { Tx } from '../../kernel/db/client'
 import { isUniqueViolation } from '../../kernel/db/errors'
 import { invalid } from '../../kernel/http/errors'
 import type { MarketCtx } from './context'
+import { conversionRate } from './domain/conversion'
 import type { DaySessions } from './domain/sessions'
 import { refuse } from './errors'
 import { groupSecurities, groupSymbols, symbols } from './schema'
@@ -74,7 +75,10 @@ export async function createSymbol(ctx: MarketCtx, body: Record<string, unknown>
   const values = { ...symbolColumns(body), updatedAt: ctx.clock.now() } as SymbolRow
   checkSymbol(values)
   try {
-    const [row] = await ctx.db.transaction((tx) => tx.insert(symbols).values(values).returning())
+    const [row] = await ctx.db.transaction(async (tx) => {
+      await checkCurrenciesKnown(ctx, tx, values, [...CURRENCY_FIELDS])
+      return tx.insert(symbols).values(values).returning()
+    })
     await referenceChanged(ctx)
     return symbolAdminView(row)
   } catch (e) {
@@ -115,14 +119,111 @@ async function checkHolders(ctx: MarketCtx, tx: Tx, symbol: string, secGroup: st
   )
 }
 
+/** Whether an amount in `from` converts into `to` through the pairs named in `names` (conversionRate's chains). */
+const converts = (from: string, to: string, names: ReadonlySet<string>) =>
+  conversionRate(from, to, (s) => (names.has(s) ? { bid: 1, ask: 1, time: 0 } : null)) !== null
+
+const CURRENCY_FIELDS = [
+  ['marginCurrency', 'margin_currency'],
+  ['quoteCurrency', 'quote_currency'],
+] as const
+type CurrencyField = (typeof CURRENCY_FIELDS)[number]
+
+/**
+ * A margin or profit currency must be one the reference data knows (400 INVALID_DATA naming the field): a
+ * currency of another symbol, a leg of a symbol's name (this one's included: EURPLN brings PLN), or the
+ * currency of a group with security settings. A typo (ZZZ) would leave every position in the symbol
+ * without a conversion rate. With no other symbol yet there is nothing to judge by, and any is taken.
+ */
+async function checkCurrenciesKnown(
+  ctx: MarketCtx,
+  tx: Tx,
+  merged: Partial<SymbolRow>,
+  fields: CurrencyField[],
+) {
+  if (fields.length === 0) return
+  const rows = await tx
+    .select({
+      symbol: symbols.symbol,
+      currency: symbols.currency,
+      marginCurrency: symbols.marginCurrency,
+      quoteCurrency: symbols.quoteCurrency,
+    })
+    .from(symbols)
+  const others = rows.filter((r) => r.symbol !== merged.symbol)
+  if (others.length === 0) return
+  const names = [...rows.map((r) => r.symbol), merged.symbol ?? '']
+  const leg = /^[A-Z]{3,4}$/
+  let groupCurrencies: Set<string> | null = null
+  for (const [key, field] of fields) {
+    const c = merged[key] as string
+    if (others.some((r) => r.currency === c || r.marginCurrency === c || r.quoteCurrency === c)) continue
+    if (
+      names.some(
+        (n) =>
+          (n.startsWith(c) && leg.test(n.slice(c.length))) ||
+          (n.endsWith(c) && leg.test(n.slice(0, -c.length))),
+      )
+    )
+      continue
+    if (!groupCurrencies) {
+      const ids = await tx.selectDistinct({ id: groupSecurities.groupId }).from(groupSecurities)
+      const groups = await Promise.all(ids.map((g) => ctx.accounts.read.group(g.id)))
+      groupCurrencies = new Set(groups.flatMap((g) => (g ? [g.currency] : [])))
+    }
+    if (groupCurrencies.has(c)) continue
+    throw invalid(
+      `${field}: ${c} is no currency the reference data knows (no symbol quotes it and no group keeps accounts in it): nothing could convert amounts in it`,
+    )
+  }
+}
+
+/**
+ * A symbol's margin or profit currency changes (or its margin mode, which picks the currency margin is in)
+ * only where every group whose accounts hold open positions or pending orders in it can convert the
+ * symbol's currencies into its own through the symbols' pairs (409 CURRENCY_NOT_CONVERTIBLE): elsewhere
+ * their margin and profit could not be computed, so they could neither sign in nor close. Holders are read
+ * in the write transaction (SymbolHoldersPort). A pair without a quote at the moment is a feed's gap, not
+ * a setting: it counts.
+ */
+async function checkHoldersConvert(
+  ctx: MarketCtx,
+  tx: Tx,
+  merged: Partial<SymbolRow>,
+  fields: CurrencyField[],
+) {
+  if (fields.length === 0 || !merged.symbol) return
+  const groupIds = await ctx.holderGroups(tx, merged.symbol)
+  if (groupIds.length === 0) return
+  const names = new Set((await tx.select({ s: symbols.symbol }).from(symbols)).map((r) => r.s))
+  for (const id of [...groupIds].sort((a, b) => a - b)) {
+    const g = await ctx.accounts.read.group(id)
+    if (!g) continue
+    for (const [key, field] of fields) {
+      const c = merged[key] as string
+      if (converts(c, g.currency, names)) continue
+      throw refuse(
+        'CURRENCY_NOT_CONVERTIBLE',
+        `${field}: no pair converts ${c} into ${g.currency}, the currency of group ${g.name} (id ${id}), whose accounts hold open positions or pending orders in ${merged.symbol}; add the pair first`,
+      )
+    }
+  }
+}
+
 export async function updateSymbol(ctx: MarketCtx, name: string, body: Record<string, unknown>) {
   const changes = symbolColumns(body)
   const row = await ctx.db.transaction(async (tx) => {
     const [current] = await tx.select().from(symbols).where(eq(symbols.symbol, name))
     if (!current) throw symbolNotFound(name)
-    checkSymbol({ ...current, ...changes })
+    const merged = { ...current, ...changes }
+    checkSymbol(merged)
+    const changed = CURRENCY_FIELDS.filter(([key]) => merged[key] !== current[key])
+    await checkCurrenciesKnown(ctx, tx, merged, changed)
     if (changes.secGroup !== undefined && changes.secGroup !== current.secGroup)
       await checkHolders(ctx, tx, name, changes.secGroup)
+    // a new margin mode may compute margin in the other currency: both must convert then
+    const modeChanged = merged.marginMode !== current.marginMode
+    await checkHoldersConvert(ctx, tx, merged, modeChanged ? [...CURRENCY_FIELDS] : changed)
     const [r] = await tx
       .update(symbols)
       .set({ ...changes, updatedAt: ctx.clock.now() })
@@ -194,7 +295,27 @@ interface SecurityInput {
   comm_tax?: number
 }
 
-/** Creates or replaces the settings of one security group (e.g. Forex) for a group of the brand. */
+/**
+ * The symbols of `secGroup` that accounts of the group hold open positions or pending orders in, read in
+ * the write transaction (SymbolHoldersPort).
+ */
+async function heldInSecurity(ctx: MarketCtx, tx: Tx, groupId: number, secGroup: string) {
+  const names = await tx
+    .select({ s: symbols.symbol })
+    .from(symbols)
+    .where(eq(symbols.secGroup, secGroup))
+    .orderBy(symbols.symbol)
+  const held: string[] = []
+  for (const { s } of names) if ((await ctx.holderGroups(tx, s)).includes(groupId)) held.push(s)
+  return held
+}
+
+/**
+ * Creates or replaces the settings of one security group (e.g. Forex) for a group of the brand. Hiding it
+ * (show 0) or making it not tradable (trade 0) is refused (409 GROUP_LACKS_SYMBOLS, nothing changed) while
+ * accounts of the group hold open positions or pending orders in one of its symbols: trading refuses a
+ * close there too, so they could not leave them (close-only is the symbol's own `trade` 1, deployment-wide).
+ */
 export async function putSecurity(
   ctx: MarketCtx,
   brand: Brand,
@@ -227,13 +348,21 @@ export async function putSecurity(
     commAgentLots: s.comm_agent_lots ?? 0,
     commTax: s.comm_tax ?? 0,
   }
-  const [row] = await ctx.db.transaction((tx) =>
-    tx
+  const [row] = await ctx.db.transaction(async (tx) => {
+    if (s.show !== 1 || s.trade !== 1) {
+      const held = await heldInSecurity(ctx, tx, groupId, secGroup)
+      if (held.length > 0)
+        throw refuse(
+          'GROUP_LACKS_SYMBOLS',
+          `${s.show !== 1 ? 'show' : 'trade'}: accounts of the group hold open positions or pending orders in ${held.join(', ')} of security group ${secGroup}, which they could no longer close; close or delete them first, or make the symbols close-only (PATCH /manager/symbols/{symbol} trade 1)`,
+        )
+    }
+    return tx
       .insert(groupSecurities)
       .values(values)
       .onConflictDoUpdate({ target: [groupSecurities.groupId, groupSecurities.secGroup], set: values })
-      .returning(),
-  )
+      .returning()
+  })
   await referenceChanged(ctx)
   return securityView(row)
 }

@@ -11,6 +11,7 @@ const MARKET = codeRefusals({
   SYMBOL_NOT_ALLOWED: 403,
   NOT_OPERATOR_BRAND: 403,
   GROUP_LACKS_SYMBOLS: 409,
+  CURRENCY_NOT_CONVERTIBLE: 409,
 })
 
 export const refuse = MARKET.refuse
