@@ -1,4 +1,4 @@
-import { codeRefusals } from '../../kernel/refusal'
+import { codeRefusals, refusals } from '../../kernel/refusal'
 
 /** What cashier refuses: each code and the status it is answered with (kernel/refusal.ts). */
 const CASHIER = codeRefusals({
@@ -24,3 +24,14 @@ const CASHIER = codeRefusals({
 })
 
 export const refuse = CASHIER.refuse
+
+/**
+ * What changed since a withdrawal was asked, found when staff approve it: a state conflict (409), under
+ * the code the request would have been refused with then. The withdrawal stays pending.
+ */
+const SINCE_ASKED = refusals({
+  ACCOUNT_DISABLED: { status: 409, code: 'ACCOUNT_DISABLED' },
+  WITHDRAWAL_NOT_ALLOWED: { status: 409, code: 'WITHDRAWAL_NOT_ALLOWED' },
+})
+
+export const refuseSinceAsked = SINCE_ASKED.refuse

@@ -119,7 +119,8 @@ export const cashierManagerRoutes = (ctx: CashierCtx) =>
         response: { 200: StaffTransaction, ...errors(CONFLICT) },
         detail: doc('Cashier back office', 'Confirm a received bank wire', {
           description:
-            'The amount received equal to the request credits it; any other amount goes to manual_review.',
+            'The amount received equal to the request credits it; any other amount goes to manual_review, and so ' +
+            'does a wire for a deposit the customer cancelled (answered 200 with the deposit in review).',
         }),
       },
     )
@@ -157,12 +158,24 @@ export const cashierManagerRoutes = (ctx: CashierCtx) =>
         auth: FINANCE,
         ...textInput({ params: TxId }),
         body: t.Object({ note: t.Optional(StaffNote) }, { example: { note: 'checked' } }),
-        response: { 200: StaffTransaction, ...errors({ ...CONFLICT, 403: ['KYC_REQUIRED'] }) },
+        response: {
+          200: StaffTransaction,
+          ...errors({
+            ...CONFLICT,
+            409: [...CONFLICT[409], 'ACCOUNT_DISABLED', 'WITHDRAWAL_NOT_ALLOWED'],
+            403: ['KYC_REQUIRED'],
+          }),
+        },
         detail: doc('Cashier back office', 'Approve a withdrawal and send its payout', {
           optionalBody: true,
           description:
             "The customer's KYC is checked again: 403 KYC_REQUIRED when it no longer allows withdrawals (a step " +
-            'rejected or expired since the request); the withdrawal stays pending (reject it, or approve it later).',
+            'rejected or expired since the request); 409 ACCOUNT_DISABLED when staff disabled the account since, ' +
+            "409 WITHDRAWAL_NOT_ALLOWED when the customer's withdrawals were closed since, 409 " +
+            'TRANSACTION_STATE_CONFLICT when the account owes money; the withdrawal stays pending (reject it, or ' +
+            "approve it later). The provider's refusal of the payout answers it payout_failed (the hold returns); " +
+            'sending it with no answer (a timeout: it may have been sent) answers it manual_review, flagged, with ' +
+            'the hold kept: check with the provider, then mark it paid or its payout failed.',
         }),
       },
     )
@@ -187,7 +200,10 @@ export const cashierManagerRoutes = (ctx: CashierCtx) =>
         ...textInput({ params: TxId }),
         body: t.Object({ note: t.Optional(StaffNote) }, { example: { note: 'checked' } }),
         response: { 200: StaffTransaction, ...errors(CONFLICT) },
-        detail: doc('Cashier back office', 'Mark an approved withdrawal paid', { optionalBody: true }),
+        detail: doc('Cashier back office', 'Mark an approved withdrawal paid', {
+          optionalBody: true,
+          description: 'From payout_in_progress, or manual_review (a payout sent with no answer).',
+        }),
       },
     )
     .post(
@@ -199,7 +215,9 @@ export const cashierManagerRoutes = (ctx: CashierCtx) =>
         ...textInput({ params: TxId }),
         body: t.Object({ reason: Reason }, { example: { reason: 'The bank returned the transfer.' } }),
         response: { 200: StaffTransaction, ...errors(CONFLICT) },
-        detail: doc('Cashier back office', 'Record a failed payout (the held funds return)'),
+        detail: doc('Cashier back office', 'Record a failed payout (the held funds return)', {
+          description: 'From payout_in_progress, or manual_review (a payout sent with no answer).',
+        }),
       },
     )
     .put(

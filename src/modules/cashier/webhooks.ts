@@ -6,13 +6,15 @@ import { rowsOf, statement } from '../../kernel/db/statement'
 import type { Work } from '../../kernel/db/unit-of-work'
 import { fromMinor } from '../accounts'
 import { type CashierCtx, secretsOf } from './context'
-import { heldAfterReversal, next, STATUS } from './domain/status'
+import { heldAfterReversal, next, STATUS, statusName } from './domain/status'
 import { refuse } from './errors'
 import type { ParsedWebhook } from './providers/port'
 import { cashierInbox, cashierTransactions } from './schema'
 import { credit, flag, LostRace, move, record, reverse, type TxRow } from './transactions'
 
 const CLAIM_MS = 30_000
+/** The inbox event ids reconciliation queues the provider's state under (backoffice/reconcile.ts). */
+export const RESTATED = 'recon:'
 const MAX_ATTEMPTS = 10
 
 const depositStatement = statement((qb) =>
@@ -54,8 +56,9 @@ const processedStatement = statement((qb) =>
  * credits at once; a refund or dispute of a credited deposit takes it back, and one of another amount or
  * currency (a partial refund) flags it for staff and moves nothing. One of a deposit not credited yet
  * (before its capture, or in review) is recorded, flagged and held in review, where a credit takes only
- * what the provider still holds. Whatever does not apply to the current status changes nothing (late,
- * repeated or out-of-order events).
+ * what the provider still holds. A refund or dispute of a deposit taken back already (the provider takes
+ * it again), and a failure or cancellation of a credited one, flag it for staff and move nothing. Whatever
+ * else does not apply to the current status changes nothing (late, repeated or out-of-order events).
  */
 async function applyUpdate(
   ctx: CashierCtx,
@@ -65,6 +68,8 @@ async function applyUpdate(
   provider: string,
   u: ParsedWebhook,
   now: number,
+  /** Reconciliation's report of the provider's state (`queueProviderState`), not an event of its own. */
+  restated = false,
 ): Promise<{ state: 'processed' | 'ignored'; result: string }> {
   const [row] = rowsOf(
     cashierTransactions,
@@ -116,6 +121,23 @@ async function applyUpdate(
       )
       return { state: 'processed', result: `flagged: ${u.update} of another amount or currency` }
     }
+    // a deposit taken back already (the provider's refund or chargeback, or staff's refund): the provider
+    // takes the money again (a chargeback after a refund). Not the customer's to pay twice: the balance is
+    // untouched, staff are told. Reconciliation restating the state we hold is no news.
+    if (row.status === STATUS.refunded || row.status === STATUS.chargeback) {
+      if (restated && statusName(row.status) === u.update) return ignored(row)
+      await flag(
+        tx,
+        row,
+        `provider took it again: it reported ${u.update} of ${fromMinor(u.amount, u.currency)} ${u.currency} for a deposit already ${statusName(row.status)}; the balance is not charged twice: recover it from the provider, or collect it`,
+        'system',
+        now,
+      )
+      return {
+        state: 'processed',
+        result: `flagged: ${u.update} of a deposit already ${statusName(row.status)}`,
+      }
+    }
     // money the provider took back before it was credited (out of order, or a deposit still open or in
     // review): recorded and held for staff, and what a later credit may take is what is left
     if (row.status === STATUS.manual_review || next('deposit', row.status, 'reversal') !== null) {
@@ -134,6 +156,18 @@ async function applyUpdate(
     }
     const r = await reverse(ctx, tx, work, row, u.update, actor, now)
     return r ? { state: 'processed', result: `status ${r.status}` } : ignored(row)
+  }
+  // a failure or cancellation of a deposit credited already contradicts the money we credited: staff
+  // look (as reconciliation flags the same fact); nothing moves
+  if ((u.update === 'failed' || u.update === 'cancelled') && row.status === STATUS.credited) {
+    await flag(
+      tx,
+      row,
+      `provider reported ${u.update} for a credited deposit: check with the provider whether the money arrived`,
+      'system',
+      now,
+    )
+    return { state: 'processed', result: `flagged: ${u.update} of a credited deposit` }
   }
   const reason =
     u.update === 'failed' ? 'the payment was declined' : u.update === 'cancelled' ? 'cancelled' : ''
@@ -199,7 +233,16 @@ async function processInbox(ctx: CashierCtx, id: number): Promise<string | null>
       const outcome =
         !parsed || 'error' in parsed
           ? { state: 'ignored' as const, result: parsed ? parsed.error : 'provider not loaded' }
-          : await applyUpdate(ctx, tx, work, claimed.brandId, claimed.provider, parsed, ctx.clock.now())
+          : await applyUpdate(
+              ctx,
+              tx,
+              work,
+              claimed.brandId,
+              claimed.provider,
+              parsed,
+              ctx.clock.now(),
+              claimed.eventId.startsWith(RESTATED),
+            )
       const [done] = await tx
         .update(cashierInbox)
         .set({

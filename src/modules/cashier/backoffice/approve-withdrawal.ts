@@ -4,7 +4,8 @@ import type { UseCase } from '../../../kernel/use-case'
 import { fromMinor, roundToMinor } from '../../accounts'
 import type { CashierCtx } from '../context'
 import { next } from '../domain/status'
-import { refuse } from '../errors'
+import { refuse, refuseSinceAsked } from '../errors'
+import { PayoutRefused } from '../providers/port'
 import { cashierTransactions } from '../schema'
 import { move } from '../transactions'
 import { payoutFailed } from './payout-failed'
@@ -41,7 +42,35 @@ async function kycAllows(ctx: CashierCtx, tx: Tx, brandId: number, row: { custom
   )
 }
 
-/** Approves a withdrawal and sends its payout through the provider module. */
+/**
+ * Staff may have stopped the account (a dispute, compliance) or closed the customer's withdrawals since
+ * the withdrawal was asked: it is not paid out (409 with the code the request would have had; it stays
+ * pending, staff may reject it). Read through accounts' read model, which its writers invalidate on
+ * commit: accounts offers no read of these in the caller's transaction.
+ */
+async function stillAllowed(ctx: CashierCtx, row: { login: number; customerId: number }) {
+  const [account, customer] = await Promise.all([
+    ctx.accounts.read.account(row.login),
+    ctx.accounts.read.customer(row.customerId),
+  ])
+  if (account?.enable !== 1)
+    throw refuseSinceAsked(
+      'ACCOUNT_DISABLED',
+      `account ${row.login} is disabled (since the withdrawal was asked): it is not paid out; reject it, or approve it once the account is enabled`,
+    )
+  if (customer?.withdrawalAllowed !== 1)
+    throw refuseSinceAsked(
+      'WITHDRAWAL_NOT_ALLOWED',
+      `withdrawals are closed for customer ${row.customerId} (since the withdrawal was asked): it is not paid out; reject it, or approve it once they are allowed`,
+    )
+}
+
+/**
+ * Approves a withdrawal and sends its payout through the provider module. The provider's definite
+ * refusal (`PayoutRefused`) fails the payout and returns the hold; any other failure to send (a timeout
+ * after the provider may have sent it) keeps the hold and moves the withdrawal to manual_review, flagged:
+ * staff find out from the provider and record it paid or failed.
+ */
 export async function approveWithdrawal({
   ctx,
   brandId,
@@ -53,6 +82,7 @@ export async function approveWithdrawal({
   const view = await act(ctx, brandId, id, 'approve it', async (row, now) => {
     // a withdrawal its state no longer lets staff approve answers by its state (409), not by KYC
     if (row.kind !== 'withdrawal' || next('withdrawal', row.status, 'approve') === null) return null
+    await stillAllowed(ctx, row)
     return ctx.db.transaction(async (tx) => {
       // in the approval's transaction: a rejection that commits while it waits is seen
       await kycAllows(ctx, tx, brandId, row)
@@ -61,17 +91,41 @@ export async function approveWithdrawal({
     })
   })
   const row = await rowOf(ctx, brandId, id)
+  let sent: { providerRef: string }
   try {
-    const p = await ctx.providers
+    sent = await ctx.providers
       .get(row.provider)!
       .startPayout({ transactionId: row.id, amount: row.amount - row.fee, currency: row.currency })
-    await ctx.db
-      .update(cashierTransactions)
-      .set({ providerRef: p.providerRef })
-      .where(eq(cashierTransactions.id, id))
   } catch (e) {
-    ctx.logger.log('error', 'cashier payout failed to start', { transaction: id, err: String(e) })
-    return payoutFailed({ ctx, brandId, staffId, id, input: { reason: 'the payout could not be sent' } })
+    if (e instanceof PayoutRefused) {
+      ctx.logger.log('error', 'cashier payout refused by the provider', { transaction: id, err: e.message })
+      return payoutFailed({ ctx, brandId, staffId, id, input: { reason: 'the payout could not be sent' } })
+    }
+    ctx.logger.log('error', 'cashier payout outcome unknown: held for review', {
+      transaction: id,
+      err: String(e),
+    })
+    return act(ctx, brandId, id, 'hold its payout for review', (r, now) =>
+      ctx.uow.run((tx) =>
+        move(
+          tx,
+          r,
+          'payout_unknown',
+          'system',
+          now,
+          {
+            flagged: 1,
+            staffNote: `the payout was asked of ${r.provider} with no answer (${String(e)}): it may have been sent; the hold is kept. Check with the provider, then mark it paid or its payout failed`,
+            reason: 'the payout is being checked',
+          },
+          'payout sent with no answer from the provider',
+        ),
+      ),
+    )
   }
-  return { ...view, provider_ref: (await rowOf(ctx, brandId, id)).providerRef }
+  await ctx.db
+    .update(cashierTransactions)
+    .set({ providerRef: sent.providerRef })
+    .where(eq(cashierTransactions.id, id))
+  return { ...view, provider_ref: sent.providerRef }
 }

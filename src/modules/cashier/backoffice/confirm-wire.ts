@@ -1,6 +1,7 @@
 import type { UseCase } from '../../../kernel/use-case'
 import { fromMinor, toMinor } from '../../accounts'
 import type { CashierCtx } from '../context'
+import { STATUS } from '../domain/status'
 import { refuse } from '../errors'
 import { credit, move } from '../transactions'
 import { act, type StaffAction, staff } from './shared'
@@ -34,6 +35,8 @@ export const confirmWire = ({
           `received ${fromMinor(received, row.currency)} ${row.currency}`,
         )
       const r = await move(tx, row, 'confirmed', staff(staffId), now, {}, 'wire received')
-      return r && credit(ctx, tx, work, r, staff(staffId), now)
+      // a wire that arrives for a deposit the customer cancelled goes to review: answered as it is now
+      if (r?.status !== STATUS.provider_confirmed) return r
+      return credit(ctx, tx, work, r, staff(staffId), now)
     })
   })

@@ -5,6 +5,7 @@ import { OPEN, type ProviderUpdate, STATUS } from '../domain/status'
 import type { PaymentProvider } from '../providers/port'
 import { cashierInbox, cashierTransactions } from '../schema'
 import type { TxRow } from '../transactions'
+import { RESTATED } from '../webhooks'
 
 /** Rows a job reads at once; a run reads pages until its bound. */
 const PAGE = 100
@@ -80,7 +81,7 @@ export async function queueProviderState(
     .values({
       brandId: row.brandId,
       provider: row.provider,
-      eventId: `recon:${row.id}:${theirs}`,
+      eventId: `${RESTATED}${row.id}:${theirs}`,
       body,
       receivedAt: now,
     })

@@ -7,7 +7,7 @@ import { STATUS } from '../domain/status'
 import { refuse } from '../errors'
 import { cashierMethods } from '../schema'
 import { credit, move, type TxRow } from '../transactions'
-import { act, type StaffAction, staff } from './shared'
+import { act, rowIn, type StaffAction, staff } from './shared'
 
 /**
  * What a reviewed deposit credits: the amount the provider or the bank confirmed, when one was recorded
@@ -59,8 +59,11 @@ export const resolveReview = ({
   id,
   input,
 }: UseCase<CashierCtx, { decision: 'credit' | 'fail'; note: string; reason?: string }, StaffAction>) =>
-  act(ctx, brandId, id, `resolve it (${input.decision})`, (row, now) =>
+  act(ctx, brandId, id, `resolve it (${input.decision})`, (read, now) =>
     ctx.uow.run(async (tx, work) => {
+      // what the provider holds is read where the credit is written: a refund or a late capture that
+      // committed since the request read the deposit counts (no credit of money it took back)
+      const row = await rowIn(tx, read)
       if (row.kind !== 'deposit') return null
       if (input.decision === 'fail')
         return move(

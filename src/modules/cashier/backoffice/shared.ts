@@ -1,4 +1,5 @@
 import { and, eq } from 'drizzle-orm'
+import type { Tx } from '../../../kernel/db/client'
 import type { CashierCtx } from '../context'
 import { cashierTransactions } from '../schema'
 import { LostRace, staffViewOf, type TxRow, txNotFound, wrongState } from '../transactions'
@@ -10,6 +11,20 @@ export async function rowOf(ctx: CashierCtx, brandId: number, id: number) {
     .select()
     .from(cashierTransactions)
     .where(and(eq(cashierTransactions.id, id), eq(cashierTransactions.brandId, brandId)))
+  if (!row) throw txNotFound()
+  return row
+}
+
+/**
+ * The transaction as the caller's transaction sees it: what `act` read before may have changed since (a
+ * provider's refund or late capture changes what a review may credit while staff's request is on its
+ * way). Write transactions take turns, so what this reads holds until the commit.
+ */
+export async function rowIn(tx: Tx, read: TxRow) {
+  const [row] = await tx
+    .select()
+    .from(cashierTransactions)
+    .where(and(eq(cashierTransactions.id, read.id), eq(cashierTransactions.brandId, read.brandId)))
   if (!row) throw txNotFound()
   return row
 }

@@ -23,6 +23,7 @@ const ACTIONS: Action[] = [
   'cancel',
   'paid',
   'payout_failed',
+  'payout_unknown',
 ]
 const S = STATUS
 /** Every allowed deposit move, written out: anything else must be refused (null). */
@@ -67,6 +68,9 @@ const WITHDRAWAL: [number, Action, number][] = [
   [S.pending_payment, 'cancel', S.cancelled],
   [S.provider_confirmed, 'paid', S.credited],
   [S.provider_confirmed, 'payout_failed', S.failed],
+  [S.provider_confirmed, 'payout_unknown', S.manual_review],
+  [S.manual_review, 'paid', S.credited],
+  [S.manual_review, 'payout_failed', S.failed],
 ]
 
 describe('cashier status machine (3.1)', () => {

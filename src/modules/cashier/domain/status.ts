@@ -71,6 +71,7 @@ export type Action =
   | 'cancel' // the customer took it back (a withdrawal before staff decided, hold returned; a deposit not paid)
   | 'paid' // payout settled
   | 'payout_failed' // payout failed, hold returned
+  | 'payout_unknown' // sending the payout failed with no answer: it may have been sent (hold kept)
 
 type Table = Partial<Record<Status, Partial<Record<Action, Status>>>>
 const S = STATUS
@@ -115,12 +116,15 @@ const DEPOSIT: Table = {
  * Withdrawals (funds held by a balance-out when requested): pending_payment waits for staff; approve
  * sends the payout (provider_confirmed: "approved, payout under way"); paid settles it (credited means
  * "settled with the customer" for a withdrawal); reject, the customer's cancel (before staff decide) and a
- * failed payout return the hold.
+ * failed payout return the hold. A payout whose sending ended with no answer (a timeout: the provider may
+ * have sent it) keeps the hold in manual_review, where staff record what the provider did (paid, or
+ * payout_failed).
  */
 const WITHDRAWAL: Table = {
   [S.created]: { route: S.pending_payment },
   [S.pending_payment]: { approve: S.provider_confirmed, reject: S.cancelled, cancel: S.cancelled },
-  [S.provider_confirmed]: { paid: S.credited, payout_failed: S.failed },
+  [S.provider_confirmed]: { paid: S.credited, payout_failed: S.failed, payout_unknown: S.manual_review },
+  [S.manual_review]: { paid: S.credited, payout_failed: S.failed },
 }
 
 type Kind = 'deposit' | 'withdrawal'

@@ -49,7 +49,11 @@ export interface PaymentProvider {
   verifyWebhook(headers: Headers, body: string, secrets: string[], nowMs: number): boolean
   /** The update a verified body carries, or a message naming what is wrong with it. */
   parseWebhook(body: string): ParsedWebhook | { error: string }
-  /** Sends a withdrawal's payout; the provider's reference. */
+  /**
+   * Sends a withdrawal's payout; the provider's reference. Throws `PayoutRefused` when the provider
+   * refused it (nothing was sent); any other throw (a timeout, a lost connection) is an unknown outcome:
+   * the money may have left, so the hold is kept for staff.
+   */
   startPayout(p: {
     transactionId: number
     amount: number
@@ -65,6 +69,14 @@ export interface PaymentProvider {
    * `fetchStatus`). Without it, a deposit's session is not ended by this app.
    */
   expireSession?(providerRef: string): Promise<boolean>
+}
+
+/** The provider's definite refusal of a payout: nothing was sent (its hold may be returned). */
+export class PayoutRefused extends Error {
+  constructor(message: string) {
+    super(message)
+    this.name = 'PayoutRefused'
+  }
 }
 
 /** A payment as the simulated provider keeps it. */
