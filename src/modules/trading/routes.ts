@@ -242,7 +242,10 @@ export const tradingRoutes = (ctx: TradingServices) =>
         ...errors(mergeResponses(OWN_LOGIN_MANUAL, TRADING.responses('priceStale'))),
       },
       detail: doc('Trading', 'Close many positions of a login', {
-        description: 'Positions that fail the close check are skipped silently; the batch still answers 200.',
+        description:
+          'Positions that fail the close check (the account may not trade, the symbol is closed or its price stale, no conversion rate, or the position closed meanwhile by its SL, TP or another close) are skipped silently; the batch still answers 200 with `closed`, the number it closed. ' +
+          'A fault is no skip: when the database or the cache is away or busy the request answers 503 SERVICE_UNAVAILABLE, and then the positions it had closed before stay closed (their history and balance are written) while the rest stay open: ask GET /trade/list, or send the same request again, which closes what is still open. ' +
+          'On a Bun server the closes are written together in the group commit; at the edge (Workers) in sequence, 100 to a transaction, so a large group takes a few round trips per hundred positions.',
       }),
     })
     .delete(

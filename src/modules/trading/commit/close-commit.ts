@@ -1,5 +1,6 @@
 import { inArray } from 'drizzle-orm'
 import type { Tx } from '../../../kernel/db/client'
+import { isBusy } from '../../../kernel/db/errors'
 import { type Committer, GroupCommit, PerRequestCommit } from '../../../kernel/db/group-commit'
 import type { Work } from '../../../kernel/db/unit-of-work'
 import type { PendingEvent } from '../../../kernel/events/topic'
@@ -21,6 +22,19 @@ export interface CloseRequest {
 /** What a close commit answers: closed, a repeat of a key already used (nothing done), or the position moved. */
 export type Closed = { kind: 'closed'; result: CloseResult } | { kind: 'replay' } | { kind: 'moved' }
 
+/**
+ * The committer of closes, and of many closes of one request (a group close): `submitAll` answers each
+ * close with its outcome or an Error of its own.
+ */
+export interface CloseCommitter extends Committer<CloseRequest, Closed> {
+  submitAll(reqs: CloseRequest[]): Promise<(Closed | Error)[]>
+}
+
+/** Closes a transaction of a group close takes at the edge (closeManyTx writes 100 to a statement). */
+export const CLOSES_PER_TRANSACTION = 100
+
+const asError = (e: unknown) => (e instanceof Error ? e : new Error(String(e)))
+
 const keyReused = () => refuse('keyReused', 'Idempotency-Key: already used for a different request')
 
 /**
@@ -32,7 +46,7 @@ const keyReused = () => refuse('keyReused', 'Idempotency-Key: already used for a
 export function closeCommitter(
   ctx: TradingCtx,
   track: (rows: { order: OrderRow }[]) => Promise<void>,
-): Committer<CloseRequest, Closed> {
+): CloseCommitter {
   const afterCommit = async (all: Closed[]) => {
     // the position that stays open after a partial close, the closed row after a whole one
     const changed = all.flatMap((c) => (c.kind === 'closed' ? [c.result.rest ?? c.result.closed] : []))
@@ -46,9 +60,56 @@ export function closeCommitter(
   const onAfterCommitError = (e: unknown) =>
     ctx.logger.log('error', 'after trade close', { err: e instanceof Error ? e.message : String(e) })
   const handler = (tx: Tx, reqs: CloseRequest[]) => commitCloses(ctx, tx, reqs)
-  if (!ctx.config.groupCommit)
-    return new PerRequestCommit(ctx.db, handler, { afterCommit, onAfterCommitError })
-  return new GroupCommit(ctx.db, handler, { afterCommit, onAfterCommitError, lingerMs: 5 })
+  if (ctx.config.groupCommit) {
+    const group = new GroupCommit(ctx.db, handler, { afterCommit, onAfterCommitError, lingerMs: 5 })
+    return {
+      submit: (r) => group.submit(r),
+      // submitted together, they join the group commit's batches as concurrent closes do
+      submitAll: (reqs) => Promise.all(reqs.map((r) => group.submit(r).catch(asError))),
+    }
+  }
+  const single = new PerRequestCommit(ctx.db, handler, { afterCommit, onAfterCommitError })
+  return {
+    submit: (r) => single.submit(r),
+    submitAll: (reqs) => closeInSequence(ctx, reqs, afterCommit, onAfterCommitError),
+  }
+}
+
+/**
+ * Without group commit (the edge, where a Worker's request does its own work): the closes of one request
+ * are written in sequence, CLOSES_PER_TRANSACTION to a write transaction of a few statements (never one
+ * transaction a position: concurrent, those contended for the write lock and many were refused; one by
+ * one, each spent several of a Worker's subrequests), and the caches and the engine are told once, after
+ * the last. A transaction the database refused as busy (nothing written) is tried once more; one that
+ * fails answers its error for its closes and those after it (not tried), while the closes committed
+ * before it stay, told as the others.
+ */
+async function closeInSequence(
+  ctx: TradingCtx,
+  reqs: CloseRequest[],
+  afterCommit: (all: Closed[]) => Promise<void>,
+  onAfterCommitError: (e: unknown) => void,
+): Promise<(Closed | Error)[]> {
+  const out: (Closed | Error)[] = []
+  const write = (part: CloseRequest[]) => ctx.db.transaction((tx) => commitCloses(ctx, tx, part))
+  for (let at = 0; at < reqs.length; at += CLOSES_PER_TRANSACTION) {
+    const part = reqs.slice(at, at + CLOSES_PER_TRANSACTION)
+    try {
+      out.push(
+        ...(await write(part).catch(async (e) => {
+          if (!isBusy(e)) throw e
+          await new Promise((r) => setTimeout(r, 100))
+          return write(part)
+        })),
+      )
+    } catch (e) {
+      const failed = asError(e)
+      while (out.length < reqs.length) out.push(failed)
+      break
+    }
+  }
+  await afterCommit(out.filter((o): o is Closed => !(o instanceof Error))).catch(onAfterCommitError)
+  return out
 }
 
 async function commitCloses(ctx: TradingCtx, tx: Tx, reqs: CloseRequest[]): Promise<(Closed | Error)[]> {

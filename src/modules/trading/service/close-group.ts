@@ -1,17 +1,37 @@
 import { and, eq } from 'drizzle-orm'
+import { rootMessage } from '../../../kernel/db/errors'
+import { Refusal } from '../../../kernel/refusal'
 import type { UseCase } from '../../../kernel/use-case'
 import { pricePositions } from '../book/exposure'
+import type { OrderRow } from '../book/positions'
+import type { CloseRequest } from '../commit/close-commit'
+import { refuse, TRADING } from '../errors'
 import { orders } from '../schema'
-import { closePosition } from './close'
+import { type CloseBasis, closeRequest } from './close'
 import {
+  fillRates,
+  orderContext,
   refuseManual,
   refuseStalePrices,
   type SessionScope,
   type TradingServices,
+  tradableSymbol,
   tradingAccount,
 } from './shared'
 
-/** DELETE /trade/close/group: closes a login's open positions (all, only winners or only losers, of one symbol or every one) in one group commit. */
+/** A close check's refusal (trading's own kinds): the position is skipped. Anything else is a fault. */
+const refused = (e: unknown): e is Refusal => e instanceof Refusal && e.table === TRADING.table
+
+/**
+ * DELETE /trade/close/group: closes a login's open positions (all, only winners or only losers, of one
+ * symbol or every one) together. The account, each symbol's quote and the cross rates are read once for
+ * the batch; the closes go to the committer together (commit/close-commit.ts submitAll: the group commit's
+ * batches on a Bun server, transactions of 100 in sequence at the edge).
+ *
+ * Spec 4.7: only positions that fail the close check are skipped (logged), and the batch answers 200 with
+ * the number closed. A fault (the database refused or did not answer) is no skip: the request answers it
+ * (503 SERVICE_UNAVAILABLE for a database or cache away or busy) after the closes committed before it.
+ */
 export async function closeGroup({
   ctx,
   brand,
@@ -39,30 +59,70 @@ export async function closeGroup({
   const priced = (await pricePositions(ctx, account, group, open)) ?? []
   // and again once the prices are read: at the edge, reading them reads the engine's word that they are current
   refuseStalePrices(ctx)
-  const each = { comment: input.comment !== undefined ? 'GROUP_CLOSE' : undefined }
-  // submitted together: the group commit of closes takes them in one transaction
-  const outcomes = await Promise.allSettled(
-    priced
-      .filter((p) => (input.type === 1 ? p.profit > 0 : input.type === -1 ? p.profit < 0 : true))
-      .map(async (p) => {
-        try {
-          return await closePosition({
-            ctx,
-            brandId: brand.id,
-            position: p.order,
-            input: each,
-            reason: 'group_close',
-          })
-        } catch (e) {
-          // Spec 4.7: positions failing the close check are skipped; the batch still answers 200.
-          ctx.logger.log('info', 'group close skipped a position', {
-            ticket: p.order.ticket,
-            reason: e instanceof Error ? e.message : String(e),
-          })
-          throw e
-        }
+  const chosen = priced
+    .filter((p) => (input.type === 1 ? p.profit > 0 : input.type === -1 ? p.profit < 0 : true))
+    .map((p) => p.order)
+  const skip = (o: OrderRow, e: unknown) =>
+    ctx.logger.log('info', 'group close skipped a position', {
+      ticket: o.ticket,
+      reason: e instanceof Error ? e.message : String(e),
+    })
+  const first = chosen[0]
+  if (!first) return { data: 'OK' as const, closed: 0 }
+  // every position is the login's: its account and group, read once
+  const oc = await orderContext(ctx, brand.id, first)
+  if (!oc) {
+    for (const o of chosen) skip(o, `order ${o.ticket} not found`)
+    return { data: 'OK' as const, closed: 0 }
+  }
+  const fail = (m: string) => refuse('closeRefused', m)
+  const symbols = new Map<string, CloseBasis['sym'] | Refusal>()
+  for (const s of new Set(chosen.map((o) => o.symbol)))
+    symbols.set(
+      s,
+      await tradableSymbol(ctx, oc.group, s, fail).catch((e: unknown) => {
+        if (refused(e)) return e
+        throw e
       }),
-  )
-  const closed = outcomes.filter((o) => o.status === 'fulfilled').length
+    )
+  // the instance's prices gone stale while the quotes were read: the whole batch waits, as above
+  refuseStalePrices(ctx)
+  const rates = await fillRates(ctx)
+  const each = { comment: input.comment !== undefined ? 'GROUP_CLOSE' : undefined }
+  const reqs: CloseRequest[] = []
+  for (const o of chosen) {
+    const sym = symbols.get(o.symbol)!
+    if (sym instanceof Refusal) {
+      skip(o, sym)
+      continue
+    }
+    try {
+      reqs.push(closeRequest(ctx, o, { oc, sym, rates }, each, 'group_close'))
+    } catch (e) {
+      if (!refused(e)) throw e
+      skip(o, e)
+    }
+  }
+  const outcomes = await ctx.tradeCloses.submitAll(reqs)
+  let closed = 0
+  let fault: Error | undefined
+  outcomes.forEach((d, i) => {
+    const o = reqs[i]!.input.order
+    if (d instanceof Error) {
+      if (refused(d)) skip(o, d)
+      else fault ??= d
+    } else if (d.kind === 'closed') closed++
+    // closed or changed meanwhile (its SL or TP, a stop-out, another close): no longer this batch's
+    else skip(o, `order ${o.ticket} closed or changed meanwhile`)
+  })
+  if (fault) {
+    ctx.logger.log('warn', 'group close stopped', {
+      login: account.login,
+      closed,
+      not_closed: outcomes.filter((d) => d instanceof Error && !refused(d)).length,
+      err: rootMessage(fault),
+    })
+    throw fault
+  }
   return { data: 'OK' as const, closed }
 }

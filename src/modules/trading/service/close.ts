@@ -2,6 +2,7 @@ import { and, eq } from 'drizzle-orm'
 import { isRefused } from '../../../kernel/http/errors'
 import type { UseCase } from '../../../kernel/use-case'
 import type { OrderRow } from '../book/positions'
+import type { CloseRequest } from '../commit/close-commit'
 import { priorRequest, tradeKey } from '../commit/idempotency'
 import { checkVolume } from '../domain/checks'
 import { isBuy, profitInAccount, swapCharge } from '../domain/formulas'
@@ -22,16 +23,81 @@ import {
   tradableSymbol,
 } from './shared'
 
+/** What a close is checked against once, however many positions of one account and symbol it closes. */
+export interface CloseBasis {
+  oc: NonNullable<Awaited<ReturnType<typeof orderContext>>>
+  /** The symbol as the group trades it and its quote now (tradableSymbol). */
+  sym: Awaited<ReturnType<typeof tradableSymbol>>
+  rates: Awaited<ReturnType<typeof fillRates>>
+}
+
+/**
+ * The close check of a position (account, volume, conversion rates) at the group's current quote: the
+ * request for the commit of closes, or a refusal (CLOSE_REFUSED, PRICE_STALE). Reads nothing itself.
+ */
+export function closeRequest(
+  ctx: TradingServices,
+  o: OrderRow,
+  { oc, sym: { gs, quote }, rates }: CloseBasis,
+  { volume, comment }: { volume?: number; comment?: string },
+  reason: 'client' | 'group_close',
+  request?: { key: TradeKeyValue; actor: string },
+): CloseRequest {
+  const fail = (m: string) => refuse('closeRefused', m)
+  if (oc.account.enable !== 1 || oc.account.enableReadOnly === 1)
+    throw fail(oc.account.enable !== 1 ? 'account is disabled' : readOnly(oc.account))
+  const v = volume ?? o.volume
+  if (v > o.volume) throw fail(`volume: ${v} is more than the position's ${o.volume}`)
+  if (v < o.volume) {
+    const step = checkVolume(v, { ...gs.sec, lotMax: o.volume })
+    if (!step.ok) throw fail(step.message)
+    const rest = o.volume - v
+    if (rest < gs.sec.lotMin)
+      throw fail(`volume: the remaining ${rest} would be below lot_min ${gs.sec.lotMin}`)
+    // what stays open must be a volume the group would open: on its lot grid too
+    if (gs.sec.lotStep > 0 && (rest - gs.sec.lotMin) % gs.sec.lotStep !== 0)
+      throw fail(
+        `volume: the remaining ${rest} would not be lot_min ${gs.sec.lotMin} plus a multiple of lot_step ${gs.sec.lotStep}`,
+      )
+  }
+  const price = isBuy(o.cmd) ? quote.bid : quote.ask
+  // the result in the account's currency: at no cross rate whose feed has stopped (503 PRICE_STALE)
+  if (profitInAccount(gs.info, o.cmd, v, o.openPrice, price, oc.group.currency, rates.lookup) === null)
+    throw rates.noRate(() => fail(`no conversion rate for ${o.symbol} into ${oc.group.currency}`))
+  // the swap still owed (no rollover charged it yet) converts from its own currency: a pair passed over
+  // as stale would leave it out of the close unsaid (swapDue skips a charge it cannot convert)
+  const owesSwap = gs.info.swapEnable === 1 && settledThrough(o) < dayOf(ctx.clock.now())
+  const swapRate = owesSwap && swapCharge(gs.info, o.cmd, v, price, 1, oc.group.currency, rates.lookup)
+  // (no chain of quoted pairs at all: the swap is left out, as the rollover leaves it)
+  if (swapRate === null && rates.stale())
+    throw rates.noRate(() => fail(`no conversion rate for the swap of ${o.symbol}`))
+  return {
+    input: {
+      origin: ctx.origin,
+      order: o,
+      spec: gs.info,
+      currency: oc.group.currency,
+      volume: v,
+      price,
+      reason,
+      comment,
+      lookup: rates.lookup,
+    },
+    key: request?.key,
+    actor: request?.actor ?? 'client',
+  }
+}
+
 /**
  * Closes a position (all or `volume`) at the group's current quote, through the group commit of closes
- * (commit/close-commit.ts). Used by the close and group-close routes and the write port; with a key, recorded in
- * the closing transaction. Null when the key had closed it before (a repeat: nothing done).
+ * (commit/close-commit.ts). Used by the close route and the write port; with a key, recorded in the closing
+ * transaction. Null when the key had closed it before (a repeat: nothing done).
  */
 export async function closePosition({
   ctx,
   brandId,
   position: o,
-  input: { volume, comment },
+  input,
   reason,
   request,
 }: UseCase<
@@ -49,48 +115,9 @@ export async function closePosition({
   if (!oc) throw refuse('positionNotFound', `order ${o.ticket} not found`)
   if (oc.account.enable !== 1 || oc.account.enableReadOnly === 1)
     throw fail(oc.account.enable !== 1 ? 'account is disabled' : readOnly(oc.account))
-  const { gs, quote } = await tradableSymbol(ctx, oc.group, o.symbol, fail)
-  const v = volume ?? o.volume
-  if (v > o.volume) throw fail(`volume: ${v} is more than the position's ${o.volume}`)
-  if (v < o.volume) {
-    const step = checkVolume(v, { ...gs.sec, lotMax: o.volume })
-    if (!step.ok) throw fail(step.message)
-    const rest = o.volume - v
-    if (rest < gs.sec.lotMin)
-      throw fail(`volume: the remaining ${rest} would be below lot_min ${gs.sec.lotMin}`)
-    // what stays open must be a volume the group would open: on its lot grid too
-    if (gs.sec.lotStep > 0 && (rest - gs.sec.lotMin) % gs.sec.lotStep !== 0)
-      throw fail(
-        `volume: the remaining ${rest} would not be lot_min ${gs.sec.lotMin} plus a multiple of lot_step ${gs.sec.lotStep}`,
-      )
-  }
-  const price = isBuy(o.cmd) ? quote.bid : quote.ask
-  // the result in the account's currency: at no cross rate whose feed has stopped (503 PRICE_STALE)
+  const sym = await tradableSymbol(ctx, oc.group, o.symbol, fail)
   const rates = await fillRates(ctx)
-  if (profitInAccount(gs.info, o.cmd, v, o.openPrice, price, oc.group.currency, rates.lookup) === null)
-    throw rates.noRate(() => fail(`no conversion rate for ${o.symbol} into ${oc.group.currency}`))
-  // the swap still owed (no rollover charged it yet) converts from its own currency: a pair passed over
-  // as stale would leave it out of the close unsaid (swapDue skips a charge it cannot convert)
-  const owesSwap = gs.info.swapEnable === 1 && settledThrough(o) < dayOf(ctx.clock.now())
-  const swapRate = owesSwap && swapCharge(gs.info, o.cmd, v, price, 1, oc.group.currency, rates.lookup)
-  // (no chain of quoted pairs at all: the swap is left out, as the rollover leaves it)
-  if (swapRate === null && rates.stale())
-    throw rates.noRate(() => fail(`no conversion rate for the swap of ${o.symbol}`))
-  const done = await ctx.tradeCloses.submit({
-    input: {
-      origin: ctx.origin,
-      order: o,
-      spec: gs.info,
-      currency: oc.group.currency,
-      volume: v,
-      price,
-      reason,
-      comment,
-      lookup: rates.lookup,
-    },
-    key: request?.key,
-    actor: request?.actor ?? 'client',
-  })
+  const done = await ctx.tradeCloses.submit(closeRequest(ctx, o, { oc, sym, rates }, input, reason, request))
   if (done.kind === 'replay') return null
   if (done.kind === 'moved') {
     // lost to another close, its SL or TP, a stop-out: a position no longer open answers as a close of a

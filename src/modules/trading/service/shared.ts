@@ -6,7 +6,7 @@ import { readOrNothing } from '../../../kernel/db/tolerant'
 import type { GroupRecord } from '../../accounts'
 import { type GroupSymbol, type Quote, quoteAgeOver } from '../../market'
 import type { OrderRow } from '../book/positions'
-import type { Closed, CloseRequest } from '../commit/close-commit'
+import type { CloseCommitter } from '../commit/close-commit'
 import type { tradeKey } from '../commit/idempotency'
 import type { Opened, OpenRequest, WhileWanted } from '../commit/open-commit'
 import type { TradingCtx } from '../context'
@@ -21,7 +21,7 @@ import { orders } from '../schema'
 export interface TradingServices extends TradingCtx {
   triggers: TriggerEngine
   tradeOpens: Committer<OpenRequest, Opened>
-  tradeCloses: Committer<CloseRequest, Closed>
+  tradeCloses: CloseCommitter
 }
 
 export const refresh = (ctx: TradingServices) => ({
