@@ -3,7 +3,18 @@ import type { Logger } from '../logger'
 import { connected, openRedis } from '../redis'
 import { backoff, Dependency } from '../resilience'
 import { type BusHandler, handOver, idTime, type MessageBus, type Subscription } from './bus'
-import { BUS_KEEP_MS, BUS_STREAM, newestOf, parseEntry, type Raw, rangeOf, xaddArgs } from './stream'
+import {
+  BUS_KEEP_MS,
+  BUS_STREAM,
+  dropLogger,
+  lateAfter,
+  newestOf,
+  onTime,
+  publishLate,
+  type Raw,
+  rangeOf,
+  xaddArgs,
+} from './stream'
 
 /** How long one call of the bus may take before it counts as failed (a blocking read is apart). */
 const CALL_TIMEOUT_MS = 1000
@@ -13,7 +24,9 @@ const BLOCK_MS = 1000
  * The bus on a Redis stream. Each subscription reads with a blocking XREAD on a connection of its own,
  * so an entry reaches every instance about a millisecond after it is appended. While Redis is away,
  * appends fail at once (a circuit breaker, kernel/resilience) and readers retry with a capped backoff,
- * then resume from their position: nothing appended before the outage is skipped.
+ * then resume from their position: nothing appended before the outage is skipped. An append that lands
+ * past its publish bound (a stalled Redis running an XADD whose call timed out) is dropped by every reader
+ * (stream.ts, landedLate): a publish that failed is never delivered later.
  */
 export class RedisBus implements MessageBus {
   readonly kind = 'redis' as const
@@ -37,9 +50,18 @@ export class RedisBus implements MessageBus {
   private readonly send = (cmd: string, args: string[]) =>
     this.dependency.call(async () => (await connected(this.client)).send(cmd, args))
 
+  /**
+   * Appends under the call timeout, with a deadline in the entry (stream.ts, landedLate): a timed-out XADD
+   * is not cancelled (it is on the socket; a stalled Redis runs it when it resumes), so readers drop it
+   * when it lands past the deadline, and an answer past it is a failure here too.
+   */
   async publish(type: string, data: unknown) {
-    const id = String(await this.send('XADD', xaddArgs(type, data, this.lastMs, this.keepMs)))
+    const started = Date.now()
+    const deadline = started + lateAfter(CALL_TIMEOUT_MS)
+    const id = String(await this.send('XADD', xaddArgs(type, data, this.lastMs, this.keepMs, deadline)))
     this.lastMs = Math.max(this.lastMs, idTime(id))
+    if (idTime(id) > deadline)
+      throw publishLate(id, deadline, Date.now() - started, lateAfter(CALL_TIMEOUT_MS), this.logger)
     return id
   }
 
@@ -70,6 +92,7 @@ class RedisSubscription implements Subscription {
   private readonly reader: RedisClient
   private closed = false
   private readonly loop: Promise<void>
+  private readonly dropped: ReturnType<typeof dropLogger>
 
   constructor(
     url: string,
@@ -80,6 +103,7 @@ class RedisSubscription implements Subscription {
     private readonly detach: () => void,
   ) {
     this.position = from
+    this.dropped = dropLogger(logger)
     this.reader = openRedis(url, { pipelining: false })
     this.loop = this.run()
   }
@@ -107,9 +131,11 @@ class RedisSubscription implements Subscription {
         if (!r || this.closed) continue
         const rows = Array.isArray(r) ? (r[0]?.[1] ?? []) : (r[BUS_STREAM] ?? [])
         if (rows.length === 0) continue
-        const entries = rows.map(parseEntry)
-        this.position = entries.at(-1)!.id
-        await handOver(this.handler, entries, this.logger)
+        // past the late ones too (dropped: their publishers were told they failed)
+        this.position = rows.at(-1)![0]
+        const { entries, late } = onTime(rows)
+        this.dropped(late, this.position)
+        if (entries.length) await handOver(this.handler, entries, this.logger)
       } catch (e) {
         if (this.closed) break
         // one line per outage and then every 50th retry, not one every 200 ms for ever

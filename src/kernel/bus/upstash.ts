@@ -1,7 +1,22 @@
 import type { Logger } from '../logger'
 import { backoff, Dependency, errText } from '../resilience'
-import { type BusEntry, type BusHandler, handOver, idTime, type MessageBus, type Subscription } from './bus'
-import { BUS_KEEP_MS, newestOf, rangeOf, type Send, xaddArgs } from './stream'
+import { type BusHandler, handOver, idTime, type MessageBus, type Subscription } from './bus'
+import {
+  BUS_KEEP_MS,
+  dropLogger,
+  lateAfter,
+  newestOf,
+  onTime,
+  publishLate,
+  type Raw,
+  rangeOf,
+  rowsAfter,
+  type Send,
+  xaddArgs,
+} from './stream'
+
+/** How long one call of the bus may take before it counts as failed. */
+const CALL_TIMEOUT_MS = 2000
 
 /**
  * The bus on the same Redis stream through Upstash's REST protocol (the edge has no long-lived
@@ -23,7 +38,7 @@ export class UpstashBus implements MessageBus {
     private readonly pollMs = 100,
     private readonly keepMs = BUS_KEEP_MS,
   ) {
-    this.dependency = new Dependency('bus', 2000, logger, () => this.post(url, token, 'PING', []))
+    this.dependency = new Dependency('bus', CALL_TIMEOUT_MS, logger, () => this.post(url, token, 'PING', []))
     this.send = (cmd, args) => this.dependency.call(() => this.post(url, token, cmd, args))
   }
 
@@ -38,15 +53,28 @@ export class UpstashBus implements MessageBus {
     return body.result
   }
 
+  /** Appends under the call timeout with a deadline in the entry, as RedisBus.publish (stream.ts, landedLate). */
   async publish(type: string, data: unknown) {
-    const id = String(await this.send('XADD', xaddArgs(type, data, this.lastMs, this.keepMs)))
+    const started = Date.now()
+    const deadline = started + lateAfter(CALL_TIMEOUT_MS)
+    const id = String(await this.send('XADD', xaddArgs(type, data, this.lastMs, this.keepMs, deadline)))
     this.lastMs = Math.max(this.lastMs, idTime(id))
+    if (idTime(id) > deadline)
+      throw publishLate(id, deadline, Date.now() - started, lateAfter(CALL_TIMEOUT_MS), this.logger)
     return id
   }
 
   subscribe(from: string, handler: BusHandler, opts?: { pollMs?: number }): Subscription {
-    const sub = new PollingSubscription(this, from, handler, opts?.pollMs ?? this.pollMs, this.logger, () =>
-      this.subs.delete(sub),
+    const sub = new PollingSubscription(
+      {
+        rows: (after, limit) => rowsAfter(this.send, after, limit),
+        newest: () => this.newest(),
+      },
+      from,
+      handler,
+      opts?.pollMs ?? this.pollMs,
+      this.logger,
+      () => this.subs.delete(sub),
     )
     this.subs.add(sub)
     return sub
@@ -75,8 +103,14 @@ class PollingSubscription implements Subscription {
   private closed = false
   private readonly loop: Promise<void>
 
+  private readonly dropped: ReturnType<typeof dropLogger>
+
   constructor(
-    private readonly bus: MessageBus,
+    /** The stream's rows as stored (late ones too: the poller positions itself past them), and its newest id. */
+    private readonly bus: {
+      rows(after: string, limit: number): Promise<Raw[] | null>
+      newest(): Promise<string>
+    },
     from: string,
     private readonly handler: BusHandler,
     private readonly pollMs: number,
@@ -84,16 +118,17 @@ class PollingSubscription implements Subscription {
     private readonly detach: () => void,
   ) {
     this.position = from
+    this.dropped = dropLogger(logger)
     this.loop = this.run()
   }
 
   private async run() {
     let failures = 0
     while (!this.closed) {
-      let entries: BusEntry[] = []
+      let rows: Raw[] = []
       try {
         if (this.position === '$') this.position = await this.bus.newest()
-        const page = await this.bus.range(this.position, PAGE)
+        const page = await this.bus.rows(this.position, PAGE)
         if (page === null) {
           // trimmed past this position (a poller that fell minutes behind): what lay between is gone, and
           // asking from here again would find nothing for ever; it goes on from the newest entry
@@ -102,7 +137,7 @@ class PollingSubscription implements Subscription {
           })
           this.position = await this.bus.newest()
         }
-        entries = page ?? []
+        rows = page ?? []
         failures = 0
         this.lastReadAt = Date.now()
       } catch (e) {
@@ -110,12 +145,15 @@ class PollingSubscription implements Subscription {
         await new Promise((r) => setTimeout(r, backoff(failures, 2000)))
         continue
       }
-      if (entries.length && !this.closed) {
-        this.position = entries.at(-1)!.id
-        await handOver(this.handler, entries, this.logger)
+      if (rows.length && !this.closed) {
+        // past the late ones too (dropped: their publishers were told they failed)
+        this.position = rows.at(-1)![0]
+        const { entries, late } = onTime(rows)
+        this.dropped(late, this.position)
+        if (entries.length) await handOver(this.handler, entries, this.logger)
         // a full page: more is waiting, asked for at once; otherwise one call per interval however busy
         // the bus is (each call is a billed REST request)
-        if (entries.length === PAGE) continue
+        if (rows.length === PAGE) continue
       }
       await new Promise((r) => setTimeout(r, this.pollMs))
     }
