@@ -105,6 +105,6 @@ export function createKernel(deps: Deps, edge = false): Kernel & { role: EngineR
     events,
     uow: new UnitOfWork(deps.db, events, deps.clock, deps.logger),
     routeBodies: new Map(),
-    audit: new StaffAudit(deps.db, deps.clock, deps.logger),
+    audit: new StaffAudit(deps.db, deps.clock, deps.logger, edge),
   }
 }

@@ -68,7 +68,7 @@ describe('staff audit trail', () => {
     expect(JSON.stringify(stored)).not.toContain('audit-secret-1')
   })
 
-  test('a refused change is recorded with its status and code; a read is not; quote batches are not', async () => {
+  test('a refused change is recorded with its status and code; a read is not; a quote batch is, once answered', async () => {
     const before = (await rowsOf(t, admin)).rows[0].id as number
     const refused = await t.request('POST', '/manager/accounts/100001/balance', {
       token: manager,
@@ -83,9 +83,35 @@ describe('staff audit trail', () => {
     expect(quotes.status).toBe(200)
     await t.ctx.audit.settled()
     const rows = (await rowsOf(t, admin)).rows.filter((r) => r.id > before)
-    expect(rows.map((r) => [r.method, r.route, r.status, r.code])).toEqual([
-      ['POST', '/manager/accounts/:login/balance', 400, 'INVALID_DATA'],
+    expect(rows.map((r) => [r.role, r.method, r.route, r.status, r.code])).toEqual([
+      ['DEALER', 'POST', '/market/quotes', 200, null],
+      ['MANAGER', 'POST', '/manager/accounts/:login/balance', 400, 'INVALID_DATA'],
     ])
+    expect(rows[0].body).toEqual({ ticks: [{ symbol: 'EURUSD', bid: 1.1, ask: 1.1001 }] })
+  })
+
+  test('a repeat under one Idempotency-Key is marked a replay; settings about a password are kept, passwords are not', async () => {
+    const key = `audit-replay-${Date.now()}`
+    const open = () =>
+      t.request('POST', '/trade/open', {
+        token: dealer,
+        headers: { 'idempotency-key': key },
+        body: { login: 100001, cmd: 0, volume: 1, symbol: 'EURUSD', sl: 0, tp: 0 },
+      })
+    const first = await open()
+    const again = await open()
+    expect([first.status, again.status]).toEqual([200, 200])
+    expect(again.json.order).toBe(first.json.order)
+    const patched = await t.request('PATCH', '/manager/accounts/100001', {
+      token: manager,
+      body: { enable_change_password: 1 },
+    })
+    expect(patched.status).toBe(200)
+    await t.ctx.audit.settled()
+    const [patch, second, firstRow] = (await rowsOf(t, admin, '?limit=3')).rows
+    expect([firstRow.route, firstRow.idempotency_key, firstRow.replayed]).toEqual(['/trade/open', key, false])
+    expect([second.route, second.idempotency_key, second.replayed]).toEqual(['/trade/open', key, true])
+    expect(patch.body).toEqual({ enable_change_password: 1 })
   })
 
   test("opening a customer's identity document is recorded", async () => {
@@ -171,12 +197,12 @@ describe('a change whose record cannot be written is not made', () => {
   })
   afterAll(() => t.close())
 
-  test('the audit table refusing its row: 503 and no money moved', async () => {
+  test('the audit table refusing its row (any error, not only a busy one): 503 and no money moved', async () => {
     const manager = await t.staffToken()
     const [before] = await t.ctx.db.select().from(accounts).where(eq(accounts.login, 100001))
     // a trigger refusing every row: the record's write fails as a database away would make it fail
     await t.ctx.db.run(
-      "CREATE TRIGGER audit_down BEFORE INSERT ON staff_actions BEGIN SELECT RAISE(ABORT, 'database is locked'); END" as never,
+      "CREATE TRIGGER audit_down BEFORE INSERT ON staff_actions BEGIN SELECT RAISE(ABORT, 'constraint failed'); END" as never,
     )
     const r = await t.request('POST', '/manager/accounts/100001/balance', {
       token: manager,

@@ -306,8 +306,10 @@ export function contractWalk(rt: WalkTarget) {
     },
     // a staff change for the trail to show (the walk may reach the list before any)
     'GET /manager/audit': async (r) => {
-      // the first page (the example cursor, 1, is past every row)
+      // the first page of every route (the example cursor, 1, is past every row; the example route is
+      // one this walk may not have called yet)
       delete r.query.cursor
+      delete r.query.route
       const d = await direct('POST', '/manager/accounts/100001/balance', tokens.SESSION_MANAGER!, {
         type: 'deposit',
         amount: 100,

@@ -26,6 +26,13 @@ const StaffAction = t.Object({
   }),
   code: t.Union([t.String(), t.Null()], { description: 'the error code of a refused request' }),
   request_id: t.String({ description: "the request's X-Request-Id (its log line)" }),
+  idempotency_key: t.Union([t.String(), t.Null()], {
+    description: 'the Idempotency-Key header the request sent: repeats of one change carry the same',
+  }),
+  replayed: t.Boolean({
+    description:
+      'true when the answer was the replay of an earlier one under that key: nothing was done again',
+  }),
 })
 
 /** The stored text back as JSON where it is (a cut body stays text). */
@@ -76,6 +83,8 @@ export const auditRoutes = (k: Kernel) =>
           status: r.status,
           code: r.code,
           request_id: r.requestId,
+          idempotency_key: r.idempotencyKey,
+          replayed: r.replayed === 1,
         })),
         next_cursor: rows.length > page.length ? page[page.length - 1].id : null,
       }
@@ -110,7 +119,8 @@ export const auditRoutes = (k: Kernel) =>
           'One row per change a staff session (manager, admin, dealer) asked for, on every route, and per read of a route ' +
           "that says it is recorded (a customer's identity document opened). The row is written before the change runs: " +
           'a change is never made without it (when it cannot be written the request answers 503 and nothing is done); ' +
-          'its status and code once answered. Not recorded: other reads, sign-ins, and the routes that say so (price batches). ' +
+          'its status and code once answered. Price batches, many a second, are written once answered, in groups, within a ' +
+          'second. Not recorded: other reads and sign-ins. Passwords, tokens, keys and one-time codes are [redacted]. ' +
           'Kept without end. A page at a time: `limit`, then `cursor` = the last next_cursor.',
       }),
     },

@@ -112,6 +112,9 @@ const codes = new WeakMap<Request, string>()
 /** The id an error answer got before any route hook ran (unknown route): the edge's log line uses it. */
 const earlyIds = new WeakMap<Request, string>()
 
+/** Whether the answer is the replay of an earlier one under its Idempotency-Key (nothing done again). */
+const replayed = (headers: Record<string, unknown>) => headers['idempotent-replayed'] === 'true'
+
 /** An answer's status as a number (Elysia leaves it unset for a 200). */
 const statusOf = (status: number | string | undefined) => (typeof status === 'number' ? status : 200)
 
@@ -179,7 +182,7 @@ export const httpPlatform = (ctx: Kernel) => {
           startedAt,
           codes.get(request),
         )
-        ctx.audit.finish(request, statusOf(set.status), codes.get(request))
+        ctx.audit.finish(request, statusOf(set.status), codes.get(request), replayed(set.headers))
       })
     : platform
 }
@@ -222,7 +225,7 @@ const basePlatform = (ctx: Kernel) =>
     .mapResponse({ as: 'global' }, ({ responseValue, set, requestId, request, route, startedAt }) => {
       if (!ctx.edge) {
         logRequest(ctx, request.method, route, set.status, requestId, startedAt, codes.get(request))
-        ctx.audit.finish(request, statusOf(set.status), codes.get(request))
+        ctx.audit.finish(request, statusOf(set.status), codes.get(request), replayed(set.headers))
       }
       return withRequestId(responseValue, set, requestId)
     })

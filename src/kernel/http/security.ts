@@ -1,6 +1,6 @@
 import { timingSafeEqual } from 'node:crypto'
 import { Elysia } from 'elysia'
-import { audited } from '../audit/recorder'
+import { type AuditRule, audited } from '../audit/recorder'
 import { extractToken } from '../auth/extract'
 import type { Session, SessionType } from '../auth/session'
 import { type Brand, normalizeHost } from '../brand/registry'
@@ -22,11 +22,11 @@ interface AuthRule {
    */
   signOut?: true
   /**
-   * The staff audit trail (kernel/audit): a staff session's changes are recorded unless `false` (the
-   * dealer's quote batches, many a second, are prices, not decisions); `'read'` records its reads too
-   * (a customer's identity document opened).
+   * The staff audit trail (kernel/audit): a staff session's changes are recorded, each before it runs;
+   * `'read'` records its reads too (a customer's identity document opened); `'batched'` records each once
+   * answered, in groups (the dealer's quote batches, many a second).
    */
-  audit?: false | 'read'
+  audit?: AuditRule
 }
 
 /** The host the client asked for, as sent: X-Forwarded-Host behind a trusted proxy, else Host. */
@@ -272,7 +272,7 @@ export const security = (ctx: Kernel) =>
         // written before the route runs: a change is never made without its record (nor the record's
         // write refused without the change refused: 503, nothing done)
         if (audited(g.session, g.request.method, rule.audit))
-          await ctx.audit.begin(g.request, g.route, g.session, g.body, g.requestId ?? '')
+          await ctx.audit.begin(g.request, g.route, g.session, g.body, g.requestId ?? '', rule.audit)
       },
       resolve(c) {
         const g = c as unknown as Guarded

@@ -307,8 +307,8 @@ export const marketRoutes = (ctx: MarketCtx, operator = operatorGuard(ctx)) =>
         return ingestQuotes(ctx, body.ticks)
       },
       {
-        // prices, many batches a second: not in the staff audit trail (its log lines say who sent them)
-        auth: { roles: ['SESSION_DEALER', 'SESSION_ADMIN'], audit: false },
+        // prices, many batches a second: each recorded once answered, written in groups
+        auth: { roles: ['SESSION_DEALER', 'SESSION_ADMIN'], audit: 'batched' },
         body: IngestBody,
         response: { 200: IngestResult, ...errors({ 403: ['NOT_OPERATOR_BRAND'] }) },
         detail: doc('Market', 'Ingest a batch of quotes (dealer or admin session of an operator brand)', {
