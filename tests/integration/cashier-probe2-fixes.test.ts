@@ -307,3 +307,129 @@ describe('a payout with an unknown outcome keeps its hold', () => {
     expect((await balance()) - held).toBe(52)
   })
 })
+
+// review of 90c0b29
+describe("the provider's notice of a refund staff made", () => {
+  const staffRefund = async (id: number) => {
+    const r = await t.request('POST', `/manager/cashier/transactions/${id}/refund`, {
+      token: manager,
+      body: { note: 'customer asked' },
+    })
+    expect([r.status, r.json?.status_name]).toEqual([200, 'refunded'])
+  }
+
+  test("the provider's own notice of the refund staff made is not flagged as 'provider took it again'", async () => {
+    const id = await credited(25)
+    await staffRefund(id)
+    const before = await balance()
+    // staff refunded it at the provider: the provider reports that refund (same amount)
+    expect((await hook(`evt-r-${id}`, 'payment.refunded', id, 2500)).status).toBe(200)
+    const s = await staffTx(id)
+    expect([s.status_name, s.flagged]).toEqual(['refunded', false])
+    expect(await balance()).toBe(before)
+    // recorded in the history all the same (the provider's word), nothing moved
+    const last = s.history[s.history.length - 1]
+    expect([last.actor, last.from, last.to]).toEqual(['provider:sandbox', 7, 7])
+    expect(last.note).toContain('refund')
+  })
+
+  test('a second provider refund after its notice: the provider took it again (flagged)', async () => {
+    const id = await credited(26)
+    await staffRefund(id)
+    expect((await hook(`evt-r-${id}`, 'payment.refunded', id, 2600)).status).toBe(200)
+    expect((await staffTx(id)).flagged).toBe(false)
+    const before = await balance()
+    expect((await hook(`evt-r2-${id}`, 'payment.refunded', id, 2600)).status).toBe(200)
+    const s = await staffTx(id)
+    expect([s.status_name, s.flagged]).toEqual(['refunded', true])
+    expect(s.staff_note).toContain('provider took it again')
+    expect(await balance()).toBe(before)
+  })
+
+  test('a provider refund of another amount than the deposit staff refunded is not its notice: flagged', async () => {
+    const id = await credited(27)
+    await staffRefund(id)
+    expect((await hook(`evt-r-${id}`, 'payment.refunded', id, 1000)).status).toBe(200)
+    expect((await staffTx(id)).flagged).toBe(true)
+  })
+
+  test('a refund after a chargeback of a deposit staff refunded: still the provider taking it again', async () => {
+    const id = await credited(28)
+    await staffRefund(id)
+    expect((await hook(`evt-d-${id}`, 'payment.disputed', id, 2800)).status).toBe(200)
+    expect((await hook(`evt-r-${id}`, 'payment.refunded', id, 2800)).status).toBe(200)
+    const s = await staffTx(id)
+    expect(s.flagged).toBe(true)
+    expect(s.history.filter((h: { note: string }) => h.note.includes('provider took it again')).length).toBe(
+      2,
+    )
+  })
+})
+
+describe('a flag keeps the staff note it finds', () => {
+  const noteOf = (id: number, note: string) =>
+    t.ctx.db.run(sql`update cashier_transactions set staff_note = ${note} where id = ${id}`)
+
+  test("an earlier note ('short by X, collect it') stays in view beside the new flag's", async () => {
+    const id = await credited(21)
+    await noteOf(id, 'chargeback not covered: the account is short by 5.00 USD; collect it from the customer')
+    expect((await hook(`evt-f-${id}`, 'payment.failed', id, 2100)).status).toBe(200)
+    const s = await staffTx(id)
+    expect(s.flagged).toBe(true)
+    expect(s.staff_note).toContain('short by 5.00 USD')
+    expect(s.staff_note).toContain('provider reported failed for a credited deposit')
+  })
+
+  test('the note stays bounded: the earlier text is cut, the new note kept whole', async () => {
+    const id = await credited(22)
+    await noteOf(id, 'x'.repeat(1990))
+    expect((await hook(`evt-f-${id}`, 'payment.failed', id, 2200)).status).toBe(200)
+    const s = await staffTx(id)
+    expect(s.staff_note.length).toBeLessThanOrEqual(2000)
+    expect(s.staff_note.startsWith('xxx')).toBe(true)
+    expect(
+      s.staff_note.endsWith(
+        'provider reported failed for a credited deposit: check with the provider whether the money arrived',
+      ),
+    ).toBe(true)
+  })
+})
+
+describe('a payout through a provider no longer configured', () => {
+  test('is refused before the approval commits (503 PROVIDER_NOT_CONFIGURED), nothing sent, it stays pending', async () => {
+    const id = await withdrawal(54)
+    const held = await balance()
+    await t.ctx.db.run(sql`update cashier_transactions set provider = 'retired' where id = ${id}`)
+    const r = await t.request('POST', `/manager/cashier/transactions/${id}/approve`, {
+      token: manager,
+      body: {},
+    })
+    expect([r.status, r.json?.error]).toEqual([503, 'PROVIDER_NOT_CONFIGURED'])
+    const s = await staffTx(id)
+    expect([s.status_name, s.flagged]).toEqual(['pending_approval', false])
+    expect(await balance()).toBe(held)
+    // staff may still reject it: the hold returns
+    const rejected = await t.request('POST', `/manager/cashier/transactions/${id}/reject`, {
+      token: manager,
+      body: { reason: 'The payout provider was retired.' },
+    })
+    expect([rejected.status, rejected.json?.status_name]).toEqual([200, 'cancelled'])
+    expect((await balance()) - held).toBe(54)
+  })
+
+  test('the approve route documents the code', async () => {
+    const doc = (await t.request('GET', '/swagger/json')).json
+    const op = doc.paths['/manager/cashier/transactions/{id}/approve'].post
+    expect(JSON.stringify(op.responses['503'])).toContain('PROVIDER_NOT_CONFIGURED')
+    expect(op.description).toContain('PROVIDER_NOT_CONFIGURED')
+  })
+})
+
+test("status_name's description names manual_review, which a customer's withdrawal may now show", async () => {
+  const doc = JSON.stringify((await t.request('GET', '/swagger/json')).json)
+  const described = [...doc.matchAll(/"description":"(spec 3\.1's name; a withdrawal's[^"]*)"/g)].map(
+    (m) => m[1],
+  )
+  expect(described.length).toBeGreaterThan(0)
+  for (const d of described) expect(d).toContain('manual_review')
+})

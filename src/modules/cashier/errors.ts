@@ -27,11 +27,14 @@ export const refuse = CASHIER.refuse
 
 /**
  * What changed since a withdrawal was asked, found when staff approve it: a state conflict (409), under
- * the code the request would have been refused with then. The withdrawal stays pending.
+ * the code the request would have been refused with then, or its payout provider taken out of the
+ * configuration (503). The withdrawal stays pending.
  */
 const SINCE_ASKED = refusals({
   ACCOUNT_DISABLED: { status: 409, code: 'ACCOUNT_DISABLED' },
   WITHDRAWAL_NOT_ALLOWED: { status: 409, code: 'WITHDRAWAL_NOT_ALLOWED' },
+  /** The withdrawal's payout provider is no longer configured on this instance: nothing was sent. */
+  PROVIDER_NOT_CONFIGURED: { status: 503, code: 'PROVIDER_NOT_CONFIGURED' },
 })
 
 export const refuseSinceAsked = SINCE_ASKED.refuse

@@ -164,6 +164,7 @@ export const cashierManagerRoutes = (ctx: CashierCtx) =>
             ...CONFLICT,
             409: [...CONFLICT[409], 'ACCOUNT_DISABLED', 'WITHDRAWAL_NOT_ALLOWED'],
             403: ['KYC_REQUIRED'],
+            503: ['PROVIDER_NOT_CONFIGURED'],
           }),
         },
         detail: doc('Cashier back office', 'Approve a withdrawal and send its payout', {
@@ -172,7 +173,8 @@ export const cashierManagerRoutes = (ctx: CashierCtx) =>
             "The customer's KYC is checked again: 403 KYC_REQUIRED when it no longer allows withdrawals (a step " +
             'rejected or expired since the request); 409 ACCOUNT_DISABLED when staff disabled the account since, ' +
             "409 WITHDRAWAL_NOT_ALLOWED when the customer's withdrawals were closed since, 409 " +
-            'TRANSACTION_STATE_CONFLICT when the account owes money; the withdrawal stays pending (reject it, or ' +
+            'TRANSACTION_STATE_CONFLICT when the account owes money, 503 PROVIDER_NOT_CONFIGURED when its payout ' +
+            'provider is no longer configured (nothing is sent); the withdrawal stays pending (reject it, or ' +
             "approve it later). The provider's refusal of the payout answers it payout_failed (the hold returns); " +
             'sending it with no answer (a timeout: it may have been sent) answers it manual_review, flagged, with ' +
             'the hold kept: check with the provider, then mark it paid or its payout failed.',

@@ -54,7 +54,7 @@ const txFields = {
   status: Int({ description: 'spec 3.1: 0 created … 9 manual_review' }),
   status_name: t.UnionEnum(TX_STATUS_NAMES as [string, ...string[]], {
     description:
-      "spec 3.1's name; a withdrawal's are named for what they are: pending_approval (funds held), payout_in_progress (approved), paid, payout_failed, cancelled (rejected, or cancelled by the customer)",
+      "spec 3.1's name; a withdrawal's are named for what they are: pending_approval (funds held), payout_in_progress (approved), paid, payout_failed, cancelled (rejected, or cancelled by the customer), manual_review (a payout sent with no answer from the provider: staff are checking it, the funds stay held)",
   }),
   amount: t.Number(),
   fee: t.Number(),

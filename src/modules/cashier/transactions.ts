@@ -145,11 +145,39 @@ const recordStatement = statement((qb) =>
   } as never),
 )
 
-/** Flags a transaction for staff with a note (kept in its history); its status does not change. */
+/** What `staff_note` holds at most (characters): the notes added to it, the earliest ones cut first. */
+export const STAFF_NOTE_MAX = 2000
+
+/**
+ * `staff_note` with `note` added after what it holds (a line each), as the statement writes it: an
+ * earlier note ('short by X, collect it') stays in view beside the new one. Past STAFF_NOTE_MAX the
+ * earlier text is cut at its end (marked …), the new note kept whole (itself cut to the bound).
+ */
+export function withNote(note: string) {
+  const added = note.slice(0, STAFF_NOTE_MAX)
+  const keep = Math.max(0, STAFF_NOTE_MAX - added.length - 2)
+  const col = cashierTransactions.staffNote
+  return sql<string>`case when ${col} = '' then ${added}
+    when length(${col}) > ${keep} then substr(${col}, 1, ${keep}) || ${`…\n${added}`}
+    else ${col} || ${`\n${added}`} end`
+}
+
+/** `withNote` on a note read in the writer's transaction (a transition's columns, `move`'s set). */
+export function noteAfter(earlier: string, note: string) {
+  const added = note.slice(0, STAFF_NOTE_MAX)
+  if (!earlier) return added
+  const keep = Math.max(0, STAFF_NOTE_MAX - added.length - 2)
+  return earlier.length > keep ? `${earlier.slice(0, keep)}…\n${added}` : `${earlier}\n${added}`
+}
+
+/**
+ * Flags a transaction for staff with a note (kept in its history), added to the staff note it has; its
+ * status does not change.
+ */
 export async function flag(tx: Tx, row: TxRow, staffNote: string, actor: string, now: number) {
   const [done] = (await tx
     .update(cashierTransactions)
-    .set({ flagged: 1, staffNote })
+    .set({ flagged: 1, staffNote: withNote(staffNote) })
     .where(eq(cashierTransactions.id, row.id))
     .returning()) as [TxRow]
   await record(tx, row.id, row.status, row.status, actor, staffNote, now)

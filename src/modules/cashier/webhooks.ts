@@ -1,4 +1,4 @@
-import { and, asc, eq, lt, or, sql } from 'drizzle-orm'
+import { and, asc, desc, eq, gt, lt, or, sql } from 'drizzle-orm'
 import type { Brand } from '../../kernel/brand/registry'
 import type { Tx } from '../../kernel/db/client'
 import { rootMessage } from '../../kernel/db/errors'
@@ -9,8 +9,8 @@ import { type CashierCtx, secretsOf } from './context'
 import { heldAfterReversal, next, STATUS, statusName } from './domain/status'
 import { refuse } from './errors'
 import type { ParsedWebhook } from './providers/port'
-import { cashierInbox, cashierTransactions } from './schema'
-import { credit, flag, LostRace, move, record, reverse, type TxRow } from './transactions'
+import { cashierHistory, cashierInbox, cashierTransactions } from './schema'
+import { credit, flag, LostRace, move, noteAfter, record, reverse, type TxRow } from './transactions'
 
 const CLAIM_MS = 30_000
 /** The inbox event ids reconciliation queues the provider's state under (backoffice/reconcile.ts). */
@@ -57,8 +57,9 @@ const processedStatement = statement((qb) =>
  * currency (a partial refund) flags it for staff and moves nothing. One of a deposit not credited yet
  * (before its capture, or in review) is recorded, flagged and held in review, where a credit takes only
  * what the provider still holds. A refund or dispute of a deposit taken back already (the provider takes
- * it again), and a failure or cancellation of a credited one, flag it for staff and move nothing. Whatever
- * else does not apply to the current status changes nothing (late, repeated or out-of-order events).
+ * it again), and a failure or cancellation of a credited one, flag it for staff and move nothing; the
+ * provider's notice of a refund staff made (`echoesStaffRefund`) is recorded only. Whatever else does not
+ * apply to the current status changes nothing (late, repeated or out-of-order events).
  */
 async function applyUpdate(
   ctx: CashierCtx,
@@ -126,6 +127,21 @@ async function applyUpdate(
     // untouched, staff are told. Reconciliation restating the state we hold is no news.
     if (row.status === STATUS.refunded || row.status === STATUS.chargeback) {
       if (restated && statusName(row.status) === u.update) return ignored(row)
+      // the provider's own notice of the refund staff made (they refunded it at the provider): the same
+      // money, reported once. Recorded, not flagged; a second one, or a chargeback, is the provider taking
+      // it again
+      if (await echoesStaffRefund(tx, row, u)) {
+        await record(
+          tx,
+          row.id,
+          row.status,
+          row.status,
+          actor,
+          `provider confirmed the refund of ${fromMinor(u.amount, u.currency)} ${u.currency}`,
+          now,
+        )
+        return { state: 'processed', result: "recorded: the provider's notice of the staff refund" }
+      }
       await flag(
         tx,
         row,
@@ -145,7 +161,10 @@ async function applyUpdate(
       const set = {
         ...heldAfterReversal(row, u),
         flagged: 1,
-        staffNote: `${what}: held for review; a credit takes only what the provider still holds (provider_amount)`,
+        staffNote: noteAfter(
+          row.staffNote,
+          `${what}: held for review; a credit takes only what the provider still holds (provider_amount)`,
+        ),
         reason: 'the payment is being reviewed',
       }
       const r =
@@ -183,6 +202,37 @@ async function applyUpdate(
     return { state: 'processed', result: c?.status === STATUS.credited ? 'credited' : 'credit_failed' }
   }
   return { state: 'processed', result: `status ${r.status}` }
+}
+
+/**
+ * A provider's `refunded` of the whole deposit (its amount and currency) that staff refunded, with no
+ * provider reversal recorded since the staff refund (its notice, or a refund or chargeback flagged as
+ * taken again): the provider reporting the refund staff made there, not a second taking.
+ */
+async function echoesStaffRefund(tx: Tx, row: TxRow, u: ParsedWebhook) {
+  if (u.update !== 'refunded' || row.status !== STATUS.refunded) return false
+  if (u.amount !== row.amount || u.currency !== row.currency) return false
+  const [refund] = await tx
+    .select({ id: cashierHistory.id, actor: cashierHistory.actor })
+    .from(cashierHistory)
+    .where(
+      and(
+        eq(cashierHistory.transactionId, row.id),
+        eq(cashierHistory.fromStatus, STATUS.credited),
+        eq(cashierHistory.toStatus, STATUS.refunded),
+      ),
+    )
+    .orderBy(desc(cashierHistory.id))
+    .limit(1)
+  if (!refund?.actor.startsWith('staff:')) return false
+  // anything recorded on the refunded deposit since is the provider's: its notice came already, or it
+  // took the money again (flagged)
+  const [since] = await tx
+    .select({ id: cashierHistory.id })
+    .from(cashierHistory)
+    .where(and(eq(cashierHistory.transactionId, row.id), gt(cashierHistory.id, refund.id)))
+    .limit(1)
+  return !since
 }
 
 /** A deposit a reversal sent to review before any confirmation was recorded (its capture is to come). */

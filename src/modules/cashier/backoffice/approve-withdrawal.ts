@@ -7,7 +7,7 @@ import { next } from '../domain/status'
 import { refuse, refuseSinceAsked } from '../errors'
 import { PayoutRefused } from '../providers/port'
 import { cashierTransactions } from '../schema'
-import { move } from '../transactions'
+import { move, noteAfter } from '../transactions'
 import { payoutFailed } from './payout-failed'
 import { act, rowOf, type StaffAction, staff } from './shared'
 
@@ -66,6 +66,20 @@ async function stillAllowed(ctx: CashierCtx, row: { login: number; customerId: n
 }
 
 /**
+ * The provider the withdrawal is paid out through. One this instance no longer has (taken out of the
+ * configuration since the withdrawal was asked) is found before the approval commits: 503
+ * PROVIDER_NOT_CONFIGURED, nothing sent, the withdrawal stays pending (configure it again, or reject it).
+ */
+function payoutOf(ctx: CashierCtx, row: { id: number; provider: string }) {
+  const provider = ctx.providers.get(row.provider)
+  if (provider) return provider
+  throw refuseSinceAsked(
+    'PROVIDER_NOT_CONFIGURED',
+    `withdrawal ${row.id} is paid out through ${row.provider}, which is not configured here: nothing was sent and it stays pending; configure the provider again, or reject it`,
+  )
+}
+
+/**
  * Approves a withdrawal and sends its payout through the provider module. The provider's definite
  * refusal (`PayoutRefused`) fails the payout and returns the hold; any other failure to send (a timeout
  * after the provider may have sent it) keeps the hold and moves the withdrawal to manual_review, flagged:
@@ -82,6 +96,7 @@ export async function approveWithdrawal({
   const view = await act(ctx, brandId, id, 'approve it', async (row, now) => {
     // a withdrawal its state no longer lets staff approve answers by its state (409), not by KYC
     if (row.kind !== 'withdrawal' || next('withdrawal', row.status, 'approve') === null) return null
+    payoutOf(ctx, row)
     await stillAllowed(ctx, row)
     return ctx.db.transaction(async (tx) => {
       // in the approval's transaction: a rejection that commits while it waits is seen
@@ -93,9 +108,11 @@ export async function approveWithdrawal({
   const row = await rowOf(ctx, brandId, id)
   let sent: { providerRef: string }
   try {
-    sent = await ctx.providers
-      .get(row.provider)!
-      .startPayout({ transactionId: row.id, amount: row.amount - row.fee, currency: row.currency })
+    sent = await payoutOf(ctx, row).startPayout({
+      transactionId: row.id,
+      amount: row.amount - row.fee,
+      currency: row.currency,
+    })
   } catch (e) {
     if (e instanceof PayoutRefused) {
       ctx.logger.log('error', 'cashier payout refused by the provider', { transaction: id, err: e.message })
@@ -115,7 +132,10 @@ export async function approveWithdrawal({
           now,
           {
             flagged: 1,
-            staffNote: `the payout was asked of ${r.provider} with no answer (${String(e)}): it may have been sent; the hold is kept. Check with the provider, then mark it paid or its payout failed`,
+            staffNote: noteAfter(
+              r.staffNote,
+              `the payout was asked of ${r.provider} with no answer (${String(e)}): it may have been sent; the hold is kept. Check with the provider, then mark it paid or its payout failed`,
+            ),
             reason: 'the payout is being checked',
           },
           'payout sent with no answer from the provider',

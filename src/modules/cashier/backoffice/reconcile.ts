@@ -4,7 +4,7 @@ import type { CashierCtx } from '../context'
 import { OPEN, type ProviderUpdate, STATUS } from '../domain/status'
 import type { PaymentProvider } from '../providers/port'
 import { cashierInbox, cashierTransactions } from '../schema'
-import type { TxRow } from '../transactions'
+import { type TxRow, withNote } from '../transactions'
 import { RESTATED } from '../webhooks'
 
 /** Rows a job reads at once; a run reads pages until its bound. */
@@ -122,7 +122,7 @@ export async function reconcile({
       if (contradiction) {
         await ctx.db
           .update(cashierTransactions)
-          .set({ flagged: 1, staffNote: `reconciliation: provider says ${theirs}` })
+          .set({ flagged: 1, staffNote: withNote(`reconciliation: provider says ${theirs}`) })
           .where(eq(cashierTransactions.id, row.id))
         return
       }
