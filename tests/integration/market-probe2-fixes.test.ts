@@ -1,6 +1,10 @@
 // runs on sqld too (scripts/test.sh: TEST_DATABASE=sqld)
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
+import { SQLiteSyncDialect } from 'drizzle-orm/sqlite-core'
 import { ManualClock } from '../../src/kernel/clock'
+import type { Queryable } from '../../src/kernel/db/client'
+import { heldByGroup } from '../../src/modules/trading/book/group-fit'
+import { orders } from '../../src/modules/trading/schema'
 import { makeTestApp, type TestApp } from '../support/app'
 import { quoteIngest } from '../support/quotes'
 import { allDay, forexSymbol } from '../support/symbols'
@@ -143,6 +147,41 @@ describe('PATCH /manager/symbols/:symbol currencies', () => {
     })
   })
 
+  test('a margin_mode change refused for a currency the holders cannot convert names margin_mode, the field that changed', async () => {
+    await ingest([{ symbol: 'EURUSD', bid: 1.1, ask: 1.1001 }])
+    // CFD leverage (margin_mode 4): margin and profit in the quote currency USD; the margin currency PLN
+    // (EURPLN's) is used by forex mode only, and nothing converts PLN into USD
+    const pln = await t.request('POST', '/manager/symbols', { token: admin, body: forexSymbol('EURPLN') })
+    expect(pln.status === 200 || pln.json.error === 'SYMBOL_EXISTS').toBe(true)
+    const create = await t.request('POST', '/manager/symbols', {
+      token: admin,
+      body: forexSymbol('PLNCFD', { margin_mode: 4, margin_currency: 'PLN', currency: 'PLN' }),
+    })
+    expect(create.status).toBe(200)
+    await ingest([{ symbol: 'PLNCFD', bid: 1.2, ask: 1.2001 }])
+    const pos = await t.request('POST', '/trade/open', {
+      token: user,
+      body: { login: 100001, cmd: 0, volume: 10, symbol: 'PLNCFD', sl: 0, tp: 0 },
+    })
+    expect(pos.status).toBe(200)
+    const mode = await t.request('PATCH', '/manager/symbols/PLNCFD', {
+      token: admin,
+      body: { margin_mode: 0 },
+    })
+    expect(mode.status).toBe(409)
+    expect(mode.json.error).toBe('CURRENCY_NOT_CONVERTIBLE')
+    // before the fix: "margin_currency: no pair converts PLN into USD ...", a field the request did not send
+    expect(mode.json.message).toMatch(/^margin_mode: /)
+    expect(mode.json.message).toContain('PLN')
+    const close = await t.request('DELETE', '/trade/close', { token: user, body: { order: pos.json.order } })
+    expect(close.status).toBe(200)
+    // nothing held: the mode changes
+    expect(
+      (await t.request('PATCH', '/manager/symbols/PLNCFD', { token: admin, body: { margin_mode: 0 } }))
+        .status,
+    ).toBe(200)
+  })
+
   test('a new symbol with a currency the reference data does not know is 400 INVALID_DATA naming the field', async () => {
     const res = await t.request('POST', '/manager/symbols', {
       token: admin,
@@ -193,5 +232,106 @@ describe('POST /manager/symbols sec_group', () => {
     })
     expect(patch.status).toBe(400)
     expect(patch.json.message).toContain('sec_group')
+  })
+})
+
+describe("PUT /manager/groups/:id/securities/:sec_group: the holders check is the group's, bounded, and only when it hides", () => {
+  const clock = new ManualClock(START)
+  let t: TestApp
+  let user: string
+  let manager: string
+  let dealer: string
+  const ingest = quoteIngest(
+    () => t,
+    clock,
+    () => dealer,
+  )
+  beforeAll(async () => {
+    t = await makeTestApp({ clock })
+    manager = await t.staffToken(1, 'manager-pass-1')
+    dealer = await t.staffToken(3, 'dealer-pass-1')
+    user = await t.userToken()
+  })
+  afterAll(() => t.close())
+
+  const put = (groupId: number, body: Record<string, unknown>) =>
+    t.request('PUT', `/manager/groups/${groupId}/securities/Forex`, { token: manager, body })
+  const groupId = async (name: string) =>
+    ((await t.request('GET', '/manager/groups', { token: manager })).json.rows as any[]).find(
+      (g) => g.name === name,
+    ).id as number
+  const forex = async (id: number) =>
+    (await t.request('GET', `/manager/groups/${id}/trading`, { token: manager })).json.securities.find(
+      (s: { sec_group: string }) => s.sec_group === 'Forex',
+    )
+
+  test("another group's holders do not stop hiding it; re-saving settings already hidden is taken while the group holds orders there", async () => {
+    await ingest([{ symbol: 'EURUSD', bid: 1.1, ask: 1.1001 }])
+    const pos = await t.request('POST', '/trade/open', {
+      token: user,
+      body: { login: 100001, cmd: 0, volume: 10, symbol: 'EURUSD', sl: 0, tp: 0 },
+    })
+    expect(pos.status).toBe(200)
+    const realUsd = await groupId('real\\USD')
+    const realEur = await groupId('real\\EUR')
+    const usd = await forex(realUsd)
+    const eur = await forex(realEur)
+    // real\USD holds EURUSD: refused, naming it; real\EUR holds nothing: hidden
+    const held = await put(realUsd, { ...usd, sec_group: undefined, show: 0 })
+    expect([held.status, held.json.error]).toEqual([409, 'GROUP_LACKS_SYMBOLS'])
+    expect(held.json.message).toMatch(/^show: .*EURUSD/)
+    const hidden = await put(realEur, { ...eur, sec_group: undefined, show: 0, trade: 0 })
+    expect(hidden.status).toBe(200)
+    // a pending order of real\EUR's account left in EURUSD while it was hidden (written as an older
+    // version could): re-saving the hidden settings (a commission) changes nothing it could close before
+    await t.ctx.db.insert(orders).values({
+      brandId: 1,
+      login: 100003,
+      symbol: 'EURUSD',
+      cmd: 2,
+      volume: 10,
+      state: 'pending',
+      openPrice: 1.05,
+      openTime: clock.now(),
+      updatedAt: clock.now(),
+    })
+    const resave = await put(realEur, { ...eur, sec_group: undefined, show: 0, trade: 0, comm_base: 3 })
+    // before the fix: 409 GROUP_LACKS_SYMBOLS, the check ran whenever show or trade was 0
+    expect(resave.status).toBe(200)
+    expect(resave.json).toMatchObject({ show: 0, trade: 0, comm_base: 3 })
+    // shown again, then hidden: the pending order is held, refused naming trade
+    expect((await put(realEur, { ...eur, sec_group: undefined })).status).toBe(200)
+    const stop = await put(realEur, { ...eur, sec_group: undefined, trade: 0 })
+    expect([stop.status, stop.json.error]).toEqual([409, 'GROUP_LACKS_SYMBOLS'])
+    expect(stop.json.message).toMatch(/^trade: .*EURUSD/)
+    expect(
+      (await t.request('DELETE', '/trade/close', { token: user, body: { order: pos.json.order } })).status,
+    ).toBe(200)
+    expect((await put(realUsd, { ...usd, sec_group: undefined, show: 0 })).status).toBe(200)
+    expect((await put(realUsd, { ...usd, sec_group: undefined })).status).toBe(200)
+  })
+
+  test("the check reads the brand's accounts by index and only their open and pending orders, not every order", async () => {
+    let captured: { sql: string; params: unknown[] } | undefined
+    const q = {
+      all: async (query: Parameters<Queryable['all']>[0]) => {
+        captured = new SQLiteSyncDialect().sqlToQuery(query as never)
+        return []
+      },
+    } as unknown as Queryable
+    await heldByGroup(q, 1, 2, ['EURUSD', 'GBPUSD'])
+    if (!captured) throw new Error('no statement')
+    const { sql, params } = captured
+    // in a transaction: an EXPLAIN on the local adapter's reader connection leaves it on a stale snapshot
+    const plan = (
+      await t.ctx.db.transaction((tx) =>
+        tx.execute({ sql: `explain query plan ${sql}`, args: params as never }),
+      )
+    ).rows
+      .map((r) => String(r.detail))
+      .join(' | ')
+    expect(plan).toContain('SEARCH a USING INDEX accounts_brand_customer (brand_id=?)')
+    expect(plan).toMatch(/SEARCH o USING (COVERING )?INDEX orders_login_state \(login=\? AND state=\?\)/)
+    expect(plan).not.toMatch(/SCAN (o|orders|a|accounts)\b/)
   })
 })

@@ -22,6 +22,14 @@ const LEASE_MARGIN_MS = 750
 const REPLAY_MAX_MS = 60_000
 
 /**
+ * A settler's word that its read is not settled yet (an execution the database did not take, to be
+ * written again): the cursor does not move past the read, so an engine taking the role replays it.
+ */
+export class CursorHeld extends Error {
+  override name = 'CursorHeld'
+}
+
+/**
  * The engine role: one instance at a time (a lease) owns the in-memory books (resting triggers, alerts),
  * stop-outs, expiry, rollover and the quote simulator; the others serve the API and stand by. The engine
  * reads the bus from where the previous engine stopped (a cursor in the shared cache), so no entry is
@@ -101,7 +109,8 @@ export class EngineRole {
   /**
    * Runs after the handlers of each read of the bus, before the cursor moves past it: it waits for what
    * the handlers started (the executions of triggers, written as they are decided) and does what a read
-   * needs once (the risk checks), so a takeover replays whatever was not committed.
+   * needs once (the risk checks), so a takeover replays whatever was not committed. A settler that
+   * throws (CursorHeld when it says so on purpose) keeps the cursor before the read.
    */
   onSettle(settle: () => Promise<void>) {
     this.settlers.push(settle)
@@ -179,19 +188,24 @@ export class EngineRole {
     const guarded = async (what: string, type: string | undefined, run: () => Promise<void>) => {
       try {
         await run()
+        return true
       } catch (e) {
-        this.logger.log('error', `engine ${what} failed`, {
-          type,
-          err: e instanceof Error ? e.message : String(e),
-        })
+        if (!(e instanceof CursorHeld))
+          this.logger.log('error', `engine ${what} failed`, {
+            type,
+            err: e instanceof Error ? e.message : String(e),
+          })
+        return false
       }
     }
     for (const [type, list] of groupRuns(entries))
       for (const h of this.handlers.get(type) ?? []) await guarded('handler', type, () => h(list, { replay }))
-    for (const settle of this.settlers) await guarded('settle', undefined, settle)
+    // the cursor moves past the read only once every settler settled it (ADR 0010)
+    let settled = true
+    for (const settle of this.settlers) if (!(await guarded('settle', undefined, settle))) settled = false
     const last = entries.at(-1)!.id
     if (this.catchUpTo && compareIds(last, this.catchUpTo) >= 0) this.catchUpTo = null
-    await this.saveCursor(last)
+    if (settled) await this.saveCursor(last)
   }
 
   /** At most every 50 ms (a takeover replays at most that much again; every execution is conditional). */

@@ -7,7 +7,7 @@ import { invalid } from '../../kernel/http/errors'
 import type { AccountsCtx } from './context'
 import { fromMinor, toMinor } from './domain/money'
 import { refuse } from './errors'
-import { AccountUpdated } from './events'
+import { AccountUpdated, GroupUpdated } from './events'
 import { operationView } from './ledger'
 import { accounts, balanceOperations, groups } from './schema'
 import { accountNotFound } from './service'
@@ -212,16 +212,26 @@ export async function createGroup(ctx: AccountsCtx, brand: Brand, g: GroupInput)
   }
 }
 
-/** Renames a group or changes its leverage, demo deposit, margin call or stop-out level (brand-scoped). */
+/**
+ * Renames a group or changes its leverage, demo deposit, margin call or stop-out level (brand-scoped). A
+ * rename is refused (409 GROUP_IN_USE) while a module names the group (GroupNamesPort: prop's programs
+ * and running challenges open their accounts in it by name), checked in the rename's transaction. The
+ * change is an event (`group.updated`): the engine looks again at the group's accounts with positions,
+ * whose margin level now meets other margin call and stop-out levels.
+ */
 export async function updateGroup(ctx: AccountsCtx, brand: Brand, id: number, c: GroupChanges) {
   try {
-    const row = await ctx.db.transaction(async (tx) => {
+    const row = await ctx.uow.run(async (tx, work) => {
       const [current] = await tx
         .select()
         .from(groups)
         .where(and(eq(groups.id, id), eq(groups.brandId, brand.id)))
       if (!current) throw refuse('GROUP_NOT_FOUND', 'group not found in this brand')
       checkLevels(c.margin_call ?? current.marginCall, c.stop_out ?? current.stopOut)
+      if (c.name !== undefined && c.name !== current.name) {
+        const use = await ctx.groupNameUse(tx, brand.id, current.name)
+        if (use) throw refuse('GROUP_IN_USE', `name: group ${current.name} cannot be renamed: ${use}`)
+      }
       const set = Object.fromEntries(
         Object.entries({
           name: c.name,
@@ -234,9 +244,11 @@ export async function updateGroup(ctx: AccountsCtx, brand: Brand, id: number, c:
         }).filter(([, v]) => v !== undefined),
       )
       const [r] = await tx.update(groups).set(set).where(eq(groups.id, id)).returning()
+      work.emit(GroupUpdated, brand.id, { group_id: id, changes: { ...c } })
+      // before the event is delivered: the engine reads the new levels through the read model
+      work.after(`group:${id}`, () => ctx.accountsRead.invalidateGroup(id))
       return r
     })
-    await ctx.accountsRead.invalidateGroup(id)
     return groupView(row)
   } catch (e) {
     if (isUniqueViolation(e)) throw groupExists(c.name ?? '')

@@ -36,6 +36,13 @@ export type UnfitSymbols = (q: Queryable, login: number, groupId: number) => Pro
  */
 export type ManagedFunds = (login: number) => Promise<string | null>
 
+/**
+ * Why a group of the brand may not be renamed, or null: a module that names the group (prop's programs,
+ * and the steps of the challenges bought from them, open their accounts in it by name) says so, read in
+ * `q` (the rename's write transaction): the extension point GroupNamesPort.
+ */
+export type GroupNameUse = (q: Queryable, brandId: number, name: string) => Promise<string | null>
+
 /** What the accounts module's services work with: the kernel, its read model, and what it asks of others. */
 export interface AccountsCtx extends Kernel {
   settings: AccountsConfig
@@ -47,4 +54,6 @@ export interface AccountsCtx extends Kernel {
   unfitSymbols: UnfitSymbols
   /** ManagedFundsPort, read when used (prop is set up after accounts); null without it. */
   managedFunds: ManagedFunds
+  /** GroupNamesPort, read when used (prop is set up after accounts); null without it. */
+  groupNameUse: GroupNameUse
 }

@@ -20,6 +20,16 @@ export const AccountUpdated = defineTopic(
   z.object({ login: z.number().int(), changes: z.record(z.string(), z.unknown()) }),
 )
 
+/**
+ * Staff changed a group's name, leverage, demo deposit, margin call or stop-out level (`changes`: the
+ * fields as sent). New levels move every account of the group toward or away from a stop-out without a
+ * tick: the trading engine looks again at the group's accounts with positions.
+ */
+export const GroupUpdated = defineTopic(
+  'group.updated',
+  z.object({ group_id: z.number().int(), changes: z.record(z.string(), z.unknown()) }),
+)
+
 /** A balance or credit operation was posted to the ledger (deposits, withdrawals, credits, demo funding). */
 export const BalanceOperation = defineTopic(
   'account.balance_operation',

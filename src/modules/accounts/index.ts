@@ -8,7 +8,7 @@ import type { Work } from '../../kernel/db/unit-of-work'
 import { defineModule, definePort } from '../../kernel/module'
 import { UploadsPort } from '../uploads'
 import { AccountsEnv, accountsConfig } from './config'
-import type { AccountsCtx, ExposureSource, ManagedFunds, UnfitSymbols } from './context'
+import type { AccountsCtx, ExposureSource, GroupNameUse, ManagedFunds, UnfitSymbols } from './context'
 import {
   accountCredentials,
   createCustomer,
@@ -38,7 +38,7 @@ import { accountRoutes } from './routes'
 import * as schema from './schema'
 import { type AccountView, loadAccountView, loadAccountViewAs, marginIn, requireMargin } from './service'
 
-export type { Exposure, ExposureSource, ManagedFunds, UnfitSymbols } from './context'
+export type { Exposure, ExposureSource, GroupNameUse, ManagedFunds, UnfitSymbols } from './context'
 export { type MarginSnapshot, marginSnapshot, ownFreeMargin } from './domain/margin'
 export {
   currencyDecimals,
@@ -135,6 +135,12 @@ export const GroupFitPort = definePort<UnfitSymbols>('accounts.group-fit')
  */
 export const ManagedFundsPort = definePort<ManagedFunds>('accounts.managed-funds')
 
+/**
+ * Extension point: a module that names groups (prop's program steps) says why a group may not be renamed,
+ * or null, read in the rename's transaction; a rename of such a group is refused (409 GROUP_IN_USE).
+ */
+export const GroupNamesPort = definePort<GroupNameUse>('accounts.group-names')
+
 const NO_POSITIONS = { floatingProfit: 0, margin: 0, commission: 0, storage: 0 }
 
 /** Groups, accounts, customers and the ledger (README.md of this folder). */
@@ -159,6 +165,8 @@ export const accountsModule = defineModule({
         ports.has(GroupFitPort) ? ports.get(GroupFitPort)(q, login, groupId) : Promise.resolve([]),
       managedFunds: (login) =>
         ports.has(ManagedFundsPort) ? ports.get(ManagedFundsPort)(login) : Promise.resolve(null),
+      groupNameUse: (q, brandId, name) =>
+        ports.has(GroupNamesPort) ? ports.get(GroupNamesPort)(q, brandId, name) : Promise.resolve(null),
     }
     ports.provide(AccountsPort, {
       read: ctx.accountsRead,

@@ -131,10 +131,17 @@ export const accountManagerRoutes = (ctx: AccountsCtx) =>
         { name: t.Optional(GroupName), leverage: t.Optional(Leverage), ...GroupSettings },
         { minProperties: 1, example: { leverage: 200 } },
       ),
-      response: { 200: Group, ...errors({ 404: ['GROUP_NOT_FOUND'], 409: ['GROUP_EXISTS'] }) },
+      response: {
+        200: Group,
+        ...errors({ 404: ['GROUP_NOT_FOUND'], 409: ['GROUP_EXISTS', 'GROUP_IN_USE'] }),
+      },
       detail: doc('Manager', 'Change name, leverage, demo deposit, margin call or stop-out of a group', {
         description:
-          'Currency and account mode are fixed once accounts exist. 404 GROUP_NOT_FOUND outside the brand.',
+          'Currency and account mode are fixed once accounts exist. 404 GROUP_NOT_FOUND outside the brand. ' +
+          '409 GROUP_EXISTS for a name the brand already uses; 409 GROUP_IN_USE for a rename of a group that ' +
+          'is named elsewhere (a prop program, or a running challenge bought from one, opens its accounts in ' +
+          'it by name): change the program first; nothing is changed. New margin call and stop-out levels ' +
+          "apply at once: the engine looks again at each of the group's accounts with open positions.",
       }),
     })
     .post(

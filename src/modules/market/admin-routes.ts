@@ -333,7 +333,8 @@ export const marketAdminRoutes = (ctx: MarketCtx, operator = operatorGuard(ctx))
             'A new margin_currency or quote_currency is 400 INVALID_DATA when the reference data does not know it ' +
             '(as for creating one), and 409 CURRENCY_NOT_CONVERTIBLE (nothing changed) while accounts of a group ' +
             'whose currency no chain of pairs converts it into (direct, inverse, or through USD) hold open ' +
-            'positions or pending orders in the symbol; a new margin_mode checks both currencies so.',
+            'positions or pending orders in the symbol; a new margin_mode checks both currencies so (a currency ' +
+            'the request did not change is refused naming margin_mode).',
         }),
       },
     )
@@ -358,8 +359,10 @@ export const marketAdminRoutes = (ctx: MarketCtx, operator = operatorGuard(ctx))
           description:
             'show/trade make the security group visible and tradable; volumes in hundredths of a lot; ' +
             'commission per MetaTrader ConGroupSec (comm_type 0 money, 1 pips, 2 percent; comm_lots 0 per lot, 1 per deal). ' +
-            'show 0 or trade 0 is refused (409 GROUP_LACKS_SYMBOLS, nothing changed) while accounts of the group hold ' +
-            'open positions or pending orders in a symbol of the security group: they could not close them. For ' +
+            'Taking a shown and tradable security group from the group (show or trade from 1 to 0) is refused ' +
+            '(409 GROUP_LACKS_SYMBOLS naming the field, nothing changed) while accounts of the group hold open ' +
+            'positions or pending orders in a symbol of it: they could not close them. Settings hidden or not ' +
+            'tradable already are saved without the check. For ' +
             'close-only, set the symbol trade 1 (PATCH /manager/symbols/{symbol}).',
         }),
       },

@@ -94,7 +94,7 @@ export async function createSymbol(ctx: MarketCtx, body: Record<string, unknown>
  * The orders are read in the write transaction (through trading's SymbolHoldersPort).
  */
 async function checkHolders(ctx: MarketCtx, tx: Tx, symbol: string, secGroup: string) {
-  const groupIds = await ctx.holderGroups(tx, symbol)
+  const groupIds = await ctx.holders.groups(tx, symbol)
   if (groupIds.length === 0) return
   const fit = await tx
     .select({ groupId: groupSecurities.groupId })
@@ -190,10 +190,14 @@ async function checkHoldersConvert(
   ctx: MarketCtx,
   tx: Tx,
   merged: Partial<SymbolRow>,
-  fields: CurrencyField[],
+  changed: CurrencyField[],
+  modeChanged: boolean,
 ) {
+  // a new margin mode may compute margin in the other currency: both are checked then, and a currency
+  // that did not change itself is refused under the field that did (margin_mode)
+  const fields = modeChanged ? [...CURRENCY_FIELDS] : changed
   if (fields.length === 0 || !merged.symbol) return
-  const groupIds = await ctx.holderGroups(tx, merged.symbol)
+  const groupIds = await ctx.holders.groups(tx, merged.symbol)
   if (groupIds.length === 0) return
   const names = new Set((await tx.select({ s: symbols.symbol }).from(symbols)).map((r) => r.s))
   for (const id of [...groupIds].sort((a, b) => a - b)) {
@@ -202,9 +206,12 @@ async function checkHoldersConvert(
     for (const [key, field] of fields) {
       const c = merged[key] as string
       if (converts(c, g.currency, names)) continue
+      const named = changed.some(([k]) => k === key)
+        ? `${field}: no pair converts ${c}`
+        : `margin_mode: margin in mode ${merged.marginMode} may be in the ${field} ${c}, and no pair converts it`
       throw refuse(
         'CURRENCY_NOT_CONVERTIBLE',
-        `${field}: no pair converts ${c} into ${g.currency}, the currency of group ${g.name} (id ${id}), whose accounts hold open positions or pending orders in ${merged.symbol}; add the pair first`,
+        `${named} into ${g.currency}, the currency of group ${g.name} (id ${id}), whose accounts hold open positions or pending orders in ${merged.symbol}; add the pair first`,
       )
     }
   }
@@ -221,9 +228,7 @@ export async function updateSymbol(ctx: MarketCtx, name: string, body: Record<st
     await checkCurrenciesKnown(ctx, tx, merged, changed)
     if (changes.secGroup !== undefined && changes.secGroup !== current.secGroup)
       await checkHolders(ctx, tx, name, changes.secGroup)
-    // a new margin mode may compute margin in the other currency: both must convert then
-    const modeChanged = merged.marginMode !== current.marginMode
-    await checkHoldersConvert(ctx, tx, merged, modeChanged ? [...CURRENCY_FIELDS] : changed)
+    await checkHoldersConvert(ctx, tx, merged, changed, merged.marginMode !== current.marginMode)
     const [r] = await tx
       .update(symbols)
       .set({ ...changes, updatedAt: ctx.clock.now() })
@@ -296,18 +301,18 @@ interface SecurityInput {
 }
 
 /**
- * The symbols of `secGroup` that accounts of the group hold open positions or pending orders in, read in
- * the write transaction (SymbolHoldersPort).
+ * Some of the symbols of `secGroup` that accounts of the group hold open positions or pending orders in,
+ * read in the write transaction (SymbolHoldersPort): one statement over the group's accounts' open and
+ * pending orders, not one per symbol over every order.
  */
-async function heldInSecurity(ctx: MarketCtx, tx: Tx, groupId: number, secGroup: string) {
-  const names = await tx
-    .select({ s: symbols.symbol })
-    .from(symbols)
-    .where(eq(symbols.secGroup, secGroup))
-    .orderBy(symbols.symbol)
-  const held: string[] = []
-  for (const { s } of names) if ((await ctx.holderGroups(tx, s)).includes(groupId)) held.push(s)
-  return held
+async function heldInSecurity(ctx: MarketCtx, tx: Tx, brandId: number, groupId: number, secGroup: string) {
+  const names = await tx.select({ s: symbols.symbol }).from(symbols).where(eq(symbols.secGroup, secGroup))
+  return ctx.holders.inGroup(
+    tx,
+    brandId,
+    groupId,
+    names.map((n) => n.s),
+  )
 }
 
 /**
@@ -349,8 +354,14 @@ export async function putSecurity(
     commTax: s.comm_tax ?? 0,
   }
   const [row] = await ctx.db.transaction(async (tx) => {
-    if (s.show !== 1 || s.trade !== 1) {
-      const held = await heldInSecurity(ctx, tx, groupId, secGroup)
+    // only a change that takes the symbols from the group (shown and tradable before, not now) is checked:
+    // without settings, hidden or not tradable already, the group could not close there before either
+    const [before] = await tx
+      .select({ show: groupSecurities.show, trade: groupSecurities.trade })
+      .from(groupSecurities)
+      .where(and(eq(groupSecurities.groupId, groupId), eq(groupSecurities.secGroup, secGroup)))
+    if (before?.show === 1 && before.trade === 1 && (s.show !== 1 || s.trade !== 1)) {
+      const held = await heldInSecurity(ctx, tx, brand.id, groupId, secGroup)
       if (held.length > 0)
         throw refuse(
           'GROUP_LACKS_SYMBOLS',

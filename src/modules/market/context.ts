@@ -7,10 +7,15 @@ import type { QuoteHub } from './quotes'
 import type { ReferenceData } from './reference'
 
 /**
- * The groups of the accounts holding open positions or pending orders in a symbol, the orders read in `q`
- * (the caller's write transaction): the trading module provides it (SymbolHoldersPort).
+ * Who holds open positions or pending orders, the orders read in `q` (the caller's write transaction): the
+ * trading module provides it (SymbolHoldersPort).
  */
-export type SymbolHolders = (q: Queryable, symbol: string) => Promise<number[]>
+export interface SymbolHolders {
+  /** The groups of the accounts holding them in a symbol. */
+  groups(q: Queryable, symbol: string): Promise<number[]>
+  /** Some (up to 10) of `symbols` that accounts of a group of the brand hold them in; bounded by the brand. */
+  inGroup(q: Queryable, brandId: number, groupId: number, symbols: readonly string[]): Promise<string[]>
+}
 
 /** What the market module's services work with. */
 export interface MarketCtx extends Kernel {
@@ -20,5 +25,5 @@ export interface MarketCtx extends Kernel {
   candles: CandleStore
   quotes: QuoteHub
   /** SymbolHoldersPort, read when used (trading is set up after market); none without it. */
-  holderGroups: SymbolHolders
+  holders: SymbolHolders
 }

@@ -56,8 +56,10 @@ export interface MarketApi {
 export const MarketPort = definePort<MarketApi>('market')
 
 /**
- * Extension point: the groups of the accounts holding open positions or pending orders in a symbol (the
- * trading module provides it); a symbol is not moved to a security group one of them has no settings for.
+ * Extension point: who holds open positions or pending orders (the trading module provides it): the groups
+ * of a symbol's holders (a symbol is not moved to a security group one of them has no settings for, nor
+ * given a currency one of them cannot convert), and the symbols a group holds of a security group (it is
+ * not hidden or stopped from trading for the group while any are).
  */
 export const SymbolHoldersPort = definePort<SymbolHolders>('market.symbol-holders')
 
@@ -96,8 +98,14 @@ export const marketModule = defineModule({
       refdata,
       candles,
       quotes,
-      holderGroups: (q, symbol) =>
-        ports.has(SymbolHoldersPort) ? ports.get(SymbolHoldersPort)(q, symbol) : Promise.resolve([]),
+      holders: {
+        groups: (q, symbol) =>
+          ports.has(SymbolHoldersPort) ? ports.get(SymbolHoldersPort).groups(q, symbol) : Promise.resolve([]),
+        inGroup: (q, brandId, groupId, symbols) =>
+          ports.has(SymbolHoldersPort)
+            ? ports.get(SymbolHoldersPort).inGroup(q, brandId, groupId, symbols)
+            : Promise.resolve([]),
+      },
     }
     // When an hourly candle closes, cached watch lists expire (their key holds the candle version).
     candles.onBarClosed((_symbol, _bar, hourClosed) => {

@@ -380,7 +380,10 @@ export class QuoteHub {
           ),
         )
       }
-      await this.candles.onTicks(ticks)
+      // a candle write that fails (the database away) costs that minute's bar, never the tick's triggers
+      await this.candles.onTicks(ticks).catch((e: unknown) => {
+        this.logger.log('error', 'candle write failed', { err: e instanceof Error ? e.message : String(e) })
+      })
       await this.notify(this.engineListeners, ticks, { replay: at.replay })
     }
   }

@@ -1,11 +1,12 @@
 import { Elysia } from 'elysia'
 import { onChannel } from '../../kernel/bus/channel'
 import { defineModule, definePort } from '../../kernel/module'
-import { AccountsPort, ManagedFundsPort } from '../accounts'
+import { AccountsPort, GroupNamesPort, ManagedFundsPort } from '../accounts'
 import { TradingPort } from '../trading'
 import type { PropCtx, PurchaseSteps } from './context'
 import { seedPropDemo } from './demo'
 import { evaluateAll } from './evaluator'
+import { propGroupNames } from './group-names'
 import { PHASES_CHANGED, PropWatch } from './live'
 import { propFunds } from './managed-funds'
 import { recoverPurchases } from './purchase-rollback'
@@ -44,6 +45,8 @@ export const propModule = defineModule({
     const watch = new PropWatch(ctx)
     ports.provide(PropPort, { steps: ctx.steps, watch })
     ports.provide(ManagedFundsPort, propFunds(ctx))
+    // a group its programs or running challenges name is not renamed under them (409 GROUP_IN_USE)
+    ports.provide(GroupNamesPort, propGroupNames)
     trading.watchRisk(watch)
     return {
       engine: {

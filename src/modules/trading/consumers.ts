@@ -2,10 +2,13 @@ import { z } from 'zod'
 import type { MessageBus } from '../../kernel/bus/bus'
 import { defineChannel, publishTo } from '../../kernel/bus/channel'
 import type { Consumer } from '../../kernel/events/topic'
-import { AccountUpdated, BalanceOperation } from '../accounts'
+import { AccountUpdated, BalanceOperation, GroupUpdated } from '../accounts'
 
 /** Bus entries naming logins whose balance, credit or settings changed without an order change. */
 export const ACCOUNTS_CHANGED = defineChannel('trading.accounts-changed', z.array(z.number().int()))
+
+/** Bus entries naming groups whose margin call or stop-out level changed: the engine finds their logins. */
+export const GROUPS_CHANGED = defineChannel('trading.groups-changed', z.array(z.number().int()))
 
 /**
  * A balance or credit operation, or a change of leverage or group, moves an account's margin level (and a
@@ -22,4 +25,22 @@ export function accountChangeConsumers(bus: MessageBus): Consumer<{ login: numbe
     },
   })
   return [tell('balance-operation', BalanceOperation), tell('account-updated', AccountUpdated)]
+}
+
+/**
+ * New margin call or stop-out levels of a group move none of its accounts' figures but the limits they are
+ * held to: the engine is told the group (one id, however many accounts it holds) and looks again at each
+ * of its logins with positions, after the delivery commits.
+ */
+export function groupChangeConsumer(
+  bus: MessageBus,
+): Consumer<{ group_id: number; changes: Record<string, unknown> }> {
+  return {
+    name: 'trading.group-updated',
+    topic: GroupUpdated,
+    accepts: (e) => e.payload.changes.margin_call !== undefined || e.payload.changes.stop_out !== undefined,
+    async after(event) {
+      await publishTo(bus, GROUPS_CHANGED, [event.payload.group_id])
+    },
+  }
 }

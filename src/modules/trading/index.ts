@@ -5,11 +5,11 @@ import { AccountsPort, ExposurePort, GroupFitPort } from '../accounts'
 import { MarketPort, SymbolHoldersPort } from '../market'
 import { accountExposure } from './book/exposure'
 import { accountFigures, positionsOf, recentPositionsOf } from './book/figures'
-import { holderGroups, unfitSymbols } from './book/group-fit'
+import { heldByGroup, holderGroups, unfitSymbols } from './book/group-fit'
 import { PositionReadModel } from './book/positions'
 import { closeCommitter } from './commit/close-commit'
 import { openCommitter } from './commit/open-commit'
-import { ACCOUNTS_CHANGED, accountChangeConsumers } from './consumers'
+import { ACCOUNTS_CHANGED, accountChangeConsumers, GROUPS_CHANGED, groupChangeConsumer } from './consumers'
 import type { TradingCtx } from './context'
 import type { RiskWatcher } from './engine/risk-watch'
 import { ORDERS_CHANGED, TriggerEngine } from './engine/trigger-engine'
@@ -90,7 +90,10 @@ export const tradingModule = defineModule({
     )
     // a group move, and a symbol's move to another security group, refused while it would strand orders
     ports.provide(GroupFitPort, (q, login, groupId) => unfitSymbols(ctx, q, login, groupId))
-    ports.provide(SymbolHoldersPort, (q, symbol) => holderGroups(ctx, q, symbol))
+    ports.provide(SymbolHoldersPort, {
+      groups: (q, symbol) => holderGroups(ctx, q, symbol),
+      inGroup: (q, brandId, groupId, symbols) => heldByGroup(q, brandId, groupId, symbols),
+    })
     // the engine role (kernel/engine): one instance holds the books and sees every tick and order change
     market.quotes.onEngineTicks((ticks, meta) => engine.onTicks(ticks, { replay: meta.replay }))
     return {
@@ -101,11 +104,12 @@ export const tradingModule = defineModule({
         handlers: [
           onChannel(ORDERS_CHANGED, (entries) => engine.onChangedEntries(entries)),
           onChannel(ACCOUNTS_CHANGED, (entries) => engine.accountsChanged(entries.flatMap((e) => e.data))),
+          onChannel(GROUPS_CHANGED, (entries) => engine.groupsChanged(entries.flatMap((e) => e.data))),
         ],
         settle: () => engine.settle(),
       },
       routes: tradingRoutes(services),
-      consumers: accountChangeConsumers(k.bus),
+      consumers: [...accountChangeConsumers(k.bus), groupChangeConsumer(k.bus)],
       jobs: [
         // idempotency keys answer repeats for 7 days (Stripe keeps them 24 hours)
         {

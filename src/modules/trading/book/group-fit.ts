@@ -44,3 +44,27 @@ export async function holderGroups(ctx: TradingCtx, q: Queryable, symbol: string
     ),
   ]
 }
+
+/**
+ * Up to `limit` of `symbols` that accounts of one group hold open positions or pending orders in, read in
+ * `q`: the market module refuses to hide a group's security group, or stop it trading, while any are
+ * (SymbolHoldersPort). One statement, bounded by the brand: the brand's accounts (accounts_brand_customer),
+ * and for those of the group their open and pending orders only (orders_login_state); `cross join` keeps
+ * that order whatever the planner's statistics say (scanning every order, closed history included, of
+ * every brand, is what it would otherwise pick).
+ */
+export async function heldByGroup(
+  q: Queryable,
+  brandId: number,
+  groupId: number,
+  symbols: readonly string[],
+  limit = 10,
+) {
+  if (symbols.length === 0) return []
+  const rows = await q.all<{ symbol: string }>(
+    sql`select distinct o.symbol as symbol from accounts a cross join orders o on o.login = a.login
+        where a.brand_id = ${brandId} and a.group_id = ${groupId} and o.state in ('open', 'pending')
+          and o.symbol in (select value from json_each(${JSON.stringify(symbols)})) limit ${limit}`,
+  )
+  return rows.map((r) => r.symbol).sort()
+}

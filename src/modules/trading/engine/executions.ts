@@ -1,5 +1,6 @@
 import { and, eq, gt, or } from 'drizzle-orm'
 import type { Tx } from '../../../kernel/db/client'
+import { isBusy, isUnreachable, rootMessage } from '../../../kernel/db/errors'
 import type { Work } from '../../../kernel/db/unit-of-work'
 import { type GroupRecord, roundToMinor } from '../../accounts'
 import type { Quote } from '../../market'
@@ -25,20 +26,34 @@ export const URGENT = { urgent: true }
 /** What an execution did: the stat it counts, or a pending order cancelled for lack of margin. */
 type Outcome = 'activated' | 'sl' | 'tp' | 'cancelled'
 
-/** A due trigger's write (the engine decides it on a tick); null when the order had changed (it lost its race). */
+/**
+ * A due trigger's write (the engine decides it on a tick); null when the order had changed (it lost its race).
+ * It may run again when it was not written (the engine's retry): its guarded update keeps it to once.
+ */
 export interface Execution {
   ticket: number
   write: (tx: Tx, work: Work) => Promise<Outcome | null>
 }
 
 /**
- * Writes executions in one unit of work; if it fails, each again alone, so one that cannot be written
- * (logged, 'failed') does not hold back the others.
+ * Why an execution was not written: the database did not answer or was busy (`unavailable`: nothing was
+ * refused, the same write may commit later), or it refused the write (`failed`, logged).
+ */
+export type NotWritten = 'unavailable' | 'failed'
+
+/** True when the database did not take a write (busy, unreachable, no answer in time): try it again. */
+const unavailable = (err: unknown) => isBusy(err) || isUnreachable(err)
+
+/**
+ * Writes executions in one unit of work; if the database refused it, each again alone, so one that cannot
+ * be written does not hold back the others. Never throws: what was not written says why (NotWritten), and
+ * the engine writes it again (trigger-engine.ts, `retryLater`). When the database did not answer, none is
+ * tried alone (each would wait for its own timeout).
  */
 export async function writeExecutions(
   ctx: TradingCtx,
   batch: Execution[],
-): Promise<(Outcome | 'failed' | null)[]> {
+): Promise<(Outcome | NotWritten | null)[]> {
   try {
     return await ctx.uow.run(async (tx, work) => {
       const out: (Outcome | null)[] = []
@@ -46,22 +61,26 @@ export async function writeExecutions(
       return out
     }, URGENT)
   } catch (err) {
-    if (batch.length === 1) throw err
-    const results: (Outcome | 'failed' | null)[] = []
+    if (batch.length === 1 || unavailable(err)) return batch.map((e) => notWritten(ctx, e, err))
+    const results: (Outcome | NotWritten | null)[] = []
     for (const e of batch)
       results.push(
         await ctx.uow
           .run((tx, work) => e.write(tx, work), URGENT)
-          .catch((err: unknown) => {
-            ctx.logger.log('error', 'trigger execution failed', {
-              ticket: e.ticket,
-              err: err instanceof Error ? err.message : String(err),
-            })
-            return 'failed' as const
-          }),
+          .catch((err: unknown) => notWritten(ctx, e, err)),
       )
     return results
   }
+}
+
+function notWritten(ctx: TradingCtx, e: Execution, err: unknown): NotWritten {
+  const why = unavailable(err) ? 'unavailable' : 'failed'
+  ctx.logger.log(why === 'failed' ? 'error' : 'warn', 'trigger execution not written', {
+    ticket: e.ticket,
+    why,
+    err: rootMessage(err),
+  })
+  return why
 }
 
 /** An SL or TP reached: the position closes at the quote, unless its level changed meanwhile (the guard). */

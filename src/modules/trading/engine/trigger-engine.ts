@@ -3,6 +3,7 @@ import { z } from 'zod'
 import { idTime } from '../../../kernel/bus/bus'
 import { type ChannelEntry, defineChannel, publishChange } from '../../../kernel/bus/channel'
 import { ChunkedMap } from '../../../kernel/chunked-map'
+import { CursorHeld } from '../../../kernel/engine/role'
 import { pricedForGroup, type Quote, type Tick } from '../../market'
 import { pricing } from '../book/exposure'
 import type { OrderRow } from '../book/positions'
@@ -12,7 +13,7 @@ import { mayFill } from '../domain/checks'
 import { addHolding, type Holding, removeHolding } from '../domain/holdings'
 import { type Trigger, TriggerBook } from '../domain/triggers'
 import { orders } from '../schema'
-import { activateTx, type Execution, stopWrite, writeExecutions } from './executions'
+import { activateTx, type Execution, type NotWritten, stopWrite, writeExecutions } from './executions'
 import { expireDue } from './expiry'
 import { OrderSync } from './order-sync'
 import { RiskMonitor } from './risk-monitor'
@@ -37,6 +38,25 @@ export const ORDERS_CHANGED = defineChannel(
 )
 const bookKey = (symbol: string, groupId: number) => `${symbol}|${groupId}`
 
+/** An execution the database did not take, written again (`retryLater`) at the quote that decided it. */
+interface Retry {
+  e: Execution
+  attempts: number
+  /** When it was first not written (performance.now()). */
+  since: number
+  /** When it is tried next; Infinity while a try is in flight. */
+  at: number
+  /** Not written because the database did not answer: a takeover must replay its tick (CursorHeld). */
+  unavailable: boolean
+}
+/** The first retry after this; doubling up to RETRY_MAX_MS. */
+const RETRY_FIRST_MS = 250
+const RETRY_MAX_MS = 2000
+/** A write the database refused is tried this many times, then left (the book decides it again on a tick). */
+const RETRY_REFUSED = 5
+/** A write the database does not answer is tried this long (what the bus keeps), then left, logged. */
+const RETRY_FOR_MS = 600_000
+
 /**
  * Executes resting triggers (pending activation, SL, TP), expirations, stop-outs and swap rollovers.
  * Triggers sit in a sorted book per symbol and group (the group's spread decides the price), so a tick
@@ -60,11 +80,25 @@ export class TriggerEngine {
   private readonly writing = new Set<number>()
   /** The executions being written (`start`); a settle waits for them. */
   private readonly inFlight = new Set<Promise<void>>()
+  /** Executions not written (the database stalled or refused), by ticket; still in `writing`. */
+  private readonly retrying = new Map<number, Retry>()
+  private retryTimer: ReturnType<typeof setTimeout> | null = null
+  /** Counts `reset`s: a retry that was in flight when the book was emptied changes nothing. */
+  private generation = 0
   /** The book kept in step with other instances' writes (order-sync.ts). */
   private readonly sync: OrderSync
   /** Margin calls, stop-outs and watchers' limits of the accounts with positions (risk-monitor.ts). */
   private readonly risk: RiskMonitor
-  readonly stats = { activated: 0, sl: 0, tp: 0, expired: 0, stoppedOut: 0, lostRaces: 0, riskClosed: 0 }
+  readonly stats = {
+    activated: 0,
+    sl: 0,
+    tp: 0,
+    expired: 0,
+    stoppedOut: 0,
+    lostRaces: 0,
+    riskClosed: 0,
+    retried: 0,
+  }
 
   /** What a write of the engine refreshes once it commits (the positions cache, this book). */
   private readonly refreshes: TradeRefresh
@@ -156,6 +190,12 @@ export class TriggerEngine {
 
   /** Empties the books (this instance gave up the engine role); margin-call episodes go on. */
   reset() {
+    // the executions not written go with the role: the next engine replays their ticks (CursorHeld)
+    this.generation++
+    if (this.retryTimer) clearTimeout(this.retryTimer)
+    this.retryTimer = null
+    for (const ticket of this.retrying.keys()) this.writing.delete(ticket)
+    this.retrying.clear()
     for (const ticket of [...this.resting.keys()]) this.untrack(ticket)
     this.groupByLogin.clear()
     this.risk.reset()
@@ -182,6 +222,15 @@ export class TriggerEngine {
       if (active.length === 0) this.groupByLogin.delete(login)
       for (const o of active) this.trackIn(o, g)
     }
+  }
+
+  /**
+   * Groups' margin call or stop-out levels changed elsewhere: each login filed in one of them is looked at
+   * again (the risk monitor reads the new levels; a settle looks at a bounded number, the rest wait).
+   */
+  async groupsChanged(groupIds: number[]) {
+    const ids = new Set(groupIds)
+    for (const [login, g] of this.groupByLogin) if (ids.has(g)) this.riskChanged(login)
   }
 
   /** Loads every active order from the database (this instance took the engine role). */
@@ -261,38 +310,109 @@ export class TriggerEngine {
    */
   private start(batch: Execution[]) {
     for (const e of batch) this.writing.add(e.ticket)
-    const run = this.execute(batch)
-      .catch((err: unknown) => {
-        this.ctx.logger.log('error', 'trigger executions failed', {
-          tickets: batch.map((e) => e.ticket),
-          err: err instanceof Error ? err.message : String(err),
-        })
-      })
-      .finally(() => {
-        for (const e of batch) this.writing.delete(e.ticket)
-        this.inFlight.delete(run)
-      })
+    const run = this.execute(batch).finally(() => this.inFlight.delete(run))
     this.inFlight.add(run)
   }
 
   /**
    * After a read of the bus: waits for the executions its ticks started (the cursor moves past a tick
    * only once they are written), then looks at the accounts whose price band a tick left (stop-out,
-   * margin call, watchers) and expires pending orders.
+   * margin call, watchers) and expires pending orders. While an execution waits to be written again
+   * because the database did not answer, the cursor stays where it is (CursorHeld): an engine taking the
+   * role meanwhile replays its tick.
    */
   async settle() {
     await Promise.all([...this.inFlight])
     await this.risk.check()
     await this.expire()
+    if (this.retrying.size > 0 && [...this.retrying.values()].some((r) => r.unavailable))
+      throw new CursorHeld(`${this.retrying.size} trigger executions to write again`)
   }
 
-  /** Writes a batch of executions (executions.ts); one that lost its race re-reads its order. */
+  /**
+   * Writes a batch of executions (executions.ts); one that lost its race re-reads its order, one the
+   * database did not take is written again (`retryLater`), the others leave `writing`.
+   */
   private async execute(batch: Execution[]) {
+    const generation = this.generation
     const results = await writeExecutions(this.ctx, batch)
-    for (const [i, r] of results.entries()) {
-      if (r === null) await this.refresh(batch[i]!.ticket)
-      else if (r !== 'cancelled' && r !== 'failed') this.stats[r]++
+    if (generation !== this.generation) {
+      for (const e of batch) this.writing.delete(e.ticket)
+      return
     }
+    for (const [i, r] of results.entries()) {
+      const e = batch[i]!
+      if (r === 'unavailable' || r === 'failed') {
+        this.retryLater(e, r)
+        continue
+      }
+      this.retrying.delete(e.ticket)
+      try {
+        if (r === null) await this.refresh(e.ticket)
+        else if (r !== 'cancelled') this.stats[r]++
+      } catch (err) {
+        this.ctx.logger.log('error', 'trigger execution refresh failed', {
+          ticket: e.ticket,
+          err: String(err),
+        })
+      } finally {
+        this.writing.delete(e.ticket)
+      }
+    }
+  }
+
+  /**
+   * An execution not written is tried again with a backoff, at the quote that decided it (the fill of
+   * the tick that reached it, whatever the price did since), until it commits or its guarded update finds
+   * the order changed. Its ticket stays in `writing`, so no later tick decides it again meanwhile. One the
+   * database refused is left after RETRY_REFUSED tries, one it never answered after RETRY_FOR_MS, logged:
+   * the trigger is still on the book, and the next tick that reaches it decides it again.
+   */
+  private retryLater(e: Execution, why: NotWritten) {
+    const now = performance.now()
+    const r = this.retrying.get(e.ticket) ?? { e, attempts: 0, since: now, at: now, unavailable: false }
+    r.attempts++
+    r.unavailable = why === 'unavailable'
+    if ((why === 'failed' && r.attempts >= RETRY_REFUSED) || now - r.since >= RETRY_FOR_MS) {
+      this.ctx.logger.log('error', 'trigger execution left unwritten', {
+        ticket: e.ticket,
+        why,
+        attempts: r.attempts,
+        ms: Math.round(now - r.since),
+      })
+      this.retrying.delete(e.ticket)
+      this.writing.delete(e.ticket)
+      return
+    }
+    r.at = now + Math.min(RETRY_MAX_MS, RETRY_FIRST_MS * 2 ** (r.attempts - 1))
+    this.retrying.set(e.ticket, r)
+    this.scheduleRetry()
+  }
+
+  private scheduleRetry() {
+    if (this.retryTimer) clearTimeout(this.retryTimer)
+    this.retryTimer = null
+    let next = Number.POSITIVE_INFINITY
+    for (const r of this.retrying.values()) next = Math.min(next, r.at)
+    if (next === Number.POSITIVE_INFINITY) return
+    this.retryTimer = setTimeout(() => void this.retryDue(), Math.max(0, next - performance.now()))
+  }
+
+  /** Writes the executions whose retry is due, in one unit of work (executions.ts). */
+  private async retryDue() {
+    this.retryTimer = null
+    const now = performance.now()
+    const due: Execution[] = []
+    for (const r of this.retrying.values())
+      if (r.at <= now) {
+        r.at = Number.POSITIVE_INFINITY
+        due.push(r.e)
+      }
+    if (due.length > 0) {
+      this.stats.retried += due.length
+      await this.execute(due)
+    }
+    this.scheduleRetry()
   }
 
   /** The write of a due trigger, with what it needs read before the transaction. */
