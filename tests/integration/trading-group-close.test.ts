@@ -6,6 +6,7 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { sql } from 'drizzle-orm'
 import { ManualClock } from '../../src/kernel/clock'
+import { MarketPort } from '../../src/modules/market'
 import { makeTestApp, type TestApp } from '../support/app'
 import { quoteIngest } from '../support/quotes'
 
@@ -18,13 +19,32 @@ async function start(env: Record<string, string>) {
   const t = await makeTestApp({ clock, env })
   const user = await t.userToken()
   const dealer = await t.staffToken(3, 'dealer-pass-1')
-  await quoteIngest(
+  const ingest = quoteIngest(
     () => t,
     clock,
     () => dealer,
-  )([{ symbol: 'EURUSD', bid: 1.1, ask: 1.1001 }])
-  return { t, user }
+  )
+  await ingest([{ symbol: 'EURUSD', bid: 1.1, ask: 1.1001 }])
+  return { t, user, ingest }
 }
+
+type Transaction = (...args: unknown[]) => Promise<unknown>
+/** Runs `around` about every write transaction of the app's database (a stand-in for the edge's sqld). */
+function aroundTransactions(t: TestApp, around: (run: () => Promise<unknown>) => Promise<unknown>) {
+  const db = t.ctx.db as unknown as { transaction: Transaction }
+  const transaction = db.transaction
+  db.transaction = (...args) => around(() => transaction.apply(db, args))
+  return () => {
+    db.transaction = transaction
+  }
+}
+
+const closedRows = (t: TestApp, tickets: number[]) =>
+  t.ctx.db.all<{ ticket: number; close_price: number; close_time: number; state: string }>(
+    sql.raw(
+      `SELECT ticket, close_price, close_time, state FROM orders WHERE ticket IN (${tickets.join(',')}) ORDER BY ticket`,
+    ),
+  )
 
 /** `n` small EURUSD positions of the demo user, opened a few at a time; their tickets. */
 async function openMany(t: TestApp, user: string, n: number) {
@@ -67,8 +87,9 @@ const dropFault = (t: TestApp) => t.ctx.db.run(sql.raw('DROP TRIGGER IF EXISTS p
 describe('without group commit (the edge)', () => {
   let t: TestApp
   let user: string
+  let ingest: Awaited<ReturnType<typeof start>>['ingest']
   beforeAll(async () => {
-    ;({ t, user } = await start({ GROUP_COMMIT: '0' }))
+    ;({ t, user, ingest } = await start({ GROUP_COMMIT: '0' }))
   }, 60_000)
   afterAll(() => t.close())
 
@@ -91,6 +112,10 @@ describe('without group commit (the edge)', () => {
         body: { login: 100001, type: 0 },
       })
       expect([r.status, r.json?.error]).toEqual([503, 'SERVICE_UNAVAILABLE'])
+      // the answer says how far it came
+      expect(r.json?.message).toBe(
+        'database busy after closing 100 of 250 positions; retry to close the rest',
+      )
       const left = await openTickets(t, user)
       expect(left).toEqual(tickets.slice(100))
     } finally {
@@ -102,6 +127,112 @@ describe('without group commit (the edge)', () => {
       body: { login: 100001, type: 0 },
     })
     expect([again.status, again.json?.closed, (await openTickets(t, user)).length]).toEqual([200, 150, 0])
+  }, 120_000)
+
+  test('a later transaction of a large group closes at the quote of its own time, read again, not at the one read when the request began', async () => {
+    const tickets = (await openMany(t, user, 250)).sort((a, b) => a - b)
+    // the first transaction takes a second (the clock moves on), and the market moves meanwhile
+    let first = true
+    const restore = aroundTransactions(t, async (run) => {
+      const done = await run()
+      if (first) {
+        first = false
+        await ingest([{ symbol: 'EURUSD', bid: 1.2, ask: 1.2001 }])
+      }
+      return done
+    })
+    try {
+      const r = await t.request('DELETE', '/trade/close/group', {
+        token: user,
+        body: { login: 100001, type: 0 },
+      })
+      expect([r.status, r.json?.closed]).toEqual([200, 250])
+    } finally {
+      restore()
+    }
+    const rows = await closedRows(t, tickets)
+    // BUY positions close at the bid: the first hundred at the first quote, the rest at the new one
+    expect(rows.map((o) => o.close_price)).toEqual([...Array(100).fill(1.1), ...Array(150).fill(1.2)])
+    expect(rows[100]!.close_time).toBeGreaterThan(rows[0]!.close_time)
+  }, 120_000)
+
+  test('a transaction whose outcome is unknown (an error after it may have committed) still drops the cached positions and account', async () => {
+    const tickets = (await openMany(t, user, 5)).sort((a, b) => a - b)
+    // read (and cached) before the close
+    expect(await openTickets(t, user)).toEqual(tickets)
+    const before = (await t.request('GET', '/account/me?login=100001', { token: user })).json
+    let armed = true
+    const restore = aroundTransactions(t, async (run) => {
+      const done = await run()
+      if (armed) {
+        armed = false
+        // committed, but the answer to COMMIT was lost on the way
+        throw new Error('fetch failed: ECONNRESET')
+      }
+      return done
+    })
+    try {
+      const r = await t.request('DELETE', '/trade/close/group', {
+        token: user,
+        body: { login: 100001, type: 0 },
+      })
+      expect([r.status, r.json?.error]).toEqual([503, 'SERVICE_UNAVAILABLE'])
+    } finally {
+      restore()
+    }
+    expect((await closedRows(t, tickets)).map((o) => o.state)).toEqual(Array(5).fill('closed'))
+    // the list and the account read the database again: the positions are gone, so is their margin
+    expect(await openTickets(t, user)).toEqual([])
+    const after = (await t.request('GET', '/account/me?login=100001', { token: user })).json
+    expect(before?.margin).toBeGreaterThan(0)
+    expect(after?.margin).toBe(0)
+  }, 120_000)
+
+  test("a conversion rate missing when the closes are written is a skip, as the close check's: 200, the other positions closed", async () => {
+    await ingest([
+      { symbol: 'EURJPY', bid: 162.2, ask: 162.22 },
+      { symbol: 'USDJPY', bid: 149.5, ask: 149.52 },
+      { symbol: 'EURUSD', bid: 1.2, ask: 1.2001 },
+    ])
+    const jpy = await t.request('POST', '/trade/open', {
+      token: user,
+      body: { login: 100001, cmd: 0, volume: 1, symbol: 'EURJPY', sl: 0, tp: 0 },
+    })
+    expect(jpy.status).toBe(200)
+    const others = await openMany(t, user, 3)
+    // the JPY pairs' quotes are gone while the write transaction runs (they were there for the check)
+    const quotes = t.ports.get(MarketPort).quotes
+    const peek = quotes.peek.bind(quotes)
+    let writing = false
+    quotes.peek = (s: string) =>
+      (writing && s.includes('JPY') ? undefined : peek(s)) as ReturnType<typeof peek>
+    const restore = aroundTransactions(t, async (run) => {
+      writing = true
+      try {
+        return await run()
+      } finally {
+        writing = false
+      }
+    })
+    try {
+      const r = await t.request('DELETE', '/trade/close/group', {
+        token: user,
+        body: { login: 100001, type: 0 },
+      })
+      expect([r.status, r.json?.closed]).toEqual([200, 3])
+      // a single close refuses it as its check would
+      const one = await t.request('DELETE', '/trade/close', { token: user, body: { order: jpy.json.order } })
+      expect([one.status, one.json?.error, one.json?.message]).toEqual([
+        500,
+        'TRADE_ERROR',
+        'no conversion rate for EURJPY into USD',
+      ])
+    } finally {
+      restore()
+      quotes.peek = peek
+    }
+    expect(await openTickets(t, user)).toEqual([jpy.json.order])
+    expect((await closedRows(t, others)).map((o) => o.state)).toEqual(Array(3).fill('closed'))
   }, 120_000)
 })
 

@@ -244,8 +244,9 @@ export const tradingRoutes = (ctx: TradingServices) =>
       detail: doc('Trading', 'Close many positions of a login', {
         description:
           'Positions that fail the close check (the account may not trade, the symbol is closed or its price stale, no conversion rate, or the position closed meanwhile by its SL, TP or another close) are skipped silently; the batch still answers 200 with `closed`, the number it closed. ' +
-          'A fault is no skip: when the database or the cache is away or busy the request answers 503 SERVICE_UNAVAILABLE, and then the positions it had closed before stay closed (their history and balance are written) while the rest stay open: ask GET /trade/list, or send the same request again, which closes what is still open. ' +
-          'On a Bun server the closes are written together in the group commit; at the edge (Workers) in sequence, 100 to a transaction, so a large group takes a few round trips per hundred positions.',
+          'A fault is no skip: when the database or the cache is away or busy the request answers 503 SERVICE_UNAVAILABLE, its message saying how many positions it closed before (e.g. `database busy after closing 100 of 250 positions; retry to close the rest`), and then the positions it had closed before stay closed (their history and balance are written) while the rest stay open: ask GET /trade/list, or send the same request again, which closes what is still open. ' +
+          '503 PRICE_STALE: this instance has no current price, before anything is closed; or its prices went stale between two transactions of a large group (at the edge), when the message says how many were closed before, as above. ' +
+          'On a Bun server the closes are written together in the group commit, all at the prices read once for the request; at the edge (Workers) in sequence, 100 to a transaction, so a large group takes a few round trips per hundred positions, and a transaction that starts 250 ms or more after the last read of the quotes reads them and the conversion rates again (its positions close at the prices of their own time, checked again at them).',
       }),
     })
     .delete(

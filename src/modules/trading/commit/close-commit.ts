@@ -4,8 +4,10 @@ import { isBusy } from '../../../kernel/db/errors'
 import { type Committer, GroupCommit, PerRequestCommit } from '../../../kernel/db/group-commit'
 import type { Work } from '../../../kernel/db/unit-of-work'
 import type { PendingEvent } from '../../../kernel/events/topic'
+import { Refusal } from '../../../kernel/refusal'
 import type { OrderRow } from '../book/positions'
 import type { TradingCtx } from '../context'
+import { profitInAccount } from '../domain/formulas'
 import { refuse } from '../errors'
 import { tradeRequests } from '../schema'
 import { type CloseInput, type CloseResult, closeManyTx } from './execution'
@@ -17,21 +19,44 @@ export interface CloseRequest {
   /** The idempotency key and who asks (recorded with the key). */
   key?: TradeKey
   actor: string
+  /**
+   * What the close check answers for a result that finds no conversion rate (fillRates' noRate: 503
+   * PRICE_STALE naming a pair whose feed stopped, else `none`); the commit answers the same when it finds
+   * none, as a refusal (a group close skips the position) and not a fault.
+   */
+  noRate?: (none: () => Error) => Error
 }
 
 /** What a close commit answers: closed, a repeat of a key already used (nothing done), or the position moved. */
 export type Closed = { kind: 'closed'; result: CloseResult } | { kind: 'replay' } | { kind: 'moved' }
 
 /**
+ * Prices closes again (a group close's closes still to write at the edge): the symbols' quotes and the
+ * cross rates read now, one read a symbol, and each close checked at them: its request, or its refusal.
+ * Throws when the batch must stop (the instance's prices stale, a dependency away).
+ */
+export type Reprice = (part: CloseRequest[]) => Promise<(CloseRequest | Error)[]>
+
+/**
  * The committer of closes, and of many closes of one request (a group close): `submitAll` answers each
- * close with its outcome or an Error of its own.
+ * close with its outcome or an Error of its own (a refusal, or a fault: the closes a failed transaction
+ * held, and those not tried after it, answer the same Error object).
  */
 export interface CloseCommitter extends Committer<CloseRequest, Closed> {
-  submitAll(reqs: CloseRequest[]): Promise<(Closed | Error)[]>
+  submitAll(reqs: CloseRequest[], reprice?: Reprice): Promise<(Closed | Error)[]>
 }
 
 /** Closes a transaction of a group close takes at the edge (closeManyTx writes 100 to a statement). */
 export const CLOSES_PER_TRANSACTION = 100
+
+/**
+ * A group close's transaction at the edge that starts this long after its closes were priced prices them
+ * again first (`Reprice`): a close price is never more than about this older than its close time.
+ */
+export const REPRICE_AFTER_MS = 250
+
+/** An Error that is no refusal: the database or a dependency failed; what it held may have committed. */
+const isFault = (o: unknown): o is Error => o instanceof Error && !(o instanceof Refusal)
 
 const asError = (e: unknown) => (e instanceof Error ? e : new Error(String(e)))
 
@@ -59,19 +84,46 @@ export function closeCommitter(
   }
   const onAfterCommitError = (e: unknown) =>
     ctx.logger.log('error', 'after trade close', { err: e instanceof Error ? e.message : String(e) })
+  /**
+   * After a fault the closes it held may have committed (an error on COMMIT, the connection lost): the
+   * caches of their logins are dropped all the same, so GET /trade/list reads the database again.
+   */
+  const forget = async (reqs: CloseRequest[]) => {
+    const logins = [...new Set(reqs.map((r) => r.input.order.login))]
+    if (logins.length === 0) return
+    try {
+      await ctx.positions.invalidate(...logins)
+      await ctx.accountsRead.invalidateAccount(...logins)
+    } catch (e) {
+      ctx.logger.log('error', 'after a failed trade close', {
+        err: e instanceof Error ? e.message : String(e),
+      })
+    }
+  }
+  const forgetOnFault =
+    <T>(r: CloseRequest) =>
+    async (e: unknown): Promise<T> => {
+      if (isFault(e)) await forget([r])
+      throw e
+    }
   const handler = (tx: Tx, reqs: CloseRequest[]) => commitCloses(ctx, tx, reqs)
   if (ctx.config.groupCommit) {
     const group = new GroupCommit(ctx.db, handler, { afterCommit, onAfterCommitError, lingerMs: 5 })
     return {
-      submit: (r) => group.submit(r),
-      // submitted together, they join the group commit's batches as concurrent closes do
-      submitAll: (reqs) => Promise.all(reqs.map((r) => group.submit(r).catch(asError))),
+      submit: (r) => group.submit(r).catch(forgetOnFault<Closed>(r)),
+      // submitted together, they join the group commit's batches as concurrent closes do (priced once)
+      submitAll: async (reqs) => {
+        const out = await Promise.all(reqs.map((r) => group.submit(r).catch(asError)))
+        await forget(reqs.filter((_, i) => isFault(out[i])))
+        return out
+      },
     }
   }
   const single = new PerRequestCommit(ctx.db, handler, { afterCommit, onAfterCommitError })
   return {
-    submit: (r) => single.submit(r),
-    submitAll: (reqs) => closeInSequence(ctx, reqs, afterCommit, onAfterCommitError),
+    submit: (r) => single.submit(r).catch(forgetOnFault<Closed>(r)),
+    submitAll: (reqs, reprice) =>
+      closeInSequence(ctx, reqs, reprice, afterCommit, forget, onAfterCommitError),
   }
 }
 
@@ -82,33 +134,58 @@ export function closeCommitter(
  * one, each spent several of a Worker's subrequests), and the caches and the engine are told once, after
  * the last. A transaction the database refused as busy (nothing written) is tried once more; one that
  * fails answers its error for its closes and those after it (not tried), while the closes committed
- * before it stay, told as the others.
+ * before it stay, told as the others; the caches of a failed transaction's logins are dropped too (it
+ * may have committed). A transaction that would start REPRICE_AFTER_MS or more after the closes were last
+ * priced prices those still to write again first (`reprice`, one read a symbol): a large group takes
+ * seconds, and its later closes are at the quotes of their own time, as a single close is.
  */
 async function closeInSequence(
   ctx: TradingCtx,
   reqs: CloseRequest[],
+  reprice: Reprice | undefined,
   afterCommit: (all: Closed[]) => Promise<void>,
+  forget: (reqs: CloseRequest[]) => Promise<void>,
   onAfterCommitError: (e: unknown) => void,
 ): Promise<(Closed | Error)[]> {
   const out: (Closed | Error)[] = []
   const write = (part: CloseRequest[]) => ctx.db.transaction((tx) => commitCloses(ctx, tx, part))
+  // each close as last priced (the caller priced them all just before), or refused when priced again
+  const pending: (CloseRequest | Error)[] = [...reqs]
+  let pricedAt = ctx.clock.now()
   for (let at = 0; at < reqs.length; at += CLOSES_PER_TRANSACTION) {
-    const part = reqs.slice(at, at + CLOSES_PER_TRANSACTION)
     try {
-      out.push(
-        ...(await write(part).catch(async (e) => {
-          if (!isBusy(e)) throw e
-          await new Promise((r) => setTimeout(r, 100))
-          return write(part)
-        })),
-      )
+      if (reprice && ctx.clock.now() - pricedAt >= REPRICE_AFTER_MS) {
+        // all those still to write, at one read: the next transactions need no read of their own while
+        // this one is recent
+        pricedAt = ctx.clock.now()
+        const left = pending.flatMap((p, i) => (i >= at && !(p instanceof Error) ? [i] : []))
+        const again = await reprice(left.map((i) => pending[i] as CloseRequest))
+        left.forEach((i, k) => {
+          pending[i] = again[k]!
+        })
+      }
+      const part = pending.slice(at, at + CLOSES_PER_TRANSACTION)
+      const ready = part.filter((p): p is CloseRequest => !(p instanceof Error))
+      const written = ready.length
+        ? await write(ready).catch(async (e) => {
+            if (!isBusy(e)) throw e
+            await new Promise((r) => setTimeout(r, 100))
+            return write(ready)
+          })
+        : []
+      let k = 0
+      for (const p of part) out.push(p instanceof Error ? p : written[k++]!)
     } catch (e) {
       const failed = asError(e)
       while (out.length < reqs.length) out.push(failed)
       break
     }
   }
-  await afterCommit(out.filter((o): o is Closed => !(o instanceof Error))).catch(onAfterCommitError)
+  const closed = out.filter((o): o is Closed => !(o instanceof Error))
+  await afterCommit(closed).catch(onAfterCommitError)
+  // afterCommit dropped the caches of the logins it told of
+  const told = new Set(closed.flatMap((c) => (c.kind === 'closed' ? [c.result.closed.login] : [])))
+  await forget(reqs.filter((r, i) => isFault(out[i]) && !told.has(r.input.order.login)))
   return out
 }
 
@@ -137,6 +214,15 @@ async function commitCloses(ctx: TradingCtx, tx: Tx, reqs: CloseRequest[]): Prom
     }
     firstInBatch.set(id, { index, hash: r.key.hash })
     return null
+  })
+  // a result that finds no conversion rate now is refused as the close check refuses it (closeRequest),
+  // not written: closeManyTx would answer it a plain Error, a fault
+  reqs.forEach((r, i) => {
+    if (out[i] !== null) return
+    const { spec, order: o, volume, price, currency, lookup } = r.input
+    if (profitInAccount(spec, o.cmd, volume, o.openPrice, price, currency, lookup) !== null) return
+    const none = () => refuse('closeRefused', `no conversion rate for ${o.symbol} into ${currency}`)
+    out[i] = r.noRate ? r.noRate(none) : none()
   })
   const fresh = reqs.flatMap((r, i) => (out[i] === null ? [{ r, i }] : []))
   const now = ctx.clock.now()

@@ -1,6 +1,8 @@
 import { and, eq } from 'drizzle-orm'
-import { rootMessage } from '../../../kernel/db/errors'
+import { isBusy, isUnreachable, rootMessage } from '../../../kernel/db/errors'
+import { ApiError } from '../../../kernel/http/errors'
 import { Refusal } from '../../../kernel/refusal'
+import { DependencyDown } from '../../../kernel/resilience'
 import type { UseCase } from '../../../kernel/use-case'
 import { pricePositions } from '../book/exposure'
 import type { OrderRow } from '../book/positions'
@@ -23,14 +25,37 @@ import {
 const refused = (e: unknown): e is Refusal => e instanceof Refusal && e.table === TRADING.table
 
 /**
+ * What a batch stopped by `fault` answers, saying how many it closed before: 503 SERVICE_UNAVAILABLE as
+ * the kernel answers a dependency away or busy (kernel/http), 503 PRICE_STALE when the instance's prices
+ * went stale between two transactions; any other fault as it is (500, logged by the kernel).
+ */
+function stoppedBy(fault: Error, closed: number, of: number): Error {
+  const after = `after closing ${closed} of ${of} positions; retry to close the rest`
+  if (refused(fault)) return new Refusal(fault.table, fault.kind, `${fault.message}; stopped ${after}`)
+  const down =
+    fault instanceof DependencyDown
+      ? `${fault.dependency} unavailable`
+      : isBusy(fault)
+        ? 'database busy'
+        : isUnreachable(fault)
+          ? 'database unavailable'
+          : null
+  if (!down) return fault
+  return new ApiError(503, 'SERVICE_UNAVAILABLE', `${down} ${after}`, { 'retry-after': '1' })
+}
+
+/**
  * DELETE /trade/close/group: closes a login's open positions (all, only winners or only losers, of one
- * symbol or every one) together. The account, each symbol's quote and the cross rates are read once for
- * the batch; the closes go to the committer together (commit/close-commit.ts submitAll: the group commit's
- * batches on a Bun server, transactions of 100 in sequence at the edge).
+ * symbol or every one) together. The account is read once, each symbol's quote and the cross rates once
+ * for the batch; the closes go to the committer together (commit/close-commit.ts submitAll: the group
+ * commit's batches on a Bun server, transactions of 100 in sequence at the edge, where a transaction that
+ * starts 250 ms or more after the last read reads the quotes and rates again, once a symbol, and checks
+ * its closes at them).
  *
  * Spec 4.7: only positions that fail the close check are skipped (logged), and the batch answers 200 with
  * the number closed. A fault (the database refused or did not answer) is no skip: the request answers it
- * (503 SERVICE_UNAVAILABLE for a database or cache away or busy) after the closes committed before it.
+ * (503 SERVICE_UNAVAILABLE for a database or cache away or busy, saying how many it closed) after the
+ * closes committed before it.
  */
 export async function closeGroup({
   ctx,
@@ -76,40 +101,53 @@ export async function closeGroup({
     return { data: 'OK' as const, closed: 0 }
   }
   const fail = (m: string) => refuse('closeRefused', m)
-  const symbols = new Map<string, CloseBasis['sym'] | Refusal>()
-  for (const s of new Set(chosen.map((o) => o.symbol)))
-    symbols.set(
-      s,
-      await tradableSymbol(ctx, oc.group, s, fail).catch((e: unknown) => {
-        if (refused(e)) return e
-        throw e
-      }),
-    )
-  // the instance's prices gone stale while the quotes were read: the whole batch waits, as above
-  refuseStalePrices(ctx)
-  const rates = await fillRates(ctx)
   const each = { comment: input.comment !== undefined ? 'GROUP_CLOSE' : undefined }
-  const reqs: CloseRequest[] = []
-  for (const o of chosen) {
-    const sym = symbols.get(o.symbol)!
-    if (sym instanceof Refusal) {
-      skip(o, sym)
-      continue
-    }
-    try {
-      reqs.push(closeRequest(ctx, o, { oc, sym, rates }, each, 'group_close'))
-    } catch (e) {
-      if (!refused(e)) throw e
-      skip(o, e)
-    }
+  /** The positions' close checks at the quotes (one read a symbol) and cross rates of now. */
+  const price = async (batch: OrderRow[]): Promise<(CloseRequest | Refusal)[]> => {
+    const symbols = new Map<string, CloseBasis['sym'] | Refusal>()
+    for (const s of new Set(batch.map((o) => o.symbol)))
+      symbols.set(
+        s,
+        await tradableSymbol(ctx, oc.group, s, fail).catch((e: unknown) => {
+          if (refused(e)) return e
+          throw e
+        }),
+      )
+    // the instance's prices gone stale while the quotes were read: the whole batch waits, as above
+    refuseStalePrices(ctx)
+    const rates = await fillRates(ctx)
+    return batch.map((o) => {
+      const sym = symbols.get(o.symbol)!
+      if (sym instanceof Refusal) return sym
+      try {
+        return closeRequest(ctx, o, { oc, sym, rates }, each, 'group_close')
+      } catch (e) {
+        if (!refused(e)) throw e
+        return e
+      }
+    })
   }
-  const outcomes = await ctx.tradeCloses.submitAll(reqs)
+  const reqs: CloseRequest[] = []
+  for (const [i, r] of (await price(chosen)).entries()) {
+    if (r instanceof Refusal) skip(chosen[i]!, r)
+    else reqs.push(r)
+  }
+  // a batch that stops between two transactions (its prices stale, a dependency away): a fault, no skip
+  let stopped: Error | undefined
+  const outcomes = await ctx.tradeCloses.submitAll(reqs, async (part) => {
+    try {
+      return await price(part.map((r) => r.input.order))
+    } catch (e) {
+      stopped = e instanceof Error ? e : new Error(String(e))
+      throw stopped
+    }
+  })
   let closed = 0
   let fault: Error | undefined
   outcomes.forEach((d, i) => {
     const o = reqs[i]!.input.order
     if (d instanceof Error) {
-      if (refused(d)) skip(o, d)
+      if (d !== stopped && refused(d)) skip(o, d)
       else fault ??= d
     } else if (d.kind === 'closed') closed++
     // closed or changed meanwhile (its SL or TP, a stop-out, another close): no longer this batch's
@@ -119,10 +157,10 @@ export async function closeGroup({
     ctx.logger.log('warn', 'group close stopped', {
       login: account.login,
       closed,
-      not_closed: outcomes.filter((d) => d instanceof Error && !refused(d)).length,
+      not_closed: outcomes.filter((d) => d instanceof Error && (d === stopped || !refused(d))).length,
       err: rootMessage(fault),
     })
-    throw fault
+    throw stoppedBy(fault, closed, chosen.length)
   }
   return { data: 'OK' as const, closed }
 }

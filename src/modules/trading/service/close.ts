@@ -85,6 +85,7 @@ export function closeRequest(
     },
     key: request?.key,
     actor: request?.actor ?? 'client',
+    noRate: rates.noRate,
   }
 }
 
