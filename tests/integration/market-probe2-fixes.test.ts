@@ -330,7 +330,9 @@ describe("PUT /manager/groups/:id/securities/:sec_group: the holders check is th
     ).rows
       .map((r) => String(r.detail))
       .join(' | ')
-    expect(plan).toContain('SEARCH a USING INDEX accounts_brand_customer (brand_id=?)')
+    expect(plan).toMatch(
+      /SEARCH a USING (COVERING )?INDEX accounts_brand_group \(brand_id=\? AND group_id=\?\)/,
+    )
     expect(plan).toMatch(/SEARCH o USING (COVERING )?INDEX orders_login_state \(login=\? AND state=\?\)/)
     expect(plan).not.toMatch(/SCAN (o|orders|a|accounts)\b/)
   })

@@ -91,7 +91,8 @@ export interface AccountsApi {
   openAccount(input: OpenAccountInput): ReturnType<typeof openAccount>
   /** The amount of one of an account's ledger rows (integer minor units, signed), or null. */
   operationAmount(brandId: number, login: number, id: number): Promise<number | null>
-  findGroup(brandId: number, name: string): Promise<GroupRecord | null>
+  /** A group of the brand by name; `q`: read in the caller's transaction (what its write depends on). */
+  findGroup(brandId: number, name: string, q?: Queryable): Promise<GroupRecord | null>
   /** Sign-in: the account or customer with its password hash. */
   accountCredentials(brandId: number, login: number): ReturnType<typeof accountCredentials>
   customerByEmail(brandId: number, email: string): ReturnType<typeof customerByEmail>
@@ -194,9 +195,9 @@ export const accountsModule = defineModule({
           .where(and(eq(o.id, id), eq(o.login, login), eq(o.brandId, brandId)))
         return row?.amount ?? null
       },
-      findGroup: async (brandId, name) =>
+      findGroup: async (brandId, name, q = ctx.db) =>
         (
-          await ctx.db
+          await q
             .select()
             .from(schema.groups)
             .where(and(eq(schema.groups.brandId, brandId), eq(schema.groups.name, name)))

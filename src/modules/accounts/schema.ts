@@ -63,7 +63,11 @@ export const accounts = sqliteTable(
      */
     maxPositions: integer('max_positions').notNull().default(0),
   },
-  (t) => [index('accounts_brand_customer').on(t.brandId, t.customerId)],
+  (t) => [
+    index('accounts_brand_customer').on(t.brandId, t.customerId),
+    /** A group's accounts (market's hide check reads its holders; accounts' group checks). */
+    index('accounts_brand_group').on(t.brandId, t.groupId),
+  ],
 )
 
 /** The ledger. One row per balance or credit movement; never updated, never deleted. */

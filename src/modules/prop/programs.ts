@@ -1,4 +1,5 @@
-import { and, asc, eq } from 'drizzle-orm'
+import { and, asc, eq, sql } from 'drizzle-orm'
+import type { Tx } from '../../kernel/db/client'
 import { isUniqueViolation } from '../../kernel/db/errors'
 import { invalid, issueText } from '../../kernel/http/errors'
 import { fromMinor, toMinor } from '../accounts'
@@ -58,23 +59,32 @@ export async function listPrograms(ctx: PropCtx, brandId: number, activeOnly: bo
   return { rows: rows.map(programView) }
 }
 
-/** Parses and checks a program as staff send it; 400 INVALID_DATA naming the first field at fault. */
-async function checked(ctx: PropCtx, brandId: number, input: unknown) {
+/** Parses a program as staff send it; 400 INVALID_DATA naming the first field at fault. */
+function parsed(input: unknown) {
   const r = ProgramInput.safeParse(input)
   if (!r.success) {
     throw invalid(issueText(r.error.issues[0]!))
   }
   const p = r.data
+  const price = toMinor(p.price, p.currency)
+  return { p, price }
+}
+
+/**
+ * Checks a program against the brand's groups its steps name, read in `tx`, the transaction that writes
+ * the program: a group rename (refused while a program names the group, accounts' GROUP_IN_USE, checked
+ * in the rename's transaction) commits either before, and is seen here, or after, and sees the program.
+ */
+async function checked(ctx: PropCtx, tx: Tx, brandId: number, p: ProgramInput, price: number | null) {
   const groups = new Map<string, GroupFacts>()
   for (const s of p.steps) {
-    const g = await ctx.accounts.findGroup(brandId, s.account_group)
+    const g = await ctx.accounts.findGroup(brandId, s.account_group, tx)
     if (g) groups.set(g.name, { accountMode: g.accountMode, currency: g.currency })
   }
   const problem = programProblem(p, groups)
   if (problem) throw invalid(problem)
-  const price = toMinor(p.price, p.currency)
   if (price === null) throw invalid(`price: at most the decimals of ${p.currency}`)
-  return { p, price }
+  return price
 }
 
 const values = (p: ProgramInput, price: number) => ({
@@ -92,14 +102,18 @@ const nameTaken = (e: unknown, name: string) =>
   isUniqueViolation(e) ? refuse('PROGRAM_NAME_TAKEN', `a program named ${name} exists`) : e
 
 export async function createProgram(ctx: PropCtx, brandId: number, input: unknown) {
-  const { p, price } = await checked(ctx, brandId, input)
-  const now = ctx.clock.now()
+  const { p, price } = parsed(input)
   try {
-    const [row] = await ctx.db
-      .insert(propPrograms)
-      .values({ brandId, ...values(p, price), createdAt: now, updatedAt: now })
-      .returning()
-    return programView(row!)
+    const row = await ctx.db.transaction(async (tx) => {
+      const minor = await checked(ctx, tx, brandId, p, price)
+      const now = ctx.clock.now()
+      const [r] = await tx
+        .insert(propPrograms)
+        .values({ brandId, ...values(p, minor), createdAt: now, updatedAt: now })
+        .returning()
+      return r!
+    })
+    return programView(row)
   } catch (e) {
     throw nameTaken(e, p.name)
   }
@@ -107,15 +121,20 @@ export async function createProgram(ctx: PropCtx, brandId: number, input: unknow
 
 /** Replaces a program; its version goes up. Running challenges keep the rules they were bought with. */
 export async function updateProgram(ctx: PropCtx, brandId: number, id: number, input: unknown) {
-  const current = await programRow(ctx, brandId, id)
-  const { p, price } = await checked(ctx, brandId, input)
+  await programRow(ctx, brandId, id)
+  const { p, price } = parsed(input)
   try {
-    const [row] = await ctx.db
-      .update(propPrograms)
-      .set({ ...values(p, price), version: current.version + 1, updatedAt: ctx.clock.now() })
-      .where(and(eq(propPrograms.id, id), eq(propPrograms.brandId, brandId)))
-      .returning()
-    return programView(row!)
+    const row = await ctx.db.transaction(async (tx) => {
+      const minor = await checked(ctx, tx, brandId, p, price)
+      const [r] = await tx
+        .update(propPrograms)
+        .set({ ...values(p, minor), version: sql`${propPrograms.version} + 1`, updatedAt: ctx.clock.now() })
+        .where(and(eq(propPrograms.id, id), eq(propPrograms.brandId, brandId)))
+        .returning()
+      if (!r) throw programNotFound(id)
+      return r
+    })
+    return programView(row)
   } catch (e) {
     throw nameTaken(e, p.name)
   }

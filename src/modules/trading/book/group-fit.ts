@@ -48,7 +48,7 @@ export async function holderGroups(ctx: TradingCtx, q: Queryable, symbol: string
 /**
  * Up to `limit` of `symbols` that accounts of one group hold open positions or pending orders in, read in
  * `q`: the market module refuses to hide a group's security group, or stop it trading, while any are
- * (SymbolHoldersPort). One statement, bounded by the brand: the brand's accounts (accounts_brand_customer),
+ * (SymbolHoldersPort). One statement, bounded by the brand: the brand's accounts (accounts_brand_group),
  * and for those of the group their open and pending orders only (orders_login_state); `cross join` keeps
  * that order whatever the planner's statistics say (scanning every order, closed history included, of
  * every brand, is what it would otherwise pick).

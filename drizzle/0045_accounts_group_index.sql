@@ -1,0 +1,1 @@
+CREATE INDEX `accounts_brand_group` ON `accounts` (`brand_id`,`group_id`);
