@@ -30,7 +30,7 @@ afterAll(async () => {
   await redis.stop()
 })
 
-test('an append that timed out while Redis was paused is dropped by every reader when Redis runs it', async () => {
+test('a tick whose append timed out while Redis was paused is dropped by every reader when Redis runs it', async () => {
   const writer = new RedisBus(redis.url, silentLogger)
   const reader = new RedisBus(redis.url, silentLogger)
   const edge = new UpstashBus(bridge.url, 'test-token', silentLogger)
@@ -39,9 +39,9 @@ test('an append that timed out while Redis was paused is dropped by every reader
   const polled: number[] = []
   const sub = reader.subscribe(from, async (es) => void got.push(...n(es)!))
   const poll = edge.subscribe(from, async (es) => void polled.push(...n(es)!), { pollMs: 50 })
-  await writer.publish('test.t', { n: 1 })
+  await writer.publish('market.ticks', { n: 1 })
   await pauseProcess(redis.pid)
-  const refused = await writer.publish('test.t', { n: 2 }).then(
+  const refused = await writer.publish('market.ticks', { n: 2 }).then(
     () => 'published',
     (e: Error) => e.message,
   )
@@ -50,7 +50,7 @@ test('an append that timed out while Redis was paused is dropped by every reader
   process.kill(redis.pid, 'SIGCONT')
   await waitFor(
     () =>
-      writer.publish('test.t', { n: 3 }).then(
+      writer.publish('market.ticks', { n: 3 }).then(
         () => true,
         () => false,
       ),

@@ -27,6 +27,11 @@ export interface Subscription {
 export interface MessageBus {
   readonly kind: 'local' | 'redis' | 'upstash'
   /**
+   * Redis's clock less this host's in ms, as this instance's appends measured it (stream.ts, StreamClock):
+   * null before its first append; absent on the local bus. The deadlines of ticks cancel it.
+   */
+  readonly clockOffsetMs?: number | null
+  /**
    * Appends an entry; resolves with its id (the local bus: once every subscriber has handled it). `weight`:
    * what the entry costs to keep, in the units the local bus keeps a bounded number of (its ticks, for an
    * entry of ticks; 1 by default).

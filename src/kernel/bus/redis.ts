@@ -2,19 +2,8 @@ import type { RedisClient } from 'bun'
 import type { Logger } from '../logger'
 import { connected, openRedis } from '../redis'
 import { backoff, Dependency } from '../resilience'
-import { type BusHandler, handOver, idTime, type MessageBus, type Subscription } from './bus'
-import {
-  BUS_KEEP_MS,
-  BUS_STREAM,
-  dropLogger,
-  lateAfter,
-  newestOf,
-  onTime,
-  publishLate,
-  type Raw,
-  rangeOf,
-  xaddArgs,
-} from './stream'
+import { type BusHandler, handOver, type MessageBus, type Subscription } from './bus'
+import { Appender, BUS_KEEP_MS, BUS_STREAM, dropLogger, newestOf, onTime, type Raw, rangeOf } from './stream'
 
 /** How long one call of the bus may take before it counts as failed (a blocking read is apart). */
 const CALL_TIMEOUT_MS = 1000
@@ -24,45 +13,45 @@ const BLOCK_MS = 1000
  * The bus on a Redis stream. Each subscription reads with a blocking XREAD on a connection of its own,
  * so an entry reaches every instance about a millisecond after it is appended. While Redis is away,
  * appends fail at once (a circuit breaker, kernel/resilience) and readers retry with a capped backoff,
- * then resume from their position: nothing appended before the outage is skipped. An append that lands
- * past its publish bound (a stalled Redis running an XADD whose call timed out) is dropped by every reader
- * (stream.ts, landedLate): a publish that failed is never delivered later.
+ * then resume from their position: nothing appended before the outage is skipped. A tick that lands past
+ * its publish bound (a stalled Redis running an XADD whose call timed out) is dropped by every reader
+ * (stream.ts, landedLate; the bound is in Redis's clock, so the hosts' skew cancels): a price whose publish
+ * failed is never delivered later. A change notice is delivered however late.
  */
 export class RedisBus implements MessageBus {
   readonly kind = 'redis' as const
   readonly dependency: Dependency
   private readonly client: RedisClient
   private readonly subs = new Set<RedisSubscription>()
-  /** The time part of the last id appended here: what the next append trims before (stream.ts). */
-  private lastMs = 0
+  private readonly appender: Appender
 
   constructor(
     private readonly url: string,
     private readonly logger: Logger,
-    private readonly keepMs = BUS_KEEP_MS,
+    keepMs = BUS_KEEP_MS,
   ) {
     this.client = openRedis(url)
     this.dependency = new Dependency('bus', CALL_TIMEOUT_MS, logger, async () =>
       (await connected(this.client)).send('PING', []),
     )
+    this.appender = new Appender(this.send, CALL_TIMEOUT_MS, logger, keepMs)
+  }
+
+  /** Redis's clock less this host's, as measured by the appends (stream.ts, StreamClock); null before one. */
+  get clockOffsetMs() {
+    return this.appender.clock.offset
   }
 
   private readonly send = (cmd: string, args: string[]) =>
     this.dependency.call(async () => (await connected(this.client)).send(cmd, args))
 
   /**
-   * Appends under the call timeout, with a deadline in the entry (stream.ts, landedLate): a timed-out XADD
-   * is not cancelled (it is on the socket; a stalled Redis runs it when it resumes), so readers drop it
-   * when it lands past the deadline, and an answer past it is a failure here too.
+   * Appends under the call timeout (stream.ts, Appender): a tick carries a deadline in Redis's clock, since
+   * a timed-out XADD is not cancelled (it is on the socket; a stalled Redis runs it when it resumes), so
+   * readers drop it when it lands past the deadline, and an answer past it is a failure here too.
    */
-  async publish(type: string, data: unknown) {
-    const started = Date.now()
-    const deadline = started + lateAfter(CALL_TIMEOUT_MS)
-    const id = String(await this.send('XADD', xaddArgs(type, data, this.lastMs, this.keepMs, deadline)))
-    this.lastMs = Math.max(this.lastMs, idTime(id))
-    if (idTime(id) > deadline)
-      throw publishLate(id, deadline, Date.now() - started, lateAfter(CALL_TIMEOUT_MS), this.logger)
-    return id
+  publish(type: string, data: unknown) {
+    return this.appender.append(type, data)
   }
 
   subscribe(from: string, handler: BusHandler): Subscription {

@@ -1,18 +1,16 @@
 import type { Logger } from '../logger'
 import { backoff, Dependency, errText } from '../resilience'
-import { type BusHandler, handOver, idTime, type MessageBus, type Subscription } from './bus'
+import { type BusHandler, handOver, type MessageBus, type Subscription } from './bus'
 import {
+  Appender,
   BUS_KEEP_MS,
   dropLogger,
-  lateAfter,
   newestOf,
   onTime,
-  publishLate,
   type Raw,
   rangeOf,
   rowsAfter,
   type Send,
-  xaddArgs,
 } from './stream'
 
 /** How long one call of the bus may take before it counts as failed. */
@@ -28,18 +26,23 @@ export class UpstashBus implements MessageBus {
   readonly dependency: Dependency
   private readonly subs = new Set<PollingSubscription>()
   private readonly send: Send
-  /** The time part of the last id appended here: what the next append trims before (stream.ts). */
-  private lastMs = 0
+  private readonly appender: Appender
 
   constructor(
     url: string,
     token: string,
     private readonly logger: Logger,
     private readonly pollMs = 100,
-    private readonly keepMs = BUS_KEEP_MS,
+    keepMs = BUS_KEEP_MS,
   ) {
     this.dependency = new Dependency('bus', CALL_TIMEOUT_MS, logger, () => this.post(url, token, 'PING', []))
     this.send = (cmd, args) => this.dependency.call(() => this.post(url, token, cmd, args))
+    this.appender = new Appender(this.send, CALL_TIMEOUT_MS, logger, keepMs)
+  }
+
+  /** Redis's clock less this host's, as measured by the appends (stream.ts, StreamClock); null before one. */
+  get clockOffsetMs() {
+    return this.appender.clock.offset
   }
 
   private async post(url: string, token: string, cmd: string, args: string[]) {
@@ -53,15 +56,9 @@ export class UpstashBus implements MessageBus {
     return body.result
   }
 
-  /** Appends under the call timeout with a deadline in the entry, as RedisBus.publish (stream.ts, landedLate). */
-  async publish(type: string, data: unknown) {
-    const started = Date.now()
-    const deadline = started + lateAfter(CALL_TIMEOUT_MS)
-    const id = String(await this.send('XADD', xaddArgs(type, data, this.lastMs, this.keepMs, deadline)))
-    this.lastMs = Math.max(this.lastMs, idTime(id))
-    if (idTime(id) > deadline)
-      throw publishLate(id, deadline, Date.now() - started, lateAfter(CALL_TIMEOUT_MS), this.logger)
-    return id
+  /** Appends under the call timeout, a tick with a deadline in Redis's clock, as RedisBus.publish (stream.ts, Appender). */
+  publish(type: string, data: unknown) {
+    return this.appender.append(type, data)
   }
 
   subscribe(from: string, handler: BusHandler, opts?: { pollMs?: number }): Subscription {

@@ -51,7 +51,14 @@ const Health = t.Object(
         },
       ),
       cache: t.Object({ ...Check.properties, kind: t.String() }),
-      bus: t.Object({ ...Check.properties, kind: t.String() }),
+      bus: t.Object({
+        ...Check.properties,
+        kind: t.String(),
+        clock_offset_ms: t.Union([t.Number(), t.Null()], {
+          description:
+            "Redis's clock less this host's, as this instance's appends measured it (null before one; on the local bus). Informative: a tick's publish bound is in Redis's clock, so skew does not fail or admit publishes; above about 200 ms check the hosts' time sync.",
+        }),
+      }),
       engine: t.Object({
         state: State,
         this_instance: t.Boolean({ description: 'this instance holds the engine role' }),
@@ -179,7 +186,7 @@ async function readiness(ctx: Kernel) {
       writes,
       events,
       cache: { ...cache, kind: ctx.store.kind },
-      bus: { ...bus, kind: ctx.bus.kind },
+      bus: { ...bus, kind: ctx.bus.kind, clock_offset_ms: ctx.bus.clockOffsetMs ?? null },
       engine,
     },
   }
