@@ -7,6 +7,8 @@ import { RedisBus } from '../../src/kernel/bus/redis'
 import { silentLogger } from '../../src/kernel/logger'
 import { pauseProcess, waitFor } from '../support/ports'
 import { type RedisServer, startRedis } from '../support/redis'
+// the price channel, as the market module declares it (its entries carry a deadline)
+import '../../src/modules/market/quotes'
 
 let redis: RedisServer
 beforeAll(async () => {

@@ -13,6 +13,8 @@ import { type RedisServer, startRedis } from '../support/redis'
 import { type ScaleShape, startScaleShape } from '../support/scale-shape'
 import { signIn } from '../support/server'
 import { startUpstashBridge } from '../support/upstash-bridge'
+// the price channel, as the market module declares it (its entries carry a deadline)
+import '../../src/modules/market/quotes'
 
 const n = (es: { data: unknown }[] | null) => es?.map((e) => (e.data as { n: number }).n)
 

@@ -18,6 +18,8 @@ import {
 } from '../../src/kernel/bus/stream'
 import { silentLogger } from '../../src/kernel/logger'
 import { DependencyDown } from '../../src/kernel/resilience'
+// the price channel, as the market module declares it (its entries carry a deadline)
+import '../../src/modules/market/quotes'
 
 /** A stored row as XADD writes it (xaddArgs after the stream and the `*`), under the id `id`. */
 const row = (id: string, n: number, deadline?: number, type = 'market.ticks'): Raw => [

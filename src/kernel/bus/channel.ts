@@ -1,6 +1,7 @@
 import type { z } from 'zod'
 import type { Logger } from '../logger'
 import type { BusEntry, MessageBus } from './bus'
+import { DEADLINE_TYPES } from './stream'
 
 /**
  * A typed channel of the bus, declared by the module that publishes on it (like an outbox topic): its
@@ -14,11 +15,15 @@ export interface Channel<T> {
   readonly weight?: (data: T) => number
 }
 
-export const defineChannel = <T>(
+export function defineChannel<T>(
   name: string,
   schema?: z.ZodType<T>,
-  opts: { weight?: (data: T) => number } = {},
-): Channel<T> => ({ name, schema, weight: opts.weight })
+  /** `deadline`: its entries carry prices, and one Redis appended after its publisher gave up is dropped (stream.ts). */
+  opts: { weight?: (data: T) => number; deadline?: true } = {},
+): Channel<T> {
+  if (opts.deadline) DEADLINE_TYPES.add(name)
+  return { name, schema, weight: opts.weight }
+}
 
 /** An entry of a channel as a handler receives it: its bus id and its typed data. */
 export interface ChannelEntry<T> extends BusEntry {

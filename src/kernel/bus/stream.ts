@@ -21,13 +21,14 @@ export const parseEntry = ([id, fields]: Raw): BusEntry => {
 }
 
 /**
- * The channels whose entries carry a deadline: those that carry prices (market/quotes.ts, TICKS). A tick
- * applied after its publisher was told it failed (the ingest answered 503, the feed sent it again or went
- * on) is applied at a price long past, and one that closes positions cannot be taken back. A change notice
- * (orders, accounts, groups, alerts, phases changed) stays true however late: it carries no deadline, is
- * delivered late rather than never, and its publish never fails for lateness (some have no resync).
+ * The channels whose entries carry a deadline: those that carry prices, declared so by their module
+ * (`defineChannel(..., { deadline: true })`, the ticks). A tick applied after its publisher was told it
+ * failed (the ingest answered 503, the feed sent it again or went on) is applied at a price long past, and
+ * one that closes positions cannot be taken back. A change notice (orders, accounts, groups, alerts, phases
+ * changed) stays true however late: it carries no deadline, is delivered late rather than never, and its
+ * publish never fails for lateness (some have no resync).
  */
-export const DEADLINE_TYPES: ReadonlySet<string> = new Set(['market.ticks'])
+export const DEADLINE_TYPES = new Set<string>()
 
 /**
  * Whether an entry landed past its publish bound: it is of a DEADLINE_TYPES channel, and the time part of

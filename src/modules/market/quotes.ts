@@ -49,7 +49,11 @@ const REPLAY_ENTRIES = 4096
 /** How often the spike filter says, per symbol, that it holds ticks back. */
 const SPIKE_LOG_MS = 60_000
 /** Ticks on the bus: hot (tens of thousands a second), so typed by its publisher here, not checked. */
-export const TICKS = defineChannel<TicksEntry>('market.ticks', undefined, { weight: (e) => e.ticks.length })
+// prices: a batch Redis appended after its publisher was told it failed is dropped by every reader
+export const TICKS = defineChannel<TicksEntry>('market.ticks', undefined, {
+  weight: (e) => e.ticks.length,
+  deadline: true,
+})
 
 /**
  * The latest quote per symbol. Ticks go through the bus (kernel/bus): every instance applies every tick
