@@ -83,12 +83,14 @@ test('a tick accepted (200) just before sqld stalls: the SL it reached is execut
   const ticket = r.json.order as number
   await Bun.sleep(500)
   // the tick is accepted, and the database stalls as the engine writes what it reached
+  const breachAt = Date.now()
   const breach = await feed(b!.url, BELOW)
   process.kill(shape.sqld.pid, 'SIGSTOP')
   console.log(
     `[probe] breach tick during the stall: ${breach.status} in ${breach.ms} ms ${breach.text.slice(0, 120)}`,
   )
   await Bun.sleep(Math.max(0, 10_000 - breach.ms))
+  const resumedAt = Date.now()
   process.kill(shape.sqld.pid, 'SIGCONT')
   // the feed goes on at the old price once the database answers
   await waitFor(async () => (await feed(b!.url, PRICE)).status === 200, 10_000, 'feed again')
@@ -97,7 +99,7 @@ test('a tick accepted (200) just before sqld stalls: the SL it reached is execut
   while (Date.now() < until) {
     row = (
       await db.execute({
-        sql: 'select state, close_reason, close_price from orders where ticket = ?',
+        sql: 'select state, close_reason, close_price, close_time from orders where ticket = ?',
         args: [ticket],
       })
     ).rows[0]
@@ -122,4 +124,9 @@ test('a tick accepted (200) just before sqld stalls: the SL it reached is execut
       price: BELOW.bid,
     })
   else expect(breach.status).toBe(503)
+  // and at its time: the deal is the tick's, not the time the database took it (seconds later)
+  if (breach.status === 200) {
+    expect(Number(row?.close_time)).toBeGreaterThanOrEqual(breachAt - 1000)
+    expect(Number(row?.close_time)).toBeLessThan(resumedAt)
+  }
 }, 90_000)

@@ -2,11 +2,16 @@
 // retryLater): written again until they commit, the cursor held meanwhile; one the database refuses is
 // left after a bounded number of tries, so it never wedges the engine.
 import { expect, test } from 'bun:test'
+import { compareIds } from '../../src/kernel/bus/bus'
 import { DatabaseBusy } from '../../src/kernel/db/errors'
-import { CursorHeld, EngineRole } from '../../src/kernel/engine/role'
+import { CursorHeld, EngineRole, REPLAY_MAX_MS } from '../../src/kernel/engine/role'
+import type { OrderRow } from '../../src/modules/trading/book/positions'
 import type { TradingCtx } from '../../src/modules/trading/context'
 import type { Execution } from '../../src/modules/trading/engine/executions'
-import { TriggerEngine } from '../../src/modules/trading/engine/trigger-engine'
+import { RETRY_UNANSWERED_MS, TriggerEngine } from '../../src/modules/trading/engine/trigger-engine'
+
+/** A bus id of a tick published `ago` ms before now. */
+const tickNow = (ago = 0) => `${Date.now() - ago}-0`
 
 function engineWith(run: () => void) {
   const logs: { level: string; msg: string }[] = []
@@ -36,6 +41,7 @@ test('an SL the database did not answer is written again once it does, the curso
   start([
     {
       ticket: 7,
+      tick: tickNow(),
       write: async () => {
         written++
         return 'sl'
@@ -64,6 +70,7 @@ test('an execution the database refuses is tried a bounded number of times, then
   start([
     {
       ticket: 9,
+      tick: tickNow(),
       write: async () => {
         tries++
         throw new Error('CHECK constraint failed')
@@ -87,7 +94,7 @@ test('the engine giving up its role drops what waits to be written (the next eng
   const { engine, start, writing } = engineWith(() => {
     throw new DatabaseBusy('no answer')
   })
-  start([{ ticket: 3, write: async () => 'sl' }])
+  start([{ ticket: 3, tick: tickNow(), write: async () => 'sl' }])
   await engine.settle().catch(() => {})
   engine.reset()
   expect(writing().size).toBe(0)
@@ -117,11 +124,283 @@ test('the engine role keeps its cursor before a read a settler did not settle (C
   await role.start(false)
   expect(role.isLeader).toBe(true)
   await deliver([{ id: '2-0', type: 'x', data: null }])
-  expect(saved).toEqual([])
+  // nothing at or past the held read is saved (the cursor goes just before it: a takeover replays it)
+  expect(saved).toEqual(['1-18446744073709551615'])
   // said on purpose: not logged as a failure
   expect(logs).not.toContain('engine settle failed')
   hold = false
   await deliver([{ id: '3-0', type: 'x', data: null }])
-  expect(saved).toEqual(['3-0'])
+  expect(saved).toEqual(['1-18446744073709551615', '3-0'])
   await role.stop()
+})
+
+/** A role on a fake Redis bus: `deliver` hands it a read, `saved` is every cursor it wrote. */
+function roleOn(stored: string | null = null) {
+  const saved: string[] = []
+  const from: string[] = []
+  let deliver: (entries: { id: string; type: string; data: unknown }[]) => Promise<void> = async () => {}
+  let position = '$'
+  const bus = {
+    kind: 'redis',
+    newest: async () => '1-0',
+    subscribe: (f: string, cb: typeof deliver) => {
+      from.push(f)
+      deliver = async (e) => {
+        position = e.at(-1)!.id
+        await cb(e)
+      }
+      return {
+        close: async () => {},
+        get position() {
+          return position
+        },
+      }
+    },
+  }
+  const leases = { hold: async () => ({ held: true }), release: async () => {}, holder: async () => null }
+  const store = { get: async () => stored, set: async (_k: string, v: string) => void saved.push(v) }
+  const logger = { log: () => {} }
+  const role = new EngineRole('engine', bus as never, leases as never, store as never, 'me', logger as never)
+  return { role, saved, from, deliver: (e: { id: string; type: string; data: unknown }[]) => deliver(e) }
+}
+
+test('stop() does not move the cursor past a read a settler holds', async () => {
+  // (review: a graceful stop saved the subscription's position, past the held read)
+  const { role, saved, deliver } = roleOn()
+  role.onSettle(async () => {
+    throw new CursorHeld('1 trigger execution to write again')
+  })
+  await role.start(false)
+  await deliver([{ id: '2-0', type: 'x', data: null }])
+  expect(saved.every((id) => compareIds(id, '2-0') < 0)).toBe(true)
+  await role.stop()
+  // the held read (2-0) must still be replayed by the next engine: nothing past it may be saved
+  expect(saved.length).toBeGreaterThan(0)
+  expect(saved.every((id) => compareIds(id, '2-0') < 0)).toBe(true)
+})
+
+test('a held read puts the cursor just before its oldest held entry at once, and a takeover replays from there', async () => {
+  const t0 = Date.now() - 5000
+  const { role, saved, deliver } = roleOn()
+  let held: string | null = null
+  role.onSettle(async () => {
+    if (held) throw new CursorHeld('1 trigger execution to write again', held)
+  })
+  await role.start(false)
+  await deliver([{ id: `${t0}-0`, type: 'x', data: null }])
+  expect(saved).toEqual([`${t0}-0`])
+  // a read of three entries whose second decided an execution the database did not take
+  held = `${t0 + 2000}-1`
+  await deliver([
+    { id: `${t0 + 2000}-0`, type: 'x', data: null },
+    { id: `${t0 + 2000}-1`, type: 'x', data: null },
+    { id: `${t0 + 2000}-2`, type: 'x', data: null },
+  ])
+  expect(saved.at(-1)).toBe(`${t0 + 2000}-0`)
+  // later reads stay held by it: nothing more is written
+  await deliver([{ id: `${t0 + 3000}-0`, type: 'x', data: null }])
+  expect(saved).toHaveLength(2)
+  await role.stop()
+  expect(saved.at(-1)).toBe(`${t0 + 2000}-0`)
+  // the next engine reads from that cursor (younger than REPLAY_MAX_MS): the held entry is replayed
+  const next = roleOn(saved.at(-1)!)
+  await next.role.start(false)
+  expect(next.from).toEqual([`${t0 + 2000}-0`])
+  await next.role.stop()
+})
+
+test('an SL whose tick is too old for a takeover to replay is left, logged, and holds the cursor no longer', async () => {
+  const { engine, start, writing, logs } = engineWith(() => {
+    throw new DatabaseBusy('no answer')
+  })
+  // a takeover replays a cursor at most REPLAY_MAX_MS old: the hold ends before that
+  expect(RETRY_UNANSWERED_MS).toBeLessThan(REPLAY_MAX_MS)
+  start([{ ticket: 11, tick: tickNow(RETRY_UNANSWERED_MS + 1), write: async () => 'sl' }])
+  await engine.settle()
+  expect(writing().has(11)).toBe(false)
+  expect(
+    logs.filter((l) => l.msg === 'trigger execution left unwritten' && l.level === 'error'),
+  ).toHaveLength(1)
+  // one just younger holds the cursor (before its own tick, the oldest held) until it is too old, then is left
+  const young = tickNow(RETRY_UNANSWERED_MS - 200)
+  start([{ ticket: 12, tick: young, write: async () => 'sl' }])
+  start([{ ticket: 13, tick: tickNow(1000), write: async () => 'sl' }])
+  const held = await engine.settle().then(
+    () => null,
+    (e: unknown) => e,
+  )
+  expect(held).toBeInstanceOf(CursorHeld)
+  expect((held as CursorHeld).from).toBe(young)
+  await Bun.sleep(400)
+  const later = await engine.settle().then(
+    () => null,
+    (e: unknown) => e,
+  )
+  expect(writing().has(12)).toBe(false)
+  // still held by the younger one, before its own tick
+  expect((later as CursorHeld).from).not.toBe(young)
+  expect(writing().has(13)).toBe(true)
+  engine.reset()
+})
+
+test('a stop-out does not look at an account whose SL waits to be written again', async () => {
+  let down = true
+  const { engine, start } = engineWith(() => {
+    if (down) throw new DatabaseBusy('no answer')
+  })
+  const asked: number[] = []
+  const ctx = (engine as unknown as { ctx: TradingCtx }).ctx as unknown as Record<string, unknown>
+  ctx.accountsRead = {
+    account: async (login: number) => {
+      asked.push(login)
+      return null
+    },
+  }
+  const order = {
+    ticket: 21,
+    login: 500,
+    symbol: 'EURUSD',
+    state: 'open',
+    cmd: 0,
+    volume: 100,
+    openPrice: 1.1,
+    commission: 0,
+    storage: 0,
+    sl: 1.05,
+    tp: 0,
+    expiration: 0,
+    updatedAt: 0,
+  } as unknown as OrderRow
+  engine.trackIn(order, 1)
+  let written = 0
+  start([
+    {
+      ticket: 21,
+      tick: tickNow(),
+      write: async () => {
+        written++
+        return 'sl'
+      },
+    },
+  ])
+  await expect(engine.settle()).rejects.toBeInstanceOf(CursorHeld)
+  // its position is still on the book, its SL not written: a stop-out would close it at the price now
+  expect(asked).toEqual([])
+  await expect(engine.settle()).rejects.toBeInstanceOf(CursorHeld)
+  expect(asked).toEqual([])
+  down = false
+  const until = Date.now() + 5000
+  while (written === 0 && Date.now() < until) await Bun.sleep(50)
+  expect(written).toBe(1)
+  // once written it is looked at again
+  await engine.settle()
+  expect(asked).toContain(500)
+  engine.reset()
+})
+
+test('a batch the database did not take arms one retry timer and is written again in one unit of work', async () => {
+  let down = true
+  let runs = 0
+  const { engine, start, writing } = engineWith(() => {
+    runs++
+    if (down) throw new DatabaseBusy('no answer')
+  })
+  const n = 2000
+  let written = 0
+  const batch: Execution[] = Array.from({ length: n }, (_, i) => ({
+    ticket: 1000 + i,
+    tick: tickNow(),
+    write: async () => {
+      written++
+      return 'sl' as const
+    },
+  }))
+  const real = globalThis.setTimeout
+  let timers = 0
+  globalThis.setTimeout = ((fn: () => void, ms?: number) => {
+    timers++
+    return real(fn, ms)
+  }) as typeof setTimeout
+  try {
+    start(batch)
+    await expect(engine.settle()).rejects.toBeInstanceOf(CursorHeld)
+  } finally {
+    globalThis.setTimeout = real
+  }
+  // not one scan of every retry (and one timer) per execution not written
+  expect(timers).toBeLessThanOrEqual(2)
+  down = false
+  runs = 0
+  const until = Date.now() + 5000
+  while (written < n && Date.now() < until) await Bun.sleep(50)
+  expect(written).toBe(n)
+  expect(runs).toBe(1)
+  expect(writing().size).toBe(0)
+  await engine.settle()
+  engine.reset()
+})
+
+test('a write of an emptied book leaves the markers of the book loaded since', async () => {
+  const gates: (() => void)[] = []
+  const { engine, writing } = engineWith(() => {})
+  const ctx = (engine as unknown as { ctx: TradingCtx }).ctx as unknown as Record<string, unknown>
+  ctx.uow = {
+    run: async (fn: (tx: unknown, work: unknown) => Promise<unknown>) => {
+      await new Promise<void>((r) => gates.push(r))
+      return fn({}, {})
+    },
+  }
+  const start = (batch: Execution[]) => (engine as unknown as { start(b: Execution[]): void }).start(batch)
+  start([{ ticket: 5, tick: tickNow(), write: async () => null }])
+  // the role lost and taken again: the new book's tick decides the same ticket while the old write runs
+  engine.reset()
+  start([{ ticket: 5, tick: tickNow(), write: async () => 'sl' }])
+  await Bun.sleep(10)
+  expect(gates).toHaveLength(2)
+  gates[0]!()
+  await Bun.sleep(10)
+  // the old write must not clear the new generation's marker (a later tick would decide it twice)
+  expect(writing().has(5)).toBe(true)
+  gates[1]!()
+  await engine.settle()
+  expect(writing().has(5)).toBe(false)
+  engine.reset()
+})
+
+test('an execution written again records its tick time as the deal time; the first try the time it is written', async () => {
+  let down = true
+  const { engine, start } = engineWith(() => {
+    if (down) throw new DatabaseBusy('no answer')
+  })
+  const at: (number | undefined)[] = []
+  const tick = tickNow(3000)
+  start([
+    {
+      ticket: 31,
+      tick,
+      write: async (_tx, _work, a) => {
+        at.push(a)
+        return 'sl'
+      },
+    },
+  ])
+  await engine.settle().catch(() => {})
+  down = false
+  const until = Date.now() + 5000
+  while (at.length === 0 && Date.now() < until) await Bun.sleep(50)
+  expect(at).toEqual([Number(tick.split('-')[0])])
+  const first: (number | undefined)[] = []
+  start([
+    {
+      ticket: 32,
+      tick,
+      write: async (_tx, _work, a) => {
+        first.push(a)
+        return 'sl'
+      },
+    },
+  ])
+  await engine.settle()
+  expect(first).toEqual([undefined])
+  engine.reset()
 })

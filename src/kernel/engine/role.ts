@@ -18,8 +18,11 @@ const ENGINE_LEASE_MS = 3000
 const RENEW_MS = 1000
 /** A holder cut off from the lease store gives the role up this long before its lease can lapse. */
 const LEASE_MARGIN_MS = 750
-/** A cursor older than this is not replayed (the books were loaded from the database since). */
-const REPLAY_MAX_MS = 60_000
+/**
+ * A cursor older than this is not replayed (the books were loaded from the database since). A settler
+ * holding the cursor (CursorHeld) lets its hold go before its read is this old (trigger-engine.ts).
+ */
+export const REPLAY_MAX_MS = 60_000
 
 /**
  * A settler's word that its read is not settled yet (an execution the database did not take, to be
@@ -27,6 +30,13 @@ const REPLAY_MAX_MS = 60_000
  */
 export class CursorHeld extends Error {
   override name = 'CursorHeld'
+  /** The bus id of the oldest entry not settled (the cursor is kept just before it); else the read's first. */
+  constructor(
+    message: string,
+    readonly from?: string,
+  ) {
+    super(message)
+  }
 }
 
 /**
@@ -46,6 +56,13 @@ export class EngineRole {
   private stopped = false
   private catchUpTo: string | null = null
   private savedAt = 0
+  /**
+   * The bus position every entry before which is settled: the last settled read's, or just before the
+   * oldest entry a settler holds. A graceful stop saves it, never the subscription's (past a held read).
+   */
+  private settledTo: string | null = null
+  /** The cursor was saved before a held entry: the next settled read saves at once. */
+  private holding = false
   /** Until when the lease this instance last renewed is surely its own. */
   private heldUntil = 0
 
@@ -166,10 +183,19 @@ export class EngineRole {
     try {
       const cursor = await this.store.get(CURSOR_KEY).catch(() => null)
       const newest = await this.bus.newest()
-      // start from the previous engine's cursor when it is recent, else from now
-      const from = cursor && Date.now() - idTime(cursor) < REPLAY_MAX_MS ? cursor : newest
+      // start from the previous engine's cursor when it is recent, else from now. No cursor at all: it went
+      // with the stream (a Redis restarted empty) or no engine ran yet; what the stream holds of the last
+      // REPLAY_MAX_MS was appended since and no engine settled it (a tick accepted before this takeover):
+      // it is replayed (every execution is conditional)
+      const from = cursor
+        ? Date.now() - idTime(cursor) < REPLAY_MAX_MS
+          ? cursor
+          : newest
+        : `${Math.max(0, Date.now() - REPLAY_MAX_MS)}-0`
       for (const load of this.loaders) await load()
       this.catchUpTo = compareIds(from, newest) < 0 ? newest : null
+      this.settledTo = null
+      this.holding = false
       this.leader = true
       this.logger.log('info', 'engine role taken', { from, replaying: this.catchUpTo !== null })
       this.sub = this.bus.subscribe(from, (entries) => this.dispatch(entries))
@@ -185,12 +211,17 @@ export class EngineRole {
     if (!this.leader) return
     const replay = this.catchUpTo !== null
     // one failing handler or settler does not stop the others (each is logged)
+    // the oldest entry a settler holds (CursorHeld)
+    const held: { from: string | null } = { from: null }
     const guarded = async (what: string, type: string | undefined, run: () => Promise<void>) => {
       try {
         await run()
         return true
       } catch (e) {
-        if (!(e instanceof CursorHeld))
+        if (e instanceof CursorHeld) {
+          const from = e.from ?? entries[0]!.id
+          if (held.from === null || compareIds(from, held.from) < 0) held.from = from
+        } else
           this.logger.log('error', `engine ${what} failed`, {
             type,
             err: e instanceof Error ? e.message : String(e),
@@ -205,7 +236,20 @@ export class EngineRole {
     for (const settle of this.settlers) if (!(await guarded('settle', undefined, settle))) settled = false
     const last = entries.at(-1)!.id
     if (this.catchUpTo && compareIds(last, this.catchUpTo) >= 0) this.catchUpTo = null
-    if (settled) await this.saveCursor(last)
+    if (settled) {
+      // the first read settled after a hold moves the cursor past the held ones at once
+      const wasHeld = this.holding
+      this.holding = false
+      this.settledTo = last
+      await this.saveCursor(last, wasHeld)
+    } else if (held.from !== null && before(held.from) !== this.settledTo) {
+      // held: the cursor goes just before the oldest entry held, at once (not left at the last settled
+      // read's id, throttled, or from a quiet spell long before), so its age at a takeover is the held
+      // entry's own (REPLAY_MAX_MS); it moves on as the holds are let go
+      this.holding = true
+      this.settledTo = before(held.from)
+      await this.saveCursor(this.settledTo, true)
+    }
   }
 
   /** At most every 50 ms (a takeover replays at most that much again; every execution is conditional). */
@@ -217,13 +261,12 @@ export class EngineRole {
     await this.store.set(CURSOR_KEY, id).catch(() => {})
   }
 
-  /** Stops reading the bus as the engine; returns the position it reached. */
-  private async leave(): Promise<string | null> {
+  /** Stops reading the bus as the engine. */
+  private async leave() {
     this.leader = false
     const sub = this.sub
     this.sub = null
     await sub?.close()
-    return sub && sub.position !== '$' ? sub.position : null
   }
 
   private async stepDown(reason: string) {
@@ -236,10 +279,19 @@ export class EngineRole {
     this.stopped = true
     if (this.timer) clearTimeout(this.timer)
     if (!this.leader) return
-    const position = await this.leave()
-    if (position) await this.saveCursor(position, true)
+    await this.leave()
+    // where every read before is settled: not past a read a settler holds (its retries go with the role)
+    if (this.settledTo) await this.saveCursor(this.settledTo, true)
     await this.leases.release(LEASE, this.owner).catch(() => {})
   }
+}
+
+/** The id just before a bus id (`ms-seq`): reading from it starts with that entry. */
+export function before(id: string): string {
+  const [ms, seq] = id.split('-')
+  if (seq === undefined || !/^\d+$/.test(seq) || !/^\d+$/.test(ms ?? '')) return id
+  if (BigInt(seq) > 0n) return `${ms}-${BigInt(seq) - 1n}`
+  return BigInt(ms!) > 0n ? `${BigInt(ms!) - 1n}-18446744073709551615` : id
 }
 
 /** Consecutive entries of one type, in order (a handler gets a run of ticks at once). */

@@ -27,6 +27,11 @@ export interface CloseInput {
   comment?: string
   lookup: QuoteLookup
   now: number
+  /**
+   * The deal's time when it is not `now` (a trigger's execution written again after a stall: its tick's):
+   * its close time and the day its swap is counted to; updated_at and the ledger row stay `now`.
+   */
+  dealTime?: number
   /** Extra predicate the row must still satisfy (e.g. the SL level that fired), so a trigger fires once. */
   guard?: SQL
   /** A stop-out's margin level (percent), for its event. */
@@ -62,7 +67,7 @@ export async function closeTx(
   if (profitMajor === null) throw new Error(`no conversion rate for ${o.symbol} into ${c.currency}`)
   const profit = roundToMinor(profitMajor, c.currency)
   const full = c.volume === o.volume
-  const today = dayOf(c.now)
+  const today = dayOf(c.dealTime ?? c.now)
   const owed = owedSwap(c)
   const share = (x: number) => (full ? x : Math.round((x * c.volume) / o.volume))
   const commission = share(o.commission)
@@ -82,7 +87,7 @@ export async function closeTx(
     const closing = {
       state: 'closed',
       closePrice: c.price,
-      closeTime: c.now,
+      closeTime: c.dealTime ?? c.now,
       profit,
       closeReason: c.reason,
       comment,
@@ -130,7 +135,7 @@ export async function closeTx(
         storage,
         profit,
         closePrice: c.price,
-        closeTime: c.now,
+        closeTime: c.dealTime ?? c.now,
         closeReason: c.reason,
         comment,
         parent: o.ticket,
@@ -162,7 +167,7 @@ export async function closeTx(
  * minor units, at the price it closes at (0 on the day it was opened or last rolled).
  */
 function owedSwap(c: CloseInput) {
-  const today = dayOf(c.now)
+  const today = dayOf(c.dealTime ?? c.now)
   const from = settledThrough(c.order)
   if (from >= today) return 0
   return roundToMinor(swapDue(c.spec, c.order, from, today, c.price, c.currency, c.lookup), c.currency)

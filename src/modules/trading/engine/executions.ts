@@ -1,4 +1,5 @@
 import { and, eq, gt, or } from 'drizzle-orm'
+import { idTime } from '../../../kernel/bus/bus'
 import type { Tx } from '../../../kernel/db/client'
 import { isBusy, isUnreachable, rootMessage } from '../../../kernel/db/errors'
 import type { Work } from '../../../kernel/db/unit-of-work'
@@ -28,11 +29,14 @@ type Outcome = 'activated' | 'sl' | 'tp' | 'cancelled'
 
 /**
  * A due trigger's write (the engine decides it on a tick); null when the order had changed (it lost its race).
- * It may run again when it was not written (the engine's retry): its guarded update keeps it to once.
+ * It may run again when it was not written (the engine's retry): its guarded update keeps it to once, and
+ * `at` (its tick's time) is the deal's time then, not the time it is written.
  */
 export interface Execution {
   ticket: number
-  write: (tx: Tx, work: Work) => Promise<Outcome | null>
+  /** The bus id of the tick that decided it. */
+  tick: string
+  write: (tx: Tx, work: Work, at?: number) => Promise<Outcome | null>
 }
 
 /**
@@ -53,11 +57,14 @@ const unavailable = (err: unknown) => isBusy(err) || isUnreachable(err)
 export async function writeExecutions(
   ctx: TradingCtx,
   batch: Execution[],
+  again = false,
 ): Promise<(Outcome | NotWritten | null)[]> {
+  // written again: the deal is its tick's, as its price is (the first try writes the time it is written)
+  const at = (e: Execution) => (again ? dealTime(ctx, e) : undefined)
   try {
     return await ctx.uow.run(async (tx, work) => {
       const out: (Outcome | null)[] = []
-      for (const e of batch) out.push(await e.write(tx, work))
+      for (const e of batch) out.push(await e.write(tx, work, at(e)))
       return out
     }, URGENT)
   } catch (err) {
@@ -66,11 +73,18 @@ export async function writeExecutions(
     for (const e of batch)
       results.push(
         await ctx.uow
-          .run((tx, work) => e.write(tx, work), URGENT)
+          .run((tx, work) => e.write(tx, work, at(e)), URGENT)
           .catch((err: unknown) => notWritten(ctx, e, err)),
       )
     return results
   }
+}
+
+/** When the tick that decided an execution was published (its bus id), never after now. */
+function dealTime(ctx: TradingCtx, e: Execution) {
+  const now = ctx.clock.now()
+  const t = idTime(e.tick)
+  return Number.isFinite(t) && t > 0 ? Math.min(t, now) : now
 }
 
 function notWritten(ctx: TradingCtx, e: Execution, err: unknown): NotWritten {
@@ -95,7 +109,7 @@ export function stopWrite(
   lookup: Parameters<typeof closeTx>[3]['lookup'],
 ): Execution['write'] {
   const level = kind === 'sl' ? o.sl : o.tp
-  return async (tx, work) => {
+  return async (tx, work, at) => {
     const r = await closeTx(ctx.accounts, tx, work, {
       origin: ctx.origin,
       order: o,
@@ -106,6 +120,7 @@ export function stopWrite(
       reason: kind,
       lookup,
       now: ctx.clock.now(),
+      dealTime: at,
       guard: eq(kind === 'sl' ? orders.sl : orders.tp, level),
     })
     if (!r) return null
@@ -119,7 +134,8 @@ export function stopWrite(
  * better, a stop's price or worse when the market gaps past it: a stop filled at its own price would hand
  * the client the gap), its commission computed at that price, or it is cancelled: without the margin, or on an account that may no longer trade
  * (disabled, or read-only as a prop challenge's account after its verdict). A position whose SL or TP
- * that quote already crossed closes in the same transaction, as the tick's SL or TP (stopWrite).
+ * that quote already crossed closes in the same transaction, as the tick's SL or TP (stopWrite). `at`: the
+ * deal's time when written again (its open or cancel time, its first swap day, whether it had expired).
  */
 export async function activateTx(
   ctx: TradingCtx,
@@ -130,8 +146,10 @@ export async function activateTx(
   group: GroupRecord,
   p: Awaited<ReturnType<typeof pricing>>,
   q: Quote,
+  at?: number,
 ): Promise<Outcome | null> {
   const now = ctx.clock.now()
+  const deal = at ?? now
   const fill = isBuy(o.cmd) ? q.ask : q.bid
   const funds = (await fundsOf(ctx.accounts, tx, [o.login])).get(o.login)
   // the commission is the deal's, at the price it fills at (a percent of a gapped notional differs from
@@ -151,8 +169,8 @@ export async function activateTx(
             cmd: o.cmd % 2,
             openPrice: fill,
             commission: commissionMinor,
-            openTime: now,
-            rolloverDay: dayOf(now),
+            openTime: deal,
+            rolloverDay: dayOf(deal),
             updatedAt: now,
             origin: ctx.origin,
           }
@@ -160,7 +178,7 @@ export async function activateTx(
             state: 'cancelled',
             // never filled, nothing charged: the estimate it was placed with goes (history shows 0)
             commission: 0,
-            closeTime: now,
+            closeTime: deal,
             closeReason: cancelled,
             updatedAt: now,
             origin: ctx.origin,
@@ -172,7 +190,7 @@ export async function activateTx(
         eq(orders.state, 'pending'),
         eq(orders.openPrice, o.openPrice),
         // an order past its expiration is never filled, whatever the engine's book says (expiry.ts)
-        or(eq(orders.expiration, 0), gt(orders.expiration, Math.floor(now / 1000))),
+        or(eq(orders.expiration, 0), gt(orders.expiration, Math.floor(deal / 1000))),
       ),
     )
     .returning()
@@ -189,7 +207,7 @@ export async function activateTx(
     const price = isBuy(r.cmd) ? q.bid : q.ask
     // without a conversion rate for its profit it stays open, filed: the next tick closes it
     if (profitInAccount(gs.info, r.cmd, r.volume, r.openPrice, price, group.currency, p.lookup) !== null)
-      await stopWrite(ctx, refreshes, r, stop, gs.info, group, q, p.lookup)(tx, work)
+      await stopWrite(ctx, refreshes, r, stop, gs.info, group, q, p.lookup)(tx, work, at)
   }
   return 'activated'
 }

@@ -22,6 +22,11 @@ interface HeldPositions {
   /** The holdings of a login with open positions. */
   of(login: number): Holding[] | undefined
   logins(): Iterable<number>
+  /**
+   * Logins with a trigger's execution waiting to be written again (trigger-engine.ts, retryLater): the
+   * book still holds the position it closes, at the price it was decided at.
+   */
+  waiting(): ReadonlySet<number>
   refreshes: TradeRefresh
   stats: { stoppedOut: number; riskClosed: number }
   /** Re-reads an order that lost a race. */
@@ -163,7 +168,7 @@ export class RiskMonitor {
    * The accounts a tick moved out of their price band, or that changed, are priced at the quotes now (one
    * pricing per group and pass): a margin call is noticed, a stop-out closes positions, a watcher's limit
    * closes them all; each then gets new bands from how far it is from the nearest of those levels. The
-   * other accounts are not looked at. At most CHECKS_PER_SETTLE dirty ones a pass (a re-check of every
+   * other accounts are not looked at, nor one whose trigger's execution waits to be written again. At most CHECKS_PER_SETTLE dirty ones a pass (a re-check of every
    * account must not hold up the triggers), the rest on the next.
    */
   async check() {
@@ -178,7 +183,14 @@ export class RiskMonitor {
       this.riskDirty.delete(login)
     }
     const priced = new Map<number, Pricing>()
+    const waiting = this.held.waiting()
     for (const [login, time] of due) {
+      // not looked at until its execution is written (a stop-out now would close that position at the
+      // price now, ahead of its SL at its own): its write looks at it again, and so does the next settle
+      if (waiting.has(login)) {
+        this.riskDirty.add(login)
+        continue
+      }
       const held = this.held.of(login)
       const account = held && (await this.ctx.accountsRead.account(login))
       const group = account && (await this.ctx.accountsRead.group(account.groupId))

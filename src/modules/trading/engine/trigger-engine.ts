@@ -1,9 +1,9 @@
 import { and, eq, inArray } from 'drizzle-orm'
 import { z } from 'zod'
-import { idTime } from '../../../kernel/bus/bus'
+import { compareIds, idTime } from '../../../kernel/bus/bus'
 import { type ChannelEntry, defineChannel, publishChange } from '../../../kernel/bus/channel'
 import { ChunkedMap } from '../../../kernel/chunked-map'
-import { CursorHeld } from '../../../kernel/engine/role'
+import { CursorHeld, REPLAY_MAX_MS } from '../../../kernel/engine/role'
 import { pricedForGroup, type Quote, type Tick } from '../../market'
 import { pricing } from '../book/exposure'
 import type { OrderRow } from '../book/positions'
@@ -37,25 +37,37 @@ export const ORDERS_CHANGED = defineChannel(
   ),
 )
 const bookKey = (symbol: string, groupId: number) => `${symbol}|${groupId}`
+const NONE: ReadonlySet<number> = new Set()
 
 /** An execution the database did not take, written again (`retryLater`) at the quote that decided it. */
 interface Retry {
   e: Execution
+  /** The account of its order: its risk check waits for the retry (risk-monitor.ts, `waiting`). */
+  login: number | undefined
   attempts: number
   /** When it was first not written (performance.now()). */
   since: number
   /** When it is tried next; Infinity while a try is in flight. */
   at: number
-  /** Not written because the database did not answer: a takeover must replay its tick (CursorHeld). */
+  /**
+   * Not written because the database did not answer: a takeover must replay its tick (CursorHeld), until
+   * RETRY_UNANSWERED_MS after its tick.
+   */
   unavailable: boolean
 }
 /** The first retry after this; doubling up to RETRY_MAX_MS. */
 const RETRY_FIRST_MS = 250
 const RETRY_MAX_MS = 2000
+/** Retries due this soon after the timer fires are written with those due. */
+const RETRY_SLACK_MS = 20
 /** A write the database refused is tried this many times, then left (the book decides it again on a tick). */
 const RETRY_REFUSED = 5
-/** A write the database does not answer is tried this long (what the bus keeps), then left, logged. */
-const RETRY_FOR_MS = 600_000
+/**
+ * A write the database does not answer is tried until its tick is this old, then left, logged at error:
+ * the cursor it holds must still be replayed by an engine taking the role (a cursor older than
+ * REPLAY_MAX_MS is not), with room for the lease to lapse and the standby to read the cursor.
+ */
+export const RETRY_UNANSWERED_MS = REPLAY_MAX_MS - 10_000
 
 /**
  * Executes resting triggers (pending activation, SL, TP), expirations, stop-outs and swap rollovers.
@@ -76,13 +88,18 @@ export class TriggerEngine {
   private readonly holdingsByLogin = new Map<number, Holding[]>()
   /** Pending orders with an expiration, so a tick does not walk every resting order. */
   private readonly expiring = new Set<number>()
-  /** Tickets whose execution is being written: a later tick of the same read must not decide it again. */
-  private readonly writing = new Set<number>()
+  /**
+   * Tickets whose execution is being written, with the generation that started it: a later tick of the
+   * same read must not decide it again.
+   */
+  private readonly writing = new Map<number, number>()
   /** The executions being written (`start`); a settle waits for them. */
   private readonly inFlight = new Set<Promise<void>>()
   /** Executions not written (the database stalled or refused), by ticket; still in `writing`. */
   private readonly retrying = new Map<number, Retry>()
   private retryTimer: ReturnType<typeof setTimeout> | null = null
+  /** When the armed retry timer fires (performance.now()); Infinity when none is armed. */
+  private retryNextAt = Number.POSITIVE_INFINITY
   /** Counts `reset`s: a retry that was in flight when the book was emptied changes nothing. */
   private generation = 0
   /** The book kept in step with other instances' writes (order-sync.ts). */
@@ -115,6 +132,7 @@ export class TriggerEngine {
     })
     this.risk = new RiskMonitor(ctx, {
       of: (login) => this.holdingsByLogin.get(login),
+      waiting: () => this.waitingLogins(),
       logins: () => this.holdingsByLogin.keys(),
       refreshes: this.refreshes,
       stats: this.stats,
@@ -194,6 +212,7 @@ export class TriggerEngine {
     this.generation++
     if (this.retryTimer) clearTimeout(this.retryTimer)
     this.retryTimer = null
+    this.retryNextAt = Number.POSITIVE_INFINITY
     for (const ticket of this.retrying.keys()) this.writing.delete(ticket)
     this.retrying.clear()
     for (const ticket of [...this.resting.keys()]) this.untrack(ticket)
@@ -295,7 +314,7 @@ export class TriggerEngine {
         for (const trigger of this.book.due(bookKey(t.symbol, groupId), q.bid, q.ask)) {
           if (decided.has(trigger.ticket) || this.writing.has(trigger.ticket)) continue
           if (opts.replay && (this.resting.get(trigger.ticket)?.order.updatedAt ?? 0) > idTime(t.id)) continue
-          const e = await this.prepare(trigger, q)
+          const e = await this.prepare(trigger, q, t.id)
           if (e) decided.set(trigger.ticket, e)
         }
       }
@@ -309,7 +328,7 @@ export class TriggerEngine {
    * for the rest of the read (other ticks, other listeners) nor behind notifications and deliveries.
    */
   private start(batch: Execution[]) {
-    for (const e of batch) this.writing.add(e.ticket)
+    for (const e of batch) this.writing.set(e.ticket, this.generation)
     const run = this.execute(batch).finally(() => this.inFlight.delete(run))
     this.inFlight.add(run)
   }
@@ -317,33 +336,63 @@ export class TriggerEngine {
   /**
    * After a read of the bus: waits for the executions its ticks started (the cursor moves past a tick
    * only once they are written), then looks at the accounts whose price band a tick left (stop-out,
-   * margin call, watchers) and expires pending orders. While an execution waits to be written again
-   * because the database did not answer, the cursor stays where it is (CursorHeld): an engine taking the
-   * role meanwhile replays its tick.
+   * margin call, watchers) and expires pending orders; an account with an execution waiting to be
+   * written again is not looked at until it is (its position would be closed at the price now). While an
+   * execution waits to be written again because the database did not answer, the cursor stays before its
+   * tick (CursorHeld): an engine taking the role meanwhile replays it; one whose tick is
+   * RETRY_UNANSWERED_MS old is left.
    */
   async settle() {
     await Promise.all([...this.inFlight])
     await this.risk.check()
     await this.expire()
-    if (this.retrying.size > 0 && [...this.retrying.values()].some((r) => r.unavailable))
-      throw new CursorHeld(`${this.retrying.size} trigger executions to write again`)
+    if (this.retrying.size === 0) return
+    let oldest: string | null = null
+    for (const r of [...this.retrying.values()]) {
+      if (!r.unavailable) continue
+      if (this.unanswered(r)) {
+        // it holds the cursor no longer; one in flight is left when its try fails (retryLater)
+        r.unavailable = false
+        if (r.at !== Number.POSITIVE_INFINITY) this.giveUp(r, 'unavailable')
+        continue
+      }
+      if (oldest === null || compareIds(r.e.tick, oldest) < 0) oldest = r.e.tick
+    }
+    if (oldest !== null)
+      throw new CursorHeld(`${this.retrying.size} trigger executions to write again`, oldest)
+  }
+
+  /** The logins whose risk check waits for an execution to be written again. */
+  private waitingLogins(): ReadonlySet<number> {
+    if (this.retrying.size === 0) return NONE
+    const logins = new Set<number>()
+    for (const r of this.retrying.values()) if (r.login !== undefined) logins.add(r.login)
+    return logins
+  }
+
+  /** Its tick is too old for a takeover to replay (RETRY_UNANSWERED_MS). */
+  private unanswered(r: Retry) {
+    return Date.now() - idTime(r.e.tick) >= RETRY_UNANSWERED_MS
   }
 
   /**
    * Writes a batch of executions (executions.ts); one that lost its race re-reads its order, one the
    * database did not take is written again (`retryLater`), the others leave `writing`.
    */
-  private async execute(batch: Execution[]) {
+  private async execute(batch: Execution[], again = false) {
     const generation = this.generation
-    const results = await writeExecutions(this.ctx, batch)
+    const results = await writeExecutions(this.ctx, batch, again)
     if (generation !== this.generation) {
-      for (const e of batch) this.writing.delete(e.ticket)
+      // the book was emptied meanwhile: only this generation's markers go (a new one may hold the ticket)
+      for (const e of batch) if (this.writing.get(e.ticket) === generation) this.writing.delete(e.ticket)
       return
     }
+    // one time for the batch: what it did not write is tried again together
+    const now = performance.now()
     for (const [i, r] of results.entries()) {
       const e = batch[i]!
       if (r === 'unavailable' || r === 'failed') {
-        this.retryLater(e, r)
+        this.retryLater(e, r, now)
         continue
       }
       this.retrying.delete(e.ticket)
@@ -365,58 +414,78 @@ export class TriggerEngine {
    * An execution not written is tried again with a backoff, at the quote that decided it (the fill of
    * the tick that reached it, whatever the price did since), until it commits or its guarded update finds
    * the order changed. Its ticket stays in `writing`, so no later tick decides it again meanwhile. One the
-   * database refused is left after RETRY_REFUSED tries, one it never answered after RETRY_FOR_MS, logged:
-   * the trigger is still on the book, and the next tick that reaches it decides it again.
+   * database refused is left after RETRY_REFUSED tries, one it never answered once its tick is
+   * RETRY_UNANSWERED_MS old, logged: the trigger is still on the book, and the next tick that reaches it
+   * decides it again. A retry writes the deal's time as its tick's (executions.ts).
    */
-  private retryLater(e: Execution, why: NotWritten) {
-    const now = performance.now()
-    const r = this.retrying.get(e.ticket) ?? { e, attempts: 0, since: now, at: now, unavailable: false }
+  private retryLater(e: Execution, why: NotWritten, now: number) {
+    const r = this.retrying.get(e.ticket) ?? {
+      e,
+      login: this.resting.get(e.ticket)?.order.login,
+      attempts: 0,
+      since: now,
+      at: now,
+      unavailable: false,
+    }
     r.attempts++
     r.unavailable = why === 'unavailable'
-    if ((why === 'failed' && r.attempts >= RETRY_REFUSED) || now - r.since >= RETRY_FOR_MS) {
-      this.ctx.logger.log('error', 'trigger execution left unwritten', {
-        ticket: e.ticket,
-        why,
-        attempts: r.attempts,
-        ms: Math.round(now - r.since),
-      })
-      this.retrying.delete(e.ticket)
-      this.writing.delete(e.ticket)
-      return
-    }
+    if ((why === 'failed' && r.attempts >= RETRY_REFUSED) || (why === 'unavailable' && this.unanswered(r)))
+      return this.giveUp(r, why)
     r.at = now + Math.min(RETRY_MAX_MS, RETRY_FIRST_MS * 2 ** (r.attempts - 1))
     this.retrying.set(e.ticket, r)
-    this.scheduleRetry()
+    this.armRetry(r.at)
   }
 
-  private scheduleRetry() {
+  /** An execution not written is given up, logged at error (the next tick that reaches it decides it). */
+  private giveUp(r: Retry, why: NotWritten) {
+    this.ctx.logger.log('error', 'trigger execution left unwritten', {
+      ticket: r.e.ticket,
+      why,
+      attempts: r.attempts,
+      ms: Math.round(performance.now() - r.since),
+      tick: r.e.tick,
+    })
+    this.retrying.delete(r.e.ticket)
+    this.writing.delete(r.e.ticket)
+    // its account is looked at again (its risk check waited for it)
+    if (r.login !== undefined) this.riskChanged(r.login)
+  }
+
+  /** The retry timer fires by `at` (one already armed sooner stays): no scan of the retries. */
+  private armRetry(at: number) {
+    if (this.retryTimer && this.retryNextAt <= at) return
     if (this.retryTimer) clearTimeout(this.retryTimer)
-    this.retryTimer = null
-    let next = Number.POSITIVE_INFINITY
-    for (const r of this.retrying.values()) next = Math.min(next, r.at)
-    if (next === Number.POSITIVE_INFINITY) return
-    this.retryTimer = setTimeout(() => void this.retryDue(), Math.max(0, next - performance.now()))
+    this.retryNextAt = at
+    this.retryTimer = setTimeout(() => void this.retryDue(), Math.max(0, at - performance.now()))
   }
 
-  /** Writes the executions whose retry is due, in one unit of work (executions.ts). */
+  /** Writes the executions whose retry is due, in one unit of work (executions.ts), at their ticks' quotes. */
   private async retryDue() {
     this.retryTimer = null
-    const now = performance.now()
+    this.retryNextAt = Number.POSITIVE_INFINITY
+    // those due within a moment go with them (one unit of work, one timer fewer)
+    const now = performance.now() + RETRY_SLACK_MS
     const due: Execution[] = []
-    for (const r of this.retrying.values())
+    let next = Number.POSITIVE_INFINITY
+    for (const r of [...this.retrying.values()])
       if (r.at <= now) {
+        // its tick too old to be replayed: a write now would be one a takeover could not have made
+        if (r.unavailable && this.unanswered(r)) {
+          this.giveUp(r, 'unavailable')
+          continue
+        }
         r.at = Number.POSITIVE_INFINITY
         due.push(r.e)
-      }
+      } else if (r.at < next) next = r.at
+    if (next !== Number.POSITIVE_INFINITY) this.armRetry(next)
     if (due.length > 0) {
       this.stats.retried += due.length
-      await this.execute(due)
+      await this.execute(due, true)
     }
-    this.scheduleRetry()
   }
 
   /** The write of a due trigger, with what it needs read before the transaction. */
-  private async prepare(trigger: Trigger, q: Quote): Promise<Execution | null> {
+  private async prepare(trigger: Trigger, q: Quote, tick: string): Promise<Execution | null> {
     const r = this.resting.get(trigger.ticket)
     if (!r) {
       this.book.remove(trigger.ticket)
@@ -441,7 +510,8 @@ export class TriggerEngine {
       const p = await pricing(this.ctx, [group.id])
       return {
         ticket: o.ticket,
-        write: (tx, work) => activateTx(this.ctx, this.refreshes, tx, work, o, group, p, q),
+        tick,
+        write: (tx, work, at) => activateTx(this.ctx, this.refreshes, tx, work, o, group, p, q, at),
       }
     }
     const gs = await this.ctx.refdata.forGroup(group.id, o.symbol)
@@ -449,6 +519,7 @@ export class TriggerEngine {
     const lookup = await this.ctx.market.quoteLookup()
     return {
       ticket: o.ticket,
+      tick,
       write: stopWrite(this.ctx, this.refreshes, o, trigger.kind, gs.info, group, q, lookup),
     }
   }
