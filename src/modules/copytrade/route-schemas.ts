@@ -322,7 +322,12 @@ export const Reward = t.Object({
   reward_type: Int(),
   reward_name: t.String(),
   follower_login: Int(),
-  payout_login: Int(),
+  payout_login: t.Optional(
+    Int({
+      description:
+        "the master's payout account: only for the master's owner and staff (a follower is not shown another customer's account)",
+    }),
+  ),
   base: Int({
     description: 'what it is computed on: the net result (minor units), the volume, or the period days',
   }),

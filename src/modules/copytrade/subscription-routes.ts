@@ -121,11 +121,12 @@ export const subscriptionRoutes = (ctx: CopyCtx) =>
             'MASTER_NOT_FOUND',
             'INVALID_TRANSITION',
             'TERMS_CHANGED',
+            'ACCOUNT_SETTLING',
           ),
         },
         detail: doc(TAG, "Accept the master's current terms (reward policy) for a subscription", {
           description:
-            "A subscription pays on the terms its follower accepted (`terms`); a master's change of its reward policy applies to new subscriptions, and to this one only once accepted here (`terms_pending` says there is something to accept). `version` must be the master's current policy version (GET /copytrade/masters/{id}: `policy_version`), else 409 TERMS_CHANGED: the terms changed again since they were read. The old terms are settled first: a performance fee due on the gains so far and the management fee's whole days are charged at the old rates, and the high-water mark then starts at the copy equity (or stays where it was, if the equity is below it), so gains made before are never charged at the new rate. The new fee schedule starts now; a subscription-fee period already paid runs to its end. 409 INVALID_TRANSITION: another reward policy while copies are open (accept it once they are closed: a per-trade fee of either terms would charge their result again, or never), or the subscription changed meanwhile (a deposit or withdrawal; accept again).",
+            "A subscription pays on the terms its follower accepted (`terms`); a master's change of its reward policy applies to new subscriptions, and to this one only once accepted here (`terms_pending` says there is something to accept). `version` must be the master's current policy version (GET /copytrade/masters/{id}: `policy_version`), else 409 TERMS_CHANGED: the terms changed again since they were read. The old terms are settled first: a performance fee due on the gains so far and the management fee's whole days are charged at the old rates, and the high-water mark then starts at the copy equity (or stays where it was, if the equity is below it), so gains made before are never charged at the new rate. The new fee schedule starts now; a subscription-fee period already paid runs to its end. 409 INVALID_TRANSITION: another reward policy while copies are open (accept it once they are closed: a per-trade fee of either terms would charge their result again, or never), or the subscription changed meanwhile (a deposit or withdrawal; accept again). 409 ACCOUNT_SETTLING: another reward policy while a copy's close (or a deposit or withdrawal) is still being applied to the subscription, after waiting up to 3 s for it (retry): its result is charged on the terms it closed under.",
         }),
       },
     )

@@ -100,7 +100,11 @@ export function recordView(r: typeof copyRecords.$inferSelect, currency: string)
   }
 }
 
-export function rewardView(r: typeof copyRewards.$inferSelect) {
+/**
+ * A reward row. `payout_login` (the master's payout account, another customer's) only for those who may
+ * see it (staff, the master's owner): a follower is not shown the accounts of the master it pays.
+ */
+export function rewardView(r: typeof copyRewards.$inferSelect, o: { payoutLogin: boolean }) {
   return {
     id: r.id,
     subscription_id: r.subscriptionId,
@@ -108,7 +112,7 @@ export function rewardView(r: typeof copyRewards.$inferSelect) {
     reward_type: r.rewardType,
     reward_name: REWARD_NAMES[r.rewardType]!,
     follower_login: r.followerLogin,
-    payout_login: r.payoutLogin,
+    ...(o.payoutLogin ? { payout_login: r.payoutLogin } : {}),
     base: r.base,
     amount: fromMinor(r.amountMinor, r.currency),
     currency: r.currency,

@@ -76,12 +76,20 @@ async function performanceFeeTx(
 
 /**
  * MANAGEMENT_FEE, in the caller's transaction, for the days from `mgmt_day` (the first not charged) to
- * `until` (excluded), on the equity `e`; `mgmt_day` moves to `until` conditional on the day read, so two
+ * `until` (excluded), on `e.managed` (the copy equity, its money capped at its share of the account's
+ * balance: copier/equity.ts); `mgmt_day` moves to `until` conditional on the day read, so two
  * writers charge a day once. The unit is the UTC day: each day the fee clock ran in, for any part of it,
  * is one whole day (the day of subscribing, and the day the clock stops, included). Accrued in parts of
  * at most 31 days, each keyed by its last day + 1. Null when another writer moved the day first.
  */
-async function managementFeeTx(ctx: CopyCtx, tx: Tx, sub: Sub, master: Master, e: Equity, until: number) {
+async function managementFeeTx(
+  ctx: CopyCtx,
+  tx: Tx,
+  sub: Sub,
+  master: Master,
+  e: { managed: number; currency: string },
+  until: number,
+) {
   const policy = rewardPolicyOf(sub)
   if (policy.reward_type !== REWARD.MANAGEMENT_FEE || sub.mgmtDay >= until) return []
   const moved = await tx
@@ -93,15 +101,15 @@ async function managementFeeTx(ctx: CopyCtx, tx: Tx, sub: Sub, master: Master, e
   const ids: number[] = []
   for (let from = sub.mgmtDay; from < until; from += 31) {
     const days = Math.min(31, until - from)
-    const fee = managementFee(e.equity, policy.annual_percent, days)
+    const fee = managementFee(e.managed, policy.annual_percent, days)
     if (fee <= 0) continue
     const id = await accrueTx(ctx, tx, sub, master, {
       key: `mgmt:${sub.id}:${from + days}`,
       type: REWARD.MANAGEMENT_FEE,
-      base: e.equity,
+      base: e.managed,
       amount: fee,
       currency: e.currency,
-      note: `${policy.annual_percent} % a year on the copy equity ${e.equity} for ${days} day(s)`,
+      note: `${policy.annual_percent} % a year on the copy equity ${e.managed} for ${days} day(s)`,
     })
     if (id) ids.push(id)
   }
@@ -392,7 +400,7 @@ export async function feePreview(ctx: CopyCtx, sub: Sub) {
       ? performanceFee(e.equity, sub.hwmMinor, policy.percent).fee
       : 0
   const mgmt =
-    policy?.reward_type === REWARD.MANAGEMENT_FEE ? managementFee(e.equity, policy.annual_percent, 1) : 0
+    policy?.reward_type === REWARD.MANAGEMENT_FEE ? managementFee(e.managed, policy.annual_percent, 1) : 0
   const [open] = await ctx.db
     .select({ n: sql<number>`count(*)` })
     .from(copyLinks)

@@ -5,15 +5,17 @@ import { conversionRate, isTradingOpen } from '../../market'
 import { profitInAccount } from '../../trading'
 import { accountOf } from '../accounts-of'
 import type { CopyCtx } from '../context'
+import { managedShare } from '../domain/fees'
 import { type SubscriptionSettings, symbolAllowed, VOLUME_MODE } from '../domain/settings'
 import { copyOrder, copyVolume, slippagePoints } from '../domain/sizing'
 import { SUB_STATUS } from '../domain/status'
-import { copyLinks, copyRecords, copySubscriptions } from '../schema'
+import { copyLinks, copyRecords, copySubscriptions, liveSubscription } from '../schema'
 import { caseOfLink } from './case-of-link'
 import { closeLinks } from './close-copy'
 import { countCopiesTx, filledState, fillRecordTx, isPending } from './fills'
-import { openKey, tradeKey } from './keys'
+import { generation, openKey, tradeKey } from './keys'
 import { PAUSE_CANCELLED } from './link-states'
+import { stopsAfterOpen } from './modify-copy'
 import { refusalReason } from './refusals'
 import { settleSoon } from './rewards'
 
@@ -97,10 +99,14 @@ async function openChunk(ctx: CopyCtx, ids: number[]) {
     const mode = (JSON.parse(subs.get(l.subscriptionId)!.settings) as SubscriptionSettings).volume_mode
     return mode === VOLUME_MODE.EQUITY_RATIO || mode === VOLUME_MODE.BALANCE_RATIO
   })
-  const figures =
+  const ratioFollowers = [...new Set(ratio.map((l) => l.followerLogin))]
+  const [figures, allocated] =
     ratio.length > 0
-      ? await ctx.trading.figures([...masterLogins, ...new Set(ratio.map((l) => l.followerLogin))])
-      : new Map()
+      ? await Promise.all([
+          ctx.trading.figures([...masterLogins, ...ratioFollowers]),
+          allocatedOf(ctx, ratioFollowers),
+        ])
+      : [new Map(), new Map<number, number>()]
   const quotes = await ctx.market.quoteLookup()
   // what every link of the chunk shares: the master positions and accounts
   const masters = await ctx.trading.orderStates([...new Set(links.map((l) => l.masterTicket))])
@@ -109,7 +115,7 @@ async function openChunk(ctx: CopyCtx, ids: number[]) {
     const { group } = await accountOf(ctx, login)
     if (group) masterCurrency.set(login, group.currency)
   }
-  const shared = { figures, quotes, masters, masterCurrency }
+  const shared = { figures, allocated, quotes, masters, masterCurrency }
   const outcomes = await Promise.all(
     links.map((link) => ctx.limit(() => openOne(ctx, link, subs.get(link.subscriptionId)!, shared, now))),
   )
@@ -118,14 +124,37 @@ async function openChunk(ctx: CopyCtx, ids: number[]) {
 
 /**
  * The follower side of ratio sizing: the money this subscription manages (its capital, plus what its
- * copies made, less the fees it paid), with the account's floating result in proportion, so an account
- * that follows several masters with a share each sizes each copy on its share.
+ * copies made, less the fees it paid), capped at its share of what the account really holds
+ * (domain/fees.ts: managedShare; an account that lost money on its own trades sizes copies on what is
+ * left), with the account's floating result in proportion, so an account that follows several masters
+ * with a share each sizes each copy on its share.
  */
-function managed(sub: Sub, account: { balance: number; equity: number } | null | undefined) {
+function managed(
+  sub: Sub,
+  account: { balance: number; equity: number } | null | undefined,
+  allocated: number | undefined,
+) {
   if (!account) return account
-  const balance = sub.capitalMinor + sub.resultMinor - sub.feesMinor
+  const manages = sub.capitalMinor + sub.resultMinor - sub.feesMinor
+  const balance = Math.min(
+    manages,
+    managedShare(manages, Math.max(allocated ?? 0, Math.max(0, manages)), account.balance),
+  )
   const share = account.balance > 0 ? Math.min(1, Math.max(0, balance / account.balance)) : 0
   return { balance, equity: balance + (account.equity - account.balance) * share }
+}
+
+/** What the live subscriptions of each account manage together (capital + result - fees, none below 0). */
+async function allocatedOf(ctx: CopyCtx, logins: number[]) {
+  const rows = await ctx.db
+    .select({
+      login: copySubscriptions.followerLogin,
+      n: sql<number>`coalesce(sum(max(0, ${copySubscriptions.capitalMinor} + ${copySubscriptions.resultMinor} - ${copySubscriptions.feesMinor})), 0)`,
+    })
+    .from(copySubscriptions)
+    .where(and(inArray(copySubscriptions.followerLogin, logins), liveSubscription))
+    .groupBy(copySubscriptions.followerLogin)
+  return new Map(rows.map((r) => [r.login, Number(r.n)]))
 }
 
 async function openOne(
@@ -134,6 +163,7 @@ async function openOne(
   sub: Sub,
   shared: {
     figures: Awaited<ReturnType<CopyCtx['trading']['figures']>>
+    allocated: Map<number, number>
     quotes: Awaited<ReturnType<CopyCtx['market']['quoteLookup']>>
     masters: Awaited<ReturnType<CopyCtx['trading']['orderStates']>>
     masterCurrency: Map<number, string>
@@ -199,7 +229,7 @@ async function openOne(
   const quote = await ctx.market.groupPrice(gs)
   if (!quote) return skip('NO_PRICE', `no price for ${link.symbol}`)
   const mf = figures.get(link.masterLogin)
-  const ff = managed(sub, figures.get(link.followerLogin))
+  const ff = managed(sub, figures.get(link.followerLogin), shared.allocated.get(link.followerLogin))
   const major = (x: { balance: number; equity: number } | null | undefined, d: number) => ({
     balance: (x?.balance ?? 0) / 10 ** d,
     equity: (x?.equity ?? 0) / 10 ** d,
@@ -345,6 +375,8 @@ async function finishOpens(ctx: CopyCtx, outcomes: Outcome[]) {
   const orphans: number[] = []
   // of those, the ones the follower's stop overtook: no volume counted, nothing owed for them
   const stopped = new Set<number>()
+  // the copies this call recorded open
+  const opened: Outcome[] = []
   await ctx.uow.run(async (tx) => {
     // a few statements per chunk, not one per link: on sqld each statement is a round trip
     const done = new Set<number>()
@@ -464,6 +496,7 @@ async function finishOpens(ctx: CopyCtx, outcomes: Outcome[]) {
         )
         .onConflictDoNothing()
     const placed = mine.filter((o) => o.copied && !stopped.has(o.link.id))
+    opened.push(...placed)
     // a pending copy counts once it fills (copyFilledTx); one that filled before this commit counts now,
     // read in this transaction: a fill committed after it finds the link and is counted by its event
     const pendings = placed.filter((o) => isPending(o.link))
@@ -487,4 +520,15 @@ async function finishOpens(ctx: CopyCtx, outcomes: Outcome[]) {
   })
   if (rebates.length > 0) await settleSoon(ctx, rebates)
   if (orphans.length > 0) await closeLinks(ctx, orphans)
+  // the master's stops moved while the copy was opened: the copy gets the levels they are at now
+  await stopsAfterOpen(
+    ctx,
+    opened
+      .filter((o) => !orphans.includes(o.link.id))
+      .map((o) => ({
+        link: { ...o.link, followerTicket: o.followerTicket! },
+        sub: o.sub,
+        generation: generation(o.link),
+      })),
+  )
 }

@@ -3,6 +3,7 @@ import type { CopyCtx } from '../context'
 import { copiesCloses, type SubscriptionSettings } from '../domain/settings'
 import { copyHolds, copyLinks, copySubscriptions } from '../schema'
 import { closeLinks, partialCloseLinks } from './close-copy'
+import { retryStops } from './modify-copy'
 import { openLinks } from './open-copy'
 
 const LIVE = new Set(['open', 'pending'])
@@ -45,13 +46,14 @@ const AUDIT_AFTER_MS = 10_000
 /**
  * The audit of open links against trading (job `copytrade.audit`, 30 s): a master position gone closes
  * the copy (a close event missed), one that shrank closes the same part, a follower position gone ends
- * the link. Links changed in the last 10 s are left to their events.
+ * the link, and a copy whose SL/TP change by the copier failed is given its master's levels (retryStops).
+ * Links changed in the last 10 s are left to their events.
  */
 export async function audit(ctx: CopyCtx) {
   const now = ctx.clock.now()
   await holdsWaiting(ctx, now)
   const rows = await ctx.db
-    .select({ link: copyLinks, settings: copySubscriptions.settings })
+    .select({ link: copyLinks, sub: copySubscriptions })
     .from(copyLinks)
     .innerJoin(copySubscriptions, eq(copySubscriptions.id, copyLinks.subscriptionId))
     .where(and(eq(copyLinks.status, 'open'), lt(copyLinks.updatedAt, now - AUDIT_AFTER_MS)))
@@ -59,7 +61,10 @@ export async function audit(ctx: CopyCtx) {
   if (rows.length === 0) return
   const open = rows.map((r) => r.link)
   const closes = new Map(
-    rows.map((r) => [r.link.id, copiesCloses((JSON.parse(r.settings) as SubscriptionSettings).copy_mode)]),
+    rows.map((r) => [
+      r.link.id,
+      copiesCloses((JSON.parse(r.sub.settings) as SubscriptionSettings).copy_mode),
+    ]),
   )
   const states = await ctx.trading.orderStates([
     ...new Set([...open.map((l) => l.masterTicket), ...open.map((l) => l.followerTicket!)]),
@@ -103,6 +108,13 @@ export async function audit(ctx: CopyCtx) {
       await partialCloseLinks(ctx, [l], m.volume, m.closePrice, now)
   }
   await closeLinks(ctx, toClose)
+  // SL/TP changes of the copier that failed: tried again with the master's levels now
+  await retryStops(
+    ctx,
+    rows.filter((r) => !toClose.includes(r.link.id)),
+    states,
+    now,
+  )
 }
 
 /** An outcome kept this long for a hold that has not arrived: the hold's delivery is failing. */

@@ -69,3 +69,18 @@ export function equityStopReached(
   const limit = type === 1 ? (capital * stop) / 100 : stop * 10 ** decimals
   return capital - equity >= limit
 }
+
+/**
+ * The part of an account's real balance that is one subscription's: the money it manages (capital, plus
+ * what its copies made, less the fees it paid), as long as the balance holds what the account's live
+ * subscriptions manage together (`allocated`, this one's included); when the account lost money on its
+ * own trades and holds less, each subscription's share of what is left (in proportion to what it
+ * manages). Copies are sized, and the management fee charged, on this: never on money the account no
+ * longer has.
+ */
+export function managedShare(managed: number, allocated: number, balance: number) {
+  if (managed <= 0) return managed
+  if (balance <= 0) return 0
+  if (allocated <= balance) return Math.min(managed, balance)
+  return Math.floor((balance * managed) / allocated)
+}

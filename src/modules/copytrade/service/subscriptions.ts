@@ -215,6 +215,11 @@ export async function acceptTerms({
       'INVALID_TRANSITION',
       `subscription ${id} has open copies: another reward policy is accepted once they are closed`,
     )
+  // nor while a copy's close is on its way here: its result (its per-trade fee, the gains the old terms'
+  // performance fee charges) belongs to the terms it closed under, and is charged on what the
+  // subscription's terms are when it is delivered. Waited for as a new subscription waits (3 s), then 409
+  // ACCOUNT_SETTLING
+  if (!samePolicy) await movesApplied(ctx, s.followerLogin)
   // new periods start when the fee clock runs: now, or when it stopped (its restart moves them on from there)
   const clockAt = s.pausedAt ?? now
   // of any subscription of the account to this master, as a new subscription reads it
@@ -239,6 +244,9 @@ export async function acceptTerms({
         .from(copySubscriptions)
         .where(and(unchanged, notExists(tx.select({ one: sql`1` }).from(copyLinks).where(liveCopyOf(s.id)))))
       if (!cur) throw changed()
+      // and no close of a copy (nor money move) committed and not yet delivered here, read where the
+      // terms change: a delivery after this commit finds the new terms, so none may be on its way
+      if (await movesPending(tx, s.followerLogin)) throw settling(s.followerLogin)
       closed = await closeTermsTx(ctx, tx, cur, master, master.policyVersion, now)
       if (!closed) throw changed()
     }
@@ -479,11 +487,19 @@ export async function subscriptionRewards({
   id,
 }: UseCase<CopyCtx, undefined, OwnerScope & { id: number }>) {
   const s = await ownSubscription(ctx, o, id)
-  const rows = await ctx.db
-    .select()
-    .from(copyRewards)
-    .where(eq(copyRewards.subscriptionId, s.id))
-    .orderBy(desc(copyRewards.id))
-    .limit(500)
-  return { rows: rows.map(rewardView) }
+  const [rows, [master]] = await Promise.all([
+    ctx.db
+      .select()
+      .from(copyRewards)
+      .where(eq(copyRewards.subscriptionId, s.id))
+      .orderBy(desc(copyRewards.id))
+      .limit(500),
+    ctx.db
+      .select({ customerId: copyMasters.customerId })
+      .from(copyMasters)
+      .where(eq(copyMasters.id, s.masterId)),
+  ])
+  // the master's payout account is another customer's: shown only when the follower owns the master too
+  const payoutLogin = master?.customerId === o.customerId
+  return { rows: rows.map((r) => rewardView(r, { payoutLogin })) }
 }
