@@ -3,12 +3,18 @@
 // left after a bounded number of tries, so it never wedges the engine.
 import { expect, test } from 'bun:test'
 import { compareIds } from '../../src/kernel/bus/bus'
+import type { KeyValueStore } from '../../src/kernel/cache'
+import { ResilientStore } from '../../src/kernel/cache/resilient'
 import { DatabaseBusy } from '../../src/kernel/db/errors'
 import { CursorHeld, EngineRole, REPLAY_MAX_MS } from '../../src/kernel/engine/role'
 import type { OrderRow } from '../../src/modules/trading/book/positions'
 import type { TradingCtx } from '../../src/modules/trading/context'
-import type { Execution } from '../../src/modules/trading/engine/executions'
-import { RETRY_UNANSWERED_MS, TriggerEngine } from '../../src/modules/trading/engine/trigger-engine'
+import { type Execution, writeExecutions } from '../../src/modules/trading/engine/executions'
+import {
+  RETRY_UNANSWERED_MS,
+  RISK_WAIT_MAX_MS,
+  TriggerEngine,
+} from '../../src/modules/trading/engine/trigger-engine'
 
 /** A bus id of a tick published `ago` ms before now. */
 const tickNow = (ago = 0) => `${Date.now() - ago}-0`
@@ -277,6 +283,7 @@ test('a stop-out does not look at an account whose SL waits to be written again'
     {
       ticket: 21,
       tick: tickNow(),
+      kind: 'sl',
       write: async () => {
         written++
         return 'sl'
@@ -403,4 +410,197 @@ test('an execution written again records its tick time as the deal time; the fir
   await engine.settle()
   expect(first).toEqual([undefined])
   engine.reset()
+})
+
+/** An engine with login 500's position 21 (SL 1.05) on its book; `asked` lists the logins the risk check priced. */
+function stopOutWatch(run: () => void) {
+  const w = engineWith(run)
+  const asked: number[] = []
+  const ctx = (w.engine as unknown as { ctx: TradingCtx }).ctx as unknown as Record<string, unknown>
+  ctx.accountsRead = {
+    account: async (login: number) => {
+      asked.push(login)
+      return null
+    },
+  }
+  w.engine.trackIn(
+    {
+      ticket: 21,
+      login: 500,
+      symbol: 'EURUSD',
+      state: 'open',
+      cmd: 0,
+      volume: 100,
+      openPrice: 1.1,
+      commission: 0,
+      storage: 0,
+      sl: 1.05,
+      tp: 0,
+      expiration: 0,
+      updatedAt: 0,
+    } as unknown as OrderRow,
+    1,
+  )
+  return { ...w, asked }
+}
+
+// review v2: a refused SL decided again by every tick kept its account out of the stop-out check for good
+test('an account whose SL write is refused on every try is still looked at by the stop-out check', async () => {
+  const { engine, start, writing, asked } = stopOutWatch(() => {})
+  const decide = () =>
+    start([
+      {
+        ticket: 21,
+        tick: tickNow(),
+        kind: 'sl',
+        write: async () => {
+          throw new Error('CHECK constraint failed')
+        },
+      },
+    ])
+  // every read has a tick past the SL: onTicks decides it again whenever it is not in `writing`
+  const until = Date.now() + 9000
+  while (Date.now() < until) {
+    if (!writing().has(21)) decide()
+    await engine.settle().catch(() => {})
+    await Bun.sleep(100)
+  }
+  engine.reset()
+  // about 90 settles over 9 s: the account (maybe below stop-out) was never priced
+  expect(asked).toContain(500)
+}, 20_000)
+
+test('a pending order whose activation waits to be written again does not keep its account from the stop-out check', async () => {
+  const { engine, start, asked } = stopOutWatch(() => {
+    throw new DatabaseBusy('no answer')
+  })
+  // a pending buy limit of the same account, reached by a tick
+  engine.trackIn(
+    {
+      ticket: 22,
+      login: 500,
+      symbol: 'EURUSD',
+      state: 'pending',
+      cmd: 2,
+      volume: 100,
+      openPrice: 1.09,
+      commission: 0,
+      storage: 0,
+      sl: 0,
+      tp: 0,
+      expiration: 0,
+      updatedAt: 0,
+    } as unknown as OrderRow,
+    1,
+  )
+  start([{ ticket: 22, tick: tickNow(), kind: 'activate', write: async () => 'activated' }])
+  await expect(engine.settle()).rejects.toBeInstanceOf(CursorHeld)
+  expect(asked).toContain(500)
+  engine.reset()
+})
+
+test('an SL the database does not answer keeps its account from the stop-out check at most RISK_WAIT_MAX_MS from its first tick, decided again or not', async () => {
+  const { engine, start, writing, asked } = stopOutWatch(() => {
+    throw new DatabaseBusy('no answer')
+  })
+  expect(RISK_WAIT_MAX_MS).toBeLessThanOrEqual(RETRY_UNANSWERED_MS)
+  const decide = (ago: number) =>
+    start([{ ticket: 21, tick: tickNow(ago), kind: 'sl', write: async () => 'sl' }])
+  // its first tick just younger than the bound: the account waits
+  decide(RISK_WAIT_MAX_MS - 150)
+  await expect(engine.settle()).rejects.toBeInstanceOf(CursorHeld)
+  expect(asked).toEqual([])
+  // its retry is left once its tick is too old; the next tick, past the SL still, decides it again at once
+  const until = Date.now() + 3000
+  while (writing().has(21) && Date.now() < until) await Bun.sleep(20)
+  expect(writing().has(21)).toBe(false)
+  decide(0)
+  await expect(engine.settle()).rejects.toBeInstanceOf(CursorHeld)
+  // its wait counts from the first tick that decided it: the account is priced now
+  expect(asked).toContain(500)
+  engine.reset()
+})
+
+// review v2: a close decided before midnight and written again after it was dated before midnight, with
+// the swap of the night the daily rollover had charged since
+test('an execution written again after the UTC midnight its tick preceded is dated at the time it is written', async () => {
+  const midnight = Date.UTC(2026, 10, 30)
+  let now = midnight + 5000
+  const ctx = {
+    uow: { run: async (fn: (tx: unknown, work: unknown) => Promise<unknown>) => fn({}, {}) },
+    logger: { log: () => {} },
+    clock: { now: () => now },
+  } as unknown as TradingCtx
+  const at: (number | undefined)[] = []
+  const e: Execution = {
+    ticket: 41,
+    tick: `${midnight - 2000}-0`,
+    kind: 'sl',
+    write: async (_tx, _work, a) => {
+      at.push(a)
+      return 'sl'
+    },
+  }
+  await writeExecutions(ctx, [e], true)
+  // the same day: its tick's time
+  now = midnight - 500
+  await writeExecutions(ctx, [e], true)
+  expect(at).toEqual([midnight + 5000, midnight - 2000])
+})
+
+/** A role over a resilient store (kernel/cache/resilient.ts) whose Redis answers a get with `get`. */
+function roleOverStore(get: () => Promise<string | null>) {
+  const from: string[] = []
+  const logs: string[] = []
+  const newest = `${Date.now() - 1000}-0`
+  const bus = {
+    kind: 'redis',
+    newest: async () => newest,
+    subscribe: (f: string) => {
+      from.push(f)
+      return { close: async () => {}, position: f }
+    },
+  }
+  const leases = { hold: async () => ({ held: true }), release: async () => {}, holder: async () => null }
+  const logger = { log: (_level: string, msg: string) => logs.push(msg) }
+  const inner = {
+    kind: 'redis',
+    get,
+    set: async () => {},
+    ping: async () => true,
+    close: async () => {},
+  } as unknown as KeyValueStore
+  const store = new ResilientStore(inner, logger as never)
+  const role = new EngineRole('engine', bus as never, leases as never, store, 'me', logger as never)
+  return { role, from, newest, logs, store }
+}
+
+// review v2: a cursor read that failed was taken for no cursor, and the last minute was replayed (candle
+// volume counted twice)
+test('a takeover whose cursor read fails starts from the newest entry; one that finds no cursor replays the last minute', async () => {
+  // Redis does not answer in time
+  const slow = roleOverStore(() => new Promise((r) => setTimeout(() => r(`${Date.now() - 30_000}-0`), 400)))
+  await slow.role.start(false)
+  expect(slow.from).toEqual([slow.newest])
+  expect(slow.logs).toContain('engine cursor unreadable: reading from the newest entry')
+  await slow.role.stop()
+  slow.store.dependency.close()
+  // Redis refuses the read
+  const failing = roleOverStore(async () => {
+    throw new Error('READONLY You cannot write against a read only replica')
+  })
+  await failing.role.start(false)
+  expect(failing.from).toEqual([failing.newest])
+  await failing.role.stop()
+  failing.store.dependency.close()
+  // Redis answers: no cursor
+  const before = Date.now()
+  const empty = roleOverStore(async () => null)
+  await empty.role.start(false)
+  expect(empty.from).toHaveLength(1)
+  const ms = Number(empty.from[0]!.split('-')[0])
+  expect(ms).toBeGreaterThanOrEqual(before - REPLAY_MAX_MS)
+  expect(ms).toBeLessThan(before - REPLAY_MAX_MS + 5000)
+  await empty.role.stop()
+  empty.store.dependency.close()
 })

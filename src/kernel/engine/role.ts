@@ -13,6 +13,8 @@ type EngineHandler = (entries: BusEntry[], at: { replay: boolean }) => Promise<v
 
 const LEASE = 'engine'
 const CURSOR_KEY = 'engine:cursor:v1'
+/** The cursor's read failed (not: there is no cursor). */
+const UNREADABLE = Symbol('unreadable')
 /** A dead engine's lease lapses within this; the standby asks again the moment it does. */
 const ENGINE_LEASE_MS = 3000
 const RENEW_MS = 1000
@@ -181,17 +183,24 @@ export class EngineRole {
   /** Loads the books and reads the bus; on any failure leaves nothing half-taken (and the lease goes). */
   private async becomeLeader() {
     try {
-      const cursor = await this.store.get(CURSOR_KEY).catch(() => null)
+      const cursor = await this.readCursor()
       const newest = await this.bus.newest()
       // start from the previous engine's cursor when it is recent, else from now. No cursor at all: it went
       // with the stream (a Redis restarted empty) or no engine ran yet; what the stream holds of the last
       // REPLAY_MAX_MS was appended since and no engine settled it (a tick accepted before this takeover):
-      // it is replayed (every execution is conditional)
-      const from = cursor
-        ? Date.now() - idTime(cursor) < REPLAY_MAX_MS
-          ? cursor
-          : newest
-        : `${Math.max(0, Date.now() - REPLAY_MAX_MS)}-0`
+      // it is replayed (every execution is conditional). A cursor the store did not answer for is not
+      // an absent one: the previous engine may have settled that minute (a replay would count its ticks
+      // in the candles again), so the engine starts from now, as with a stale cursor
+      if (cursor === UNREADABLE)
+        this.logger.log('warn', 'engine cursor unreadable: reading from the newest entry')
+      const from =
+        cursor === UNREADABLE
+          ? newest
+          : cursor
+            ? Date.now() - idTime(cursor) < REPLAY_MAX_MS
+              ? cursor
+              : newest
+            : `${Math.max(0, Date.now() - REPLAY_MAX_MS)}-0`
       for (const load of this.loaders) await load()
       this.catchUpTo = compareIds(from, newest) < 0 ? newest : null
       this.settledTo = null
@@ -205,6 +214,27 @@ export class EngineRole {
       for (const u of this.unloaders) u()
       await this.leases.release(LEASE, this.owner).catch(() => {})
     }
+  }
+
+  /**
+   * The previous engine's cursor, null when there is none, UNREADABLE when the store did not answer: a
+   * resilient store (kernel/cache/resilient.ts) answers a failed read (timeout, open circuit) as a miss,
+   * and its circuit, open after that failure, tells the two apart.
+   */
+  private async readCursor(): Promise<string | null | typeof UNREADABLE> {
+    const dep = this.store.dependency
+    if (dep && !dep.up) return UNREADABLE
+    let failed = false
+    const cursor = await this.store.get(CURSOR_KEY).catch(() => {
+      failed = true
+      return null
+    })
+    if (cursor !== null) return cursor
+    if (failed) return UNREADABLE
+    if (!dep) return null
+    // the breaker learns of the failure in its own microtasks: its state once they ran
+    await new Promise((r) => setTimeout(r, 0))
+    return dep.up ? null : UNREADABLE
   }
 
   private async dispatch(entries: BusEntry[]) {

@@ -303,5 +303,8 @@ export const tradingRoutes = (ctx: TradingServices) =>
         200: t.Object({ rows: t.Array(Order), next_cursor: t.Union([t.String(), t.Null()]) }),
         ...errors(OWN_LOGIN),
       },
-      detail: doc('Trading', 'Closed, cancelled and expired orders of a login, newest first'),
+      detail: doc(
+        'Trading',
+        'Closed, cancelled and expired orders of a login, newest first. A trigger written again after a database stall is dated at its tick, up to 50 s before it appears: poll with `from` a minute before the previous poll',
+      ),
     })

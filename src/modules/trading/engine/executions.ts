@@ -36,6 +36,8 @@ export interface Execution {
   ticket: number
   /** The bus id of the tick that decided it. */
   tick: string
+  /** The trigger it executes: a stop-out waits only for an SL's or TP's write (trigger-engine.ts, `waitingLogins`). */
+  kind?: 'activate' | 'sl' | 'tp'
   write: (tx: Tx, work: Work, at?: number) => Promise<Outcome | null>
 }
 
@@ -80,11 +82,17 @@ export async function writeExecutions(
   }
 }
 
-/** When the tick that decided an execution was published (its bus id), never after now. */
-function dealTime(ctx: TradingCtx, e: Execution) {
+/**
+ * When the tick that decided an execution was published (its bus id), never after now; now when that tick
+ * was on an earlier UTC day: the daily rollover may have charged the night since, and a close dated before
+ * midnight would carry the swap of a night it was not held through (its deal time and its swap days must
+ * agree; the price stays the tick's).
+ */
+function dealTime(ctx: Pick<TradingCtx, 'clock'>, e: Pick<Execution, 'tick'>) {
   const now = ctx.clock.now()
   const t = idTime(e.tick)
-  return Number.isFinite(t) && t > 0 ? Math.min(t, now) : now
+  if (!Number.isFinite(t) || t <= 0 || dayOf(t) !== dayOf(now)) return now
+  return Math.min(t, now)
 }
 
 function notWritten(ctx: TradingCtx, e: Execution, err: unknown): NotWritten {

@@ -23,8 +23,9 @@ interface HeldPositions {
   of(login: number): Holding[] | undefined
   logins(): Iterable<number>
   /**
-   * Logins with a trigger's execution waiting to be written again (trigger-engine.ts, retryLater): the
-   * book still holds the position it closes, at the price it was decided at.
+   * Logins with an SL or TP waiting to be written again, the database not having answered (trigger-engine.ts,
+   * `waitingLogins`, for a bounded time): the book still holds the position it closes, at the price it was
+   * decided at.
    */
   waiting(): ReadonlySet<number>
   refreshes: TradeRefresh
@@ -168,7 +169,7 @@ export class RiskMonitor {
    * The accounts a tick moved out of their price band, or that changed, are priced at the quotes now (one
    * pricing per group and pass): a margin call is noticed, a stop-out closes positions, a watcher's limit
    * closes them all; each then gets new bands from how far it is from the nearest of those levels. The
-   * other accounts are not looked at, nor one whose trigger's execution waits to be written again. At most CHECKS_PER_SETTLE dirty ones a pass (a re-check of every
+   * other accounts are not looked at, nor, for a bounded time, one whose SL or TP waits to be written again. At most CHECKS_PER_SETTLE dirty ones a pass (a re-check of every
    * account must not hold up the triggers), the rest on the next.
    */
   async check() {

@@ -68,6 +68,12 @@ const RETRY_REFUSED = 5
  * REPLAY_MAX_MS is not), with room for the lease to lapse and the standby to read the cursor.
  */
 export const RETRY_UNANSWERED_MS = REPLAY_MAX_MS - 10_000
+/**
+ * An account's risk check waits for its SL's or TP's write the database did not answer at most this long
+ * from the tick that first decided one (`waitingLogins`): as long as one such retry lives, never longer,
+ * however often the next tick decides it again.
+ */
+export const RISK_WAIT_MAX_MS = RETRY_UNANSWERED_MS
 
 /**
  * Executes resting triggers (pending activation, SL, TP), expirations, stop-outs and swap rollovers.
@@ -97,6 +103,11 @@ export class TriggerEngine {
   private readonly inFlight = new Set<Promise<void>>()
   /** Executions not written (the database stalled or refused), by ticket; still in `writing`. */
   private readonly retrying = new Map<number, Retry>()
+  /**
+   * Logins whose risk check waits for an SL or TP to be written again, with the time of the tick that
+   * first decided one (RISK_WAIT_MAX_MS); a login goes once a check finds none of its SL/TP waiting.
+   */
+  private readonly waitingSince = new Map<number, number>()
   private retryTimer: ReturnType<typeof setTimeout> | null = null
   /** When the armed retry timer fires (performance.now()); Infinity when none is armed. */
   private retryNextAt = Number.POSITIVE_INFINITY
@@ -215,6 +226,7 @@ export class TriggerEngine {
     this.retryNextAt = Number.POSITIVE_INFINITY
     for (const ticket of this.retrying.keys()) this.writing.delete(ticket)
     this.retrying.clear()
+    this.waitingSince.clear()
     for (const ticket of [...this.resting.keys()]) this.untrack(ticket)
     this.groupByLogin.clear()
     this.risk.reset()
@@ -336,8 +348,9 @@ export class TriggerEngine {
   /**
    * After a read of the bus: waits for the executions its ticks started (the cursor moves past a tick
    * only once they are written), then looks at the accounts whose price band a tick left (stop-out,
-   * margin call, watchers) and expires pending orders; an account with an execution waiting to be
-   * written again is not looked at until it is (its position would be closed at the price now). While an
+   * margin call, watchers) and expires pending orders; an account whose SL or TP waits to be written
+   * again (the database did not answer) is not looked at meanwhile, for a bounded time (`waitingLogins`).
+   * While an
    * execution waits to be written again because the database did not answer, the cursor stays before its
    * tick (CursorHeld): an engine taking the role meanwhile replays it; one whose tick is
    * RETRY_UNANSWERED_MS old is left.
@@ -362,11 +375,32 @@ export class TriggerEngine {
       throw new CursorHeld(`${this.retrying.size} trigger executions to write again`, oldest)
   }
 
-  /** The logins whose risk check waits for an execution to be written again. */
+  /**
+   * The logins whose risk check waits for an SL or TP to be written again because the database did not
+   * answer (a stop-out now would close that position at the price now, ahead of its SL at its own), for at
+   * most RISK_WAIT_MAX_MS from the tick that first decided one, not restarted by the next tick deciding it
+   * again while it waits. Not for a write the database refused (the next tick decides it again, refused
+   * again: the account would never be looked at), nor for a pending order's activation.
+   */
   private waitingLogins(): ReadonlySet<number> {
-    if (this.retrying.size === 0) return NONE
+    const first = new Map<number, number>()
+    const now = Date.now()
+    for (const r of this.retrying.values()) {
+      if (!r.unavailable || r.login === undefined || (r.e.kind !== 'sl' && r.e.kind !== 'tp')) continue
+      const t = idTime(r.e.tick)
+      const at = Number.isFinite(t) ? t : now
+      const seen = first.get(r.login)
+      if (seen === undefined || at < seen) first.set(r.login, at)
+    }
+    // a login none of whose SL/TP waits is looked at in this pass: its wait ends
+    for (const login of [...this.waitingSince.keys()]) if (!first.has(login)) this.waitingSince.delete(login)
+    if (first.size === 0) return NONE
     const logins = new Set<number>()
-    for (const r of this.retrying.values()) if (r.login !== undefined) logins.add(r.login)
+    for (const [login, at] of first) {
+      const since = Math.min(this.waitingSince.get(login) ?? at, at)
+      this.waitingSince.set(login, since)
+      if (now - since < RISK_WAIT_MAX_MS) logins.add(login)
+    }
     return logins
   }
 
@@ -511,6 +545,7 @@ export class TriggerEngine {
       return {
         ticket: o.ticket,
         tick,
+        kind: 'activate',
         write: (tx, work, at) => activateTx(this.ctx, this.refreshes, tx, work, o, group, p, q, at),
       }
     }
@@ -520,6 +555,7 @@ export class TriggerEngine {
     return {
       ticket: o.ticket,
       tick,
+      kind: trigger.kind,
       write: stopWrite(this.ctx, this.refreshes, o, trigger.kind, gs.info, group, q, lookup),
     }
   }
