@@ -381,6 +381,8 @@ describe('PUT /password (spec 4.2)', () => {
       expect(r.json.message).toEndWith('refused by the database')
       expect(r.text).not.toMatch(/argon2|Failed query|params/i)
     } finally {
+      // the staff audit trail writes the request's outcome after the answer: DDL waits for it
+      await t.ctx.audit.settled()
       await t.ctx.db.run(sql.raw('DROP TRIGGER refuse_password'))
     }
   })
