@@ -3,7 +3,9 @@
 // yet, sizing and fees on money the account no longer has, a master's SL/TP change lost for a copy in
 // flight, and the master's login shown to its followers
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
-import { TradingPort } from '../../src/modules/trading'
+import type { Tx } from '../../src/kernel/db/client'
+import type { DeliveredEvent } from '../../src/kernel/events/topic'
+import { TradeClosed, TradePartiallyClosed, TradingPort } from '../../src/modules/trading'
 import { makeTestApp, type TestApp } from '../support/app'
 import { copyFeeWorld, followMaster } from '../support/copy-fees'
 
@@ -293,5 +295,239 @@ describe('what a follower sees of its rewards', () => {
     expect(rows.length).toBeGreaterThan(0)
     // the master's account (100004, its payout account) is another customer's: not shown to its followers
     expect(rows.map((r: { payout_login?: number }) => r.payout_login)).not.toContain(100004)
+  })
+})
+
+// review of probe 4: the audit's retry of a refused SL/TP change, closes parked in dead letters, the fee
+// preview's figures
+describe("the audit's retry of a copier's SL/TP change", () => {
+  let w: Awaited<ReturnType<typeof copyFeeWorld>>
+  beforeAll(async () => {
+    w = await copyFeeWorld()
+  })
+  afterAll(() => w?.t.close())
+  const list = async (login: number) =>
+    (await w.t.request('GET', `/trade/list?login=${login}`, { token: await w.tradeToken(login) })).json as {
+      positions: { order: number; sl: number }[]
+    }
+  /** A master position with SL 1.09 copied, then moved to 1.095 while the copier's change fails. */
+  const failedChange = async () => {
+    await w.price(1.1)
+    const masterLogin = await w.newAccount(50_000)
+    const master = await w.master(masterLogin, { reward_type: 3, percent: 10 })
+    const follower = await w.newAccount(50_000)
+    await w.t.settle()
+    await w.follow(follower, master, { volume_mode: 1, volume_param: 1, copy_sl_tp: 1 })
+    const mToken = await w.tradeToken(masterLogin)
+    const o = await w.post(
+      '/trade/open',
+      { login: masterLogin, symbol: 'EURUSD', cmd: 0, volume: 100, sl: 1.09, tp: 0 },
+      mToken,
+    )
+    await w.t.settle()
+    const port = w.t.ports.get(TradingPort)
+    const modify = port.modify
+    port.modify = async () => {
+      throw new Error('executor died')
+    }
+    try {
+      await w.t.request('PUT', '/trade/modify', { token: mToken, body: { order: o.order, sl: 1.095, tp: 0 } })
+      await w.t.settle()
+    } finally {
+      port.modify = modify
+    }
+    return { follower, port }
+  }
+
+  test("the follower's own SL set after the copier's change failed survives the audit", async () => {
+    const { follower } = await failedChange()
+    const copy = (await list(follower)).positions[0]!
+    const own = await w.t.request('PUT', '/trade/modify', {
+      token: await w.tradeToken(follower),
+      body: { order: copy.order, sl: 1.08, tp: 0 },
+    })
+    expect(own.status).toBe(200)
+    expect((await list(follower)).positions.map((p) => p.sl)).toEqual([1.08])
+    await w.advance(31_000)
+    await w.t.runJob('copytrade.audit')
+    await w.t.settle()
+    expect((await list(follower)).positions.map((p) => p.sl)).toEqual([1.08])
+  })
+
+  test('a change that keeps failing is tried a bounded number of times, not at every audit for ever', async () => {
+    const { follower, port } = await failedChange()
+    const modify = port.modify
+    let tries = 0
+    port.modify = async () => {
+      tries++
+      throw new Error('executor died')
+    }
+    try {
+      for (let i = 0; i < 9; i++) {
+        await w.advance(31_000)
+        await w.t.runJob('copytrade.audit')
+        await w.t.settle()
+      }
+    } finally {
+      port.modify = modify
+    }
+    expect(tries).toBe(5)
+    expect((await list(follower)).positions.map((p) => p.sl)).toEqual([1.09])
+  })
+})
+
+describe('a copy close parked in dead letters', () => {
+  let w: Awaited<ReturnType<typeof copyFeeWorld>>
+  beforeAll(async () => {
+    w = await copyFeeWorld()
+  })
+  afterAll(() => w?.t.close())
+
+  /** Runs `fn` while every delivery of a close of `login`'s positions to copy trading fails (parked). */
+  const closesFail = async (login: number, fn: () => Promise<void>) => {
+    const consumers = [TradeClosed.name, TradePartiallyClosed.name].flatMap((topic) =>
+      w.t.ctx.events.consumersOf(topic).filter((c) => c.name.startsWith('copytrade.')),
+    )
+    const saved = consumers.map((c) => ({ c, handle: c.handle, handleMany: c.handleMany }))
+    const ofLogin = (e: DeliveredEvent<unknown>) => (e.payload as { login: number }).login === login
+    for (const { c, handle, handleMany } of saved) {
+      c.handle = async (e: DeliveredEvent<unknown>, tx: Tx) => {
+        if (ofLogin(e)) throw new Error('close delivery fails')
+        return handle!.call(c, e, tx)
+      }
+      if (handleMany)
+        c.handleMany = async (es: DeliveredEvent<unknown>[], tx: Tx) => {
+          if (es.some(ofLogin)) throw new Error('close delivery fails')
+          return handleMany.call(c, es, tx)
+        }
+    }
+    try {
+      await fn()
+    } finally {
+      for (const { c, handle, handleMany } of saved) {
+        c.handle = handle
+        c.handleMany = handleMany
+      }
+    }
+  }
+  const park = async () => {
+    for (let i = 0; i < 10; i++) {
+      await w.t.settle()
+      w.clock.advance(301_000)
+    }
+    await w.t.settle()
+    await w.advance(0)
+  }
+  const parkedCloses = async (login: number) =>
+    (await w.request('GET', '/manager/events/dead-letters', undefined, w.s.staff)).json.rows.filter(
+      (d: { consumer: string; retried_time: number; payload: { login: number } }) =>
+        d.consumer.startsWith('copytrade.') && !d.retried_time && d.payload.login === login,
+    )
+
+  test("a copy's loss parked: ending the subscription charges no performance fee on a net loss", async () => {
+    await w.price(1.1)
+    const masterLogin = await w.newAccount(50_000)
+    const master = await w.master(masterLogin, { reward_type: 1, percent: 20, period_days: 30 })
+    const follower = await w.newAccount(50_000)
+    await w.t.settle()
+    const sub = await w.follow(follower, master, { volume_mode: 1, volume_param: 1 })
+    await w.openTrade(masterLogin, 0, 100) // BUY 1 lot
+    const sell = await w.openTrade(masterLogin, 1, 200) // SELL 2 lots
+    await w.t.settle()
+    expect(await w.positions(follower)).toHaveLength(2)
+    // 100 pips up: the BUY copy gains ~1,000, the SELL copy loses ~2,000: the copies lost ~1,000 together
+    await w.price(1.11)
+    await closesFail(follower, async () => {
+      expect((await w.closeTrade(masterLogin, sell.order)).status).toBe(200)
+      await park()
+    })
+    expect(await w.positions(follower)).toHaveLength(1)
+    expect(await parkedCloses(follower)).toHaveLength(1)
+    // the parked loss is in the preview's result and equity
+    const view = await w.preview(sub)
+    expect(view.copy_result).toBeLessThan(-1_500)
+    expect(view.performance_fee_now).toBe(0)
+    expect((await w.request('DELETE', `/copytrade/subscription/${sub}`)).status).toBe(200)
+    await w.t.settle()
+    await w.t.runJob('copytrade.settle')
+    const fees = (await w.rewardsOf(sub)).filter((r) => r.reward_name === 'PERFORMANCE_FEE_HWM')
+    expect(fees.map((f) => f.amount)).toEqual([])
+  })
+
+  test('new terms are not accepted while a copy close is parked (409 ACCOUNT_SETTLING)', async () => {
+    await w.price(1.1)
+    const masterLogin = await w.newAccount(50_000)
+    const master = await w.master(masterLogin, { reward_type: 3, percent: 10 })
+    const follower = await w.newAccount(50_000)
+    await w.t.settle()
+    const sub = await w.follow(follower, master, { volume_mode: 1, volume_param: 1 })
+    const o = await w.openTrade(masterLogin, 0, 100)
+    await w.t.settle()
+    await w.price(1.11)
+    await closesFail(follower, async () => {
+      expect((await w.closeTrade(masterLogin, o.order)).status).toBe(200)
+      await park()
+    })
+    expect(await w.positions(follower)).toHaveLength(0)
+    const parked = await parkedCloses(follower)
+    expect(parked).toHaveLength(1)
+    const up = await w.request('PUT', `/copytrade/master/${master}`, {
+      reward_policy: { reward_type: 3, percent: 50 },
+    })
+    expect(up.status).toBe(200)
+    const accepted = await w.request('POST', `/copytrade/subscription/${sub}/terms`, {
+      version: up.json.policy_version,
+    })
+    expect([accepted.status, accepted.json.error]).toEqual([409, 'ACCOUNT_SETTLING'])
+    // staff send it back: delivered under the terms it closed under (10 %)
+    const retried = await w.request(
+      'POST',
+      `/manager/events/dead-letters/${parked[0].id}/retry`,
+      undefined,
+      w.s.staff,
+    )
+    expect(retried.status).toBe(200)
+    await w.t.settle()
+    await w.t.runJob('copytrade.settle')
+    const rows = (await w.rewardsOf(sub)).filter((r) => r.reward_name === 'PROFIT_SHARE_PER_TRADE')
+    expect(rows).toHaveLength(1)
+    expect(rows[0]!.amount).toBe(Math.floor(rows[0]!.base! * 0.1) / 100)
+  })
+})
+
+describe('the fee preview', () => {
+  let w: Awaited<ReturnType<typeof copyFeeWorld>>
+  beforeAll(async () => {
+    w = await copyFeeWorld()
+  })
+  afterAll(() => w?.t.close())
+
+  test('a copy closed, its close on its way: copy_equity is the sum of the figures shown; managed_equity shown', async () => {
+    await w.price(1.1)
+    const masterLogin = await w.newAccount(50_000)
+    const master = await w.master(masterLogin, { reward_type: 4, annual_percent: 36.5 })
+    const follower = await w.newAccount(50_000)
+    await w.t.settle()
+    const sub = await w.follow(follower, master, { volume_mode: 1, volume_param: 1 })
+    await w.openTrade(masterLogin, 0, 100)
+    const sell = await w.openTrade(masterLogin, 1, 100)
+    await w.t.settle()
+    await w.price(1.11)
+    let v: Record<string, number> = {}
+    await w.t.app.relay.whilePaused(async () => {
+      expect((await w.closeTrade(masterLogin, sell.order)).status).toBe(200)
+      await w.t.app.relay.pass()
+      expect(await w.positions(follower)).toHaveLength(1)
+      v = await w.preview(sub)
+    })
+    await w.t.settle()
+    // the SELL copy lost ~1,000 (its close not delivered yet): in the result shown
+    expect(v.copy_result).toBeLessThan(-500)
+    expect(v.copy_equity).toBeCloseTo(
+      v.copy_capital! + v.copy_result! - v.fees_paid! - v.fees_owed! + v.floating!,
+      2,
+    )
+    expect(v.managed_equity).toBeCloseTo(v.copy_equity!, 2)
+    expect(v.management_fee_per_day).toBeGreaterThan(0)
   })
 })

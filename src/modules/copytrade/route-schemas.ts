@@ -325,7 +325,7 @@ export const Reward = t.Object({
   payout_login: t.Optional(
     Int({
       description:
-        "the master's payout account: only for the master's owner and staff (a follower is not shown another customer's account)",
+        "the master's payout account: shown only when the follower's customer owns the master too (a follower is not shown another customer's account)",
     }),
   ),
   base: Int({
@@ -391,7 +391,10 @@ export const FeePreview = t.Object({
   subscription_id: Int(),
   currency: t.String({ description: 'the follower currency' }),
   copy_capital: t.Number(),
-  copy_result: t.Number({ description: 'realized result of copies' }),
+  copy_result: t.Number({
+    description:
+      'realized result of copies, those closed whose close is still being applied to the subscription included (in the balance already)',
+  }),
   fees_paid: t.Number(),
   fees_owed: t.Number({
     description:
@@ -399,9 +402,15 @@ export const FeePreview = t.Object({
   }),
   floating: t.Number({ description: 'floating result of open copies' }),
   copy_equity: t.Number({ description: 'copy_capital + copy_result - fees_paid - fees_owed + floating' }),
+  managed_equity: t.Number({
+    description:
+      "the copy equity with the money the subscription manages (copy_capital + copy_result - fees_paid) capped at its share of the account's balance (shared between the account's subscriptions): what MANAGEMENT_FEE is charged on, never money the account lost on its own trades; copy_equity when the balance covers it",
+  }),
   high_water_mark: t.Number(),
   performance_fee_now: t.Number(),
-  management_fee_per_day: t.Number(),
+  management_fee_per_day: t.Number({
+    description: 'what MANAGEMENT_FEE accrues for one day, on managed_equity',
+  }),
   open_copies: Int(),
   next_performance_fee_time: Int({ description: 'epoch seconds; 0 without that policy' }),
   next_subscription_fee_time: Int({ description: 'epoch seconds; 0 without that policy' }),

@@ -250,12 +250,14 @@ export const subscriptionRoutes = (ctx: CopyCtx) =>
         response: { 200: FeePreview, ...err('SUBSCRIPTION_NOT_FOUND', 'PERMISSION_DENIED') },
         detail: doc(TAG, 'Fee preview: the copy equity, its high-water mark and what would be charged now', {
           description:
-            'Copy equity = capital (start balance + deposits - withdrawals) + realized result of copies - rewards ' +
-            'paid + floating result of open copies. performance_fee_now is what PERFORMANCE_FEE_HWM would ' +
+            'Copy equity = capital (start balance + deposits - withdrawals) + realized result of copies (closes ' +
+            'still being applied included) - rewards paid - rewards owed + floating result of open copies; ' +
+            "managed_equity the same with its money capped at its share of the account's balance. " +
+            'performance_fee_now is what PERFORMANCE_FEE_HWM would ' +
             'charge if the period ended now, and what a withdrawal or the end of the subscription charges on the ' +
             'gains so far, paused or not (a pause stops the fee clock, not the high-water mark: gains of copies ' +
             'kept open while paused are charged then too); management_fee_per_day what MANAGEMENT_FEE accrues ' +
-            'for each UTC day the fee clock runs in (the day it stops included).',
+            'on managed_equity for each UTC day the fee clock runs in (the day it stops included).',
         }),
       },
     )

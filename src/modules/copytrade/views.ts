@@ -101,8 +101,8 @@ export function recordView(r: typeof copyRecords.$inferSelect, currency: string)
 }
 
 /**
- * A reward row. `payout_login` (the master's payout account, another customer's) only for those who may
- * see it (staff, the master's owner): a follower is not shown the accounts of the master it pays.
+ * A reward row. `payout_login` (the master's payout account) only when the follower's customer owns the
+ * master too: a follower is not shown the accounts of another customer's master it pays.
  */
 export function rewardView(r: typeof copyRewards.$inferSelect, o: { payoutLogin: boolean }) {
   return {

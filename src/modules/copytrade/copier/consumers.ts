@@ -22,6 +22,7 @@ import { SUB_STATUS } from '../domain/status'
 import { copyLinks, copyMasters, copyRecords, copySubscriptions, liveSubscription } from '../schema'
 import { rewardPolicyOf } from '../views'
 import { closeLinks, partialCloseLinks } from './close-copy'
+import { CLOSE_CONSUMERS } from './equity'
 import { flowConsumer } from './fees'
 import { copyFilledTx } from './fills'
 import { withdrawalPaidConsumer } from './holds'
@@ -579,7 +580,7 @@ export function copyConsumers(ctx: CopyCtx): Consumer<any>[] {
     },
   })
   const partial: Consumer<TradePayload & { closed_ticket: number }> = {
-    name: 'copytrade.partially-closed',
+    name: CLOSE_CONSUMERS.partiallyClosed,
     topic: TradePartiallyClosed,
     wants: cares.masterOrCopy,
     async handle(e, tx) {
@@ -691,8 +692,8 @@ export function copyConsumers(ctx: CopyCtx): Consumer<any>[] {
     opened('copytrade.master-opened', TradeOpened),
     opened('copytrade.master-activated', TradeActivated),
     copyFilled,
-    closed('copytrade.closed', TradeClosed),
-    closed('copytrade.stopped-out', TradeStoppedOut),
+    closed(CLOSE_CONSUMERS.closed, TradeClosed),
+    closed(CLOSE_CONSUMERS.stoppedOut, TradeStoppedOut),
     partial,
     gone('copytrade.cancelled', TradeCancelled as unknown as typeof TradeExpired),
     gone('copytrade.expired', TradeExpired),

@@ -6,7 +6,7 @@ import type { SubscriptionSettings } from '../domain/settings'
 import { SUB_STATUS } from '../domain/status'
 import { copyLinks, copyRecords, copySubscriptions } from '../schema'
 import { moveSubscriptionsTx } from '../service/subscription-status'
-import { copyEquity } from './equity'
+import { closesToCome, copyEquity } from './equity'
 
 /**
  * Equity stops (job): a subscription whose copies lost `equity_stop` of its capital (their results,
@@ -30,9 +30,11 @@ export async function runEquityStop(ctx: CopyCtx) {
       ),
     )
     .limit(2000)
+  // the closes still to come of the whole pass in one read (not one per subscription)
+  const pending = await closesToCome(ctx, ctx.db, subs)
   for (const sub of subs) {
     const s = JSON.parse(sub.settings) as SubscriptionSettings
-    const e = await copyEquity(ctx, sub)
+    const e = await copyEquity(ctx, sub, ctx.db, { pending: pending.get(sub.id) ?? 0 })
     // on what the copies made (capital + results): a fee, paid or waiting for the follower's free margin,
     // is what the follower agreed to pay, not a loss of the copies; it must not be what closes them
     const equity = e.equity + e.owed + e.paid

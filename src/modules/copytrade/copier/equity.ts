@@ -1,5 +1,6 @@
 import { and, eq, inArray, ne, sql } from 'drizzle-orm'
 import type { Queryable } from '../../../kernel/db/client'
+import { undeliveredEvents } from '../../../kernel/events/undelivered'
 import { currencyDecimals } from '../../accounts'
 import { profitInAccount, TradeClosed, TradePartiallyClosed, TradeStoppedOut } from '../../trading'
 import { accountOf } from '../accounts-of'
@@ -11,6 +12,14 @@ type Sub = typeof copySubscriptions.$inferSelect
 
 /** The topics of a copy's close whose delivery here adds its result to the subscription's (consumers.ts). */
 export const COPY_CLOSES = [TradeClosed, TradeStoppedOut, TradePartiallyClosed].map((t) => t.name)
+
+/** The consumers of those topics (consumers.ts): the close of a copy is to come while one has not had it. */
+export const CLOSE_CONSUMERS = {
+  closed: 'copytrade.closed',
+  stoppedOut: 'copytrade.stopped-out',
+  partiallyClosed: 'copytrade.partially-closed',
+} as const
+export const COPY_CLOSE_CONSUMERS = Object.values(CLOSE_CONSUMERS)
 
 /**
  * What the money managed by the other live subscriptions of an account comes to (each its capital, plus
@@ -29,81 +38,121 @@ async function othersManage(q: Queryable, login: number, except: number) {
 }
 
 /**
- * The net results (profit + commission + swap, minor units) of the subscription's copies closed (whole or
- * part) whose close is not delivered here yet: in the follower's balance already, not yet in the
- * subscription's result (consumers.ts adds it at delivery). Read from trading's order of the closed part,
- * in `q`: a close delivered in a transaction after `q`'s read is in the result it reads. A copy its master
- * let go of (OPEN_ONLY, closed after the master's close) is the follower's own and counts for nothing.
+ * The net results (profit + commission + swap, minor units) of each subscription's copies closed (whole
+ * or part) whose close is still to come to copy trading's close consumers: not delivered yet, or parked in
+ * dead letters until staff retry it. In the follower's balance already, not yet in the subscription's
+ * result (consumers.ts adds it at delivery). One read of the events for the whole batch (a job's pass),
+ * then the links and trading's orders of the closed parts, in `q`: a close delivered in a transaction
+ * after `q`'s read is in the result it reads. A copy its master let go of (OPEN_ONLY, closed after the
+ * master's close) is the follower's own and counts for nothing. By subscription id; none: no entry.
  */
-async function undeliveredCloses(ctx: CopyCtx, q: Queryable, sub: Sub) {
-  const rows = await q.all<{ closed: number; ticket: number }>(sql`
-    select coalesce(json_extract(o.payload, '$.closed_ticket'), json_extract(o.payload, '$.ticket')) as closed,
-      json_extract(o.payload, '$.ticket') as ticket
-    from outbox o
-    where o.dispatched_at is null
-      and o.topic in (${sql.join(
-        COPY_CLOSES.map((t) => sql`${t}`),
-        sql`, `,
-      )})
-      and json_extract(o.payload, '$.login') = ${sub.followerLogin}
-      and json_extract(o.payload, '$.ticket') in (select l.follower_ticket from copy_links l
-        where l.subscription_id = ${sub.id} and l.follower_ticket is not null)
-      and not exists (select 1 from event_deliveries d where d.event_id = o.id and d.consumer like 'copytrade.%')`)
-  if (rows.length === 0) return 0
-  const closed = rows.map((r) => Number(r.closed))
-  const [states, links] = await Promise.all([
-    ctx.trading.orderStates(closed, q),
-    q
-      .select({
-        ticket: copyLinks.followerTicket,
-        status: copyLinks.status,
-        reason: copyLinks.reason,
-        masterCloseTime: copyLinks.masterCloseTime,
-        updatedAt: copyLinks.updatedAt,
-      })
-      .from(copyLinks)
-      .where(
-        and(
-          eq(copyLinks.subscriptionId, sub.id),
-          inArray(
-            copyLinks.followerTicket,
-            rows.map((r) => Number(r.ticket)),
-          ),
+export async function closesToCome(ctx: CopyCtx, q: Queryable, subs: readonly Sub[]) {
+  const net = new Map<number, number>()
+  if (subs.length === 0) return net
+  const events = await undeliveredEvents(q, {
+    consumers: COPY_CLOSE_CONSUMERS,
+    topics: COPY_CLOSES,
+    path: '$.login',
+    values: [...new Set(subs.map((s) => s.followerLogin))],
+    parked: true,
+  })
+  if (events.length === 0) return net
+  const seen = new Set<number>()
+  const rows: { ticket: number; closed: number }[] = []
+  for (const e of events) {
+    if (seen.has(e.id)) continue
+    seen.add(e.id)
+    const p = JSON.parse(e.payload) as { ticket: number; closed_ticket?: number }
+    rows.push({ ticket: Number(p.ticket), closed: Number(p.closed_ticket ?? p.ticket) })
+  }
+  const links = await q
+    .select({
+      subscriptionId: copyLinks.subscriptionId,
+      ticket: copyLinks.followerTicket,
+      status: copyLinks.status,
+      reason: copyLinks.reason,
+      masterCloseTime: copyLinks.masterCloseTime,
+      updatedAt: copyLinks.updatedAt,
+    })
+    .from(copyLinks)
+    .where(
+      and(
+        inArray(
+          copyLinks.subscriptionId,
+          subs.map((s) => s.id),
         ),
+        inArray(copyLinks.followerTicket, [...new Set(rows.map((r) => r.ticket))]),
       ),
-  ])
+    )
+  if (links.length === 0) return net
   const linkOf = new Map(links.map((l) => [l.ticket!, l]))
-  let net = 0
-  for (const r of rows) {
-    const o = states.get(Number(r.closed))
+  const ofCopies = rows.filter((r) => linkOf.has(r.ticket))
+  const states = await ctx.trading.orderStates(
+    ofCopies.map((r) => r.closed),
+    q,
+  )
+  for (const r of ofCopies) {
+    const o = states.get(r.closed)
     if (!o) continue
-    const l = linkOf.get(Number(r.ticket))
+    const l = linkOf.get(r.ticket)!
     // as consumers.ts's letGo: an OPEN_ONLY copy unlinked by its master's close, closed after it
-    if (l?.status === 'ended' && l.reason === 'COPY_MODE' && o.closeTime > (l.masterCloseTime ?? l.updatedAt))
+    if (l.status === 'ended' && l.reason === 'COPY_MODE' && o.closeTime > (l.masterCloseTime ?? l.updatedAt))
       continue
-    net += o.profit + o.commission + o.storage
+    net.set(l.subscriptionId, (net.get(l.subscriptionId) ?? 0) + o.profit + o.commission + o.storage)
   }
   return net
 }
 
+/** A subscription's copy equity (copyEquity), in minor units of the follower's currency. */
+export interface CopyEquity {
+  currency: string
+  capital: number
+  floating: number
+  paid: number
+  owed: number
+  /** The realized result of copies closed whose close is still to come here (in the balance already). */
+  pending: number
+  equity: number
+}
+
 /**
  * A subscription's copy equity now (minor units of the follower's currency): capital + realized result of
- * copies (those closed whose close is not delivered here yet included, at their result in trading) -
- * rewards paid - rewards owed (accrued, their payment waiting for the follower's free margin, or held with
- * a withdrawal until it is paid out) + the floating result of its open copies, priced at the follower
- * group's quotes with trading's own formulas (commission and swap included). A fee owed counts from its
- * accrual: the mark it moved is the equity after it, so the next fee is not charged on it (a fee on a
- * fee), and new terms never charge it. A copy closed at a loss is in the equity from its close: a fee on
- * the gains is never charged on a gain the loss cancels because its close event is still on its way.
+ * copies (those closed whose close is still to come here included, at their result in trading: not
+ * delivered yet, or parked in dead letters) - rewards paid - rewards owed (accrued, their payment waiting
+ * for the follower's free margin, or held with a withdrawal until it is paid out) + the floating result of
+ * its open copies, priced at the follower group's quotes with trading's own formulas (commission and swap
+ * included). A fee owed counts from its accrual: the mark it moved is the equity after it, so the next fee
+ * is not charged on it (a fee on a fee), and new terms never charge it. A copy closed at a loss is in the
+ * equity from its close: a fee on the gains is never charged on a gain the loss cancels because its close
+ * event is still on its way, or parked.
  *
- * `managed`: the same, with the money the subscription manages (capital + result - paid) capped at its
- * share of the account's real balance (domain/fees.ts: managedShare): what the management fee is charged
- * on, never on money the account lost on its own trades (the performance fee, the equity stop and the
- * flows keep `equity`: the copies' own gains and losses).
+ * `pending`: what `closesToCome` read for a batch (a job's pass reads it once); read here without it.
+ * `managed` (asked for with `{ managed: true }`, two more reads): the same, with the money the
+ * subscription manages (capital + result - paid) capped at its share of the account's real balance
+ * (domain/fees.ts: managedShare): what the management fee is charged on, never on money the account lost
+ * on its own trades (the performance fee, the equity stop and the flows keep `equity`: the copies' own
+ * gains and losses).
  */
-export async function copyEquity(ctx: CopyCtx, sub: Sub, q: Queryable = ctx.db) {
+export async function copyEquity(
+  ctx: CopyCtx,
+  sub: Sub,
+  q?: Queryable,
+  o?: { managed?: false; pending?: number },
+): Promise<CopyEquity>
+export async function copyEquity(
+  ctx: CopyCtx,
+  sub: Sub,
+  q: Queryable,
+  o: { managed: true; pending?: number },
+): Promise<CopyEquity & { managed: number }>
+export async function copyEquity(
+  ctx: CopyCtx,
+  sub: Sub,
+  q: Queryable = ctx.db,
+  o: { managed?: boolean; pending?: number } = {},
+): Promise<CopyEquity & { managed?: number }> {
   // what it paid and what it owes in one read: a settlement moves an accrual from one to the other
-  const [links, [fees], pending, others, funds] = await Promise.all([
+  const [links, [fees], pending, money] = await Promise.all([
     q
       .select({ ticket: copyLinks.followerTicket })
       .from(copyLinks)
@@ -117,9 +166,13 @@ export async function copyEquity(ctx: CopyCtx, sub: Sub, q: Queryable = ctx.db) 
       })
       .from(copySubscriptions)
       .where(eq(copySubscriptions.id, sub.id)),
-    undeliveredCloses(ctx, q, sub),
-    othersManage(q, sub.followerLogin, sub.id),
-    ctx.accounts.fundsOf(q, [sub.followerLogin]),
+    o.pending ?? closesToCome(ctx, q, [sub]).then((m) => m.get(sub.id) ?? 0),
+    o.managed
+      ? Promise.all([
+          othersManage(q, sub.followerLogin, sub.id),
+          ctx.accounts.fundsOf(q, [sub.followerLogin]),
+        ])
+      : null,
   ])
   const { group } = await accountOf(ctx, sub.followerLogin)
   const currency = group?.currency ?? 'USD'
@@ -149,18 +202,19 @@ export async function copyEquity(ctx: CopyCtx, sub: Sub, q: Queryable = ctx.db) 
   const paid = fees?.paid ?? sub.feesMinor
   const owed = Number(fees?.owed ?? 0)
   const manages = sub.capitalMinor + sub.resultMinor + pending - paid
-  const balance = funds.get(sub.followerLogin)?.balance
-  const share =
-    balance === undefined ? manages : managedShare(manages, others + Math.max(0, manages), balance)
-  return {
+  const e: CopyEquity = {
     currency,
     capital: sub.capitalMinor,
     floating,
     paid,
     owed,
-    /** The realized result of copies closed whose close is not delivered yet (in the balance already). */
     pending,
     equity: manages - owed + floating,
-    managed: Math.min(manages, share) - owed + floating,
   }
+  if (!money) return e
+  const [others, funds] = money
+  const balance = funds.get(sub.followerLogin)?.balance
+  const share =
+    balance === undefined ? manages : managedShare(manages, others + Math.max(0, manages), balance)
+  return { ...e, managed: Math.min(manages, share) - owed + floating }
 }

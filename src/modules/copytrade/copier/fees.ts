@@ -126,7 +126,7 @@ export async function feeClockStopTx(ctx: CopyCtx, tx: Tx, sub: Sub, master: Mas
   if (sub.status !== SUB_STATUS.ACTIVE || sub.pausedAt !== null) return []
   const ids: number[] = []
   if (sub.rewardType === REWARD.MANAGEMENT_FEE) {
-    const e = await copyEquity(ctx, sub, tx)
+    const e = await copyEquity(ctx, sub, tx, { managed: true })
     ids.push(...((await managementFeeTx(ctx, tx, sub, master, e, Math.floor(now / DAY) + 1)) ?? []))
   }
   if (sub.rewardType === REWARD.SUBSCRIPTION_FEE)
@@ -164,7 +164,7 @@ export async function subscriptionEndTx(ctx: CopyCtx, tx: Tx, sub: Sub, master: 
 /** MANAGEMENT_FEE's whole days since the last accrual, once per day (conditional on it): the job. */
 async function accrueManagement(ctx: CopyCtx, sub: Sub, master: Master, today: number) {
   if (rewardPolicyOf(sub).reward_type !== REWARD.MANAGEMENT_FEE || sub.mgmtDay >= today) return []
-  const e = await copyEquity(ctx, sub)
+  const e = await copyEquity(ctx, sub, ctx.db, { managed: true })
   return (await ctx.db.transaction((tx) => managementFeeTx(ctx, tx, sub, master, e, today))) ?? []
 }
 
@@ -204,7 +204,7 @@ export async function closeTermsTx(
   let nextFeeAt = sub.nextFeeAt
   if (sub.status === SUB_STATUS.ACTIVE && sub.pausedAt === null) {
     if (sub.rewardType === REWARD.MANAGEMENT_FEE) {
-      const after = await copyEquity(ctx, sub, tx)
+      const after = await copyEquity(ctx, sub, tx, { managed: true })
       const mgmt = await managementFeeTx(ctx, tx, sub, master, after, Math.floor(now / DAY) + 1)
       if (!mgmt) return null
       ids.push(...mgmt)
@@ -392,7 +392,7 @@ export function flowConsumer(ctx: CopyCtx): Consumer<Operation> {
 /** What the fees on equity would charge now (GET /copytrade/subscription/{id}/fees). */
 export async function feePreview(ctx: CopyCtx, sub: Sub) {
   const [m] = await ctx.db.select().from(copyMasters).where(eq(copyMasters.id, sub.masterId))
-  const e = await copyEquity(ctx, sub)
+  const e = await copyEquity(ctx, sub, ctx.db, { managed: true })
   const d = 10 ** currencyDecimals(e.currency)
   const policy = rewardPolicyOf(sub)
   const perf =
@@ -409,11 +409,13 @@ export async function feePreview(ctx: CopyCtx, sub: Sub) {
     subscription_id: sub.id,
     currency: e.currency,
     copy_capital: e.capital / d,
-    copy_result: sub.resultMinor / d,
+    // the closes still to come here included: copy_equity is the documented sum of the figures shown
+    copy_result: (sub.resultMinor + e.pending) / d,
     fees_paid: e.paid / d,
     fees_owed: e.owed / d,
     floating: e.floating / d,
     copy_equity: e.equity / d,
+    managed_equity: e.managed / d,
     high_water_mark: sub.hwmMinor / d,
     performance_fee_now: perf / d,
     management_fee_per_day: mgmt / d,

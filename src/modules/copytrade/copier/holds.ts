@@ -1,7 +1,7 @@
 import { and, eq, inArray, sql } from 'drizzle-orm'
 import type { Tx } from '../../../kernel/db/client'
 import type { Consumer, PayloadOf } from '../../../kernel/events/topic'
-import { parkedFor, undeliveredTo } from '../../../kernel/events/undelivered'
+import { undeliveredEvents } from '../../../kernel/events/undelivered'
 import { BalanceOperation } from '../../accounts'
 import { WithdrawalPaid } from '../../cashier'
 import type { CopyCtx } from '../context'
@@ -167,12 +167,16 @@ async function returnedTo(
  * an ordinary withdrawal by an instance of the version before.
  */
 async function holdToCome(tx: Tx, login: number, ref: string) {
-  const theHold = (row: string) =>
-    sql`json_extract(${sql.raw(row)}.payload, '$.hold') = ${ref} and json_extract(${sql.raw(row)}.payload, '$.op') = 'OP_BALANCE_OUT'`
-  return (
-    (await undeliveredTo(tx, FLOW_CONSUMER, [BalanceOperation.name], '$.login', login, theHold('o'))) ||
-    (await parkedFor(tx, FLOW_CONSUMER, BalanceOperation.name, '$.login', login, theHold('p')))
-  )
+  const toCome = await undeliveredEvents(tx, {
+    consumers: [FLOW_CONSUMER],
+    topics: [BalanceOperation.name],
+    path: '$.login',
+    values: [login],
+    also: sql`json_extract(o.payload, '$.hold') = ${ref} and json_extract(o.payload, '$.op') = 'OP_BALANCE_OUT'`,
+    parked: true,
+    limit: 1,
+  })
+  return toCome.length > 0
 }
 
 /** A held withdrawal paid out (`cashier.withdrawal_paid` naming its hold): see `holdTakenTx`. */

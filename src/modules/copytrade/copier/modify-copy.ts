@@ -1,4 +1,4 @@
-import { and, desc, eq, inArray } from 'drizzle-orm'
+import { and, eq, inArray, sql } from 'drizzle-orm'
 import type { OrderState, TradePayload } from '../../trading'
 import type { CopyCtx } from '../context'
 import type { SubscriptionSettings } from '../domain/settings'
@@ -12,10 +12,14 @@ type Sub = typeof copySubscriptions.$inferSelect
 /** The master's order as a change of its stops is copied from: its side and levels, its open price. */
 type MasterStops = { cmd: number; sl: number; tp: number; price: number }
 
+/** A copy's levels before the copier changes them: what a skipped change records it kept. */
+type Levels = { sl: number; tp: number }
+
 /**
  * The master moved its stop loss or take profit (event `eventId`): each open copy of a subscription that
  * copies stops gets the same levels (mirrored for a reversed copy), keyed by the event, so a redelivery
- * changes nothing and a move back to earlier levels is copied too.
+ * changes nothing and a move back to earlier levels is copied too. The copies' levels before are read in
+ * one statement: a change that is not made records them (`setStops`).
  */
 export async function copyStops(ctx: CopyCtx, eventId: number, p: TradePayload) {
   const rows = await ctx.db
@@ -23,11 +27,21 @@ export async function copyStops(ctx: CopyCtx, eventId: number, p: TradePayload) 
     .from(copyLinks)
     .innerJoin(copySubscriptions, eq(copySubscriptions.id, copyLinks.subscriptionId))
     .where(and(eq(copyLinks.masterTicket, p.ticket), eq(copyLinks.status, 'open')))
+  const copying = rows.filter(
+    (r) =>
+      r.copy_links.followerTicket !== null &&
+      (JSON.parse(r.copy_subscriptions.settings) as SubscriptionSettings).copy_sl_tp === 1,
+  )
+  if (copying.length === 0) return
+  // unread (the database failed): a change not made then records no levels, and is not retried
+  const copies = await ctx.trading
+    .orderStates(copying.map((r) => r.copy_links.followerTicket!))
+    .catch(() => new Map<number, OrderState>())
   const master = { cmd: p.cmd, sl: p.sl, tp: p.tp, price: p.open_price }
   await Promise.all(
-    rows.map(({ copy_links: link, copy_subscriptions: sub }) =>
+    copying.map(({ copy_links: link, copy_subscriptions: sub }) =>
       ctx.limit(() =>
-        setStops(ctx, link, sub, master, {
+        setStops(ctx, link, sub, master, copies.get(link.followerTicket!), {
           trade: `copy:${sub.id}:${p.ticket}:modify:${eventId}`,
           record: `modify:${link.id}:${eventId}`,
         }),
@@ -39,16 +53,18 @@ export async function copyStops(ctx: CopyCtx, eventId: number, p: TradePayload) 
 /**
  * Gives one copy its master's levels (with `copy_sl_tp`) through the write port under `keys.trade`, and
  * records the outcome under `keys.record`: copied, or skipped with its reason. A change that failed (a
- * refusal, or the write that threw: the executor's database, a timeout) is recorded skipped, and the audit
- * tries it again with the master's levels then (`retryStops`); the record's key makes a redelivery record
- * nothing twice.
+ * refusal, or the write that threw: the executor's database, a timeout) is recorded skipped with the
+ * levels the copy kept (`copy`, its levels before: `#copy:<sl>:<tp>` at the end of the record's key), and
+ * the audit tries it again with the master's levels then while the copy still has exactly those
+ * (`retryStops`); the record's key makes a redelivery record nothing twice.
  */
 async function setStops(
   ctx: CopyCtx,
   link: Link,
   sub: Sub,
   master: MasterStops,
-  keys: { trade: string; record: string; refused?: string },
+  copy: Levels | undefined,
+  keys: { trade: string; record: string },
 ) {
   const s = JSON.parse(sub.settings) as SubscriptionSettings
   if (s.copy_sl_tp !== 1 || link.followerTicket === null) return
@@ -74,7 +90,7 @@ async function setStops(
   await ctx.db
     .insert(copyRecords)
     .values({
-      key: r.ok ? keys.record : (keys.refused ?? keys.record),
+      key: r.ok || !copy ? keys.record : `${keys.record}${KEPT}${copy.sl}:${copy.tp}`,
       brandId: link.brandId,
       subscriptionId: sub.id,
       linkId: link.id,
@@ -92,6 +108,20 @@ async function setStops(
       createdAt: ctx.clock.now(),
     })
     .onConflictDoNothing()
+}
+
+/** Ends a skipped change's record key: the levels the copy kept (`#copy:<sl>:<tp>`). */
+const KEPT = '#copy:'
+
+/** The levels a skipped change's record says its copy kept; undefined without (an earlier version's). */
+function keptLevels(key: string): Levels | undefined {
+  const at = key.lastIndexOf(KEPT)
+  if (at < 0) return undefined
+  const [sl, tp] = key
+    .slice(at + KEPT.length)
+    .split(':')
+    .map(Number)
+  return sl === undefined || tp === undefined || Number.isNaN(sl) || Number.isNaN(tp) ? undefined : { sl, tp }
 }
 
 /** Whether a copy's levels are not what its master's are (mirrored for a reversed copy). */
@@ -123,16 +153,10 @@ export async function stopsAfterOpen(ctx: CopyCtx, opened: { link: Link; sub: Su
       const f = states.get(link.followerTicket!)
       if (!m || !f || !LIVE.has(m.state) || !LIVE.has(f.state) || !stopsDiffer(sub, m, f)) return null
       return ctx.limit(() =>
-        setStops(
-          ctx,
-          link,
-          sub,
-          { cmd: m.cmd, sl: m.sl, tp: m.tp, price: m.openPrice },
-          {
-            trade: `copy:${sub.id}:${link.masterTicket}:modify:open${generation}`,
-            record: `modify:${link.id}:open${generation}`,
-          },
-        ),
+        setStops(ctx, link, sub, { cmd: m.cmd, sl: m.sl, tp: m.tp, price: m.openPrice }, f, {
+          trade: `copy:${sub.id}:${link.masterTicket}:modify:open${generation}`,
+          record: `modify:${link.id}:open${generation}`,
+        }),
       )
     }),
   )
@@ -140,17 +164,36 @@ export async function stopsAfterOpen(ctx: CopyCtx, opened: { link: Link; sub: Su
 
 const LIVE = new Set(['open', 'pending'])
 
+/** Tries of the audit for one change not made (`retryStops`). */
+const RETRIES = 5
+
+/**
+ * The chain of tries a copy's last skipped record belongs to: the record that started it (a change not
+ * made, `origin`) and how many tries followed (a try's key is `modify:<link>:retry:<origin>:<try>`).
+ */
+function retryOf(linkId: number, r: { id: number; key: string }) {
+  const prefix = `modify:${linkId}:retry:`
+  if (!r.key.startsWith(prefix)) return { origin: r.id, tried: 0 }
+  const [origin, tried] = r.key.slice(prefix.length).split(/[:#]/).map(Number)
+  return Number.isInteger(origin) && Number.isInteger(tried)
+    ? { origin: origin!, tried: tried! }
+    : { origin: r.id, tried: RETRIES }
+}
+
 /**
  * The audit's retry of stop changes that failed (job `copytrade.audit`): an open link whose copy's levels
- * are not its master's, and whose last SL/TP change by the copier was not made (refused, or failed), is
- * given the master's levels now (a new key per attempt; a refusal recorded once per level). A copy whose levels the follower
- * changed itself (its last copied change went through) is left as the follower set it.
+ * are not its master's, whose last SL/TP change by the copier was not made (refused, or failed), and whose
+ * copy still has exactly the levels that change's record says it kept, is given the master's levels now.
+ * A copy whose levels its follower changed after the refusal (or after its last copied change) is left as
+ * the follower set it. At most RETRIES tries after one change not made, each under its own stable key
+ * (`...:modify:retry:<record>:<try>`, the record of that change): a level refused again is not tried at
+ * every run for ever (the master's next move starts again). The last records of all the links are read
+ * in one statement.
  */
 export async function retryStops(
   ctx: CopyCtx,
   rows: { link: Link; sub: Sub }[],
   states: Map<number, OrderState>,
-  now: number,
 ) {
   const differ = rows.filter(({ link, sub }) => {
     const m = states.get(link.masterTicket)
@@ -158,42 +201,52 @@ export async function retryStops(
     return m && f && LIVE.has(m.state) && LIVE.has(f.state) && stopsDiffer(sub, m, f)
   })
   if (differ.length === 0) return
-  // the last stop change the copier recorded for each (by the subscription's index, then the link)
-  const last = new Map<number, string>()
-  for (const { link } of differ) {
-    const [r] = await ctx.db
-      .select({ result: copyRecords.result })
-      .from(copyRecords)
-      .where(
-        and(
-          eq(copyRecords.subscriptionId, link.subscriptionId),
-          eq(copyRecords.linkId, link.id),
-          inArray(copyRecords.action, ['modify']),
+  // the last stop change the copier recorded for each (by the subscriptions' index, then the links)
+  const latest = ctx.db
+    .select({ id: sql<number>`max(${copyRecords.id})` })
+    .from(copyRecords)
+    .where(
+      and(
+        inArray(copyRecords.subscriptionId, [...new Set(differ.map((d) => d.link.subscriptionId))]),
+        inArray(
+          copyRecords.linkId,
+          differ.map((d) => d.link.id),
         ),
-      )
-      .orderBy(desc(copyRecords.id))
-      .limit(1)
-    if (r) last.set(link.id, r.result)
-  }
+        eq(copyRecords.action, 'modify'),
+      ),
+    )
+    .groupBy(copyRecords.linkId)
+  const last = new Map(
+    (
+      await ctx.db
+        .select({
+          id: copyRecords.id,
+          linkId: copyRecords.linkId,
+          key: copyRecords.key,
+          result: copyRecords.result,
+        })
+        .from(copyRecords)
+        .where(inArray(copyRecords.id, latest))
+    ).map((r) => [r.linkId!, r]),
+  )
   await Promise.all(
-    differ
-      .filter(({ link }) => last.get(link.id) === 'skipped')
-      .map(({ link, sub }) => {
-        const m = states.get(link.masterTicket)!
-        return ctx.limit(() =>
-          setStops(
-            ctx,
-            link,
-            sub,
-            { cmd: m.cmd, sl: m.sl, tp: m.tp, price: m.openPrice },
-            {
-              trade: `copy:${sub.id}:${link.masterTicket}:modify:retry:${now}`,
-              record: `modify:${link.id}:retry:${now}`,
-              // a retry refused again is recorded once per level it tried, not at every run
-              refused: `modify:${link.id}:retry:${m.sl}:${m.tp}`,
-            },
-          ),
-        )
-      }),
+    differ.map(({ link, sub }) => {
+      const r = last.get(link.id)
+      if (r?.result !== 'skipped') return null
+      const m = states.get(link.masterTicket)!
+      const f = states.get(link.followerTicket!)!
+      // the copy's levels are still those the refusal left: not the follower's own since
+      const kept = keptLevels(r.key)
+      if (!kept || kept.sl !== f.sl || kept.tp !== f.tp) return null
+      // a chain of tries starts at the change that was not made (its record), each try its own key
+      const { origin, tried } = retryOf(link.id, r)
+      if (tried >= RETRIES) return null
+      return ctx.limit(() =>
+        setStops(ctx, link, sub, { cmd: m.cmd, sl: m.sl, tp: m.tp, price: m.openPrice }, f, {
+          trade: `copy:${sub.id}:${link.masterTicket}:modify:retry:${origin}:${tried + 1}`,
+          record: `modify:${link.id}:retry:${origin}:${tried + 1}`,
+        }),
+      )
+    }),
   )
 }

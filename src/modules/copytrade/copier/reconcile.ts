@@ -113,7 +113,6 @@ export async function audit(ctx: CopyCtx) {
     ctx,
     rows.filter((r) => !toClose.includes(r.link.id)),
     states,
-    now,
   )
 }
 

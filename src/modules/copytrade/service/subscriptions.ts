@@ -1,14 +1,15 @@
 import { and, count, desc, eq, gt, inArray, isNull, lt, notExists, sql } from 'drizzle-orm'
 import type { Tx } from '../../../kernel/db/client'
 import { isUniqueViolation } from '../../../kernel/db/errors'
-import { undeliveredTo } from '../../../kernel/events/undelivered'
+import { undeliveredEvents, undeliveredTo } from '../../../kernel/events/undelivered'
 import { invalid } from '../../../kernel/http/errors'
 import type { UseCase } from '../../../kernel/use-case'
 import { BalanceOperation, fromMinor, toMinor } from '../../accounts'
-import { TradeClosed, TradePartiallyClosed, TradeStoppedOut } from '../../trading'
 import { currencyOf } from '../accounts-of'
 import type { CopyCtx } from '../context'
+import { COPY_CLOSE_CONSUMERS, COPY_CLOSES } from '../copier/equity'
 import { closeTermsTx, FLOW_OPS, NOT_A_FLOW_REASON, perfPeriodEnd } from '../copier/fees'
+import { FLOW_CONSUMER } from '../copier/holds'
 import { resyncSubscription } from '../copier/resync'
 import { feePeriodStart, settleSoon, subscriptionFeesTx } from '../copier/rewards'
 import { REWARD } from '../domain/rewards'
@@ -291,7 +292,6 @@ export async function acceptTerms({
 
 /** The events whose delivery here moves what an account's subscriptions manage: money in and out, copies' results. */
 const FLOWS = [BalanceOperation.name]
-const CLOSES = [TradeClosed, TradeStoppedOut, TradePartiallyClosed].map((t) => t.name)
 const SETTLING_WAIT_MS = 3_000
 
 const settling = (login: number) =>
@@ -319,9 +319,21 @@ async function movesPending(q: Pick<Tx, 'select' | 'all'>, login: number) {
   )}) and json_extract(o.payload, '$.reason') != ${NOT_A_FLOW_REASON}`
   const ofCopies = sql`json_extract(o.payload, '$.ticket') in (select l.follower_ticket from copy_links l
     join copy_subscriptions s on s.id = l.subscription_id where s.follower_login = ${login} and s.status in (0, 1))`
+  // a close parked in dead letters is still to come too (staff's retry delivers it): its result is in the
+  // balance, not in the subscription's result, until then
   return (
-    (await undeliveredTo(q, 'copytrade.', FLOWS, '$.login', login, flows)) ||
-    (await undeliveredTo(q, 'copytrade.', CLOSES, '$.login', login, ofCopies))
+    (await undeliveredTo(q, [FLOW_CONSUMER], FLOWS, '$.login', login, flows)) ||
+    (
+      await undeliveredEvents(q, {
+        consumers: COPY_CLOSE_CONSUMERS,
+        topics: COPY_CLOSES,
+        path: '$.login',
+        values: [login],
+        also: ofCopies,
+        parked: true,
+        limit: 1,
+      })
+    ).length > 0
   )
 }
 
