@@ -49,7 +49,7 @@ export function createApp(deps: Deps, modules: readonly ModuleDefinition[], opts
   })
   if (!opts.edge) kernel.events.onWake(() => relay.wake())
   const jobs = [
-    ...eventJobs(deps.db, deps.clock, relay, deps.config.eventsRetentionMs),
+    ...eventJobs(deps.db, deps.clock, relay, deps.config.eventsRetentionMs, opts.edge),
     ...parts.flatMap((p) => p.jobs ?? []),
   ]
   const runner = new JobRunner(

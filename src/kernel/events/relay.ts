@@ -175,8 +175,8 @@ export class Relay {
     while ((await this.pass()) > 0);
   }
 
-  /** Claims one batch and delivers it; the number of events claimed. */
-  async pass(): Promise<number> {
+  /** Claims one batch (at most `limit` events) and delivers it; the number of events claimed. */
+  async pass(limit = this.opts.batch ?? 200): Promise<number> {
     this.stats.passes++
     const now = this.clock.now()
     const leaseMs = this.opts.leaseMs ?? 30_000
@@ -194,7 +194,7 @@ export class Relay {
                            where dispatched_at is null and next_at <= ? and (lease_until is null or lease_until < ?)
                            order by id limit ?)
               returning id, brand_id, topic, payload, created_at, attempts`,
-        args: [this.opts.owner, now + leaseMs, now, now, this.opts.batch ?? 200],
+        args: [this.opts.owner, now + leaseMs, now, now, limit],
       })
     ).rows as unknown as Claimed[]
     if (claimed.length === 0) return 0
