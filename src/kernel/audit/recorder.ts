@@ -1,5 +1,5 @@
 import { eq } from 'drizzle-orm'
-import type { Session } from '../auth/session'
+import { type Session, staffRoleSession } from '../auth/session'
 import type { Clock } from '../clock'
 import type { Db } from '../db/client'
 import { rootMessage } from '../db/errors'
@@ -53,12 +53,10 @@ export function pathText(url: string): string {
   return text.length > PATH_CHARS ? `${text.slice(0, PATH_CHARS)}…[cut]` : text
 }
 
-/** Whose request it is: a staff session's role as the audit names it. */
-const ROLE: Partial<Record<Session['type'], string>> = {
-  SESSION_MANAGER: 'MANAGER',
-  SESSION_ADMIN: 'ADMIN',
-  SESSION_DEALER: 'DEALER',
-}
+/** Whose request it is: a staff session's role as the audit names it (the inverse of staffRoleSession). */
+const ROLE: Partial<Record<Session['type'], string>> = Object.fromEntries(
+  Object.entries(staffRoleSession).map(([role, type]) => [type, role]),
+)
 
 /**
  * How a route's staff requests are recorded: by default its changes, each before it runs; `read` its reads
