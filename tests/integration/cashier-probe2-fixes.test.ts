@@ -380,13 +380,14 @@ describe('a flag keeps the staff note it finds', () => {
     expect(s.staff_note).toContain('provider reported failed for a credited deposit')
   })
 
-  test('the note stays bounded: the earlier text is cut, the new note kept whole', async () => {
+  test('the note stays bounded: the earlier text is cut at its end (marked …), the new note kept whole', async () => {
     const id = await credited(22)
     await noteOf(id, 'x'.repeat(1990))
     expect((await hook(`evt-f-${id}`, 'payment.failed', id, 2200)).status).toBe(200)
     const s = await staffTx(id)
     expect(s.staff_note.length).toBeLessThanOrEqual(2000)
     expect(s.staff_note.startsWith('xxx')).toBe(true)
+    expect(s.staff_note).toContain('x…\nprovider reported failed')
     expect(
       s.staff_note.endsWith(
         'provider reported failed for a credited deposit: check with the provider whether the money arrived',

@@ -175,7 +175,8 @@ export const cashierManagerRoutes = (ctx: CashierCtx) =>
             "409 WITHDRAWAL_NOT_ALLOWED when the customer's withdrawals were closed since, 409 " +
             'TRANSACTION_STATE_CONFLICT when the account owes money, 503 PROVIDER_NOT_CONFIGURED when its payout ' +
             'provider is no longer configured (nothing is sent); the withdrawal stays pending (reject it, or ' +
-            "approve it later). The provider's refusal of the payout answers it payout_failed (the hold returns); " +
+            "approve it later). The provider's refusal of the payout answers it payout_failed (the hold returns; " +
+            'the simulated providers refuse an amount ending in 13.13, their test refusal); ' +
             'sending it with no answer (a timeout: it may have been sent) answers it manual_review, flagged, with ' +
             'the hold kept: check with the provider, then mark it paid or its payout failed.',
         }),

@@ -145,28 +145,33 @@ const recordStatement = statement((qb) =>
   } as never),
 )
 
-/** What `staff_note` holds at most (characters): the notes added to it, the earliest ones cut first. */
+/**
+ * What `staff_note` holds at most (characters). Past it the earlier text keeps its start and loses its
+ * end (marked …), and the newest note is kept whole: the first notes and the latest stay in view.
+ */
 export const STAFF_NOTE_MAX = 2000
 
 /**
  * `staff_note` with `note` added after what it holds (a line each), as the statement writes it: an
  * earlier note ('short by X, collect it') stays in view beside the new one. Past STAFF_NOTE_MAX the
- * earlier text is cut at its end (marked …), the new note kept whole (itself cut to the bound).
+ * earlier text is cut at its end (marked …), the new note kept whole (itself cut to what the bound
+ * leaves beside the mark when it alone would fill it).
  */
 export function withNote(note: string) {
-  const added = note.slice(0, STAFF_NOTE_MAX)
-  const keep = Math.max(0, STAFF_NOTE_MAX - added.length - 2)
   const col = cashierTransactions.staffNote
-  return sql<string>`case when ${col} = '' then ${added}
+  const alone = note.slice(0, STAFF_NOTE_MAX)
+  const added = note.slice(0, STAFF_NOTE_MAX - 2)
+  const keep = STAFF_NOTE_MAX - added.length - 2
+  return sql<string>`case when ${col} = '' then ${alone}
     when length(${col}) > ${keep} then substr(${col}, 1, ${keep}) || ${`…\n${added}`}
     else ${col} || ${`\n${added}`} end`
 }
 
 /** `withNote` on a note read in the writer's transaction (a transition's columns, `move`'s set). */
 export function noteAfter(earlier: string, note: string) {
-  const added = note.slice(0, STAFF_NOTE_MAX)
-  if (!earlier) return added
-  const keep = Math.max(0, STAFF_NOTE_MAX - added.length - 2)
+  if (!earlier) return note.slice(0, STAFF_NOTE_MAX)
+  const added = note.slice(0, STAFF_NOTE_MAX - 2)
+  const keep = STAFF_NOTE_MAX - added.length - 2
   return earlier.length > keep ? `${earlier.slice(0, keep)}…\n${added}` : `${earlier}\n${added}`
 }
 

@@ -7,7 +7,7 @@ import {
   MAX_PROVIDER_MINOR,
   type PaymentProvider,
 } from './port'
-import { parseJson } from './sandbox'
+import { parseJson, simulatedPayout } from './sandbox'
 
 /**
  * A simulated hosted-payments provider shaped like Checkout.com's (its payment page is this app's own
@@ -97,8 +97,10 @@ export const checkoutProvider = (hosted: HostedPayments): PaymentProvider => ({
       currency: e.data.currency,
     }
   },
+  // simulated like its deposits (no call to Checkout.com is made): the sandbox's test refusal, as
+  // `PayoutRefused`, stands for the provider's definite "not accepted" answer
   async startPayout(p) {
-    return { providerRef: `pay_po_${p.transactionId}` }
+    return simulatedPayout('pay_po_', p)
   },
   simulator: {
     body: (id, update, p) =>

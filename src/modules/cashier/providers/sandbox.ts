@@ -6,6 +6,7 @@ import {
   hmacHex,
   MAX_PROVIDER_MINOR,
   type PaymentProvider,
+  PayoutRefused,
 } from './port'
 
 /** Seconds a signed webhook stays acceptable (replays of older ones are refused). */
@@ -118,6 +119,26 @@ const SIM_TYPE: Record<'pending' | 'confirmed' | 'failed' | 'refunded', SandboxE
 }
 
 /**
+ * The test refusal of the simulated providers (sandbox, checkout): a payout whose amount in minor units
+ * ends in 1313 (13.13, 113.13 USD) is refused, as a provider refuses a payout to a closed account. The
+ * refusal is definite, nothing was sent: `PayoutRefused` (the withdrawal's payout fails and its hold
+ * returns). Any other payout is accepted.
+ */
+export const SANDBOX_REFUSED_PAYOUT_MINOR = 1313
+
+/** A simulated provider's payout: its reference (`<prefix><transaction id>`), or its test refusal. */
+export function simulatedPayout(
+  prefix: string,
+  p: { transactionId: number; amount: number; currency: string },
+) {
+  if (p.amount % 10_000 === SANDBOX_REFUSED_PAYOUT_MINOR)
+    throw new PayoutRefused(
+      `payout of ${p.amount} minor ${p.currency} refused: the sandbox refuses amounts ending in 13.13 (its test refusal)`,
+    )
+  return { providerRef: `${prefix}${p.transactionId}` }
+}
+
+/**
  * The sandbox card provider: its hosted payment page runs inside this app (sandbox-page.ts) so a
  * developer deposits with no account anywhere; pay, decline and a 3-D Secure-style challenge.
  */
@@ -151,7 +172,7 @@ export const sandboxProvider = (hosted: HostedPayments): PaymentProvider => ({
     }
   },
   async startPayout(p) {
-    return { providerRef: `sbx_po_${p.transactionId}` }
+    return simulatedPayout('sbx_po_', p)
   },
   simulator: {
     body: (id, update, p) => sandboxEvent(id, SIM_TYPE[update], p),

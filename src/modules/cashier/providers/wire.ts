@@ -23,6 +23,9 @@ export const wireProvider = (bank: {
   },
   verifyWebhook: () => false,
   parseWebhook: () => ({ error: 'bank wires have no webhooks' }),
+  // no bank API: the payout is a reference staff send by hand from the bank's own portal, so nothing
+  // here can refuse it (never `PayoutRefused`); a bank that returns the wire is recorded by staff
+  // (payout-failed, which returns the hold)
   async startPayout(p) {
     return { providerRef: `W-PO${p.transactionId}` }
   },
