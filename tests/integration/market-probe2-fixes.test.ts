@@ -3,6 +3,7 @@ import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { SQLiteSyncDialect } from 'drizzle-orm/sqlite-core'
 import { ManualClock } from '../../src/kernel/clock'
 import type { Queryable } from '../../src/kernel/db/client'
+import { AccountsPort } from '../../src/modules/accounts'
 import { heldByGroup } from '../../src/modules/trading/book/group-fit'
 import { orders } from '../../src/modules/trading/schema'
 import { makeTestApp, type TestApp } from '../support/app'
@@ -311,29 +312,43 @@ describe("PUT /manager/groups/:id/securities/:sec_group: the holders check is th
     expect((await put(realUsd, { ...usd, sec_group: undefined })).status).toBe(200)
   })
 
-  test("the check reads the brand's accounts by index and only their open and pending orders, not every order", async () => {
-    let captured: { sql: string; params: unknown[] } | undefined
+  test("the check reads the group's logins through the accounts port by index, then only their open and pending orders, not every order", async () => {
+    const statements: { sql: string; params: unknown[] }[] = []
     const q = {
+      // the accounts port's read (jsonRows-style: one JSON text)
+      execute: async (stmt: { sql: string; args: unknown[] }) => {
+        statements.push({ sql: stmt.sql, params: stmt.args })
+        return { rows: [{ rows: '[100001,100002]' }] }
+      },
       all: async (query: Parameters<Queryable['all']>[0]) => {
-        captured = new SQLiteSyncDialect().sqlToQuery(query as never)
+        statements.push(new SQLiteSyncDialect().sqlToQuery(query as never))
         return []
       },
     } as unknown as Queryable
-    await heldByGroup(q, 1, 2, ['EURUSD', 'GBPUSD'])
-    if (!captured) throw new Error('no statement')
-    const { sql, params } = captured
+    await heldByGroup({ accounts: t.ports.get(AccountsPort) }, q, 1, 2, ['EURUSD', 'GBPUSD'])
+    expect(statements).toHaveLength(2)
+    const [logins, held] = statements as [(typeof statements)[0], (typeof statements)[0]]
+    // trading reads no table of the accounts module: the logins come from its port, within `q`
+    expect(held.sql).not.toMatch(/\baccounts\b/)
+    expect(logins.params).toEqual([1, 2])
+    expect(held.params[0]).toBe('[100001,100002]')
     // in a transaction: an EXPLAIN on the local adapter's reader connection leaves it on a stale snapshot
-    const plan = (
-      await t.ctx.db.transaction((tx) =>
-        tx.execute({ sql: `explain query plan ${sql}`, args: params as never }),
-      )
-    ).rows
-      .map((r) => String(r.detail))
-      .join(' | ')
-    expect(plan).toMatch(
-      /SEARCH a USING (COVERING )?INDEX accounts_brand_group \(brand_id=\? AND group_id=\?\)/,
+    const plans = await t.ctx.db.transaction(async (tx) => {
+      const out: string[] = []
+      for (const { sql, params } of statements)
+        out.push(
+          (await tx.execute({ sql: `explain query plan ${sql}`, args: params as never })).rows
+            .map((r) => String(r.detail))
+            .join(' | '),
+        )
+      return out
+    })
+    expect(plans[0]).toMatch(
+      /SEARCH accounts USING (COVERING )?INDEX accounts_brand_group \(brand_id=\? AND group_id=\?\)/,
     )
-    expect(plan).toMatch(/SEARCH o USING (COVERING )?INDEX orders_login_state \(login=\? AND state=\?\)/)
-    expect(plan).not.toMatch(/SCAN (o|orders|a|accounts)\b/)
+    expect(plans[1]).toMatch(
+      /SEARCH orders USING (COVERING )?INDEX orders_login_state \(login=\? AND state=\?\)/,
+    )
+    for (const plan of plans) expect(plan).not.toMatch(/SCAN (orders|accounts)\b/)
   })
 })

@@ -1,7 +1,7 @@
 // The trigger engine's executions the database did not take (trading/engine/trigger-engine.ts,
 // retryLater): written again until they commit, the cursor held meanwhile; one the database refuses is
 // left after a bounded number of tries, so it never wedges the engine.
-import { expect, test } from 'bun:test'
+import { describe, expect, test } from 'bun:test'
 import { compareIds } from '../../src/kernel/bus/bus'
 import type { KeyValueStore } from '../../src/kernel/cache'
 import { ResilientStore } from '../../src/kernel/cache/resilient'
@@ -19,9 +19,11 @@ import {
 /** A bus id of a tick published `ago` ms before now. */
 const tickNow = (ago = 0) => `${Date.now() - ago}-0`
 
-function engineWith(run: () => void) {
+/** `offsetMs`: Redis's clock less this host's, as the bus measured it (its ticks' ids are in Redis's). */
+function engineWith(run: () => void, offsetMs: number | null = null) {
   const logs: { level: string; msg: string }[] = []
   const ctx = {
+    bus: { kind: 'redis', clockOffsetMs: offsetMs },
     uow: {
       run: async (fn: (tx: unknown, work: unknown) => Promise<unknown>) => {
         run()
@@ -141,14 +143,15 @@ test('the engine role keeps its cursor before a read a settler did not settle (C
 })
 
 /** A role on a fake Redis bus: `deliver` hands it a read, `saved` is every cursor it wrote. */
-function roleOn(stored: string | null = null) {
+function roleOn(stored: string | null = null, offsetMs: number | null = null, newest = '1-0') {
   const saved: string[] = []
   const from: string[] = []
   let deliver: (entries: { id: string; type: string; data: unknown }[]) => Promise<void> = async () => {}
   let position = '$'
   const bus = {
     kind: 'redis',
-    newest: async () => '1-0',
+    clockOffsetMs: offsetMs,
+    newest: async () => newest,
     subscribe: (f: string, cb: typeof deliver) => {
       from.push(f)
       deliver = async (e) => {
@@ -414,8 +417,8 @@ test('an execution written again records its tick time as the deal time; the fir
 })
 
 /** An engine with login 500's position 21 (SL 1.05) on its book; `asked` lists the logins the risk check priced. */
-function stopOutWatch(run: () => void) {
-  const w = engineWith(run)
+function stopOutWatch(run: () => void, offsetMs: number | null = null) {
+  const w = engineWith(run, offsetMs)
   const asked: number[] = []
   const ctx = (w.engine as unknown as { ctx: TradingCtx }).ctx as unknown as Record<string, unknown>
   ctx.accountsRead = {
@@ -528,6 +531,7 @@ test('an execution written again after the UTC midnight its tick preceded is dat
   const midnight = Date.UTC(2026, 10, 30)
   let now = midnight + 5000
   const ctx = {
+    bus: { kind: 'local' },
     uow: { run: async (fn: (tx: unknown, work: unknown) => Promise<unknown>) => fn({}, {}) },
     logger: { log: () => {} },
     clock: { now: () => now },
@@ -604,4 +608,95 @@ test('a takeover whose cursor read fails starts from the newest entry; one that 
   expect(ms).toBeLessThan(before - REPLAY_MAX_MS + 5000)
   await empty.role.stop()
   empty.store.dependency.close()
+})
+
+// final review: bus ids are in Redis's clock, and the engine aged them in this host's (Date.now())
+describe("a Redis clock 8 s off this host's", () => {
+  const SKEW = 8000
+  /** A bus id of a tick published `ago` ms before now in Redis's clock, `offset` ms ahead of this host's. */
+  const redisTick = (offset: number, ago: number) => `${Date.now() + offset - ago}-0`
+
+  test("Redis behind: an SL younger than RETRY_UNANSWERED_MS in the bus's clock is held, its account waits, and a takeover replays it", async () => {
+    const { engine, start, writing, asked } = stopOutWatch(() => {
+      throw new DatabaseBusy('no answer')
+    }, -SKEW)
+    const tick = redisTick(-SKEW, RISK_WAIT_MAX_MS - 3000)
+    start([{ ticket: 21, tick, kind: 'sl', write: async () => 'sl' }])
+    const held = await engine.settle().then(
+      () => null,
+      (e: unknown) => e,
+    )
+    // before the fix: aged RETRY_UNANSWERED_MS + 5 s by this host's clock, left unwritten at once and the
+    // account priced for a stop-out ahead of its SL
+    expect(held).toBeInstanceOf(CursorHeld)
+    expect((held as CursorHeld).from).toBe(tick)
+    expect(writing().has(21)).toBe(true)
+    expect(asked).toEqual([])
+    engine.reset()
+    // the next engine reads from a cursor just that much younger than REPLAY_MAX_MS in Redis's clock
+    const cursor = redisTick(-SKEW, REPLAY_MAX_MS - 3000)
+    const next = roleOn(cursor, -SKEW, redisTick(-SKEW, 0))
+    await next.role.start(false)
+    // before the fix: taken for stale (REPLAY_MAX_MS + 5 s by this host's clock): read from the newest
+    expect(next.from).toEqual([cursor])
+    await next.role.stop()
+  })
+
+  test("Redis ahead: an SL older than RETRY_UNANSWERED_MS in the bus's clock is left; a cursor older than REPLAY_MAX_MS is not replayed, and no cursor replays REPLAY_MAX_MS of its clock", async () => {
+    const { engine, start, writing, logs } = engineWith(() => {
+      throw new DatabaseBusy('no answer')
+    }, SKEW)
+    start([
+      { ticket: 11, tick: redisTick(SKEW, RETRY_UNANSWERED_MS + 1000), kind: 'sl', write: async () => 'sl' },
+    ])
+    // before the fix: aged RETRY_UNANSWERED_MS - 7 s by this host's clock, held past what a takeover replays
+    await engine.settle()
+    expect(writing().has(11)).toBe(false)
+    expect(logs.filter((l) => l.msg === 'trigger execution left unwritten')).toHaveLength(1)
+    engine.reset()
+    const newest = redisTick(SKEW, 0)
+    const stale = roleOn(redisTick(SKEW, REPLAY_MAX_MS + 3000), SKEW, newest)
+    await stale.role.start(false)
+    expect(stale.from).toEqual([newest])
+    await stale.role.stop()
+    const before = Date.now() + SKEW
+    const none = roleOn(null, SKEW, newest)
+    await none.role.start(false)
+    const ms = Number(none.from[0]!.split('-')[0])
+    // before the fix: REPLAY_MAX_MS + 8 s of Redis's clock replayed
+    expect(ms).toBeGreaterThanOrEqual(before - REPLAY_MAX_MS)
+    expect(ms).toBeLessThan(before - REPLAY_MAX_MS + 2000)
+    await none.role.stop()
+  })
+
+  test("an execution written again is dated at its tick's time in this host's clock", async () => {
+    const now = Date.UTC(2026, 10, 30, 12)
+    const at: (number | undefined)[] = []
+    for (const offset of [SKEW, -SKEW]) {
+      const ctx = {
+        bus: { kind: 'redis', clockOffsetMs: offset },
+        uow: { run: async (fn: (tx: unknown, work: unknown) => Promise<unknown>) => fn({}, {}) },
+        logger: { log: () => {} },
+        clock: { now: () => now },
+      } as unknown as TradingCtx
+      // its tick 2 s before now, appended when Redis's clock read now + offset - 2 s
+      await writeExecutions(
+        ctx,
+        [
+          {
+            ticket: 51,
+            tick: `${now + offset - 2000}-0`,
+            kind: 'sl',
+            write: async (_tx, _w, a) => {
+              at.push(a)
+              return 'sl'
+            },
+          },
+        ],
+        true,
+      )
+    }
+    // before the fix: now (Redis ahead: a tick time past now) and now - 10 s (Redis behind)
+    expect(at).toEqual([now - 2000, now - 2000])
+  })
 })

@@ -66,6 +66,17 @@ export function compareIds(a: string, b: string): number {
 export const idTime = (id: string) => Number(id.split('-')[0])
 
 /**
+ * Now in the bus's clock (Redis's, in which its ids are): this host's Date.now() plus the offset the bus
+ * measured (none before its first append, and on the local bus). The age of an entry is `busNow(bus) -
+ * idTime(id)`, whatever the skew between this host and Redis.
+ */
+export const busNow = (bus: Pick<MessageBus, 'clockOffsetMs'>) => Date.now() + (bus.clockOffsetMs ?? 0)
+
+/** When an entry was appended, in this host's clock: its id's time less the offset the bus measured. */
+export const idHostTime = (bus: Pick<MessageBus, 'clockOffsetMs'>, id: string) =>
+  idTime(id) - (bus.clockOffsetMs ?? 0)
+
+/**
  * Hands entries to a subscriber's handler; its failure is the handler's (logged), not the bus's, so a
  * reader goes on reading.
  */

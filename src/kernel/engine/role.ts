@@ -1,5 +1,5 @@
 import type { BusEntry, MessageBus, Subscription } from '../bus/bus'
-import { compareIds, idTime } from '../bus/bus'
+import { busNow, compareIds, idTime } from '../bus/bus'
 import type { Channel, ChannelEntry } from '../bus/channel'
 import type { KeyValueStore } from '../cache'
 import type { Config } from '../config'
@@ -190,17 +190,18 @@ export class EngineRole {
       // REPLAY_MAX_MS was appended since and no engine settled it (a tick accepted before this takeover):
       // it is replayed (every execution is conditional). A cursor the store did not answer for is not
       // an absent one: the previous engine may have settled that minute (a replay would count its ticks
-      // in the candles again), so the engine starts from now, as with a stale cursor
+      // in the candles again), so the engine starts from now, as with a stale cursor. Ages and starts are in
+      // the bus's clock, its ids' (busNow): a host clock ahead of Redis's would take a held cursor for stale
       if (cursor === UNREADABLE)
         this.logger.log('warn', 'engine cursor unreadable: reading from the newest entry')
       const from =
         cursor === UNREADABLE
           ? newest
           : cursor
-            ? Date.now() - idTime(cursor) < REPLAY_MAX_MS
+            ? busNow(this.bus) - idTime(cursor) < REPLAY_MAX_MS
               ? cursor
               : newest
-            : `${Math.max(0, Date.now() - REPLAY_MAX_MS)}-0`
+            : `${Math.max(0, busNow(this.bus) - REPLAY_MAX_MS)}-0`
       for (const load of this.loaders) await load()
       this.catchUpTo = compareIds(from, newest) < 0 ? newest : null
       this.settledTo = null

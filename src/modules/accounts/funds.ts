@@ -68,3 +68,16 @@ export async function groupIdsOf(q: Queryable, logins: readonly number[]): Promi
   }
   return out
 }
+
+/**
+ * The logins of a brand's group, read in `q` (the caller's transaction) by `accounts_brand_group`: another
+ * module's check of what a group's accounts hold (trading's heldByGroup, for market's hide of a security
+ * group) reads them here, never the accounts table itself.
+ */
+export async function loginsOfGroup(q: Queryable, brandId: number, groupId: number): Promise<number[]> {
+  const res = await q.execute({
+    sql: 'select json_group_array(login) as rows from accounts where brand_id = ? and group_id = ?',
+    args: [brandId, groupId],
+  })
+  return JSON.parse(res.rows[0]!.rows as string) as number[]
+}

@@ -23,7 +23,7 @@ import {
 import { closeDays } from './day-close'
 import { seedDemoAccounts } from './demo'
 import type { MarginSnapshot } from './domain/margin'
-import { fundsOf, fundsRead, groupIdsOf } from './funds'
+import { fundsOf, fundsRead, groupIdsOf, loginsOfGroup } from './funds'
 import {
   type BalanceOperationInput,
   postOperationTx,
@@ -116,6 +116,8 @@ export interface AccountsApi {
   fundsRead: typeof fundsRead
   /** The group of each login. */
   groupIdsOf: typeof groupIdsOf
+  /** The logins of a brand's group, read in the caller's transaction (by accounts_brand_group). */
+  loginsOfGroup: typeof loginsOfGroup
 }
 
 export const AccountsPort = definePort<AccountsApi>('accounts')
@@ -214,6 +216,7 @@ export const accountsModule = defineModule({
       fundsOf,
       fundsRead,
       groupIdsOf,
+      loginsOfGroup,
     })
     return {
       routes: new Elysia({ name: 'accounts', seed: k.instanceId })

@@ -92,7 +92,7 @@ export const tradingModule = defineModule({
     ports.provide(GroupFitPort, (q, login, groupId) => unfitSymbols(ctx, q, login, groupId))
     ports.provide(SymbolHoldersPort, {
       groups: (q, symbol) => holderGroups(ctx, q, symbol),
-      inGroup: (q, brandId, groupId, symbols) => heldByGroup(q, brandId, groupId, symbols),
+      inGroup: (q, brandId, groupId, symbols) => heldByGroup(ctx, q, brandId, groupId, symbols),
     })
     // the engine role (kernel/engine): one instance holds the books and sees every tick and order change
     market.quotes.onEngineTicks((ticks, meta) => engine.onTicks(ticks, { replay: meta.replay }))

@@ -45,15 +45,18 @@ export async function holderGroups(ctx: TradingCtx, q: Queryable, symbol: string
   ]
 }
 
+const LOGINS_PER_READ = 5000
+
 /**
  * Up to `limit` of `symbols` that accounts of one group hold open positions or pending orders in, read in
  * `q`: the market module refuses to hide a group's security group, or stop it trading, while any are
- * (SymbolHoldersPort). One statement, bounded by the brand: the brand's accounts (accounts_brand_group),
- * and for those of the group their open and pending orders only (orders_login_state); `cross join` keeps
- * that order whatever the planner's statistics say (scanning every order, closed history included, of
- * every brand, is what it would otherwise pick).
+ * (SymbolHoldersPort). The group's logins come from the accounts module (its port, by
+ * `accounts_brand_group`, bounded by the brand), then their open and pending orders only, by
+ * `orders_login_state` (never the closed history, nor another brand's orders). A hide is a rare admin
+ * action: reading a large group's logins is acceptable; they go in batches of LOGINS_PER_READ.
  */
 export async function heldByGroup(
+  ctx: Pick<TradingCtx, 'accounts'>,
   q: Queryable,
   brandId: number,
   groupId: number,
@@ -61,10 +64,18 @@ export async function heldByGroup(
   limit = 10,
 ) {
   if (symbols.length === 0) return []
-  const rows = await q.all<{ symbol: string }>(
-    sql`select distinct o.symbol as symbol from accounts a cross join orders o on o.login = a.login
-        where a.brand_id = ${brandId} and a.group_id = ${groupId} and o.state in ('open', 'pending')
-          and o.symbol in (select value from json_each(${JSON.stringify(symbols)})) limit ${limit}`,
-  )
-  return rows.map((r) => r.symbol).sort()
+  const logins = await ctx.accounts.loginsOfGroup(q, brandId, groupId)
+  const held = new Set<string>()
+  for (let i = 0; i < logins.length && held.size < limit; i += LOGINS_PER_READ) {
+    const rest = symbols.filter((s) => !held.has(s))
+    if (rest.length === 0) break
+    const rows = await q.all<{ symbol: string }>(
+      sql`select distinct symbol from orders
+          where login in (select value from json_each(${JSON.stringify(logins.slice(i, i + LOGINS_PER_READ))}))
+            and ${LIVE} and symbol in (select value from json_each(${JSON.stringify(rest)}))
+          limit ${limit - held.size}`,
+    )
+    for (const r of rows) held.add(r.symbol)
+  }
+  return [...held].sort()
 }

@@ -1,5 +1,5 @@
 import { and, eq, gt, or } from 'drizzle-orm'
-import { idTime } from '../../../kernel/bus/bus'
+import { idHostTime } from '../../../kernel/bus/bus'
 import type { Tx } from '../../../kernel/db/client'
 import { isBusy, isUnreachable, rootMessage } from '../../../kernel/db/errors'
 import type { Work } from '../../../kernel/db/unit-of-work'
@@ -88,9 +88,10 @@ export async function writeExecutions(
  * midnight would carry the swap of a night it was not held through (its deal time and its swap days must
  * agree; the price stays the tick's).
  */
-function dealTime(ctx: Pick<TradingCtx, 'clock'>, e: Pick<Execution, 'tick'>) {
+function dealTime(ctx: Pick<TradingCtx, 'clock' | 'bus'>, e: Pick<Execution, 'tick'>) {
   const now = ctx.clock.now()
-  const t = idTime(e.tick)
+  // the id is in Redis's clock: back into this host's, as `now` and every other time written
+  const t = idHostTime(ctx.bus, e.tick)
   if (!Number.isFinite(t) || t <= 0 || dayOf(t) !== dayOf(now)) return now
   return Math.min(t, now)
 }

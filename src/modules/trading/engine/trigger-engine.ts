@@ -1,6 +1,6 @@
 import { and, eq, inArray } from 'drizzle-orm'
 import { z } from 'zod'
-import { compareIds, idTime } from '../../../kernel/bus/bus'
+import { busNow, compareIds, idTime } from '../../../kernel/bus/bus'
 import { type ChannelEntry, defineChannel, publishChange } from '../../../kernel/bus/channel'
 import { ChunkedMap } from '../../../kernel/chunked-map'
 import { CursorHeld, REPLAY_MAX_MS } from '../../../kernel/engine/role'
@@ -384,7 +384,8 @@ export class TriggerEngine {
    */
   private waitingLogins(): ReadonlySet<number> {
     const first = new Map<number, number>()
-    const now = Date.now()
+    // in the bus's clock, as its ticks' ids are
+    const now = busNow(this.ctx.bus)
     for (const r of this.retrying.values()) {
       if (!r.unavailable || r.login === undefined || (r.e.kind !== 'sl' && r.e.kind !== 'tp')) continue
       const t = idTime(r.e.tick)
@@ -404,9 +405,9 @@ export class TriggerEngine {
     return logins
   }
 
-  /** Its tick is too old for a takeover to replay (RETRY_UNANSWERED_MS). */
+  /** Its tick is too old for a takeover to replay (RETRY_UNANSWERED_MS), aged in the bus's clock as the role's cursor is. */
   private unanswered(r: Retry) {
-    return Date.now() - idTime(r.e.tick) >= RETRY_UNANSWERED_MS
+    return busNow(this.ctx.bus) - idTime(r.e.tick) >= RETRY_UNANSWERED_MS
   }
 
   /**
