@@ -1,6 +1,9 @@
 // runs on sqld too (scripts/test.sh: TEST_DATABASE=sqld)
 import { afterAll, beforeAll, expect, test } from 'bun:test'
-import { and, eq, sql } from 'drizzle-orm'
+import { and, eq, type SQL, sql } from 'drizzle-orm'
+import type { Queryable } from '../../src/kernel/db/db'
+import { undeliveredEvents } from '../../src/kernel/events/undelivered'
+import { COPY_CLOSE_CONSUMERS, COPY_CLOSES } from '../../src/modules/copytrade/copier/equity'
 import { manualModeOf } from '../../src/modules/copytrade/copier/manual-guard'
 import { copySubscriptions, liveSubscription } from '../../src/modules/copytrade/schema'
 import { makeTestApp, type TestApp } from '../support/app'
@@ -51,4 +54,28 @@ test("a master's live subscriptions (its every open) are read through the index 
       and(eq(copySubscriptions.masterLogin, 100002), eq(copySubscriptions.masterId, 1), liveSubscription),
     )
   expect(await plan(byMaster)).toContain('USING INDEX copy_subscriptions_master')
+})
+
+test("the closes still to come (copy equity, a fee, the flow consumer's transaction) read the parked ones through the partial index of dead_letters", async () => {
+  // closesToCome's read, explained: dead_letters is never deleted from, a scan of it grows with every
+  // event ever parked, on each fee and flow; only the rows still parked are in `dead_letters_parked`
+  const plans: string[] = []
+  // a reader that explains instead (the kernel's reader returns drizzle's thenable, not a bare promise)
+  const explain = {
+    all: async <T>(query: SQL) => {
+      const rows = await t.ctx.db.all<{ detail: string }>(sql`explain query plan ${query}`)
+      plans.push(rows.map((r) => String(r.detail)).join(' | '))
+      return [] as T[]
+    },
+  } as unknown as Pick<Queryable, 'all'>
+  await undeliveredEvents(explain, {
+    consumers: COPY_CLOSE_CONSUMERS,
+    topics: COPY_CLOSES,
+    path: '$.login',
+    values: [100001, 100002],
+    parked: true,
+  })
+  expect(plans).toHaveLength(1)
+  expect(plans[0]).toContain('USING INDEX dead_letters_parked')
+  expect(plans[0]).not.toMatch(/SCAN (o|dead_letters)\b(?! USING)/)
 })

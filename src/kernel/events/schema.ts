@@ -55,5 +55,10 @@ export const deadLetters = sqliteTable(
     /** When staff sent it back to the relay; null while parked. */
     retriedAt: integer('retried_at'),
   },
-  (t) => [index('dead_letters_brand').on(t.brandId, t.id)],
+  // parked ones by consumer and topic: what undeliveredEvents(parked) reads, inside a consumer's
+  // transaction, from a table never deleted from; only rows still parked are indexed
+  (t) => [
+    index('dead_letters_brand').on(t.brandId, t.id),
+    index('dead_letters_parked').on(t.consumer, t.topic).where(sql`retried_at is null`),
+  ],
 )

@@ -1,4 +1,4 @@
-import { and, eq, inArray, ne, sql } from 'drizzle-orm'
+import { and, eq, inArray, sql } from 'drizzle-orm'
 import type { Queryable } from '../../../kernel/db/client'
 import { undeliveredEvents } from '../../../kernel/events/undelivered'
 import { currencyDecimals } from '../../accounts'
@@ -21,20 +21,47 @@ export const CLOSE_CONSUMERS = {
 } as const
 export const COPY_CLOSE_CONSUMERS = Object.values(CLOSE_CONSUMERS)
 
+/** What the live subscriptions of an account manage (`allocations`): their total, and each one's part. */
+export interface Allocation {
+  total: number
+  parts: Map<number, number>
+}
+
 /**
- * What the money managed by the other live subscriptions of an account comes to (each its capital, plus
- * what its copies made, less its fees; none below zero): with this one's, what the balance is shared by.
+ * What the live subscriptions of each account manage (each its capital, plus what its copies made, less
+ * the fees it paid; none below zero): the total the account's balance is shared by, and each
+ * subscription's part, by login (none live: no entry). The one read of it: ratio sizing (open-copy.ts),
+ * the management fee's base (copyEquity) and a new subscription's capital (what no other manages) weigh
+ * the same figures. One row per live subscription, through the partial index of live ones.
  */
-async function othersManage(q: Queryable, login: number, except: number) {
-  const [row] = await q
+export async function allocations(q: Pick<Queryable, 'select'>, logins: readonly number[]) {
+  const out = new Map<number, Allocation>()
+  if (logins.length === 0) return out
+  const rows = await q
     .select({
-      n: sql<number>`coalesce(sum(max(0, ${copySubscriptions.capitalMinor} + ${copySubscriptions.resultMinor} - ${copySubscriptions.feesMinor})), 0)`,
+      login: copySubscriptions.followerLogin,
+      id: copySubscriptions.id,
+      n: sql<number>`max(0, ${copySubscriptions.capitalMinor} + ${copySubscriptions.resultMinor} - ${copySubscriptions.feesMinor})`,
     })
     .from(copySubscriptions)
-    .where(
-      and(eq(copySubscriptions.followerLogin, login), liveSubscription, ne(copySubscriptions.id, except)),
-    )
-  return Number(row?.n ?? 0)
+    .where(and(inArray(copySubscriptions.followerLogin, [...logins]), liveSubscription))
+  for (const r of rows) {
+    const a = out.get(r.login) ?? { total: 0, parts: new Map<number, number>() }
+    const n = Number(r.n)
+    a.total += n
+    a.parts.set(r.id, n)
+    out.set(r.login, a)
+  }
+  return out
+}
+
+/**
+ * What the balance of subscription `id`'s account is shared by: the other live subscriptions' parts, and
+ * `manages` for this one (what the caller counts it at, none below zero: copy equity adds its closes on
+ * their way; one not live, or not yet written, adds to the others).
+ */
+export function sharedBy(a: Allocation | undefined, id: number, manages: number) {
+  return (a?.total ?? 0) - (a?.parts.get(id) ?? 0) + Math.max(0, manages)
 }
 
 /**
@@ -168,10 +195,7 @@ export async function copyEquity(
       .where(eq(copySubscriptions.id, sub.id)),
     o.pending ?? closesToCome(ctx, q, [sub]).then((m) => m.get(sub.id) ?? 0),
     o.managed
-      ? Promise.all([
-          othersManage(q, sub.followerLogin, sub.id),
-          ctx.accounts.fundsOf(q, [sub.followerLogin]),
-        ])
+      ? Promise.all([allocations(q, [sub.followerLogin]), ctx.accounts.fundsOf(q, [sub.followerLogin])])
       : null,
   ])
   const { group } = await accountOf(ctx, sub.followerLogin)
@@ -212,9 +236,11 @@ export async function copyEquity(
     equity: manages - owed + floating,
   }
   if (!money) return e
-  const [others, funds] = money
+  const [allocated, funds] = money
   const balance = funds.get(sub.followerLogin)?.balance
   const share =
-    balance === undefined ? manages : managedShare(manages, others + Math.max(0, manages), balance)
+    balance === undefined
+      ? manages
+      : managedShare(manages, sharedBy(allocated.get(sub.followerLogin), sub.id, manages), balance)
   return { ...e, managed: Math.min(manages, share) - owed + floating }
 }

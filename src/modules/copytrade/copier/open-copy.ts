@@ -9,9 +9,10 @@ import { managedShare } from '../domain/fees'
 import { type SubscriptionSettings, symbolAllowed, VOLUME_MODE } from '../domain/settings'
 import { copyOrder, copyVolume, slippagePoints } from '../domain/sizing'
 import { SUB_STATUS } from '../domain/status'
-import { copyLinks, copyRecords, copySubscriptions, liveSubscription } from '../schema'
+import { copyLinks, copyRecords, copySubscriptions } from '../schema'
 import { caseOfLink } from './case-of-link'
 import { closeLinks } from './close-copy'
+import { type Allocation, allocations, sharedBy } from './equity'
 import { countCopiesTx, filledState, fillRecordTx, isPending } from './fills'
 import { generation, openKey, tradeKey } from './keys'
 import { PAUSE_CANCELLED } from './link-states'
@@ -104,9 +105,9 @@ async function openChunk(ctx: CopyCtx, ids: number[]) {
     ratio.length > 0
       ? await Promise.all([
           ctx.trading.figures([...masterLogins, ...ratioFollowers]),
-          allocatedOf(ctx, ratioFollowers),
+          allocations(ctx.db, ratioFollowers),
         ])
-      : [new Map(), new Map<number, number>()]
+      : [new Map(), new Map<number, Allocation>()]
   const quotes = await ctx.market.quoteLookup()
   // what every link of the chunk shares: the master positions and accounts
   const masters = await ctx.trading.orderStates([...new Set(links.map((l) => l.masterTicket))])
@@ -132,29 +133,16 @@ async function openChunk(ctx: CopyCtx, ids: number[]) {
 function managed(
   sub: Sub,
   account: { balance: number; equity: number } | null | undefined,
-  allocated: number | undefined,
+  allocated: Allocation | undefined,
 ) {
   if (!account) return account
   const manages = sub.capitalMinor + sub.resultMinor - sub.feesMinor
   const balance = Math.min(
     manages,
-    managedShare(manages, Math.max(allocated ?? 0, Math.max(0, manages)), account.balance),
+    managedShare(manages, sharedBy(allocated, sub.id, manages), account.balance),
   )
   const share = account.balance > 0 ? Math.min(1, Math.max(0, balance / account.balance)) : 0
   return { balance, equity: balance + (account.equity - account.balance) * share }
-}
-
-/** What the live subscriptions of each account manage together (capital + result - fees, none below 0). */
-async function allocatedOf(ctx: CopyCtx, logins: number[]) {
-  const rows = await ctx.db
-    .select({
-      login: copySubscriptions.followerLogin,
-      n: sql<number>`coalesce(sum(max(0, ${copySubscriptions.capitalMinor} + ${copySubscriptions.resultMinor} - ${copySubscriptions.feesMinor})), 0)`,
-    })
-    .from(copySubscriptions)
-    .where(and(inArray(copySubscriptions.followerLogin, logins), liveSubscription))
-    .groupBy(copySubscriptions.followerLogin)
-  return new Map(rows.map((r) => [r.login, Number(r.n)]))
 }
 
 async function openOne(
@@ -163,7 +151,7 @@ async function openOne(
   sub: Sub,
   shared: {
     figures: Awaited<ReturnType<CopyCtx['trading']['figures']>>
-    allocated: Map<number, number>
+    allocated: Map<number, Allocation>
     quotes: Awaited<ReturnType<CopyCtx['market']['quoteLookup']>>
     masters: Awaited<ReturnType<CopyCtx['trading']['orderStates']>>
     masterCurrency: Map<number, string>

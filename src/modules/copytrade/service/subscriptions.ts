@@ -7,7 +7,7 @@ import type { UseCase } from '../../../kernel/use-case'
 import { BalanceOperation, fromMinor, toMinor } from '../../accounts'
 import { currencyOf } from '../accounts-of'
 import type { CopyCtx } from '../context'
-import { COPY_CLOSE_CONSUMERS, COPY_CLOSES } from '../copier/equity'
+import { allocations, COPY_CLOSE_CONSUMERS, COPY_CLOSES } from '../copier/equity'
 import { closeTermsTx, FLOW_OPS, NOT_A_FLOW_REASON, perfPeriodEnd } from '../copier/fees'
 import { FLOW_CONSUMER } from '../copier/holds'
 import { resyncSubscription } from '../copier/resync'
@@ -365,15 +365,9 @@ async function feePaidUntil(ctx: CopyCtx, followerLogin: number, masterId: numbe
   return Math.max(0, ...fees.map((f) => feePeriodStart(f.key) + f.days * 86_400_000))
 }
 
-/** What an account's live subscriptions manage (each its capital, plus what its copies made, less its fees). */
+/** What an account's live subscriptions manage together (copier/equity.ts: allocations). */
 async function allocatedTo(q: Pick<Tx, 'select'>, login: number) {
-  const [row] = await q
-    .select({
-      n: sql<number>`coalesce(sum(max(0, ${copySubscriptions.capitalMinor} + ${copySubscriptions.resultMinor} - ${copySubscriptions.feesMinor})), 0)`,
-    })
-    .from(copySubscriptions)
-    .where(and(eq(copySubscriptions.followerLogin, login), liveSubscription))
-  return Number(row?.n ?? 0)
+  return (await allocations(q, [login])).get(login)?.total ?? 0
 }
 
 /** A copy with a position, or about to have one (its open or close is on its way). */

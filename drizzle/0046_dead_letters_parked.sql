@@ -1,0 +1,1 @@
+CREATE INDEX `dead_letters_parked` ON `dead_letters` (`consumer`,`topic`) WHERE retried_at is null;
