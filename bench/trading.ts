@@ -2,7 +2,8 @@
 // Servers on core 0, wrk on core 1. Each route's ratio is to a raw Bun.serve window measured right before
 // it (the host's speed drifts over a minute), and every line shows the CPU time the host stole meanwhile.
 // Goals (issue 3): watch list >= 0.3, trade open >= 0.05, trade open p99 < 20 ms at 50 connections.
-// BENCH_GC=1 also prints the pauses of the young garbage collections in each window.
+// BENCH_GC=1 also prints the pauses of the young garbage collections in each window. BENCH_STAFF=1 sends the
+// opens with a dealer's session (audited) instead of the accounts' own.
 // The server runs as in production (no simulator; quotes posted once by the dealer). Orders are BTCUSD
 // (trades 24/7) market buys of 0.01 lot, spread over 100 demo accounts opened for the run (so no single
 // account grows thousands of positions), each sent with the account's own session (a staff session's
@@ -74,7 +75,14 @@ const watch = await measure(watchUrl, { headers: { authorization: user } })
 const watchPauses = app.gcSince(watchGc)
 
 // trade open: wrk rotates the login of the body, each sent with its own session
-const script = openScript(logins, await accountTokens(url(''), logins, 'bench-pass-1'))
+// BENCH_STAFF=1: every open sent with the dealer's session instead (a desk's orders: each written to the
+// staff audit trail first)
+const script = openScript(
+  logins,
+  process.env.BENCH_STAFF === '1'
+    ? logins.map(() => dealer)
+    : await accountTokens(url(''), logins, 'bench-pass-1'),
+)
 // Warm-up: JIT tiers and caches settle before the measured window. The open path is longer than the
 // watch list's: after 2 s Bun's JIT worker still took 0.7 s of the pinned core in the next 10 s, after
 // 5 s 0.15-0.25 s (per-thread CPU from /proc), so trade open warms up for 5 s.
