@@ -20,6 +20,5 @@ async function relayRun(edge: boolean) {
 
 test('a scheduled run at the edge relays one bounded batch (a Worker has 1,000 subrequests); a server drains', async () => {
   expect(await relayRun(true)).toEqual([`pass ${EDGE_RELAY_BATCH}`])
-  expect(EDGE_RELAY_BATCH * 3.5).toBeLessThan(500)
   expect(await relayRun(false)).toEqual(['drain'])
 })

@@ -39,9 +39,11 @@ async function cleanupEvents(db: Db, clock: Clock, retentionMs: number) {
 }
 
 /**
- * Events one scheduled run at the edge relays: a Worker invocation has 1,000 subrequests for every job it
- * runs, and an event costs about 3.5 (its claim, its consumers' transactions, their cache and bus calls);
- * draining a backlog there ran past the limit. A server drains all that is due.
+ * Events one scheduled run at the edge relays: a Worker's cron invocation has 1,000 subrequests for all
+ * the jobs due in it (this one, the cleanup, the cluster jobs it runs), and an event costs about 3.5 (its
+ * claim, its consumers' transactions, their cache and bus calls); draining a backlog there ran past the
+ * limit. The edge alone relays at most this many a minute: the Bun engine beside the Workers (the
+ * documented deployment) relays every second and keeps up. A server drains all that is due.
  */
 export const EDGE_RELAY_BATCH = 100
 

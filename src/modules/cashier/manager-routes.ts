@@ -176,7 +176,7 @@ export const cashierManagerRoutes = (ctx: CashierCtx) =>
             'TRANSACTION_STATE_CONFLICT when the account owes money, 503 PROVIDER_NOT_CONFIGURED when its payout ' +
             'provider is no longer configured (nothing is sent); the withdrawal stays pending (reject it, or ' +
             "approve it later). The provider's refusal of the payout answers it payout_failed (the hold returns; " +
-            'the simulated providers refuse an amount ending in 13.13, their test refusal); ' +
+            'the simulated providers refuse a payout whose minor units, net of the fee, end in 1313 (13.13 USD), their test refusal); ' +
             'sending it with no answer (a timeout: it may have been sent) answers it manual_review, flagged, with ' +
             'the hold kept: check with the provider, then mark it paid or its payout failed.',
         }),

@@ -133,7 +133,7 @@ export function simulatedPayout(
 ) {
   if (p.amount % 10_000 === SANDBOX_REFUSED_PAYOUT_MINOR)
     throw new PayoutRefused(
-      `payout of ${p.amount} minor ${p.currency} refused: the sandbox refuses amounts ending in 13.13 (its test refusal)`,
+      `payout of ${p.amount} minor ${p.currency} refused: the sandbox refuses payouts whose minor units end in 1313 (its test refusal)`,
     )
   return { providerRef: `${prefix}${p.transactionId}` }
 }
