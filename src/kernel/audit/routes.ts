@@ -2,7 +2,16 @@ import { and, desc, eq, gte, lt, lte } from 'drizzle-orm'
 import { Elysia, t } from 'elysia'
 import { invalid } from '../http/errors'
 import { doc, errors } from '../http/openapi'
-import { EpochSeconds, Id, Int, nameModels, textInput } from '../http/schemas'
+import {
+  EpochSeconds,
+  Id,
+  IdPageQuery,
+  Int,
+  idPage,
+  jsonOrText,
+  nameModels,
+  textInput,
+} from '../http/schemas'
 import { security } from '../http/security'
 import type { Kernel } from '../kernel'
 import { staffActions } from './schema'
@@ -35,16 +44,6 @@ const StaffAction = t.Object({
   }),
 })
 
-/** The stored text back as JSON where it is (a cut body stays text). */
-function bodyOf(text: string | null): unknown {
-  if (text === null) return null
-  try {
-    return JSON.parse(text)
-  } catch {
-    return text
-  }
-}
-
 /** The staff audit trail, for a brand's admins (kernel/audit). */
 export const auditRoutes = (k: Kernel) =>
   new Elysia({ name: 'audit-routes', seed: k.instanceId }).use(security(k)).get(
@@ -68,7 +67,7 @@ export const auditRoutes = (k: Kernel) =>
         )
         .orderBy(desc(staffActions.id))
         .limit(limit + 1)
-      const page = rows.slice(0, limit)
+      const { page, next_cursor } = idPage(rows, limit)
       return {
         rows: page.map((r) => ({
           id: r.id,
@@ -79,14 +78,15 @@ export const auditRoutes = (k: Kernel) =>
           method: r.method,
           route: r.route,
           path: r.path,
-          body: bodyOf(r.body),
+          // a body cut at its bound stays text
+          body: r.body === null ? null : jsonOrText(r.body),
           status: r.status,
           code: r.code,
           request_id: r.requestId,
           idempotency_key: r.idempotencyKey,
           replayed: r.replayed === 1,
         })),
-        next_cursor: rows.length > page.length ? page[page.length - 1].id : null,
+        next_cursor,
       }
     },
     {
@@ -104,10 +104,7 @@ export const auditRoutes = (k: Kernel) =>
           ),
           from: t.Optional(EpochSeconds('only actions taken at or after')),
           to: t.Optional(EpochSeconds('only actions taken at or before')),
-          cursor: t.Optional(Id('next_cursor of the previous page')),
-          limit: t.Optional(
-            Int({ minimum: 1, maximum: 500, description: 'rows per page, default 100', example: 100 }),
-          ),
+          ...IdPageQuery,
         },
       }),
       response: {

@@ -71,6 +71,23 @@ function declaredCode(err: ValidationError): string | undefined {
   return found
 }
 
+/**
+ * What a dependency away or busy makes of an error, as the 503 SERVICE_UNAVAILABLE answer words it
+ * (`database busy`, `cache unavailable`, ...); null for any other error. A route that stops part way (a
+ * group close) adds what it did to it.
+ */
+export function unavailable(error: unknown): string | null {
+  return error instanceof DependencyDown
+    ? `${error.dependency} unavailable`
+    : error instanceof Overloaded
+      ? error.message
+      : isBusy(error)
+        ? 'database busy'
+        : isUnreachable(error)
+          ? 'database unavailable'
+          : null
+}
+
 const json = (status: number, body: unknown, requestId: string) =>
   new Response(JSON.stringify(body), {
     status,
@@ -272,16 +289,7 @@ const basePlatform = (ctx: Kernel) =>
         return json(404, { error: 'NOT_FOUND', message: 'no such route' }, id)
       }
       // a dependency away (Redis, sqld): nothing was done, the client may retry (docs/adr/0014)
-      const down =
-        error instanceof DependencyDown
-          ? `${error.dependency} unavailable`
-          : error instanceof Overloaded
-            ? error.message
-            : isBusy(error)
-              ? 'database busy'
-              : isUnreachable(error)
-                ? 'database unavailable'
-                : null
+      const down = unavailable(error)
       if (down) {
         codes.set(request, 'SERVICE_UNAVAILABLE')
         set.status = 503

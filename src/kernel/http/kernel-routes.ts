@@ -7,7 +7,7 @@ import type { JobRunner } from '../jobs/runner'
 import type { Kernel } from '../kernel'
 import { ApiError } from './errors'
 import { doc, errors } from './openapi'
-import { Id, Int, nameModels, textInput } from './schemas'
+import { Id, IdPageQuery, Int, idPage, jsonOrText, nameModels, textInput } from './schemas'
 import { security } from './security'
 
 function secretMatches(expected: string | undefined, given: string | null) {
@@ -30,15 +30,6 @@ const DeadLetter = t.Object({
   failed_time: Int({ description: 'epoch seconds' }),
   retried_time: Int({ description: 'epoch seconds; 0 while parked' }),
 })
-
-/** A parked payload as JSON, or as the text it is when it does not parse: the list shows every dead letter. */
-function payloadOf(text: string): unknown {
-  try {
-    return JSON.parse(text)
-  } catch {
-    return text
-  }
-}
 
 /** Routes of the kernel itself: the cron route for external schedulers, and the dead letters for staff. */
 export const kernelRoutes = (k: Kernel, runner: JobRunner) =>
@@ -95,32 +86,26 @@ export const kernelRoutes = (k: Kernel, runner: JobRunner) =>
           )
           .orderBy(desc(deadLetters.id))
           .limit((query.limit ?? 100) + 1)
-        const page = rows.slice(0, query.limit ?? 100)
+        const { page, next_cursor } = idPage(rows, query.limit ?? 100)
         return {
           rows: page.map((r) => ({
             id: r.id,
             event_id: r.eventId,
             consumer: r.consumer,
             topic: r.topic,
-            payload: payloadOf(r.payload),
+            // a parked payload that does not parse (often why it was parked) is shown as its text
+            payload: jsonOrText(r.payload),
             error: r.error,
             attempts: r.attempts,
             failed_time: Math.floor(r.failedAt / 1000),
             retried_time: r.retriedAt ? Math.floor(r.retriedAt / 1000) : 0,
           })),
-          next_cursor: rows.length > page.length ? page[page.length - 1].id : null,
+          next_cursor,
         }
       },
       {
         auth: { roles: STAFF_SESSIONS },
-        ...textInput({
-          query: {
-            cursor: t.Optional(Id('next_cursor of the previous page')),
-            limit: t.Optional(
-              Int({ minimum: 1, maximum: 500, description: 'rows per page, default 100', example: 100 }),
-            ),
-          },
-        }),
+        ...textInput({ query: IdPageQuery }),
         response: {
           200: t.Object({ rows: t.Array(DeadLetter), next_cursor: t.Union([Int(), t.Null()]) }),
           ...errors(),

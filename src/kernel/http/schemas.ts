@@ -108,6 +108,29 @@ type TextTransform = (c: Record<Text, Record<string, unknown>> & { request: Requ
 export const Login = Int({ minimum: 0, description: 'Login of an account (spec: int >= 0)', example: 100001 })
 /** A record id (ticket, alert, script, ...): 1 .. 2^53 - 1. */
 export const Id = (description: string, example = 1) => Int({ minimum: 1, description, example })
+/** The query of a newest-first list paged by id: `cursor` (the last next_cursor) and `limit`. */
+export const IdPageQuery = {
+  cursor: t.Optional(Id('next_cursor of the previous page')),
+  limit: t.Optional(
+    Int({ minimum: 1, maximum: 500, description: 'rows per page, default 100', example: 100 }),
+  ),
+}
+
+/** A newest-first page read `limit + 1` rows at a time: its rows, and the id the next page resumes before. */
+export function idPage<R extends { id: number }>(rows: R[], limit: number) {
+  const page = rows.slice(0, limit)
+  return { page, next_cursor: rows.length > page.length ? page[page.length - 1].id : null }
+}
+
+/** Stored text read back as JSON where it is one, else as the text it is (a list shows every row). */
+export function jsonOrText(text: string): unknown {
+  try {
+    return JSON.parse(text)
+  } catch {
+    return text
+  }
+}
+
 /** Epoch seconds of a real calendar (1970 .. 2100); 0 where the field says it means "none". */
 export const EpochSeconds = (description: string) =>
   Int({ minimum: 0, maximum: MAX_EPOCH_SECONDS, description: `${description} (epoch seconds, up to 2100)` })

@@ -1,8 +1,8 @@
 import { and, eq } from 'drizzle-orm'
-import { isBusy, isUnreachable, rootMessage } from '../../../kernel/db/errors'
+import { rootMessage } from '../../../kernel/db/errors'
 import { ApiError } from '../../../kernel/http/errors'
+import { unavailable } from '../../../kernel/http/http'
 import { Refusal } from '../../../kernel/refusal'
-import { DependencyDown } from '../../../kernel/resilience'
 import type { UseCase } from '../../../kernel/use-case'
 import { pricePositions } from '../book/exposure'
 import type { OrderRow } from '../book/positions'
@@ -32,14 +32,7 @@ const refused = (e: unknown): e is Refusal => e instanceof Refusal && e.table ==
 function stoppedBy(fault: Error, closed: number, of: number): Error {
   const after = `after closing ${closed} of ${of} positions; retry to close the rest`
   if (refused(fault)) return new Refusal(fault.table, fault.kind, `${fault.message}; stopped ${after}`)
-  const down =
-    fault instanceof DependencyDown
-      ? `${fault.dependency} unavailable`
-      : isBusy(fault)
-        ? 'database busy'
-        : isUnreachable(fault)
-          ? 'database unavailable'
-          : null
+  const down = unavailable(fault)
   if (!down) return fault
   return new ApiError(503, 'SERVICE_UNAVAILABLE', `${down} ${after}`, { 'retry-after': '1' })
 }
