@@ -3,6 +3,9 @@
 // A test beside its code (src/**/*.test.ts) imports what the tests under tests/ may: the rules are for
 // the code that ships, and no shipped file imports a test (so none is in a bundle).
 const TEST = '\\.test\\.ts$'
+/** The files that must stay pure: every module's domain/, and the pure.ts entry that offers it to others. */
+const PURE = '^src/modules/[^/]+/(domain/|pure\\.ts$)'
+const IO_LIBRARIES = 'node_modules/(elysia|drizzle-orm|@libsql|libsql|@upstash)/'
 /** @type {import('dependency-cruiser').IConfiguration} */
 module.exports = {
   forbidden: [
@@ -15,10 +18,15 @@ module.exports = {
     },
     {
       name: 'module-through-index',
-      comment: "A module uses another only through that module's index.ts (its ports and event types).",
+      comment:
+        "A module uses another only through that module's index.ts (its ports and event types), or its pure.ts " +
+        '(the pure functions it offers to domain/ code).',
       severity: 'error',
       from: { path: '^src/modules/([^/]+)/', pathNot: TEST },
-      to: { path: '^src/modules/[^/]+/', pathNot: ['^src/modules/$1/', '^src/modules/[^/]+/index\\.ts$'] },
+      to: {
+        path: '^src/modules/[^/]+/',
+        pathNot: ['^src/modules/$1/', '^src/modules/[^/]+/(index|pure)\\.ts$'],
+      },
     },
     {
       name: 'entries-through-index',
@@ -30,17 +38,30 @@ module.exports = {
     {
       name: 'domain-is-pure',
       comment:
-        'domain/ holds pure functions of their inputs: no database, cache, HTTP, clock of the host or I/O.',
+        'domain/ (and a pure.ts entry) holds pure functions of their inputs: no database, cache, HTTP, clock of ' +
+        "the host or I/O; another module's code only through its pure.ts (its index.ts loads the module).",
       severity: 'error',
-      from: { path: '^src/modules/[^/]+/domain/', pathNot: TEST },
+      from: { path: PURE, pathNot: TEST },
       to: {
         path: [
           '^src/kernel/(db|cache|http|events|jobs|storage)/',
-          '^src/modules/[^/]+/(?!domain/|index\\.ts$)',
+          '^src/modules/[^/]+/(?!domain/|pure\\.ts$)',
           '^(node:)?(fs|net|http|https|child_process|worker_threads)$',
           '^bun$',
-          'node_modules/(elysia|drizzle-orm|@libsql|libsql|@upstash)/',
+          IO_LIBRARIES,
         ],
+      },
+    },
+    {
+      name: 'domain-reaches-no-io',
+      comment:
+        'domain-is-pure on everything a pure file reaches, not only on what it imports: no chain of imports ' +
+        'from domain/ ends in the database, cache, HTTP, events, jobs, storage or their libraries.',
+      severity: 'error',
+      from: { path: PURE, pathNot: TEST },
+      to: {
+        path: ['^src/kernel/(db|cache|http|events|jobs|storage)/', IO_LIBRARIES],
+        reachable: true,
       },
     },
     {

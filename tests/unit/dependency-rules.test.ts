@@ -48,6 +48,7 @@ const alpha = {
   'src/modules/alpha/index.ts': "export { open } from './service'\n",
   'src/modules/alpha/service.ts': 'export const open = () => 1\n',
   'src/modules/alpha/domain/math.ts': 'export const twice = (x: number) => 2 * x\n',
+  'src/modules/alpha/pure.ts': "export { twice } from './domain/math'\n",
 }
 
 describe('dependency rules', () => {
@@ -56,7 +57,7 @@ describe('dependency rules', () => {
       ...alpha,
       'src/kernel/clock.ts': 'export const now = () => 0\n',
       'src/modules/beta/index.ts': "import { open } from '../alpha'\nexport const b = open()\n",
-      'src/modules/beta/domain/rule.ts': "import { twice } from '../../alpha'\nexport const r = twice\n",
+      'src/modules/beta/domain/rule.ts': "import { twice } from '../../alpha/pure'\nexport const r = twice\n",
       'src/main/modules.ts':
         "import { open } from '../modules/alpha'\nimport { b } from '../modules/beta'\nexport const m = [open, b]\n",
     })
@@ -102,6 +103,22 @@ describe('dependency rules', () => {
           "import { db } from '../../../kernel/db/client'\nexport const f = db\n",
       },
       'domain-is-pure: src/modules/alpha/domain/fees.ts -> src/kernel/db/client.ts',
+    ],
+    [
+      "domain-is-pure (another module's index)",
+      // another module's index loads that module (its database, cache, routes): domain/ takes its pure.ts
+      { 'src/modules/beta/domain/rule.ts': "import { open } from '../../alpha'\nexport const r = open\n" },
+      'domain-is-pure: src/modules/beta/domain/rule.ts -> src/modules/alpha/index.ts',
+    ],
+    [
+      'domain-reaches-no-io',
+      {
+        'src/kernel/db/client.ts': 'export const db = {}\n',
+        'src/kernel/money.ts': "import { db } from './db/client'\nexport const cents = () => db\n",
+        'src/modules/alpha/domain/fees.ts':
+          "import { cents } from '../../../kernel/money'\nexport const f = cents\n",
+      },
+      'domain-reaches-no-io: src/modules/alpha/domain/fees.ts -> src/kernel/db/client.ts',
     ],
     [
       'no-source-imports-tests',

@@ -19,9 +19,14 @@ import { QuoteSimulator } from './simulator-source'
 import { watchConsumer } from './watch-defaults'
 
 export type { SymbolHolders } from './context'
-export { conversionRate, type Quote, type QuoteLookup } from './domain/conversion'
-export { quoteAgeOver } from './domain/quote-age'
-export { type DaySessions, isTradingOpen } from './domain/sessions'
+export {
+  conversionRate,
+  type DaySessions,
+  isTradingOpen,
+  type Quote,
+  type QuoteLookup,
+  quoteAgeOver,
+} from './pure'
 export type { Tick, TickListener } from './quotes'
 export {
   type GroupSymbol,

@@ -1,4 +1,4 @@
-import { type DaySessions, isTradingOpen, quoteAgeOver } from '../../market'
+import { type DaySessions, isTradingOpen, quoteAgeOver } from '../../market/pure'
 import { isBuy, point, roundTo } from './formulas'
 import { DAY_MS, dayOf } from './swap'
 

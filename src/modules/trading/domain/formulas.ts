@@ -1,4 +1,4 @@
-import { conversionRate, type QuoteLookup } from '../../market'
+import { conversionRate, type QuoteLookup } from '../../market/pure'
 
 /** What the formulas need of a symbol (spec 2.8 field names in camelCase). */
 export interface SymbolSpec {

@@ -1,4 +1,4 @@
-import { conversionRate, type Quote, type QuoteLookup } from '../../market'
+import { conversionRate, type Quote, type QuoteLookup } from '../../market/pure'
 import { marginInAccount, rawProfit, type SymbolSpec } from './formulas'
 import { averagePrice, type Holding } from './holdings'
 

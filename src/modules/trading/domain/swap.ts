@@ -1,4 +1,4 @@
-import type { QuoteLookup } from '../../market'
+import type { QuoteLookup } from '../../market/pure'
 import { type SymbolSpec, swapCharge } from './formulas'
 
 export const DAY_MS = 86_400_000
