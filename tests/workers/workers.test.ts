@@ -601,6 +601,96 @@ describe('the Workers entry under wrangler dev', () => {
     expect(spent.sqld + spent.upstash).toBeLessThanOrEqual(1_000)
   }, 120_000)
 
+  // an edge probe (copytrade): a subscription opened a copy of every master position inside the request,
+  // about 16 subrequests each (1,298 for 80 positions): a 500 partway, links left 'opening'. At the edge a
+  // resync opens 40 in the request; the rest stay pending for copytrade.reconcile (here the engine's)
+  test('POST /copytrade/subscription at the edge on a master holding 80 positions stays within the 1,000 subrequests of one Worker invocation, and every copy opens', async () => {
+    const MASTER_POSITIONS = 80
+    const dealer = await dealerToken()
+    const master = (
+      await call(engine.url, 'POST', '/sign/in', { body: { login: 100004, password: 'master-pass-1' } })
+    ).json.__token
+    const follower = (
+      await call(worker.url, 'POST', '/sign/in', { body: { login: 100001, password: 'demo-pass-1' } })
+    ).json.__token
+    const customer = (
+      await call(worker.url, 'POST', '/customer/sign/in', {
+        body: { email: 'demo@example.com', password: 'demo-pass-1' },
+      })
+    ).json.__token
+    const tick = () =>
+      call(engine.url, 'POST', '/market/quotes', {
+        token: dealer,
+        body: { ticks: [{ symbol: 'EURUSD', bid: 1.1, ask: 1.1002 }] },
+      })
+    expect((await tick()).status).toBe(200)
+    // the demo master (id 1, login 100004) holds MASTER_POSITIONS positions, opened on the engine (quicker)
+    for (let i = 0; i < MASTER_POSITIONS; i += 20) {
+      const rs = await Promise.all(
+        Array.from({ length: Math.min(20, MASTER_POSITIONS - i) }, () =>
+          call(engine.url, 'POST', '/trade/open', {
+            token: master,
+            body: { login: 100004, cmd: 0, volume: 1, symbol: 'EURUSD', sl: 0, tp: 0 },
+          }),
+        ),
+      )
+      expect(rs.map((r) => r.status)).toEqual(rs.map(() => 200))
+    }
+    const eurusd = async () =>
+      (
+        (await call(worker.url, 'GET', '/trade/list?login=100001', { token: follower })).json.positions as {
+          symbol: string
+        }[]
+      ).filter((p) => p.symbol === 'EURUSD').length
+    const before = await eurusd()
+    // the customer's account 100001 follows with no cap on copies (max_positions 0: none)
+    const f = await call(worker.url, 'POST', '/copytrade/follower', {
+      token: customer,
+      body: { login: 100001, defaults: { volume_mode: 1, volume_param: 1, max_positions: 0 } },
+    })
+    expect(f.status).toBe(200)
+    const version = (await call(worker.url, 'GET', '/copytrade/masters/1', { token: customer })).json
+      .policy_version
+    expect((await tick()).status).toBe(200)
+    await Bun.sleep(500)
+    dbCalls.reset()
+    kvCalls.reset()
+    const s = await call(worker.url, 'POST', '/copytrade/subscription', {
+      token: customer,
+      body: { follower_login: 100001, master_id: 1, policy_version: version, max_positions: 0 },
+    })
+    // what the request's work after its answer spends (waitUntil) counts too
+    await Bun.sleep(500)
+    const spent = { sqld: dbCalls.hits, upstash: kvCalls.hits }
+    console.log(
+      `subscription to ${MASTER_POSITIONS} positions: ${s.status}; subrequests ${JSON.stringify(spent)}`,
+    )
+    expect(s.status).toBe(200)
+    try {
+      // every copy opens: in the request or after it (copytrade.reconcile)
+      let copies = 0
+      const until = Date.now() + 30_000
+      while (Date.now() < until) {
+        copies = (await eurusd()) - before
+        if (copies >= MASTER_POSITIONS) break
+        await tick()
+        await Bun.sleep(1_000)
+      }
+      expect(copies).toBe(MASTER_POSITIONS)
+      expect(spent.sqld + spent.upstash).toBeLessThanOrEqual(1_000)
+    } finally {
+      // the follower is left unbound (manual_trading_mode) for what runs after (on the engine)
+      await call(engine.url, 'POST', `/copytrade/subscription/${s.json.id}/disable`, {
+        token: (
+          await call(engine.url, 'POST', '/customer/sign/in', {
+            body: { email: 'demo@example.com', password: 'demo-pass-1' },
+          })
+        ).json.__token,
+        body: {},
+      })
+    }
+  }, 180_000)
+
   test('a Worker missing its settings answers 503 naming them (never a bare 500, never their values)', async () => {
     const bare = await startWranglerDev({ APP_ENV: 'production', DATABASE_URL: sqld.url })
     try {

@@ -4,6 +4,7 @@ import { Id, Int, Ok, textInput } from '../../kernel/http/schemas'
 import { security } from '../../kernel/http/security'
 import type { CopyCtx } from './context'
 import { feePreview } from './copier/fees'
+import { RESYNC_OPENS_IN_REQUEST } from './copier/resync'
 import { CUSTOMER, err, IdParam, owner, TAG } from './route-common'
 import {
   CopyRecord,
@@ -24,6 +25,13 @@ import {
   subscriptionRewards,
   updateSubscription,
 } from './service/subscriptions'
+
+/** How a resync's copies come (copier/resync.ts): the documents of the routes that start one say it. */
+const RESYNC_NOTE =
+  `up to ${RESYNC_OPENS_IN_REQUEST.server} of them before the answer ` +
+  `(${RESYNC_OPENS_IN_REQUEST.edge} at the edge, on Workers), the rest within seconds after it (the job ` +
+  'copytrade.reconcile), so copies of the positions held may follow the answer (GET ' +
+  '/copytrade/subscription/{id}/copies lists each once it is decided)'
 
 /** A follower's subscriptions: create, settings, terms, pause and resume, copies, rewards, fees (spec 4.12). */
 export const subscriptionRoutes = (ctx: CopyCtx) =>
@@ -53,7 +61,7 @@ export const subscriptionRoutes = (ctx: CopyCtx) =>
         detail: doc(TAG, 'Subscribe a follower account to a master', {
           description:
             'Rules 5-8 of spec 4.12. Settings not given come from the follower profile (404 FOLLOWER_NOT_FOUND ' +
-            "without one). The master's open positions are copied at once at the current price. A SUBSCRIPTION_FEE's " +
+            `without one). The master's open positions are copied at the current price: ${RESYNC_NOTE}. A SUBSCRIPTION_FEE's ` +
             'first period is charged here (settled once the follower has the free margin); a period a subscription of ' +
             'this account to this master already paid is not charged again, nor a management-fee day.',
         }),
@@ -92,8 +100,7 @@ export const subscriptionRoutes = (ctx: CopyCtx) =>
           ...err('SUBSCRIPTION_NOT_FOUND', 'PERMISSION_DENIED', 'INVALID_TRANSITION'),
         },
         detail: doc(TAG, "Change a subscription's settings", {
-          description:
-            "They apply to the next copies; the master's open positions not yet copied are copied now.",
+          description: `They apply to the next copies; the master's open positions not yet copied are copied now, at the current price: ${RESYNC_NOTE}.`,
         }),
       },
     )
@@ -167,7 +174,8 @@ export const subscriptionRoutes = (ctx: CopyCtx) =>
           description:
             'Status table (spec 3.5, designed here): ACTIVE -pause-> PAUSED -resume-> ACTIVE; ACTIVE or PAUSED ' +
             '-disable-> DISABLED (final; its copies are closed). PAUSED copies nothing new but still copies the ' +
-            'closes of positions already copied. Resume copies the master positions opened meanwhile. Any other ' +
+            'closes of positions already copied. Resume copies the master positions opened meanwhile, at the current ' +
+            `price: ${RESYNC_NOTE}. Any other ` +
             'move: 409 INVALID_TRANSITION. A pause (and a disable) stops the fee clock: it charges what the terms owe ' +
             "up to now in the same transaction (the management fee's days up to and including today, a subscription-fee " +
             'period that came due); a disable also charges the performance fee on the gains so far, gains of copies kept ' +

@@ -12,9 +12,18 @@ const LIVE = new Set(['open', 'pending'])
 const PENDING_GRACE_MS = 3_000
 
 /**
+ * Links a run takes. At the edge (a Worker's scheduled() run) the invocation's 1,000 subrequests are shared
+ * by every job it runs and an open costs about 16 of them (copier/resync.ts RESYNC_OPENS_IN_REQUEST): 20
+ * there, the rest in the next runs (or the Bun engine's, 1,000 a run). The pending links a resync left for
+ * this job (a master with more positions than a request opens) are among them.
+ */
+const RECONCILE_BATCH = { edge: 20, server: 1_000 } as const
+
+/**
  * The copier's safety net (job `copytrade.reconcile`), every few seconds on one instance:
- * - pending links left by an executor that died, and opens whose lease lapsed, are executed again (an
- *   open taken over asks trading whether its key already opened: never twice);
+ * - pending links left by an executor that died or by a resync beyond what its request opens, and opens
+ *   whose lease lapsed, are executed (an open taken over asks trading whether its key already opened:
+ *   never twice);
  * - closes that failed (market closed, stale price) or whose executor died are tried again.
  */
 export async function reconcile(ctx: CopyCtx) {
@@ -29,7 +38,7 @@ export async function reconcile(ctx: CopyCtx) {
         lt(copyLinks.leaseUntil, now),
       ),
     )
-    .limit(1000)
+    .limit(ctx.edge ? RECONCILE_BATCH.edge : RECONCILE_BATCH.server)
   await openLinks(
     ctx,
     stale.filter((l) => l.status !== 'closing').map((l) => l.id),

@@ -1,4 +1,4 @@
-import { and, eq, inArray, sql } from 'drizzle-orm'
+import { and, asc, eq, inArray, sql } from 'drizzle-orm'
 import type { CopyCtx } from '../context'
 import { copiesOpens, type SubscriptionSettings } from '../domain/settings'
 import { SUB_STATUS } from '../domain/status'
@@ -8,10 +8,27 @@ import { revivable } from './link-states'
 import { openLinks } from './open-copy'
 
 /**
+ * Copies a resync opens inside the request that made it (a subscription created, changed or resumed);
+ * the master's other positions stay `pending` links, which the job `copytrade.reconcile` (cluster, 5 s,
+ * under its lease; each link claimed under its own lease, copy-once keys) opens after PENDING_GRACE_MS,
+ * a batch a run. So the answer comes back once these are decided, and the rest follow within seconds.
+ *
+ * At the edge a Worker invocation may make 1,000 subrequests (every libSQL HTTP call and Upstash REST
+ * call counts) and a copy's open costs about 16 of them (its checks, reads, the open's transaction, the
+ * caches and the bus; 80 copies took 1,298): a request that opened every copy of a master holding 60 or
+ * more positions failed partway with a 500, copies opened and links left `opening` until their lease
+ * lapsed. 40 copies (about 650) leave room for the request's own reads and writes. On a Bun server the
+ * group commit takes the copies together: 1,000 (the reconcile job's batch) only bounds the request's
+ * time for a master holding thousands of positions.
+ */
+export const RESYNC_OPENS_IN_REQUEST = { edge: 40, server: 1_000 } as const
+
+/**
  * Copies the master's open positions that the subscription has no link for yet, at the current price
  * (a subscription created, changed or resumed). A position the follower closed by hand keeps its ended
  * link, so it is never reopened (CopyFactory reopens it; its users complain). Positions that are
- * themselves copies of another master are not copied (no chains, no loops).
+ * themselves copies of another master are not copied (no chains, no loops). At most
+ * RESYNC_OPENS_IN_REQUEST copies are opened here; the others follow from copytrade.reconcile.
  */
 export async function resyncSubscription(ctx: CopyCtx, subId: number) {
   const [sub] = await ctx.db.select().from(copySubscriptions).where(eq(copySubscriptions.id, subId))
@@ -96,10 +113,13 @@ export async function resyncSubscription(ctx: CopyCtx, subId: number) {
       })),
     )
     .onConflictDoNothing()
+  // the first links are opened here, the rest left pending for copytrade.reconcile (RESYNC_OPENS_IN_REQUEST)
   const pending = await ctx.db
     .select({ id: copyLinks.id })
     .from(copyLinks)
     .where(and(eq(copyLinks.subscriptionId, sub.id), eq(copyLinks.status, 'pending')))
+    .orderBy(asc(copyLinks.id))
+    .limit(ctx.edge ? RESYNC_OPENS_IN_REQUEST.edge : RESYNC_OPENS_IN_REQUEST.server)
   await openLinks(
     ctx,
     pending.map((p) => p.id),
