@@ -265,7 +265,7 @@ export const commissionStaffRoutes = (ctx: AffiliateCtx) =>
     .get('/manager/affiliates/:id/plan', ({ brand, params }) => planHistory(ctx, brand.id, params.id), {
       auth: STAFF,
       ...textInput({ params: AffiliateId }),
-      response: { 200: Assignment, ...errors() },
+      response: { 200: Assignment, ...errors({ 404: ['AFFILIATE_NOT_FOUND'] }) },
       detail: doc(TAG, "An affiliate's plan and its history"),
     })
     .put(

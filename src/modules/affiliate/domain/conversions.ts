@@ -132,3 +132,23 @@ export const rowChanged = (
   stored.referenceId !== derived.referenceId ||
   stored.eventTime !== derived.eventTime ||
   stored.eventId !== derived.eventId
+
+const notAfter = (a: { eventTime: number; eventId: number }, b: { eventTime: number; eventId: number }) =>
+  a.eventTime - b.eventTime || a.eventId - b.eventId
+
+/**
+ * Whether a stored row may be corrected to what the facts derive when `fact` is recorded (rules 1-2). The
+ * active trader row is derived with the brand's threshold as set today: once written, it keeps its first
+ * occurrence whatever the threshold is changed to later. Only a trade that arrived late, dated at or before
+ * it, moves it, and only to an earlier trade or to more lots at the same one (what a replay in time order
+ * gives: a trade added before it only brings the threshold sooner). The other rows depend on facts alone:
+ * a late fact corrects them to the replay in time order (ADR 0017).
+ */
+export function mayCorrect(
+  stored: Pick<ConversionRow, 'eventTime' | 'eventId'>,
+  derived: ConversionRow,
+  fact: Pick<Fact, 'kind' | 'eventTime' | 'eventId'>,
+) {
+  if (derived.kind !== 'active_trader') return true
+  return fact.kind === 'trade' && notAfter(fact, stored) <= 0 && notAfter(derived, stored) <= 0
+}

@@ -74,14 +74,15 @@ export interface AffiliatePeriod {
   reprice?: ClosedMonth[]
   /**
    * Its negative rows of the period (before what the close adds), each with the period whose earning it
-   * reverses (a CPA's, a deposit's, the month a tier correction names; its own period otherwise): a recruiter
-   * whose plan pays no override at the period's end gives back its share of each, at the rate and up to what
-   * the override of that period paid.
+   * reverses (a CPA's, a deposit's, the month a tier correction names; its own period otherwise): the
+   * recruiter paid the override of that period gives back its share of each, at the rate and up to what that
+   * override paid, whoever recruits it now.
    */
   negatives?: { currency: string; amount: number; reverses: string }[]
   /**
    * Per `sub:<recruit>:<period>:<currency>` key, the override this affiliate was paid on that recruit's period
-   * (its rate and version) and what it still holds (that row and the take-backs written against it).
+   * (its rate and version) and what it still holds (that row and the take-backs written against it), whether
+   * or not it recruits that recruit now.
    */
   overrides?: Map<string, { planId: number; version: number; bp: number; held: number }>
 }
@@ -130,9 +131,13 @@ const monthRate = (t: PlanTerms, m: { volume: number; customers: number }) =>
  *   the month it corrects (same key as the month's own adjustment, so each close writes only what changed);
  * - sub-affiliates: an affiliate's recruiter earns its plan's `sub_affiliate_bp` of what the affiliate
  *   earned in the period (its rows and its tier adjustments, not its own overrides: one level). A recruiter
- *   whose plan pays no override at the period's end (suspended, or no such plan) earns nothing new, but each
- *   negative row of its recruit takes back its share of the override paid on the period whose earning the
- *   row reverses (at that override's rate, never more than it holds; nothing when none was paid).
+ *   whose plan pays no override at the period's end (suspended, or no such plan) earns nothing new.
+ * - a negative row of a recruit reversing the earning of an earlier period (and a tier correction of a closed
+ *   month) takes back its share of the override paid on that period from the recruiter that was paid it, at
+ *   that override's rate, never more than it holds, nothing when none was paid: whoever recruits the
+ *   recruit now (another recruiter since, none) and whether or not it pays an override now. Such a row is
+ *   out of the base of the recruiter of this period, unless that recruiter pays an override now and is the
+ *   one paid on that period (the row then nets in its override of this period, as any other).
  */
 export function closeRows(period: string, list: readonly AffiliatePeriod[]): PeriodRow[] {
   const out: PeriodRow[] = []
@@ -187,18 +192,23 @@ export function closeRows(period: string, list: readonly AffiliatePeriod[]): Per
     earned.set(a.affiliateId, totals)
   }
   const byId = new Map(list.map((a) => [a.affiliateId, a]))
+  // who was paid each override a negative row may reverse (the recruiter of that period, not of this one)
+  const holders = new Map<string, AffiliatePeriod>()
+  for (const a of list) for (const k of a.overrides?.keys() ?? []) holders.set(k, a)
   for (const a of list) {
-    if (!a.parentId) continue
-    const parent = byId.get(a.parentId)
-    if (!parent) continue
-    const bp = parent.plan?.terms.sub_affiliate_bp ?? 0
+    const parent = a.parentId ? byId.get(a.parentId) : undefined
+    const bp = parent?.plan?.terms.sub_affiliate_bp ?? 0
     const paying =
-      parent.plan && bp > 0 ? { planId: parent.plan.planId, version: parent.plan.version, bp } : null
-    if (!paying) {
-      takeBacks(period, a, parent, out)
-      continue
+      parent?.plan && bp > 0 ? { planId: parent.plan.planId, version: parent.plan.version, bp } : null
+    const base = new Map(earned.get(a.affiliateId) ?? [])
+    for (const [k, b] of reversed(period, a, out)) {
+      const holder = holders.get(k)
+      if (paying && holder === parent) continue
+      base.set(b.currency, (base.get(b.currency) ?? 0) - b.amount)
+      if (holder) takeBack(holder, a, k, b, out)
     }
-    for (const [currency, total] of earned.get(a.affiliateId) ?? []) {
+    if (!parent || !paying) continue
+    for (const [currency, total] of base) {
       const amount = share(total, bp)
       if (amount === 0) continue
       out.push({
@@ -218,15 +228,19 @@ export function closeRows(period: string, list: readonly AffiliatePeriod[]): Per
   return out
 }
 
+interface Reversed {
+  reverses: string
+  currency: string
+  amount: number
+}
+
 /**
- * A recruiter that earns no override at the period's end gives back its share of each negative row of its
- * recruit (and of each tier correction the close writes it) against the period whose earning the row
- * reverses: at the rate that period's override paid, never more than it still holds; nothing when that period
- * paid it no override. One row per period reversed and currency, naming it (`corrects`).
+ * A recruit's negative rows of the period reversing an earlier period's earning, and the negative tier
+ * corrections of closed months the close writes it, summed per override they reverse (`sub:<recruit>:<that
+ * period>:<currency>`).
  */
-function takeBacks(period: string, a: AffiliatePeriod, parent: AffiliatePeriod, out: PeriodRow[]) {
-  if (!parent.overrides || parent.overrides.size === 0) return
-  const back = new Map<string, { reverses: string; currency: string; amount: number }>()
+function reversed(period: string, a: AffiliatePeriod, out: readonly PeriodRow[]) {
+  const back = new Map<string, Reversed>()
   const add = (reverses: string, currency: string, amount: number) => {
     if (amount >= 0 || reverses >= period) return
     const k = subKey(a.affiliateId, reverses, currency)
@@ -238,23 +252,30 @@ function takeBacks(period: string, a: AffiliatePeriod, parent: AffiliatePeriod, 
   for (const r of out)
     if (r.affiliateId === a.affiliateId && r.kind === 'tier_adjustment' && r.corrects)
       add(r.corrects, r.currency, r.amountMinor)
-  for (const [k, b] of back) {
-    const o = parent.overrides.get(k)
-    if (!o || o.held <= 0) continue
-    const amount = -Math.min(-share(b.amount, o.bp), o.held)
-    if (amount === 0) continue
-    out.push({
-      affiliateId: parent.affiliateId,
-      sourceAffiliateId: a.affiliateId,
-      kind: 'sub_affiliate',
-      key: k,
-      amountMinor: amount,
-      currency: b.currency,
-      basisMinor: b.amount,
-      rateBp: o.bp,
-      planId: o.planId,
-      planVersion: o.version,
-      corrects: b.reverses,
-    })
-  }
+  return back
+}
+
+/**
+ * The recruiter paid an override on a recruit's period gives back its share of what reverses that period's
+ * earning: at the rate that override paid, never more than it still holds. One row per period reversed and
+ * currency, naming it (`corrects`).
+ */
+function takeBack(holder: AffiliatePeriod, a: AffiliatePeriod, k: string, b: Reversed, out: PeriodRow[]) {
+  const o = holder.overrides?.get(k)
+  if (!o || o.held <= 0) return
+  const amount = -Math.min(-share(b.amount, o.bp), o.held)
+  if (amount === 0) return
+  out.push({
+    affiliateId: holder.affiliateId,
+    sourceAffiliateId: a.affiliateId,
+    kind: 'sub_affiliate',
+    key: k,
+    amountMinor: amount,
+    currency: b.currency,
+    basisMinor: b.amount,
+    rateBp: o.bp,
+    planId: o.planId,
+    planVersion: o.version,
+    corrects: b.reverses,
+  })
 }

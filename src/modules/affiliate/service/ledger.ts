@@ -1,7 +1,7 @@
 import { and, eq } from 'drizzle-orm'
 import type { Tx } from '../../../kernel/db/client'
 import type { AffiliateCtx } from '../context'
-import { deriveConversions, type Fact, rowChanged } from '../domain/conversions'
+import { deriveConversions, type Fact, mayCorrect, rowChanged } from '../domain/conversions'
 import { affiliateSettings, affiliates, conversionFacts, conversions, postbacks } from '../schema'
 import { conversionView } from '../views'
 import { reconcileFact, rememberCustomer } from './commission-ledger'
@@ -18,7 +18,8 @@ async function rulesOf(tx: Tx, brandId: number) {
 /**
  * Records one fact of a referred customer, brings its conversion rows to what the facts derive
  * (domain/conversions.ts) and its commission rows to what its facts and plans derive (commission-ledger.ts).
- * New conversion rows are inserted, a row an earlier fact corrects is updated, and each of those gets a
+ * New conversion rows are inserted, a row an earlier fact corrects is updated (the active trader row only
+ * by a late trade before it, never by a threshold changed since: `mayCorrect`), and each of those gets a
  * postback when the affiliate has an endpoint. Runs in the delivery's transaction, so a redelivered event
  * (its unique fact) changes nothing.
  */
@@ -35,7 +36,7 @@ export async function recordFact(ctx: AffiliateCtx, tx: Tx, ref: Referral, fact:
     fact.kind !== 'bonus' &&
     fact.kind !== 'withdrawal' &&
     !(fact.kind === 'trade' && (await activeBefore(tx, ref.customerId, fact.eventTime)))
-  if (converts) await recompute(ctx, tx, ref)
+  if (converts) await recompute(ctx, tx, ref, fact)
   await reconcileFact(ctx, tx, ref, fact)
 }
 
@@ -48,7 +49,7 @@ async function activeBefore(tx: Tx, customerId: number, time: number) {
   return row !== undefined && row.at <= time
 }
 
-async function recompute(ctx: AffiliateCtx, tx: Tx, ref: Referral) {
+async function recompute(ctx: AffiliateCtx, tx: Tx, ref: Referral, fact: Fact) {
   const facts = await tx.select().from(conversionFacts).where(eq(conversionFacts.customerId, ref.customerId))
   const derived = deriveConversions(facts as Fact[], await rulesOf(tx, ref.brandId))
   const stored = new Map(
@@ -75,7 +76,7 @@ async function recompute(ctx: AffiliateCtx, tx: Tx, ref: Referral) {
         })
         .returning()
       touched.push(r)
-    } else if (rowChanged(have, row)) {
+    } else if (rowChanged(have, row) && mayCorrect(have, row, fact)) {
       const [r] = await tx
         .update(conversions)
         .set({ ...row, updatedAt: now })

@@ -16,6 +16,7 @@ import {
   periodOf,
   periodStart,
   type RevshareGroup,
+  subKey,
   tierKey,
 } from '../domain/periods'
 import { type PlanTerms, type PlanTimeline, planAt } from '../domain/plans'
@@ -202,8 +203,8 @@ export async function closePeriod(ctx: AffiliateCtx, brandId: number, staffId: n
     }
     await repriceClosedMonths(tx, brandId, period, closed, plans, list, entry)
     await addTierMetrics(tx, brandId, period, list, timelineOf)
+    await addTakeBacks(tx, brandId, period, list, entry)
     await addRecruiters(tx, brandId, list, entry)
-    await addTakeBacks(tx, brandId, period, list)
     const closing = closeRows(period, [...list.values()])
     // what a period's rounding row (commission-ledger.ts) still misses joins that row
     const rounding = closing.filter((r) => r.kind === 'revshare')
@@ -759,74 +760,149 @@ async function reversalsIn(
 }
 
 /**
- * A recruiter whose plan pays no override at the period's end (suspended, its access revoked, or a plan
- * without `sub_affiliate_bp`) still gives back its share of what a recruit's negative row reverses: each such
- * recruit's negative rows with the period whose earning each reverses (the first period of the row it
- * reverses: a CPA's, a deposit's, a corrected row's own key), and the overrides the recruiter was paid on
- * that recruit (rate and what each still holds, per `sub:<recruit>:<period>:<currency>`).
+ * What a recruit's negative row takes back (closeRows): each affiliate's negative rows of the period with the
+ * period whose earning each reverses (the first period of the row it reverses: a CPA's, a deposit's, a
+ * corrected row's own key), and the overrides paid on those periods (and on the closed months a tier
+ * correction prices again), with the recruiter each was paid to, whoever recruits the recruit now (a recruit
+ * moved to another recruiter, or to none, still takes back from the one paid): their rate and what each
+ * still holds, per `sub:<recruit>:<period>:<currency>`. The recruiter paid joins the close.
  */
-async function addTakeBacks(tx: Tx, brandId: number, period: string, list: Map<number, AffiliatePeriod>) {
-  const parents = new Set([...list.values()].map((a) => a.parentId).filter((id): id is number => !!id))
-  for (const id of parents) {
-    const parent = list.get(id)
-    if (!parent || (parent.plan && parent.plan.terms.sub_affiliate_bp > 0)) continue
-    const paid = await tx
+async function addTakeBacks(
+  tx: Tx,
+  brandId: number,
+  period: string,
+  list: Map<number, AffiliatePeriod>,
+  entry: (id: number) => AffiliatePeriod,
+) {
+  const negative = await tx
+    .select({
+      affiliateId: commissions.affiliateId,
+      key: commissions.key,
+      currency: commissions.currency,
+      amount: commissions.amountMinor,
+    })
+    .from(commissions)
+    .where(
+      and(
+        eq(commissions.brandId, brandId),
+        eq(commissions.period, period),
+        lt(commissions.amountMinor, 0),
+        ne(commissions.kind, 'sub_affiliate'),
+      ),
+    )
+  // the row each reverses: a CPA's reversal its CPA, a deposit's reversal its deposit, a correction its key
+  const original = (key: string) =>
+    key.endsWith(':cpa:reversed')
+      ? key.slice(0, -':reversed'.length)
+      : key.replace(':rev:reversal:', ':rev:deposit:')
+  const keysOf = new Map<number, Set<string>>()
+  for (const r of negative)
+    keysOf.set(r.affiliateId, (keysOf.get(r.affiliateId) ?? new Set()).add(original(r.key)))
+  const first = await firstPeriodsOf(tx, brandId, keysOf)
+  // the overrides they may take back, by the period that paid them
+  const wanted = new Map<string, Set<string>>()
+  const want = (recruitId: number, q: string, currency: string) => {
+    if (q >= period) return
+    wanted.set(q, (wanted.get(q) ?? new Set()).add(subKey(recruitId, q, currency)))
+  }
+  const negativesOf = new Map<number, NonNullable<AffiliatePeriod['negatives']>>()
+  for (const r of negative) {
+    const reverses = first.get(`${r.affiliateId}:${original(r.key)}`) ?? period
+    if (reverses >= period) continue
+    negativesOf.set(r.affiliateId, [
+      ...(negativesOf.get(r.affiliateId) ?? []),
+      { currency: r.currency, amount: r.amount, reverses },
+    ])
+    want(r.affiliateId, reverses, r.currency)
+  }
+  for (const a of list.values())
+    for (const m of a.reprice ?? []) for (const g of m.groups) want(a.affiliateId, m.period, g.currency)
+  if (wanted.size === 0) return
+  for (const [id, negatives] of negativesOf) entry(id).negatives = negatives
+  type Override = { planId: number; version: number; bp: number; held: number }
+  const paidTo = new Map<number, Map<string, Override>>()
+  // the override a period paid: its own row (`sub:<recruit>:<period>:…` written in that period)
+  for (const [q, keys] of wanted)
+    for (const page of chunks([...keys], 500))
+      for (const r of await tx
+        .select({
+          affiliateId: commissions.affiliateId,
+          key: commissions.key,
+          bp: commissions.rateBp,
+          planId: commissions.planId,
+          version: commissions.planVersion,
+        })
+        .from(commissions)
+        .where(
+          and(
+            eq(commissions.brandId, brandId),
+            eq(commissions.period, q),
+            eq(commissions.kind, 'sub_affiliate'),
+            inArray(commissions.key, page),
+            gt(commissions.amountMinor, 0),
+          ),
+        )) {
+        const of = paidTo.get(r.affiliateId) ?? paidTo.set(r.affiliateId, new Map()).get(r.affiliateId)!
+        of.set(r.key, { planId: r.planId, version: r.version, bp: r.bp, held: 0 })
+      }
+  // what each still holds: that row and the take-backs written against it since
+  for (const [holderId, overrides] of paidTo) {
+    for (const page of chunks([...overrides.keys()], 500))
+      for (const r of await tx
+        .select({ key: commissions.key, amount: commissions.amountMinor })
+        .from(commissions)
+        .where(
+          and(
+            eq(commissions.brandId, brandId),
+            eq(commissions.affiliateId, holderId),
+            eq(commissions.kind, 'sub_affiliate'),
+            inArray(commissions.key, page),
+          ),
+        )) {
+        const o = overrides.get(r.key)
+        if (o) o.held += r.amount
+      }
+    entry(holderId).overrides = overrides
+  }
+}
+
+/** `firstPeriods` of several affiliates, by `<affiliate>:<key>`, in pages of about 500 keys. */
+async function firstPeriodsOf(tx: Tx, brandId: number, keysOf: Map<number, Set<string>>) {
+  const first = new Map<string, string>()
+  let ids: number[] = []
+  let keys = new Set<string>()
+  const flush = async () => {
+    if (ids.length === 0) return
+    const found = await tx
       .select({
+        affiliateId: commissions.affiliateId,
         key: commissions.key,
-        period: commissions.period,
-        amount: commissions.amountMinor,
-        bp: commissions.rateBp,
-        planId: commissions.planId,
-        version: commissions.planVersion,
+        period: sql<string>`min(${commissions.period})`,
       })
       .from(commissions)
       .where(
         and(
           eq(commissions.brandId, brandId),
-          eq(commissions.affiliateId, id),
-          eq(commissions.kind, 'sub_affiliate'),
+          inArray(commissions.affiliateId, ids),
+          inArray(commissions.key, [...keys]),
         ),
       )
-    const overrides = new Map<string, { planId: number; version: number; bp: number; held: number }>()
-    // the override a period paid: its own row (`sub:<recruit>:<period>:…` written in that period)
-    for (const r of paid)
-      if (r.amount > 0 && r.key.split(':')[2] === r.period)
-        overrides.set(r.key, { planId: r.planId, version: r.version, bp: r.bp, held: 0 })
-    for (const r of paid) {
-      const o = overrides.get(r.key)
-      if (o) o.held += r.amount
-    }
-    if (overrides.size === 0) continue
-    parent.overrides = overrides
-    for (const a of list.values()) {
-      if (a.parentId !== id) continue
-      const negative = await tx
-        .select({ key: commissions.key, currency: commissions.currency, amount: commissions.amountMinor })
-        .from(commissions)
-        .where(
-          and(
-            eq(commissions.brandId, brandId),
-            eq(commissions.affiliateId, a.affiliateId),
-            eq(commissions.period, period),
-            lt(commissions.amountMinor, 0),
-            ne(commissions.kind, 'sub_affiliate'),
-          ),
-        )
-      if (negative.length === 0) continue
-      // the row each reverses: a CPA's reversal its CPA, a deposit's reversal its deposit, a correction its key
-      const original = (key: string) =>
-        key.endsWith(':cpa:reversed')
-          ? key.slice(0, -':reversed'.length)
-          : key.replace(':rev:reversal:', ':rev:deposit:')
-      const keys = [...new Set(negative.map((r) => original(r.key)))]
-      const first = await firstPeriods(tx, brandId, a.affiliateId, keys)
-      a.negatives = negative.map((r) => ({
-        currency: r.currency,
-        amount: r.amount,
-        reverses: first.get(original(r.key)) ?? period,
-      }))
-    }
+      .groupBy(commissions.affiliateId, commissions.key)
+    for (const f of found) first.set(`${f.affiliateId}:${f.key}`, f.period)
+    ids = []
+    keys = new Set()
   }
+  for (const [id, set] of keysOf) {
+    if (set.size > 500) {
+      for (const [key, p] of await firstPeriods(tx, brandId, id, [...set])) first.set(`${id}:${key}`, p)
+      continue
+    }
+    if (keys.size + set.size > 500) await flush()
+    ids.push(id)
+    for (const k of set) keys.add(k)
+  }
+  await flush()
+  return first
 }
 
 /** Each affiliate's recruiter on the brand joins the close (it may have no rows of its own). */
