@@ -33,6 +33,61 @@ import {
   TxId,
 } from './route-schemas'
 
+/** A payment method as staff set it (PUT /manager/cashier/methods/{method}). */
+const methodFields = {
+  provider: t.String({
+    pattern: '^[a-z][a-z0-9_]{0,31}$',
+    description:
+      'a loaded provider: wire; the simulated sandbox and checkout outside production (or with CASHIER_SANDBOX=1)',
+  }),
+  title: t.String({ minLength: 1, maxLength: 100, description: 'shown to customers' }),
+  deposit: t.Boolean({ description: 'offered for deposits' }),
+  withdrawal: t.Boolean({ description: 'offered for withdrawals' }),
+  currencies: t.Array(t.String({ pattern: '^[A-Z]{3}$' }), {
+    minItems: 1,
+    maxItems: 50,
+    description: 'account currencies served',
+  }),
+  countries: t.Optional(
+    t.Array(t.String({ pattern: '^[A-Z]{2}$' }), {
+      maxItems: 250,
+      description: 'ISO 3166 countries served; empty or absent: all',
+    }),
+  ),
+  min_amount: Int({ minimum: 0, maximum: MAX_AMOUNT, description: 'smallest amount' }),
+  max_amount: Int({ minimum: 1, maximum: MAX_AMOUNT, description: 'largest amount' }),
+  fee_percent: t.Optional(
+    t.Number({
+      minimum: 0,
+      maximum: 50,
+      description: 'percent of the amount, to a basis point (at most 2 decimals; more is 400 INVALID_DATA)',
+    }),
+  ),
+  fee_fixed_minor: t.Optional(
+    Int({ minimum: 0, maximum: 1_000_000, description: 'fixed fee in minor units' }),
+  ),
+  enabled: t.Boolean({ description: 'false hides it unless a customer override shows it' }),
+}
+
+/** The method as stored: what was set, with its code, the fee percent as the basis points kept and the fixed fee. */
+const SavedMethod = t.Object(
+  {
+    code: t.String({ description: 'the method code of the path' }),
+    ...methodFields,
+    fee_percent: t.Number({
+      minimum: 0,
+      maximum: 50,
+      description: 'percent of the amount, as the basis points kept',
+    }),
+    fee_fixed_minor: Int({
+      minimum: 0,
+      maximum: 1_000_000,
+      description: 'fixed fee in minor units (0: none)',
+    }),
+  },
+  { title: 'CashierMethodSetting' },
+)
+
 /** Back-office cashier routes. */
 export const cashierManagerRoutes = (ctx: CashierCtx) =>
   new Elysia({ name: 'cashier-manager-routes', seed: ctx.instanceId })
@@ -266,56 +321,19 @@ export const cashierManagerRoutes = (ctx: CashierCtx) =>
       {
         auth: FINANCE,
         params: t.Object({ method: MethodCode }),
-        body: t.Object(
-          {
-            provider: t.String({
-              pattern: '^[a-z][a-z0-9_]{0,31}$',
-              description:
-                'a loaded provider: wire; the simulated sandbox and checkout outside production (or with CASHIER_SANDBOX=1)',
-            }),
-            title: t.String({ minLength: 1, maxLength: 100, description: 'shown to customers' }),
-            deposit: t.Boolean({ description: 'offered for deposits' }),
-            withdrawal: t.Boolean({ description: 'offered for withdrawals' }),
-            currencies: t.Array(t.String({ pattern: '^[A-Z]{3}$' }), {
-              minItems: 1,
-              maxItems: 50,
-              description: 'account currencies served',
-            }),
-            countries: t.Optional(
-              t.Array(t.String({ pattern: '^[A-Z]{2}$' }), {
-                maxItems: 250,
-                description: 'ISO 3166 countries served; empty or absent: all',
-              }),
-            ),
-            min_amount: Int({ minimum: 0, maximum: MAX_AMOUNT, description: 'smallest amount' }),
-            max_amount: Int({ minimum: 1, maximum: MAX_AMOUNT, description: 'largest amount' }),
-            fee_percent: t.Optional(
-              t.Number({
-                minimum: 0,
-                maximum: 50,
-                description:
-                  'percent of the amount, to a basis point (at most 2 decimals; more is 400 INVALID_DATA)',
-              }),
-            ),
-            fee_fixed_minor: t.Optional(
-              Int({ minimum: 0, maximum: 1_000_000, description: 'fixed fee in minor units' }),
-            ),
-            enabled: t.Boolean({ description: 'false hides it unless a customer override shows it' }),
+        body: t.Object(methodFields, {
+          example: {
+            provider: 'sandbox',
+            title: 'Card',
+            deposit: true,
+            withdrawal: true,
+            currencies: ['USD', 'EUR'],
+            min_amount: 10,
+            max_amount: 10000,
+            enabled: true,
           },
-          {
-            example: {
-              provider: 'sandbox',
-              title: 'Card',
-              deposit: true,
-              withdrawal: true,
-              currencies: ['USD', 'EUR'],
-              min_amount: 10,
-              max_amount: 10000,
-              enabled: true,
-            },
-          },
-        ),
-        response: { 200: t.Record(t.String(), t.Unknown()) },
+        }),
+        response: { 200: SavedMethod },
         detail: doc('Cashier back office', "Create or replace a brand's payment method", {
           description: 'Answers the method as stored (fee_percent as the basis points kept).',
         }),

@@ -6,6 +6,7 @@ import { DOWNLOAD_MEDIA } from '../uploads'
 import type { KycCtx } from './context'
 import { DEFAULT_SETTINGS } from './domain/settings'
 import { DOCUMENT_STATUSES, PROFILE_STATUSES, RISK_LEVELS, STEP_STATUSES } from './domain/status'
+import { Answers, AnswersInput, Settings, SettingsInput } from './route-schemas'
 import {
   attachDocument,
   customerDocuments,
@@ -72,7 +73,7 @@ const Step = t.Object(
     documents_required: Nullable(
       t.Object({ types: t.Array(t.String()), min: Int(), valid_until_required: t.Boolean() }),
     ),
-    answers: Nullable(t.Record(t.String(), t.Unknown())),
+    answers: Nullable(Answers),
     rejection_reason: t.String(),
     staff_comment: t.Optional(t.String()),
     reviewed_by: t.Optional(Nullable(Int())),
@@ -162,11 +163,7 @@ export const kycRoutes = (ctx: KycCtx) =>
         params: t.Object({ id: t.String({ ...Code, example: 'personal' }) }),
         body: t.Object(
           {
-            answers: t.Optional(
-              t.Record(t.String({ maxLength: 40 }), t.Unknown(), {
-                description: "question key to answer, checked against the step's questions",
-              }),
-            ),
+            answers: t.Optional(AnswersInput),
           },
           {
             example: {
@@ -402,7 +399,7 @@ export const kycRoutes = (ctx: KycCtx) =>
     )
     .get('/manager/kyc/settings', ({ brand }) => readSettings({ ctx, brandId: brand.id }), {
       auth: COMPLIANCE,
-      response: { 200: t.Record(t.String(), t.Unknown()) },
+      response: { 200: Settings },
       detail: doc('KYC review', "The brand's KYC steps and tiers"),
     })
     .put(
@@ -410,20 +407,8 @@ export const kycRoutes = (ctx: KycCtx) =>
       ({ brand, body }) => saveSettings({ ctx, brandId: brand.id, input: body }),
       {
         auth: COMPLIANCE,
-        body: t.Object(
-          {
-            steps: t.Array(t.Record(t.String(), t.Unknown()), {
-              minItems: 1,
-              maxItems: 20,
-              description: 'in order: code, title, required, questions, documents (checked in full)',
-            }),
-            tiers: t.Record(t.String(), t.Unknown(), {
-              description: 'deposit_limit_unverified, deposit_unlimited_after, withdrawal_after',
-            }),
-          },
-          { example: DEFAULT_SETTINGS },
-        ),
-        response: { 200: t.Record(t.String(), t.Unknown()) },
+        body: t.Object(SettingsInput.properties, { example: DEFAULT_SETTINGS }),
+        response: { 200: Settings },
         detail: doc('KYC review', "Replace the brand's KYC steps and tiers", {
           description:
             'tiers: deposit_limit_unverified (per ISO 4217 currency), deposit_unlimited_after and withdrawal_after ' +

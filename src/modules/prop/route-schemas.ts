@@ -54,6 +54,12 @@ const Rules = t.Object(
   { title: 'PropRules' },
 )
 
+/**
+ * The rules of a phase as stored and answered: every field present, the defaults filled in (the zod schema
+ * of domain/rules.ts, PhaseRules, reads them back so).
+ */
+const StoredRules = t.Required(Rules, { title: 'PropPhaseRules' })
+
 const Step = t.Object({
   account_group: t.String({
     minLength: 1,
@@ -161,7 +167,7 @@ export const Program = t.Object(
         account_group: t.String(),
         phase_type: Int(),
         profit_split: t.Optional(t.Number()),
-        rules: t.Record(t.String(), t.Unknown()),
+        rules: StoredRules,
       }),
     ),
     limits: Limits,
@@ -219,7 +225,7 @@ export const Challenge = t.Object(
   { title: 'PropChallenge' },
 )
 
-const LatestMetric = t.Object({
+export const LatestMetric = t.Object({
   balance: t.Number(),
   equity: t.Number({ description: 'floating profit included' }),
   profit_target: t.Number({ description: 'amount to reach' }),
@@ -265,7 +271,10 @@ export const Phase = t.Object(
     end_time: Time(),
     created_time: Time(),
     updated_time: Time(),
-    rules: t.Record(t.String(), t.Unknown(), { description: 'the rules this phase was bought with' }),
+    rules: t.Required(Rules, {
+      title: 'PropPhaseRules',
+      description: 'the rules this phase was bought with',
+    }),
     latest_metric: Nullable(LatestMetric),
     progress: Nullable(Progress),
   },

@@ -30,6 +30,7 @@ import {
   Breach,
   Challenge,
   Day,
+  LatestMetric,
   Payout,
   Phase,
   Program,
@@ -227,7 +228,9 @@ export const propRoutes = (ctx: PropCtx) =>
             program: Program,
             phases: t.Array(Phase),
             current_phase: t.Union([Phase, t.Null()]),
-            latest_metric: t.Union([t.Record(t.String(), t.Unknown()), t.Null()]),
+            latest_metric: t.Union([LatestMetric, t.Null()], {
+              description: "the current phase's latest_metric",
+            }),
             latest_breach: t.Union([Breach, t.Null()]),
           }),
           ...NOT_FOUND,
