@@ -42,7 +42,11 @@ export const propModule = defineModule({
     const trading = ports.get(TradingPort)
     const ctx = { ...k, accounts } as PropCtx
     ctx.steps = defaultSteps(ctx, accounts)
-    const watch = new PropWatch(ctx)
+    // a failed phase is watched for its close-out while its account holds positions
+    const watch = new PropWatch(ctx, async (logins) => {
+      const open = await trading.recentPositionsOf(logins, Number.MAX_SAFE_INTEGER)
+      return new Set([...open].filter(([, ps]) => ps.some((p) => p.closeTime === 0)).map(([login]) => login))
+    })
     ports.provide(PropPort, { steps: ctx.steps, watch })
     ports.provide(ManagedFundsPort, propFunds(ctx))
     // a group its programs or running challenges name is not renamed under them (409 GROUP_IN_USE)
@@ -64,6 +68,8 @@ export const propModule = defineModule({
       jobs: [
         // the day's work: snapshots, trading days, time limits, targets (also POST /cron/prop.evaluate)
         { name: 'prop.evaluate', every: 60_000, scope: 'cluster', run: () => evaluateAll(ctx, trading) },
+        // the engine closes out every phase failed lately with positions left (a PHASES_CHANGED lost)
+        { name: 'prop.closeouts', every: 60_000, scope: 'engine', run: () => watch.closeOutFailed() },
         // ends a purchase a crash left between steps, as if its next step had failed (4.19's rollbacks)
         { name: 'prop.purchases.recover', every: 60_000, scope: 'cluster', run: () => recoverPurchases(ctx) },
       ],

@@ -58,6 +58,16 @@ interface DueWarning {
   usedPct: number
 }
 
+/**
+ * A failed phase's positions are looked for this long after it failed (an engine's takeover, and its
+ * periodic pass): an account made read-only takes no new position, and the close-out of those it held
+ * waits for fillable prices (a weekend's closed market, a feed cut off).
+ */
+export const CLOSE_OUT_WINDOW_MS = 7 * 86_400_000
+
+/** The logins among these that hold open positions now. */
+export type Holding = (logins: number[]) => Promise<Set<number>>
+
 /** Rows per insert: five values each, well under SQLite's limit of bound values. */
 const WARNINGS_PER_INSERT = 1000
 
@@ -115,7 +125,14 @@ export class PropWatch implements RiskWatcher {
   private pending: DueWarning[] = []
   private flushing: Promise<void> | null = null
 
-  constructor(private readonly ctx: PropCtx) {}
+  /**
+   * `holding`: the logins that hold open positions now (trading's port); without it every login counts as
+   * holding some (a failed phase is then watched until the engine has closed it out).
+   */
+  constructor(
+    private readonly ctx: PropCtx,
+    private readonly holding: Holding = async (logins) => new Set(logins),
+  ) {}
 
   watches(login: number) {
     return this.byLogin.has(login)
@@ -133,26 +150,38 @@ export class PropWatch implements RiskWatcher {
     this.byLogin.clear()
   }
 
-  /** Every active phase (this instance took the engine role). */
+  /** Every active phase, and the failed ones with positions left (this instance took the engine role). */
   async load() {
     this.reset()
     const rows = await this.ctx.db.select().from(propPhases).where(eq(propPhases.status, PHASE.active))
     for (const r of rows) this.watch(r)
-    // phases failed in the last day: a crash between the breach and the close-out left positions open
-    const since = this.ctx.clock.now() - 86_400_000
+    // a crash (or a lost PHASES_CHANGED) between a breach and its close-out left positions open
+    await this.closeOutFailed()
+  }
+
+  /**
+   * The engine's periodic pass (job `prop.closeouts`): every phase failed within CLOSE_OUT_WINDOW_MS
+   * whose account still holds positions is closed out, whoever failed it (the watch, or the evaluator
+   * whose PHASES_CHANGED never came); a failed phase watched for its close-out whose account holds none
+   * any more (closed meanwhile) stops being watched.
+   */
+  async closeOutFailed() {
+    const since = this.ctx.clock.now() - CLOSE_OUT_WINDOW_MS
     const failed = await this.ctx.db
       .select()
       .from(propPhases)
       .where(and(eq(propPhases.status, PHASE.failed), gte(propPhases.endTime, since)))
-    for (const r of failed) {
-      this.watch(r)
-      this.byLogin.get(r.accountLogin)!.closing = true
-    }
+    const closing = [...this.byLogin].filter(([, w]) => w.closing).map(([login]) => login)
+    const holding = await this.holding([...new Set([...failed.map((r) => r.accountLogin), ...closing])])
+    for (const login of closing) if (!holding.has(login)) this.byLogin.delete(login)
+    for (const r of failed) if (holding.has(r.accountLogin)) this.closeOut(r)
   }
 
   /**
    * Phases another instance changed (bus entries of PHASES_CHANGED): each is read again, with the start of
-   * the day it is watched on (a payout moved it).
+   * the day it is watched on (a payout moved it). A failed one is closed out if its account holds positions
+   * (the evaluator failed it: a time limit, a loss it found), as the watch's own breach is; a passed or
+   * cancelled one stops being watched.
    */
   async reload(ids: number[]) {
     if (ids.length === 0) return
@@ -164,22 +193,34 @@ export class PropWatch implements RiskWatcher {
     }
     const starts = (await storedSnapshots(this.ctx.db, watchedDays)).figures
     const days = new Map(watchedDays.map((w) => [w.phaseId, w.day]))
+    const failed = rows.filter((r) => r.status === PHASE.failed)
+    const holding = failed.length ? await this.holding(failed.map((r) => r.accountLogin)) : new Set<number>()
     for (const r of rows)
       if (r.status === PHASE.active) {
         const day = days.get(r.id)
         const start = starts.get(r.id)
         this.watch(r, day !== undefined && start ? { day, equity: start.equity } : undefined)
-      } else if (this.byLogin.get(r.accountLogin)?.closing !== true) {
+      } else if (r.status === PHASE.failed && holding.has(r.accountLogin)) this.closeOut(r)
+      else if (this.byLogin.get(r.accountLogin)?.closing !== true) {
         this.byLogin.delete(r.accountLogin)
         this.recheck(r.accountLogin)
       }
   }
 
   /**
+   * A failed phase's positions are closed on the engine's next look at its account (`check` answers
+   * `close` until there are none). Its breach is recorded already, once (the breach row's key and the
+   * phase's conditional update): closing it again is only the engine's close-out, of the positions open.
+   */
+  private closeOut(phase: PhaseRow) {
+    if (!this.byLogin.get(phase.accountLogin)?.closing) this.watch(phase, undefined, true)
+  }
+
+  /**
    * `start`: the start of the day it was watched on, as its row held it when read. Taken only if the watch
    * is still on that day: a look that crossed midnight meanwhile holds the new day's start.
    */
-  private watch(phase: PhaseRow, start?: { day: string; equity: number }) {
+  private watch(phase: PhaseRow, start?: { day: string; equity: number }, closing = false) {
     const known = this.byLogin.get(phase.accountLogin)
     this.byLogin.set(phase.accountLogin, {
       phase,
@@ -189,7 +230,7 @@ export class PropWatch implements RiskWatcher {
         start && known?.day === start.day ? start.equity : (known?.dayStartEquity ?? phase.initialEquity),
       warned: known?.warned ?? new Set(),
       seen: known?.seen,
-      closing: false,
+      closing,
     })
     this.recheck(phase.accountLogin)
   }
