@@ -277,6 +277,11 @@ const DefaultWatch = t.Object({
 const GROUP_NOT_FOUND = { 404: ['GROUP_NOT_FOUND'] } as const
 
 /** Staff routes maintaining symbols, group security settings and per-symbol overrides. */
+/** How soon every instance holds a change of reference data (reference.ts, shared-version.ts). */
+const ALL_INSTANCES =
+  'All instances see the change within a second; when Redis did not answer the write, within a second of ' +
+  'it answering again, and within 30 s in any case (an instance that cannot read Redis reloads every 5 s).'
+
 export const marketAdminRoutes = (ctx: MarketCtx, operator = operatorGuard(ctx)) =>
   new Elysia({ name: 'market-admin-routes', seed: ctx.instanceId, prefix: '/manager' })
     .use(security(ctx))
@@ -299,7 +304,8 @@ export const marketAdminRoutes = (ctx: MarketCtx, operator = operatorGuard(ctx))
           description:
             'Symbols are shared by every brand of the deployment; groups decide per brand what is visible and ' +
             'tradable. Omitted fields take the defaults of spec 2.8 (trade 2, exemode 1, swap_rollover3days 3, ' +
-            'margin_divider 1, ...). 409 SYMBOL_EXISTS for a name in use. All instances see the change within a second. ' +
+            'margin_divider 1, ...). 409 SYMBOL_EXISTS for a name in use. ' +
+            `${ALL_INSTANCES} ` +
             '400 INVALID_DATA names a margin_currency or quote_currency the reference data does not know (no other ' +
             "symbol uses it, no symbol name pairs it, the symbol's own included, and no group keeps accounts in it). " +
             "403 NOT_OPERATOR_BRAND for an admin of a brand not in OPERATOR_BRANDS (unset: the deployment's first brand).",
@@ -334,7 +340,8 @@ export const marketAdminRoutes = (ctx: MarketCtx, operator = operatorGuard(ctx))
             '(as for creating one), and 409 CURRENCY_NOT_CONVERTIBLE (nothing changed) while accounts of a group ' +
             'whose currency no chain of pairs converts it into (direct, inverse, or through USD) hold open ' +
             'positions or pending orders in the symbol; a new margin_mode checks both currencies so (a currency ' +
-            'the request did not change is refused naming margin_mode).',
+            'the request did not change is refused naming margin_mode). ' +
+            ALL_INSTANCES,
         }),
       },
     )
@@ -363,7 +370,7 @@ export const marketAdminRoutes = (ctx: MarketCtx, operator = operatorGuard(ctx))
             '(409 GROUP_LACKS_SYMBOLS naming the field, nothing changed) while accounts of the group hold open ' +
             'positions or pending orders in a symbol of it: they could not close them. Settings hidden or not ' +
             'tradable already are saved without the check. For ' +
-            'close-only, set the symbol trade 1 (PATCH /manager/symbols/{symbol}).',
+            `close-only, set the symbol trade 1 (PATCH /manager/symbols/{symbol}). ${ALL_INSTANCES}`,
         }),
       },
     )
@@ -376,7 +383,7 @@ export const marketAdminRoutes = (ctx: MarketCtx, operator = operatorGuard(ctx))
         body: OverrideBody,
         response: { 200: Override, ...errors({ 404: ['GROUP_NOT_FOUND', 'SYMBOL_NOT_FOUND'] }) },
         detail: doc('Reference data', "Create or replace a group's override of a symbol", {
-          description: 'spread, spread_balance and margin_divider; null falls back to the symbol value.',
+          description: `spread, spread_balance and margin_divider; null falls back to the symbol value. ${ALL_INSTANCES}`,
         }),
       },
     )

@@ -7,6 +7,7 @@ import type { Quote } from './domain/conversion'
 import { groupQuote, isPositiveQuote } from './domain/pricing'
 import type { DaySessions } from './domain/sessions'
 import { groupSecurities, groupSymbols, symbols } from './schema'
+import { SharedVersion } from './shared-version'
 
 type SymbolRow = typeof symbols.$inferSelect
 type SecurityRow = typeof groupSecurities.$inferSelect
@@ -79,28 +80,45 @@ function groupSymbol(
 
 const VERSION_KEY = 'ref:v1:version'
 const CHECK_MS = 1000
+/** What a copy loaded while the version could not be read holds: any version read later differs. */
+const UNKNOWN = ''
+/** While the shared version cannot be read, the copy is reloaded this often. */
+const UNKNOWN_RELOAD_MS = 5000
+/**
+ * A copy is reloaded at least this often even when the version did not change (a bump lost with the
+ * writer): a select of the symbols table and, on each group's next use, its two small selects (the
+ * demo's 34 symbols and a group: ~1 ms on a libSQL file, 3-8 ms on sqld), once per instance per 30 s.
+ */
+const MAX_AGE_MS = 30_000
 
 /**
  * Symbols, group securities and overrides held in memory (they change rarely and every tick and trade
- * reads them). Writers bump a version in the shared cache; every instance reloads when it sees a new
- * version (checked at most once a second), so edits reach all instances within a second.
+ * reads them). Writers put a new version in the shared cache (never a repeated one: shared-version.ts);
+ * every instance reloads when it sees one it does not hold (checked at most once a second), so edits
+ * reach all instances within a second. A bump Redis did not take is sent again until it is (within a
+ * second of Redis answering again); an instance that cannot read the version reloads every 5 s; and every
+ * copy is reloaded at least every 30 s whatever the version says.
  */
 export class ReferenceData {
   private symbolMap = new Map<string, SymbolInfo>()
   /** Each group's securities and overrides, read together; a reload starts a new map. */
   private groups = new Map<number, GroupSettings>()
+  /** The version the copy was loaded at; null: load at the next check; UNKNOWN: loaded while unreadable. */
   private version: string | null = null
   private checkedAt = 0
+  private loadedAt = 0
   private readonly reload: SingleFlight
+  private readonly shared: SharedVersion
 
   /** `edge`: each request checks and loads on its own (kernel/single-flight). */
   constructor(
     private readonly db: Db,
-    private readonly store: KeyValueStore,
+    store: KeyValueStore,
     private readonly clock: Clock,
     edge = false,
   ) {
     this.reload = new SingleFlight(!edge)
+    this.shared = new SharedVersion(store, VERSION_KEY, edge)
   }
 
   private async load() {
@@ -114,20 +132,27 @@ export class ReferenceData {
   /** Makes sure the in-memory copy is current; cheap when it is. */
   async fresh(): Promise<void> {
     const now = this.clock.now()
-    if (this.version !== null && now - this.checkedAt < CHECK_MS) return
+    if (this.version !== null && now - this.checkedAt >= 0 && now - this.checkedAt < CHECK_MS) return
     await this.reload.run(async () => {
-      const v = (await this.store.get(VERSION_KEY)) ?? '0'
+      const v = await this.shared.read()
       this.checkedAt = now
-      if (v !== this.version) {
+      const age = now - this.loadedAt
+      const due =
+        this.version === null ||
+        age < 0 ||
+        age >= MAX_AGE_MS ||
+        (v === null ? age >= UNKNOWN_RELOAD_MS : v !== this.version)
+      if (due) {
         await this.load()
-        this.version = v
+        this.version = v ?? UNKNOWN
+        this.loadedAt = now
       }
     })
   }
 
-  /** Called after a reference-data write commits. */
+  /** Called after a reference-data write commits: this instance reloads at once, the others within a second. */
   async changed() {
-    await this.store.incr(VERSION_KEY, 365 * 24 * 3600 * 1000)
+    await this.shared.bump()
     this.version = null
   }
 

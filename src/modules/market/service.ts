@@ -11,6 +11,7 @@ import { refuse } from './errors'
 import { groupPrice } from './prices'
 import type { GroupSymbol } from './reference'
 import { candles, marketWatch } from './schema'
+import { SharedVersion } from './shared-version'
 
 const HOUR = 3600
 const watchError = (m: string) => refuse('INVALID_ADD_SYMBOL_TO_MARKET_WATCH', m)
@@ -72,23 +73,39 @@ const watchKey = (brandId: number, login: number, groupId: number, version: stri
 
 const VERSION_FRESH_MS = 250
 const versions = new WeakMap<MarketCtx, { value: string; at: number }>()
+const watchVersions = new WeakMap<MarketCtx, SharedVersion>()
 
-/** Bumped when an hourly candle closes or reference data changes (the cached lists then expire by key). */
+/** The shared candle version of watch-list keys (a new value per bump, never a repeated count). */
+function sharedWatchVersion(ctx: MarketCtx) {
+  let v = watchVersions.get(ctx)
+  if (!v) {
+    v = new SharedVersion(ctx.store, WATCH_VERSION, ctx.edge)
+    watchVersions.set(ctx, v)
+  }
+  return v
+}
+
+/**
+ * Bumped when an hourly candle closes or reference data changes (the cached lists then expire by key). A
+ * counter could come back to a value after a Redis restart and serve a list cached under it before the
+ * change; a bump Redis did not take is sent again until it is (shared-version.ts).
+ */
 export async function bumpWatchVersion(ctx: MarketCtx) {
   versions.delete(ctx)
-  await ctx.store.incr(WATCH_VERSION, 365 * 86_400_000)
+  await sharedWatchVersion(ctx).bump()
 }
 
 /**
  * The candle version of watch-list keys, re-read from the shared cache at most every 250 ms: another
- * instance's hourly close reaches this one within that, this instance's own at once.
+ * instance's hourly close reaches this one within that, this instance's own at once. While the cache does
+ * not answer (null), lists are built from the database and not cached.
  */
-async function watchVersion(ctx: MarketCtx) {
+async function watchVersion(ctx: MarketCtx): Promise<string | null> {
   const now = ctx.clock.now()
   const v = versions.get(ctx)
   if (v && now - v.at >= 0 && now - v.at < VERSION_FRESH_MS) return v.value
-  const value = (await ctx.store.get(WATCH_VERSION)) ?? '0'
-  versions.set(ctx, { value, at: now })
+  const value = await sharedWatchVersion(ctx).read()
+  if (value !== null) versions.set(ctx, { value, at: now })
   return value
 }
 
@@ -145,6 +162,10 @@ export async function watchListValue(
 async function renderedWatchList(ctx: MarketCtx, brand: Brand, session: Session, login: number) {
   const { account, group } = await marketAccount(ctx, brand, session, login)
   const version = await watchVersion(ctx)
+  if (version === null) {
+    const fresh = JSON.stringify({ assets: await buildWatchList(ctx, account.login, group.id) })
+    return { raw: fresh, body: new Blob([fresh], { type: 'application/json' }) }
+  }
   const key = watchKey(brand.id, account.login, group.id, version)
   let raw = await ctx.store.get(key)
   if (!raw) {
@@ -213,10 +234,15 @@ async function visibleSymbol(ctx: MarketCtx, groupId: number, symbol: string): P
   return gs && gs.sec.show === 1 ? gs : null
 }
 
+/**
+ * Drops the login's cached list under the shared version, not this instance's copy (the key readers use
+ * now). When the cache did not answer, the list may still be there once it does: every list's version is
+ * bumped instead (sent again until the cache takes it).
+ */
 async function dropWatchCache(ctx: MarketCtx, brandId: number, login: number, groupId: number) {
-  // The shared version, not this instance's copy: the list must drop whatever key readers use now.
-  const version = (await ctx.store.get(WATCH_VERSION)) ?? '0'
-  await ctx.store.del(watchKey(brandId, login, groupId, version))
+  const version = await sharedWatchVersion(ctx).read()
+  if (version !== null) await ctx.store.del(watchKey(brandId, login, groupId, version))
+  if (version === null || ctx.store.dependency?.up === false) await bumpWatchVersion(ctx)
 }
 
 export async function addToWatch(
