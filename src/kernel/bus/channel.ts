@@ -1,5 +1,6 @@
 import type { z } from 'zod'
 import type { Logger } from '../logger'
+import { backlogIfAny, backlogOf } from './backlog'
 import type { BusEntry, MessageBus } from './bus'
 import { DEADLINE_TYPES } from './stream'
 
@@ -46,9 +47,12 @@ export const onChannel = <T>(
 })
 
 /**
- * Tells the engine of a change already committed to the database. Best effort: while the bus is away the
- * answer must not turn a committed write into an error, and the engine finds the change anyway (its
- * resync reads changed rows from the database; a takeover reloads every book).
+ * Tells the engine of a change already committed to the database. Never throws: while the bus is away the
+ * answer must not turn a committed write into an error. A change the bus refuses is not dropped: it waits
+ * in the bus's backlog (backlog.ts), in order, and is sent again once the bus answers; a later change of
+ * the same channel waits behind it. Only past the backlog's bounds (its size, its age) or a close that
+ * could not send it is one lost (logged as an error); the engine finds it then through its safety nets
+ * (the resync jobs re-read changed rows; a takeover reloads every book).
  */
 export async function publishChange<T>(
   bus: MessageBus,
@@ -57,13 +61,12 @@ export async function publishChange<T>(
   data: T,
 ): Promise<void> {
   const type = channel.name
+  const waiting = backlogIfAny(bus)
+  if (waiting?.holds(type)) return waiting.add(type, data)
   try {
     await bus.publish(type, data)
   } catch (e) {
-    logger.log('warn', 'change not published; the engine resyncs it', {
-      type,
-      err: e instanceof Error ? e.message : String(e),
-    })
+    backlogOf(bus, logger).add(type, data, e)
   }
 }
 

@@ -2,6 +2,7 @@ import type { RedisClient } from 'bun'
 import type { Logger } from '../logger'
 import { connected, openRedis } from '../redis'
 import { backoff, Dependency } from '../resilience'
+import { drainBacklog } from './backlog'
 import { type BusHandler, handOver, type MessageBus, type Subscription } from './bus'
 import { Appender, BUS_KEEP_MS, BUS_STREAM, dropLogger, newestOf, onTime, type Raw, rangeOf } from './stream'
 
@@ -69,6 +70,8 @@ export class RedisBus implements MessageBus {
   }
 
   async close() {
+    // the changes it refused go first, while it can still send them (backlog.ts)
+    await drainBacklog(this)
     this.dependency.close()
     await Promise.all([...this.subs].map((s) => s.close()))
     this.client.close()

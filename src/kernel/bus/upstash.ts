@@ -1,5 +1,6 @@
 import type { Logger } from '../logger'
 import { backoff, Dependency, errText } from '../resilience'
+import { drainBacklog } from './backlog'
 import { type BusHandler, handOver, type MessageBus, type Subscription } from './bus'
 import {
   Appender,
@@ -86,6 +87,8 @@ export class UpstashBus implements MessageBus {
   }
 
   async close() {
+    // the changes it refused go first, while it can still send them (backlog.ts)
+    await drainBacklog(this)
     this.dependency.close()
     await Promise.all([...this.subs].map((s) => s.close()))
   }

@@ -1,7 +1,8 @@
 import { z } from 'zod'
 import type { MessageBus } from '../../kernel/bus/bus'
-import { defineChannel, publishTo } from '../../kernel/bus/channel'
+import { defineChannel, publishChange } from '../../kernel/bus/channel'
 import type { Consumer } from '../../kernel/events/topic'
+import type { Logger } from '../../kernel/logger'
 import { AccountUpdated, BalanceOperation, GroupUpdated } from '../accounts'
 
 /** Bus entries naming logins whose balance, credit or settings changed without an order change. */
@@ -14,14 +15,15 @@ export const GROUPS_CHANGED = defineChannel('trading.groups-changed', z.array(z.
  * A balance or credit operation, or a change of leverage or group, moves an account's margin level (and a
  * watcher's equity) without a tick: the engine is told to look at the account again. After the delivery
  * commits: in one process the bus hands the entry to the engine at once, and the engine's writes would
- * wait for the delivery's transaction.
+ * wait for the delivery's transaction. A publish the bus refuses is sent again once it answers
+ * (publishChange's backlog): nothing else would tell the engine (its resync reads orders, not accounts).
  */
-export function accountChangeConsumers(bus: MessageBus): Consumer<{ login: number }>[] {
+export function accountChangeConsumers(bus: MessageBus, logger: Logger): Consumer<{ login: number }>[] {
   const tell = (name: string, topic: Consumer<{ login: number }>['topic']): Consumer<{ login: number }> => ({
     name: `trading.${name}`,
     topic,
     async after(event) {
-      await publishTo(bus, ACCOUNTS_CHANGED, [event.payload.login])
+      await publishChange(bus, logger, ACCOUNTS_CHANGED, [event.payload.login])
     },
   })
   return [tell('balance-operation', BalanceOperation), tell('account-updated', AccountUpdated)]
@@ -34,13 +36,14 @@ export function accountChangeConsumers(bus: MessageBus): Consumer<{ login: numbe
  */
 export function groupChangeConsumer(
   bus: MessageBus,
+  logger: Logger,
 ): Consumer<{ group_id: number; changes: Record<string, unknown> }> {
   return {
     name: 'trading.group-updated',
     topic: GroupUpdated,
     accepts: (e) => e.payload.changes.margin_call !== undefined || e.payload.changes.stop_out !== undefined,
     async after(event) {
-      await publishTo(bus, GROUPS_CHANGED, [event.payload.group_id])
+      await publishChange(bus, logger, GROUPS_CHANGED, [event.payload.group_id])
     },
   }
 }

@@ -109,7 +109,7 @@ export const tradingModule = defineModule({
         settle: () => engine.settle(),
       },
       routes: tradingRoutes(services),
-      consumers: [...accountChangeConsumers(k.bus), groupChangeConsumer(k.bus)],
+      consumers: [...accountChangeConsumers(k.bus, k.logger), groupChangeConsumer(k.bus, k.logger)],
       jobs: [
         // idempotency keys answer repeats for 7 days (Stripe keeps them 24 hours)
         {
