@@ -83,6 +83,7 @@ export function createApp(deps: Deps, modules: readonly ModuleDefinition[], opts
           jobNames: jobs.map((j) => j.name),
           examples: opts.examples,
           securitySchemes: Object.assign({}, ...modules.map((m) => m.securitySchemes ?? {})),
+          confinements: modules.flatMap((m) => m.confinements ?? []),
           sites: [...kernel.sites.values()],
         },
       ),

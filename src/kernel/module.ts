@@ -1,5 +1,6 @@
 import type { AnyElysia } from 'elysia'
 import type { ZodType } from 'zod'
+import type { ConfinementDeclaration } from './auth/session'
 import type { SiteDeclaration } from './brand/sites'
 import type { EnginePart } from './engine/part'
 import type { Consumer } from './events/topic'
@@ -43,6 +44,8 @@ export interface ModuleDefinition {
   tags?: Tag[]
   /** OpenAPI security schemes of its own guards (its tokens), by name. */
   securitySchemes?: Record<string, Record<string, unknown>>
+  /** The confinements its principal directory may put sessions under (PrincipalDirectory.confinement). */
+  confinements?: readonly ConfinementDeclaration[]
   /**
    * The environment variables it reads (the schema of its `config.ts`, read in `setup` with
    * `moduleConfig`): the entries check them with the kernel's before anything starts (`loadConfig`).

@@ -45,7 +45,7 @@ interface Guard {
   refusals?: Record<string, string[]>
   roles?: SessionType[]
   denied?: { status: number; code: string } | null
-  passwordChange?: boolean
+  whileConfined?: boolean
 }
 
 /**
@@ -131,7 +131,7 @@ function named(g: Guard | null) {
   if (g.feed) return 'feed'
   if (g.roles) {
     const d = g.denied ? ` (else ${g.denied.status} ${g.denied.code})` : ''
-    return `auth ${g.roles.map((r) => r.replace('SESSION_', '')).join(',')}${d}${g.passwordChange ? ' passwordChange' : ''}`
+    return `auth ${g.roles.map((r) => r.replace('SESSION_', '')).join(',')}${d}${g.whileConfined ? ' whileConfined' : ''}`
   }
   if (g.site) return `site ${[g.site].flat().join(',')}`
   return g.brand ? 'brand' : JSON.stringify(g)
@@ -198,7 +198,7 @@ function expected(r: Route, c: Credential): Outcome {
       const d = g.denied ?? { status: 403, code: 'FORBIDDEN' }
       return { status: d.status, codes: [d.code], message: `${c.session} may not call this route` }
     }
-    if (c.mustChangePassword && !g.passwordChange) return { status: 403, codes: ['PASSWORD_CHANGE_REQUIRED'] }
+    if (c.mustChangePassword && !g.whileConfined) return { status: 403, codes: ['PASSWORD_CHANGE_REQUIRED'] }
     return 'allowed'
   }
   if (g.site && r.schemes.length) {

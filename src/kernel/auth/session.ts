@@ -36,9 +36,26 @@ export interface Session {
   principal?: unknown
 }
 
+/**
+ * Why a principal may call only the routes open to it while confined (the guard's `whileConfined`), e.g.
+ * an account that must replace a generated password first: elsewhere it is refused 403 with this code.
+ */
+export interface Confinement {
+  code: string
+  message: string
+}
+
+/** A confinement a module may put principals of some roles under, as the document lists it. */
+export interface ConfinementDeclaration {
+  roles: readonly SessionType[]
+  code: string
+}
+
 /** Finds the record behind a session when it may still act: enabled, of its brand, same session epoch. */
 export interface PrincipalDirectory {
   current(session: Session): Promise<unknown | null>
+  /** The confinement of the principal `current` found, or null: it may call every route of its role. */
+  confinement?(session: Session, principal: unknown): Confinement | null
 }
 
 export const isStaff = (s: Session) => STAFF_SESSIONS.includes(s.type)

@@ -1,4 +1,4 @@
-import { SESSION_TYPES } from '../auth/session'
+import { type ConfinementDeclaration, SESSION_TYPES } from '../auth/session'
 import { BRAND_SITE, type SiteDeclaration } from '../brand/sites'
 
 /** What the guard macros leave on an operation (kernel/security). */
@@ -10,7 +10,7 @@ interface Guard {
   refusals?: Record<string, string[]>
   roles?: string[]
   denied?: { status: number; code: string } | null
-  passwordChange?: boolean
+  whileConfined?: boolean
 }
 
 type Json = Record<string, any>
@@ -248,7 +248,12 @@ function nameSchemas(doc: Json) {
  */
 export function finishDocument(
   doc: Json,
-  facts: { jobNames: string[]; examples?: Record<string, unknown>; sites?: SiteDeclaration[] } = {
+  facts: {
+    jobNames: string[]
+    examples?: Record<string, unknown>
+    sites?: SiteDeclaration[]
+    confinements?: readonly ConfinementDeclaration[]
+  } = {
     jobNames: [],
   },
 ): Json {
@@ -374,9 +379,10 @@ export function finishDocument(
           const d = guard.denied ?? { status: 403, code: 'FORBIDDEN' }
           addCode(op, d.status, d.code)
         }
-        // an account with a generated password is refused everything but setting its own
-        if (guard.roles.includes('SESSION_USER') && !guard.passwordChange)
-          addCode(op, 403, 'PASSWORD_CHANGE_REQUIRED')
+        // a confined principal (an account with a generated password) is refused all but what lifts it
+        if (!guard.whileConfined)
+          for (const c of facts.confinements ?? [])
+            if (guard.roles.some((r) => c.roles.includes(r as never))) addCode(op, 403, c.code)
         // a change signed in by the session cookie from a page of another host (kernel/http/security.ts)
         if (method !== 'get') addCode(op, 403, 'CSRF_REJECTED')
         op['x-roles'] = guard.roles

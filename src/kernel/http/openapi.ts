@@ -1,5 +1,6 @@
 import { openapi } from '@elysiajs/openapi'
 import { Elysia, t } from 'elysia'
+import type { ConfinementDeclaration } from '../auth/session'
 import type { SiteDeclaration } from '../brand/sites'
 import { finishDocument } from './openapi-finish'
 
@@ -101,6 +102,7 @@ export const openapiPlugin = (
     securitySchemes?: Record<string, Record<string, unknown>>
     examples?: Record<string, unknown>
     sites?: SiteDeclaration[]
+    confinements?: readonly ConfinementDeclaration[]
   } = { jobNames: [] },
 ) => {
   // the generated document shares its schema objects with the routes' validators: finish a copy, once

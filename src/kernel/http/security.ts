@@ -14,11 +14,14 @@ import { httpPlatform } from './http'
 interface AuthRule {
   roles: readonly SessionType[]
   denied?: { status: number; code: string }
-  /** The route that sets a new password: open to an account that must change its generated one. */
-  passwordChange?: true
   /**
-   * A route that ends sessions (sign-out): open to an account that must change its generated password
-   * too, so one signed in with a temporary password on a shared terminal can still leave.
+   * Open to a confined principal (PrincipalDirectory.confinement): the route that lifts the confinement,
+   * e.g. the one that sets a new password for an account that must change its generated one.
+   */
+  whileConfined?: true
+  /**
+   * A route that ends sessions (sign-out): open to a confined principal too, so an account signed in with
+   * a temporary password on a shared terminal can still leave.
    */
   signOut?: true
   /**
@@ -96,19 +99,13 @@ async function authenticate(ctx: Kernel, request: Request, brand: Brand, rule: A
     const d = rule.denied ?? { status: 403, code: 'FORBIDDEN' }
     throw new ApiError(d.status, d.code, `${session.type} may not call this route`)
   }
-  const principal = await ctx.ports.get(PrincipalsPort).current(session)
+  const directory = ctx.ports.get(PrincipalsPort)
+  const principal = await directory.current(session)
   if (principal === null) throw unauthorized()
-  // a generated password (shown once, e.g. a prop challenge's) must be replaced before anything else
-  if (
-    !rule.passwordChange &&
-    !rule.signOut &&
-    (principal as { mustChangePassword?: number }).mustChangePassword === 1
-  )
-    throw new ApiError(
-      403,
-      'PASSWORD_CHANGE_REQUIRED',
-      'this account must set its own password first (PUT /account/password)',
-    )
+  if (!rule.whileConfined && !rule.signOut) {
+    const confined = directory.confinement?.(session, principal)
+    if (confined) throw new ApiError(403, confined.code, confined.message)
+  }
   // per request: the principal's record rides along, so the route does not read it a second time
   return { ...session, principal }
 }
@@ -258,9 +255,9 @@ export const security = (ctx: Kernel) =>
         'x-guard': {
           roles: rule.roles,
           denied: rule.denied ?? null,
-          // what the document and the authorization matrix read: the route is open to an account that
-          // must change its password (the password change itself, and signing out)
-          passwordChange: !!(rule.passwordChange || rule.signOut),
+          // what the document and the authorization matrix read: the route is open to a confined principal
+          // (an account that must change its password: the password change itself, and signing out)
+          whileConfined: !!(rule.whileConfined || rule.signOut),
         },
       } as Record<string, unknown>,
       async transform(c) {

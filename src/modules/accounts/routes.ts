@@ -295,7 +295,7 @@ export const accountRoutes = (ctx: AccountsCtx) =>
       ({ brand, session, body, request, server }) =>
         changeAccountPassword(ctx, brand, session, body, { ip: clientIp(ctx, request, server) }),
       {
-        auth: { roles: ['SESSION_USER'], passwordChange: true },
+        auth: { roles: ['SESSION_USER'], whileConfined: true },
         body: t.Object(
           {
             password: PasswordText('the current password', 1),

@@ -4,7 +4,7 @@ import { AccountsPort } from '../accounts'
 import { AuthEnv, authConfig } from './config'
 import type { AuthCtx } from './context'
 import { seedDemoStaff } from './demo'
-import { Principals } from './principals'
+import { PASSWORD_CHANGE_REQUIRED, Principals } from './principals'
 import { authRoutes } from './routes'
 import * as schema from './schema'
 
@@ -18,6 +18,7 @@ export {
 export const authModule = defineModule({
   name: 'auth',
   tags: [{ name: 'Auth', description: 'Sign-in for accounts, customers and staff; sign-out; registration' }],
+  confinements: [{ roles: ['SESSION_USER'], code: PASSWORD_CHANGE_REQUIRED }],
   env: AuthEnv,
   tables: schema,
   setup(k, ports) {

@@ -1,13 +1,20 @@
 import { eq, getTableColumns, sql } from 'drizzle-orm'
-import { type PrincipalDirectory, type Session, staffRoleSession } from '../../kernel/auth/session'
+import {
+  type Confinement,
+  type PrincipalDirectory,
+  type Session,
+  staffRoleSession,
+} from '../../kernel/auth/session'
 import type { KeyValueStore } from '../../kernel/cache'
 import { JsonCache } from '../../kernel/cache/json-cache'
 import type { Db } from '../../kernel/db/client'
-import type { AccountsApi } from '../accounts'
+import type { AccountRecord, AccountsApi } from '../accounts'
 import { staff } from './schema'
 
 const { passwordHash: _s, ...staffColumns } = getTableColumns(staff)
 type StaffRecord = Omit<typeof staff.$inferSelect, 'passwordHash'>
+
+export const PASSWORD_CHANGE_REQUIRED = 'PASSWORD_CHANGE_REQUIRED'
 
 const staffKey = (id: number) => `staff:v1:${id}`
 
@@ -49,6 +56,15 @@ export class Principals implements PrincipalDirectory {
     const m = await this.staffMember(s.staffId!)
     const same = m && m.brandId === s.brandId && m.login === s.login && staffRoleSession[m.role] === s.type
     return same && m.enabled === 1 && m.sessionEpoch === s.epoch ? m : null
+  }
+
+  /** A generated password (shown once, e.g. a prop challenge's) must be replaced before anything else. */
+  confinement(s: Session, principal: unknown): Confinement | null {
+    if (s.type !== 'SESSION_USER' || (principal as AccountRecord).mustChangePassword !== 1) return null
+    return {
+      code: PASSWORD_CHANGE_REQUIRED,
+      message: 'this account must set its own password first (PUT /account/password)',
+    }
   }
 
   invalidateStaff(id: number) {
