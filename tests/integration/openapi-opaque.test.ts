@@ -83,8 +83,10 @@ test('no request body or success answer documents an object without its fields (
 
 // the probe's findings (module-contract probe, openapi-opaque)
 
+/** A schema behind its reference; a described reference (`allOf` of one, beside a description) too. */
 const resolve = (s: any): any => {
-  while (s?.$ref) s = doc.components.schemas[s.$ref.split('/').pop()]
+  while (s?.$ref || s?.allOf?.length === 1)
+    s = s.$ref ? doc.components.schemas[s.$ref.split('/').pop()] : s.allOf[0]
   return s
 }
 /** An object schema that names its fields (not `{ type: object, additionalProperties: {} }`). */

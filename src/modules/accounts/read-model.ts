@@ -62,6 +62,26 @@ export class AccountReadModel {
     return this.cache.get(customerKey(id), async () => (await this.customerStmt.execute({ id }))[0] ?? null)
   }
 
+  /**
+   * The brand-scoped reads: the record when it is of the brand, else null (as absent). What every caller
+   * acting for a brand asks; the plain reads above are for ids the platform itself holds (an event's, an
+   * order's), whose brand is known by construction.
+   */
+  async accountIn(brandId: number, login: number): Promise<AccountRecord | null> {
+    const a = await this.account(login)
+    return a?.brandId === brandId ? a : null
+  }
+
+  async groupIn(brandId: number, id: number): Promise<GroupRecord | null> {
+    const g = await this.group(id)
+    return g?.brandId === brandId ? g : null
+  }
+
+  async customerIn(brandId: number, id: number): Promise<CustomerRecord | null> {
+    const c = await this.customer(id)
+    return c?.brandId === brandId ? c : null
+  }
+
   invalidateAccount(...logins: number[]) {
     return this.cache.del(...logins.map(accountKey))
   }

@@ -239,8 +239,15 @@ async function editAlert(
 }
 
 export async function deleteAlert(ctx: AlertsServices, brand: Brand, session: Session, id: number) {
-  await ownAlert(ctx, brand, session, id)
-  await ctx.db.transaction((tx) => tx.delete(priceAlerts).where(eq(priceAlerts.id, id)))
+  const own = await ownAlert(ctx, brand, session, id)
+  // the scope the read checked, again in the write (brand and login: an id alone names no owner)
+  await ctx.db.transaction((tx) =>
+    tx
+      .delete(priceAlerts)
+      .where(
+        and(eq(priceAlerts.id, id), eq(priceAlerts.brandId, brand.id), eq(priceAlerts.login, own.login)),
+      ),
+  )
   await ctx.alerts.removed(id)
   return { data: 'OK' as const }
 }

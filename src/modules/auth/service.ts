@@ -80,8 +80,8 @@ export async function signInAccount(
     await rehashIfOld(ctx, input.password, row.passwordHash, (to) =>
       ctx.accounts.upgradePasswordHash({ account: row.login }, row.passwordHash, to),
     )
-  const group = await ctx.accounts.read.group(row.groupId)
-  if (!group || group.brandId !== brand.id) throw groupNotFound()
+  const group = await ctx.accounts.read.groupIn(brand.id, row.groupId)
+  if (!group) throw groupNotFound()
   const { passwordHash: _h, ...account } = row
   await ctx.accounts.requireMargin({ account, group })
   const { token, session } = await ctx.tokens.issue({

@@ -116,19 +116,23 @@ export async function pageOf<V>(
   }
 }
 
-async function load(ctx: CashierCtx, id: number) {
-  const [row] = await ctx.db.select().from(cashierTransactions).where(eq(cashierTransactions.id, id))
+/** A transaction of the brand as it is now, with its history (the brand in the query, as everywhere). */
+async function load(ctx: CashierCtx, brandId: number, id: number) {
+  const [row] = await ctx.db
+    .select()
+    .from(cashierTransactions)
+    .where(and(eq(cashierTransactions.id, id), eq(cashierTransactions.brandId, brandId)))
   if (!row) throw txNotFound()
   return { row, history: (await historyOf(ctx, [id])).get(id) ?? [] }
 }
 
-export async function viewOf(ctx: CashierCtx, id: number) {
-  const l = await load(ctx, id)
+export async function viewOf(ctx: CashierCtx, brandId: number, id: number) {
+  const l = await load(ctx, brandId, id)
   return txView(l.row, l.history)
 }
 
-export async function staffViewOf(ctx: CashierCtx, id: number) {
-  const l = await load(ctx, id)
+export async function staffViewOf(ctx: CashierCtx, brandId: number, id: number) {
+  const l = await load(ctx, brandId, id)
   return staffTxView(l.row, l.history)
 }
 

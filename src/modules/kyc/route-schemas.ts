@@ -64,7 +64,7 @@ function settingsSchemas(stored: boolean) {
   const Step = t.Object(
     {
       code: t.String({ pattern: '^[a-z][a-z_]{0,31}$', description: 'unique step code, e.g. identity' }),
-      title: t.String({ minLength: 1, maxLength: 100 }),
+      title: t.String({ minLength: 1, maxLength: 100, description: 'the step as the customer reads it' }),
       required: defaulted(t.Boolean({ description: 'needed for approval (default true)' })),
       questions: defaulted(
         t.Array(Question, { maxItems: 50, description: 'the questionnaire (default none)' }),
@@ -87,7 +87,10 @@ function settingsSchemas(stored: boolean) {
         t.Array(t.String(), { description: 'step codes to be approved for withdrawals (default none)' }),
       ),
     },
-    { title: `KycTiers${suffix}` },
+    {
+      title: `KycTiers${suffix}`,
+      description: 'what money may move before which steps are approved: deposits, then withdrawals',
+    },
   )
   return t.Object(
     {

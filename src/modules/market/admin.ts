@@ -13,7 +13,7 @@ import { bumpWatchVersion } from './service'
 /**
  * Staff maintenance of the reference data: symbols (deployment-wide, admin sessions), and per group of
  * the brand its security settings and per-symbol overrides. Every write bumps the reference version so
- * all instances reload within a second, and the watch-list version so no cached list keeps a symbol the
+ * all instances reload within a second (within 30 s when Redis did not take the bump: shared-version.ts), and the watch-list version so no cached list keeps a symbol the
  * group may no longer see.
  */
 
@@ -241,8 +241,8 @@ export async function updateSymbol(ctx: MarketCtx, name: string, body: Record<st
 }
 
 async function brandGroup(ctx: MarketCtx, brand: Brand, id: number) {
-  const g = await ctx.accounts.read.group(id)
-  if (!g || g.brandId !== brand.id) throw groupNotFound()
+  const g = await ctx.accounts.read.groupIn(brand.id, id)
+  if (!g) throw groupNotFound()
   return g
 }
 

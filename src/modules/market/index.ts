@@ -39,7 +39,10 @@ export {
 
 /** What other modules ask of market. */
 export interface MarketApi {
-  /** Symbols, group securities and overrides, in memory (every instance sees a change within a second). */
+  /**
+   * Symbols, group securities and overrides, in memory: every instance sees a change within a second
+   * while Redis answers, within 30 s in any case (shared-version.ts).
+   */
   refdata: ReferenceData
   /** The latest quotes, and the tick stream (`quotes.onTicks`). */
   quotes: QuoteHub

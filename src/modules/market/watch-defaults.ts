@@ -53,8 +53,8 @@ export function watchConsumer(): Consumer<PayloadOf<typeof AccountCreated>> {
 }
 
 async function brandGroup(ctx: MarketCtx, brand: Brand, id: number) {
-  const g = await ctx.accounts.read.group(id)
-  if (!g || g.brandId !== brand.id) throw refuse('GROUP_NOT_FOUND', 'group not found in this brand')
+  const g = await ctx.accounts.read.groupIn(brand.id, id)
+  if (!g) throw refuse('GROUP_NOT_FOUND', 'group not found in this brand')
   return g
 }
 

@@ -146,8 +146,8 @@ export async function sendNotification(
   input: { login: number; title: string; body: string; level?: NotificationLevel },
 ) {
   if (input.login !== 0) {
-    const a = await ctx.accounts.read.account(input.login)
-    if (!a || a.brandId !== brand.id) throw refuse('ACCOUNT_NOT_FOUND', 'account not found')
+    const a = await ctx.accounts.read.accountIn(brand.id, input.login)
+    if (!a) throw refuse('ACCOUNT_NOT_FOUND', 'account not found')
   }
   const id = await ctx.db.transaction((tx) =>
     notifyTx(

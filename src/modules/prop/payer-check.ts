@@ -23,20 +23,14 @@ export async function checkPayer(
   program: { currency: string; priceMinor: number },
   login: number,
 ) {
-  const account = await ctx.accounts.read.account(login)
+  const account = await ctx.accounts.read.accountIn(brandId, login)
   const group = account && (await ctx.accounts.read.group(account.groupId))
   const problem = (code: PropCode, message: string) => ({
     account,
     group,
     problem: { code, message } as PayerProblem,
   })
-  if (
-    !account ||
-    !group ||
-    account.brandId !== brandId ||
-    account.customerId !== customerId ||
-    account.enable !== 1
-  )
+  if (!account || !group || account.customerId !== customerId || account.enable !== 1)
     return problem('INVALID_PAYER_ACCOUNT', `payer_login: ${login} is not an enabled account of yours`)
   const managed = await propFunds(ctx)(login)
   if (managed) return problem('INVALID_PAYER_ACCOUNT', `payer_login: ${managed}`)

@@ -89,9 +89,9 @@ export function writePort(ctx: TradingServices) {
     open: (r: SystemRequest & OpenInput) =>
       attempt(async () => {
         const { brandId, actor, idempotencyKey, ...input } = r
-        const account = await ctx.accountsRead.account(input.login)
+        const account = await ctx.accountsRead.accountIn(brandId, input.login)
         const group = account && (await ctx.accountsRead.group(account.groupId))
-        if (!account || !group || account.brandId !== brandId) throw notFound(input.login)
+        if (!account || !group) throw notFound(input.login)
         const opened = await openFor({ ctx, brandId, account, group, input, actor, idempotencyKey })
         return {
           order: opened.order,

@@ -22,8 +22,8 @@ const touchView = (t: TouchRow) => ({
 
 /** A customer's attribution for staff: the record, the touch that won, every touch considered, the rule. */
 export async function customerAttribution(ctx: AttributionCtx, brandId: number, customerId: number) {
-  const c = await ctx.accounts.read.customer(customerId)
-  if (!c || c.brandId !== brandId) throw refuse('CUSTOMER_NOT_FOUND', 'customer not found')
+  const c = await ctx.accounts.read.customerIn(brandId, customerId)
+  if (!c) throw refuse('CUSTOMER_NOT_FOUND', 'customer not found')
   const record = c.attribution ? (JSON.parse(c.attribution) as Record<string, string>) : null
   const decisionId = Number(record?.decision_id)
   const [d] = Number.isSafeInteger(decisionId)

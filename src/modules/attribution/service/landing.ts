@@ -3,8 +3,8 @@ import { isSameHostPath } from '../../../kernel/same-host'
 import type { CodeMatch } from '../../affiliate'
 import type { AttributionCtx } from '../context'
 import { cleanValue, parseParams } from '../domain/params'
-import { visitorIdV7 } from '../domain/visitor-id'
 import { hashAddress, matchCodes, recordVisit, type Visit } from './touches'
+import { visitorIdV7 } from './visitor-id'
 
 const VISITOR_COOKIE = 'tcs_vid'
 const VISITOR_ID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/
@@ -186,7 +186,8 @@ interface Page {
 }
 
 const PAGE_TTL_MS = 60_000
-const pages = new Map<string, { page: Page | null; until: number }>()
+/** Per app instance: two in one process (tests, a Worker's isolate reused) may serve other sites. */
+const pagesOf = new WeakMap<AttributionCtx, Map<string, { page: Page | null; until: number }>>()
 
 /**
  * The brand's page (site/<brand>/<page>.html), else the default site's, else null (404). Held in memory
@@ -194,8 +195,14 @@ const pages = new Map<string, { page: Page | null; until: number }>()
  */
 export async function loadPage(ctx: AttributionCtx, brand: Brand, name: string): Promise<Page | null> {
   const key = `${brand.id}:${name}`
+  let pages = pagesOf.get(ctx)
+  if (!pages) {
+    pages = new Map()
+    pagesOf.set(ctx, pages)
+  }
+  const now = ctx.clock.now()
   const hit = pages.get(key)
-  if (hit && hit.until > Date.now()) return hit.page
+  if (hit && hit.until > now) return hit.page
   const slug = brand.name.toLowerCase().replace(/[^a-z0-9-]/g, '-')
   const res =
     (await ctx.loadAsset(`site/${slug}/${name}.html`)) ?? (await ctx.loadAsset(`site/default/${name}.html`))
@@ -206,6 +213,6 @@ export async function loadPage(ctx: AttributionCtx, brand: Brand, name: string):
       }
     : null
   if (pages.size > 1_000) pages.clear()
-  pages.set(key, { page, until: Date.now() + PAGE_TTL_MS })
+  pages.set(key, { page, until: now + PAGE_TTL_MS })
   return page
 }

@@ -49,5 +49,5 @@ export async function staffTransaction({
   id,
 }: UseCase<CashierCtx, undefined, { brandId: number; id: number }>) {
   await rowOf(ctx, brandId, id)
-  return staffViewOf(ctx, id)
+  return staffViewOf(ctx, brandId, id)
 }

@@ -15,8 +15,8 @@ export async function setOverride({
   { enabled: boolean | null },
   { brandId: number; customerId: number; method: string }
 >) {
-  const customer = await ctx.accounts.read.customer(customerId)
-  if (!customer || customer.brandId !== brandId) throw refuse('CUSTOMER_NOT_FOUND', 'customer not found')
+  const customer = await ctx.accounts.read.customerIn(brandId, customerId)
+  if (!customer) throw refuse('CUSTOMER_NOT_FOUND', 'customer not found')
   const where = and(
     eq(cashierOverrides.brandId, brandId),
     eq(cashierOverrides.customerId, customerId),

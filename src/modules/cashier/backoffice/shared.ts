@@ -54,5 +54,5 @@ export async function act(
   })
   // named in the state that refused it: another action may have moved it since it was read
   if (!done) throw wrongState(await rowOf(ctx, brandId, id), what)
-  return staffViewOf(ctx, id)
+  return staffViewOf(ctx, brandId, id)
 }

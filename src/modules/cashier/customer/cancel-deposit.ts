@@ -37,11 +37,11 @@ async function cancelDeposit(ctx: CashierCtx, scope: SessionScope, row: TxRow) {
         'PROVIDER_UNAVAILABLE',
         'the payment provider could not end the payment session; try again later',
       )
-    if (r === 'ended') return viewOf(ctx, row.id)
+    if (r === 'ended') return viewOf(ctx, row.brandId, row.id)
   }
   // asked again (a retry after a lost answer, or two at once): one the customer cancelled answers the same
   const now = await ownTransaction(ctx, scope, row.id)
   if (now.status !== STATUS.cancelled || !(await cancelledByCustomer(ctx, row.id)))
     throw wrongState(now, 'cancel it')
-  return viewOf(ctx, row.id)
+  return viewOf(ctx, row.brandId, row.id)
 }

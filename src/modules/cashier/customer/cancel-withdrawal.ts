@@ -36,7 +36,7 @@ export async function cancelWithdrawal({
     if (now.status !== STATUS.cancelled || !(await cancelledByCustomer(ctx, id)))
       throw wrongState(now, 'cancel it')
   }
-  return viewOf(ctx, id)
+  return viewOf(ctx, brand.id, id)
 }
 
 /** Whether the transaction's move to cancelled was the customer's. */

@@ -53,5 +53,5 @@ export async function customerTransaction({
   id,
 }: UseCase<CashierCtx, undefined, SessionScope & { id: number }>) {
   await ownTransaction(ctx, { brand, session }, id)
-  return viewOf(ctx, id)
+  return viewOf(ctx, brand.id, id)
 }

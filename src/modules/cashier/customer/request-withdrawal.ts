@@ -91,5 +91,5 @@ export async function requestWithdrawal({
     if (again) return { transaction: again, idempotent: true }
     throw e
   }
-  return { transaction: await viewOf(ctx, row!.id), idempotent: false }
+  return { transaction: await viewOf(ctx, brand.id, row!.id), idempotent: false }
 }

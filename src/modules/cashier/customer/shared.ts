@@ -168,7 +168,7 @@ export async function byKey(
     )
   if (!row) return null
   assertSameRequest(row.requestHash, request)
-  return viewOf(ctx, row.id)
+  return viewOf(ctx, brandId, row.id)
 }
 
 /** What a deposit or withdrawal asks for: the fingerprint stored with its idempotency key. */

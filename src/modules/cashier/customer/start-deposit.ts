@@ -98,5 +98,5 @@ export async function startDeposit({
   await ctx.db.transaction((tx) =>
     move(tx, row, 'route', `provider:${m.provider}`, ctx.clock.now(), { providerRef: started.providerRef }),
   )
-  return { transaction: await viewOf(ctx, row.id), next: started.next, idempotent: false }
+  return { transaction: await viewOf(ctx, brand.id, row.id), next: started.next, idempotent: false }
 }

@@ -189,9 +189,9 @@ export async function actorOrder(ctx: TradingServices, brandId: number, actor: A
 }
 
 export async function orderContext(ctx: TradingServices, brandId: number, o: OrderRow) {
-  const account = await ctx.accountsRead.account(o.login)
+  const account = await ctx.accountsRead.accountIn(brandId, o.login)
   const group = account && (await ctx.accountsRead.group(account.groupId))
-  if (!account || !group || group.brandId !== brandId) return null
+  if (!account || !group) return null
   return { account, group }
 }
 
