@@ -31,7 +31,7 @@ export async function listGroups(ctx: AccountsCtx, brand: Brand) {
   return { rows: rows.map(groupView) }
 }
 
-interface AccountSettings {
+export interface AccountSettings {
   group?: string
   leverage?: number
   enable?: number

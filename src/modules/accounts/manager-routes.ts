@@ -4,14 +4,13 @@ import { doc, errors } from '../../kernel/http/openapi'
 import { Id, Int, nameModels, Ok, OneOf, PasswordText, textInput } from '../../kernel/http/schemas'
 import { security } from '../../kernel/http/security'
 import { MAX_AMOUNT } from '../../kernel/limits'
-import { changeAccountSettings, createGroup, listGroups, listOperations, updateGroup } from './admin'
+import { createGroup, listGroups, listOperations, updateGroup } from './admin'
 import type { AccountsCtx } from './context'
 import { endSessions } from './customers'
 import { refuse } from './errors'
 import { OPERATIONS, postBalanceOperation } from './ledger'
-import { openAccount } from './open'
 import { Profile } from './routes'
-import { accountNotFound, loadAccountView, profileView, requireMargin } from './service'
+import { accountNotFound, changeManagedAccount, managedAccount, openManagedAccount } from './service'
 
 const ACCOUNT_ADMINS = { roles: ['SESSION_MANAGER', 'SESSION_ADMIN'] as const }
 const ANY_STAFF = { roles: STAFF_SESSIONS }
@@ -146,19 +145,7 @@ export const accountManagerRoutes = (ctx: AccountsCtx) =>
     })
     .post(
       '/accounts',
-      async ({ brand, session, body }) => {
-        const { account } = await openAccount(ctx, {
-          ...body,
-          brandId: brand.id,
-          customerId: body.customer_id ?? null,
-          createdBy: `staff:${session.staffId}`,
-        })
-        const view = await loadAccountView({ ctx, brand, session, login: account.login })
-        return {
-          ...profileView(view, await requireMargin({ ctx, input: view })),
-          customer_id: view.account.customerId,
-        }
-      },
+      ({ brand, session, body }) => openManagedAccount({ ctx, brand, session, input: body }),
       {
         auth: ACCOUNT_ADMINS,
         body: t.Object(
@@ -196,13 +183,7 @@ export const accountManagerRoutes = (ctx: AccountsCtx) =>
     )
     .get(
       '/accounts/:login',
-      async ({ brand, session, params }) => {
-        const view = await loadAccountView({ ctx, brand, session, login: params.login })
-        return {
-          ...profileView(view, await requireMargin({ ctx, input: view })),
-          customer_id: view.account.customerId,
-        }
-      },
+      ({ brand, session, params }) => managedAccount({ ctx, brand, session, login: params.login }),
       {
         auth: ANY_STAFF,
         ...textInput({ params: LoginParam }),
@@ -212,14 +193,8 @@ export const accountManagerRoutes = (ctx: AccountsCtx) =>
     )
     .patch(
       '/accounts/:login',
-      async ({ brand, session, params, body }) => {
-        await changeAccountSettings(ctx, brand, params.login, body)
-        const view = await loadAccountView({ ctx, brand, session, login: params.login })
-        return {
-          ...profileView(view, await requireMargin({ ctx, input: view })),
-          customer_id: view.account.customerId,
-        }
-      },
+      ({ brand, session, params, body }) =>
+        changeManagedAccount({ ctx, brand, session, login: params.login, input: body }),
       {
         auth: ACCOUNT_ADMINS,
         ...textInput({ params: LoginParam }),

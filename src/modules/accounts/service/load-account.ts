@@ -11,8 +11,8 @@ export async function loadAccountView({
   login,
 }: UseCase<AccountsCtx, undefined, SessionScope & { login: number | undefined }>): Promise<AccountView> {
   const account = await findScopedAccount(ctx, brand, session, login)
-  const group = await ctx.accountsRead.group(account.groupId)
-  if (!group || group.brandId !== brand.id) throw groupNotFound()
+  const group = await ctx.accountsRead.groupIn(brand.id, account.groupId)
+  if (!group) throw groupNotFound()
   return { account, group }
 }
 
