@@ -107,6 +107,12 @@ export class ReferenceData {
   private version: string | null = null
   private checkedAt = 0
   private loadedAt = 0
+  /**
+   * Counted up by changed(): a reload started before a change may have read the rows before its commit,
+   * so it keeps neither its rows nor its version (it would put back the version changed() cleared, and
+   * the writer kept the old settings until its next check).
+   */
+  private generation = 0
   private readonly reload: SingleFlight
   private readonly shared: SharedVersion
 
@@ -121,39 +127,54 @@ export class ReferenceData {
     this.shared = new SharedVersion(store, VERSION_KEY, edge)
   }
 
-  private async load() {
+  private async load(): Promise<Map<string, SymbolInfo>> {
     const rows = await this.db.select().from(symbols)
     const next = new Map<string, SymbolInfo>()
     for (const r of rows) next.set(r.symbol, { ...r, sessionList: JSON.parse(r.sessions) as DaySessions[] })
-    this.symbolMap = next
-    this.groups = new Map()
+    return next
   }
 
-  /** Makes sure the in-memory copy is current; cheap when it is. */
+  /**
+   * Makes sure the in-memory copy is current; cheap when it is. A check that a change overtook (changed()
+   * ran meanwhile, or this caller joined a reload started before it) leaves the version cleared and runs
+   * again, so a caller after changed() never gets rows read before it (three rounds at most: a change
+   * during each is not a real load; the caller then keeps the copy as it is, reloaded at its next call).
+   */
   async fresh(): Promise<void> {
-    const now = this.clock.now()
-    if (this.version !== null && now - this.checkedAt >= 0 && now - this.checkedAt < CHECK_MS) return
-    await this.reload.run(async () => {
-      const v = await this.shared.read()
-      this.checkedAt = now
-      const age = now - this.loadedAt
-      const due =
-        this.version === null ||
-        age < 0 ||
-        age >= MAX_AGE_MS ||
-        (v === null ? age >= UNKNOWN_RELOAD_MS : v !== this.version)
-      if (due) {
-        await this.load()
-        this.version = v ?? UNKNOWN
-        this.loadedAt = now
-      }
-    })
+    for (let round = 0; round < 3; round++) {
+      const now = this.clock.now()
+      if (this.version !== null && now - this.checkedAt >= 0 && now - this.checkedAt < CHECK_MS) return
+      await this.reload.run(() => this.check(now))
+    }
   }
 
-  /** Called after a reference-data write commits: this instance reloads at once, the others within a second. */
+  private async check(now: number) {
+    const generation = this.generation
+    const v = await this.shared.read()
+    if (generation === this.generation) this.checkedAt = now
+    const age = now - this.loadedAt
+    const due =
+      this.version === null ||
+      age < 0 ||
+      age >= MAX_AGE_MS ||
+      (v === null ? age >= UNKNOWN_RELOAD_MS : v !== this.version)
+    const next = due ? await this.load() : null
+    if (next && generation === this.generation) {
+      this.symbolMap = next
+      this.groups = new Map()
+      this.version = v ?? UNKNOWN
+      this.loadedAt = now
+    }
+  }
+
+  /**
+   * Called after a reference-data write commits: this instance reloads at its next use (a reload already
+   * under way keeps nothing, see `generation`), the others within a second.
+   */
   async changed() {
-    await this.shared.bump()
+    this.generation++
     this.version = null
+    await this.shared.bump()
   }
 
   symbol(name: string): SymbolInfo | undefined {

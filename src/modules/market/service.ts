@@ -72,6 +72,15 @@ const watchKey = (brandId: number, login: number, groupId: number, version: stri
   `mw:v1:${brandId}:${login}:${groupId}:${version}`
 
 const VERSION_FRESH_MS = 250
+/**
+ * How long a cached list lives (the shared cache's TTL; this instance's rendered copy is served only while
+ * the cache still holds the same text). The version expires lists at an hourly close and on a reference
+ * data change, but a bump can be lost (Redis not answering, its retry at the edge or in a restarted
+ * process gone with it): a list is then rebuilt within a minute anyway, from reference data at most 30 s
+ * old. A rebuild is two indexed selects (the login's watch rows, 48 hourly candles per symbol), once per
+ * polled list per minute; the request that finds the list reads the cache once, as it always did.
+ */
+const LIST_TTL_MS = 60_000
 const versions = new WeakMap<MarketCtx, { value: string; at: number }>()
 const watchVersions = new WeakMap<MarketCtx, SharedVersion>()
 
@@ -127,7 +136,7 @@ const memoBytes = (ctx: MarketCtx) => (ctx.edge ? 8 : 64) * 1024 * 1024
 /**
  * A login's watch list, served from the shared cache under a key holding the brand, the login, its group
  * and the candle version, so a list is never served to another login and expires when an hourly candle closes
- * or the list changes (add/delete delete the key). The cache holds the rendered answer: the full list
+ * or the list changes (add/delete delete the key), and a minute after it was built in any case (LIST_TTL_MS). The cache holds the rendered answer: the full list
  * (empty prefix, what clients poll) is sent byte for byte from a Blob kept while the cached text stays
  * the same (building a Response from a string with header options cost more than the cache lookup); a
  * prefix filters the decoded copy. Both are sent as built (a Response), which is what the route's
@@ -170,7 +179,7 @@ async function renderedWatchList(ctx: MarketCtx, brand: Brand, session: Session,
   let raw = await ctx.store.get(key)
   if (!raw) {
     raw = JSON.stringify({ assets: await buildWatchList(ctx, account.login, group.id) })
-    await ctx.store.set(key, raw, HOUR * 1000)
+    await ctx.store.set(key, raw, LIST_TTL_MS)
   }
   let memo = rendered.get(ctx)
   if (!memo) {

@@ -16,6 +16,9 @@ export const newVersion = () => `${Date.now()}${String(Math.floor(Math.random() 
  * A bump is a new value, never a count. The ResilientStore drops a write while Redis does not answer: a
  * bump that was not taken is sent again on the next read and every second (not at the edge, where timers
  * die with the request) until it is, so other instances learn within a second of Redis answering again.
+ * That retry lives in this instance's memory: at the edge it is sent only if the same isolate reads again,
+ * and a restart loses it. Readers therefore bound what they hold by age as well (reference data reloads
+ * every 30 s, a cached watch list lives a minute).
  */
 export class SharedVersion {
   /** A bump the store did not take, sent again until it does. */
