@@ -1,4 +1,3 @@
-import { lt } from 'drizzle-orm'
 import { onChannel } from '../../kernel/bus/channel'
 import { defineModule, definePort } from '../../kernel/module'
 import { AccountsPort, ExposurePort, GroupFitPort } from '../accounts'
@@ -17,6 +16,7 @@ import { refuse } from './errors'
 import { tradingRoutes } from './routes'
 import * as schema from './schema'
 import type { TradingServices } from './service'
+import { expireRequestKeys } from './service/requests-expire'
 import { type TradingWritePort, writePort } from './write-port'
 
 export type { RiskRoom, RiskWatcher } from './engine/risk-watch'
@@ -111,16 +111,11 @@ export const tradingModule = defineModule({
       routes: tradingRoutes(services),
       consumers: [...accountChangeConsumers(k.bus, k.logger), groupChangeConsumer(k.bus, k.logger)],
       jobs: [
-        // idempotency keys answer repeats for 7 days (Stripe keeps them 24 hours)
         {
           name: 'trading.requests-expire',
           every: 3_600_000,
           scope: 'cluster',
-          run: async ({ now }) => {
-            await k.db
-              .delete(schema.tradeRequests)
-              .where(lt(schema.tradeRequests.createdAt, now - 7 * 86_400_000))
-          },
+          run: ({ now }) => expireRequestKeys(k.db, now),
         },
         // order changes reach the engine through the bus at once; this re-read of recent writes is the
         // safety net (a change published while the role moved)
