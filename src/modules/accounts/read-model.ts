@@ -82,6 +82,15 @@ export class AccountReadModel {
     return c?.brandId === brandId ? c : null
   }
 
+  /**
+   * The account as committed now, not as cached: for a reader acting on a change it was told of, whose own
+   * invalidation of the cached row may have been lost (the cache away a moment). Cached again after.
+   */
+  async accountAsCommitted(login: number): Promise<AccountRecord | null> {
+    await this.invalidateAccount(login)
+    return this.account(login)
+  }
+
   invalidateAccount(...logins: number[]) {
     return this.cache.del(...logins.map(accountKey))
   }

@@ -230,9 +230,7 @@ export class AlertEngine {
   private async regroup(login: number) {
     // a filing that read the account before the change reads it again (track)
     this.moves.set(login, (this.moves.get(login) ?? 0) + 1)
-    // the change's own invalidation of the cached account may have been lost (the cache away a moment)
-    await this.ctx.accounts.read.invalidateAccount(login)
-    const read = await this.ctx.accounts.read.account(login)
+    const read = await this.ctx.accounts.read.accountAsCommitted(login)
     const account = read?.enable === 1 ? read : null
     for (const [id, a] of [...this.alerts]) {
       if (a.row.login !== login || a.groupId === account?.groupId) continue
