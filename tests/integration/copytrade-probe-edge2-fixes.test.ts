@@ -9,9 +9,10 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { AccountsPort } from '../../src/modules/accounts'
 import type { CopyCtx } from '../../src/modules/copytrade/context'
-import { reconcile } from '../../src/modules/copytrade/copier/reconcile'
+import { audit, reconcile } from '../../src/modules/copytrade/copier/reconcile'
 import { RESYNC_OPENS_IN_REQUEST } from '../../src/modules/copytrade/copier/resync'
 import { transition } from '../../src/modules/copytrade/service/subscription-status'
+import { createSubscription, updateSubscription } from '../../src/modules/copytrade/service/subscriptions'
 import { MarketPort } from '../../src/modules/market'
 import { TradingPort } from '../../src/modules/trading'
 import { copyFeeWorld } from '../support/copy-fees'
@@ -107,5 +108,164 @@ describe('a resync at the edge opens a bounded number of copies in the request',
     const sub = await w.follow(follower, master, { volume_mode: 1, volume_param: 1, max_positions: 0 })
     expect(await w.positions(follower)).toHaveLength(50)
     expect(await links(sub)).toEqual({ open: 50 })
+  }, 120_000)
+
+  // review r3b: a link a resync left pending was opened at the master volume the resync saw, though the
+  // master closed part of it meanwhile (a partial close moves only open links)
+  test('a pending resync link opened later by reconcile copies the master position as it is then', async () => {
+    await w.price(1.1)
+    const masterLogin = await w.newAccount(1_000_000)
+    const master = await w.master(masterLogin, { reward_type: 3, percent: 10 })
+    const follower = await w.newAccount(1_000_000)
+    await w.t.settle()
+    const sub = await w.follow(follower, master, { volume_mode: 1, volume_param: 1, max_positions: 0 })
+    expect((await w.request('POST', `/copytrade/subscription/${sub}/pause`, {})).status).toBe(200)
+    const token = await w.tradeToken(masterLogin)
+    for (let i = 0; i < RESYNC_OPENS_IN_REQUEST.edge; i++) await w.openTrade(masterLogin, 0, 1)
+    const last = await w.openTrade(masterLogin, 0, 100)
+    await w.t.settle()
+    await transition({
+      ctx: edge,
+      subscription: { id: sub, status: 1 },
+      input: { action: 'resume', reason: '' },
+    })
+    expect(await w.positions(follower)).toHaveLength(RESYNC_OPENS_IN_REQUEST.edge)
+    // the master closes 60 of its 100 before the job opens the copy left pending
+    const part = await w.t.request('DELETE', '/trade/close', {
+      token,
+      body: { order: last.order, volume: 60 },
+    })
+    expect(part.status).toBe(200)
+    await w.t.settle()
+    w.clock.advance(3_500)
+    await w.price(1.1)
+    await reconcile(edge)
+    const volumes = async () =>
+      ((await w.positions(follower)) as unknown as { volume: number }[])
+        .map((p) => p.volume)
+        .sort((a, b) => b - a)
+    const ps = await volumes()
+    expect(ps).toHaveLength(RESYNC_OPENS_IN_REQUEST.edge + 1)
+    expect(ps[0]).toBe(40)
+    // the link tracks the volume the copy was sized on: the audit job does not close 60% of it again
+    w.clock.advance(11_000)
+    await w.price(1.1)
+    await audit(edge)
+    await w.t.settle()
+    expect((await volumes())[0]).toBe(40)
+    // and the master's next partial close takes the copy's part of what it holds now
+    expect(
+      (await w.t.request('DELETE', '/trade/close', { token, body: { order: last.order, volume: 20 } }))
+        .status,
+    ).toBe(200)
+    await w.t.settle()
+    expect((await volumes())[0]).toBe(20)
+  }, 120_000)
+
+  /** The demo customer as a route's owner scope. */
+  const owner = async () => {
+    const r = await w.t.ctx.db.execute({
+      sql: 'select brand_id from customers where id = ?',
+      args: [w.s.customerId],
+    })
+    return { brandId: Number(r.rows[0]!.brand_id), customerId: w.s.customerId }
+  }
+
+  // review r3b: the answer of a subscribe, a change or a resume did not say copies were still to come
+  test('the answer of a subscribe, a change and a resume says how many copies are still pending', async () => {
+    await w.price(1.1)
+    const masterLogin = await w.newAccount(1_000_000)
+    const master = await w.master(masterLogin, { reward_type: 3, percent: 10 })
+    const follower = await w.newAccount(1_000_000)
+    await w.t.settle()
+    const held = 2 * RESYNC_OPENS_IN_REQUEST.edge + 3
+    await openMany(w, masterLogin, held)
+    await w.t.settle()
+    await w.post('/copytrade/follower', { login: follower })
+    const { policy_version } = (await w.request('GET', `/copytrade/masters/${master}`)).json
+    // subscribed at the edge (as the Worker runs it): 40 copies in the request, 43 left to copytrade.reconcile
+    const made = (await createSubscription({
+      ctx: edge,
+      owner: await owner(),
+      input: { follower_login: follower, master_id: master, policy_version, volume_mode: 1, volume_param: 1 },
+    })) as { id: number; copies_pending?: number }
+    expect(await w.positions(follower)).toHaveLength(RESYNC_OPENS_IN_REQUEST.edge)
+    expect(made.copies_pending).toBe(RESYNC_OPENS_IN_REQUEST.edge + 3)
+    // a change at the edge opens 40 more of them: 3 still to come
+    const changed = (await updateSubscription({
+      ctx: edge,
+      owner: await owner(),
+      id: made.id,
+      input: { max_slippage_points: 50 },
+    })) as { copies_pending?: number }
+    expect(changed.copies_pending).toBe(3)
+    expect(await w.positions(follower)).toHaveLength(2 * RESYNC_OPENS_IN_REQUEST.edge)
+    // through the routes on a Bun server: every copy decided within the request
+    const put = await w.request('PUT', `/copytrade/subscription/${made.id}`, { max_slippage_points: 40 })
+    expect(put.status).toBe(200)
+    expect(put.json.copies_pending).toBe(0)
+    expect(await w.positions(follower)).toHaveLength(held)
+    const paused = await w.request('POST', `/copytrade/subscription/${made.id}/pause`, {})
+    expect(paused.status).toBe(200)
+    expect(paused.json.copies_pending).toBe(0)
+    await openMany(w, masterLogin, 2)
+    await w.t.settle()
+    const resumed = await w.request('POST', `/copytrade/subscription/${made.id}/resume`, {})
+    expect(resumed.status).toBe(200)
+    expect(resumed.json.copies_pending).toBe(0)
+    expect(await w.positions(follower)).toHaveLength(held + 2)
+    const other = await w.newAccount(1_000_000)
+    await w.post('/copytrade/follower', { login: other })
+    const sub = await w.request('POST', '/copytrade/subscription', {
+      follower_login: other,
+      master_id: master,
+      policy_version,
+      volume_mode: 1,
+      volume_param: 1,
+    })
+    expect(sub.status).toBe(200)
+    expect(sub.json.copies_pending).toBe(0)
+    expect(await w.positions(other)).toHaveLength(held + 2)
+  }, 120_000)
+
+  // review r3b: the job's query had no order; with the index (status, updated_at) closing links came first,
+  // and 20 closes the market refused filled every edge batch: the pending opens behind them waited for good
+  test('at the edge a reconcile run shares its batch between closes and the pending opens, oldest first', async () => {
+    await w.price(1.1)
+    // 25 copies of another master whose closes are waiting for the job, older than any pending open
+    const m2 = await w.newAccount(1_000_000)
+    const master2 = await w.master(m2, { reward_type: 3, percent: 10 })
+    const f2 = await w.newAccount(1_000_000)
+    await w.t.settle()
+    await openMany(w, m2, 25)
+    await w.t.settle()
+    const sub2 = await w.follow(f2, master2, { volume_mode: 1, volume_param: 1, max_positions: 0 })
+    expect(await w.positions(f2)).toHaveLength(25)
+    await w.t.ctx.db.execute({
+      sql: "update copy_links set status = 'closing', reason = 'a close to retry', lease_until = 0, updated_at = ? where subscription_id = ?",
+      args: [w.clock.now() - 60_000, sub2],
+    })
+    // a resync at the edge leaves 2 opens to the job
+    const masterLogin = await w.newAccount(1_000_000)
+    const master = await w.master(masterLogin, { reward_type: 3, percent: 10 })
+    const follower = await w.newAccount(1_000_000)
+    await w.t.settle()
+    const sub = await w.follow(follower, master, { volume_mode: 1, volume_param: 1, max_positions: 0 })
+    expect((await w.request('POST', `/copytrade/subscription/${sub}/pause`, {})).status).toBe(200)
+    await openMany(w, masterLogin, RESYNC_OPENS_IN_REQUEST.edge + 2)
+    await w.t.settle()
+    await transition({
+      ctx: edge,
+      subscription: { id: sub, status: 1 },
+      input: { action: 'resume', reason: '' },
+    })
+    expect(await links(sub)).toEqual({ open: RESYNC_OPENS_IN_REQUEST.edge, pending: 2 })
+    w.clock.advance(3_500)
+    await w.price(1.1)
+    await reconcile(edge)
+    // both opens, and the closes in the rest of the batch of 20
+    expect(await links(sub)).toEqual({ open: RESYNC_OPENS_IN_REQUEST.edge + 2 })
+    expect(await w.positions(f2)).toHaveLength(25 - 18)
+    expect(await links(sub2)).toEqual({ closed: 18, closing: 7 })
   }, 120_000)
 })

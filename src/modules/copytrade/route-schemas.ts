@@ -291,6 +291,17 @@ export const Subscription = t.Composite([
   Settings,
 ])
 export const StaffSubscription = t.Composite([Subscription, t.Object({ customer_id: Int() })])
+/** The answer of a request that copies the master's open positions (a subscribe, a change, a resume). */
+export const SubscriptionResynced = t.Composite([
+  Subscription,
+  t.Object({
+    copies_pending: Int({
+      minimum: 0,
+      description:
+        "copies of the master's open positions still to come after this answer: links pending or being opened, which the job copytrade.reconcile opens within seconds (or skips, with their reason, in GET /copytrade/subscription/{id}/copies); 0 once every copy is decided",
+    }),
+  }),
+])
 
 export const CopyRecord = t.Object({
   id: Int(),

@@ -12,12 +12,14 @@ import {
   Reward,
   Subscription,
   SubscriptionCreateBody,
+  SubscriptionResynced,
   SubscriptionUpdateBody,
 } from './route-schemas'
 import { transition } from './service/subscription-status'
 import {
   acceptTerms,
   createSubscription,
+  moveSubscription,
   mySubscriptions,
   ownSubscription,
   subscriptionDetail,
@@ -31,7 +33,8 @@ const RESYNC_NOTE =
   `up to ${RESYNC_OPENS_IN_REQUEST.server} of them before the answer ` +
   `(${RESYNC_OPENS_IN_REQUEST.edge} at the edge, on Workers), the rest within seconds after it (the job ` +
   'copytrade.reconcile), so copies of the positions held may follow the answer (GET ' +
-  '/copytrade/subscription/{id}/copies lists each once it is decided)'
+  '/copytrade/subscription/{id}/copies lists each once it is decided); `copies_pending` in the answer says how many ' +
+  'are still to come'
 
 /** A follower's subscriptions: create, settings, terms, pause and resume, copies, rewards, fees (spec 4.12). */
 export const subscriptionRoutes = (ctx: CopyCtx) =>
@@ -44,7 +47,7 @@ export const subscriptionRoutes = (ctx: CopyCtx) =>
         auth: CUSTOMER,
         body: SubscriptionCreateBody,
         response: {
-          200: Subscription,
+          200: SubscriptionResynced,
           ...err(
             'INVALID_ACCOUNT',
             'FOLLOWER_NOT_FOUND',
@@ -96,7 +99,7 @@ export const subscriptionRoutes = (ctx: CopyCtx) =>
         ...textInput({ params: IdParam('subscription') }),
         body: SubscriptionUpdateBody,
         response: {
-          200: Subscription,
+          200: SubscriptionResynced,
           ...err('SUBSCRIPTION_NOT_FOUND', 'PERMISSION_DENIED', 'INVALID_TRANSITION'),
         },
         detail: doc(TAG, "Change a subscription's settings", {
@@ -139,16 +142,13 @@ export const subscriptionRoutes = (ctx: CopyCtx) =>
     )
     .post(
       '/copytrade/subscription/:id/:action',
-      async ({ brand, session, params, body }) => {
-        const o = owner(brand, session)
-        const s = await ownSubscription(ctx, o, params.id)
-        await transition({
+      ({ brand, session, params, body }) =>
+        moveSubscription({
           ctx,
-          subscription: s,
+          owner: owner(brand, session),
+          id: params.id,
           input: { action: params.action, reason: body.reason || `${params.action} by the customer` },
-        })
-        return subscriptionDetail({ ctx, owner: o, id: s.id })
-      },
+        }),
       {
         auth: CUSTOMER,
         ...textInput({
@@ -166,7 +166,7 @@ export const subscriptionRoutes = (ctx: CopyCtx) =>
           { example: { reason: 'holiday' } },
         ),
         response: {
-          200: Subscription,
+          200: SubscriptionResynced,
           ...err('SUBSCRIPTION_NOT_FOUND', 'PERMISSION_DENIED', 'INVALID_TRANSITION'),
         },
         detail: doc(TAG, 'Pause, resume or disable a subscription', {

@@ -47,6 +47,8 @@ interface Outcome {
   followerPrice?: number
   followerTime?: number
   volume?: number
+  /** The master's volume the copy was sized on (the link's masterVolume from then on). */
+  masterVolume?: number
   slippagePoints?: number
   slippageMinor?: number | null
 }
@@ -168,6 +170,14 @@ async function openOne(
     decidedAt,
   })
   const key = openKey(link)
+  // the master's order as it is now, and the volume the copy is sized on: the link's, or less when the
+  // master closed part of it since the link was decided. A master's partial close moves only open links
+  // (close-copy.ts partialCloseLinks): a link still pending or opening then (left for the reconcile job by a
+  // resync at the edge, taken over from an executor that died, or a fan-out's behind its executor) would
+  // be opened at the size the master no longer holds
+  const master = shared.masters.get(link.masterTicket)
+  const masterVolume =
+    master && master.volume > 0 ? Math.min(link.masterVolume, master.volume) : link.masterVolume
   // taken over from an executor that died: its open may have committed
   if (link.attempts > 1) {
     const ticket = await openedBefore(ctx, link, key)
@@ -184,6 +194,8 @@ async function openOne(
         followerPrice: o?.openPrice ?? 0,
         followerTime: o?.openTime ?? decidedAt,
         volume: o?.volume ?? 0,
+        // what the earlier attempt was sized on is not known: at most the master's volume now
+        masterVolume,
       }
     }
   }
@@ -226,7 +238,7 @@ async function openOne(
   const sized = copyVolume({
     mode: s.volume_mode,
     param: s.volume_param,
-    masterVolume: link.masterVolume,
+    masterVolume,
     master: major(mf, currencyDecimals(masterCurrency)),
     follower: major(ff, decimals),
     rate: conversionRate(group.currency, masterCurrency, quotes),
@@ -236,7 +248,6 @@ async function openOne(
     lot: gs.info.maxVolume > 0 ? { ...gs.sec, lotMax: Math.min(gs.sec.lotMax, gs.info.maxVolume) } : gs.sec,
   })
   if (!sized.ok) return skip(sized.reason, sized.message)
-  const master = shared.masters.get(link.masterTicket)
   if (link.masterCloseTime !== null || (master && master.state !== 'open' && master.state !== 'pending'))
     return skip('MASTER_CLOSED', `the master's order ${link.masterTicket} is no longer open`)
   const order = copyOrder(
@@ -295,6 +306,7 @@ async function openOne(
     followerPrice: r.price,
     followerTime: filled,
     volume: sized.volume,
+    masterVolume,
     slippagePoints: pts,
     slippageMinor: slip === null ? null : Math.round(slip * 10 ** decimals),
   }
@@ -380,6 +392,9 @@ async function finishOpens(ctx: CopyCtx, outcomes: Outcome[]) {
                 status: 'open',
                 followerTicket: byId((o) => o.followerTicket!),
                 followerVolume: byId((o) => o.volume!),
+                // the master's volume the copy was sized on: a master's partial close (and the audit job)
+                // closes the copy's part of what the master closes after it
+                masterVolume: byId((o) => o.masterVolume ?? o.link.masterVolume),
                 reason: '',
                 updatedAt: now,
               }

@@ -1,10 +1,12 @@
-import { and, eq, inArray, isNull, lt } from 'drizzle-orm'
+import { and, asc, eq, inArray, isNull, lt } from 'drizzle-orm'
 import type { CopyCtx } from '../context'
 import { copiesCloses, type SubscriptionSettings } from '../domain/settings'
 import { copyHolds, copyLinks, copySubscriptions } from '../schema'
 import { closeLinks, partialCloseLinks } from './close-copy'
 import { retryStops } from './modify-copy'
 import { openLinks } from './open-copy'
+
+type Link = typeof copyLinks.$inferSelect
 
 const LIVE = new Set(['open', 'pending'])
 
@@ -15,7 +17,8 @@ const PENDING_GRACE_MS = 3_000
  * Links a run takes. At the edge (a Worker's scheduled() run) the invocation's 1,000 subrequests are shared
  * by every job it runs and an open costs about 16 of them (copier/resync.ts RESYNC_OPENS_IN_REQUEST): 20
  * there, the rest in the next runs (or the Bun engine's, 1,000 a run). The pending links a resync left for
- * this job (a master with more positions than a request opens) are among them.
+ * this job (a master with more positions than a request opens) are among them. Opens and closes share it
+ * (stale): each gets half when both have more waiting, and what one leaves the other takes.
  */
 const RECONCILE_BATCH = { edge: 20, server: 1_000 } as const
 
@@ -25,28 +28,42 @@ const RECONCILE_BATCH = { edge: 20, server: 1_000 } as const
  *   whose lease lapsed, are executed (an open taken over asks trading whether its key already opened:
  *   never twice);
  * - closes that failed (market closed, stale price) or whose executor died are tried again.
+ * Each run takes the oldest of each, in fair shares of its batch: closes the market keeps refusing do not
+ * hold up the opens behind them, nor the reverse.
  */
 export async function reconcile(ctx: CopyCtx) {
   const now = ctx.clock.now()
-  const stale = await ctx.db
-    .select({ id: copyLinks.id, status: copyLinks.status })
+  const batch = ctx.edge ? RECONCILE_BATCH.edge : RECONCILE_BATCH.server
+  const [opens, closes] = await Promise.all([
+    stale(ctx, ['pending', 'opening'], now, batch),
+    stale(ctx, ['closing'], now, batch),
+  ])
+  const { opens: o, closes: c } = shares(opens.length, closes.length, batch)
+  await openLinks(ctx, opens.slice(0, o))
+  await closeLinks(ctx, closes.slice(0, c))
+}
+
+/** The links of these statuses left past PENDING_GRACE_MS and their lease, oldest first. */
+async function stale(ctx: CopyCtx, statuses: Link['status'][], now: number, limit: number) {
+  const rows = await ctx.db
+    .select({ id: copyLinks.id })
     .from(copyLinks)
     .where(
       and(
-        inArray(copyLinks.status, ['pending', 'opening', 'closing']),
+        inArray(copyLinks.status, statuses),
         lt(copyLinks.updatedAt, now - PENDING_GRACE_MS),
         lt(copyLinks.leaseUntil, now),
       ),
     )
-    .limit(ctx.edge ? RECONCILE_BATCH.edge : RECONCILE_BATCH.server)
-  await openLinks(
-    ctx,
-    stale.filter((l) => l.status !== 'closing').map((l) => l.id),
-  )
-  await closeLinks(
-    ctx,
-    stale.filter((l) => l.status === 'closing').map((l) => l.id),
-  )
+    .orderBy(asc(copyLinks.updatedAt), asc(copyLinks.id))
+    .limit(limit)
+  return rows.map((r) => r.id)
+}
+
+/** A run's batch between opens and closes: half each when both have more waiting, the rest to the other. */
+export function shares(opens: number, closes: number, batch: number) {
+  const o = Math.min(opens, Math.max(Math.ceil(batch / 2), batch - closes))
+  return { opens: o, closes: Math.min(closes, batch - o) }
 }
 
 /** Links the events moved this recently are left to them. */

@@ -1,4 +1,4 @@
-import { and, asc, eq, inArray, sql } from 'drizzle-orm'
+import { and, asc, count, eq, inArray, sql } from 'drizzle-orm'
 import type { CopyCtx } from '../context'
 import { copiesOpens, type SubscriptionSettings } from '../domain/settings'
 import { SUB_STATUS } from '../domain/status'
@@ -124,4 +124,16 @@ export async function resyncSubscription(ctx: CopyCtx, subId: number) {
     ctx,
     pending.map((p) => p.id),
   )
+}
+
+/**
+ * The subscription's copies still to come: its links pending or being opened (those a resync left for
+ * copytrade.reconcile, and any a fan-out is opening). Told in the answer of the request that resynced.
+ */
+export async function copiesPending(ctx: CopyCtx, subId: number) {
+  const [row] = await ctx.db
+    .select({ n: count() })
+    .from(copyLinks)
+    .where(and(eq(copyLinks.subscriptionId, subId), inArray(copyLinks.status, ['pending', 'opening'])))
+  return row?.n ?? 0
 }

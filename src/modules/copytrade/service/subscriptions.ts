@@ -10,7 +10,7 @@ import type { CopyCtx } from '../context'
 import { allocations, COPY_CLOSE_CONSUMERS, COPY_CLOSES } from '../copier/equity'
 import { closeTermsTx, FLOW_OPS, NOT_A_FLOW_REASON, perfPeriodEnd } from '../copier/fees'
 import { FLOW_CONSUMER } from '../copier/holds'
-import { resyncSubscription } from '../copier/resync'
+import { copiesPending, resyncSubscription } from '../copier/resync'
 import { feePeriodStart, settleSoon, subscriptionFeesTx } from '../copier/rewards'
 import { REWARD } from '../domain/rewards'
 import { followerModeAllowed } from '../domain/settings'
@@ -28,7 +28,7 @@ import { copyError } from './errors'
 import { ownFollower, parseSettings } from './followers'
 import { masterById, type Owner, type OwnerScope } from './masters'
 import { accountMode } from './ownership'
-import { recountFollowers } from './subscription-status'
+import { recountFollowers, transition } from './subscription-status'
 
 /** Rules 5-8 of spec 4.12, then the subscription with the follower's defaults under the body's settings. */
 export async function createSubscription({
@@ -182,7 +182,10 @@ export async function createSubscription({
   await ctx.forgetManual(follower_login)
   // the master's positions open now are copied at the current price (rules of copier/resync.ts)
   await resyncSubscription(ctx, sub.id)
-  return subscriptionView(sub, group.currency, master)
+  return {
+    ...subscriptionView(sub, group.currency, master),
+    copies_pending: await copiesPending(ctx, sub.id),
+  }
 }
 
 /**
@@ -337,11 +340,14 @@ async function movesPending(q: Pick<Tx, 'select' | 'all'>, login: number) {
   )
 }
 
-/** Waits (up to 3 s, polling less often as it goes) until the account's money moves are applied. */
+/**
+ * Waits (up to 3 s, polling less often as it goes) until the account's money moves are applied. The bound
+ * is elapsed time (the monotonic clock), not a time of the business clock: the request is what waits.
+ */
 async function movesApplied(ctx: CopyCtx, login: number) {
-  const until = Date.now() + SETTLING_WAIT_MS
+  const until = performance.now() + SETTLING_WAIT_MS
   for (let pause = 25; await movesPending(ctx.db, login); pause = Math.min(pause * 2, 400)) {
-    if (Date.now() >= until) throw settling(login)
+    if (performance.now() >= until) throw settling(login)
     await new Promise((resolve) => setTimeout(resolve, pause))
   }
 }
@@ -430,11 +436,37 @@ export async function updateSubscription({
     .where(eq(copySubscriptions.id, s.id))
     .returning()
   if (row!.status === SUB_STATUS.ACTIVE) await resyncSubscription(ctx, s.id)
-  return subscriptionView(
-    row!,
-    await currencyOf(ctx, s.followerLogin, 'USD'),
-    await masterVersion(ctx, s.masterId),
-  )
+  return {
+    ...subscriptionView(
+      row!,
+      await currencyOf(ctx, s.followerLogin, 'USD'),
+      await masterVersion(ctx, s.masterId),
+    ),
+    copies_pending: await copiesPending(ctx, s.id),
+  }
+}
+
+/**
+ * The customer's pause, resume or disable of a subscription (subscription-status.ts: transition), answered
+ * with the subscription as it is then and its copies still to come (a resume's resync may leave some to
+ * copytrade.reconcile).
+ */
+export async function moveSubscription({
+  ctx,
+  owner: o,
+  id,
+  input: { action, reason },
+}: UseCase<
+  CopyCtx,
+  { action: 'pause' | 'resume' | 'disable'; reason: string },
+  OwnerScope & { id: number }
+>) {
+  const s = await ownSubscription(ctx, o, id)
+  await transition({ ctx, subscription: s, input: { action, reason } })
+  return {
+    ...(await subscriptionDetail({ ctx, owner: o, id: s.id })),
+    copies_pending: await copiesPending(ctx, s.id),
+  }
 }
 
 export async function mySubscriptions({ ctx, owner: o }: UseCase<CopyCtx, undefined, OwnerScope>) {
