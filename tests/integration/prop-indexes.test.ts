@@ -2,6 +2,7 @@
 import { afterAll, beforeAll, expect, test } from 'bun:test'
 import { SQLiteSyncDialect } from 'drizzle-orm/sqlite-core'
 import { LATEST_DAYS, SINCE_SETTLED, settleDays } from '../../src/modules/prop/evaluator'
+import { failedSince } from '../../src/modules/prop/live'
 import { RECENT_POSITIONS } from '../../src/modules/trading/book/figures'
 import { makeTestApp, type TestApp } from '../support/app'
 
@@ -42,4 +43,11 @@ test("a later pass reads a phase's open positions and its recent closes through 
   expect(p).toContain('USING INDEX orders_login_state')
   expect(p).toContain('USING INDEX orders_history')
   expect(p).not.toContain('SCAN orders')
+})
+
+test("the engine's minute pass reads the phases failed lately from a range of an index alone, not every failed phase", async () => {
+  const q = failedSince(t.ctx.db, 0).toSQL()
+  const p = await plan(q.sql, q.params)
+  expect(p).toContain('USING COVERING INDEX prop_phases_status_end (status=? AND end_time>?)')
+  expect(p).not.toContain('SCAN prop_phases')
 })

@@ -115,3 +115,65 @@ test("a failed phase whose PHASES_CHANGED was lost is closed out by the engine's
   expect(await openOrders(c.login)).toBe(0)
   expect(await closeReason(c.order)).toBe('risk_limit')
 }, 60_000)
+
+/** The challenge's account signed in again (its session from the purchase may be over days later). */
+const signInAccount = async (login: number) =>
+  (await t.request('POST', '/sign/in', { body: { login, password: 'challenge-pass-1' } })).json
+    .__token as string
+
+/** Fails the challenge of a one-day program by its time limit and lets the engine close out its positions. */
+async function failByTimeLimit(login: number) {
+  clock.advance(2 * DAY)
+  await signIn()
+  await ingest([{ symbol: 'EURUSD', bid: 1.1001, ask: 1.1003 }])
+  await t.runJob('prop.evaluate')
+  await ticks(3)
+  expect(await openOrders(login)).toBe(0)
+  // the periodic pass finds it without positions
+  await t.runJob('prop.closeouts')
+}
+
+test("a pending order of a failed phase's account that reaches its price is cancelled, not filled: no position appears after the close-out", async () => {
+  const c = await challengeWithPosition('One day, pending order')
+  const placed = await t.request('POST', '/trade/open', {
+    token: c.token,
+    body: { login: c.login, cmd: 2, volume: 10, symbol: 'EURUSD', open_price: 1.09, sl: 0, tp: 0 },
+  })
+  expect(placed.status).toBe(200)
+  await failByTimeLimit(c.login)
+  // the price reaches the buy limit on the read-only account
+  clock.advance(1000)
+  await ingest([{ symbol: 'EURUSD', bid: 1.0885, ask: 1.0887 }])
+  await t.app.relay.drain()
+  const pending = (
+    await t.ctx.db.execute({
+      sql: 'select state, close_reason from orders where ticket = ?',
+      args: [Number(placed.json.order)],
+    })
+  ).rows[0]
+  expect({ state: pending?.state, reason: pending?.close_reason }).toEqual({
+    state: 'cancelled',
+    reason: 'trade_disabled',
+  })
+  expect(await openOrders(c.login)).toBe(0)
+  await ingest([{ symbol: 'EURUSD', bid: 1.1001, ask: 1.1003 }])
+}, 60_000)
+
+test('a failed phase found without positions is not looked at again by the periodic pass: a position its account takes after a manager lifted read-only is left open', async () => {
+  const c = await challengeWithPosition('One day, lifted')
+  await failByTimeLimit(c.login)
+  const lifted = await t.request('PATCH', `/manager/accounts/${c.login}`, {
+    token: manager,
+    body: { enable_read_only: 0 },
+  })
+  expect(lifted.status).toBe(200)
+  const o = await t.request('POST', '/trade/open', {
+    token: await signInAccount(c.login),
+    body: { login: c.login, cmd: 0, volume: 10, symbol: 'EURUSD', sl: 0, tp: 0 },
+  })
+  expect(o.status).toBe(200)
+  // the manager's decision: the engine's pass closes out lost signals, not this
+  await t.runJob('prop.closeouts')
+  await ticks(2)
+  expect(await openOrders(c.login)).toBe(1)
+}, 60_000)

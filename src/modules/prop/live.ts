@@ -71,6 +71,19 @@ export type Holding = (logins: number[]) => Promise<Set<number>>
 /** Rows per insert: five values each, well under SQLite's limit of bound values. */
 const WARNINGS_PER_INSERT = 1000
 
+/** Phases read by id in one statement (well under SQLite's limit of bound values). */
+const ROWS_PER_READ = 1000
+
+/**
+ * The phases failed since `since` (ms), id and login: a range of the index on (status, end time, login),
+ * read from the index alone (most challenges fail: every failed phase ever would be a scan).
+ */
+export const failedSince = (db: PropCtx['db'], since: number) =>
+  db
+    .select({ id: propPhases.id, login: propPhases.accountLogin })
+    .from(propPhases)
+    .where(and(eq(propPhases.status, PHASE.failed), gte(propPhases.endTime, since)))
+
 /** Inserts the warnings; each one its primary key did not already hold is emitted as PropWarning. */
 async function writeWarnings(ctx: PropCtx, tx: Tx, work: Work, due: readonly DueWarning[]) {
   const now = ctx.clock.now()
@@ -124,6 +137,13 @@ export class PropWatch implements RiskWatcher {
   private readonly dayEnds = new Map<string, { day: string; end: number }>()
   private pending: DueWarning[] = []
   private flushing: Promise<void> | null = null
+  /**
+   * Failed phases (ids) within CLOSE_OUT_WINDOW_MS this engine found without open positions: the periodic
+   * pass does not ask trading about them again. Their accounts are read-only: trading opens nothing there,
+   * and a pending order that reaches its price is cancelled (`trade_disabled`), not filled. Forgotten when
+   * they leave the window, and on a takeover (`load` asks about every one once).
+   */
+  private readonly emptyFailed = new Set<number>()
 
   /**
    * `holding`: the logins that hold open positions now (trading's port); without it every login counts as
@@ -148,6 +168,7 @@ export class PropWatch implements RiskWatcher {
 
   reset() {
     this.byLogin.clear()
+    this.emptyFailed.clear()
   }
 
   /** Every active phase, and the failed ones with positions left (this instance took the engine role). */
@@ -163,18 +184,31 @@ export class PropWatch implements RiskWatcher {
    * The engine's periodic pass (job `prop.closeouts`): every phase failed within CLOSE_OUT_WINDOW_MS
    * whose account still holds positions is closed out, whoever failed it (the watch, or the evaluator
    * whose PHASES_CHANGED never came); a failed phase watched for its close-out whose account holds none
-   * any more (closed meanwhile) stops being watched.
+   * any more (closed meanwhile) stops being watched. It reads the window's ids and logins from an index
+   * (`prop_phases_status_end`), asks trading only about the phases not yet found without positions
+   * (`emptyFailed`), and reads whole rows only of those it closes out.
    */
   async closeOutFailed() {
-    const since = this.ctx.clock.now() - CLOSE_OUT_WINDOW_MS
-    const failed = await this.ctx.db
-      .select()
-      .from(propPhases)
-      .where(and(eq(propPhases.status, PHASE.failed), gte(propPhases.endTime, since)))
+    const failed = await failedSince(this.ctx.db, this.ctx.clock.now() - CLOSE_OUT_WINDOW_MS)
+    const inWindow = new Set(failed.map((r) => r.id))
+    for (const id of this.emptyFailed) if (!inWindow.has(id)) this.emptyFailed.delete(id)
+    const unknown = failed.filter((r) => !this.emptyFailed.has(r.id))
     const closing = [...this.byLogin].filter(([, w]) => w.closing).map(([login]) => login)
-    const holding = await this.holding([...new Set([...failed.map((r) => r.accountLogin), ...closing])])
+    const logins = [...new Set([...unknown.map((r) => r.login), ...closing])]
+    const holding = logins.length ? await this.holding(logins) : new Set<number>()
     for (const login of closing) if (!holding.has(login)) this.byLogin.delete(login)
-    for (const r of failed) if (holding.has(r.accountLogin)) this.closeOut(r)
+    const held: number[] = []
+    for (const r of unknown) {
+      if (!holding.has(r.login)) this.emptyFailed.add(r.id)
+      else if (!this.byLogin.get(r.login)?.closing) held.push(r.id)
+    }
+    for (let at = 0; at < held.length; at += ROWS_PER_READ) {
+      const rows = await this.ctx.db
+        .select()
+        .from(propPhases)
+        .where(inArray(propPhases.id, held.slice(at, at + ROWS_PER_READ)))
+      for (const r of rows) if (r.status === PHASE.failed) this.closeOut(r)
+    }
   }
 
   /**

@@ -131,7 +131,9 @@ export const propPhases = sqliteTable(
   (t) => [
     uniqueIndex('prop_phases_index').on(t.challengeId, t.phaseIndex),
     uniqueIndex('prop_phases_login').on(t.accountLogin),
-    index('prop_phases_status').on(t.status),
+    // by status (the active phases), and the engine's minute pass over the phases failed lately (live.ts
+    // closeOutFailed): a range of end times, with the login, from the index alone
+    index('prop_phases_status_end').on(t.status, t.endTime, t.accountLogin),
   ],
 )
 
