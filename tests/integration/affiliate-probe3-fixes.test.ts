@@ -2,10 +2,13 @@
 // Affiliate findings of the third hostile probe: a recruit moved to another recruiter (or to none) sent the
 // take-back of an override to the new recruiter, not to the one paid; raising active_trader_lots rewrote an
 // existing active trader row (and posted it again); GET /manager/affiliates/{id}/plan documented no 404.
+// Review 3a: a recruiter paid that still paid an override gave back a reversal netted at today's rate, with
+// no cap and not recorded against the override it reversed.
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { and, eq } from 'drizzle-orm'
 import { ManualClock } from '../../src/kernel/clock'
 import { customers } from '../../src/modules/accounts/schema'
+import { deriveConversions, mayCorrect } from '../../src/modules/affiliate/domain/conversions'
 import { type AffiliatePeriod, closeRows } from '../../src/modules/affiliate/domain/periods'
 import { commissions, conversions, postbacks } from '../../src/modules/affiliate/schema'
 import { CashierCredited, CashierReversed } from '../../src/modules/cashier'
@@ -146,7 +149,7 @@ describe('a recruit moved between the override and its take-back', () => {
     expect(sum(await rowsOf(boss.id))).toBe(0)
   }, 60_000)
 
-  test('a recruiter that still recruits it and pays an override nets the reversal of what it was paid on in its own override, as before', async () => {
+  test('a recruiter that still recruits it and pays an override earns on March without the reversal and gives back what February paid, naming February', async () => {
     const boss = await partner('rcbossd', BOSS, Date.UTC(2027, 1, 3))
     const recruit = await partner('rcrecruit3', CPA, Date.UTC(2027, 1, 3))
     await setRecruiter(recruit.id, boss.id)
@@ -163,7 +166,16 @@ describe('a recruit moved between the override and its take-back', () => {
     await emitAt(Date.UTC(2027, 2, 6), CashierCredited, money(d, 842_001, 100_000))
     await close('2027-03', Date.UTC(2027, 3, 2))
     expect(sum(await rowsOf(recruit.id))).toBe(20_000)
-    expect((await rowsOf(boss.id)).filter((r) => r.period === '2027-03')).toEqual([])
+    // review 3a: the take-back is recorded against February's override (what it still holds), not netted
+    expect(
+      (await rowsOf(boss.id))
+        .filter((r) => r.period === '2027-03')
+        .map((r) => [r.key, r.amountMinor, r.rateBp, r.corrects])
+        .sort(),
+    ).toEqual([
+      [`sub:${recruit.id}:2027-02:USD`, -2_000, 1000, '2027-02'],
+      [`sub:${recruit.id}:2027-03:USD`, 2_000, 1000, ''],
+    ])
     expect(sum(await rowsOf(boss.id))).toBe(2_000)
   }, 60_000)
 })
@@ -206,16 +218,101 @@ describe('closeRows (pure): take-backs go to the recruiter paid', () => {
       [1, 'sub:2:2027-02:USD', -2_000],
       [3, 'sub:2:2027-03:USD', 500],
     ])
-    // the recruiter paid that still recruits it and pays nets it in this period's override, as before
+    // the recruiter paid that still recruits it and pays: the same two rows, both its own (review 3a)
     const same = {
       ...paying(3),
       overrides: new Map([['sub:2:2027-02:USD', { planId: 4, version: 1, bp: 1000, held: 2_000 }]]),
     }
-    expect(of(closeRows('2027-03', [recruit, same]))).toEqual([[3, 'sub:2:2027-03:USD', -1_500]])
+    expect(of(closeRows('2027-03', [recruit, same]))).toEqual([
+      [3, 'sub:2:2027-02:USD', -2_000],
+      [3, 'sub:2:2027-03:USD', 500],
+    ])
+  })
+})
+
+describe('review 3a: the take-back of an override is capped and at its rate, whatever the recruiter pays now', () => {
+  // recruit 2's only March row reverses 20,000 of February, on which recruiter 3 was paid 100 (10%)
+  const base = (over: Partial<AffiliatePeriod>): AffiliatePeriod => ({
+    affiliateId: 1,
+    parentId: null,
+    plan: null,
+    revshare: [],
+    volume: 0,
+    customers: 0,
+    totals: new Map(),
+    ...over,
+  })
+  const plan = (bp: number) =>
+    ({
+      planId: 9,
+      version: 1,
+      terms: { type: 'revshare', revshare_bp: 0, hold_days: 0, sub_affiliate_bp: bp },
+    }) as AffiliatePeriod['plan']
+  const takenFrom = (rows: ReturnType<typeof closeRows>, id: number) =>
+    rows.filter((r) => r.affiliateId === id).reduce((s, r) => s + r.amountMinor, 0)
+  const recruit = base({
+    affiliateId: 2,
+    parentId: 3,
+    totals: new Map([['USD', -20_000]]),
+    negatives: [{ currency: 'USD', amount: -20_000, reverses: '2027-02' }],
+  })
+  const held = new Map([['sub:2:2027-02:USD', { planId: 4, version: 1, bp: 1000, held: 100 }]])
+
+  test('recruiter suspended now: gives back at most the 100 it holds', () => {
+    expect(takenFrom(closeRows('2027-03', [recruit, base({ affiliateId: 3, overrides: held })]), 3)).toBe(
+      -100,
+    )
+  })
+  test('recruiter paying now (10%): never more than it holds either', () => {
+    const rows = closeRows('2027-03', [recruit, base({ affiliateId: 3, plan: plan(1000), overrides: held })])
+    expect(takenFrom(rows, 3)).toBeGreaterThanOrEqual(-100)
+    // recorded against February's override (what it still holds for a later take-back)
+    expect(rows.map((r) => [r.affiliateId, r.key, r.amountMinor, r.rateBp, r.corrects])).toEqual([
+      [3, 'sub:2:2027-02:USD', -100, 1000, '2027-02'],
+    ])
+  })
+  test('recruiter paying now at 50%: at the rate February paid (10%)', () => {
+    expect(
+      takenFrom(
+        closeRows('2027-03', [recruit, base({ affiliateId: 3, plan: plan(5000), overrides: held })]),
+        3,
+      ),
+    ).toBeGreaterThanOrEqual(-100)
   })
 })
 
 describe('active trader', () => {
+  test('review 3a, left as is: a late trade before the row moves it as the threshold of today places it (the one it was made with is not stored)', () => {
+    // threshold 1 lot, unchanged: T2 (1.2 lots) arrived first and made the row; T1 (1 lot) arrives late.
+    // A replay in time order gives T1: the row moves there (ADR 0017)
+    const facts = [
+      {
+        kind: 'trade',
+        reference: 't2',
+        valueMinor: 0,
+        currency: 'USD',
+        volume: 120,
+        eventId: 2,
+        eventTime: 2000,
+      },
+      {
+        kind: 'trade',
+        reference: 't1',
+        valueMinor: 0,
+        currency: 'USD',
+        volume: 100,
+        eventId: 9,
+        eventTime: 1000,
+      },
+    ] as const
+    const [derived] = deriveConversions(facts, { activeTraderCentilots: 100 })
+    expect(derived).toMatchObject({ referenceId: 't1', valueMinor: 100 })
+    expect(mayCorrect({ eventTime: 2000, eventId: 2 }, derived!, facts[1])).toBe(true)
+    // the review's case (threshold 5 lots when T3's 5 lots made the row, 0 now, a late T0 of 0.1 lot) gives
+    // mayCorrect the same kind of input: a stored row, a late trade before it, a row at that trade. The
+    // stored row (T3, 500) and its facts are what threshold 5 lots and threshold 0 both make, so nothing
+    // stored tells the two cases apart without a column for the threshold (a migration)
+  })
   test('raising active_trader_lots later does not rewrite an existing active trader row (nor post it again)', async () => {
     const T1 = Date.UTC(2027, 4, 10, 9)
     clock.set(T1)

@@ -141,8 +141,11 @@ const notAfter = (a: { eventTime: number; eventId: number }, b: { eventTime: num
  * active trader row is derived with the brand's threshold as set today: once written, it keeps its first
  * occurrence whatever the threshold is changed to later. Only a trade that arrived late, dated at or before
  * it, moves it, and only to an earlier trade or to more lots at the same one (what a replay in time order
- * gives: a trade added before it only brings the threshold sooner). The other rows depend on facts alone:
- * a late fact corrects them to the replay in time order (ADR 0017).
+ * gives: a trade added before it only brings the threshold sooner). That move is derived at today's
+ * threshold: the one the row was made with is stored nowhere (neither the row nor its fact has a column for
+ * it), and a row and its facts cannot tell it apart from today's, so a late trade after a change of the
+ * threshold moves the row as today's threshold places it. The other rows depend on facts alone: a late fact
+ * corrects them to the replay in time order (ADR 0017).
  */
 export function mayCorrect(
   stored: Pick<ConversionRow, 'eventTime' | 'eventId'>,

@@ -135,9 +135,12 @@ const monthRate = (t: PlanTerms, m: { volume: number; customers: number }) =>
  * - a negative row of a recruit reversing the earning of an earlier period (and a tier correction of a closed
  *   month) takes back its share of the override paid on that period from the recruiter that was paid it, at
  *   that override's rate, never more than it holds, nothing when none was paid: whoever recruits the
- *   recruit now (another recruiter since, none) and whether or not it pays an override now. Such a row is
- *   out of the base of the recruiter of this period, unless that recruiter pays an override now and is the
- *   one paid on that period (the row then nets in its override of this period, as any other).
+ *   recruit now (another recruiter since, the same, none) and whatever it pays now. Such a row is out of the
+ *   base of every override of this period (the recruiter paid that still recruits it included: netted there
+ *   it would be taken back at today's rate, past what that override holds, and not recorded against it), so
+ *   per recruiter, recruit, period and currency what an override paid less what was taken back of it never
+ *   goes below zero (an override of a month its recruit lost money in is negative and nothing is taken
+ *   back of it).
  */
 export function closeRows(period: string, list: readonly AffiliatePeriod[]): PeriodRow[] {
   const out: PeriodRow[] = []
@@ -201,10 +204,11 @@ export function closeRows(period: string, list: readonly AffiliatePeriod[]): Per
     const paying =
       parent?.plan && bp > 0 ? { planId: parent.plan.planId, version: parent.plan.version, bp } : null
     const base = new Map(earned.get(a.affiliateId) ?? [])
+    // a reversal of an earlier period is never in this period's override (at today's rate, with no cap):
+    // the one paid on that period gives it back at that override's rate, at most what it still holds
     for (const [k, b] of reversed(period, a, out)) {
-      const holder = holders.get(k)
-      if (paying && holder === parent) continue
       base.set(b.currency, (base.get(b.currency) ?? 0) - b.amount)
+      const holder = holders.get(k)
       if (holder) takeBack(holder, a, k, b, out)
     }
     if (!parent || !paying) continue
