@@ -7,6 +7,7 @@ import argon2Wasm from '@phi-ag/argon2/argon2.wasm'
 import { createApp } from '../kernel/app'
 import { usePasswordEngine } from '../kernel/auth/passwords'
 import { wasmPasswordEngine } from '../kernel/auth/passwords-wasm'
+import { backlogIfAny } from '../kernel/bus/backlog'
 import { UpstashBus } from '../kernel/bus/upstash'
 import { ResilientStore } from '../kernel/cache/resilient'
 import { UpstashStore } from '../kernel/cache/upstash'
@@ -124,8 +125,12 @@ export default {
       // and a write transaction cut between its BEGIN and its COMMIT held sqld's write lock, every other
       // writer of the deployment waiting, until sqld gave the stream up (ADR 0019: about 5 s)
       const handled = Promise.resolve(ready.fetch(asServed(request)))
-      // then the staff audit's outcome written after the answer (kernel/audit)
-      const after = () => queuedWork().then(() => ready.kernel.audit.settled())
+      // then the staff audit's outcome written after the answer (kernel/audit), and the changes the bus
+      // refused earlier sent again (kernel/bus/backlog: at the edge no timer does it)
+      const after = () =>
+        queuedWork().then(() =>
+          Promise.all([ready.kernel.audit.settled(), backlogIfAny(ready.kernel.bus)?.flush()]),
+        )
       ctx?.waitUntil(handled.then(after, after))
       return answered(request, await handled)
     }

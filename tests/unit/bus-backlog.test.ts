@@ -177,3 +177,52 @@ test('a change that can never be written (not JSON) is dropped with an error and
   expect(b.holds('a')).toBe(false)
   expect(lines.some((l) => l.level === 'error' && /cannot be written/.test(l.msg))).toBe(true)
 })
+
+/**
+ * The edge (MessageBus.requestScoped): a timer armed in a request never fires once it has answered
+ * (simulated: setTimeout does nothing). One refused change must not hold its channel for the isolate's
+ * life: the next change of it, the bus answering again, sends both, within its own request.
+ */
+test('at the edge a refused change is sent by the next request, not by a timer that never fires', async () => {
+  const { bus, got, state } = flakyBus()
+  const edgeBus = Object.assign(Object.create(null), bus, { requestScoped: true }) as MessageBus
+  const { logger } = keeping()
+  const realSetTimeout = globalThis.setTimeout
+  let armed = 0
+  globalThis.setTimeout = ((_fn: () => void, _ms?: number) => {
+    armed++
+    return { unref() {} }
+  }) as never
+  try {
+    state.up = false
+    await publishChange(edgeBus, logger, A, { n: 1 })
+    state.up = true
+    for (let n = 2; n <= 5; n++) await publishChange(edgeBus, logger, A, { n })
+  } finally {
+    globalThis.setTimeout = realSetTimeout
+  }
+  expect(got.map((g) => g.n)).toEqual([1, 2, 3, 4, 5])
+  expect(armed).toBe(0)
+})
+
+test('a pass cut off with its request (it never settles) does not hold the backlog: the next flush starts anew', async () => {
+  let now = 1_000_000
+  const sent: number[] = []
+  let hang = true
+  const { logger } = keeping()
+  const b = new ChangeBacklog(
+    (_type, data) => {
+      if (hang) return new Promise(() => {})
+      sent.push((data as { n: number }).n)
+      return Promise.resolve('1-0')
+    },
+    logger,
+    { timers: false, now: () => now },
+  )
+  b.add(A.name, { n: 1 }, new Error('refused'))
+  void b.flush()
+  hang = false
+  now += 11_000
+  await b.flush()
+  expect([sent, b.size]).toEqual([[1], 0])
+})

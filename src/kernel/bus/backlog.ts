@@ -26,7 +26,16 @@ export interface BacklogOptions {
   max?: number
   maxAgeMs?: number
   now?: () => number
+  /**
+   * Whether it tries again by itself (a timer). Not at the edge (MessageBus.requestScoped): a timer armed
+   * in a request never fires once it has answered, and would hold its channel for the isolate's life;
+   * there each request flushes (publishChange, and the Worker after every request).
+   */
+  timers?: boolean
 }
+
+/** A pass that has not settled by then was cut off with its request (the edge): the next one starts anew. */
+const PASS_ABANDONED_MS = 10_000
 
 /**
  * The changes a bus refused (kernel/bus/channel.ts, publishChange), in the order they were published, sent
@@ -44,12 +53,14 @@ export class ChangeBacklog {
   private failures = 0
   private timer: ReturnType<typeof setTimeout> | null = null
   private flushing: Promise<void> | null = null
+  private flushingSince = 0
   private closed = false
   /** Since when the bus has refused changes (Date.now()), for the line that says it took them again. */
   private since: number | null = null
   private readonly max: number
   private readonly maxAgeMs: number
   private readonly now: () => number
+  private readonly timers: boolean
 
   constructor(
     private readonly publish: (type: string, data: unknown) => Promise<unknown>,
@@ -59,6 +70,7 @@ export class ChangeBacklog {
     this.max = o.max ?? BACKLOG_MAX
     this.maxAgeMs = o.maxAgeMs ?? BACKLOG_MAX_AGE_MS
     this.now = o.now ?? Date.now
+    this.timers = o.timers ?? true
   }
 
   /** Changes waiting. */
@@ -138,7 +150,7 @@ export class ChangeBacklog {
   }
 
   private schedule() {
-    if (this.timer || this.flushing || this.closed || this.size === 0) return
+    if (!this.timers || this.timer || this.flushing || this.closed || this.size === 0) return
     const t = setTimeout(
       () => {
         this.timer = null
@@ -152,10 +164,16 @@ export class ChangeBacklog {
 
   /** One pass: sends the waiting changes in order until one is refused (then tries again later). */
   flush(): Promise<void> {
-    this.flushing ??= this.pass().finally(() => {
-      this.flushing = null
-      this.schedule()
-    })
+    if (this.flushing && this.now() - this.flushingSince > PASS_ABANDONED_MS) this.flushing = null
+    if (!this.flushing) {
+      this.flushingSince = this.now()
+      const pass: Promise<void> = this.pass().finally(() => {
+        if (this.flushing !== pass) return
+        this.flushing = null
+        this.schedule()
+      })
+      this.flushing = pass
+    }
     return this.flushing
   }
 
@@ -224,7 +242,7 @@ const backlogs = new WeakMap<MessageBus, ChangeBacklog>()
 export function backlogOf(bus: MessageBus, logger: Logger): ChangeBacklog {
   let b = backlogs.get(bus)
   if (!b) {
-    b = new ChangeBacklog((type, data) => bus.publish(type, data), logger)
+    b = new ChangeBacklog((type, data) => bus.publish(type, data), logger, { timers: !bus.requestScoped })
     backlogs.set(bus, b)
   }
   return b

@@ -32,6 +32,11 @@ export interface MessageBus {
    */
   readonly clockOffsetMs?: number | null
   /**
+   * Nothing of this bus outlives the request that uses it (the edge: workerd drops an ended request's
+   * timers and I/O). What it must send again (backlog.ts) is sent by a later request, never by a timer.
+   */
+  readonly requestScoped?: boolean
+  /**
    * Appends an entry; resolves with its id (the local bus: once every subscriber has handled it). `weight`:
    * what the entry costs to keep, in the units the local bus keeps a bounded number of (its ticks, for an
    * entry of ticks; 1 by default).

@@ -62,7 +62,12 @@ export async function publishChange<T>(
 ): Promise<void> {
   const type = channel.name
   const waiting = backlogIfAny(bus)
-  if (waiting?.holds(type)) return waiting.add(type, data)
+  if (waiting?.holds(type)) {
+    waiting.add(type, data)
+    // at the edge no timer sends it: this request does, behind the ones waiting
+    if (bus.requestScoped) await waiting.flush()
+    return
+  }
   try {
     await bus.publish(type, data)
   } catch (e) {

@@ -24,6 +24,8 @@ const CALL_TIMEOUT_MS = 2000
  */
 export class UpstashBus implements MessageBus {
   readonly kind = 'upstash' as const
+  /** The edge's bus (src/main/worker.ts): its work is a request's, each request's flushes its backlog. */
+  readonly requestScoped = true
   readonly dependency: Dependency
   private readonly subs = new Set<PollingSubscription>()
   private readonly send: Send
