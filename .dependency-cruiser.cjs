@@ -60,7 +60,13 @@ module.exports = {
       severity: 'error',
       from: { path: PURE, pathNot: TEST },
       to: {
-        path: ['^src/kernel/(db|cache|http|events|jobs|storage)/', IO_LIBRARIES],
+        path: [
+          '^src/kernel/(db|cache|http|events|jobs|storage|bus)/',
+          '^src/kernel/redis\\.ts$',
+          '^(node:)?(fs|net|http|https|child_process|worker_threads)$',
+          '^bun$',
+          IO_LIBRARIES,
+        ],
         reachable: true,
       },
     },

@@ -1,11 +1,13 @@
-import type { UseCase } from '../../../kernel/use-case'
-import { type AccountSettings, changeAccountSettings } from '../admin'
-import type { AccountsCtx } from '../context'
-import { type OpenAccountInput, openAccount } from '../open'
-import { loadAccountView } from './load-account'
-import { requireMargin } from './margin'
-import type { SessionScope } from './shared'
-import { profileView } from './views'
+import type { UseCase } from '../../kernel/use-case'
+import { type AccountSettings, changeAccountSettings } from './admin'
+import type { AccountsCtx } from './context'
+import { type OpenAccountInput, openAccount } from './open'
+import { loadAccountView } from './service/load-account'
+import { requireMargin } from './service/margin'
+import type { SessionScope } from './service/shared'
+import { profileView } from './service/views'
+
+// beside admin.ts and open.ts, not in service/: they reach service/ (a cycle)
 
 /** An account of the brand as staff read it: its profile with the live margin, and its owner. */
 export async function managedAccount({

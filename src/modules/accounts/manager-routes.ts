@@ -9,8 +9,9 @@ import type { AccountsCtx } from './context'
 import { endSessions } from './customers'
 import { refuse } from './errors'
 import { OPERATIONS, postBalanceOperation } from './ledger'
+import { changeManagedAccount, managedAccount, openManagedAccount } from './managed-accounts'
 import { Profile } from './routes'
-import { accountNotFound, changeManagedAccount, managedAccount, openManagedAccount } from './service'
+import { accountNotFound } from './service'
 
 const ACCOUNT_ADMINS = { roles: ['SESSION_MANAGER', 'SESSION_ADMIN'] as const }
 const ANY_STAFF = { roles: STAFF_SESSIONS }

@@ -4,7 +4,6 @@
  * not-found refusals) is in shared.ts.
  */
 export { loadAccountView, loadAccountViewAs } from './load-account'
-export { changeManagedAccount, managedAccount, openManagedAccount } from './managed-accounts'
 export { levelType, liveMargin, marginIn, requireMargin } from './margin'
 export { nextLogin } from './next-login'
 export { type AccountView, accountNotFound, findScopedAccount, groupNotFound } from './shared'
