@@ -210,6 +210,45 @@ describe("the master's SL/TP reaches every copy", () => {
     expect(copies[0]!.sl).toBe(1.095)
   })
 
+  test("the copier's read of the copies failed (the database away a moment): the relay tries the master's change again", async () => {
+    await w.price(1.1)
+    const masterLogin = await w.newAccount(50_000)
+    const master = await w.master(masterLogin, { reward_type: 3, percent: 10 })
+    const follower = await w.newAccount(50_000)
+    await w.t.settle()
+    await w.follow(follower, master, { volume_mode: 1, volume_param: 1, copy_sl_tp: 1 })
+    const mToken = await w.tradeToken(masterLogin)
+    const o = await w.post(
+      '/trade/open',
+      { login: masterLogin, symbol: 'EURUSD', cmd: 0, volume: 100, sl: 1.09, tp: 0 },
+      mToken,
+    )
+    await w.t.settle()
+    expect((await list(follower)).positions.map((p) => p.sl)).toEqual([1.09])
+    const port = w.t.ports.get(TradingPort)
+    const orderStates = port.orderStates
+    let refused = 0
+    port.orderStates = async (...args) => {
+      if (refused++ === 0) throw new Error('SQLITE_BUSY: database is locked')
+      return orderStates(...args)
+    }
+    try {
+      const r = await w.t.request('PUT', '/trade/modify', {
+        token: mToken,
+        body: { order: o.order, sl: 1.095, tp: 0 },
+      })
+      expect(r.status).toBe(200)
+      await w.t.settle()
+      // the relay's next attempt of the event (its backoff), no audit needed
+      await w.advance(5_000)
+      await w.t.settle()
+    } finally {
+      port.orderStates = orderStates
+    }
+    expect(refused).toBeGreaterThanOrEqual(2)
+    expect((await list(follower)).positions.map((p) => p.sl)).toEqual([1.095])
+  })
+
   test("the copier's SL/TP change that failed once is tried again by the audit", async () => {
     await w.price(1.1)
     const masterLogin = await w.newAccount(50_000)

@@ -228,13 +228,18 @@ export class Relay {
         await new Promise((r) => setImmediate(r))
         slice = performance.now()
       }
-      await d.consumer.after?.(d.event).catch((e: unknown) =>
+      await d.consumer.after?.(d.event).catch((e: unknown) => {
+        const err = e instanceof Error ? e.message : String(e)
         this.logger.log('warn', 'event consumer after-commit step failed', {
           consumer: d.consumer.name,
           event_id: d.event.id,
-          err: e instanceof Error ? e.message : String(e),
-        }),
-      )
+          err,
+        })
+        // an after-step alone is the consumer's whole delivery (no row records it): its failure is the
+        // event's, tried again with backoff and parked past maxAttempts, as a handler's (it runs at least
+        // once). One that follows a committed handler stays best effort: its delivery is written.
+        if (!d.consumer.handle) fail({ row: d.row, consumer: d.consumer, error: err, permanent: false })
+      })
     }
     const done: number[] = []
     for (const row of claimed) {

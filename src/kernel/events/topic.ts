@@ -46,7 +46,7 @@ export interface Consumer<T> {
   interested?(tx: Queryable, events: readonly { brandId: number; payload: T }[]): Promise<boolean[]>
   /**
    * The consumer's database writes, in the delivery's transaction. A consumer without it writes nothing
-   * and costs no transaction: its `after` runs once the event is claimed (best effort, as always).
+   * and costs no transaction: its `after` runs once the event is claimed, and is its whole delivery.
    */
   handle?(event: DeliveredEvent<T>, tx: Tx): Promise<void>
   /**
@@ -67,7 +67,10 @@ export interface Consumer<T> {
   wants?(events: readonly DeliveredEvent<T>[]): Promise<boolean[]> | boolean[]
   /**
    * Once the delivery has committed: an effect outside the database that must not run inside its
-   * transaction (waking the engine, which writes on its own). Best effort: a failure is logged, not retried.
+   * transaction (waking the engine, which writes on its own). Beside a `handle`, best effort: a failure is
+   * logged, not retried (the delivery is written). Alone (no `handle`), it runs at least once: a failure
+   * is the event's, tried again with backoff and parked past the relay's attempts, so it must be
+   * idempotent (keyed by the event).
    */
   after?(event: DeliveredEvent<T>): Promise<void>
 }

@@ -33,10 +33,9 @@ export async function copyStops(ctx: CopyCtx, eventId: number, p: TradePayload) 
       (JSON.parse(r.copy_subscriptions.settings) as SubscriptionSettings).copy_sl_tp === 1,
   )
   if (copying.length === 0) return
-  // unread (the database failed): a change not made then records no levels, and is not retried
-  const copies = await ctx.trading
-    .orderStates(copying.map((r) => r.copy_links.followerTicket!))
-    .catch(() => new Map<number, OrderState>())
+  // unread (the database failed): the step fails, and the relay tries the event again (an after-step
+  // alone runs at least once; the keys below make a second run change and record nothing twice)
+  const copies = await ctx.trading.orderStates(copying.map((r) => r.copy_links.followerTicket!))
   const master = { cmd: p.cmd, sl: p.sl, tp: p.tp, price: p.open_price }
   await Promise.all(
     copying.map(({ copy_links: link, copy_subscriptions: sub }) =>
