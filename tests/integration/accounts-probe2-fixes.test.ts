@@ -126,3 +126,32 @@ describe('PATCH /manager/groups/:id name of a prop step group', () => {
     expect(ok.status).toBe(200)
   })
 })
+
+// module-contract round: a group in a currency nothing converts held balances no symbol could value
+describe('POST /manager/groups currency', () => {
+  let t: TestApp
+  beforeAll(async () => {
+    t = await makeTestApp()
+  })
+  afterAll(() => t.close())
+
+  test('a currency no symbol converts (no <CCY>USD nor USD<CCY>): 400 INVALID_DATA naming currency, nothing written', async () => {
+    const admin = await t.staffToken(2, 'admin-pass-1')
+    const before = (await t.request('GET', '/manager/groups', { token: admin })).json.rows.length
+    const r = await t.request('POST', '/manager/groups', {
+      token: admin,
+      body: { name: 'real\\XYZ', account_mode: 'REAL', currency: 'XYZ', leverage: 100 },
+    })
+    expect([r.status, r.json.error]).toEqual([400, 'INVALID_DATA'])
+    expect(r.json.message).toStartWith('currency: no symbol converts XYZ')
+    expect((await t.request('GET', '/manager/groups', { token: admin })).json.rows).toHaveLength(before)
+    // a currency paired with USD (USDJPY), and USD itself, are taken
+    for (const currency of ['JPY', 'USD']) {
+      const ok = await t.request('POST', '/manager/groups', {
+        token: admin,
+        body: { name: `real\\${currency}2`, account_mode: 'REAL', currency, leverage: 100 },
+      })
+      expect(ok.status).toBe(200)
+    }
+  })
+})

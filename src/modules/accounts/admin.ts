@@ -187,6 +187,9 @@ export async function createGroup(ctx: AccountsCtx, brand: Brand, g: GroupInput)
   const marginCall = g.margin_call ?? 100
   const stopOut = g.stop_out ?? 50
   checkLevels(marginCall, stopOut)
+  // its balances would hold money no price converts: margins and profits of every symbol unknown
+  const unusable = await ctx.currencyUse(g.currency)
+  if (unusable) throw invalid(`currency: ${unusable}`)
   try {
     const [row] = await ctx.db.transaction((tx) =>
       tx

@@ -43,6 +43,12 @@ export type ManagedFunds = (login: number) => Promise<string | null>
  */
 export type GroupNameUse = (q: Queryable, brandId: number, name: string) => Promise<string | null>
 
+/**
+ * Why an account currency cannot be used, or null: nothing on the deployment would convert its profits
+ * and margins (market provides it: the extension point CurrencyUsePort).
+ */
+export type CurrencyUse = (currency: string) => Promise<string | null>
+
 /** What the accounts module's services work with: the kernel, its read model, and what it asks of others. */
 export interface AccountsCtx extends Kernel {
   settings: AccountsConfig
@@ -56,4 +62,6 @@ export interface AccountsCtx extends Kernel {
   managedFunds: ManagedFunds
   /** GroupNamesPort, read when used (prop is set up after accounts); null without it. */
   groupNameUse: GroupNameUse
+  /** CurrencyUsePort, read when used (market is set up after accounts); any currency without it. */
+  currencyUse: CurrencyUse
 }

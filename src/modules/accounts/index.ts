@@ -8,7 +8,14 @@ import type { Work } from '../../kernel/db/unit-of-work'
 import { defineModule, definePort } from '../../kernel/module'
 import { UploadsPort } from '../uploads'
 import { AccountsEnv, accountsConfig } from './config'
-import type { AccountsCtx, ExposureSource, GroupNameUse, ManagedFunds, UnfitSymbols } from './context'
+import type {
+  AccountsCtx,
+  CurrencyUse,
+  ExposureSource,
+  GroupNameUse,
+  ManagedFunds,
+  UnfitSymbols,
+} from './context'
 import {
   accountCredentials,
   createCustomer,
@@ -38,7 +45,14 @@ import { accountRoutes } from './routes'
 import * as schema from './schema'
 import { type AccountView, loadAccountView, loadAccountViewAs, marginIn, requireMargin } from './service'
 
-export type { Exposure, ExposureSource, GroupNameUse, ManagedFunds, UnfitSymbols } from './context'
+export type {
+  CurrencyUse,
+  Exposure,
+  ExposureSource,
+  GroupNameUse,
+  ManagedFunds,
+  UnfitSymbols,
+} from './context'
 export { type MarginSnapshot, marginSnapshot, ownFreeMargin } from './domain/margin'
 export {
   currencyDecimals,
@@ -144,6 +158,12 @@ export const ManagedFundsPort = definePort<ManagedFunds>('accounts.managed-funds
  */
 export const GroupNamesPort = definePort<GroupNameUse>('accounts.group-names')
 
+/**
+ * Extension point: whether the deployment can convert an account currency (market provides it from its
+ * symbols); a group in a currency nothing converts is refused (400 INVALID_DATA naming currency).
+ */
+export const CurrencyUsePort = definePort<CurrencyUse>('accounts.currency-use')
+
 const NO_POSITIONS = { floatingProfit: 0, margin: 0, commission: 0, storage: 0 }
 
 /** Groups, accounts, customers and the ledger (README.md of this folder). */
@@ -170,6 +190,8 @@ export const accountsModule = defineModule({
         ports.has(ManagedFundsPort) ? ports.get(ManagedFundsPort)(login) : Promise.resolve(null),
       groupNameUse: (q, brandId, name) =>
         ports.has(GroupNamesPort) ? ports.get(GroupNamesPort)(q, brandId, name) : Promise.resolve(null),
+      currencyUse: (currency) =>
+        ports.has(CurrencyUsePort) ? ports.get(CurrencyUsePort)(currency) : Promise.resolve(null),
     }
     ports.provide(AccountsPort, {
       read: ctx.accountsRead,

@@ -121,7 +121,9 @@ export const accountManagerRoutes = (ctx: AccountsCtx) =>
         description:
           'margin_call defaults to 100 and stop_out to 50 (margin levels in %); stop_out must be below margin_call. ' +
           'The group starts with no security settings: add them with PUT /manager/groups/{id}/securities/{sec_group}. ' +
-          '409 GROUP_EXISTS for a name the brand already uses.',
+          '400 INVALID_DATA naming currency when no symbol converts it (a currency other than USD needs <CCY>USD ' +
+          'or USD<CCY>: profits and margins are converted through them). 409 GROUP_EXISTS for a name the brand ' +
+          'already uses.',
       }),
     })
     .patch('/groups/:id', ({ brand, params, body }) => updateGroup(ctx, brand, params.id, body), {

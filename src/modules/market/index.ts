@@ -1,11 +1,12 @@
 import { Elysia } from 'elysia'
 import { onChannel } from '../../kernel/bus/channel'
 import { defineModule, definePort } from '../../kernel/module'
-import { AccountsPort } from '../accounts'
+import { AccountsPort, CurrencyUsePort } from '../accounts'
 import { marketAdminRoutes } from './admin-routes'
 import { CandleStore } from './candle-store'
 import { MarketEnv, marketConfig } from './config'
 import type { MarketCtx, SymbolHolders } from './context'
+import { currencyUse } from './currency-use'
 import { seedDemoMarket } from './demo'
 import type { Quote, QuoteLookup } from './domain/conversion'
 import { checkOperatorBrands } from './operator'
@@ -119,6 +120,7 @@ export const marketModule = defineModule({
     candles.onBarClosed((_symbol, _bar, hourClosed) => {
       if (hourClosed) void bumpWatchVersion(ctx)
     })
+    ports.provide(CurrencyUsePort, (currency) => currencyUse(refdata, currency))
     ports.provide(MarketPort, {
       refdata,
       quotes,
