@@ -2,6 +2,7 @@ import type { Session } from '../../kernel/auth/session'
 import type { Brand } from '../../kernel/brand/registry'
 import type { Queryable } from '../../kernel/db/client'
 import { defineModule, definePort } from '../../kernel/module'
+import { UploadsEnv, uploadsConfig } from './config'
 import { uploadRoutes } from './routes'
 import * as schema from './schema'
 import { avatarBelongs, customerFile, customerFileResponse } from './service'
@@ -27,15 +28,17 @@ export const UploadsPort = definePort<UploadsApi>('uploads')
 export const uploadsModule = defineModule({
   name: 'uploads',
   tags: [{ name: 'Uploads', description: 'File uploads (avatars, documents)' }],
+  env: UploadsEnv,
   tables: schema,
   setup(k, ports) {
+    const ctx = { ...k, ...uploadsConfig(k.config) }
     ports.provide(UploadsPort, {
       avatarBelongs,
       customerFile,
       customerFileResponse: (q, brandId, customerId, uuid) =>
         customerFileResponse(k, q, brandId, customerId, uuid),
     })
-    return { routes: uploadRoutes(k) }
+    return { routes: uploadRoutes(ctx) }
   },
 })
 

@@ -3,8 +3,7 @@ import { ANY_SESSION } from '../../kernel/auth/session'
 import { doc, errors } from '../../kernel/http/openapi'
 import { Int, nameModels, OneOf, textInput } from '../../kernel/http/schemas'
 import { security } from '../../kernel/http/security'
-import type { Kernel } from '../../kernel/kernel'
-import { downloadUpload, listUploads, PURPOSES, type Purpose, uploadFile } from './service'
+import { downloadUpload, listUploads, PURPOSES, type Purpose, type UploadsCtx, uploadFile } from './service'
 
 const PurposeField = OneOf(PURPOSES, {
   description: 'account_avatar (png, jpg, jpeg, webp, gif), kyc_document or attachment (general list)',
@@ -50,7 +49,7 @@ export const DOWNLOAD_MEDIA = [
   'application/octet-stream',
 ]
 
-export const uploadRoutes = (ctx: Kernel) =>
+export const uploadRoutes = (ctx: UploadsCtx) =>
   new Elysia({ name: 'upload-routes', seed: ctx.instanceId })
     .use(security(ctx))
     .post('/upload', ({ brand, session, body }) => uploadFile(ctx, brand, session, body.file, body.purpose), {
@@ -63,11 +62,18 @@ export const uploadRoutes = (ctx: Kernel) =>
         },
         { example: { purpose: 'kyc_document' } },
       ),
-      response: { 200: UploadResult, ...errors({ 413: ['PAYLOAD_TOO_LARGE'] }) },
+      response: {
+        200: UploadResult,
+        ...errors({ 413: ['PAYLOAD_TOO_LARGE'], 429: ['TOO_MANY_REQUESTS'] }),
+      },
       detail: doc('Uploads', 'Upload a file', {
         description:
           `The real signature is checked (not the extension alone); at most ${ctx.config.upload.maxBytes} ` +
-          'bytes (413 PAYLOAD_TOO_LARGE). Stored under a generated uuid name with the original extension.',
+          'bytes (413 PAYLOAD_TOO_LARGE). Stored under a generated uuid name with the original extension. ' +
+          `Each account, customer or staff member stores at most ${ctx.budget.files} files and ` +
+          `${ctx.budget.bytes} bytes in 24 hours in a brand (UPLOAD_MAX_FILES_PER_DAY, UPLOAD_MAX_BYTES_PER_DAY; ` +
+          'counted across instances): beyond, 429 TOO_MANY_REQUESTS with Retry-After (seconds until the ' +
+          'oldest of those files leaves the 24 hours); a refused upload does not count.',
       }),
     })
     .get(

@@ -1,10 +1,11 @@
 import { bytesToHex } from '@noble/hashes/utils.js'
-import { and, desc, eq, lt, or } from 'drizzle-orm'
+import { and, count, desc, eq, gt, lt, min, or, sum } from 'drizzle-orm'
 import type { Session } from '../../kernel/auth/session'
 import type { Brand } from '../../kernel/brand/registry'
 import type { Queryable } from '../../kernel/db/client'
-import { invalid } from '../../kernel/http/errors'
+import { ApiError, invalid } from '../../kernel/http/errors'
 import type { Kernel } from '../../kernel/kernel'
+import type { UploadsConfig } from './config'
 import { PDF_DECODE_CEILING } from './domain/pdf'
 import {
   AVATAR_EXTENSIONS,
@@ -28,6 +29,47 @@ function ownerOf(session: Session): { scope: number; ownerId: number } {
 
 type UploadRow = typeof uploads.$inferSelect
 
+/** The kernel and the module's settings (config.ts). */
+export type UploadsCtx = Kernel & UploadsConfig
+
+/**
+ * What a principal stored in the brand within the budget's window (files, bytes, the oldest one's time),
+ * and the 429 it answers when one more file of `size` bytes would pass the budget (null when it fits).
+ * `stored` says whether that file's own row is already counted (the check in the insert's transaction).
+ */
+async function overBudget(
+  ctx: UploadsCtx,
+  q: Queryable,
+  owner: { brandId: number; scope: number; ownerId: number },
+  size: number,
+  stored: boolean,
+) {
+  const { files, bytes, windowMs } = ctx.budget
+  const now = ctx.clock.now()
+  const [used] = await q
+    .select({ n: count(), total: sum(uploads.fileSize), oldest: min(uploads.createdAt) })
+    .from(uploads)
+    .where(
+      and(
+        eq(uploads.brandId, owner.brandId),
+        eq(uploads.scope, owner.scope),
+        eq(uploads.ownerId, owner.ownerId),
+        gt(uploads.createdAt, now - windowMs),
+      ),
+    )
+  const n = (used?.n ?? 0) + (stored ? 0 : 1)
+  const total = Number(used?.total ?? 0) + (stored ? 0 : size)
+  if (n <= files && total <= bytes) return null
+  // the window frees room as its oldest files leave it: the first of them at the earliest
+  const retryAfter = Math.max(1, Math.ceil(((used?.oldest ?? now) + windowMs - now) / 1000))
+  return new ApiError(
+    429,
+    'TOO_MANY_REQUESTS',
+    `file: at most ${files} files and ${bytes} bytes in 24 hours per account, customer or staff member`,
+    { 'retry-after': String(retryAfter) },
+  )
+}
+
 const listEntry = (r: UploadRow) => ({
   uuid: r.uuid,
   file_name: r.fileName,
@@ -39,7 +81,13 @@ const listEntry = (r: UploadRow) => ({
   created_time: Math.floor(r.createdAt / 1000),
 })
 
-export async function uploadFile(ctx: Kernel, brand: Brand, session: Session, file: File, purpose: Purpose) {
+export async function uploadFile(
+  ctx: UploadsCtx,
+  brand: Brand,
+  session: Session,
+  file: File,
+  purpose: Purpose,
+) {
   if (file.size > ctx.config.upload.maxBytes)
     throw refuse('PAYLOAD_TOO_LARGE', `file: larger than ${ctx.config.upload.maxBytes} bytes`)
   // a part sent with an empty filename reaches here as a Blob without a name
@@ -53,6 +101,11 @@ export async function uploadFile(ctx: Kernel, brand: Brand, session: Session, fi
     throw invalid(
       `file: extension .${ext.slice(0, 16) || '(none)'} is not allowed for ${purpose} (allowed: ${allowed.join(', ')})`,
     )
+  const { scope, ownerId } = ownerOf(session)
+  const owner = { brandId: brand.id, scope, ownerId }
+  // a principal past its budget costs a read, not a check of the bytes nor a write to the store
+  const early = await overBudget(ctx, ctx.db, owner, file.size, false)
+  if (early) throw early
   const bytes = new Uint8Array(await file.arrayBuffer())
   // a PDF's compressed streams may cost a few times the upload limit to check, never more than the ceiling
   const pdfDecodeBudget = Math.min(PDF_DECODE_CEILING, 4 * ctx.config.upload.maxBytes)
@@ -63,11 +116,12 @@ export async function uploadFile(ctx: Kernel, brand: Brand, session: Session, fi
   const storageName = `${uuid}.${ext}`
   // Web Crypto: the same on Bun and Workers
   const checksum = bytesToHex(new Uint8Array(await crypto.subtle.digest('SHA-256', bytes)))
-  const { scope, ownerId } = ownerOf(session)
   await ctx.storage.put(storageName, bytes, verdict.contentType)
   try {
-    await ctx.db.transaction((tx) =>
-      tx.insert(uploads).values({
+    await ctx.db.transaction(async (tx) => {
+      // the row first: its write takes the database's write lock, so the count below sees every upload
+      // committed before it and none can commit between them (two instances cannot both pass the budget)
+      await tx.insert(uploads).values({
         uuid,
         brandId: brand.id,
         scope,
@@ -81,8 +135,10 @@ export async function uploadFile(ctx: Kernel, brand: Brand, session: Session, fi
         checksum,
         signature: verdict.signature,
         createdAt: ctx.clock.now(),
-      }),
-    )
+      })
+      const over = await overBudget(ctx, tx, owner, bytes.length, true)
+      if (over) throw over
+    })
   } catch (e) {
     // Nothing half-written: no metadata, no orphan file.
     await ctx.storage.delete(storageName).catch(() => {})
