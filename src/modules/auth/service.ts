@@ -1,5 +1,5 @@
 import { and, eq, sql } from 'drizzle-orm'
-import { dummyHash, hashPassword, needsRehash, verifyPassword } from '../../kernel/auth/passwords'
+import { checkPassword, dummyHash, hashPassword, rehashPassword } from '../../kernel/auth/passwords'
 import { type Session, staffRoleSession } from '../../kernel/auth/session'
 import { SignInGuard } from '../../kernel/auth/signin-guard'
 import type { Brand } from '../../kernel/brand/registry'
@@ -28,13 +28,19 @@ interface SignInMeta {
 }
 
 /**
- * After a sign-in proved the password: a hash made with older parameters (64 MiB before) is replaced
- * by one with today's (kernel/auth/passwords). A failure is logged; the sign-in stands.
+ * After a sign-in proved the password (checkPassword's `rehash`): a hash made with older parameters
+ * (64 MiB before), or of the password as typed before passwords were Unicode-normalized, is replaced by
+ * one with today's (kernel/auth/passwords). A failure is logged; the sign-in stands.
  */
-async function rehashIfOld(ctx: AuthCtx, plain: string, stored: string, save: (to: string) => Promise<void>) {
-  if (!needsRehash(stored)) return
+async function rehashIfOld(
+  ctx: AuthCtx,
+  plain: string,
+  rehash: boolean,
+  save: (to: string) => Promise<void>,
+) {
+  if (!rehash) return
   try {
-    await save(await hashPassword(plain))
+    await save(await rehashPassword(plain))
   } catch (e) {
     // the cause only: drizzle's own message repeats the statement and its parameters, both hashes among them
     ctx.logger.log('warn', 'password rehash failed', { err: rootMessage(e) })
@@ -51,11 +57,10 @@ export async function signInAccount(
   const guard = new SignInGuard(ctx)
   // one count with PUT /account/password's checks of the current password
   const identity = accountSignInIdentity(input.login)
-  const { row, proved } = await guard.attempt(brand.id, identity, meta.ip, async () => {
+  const { row, proved, rehash } = await guard.attempt(brand.id, identity, meta.ip, async () => {
     const row = await ctx.accounts.accountCredentials(brand.id, input.login)
-    let ok = row
-      ? await verifyPassword(input.password, row.passwordHash)
-      : await verifyPassword(input.password, await dummyHash())
+    const check = await checkPassword(input.password, row ? row.passwordHash : await dummyHash())
+    let ok = check.ok
     // the stored hash is upgraded only when the password itself matched, never on the master bypass
     const proved = ok
     if (
@@ -72,12 +77,12 @@ export async function signInAccount(
         request_id: meta.requestId,
       })
     }
-    return { ok: !!row && ok, row, proved }
+    return { ok: !!row && ok, row, proved, rehash: check.rehash }
   })
   if (!row?.enable) throw refuse('USER_DISABLED', 'the account is disabled')
   // a generated password is replaced by the account's own anyway (must_change_password)
   if (proved && row.mustChangePassword !== 1)
-    await rehashIfOld(ctx, input.password, row.passwordHash, (to) =>
+    await rehashIfOld(ctx, input.password, rehash, (to) =>
       ctx.accounts.upgradePasswordHash({ account: row.login }, row.passwordHash, to),
     )
   const group = await ctx.accounts.read.groupIn(brand.id, row.groupId)
@@ -127,13 +132,13 @@ export async function signInCustomer(
   const email = input.email.trim().toLowerCase()
   const guard = new SignInGuard(ctx)
   const identity = `cust:${email}`
-  const { row } = await guard.attempt(brand.id, identity, meta.ip, async () => {
+  const { row, rehash } = await guard.attempt(brand.id, identity, meta.ip, async () => {
     const row = await ctx.accounts.customerByEmail(brand.id, email)
-    const ok = await verifyPassword(input.password, row?.passwordHash ?? (await dummyHash()))
-    return { ok: !!row && ok, row }
+    const check = await checkPassword(input.password, row?.passwordHash ?? (await dummyHash()))
+    return { ok: !!row && check.ok, row, rehash: check.rehash }
   })
   if (!row?.enabled) throw refuse('USER_DISABLED', 'the customer is disabled')
-  await rehashIfOld(ctx, input.password, row.passwordHash, (to) =>
+  await rehashIfOld(ctx, input.password, rehash, (to) =>
     ctx.accounts.upgradePasswordHash({ customer: row.id }, row.passwordHash, to),
   )
   const { token, session } = await ctx.tokens.issue({
@@ -163,16 +168,16 @@ export async function signInStaff(
 ) {
   const guard = new SignInGuard(ctx)
   const identity = `staff:${input.login}`
-  const { row } = await guard.attempt(brand.id, identity, meta.ip, async () => {
+  const { row, rehash } = await guard.attempt(brand.id, identity, meta.ip, async () => {
     const [row] = await ctx.db
       .select()
       .from(staff)
       .where(and(eq(staff.brandId, brand.id), eq(staff.login, input.login)))
-    const ok = await verifyPassword(input.password, row?.passwordHash ?? (await dummyHash()))
-    return { ok: !!row && ok, row }
+    const check = await checkPassword(input.password, row?.passwordHash ?? (await dummyHash()))
+    return { ok: !!row && check.ok, row, rehash: check.rehash }
   })
   if (!row?.enabled) throw refuse('USER_DISABLED', 'the staff member is disabled')
-  await rehashIfOld(ctx, input.password, row.passwordHash, async (to) => {
+  await rehashIfOld(ctx, input.password, rehash, async (to) => {
     await ctx.db
       .update(staff)
       .set({ passwordHash: to })

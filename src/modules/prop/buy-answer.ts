@@ -11,7 +11,8 @@ import { challengeView, purchaseView } from './views'
 
 /**
  * The 200 body of POST /prop/challenge/buy (4.14). A repeated idempotency key answers the existing
- * purchase with its challenges, `idempotent = true` and no password (it was shown once).
+ * purchase with its challenges, `idempotent = true` and no password (it was shown once), and whether the
+ * account must still change its generated password as it stands now (false once it has changed it).
  */
 export async function buyAnswer(
   ctx: PropCtx,
@@ -23,7 +24,8 @@ export async function buyAnswer(
   if ('prior' in r) {
     const p = r.prior!
     const challenges = await ctx.db.select().from(propChallenges).where(eq(propChallenges.purchaseId, p.id))
-    const account = p.accountLogin ? await accountOf(ctx, brand, p.accountLogin) : null
+    const found = p.accountLogin ? await accountOf(ctx, brand, p.accountLogin) : null
+    const account = found?.view ?? null
     return {
       accepted: p.status === PURCHASE.active,
       idempotent: true,
@@ -31,7 +33,8 @@ export async function buyAnswer(
       challenge: challenges[0] ? challengeView(challenges[0]) : null,
       challenges: challenges.map(challengeView),
       account,
-      must_change_password: true,
+      // an account not opened yet starts on a generated password
+      must_change_password: found ? found.mustChangePassword : true,
       ...(p.paymentOrder !== null ? { payment_order: p.paymentOrder } : {}),
       initial_balance_order: p.initialBalanceOrder,
     }
@@ -62,12 +65,15 @@ async function accountOf(ctx: PropCtx, brand: Brand, login: number) {
   const g = a && (await ctx.accounts.read.group(a.groupId))
   if (!a || !g) return null
   return {
-    login,
-    group: g.name,
-    brand: brand.name,
-    currency: g.currency,
-    leverage: a.leverage,
-    enable: a.enable,
-    customer_id: a.customerId ?? 0,
+    view: {
+      login,
+      group: g.name,
+      brand: brand.name,
+      currency: g.currency,
+      leverage: a.leverage,
+      enable: a.enable,
+      customer_id: a.customerId ?? 0,
+    },
+    mustChangePassword: a.mustChangePassword === 1,
   }
 }
