@@ -91,7 +91,15 @@ export async function changeAccountPassword(
   )
   if (input.new_password === input.password)
     throw refuse('INVALID_DATA', 'new_password: must differ from the current password')
-  if (!(await setPasswordHash(ctx, brand.id, login, await hashPassword(input.new_password), row.hash)))
+  if (
+    !(await setPasswordHash(
+      ctx,
+      brand.id,
+      login,
+      await hashPassword(input.new_password, 'new_password'),
+      row.hash,
+    ))
+  )
     throw incorrect()
   return { data: 'OK' as const, sessions_ended: true }
 }
