@@ -107,7 +107,13 @@ const symbolFields = {
     maximum: 1e6,
     description: 'swap of a short position (per swap_type)',
   }),
-  swap_rollover3days: Int({ minimum: 0, maximum: 6, description: 'weekday of the triple swap (0 Sunday)' }),
+  swap_rollover3days: Int({
+    minimum: 0,
+    maximum: 6,
+    description:
+      "weekday (0 Sunday) whose rollover also charges the week's nights without one (1 + their number: " +
+      'Wednesday x3 for a symbol closed at the weekend; x1 for one trading every day)',
+  }),
   margin_mode: Int({
     minimum: 0,
     maximum: 4,

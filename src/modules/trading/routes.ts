@@ -172,7 +172,7 @@ export const tradingRoutes = (ctx: TradingServices) =>
         detail: doc('Trading', 'Change SL and TP of a position or pending order', {
           idempotent: true,
           description:
-            "Client (account) sessions only. SL and TP are rounded to the symbol's digits. 403 MODIFY_TRADE_ERROR: another user's order, or the account is disabled or read-only; 404 MODIFY_TRADE_ERROR: no such active order; 500 INCORRECT_SL_TP: wrong side or closer than stops_level (a position's levels against the price it would close at, a pending order's against its open price), or a position's symbol is outside its trading session or not tradable for the group. 503 PRICE_STALE: this instance has no current price (its price feed is cut off), or the symbol's last quote is older than its max_quote_age; nothing changed, retry.",
+            "Client (account) sessions only. SL and TP are rounded to the symbol's digits. 403 MODIFY_TRADE_ERROR: another user's order, or the account is disabled or read-only; 404 MODIFY_TRADE_ERROR: no such active order; 500 INCORRECT_SL_TP: wrong side or closer than stops_level (a position's levels against the price it would close at, a pending order's against its open price), or a position's symbol is outside its trading session or not tradable for the group, or (rare) the order changed state twice while being modified: retry. A partial close meanwhile does not refuse the change (the levels apply to the volume left). 503 PRICE_STALE: this instance has no current price (its price feed is cut off), or the symbol's last quote is older than its max_quote_age; nothing changed, retry.",
         }),
       },
     )

@@ -158,6 +158,14 @@ export const mayFill = (gs: SymbolTrade, cmd: number, now: number) =>
   symbolClosed(gs, '', now) === null && directionClosed(gs.info, cmd) === null
 
 /**
+ * Whether an SL or TP a tick reached may close its position now: only inside the symbol's session, where a
+ * client's close would be taken. A quote published while it is closed (a dealer's weekend tick) closes
+ * nothing; the trigger stays, and the first tick in session decides it, at that tick's price.
+ */
+export const stopFillable = (info: { sessionList: DaySessions[] }, now: number) =>
+  isTradingOpen(info.sessionList, now)
+
+/**
  * A pending order's expiration (epoch seconds; 0 good till cancelled). A symbol whose `gtc_pendings` is not
  * 1 keeps pending orders for the day only: one asked without an expiration gets the end of the UTC day
  * (the swap's day), one asked to outlive it is refused.

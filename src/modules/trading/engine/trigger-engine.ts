@@ -9,7 +9,7 @@ import { pricing } from '../book/exposure'
 import type { OrderRow } from '../book/positions'
 import type { TradeRefresh } from '../commit/execution'
 import type { TradingCtx } from '../context'
-import { mayFill } from '../domain/checks'
+import { mayFill, stopFillable } from '../domain/checks'
 import { addHolding, type Holding, removeHolding } from '../domain/holdings'
 import { type Trigger, TriggerBook } from '../domain/triggers'
 import { orders } from '../schema'
@@ -527,6 +527,12 @@ export class TriggerEngine {
       return null
     }
     const o = r.order
+    if (trigger.kind !== 'activate') {
+      // an SL or TP closes only where a client's close would: a tick outside the symbol's session (a
+      // dealer's weekend quote) leaves it resting, the first tick in session decides it at its own price
+      const gs = await this.ctx.refdata.forGroup(r.groupId, o.symbol)
+      if (!gs || !stopFillable(gs.info, this.ctx.clock.now())) return null
+    }
     if (trigger.kind === 'activate') {
       // past its expiration it expires (settle, or the trading.expire job), it is not filled: a tick
       // after a quiet spell (a weekend's gap) found it still on the book

@@ -24,14 +24,29 @@ import {
   tradableSymbol,
 } from './shared'
 
-/** PUT /trade/modify: new SL and TP of a position or a pending order, checked against the current quote (a pending order: against its price). */
-export async function modifyOrder({
-  ctx,
-  brandId,
-  actor,
-  input,
-  idempotencyKey,
-}: UseCase<TradingServices, { order: number; sl: number; tp: number }, ActorScope>) {
+/** The order's state changed between its read and the write: nothing was written. */
+const CHANGED = Symbol('changed')
+
+type ModifyCase = UseCase<TradingServices, { order: number; sl: number; tp: number }, ActorScope>
+
+/**
+ * PUT /trade/modify: new SL and TP of a position or a pending order, checked against the current quote (a
+ * pending order: against its price). Written on the order as read only while it is in the state it was
+ * read in (a partial close meanwhile does not matter: levels do not depend on the volume); a pending order
+ * filled meanwhile is read again and checked once more as the position it became, and one no longer
+ * active answers 404.
+ */
+export async function modifyOrder(uc: ModifyCase) {
+  const first = await modifyOnce(uc)
+  if (first !== CHANGED) return first
+  const again = await modifyOnce(uc)
+  if (again !== CHANGED) return again
+  // a second change of state between a read and its write (in practice none: open only turns closed,
+  // and the read before it would have answered 404)
+  throw refuse('stopsRefused', `order ${uc.input.order} changed meanwhile; retry`)
+}
+
+async function modifyOnce({ ctx, brandId, actor, input, idempotencyKey }: ModifyCase) {
   const found = await actorOrder(ctx, brandId, actor, input.order)
   if (found.kind === 'hidden') throw refuse('modifyNotFound', `order ${input.order} not found`)
   if (found.kind === 'foreign') throw refuse('modifyNotYours', `order ${input.order} belongs to another user`)
@@ -72,7 +87,7 @@ export async function modifyOrder({
     const [r] = await tx
       .update(orders)
       .set({ sl, tp, updatedAt: now, origin: ctx.origin })
-      .where(and(eq(orders.ticket, o.ticket), eq(orders.state, o.state), eq(orders.volume, o.volume)))
+      .where(and(eq(orders.ticket, o.ticket), eq(orders.state, o.state)))
       .returning()
     if (r) {
       await recordRequest(tx, {
@@ -89,7 +104,7 @@ export async function modifyOrder({
     return { row: r }
   })
   if ('replay' in done) return replayed({ data: 'OK' as const, trade: orderView(o, oc.group.currency) })
-  if (!done.row) throw refuse('modifyNotFound', `order ${input.order} changed meanwhile; retry`)
+  if (!done.row) return CHANGED
   return { data: 'OK' as const, trade: orderView(done.row, oc.group.currency) }
 }
 
