@@ -73,7 +73,10 @@ const SymbolDetail = t.Object(
     swap_type: Int({ description: '0 points, 1 money per lot (base currency), 2 annual interest %' }),
     swap_long: num,
     swap_short: num,
-    swap_rollover3days: Int({ description: 'weekday (0 Sunday) charged three times' }),
+    swap_rollover3days: Int({
+      description:
+        "weekday (0 Sunday) whose rollover also charges the week's nights without one (1 + their number)",
+    }),
     margin_divider: num,
     margin_mode: Int({ description: '0 forex, 1 CFD, 2 futures, 3 CFD index, 4 CFD leverage' }),
     margin_initial: num,
