@@ -249,6 +249,51 @@ describe("the master's SL/TP reaches every copy", () => {
     expect((await list(follower)).positions.map((p) => p.sl)).toEqual([1.095])
   })
 
+  // review r3d: the relay's retry of an older change came after a newer one was copied
+  test("a master's older SL change retried after its newer one leaves the copy on the master's current SL", async () => {
+    await w.price(1.1)
+    const masterLogin = await w.newAccount(50_000)
+    const master = await w.master(masterLogin, { reward_type: 3, percent: 10 })
+    const follower = await w.newAccount(50_000)
+    await w.t.settle()
+    await w.follow(follower, master, { volume_mode: 1, volume_param: 1, copy_sl_tp: 1 })
+    const mToken = await w.tradeToken(masterLogin)
+    const o = await w.post(
+      '/trade/open',
+      { login: masterLogin, symbol: 'EURUSD', cmd: 0, volume: 100, sl: 1.09, tp: 0 },
+      mToken,
+    )
+    await w.t.settle()
+    expect((await list(follower)).positions.map((p) => p.sl)).toEqual([1.09])
+    const port = w.t.ports.get(TradingPort)
+    const orderStates = port.orderStates
+    let refused = 0
+    port.orderStates = async (...args) => {
+      if (refused++ === 0) throw new Error('SQLITE_BUSY: database is locked')
+      return orderStates(...args)
+    }
+    const modify = async (sl: number) =>
+      (await w.t.request('PUT', '/trade/modify', { token: mToken, body: { order: o.order, sl, tp: 0 } }))
+        .status
+    try {
+      // change A (1.095): the copier's read fails once; change B (1.097): copied at once
+      expect(await modify(1.095)).toBe(200)
+      await w.t.settle()
+      expect(await modify(1.097)).toBe(200)
+      await w.t.settle()
+      expect((await list(follower)).positions.map((p) => p.sl)).toEqual([1.097])
+      // A's retry after its backoff
+      await w.advance(5_000)
+      await w.t.settle()
+    } finally {
+      port.orderStates = orderStates
+    }
+    await w.t.runJob('copytrade.audit')
+    await w.t.settle()
+    expect((await list(masterLogin)).positions.map((p) => p.sl)).toEqual([1.097])
+    expect((await list(follower)).positions.map((p) => p.sl)).toEqual([1.097])
+  })
+
   test("the copier's SL/TP change that failed once is tried again by the audit", async () => {
     await w.price(1.1)
     const masterLogin = await w.newAccount(50_000)

@@ -35,7 +35,14 @@ export async function copyStops(ctx: CopyCtx, eventId: number, p: TradePayload) 
   if (copying.length === 0) return
   // unread (the database failed): the step fails, and the relay tries the event again (an after-step
   // alone runs at least once; the keys below make a second run change and record nothing twice)
-  const copies = await ctx.trading.orderStates(copying.map((r) => r.copy_links.followerTicket!))
+  const copies = await ctx.trading.orderStates([
+    p.ticket,
+    ...copying.map((r) => r.copy_links.followerTicket!),
+  ])
+  // the master's levels moved again since this event (a retry of it comes late, or a staff resend of a
+  // parked one): its levels are stale, and the newer change's own event copies the ones in force
+  const now = copies.get(p.ticket)
+  if (!now || now.sl !== p.sl || now.tp !== p.tp) return
   const master = { cmd: p.cmd, sl: p.sl, tp: p.tp, price: p.open_price }
   await Promise.all(
     copying.map(({ copy_links: link, copy_subscriptions: sub }) =>
