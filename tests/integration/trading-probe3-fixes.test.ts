@@ -26,7 +26,7 @@ async function setup(start = Date.UTC(2026, 0, 5, 12, 0, 0), env?: Record<string
       s.user = await t.userToken()
       s.dealer = await t.staffToken(3, 'dealer-pass-1')
     },
-    async ingest(ticks: { symbol: string; bid: number; ask: number }[], advance = 1000) {
+    async ingest(ticks: { symbol: string; bid: number; ask: number; time?: number }[], advance = 1000) {
       clock.advance(advance)
       const r = await t.request('POST', '/market/quotes', { token: s.dealer, body: { ticks } })
       if (r.status !== 200) throw new Error(`ingest ${r.status} ${r.text}`)
@@ -111,6 +111,27 @@ test('an SL is not executed on a quote published outside the symbol session', as
     r = await s.row(ticket)
   }
   expect([r.state, r.closeReason, r.closePrice]).toEqual(['closed', 'sl', 1.085])
+})
+
+// review r3d: the session is the tick's. A tick stamped a second before Friday's close and handled just
+// after it still decides the SL at its price; left resting, the SL would wait out the weekend and its gap.
+test('an SL reached by the last tick before the close is executed though the engine handles it after the close', async () => {
+  const friday = Date.UTC(2026, 0, 9, 21, 0, 0)
+  const s = await setup(friday, { DEMO_WEEKEND_TRADING: '0' })
+  await s.ingest([{ symbol: 'EURUSD', bid: 1.1, ask: 1.1001 }])
+  const o = await s.open({ cmd: 0, volume: 10, symbol: 'EURUSD', sl: 1.095 })
+  expect(o.status).toBe(200)
+  const ticket = o.json.order as number
+  // the tick was stamped at 21:59:59 (the session ends at 22:00); the server's clock reads 22:00:01
+  s.clock.set(Date.UTC(2026, 0, 9, 22, 0, 0))
+  await s.relogin()
+  await s.ingest([{ symbol: 'EURUSD', bid: 1.09, ask: 1.0901, time: Date.UTC(2026, 0, 9, 21, 59, 59) }])
+  let r = await s.row(ticket)
+  for (let i = 0; i < 50 && r.state === 'open'; i++) {
+    await Bun.sleep(20)
+    r = await s.row(ticket)
+  }
+  expect([r.state, r.closeReason, r.closePrice]).toEqual(['closed', 'sl', 1.09])
 })
 
 // A modify racing a partial close of the same position: the position is still open (with less volume), so

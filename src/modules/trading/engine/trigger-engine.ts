@@ -20,6 +20,9 @@ import { RiskMonitor } from './risk-monitor'
 import type { RiskWatcher } from './risk-watch'
 import { rollover } from './rollover'
 
+/** How old a tick's own time may be to decide a trigger's session by it (else the engine's time does). */
+const TICK_SESSION_SLACK_MS = 5_000
+
 /** An order written on an instance other than the engine, with the group it was priced in. */
 interface OrderChange {
   order: OrderRow
@@ -527,11 +530,15 @@ export class TriggerEngine {
       return null
     }
     const o = r.order
+    // the session is the tick's: one stamped just before the close and handled just after it still decides
+    // (a tick's own time is taken only when recent: a feed's stale stamp opens no closed session)
+    const now = this.ctx.clock.now()
+    const sessionAt = q.time <= now && now - q.time <= TICK_SESSION_SLACK_MS ? q.time : now
     if (trigger.kind !== 'activate') {
       // an SL or TP closes only where a client's close would: a tick outside the symbol's session (a
       // dealer's weekend quote) leaves it resting, the first tick in session decides it at its own price
       const gs = await this.ctx.refdata.forGroup(r.groupId, o.symbol)
-      if (!gs || !stopFillable(gs.info, this.ctx.clock.now())) return null
+      if (!gs || !stopFillable(gs.info, sessionAt)) return null
     }
     if (trigger.kind === 'activate') {
       // past its expiration it expires (settle, or the trading.expire job), it is not filled: a tick
@@ -541,7 +548,7 @@ export class TriggerEngine {
       // not tradable, or a tick outside its session, leaves it pending (looked at again on the next tick);
       // decided from the reference data in memory, before any read a held-back order would pay each tick
       const gs = await this.ctx.refdata.forGroup(r.groupId, o.symbol)
-      if (!gs || !mayFill(gs, o.cmd, this.ctx.clock.now())) return null
+      if (!gs || !mayFill(gs, o.cmd, sessionAt)) return null
     }
     // the group the book priced the trigger in (no read of the account: after each trade of the login
     // its cached row is gone, and on a remote database that read was most of the time to a decision)
