@@ -89,7 +89,8 @@ export async function changeAccountPassword(
     meta.ip,
     async () => ({ ok: await verifyPassword(input.password, row.hash) }),
   )
-  if (input.new_password === input.password)
+  // as hashed (NFKC): the same password in other code points (full-width, decomposed) is the same one
+  if (input.new_password.normalize('NFKC') === input.password.normalize('NFKC'))
     throw refuse('INVALID_DATA', 'new_password: must differ from the current password')
   if (
     !(await setPasswordHash(

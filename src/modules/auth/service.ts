@@ -296,8 +296,10 @@ export async function registerCustomer(
   const resolve = ctx.ports.has(RegistrationAttributionPort)
     ? ctx.ports.get(RegistrationAttributionPort)
     : bodyAttribution
-  const decided = await resolve(brand, input, meta)
+  // hashed first: a password refused (its normalized length) or a gate that is full registers nobody, and
+  // no attribution decision or touch of it is written
   const passwordHash = await hashPassword(input.password)
+  const decided = await resolve(brand, input, meta)
   await ctx.accounts.createCustomer({
     brandId: brand.id,
     email,

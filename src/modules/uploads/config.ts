@@ -21,6 +21,11 @@ export interface UploadsConfig {
 /** The uploads module's settings, read from the environment the kernel read its own from. */
 export function uploadsConfig(config: Config): UploadsConfig {
   const e = moduleConfig(config, UploadsEnv)
+  // a file the per-file limit takes but the day's budget never could would answer 429 for ever
+  if (e.UPLOAD_MAX_BYTES_PER_DAY < config.upload.maxBytes)
+    throw new Error(
+      `UPLOAD_MAX_BYTES_PER_DAY (${e.UPLOAD_MAX_BYTES_PER_DAY}) must be at least UPLOAD_MAX_BYTES (${config.upload.maxBytes})`,
+    )
   return {
     budget: { files: e.UPLOAD_MAX_FILES_PER_DAY, bytes: e.UPLOAD_MAX_BYTES_PER_DAY, windowMs: 86_400_000 },
   }
