@@ -45,7 +45,12 @@ describe('a small budget, a moving clock', () => {
   beforeAll(async () => {
     t = await makeTestApp({
       clock,
-      env: { UPLOAD_MAX_FILES_PER_DAY: '3', UPLOAD_MAX_BYTES_PER_DAY: String(3 * 1024) },
+      // the day's bytes at least the per-file limit (a start below it is refused: the test after these)
+      env: {
+        UPLOAD_MAX_FILES_PER_DAY: '3',
+        UPLOAD_MAX_BYTES_PER_DAY: String(3 * 1024),
+        UPLOAD_MAX_BYTES: String(3 * 1024),
+      },
     })
   })
   afterAll(() => t.close())
@@ -98,4 +103,10 @@ describe('a small budget, a moving clock', () => {
     const since = clock.now() - 86_400_000
     expect(list.json.rows.filter((r: any) => r.created_time * 1000 > since).length).toBe(3)
   })
+})
+
+test('a day budget of bytes below the per-file limit stops the start (a file between the two would answer 429 for ever)', async () => {
+  await expect(
+    makeTestApp({ env: { UPLOAD_MAX_BYTES_PER_DAY: '1024', UPLOAD_MAX_BYTES: '2048' } }),
+  ).rejects.toThrow('UPLOAD_MAX_BYTES_PER_DAY (1024) must be at least UPLOAD_MAX_BYTES (2048)')
 })
