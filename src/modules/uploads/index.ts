@@ -5,7 +5,14 @@ import { defineModule, definePort } from '../../kernel/module'
 import { UploadsEnv, uploadsConfig } from './config'
 import { uploadRoutes } from './routes'
 import * as schema from './schema'
-import { avatarBelongs, customerFile, customerFileResponse } from './service'
+import {
+  attachUpload,
+  avatarBelongs,
+  customerFile,
+  customerFileResponse,
+  releaseUpload,
+  sweepUploads,
+} from './service'
 
 /** What other modules ask of uploads. */
 export interface UploadsApi {
@@ -20,6 +27,17 @@ export interface UploadsApi {
     customerId: number,
     uuid: string,
   ): Promise<Response | null>
+  /**
+   * Marks an upload of the brand as used by a record the caller writes in `tx` (its own transaction): a
+   * KYC document, an account's avatar. Uploads never attached are removed by the `uploads.sweep` job.
+   * False when the brand has no such upload (swept meanwhile): the caller refuses its change.
+   */
+  attach(tx: Queryable, brandId: number, uuid: string): Promise<boolean>
+  /**
+   * Marks an upload no record of the caller points to any more (a replaced avatar), in the caller's
+   * transaction: the sweep removes it a day later unless it is attached again meanwhile.
+   */
+  release(tx: Queryable, brandId: number, uuid: string): Promise<boolean>
 }
 
 export const UploadsPort = definePort<UploadsApi>('uploads')
@@ -37,8 +55,21 @@ export const uploadsModule = defineModule({
       customerFile,
       customerFileResponse: (q, brandId, customerId, uuid) =>
         customerFileResponse(k, q, brandId, customerId, uuid),
+      attach: (tx, brandId, uuid) => attachUpload(tx, k.clock.now(), brandId, uuid),
+      release: (tx, brandId, uuid) => releaseUpload(tx, k.clock.now(), brandId, uuid),
     })
-    return { routes: uploadRoutes(ctx) }
+    return {
+      routes: uploadRoutes(ctx),
+      // uploads no record points to (never attached, or released) leave, rows then stored files
+      jobs: [
+        {
+          name: 'uploads.sweep',
+          every: 3_600_000,
+          scope: 'cluster',
+          run: ({ now }) => sweepUploads(ctx, now),
+        },
+      ],
+    }
   },
 })
 

@@ -3,7 +3,15 @@ import { ANY_SESSION } from '../../kernel/auth/session'
 import { doc, errors } from '../../kernel/http/openapi'
 import { Int, nameModels, OneOf, textInput } from '../../kernel/http/schemas'
 import { security } from '../../kernel/http/security'
-import { downloadUpload, listUploads, PURPOSES, type Purpose, type UploadsCtx, uploadFile } from './service'
+import {
+  downloadUpload,
+  listUploads,
+  PURPOSES,
+  type Purpose,
+  UNATTACHED_TTL_MS,
+  type UploadsCtx,
+  uploadFile,
+} from './service'
 
 const PurposeField = OneOf(PURPOSES, {
   description: 'account_avatar (png, jpg, jpeg, webp, gif), kyc_document or attachment (general list)',
@@ -73,7 +81,9 @@ export const uploadRoutes = (ctx: UploadsCtx) =>
           `Each account, customer or staff member stores at most ${ctx.budget.files} files and ` +
           `${ctx.budget.bytes} bytes in 24 hours in a brand (UPLOAD_MAX_FILES_PER_DAY, UPLOAD_MAX_BYTES_PER_DAY; ` +
           'counted across instances): beyond, 429 TOO_MANY_REQUESTS with Retry-After (seconds until the ' +
-          'oldest of those files leaves the 24 hours); a refused upload does not count.',
+          'oldest of those files leaves the 24 hours); a refused upload does not count. A file nothing uses ' +
+          `within ${UNATTACHED_TTL_MS / 3_600_000} hours (attached to a KYC document, set as an avatar with ` +
+          'PUT /account/me) is removed, and a replaced avatar a day after: a download then answers 404.',
       }),
     })
     .get(

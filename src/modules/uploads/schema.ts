@@ -20,6 +20,19 @@ export const uploads = sqliteTable(
     /** The format recognized from the content (not from the name). */
     signature: text('signature').notNull(),
     createdAt: integer('created_at').notNull(),
+    /**
+     * When a record of another module first pointed to it (a KYC document, an account's avatar), through
+     * UploadsPort.attach in that module's transaction; null: never attached (the sweep removes it after
+     * UNATTACHED_TTL_MS).
+     */
+    attachedAt: integer('attached_at'),
+    /** When the record pointing to it let it go (an avatar replaced), null while in use (RELEASED_TTL_MS). */
+    releasedAt: integer('released_at'),
   },
-  (t) => [index('uploads_owner').on(t.brandId, t.scope, t.ownerId, t.createdAt)],
+  (t) => [
+    index('uploads_owner').on(t.brandId, t.scope, t.ownerId, t.createdAt),
+    // the sweep's two reads: never attached by age, released by age
+    index('uploads_unattached').on(t.attachedAt, t.createdAt),
+    index('uploads_released').on(t.releasedAt),
+  ],
 )

@@ -1,5 +1,5 @@
 import { bytesToHex } from '@noble/hashes/utils.js'
-import { and, count, desc, eq, gt, lt, min, or, sum } from 'drizzle-orm'
+import { and, count, desc, eq, gt, inArray, isNotNull, isNull, lt, min, ne, or, sql, sum } from 'drizzle-orm'
 import type { Session } from '../../kernel/auth/session'
 import type { Brand } from '../../kernel/brand/registry'
 import type { Queryable } from '../../kernel/db/client'
@@ -292,4 +292,94 @@ export async function customerFileResponse(
   const row = await customerUpload(q, brandId, customerId, uuid)
   const bytes = row && (await ctx.storage.get(row.fileName))
   return row && bytes ? fileResponse(row, bytes) : null
+}
+
+/**
+ * Marks an upload of the brand as used by a record of the caller (a KYC document, an account's avatar),
+ * in the caller's transaction `tx`: the mark commits with that record or not at all. An upload released
+ * before is in use again. False when the brand has no such upload (never made, or already swept): the
+ * caller refuses its change then, and its transaction writes nothing.
+ */
+export async function attachUpload(tx: Queryable, now: number, brandId: number, uuid: string) {
+  const [row] = await tx
+    .update(uploads)
+    .set({ attachedAt: sql`coalesce(${uploads.attachedAt}, ${now})`, releasedAt: null })
+    .where(and(eq(uploads.uuid, uuid), eq(uploads.brandId, brandId)))
+    .returning({ uuid: uploads.uuid })
+  return !!row
+}
+
+/**
+ * Marks an attached upload of the brand as no longer used (an avatar replaced), in the caller's
+ * transaction: the sweep removes it RELEASED_TTL_MS later unless it is attached again meanwhile. The
+ * caller releases only what no record of its own still points to. False when nothing was marked.
+ */
+export async function releaseUpload(tx: Queryable, now: number, brandId: number, uuid: string) {
+  const [row] = await tx
+    .update(uploads)
+    .set({ releasedAt: now })
+    .where(and(eq(uploads.uuid, uuid), eq(uploads.brandId, brandId), isNull(uploads.releasedAt)))
+    .returning({ uuid: uploads.uuid })
+  return !!row
+}
+
+const HOUR_MS = 3_600_000
+/**
+ * How long an upload may wait to be attached: 3 days. The client's flow attaches a file right after
+ * POST /upload (spec 4.10: upload, take file_id, attach), but a customer who stops halfway through KYC
+ * to find a document (a Friday evening, back on Monday) still finds the files sent; past that, the file
+ * is sent again. The budget (UPLOAD_MAX_BYTES_PER_DAY) bounds what a principal keeps meanwhile.
+ */
+export const UNATTACHED_TTL_MS = 72 * HOUR_MS
+/** How long a released upload (a replaced avatar) stays: a day, for pages and caches still showing it. */
+export const RELEASED_TTL_MS = 24 * HOUR_MS
+/** Rows deleted per statement: a pass never holds the write lock for long. */
+export const SWEEP_PAGE = 500
+
+/**
+ * The `uploads.sweep` job: deletes the avatars and KYC documents never attached within UNATTACHED_TTL_MS
+ * (a general file, purpose `attachment`, is kept: the principal's own, bounded by the daily budget) and
+ * the uploads released
+ * more than RELEASED_TTL_MS ago, a page per statement (each row deleted by one statement only: two runs
+ * at once delete each once, the second finds it gone), then deletes their stored files after the
+ * rows' commit. The row goes first: a read or an attach of it answers as for an unknown upload from then
+ * on, so no record can point to a file deleted under it. A file whose deletion fails is logged and left
+ * (no row names it any more: nothing serves it, it only takes room). The rows and files deleted.
+ */
+export async function sweepUploads(ctx: Pick<Kernel, 'db' | 'storage' | 'logger'>, now: number) {
+  const due = or(
+    and(
+      isNull(uploads.attachedAt),
+      // a general file (spec 4.4b) is the principal's own, listed by GET /upload/list: kept
+      ne(uploads.purpose, 'attachment'),
+      lt(uploads.createdAt, now - UNATTACHED_TTL_MS),
+    ),
+    and(isNotNull(uploads.releasedAt), lt(uploads.releasedAt, now - RELEASED_TTL_MS)),
+  )
+  let rows = 0
+  let files = 0
+  let failed = 0
+  for (;;) {
+    const page = ctx.db.select({ uuid: uploads.uuid }).from(uploads).where(due).limit(SWEEP_PAGE)
+    // the condition again on the delete: a row attached since the page was read stays
+    const gone = await ctx.db
+      .delete(uploads)
+      .where(and(inArray(uploads.uuid, page), due))
+      .returning({ fileName: uploads.fileName })
+    rows += gone.length
+    for (const { fileName } of gone)
+      try {
+        await ctx.storage.delete(fileName)
+        files++
+      } catch (e) {
+        failed++
+        ctx.logger.log('warn', 'swept upload: stored file not deleted (left as an orphan)', {
+          file: fileName,
+          err: e instanceof Error ? e.message : String(e),
+        })
+      }
+    if (gone.length < SWEEP_PAGE) break
+  }
+  if (rows > 0) ctx.logger.log('info', 'uploads swept', { rows, files, failed })
+  return { rows, files, failed }
 }

@@ -1,5 +1,6 @@
-import { and, eq } from 'drizzle-orm'
+import { and, eq, ne } from 'drizzle-orm'
 import { epochSeconds } from '../../../kernel/clock'
+import type { Queryable } from '../../../kernel/db/client'
 import { invalid } from '../../../kernel/http/errors'
 import type { UseCase } from '../../../kernel/use-case'
 import type { AccountsCtx } from '../context'
@@ -42,13 +43,22 @@ export async function updateProfile({
     userColor: input.user_color,
   }
   const set = Object.fromEntries(Object.entries(fields).filter(([, v]) => v !== undefined))
-  const [row] = await ctx.uow.run((tx, work) => {
+  const [row] = await ctx.uow.run(async (tx, work) => {
     work.after(`account:${account.login}`, () => ctx.accountsRead.invalidateAccount(account.login))
-    return tx
+    const mine = and(eq(accounts.login, account.login), eq(accounts.brandId, brand.id))
+    // the avatar it had, read in the transaction: the one this change replaces
+    const [before] =
+      input.avatar === undefined
+        ? []
+        : await tx.select({ avatar: accounts.avatar }).from(accounts).where(mine)
+    const updated = await tx
       .update(accounts)
       .set({ ...set, updateTime: now })
-      .where(and(eq(accounts.login, account.login), eq(accounts.brandId, brand.id)))
+      .where(mine)
       .returning()
+    if (before && updated[0] && input.avatar !== before.avatar)
+      await swapAvatar(ctx, tx, brand.id, account.login, before.avatar, input.avatar!)
+    return updated
   })
   if (!row) throw accountNotFound()
   return {
@@ -64,4 +74,29 @@ export async function updateProfile({
     user_color: row.userColor,
     update_time: row.updateTime,
   }
+}
+
+/**
+ * An account's avatar changed from `old` to `next` ('' for none), in the change's transaction: uploads
+ * marks the new one used (swept since it was checked: 400 as a foreign one, nothing written) and the old
+ * one released, unless another account of the brand still shows it (a customer's or a staff member's
+ * upload may be several accounts' avatar); the uploads sweep removes it a day later.
+ */
+async function swapAvatar(
+  ctx: AccountsCtx,
+  tx: Queryable,
+  brandId: number,
+  login: number,
+  old: string,
+  next: string,
+) {
+  if (next && !(await ctx.uploads.attach(tx, brandId, next)))
+    throw invalid('avatar: not an account_avatar upload of this account')
+  if (!old) return
+  const [other] = await tx
+    .select({ login: accounts.login })
+    .from(accounts)
+    .where(and(eq(accounts.brandId, brandId), eq(accounts.avatar, old), ne(accounts.login, login)))
+    .limit(1)
+  if (!other) await ctx.uploads.release(tx, brandId, old)
 }

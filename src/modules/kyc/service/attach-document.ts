@@ -84,6 +84,10 @@ export async function attachDocument({
       .onConflictDoNothing()
       .returning()
     if (!doc) throw conflict('file_id: this file is already attached')
+    // the upload is marked used with the document, in its transaction (uploads sweeps files never
+    // attached): swept since it was read above, it answers as a missing one and nothing is written
+    if (!(await ctx.uploads.attach(tx, brandId, input.file_id)))
+      throw refuse('FILE_NOT_FOUND', 'file_id: no upload of yours with this id')
     return doc
   })
   return { document: documentView(row, false) }
