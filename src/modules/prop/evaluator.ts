@@ -1,5 +1,5 @@
 import { and, eq, inArray, sql } from 'drizzle-orm'
-import { publishTo } from '../../kernel/bus/channel'
+import { publishChange } from '../../kernel/bus/channel'
 import type { Tx } from '../../kernel/db/client'
 import { jsonRows } from '../../kernel/db/json-rows'
 import type { Work } from '../../kernel/db/unit-of-work'
@@ -502,7 +502,7 @@ async function evaluateChunk(
   const remembered = lastCounted.get(ctx) ?? new Map<number, number>()
   for (const id of plan.counted) remembered.set(id, now)
   lastCounted.set(ctx, remembered)
-  if (plan.raised.length) await publishTo(ctx.bus, PHASES_CHANGED, plan.raised)
+  if (plan.raised.length) await publishChange(ctx.bus, ctx.logger, PHASES_CHANGED, plan.raised)
   const { verdicts } = plan
   let passed = 0
   let failed = 0
@@ -526,7 +526,7 @@ async function evaluateChunk(
     if (!p || p.status !== PHASE.active) continue
     if (v.outcome === 'failed') {
       const outcome = await recordBreach(ctx, p, v.breach, f, now)
-      if (outcome === 'recorded') await publishTo(ctx.bus, PHASES_CHANGED, [p.id])
+      if (outcome === 'recorded') await publishChange(ctx.bus, ctx.logger, PHASES_CHANGED, [p.id])
       // the phase failed (by this breach or another writer's); 'stale' and 'inactive' left it as it was
       if (outcome === 'recorded' || outcome === 'recorded_before') failed++
     } else {
@@ -844,7 +844,7 @@ async function passPhase(
     if (e instanceof PromotedElsewhere) return
     throw e
   }
-  await publishTo(ctx.bus, PHASES_CHANGED, moved ? [p.id, moved] : [p.id])
+  await publishChange(ctx.bus, ctx.logger, PHASES_CHANGED, moved ? [p.id, moved] : [p.id])
 }
 
 interface Opened {
