@@ -81,9 +81,10 @@ export const uploadRoutes = (ctx: UploadsCtx) =>
           `Each account, customer or staff member stores at most ${ctx.budget.files} files and ` +
           `${ctx.budget.bytes} bytes in 24 hours in a brand (UPLOAD_MAX_FILES_PER_DAY, UPLOAD_MAX_BYTES_PER_DAY; ` +
           'counted across instances): beyond, 429 TOO_MANY_REQUESTS with Retry-After (seconds until the ' +
-          'oldest of those files leaves the 24 hours); a refused upload does not count. A file nothing uses ' +
-          `within ${UNATTACHED_TTL_MS / 3_600_000} hours (attached to a KYC document, set as an avatar with ` +
-          'PUT /account/me) is removed, and a replaced avatar a day after: a download then answers 404.',
+          'oldest of those files leaves the 24 hours); a refused upload does not count. An avatar or KYC ' +
+          `document nothing uses within ${UNATTACHED_TTL_MS / 3_600_000} hours (set as an avatar with PUT ` +
+          '/account/me, attached to a KYC document) is removed, and a replaced avatar a day after: a download ' +
+          'then answers 404. A general file (purpose attachment) is kept.',
       }),
     })
     .get(

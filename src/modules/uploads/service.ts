@@ -135,6 +135,8 @@ export async function uploadFile(
         checksum,
         signature: verdict.signature,
         createdAt: ctx.clock.now(),
+        // a general file is its owner's own, in use from the start: never in the sweep's range
+        attachedAt: purpose === 'attachment' ? ctx.clock.now() : null,
       })
       const over = await overBudget(ctx, tx, owner, bytes.length, true)
       if (over) throw over
@@ -333,8 +335,12 @@ const HOUR_MS = 3_600_000
 export const UNATTACHED_TTL_MS = 72 * HOUR_MS
 /** How long a released upload (a replaced avatar) stays: a day, for pages and caches still showing it. */
 export const RELEASED_TTL_MS = 24 * HOUR_MS
-/** Rows deleted per statement: a pass never holds the write lock for long. */
+/**
+ * Rows deleted per statement: a pass never holds the write lock for long. At the edge a run takes one page
+ * (its file deletes are subrequests of the cron invocation every job shares): the next run the rest.
+ */
 export const SWEEP_PAGE = 500
+const EDGE_SWEEP_PAGE = 100
 
 /**
  * The `uploads.sweep` job: deletes the avatars and KYC documents never attached within UNATTACHED_TTL_MS
@@ -346,7 +352,7 @@ export const SWEEP_PAGE = 500
  * on, so no record can point to a file deleted under it. A file whose deletion fails is logged and left
  * (no row names it any more: nothing serves it, it only takes room). The rows and files deleted.
  */
-export async function sweepUploads(ctx: Pick<Kernel, 'db' | 'storage' | 'logger'>, now: number) {
+export async function sweepUploads(ctx: Pick<Kernel, 'db' | 'storage' | 'logger' | 'edge'>, now: number) {
   const due = or(
     and(
       isNull(uploads.attachedAt),
@@ -360,7 +366,11 @@ export async function sweepUploads(ctx: Pick<Kernel, 'db' | 'storage' | 'logger'
   let files = 0
   let failed = 0
   for (;;) {
-    const page = ctx.db.select({ uuid: uploads.uuid }).from(uploads).where(due).limit(SWEEP_PAGE)
+    const page = ctx.db
+      .select({ uuid: uploads.uuid })
+      .from(uploads)
+      .where(due)
+      .limit(ctx.edge ? EDGE_SWEEP_PAGE : SWEEP_PAGE)
     // the condition again on the delete: a row attached since the page was read stays
     const gone = await ctx.db
       .delete(uploads)
@@ -378,7 +388,8 @@ export async function sweepUploads(ctx: Pick<Kernel, 'db' | 'storage' | 'logger'
           err: e instanceof Error ? e.message : String(e),
         })
       }
-    if (gone.length < SWEEP_PAGE) break
+    // at the edge one page a run: a cron invocation's 1,000 subrequests are shared by every job due in it
+    if (gone.length < SWEEP_PAGE || ctx.edge) break
   }
   if (rows > 0) ctx.logger.log('info', 'uploads swept', { rows, files, failed })
   return { rows, files, failed }
