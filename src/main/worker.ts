@@ -7,7 +7,7 @@ import argon2Wasm from '@phi-ag/argon2/argon2.wasm'
 import { createApp } from '../kernel/app'
 import { usePasswordEngine } from '../kernel/auth/passwords'
 import { wasmPasswordEngine } from '../kernel/auth/passwords-wasm'
-import { backlogIfAny } from '../kernel/bus/backlog'
+import { backlogIfAny, EDGE_FLUSH_MAX } from '../kernel/bus/backlog'
 import { UpstashBus } from '../kernel/bus/upstash'
 import { ResilientStore } from '../kernel/cache/resilient'
 import { UpstashStore } from '../kernel/cache/upstash'
@@ -129,7 +129,7 @@ export default {
       // refused earlier sent again (kernel/bus/backlog: at the edge no timer does it)
       const after = () =>
         queuedWork().then(() =>
-          Promise.all([ready.kernel.audit.settled(), backlogIfAny(ready.kernel.bus)?.flush()]),
+          Promise.all([ready.kernel.audit.settled(), backlogIfAny(ready.kernel.bus)?.flush(EDGE_FLUSH_MAX)]),
         )
       ctx?.waitUntil(handled.then(after, after))
       return answered(request, await handled)

@@ -1,5 +1,5 @@
 import { expect, test } from 'bun:test'
-import { ChangeBacklog } from '../../src/kernel/bus/backlog'
+import { ChangeBacklog, EDGE_FLUSH_MAX } from '../../src/kernel/bus/backlog'
 import type { MessageBus } from '../../src/kernel/bus/bus'
 import { defineChannel, publishChange } from '../../src/kernel/bus/channel'
 import type { Logger } from '../../src/kernel/logger'
@@ -225,4 +225,21 @@ test('a pass cut off with its request (it never settles) does not hold the backl
   now += 11_000
   await b.flush()
   expect([sent, b.size]).toEqual([[1], 0])
+})
+
+test('at the edge a request sends at most EDGE_FLUSH_MAX of the backlog; the next requests the rest, in order', async () => {
+  const { bus, got, state } = flakyBus()
+  const edgeBus = Object.assign(Object.create(null), bus, { requestScoped: true }) as MessageBus
+  const { logger } = keeping()
+  state.up = false
+  for (let n = 1; n <= 50; n++) await publishChange(edgeBus, logger, A, { n })
+  state.up = true
+  const requests: number[] = []
+  for (let n = 51; got.length < 53 && n < 60; n++) {
+    const before = state.calls
+    await publishChange(edgeBus, logger, A, { n })
+    requests.push(state.calls - before)
+  }
+  expect(Math.max(...requests)).toBeLessThanOrEqual(EDGE_FLUSH_MAX)
+  expect(got.map((g) => g.n)).toEqual(Array.from({ length: got.length }, (_, i) => i + 1))
 })

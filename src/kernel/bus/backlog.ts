@@ -34,6 +34,13 @@ export interface BacklogOptions {
   timers?: boolean
 }
 
+/**
+ * What one request at the edge sends of the backlog (in the request when its channel is held, and after its
+ * answer): each change is a subrequest of the request's 1,000, and after an outage the backlog may hold
+ * thousands. The rest goes with the next requests.
+ */
+export const EDGE_FLUSH_MAX = 20
+
 /** A pass that has not settled by then was cut off with its request (the edge): the next one starts anew. */
 const PASS_ABANDONED_MS = 10_000
 
@@ -163,11 +170,12 @@ export class ChangeBacklog {
   }
 
   /** One pass: sends the waiting changes in order until one is refused (then tries again later). */
-  flush(): Promise<void> {
+  /** `max`: at most so many sent by this pass (a request at the edge sends its share, EDGE_FLUSH_MAX). */
+  flush(max = Number.POSITIVE_INFINITY): Promise<void> {
     if (this.flushing && this.now() - this.flushingSince > PASS_ABANDONED_MS) this.flushing = null
     if (!this.flushing) {
       this.flushingSince = this.now()
-      const pass: Promise<void> = this.pass().finally(() => {
+      const pass: Promise<void> = this.pass(max).finally(() => {
         if (this.flushing !== pass) return
         this.flushing = null
         this.schedule()
@@ -177,10 +185,10 @@ export class ChangeBacklog {
     return this.flushing
   }
 
-  private async pass() {
+  private async pass(max: number) {
     this.expire()
     let sent = 0
-    while (this.size > 0) {
+    while (this.size > 0 && sent < max) {
       const p = this.queue[this.head]!
       try {
         await this.publish(p.type, p.data)
@@ -206,7 +214,8 @@ export class ChangeBacklog {
         waited_ms: this.since === null ? 0 : this.now() - this.since,
       })
     this.failures = 0
-    this.since = null
+    // a pass bounded by `max` leaves the rest to the next: the outage's start stays until it is all sent
+    if (this.size === 0) this.since = null
   }
 
   /**

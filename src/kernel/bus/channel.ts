@@ -1,6 +1,6 @@
 import type { z } from 'zod'
 import type { Logger } from '../logger'
-import { backlogIfAny, backlogOf } from './backlog'
+import { backlogIfAny, backlogOf, EDGE_FLUSH_MAX } from './backlog'
 import type { BusEntry, MessageBus } from './bus'
 import { DEADLINE_TYPES } from './stream'
 
@@ -65,7 +65,7 @@ export async function publishChange<T>(
   if (waiting?.holds(type)) {
     waiting.add(type, data)
     // at the edge no timer sends it: this request does, behind the ones waiting
-    if (bus.requestScoped) await waiting.flush()
+    if (bus.requestScoped) await waiting.flush(EDGE_FLUSH_MAX)
     return
   }
   try {
