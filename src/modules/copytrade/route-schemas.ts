@@ -298,7 +298,7 @@ export const SubscriptionResynced = t.Composite([
     copies_pending: Int({
       minimum: 0,
       description:
-        "copies of the master's open positions still to come after this answer: links pending or being opened, which the job copytrade.reconcile opens within seconds (or skips, with their reason, in GET /copytrade/subscription/{id}/copies); 0 once every copy is decided",
+        "copies of the master's open positions still to come after this answer: links pending or being opened, which the job copytrade.reconcile opens within seconds where a Bun engine runs it, about 10 a minute from the Workers cron alone (or skips, with their reason, in GET /copytrade/subscription/{id}/copies); 0 once every copy is decided",
     }),
   }),
 ])

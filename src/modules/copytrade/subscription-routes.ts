@@ -31,8 +31,9 @@ import {
 /** How a resync's copies come (copier/resync.ts): the documents of the routes that start one say it. */
 const RESYNC_NOTE =
   `up to ${RESYNC_OPENS_IN_REQUEST.server} of them before the answer ` +
-  `(${RESYNC_OPENS_IN_REQUEST.edge} at the edge, on Workers), the rest within seconds after it (the job ` +
-  'copytrade.reconcile), so copies of the positions held may follow the answer (GET ' +
+  `(${RESYNC_OPENS_IN_REQUEST.edge} at the edge, on Workers), the rest after it (the job ` +
+  'copytrade.reconcile: within seconds where a Bun engine runs it; from the Workers cron alone, about 10 a ' +
+  'minute, at the price then), so copies of the positions held may follow the answer (GET ' +
   '/copytrade/subscription/{id}/copies lists each once it is decided); `copies_pending` in the answer says how many ' +
   'are still to come'
 
