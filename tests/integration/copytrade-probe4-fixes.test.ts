@@ -210,7 +210,8 @@ describe("the master's SL/TP reaches every copy", () => {
     expect(copies[0]!.sl).toBe(1.095)
   })
 
-  test("the copier's read of the copies failed (the database away a moment): the relay tries the master's change again", async () => {
+  /** A master's 1-lot buy with SL 1.09, copied with its levels (copy_sl_tp) by a new follower. */
+  async function copiedWithStop() {
     await w.price(1.1)
     const masterLogin = await w.newAccount(50_000)
     const master = await w.master(masterLogin, { reward_type: 3, percent: 10 })
@@ -225,6 +226,11 @@ describe("the master's SL/TP reaches every copy", () => {
     )
     await w.t.settle()
     expect((await list(follower)).positions.map((p) => p.sl)).toEqual([1.09])
+    return { masterLogin, follower, mToken, o }
+  }
+
+  test("the copier's read of the copies failed (the database away a moment): the relay tries the master's change again", async () => {
+    const { follower, mToken, o } = await copiedWithStop()
     const port = w.t.ports.get(TradingPort)
     const orderStates = port.orderStates
     let refused = 0
@@ -251,20 +257,7 @@ describe("the master's SL/TP reaches every copy", () => {
 
   // review r3d: the relay's retry of an older change came after a newer one was copied
   test("a master's older SL change retried after its newer one leaves the copy on the master's current SL", async () => {
-    await w.price(1.1)
-    const masterLogin = await w.newAccount(50_000)
-    const master = await w.master(masterLogin, { reward_type: 3, percent: 10 })
-    const follower = await w.newAccount(50_000)
-    await w.t.settle()
-    await w.follow(follower, master, { volume_mode: 1, volume_param: 1, copy_sl_tp: 1 })
-    const mToken = await w.tradeToken(masterLogin)
-    const o = await w.post(
-      '/trade/open',
-      { login: masterLogin, symbol: 'EURUSD', cmd: 0, volume: 100, sl: 1.09, tp: 0 },
-      mToken,
-    )
-    await w.t.settle()
-    expect((await list(follower)).positions.map((p) => p.sl)).toEqual([1.09])
+    const { masterLogin, follower, mToken, o } = await copiedWithStop()
     const port = w.t.ports.get(TradingPort)
     const orderStates = port.orderStates
     let refused = 0
@@ -295,20 +288,7 @@ describe("the master's SL/TP reaches every copy", () => {
   })
 
   test("the copier's SL/TP change that failed once is tried again by the audit", async () => {
-    await w.price(1.1)
-    const masterLogin = await w.newAccount(50_000)
-    const master = await w.master(masterLogin, { reward_type: 3, percent: 10 })
-    const follower = await w.newAccount(50_000)
-    await w.t.settle()
-    await w.follow(follower, master, { volume_mode: 1, volume_param: 1, copy_sl_tp: 1 })
-    const mToken = await w.tradeToken(masterLogin)
-    const o = await w.post(
-      '/trade/open',
-      { login: masterLogin, symbol: 'EURUSD', cmd: 0, volume: 100, sl: 1.09, tp: 0 },
-      mToken,
-    )
-    await w.t.settle()
-    expect((await list(follower)).positions.map((p) => p.sl)).toEqual([1.09])
+    const { follower, mToken, o } = await copiedWithStop()
     const port = w.t.ports.get(TradingPort)
     const modify = port.modify
     port.modify = async () => {
