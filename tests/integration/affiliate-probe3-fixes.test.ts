@@ -10,17 +10,16 @@ import { ManualClock } from '../../src/kernel/clock'
 import { customers } from '../../src/modules/accounts/schema'
 import { deriveConversions, mayCorrect } from '../../src/modules/affiliate/domain/conversions'
 import { type AffiliatePeriod, closeRows } from '../../src/modules/affiliate/domain/periods'
-import { commissions, conversions, postbacks } from '../../src/modules/affiliate/schema'
+import { conversions, postbacks } from '../../src/modules/affiliate/schema'
 import { CashierCredited, CashierReversed } from '../../src/modules/cashier'
 import { TradeClosed } from '../../src/modules/trading'
-import { affiliateEvents } from '../support/affiliate-facts'
+import { affiliateEvents, affiliatePartners } from '../support/affiliate-facts'
 import { makeTestApp, type TestApp } from '../support/app'
 import { closedTrade } from '../support/events'
 
 const T0 = Date.UTC(2026, 9, 2, 9) // 2026-10-02
 const clock = new ManualClock(T0)
 let t: TestApp
-let n = 0
 const { emitAt, money } = affiliateEvents(() => t, clock)
 
 beforeAll(async () => {
@@ -28,56 +27,7 @@ beforeAll(async () => {
 })
 afterAll(() => t.close())
 
-const asStaff = async (method: string, path: string, body?: unknown) =>
-  t.request(method, path, { token: await t.staffToken(), ...(body === undefined ? {} : { body }) })
-
-async function partner(name: string, terms: Record<string, unknown>, at: number) {
-  clock.set(at)
-  const p = await asStaff('POST', '/manager/affiliates', {
-    email: `${name}@example.com`,
-    code: `${name.toUpperCase()}1`,
-    password: `${name}-pass-1`,
-  })
-  expect(p.status).toBe(200)
-  expect(
-    (await asStaff('POST', '/manager/affiliate-links', { affiliate_id: p.json.id, code: `${name}-link` }))
-      .status,
-  ).toBe(200)
-  const plan = await asStaff('POST', '/manager/affiliate-plans', { name, terms })
-  expect(plan.status).toBe(200)
-  expect(
-    (await asStaff('PUT', `/manager/affiliates/${p.json.id}/plan`, { plan_id: plan.json.id })).status,
-  ).toBe(200)
-  return { id: p.json.id as number, planId: plan.json.id as number }
-}
-
-async function referred(name: string, at: number) {
-  clock.set(at)
-  const email = `probe3-fix-${++n}@example.com`
-  const r = await t.request('POST', '/customer/register', {
-    body: { email, password: 'probe3-pass-1', name: 'P', attribution: { link: `${name}-link` } },
-  })
-  expect(r.status).toBe(200)
-  const [c] = await t.ctx.db.select().from(customers).where(eq(customers.email, email))
-  const acc = await asStaff('POST', '/manager/accounts', {
-    group: 'real\\USD',
-    password: 'probe3-pass-1',
-    customer_id: c!.id,
-  })
-  expect(acc.status).toBe(200)
-  return { id: c!.id, login: acc.json.login as number }
-}
-
-const rowsOf = (affiliateId: number) =>
-  t.ctx.db.select().from(commissions).where(eq(commissions.affiliateId, affiliateId)).orderBy(commissions.id)
-const sum = (rows: { amountMinor: number }[]) => rows.reduce((s, r) => s + r.amountMinor, 0)
-
-async function close(period: string, at: number) {
-  clock.set(at)
-  await t.settle()
-  const r = await asStaff('POST', `/manager/affiliate-periods/${period}/close`)
-  expect(r.status).toBe(200)
-}
+const { asStaff, partner, referred, rowsOf, sum, close } = affiliatePartners(() => t, clock, 'probe3-fix')
 
 const setRecruiter = async (id: number, recruiter_id: number | null) =>
   expect((await asStaff('PUT', `/manager/affiliates/${id}/recruiter`, { recruiter_id })).status).toBe(200)

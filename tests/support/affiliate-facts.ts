@@ -1,6 +1,10 @@
+import { expect } from 'bun:test'
+import { eq } from 'drizzle-orm'
 import type { ManualClock } from '../../src/kernel/clock'
 import type { Topic } from '../../src/kernel/events/topic'
 import { BalanceOperation } from '../../src/modules/accounts'
+import { customers } from '../../src/modules/accounts/schema'
+import { commissions } from '../../src/modules/affiliate/schema'
 import { TradeClosed } from '../../src/modules/trading'
 import type { TestApp } from './app'
 import { closedTrade } from './events'
@@ -58,4 +62,69 @@ export function affiliateEvents(app: () => TestApp, clock: ManualClock) {
       created_time: Math.floor(at / 1000),
     })
   return { emitAt, money, trade, bonus }
+}
+
+/**
+ * Staff's side of an affiliate test: a partner with a link and a plan of its own, a customer registered
+ * through its link with a REAL account, the commission rows of an affiliate, and a month's close, each at
+ * a time of the test clock (`at0` when none is given). `prefix` keeps the emails of one file apart from
+ * another's.
+ */
+export function affiliatePartners(app: () => TestApp, clock: ManualClock, prefix: string, at0?: number) {
+  let n = 0
+  const asStaff = async (method: string, path: string, body?: unknown) =>
+    app().request(method, path, { token: await app().staffToken(), ...(body === undefined ? {} : { body }) })
+  const setAt = (at: number | undefined) => {
+    const when = at ?? at0
+    if (when !== undefined) clock.set(when)
+  }
+  async function partner(name: string, terms: Record<string, unknown>, at?: number) {
+    setAt(at)
+    const p = await asStaff('POST', '/manager/affiliates', {
+      email: `${name}@example.com`,
+      code: `${name.toUpperCase()}1`,
+      password: `${name}-pass-1`,
+    })
+    expect(p.status).toBe(200)
+    expect(
+      (await asStaff('POST', '/manager/affiliate-links', { affiliate_id: p.json.id, code: `${name}-link` }))
+        .status,
+    ).toBe(200)
+    const plan = await asStaff('POST', '/manager/affiliate-plans', { name, terms })
+    expect(plan.status).toBe(200)
+    expect(
+      (await asStaff('PUT', `/manager/affiliates/${p.json.id}/plan`, { plan_id: plan.json.id })).status,
+    ).toBe(200)
+    return { id: p.json.id as number, planId: plan.json.id as number }
+  }
+  async function referred(name: string, at?: number) {
+    setAt(at)
+    const email = `${prefix}-${++n}@example.com`
+    const r = await app().request('POST', '/customer/register', {
+      body: { email, password: `${prefix}-pass-1`, name: 'P', attribution: { link: `${name}-link` } },
+    })
+    expect(r.status).toBe(200)
+    const [c] = await app().ctx.db.select().from(customers).where(eq(customers.email, email))
+    const acc = await asStaff('POST', '/manager/accounts', {
+      group: 'real\\USD',
+      password: `${prefix}-pass-1`,
+      customer_id: c!.id,
+    })
+    expect(acc.status).toBe(200)
+    return { id: c!.id, login: acc.json.login as number }
+  }
+  const rowsOf = (affiliateId: number) =>
+    app()
+      .ctx.db.select()
+      .from(commissions)
+      .where(eq(commissions.affiliateId, affiliateId))
+      .orderBy(commissions.id)
+  const sum = (rows: { amountMinor: number }[]) => rows.reduce((s, r) => s + r.amountMinor, 0)
+  async function close(period: string, at: number) {
+    clock.set(at)
+    await app().settle()
+    const r = await asStaff('POST', `/manager/affiliate-periods/${period}/close`)
+    expect(r.status).toBe(200)
+  }
+  return { asStaff, partner, referred, rowsOf, sum, close }
 }
