@@ -1,4 +1,4 @@
-import { and, between, desc, eq, gt, gte, inArray, lt, lte, ne, sql } from 'drizzle-orm'
+import { and, between, desc, eq, gt, gte, inArray, lt, lte, ne, type SQL, sql } from 'drizzle-orm'
 import { brands } from '../../../kernel/brand/schema'
 import { chunks } from '../../../kernel/cache/store'
 import type { Tx } from '../../../kernel/db/client'
@@ -618,24 +618,15 @@ async function repriceClosedMonths(
     ]),
   )
   for (const page of chunks(affiliates, 500)) {
-    const paidTiers = await tx
-      .select({
-        affiliateId: commissions.affiliateId,
-        key: commissions.key,
-        currency: commissions.currency,
-        amount: commissions.amountMinor,
-      })
-      .from(commissions)
-      .where(
-        and(
-          eq(commissions.brandId, brandId),
-          inArray(commissions.planId, planIds),
-          gte(commissions.period, lowest),
-          lte(commissions.period, period),
-          inArray(commissions.affiliateId, page),
-          eq(commissions.kind, 'tier_adjustment'),
-        ),
-      )
+    const paidTiers = await amountsOf(
+      tx,
+      brandId,
+      inArray(commissions.planId, planIds),
+      gte(commissions.period, lowest),
+      lte(commissions.period, period),
+      inArray(commissions.affiliateId, page),
+      eq(commissions.kind, 'tier_adjustment'),
+    )
     for (const t of paidTiers) {
       const g = byKey.get(`${t.affiliateId}:${t.key}`)
       if (g && g.currency === t.currency) g.paid += t.amount
@@ -759,6 +750,18 @@ async function reversalsIn(
   })
 }
 
+/** The brand's commission rows matching `conds`: whose, which key, the currency and the amount. */
+const amountsOf = (tx: Tx, brandId: number, ...conds: SQL[]) =>
+  tx
+    .select({
+      affiliateId: commissions.affiliateId,
+      key: commissions.key,
+      currency: commissions.currency,
+      amount: commissions.amountMinor,
+    })
+    .from(commissions)
+    .where(and(eq(commissions.brandId, brandId), ...conds))
+
 /**
  * What a recruit's negative row takes back (closeRows): each affiliate's negative rows of the period with the
  * period whose earning each reverses (the first period of the row it reverses: a CPA's, a deposit's, a
@@ -774,22 +777,13 @@ async function addTakeBacks(
   list: Map<number, AffiliatePeriod>,
   entry: (id: number) => AffiliatePeriod,
 ) {
-  const negative = await tx
-    .select({
-      affiliateId: commissions.affiliateId,
-      key: commissions.key,
-      currency: commissions.currency,
-      amount: commissions.amountMinor,
-    })
-    .from(commissions)
-    .where(
-      and(
-        eq(commissions.brandId, brandId),
-        eq(commissions.period, period),
-        lt(commissions.amountMinor, 0),
-        ne(commissions.kind, 'sub_affiliate'),
-      ),
-    )
+  const negative = await amountsOf(
+    tx,
+    brandId,
+    eq(commissions.period, period),
+    lt(commissions.amountMinor, 0),
+    ne(commissions.kind, 'sub_affiliate'),
+  )
   // the row each reverses: a CPA's reversal its CPA, a deposit's reversal its deposit, a correction its key
   const original = (key: string) =>
     key.endsWith(':cpa:reversed')
