@@ -534,21 +534,20 @@ export class TriggerEngine {
     // (a tick's own time is taken only when recent: a feed's stale stamp opens no closed session)
     const now = this.ctx.clock.now()
     const sessionAt = q.time <= now && now - q.time <= TICK_SESSION_SLACK_MS ? q.time : now
-    if (trigger.kind !== 'activate') {
-      // an SL or TP closes only where a client's close would: a tick outside the symbol's session (a
-      // dealer's weekend quote) leaves it resting, the first tick in session decides it at its own price
-      const gs = await this.ctx.refdata.forGroup(r.groupId, o.symbol)
-      if (!gs || !stopFillable(gs.info, sessionAt)) return null
-    }
+    const gs = await this.ctx.refdata.forGroup(r.groupId, o.symbol)
+    if (!gs) return null
     if (trigger.kind === 'activate') {
       // past its expiration it expires (settle, or the trading.expire job), it is not filled: a tick
       // after a quiet spell (a weekend's gap) found it still on the book
-      if (o.expiration > 0 && o.expiration * 1000 <= this.ctx.clock.now()) return null
+      if (o.expiration > 0 && o.expiration * 1000 <= now) return null
       // it fills only where a market order of its direction would: a symbol made close-only, long only or
       // not tradable, or a tick outside its session, leaves it pending (looked at again on the next tick);
       // decided from the reference data in memory, before any read a held-back order would pay each tick
-      const gs = await this.ctx.refdata.forGroup(r.groupId, o.symbol)
-      if (!gs || !mayFill(gs, o.cmd, sessionAt)) return null
+      if (!mayFill(gs, o.cmd, sessionAt)) return null
+    } else if (!stopFillable(gs.info, sessionAt)) {
+      // an SL or TP closes only where a client's close would: a tick outside the symbol's session (a
+      // dealer's weekend quote) leaves it resting, the first tick in session decides it at its own price
+      return null
     }
     // the group the book priced the trigger in (no read of the account: after each trade of the login
     // its cached row is gone, and on a remote database that read was most of the time to a decision)
@@ -563,8 +562,6 @@ export class TriggerEngine {
         write: (tx, work, at) => activateTx(this.ctx, this.refreshes, tx, work, o, group, p, q, at),
       }
     }
-    const gs = await this.ctx.refdata.forGroup(group.id, o.symbol)
-    if (!gs) return null
     const lookup = await this.ctx.market.quoteLookup()
     return {
       ticket: o.ticket,
