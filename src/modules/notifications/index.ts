@@ -1,7 +1,9 @@
 import { defineModule } from '../../kernel/module'
 import { AccountsPort } from '../accounts'
+import { NotificationsEnv, retentionMs } from './config'
 import { notificationConsumers } from './consumers'
 import type { NotificationsCtx } from './context'
+import { pruneNotifications } from './prune'
 import { notificationRoutes } from './routes'
 import * as schema from './schema'
 
@@ -15,9 +17,23 @@ export const notificationsModule = defineModule({
     },
   ],
   tables: schema,
+  env: NotificationsEnv,
   setup(k, ports) {
     const ctx: NotificationsCtx = { ...k, accounts: ports.get(AccountsPort) }
-    return { routes: notificationRoutes(ctx), consumers: notificationConsumers() }
+    const keepMs = retentionMs(k.config)
+    return {
+      routes: notificationRoutes(ctx),
+      consumers: notificationConsumers(),
+      // a repeat alert writes one a minute: without an end the table grows for good
+      jobs: [
+        {
+          name: 'notifications.prune',
+          every: 3_600_000,
+          scope: 'cluster',
+          run: ({ now }) => pruneNotifications(k, now, keepMs),
+        },
+      ],
+    }
   },
 })
 

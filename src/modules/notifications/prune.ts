@@ -1,0 +1,34 @@
+import { sql } from 'drizzle-orm'
+import { epochSeconds } from '../../kernel/clock'
+import type { Kernel } from '../../kernel/kernel'
+
+/** Rows one statement removes: a short write, beside the consumers' inserts. */
+const PAGE = 2_000
+/** Statements one run of the job may take on the Bun server; at the edge one (its cron's subrequests are shared). */
+const PAGES_PER_RUN = 50
+
+/**
+ * Removes notifications written more than `keepMs` ago (job `notifications.prune`). A notification's
+ * `create_time` is the time it was written, so the oldest are the lowest ids: each statement looks at the
+ * `PAGE` lowest ids only (the primary key, no index on the time) and removes those past the retention, so
+ * a run reads what it removes and stops at the first page with a row still kept. One written out of order
+ * (a late commit) is removed by a later run, once the rows before it are gone.
+ */
+export async function pruneNotifications(
+  ctx: Pick<Kernel, 'db' | 'edge' | 'logger'>,
+  now: number,
+  keepMs: number,
+) {
+  const before = epochSeconds(now - keepMs)
+  let removed = 0
+  for (let page = 0; page < (ctx.edge ? 1 : PAGES_PER_RUN); page++) {
+    const gone = await ctx.db.run(sql`delete from notifications where id in (
+      select id from (select id, create_time from notifications order by id limit ${PAGE})
+      where create_time < ${before})`)
+    const n = Number(gone.rowsAffected ?? 0)
+    removed += n
+    if (n < PAGE) break
+  }
+  if (removed > 0) ctx.logger.log('info', 'notifications pruned', { removed })
+  return { removed }
+}
