@@ -1,4 +1,4 @@
-import { eq, getTableColumns, sql } from 'drizzle-orm'
+import { and, eq, getTableColumns, inArray, sql } from 'drizzle-orm'
 import type { KeyValueStore } from '../../kernel/cache'
 import { JsonCache } from '../../kernel/cache/json-cache'
 import type { Db } from '../../kernel/db/client'
@@ -12,6 +12,7 @@ const { passwordHash: _omit, ...accountColumns } = getTableColumns(accounts)
 const { passwordHash: _omitCustomer, ...customerColumns } = getTableColumns(customers)
 
 const TTL_MS = 30_000
+const IDS_PER_READ = 500
 const accountKey = (login: number) => `acct:v1:${login}`
 const groupKey = (id: number) => `grp:v1:${id}`
 const customerKey = (id: number) => `cust:v1:${id}`
@@ -28,7 +29,10 @@ export class AccountReadModel {
   private readonly groupStmt
   private readonly customerStmt
 
-  constructor(db: Db, store: KeyValueStore) {
+  constructor(
+    private readonly db: Db,
+    store: KeyValueStore,
+  ) {
     this.cache = new JsonCache(store, TTL_MS)
     this.accountStmt = db
       .select(accountColumns)
@@ -80,6 +84,26 @@ export class AccountReadModel {
   async customerIn(brandId: number, id: number): Promise<CustomerRecord | null> {
     const c = await this.customer(id)
     return c?.brandId === brandId ? c : null
+  }
+
+  /**
+   * The customers of a page (a list's rows) that are of the brand, by id: read from the database in one
+   * statement per 500 ids, not through the cache (a call per row, and on a miss a statement each: at the
+   * edge every one a subrequest of the request's 1,000).
+   */
+  async customersIn(brandId: number, ids: readonly number[]): Promise<Map<number, CustomerRecord>> {
+    const out = new Map<number, CustomerRecord>()
+    const unique = [...new Set(ids)]
+    for (let at = 0; at < unique.length; at += IDS_PER_READ) {
+      const rows = await this.db
+        .select(customerColumns)
+        .from(customers)
+        .where(
+          and(eq(customers.brandId, brandId), inArray(customers.id, unique.slice(at, at + IDS_PER_READ))),
+        )
+      for (const r of rows) out.set(r.id, r)
+    }
+    return out
   }
 
   /**

@@ -122,6 +122,8 @@ export interface CustomerAttribution {
 export interface CustomerAttributions {
   /** Read with the customer (the shared cache): written in its registration's transaction. */
   of(customerId: number): Promise<CustomerAttribution | null>
+  /** Those of a page of customers of the brand, by id (one read, not one per customer). */
+  ofMany(brandId: number, customerIds: readonly number[]): Promise<Map<number, CustomerAttribution>>
   /**
    * What a customer's record keeps when this affiliate and link referred it with these values (the
    * demo registers its referred customers with it); `wonBy` names the rule.

@@ -117,10 +117,7 @@ export async function conversionsPage(
     ctx,
     list.map((r) => r.linkId),
   )
-  const tracking = await trackingOfCustomers(
-    ctx,
-    list.map((r) => r.customerId),
-  )
+  const tracking = await trackingOfCustomers(ctx, list)
   return {
     rows: list.map((r) => ({
       ...conversionView(r),

@@ -57,7 +57,7 @@ export async function repairFirstDeposits(ctx: AffiliateCtx) {
     // with the tracking values every postback carries (ledger.ts), so the tracker matches it by click_id
     const tracking = await trackingOfCustomers(
       ctx,
-      owed.map((r) => r.row.customerId),
+      owed.map((r) => r.row),
     )
     if (owed.length > 0)
       await tx.insert(postbacks).values(
