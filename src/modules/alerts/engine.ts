@@ -9,6 +9,7 @@ import type { AlertsCtx } from './context'
 import { LevelBook } from './domain/book'
 import {
   type AlertState,
+  firedInRegion,
   initialState,
   restsUntil,
   resumedState,
@@ -158,8 +159,9 @@ export class AlertEngine {
 
   /**
    * Files (or re-files, or drops) an alert after a write; its state starts from the current quote. Loaded
-   * at a start or a takeover (`restored`), a repeat alert that fired already waits for its reset: inside
-   * its region (or with no price yet) it is the same episode it fired for, not a new one. A version of an
+   * at a start, a takeover or its account enabled again (`restored`), a repeat alert whose last firing was
+   * in the region it watches now (domain firedInRegion) waits for its reset: inside its region (or with no
+   * price yet) it is the same episode it fired for, not a new one. A version of an
    * alert on the book that watches the same thing (its own firing read back by the resync before the
    * engine recorded it, a change of message or expiry) keeps its state: only an edit of what it watches
    * re-arms it.
@@ -194,9 +196,10 @@ export class AlertEngine {
       return
     }
     this.untrack(row.id)
-    // its last write was its firing (an edit since is a new alert, armed as one)
-    const firedLast = row.firedCount > 0 && Math.floor(row.updatedAt / 1000) === row.lastFiredAt
-    const state = restored && row.repeatMode === 1 && firedLast ? resumedState(row, p) : initialState(row, p)
+    // its last firing was in the region it watches now: an edit since of its message or expiry (which
+    // moved updated_at) keeps it waiting for its reset; one that moved its level past that price is new
+    const state =
+      restored && row.repeatMode === 1 && firedInRegion(row) ? resumedState(row, p) : initialState(row, p)
     this.alerts.set(row.id, { row, spec: row, state, groupId: enabled.groupId })
     this.book(row.symbol, row.side, enabled.groupId).place(row.id, watches(row, state, p))
   }

@@ -156,6 +156,8 @@ export const alertRoutes = (ctx: AlertsServices) =>
             'reference) re-arms it from the current price; another change (message, expiry, repeat mode) keeps ' +
             'its state (a repeat alert still waits for its reset). 404 ALERT_NOT_FOUND. On a ' +
             'disabled account only active 0 (disabling the alert) is taken: 403 ACCOUNT_DISABLED otherwise. ' +
+            'active 0 with what the alert watches sent back as stored (for moving conditions reference_price ' +
+            'and reference_time too) is taken even while its symbol is hidden from the group. ' +
             'The edit applies to the alert as it is when written: one that fired meanwhile (a once-alert, now ' +
             'inactive) is activated again only within the active limit (400 ALERT_LIMIT_REACHED); 409 ' +
             'ALERT_CHANGED if other writes kept changing it (read it again and retry).',

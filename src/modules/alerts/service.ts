@@ -74,17 +74,43 @@ async function columns(ctx: AlertsServices, groupId: number, i: AlertInput) {
   const unreachable = checkReach(spec, digits, MAX_PRICE)
   if (unreachable) throw invalid(unreachable)
   const nowS = Math.floor(ctx.clock.now() / 1000)
-  if (i.expires_at && i.expires_at <= nowS) throw invalid('expires_at: must be in the future (or 0 for none)')
   return {
     symbol: i.symbol,
-    indicatorName: i.indicator_name ?? '',
-    message: i.message ?? '',
     side: i.side,
     ...spec,
-    repeatMode: i.repeat_mode ?? 0,
-    expiresAt: i.expires_at ?? 0,
+    ...ownColumns(i, nowS),
     referenceTime: moving ? (i.reference_time ?? nowS) : 0,
   }
+}
+
+/** The columns that need no symbol settings: the texts, the repeat mode and the expiry (checked). */
+function ownColumns(i: AlertInput, nowS: number) {
+  if (i.expires_at && i.expires_at <= nowS) throw invalid('expires_at: must be in the future (or 0 for none)')
+  return {
+    indicatorName: i.indicator_name ?? '',
+    message: i.message ?? '',
+    repeatMode: i.repeat_mode ?? 0,
+    expiresAt: i.expires_at ?? 0,
+  }
+}
+
+/**
+ * Whether an edit sends back what the alert watches as it is stored (symbol, side, condition, levels, and
+ * for moving conditions the reference price and time): nothing of it to check again. Prices compare as
+ * stored (on the symbol's grid), a field left out as its default.
+ */
+function watchKept(r: AlertRow, i: AlertInput) {
+  const moving = i.condition >= CONDITIONS.MOVE_UP_PERCENT
+  return (
+    i.symbol === r.symbol &&
+    i.side === r.side &&
+    i.condition === r.condition &&
+    (i.target_price ?? 0) === r.targetPrice &&
+    (i.channel_low ?? 0) === r.channelLow &&
+    (i.channel_high ?? 0) === r.channelHigh &&
+    (i.move_threshold ?? 0) === r.moveThreshold &&
+    (!moving || (i.reference_price === r.referencePrice && i.reference_time === r.referenceTime))
+  )
 }
 
 /**
@@ -195,7 +221,12 @@ export async function updateAlert(
   const active = input.active ?? 1
   // disabling (active 0) or deleting one stays open to staff
   if (active === 1) requireEnabled(account)
-  const cols = await columns(ctx, group.id, input)
+  // a disable that keeps what the alert watches needs nothing of its symbol: it is taken even while the
+  // symbol is hidden from the group (or gone from it), where the alert rests and holds an active place
+  const cols =
+    active === 0 && watchKept(current, input)
+      ? ownColumns(input, Math.floor(ctx.clock.now() / 1000))
+      : await columns(ctx, group.id, input)
   const write = (tx: Tx) => editAlert(tx, brand, id, { ...cols, active, updatedAt: ctx.clock.now() })
   let row = await ctx.db.transaction(write)
   // another write slipped between this transaction's read and its update: read it again, once

@@ -4,6 +4,7 @@ import { LevelBook } from './book'
 import {
   type AlertSpec,
   checkSpec,
+  firedInRegion,
   initialState,
   levelOf,
   REPEAT_REST_S,
@@ -151,5 +152,25 @@ describe('level books agree with evaluating every alert on every price', () => {
       ),
       { numRuns: 300 },
     )
+  })
+})
+
+describe('firedInRegion: a reloaded repeat alert waits for its reset while its last firing is in its region', () => {
+  const above = spec({ condition: 0, targetPrice: 1.2 })
+  test('a level alert fired at a price in its region (at the level included); one never fired is new', () => {
+    expect(firedInRegion({ ...above, firedCount: 1, lastPrice: 1.21 })).toBe(true)
+    expect(firedInRegion({ ...above, firedCount: 1, lastPrice: 1.2 })).toBe(true)
+    expect(firedInRegion({ ...above, firedCount: 0, lastPrice: 0 })).toBe(false)
+  })
+  test('its level moved past the firing price by an edit: a new alert', () => {
+    expect(firedInRegion({ ...above, targetPrice: 1.22, firedCount: 1, lastPrice: 1.21 })).toBe(false)
+  })
+  test('moving conditions by their level; crossings and channels start afresh anyway', () => {
+    const up = spec({ condition: 9, referencePrice: 1.1, moveThreshold: 0.01 })
+    expect(firedInRegion({ ...up, firedCount: 2, lastPrice: 1.115 })).toBe(true)
+    expect(firedInRegion({ ...up, firedCount: 2, lastPrice: 1.105 })).toBe(false)
+    expect(
+      firedInRegion({ ...spec({ condition: 2, targetPrice: 1.2 }), firedCount: 1, lastPrice: 1.21 }),
+    ).toBe(false)
   })
 })

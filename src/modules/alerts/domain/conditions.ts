@@ -186,6 +186,16 @@ export function resumedState(a: AlertSpec, p: number | null): AlertState {
   return { armed: p !== null && !inRegion(a, p), side: null }
 }
 
+/**
+ * Whether an alert fired and its last firing's price (`last_price`) is in the region it watches now. A
+ * repeat level alert filed again (a start, a takeover, its account enabled again) for which it holds waits
+ * for its reset (resumedState), whatever was written since without changing what it watches (a message, an
+ * expiry); an edit that moved its level past that price made it a new alert. Level and moving conditions
+ * only: the others start afresh anyway.
+ */
+export const firedInRegion = (a: AlertSpec & { firedCount: number; lastPrice: number }) =>
+  a.firedCount > 0 && kindOf(a.condition) === 'level' && inRegion(a, a.lastPrice)
+
 /** One observation: whether the alert fires at p, and its next state (repeat mode re-arms after a reset). */
 export function step(a: AlertSpec, s: AlertState, p: number): { fired: boolean; next: AlertState } {
   if (kindOf(a.condition) === 'cross_any') {
