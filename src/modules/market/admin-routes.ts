@@ -37,6 +37,15 @@ const SecGroup = t.String({
 })
 const Flag = (description: string) => Int({ minimum: 0, maximum: 1, description })
 const Points = (description: string) => Int({ minimum: 0, maximum: 1_000_000, description })
+/**
+ * Bounds of a margin divider, the symbol's and a group's override: margin is divided by it, so a divider
+ * near 0 multiplies the margin of every open position of the symbol without limit (1e-300 stopped out every
+ * holder on the next tick). 0.01 takes at most 100 times the margin; the seeds use 1 to 10.
+ */
+const MARGIN_DIVIDER = { minimum: 0.01, maximum: 1e6 } as const
+const MARGIN_DIVIDER_TEXT =
+  'margin is divided by it, 0.01 to 1e6 (0.5 doubles the margin, 2 halves it); the margin of open positions ' +
+  'is recomputed with it at once: a lower divider can bring accounts to a margin call or stop-out on the next tick'
 const Ratio = (description: string) => t.Number({ minimum: 0, maximum: MAX_AMOUNT, description })
 const Interval = t.Object({
   open_hour: Int({ minimum: 0, maximum: 24, description: 'opening hour (UTC)' }),
@@ -63,8 +72,17 @@ const symbolFields = {
     description: 'profit currency; one the reference data knows, as margin_currency',
   }),
   sec_group: SecGroup,
-  digits: Int({ minimum: 0, maximum: 8, description: 'price decimals' }),
-  tick_size: t.Number({ exclusiveMinimum: 0, maximum: MAX_PRICE, description: 'smallest price change' }),
+  digits: Int({
+    minimum: 0,
+    maximum: 8,
+    description:
+      'price decimals: quotes are rounded to them, and a point (spread, stops_level, swap in points) is 10^-digits',
+  }),
+  tick_size: t.Number({
+    exclusiveMinimum: 0,
+    maximum: MAX_PRICE,
+    description: 'smallest price change: a whole number of points (a multiple of 10^-digits, at least one)',
+  }),
   tick_value: t.Number({
     exclusiveMinimum: 0,
     maximum: MAX_PRICE,
@@ -119,7 +137,7 @@ const symbolFields = {
     maximum: 4,
     description: '0 forex, 1 CFD, 2 futures, 3 CFD index, 4 CFD leverage',
   }),
-  margin_divider: t.Number({ exclusiveMinimum: 0, maximum: 1e6, description: 'margin is divided by it' }),
+  margin_divider: t.Number({ ...MARGIN_DIVIDER, description: MARGIN_DIVIDER_TEXT }),
   margin_initial: Ratio('initial margin per lot (futures mode); 0 computes it'),
   margin_maintenance: Ratio('maintenance margin per lot; 0 = initial'),
   margin_hedged: Ratio('margin of a hedged lot'),
@@ -268,8 +286,8 @@ const OverrideBody = t.Object(
       }),
     ),
     margin_divider: t.Optional(
-      t.Union([t.Number({ exclusiveMinimum: 0, maximum: 1e6 }), t.Null()], {
-        description: 'margin divider; null: the symbol value',
+      t.Union([t.Number(MARGIN_DIVIDER), t.Null()], {
+        description: `${MARGIN_DIVIDER_TEXT}; null: the symbol value`,
       }),
     ),
   },
@@ -313,7 +331,9 @@ export const marketAdminRoutes = (ctx: MarketCtx, operator = operatorGuard(ctx))
             'margin_divider 1, ...). 409 SYMBOL_EXISTS for a name in use. ' +
             `${ALL_INSTANCES} ` +
             '400 INVALID_DATA names a margin_currency or quote_currency the reference data does not know (no other ' +
-            "symbol uses it, no symbol name pairs it, the symbol's own included, and no group keeps accounts in it). " +
+            "symbol uses it, no symbol name pairs it, the symbol's own included, and no group keeps accounts in it), " +
+            'and tick_size when it is not a whole number of points (a multiple of 10^-digits, at least one: ' +
+            '0.00001 takes digits 5 or more). margin_divider is 0.01 to 1e6. ' +
             "403 NOT_OPERATOR_BRAND for an admin of a brand not in OPERATOR_BRANDS (unset: the deployment's first brand).",
         }),
       },
@@ -333,12 +353,22 @@ export const marketAdminRoutes = (ctx: MarketCtx, operator = operatorGuard(ctx))
           ...errors({
             403: ['NOT_OPERATOR_BRAND'],
             404: ['SYMBOL_NOT_FOUND'],
-            409: ['GROUP_LACKS_SYMBOLS', 'CURRENCY_NOT_CONVERTIBLE'],
+            409: ['GROUP_LACKS_SYMBOLS', 'CURRENCY_NOT_CONVERTIBLE', 'SYMBOL_IN_USE'],
           }),
         },
         detail: doc('Reference data', 'Change settings of a symbol (admin of an operator brand)', {
           description:
-            '404 SYMBOL_NOT_FOUND. Open positions keep their prices; new margin and profit use the change. ' +
+            '404 SYMBOL_NOT_FOUND. Open positions keep their open prices; their margin and profit are computed ' +
+            'with the change at once (margin_divider, margin_*, contract_size, spread, ...): a margin change can ' +
+            'bring accounts to a margin call or stop-out on the next tick. ' +
+            'A new digits or tick_size must keep tick_size a whole number of points (a multiple of 10^-digits, ' +
+            'at least one), else 400 INVALID_DATA naming the field the request changed (digits first). Fewer ' +
+            'digits or a new tick_size is refused (409 SYMBOL_IN_USE naming the field, nothing changed) while ' +
+            'accounts of any brand hold open positions or pending orders in the symbol: quotes, and so every ' +
+            'open position, would be repriced to the coarser grid (futures profit per tick). More digits are ' +
+            'taken while held (prices only get finer); point-valued settings (spread, spread_balance, ' +
+            'stops_level, swap in points, group spread overrides) count in the new point, so scale them in the ' +
+            'same request. ' +
             '403 NOT_OPERATOR_BRAND as for creating one. A new sec_group is refused (409 GROUP_LACKS_SYMBOLS, ' +
             'nothing changed) while accounts of a group without settings for it (shown and tradable) hold open ' +
             'positions or pending orders in the symbol: give those groups settings for it first. ' +
@@ -389,7 +419,11 @@ export const marketAdminRoutes = (ctx: MarketCtx, operator = operatorGuard(ctx))
         body: OverrideBody,
         response: { 200: Override, ...errors({ 404: ['GROUP_NOT_FOUND', 'SYMBOL_NOT_FOUND'] }) },
         detail: doc('Reference data', "Create or replace a group's override of a symbol", {
-          description: `spread, spread_balance and margin_divider; null falls back to the symbol value. ${ALL_INSTANCES}`,
+          description:
+            'spread, spread_balance and margin_divider; null falls back to the symbol value. margin_divider is ' +
+            '0.01 to 1e6 (400 INVALID_DATA naming it otherwise); margin is divided by it, and the margin of the ' +
+            "group's open positions in the symbol is recomputed with it at once: a lower divider can bring " +
+            `accounts to a margin call or stop-out on the next tick. ${ALL_INSTANCES}`,
         }),
       },
     )

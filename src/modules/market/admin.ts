@@ -6,6 +6,7 @@ import { invalid } from '../../kernel/http/errors'
 import type { MarketCtx } from './context'
 import { conversionRate } from './domain/conversion'
 import type { DaySessions } from './domain/sessions'
+import { gridChangeRepricing, tickFitsDigits } from './domain/tick-grid'
 import { refuse } from './errors'
 import { groupSecurities, groupSymbols, symbols } from './schema'
 import { bumpWatchVersion } from './service'
@@ -47,8 +48,18 @@ function symbolColumns(body: Record<string, unknown>): Partial<SymbolRow> {
   return out as Partial<SymbolRow>
 }
 
-/** Checks the rules a schema cannot express; `merged` is the symbol as it would be stored. */
-function checkSymbol(merged: Partial<SymbolRow>) {
+/**
+ * Checks the rules a schema cannot express; `merged` is the symbol as it would be stored. `grid` names the
+ * field a refusal of the price grid names (the one the request changed), or null when neither digits nor
+ * tick_size changed: a stored symbol is not judged again on an edit of other fields.
+ */
+function checkSymbol(merged: Partial<SymbolRow>, grid: 'digits' | 'tick_size' | null) {
+  if (grid && merged.tickSize !== undefined && merged.digits !== undefined) {
+    if (!tickFitsDigits(merged.tickSize, merged.digits))
+      throw invalid(
+        `${grid}: tick_size ${merged.tickSize} is not a whole number of points of ${10 ** -merged.digits} (digits ${merged.digits}): prices are rounded to digits decimals, so the tick must be a multiple of 10^-digits, at least one`,
+      )
+  }
   const sessions = merged.sessions ? (JSON.parse(merged.sessions) as DaySessions[]) : null
   if (sessions) {
     if (sessions.length !== 7) throw invalid('sessions: 7 days are required, Sunday first')
@@ -73,7 +84,7 @@ export async function listSymbols(ctx: MarketCtx) {
 
 export async function createSymbol(ctx: MarketCtx, body: Record<string, unknown>) {
   const values = { ...symbolColumns(body), updatedAt: ctx.clock.now() } as SymbolRow
-  checkSymbol(values)
+  checkSymbol(values, 'tick_size')
   try {
     const [row] = await ctx.db.transaction(async (tx) => {
       await checkCurrenciesKnown(ctx, tx, values, [...CURRENCY_FIELDS])
@@ -217,17 +228,42 @@ async function checkHoldersConvert(
   }
 }
 
+/**
+ * A symbol's price grid changes only where nobody holds it: fewer digits would round every quote, and so
+ * the close price of every open position of every brand, to a coarser grid, and a new tick_size changes
+ * the profit of futures positions (409 SYMBOL_IN_USE naming the field, nothing changed) while accounts
+ * hold open positions or pending orders in it (SymbolHoldersPort, read in the write transaction). More
+ * digits only make prices finer and are taken.
+ */
+async function checkGridHolders(ctx: MarketCtx, tx: Tx, current: SymbolRow, merged: SymbolRow) {
+  const field = gridChangeRepricing(current, merged)
+  if (!field) return
+  const groupIds = await ctx.holders.groups(tx, current.symbol)
+  if (groupIds.length === 0) return
+  const what =
+    field === 'digits'
+      ? `fewer digits (${current.digits} to ${merged.digits}) would reprice them on the next quote; more digits are taken`
+      : `a new tick_size (${current.tickSize} to ${merged.tickSize}) would change their profit per tick`
+  throw refuse(
+    'SYMBOL_IN_USE',
+    `${field}: accounts of ${groupIds.length} group(s) hold open positions or pending orders in ${current.symbol}, and ${what}; make the symbol close-only (trade 1) and change it once none are left`,
+  )
+}
+
 export async function updateSymbol(ctx: MarketCtx, name: string, body: Record<string, unknown>) {
   const changes = symbolColumns(body)
   const row = await ctx.db.transaction(async (tx) => {
     const [current] = await tx.select().from(symbols).where(eq(symbols.symbol, name))
     if (!current) throw symbolNotFound(name)
     const merged = { ...current, ...changes }
-    checkSymbol(merged)
+    const gridField =
+      merged.digits !== current.digits ? 'digits' : merged.tickSize !== current.tickSize ? 'tick_size' : null
+    checkSymbol(merged, gridField)
     const changed = CURRENCY_FIELDS.filter(([key]) => merged[key] !== current[key])
     await checkCurrenciesKnown(ctx, tx, merged, changed)
     if (changes.secGroup !== undefined && changes.secGroup !== current.secGroup)
       await checkHolders(ctx, tx, name, changes.secGroup)
+    await checkGridHolders(ctx, tx, current, merged)
     await checkHoldersConvert(ctx, tx, merged, changed, merged.marginMode !== current.marginMode)
     const [r] = await tx
       .update(symbols)

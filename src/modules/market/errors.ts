@@ -12,6 +12,7 @@ const MARKET = codeRefusals({
   NOT_OPERATOR_BRAND: 403,
   GROUP_LACKS_SYMBOLS: 409,
   CURRENCY_NOT_CONVERTIBLE: 409,
+  SYMBOL_IN_USE: 409,
 })
 
 export const refuse = MARKET.refuse
