@@ -76,6 +76,8 @@ export class QuoteHub {
   /** Quote time of the last tick per symbol the engine processed (an older one is dropped). */
   private readonly engineLast = new Map<string, number>()
   private subscription: Subscription | null = null
+  /** Id of the last tick entry this instance applied to `local` (null before its first): what its quotes are as of. */
+  private applied: string | null = null
   /** Quotes saved by an earlier run (last_quotes): the answer of last resort until ticks arrive. */
   private readonly saved = new Map<string, Quote>()
   /** Symbols whose quote changed since the last save (the engine saves). */
@@ -355,6 +357,7 @@ export class QuoteHub {
       this.ticked.set(t.symbol, now)
       accepted.push({ ...t, id: e.id })
     }
+    this.applied = e.id
     if (accepted.length) await this.notify(this.listeners, accepted, { replay: false })
   }
 
@@ -415,9 +418,18 @@ export class QuoteHub {
     )
   }
 
-  /** Id of the newest bus entry (the id of a snapshot event). */
+  /** Id of the newest bus entry. */
   newestId() {
     return this.bus.newest()
+  }
+
+  /**
+   * Id of the last tick entry this instance applied (its bus reader may be behind the bus): the latest
+   * quotes `get` answers from this instance are as of it. Null before the first, and where no bus reader
+   * runs (the edge).
+   */
+  appliedId(): string | null {
+    return this.subscription ? this.applied : null
   }
 }
 

@@ -1,7 +1,7 @@
 import { extractToken } from '../../kernel/auth/extract'
 import type { Session } from '../../kernel/auth/session'
 import type { Brand } from '../../kernel/brand/registry'
-import { isBusId } from '../../kernel/bus/bus'
+import { compareIds, isBusId } from '../../kernel/bus/bus'
 import { ApiError, invalid } from '../../kernel/http/errors'
 import { PrincipalsPort } from '../../kernel/kernel'
 import type { MarketCtx } from './context'
@@ -19,8 +19,9 @@ const EDGE_POLL_MS = 500
 const STREAM_MS = 240_000
 /**
  * At the edge it also bounds the subrequests of one request, which Cloudflare limits (1,000 on the paid
- * plan). Measured over a whole stream: a bus poll is one call (240 in 2 minutes), a session check two
- * reads (40 checks), and the reference data's version about one a second while it ticks (120): ~400.
+ * plan). Measured over a whole stream: a bus poll is one call (240 in 2 minutes), a session check three
+ * reads (40 checks: the token, its principal, the account's group), and the reference data's version about
+ * one a second while it ticks (120): ~480.
  */
 const EDGE_STREAM_MS = 120_000
 /** How often an open stream checks that its session still holds (signed out, password changed, disabled). */
@@ -80,6 +81,52 @@ async function sessionHolds(ctx: MarketCtx, brand: Brand, token: string | null) 
   return (await ctx.ports.get(PrincipalsPort).current(session)) !== null
 }
 
+/** The account's group (of `brand`), or null when the account is gone or another brand's. */
+async function accountGroup(ctx: MarketCtx, brand: Brand, login: number) {
+  const account = await ctx.accounts.read.account(login)
+  return account && account.brandId === brand.id ? account.groupId : null
+}
+
+/**
+ * What a stream starts with, read before the answer (a dependency away, the bus or the cache, is a 503 in
+ * the error shape, not a stream that fails after its 200 went out): after a Last-Event-ID the ticks missed
+ * (past MAX_REPLAY the latest of each symbol), else the latest quote of each symbol; and `at`, the bus id
+ * all of it is as of (never above the bus's newest): the stream sends no live tick at or below it.
+ */
+async function opening(
+  ctx: MarketCtx,
+  wanted: string[],
+  set: Set<string>,
+  request: Request,
+  event: (t: Tick) => Promise<string>,
+) {
+  const first = ['retry: 2000\n\n']
+  const lastEventId = request.headers.get('last-event-id')
+  const last = lastEventId !== null && isBusId(lastEventId) ? lastEventId : null
+  const newest = await ctx.quotes.newestId()
+  let replay = last === null ? null : await ctx.quotes.since(last)
+  // an id the bus has not reached (another deployment's, a bus started again, a client's bug) is an
+  // unknown one: the latest quotes, and the stream stands at the bus's newest, not ahead of it (where an
+  // edge stream following the bus would hear nothing until the bus passed it)
+  if (last !== null && replay?.length === 0 && compareIds(last, newest) > 0) replay = null
+  if (replay) {
+    const missed = replay.filter((t) => set.has(t.symbol))
+    // a quote is superseded by the next: past a bound only the latest of each symbol is worth its bytes
+    // (in bus order: the ids a client sees only move forward)
+    const sent = missed.length > MAX_REPLAY ? latestOfEach(missed) : missed
+    for (const t of sent) first.push(await event(t))
+    return { first, at: replay.at(-1)?.id ?? (last as string) }
+  }
+  // this instance's quotes are as of the last entry its bus reader applied (it may be behind the bus: the
+  // ticks after it still come live, with later ids); the edge's shared quotes as of the bus's newest
+  const at = ctx.quotes.appliedId() ?? newest
+  for (const s of wanted) {
+    const q = await ctx.quotes.get(s)
+    if (q) first.push(await event({ symbol: s, ...q, id: at }))
+  }
+  return { first, at }
+}
+
 /**
  * Server-Sent Events of quotes for chosen symbols. A user session gets its group's prices (spread
  * settings applied, hidden symbols refused); staff get source prices. Each event's id is the bus id
@@ -87,7 +134,9 @@ async function sessionHolds(ctx: MarketCtx, brand: Brand, token: string | null) 
  * the latest quote of each symbol). A comment line every 15 s keeps proxies from closing the stream. At
  * the edge a stream reads the bus itself, twice a second (quotes reach it up to half a second later).
  * The stream ends when `request` is aborted (the client went), the instance closes, or its session no
- * longer holds (checked every SESSION_CHECK_MS).
+ * longer holds or the account moved to another group (checked every SESSION_CHECK_MS: the reconnect is
+ * priced for the new group). Live ticks are listened to before the replay is read; a tick's id at or below
+ * the last one sent is not sent (one that came both in the replay and live, from a reader behind the bus).
  */
 export async function quoteStream(
   ctx: MarketCtx,
@@ -132,8 +181,7 @@ async function startStream(
   await ctx.refdata.fresh()
   let groupId: number | null = null
   if (session.type === 'SESSION_USER') {
-    const account = await ctx.accounts.read.account(session.login!)
-    groupId = account && account.brandId === brand.id ? account.groupId : null
+    groupId = await accountGroup(ctx, brand, session.login!)
     if (groupId === null) throw invalid('session: account not found')
   }
   for (const s of wanted) {
@@ -152,27 +200,23 @@ async function startStream(
     if (!p) return ''
     return `id: ${t.id}\nevent: quote\ndata: ${JSON.stringify({ symbol: t.symbol, bid: p.bid, ask: p.ask, time: t.time })}\n\n`
   }
-  // what the stream starts with is read before the answer: a dependency away (the bus, the cache) is a
-  // 503 in the error shape, not a stream that fails after its 200 went out
-  const first = ['retry: 2000\n\n']
-  const lastEventId = request.headers.get('last-event-id')
-  const last = lastEventId !== null && isBusId(lastEventId) ? lastEventId : null
-  const replay = last === null ? null : await ctx.quotes.since(last)
-  if (replay) {
-    const missed = replay.filter((t) => set.has(t.symbol))
-    // a quote is superseded by the next: past a bound only the latest of each symbol is worth its bytes
-    // (in bus order: the ids a client sees only move forward)
-    const sent = missed.length > MAX_REPLAY ? latestOfEach(missed) : missed
-    for (const t of sent) first.push(await event(t))
+  // the live ticks of this instance are listened to before the replay (or the latest quotes) is read, and
+  // held until the stream starts: a tick that arrives meanwhile is sent after it, not lost between the two.
+  // At the edge the stream follows the bus itself from where what it starts with ends (`at`).
+  let early: Tick[] = []
+  let live: (ticks: Tick[]) => Promise<void> = async (ticks) => {
+    early.push(...ticks.filter((t) => set.has(t.symbol)))
+    // bounded as the replay is: a quote is superseded by the next
+    if (early.length > MAX_REPLAY) early = latestOfEach(early)
   }
-  // where the stream stands on the bus: what an edge stream follows from
-  let at = replay ? (replay.at(-1)?.id ?? last!) : ''
-  if (!replay) {
-    at = await ctx.quotes.newestId()
-    for (const s of wanted) {
-      const q = await ctx.quotes.get(s)
-      if (q) first.push(await event({ symbol: s, ...q, id: at }))
-    }
+  let unsubscribe = ctx.edge ? () => {} : ctx.quotes.onTicks((ticks) => live(ticks))
+  let first: string[]
+  let at: string
+  try {
+    ;({ first, at } = await opening(ctx, wanted, set, request, event))
+  } catch (e) {
+    unsubscribe()
+    throw e
   }
   const token = extractToken(
     request.headers.get('authorization'),
@@ -181,13 +225,12 @@ async function startStream(
   )
   const signal = request.signal
   const closing = ctx.closing
-  let unsubscribe = () => {}
   let keepAlive: ReturnType<typeof setInterval> | undefined
   let sessionCheck: ReturnType<typeof setInterval> | undefined
   let lifetime: ReturnType<typeof setTimeout> | undefined
   // the client went, the consumer cancelled, the session ended, or this instance shuts down (the client
   // reconnects elsewhere with Last-Event-ID); it may come while the start still awaits: nothing is
-  // subscribed after it. Both signals are listened to apart and let go here: a signal derived from the
+  // subscribed after it, and the live ticks listened to since the start are let go. Both signals are listened to apart and let go here: a signal derived from the
   // process-long `closing` (AbortSignal.any) would keep every stream alive with it.
   let ended = false
   let close = () => {}
@@ -229,7 +272,8 @@ async function startStream(
         for (const text of first) send(text)
         // where the bus stands, for the id the stream leaves its client with (a quiet symbol's client would
         // otherwise resume from its last quote and be replayed everything since); moved once a tick is
-        // sent or held, so the id never passes a quote the client has not had
+        // sent or held, so the id never passes a quote the client has not had. Also the floor of what is
+        // sent: a tick at or below it (in what the stream started with, or sent already) is not sent again
         let seen = at
         // a reader that does not keep up (its queue past QUEUE_BYTES): the latest tick per symbol waits
         // here, in bus order, until it has room (a quote replaces the one before it; the ids the client
@@ -245,8 +289,11 @@ async function startStream(
         pull = () => (held.size ? serial(() => flush()) : undefined)
         const listener = (ticks: Tick[]) =>
           serial(async () => {
+            // the ticks of one bus entry share its id and come in one call
+            const floor = seen
             for (const t of ticks) {
               if (ended) return
+              if (t.id && isBusId(floor) && compareIds(t.id, floor) <= 0) continue
               if (set.has(t.symbol)) {
                 if (held.size || !room()) {
                   held.delete(t.symbol)
@@ -258,7 +305,15 @@ async function startStream(
             if (held.size && room()) await flush()
           })
         if (ended || signal.aborted || closing.aborted) return end()
-        unsubscribe = ctx.edge ? ctx.quotes.follow(at, listener, EDGE_POLL_MS) : ctx.quotes.onTicks(listener)
+        if (ctx.edge) unsubscribe = ctx.quotes.follow(at, listener, EDGE_POLL_MS)
+        else {
+          // what came while the stream started, then the ticks as they come (a failure: the client
+          // reconnects with its Last-Event-ID)
+          const waiting = early
+          early = []
+          live = listener
+          if (waiting.length) listener(waiting).catch(end)
+        }
         keepAlive = setInterval(() => {
           if (room()) send(': keep-alive\n\n')
         }, 15_000)
@@ -266,8 +321,13 @@ async function startStream(
         sessionCheck = setInterval(async () => {
           if (checking || ended) return
           checking = true
-          // a dependency away fails closed, as the guard does: the client reconnects and is authorized again
-          const holds = await sessionHolds(ctx, brand, token).catch(() => false)
+          // a dependency away fails closed, as the guard does: the client reconnects and is authorized again;
+          // an account moved to another group reconnects to be priced (and its symbols checked) for it
+          const holds = await (async () =>
+            (await sessionHolds(ctx, brand, token)) &&
+            (groupId === null || (await accountGroup(ctx, brand, session.login!)) === groupId))().catch(
+            () => false,
+          )
           checking = false
           if (!holds) end()
         }, SESSION_CHECK_MS)
