@@ -125,6 +125,11 @@ export interface CustomerAttributions {
   /** Those of a page of customers of the brand, by id (one read, not one per customer). */
   ofMany(brandId: number, customerIds: readonly number[]): Promise<Map<number, CustomerAttribution>>
   /**
+   * What a customer record read already says (accounts' `customersIn`: its id, brand and `attribution`
+   * text), so a page that reads its customers for other fields reads them once; null when nobody referred it.
+   */
+  ofRecord(customer: { id: number; brandId: number; attribution: string | null }): CustomerAttribution | null
+  /**
    * What a customer's record keeps when this affiliate and link referred it with these values (the
    * demo registers its referred customers with it); `wonBy` names the rule.
    */

@@ -4,7 +4,6 @@ import type { AffiliateCtx } from '../context'
 import { decodeCursor, PAGE_DEFAULT, PAGE_MAX } from '../domain/cursor'
 import { parseDate } from '../domain/range'
 import { refuse } from '../errors'
-import type { CustomerAttribution } from '../ports'
 import { conversions, trackingLinks } from '../schema'
 import { conversionPage } from '../service/conversion-pages'
 import { type CommissionRowKind, commissionPage } from '../service/reports'
@@ -77,15 +76,13 @@ export async function referredCustomers(ctx: AffiliateCtx, p: AffiliatePrincipal
       : []
     ).map((l) => [l.id, l.code]),
   )
-  // the page's customers and attributions in a read each, not a read per row (at the edge each one is a
-  // subrequest of the request's 1,000: a page of 500 went past them)
-  const [customersOf, attributionsOf] = await Promise.all([
-    ctx.accounts.read.customersIn(p.brandId, ids),
-    ctx.attributions()?.ofMany(p.brandId, ids) ?? new Map<number, CustomerAttribution>(),
-  ])
+  // the page's customers in one read (their country, and the attribution they were registered with), not a
+  // read per row (at the edge each one is a subrequest of the request's 1,000: a page of 500 went past them)
+  const customersOf = await ctx.accounts.read.customersIn(p.brandId, ids)
+  const attributions = ctx.attributions()
   const rows = list.map((r) => {
     const c = customersOf.get(r.customerId)
-    const a = attributionsOf.get(r.customerId)?.values ?? {}
+    const a = (c && attributions?.ofRecord(c)?.values) ?? {}
     const ftd = of.get(`${r.customerId}:first_deposit`)
     return {
       customer_id: r.customerId,

@@ -4,7 +4,9 @@ import type { AttributionCtx } from '../context'
 import { fromRecord, toRecord } from '../domain/record'
 
 /** What a customer's record says of its referral; null when nobody referred it. */
-function attributionOf(c: CustomerRecord): CustomerAttribution | null {
+function attributionOf(
+  c: Pick<CustomerRecord, 'id' | 'brandId' | 'attribution'>,
+): CustomerAttribution | null {
   const a = fromRecord(c.attribution)
   if (!a) return null
   return {
@@ -34,6 +36,7 @@ export function customerAttributions(ctx: AttributionCtx): CustomerAttributions 
       }
       return out
     },
+    ofRecord: attributionOf,
     recordOf: (r) =>
       toRecord({
         values: r.values,
