@@ -3,6 +3,7 @@
 import { afterAll, beforeAll, expect, test } from 'bun:test'
 import { sql } from 'drizzle-orm'
 import { ManualClock } from '../../src/kernel/clock'
+import { pruneNotifications } from '../../src/modules/notifications/prune'
 import { makeTestApp, type TestApp } from '../support/app'
 
 const DAY = 86_400_000
@@ -50,5 +51,19 @@ test('a notification written out of order (a later id with an older time) is rem
   )
   expect(await titles()).toEqual(['late', 'new'])
   await t.runJob('notifications.prune')
+  expect(await titles()).toEqual(['new'])
+})
+
+test("at the edge a run takes 10 statements: an hour's notifications of a busy brand (6,000) in one run", async () => {
+  const count = async () =>
+    Number((await t.ctx.db.all<{ n: number }>(sql`select count(*) as n from notifications`))[0].n)
+  const old = Math.floor((clock.now() - 100 * DAY) / 1000)
+  await t.ctx.db.run(sql`with recursive n(i) as (select 1 union all select i + 1 from n where i < 6000)
+    insert into notifications (brand_id, user_id, token, message, create_time, type, level)
+    select 1, 100001, 'alert.fired', '{"title":"a","body":""}', ${old}, 'alert', 'info' from n`)
+  const before = await count()
+  const edge = await pruneNotifications({ ...t.ctx, edge: true }, clock.now(), 2 * DAY)
+  expect(edge.removed).toBe(6000)
+  expect(before - (await count())).toBe(6000)
   expect(await titles()).toEqual(['new'])
 })

@@ -28,7 +28,7 @@ export const notificationsModule = defineModule({
       jobs: [
         {
           name: 'notifications.prune',
-          every: 3_600_000,
+          every: 900_000,
           scope: 'cluster',
           run: ({ now }) => pruneNotifications(k, now, keepMs),
         },
