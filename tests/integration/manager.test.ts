@@ -166,6 +166,30 @@ describe('balance operations', () => {
     expect(s.ledger).toBe(s.balance)
   })
 
+  test('the Idempotency-Key header (as trading takes it) makes a repeat return the first operation; differing from the body key is 400', async () => {
+    const post = (headers: Record<string, string>, body: object = { type: 'deposit', amount: 3 }) =>
+      t.request('POST', '/manager/accounts/100001/balance', { token: manager, body, headers })
+    const a = await post({ 'idempotency-key': 'hdr-wire-0001' })
+    const b = await post({ 'idempotency-key': 'hdr-wire-0001' })
+    expect([a.status, b.status]).toEqual([200, 200])
+    expect(b.json.operation.id).toBe(a.json.operation.id)
+    expect([a.json.idempotent, b.json.idempotent]).toEqual([false, true])
+    // the same key in the body is the same operation
+    const c = await post({}, { type: 'deposit', amount: 3, idempotency_key: 'hdr-wire-0001' })
+    expect([c.status, c.json.operation.id, c.json.idempotent]).toEqual([200, a.json.operation.id, true])
+    const both = await post(
+      { 'idempotency-key': 'hdr-wire-0002' },
+      { type: 'deposit', amount: 3, idempotency_key: 'other-0002' },
+    )
+    expect([both.status, both.json.error]).toEqual([400, 'INVALID_DATA'])
+    expect(both.json.message).toContain('idempotency_key')
+    const bad = await post({ 'idempotency-key': 'short' })
+    expect([bad.status, bad.json.error]).toEqual([400, 'INVALID_DATA'])
+    expect(bad.json.message.toLowerCase()).toContain('idempotency-key')
+    const s = await ledgerSum(100001)
+    expect(s.ledger).toBe(s.balance)
+  })
+
   test("a staff key cannot take a platform operation's key; a key repeated with another request answers 409", async () => {
     const post = (body: object) =>
       t.request('POST', '/manager/accounts/100001/balance', { token: manager, body })

@@ -1,5 +1,7 @@
 import { Elysia, t } from 'elysia'
 import { STAFF_SESSIONS } from '../../kernel/auth/session'
+import { invalid } from '../../kernel/http/errors'
+import { idempotencyKeyOf } from '../../kernel/http/idempotency'
 import { doc, errors } from '../../kernel/http/openapi'
 import { Id, Int, nameModels, Ok, OneOf, PasswordText, textInput } from '../../kernel/http/schemas'
 import { security } from '../../kernel/http/security'
@@ -263,7 +265,7 @@ export const accountManagerRoutes = (ctx: AccountsCtx) =>
     )
     .post(
       '/accounts/:login/balance',
-      async ({ brand, session, params, body }) =>
+      async ({ brand, session, params, body, request }) =>
         postBalanceOperation(ctx, {
           brandId: brand.id,
           login: params.login,
@@ -272,7 +274,7 @@ export const accountManagerRoutes = (ctx: AccountsCtx) =>
           reason: body.reason ?? DEFAULT_REASON[body.type],
           comment: body.comment,
           apiData: body.api_data,
-          idempotencyKey: body.idempotency_key,
+          idempotencyKey: balanceKeyOf(body.idempotency_key, request),
           createdBy: `staff:${session.staffId}`,
           // money out keeps the margin of open positions unless staff say otherwise (a correction)
           keepFreeMargin: body.allow_margin_call !== true,
@@ -280,6 +282,15 @@ export const accountManagerRoutes = (ctx: AccountsCtx) =>
       {
         auth: ACCOUNT_ADMINS,
         ...textInput({ params: LoginParam }),
+        headers: t.Object({
+          'idempotency-key': t.Optional(
+            t.String({
+              pattern: '^[A-Za-z0-9_.:-]{8,64}$',
+              description:
+                'the same as idempotency_key, as trading routes take it (8 to 64 of A-Z a-z 0-9 _ . : -); with idempotency_key too, both must be the same',
+            }),
+          ),
+        }),
         body: t.Object(
           {
             type: OneOf(['deposit', 'withdrawal', 'credit_in', 'credit_out'], {
@@ -343,8 +354,8 @@ export const accountManagerRoutes = (ctx: AccountsCtx) =>
             'zero. 400 NOT_ENOUGH_FREE_MARGIN when it would take more than the free margin of the open ' +
             'positions (a withdrawal: without the credit; a credit-out: with it), as the cashier refuses; ' +
             'allow_margin_call: true posts it anyway (a correction: the account may be stopped out at once). ' +
-            'With open positions it is checked at current prices: 503 PRICE_STALE while they are not. A repeated idempotency_key returns the first operation with idempotent = true; the key ' +
-            'repeated with another type or amount answers 409 IDEMPOTENCY_KEY_REUSED.',
+            'With open positions it is checked at current prices: 503 PRICE_STALE while they are not. A repeated idempotency_key (or Idempotency-Key header) returns the first operation with idempotent = true; the key ' +
+            'repeated with another type or amount answers 409 IDEMPOTENCY_KEY_REUSED; a header and a body key that differ answer 400 INVALID_DATA.',
         }),
       },
     )
@@ -376,3 +387,15 @@ export const accountManagerRoutes = (ctx: AccountsCtx) =>
     )
 
 nameModels({ Group, BalanceOperation: Operation, ManagedAccount })
+
+/**
+ * The operation's idempotency key: the body's `idempotency_key`, or the `Idempotency-Key` header trading
+ * routes take (a client sending the header alone posted twice on a retry); both and different is a client
+ * bug, 400 INVALID_DATA.
+ */
+function balanceKeyOf(body: string | undefined, request: Request) {
+  const header = idempotencyKeyOf(request)
+  if (header !== undefined && body !== undefined && header !== body)
+    throw invalid('idempotency_key: differs from the Idempotency-Key header; send one key')
+  return body ?? header
+}
