@@ -12,7 +12,14 @@ import {
   MasterUpdateBody,
   PublicMaster,
 } from './route-schemas'
-import { marketMaster, marketplace, masterFollowers, masterTrades, SORT_KEYS } from './service/marketplace'
+import {
+  FOLLOWERS_PAGE,
+  marketMaster,
+  marketplace,
+  masterFollowers,
+  masterTrades,
+  SORT_KEYS,
+} from './service/marketplace'
 import { createMaster, deleteMaster, myMasters, updateMaster } from './service/masters'
 import { masterView } from './views'
 
@@ -97,7 +104,19 @@ export const masterRoutes = (ctx: CopyCtx) =>
         masterFollowers({ ctx, brandId: brand.id, customerId: session.customerId, input: query }),
       {
         auth: ANY,
-        ...textInput({ query: { master_id: Id('master id') } }),
+        ...textInput({
+          query: {
+            master_id: Id('master id'),
+            limit: t.Optional(
+              Int({
+                minimum: 1,
+                maximum: FOLLOWERS_PAGE.max,
+                description: `rows per page (default ${FOLLOWERS_PAGE.default}, at most ${FOLLOWERS_PAGE.max})`,
+              }),
+            ),
+            after: t.Optional(Int({ minimum: 1, description: 'next_after of the page before' })),
+          },
+        }),
         response: {
           200: MasterFollowers,
           ...err('MASTER_NOT_FOUND', 'MASTER_NOT_AVAILABLE', 'FOLLOWERS_NOT_PUBLIC'),
@@ -105,7 +124,9 @@ export const masterRoutes = (ctx: CopyCtx) =>
         detail: doc(TAG, "A master's public follower statistics", {
           description:
             'Any authenticated session. Counts and per-subscription figures without logins, when the master ' +
-            'has show_followers = 1 (its owner always sees them), else 403 FOLLOWERS_NOT_PUBLIC; a disabled or private master is 403 MASTER_NOT_AVAILABLE to all but its owner.',
+            'has show_followers = 1 (its owner always sees them), else 403 FOLLOWERS_NOT_PUBLIC; a disabled or private master is 403 MASTER_NOT_AVAILABLE to all but its owner. ' +
+            `Rows oldest first, ${FOLLOWERS_PAGE.default} a page by default (\`limit\` up to ${FOLLOWERS_PAGE.max}): pass \`next_after\` as \`after\` ` +
+            'for the next page (0 on the last); `n` counts on across pages and the counts are of all live followers. A limit out of range is 400 INVALID_DATA naming limit.',
         }),
       },
     )

@@ -396,6 +396,7 @@ export const MasterFollowers = t.Object({
       { title: 'CopyMasterFollowerRow', description: 'a follower as its master sees it: no identity' },
     ),
   ),
+  next_after: Int({ description: 'the `after` of the next page; 0 on the last' }),
 })
 
 export const FeePreview = t.Object({

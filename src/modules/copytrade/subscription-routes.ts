@@ -22,6 +22,7 @@ import {
   moveSubscription,
   mySubscriptions,
   ownSubscription,
+  SUBSCRIPTIONS_PAGE,
   subscriptionDetail,
   subscriptionRecords,
   subscriptionRewards,
@@ -73,11 +74,32 @@ export const subscriptionRoutes = (ctx: CopyCtx) =>
     )
     .get(
       '/copytrade/subscriptions',
-      async ({ brand, session }) => ({ rows: await mySubscriptions({ ctx, owner: owner(brand, session) }) }),
+      ({ brand, session, query }) => mySubscriptions({ ctx, owner: owner(brand, session), input: query }),
       {
         auth: CUSTOMER,
-        response: { 200: t.Object({ rows: t.Array(Subscription) }) },
-        detail: doc(TAG, "The customer's subscriptions"),
+        ...textInput({
+          query: {
+            before: t.Optional(Int({ minimum: 1, description: 'next_before of the page before' })),
+            limit: t.Optional(
+              Int({
+                minimum: 1,
+                maximum: SUBSCRIPTIONS_PAGE.max,
+                description: `rows per page (default ${SUBSCRIPTIONS_PAGE.default}, at most ${SUBSCRIPTIONS_PAGE.max})`,
+              }),
+            ),
+          },
+        }),
+        response: {
+          200: t.Object({
+            rows: t.Array(Subscription),
+            next_before: Int({ description: 'the `before` of the next page; 0 on the last' }),
+          }),
+        },
+        detail: doc(TAG, "The customer's subscriptions", {
+          description:
+            `Newest first, ${SUBSCRIPTIONS_PAGE.default} a page by default (\`limit\` up to ${SUBSCRIPTIONS_PAGE.max}): ` +
+            'pass `next_before` as `before` for the next page (0 on the last). A limit out of range is 400 INVALID_DATA naming limit.',
+        }),
       },
     )
     .get(

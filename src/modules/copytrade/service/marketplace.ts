@@ -2,7 +2,7 @@ import { and, asc, desc, eq, gt, gte, inArray, isNull, like, lt, lte, or, type S
 import { invalid } from '../../../kernel/http/errors'
 import type { UseCase } from '../../../kernel/use-case'
 import { currencyDecimals, fromMinor } from '../../accounts'
-import { accountOf } from '../accounts-of'
+import { groupsOf } from '../accounts-of'
 import type { CopyCtx } from '../context'
 import { SUB_STATUS } from '../domain/status'
 import { copyMasters, copySubscriptions } from '../schema'
@@ -161,50 +161,85 @@ export async function masterTrades({
   }
 }
 
+/** Pages of a master's followers (GET /copytrade/master/followers): the default keeps a master's up to 500 in one. */
+export const FOLLOWERS_PAGE = { default: 500, max: 1000 } as const
+
 /**
  * GET /copytrade/master/followers (4.12): follower statistics when show_followers is 1 (or to the
  * owner), else FOLLOWERS_NOT_PUBLIC. Followers are shown without their logins: counts by status and
- * mode, and per subscription its age and copied result.
+ * mode, and per subscription its age and copied result, oldest first, a page at a time (`after`: the
+ * `next_after` of the page before; `n` counts on across pages). A page costs the same few reads whatever
+ * its size: the counts in one, the page in one, its followers' groups in one (accounts' port) and each
+ * distinct group once through the cache.
  */
 export async function masterFollowers({
   ctx,
   brandId,
   customerId,
   input,
-}: UseCase<CopyCtx, { master_id: number }, ViewerScope>) {
+}: UseCase<CopyCtx, { master_id: number; limit?: number; after?: number }, ViewerScope>) {
   const m = await availableMaster(ctx, brandId, input.master_id, customerId)
   if (m.showFollowers !== 1 && m.customerId !== customerId)
     throw copyError('FOLLOWERS_NOT_PUBLIC', `master ${m.id} does not show its followers`)
-  const subs = await ctx.db
-    .select()
-    .from(copySubscriptions)
-    .where(
-      and(
-        eq(copySubscriptions.masterId, m.id),
-        inArray(copySubscriptions.status, [SUB_STATUS.ACTIVE, SUB_STATUS.PAUSED]),
-      ),
-    )
-    .orderBy(copySubscriptions.id)
+  const limit = input.limit ?? FOLLOWERS_PAGE.default
+  const after = input.after ?? 0
+  // by copy_subscriptions_master (master_login, status); the id tells this profile from an earlier one of the login
+  const live = and(
+    eq(copySubscriptions.masterLogin, m.login),
+    inArray(copySubscriptions.status, [SUB_STATUS.ACTIVE, SUB_STATUS.PAUSED]),
+    eq(copySubscriptions.masterId, m.id),
+  )
+  const [[counts], subs] = await Promise.all([
+    ctx.db
+      .select({
+        active: sql<number>`coalesce(sum(case when ${copySubscriptions.status} = ${SUB_STATUS.ACTIVE} then 1 else 0 end), 0)`,
+        paused: sql<number>`coalesce(sum(case when ${copySubscriptions.status} = ${SUB_STATUS.PAUSED} then 1 else 0 end), 0)`,
+        // the rows of the pages before: `n` counts on from them
+        earlier: sql<number>`coalesce(sum(case when ${copySubscriptions.id} <= ${after} then 1 else 0 end), 0)`,
+      })
+      .from(copySubscriptions)
+      .where(live),
+    ctx.db
+      .select({
+        id: copySubscriptions.id,
+        status: copySubscriptions.status,
+        followerLogin: copySubscriptions.followerLogin,
+        settings: copySubscriptions.settings,
+        resultMinor: copySubscriptions.resultMinor,
+        createdAt: copySubscriptions.createdAt,
+      })
+      .from(copySubscriptions)
+      .where(and(live, after ? gt(copySubscriptions.id, after) : undefined))
+      .orderBy(asc(copySubscriptions.id))
+      .limit(limit + 1),
+  ])
+  const page = subs.slice(0, limit)
+  const groups = await groupsOf(
+    ctx,
+    page.map((s) => s.followerLogin),
+  )
   const now = ctx.clock.now()
+  const active = Number(counts?.active ?? 0)
+  const paused = Number(counts?.paused ?? 0)
+  const earlier = Number(counts?.earlier ?? 0)
   return {
     master_id: m.id,
-    followers: subs.length,
-    active: subs.filter((s) => s.status === SUB_STATUS.ACTIVE).length,
-    paused: subs.filter((s) => s.status === SUB_STATUS.PAUSED).length,
-    rows: await Promise.all(
-      subs.map(async (s, i) => {
-        const { group: g } = await accountOf(ctx, s.followerLogin)
-        const currency = g?.currency ?? m.currency
-        return {
-          n: i + 1,
-          status: s.status,
-          account_mode: g?.accountMode ?? 'DEMO',
-          following_days: Math.floor((now - s.createdAt) / 86_400_000),
-          copy_mode: (JSON.parse(s.settings) as { copy_mode: number }).copy_mode,
-          copied_result: fromMinor(s.resultMinor, currency),
-          currency,
-        }
-      }),
-    ),
+    followers: active + paused,
+    active,
+    paused,
+    rows: page.map((s, i) => {
+      const g = groups.get(s.followerLogin) ?? null
+      const currency = g?.currency ?? m.currency
+      return {
+        n: earlier + i + 1,
+        status: s.status,
+        account_mode: g?.accountMode ?? 'DEMO',
+        following_days: Math.floor((now - s.createdAt) / 86_400_000),
+        copy_mode: (JSON.parse(s.settings) as { copy_mode: number }).copy_mode,
+        copied_result: fromMinor(s.resultMinor, currency),
+        currency,
+      }
+    }),
+    next_after: subs.length > limit ? page[limit - 1]!.id : 0,
   }
 }

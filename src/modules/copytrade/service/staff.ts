@@ -1,6 +1,6 @@
 import { and, desc, eq, isNull, lt } from 'drizzle-orm'
 import type { UseCase } from '../../../kernel/use-case'
-import { currencyOf } from '../accounts-of'
+import { currenciesOf } from '../accounts-of'
 import type { CopyCtx } from '../context'
 import { settleSoon } from '../copier/rewards'
 import { copyMasters, copySubscriptions } from '../schema'
@@ -99,12 +99,17 @@ export async function staffSubscriptions({
     )
     .orderBy(desc(copySubscriptions.id))
     .limit(limit + 1)
-  const out = []
-  for (const s of rows.slice(0, limit)) {
-    const currency = await currencyOf(ctx, s.followerLogin, 'USD')
-    out.push({ ...subscriptionView(s, currency), customer_id: s.customerId })
+  const page = rows.slice(0, limit)
+  // the page's currencies in one read, not one per row (a page of 500 at the edge: 1,000 subrequests)
+  const currency = await currenciesOf(
+    ctx,
+    page.map((s) => s.followerLogin),
+    'USD',
+  )
+  return {
+    rows: page.map((s) => ({ ...subscriptionView(s, currency(s.followerLogin)), customer_id: s.customerId })),
+    next_before: rows.length > limit ? rows[limit - 1]!.id : 0,
   }
-  return { rows: out, next_before: rows.length > limit ? rows[limit - 1]!.id : 0 }
 }
 
 export async function staffDisableSubscription({

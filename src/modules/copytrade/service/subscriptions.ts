@@ -5,7 +5,7 @@ import { undeliveredEvents, undeliveredTo } from '../../../kernel/events/undeliv
 import { invalid } from '../../../kernel/http/errors'
 import type { UseCase } from '../../../kernel/use-case'
 import { BalanceOperation, fromMinor, toMinor } from '../../accounts'
-import { currencyOf } from '../accounts-of'
+import { currenciesOf, currencyOf } from '../accounts-of'
 import type { CopyCtx } from '../context'
 import { allocations, COPY_CLOSE_CONSUMERS, COPY_CLOSES } from '../copier/equity'
 import { closeTermsTx, FLOW_OPS, NOT_A_FLOW_REASON, perfPeriodEnd } from '../copier/fees'
@@ -469,22 +469,44 @@ export async function moveSubscription({
   }
 }
 
-export async function mySubscriptions({ ctx, owner: o }: UseCase<CopyCtx, undefined, OwnerScope>) {
+/** Pages of the customer's subscription list (GET /copytrade/subscriptions). */
+export const SUBSCRIPTIONS_PAGE = { default: 100, max: 500 } as const
+
+/**
+ * The customer's subscriptions, newest first, a page at a time (`before`: the `next_before` of the page
+ * before). The page's currencies and its masters' policy versions come in two reads, whatever its size.
+ */
+export async function mySubscriptions({
+  ctx,
+  owner: o,
+  input: q,
+}: UseCase<CopyCtx, { limit?: number; before?: number }, OwnerScope>) {
+  const limit = q.limit ?? SUBSCRIPTIONS_PAGE.default
   const rows = await ctx.db
-    .select()
+    .select({ s: copySubscriptions, policyVersion: copyMasters.policyVersion })
     .from(copySubscriptions)
-    .where(and(eq(copySubscriptions.brandId, o.brandId), eq(copySubscriptions.customerId, o.customerId)))
-    .orderBy(desc(copySubscriptions.id))
-  const out = []
-  for (const s of rows)
-    out.push(
-      subscriptionView(
-        s,
-        await currencyOf(ctx, s.followerLogin, 'USD'),
-        await masterVersion(ctx, s.masterId),
+    .leftJoin(copyMasters, eq(copyMasters.id, copySubscriptions.masterId))
+    .where(
+      and(
+        eq(copySubscriptions.brandId, o.brandId),
+        eq(copySubscriptions.customerId, o.customerId),
+        q.before ? lt(copySubscriptions.id, q.before) : undefined,
       ),
     )
-  return out
+    .orderBy(desc(copySubscriptions.id))
+    .limit(limit + 1)
+  const page = rows.slice(0, limit)
+  const currency = await currenciesOf(
+    ctx,
+    page.map((r) => r.s.followerLogin),
+    'USD',
+  )
+  return {
+    rows: page.map(({ s, policyVersion }) =>
+      subscriptionView(s, currency(s.followerLogin), policyVersion === null ? undefined : { policyVersion }),
+    ),
+    next_before: rows.length > limit ? rows[limit - 1]!.s.id : 0,
+  }
 }
 
 /** What the copier did for a subscription, newest first (copied and skipped, with why). */
