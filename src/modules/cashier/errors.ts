@@ -4,6 +4,8 @@ import { codeRefusals, refusals } from '../../kernel/refusal'
 const CASHIER = codeRefusals({
   TRANSACTION_NOT_FOUND: 404,
   TRANSACTION_STATE_CONFLICT: 409,
+  /** A withdrawal's payout is being sent (its approval waits on the provider): staff wait for its answer. */
+  PAYOUT_BEING_SENT: 409,
   PAYMENT_NOT_FOUND: 404,
   PAYMENT_STATE_CONFLICT: 409,
   PROVIDER_NOT_FOUND: 404,

@@ -142,7 +142,7 @@ export const cashierManagerRoutes = (ctx: CashierCtx) =>
         response: { 200: StaffTransaction, ...errors(CONFLICT) },
         detail: doc('Cashier back office', 'Resolve a deposit in manual review', {
           description:
-            'credit credits the amount the provider or the bank confirmed (provider_amount), with the fee in proportion, and the transaction then shows that amount; 409 TRANSACTION_STATE_CONFLICT when it was confirmed in another currency (close it as failed and book the money by hand), or the transaction is not in manual review.',
+            "credit credits the amount the provider or the bank confirmed (provider_amount), with the fee in proportion, and the transaction then shows that amount; 409 TRANSACTION_STATE_CONFLICT when it was confirmed in another currency (close it as failed and book the money by hand), or the transaction is not in manual review. The note is added to staff_note (a line each): what the provider's flags noted before stays.",
         }),
       },
     )
@@ -233,7 +233,10 @@ export const cashierManagerRoutes = (ctx: CashierCtx) =>
             "approve it later). The provider's refusal of the payout answers it payout_failed (the hold returns; " +
             'the simulated providers refuse a payout whose minor units, net of the fee, end in 1313 (13.13 USD), their test refusal); ' +
             'sending it with no answer (a timeout: it may have been sent) answers it manual_review, flagged, with ' +
-            'the hold kept: check with the provider, then mark it paid or its payout failed.',
+            'the hold kept: check with the provider, then mark it paid or its payout failed. While the payout is ' +
+            'being sent, mark-paid and payout-failed answer 409 PAYOUT_BEING_SENT; a send with no answer after 5 ' +
+            "minutes (this instance stopped) is moved to manual_review, flagged, by the reconcile job, and the provider's " +
+            'late answer is added to the staff note. The note is added to staff_note (a line each).',
         }),
       },
     )
@@ -257,10 +260,16 @@ export const cashierManagerRoutes = (ctx: CashierCtx) =>
         auth: FINANCE,
         ...textInput({ params: TxId }),
         body: t.Object({ note: t.Optional(StaffNote) }, { example: { note: 'checked' } }),
-        response: { 200: StaffTransaction, ...errors(CONFLICT) },
+        response: {
+          200: StaffTransaction,
+          ...errors({ ...CONFLICT, 409: [...CONFLICT[409], 'PAYOUT_BEING_SENT'] }),
+        },
         detail: doc('Cashier back office', 'Mark an approved withdrawal paid', {
           optionalBody: true,
-          description: 'From payout_in_progress, or manual_review (a payout sent with no answer).',
+          description:
+            'From payout_in_progress, or manual_review (a payout sent with no answer). 409 PAYOUT_BEING_SENT while ' +
+            "its approval still waits on the provider's answer to the payout (it may yet refuse it): try again once " +
+            'it answered; a send that never answers is moved to manual_review after 5 minutes.',
         }),
       },
     )
@@ -272,9 +281,15 @@ export const cashierManagerRoutes = (ctx: CashierCtx) =>
         auth: FINANCE,
         ...textInput({ params: TxId }),
         body: t.Object({ reason: Reason }, { example: { reason: 'The bank returned the transfer.' } }),
-        response: { 200: StaffTransaction, ...errors(CONFLICT) },
+        response: {
+          200: StaffTransaction,
+          ...errors({ ...CONFLICT, 409: [...CONFLICT[409], 'PAYOUT_BEING_SENT'] }),
+        },
         detail: doc('Cashier back office', 'Record a failed payout (the held funds return)', {
-          description: 'From payout_in_progress, or manual_review (a payout sent with no answer).',
+          description:
+            'From payout_in_progress, or manual_review (a payout sent with no answer). 409 PAYOUT_BEING_SENT while ' +
+            "its approval still waits on the provider's answer to the payout (the provider may be sending it): try " +
+            'again once it answered; a send that never answers is moved to manual_review after 5 minutes.',
         }),
       },
     )

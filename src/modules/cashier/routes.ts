@@ -110,7 +110,11 @@ export const cashierRoutes = (ctx: CashierCtx) =>
           description:
             'Creates the transaction (created), hands it to the provider (pending_payment) and answers what the ' +
             'client does next: open next.url (card) or show next.details (bank wire). The balance is credited by the ' +
-            `server once the provider's signed webhook confirms the payment (or staff confirm a wire). ${MACHINE}`,
+            "server once the provider's signed webhook confirms the payment (or staff confirm a wire). Asked again " +
+            'with its idempotency_key (a lost answer), the same deposit (idempotent: true) with the same next step ' +
+            'while it is pending_payment; next is null once it moved on. 400 AMOUNT_OUT_OF_RANGE outside the ' +
+            "method's limits, or when its fee takes the whole amount (the message names the smallest amount that " +
+            `credits anything). ${MACHINE}`,
         }),
       },
     )
@@ -145,7 +149,8 @@ export const cashierRoutes = (ctx: CashierCtx) =>
             'Checks withdrawal_allowed, the KYC steps the brand requires, the method and free margin less credit (equity minus ' +
             "margin and the broker's credit, which is never paid out). The amount is held at once (a balance-out) and the request waits for staff: approve (payout), " +
             'reject (the hold returns), mark paid; until staff decide, the customer may cancel it (POST ' +
-            '/cashier/transactions/{id}/cancel: the hold returns). With open positions the free margin is taken at current prices ' +
+            "/cashier/transactions/{id}/cancel: the hold returns). 400 AMOUNT_OUT_OF_RANGE outside the method's limits, or " +
+            'when its fee takes the whole amount (the message names the smallest amount that pays out anything). With open positions the free margin is taken at current prices ' +
             'only: 503 PRICE_STALE while this instance has none (its price feed is cut off), nothing held, retry.',
         }),
       },

@@ -41,8 +41,11 @@ export class SandboxGateway implements HostedPayments {
     await this.ctx.db
       .insert(sandboxPayments)
       .values({ token, ...p, status: 'created', createdAt: now, updatedAt: now })
-    const origin = new URL(p.notifyUrl).origin
-    return { token, url: `${origin}/cashier/sandbox/pay/${token}` }
+    return { token, url: this.pageUrl(token, p.notifyUrl) }
+  }
+
+  pageUrl(token: string, notifyUrl: string) {
+    return `${new URL(notifyUrl).origin}/cashier/sandbox/pay/${token}`
   }
 
   async status(token: string) {

@@ -71,6 +71,13 @@ export const cashierTransactions = sqliteTable(
      * ordinary deposit).
      */
     holdNamed: integer('hold_named').notNull().default(0),
+    /**
+     * A withdrawal's payout being sent (epoch ms; 0: none): the approval sets it where it commits and
+     * clears it where it writes what the provider answered. Until then, staff's paid and payout-failed are
+     * refused (409 PAYOUT_BEING_SENT); past it (the sending instance gone) the reconcile job moves the
+     * withdrawal to manual_review, flagged.
+     */
+    payoutSendingUntil: integer('payout_sending_until').notNull().default(0),
     /** Set by reconciliation when the provider's state disagrees with ours. */
     flagged: integer('flagged').notNull().default(0),
     idempotencyKey: text('idempotency_key'),

@@ -1,15 +1,16 @@
-import { eq } from 'drizzle-orm'
+import { and, eq } from 'drizzle-orm'
 import type { Tx } from '../../../kernel/db/client'
+import type { Work } from '../../../kernel/db/unit-of-work'
 import type { UseCase } from '../../../kernel/use-case'
 import { fromMinor, roundToMinor } from '../../accounts'
 import type { CashierCtx } from '../context'
-import { next } from '../domain/status'
+import { next, STATUS } from '../domain/status'
 import { refuse, refuseSinceAsked } from '../errors'
-import { PayoutRefused } from '../providers/port'
+import { type PaymentProvider, PayoutRefused } from '../providers/port'
 import { cashierTransactions } from '../schema'
-import { move, noteAfter } from '../transactions'
-import { payoutFailed } from './payout-failed'
-import { act, rowOf, type StaffAction, staff } from './shared'
+import { flag, move, noteAfter, staffViewOf, type TxRow } from '../transactions'
+import { failPayout } from './payout-failed'
+import { act, PAYOUT_SEND_LEASE_MS, rowIn, rowOf, type StaffAction, staff } from './shared'
 
 /**
  * A withdrawal is money the account held when it was asked; a reversal since (a deposit charged back), or
@@ -80,10 +81,36 @@ function payoutOf(ctx: CashierCtx, row: { id: number; provider: string }) {
 }
 
 /**
- * Approves a withdrawal and sends its payout through the provider module. The provider's definite
- * refusal (`PayoutRefused`) fails the payout and returns the hold; any other failure to send (a timeout
- * after the provider may have sent it) keeps the hold and moves the withdrawal to manual_review, flagged:
- * staff find out from the provider and record it paid or failed.
+ * Writes what the provider answered to the approval's payout, conditionally on its send lease: only while
+ * the withdrawal is still payout_in_progress under this approval's lease. Lost (the lease lapsed and the
+ * reconcile job moved it to manual_review, or staff recorded it since), nothing moves: the answer is
+ * added to its staff note and it is flagged, so staff square it with what was recorded.
+ */
+async function answered(
+  ctx: CashierCtx,
+  sent: TxRow,
+  lease: number,
+  lost: string,
+  write: (tx: Tx, work: Work, row: TxRow, now: number) => Promise<TxRow | null>,
+) {
+  const now = ctx.clock.now()
+  await ctx.uow.run(async (tx, work) => {
+    const row = await rowIn(tx, sent)
+    const ours = row.status === STATUS.provider_confirmed && row.payoutSendingUntil === lease
+    if (ours && (await write(tx, work, row, now))) return
+    await flag(tx, row, lost, 'system', now)
+  })
+}
+
+/**
+ * Approves a withdrawal and sends its payout through the provider module. The approval commits with a
+ * send lease (`payout_sending_until`, PAYOUT_SEND_LEASE_MS): until the provider answers, staff's paid and
+ * payout-failed are refused (409 PAYOUT_BEING_SENT), so a payout the provider sends is never also
+ * recorded failed (its hold returned), nor one it refuses recorded paid. Its answer is written under the
+ * lease (`answered`): accepted, its reference; the provider's definite refusal (`PayoutRefused`) fails
+ * the payout and returns the hold; any other failure to send (a timeout after the provider may have sent
+ * it) keeps the hold and moves the withdrawal to manual_review, flagged: staff find out from the provider
+ * and record it paid or failed. A staff note is added to `staff_note` (noteAfter), never replacing it.
  */
 export async function approveWithdrawal({
   ctx,
@@ -93,59 +120,81 @@ export async function approveWithdrawal({
   input,
 }: UseCase<CashierCtx, { note?: string }, StaffAction>) {
   const note = input.note ?? ''
-  const view = await act(ctx, brandId, id, 'approve it', async (row, now) => {
+  let lease = 0
+  let provider: PaymentProvider | undefined
+  await act(ctx, brandId, id, 'approve it', async (read, now) => {
     // a withdrawal its state no longer lets staff approve answers by its state (409), not by KYC
-    if (row.kind !== 'withdrawal' || next('withdrawal', row.status, 'approve') === null) return null
-    payoutOf(ctx, row)
-    await stillAllowed(ctx, row)
+    if (read.kind !== 'withdrawal' || next('withdrawal', read.status, 'approve') === null) return null
+    provider = payoutOf(ctx, read)
+    await stillAllowed(ctx, read)
     return ctx.db.transaction(async (tx) => {
       // in the approval's transaction: a rejection that commits while it waits is seen
+      const row = await rowIn(tx, read)
       await kycAllows(ctx, tx, brandId, row)
       await inDebt(ctx, tx, row)
-      return move(tx, row, 'approve', staff(staffId), now, { staffNote: note }, note)
+      lease = now + PAYOUT_SEND_LEASE_MS
+      const staffNote = note.trim() ? noteAfter(row.staffNote, note) : undefined
+      return move(tx, row, 'approve', staff(staffId), now, { payoutSendingUntil: lease, staffNote }, note)
     })
   })
   const row = await rowOf(ctx, brandId, id)
-  let sent: { providerRef: string }
-  try {
-    sent = await payoutOf(ctx, row).startPayout({
-      transactionId: row.id,
-      amount: row.amount - row.fee,
-      currency: row.currency,
-    })
-  } catch (e) {
-    if (e instanceof PayoutRefused) {
-      ctx.logger.log('error', 'cashier payout refused by the provider', { transaction: id, err: e.message })
-      return payoutFailed({ ctx, brandId, staffId, id, input: { reason: 'the payout could not be sent' } })
-    }
-    ctx.logger.log('error', 'cashier payout outcome unknown: held for review', {
-      transaction: id,
-      err: String(e),
-    })
-    return act(ctx, brandId, id, 'hold its payout for review', (r, now) =>
-      ctx.uow.run((tx) =>
-        move(
-          tx,
-          r,
-          'payout_unknown',
-          'system',
-          now,
-          {
-            flagged: 1,
-            staffNote: noteAfter(
-              r.staffNote,
-              `the payout was asked of ${r.provider} with no answer (${String(e)}): it may have been sent; the hold is kept. Check with the provider, then mark it paid or its payout failed`,
+  const outcome = await Promise.resolve()
+    .then(() =>
+      provider!.startPayout({ transactionId: row.id, amount: row.amount - row.fee, currency: row.currency }),
+    )
+    .catch((e: unknown) => ({ error: e }))
+  if ('providerRef' in outcome) {
+    const ref = outcome.providerRef
+    await answered(
+      ctx,
+      row,
+      lease,
+      `${row.provider} accepted the payout (${ref}) after its send lease lapsed: the money has left; check what was recorded`,
+      async (tx, _work, r) => {
+        const [done] = await tx
+          .update(cashierTransactions)
+          .set({ providerRef: ref, payoutSendingUntil: 0 })
+          .where(
+            and(
+              eq(cashierTransactions.id, r.id),
+              eq(cashierTransactions.status, STATUS.provider_confirmed),
+              eq(cashierTransactions.payoutSendingUntil, lease),
             ),
-            reason: 'the payout is being checked',
-          },
-          'payout sent with no answer from the provider',
-        ),
+          )
+          .returning()
+        return (done as TxRow | undefined) ?? null
+      },
+    )
+  } else if (outcome.error instanceof PayoutRefused) {
+    const why = outcome.error.message
+    ctx.logger.log('error', 'cashier payout refused by the provider', { transaction: id, err: why })
+    await answered(
+      ctx,
+      row,
+      lease,
+      `${row.provider} refused the payout after its send lease lapsed (${why}): nothing was sent; check what was recorded`,
+      (tx, work, r, now) => failPayout(ctx, tx, work, r, staff(staffId), now, 'the payout could not be sent'),
+    )
+  } else {
+    const err = String(outcome.error)
+    ctx.logger.log('error', 'cashier payout outcome unknown: held for review', { transaction: id, err })
+    const unknown = `the payout was asked of ${row.provider} with no answer (${err}): it may have been sent; the hold is kept. Check with the provider, then mark it paid or its payout failed`
+    await answered(ctx, row, lease, unknown, (tx, _work, r, now) =>
+      move(
+        tx,
+        r,
+        'payout_unknown',
+        'system',
+        now,
+        {
+          flagged: 1,
+          staffNote: noteAfter(r.staffNote, unknown),
+          reason: 'the payout is being checked',
+          payoutSendingUntil: 0,
+        },
+        'payout sent with no answer from the provider',
       ),
     )
   }
-  await ctx.db
-    .update(cashierTransactions)
-    .set({ providerRef: sent.providerRef })
-    .where(eq(cashierTransactions.id, id))
-  return { ...view, provider_ref: sent.providerRef }
+  return staffViewOf(ctx, brandId, id)
 }

@@ -1,8 +1,32 @@
+import type { Tx } from '../../../kernel/db/client'
+import type { Work } from '../../../kernel/db/unit-of-work'
 import type { UseCase } from '../../../kernel/use-case'
 import type { CashierCtx } from '../context'
-import { move, releaseHold } from '../transactions'
-import { act, type StaffAction, staff } from './shared'
+import { move, releaseHold, type TxRow } from '../transactions'
+import { act, notBeingSent, type StaffAction, staff } from './shared'
 
+/**
+ * Fails a withdrawal's payout and returns its hold, in the caller's transaction; null when its status
+ * no longer allows it (nothing changes). Its send lease ends with it.
+ */
+export async function failPayout(
+  ctx: CashierCtx,
+  tx: Tx,
+  work: Work,
+  row: TxRow,
+  actor: string,
+  now: number,
+  reason: string,
+) {
+  const r = await move(tx, row, 'payout_failed', actor, now, { reason, payoutSendingUntil: 0 }, reason)
+  if (r) await releaseHold(ctx, tx, work, r, actor)
+  return r
+}
+
+/**
+ * Staff record a failed payout (the bank returned a wire, the provider says so): refused with 409
+ * PAYOUT_BEING_SENT while the approval still waits on the provider's answer (`notBeingSent`).
+ */
 export const payoutFailed = ({
   ctx,
   brandId,
@@ -10,10 +34,7 @@ export const payoutFailed = ({
   id,
   input: { reason },
 }: UseCase<CashierCtx, { reason: string }, StaffAction>) =>
-  act(ctx, brandId, id, 'fail its payout', (row, now) =>
-    ctx.uow.run(async (tx, work) => {
-      const r = await move(tx, row, 'payout_failed', staff(staffId), now, { reason }, reason)
-      if (r) await releaseHold(ctx, tx, work, r, staff(staffId))
-      return r
-    }),
-  )
+  act(ctx, brandId, id, 'fail its payout', async (row, now) => {
+    notBeingSent(row, now)
+    return ctx.uow.run((tx, work) => failPayout(ctx, tx, work, row, staff(staffId), now, reason))
+  })

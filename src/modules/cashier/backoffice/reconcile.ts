@@ -6,6 +6,7 @@ import type { PaymentProvider } from '../providers/port'
 import { cashierInbox, cashierTransactions } from '../schema'
 import { type TxRow, withNote } from '../transactions'
 import { RESTATED } from '../webhooks'
+import { holdLapsedPayouts } from './lapsed-payouts'
 
 /** Rows a job reads at once; a run reads pages until its bound. */
 const PAGE = 100
@@ -92,10 +93,12 @@ export async function queueProviderState(
 
 /**
  * Job: asks the provider about deposits still open after a while, and credited ones (a refund or
- * dispute whose webhook was lost), in id order from where the last run stopped (`walkById`), so none is
+ * dispute whose webhook was lost), flagged or not (a flag tells staff of one thing; a refund the provider
+ * makes later is still taken back), in id order from where the last run stopped (`walkById`), so none is
  * left unvisited however many there are. A state the provider reached and we did not is applied through
  * the inbox (`queueProviderState`); a contradiction with what we did (it says failed, we credited) flags
- * the transaction for a person.
+ * the transaction for a person, once (a flagged one whose staff note says so already is not flagged
+ * again). First, withdrawals whose payout send lease lapsed go to manual_review (`holdLapsedPayouts`).
  */
 export async function reconcile({
   ctx,
@@ -103,6 +106,7 @@ export async function reconcile({
   maxRows,
 }: UseCase<CashierCtx, undefined, { olderThanMs?: number; maxRows?: number }>) {
   const now = ctx.clock.now()
+  await holdLapsedPayouts(ctx, now)
   let applied = 0
   await walkById(
     ctx,
@@ -111,7 +115,6 @@ export async function reconcile({
       eq(cashierTransactions.kind, 'deposit'),
       inArray(cashierTransactions.status, [...OPEN, STATUS.credited]),
       lte(cashierTransactions.updatedAt, now - olderThanMs),
-      eq(cashierTransactions.flagged, 0),
     ),
     async (row) => {
       const provider = ctx.providers.get(row.provider)
@@ -120,9 +123,12 @@ export async function reconcile({
       if (!theirs || theirs === 'pending') return
       const contradiction = row.status === STATUS.credited && (theirs === 'failed' || theirs === 'cancelled')
       if (contradiction) {
+        const note = `reconciliation: provider says ${theirs}`
+        // visited again every round: told once (what staff_note holds keeps the newest note whole)
+        if (row.flagged === 1 && row.staffNote.includes(note)) return
         await ctx.db
           .update(cashierTransactions)
-          .set({ flagged: 1, staffNote: withNote(`reconciliation: provider says ${theirs}`) })
+          .set({ flagged: 1, staffNote: withNote(note) })
           .where(eq(cashierTransactions.id, row.id))
         return
       }

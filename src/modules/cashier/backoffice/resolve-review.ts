@@ -6,7 +6,7 @@ import type { CashierCtx } from '../context'
 import { STATUS } from '../domain/status'
 import { refuse } from '../errors'
 import { cashierMethods } from '../schema'
-import { credit, move, type TxRow } from '../transactions'
+import { credit, move, noteAfter, type TxRow } from '../transactions'
 import { act, rowIn, type StaffAction, staff } from './shared'
 
 /**
@@ -51,7 +51,10 @@ async function withinMethod(tx: Tx, row: TxRow, amount: number) {
     )
 }
 
-/** Manual review: credit the amount received, or close the deposit as failed. */
+/**
+ * Manual review: credit the amount received, or close the deposit as failed. Staff's note is added to
+ * `staff_note` (noteAfter), so what the provider's flags noted before stays in view beside the decision.
+ */
 export const resolveReview = ({
   ctx,
   brandId,
@@ -65,6 +68,8 @@ export const resolveReview = ({
       // committed since the request read the deposit counts (no credit of money it took back)
       const row = await rowIn(tx, read)
       if (row.kind !== 'deposit') return null
+      // added after the notes it holds (the provider's, an earlier 'short by X'), never replacing them
+      const staffNote = input.note.trim() ? noteAfter(row.staffNote, input.note) : row.staffNote
       if (input.decision === 'fail')
         return move(
           tx,
@@ -72,7 +77,7 @@ export const resolveReview = ({
           'resolve_fail',
           staff(staffId),
           now,
-          { reason: input.reason?.trim() || 'the payment failed', staffNote: input.note },
+          { reason: input.reason?.trim() || 'the payment failed', staffNote },
           input.note,
         )
       const { amount, fee } = receivedOf(row)
@@ -81,12 +86,12 @@ export const resolveReview = ({
         ctx,
         tx,
         work,
-        { ...row, amount, fee, staffNote: input.note },
+        { ...row, amount, fee, staffNote },
         staff(staffId),
         now,
         'resolve_credit',
         input.note,
-        { amount, fee, staffNote: input.note },
+        { amount, fee, staffNote },
       )
       return r?.status === STATUS.credited ? r : null
     }),

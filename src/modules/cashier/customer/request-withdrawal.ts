@@ -46,7 +46,7 @@ export async function requestWithdrawal({
   const view = await realAccount(ctx, brand, session, input.login)
   const currency = view.group.currency
   const m = await methodFor(ctx, brand, customer, view, 'withdrawal', input.method)
-  const amount = amountIn(m, input.amount, currency)
+  const amount = amountIn(m, input.amount, currency, 'withdrawal')
   const margin = await ctx.accounts.requireMargin(view)
   // the broker's credit is not paid out (the hold's own check says the same where the money moves)
   const own = ownFreeMargin(margin)

@@ -7,7 +7,7 @@ import { assertSameRequest, fingerprint } from '../../../kernel/http/idempotency
 import { type AccountView, type CustomerRecord, fromMinor, roundToMinor, toMinor } from '../../accounts'
 import { type CashierCtx, providerReady } from '../context'
 import { eligibleMethods, type MethodConfig } from '../domain/methods'
-import { COUNTING, feeOf, STATUS } from '../domain/status'
+import { COUNTING, feeOf, leastPaying, STATUS } from '../domain/status'
 import { refuse } from '../errors'
 import { cashierMethods, cashierOverrides, cashierTransactions } from '../schema'
 import { record, txNotFound, viewOf } from '../transactions'
@@ -136,7 +136,18 @@ export async function depositedTowardLimit(
   return Number(r?.total ?? 0)
 }
 
-export function amountIn(m: MethodConfig, amount: number, currency: string) {
+/**
+ * The amount in minor units: within the method's limits (400 AMOUNT_OUT_OF_RANGE), and more than its fee
+ * takes (400 AMOUNT_OUT_OF_RANGE naming the smallest amount that pays out or credits anything): a
+ * withdrawal the fee takes whole holds the customer's money for a payout of nothing, a deposit credits
+ * nothing for the money paid.
+ */
+export function amountIn(
+  m: MethodConfig,
+  amount: number,
+  currency: string,
+  purpose: 'deposit' | 'withdrawal',
+) {
   const minor = toMinor(amount, currency)
   if (minor === null || minor <= 0)
     throw invalid(`amount: a positive amount with the decimals of ${currency}`)
@@ -145,7 +156,20 @@ export function amountIn(m: MethodConfig, amount: number, currency: string) {
       'AMOUNT_OUT_OF_RANGE',
       `amount: ${m.code} takes ${m.minAmount} to ${m.maxAmount} ${currency}`,
     )
-  return minor
+  if (feeOf(minor, m.feeBps, m.feeFixedMinor) < minor) return minor
+  const does = purpose === 'deposit' ? 'credits' : 'pays out'
+  const least = leastPaying(
+    toMinor(m.minAmount, currency) ?? 1,
+    toMinor(m.maxAmount, currency) ?? 0,
+    m.feeBps,
+    m.feeFixedMinor,
+  )
+  throw refuse(
+    'AMOUNT_OUT_OF_RANGE',
+    least === null
+      ? `amount: ${m.code}'s fee takes any amount it takes whole; it ${does} nothing`
+      : `amount: ${m.code}'s fee takes ${amount} ${currency} whole; the smallest amount it ${does} anything of is ${fromMinor(least, currency)} ${currency}`,
+  )
 }
 
 export async function byKey(

@@ -1,10 +1,12 @@
+import { and, eq } from 'drizzle-orm'
 import { isUniqueViolation } from '../../../kernel/db/errors'
 import type { UseCase } from '../../../kernel/use-case'
 import { fromMinor } from '../../accounts'
 import type { CashierCtx } from '../context'
+import { STATUS } from '../domain/status'
 import { refuse } from '../errors'
 import type { NextStep } from '../providers/port'
-import type { cashierTransactions } from '../schema'
+import { cashierTransactions } from '../schema'
 import { move, viewOf } from '../transactions'
 import {
   amountIn,
@@ -18,6 +20,49 @@ import {
   requestOf,
   type SessionScope,
 } from './shared'
+
+/**
+ * The next step of a deposit asked again with its idempotency key (its first answer lost): while it waits
+ * for its payment (pending_payment), the provider's page or the wire's instructions again, rebuilt from the
+ * stored transaction (`resumeDeposit`); null once it moved on (paid, cancelled, failed), before it reached
+ * the provider (a request with the key still under way), or when the provider cannot give it again.
+ */
+async function nextAgain(
+  ctx: CashierCtx,
+  brandId: number,
+  customerId: number,
+  id: number,
+  origin: string,
+): Promise<NextStep | null> {
+  const [row] = await ctx.db
+    .select()
+    .from(cashierTransactions)
+    .where(
+      and(
+        eq(cashierTransactions.id, id),
+        eq(cashierTransactions.brandId, brandId),
+        eq(cashierTransactions.customerId, customerId),
+      ),
+    )
+  if (row?.kind !== 'deposit' || row.status !== STATUS.pending_payment || !row.providerRef) return null
+  const provider = ctx.providers.get(row.provider)
+  if (!provider?.resumeDeposit) return null
+  return provider
+    .resumeDeposit({
+      transactionId: row.id,
+      amount: row.amount,
+      currency: row.currency,
+      notifyUrl: `${origin}/cashier/webhook/${row.provider}`,
+      providerRef: row.providerRef,
+    })
+    .catch((e: unknown) => {
+      ctx.logger.log('error', 'cashier provider could not give the next step again', {
+        provider: row.provider,
+        err: String(e),
+      })
+      return null
+    })
+}
 
 /**
  * POST /cashier/deposit: the gates (deposit_allowed, a REAL account of the customer, an eligible
@@ -40,11 +85,16 @@ export async function startDeposit({
     throw refuse('DEPOSIT_NOT_ALLOWED', 'deposits are closed for this customer')
   const request = requestOf('deposit', input)
   const prior = await byKey(ctx, brand.id, customer.id, input.idempotency_key, request)
-  if (prior) return { transaction: prior, next: null, idempotent: true }
+  if (prior)
+    return {
+      transaction: prior,
+      next: await nextAgain(ctx, brand.id, customer.id, prior.id, origin),
+      idempotent: true,
+    }
   const view = await realAccount(ctx, brand, session, input.login)
   const currency = view.group.currency
   const m = await methodFor(ctx, brand, customer, view, 'deposit', input.method)
-  const amount = amountIn(m, input.amount, currency)
+  const amount = amountIn(m, input.amount, currency, 'deposit')
   const gates = await ctx.kyc.gates(brand.id, customer.id)
   const now = ctx.clock.now()
   let row: typeof cashierTransactions.$inferSelect
@@ -71,7 +121,12 @@ export async function startDeposit({
     const again = isUniqueViolation(e)
       ? await byKey(ctx, brand.id, customer.id, input.idempotency_key, request)
       : null
-    if (again) return { transaction: again, next: null, idempotent: true }
+    if (again)
+      return {
+        transaction: again,
+        next: await nextAgain(ctx, brand.id, customer.id, again.id, origin),
+        idempotent: true,
+      }
     throw e
   }
   const provider = ctx.providers.get(m.provider)!

@@ -1,5 +1,5 @@
 import { describe, expect, test } from 'bun:test'
-import { type Action, next, STATUS, STATUS_NAMES, sources, statusName } from './status'
+import { type Action, feeOf, leastPaying, next, STATUS, STATUS_NAMES, sources, statusName } from './status'
 
 const ACTIONS: Action[] = [
   'pending',
@@ -102,5 +102,24 @@ describe('cashier status machine (3.1)', () => {
     expect(sources('deposit', 'confirmed').sort()).toEqual(
       [S.created, S.pending_payment, S.failed, S.cancelled].sort(),
     )
+  })
+})
+
+describe('leastPaying: the smallest amount the fee leaves something of', () => {
+  test('is the first amount past the fee, within the limits, or null', () => {
+    expect(leastPaying(100, 10_000_000, 0, 2000)).toBe(2001)
+    expect(leastPaying(5000, 10_000_000, 0, 2000)).toBe(5000)
+    expect(leastPaying(1, 1500, 0, 2000)).toBe(null)
+    expect(leastPaying(1, 10_000, 10_000, 0)).toBe(null)
+    expect(leastPaying(1, 10_000, 0, 0)).toBe(1)
+  })
+
+  test('matches a search for any percent and fixed fee', () => {
+    for (const bps of [0, 1, 99, 250, 3333, 5000])
+      for (const fixed of [0, 1, 7, 150, 2000, 99_999]) {
+        let a = 1
+        while (a - feeOf(a, bps, fixed) <= 0) a++
+        expect(leastPaying(1, 10_000_000, bps, fixed)).toBe(a)
+      }
   })
 })

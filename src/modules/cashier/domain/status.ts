@@ -198,3 +198,20 @@ export function heldAfterReversal(
 export function feeOf(amountMinor: number, bps: number, fixedMinor: number): number {
   return Math.min(amountMinor, Math.round((amountMinor * bps) / 10_000) + fixedMinor)
 }
+
+/**
+ * The smallest amount from `fromMinor` to `toMinor` (minor units) the fee leaves something of (the fee
+ * below it), or null when the fee takes every one whole. What is left grows with the amount (a basis
+ * point fee takes at most half of each added unit), so the first past the fixed fee's share is it.
+ */
+export function leastPaying(
+  fromMinor: number,
+  toMinor: number,
+  bps: number,
+  fixedMinor: number,
+): number | null {
+  if (bps >= 10_000) return null
+  let a = Math.max(1, fromMinor, Math.floor((fixedMinor * 10_000) / (10_000 - bps)) - 2)
+  while (a <= toMinor && a - feeOf(a, bps, fixedMinor) <= 0) a++
+  return a <= toMinor ? a : null
+}

@@ -80,6 +80,9 @@ export const checkoutProvider = (hosted: HostedPayments): PaymentProvider => ({
     })
     return { next: { type: 'redirect', url }, providerRef: `pay_${token}` }
   },
+  async resumeDeposit(d) {
+    return { type: 'redirect', url: hosted.pageUrl(d.providerRef.replace(/^pay_/, ''), d.notifyUrl) }
+  },
   verifyWebhook(headers, body, secrets) {
     const sig = headers.get('cko-signature')
     if (!sig || !/^[0-9a-f]{64}$/.test(sig)) return false

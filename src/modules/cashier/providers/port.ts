@@ -45,6 +45,17 @@ export interface PaymentProvider {
   /** Whether webhooks come in (wire transfers are confirmed by staff instead). */
   webhooks: boolean
   startDeposit(d: DepositStart, secret: string): Promise<{ next: NextStep; providerRef: string | null }>
+  /**
+   * The next step of a deposit it started (`providerRef`) and not paid yet, again: a deposit asked again
+   * with its idempotency key after its first answer was lost. Null when it cannot be given again.
+   */
+  resumeDeposit?(d: {
+    transactionId: number
+    amount: number
+    currency: string
+    notifyUrl: string
+    providerRef: string
+  }): Promise<NextStep | null>
   /** True only for a body signed with one of the brand's current secrets, within the tolerance. */
   verifyWebhook(headers: Headers, body: string, secrets: string[], nowMs: number): boolean
   /** The update a verified body carries, or a message naming what is wrong with it. */
@@ -104,6 +115,8 @@ export interface HostedPayments {
     notifyUrl: string
     returnUrl: string
   }): Promise<{ token: string; url: string }>
+  /** The hosted page of a payment it created (`create`'s url), on the origin of its `notifyUrl`. */
+  pageUrl(token: string, notifyUrl: string): string
   status(token: string): Promise<ProviderUpdate | null>
   /** Ends a payment nobody has paid or started paying; false when it was (or is no longer open). */
   expire(token: string): Promise<boolean>

@@ -157,6 +157,9 @@ export const sandboxProvider = (hosted: HostedPayments): PaymentProvider => ({
     })
     return { next: { type: 'redirect', url }, providerRef: token }
   },
+  async resumeDeposit(d) {
+    return { type: 'redirect', url: hosted.pageUrl(d.providerRef, d.notifyUrl) }
+  },
   verifyWebhook: (headers, body, secrets, nowMs) =>
     verifySandbox(headers.get('sandbox-signature'), body, secrets, nowMs),
   parseWebhook(body) {

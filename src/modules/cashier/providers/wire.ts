@@ -1,5 +1,18 @@
 import { fromMinor } from '../../accounts'
-import type { PaymentProvider } from './port'
+import type { NextStep, PaymentProvider } from './port'
+
+/** A wire deposit's instructions: the amount and our reference (`W<id>`, its provider_ref). */
+function instructions(
+  bank: { name: string; iban: string; bic: string; holder: string },
+  d: { transactionId: number; amount: number; currency: string },
+): NextStep {
+  const reference = `W${d.transactionId}`
+  return {
+    type: 'instructions',
+    text: `Transfer ${fromMinor(d.amount, d.currency)} ${d.currency} quoting ${reference}; the balance is credited once the bank transfer arrives.`,
+    details: { bank: bank.name, iban: bank.iban, bic: bank.bic, account_holder: bank.holder, reference },
+  }
+}
 
 /** Bank wire: the customer transfers with our reference; staff confirm the amount received. */
 export const wireProvider = (bank: {
@@ -11,15 +24,10 @@ export const wireProvider = (bank: {
   id: 'wire',
   webhooks: false,
   async startDeposit(d) {
-    const reference = `W${d.transactionId}`
-    return {
-      next: {
-        type: 'instructions',
-        text: `Transfer ${fromMinor(d.amount, d.currency)} ${d.currency} quoting ${reference}; the balance is credited once the bank transfer arrives.`,
-        details: { bank: bank.name, iban: bank.iban, bic: bank.bic, account_holder: bank.holder, reference },
-      },
-      providerRef: reference,
-    }
+    return { next: instructions(bank, d), providerRef: `W${d.transactionId}` }
+  },
+  async resumeDeposit(d) {
+    return instructions(bank, d)
   },
   verifyWebhook: () => false,
   parseWebhook: () => ({ error: 'bank wires have no webhooks' }),

@@ -1,0 +1,1 @@
+ALTER TABLE `cashier_transactions` ADD `payout_sending_until` integer DEFAULT 0 NOT NULL;
