@@ -121,6 +121,21 @@ describe('uploads.sweep', () => {
     expect((await t.request('GET', '/account/me', { token: await user() })).json.avatar).toBe(b.uuid)
   })
 
+  test("an upload records its store; the sweep leaves another store's rows (the engine in Bun beside Workers' R2) and takes unrecorded ones", async () => {
+    const mine = await upload(customer, 'kyc_document')
+    const other = await upload(customer, 'kyc_document')
+    const legacy = await upload(customer, 'kyc_document')
+    expect((await row(mine.uuid))?.store).toBe('disk')
+    await t.ctx.db.update(uploads).set({ store: 'r2' }).where(eq(uploads.uuid, other.uuid))
+    await t.ctx.db.update(uploads).set({ store: null }).where(eq(uploads.uuid, legacy.uuid))
+    clock.advance(UNATTACHED_TTL_MS + HOUR)
+    await t.runJob('uploads.sweep')
+    expect(await kept(mine)).toBe(false)
+    expect(await kept(legacy)).toBe(false)
+    // its bytes are where this process cannot delete them: its row stays for a run where they are
+    expect(await row(other.uuid)).toBeDefined()
+  })
+
   test("a customer's avatar on two accounts is released only when neither shows it", async () => {
     const x = await upload(customer, 'account_avatar')
     const set = async (login: number, avatar: string) =>

@@ -5,6 +5,7 @@ import type { FileStorage } from './port'
 const SAFE_KEY = /^[A-Za-z0-9._-]+$/
 
 export class LocalDiskStorage implements FileStorage {
+  readonly kind = 'disk'
   private readonly root: string
   constructor(dir: string) {
     this.root = resolve(dir)

@@ -1,5 +1,10 @@
 /** File storage port: local disk on the server, R2 at the edge. Keys are generated names, never user input. */
 export interface FileStorage {
+  /**
+   * Which store holds the bytes (`disk`, `r2`): recorded with what refers to them, so a process that shares
+   * a database with another kind of store (the engine in Bun beside Workers) leaves the other's files alone.
+   */
+  readonly kind: string
   put(key: string, data: Uint8Array, contentType: string): Promise<void>
   get(key: string): Promise<Uint8Array | null>
   delete(key: string): Promise<void>

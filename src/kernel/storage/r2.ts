@@ -9,6 +9,7 @@ import type { FileStorage } from './port'
 
 /** File storage on Cloudflare R2 (the edge entry). */
 export class R2Storage implements FileStorage {
+  readonly kind = 'r2'
   constructor(private readonly bucket: R2BucketLike) {}
 
   async put(key: string, data: Uint8Array, contentType: string) {

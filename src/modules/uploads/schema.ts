@@ -28,6 +28,11 @@ export const uploads = sqliteTable(
     attachedAt: integer('attached_at'),
     /** When the record pointing to it let it go (an avatar replaced), null while in use (RELEASED_TTL_MS). */
     releasedAt: integer('released_at'),
+    /**
+     * The store that holds the bytes (FileStorage.kind: `disk`, `r2`); null for rows from before it was
+     * recorded. Only a process with that store removes the row (the sweep), as only it can remove the bytes.
+     */
+    store: text('store'),
   },
   (t) => [
     index('uploads_owner').on(t.brandId, t.scope, t.ownerId, t.createdAt),

@@ -137,6 +137,7 @@ export async function uploadFile(
         createdAt: ctx.clock.now(),
         // a general file is its owner's own, in use from the start: never in the sweep's range
         attachedAt: purpose === 'attachment' ? ctx.clock.now() : null,
+        store: ctx.storage.kind,
       })
       const over = await overBudget(ctx, tx, owner, bytes.length, true)
       if (over) throw over
@@ -350,17 +351,24 @@ const EDGE_SWEEP_PAGE = 100
  * at once delete each once, the second finds it gone), then deletes their stored files after the
  * rows' commit. The row goes first: a read or an attach of it answers as for an unknown upload from then
  * on, so no record can point to a file deleted under it. A file whose deletion fails is logged and left
- * (no row names it any more: nothing serves it, it only takes room). The rows and files deleted.
+ * (no row names it any more: nothing serves it, it only takes room). Only the rows of its own store
+ * (`store`): another kind's are left to a run where that store is. The rows and files deleted.
  */
 export async function sweepUploads(ctx: Pick<Kernel, 'db' | 'storage' | 'logger' | 'edge'>, now: number) {
-  const due = or(
-    and(
-      isNull(uploads.attachedAt),
-      // a general file (spec 4.4b) is the principal's own, listed by GET /upload/list: kept
-      ne(uploads.purpose, 'attachment'),
-      lt(uploads.createdAt, now - UNATTACHED_TTL_MS),
+  const due = and(
+    or(
+      and(
+        isNull(uploads.attachedAt),
+        // a general file (spec 4.4b) is the principal's own, listed by GET /upload/list: kept
+        ne(uploads.purpose, 'attachment'),
+        lt(uploads.createdAt, now - UNATTACHED_TTL_MS),
+      ),
+      and(isNotNull(uploads.releasedAt), lt(uploads.releasedAt, now - RELEASED_TTL_MS)),
     ),
-    and(isNotNull(uploads.releasedAt), lt(uploads.releasedAt, now - RELEASED_TTL_MS)),
+    // only rows whose bytes this process's store holds: the engine in Bun beside Workers (R2) would drop
+    // the row of a file it cannot delete, and the file would stay for good (a run on the other side
+    // sweeps those); a row from before the store was recorded, by whichever runs
+    or(isNull(uploads.store), eq(uploads.store, ctx.storage.kind)),
   )
   let rows = 0
   let files = 0
