@@ -101,7 +101,9 @@ describe('PATCH /manager/symbols/:symbol digits and tick_size', () => {
     expect(other.status).toBe(200)
   })
 
-  test('while accounts hold the symbol, fewer digits or a new tick_size is 409 SYMBOL_IN_USE; more digits are taken', async () => {
+  // (99c49c5 took more digits while held, "prices only get finer"; a point is also the unit of spreads and
+  // group overrides, so any new digits is refused while held; a new tick_size of a forex symbol is taken)
+  test('while accounts hold the symbol, any new digits is 409 SYMBOL_IN_USE; a new tick_size of a forex symbol is taken', async () => {
     const made = await t.request('POST', '/manager/symbols', { token: admin, body: forexSymbol('GRIDHELD') })
     expect(made.status).toBe(200)
     await ingest([
@@ -113,19 +115,111 @@ describe('PATCH /manager/symbols/:symbol digits and tick_size', () => {
     const fewer = await patchSymbol('GRIDHELD', { digits: 4, tick_size: 0.0001 })
     expect([fewer.status, fewer.json.error]).toEqual([409, 'SYMBOL_IN_USE'])
     expect(fewer.json.message).toMatch(/^digits: /)
-    const tick = await patchSymbol('GRIDHELD', { tick_size: 0.00002 })
-    expect([tick.status, tick.json.error]).toEqual([409, 'SYMBOL_IN_USE'])
-    expect(tick.json.message).toMatch(/^tick_size: /)
-    expect(await symbolRow('GRIDHELD')).toMatchObject({ digits: 5, tick_size: 0.00001 })
     const more = await patchSymbol('GRIDHELD', { digits: 6 })
-    expect([more.status, more.json.digits]).toEqual([200, 6])
+    expect([more.status, more.json.error]).toEqual([409, 'SYMBOL_IN_USE'])
+    expect(more.json.message).toMatch(/^digits: /)
+    expect(more.json.message).toMatch(/close or cancel them/)
+    expect(await symbolRow('GRIDHELD')).toMatchObject({ digits: 5, tick_size: 0.00001 })
+    // forex profit and margin do not read tick_size: taken while held, the position valued as before
+    const tick = await patchSymbol('GRIDHELD', { tick_size: 0.00002 })
+    expect([tick.status, tick.json.tick_size]).toEqual([200, 0.00002])
     await ingest([
-      { symbol: 'GRIDHELD', bid: 1.200013, ask: 1.200213 },
+      { symbol: 'GRIDHELD', bid: 1.20013, ask: 1.20033 },
       { symbol: 'EURUSD', bid: 1.1, ask: 1.1001 },
     ])
     const list = await t.request('GET', '/trade/list?login=100001', { token: user })
     const p = list.json.positions.find((x: any) => x.order === pos.json.order)
-    expect(p.close_price).toBe(1.200013)
+    // 0.10 lot long from 1.2002 at 1.20013: -0.00007 * 100000 * 0.1 = -0.7 USD
+    expect([p.close_price, p.profit]).toEqual([1.20013, -0.7])
+  })
+
+  test('more digits while held leave open positions valued as before (a group spread override counts in points)', async () => {
+    expect(
+      (await t.request('POST', '/manager/symbols', { token: admin, body: forexSymbol('GRIDSPR') })).status,
+    ).toBe(200)
+    const g = await userGroupId()
+    const ov = await t.request('PUT', `/manager/groups/${g}/symbols/GRIDSPR`, {
+      token: manager,
+      body: { spread: 20 },
+    })
+    expect(ov.status).toBe(200)
+    const quotes = [
+      { symbol: 'GRIDSPR', bid: 1.2, ask: 1.2002 },
+      { symbol: 'EURUSD', bid: 1.1, ask: 1.1001 },
+    ]
+    await ingest(quotes)
+    const pos = await t.request('POST', '/trade/open', {
+      token: user,
+      body: { login: 100001, cmd: 0, volume: 100, symbol: 'GRIDSPR', sl: 0, tp: 0 },
+    })
+    expect(pos.status).toBe(200)
+    const before = (await t.request('GET', '/trade/list?login=100001', { token: user })).json.positions.find(
+      (x: any) => x.order === pos.json.order,
+    )
+    // before the fix: 200, and the group spread of 20 points became 20 points of 10^-6: close price 1.2 went
+    // to 1.20009 and the profit of the 1-lot long from -20 to -11, with no way to scale every brand's overrides
+    const more = await patchSymbol('GRIDSPR', { digits: 6 })
+    expect([more.status, more.json.error]).toEqual([409, 'SYMBOL_IN_USE'])
+    expect(more.json.message).toMatch(/^digits: /)
+    await ingest(quotes)
+    const after = (await t.request('GET', '/trade/list?login=100001', { token: user })).json.positions.find(
+      (x: any) => x.order === pos.json.order,
+    )
+    expect([after.close_price, after.profit]).toEqual([before.close_price, before.profit])
+    expect((await symbolRow('GRIDSPR')).digits).toBe(5)
+  })
+
+  test('a futures symbol held: a new tick_value / tick_size ratio is 409 SYMBOL_IN_USE naming the field; the same ratio is taken', async () => {
+    const made = await t.request('POST', '/manager/symbols', {
+      token: admin,
+      body: forexSymbol('GRIDFUT', { profit_mode: 2 }),
+    })
+    expect(made.status).toBe(200)
+    await ingest([
+      { symbol: 'GRIDFUT', bid: 1.2, ask: 1.2002 },
+      { symbol: 'EURUSD', bid: 1.1, ask: 1.1001 },
+    ])
+    const pos = await open('GRIDFUT')
+    expect(pos.status).toBe(200)
+    const tick = await patchSymbol('GRIDFUT', { tick_size: 0.00002 })
+    expect([tick.status, tick.json.error]).toEqual([409, 'SYMBOL_IN_USE'])
+    expect(tick.json.message).toMatch(/^tick_size: /)
+    expect(tick.json.message).toMatch(/close or cancel them/)
+    const value = await patchSymbol('GRIDFUT', { tick_value: 2 })
+    expect([value.status, value.json.error]).toEqual([409, 'SYMBOL_IN_USE'])
+    expect(value.json.message).toMatch(/^tick_value: /)
+    expect(await symbolRow('GRIDFUT')).toMatchObject({ tick_size: 0.00001, tick_value: 1 })
+    // 2 per 0.00002 is 1 per 0.00001: profit per price move unchanged
+    const same = await patchSymbol('GRIDFUT', { tick_size: 0.00002, tick_value: 2 })
+    expect([same.status, same.json.tick_size, same.json.tick_value]).toEqual([200, 0.00002, 2])
+    await ingest([
+      { symbol: 'GRIDFUT', bid: 1.20013, ask: 1.20033 },
+      { symbol: 'EURUSD', bid: 1.1, ask: 1.1001 },
+    ])
+    const list = await t.request('GET', '/trade/list?login=100001', { token: user })
+    const p = list.json.positions.find((x: any) => x.order === pos.json.order)
+    // 0.10 lot long from 1.2002 at 1.20013: -0.00007 / 0.00002 * 2 * 0.1 = -0.7 USD
+    expect([p.close_price, p.profit]).toEqual([1.20013, -0.7])
+  })
+
+  test('a CFD-index symbol held: a new tick_size is 409 SYMBOL_IN_USE (margin per tick); contract_size is taken at once', async () => {
+    const made = await t.request('POST', '/manager/symbols', {
+      token: admin,
+      body: forexSymbol('GRIDIDX', { margin_mode: 3, contract_size: 1, tick_value: 0.00001 }),
+    })
+    expect(made.status).toBe(200)
+    await ingest([
+      { symbol: 'GRIDIDX', bid: 1.2, ask: 1.2002 },
+      { symbol: 'EURUSD', bid: 1.1, ask: 1.1001 },
+    ])
+    const pos = await open('GRIDIDX')
+    expect(pos.status).toBe(200)
+    const tick = await patchSymbol('GRIDIDX', { tick_size: 0.00002 })
+    expect([tick.status, tick.json.error]).toEqual([409, 'SYMBOL_IN_USE'])
+    expect(tick.json.message).toMatch(/^tick_size: /)
+    expect((await symbolRow('GRIDIDX')).tick_size).toBe(0.00001)
+    const contract = await patchSymbol('GRIDIDX', { contract_size: 2 })
+    expect([contract.status, contract.json.contract_size]).toEqual([200, 2])
   })
 })
 

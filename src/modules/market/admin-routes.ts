@@ -76,12 +76,15 @@ const symbolFields = {
     minimum: 0,
     maximum: 8,
     description:
-      'price decimals: quotes are rounded to them, and a point (spread, stops_level, swap in points) is 10^-digits',
+      'price decimals: quotes are rounded to them, and a point (spread, spread_balance, stops_level, swap in ' +
+      "points, pip commissions, groups' spread overrides and spread_diff) is 10^-digits; not changed while held",
   }),
   tick_size: t.Number({
     exclusiveMinimum: 0,
     maximum: MAX_PRICE,
-    description: 'smallest price change: a whole number of points (a multiple of 10^-digits, at least one)',
+    description:
+      'smallest price change: a whole number of points (a multiple of 10^-digits, at least one); futures profit ' +
+      'and CFD-index margin are per tick (tick_value / tick_size), a ratio not changed while held',
   }),
   tick_value: t.Number({
     exclusiveMinimum: 0,
@@ -361,14 +364,19 @@ export const marketAdminRoutes = (ctx: MarketCtx, operator = operatorGuard(ctx))
             '404 SYMBOL_NOT_FOUND. Open positions keep their open prices; their margin and profit are computed ' +
             'with the change at once (margin_divider, margin_*, contract_size, spread, ...): a margin change can ' +
             'bring accounts to a margin call or stop-out on the next tick. ' +
+            'contract_size, margin_mode, profit_mode and the other margin settings apply to open positions at ' +
+            'once and are taken while the symbol is held. ' +
             'A new digits or tick_size must keep tick_size a whole number of points (a multiple of 10^-digits, ' +
-            'at least one), else 400 INVALID_DATA naming the field the request changed (digits first). Fewer ' +
-            'digits or a new tick_size is refused (409 SYMBOL_IN_USE naming the field, nothing changed) while ' +
-            'accounts of any brand hold open positions or pending orders in the symbol: quotes, and so every ' +
-            'open position, would be repriced to the coarser grid (futures profit per tick). More digits are ' +
-            'taken while held (prices only get finer); point-valued settings (spread, spread_balance, ' +
-            'stops_level, swap in points, group spread overrides) count in the new point, so scale them in the ' +
-            'same request. ' +
+            'at least one), else 400 INVALID_DATA naming the field the request changed (digits first). ' +
+            'While accounts of any brand hold open positions or pending orders in the symbol, refused with 409 ' +
+            'SYMBOL_IN_USE naming the field (nothing changed): any new digits, fewer or more (quotes are rounded ' +
+            'to digits, and spread, spread_balance, stops_level, swaps in points, pip commissions and every ' +
+            "brand's group spread overrides and spread_diff count in points of 10^-digits, so a new point " +
+            'reprices every holder), and, on a symbol whose profit is futures (profit_mode 2) or margin CFD index ' +
+            '(margin_mode 3) before and after the change, a new tick_value / tick_size ratio (named tick_size ' +
+            'when the request changes it, else tick_value): profit or margin per tick would change. A new ' +
+            'tick_size with the same ratio, or on a symbol of other modes, is taken. Close or cancel the ' +
+            'positions and pending orders first (close-only, trade 1, keeps new ones from opening). ' +
             '403 NOT_OPERATOR_BRAND as for creating one. A new sec_group is refused (409 GROUP_LACKS_SYMBOLS, ' +
             'nothing changed) while accounts of a group without settings for it (shown and tradable) hold open ' +
             'positions or pending orders in the symbol: give those groups settings for it first. ' +

@@ -229,11 +229,13 @@ async function checkHoldersConvert(
 }
 
 /**
- * A symbol's price grid changes only where nobody holds it: fewer digits would round every quote, and so
- * the close price of every open position of every brand, to a coarser grid, and a new tick_size changes
- * the profit of futures positions (409 SYMBOL_IN_USE naming the field, nothing changed) while accounts
- * hold open positions or pending orders in it (SymbolHoldersPort, read in the write transaction). More
- * digits only make prices finer and are taken.
+ * A symbol's price grid changes only where nobody holds it (409 SYMBOL_IN_USE naming the field, nothing
+ * changed, while accounts of any brand hold open positions or pending orders in it; SymbolHoldersPort,
+ * read in the write transaction): any new digits rounds quotes to another grid and changes the point that
+ * spreads, every brand's group spread overrides and spread_diff, stops_level, swaps in points and pip
+ * commissions count in (digits 5 to 6 halved a group spread of 20 points to the holders); a new
+ * tick_value / tick_size ratio changes futures profit and CFD-index margin per tick. Other settings
+ * (contract_size, margin_*, modes) apply to open positions at once and are not guarded here.
  */
 async function checkGridHolders(ctx: MarketCtx, tx: Tx, current: SymbolRow, merged: SymbolRow) {
   const field = gridChangeRepricing(current, merged)
@@ -242,11 +244,11 @@ async function checkGridHolders(ctx: MarketCtx, tx: Tx, current: SymbolRow, merg
   if (groupIds.length === 0) return
   const what =
     field === 'digits'
-      ? `fewer digits (${current.digits} to ${merged.digits}) would reprice them on the next quote; more digits are taken`
-      : `a new tick_size (${current.tickSize} to ${merged.tickSize}) would change their profit per tick`
+      ? `new digits (${current.digits} to ${merged.digits}) would reprice them: quotes are rounded to digits, and spreads, group spread overrides, spread_diff, stops_level, swaps in points and pip commissions count in points of 10^-digits`
+      : `a new tick_value / tick_size (${current.tickValue} / ${current.tickSize} to ${merged.tickValue} / ${merged.tickSize}) would change their profit or margin per tick`
   throw refuse(
     'SYMBOL_IN_USE',
-    `${field}: accounts of ${groupIds.length} group(s) hold open positions or pending orders in ${current.symbol}, and ${what}; make the symbol close-only (trade 1) and change it once none are left`,
+    `${field}: accounts of ${groupIds.length} group(s) hold open positions or pending orders in ${current.symbol}, and ${what}; close or cancel them (close-only, trade 1, keeps new ones from opening) and change it once none are left`,
   )
 }
 
