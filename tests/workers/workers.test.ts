@@ -55,9 +55,9 @@ beforeAll(async () => {
       // the tests post their own quotes; and the document lists a deployment's jobs (POST /cron/{job}),
       // so both sides run the same ones: no simulator here, as at the edge
       QUOTE_SIMULATOR: '0',
+      CRON_SECRET: CRON,
     },
     worker: {
-      CRON_SECRET: CRON,
       LOG_LEVEL: 'info',
       DATABASE_URL: dbCalls.url,
       UPSTASH_REDIS_REST_URL: kvCalls.url,
@@ -183,6 +183,44 @@ describe('the Workers entry under wrangler dev', () => {
     })
     expect([down.status, down.headers.get('content-type')]).toEqual([200, 'image/png'])
     expect(new Uint8Array(await down.arrayBuffer())).toEqual(F.PNG)
+  }, 30_000)
+
+  // a probe: the engine's sweep (disk) dropped the rows of files the Worker keeps in R2, and the bytes (a
+  // customer's passport scan) stayed in the bucket for good
+  test("an upload at the edge is R2's: the engine's sweep leaves its row, the Worker's removes row and bytes", async () => {
+    const form = new FormData()
+    form.append('file', new File([F.PNG as Uint8Array<ArrayBuffer>], 'avatar.png'))
+    form.append('purpose', 'account_avatar')
+    const up = await fetch(`${worker.url}/upload`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${user}` },
+      body: form,
+    })
+    expect(up.status).toBe(200)
+    const id = ((await up.json()) as { file_id: string }).file_id
+    const COLUMNS =
+      'uuid, brand_id, scope, owner_id, purpose, file_name, original_name, extension, content_type, file_size, checksum, signature, created_at, attached_at, released_at, store'
+    const [row] = await sql(`select ${COLUMNS} from uploads where uuid = ?`, [id])
+    expect(row.at(-1)).toBe('r2')
+    // never attached, 4 days old: due (3 days)
+    await sql('update uploads set created_at = created_at - 4 * 86400000 where uuid = ?', [id])
+    const rows = async () => (await sql('select count(*) from uploads where uuid = ?', [id]))[0][0]
+    const sweep = (url: string) =>
+      call(url, 'POST', '/cron/uploads.sweep', { headers: { 'x-cron-secret': CRON } })
+    expect((await sweep(engine.url)).status).toBe(200)
+    expect(await rows()).toBe(1)
+    expect((await sweep(worker.url)).status).toBe(200)
+    expect(await rows()).toBe(0)
+    // the row put back as it was: the bucket no longer holds its bytes
+    await sql(
+      `insert into uploads (${COLUMNS}) values (${COLUMNS.split(',')
+        .map(() => '?')
+        .join(',')})`,
+      row.map((v) => (v === null ? null : (v as string | number))) as (string | number)[],
+    )
+    const down = await fetch(`${worker.url}/upload/${id}`, { headers: { authorization: `Bearer ${user}` } })
+    expect(down.status).toBe(404)
+    await sql('delete from uploads where uuid = ?', [id])
   }, 30_000)
 
   test('as on Bun: HEAD answers as GET without a body, a body left out where it may be, live quotes on the stream, cabinet assets cached 5 min', async () => {

@@ -11,5 +11,14 @@ export interface Job {
   /** Period (ms): a cluster job runs at most once per period across instances. */
   every: number
   scope: 'cluster' | 'instance' | 'engine'
+  /**
+   * The lease of a cluster job, when not its name: a job whose work differs by where it runs (the uploads
+   * sweep removes only its own store's files: disk on the Bun server, R2 at the edge) holds one per kind,
+   * so the instance that renews one each period never keeps the other kind's work from running.
+   */
+  lease?: string
   run(at: { now: number }): Promise<unknown>
 }
+
+/** The name a cluster job's lease is held under. */
+export const leaseOf = (job: Job) => job.lease ?? job.name

@@ -1,7 +1,7 @@
 import type { Clock } from '../clock'
 import type { Logger } from '../logger'
 import { errText } from '../resilience'
-import type { Job } from './job'
+import { type Job, leaseOf } from './job'
 import type { Leases } from './leases'
 
 /** How long a cluster job's lease lasts: three periods (at least 3 s), renewed every period it runs. */
@@ -117,18 +117,18 @@ export class JobRunner {
       // both ran, a millisecond apart (seen in tests/integration/jobs.test.ts under load)
       const asking = this.ask(job.name)
       const lease = await this.leases
-        .hold(job.name, this.owner, leaseMs(job))
+        .hold(leaseOf(job), this.owner, leaseMs(job))
         .catch((e) => {
           this.logger.log('warn', 'job lease unavailable', { job: job.name, err: errText(e) })
           return null
         })
         .finally(asking)
       if (!lease?.held) {
-        this.held.delete(job.name)
+        this.held.delete(leaseOf(job))
         if (lease && lease.freeInMs < job.every) this.retryAt(job, lease.freeInMs)
         return
       }
-      this.held.add(job.name)
+      this.held.add(leaseOf(job))
     }
     await this.execute(job, job.scope === 'cluster' ? { owner: this.owner, ms: leaseMs(job) } : undefined)
   }
@@ -150,8 +150,8 @@ export class JobRunner {
     const renew = async () => {
       try {
         const ms = Math.max(ends - Date.now(), 2 * every)
-        if (!(await this.leases.hold(job.name, lease.owner, ms)).held) {
-          if (lease.owner === this.owner) this.held.delete(job.name)
+        if (!(await this.leases.hold(leaseOf(job), lease.owner, ms)).held) {
+          if (lease.owner === this.owner) this.held.delete(leaseOf(job))
           this.logger.log('warn', 'job lease lost during a run', { job: job.name })
         }
       } catch (e) {
@@ -208,7 +208,7 @@ export class JobRunner {
     const job = this.jobs.find((j) => j.name === name)
     if (!job) return { ran: false, reason: 'unknown' }
     if (this.marked(job) || this.offEngine(job)) return { ran: false, reason: 'busy' }
-    const borrowed = job.scope === 'cluster' && !this.held.has(name)
+    const borrowed = job.scope === 'cluster' && !this.held.has(leaseOf(job))
     // at the edge each call holds the lease under a name of its own: a run taken for dead there (marked)
     // that still lives renews its lease, which then refuses the next call as it refuses another instance
     const owner = this.edge ? `${this.owner}/${crypto.randomUUID()}` : this.owner
@@ -217,7 +217,7 @@ export class JobRunner {
       // side by side (a hostile probe, with sqld slow); the second now finds the first asking
       const asking = this.ask(name)
       try {
-        if (!(await this.leases.hold(job.name, owner, leaseMs(job))).held)
+        if (!(await this.leases.hold(leaseOf(job), owner, leaseMs(job))).held)
           return { ran: false, reason: 'busy' }
       } finally {
         asking()
@@ -227,7 +227,7 @@ export class JobRunner {
     try {
       await this.execute(job, job.scope === 'cluster' ? { owner, ms: leaseMs(job) } : undefined)
     } finally {
-      if (borrowed && !this.held.has(name)) await this.leases.release(name, owner).catch(() => {})
+      if (borrowed && !this.held.has(leaseOf(job))) await this.leases.release(leaseOf(job), owner).catch(() => {})
     }
     return { ran: true, ms: Math.round(performance.now() - started) }
   }
@@ -254,7 +254,7 @@ export class JobRunner {
           owner: `${this.owner}/${crypto.randomUUID()}`,
           ms: job.every - Math.min(job.every / 10, 5000),
         }
-        if (!(await this.leases.hold(job.name, lease.owner, lease.ms)).held) {
+        if (!(await this.leases.hold(leaseOf(job), lease.owner, lease.ms)).held) {
           out[job.name] = { ran: false, reason: 'busy' }
           continue
         }

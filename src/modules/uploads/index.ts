@@ -66,6 +66,8 @@ export const uploadsModule = defineModule({
           name: 'uploads.sweep',
           every: 3_600_000,
           scope: 'cluster',
+          // one lease per store: the engine in Bun (disk) renews its own each hour, the Worker (R2) its own
+          lease: `uploads.sweep:${k.storage.kind}`,
           run: ({ now }) => sweepUploads(ctx, now),
         },
       ],
