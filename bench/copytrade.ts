@@ -222,9 +222,17 @@ async function scenario(label: string, api: RealServer, other: RealServer, dbUrl
     console.log(`[${label}] ${size} follower(s): master close -> last follower close ${fmt(closes)}`)
   }
   // the same database, every subscription ended: the master's opens with no follower again
-  const subs = (await ok(call(api.url, 'GET', '/copytrade/subscriptions', { token: demo }))).rows as {
-    id: number
-  }[]
+  const subs: { id: number }[] = []
+  for (let before = 0; ; ) {
+    const page = await ok(
+      call(api.url, 'GET', `/copytrade/subscriptions?limit=500${before ? `&before=${before}` : ''}`, {
+        token: demo,
+      }),
+    )
+    subs.push(...(page.rows as { id: number }[]))
+    before = page.next_before
+    if (!before) break
+  }
   for (const s of subs) await ok(call(api.url, 'DELETE', `/copytrade/subscription/${s.id}`, { token: demo }))
   const after: number[] = []
   for (let i = 0; i < BASELINE; i++) after.push((await roundTrip(0)).openMs)

@@ -126,7 +126,7 @@ export const masterRoutes = (ctx: CopyCtx) =>
             'Any authenticated session. Counts and per-subscription figures without logins, when the master ' +
             'has show_followers = 1 (its owner always sees them), else 403 FOLLOWERS_NOT_PUBLIC; a disabled or private master is 403 MASTER_NOT_AVAILABLE to all but its owner. ' +
             `Rows oldest first, ${FOLLOWERS_PAGE.default} a page by default (\`limit\` up to ${FOLLOWERS_PAGE.max}): pass \`next_after\` as \`after\` ` +
-            'for the next page (0 on the last); `n` counts on across pages and the counts are of all live followers. A limit out of range is 400 INVALID_DATA naming limit.',
+            'for the next page (0 on the last); `n` counts on across pages and the counts are of all live followers, as of each page (a follower who joins or leaves between pages moves them). A limit out of range is 400 INVALID_DATA naming limit.',
         }),
       },
     )

@@ -470,7 +470,8 @@ export async function moveSubscription({
 }
 
 /** Pages of the customer's subscription list (GET /copytrade/subscriptions). */
-export const SUBSCRIPTIONS_PAGE = { default: 100, max: 500 } as const
+// the default is the largest page: a client that does not page (the list had none) keeps every row it can
+export const SUBSCRIPTIONS_PAGE = { default: 500, max: 500 } as const
 
 /**
  * The customer's subscriptions, newest first, a page at a time (`before`: the `next_before` of the page
