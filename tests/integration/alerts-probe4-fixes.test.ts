@@ -174,3 +174,143 @@ describe('finding 5: disabling an alert whose symbol is hidden from the group', 
     expect(on.json.message).toContain('symbol')
   })
 })
+
+// Review of 44e7b91: whether a reloaded repeat alert fired for its episode was its last firing's price in
+// the region it watches now, so an edit that moved its level but still covered that price (or activated it
+// again) was filed as waiting for its reset after a reload, where the live engine had made it a new alert.
+// The column watch_changed_at (migration 0051) records when what it watches last changed.
+describe('review: an alert re-armed by an edit, then filed again before a tick', () => {
+  const clock = new ManualClock(Date.UTC(2026, 0, 5, 12, 0, 0))
+  let t: TestApp
+  let dealer: string
+  let user: string
+  let manager: string
+  const ingest = quoteIngest(
+    () => t,
+    clock,
+    () => dealer,
+  )
+  const bid = (p: number) => ingest([{ symbol: 'EURUSD', bid: p, ask: Math.round((p + 0.0001) * 1e5) / 1e5 }])
+  const row = async (id: number) =>
+    (await t.ctx.db.select().from(priceAlerts).where(eq(priceAlerts.id, id)))[0]!
+  const refile = async () => {
+    for (const enable of [0, 1]) {
+      const r = await t.request('PATCH', '/manager/accounts/100001', { token: manager, body: { enable } })
+      expect(r.status).toBe(200)
+      await t.settle()
+    }
+    user = await t.userToken(100001)
+  }
+  beforeAll(async () => {
+    t = await makeTestApp({ clock })
+    dealer = await t.staffToken(3, 'dealer-pass-1')
+    user = await t.userToken(100001)
+    manager = await t.staffToken()
+  })
+  afterAll(() => t.close())
+
+  test('an edit that moves the level (the firing price still inside) is a new alert after a reload too', async () => {
+    await bid(1.19)
+    const body = { login: 100001, symbol: 'EURUSD', side: 0, condition: 0, target_price: 1.2, repeat_mode: 1 }
+    const c = await t.request('POST', '/price_alert', { token: user, body })
+    expect(c.status).toBe(200)
+    await bid(1.25)
+    await t.settle()
+    expect((await row(c.json.id)).firedCount).toBe(1)
+    // the trader moves the level to 1.22 (a new alert: "a change of what it watches re-arms it")
+    clock.advance(70_000)
+    const e = await t.request('PUT', `/price_alert/${c.json.id}`, {
+      token: user,
+      body: { ...body, target_price: 1.22 },
+    })
+    expect(e.status).toBe(200)
+    // no tick meanwhile (market closed); the alert is filed again
+    await refile()
+    await bid(1.251)
+    await t.settle()
+    expect((await row(c.json.id)).firedCount).toBe(2)
+    await t.request('DELETE', `/price_alert/${c.json.id}`, { token: user })
+  })
+
+  test('a fired once-alert activated again as a repeat one is a new alert after a reload', async () => {
+    clock.advance(120_000)
+    await bid(1.19)
+    const body = { login: 100001, symbol: 'EURUSD', side: 0, condition: 0, target_price: 1.2, repeat_mode: 0 }
+    const c = await t.request('POST', '/price_alert', { token: user, body })
+    expect(c.status).toBe(200)
+    await bid(1.25)
+    await t.settle()
+    expect(await row(c.json.id)).toMatchObject({ firedCount: 1, active: 0 })
+    clock.advance(70_000)
+    const e = await t.request('PUT', `/price_alert/${c.json.id}`, {
+      token: user,
+      body: { ...body, repeat_mode: 1 },
+    })
+    expect(e.status).toBe(200)
+    await refile()
+    await bid(1.252)
+    await t.settle()
+    expect((await row(c.json.id)).firedCount).toBe(2)
+    await t.request('DELETE', `/price_alert/${c.json.id}`, { token: user })
+  })
+
+  test('a repeat alert disabled and enabled again after it fired is a new alert after a reload, as live', async () => {
+    clock.advance(120_000)
+    await bid(1.19)
+    const body = { login: 100001, symbol: 'EURUSD', side: 0, condition: 0, target_price: 1.2, repeat_mode: 1 }
+    const c = await t.request('POST', '/price_alert', { token: user, body })
+    expect(c.status).toBe(200)
+    await bid(1.25)
+    await t.settle()
+    expect((await row(c.json.id)).firedCount).toBe(1)
+    clock.advance(70_000)
+    for (const active of [0, 1]) {
+      const e = await t.request('PUT', `/price_alert/${c.json.id}`, {
+        token: user,
+        body: { ...body, active },
+      })
+      expect(e.status).toBe(200)
+    }
+    // without a reload the engine files it afresh (off the books while disabled): the next tick fires it
+    await bid(1.253)
+    await t.settle()
+    expect((await row(c.json.id)).firedCount).toBe(2)
+    clock.advance(70_000)
+    for (const active of [0, 1]) {
+      const e = await t.request('PUT', `/price_alert/${c.json.id}`, {
+        token: user,
+        body: { ...body, active },
+      })
+      expect(e.status).toBe(200)
+    }
+    await refile()
+    await bid(1.254)
+    await t.settle()
+    expect((await row(c.json.id)).firedCount).toBe(3)
+    await t.request('DELETE', `/price_alert/${c.json.id}`, { token: user })
+  })
+
+  test('a new message after a firing (what it watches kept) still waits for its reset after a reload', async () => {
+    clock.advance(120_000)
+    await bid(1.19)
+    const body = { login: 100001, symbol: 'EURUSD', side: 0, condition: 0, target_price: 1.2, repeat_mode: 1 }
+    const c = await t.request('POST', '/price_alert', { token: user, body })
+    expect(c.status).toBe(200)
+    await bid(1.25)
+    await t.settle()
+    const fired = await row(c.json.id)
+    expect(fired.firedCount).toBe(1)
+    clock.advance(70_000)
+    const e = await t.request('PUT', `/price_alert/${c.json.id}`, {
+      token: user,
+      body: { ...body, message: 'x' },
+    })
+    expect(e.status).toBe(200)
+    expect((await row(c.json.id)).watchChangedAt).toBe(fired.watchChangedAt)
+    await refile()
+    await bid(1.255)
+    await t.settle()
+    expect((await row(c.json.id)).firedCount).toBe(1)
+    await t.request('DELETE', `/price_alert/${c.json.id}`, { token: user })
+  })
+})

@@ -9,7 +9,7 @@ import type { AlertsCtx } from './context'
 import { LevelBook } from './domain/book'
 import {
   type AlertState,
-  firedInRegion,
+  firedThisEpisode,
   initialState,
   restsUntil,
   resumedState,
@@ -159,9 +159,9 @@ export class AlertEngine {
 
   /**
    * Files (or re-files, or drops) an alert after a write; its state starts from the current quote. Loaded
-   * at a start, a takeover or its account enabled again (`restored`), a repeat alert whose last firing was
-   * in the region it watches now (domain firedInRegion) waits for its reset: inside its region (or with no
-   * price yet) it is the same episode it fired for, not a new one. A version of an
+   * at a start, a takeover or its account enabled again (`restored`), a repeat alert that fired since what
+   * it watches last changed (domain firedThisEpisode, `watch_changed_at`) waits for its reset: inside its
+   * region (or with no price yet) it is the same episode it fired for, not a new one. A version of an
    * alert on the book that watches the same thing (its own firing read back by the resync before the
    * engine recorded it, a change of message or expiry) keeps its state: only an edit of what it watches
    * re-arms it.
@@ -196,10 +196,10 @@ export class AlertEngine {
       return
     }
     this.untrack(row.id)
-    // its last firing was in the region it watches now: an edit since of its message or expiry (which
-    // moved updated_at) keeps it waiting for its reset; one that moved its level past that price is new
+    // it fired since what it watches last changed (a message or an expiry edited since changed nothing of
+    // it): the same episode, waiting for its reset; an edit of what it watches made it a new alert
     const state =
-      restored && row.repeatMode === 1 && firedInRegion(row) ? resumedState(row, p) : initialState(row, p)
+      restored && row.repeatMode === 1 && firedThisEpisode(row) ? resumedState(row, p) : initialState(row, p)
     this.alerts.set(row.id, { row, spec: row, state, groupId: enabled.groupId })
     this.book(row.symbol, row.side, enabled.groupId).place(row.id, watches(row, state, p))
   }

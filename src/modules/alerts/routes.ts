@@ -153,8 +153,9 @@ export const alertRoutes = (ctx: AlertsServices) =>
         detail: doc('Price alerts', 'Replace an alert', {
           description:
             'Same rules as creation. A change of what the alert watches (symbol, side, condition, levels, ' +
-            'reference) re-arms it from the current price; another change (message, expiry, repeat mode) keeps ' +
-            'its state (a repeat alert still waits for its reset). 404 ALERT_NOT_FOUND. On a ' +
+            'reference price) re-arms it from the current price, as does activating an inactive alert (active 1 ' +
+            'after it fired once, expired or was disabled); another change (message, expiry, repeat mode) keeps ' +
+            'its state (a repeat alert still waits for its reset), after a restart too. 404 ALERT_NOT_FOUND. On a ' +
             'disabled account only active 0 (disabling the alert) is taken: 403 ACCOUNT_DISABLED otherwise. ' +
             'active 0 with what the alert watches sent back as stored (for moving conditions reference_price ' +
             'and reference_time too) is taken even while its symbol is hidden from the group. ' +

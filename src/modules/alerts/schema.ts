@@ -28,6 +28,13 @@ export const priceAlerts = sqliteTable(
     firedCount: integer('fired_count').notNull().default(0),
     lastFiredAt: integer('last_fired_at').notNull().default(0),
     lastPrice: real('last_price').notNull().default(0),
+    /**
+     * Epoch ms: when what the alert watches last changed (created, or an edit that re-armed it: domain
+     * rearms, watchChangedAt). A repeat alert filed again waits for its reset only if it fired since
+     * (domain firedThisEpisode). 0: rows written before the column (or by an instance that does not write
+     * it), judged by their last firing's price alone.
+     */
+    watchChangedAt: integer('watch_changed_at').notNull().default(0),
     createdAt: integer('created_at').notNull(),
     updatedAt: integer('updated_at').notNull(),
   },

@@ -6,7 +6,7 @@ import { readOrNothing, readSkippingBadRows } from '../../kernel/db/tolerant'
 import { invalid } from '../../kernel/http/errors'
 import { MAX_PRICE } from '../../kernel/limits'
 import type { AlertsCtx } from './context'
-import { CONDITIONS, checkReach, checkSpec, onSymbolGrid } from './domain/conditions'
+import { CONDITIONS, checkReach, checkSpec, onSymbolGrid, rearms, watchChangedAt } from './domain/conditions'
 import { type AlertEngine, groupPriceOf } from './engine'
 import { refuse } from './errors'
 import { type AlertRow, priceAlerts } from './schema'
@@ -164,7 +164,14 @@ export async function createAlert(ctx: AlertsServices, brand: Brand, session: Se
     await checkLimits(tx, account.login, true)
     const [r] = await tx
       .insert(priceAlerts)
-      .values({ brandId: brand.id, login: account.login, ...cols, createdAt: now, updatedAt: now })
+      .values({
+        brandId: brand.id,
+        login: account.login,
+        ...cols,
+        watchChangedAt: watchChangedAt(now),
+        createdAt: now,
+        updatedAt: now,
+      })
       .returning()
     return r
   })
@@ -242,6 +249,9 @@ export async function updateAlert(
  * Writes an edit on the alert as this transaction sees it, not as it was read before: a once-alert that
  * fired meanwhile is inactive, and activating it again takes a place under the active limit. The update is
  * conditional on that version (updated_at, fired_count), so nothing written since is overwritten unseen.
+ * An edit that makes it a new alert to the engine (domain rearms: what it watches, once to repeat, an
+ * inactive one activated) moves `watch_changed_at`: filed again later, it is not taken for the episode it
+ * fired for before the edit.
  */
 async function editAlert(
   tx: Tx,
@@ -255,9 +265,12 @@ async function editAlert(
     .where(and(eq(priceAlerts.id, id), eq(priceAlerts.brandId, brand.id)))
   if (!seen) return undefined
   if (set.active === 1 && seen.active !== 1) await checkLimits(tx, seen.login, false)
+  const rearmed = rearms(seen, { ...seen, ...set })
+    ? { watchChangedAt: watchChangedAt(set.updatedAt, seen) }
+    : {}
   const [r] = await tx
     .update(priceAlerts)
-    .set(set)
+    .set({ ...set, ...rearmed })
     .where(
       and(
         eq(priceAlerts.id, id),

@@ -4,13 +4,15 @@ import { LevelBook } from './book'
 import {
   type AlertSpec,
   checkSpec,
-  firedInRegion,
+  firedThisEpisode,
   initialState,
   levelOf,
   REPEAT_REST_S,
+  rearms,
   restsUntil,
   sameDefinition,
   step,
+  watchChangedAt,
 } from './conditions'
 import { rewatch, wake } from './evaluate'
 
@@ -155,22 +157,64 @@ describe('level books agree with evaluating every alert on every price', () => {
   })
 })
 
-describe('firedInRegion: a reloaded repeat alert waits for its reset while its last firing is in its region', () => {
-  const above = spec({ condition: 0, targetPrice: 1.2 })
+describe('firedThisEpisode: a reloaded repeat alert waits for its reset if it fired since its watch changed', () => {
+  const T = 1_767_614_400 // epoch seconds
+  const above = { ...spec({ condition: 0, targetPrice: 1.2 }), lastFiredAt: T, watchChangedAt: 0 }
   test('a level alert fired at a price in its region (at the level included); one never fired is new', () => {
-    expect(firedInRegion({ ...above, firedCount: 1, lastPrice: 1.21 })).toBe(true)
-    expect(firedInRegion({ ...above, firedCount: 1, lastPrice: 1.2 })).toBe(true)
-    expect(firedInRegion({ ...above, firedCount: 0, lastPrice: 0 })).toBe(false)
+    expect(firedThisEpisode({ ...above, firedCount: 1, lastPrice: 1.21 })).toBe(true)
+    expect(firedThisEpisode({ ...above, firedCount: 1, lastPrice: 1.2 })).toBe(true)
+    expect(firedThisEpisode({ ...above, firedCount: 0, lastFiredAt: 0, lastPrice: 0 })).toBe(false)
   })
-  test('its level moved past the firing price by an edit: a new alert', () => {
-    expect(firedInRegion({ ...above, targetPrice: 1.22, firedCount: 1, lastPrice: 1.21 })).toBe(false)
+  test('without watch_changed_at (0): its level moved past the firing price by an edit is a new alert', () => {
+    expect(firedThisEpisode({ ...above, targetPrice: 1.22, firedCount: 1, lastPrice: 1.21 })).toBe(false)
+  })
+  test('what it watches changed after its firing (the firing price still inside): a new alert', () => {
+    const fired = { ...above, firedCount: 1, lastPrice: 1.25 }
+    expect(firedThisEpisode({ ...fired, targetPrice: 1.22, watchChangedAt: (T + 70) * 1000 })).toBe(false)
+    // changed in the second of the firing, after it (watchChangedAt puts it just after the firing)
+    const sameSecond = watchChangedAt(T * 1000 + 800, { firedCount: 1, lastFiredAt: T })
+    expect(firedThisEpisode({ ...fired, watchChangedAt: sameSecond })).toBe(false)
+    // fired later in the second of the change: after it
+    expect(firedThisEpisode({ ...fired, watchChangedAt: watchChangedAt(T * 1000 + 200) })).toBe(true)
+    expect(firedThisEpisode({ ...fired, watchChangedAt: (T - 70) * 1000 })).toBe(true)
   })
   test('moving conditions by their level; crossings and channels start afresh anyway', () => {
-    const up = spec({ condition: 9, referencePrice: 1.1, moveThreshold: 0.01 })
-    expect(firedInRegion({ ...up, firedCount: 2, lastPrice: 1.115 })).toBe(true)
-    expect(firedInRegion({ ...up, firedCount: 2, lastPrice: 1.105 })).toBe(false)
+    const up = {
+      ...spec({ condition: 9, referencePrice: 1.1, moveThreshold: 0.01 }),
+      lastFiredAt: T,
+      watchChangedAt: 0,
+    }
+    expect(firedThisEpisode({ ...up, firedCount: 2, lastPrice: 1.115 })).toBe(true)
+    expect(firedThisEpisode({ ...up, firedCount: 2, lastPrice: 1.105 })).toBe(false)
     expect(
-      firedInRegion({ ...spec({ condition: 2, targetPrice: 1.2 }), firedCount: 1, lastPrice: 1.21 }),
+      firedThisEpisode({
+        ...above,
+        ...spec({ condition: 2, targetPrice: 1.2 }),
+        firedCount: 1,
+        lastPrice: 1.21,
+      }),
     ).toBe(false)
+  })
+})
+
+describe('rearms: which edits make an alert a new one', () => {
+  const a = {
+    ...spec({ condition: 7, referencePrice: 1.1, moveThreshold: 2 }),
+    symbol: 'EURUSD',
+    side: 0,
+    repeatMode: 1,
+    active: 1,
+  }
+  test('what it watches, once to repeat, an inactive one activated', () => {
+    expect(rearms(a, { ...a, moveThreshold: 3 })).toBe(true)
+    expect(rearms(a, { ...a, referencePrice: 1.2 })).toBe(true)
+    expect(rearms(a, { ...a, side: 1 })).toBe(true)
+    expect(rearms({ ...a, repeatMode: 0 }, a)).toBe(true)
+    expect(rearms({ ...a, active: 0 }, a)).toBe(true)
+  })
+  test('not a disable, repeat to once, nor the same watch', () => {
+    expect(rearms(a, { ...a, active: 0 })).toBe(false)
+    expect(rearms(a, { ...a, repeatMode: 0 })).toBe(false)
+    expect(rearms(a, { ...a })).toBe(false)
   })
 })

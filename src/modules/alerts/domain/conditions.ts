@@ -187,14 +187,44 @@ export function resumedState(a: AlertSpec, p: number | null): AlertState {
 }
 
 /**
- * Whether an alert fired and its last firing's price (`last_price`) is in the region it watches now. A
- * repeat level alert filed again (a start, a takeover, its account enabled again) for which it holds waits
- * for its reset (resumedState), whatever was written since without changing what it watches (a message, an
- * expiry); an edit that moved its level past that price made it a new alert. Level and moving conditions
- * only: the others start afresh anyway.
+ * Whether a repeat alert filed again (a start, a takeover, its account enabled again) already fired for the
+ * episode it is in, so it waits for its reset (resumedState) instead of starting as a new alert: it fired
+ * since what it watches last changed (`watch_changed_at`, ms, set by `watchChangedAt`: a firing's
+ * `last_fired_at` is in seconds), and that firing's price (`last_price`) is in the region it watches now
+ * (what holds for a row whose `watch_changed_at` is 0: written before the column, or by an instance that
+ * does not write it). An edit of its message or expiry changes neither; one of what it watches makes it a
+ * new alert. Level and moving conditions only: the others start afresh anyway.
  */
-export const firedInRegion = (a: AlertSpec & { firedCount: number; lastPrice: number }) =>
-  a.firedCount > 0 && kindOf(a.condition) === 'level' && inRegion(a, a.lastPrice)
+export const firedThisEpisode = (
+  a: AlertSpec & { firedCount: number; lastFiredAt: number; lastPrice: number; watchChangedAt: number },
+) =>
+  a.firedCount > 0 &&
+  a.lastFiredAt * 1000 >= a.watchChangedAt &&
+  kindOf(a.condition) === 'level' &&
+  inRegion(a, a.lastPrice)
+
+/** What of an alert decides whether an edit makes it a new one (rearms). */
+type Watched = AlertSpec & { symbol: string; side: number; repeatMode: number; active: number }
+
+/**
+ * Whether an edit from `before` to `after` makes the alert a new one, as the engine files it: a change of
+ * what it watches (sameDefinition), a once-alert made a repeat one, or an inactive one (fired once-alert,
+ * expired, disabled) activated again (off the books, it is filed afresh). A new message or expiry, a
+ * reference_time alone, a disable: the same alert (a repeat one keeps waiting for its reset).
+ */
+export const rearms = (before: Watched, after: Watched) =>
+  !sameDefinition(before, after) ||
+  (before.repeatMode === 0 && after.repeatMode === 1) ||
+  (before.active !== 1 && after.active === 1)
+
+/**
+ * `watch_changed_at` (epoch ms) of an alert created or re-armed (rearms) at `nowMs`: the start of that
+ * second, since a firing records only its second (`last_fired_at`): one later in the same second is
+ * after the change (firedThisEpisode). A firing seen in that second (or later: another instance's clock)
+ * came before the change: just after it then. No second firing can follow in it (REPEAT_REST_S).
+ */
+export const watchChangedAt = (nowMs: number, seen?: { firedCount: number; lastFiredAt: number }) =>
+  Math.max(Math.floor(nowMs / 1000) * 1000, seen && seen.firedCount > 0 ? seen.lastFiredAt * 1000 + 1 : 0)
 
 /** One observation: whether the alert fires at p, and its next state (repeat mode re-arms after a reset). */
 export function step(a: AlertSpec, s: AlertState, p: number): { fired: boolean; next: AlertState } {

@@ -1,0 +1,1 @@
+ALTER TABLE `price_alerts` ADD `watch_changed_at` integer DEFAULT 0 NOT NULL;
