@@ -1,7 +1,14 @@
 // runs on sqld too (scripts/test.sh: TEST_DATABASE=sqld)
-import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
-import { compareIds } from '../../src/kernel/bus/bus'
+import { afterAll, beforeAll, describe, expect, spyOn, test } from 'bun:test'
+import * as busIds from '../../src/kernel/bus/bus'
+import { compareIds, type MessageBus } from '../../src/kernel/bus/bus'
+import { MemoryStore } from '../../src/kernel/cache/memory'
+import { systemClock } from '../../src/kernel/clock'
+import { AccountsPort } from '../../src/modules/accounts'
 import { MarketPort } from '../../src/modules/market'
+import type { MarketCtx } from '../../src/modules/market/context'
+import { QuoteHub } from '../../src/modules/market/quotes'
+import { quoteStream } from '../../src/modules/market/stream'
 import { makeTestApp, type TestApp } from '../support/app'
 
 // A hostile probe's findings on GET /market/stream: a resume that lost a tick or sent one twice, a stream
@@ -211,5 +218,244 @@ describe('an account moved to another group', () => {
     const sym2 = await t.request('GET', '/market/symbol?symbol=EURUSD&login=100001', { token })
     const after = (await readSse(again.body!, 500)).events.at(-1)
     expect([after?.bid, after?.ask]).toEqual([sym2.json.bid, sym2.json.ask])
+  })
+})
+
+/** The market module's context with another QuoteHub (an edge isolate's, a restarted instance's). */
+function ctxWith(t: TestApp, quotes: QuoteHub, edge: boolean) {
+  const market = t.ports.get(MarketPort)
+  return {
+    ...t.ctx,
+    edge,
+    accounts: t.ports.get(AccountsPort),
+    refdata: market.refdata,
+    quotes,
+  } as unknown as MarketCtx
+}
+
+async function staffStream(t: TestApp, ctx: MarketCtx) {
+  const staff = await t.staffToken()
+  const session = (await t.ctx.tokens.verify(staff))!
+  const brand = (await t.ctx.brands.byHost('localhost'))!
+  return quoteStream(
+    ctx,
+    brand,
+    session,
+    'EURUSD',
+    new Request('http://localhost/market/stream?symbols=EURUSD', { headers: { authorization: staff } }),
+  )
+}
+
+// review of the fixes above (a second hostile read)
+describe('where a new stream starts', () => {
+  let t: TestApp
+  beforeAll(async () => {
+    t = await makeTestApp()
+  })
+  afterAll(() => t.close())
+
+  // at the edge the stream started from the shared quotes (written by the engine after its own bus read)
+  // labelled with the bus's newest id, then followed the bus from that id: a tick on the bus whose shared
+  // quote the engine had not written yet was in neither, and an older price went out under its id
+  test('edge stream: a tick on the bus the engine has not written to the shared quotes yet is sent', async () => {
+    const market = t.ports.get(MarketPort)
+    const k = t.ctx
+    const edgeHub = new QuoteHub(
+      k.db,
+      k.store,
+      k.bus,
+      market.refdata,
+      {} as never,
+      k.clock,
+      k.logger,
+      undefined,
+      true,
+    )
+    const quotes = market.quotes
+    const [a] = await quotes.apply([{ symbol: 'EURUSD', bid: 1.1, ask: 1.1001, time: Date.now() }])
+    // the engine is busy with B's listeners (triggers, stop-outs), B written: C is on the bus but not yet
+    // in the shared quotes
+    let open!: () => void
+    const gate = new Promise<void>((r) => {
+      open = r
+    })
+    const stop = quotes.onEngineTicks(async (ticks) => {
+      if (ticks.some((x) => x.bid === 1.1002)) await gate
+    })
+    try {
+      const pB = quotes.apply([{ symbol: 'EURUSD', bid: 1.1002, ask: 1.1003, time: Date.now() + 1 }])
+      await Bun.sleep(20)
+      const pC = quotes.apply([{ symbol: 'EURUSD', bid: 1.1004, ask: 1.1005, time: Date.now() + 2 }])
+      await Bun.sleep(20)
+      const res = await staffStream(t, ctxWith(t, edgeHub, true))
+      const reading = readSse(res.body!, 800)
+      await Bun.sleep(100)
+      open()
+      await pB
+      const [c] = await pC
+      const { events } = await reading
+      expect(a).toBeDefined()
+      // the client ends on C's price, never shown an older price under C's (or a later) id
+      const last = events.at(-1)!
+      expect(last.bid).toBe(c!.bid)
+      for (const e of events) if (e.id === c!.id) expect(e.bid).toBe(c!.bid)
+    } finally {
+      open()
+      stop()
+    }
+  })
+
+  // a restarted instance's quotes before its reader applied a tick were labelled with the bus's newest id:
+  // the ticks its reader had not handed over yet (between where it started and that id) were dropped as
+  // "at or below what the stream started with", and the client never had them
+  test('a restarted instance whose reader has not handed over a tick yet sends it', async () => {
+    const market = t.ports.get(MarketPort)
+    const k = t.ctx
+    const real = k.bus
+    let deliver!: () => Promise<void>
+    // as the Redis reader reads: '$' resolved to the bus's newest, then a blocking read hands over what
+    // came after it, later
+    const lagging: MessageBus = {
+      kind: 'local',
+      publish: (type, data, weight) => real.publish(type, data, weight),
+      range: (after, limit) => real.range(after, limit),
+      newest: () => real.newest(),
+      close: async () => {},
+      subscribe(from, handler) {
+        const sub = { position: from, lastReadAt: Date.now(), close: async () => {} }
+        void real.newest().then((id) => {
+          if (sub.position === '$') sub.position = id
+        })
+        deliver = async () => {
+          const entries = (await real.range(sub.position, 1000)) ?? []
+          if (!entries.length) return
+          sub.position = entries.at(-1)!.id
+          await handler(entries)
+        }
+        return sub
+      },
+    }
+    await market.quotes.apply([{ symbol: 'EURUSD', bid: 1.1006, ask: 1.1007, time: Date.now() }])
+    // its own cache: the shared quotes of an engine behind the bus do not have the tick either
+    const hub = new QuoteHub(
+      k.db,
+      new MemoryStore(systemClock),
+      lagging,
+      market.refdata,
+      {} as never,
+      k.clock,
+      k.logger,
+    )
+    hub.start()
+    try {
+      await Bun.sleep(20)
+      const [b] = await market.quotes.apply([
+        { symbol: 'EURUSD', bid: 1.1008, ask: 1.1009, time: Date.now() + 1 },
+      ])
+      const res = await staffStream(t, ctxWith(t, hub, false))
+      expect(res.status).toBe(200)
+      const reading = readSse(res.body!, 600)
+      await Bun.sleep(100)
+      await deliver()
+      const { events } = await reading
+      expect(events.map((e) => [e.id, e.bid])).toContainEqual([b!.id, b!.bid])
+    } finally {
+      await hub.stop()
+    }
+  })
+})
+
+describe('what an open stream costs', () => {
+  let t: TestApp
+  beforeAll(async () => {
+    t = await makeTestApp()
+  })
+  afterAll(() => t.close())
+
+  // every tick of every symbol, asked for or not, went through a regex and an id comparison on every
+  // stream; only the first ticks after the start can be at or below what it started with
+  test('the ticks after the first ones are not checked against what the stream started with', async () => {
+    const quotes = t.ports.get(MarketPort).quotes
+    let px = 1.27
+    const gbp = () => {
+      px = Math.round((px + 0.00001) * 1e5) / 1e5
+      return { symbol: 'GBPUSD', bid: px, ask: Math.round((px + 0.0001) * 1e5) / 1e5, time: Date.now() }
+    }
+    await quotes.apply([{ symbol: 'EURUSD', bid: 1.1, ask: 1.1001, time: Date.now() }])
+    const isBusId = spyOn(busIds, 'isBusId')
+    const compare = spyOn(busIds, 'compareIds')
+    try {
+      // without a stream: what the bus and the rest of the instance compare
+      compare.mockClear()
+      for (let i = 0; i < 50; i++) await quotes.apply([gbp()])
+      const without = compare.mock.calls.length
+      const res = await stream(t, await t.userToken(100001))
+      expect(res.status).toBe(200)
+      const reading = readSse(res.body!, 1500)
+      await quotes.apply([{ symbol: 'EURUSD', bid: 1.1002, ask: 1.1003, time: Date.now() }])
+      await Bun.sleep(50)
+      isBusId.mockClear()
+      compare.mockClear()
+      for (let i = 0; i < 50; i++) await quotes.apply([gbp()])
+      const withStream = compare.mock.calls.length
+      const checked = isBusId.mock.calls.length
+      await quotes.apply([{ symbol: 'EURUSD', bid: 1.1004, ask: 1.1005, time: Date.now() }])
+      const { events } = await reading
+      expect(events.map((e) => e.bid)).toContain(1.1004)
+      expect(checked).toBe(0)
+      expect(withStream - without).toBeLessThan(10)
+    } finally {
+      isBusId.mockRestore()
+      compare.mockRestore()
+    }
+  })
+
+  // a resume waited for the bus's newest id before its replay, for the one case it matters: an empty one
+  test('a resume with ticks to replay does not read the bus newest id', async () => {
+    const quotes = t.ports.get(MarketPort).quotes
+    const [from] = await quotes.apply([{ symbol: 'EURUSD', bid: 1.101, ask: 1.1011, time: Date.now() }])
+    const [missed] = await quotes.apply([
+      { symbol: 'EURUSD', bid: 1.1012, ask: 1.1013, time: Date.now() + 1 },
+    ])
+    const newest = spyOn(quotes, 'newestId')
+    try {
+      const res = await stream(t, await t.userToken(100001), from!.id)
+      expect(res.status).toBe(200)
+      const { events } = await readSse(res.body!, 300)
+      expect(events.map((e) => [e.id, e.bid])).toContainEqual([missed!.id, missed!.bid])
+      expect(newest).toHaveBeenCalledTimes(0)
+    } finally {
+      newest.mockRestore()
+    }
+  })
+})
+
+describe('a session check', () => {
+  let t: TestApp
+  const gets: string[] = []
+  beforeAll(async () => {
+    const store = new MemoryStore(systemClock)
+    const orig = store.get.bind(store)
+    store.get = async (key: string) => {
+      gets.push(key)
+      return orig(key)
+    }
+    t = await makeTestApp({ store })
+  })
+  afterAll(() => t.close())
+
+  // the 3 s check read the account twice through the shared cache: in PrincipalsPort.current (which
+  // answers with that very record) and again for its group (one more subrequest per check at the edge)
+  test('a session check reads the account once', async () => {
+    const token = await t.userToken(100001)
+    const res = await stream(t, token)
+    expect(res.status).toBe(200)
+    const reader = res.body!.getReader()
+    void reader.read()
+    gets.length = 0
+    await Bun.sleep(3300) // one session check
+    const acct = gets.filter((k) => k === 'acct:v1:100001').length
+    await reader.cancel()
+    expect(acct).toBe(1)
   })
 })

@@ -1,5 +1,5 @@
 import { sql } from 'drizzle-orm'
-import type { BusEntry, MessageBus, Subscription } from '../../kernel/bus/bus'
+import { type BusEntry, isBusId, type MessageBus, type Subscription, ZERO_ID } from '../../kernel/bus/bus'
 import { type ChannelEntry, defineChannel, publishTo } from '../../kernel/bus/channel'
 import type { KeyValueStore } from '../../kernel/cache'
 import type { Clock } from '../../kernel/clock'
@@ -26,6 +26,12 @@ interface TicksEntry {
 }
 
 const quoteKey = (symbol: string) => `quote:v1:${symbol}`
+/**
+ * Id of the bus entry the shared latest quotes are as of, written by the engine with them (in the same
+ * setMany, after them): the engine writes them after its own bus read, so they may be behind the bus, and
+ * an edge stream that starts from them follows the bus from this id, not from the bus's newest.
+ */
+const SHARED_AT_KEY = 'quote:v1:@at'
 const REMOTE_FRESH_MS = 250
 /** A saved quote's time further ahead of the clock than any tick is let (market/service.ts): a bad tick's. */
 const SAVED_AHEAD_MS = 60_000
@@ -380,12 +386,15 @@ export class QuoteHub {
       if (!at.replay) {
         // `seen`: when the engine took it, by its clock: the edge ages quotes by it (tickedAt)
         const seen = this.clock.now()
-        await this.store.setMany(
-          ticks.map(
+        // the entry's id last: a reader that has it has the quotes it stands for (a quote newer than the
+        // id read is sent again by the stream that follows the bus from it, never lost)
+        await this.store.setMany([
+          ...ticks.map(
             (t) =>
               [quoteKey(t.symbol), JSON.stringify({ bid: t.bid, ask: t.ask, time: t.time, seen })] as const,
           ),
-        )
+          [SHARED_AT_KEY, e.id] as const,
+        ])
       }
       // a candle write that fails (the database away) costs that minute's bar, never the tick's triggers
       await this.candles.onTicks(ticks).catch((e: unknown) => {
@@ -425,11 +434,34 @@ export class QuoteHub {
 
   /**
    * Id of the last tick entry this instance applied (its bus reader may be behind the bus): the latest
-   * quotes `get` answers from this instance are as of it. Null before the first, and where no bus reader
-   * runs (the edge).
+   * quotes `get` answers from this instance are as of it. Before the first (a restarted instance), where
+   * its bus reader stands: the ticks after it are still to be handed to the listeners (`'$'` not resolved
+   * yet: the lowest id, whose only cost is ticks sent again under later ids). Null where no bus reader runs
+   * (the edge).
    */
   appliedId(): string | null {
-    return this.subscription ? this.applied : null
+    if (!this.subscription) return null
+    if (this.applied !== null) return this.applied
+    const at = this.subscription.position
+    return isBusId(at) ? at : ZERO_ID
+  }
+
+  /**
+   * The shared latest quotes of `symbols` (a quote saved by an earlier run where none is shared) and the
+   * id of the bus entry the engine wrote them as of (null when it did not say: nothing written yet, or an
+   * engine of a release that did not), read together in one call: the edge's quotes and where they stand.
+   */
+  async sharedAsOf(symbols: readonly string[]): Promise<{ at: string | null; quotes: (Quote | null)[] }> {
+    const raw = await this.store.getMany([...symbols.map(quoteKey), SHARED_AT_KEY])
+    const now = this.clock.now()
+    const quotes = symbols.map((symbol, i) => {
+      const shared = raw[i] ? (JSON.parse(raw[i]) as Quote & { seen?: number }) : null
+      const quote = shared && { bid: shared.bid, ask: shared.ask, time: shared.time }
+      this.remote.set(symbol, { quote, at: now, seen: shared?.seen })
+      return quote ?? this.saved.get(symbol) ?? null
+    })
+    const at = raw.at(-1) ?? null
+    return { at: at !== null && isBusId(at) ? at : null, quotes }
   }
 }
 

@@ -4,6 +4,7 @@ import type { Brand } from '../../kernel/brand/registry'
 import { compareIds, isBusId } from '../../kernel/bus/bus'
 import { ApiError, invalid } from '../../kernel/http/errors'
 import { PrincipalsPort } from '../../kernel/kernel'
+import type { AccountRecord } from '../accounts'
 import type { MarketCtx } from './context'
 import type { Tick } from './quotes'
 import { pricedForGroup } from './reference'
@@ -19,9 +20,10 @@ const EDGE_POLL_MS = 500
 const STREAM_MS = 240_000
 /**
  * At the edge it also bounds the subrequests of one request, which Cloudflare limits (1,000 on the paid
- * plan). Measured over a whole stream: a bus poll is one call (240 in 2 minutes), a session check three
- * reads (40 checks: the token, its principal, the account's group), and the reference data's version about
- * one a second while it ticks (120): ~480.
+ * plan). Measured over a whole stream: its start a few (the shared quotes with the id they are as of in
+ * one read, the bus's newest), a bus poll one call (240 in 2 minutes), a session check two reads (40
+ * checks: the token, its principal: an account's record holds its group), and the reference data's version
+ * about one a second while it ticks (120): ~450.
  */
 const EDGE_STREAM_MS = 120_000
 /** How often an open stream checks that its session still holds (signed out, password changed, disabled). */
@@ -73,12 +75,18 @@ function latestOfEach(ticks: Tick[]) {
 /**
  * Whether the stream's token still authenticates: the two checks of the security guard
  * (kernel/http/security.ts), the token (expired, revoked: a sign-out) and its principal (enabled, at the
- * token's session epoch: a password change, a sign-out everywhere, a disable).
+ * token's session epoch: a password change, a sign-out everywhere, a disable); and, for an account's
+ * stream (`groupId`), that the account is still in the group it is priced for (read from the record the
+ * principal check answers with: the account is read once).
  */
-async function sessionHolds(ctx: MarketCtx, brand: Brand, token: string | null) {
+async function sessionHolds(ctx: MarketCtx, brand: Brand, token: string | null, groupId: number | null) {
   const session = token ? await ctx.tokens.verify(token) : null
   if (!session || session.brandId !== brand.id) return false
-  return (await ctx.ports.get(PrincipalsPort).current(session)) !== null
+  const principal = await ctx.ports.get(PrincipalsPort).current(session)
+  if (principal === null) return false
+  if (groupId === null) return true
+  // an account session's principal is its account's record (auth/principals.ts)
+  return session.type === 'SESSION_USER' && (principal as AccountRecord).groupId === groupId
 }
 
 /** The account's group (of `brand`), or null when the account is gone or another brand's. */
@@ -103,12 +111,13 @@ async function opening(
   const first = ['retry: 2000\n\n']
   const lastEventId = request.headers.get('last-event-id')
   const last = lastEventId !== null && isBusId(lastEventId) ? lastEventId : null
-  const newest = await ctx.quotes.newestId()
   let replay = last === null ? null : await ctx.quotes.since(last)
   // an id the bus has not reached (another deployment's, a bus started again, a client's bug) is an
   // unknown one: the latest quotes, and the stream stands at the bus's newest, not ahead of it (where an
-  // edge stream following the bus would hear nothing until the bus passed it)
-  if (last !== null && replay?.length === 0 && compareIds(last, newest) > 0) replay = null
+  // edge stream following the bus would hear nothing until the bus passed it). Only an empty replay can
+  // be one: the bus's newest is read for it alone
+  if (last !== null && replay?.length === 0 && compareIds(last, await ctx.quotes.newestId()) > 0)
+    replay = null
   if (replay) {
     const missed = replay.filter((t) => set.has(t.symbol))
     // a quote is superseded by the next: past a bound only the latest of each symbol is worth its bytes
@@ -117,8 +126,22 @@ async function opening(
     for (const t of sent) first.push(await event(t))
     return { first, at: replay.at(-1)?.id ?? (last as string) }
   }
-  // this instance's quotes are as of the last entry its bus reader applied (it may be behind the bus: the
-  // ticks after it still come live, with later ids); the edge's shared quotes as of the bus's newest
+  if (ctx.edge) {
+    // the shared quotes are as of the entry the engine wrote them for, read with them: the engine writes
+    // them after its own bus read, so they may be behind the bus (the ticks after that id are followed);
+    // never above the bus's newest, and the bus's newest where the engine did not say
+    const [shared, newest] = await Promise.all([ctx.quotes.sharedAsOf(wanted), ctx.quotes.newestId()])
+    const at = shared.at !== null && compareIds(shared.at, newest) <= 0 ? shared.at : newest
+    for (const [i, s] of wanted.entries()) {
+      const q = shared.quotes[i]
+      if (q) first.push(await event({ symbol: s, ...q, id: at }))
+    }
+    return { first, at }
+  }
+  // this instance's quotes are as of the last entry its bus reader applied, before its first where the
+  // reader stands (it may be behind the bus: the ticks after it still come live, with later ids). The
+  // bus's newest is read all the same: a bus away is a 503 before the answer, as for a resume
+  const newest = await ctx.quotes.newestId()
   const at = ctx.quotes.appliedId() ?? newest
   for (const s of wanted) {
     const q = await ctx.quotes.get(s)
@@ -275,6 +298,10 @@ async function startStream(
         // sent or held, so the id never passes a quote the client has not had. Also the floor of what is
         // sent: a tick at or below it (in what the stream started with, or sent already) is not sent again
         let seen = at
+        // whether a tick above `seen` has come: the ticks come in bus order, so only those before it (the
+        // first after the start: held while it started, or from a reader behind what it started with) can
+        // be at or below it, and the ids are compared only until then
+        let caughtUp = !isBusId(at)
         // a reader that does not keep up (its queue past QUEUE_BYTES): the latest tick per symbol waits
         // here, in bus order, until it has room (a quote replaces the one before it; the ids the client
         // sees still only move forward). At most one tick per symbol: memory bounded whatever the rate.
@@ -290,18 +317,24 @@ async function startStream(
         const listener = (ticks: Tick[]) =>
           serial(async () => {
             // the ticks of one bus entry share its id and come in one call
-            const floor = seen
-            for (const t of ticks) {
-              if (ended) return
-              if (t.id && isBusId(floor) && compareIds(t.id, floor) <= 0) continue
-              if (set.has(t.symbol)) {
-                if (held.size || !room()) {
-                  held.delete(t.symbol)
-                  held.set(t.symbol, t)
-                } else send(await event(t))
-              }
-              if (t.id) seen = t.id
+            let from = 0
+            if (!caughtUp) {
+              const floor = seen
+              from = ticks.findIndex((t) => compareIds(t.id, floor) > 0)
+              if (from < 0) return
+              caughtUp = true
             }
+            for (let i = from; i < ticks.length; i++) {
+              const t = ticks[i]!
+              if (!set.has(t.symbol)) continue
+              if (ended) return
+              if (held.size || !room()) {
+                held.delete(t.symbol)
+                held.set(t.symbol, t)
+              } else send(await event(t))
+            }
+            if (ended) return
+            if (ticks.length) seen = ticks.at(-1)!.id
             if (held.size && room()) await flush()
           })
         if (ended || signal.aborted || closing.aborted) return end()
@@ -323,11 +356,7 @@ async function startStream(
           checking = true
           // a dependency away fails closed, as the guard does: the client reconnects and is authorized again;
           // an account moved to another group reconnects to be priced (and its symbols checked) for it
-          const holds = await (async () =>
-            (await sessionHolds(ctx, brand, token)) &&
-            (groupId === null || (await accountGroup(ctx, brand, session.login!)) === groupId))().catch(
-            () => false,
-          )
+          const holds = await sessionHolds(ctx, brand, token, groupId).catch(() => false)
           checking = false
           if (!holds) end()
         }, SESSION_CHECK_MS)
