@@ -174,6 +174,11 @@ describe('balance operations', () => {
     expect([a.status, b.status]).toEqual([200, 200])
     expect(b.json.operation.id).toBe(a.json.operation.id)
     expect([a.json.idempotent, b.json.idempotent]).toEqual([false, true])
+    // said in a header too, as trading's repeats are (the audit trail records the repeat as replayed)
+    expect([a.headers.get('idempotent-replayed'), b.headers.get('idempotent-replayed')]).toEqual([
+      null,
+      'true',
+    ])
     // the same key in the body is the same operation
     const c = await post({}, { type: 'deposit', amount: 3, idempotency_key: 'hdr-wire-0001' })
     expect([c.status, c.json.operation.id, c.json.idempotent]).toEqual([200, a.json.operation.id, true])

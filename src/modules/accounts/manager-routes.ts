@@ -265,8 +265,8 @@ export const accountManagerRoutes = (ctx: AccountsCtx) =>
     )
     .post(
       '/accounts/:login/balance',
-      async ({ brand, session, params, body, request }) =>
-        postBalanceOperation(ctx, {
+      async ({ brand, session, params, body, request, set }) => {
+        const r = await postBalanceOperation(ctx, {
           brandId: brand.id,
           login: params.login,
           op: OP_BY_TYPE[body.type],
@@ -278,7 +278,11 @@ export const accountManagerRoutes = (ctx: AccountsCtx) =>
           createdBy: `staff:${session.staffId}`,
           // money out keeps the margin of open positions unless staff say otherwise (a correction)
           keepFreeMargin: body.allow_margin_call !== true,
-        }),
+        })
+        // a repeat says so in a header too, as trading's do: the audit trail records it as replayed
+        if (r.idempotent) set.headers['idempotent-replayed'] = 'true'
+        return r
+      },
       {
         auth: ACCOUNT_ADMINS,
         ...textInput({ params: LoginParam }),
@@ -287,7 +291,7 @@ export const accountManagerRoutes = (ctx: AccountsCtx) =>
             t.String({
               pattern: '^[A-Za-z0-9_.:-]{8,64}$',
               description:
-                'the same as idempotency_key, as trading routes take it (8 to 64 of A-Z a-z 0-9 _ . : -); with idempotency_key too, both must be the same',
+                "the same as idempotency_key, as trading routes take it (8 to 64 of A-Z a-z 0-9 _ . : -; keys starting with copy: or copy- are the platform's, 400); with idempotency_key too, both must be the same. A repeat answers idempotent = true and the header Idempotent-Replayed: true",
             }),
           ),
         }),
