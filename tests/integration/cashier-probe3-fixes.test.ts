@@ -4,13 +4,13 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { eq, sql } from 'drizzle-orm'
 import { AccountsPort } from '../../src/modules/accounts'
-import { approveWithdrawal } from '../../src/modules/cashier/backoffice'
-import { PAYOUT_SEND_LEASE_MS } from '../../src/modules/cashier/backoffice/shared'
+import { approveWithdrawal, markPaid, payoutFailed } from '../../src/modules/cashier/backoffice'
+import { PAYOUT_ANSWER_MARGIN_MS, PAYOUT_SEND_LEASE_MS } from '../../src/modules/cashier/backoffice/shared'
 import { cashierConfig } from '../../src/modules/cashier/config'
 import type { CashierCtx } from '../../src/modules/cashier/context'
 import { type PaymentProvider, PayoutRefused } from '../../src/modules/cashier/providers/port'
 import { type SandboxEventType, sandboxEvent, signSandbox } from '../../src/modules/cashier/providers/sandbox'
-import { sandboxPayments } from '../../src/modules/cashier/schema'
+import { cashierTransactions, sandboxPayments } from '../../src/modules/cashier/schema'
 import { KycPort } from '../../src/modules/kyc'
 import { makeTestApp, type TestApp } from '../support/app'
 import { SANDBOX_SECRET } from '../support/cashier'
@@ -229,7 +229,134 @@ describe('a payout being sent is not recorded paid or failed meanwhile', () => {
     p.release()
     const answered = await approving
     expect(answered.status_name).toBe('payout_failed')
-    expect(answered.staff_note).toContain('refused the payout after its send lease lapsed')
+    expect(answered.staff_note).toContain(
+      'refused the payout (refused late) after the withdrawal was recorded or moved meanwhile',
+    )
+    expect(await balance()).toBe(start)
+  })
+
+  /**
+   * Staff (another instance) act on the row they read past the lease; their write transaction starts
+   * only once the sender's answer committed (the provider is released and answers first).
+   */
+  function answeredFirst(base: CashierCtx, release: () => void, approving: Promise<unknown>): CashierCtx {
+    const realUow = t.ctx.uow
+    return {
+      ...base,
+      uow: {
+        run: async (fn: never, order?: never) => {
+          release()
+          await approving
+          return realUow.run(fn, order)
+        },
+      } as never,
+    }
+  }
+
+  // review of f58cf6c (.tmp/review-cashier3/lapsed-race.test.ts)
+  test('payout-failed past the lease racing the late success answer: the hold returns AND the payout left, unflagged', async () => {
+    const start = await balance()
+    const id = await withdrawal(64)
+    const p = slowProvider((id) => ({ providerRef: `W-PO${id}` }))
+    const approving = approveWithdrawal({ ctx: p.ctx, brandId: 1, staffId: 1, id, input: {} })
+    await p.asked
+    // the provider is slow: the lease lapses (the job has not run yet)
+    await later(PAYOUT_SEND_LEASE_MS + 1000)
+    // staff (instance B) record the payout failed: `act` reads the row (lease lapsed: allowed), and the
+    // provider's success answer (instance A) commits before B's write transaction starts
+    let outcome: string
+    try {
+      const v = await payoutFailed({
+        ctx: answeredFirst(p.ctx, p.release, approving),
+        brandId: 1,
+        staffId: 2,
+        id,
+        input: { reason: 'the bank never received it' },
+      })
+      outcome = `${v.status_name} flagged=${v.flagged} ref=${v.provider_ref}`
+    } catch (e) {
+      outcome = `refused ${(e as { code?: string }).code ?? String(e)}`
+    }
+    const after = await approving
+    const end = await balance()
+    // Either staff's write is refused (the lease it checked is no longer the row's), or the provider's
+    // accepted payout is flagged; never the hold back for a payout the provider sent.
+    expect({ outcome, balanceBack: end === start }).not.toEqual({
+      outcome: `payout_failed flagged=false ref=W-PO${id}`,
+      balanceBack: true,
+    })
+    expect(outcome).toBe('refused TRANSACTION_STATE_CONFLICT')
+    expect([after.status_name, after.provider_ref]).toEqual(['payout_in_progress', `W-PO${id}`])
+    expect(end).toBe(start - 64)
+    const again = await t.request('POST', `/manager/cashier/transactions/${id}/payout-failed`, {
+      token: manager2,
+      body: { reason: 'the bank returned the transfer' },
+    })
+    // read now (the answer written), the bank's return of the wire is recorded as before
+    expect([again.status, again.json.status_name]).toEqual([200, 'payout_failed'])
+    expect(await balance()).toBe(start)
+  })
+
+  test("mark-paid past the lease racing the sender's answer: refused with its current state, nothing recorded on the stale read", async () => {
+    const start = await balance()
+    const id = await withdrawal(65)
+    const p = slowProvider((id) => ({ providerRef: `W-PO${id}` }))
+    const approving = approveWithdrawal({ ctx: p.ctx, brandId: 1, staffId: 1, id, input: {} })
+    await p.asked
+    await later(PAYOUT_SEND_LEASE_MS + 1000)
+    const refused = await markPaid({
+      ctx: answeredFirst(p.ctx, p.release, approving),
+      brandId: 1,
+      staffId: 2,
+      id,
+      input: { note: 'looks sent' },
+    }).then(
+      () => 'recorded',
+      (e: { code?: string; message?: string }) => `${e.code}: ${e.message}`,
+    )
+    expect(refused).toStartWith(`TRANSACTION_STATE_CONFLICT: withdrawal ${id} changed while this was asked`)
+    expect(refused).toContain(`accepted its payout: W-PO${id}`)
+    expect(refused).toContain('payout_in_progress now')
+    expect((await staffTx(id)).status_name).toBe('payout_in_progress')
+    const paid = await t.request('POST', `/manager/cashier/transactions/${id}/mark-paid`, {
+      token: manager2,
+      body: {},
+    })
+    expect([paid.status, paid.json.status_name]).toEqual([200, 'paid'])
+    expect(await balance()).toBe(start - 65)
+  })
+
+  test('a payout call past its deadline (the lease less 30 s) is aborted and held in manual_review under the lease: none is in flight once it lapsed', async () => {
+    const start = await balance()
+    const id = await withdrawal(66)
+    let signal: AbortSignal | undefined
+    const ctx = cashierWith(async (p, s) => {
+      signal = s
+      // a provider that honours the signal; without one it answers (accepted) after 3 s
+      await new Promise<void>((r) => {
+        s?.addEventListener('abort', () => r())
+        setTimeout(r, 3000)
+      })
+      if (s?.aborted) throw s.reason
+      return { providerRef: `W-PO${p.transactionId}` }
+    })
+    ctx.settings = { ...ctx.settings, payoutSendLeaseMs: PAYOUT_ANSWER_MARGIN_MS + 300 }
+    const held = await approveWithdrawal({ ctx, brandId: 1, staffId: 1, id, input: {} })
+    expect([held.status_name, held.flagged, held.provider_ref]).toEqual(['manual_review', true, null])
+    expect(held.staff_note).toContain('wire did not answer within')
+    expect(signal?.aborted).toBe(true)
+    // written under its lease, which ends with it: staff record it at once, the job has nothing to do
+    const [row] = await t.ctx.db
+      .select({ until: cashierTransactions.payoutSendingUntil })
+      .from(cashierTransactions)
+      .where(eq(cashierTransactions.id, id))
+    expect(row!.until).toBe(0)
+    expect(await balance()).toBe(start - 66)
+    const failed = await t.request('POST', `/manager/cashier/transactions/${id}/payout-failed`, {
+      token: manager2,
+      body: { reason: 'the provider has no record of it' },
+    })
+    expect([failed.status, failed.json.status_name]).toEqual([200, 'payout_failed'])
     expect(await balance()).toBe(start)
   })
 })

@@ -79,6 +79,11 @@ export interface CashierConfig {
   /** Each brand's public origin for payment pages and webhooks (README: configuration). */
   publicUrls: Record<string, string>
   production: boolean
+  /**
+   * A payout's send lease (ms; backoffice/shared.ts: PAYOUT_SEND_LEASE_MS when unset). Not read from the
+   * environment: tests shorten it to reach the payout call's deadline.
+   */
+  payoutSendLeaseMs?: number
 }
 
 /**

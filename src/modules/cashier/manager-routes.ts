@@ -234,9 +234,11 @@ export const cashierManagerRoutes = (ctx: CashierCtx) =>
             'the simulated providers refuse a payout whose minor units, net of the fee, end in 1313 (13.13 USD), their test refusal); ' +
             'sending it with no answer (a timeout: it may have been sent) answers it manual_review, flagged, with ' +
             'the hold kept: check with the provider, then mark it paid or its payout failed. While the payout is ' +
-            'being sent, mark-paid and payout-failed answer 409 PAYOUT_BEING_SENT; a send with no answer after 5 ' +
-            "minutes (this instance stopped) is moved to manual_review, flagged, by the reconcile job, and the provider's " +
-            'late answer is added to the staff note. The note is added to staff_note (a line each).',
+            'being sent, mark-paid and payout-failed answer 409 PAYOUT_BEING_SENT. The call to the provider is ' +
+            'aborted after 4.5 minutes (its send lease of 5 less 30 s) and answered manual_review, flagged, as a send ' +
+            'with no answer; a send this instance stopped answering (it died) is moved there after 5 minutes by the ' +
+            "reconcile job, and the provider's late answer is added to the staff note. The note is added to staff_note " +
+            '(a line each).',
         }),
       },
     )
@@ -269,7 +271,9 @@ export const cashierManagerRoutes = (ctx: CashierCtx) =>
           description:
             'From payout_in_progress, or manual_review (a payout sent with no answer). 409 PAYOUT_BEING_SENT while ' +
             "its approval still waits on the provider's answer to the payout (it may yet refuse it): try again once " +
-            'it answered; a send that never answers is moved to manual_review after 5 minutes.',
+            'it answered; a send that never answers is moved to manual_review after 5 minutes. 409 ' +
+            "TRANSACTION_STATE_CONFLICT, naming its state, when it changed while this was asked (the provider's " +
+            'answer written meanwhile): nothing is recorded.',
         }),
       },
     )
@@ -289,7 +293,9 @@ export const cashierManagerRoutes = (ctx: CashierCtx) =>
           description:
             'From payout_in_progress, or manual_review (a payout sent with no answer). 409 PAYOUT_BEING_SENT while ' +
             "its approval still waits on the provider's answer to the payout (the provider may be sending it): try " +
-            'again once it answered; a send that never answers is moved to manual_review after 5 minutes.',
+            'again once it answered; a send that never answers is moved to manual_review after 5 minutes. 409 ' +
+            "TRANSACTION_STATE_CONFLICT, naming its state, when it changed while this was asked (the provider's " +
+            'acceptance written meanwhile): nothing is recorded, the hold is kept.',
         }),
       },
     )

@@ -10,7 +10,15 @@ import { type PaymentProvider, PayoutRefused } from '../providers/port'
 import { cashierTransactions } from '../schema'
 import { flag, move, noteAfter, staffViewOf, type TxRow } from '../transactions'
 import { failPayout } from './payout-failed'
-import { act, PAYOUT_SEND_LEASE_MS, rowIn, rowOf, type StaffAction, staff } from './shared'
+import {
+  attempt,
+  PAYOUT_ANSWER_MARGIN_MS,
+  PAYOUT_SEND_LEASE_MS,
+  rowIn,
+  rowOf,
+  type StaffAction,
+  staff,
+} from './shared'
 
 /**
  * A withdrawal is money the account held when it was asked; a reversal since (a deposit charged back), or
@@ -80,6 +88,57 @@ function payoutOf(ctx: CashierCtx, row: { id: number; provider: string }) {
   )
 }
 
+/** Why an answer found the withdrawal no longer its to write (`answered`). */
+const MEANWHILE =
+  "after the withdrawal was recorded or moved meanwhile (lease lapsed, or another instance's record)"
+
+/** The payout call given up at its deadline: an unknown outcome (the money may have left). */
+class PayoutDeadline extends Error {
+  constructor(provider: string, ms: number) {
+    super(`${provider} did not answer within ${Math.round(ms / 100) / 10} s: the call was aborted`)
+    this.name = 'PayoutDeadline'
+  }
+}
+
+/**
+ * The provider's payout call against its deadline (on ctx.clock: the send lease less
+ * PAYOUT_ANSWER_MARGIN_MS): past it the call's signal aborts and it throws PayoutDeadline (an unknown
+ * outcome, written under the lease with the margin to spare), so no send is still in flight, nor waited
+ * for, once the lease lapsed and staff may record the withdrawal. An answer that comes after is logged.
+ */
+async function sendBy(
+  ctx: CashierCtx,
+  provider: PaymentProvider,
+  p: { transactionId: number; amount: number; currency: string },
+  deadline: number,
+) {
+  const abort = new AbortController()
+  const ms = Math.max(0, deadline - ctx.clock.now())
+  let timer: ReturnType<typeof setTimeout> | undefined
+  const late = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => {
+      const e = new PayoutDeadline(provider.id, ms)
+      abort.abort(e)
+      reject(e)
+    }, ms)
+  })
+  const call = Promise.resolve().then(() => provider.startPayout(p, abort.signal))
+  try {
+    return await Promise.race([call, late])
+  } finally {
+    clearTimeout(timer)
+    if (abort.signal.aborted)
+      call.then(
+        (r) =>
+          ctx.logger.log('error', 'cashier payout accepted after its deadline', {
+            transaction: p.transactionId,
+            provider_ref: r.providerRef,
+          }),
+        () => undefined,
+      )
+  }
+}
+
 /**
  * Writes what the provider answered to the approval's payout, conditionally on its send lease: only while
  * the withdrawal is still payout_in_progress under this approval's lease. Lost (the lease lapsed and the
@@ -110,7 +169,10 @@ async function answered(
  * lease (`answered`): accepted, its reference; the provider's definite refusal (`PayoutRefused`) fails
  * the payout and returns the hold; any other failure to send (a timeout after the provider may have sent
  * it) keeps the hold and moves the withdrawal to manual_review, flagged: staff find out from the provider
- * and record it paid or failed. A staff note is added to `staff_note` (noteAfter), never replacing it.
+ * and record it paid or failed. The call runs against a deadline, the lease less PAYOUT_ANSWER_MARGIN_MS
+ * (`sendBy`): past it the call is aborted and its outcome taken as unknown (manual_review), written
+ * under the lease, so a lapsed lease means no send is in flight. A staff note is added to `staff_note`
+ * (noteAfter), never replacing it.
  */
 export async function approveWithdrawal({
   ctx,
@@ -122,7 +184,7 @@ export async function approveWithdrawal({
   const note = input.note ?? ''
   let lease = 0
   let provider: PaymentProvider | undefined
-  await act(ctx, brandId, id, 'approve it', async (read, now) => {
+  await attempt(ctx, brandId, id, 'approve it', async (read, now) => {
     // a withdrawal its state no longer lets staff approve answers by its state (409), not by KYC
     if (read.kind !== 'withdrawal' || next('withdrawal', read.status, 'approve') === null) return null
     provider = payoutOf(ctx, read)
@@ -132,24 +194,25 @@ export async function approveWithdrawal({
       const row = await rowIn(tx, read)
       await kycAllows(ctx, tx, brandId, row)
       await inDebt(ctx, tx, row)
-      lease = now + PAYOUT_SEND_LEASE_MS
+      lease = now + (ctx.settings.payoutSendLeaseMs ?? PAYOUT_SEND_LEASE_MS)
       const staffNote = note.trim() ? noteAfter(row.staffNote, note) : undefined
       return move(tx, row, 'approve', staff(staffId), now, { payoutSendingUntil: lease, staffNote }, note)
     })
   })
   const row = await rowOf(ctx, brandId, id)
-  const outcome = await Promise.resolve()
-    .then(() =>
-      provider!.startPayout({ transactionId: row.id, amount: row.amount - row.fee, currency: row.currency }),
-    )
-    .catch((e: unknown) => ({ error: e }))
+  const outcome = await sendBy(
+    ctx,
+    provider!,
+    { transactionId: row.id, amount: row.amount - row.fee, currency: row.currency },
+    lease - PAYOUT_ANSWER_MARGIN_MS,
+  ).catch((e: unknown) => ({ error: e }))
   if ('providerRef' in outcome) {
     const ref = outcome.providerRef
     await answered(
       ctx,
       row,
       lease,
-      `${row.provider} accepted the payout (${ref}) after its send lease lapsed: the money has left; check what was recorded`,
+      `${row.provider} accepted the payout (${ref}) ${MEANWHILE}: the money has left; check what was recorded`,
       async (tx, _work, r) => {
         const [done] = await tx
           .update(cashierTransactions)
@@ -172,7 +235,7 @@ export async function approveWithdrawal({
       ctx,
       row,
       lease,
-      `${row.provider} refused the payout after its send lease lapsed (${why}): nothing was sent; check what was recorded`,
+      `${row.provider} refused the payout (${why}) ${MEANWHILE}: nothing was sent; check what was recorded`,
       (tx, work, r, now) => failPayout(ctx, tx, work, r, staff(staffId), now, 'the payout could not be sent'),
     )
   } else {

@@ -1,6 +1,7 @@
 import { and, eq } from 'drizzle-orm'
 import type { Tx } from '../../../kernel/db/client'
 import type { CashierCtx } from '../context'
+import { txStatusName } from '../domain/status'
 import { refuse } from '../errors'
 import { cashierTransactions } from '../schema'
 import { LostRace, staffViewOf, type TxRow, txNotFound, wrongState } from '../transactions'
@@ -16,17 +17,45 @@ export const MAX_CREDIT_ATTEMPTS = 5
 export const PAYOUT_SEND_LEASE_MS = 5 * 60_000
 
 /**
+ * How long before its lease lapses a payout call is given up (ms): the provider's call runs against the
+ * lease less this (aborted then, an unknown outcome), so the approval writes it to manual_review under
+ * its own lease with time to spare, and no instance still has a send in flight once the lease lapsed.
+ */
+export const PAYOUT_ANSWER_MARGIN_MS = 30_000
+
+/**
  * 409 PAYOUT_BEING_SENT while the withdrawal's payout is being sent (its approval waits on the provider's
  * answer, its lease not lapsed): recording it paid or failed now would race the provider's answer (a
- * payout recorded failed, its hold returned, that the provider then sends). The lease is set with the
- * status the approval commits and only ends with a status change or the sender's own answer, so what
- * `act` read holds for the conditional move.
+ * payout recorded failed, its hold returned, that the provider then sends). Checked on the row `act`
+ * read; the write checks again in its transaction that nothing was written since (`unchangedSince`).
  */
 export function notBeingSent(row: TxRow, now: number) {
   if (row.payoutSendingUntil <= now) return
   throw refuse(
     'PAYOUT_BEING_SENT',
     `the payout of withdrawal ${row.id} is being sent (its approval waits on ${row.provider}'s answer, until ${new Date(row.payoutSendingUntil).toISOString()} at most): try again once it has answered`,
+  )
+}
+
+/**
+ * 409 TRANSACTION_STATE_CONFLICT, naming its current state, when the withdrawal changed since `act` read
+ * it for notBeingSent: re-read in the caller's (write) transaction, which holds it until the commit. Its
+ * lease may lapse while the provider answers: the sender's answer (the provider's reference written, the
+ * lease ended, the status kept) then commits between staff's read and staff's write, and a payout the
+ * provider accepted would be recorded failed (its hold returned) on what was read before its answer.
+ */
+export async function unchangedSince(tx: Tx, read: TxRow) {
+  const row = await rowIn(tx, read)
+  if (
+    row.status === read.status &&
+    row.payoutSendingUntil === read.payoutSendingUntil &&
+    row.providerRef === read.providerRef
+  )
+    return
+  const accepted = row.providerRef && row.providerRef !== read.providerRef
+  throw refuse(
+    'TRANSACTION_STATE_CONFLICT',
+    `withdrawal ${row.id} changed while this was asked${accepted ? ` (${row.provider} accepted its payout: ${row.providerRef})` : ''}: it is ${txStatusName(row.kind, row.status)} now and nothing was recorded; check what was sent, then try again`,
   )
 }
 
@@ -62,8 +91,20 @@ export interface StaffAction {
   id: number
 }
 
-/** Runs one staff action on a transaction; 409 when its status does not allow it. */
+/** Runs one staff action on a transaction; 409 when its status does not allow it. Its staff view. */
 export async function act(
+  ctx: CashierCtx,
+  brandId: number,
+  id: number,
+  what: string,
+  fn: (row: TxRow, now: number) => Promise<TxRow | null>,
+) {
+  await attempt(ctx, brandId, id, what, fn)
+  return staffViewOf(ctx, brandId, id)
+}
+
+/** `act` without its answer: for an action that goes on after it (an approval sends the payout). */
+export async function attempt(
   ctx: CashierCtx,
   brandId: number,
   id: number,
@@ -78,5 +119,4 @@ export async function act(
   })
   // named in the state that refused it: another action may have moved it since it was read
   if (!done) throw wrongState(await rowOf(ctx, brandId, id), what)
-  return staffViewOf(ctx, brandId, id)
 }

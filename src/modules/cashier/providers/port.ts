@@ -63,13 +63,19 @@ export interface PaymentProvider {
   /**
    * Sends a withdrawal's payout; the provider's reference. Throws `PayoutRefused` when the provider
    * refused it (nothing was sent); any other throw (a timeout, a lost connection) is an unknown outcome:
-   * the money may have left, so the hold is kept for staff.
+   * the money may have left, so the hold is kept for staff. `signal` aborts at the approval's deadline
+   * (its send lease less PAYOUT_ANSWER_MARGIN_MS): a module that does I/O passes it on (`fetch`'s
+   * `signal`) and asks nothing more of the provider once it aborted; its answer is no longer waited for
+   * (the withdrawal goes to manual_review, its outcome unknown).
    */
-  startPayout(p: {
-    transactionId: number
-    amount: number
-    currency: string
-  }): Promise<{ providerRef: string }>
+  startPayout(
+    p: {
+      transactionId: number
+      amount: number
+      currency: string
+    },
+    signal?: AbortSignal,
+  ): Promise<{ providerRef: string }>
   /** The provider's side of its scheme, for the hosted sandbox page that stands in for it. */
   simulator?: WebhookSimulator
   /** The provider's own view of a payment (reconciliation), or null when it cannot be asked. */
