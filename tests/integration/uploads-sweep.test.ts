@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { existsSync, mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { eq } from 'drizzle-orm'
+import { eq, inArray } from 'drizzle-orm'
 import { ManualClock } from '../../src/kernel/clock'
 import { uploads } from '../../src/modules/uploads/schema'
 import { RELEASED_TTL_MS, sweepUploads, UNATTACHED_TTL_MS } from '../../src/modules/uploads/service'
@@ -121,19 +121,27 @@ describe('uploads.sweep', () => {
     expect((await t.request('GET', '/account/me', { token: await user() })).json.avatar).toBe(b.uuid)
   })
 
-  test("an upload records its store; the sweep leaves another store's rows (the engine in Bun beside Workers' R2) and takes unrecorded ones", async () => {
+  test("an upload records its store; the sweep leaves another store's rows (the engine in Bun beside Workers' R2); an unrecorded one is the disk's when its file is here, else R2's", async () => {
     const mine = await upload(customer, 'kyc_document')
     const other = await upload(customer, 'kyc_document')
     const legacy = await upload(customer, 'kyc_document')
+    // from before 0050, its bytes uploaded at the edge (not on this disk)
+    const legacyEdge = await upload(customer, 'kyc_document')
+    rmSync(legacyEdge.file)
     expect((await row(mine.uuid))?.store).toBe('disk')
     await t.ctx.db.update(uploads).set({ store: 'r2' }).where(eq(uploads.uuid, other.uuid))
-    await t.ctx.db.update(uploads).set({ store: null }).where(eq(uploads.uuid, legacy.uuid))
+    await t.ctx.db
+      .update(uploads)
+      .set({ store: null })
+      .where(inArray(uploads.uuid, [legacy.uuid, legacyEdge.uuid]))
     clock.advance(UNATTACHED_TTL_MS + HOUR)
     await t.runJob('uploads.sweep')
     expect(await kept(mine)).toBe(false)
     expect(await kept(legacy)).toBe(false)
     // its bytes are where this process cannot delete them: its row stays for a run where they are
     expect(await row(other.uuid)).toBeDefined()
+    // an unrecorded row whose file this disk does not hold is R2's from then on: left to the Worker
+    expect((await row(legacyEdge.uuid))?.store).toBe('r2')
   })
 
   test("a customer's avatar on two accounts is released only when neither shows it", async () => {

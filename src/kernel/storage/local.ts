@@ -1,4 +1,4 @@
-import { mkdir, readFile, rm, writeFile } from 'node:fs/promises'
+import { access, mkdir, readFile, rm, writeFile } from 'node:fs/promises'
 import { join, resolve } from 'node:path'
 import type { FileStorage } from './port'
 
@@ -32,5 +32,19 @@ export class LocalDiskStorage implements FileStorage {
 
   async delete(key: string) {
     await rm(this.path(key), { force: true })
+  }
+
+  async deleteMany(keys: readonly string[]) {
+    for (const key of keys) await this.delete(key)
+  }
+
+  async has(key: string) {
+    try {
+      await access(this.path(key))
+      return true
+    } catch (e) {
+      if ((e as NodeJS.ErrnoException).code === 'ENOENT') return false
+      throw e
+    }
   }
 }

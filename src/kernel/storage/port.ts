@@ -8,4 +8,8 @@ export interface FileStorage {
   put(key: string, data: Uint8Array, contentType: string): Promise<void>
   get(key: string): Promise<Uint8Array | null>
   delete(key: string): Promise<void>
+  /** Deletes several at once (R2: one call for up to 1,000 keys, a single subrequest at the edge). */
+  deleteMany(keys: readonly string[]): Promise<void>
+  /** Whether the store holds the key (a row from before `kind` was recorded: whose are its bytes). */
+  has(key: string): Promise<boolean>
 }

@@ -2,8 +2,12 @@
 export interface R2BucketLike {
   put(key: string, value: Uint8Array, options?: { httpMetadata?: { contentType?: string } }): Promise<unknown>
   get(key: string): Promise<{ arrayBuffer(): Promise<ArrayBuffer> } | null>
-  delete(key: string): Promise<void>
+  delete(keys: string | string[]): Promise<void>
+  head(key: string): Promise<unknown | null>
 }
+
+/** R2 deletes at most 1,000 keys a call. */
+const KEYS_PER_DELETE = 1_000
 
 import type { FileStorage } from './port'
 
@@ -23,5 +27,14 @@ export class R2Storage implements FileStorage {
 
   delete(key: string) {
     return this.bucket.delete(key)
+  }
+
+  async deleteMany(keys: readonly string[]) {
+    for (let at = 0; at < keys.length; at += KEYS_PER_DELETE)
+      await this.bucket.delete(keys.slice(at, at + KEYS_PER_DELETE))
+  }
+
+  async has(key: string) {
+    return (await this.bucket.head(key)) !== null
   }
 }

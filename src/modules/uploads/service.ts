@@ -1,5 +1,21 @@
 import { bytesToHex } from '@noble/hashes/utils.js'
-import { and, count, desc, eq, gt, inArray, isNotNull, isNull, lt, min, ne, or, sql, sum } from 'drizzle-orm'
+import {
+  and,
+  count,
+  desc,
+  eq,
+  gt,
+  inArray,
+  isNotNull,
+  isNull,
+  lt,
+  min,
+  ne,
+  or,
+  type SQL,
+  sql,
+  sum,
+} from 'drizzle-orm'
 import type { Session } from '../../kernel/auth/session'
 import type { Brand } from '../../kernel/brand/registry'
 import type { Queryable } from '../../kernel/db/client'
@@ -337,11 +353,12 @@ export const UNATTACHED_TTL_MS = 72 * HOUR_MS
 /** How long a released upload (a replaced avatar) stays: a day, for pages and caches still showing it. */
 export const RELEASED_TTL_MS = 24 * HOUR_MS
 /**
- * Rows deleted per statement: a pass never holds the write lock for long. At the edge a run takes one page
- * (its file deletes are subrequests of the cron invocation every job shares): the next run the rest.
+ * Rows deleted per statement: a pass never holds the write lock for long. At the edge a run takes a few
+ * pages (their statements and file deletes are subrequests of the cron invocation every job shares).
  */
 export const SWEEP_PAGE = 500
-const EDGE_SWEEP_PAGE = 100
+/** Pages a run at the edge: a statement and one R2 call each, of the cron invocation's 1,000 subrequests. */
+const EDGE_SWEEP_PAGES = 4
 
 /**
  * The `uploads.sweep` job: deletes the avatars and KYC documents never attached within UNATTACHED_TTL_MS
@@ -355,50 +372,71 @@ const EDGE_SWEEP_PAGE = 100
  * (`store`): another kind's are left to a run where that store is. The rows and files deleted.
  */
 export async function sweepUploads(ctx: Pick<Kernel, 'db' | 'storage' | 'logger' | 'edge'>, now: number) {
-  const due = and(
-    or(
-      and(
-        isNull(uploads.attachedAt),
-        // a general file (spec 4.4b) is the principal's own, listed by GET /upload/list: kept
-        ne(uploads.purpose, 'attachment'),
-        lt(uploads.createdAt, now - UNATTACHED_TTL_MS),
-      ),
-      and(isNotNull(uploads.releasedAt), lt(uploads.releasedAt, now - RELEASED_TTL_MS)),
+  const due = or(
+    and(
+      isNull(uploads.attachedAt),
+      // a general file (spec 4.4b) is the principal's own, listed by GET /upload/list: kept
+      ne(uploads.purpose, 'attachment'),
+      lt(uploads.createdAt, now - UNATTACHED_TTL_MS),
     ),
-    // only rows whose bytes this process's store holds: the engine in Bun beside Workers (R2) would drop
-    // the row of a file it cannot delete, and the file would stay for good (a run on the other side
-    // sweeps those); a row from before the store was recorded, by whichever runs
-    or(isNull(uploads.store), eq(uploads.store, ctx.storage.kind)),
+    and(isNotNull(uploads.releasedAt), lt(uploads.releasedAt, now - RELEASED_TTL_MS)),
   )
+  // the disk's run first tells whose the bytes of rows from before the store was recorded are
+  const settled = ctx.storage.kind === 'disk' ? await settleUnrecorded(ctx, due) : 0
+  // only rows whose bytes this process's store holds: the engine in Bun beside Workers (R2) would drop
+  // the row of a file it cannot delete, and the file would stay for good (the Worker's run sweeps those)
+  const mine = and(due, eq(uploads.store, ctx.storage.kind))
   let rows = 0
   let files = 0
   let failed = 0
-  for (;;) {
-    const page = ctx.db
-      .select({ uuid: uploads.uuid })
-      .from(uploads)
-      .where(due)
-      .limit(ctx.edge ? EDGE_SWEEP_PAGE : SWEEP_PAGE)
+  for (let pages = 0; pages < (ctx.edge ? EDGE_SWEEP_PAGES : Number.POSITIVE_INFINITY); pages++) {
+    const page = ctx.db.select({ uuid: uploads.uuid }).from(uploads).where(mine).limit(SWEEP_PAGE)
     // the condition again on the delete: a row attached since the page was read stays
     const gone = await ctx.db
       .delete(uploads)
-      .where(and(inArray(uploads.uuid, page), due))
+      .where(and(inArray(uploads.uuid, page), mine))
       .returning({ fileName: uploads.fileName })
     rows += gone.length
-    for (const { fileName } of gone)
-      try {
-        await ctx.storage.delete(fileName)
-        files++
-      } catch (e) {
-        failed++
-        ctx.logger.log('warn', 'swept upload: stored file not deleted (left as an orphan)', {
-          file: fileName,
-          err: e instanceof Error ? e.message : String(e),
-        })
-      }
-    // at the edge one page a run: a cron invocation's 1,000 subrequests are shared by every job due in it
-    if (gone.length < SWEEP_PAGE || ctx.edge) break
+    // the page's files in one call (R2: one subrequest for up to 1,000 keys)
+    try {
+      await ctx.storage.deleteMany(gone.map((g) => g.fileName))
+      files += gone.length
+    } catch (e) {
+      failed += gone.length
+      ctx.logger.log('warn', 'swept uploads: stored files not deleted (left as orphans)', {
+        files: gone.length,
+        err: e instanceof Error ? e.message : String(e),
+      })
+    }
+    if (gone.length < SWEEP_PAGE) break
   }
-  if (rows > 0) ctx.logger.log('info', 'uploads swept', { rows, files, failed })
-  return { rows, files, failed }
+  if (rows > 0 || settled > 0) ctx.logger.log('info', 'uploads swept', { rows, files, failed, settled })
+  return { rows, files, failed, settled }
+}
+
+/**
+ * Rows from before each upload recorded its store (`store` null) that are due: the disk's run looks at
+ * each file (a local check) and records `disk` when it holds it, else `r2` (uploaded at the edge, or lost
+ * from the disk), so each side's sweep takes its own from then on. A page a run: they are few, and only
+ * ever fewer.
+ */
+async function settleUnrecorded(ctx: Pick<Kernel, 'db' | 'storage'>, due: SQL | undefined) {
+  const rows = await ctx.db
+    .select({ uuid: uploads.uuid, fileName: uploads.fileName })
+    .from(uploads)
+    .where(and(due, isNull(uploads.store)))
+    .limit(SWEEP_PAGE)
+  const held: string[] = []
+  const elsewhere: string[] = []
+  for (const r of rows) ((await ctx.storage.has(r.fileName)) ? held : elsewhere).push(r.uuid)
+  for (const [store, uuids] of [
+    ['disk', held],
+    ['r2', elsewhere],
+  ] as const)
+    if (uuids.length > 0)
+      await ctx.db
+        .update(uploads)
+        .set({ store })
+        .where(and(inArray(uploads.uuid, uuids), isNull(uploads.store)))
+  return rows.length
 }
