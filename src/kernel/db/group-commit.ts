@@ -1,4 +1,5 @@
 import type { Db, Tx } from './client'
+import { DatabaseBusy, isBusy, isUnreachable } from './errors'
 
 /** Writes one request in a transaction, alone or together with others (the port of ADR 0001). */
 export interface Committer<In, Out> {
@@ -39,6 +40,10 @@ interface Waiting<In, Out> {
   input: In
   resolve: (v: Out) => void
   reject: (e: unknown) => void
+  /** When it was submitted (performance.now()): its deadline is `waitMs` later. */
+  at: number
+  /** Answered DatabaseBusy while its batch waited for its transaction: the handler never sees it. */
+  expired: boolean
 }
 
 /**
@@ -47,6 +52,16 @@ interface Waiting<In, Out> {
  * each (the way matching engines and databases batch their journal writes). Idle, a request waits one
  * event-loop turn at most. The handler answers every input with a value or an Error of its own; if it
  * throws, the transaction rolls back and every request of the batch fails with that error.
+ *
+ * A request waits at most `waitMs` (DATABASE_WRITE_TIMEOUT_MS) for its transaction to start, wherever it
+ * waits: behind a batch that is being written (whose database may not answer for its own bound) or in a
+ * batch that waits for the write lock. Past it, it is answered DatabaseBusy (503, nothing written) and its
+ * batch's handler never sees it; once the handler has it, only the transaction's outcome answers it (a
+ * member already being written may still commit, ADR 0019). One timer per committer, for the oldest
+ * request, not one per request. A batch the database did not answer (busy, unreachable) fails the
+ * requests queued behind it at once with the same error: they waited behind a database that does not
+ * answer, and a batch of theirs would wait out the whole bound again (a request in flight is bounded by
+ * the write path's own timeouts, from when its transaction started).
  */
 export class GroupCommit<In, Out> implements Committer<In, Out> {
   private queue: Waiting<In, Out>[] = []
@@ -57,6 +72,13 @@ export class GroupCommit<In, Out> implements Committer<In, Out> {
   private firstAt = 0
   /** The collection holds only requests left over from the last batch; no new one has come in yet. */
   private leftover = false
+  /** The batch drained whose handler has not started yet (its transaction waits for its turn). */
+  private forming: Waiting<In, Out>[] | null = null
+  /** Some member of `forming` was answered DatabaseBusy. */
+  private formingExpired = false
+  /** Fires at (or before) the deadline of the oldest request not yet handed to the handler. */
+  private timer: ReturnType<typeof setTimeout> | undefined
+  private readonly waitMs: number
 
   constructor(
     private readonly db: Db,
@@ -77,14 +99,58 @@ export class GroupCommit<In, Out> implements Committer<In, Out> {
        * commits.
        */
       lingerMs?: number
+      /**
+       * How long a request may wait for its transaction to start (ms): DATABASE_WRITE_TIMEOUT_MS, after
+       * which the write path answers 503 (docs/operations.md, ADR 0019). Default 8,000.
+       */
+      waitMs?: number
     } = {},
-  ) {}
+  ) {
+    this.waitMs = opts.waitMs ?? 8000
+  }
 
   submit(input: In): Promise<Out> {
     return new Promise<Out>((resolve, reject) => {
-      this.queue.push({ input, resolve, reject })
+      this.queue.push({ input, resolve, reject, at: performance.now(), expired: false })
+      // a timer is armed already (for an older request, whose deadline comes first) or this one's is
+      if (this.timer === undefined) this.arm()
       if (!this.scheduled && !this.running) this.collect()
     })
+  }
+
+  /** The oldest request not yet handed to the handler: in the forming batch, else first in the queue. */
+  private oldest(): Waiting<In, Out> | undefined {
+    if (this.forming) for (const w of this.forming) if (!w.expired) return w
+    return this.queue[0]
+  }
+
+  private arm() {
+    const w = this.oldest()
+    if (!w) return
+    this.timer = setTimeout(this.expire, Math.max(0, w.at + this.waitMs - performance.now()))
+    // it keeps no process alive (what a request waits on does)
+    ;(this.timer as { unref?: () => void }).unref?.()
+  }
+
+  /**
+   * Answers DatabaseBusy to every request past its deadline that no handler has yet: nothing of it was
+   * written, and none will be (the forming batch's handler skips it). Requests are in arrival order.
+   */
+  private readonly expire = () => {
+    this.timer = undefined
+    const due = performance.now() - this.waitMs
+    const busy = () => new DatabaseBusy(`waited over ${this.waitMs} ms for the write lock`)
+    if (this.forming)
+      for (const w of this.forming)
+        if (!w.expired && w.at <= due) {
+          w.expired = true
+          this.formingExpired = true
+          w.reject(busy())
+        }
+    let n = 0
+    while (n < this.queue.length && this.queue[n]!.at <= due) n++
+    if (n > 0) for (const w of this.queue.splice(0, n)) w.reject(busy())
+    this.arm()
   }
 
   private collect(leftover = false) {
@@ -114,10 +180,15 @@ export class GroupCommit<In, Out> implements Committer<In, Out> {
     this.scheduled = false
     this.running = true
     const batch = this.queue.splice(0, this.opts.maxBatch ?? 500)
+    let down: unknown
     try {
-      await this.commit(batch)
+      down = await this.commit(batch)
     } finally {
       this.running = false
+      // the database did not answer this batch (busy, unreachable, a round trip past its bound): those
+      // that waited behind it are told so now, nothing of theirs written, as the write queue tells its own
+      // waiters (group-writer.ts); put in a batch, they would wait out the whole bound once more
+      if (down !== undefined) for (const w of this.queue.splice(0)) w.reject(down)
       // Requests that came in while a batch of several committed (their checks ran between its
       // statements) start the next collection rather than committing at once: committed at once, the
       // one or two of them made every other transaction a batch of one under load (1,117 of 2,460
@@ -127,19 +198,32 @@ export class GroupCommit<In, Out> implements Committer<In, Out> {
     }
   }
 
-  private async commit(batch: Waiting<In, Out>[]) {
+  /** Commits a batch; answers the error when the database did not answer it (busy or unreachable). */
+  private async commit(all: Waiting<In, Out>[]): Promise<unknown> {
     let results: (Out | Error)[]
+    let batch = all
+    this.forming = all
+    this.formingExpired = false
     try {
-      results = await this.db.transaction((tx) =>
-        this.handler(
+      results = await this.db.transaction((tx) => {
+        // the transaction's turn came: the members answered 503 meanwhile are left out, the others are
+        // now the transaction's (only its outcome answers them)
+        this.forming = null
+        if (this.formingExpired) batch = all.filter((b) => !b.expired)
+        if (batch.length === 0) return Promise.resolve([])
+        return this.handler(
           tx,
           batch.map((b) => b.input),
-        ),
-      )
+        )
+      })
     } catch (e) {
+      // failed before its turn came (busy, unreachable) or with the transaction: no member was written
       for (const b of batch) b.reject(e)
-      return
+      return isBusy(e) || isUnreachable(e) ? e : undefined
+    } finally {
+      this.forming = null
     }
+    if (batch.length === 0) return
     try {
       await this.opts.afterCommit?.(results.filter((r): r is Out => !(r instanceof Error)))
     } catch (e) {

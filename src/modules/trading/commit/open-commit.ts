@@ -68,9 +68,29 @@ export function openCommitter(
   const handler = (tx: Tx, reqs: OpenRequest[]) => commitOpens(ctx, tx, reqs)
   if (!ctx.config.groupCommit)
     return new PerRequestCommit(ctx.db, handler, { afterCommit, onAfterCommitError })
-  // bench/trading.ts: 50 connections commit as one batch of ~50 instead of alternating halves (ADR 0001)
-  return new GroupCommit(ctx.db, handler, { afterCommit, onAfterCommitError, lingerMs: 5 })
+  // bench/trading.ts: 50 connections commit as one batch of ~50 instead of alternating halves (ADR 0001);
+  // an open that waits for its transaction past DATABASE_WRITE_TIMEOUT_MS answers 503, nothing written
+  return new GroupCommit(ctx.db, handler, {
+    afterCommit,
+    onAfterCommitError,
+    lingerMs: 5,
+    waitMs: ctx.config.database.writeTimeoutMs,
+  })
 }
+
+/**
+ * How old the price of a market open may be when its batch is written (ms): the bound of the stale-price
+ * guard (ADR 0014 §3: no fill at a price more than 3 s old; market's STALE_AFTER_MS). Its price is the
+ * quote current when its checks ran (`openTime`); an open that then waited for the database (sqld paused,
+ * a batch ahead that did not answer) would otherwise fill at a price the market may have left.
+ */
+export const OPEN_PRICE_MAX_AGE_MS = 3000
+
+const priceTooOld = (ms: number) =>
+  refuse(
+    'priceStale',
+    `the price of this order was read ${(ms / 1000).toFixed(1)} s before it could be written (the database was slow to answer): nothing is filled at an old price, retry`,
+  )
 
 /**
  * Requests whose idempotency key was used before (committed, or earlier in this batch) answer with the
@@ -185,6 +205,7 @@ async function unwanted(tx: Tx, reqs: OpenRequest[]) {
 }
 
 async function commitNew(ctx: TradingCtx, tx: Tx, reqs: OpenRequest[]): Promise<(Opened | Error)[]> {
+  const now = ctx.clock.now()
   const parents = await parentStates(tx, reqs)
   const dropped = await unwanted(tx, reqs)
   // every login's funds: a pending order needs no margin, but it counts against the account's limit
@@ -226,6 +247,11 @@ async function commitNew(ctx: TradingCtx, tx: Tx, reqs: OpenRequest[]): Promise<
       results.push(tooMany(limit, count))
       continue
     }
+    // a market open fills at the price of its checks: not when that is older than the guard's bound
+    if (r.values.state === 'open' && now - r.values.openTime > OPEN_PRICE_MAX_AGE_MS) {
+      results.push(priceTooOld(now - r.values.openTime))
+      continue
+    }
     if (r.margin !== null) {
       const v = r.values
       const a = funds.get(v.login)
@@ -255,7 +281,6 @@ async function commitNew(ctx: TradingCtx, tx: Tx, reqs: OpenRequest[]): Promise<
   }
   if (accepted.length === 0) return results as Error[]
   const rows = await insertOrders(tx, accepted)
-  const now = ctx.clock.now()
   const keyed = accepted.flatMap((r, i) =>
     r.key
       ? [
