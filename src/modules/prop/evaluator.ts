@@ -3,6 +3,7 @@ import { publishChange } from '../../kernel/bus/channel'
 import type { Tx } from '../../kernel/db/client'
 import { jsonRows } from '../../kernel/db/json-rows'
 import type { Work } from '../../kernel/db/unit-of-work'
+import { roundToMinor } from '../accounts'
 import type { TradingApi } from '../trading'
 import type { PropCtx } from './context'
 import { FUNDED, ProgramStep } from './domain/program'
@@ -13,6 +14,7 @@ import {
   localDay,
   nextDayStart,
   type PhaseRules,
+  type PhaseState,
   PhaseRules as Rules,
   verdict,
 } from './domain/rules'
@@ -100,7 +102,8 @@ function activityOf(
 const QUARTER_HOUR = 900_000
 
 /**
- * `localDay` for a pass: every zone's offset is a whole number of quarter hours, so a local day starts on
+ * `localDay` for a pass: every zone's offset is a whole number of quarter hours (a program's zone is an
+ * IANA name: domain/rules.ts isZone refuses an offset such as +05:07), so a local day starts on
  * a quarter hour of UTC and all instants of one quarter hour share their local day (Intl's formatting
  * costs microseconds, and a pass asks it twice per position). Keyed by number within each zone: a text
  * key built per call cost more than the lookup.
@@ -521,7 +524,7 @@ async function evaluateChunk(
         ).map((p) => [p.id, p]),
       )
     : new Map<number, PhaseRow>()
-  for (const { id, v, f } of verdicts) {
+  for (const { id, v, f, s } of verdicts) {
     const p = whole.get(id)
     if (!p || p.status !== PHASE.active) continue
     if (v.outcome === 'failed') {
@@ -530,7 +533,7 @@ async function evaluateChunk(
       // the phase failed (by this breach or another writer's); 'stale' and 'inactive' left it as it was
       if (outcome === 'recorded' || outcome === 'recorded_before') failed++
     } else {
-      await passPhase(ctx, trading, p, f).catch((e) =>
+      await passPhase(ctx, trading, p, rulesById.get(id)!, s).catch((e) =>
         ctx.logger.log('error', 'prop phase could not pass', { phase: p.id, err: String(e) }),
       )
       passed++
@@ -560,7 +563,8 @@ interface ChunkInput {
  */
 function planChunk(input: ChunkInput, snaps: Snapshots, inserted: boolean) {
   const { phases, figures, rulesById, passDays, activity, todayOf, dayNumbers, positions } = input
-  const verdicts: { id: number; v: ReturnType<typeof verdict>; f: Figures }[] = []
+  /** `s`: what the verdict judged (a pass judges it again with the figures in its transaction) */
+  const verdicts: { id: number; v: ReturnType<typeof verdict>; f: Figures; s: PhaseState }[] = []
   /** Phases whose trading days this chunk counted: remembered once its transaction has committed. */
   const counted: number[] = []
   /** Phases whose trailing loss floor moved: the engine's watch reads them again. */
@@ -629,7 +633,7 @@ function planChunk(input: ChunkInput, snaps: Snapshots, inserted: boolean) {
         t0: p.tradingDays,
         l0: p.lastTradingDay,
       })
-    const v = verdict(rules, {
+    const s: PhaseState = {
       initialBalance: p.initialBalance,
       balance: f.balance,
       equity: f.equity,
@@ -638,8 +642,9 @@ function planChunk(input: ChunkInput, snaps: Snapshots, inserted: boolean) {
       openPositions,
       tradingDays,
       daysElapsed: daysInclusive(p.startDay, day, dayNumbers),
-    })
-    if (v.outcome !== 'running') verdicts.push({ id: p.id, v, f })
+    }
+    const v = verdict(rules, s)
+    if (v.outcome !== 'running') verdicts.push({ id: p.id, v, f, s })
   }
   return { verdicts, counted, raised, settle, days, counts }
 }
@@ -681,13 +686,15 @@ async function writeChunk(tx: Tx, { settle, days, counts }: ChunkPlan, now: numb
 
 /**
  * Rolls a promotion's transaction back: the phase was not active any more (another pass moved it), or its
- * challenge was not active on it.
+ * challenge was not active on it, or the phase no longer meets its target as its transaction sees it.
  */
 class PromotedElsewhere extends Error {}
 
 /**
- * A phase met its target: in one transaction the phase passes (a conditional update: of overlapping
- * passes, one moves it), the next step's account is opened with its group's default_deposit as the initial
+ * A phase met its target (`judged`: what the pass's verdict saw): in one transaction the phase is judged
+ * again on its account's balance, equity and open positions as that transaction sees them, and passes
+ * (a conditional update: of overlapping passes, one moves it) with those as its final figures; the next
+ * step's account is opened with its group's default_deposit as the initial
  * balance (the purchase's finance operation), the next phase starts on it and the challenge moves to it;
  * after the last step the challenge has passed. The passed account stops trading. A pass that fails, or
  * finds the phase moved, rolls back whole, its account with it: no account is left open and funded without
@@ -697,7 +704,8 @@ async function passPhase(
   ctx: PropCtx,
   trading: TradingApi,
   p: PhaseRow,
-  figures: { balance: number; equity: number },
+  rules: PhaseRules,
+  judged: PhaseState,
 ) {
   const [challenge] = await ctx.db.select().from(propChallenges).where(eq(propChallenges.id, p.challengeId))
   const [purchase] = await ctx.db
@@ -711,6 +719,16 @@ async function passPhase(
   const next = steps[p.phaseIndex]
   const now = ctx.clock.now()
   const pass = async (tx: Tx, work: Work, opened: Opened | null) => {
+    // the figures the verdict saw were read before this transaction: a position opened and closed since
+    // (at a loss) may have taken the target back, or one may still be open (its open committed first:
+    // this write transaction holds the write lock, and an open committed after it finds the account
+    // read-only). Judged again on what the transaction sees, the phase passes only when it still meets
+    // its target; else nothing passes, and a limit broken meanwhile is the watch's or the next pass's
+    const { funds, currency, margin } = await ctx.accounts.marginIn(tx, p.accountLogin)
+    const figures = { balance: funds.balance, equity: roundToMinor(margin.equity, currency) }
+    const openPositions = (await trading.openPositionsOf(p.accountLogin, tx)).length
+    if (verdict(rules, { ...judged, ...figures, openPositions }).outcome !== 'passed')
+      throw new PromotedElsewhere(`phase ${p.id} no longer meets its target`)
     const [done] = await tx
       .update(propPhases)
       .set({
@@ -723,11 +741,6 @@ async function passPhase(
       .where(and(eq(propPhases.id, p.id), eq(propPhases.status, PHASE.active)))
       .returning({ id: propPhases.id })
     if (!done) throw new PromotedElsewhere(`phase ${p.id} is no longer active`)
-    // a position opened since the pass read its figures (its open committed first: this transaction holds
-    // the write lock now, and an open committed after it finds the account read-only): the target is met
-    // with no position open, so nothing passes yet; the next pass judges it again
-    if ((await trading.openPositionsOf(p.accountLogin, tx)).length > 0)
-      throw new PromotedElsewhere(`phase ${p.id} has a position open`)
     let nextId: number | null = null
     if (opened && next) {
       await ctx.accounts.postOperationTx(tx, work, {

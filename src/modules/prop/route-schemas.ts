@@ -101,7 +101,8 @@ export const ProgramBody = t.Object(
       t.String({
         minLength: 1,
         maxLength: 64,
-        description: 'IANA zone of the program\'s "day" (default UTC)',
+        description:
+          'IANA zone of the program\'s "day" (default UTC); a UTC offset such as +05:30 is refused (400 INVALID_DATA)',
       }),
     ),
     steps: t.Array(Step, { minItems: 1, maxItems: 5, description: 'phases in order' }),

@@ -265,8 +265,14 @@ export function daysInclusive(from: string, to: string, number: (day: string) =>
 /** Days since 1970-01-01 of a date (`YYYY-MM-DD`). */
 export const dayNumber = (day: string) => Math.round(Date.parse(`${day}T00:00:00Z`) / 86_400_000)
 
-/** Whether `zone` is an IANA zone this runtime knows. */
+/**
+ * Whether `zone` is an IANA zone this runtime knows (`Intl.supportedValuesOf('timeZone')`, UTC, and the
+ * IANA links it accepts: Etc/UTC, Asia/Calcutta…). An offset (+05:07, -0500), which Intl also accepts, is
+ * no zone: an IANA name starts with a letter. Every zone's offset is then whole quarter hours now, which
+ * the evaluator's day cache relies on (an offset of +05:07 would split a quarter hour over two days).
+ */
 export function isZone(zone: string) {
+  if (!/^[A-Za-z]/.test(zone)) return false
   try {
     new Intl.DateTimeFormat('en', { timeZone: zone })
     return true
