@@ -343,3 +343,32 @@ test("an account in a prop program's staff-only group is the firm's before its p
   // a regular group stays the customer's
   expect((await t.request('GET', '/cashier/methods?login=100001', { token: customer })).status).toBe(200)
 })
+
+test("nothing is paid into a prop account's capital either (a copy reward into a funded account)", async () => {
+  // a probe: fees paid into a funded account propped up its equity against its loss limits, then were
+  // paid out as profit through the program's split
+  const customerId = (await t.request('GET', '/customer/me', { token: customer })).json.id
+  const funded = await t.request('POST', '/manager/accounts', {
+    token: manager,
+    body: { group: 'prop\\funded\\USD', password: 'funded-pass-2', customer_id: customerId },
+  })
+  expect(funded.status).toBe(200)
+  const accounts = t.ports.get(AccountsPort)
+  const refused = await t.ctx.uow
+    .run((tx, work) =>
+      accounts.transferTx(tx, work, {
+        brandId: 1,
+        from: { login: 100001, amountMinor: 100 },
+        to: { login: funded.json.login, amountMinor: 100 },
+        reason: 'TR_REASON_COPY_REWARD',
+        idempotencyKey: 'copy-reward-into-funded',
+        createdBy: 'test',
+      }),
+    )
+    .then(
+      () => null,
+      (e) => e,
+    )
+  expect(refused).toBeInstanceOf(Refusal)
+  expect((refused as Refusal).code).toBe('ACCOUNT_MANAGED')
+})

@@ -276,7 +276,8 @@ const modeMismatch = () =>
 /**
  * Moves value from one account to another in the caller's transaction: OP_BALANCE_OUT then
  * OP_BALANCE_IN. Refused (409 ACCOUNT_MODE_MISMATCH, nothing written) when one account is DEMO and the
- * other REAL: demo money must never become real money, whichever module asks (copy rewards today).
+ * other REAL: demo money must never become real money, whichever module asks (copy rewards today); and
+ * (ACCOUNT_MANAGED) when either account's funds are managed (a prop challenge's capital).
  */
 export async function transferTx(ctx: AccountsCtx, tx: Tx, work: Work, t: TransferInput) {
   const modes = await tx
@@ -287,8 +288,10 @@ export async function transferTx(ctx: AccountsCtx, tx: Tx, work: Work, t: Transf
   const mode = new Map(modes.map((m) => [m.login, m.mode]))
   if (!mode.has(t.from.login) || !mode.has(t.to.login)) throw accountNotFound()
   if (mode.get(t.from.login) !== mode.get(t.to.login)) throw modeMismatch()
-  // money that is not the customer's (a prop challenge's capital) pays nobody
-  const managed = await ctx.managedFunds(t.from.login)
+  // money that is not the customer's (a prop challenge's capital) pays nobody, and nobody pays into it:
+  // a fee paid into a funded account would prop up its equity against its loss limits, then be paid out
+  // as profit through the program's split
+  const managed = (await ctx.managedFunds(t.from.login)) ?? (await ctx.managedFunds(t.to.login))
   if (managed) throw refuse('ACCOUNT_MANAGED', managed)
   const common = {
     brandId: t.brandId,
