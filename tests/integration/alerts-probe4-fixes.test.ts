@@ -10,41 +10,42 @@ import { priceAlerts } from '../../src/modules/alerts/schema'
 import { makeTestApp, type TestApp } from '../support/app'
 import { quoteIngest } from '../support/quotes'
 
-describe('finding 2: a repeat alert edited after it fired, then filed again', () => {
-  const clock = new ManualClock(Date.UTC(2026, 0, 5, 12, 0, 0))
-  let t: TestApp
-  let dealer: string
-  let user: string
-  let manager: string
-  const ingest = quoteIngest(
-    () => t,
-    clock,
-    () => dealer,
-  )
-  const bid = (p: number) => ingest([{ symbol: 'EURUSD', bid: p, ask: Math.round((p + 0.0001) * 1e5) / 1e5 }])
-  const row = async (id: number) =>
-    (await t.ctx.db.select().from(priceAlerts).where(eq(priceAlerts.id, id)))[0]!
-  /**
-   * Staff disable and enable the account: its alerts are filed again, as at a start or a takeover (the
-   * disable ends the user's sessions: a new one is signed in).
-   */
-  const refile = async () => {
-    for (const enable of [0, 1]) {
-      const r = await t.request('PATCH', '/manager/accounts/100001', { token: manager, body: { enable } })
-      expect(r.status).toBe(200)
-      await t.settle()
-    }
-    user = await t.userToken(100001)
+// one app for the findings below: each test makes its own alerts, from a price of its own
+const clock = new ManualClock(Date.UTC(2026, 0, 5, 12, 0, 0))
+let t: TestApp
+let dealer: string
+let user: string
+let manager: string
+const ingest = quoteIngest(
+  () => t,
+  clock,
+  () => dealer,
+)
+const bid = (p: number) => ingest([{ symbol: 'EURUSD', bid: p, ask: Math.round((p + 0.0001) * 1e5) / 1e5 }])
+const row = async (id: number) =>
+  (await t.ctx.db.select().from(priceAlerts).where(eq(priceAlerts.id, id)))[0]!
+/**
+ * Staff disable and enable the account: its alerts are filed again, as at a start or a takeover (the
+ * disable ends the user's sessions: a new one is signed in).
+ */
+const refile = async () => {
+  for (const enable of [0, 1]) {
+    const r = await t.request('PATCH', '/manager/accounts/100001', { token: manager, body: { enable } })
+    expect(r.status).toBe(200)
+    await t.settle()
   }
+  user = await t.userToken(100001)
+}
 
-  beforeAll(async () => {
-    t = await makeTestApp({ clock })
-    dealer = await t.staffToken(3, 'dealer-pass-1')
-    user = await t.userToken(100001)
-    manager = await t.staffToken()
-  })
-  afterAll(() => t.close())
+beforeAll(async () => {
+  t = await makeTestApp({ clock })
+  dealer = await t.staffToken(3, 'dealer-pass-1')
+  user = await t.userToken(100001)
+  manager = await t.staffToken()
+})
+afterAll(() => t.close())
 
+describe('finding 2: a repeat alert edited after it fired, then filed again', () => {
   test('a repeat level alert whose message was edited after it fired does not fire again for the same episode after a reload', async () => {
     await bid(1.19)
     const body = {
@@ -180,35 +181,6 @@ describe('finding 5: disabling an alert whose symbol is hidden from the group', 
 // again) was filed as waiting for its reset after a reload, where the live engine had made it a new alert.
 // The column watch_changed_at (migration 0051) records when what it watches last changed.
 describe('review: an alert re-armed by an edit, then filed again before a tick', () => {
-  const clock = new ManualClock(Date.UTC(2026, 0, 5, 12, 0, 0))
-  let t: TestApp
-  let dealer: string
-  let user: string
-  let manager: string
-  const ingest = quoteIngest(
-    () => t,
-    clock,
-    () => dealer,
-  )
-  const bid = (p: number) => ingest([{ symbol: 'EURUSD', bid: p, ask: Math.round((p + 0.0001) * 1e5) / 1e5 }])
-  const row = async (id: number) =>
-    (await t.ctx.db.select().from(priceAlerts).where(eq(priceAlerts.id, id)))[0]!
-  const refile = async () => {
-    for (const enable of [0, 1]) {
-      const r = await t.request('PATCH', '/manager/accounts/100001', { token: manager, body: { enable } })
-      expect(r.status).toBe(200)
-      await t.settle()
-    }
-    user = await t.userToken(100001)
-  }
-  beforeAll(async () => {
-    t = await makeTestApp({ clock })
-    dealer = await t.staffToken(3, 'dealer-pass-1')
-    user = await t.userToken(100001)
-    manager = await t.staffToken()
-  })
-  afterAll(() => t.close())
-
   test('an edit that moves the level (the firing price still inside) is a new alert after a reload too', async () => {
     await bid(1.19)
     const body = { login: 100001, symbol: 'EURUSD', side: 0, condition: 0, target_price: 1.2, repeat_mode: 1 }
