@@ -41,8 +41,11 @@ export const followerRoutes = (ctx: CopyCtx) =>
         auth: CUSTOMER,
         ...textInput({ params: LoginParam }),
         body: FollowerSettingsBody,
-        response: { 200: Follower, ...err('INVALID_ACCOUNT', 'FOLLOWER_NOT_FOUND') },
-        detail: doc(TAG, "Change a follower's defaults"),
+        response: { 200: Follower, ...err('INVALID_ACCOUNT', 'FOLLOWER_NOT_FOUND', 'INVALID_TRANSITION') },
+        detail: doc(TAG, "Change a follower's defaults", {
+          description:
+            'Merged onto the defaults as they are: a change another request commits at the same time is kept too (409 INVALID_TRANSITION "changed meanwhile; read it again" only when they keep changing under it).',
+        }),
       },
     )
     .delete(

@@ -154,7 +154,9 @@ export const masterRoutes = (ctx: CopyCtx) =>
             'Rules 1-3 of spec 4.12: the login must be an account of the session customer (403 INVALID_ACCOUNT) in a ' +
             'REAL group (400 MASTER_ACCOUNT_MUST_BE_REAL), and the reward policy is chosen here (400 ' +
             'REWARD_POLICY_REQUIRED / INVALID_REWARD_POLICY). payout_login defaults to the login and must be an ' +
-            'enabled REAL account of the customer (400 INVALID_PAYOUT_ACCOUNT). One profile per login (409 MASTER_EXISTS).',
+            'enabled REAL account of the customer whose funds are its own (400 INVALID_PAYOUT_ACCOUNT). Neither may be an ' +
+            "account whose funds are managed (a prop challenge's, the firm's capital): as the login 403 INVALID_ACCOUNT, " +
+            'as payout_login 400 INVALID_PAYOUT_ACCOUNT. One profile per login (409 MASTER_EXISTS).',
         }),
       },
     )
@@ -191,6 +193,7 @@ export const masterRoutes = (ctx: CopyCtx) =>
         detail: doc(TAG, 'Update a master', {
           description:
             'Only the owner (403 PERMISSION_DENIED). A new reward policy applies to what accrues from now on. ' +
+            "payout_login: an enabled REAL account of the customer whose funds are its own (not a prop account's), else 400 INVALID_PAYOUT_ACCOUNT. " +
             'Another change of its terms committed since this request read them: 409 INVALID_TRANSITION (read it again).',
         }),
       },

@@ -68,7 +68,9 @@ export const subscriptionRoutes = (ctx: CopyCtx) =>
             'Rules 5-8 of spec 4.12. Settings not given come from the follower profile (404 FOLLOWER_NOT_FOUND ' +
             `without one). The master's open positions are copied at the current price: ${RESYNC_NOTE}. A SUBSCRIPTION_FEE's ` +
             'first period is charged here (settled once the follower has the free margin); a period a subscription of ' +
-            'this account to this master already paid is not charged again, nor a management-fee day.',
+            'this account to this master already paid is not charged again, nor a management-fee day. 409 ACCOUNT_SETTLING ' +
+            "(retry): the account's deposits, withdrawals or copies' closes are still being applied to its subscriptions " +
+            '(waited for up to 3 s), one parked in dead letters included until staff retry it.',
         }),
       },
     )
@@ -126,7 +128,7 @@ export const subscriptionRoutes = (ctx: CopyCtx) =>
           ...err('SUBSCRIPTION_NOT_FOUND', 'PERMISSION_DENIED', 'INVALID_TRANSITION'),
         },
         detail: doc(TAG, "Change a subscription's settings", {
-          description: `They apply to the next copies; the master's open positions not yet copied are copied now, at the current price: ${RESYNC_NOTE}.`,
+          description: `They apply to the next copies, and to a copy decided but not yet placed (it is decided again on them); the master's open positions not yet copied are copied now, at the current price: ${RESYNC_NOTE}. Merged onto the settings as they are: a change another request commits at the same time is kept too (409 INVALID_TRANSITION "changed meanwhile; read it again" only when they keep changing under it, or the subscription is disabled).`,
         }),
       },
     )
@@ -159,7 +161,7 @@ export const subscriptionRoutes = (ctx: CopyCtx) =>
         },
         detail: doc(TAG, "Accept the master's current terms (reward policy) for a subscription", {
           description:
-            "A subscription pays on the terms its follower accepted (`terms`); a master's change of its reward policy applies to new subscriptions, and to this one only once accepted here (`terms_pending` says there is something to accept). `version` must be the master's current policy version (GET /copytrade/masters/{id}: `policy_version`), else 409 TERMS_CHANGED: the terms changed again since they were read. The old terms are settled first: a performance fee due on the gains so far and the management fee's whole days are charged at the old rates, and the high-water mark then starts at the copy equity (or stays where it was, if the equity is below it), so gains made before are never charged at the new rate. The new fee schedule starts now; a subscription-fee period already paid runs to its end. 409 INVALID_TRANSITION: another reward policy while copies are open (accept it once they are closed: a per-trade fee of either terms would charge their result again, or never), or the subscription changed meanwhile (a deposit or withdrawal; accept again). 409 ACCOUNT_SETTLING: another reward policy while a copy's close (or a deposit or withdrawal) is still being applied to the subscription, after waiting up to 3 s for it (retry): its result is charged on the terms it closed under.",
+            "A subscription pays on the terms its follower accepted (`terms`); a master's change of its reward policy applies to new subscriptions, and to this one only once accepted here (`terms_pending` says there is something to accept). `version` must be the master's current policy version (GET /copytrade/masters/{id}: `policy_version`), else 409 TERMS_CHANGED: the terms changed again since they were read. The old terms are settled first: a performance fee due on the gains so far and the management fee's whole days are charged at the old rates, and the high-water mark then starts at the copy equity (or stays where it was, if the equity is below it), so gains made before are never charged at the new rate. The new fee schedule starts now; a subscription-fee period already paid runs to its end. 409 INVALID_TRANSITION: another reward policy while copies are open (accept it once they are closed: a per-trade fee of either terms would charge their result again, or never), or the subscription changed meanwhile (a deposit or withdrawal; accept again). 409 ACCOUNT_SETTLING: another reward policy while a copy's close (or a deposit or withdrawal) is still being applied to the subscription (one parked in dead letters included until staff retry it), after waiting up to 3 s for it (retry): its result is charged on the terms it closed under.",
         }),
       },
     )

@@ -1,4 +1,4 @@
-import { and, eq, inArray, lt, or, sql } from 'drizzle-orm'
+import { and, eq, inArray, isNull, lt, or, sql } from 'drizzle-orm'
 import type { Tx } from '../../../kernel/db/client'
 import { currencyDecimals } from '../../accounts'
 import { conversionRate, isTradingOpen } from '../../market'
@@ -6,10 +6,10 @@ import { profitInAccount } from '../../trading'
 import { accountOf } from '../accounts-of'
 import type { CopyCtx } from '../context'
 import { managedShare } from '../domain/fees'
-import { type SubscriptionSettings, symbolAllowed, VOLUME_MODE } from '../domain/settings'
+import { copiesOpens, type SubscriptionSettings, symbolAllowed, VOLUME_MODE } from '../domain/settings'
 import { copyOrder, copyVolume, slippagePoints } from '../domain/sizing'
 import { SUB_STATUS } from '../domain/status'
-import { copyLinks, copyRecords, copySubscriptions } from '../schema'
+import { copyLinks, copyMasters, copyRecords, copySubscriptions } from '../schema'
 import { caseOfLink } from './case-of-link'
 import { closeLinks } from './close-copy'
 import { type Allocation, allocations, sharedBy } from './equity'
@@ -25,6 +25,12 @@ const OPEN_LEASE_MS = 15_000
 const CHUNK = 400
 /** Links per statement when their outcomes are recorded (records have 21 columns: 2,100 values). */
 const FINISH_CHUNK = 100
+/**
+ * How many times a chunk decides again, at once, the copies trading's commit refused because their
+ * subscription's settings changed after they were decided; beyond that they wait, pending, for
+ * copytrade.reconcile.
+ */
+const REDECIDE_ROUNDS = 2
 
 type Link = typeof copyLinks.$inferSelect
 type Sub = typeof copySubscriptions.$inferSelect
@@ -51,7 +57,16 @@ interface Outcome {
   masterVolume?: number
   slippagePoints?: number
   slippageMinor?: number | null
+  /** Refused by trading's commit: the settings it was decided on changed meanwhile; decided again. */
+  again?: boolean
 }
+
+/**
+ * The copies on their way to trading's commit: link id -> its subscription and the settings (their JSON
+ * text, the version) it was decided on, asked by `stillWanted` in the commit (OpenInput.whileWanted, whose
+ * id is the link's). In this process: the write port's commit runs where its caller does.
+ */
+const inFlight = new Map<number, { sub: number; settings: string }>()
 
 /**
  * Opens the follower positions of links decided by the fan-out (copier/consumers.ts) or left by an
@@ -61,13 +76,13 @@ interface Outcome {
  * records every outcome in one transaction. A link taken over from a dead executor first asks trading
  * whether its key already opened a position, so a copy is never opened twice.
  */
-export async function openLinks(ctx: CopyCtx, ids: number[]) {
+export async function openLinks(ctx: CopyCtx, ids: number[], round = 0) {
   const chunks: number[][] = []
   for (let i = 0; i < ids.length; i += CHUNK) chunks.push(ids.slice(i, i + CHUNK))
-  await Promise.all(chunks.map((c) => openChunk(ctx, c)))
+  await Promise.all(chunks.map((c) => openChunk(ctx, c, round)))
 }
 
-async function openChunk(ctx: CopyCtx, ids: number[]) {
+async function openChunk(ctx: CopyCtx, ids: number[], round: number) {
   const now = ctx.clock.now()
   const links = await ctx.db
     .update(copyLinks)
@@ -96,6 +111,21 @@ async function openChunk(ctx: CopyCtx, ids: number[]) {
         .where(inArray(copySubscriptions.id, [...new Set(links.map((l) => l.subscriptionId))]))
     ).map((s) => [s.id, s]),
   )
+  // a master disabled (by its owner or by staff) or deleted since its links were decided is copied no more
+  const enabledMasters = new Set(
+    (
+      await ctx.db
+        .select({ id: copyMasters.id })
+        .from(copyMasters)
+        .where(
+          and(
+            inArray(copyMasters.id, [...new Set([...subs.values()].map((s) => s.masterId))]),
+            eq(copyMasters.enabled, 1),
+            isNull(copyMasters.deletedAt),
+          ),
+        )
+    ).map((m) => m.id),
+  )
   const masterLogins = [...new Set(links.map((l) => l.masterLogin))]
   // balances and equities only for the subscriptions that size by them
   const ratio = links.filter((l) => {
@@ -118,11 +148,20 @@ async function openChunk(ctx: CopyCtx, ids: number[]) {
     const { group } = await accountOf(ctx, login)
     if (group) masterCurrency.set(login, group.currency)
   }
-  const shared = { figures, allocated, quotes, masters, masterCurrency }
+  const shared = { figures, allocated, quotes, masters, masterCurrency, enabledMasters }
   const outcomes = await Promise.all(
     links.map((link) => ctx.limit(() => openOne(ctx, link, subs.get(link.subscriptionId)!, shared, now))),
   )
-  await finishOpens(ctx, outcomes)
+  const decided = outcomes.filter((o) => !o.again)
+  if (decided.length > 0) await finishOpens(ctx, decided)
+  const again = outcomes.filter((o) => o.again).map((o) => o.link.id)
+  if (again.length === 0) return
+  // their settings changed after they were decided: back to pending, decided again on the settings now
+  await ctx.db
+    .update(copyLinks)
+    .set({ status: 'pending', leaseUntil: 0, slot: 0, updatedAt: ctx.clock.now() })
+    .where(and(inArray(copyLinks.id, again), eq(copyLinks.status, 'opening')))
+  if (round < REDECIDE_ROUNDS) await openLinks(ctx, again, round + 1)
 }
 
 /**
@@ -157,6 +196,7 @@ async function openOne(
     quotes: Awaited<ReturnType<CopyCtx['market']['quoteLookup']>>
     masters: Awaited<ReturnType<CopyCtx['trading']['orderStates']>>
     masterCurrency: Map<number, string>
+    enabledMasters: Set<number>
   },
   decidedAt: number,
 ): Promise<Outcome> {
@@ -202,6 +242,10 @@ async function openOne(
   const s = JSON.parse(sub.settings) as SubscriptionSettings
   if (sub.status !== SUB_STATUS.ACTIVE)
     return skip('SUBSCRIPTION_NOT_ACTIVE', `the subscription is ${sub.status === 1 ? 'paused' : 'disabled'}`)
+  if (!shared.enabledMasters.has(sub.masterId))
+    return skip('MASTER_DISABLED', `master ${sub.masterId} is disabled: it is copied no more`)
+  // the follower switched to CLOSE_ONLY after the link was decided (the fan-out or a resync)
+  if (!copiesOpens(s.copy_mode)) return skip('COPY_MODE', 'the subscription copies closes only')
   if (link.resync === 0 && decidedAt - link.masterTime > s.open_ttl_seconds * 1000)
     return skip(
       'SIGNAL_TOO_OLD',
@@ -272,23 +316,33 @@ async function openOne(
     if (open !== null)
       return skip('MAX_POSITIONS', `${open} copies are open (max_positions ${s.max_positions})`)
   }
-  const r = await ctx.trading.open({
-    brandId: link.brandId,
-    actor: `copy:${sub.id}`,
-    idempotencyKey: key,
-    login: link.followerLogin,
-    cmd: order.cmd,
-    volume: sized.volume,
-    symbol: link.symbol,
-    sl: order.sl,
-    tp: order.tp,
-    ...(pending ? { open_price: link.masterPrice, expiration: master?.expiration ?? 0 } : {}),
-    comment: `copy #${link.masterTicket}`,
-    // checked where the copy commits: never opened once the master's order is gone, nor once the
-    // subscription was paused or ended (its answer then says the copy was not made)
-    whileOpen: link.masterTicket,
-    whileWanted: { id: sub.id, wanted: stillActive },
-  })
+  inFlight.set(link.id, { sub: sub.id, settings: sub.settings })
+  const r = await ctx.trading
+    .open({
+      brandId: link.brandId,
+      actor: `copy:${sub.id}`,
+      idempotencyKey: key,
+      login: link.followerLogin,
+      cmd: order.cmd,
+      volume: sized.volume,
+      symbol: link.symbol,
+      sl: order.sl,
+      tp: order.tp,
+      ...(pending ? { open_price: link.masterPrice, expiration: master?.expiration ?? 0 } : {}),
+      comment: `copy #${link.masterTicket}`,
+      // checked where the copy commits: never opened once the master's order is gone, nor once the
+      // subscription was paused or ended, its master disabled or its settings changed (its answer then
+      // says the copy was not made)
+      whileOpen: link.masterTicket,
+      whileWanted: { id: link.id, wanted: stillWanted },
+    })
+    .finally(() => inFlight.delete(link.id))
+  if (!r.ok && r.code === 'NO_LONGER_WANTED') {
+    const why = await unwantedBecause(ctx, sub)
+    return why
+      ? skip(why.reason, why.message)
+      : { ...skip('', 'the settings changed: decided again'), again: true }
+  }
   if (!r.ok) return skip(refusalReason(r.code, r.reason), r.reason)
   const filled = ctx.clock.now()
   const pts = pending ? 0 : slippagePoints(order.cmd, link.masterPrice, r.price, gs.info.digits)
@@ -326,13 +380,55 @@ async function openedBefore(ctx: CopyCtx, link: Link, key: string) {
   return state === 'open' || state === 'closed' ? legacy : null
 }
 
-/** Which of the subscriptions are ACTIVE, read in trading's commit (OpenInput.whileWanted). */
-async function stillActive(tx: Tx, ids: number[]) {
+/**
+ * Which of these copies (link ids) are still wanted, read in trading's commit (OpenInput.whileWanted): their
+ * subscription ACTIVE, its master enabled, and its settings those the copy was decided on (`inFlight`). One
+ * statement for the batch, as the status alone was.
+ */
+async function stillWanted(tx: Tx, ids: number[]) {
+  const asked = ids.flatMap((id) => {
+    const f = inFlight.get(id)
+    return f ? [{ id, ...f }] : []
+  })
+  if (asked.length === 0) return new Set<number>()
   const rows = await tx
-    .select({ id: copySubscriptions.id })
+    .select({ id: copySubscriptions.id, settings: copySubscriptions.settings })
     .from(copySubscriptions)
-    .where(and(inArray(copySubscriptions.id, ids), eq(copySubscriptions.status, SUB_STATUS.ACTIVE)))
-  return new Set(rows.map((r) => r.id))
+    .innerJoin(copyMasters, eq(copyMasters.id, copySubscriptions.masterId))
+    .where(
+      and(
+        inArray(copySubscriptions.id, [...new Set(asked.map((a) => a.sub))]),
+        eq(copySubscriptions.status, SUB_STATUS.ACTIVE),
+        eq(copyMasters.enabled, 1),
+        isNull(copyMasters.deletedAt),
+      ),
+    )
+  const now = new Map(rows.map((r) => [r.id, r.settings]))
+  return new Set(asked.filter((a) => now.get(a.sub) === a.settings).map((a) => a.id))
+}
+
+/**
+ * Why trading's commit no longer wanted a copy (stillWanted), read after its refusal: the subscription no
+ * longer ACTIVE or its master disabled (a skip), or null: its settings changed (the copy is decided again).
+ */
+async function unwantedBecause(ctx: CopyCtx, sub: Sub) {
+  const [now] = await ctx.db
+    .select({
+      status: copySubscriptions.status,
+      enabled: copyMasters.enabled,
+      deletedAt: copyMasters.deletedAt,
+    })
+    .from(copySubscriptions)
+    .innerJoin(copyMasters, eq(copyMasters.id, copySubscriptions.masterId))
+    .where(eq(copySubscriptions.id, sub.id))
+  if (!now || now.status !== SUB_STATUS.ACTIVE)
+    return {
+      reason: 'SUBSCRIPTION_NOT_ACTIVE',
+      message: `the subscription is ${now?.status === SUB_STATUS.PAUSED ? 'paused' : 'disabled'}`,
+    }
+  if (now.enabled !== 1 || now.deletedAt !== null)
+    return { reason: 'MASTER_DISABLED', message: `master ${sub.masterId} is disabled: it is copied no more` }
+  return null
 }
 
 /**

@@ -77,20 +77,32 @@ export async function createFollower({
   }
 }
 
+/**
+ * Read-merge-writes of settings (a subscription's, a profile's defaults) tried when another change commits
+ * between the read and the write; then 409 INVALID_TRANSITION.
+ */
+export const SETTINGS_WRITE_TRIES = 3
+
 export async function updateFollower({
   ctx,
   owner: o,
   login,
   input: defaults,
 }: UseCase<CopyCtx, Record<string, unknown>, OwnerScope & { login: number }>) {
-  const { follower, group } = await ownFollower(ctx, o, login)
-  const merged = await parseSettings(ctx, { ...JSON.parse(follower.defaults), ...defaults }, 'defaults')
-  const [f] = await ctx.db
-    .update(copyFollowers)
-    .set({ defaults: JSON.stringify(merged), updatedAt: ctx.clock.now() })
-    .where(eq(copyFollowers.login, login))
-    .returning()
-  return followerView(f!, accountMode(group))
+  // merged onto the defaults read and written only over them: a change committed since is read again and
+  // kept, a few times, then 409
+  for (let attempt = 1; ; attempt++) {
+    const { follower, group } = await ownFollower(ctx, o, login)
+    const merged = await parseSettings(ctx, { ...JSON.parse(follower.defaults), ...defaults }, 'defaults')
+    const [f] = await ctx.db
+      .update(copyFollowers)
+      .set({ defaults: JSON.stringify(merged), updatedAt: ctx.clock.now() })
+      .where(and(eq(copyFollowers.login, login), eq(copyFollowers.defaults, follower.defaults)))
+      .returning()
+    if (f) return followerView(f, accountMode(group))
+    if (attempt >= SETTINGS_WRITE_TRIES)
+      throw copyError('INVALID_TRANSITION', `follower ${login} changed meanwhile; read it again`)
+  }
 }
 
 /** A follower profile with live subscriptions is kept: they are disabled first (409 otherwise). */

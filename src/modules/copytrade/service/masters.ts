@@ -44,7 +44,10 @@ function parsePolicy(p: Record<string, unknown>) {
   return { rewardType: reward_type, rewardParams: JSON.stringify(params) }
 }
 
-/** The payout account: an enabled REAL account of the same customer (INVALID_PAYOUT_ACCOUNT). */
+/**
+ * The payout account: an enabled REAL account of the same customer whose funds are its own (not a prop
+ * account's: accounts' managedFunds) (INVALID_PAYOUT_ACCOUNT).
+ */
 async function payoutAccount(ctx: CopyCtx, o: Owner, login: number | undefined) {
   if (login === undefined) throw copyError('INVALID_PAYOUT_ACCOUNT', 'payout_login: required')
   const { account, group } = await ownAccount(
@@ -57,6 +60,10 @@ async function payoutAccount(ctx: CopyCtx, o: Owner, login: number | undefined) 
   )
   if (account.enable !== 1 || group.accountMode !== 'REAL')
     throw copyError('INVALID_PAYOUT_ACCOUNT', `payout_login: ${login} is not an enabled REAL account`)
+  // rewards paid into money that is not the customer's (a funded prop account's, the firm's capital) would
+  // prop up its equity against its rules and be paid out as its profit
+  const managed = await ctx.accounts.managedFunds(login)
+  if (managed) throw copyError('INVALID_PAYOUT_ACCOUNT', `payout_login: ${managed}`)
   return login
 }
 
@@ -69,6 +76,10 @@ export async function createMaster({
   const { group } = await ownAccount(ctx, o.brandId, o.customerId, input.login)
   if (group.accountMode !== 'REAL')
     throw copyError('MASTER_ACCOUNT_MUST_BE_REAL', `login: ${input.login} is in a ${group.accountMode} group`)
+  // a master trading money that is not the customer's (a funded prop account, the firm's capital): its
+  // followers' rewards would be earned on the firm's trades
+  const managed = await ctx.accounts.managedFunds(input.login)
+  if (managed) throw copyError('INVALID_ACCOUNT', `login: ${managed}`)
   if (!input.reward_policy)
     throw copyError('REWARD_POLICY_REQUIRED', 'reward_policy: required when a master is created')
   const policy = parsePolicy(input.reward_policy)

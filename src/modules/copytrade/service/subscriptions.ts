@@ -1,7 +1,7 @@
 import { and, count, desc, eq, gt, inArray, isNull, lt, notExists, sql } from 'drizzle-orm'
 import type { Tx } from '../../../kernel/db/client'
 import { isUniqueViolation } from '../../../kernel/db/errors'
-import { undeliveredEvents, undeliveredTo } from '../../../kernel/events/undelivered'
+import { undeliveredEvents } from '../../../kernel/events/undelivered'
 import { invalid } from '../../../kernel/http/errors'
 import type { UseCase } from '../../../kernel/use-case'
 import { BalanceOperation, fromMinor, toMinor } from '../../accounts'
@@ -25,7 +25,7 @@ import {
 } from '../schema'
 import { recordView, rewardView, subscriptionView } from '../views'
 import { copyError } from './errors'
-import { ownFollower, parseSettings } from './followers'
+import { ownFollower, parseSettings, SETTINGS_WRITE_TRIES } from './followers'
 import { masterById, type Owner, type OwnerScope } from './masters'
 import { accountMode } from './ownership'
 import { recountFollowers, transition } from './subscription-status'
@@ -322,10 +322,21 @@ async function movesPending(q: Pick<Tx, 'select' | 'all'>, login: number) {
   )}) and json_extract(o.payload, '$.reason') != ${NOT_A_FLOW_REASON}`
   const ofCopies = sql`json_extract(o.payload, '$.ticket') in (select l.follower_ticket from copy_links l
     join copy_subscriptions s on s.id = l.subscription_id where s.follower_login = ${login} and s.status in (0, 1))`
-  // a close parked in dead letters is still to come too (staff's retry delivers it): its result is in the
-  // balance, not in the subscription's result, until then
+  // a flow or a close parked in dead letters is still to come too (staff's retry delivers it): its money is
+  // in the balance, not in the subscriptions' capital or result, until then (a new subscription would take
+  // a deposit the retry then gives the others too)
   return (
-    (await undeliveredTo(q, [FLOW_CONSUMER], FLOWS, '$.login', login, flows)) ||
+    (
+      await undeliveredEvents(q, {
+        consumers: [FLOW_CONSUMER],
+        topics: FLOWS,
+        path: '$.login',
+        values: [login],
+        also: flows,
+        parked: true,
+        limit: 1,
+      })
+    ).length > 0 ||
     (
       await undeliveredEvents(q, {
         consumers: COPY_CLOSE_CONSUMERS,
@@ -425,20 +436,29 @@ export async function updateSubscription({
   id,
   input,
 }: UseCase<CopyCtx, Record<string, unknown>, OwnerScope & { id: number }>) {
-  const s = await ownSubscription(ctx, o, id)
-  if (s.status === SUB_STATUS.DISABLED)
-    throw copyError('INVALID_TRANSITION', `subscription ${id} is disabled; create a new one`)
   const { customer_id: _ignored, ...rest } = input
-  const settings = await parseSettings(ctx, { ...JSON.parse(s.settings), ...rest })
-  const [row] = await ctx.db
-    .update(copySubscriptions)
-    .set({ settings: JSON.stringify(settings), updatedAt: ctx.clock.now() })
-    .where(eq(copySubscriptions.id, s.id))
-    .returning()
-  if (row!.status === SUB_STATUS.ACTIVE) await resyncSubscription(ctx, s.id)
+  // merged onto the settings read and written only over them: a change another request committed since
+  // is read again and kept (both answered 200 are both kept), a few times, then 409
+  let row: typeof copySubscriptions.$inferSelect | undefined
+  let s = await ownSubscription(ctx, o, id)
+  for (let attempt = 1; ; attempt++) {
+    if (s.status === SUB_STATUS.DISABLED)
+      throw copyError('INVALID_TRANSITION', `subscription ${id} is disabled; create a new one`)
+    const settings = await parseSettings(ctx, { ...JSON.parse(s.settings), ...rest })
+    ;[row] = await ctx.db
+      .update(copySubscriptions)
+      .set({ settings: JSON.stringify(settings), updatedAt: ctx.clock.now() })
+      .where(and(eq(copySubscriptions.id, s.id), eq(copySubscriptions.settings, s.settings)))
+      .returning()
+    if (row) break
+    if (attempt >= SETTINGS_WRITE_TRIES)
+      throw copyError('INVALID_TRANSITION', `subscription ${id} changed meanwhile; read it again`)
+    s = await ownSubscription(ctx, o, id)
+  }
+  if (row.status === SUB_STATUS.ACTIVE) await resyncSubscription(ctx, s.id)
   return {
     ...subscriptionView(
-      row!,
+      row,
       await currencyOf(ctx, s.followerLogin, 'USD'),
       await masterVersion(ctx, s.masterId),
     ),
