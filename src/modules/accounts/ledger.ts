@@ -291,7 +291,8 @@ export async function transferTx(ctx: AccountsCtx, tx: Tx, work: Work, t: Transf
   // money that is not the customer's (a prop challenge's capital) pays nobody, and nobody pays into it:
   // a fee paid into a funded account would prop up its equity against its loss limits, then be paid out
   // as profit through the program's split
-  const managed = (await ctx.managedFunds(t.from.login)) ?? (await ctx.managedFunds(t.to.login))
+  const [payer, payee] = await Promise.all([ctx.managedFunds(t.from.login), ctx.managedFunds(t.to.login)])
+  const managed = payer ?? payee
   if (managed) throw refuse('ACCOUNT_MANAGED', managed)
   const common = {
     brandId: t.brandId,
