@@ -2,6 +2,7 @@
 import { afterAll, beforeAll, expect, test } from 'bun:test'
 import { ManualClock } from '../../src/kernel/clock'
 import { AccountsPort } from '../../src/modules/accounts'
+import { MarketPort } from '../../src/modules/market'
 import { PropPort } from '../../src/modules/prop'
 import type { PropCtx } from '../../src/modules/prop/context'
 import { evaluateAll } from '../../src/modules/prop/evaluator'
@@ -14,7 +15,9 @@ import { quoteIngest } from '../support/quotes'
  * Findings of a fourth hostile probe of the prop module: a phase passed on the figures its pass read
  * before the trader lost the profit back (a trade opened and closed between the read and the pass's
  * transaction), and a program's zone could be a UTC offset (+05:07), which splits the evaluator's quarter
- * hours over two local days.
+ * hours over two local days. Then (review of that fix): the pass's re-check priced the account before it
+ * counted open positions, so a position opened meanwhile with a stale feed made the pass an error, and the
+ * job counted passes that did not commit.
  */
 
 const clock = new ManualClock(Date.UTC(2026, 10, 23, 9, 0, 0))
@@ -83,6 +86,7 @@ const balanceOf = async (login: number) =>
  * A pass of the evaluator whose promotion, just before its transaction opens the next account, first runs
  * `meanwhile` (what the trader does between the pass's read and its transaction).
  */
+let lastPass: Awaited<ReturnType<typeof evaluateAll>> | undefined
 async function passWith(meanwhile: () => Promise<void>) {
   const steps = t.ports.get(PropPort).steps
   let ran = false
@@ -97,7 +101,7 @@ async function passWith(meanwhile: () => Promise<void>) {
     },
   }
   const ctx = { ...t.ctx, accounts: t.ports.get(AccountsPort), steps: racing } as unknown as PropCtx
-  await evaluateAll(ctx, t.ports.get(TradingPort))
+  lastPass = await evaluateAll(ctx, t.ports.get(TradingPort))
   return ran
 }
 
@@ -121,6 +125,8 @@ test('a phase whose profit was lost back between the pass read and its transacti
   expect(d.phases).toHaveLength(1)
   // the funded account of the next step was not opened (rolled back with the pass)
   expect(await customerAccounts()).toBe(accountsBefore)
+  // nor is the pass that rolled back counted as one
+  expect(lastPass?.passed).toBe(0)
 })
 
 test('a phase passes with the figures its transaction read, not those of the pass read before it', async () => {
@@ -135,7 +141,10 @@ test('a phase passes with the figures its transaction read, not those of the pas
   const d = await detail(c.challenge)
   expect(d.phases[0].status_name).toBe('passed')
   expect(d.phases[0].final_balance).toBe(balance)
+  // no position open: its final equity is its balance (and no credit)
+  expect(d.phases[0].final_equity).toBe(balance)
   expect(d.phases).toHaveLength(2)
+  expect(lastPass?.passed).toBe(1)
 })
 
 test('a program zone that is an offset, not an IANA zone (+05:07), is refused', async () => {
@@ -157,4 +166,55 @@ test('a program zone that is an offset, not an IANA zone (+05:07), is refused', 
     })
     expect([zone, r.status]).toEqual([zone, 200])
   }
+})
+
+test('a position opened between the pass read and its transaction, feed stale: no error, nothing counted passed', async () => {
+  const created = await t.request('POST', '/manager/prop/programs', { token: manager, body: quickProgram() })
+  expect(created.status).toBe(200)
+  const c = await buyChallenge(t, customer, created.json.id)
+  await t.runJob('prop.evaluate')
+  await profitAndClose(c.login, c.token, 0.003) // about +3 % (target 1 %)
+
+  const steps = t.ports.get(PropPort).steps
+  const quotes = t.ports.get(MarketPort).quotes as unknown as { staleness?: () => string | null }
+  const logs: { level: string; msg: string; fields?: Record<string, unknown> }[] = []
+  let ran = false
+  const racing = {
+    ...steps,
+    openAccount: async (...a: Parameters<typeof steps.openAccount>) => {
+      if (!ran) {
+        ran = true
+        // the trader opens a position after the pass read; then the feed goes stale
+        const o = await t.request('POST', '/trade/open', {
+          token: c.token,
+          body: { login: c.login, cmd: 0, volume: 100, symbol: 'EURUSD', sl: 0, tp: 0 },
+        })
+        expect([o.status, o.json.error]).toEqual([200, undefined])
+        quotes.staleness = () => 'no price update for 9.0 s: the price bus is unreachable'
+      }
+      return steps.openAccount(...a)
+    },
+  }
+  const logger = {
+    log: (level: string, msg: string, fields?: Record<string, unknown>) => {
+      logs.push({ level, msg, fields })
+      t.ctx.logger.log(level as 'info', msg, fields)
+    },
+  }
+  const ctx = { ...t.ctx, logger, accounts: t.ports.get(AccountsPort), steps: racing } as unknown as PropCtx
+  let r: Awaited<ReturnType<typeof evaluateAll>>
+  try {
+    r = await evaluateAll(ctx, t.ports.get(TradingPort))
+  } finally {
+    delete quotes.staleness
+  }
+  expect(ran).toBe(true)
+  const d = await detail(c.challenge)
+  expect(d.phases[0].status_name).toBe('active')
+  expect(d.phases).toHaveLength(1)
+  // a phase with a position open is simply not passing yet: no error (the re-check priced the account at
+  // current prices first, and a stale feed threw PRICE_STALE, logged as "prop phase could not pass")
+  expect(logs.filter((l) => l.level === 'error')).toEqual([])
+  // and the job does not report a pass that did not happen
+  expect(r.passed).toBe(0)
 })

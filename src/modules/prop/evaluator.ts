@@ -3,7 +3,7 @@ import { publishChange } from '../../kernel/bus/channel'
 import type { Tx } from '../../kernel/db/client'
 import { jsonRows } from '../../kernel/db/json-rows'
 import type { Work } from '../../kernel/db/unit-of-work'
-import { roundToMinor } from '../accounts'
+import { fromMinor, marginSnapshot, roundToMinor } from '../accounts'
 import type { TradingApi } from '../trading'
 import type { PropCtx } from './context'
 import { FUNDED, ProgramStep } from './domain/program'
@@ -533,10 +533,12 @@ async function evaluateChunk(
       // the phase failed (by this breach or another writer's); 'stale' and 'inactive' left it as it was
       if (outcome === 'recorded' || outcome === 'recorded_before') failed++
     } else {
-      await passPhase(ctx, trading, p, rulesById.get(id)!, s).catch((e) =>
-        ctx.logger.log('error', 'prop phase could not pass', { phase: p.id, err: String(e) }),
-      )
-      passed++
+      // counted only when its promotion committed (not when it found the phase moved or not passing yet)
+      const committed = await passPhase(ctx, trading, p, rulesById.get(id)!, s).catch((e) => {
+        ctx.logger.log('error', 'prop phase could not pass', { phase: p.id, err: String(e) })
+        return false
+      })
+      if (committed) passed++
     }
   }
   return { passed, failed }
@@ -691,6 +693,26 @@ async function writeChunk(tx: Tx, { settle, days, counts }: ChunkPlan, now: numb
 class PromotedElsewhere extends Error {}
 
 /**
+ * The equity of an account with no position open, in minor units: its balance and credit, worked out as
+ * the evaluator's read (trading's accountFigures: marginOf, then roundToMinor) does for such an account,
+ * so that a pass and its re-check agree to the minor unit.
+ */
+function equityWithoutPositions(funds: { balance: number; credit: number }, currency: string) {
+  const m = marginSnapshot(
+    {
+      balance: fromMinor(funds.balance, currency),
+      credit: fromMinor(funds.credit, currency),
+      floatingProfit: 0,
+      margin: 0,
+      commission: 0,
+      storage: 0,
+    },
+    currency,
+  )
+  return roundToMinor(m!.equity, currency)
+}
+
+/**
  * A phase met its target (`judged`: what the pass's verdict saw): in one transaction the phase is judged
  * again on its account's balance, equity and open positions as that transaction sees them, and passes
  * (a conditional update: of overlapping passes, one moves it) with those as its final figures; the next
@@ -698,7 +720,7 @@ class PromotedElsewhere extends Error {}
  * balance (the purchase's finance operation), the next phase starts on it and the challenge moves to it;
  * after the last step the challenge has passed. The passed account stops trading. A pass that fails, or
  * finds the phase moved, rolls back whole, its account with it: no account is left open and funded without
- * its phase, and the next pass tries again from nothing.
+ * its phase, and the next pass tries again from nothing. True when the promotion committed.
  */
 async function passPhase(
   ctx: PropCtx,
@@ -706,14 +728,14 @@ async function passPhase(
   p: PhaseRow,
   rules: PhaseRules,
   judged: PhaseState,
-) {
+): Promise<boolean> {
   const [challenge] = await ctx.db.select().from(propChallenges).where(eq(propChallenges.id, p.challengeId))
   const [purchase] = await ctx.db
     .select()
     .from(propPurchases)
     .where(eq(propPurchases.id, challenge!.purchaseId))
   const [program] = await ctx.db.select().from(propPrograms).where(eq(propPrograms.id, p.programId))
-  if (!challenge || !purchase || !program) return
+  if (!challenge || !purchase || !program) return false
   // the steps as bought: later edits of the program apply to new purchases only
   const steps = ProgramStep.array().parse(JSON.parse(purchase.steps))
   const next = steps[p.phaseIndex]
@@ -723,11 +745,15 @@ async function passPhase(
     // (at a loss) may have taken the target back, or one may still be open (its open committed first:
     // this write transaction holds the write lock, and an open committed after it finds the account
     // read-only). Judged again on what the transaction sees, the phase passes only when it still meets
-    // its target; else nothing passes, and a limit broken meanwhile is the watch's or the next pass's
-    const { funds, currency, margin } = await ctx.accounts.marginIn(tx, p.accountLogin)
-    const figures = { balance: funds.balance, equity: roundToMinor(margin.equity, currency) }
-    const openPositions = (await trading.openPositionsOf(p.accountLogin, tx)).length
-    if (verdict(rules, { ...judged, ...figures, openPositions }).outcome !== 'passed')
+    // its target; else nothing passes, and a limit broken meanwhile is the watch's or the next pass's.
+    // A position open: the target is met with none open, so the phase is simply not passing yet (before
+    // any pricing: a stale feed does not turn that into an error). With none, equity is the funds alone.
+    if ((await trading.openPositionsOf(p.accountLogin, tx)).length > 0)
+      throw new PromotedElsewhere(`phase ${p.id} has a position open`)
+    const funds = (await ctx.accounts.fundsOf(tx, [p.accountLogin])).get(p.accountLogin)
+    if (!funds) throw new Error(`account ${p.accountLogin} of phase ${p.id} is gone`)
+    const figures = { balance: funds.balance, equity: equityWithoutPositions(funds, p.currency) }
+    if (verdict(rules, { ...judged, ...figures, openPositions: 0 }).outcome !== 'passed')
       throw new PromotedElsewhere(`phase ${p.id} no longer meets its target`)
     const [done] = await tx
       .update(propPhases)
@@ -854,10 +880,11 @@ async function passPhase(
       )
     } else await ctx.uow.run(async (tx, work) => void (await pass(tx, work, null)))
   } catch (e) {
-    if (e instanceof PromotedElsewhere) return
+    if (e instanceof PromotedElsewhere) return false
     throw e
   }
   await publishChange(ctx.bus, ctx.logger, PHASES_CHANGED, moved ? [p.id, moved] : [p.id])
+  return true
 }
 
 interface Opened {
