@@ -11,11 +11,22 @@ import { profitInAccount } from '../domain/formulas'
 import { refuse } from '../errors'
 import { tradeRequests } from '../schema'
 import { type CloseInput, type CloseResult, closeManyTx } from './execution'
+import { FILL_PRICE_MAX_AGE_MS, priceTooOld } from './fill-age'
 import type { TradeKey } from './idempotency'
 
-/** A close checked against account, symbol and volume, priced, waiting for its commit. */
+/**
+ * A close checked against account, symbol and volume, priced, waiting for its commit. Every request here
+ * is a close asked for at the quote of its checks (DELETE /trade/close whole or partial, a group close,
+ * the write port's close): one whose price is over FILL_PRICE_MAX_AGE_MS old when its batch decides is
+ * refused 503 PRICE_STALE. Closes the engine decides (SL, TP, stop-out, a watcher's close-out) do not come
+ * here: they close at the price of the tick that reached them, dated at that tick, through their own
+ * guarded write (engine/executions.ts closeTx), and are never refused for the time they waited for the
+ * database (that would hand them to the next tick, refused again, in a loop; README, trigger retries).
+ */
 export interface CloseRequest {
   input: Omit<CloseInput, 'now'>
+  /** When its price was read (the clock at its close check): the age the commit refuses it at. */
+  pricedAt: number
   /** The idempotency key and who asks (recorded with the key). */
   key?: TradeKey
   actor: string
@@ -108,7 +119,13 @@ export function closeCommitter(
     }
   const handler = (tx: Tx, reqs: CloseRequest[]) => commitCloses(ctx, tx, reqs)
   if (ctx.config.groupCommit) {
-    const group = new GroupCommit(ctx.db, handler, { afterCommit, onAfterCommitError, lingerMs: 5 })
+    // a close that waits for its transaction past DATABASE_WRITE_TIMEOUT_MS answers 503, nothing written
+    const group = new GroupCommit(ctx.db, handler, {
+      afterCommit,
+      onAfterCommitError,
+      lingerMs: 5,
+      waitMs: ctx.config.database.writeTimeoutMs,
+    })
     return {
       submit: (r) => group.submit(r).catch(forgetOnFault<Closed>(r)),
       // submitted together, they join the group commit's batches as concurrent closes do (priced once)
@@ -224,8 +241,14 @@ async function commitCloses(ctx: TradingCtx, tx: Tx, reqs: CloseRequest[]): Prom
     const none = () => refuse('closeRefused', `no conversion rate for ${o.symbol} into ${currency}`)
     out[i] = r.noRate ? r.noRate(none) : none()
   })
-  const fresh = reqs.flatMap((r, i) => (out[i] === null ? [{ r, i }] : []))
+  // read once for the batch, after its reads (the keys): a close priced more than FILL_PRICE_MAX_AGE_MS
+  // before is not filled at that price (ADR 0014 §3); a repeat of a key used before answers as above
   const now = ctx.clock.now()
+  reqs.forEach((r, i) => {
+    if (out[i] === null && now - r.pricedAt > FILL_PRICE_MAX_AGE_MS)
+      out[i] = priceTooOld(now - r.pricedAt, 'close')
+  })
+  const fresh = reqs.flatMap((r, i) => (out[i] === null ? [{ r, i }] : []))
   const events: PendingEvent[] = []
   const work: Work = {
     emit: (topic, brandId, payload) => events.push({ brandId, topic: topic.name, payload }),

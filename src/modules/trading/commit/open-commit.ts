@@ -13,6 +13,7 @@ import { refuse } from '../errors'
 import { TradeOpened } from '../events'
 import { orders, tradeRequests } from '../schema'
 import { tradeEvent } from '../views'
+import { FILL_PRICE_MAX_AGE_MS, priceTooOld } from './fill-age'
 
 export const openError = (message: string) => refuse('openRefused', message)
 
@@ -77,20 +78,6 @@ export function openCommitter(
     waitMs: ctx.config.database.writeTimeoutMs,
   })
 }
-
-/**
- * How old the price of a market open may be when its batch is written (ms): the bound of the stale-price
- * guard (ADR 0014 §3: no fill at a price more than 3 s old; market's STALE_AFTER_MS). Its price is the
- * quote current when its checks ran (`openTime`); an open that then waited for the database (sqld paused,
- * a batch ahead that did not answer) would otherwise fill at a price the market may have left.
- */
-export const OPEN_PRICE_MAX_AGE_MS = 3000
-
-const priceTooOld = (ms: number) =>
-  refuse(
-    'priceStale',
-    `the price of this order was read ${(ms / 1000).toFixed(1)} s before it could be written (the database was slow to answer): nothing is filled at an old price, retry`,
-  )
 
 /**
  * Requests whose idempotency key was used before (committed, or earlier in this batch) answer with the
@@ -205,7 +192,6 @@ async function unwanted(tx: Tx, reqs: OpenRequest[]) {
 }
 
 async function commitNew(ctx: TradingCtx, tx: Tx, reqs: OpenRequest[]): Promise<(Opened | Error)[]> {
-  const now = ctx.clock.now()
   const parents = await parentStates(tx, reqs)
   const dropped = await unwanted(tx, reqs)
   // every login's funds: a pending order needs no margin, but it counts against the account's limit
@@ -215,6 +201,9 @@ async function commitNew(ctx: TradingCtx, tx: Tx, reqs: OpenRequest[]): Promise<
     ctx,
     reqs.map((r) => r.group.id),
   )
+  // read once for the batch, after its last read: each of those round trips may have taken up to the
+  // statement timeout, and the prices' age is measured at the moment the batch decides (fill-age.ts)
+  const now = ctx.clock.now()
   const results: (Opened | Error | null)[] = []
   const accepted: OpenRequest[] = []
   for (const r of reqs) {
@@ -248,8 +237,8 @@ async function commitNew(ctx: TradingCtx, tx: Tx, reqs: OpenRequest[]): Promise<
       continue
     }
     // a market open fills at the price of its checks: not when that is older than the guard's bound
-    if (r.values.state === 'open' && now - r.values.openTime > OPEN_PRICE_MAX_AGE_MS) {
-      results.push(priceTooOld(now - r.values.openTime))
+    if (r.values.state === 'open' && now - r.values.openTime > FILL_PRICE_MAX_AGE_MS) {
+      results.push(priceTooOld(now - r.values.openTime, 'order'))
       continue
     }
     if (r.margin !== null) {

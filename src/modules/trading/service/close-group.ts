@@ -7,6 +7,7 @@ import type { UseCase } from '../../../kernel/use-case'
 import { pricePositions } from '../book/exposure'
 import type { OrderRow } from '../book/positions'
 import type { CloseRequest } from '../commit/close-commit'
+import { isPriceTooOld } from '../commit/fill-age'
 import { refuse, TRADING } from '../errors'
 import { orders } from '../schema'
 import { type CloseBasis, closeRequest } from './close'
@@ -140,7 +141,9 @@ export async function closeGroup({
   outcomes.forEach((d, i) => {
     const o = reqs[i]!.input.order
     if (d instanceof Error) {
-      if (d !== stopped && refused(d)) skip(o, d)
+      // a close whose price grew old waiting for the database: the batch waits for current prices (as
+      // refuseStalePrices above), no position is skipped for it
+      if (d !== stopped && refused(d) && !isPriceTooOld(d)) skip(o, d)
       else fault ??= d
     } else if (d.kind === 'closed') closed++
     // closed or changed meanwhile (its SL or TP, a stop-out, another close): no longer this batch's
@@ -150,7 +153,9 @@ export async function closeGroup({
     ctx.logger.log('warn', 'group close stopped', {
       login: account.login,
       closed,
-      not_closed: outcomes.filter((d) => d instanceof Error && (d === stopped || !refused(d))).length,
+      not_closed: outcomes.filter(
+        (d) => d instanceof Error && (d === stopped || !refused(d) || isPriceTooOld(d)),
+      ).length,
       err: rootMessage(fault),
     })
     throw stoppedBy(fault, closed, chosen.length)

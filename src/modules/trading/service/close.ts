@@ -38,7 +38,7 @@ export interface CloseBasis {
 export function closeRequest(
   ctx: TradingServices,
   o: OrderRow,
-  { oc, sym: { gs, quote }, rates }: CloseBasis,
+  { oc, sym: { gs, quote, pricedAt }, rates }: CloseBasis,
   { volume, comment }: { volume?: number; comment?: string },
   reason: 'client' | 'group_close',
   request?: { key: TradeKeyValue; actor: string },
@@ -83,6 +83,7 @@ export function closeRequest(
       comment,
       lookup: rates.lookup,
     },
+    pricedAt,
     key: request?.key,
     actor: request?.actor ?? 'client',
     noRate: rates.noRate,

@@ -106,7 +106,8 @@ export async function tradableSymbol(
   // no quote yet on this instance (just restarted, its feed not caught up): nothing filled, retry
   if (!quote) throw refuse('priceStale', `no price for ${symbol} on this instance yet; retry`)
   refuseOldQuote(ctx, gs, quote)
-  return { gs, quote }
+  // when the price was read: a close's commit refuses it once this is too old (commit/fill-age.ts)
+  return { gs, quote, pricedAt: ctx.clock.now() }
 }
 
 export interface OpenInput {
