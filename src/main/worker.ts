@@ -14,6 +14,7 @@ import { UpstashStore } from '../kernel/cache/upstash'
 import { systemClock } from '../kernel/clock'
 import { loadConfig } from '../kernel/config'
 import { Db } from '../kernel/db/db'
+import { FetchMeter } from '../kernel/jobs/budget'
 import { scheduledHere } from '../kernel/jobs/runner'
 import { createLogger } from '../kernel/logger'
 import { type R2BucketLike, R2Storage } from '../kernel/storage/r2'
@@ -42,6 +43,18 @@ const queuedWork = () =>
 
 // argon2 in WebAssembly: the module is compiled by the bundler (Workers refuse to compile it at run time)
 usePasswordEngine(wasmPasswordEngine(() => WebAssembly.instantiate(argon2Wasm)))
+
+/**
+ * Every subrequest of the isolate (the libSQL HTTP client, Upstash REST, the bus) through one counting
+ * fetch: a scheduled run starts a job only while its invocation has room left for it (CallBudget).
+ */
+const meter = new FetchMeter()
+globalThis.fetch = meter.wrap(globalThis.fetch.bind(globalThis))
+/**
+ * A scheduled run starts no job past 700 of its 1,000 subrequests: each job's run at the edge is bounded
+ * well within the 300 left (its README), so none is cut off inside a transaction.
+ */
+const JOBS_START_BELOW = 700
 
 // built on the first event, not at module scope: Workers refuse random numbers there (the process origin)
 let app: ReturnType<typeof createApp> | undefined
@@ -82,6 +95,8 @@ function build(env: Env) {
     // request; 20 of those left every later query of the isolate waiting for ever. workerd bounds each
     // request's open connections itself.
     concurrency: Number.MAX_SAFE_INTEGER,
+    // counted: the client may hold the fetch it found at import, before the global one was wrapped
+    fetch: globalThis.fetch,
   })
   return createApp(
     {
@@ -150,7 +165,7 @@ export default {
     const jobs = ready.runner
     ctx.waitUntil(
       jobs
-        .runDue(scheduledHere(ready.kernel.config.clusterJobs))
+        .runDue(scheduledHere(ready.kernel.config.clusterJobs), meter.budget(JOBS_START_BELOW))
         .then((outcome) => console.log(JSON.stringify({ msg: 'scheduled jobs', outcome }))),
     )
   },

@@ -7,6 +7,7 @@ import { MemoryStore } from '../../src/kernel/cache/memory'
 import { ManualClock } from '../../src/kernel/clock'
 import { openDatabase } from '../../src/kernel/db/client'
 import { migrateDatabase } from '../../src/kernel/db/migrate'
+import { FetchMeter } from '../../src/kernel/jobs/budget'
 import type { Job } from '../../src/kernel/jobs/job'
 import { StoreLeases } from '../../src/kernel/jobs/leases'
 import { JobRunner, leaseMs, scheduledHere } from '../../src/kernel/jobs/runner'
@@ -253,6 +254,37 @@ describe('runOnce and runDue (the cron route, Workers scheduled())', () => {
     })
     expect(ran).toEqual(['i'])
     expect((await edge.runDue(scheduledHere('internal')))['c.hourly']).toMatchObject({ ran: true })
+  })
+
+  test('a scheduled() call starts no job past its budget of subrequests: the rest run on a later call, their leases not taken', async () => {
+    // an edge probe: the jobs due in one invocation share its 1,000 subrequests; one cut off inside a
+    // transaction left sqld's write lock held for 5 s
+    const clock = new ManualClock(Date.UTC(2026, 0, 5))
+    const meter = new FetchMeter()
+    const call = meter.wrap(async () => new Response('ok'))
+    const ran: string[] = []
+    const spending = (name: string, calls: number) => ({
+      name,
+      every: 3_600_000,
+      scope: 'cluster' as const,
+      run: async () => {
+        ran.push(name)
+        for (let i = 0; i < calls; i++) await call('http://db.invalid/')
+      },
+    })
+    const jobs = [spending('a.big', 500), spending('b.big', 300), spending('c.small', 10)]
+    const store = new MemoryStore(clock)
+    const edge = new JobRunner(jobs, new StoreLeases(store), 'isolate', clock, silentLogger)
+    const first = await edge.runDue(undefined, meter.budget(700))
+    expect(first).toEqual({
+      'a.big': { ran: true, ms: expect.any(Number) },
+      'b.big': { ran: true, ms: expect.any(Number) },
+      'c.small': { ran: false, reason: 'budget' },
+    })
+    // the next minute's call: a fresh budget, the job left out runs (its lease was never taken)
+    const next = await edge.runDue(undefined, meter.budget(700))
+    expect(next['c.small']).toMatchObject({ ran: true })
+    expect(ran).toEqual(['a.big', 'b.big', 'c.small'])
   })
 })
 

@@ -1,13 +1,14 @@
 import type { Clock } from '../clock'
 import type { Logger } from '../logger'
 import { errText } from '../resilience'
+import type { CallBudget } from './budget'
 import { type Job, leaseOf } from './job'
 import type { Leases } from './leases'
 
 /** How long a cluster job's lease lasts: three periods (at least 3 s), renewed every period it runs. */
 export const leaseMs = (job: Job) => Math.max(job.every * 3, 3000)
 
-type RunOutcome = { ran: true; ms: number } | { ran: false; reason: 'busy' | 'unknown' }
+type RunOutcome = { ran: true; ms: number } | { ran: false; reason: 'busy' | 'unknown' | 'budget' }
 
 /**
  * The jobs a process schedules itself (CLUSTER_JOBS): every one, or all but the cluster's when a scheduler
@@ -227,7 +228,8 @@ export class JobRunner {
     try {
       await this.execute(job, job.scope === 'cluster' ? { owner, ms: leaseMs(job) } : undefined)
     } finally {
-      if (borrowed && !this.held.has(leaseOf(job))) await this.leases.release(leaseOf(job), owner).catch(() => {})
+      if (borrowed && !this.held.has(leaseOf(job)))
+        await this.leases.release(leaseOf(job), owner).catch(() => {})
     }
     return { ran: true, ms: Math.round(performance.now() - started) }
   }
@@ -237,13 +239,19 @@ export class JobRunner {
    * instance job runs each call; a cluster job runs when no caller ran it within its period, marked by its
    * lease, kept (not released) for the period less a margin so a call a moment early still finds it due.
    * Each call holds it under a name of its own, so no call renews what an earlier one took. `only`: the
-   * jobs scheduled here (scheduledHere), as the server's timers take them.
+   * jobs scheduled here (scheduledHere), as the server's timers take them. `budget`: what the call may
+   * spend (a Worker invocation's subrequests): a job not started within it answers `budget` and runs on a
+   * later call (its lease not taken).
    */
-  async runDue(only?: (job: Job) => boolean): Promise<Record<string, RunOutcome>> {
+  async runDue(only?: (job: Job) => boolean, budget?: CallBudget): Promise<Record<string, RunOutcome>> {
     const out: Record<string, RunOutcome> = {}
     for (const job of this.jobs) {
       // not scheduled here (CLUSTER_JOBS=external: an external scheduler calls POST /cron/{job})
       if (only && !only(job)) continue
+      if (budget && budget.spent() >= budget.startBelow) {
+        out[job.name] = { ran: false, reason: 'budget' }
+        continue
+      }
       if (this.marked(job) || this.offEngine(job)) {
         out[job.name] = { ran: false, reason: 'busy' }
         continue
