@@ -261,7 +261,7 @@ describe('runOnce and runDue (the cron route, Workers scheduled())', () => {
     // transaction left sqld's write lock held for 5 s
     const clock = new ManualClock(Date.UTC(2026, 0, 5))
     const meter = new FetchMeter()
-    const call = meter.wrap(async () => new Response('ok'))
+    const call = meter.wrap((async () => new Response('ok')) as unknown as typeof fetch)
     const ran: string[] = []
     const spending = (name: string, calls: number) => ({
       name,
