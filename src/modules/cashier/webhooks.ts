@@ -16,6 +16,12 @@ const CLAIM_MS = 30_000
 /** The inbox event ids reconciliation queues the provider's state under (backoffice/reconcile.ts). */
 export const RESTATED = 'recon:'
 const MAX_ATTEMPTS = 10
+/**
+ * Inbox rows one run of `cashier.inbox` processes at most, each in a transaction of its own. At the edge
+ * (a Worker's scheduled(), every minute) every job due shares one invocation's 1,000 subrequests, and
+ * each statement is one: a run there takes fewer, the rest are left to the next.
+ */
+export const INBOX_PER_RUN = { server: 200, edge: 5 }
 
 const depositStatement = statement((qb) =>
   qb
@@ -327,7 +333,10 @@ async function processInbox(ctx: CashierCtx, id: number): Promise<string | null>
   }
 }
 
-/** Inbox rows not processed yet (a crash between the inbox write and the credit, a failed attempt). */
+/**
+ * Inbox rows not processed yet (a crash between the inbox write and the credit, a failed attempt), the
+ * oldest first, INBOX_PER_RUN a run.
+ */
 export async function drainInbox(ctx: CashierCtx) {
   const now = ctx.clock.now()
   const due = await ctx.db
@@ -340,7 +349,7 @@ export async function drainInbox(ctx: CashierCtx) {
       ),
     )
     .orderBy(asc(cashierInbox.id))
-    .limit(200)
+    .limit(ctx.edge ? INBOX_PER_RUN.edge : INBOX_PER_RUN.server)
   let n = 0
   for (const r of due) if ((await processInbox(ctx, r.id)) !== null) n++
   return n

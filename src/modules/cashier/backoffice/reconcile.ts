@@ -10,22 +10,28 @@ import { holdLapsedPayouts } from './lapsed-payouts'
 
 /** Rows a job reads at once; a run reads pages until its bound. */
 const PAGE = 100
-/** What one run of a job visits at most (a provider is asked about each), and how long it may take. */
-const MAX_ROWS = 1000
+/**
+ * What one run of a job visits at most (a provider is asked about each), and how long it may take. At the
+ * edge (a Worker's scheduled(), every minute) every job due shares one invocation's 1,000 subrequests,
+ * and each statement, cache call and provider call is one: a run there visits a page.
+ */
+export const MAX_ROWS = { server: 1000, edge: PAGE }
 const MAX_RUN_MS = 30_000
 
 /**
  * Visits the transactions `where` selects in id order, from where the previous run stopped (its cursor
  * is kept in the shared cache under `cursorKey`) to the end, then from the start again: however many
  * there are, and whichever of them never change, every one is visited in turn. A run stops after
- * `maxRows` rows or MAX_RUN_MS; without the cache (or a cursor lost) it starts from the first.
+ * `maxRows` rows (MAX_ROWS: fewer at the edge) or MAX_RUN_MS; the cursor is saved after each page, so a
+ * run cut off (a failure, a Worker invocation out of subrequests) still moves it past the pages it
+ * finished; without the cache (or a cursor lost) it starts from the first.
  */
 export async function walkById(
   ctx: CashierCtx,
   cursorKey: string,
   where: SQL | undefined,
   visit: (row: TxRow) => Promise<void>,
-  maxRows = MAX_ROWS,
+  maxRows = ctx.edge ? MAX_ROWS.edge : MAX_ROWS.server,
 ) {
   const startedMs = performance.now()
   let after = Number((await ctx.store.get(cursorKey).catch(() => null)) ?? 0) || 0
@@ -44,15 +50,16 @@ export async function walkById(
       visited++
     }
     // the end: the next run starts from the first again (this one too, when it found nothing past its cursor)
-    if (rows.length < want) {
+    const end = rows.length < want
+    if (end) {
       const empty = visited === 0 && after !== 0
       after = 0
       if (empty) continue
-      break
     }
-    if (visited >= maxRows || performance.now() - startedMs > MAX_RUN_MS) break
+    // after each page: a run cut off later (a failure, the edge's subrequests spent) keeps what it did
+    await ctx.store.set(cursorKey, String(after), 7 * 86_400_000).catch(() => undefined)
+    if (end || visited >= maxRows || performance.now() - startedMs > MAX_RUN_MS) break
   }
-  await ctx.store.set(cursorKey, String(after), 7 * 86_400_000).catch(() => undefined)
   return visited
 }
 
