@@ -2,13 +2,16 @@
 // Findings of the fifth copy trading probe (.tmp/probe-copy5): a copy decided but not yet opened is not
 // opened once its master is disabled or its follower copies closes only; a deposit parked in dead letters
 // is not allocated twice; two settings changes at once are both kept; a settings change committed while a
-// copy is in flight is what the copy is decided on.
+// copy is in flight is what the copy is decided on. And the review of that fix (.tmp/review-copy5): a refused
+// copy's reason costs no read of its own; an executor writes back only links still under its own lease; a
+// settings change is not written over a disable committed since it was read.
 import { afterAll, beforeAll, expect, test } from 'bun:test'
-import { eq } from 'drizzle-orm'
+import { and, eq, sql } from 'drizzle-orm'
 import type { Tx } from '../../src/kernel/db/client'
 import { BalanceOperation } from '../../src/modules/accounts'
 import { FLOW_CONSUMER } from '../../src/modules/copytrade/copier/holds'
-import { copyLinks, copySubscriptions } from '../../src/modules/copytrade/schema'
+import { copyLinks, copyRecords, copySubscriptions } from '../../src/modules/copytrade/schema'
+import { MarketPort } from '../../src/modules/market'
 import { TradingPort } from '../../src/modules/trading'
 import { copyFeeWorld } from '../support/copy-fees'
 
@@ -252,4 +255,186 @@ test("two changes of a follower profile's defaults at once: both answered 200, b
   const mine = (await w.request('GET', '/copytrade/follower/mine')).json
   const p = mine.rows.find((x: any) => x.login === f)
   expect([p.defaults.max_volume, p.defaults.max_positions]).toEqual([10, 3])
+})
+
+test('master disabled during a fan-out of N copies: the refusals are explained in O(1) statements, not N', async () => {
+  const N = 12
+  const mLogin = await w.newAccount(50_000)
+  const m = await w.master(mLogin, { reward_type: 3, percent: 10 })
+  const fs: number[] = []
+  for (let i = 0; i < N; i++) fs.push(await w.newAccount(50_000))
+  await w.t.settle()
+  for (const f of fs) await w.follow(f, m, { volume_mode: 1, volume_param: 1 })
+  const port = w.t.ports.get(TradingPort) as any
+  const orig = port.open
+  let gate = null as Promise<number> | null
+  port.open = async (r: any) => {
+    if (fs.includes(r.login)) {
+      gate ??= w.request('PUT', `/copytrade/master/${m}`, { enabled: 0 }).then((x) => x.status)
+      await gate
+    }
+    return orig(r)
+  }
+  const db = w.t.ctx.db as any
+  const sel = db.select
+  let why = 0
+  db.select = function (...a: unknown[]) {
+    if ((new Error().stack ?? '').includes('unwantedBecause')) why++
+    return sel.apply(this, a)
+  }
+  try {
+    await w.openTrade(mLogin, 0, 100)
+    await w.t.settle()
+  } finally {
+    port.open = orig
+    db.select = sel
+  }
+  expect(await gate).toBe(200)
+  const links = await w.t.ctx.db.select().from(copyLinks).where(eq(copyLinks.masterLogin, mLogin))
+  expect(links.map((l) => l.reason)).toEqual(Array(N).fill('MASTER_DISABLED'))
+  // one statement per refused copy, each behind ctx.limit: N round trips (a 1,000-follower master: 1,000)
+  expect(why).toBeLessThanOrEqual(1)
+})
+
+test("a chunk of opens reads its subscriptions and their masters' state in one statement", async () => {
+  const mLogin = await w.newAccount(50_000)
+  const m = await w.master(mLogin, { reward_type: 3, percent: 10 })
+  const fs: number[] = []
+  for (let i = 0; i < 3; i++) fs.push(await w.newAccount(50_000))
+  await w.t.settle()
+  for (const f of fs) await w.follow(f, m, { volume_mode: 1, volume_param: 1 })
+  const db = w.t.ctx.db as any
+  const sel = db.select
+  let reads = 0
+  db.select = function (...a: unknown[]) {
+    // the statements openChunk itself makes (not those of the helpers it calls)
+    if ((new Error().stack ?? '').split('\n')[2]?.includes('openChunk')) reads++
+    return sel.apply(this, a)
+  }
+  try {
+    await w.openTrade(mLogin, 0, 100)
+    await w.t.settle()
+  } finally {
+    db.select = sel
+  }
+  const links = await w.t.ctx.db.select().from(copyLinks).where(eq(copyLinks.masterLogin, mLogin))
+  expect(links.map((l) => l.status)).toEqual(['open', 'open', 'open'])
+  expect(reads).toBe(1)
+})
+
+test("a copy decided again is set back to pending only under its executor's lease, not over a takeover", async () => {
+  const mLogin = await w.newAccount(50_000)
+  const m = await w.master(mLogin, { reward_type: 3, percent: 10 })
+  const f = await w.newAccount(50_000)
+  await w.t.settle()
+  const sub = await w.follow(f, m, { volume_mode: 1, volume_param: 1 })
+  const port = w.t.ports.get(TradingPort) as any
+  const orig = port.open
+  let put = 0
+  let lease = 0
+  port.open = async (r: any) => {
+    if (r.login === f && !put) {
+      // the settings change: trading's commit refuses this copy, to be decided again on them
+      put = (await w.request('PUT', `/copytrade/subscription/${sub}`, { max_volume: 10 })).status
+      // meanwhile another executor (the reconcile job, this one's lease run out) took the link over
+      const [l] = await w.t.ctx.db
+        .update(copyLinks)
+        .set({ leaseUntil: sql`${copyLinks.leaseUntil} + 1000`, attempts: sql`${copyLinks.attempts} + 1` })
+        .where(and(eq(copyLinks.subscriptionId, sub), eq(copyLinks.status, 'opening')))
+        .returning()
+      lease = l!.leaseUntil
+    }
+    return orig(r)
+  }
+  try {
+    await w.openTrade(mLogin, 0, 100)
+    await w.t.settle()
+  } finally {
+    port.open = orig
+  }
+  expect(put).toBe(200)
+  // the link is the other executor's: not set back to pending, nor opened again by this one
+  let links = await w.t.ctx.db.select().from(copyLinks).where(eq(copyLinks.subscriptionId, sub))
+  expect(links.map((l) => [l.status, l.leaseUntil])).toEqual([['opening', lease]])
+  expect((await w.positions(f)).length).toBe(0)
+  // that executor never finishes: once its lease runs out the reconcile job opens it, on the settings now
+  await w.advance(20_000)
+  await w.t.runJob('copytrade.reconcile')
+  await w.t.settle()
+  links = await w.t.ctx.db.select().from(copyLinks).where(eq(copyLinks.subscriptionId, sub))
+  expect(links.map((l) => l.status)).toEqual(['open'])
+  expect(((await w.positions(f)) as unknown as { volume: number }[]).map((p) => p.volume)).toEqual([10])
+})
+
+test("an executor records its opens only under its own lease: a takeover's executor records the copy once", async () => {
+  const mLogin = await w.newAccount(50_000)
+  const m = await w.master(mLogin, { reward_type: 3, percent: 10 })
+  const f = await w.newAccount(50_000)
+  await w.t.settle()
+  const sub = await w.follow(f, m, { volume_mode: 1, volume_param: 1 })
+  const port = w.t.ports.get(TradingPort) as any
+  const orig = port.open
+  let lease = 0
+  port.open = async (r: any) => {
+    const out = await orig(r)
+    if (r.login === f && !lease) {
+      // the copy is placed; before its executor records it another took the link over
+      const [l] = await w.t.ctx.db
+        .update(copyLinks)
+        .set({ leaseUntil: sql`${copyLinks.leaseUntil} + 1000`, attempts: sql`${copyLinks.attempts} + 1` })
+        .where(and(eq(copyLinks.subscriptionId, sub), eq(copyLinks.status, 'opening')))
+        .returning()
+      lease = l!.leaseUntil
+    }
+    return out
+  }
+  try {
+    await w.openTrade(mLogin, 0, 100)
+    await w.t.settle()
+  } finally {
+    port.open = orig
+  }
+  expect(lease).toBeGreaterThan(0)
+  let links = await w.t.ctx.db.select().from(copyLinks).where(eq(copyLinks.subscriptionId, sub))
+  expect(links.map((l) => [l.status, l.leaseUntil])).toEqual([['opening', lease]])
+  expect(await w.t.ctx.db.select().from(copyRecords).where(eq(copyRecords.subscriptionId, sub))).toEqual([])
+  // the other executor's lease runs out too: the reconcile job finds the copy placed under its key
+  await w.advance(20_000)
+  await w.t.runJob('copytrade.reconcile')
+  await w.t.settle()
+  const positions = (await w.positions(f)) as unknown as { order: number }[]
+  expect(positions.length).toBe(1)
+  links = await w.t.ctx.db.select().from(copyLinks).where(eq(copyLinks.subscriptionId, sub))
+  expect(links.map((l) => [l.status, l.followerTicket])).toEqual([['open', positions[0]!.order]])
+  const records = await w.t.ctx.db.select().from(copyRecords).where(eq(copyRecords.subscriptionId, sub))
+  expect(records.map((r) => [r.result, r.followerTicket])).toEqual([['copied', positions[0]!.order]])
+})
+
+test('a subscription disabled between the read and the write of a settings change: 409, nothing written', async () => {
+  const mLogin = await w.newAccount(50_000)
+  const m = await w.master(mLogin, { reward_type: 3, percent: 10 })
+  const f = await w.newAccount(50_000)
+  await w.t.settle()
+  const sub = await w.follow(f, m, { volume_mode: 1, volume_param: 1, max_volume: 0 })
+  const [before] = await w.t.ctx.db.select().from(copySubscriptions).where(eq(copySubscriptions.id, sub))
+  const refdata = (w.t.ports.get(MarketPort) as any).refdata
+  const fresh = refdata.fresh
+  let disabled = 0
+  refdata.fresh = async function (...a: unknown[]) {
+    // the settings change read the subscription ACTIVE; its disable commits before the write
+    if (!disabled && (new Error().stack ?? '').includes('updateSubscription'))
+      disabled = (await w.request('POST', `/copytrade/subscription/${sub}/disable`, {})).status
+    return fresh.apply(this, a)
+  }
+  let put: Awaited<ReturnType<typeof w.request>>
+  try {
+    put = await w.request('PUT', `/copytrade/subscription/${sub}`, { max_volume: 10 })
+  } finally {
+    refdata.fresh = fresh
+  }
+  expect(disabled).toBe(200)
+  expect([put.status, put.json.error]).toEqual([409, 'INVALID_TRANSITION'])
+  expect(put.text).toContain('is disabled')
+  const [after] = await w.t.ctx.db.select().from(copySubscriptions).where(eq(copySubscriptions.id, sub))
+  expect([after!.status, after!.settings]).toEqual([2, before!.settings])
 })

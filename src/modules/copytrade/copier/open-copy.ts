@@ -1,4 +1,4 @@
-import { and, eq, inArray, isNull, lt, or, sql } from 'drizzle-orm'
+import { and, eq, inArray, lt, or, sql } from 'drizzle-orm'
 import type { Tx } from '../../../kernel/db/client'
 import { currencyDecimals } from '../../accounts'
 import { conversionRate, isTradingOpen } from '../../market'
@@ -61,12 +61,16 @@ interface Outcome {
   again?: boolean
 }
 
+/** Why trading's commit no longer wanted a copy: a skip, or null when only its settings changed. */
+type Unwanted = { reason: string; message: string } | null
+
 /**
  * The copies on their way to trading's commit: link id -> its subscription and the settings (their JSON
  * text, the version) it was decided on, asked by `stillWanted` in the commit (OpenInput.whileWanted, whose
- * id is the link's). In this process: the write port's commit runs where its caller does.
+ * id is the link's), which records in `why` why it refused one (read by the executor on the refusal: no
+ * read of its own). In this process: the write port's commit runs where its caller does.
  */
-const inFlight = new Map<number, { sub: number; settings: string }>()
+const inFlight = new Map<number, { sub: number; settings: string; why?: Unwanted }>()
 
 /**
  * Opens the follower positions of links decided by the fan-out (copier/consumers.ts) or left by an
@@ -84,11 +88,14 @@ export async function openLinks(ctx: CopyCtx, ids: number[], round = 0) {
 
 async function openChunk(ctx: CopyCtx, ids: number[], round: number) {
   const now = ctx.clock.now()
+  // this executor's lease: what it writes back (the outcomes, or pending again) is written only while the
+  // link still holds it, not over an executor that took the link over once it ran out (the reconcile job)
+  const lease = now + OPEN_LEASE_MS
   const links = await ctx.db
     .update(copyLinks)
     .set({
       status: 'opening',
-      leaseUntil: now + OPEN_LEASE_MS,
+      leaseUntil: lease,
       attempts: sql`${copyLinks.attempts} + 1`,
       updatedAt: now,
     })
@@ -103,28 +110,16 @@ async function openChunk(ctx: CopyCtx, ids: number[], round: number) {
     )
     .returning()
   if (links.length === 0) return
-  const subs = new Map(
-    (
-      await ctx.db
-        .select()
-        .from(copySubscriptions)
-        .where(inArray(copySubscriptions.id, [...new Set(links.map((l) => l.subscriptionId))]))
-    ).map((s) => [s.id, s]),
-  )
-  // a master disabled (by its owner or by staff) or deleted since its links were decided is copied no more
+  // the subscriptions with their masters, in one read: a master disabled (by its owner or by staff) or
+  // deleted since its links were decided is copied no more
+  const rows = await ctx.db
+    .select({ sub: copySubscriptions, enabled: copyMasters.enabled, deletedAt: copyMasters.deletedAt })
+    .from(copySubscriptions)
+    .leftJoin(copyMasters, eq(copyMasters.id, copySubscriptions.masterId))
+    .where(inArray(copySubscriptions.id, [...new Set(links.map((l) => l.subscriptionId))]))
+  const subs = new Map(rows.map((r) => [r.sub.id, r.sub]))
   const enabledMasters = new Set(
-    (
-      await ctx.db
-        .select({ id: copyMasters.id })
-        .from(copyMasters)
-        .where(
-          and(
-            inArray(copyMasters.id, [...new Set([...subs.values()].map((s) => s.masterId))]),
-            eq(copyMasters.enabled, 1),
-            isNull(copyMasters.deletedAt),
-          ),
-        )
-    ).map((m) => m.id),
+    rows.filter((r) => r.enabled === 1 && r.deletedAt === null).map((r) => r.sub.masterId),
   )
   const masterLogins = [...new Set(links.map((l) => l.masterLogin))]
   // balances and equities only for the subscriptions that size by them
@@ -153,14 +148,17 @@ async function openChunk(ctx: CopyCtx, ids: number[], round: number) {
     links.map((link) => ctx.limit(() => openOne(ctx, link, subs.get(link.subscriptionId)!, shared, now))),
   )
   const decided = outcomes.filter((o) => !o.again)
-  if (decided.length > 0) await finishOpens(ctx, decided)
+  if (decided.length > 0) await finishOpens(ctx, decided, lease)
   const again = outcomes.filter((o) => o.again).map((o) => o.link.id)
   if (again.length === 0) return
   // their settings changed after they were decided: back to pending, decided again on the settings now
+  // (those another executor took over meanwhile are its own)
   await ctx.db
     .update(copyLinks)
     .set({ status: 'pending', leaseUntil: 0, slot: 0, updatedAt: ctx.clock.now() })
-    .where(and(inArray(copyLinks.id, again), eq(copyLinks.status, 'opening')))
+    .where(
+      and(inArray(copyLinks.id, again), eq(copyLinks.status, 'opening'), eq(copyLinks.leaseUntil, lease)),
+    )
   if (round < REDECIDE_ROUNDS) await openLinks(ctx, again, round + 1)
 }
 
@@ -316,7 +314,8 @@ async function openOne(
     if (open !== null)
       return skip('MAX_POSITIONS', `${open} copies are open (max_positions ${s.max_positions})`)
   }
-  inFlight.set(link.id, { sub: sub.id, settings: sub.settings })
+  const flight: { sub: number; settings: string; why?: Unwanted } = { sub: sub.id, settings: sub.settings }
+  inFlight.set(link.id, flight)
   const r = await ctx.trading
     .open({
       brandId: link.brandId,
@@ -337,12 +336,12 @@ async function openOne(
       whileWanted: { id: link.id, wanted: stillWanted },
     })
     .finally(() => inFlight.delete(link.id))
-  if (!r.ok && r.code === 'NO_LONGER_WANTED') {
-    const why = await unwantedBecause(ctx, sub)
-    return why
-      ? skip(why.reason, why.message)
+  // why the commit refused it, as stillWanted read it there (not read again: one read a batch, not a link);
+  // not recorded (never the case): decided again, on what the subscription and its master are then
+  if (!r.ok && r.code === 'NO_LONGER_WANTED')
+    return flight.why
+      ? skip(flight.why.reason, flight.why.message)
       : { ...skip('', 'the settings changed: decided again'), again: true }
-  }
   if (!r.ok) return skip(refusalReason(r.code, r.reason), r.reason)
   const filled = ctx.clock.now()
   const pts = pending ? 0 : slippagePoints(order.cmd, link.masterPrice, r.price, gs.info.digits)
@@ -383,51 +382,51 @@ async function openedBefore(ctx: CopyCtx, link: Link, key: string) {
 /**
  * Which of these copies (link ids) are still wanted, read in trading's commit (OpenInput.whileWanted): their
  * subscription ACTIVE, its master enabled, and its settings those the copy was decided on (`inFlight`). One
- * statement for the batch, as the status alone was.
+ * statement for the batch, as the status alone was; why each one not wanted is not (a skip, or null: its
+ * settings changed and it is decided again) is recorded on its `inFlight` entry for its executor.
  */
 async function stillWanted(tx: Tx, ids: number[]) {
   const asked = ids.flatMap((id) => {
     const f = inFlight.get(id)
-    return f ? [{ id, ...f }] : []
+    return f ? [{ id, f }] : []
   })
   if (asked.length === 0) return new Set<number>()
   const rows = await tx
-    .select({ id: copySubscriptions.id, settings: copySubscriptions.settings })
-    .from(copySubscriptions)
-    .innerJoin(copyMasters, eq(copyMasters.id, copySubscriptions.masterId))
-    .where(
-      and(
-        inArray(copySubscriptions.id, [...new Set(asked.map((a) => a.sub))]),
-        eq(copySubscriptions.status, SUB_STATUS.ACTIVE),
-        eq(copyMasters.enabled, 1),
-        isNull(copyMasters.deletedAt),
-      ),
-    )
-  const now = new Map(rows.map((r) => [r.id, r.settings]))
-  return new Set(asked.filter((a) => now.get(a.sub) === a.settings).map((a) => a.id))
-}
-
-/**
- * Why trading's commit no longer wanted a copy (stillWanted), read after its refusal: the subscription no
- * longer ACTIVE or its master disabled (a skip), or null: its settings changed (the copy is decided again).
- */
-async function unwantedBecause(ctx: CopyCtx, sub: Sub) {
-  const [now] = await ctx.db
     .select({
+      id: copySubscriptions.id,
+      masterId: copySubscriptions.masterId,
       status: copySubscriptions.status,
+      settings: copySubscriptions.settings,
       enabled: copyMasters.enabled,
       deletedAt: copyMasters.deletedAt,
     })
     .from(copySubscriptions)
-    .innerJoin(copyMasters, eq(copyMasters.id, copySubscriptions.masterId))
-    .where(eq(copySubscriptions.id, sub.id))
-  if (!now || now.status !== SUB_STATUS.ACTIVE)
+    .leftJoin(copyMasters, eq(copyMasters.id, copySubscriptions.masterId))
+    .where(inArray(copySubscriptions.id, [...new Set(asked.map((a) => a.f.sub))]))
+  const now = new Map(rows.map((r) => [r.id, r]))
+  const still = new Set<number>()
+  for (const { id, f } of asked) {
+    const r = now.get(f.sub)
+    f.why = unwantedBecause(r)
+    if (f.why === null && r?.settings === f.settings) still.add(id)
+  }
+  return still
+}
+
+/**
+ * Why a copy of this subscription (as stillWanted read it) is not wanted whatever its settings: the
+ * subscription no longer ACTIVE or its master disabled (a skip), or null.
+ */
+function unwantedBecause(
+  r: { masterId: number; status: number; enabled: number | null; deletedAt: number | null } | undefined,
+): Unwanted {
+  if (!r || r.status !== SUB_STATUS.ACTIVE)
     return {
       reason: 'SUBSCRIPTION_NOT_ACTIVE',
-      message: `the subscription is ${now?.status === SUB_STATUS.PAUSED ? 'paused' : 'disabled'}`,
+      message: `the subscription is ${r?.status === SUB_STATUS.PAUSED ? 'paused' : 'disabled'}`,
     }
-  if (now.enabled !== 1 || now.deletedAt !== null)
-    return { reason: 'MASTER_DISABLED', message: `master ${sub.masterId} is disabled: it is copied no more` }
+  if (r.enabled !== 1 || r.deletedAt !== null)
+    return { reason: 'MASTER_DISABLED', message: `master ${r.masterId} is disabled: it is copied no more` }
   return null
 }
 
@@ -462,8 +461,11 @@ async function takeSlot(ctx: CopyCtx, subId: number, linkId: number, max: number
   })
 }
 
-/** Records every outcome of a chunk in one transaction; a link another executor finished is left alone. */
-async function finishOpens(ctx: CopyCtx, outcomes: Outcome[]) {
+/**
+ * Records every outcome of a chunk in one transaction; a link another executor finished, or took over once
+ * this one's lease ran out (it records it: an open this one placed is found under its key), is left alone.
+ */
+async function finishOpens(ctx: CopyCtx, outcomes: Outcome[], lease: number) {
   const now = ctx.clock.now()
   const rebates: number[] = []
   // copies whose master closed, or whose subscription ended, while they were being opened: closed at
@@ -496,7 +498,9 @@ async function finishOpens(ctx: CopyCtx, outcomes: Outcome[]) {
               }
             : { status: 'skipped', reason: byId((o) => o.reason), updatedAt: now },
         )
-        .where(and(inArray(copyLinks.id, ids), eq(copyLinks.status, 'opening')))
+        .where(
+          and(inArray(copyLinks.id, ids), eq(copyLinks.status, 'opening'), eq(copyLinks.leaseUntil, lease)),
+        )
         .returning({
           id: copyLinks.id,
           masterCloseTime: copyLinks.masterCloseTime,

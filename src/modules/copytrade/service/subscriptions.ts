@@ -1,4 +1,4 @@
-import { and, count, desc, eq, gt, inArray, isNull, lt, notExists, sql } from 'drizzle-orm'
+import { and, count, desc, eq, gt, inArray, isNull, lt, ne, notExists, sql } from 'drizzle-orm'
 import type { Tx } from '../../../kernel/db/client'
 import { isUniqueViolation } from '../../../kernel/db/errors'
 import { undeliveredEvents } from '../../../kernel/events/undelivered'
@@ -437,8 +437,9 @@ export async function updateSubscription({
   input,
 }: UseCase<CopyCtx, Record<string, unknown>, OwnerScope & { id: number }>) {
   const { customer_id: _ignored, ...rest } = input
-  // merged onto the settings read and written only over them: a change another request committed since
-  // is read again and kept (both answered 200 are both kept), a few times, then 409
+  // merged onto the settings read and written only over them, while the subscription is not disabled: a
+  // change another request committed since is read again and kept (both answered 200 are both kept), a
+  // few times, then 409; a disable committed since is read again and answered 409 as one before the read
   let row: typeof copySubscriptions.$inferSelect | undefined
   let s = await ownSubscription(ctx, o, id)
   for (let attempt = 1; ; attempt++) {
@@ -448,12 +449,19 @@ export async function updateSubscription({
     ;[row] = await ctx.db
       .update(copySubscriptions)
       .set({ settings: JSON.stringify(settings), updatedAt: ctx.clock.now() })
-      .where(and(eq(copySubscriptions.id, s.id), eq(copySubscriptions.settings, s.settings)))
+      // nor over a disable committed since the read (DISABLED is final: read again and answered 409 above)
+      .where(
+        and(
+          eq(copySubscriptions.id, s.id),
+          eq(copySubscriptions.settings, s.settings),
+          ne(copySubscriptions.status, SUB_STATUS.DISABLED),
+        ),
+      )
       .returning()
     if (row) break
-    if (attempt >= SETTINGS_WRITE_TRIES)
-      throw copyError('INVALID_TRANSITION', `subscription ${id} changed meanwhile; read it again`)
     s = await ownSubscription(ctx, o, id)
+    if (attempt >= SETTINGS_WRITE_TRIES && s.status !== SUB_STATUS.DISABLED)
+      throw copyError('INVALID_TRANSITION', `subscription ${id} changed meanwhile; read it again`)
   }
   if (row.status === SUB_STATUS.ACTIVE) await resyncSubscription(ctx, s.id)
   return {
