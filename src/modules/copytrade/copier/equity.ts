@@ -1,9 +1,16 @@
 import { and, eq, inArray, sql } from 'drizzle-orm'
 import type { Queryable } from '../../../kernel/db/client'
 import { undeliveredEvents } from '../../../kernel/events/undelivered'
-import { currencyDecimals } from '../../accounts'
-import { profitInAccount, TradeClosed, TradePartiallyClosed, TradeStoppedOut } from '../../trading'
-import { accountOf } from '../accounts-of'
+import { currencyDecimals, type GroupRecord } from '../../accounts'
+import type { GroupSymbol, Quote, QuoteLookup } from '../../market'
+import {
+  type OrderState,
+  profitInAccount,
+  TradeClosed,
+  TradePartiallyClosed,
+  TradeStoppedOut,
+} from '../../trading'
+import { accountOf, groupsOf } from '../accounts-of'
 import type { CopyCtx } from '../context'
 import { managedShare } from '../domain/fees'
 import { copyLinks, copyRewards, copySubscriptions, liveSubscription } from '../schema'
@@ -204,24 +211,7 @@ export async function copyEquity(
   if (links.length > 0 && group) {
     const quotes = await ctx.market.quoteLookup()
     const states = await ctx.trading.orderStates(links.map((l) => l.ticket!))
-    for (const o of states.values()) {
-      if (o.state !== 'open') continue
-      const gs = await ctx.market.refdata.forGroup(group.id, o.symbol)
-      const q = gs && (await ctx.market.groupPrice(gs))
-      const p =
-        gs &&
-        q &&
-        profitInAccount(
-          gs.info,
-          o.cmd,
-          o.volume,
-          o.openPrice,
-          o.cmd % 2 === 0 ? q.bid : q.ask,
-          currency,
-          quotes,
-        )
-      floating += Math.round((p ?? 0) * 10 ** currencyDecimals(currency)) + o.commission + o.storage
-    }
+    floating = await floatingOf(pricer(ctx), group, [...states.values()], quotes)
   }
   const paid = fees?.paid ?? sub.feesMinor
   const owed = Number(fees?.owed ?? 0)
@@ -243,4 +233,130 @@ export async function copyEquity(
       ? manages
       : managedShare(manages, sharedBy(allocated.get(sub.followerLogin), sub.id, manages), balance)
   return { ...e, managed: Math.min(manages, share) - owed + floating }
+}
+
+/** A symbol as a group sees it and its price for that group, each (group, symbol) read once a pass. */
+type Pricer = (groupId: number, symbol: string) => Promise<{ gs: GroupSymbol; q: Quote | null } | null>
+
+function pricer(ctx: CopyCtx): Pricer {
+  const seen = new Map<string, ReturnType<Pricer>>()
+  return (groupId, symbol) => {
+    const key = `${groupId}:${symbol}`
+    let p = seen.get(key)
+    if (!p) {
+      p = ctx.market.refdata
+        .forGroup(groupId, symbol)
+        .then(async (gs) => (gs ? { gs, q: await ctx.market.groupPrice(gs) } : null))
+      seen.set(key, p)
+    }
+    return p
+  }
+}
+
+/**
+ * The floating result of a follower's open copies (minor units of its group's currency): each priced at
+ * the group's quote with trading's own formulas, commission and swap included. One not open counts nothing.
+ */
+async function floatingOf(price: Pricer, group: GroupRecord, orders: OrderState[], quotes: QuoteLookup) {
+  const currency = group.currency
+  let floating = 0
+  for (const o of orders) {
+    if (o.state !== 'open') continue
+    const g = await price(group.id, o.symbol)
+    const p =
+      g?.q &&
+      profitInAccount(
+        g.gs.info,
+        o.cmd,
+        o.volume,
+        o.openPrice,
+        o.cmd % 2 === 0 ? g.q.bid : g.q.ask,
+        currency,
+        quotes,
+      )
+    floating += Math.round((p ?? 0) * 10 ** currencyDecimals(currency)) + o.commission + o.storage
+  }
+  return floating
+}
+
+/**
+ * The copy equity (copyEquity, without `managed`) of each subscription of a page (a job's pass), by id, in
+ * a handful of reads whatever the page's size: their closes to come (or `pending`, read by the caller),
+ * their open copies' links, what they owe, their followers' groups (groupsOf: one read, then each group
+ * once), and only when some copy is open the quotes once and the copies' orders in one read, each
+ * (group, symbol) priced once. What they paid is the rows' own `fees_minor` (the caller read them). A
+ * subscription with no copy open costs nothing more than its part of those set reads. At most a page of
+ * ids (a few hundred) a call: each read binds them all.
+ */
+export async function copyEquities(
+  ctx: CopyCtx,
+  subs: readonly Sub[],
+  q: Queryable = ctx.db,
+  pending?: Map<number, number>,
+): Promise<Map<number, CopyEquity>> {
+  const out = new Map<number, CopyEquity>()
+  if (subs.length === 0) return out
+  const ids = subs.map((s) => s.id)
+  const [links, owedRows, groups, toCome] = await Promise.all([
+    q
+      .select({ subscriptionId: copyLinks.subscriptionId, ticket: copyLinks.followerTicket })
+      .from(copyLinks)
+      .where(and(inArray(copyLinks.subscriptionId, ids), inArray(copyLinks.status, ['open', 'closing']))),
+    q
+      .select({
+        subscriptionId: copyRewards.subscriptionId,
+        owed: sql<number>`coalesce(sum(${copyRewards.amountMinor}), 0)`,
+      })
+      .from(copyRewards)
+      // as the partial index copy_rewards_owed states it
+      .where(and(inArray(copyRewards.subscriptionId, ids), sql`${copyRewards.status} in ('pending', 'held')`))
+      .groupBy(copyRewards.subscriptionId),
+    groupsOf(
+      ctx,
+      subs.map((s) => s.followerLogin),
+    ),
+    pending ?? closesToCome(ctx, q, subs),
+  ])
+  const owed = new Map(owedRows.map((r) => [r.subscriptionId, Number(r.owed)]))
+  const tickets = new Map<number, number[]>()
+  for (const l of links) {
+    if (l.ticket === null) continue
+    const t = tickets.get(l.subscriptionId) ?? []
+    t.push(l.ticket)
+    tickets.set(l.subscriptionId, t)
+  }
+  // the quotes and the copies' orders once for the page, and only when some copy is open
+  const priced = subs.some((s) => tickets.has(s.id) && groups.get(s.followerLogin))
+  const [quotes, states] = priced
+    ? await Promise.all([ctx.market.quoteLookup(), ctx.trading.orderStates([...tickets.values()].flat())])
+    : [null, new Map<number, OrderState>()]
+  const price = pricer(ctx)
+  for (const sub of subs) {
+    const group = groups.get(sub.followerLogin) ?? null
+    const currency = group?.currency ?? 'USD'
+    const mine = tickets.get(sub.id)
+    const floating =
+      mine && group && quotes
+        ? await floatingOf(
+            price,
+            group,
+            mine.flatMap((t) => states.get(t) ?? []),
+            quotes,
+          )
+        : 0
+    const paid = sub.feesMinor
+    const o = owed.get(sub.id) ?? 0
+    const p = toCome.get(sub.id) ?? 0
+    const manages = sub.capitalMinor + sub.resultMinor + p - paid
+    out.set(sub.id, {
+      currency,
+      capital: sub.capitalMinor,
+      floating,
+      paid,
+      owed: o,
+      pending: p,
+      equity: manages - o + floating,
+    })
+  }
+  return out
 }
