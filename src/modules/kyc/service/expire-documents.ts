@@ -1,61 +1,108 @@
-import { and, eq, gt, inArray, isNotNull, isNull, lte, or } from 'drizzle-orm'
+import { and, count, eq, gt, inArray, isNotNull, isNull, lte, or } from 'drizzle-orm'
 import type { UseCase } from '../../../kernel/use-case'
 import type { KycCtx } from '../context'
 import { kycDocuments, kycSteps } from '../schema'
-import { recompute, scoped, settingsOf } from './shared'
+import { inList, recomputeMany, settingsOf } from './shared'
+
+/** Documents a page expires, in one transaction per brand of the page whatever their number. */
+export const EXPIRE_PAGE = 100
+
+/**
+ * Pages a run works through. At the edge every job due in a scheduled() invocation shares its 1,000
+ * subrequests (each statement one): a page costs about a dozen, and the rest waits for the next minute.
+ */
+export const EXPIRE_PAGES_PER_RUN = { edge: 2, server: 10 }
 
 /**
  * Documents past their validity date expire; a step approved on them expires with them when fewer than
- * its minimum remain valid, and the customer is asked again (profile `expired`).
+ * its minimum remain valid, and the customer is asked again (profile `expired`). Set-based, a page at a
+ * time: each document moves once (a conditional UPDATE on its status, whichever instance gets there
+ * first), and only the profiles of customers whose step expired are derived again. Returns the documents
+ * this run expired.
  */
 export async function expireDocuments({ ctx }: UseCase<KycCtx>) {
   const now = ctx.clock.now()
-  const due = await ctx.db
-    .select()
-    .from(kycDocuments)
-    .where(
-      and(
-        inArray(kycDocuments.status, ['pending', 'approved']),
-        isNotNull(kycDocuments.validUntil),
-        lte(kycDocuments.validUntil, now),
-      ),
-    )
-    .limit(500)
-  for (const d of due) {
-    const s = await settingsOf(ctx, d.brandId)
-    const def = s.steps.find((x) => x.code === d.stepCode)
-    await ctx.uow.run(async (tx, work) => {
-      const [r] = await tx
-        .update(kycDocuments)
-        .set({ status: 'expired' })
-        .where(and(eq(kycDocuments.id, d.id), inArray(kycDocuments.status, ['pending', 'approved'])))
-        .returning()
-      if (!r) return
-      const valid = await tx
-        .select({ id: kycDocuments.id })
-        .from(kycDocuments)
+  let expired = 0
+  for (let page = 0; page < (ctx.edge ? EXPIRE_PAGES_PER_RUN.edge : EXPIRE_PAGES_PER_RUN.server); page++) {
+    const due = await ctx.db
+      .select({ id: kycDocuments.id, brandId: kycDocuments.brandId })
+      .from(kycDocuments)
+      .where(
+        and(
+          inArray(kycDocuments.status, ['pending', 'approved']),
+          isNotNull(kycDocuments.validUntil),
+          lte(kycDocuments.validUntil, now),
+        ),
+      )
+      .limit(EXPIRE_PAGE)
+    const byBrand = new Map<number, number[]>()
+    for (const d of due) byBrand.set(d.brandId, [...(byBrand.get(d.brandId) ?? []), d.id])
+    for (const [brandId, ids] of byBrand) expired += await expirePage(ctx, brandId, ids, now)
+    if (due.length < EXPIRE_PAGE) break
+  }
+  return expired
+}
+
+/** The brand's documents `ids` (due when read) expire, and what follows from it; returns how many moved here. */
+async function expirePage(ctx: KycCtx, brandId: number, ids: number[], now: number) {
+  return ctx.uow.run(async (tx, work) => {
+    const moved = await tx
+      .update(kycDocuments)
+      .set({ status: 'expired' })
+      .where(
+        and(
+          eq(kycDocuments.brandId, brandId),
+          inList(kycDocuments.id, ids),
+          inArray(kycDocuments.status, ['pending', 'approved']),
+          lte(kycDocuments.validUntil, now),
+        ),
+      )
+      .returning({ customerId: kycDocuments.customerId, stepCode: kycDocuments.stepCode })
+    if (moved.length === 0) return 0
+    const s = await settingsOf(ctx, brandId, tx)
+    const customers = [...new Set(moved.map((d) => d.customerId))]
+    // the documents still valid of each (customer, step) that lost one: a document without a validity
+    // date never expires (SQL: NULL > now is never true)
+    const valid = await tx
+      .select({ customerId: kycDocuments.customerId, stepCode: kycDocuments.stepCode, n: count() })
+      .from(kycDocuments)
+      .where(
+        and(
+          eq(kycDocuments.brandId, brandId),
+          inList(kycDocuments.customerId, customers),
+          eq(kycDocuments.status, 'approved'),
+          or(isNull(kycDocuments.validUntil), gt(kycDocuments.validUntil, now)),
+        ),
+      )
+      .groupBy(kycDocuments.customerId, kycDocuments.stepCode)
+    const validOf = new Map(valid.map((v) => [`${v.customerId}:${v.stepCode}`, v.n]))
+    // the steps left short of their minimum, by step code
+    const short = new Map<string, Set<number>>()
+    for (const d of moved) {
+      const min = s.steps.find((x) => x.code === d.stepCode)?.documents?.min ?? 1
+      if ((validOf.get(`${d.customerId}:${d.stepCode}`) ?? 0) >= min) continue
+      const set = short.get(d.stepCode) ?? new Set<number>()
+      set.add(d.customerId)
+      short.set(d.stepCode, set)
+    }
+    const changed = new Set<number>()
+    for (const [code, who] of short) {
+      const steps = await tx
+        .update(kycSteps)
+        .set({ status: 'expired', rejectionReason: 'the document has expired', updatedAt: now })
         .where(
           and(
-            scoped(d.brandId, d.customerId).docs,
-            eq(kycDocuments.stepCode, d.stepCode),
-            eq(kycDocuments.status, 'approved'),
-            // a document without a validity date never expires (SQL: NULL > now is never true)
-            or(isNull(kycDocuments.validUntil), gt(kycDocuments.validUntil, now)),
+            eq(kycSteps.brandId, brandId),
+            inList(kycSteps.customerId, [...who]),
+            eq(kycSteps.code, code),
+            eq(kycSteps.status, 'approved'),
           ),
         )
-      if (valid.length < (def?.documents?.min ?? 1))
-        await tx
-          .update(kycSteps)
-          .set({ status: 'expired', rejectionReason: 'the document has expired', updatedAt: now })
-          .where(
-            and(
-              scoped(d.brandId, d.customerId).steps,
-              eq(kycSteps.code, d.stepCode),
-              eq(kycSteps.status, 'approved'),
-            ),
-          )
-      await recompute(tx, work, d.brandId, d.customerId, s, now)
-    })
-  }
-  return due.length
+        .returning({ customerId: kycSteps.customerId })
+      for (const r of steps) changed.add(r.customerId)
+    }
+    // only a step that expired changes what a profile's steps give
+    await recomputeMany(tx, work, brandId, [...changed], s, now)
+    return moved.length
+  })
 }

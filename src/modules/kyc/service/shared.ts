@@ -1,4 +1,4 @@
-import { and, asc, eq, ne } from 'drizzle-orm'
+import { and, asc, type Column, eq, inArray, ne, type SQL, sql } from 'drizzle-orm'
 import type { Queryable, Tx } from '../../../kernel/db/client'
 import type { Work } from '../../../kernel/db/unit-of-work'
 import type { KycCtx } from '../context'
@@ -130,6 +130,84 @@ export async function recompute(
       reason: rejected?.reason ?? '',
     })
   return status
+}
+
+/**
+ * `column in (…)` over one JSON array: one statement text for a list of any length (a list of bound values
+ * is a new text for every length).
+ */
+export const inList = (column: Column, values: readonly (number | string)[]): SQL =>
+  inArray(column, sql`(select value from json_each(${JSON.stringify(values)}))`)
+
+/**
+ * `recompute` for many customers of a brand in a few statements whatever their number (the jobs: a page of
+ * customers in one transaction): their steps and profiles read at once, and one conditional UPDATE per
+ * (status before, status after) pair, so a profile changed meanwhile keeps its change and emits nothing.
+ * `s`: the brand's settings as this transaction sees them. Emits the event of each move that happened.
+ * Returns the customers whose status moved and how many events that emitted.
+ */
+export async function recomputeMany(
+  tx: Tx,
+  work: Work,
+  brandId: number,
+  customerIds: readonly number[],
+  s: KycSettings,
+  now: number,
+): Promise<{ moved: number[]; events: number }> {
+  if (customerIds.length === 0) return { moved: [], events: 0 }
+  const steps = await tx
+    .select({ customerId: kycSteps.customerId, code: kycSteps.code, status: kycSteps.status })
+    .from(kycSteps)
+    .where(and(eq(kycSteps.brandId, brandId), inList(kycSteps.customerId, customerIds)))
+  const profiles = await tx
+    .select({ customerId: kycProfiles.customerId, status: kycProfiles.status })
+    .from(kycProfiles)
+    .where(and(eq(kycProfiles.brandId, brandId), inList(kycProfiles.customerId, customerIds)))
+  const stepsOf = new Map<number, { code: string; status: string }[]>()
+  for (const r of steps) {
+    const list = stepsOf.get(r.customerId)
+    if (list) list.push(r)
+    else stepsOf.set(r.customerId, [r])
+  }
+  // the customers of each move (status before -> after)
+  const moves = new Map<string, { from: string; to: ProfileStatus; ids: number[] }>()
+  for (const p of profiles) {
+    const to = derivedStatus(s, stepsOf.get(p.customerId) ?? [])
+    if (to === p.status) continue
+    const key = `${p.status}>${to}`
+    const m = moves.get(key)
+    if (m) m.ids.push(p.customerId)
+    else moves.set(key, { from: p.status, to, ids: [p.customerId] })
+  }
+  const moved: number[] = []
+  let events = 0
+  for (const { from, to, ids } of moves.values()) {
+    const rows = await tx
+      .update(kycProfiles)
+      .set({
+        status: to,
+        updatedAt: now,
+        ...(to === 'submitted' ? { submittedAt: now } : {}),
+        ...(to === 'approved' || to === 'rejected' ? { reviewedAt: now } : {}),
+      })
+      .where(
+        and(
+          eq(kycProfiles.brandId, brandId),
+          inList(kycProfiles.customerId, ids),
+          eq(kycProfiles.status, from),
+        ),
+      )
+      .returning({ customerId: kycProfiles.customerId, riskLevel: kycProfiles.riskLevel })
+    for (const r of rows) {
+      moved.push(r.customerId)
+      const payload = { customer_id: r.customerId, status: to, risk_level: r.riskLevel }
+      if (to === 'submitted') work.emit(KycSubmitted, brandId, payload)
+      if (to === 'approved') work.emit(KycApproved, brandId, payload)
+      if (to === 'rejected') work.emit(KycRejected, brandId, { ...payload, step: '', reason: '' })
+      if (to === 'submitted' || to === 'approved' || to === 'rejected') events++
+    }
+  }
+  return { moved, events }
 }
 
 export const time = (ms: number | null) => (ms === null ? null : Math.floor(ms / 1000))

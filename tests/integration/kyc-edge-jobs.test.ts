@@ -1,0 +1,254 @@
+// runs on sqld too (scripts/test.sh: TEST_DATABASE=sqld)
+// The edge-jobs probe's kyc findings: at the edge (Workers scheduled() every minute) ALL jobs due in one
+// invocation share its 1,000 subrequests, each statement to the database and each cache call one.
+// kyc.expire moved 400 lapsed passports one document's transaction at a time (about 9 statements each:
+// 3,603 subrequests) and kyc.recompute 400 profiles one transaction each (3,207). Here each job runs with
+// the module's context given the edge flag, as the Worker's is, and what one run sends to the database and
+// the cache is counted: a bounded part of the backlog a run, the rest on the next runs, every document,
+// step and profile as the old jobs left them, each event once.
+import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
+import type { ResultSet } from '@libsql/client'
+import { sql } from 'drizzle-orm'
+import type { KeyValueStore } from '../../src/kernel/cache'
+import { MemoryStore } from '../../src/kernel/cache/memory'
+import type { KycCtx } from '../../src/modules/kyc/context'
+import { expireDocuments, recomputeProfiles } from '../../src/modules/kyc/service'
+import { UploadsPort } from '../../src/modules/uploads'
+import { makeTestApp, type TestApp } from '../support/app'
+
+const BULK = 400
+/** What one run of a job may spend of the invocation's 1,000 (every other due job shares the rest). */
+const RUN_BUDGET = 200
+
+let t: TestApp
+let edge: KycCtx
+
+/** Every call of the shared cache (a Worker's Upstash REST subrequest each). */
+let cacheCalls = 0
+function countingStore(inner: KeyValueStore): KeyValueStore {
+  return new Proxy(inner, {
+    get(target, name, receiver) {
+      const v = Reflect.get(target, name, receiver)
+      if (typeof v !== 'function' || name === 'close') return v
+      return (...args: unknown[]) => {
+        cacheCalls++
+        return (v as (...a: unknown[]) => unknown).apply(target, args)
+      }
+    },
+  })
+}
+
+/**
+ * Statements sent to the database, in a transaction or not (a Worker's libSQL HTTP request each): each
+ * execute, each batch (one request) and a transaction's commit or rollback.
+ */
+let statements = 0
+function countStatements(app: TestApp) {
+  type Fn = (...a: unknown[]) => Promise<unknown>
+  const client = app.ctx.db.client as unknown as Record<string, Fn>
+  for (const name of ['execute', 'batch'] as const) {
+    const f = client[name]!.bind(client)
+    client[name] = (...a: unknown[]) => {
+      statements++
+      return f(...a)
+    }
+  }
+  const begin = client.transaction!.bind(client)
+  client.transaction = async (...a: unknown[]) => {
+    const tx = (await begin(...a)) as Record<string, unknown>
+    return new Proxy(tx, {
+      get(target, name) {
+        const v = Reflect.get(target, name)
+        if (typeof v !== 'function') return v
+        if (name === 'execute' || name === 'batch' || name === 'commit' || name === 'rollback')
+          return (...args: unknown[]) => {
+            statements++
+            return (v as Fn).apply(target, args)
+          }
+        return (v as Fn).bind(target)
+      },
+    })
+  }
+}
+
+/**
+ * What `f` spends of a Worker invocation's subrequests. The relay is paused meanwhile: a Bun server's
+ * commit wakes it to deliver the events at once, the Worker's does not (events are another job's there).
+ */
+function spent<T>(f: () => Promise<T>) {
+  return t.app.relay.whilePaused(async () => {
+    statements = 0
+    cacheCalls = 0
+    const r = await f()
+    return { r, statements, cacheCalls, total: statements + cacheCalls }
+  })
+}
+
+const rows = async (q: string) => (await t.ctx.db.execute(q)) as ResultSet
+const n = async (q: string) => Number((await rows(q)).rows[0]!.n)
+/** Profiles stored before their brand's settings (kyc.recompute's backlog). */
+const STALE = `select count(*) as n from kyc_profiles p join kyc_settings s on s.brand_id = p.brand_id where p.updated_at < s.updated_at`
+const BULK_CUSTOMERS = `(select id from customers where email like 'kyc-bulk-%')`
+
+beforeAll(async () => {
+  t = await makeTestApp({ store: countingStore(new MemoryStore()) })
+  countStatements(t)
+  // the kyc module's context as the Worker builds it (src/modules/kyc/index.ts with k.edge)
+  edge = { ...t.ctx, edge: true, uploads: t.ports.get(UploadsPort) }
+  const now = t.ctx.clock.now()
+  // BULK customers of the demo brand (clones of demo customer 1), each with a profile, an approved
+  // identity step and the one approved passport it was approved on, whose validity ended an hour ago
+  await t.ctx.db.run(
+    sql.raw(`with recursive n(i) as (select 1 union all select i + 1 from n where i < ${BULK})
+     insert into customers (brand_id, email, password_hash, name, phone, country, deposit_allowed,
+       withdrawal_allowed, enabled, attribution, created_at, session_epoch)
+     select brand_id, 'kyc-bulk-' || i || '@example.com', password_hash, name, phone, country, deposit_allowed,
+       withdrawal_allowed, enabled, attribution, created_at, session_epoch from customers, n where id = 1`),
+  )
+  await t.ctx.db.run(
+    sql.raw(`insert into kyc_profiles (brand_id, customer_id, status, created_at, updated_at)
+     select brand_id, id, 'in_progress', ${now - 86_400_000}, ${now - 86_400_000} from customers where email like 'kyc-bulk-%'`),
+  )
+  await t.ctx.db.run(
+    sql.raw(`insert into kyc_steps (brand_id, customer_id, code, status, updated_at)
+     select brand_id, id, 'identity', 'approved', ${now - 86_400_000} from customers where email like 'kyc-bulk-%'`),
+  )
+  await t.ctx.db.run(
+    sql.raw(`insert into kyc_documents (brand_id, customer_id, step_code, file_id, document_type, status, valid_until, created_at)
+     select brand_id, id, 'identity', 'file-' || id, 'passport', 'approved', ${now - 3_600_000}, ${now - 86_400_000}
+     from customers where email like 'kyc-bulk-%'`),
+  )
+}, 120_000)
+afterAll(() => t.close())
+
+describe('the kyc jobs at the edge spend a bounded part of a scheduled() invocation and finish the backlog over runs', () => {
+  test(`kyc.recompute after a settings save over ${BULK} profiles: each run under ${RUN_BUDGET} subrequests, every profile recomputed, each event once`, async () => {
+    // staff make every step but identity optional and let withdrawals through: every profile was stored
+    // before the settings, and each of the bulk's (identity approved) is now approved
+    const staff = await t.staffToken()
+    const settings = (await t.request('GET', '/manager/kyc/settings', { token: staff })).json
+    const saved = await t.request('PUT', '/manager/kyc/settings', {
+      token: staff,
+      body: {
+        steps: settings.steps.map((s: { id?: string; code: string }) => ({
+          ...s,
+          required: s.code === 'identity',
+        })),
+        tiers: { ...settings.tiers, withdrawal_after: [] },
+      },
+    })
+    expect(saved.status).toBe(200)
+    const runs: number[] = []
+    for (let run = 0; run < 20; run++) {
+      const m = await spent(() => recomputeProfiles({ ctx: edge }))
+      runs.push(m.total)
+      if ((await n(STALE)) === 0) break
+    }
+    console.log('kyc.recompute at the edge, subrequests per run', JSON.stringify(runs))
+    // before: one run of 3,200+ (one transaction per profile)
+    for (const r of runs) expect(r).toBeLessThanOrEqual(RUN_BUDGET)
+    // over successive runs every profile is stored under the new settings
+    expect(await n(STALE)).toBe(0)
+    expect(
+      await n(
+        `select count(*) as n from kyc_profiles where status = 'approved' and customer_id in ${BULK_CUSTOMERS}`,
+      ),
+    ).toBe(BULK)
+    // each profile got a row for every configured step
+    expect(await n(`select count(*) as n from kyc_steps where customer_id in ${BULK_CUSTOMERS}`)).toBe(
+      BULK * settings.steps.length,
+    )
+    // one kyc.approved per bulk profile, and another run emits none
+    const approved = `select count(distinct json_extract(payload, '$.customer_id')) as n, count(*) as total from outbox
+       where topic = 'kyc.approved' and json_extract(payload, '$.customer_id') in ${BULK_CUSTOMERS}`
+    expect((await rows(approved)).rows[0]).toMatchObject({ n: BULK, total: BULK })
+    const again = await spent(() => recomputeProfiles({ ctx: edge }))
+    expect(again.total).toBeLessThanOrEqual(10)
+    expect((await rows(approved)).rows[0]).toMatchObject({ n: BULK, total: BULK })
+  }, 120_000)
+
+  test('kyc.recompute after a save that moves no status (the withdrawal tier only, as the probe saved): each run under the budget, every profile marked, no event', async () => {
+    const staff = await t.staffToken()
+    const settings = (await t.request('GET', '/manager/kyc/settings', { token: staff })).json
+    const events = await n('select count(*) as n from outbox')
+    const saved = await t.request('PUT', '/manager/kyc/settings', {
+      token: staff,
+      body: { steps: settings.steps, tiers: { ...settings.tiers, withdrawal_after: ['identity'] } },
+    })
+    expect(saved.status).toBe(200)
+    const runs: number[] = []
+    for (let run = 0; run < 20 && (await n(STALE)) > 0; run++)
+      runs.push((await spent(() => recomputeProfiles({ ctx: edge }))).total)
+    console.log('kyc.recompute at the edge (no status moves), subrequests per run', JSON.stringify(runs))
+    for (const r of runs) expect(r).toBeLessThanOrEqual(RUN_BUDGET)
+    expect(await n(STALE)).toBe(0)
+    expect(await n('select count(*) as n from outbox')).toBe(events)
+  }, 120_000)
+
+  test(`kyc.expire on a day when ${BULK} passports lapsed: each run under ${RUN_BUDGET} subrequests, and successive runs expire them all`, async () => {
+    const runs: { total: number; expired: number }[] = []
+    for (let run = 0; run < 20; run++) {
+      const m = await spent(() => expireDocuments({ ctx: edge }))
+      runs.push({ total: m.total, expired: m.r })
+      if (m.r === 0) break
+    }
+    console.log('kyc.expire at the edge, per run', JSON.stringify(runs))
+    // before: one run of 3,600+ (one transaction per document)
+    for (const r of runs) expect(r.total).toBeLessThanOrEqual(RUN_BUDGET)
+    expect(runs.reduce((a, r) => a + r.expired, 0)).toBe(BULK)
+    // every passport, every identity step approved on it and every profile that rested on it expired
+    const bulk = (table: string, status: string) =>
+      n(`select count(*) as n from ${table} where status = '${status}' and customer_id in ${BULK_CUSTOMERS}`)
+    expect(await bulk('kyc_documents', 'expired')).toBe(BULK)
+    expect(await bulk('kyc_documents', 'approved')).toBe(0)
+    expect(await bulk('kyc_steps', 'expired')).toBe(BULK)
+    expect(await bulk('kyc_profiles', 'expired')).toBe(BULK)
+    expect(
+      await n(
+        `select count(*) as n from kyc_steps where code = 'identity' and rejection_reason = 'the document has expired' and customer_id in ${BULK_CUSTOMERS}`,
+      ),
+    ).toBe(BULK)
+    // the customer sees it: asked again for the identity step
+    const one = Number(
+      (await rows(`select id from customers where email = 'kyc-bulk-7@example.com'`)).rows[0]!.id,
+    )
+    const [step] = (
+      await rows(`select status from kyc_steps where customer_id = ${one} and code = 'identity'`)
+    ).rows
+    expect(step!.status).toBe('expired')
+  }, 120_000)
+
+  test('two instances expiring the same lapsed documents at once: each document moves once, its step and profile once', async () => {
+    const now = t.ctx.clock.now()
+    // 50 of the bulk approved again on a new passport, which lapsed in turn
+    await t.ctx.db.run(
+      sql.raw(`update kyc_steps set status = 'approved', rejection_reason = '' where code = 'identity'
+       and customer_id in (select id from customers where email like 'kyc-bulk-%' order by id limit 50)`),
+    )
+    await t.ctx.db.run(
+      sql.raw(`update kyc_profiles set status = 'approved'
+       where customer_id in (select id from customers where email like 'kyc-bulk-%' order by id limit 50)`),
+    )
+    await t.ctx.db.run(
+      sql.raw(`insert into kyc_documents (brand_id, customer_id, step_code, file_id, document_type, status, valid_until, created_at)
+       select brand_id, id, 'identity', 'file-again-' || id, 'passport', 'approved', ${now - 1000}, ${now - 5000}
+       from customers where email like 'kyc-bulk-%' order by id limit 50`),
+    )
+    const [a, b] = await Promise.all([expireDocuments({ ctx: edge }), expireDocuments({ ctx: edge })])
+    expect(a + b).toBe(50)
+    expect(
+      await n(
+        `select count(*) as n from kyc_documents where file_id like 'file-again-%' and status = 'expired'`,
+      ),
+    ).toBe(50)
+    expect(
+      await n(
+        `select count(*) as n from kyc_profiles where status = 'expired' and customer_id in ${BULK_CUSTOMERS}`,
+      ),
+    ).toBe(BULK)
+    // nothing left: a run costs its one read
+    const m = await spent(() => expireDocuments({ ctx: edge }))
+    expect(m.r).toBe(0)
+    expect(m.total).toBeLessThanOrEqual(2)
+  })
+})
