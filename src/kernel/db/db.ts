@@ -130,7 +130,10 @@ export class Db extends Handle {
     return drizzle(this.client)
   }
 
-  /** `order`: where the transaction takes its turn in this process's write queue (WriteOrder). */
+  /**
+   * `order`: where the transaction takes its turn in this process's write queue, and by when its request
+   * is answered at the latest (WriteOrder: its statements get what is left of that).
+   */
   async transaction<T>(fn: (tx: Tx) => Promise<T>, order?: WriteOrder): Promise<T> {
     // a client without a write queue (the edge's) takes no second argument and ignores it
     const begin = this.client.transaction as (

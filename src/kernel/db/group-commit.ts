@@ -57,7 +57,11 @@ interface Waiting<In, Out> {
  * waits: behind a batch that is being written (whose database may not answer for its own bound) or in a
  * batch that waits for the write lock. Past it, it is answered DatabaseBusy (503, nothing written) and its
  * batch's handler never sees it; once the handler has it, only the transaction's outcome answers it (a
- * member already being written may still commit, ADR 0019). One timer per committer, for the oldest
+ * member already being written may still commit, ADR 0019). Its statements get what is left of the bound
+ * of the oldest request it holds (WriteOrder.deadline): a turn that came just before that request's
+ * deadline is not held for a whole round trip's bound more on a database that does not answer (past it a
+ * statement is not sent, or is given up and the transaction rolled back: 503, nothing written); only its
+ * COMMIT, which may commit once sent, keeps its own bound. One timer per committer, for the oldest
  * request, not one per request. A batch the database did not answer (busy, unreachable) fails the
  * requests queued behind it at once with the same error: they waited behind a database that does not
  * answer, and a batch of theirs would wait out the whole bound again (a request in flight is bounded by
@@ -204,18 +208,29 @@ export class GroupCommit<In, Out> implements Committer<In, Out> {
     let batch = all
     this.forming = all
     this.formingExpired = false
+    // asked when the turn comes: those past their deadline by then are answered first (the timer may
+    // not have fired yet), and the oldest left sets the transaction's deadline
+    const deadline = () => {
+      clearTimeout(this.timer)
+      this.expire()
+      for (const b of all) if (!b.expired) return b.at + this.waitMs
+      return Number.POSITIVE_INFINITY
+    }
     try {
-      results = await this.db.transaction((tx) => {
-        // the transaction's turn came: the members answered 503 meanwhile are left out, the others are
-        // now the transaction's (only its outcome answers them)
-        this.forming = null
-        if (this.formingExpired) batch = all.filter((b) => !b.expired)
-        if (batch.length === 0) return Promise.resolve([])
-        return this.handler(
-          tx,
-          batch.map((b) => b.input),
-        )
-      })
+      results = await this.db.transaction(
+        (tx) => {
+          // the transaction's turn came: the members answered 503 meanwhile are left out, the others are
+          // now the transaction's (only its outcome answers them)
+          this.forming = null
+          if (this.formingExpired) batch = all.filter((b) => !b.expired)
+          if (batch.length === 0) return Promise.resolve([])
+          return this.handler(
+            tx,
+            batch.map((b) => b.input),
+          )
+        },
+        { deadline },
+      )
     } catch (e) {
       // failed before its turn came (busy, unreachable) or with the transaction: no member was written
       for (const b of batch) b.reject(e)

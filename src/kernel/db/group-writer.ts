@@ -13,7 +13,10 @@ export interface WriterOptions {
   gatherTurn?: boolean
   /** A transaction whose turn came and that has not settled after this long is rolled back (ms). */
   txTimeoutMs?: number
-  /** A transaction that waited this long for its turn is refused as busy (ms). */
+  /**
+   * A transaction that waited this long for its turn is refused as busy (ms); its statements are not
+   * sent later than this long after it asked for its turn either (WriteOrder.deadline).
+   */
   queueTimeoutMs?: number
 }
 
@@ -30,7 +33,18 @@ export interface BatchPort {
   readonly defers: boolean
   pending: InStatement[]
   readonly broken: unknown
-  run(stmts: InStatement[]): Promise<ResultSet[]>
+  /**
+   * Set with `broken` when a round trip got no answer within its whole bound (the database does not
+   * answer): the transactions waiting for their turn are told at once, not handed one each on a database
+   * that would hold it for the whole bound again.
+   */
+  readonly hung?: unknown
+  /**
+   * `deadline` (performance.now()): past it the statements are not sent (DatabaseBusy, nothing of them
+   * run, the batch goes on); a round trip not answered by then is given up and breaks the batch (the
+   * database rolls its transaction back). Where a round trip cannot hang (a local file) it is ignored.
+   */
+  run(stmts: InStatement[], deadline?: number): Promise<ResultSet[]>
   commit(): Promise<void>
   rollback(): Promise<void>
   /**
@@ -50,6 +64,15 @@ export interface BatchPort {
  */
 export interface WriteOrder {
   urgent?: boolean
+  /**
+   * When its request is answered at the latest (performance.now(); a function is asked once, when the
+   * turn comes): the transaction's statements get what is left of it, so a turn that came late is not
+   * held for a whole round trip's bound more on a database that does not answer. Past it a statement is
+   * not sent, and one not answered by then is given up with its batch, rolled back (DatabaseBusy, 503,
+   * nothing written); the COMMIT keeps its own bound (once sent it may commit: it is never cut short).
+   * At the latest `queueTimeoutMs` after the transaction asked for its turn.
+   */
+  deadline?: number | (() => number)
 }
 
 /** Where a writer's batches come from. */
@@ -110,6 +133,8 @@ class GroupTx {
     timeoutMs: number,
     /** The first member of its database transaction: no savepoint (the writer restarts the batch). */
     readonly bare: boolean,
+    /** Its statements are not sent, nor waited for, past this (performance.now(); WriteOrder.deadline). */
+    private readonly deadline: number,
   ) {
     this.committed.catch(() => {})
     if (group.defers)
@@ -140,7 +165,7 @@ class GroupTx {
 
   async batch(stmts: InStatement[]): Promise<ResultSet[]> {
     this.open()
-    return this.group.run(stmts)
+    return this.group.run(stmts, this.deadline)
   }
 
   async executeMultiple(sql: string) {
@@ -210,6 +235,8 @@ interface Waiter {
   alone?: () => Promise<void>
   /** Goes ahead of every waiter that is not (WriteOrder). */
   urgent?: boolean
+  /** WriteOrder.deadline. */
+  deadline?: number | (() => number)
   at: number
   timer: ReturnType<typeof setTimeout>
 }
@@ -262,7 +289,9 @@ export class GroupWriter<B extends BatchPort = BatchPort> {
 
   /** A write transaction: its turn in this process's queue, inside the batch that turn falls in. */
   transaction(order: WriteOrder = {}): Promise<GroupTx> {
-    return new Promise<GroupTx>((resolve, reject) => this.enqueue({ resolve, reject, urgent: order.urgent }))
+    return new Promise<GroupTx>((resolve, reject) =>
+      this.enqueue({ resolve, reject, urgent: order.urgent, deadline: order.deadline }),
+    )
   }
 
   /**
@@ -342,11 +371,7 @@ export class GroupWriter<B extends BatchPort = BatchPort> {
       batch = await this.source.open()
     } catch (e) {
       // the database cannot be reached: the members waiting now are told at once
-      while (this.queue.length && !this.queue[0]!.alone) {
-        const w = this.queue.shift()!
-        clearTimeout(w.timer)
-        w.reject(e)
-      }
+      this.refuseWaiting(e)
       return
     }
     this.batchStartedAt = performance.now()
@@ -365,8 +390,12 @@ export class GroupWriter<B extends BatchPort = BatchPort> {
           break
         const w = this.queue.shift()!
         clearTimeout(w.timer)
+        // its statements get what is left of the time it could wait for its turn, or of its request's
+        let deadline = w.at + this.o.queueTimeoutMs
+        if (w.deadline !== undefined)
+          deadline = Math.min(deadline, typeof w.deadline === 'number' ? w.deadline : w.deadline())
         // until a member has written, the transaction holds nothing another member could lose
-        const tx = new GroupTx(batch, this.o.txTimeoutMs, !wrote && batch.restart !== undefined)
+        const tx = new GroupTx(batch, this.o.txTimeoutMs, !wrote && batch.restart !== undefined, deadline)
         w.resolve(tx)
         members.push(tx)
         const outcome = await tx.settled
@@ -386,6 +415,24 @@ export class GroupWriter<B extends BatchPort = BatchPort> {
     } finally {
       this.source.done(batch)
       this.batchStartedAt = 0
+    }
+    // a round trip the database did not answer in its whole bound: those that waited behind it are told
+    // now, nothing of theirs written; handed a turn each, they would wait out the bound once more (a turn
+    // handed out just before its waiter's deadline held it for twice the bound, 15 s under a paused sqld)
+    if (batch.hung)
+      this.refuseWaiting(
+        new DatabaseBusy(
+          `the database did not answer the transaction ahead: ${(batch.hung as Error).message}`,
+        ),
+      )
+  }
+
+  /** The transactions waiting for their turn up to the next `solo` one are refused with `e`. */
+  private refuseWaiting(e: unknown) {
+    while (this.queue.length && !this.queue[0]!.alone) {
+      const w = this.queue.shift()!
+      clearTimeout(w.timer)
+      w.reject(e)
     }
   }
 }

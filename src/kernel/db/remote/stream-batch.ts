@@ -4,6 +4,8 @@ import { DatabaseBusy, isBusy } from '../errors'
 import type { BatchPort, BatchSource } from '../group-writer'
 import { runSteps, type StepOutcome } from './hrana'
 
+const PAST_DEADLINE = "the transaction's request reached its write timeout (DATABASE_WRITE_TIMEOUT_MS)"
+
 const rolledBack = () =>
   new LibsqlError('the transaction was rolled back by the database', 'TRANSACTION_CLOSED')
 
@@ -17,6 +19,8 @@ export class StreamBatch implements BatchPort {
   /** Savepoint bookkeeping and deferred writes, sent with the next round trip. */
   pending: InStatement[] = []
   broken: unknown = null
+  /** A round trip got no answer within its whole bound (BatchPort.hung). */
+  hung: unknown = null
   begun = false
   private chain: Promise<unknown> = Promise.resolve()
 
@@ -26,26 +30,33 @@ export class StreamBatch implements BatchPort {
     private readonly timeoutMs: number,
   ) {}
 
-  /** Statements of a member, one round trip with whatever bookkeeping is pending; in call order. */
-  run(stmts: InStatement[]): Promise<ResultSet[]> {
-    const next = this.chain.then(() => this.runNow(stmts))
+  /**
+   * Statements of a member, one round trip with whatever bookkeeping is pending; in call order. Not sent
+   * past `deadline`, nor waited for past it (BatchPort.run).
+   */
+  run(stmts: InStatement[], deadline = Number.POSITIVE_INFINITY): Promise<ResultSet[]> {
+    const next = this.chain.then(() => this.runNow(stmts, deadline))
     this.chain = next.catch(() => {})
     return next
   }
 
-  private async runNow(stmts: InStatement[]): Promise<ResultSet[]> {
+  private async runNow(stmts: InStatement[], deadline: number): Promise<ResultSet[]> {
     for (let attempt = 0; ; attempt++) {
       if (this.broken) throw this.broken
+      const left = deadline - performance.now()
+      // nothing sent: the member fails alone, the batch goes on
+      if (left <= 0) throw new DatabaseBusy(PAST_DEADLINE)
       const head = this.begun ? [] : ['BEGIN IMMEDIATE']
       // taken now: what is pushed during the round trip (a member timed out, the next one's savepoint)
       // goes with the next one, not lost with this one's
       const pre = this.pending.splice(0)
       let out: StepOutcome[]
       try {
-        out = await this.timed(runSteps(this.stream, [...head, ...pre, ...stmts], head.length))
+        out = await this.timed(runSteps(this.stream, [...head, ...pre, ...stmts], head.length), left)
       } catch (e) {
-        // nothing began: a stream the database forgot (an idle HTTP stream expires) is replaced once
-        if (!this.begun && attempt === 0) {
+        // nothing began: a stream the database forgot (an idle HTTP stream expires) is replaced once; not
+        // one that did not answer in time (the batch is broken: a new stream would not be used)
+        if (!this.begun && attempt === 0 && !this.broken) {
           this.pending.unshift(...pre)
           this.stream.close()
           try {
@@ -118,16 +129,30 @@ export class StreamBatch implements BatchPort {
     })
   }
 
-  private timed<T>(p: Promise<T>): Promise<T> {
+  /**
+   * A round trip given up after `ms` (at most the bound): the batch is broken, its stream closed (the
+   * database rolls back what the batch held). Only the COMMIT's may have committed: it always gets the
+   * whole bound, as the last round trip a request waits for.
+   */
+  private timed<T>(p: Promise<T>, ms = this.timeoutMs): Promise<T> {
     let timer: ReturnType<typeof setTimeout> | undefined
+    const whole = ms >= this.timeoutMs
     return Promise.race([
       p,
       new Promise<never>((_, reject) => {
-        timer = setTimeout(() => {
-          const e = new DatabaseBusy(`no answer from the database in ${this.timeoutMs} ms`)
-          this.broken = e
-          reject(e)
-        }, this.timeoutMs)
+        timer = setTimeout(
+          () => {
+            const e = new DatabaseBusy(
+              whole
+                ? `no answer from the database in ${this.timeoutMs} ms`
+                : `${PAST_DEADLINE}: no answer from the database by then`,
+            )
+            this.broken = e
+            if (whole) this.hung = e
+            reject(e)
+          },
+          whole ? this.timeoutMs : ms,
+        )
       }),
     ]).finally(() => clearTimeout(timer))
   }
