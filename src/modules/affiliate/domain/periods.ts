@@ -50,6 +50,11 @@ export interface RevshareGroup {
   currency: string
   basis: number
   paid: number
+  /**
+   * the month its rows count in when the period took in months nobody closed (a tiered version's rows of
+   * each such month are priced on that month's own metric); the period itself when absent
+   */
+  month?: string
 }
 
 /** What a close knows of one affiliate's period. */
@@ -64,6 +69,8 @@ export interface AffiliatePeriod {
   volume: number
   /** its customers' first deposits in the period */
   customers: number
+  /** the metric of each earlier month nobody closed whose tiered rows joined the period (`RevshareGroup.month`) */
+  months?: Map<string, { volume: number; customers: number }>
   /** every row of the period, per currency (before what the close adds) */
   totals: Map<string, number>
   /**
@@ -93,6 +100,8 @@ export const subKey = (recruitId: number, period: string, currency: string) =>
 
 export interface ClosedMonth {
   period: string
+  /** the month of its rows priced (a month nobody closed that joined `period`); `period` when absent */
+  month?: string
   volume: number
   customers: number
   groups: RevshareGroup[]
@@ -125,7 +134,9 @@ const monthRate = (t: PlanTerms, m: { volume: number; customers: number }) =>
  *   one, rows written before the rounding row) is added to that row (kind `revshare`, key `round:…`);
  * - tiered RevShare: the period's rows were paid at their version's base rate; the month's tier of that
  *   version (by lots its customers closed on real accounts, or their first deposits) pays the tier's share
- *   of those rows' basis less what they paid (nothing below the first tier);
+ *   of those rows' basis less what they paid (nothing below the first tier); the rows of an earlier month
+ *   nobody closed that joined the period (`RevshareGroup.month`) are priced on that month's own metric
+ *   (`months`), under that month's keys, as its own close would have priced them;
  * - a closed month whose hold is still open is priced again (`reprice`): its tier as known now on its
  *   basis as known now, less what it was paid; the difference is a tier adjustment of this period naming
  *   the month it corrects (same key as the month's own adjustment, so each close writes only what changed);
@@ -150,8 +161,11 @@ export function closeRows(period: string, list: readonly AffiliatePeriod[]): Per
     for (const g of a.revshare) {
       const t = g.terms
       const base = t.revshare_bp ?? 0
-      // each version's rows at its own tiers: a revision mid-month does not reprice the rows before it
-      const bp = t.type === 'tiered_revshare' ? monthRate(t, a) : base
+      // each version's rows at its own tiers: a revision mid-month does not reprice the rows before it; a
+      // month nobody closed that joined this one is priced on its own metric, under its own keys
+      const month = g.month ?? period
+      const metric = month === period ? a : (a.months?.get(month) ?? { volume: 0, customers: 0 })
+      const bp = t.type === 'tiered_revshare' ? monthRate(t, metric) : base
       const amount = share(g.basis, bp) - g.paid
       if (amount === 0) continue
       const tier = bp !== base
@@ -160,8 +174,8 @@ export function closeRows(period: string, list: readonly AffiliatePeriod[]): Per
         sourceAffiliateId: 0,
         kind: tier ? 'tier_adjustment' : 'revshare',
         key: tier
-          ? tierKey(period, g.planId, g.version, g.currency)
-          : roundingKey(period, g.planId, g.version, g.currency),
+          ? tierKey(month, g.planId, g.version, g.currency)
+          : roundingKey(month, g.planId, g.version, g.currency),
         amountMinor: amount,
         currency: g.currency,
         basisMinor: tier ? g.basis : 0,
@@ -181,7 +195,7 @@ export function closeRows(period: string, list: readonly AffiliatePeriod[]): Per
           affiliateId: a.affiliateId,
           sourceAffiliateId: 0,
           kind: 'tier_adjustment',
-          key: tierKey(m.period, g.planId, g.version, g.currency),
+          key: tierKey(m.month ?? m.period, g.planId, g.version, g.currency),
           amountMinor: amount,
           currency: g.currency,
           basisMinor: g.basis,

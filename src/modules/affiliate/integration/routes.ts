@@ -1,3 +1,4 @@
+import type { TProperties } from '@sinclair/typebox'
 import { Elysia, t } from 'elysia'
 import type { Brand } from '../../../kernel/brand/registry'
 import { ApiError } from '../../../kernel/http/errors'
@@ -73,27 +74,49 @@ const RATE_HEADERS =
   'limit (AFFILIATE_API_RATE_PER_MINUTE per token, 600 by default, counted across instances) 429 RATE_LIMITED with Retry-After.'
 
 export const integrationRoutes = (ctx: AffiliateCtx, tokens: AffiliateTokens) => {
+  /** the requests of the integration routes whose query waits for the token (`countedQuery`) */
+  const awaiting = new WeakMap<Request, { headers: Record<string, unknown>; read: () => void }>()
   const guard = (scope: Scope) => ({
     site: PARTNER_SITE.name,
     access: `an integration token with the scope \`${scope}\`, bare in Authorization (no Bearer), on the brand's affiliate_host.`,
     security: [{ AffiliateToken: [] }],
     refusals: TOKEN_REFUSALS,
-    verify: (request: Request, brand: Brand) => tokens.verify('api', bareToken(request), brand, scope),
+    verify: async (request: Request, brand: Brand) => {
+      const p = (await tokens.verify('api', bareToken(request), brand, scope)) as AffiliatePrincipal
+      const waiting = awaiting.get(request)
+      awaiting.delete(request)
+      const headers = await rateLimit(ctx, p.tokenId)
+      if (waiting) {
+        Object.assign(waiting.headers, headers)
+        waiting.read()
+      }
+      return p
+    },
   })
-  const limited = async (principal: unknown, set: { headers: Record<string, unknown> }) => {
-    const p = principal as AffiliatePrincipal
-    Object.assign(set.headers, await rateLimit(ctx, p.tokenId))
-    return p
+  /**
+   * The query of an integration route. Its transform runs before the guard's (Elysia runs a route's own
+   * first) and leaves the request's context for it: once the token is verified, the request is counted, its
+   * X-RateLimit-* headers set, and only then the query read (a repeated parameter refused) and validated.
+   * So a 400 for a bad parameter (page_size past its maximum, not a number) carries them and counts, as
+   * every answer does; a request without a valid token is refused (401) before anything is counted.
+   */
+  const countedQuery = <Q extends TProperties>(query: Q) => {
+    const input = textInput({ query })
+    return {
+      ...input,
+      transform(c: Parameters<typeof input.transform>[0] & { set: { headers: Record<string, unknown> } }) {
+        awaiting.set(c.request, { headers: c.set.headers, read: () => input.transform(c) })
+      },
+    }
   }
   return new Elysia({ name: 'affiliate-integration', seed: ctx.instanceId })
     .use(security(ctx))
     .get(
       '/api/affiliate/v1/customers',
-      async ({ principal, query, set }) =>
-        referredCustomers(ctx, await limited(principal, set), query as PageQuery),
+      ({ principal, query }) => referredCustomers(ctx, principal as AffiliatePrincipal, query as PageQuery),
       {
         site: guard('customers:read'),
-        ...textInput({ query: Paging }),
+        ...countedQuery(Paging),
         response: {
           200: PageOf(
             t.Object(
@@ -133,25 +156,23 @@ export const integrationRoutes = (ctx: AffiliateCtx, tokens: AffiliateTokens) =>
     )
     .get(
       '/api/affiliate/v1/transactions',
-      async ({ principal, query, set }) =>
+      ({ principal, query }) =>
         referredTransactions(
           ctx,
-          await limited(principal, set),
+          principal as AffiliatePrincipal,
           query as Parameters<typeof referredTransactions>[2],
         ),
       {
         site: guard('transactions:read'),
-        ...textInput({
-          query: {
-            ...Paging,
-            type: t.Optional(
-              t.UnionEnum(['deposit', 'reversal'], {
-                default: undefined,
-                description: 'deposit, or refund/chargeback',
-              }),
-            ),
-            customer_id: t.Optional(Id('one referred customer')),
-          },
+        ...countedQuery({
+          ...Paging,
+          type: t.Optional(
+            t.UnionEnum(['deposit', 'reversal'], {
+              default: undefined,
+              description: 'deposit, or refund/chargeback',
+            }),
+          ),
+          customer_id: t.Optional(Id('one referred customer')),
         }),
         response: {
           200: PageOf(
@@ -183,27 +204,25 @@ export const integrationRoutes = (ctx: AffiliateCtx, tokens: AffiliateTokens) =>
     )
     .get(
       '/api/affiliate/v1/commissions',
-      async ({ principal, query, set }) =>
+      ({ principal, query }) =>
         referredCommissions(
           ctx,
-          await limited(principal, set),
+          principal as AffiliatePrincipal,
           query as Parameters<typeof referredCommissions>[2],
         ),
       {
         site: guard('commissions:read'),
-        ...textInput({
-          query: {
-            ...Paging,
-            period: t.Optional(
-              t.String({
-                pattern: '^\\d{4}-(0[1-9]|1[0-2])$',
-                description:
-                  "a period's rows (YYYY-MM), whatever their event time; from/to are then not applied",
-                example: '2026-10',
-              }),
-            ),
-            kind: t.Optional(CommissionKind),
-          },
+        ...countedQuery({
+          ...Paging,
+          period: t.Optional(
+            t.String({
+              pattern: '^\\d{4}-(0[1-9]|1[0-2])$',
+              description:
+                "a period's rows (YYYY-MM), whatever their event time; from/to are then not applied",
+              example: '2026-10',
+            }),
+          ),
+          kind: t.Optional(CommissionKind),
         }),
         response: {
           200: PageOf(CommissionRowModel),

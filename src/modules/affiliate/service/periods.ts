@@ -105,6 +105,40 @@ async function brandPlans(tx: Tx, brandId: number) {
 
 type BrandPlans = Awaited<ReturnType<typeof brandPlans>>
 
+/** The UTC month of a ledger row's event (`YYYY-MM`), read by the database. */
+const eventMonth = sql<string>`strftime('%Y-%m', ${commissions.eventTime} / 1000, 'unixepoch')`
+
+/** The month after `closed` (the first open one then), or '' when nothing was closed. */
+const firstOpen = (closed: string | null | undefined) => (closed ? periodOf(periodEnd(closed)) : '')
+
+/**
+ * The month a RevShare row of a period counts in for a tiered plan: the month of its event, no earlier than
+ * `first`, the first month that was open when it was written (a late row of a closed month was written
+ * there). A period whose close took in earlier months nobody closed thus splits back into them, each priced
+ * on its own metric (ADR 0024's "close once": their rows joined it); any other period's rows all count in
+ * it. Rows of a period are written only while it is open, so this is what the month was when they were.
+ */
+const countsIn = (month: string, first: string) => (month < first ? first : month)
+
+/** The tiered group of an affiliate's period for a plan version, currency and month, made when missing. */
+function groupIn(
+  a: Pick<AffiliatePeriod, 'revshare'>,
+  planId: number,
+  version: number,
+  terms: PlanTerms,
+  currency: string,
+  month: string | undefined,
+) {
+  let g = a.revshare.find(
+    (x) => x.planId === planId && x.version === version && x.currency === currency && x.month === month,
+  )
+  if (!g) {
+    g = { planId, version, terms, currency, basis: 0, paid: 0, ...(month === undefined ? {} : { month }) }
+    a.revshare.push(g)
+  }
+  return g
+}
+
 /** The plan that pays at `time`, or none while the affiliate does not earn (its sub-affiliate overrides). */
 const earningPlanAt = (tl: PlanTimeline, time: number) =>
   earnsAt(tl.standing, time) ? planAt(tl, time) : null
@@ -144,6 +178,7 @@ export async function closePeriod(ctx: AffiliateCtx, brandId: number, staffId: n
         kind: commissions.kind,
         planId: commissions.planId,
         planVersion: commissions.planVersion,
+        month: eventMonth,
         amount: sql<number>`sum(${commissions.amountMinor})`,
         basis: sql<number>`sum(${commissions.basisMinor})`,
         rows: sql<number>`count(*)`,
@@ -156,6 +191,7 @@ export async function closePeriod(ctx: AffiliateCtx, brandId: number, staffId: n
         commissions.kind,
         commissions.planId,
         commissions.planVersion,
+        eventMonth,
       )
     const plans = await brandPlans(tx, brandId)
     const { timelineOf, termsOf } = plans
@@ -184,25 +220,17 @@ export async function closePeriod(ctx: AffiliateCtx, brandId: number, staffId: n
       a.rows.set(s.currency, (a.rows.get(s.currency) ?? 0) + Number(s.rows))
       const terms = termsOf(s.planId, s.planVersion)
       if ((s.kind === 'revshare' || s.kind === 'revshare_reversal') && terms) {
-        const g = a.revshare.find(
-          (x) => x.planId === s.planId && x.version === s.planVersion && x.currency === s.currency,
-        )
-        if (g) {
-          g.basis += Number(s.basis)
-          g.paid += amount
-        } else
-          a.revshare.push({
-            planId: s.planId,
-            version: s.planVersion,
-            terms,
-            currency: s.currency,
-            basis: Number(s.basis),
-            paid: amount,
-          })
+        // a tiered version's rows of each month nobody closed are priced apart, on that month's metric
+        const month = terms.type === 'tiered_revshare' ? countsIn(s.month, firstOpen(closed)) : undefined
+        const g = groupIn(a, s.planId, s.planVersion, terms, s.currency, month)
+        g.basis += Number(s.basis)
+        g.paid += amount
       }
     }
+    await splitJoinedMonths(tx, brandId, period, closed, plans, list)
     await repriceClosedMonths(tx, brandId, period, closed, plans, list, entry)
     await addTierMetrics(tx, brandId, period, list, timelineOf)
+    await addJoinedMetrics(tx, brandId, period, list, timelineOf)
     await addTakeBacks(tx, brandId, period, list, entry)
     await addRecruiters(tx, brandId, list, entry)
     const closing = closeRows(period, [...list.values()])
@@ -285,6 +313,71 @@ export async function closePeriod(ctx: AffiliateCtx, brandId: number, staffId: n
       .where(and(eq(revshareTotals.brandId, brandId), lte(revshareTotals.period, period)))
     return { period, closed_time: Math.floor(now / 1000), statements: made.length, rows_added: added.length }
   })
+}
+
+/**
+ * A close that takes in earlier months nobody closed prices a tiered version's rows of each month on that
+ * month's own metric (`countsIn`). A reversal counts against its deposit's month (as when that month is
+ * closed first, and as the plan preview counts it): one in a month other than its deposit's, both joined
+ * to this period, moves there.
+ */
+async function splitJoinedMonths(
+  tx: Tx,
+  brandId: number,
+  period: string,
+  closed: string | null,
+  plans: BrandPlans,
+  list: Map<number, AffiliatePeriod>,
+) {
+  const joined = [...list.values()]
+    .filter((a) => a.revshare.some((g) => g.month !== undefined && g.month !== period))
+    .map((a) => a.affiliateId)
+  if (joined.length === 0) return
+  const planIds = [...new Set([...plans.tiered.keys()].map((k) => Number(k.split('.')[0])))]
+  const first = firstOpen(closed)
+  for (const r of await reversalsIn(tx, brandId, period, period, planIds, new Set([period]), joined)) {
+    const terms = plans.tiered.get(`${r.planId}.${r.planVersion}`)
+    const a = list.get(r.affiliateId)
+    if (!terms || !a || r.deposit?.period !== period) continue
+    const own = countsIn(periodOf(r.eventTime), first)
+    const to = countsIn(periodOf(r.deposit.eventTime), first)
+    if (own === to) continue
+    const from = groupIn(a, r.planId, r.planVersion, terms, r.currency, own)
+    from.basis -= r.basisMinor
+    from.paid -= r.amountMinor
+    const into = groupIn(a, r.planId, r.planVersion, terms, r.currency, to)
+    into.basis += r.basisMinor
+    into.paid += r.amountMinor
+  }
+}
+
+/** The metric of each earlier month nobody closed whose tiered rows joined the period (`months`). */
+async function addJoinedMetrics(
+  tx: Tx,
+  brandId: number,
+  period: string,
+  list: Map<number, AffiliatePeriod>,
+  timelineOf: (affiliateId: number) => PlanTimeline,
+) {
+  const byMonth = new Map<
+    string,
+    Map<number, Pick<AffiliatePeriod, 'affiliateId' | 'revshare' | 'volume' | 'customers'>>
+  >()
+  for (const a of list.values())
+    for (const g of a.revshare) {
+      if (g.month === undefined || g.month === period) continue
+      const of = byMonth.get(g.month) ?? byMonth.set(g.month, new Map()).get(g.month)!
+      const m = of.get(a.affiliateId) ?? { affiliateId: a.affiliateId, revshare: [], volume: 0, customers: 0 }
+      m.revshare.push(g)
+      of.set(a.affiliateId, m)
+    }
+  for (const [month, of] of byMonth) {
+    await addTierMetrics(tx, brandId, month, of, timelineOf)
+    for (const m of of.values()) {
+      const a = list.get(m.affiliateId)!
+      a.months = (a.months ?? new Map()).set(month, { volume: m.volume, customers: m.customers })
+    }
+  }
 }
 
 /**
@@ -435,8 +528,18 @@ async function tierMetrics(
 
 type Reversal = Pick<
   typeof commissions.$inferSelect,
-  'affiliateId' | 'key' | 'currency' | 'planId' | 'planVersion' | 'period' | 'basisMinor' | 'amountMinor'
+  | 'affiliateId'
+  | 'key'
+  | 'currency'
+  | 'planId'
+  | 'planVersion'
+  | 'period'
+  | 'basisMinor'
+  | 'amountMinor'
+  | 'eventTime'
 > & {
+  /** the first row of the deposit it reverses: the period that paid it and when its deposit was made */
+  deposit?: { period: string; eventTime: number }
   /**
    * the month it counts against: the period that paid the deposit it reverses, when that one is earlier and
    * both were priced under this rule (`PRICING_BY_DEPOSIT_MONTH`); its own period otherwise
@@ -480,20 +583,23 @@ async function repriceClosedMonths(
   const longest = Math.max(...[...tiered.values()].map((t) => t.hold_days))
   // the closed months priced under this rule, and the one closing: only those are priced again, and a
   // reversal moves to its deposit's month only when both are (a month closed before kept it where it fell)
+  const closedList = await tx
+    .select({ period: commissionPeriods.period, pricing: commissionPeriods.pricing })
+    .from(commissionPeriods)
+    .where(and(eq(commissionPeriods.brandId, brandId), lt(commissionPeriods.period, period)))
+    .orderBy(commissionPeriods.period)
   const byRule = new Set(
-    (
-      await tx
-        .select({ period: commissionPeriods.period })
-        .from(commissionPeriods)
-        .where(
-          and(
-            eq(commissionPeriods.brandId, brandId),
-            lt(commissionPeriods.period, period),
-            eq(commissionPeriods.pricing, PRICING_BY_DEPOSIT_MONTH),
-          ),
-        )
-    ).map((r) => r.period),
+    closedList.filter((r) => r.pricing === PRICING_BY_DEPOSIT_MONTH).map((r) => r.period),
   )
+  // the first month open when each closed period's rows were written (the close before it, and one)
+  const firstOf = new Map(closedList.map((r, i) => [r.period, firstOpen(closedList[i - 1]?.period)]))
+  firstOf.set(period, firstOpen(closed))
+  const monthIn = (q: string, time: number) => countsIn(periodOf(time), firstOf.get(q) ?? '')
+  /** the month of a reversal's deposit in the period it counts against (the reversal's own when it moves none) */
+  const monthOfDeposit = (r: Reversal) =>
+    r.deposit && r.deposit.period === r.reverses
+      ? monthIn(r.reverses, r.deposit.eventTime)
+      : monthIn(r.period, r.eventTime)
   const months = new Set([...byRule].filter((q) => holdOpen(q, longest, since)))
   byRule.add(period)
   // this period's reversals of deposits paid in a closed month (a late one may reach past the window)
@@ -547,18 +653,36 @@ async function repriceClosedMonths(
     ...(await reversalsIn(tx, brandId, lowest, closed, planIds, byRule, affiliates)),
     ...ours.filter((r) => changed.has(r.affiliateId)),
   ]
-  const groupId = (affiliateId: number, q: string, planId: number, version: number, currency: string) =>
-    `${affiliateId}:${q}:${planId}.${version}:${currency}`
+  const groupId = (
+    affiliateId: number,
+    q: string,
+    month: string,
+    planId: number,
+    version: number,
+    currency: string,
+  ) => `${affiliateId}:${q}:${month}:${planId}.${version}:${currency}`
   // what each closed month's tiered groups hold now: its rows, less its reversals of earlier months, plus
-  // the reversals of its deposits written since, plus the tier adjustments paid on it
-  type Group = { affiliateId: number; period: string; group: RevshareGroup }
+  // the reversals of its deposits written since, plus the tier adjustments paid on it; a closed period that
+  // took in months nobody closed holds a group per such month (`countsIn`), as its close priced them
+  type Group = { affiliateId: number; period: string; group: RevshareGroup & { month: string } }
   const groups = new Map<string, Group>()
-  const add = (affiliateId: number, q: string, planId: number, version: number, currency: string) => {
-    const id = groupId(affiliateId, q, planId, version, currency)
+  const add = (
+    affiliateId: number,
+    q: string,
+    month: string,
+    planId: number,
+    version: number,
+    currency: string,
+  ) => {
+    const id = groupId(affiliateId, q, month, planId, version, currency)
     let g = groups.get(id)
     const terms = tieredTerms(planId, version)
     if (!g && terms) {
-      g = { affiliateId, period: q, group: { planId, version, terms, currency, basis: 0, paid: 0 } }
+      g = {
+        affiliateId,
+        period: q,
+        group: { planId, version, terms, currency, basis: 0, paid: 0, month },
+      }
       groups.set(id, g)
     }
     return g?.group
@@ -571,6 +695,7 @@ async function repriceClosedMonths(
         currency: commissions.currency,
         planId: commissions.planId,
         planVersion: commissions.planVersion,
+        month: eventMonth,
         amount: sql<number>`sum(${commissions.amountMinor})`,
         basis: sql<number>`sum(${commissions.basisMinor})`,
       })
@@ -590,22 +715,27 @@ async function repriceClosedMonths(
         commissions.currency,
         commissions.planId,
         commissions.planVersion,
+        eventMonth,
       )
     for (const r of sums) {
-      const g = add(r.affiliateId, r.period, r.planId, r.planVersion, r.currency)
+      const month = countsIn(r.month, firstOf.get(r.period) ?? '')
+      const g = add(r.affiliateId, r.period, month, r.planId, r.planVersion, r.currency)
       if (!g) continue
       g.basis += Number(r.basis)
       g.paid += Number(r.amount)
     }
   }
   for (const r of reversals) {
-    if (r.reverses === r.period) continue
-    const from = groups.get(groupId(r.affiliateId, r.period, r.planId, r.planVersion, r.currency))
+    // one moves to its deposit's month: a closed one, or the month nobody closed it joined with its period
+    const own = monthIn(r.period, r.eventTime)
+    const to_ = monthOfDeposit(r)
+    if (r.reverses === r.period && to_ === own) continue
+    const from = groups.get(groupId(r.affiliateId, r.period, own, r.planId, r.planVersion, r.currency))
     if (from) {
       from.group.basis -= r.basisMinor
       from.group.paid -= r.amountMinor
     }
-    const to = groups.get(groupId(r.affiliateId, r.reverses, r.planId, r.planVersion, r.currency))
+    const to = groups.get(groupId(r.affiliateId, r.reverses, to_, r.planId, r.planVersion, r.currency))
     if (to) {
       to.group.basis += r.basisMinor
       to.group.paid += r.amountMinor
@@ -613,7 +743,7 @@ async function repriceClosedMonths(
   }
   const byKey = new Map(
     [...groups.values()].map((g) => [
-      `${g.affiliateId}:${tierKey(g.period, g.group.planId, g.group.version, g.group.currency)}`,
+      `${g.affiliateId}:${tierKey(g.group.month, g.group.planId, g.group.version, g.group.currency)}`,
       g.group,
     ]),
   )
@@ -635,25 +765,33 @@ async function repriceClosedMonths(
   // this period's tier is priced without the reversals that count against a closed month
   const movedHere = new Set<string>()
   for (const r of here) {
-    movedHere.add(groupId(r.affiliateId, r.reverses, r.planId, r.planVersion, r.currency))
+    movedHere.add(groupId(r.affiliateId, r.reverses, monthOfDeposit(r), r.planId, r.planVersion, r.currency))
     const a = list.get(r.affiliateId)
+    const month = countsIn(periodOf(r.eventTime), firstOpen(closed))
     const g = a?.revshare.find(
-      (x) => x.planId === r.planId && x.version === r.planVersion && x.currency === r.currency,
+      (x) =>
+        x.planId === r.planId &&
+        x.version === r.planVersion &&
+        x.currency === r.currency &&
+        x.month === month,
     )
     if (!g) continue
     g.basis -= r.basisMinor
     g.paid -= r.amountMinor
   }
   const { timelineOf } = plans
+  // per closed period and month of its rows (the period's own, or one nobody closed that joined it)
   const perMonth = new Map<string, Group[]>()
   for (const [id, g] of groups) {
     // the month is priced again while its version's hold is open, or when a reversal of it came here
     if (!movedHere.has(id) && !holdOpen(g.period, g.group.terms.hold_days, since)) continue
-    perMonth.set(g.period, [...(perMonth.get(g.period) ?? []), g])
+    const k = `${g.period}:${g.group.month}`
+    perMonth.set(k, [...(perMonth.get(k) ?? []), g])
   }
-  for (const q of monthList) {
+  for (const k of [...perMonth.keys()].sort()) {
+    const [q, month] = k.split(':') as [string, string]
     const of = new Map<number, ClosedMonth & { affiliateId: number; revshare: RevshareGroup[] }>()
-    for (const g of perMonth.get(q) ?? []) {
+    for (const g of perMonth.get(k) ?? []) {
       let m = of.get(g.affiliateId)
       if (!m) {
         const list: RevshareGroup[] = []
@@ -663,13 +801,18 @@ async function repriceClosedMonths(
       }
       m.groups.push(g.group)
     }
-    if (of.size === 0) continue
-    await addTierMetrics(tx, brandId, q, of, timelineOf)
+    await addTierMetrics(tx, brandId, month, of, timelineOf)
     for (const m of of.values()) {
       const a = entry(m.affiliateId)
       a.reprice = [
         ...(a.reprice ?? []),
-        { period: q, volume: m.volume, customers: m.customers, groups: m.groups },
+        {
+          period: q,
+          ...(month === q ? {} : { month }),
+          volume: m.volume,
+          customers: m.customers,
+          groups: m.groups,
+        },
       ]
     }
   }
@@ -696,6 +839,30 @@ async function firstPeriods(tx: Tx, brandId: number, affiliateId: number, keys: 
 }
 
 /**
+ * The first row of each of an affiliate's ledger keys: the period it was written in and the earliest event
+ * of that period's rows (a deposit's: when it was made).
+ */
+async function firstRows(tx: Tx, brandId: number, affiliateId: number, keys: string[]) {
+  const first = new Map<string, { period: string; eventTime: number }>()
+  for (const page of chunks(keys, 500))
+    for (const f of await tx
+      .select({ key: commissions.key, period: commissions.period, eventTime: commissions.eventTime })
+      .from(commissions)
+      .where(
+        and(
+          eq(commissions.brandId, brandId),
+          eq(commissions.affiliateId, affiliateId),
+          inArray(commissions.key, page),
+        ),
+      )) {
+      const have = first.get(f.key)
+      if (!have || f.period < have.period || (f.period === have.period && f.eventTime < have.eventTime))
+        first.set(f.key, { period: f.period, eventTime: f.eventTime })
+    }
+  return first
+}
+
+/**
  * The RevShare reversal rows of periods [from, to] (of those plans, and those affiliates when named), each
  * with the month it counts against: the first period that paid the deposit it reverses (same customer and
  * reference), when earlier than its own and both are `byRule` (priced under this rule); its own otherwise.
@@ -709,7 +876,7 @@ async function reversalsIn(
   byRule: ReadonlySet<string>,
   affiliates?: number[],
 ): Promise<Reversal[]> {
-  const rows: Omit<Reversal, 'reverses'>[] = []
+  const rows: Omit<Reversal, 'reverses' | 'deposit'>[] = []
   for (const chunk of affiliates ? chunks(affiliates, 500) : [undefined])
     rows.push(
       ...(await tx
@@ -722,6 +889,7 @@ async function reversalsIn(
           period: commissions.period,
           basisMinor: commissions.basisMinor,
           amountMinor: commissions.amountMinor,
+          eventTime: commissions.eventTime,
         })
         .from(commissions)
         .where(
@@ -739,14 +907,15 @@ async function reversalsIn(
   const keysOf = new Map<number, Set<string>>()
   for (const r of rows)
     keysOf.set(r.affiliateId, (keysOf.get(r.affiliateId) ?? new Set()).add(depositKey(r.key)))
-  const paidIn = new Map<string, string>()
+  const paidIn = new Map<string, { period: string; eventTime: number }>()
   for (const [affiliateId, set] of keysOf)
-    for (const [key, first] of await firstPeriods(tx, brandId, affiliateId, [...set]))
+    for (const [key, first] of await firstRows(tx, brandId, affiliateId, [...set]))
       paidIn.set(`${affiliateId}:${key}`, first)
   return rows.map((r) => {
-    const paid = paidIn.get(`${r.affiliateId}:${depositKey(r.key)}`)
+    const deposit = paidIn.get(`${r.affiliateId}:${depositKey(r.key)}`)
+    const paid = deposit?.period
     const moves = paid && paid < r.period && byRule.has(paid) && byRule.has(r.period)
-    return { ...r, reverses: moves ? paid : r.period }
+    return { ...r, deposit, reverses: moves ? paid : r.period }
   })
 }
 

@@ -189,10 +189,19 @@ function withoutSecrets(url: string) {
 }
 
 /**
+ * How long a postback refused by a setting waits: as long as it has waited already (at least the first
+ * backoff, 30 s), at most an hour, so the waits about double as with failures and never pass the hour.
+ */
+const settingWaitMs = (p: typeof postbacks.$inferSelect, now: number) =>
+  Math.min(Math.max(now - p.createdAt, backoffMs(1)), 3_600_000)
+
+/**
  * Records a send, where this pass still holds the claim (`p.leaseUntil`, as claimed): a claim lost
- * meanwhile records nothing over what its new holder does. A failure of the endpoint counts toward
- * disabling it; a refusal by settings does not (another brand's allowlist must not switch off the home
- * brand's endpoint): it waits and retries.
+ * meanwhile records nothing over what its new holder does. A failure of the endpoint counts an attempt
+ * and toward disabling it; a refusal by settings (no key yet, a host off the allowlist) is neither: it
+ * spends no attempt, never makes the postback dead and waits (`settingWaitMs`), pending until the setting
+ * is fixed, as for a disabled endpoint (another brand's allowlist must not switch off the home brand's
+ * endpoint, nor a key staff have not created yet lose the conversions of those hours).
  */
 async function settle(
   ctx: AffiliateCtx,
@@ -214,6 +223,13 @@ async function settle(
         await tx.update(affiliates).set({ postbackFailures: 0 }).where(eq(affiliates.id, p.affiliateId))
       return
     }
+    if (setting) {
+      await tx
+        .update(postbacks)
+        .set({ nextAt: now + settingWaitMs(p, now), lastError: error, leaseUntil: 0 })
+        .where(ours)
+      return
+    }
     const [mine] = await tx
       .update(postbacks)
       .set({
@@ -225,7 +241,7 @@ async function settle(
       })
       .where(ours)
       .returning({ id: postbacks.id })
-    if (!mine || setting) return
+    if (!mine) return
     const [a] = await tx
       .update(affiliates)
       .set({ postbackFailures: sql`${affiliates.postbackFailures} + 1` })
