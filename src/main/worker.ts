@@ -45,8 +45,8 @@ const queuedWork = () =>
 usePasswordEngine(wasmPasswordEngine(() => WebAssembly.instantiate(argon2Wasm)))
 
 /**
- * Every subrequest of the isolate (the libSQL HTTP client, Upstash REST, the bus) through one counting
- * fetch: a scheduled run starts a job only while its invocation has room left for it (CallBudget).
+ * Every subrequest (the libSQL HTTP client, Upstash REST, the bus) through one counting fetch: a scheduled
+ * run counts its own and starts a job only while its invocation has room left for it (CallBudget).
  */
 const meter = new FetchMeter()
 globalThis.fetch = meter.wrap(globalThis.fetch.bind(globalThis))
@@ -164,8 +164,10 @@ export default {
     if (!ready) return
     const jobs = ready.runner
     ctx.waitUntil(
-      jobs
-        .runDue(scheduledHere(ready.kernel.config.clusterJobs), meter.budget(JOBS_START_BELOW))
+      meter
+        .run(JOBS_START_BELOW, (budget) =>
+          jobs.runDue(scheduledHere(ready.kernel.config.clusterJobs), budget),
+        )
         .then((outcome) => console.log(JSON.stringify({ msg: 'scheduled jobs', outcome }))),
     )
   },

@@ -1,3 +1,5 @@
+import { AsyncLocalStorage } from 'node:async_hooks'
+
 /**
  * What a scheduler's call may still spend: at the edge a Worker invocation has 1,000 subrequests (every
  * statement to the database, every cache call), shared by every job due in it. `spent` reads how many the
@@ -11,25 +13,26 @@ export interface CallBudget {
 }
 
 /**
- * Counts the calls made through `fetch` (the Worker's subrequests: the libSQL HTTP client, Upstash REST).
- * It counts the isolate's, not one invocation's: requests served by the same isolate meanwhile count too, so
- * a scheduled run may stop early (its jobs run a minute later), never late.
+ * Counts the calls made through `fetch` (the Worker's subrequests: the libSQL HTTP client, Upstash REST)
+ * within a call it runs (`run`): the fetches of that call's async work, not those of requests the same
+ * isolate serves meanwhile (AsyncLocalStorage, which workerd offers under nodejs_compat).
  */
 export class FetchMeter {
-  private calls = 0
+  private readonly scope = new AsyncLocalStorage<{ calls: number }>()
 
-  /** `fetch` that counts each call. */
+  /** `fetch` that counts each call made within a `run`. */
   wrap(f: typeof fetch): typeof fetch {
     const counted = ((...args: Parameters<typeof fetch>) => {
-      this.calls++
+      const call = this.scope.getStore()
+      if (call) call.calls++
       return f(...args)
     }) as typeof fetch
     return counted
   }
 
-  /** A budget counted from now. */
-  budget(startBelow: number): CallBudget {
-    const from = this.calls
-    return { spent: () => this.calls - from, startBelow }
+  /** Runs `fn` with a budget of the fetches it makes. */
+  run<T>(startBelow: number, fn: (budget: CallBudget) => Promise<T>): Promise<T> {
+    const call = { calls: 0 }
+    return this.scope.run(call, () => fn({ spent: () => call.calls, startBelow }))
   }
 }

@@ -35,6 +35,8 @@ export class JobRunner {
   /** Jobs whose tick is asking for the lease (since when): a tick that started meanwhile does not ask too. */
   private readonly asking = new Map<string, { since: number }>()
   private readonly held = new Set<string>()
+  /** Where the next `runDue` starts: the first job the last one left for want of budget. */
+  private dueFrom = 0
   readonly counts = new Map<string, number>()
 
   constructor(
@@ -245,11 +247,18 @@ export class JobRunner {
    */
   async runDue(only?: (job: Job) => boolean, budget?: CallBudget): Promise<Record<string, RunOutcome>> {
     const out: Record<string, RunOutcome> = {}
-    for (const job of this.jobs) {
+    // a call starts where the last one ran out of budget: a fixed order would leave the jobs at its end
+    // (the equity stops) without a turn whenever those before them spend the budget
+    const from = this.dueFrom % Math.max(1, this.jobs.length)
+    let stopped: number | undefined
+    for (let n = 0; n < this.jobs.length; n++) {
+      const at = (from + n) % this.jobs.length
+      const job = this.jobs[at]!
       // not scheduled here (CLUSTER_JOBS=external: an external scheduler calls POST /cron/{job})
       if (only && !only(job)) continue
       if (budget && budget.spent() >= budget.startBelow) {
         out[job.name] = { ran: false, reason: 'budget' }
+        stopped ??= at
         continue
       }
       if (this.marked(job) || this.offEngine(job)) {
@@ -271,6 +280,7 @@ export class JobRunner {
       await this.execute(job, lease)
       out[job.name] = { ran: true, ms: Math.round(performance.now() - started) }
     }
+    this.dueFrom = stopped ?? 0
     return out
   }
 }
