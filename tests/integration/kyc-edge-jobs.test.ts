@@ -12,6 +12,7 @@ import { sql } from 'drizzle-orm'
 import type { KeyValueStore } from '../../src/kernel/cache'
 import { MemoryStore } from '../../src/kernel/cache/memory'
 import type { KycCtx } from '../../src/modules/kyc/context'
+import { DEFAULT_SETTINGS } from '../../src/modules/kyc/domain/settings'
 import { expireDocuments, recomputeProfiles } from '../../src/modules/kyc/service'
 import { UploadsPort } from '../../src/modules/uploads'
 import { makeTestApp, type TestApp } from '../support/app'
@@ -40,9 +41,11 @@ function countingStore(inner: KeyValueStore): KeyValueStore {
 
 /**
  * Statements sent to the database, in a transaction or not (a Worker's libSQL HTTP request each): each
- * execute, each batch (one request) and a transaction's commit or rollback.
+ * execute, each batch (one request), a transaction's BEGIN and its commit or rollback.
  */
 let statements = 0
+/** Transactions opened. */
+let transactions = 0
 function countStatements(app: TestApp) {
   type Fn = (...a: unknown[]) => Promise<unknown>
   const client = app.ctx.db.client as unknown as Record<string, Fn>
@@ -55,6 +58,8 @@ function countStatements(app: TestApp) {
   }
   const begin = client.transaction!.bind(client)
   client.transaction = async (...a: unknown[]) => {
+    statements++ // BEGIN
+    transactions++
     const tx = (await begin(...a)) as Record<string, unknown>
     return new Proxy(tx, {
       get(target, name) {
@@ -78,9 +83,10 @@ function countStatements(app: TestApp) {
 function spent<T>(f: () => Promise<T>) {
   return t.app.relay.whilePaused(async () => {
     statements = 0
+    transactions = 0
     cacheCalls = 0
     const r = await f()
-    return { r, statements, cacheCalls, total: statements + cacheCalls }
+    return { r, statements, transactions, cacheCalls, total: statements + cacheCalls }
   })
 }
 
@@ -251,4 +257,94 @@ describe('the kyc jobs at the edge spend a bounded part of a scheduled() invocat
     expect(m.r).toBe(0)
     expect(m.total).toBeLessThanOrEqual(2)
   })
+})
+
+// The edge-jobs review of d74f9dc (kyc with several brands): kyc.recompute's run bound was spent on brands
+// with nothing to do (every brand that ever saved settings took a page and a transaction, in the same
+// order every run: a stale profile of the 6th never got one), and kyc.expire's cost went with the brands
+// of a page (100 lapsed documents of 100 brands: 100 transactions, 902 statements in one run).
+describe('the kyc jobs at the edge with many brands', () => {
+  test('kyc.recompute at the edge: a stale profile of the 6th brand with settings is recomputed within a few runs', async () => {
+    const now = t.ctx.clock.now()
+    const settings = JSON.stringify(DEFAULT_SETTINGS)
+    // six brands saved their settings; only the last has a profile stored before them
+    for (let b = 101; b <= 106; b++)
+      await t.ctx.db.run(
+        sql.raw(
+          `insert or replace into kyc_settings (brand_id, settings, updated_at) values (${b}, '${settings}', ${now})`,
+        ),
+      )
+    await t.ctx.db.run(
+      sql.raw(
+        `insert into kyc_profiles (brand_id, customer_id, status, created_at, updated_at) values (106, 9000001, 'not_started', ${now - 86_400_000}, ${now - 86_400_000})`,
+      ),
+    )
+    for (let run = 0; run < 10; run++) await recomputeProfiles({ ctx: edge })
+    const [p] = (
+      await rows(`select updated_at from kyc_profiles where brand_id = 106 and customer_id = 9000001`)
+    ).rows
+    expect(Number(p!.updated_at)).toBeGreaterThanOrEqual(now)
+  }, 60_000)
+
+  test('kyc.recompute with no profile stored before its settings: one read a run and no transaction, at the edge and elsewhere', async () => {
+    // six brands saved settings that no profile of theirs predates, and every profile is stored under
+    // its brand's settings
+    const now = t.ctx.clock.now()
+    for (let b = 111; b <= 116; b++)
+      await t.ctx.db.run(
+        sql.raw(
+          `insert or replace into kyc_settings (brand_id, settings, updated_at) values (${b}, '${JSON.stringify(DEFAULT_SETTINGS)}', ${now})`,
+        ),
+      )
+    await t.ctx.db.run(
+      sql.raw(`update kyc_profiles set updated_at = (select s.updated_at from kyc_settings s where s.brand_id = kyc_profiles.brand_id)
+       where updated_at < (select s.updated_at from kyc_settings s where s.brand_id = kyc_profiles.brand_id)`),
+    )
+    expect(await n(STALE)).toBe(0)
+    const atEdge = await spent(() => recomputeProfiles({ ctx: edge }))
+    expect([atEdge.transactions, atEdge.statements]).toEqual([0, 1])
+    const server = await spent(() => recomputeProfiles({ ctx: { ...edge, edge: false } }))
+    expect([server.transactions, server.statements]).toEqual([0, 1])
+  })
+
+  test('kyc.expire at the edge: 100 lapsed documents of 100 brands cost one run under 200 subrequests (README: about 40), and successive runs expire them all', async () => {
+    const now = t.ctx.clock.now()
+    for (let b = 201; b <= 300; b++) {
+      const c = 8000000 + b
+      await t.ctx.db.run(
+        sql.raw(
+          `insert into kyc_profiles (brand_id, customer_id, status, created_at, updated_at) values (${b}, ${c}, 'approved', ${now - 1e6}, ${now - 1e6})`,
+        ),
+      )
+      await t.ctx.db.run(
+        sql.raw(
+          `insert into kyc_steps (brand_id, customer_id, code, status, updated_at) values (${b}, ${c}, 'identity', 'approved', ${now - 1e6})`,
+        ),
+      )
+      await t.ctx.db.run(
+        sql.raw(
+          `insert into kyc_documents (brand_id, customer_id, step_code, file_id, document_type, status, valid_until, created_at) values (${b}, ${c}, 'identity', 'f-${b}', 'passport', 'approved', ${now - 1000}, ${now - 1e6})`,
+        ),
+      )
+    }
+    const first = await spent(() => expireDocuments({ ctx: edge }))
+    console.log('kyc.expire at the edge over 100 brands:', { expired: first.r, statements: first.statements })
+    expect(first.statements).toBeLessThanOrEqual(200)
+    // before: 902 statements in this one run; the rest goes over the next runs, each as bounded
+    let expired = first.r
+    for (let run = 0; run < 100 && expired < 100; run++) {
+      const m = await spent(() => expireDocuments({ ctx: edge }))
+      expect(m.statements).toBeLessThanOrEqual(200)
+      expect(m.r).toBeGreaterThan(0)
+      expired += m.r
+    }
+    expect(expired).toBe(100)
+    const many = (table: string, status: string) =>
+      n(`select count(*) as n from ${table} where status = '${status}' and brand_id between 201 and 300`)
+    expect(await many('kyc_documents', 'expired')).toBe(100)
+    expect(await many('kyc_steps', 'expired')).toBe(100)
+    expect(await many('kyc_profiles', 'expired')).toBe(100)
+    const after = await spent(() => expireDocuments({ ctx: edge }))
+    expect([after.r, after.transactions, after.statements]).toEqual([0, 0, 1])
+  }, 60_000)
 })

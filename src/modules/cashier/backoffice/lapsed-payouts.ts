@@ -5,8 +5,12 @@ import { cashierTransactions } from '../schema'
 import { move, noteAfter } from '../transactions'
 import { rowIn } from './shared'
 
-/** Withdrawals one run moves at most (a lapsed lease is rare: an instance that died mid-send). */
-const MAX_LAPSED = 100
+/**
+ * Withdrawals one run moves at most (a lapsed lease is rare: an instance that died mid-send), each in its
+ * own transaction of a few statements. At the edge every job due in a scheduled() invocation shares its
+ * 1,000 subrequests: a run there moves 5 and the rest wait for the next minute.
+ */
+export const MAX_LAPSED = { edge: 5, server: 100 }
 
 /**
  * Withdrawals whose payout send lease lapsed with no answer written (the approving instance died, or
@@ -29,7 +33,7 @@ export async function holdLapsedPayouts(ctx: CashierCtx, now: number) {
       ),
     )
     .orderBy(asc(cashierTransactions.id))
-    .limit(MAX_LAPSED)
+    .limit(ctx.edge ? MAX_LAPSED.edge : MAX_LAPSED.server)
   let moved = 0
   for (const read of lapsed) {
     const note = `the payout was being sent through ${read.provider} and its send lease lapsed with no answer written (the sending instance stopped, or the provider did not answer in time): it may have been sent; the hold is kept. Check with the provider, then mark it paid or its payout failed`
