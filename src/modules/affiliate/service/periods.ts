@@ -235,34 +235,14 @@ export async function closePeriod(ctx: AffiliateCtx, brandId: number, staffId: n
     await addRecruiters(tx, brandId, list, entry)
     const closing = closeRows(period, [...list.values()])
     // what a period's rounding row (commission-ledger.ts) still misses joins that row
-    const rounding = closing.filter((r) => r.kind === 'revshare')
-    const rounded = new Set<(typeof closing)[number]>()
-    for (const r of rounding) {
-      const [have] = await tx
-        .select({ id: commissions.id, amount: commissions.amountMinor })
-        .from(commissions)
-        .where(
-          and(
-            eq(commissions.brandId, brandId),
-            eq(commissions.affiliateId, r.affiliateId),
-            eq(commissions.key, r.key),
-            eq(commissions.currency, r.currency),
-            eq(commissions.period, period),
-          ),
-        )
-      if (!have) continue
-      rounded.add(r)
-      const a = entry(r.affiliateId)
-      a.totals.set(r.currency, (a.totals.get(r.currency) ?? 0) + r.amountMinor)
-      if (have.amount + r.amountMinor === 0) {
-        await tx.delete(commissions).where(eq(commissions.id, have.id))
-        a.rows.set(r.currency, (a.rows.get(r.currency) ?? 0) - 1)
-      } else
-        await tx
-          .update(commissions)
-          .set({ amountMinor: have.amount + r.amountMinor, updatedAt: now })
-          .where(eq(commissions.id, have.id))
-    }
+    const rounded = await joinRoundingRows(
+      tx,
+      brandId,
+      period,
+      now,
+      closing.filter((r) => r.kind === 'revshare'),
+      entry,
+    )
     const added = closing.filter((r) => !rounded.has(r))
     if (added.length > 0)
       await tx.insert(commissions).values(
@@ -313,6 +293,94 @@ export async function closePeriod(ctx: AffiliateCtx, brandId: number, staffId: n
       .where(and(eq(revshareTotals.brandId, brandId), lte(revshareTotals.period, period)))
     return { period, closed_time: Math.floor(now / 1000), statements: made.length, rows_added: added.length }
   })
+}
+
+type ClosingRow = ReturnType<typeof closeRows>[number]
+
+/**
+ * Adds each closing rounding row (`closing`: the close's `revshare` rows) to the period's rounding row it
+ * completes, when the period has one (commission-ledger.ts writes it while the period is open), and to the
+ * affiliate's totals: it is updated, or deleted when nothing is left of it. Those rows are read, and written,
+ * a page of 500 at a time (a close of thousands of partners is a few statements, not one or two each: at the
+ * edge a close's transaction has the invocation's 1,000 subrequests). Answers the rows that joined one; the
+ * others are the close's to insert.
+ */
+async function joinRoundingRows(
+  tx: Tx,
+  brandId: number,
+  period: string,
+  now: number,
+  closing: ClosingRow[],
+  entry: (id: number) => AffiliatePeriod & { rows: Map<string, number> },
+) {
+  const rounded = new Set<ClosingRow>()
+  if (closing.length === 0) return rounded
+  const at = (affiliateId: number, key: string, currency: string) => `${affiliateId}:${currency}:${key}`
+  // the period's row of each (affiliate, key, currency): one at most (affiliate_commissions_key)
+  const have = new Map<string, { id: number; amount: number }>()
+  for (const page of chunks(closing, 500)) {
+    const wanted = new Set(page.map((r) => at(r.affiliateId, r.key, r.currency)))
+    for (const h of await tx
+      .select({
+        id: commissions.id,
+        affiliateId: commissions.affiliateId,
+        key: commissions.key,
+        currency: commissions.currency,
+        amount: commissions.amountMinor,
+      })
+      .from(commissions)
+      .where(
+        and(
+          eq(commissions.brandId, brandId),
+          eq(commissions.period, period),
+          inArray(commissions.affiliateId, [...new Set(page.map((r) => r.affiliateId))]),
+          inArray(commissions.key, [...new Set(page.map((r) => r.key))]),
+        ),
+      )) {
+      const k = at(h.affiliateId, h.key, h.currency)
+      if (wanted.has(k)) have.set(k, { id: h.id, amount: h.amount })
+    }
+  }
+  const amountOf = new Map<number, number>()
+  const gone: number[] = []
+  for (const r of closing) {
+    const k = at(r.affiliateId, r.key, r.currency)
+    const h = have.get(k)
+    if (!h) continue
+    rounded.add(r)
+    const a = entry(r.affiliateId)
+    a.totals.set(r.currency, (a.totals.get(r.currency) ?? 0) + r.amountMinor)
+    h.amount += r.amountMinor
+    if (h.amount === 0) {
+      // nothing left of it: deleted (a later row of the same key finds none, and is inserted)
+      have.delete(k)
+      amountOf.delete(h.id)
+      gone.push(h.id)
+      a.rows.set(r.currency, (a.rows.get(r.currency) ?? 0) - 1)
+    } else amountOf.set(h.id, h.amount)
+  }
+  for (const page of chunks(gone, 500))
+    await tx.delete(commissions).where(and(eq(commissions.brandId, brandId), inArray(commissions.id, page)))
+  for (const page of chunks([...amountOf], 500))
+    await tx
+      .update(commissions)
+      .set({
+        amountMinor: sql<number>`case ${commissions.id} ${sql.join(
+          page.map(([id, amount]) => sql`when ${id} then ${amount}`),
+          sql` `,
+        )} end`,
+        updatedAt: now,
+      })
+      .where(
+        and(
+          eq(commissions.brandId, brandId),
+          inArray(
+            commissions.id,
+            page.map(([id]) => id),
+          ),
+        ),
+      )
+  return rounded
 }
 
 /**
