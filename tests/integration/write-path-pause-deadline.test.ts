@@ -1,9 +1,13 @@
-import { afterAll, afterEach, beforeAll, expect, test } from 'bun:test'
-import { sql } from 'drizzle-orm'
+import { afterAll, afterEach, beforeAll, describe, expect, test } from 'bun:test'
+import { eq, sql } from 'drizzle-orm'
+import { ManualClock } from '../../src/kernel/clock'
 import { type Database, openDatabase } from '../../src/kernel/db/client'
 import { isBusy } from '../../src/kernel/db/errors'
 import { GroupCommit } from '../../src/kernel/db/group-commit'
+import { orders } from '../../src/modules/trading/schema'
+import { makeTestApp, type TestApp } from '../support/app'
 import { pauseProcess } from '../support/ports'
+import { quoteIngest } from '../support/quotes'
 import { type SqldServer, startSqld } from '../support/sqld'
 
 // The remote write path's bound under a paused sqld (a hostile probe, scale-out shape at 30 req/s with
@@ -197,3 +201,164 @@ test('a statement past its deadline is not sent: its transaction fails alone, th
   expect([r.ok, isBusy(r.error)]).toEqual([false, true])
   expect(await rows()).toEqual(['after', 'first'])
 }, 20_000)
+
+test('with every bound the same, those waiting behind a round trip given up at its deadline unanswered are refused as it fails, none handed a turn', async () => {
+  const { db } = database
+  await db.transaction((tx) => tx.run(sql`select 1`))
+  await pauseProcess(sqld.pid)
+  // sent as it arrived: given up at its deadline, a little short of the whole bound
+  const ahead = timed(
+    performance.now(),
+    db.transaction((tx) => tx.run(sql`insert into t (v) values ('ahead')`)),
+  )
+  await Bun.sleep(100)
+  const t0 = performance.now()
+  let handed = 0
+  const behind = [1, 2].map((i) =>
+    timed(
+      t0,
+      db.transaction(async (tx) => {
+        handed++
+        await tx.run(sql`insert into t (v) values (${`behind ${i}`})`)
+      }),
+    ),
+  )
+  const [a, ...bs] = await Promise.all([ahead, ...behind])
+  process.kill(sqld.pid, 'SIGCONT')
+  expect([a.ok, isBusy(a.error)]).toEqual([false, true])
+  for (const b of bs) {
+    expect([b.ok, isBusy(b.error)]).toEqual([false, true])
+    expect(String(b.error)).toContain('did not answer the transaction ahead')
+    expect(b.ms).toBeLessThan(W - 100 + SLACK)
+  }
+  expect(handed).toBe(0)
+  await Bun.sleep(0.3 * W)
+  expect(await rows()).toEqual([])
+}, 20_000)
+
+// Review of 69dbc92: a round trip cut at one member's deadline broke the whole batch: the members ahead of
+// it in the batch, whose own bounds were far off and whose database answered, were rolled back and told
+// 503. Cut at the deadline only while the batch holds nothing but that member's work; otherwise the round
+// trip gets its whole bound and an answer past the deadline fails that member alone.
+test('a member near its deadline whose round trip is slow does not take the members before it down', async () => {
+  const d = await openDatabase(sqld.url.replace(/^http/, 'ws'), undefined, {
+    remote: { txTimeoutMs: 8000, queueTimeoutMs: 8000, statementTimeoutMs: 8000 },
+  })
+  try {
+    // asked together: one batch. `early` has its whole 8 s; `late` has 30 ms left (it waited 7.97 s)
+    const early = d.db.transaction((tx) => tx.run(sql`insert into t (v) values ('early')`))
+    const late = d.db.transaction(
+      (tx) =>
+        tx.run(
+          sql`insert into t (v) select 'late' from (with recursive c(x) as (select 1 union all select x + 1 from c where x < 3000000) select count(*) n from c)`,
+        ),
+      { deadline: performance.now() + 30 },
+    )
+    const [e, l] = await Promise.allSettled([early, late])
+    expect(l.status).toBe('rejected')
+    expect(isBusy((l as PromiseRejectedResult).reason)).toBe(true)
+    // `early` was answered by the database well within its bound
+    expect(e.status).toBe('fulfilled')
+    // `late` answered 503: nothing of it written
+    expect(await rows()).toEqual(['early'])
+  } finally {
+    d.close()
+  }
+}, 30_000)
+
+test('a transaction whose statement was refused past its deadline cannot commit what ran before it', async () => {
+  const { db } = database
+  const r = await timed(
+    performance.now(),
+    db.transaction(
+      async (tx) => {
+        await tx.run(sql`insert into t (v) values ('half')`)
+        await Bun.sleep(80)
+        // refused (nothing sent); a caller that catches it and goes on must not commit the first half
+        await tx.run(sql`insert into t (v) values ('other half')`).catch(() => {})
+      },
+      { deadline: performance.now() + 50 },
+    ),
+  )
+  expect([r.ok, isBusy(r.error)]).toEqual([false, true])
+  const after = db.transaction((tx) => tx.run(sql`insert into t (v) values ('after')`))
+  await after
+  expect(await rows()).toEqual(['after'])
+}, 20_000)
+
+// Review of 69dbc92: a statement past its request's deadline was refused without ending the transaction,
+// and closeManyTx recorded the refusal as that close's result: a partial close refused between its UPDATE
+// (volume cut) and its INSERT / ledger posting was committed half-written, while the client was told 503
+// "nothing written".
+describe('a partial close past its deadline', () => {
+  const WRITE_TIMEOUT_MS = 1500
+  const LOGIN = 100001
+  const clock = new ManualClock(Date.UTC(2026, 0, 5, 15, 0, 0))
+  let t: TestApp
+  let user: string
+  let dealer: string
+  const ingest = quoteIngest(
+    () => t,
+    clock,
+    () => dealer,
+  )
+  beforeAll(async () => {
+    const was = process.env.TEST_DATABASE
+    process.env.TEST_DATABASE = 'sqld'
+    try {
+      t = await makeTestApp({ clock, env: { DATABASE_WRITE_TIMEOUT_MS: String(WRITE_TIMEOUT_MS) } })
+    } finally {
+      if (was === undefined) delete process.env.TEST_DATABASE
+      else process.env.TEST_DATABASE = was
+    }
+    user = await t.userToken(LOGIN)
+    dealer = await t.staffToken(3, 'dealer-pass-1')
+    await ingest([{ symbol: 'BTCUSD', bid: 43000, ask: 43030 }])
+  }, 60_000)
+  afterAll(() => t?.close())
+
+  test('a partial close whose deadline passes mid-closeTx is not committed half-written', async () => {
+    const o = await t.request('POST', '/trade/open', {
+      token: user,
+      body: { login: LOGIN, cmd: 0, volume: 2, symbol: 'BTCUSD', sl: 0, tp: 0, comment: 'half' },
+    })
+    expect(o.status).toBe(200)
+    const ticket = o.json.order as number
+    // the database is slow on one round trip: the UPDATE that cuts the position's volume answers after the
+    // request's deadline (DATABASE_WRITE_TIMEOUT_MS after it was submitted)
+    const client = t.ctx.db.client as unknown as { transaction: (...a: unknown[]) => Promise<unknown> }
+    const begin = client.transaction
+    client.transaction = async function (this: unknown, ...a: unknown[]) {
+      const gtx = (await begin.apply(this, a)) as { batch: (s: unknown[]) => Promise<unknown> }
+      const batch = gtx.batch.bind(gtx)
+      gtx.batch = async (stmts: unknown[]) => {
+        const out = await batch(stmts)
+        const text = stmts.map((s) => (typeof s === 'string' ? s : (s as { sql: string }).sql)).join(';')
+        if (/^update "orders" set "volume"/i.test(text)) await Bun.sleep(WRITE_TIMEOUT_MS + 200)
+        return out
+      }
+      return gtx
+    }
+    let r: Awaited<ReturnType<TestApp['request']>>
+    try {
+      r = await t.request('DELETE', '/trade/close', { token: user, body: { order: ticket, volume: 1 } })
+    } finally {
+      client.transaction = begin
+    }
+    const all = (await t.ctx.db.select().from(orders).where(eq(orders.login, LOGIN))).filter(
+      (x) => x.ticket === ticket || x.parent === ticket,
+    )
+    const state = all.map((x) => ({
+      ticket: x.ticket === ticket ? 'pos' : 'child',
+      state: x.state,
+      volume: x.volume,
+    }))
+    if (r.status === 200) {
+      expect(state).toContainEqual({ ticket: 'child', state: 'closed', volume: 1 })
+    } else {
+      // refused: nothing written, as its 503 says
+      expect(r.status).toBe(503)
+      expect(state).toEqual([{ ticket: 'pos', state: 'open', volume: 2 }])
+    }
+  }, 60_000)
+})

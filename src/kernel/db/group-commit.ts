@@ -1,5 +1,6 @@
 import type { Db, Tx } from './client'
 import { DatabaseBusy, isBusy, isUnreachable } from './errors'
+import { isPastDeadline } from './group-writer'
 
 /** Writes one request in a transaction, alone or together with others (the port of ADR 0001). */
 export interface Committer<In, Out> {
@@ -62,8 +63,9 @@ interface Waiting<In, Out> {
  * deadline is not held for a whole round trip's bound more on a database that does not answer (past it a
  * statement is not sent, or is given up and the transaction rolled back: 503, nothing written); only its
  * COMMIT, which may commit once sent, keeps its own bound. One timer per committer, for the oldest
- * request, not one per request. A batch the database did not answer (busy, unreachable) fails the
- * requests queued behind it at once with the same error: they waited behind a database that does not
+ * request, not one per request. A batch the database did not answer (busy, unreachable; not one
+ * past its oldest request's deadline on a database that answers, PastDeadline) fails the requests queued
+ * behind it at once with the same error: they waited behind a database that does not
  * answer, and a batch of theirs would wait out the whole bound again (a request in flight is bounded by
  * the write path's own timeouts, from when its transaction started).
  */
@@ -232,9 +234,11 @@ export class GroupCommit<In, Out> implements Committer<In, Out> {
         { deadline },
       )
     } catch (e) {
-      // failed before its turn came (busy, unreachable) or with the transaction: no member was written
+      // failed before its turn came (busy, unreachable) or with the transaction: no member was written.
+      // Past its oldest request's deadline on a database that answers (PastDeadline): those behind it
+      // are not told, they have their own bounds
       for (const b of batch) b.reject(e)
-      return isBusy(e) || isUnreachable(e) ? e : undefined
+      return (isBusy(e) || isUnreachable(e)) && !isPastDeadline(e) ? e : undefined
     } finally {
       this.forming = null
     }

@@ -40,11 +40,15 @@ export interface BatchPort {
    */
   readonly hung?: unknown
   /**
-   * `deadline` (performance.now()): past it the statements are not sent (DatabaseBusy, nothing of them
-   * run, the batch goes on); a round trip not answered by then is given up and breaks the batch (the
-   * database rolls its transaction back). Where a round trip cannot hang (a local file) it is ignored.
+   * `deadline` (performance.now()): past it the statements are not sent (PastDeadline, nothing of them
+   * run, the batch goes on; the member can no longer commit). `cut`: the batch holds nothing but this
+   * member's work (no earlier member wrote), so a round trip not answered by the deadline is given up and
+   * breaks the batch (the database rolls its transaction back, nothing of anyone's lost); otherwise it
+   * gets its whole bound, as the work of the members before it would be lost with the batch, and one
+   * answered past the deadline fails as PastDeadline (the member rolled back to its savepoint). Where a
+   * round trip cannot hang (a local file) both are ignored.
    */
-  run(stmts: InStatement[], deadline?: number): Promise<ResultSet[]>
+  run(stmts: InStatement[], deadline?: number, cut?: boolean): Promise<ResultSet[]>
   commit(): Promise<void>
   rollback(): Promise<void>
   /**
@@ -68,9 +72,11 @@ export interface WriteOrder {
    * When its request is answered at the latest (performance.now(); a function is asked once, when the
    * turn comes): the transaction's statements get what is left of it, so a turn that came late is not
    * held for a whole round trip's bound more on a database that does not answer. Past it a statement is
-   * not sent, and one not answered by then is given up with its batch, rolled back (DatabaseBusy, 503,
-   * nothing written); the COMMIT keeps its own bound (once sent it may commit: it is never cut short).
-   * At the latest `queueTimeoutMs` after the transaction asked for its turn.
+   * not sent, and the transaction can no longer commit (PastDeadline: rolled back to its savepoint, 503,
+   * nothing of it written, the batch goes on); a round trip not answered by then is given up with its
+   * batch while the batch holds nothing but this transaction's work, else it gets its whole bound and an
+   * answer past the deadline fails the transaction alone. The COMMIT keeps its own bound (once sent it may
+   * commit: it is never cut short). At the latest `queueTimeoutMs` after the transaction asked for its turn.
    */
   deadline?: number | (() => number)
 }
@@ -105,6 +111,22 @@ const MEMBER = 'member'
 const TIMED_OUT = 'the transaction held its turn too long and was rolled back'
 
 /**
+ * A transaction's statements past its deadline (WriteOrder.deadline): not sent, answered after it, or a
+ * round trip given up at it that the database had not left unanswered long (a slow statement, not a
+ * database that does not answer). That transaction can no longer commit: its commit() rejects with this
+ * and it is rolled back to its savepoint (with its batch when the round trip was given up). Those waiting
+ * for their turn behind it are not refused for it (GroupCommit): the database answers.
+ */
+export class PastDeadline extends DatabaseBusy {}
+
+/** Whether `e` (or what it wraps: drizzle's "Failed query") is a PastDeadline. */
+export function isPastDeadline(e: unknown): boolean {
+  for (let cur: any = e, depth = 0; cur && depth < 6; cur = cur.cause, depth++)
+    if (cur instanceof PastDeadline) return true
+  return false
+}
+
+/**
  * One member of a batch: what `transaction()` hands its caller. Its statements run under its own
  * savepoint, except the first member's of a transaction on a local file (`bare`): nothing is there to
  * keep from it, so undoing it is undoing the transaction (BatchPort.restart). A savepoint makes SQLite
@@ -116,6 +138,8 @@ class GroupTx {
   private materialized = false
   private state: 'open' | 'commit' | 'rollback' = 'open'
   private timedOut = false
+  /** A statement of it failed past its deadline (PastDeadline): it can only roll back. */
+  private doomed: unknown = null
   private settle!: (outcome: 'commit' | 'rollback') => void
   readonly settled = new Promise<'commit' | 'rollback'>((r) => {
     this.settle = r
@@ -135,6 +159,11 @@ class GroupTx {
     readonly bare: boolean,
     /** Its statements are not sent, nor waited for, past this (performance.now(); WriteOrder.deadline). */
     private readonly deadline: number,
+    /**
+     * No earlier member of its batch wrote: a round trip of its may be given up at its deadline
+     * (BatchPort.run), losing nobody else's work.
+     */
+    private readonly sole: boolean,
   ) {
     this.committed.catch(() => {})
     if (group.defers)
@@ -165,7 +194,13 @@ class GroupTx {
 
   async batch(stmts: InStatement[]): Promise<ResultSet[]> {
     this.open()
-    return this.group.run(stmts, this.deadline)
+    try {
+      return await this.group.run(stmts, this.deadline, this.sole)
+    } catch (e) {
+      // some of its statements may have run, the rest not: it must not commit half of its work
+      if (isPastDeadline(e)) this.doomed ??= e
+      throw e
+    }
   }
 
   async executeMultiple(sql: string) {
@@ -176,6 +211,7 @@ class GroupTx {
   private open() {
     if (this.state !== 'open')
       throw this.timedOut ? new DatabaseBusy(TIMED_OUT) : new Error('the transaction is closed')
+    if (this.doomed) throw this.doomed
     if (this.materialized) return
     if (!this.bare) this.group.pending.push(`SAVEPOINT ${MEMBER}`)
     this.materialized = true
@@ -188,6 +224,13 @@ class GroupTx {
   readonly defer?: (sql: string, args?: (string | number | null)[]) => void
 
   commit(): Promise<void> {
+    // a statement of it was refused or given up past its deadline (a caller caught and went on): what it
+    // wrote is undone, its caller told it was not committed
+    if (this.doomed) {
+      const e = this.doomed
+      void this.rollback()
+      return Promise.reject(e)
+    }
     if (this.state === 'open') {
       this.state = 'commit'
       clearTimeout(this.timer)
@@ -395,7 +438,13 @@ export class GroupWriter<B extends BatchPort = BatchPort> {
         if (w.deadline !== undefined)
           deadline = Math.min(deadline, typeof w.deadline === 'number' ? w.deadline : w.deadline())
         // until a member has written, the transaction holds nothing another member could lose
-        const tx = new GroupTx(batch, this.o.txTimeoutMs, !wrote && batch.restart !== undefined, deadline)
+        const tx = new GroupTx(
+          batch,
+          this.o.txTimeoutMs,
+          !wrote && batch.restart !== undefined,
+          deadline,
+          !wrote,
+        )
         w.resolve(tx)
         members.push(tx)
         const outcome = await tx.settled

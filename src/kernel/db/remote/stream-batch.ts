@@ -1,7 +1,7 @@
 import { type InStatement, LibsqlError, type ResultSet } from '@libsql/client'
 import type * as hrana from '@libsql/hrana-client'
 import { DatabaseBusy, isBusy } from '../errors'
-import type { BatchPort, BatchSource } from '../group-writer'
+import { type BatchPort, type BatchSource, PastDeadline } from '../group-writer'
 import { runSteps, type StepOutcome } from './hrana'
 
 const PAST_DEADLINE = "the transaction's request reached its write timeout (DATABASE_WRITE_TIMEOUT_MS)"
@@ -32,27 +32,32 @@ export class StreamBatch implements BatchPort {
 
   /**
    * Statements of a member, one round trip with whatever bookkeeping is pending; in call order. Not sent
-   * past `deadline`, nor waited for past it (BatchPort.run).
+   * past `deadline`; waited for past it only when the batch holds others' work (`cut` false; BatchPort.run).
    */
-  run(stmts: InStatement[], deadline = Number.POSITIVE_INFINITY): Promise<ResultSet[]> {
-    const next = this.chain.then(() => this.runNow(stmts, deadline))
+  run(stmts: InStatement[], deadline = Number.POSITIVE_INFINITY, cut = true): Promise<ResultSet[]> {
+    const next = this.chain.then(() => this.runNow(stmts, deadline, cut))
     this.chain = next.catch(() => {})
     return next
   }
 
-  private async runNow(stmts: InStatement[], deadline: number): Promise<ResultSet[]> {
+  private async runNow(stmts: InStatement[], deadline: number, cut: boolean): Promise<ResultSet[]> {
     for (let attempt = 0; ; attempt++) {
       if (this.broken) throw this.broken
       const left = deadline - performance.now()
-      // nothing sent: the member fails alone, the batch goes on
-      if (left <= 0) throw new DatabaseBusy(PAST_DEADLINE)
+      // nothing sent: the member fails alone (it can no longer commit: GroupTx), the batch goes on
+      if (left <= 0) throw new PastDeadline(PAST_DEADLINE)
       const head = this.begun ? [] : ['BEGIN IMMEDIATE']
       // taken now: what is pushed during the round trip (a member timed out, the next one's savepoint)
       // goes with the next one, not lost with this one's
       const pre = this.pending.splice(0)
       let out: StepOutcome[]
       try {
-        out = await this.timed(runSteps(this.stream, [...head, ...pre, ...stmts], head.length), left)
+        // given up at the deadline only while the batch holds nothing but this member's work: the
+        // members before it that wrote would be lost with it (their requests have their own bounds)
+        out = await this.timed(
+          runSteps(this.stream, [...head, ...pre, ...stmts], head.length),
+          cut ? left : this.timeoutMs,
+        )
       } catch (e) {
         // nothing began: a stream the database forgot (an idle HTTP stream expires) is replaced once; not
         // one that did not answer in time (the batch is broken: a new stream would not be used)
@@ -93,6 +98,9 @@ export class StreamBatch implements BatchPort {
           throw this.broken
         }
       }
+      // answered past the deadline (it had its whole bound: others' work is in the batch): the member's
+      // statements ran, and are undone with it (GroupTx rolls it back to its savepoint)
+      if (performance.now() > deadline) throw new PastDeadline(`${PAST_DEADLINE}: answered after it`)
       const results: ResultSet[] = []
       for (let i = 0; i < stmts.length; i++) {
         const o = out[head.length + pre.length + i]!
@@ -132,27 +140,30 @@ export class StreamBatch implements BatchPort {
   /**
    * A round trip given up after `ms` (at most the bound): the batch is broken, its stream closed (the
    * database rolls back what the batch held). Only the COMMIT's may have committed: it always gets the
-   * whole bound, as the last round trip a request waits for.
+   * whole bound, as the last round trip a request waits for. The database is taken as not answering
+   * (`hung`: those waiting for their turn are refused) when it left the round trip unanswered for at
+   * least half the bound: with every bound the same (production), a round trip sent as its request
+   * arrived is given up at its deadline, a little short of the whole bound. One given up sooner (a turn
+   * that came late, a slow statement) fails its own transaction only (PastDeadline).
    */
   private timed<T>(p: Promise<T>, ms = this.timeoutMs): Promise<T> {
     let timer: ReturnType<typeof setTimeout> | undefined
     const whole = ms >= this.timeoutMs
+    const wait = whole ? this.timeoutMs : Math.max(0, ms)
     return Promise.race([
       p,
       new Promise<never>((_, reject) => {
-        timer = setTimeout(
-          () => {
-            const e = new DatabaseBusy(
-              whole
-                ? `no answer from the database in ${this.timeoutMs} ms`
-                : `${PAST_DEADLINE}: no answer from the database by then`,
-            )
-            this.broken = e
-            if (whole) this.hung = e
-            reject(e)
-          },
-          whole ? this.timeoutMs : ms,
-        )
+        timer = setTimeout(() => {
+          const hung = wait >= this.timeoutMs / 2
+          const e = whole
+            ? new DatabaseBusy(`no answer from the database in ${this.timeoutMs} ms`)
+            : hung
+              ? new DatabaseBusy(`${PAST_DEADLINE}: no answer from the database in ${Math.round(wait)} ms`)
+              : new PastDeadline(`${PAST_DEADLINE}: no answer from the database by then`)
+          this.broken = e
+          if (hung) this.hung = e
+          reject(e)
+        }, wait)
       }),
     ]).finally(() => clearTimeout(timer))
   }

@@ -1,5 +1,6 @@
 import { and, eq, gte, inArray, type SQL, sql } from 'drizzle-orm'
 import type { Tx } from '../../../kernel/db/client'
+import { isBusy, isUnreachable } from '../../../kernel/db/errors'
 import type { Work } from '../../../kernel/db/unit-of-work'
 import { type AccountReadModel, type AccountsApi, roundToMinor, type TradeResultInput } from '../../accounts'
 import type { QuoteLookup } from '../../market'
@@ -221,6 +222,9 @@ export async function closeManyTx(
       try {
         out[i] = await closeTx(accounts, tx, work, c)
       } catch (e) {
+        // the database did not take it (busy, past the deadline, unreachable): some of its statements
+        // may have run, so the transaction must not commit; the whole batch is refused, nothing written
+        if (isBusy(e) || isUnreachable(e)) throw e
         out[i] = e instanceof Error ? e : new Error(String(e))
       }
       continue
