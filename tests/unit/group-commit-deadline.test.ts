@@ -6,6 +6,7 @@ import { afterEach, expect, test } from 'bun:test'
 import type { Db, Tx } from '../../src/kernel/db/client'
 import { DatabaseBusy } from '../../src/kernel/db/errors'
 import { GroupCommit } from '../../src/kernel/db/group-commit'
+import { PastDeadline } from '../../src/kernel/db/group-writer'
 
 const WAIT = 300
 
@@ -167,4 +168,35 @@ test('a batch the database did not answer fails the requests queued behind it at
   expect(written).toEqual([[1]])
   // a request after the failure is written as usual
   expect(await gc.submit(4)).toBe(40)
+})
+
+test("a batch cut at its oldest member's deadline (the database answering) leaves those queued behind it to be written", async () => {
+  // a final read: only a database that did not answer refuses the queue; a deadline cut is one member's
+  let calls = 0
+  const db = {
+    transaction: async (fn: (tx: Tx) => Promise<unknown>, order?: { deadline?: () => number }) => {
+      if (typeof order?.deadline === 'function') order.deadline()
+      return fn({} as Tx)
+    },
+  } as unknown as Db
+  const gc = new GroupCommit<number, number>(
+    db,
+    async (_tx, inputs) => {
+      calls++
+      if (calls === 1) {
+        await Bun.sleep(50)
+        throw new PastDeadline(
+          "the transaction's request reached its write timeout (DATABASE_WRITE_TIMEOUT_MS)",
+        )
+      }
+      return inputs
+    },
+    { waitMs: 8000 },
+  )
+  const first = gc.submit(1).catch((e) => e)
+  await Bun.sleep(10)
+  // arrives while the first batch is being written
+  const second = gc.submit(2).catch((e) => e)
+  expect(await first).toBeInstanceOf(DatabaseBusy)
+  expect(await second).toBe(2)
 })
