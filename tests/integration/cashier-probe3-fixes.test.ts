@@ -359,6 +359,29 @@ describe('a payout being sent is not recorded paid or failed meanwhile', () => {
     expect([failed.status, failed.json.status_name]).toEqual([200, 'payout_failed'])
     expect(await balance()).toBe(start)
   })
+
+  test('a provider that ignores the abort and accepts after the deadline: its reference is written to the staff note, flagged', async () => {
+    const id = await withdrawal(67)
+    let answer = () => {}
+    const late = new Promise<void>((r) => {
+      answer = r
+    })
+    const ctx = cashierWith(async (p) => {
+      // a module that does not honour the signal: it answers (accepted) whenever it answers
+      await late
+      return { providerRef: `W-LATE${p.transactionId}` }
+    })
+    ctx.settings = { ...ctx.settings, payoutSendLeaseMs: PAYOUT_ANSWER_MARGIN_MS + 300 }
+    const held = await approveWithdrawal({ ctx, brandId: 1, staffId: 1, id, input: {} })
+    expect(held.status_name).toBe('manual_review')
+    answer()
+    // the late answer's note lands after the approval's answer
+    for (let i = 0; i < 50 && !(await staffTx(id)).staff_note.includes(`W-LATE${id}`); i++)
+      await Bun.sleep(20)
+    const after = await staffTx(id)
+    expect(after.staff_note).toContain(`accepted the payout (W-LATE${id}) after its deadline`)
+    expect([after.status_name, after.flagged]).toEqual(['manual_review', true])
+  })
 })
 
 describe('what the customer is answered and charged', () => {

@@ -111,6 +111,8 @@ async function sendBy(
   provider: PaymentProvider,
   p: { transactionId: number; amount: number; currency: string },
   deadline: number,
+  /** What to record when the provider accepts after the deadline (a module that ignored the abort). */
+  acceptedLate: (providerRef: string) => Promise<unknown>,
 ) {
   const abort = new AbortController()
   const ms = Math.max(0, deadline - ctx.clock.now())
@@ -129,11 +131,19 @@ async function sendBy(
     clearTimeout(timer)
     if (abort.signal.aborted)
       call.then(
-        (r) =>
+        async (r) => {
           ctx.logger.log('error', 'cashier payout accepted after its deadline', {
             transaction: p.transactionId,
             provider_ref: r.providerRef,
-          }),
+          })
+          // in the withdrawal's staff note, flagged: staff deciding paid or failed see that money left
+          await acceptedLate(r.providerRef).catch((e: unknown) =>
+            ctx.logger.log('error', 'cashier late payout answer not recorded', {
+              transaction: p.transactionId,
+              err: e instanceof Error ? e.message : String(e),
+            }),
+          )
+        },
         () => undefined,
       )
   }
@@ -205,6 +215,16 @@ export async function approveWithdrawal({
     provider!,
     { transactionId: row.id, amount: row.amount - row.fee, currency: row.currency },
     lease - PAYOUT_ANSWER_MARGIN_MS,
+    (ref) =>
+      ctx.uow.run(async (tx) =>
+        flag(
+          tx,
+          await rowIn(tx, row),
+          `${row.provider} accepted the payout (${ref}) after its deadline: the money has left; check what was recorded`,
+          'system',
+          ctx.clock.now(),
+        ),
+      ),
   ).catch((e: unknown) => ({ error: e }))
   if ('providerRef' in outcome) {
     const ref = outcome.providerRef

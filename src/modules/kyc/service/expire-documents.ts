@@ -14,7 +14,7 @@ export const EXPIRE_PAGES_PER_RUN = { edge: 4, server: 10 }
  * At the edge every job due in a scheduled() invocation shares its 1,000 subrequests (each statement
  * one). A run's cost goes with the brands whose documents it expires, not with the documents: a brand's
  * documents of a read are one transaction of about ten statements, one document or a hundred. A run at
- * the edge works through this many brand transactions (about 45 subrequests with its reads, whatever
+ * the edge works through this many brand transactions (about 40 subrequests with its reads, whatever
  * the number of brands whose documents lapsed) and leaves the rest for the next minute.
  */
 export const EXPIRE_EDGE_BRANDS = 4
