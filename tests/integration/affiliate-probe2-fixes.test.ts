@@ -639,10 +639,10 @@ describe('upgrading a deployment', () => {
     expect(sum(rows)).toBe(35_000)
   })
 
-  test('a close of this release marks its period as priced under the rule (pricing 1)', async () => {
+  test('a close of this release marks its period as priced under the rule (pricing 2: by deposit month, joined months split)', async () => {
     const [row] = (await t.ctx.db.all(
       sql`select pricing from affiliate_periods where period = '2028-01'`,
     )) as { pricing: number }[]
-    expect(Number(row!.pricing)).toBe(1)
+    expect(Number(row!.pricing)).toBe(2)
   })
 })

@@ -5,11 +5,17 @@
 // 2. a postback refused by a setting (no signing key yet, host not on the allowlist) spent an attempt and
 //    died after 10, though a setting never disables the endpoint;
 // 3. a 400 of the integration API's query schema (page_size too large) carried no X-RateLimit-* headers.
+// Its review (review-aff4):
+// 4. a month closed by the release before, which took in a month nobody closed (one tier:<period> row),
+//    was split by event month when priced again: an unrelated refund moved money between paid months;
+// 5. a postback refused by a setting was claimed every hour for ever (no postback_url included) and went to
+//    a URL set months later; the rounding rows of a joined month were dated in the closing month.
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
-import { eq } from 'drizzle-orm'
+import { and, eq, sql } from 'drizzle-orm'
 import { ManualClock } from '../../src/kernel/clock'
 import { customers } from '../../src/modules/accounts/schema'
-import { postbacks } from '../../src/modules/affiliate/schema'
+import { PRICING_BY_DEPOSIT_MONTH, periodEnd } from '../../src/modules/affiliate/domain/periods'
+import { commissions, postbacks } from '../../src/modules/affiliate/schema'
 import { CashierCredited, CashierReversed } from '../../src/modules/cashier'
 import { affiliateEvents, affiliatePartners } from '../support/affiliate-facts'
 import { makeTestApp, type TestApp } from '../support/app'
@@ -122,7 +128,7 @@ describe('a close that takes in a month nobody closed prices that month on its o
   })
 })
 
-describe('a postback refused by a setting waits for it, never dead', () => {
+describe('a postback refused by a setting waits for it (parked, woken when it is fixed)', () => {
   const clock = new ManualClock(Date.UTC(2026, 10, 24, 9, 0, 0))
   let t: TestApp
   let receiver: ReturnType<typeof Bun.serve>
@@ -203,12 +209,12 @@ describe('a postback refused by a setting waits for it, never dead', () => {
     }
     expect(got).toHaveLength(0)
     const waiting = await t.ctx.db.select().from(postbacks).where(eq(postbacks.affiliateId, affiliateId))
-    // no attempt spent, still pending, the refusal said, the next try within the hour
+    // no attempt spent, still pending, the refusal said, parked (not claimed each hour) until the key comes
     expect(waiting.length).toBeGreaterThan(0)
     for (const p of waiting) {
       expect([p.status, p.attempts]).toEqual(['pending', 0])
       expect(p.lastError).toContain('no signing key')
-      expect(p.nextAt).toBeLessThanOrEqual(clock.now())
+      expect(p.nextAt).toBe(p.createdAt + 30 * 86_400_000)
     }
     const staff = await t.staffToken()
     const k = await t.request('POST', `/manager/affiliates/${affiliateId}/postback-keys`, { token: staff })
@@ -261,5 +267,276 @@ describe('the integration API counts and answers X-RateLimit-* on every answer',
     const remaining = out.map(([, , h]) => Number(h))
     expect(out.every(([, , h]) => h !== null)).toBe(true)
     expect(remaining.slice(1).map((r, i) => remaining[i]! - r)).toEqual(remaining.slice(1).map(() => 1))
+  })
+})
+
+describe('review: a joined month closed by the release before the split', () => {
+  const T0 = Date.UTC(2026, 8, 2, 9)
+  const clock = new ManualClock(T0)
+  let t: TestApp
+  const { trade, emitAt, money } = affiliateEvents(() => t, clock)
+  const { partner, referred, rowsOf, sum, close } = affiliatePartners(() => t, clock, 'upg', T0)
+  beforeAll(async () => {
+    t = await makeTestApp({ clock })
+  })
+  afterAll(() => t.close())
+
+  test('an unrelated refund does not re-price a closed month under the new split', async () => {
+    const p = await partner('upg', {
+      type: 'tiered_revshare',
+      revshare_bp: 1000,
+      tiers: [{ from: 50, bp: 5000 }],
+      tier_metric: 'volume_lots',
+      revshare_basis: 'trading_revenue',
+      hold_days: 30,
+      sub_affiliate_bp: 0,
+    })
+    const c = await referred('upg')
+    // September: 100.00 of revenue on 0.01 lot; October: 1.00 on 100 lots
+    await trade(c, 840_001, Date.UTC(2026, 8, 10), -10_000, 0, 1)
+    await trade(c, 840_002, Date.UTC(2026, 9, 10), -100, 0, 10_000)
+    await close('2026-10', Date.UTC(2026, 10, 2))
+    // what the release before this commit wrote: both months at October's tier (50 %) under tier:2026-10,
+    // and its period marked as priced by deposit month (1), not split
+    const tierOct = `tier:2026-10:${p.planId}.1:USD`
+    await t.ctx.db
+      .update(commissions)
+      .set({ amountMinor: 4_040, basisMinor: 10_100 })
+      .where(and(eq(commissions.affiliateId, p.id), eq(commissions.key, tierOct)))
+    await t.ctx.db.run(
+      sql`update affiliate_periods set pricing = ${PRICING_BY_DEPOSIT_MONTH} where period = '2026-10'`,
+    )
+    const paid = sum(await rowsOf(p.id))
+    expect(paid).toBe(5_050)
+    // November: a deposit refunded (no RevShare row on trading revenue; only a reversal fact)
+    await emitAt(Date.UTC(2026, 10, 5), CashierCredited, money(c, 840_100, 10_000))
+    await emitAt(Date.UTC(2026, 10, 6), CashierReversed, { ...money(c, 840_100, 10_000), status: 'refunded' })
+    await close('2026-11', Date.UTC(2026, 11, 2))
+    const rows = await rowsOf(p.id)
+    const nov = rows.filter((r) => r.period === '2026-11').map((r) => [r.kind, r.key, r.amountMinor])
+    // nothing about October moved: no tier correction written
+    expect(nov).toEqual([])
+    expect(sum(rows)).toBe(paid)
+  })
+
+  test('a close of this release marks its period as split by month (pricing 2)', async () => {
+    const [row] = (await t.ctx.db.all(
+      sql`select pricing from affiliate_periods where period = '2026-11'`,
+    )) as { pricing: number }[]
+    expect(Number(row!.pricing)).toBe(2)
+  })
+})
+
+describe('review: the rows a close writes for a joined month are dated in that month', () => {
+  const T0 = Date.UTC(2027, 2, 2, 9)
+  const clock = new ManualClock(T0)
+  let t: TestApp
+  const { trade } = affiliateEvents(() => t, clock)
+  const { partner, referred, rowsOf, close } = affiliatePartners(() => t, clock, 'rnd', T0)
+  beforeAll(async () => {
+    t = await makeTestApp({ clock })
+  })
+  afterAll(() => t.close())
+
+  test("a joined month's tier and rounding rows carry eventTime periodEnd(month) - 1", async () => {
+    const p = await partner('rnd', {
+      type: 'tiered_revshare',
+      revshare_bp: 1500,
+      tiers: [{ from: 50, bp: 3333 }],
+      tier_metric: 'volume_lots',
+      revshare_basis: 'trading_revenue',
+      hold_days: 30,
+      sub_affiliate_bp: 0,
+    })
+    const c = await referred('rnd')
+    // March, never closed: three trades whose shares each round (15 % of 0.07), past the tier; April: one
+    for (const [i, day] of [3, 4, 5].entries())
+      await trade(c, 850_001 + i, Date.UTC(2027, 2, day), -7, 0, 2_000)
+    await trade(c, 850_010, Date.UTC(2027, 3, 3), -7, 0, 1)
+    await close('2027-04', Date.UTC(2027, 4, 2))
+    const written = (await rowsOf(p.id)).filter(
+      (r) => r.key.startsWith('tier:2027-03') || r.key.startsWith('round:2027-03'),
+    )
+    expect(written.length).toBeGreaterThan(0)
+    for (const r of written) expect([r.key, r.eventTime]).toEqual([r.key, periodEnd('2027-03') - 1])
+  })
+})
+
+describe('review: a postback refused by a setting is not claimed each hour for ever', () => {
+  const clock = new ManualClock(Date.UTC(2026, 10, 24, 9, 0, 0))
+  let t: TestApp
+  let receiver: ReturnType<typeof Bun.serve>
+  const got: string[] = []
+  let affiliateId: number
+  let healthy: number
+  let keyless: number
+  const staffReq = async (method: string, path: string, body?: unknown) =>
+    t.request(method, path, { token: await t.staffToken(), ...(body === undefined ? {} : { body }) })
+  const makeAffiliate = async (code: string, path: string, key: boolean) => {
+    const a = await staffReq('POST', '/manager/affiliates', {
+      email: `${code.toLowerCase()}@example.com`,
+      code,
+      password: 'pbg-pass-1',
+      postback_url: `http://127.0.0.1:${receiver.port}/${path}`,
+    })
+    expect(a.status).toBe(200)
+    if (key)
+      expect((await staffReq('POST', `/manager/affiliates/${a.json.id}/postback-keys`)).status).toBe(200)
+    return a.json.id as number
+  }
+  const queue = (affiliate: number, n: number) =>
+    t.ctx.db.insert(postbacks).values(
+      Array.from({ length: n }, (_, i) => ({
+        brandId: 1,
+        affiliateId: affiliate,
+        conversionId: 900_000 + affiliate * 1_000 + i,
+        body: JSON.stringify({ type: 'conversion', conversion: { id: i } }),
+        nextAt: clock.now(),
+        createdAt: clock.now(),
+      })),
+    )
+  const rowsOf = (affiliate: number) =>
+    t.ctx.db.select().from(postbacks).where(eq(postbacks.affiliateId, affiliate))
+  beforeAll(async () => {
+    receiver = Bun.serve({
+      hostname: '127.0.0.1',
+      port: 0,
+      async fetch(req) {
+        got.push(`${new URL(req.url).pathname} ${await req.text()}`)
+        return new Response('ok')
+      },
+    })
+    t = await makeTestApp({ clock, env: { AFFILIATE_POSTBACK_PRIVATE: 'true' } })
+    expect(
+      (
+        await staffReq('PUT', '/manager/affiliate-settings', {
+          postback_hosts: [`127.0.0.1:${receiver.port}`],
+        })
+      ).status,
+    ).toBe(200)
+    affiliateId = await makeAffiliate('PBG', 'old', true)
+    await staffReq('POST', '/manager/affiliate-links', { affiliate_id: affiliateId, code: 'pbg-link' })
+    healthy = await makeAffiliate('PBH', 'healthy', true)
+    keyless = await makeAffiliate('PBN', 'keyless', false)
+  })
+  afterAll(async () => {
+    await t.close()
+    receiver.stop(true)
+  })
+
+  test('a postback of an affiliate that cleared its postback_url is not retried for ever nor sent months later', async () => {
+    await t.request('POST', '/customer/register', {
+      body: {
+        email: 'pbg-1@example.com',
+        password: 'pbg-pass-1',
+        name: 'P',
+        attribution: { link: 'pbg-link' },
+      },
+    })
+    const [c] = await t.ctx.db.select().from(customers).where(eq(customers.email, 'pbg-1@example.com'))
+    await t.ctx.uow.run(async (_tx, w) =>
+      w.emit(CashierCredited, 1, {
+        transaction_id: 7101,
+        customer_id: c!.id,
+        login: 100001,
+        method: 'card',
+        provider: 'sandbox',
+        amount_minor: 2500,
+        fee_minor: 0,
+        currency: 'USD',
+      }),
+    )
+    await t.settle()
+    // the affiliate turns postbacks off before the sender ran
+    expect((await staffReq('PATCH', `/manager/affiliates/${affiliateId}`, { postback_url: '' })).status).toBe(
+      200,
+    )
+    // 60 days, the sender every hour
+    for (let i = 0; i < 24 * 60; i++) {
+      await t.runJob('affiliate.postbacks')
+      clock.advance(3_600_000)
+    }
+    const rows = await rowsOf(affiliateId)
+    expect(rows.length).toBeGreaterThan(0)
+    // a new tracker set two months later does not receive the conversions of the registration made back then
+    const set = await staffReq('PATCH', `/manager/affiliates/${affiliateId}`, {
+      postback_url: `http://127.0.0.1:${receiver.port}/new`,
+    })
+    expect(set.status).toBe(200)
+    await t.runJob('affiliate.postbacks')
+    expect(rows.every((r) => r.status !== 'pending')).toBe(true)
+    expect(rows.map((r) => [r.status, r.attempts, r.lastError])).toEqual(
+      rows.map(() => ['dead', 0, 'no postback_url: the affiliate receives no postbacks']),
+    )
+    expect(got).toEqual([])
+  })
+
+  test("a postback refused for want of a key is parked, out of the sender's batch, until the key comes", async () => {
+    // 60 of an affiliate without a key (older: first in the sender's batch of 50), then a healthy one's
+    await queue(keyless, 60)
+    await queue(healthy, 1)
+    await t.runJob('affiliate.postbacks')
+    await t.runJob('affiliate.postbacks')
+    expect(got.filter((g) => g.startsWith('/healthy'))).toHaveLength(1)
+    const parked = await rowsOf(keyless)
+    expect(parked).toHaveLength(60)
+    for (const p of parked) {
+      expect([p.status, p.attempts]).toEqual(['pending', 0])
+      expect(p.lastError).toContain('no signing key')
+      expect(p.nextAt).toBe(p.createdAt + 30 * 86_400_000)
+    }
+    // three days of hourly passes: not one of them claimed again; a new one of the healthy goes out at once
+    for (let i = 0; i < 72; i++) {
+      await t.runJob('affiliate.postbacks')
+      clock.advance(3_600_000)
+    }
+    await queue(healthy, 1)
+    await t.runJob('affiliate.postbacks')
+    expect(got.filter((g) => g.startsWith('/healthy'))).toHaveLength(2)
+    expect(await rowsOf(keyless)).toEqual(parked)
+    // the key comes: they go out at the next pass
+    expect((await staffReq('POST', `/manager/affiliates/${keyless}/postback-keys`)).status).toBe(200)
+    await t.runJob('affiliate.postbacks')
+    await t.runJob('affiliate.postbacks')
+    expect((await rowsOf(keyless)).map((r) => r.status)).toEqual(parked.map(() => 'sent'))
+    expect(got.filter((g) => g.startsWith('/keyless'))).toHaveLength(60)
+  })
+
+  test('a host taken off the allowlist parks them; put back, they go out', async () => {
+    expect(
+      (await staffReq('PUT', '/manager/affiliate-settings', { postback_hosts: ['example.com'] })).status,
+    ).toBe(200)
+    await queue(healthy, 2)
+    await t.runJob('affiliate.postbacks')
+    const parked = (await rowsOf(healthy)).filter((r) => r.status === 'pending')
+    expect(parked).toHaveLength(2)
+    for (const p of parked) {
+      expect(p.lastError).toContain('allowlist')
+      expect(p.nextAt).toBe(p.createdAt + 30 * 86_400_000)
+    }
+    expect(
+      (
+        await staffReq('PUT', '/manager/affiliate-settings', {
+          postback_hosts: [`127.0.0.1:${receiver.port}`],
+        })
+      ).status,
+    ).toBe(200)
+    await t.runJob('affiliate.postbacks')
+    expect((await rowsOf(healthy)).filter((r) => r.status !== 'sent')).toEqual([])
+  })
+
+  test('a parked postback is dead once its setting was not fixed within 30 days', async () => {
+    const late = await makeAffiliate('PBL', 'late', false)
+    await queue(late, 3)
+    await t.runJob('affiliate.postbacks')
+    clock.advance(30 * 86_400_000)
+    await t.runJob('affiliate.postbacks')
+    const rows = await rowsOf(late)
+    expect(rows.map((r) => [r.status, r.attempts])).toEqual(rows.map(() => ['dead', 0]))
+    for (const r of rows) expect(r.lastError).toContain('not fixed within 30 days')
+    // a key created after that sends none of them
+    expect((await staffReq('POST', `/manager/affiliates/${late}/postback-keys`)).status).toBe(200)
+    await t.runJob('affiliate.postbacks')
+    expect(got.filter((g) => g.startsWith('/late'))).toEqual([])
   })
 })

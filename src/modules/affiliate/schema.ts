@@ -379,7 +379,9 @@ export const commissionPeriods = sqliteTable(
     /**
      * How the close priced tiers (domain/periods.ts `PRICING_BY_DEPOSIT_MONTH`): 1, a reversal of an earlier
      * month's deposit counted against that month, and the month is priced again while its hold is open; 0, a
-     * close of a release before (such a reversal counted in the month it fell in): kept as it was priced.
+     * close of a release before (such a reversal counted in the month it fell in): kept as it was priced;
+     * 2 (`PRICING_SPLIT_MONTHS`), as 1 and each earlier month nobody closed that joined it priced on its own
+     * metric under its own keys (split by event month when priced again; a 1 is priced again as one).
      */
     pricing: integer('pricing').notNull().default(0),
   },

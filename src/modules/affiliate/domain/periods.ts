@@ -38,6 +38,14 @@ export const tierKey = (period: string, planId: number, version: number, currenc
  */
 export const PRICING_BY_DEPOSIT_MONTH = 1
 
+/**
+ * `affiliate_periods.pricing` of a close that also priced each earlier month nobody closed that joined it on
+ * that month's own metric, under that month's keys (`tier:<month>:…`, `round:<month>:…`): such a period is
+ * split by event month when priced again. A period closed with a lower value priced its joined months as
+ * one, under the period's keys: it is priced again as one group, as it was paid.
+ */
+export const PRICING_SPLIT_MONTHS = 2
+
 /** A closed period's hold window is open while a refund of one of its deposits may still reverse it. */
 export const holdOpen = (period: string, holdDays: number, since: number) =>
   periodEnd(period) + holdDays * 86_400_000 > since
@@ -120,6 +128,8 @@ interface PeriodRow {
   planVersion: number
   /** the closed period a tier correction prices again (none otherwise) */
   corrects?: string
+  /** the earlier month nobody closed whose rows the row prices (a joined month's own row; none otherwise) */
+  month?: string
 }
 
 /** A tiered group's rate for the month's metric. */
@@ -182,6 +192,7 @@ export function closeRows(period: string, list: readonly AffiliatePeriod[]): Per
         rateBp: bp,
         planId: g.planId,
         planVersion: g.version,
+        ...(month === period ? {} : { month }),
       })
       totals.set(g.currency, (totals.get(g.currency) ?? 0) + amount)
     }

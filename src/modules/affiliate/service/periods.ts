@@ -12,6 +12,7 @@ import {
   holdOpen,
   PERIOD,
   PRICING_BY_DEPOSIT_MONTH,
+  PRICING_SPLIT_MONTHS,
   periodEnd,
   periodOf,
   periodStart,
@@ -159,7 +160,7 @@ export async function closePeriod(ctx: AffiliateCtx, brandId: number, staffId: n
     if (closed && period <= closed) throw refuse('PERIOD_CLOSED', `${period} is closed (through ${closed})`)
     await tx
       .insert(commissionPeriods)
-      .values({ brandId, period, closedAt: now, closedBy: staffId, pricing: PRICING_BY_DEPOSIT_MONTH })
+      .values({ brandId, period, closedAt: now, closedBy: staffId, pricing: PRICING_SPLIT_MONTHS })
     // months before it that nobody closed: their rows are this period's
     await tx
       .update(commissions)
@@ -261,7 +262,9 @@ export async function closePeriod(ctx: AffiliateCtx, brandId: number, staffId: n
           planId: r.planId,
           planVersion: r.planVersion,
           corrects: r.corrects ?? '',
-          eventTime: end - 1,
+          // a joined month's own row (its tier, its rounding) is of that month: a later close that prices
+          // the period again splits it by event month, and files it there
+          eventTime: r.month ? periodEnd(r.month) - 1 : end - 1,
           createdAt: now,
           updatedAt: now,
         })),
@@ -623,8 +626,8 @@ type Reversal = Pick<
  * the month. A reversal row of a deposit paid in a closed month counts against that month's tier, not this
  * period's (its base-rate row stays where it was written), so a chargeback never moves two tiers.
  *
- * Only months closed under this rule (`affiliate_periods.pricing`, `PRICING_BY_DEPOSIT_MONTH`) are priced
- * again or take a reversal: a month closed by a release before counted a reversal of an earlier month's
+ * Only months closed under this rule (`affiliate_periods.pricing` at least `PRICING_BY_DEPOSIT_MONTH`) are
+ * priced again or take a reversal: a month closed by a release before counted a reversal of an earlier month's
  * deposit in its own tier, so it is kept as it was priced, and a reversal of one of its deposits stays in
  * the month it falls in (at that month's own close and when that month is priced again), as before.
  *
@@ -656,11 +659,16 @@ async function repriceClosedMonths(
     .from(commissionPeriods)
     .where(and(eq(commissionPeriods.brandId, brandId), lt(commissionPeriods.period, period)))
     .orderBy(commissionPeriods.period)
-  const byRule = new Set(
-    closedList.filter((r) => r.pricing === PRICING_BY_DEPOSIT_MONTH).map((r) => r.period),
+  const byRule = new Set(closedList.filter((r) => r.pricing >= PRICING_BY_DEPOSIT_MONTH).map((r) => r.period))
+  // the first month open when each closed period's rows were written (the close before it, and one): a
+  // period closed before months were split (`PRICING_SPLIT_MONTHS`) priced the months that joined it as
+  // one, under its own keys (`tier:<period>:…`), so all its rows count in it (its first month is itself)
+  const firstOf = new Map(
+    closedList.map((r, i) => [
+      r.period,
+      r.pricing >= PRICING_SPLIT_MONTHS ? firstOpen(closedList[i - 1]?.period) : r.period,
+    ]),
   )
-  // the first month open when each closed period's rows were written (the close before it, and one)
-  const firstOf = new Map(closedList.map((r, i) => [r.period, firstOpen(closedList[i - 1]?.period)]))
   firstOf.set(period, firstOpen(closed))
   const monthIn = (q: string, time: number) => countsIn(periodOf(time), firstOf.get(q) ?? '')
   /** the month of a reversal's deposit in the period it counts against (the reversal's own when it moves none) */

@@ -1,4 +1,4 @@
-import { and, asc, desc, eq, isNull, lte, or, sql } from 'drizzle-orm'
+import { and, asc, desc, eq, gt, isNull, lte, or, sql } from 'drizzle-orm'
 import type { AffiliateCtx } from '../context'
 import { postbackHostAllowed } from '../domain/hosts'
 import { isInternalHost } from '../domain/internal-address'
@@ -14,6 +14,7 @@ import { PostbackEndpointDisabled } from '../events'
 import { affiliateAccess, affiliates, postbackKeys, postbacks } from '../schema'
 import { homeAffiliate } from './affiliates'
 import { internalTarget } from './egress'
+import { NO_URL, SETTING_WAIT_MS, wakeParkedPostbacks } from './postback-queue'
 import { postbackHostsOf } from './settings'
 
 const BATCH = 50
@@ -27,6 +28,8 @@ export async function createPostbackKey(ctx: AffiliateCtx, brandId: number, affi
   const id = `pk_${crypto.randomUUID().replaceAll('-', '').slice(0, 12)}`
   const secret = Buffer.from(crypto.getRandomValues(new Uint8Array(32))).toString('base64url')
   await ctx.db.insert(postbackKeys).values({ id, affiliateId, secret, createdAt: ctx.clock.now() })
+  // postbacks parked for want of a key go out at the sender's next pass
+  await wakeParkedPostbacks(ctx.db, { affiliateId }, ctx.clock.now())
   return { key_id: id, secret }
 }
 
@@ -108,10 +111,18 @@ export async function sendDuePostbacks(ctx: AffiliateCtx, now: number) {
     // each claim from the time it is made: a pass that outlived LEASE_MS (a slow endpoint) claimed rows
     // already free for another instance, which sent them too
     const at = ctx.clock.now()
+    // still due: a refusal by a setting earlier in this pass parked the affiliate's other postbacks
     const [p] = await ctx.db
       .update(postbacks)
       .set({ leaseUntil: at + LEASE_MS })
-      .where(and(eq(postbacks.id, id), eq(postbacks.status, 'pending'), lte(postbacks.leaseUntil, at)))
+      .where(
+        and(
+          eq(postbacks.id, id),
+          eq(postbacks.status, 'pending'),
+          lte(postbacks.nextAt, at),
+          lte(postbacks.leaseUntil, at),
+        ),
+      )
       .returning()
     if (!p) continue
     const { error, setting } = await send(ctx, p, at)
@@ -123,14 +134,16 @@ export async function sendDuePostbacks(ctx: AffiliateCtx, now: number) {
 
 /**
  * What a send came to: '' when it was delivered. `setting`: refused here before anything was sent (the
- * URL, the brand's allowlist, the keys): a matter of settings, not a failure of the affiliate's endpoint.
+ * URL, the brand's allowlist, the keys): a matter of settings, not a failure of the affiliate's endpoint;
+ * `final` when nothing will ever be sent (the affiliate has no `postback_url`: it wants none), `wait` when
+ * staff may still fix it.
  */
-type Sent = { error: string; setting?: true }
+type Sent = { error: string; setting?: 'wait' | 'final' }
 
 async function send(ctx: AffiliateCtx, p: typeof postbacks.$inferSelect, now: number): Promise<Sent> {
-  const refused = (error: string): Sent => ({ error, setting: true })
+  const refused = (error: string): Sent => ({ error, setting: 'wait' })
   const [a] = await ctx.db.select().from(affiliates).where(eq(affiliates.id, p.affiliateId))
-  if (!a?.postbackUrl) return refused('no postback_url')
+  if (!a?.postbackUrl) return { error: NO_URL, setting: 'final' }
   // the allowlist of the brand whose conversion this is (an affiliate works for other brands too)
   if (!postbackHostAllowed(a.postbackUrl, await postbackHostsOf(ctx, p.brandId)))
     return refused('postback_url is not on the brand allowlist')
@@ -189,26 +202,24 @@ function withoutSecrets(url: string) {
 }
 
 /**
- * How long a postback refused by a setting waits: as long as it has waited already (at least the first
- * backoff, 30 s), at most an hour, so the waits about double as with failures and never pass the hour.
- */
-const settingWaitMs = (p: typeof postbacks.$inferSelect, now: number) =>
-  Math.min(Math.max(now - p.createdAt, backoffMs(1)), 3_600_000)
-
-/**
  * Records a send, where this pass still holds the claim (`p.leaseUntil`, as claimed): a claim lost
  * meanwhile records nothing over what its new holder does. A failure of the endpoint counts an attempt
- * and toward disabling it; a refusal by settings (no key yet, a host off the allowlist) is neither: it
- * spends no attempt, never makes the postback dead and waits (`settingWaitMs`), pending until the setting
- * is fixed, as for a disabled endpoint (another brand's allowlist must not switch off the home brand's
- * endpoint, nor a key staff have not created yet lose the conversions of those hours).
+ * and toward disabling it; a refusal by settings is neither and spends no attempt:
+ * - no `postback_url` (the affiliate wants none): the postback and the affiliate's other pending ones
+ *   (not claimed by another pass) are dead, with `last_error` saying so;
+ * - no key yet, a host off the allowlist, an internal address written as such: the postback and the
+ *   affiliate's other pending ones of the brand (not claimed) are parked until `SETTING_WAIT_MS` after
+ *   they were made (no claim of theirs each hour; the sender's batch stays for the others), woken when
+ *   the setting changes (`wakeParkedPostbacks`), and dead when that wait is over (another brand's
+ *   allowlist must not switch off the home brand's endpoint, nor a key staff have not created yet lose
+ *   the conversions of those hours).
  */
 async function settle(
   ctx: AffiliateCtx,
   p: typeof postbacks.$inferSelect,
   error: string,
   now: number,
-  setting?: true,
+  setting?: 'wait' | 'final',
 ) {
   const attempts = p.attempts + 1
   await ctx.uow.run(async (tx, work) => {
@@ -224,10 +235,27 @@ async function settle(
       return
     }
     if (setting) {
+      // this one where the claim is still ours, the others where nobody holds them
+      const free = or(ours, lte(postbacks.leaseUntil, now))
+      const pending = and(eq(postbacks.affiliateId, p.affiliateId), eq(postbacks.status, 'pending'), free)
+      if (setting === 'final') {
+        await tx.update(postbacks).set({ status: 'dead', lastError: error, leaseUntil: 0 }).where(pending)
+        return
+      }
+      const ofBrand = and(pending, eq(postbacks.brandId, p.brandId))
+      const until = sql`${postbacks.createdAt} + ${SETTING_WAIT_MS}`
       await tx
         .update(postbacks)
-        .set({ nextAt: now + settingWaitMs(p, now), lastError: error, leaseUntil: 0 })
-        .where(ours)
+        .set({
+          status: 'dead',
+          lastError: `${error} (not fixed within ${SETTING_WAIT_MS / 86_400_000} days)`,
+          leaseUntil: 0,
+        })
+        .where(and(ofBrand, lte(until, now)))
+      await tx
+        .update(postbacks)
+        .set({ nextAt: until, lastError: error, leaseUntil: 0 })
+        .where(and(ofBrand, gt(until, now)))
       return
     }
     const [mine] = await tx

@@ -12,6 +12,7 @@ import { refuse } from '../errors'
 import { affiliateSettings } from '../schema'
 import { PARTNER_SITE } from '../site'
 import { internalTarget } from './egress'
+import { wakeParkedPostbacks } from './postback-queue'
 
 export async function postbackHostsOf(ctx: AffiliateCtx, brandId: number): Promise<string[]> {
   const [s] = await ctx.db
@@ -92,6 +93,8 @@ export async function updateSettings(
           target: affiliateSettings.brandId,
           set: Object.keys(set).length ? set : { brandId },
         })
+      // the brand's postbacks parked for a host off its allowlist go out at the sender's next pass
+      if (hosts) await wakeParkedPostbacks(tx, { brandId }, ctx.clock.now())
     })
   } catch (e) {
     if (isUniqueViolation(e)) throw refuse('HOST_TAKEN', 'affiliate_host: another brand uses this host')
