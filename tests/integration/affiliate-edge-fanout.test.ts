@@ -5,10 +5,10 @@
 // cache calls, whatever the page's size; the cabinet's conversion list (tracking per row) likewise.
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { sql } from 'drizzle-orm'
-import type { KeyValueStore } from '../../src/kernel/cache'
 import { MemoryStore } from '../../src/kernel/cache/memory'
 import { ManualClock } from '../../src/kernel/clock'
 import { makeTestApp, type TestApp } from '../support/app'
+import { SubrequestCounter } from '../support/subrequests'
 
 const clock = new ManualClock(Date.now())
 const CAB = 'affiliates.localhost'
@@ -17,46 +17,21 @@ let token: string
 let session: string
 let bulkIds: Set<number>
 
-/** Every call of the shared cache (a Worker's Upstash REST subrequest each). */
-let cacheCalls = 0
-function countingStore(inner: KeyValueStore): KeyValueStore {
-  return new Proxy(inner, {
-    get(target, name, receiver) {
-      const v = Reflect.get(target, name, receiver)
-      if (typeof v !== 'function' || name === 'close') return v
-      return (...args: unknown[]) => {
-        cacheCalls++
-        return (v as (...a: unknown[]) => unknown).apply(target, args)
-      }
-    },
-  })
-}
-
-/** Statements sent to the database (a Worker's libSQL HTTP subrequest each). */
-let statements = 0
-function countStatements(app: TestApp) {
-  const client = app.ctx.db.client as unknown as Record<string, (...a: unknown[]) => Promise<unknown>>
-  for (const name of ['execute', 'batch'] as const) {
-    const f = client[name]!.bind(client)
-    client[name] = (...a: unknown[]) => {
-      statements++
-      return f(...a)
-    }
-  }
-}
+/** What a request spends of a Worker invocation's subrequests. */
+const count = new SubrequestCounter()
 
 /** What one request spends, with the customers' cached records gone (their 30 s TTL, or another instance). */
 async function spent<T>(f: () => Promise<T>) {
   await t.ctx.store.del(...Array.from({ length: 700 }, (_, i) => `cust:v1:${i + 1}`))
-  cacheCalls = 0
-  statements = 0
+  count.reset()
   const r = await f()
+  const { statements, cacheCalls } = count
   return { r, statements, cacheCalls }
 }
 
 beforeAll(async () => {
-  t = await makeTestApp({ clock, store: countingStore(new MemoryStore(clock)) })
-  countStatements(t)
+  t = await makeTestApp({ clock, store: count.store(new MemoryStore(clock)) })
+  count.watch(t)
   const staff = await t.staffToken()
   const issued = await t.request('POST', '/manager/affiliates/1/tokens', {
     token: staff,

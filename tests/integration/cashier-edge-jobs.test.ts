@@ -9,7 +9,6 @@
 // edge flag here, as the Worker's is (tests/workers/workers.test.ts runs the Worker itself).
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { eq, sql } from 'drizzle-orm'
-import type { KeyValueStore } from '../../src/kernel/cache'
 import { MemoryStore } from '../../src/kernel/cache/memory'
 import { ManualClock } from '../../src/kernel/clock'
 import { AccountsPort } from '../../src/modules/accounts'
@@ -31,6 +30,7 @@ import { cashierInbox, cashierTransactions } from '../../src/modules/cashier/sch
 import { drainInbox, INBOX_PER_RUN } from '../../src/modules/cashier/webhooks'
 import { KycPort } from '../../src/modules/kyc'
 import { makeTestApp, type TestApp } from '../support/app'
+import { SubrequestCounter } from '../support/subrequests'
 
 const clock = new ManualClock(Date.now())
 const DEPOSITS = 1500
@@ -40,55 +40,19 @@ let t: TestApp
 let edge: CashierCtx
 let server: CashierCtx
 
-/** Every call of the shared cache (a Worker's Upstash REST subrequest each). */
-let cacheCalls = 0
-function countingStore(inner: KeyValueStore): KeyValueStore {
-  return new Proxy(inner, {
-    get(target, name, receiver) {
-      const v = Reflect.get(target, name, receiver)
-      if (typeof v !== 'function' || name === 'close') return v
-      return (...args: unknown[]) => {
-        cacheCalls++
-        return (v as (...a: unknown[]) => unknown).apply(target, args)
-      }
-    },
-  })
-}
-
-type Fn = (...a: unknown[]) => Promise<unknown>
-/** Each statement, batch and commit, in a transaction or not (a Worker's libSQL HTTP subrequest each). */
-let statements = 0
-function counted<T extends object>(o: T, names: string[]) {
-  const r = o as unknown as Record<string, Fn>
-  for (const name of names) {
-    const f = r[name]
-    if (!f) continue
-    const bound = f.bind(o)
-    r[name] = (...a: unknown[]) => {
-      statements++
-      return bound(...a)
-    }
-  }
-  return o
-}
-function countStatements(app: TestApp) {
-  const client = app.ctx.db.client as unknown as Record<string, Fn>
-  counted(client, ['execute', 'batch'])
-  const begin = client.transaction!.bind(client)
-  client.transaction = async (...a: unknown[]) =>
-    counted((await begin(...a)) as object, ['execute', 'batch', 'commit'])
-}
+/** What a job spends of a Worker invocation's subrequests. */
+const count = new SubrequestCounter()
 
 /**
  * What `f` spends: statements and cache calls (each a subrequest at the edge), and the provider's status
  * calls (a subrequest each at a real provider; the simulated one's read of its table is a statement).
  */
 async function spent<T>(f: () => Promise<T>) {
-  statements = 0
-  cacheCalls = 0
+  count.reset()
   providerCalls = 0
   const r = await f()
-  return { r, statements, cacheCalls, providerCalls, total: statements + cacheCalls }
+  const { statements, cacheCalls, total } = count
+  return { r, statements, cacheCalls, providerCalls, total }
 }
 let providerCalls = 0
 
@@ -153,8 +117,8 @@ async function seedDeposits(n: number, status: number, tag: string) {
 }
 
 beforeAll(async () => {
-  t = await makeTestApp({ clock, store: countingStore(new MemoryStore(clock)) })
-  countStatements(t)
+  t = await makeTestApp({ clock, store: count.store(new MemoryStore(clock)) })
+  count.watch(t)
   edge = cashierCtx(true)
   server = cashierCtx(false)
   // a broker's history: DEPOSITS card deposits, credited weeks ago, each captured at the provider
@@ -166,7 +130,6 @@ describe('cashier.reconcile at the edge', () => {
   test('on 1,500 credited deposits a run spends a fraction of the invocation, and its cursor moves on run after run', async () => {
     await t.ctx.store.del('cashier:reconcile:after')
     const first = await spent(() => reconcile({ ctx: edge }))
-    console.log('cashier.reconcile at the edge', JSON.stringify({ ...first, r: undefined }))
     expect(first.providerCalls).toBe(MAX_ROWS.edge)
     expect(first.total).toBeLessThanOrEqual(JOB_BUDGET)
     const a = await cursor()
@@ -227,7 +190,6 @@ describe('cashier.inbox and cashier.credit-retry at the edge take a bounded numb
       )[0]!.n
     expect(await queued()).toBe(300)
     const run = await spent(() => drainInbox(edge))
-    console.log('cashier.inbox at the edge', JSON.stringify(run))
     expect(run.r).toBe(INBOX_PER_RUN.edge)
     expect(run.total).toBeLessThanOrEqual(JOB_BUDGET)
     expect(await queued()).toBe(300 - INBOX_PER_RUN.edge)
@@ -255,7 +217,6 @@ describe('cashier.inbox and cashier.credit-retry at the edge take a bounded numb
           .where(sql`provider_ref like 'pay_tokcf%' and status = ${STATUS.credit_failed}`)
       )[0]!.n
     const run = await spent(() => retryCredits({ ctx: edge }))
-    console.log('cashier.credit-retry at the edge', JSON.stringify(run))
     expect(run.r).toBe(RETRIES_PER_RUN.edge)
     expect(run.total).toBeLessThanOrEqual(JOB_BUDGET)
     expect(await failed()).toBe(rows.length - RETRIES_PER_RUN.edge)

@@ -8,7 +8,6 @@
 // with the edge flag here, as the Worker builds it (src/modules/copytrade/index.ts with k.edge).
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { sql } from 'drizzle-orm'
-import type { KeyValueStore } from '../../src/kernel/cache'
 import { MemoryStore } from '../../src/kernel/cache/memory'
 import { AccountsPort } from '../../src/modules/accounts'
 import type { CopyCtx } from '../../src/modules/copytrade/context'
@@ -21,34 +20,10 @@ import {
 import { MarketPort } from '../../src/modules/market'
 import { TradingPort } from '../../src/modules/trading'
 import { makeTestApp, type TestApp } from '../support/app'
+import { SubrequestCounter } from '../support/subrequests'
 
-/** Every call of the shared cache (a Worker's Upstash REST subrequest each). */
-let cacheCalls = 0
-function countingStore(inner: KeyValueStore): KeyValueStore {
-  return new Proxy(inner, {
-    get(target, name, receiver) {
-      const v = Reflect.get(target, name, receiver)
-      if (typeof v !== 'function' || name === 'close') return v
-      return (...args: unknown[]) => {
-        cacheCalls++
-        return (v as (...a: unknown[]) => unknown).apply(target, args)
-      }
-    },
-  })
-}
-
-/** Statements sent to the database (a Worker's libSQL HTTP subrequest each). */
-let statements = 0
-function countStatements(app: TestApp) {
-  const client = app.ctx.db.client as unknown as Record<string, (...a: unknown[]) => Promise<unknown>>
-  for (const name of ['execute', 'batch'] as const) {
-    const f = client[name]!.bind(client)
-    client[name] = (...a: unknown[]) => {
-      statements++
-      return f(...a)
-    }
-  }
-}
+/** What a run spends of a Worker invocation's subrequests. */
+const count = new SubrequestCounter()
 
 let t: TestApp
 let edge: CopyCtx
@@ -56,10 +31,10 @@ let server: CopyCtx
 
 /** What one run of the job spends: statements and cache calls, each a subrequest at the edge. */
 async function run(ctx: CopyCtx) {
-  cacheCalls = 0
-  statements = 0
+  count.reset()
   await runEquityStop(ctx)
-  return { statements, cacheCalls, total: statements + cacheCalls }
+  const { statements, cacheCalls, total } = count
+  return { statements, cacheCalls, total }
 }
 
 /** `n` followers (clones of the demo's 100001, logins from `from + 1`), each following the demo master. */
@@ -104,8 +79,8 @@ const stopped = async () =>
   )
 
 beforeAll(async () => {
-  t = await makeTestApp({ store: countingStore(new MemoryStore()) })
-  countStatements(t)
+  t = await makeTestApp({ store: count.store(new MemoryStore()) })
+  count.watch(t)
   const base = {
     ...t.ctx,
     accounts: t.ports.get(AccountsPort),
@@ -123,7 +98,6 @@ afterAll(() => t.close())
 describe('copytrade.equity-stops reads a page of subscriptions in a handful of set reads', () => {
   test('at the edge, 400 guarded subscriptions, none near its stop, cost a few subrequests, not ~6 each', async () => {
     const m = await run(edge)
-    console.log('copytrade.equity-stops', JSON.stringify(m))
     expect(await stopped()).toBe(0)
     // every minute, nothing having moved; the invocation's ~30 other jobs share the same 1,000 (the probe's
     // bound), and it no longer grows with the subscriptions: a page, its closes to come, links, fees owed,

@@ -9,13 +9,13 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import type { ResultSet } from '@libsql/client'
 import { sql } from 'drizzle-orm'
-import type { KeyValueStore } from '../../src/kernel/cache'
 import { MemoryStore } from '../../src/kernel/cache/memory'
 import type { KycCtx } from '../../src/modules/kyc/context'
 import { DEFAULT_SETTINGS } from '../../src/modules/kyc/domain/settings'
 import { expireDocuments, recomputeProfiles } from '../../src/modules/kyc/service'
 import { UploadsPort } from '../../src/modules/uploads'
 import { makeTestApp, type TestApp } from '../support/app'
+import { SubrequestCounter } from '../support/subrequests'
 
 const BULK = 400
 /** What one run of a job may spend of the invocation's 1,000 (every other due job shares the rest). */
@@ -24,57 +24,8 @@ const RUN_BUDGET = 200
 let t: TestApp
 let edge: KycCtx
 
-/** Every call of the shared cache (a Worker's Upstash REST subrequest each). */
-let cacheCalls = 0
-function countingStore(inner: KeyValueStore): KeyValueStore {
-  return new Proxy(inner, {
-    get(target, name, receiver) {
-      const v = Reflect.get(target, name, receiver)
-      if (typeof v !== 'function' || name === 'close') return v
-      return (...args: unknown[]) => {
-        cacheCalls++
-        return (v as (...a: unknown[]) => unknown).apply(target, args)
-      }
-    },
-  })
-}
-
-/**
- * Statements sent to the database, in a transaction or not (a Worker's libSQL HTTP request each): each
- * execute, each batch (one request), a transaction's BEGIN and its commit or rollback.
- */
-let statements = 0
-/** Transactions opened. */
-let transactions = 0
-function countStatements(app: TestApp) {
-  type Fn = (...a: unknown[]) => Promise<unknown>
-  const client = app.ctx.db.client as unknown as Record<string, Fn>
-  for (const name of ['execute', 'batch'] as const) {
-    const f = client[name]!.bind(client)
-    client[name] = (...a: unknown[]) => {
-      statements++
-      return f(...a)
-    }
-  }
-  const begin = client.transaction!.bind(client)
-  client.transaction = async (...a: unknown[]) => {
-    statements++ // BEGIN
-    transactions++
-    const tx = (await begin(...a)) as Record<string, unknown>
-    return new Proxy(tx, {
-      get(target, name) {
-        const v = Reflect.get(target, name)
-        if (typeof v !== 'function') return v
-        if (name === 'execute' || name === 'batch' || name === 'commit' || name === 'rollback')
-          return (...args: unknown[]) => {
-            statements++
-            return (v as Fn).apply(target, args)
-          }
-        return (v as Fn).bind(target)
-      },
-    })
-  }
-}
+/** What a request or a job spends of a Worker invocation's subrequests. */
+const count = new SubrequestCounter()
 
 /**
  * What `f` spends of a Worker invocation's subrequests. The relay is paused meanwhile: a Bun server's
@@ -82,11 +33,10 @@ function countStatements(app: TestApp) {
  */
 function spent<T>(f: () => Promise<T>) {
   return t.app.relay.whilePaused(async () => {
-    statements = 0
-    transactions = 0
-    cacheCalls = 0
+    count.reset()
     const r = await f()
-    return { r, statements, transactions, cacheCalls, total: statements + cacheCalls }
+    const { statements, transactions, cacheCalls, total } = count
+    return { r, statements, transactions, cacheCalls, total }
   })
 }
 
@@ -97,8 +47,8 @@ const STALE = `select count(*) as n from kyc_profiles p join kyc_settings s on s
 const BULK_CUSTOMERS = `(select id from customers where email like 'kyc-bulk-%')`
 
 beforeAll(async () => {
-  t = await makeTestApp({ store: countingStore(new MemoryStore()) })
-  countStatements(t)
+  t = await makeTestApp({ store: count.store(new MemoryStore()) })
+  count.watch(t)
   // the kyc module's context as the Worker builds it (src/modules/kyc/index.ts with k.edge)
   edge = { ...t.ctx, edge: true, uploads: t.ports.get(UploadsPort) }
   const now = t.ctx.clock.now()
@@ -150,7 +100,6 @@ describe('the kyc jobs at the edge spend a bounded part of a scheduled() invocat
       runs.push(m.total)
       if ((await n(STALE)) === 0) break
     }
-    console.log('kyc.recompute at the edge, subrequests per run', JSON.stringify(runs))
     // before: one run of 3,200+ (one transaction per profile)
     for (const r of runs) expect(r).toBeLessThanOrEqual(RUN_BUDGET)
     // over successive runs every profile is stored under the new settings
@@ -185,7 +134,6 @@ describe('the kyc jobs at the edge spend a bounded part of a scheduled() invocat
     const runs: number[] = []
     for (let run = 0; run < 20 && (await n(STALE)) > 0; run++)
       runs.push((await spent(() => recomputeProfiles({ ctx: edge }))).total)
-    console.log('kyc.recompute at the edge (no status moves), subrequests per run', JSON.stringify(runs))
     for (const r of runs) expect(r).toBeLessThanOrEqual(RUN_BUDGET)
     expect(await n(STALE)).toBe(0)
     expect(await n('select count(*) as n from outbox')).toBe(events)
@@ -198,7 +146,6 @@ describe('the kyc jobs at the edge spend a bounded part of a scheduled() invocat
       runs.push({ total: m.total, expired: m.r })
       if (m.r === 0) break
     }
-    console.log('kyc.expire at the edge, per run', JSON.stringify(runs))
     // before: one run of 3,600+ (one transaction per document)
     for (const r of runs) expect(r.total).toBeLessThanOrEqual(RUN_BUDGET)
     expect(runs.reduce((a, r) => a + r.expired, 0)).toBe(BULK)
@@ -328,7 +275,6 @@ describe('the kyc jobs at the edge with many brands', () => {
       )
     }
     const first = await spent(() => expireDocuments({ ctx: edge }))
-    console.log('kyc.expire at the edge over 100 brands:', { expired: first.r, statements: first.statements })
     expect(first.statements).toBeLessThanOrEqual(200)
     // before: 902 statements in this one run; the rest goes over the next runs, each as bounded
     let expired = first.r
