@@ -1,6 +1,5 @@
 import { and, eq, gte, inArray, type SQL, sql } from 'drizzle-orm'
 import type { Tx } from '../../../kernel/db/client'
-import { isBusy, isUnreachable } from '../../../kernel/db/errors'
 import type { Work } from '../../../kernel/db/unit-of-work'
 import { type AccountReadModel, type AccountsApi, roundToMinor, type TradeResultInput } from '../../accounts'
 import type { QuoteLookup } from '../../market'
@@ -203,7 +202,8 @@ const CLOSES_PER_STATEMENT = 100
  * priced at, or it is left alone and answers null), their results to the ledger in one statement per
  * table (accounts' postTradeResultsTx), their events with the unit of work's one insert. Partial closes,
  * guarded ones (a trigger's level) and positions owing a midnight's swap go one by one (closeTx). An input whose profit cannot be priced
- * answers its Error; the others are not held up.
+ * answers its Error, before anything of it is written; the others are not held up. Any other failure
+ * fails the batch (a partial close's first statement may have run).
  */
 export async function closeManyTx(
   accounts: Pick<AccountsApi, 'postTradeResultsTx'>,
@@ -218,21 +218,17 @@ export async function closeManyTx(
     // a second close of one position in the batch finds it closed, as it would after the first
     if (tickets.has(c.order.ticket)) continue
     tickets.add(c.order.ticket)
-    if (c.volume !== c.order.volume || c.guard || owedSwap(c) !== 0) {
-      try {
-        out[i] = await closeTx(accounts, tx, work, c)
-      } catch (e) {
-        // the database did not take it (busy, past the deadline, unreachable): some of its statements
-        // may have run, so the transaction must not commit; the whole batch is refused, nothing written
-        if (isBusy(e) || isUnreachable(e)) throw e
-        out[i] = e instanceof Error ? e : new Error(String(e))
-      }
-      continue
-    }
     const o = c.order
+    // the one refusal before anything is written: its profit cannot be priced (answered alone)
     const major = profitInAccount(c.spec, o.cmd, c.volume, o.openPrice, c.price, c.currency, c.lookup)
     if (major === null) {
       out[i] = new Error(`no conversion rate for ${o.symbol} into ${c.currency}`)
+      continue
+    }
+    if (c.volume !== o.volume || c.guard || owedSwap(c) !== 0) {
+      // whatever fails now failed after one of its statements ran (a partial close's cut volume): it is
+      // thrown, so the transaction does not commit half a close; the whole batch is refused
+      out[i] = await closeTx(accounts, tx, work, c)
       continue
     }
     whole.push({ i, c, profit: roundToMinor(major, c.currency) })
