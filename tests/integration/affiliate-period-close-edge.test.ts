@@ -4,9 +4,10 @@
 // partners cost 1,236 statements, past a Worker invocation's 1,000 subrequests, so at the edge the close
 // (all or nothing) never committed. The rounding rows are now read and written a page of 500 at a time;
 // what the close writes is the same: each rounding row completed, inserted, or deleted when nothing is left.
-import { afterAll, beforeAll, expect, test } from 'bun:test'
+import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { sql } from 'drizzle-orm'
 import { ManualClock } from '../../src/kernel/clock'
+import { PRICING_SPLIT_MONTHS } from '../../src/modules/affiliate/domain/periods'
 import { makeTestApp, type TestApp } from '../support/app'
 
 type Fn = (...a: unknown[]) => Promise<unknown>
@@ -131,4 +132,104 @@ test("affiliate.period-close of a brand with 1,200 RevShare partners costs a few
          where c.brand_id = s.brand_id and c.affiliate_id = s.affiliate_id and c.period = s.period))`),
   )
   expect(mismatched).toEqual([])
+})
+
+// The final read of that fix: each reversal's deposit was still looked up one affiliate at a time
+// (reversalsIn → firstRows, a SELECT per affiliate with a RevShare reversal, for the period's reversals and
+// again for the closed months priced again), so ~900 partners with a refund each passed the 1,000
+// subrequests too. The deposits are now read a page of 500 (affiliate, key) pairs at a time.
+describe('a close of a brand whose tiered partners each have a refund of a closed month', () => {
+  const REFUNDED = 1200
+  const clock = new ManualClock(Date.UTC(2026, 10, 6, 1))
+  const sep = Date.UTC(2026, 8, 10)
+  const oct = Date.UTC(2026, 9, 5)
+  let app: TestApp
+  let planId = 0
+
+  beforeAll(async () => {
+    app = await makeTestApp({ clock })
+    countStatements(app)
+    const run = (q: string) => app.ctx.db.run(sql.raw(q))
+    // a tiered plan whose tier (50 %) every month reaches, each row paid at its base rate (10 %)
+    await run(`insert into affiliate_plans (brand_id, name, created_at) values (1, 'tiered refunds', ${sep})`)
+    const [plan] = await app.ctx.db.all<{ id: number }>(
+      sql.raw(`select id from affiliate_plans where name = 'tiered refunds'`),
+    )
+    planId = Number(plan!.id)
+    const terms = JSON.stringify({
+      type: 'tiered_revshare',
+      revshare_bp: 1000,
+      tiers: [{ from: 0, bp: 5000 }],
+      tier_metric: 'volume_lots',
+      revshare_basis: 'net_deposits',
+      hold_days: 60,
+      sub_affiliate_bp: 0,
+    })
+    await run(`insert into affiliate_plan_versions (plan_id, version, effective_from, terms, created_at)
+     values (${planId}, 1, ${Date.UTC(2026, 8, 1)}, '${terms}', ${sep})`)
+    await run(`with recursive n(i) as (select 1 union all select i + 1 from n where i < ${REFUNDED})
+     insert into affiliates (brand_id, email, code, name, status, postback_url, postback_enabled, postback_failures,
+       postback_disabled_reason, created_at)
+     select brand_id, 'r' || i || '@example.com', 'R' || i, 'Refunded ' || i, status, '', 0, 0, '', created_at
+     from affiliates, n where id = 1`)
+    await run(`insert into affiliate_plan_assignments (brand_id, affiliate_id, effective_from, plan_id, created_at)
+     select 1, id, ${Date.UTC(2026, 8, 1)}, ${planId}, ${sep} from affiliates where email glob 'r[0-9]*@example.com'`)
+    // September (closed, paid at the base rate): two deposits of 10.00 each (1.00 each); October: the
+    // first of them refunded (it counts against September, priced again: 10.00 at 50 % less 1.00 paid)
+    const row = (kind: string, key: string, period: string, amount: number, basis: number, time: number) =>
+      run(`insert into affiliate_commissions (brand_id, affiliate_id, customer_id, kind, key, period, amount_minor,
+         currency, basis_minor, rate_bp, plan_id, plan_version, event_time, created_at, updated_at)
+       select 1, id, 100000 + id, '${kind}', 'c' || (100000 + id) || ':rev:${key}-' || id, '${period}', ${amount},
+         'USD', ${basis}, 1000, ${planId}, 1, ${time}, ${time}, ${time}
+       from affiliates where email glob 'r[0-9]*@example.com'`)
+    await row('revshare', 'deposit:d1', '2026-09', 100, 1000, sep)
+    await row('revshare', 'deposit:d2', '2026-09', 100, 1000, sep + 1000)
+    await row('revshare_reversal', 'reversal:d1', '2026-10', -100, -1000, oct)
+    await run(`insert into affiliate_periods (brand_id, period, closed_at, closed_by, pricing)
+     values (1, '2026-09', ${Date.UTC(2026, 9, 6)}, 0, ${PRICING_SPLIT_MONTHS})`)
+  }, 180_000)
+  afterAll(() => app.close())
+
+  test("affiliate.period-close with 1,200 refunded tiered partners costs a few statements per 500 partners, each refund against its deposit's month", async () => {
+    statements = 0
+    const r = await app.app.runner.runOnce('affiliate.period-close')
+    const spent = statements
+    console.log('affiliate.period-close (refunds)', JSON.stringify({ r, statements: spent }))
+    expect(r.ran).toBe(true)
+    const closed = await app.ctx.db.all<{ period: string }>(
+      sql.raw(`select period from affiliate_periods where brand_id = 1 order by period`),
+    )
+    expect(closed.map((c) => c.period)).toEqual(['2026-09', '2026-10'])
+    // the deposit of each refund, and September priced again, read a page of 500 partners at a time: far
+    // below one statement per partner (it was 1,200 deposit reads and more)
+    expect(spent).toBeLessThanOrEqual(150)
+
+    // each partner: September priced again with its refund (10.00 left at 50 %: 5.00, 1.00 paid: 4.00),
+    // written in October under September's tier key; nothing of October's own tier
+    const written = await app.ctx.db.all<{ id: number; kind: string; key: string; amount: number }>(
+      sql.raw(`select a.id, c.kind, c.key, c.amount_minor as amount from affiliates a
+       join affiliate_commissions c on c.affiliate_id = a.id and c.brand_id = 1 and c.period = '2026-10'
+         and c.kind != 'revshare_reversal'
+       where a.email glob 'r[0-9]*@example.com' order by a.id, c.key`),
+    )
+    expect(written.length).toBe(REFUNDED)
+    for (const w of written)
+      expect([w.id, w.kind, w.key, Number(w.amount)]).toEqual([
+        w.id,
+        'tier_adjustment',
+        `tier:2026-09:${planId}.1:USD`,
+        400,
+      ])
+    const made = await app.ctx.db.all<{ totals: string; rows: number }>(
+      sql.raw(`select s.totals, s.rows from affiliates a
+       join affiliate_statements s on s.affiliate_id = a.id and s.brand_id = 1 and s.period = '2026-10'
+       where a.email glob 'r[0-9]*@example.com'`),
+    )
+    expect(made.length).toBe(REFUNDED)
+    for (const s of made)
+      expect([JSON.parse(s.totals), Number(s.rows)]).toEqual([
+        [{ currency: 'USD', amount_minor: 300, rows: 2 }],
+        2,
+      ])
+  })
 })

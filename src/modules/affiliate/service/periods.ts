@@ -915,26 +915,39 @@ async function firstPeriods(tx: Tx, brandId: number, affiliateId: number, keys: 
 }
 
 /**
- * The first row of each of an affiliate's ledger keys: the period it was written in and the earliest event
- * of that period's rows (a deposit's: when it was made).
+ * The first row of each (affiliate, ledger key) pair, by `<affiliate>:<key>`: the period it was written in
+ * and the earliest event of that period's rows (a deposit's: when it was made). The pairs are read a page
+ * of 500 at a time (those affiliates and those keys, the rows of other pairs dropped here): a close with
+ * thousands of partners holding a reversal is a few statements, not one each (at the edge a close's
+ * transaction has the invocation's 1,000 subrequests).
  */
-async function firstRows(tx: Tx, brandId: number, affiliateId: number, keys: string[]) {
+async function firstRows(tx: Tx, brandId: number, pairs: { affiliateId: number; key: string }[]) {
+  const at = (affiliateId: number, key: string) => `${affiliateId}:${key}`
   const first = new Map<string, { period: string; eventTime: number }>()
-  for (const page of chunks(keys, 500))
+  for (const page of chunks(pairs, 500)) {
+    const wanted = new Set(page.map((p) => at(p.affiliateId, p.key)))
     for (const f of await tx
-      .select({ key: commissions.key, period: commissions.period, eventTime: commissions.eventTime })
+      .select({
+        affiliateId: commissions.affiliateId,
+        key: commissions.key,
+        period: commissions.period,
+        eventTime: commissions.eventTime,
+      })
       .from(commissions)
       .where(
         and(
           eq(commissions.brandId, brandId),
-          eq(commissions.affiliateId, affiliateId),
-          inArray(commissions.key, page),
+          inArray(commissions.affiliateId, [...new Set(page.map((p) => p.affiliateId))]),
+          inArray(commissions.key, [...new Set(page.map((p) => p.key))]),
         ),
       )) {
-      const have = first.get(f.key)
+      const k = at(f.affiliateId, f.key)
+      if (!wanted.has(k)) continue
+      const have = first.get(k)
       if (!have || f.period < have.period || (f.period === have.period && f.eventTime < have.eventTime))
-        first.set(f.key, { period: f.period, eventTime: f.eventTime })
+        first.set(k, { period: f.period, eventTime: f.eventTime })
     }
+  }
   return first
 }
 
@@ -980,13 +993,13 @@ async function reversalsIn(
         )),
     )
   const depositKey = (key: string) => key.replace(':rev:reversal:', ':rev:deposit:')
-  const keysOf = new Map<number, Set<string>>()
-  for (const r of rows)
-    keysOf.set(r.affiliateId, (keysOf.get(r.affiliateId) ?? new Set()).add(depositKey(r.key)))
-  const paidIn = new Map<string, { period: string; eventTime: number }>()
-  for (const [affiliateId, set] of keysOf)
-    for (const [key, first] of await firstRows(tx, brandId, affiliateId, [...set]))
-      paidIn.set(`${affiliateId}:${key}`, first)
+  // each (affiliate, deposit key) once, all read a page of 500 pairs at a time
+  const pairs = new Map<string, { affiliateId: number; key: string }>()
+  for (const r of rows) {
+    const key = depositKey(r.key)
+    pairs.set(`${r.affiliateId}:${key}`, { affiliateId: r.affiliateId, key })
+  }
+  const paidIn = await firstRows(tx, brandId, [...pairs.values()])
   return rows.map((r) => {
     const deposit = paidIn.get(`${r.affiliateId}:${depositKey(r.key)}`)
     const paid = deposit?.period
