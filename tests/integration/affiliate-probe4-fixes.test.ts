@@ -10,6 +10,10 @@
 //    was split by event month when priced again: an unrelated refund moved money between paid months;
 // 5. a postback refused by a setting was claimed every hour for ever (no postback_url included) and went to
 //    a URL set months later; the rounding rows of a joined month were dated in the closing month.
+// Its review (review-aff5):
+// 6. a fix saved while the sender was refusing (a key created) was parked over for 30 days;
+// 7. the 30 days counted from when the postback was made: held while the affiliate was suspended, they
+//    died at the first refusal; 8. a postback_url cleared by mistake killed the pending postbacks for good.
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { and, eq, sql } from 'drizzle-orm'
 import { ManualClock } from '../../src/kernel/clock'
@@ -456,17 +460,22 @@ describe('review: a postback refused by a setting is not claimed each hour for e
       await t.runJob('affiliate.postbacks')
       clock.advance(3_600_000)
     }
-    const rows = await rowsOf(affiliateId)
-    expect(rows.length).toBeGreaterThan(0)
-    // a new tracker set two months later does not receive the conversions of the registration made back then
+    expect((await rowsOf(affiliateId)).length).toBeGreaterThan(0)
+    // a new tracker set two months later does not receive the conversions of the registration made back
+    // then: parked at the first pass (a cleared URL is a setting), dead when no URL came within 30 days
     const set = await staffReq('PATCH', `/manager/affiliates/${affiliateId}`, {
       postback_url: `http://127.0.0.1:${receiver.port}/new`,
     })
     expect(set.status).toBe(200)
     await t.runJob('affiliate.postbacks')
-    expect(rows.every((r) => r.status !== 'pending')).toBe(true)
+    // read after the final pass
+    const rows = await rowsOf(affiliateId)
     expect(rows.map((r) => [r.status, r.attempts, r.lastError])).toEqual(
-      rows.map(() => ['dead', 0, 'no postback_url: the affiliate receives no postbacks']),
+      rows.map(() => [
+        'dead',
+        0,
+        'no postback_url: the affiliate receives no postbacks (not fixed within 30 days)',
+      ]),
     )
     expect(got).toEqual([])
   })
@@ -538,5 +547,183 @@ describe('review: a postback refused by a setting is not claimed each hour for e
     expect((await staffReq('POST', `/manager/affiliates/${late}/postback-keys`)).status).toBe(200)
     await t.runJob('affiliate.postbacks')
     expect(got.filter((g) => g.startsWith('/late'))).toEqual([])
+  })
+})
+
+describe('review-aff5: postback parking', () => {
+  const clock = new ManualClock(Date.UTC(2026, 10, 24, 9, 0, 0))
+  let t: TestApp
+  let receiver: ReturnType<typeof Bun.serve>
+  const got: string[] = []
+  const staffReq = async (method: string, path: string, body?: unknown) =>
+    t.request(method, path, { token: await t.staffToken(), ...(body === undefined ? {} : { body }) })
+  const makeAffiliate = async (code: string, path: string, key: boolean) => {
+    const a = await staffReq('POST', '/manager/affiliates', {
+      email: `${code.toLowerCase()}@example.com`,
+      code,
+      password: 'pbg-pass-1',
+      postback_url: `http://127.0.0.1:${receiver.port}/${path}`,
+    })
+    expect(a.status).toBe(200)
+    if (key)
+      expect((await staffReq('POST', `/manager/affiliates/${a.json.id}/postback-keys`)).status).toBe(200)
+    return a.json.id as number
+  }
+  let seq = 0
+  const queue = (affiliate: number, n: number) =>
+    t.ctx.db.insert(postbacks).values(
+      Array.from({ length: n }, () => ({
+        brandId: 1,
+        affiliateId: affiliate,
+        conversionId: 990_000 + seq++,
+        body: JSON.stringify({ type: 'conversion', conversion: { id: seq } }),
+        nextAt: clock.now(),
+        createdAt: clock.now(),
+      })),
+    )
+  const rowsOf = (affiliate: number) =>
+    t.ctx.db.select().from(postbacks).where(eq(postbacks.affiliateId, affiliate))
+  /** Runs `fix` as another instance would, after the sender's send and before its settle commits. */
+  const passWithFixDuringSettle = async (fix: () => Promise<void>) => {
+    const uow = t.ctx.uow as { run: (...x: unknown[]) => unknown }
+    const orig = uow.run
+    let hooked = true
+    uow.run = async function (this: unknown, ...args: unknown[]) {
+      if (hooked) {
+        hooked = false
+        await fix()
+      }
+      return orig.apply(this, args)
+    } as typeof orig
+    try {
+      await t.runJob('affiliate.postbacks')
+    } finally {
+      uow.run = orig
+    }
+  }
+  beforeAll(async () => {
+    receiver = Bun.serve({
+      hostname: '127.0.0.1',
+      port: 0,
+      async fetch(req) {
+        got.push(`${new URL(req.url).pathname} ${await req.text()}`)
+        return new Response('ok')
+      },
+    })
+    t = await makeTestApp({ clock, env: { AFFILIATE_POSTBACK_PRIVATE: 'true' } })
+    expect(
+      (
+        await staffReq('PUT', '/manager/affiliate-settings', {
+          postback_hosts: [`127.0.0.1:${receiver.port}`],
+        })
+      ).status,
+    ).toBe(200)
+  })
+  afterAll(async () => {
+    await t.close()
+    receiver.stop(true)
+  })
+
+  test('a key created while the sender is refusing "no signing key" (other instance): the postbacks go out at the next pass', async () => {
+    const a = await makeAffiliate('RKA', 'race', false)
+    await queue(a, 1)
+    // the sender read "no key"; before its settle commits, staff create the key (its wake finds nothing parked)
+    await passWithFixDuringSettle(async () => {
+      expect((await staffReq('POST', `/manager/affiliates/${a}/postback-keys`)).status).toBe(200)
+      await queue(a, 1) // a conversion made after the key exists
+    })
+    clock.advance(60_000)
+    await t.runJob('affiliate.postbacks')
+    const rows = await rowsOf(a)
+    // the key exists: both go out at the next pass, none parked until createdAt + 30 days
+    expect(rows.map((r) => [r.status, r.nextAt - r.createdAt])).toEqual(
+      rows.map((r) => ['sent', r.nextAt - r.createdAt]),
+    )
+  })
+
+  test('a postback_url saved while the sender is refusing "no postback_url": the postbacks go out at the next pass', async () => {
+    const a = await makeAffiliate('RKU', 'url-race', true)
+    expect((await staffReq('PATCH', `/manager/affiliates/${a}`, { postback_url: '' })).status).toBe(200)
+    await queue(a, 2)
+    await passWithFixDuringSettle(async () => {
+      const url = `http://127.0.0.1:${receiver.port}/url-race`
+      expect((await staffReq('PATCH', `/manager/affiliates/${a}`, { postback_url: url })).status).toBe(200)
+    })
+    clock.advance(60_000)
+    await t.runJob('affiliate.postbacks')
+    const rows = await rowsOf(a)
+    expect(rows.map((r) => [r.status, r.lastError])).toEqual(rows.map(() => ['sent', '']))
+    expect(got.filter((g) => g.startsWith('/url-race'))).toHaveLength(2)
+  })
+
+  test('an affiliate suspended for 31 days (its postbacks "wait until it is active again"): a settings refusal parks them 30 days from then, fixed a minute later they go out', async () => {
+    const a = await makeAffiliate('RKS', 'susp', true)
+    expect((await staffReq('PATCH', `/manager/affiliates/${a}`, { status: 'suspended' })).status).toBe(200)
+    await queue(a, 3)
+    await t.runJob('affiliate.postbacks')
+    expect((await rowsOf(a)).map((r) => r.status)).toEqual(['pending', 'pending', 'pending'])
+    clock.advance(31 * 86_400_000)
+    // meanwhile the brand's allowlist moved off the host
+    expect(
+      (await staffReq('PUT', '/manager/affiliate-settings', { postback_hosts: ['example.com'] })).status,
+    ).toBe(200)
+    expect((await staffReq('PATCH', `/manager/affiliates/${a}`, { status: 'active' })).status).toBe(200)
+    await t.runJob('affiliate.postbacks')
+    const parked = await rowsOf(a)
+    expect(parked.map((r) => [r.status, r.attempts, r.nextAt])).toEqual(
+      parked.map(() => ['pending', 0, clock.now() + 30 * 86_400_000]),
+    )
+    // staff notice and put the host back a minute later
+    clock.advance(60_000)
+    expect(
+      (
+        await staffReq('PUT', '/manager/affiliate-settings', {
+          postback_hosts: [`127.0.0.1:${receiver.port}`],
+        })
+      ).status,
+    ).toBe(200)
+    await t.runJob('affiliate.postbacks')
+    const rows = await rowsOf(a)
+    expect(rows.map((r) => [r.status, r.lastError])).toEqual(rows.map(() => ['sent', '']))
+  })
+
+  test('a postback_url cleared by mistake and restored a minute later: its pending postbacks go out', async () => {
+    const a = await makeAffiliate('RKC', 'clear', true)
+    expect((await staffReq('PATCH', `/manager/affiliates/${a}`, { status: 'suspended' })).status).toBe(200)
+    await queue(a, 2)
+    expect((await staffReq('PATCH', `/manager/affiliates/${a}`, { postback_url: '' })).status).toBe(200)
+    expect(
+      (
+        await staffReq('PATCH', `/manager/affiliates/${a}`, {
+          postback_url: `http://127.0.0.1:${receiver.port}/clear`,
+          status: 'active',
+        })
+      ).status,
+    ).toBe(200)
+    await t.runJob('affiliate.postbacks')
+    const rows = await rowsOf(a)
+    expect(rows.map((r) => r.status)).toEqual(rows.map(() => 'sent'))
+  })
+
+  test('a postback_url cleared while the sender runs: parked (not dead), woken and sent when a URL is saved again', async () => {
+    const a = await makeAffiliate('RKP', 'park', true)
+    expect((await staffReq('PATCH', `/manager/affiliates/${a}`, { postback_url: '' })).status).toBe(200)
+    await queue(a, 2)
+    await t.runJob('affiliate.postbacks')
+    const parked = await rowsOf(a)
+    expect(parked.map((r) => [r.status, r.attempts, r.lastError, r.nextAt])).toEqual(
+      parked.map(() => [
+        'pending',
+        0,
+        'no postback_url: the affiliate receives no postbacks',
+        clock.now() + 30 * 86_400_000,
+      ]),
+    )
+    clock.advance(5 * 86_400_000)
+    const url = `http://127.0.0.1:${receiver.port}/park`
+    expect((await staffReq('PATCH', `/manager/affiliates/${a}`, { postback_url: url })).status).toBe(200)
+    await t.runJob('affiliate.postbacks')
+    const rows = await rowsOf(a)
+    expect(rows.map((r) => [r.status, r.lastError])).toEqual(rows.map(() => ['sent', '']))
   })
 })

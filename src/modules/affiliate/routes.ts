@@ -167,7 +167,13 @@ export const affiliateStaffRoutes = (ctx: AffiliateCtx, dir: AffiliateDirectory)
                 description: 'new cabinet password on this brand: its open cabinet sessions there end',
               }),
             ),
-            postback_url: t.Optional(t.String({ maxLength: 512, description: "'' removes it" })),
+            postback_url: t.Optional(
+              t.String({
+                maxLength: 512,
+                description:
+                  "'' removes it: its pending postbacks are not sent but parked, sent once a URL is saved again, dead if none is within 30 days; a URL saved wakes the postbacks parked for a setting",
+              }),
+            ),
             postback_enabled: t.Optional(
               t.Boolean({
                 description:
@@ -419,10 +425,14 @@ export const affiliateStaffRoutes = (ctx: AffiliateCtx, dir: AffiliateDirectory)
                 affiliate_id: Int(),
                 conversion_id: Int(),
                 status: OneOf(['pending', 'sent', 'dead'], {
-                  description: 'dead: given up after its last attempt',
+                  description:
+                    'dead: given up, after its last attempt, or (attempts 0 possible) refused by a setting (no postback_url, no signing key, a host off postback_hosts) not fixed within 30 days of its first refusal; last_error says which',
                 }),
                 attempts: Int(),
-                next_time: Int({ description: 'epoch seconds of the next send' }),
+                next_time: Int({
+                  description:
+                    'epoch seconds of the next send; a postback parked for a setting (pending, last_error says which) shows the end of its 30 days, but is sent at the next pass once the setting is fixed (a key created, the postback_url or postback_hosts saved)',
+                }),
                 last_error: t.String(),
                 sent_time: Int({ description: 'epoch seconds; 0 until sent' }),
               },

@@ -13,7 +13,7 @@ import {
   trackingLinks,
 } from '../schema'
 import type { AffiliateDirectory } from './directory'
-import { dropPostbacksOf, wakeParkedPostbacks } from './postback-queue'
+import { wakeParkedPostbacks } from './postback-queue'
 import { checkPostbackUrl } from './settings'
 
 type AffiliateRow = typeof affiliates.$inferSelect
@@ -211,10 +211,9 @@ export async function updateAffiliate(
       if (input.postback_enabled) Object.assign(set, { postbackFailures: 0, postbackDisabledReason: '' })
     }
     if (Object.keys(set).length) await tx.update(affiliates).set(set).where(eq(affiliates.id, id))
-    // postbacks cleared: the pending ones are dead; a new endpoint: the ones parked for a setting go out
-    if (input.postback_url === '') await dropPostbacksOf(tx, id)
-    else if (input.postback_url !== undefined)
-      await wakeParkedPostbacks(tx, { affiliateId: id }, ctx.clock.now())
+    // a new endpoint: the ones parked for a setting go out; cleared, the sender parks them (30 days for
+    // a URL to be saved again: a mistake loses nothing)
+    if (input.postback_url) await wakeParkedPostbacks(tx, { affiliateId: id }, ctx.clock.now())
     if (passwordHash) {
       await tx
         .update(affiliateAccess)

@@ -1,4 +1,5 @@
-import { and, asc, desc, eq, gt, isNull, lte, or, sql } from 'drizzle-orm'
+import { and, asc, desc, eq, isNull, lte, ne, or, sql } from 'drizzle-orm'
+import type { Tx } from '../../../kernel/db/client'
 import type { AffiliateCtx } from '../context'
 import { postbackHostAllowed } from '../domain/hosts'
 import { isInternalHost } from '../domain/internal-address'
@@ -14,7 +15,7 @@ import { PostbackEndpointDisabled } from '../events'
 import { affiliateAccess, affiliates, postbackKeys, postbacks } from '../schema'
 import { homeAffiliate } from './affiliates'
 import { internalTarget } from './egress'
-import { NO_URL, SETTING_WAIT_MS, wakeParkedPostbacks } from './postback-queue'
+import { BACKOFF_MAX_MS, NO_URL, SETTING_WAIT_MS, wakeParkedPostbacks } from './postback-queue'
 import { postbackHostsOf } from './settings'
 
 const BATCH = 50
@@ -125,34 +126,36 @@ export async function sendDuePostbacks(ctx: AffiliateCtx, now: number) {
       )
       .returning()
     if (!p) continue
-    const { error, setting } = await send(ctx, p, at)
-    await settle(ctx, p, error, ctx.clock.now(), setting)
+    const { error, refusal } = await send(ctx, p, at)
+    await settle(ctx, p, error, ctx.clock.now(), refusal)
     if (!error) sent++
   }
   return sent
 }
 
 /**
- * What a send came to: '' when it was delivered. `setting`: refused here before anything was sent (the
- * URL, the brand's allowlist, the keys): a matter of settings, not a failure of the affiliate's endpoint;
- * `final` when nothing will ever be sent (the affiliate has no `postback_url`: it wants none), `wait` when
- * staff may still fix it.
+ * What a send came to: '' when it was delivered. `refusal`: refused here before anything was sent, a
+ * matter of settings, not a failure of the affiliate's endpoint (staff may still fix it): what refused
+ * it (`url`: no `postback_url`, `host`: off the brand's allowlist, `internal`: an internal address written
+ * as such, `key`: no signing key) and the URL it was read with, for settle to confirm it still holds.
  */
-type Sent = { error: string; setting?: 'wait' | 'final' }
+type Refusal = { kind: 'url' | 'host' | 'internal' | 'key'; url: string }
+type Sent = { error: string; refusal?: Refusal }
 
 async function send(ctx: AffiliateCtx, p: typeof postbacks.$inferSelect, now: number): Promise<Sent> {
-  const refused = (error: string): Sent => ({ error, setting: 'wait' })
   const [a] = await ctx.db.select().from(affiliates).where(eq(affiliates.id, p.affiliateId))
-  if (!a?.postbackUrl) return { error: NO_URL, setting: 'final' }
+  const url = a?.postbackUrl ?? ''
+  const refused = (kind: Refusal['kind'], error: string): Sent => ({ error, refusal: { kind, url } })
+  if (!a || !url) return refused('url', NO_URL)
   // the allowlist of the brand whose conversion this is (an affiliate works for other brands too)
-  if (!postbackHostAllowed(a.postbackUrl, await postbackHostsOf(ctx, p.brandId)))
-    return refused('postback_url is not on the brand allowlist')
+  if (!postbackHostAllowed(url, await postbackHostsOf(ctx, p.brandId)))
+    return refused('host', 'postback_url is not on the brand allowlist')
   // resolved again at each send: a name may have been moved to an internal address since it was saved.
   // A name resolving inside is the endpoint's doing (its DNS): it counts toward disabling the endpoint. An
   // internal host written as such was saved while AFFILIATE_POSTBACK_PRIVATE allowed it: a setting
-  const host = new URL(a.postbackUrl).hostname
+  const host = new URL(url).hostname
   const internal = await internalTarget(ctx, host, 'refused')
-  if (internal && isInternalHost(host)) return refused(`postback_url refused: ${internal}`)
+  if (internal && isInternalHost(host)) return refused('internal', `postback_url refused: ${internal}`)
   if (internal) {
     ctx.logger.log('warn', 'affiliate postback target refused', {
       affiliate: a.id,
@@ -167,9 +170,9 @@ async function send(ctx: AffiliateCtx, p: typeof postbacks.$inferSelect, now: nu
     .where(eq(postbackKeys.affiliateId, a.id))
     .orderBy(desc(postbackKeys.createdAt))
     .limit(1)
-  if (!key) return refused('no signing key (POST /manager/affiliates/{id}/postback-keys)')
+  if (!key) return refused('key', 'no signing key (POST /manager/affiliates/{id}/postback-keys)')
   try {
-    const res = await ctx.fetch(expandPostbackUrl(a.postbackUrl, p.body), {
+    const res = await ctx.fetch(expandPostbackUrl(url, p.body), {
       method: 'POST',
       redirect: 'manual',
       signal: AbortSignal.timeout(TIMEOUT_MS),
@@ -189,6 +192,29 @@ async function send(ctx: AffiliateCtx, p: typeof postbacks.$inferSelect, now: nu
 }
 
 /**
+ * Whether a refusal read by `send` outside any transaction still holds in `tx` (a write transaction:
+ * what it reads is what it writes over): a key created, the URL or the brand's allowlist saved
+ * meanwhile woke nothing yet parked, so the postbacks must not be parked over the fix.
+ */
+async function stillRefused(ctx: AffiliateCtx, tx: Tx, p: typeof postbacks.$inferSelect, r: Refusal) {
+  const [a] = await tx
+    .select({ url: affiliates.postbackUrl })
+    .from(affiliates)
+    .where(eq(affiliates.id, p.affiliateId))
+  if ((a?.url ?? '') !== r.url) return false
+  if (r.kind === 'host') return !postbackHostAllowed(r.url, await postbackHostsOf(ctx, p.brandId, tx))
+  if (r.kind === 'key') {
+    const [key] = await tx
+      .select({ id: postbackKeys.id })
+      .from(postbackKeys)
+      .where(eq(postbackKeys.affiliateId, p.affiliateId))
+      .limit(1)
+    return !key
+  }
+  return true
+}
+
+/**
  * The endpoint as a notice names it: its scheme and host. A tracker's URL often carries its token in the
  * query or the path (or credentials before the host); the event is stored and may be delivered, so they
  * stay out (staff read the whole URL on the affiliate).
@@ -204,22 +230,25 @@ function withoutSecrets(url: string) {
 /**
  * Records a send, where this pass still holds the claim (`p.leaseUntil`, as claimed): a claim lost
  * meanwhile records nothing over what its new holder does. A failure of the endpoint counts an attempt
- * and toward disabling it; a refusal by settings is neither and spends no attempt:
- * - no `postback_url` (the affiliate wants none): the postback and the affiliate's other pending ones
- *   (not claimed by another pass) are dead, with `last_error` saying so;
- * - no key yet, a host off the allowlist, an internal address written as such: the postback and the
- *   affiliate's other pending ones of the brand (not claimed) are parked until `SETTING_WAIT_MS` after
- *   they were made (no claim of theirs each hour; the sender's batch stays for the others), woken when
- *   the setting changes (`wakeParkedPostbacks`), and dead when that wait is over (another brand's
- *   allowlist must not switch off the home brand's endpoint, nor a key staff have not created yet lose
- *   the conversions of those hours).
+ * and toward disabling it; a refusal by settings (no `postback_url`, no key yet, a host off the
+ * allowlist, an internal address written as such) is neither and spends no attempt. Confirmed in the
+ * transaction (fixed meanwhile: the postback is only released, due at once), it parks the postback and
+ * the affiliate's other pending ones of the brand made before the claim (not claimed by another pass):
+ * - one not parked yet (new, in a failure's backoff, woken by a fix, held while the affiliate was
+ *   suspended or its endpoint disabled): parked for `SETTING_WAIT_MS` from now, this first refusal (no
+ *   claim of theirs each hour; the sender's batch stays for the others), `last_error` the refusal;
+ * - one already parked for it: left as it is, and dead once its park is over and it is refused again
+ *   (`… (not fixed within 30 days)`); never before 30 days after it was made.
+ * A fix of the setting wakes them (`wakeParkedPostbacks`: due at once, `last_error` cleared, so a
+ * refusal after it is a first one again). Another brand's allowlist must not switch off the home brand's
+ * endpoint, nor a key staff have not created yet, or a URL cleared by mistake, lose those conversions.
  */
 async function settle(
   ctx: AffiliateCtx,
   p: typeof postbacks.$inferSelect,
   error: string,
   now: number,
-  setting?: 'wait' | 'final',
+  refusal?: Refusal,
 ) {
   const attempts = p.attempts + 1
   await ctx.uow.run(async (tx, work) => {
@@ -234,16 +263,22 @@ async function settle(
         await tx.update(affiliates).set({ postbackFailures: 0 }).where(eq(affiliates.id, p.affiliateId))
       return
     }
-    if (setting) {
-      // this one where the claim is still ours, the others where nobody holds them
-      const free = or(ours, lte(postbacks.leaseUntil, now))
-      const pending = and(eq(postbacks.affiliateId, p.affiliateId), eq(postbacks.status, 'pending'), free)
-      if (setting === 'final') {
-        await tx.update(postbacks).set({ status: 'dead', lastError: error, leaseUntil: 0 }).where(pending)
+    if (refusal) {
+      if (!(await stillRefused(ctx, tx, p, refusal))) {
+        await tx.update(postbacks).set({ leaseUntil: 0 }).where(ours)
         return
       }
-      const ofBrand = and(pending, eq(postbacks.brandId, p.brandId))
-      const until = sql`${postbacks.createdAt} + ${SETTING_WAIT_MS}`
+      // this one where the claim is still ours, the others where nobody holds them and made before it
+      // was claimed (what was made since was not read by this send)
+      const claimedAt = p.leaseUntil - LEASE_MS
+      const ofBrand = and(
+        eq(postbacks.affiliateId, p.affiliateId),
+        eq(postbacks.brandId, p.brandId),
+        eq(postbacks.status, 'pending'),
+        lte(postbacks.createdAt, claimedAt),
+        or(ours, lte(postbacks.leaseUntil, now)),
+      )
+      // parked for this very refusal, its park over (a fix would have woken it and cleared its error)
       await tx
         .update(postbacks)
         .set({
@@ -251,11 +286,25 @@ async function settle(
           lastError: `${error} (not fixed within ${SETTING_WAIT_MS / 86_400_000} days)`,
           leaseUntil: 0,
         })
-        .where(and(ofBrand, lte(until, now)))
+        .where(
+          and(
+            ofBrand,
+            eq(postbacks.lastError, error),
+            lte(postbacks.nextAt, now),
+            lte(sql`${postbacks.createdAt} + ${SETTING_WAIT_MS}`, now),
+          ),
+        )
+      // the others not parked for it yet: parked from this first refusal
       await tx
         .update(postbacks)
-        .set({ nextAt: until, lastError: error, leaseUntil: 0 })
-        .where(and(ofBrand, gt(until, now)))
+        .set({ nextAt: now + SETTING_WAIT_MS, lastError: error, leaseUntil: 0 })
+        .where(
+          and(
+            ofBrand,
+            lte(postbacks.nextAt, now + BACKOFF_MAX_MS),
+            or(ne(postbacks.lastError, error), lte(postbacks.nextAt, now)),
+          ),
+        )
       return
     }
     const [mine] = await tx

@@ -1,5 +1,6 @@
 import { and, eq } from 'drizzle-orm'
 import { brandHosts } from '../../../kernel/brand/schema'
+import type { Db, Tx } from '../../../kernel/db/client'
 import { isUniqueViolation } from '../../../kernel/db/errors'
 import type { AffiliateCtx } from '../context'
 import {
@@ -14,8 +15,13 @@ import { PARTNER_SITE } from '../site'
 import { internalTarget } from './egress'
 import { wakeParkedPostbacks } from './postback-queue'
 
-export async function postbackHostsOf(ctx: AffiliateCtx, brandId: number): Promise<string[]> {
-  const [s] = await ctx.db
+/** The brand's postback allowlist (`db`: a transaction reading it with what it writes). */
+export async function postbackHostsOf(
+  ctx: AffiliateCtx,
+  brandId: number,
+  db: Db | Tx = ctx.db,
+): Promise<string[]> {
+  const [s] = await db
     .select({ hosts: affiliateSettings.postbackHosts })
     .from(affiliateSettings)
     .where(eq(affiliateSettings.brandId, brandId))
