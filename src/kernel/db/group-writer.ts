@@ -31,6 +31,11 @@ export interface BatchPort {
    * trip saved) or run at once (no round trip to save: a failure stays the member's own).
    */
   readonly defers: boolean
+  /**
+   * Its round trips can hang (a remote database): statements carry their deadline. A local file's
+   * cannot: its members' statements go straight through, with nothing to catch on the hot path.
+   */
+  readonly hangs?: boolean
   pending: InStatement[]
   readonly broken: unknown
   /**
@@ -192,15 +197,14 @@ class GroupTx {
     return (await this.batch([s]))[0]!
   }
 
-  async batch(stmts: InStatement[]): Promise<ResultSet[]> {
+  batch(stmts: InStatement[]): Promise<ResultSet[]> {
     this.open()
-    try {
-      return await this.group.run(stmts, this.deadline, this.sole)
-    } catch (e) {
+    if (!this.group.hangs) return this.group.run(stmts)
+    return this.group.run(stmts, this.deadline, this.sole).catch((e: unknown) => {
       // some of its statements may have run, the rest not: it must not commit half of its work
       if (isPastDeadline(e)) this.doomed ??= e
       throw e
-    }
+    })
   }
 
   async executeMultiple(sql: string) {

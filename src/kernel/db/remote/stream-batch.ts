@@ -16,6 +16,7 @@ const rolledBack = () =>
 export class StreamBatch implements BatchPort {
   /** Deferred writes ride with the next round trip: they cost none of their own. */
   readonly defers = true
+  readonly hangs = true
   /** Savepoint bookkeeping and deferred writes, sent with the next round trip. */
   pending: InStatement[] = []
   broken: unknown = null
