@@ -293,7 +293,12 @@ export function finishDocument(
               description: 'a key of the client, unique per account for 7 days',
             },
             // one key per operation: the same key for two different requests is a 409
-            example: `${path.split('/').filter(Boolean).join('-')}-2026-11-24-0001`,
+            // (a path parameter's braces are not a key's characters)
+            example: `${path
+              .split('/')
+              .filter(Boolean)
+              .join('-')
+              .replace(/[^A-Za-z0-9_.:-]/g, '')}-2026-11-24-0001`.slice(-64),
           },
         ]
         addCode(op, 409, 'IDEMPOTENCY_KEY_REUSED')

@@ -286,15 +286,6 @@ export const accountManagerRoutes = (ctx: AccountsCtx) =>
       {
         auth: ACCOUNT_ADMINS,
         ...textInput({ params: LoginParam }),
-        headers: t.Object({
-          'idempotency-key': t.Optional(
-            t.String({
-              pattern: '^[A-Za-z0-9_.:-]{8,64}$',
-              description:
-                "the same as idempotency_key, as trading routes take it (8 to 64 of A-Z a-z 0-9 _ . : -; keys starting with copy: or copy- are the platform's, 400); with idempotency_key too, both must be the same. A repeat answers idempotent = true and the header Idempotent-Replayed: true",
-            }),
-          ),
-        }),
         body: t.Object(
           {
             type: OneOf(['deposit', 'withdrawal', 'credit_in', 'credit_out'], {
@@ -339,7 +330,6 @@ export const accountManagerRoutes = (ctx: AccountsCtx) =>
               type: 'deposit',
               amount: 500,
               comment: 'bank transfer',
-              idempotency_key: 'wire-2026-001',
             },
           },
         ),
@@ -353,13 +343,14 @@ export const accountManagerRoutes = (ctx: AccountsCtx) =>
           }),
         },
         detail: doc('Manager', 'Post a balance operation (deposit, withdrawal, credit in/out)', {
+          idempotent: true,
           description:
             'One ledger row per call. 400 NOT_ENOUGH_FUNDS when a withdrawal or credit-out would go below ' +
             'zero. 400 NOT_ENOUGH_FREE_MARGIN when it would take more than the free margin of the open ' +
             'positions (a withdrawal: without the credit; a credit-out: with it), as the cashier refuses; ' +
             'allow_margin_call: true posts it anyway (a correction: the account may be stopped out at once). ' +
-            'With open positions it is checked at current prices: 503 PRICE_STALE while they are not. A repeated idempotency_key (or Idempotency-Key header) returns the first operation with idempotent = true; the key ' +
-            'repeated with another type or amount answers 409 IDEMPOTENCY_KEY_REUSED; a header and a body key that differ answer 400 INVALID_DATA.',
+            'With open positions it is checked at current prices: 503 PRICE_STALE while they are not. A repeated idempotency_key (or Idempotency-Key header, as trading routes take it) returns the first operation with idempotent = true and the header Idempotent-Replayed: true; the key ' +
+            'repeated with another type or amount answers 409 IDEMPOTENCY_KEY_REUSED; a header and a body key that differ answer 400 INVALID_DATA. A balance operation keeps its key for good (the ledger row holds it), not only 7 days.',
         }),
       },
     )
