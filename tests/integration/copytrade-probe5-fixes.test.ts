@@ -20,25 +20,46 @@ beforeAll(async () => {
   w = await copyFeeWorld()
 })
 afterAll(() => w?.t.close())
+
+/** Another executor (the reconcile job, the first one's lease run out) takes the subscription's opening link over: its new lease. */
+async function takeOver(sub: number) {
+  const [l] = await w.t.ctx.db
+    .update(copyLinks)
+    .set({ leaseUntil: sql`${copyLinks.leaseUntil} + 1000`, attempts: sql`${copyLinks.attempts} + 1` })
+    .where(and(eq(copyLinks.subscriptionId, sub), eq(copyLinks.status, 'opening')))
+    .returning()
+  return l!.leaseUntil
+}
+
+/**
+ * The master opens a trade with trading's open port passed through `hook` (each copy's open meets it
+ * before, or after, trading: `open` is the port's own), the port as it was afterwards.
+ */
+async function masterOpensThrough(
+  mLogin: number,
+  hook: (r: any, open: (r: any) => Promise<any>) => Promise<any>,
+) {
+  const port = w.t.ports.get(TradingPort) as any
+  const open = port.open
+  port.open = (r: any) => hook(r, open)
+  try {
+    await w.openTrade(mLogin, 0, 100)
+    await w.t.settle()
+  } finally {
+    port.open = open
+  }
+}
 test('a copy decided before the master was disabled is not opened after it (reconcile)', async () => {
   const mLogin = await w.newAccount(50_000)
   const m = await w.master(mLogin, { reward_type: 3, percent: 10 })
   const f = await w.newAccount(50_000)
   await w.t.settle()
   const sub = await w.follow(f, m, { volume_mode: 1, volume_param: 1 })
-  const port = w.t.ports.get(TradingPort) as any
-  const orig = port.open
-  port.open = async (r: any) => {
+  await masterOpensThrough(mLogin, async (r, open) => {
     // the fan-out's executor dies before it places the copy: the link waits for copytrade.reconcile
     if (r.login === f) throw new Error('executor died')
-    return orig(r)
-  }
-  try {
-    await w.openTrade(mLogin, 0, 100)
-    await w.t.settle()
-  } finally {
-    port.open = orig
-  }
+    return open(r)
+  })
   // the master's owner (or staff) disables the master: it is copied no more
   const d = await w.request('PUT', `/copytrade/master/${m}`, { enabled: 0 })
   expect(d.status).toBe(200)
@@ -58,18 +79,10 @@ test('a copy decided before the follower switched to CLOSE_ONLY is not opened af
   const f = await w.newAccount(50_000)
   await w.t.settle()
   const sub = await w.follow(f, m, { volume_mode: 1, volume_param: 1 })
-  const port = w.t.ports.get(TradingPort) as any
-  const orig = port.open
-  port.open = async (r: any) => {
+  await masterOpensThrough(mLogin, async (r, open) => {
     if (r.login === f) throw new Error('executor died')
-    return orig(r)
-  }
-  try {
-    await w.openTrade(mLogin, 0, 100)
-    await w.t.settle()
-  } finally {
-    port.open = orig
-  }
+    return open(r)
+  })
   // the follower now copies closes only (answered 200): no new copy is opened
   const u = await w.request('PUT', `/copytrade/subscription/${sub}`, { copy_mode: 2 })
   expect(u.status).toBe(200)
@@ -170,22 +183,14 @@ test('symbols filter set (answered 200) while a copy is in flight: the filtered 
   const f = await w.newAccount(50_000)
   await w.t.settle()
   const sub = await w.follow(f, m, { volume_mode: 1, volume_param: 1 })
-  const port = w.t.ports.get(TradingPort) as any
-  const orig = port.open
   let put = 0
-  port.open = async (r: any) => {
+  await masterOpensThrough(mLogin, async (r, open) => {
     if (r.login === f && !put)
       put = (
         await w.request('PUT', `/copytrade/subscription/${sub}`, { symbols_mode: 2, symbols: ['EURUSD'] })
       ).status
-    return orig(r)
-  }
-  try {
-    await w.openTrade(mLogin, 0, 100)
-    await w.t.settle()
-  } finally {
-    port.open = orig
-  }
+    return open(r)
+  })
   expect(put).toBe(200)
   expect((await w.positions(f)).length).toBe(0)
   // decided again on the new settings, at once
@@ -199,20 +204,12 @@ test('max_volume lowered (answered 200) while a copy is in flight: the copy is s
   const f = await w.newAccount(50_000)
   await w.t.settle()
   const sub = await w.follow(f, m, { volume_mode: 1, volume_param: 1 })
-  const port = w.t.ports.get(TradingPort) as any
-  const orig = port.open
   let put = 0
-  port.open = async (r: any) => {
+  await masterOpensThrough(mLogin, async (r, open) => {
     if (r.login === f && !put)
       put = (await w.request('PUT', `/copytrade/subscription/${sub}`, { max_volume: 10 })).status
-    return orig(r)
-  }
-  try {
-    await w.openTrade(mLogin, 0, 100)
-    await w.t.settle()
-  } finally {
-    port.open = orig
-  }
+    return open(r)
+  })
   expect(put).toBe(200)
   const p = (await w.positions(f)) as unknown as { volume: number }[]
   expect(p.map((x) => x.volume)).toEqual([10])
@@ -224,19 +221,11 @@ test('the master disabled while a copy is in flight: the copy is not placed (MAS
   const f = await w.newAccount(50_000)
   await w.t.settle()
   const sub = await w.follow(f, m, { volume_mode: 1, volume_param: 1 })
-  const port = w.t.ports.get(TradingPort) as any
-  const orig = port.open
   let put = 0
-  port.open = async (r: any) => {
+  await masterOpensThrough(mLogin, async (r, open) => {
     if (r.login === f && !put) put = (await w.request('PUT', `/copytrade/master/${m}`, { enabled: 0 })).status
-    return orig(r)
-  }
-  try {
-    await w.openTrade(mLogin, 0, 100)
-    await w.t.settle()
-  } finally {
-    port.open = orig
-  }
+    return open(r)
+  })
   expect(put).toBe(200)
   expect((await w.positions(f)).length).toBe(0)
   const links = await w.t.ctx.db.select().from(copyLinks).where(eq(copyLinks.subscriptionId, sub))
@@ -265,16 +254,7 @@ test('master disabled during a fan-out of N copies: the refusals are explained i
   for (let i = 0; i < N; i++) fs.push(await w.newAccount(50_000))
   await w.t.settle()
   for (const f of fs) await w.follow(f, m, { volume_mode: 1, volume_param: 1 })
-  const port = w.t.ports.get(TradingPort) as any
-  const orig = port.open
   let gate = null as Promise<number> | null
-  port.open = async (r: any) => {
-    if (fs.includes(r.login)) {
-      gate ??= w.request('PUT', `/copytrade/master/${m}`, { enabled: 0 }).then((x) => x.status)
-      await gate
-    }
-    return orig(r)
-  }
   const db = w.t.ctx.db as any
   const sel = db.select
   let why = 0
@@ -283,10 +263,14 @@ test('master disabled during a fan-out of N copies: the refusals are explained i
     return sel.apply(this, a)
   }
   try {
-    await w.openTrade(mLogin, 0, 100)
-    await w.t.settle()
+    await masterOpensThrough(mLogin, async (r, open) => {
+      if (fs.includes(r.login)) {
+        gate ??= w.request('PUT', `/copytrade/master/${m}`, { enabled: 0 }).then((x) => x.status)
+        await gate
+      }
+      return open(r)
+    })
   } finally {
-    port.open = orig
     db.select = sel
   }
   expect(await gate).toBe(200)
@@ -328,30 +312,17 @@ test("a copy decided again is set back to pending only under its executor's leas
   const f = await w.newAccount(50_000)
   await w.t.settle()
   const sub = await w.follow(f, m, { volume_mode: 1, volume_param: 1 })
-  const port = w.t.ports.get(TradingPort) as any
-  const orig = port.open
   let put = 0
   let lease = 0
-  port.open = async (r: any) => {
+  await masterOpensThrough(mLogin, async (r, open) => {
     if (r.login === f && !put) {
       // the settings change: trading's commit refuses this copy, to be decided again on them
       put = (await w.request('PUT', `/copytrade/subscription/${sub}`, { max_volume: 10 })).status
       // meanwhile another executor (the reconcile job, this one's lease run out) took the link over
-      const [l] = await w.t.ctx.db
-        .update(copyLinks)
-        .set({ leaseUntil: sql`${copyLinks.leaseUntil} + 1000`, attempts: sql`${copyLinks.attempts} + 1` })
-        .where(and(eq(copyLinks.subscriptionId, sub), eq(copyLinks.status, 'opening')))
-        .returning()
-      lease = l!.leaseUntil
+      lease = await takeOver(sub)
     }
-    return orig(r)
-  }
-  try {
-    await w.openTrade(mLogin, 0, 100)
-    await w.t.settle()
-  } finally {
-    port.open = orig
-  }
+    return open(r)
+  })
   expect(put).toBe(200)
   // the link is the other executor's: not set back to pending, nor opened again by this one
   let links = await w.t.ctx.db.select().from(copyLinks).where(eq(copyLinks.subscriptionId, sub))
@@ -372,28 +343,15 @@ test("an executor records its opens only under its own lease: a takeover's execu
   const f = await w.newAccount(50_000)
   await w.t.settle()
   const sub = await w.follow(f, m, { volume_mode: 1, volume_param: 1 })
-  const port = w.t.ports.get(TradingPort) as any
-  const orig = port.open
   let lease = 0
-  port.open = async (r: any) => {
-    const out = await orig(r)
+  await masterOpensThrough(mLogin, async (r, open) => {
+    const out = await open(r)
     if (r.login === f && !lease) {
       // the copy is placed; before its executor records it another took the link over
-      const [l] = await w.t.ctx.db
-        .update(copyLinks)
-        .set({ leaseUntil: sql`${copyLinks.leaseUntil} + 1000`, attempts: sql`${copyLinks.attempts} + 1` })
-        .where(and(eq(copyLinks.subscriptionId, sub), eq(copyLinks.status, 'opening')))
-        .returning()
-      lease = l!.leaseUntil
+      lease = await takeOver(sub)
     }
     return out
-  }
-  try {
-    await w.openTrade(mLogin, 0, 100)
-    await w.t.settle()
-  } finally {
-    port.open = orig
-  }
+  })
   expect(lease).toBeGreaterThan(0)
   let links = await w.t.ctx.db.select().from(copyLinks).where(eq(copyLinks.subscriptionId, sub))
   expect(links.map((l) => [l.status, l.leaseUntil])).toEqual([['opening', lease]])
